@@ -1,0 +1,34 @@
+# remnic — two commands set everything up:  make demo  ·  make test
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test bench golden install clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## The main job on an embedded default: a demo memory repo, a few memories, sync, recall, X-ray.
+demo: $(STAMP)
+	$(PY) -m remnic.demo
+
+## The whole test suite (what CI runs through .ci/run).
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+## Benchmarks; results go to docs/benchmarks.md.
+bench: $(STAMP)
+	$(PY) -m remnic.bench all
+
+## Rewrite golden files ON PURPOSE, then review `git diff golden/`.
+golden: $(STAMP)
+	$(PY) tests/regen_golden.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

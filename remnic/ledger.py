@@ -1,0 +1,289 @@
+"""Git as the version and lifecycle ledger (GitPython).
+
+Every mutation is one commit whose message ends in machine-readable trailers::
+
+    remnic store: Cut releases every Tuesday
+
+    Remnic-Operation: store
+    Remnic-Memory-Id: mem_018f9a3b2c1d4e5f6a7b
+    Remnic-Namespace: default
+    Remnic-Source: cli
+
+History, diffs and reverts are read back from ``git log --follow``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import git
+
+from .config import STATE_DIR
+from .errors import LedgerError, NotFoundError
+
+TRAILER_PREFIX = "Remnic-"
+MAX_ID_TRAILERS = 50
+_LOCK_MARKERS = ("index.lock", "Unable to create", "cannot lock ref", ".lock': File exists")
+_NOTHING_MARKERS = ("nothing to commit", "no changes added to commit", "nothing added to commit")
+_FALLBACK_IDENTITY = {
+    "GIT_AUTHOR_NAME": "remnic", "GIT_AUTHOR_EMAIL": "remnic@localhost",
+    "GIT_COMMITTER_NAME": "remnic", "GIT_COMMITTER_EMAIL": "remnic@localhost",
+}
+
+
+@dataclass
+class Version:
+    """One committed version of one memory file (``number`` 1 is the oldest)."""
+
+    number: int
+    sha: str
+    path: str
+    date: str
+    author: str
+    subject: str
+    change: str  # A, M, R, D (git's name-status letter)
+    trailers: dict[str, list[str]] = field(default_factory=dict)
+    previous_path: str | None = None
+
+    @property
+    def short(self) -> str:
+        return self.sha[:8]
+
+    @property
+    def operation(self) -> str:
+        ops = self.trailers.get(f"{TRAILER_PREFIX}Operation")
+        return ops[0] if ops else "git-commit"
+
+    @property
+    def label(self) -> str:
+        return f"v{self.number}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "version": self.number, "label": self.label, "sha": self.sha, "path": self.path,
+            "previousPath": self.previous_path, "date": self.date, "author": self.author,
+            "subject": self.subject, "change": self.change, "operation": self.operation,
+            "trailers": self.trailers,
+        }
+
+
+def format_message(subject: str, trailers: Mapping[str, str | Sequence[str]], body: str | None = None) -> str:
+    lines = [subject.replace("\n", " ").strip()[:120]]
+    if body:
+        lines += ["", body.strip()]
+    trailer_lines = []
+    for key, value in trailers.items():
+        values = [value] if isinstance(value, str) else list(value)
+        for v in values:
+            trailer_lines.append(f"{TRAILER_PREFIX}{key}: {str(v).replace(chr(10), ' ')}")
+    if trailer_lines:
+        lines += ["", *trailer_lines]
+    return "\n".join(lines) + "\n"
+
+
+def parse_trailers(text: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            out.setdefault(key.strip(), []).append(value.strip())
+    return out
+
+
+def unified_diff(old: str, new: str, old_label: str, new_label: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=old_label, tofile=new_label,
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+class Ledger:
+    """The git repository at the memory directory's root."""
+
+    def __init__(self, root: Path, retry_s: float = 10.0) -> None:
+        self.root = root
+        self.retry_s = retry_s
+        try:
+            self.repo = git.Repo(root)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise NotFoundError(f"{root} is not a git repository (run `remnic init {root}`)") from None
+        self._env: dict[str, str] | None = None
+
+    @staticmethod
+    def init_repo(root: Path) -> "Ledger":
+        root.mkdir(parents=True, exist_ok=True)
+        if not (root / ".git").exists():
+            try:
+                git.Repo.init(root, initial_branch="main")
+            except git.GitCommandError:  # git older than 2.28 has no --initial-branch
+                git.Repo.init(root)
+        return Ledger(root)
+
+    # --- plumbing ---
+
+    def _identity_env(self) -> dict[str, str]:
+        """git refuses to commit without an identity; fall back to 'remnic' where none is set."""
+        if self._env is None:
+            env: dict[str, str] = {}
+            reader = self.repo.config_reader()
+            if not reader.has_option("user", "name") and "GIT_AUTHOR_NAME" not in os.environ:
+                env.update({k: v for k, v in _FALLBACK_IDENTITY.items() if "NAME" in k})
+            if not reader.has_option("user", "email") and "GIT_AUTHOR_EMAIL" not in os.environ:
+                env.update({k: v for k, v in _FALLBACK_IDENTITY.items() if "EMAIL" in k})
+            self._env = env
+        return self._env
+
+    def git(self, *args: str, strip: bool = True) -> str:
+        """Run a git command, retrying while another process holds one of git's lock files."""
+        deadline = time.monotonic() + self.retry_s
+        delay = 0.01
+        while True:
+            try:
+                return self.repo.git.execute(
+                    ["git", *args], env=self._identity_env(), strip_newline_in_stdout=strip,
+                )
+            except git.GitCommandError as exc:
+                stderr = str(exc.stderr or "")
+                if any(m in stderr for m in _LOCK_MARKERS) and time.monotonic() < deadline:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.25)
+                    continue
+                raise LedgerError(f"git {args[0]} failed: {stderr.strip() or exc}") from None
+
+    def _pathspec_file(self, paths: Iterable[str]) -> Path:
+        state = self.root / STATE_DIR
+        state.mkdir(exist_ok=True)
+        spec = state / f"pathspec-{os.getpid()}-{secrets.token_hex(3)}"
+        spec.write_bytes(b"\0".join(p.encode("utf-8") for p in paths))
+        return spec
+
+    # --- reading ---
+
+    def head(self) -> str | None:
+        try:
+            return self.repo.head.commit.hexsha
+        except ValueError:
+            return None
+
+    def show(self, sha: str, path: str) -> str:
+        return self.git("show", f"{sha}:{path}", strip=False)
+
+    def history(self, path: str) -> list[Version]:
+        """Every committed version of the file at ``path``, oldest first, following renames."""
+        if self.head() is None:
+            return []
+        fmt = "%x1e%H%x1f%aI%x1f%an%x1f%s%x1f%(trailers:unfold,only)%x1d"
+        out = self.git("log", "--follow", "-M", "--name-status", f"--format={fmt}", "--", path, strip=False)
+        versions: list[Version] = []
+        for chunk in out.split("\x1e")[1:]:
+            head, _, changes = chunk.partition("\x1d")
+            sha, date, author, subject, trailers = (head.split("\x1f") + [""] * 5)[:5]
+            change, cur, prev = "M", path, None
+            for line in changes.strip().splitlines():
+                parts = line.split("\t")
+                if len(parts) >= 2:
+                    change = parts[0][:1]
+                    if change in ("R", "C") and len(parts) >= 3:
+                        prev, cur = parts[1], parts[2]
+                    else:
+                        cur = parts[1]
+            versions.append(Version(0, sha, cur, date, author, subject, change, parse_trailers(trailers), prev))
+        versions.reverse()
+        for i, v in enumerate(versions, 1):
+            v.number = i
+        return versions
+
+    def is_dirty(self, path: str) -> bool:
+        return bool(self.git("status", "--porcelain", "--untracked-files=all", "--", path))
+
+    def status_porcelain(self) -> list[tuple[str, str, str | None]]:
+        """(XY status, path, original path for renames) for every changed or untracked file."""
+        out = self.git("status", "--porcelain=v1", "-z", "--untracked-files=all", strip=False)
+        items = out.split("\0")
+        rows: list[tuple[str, str, str | None]] = []
+        i = 0
+        while i < len(items):
+            entry = items[i]
+            i += 1
+            if len(entry) < 4:
+                continue
+            xy, path = entry[:2], entry[3:]
+            orig = None
+            if "R" in xy or "C" in xy:
+                orig = items[i] if i < len(items) else None
+                i += 1
+            rows.append((xy, path, orig))
+        return rows
+
+    def diff_names(self, old: str, new: str = "HEAD") -> list[tuple[str, str, str | None]]:
+        """(status letter, path, old path) between two commits, with rename detection."""
+        out = self.git("diff", "--name-status", "-z", "-M", old, new, strip=False)
+        items = out.split("\0")
+        rows: list[tuple[str, str, str | None]] = []
+        i = 0
+        while i < len(items) and items[i]:
+            status = items[i]
+            if status[:1] in ("R", "C"):
+                rows.append((status[:1], items[i + 2], items[i + 1]))
+                i += 3
+            else:
+                rows.append((status[:1], items[i + 1], None))
+                i += 2
+        return rows
+
+    def commit_exists(self, sha: str) -> bool:
+        try:
+            self.repo.commit(sha)
+            return True
+        except (ValueError, git.BadName):
+            return False
+
+    # --- writing ---
+
+    def commit(
+        self, paths: Sequence[str], subject: str, trailers: Mapping[str, str | Sequence[str]],
+        body: str | None = None,
+    ) -> str | None:
+        """Commit exactly ``paths`` (added, modified or deleted) as one commit; None if nothing changed.
+
+        Other staged or unstaged changes in the repository are left as they are.
+        """
+        if not paths:
+            return None
+        spec = self._pathspec_file(paths)
+        msg = self.root / STATE_DIR / f"commitmsg-{os.getpid()}-{secrets.token_hex(3)}"
+        msg.write_text(format_message(subject, trailers, body), encoding="utf-8")
+        try:
+            self.git("add", "-A", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
+            try:
+                self.git("commit", "--no-verify", "-q", f"--file={msg}", "--only",
+                         f"--pathspec-from-file={spec}", "--pathspec-file-nul")
+            except LedgerError as exc:
+                if any(m in exc.message for m in _NOTHING_MARKERS):
+                    return None
+                raise
+            return self.head()
+        finally:
+            spec.unlink(missing_ok=True)
+            msg.unlink(missing_ok=True)
+
+
+def trailers_for(operation: str, ids: Sequence[str], namespace: str, source: str, **extra: str) -> dict[str, str | list[str]]:
+    """The standard trailer set; bulk commits list at most MAX_ID_TRAILERS ids plus a count."""
+    out: dict[str, str | list[str]] = {"Operation": operation}
+    out["Memory-Id"] = list(ids[:MAX_ID_TRAILERS])
+    if len(ids) > MAX_ID_TRAILERS or len(ids) != 1:
+        out["Memory-Count"] = str(len(ids))
+    out["Namespace"] = namespace
+    out["Source"] = source
+    out.update(extra)
+    return out

