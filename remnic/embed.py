@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
+from .model import content_hash
+
 if TYPE_CHECKING:  # pragma: no cover - imports only for annotations
     import onnxruntime
     import tokenizers
@@ -53,10 +55,6 @@ _ORT_INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
 class EmbeddingError(RuntimeError):
     """A model or tokenizer file is missing, unloadable or of the wrong shape."""
 
-
-def content_hash(text: str) -> str:
-    """``"sha256:<hex>"`` of the UTF-8 text (also the frontmatter ``contentHash``)."""
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # --------------------------------------------------------------------------- spec

@@ -1,0 +1,234 @@
+"""The CLI as users drive it: every command's --help/--json, exit codes, discovery, config."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from remnic.cli import build_parser
+from remnic.service import Memory
+
+from conftest import git, run_cli, run_remnic, snapshot_tree
+
+
+def all_commands() -> list[list[str]]:
+    """Every command path in the parser, e.g. ['versions', 'diff']."""
+    out: list[list[str]] = []
+
+    def walk(parser, prefix: list[str]) -> None:
+        for action in parser._actions:  # argparse has no public API for this
+            if action.__class__.__name__ == "_SubParsersAction":
+                for name, sub in action.choices.items():
+                    out.append(prefix + [name])
+                    walk(sub, prefix + [name])
+
+    walk(build_parser(), [])
+    return out
+
+
+def test_every_command_has_help_and_json() -> None:
+    commands = all_commands()
+    names = {" ".join(c) for c in commands}
+    for required in ("init", "store", "get", "list", "import", "forget", "timeline", "status", "doctor",
+                     "config", "versions list", "versions show", "versions diff", "versions revert"):
+        assert required in names, required
+    for command in commands:
+        result = run_cli(*command, "--help")
+        assert result.code == 0, command
+        assert "--json" in result.out, command
+
+
+def test_store_get_list_json_round_trip(memory: Memory) -> None:
+    d = str(memory.root)
+    stored = run_cli("store", "Ana prefers tabs over spaces", "--category", "preference", "--tags", "style,editor",
+                     "--importance", "0.8", "--memory-dir", d, "--json")
+    assert stored.code == 0, stored.err
+    data = stored.json()
+    assert data["category"] == "preference" and data["frontmatter"]["tags"] == ["style", "editor"]
+    got = run_cli("--json", "get", data["id"], "--memory-dir", d)
+    assert got.json()["content"] == "Ana prefers tabs over spaces"
+    listed = run_cli("list", "--tag", "style", "--json", "--memory-dir", d).json()
+    assert listed["count"] == 1 and listed["memories"][0]["id"] == data["id"]
+    assert run_cli("list", "--category", "decision", "--json", "--memory-dir", d).json()["count"] == 0
+    text = run_cli("get", data["id"], "--memory-dir", d).out
+    assert data["id"] in text and "Ana prefers tabs" in text
+
+
+def test_store_from_stdin_and_dry_run(memory: Memory) -> None:
+    d = str(memory.root)
+    result = run_remnic("store", "-", "--category", "fact", "--memory-dir", d, "--json", stdin="Read from stdin\n")
+    assert result.code == 0, result.err
+    assert result.json()["content"] == "Read from stdin"
+    before = snapshot_tree(memory.root)
+    dry = run_cli("store", "Not written", "--dry-run", "--memory-dir", d)
+    assert dry.code == 0 and "would write facts/not-written.md" in dry.out
+    assert snapshot_tree(memory.root) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["store", "x", "--category", "musing"], "valid options: fact"),
+        (["store", "x", "--confidence", "high"], "--confidence must be a number"),
+        (["store", "x", "--importance", "7"], "--importance must be from 0 to 1"),
+        (["store", "key AKIAABCDEFGHIJKLMNOP"], "secret"),
+        (["store", "x", "--namespace", "../up"], "namespace"),
+        (["list", "--status", "deleted"], "valid options: active"),
+        (["versions", "list", "../../etc/passwd"], "not a path inside"),
+    ],
+)
+def test_usage_errors_exit_2_and_change_nothing(memory: Memory, args: list[str], fragment: str) -> None:
+    before = snapshot_tree(memory.root)
+    result = run_cli(*args, "--memory-dir", str(memory.root))
+    assert result.code == 2, result
+    assert fragment in result.err
+    assert snapshot_tree(memory.root) == before
+
+
+def test_runtime_errors_exit_1_with_json_error(memory: Memory) -> None:
+    result = run_cli("get", "mem_nope", "--memory-dir", str(memory.root), "--json")
+    assert result.code == 1
+    assert json.loads(result.err)["code"] == "not_found"
+
+
+def test_import_cli_reports_bad_lines_and_writes_nothing(memory: Memory, tmp_path: Path) -> None:
+    jsonl = tmp_path / "batch.jsonl"
+    lines = [json.dumps({"content": f"fact {i}", "category": "fact"}) for i in range(5)]
+    lines.insert(2, "{not json")
+    lines.insert(4, "")
+    lines.append(json.dumps({"content": "bad", "category": "musing"}))
+    jsonl.write_text("\n".join(lines) + "\n")
+    before, head = snapshot_tree(memory.root), memory.ledger.head()
+    result = run_cli("import", str(jsonl), "--memory-dir", str(memory.root))
+    assert result.code == 2
+    assert f"{jsonl}:3" in result.err and "invalid JSON" in result.err
+    assert f"{jsonl}:8" in result.err and "unknown category 'musing'" in result.err
+    assert snapshot_tree(memory.root) == before and memory.ledger.head() == head
+    jsonl.write_text("\n".join(json.dumps({"content": f"fact {i}", "tags": ["t"]}) for i in range(5)) + "\n")
+    ok = run_cli("import", str(jsonl), "--memory-dir", str(memory.root), "--json")
+    assert ok.code == 0 and ok.json()["imported"] == 5
+    assert int(git(memory.root, "rev-list", "--count", f"{head}..HEAD")) == 1
+
+
+def test_versions_cli(memory: Memory) -> None:
+    d = str(memory.root)
+    rec = memory.store("Lunch is at noon", category="fact")
+    path = memory.root / rec.path
+    path.write_text(path.read_text().replace("noon", "1pm"))
+    git(memory.root, "commit", "-qam", "later lunch")
+    listed = run_cli("versions", "list", rec.path, "--memory-dir", d, "--json").json()
+    assert [v["label"] for v in listed["versions"]] == ["v1", "v2"]
+    diff = run_cli("versions", "diff", rec.id, "v1", "v2", "--memory-dir", d)
+    assert "-Lunch is at noon" in diff.out and "+Lunch is at 1pm" in diff.out
+    shown = run_cli("versions", "show", rec.id, "v1", "--memory-dir", d)
+    assert "Lunch is at noon" in shown.out
+    bad = run_cli("versions", "show", rec.id, "v9", "--memory-dir", d)
+    assert bad.code == 2 and "valid versions: v1..v2" in bad.err
+    reverted = run_cli("versions", "revert", rec.id, "v1", "--memory-dir", d)
+    assert reverted.code == 0
+    assert "Lunch is at noon" in path.read_text()
+    timeline = run_cli("timeline", rec.id, "--memory-dir", d, "--json").json()
+    assert [e["operation"] for e in timeline["events"]] == ["store", "git-commit", "revert"]
+
+
+def test_forget_status_doctor(memory: Memory) -> None:
+    d = str(memory.root)
+    rec = memory.store("Temporary note", category="fact")
+    assert run_cli("forget", rec.id, "--reason", "obsolete", "--memory-dir", d).code == 0
+    status = run_cli("status", "--memory-dir", d, "--json").json()
+    assert status["counts"]["status"] == {"forgotten": 1}
+    (memory.root / "facts" / "bad.md").write_text("---\nstatus: gone\n---\nx\n")
+    doctor = run_cli("doctor", "--memory-dir", d, "--json")
+    assert doctor.code == 1
+    checks = {c["name"]: c for c in doctor.json()["checks"]}
+    assert checks["memory-files"]["status"] == "fail"
+    assert "facts/bad.md:2" in checks["memory-files"]["problems"][0]
+    assert checks["python"]["status"] == "ok" and checks["git"]["status"] == "ok"
+
+
+# --- discovery and config ---
+
+def test_discovery_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path) -> None:
+    from remnic.config import load_settings
+
+    repo = tmp_path / "repo"
+    Memory.init(repo, settings=load_settings(repo))
+    sub = repo / "facts"
+    other = tmp_path / "other"
+    other.mkdir()
+    # nearest ancestor memory repo
+    s = load_settings(cwd=sub, env={"HOME": str(isolated_home)})
+    assert s.memory_dir == repo and "nearest memory repo" in s.origins["memoryDir"]
+    # env beats discovery
+    s = load_settings(cwd=sub, env={"HOME": str(isolated_home), "REMNIC_MEMORY_DIR": str(other)})
+    assert s.memory_dir == other and s.origins["memoryDir"] == "env REMNIC_MEMORY_DIR"
+    # flag beats env
+    s = load_settings(str(repo), cwd=other, env={"HOME": str(isolated_home), "REMNIC_MEMORY_DIR": str(other)})
+    assert s.memory_dir == repo and s.origins["memoryDir"] == "--memory-dir"
+    # config file memoryDir when nothing else applies
+    cfg = tmp_path / "cfg.json"
+    cfg.write_text(json.dumps({"memoryDir": str(repo), "recall": {"topK": 7}}))
+    s = load_settings(cwd=other, env={"HOME": str(isolated_home), "REMNIC_CONFIG_PATH": str(cfg)})
+    assert s.memory_dir == repo and "REMNIC_CONFIG_PATH" in s.origins["memoryDir"]
+    assert s.recall.top_k == 7 and "REMNIC_CONFIG_PATH" in s.origins["recall.topK"]
+    # the default
+    s = load_settings(cwd=other, env={"HOME": str(isolated_home)})
+    assert s.memory_dir == isolated_home / ".remnic" / "memory" and s.origins["memoryDir"] == "default"
+
+
+def test_config_layers_and_origins(tmp_path: Path, isolated_home: Path) -> None:
+    from remnic.config import load_settings
+
+    repo = tmp_path / "repo"
+    Memory.init(repo, settings=load_settings(repo))
+    (isolated_home / ".config" / "remnic").mkdir(parents=True)
+    (isolated_home / ".config" / "remnic" / "config.json").write_text(json.dumps({"recall": {"topK": 3, "rrfK": 10}}))
+    (repo / "remnic.config.json").write_text(json.dumps({"recall": {"top_k": 5}}))
+    s = load_settings(cwd=repo / "facts", env={"HOME": str(isolated_home)})
+    assert s.recall.top_k == 5 and "memory repo" in s.origins["recall.topK"]
+    assert s.recall.rrf_k == 10 and "~/.config" in s.origins["recall.rrfK"]
+    assert "recall.mmrLambda" not in s.origins
+    result = run_cli("config", "--json", cwd=repo)
+    assert result.json()["origins"]["recall.topK"].startswith("./remnic.config.json")
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        ('{"recall": {"topK": "ten"}}', "recall.topK: expected int"),
+        ('{"recal": {}}', "unknown config section"),
+        ('{"recall": {"topKay": 1}}', "valid options: topK"),
+        ('{"recall": ', "invalid JSON"),
+    ],
+)
+def test_bad_config_is_a_clear_usage_error(tmp_path: Path, content: str, fragment: str) -> None:
+    cfg = tmp_path / "remnic.config.json"
+    cfg.write_text(content)
+    result = run_cli("config", cwd=tmp_path)
+    assert result.code == 2
+    assert fragment in result.err and "remnic.config.json" in result.err
+
+
+def test_config_defaults_are_documented() -> None:
+    rows = run_cli("config", "--defaults", "--json").json()
+    assert len(rows) > 20
+    assert all(r["doc"] for r in rows), [r["key"] for r in rows if not r["doc"]]
+
+
+def test_init_and_open_from_subdirectory_with_python_m(tmp_path: Path) -> None:
+    repo = tmp_path / "my memories"
+    assert run_remnic("init", str(repo)).code == 0
+    stored = run_remnic("store", "Found from a subfolder", "--json", cwd=repo / "decisions")
+    assert stored.code == 0, stored.err
+    assert stored.json()["path"] == "facts/found-from-a-subfolder.md"
+    proc = subprocess.run([sys.executable, "-m", "remnic", "--version"], capture_output=True, text=True)
+    assert proc.stdout.startswith("remnic ")
+
+
+def test_open_missing_memory_dir_explains(tmp_path: Path) -> None:
+    result = run_cli("list", "--memory-dir", str(tmp_path / "nope"))
+    assert result.code == 1 and "remnic init" in result.err
