@@ -1,0 +1,99 @@
+"""The recall audit ledger: one JSONL line per recall under ``.remnic/audit/``, rotated by day.
+
+Entry ids carry their day (``audit-20261121-5f6b1a2c9d8e``), so finding an
+entry reads one day's file. Appends take an ``flock`` so concurrent recalls
+from several processes never interleave lines.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import secrets
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from .errors import NotFoundError, UsageError
+
+AUDIT_ID_RE = re.compile(r"^audit-(\d{8})-[0-9a-f]{12}$")
+
+
+@dataclass
+class AuditEntry:
+    id: str
+    ts: str
+    query: str
+    namespace: str | None
+    sessionKey: str | None
+    traceId: str | None
+    candidateIds: list[str]
+    returnedIds: list[str]
+    budget: dict[str, int]
+    latencyMs: float
+    servedBy: dict[str, int] = field(default_factory=dict)
+    source: str = "api"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def new_audit_id(now: float | None = None) -> str:
+    day = time.strftime("%Y%m%d", time.gmtime(now if now is not None else time.time()))
+    return f"audit-{day}-{secrets.token_hex(6)}"
+
+
+class AuditLog:
+    def __init__(self, state_dir: Path) -> None:
+        self.dir = state_dir / "audit"
+
+    def _file(self, day: str) -> Path:
+        return self.dir / f"recall-{day}.jsonl"
+
+    def append(self, entry: AuditEntry) -> str:
+        match = AUDIT_ID_RE.match(entry.id)
+        day = match.group(1) if match else time.strftime("%Y%m%d", time.gmtime())
+        self.dir.mkdir(parents=True, exist_ok=True)
+        line = (json.dumps(entry.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        fd = os.open(self._file(day), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.write(fd, line)
+        finally:
+            os.close(fd)
+        return entry.id
+
+    def show(self, audit_id: str) -> dict[str, Any]:
+        match = AUDIT_ID_RE.match(audit_id)
+        if not match:
+            raise UsageError(f"{audit_id!r} is not an audit entry id (expected audit-YYYYMMDD-<12 hex>)")
+        for entry in self._read(self._file(match.group(1))):
+            if entry.get("id") == audit_id:
+                return entry
+        raise NotFoundError(f"no audit entry {audit_id} in {self._file(match.group(1))}")
+
+    def recent(self, limit: int = 20) -> list[dict[str, Any]]:
+        files = sorted(self.dir.glob("recall-*.jsonl"), reverse=True) if self.dir.is_dir() else []
+        out: list[dict[str, Any]] = []
+        for path in files:  # newest day first, newest entry first within a day
+            out.extend(reversed(list(self._read(path))))
+            if len(out) >= limit:
+                break
+        return out[:limit]
+
+    @staticmethod
+    def _read(path: Path) -> Iterator[dict[str, Any]]:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                for line in fh:
+                    try:
+                        entry = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue  # a torn line after a crash must not hide the others
+                    if isinstance(entry, dict):
+                        yield entry
+        except FileNotFoundError:
+            return

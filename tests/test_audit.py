@@ -1,0 +1,71 @@
+"""The recall audit ledger: append, show, rotation by day, torn lines."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from remnic.audit import AuditEntry, AuditLog, new_audit_id
+from remnic.errors import NotFoundError, UsageError
+
+
+def entry(query: str, now: float | None = None) -> AuditEntry:
+    return AuditEntry(id=new_audit_id(now), ts="2026-11-21T00:00:00.000Z", query=query, namespace="default",
+                      sessionKey=None, traceId=None, candidateIds=["a", "b"], returnedIds=["a"],
+                      budget={"chars": 100, "used": 10}, latencyMs=1.5)
+
+
+def test_append_and_show(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path)
+    first = log.append(entry("one"))
+    second = log.append(entry("two"))
+    assert log.show(first)["query"] == "one"
+    assert log.show(second)["returnedIds"] == ["a"]
+    assert [e["query"] for e in log.recent()] == ["two", "one"]
+
+
+def test_rotated_by_day(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path)
+    old = log.append(entry("yesterday", now=1_700_000_000))
+    new = log.append(entry("today", now=1_700_086_400))
+    files = sorted(p.name for p in (tmp_path / "audit").iterdir())
+    assert files == ["recall-20231114.jsonl", "recall-20231115.jsonl"]
+    assert log.show(old)["query"] == "yesterday" and log.show(new)["query"] == "today"
+
+
+def test_bad_and_unknown_ids(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path)
+    with pytest.raises(UsageError):
+        log.show("../../etc/passwd")
+    with pytest.raises(NotFoundError):
+        log.show(new_audit_id())
+
+
+def test_torn_line_does_not_hide_others(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path)
+    first = log.append(entry("kept"))
+    path = next((tmp_path / "audit").iterdir())
+    with open(path, "a") as fh:
+        fh.write('{"id": "audit-torn')
+    with open(path, "a") as fh:
+        fh.write("\n")
+    second = log.append(entry("after"))
+    assert log.show(first)["query"] == "kept" and log.show(second)["query"] == "after"
+
+
+def _writer(args: tuple[str, int]) -> None:
+    root, worker = args
+    log = AuditLog(Path(root))
+    for i in range(50):
+        log.append(entry(f"w{worker}-{i}" + "x" * 5000))
+
+
+def test_concurrent_appends_never_interleave(tmp_path: Path) -> None:
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        pool.map(_writer, [(str(tmp_path), w) for w in range(4)])
+    lines = next((tmp_path / "audit").iterdir()).read_text().splitlines()
+    assert len(lines) == 200
+    assert all(json.loads(line)["query"].startswith("w") for line in lines)
