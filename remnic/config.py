@@ -71,35 +71,65 @@ class RecallSettings:
     top_k: int = 10
     """Results returned by a recall."""
     budget_chars: int = 8192
-    """Character budget for the returned contents; results that do not fit are dropped."""
+    """Character budget for the returned contents; results that do not fit are dropped (0 = no limit)."""
     candidates: int = 50
     """Candidates taken from each retriever (BM25 and vectors) before fusion."""
-    fusion: str = "rrf"
-    """How BM25 and vector lists are fused: 'rrf' (reciprocal rank) or 'score' (min-max normalised)."""
+    fusion: str = "score"
+    """How BM25 and vector lists are fused: 'score' (normalised scores, the measured best) or 'rrf' (reciprocal rank)."""
     rrf_k: int = 60
-    """The k constant of reciprocal-rank fusion."""
+    """The k constant of reciprocal-rank fusion (fusion='rrf' only)."""
     weight_vector: float = 1.0
-    """Weight of the vector (semantic) signal in fusion."""
-    weight_bm25: float = 1.0
-    """Weight of the BM25 (lexical) signal in fusion."""
+    """Weight of the vector (semantic) term: min-max normalised similarity over the vector candidates."""
+    weight_bm25: float = 1.25
+    """Weight of the BM25 (lexical) term: the BM25 score divided by the best BM25 score."""
+    context_weight: float = 0.5
+    """Weight of a memory's episode-passage similarity inside its vector similarity (0 ignores context vectors)."""
+    boost_title: float = 1.0
+    """BM25 boost of the title field (frontmatter title, a leading heading or 'Label:')."""
+    boost_body: float = 1.0
+    """BM25 boost of the memory's own text."""
+    boost_tags: float = 1.0
+    """BM25 boost of tags and entityRef."""
+    boost_near: float = 0.7
+    """BM25 boost of the neighbouring turns (±1) indexed with a short episode memory."""
+    boost_far: float = 0.5
+    """BM25 boost of the turns ±2..neighborWindow indexed with a short episode memory."""
+    boost_when: float = 3.0
+    """BM25 boost of the date words of `created` ('8 May 2023 Monday'), so 'in May' finds May."""
+    query_stopwords: bool = True
+    """Drop English stopwords and question words from the BM25 query (kept if nothing else is left)."""
+    max_query_chars: int = 2000
+    """Longer query text is cut to this many characters before analysis and embedding."""
     weight_importance: float = 0.05
     """Additive weight of importanceScore (0..1) in the final score."""
     weight_recency: float = 0.02
-    """Additive weight of recency (exp decay of age) in the final score."""
+    """Additive weight of recency (exp decay of the age of `updated`) in the final score."""
     recency_half_life_days: float = 30.0
     """Age at which the recency term halves."""
-    mmr_lambda: float = 0.8
-    """MMR trade-off: 1.0 is pure relevance, lower values favour diversity."""
+    inactive_penalty: float = 0.5
+    """Subtracted from memories that are not active when they are asked for (include_inactive)."""
+    mmr_lambda: float = 1.0
+    """MMR trade-off: 1.0 is pure relevance (measured best on LoCoMo), lower values penalise near-duplicates."""
+    mmr_pool: int = 50
+    """How many of the best-scored candidates MMR re-ranks."""
     score_propagation_alpha: float = 0.5
     """Discount for episode siblings of strong hits (XTrace's score_propagation_alpha)."""
     episode_expansion: bool = True
     """Offer memories sharing an episode with strong hits as discounted siblings."""
-    neighbor_window: int = 0
-    """Index a short memory together with this many neighbouring turns of its episode."""
+    expansion_seeds: int = 3
+    """How many of the best hits lend their score to episode siblings."""
+    expansion_window: int = 2
+    """Siblings within this many positions of a seed in its episode (0 = the whole episode)."""
+    neighbor_window: int = 2
+    """Index a short episode memory with the text of its neighbours up to this many positions away (0 = off)."""
+    context_max_chars: int = 600
+    """Only memories up to this long borrow neighbour context; longer ones stand alone."""
+    max_chunks: int = 16
+    """Vectors per memory: one per sentence, merged into at most this many groups."""
     confidence_floor: float = 0.0
     """Candidates below this confidence are filtered out."""
     token_overlap_floor: float = 0.0
-    """Candidates sharing less than this fraction of query tokens are filtered (0 disables)."""
+    """Candidates sharing less than this fraction of query terms are filtered (0 disables)."""
     xray_capture: bool = False
     """Capture an X-ray snapshot on every recall (otherwise only when asked)."""
 
@@ -108,8 +138,14 @@ class RecallSettings:
 class SyncSettings:
     debounce_ms: int = 200
     """The watcher waits this long after the last save before syncing a burst."""
+    max_delay_ms: int = 2000
+    """A burst of saves that never pauses is still synced at least this often."""
     commit: bool = True
     """sync commits hand edits it finds (``--no-commit`` turns this off per run)."""
+    stamp_edits: bool = True
+    """After a hand edit of a body, sync writes ``updated`` and ``contentHash`` into the file's frontmatter."""
+    rescan_interval_s: float = 60.0
+    """The watcher runs a full diff this often even without events (and at once after a sleep or clock jump)."""
 
 
 @dataclass
@@ -124,6 +160,12 @@ class ServerSettings:
     """Writes allowed per principal per window."""
     write_rate_window_s: float = 60.0
     """The write rate-limit window in seconds."""
+    idempotency_window_s: float = 600.0
+    """A write repeated with the same idempotencyKey within this many seconds replays the first response."""
+    request_timeout_s: float = 30.0
+    """A connection idle (or sending its request) longer than this is closed."""
+    stdio_principal: str = "default"
+    """Principal of `remnic mcp` (stdio) sessions, which carry no token; --principal overrides it."""
 
 
 @dataclass

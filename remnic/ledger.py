@@ -263,6 +263,10 @@ class Ledger:
         msg = self.root / STATE_DIR / f"commitmsg-{os.getpid()}-{secrets.token_hex(3)}"
         msg.write_text(format_message(subject, trailers, body), encoding="utf-8")
         try:
+            if self.head() is not None and any(not (self.root / p).exists() for p in paths):
+                # `git add` refuses a path gone from both disk and index (a deletion the user already
+                # staged with `git rm`/`git mv`): restore those index entries from HEAD first.
+                self.git("reset", "-q", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
             self.git("add", "-A", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
             try:
                 self.git("commit", "--no-verify", "-q", f"--file={msg}", "--only",

@@ -1,0 +1,3 @@
+#!/bin/sh
+# remnic for Codex, Stop: hand the session transcript (new turns only) to remnic's observe archive.
+exec "$(dirname "$0")/../agent-hook.sh" stop --host codex

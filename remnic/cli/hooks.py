@@ -1,0 +1,173 @@
+"""`remnic hooks install|status|uninstall|run|agent-config`: git hooks and agent host hooks."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from typing import Any
+
+from ..config import load_settings
+from ..errors import RemnicError
+from ..sync.hooks import (
+    AGENT_EVENTS,
+    AGENT_HOSTS,
+    GIT_HOOKS,
+    git_hooks_status,
+    hooks_source_dir,
+    install_git_hooks,
+    observe_transcript,
+    pre_commit_problems,
+    session_start_output,
+    uninstall_git_hooks,
+)
+from ._common import add_command, choice_list, emit, open_memory, table
+
+_HOST_EVENTS = {"SessionStart": "session-start", "Stop": "stop", "PreCompact": "pre-compact"}
+
+
+def register(sub: Any) -> None:
+    p = add_command(sub, "hooks", "git hooks for the memory repo, and agent host hooks (Claude Code, Codex)",
+                    epilog="Git hooks: pre-commit refuses malformed memory files; post-merge, post-checkout\n"
+                           "and post-rewrite update the index after a pull, checkout or rebase.\n"
+                           "Agent hooks (see hooks/README.md): session start recalls memories into the\n"
+                           "context; stop and compaction hand the transcript to observe.\n\n"
+                           "examples:\n  remnic hooks install\n  remnic hooks status\n"
+                           "  remnic hooks agent-config claude-code")
+    hsub = p.add_subparsers(dest="hooks_command", metavar="<install|status|uninstall|agent-config|run>", required=True)
+
+    q = add_command(hsub, "install", "install the git hooks into the memory repository",
+                    epilog="Records the Python running this command, so the hooks work without remnic on PATH.")
+    q.add_argument("--force", action="store_true",
+                   help="also where another hook exists (it is kept as <hook>.pre-remnic and runs first)")
+    q.set_defaults(handler=cmd_install)
+
+    q = add_command(hsub, "status", "which git hooks are installed, and where the agent hook scripts are")
+    q.set_defaults(handler=cmd_status)
+
+    q = add_command(hsub, "uninstall", "remove remnic's git hooks (restoring hooks install kept aside)")
+    q.set_defaults(handler=cmd_uninstall)
+
+    q = add_command(hsub, "agent-config", "print the hooks settings for an agent host, with absolute paths",
+                    epilog="Claude Code: merge the output into ~/.claude/settings.json (or a project's\n"
+                           ".claude/settings.json). Codex: save it as ~/.codex/hooks.json.")
+    q.add_argument("host", type=choice_list("host", AGENT_HOSTS), help=" or ".join(AGENT_HOSTS))
+    q.set_defaults(handler=cmd_agent_config)
+
+    q = add_command(hsub, "run", "run one hook's logic (what the hook scripts call)",
+                    epilog="Git hooks: " + ", ".join(GIT_HOOKS) + ". Agent hooks (JSON on stdin, --host): "
+                           + ", ".join(AGENT_EVENTS) + ".")
+    q.add_argument("hook", type=choice_list("hook", (*GIT_HOOKS, *AGENT_EVENTS)))
+    q.add_argument("hook_args", nargs="*", help="the arguments git passes to the hook")
+    q.add_argument("--host", type=choice_list("host", AGENT_HOSTS), default="claude-code",
+                   help="agent host of an agent hook (default: claude-code)")
+    q.set_defaults(handler=cmd_run)
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    rows = install_git_hooks(memory.ledger, force=args.force)
+    emit(args, {"hooks": rows, "python": sys.executable},
+         lambda: "\n".join(f"{r['hook']}: {r['state']}" + (f" ({r['detail']})" if r.get("detail") else "")
+                           for r in rows) + f"\nhooks run remnic with {sys.executable}")
+    return 1 if any(r["state"] == "skipped" for r in rows) else 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    rows = git_hooks_status(memory.ledger)
+    agent_dir = hooks_source_dir()
+    data = {"git": rows, "agentHooks": {h: str(agent_dir / h) for h in AGENT_HOSTS}}
+    emit(args, data, lambda: table([[r["hook"], r["state"], r["detail"]] for r in rows], ["HOOK", "STATE", "DETAIL"])
+         + "\n\nagent hook scripts: " + ", ".join(str(agent_dir / h) for h in AGENT_HOSTS)
+         + "\n(`remnic hooks agent-config claude-code|codex` prints the settings to use them)")
+    return 0 if all(r["state"] == "installed" for r in rows) else 1
+
+
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    rows = uninstall_git_hooks(memory.ledger)
+    emit(args, {"hooks": rows}, lambda: "\n".join(f"{r['hook']}: {r['state']}" for r in rows))
+    return 0
+
+
+def agent_config(host: str, python: str = sys.executable) -> dict[str, Any]:
+    """The hooks settings for ``host`` (Claude Code settings.json and Codex hooks.json share a shape)."""
+    scripts = hooks_source_dir() / host
+    hooks: dict[str, Any] = {}
+    for event, name in _HOST_EVENTS.items():
+        command = f"REMNIC_PYTHON={shlex.quote(python)} {shlex.quote(str(scripts / (name + '.sh')))}"
+        entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command, "timeout": 60}]}
+        if event == "SessionStart":
+            entry["matcher"] = "startup|resume|clear|compact"
+        hooks[event] = [entry]
+    return {"hooks": hooks}
+
+
+def cmd_agent_config(args: argparse.Namespace) -> int:
+    print(json.dumps(agent_config(args.host), indent=2))
+    return 0
+
+
+def _read_payload() -> dict[str, Any]:
+    if sys.stdin is None or sys.stdin.isatty():
+        return {}
+    try:
+        data = json.loads(sys.stdin.read() or "{}")
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.hook == "pre-commit":
+        settings = load_settings(getattr(args, "memory_dir", None))
+        problems = pre_commit_problems(settings.memory_dir, settings.store)
+        if not problems:
+            return 0
+        paths = sorted({p.path for p in problems if p.path})
+        lines = [f"remnic pre-commit: {len(paths)} staged memory file(s) are malformed; the commit was stopped."]
+        lines += [f"  {p.describe()}" for p in problems]
+        lines.append("Fix them and `git add` them again (or commit anyway with `git commit --no-verify`).")
+        print("\n".join(lines), file=sys.stderr)
+        return 1
+    if args.hook in GIT_HOOKS:
+        return _run_git_update(args)
+    return _run_agent(args)
+
+
+def _run_git_update(args: argparse.Namespace) -> int:
+    """post-merge/post-checkout/post-rewrite: an index update that never fails the git command."""
+    try:
+        memory = open_memory(args)
+        with memory:
+            report = memory.sync(commit=False, normalize=False, source="hook")
+    except Exception as exc:  # noqa: BLE001 - a hook must never break git
+        detail = exc.describe() if isinstance(exc, RemnicError) else f"{type(exc).__name__}: {exc}"
+        print(f"remnic {args.hook}: index not updated ({detail}); run `remnic sync run`", file=sys.stderr)
+        return 0
+    if report.changes:
+        print(f"remnic: index updated after {args.hook} ({len(report.changes)} change(s))", file=sys.stderr)
+    if report.problems:
+        print(f"remnic: {len(report.malformed_paths)} malformed memory file(s) kept out of the index "
+              "(run `remnic doctor`)", file=sys.stderr)
+    return 0
+
+
+def _run_agent(args: argparse.Namespace) -> int:
+    payload = _read_payload()
+    try:
+        memory = open_memory(args)
+        with memory:
+            if args.hook == "session-start":
+                output = session_start_output(memory, payload)
+                if output:
+                    print(json.dumps(output, ensure_ascii=False))
+            else:
+                result = observe_transcript(memory, payload, args.host)
+                print(f"remnic {args.hook}: {json.dumps(result, default=str)}", file=sys.stderr)
+    except Exception as exc:  # noqa: BLE001 - an agent session must never be blocked by memory
+        detail = exc.describe() if isinstance(exc, RemnicError) else f"{type(exc).__name__}: {exc}"
+        print(f"remnic {args.hook}: {detail}", file=sys.stderr)
+    return 0

@@ -1,0 +1,182 @@
+"""Recall commands: ``query``, ``reindex`` and ``benchmark`` (LoCoMo retrieval, scale)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..errors import UsageError
+from ..model import CATEGORIES, STATUSES
+from ._common import ProgressBar, add_command, choice_list, emit, open_memory, positive_int, read_text_arg, wants_json
+
+
+def _non_negative_int(name: str) -> Any:
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be 0 (no limit) or a positive integer, got {value!r}") from None
+        if number < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be 0 (no limit) or a positive integer, got {value!r}")
+        return number
+    return parse
+
+
+def _k_list(value: str) -> list[int]:
+    try:
+        ks = sorted({int(x) for x in value.split(",") if x.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--k must be comma-separated positive integers, got {value!r}") from None
+    if not ks or ks[0] <= 0:
+        raise argparse.ArgumentTypeError(f"--k must be comma-separated positive integers, got {value!r}")
+    return ks
+
+
+def _sizes(value: str) -> list[int]:
+    try:
+        sizes = [int(x.replace("_", "").lower().replace("k", "000")) for x in value.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--sizes must be comma-separated counts like 10k,100k, got {value!r}") from None
+    if not sizes or min(sizes) <= 0:
+        raise argparse.ArgumentTypeError(f"--sizes must be comma-separated positive counts, got {value!r}")
+    return sizes
+
+
+QUERY_EPILOG = """\
+Hybrid recall: BM25 (tantivy, stemmed) and local embeddings (ONNX), fused by
+normalised scores, plus importance and recency, episode expansion and MMR, cut
+to --top-k and the character budget. Only active memories are searched unless
+--include-inactive or --status says otherwise. The index under .remnic/ is
+checked first and caught up or rebuilt when it is missing or stale.
+
+examples:
+  remnic query "when do we release?"
+  remnic query "editor settings" --top-k 3 --namespace work --json
+  remnic query "old plans" --include-inactive
+"""
+
+
+def register(sub: Any) -> None:
+    p = add_command(sub, "query", "hybrid recall: the memories that best match TEXT", epilog=QUERY_EPILOG)
+    p.add_argument("text", metavar="TEXT", help="what to recall (free text; - reads standard input)")
+    p.add_argument("--top-k", "-k", type=positive_int("--top-k"), help="results to return (default: recall.topK)")
+    p.add_argument("--namespace", "-n", help="search only this namespace")
+    p.add_argument("--category", "-c", type=choice_list("category", CATEGORIES), help="search only this category")
+    p.add_argument("--budget", type=_non_negative_int("--budget"), metavar="CHARS",
+                   help="character budget for the returned contents (0 = no limit; default: recall.budgetChars)")
+    p.add_argument("--include-inactive", action="store_true",
+                   help="also return superseded, forgotten, rejected, … memories (ranked below active ones)")
+    p.add_argument("--status", action="append", type=choice_list("status", STATUSES),
+                   help="admit only these statuses (repeatable; default: active)")
+    p.add_argument("--explain", action="store_true", help="show each hit's score terms and the filter counts")
+    p.set_defaults(handler=cmd_query)
+
+    p = add_command(sub, "reindex", "rebuild the search index from the memory files",
+                    epilog="Re-reads every memory file, re-embeds only text the embedding cache has not seen,\n"
+                           "and swaps the new index in atomically (recalls in other processes keep working).\n"
+                           "Safe to run any time; `rm -rf .remnic/` followed by a recall does the same.")
+    p.set_defaults(handler=cmd_reindex)
+
+    p = add_command(sub, "benchmark", "retrieval benchmarks: LoCoMo evidence recall, scale latency",
+                    epilog="examples:\n  remnic benchmark locomo --data ../shared/data/locomo\n"
+                           "  remnic benchmark locomo --data 26.json --granularity session --k 1,3,5\n"
+                           "  remnic benchmark scale --sizes 10k")
+    bench = p.add_subparsers(dest="suite", metavar="<suite>")
+    p.set_defaults(handler=lambda args: _bench_usage(p))
+
+    b = add_command(bench, "locomo", "evidence recall@k on LoCoMo conversations (imported through the API)",
+                    epilog="Each conversation goes into a fresh temporary memory repository; every question\n"
+                           "is asked with Memory.recall. Prints recall@k, hit@k per category (category 5,\n"
+                           "adversarial, apart), MRR and latency, beside BM25-only and vector-only baselines.")
+    b.add_argument("--data", nargs="+", metavar="DIR|FILE", help="LoCoMo *.json files or directories "
+                   "(default: $REMNIC_LOCOMO_DIR or ../shared/data/locomo)")
+    b.add_argument("--granularity", type=choice_list("granularity", ("turn", "session")), default="turn",
+                   help="one memory per turn (default) or per session")
+    b.add_argument("--k", type=_k_list, default=[1, 5, 10], help="cut-offs, e.g. 1,5,10 (default)")
+    b.add_argument("--variants", action="store_true", help="also evaluate the documented setting variants")
+    b.add_argument("--limit-questions", type=positive_int("--limit-questions"), help="ask at most N per conversation")
+    b.set_defaults(handler=cmd_bench_locomo)
+
+    b = add_command(bench, "scale", "recall latency, RSS, reindex time and write-to-searchable at N memories")
+    b.add_argument("--sizes", type=_sizes, help="memory counts, e.g. 10k,100k (default: 10k,100k)")
+    b.add_argument("--queries", type=positive_int("--queries"), default=200, help="queries timed per size")
+    b.set_defaults(handler=cmd_bench_scale)
+
+
+def _bench_usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _hit_text(result: Any, explain: bool) -> str:
+    if not result.hits:
+        return "no memories match"
+    lines = []
+    for h in result.hits:
+        lines.append(f"[{h.rank}] {h.score:.3f}  {h.id}  [{h.category}, {h.status}]  {h.path}")
+        body = " ".join(h.content.split())
+        lines.append("    " + (body[:240] + "…" if len(body) > 240 else body))
+        if explain:
+            terms = ", ".join(f"{k}={v:.4f}" for k, v in h.terms.to_dict().items() if v)
+            lines.append(f"    score: {terms}")
+    lines.append(f"{len(result.hits)} result(s); {result.budget_used} chars"
+                 + (f" of {result.budget_chars}" if result.budget_chars else "")
+                 + f"; {result.timings_ms.get('total', 0):.0f} ms")
+    if explain:
+        lines.append("filters: " + "; ".join(f"{s.name} {s.admitted}/{s.considered}" for s in result.stages))
+    return "\n".join(lines)
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    text = read_text_arg(args.text)
+    if not text.strip():
+        raise UsageError("TEXT must not be empty (give the words to recall)")
+    memory = open_memory(args)
+    result = memory.recall(text, top_k=args.top_k, namespace=args.namespace, category=args.category,
+                           budget_chars=args.budget, include_inactive=args.include_inactive,
+                           statuses=args.status,
+                           progress=ProgressBar("indexing", None if not wants_json(args) else False))
+    emit(args, result.to_dict(with_candidates=args.explain), lambda: _hit_text(result, args.explain))
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    report = memory.reindex(progress=ProgressBar("embedding", None if not wants_json(args) else False))
+    health = memory.index.health(memory.ledger).to_dict()
+    data = {**report.to_dict(), "index": health}
+    text = (f"reindexed {report.changed} memories in {report.seconds:.1f}s "
+            f"({report.embedded} texts embedded, the rest from the cache); index {health['state']}")
+    if report.problems:
+        text += f"\n{len(report.problems)} malformed file(s) left out (run `remnic doctor`):\n  " + "\n  ".join(report.problems)
+    emit(args, data, text)
+    return 0
+
+
+def cmd_bench_locomo(args: argparse.Namespace) -> int:
+    from ..bench import locomo
+
+    data = args.data or [str(locomo.default_data_dir())]
+    try:
+        files = locomo.find_files(data)
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+    methods = locomo.BASELINES if args.granularity == "turn" else locomo.BASELINES[:3]
+    if args.variants:
+        methods = (locomo.BASELINES[0], *locomo.VARIANTS)
+    log = None if wants_json(args) else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    result = locomo.run_locomo(files, granularity=args.granularity, ks=args.k, methods=methods,
+                               limit_questions=args.limit_questions, log=log)
+    emit(args, result, lambda: locomo.render(result) if not args.variants else locomo.render_variants(result))
+    return 0
+
+
+def cmd_bench_scale(args: argparse.Namespace) -> int:
+    from ..bench import scale
+
+    sizes = args.sizes or list(scale.DEFAULT_SIZES)
+    log = None if wants_json(args) else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    result = scale.run_scale(sizes, queries=args.queries, log=log)
+    emit(args, result, lambda: scale.render(result))
+    return 0

@@ -1,0 +1,92 @@
+"""`remnic sync run|watch`: hand edits become validated, indexed, committed memories."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from typing import Any
+
+from ._common import add_command, emit, open_memory, positive_int, wants_json
+
+
+def register(sub: Any) -> None:
+    p = add_command(sub, "sync", "bring the index and git in step with hand edits (run once, or watch)",
+                    epilog="Sync finds what changed since the commit the index reflects (remnic's commits,\n"
+                           "plain `git commit`, a pull, a checkout, uncommitted edits), validates it,\n"
+                           "normalises frontmatter (id and defaults for a body-only file; updated and\n"
+                           "contentHash after an edit) without touching the body, updates the index and\n"
+                           "commits the edits as one sync commit. A malformed file is reported with its\n"
+                           "line, left untouched and uncommitted, and kept out of the index.\n\n"
+                           "examples:\n  remnic sync run\n  remnic sync run --no-commit --json\n"
+                           "  remnic sync watch --debounce-ms 300")
+    ssub = p.add_subparsers(dest="sync_command", metavar="<run|watch>", required=True)
+
+    q = add_command(ssub, "run", "sync once: validate, normalise, index and commit what changed")
+    q.add_argument("--no-commit", action="store_true", help="index and normalise, but leave the edits uncommitted")
+    q.add_argument("--full", action="store_true", help="re-read every memory file instead of diffing")
+    q.set_defaults(handler=cmd_run)
+
+    q = add_command(ssub, "watch", "watch the repository and sync each burst of saves",
+                    epilog="Prints one line per change (JSON lines with --json). Stops on Ctrl-C or\n"
+                           "SIGTERM after syncing what is pending; a second Ctrl-C aborts at once.")
+    q.add_argument("--debounce-ms", type=positive_int("--debounce-ms"), default=None,
+                   help="wait this long after the last save before syncing (default: sync.debounceMs, 200)")
+    q.add_argument("--no-commit", action="store_true", help="index and normalise, but leave the edits uncommitted")
+    q.set_defaults(handler=cmd_watch)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    with memory:
+        report = memory.sync(commit=False if args.no_commit else None, full=args.full)
+
+    def text() -> str:
+        lines = report.lines()
+        if report.commit:
+            lines.append(f"synced {len(report.changes)} change(s) in commit {report.commit[:8]}")
+        elif report.changes:
+            lines.append(f"synced {len(report.changes)} change(s); nothing committed")
+        else:
+            lines.append("nothing to sync" + (f"; index at {report.head[:8]}" if report.head else ""))
+        if report.problems:
+            lines.append(f"{len(report.malformed_paths)} malformed file(s) left untouched; fix them and run "
+                         "`remnic sync run` again (`remnic doctor` lists them too)")
+        return "\n".join(lines)
+
+    emit(args, report.to_dict(), text)
+    return 1 if report.problems else 0
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from ..sync.watch import Watcher, watch_line
+
+    memory = open_memory(args)
+    as_json = wants_json(args)
+
+    def out(event: dict[str, Any]) -> None:
+        if as_json:
+            line: str | None = json.dumps(event, ensure_ascii=False, default=str)
+        else:
+            line = watch_line(event)
+        if line:
+            stream = sys.stderr if event.get("event") in ("error", "warning") and not as_json else sys.stdout
+            print(line, file=stream, flush=True)
+
+    watcher = Watcher(memory, emit=out, debounce_ms=args.debounce_ms, commit=False if args.no_commit else None)
+    previous: dict[int, Any] = {}
+
+    def stop(signum: int, _frame: Any) -> None:
+        watcher.request_stop()
+        for sig, handler in previous.items():  # a second signal acts as usual (aborts at once)
+            signal.signal(sig, handler)
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous[sig] = signal.signal(sig, stop)
+    try:
+        with memory:
+            return watcher.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

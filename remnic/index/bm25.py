@@ -1,0 +1,170 @@
+"""The BM25 side: a tantivy index of stemmed text fields plus raw filter fields.
+
+Query text is never parsed as tantivy query syntax: it is run through the same
+analyzer as the documents (minus stopwords) and turned into a plain OR of term
+queries, so quotes, colons, parentheses or 10,000 characters of noise can
+never make a query fail. Filters (namespace, category, status) are
+constant-score clauses, so they restrict without changing scores.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import tantivy
+
+ANALYZER = "remnic_en"
+TEXT_FIELDS = ("title", "body", "tags", "near", "far", "when")
+RAW_FIELDS = ("path", "id", "namespace", "category", "status")
+MAX_QUERY_TERMS = 64
+WRITER_HEAP = 32_000_000
+
+# A general English stopword list (question words included: they carry no topic).
+STOPWORDS = frozenset("""
+a about above after again against all also am an and any are as at be because been before being below
+between both but by can could did do does doing down during each either else ever every few for from
+further get got had has have having he her here hers herself him himself his how i if in into is it its
+itself just let like me more most much must my myself no nor not now of off on once only or other ought
+our ours ourselves out over own per quite rather really same shall she should so some such than that
+the their theirs them themselves then there these they this those through thus to too under until up
+upon us very was we were what whatever when whenever where wherever whether which while who whoever
+whom whose why will with within without would yet you your yours yourself yourselves
+s t d ll m re ve don doesn didn isn aren wasn weren hasn haven hadn won wouldn shouldn couldn can't
+""".split())
+_STOP_TOKENS = sorted({p for w in STOPWORDS for p in re.split(r"\W+", w) if p})
+
+_analyzers: dict[str, Any] = {}
+
+
+def _analyzer(stop: bool) -> Any:
+    key = "stop" if stop else "plain"
+    if key not in _analyzers:
+        builder = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+                   .filter(tantivy.Filter.remove_long(40))
+                   .filter(tantivy.Filter.lowercase())
+                   .filter(tantivy.Filter.ascii_fold()))
+        if stop:
+            builder = builder.filter(tantivy.Filter.custom_stopword(_STOP_TOKENS))
+        _analyzers[key] = builder.filter(tantivy.Filter.stemmer("english")).build()
+    return _analyzers[key]
+
+
+def analyze(text: str, *, stopwords: bool = False) -> list[str]:
+    """Index-side tokens (lowercased, ascii-folded, stemmed), optionally without stopwords."""
+    return list(_analyzer(stopwords).analyze(text))
+
+
+def query_terms(text: str, *, stopwords: bool = True, limit: int = MAX_QUERY_TERMS) -> list[str]:
+    """Distinct query terms in order; if stopword removal leaves nothing, keep them all ("what's up?")."""
+    terms = analyze(text, stopwords=stopwords) if stopwords else []
+    if not terms:
+        terms = analyze(text)
+    return list(dict.fromkeys(terms))[:limit]
+
+
+def build_schema() -> Any:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("path", stored=True, tokenizer_name="raw", index_option="basic")
+    for name in RAW_FIELDS[1:]:
+        sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
+    for name in TEXT_FIELDS:
+        sb.add_text_field(name, tokenizer_name=ANALYZER, index_option="position")
+    return sb.build()
+
+
+class Bm25Index:
+    """One tantivy index directory. Writers are short-lived and only ever used under the repo write lock."""
+
+    def __init__(self, directory: Path, *, create: bool = False) -> None:
+        self.directory = directory
+        if create:
+            directory.mkdir(parents=True, exist_ok=True)
+        elif not (directory / "meta.json").is_file():
+            raise OSError(f"no tantivy index at {directory}")
+        self.schema = build_schema()
+        self.index = tantivy.Index(self.schema, path=str(directory), reuse=not create)
+        self.index.register_tokenizer(ANALYZER, _analyzer(False))
+        self._searcher: Any = None
+
+    @contextmanager
+    def writer(self) -> Iterator["_Writer"]:
+        """A writer held only for one batch: commit, wait for merges, release tantivy's lock file."""
+        raw = self.index.writer(WRITER_HEAP, 1)
+        w = _Writer(raw, self.schema)
+        try:
+            yield w
+            raw.commit()
+        except BaseException:
+            try:
+                raw.rollback()
+            except Exception:  # noqa: BLE001 - the original error matters more
+                pass
+            raise
+        finally:
+            try:
+                raw.wait_merging_threads()
+            except Exception:  # noqa: BLE001 - a consumed writer is fine
+                pass
+        self.reload()
+
+    def reload(self) -> None:
+        self.index.reload()
+        self._searcher = None
+
+    @property
+    def searcher(self) -> Any:
+        if self._searcher is None:
+            self._searcher = self.index.searcher()
+        return self._searcher
+
+    def num_docs(self) -> int:
+        return int(self.searcher.num_docs)
+
+    def search(
+        self, terms: Sequence[str], limit: int, *, boosts: Mapping[str, float],
+        namespaces: Sequence[str] | None = None, categories: Sequence[str] | None = None,
+        statuses: Sequence[str] | None = None,
+    ) -> list[tuple[str, float]]:
+        """(path, bm25 score) best first. Terms must already be analyzed (see :func:`query_terms`)."""
+        if not terms or limit <= 0:
+            return []
+        should = []
+        for field, boost in boosts.items():
+            if boost <= 0 or field not in TEXT_FIELDS:
+                continue
+            for term in terms:
+                q = tantivy.Query.term_query(self.schema, field, term)
+                should.append((tantivy.Occur.Should, q if boost == 1.0 else tantivy.Query.boost_query(q, float(boost))))
+        if not should:
+            return []
+        clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
+        for field, values in (("namespace", namespaces), ("category", categories), ("status", statuses)):
+            if values is not None:
+                clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(
+                    tantivy.Query.term_set_query(self.schema, field, list(values)), 0.0)))
+        query = clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
+        searcher = self.searcher
+        result = searcher.search(query, limit, count=False)
+        return [(searcher.doc(addr)["path"][0], float(score)) for score, addr in result.hits]
+
+
+class _Writer:
+    def __init__(self, raw: Any, schema: Any) -> None:
+        self.raw = raw
+        self.schema = schema
+
+    def delete(self, path: str) -> None:
+        self.raw.delete_documents_by_term("path", path)
+
+    def add(self, fields: Mapping[str, str]) -> None:
+        doc = tantivy.Document()
+        for name, value in fields.items():
+            if value:
+                doc.add_text(name, value)
+        self.raw.add_document(doc)
+
+    def clear(self) -> None:
+        self.raw.delete_all_documents()

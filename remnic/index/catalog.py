@@ -1,0 +1,251 @@
+"""The catalog: one SQLite file per build holding every indexed row, its vectors and the manifest.
+
+SQLite gives us what a hand-rolled file would not: atomic multi-row updates,
+readers in other processes that never see half a write (WAL), and a cheap
+``generation`` read per recall. Rows are keyed by path (two files may claim
+one id; a path is unique). ``gen`` on each row and the ``tombstones`` table
+let a reader fetch only what changed since the generation it holds.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from .manifest import Manifest
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS docs (
+    path        TEXT PRIMARY KEY,
+    id          TEXT NOT NULL,
+    namespace   TEXT NOT NULL,
+    category    TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    content_hash TEXT,
+    created     REAL,
+    updated     REAL,
+    importance  REAL NOT NULL,
+    confidence  REAL NOT NULL,
+    episode     TEXT,
+    turn        TEXT,
+    position    INTEGER,
+    title       TEXT NOT NULL,
+    tags        TEXT NOT NULL,
+    frontmatter TEXT NOT NULL,
+    content     TEXT NOT NULL,
+    sig         TEXT NOT NULL,
+    chunks      BLOB NOT NULL,
+    ctx         BLOB,
+    gen         INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
+CREATE INDEX IF NOT EXISTS docs_hash ON docs(namespace, content_hash);
+CREATE INDEX IF NOT EXISTS docs_episode ON docs(episode);
+CREATE INDEX IF NOT EXISTS docs_gen ON docs(gen);
+CREATE TABLE IF NOT EXISTS tombstones (path TEXT PRIMARY KEY, gen INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+"""
+
+_F32 = np.dtype("<f4")
+_SNAPSHOT_COLS = ("path, id, namespace, category, status, updated, importance, confidence, "
+                  "episode, position, chunks, ctx, gen")
+
+
+@dataclass
+class Row:
+    """One indexed memory as the catalog stores it."""
+
+    path: str
+    id: str
+    namespace: str
+    category: str
+    status: str
+    content_hash: str | None
+    created: float | None
+    updated: float | None
+    importance: float
+    confidence: float
+    episode: str | None
+    turn: str | None
+    position: int | None
+    title: str
+    tags: list[str]
+    frontmatter: dict[str, Any]
+    content: str
+    sig: str
+    chunks: np.ndarray
+    ctx: np.ndarray | None
+
+    def values(self, gen: int) -> tuple:
+        return (
+            self.path, self.id, self.namespace, self.category, self.status, self.content_hash,
+            self.created, self.updated, self.importance, self.confidence, self.episode, self.turn,
+            self.position, self.title, json.dumps(self.tags), json.dumps(self.frontmatter, default=str),
+            self.content, self.sig, np.ascontiguousarray(self.chunks, dtype=_F32).tobytes(),
+            None if self.ctx is None else np.ascontiguousarray(self.ctx, dtype=_F32).tobytes(), gen,
+        )
+
+
+class CatalogError(RuntimeError):
+    """The catalog file is unreadable or inconsistent: the index must be rebuilt."""
+
+
+class Catalog:
+    def __init__(self, path: Path, *, create: bool = False) -> None:
+        self.path = path
+        if not create and not path.is_file():
+            raise CatalogError(f"no catalog at {path}")
+        try:
+            self.conn = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False, isolation_level=None)
+            self.conn.execute("PRAGMA busy_timeout = 30000")
+            if create:
+                self.conn.execute("PRAGMA journal_mode = WAL")
+                self.conn.executescript(_SCHEMA)
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            self.conn.execute("SELECT 1 FROM meta LIMIT 1").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise CatalogError(f"catalog {path} is unreadable: {exc}") from None
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except sqlite3.Error:
+            pass
+
+    # --- manifest ---
+
+    def manifest(self) -> Manifest:
+        try:
+            meta = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
+        except sqlite3.DatabaseError as exc:
+            raise CatalogError(f"catalog {self.path} is unreadable: {exc}") from None
+        return Manifest.from_meta(meta)
+
+    def generation(self) -> tuple[int, str]:
+        """(generation, pending) in one cheap read: the per-recall freshness probe."""
+        try:
+            rows = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'pending')").fetchall())
+        except sqlite3.DatabaseError as exc:
+            raise CatalogError(f"catalog {self.path} is unreadable: {exc}") from None
+        try:
+            return int(rows.get("generation", "-1")), rows.get("pending", "")
+        except ValueError:
+            return -1, ""
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        self.conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
+
+    # --- writing (callers wrap these in a transaction) ---
+
+    def begin(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
+        self.conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        try:
+            self.conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+    def upsert(self, rows: Sequence[Row], gen: int) -> None:
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO docs (path, id, namespace, category, status, content_hash, created, updated, "
+            "importance, confidence, episode, turn, position, title, tags, frontmatter, content, sig, chunks, ctx, gen) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [r.values(gen) for r in rows])
+        self.conn.executemany("DELETE FROM tombstones WHERE path = ?", [(r.path,) for r in rows])
+
+    def remove(self, paths: Iterable[str], gen: int) -> list[str]:
+        """Delete rows by path; returns the paths that were indexed."""
+        gone = []
+        for path in paths:
+            cur = self.conn.execute("DELETE FROM docs WHERE path = ?", (path,))
+            if cur.rowcount:
+                gone.append(path)
+                self.conn.execute("INSERT OR REPLACE INTO tombstones (path, gen) VALUES (?, ?)", (path, gen))
+        return gone
+
+    # --- reading ---
+
+    def count(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0])
+
+    def id_by_hash(self, namespace: str, content_hash: str) -> str | None:
+        row = self.conn.execute(
+            "SELECT id FROM docs WHERE namespace = ? AND content_hash = ? AND status = 'active' LIMIT 1",
+            (namespace, content_hash)).fetchone()
+        return row[0] if row else None
+
+    def path_of(self, memory_id: str) -> str | None:
+        row = self.conn.execute("SELECT path FROM docs WHERE id = ? ORDER BY path LIMIT 1", (memory_id,)).fetchone()
+        return row[0] if row else None
+
+    def sigs(self, paths: Sequence[str]) -> dict[str, tuple[str, str | None]]:
+        """path → (sig, episode) for the paths that are indexed."""
+        out: dict[str, tuple[str, str | None]] = {}
+        for start in range(0, len(paths), 500):
+            chunk = list(paths[start:start + 500])
+            marks = ",".join("?" * len(chunk))
+            for path, sig, ep in self.conn.execute(f"SELECT path, sig, episode FROM docs WHERE path IN ({marks})", chunk):
+                out[path] = (sig, ep)
+        return out
+
+    def episode_members(self, episodes: Iterable[str]) -> dict[str, list[tuple[str, str, float | None, str | None, str]]]:
+        """episode → [(path, content, created, turn, context sig)] for every indexed member."""
+        out: dict[str, list[tuple[str, str, float | None, str | None, str]]] = {}
+        for ep in set(episodes):
+            out[ep] = [tuple(r) for r in self.conn.execute(  # type: ignore[misc]
+                "SELECT path, content, created, turn, sig FROM docs WHERE episode = ?", (ep,))]
+        return out
+
+    def rows_for_paths(self, paths: Sequence[str], dim: int) -> dict[str, Row]:
+        out: dict[str, Row] = {}
+        for start in range(0, len(paths), 500):
+            chunk = list(paths[start:start + 500])
+            marks = ",".join("?" * len(chunk))
+            for r in self.conn.execute(
+                    "SELECT path, id, namespace, category, status, content_hash, created, updated, importance, "
+                    f"confidence, episode, turn, position, title, tags, frontmatter, content, sig, chunks, ctx "
+                    f"FROM docs WHERE path IN ({marks})", chunk):
+                out[r[0]] = Row(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
+                                r[13], json.loads(r[14]), json.loads(r[15]), r[16], r[17], vectors_from_blob(r[18], dim),
+                                None if r[19] is None else np.frombuffer(r[19], dtype=_F32))
+        return out
+
+    def hit_fields(self, paths: Sequence[str]) -> dict[str, tuple[dict[str, Any], str]]:
+        """path → (frontmatter, content) for the final hits of a recall."""
+        out: dict[str, tuple[dict[str, Any], str]] = {}
+        marks = ",".join("?" * len(paths))
+        if not paths:
+            return out
+        for path, fm, content in self.conn.execute(
+                f"SELECT path, frontmatter, content FROM docs WHERE path IN ({marks})", list(paths)):
+            out[path] = (json.loads(fm), content)
+        return out
+
+    def snapshot_rows(self, since_gen: int | None = None) -> Iterator[tuple]:
+        """Rows for the in-memory snapshot (all, or those written after ``since_gen``)."""
+        if since_gen is None:
+            yield from self.conn.execute(f"SELECT {_SNAPSHOT_COLS} FROM docs ORDER BY path")
+        else:
+            yield from self.conn.execute(f"SELECT {_SNAPSHOT_COLS} FROM docs WHERE gen > ? ORDER BY path", (since_gen,))
+
+    def tombstones_since(self, gen: int) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT path FROM tombstones WHERE gen > ?", (gen,))]
+
+    def all_paths(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT path FROM docs")]
+
+
+def vectors_from_blob(blob: bytes, dim: int) -> np.ndarray:
+    arr = np.frombuffer(blob, dtype=_F32)
+    if dim <= 0 or arr.size % dim:
+        raise CatalogError("vector blob has the wrong size for the model's dimension")
+    return arr.reshape(-1, dim)

@@ -1,0 +1,124 @@
+"""Index state on disk: where the live build is, and the manifest describing it.
+
+Layout under ``<memory>/.remnic/`` (git-ignored, rebuildable)::
+
+    embeddings.sqlite        content-hash → vector cache (survives rebuilds)
+    index/CURRENT            name of the live build directory, replaced atomically
+    index/<build>/catalog.sqlite   rows, vectors and the manifest (table ``meta``)
+    index/<build>/tantivy/         the BM25 index
+    index/<build>/manifest.json    a human-readable copy of the manifest
+
+A rebuild writes a new build directory and then swaps ``CURRENT``, so a reader
+in another process never sees a half-built index: it keeps its open build until
+it notices the new name, then reopens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, Mapping
+
+SCHEMA_VERSION = 1
+"""Bump when the catalog/tantivy layout or the meaning of indexed fields changes."""
+
+CURRENT_FILE = "CURRENT"
+CATALOG_FILE = "catalog.sqlite"
+TANTIVY_DIR = "tantivy"
+MANIFEST_JSON = "manifest.json"
+
+
+@dataclass
+class Manifest:
+    """What the live index reflects; stored in the catalog so it changes atomically with the rows."""
+
+    schema_version: int = SCHEMA_VERSION
+    model_id: str = ""
+    fingerprint: str = ""
+    """Hash of the settings that change what is indexed (neighbour window, chunking)."""
+    commit: str | None = None
+    """The git commit whose tree the index reflects; None when unknown (a partial index)."""
+    generation: int = 0
+    """Bumped by every change, so readers in other processes notice it cheaply."""
+    count: int = 0
+    pending: str = ""
+    """``pid:time`` while a writer is between the tantivy commit and the catalog commit."""
+    built_at: str = ""
+    updated_at: str = ""
+
+    @classmethod
+    def from_meta(cls, meta: Mapping[str, str]) -> "Manifest":
+        out = cls()
+        for f in fields(cls):
+            if f.name not in meta:
+                continue
+            raw = meta[f.name]
+            if f.name in ("schema_version", "generation", "count"):
+                try:
+                    setattr(out, f.name, int(raw))
+                except (TypeError, ValueError):
+                    setattr(out, f.name, -1)
+            elif f.name == "commit":
+                out.commit = raw or None
+            else:
+                setattr(out, f.name, raw or "")
+        return out
+
+    def to_meta(self) -> dict[str, str]:
+        return {k: ("" if v is None else str(v)) for k, v in asdict(self).items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schemaVersion": self.schema_version, "modelId": self.model_id, "fingerprint": self.fingerprint,
+            "commit": self.commit, "generation": self.generation, "count": self.count,
+            "builtAt": self.built_at, "updatedAt": self.updated_at,
+        }
+
+
+def fingerprint(values: Mapping[str, Any]) -> str:
+    blob = json.dumps(dict(values), sort_keys=True, default=str).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def index_root(state_dir: Path) -> Path:
+    return state_dir / "index"
+
+
+def read_current(root: Path) -> str | None:
+    """The live build's directory name, or None when there is no index."""
+    try:
+        name = (root / CURRENT_FILE).read_text(encoding="utf-8").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError:
+        return None
+    if not name or "/" in name or name.startswith("."):
+        return None
+    return name
+
+
+def write_current(root: Path, name: str) -> None:
+    tmp = root / f".{CURRENT_FILE}.{os.getpid()}.{secrets.token_hex(3)}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(name + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, root / CURRENT_FILE)
+
+
+def new_build_name(generation: int) -> str:
+    return f"build-{generation:06d}-{secrets.token_hex(4)}"
+
+
+def write_manifest_json(build_dir: Path, manifest: Manifest) -> None:
+    """Best effort: the catalog holds the truth, this copy is for people reading the directory."""
+    try:
+        tmp = build_dir / f".{MANIFEST_JSON}.{os.getpid()}.{secrets.token_hex(3)}"
+        tmp.write_text(json.dumps(manifest.to_dict(), indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, build_dir / MANIFEST_JSON)
+    except OSError:
+        pass

@@ -1,0 +1,101 @@
+"""Turning memory records into catalog rows and tantivy fields (embedding what is new)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import TYPE_CHECKING, Callable, Sequence
+
+from ..model import MemoryRecord, jsonable
+from . import text as T
+from .catalog import Row
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from ..embed import Embedder, EmbeddingCache
+
+Progress = Callable[[int, int], None]
+EMBED_BATCH = 256  # texts per embedding call during bulk work (progress granularity)
+
+
+def embed_texts(embedder: "Embedder", cache: "EmbeddingCache", texts: list[str],
+                progress: Progress | None = None) -> tuple["np.ndarray", int]:
+    """Vectors for texts through the content-hash cache; (matrix, number actually run through the model)."""
+    import numpy as np
+
+    from ..embed import embed_cached
+
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32), 0
+    if progress is None or len(texts) <= EMBED_BATCH:
+        out = embed_cached(embedder, cache, texts)
+        if progress:
+            progress(len(texts), len(texts))
+        return out
+    parts, n = [], 0
+    for start in range(0, len(texts), EMBED_BATCH):
+        mat, k = embed_cached(embedder, cache, texts[start:start + EMBED_BATCH])
+        parts.append(mat)
+        n += k
+        progress(min(start + EMBED_BATCH, len(texts)), len(texts))
+    return np.concatenate(parts), n
+
+
+def build_rows(records: Sequence[MemoryRecord], contexts: dict[str, T.Context], positions: dict[str, int],
+               rules: T.TextRules, embed: Callable[[list[str]], tuple["np.ndarray", int]],
+               ) -> tuple[list[Row], dict[str, dict[str, str]], int]:
+    """Catalog rows and tantivy fields for records: chunks and context passages are embedded in one batch."""
+    plans = []
+    texts: list[str] = []
+    for rec in records:
+        title = T.title_of(rec)
+        chunks = T.chunks_for(rec.content, title, rules)
+        ctx = contexts.get(rec.path)
+        plans.append((rec, title, len(texts), len(chunks), ctx))
+        texts.extend(chunks)
+        if ctx is not None:
+            texts.append(ctx.passage)
+    matrix, embedded = embed(texts)
+    rows: list[Row] = []
+    docs: dict[str, dict[str, str]] = {}
+    for rec, title, start, k, ctx in plans:
+        created = T.created_ts(rec)
+        tags = rec.tags
+        entity = rec.frontmatter.get("entityRef")
+        rows.append(Row(
+            path=rec.path, id=rec.id, namespace=rec.namespace, category=rec.category, status=rec.status,
+            content_hash=str(rec.frontmatter.get("contentHash") or "") or None, created=created,
+            updated=T.updated_ts(rec), importance=rec.importance, confidence=rec.confidence,
+            episode=T.episode_key(rec.frontmatter, rec.namespace), turn=turn_of(rec),
+            position=positions.get(rec.path, 0), title=title, tags=tags,
+            frontmatter=jsonable(rec.frontmatter), content=rec.content, sig=ctx_sig(ctx, positions.get(rec.path, 0)),
+            chunks=matrix[start:start + k], ctx=matrix[start + k] if ctx is not None else None))
+        docs[rec.path] = {
+            "path": rec.path, "id": rec.id, "namespace": rec.namespace, "category": rec.category,
+            "status": rec.status, "title": title, "body": rec.content,
+            "tags": " ".join([*tags, str(entity)] if entity else tags),
+            "near": ctx.near if ctx else "", "far": ctx.far if ctx else "", "when": T.date_words(created),
+        }
+    return rows, docs, embedded
+
+
+def episode_members(records: Sequence[MemoryRecord]) -> dict[str, list[T.Member]]:
+    """episode key → its members, for a full set of records (a rebuild)."""
+    groups: dict[str, list[T.Member]] = {}
+    for r in records:
+        ep = T.episode_key(r.frontmatter, r.namespace)
+        if ep is not None:
+            groups.setdefault(ep, []).append(T.Member(r.path, r.content, T.created_ts(r), turn_of(r)))
+    return groups
+
+
+def ctx_sig(ctx: T.Context | None, position: int) -> str:
+    """Fingerprint of what a memory borrows from its episode (to skip unchanged neighbours)."""
+    blob = json.dumps([ctx.near, ctx.far, ctx.passage, position] if ctx else [position])
+    return hashlib.sha1(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def turn_of(record: MemoryRecord) -> str | None:
+    value = record.frontmatter.get("sourceTurnId")
+    return None if value is None else str(value)

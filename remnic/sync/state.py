@@ -1,0 +1,139 @@
+"""What sync remembers between runs, and careful file I/O for files people are editing.
+
+``.remnic/sync-state.json`` (git-ignored, rebuildable) records the commit sync
+last reconciled and the memory paths it left differing from that commit
+(uncommitted edits, malformed files, files still being written), so the next run
+re-reads exactly those plus what git reports changed. Deleting it only makes
+the next run a full one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..config import STATE_DIR
+from ..store import write_atomic
+
+STATE_FILE = "sync-state.json"
+STATE_VERSION = 1
+
+
+@dataclass
+class SyncState:
+    commit: str | None = None
+    """The commit the index reflects as far as sync knows (what the next run diffs from)."""
+    pending: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Path → {sha, id, hash, kind} for memory paths left differing from ``commit``."""
+
+    @classmethod
+    def load(cls, root: Path) -> "SyncState":
+        path = root / STATE_DIR / STATE_FILE
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return cls()
+        if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
+            return cls()
+        pending = data.get("pending") if isinstance(data.get("pending"), dict) else {}
+        commit = data.get("commit") if isinstance(data.get("commit"), str) else None
+        return cls(commit, {str(k): v for k, v in pending.items() if isinstance(v, dict)})
+
+    def save(self, root: Path) -> None:
+        data = {"version": STATE_VERSION, "commit": self.commit, "pending": self.pending}
+        write_atomic(root / STATE_DIR / STATE_FILE, json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class Unstable(Exception):
+    """The file kept changing while it was read."""
+
+
+def _read_once(path: Path) -> tuple[tuple[int, int, int], bytes] | None:
+    """(size, mtime_ns, inode) and bytes, or None when missing; raises Unstable when it changed mid-read."""
+    try:
+        before = os.stat(path)
+        with open(path, "rb") as fh:
+            data = fh.read()
+        after = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    sig = (after.st_size, after.st_mtime_ns, after.st_ino)
+    if (before.st_size, before.st_mtime_ns, before.st_ino) != sig or len(data) != after.st_size:
+        raise Unstable(str(path))
+    return sig, data
+
+
+def read_stable_many(paths: list[Path], *, attempts: int = 25, settle_s: float = 0.01, quiet_s: float = 1.0
+                     ) -> dict[Path, bytes | None | Unstable]:
+    """Each file's bytes once they stop changing (None: it does not exist; Unstable: it kept changing).
+
+    A file whose mtime is older than ``quiet_s`` is trusted after one read with
+    identical stat before and after; a fresher one must also read identically
+    twice ``settle_s`` apart, so a save in progress is never taken for the file.
+    The settle pauses are shared by all files of a batch.
+    """
+    out: dict[Path, bytes | None | Unstable] = {}
+    previous: dict[Path, tuple[tuple[int, int, int], bytes] | None] = {p: None for p in paths}
+    todo = list(paths)
+    delay = settle_s
+    for attempt in range(attempts):
+        again = []
+        for path in todo:
+            try:
+                got = _read_once(path)
+            except Unstable:
+                previous[path] = None
+                again.append(path)
+                continue
+            if got is None:
+                out[path] = None
+            elif time.time() - got[0][1] / 1e9 > quiet_s or previous[path] == got:
+                out[path] = got[1]
+            else:
+                previous[path] = got
+                again.append(path)
+        todo = again
+        if not todo:
+            break
+        if attempt < attempts - 1:
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.1)
+    for path in todo:
+        out[path] = Unstable(str(path))
+    return out
+
+
+def replace_if_unchanged(path: Path, expected: bytes, text: str) -> bool:
+    """Atomically replace ``path`` with ``text`` unless it no longer holds ``expected``.
+
+    The new content is fully written (and fsynced) to a hidden sibling first and
+    the file is compared again just before the rename, so an editor's save that
+    lands while sync works is not overwritten (the next sync picks it up).
+    """
+    staging = path.parent / f".{path.name}.remnic-sync-{os.getpid()}-{secrets.token_hex(3)}"
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        return False
+    write_atomic(staging, text, mode=mode)
+    try:
+        with open(path, "rb") as fh:
+            current = fh.read()
+        if current != expected:
+            return False
+        os.replace(staging, path)
+        return True
+    except FileNotFoundError:
+        return False
+    finally:
+        staging.unlink(missing_ok=True)

@@ -1,0 +1,292 @@
+"""``remnic sync watch``: a watchdog observer that turns bursts of saves into one sync each.
+
+Events only decide *when* to sync; *what* to sync always comes from the
+diff-aware :func:`~remnic.sync.engine.run_sync` (git's view of the files plus
+the commit last reconciled). So a missed, duplicated or reordered event, an
+editor's temp-file dance, a checkout or a rebase underneath the watcher can
+never make the index or the history wrong: the next sync sees what is there.
+
+Timing: a sync runs ``debounce_ms`` after the last relevant event, or at most
+``max_delay_ms`` after the first one of a burst that never pauses; every
+``rescan_interval_s`` without events, and at once after the wall clock jumps
+against the monotonic clock (the machine slept), a sync runs anyway.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+
+from ..config import STATE_DIR
+from ..errors import RemnicError
+from ..store import is_memory_path
+from .engine import SyncReport, event_line, run_sync
+
+if TYPE_CHECKING:
+    from ..service import Memory
+
+# Editors' swap, backup and temp files; none ends in .md, but the names are listed so the rule is explicit.
+_TEMP_SUFFIXES = (".swp", ".swo", ".swx", ".swn", "~", ".tmp", ".temp", ".bak", ".orig", ".crswap",
+                  ".kate-swp", "___jb_tmp___", "___jb_old___", ".part")
+_TEMP_NAMES = {"4913", ".DS_Store"}
+_IGNORED_EVENTS = {"opened", "closed_no_write"}
+_GIT_REFS = (".git/HEAD", ".git/packed-refs")
+_JUMP_S = 5.0
+Emit = Callable[[dict[str, Any]], None]
+
+
+def classify(rel: str) -> str | None:
+    """What a changed repo-relative path means to the watcher: ``memory``, ``git``, ``config`` or None (ignore)."""
+    if not rel or rel == ".":
+        return None
+    if rel.startswith(".git/") or rel == ".git":
+        if rel.endswith(".lock"):
+            return None
+        if rel in _GIT_REFS or rel.startswith(".git/refs/heads/"):
+            return "git"
+        return None
+    parts = rel.split("/")
+    name = parts[-1]
+    if parts[0] == STATE_DIR or name in _TEMP_NAMES or name.endswith(_TEMP_SUFFIXES):
+        return None
+    if name.startswith((".#", "#")) or (name.startswith(".") and name != ".gitignore"):
+        return None
+    if name == ".gitignore":
+        return "config"
+    if is_memory_path(rel):
+        return "memory"
+    return None
+
+
+def is_directory_move(event: FileSystemEvent) -> bool:
+    return bool(event.is_directory and event.event_type in ("moved", "deleted"))
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, watcher: "Watcher") -> None:
+        self.watcher = watcher
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in _IGNORED_EVENTS:
+            return
+        paths = [event.src_path, getattr(event, "dest_path", "") or ""]
+        kinds = set()
+        for raw in paths:
+            if not raw:
+                continue
+            rel = self.watcher.rel(raw)
+            if rel is None:
+                continue
+            if event.is_directory:
+                top = rel.split("/")[0]
+                if is_directory_move(event) and not top.startswith(".") and top != STATE_DIR:
+                    kinds.add("memory")
+                continue
+            kind = classify(rel)
+            if kind:
+                kinds.add(kind)
+        if kinds:
+            self.watcher.notify(kinds)
+
+
+class Watcher:
+    """Watch one memory repository until :meth:`request_stop`; see the module docstring."""
+
+    def __init__(self, memory: "Memory", *, emit: Emit, debounce_ms: int | None = None,
+                 max_delay_ms: int | None = None, rescan_interval_s: float | None = None,
+                 commit: bool | None = None, source: str = "watch") -> None:
+        sync = memory.settings.sync
+        self.memory = memory
+        self.root = Path(os.path.realpath(memory.root))
+        self.emit = emit
+        self.debounce_s = (sync.debounce_ms if debounce_ms is None else debounce_ms) / 1000
+        self.max_delay_s = max((sync.max_delay_ms if max_delay_ms is None else max_delay_ms) / 1000, self.debounce_s)
+        self.rescan_s = sync.rescan_interval_s if rescan_interval_s is None else rescan_interval_s
+        self.commit = commit
+        self.source = source
+        self.syncs = 0
+        self.busy = False
+        """True while a sync runs (tests and tools use it to tell "idle")."""
+        self._stop = False
+        self._wake = threading.Event()
+        self._guard = threading.Lock()
+        self._kinds: set[str] = set()
+        self._first: float | None = None
+        self._last: float = 0.0
+        self._last_head: str | None = None
+        self._failures = 0
+        self._retry_at = 0.0
+        self._observer: Any = None
+
+    # --- called from other threads / signal handlers ---
+
+    def rel(self, raw: str | bytes) -> str | None:
+        path = os.fsdecode(raw)
+        root = str(self.root)
+        if path == root:
+            return "."
+        if not path.startswith(root + os.sep):
+            try:
+                path = os.path.realpath(path)
+            except OSError:
+                return None
+            if not path.startswith(root + os.sep):
+                return None
+        return path[len(root) + 1:].replace(os.sep, "/")
+
+    def notify(self, kinds: set[str]) -> None:
+        now = time.monotonic()
+        with self._guard:
+            self._kinds |= kinds
+            if self._first is None:
+                self._first = now
+            self._last = now
+        self._wake.set()
+
+    def request_stop(self) -> None:
+        """Ask the loop to flush and stop; safe to call from a signal handler (sets a flag only)."""
+        self._stop = True
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop
+
+    # --- the loop ---
+
+    def _start_observer(self) -> None:
+        from watchdog.observers import Observer
+
+        observer = Observer()
+        try:
+            observer.schedule(_Handler(self), str(self.root), recursive=True)
+            observer.start()
+        except OSError as exc:  # e.g. the inotify watch limit: poll instead of failing
+            from watchdog.observers.polling import PollingObserver
+
+            self.emit({"event": "warning", "message": f"file events unavailable ({exc}); polling instead"})
+            observer = PollingObserver(timeout=1.0)
+            observer.schedule(_Handler(self), str(self.root), recursive=True)
+            observer.start()
+        self._observer = observer
+
+    def _stop_observer(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+            self._observer = None
+
+    def _git_busy(self) -> bool:
+        git_dir = Path(self.memory.ledger.repo.git_dir)
+        lock = git_dir / "index.lock"
+        try:
+            return time.time() - lock.stat().st_mtime < 30
+        except FileNotFoundError:
+            return False
+
+    def _take(self) -> set[str]:
+        with self._guard:
+            kinds, self._kinds, self._first = self._kinds, set(), None
+        return kinds
+
+    def _due(self, now: float) -> float | None:
+        """Seconds until the pending burst should sync (<= 0: now), or None when nothing is pending."""
+        with self._guard:
+            if self._first is None:
+                return None
+            return min(self._last + self.debounce_s, self._first + self.max_delay_s) - now
+
+    def sync_once(self, reason: str) -> SyncReport | None:
+        """One sync; reports its changes through ``emit``. Errors are reported and retried later."""
+        self.busy = True
+        try:
+            report = run_sync(self.memory, commit=self.commit, source=self.source)
+        except Exception as exc:  # noqa: BLE001 - the watcher reports and retries; it does not die
+            self._failures += 1
+            delay = min(0.5 * 2 ** self._failures, 30.0)
+            self._retry_at = time.monotonic() + delay
+            message = exc.describe() if isinstance(exc, RemnicError) else f"{type(exc).__name__}: {exc}"
+            self.emit({"event": "error", "message": message, "retryInS": round(delay, 1)})
+            return None
+        finally:
+            self.busy = False
+        self._failures = 0
+        self.syncs += 1
+        self._last_head = report.head
+        for event in report.events(only_new_problems=True):
+            self.emit(event)
+        if report.changes or report.commit:
+            self.emit({"event": "synced", "reason": reason, "commit": report.commit, "changes": len(report.changes),
+                       "ms": round(report.elapsed_ms, 1)})
+        return report
+
+    def run(self) -> int:
+        """Watch until stopped; returns an exit code (0 after a clean, flushed stop)."""
+        self._start_observer()
+        try:
+            self.sync_once("start")
+            self.emit({"event": "ready", "memoryDir": str(self.memory.root), "debounceMs": round(self.debounce_s * 1000),
+                       "head": self._last_head})
+            offset = time.time() - time.monotonic()
+            next_rescan = time.monotonic() + self.rescan_s
+            forced: str | None = None
+            while not self._stop:
+                now = time.monotonic()
+                new_offset = time.time() - now
+                if abs(new_offset - offset) > _JUMP_S:
+                    forced = "the clock jumped (the machine slept?): full diff"
+                offset = new_offset
+                if self._observer is not None and not self._observer.is_alive():
+                    self.emit({"event": "warning", "message": "file observer stopped; restarting it"})
+                    self._stop_observer()
+                    self._start_observer()
+                    forced = "observer restarted: full diff"
+                if self._failures and forced is None:
+                    forced = "retry after an error"
+                due = self._due(now)
+                reason = forced
+                if reason is None and due is not None and due <= 0:
+                    reason = "changes"
+                elif reason is None and now >= next_rescan:
+                    reason = "periodic rescan"
+                if reason and now >= self._retry_at and not self._git_busy():
+                    self.busy = True
+                    kinds = self._take()
+                    if kinds == {"git"} and not forced and self.memory.ledger.head() == self._last_head:
+                        self.busy = False  # our own commit moved the branch: nothing new
+                    elif self.sync_once(reason) is None and kinds:
+                        self.notify(kinds)  # keep the burst pending for the retry
+                    forced = None
+                    next_rescan = time.monotonic() + self.rescan_s
+                    continue
+                wait = 0.2 if due is None else min(max(due, 0.005), 0.2)
+                if reason:  # waiting on git's lock or a retry delay
+                    wait = 0.05
+                self._wake.wait(wait)
+                self._wake.clear()
+        finally:
+            self._stop_observer()
+            self._take()  # events may still be queued in the observer: always end with one full diff
+            self.sync_once("stop: flushing pending changes")
+            self.emit({"event": "stopped", "syncs": self.syncs})
+        return 0 if not self._failures else 1
+
+
+def watch_line(event: dict[str, Any]) -> str | None:
+    """The one line of text the watcher prints for an event (None: nothing to print)."""
+    kind = event.get("event")
+    if kind == "warning":
+        return f"warning: {event['message']}"
+    if kind == "error":
+        return f"error: {event['message']} (retrying in {event['retryInS']}s)"
+    if kind == "ready":
+        return f"watching {event['memoryDir']} (debounce {event['debounceMs']} ms); Ctrl-C to stop"
+    if kind == "synced":
+        return None
+    if kind == "stopped":
+        return f"stopped after {event['syncs']} syncs; pending changes flushed"
+    return event_line(event)
