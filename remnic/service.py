@@ -420,15 +420,15 @@ class Memory:
     # --- health ---
 
     def status(self) -> dict[str, Any]:
-        scan = self.files.scan()
+        records, problems = self.check_files()
         counts: dict[str, dict[str, int]] = {"category": {}, "status": {}, "namespace": {}}
-        for r in scan.records:
+        for r in records:
             for key, value in (("category", r.category), ("status", r.status), ("namespace", r.namespace)):
                 counts[key][value] = counts[key].get(value, 0) + 1
         pending = [p for _, p, _ in self.ledger.status_porcelain()]
         out: dict[str, Any] = {
-            "memoryDir": str(self.root), "head": self.ledger.head(), "memories": len(scan.records),
-            "malformed": [p.path for p in scan.problems], "uncommitted": pending, "counts": counts,
+            "memoryDir": str(self.root), "head": self.ledger.head(), "memories": len(records),
+            "malformed": sorted({p.path for p in problems if p.path}), "uncommitted": pending, "counts": counts,
         }
         out["index"] = self._index_health()
         return out
@@ -464,12 +464,13 @@ class Memory:
                                               for line in gitignore.read_text(encoding="utf-8").splitlines())
         add("gitignore", "ok" if ignored else "warn",
             f"{STATE_DIR}/ is git-ignored" if ignored else f"{STATE_DIR}/ is not in .gitignore: rebuildable state may be committed")
-        scan = self.files.scan()
-        if scan.problems:
-            add("memory-files", "fail", f"{len(scan.problems)} malformed of {len(scan.records) + len(scan.problems)} files",
-                problems=[p.describe() for p in scan.problems])
+        records, problems = self.check_files()
+        bad_files = {p.path for p in problems}
+        if problems:
+            add("memory-files", "fail", f"{len(bad_files)} malformed of {len(records) + len(bad_files)} files "
+                "(left untouched and out of the index until fixed)", problems=[p.describe() for p in problems])
         else:
-            add("memory-files", "ok", f"{len(scan.records)} memory files, none malformed")
+            add("memory-files", "ok", f"{len(records)} memory files, none malformed")
         pending = self.ledger.status_porcelain()
         add("working-tree", "ok" if not pending else "warn",
             "clean" if not pending else f"{len(pending)} uncommitted change(s) (run `remnic sync run`)")
@@ -478,6 +479,23 @@ class Memory:
         add("index", "ok" if state == "ok" else "warn", f"index {state}" + (f": {health.get('detail')}" if health.get("detail") else ""),
             index=health)
         return checks
+
+    def check_files(self) -> tuple[list[MemoryRecord], list[FieldProblem]]:
+        """Every memory file checked as sync checks it (schema, namespace folder, secrets, conflict markers)."""
+        from .sync.check import check_bytes
+
+        records: list[MemoryRecord] = []
+        problems: list[FieldProblem] = []
+        for rel in self.files.iter_paths():
+            try:
+                checked = check_bytes((self.root / rel).read_bytes(), rel, self.settings.store)
+            except FileNotFoundError:
+                continue
+            if checked.ok and checked.record is not None:
+                records.append(checked.record)
+            else:
+                problems += checked.problems
+        return records, problems
 
     def _find_duplicate(self, namespace: str, digest: str) -> MemoryRecord | None:
         try:
@@ -494,3 +512,178 @@ class Memory:
             return None
         return record
 
+
+    # --- browsing, review queue, observation archive (used by the server; thin enough for the CLI) ---
+
+    def search(
+        self, query: str | None = None, *, category: str | None = None, status: str | None = None,
+        tag: str | None = None, namespace: str | None = None, limit: int = 50, offset: int = 0,
+    ) -> tuple[list[MemoryRecord], int]:
+        """A filtered, paged browse: (page, total matches), newest first.
+
+        ``query`` is a plain filter, not recall: every whitespace-separated term
+        must appear (case-insensitively) in the content, a tag or the id. It is
+        deterministic, so paging with ``offset`` is stable; ranked retrieval is
+        ``recall``.
+        """
+        terms = [t.casefold() for t in (query or "").split()]
+        if terms:
+            # Cheap raw-text prefilter: only files containing every term get their YAML parsed.
+            records = []
+            for rel in self.files.iter_paths():
+                try:
+                    raw = self.files.read_text(rel).casefold()
+                except (OSError, UnicodeDecodeError):
+                    continue
+                if all(t in raw for t in terms):
+                    try:
+                        records.append(self.files.read(rel))
+                    except (MemoryFormatError, NotFoundError):
+                        continue
+            records = [r for r in records if (not category or r.category == category)
+                       and (not status or r.status == status) and (not tag or tag in r.tags)
+                       and (not namespace or r.namespace == namespace)]
+        else:
+            records = self.list(category=category, status=status, tag=tag, namespace=namespace)
+        matches = []
+        for record in records:
+            if terms:
+                haystack = " ".join([record.content, record.id, *record.tags]).casefold()
+                if not all(t in haystack for t in terms):
+                    continue
+            matches.append(record)
+        matches.sort(key=self._newest_first)
+        return matches[offset:offset + limit], len(matches)
+
+    def review_queue(self, *, namespace: str | None = None, limit: int = 50) -> list[MemoryRecord]:
+        """Memories waiting for a person: status pending_review or quarantined, newest first."""
+        queued = [r for r in self.list(namespace=namespace) if r.status in ("pending_review", "quarantined")]
+        queued.sort(key=self._newest_first)
+        return queued[:limit]
+
+    def observe(self, session_key: str, messages: Sequence[Mapping[str, Any]], *, namespace: str | None = None,
+                source: str = "api") -> dict[str, Any]:
+        """Archive conversation messages under ``.remnic/observe/<namespace>/<date>/<session>.jsonl``.
+
+        One append per call under an exclusive flock, so concurrent observers never
+        interleave lines. Extraction into memories is not built yet, so the result
+        says ``extractionQueued: false``; the archive is git-ignored state.
+        """
+        import fcntl
+        import hashlib
+        import json
+        import re
+        import time as _time
+
+        problems: list[FieldProblem] = []
+        if not isinstance(session_key, str) or not session_key.strip() or len(session_key) > 256:
+            problems.append(FieldProblem("sessionKey", "must be a non-empty string of at most 256 characters"))
+        ns = namespace or self.settings.namespaces.default
+        problems += check_namespace(ns)
+        if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)) or not messages:
+            problems.append(FieldProblem("messages", "must be a non-empty array of {role, content} objects"))
+            messages = []
+        for i, msg in enumerate(messages):
+            if not isinstance(msg, Mapping):
+                problems.append(FieldProblem(f"messages[{i}]", "must be an object with role and content"))
+                continue
+            if msg.get("role") not in ("user", "assistant"):
+                problems.append(FieldProblem(f"messages[{i}].role", f"unknown role {msg.get('role')!r}",
+                                             options=("user", "assistant")))
+            if not isinstance(msg.get("content"), str):
+                problems.append(FieldProblem(f"messages[{i}].content", "must be a string"))
+        if problems:
+            raise ValidationError(problems[0].describe() if len(problems) == 1 else "invalid observation",
+                                  problems=problems)
+        # A readable file name that cannot escape the directory; the hash keeps distinct keys distinct.
+        safe = re.sub(r"[^A-Za-z0-9_-]+", "_", session_key)[:80].strip("_") or "session"
+        if safe != session_key:
+            safe += "-" + hashlib.sha256(session_key.encode("utf-8")).hexdigest()[:8]
+        day = _time.strftime("%Y-%m-%d", _time.gmtime())
+        rel = f"{STATE_DIR}/observe/{ns}/{day}/{safe}.jsonl"
+        now = now_iso()
+        lines = []
+        for i, msg in enumerate(messages):
+            entry = {"ts": now, "sessionKey": session_key, "namespace": ns, "turnIndex": i,
+                     "role": msg["role"], "content": msg["content"], "source": source}
+            for key in ("sourceFormat", "parts"):
+                if key in msg:
+                    entry[key] = msg[key]
+            lines.append(json.dumps(entry, ensure_ascii=False, default=str))
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.write(fd, ("\n".join(lines) + "\n").encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return {"accepted": len(lines), "sessionKey": session_key, "namespace": ns, "lcmArchived": True,
+                "extractionQueued": False, "archivePath": rel}
+
+    @staticmethod
+    def _newest_first(record: MemoryRecord) -> tuple[float, str]:
+        from .model import parse_time
+
+        return (-(parse_time(record.updated) or 0.0), record.path)
+
+    # --- sync: hand edits become indexed, committed memories (remnic.sync) ---
+
+    def sync(self, *, commit: bool | None = None, normalize: bool = True, full: bool = False,
+             source: str = "sync") -> Any:
+        """Validate, normalise, index and commit what changed on disk since the last sync.
+
+        Returns a :class:`remnic.sync.SyncReport`; see :func:`remnic.sync.run_sync`.
+        """
+        from .sync import run_sync
+
+        return run_sync(self, commit=commit, normalize=normalize, full=full, source=source)
+
+    # --- recall: the rebuildable search index (remnic.index) and the pipeline (remnic.recall) ---
+
+    def recall(
+        self, query: str, *, top_k: int | None = None, namespace: str | None = None, category: str | None = None,
+        budget_chars: int | None = None, include_inactive: bool = False, statuses: Sequence[str] | None = None,
+        progress: Progress | None = None,
+    ) -> Any:
+        """Hybrid recall (BM25 + local embeddings) over active memories, best first.
+
+        Returns a :class:`remnic.recall.RecallResult`: iterate it for
+        :class:`~remnic.recall.RecallHit` (id, path, score, content, frontmatter,
+        namespace, category, status, score terms); ``.stages`` holds each filter's
+        considered/admitted counts. Superseded, forgotten, rejected … memories are
+        left out unless ``include_inactive`` (or ``statuses``) asks for them. A
+        missing, stale or foreign index is caught up or rebuilt first.
+        """
+        from .recall import RecallOptions, _check_query, run_recall
+
+        _check_query(query)
+        self._check_recall_args(top_k, namespace, category, budget_chars, statuses)
+        fresh = self.index.ensure_fresh(self.files, self.ledger, progress)
+        options = RecallOptions(top_k=top_k, namespace=namespace, category=category, budget_chars=budget_chars,
+                                statuses=statuses, include_inactive=include_inactive)
+        return run_recall(self.index, query, options, self.settings.recall, fresh.to_dict())
+
+    def reindex(self, *, progress: Progress | None = None) -> Any:
+        """Rebuild the whole index from the files (embeddings come from the cache when unchanged)."""
+        return self.index.rebuild(self.files, self.ledger, progress, reason="reindex requested")
+
+    def _check_recall_args(self, top_k: Any, namespace: Any, category: Any, budget_chars: Any,
+                           statuses: Any) -> None:
+        from .model import CATEGORIES, STATUSES
+
+        if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k <= 0):
+            raise ValidationError.single("top_k", f"must be a positive integer, got {top_k!r}")
+        if budget_chars is not None and (not isinstance(budget_chars, int) or isinstance(budget_chars, bool)
+                                         or budget_chars < 0):
+            raise ValidationError.single("budget_chars", f"must be 0 (no limit) or a positive integer, got {budget_chars!r}")
+        if namespace is not None:
+            problems = check_namespace(namespace)
+            if problems:
+                raise ValidationError(problems[0].describe(), problems=problems)
+        if category is not None and category not in CATEGORIES:
+            raise ValidationError.single("category", f"unknown category {category!r}", options=CATEGORIES)
+        for status in statuses or ():
+            if status not in STATUSES:
+                raise ValidationError.single("statuses", f"unknown status {status!r}", options=STATUSES)
