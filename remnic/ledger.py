@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 import git
+from git.refs.symbolic import SymbolicReference
 
 from .config import STATE_DIR
 from .errors import LedgerError, NotFoundError
@@ -168,11 +169,28 @@ class Ledger:
 
     # --- reading ---
 
+    # GitPython's object database talks to one long-lived `git cat-file` process that is not
+    # thread-safe; everything here reads ref files or runs its own git process instead.
+
     def head(self) -> str | None:
+        """HEAD's sha from the ref files (None before the first commit)."""
         try:
-            return self.repo.head.commit.hexsha
-        except ValueError:
+            sha = SymbolicReference.dereference_recursive(self.repo, "HEAD")
+        except (ValueError, OSError):
             return None
+        return sha if isinstance(sha, str) and len(sha) == 40 else None
+
+    def is_detached(self) -> bool:
+        try:
+            return not (Path(self.repo.git_dir) / "HEAD").read_text(encoding="utf-8").startswith("ref:")
+        except OSError:
+            return False
+
+    def parents(self, sha: str) -> list[str]:
+        try:
+            return self.git("rev-list", "--parents", "-n", "1", sha).split()[1:]
+        except LedgerError:
+            return []
 
     def show(self, sha: str, path: str) -> str:
         return self.git("show", f"{sha}:{path}", strip=False)
@@ -242,9 +260,9 @@ class Ledger:
 
     def commit_exists(self, sha: str) -> bool:
         try:
-            self.repo.commit(sha)
+            self.git("cat-file", "-e", f"{sha}^{{commit}}")
             return True
-        except (ValueError, git.BadName):
+        except LedgerError:
             return False
 
     # --- writing ---

@@ -83,7 +83,7 @@ class SearchIndex:
         self._manifest: Manifest | None = None
         self._manifest_gen = -2
         self._files: MemoryStore | None = None
-        self._repo: Any = None
+        self._repo: "Ledger | None" = None
         r = settings.recall
         self.rules = T.TextRules(neighbor_window=max(0, r.neighbor_window), context_max_chars=r.context_max_chars,
                                  max_chunks=max(1, r.max_chunks))
@@ -265,7 +265,7 @@ class SearchIndex:
 
     def health(self, ledger: "Ledger | None" = None) -> IndexHealth:
         with self._lock:
-            head = head_sha(ledger) if ledger is not None else self._head()
+            head = ledger.head() if ledger is not None else self._head()
             try:
                 m = self._check()
             except NeedsRebuild as exc:
@@ -276,15 +276,20 @@ class SearchIndex:
                 return IndexHealth("stale", f"index reflects {m.commit[:8]}, HEAD is {head[:8]}", m, head)
             return IndexHealth("ok", f"{m.count} memories", m, head)
 
-    def _head(self) -> str | None:
-        try:
-            if self._repo is None:
-                import git
+    def _ledger(self) -> "Ledger | None":
+        """A ledger of our own for writes that arrive without one (``apply`` from the service)."""
+        if self._repo is None:
+            try:
+                from ..ledger import Ledger
 
-                self._repo = git.Repo(self.settings.memory_dir)
-            return self._repo.head.commit.hexsha
-        except Exception:  # noqa: BLE001 - no repo or no commits yet
-            return None
+                self._repo = Ledger(self.settings.memory_dir)
+            except Exception:  # noqa: BLE001 - no repository: nothing to follow
+                return None
+        return self._repo
+
+    def _head(self) -> str | None:
+        ledger = self._ledger()
+        return ledger.head() if ledger is not None else None
 
     def _follows(self, old: str | None, new: str) -> bool:
         """Whether ``new`` is ``old`` or its direct child (so nothing in between was missed)."""
@@ -292,14 +297,8 @@ class SearchIndex:
             return False
         if old == new:
             return True
-        try:
-            if self._repo is None:
-                import git
-
-                self._repo = git.Repo(self.settings.memory_dir)
-            return any(p.hexsha == old for p in self._repo.commit(new).parents)
-        except Exception:  # noqa: BLE001 - unknown: let the next recall catch up from git
-            return False
+        ledger = self._ledger()
+        return ledger is not None and old in ledger.parents(new)
 
     # ------------------------------------------------------------------ contract: writes
 
@@ -473,7 +472,7 @@ class SearchIndex:
     def ensure_fresh(self, files: "MemoryStore", ledger: "Ledger", progress: Progress | None = None) -> FreshReport:
         """Make the index reflect HEAD (and pick up other processes' writes); cheap when it already does."""
         t0 = time.perf_counter()
-        head = head_sha(ledger)
+        head = ledger.head()
         with self._lock:
             try:
                 m = self._check()
@@ -485,7 +484,7 @@ class SearchIndex:
             except NeedsRebuild:
                 pass
         with self._write_lock(files):
-            head = head_sha(ledger)
+            head = ledger.head()
             try:
                 m = self._check()
             except NeedsRebuild as exc:
@@ -604,22 +603,5 @@ class SearchIndex:
             if self._cache is not None:
                 self._cache.close()
                 self._cache = None
-            if self._repo is not None:
-                try:
-                    self._repo.close()
-                except Exception:  # noqa: BLE001
-                    pass
-                self._repo = None
+            self._repo = None
 
-
-def head_sha(ledger: "Ledger") -> str | None:
-    """HEAD's sha read from the ref files only (no ``git cat-file`` round trip on the recall path)."""
-    try:
-        from git.refs.symbolic import SymbolicReference
-
-        sha = SymbolicReference.dereference_recursive(ledger.repo, "HEAD")
-        return sha if isinstance(sha, str) and len(sha) == 40 else ledger.head()
-    except (ValueError, TypeError, OSError):
-        return ledger.head()
-    except Exception:  # noqa: BLE001 - any surprise from GitPython: the slow, sure way
-        return ledger.head()

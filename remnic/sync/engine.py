@@ -170,7 +170,7 @@ def repo_busy(memory: "Memory", status: Iterable[tuple[str, str, str | None]]) -
     if any(xy in _UNMERGED for xy, _, _ in status):
         return "unresolved merge conflicts; edits are indexed but not committed"
     try:
-        if memory.ledger.repo.head.is_detached:
+        if memory.ledger.is_detached():
             return "HEAD is detached (not on a branch); edits are indexed but not committed"
     except (TypeError, ValueError):
         pass
