@@ -1,0 +1,228 @@
+"""The local server commands: ``serve``, ``daemon``, ``token`` and ``mcp`` (stdio)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..config import load_settings
+from ..errors import UsageError
+from ._common import add_command, emit, open_memory, table, wants_json
+
+TOKEN_ENV = "REMNIC_TOKEN"
+
+SERVE_EPILOG = """\
+The server binds to loopback (127.0.0.1) unless --host says otherwise, and every
+request needs 'Authorization: Bearer <token>'. Tokens come from the tokens file
+(`remnic token generate`; ~/.config/remnic/tokens.json or $REMNIC_TOKENS_PATH),
+plus the one given by --token or $REMNIC_TOKEN for --principal.
+
+routes (also under /remnic/v1/):
+  GET  /engram/v1/health                 POST /engram/v1/recall
+  GET  /engram/v1/recall/xray?q=...      POST /engram/v1/recall/explain
+  POST /engram/v1/memories               GET  /engram/v1/memories?query=&status=&category=
+  GET  /engram/v1/memories/:id           GET  /engram/v1/memories/:id/timeline
+  POST /engram/v1/observe                GET  /engram/v1/review-queue
+  POST /mcp                              (MCP JSON-RPC over streamable HTTP)
+
+examples:
+  remnic token generate --principal alice
+  remnic serve --port 4318
+  curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:4318/engram/v1/health
+"""
+
+
+def register(sub: Any) -> None:
+    p = add_command(sub, "serve", "run the local HTTP API and MCP-over-HTTP server (foreground)",
+                    epilog=SERVE_EPILOG)
+    _listen_args(p)
+    p.add_argument("--token", help=f"also accept this bearer token (for --principal); ${TOKEN_ENV} works too and "
+                                   "keeps it out of `ps`")
+    p.add_argument("--principal", default="default", help="principal of --token (default: default)")
+    p.add_argument("--pid-file", type=Path, help=argparse.SUPPRESS)  # written by `remnic daemon start`
+    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"),
+                   help="access log is at info (default: info)")
+    p.set_defaults(handler=cmd_serve)
+
+    p = add_command(sub, "daemon", "run the server in the background: start, stop, status, restart",
+                    epilog="The pid file and log are .remnic/server.pid and .remnic/server.log in the memory\n"
+                           "directory. `status` exits 0 when running and 3 when not.")
+    dsub = p.add_subparsers(dest="daemon_command", metavar="<action>", required=True)
+    for name, help_text in (("start", "start the server in the background"),
+                            ("restart", "stop, then start on the same host/port unless given")):
+        q = add_command(dsub, name, help_text)
+        _listen_args(q)
+        q.set_defaults(handler=cmd_daemon, action=name)
+    for name, help_text in (("stop", "stop the background server (SIGTERM, then SIGKILL after 10s)"),
+                            ("status", "is the background server running, where, since when")):
+        q = add_command(dsub, name, help_text)
+        q.set_defaults(handler=cmd_daemon, action=name)
+
+    p = add_command(sub, "token", "manage bearer tokens: generate, list, revoke",
+                    epilog="Tokens are kept outside the memory repository (never in git history), in\n"
+                           "~/.config/remnic/tokens.json or $REMNIC_TOKENS_PATH, mode 0600. Only a SHA-256\n"
+                           "of each token is stored; `generate` prints the secret once.")
+    tsub = p.add_subparsers(dest="token_command", metavar="<action>", required=True)
+    q = add_command(tsub, "generate", "create a token for a principal and print it once")
+    q.add_argument("--principal", default="default", help="who the token authenticates as (default: default)")
+    q.add_argument("--label", help="a note to recognise the token by in `token list`")
+    q.set_defaults(handler=cmd_token, action="generate")
+    q = add_command(tsub, "list", "list tokens (ids, principals, dates; never secrets)")
+    q.set_defaults(handler=cmd_token, action="list")
+    q = add_command(tsub, "revoke", "revoke a token by id, or every token of a principal")
+    q.add_argument("key", metavar="ID|PRINCIPAL")
+    q.set_defaults(handler=cmd_token, action="revoke")
+
+    p = add_command(sub, "mcp", "serve MCP over stdio (for agent hosts that launch remnic as a subprocess)",
+                    epilog="Speaks JSON-RPC 2.0, one message per line, on stdin/stdout; logs go to stderr.\n"
+                           "The session acts as --principal (default: server.stdioPrincipal) under the\n"
+                           "namespace policy; no token is needed because the host launched the process.\n\n"
+                           "example host config:\n"
+                           '  {"command": "remnic", "args": ["mcp", "--memory-dir", "/home/me/memory"]}')
+    p.add_argument("--principal", help="principal of this session (default: server.stdioPrincipal)")
+    p.set_defaults(handler=cmd_mcp)
+
+
+def _listen_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", help="interface to bind (default: server.host, 127.0.0.1)")
+    p.add_argument("--port", type=int, help="TCP port; 0 picks a free one (default: server.port, 4318)")
+
+
+def _tokens(memory_dir: Path | None) -> Any:
+    from ..server.auth import TokenStore, default_tokens_path, ensure_outside_repo
+
+    path = default_tokens_path()
+    ensure_outside_repo(path, memory_dir)
+    return TokenStore(path)
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(level=getattr(logging, level.upper()), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from ..server import Api, Authenticator, create_server
+    from ..server.auth import check_principal
+    from ..server.daemon import remove_pid_file, write_pid_file
+
+    _setup_logging(args.log_level)
+    memory = open_memory(args)
+    settings = memory.settings
+    token = args.token or os.environ.get(TOKEN_ENV)
+    extra = {token: check_principal(args.principal, "--principal")} if token else {}
+    auth = Authenticator(_tokens(memory.root), extra)
+    server = create_server(Api(memory), auth, host=args.host, port=args.port)
+    host, port = server.server_address[:2]
+    if args.pid_file:
+        write_pid_file(args.pid_file, host=str(host), port=int(port), url=server.url, memory_dir=memory.root)
+
+    def shutdown(signum: int, _frame: Any) -> None:
+        # shutdown() blocks until serve_forever returns, so it must not run on the serving thread.
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, shutdown)
+    info = {"url": server.url, "host": host, "port": port, "pid": os.getpid(), "memoryDir": str(memory.root),
+            "mcp": server.url + "/mcp"}
+    if wants_json(args):
+        print(json.dumps(info), flush=True)
+    else:
+        print(f"remnic: serving {memory.root} at {server.url} (HTTP API under /engram/v1/ and /remnic/v1/, "
+              f"MCP at /mcp); Ctrl-C to stop", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        memory.close()
+        if args.pid_file:
+            remove_pid_file(args.pid_file)
+    return 0
+
+
+def cmd_daemon(args: argparse.Namespace) -> int:
+    from ..server import daemon
+
+    settings = load_settings(getattr(args, "memory_dir", None))
+    action = args.action
+    if action in ("start", "restart"):
+        from ..server.auth import Authenticator
+
+        open_memory(args)  # fail here, not in the background, when the memory dir is wrong
+        if not Authenticator(_tokens(settings.memory_dir)).has_tokens():
+            raise UsageError("no bearer token configured: run `remnic token generate --principal NAME` first "
+                             "(the daemon does not take --token, which would show in `ps`)")
+    if action == "start":
+        host = args.host or settings.server.host
+        port = settings.server.port if args.port is None else args.port
+        info = daemon.start(settings, host=host, port=port)
+        emit(args, info, f"started the server (pid {info['pid']}) at {info['url']}; log: {info['logFile']}")
+        return 0
+    if action == "restart":
+        info = daemon.restart(settings, host=args.host, port=args.port)
+        emit(args, info, f"restarted the server (pid {info['pid']}) at {info['url']}")
+        return 0
+    if action == "stop":
+        info = daemon.stop(settings)
+        text = (f"stopped the server (pid {info['pid']}{', killed after timeout' if info.get('killed') else ''})"
+                if info["stopped"] else "the server is not running"
+                + (" (removed a stale pid file)" if info.get("stalePidFileRemoved") else ""))
+        emit(args, info, text)
+        return 0
+    info = daemon.status(settings)
+    if info["running"]:
+        text = (f"running: pid {info['pid']} at {info['url']} since {info['started']}"
+                + ("" if info.get("reachable") else " (NOT accepting connections)") + f"\nlog: {info['logFile']}")
+    else:
+        text = "not running" + (" (stale pid file)" if info.get("stalePidFile") else "")
+    emit(args, info, text)
+    return 0 if info["running"] else 3
+
+
+def cmd_token(args: argparse.Namespace) -> int:
+    settings = load_settings(getattr(args, "memory_dir", None))
+    store = _tokens(settings.memory_dir)
+    if args.action == "generate":
+        secret, entry = store.generate(args.principal, args.label)
+        data = {**entry.to_dict(), "token": secret, "tokensFile": str(store.path)}
+        emit(args, data, f"token {entry.id} for principal {entry.principal!r} (only its SHA-256 is stored in "
+                         f"{store.path}):\n{secret}\nThis is the only time the token is shown.")
+        return 0
+    if args.action == "list":
+        entries = store.entries()
+        rows = [[e.id, e.principal, e.created, e.label or ""] for e in entries]
+        emit(args, {"tokensFile": str(store.path), "tokens": [e.to_dict() for e in entries]},
+             lambda: table(rows, ["ID", "PRINCIPAL", "CREATED", "LABEL"]) if rows else
+             f"no tokens in {store.path} (create one with `remnic token generate`)")
+        return 0
+    gone = store.revoke(args.key)
+    emit(args, {"revoked": [e.to_dict() for e in gone]},
+         "revoked " + ", ".join(f"{e.id} ({e.principal})" for e in gone) + "; running servers stop accepting "
+         "them on the next request")
+    return 0
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from ..server import Api, McpServer, run_stdio
+    from ..server.auth import check_principal
+
+    _setup_logging("warning")
+    memory = open_memory(args)
+    principal = check_principal(args.principal or memory.settings.server.stdio_principal, "--principal")
+    try:
+        memory.index  # noqa: B018 - load the index before the first request, not during it
+    except ImportError:
+        pass
+    try:
+        return run_stdio(McpServer(Api(memory), surface="mcp-stdio"), principal,
+                         max_message_bytes=memory.settings.server.max_body_bytes)
+    finally:
+        memory.close()

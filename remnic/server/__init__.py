@@ -1,0 +1,21 @@
+"""The optional local server: an HTTP API and MCP (stdio and HTTP) over the one service layer.
+
+- :mod:`.schema` declares every operation's inputs (HTTP validation and MCP input schemas);
+- :mod:`.api` runs operations: validate → namespace check → ``Memory`` → reply;
+- :mod:`.auth` holds bearer tokens, principals and the namespace policy;
+- :mod:`.limits` the write rate limit and idempotency replay;
+- :mod:`.http` the ThreadingHTTPServer and routes; :mod:`.mcp` the MCP protocol and stdio loop;
+- :mod:`.daemon` runs ``remnic serve`` in the background.
+"""
+
+from __future__ import annotations
+
+from .api import Api, Reply
+from .auth import Authenticator, NamespacePolicy, TokenStore, default_tokens_path
+from .http import RemnicHTTPServer, create_server, running_server, serve_in_thread
+from .mcp import McpServer, McpSession, run_stdio
+
+__all__ = [
+    "Api", "Reply", "Authenticator", "NamespacePolicy", "TokenStore", "default_tokens_path",
+    "RemnicHTTPServer", "create_server", "running_server", "serve_in_thread", "McpServer", "McpSession", "run_stdio",
+]

@@ -1,0 +1,343 @@
+"""The operations HTTP and MCP share: validate → resolve the namespace → call the service → shape the reply.
+
+Both transports call :meth:`Api.call` with the same operation names, so an
+operation returns the same JSON bytes over either (``Reply.text`` is encoded
+once, with the X-ray renderer's ``dumps_json``). Nothing here decides what a
+memory is or how recall ranks: that is :class:`remnic.service.Memory`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .. import __version__
+from ..config import Settings
+from ..errors import NotFoundError, RemnicError, UsageError
+from ..model import MemoryRecord
+from ..render import dumps_json, render_xray, snapshot_envelope
+from ..service import Memory
+from .auth import NamespacePolicy
+from .errors import NamespaceForbidden
+from .limits import IdempotencyCache, RateLimiter, fingerprint
+from .schema import OPERATIONS, Operation, validate
+
+
+class Unavailable(RemnicError):
+    """A capability this build does not have yet (e.g. recall before the index lands)."""
+
+    code = "not_implemented"
+    http_status = 501
+
+
+@dataclass
+class Reply:
+    status: int
+    body: Any
+    text: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.text:
+            self.text = dumps_json(self.body)
+
+
+# Which retrievers a hit's ``signals.source`` stands for (others, e.g. graph, stand for themselves).
+_SOURCES: dict[str, tuple[str, ...]] = {"both": ("bm25", "vector"), "sibling": ("episode",)}
+LAST_RECALLS = 1024
+"""How many (principal, namespace, session) last-recall snapshots recall/explain keeps."""
+
+
+def _records(records: list[MemoryRecord]) -> list[dict[str, Any]]:
+    return [r.to_dict() for r in records]
+
+
+class Api:
+    """One per server process, shared by every request thread (the service is thread-safe)."""
+
+    def __init__(self, memory: Memory, settings: Settings | None = None, *,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.memory = memory
+        self.settings = settings or memory.settings
+        server = self.settings.server
+        self.policy = NamespacePolicy(self.settings.namespaces)
+        self.limiter = RateLimiter(server.write_rate_limit, server.write_rate_window_s, clock)
+        self.idempotency = IdempotencyCache(server.idempotency_window_s, clock=clock)
+        # The last recall per (principal, namespace, session): what recall/explain explains.
+        self._last: dict[tuple[str, str, str], Any] = {}
+        self._last_lock = threading.Lock()
+
+    # --- dispatch ---
+
+    def operation(self, name: str) -> Operation:
+        op = OPERATIONS.get(name)
+        if op is None:
+            raise NotFoundError(f"unknown operation {name!r}")
+        return op
+
+    def call(self, name: str, principal: str, args: Any, *, from_query: bool = False,
+             surface: str = "http") -> Reply:
+        """Run one operation for ``principal``; ``surface`` (http, mcp, mcp-stdio) is recorded as the write source."""
+        op = self.operation(name)
+        values = validate(op, args, from_query=from_query)
+        values["_source"] = f"{surface}:{principal}"
+        handler: Callable[[str, dict[str, Any]], Reply] = getattr(self, f"op_{name}")
+        return handler(principal, values)
+
+    def _write(self, principal: str, op: str, values: dict[str, Any], fn: Callable[[], Reply]) -> Reply:
+        """Idempotency replay first (a replay is not a write), then the rate limit, then the write."""
+        counted = not values.get("dryRun")
+
+        def run() -> Reply:
+            if counted:
+                self.limiter.acquire(principal)
+            try:
+                return fn()
+            except UsageError:
+                if counted:
+                    self.limiter.refund(principal)  # refused input wrote nothing
+                raise
+
+        key = values.get("idempotencyKey")
+        if not key:
+            return run()
+        request = {k: v for k, v in values.items() if k != "_source"}  # same key over HTTP or MCP is one request
+        reply, replayed = self.idempotency.run(principal, key, fingerprint(op, request), run)
+        if not replayed:
+            return reply
+        body = {**reply.body, "idempotencyReplay": True}
+        return Reply(reply.status, body, headers={"Idempotency-Replayed": "true"})
+
+    def _memory(self, principal: str, memory_id: str) -> MemoryRecord:
+        """A memory the principal may read; any other id reads exactly like a missing one."""
+        missing = NotFoundError(f"no memory with id {memory_id!r}")
+        try:
+            record = self.memory.get(memory_id)
+        except NotFoundError:
+            raise missing from None
+        if not self.policy.can_read(principal, record.namespace):
+            raise missing
+        return record
+
+    # --- operations ---
+
+    def op_health(self, principal: str, values: dict[str, Any]) -> Reply:
+        return Reply(200, {
+            "ok": True, "status": "ok", "service": "remnic", "version": __version__,
+            "principal": principal, "namespace": self.policy.home(principal),
+            "namespacesEnabled": self.policy.enabled,
+            "recallAvailable": hasattr(self.memory, "recall"),
+            "xrayAvailable": hasattr(self.memory, "recall_xray"),
+        })
+
+    def op_recall(self, principal: str, values: dict[str, Any]) -> Reply:
+        ns = self.policy.resolve(principal, values.get("namespace"), write=False)
+        top_k = values.get("topK") or self.settings.recall.top_k
+        budget = values.get("budgetChars") or self.settings.recall.budget_chars
+        session_key = values.get("sessionKey")
+        trace_id = str(uuid.uuid4())
+        started = time.perf_counter()
+        result = None
+        if values["mode"] != "no_recall":
+            # Capture the X-ray as the recall runs (from values it already computed), so
+            # recall/explain can show this exact recall later without running it again.
+            result = self._recall(values["query"], top_k=top_k, namespace=ns, budget_chars=budget,
+                                  session_key=session_key, trace_id=trace_id, xray=True, source=values["_source"])
+        hits = list(result) if result is not None else []
+        results = [self._hit(h, values["includeDebug"]) for h in hits]
+        # Defence in depth: a hit from a namespace this principal may not read never leaves.
+        results = [r for r in results if self.policy.can_read(principal, r.get("namespace") or self.policy.default)]
+        kept = {r["id"] for r in results}
+        sources = sorted({src for h in hits if h.id in kept
+                          for src in _SOURCES.get(h.signals.get("source", ""), (h.signals.get("source", ""),)) if src})
+        index = getattr(result, "index", None) or {}
+        body: dict[str, Any] = {
+            "results": results, "count": len(results), "traceId": trace_id,
+            # One pipeline (all tiers, hybrid retrieval) serves every mode except no_recall.
+            "plannerMode": "no_recall" if result is None else "full",
+            "fallbackUsed": index.get("action") == "unavailable",  # the index was unusable: files were scanned
+            "sourcesUsed": sources,
+            "budgetsApplied": {"topK": top_k, "budgetChars": budget,
+                               "budgetUsed": result.budget_used if result is not None else 0},
+            "latencyMs": round((time.perf_counter() - started) * 1000, 2),
+        }
+        if result is not None and getattr(result, "audit_id", None):
+            body["auditEntryId"] = result.audit_id
+        if values["includeDebug"] and result is not None:
+            full = result.to_dict()
+            body["debug"] = {k: full[k] for k in ("filters", "queryTerms", "timingsMs", "index") if k in full}
+        if result is not None:
+            self._remember(principal, ns, session_key, getattr(result, "xray", None))
+        return Reply(200, body)
+
+    def _remember(self, principal: str, ns: str | None, session_key: str | None, snapshot: Any) -> None:
+        with self._last_lock:
+            key = (principal, ns or "", session_key or "")
+            self._last.pop(key, None)
+            self._last[key] = snapshot
+            while len(self._last) > LAST_RECALLS:
+                self._last.pop(next(iter(self._last)))
+
+    def _recall(self, query: str, **kwargs: Any) -> Any:
+        recall = getattr(self.memory, "recall", None)
+        if recall is None:
+            raise Unavailable("recall is not available in this build yet (the search index is still being built)")
+        return recall(query, **kwargs)
+
+    @staticmethod
+    def _hit(hit: Any, debug: bool) -> dict[str, Any]:
+        """A recall hit as the API's result object."""
+        data = hit.to_dict()
+        keep = ("id", "path", "namespace", "category", "status", "score", "rank", "content", "frontmatter")
+        out = {k: data[k] for k in keep if k in data}
+        if debug:
+            out["debug"] = {k: v for k, v in data.items() if k not in out}
+        return out
+
+    def _envelope(self, ns: str | None, snapshot: Any) -> Reply:
+        """The X-ray body every surface sends: ``dumps_json(snapshot_envelope(...))``."""
+        envelope = snapshot_envelope(snapshot)
+        inner = envelope.get("snapshot") or {}
+        if envelope["snapshotFound"] and ns is not None and inner.get("namespace") not in (None, ns):
+            envelope = {"snapshotFound": False}  # defence in depth: never hand out a foreign snapshot
+        return Reply(200, envelope, text=dumps_json(envelope))
+
+    def op_recall_xray(self, principal: str, values: dict[str, Any]) -> Reply:
+        try:
+            ns = self.policy.resolve(principal, values.get("namespace"), write=False)
+        except NamespaceForbidden:
+            # Another principal's namespace: nothing, not even whether it has memories.
+            return Reply(200, {"snapshotFound": False}, text=dumps_json({"snapshotFound": False}))
+        xray = getattr(self.memory, "recall_xray", None)
+        if xray is None:
+            raise Unavailable("recall X-ray is not available in this build yet (Memory.recall_xray is missing)")
+        # Nothing surface-specific goes in (no trace id): the bytes must equal the CLI's.
+        snapshot = xray(values["query"], namespace=ns, session_key=values.get("sessionKey"),
+                        budget_chars=values.get("budget"), source=values["_source"])
+        return self._envelope(ns or self.policy.default, snapshot)
+
+    def op_recall_explain(self, principal: str, values: dict[str, Any]) -> Reply:
+        not_found = Reply(200, {"snapshotFound": False}, text=dumps_json({"snapshotFound": False}))
+        try:
+            ns = self.policy.resolve(principal, values.get("namespace"), write=False)
+        except NamespaceForbidden:
+            return not_found
+        with self._last_lock:
+            snapshot = self._last.get((principal, ns or "", values.get("sessionKey") or ""))
+        if snapshot is None:
+            return not_found
+        reply = self._envelope(ns, snapshot)
+        if values["format"] == "json" or not reply.body["snapshotFound"]:
+            return reply
+        return Reply(200, {**reply.body, "format": values["format"],
+                           "rendered": render_xray(snapshot, values["format"])})
+
+    def op_memory_store(self, principal: str, values: dict[str, Any]) -> Reply:
+        ns = self.policy.resolve(principal, values.get("namespace"), write=True)
+        assert ns is not None
+
+        def store() -> Reply:
+            extra = {k: values[k] for k in ("entityRef", "sourceReason") if values.get(k)}
+            if values["status"] != "active":
+                extra["status"] = values["status"]
+            record = self.memory.store(
+                values["content"], category=values["category"], tags=values.get("tags"),
+                confidence=values.get("confidence"), importance=values.get("importance"), namespace=ns,
+                source=values["_source"], extra=extra, dry_run=values["dryRun"])
+            if record.duplicate:
+                status = "duplicate"
+            elif values["dryRun"]:
+                status = "validated"
+            else:
+                status = "queued_for_review" if record.status == "pending_review" else "stored"
+            body: dict[str, Any] = {
+                "schemaVersion": 1, "operation": "memory_store", "namespace": ns, "dryRun": values["dryRun"],
+                "accepted": status in ("stored", "queued_for_review", "validated"), "status": status,
+                "memoryId": record.id, "path": record.path,
+            }
+            if record.duplicate:
+                body["duplicateOf"] = record.id
+            if values.get("idempotencyKey"):
+                body["idempotencyKey"] = values["idempotencyKey"]
+                body["idempotencyReplay"] = False
+            return Reply(201 if status in ("stored", "queued_for_review") else 200, body)
+
+        return self._write(principal, "memory_store", {**values, "namespace": ns}, store)
+
+    def op_memory_get(self, principal: str, values: dict[str, Any]) -> Reply:
+        record = self._memory(principal, values["memoryId"])
+        return Reply(200, {"found": True, "namespace": record.namespace, "memory": record.to_dict()})
+
+    def op_memory_timeline(self, principal: str, values: dict[str, Any]) -> Reply:
+        record = self._memory(principal, values["memoryId"])
+        events = self.memory.timeline(record.id)
+        return Reply(200, {"found": True, "memoryId": record.id, "namespace": record.namespace,
+                           "count": len(events), "timeline": events})
+
+    def op_memories_list(self, principal: str, values: dict[str, Any]) -> Reply:
+        ns = self.policy.resolve(principal, values.get("namespace"), write=False)
+        page, total = self.memory.search(values.get("query"), category=values.get("category"),
+                                         status=values.get("status"), tag=values.get("tag"), namespace=ns,
+                                         limit=values["limit"], offset=values["offset"])
+        end = values["offset"] + len(page)
+        return Reply(200, {
+            "namespace": ns, "query": values.get("query"), "queryMode": "filter",
+            "total": total, "count": len(page), "limit": values["limit"], "offset": values["offset"],
+            "nextOffset": end if end < total else None, "memories": _records(page),
+        })
+
+    def op_memory_search(self, principal: str, values: dict[str, Any]) -> Reply:
+        ns = self.policy.resolve(principal, values.get("namespace"), write=False)
+        limit, category = values["limit"], values.get("category")
+        if hasattr(self.memory, "recall"):
+            hits = self._recall(values["query"], top_k=limit, namespace=ns, category=category,
+                                source=values["_source"])
+            results = [self._hit(h, False) for h in hits]
+            results = [r for r in results if self.policy.can_read(principal, r.get("namespace") or self.policy.default)]
+            mode = "recall"
+        else:
+            page, _ = self.memory.search(values["query"], category=category, namespace=ns, limit=limit)
+            results = [{k: v for k, v in r.to_dict().items() if k != "frontmatter"} for r in page]
+            mode = "filter"
+        return Reply(200, {"query": values["query"], "namespace": ns, "searchMode": mode,
+                           "count": len(results), "results": results})
+
+    def op_observe(self, principal: str, values: dict[str, Any]) -> Reply:
+        ns = self.policy.resolve(principal, values.get("namespace"), write=True)
+
+        def observe() -> Reply:
+            result = self.memory.observe(values["sessionKey"], values["messages"], namespace=ns,
+                                         source=values["_source"])
+            body = {k: result[k] for k in ("accepted", "sessionKey", "namespace", "lcmArchived", "extractionQueued")}
+            return Reply(202, body)
+
+        return self._write(principal, "observe", {**values, "namespace": ns}, observe)
+
+    def op_review_queue_list(self, principal: str, values: dict[str, Any]) -> Reply:
+        ns = self.policy.resolve(principal, values.get("namespace"), write=False)
+        items = self.memory.review_queue(namespace=ns, limit=values["limit"])
+        items = [r for r in items if self.policy.can_read(principal, r.namespace)]
+        return Reply(200, {"namespace": ns, "count": len(items), "items": _records(items)})
+
+
+def error_reply(exc: RemnicError, request_id: str | None = None) -> Reply:
+    """The ``{error, code, details?}`` body for a service or server error."""
+    body = exc.to_dict()
+    headers: dict[str, str] = {}
+    retry = getattr(exc, "retry_after_s", None)
+    if retry is not None:
+        headers["Retry-After"] = str(max(1, int(retry + 0.999)))
+    allow = getattr(exc, "allow", None)
+    if allow:
+        headers["Allow"] = ", ".join(allow)
+    if exc.http_status >= 500 and request_id:
+        body["requestId"] = request_id
+    return Reply(exc.http_status, body, headers=headers)
+
+
+def internal_error(request_id: str) -> Reply:
+    return Reply(500, {"error": f"internal error; see the server log for request id {request_id}",
+                       "code": "internal_error", "requestId": request_id})

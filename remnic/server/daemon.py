@@ -1,0 +1,186 @@
+"""``remnic daemon start|stop|status|restart``: the HTTP server as a background process.
+
+The daemon is ``remnic serve`` started in its own session with output going to
+``<memory dir>/.remnic/server.log``. The server itself writes
+``.remnic/server.pid`` (JSON: pid, host, port, url) once it is listening and
+removes it on exit, so the pid file never names a server that is not up yet,
+and ``--port 0`` works: the file says which port was picked. Both files are in
+the git-ignored state directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..config import Settings
+from ..errors import RemnicError, UsageError
+from ..model import now_iso
+from ..store import write_atomic
+
+PID_FILE = "server.pid"
+LOG_FILE = "server.log"
+MAX_LOG_BYTES = 10 * 1024 * 1024
+
+
+def pid_path(settings: Settings) -> Path:
+    return settings.state_dir / PID_FILE
+
+
+def log_path(settings: Settings) -> Path:
+    return settings.state_dir / LOG_FILE
+
+
+def write_pid_file(path: Path, *, host: str, port: int, url: str, memory_dir: Path) -> None:
+    info = {"pid": os.getpid(), "host": host, "port": port, "url": url, "memoryDir": str(memory_dir),
+            "started": now_iso()}
+    write_atomic(path, json.dumps(info, indent=2) + "\n", mode=0o600)
+
+
+def remove_pid_file(path: Path) -> None:
+    """Remove the pid file if it still names this process (a newer server may have replaced it)."""
+    info = read_pid_file(path)
+    if info is not None and info.get("pid") == os.getpid():
+        path.unlink(missing_ok=True)
+
+
+def read_pid_file(path: Path) -> dict[str, Any] | None:
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return info if isinstance(info, dict) and isinstance(info.get("pid"), int) else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (exited, not yet reaped) is not running
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _is_remnic_server(pid: int) -> bool:
+    """Whether ``pid`` is a remnic server, so a recycled pid never gets our SIGTERM."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return sys.platform != "linux"  # no /proc: trust the pid file
+    return b"remnic" in b" ".join(cmdline) and b"serve" in cmdline
+
+
+def _reachable(host: str, port: int, timeout: float = 0.5) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def status(settings: Settings) -> dict[str, Any]:
+    path = pid_path(settings)
+    info = read_pid_file(path)
+    out: dict[str, Any] = {"running": False, "pidFile": str(path), "logFile": str(log_path(settings))}
+    if info is None:
+        return out
+    pid = info["pid"]
+    if not (_alive(pid) and _is_remnic_server(pid)):
+        out["stalePidFile"] = True
+        return out
+    out.update({k: info.get(k) for k in ("pid", "host", "port", "url", "started")})
+    out["running"] = True
+    out["reachable"] = _reachable(str(info.get("host")), int(info.get("port") or 0))
+    return out
+
+
+def _rotate(log: Path) -> None:
+    try:
+        if log.stat().st_size > MAX_LOG_BYTES:
+            log.replace(log.with_suffix(".log.1"))
+    except FileNotFoundError:
+        pass
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def start(settings: Settings, *, host: str, port: int, extra_args: list[str] | None = None,
+          wait_s: float = 20.0) -> dict[str, Any]:
+    current = status(settings)
+    if current["running"]:
+        raise UsageError(f"the server is already running (pid {current['pid']} at {current['url']}); "
+                         "use `remnic daemon restart` or `remnic daemon stop`")
+    path, log = pid_path(settings), log_path(settings)
+    path.unlink(missing_ok=True)  # stale, or absent
+    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    _rotate(log)
+    cmd = [sys.executable, "-m", "remnic", "serve", "--memory-dir", str(settings.memory_dir),
+           "--host", host, "--port", str(port), "--pid-file", str(path), *(extra_args or [])]
+    with open(log, "ab") as out:
+        out.write(f"--- {now_iso()} daemon start: {' '.join(cmd[1:])}\n".encode())
+        out.flush()
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
+                                close_fds=True, cwd=str(settings.memory_dir))
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        code = proc.poll()
+        if code is not None:
+            raise RemnicError(f"the server exited with code {code} during start-up; last lines of {log}:\n"
+                              f"{_tail(log)}")
+        info = read_pid_file(path)
+        if info and info.get("pid") == proc.pid and _reachable(host if host not in ("0.0.0.0", "::") else
+                                                               "127.0.0.1", int(info["port"])):
+            return {**status(settings), "started": True}
+        time.sleep(0.05)
+    proc.terminate()
+    raise RemnicError(f"the server did not come up within {wait_s:.0f}s; see {log}:\n{_tail(log)}")
+
+
+def stop(settings: Settings, *, timeout_s: float = 10.0) -> dict[str, Any]:
+    path = pid_path(settings)
+    current = status(settings)
+    if not current["running"]:
+        if current.get("stalePidFile"):
+            path.unlink(missing_ok=True)
+        return {"stopped": False, "running": False, "stalePidFileRemoved": bool(current.get("stalePidFile")),
+                "message": "the server is not running"}
+    pid = int(current["pid"])
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.05)
+    killed = False
+    if _alive(pid):
+        os.kill(pid, signal.SIGKILL)  # it ignored SIGTERM for timeout_s; in-flight writes are git-atomic
+        killed = True
+    info = read_pid_file(path)
+    if info is not None and info.get("pid") == pid:
+        path.unlink(missing_ok=True)
+    return {"stopped": True, "running": False, "pid": pid, "killed": killed}
+
+
+def restart(settings: Settings, *, host: str | None, port: int | None,
+            extra_args: list[str] | None = None) -> dict[str, Any]:
+    """Stop (if running) and start again, on the same host/port unless told otherwise."""
+    previous = status(settings)
+    stop(settings)
+    host = host or previous.get("host") or settings.server.host
+    port = port if port is not None else int(previous.get("port") or settings.server.port)
+    return start(settings, host=host, port=port, extra_args=extra_args)

@@ -1,0 +1,431 @@
+"""The local HTTP server: routing, bearer auth, body limits, error shapes, ``POST /mcp``.
+
+Built on the standard library's ``ThreadingHTTPServer``: one thread per
+connection is plenty for a loopback server whose work is git commits and
+index lookups behind the service's own locks, and it adds no dependency and
+no event loop to reason about next to the service's blocking calls. See
+docs/server.md for the trade-offs.
+
+Every response carries ``X-Request-Id``; errors are ``{error, code, details?}``.
+Auth runs before routing, so an unauthenticated caller learns nothing about
+which paths exist.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import contextmanager
+from typing import Any, Iterator
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from ..config import Settings
+from ..errors import FieldProblem, RemnicError, ValidationError
+from ..model import ID_RE
+from .api import Api, Reply, error_reply, internal_error
+from .auth import Authenticator
+from .errors import (
+    BodyTooLarge,
+    ForbiddenOrigin,
+    InvalidJson,
+    InvalidJsonObject,
+    LengthRequired,
+    MethodNotAllowed,
+    RouteNotFound,
+    Unauthorized,
+)
+from .mcp import INVALID_REQUEST, PARSE_ERROR, SUPPORTED_VERSIONS, McpServer, McpSession, encode
+
+log = logging.getLogger("remnic.server")
+
+PREFIXES = ("/engram/v1/", "/remnic/v1/")
+ID = "{id}"
+# (method, path segments) → operation. ``{id}`` matches one memory id.
+ROUTES: dict[tuple[str, ...], dict[str, str]] = {
+    ("health",): {"GET": "health"},
+    ("recall",): {"POST": "recall"},
+    ("recall", "xray"): {"GET": "recall_xray"},
+    ("recall", "explain"): {"POST": "recall_explain"},
+    ("memories",): {"GET": "memories_list", "POST": "memory_store"},
+    ("memories", ID): {"GET": "memory_get"},
+    ("memories", ID, "timeline"): {"GET": "memory_timeline"},
+    ("observe",): {"POST": "observe"},
+    ("review-queue",): {"GET": "review_queue_list"},
+}
+# Query-string names of GET routes whose HTTP spelling differs from the operation's fields (seed 000/001).
+QUERY_ALIASES: dict[str, dict[str, str]] = {
+    "recall_xray": {"q": "query", "session": "sessionKey", "namespace": "namespace", "budget": "budget"},
+}
+TOKEN_QUERY_KEYS = {"token", "access_token", "accesstoken", "api_key", "apikey", "bearer", "auth", "authorization"}
+
+
+class RemnicHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 64
+
+    def __init__(self, address: tuple[str, int], api: Api, auth: Authenticator, settings: Settings) -> None:
+        self.api = api
+        self.auth = auth
+        self.settings = settings
+        self.mcp = McpServer(api, surface="mcp")
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, Handler)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        host = f"[{host}]" if ":" in str(host) else host
+        return f"http://{host}:{port}"
+
+
+def _segments(path: str) -> list[str] | None:
+    """Decoded path segments; None when any segment could step outside its place ('..', '/', NUL)."""
+    out = []
+    for raw in path.split("/"):
+        seg = unquote(raw, errors="strict") if "%" in raw else raw
+        if seg in ("", ".", "..") or "/" in seg or "\\" in seg or "\x00" in seg:
+            return None
+        out.append(seg)
+    return out
+
+
+def route(method: str, path: str) -> tuple[str, dict[str, str]]:
+    """(operation, path arguments) for a request, or RouteNotFound / MethodNotAllowed."""
+    rest = next((path[len(p):] for p in PREFIXES if path.startswith(p)), None)
+    try:
+        segments = _segments(rest) if rest is not None else None
+    except UnicodeDecodeError:
+        segments = None
+    if not segments:
+        raise RouteNotFound(f"no route {method} {path[:200]}; routes live under /engram/v1/ and /remnic/v1/ "
+                            "(see docs/server.md)")
+    for pattern, methods in ROUTES.items():
+        if len(pattern) != len(segments):
+            continue
+        args: dict[str, str] = {}
+        for want, got in zip(pattern, segments):
+            if want == ID:
+                if not ID_RE.match(got):
+                    raise RouteNotFound(f"no memory with id {got[:140]!r}")
+                args["memoryId"] = got
+            elif want != got:
+                break
+        else:
+            if method not in methods:
+                raise MethodNotAllowed(f"{method} is not allowed on {path}; allowed: {', '.join(methods)}",
+                                       allow=list(methods))
+            return methods[method], args
+    raise RouteNotFound(f"no route {method} {path[:200]} (see docs/server.md for the routes)")
+
+
+def _query_args(op: str, query: str) -> dict[str, str]:
+    parsed = parse_qs(query, keep_blank_values=True, max_num_fields=50)
+    aliases = QUERY_ALIASES.get(op)
+    problems, out = [], {}
+    for key, values in parsed.items():
+        if len(values) > 1:
+            problems.append(FieldProblem(key, "given more than once"))
+            continue
+        if aliases is not None:
+            if key not in aliases:
+                problems.append(FieldProblem(key, "unknown query parameter", options=list(aliases)))
+                continue
+            key = aliases[key]
+        out[key] = values[0]
+    if problems:
+        raise ValidationError(problems[0].describe(), problems=problems)
+    return out
+
+
+def _http_names(op: str, exc: ValidationError) -> ValidationError:
+    """Name fields as the caller spelled them in the query string (``q``, not ``query``)."""
+    reverse = {field: name for name, field in QUERY_ALIASES.get(op, {}).items()}
+    if not reverse:
+        return exc
+    for problem in exc.problems:
+        problem.field = reverse.get(problem.field, problem.field)
+    message = exc.problems[0].describe() if len(exc.problems) == 1 else exc.message
+    return type(exc)(message, problems=exc.problems)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: agents make many small calls
+    # Headers and body go out in two writes; with Nagle on, the body waits for the client's
+    # delayed ACK of the headers (~40 ms on every keep-alive response).
+    disable_nagle_algorithm = True
+    server: RemnicHTTPServer
+
+    def version_string(self) -> str:
+        return "remnic"  # no Python version in the Server header
+
+    def setup(self) -> None:
+        self.timeout = self.server.settings.server.request_timeout_s  # slow or idle clients get cut off
+        super().setup()
+
+    # Every method goes through one path so unknown methods still get JSON and X-Request-Id.
+    def do_GET(self) -> None: self._handle()  # noqa: E704
+    def do_POST(self) -> None: self._handle()  # noqa: E704
+    def do_PUT(self) -> None: self._handle()  # noqa: E704
+    def do_PATCH(self) -> None: self._handle()  # noqa: E704
+    def do_DELETE(self) -> None: self._handle()  # noqa: E704
+    def do_OPTIONS(self) -> None: self._handle()  # noqa: E704
+    def do_HEAD(self) -> None: self._handle()  # noqa: E704
+
+    def _handle(self) -> None:
+        request_id = str(uuid.uuid4())
+        started = time.perf_counter()
+        self._body_pending = self._content_length_header() not in (None, 0)
+        self._principal: str | None = None
+        self._linger = False
+        try:
+            reply = self._dispatch()
+        except RemnicError as exc:
+            if exc.http_status >= 500:
+                log.error("request %s failed: %s", request_id, exc.message)
+            reply = error_reply(exc, request_id)
+            if isinstance(exc, Unauthorized):
+                presented = bool(self.headers.get("Authorization"))
+                reply.headers["WWW-Authenticate"] = 'Bearer realm="remnic"' + (
+                    ', error="invalid_token"' if presented else "")
+        except Exception:  # noqa: BLE001 - the client gets an id; the log gets the traceback
+            log.exception("internal error (request id %s) in %s %s", request_id, self.command,
+                          urlsplit(self.path).path)
+            reply = internal_error(request_id)
+        self._send(reply, request_id)
+        if self._linger:
+            self._drain_before_close()
+        log.info("%s %s %s %d %.1fms principal=%s", request_id, self.command, urlsplit(self.path).path[:200],
+                 reply.status, (time.perf_counter() - started) * 1000, self._principal or "-")
+
+    def _content_length_header(self) -> int | None:
+        raw = self.headers.get("Content-Length")
+        if raw is None:
+            return None
+        try:
+            value = int(raw)
+        except ValueError:
+            return -1
+        return value
+
+    def _dispatch(self) -> Reply:
+        parts = urlsplit(self.path)
+        query_keys = {k.lower() for k in parse_qs(parts.query, keep_blank_values=True)}
+        if query_keys & TOKEN_QUERY_KEYS:
+            # Refused even alongside a valid header: the secret is already in somebody's logs.
+            raise Unauthorized("bearer tokens are accepted only in the Authorization header, never in the "
+                               "query string (URLs end up in logs and browser history)")
+        principal = self.server.auth.principal_for(self.headers.get("Authorization"))
+        if principal is None:
+            raise Unauthorized("missing or invalid bearer token: send 'Authorization: Bearer <token>' "
+                               "(create one with `remnic token generate`)")
+        self._principal = principal
+        self._check_origin()
+        if parts.path == "/mcp":
+            return self._mcp(principal)
+        op, path_args = route(self.command, parts.path)
+        if self.command == "GET":
+            args: dict[str, Any] = {**_query_args(op, parts.query), **path_args}
+            try:
+                return self.server.api.call(op, principal, args, from_query=True, surface="http")
+            except ValidationError as exc:
+                raise _http_names(op, exc) from None
+        if parts.query:
+            raise ValidationError.single("query", f"{self.command} {parts.path} takes a JSON body, not query "
+                                                  "parameters")
+        body = self._json_body()
+        if not isinstance(body, dict):
+            raise InvalidJsonObject(f"request body must be a JSON object, got {type(body).__name__}")
+        return self.server.api.call(op, principal, {**body, **path_args}, surface="http")
+
+    def _check_origin(self) -> None:
+        """Browsers send Origin; only pages served from loopback may call us (DNS-rebinding defence)."""
+        origin = self.headers.get("Origin")
+        if not origin:
+            return
+        host = urlsplit(origin).hostname or ""
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            raise ForbiddenOrigin(f"requests from origin {origin[:100]!r} are refused; this server serves "
+                                  "local clients only")
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding"):
+            self.close_connection = True
+            raise LengthRequired("chunked request bodies are not supported; send Content-Length")
+        length = self._content_length_header()
+        if length is None or length == 0:
+            return b""
+        if length < 0:
+            self.close_connection = True
+            raise ValidationError.single("Content-Length", "must be a non-negative integer")
+        limit = self.server.settings.server.max_body_bytes
+        if length > limit:
+            self._discard(length)
+            raise BodyTooLarge(f"request body is {length} bytes; the limit is {limit} (server.maxBodyBytes)")
+        data = self.rfile.read(length)
+        self._body_pending = False
+        return data
+
+    def _discard(self, length: int) -> None:
+        """Read and drop a refused body, so the client (still sending) gets our 413 instead of a reset.
+
+        Bodies far over the limit are not worth reading: close the connection instead.
+        """
+        if length > 8 * self.server.settings.server.max_body_bytes:
+            self.close_connection = True
+            self._linger = True
+            return
+        while length > 0:
+            chunk = self.rfile.read(min(length, 65536))
+            if not chunk:
+                break
+            length -= len(chunk)
+        self._body_pending = False
+
+    def _drain_before_close(self) -> None:
+        """Lingering close: swallow what the client is still sending for a moment, so it reads our
+        error response instead of failing with a broken pipe when we close mid-upload."""
+        try:
+            self.wfile.flush()
+            self.connection.settimeout(1.0)
+            budget = 64 * 1024 * 1024
+            while budget > 0:
+                chunk = self.rfile.read1(65536) if hasattr(self.rfile, "read1") else self.rfile.read(65536)
+                if not chunk:
+                    break
+                budget -= len(chunk)
+        except OSError:
+            pass
+
+    def _json_body(self) -> Any:
+        data = self._read_body()
+        if not data.strip():
+            return {}
+        try:
+            return json.loads(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise InvalidJson(f"request body is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+        except json.JSONDecodeError as exc:
+            raise InvalidJson(f"request body is not valid JSON: {exc.msg} at line {exc.lineno} "
+                              f"column {exc.colno}") from None
+
+    # --- MCP over streamable HTTP (stateless: each POST stands alone; no SSE stream) ---
+
+    def _mcp(self, principal: str) -> Reply:
+        if self.command != "POST":
+            raise MethodNotAllowed("MCP over HTTP takes POST only (this server opens no SSE stream)",
+                                   allow=["POST"])
+        try:
+            message = self._json_body()
+        except InvalidJson as exc:
+            return self._rpc_error(400, PARSE_ERROR, exc.message)
+        except (BodyTooLarge, LengthRequired) as exc:
+            return self._rpc_error(exc.http_status, INVALID_REQUEST, exc.message)
+        version = self.headers.get("MCP-Protocol-Version")
+        method = message.get("method") if isinstance(message, dict) else None
+        if version and version not in SUPPORTED_VERSIONS and method in ("tools/list", "tools/call", "ping"):
+            return self._rpc_error(400, INVALID_REQUEST, f"unsupported MCP-Protocol-Version {version!r}; "
+                                   f"supported: {', '.join(SUPPORTED_VERSIONS)}")
+        response = self.server.mcp.handle(message, principal, McpSession(stateless=True))
+        if response is None:
+            return Reply(202, None, text=" ")
+        return Reply(200, response, text=encode(response))
+
+    @staticmethod
+    def _rpc_error(status: int, code: int, message: str) -> Reply:
+        body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+        return Reply(status, body, text=encode(body))
+
+    # --- output ---
+
+    def _send(self, reply: Reply, request_id: str) -> None:
+        if self._body_pending:
+            self.close_connection = True  # an unread body would be parsed as the next request
+        data = b"" if reply.status == 202 and reply.body is None else reply.text.encode("utf-8")
+        self.send_response(reply.status)
+        if data:
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data) if self.command != "HEAD" else 0))
+        self.send_header("X-Request-Id", request_id)
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        for key, value in reply.headers.items():
+            self.send_header(key, value)
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD" and data:
+            self.wfile.write(data)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Malformed requests the base class rejects before routing: JSON and a request id too."""
+        codes = {400: "bad_request", 408: "request_timeout", 414: "uri_too_long", 431: "headers_too_large",
+                 501: "not_implemented", 505: "http_version_not_supported"}
+        request_id = str(uuid.uuid4())
+        body = json.dumps({"error": message or "bad request", "code": codes.get(code, "bad_request")}).encode()
+        self.close_connection = True
+        try:
+            self.send_response(code, message)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("X-Request-Id", request_id)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            if getattr(self, "command", None) != "HEAD":
+                self.wfile.write(body)
+        except OSError:
+            pass
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        """Our own access line is logged in _handle; the default one would log query strings."""
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - base-class signature
+        log.debug("http: " + format, *args)
+
+
+def create_server(api: Api, auth: Authenticator, *, host: str | None = None, port: int | None = None,
+                  settings: Settings | None = None) -> RemnicHTTPServer:
+    """A bound (not yet serving) server; port 0 picks a free port (see ``server.url``)."""
+    settings = settings or api.settings
+    if not auth.has_tokens():
+        raise RemnicError("no bearer token configured: run `remnic token generate --principal NAME` "
+                          "or pass --token; the server never runs without one")
+    try:
+        api.memory.index  # noqa: B018 - build the lazy index once here, not racily in request threads
+    except ImportError:
+        pass
+    host = settings.server.host if host is None else host
+    port = settings.server.port if port is None else port
+    try:
+        return RemnicHTTPServer((host, port), api, auth, settings)
+    except OSError as exc:
+        raise RemnicError(f"cannot listen on {host}:{port}: {exc.strerror or exc} (server.host/server.port, "
+                          "--host/--port; is another server running? `remnic daemon status`)") from None
+
+
+@contextmanager
+def running_server(api: Api, auth: Authenticator, *, host: str = "127.0.0.1", port: int = 0
+                   ) -> Iterator[RemnicHTTPServer]:
+    """A real server on a background thread for the duration of a ``with`` block (tests, benchmarks)."""
+    server = create_server(api, auth, host=host, port=port)
+    thread = serve_in_thread(server)
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def serve_in_thread(server: RemnicHTTPServer) -> threading.Thread:
+    """Serve on a daemon thread (tests, benchmarks); stop with ``server.shutdown(); server.server_close()``."""
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
+                              name="remnic-http", daemon=True)
+    thread.start()
+    return thread

@@ -1,0 +1,234 @@
+"""MCP (Model Context Protocol) over JSON-RPC 2.0, independent of the transport.
+
+:class:`McpServer` turns one decoded JSON-RPC message into a response (or
+nothing, for notifications); ``run_stdio`` feeds it newline-delimited messages
+from stdin, and the HTTP server feeds it ``POST /mcp`` bodies. Tools are the
+API operations (``remnic.<op>``, each also as the legacy ``engram.<op>``), run
+through the same :class:`~remnic.server.api.Api` as the HTTP routes, so a tool's
+text content is byte-for-byte the HTTP response body.
+
+Protocol negotiation is the initialize handshake (initialize → result →
+notifications/initialized); a client asking for a version we do not speak gets
+our latest and decides itself. ``server/discover`` (the 2026 stateless probe) is
+answered "method not found", which tells clients to fall back to initialize.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import uuid
+from dataclasses import dataclass
+from typing import IO, Any
+
+from .. import __version__
+from ..errors import RemnicError
+from .api import Api, Reply, error_reply
+from .schema import OPERATIONS
+
+log = logging.getLogger("remnic.server")
+
+SUPPORTED_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+LATEST_VERSION = SUPPORTED_VERSIONS[0]
+PREFIXES = ("remnic", "engram")
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+INSTRUCTIONS = (
+    "remnic is a git-backed memory. Use remnic.recall before answering questions about the user or the "
+    "project, remnic.memory_store to save a durable fact/decision/preference, and remnic.recall_xray to see "
+    "why recall returned what it did. Every write is a git commit."
+)
+
+
+@dataclass
+class McpSession:
+    """Per-connection state. HTTP is stateless (each POST stands alone); stdio is one session."""
+
+    stateless: bool = False
+    initialized: bool = False
+    protocol_version: str | None = None
+    client_name: str | None = None
+
+
+def _tool_names() -> dict[str, str]:
+    """Tool name → operation, canonical names first."""
+    ops = [op for op in OPERATIONS.values() if op.tool]
+    return {f"{prefix}.{op.name}": op.name for prefix in PREFIXES for op in ops}
+
+
+TOOL_NAMES = _tool_names()
+
+
+def _error(msg_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    return {"jsonrpc": "2.0", "id": msg_id, "error": err}
+
+
+def _result(msg_id: Any, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": msg_id, "result": result}
+
+
+class McpServer:
+    def __init__(self, api: Api, *, surface: str = "mcp") -> None:
+        self.api = api
+        self.surface = surface
+
+    def tools(self) -> list[dict[str, Any]]:
+        out = []
+        for name, op_name in TOOL_NAMES.items():
+            op = OPERATIONS[op_name]
+            legacy = not name.startswith("remnic.")
+            out.append({
+                "name": name,
+                "title": op_name.replace("_", " "),
+                "description": (f"(legacy alias of remnic.{op_name}) " if legacy else "") + op.description,
+                "inputSchema": op.input_schema(),
+                "annotations": {"readOnlyHint": not op.write, "openWorldHint": False},
+            })
+        return out
+
+    # --- dispatch ---
+
+    def handle(self, message: Any, principal: str, session: McpSession) -> dict[str, Any] | None:
+        """The response to one JSON-RPC message, or None when none is due (notifications, responses)."""
+        if isinstance(message, list):
+            return _error(None, INVALID_REQUEST, "JSON-RPC batches are not supported (removed in MCP 2025-06-18)")
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return _error(None, INVALID_REQUEST, 'not a JSON-RPC 2.0 message (expected an object with "jsonrpc": "2.0")')
+        method = message.get("method")
+        if method is None:
+            return None  # a response to a server→client request; we send none, so nothing to match
+        is_request = "id" in message
+        msg_id = message.get("id")
+        if is_request and (isinstance(msg_id, bool) or not isinstance(msg_id, (str, int))):
+            return _error(None, INVALID_REQUEST, "request id must be a string or an integer")
+        if not isinstance(method, str):
+            return _error(msg_id if is_request else None, INVALID_REQUEST, "method must be a string")
+        params = message.get("params", {})
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            return _error(msg_id, INVALID_PARAMS, "params must be an object") if is_request else None
+        if not is_request:
+            self._notify(method, params, session)
+            return None
+        try:
+            return self._request(msg_id, method, params, principal, session)
+        except Exception:  # noqa: BLE001 - one bad request must not end the session
+            request_id = str(uuid.uuid4())
+            log.exception("internal error in MCP %s (request id %s)", method, request_id)
+            return _error(msg_id, INTERNAL_ERROR, f"internal error; see the server log for request id {request_id}")
+
+    def _notify(self, method: str, params: dict[str, Any], session: McpSession) -> None:
+        if method == "notifications/initialized":
+            session.initialized = True
+        # notifications/cancelled and others: requests here run to completion quickly; nothing to do.
+
+    def _request(self, msg_id: Any, method: str, params: dict[str, Any], principal: str,
+                 session: McpSession) -> dict[str, Any]:
+        if method == "initialize":
+            return _result(msg_id, self._initialize(params, session))
+        if method == "ping":
+            return _result(msg_id, {})
+        if method not in ("tools/list", "tools/call"):
+            return _error(msg_id, METHOD_NOT_FOUND, f"method not found: {method!r}; this server implements "
+                          "initialize, ping, tools/list, tools/call")
+        if not session.stateless and session.protocol_version is None:
+            return _error(msg_id, INVALID_REQUEST, f"{method} before initialize: send initialize first")
+        if method == "tools/list":
+            return _result(msg_id, {"tools": self.tools()})
+        return self._call_tool(msg_id, params, principal)
+
+    def _initialize(self, params: dict[str, Any], session: McpSession) -> dict[str, Any]:
+        asked = params.get("protocolVersion")
+        version = asked if asked in SUPPORTED_VERSIONS else LATEST_VERSION
+        session.protocol_version = version
+        info = params.get("clientInfo")
+        session.client_name = info.get("name") if isinstance(info, dict) else None
+        return {
+            "protocolVersion": version,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "remnic", "title": "remnic memory", "version": __version__},
+            "instructions": INSTRUCTIONS,
+        }
+
+    def _call_tool(self, msg_id: Any, params: dict[str, Any], principal: str) -> dict[str, Any]:
+        name = params.get("name")
+        op_name = TOOL_NAMES.get(name) if isinstance(name, str) else None
+        if op_name is None:
+            valid = list(TOOL_NAMES)
+            return _error(msg_id, INVALID_PARAMS, f"unknown tool {name!r}; valid tools: {', '.join(valid)}",
+                          {"validTools": valid})
+        arguments = params.get("arguments")
+        try:
+            reply = self.api.call(op_name, principal, {} if arguments is None else arguments, surface=self.surface)
+        except RemnicError as exc:
+            # Tool errors (bad input, not found, forbidden, rate limited) go back to the model as results
+            # it can read and correct, listing valid options; protocol errors are for broken clients.
+            return _result(msg_id, self._content(error_reply(exc), is_error=True))
+        except Exception:  # noqa: BLE001
+            request_id = str(uuid.uuid4())
+            log.exception("internal error in tool %s (request id %s)", name, request_id)
+            body = {"error": f"internal error; see the server log for request id {request_id}",
+                    "code": "internal_error", "requestId": request_id}
+            return _result(msg_id, self._content(Reply(500, body), is_error=True))
+        return _result(msg_id, self._content(reply, is_error=False))
+
+    @staticmethod
+    def _content(reply: Reply, *, is_error: bool) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": reply.text}], "structuredContent": reply.body,
+                "isError": is_error}
+
+
+# --- stdio transport ---
+
+def run_stdio(server: McpServer, principal: str, *, max_message_bytes: int,
+              stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> int:
+    """Serve one MCP session over newline-delimited JSON on stdin/stdout until stdin closes."""
+    if stdout is None:
+        # The protocol owns fd 1: anything else printing to sys.stdout would corrupt it, so stray
+        # prints go to stderr and we write through a private duplicate of the original stdout.
+        stdout = os.fdopen(os.dup(sys.stdout.fileno()), "wb", buffering=0)
+        sys.stdout = sys.stderr
+    reader = stdin if stdin is not None else sys.stdin.buffer
+    session = McpSession(stateless=False)
+
+    def send(obj: dict[str, Any]) -> None:
+        stdout.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+        stdout.flush()
+
+    while True:
+        line = reader.readline(max_message_bytes + 2)
+        if not line:
+            return 0
+        if len(line) > max_message_bytes and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):  # discard the rest of the oversized message
+                line = reader.readline(65536)
+            send(_error(None, INVALID_REQUEST, f"message larger than {max_message_bytes} bytes (server.maxBodyBytes)"))
+            continue
+        if not line.strip():
+            continue
+        try:
+            message = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            send(_error(None, PARSE_ERROR, f"invalid JSON: {exc}"))
+            continue
+        response = server.handle(message, principal, session)
+        if response is not None:
+            send(response)
+
+
+def encode(response: dict[str, Any]) -> str:
+    return json.dumps(response, ensure_ascii=False, separators=(",", ":"))
+
+
+__all__ = ["McpServer", "McpSession", "run_stdio", "SUPPORTED_VERSIONS", "TOOL_NAMES", "encode"]
