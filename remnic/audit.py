@@ -13,7 +13,7 @@ import os
 import re
 import secrets
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -38,7 +38,8 @@ class AuditEntry:
     source: str = "api"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Field by field (not dataclasses.asdict, which deep-copies): one append per recall.
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
 
 def new_audit_id(now: float | None = None) -> str:

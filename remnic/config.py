@@ -132,6 +132,70 @@ class RecallSettings:
     """Candidates sharing less than this fraction of query terms are filtered (0 disables)."""
     xray_capture: bool = False
     """Capture an X-ray snapshot on every recall (otherwise only when asked)."""
+    audit: bool = True
+    """Append one entry per recall to the audit ledger (.remnic/audit/recall-YYYYMMDD.jsonl)."""
+    direct_answer: bool = True
+    """Direct-answer tier: pin a single trusted decision/fact/principle that answers the query."""
+    direct_answer_min_importance: float = 0.75
+    """Direct answer: importanceScore at least this."""
+    direct_answer_min_confidence: float = 0.9
+    """Direct answer: confidence at least this (a trusted memory)."""
+    direct_answer_min_overlap: float = 0.6
+    """Direct answer: fraction of the query terms found in the memory's text."""
+    direct_answer_margin: float = 0.4
+    """Direct answer: its score must lead every other candidate by this much (unambiguous)."""
+    direct_answer_prior: float = 0.25
+    """Direct answer: tier prior added to its score."""
+    procedural: bool = True
+    """Procedural tier: how-to queries favour procedures/skills."""
+    procedural_prior: float = 0.2
+    """Procedural: tier prior of a procedure that shares enough of a how-to query's terms."""
+    procedural_min_overlap: float = 0.3
+    """Procedural: fraction of the query terms a procedure must share."""
+    procedural_max: int = 2
+    """Procedural: procedures the retrievers missed that may be offered per recall."""
+    graph: bool = True
+    """Graph tier: follow links, [[wikilinks]] and shared entityRef from the strongest hits."""
+    graph_seeds: int = 2
+    """Graph: how many of the strongest hits are seeds."""
+    graph_seed_ratio: float = 0.7
+    """Graph: a seed scores at least this fraction of the best hit."""
+    graph_max_hops: int = 2
+    """Graph: edges followed from a seed (1 or 2)."""
+    graph_max_nodes: int = 3
+    """Graph: memories the graph tier may serve per recall."""
+    graph_alpha: float = 0.6
+    """Graph: a reached memory is lifted to alpha × path confidence × the seed's score."""
+    graph_link_confidence: float = 0.9
+    """Graph: confidence of a `links` edge."""
+    graph_wikilink_confidence: float = 0.85
+    """Graph: confidence of a [[wikilink]] edge."""
+    graph_entity_confidence: float = 0.75
+    """Graph: confidence of a shared-entityRef edge."""
+    graph_min_confidence: float = 0.5
+    """Graph: paths whose confidence (product of edges) falls below this are not followed."""
+    recent_scan: bool = True
+    """Recent-scan tier: queries about what is recent favour recently updated memories."""
+    recent_scan_window_days: float = 7.0
+    """Recent-scan: how recent `updated` must be."""
+    recent_scan_prior: float = 0.15
+    """Recent-scan: tier prior of a memory updated just now (falls linearly to 0 at the window's end)."""
+    recent_scan_max: int = 3
+    """Recent-scan: recent memories the retrievers missed that may be offered per recall."""
+    recent_scan_probe: int = 200
+    """Recent-scan: how many of the most recently updated memories are checked for topic words."""
+    review_context: bool = True
+    """Review-context tier: show pending_review/disputed memories flagged requires-review."""
+    review_context_max: int = 2
+    """Review context: pending_review memories the trust-zone gate may keep per recall."""
+    review_context_min_overlap: float = 0.5
+    """Review context: fraction of the query terms a pending_review memory must share to be kept."""
+    reinforcement_weight: float = 0.02
+    """Boost of a memory confirmed reinforcement_count times: weight × min(count, cap) / cap."""
+    reinforcement_cap: float = 10.0
+    """reinforcement_count at which the boost stops growing."""
+    fallback_scan: bool = True
+    """When the index cannot be used (corrupt and not rebuildable, model missing), answer by scanning the files."""
 
 
 @dataclass

@@ -57,7 +57,13 @@ def main(argv: list[str] | None = None) -> int:
     if _available("query"):
         _run(["query", "when do we cut releases?", "--top-k", "3"], target)
     if _available("xray"):
-        _run(["xray", "what did we decide about the recall cache TTL", "--budget", "2048"], target)
+        # A decision answered directly, a pending rumour shown for review, and the ladder that got there.
+        out = _run(["xray", "what did we decide about the recall cache TTL", "--budget", "2048", "--top-k", "4"],
+                   target)
+        audit_id = next((line.split(": ", 1)[1].strip() for line in out.splitlines()
+                         if line.strip().startswith("audit-entry: ")), None)
+        if audit_id and _available("audit"):
+            _run(["audit", "show", audit_id], target)
     if edited.exists() and _available("sync"):
         _run(["versions", "diff", str(edited.relative_to(target))], target)
     _run(["doctor"], target)

@@ -645,25 +645,98 @@ class Memory:
     def recall(
         self, query: str, *, top_k: int | None = None, namespace: str | None = None, category: str | None = None,
         budget_chars: int | None = None, include_inactive: bool = False, statuses: Sequence[str] | None = None,
-        progress: Progress | None = None,
+        progress: Progress | None = None, xray: bool = False, session_key: str | None = None,
+        trace_id: str | None = None, clock: Any = None, source: str = "api",
     ) -> Any:
         """Hybrid recall (BM25 + local embeddings) over active memories, best first.
 
         Returns a :class:`remnic.recall.RecallResult`: iterate it for
         :class:`~remnic.recall.RecallHit` (id, path, score, content, frontmatter,
-        namespace, category, status, score terms); ``.stages`` holds each filter's
-        considered/admitted counts. Superseded, forgotten, rejected … memories are
-        left out unless ``include_inactive`` (or ``statuses``) asks for them. A
-        missing, stale or foreign index is caught up or rebuilt first.
+        namespace, category, status, served_by, safety, score terms); ``.stages`` is
+        the filter ladder with considered/admitted counts. Superseded, forgotten,
+        rejected … memories are left out unless ``include_inactive`` (or ``statuses``)
+        asks for them. A missing, stale or foreign index is caught up or rebuilt
+        first; if the index cannot be used at all the recall scans the files
+        (``recall.fallbackScan``). Every recall appends one entry to the audit ledger
+        (``result.audit_id``). With ``xray=True`` (or ``recall.xrayCapture``) the
+        result carries ``.xray``, a :class:`remnic.xray.RecallXraySnapshot`; capture
+        never changes the hits and a failure inside it is logged, not raised.
+        ``clock`` (epoch ms) or ``REMNIC_XRAY_CLOCK`` pins the recall's clock.
         """
-        from .recall import RecallOptions, _check_query, run_recall
+        import logging
 
-        _check_query(query)
+        from .recall import RecallOptions, check_query, resolve_clock, run_recall
+
+        check_query(query)
         self._check_recall_args(top_k, namespace, category, budget_chars, statuses)
-        fresh = self.index.ensure_fresh(self.files, self.ledger, progress)
+        try:
+            clk = resolve_clock(clock)
+        except ValueError as exc:
+            raise ValidationError.single("clock", str(exc)) from None
+        started = clk.perf_ms()
         options = RecallOptions(top_k=top_k, namespace=namespace, category=category, budget_chars=budget_chars,
                                 statuses=statuses, include_inactive=include_inactive)
-        return run_recall(self.index, query, options, self.settings.recall, fresh.to_dict())
+        try:
+            fresh = self.index.ensure_fresh(self.files, self.ledger, progress)
+            result = run_recall(self.index, query, options, self.settings.recall, fresh.to_dict(), clock=clk)
+        except RemnicError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - an unusable index must not leave the caller without an answer
+            if not self.settings.recall.fallback_scan:
+                raise
+            from .recall.fallback import scan_recall
+
+            reason = f"{type(exc).__name__}: {exc}".strip()[:200]
+            logging.getLogger("remnic.recall").warning("index unavailable (%s); recalling from the files", reason)
+            result = scan_recall(self.files.scan().records, query, options, self.settings.recall, reason=reason,
+                                 clock=clk)
+        result.session_key, result.trace_id = session_key, trace_id
+        if self.settings.recall.audit:
+            result.audit_id = self._audit_recall(result, clk, clk.perf_ms() - started, source)
+        if xray or self.settings.recall.xray_capture:
+            result.xray = self._capture_xray(result, clk, namespace)
+        return result
+
+    def recall_xray(
+        self, query: str, *, namespace: str | None = None, session_key: str | None = None,
+        budget_chars: int | None = None, top_k: int | None = None, trace_id: str | None = None,
+        clock: Any = None, source: str = "api",
+    ) -> Any:
+        """A fresh recall of ``query`` with its X-ray: a RecallXraySnapshot, or None if capture failed.
+
+        Scoped to ``namespace`` (the default namespace when none is given; the
+        snapshot's ``namespace`` says which). Calls are serialised by one lock per
+        memory root shared by every surface (CLI, HTTP, MCP).
+        """
+        from .recall.locks import xray_lock
+
+        ns = namespace or self.settings.namespaces.default
+        with xray_lock(self.root):
+            result = self.recall(query, top_k=top_k, namespace=ns, budget_chars=budget_chars, xray=True,
+                                 session_key=session_key, trace_id=trace_id, clock=clock, source=source)
+        return result.xray
+
+    def audit_show(self, audit_id: str) -> dict[str, Any]:
+        """One recall-audit entry by id (``audit-YYYYMMDD-<12 hex>``)."""
+        from .audit import AuditLog
+
+        return AuditLog(self.settings.state_dir).show(audit_id)
+
+    def audit_recent(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The newest recall-audit entries, newest first."""
+        from .audit import AuditLog
+
+        return AuditLog(self.settings.state_dir).recent(limit)
+
+    def _audit_recall(self, result: Any, clk: Any, latency_ms: float, source: str) -> str | None:
+        from .recall.snapshot import record_audit
+
+        return record_audit(self.settings.state_dir, result, clock=clk, latency_ms=latency_ms, source=source)
+
+    def _capture_xray(self, result: Any, clk: Any, namespace: str | None) -> Any:
+        from .recall.snapshot import capture
+
+        return capture(result, clock=clk, namespace=namespace, read_text=self.files.read_text)
 
     def reindex(self, *, progress: Progress | None = None) -> Any:
         """Rebuild the whole index from the files (embeddings come from the cache when unchanged)."""

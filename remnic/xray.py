@@ -68,6 +68,9 @@ SCORE_TERMS: tuple[tuple[str, str], ...] = (
     ("mmr_penalty", "mmrPenalty"),
     ("tier_prior", "tierPrior"),
     ("reinforcement_boost", "reinforcementBoost"),
+    # remnic's own terms beyond the reference schema (signed; see docs/xray.md):
+    ("status", "status"),
+    ("propagation", "propagation"),
 )
 
 
@@ -154,6 +157,10 @@ class ScoreDecomposition:
     mmr_penalty: float | None = None
     tier_prior: float | None = None
     reinforcement_boost: float | None = None
+    # −inactivePenalty for a memory that is not active (e.g. shown as review context)
+    status: float | None = None
+    # episode-expansion lift borrowed from a strong sibling in the same episode
+    propagation: float | None = None
 
     def terms(self) -> list[tuple[str, float]]:
         """Present optional terms as (python name, value), in stable order."""

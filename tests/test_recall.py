@@ -62,10 +62,12 @@ def test_episode_keys_and_order() -> None:
 
 
 def test_score_terms_sum_to_final() -> None:
-    t = ScoreTerms(vector=0.8, bm25=1.1, importance=0.04, recency=0.01, status=-0.5, propagation=0.2, mmr_penalty=0.1)
-    assert t.final == pytest.approx(0.8 + 1.1 + 0.04 + 0.01 - 0.5 + 0.2 - 0.1)
-    assert t.base == pytest.approx(0.8 + 1.1 + 0.04 + 0.01 - 0.5)
-    assert set(t.to_dict()) == {"final", "vector", "bm25", "importance", "recency", "status", "propagation", "mmrPenalty"}
+    t = ScoreTerms(vector=0.8, bm25=1.1, importance=0.04, recency=0.01, status=-0.5, reinforcement=0.01,
+                   propagation=0.2, tier_prior=0.25, mmr_penalty=0.1)
+    assert t.final == pytest.approx(0.8 + 1.1 + 0.04 + 0.01 - 0.5 + 0.01 + 0.2 + 0.25 - 0.1)
+    assert t.base == pytest.approx(0.8 + 1.1 + 0.04 + 0.01 - 0.5 + 0.01)
+    assert set(t.to_dict()) == {"final", "vector", "bm25", "importance", "recency", "status", "reinforcement",
+                                "propagation", "tierPrior", "mmrPenalty"}
 
 
 def test_fusion_terms() -> None:
@@ -144,8 +146,9 @@ def test_episode_expansion_offers_siblings_with_discounted_scores(chat: Memory) 
     strong.close()
     top = result.hits[0]
     assert "violin" in top.content
-    stage = next(s for s in result.stages if s.name == "episode-expansion")
-    assert stage.admitted >= 1
+    stage = result.expansion  # not a filter, so it is reported apart from the ladder
+    assert stage is not None and stage.name == "episode-expansion" and stage.admitted >= 1
+    assert all(s.name != "episode-expansion" for s in result.stages)
     sibling = next(h for h in result.hits if h.frontmatter["sourceTurnId"] == "s2:5")
     assert sibling.terms.propagation > 0 and sibling.signals["siblingOf"] == top.id
     assert sibling.score == pytest.approx(0.9 * top.terms.base, abs=1e-6)
@@ -153,7 +156,7 @@ def test_episode_expansion_offers_siblings_with_discounted_scores(chat: Memory) 
     off = Memory.open(settings=settings_for(chat.root, recall={"episode_expansion": False}))
     plain = off.recall("violin lessons", top_k=6)
     assert all(h.terms.propagation == 0 for h in plain.hits)
-    assert not any(s.name == "episode-expansion" for s in plain.stages)
+    assert plain.expansion is None
     off.close()
 
 
@@ -178,7 +181,9 @@ def test_cli_query_json_and_text(chat: Memory, capsys: pytest.CaptureFixture[str
     assert data["hits"][0]["frontmatter"]["sourceTurnId"]
     assert main(["query", "violin lessons", "--memory-dir", str(chat.root), "--explain"]) == 0
     out = capsys.readouterr().out
-    assert "[1]" in out and "score: " in out and "filters: namespace-scope" in out
+    # --explain appends the X-ray through the shared renderer (the same layout as `remnic xray`).
+    assert "[1]" in out and "=== Recall X-ray ===" in out and "--- filters ---\n- namespace-scope: " in out
+    assert "    score: final=" in out and "served-by=" in out
 
 
 @pytest.mark.parametrize("argv, needle", [

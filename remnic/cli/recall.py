@@ -1,12 +1,16 @@
-"""Recall commands: ``query``, ``reindex`` and ``benchmark`` (LoCoMo retrieval, scale)."""
+"""Recall commands: ``query``, ``xray``, ``audit``, ``reindex`` and ``benchmark`` (LoCoMo retrieval, scale)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import RemnicError, UsageError
 from ..model import CATEGORIES, STATUSES
 from ._common import ProgressBar, add_command, choice_list, emit, open_memory, positive_int, read_text_arg, wants_json
 
@@ -57,6 +61,36 @@ examples:
 """
 
 
+XRAY_EPILOG = """\
+A fresh recall of QUERY with its X-ray: the tier that served each result
+(direct-answer, hybrid, graph, recent-scan, procedural, review-context), the
+filter ladder with considered/admitted counts, each result's score
+decomposition (terms that sum to its final score), provenance and safety, the
+budget used, and the audit entry id (see `remnic audit show ID`).
+Set REMNIC_XRAY_CLOCK=<epoch ms> for a reproducible X-ray (pinned time, ids and
+latencies): what golden tests and cross-surface comparisons use.
+
+examples:
+  remnic xray "what did we decide about the recall cache TTL"
+  remnic xray "how do I roll back a release?" --format markdown --out ~/xray.md
+  remnic xray "editor" --format json --namespace work --budget 2048 --session sess-42
+"""
+
+
+def _xray_format(value: str) -> str:
+    from ..render import parse_format
+
+    try:
+        return parse_format(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
 def register(sub: Any) -> None:
     p = add_command(sub, "query", "hybrid recall: the memories that best match TEXT", epilog=QUERY_EPILOG)
     p.add_argument("text", metavar="TEXT", help="what to recall (free text; - reads standard input)")
@@ -69,8 +103,33 @@ def register(sub: Any) -> None:
                    help="also return superseded, forgotten, rejected, … memories (ranked below active ones)")
     p.add_argument("--status", action="append", type=choice_list("status", STATUSES),
                    help="admit only these statuses (repeatable; default: active)")
-    p.add_argument("--explain", action="store_true", help="show each hit's score terms and the filter counts")
+    p.add_argument("--explain", action="store_true",
+                   help="append the recall's X-ray (tiers, filter ladder, score terms, provenance; see `remnic xray`)")
     p.set_defaults(handler=cmd_query)
+
+    p = add_command(sub, "xray", "recall X-ray: why each memory surfaced for QUERY", epilog=XRAY_EPILOG)
+    p.add_argument("text", metavar="QUERY", help="what to recall (free text; - reads standard input)")
+    p.add_argument("--format", "-f", type=_xray_format, default=None, metavar="FORMAT",
+                   help="text (default), markdown or json (the same JSON as GET /engram/v1/recall/xray)")
+    p.add_argument("--budget", type=positive_int("--budget"), metavar="CHARS",
+                   help="character budget for this recall (a positive integer; default: recall.budgetChars)")
+    p.add_argument("--namespace", "-n", help="scope the recall to this namespace (default: namespaces.default)")
+    p.add_argument("--session", metavar="KEY", help="session key recorded in the snapshot and the audit entry")
+    p.add_argument("--top-k", "-k", type=positive_int("--top-k"), help="results (default: recall.topK)")
+    p.add_argument("--out", "-o", metavar="PATH",
+                   help="write the rendering to PATH (~ expanded, written atomically) instead of standard output")
+    p.set_defaults(handler=cmd_xray)
+
+    p = add_command(sub, "audit", "the recall audit ledger: one entry per recall under .remnic/audit/",
+                    epilog="examples:\n  remnic audit list --limit 5\n  remnic audit show audit-20261121-5f6b1a2c9d8e --json")
+    audit = p.add_subparsers(dest="audit_command", metavar="<command>")
+    p.set_defaults(handler=lambda args: _usage(p))
+    a = add_command(audit, "show", "print one audit entry (the auditEntryId of an X-ray result)")
+    a.add_argument("audit_id", metavar="ID", help="an audit entry id, e.g. audit-20261121-5f6b1a2c9d8e")
+    a.set_defaults(handler=cmd_audit_show)
+    a = add_command(audit, "list", "the newest audit entries, newest first")
+    a.add_argument("--limit", type=positive_int("--limit"), default=20, help="entries to show (default 20)")
+    a.set_defaults(handler=cmd_audit_list)
 
     p = add_command(sub, "reindex", "rebuild the search index from the memory files",
                     epilog="Re-reads every memory file, re-embeds only text the embedding cache has not seen,\n"
@@ -110,21 +169,24 @@ def _bench_usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _hit_text(result: Any, explain: bool) -> str:
-    if not result.hits:
-        return "no memories match"
+    from ..render import render_xray
+
     lines = []
     for h in result.hits:
-        lines.append(f"[{h.rank}] {h.score:.3f}  {h.id}  [{h.category}, {h.status}]  {h.path}")
+        tier = "" if h.served_by == "hybrid" else f"  <{h.served_by}>"
+        flag = "" if h.safety == "safe" else f"  !{h.safety}"
+        lines.append(f"[{h.rank}] {h.score:.3f}  {h.id}  [{h.category}, {h.status}]  {h.path}{tier}{flag}")
         body = " ".join(h.content.split())
         lines.append("    " + (body[:240] + "…" if len(body) > 240 else body))
-        if explain:
-            terms = ", ".join(f"{k}={v:.4f}" for k, v in h.terms.to_dict().items() if v)
-            lines.append(f"    score: {terms}")
-    lines.append(f"{len(result.hits)} result(s); {result.budget_used} chars"
-                 + (f" of {result.budget_chars}" if result.budget_chars else "")
-                 + f"; {result.timings_ms.get('total', 0):.0f} ms")
+    if not result.hits:
+        lines.append("no memories match")
+    else:
+        lines.append(f"{len(result.hits)} result(s); {result.budget_used} chars"
+                     + (f" of {result.budget_chars}" if result.budget_chars else "")
+                     + f"; {result.timings_ms.get('total', 0):.0f} ms")
     if explain:
-        lines.append("filters: " + "; ".join(f"{s.name} {s.admitted}/{s.considered}" for s in result.stages))
+        # The same renderer as `remnic xray`, HTTP and MCP: one X-ray layout everywhere.
+        lines += ["", render_xray(result.xray, "text").rstrip("\n")]
     return "\n".join(lines)
 
 
@@ -135,9 +197,93 @@ def cmd_query(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     result = memory.recall(text, top_k=args.top_k, namespace=args.namespace, category=args.category,
                            budget_chars=args.budget, include_inactive=args.include_inactive,
-                           statuses=args.status,
+                           statuses=args.status, xray=args.explain, source="cli",
                            progress=ProgressBar("indexing", None if not wants_json(args) else False))
-    emit(args, result.to_dict(with_candidates=args.explain), lambda: _hit_text(result, args.explain))
+    data = result.to_dict(with_candidates=args.explain)
+    if args.explain:
+        data["xray"] = result.xray.to_dict() if result.xray is not None else None
+    emit(args, data, lambda: _hit_text(result, args.explain))
+    return 0
+
+
+def write_atomic(path: str, text: str) -> Path:
+    """Write ``text`` to ``path`` (``~`` expanded) through a temporary file and a rename."""
+    target = Path(os.path.expanduser(path))
+    if target.is_dir():
+        raise UsageError(f"--out {path!r} is a directory; give a file path")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise UsageError(f"--out {path!r}: directory {parent} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
+    except OSError as exc:
+        raise RemnicError(f"cannot write --out {target}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):  # the previous file, if any, is untouched
+            raise RemnicError(f"cannot write --out {target}: {exc.strerror or exc}") from None
+        raise
+    return target
+
+
+def cmd_xray(args: argparse.Namespace) -> int:
+    from ..render import dumps_json, render_xray, snapshot_envelope
+
+    text = read_text_arg(args.text)
+    if not text.strip():
+        raise UsageError("QUERY must not be empty (give the words to recall)")
+    fmt = args.format or ("json" if wants_json(args) else "text")
+    memory = open_memory(args)
+    snapshot = memory.recall_xray(text, namespace=args.namespace, session_key=args.session,
+                                  budget_chars=args.budget, top_k=args.top_k, source="cli")
+    # JSON is the wire envelope every surface sends (byte-identical to HTTP and MCP);
+    # text and markdown come from the shared Jinja renderer.
+    rendered = dumps_json(snapshot_envelope(snapshot)) if fmt == "json" else render_xray(snapshot, fmt)
+    if args.out:
+        target = write_atomic(args.out, rendered)
+        print(f"wrote the X-ray ({fmt}) to {target}", file=sys.stderr)
+    else:
+        sys.stdout.write(rendered)
+        sys.stdout.flush()
+    if snapshot is None:
+        print("remnic: error: the X-ray could not be captured (the recall ran; see the log)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _audit_text(entry: dict[str, Any]) -> str:
+    lines = []
+    for key, value in entry.items():
+        if isinstance(value, (list, dict)):
+            value = json.dumps(value, ensure_ascii=False)
+        elif value is None:
+            value = "-"
+        lines.append(f"{key}: {value}")
+    return "\n".join(lines)
+
+
+def cmd_audit_show(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    entry = memory.audit_show(args.audit_id)
+    emit(args, entry, lambda: _audit_text(entry))
+    return 0
+
+
+def cmd_audit_list(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    entries = memory.audit_recent(args.limit)
+    rows = [f"{e.get('id')}  {e.get('ts')}  {len(e.get('returnedIds') or [])} result(s)  {e.get('query')!r}"
+            for e in entries]
+    emit(args, entries, "\n".join(rows) if rows else "no recalls recorded yet")
     return 0
 
 

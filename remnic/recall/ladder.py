@@ -1,12 +1,64 @@
-"""Stage 2: the filter ladder. Each gate is a pure function and reports considered/admitted."""
+"""Stage 2: the filter ladder.
+
+Every candidate walks the same gates, in this order::
+
+    namespace-scope → [category-scope] → status-active → trust-zone →
+    confidence-floor → token-overlap → mmr-diversify → top-k → budget-fit
+
+(``top-k`` is the X-ray's ``result-limit``; the pipeline keeps the name it has
+always reported.) Scope is pushed into both retrievers, so every candidate
+passes the scope stages; their reason says how far scope narrowed the index.
+A per-candidate gate's verdict is one of:
+
+- pass: appended to ``admitted_by``;
+- drop: ``rejected_by`` and ``dropped_at`` are set, the candidate leaves the recall;
+- exempt: the gate would have rejected it, but a tier keeps it (a pending_review
+  memory shown as review context, a graph neighbour or episode sibling that does
+  not repeat the query's words): ``rejected_by`` is set, ``dropped_at`` is not.
+
+Counts are then a pure function of the verdicts, so they always chain: each
+stage considers exactly what the previous one admitted, and considered −
+admitted is the number it dropped.
+"""
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from collections import Counter
+from typing import Callable, Iterable, Sequence
 
 from .types import Candidate, StageCount
 
 Gate = Callable[[Candidate], bool]
+
+# Per-candidate stages, in ladder order (the index-level ones come before these).
+CANDIDATE_STAGES = ("status-active", "trust-zone", "confidence-floor", "token-overlap", "mmr-diversify",
+                    "top-k", "budget-fit")
+GATES = CANDIDATE_STAGES[:4]
+"""The gates decided before scoring; the last three are decided by rank and size."""
+SCOPE_STAGES = ("namespace-scope", "category-scope")
+LADDER = SCOPE_STAGES + CANDIDATE_STAGES
+XRAY_NAMES = {"top-k": "result-limit"}
+"""Stage names the X-ray schema spells differently."""
+
+
+def xray_name(name: str) -> str:
+    return XRAY_NAMES.get(name, name)
+
+
+def passed(c: Candidate, name: str) -> None:
+    c.admitted_by.append(name)
+
+
+def drop(c: Candidate, name: str) -> None:
+    if c.rejected_by is None:
+        c.rejected_by = name
+    c.dropped_at = name
+
+
+def exempt(c: Candidate, name: str) -> None:
+    """The gate would have rejected ``c``; a tier keeps it anyway."""
+    if c.rejected_by is None:
+        c.rejected_by = name
 
 
 def run_gate(name: str, candidates: Sequence[Candidate], keep: Gate, reason: str = "") -> tuple[list[Candidate], StageCount]:
@@ -20,6 +72,31 @@ def run_gate(name: str, candidates: Sequence[Candidate], keep: Gate, reason: str
             c.rejected_by = name
     stage = StageCount(name, len(candidates), len(admitted), reason if len(admitted) < len(candidates) else "")
     return admitted, stage
+
+
+def chain(index_stages: Sequence[StageCount], candidates: Iterable[Candidate], stages: Sequence[str],
+          reasons: dict[str, str]) -> list[StageCount]:
+    """The ladder's counts from the verdicts: ``index_stages`` first, then one count per stage name.
+
+    The last index stage must admit exactly ``len(candidates)``.
+    """
+    pool = list(candidates)
+    drops = Counter(c.dropped_at for c in pool if c.dropped_at is not None)
+    out = list(index_stages)
+    alive = len(pool)
+    for name in stages:
+        rejected = drops.get(name, 0)
+        out.append(StageCount(name, alive, alive - rejected, reasons.get(name, "")))
+        alive -= rejected
+    return out
+
+
+def rejected_summary(candidates: Iterable[Candidate], stage: str, label: Callable[[Candidate], str]) -> str:
+    """``rejected superseded ×2, forgotten ×1`` for the candidates ``stage`` dropped ('' if none)."""
+    counts = Counter(label(c) for c in candidates if c.dropped_at == stage)
+    if not counts:
+        return ""
+    return "rejected " + ", ".join(f"{k} ×{n}" for k, n in sorted(counts.items()))
 
 
 def token_overlap(query_terms: Sequence[str], memory_terms: set[str]) -> float:

@@ -10,37 +10,54 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-# Order in which terms are summed and shown; ``final`` is their plain sum.
-TERM_NAMES = ("vector", "bm25", "importance", "recency", "status", "propagation", "mmr_penalty")
+# Order in which terms are summed and shown; ``final`` is their plain sum (mmr_penalty subtracted).
+TERM_NAMES = ("vector", "bm25", "importance", "recency", "status", "reinforcement", "propagation", "tier_prior",
+              "mmr_penalty")
+
+# The tiers that can serve a result (the X-ray's ``servedBy``), in the order they claim a candidate.
+TIERS = ("review-context", "direct-answer", "procedural", "graph", "recent-scan", "hybrid")
 
 
 @dataclass
 class ScoreTerms:
-    """Named additive terms: ``final = vector + bm25 + importance + recency + status + propagation - mmr_penalty``."""
+    """Named additive terms.
+
+    ``final = vector + bm25 + importance + recency + status + reinforcement + propagation + tier_prior - mmr_penalty``
+    """
 
     vector: float = 0.0
     bm25: float = 0.0
     importance: float = 0.0
     recency: float = 0.0
     status: float = 0.0
+    """0 for an active memory, −inactivePenalty for one that is not (asked for, or shown as review context)."""
+    reinforcement: float = 0.0
+    """Boost from ``reinforcement_count`` (how often the memory was re-confirmed)."""
     propagation: float = 0.0
+    """Episode-expansion lift: a sibling borrows a discounted share of a strong seed's score."""
+    tier_prior: float = 0.0
+    """Prior added by the tier that served the memory (direct-answer, procedural, graph, recent-scan)."""
     mmr_penalty: float = 0.0
 
     @property
     def base(self) -> float:
-        """Everything except episode propagation and the MMR penalty."""
-        return self.vector + self.bm25 + self.importance + self.recency + self.status
+        """The memory's own merit: everything except lifts, tier priors and the MMR penalty."""
+        return self.vector + self.bm25 + self.importance + self.recency + self.status + self.reinforcement
 
     @property
     def final(self) -> float:
-        return self.base + self.propagation - self.mmr_penalty
+        return self.base + self.propagation + self.tier_prior - self.mmr_penalty
 
     def to_dict(self) -> dict[str, float]:
         out = {"final": _r(self.final)}
         for name in TERM_NAMES:
-            key = "mmrPenalty" if name == "mmr_penalty" else name
-            out[key] = _r(getattr(self, name))
+            out[_camel(name)] = _r(getattr(self, name))
         return out
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
 
 
 def _r(x: float) -> float:
@@ -67,15 +84,35 @@ class Candidate:
     """Set when the memory entered through episode expansion (the seed's id)."""
     terms: ScoreTerms = field(default_factory=ScoreTerms)
     admitted_by: list[str] = field(default_factory=list)
+    """Every ladder stage this candidate passed, in order."""
     rejected_by: str | None = None
+    """The first stage that rejected (or would have rejected) this candidate."""
+    dropped_at: str | None = None
+    """The stage that removed it from the recall; None while it is still in (a tier may keep a
+    candidate a gate would have rejected: then ``rejected_by`` is set and ``dropped_at`` is not)."""
+    entered_by: str = "retrieval"
+    """How it joined the pool: retrieval, episode, graph, procedural, recent-scan."""
+    served_by: str = "hybrid"
+    tier_note: str = ""
+    """Why its tier served it (shown as the X-ray's retrieval reason)."""
+    overlap: float | None = None
+    """Fraction of the query terms found in its text (computed only where something needs it)."""
+    graph_path: list[str] | None = None
+    graph_edge_confidences: list[float] | None = None
 
     @property
     def source(self) -> str:
+        if self.entered_by not in ("retrieval", "episode") and self.vector_rank is None and self.bm25_rank is None:
+            return self.entered_by
         if self.sibling_of is not None and self.vector_rank is None and self.bm25_rank is None:
             return "sibling"
         if self.vector_rank is not None and self.bm25_rank is not None:
             return "both"
         return "vector" if self.vector_rank is not None else ("bm25" if self.bm25_rank is not None else "sibling")
+
+    @property
+    def alive(self) -> bool:
+        return self.dropped_at is None
 
     def signals(self) -> dict[str, Any]:
         return {"cosine": _r(self.cosine), "chunkCosine": _r(self.chunk_cosine), "contextCosine": _r(self.context_cosine),
@@ -92,11 +129,27 @@ class StageCount:
     admitted: int
     reason: str = ""
 
+    @property
+    def rejected(self) -> int:
+        return self.considered - self.admitted
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name, "considered": self.considered, "admitted": self.admitted}
         if self.reason:
             out["reason"] = self.reason
         return out
+
+
+@dataclass
+class TierReport:
+    """What the tier that led the recall did: carried into the X-ray's ``tierExplain``."""
+
+    tier: str
+    reason: str
+    candidates_considered: int
+    latency_ms: float
+    anchors: list[str] = field(default_factory=list)
+    """Paths of the memories the tier served (the snapshot turns them into ``path:line-line``)."""
 
 
 @dataclass
@@ -113,6 +166,26 @@ class RecallHit:
     terms: ScoreTerms
     signals: dict[str, Any]
     admitted_by: list[str]
+    served_by: str = "hybrid"
+    rejected_by: str | None = None
+    tier_note: str = ""
+    graph_path: list[str] | None = None
+    graph_edge_confidences: list[float] | None = None
+    judged_at: float = 0.0
+    """The recall's clock (epoch s): staleness is judged at this instant."""
+    recall_namespace: str | None = None
+    _safety: str | None = field(default=None, repr=False)
+
+    @property
+    def safety(self) -> str:
+        """safe | requires-review | blocked (see :mod:`remnic.recall.provenance`); computed when first read."""
+        if self._safety is None:
+            from .provenance import assess
+
+            self._safety = assess(self.frontmatter, status=self.status, category=self.category,
+                                  namespace=self.namespace, recall_namespace=self.recall_namespace,
+                                  now_s=self.judged_at).safety
+        return self._safety
 
     @property
     def source_turn_id(self) -> str | None:
@@ -120,12 +193,19 @@ class RecallHit:
         return None if value is None else str(value)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "id": self.id, "path": self.path, "score": _r(self.score), "rank": self.rank,
             "namespace": self.namespace, "category": self.category, "status": self.status,
-            "content": self.content, "frontmatter": self.frontmatter,
-            "scoreDecomposition": self.terms.to_dict(), "signals": self.signals, "admittedBy": self.admitted_by,
+            "content": self.content, "frontmatter": self.frontmatter, "servedBy": self.served_by,
+            "safety": self.safety, "scoreDecomposition": self.terms.to_dict(), "signals": self.signals,
+            "admittedBy": self.admitted_by,
         }
+        if self.rejected_by is not None:
+            out["rejectedBy"] = self.rejected_by
+        if self.graph_path is not None:
+            out["graphPath"] = self.graph_path
+            out["graphEdgeConfidences"] = self.graph_edge_confidences
+        return out
 
 
 @dataclass
@@ -133,6 +213,7 @@ class RecallResult:
     query: str
     hits: list[RecallHit]
     stages: list[StageCount]
+    """The filter ladder, chained: each stage considers what the previous one admitted."""
     terms: list[str]
     """The analysed BM25 query terms."""
     namespace: str | None
@@ -142,7 +223,18 @@ class RecallResult:
     index: dict[str, Any] = field(default_factory=dict)
     """What the freshness check did before this recall (action, reason, …)."""
     candidates: list[Candidate] = field(default_factory=list)
-    """Every candidate that was scored, hits included (for explanation)."""
+    """Every candidate the ladder considered, dropped ones included (for explanation)."""
+    tier: TierReport | None = None
+    expansion: StageCount | None = None
+    """Episode expansion (offered = new siblings, admitted = lifted); not a filter, so not in ``stages``."""
+    clock_ms: int = 0
+    """The recall's clock (epoch ms): the live time, or the pinned REMNIC_XRAY_CLOCK."""
+    audit_id: str | None = None
+    """The recall-audit ledger entry this recall appended (None if the append failed)."""
+    session_key: str | None = None
+    trace_id: str | None = None
+    xray: Any = None
+    """The RecallXraySnapshot when capture was asked for (and did not fail)."""
 
     def __iter__(self):  # noqa: ANN204 - iterate hits like a list
         return iter(self.hits)
@@ -157,8 +249,13 @@ class RecallResult:
             "filters": [s.to_dict() for s in self.stages], "queryTerms": self.terms,
             "budget": {"chars": self.budget_chars, "used": self.budget_used},
             "timingsMs": {k: round(v, 3) for k, v in self.timings_ms.items()}, "index": self.index,
+            "auditEntryId": self.audit_id,
         }
+        if self.tier is not None:
+            out["tier"] = {"tier": self.tier.tier, "reason": self.tier.reason,
+                           "candidatesConsidered": self.tier.candidates_considered}
         if with_candidates:
             out["candidates"] = [{"id": c.id, "path": c.path, "terms": c.terms.to_dict(), "signals": c.signals(),
-                                  "admittedBy": c.admitted_by, "rejectedBy": c.rejected_by} for c in self.candidates]
+                                  "servedBy": c.served_by, "admittedBy": c.admitted_by, "rejectedBy": c.rejected_by,
+                                  "droppedAt": c.dropped_at} for c in self.candidates]
         return out

@@ -1,0 +1,199 @@
+"""The graph tier's traversal: one or two hops from strong hits over the memories' own references.
+
+Edges come from what the files already say, each with a confidence:
+
+- ``links: [id, ...]`` in the frontmatter — an explicit link (``graphLinkConfidence``);
+- ``[[target]]`` / ``[[target|label]]`` in the body — a wikilink to an id, a path or a file
+  name (``graphWikilinkConfidence``);
+- a shared ``entityRef`` — both memories are about the same entity (``graphEntityConfidence``).
+
+A path's confidence is the product of its edges' confidences; paths below
+``graphMinConfidence`` are not followed. The traversal is a pure function of
+the seeds and a :class:`Lookup` (so it is tested without an index); the
+pipeline provides a lookup over the catalog.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..index.catalog import Catalog
+    from ..index.vectors import Snapshot
+
+WIKILINK_RE = re.compile(r"\[\[([^\[\]|#\n]{1,200})(?:[#|][^\[\]\n]*)?\]\]")
+
+
+@dataclass(frozen=True)
+class Edge:
+    target: int
+    kind: str
+    """link | wikilink | entityRef"""
+    confidence: float
+
+
+@dataclass
+class Reached:
+    """The best path found to one memory."""
+
+    row: int
+    seed_row: int
+    path_rows: list[int]
+    """Seed first, this memory last."""
+    confidences: list[float]
+    """One per edge: ``len(path_rows) - 1``."""
+    kinds: list[str] = field(default_factory=list)
+
+    @property
+    def confidence(self) -> float:
+        out = 1.0
+        for c in self.confidences:
+            out *= c
+        return out
+
+
+class Lookup(Protocol):
+    def fields(self, rows: Sequence[int]) -> dict[int, tuple[Mapping[str, Any], str]]: ...
+    def row_of_ref(self, ref: str) -> int | None: ...
+    def rows_with_entity(self, entity: str) -> list[int]: ...
+
+
+def entity_refs(fm: Mapping[str, Any]) -> list[str]:
+    value = fm.get("entityRef")
+    if isinstance(value, str):
+        value = [value]
+    return [str(v).strip() for v in value or () if str(v).strip()] if isinstance(value, list) else []
+
+
+def link_refs(fm: Mapping[str, Any]) -> list[str]:
+    value = fm.get("links")
+    if isinstance(value, str):
+        value = [value]
+    return [str(v).strip() for v in value or () if str(v).strip()] if isinstance(value, list) else []
+
+
+def wikilinks(content: str) -> list[str]:
+    return list(dict.fromkeys(m.group(1).strip() for m in WIKILINK_RE.finditer(content or "")))
+
+
+def edges_of(row: int, fm: Mapping[str, Any], content: str, lookup: Lookup, *, link_conf: float,
+             wikilink_conf: float, entity_conf: float) -> list[Edge]:
+    """Outgoing edges of one memory, strongest kind kept per target, in a stable order."""
+    best: dict[int, Edge] = {}
+
+    def add(target: int | None, kind: str, conf: float) -> None:
+        if target is None or target == row:
+            return
+        if target not in best or best[target].confidence < conf:
+            best[target] = Edge(target, kind, conf)
+
+    for ref in link_refs(fm):
+        add(lookup.row_of_ref(ref), "link", link_conf)
+    for ref in wikilinks(content):
+        add(lookup.row_of_ref(ref), "wikilink", wikilink_conf)
+    for entity in entity_refs(fm):
+        for target in lookup.rows_with_entity(entity):
+            add(target, "entityRef", entity_conf)
+    return sorted(best.values(), key=lambda e: (-e.confidence, e.target))
+
+
+def traverse(seeds: Sequence[int], lookup: Lookup, *, max_hops: int, min_confidence: float, link_conf: float,
+             wikilink_conf: float, entity_conf: float, max_nodes: int) -> list[Reached]:
+    """Best-confidence paths (up to ``max_hops`` edges) from the seeds to memories that are not seeds."""
+    seed_set = set(seeds)
+    reached: dict[int, Reached] = {}
+    frontier = [Reached(s, s, [s], []) for s in seeds]
+    for _hop in range(max(0, max_hops)):
+        if not frontier:
+            break
+        fields = lookup.fields([r.row for r in frontier])
+        nxt: list[Reached] = []
+        for node in frontier:
+            fm, content = fields.get(node.row, ({}, ""))
+            for edge in edges_of(node.row, fm, content, lookup, link_conf=link_conf, wikilink_conf=wikilink_conf,
+                                 entity_conf=entity_conf):
+                if edge.target in seed_set or edge.target in node.path_rows:
+                    continue
+                path = Reached(edge.target, node.seed_row, node.path_rows + [edge.target],
+                               node.confidences + [edge.confidence], node.kinds + [edge.kind])
+                if path.confidence < min_confidence:
+                    continue
+                old = reached.get(edge.target)
+                if old is None or path.confidence > old.confidence + 1e-12:
+                    reached[edge.target] = path
+                    nxt.append(path)
+        frontier = nxt
+    ordered = sorted(reached.values(), key=lambda r: (-r.confidence, len(r.path_rows), r.row))
+    return ordered[:max(0, max_nodes)]
+
+
+class CatalogLookup:
+    """Resolves references against the live index (read-only catalog queries, cached per recall)."""
+
+    def __init__(self, snap: "Snapshot", catalog: "Catalog", alive: Any) -> None:
+        self.snap = snap
+        self.catalog = catalog
+        self.alive = alive
+        self._fields: dict[int, tuple[Mapping[str, Any], str]] = {}
+        self._stems: dict[str, int] | None = None
+        self._entities: dict[str, list[int]] = {}
+
+    def prime(self, rows_fields: Mapping[int, tuple[Mapping[str, Any], str]]) -> None:
+        self._fields.update(rows_fields)
+
+    def fields(self, rows: Sequence[int]) -> dict[int, tuple[Mapping[str, Any], str]]:
+        missing = [r for r in rows if r not in self._fields]
+        if missing:
+            got = self.catalog.hit_fields([self.snap.paths[r] for r in missing])
+            for r in missing:
+                self._fields[r] = got.get(self.snap.paths[r], ({}, ""))
+        return {r: self._fields[r] for r in rows}
+
+    def _live(self, path: str | None) -> int | None:
+        if path is None:
+            return None
+        r = self.snap.row_of.get(path)
+        return r if r is not None and self.alive[r] else None
+
+    def row_of_ref(self, ref: str) -> int | None:
+        try:
+            row = self._live(self.catalog.path_of(ref))
+        except Exception:  # noqa: BLE001 - an unreadable reference is just not an edge
+            row = None
+        if row is not None:
+            return row
+        for candidate in (ref, ref + ".md"):
+            row = self._live(candidate if candidate in self.snap.row_of else None)
+            if row is not None:
+                return row
+        if self._stems is None:
+            # File names without folder or extension, for [[wikilinks]] by name; built once per recall.
+            self._stems = {}
+            for path, r in self.snap.row_of.items():
+                stem = path.rsplit("/", 1)[-1].removesuffix(".md").lower()
+                self._stems.setdefault(stem, r)
+        return self._live(self.snap.paths[self._stems[ref.lower()]] if ref.lower() in self._stems else None)
+
+    def rows_with_entity(self, entity: str) -> list[int]:
+        if entity in self._entities:
+            return self._entities[entity]
+        rows: list[int] = []
+        try:
+            cur = self.catalog.conn.execute("SELECT path, frontmatter FROM docs WHERE frontmatter LIKE ?",
+                                            (f"%{entity}%",))
+            for path, fm in cur:
+                if entity in entity_refs(json.loads(fm)):
+                    r = self._live(path)
+                    if r is not None:
+                        rows.append(r)
+        except Exception:  # noqa: BLE001 - no entity edges rather than a failed recall
+            rows = []
+        self._entities[entity] = sorted(rows)
+        return self._entities[entity]
+
+
+def ids_of(rows: Iterable[int], snap: "Snapshot") -> list[str]:
+    return [snap.ids[r] for r in rows]

@@ -1,0 +1,299 @@
+"""``run_recall``: the stages of one hybrid recall, in order, each recorded as it runs.
+
+scope (namespace, category) → retrieval (BM25 ∪ vectors, plus what a tier offers) →
+gates (status-active, trust-zone, confidence-floor, token-overlap) → scoring (a plain
+sum of named terms) → episode expansion → re-rank pool → tiers → MMR → result
+limit → budget fit. The ladder's counts are computed from every candidate's
+verdicts at the end (:func:`remnic.recall.ladder.chain`), so they always chain.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Sequence
+
+from ..config import RecallSettings
+from ..errors import UsageError
+from . import scoring, tiers
+from .budget import fit_budget
+from .candidates import gather
+from .clock import LIVE, RecallClock
+from .expand import expand
+from .ladder import CANDIDATE_STAGES, chain, drop, passed, rejected_summary
+from .mmr import mmr_order
+from .pool import ACTIVE, ASSOCIATIONS, Pool
+from .types import Candidate, RecallHit, RecallResult, StageCount, TierReport
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..index import SearchIndex
+
+INACTIVE_STATUSES = ("pending_review", "rejected", "quarantined", "superseded", "archived", "forgotten")
+
+
+@dataclass
+class RecallOptions:
+    """Per-call choices; anything left None comes from ``RecallSettings``."""
+
+    top_k: int | None = None
+    namespace: str | None = None
+    category: str | None = None
+    budget_chars: int | None = None
+    statuses: Sequence[str] | None = None
+    """Statuses admitted; default only 'active'. ``include_inactive`` admits every status."""
+    include_inactive: bool = False
+    settings: RecallSettings | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def check_query(query: Any) -> str:
+    if not isinstance(query, str):
+        raise UsageError(f"query must be a string, got {type(query).__name__}")
+    if not query.strip():
+        raise UsageError("query must not be empty")
+    return query
+
+
+def resolve_limits(options: RecallOptions, s: RecallSettings) -> tuple[int, int]:
+    top_k = options.top_k if options.top_k is not None else s.top_k
+    if top_k <= 0:
+        raise UsageError(f"top_k must be a positive integer, got {top_k}")
+    budget = options.budget_chars if options.budget_chars is not None else s.budget_chars
+    if budget < 0:
+        raise UsageError(f"budget_chars must be 0 (no limit) or positive, got {budget}")
+    return top_k, budget
+
+
+def allowed_statuses(options: RecallOptions) -> set[str] | None:
+    if options.include_inactive:
+        return None
+    return set(options.statuses) if options.statuses else {ACTIVE}
+
+
+def run_recall(index: "SearchIndex", query: str, options: RecallOptions, settings: RecallSettings,
+               fresh: dict[str, Any] | None = None, clock: RecallClock = LIVE) -> RecallResult:
+    """Run the pipeline against an index that ``ensure_fresh`` has just checked."""
+    from ..index.bm25 import query_terms
+
+    t_start = time.perf_counter()
+    s = options.settings or settings
+    query = check_query(query)
+    text = query[: max(1, s.max_query_chars)]
+    top_k, budget = resolve_limits(options, s)
+    timings: dict[str, float] = {}
+    terms = query_terms(text, stopwords=s.query_stopwords)
+    intent = tiers.intent_of(text, terms)
+    t = time.perf_counter()
+    qvec = index.embed_query(text)
+    timings["embed"] = (time.perf_counter() - t) * 1000
+
+    allowed = allowed_statuses(options)
+    namespaces = [options.namespace] if options.namespace else None
+    categories = [options.category] if options.category else None
+    boosts = {"title": s.boost_title, "body": s.boost_body, "tags": s.boost_tags, "near": s.boost_near,
+              "far": s.boost_far, "when": s.boost_when}
+    now = clock.now_s()
+
+    with index.lock:
+        snap, bm25, catalog = index.view()
+        live = snap.mask()
+        scope = snap.mask(namespaces=namespaces, categories=None)
+        # Scope is pushed into both retrievers, so every candidate is in scope; the scope stages
+        # report the candidate pool (all admitted) and say in their reason how far scope narrowed.
+        scope_notes = [(f"namespace={options.namespace}" if options.namespace else "all namespaces")
+                       + f": {int(scope.sum())} of {int(live.sum())} memories in scope"]
+        if categories:
+            narrowed = scope & snap.mask(categories=categories)
+            scope_notes.append(f"category={options.category}: {int(narrowed.sum())} of {int(scope.sum())} in scope")
+            scope = narrowed
+        scope_names = ["namespace-scope"] + (["category-scope"] if categories else [])
+
+        t = time.perf_counter()
+        vec = snap.scores(qvec, s.context_weight)
+        timings["vector"] = (time.perf_counter() - t) * 1000
+        t = time.perf_counter()
+        depth = max(s.candidates, top_k)
+        pool = Pool(snap, catalog, vec, scope, allowed, s, terms, now, scope_names)
+        cands = gather(snap, bm25, vec, terms, depth=depth, boosts=boosts, mask=scope, namespaces=namespaces,
+                       categories=categories, statuses=None)
+        refetched = 0
+        ok = [c for c in cands if pool.status_ok(snap.status_of(c.row))]
+        if allowed is not None and len(ok) < min(depth, len(cands)):
+            # Inactive memories crowded the retrievers: fetch again within the allowed statuses.
+            pushed = snap.mask(namespaces=namespaces, categories=categories, statuses=sorted(allowed))
+            more = gather(snap, bm25, vec, terms, depth=depth, boosts=boosts, mask=pushed & scope,
+                          namespaces=namespaces, categories=categories, statuses=sorted(allowed))
+            seen = {c.row for c in cands}
+            extra = [c for c in more if c.row not in seen]
+            # Ranks from the deeper search replace the shallow ones for the admitted set.
+            ranks = {c.row: c for c in more}
+            for c in ok:
+                if c.row in ranks:
+                    c.vector_rank, c.bm25_rank, c.bm25 = ranks[c.row].vector_rank, ranks[c.row].bm25_rank, ranks[c.row].bm25
+            cands += extra
+            refetched = len(extra)
+        timings["bm25"] = (time.perf_counter() - t) * 1000
+        retrieved = len(cands)
+        for c in cands:
+            pool.add(c)
+
+        # --- offers from tiers (before the gates, so they walk them like everyone) ---
+        procedural = tiers.offer_procedures(pool, intent)
+        recent = tiers.offer_recent(pool, intent)
+
+        # --- the gates ---
+        tiers.select_review(pool, pool.cands)
+        if s.token_overlap_floor > 0 and terms:
+            pool.load(c.row for c in pool.cands)
+        for c in list(pool.cands[:retrieved]):
+            pool.gate(c)
+
+        # --- scoring: every term is named; final = their sum ---
+        t = time.perf_counter()
+        admitted = pool.alive()
+        # Normalisers come from what the gates admitted on their own (not what a tier kept).
+        norms = scoring.norms_for([c for c in admitted if c.rejected_by is None])
+
+        def score(c: Candidate) -> None:
+            r = c.row
+            if s.fusion == "rrf":
+                c.terms.vector = scoring.rrf_term(c.vector_rank, s.rrf_k, s.weight_vector)
+                c.terms.bm25 = scoring.rrf_term(c.bm25_rank, s.rrf_k, s.weight_bm25)
+            else:
+                c.terms.vector = scoring.vector_term(c.cosine, norms, s.weight_vector)
+                c.terms.bm25 = scoring.bm25_term(c.bm25, norms, s.weight_bm25)
+            c.terms.importance = scoring.importance_term(float(snap.importance[r]), s.weight_importance)
+            c.terms.recency = scoring.recency_term(float(snap.updated[r]), now, s.recency_half_life_days, s.weight_recency)
+            c.terms.status = 0.0 if snap.status_of(r) == ACTIVE else -abs(s.inactive_penalty)
+
+        for c in admitted:
+            score(c)
+        pool.scorer = score
+        timings["score"] = (time.perf_counter() - t) * 1000
+
+        # --- episode expansion (siblings enter the pool and walk the gates) ---
+        expansion: StageCount | None = None
+        if s.episode_expansion and s.score_propagation_alpha > 0 and admitted:
+            own = [c for c in admitted if c.rejected_by is None]
+            expansion = expand(snap, own, seeds=s.expansion_seeds, window=s.expansion_window,
+                               alpha=s.score_propagation_alpha, make=lambda r: pool.make(r, "episode"))
+
+        # --- the re-rank pool, then the tiers on it ---
+        ranked = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))
+        size = max(s.mmr_pool, top_k)
+        head = ranked[:size]
+        t_tier = clock.perf_ms()
+        t = time.perf_counter()
+        outcome = tiers.apply(pool, intent, head, top_k)
+        tier_ms = clock.perf_ms() - t_tier
+        timings["tiers"] = (time.perf_counter() - t) * 1000
+        head.sort(key=lambda c: (c.served_by != "direct-answer", -c.terms.final, c.path))
+        in_head = {c.row for c in head}
+        for c in pool.alive():
+            if c.row not in in_head:
+                drop(c, "mmr-diversify")
+        if s.mmr_lambda < 1.0 and len(head) > 1:
+            vectors = snap.doc_vectors([c.row for c in head])
+            order, penalties = mmr_order([c.terms.final for c in head], vectors, s.mmr_lambda, len(head))
+            for i, p in zip(order, penalties):
+                head[i].terms.mmr_penalty = p
+            head = [head[i] for i in order]
+        for c in head:
+            passed(c, "mmr-diversify")
+        top = head[:top_k]
+        for c in head[top_k:]:
+            drop(c, "top-k")
+        for c in top:
+            passed(c, "top-k")
+
+        # --- budget fit ---
+        pool.load(c.row for c in top)
+        contents = [pool.content(c.row) for c in top]
+        kept, used = fit_budget([len(x) for x in contents], budget)
+        kept_set = set(kept)
+        hits = []
+        for i, c in enumerate(top):
+            if i not in kept_set:
+                drop(c, "budget-fit")
+                continue
+            passed(c, "budget-fit")
+            if c.served_by == "hybrid" and not c.tier_note:
+                c.tier_note = tiers.hybrid_note(c)
+            fm = dict(pool.fm(c.row))
+            status = snap.status_of(c.row)
+            ns = snap.namespace_of(c.row)
+            hits.append(RecallHit(
+                id=c.id, path=c.path, score=c.terms.final, content=pool.content(c.row), frontmatter=fm,
+                namespace=ns, category=snap.category_of(c.row), status=status, rank=len(hits) + 1, terms=c.terms,
+                signals=c.signals(), admitted_by=list(c.admitted_by), served_by=c.served_by, rejected_by=c.rejected_by,
+                tier_note=c.tier_note, graph_path=c.graph_path, graph_edge_confidences=c.graph_edge_confidences,
+                judged_at=now, recall_namespace=options.namespace))
+
+        entered = _retrieval_reason(pool, depth, retrieved, refetched, procedural, recent)
+        n = len(pool.cands)
+        index_stages = [StageCount(name, n, n, note + ("; " + entered if i == len(scope_names) - 1 else ""))
+                        for i, (name, note) in enumerate(zip(scope_names, scope_notes))]
+        reasons = _reasons(pool, s, top_k, budget, len(head))
+        stages = chain(index_stages, pool.cands, CANDIDATE_STAGES, reasons)
+        report = _tier_report(hits, pool, outcome, len(head), tier_ms, expansion)
+    timings["total"] = (time.perf_counter() - t_start) * 1000
+    # Hits and the rest of the re-rank pool in their final order, then everyone else best first.
+    order = {id(c): i for i, c in enumerate(head)}
+    everyone = sorted(pool.cands, key=lambda c: (id(c) not in order, order.get(id(c), 0), -c.terms.final, c.path))
+    return RecallResult(query=query, hits=hits, stages=stages, terms=terms, namespace=options.namespace,
+                        budget_chars=budget, budget_used=used, timings_ms=timings, index=fresh or {},
+                        candidates=everyone, tier=report, expansion=expansion,
+                        clock_ms=int(round(now * 1000)))
+
+
+def _retrieval_reason(pool: Pool, depth: int, retrieved: int, refetched: int, procedural: int, recent: int) -> str:
+    parts = [f"bm25 ∪ vector top-{depth} gave {retrieved - refetched} candidates"]
+    if refetched:
+        parts.append(f"+{refetched} refetched within the allowed statuses")
+    counts = {"procedural": procedural, "recent-scan": recent,
+              "episode siblings": sum(1 for c in pool.cands if c.entered_by == "episode"),
+              "graph": sum(1 for c in pool.cands if c.entered_by == "graph")}
+    parts += [f"+{n} {name}" for name, n in counts.items() if n]
+    return "; ".join(parts)
+
+
+def _reasons(pool: Pool, s: RecallSettings, top_k: int, budget: int, head: int) -> dict[str, str]:
+    cands = pool.cands
+    status = lambda c: pool.snap.status_of(c.row)  # noqa: E731 - a label for the summaries
+    out = {
+        "status-active": rejected_summary(cands, "status-active", status)
+        or ("admits every status" if pool.allowed is None else "admits " + ", ".join(sorted(pool.allowed))),
+        "confidence-floor": rejected_summary(cands, "confidence-floor", lambda c: "below-confidence-floor")
+        or f"floor={s.confidence_floor:g}",
+        "token-overlap": rejected_summary(cands, "token-overlap", lambda c: "below-token-overlap-floor")
+        or f"floor={s.token_overlap_floor:g}",
+        "mmr-diversify": f"pool={max(s.mmr_pool, top_k)}, lambda={s.mmr_lambda:g}",
+        "top-k": f"k={top_k}",
+        "budget-fit": f"budget={budget} chars" if budget else "no limit",
+    }
+    trust = rejected_summary(cands, "trust-zone", status)
+    kept = sum(1 for c in cands if c.rejected_by == "trust-zone" and c.dropped_at != "trust-zone")
+    if kept:
+        trust = (trust + "; " if trust else "") + f"{kept} pending_review kept as review-context"
+    out["trust-zone"] = trust or "no quarantined or pending_review candidates"
+    assoc = sum(1 for c in cands if c.rejected_by == "token-overlap" and c.dropped_at is None
+                and c.entered_by in ASSOCIATIONS)
+    if assoc and s.token_overlap_floor > 0:
+        out["token-overlap"] += f"; {assoc} episode/graph neighbour(s) exempt"
+    return out
+
+
+def _tier_report(hits: list[RecallHit], pool: Pool, outcome: "tiers.TierOutcome", considered: int,
+                 latency_ms: float, expansion: StageCount | None) -> TierReport:
+    lead = hits[0].served_by if hits else "hybrid"
+    anchors = [h.path for h in hits if h.served_by == lead][:3]
+    if lead == "direct-answer":
+        reason = outcome.direct_reason
+    elif lead == "hybrid":
+        reason = "bm25 ∪ vector fusion" + (f"; direct-answer not taken: {outcome.direct_reason}"
+                                           if outcome.direct_reason else "")
+        if expansion is not None and expansion.admitted:
+            reason += f"; {expansion.admitted} episode sibling(s) lifted"
+    else:
+        reason = hits[0].tier_note
+    return TierReport(lead, reason, considered, round(latency_ms, 3), anchors)

@@ -1,0 +1,205 @@
+"""The candidate pool of one recall: every memory the ladder considered, and the gates they walked.
+
+Retrieval fills it first; tiers (procedural, recent-scan, graph) and episode
+expansion may add memories later through :meth:`Pool.make`, which sends them
+through the same gates, so every candidate's verdicts are recorded the same
+way and the ladder's counts chain (see :mod:`remnic.recall.ladder`).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+
+from ..config import RecallSettings
+from .ladder import drop, exempt, passed, token_overlap
+from .types import Candidate
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from ..index.catalog import Catalog
+    from ..index.vectors import Snapshot, VectorScores
+
+ACTIVE = "active"
+TRUST_STATUSES = ("pending_review", "quarantined")
+"""Statuses the trust-zone gate decides (status-active leaves them to it)."""
+ASSOCIATIONS = ("episode", "graph")
+_EMPTY: Mapping[str, Any] = {}
+"""Ways of entering the pool that do not need the query's words (token-overlap exempts them)."""
+
+
+class Pool:
+    def __init__(self, snap: "Snapshot", catalog: "Catalog", vec: "VectorScores", scope: "np.ndarray",
+                 allowed: set[str] | None, settings: RecallSettings, terms: Sequence[str], now_s: float,
+                 index_stage_names: Sequence[str]) -> None:
+        self.snap = snap
+        self.catalog = catalog
+        self.vec = vec
+        self.scope = scope
+        self.allowed = allowed
+        self.s = settings
+        self.terms = list(terms)
+        self.now_s = now_s
+        self.index_stage_names = list(index_stage_names)
+        self.cands: list[Candidate] = []
+        self.by_row: dict[int, Candidate] = {}
+        self.fields: dict[int, tuple[Mapping[str, Any], str]] = {}
+        self.review_rows: set[int] = set()
+        """pending_review rows the review-context tier keeps (exempt from trust-zone)."""
+        self.scorer: Callable[[Candidate], None] | None = None
+        self._tokens: dict[int, set[str]] = {}
+
+    # --- membership ---
+
+    def add(self, c: Candidate, entered_by: str = "retrieval") -> Candidate:
+        c.entered_by = entered_by
+        c.admitted_by[:0] = self.index_stage_names
+        self.cands.append(c)
+        self.by_row[c.row] = c
+        return c
+
+    def new(self, r: int) -> Candidate:
+        v = self.vec
+        return Candidate(int(r), self.snap.paths[r], self.snap.ids[r], float(v.combined[r]), float(v.chunk[r]),
+                         float(v.context[r]))
+
+    def make(self, r: int, entered_by: str, *, score: bool = True) -> Candidate | None:
+        """Offer memory ``r`` to the pool from a tier or expansion; the candidate if it passed the gates."""
+        if not self.scope[r] or r in self.by_row:
+            return None
+        c = self.add(self.new(r), entered_by)
+        self.gate(c)
+        if not c.alive:
+            return None
+        if score and self.scorer is not None:
+            self.scorer(c)
+        return c
+
+    def alive(self) -> list[Candidate]:
+        return [c for c in self.cands if c.alive]
+
+    # --- text ---
+
+    def load(self, rows: Iterable[int]) -> None:
+        fields = self.fields
+        missing = [r for r in dict.fromkeys(rows) if r not in fields]
+        if missing:
+            got = self.catalog.hit_fields([self.snap.paths[r] for r in missing])
+            for r in missing:
+                fields[r] = got.get(self.snap.paths[r], ({}, ""))
+
+    def load_flagged(self, rows: Sequence[int]) -> None:
+        """Load only those of ``rows`` whose frontmatter mentions a key a tier looks at.
+
+        Reinforcement and dispute flags are rare, so the paths that carry one are kept
+        per index build and generation (:func:`flagged_paths`); rows left unloaded are
+        known to carry neither flag, and no re-rank candidate's frontmatter is parsed
+        just to find that out.
+        """
+        try:
+            flagged = flagged_paths(self.catalog, self.snap.gen)
+        except Exception:  # noqa: BLE001 - unknown: look at every row instead
+            self.load(rows)
+            return
+        if flagged:
+            self.load(r for r in rows if self.snap.paths[r] in flagged)
+
+    def fm(self, r: int) -> Mapping[str, Any]:
+        f = self.fields.get(r)
+        if f is None:
+            self.load([r])
+            f = self.fields[r]
+        return f[0]
+
+    def known_fm(self, r: int) -> Mapping[str, Any]:
+        """The frontmatter if it was loaded, else {} (after ``load_flagged``: no flags there)."""
+        f = self.fields.get(r)
+        return f[0] if f is not None else _EMPTY
+
+    def content(self, r: int) -> str:
+        f = self.fields.get(r)
+        if f is None:
+            self.load([r])
+            f = self.fields[r]
+        return f[1]
+
+    def tokens(self, r: int) -> set[str]:
+        toks = self._tokens.get(r)
+        if toks is None:
+            from ..index.bm25 import analyze
+
+            toks = self._tokens[r] = set(analyze(self.content(r)))
+        return toks
+
+    def overlap(self, c: Candidate) -> float:
+        if c.overlap is None:
+            self.load([c.row])
+            c.overlap = token_overlap(self.terms, self.tokens(c.row))
+        return c.overlap
+
+    def overlap_with(self, r: int, terms: Sequence[str]) -> float:
+        return token_overlap(terms, self.tokens(r))
+
+    # --- the gates ---
+
+    def status(self, c: Candidate) -> str:
+        return self.snap.status_of(c.row)
+
+    def status_ok(self, status: str) -> bool:
+        """Passes both status gates without a tier's help."""
+        return self.allowed is None or status in self.allowed
+
+    def gate(self, c: Candidate) -> None:
+        """status-active → trust-zone → confidence-floor → token-overlap, recording each verdict."""
+        s, allowed = self.s, self.allowed
+        status = self.status(c)
+        if allowed is not None and status not in allowed and status not in TRUST_STATUSES:
+            return drop(c, "status-active")
+        passed(c, "status-active")
+        if allowed is not None and status in TRUST_STATUSES and status not in allowed:
+            if c.row in self.review_rows:
+                exempt(c, "trust-zone")
+            else:
+                return drop(c, "trust-zone")
+        else:
+            passed(c, "trust-zone")
+        if s.confidence_floor > 0 and float(self.snap.confidence[c.row]) < s.confidence_floor:
+            return drop(c, "confidence-floor")
+        passed(c, "confidence-floor")
+        if s.token_overlap_floor > 0 and self.terms and self.overlap(c) < s.token_overlap_floor:
+            if c.entered_by in ASSOCIATIONS:
+                return exempt(c, "token-overlap")
+            return drop(c, "token-overlap")
+        passed(c, "token-overlap")
+
+
+# --- paths whose frontmatter carries a tier flag, per catalog file, kept current by generation ---
+
+_FLAG_SQL = "(frontmatter LIKE '%reinforcement_count%' OR frontmatter LIKE '%disputed%')"
+_flag_lock = threading.Lock()
+_flags: dict[str, tuple[int, set[str]]] = {}
+
+
+def flagged_paths(catalog: "Catalog", gen: int) -> set[str]:
+    """Paths whose frontmatter mentions ``reinforcement_count`` or ``disputed``.
+
+    The first call per catalog scans it once; later calls read only the rows
+    written (and the tombstones left) since the generation they last saw.
+    """
+    key = str(catalog.path)
+    with _flag_lock:
+        seen = _flags.get(key)
+        if seen is not None and seen[0] == gen:
+            return seen[1]
+        conn = catalog.conn
+        if seen is None:
+            paths = {p for (p,) in conn.execute(f"SELECT path FROM docs WHERE {_FLAG_SQL}")}
+        else:
+            paths = set(seen[1])
+            for p, flag in conn.execute(f"SELECT path, {_FLAG_SQL} FROM docs WHERE gen > ?", (seen[0],)):
+                (paths.add if flag else paths.discard)(p)
+            for p in catalog.tombstones_since(seen[0]):
+                paths.discard(p)
+        _flags[key] = (gen, paths)
+        return paths

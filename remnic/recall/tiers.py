@@ -1,0 +1,321 @@
+"""The tiers that serve results besides plain hybrid fusion, each only on its own conditions.
+
+They act on the re-rank pool (the best ``mmrPool`` candidates after scoring),
+whose frontmatter and text are loaded once, and claim a candidate in this
+order (a claimed candidate is not claimed again):
+
+- **review-context** — a pending_review memory kept by the trust-zone gate (at most
+  ``reviewContextMax``, each sharing ≥ ``reviewContextMinOverlap`` of the query terms),
+  or a disputed one: shown flagged ``requires-review``, never as an answer. Not active,
+  so it carries the ``status`` penalty.
+- **direct-answer** — the best trusted decision/fact/principle (active, confidence ≥
+  ``directAnswerMinConfidence``, importance ≥ ``directAnswerMinImportance``, token overlap ≥
+  ``directAnswerMinOverlap``, not stale, not disputed) leading every other candidate by ≥
+  ``directAnswerMargin``: pinned first with ``tierPrior = directAnswerPrior``.
+- **procedural** — for how-to queries: procedures/skills with token overlap ≥
+  ``proceduralMinOverlap`` get ``tierPrior = proceduralPrior``; procedures the retrievers missed
+  are offered (up to ``proceduralMax``) before the gates.
+- **graph** — one or two hops over links / [[wikilinks]] / shared entityRef from the strongest
+  hits (:mod:`remnic.recall.graph`): a reached memory is lifted to ``graphAlpha × path
+  confidence × seed score``; the lift is its ``tierPrior``.
+- **recent-scan** — for queries about what is recent/new/changed: memories updated within
+  ``recentScanWindowDays`` that share a topic word get ``tierPrior = recentScanPrior ×
+  freshness``; recent ones the retrievers missed are offered (up to ``recentScanMax``). It is
+  also the whole recall when the index cannot be used (:mod:`remnic.recall.fallback`).
+- everything else is **hybrid**.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from . import graph as G
+from .candidates import top_rows
+from .pool import ACTIVE, Pool
+from .provenance import is_disputed, is_stale, needs_review
+from .types import Candidate
+
+DIRECT_CATEGORIES = ("decision", "fact", "principle")
+PROCEDURAL_CATEGORIES = ("procedure", "skill")
+
+HOW_TO_RE = re.compile(
+    r"\bhow\s+(?:do|does|can|should|would|could|to)\s+(?:i|we|you|one|they|people|to)\b|\bhow\s+to\b"
+    r"|\bsteps?\s+(?:to|for)\b|\bprocedures?\b|\brunbooks?\b|\bplaybooks?\b|\binstructions?\b"
+    r"|\bwhat(?:'s| is)\s+the\s+(?:process|procedure)\b|\bwalk\s+me\s+through\b",
+    re.IGNORECASE)
+RECENT_RE = re.compile(
+    r"\b(?:recent|recently|lately|latest|newest|today|yesterday|this\s+week|last\s+week|just\s+now"
+    r"|what(?:'s| is| has)\s+new|what\s+changed|(?:has|have|was|were)\s+(?:changed|updated))\b",
+    re.IGNORECASE)
+RECENCY_WORDS = "recent recently lately latest newest new today yesterday week just now changed change updated update"
+
+
+@dataclass
+class Intent:
+    how_to: bool = False
+    recent: bool = False
+    topic_terms: list[str] = field(default_factory=list)
+    """The query terms without the words that only ask for recency."""
+
+
+def intent_of(text: str, terms: Sequence[str]) -> Intent:
+    how_to = bool(HOW_TO_RE.search(text))
+    recent = bool(RECENT_RE.search(text))
+    topic = list(terms)
+    if recent:
+        from ..index.bm25 import analyze
+
+        recency = set(analyze(RECENCY_WORDS))
+        topic = [t for t in terms if t not in recency]
+    return Intent(how_to, recent, topic)
+
+
+# --------------------------------------------------------------------- before the gates
+
+
+def select_review(pool: Pool, cands: Sequence[Candidate]) -> None:
+    """Choose the pending_review candidates the trust-zone gate keeps as review context."""
+    s = pool.s
+    if not s.review_context or s.review_context_max <= 0 or pool.allowed != {ACTIVE}:
+        return  # only a default recall (active memories) adds review context; an explicit status choice is kept
+    pending = [c for c in cands if pool.status(c) == "pending_review"]
+    if not pending:
+        return
+    pool.load(c.row for c in pending)
+    ok = [c for c in pending if pool.overlap(c) >= s.review_context_min_overlap]
+    ok.sort(key=lambda c: (-(c.overlap or 0.0), -(c.bm25 or 0.0), -c.cosine, c.path))
+    pool.review_rows.update(c.row for c in ok[: s.review_context_max])
+
+
+def offer_procedures(pool: Pool, intent: Intent) -> int:
+    """How-to queries: procedures the retrievers missed, best by vector similarity, if they share words."""
+    s = pool.s
+    if not (s.procedural and intent.how_to and s.procedural_max > 0):
+        return 0
+    snap = pool.snap
+    mask = pool.scope & snap.mask(categories=PROCEDURAL_CATEGORIES,
+                                  statuses=sorted(pool.allowed) if pool.allowed is not None else None)
+    rows = [int(r) for r in top_rows(pool.vec.combined, mask, max(s.procedural_max * 4, 8)) if int(r) not in pool.by_row]
+    if not rows:
+        return 0
+    pool.load(rows)
+    added = 0
+    for r in rows:
+        if added >= s.procedural_max:
+            break
+        if pool.overlap_with(r, pool.terms) >= s.procedural_min_overlap:
+            c = pool.make(r, "procedural", score=False)
+            added += c is not None
+    return added
+
+
+def offer_recent(pool: Pool, intent: Intent, *, limit_probe: int | None = None) -> int:
+    """Recency queries: recently updated memories the retrievers missed that share a topic word."""
+    s = pool.s
+    if not (s.recent_scan and intent.recent and s.recent_scan_max > 0):
+        return 0
+    snap = pool.snap
+    n = snap.n
+    updated = snap.updated[:n]
+    window = s.recent_scan_window_days * 86400.0
+    with np.errstate(invalid="ignore"):
+        recent = pool.scope & (updated >= pool.now_s - window) & (updated <= pool.now_s + 86400.0)
+    if pool.allowed is not None:
+        recent &= snap.mask(statuses=sorted(pool.allowed))
+    rows = [int(r) for r in top_rows(np.nan_to_num(updated, nan=-np.inf), recent, limit_probe or s.recent_scan_probe)
+            if int(r) not in pool.by_row]
+    if not rows:
+        return 0
+    pool.load(rows)
+    added = 0
+    for r in rows:
+        if added >= s.recent_scan_max:
+            break
+        if not intent.topic_terms or pool.overlap_with(r, intent.topic_terms) > 0:
+            c = pool.make(r, "recent-scan", score=False)
+            added += c is not None
+    return added
+
+
+# --------------------------------------------------------------------- on the re-rank pool
+
+
+@dataclass
+class TierOutcome:
+    direct: Candidate | None = None
+    direct_reason: str = ""
+    graph_added: int = 0
+
+
+def _claimable(c: Candidate) -> bool:
+    return c.served_by == "hybrid"
+
+
+def apply(pool: Pool, intent: Intent, ranked: list[Candidate], top_k: int) -> TierOutcome:
+    """Run the tiers over ``ranked`` (the re-rank pool, best first); may append graph neighbours to it."""
+    s = pool.s
+    out = TierOutcome()
+    pool.load(c.row for c in ranked[:top_k])  # the likely hits: budget-fit reads them anyway
+    pool.load_flagged([c.row for c in ranked[top_k:]])
+    _reinforce(pool, ranked)
+    for c in ranked:  # review-context first: safety over everything
+        fm = pool.known_fm(c.row)
+        if s.review_context and needs_review(fm, pool.status(c)):
+            c.served_by = "review-context"
+            c.tier_note = ("pending review: shown for review, not as an answer" if pool.status(c) == "pending_review"
+                           else "disputed: shown for review, not as an answer")
+    if s.direct_answer:
+        _direct_answer(pool, ranked, out)
+    if s.procedural and intent.how_to:
+        for c in ranked:
+            if _claimable(c) and pool.snap.category_of(c.row) in PROCEDURAL_CATEGORIES:
+                ov = pool.overlap(c)
+                if ov >= s.procedural_min_overlap:
+                    c.terms.tier_prior = s.procedural_prior
+                    c.served_by = "procedural"
+                    c.tier_note = f"how-to query: {pool.snap.category_of(c.row)} sharing {ov:.2f} of the query terms"
+    if s.graph and s.graph_max_hops > 0 and s.graph_max_nodes > 0:
+        out.graph_added = _graph(pool, ranked)
+    if s.recent_scan and intent.recent:
+        _recent(pool, intent, ranked)
+    return out
+
+
+def _reinforce(pool: Pool, ranked: Sequence[Candidate]) -> None:
+    s = pool.s
+    if s.reinforcement_weight <= 0 or s.reinforcement_cap <= 0:
+        return
+    for c in ranked:
+        count = pool.known_fm(c.row).get("reinforcement_count")
+        if isinstance(count, (int, float)) and not isinstance(count, bool) and count > 0:
+            c.terms.reinforcement = s.reinforcement_weight * min(float(count), s.reinforcement_cap) / s.reinforcement_cap
+
+
+def _direct_answer(pool: Pool, ranked: Sequence[Candidate], out: TierOutcome) -> None:
+    s, snap = pool.s, pool.snap
+    qualified: list[Candidate] = []
+    closest = ""
+    for c in ranked:
+        r = c.row
+        if not _claimable(c) or snap.category_of(r) not in DIRECT_CATEGORIES or pool.status(c) != ACTIVE:
+            continue
+        imp, conf = float(snap.importance[r]), float(snap.confidence[r])
+        if imp < s.direct_answer_min_importance or conf < s.direct_answer_min_confidence:
+            closest = closest or f"{c.id}: importance {imp:.2f}, confidence {conf:.2f} below the trusted floor"
+            continue
+        fm = pool.fm(r)
+        if is_disputed(fm) or is_stale(fm, ACTIVE, pool.now_s)[0]:
+            closest = closest or f"{c.id}: stale or disputed"
+            continue
+        ov = pool.overlap(c)
+        if ov < s.direct_answer_min_overlap:
+            closest = closest or f"{c.id}: token-overlap {ov:.2f} < {s.direct_answer_min_overlap}"
+            continue
+        qualified.append(c)
+    if not qualified:
+        out.direct_reason = ("no trusted decision/fact/principle with importance ≥ "
+                             f"{s.direct_answer_min_importance} and token-overlap ≥ {s.direct_answer_min_overlap}"
+                             + (f" ({closest})" if closest else ""))
+        return
+    best = max(qualified, key=lambda c: (c.terms.final, c.path))
+    rivals = [c for c in ranked if c is not best]
+    rival = max(rivals, key=lambda c: c.terms.final) if rivals else None
+    margin = best.terms.final - rival.terms.final if rival is not None else float("inf")
+    if margin < s.direct_answer_margin:
+        out.direct_reason = (f"ambiguous: {best.id} leads {rival.id if rival else '-'} by {margin:.3f} "
+                             f"< margin {s.direct_answer_margin}")
+        return
+    best.terms.tier_prior = s.direct_answer_prior
+    best.served_by = "direct-answer"
+    kind = snap.category_of(best.row)
+    margin_text = "no rival" if rival is None else f"margin {margin:.2f}"
+    best.tier_note = (f"trusted {kind} (importance {float(snap.importance[best.row]):.2f}, confidence "
+                      f"{float(snap.confidence[best.row]):.2f}), token-overlap {pool.overlap(best):.2f}, "
+                      f"unambiguous ({margin_text})")
+    out.direct = best
+    out.direct_reason = best.tier_note
+
+
+def _graph(pool: Pool, ranked: list[Candidate]) -> int:
+    s, snap = pool.s, pool.snap
+    if not ranked:
+        return 0
+    top = ranked[0].terms.final
+    seeds = [c for c in ranked[: max(1, s.graph_seeds) * 3]
+             if c.served_by in ("hybrid", "direct-answer", "procedural") and pool.status(c) == ACTIVE
+             and c.terms.base > 0 and c.terms.final >= s.graph_seed_ratio * top][: s.graph_seeds]
+    if not seeds:
+        return 0
+    lookup = G.CatalogLookup(snap, pool.catalog, snap.alive)
+    lookup.prime({r: pool.fields[r] for r in pool.fields})
+    by_row = {c.row: c for c in seeds}
+    reached = G.traverse([c.row for c in seeds], lookup, max_hops=s.graph_max_hops,
+                         min_confidence=s.graph_min_confidence, link_conf=s.graph_link_confidence,
+                         wikilink_conf=s.graph_wikilink_confidence, entity_conf=s.graph_entity_confidence,
+                         max_nodes=s.graph_max_nodes * 3)
+    in_ranked = {c.row for c in ranked}
+    served = added = 0
+    for hit in reached:
+        if served >= s.graph_max_nodes:
+            break
+        c = pool.by_row.get(hit.row)
+        if c is None:
+            c = pool.make(hit.row, "graph")
+            if c is None:
+                continue
+            pool.load([c.row])
+        elif not c.alive or not _claimable(c) or c.dropped_at is not None:
+            continue
+        seed = by_row[hit.seed_row]
+        lift = s.graph_alpha * hit.confidence * seed.terms.base - (c.terms.base + c.terms.propagation)
+        if lift <= 1e-9:
+            continue  # already scores as well on its own: it stays what served it
+        c.terms.tier_prior = lift
+        c.served_by = "graph"
+        c.graph_path = G.ids_of(hit.path_rows, snap)
+        c.graph_edge_confidences = [round(x, 4) for x in hit.confidences]
+        c.tier_note = (f"{len(hit.confidences)} hop(s) from {seed.id} over {' → '.join(hit.kinds)} "
+                       f"(path confidence {hit.confidence:.2f})")
+        served += 1
+        if c.row not in in_ranked:
+            ranked.append(c)
+            in_ranked.add(c.row)
+            added += 1
+    return added
+
+
+def _recent(pool: Pool, intent: Intent, ranked: Sequence[Candidate]) -> None:
+    s, snap = pool.s, pool.snap
+    window = s.recent_scan_window_days * 86400.0
+    if window <= 0:
+        return
+    for c in ranked:
+        if not _claimable(c):
+            continue
+        updated = float(snap.updated[c.row])
+        if not np.isfinite(updated):
+            continue
+        age = pool.now_s - updated
+        if age > window or age < -86400.0:
+            continue
+        if intent.topic_terms and pool.overlap_with(c.row, intent.topic_terms) <= 0:
+            continue
+        freshness = max(0.0, 1.0 - max(age, 0.0) / window)
+        c.terms.tier_prior = s.recent_scan_prior * freshness
+        c.served_by = "recent-scan"
+        c.tier_note = f"recency query: updated {max(age, 0.0) / 86400.0:.1f} day(s) ago"
+
+
+def hybrid_note(c: Candidate) -> str:
+    parts = []
+    if c.bm25_rank is not None:
+        parts.append(f"bm25 #{c.bm25_rank}")
+    if c.vector_rank is not None:
+        parts.append(f"vector #{c.vector_rank}")
+    if c.sibling_of is not None:
+        parts.append(f"episode sibling of {c.sibling_of}")
+    return " + ".join(parts) or "hybrid fusion"
