@@ -173,6 +173,19 @@ def test_create_edit_rename_delete(memory: Memory, watch: Callable[..., Running]
     consistent(memory)
 
 
+def test_new_top_level_folder_is_watched_and_internals_are_not(memory: Memory, watch: Callable[..., Running]) -> None:
+    root = memory.root
+    running = watch()
+    watched = {e.watch.path for e in running.watcher._observer.emitters}
+    assert str(root / ".git" / "objects") not in watched and str(root / ".remnic") not in watched
+    (root / "notes" / "deep").mkdir(parents=True)
+    (root / "notes" / "deep" / "idea.md").write_text("A note in a folder made after the watcher started.\n")
+    wait_until(lambda: running.idle(root) and "notes/deep/idea.md" in subjects(root)[0], what="the new folder's file")
+    (root / "notes" / "later.md").write_text("Saved into the new folder once it is watched.\n")
+    wait_until(lambda: running.idle(root) and "notes/later.md" in subjects(root)[0], what="a later save")
+    consistent(memory)
+
+
 def test_burst_of_50_saves_is_one_commit_and_nothing_is_lost(memory: Memory, watch: Callable[..., Running]) -> None:
     root = memory.root
     running = watch(debounce_ms=400, max_delay_ms=30_000)

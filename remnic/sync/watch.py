@@ -84,6 +84,9 @@ class _Handler(FileSystemEventHandler):
                 continue
             if event.is_directory:
                 top = rel.split("/")[0]
+                if "/" not in rel and event.event_type in ("created", "moved") and not rel.startswith("."):
+                    self.watcher.watch_folder(rel)
+                    kinds.add("memory")  # files saved before the new watch started are found by the sync
                 if is_directory_move(event) and not top.startswith(".") and top != STATE_DIR:
                     kinds.add("memory")
                 continue
@@ -163,16 +166,44 @@ class Watcher:
 
         observer = Observer()
         try:
-            observer.schedule(_Handler(self), str(self.root), recursive=True)
+            self._schedule(observer)
             observer.start()
         except OSError as exc:  # e.g. the inotify watch limit: poll instead of failing
             from watchdog.observers.polling import PollingObserver
 
             self.emit({"event": "warning", "message": f"file events unavailable ({exc}); polling instead"})
             observer = PollingObserver(timeout=1.0)
-            observer.schedule(_Handler(self), str(self.root), recursive=True)
+            self._schedule(observer)
             observer.start()
         self._observer = observer
+
+    def _schedule(self, observer: Any) -> None:
+        """Watch what matters and nothing else: never .git/objects or .remnic/, which churn on every write.
+
+        The root and .git are watched flat (new folders, HEAD, packed-refs), branch refs and every
+        visible top-level folder recursively; a folder created later is added by the handler.
+        """
+        self._handler = _Handler(self)
+        self._watched: set[str] = set()
+        observer.schedule(self._handler, str(self.root), recursive=False)
+        git_dir = self.root / ".git"
+        if git_dir.is_dir():
+            observer.schedule(self._handler, str(git_dir), recursive=False)
+            if (git_dir / "refs" / "heads").is_dir():
+                observer.schedule(self._handler, str(git_dir / "refs" / "heads"), recursive=True)
+        for entry in sorted(os.scandir(self.root), key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False):
+                self.watch_folder(entry.name, observer)
+
+    def watch_folder(self, name: str, observer: Any = None) -> None:
+        """Start a recursive watch on a visible top-level folder (idempotent)."""
+        observer = observer or self._observer
+        if observer is None or name.startswith(".") or name == STATE_DIR or name in self._watched:
+            return
+        path = self.root / name
+        if path.is_dir() and not path.is_symlink():
+            self._watched.add(name)
+            observer.schedule(self._handler, str(path), recursive=True)
 
     def _stop_observer(self) -> None:
         if self._observer is not None:
