@@ -8,17 +8,14 @@ caller never leaves a half-written memory behind.
 from __future__ import annotations
 
 import os
-import platform
 import shutil
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .config import MARKER_FILE, STATE_DIR, Settings, load_settings
-from .errors import FieldProblem, MemoryFormatError, NotFoundError, RemnicError, UsageError, ValidationError
-from .ledger import Ledger, Version, trailers_for, unified_diff
+from .config import Settings, load_settings
+from .errors import FieldProblem, MemoryFormatError, NotFoundError, RemnicError, ValidationError
+from .ledger import Ledger, Version, trailers_for
 from .model import (
     DEFAULT_NAMESPACE,
     MemoryRecord,
@@ -31,6 +28,9 @@ from .model import (
     parse_file,
     serialize,
 )
+from . import doctor as _doctor
+from . import history as _history
+from . import observe as _observe
 from .store import MemoryStore
 from .validate import check_content, check_namespace, new_frontmatter
 
@@ -334,56 +334,19 @@ class Memory:
             raise NotFoundError(f"{rel} has no committed versions yet (commit it, or run `remnic sync run`)")
         return versions
 
-    def _pick(self, versions: list[Version], spec: str) -> Version:
-        text = spec.strip().lower()
-        if text in ("head", "latest", "current"):
-            return versions[-1]
-        number = text[1:] if text.startswith("v") else text
-        if number.isdigit() and len(number) < 7:
-            n = int(number)
-            if 1 <= n <= len(versions):
-                return versions[n - 1]
-            raise UsageError(f"no version {spec!r}; valid versions: v1..v{len(versions)}, a commit sha, 'working' or 'latest'")
-        matches = [v for v in versions if len(text) >= 4 and v.sha.startswith(text)]
-        if len(matches) == 1:
-            return matches[0]
-        raise UsageError(f"no version {spec!r}; valid versions: v1..v{len(versions)}, a commit sha, 'working' or 'latest'")
-
     def version_text(self, id_or_path: str, spec: str) -> tuple[str, str]:
         """(label, file text) of a version; ``working`` is the file as it is on disk now."""
-        versions = self.versions(id_or_path)
-        if spec.strip().lower() == "working":
-            path = versions[-1].path
-            try:
-                return f"{path}@working", self.files.read_text(path)
-            except FileNotFoundError:
-                return f"{path}@working", ""
-        v = self._pick(versions, spec)
-        return f"{v.path}@{v.label} ({v.short})", self.ledger.show(v.sha, v.path)
+        return _history.version_text(self.files, self.ledger, self.versions(id_or_path), spec)
 
     def version_diff(self, id_or_path: str, old: str | None = None, new: str | None = None) -> str:
-        """A unified diff between two versions (default: the last two, or last vs working tree)."""
-        versions = self.versions(id_or_path)
-        if old is None and new is None:
-            dirty = self.ledger.is_dirty(versions[-1].path)
-            if dirty:
-                old, new = "latest", "working"
-            elif len(versions) >= 2:
-                old, new = f"v{len(versions) - 1}", f"v{len(versions)}"
-            else:
-                old, new = "v1", "v1"
-        elif new is None:
-            new = "latest"
-        assert old is not None and new is not None
-        old_label, old_text = self.version_text(id_or_path, old)
-        new_label, new_text = self.version_text(id_or_path, new)
-        return unified_diff(old_text, new_text, old_label, new_label)
+        """A unified diff between two versions (default: the last two, or latest vs uncommitted edits)."""
+        return _history.version_diff(self.files, self.ledger, self.versions(id_or_path), old, new)
 
     def revert(self, id_or_path: str, spec: str, *, source: str = "api") -> MemoryRecord:
         """Restore a version's text as a new commit (history is never rewritten)."""
         with self.files.lock():
             versions = self.versions(id_or_path)
-            target = self._pick(versions, spec)
+            target = _history.pick(versions, spec)
             text = self.ledger.show(target.sha, target.path)
             current = versions[-1].path
             record = parse_file(text, current)
@@ -404,34 +367,21 @@ class Memory:
 
     def timeline(self, memory_id: str) -> list[dict[str, Any]]:
         """A memory's lifecycle from git: one event per commit, with the status at that version."""
-        events = []
-        for v in self.versions(memory_id):
-            entry = v.to_dict()
-            if v.change != "D":
-                try:
-                    entry["status"] = parse_file(self.ledger.show(v.sha, v.path), v.path).status
-                except (MemoryFormatError, RemnicError):
-                    entry["status"] = "malformed"
-            else:
-                entry["status"] = "deleted"
-            events.append(entry)
-        return events
+        return _history.timeline(self.ledger, self.versions(memory_id))
 
     # --- health ---
 
     def status(self) -> dict[str, Any]:
-        records, problems = self.check_files()
-        counts: dict[str, dict[str, int]] = {"category": {}, "status": {}, "namespace": {}}
-        for r in records:
-            for key, value in (("category", r.category), ("status", r.status), ("namespace", r.namespace)):
-                counts[key][value] = counts[key].get(value, 0) + 1
-        pending = [p for _, p, _ in self.ledger.status_porcelain()]
-        out: dict[str, Any] = {
-            "memoryDir": str(self.root), "head": self.ledger.head(), "memories": len(records),
-            "malformed": sorted({p.path for p in problems if p.path}), "uncommitted": pending, "counts": counts,
-        }
-        out["index"] = self._index_health()
-        return out
+        return _doctor.status(self.root, self.files, self.ledger, self.settings.store, self._index_health())
+
+    def doctor(self) -> list[dict[str, Any]]:
+        """Checks with status ok|warn|fail and a detail line each."""
+        return _doctor.checks(self.root, self.settings.origins.get("memoryDir", "default"), self.files,
+                             self.ledger, self.settings.store, self._index_health())
+
+    def check_files(self) -> tuple[list[MemoryRecord], list[FieldProblem]]:
+        """Every memory file checked as sync checks it (schema, namespace folder, secrets, conflict markers)."""
+        return _doctor.check_files(self.files, self.settings.store)
 
     def _index_health(self) -> dict[str, Any]:
         try:
@@ -440,62 +390,6 @@ class Memory:
             return {"state": "unavailable"}
         except Exception as exc:  # noqa: BLE001 - health must report, not crash
             return {"state": "error", "detail": str(exc)}
-
-    def doctor(self) -> list[dict[str, Any]]:
-        """Checks with status ok|warn|fail and a detail line each."""
-        checks: list[dict[str, Any]] = []
-
-        def add(name: str, status: str, detail: str, **more: Any) -> None:
-            checks.append({"name": name, "status": status, "detail": detail, **more})
-
-        py = platform.python_version()
-        add("python", "ok" if sys.version_info >= (3, 11) else "fail", f"Python {py} ({sys.executable})")
-        try:
-            git_version = subprocess.run(["git", "--version"], capture_output=True, text=True, check=True).stdout.strip()
-            add("git", "ok", git_version)
-        except (OSError, subprocess.CalledProcessError) as exc:
-            add("git", "fail", f"git not runnable: {exc}")
-        add("memory-dir", "ok", f"{self.root} (from {self.settings.origins.get('memoryDir', 'default')})")
-        add("marker", "ok" if (self.root / MARKER_FILE).is_file() else "warn",
-            "memory repo marker present" if (self.root / MARKER_FILE).is_file()
-            else f"no {MARKER_FILE}: directory discovery from a subfolder will not find this repo (run `remnic init`)")
-        gitignore = self.root / ".gitignore"
-        ignored = gitignore.is_file() and any(line.strip().rstrip("/") in (STATE_DIR, "/" + STATE_DIR)
-                                              for line in gitignore.read_text(encoding="utf-8").splitlines())
-        add("gitignore", "ok" if ignored else "warn",
-            f"{STATE_DIR}/ is git-ignored" if ignored else f"{STATE_DIR}/ is not in .gitignore: rebuildable state may be committed")
-        records, problems = self.check_files()
-        bad_files = {p.path for p in problems}
-        if problems:
-            add("memory-files", "fail", f"{len(bad_files)} malformed of {len(records) + len(bad_files)} files "
-                "(left untouched and out of the index until fixed)", problems=[p.describe() for p in problems])
-        else:
-            add("memory-files", "ok", f"{len(records)} memory files, none malformed")
-        pending = self.ledger.status_porcelain()
-        add("working-tree", "ok" if not pending else "warn",
-            "clean" if not pending else f"{len(pending)} uncommitted change(s) (run `remnic sync run`)")
-        health = self._index_health()
-        state = health.get("state", "unknown")
-        add("index", "ok" if state == "ok" else "warn", f"index {state}" + (f": {health.get('detail')}" if health.get("detail") else ""),
-            index=health)
-        return checks
-
-    def check_files(self) -> tuple[list[MemoryRecord], list[FieldProblem]]:
-        """Every memory file checked as sync checks it (schema, namespace folder, secrets, conflict markers)."""
-        from .sync.check import check_bytes
-
-        records: list[MemoryRecord] = []
-        problems: list[FieldProblem] = []
-        for rel in self.files.iter_paths():
-            try:
-                checked = check_bytes((self.root / rel).read_bytes(), rel, self.settings.store)
-            except FileNotFoundError:
-                continue
-            if checked.ok and checked.record is not None:
-                records.append(checked.record)
-            else:
-                problems += checked.problems
-        return records, problems
 
     def _find_duplicate(self, namespace: str, digest: str) -> MemoryRecord | None:
         try:
@@ -563,64 +457,8 @@ class Memory:
 
     def observe(self, session_key: str, messages: Sequence[Mapping[str, Any]], *, namespace: str | None = None,
                 source: str = "api") -> dict[str, Any]:
-        """Archive conversation messages under ``.remnic/observe/<namespace>/<date>/<session>.jsonl``.
-
-        One append per call under an exclusive flock, so concurrent observers never
-        interleave lines. Extraction into memories is not built yet, so the result
-        says ``extractionQueued: false``; the archive is git-ignored state.
-        """
-        import fcntl
-        import hashlib
-        import json
-        import re
-        import time as _time
-
-        problems: list[FieldProblem] = []
-        if not isinstance(session_key, str) or not session_key.strip() or len(session_key) > 256:
-            problems.append(FieldProblem("sessionKey", "must be a non-empty string of at most 256 characters"))
-        ns = namespace or self.settings.namespaces.default
-        problems += check_namespace(ns)
-        if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)) or not messages:
-            problems.append(FieldProblem("messages", "must be a non-empty array of {role, content} objects"))
-            messages = []
-        for i, msg in enumerate(messages):
-            if not isinstance(msg, Mapping):
-                problems.append(FieldProblem(f"messages[{i}]", "must be an object with role and content"))
-                continue
-            if msg.get("role") not in ("user", "assistant"):
-                problems.append(FieldProblem(f"messages[{i}].role", f"unknown role {msg.get('role')!r}",
-                                             options=("user", "assistant")))
-            if not isinstance(msg.get("content"), str):
-                problems.append(FieldProblem(f"messages[{i}].content", "must be a string"))
-        if problems:
-            raise ValidationError(problems[0].describe() if len(problems) == 1 else "invalid observation",
-                                  problems=problems)
-        # A readable file name that cannot escape the directory; the hash keeps distinct keys distinct.
-        safe = re.sub(r"[^A-Za-z0-9_-]+", "_", session_key)[:80].strip("_") or "session"
-        if safe != session_key:
-            safe += "-" + hashlib.sha256(session_key.encode("utf-8")).hexdigest()[:8]
-        day = _time.strftime("%Y-%m-%d", _time.gmtime())
-        rel = f"{STATE_DIR}/observe/{ns}/{day}/{safe}.jsonl"
-        now = now_iso()
-        lines = []
-        for i, msg in enumerate(messages):
-            entry = {"ts": now, "sessionKey": session_key, "namespace": ns, "turnIndex": i,
-                     "role": msg["role"], "content": msg["content"], "source": source}
-            for key in ("sourceFormat", "parts"):
-                if key in msg:
-                    entry[key] = msg[key]
-            lines.append(json.dumps(entry, ensure_ascii=False, default=str))
-        path = self.root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            os.write(fd, ("\n".join(lines) + "\n").encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        return {"accepted": len(lines), "sessionKey": session_key, "namespace": ns, "lcmArchived": True,
-                "extractionQueued": False, "archivePath": rel}
+        """Archive conversation messages for the observation pipeline (see :mod:`remnic.observe`)."""
+        return _observe.archive(self.root, session_key, messages, namespace or self.settings.namespaces.default, source)
 
     @staticmethod
     def _newest_first(record: MemoryRecord) -> tuple[float, str]:

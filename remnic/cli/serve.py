@@ -115,7 +115,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     _setup_logging(args.log_level)
     memory = open_memory(args)
-    settings = memory.settings
     token = args.token or os.environ.get(TOKEN_ENV)
     extra = {token: check_principal(args.principal, "--principal")} if token else {}
     auth = Authenticator(_tokens(memory.root), extra)

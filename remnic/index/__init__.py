@@ -29,7 +29,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from ..config import Settings
 from ..errors import LedgerError, MemoryFormatError, NotFoundError

@@ -1,0 +1,87 @@
+"""Health checks for `remnic doctor` and `remnic status`: the environment, the repo, every file, the index."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from .config import MARKER_FILE, STATE_DIR, StoreSettings
+from .errors import FieldProblem
+from .ledger import Ledger
+from .model import MemoryRecord
+from .store import MemoryStore
+
+
+def check_files(files: MemoryStore, store: StoreSettings) -> tuple[list[MemoryRecord], list[FieldProblem]]:
+    """Every memory file checked as sync checks it (schema, namespace folder, secrets, conflict markers)."""
+    from .sync.check import check_bytes
+
+    records: list[MemoryRecord] = []
+    problems: list[FieldProblem] = []
+    for rel in files.iter_paths():
+        try:
+            checked = check_bytes((files.root / rel).read_bytes(), rel, store)
+        except FileNotFoundError:
+            continue
+        if checked.ok and checked.record is not None:
+            records.append(checked.record)
+        else:
+            problems += checked.problems
+    return records, problems
+
+
+def status(root: Path, files: MemoryStore, ledger: Ledger, store: StoreSettings,
+           index_health: dict[str, Any]) -> dict[str, Any]:
+    records, problems = check_files(files, store)
+    counts: dict[str, dict[str, int]] = {"category": {}, "status": {}, "namespace": {}}
+    for r in records:
+        for key, value in (("category", r.category), ("status", r.status), ("namespace", r.namespace)):
+            counts[key][value] = counts[key].get(value, 0) + 1
+    return {
+        "memoryDir": str(root), "head": ledger.head(), "memories": len(records),
+        "malformed": sorted({p.path for p in problems if p.path}),
+        "uncommitted": [p for _, p, _ in ledger.status_porcelain()], "counts": counts, "index": index_health,
+    }
+
+
+def checks(root: Path, origin: str, files: MemoryStore, ledger: Ledger, store: StoreSettings,
+           index_health: dict[str, Any]) -> list[dict[str, Any]]:
+    """Checks with status ok|warn|fail and a detail line each."""
+    out: list[dict[str, Any]] = []
+
+    def add(name: str, status: str, detail: str, **more: Any) -> None:
+        out.append({"name": name, "status": status, "detail": detail, **more})
+
+    add("python", "ok" if sys.version_info >= (3, 11) else "fail",
+        f"Python {platform.python_version()} ({sys.executable})")
+    try:
+        version = subprocess.run(["git", "--version"], capture_output=True, text=True, check=True).stdout.strip()
+        add("git", "ok", version)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        add("git", "fail", f"git not runnable: {exc}")
+    add("memory-dir", "ok", f"{root} (from {origin})")
+    has_marker = (root / MARKER_FILE).is_file()
+    add("marker", "ok" if has_marker else "warn", "memory repo marker present" if has_marker
+        else f"no {MARKER_FILE}: directory discovery from a subfolder will not find this repo (run `remnic init`)")
+    gitignore = root / ".gitignore"
+    ignored = gitignore.is_file() and any(line.strip().rstrip("/") in (STATE_DIR, "/" + STATE_DIR)
+                                          for line in gitignore.read_text(encoding="utf-8").splitlines())
+    add("gitignore", "ok" if ignored else "warn", f"{STATE_DIR}/ is git-ignored" if ignored
+        else f"{STATE_DIR}/ is not in .gitignore: rebuildable state may be committed")
+    records, problems = check_files(files, store)
+    bad_files = {p.path for p in problems}
+    if problems:
+        add("memory-files", "fail", f"{len(bad_files)} malformed of {len(records) + len(bad_files)} files "
+            "(left untouched and out of the index until fixed)", problems=[p.describe() for p in problems])
+    else:
+        add("memory-files", "ok", f"{len(records)} memory files, none malformed")
+    pending = ledger.status_porcelain()
+    add("working-tree", "ok" if not pending else "warn",
+        "clean" if not pending else f"{len(pending)} uncommitted change(s) (run `remnic sync run`)")
+    state = index_health.get("state", "unknown")
+    detail = f": {index_health['detail']}" if index_health.get("detail") else ""
+    add("index", "ok" if state == "ok" else "warn", f"index {state}{detail}", index=index_health)
+    return out

@@ -1,0 +1,76 @@
+"""A memory's versions as git knows them: picking a version, its text, diffs, the timeline.
+
+Pure reads over the ledger and the files; writing a revert stays in the service,
+which owns the write path (lock → write → commit → index).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import MemoryFormatError, RemnicError, UsageError
+from .ledger import Ledger, Version, unified_diff
+from .model import parse_file
+from .store import MemoryStore
+
+VERSION_CHOICES = "v1..v{n}, a commit sha, 'working' or 'latest'"
+
+
+def pick(versions: list[Version], spec: str) -> Version:
+    """The version named by ``v3``, ``3``, a sha prefix (≥ 4 hex) or ``latest``."""
+    text = spec.strip().lower()
+    if text in ("head", "latest", "current"):
+        return versions[-1]
+    number = text[1:] if text.startswith("v") else text
+    if number.isdigit() and len(number) < 7 and 1 <= int(number) <= len(versions):
+        return versions[int(number) - 1]
+    matches = [v for v in versions if len(text) >= 4 and v.sha.startswith(text)]
+    if len(matches) == 1 and not (number.isdigit() and len(number) < 7):
+        return matches[0]
+    raise UsageError(f"no version {spec!r}; valid versions: {VERSION_CHOICES.format(n=len(versions))}")
+
+
+def version_text(files: MemoryStore, ledger: Ledger, versions: list[Version], spec: str) -> tuple[str, str]:
+    """(label, file text) of a version; ``working`` is the file as it is on disk now."""
+    if spec.strip().lower() == "working":
+        path = versions[-1].path
+        try:
+            return f"{path}@working", files.read_text(path)
+        except FileNotFoundError:
+            return f"{path}@working", ""
+    v = pick(versions, spec)
+    return f"{v.path}@{v.label} ({v.short})", ledger.show(v.sha, v.path)
+
+
+def version_diff(files: MemoryStore, ledger: Ledger, versions: list[Version],
+                 old: str | None = None, new: str | None = None) -> str:
+    """A unified diff between two versions (default: the last two, or latest vs uncommitted edits)."""
+    if old is None and new is None:
+        if ledger.is_dirty(versions[-1].path):
+            old, new = "latest", "working"
+        elif len(versions) >= 2:
+            old, new = f"v{len(versions) - 1}", f"v{len(versions)}"
+        else:
+            old, new = "v1", "v1"
+    elif new is None:
+        new = "latest"
+    assert old is not None and new is not None
+    old_label, old_text = version_text(files, ledger, versions, old)
+    new_label, new_text = version_text(files, ledger, versions, new)
+    return unified_diff(old_text, new_text, old_label, new_label)
+
+
+def timeline(ledger: Ledger, versions: list[Version]) -> list[dict[str, Any]]:
+    """One event per commit, with the memory's status at that version."""
+    events = []
+    for v in versions:
+        entry = v.to_dict()
+        if v.change == "D":
+            entry["status"] = "deleted"
+        else:
+            try:
+                entry["status"] = parse_file(ledger.show(v.sha, v.path), v.path).status
+            except (MemoryFormatError, RemnicError):
+                entry["status"] = "malformed"
+        events.append(entry)
+    return events
