@@ -31,7 +31,7 @@ from .model import (
 from . import doctor as _doctor
 from . import history as _history
 from . import observe as _observe
-from .store import MemoryStore
+from .store import MemoryStore, flush_to_disk
 from .validate import check_content, check_namespace, new_frontmatter
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "memory-template"
@@ -271,11 +271,12 @@ class Memory:
                     seen.add(key)
                     rel = self.files.allocate_path(category, content, ns)
                     record = MemoryRecord(rel, meta, body_for(content), ns)
-                    self.files.write(rel, serialize(meta, record.body))
+                    self.files.write(rel, serialize(meta, record.body), durable=False)
                     created.append(rel)
                     records.append(record)
                     if progress:
                         progress(i + 1, len(planned))
+                flush_to_disk()
                 namespaces = sorted({r.namespace for r in records}) or [DEFAULT_NAMESPACE]
                 sha = self.ledger.commit(
                     created, f"remnic import: {len(records)} memories",

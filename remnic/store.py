@@ -109,8 +109,12 @@ def _process_lock(path: Path) -> _ProcessLock:
         return _LOCKS.setdefault(path, _ProcessLock(path))
 
 
-def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
-    """Write via a hidden temp file in the same directory, fsync, then rename over the target."""
+def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None, durable: bool = True) -> None:
+    """Write via a hidden temp file in the same directory, fsync, then rename over the target.
+
+    ``durable=False`` skips the fsyncs: bulk writers call :func:`flush_to_disk` once instead
+    (one ``sync`` beats thousands of fsyncs) before they commit.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(3)}"
     raw = data.encode("utf-8") if isinstance(data, str) else data
@@ -120,7 +124,8 @@ def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> N
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         if mode is None and path.exists():
             os.chmod(tmp, path.stat().st_mode & 0o777)
         os.replace(tmp, path)
@@ -130,6 +135,8 @@ def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> N
         except FileNotFoundError:
             pass
         raise
+    if not durable:
+        return
     try:
         dir_fd = os.open(path.parent, os.O_RDONLY)
         try:
@@ -138,6 +145,11 @@ def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> N
             os.close(dir_fd)
     except OSError:
         pass
+
+
+def flush_to_disk() -> None:
+    """Make every write so far durable (after a batch of ``durable=False`` writes)."""
+    os.sync()
 
 
 class MemoryStore:
@@ -254,8 +266,8 @@ class MemoryStore:
 
     # --- writing ---
 
-    def write(self, rel: str, text: str) -> None:
-        write_atomic(self.root / rel, text)
+    def write(self, rel: str, text: str, *, durable: bool = True) -> None:
+        write_atomic(self.root / rel, text, durable=durable)
 
     def delete(self, rel: str) -> None:
         try:
