@@ -16,21 +16,9 @@ from .store import MemoryStore
 
 
 def check_files(files: MemoryStore, store: StoreSettings) -> tuple[list[MemoryRecord], list[FieldProblem]]:
-    """Every memory file checked as sync checks it (schema, namespace folder, secrets, conflict markers)."""
-    from .sync.check import check_bytes
-
-    records: list[MemoryRecord] = []
-    problems: list[FieldProblem] = []
-    for rel in files.iter_paths():
-        try:
-            checked = check_bytes((files.root / rel).read_bytes(), rel, store)
-        except FileNotFoundError:
-            continue
-        if checked.ok and checked.record is not None:
-            records.append(checked.record)
-        else:
-            problems += checked.problems
-    return records, problems
+    """Every memory file checked by the one rule sync, writes and the pre-commit hook share."""
+    scan = files.scan()
+    return scan.records, [p for exc in scan.problems for p in exc.problems]
 
 
 def status(root: Path, files: MemoryStore, ledger: Ledger, store: StoreSettings,

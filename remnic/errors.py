@@ -108,6 +108,9 @@ class MemoryFormatError(RemnicError):
         super().__init__(f"malformed memory file {summary}", problems=problems)
         self.path = path
 
+    def describe(self) -> str:
+        return self.message if len(self.problems) <= 1 else super().describe()
+
 
 class NotFoundError(RemnicError):
     code = "not_found"

@@ -17,10 +17,11 @@ from __future__ import annotations
 import difflib
 import os
 import secrets
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import git
 from git.refs.symbolic import SymbolicReference
@@ -31,7 +32,6 @@ from .errors import LedgerError, NotFoundError
 TRAILER_PREFIX = "Remnic-"
 MAX_ID_TRAILERS = 50
 _LOCK_MARKERS = ("index.lock", "Unable to create", "cannot lock ref", ".lock': File exists")
-_NOTHING_MARKERS = ("nothing to commit", "no changes added to commit", "nothing added to commit")
 _FALLBACK_IDENTITY = {
     "GIT_AUTHOR_NAME": "remnic", "GIT_AUTHOR_EMAIL": "remnic@localhost",
     "GIT_COMMITTER_NAME": "remnic", "GIT_COMMITTER_EMAIL": "remnic@localhost",
@@ -143,15 +143,19 @@ class Ledger:
             self._env = env
         return self._env
 
-    def git(self, *args: str, strip: bool = True) -> str:
+    def git(self, *args: str, strip: bool = True, env: Mapping[str, str] | None = None,
+            stdin: Path | None = None) -> str:
         """Run a git command, retrying while another process holds one of git's lock files."""
         deadline = time.monotonic() + self.retry_s
         delay = 0.01
+        full_env = {**self._identity_env(), **(env or {})}
         while True:
             try:
-                return self.repo.git.execute(
-                    ["git", *args], env=self._identity_env(), strip_newline_in_stdout=strip,
-                )
+                if stdin is None:
+                    return self.repo.git.execute(["git", *args], env=full_env, strip_newline_in_stdout=strip)
+                with open(stdin, "rb") as fh:
+                    return self.repo.git.execute(["git", *args], env=full_env, istream=fh,
+                                                 strip_newline_in_stdout=strip)
             except git.GitCommandError as exc:
                 stderr = str(exc.stderr or "")
                 if any(m in stderr for m in _LOCK_MARKERS) and time.monotonic() < deadline:
@@ -160,12 +164,10 @@ class Ledger:
                     continue
                 raise LedgerError(f"git {args[0]} failed: {stderr.strip() or exc}") from None
 
-    def _pathspec_file(self, paths: Iterable[str]) -> Path:
+    def _scratch(self, stem: str) -> Path:
         state = self.root / STATE_DIR
         state.mkdir(exist_ok=True)
-        spec = state / f"pathspec-{os.getpid()}-{secrets.token_hex(3)}"
-        spec.write_bytes(b"\0".join(p.encode("utf-8") for p in paths))
-        return spec
+        return state / f"{stem}-{os.getpid()}-{threading.get_ident()}-{secrets.token_hex(3)}"
 
     # --- reading ---
 
@@ -220,6 +222,11 @@ class Ledger:
             v.number = i
         return versions
 
+    def worktree_files(self) -> list[str]:
+        """Tracked and untracked files, minus what .gitignore excludes: git's view of the work tree."""
+        out = self.git("ls-files", "-z", "--cached", "--others", "--exclude-standard", strip=False)
+        return [p for p in out.split("\0") if p]
+
     def is_dirty(self, path: str) -> bool:
         return bool(self.git("status", "--porcelain", "--untracked-files=all", "--", path))
 
@@ -269,34 +276,86 @@ class Ledger:
 
     def commit(
         self, paths: Sequence[str], subject: str, trailers: Mapping[str, str | Sequence[str]],
-        body: str | None = None,
+        body: str | None = None, contents: Mapping[str, bytes | None] | None = None,
     ) -> str | None:
-        """Commit exactly ``paths`` (added, modified or deleted) as one commit; None if nothing changed.
+        """Commit exactly ``paths`` as one commit; None if that changes nothing.
 
-        Other staged or unstaged changes in the repository are left as they are.
+        Each path is committed with the bytes in ``contents`` when given (what the caller
+        validated; None means deleted), else as it is on disk now; a path missing from
+        disk is a deletion. The
+        commit is built on a private index and HEAD moves by compare-and-swap, so a save
+        landing meanwhile can't slip into it, and the user's own staged work is left alone.
         """
         if not paths:
             return None
-        spec = self._pathspec_file(paths)
-        msg = self.root / STATE_DIR / f"commitmsg-{os.getpid()}-{secrets.token_hex(3)}"
+        contents = contents or {}
+        msg = self._scratch("commitmsg")
         msg.write_text(format_message(subject, trailers, body), encoding="utf-8")
         try:
-            if self.head() is not None and any(not (self.root / p).exists() for p in paths):
-                # `git add` refuses a path gone from both disk and index (a deletion the user already
-                # staged with `git rm`/`git mv`): restore those index entries from HEAD first.
-                self.git("reset", "-q", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
-            self.git("add", "-A", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
-            try:
-                self.git("commit", "--no-verify", "-q", f"--file={msg}", "--only",
-                         f"--pathspec-from-file={spec}", "--pathspec-file-nul")
-            except LedgerError as exc:
-                if any(m in exc.message for m in _NOTHING_MARKERS):
-                    return None
-                raise
-            return self.head()
+            for _attempt in range(20):
+                done, sha = self._commit_once(list(dict.fromkeys(paths)), contents, msg)
+                if done:
+                    return sha
+                time.sleep(0.01)  # HEAD moved under us (a plain `git commit`): rebuild on the new HEAD
+            raise LedgerError("HEAD kept moving while committing; try again")
         finally:
-            spec.unlink(missing_ok=True)
             msg.unlink(missing_ok=True)
+
+    def _commit_once(self, paths: list[str], contents: Mapping[str, bytes | None], msg: Path
+                     ) -> tuple[bool, str | None]:
+        head = self.head()
+        index = self._scratch("index")
+        scratch: list[Path] = [index]
+        try:
+            env = {"GIT_INDEX_FILE": str(index)}
+            if head is not None:
+                self.git("read-tree", head, env=env)
+            lines = self._index_lines(paths, contents, scratch)
+            info = self._scratch("indexinfo")
+            scratch.append(info)
+            info.write_bytes("".join(lines).encode("utf-8"))
+            self.git("update-index", "--index-info", env=env, stdin=info)
+            tree = self.git("write-tree", env=env)
+            if head is not None and tree == self.git("rev-parse", f"{head}^{{tree}}"):
+                return True, None
+            parents = ["-p", head] if head is not None else []
+            new = self.git("commit-tree", tree, *parents, "-F", str(msg))
+            try:
+                self.git("update-ref", "-m", f"commit: {msg.read_text(encoding='utf-8').splitlines()[0]}",
+                         "HEAD", new, head or "0" * 40)
+            except LedgerError:
+                if self.head() != head:
+                    return False, None
+                raise
+            # Bring the real index in step for these paths, so `git status` shows them clean.
+            self.git("update-index", "--index-info", stdin=info)
+            return True, new
+        finally:
+            for path in scratch:
+                path.unlink(missing_ok=True)
+
+    def _index_lines(self, paths: list[str], contents: Mapping[str, bytes | None], scratch: list[Path]) -> list[str]:
+        """``git update-index --index-info`` lines: a blob per present path, a removal per missing one."""
+        on_disk = [p for p in paths if p not in contents and os.path.isfile(self.root / p)
+                   and not os.path.islink(self.root / p)]
+        shas: dict[str, str] = {}
+        for i in range(0, len(on_disk), 1000):  # hash-object takes many paths; stay under ARG_MAX
+            chunk = on_disk[i:i + 1000]
+            shas.update(zip(chunk, self.git("hash-object", "-w", "--", *chunk).split()))
+        for path, data in contents.items():
+            if path in paths and data is not None:
+                blob = self._scratch("blob")
+                scratch.append(blob)
+                blob.write_bytes(data)
+                shas[path] = self.git("hash-object", "-w", f"--path={path}", "--stdin", stdin=blob)
+        lines = []
+        for path in paths:
+            if path in shas:
+                mode = "100755" if os.access(self.root / path, os.X_OK) else "100644"
+                lines.append(f"{mode} {shas[path]}\t{path}\n")
+            else:
+                lines.append(f"0 {'0' * 40}\t{path}\n")
+        return lines
 
 
 def trailers_for(operation: str, ids: Sequence[str], namespace: str, source: str, **extra: str) -> dict[str, str | list[str]]:

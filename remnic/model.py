@@ -345,13 +345,54 @@ def parse_file(text: str, path: str) -> MemoryRecord:
             line = first_line + mark.line if mark is not None else first_line
             problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
             raise MemoryFormatError(path, [FieldProblem("frontmatter", f"invalid YAML: {problem}", path=path, line=line)]) from None
+        except RecursionError:
+            raise MemoryFormatError(path, [FieldProblem("frontmatter", "nested too deeply to read", path=path, line=first_line)]) from None
         if loaded is not None and not isinstance(loaded, dict):
             raise MemoryFormatError(path, [FieldProblem("frontmatter", "must be a mapping of key: value lines", path=path, line=first_line)])
+        shape = _shape_problem(loaded)
+        if shape:
+            raise MemoryFormatError(path, [FieldProblem("frontmatter", shape, path=path, line=first_line)])
         meta = dict(loaded or {})
     problems = validate_frontmatter(meta, path=path, text=fm_text or "", first_line=first_line)
     if problems:
         raise MemoryFormatError(path, problems)
     return MemoryRecord(path=path, frontmatter=meta, body=body, namespace=namespace_for_path(path))
+
+
+MAX_NESTING = 16
+MAX_VALUES = 10_000
+
+
+def _shape_problem(value: Any) -> str | None:
+    """Why loaded frontmatter cannot be handled safely: a recursive YAML alias, absurd nesting, or
+    aliases that expand to a huge document ("billion laughs") once written back or indexed."""
+    sizes: dict[int, int] = {}
+
+    def walk(node: Any, depth: int, ancestors: set[int]) -> int:
+        if not isinstance(node, (dict, list)):
+            return 1
+        key = id(node)
+        if key in ancestors:
+            raise ValueError("contains a recursive YAML alias (an anchor that refers to itself)")
+        if key in sizes:
+            return sizes[key]
+        if depth > MAX_NESTING:
+            raise ValueError(f"is nested more than {MAX_NESTING} levels deep")
+        ancestors.add(key)
+        total = 1
+        for child in (node.values() if isinstance(node, dict) else node):
+            total += walk(child, depth + 1, ancestors)
+            if total > MAX_VALUES:
+                raise ValueError(f"expands to more than {MAX_VALUES} values (YAML aliases?)")
+        ancestors.discard(key)
+        sizes[key] = total
+        return total
+
+    try:
+        walk(value, 0, set())
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def serialize(meta: Mapping[str, Any], body: str) -> str:
@@ -392,9 +433,9 @@ def validate_frontmatter(
 
     if "id" in meta and not (isinstance(meta["id"], str) and ID_RE.match(meta["id"])):
         bad("id", f"{meta['id']!r} is not a valid id (letters, digits, '.', '_', ':', '-'; no '/' or '..')")
-    if "category" in meta and meta["category"] not in CATEGORIES:
+    if "category" in meta and not (isinstance(meta["category"], str) and meta["category"] in CATEGORIES):
         bad("category", f"unknown category {meta['category']!r}", CATEGORIES)
-    if "status" in meta and meta["status"] not in STATUSES:
+    if "status" in meta and not (isinstance(meta["status"], str) and meta["status"] in STATUSES):
         bad("status", f"unknown status {meta['status']!r}", STATUSES)
     for key in ("confidence", "importanceScore"):
         if key in meta:
@@ -403,9 +444,11 @@ def validate_frontmatter(
                 bad(key, f"must be a number from 0 to 1, got {value!r}")
             elif not 0.0 <= value <= 1.0:
                 bad(key, f"must be from 0 to 1, got {value!r}")
-    if "confidenceTier" in meta and meta["confidenceTier"] not in {t for _, t in CONFIDENCE_TIERS}:
+    if "confidenceTier" in meta and not (isinstance(meta["confidenceTier"], str)
+                                         and meta["confidenceTier"] in {t for _, t in CONFIDENCE_TIERS}):
         bad("confidenceTier", f"unknown tier {meta['confidenceTier']!r}", [t for _, t in CONFIDENCE_TIERS])
-    if "importanceLevel" in meta and meta["importanceLevel"] not in {t for _, t in IMPORTANCE_LEVELS}:
+    if "importanceLevel" in meta and not (isinstance(meta["importanceLevel"], str)
+                                          and meta["importanceLevel"] in {t for _, t in IMPORTANCE_LEVELS}):
         bad("importanceLevel", f"unknown level {meta['importanceLevel']!r}", [t for _, t in IMPORTANCE_LEVELS])
     for key in ("tags", "links", "supersedes"):
         if key in meta and meta[key] is not None:

@@ -14,27 +14,28 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .config import Settings, load_settings
-from .errors import FieldProblem, MemoryFormatError, NotFoundError, RemnicError, ValidationError
+from .errors import FieldProblem, MemoryFormatError, NotFoundError, RemnicError, UsageError, ValidationError
 from .ledger import Ledger, Version, trailers_for
 from .model import (
     DEFAULT_NAMESPACE,
     MemoryRecord,
     body_for,
+    category_dir,
     check_relpath,
     content_hash,
     derived_fields,
     new_id,
     now_iso,
-    parse_file,
     serialize,
 )
 from . import doctor as _doctor
 from . import history as _history
 from . import observe as _observe
 from .store import MemoryStore, flush_to_disk
-from .validate import check_content, check_namespace, new_frontmatter
+from .validate import check_content, check_namespace, check_text, new_frontmatter
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "memory-template"
+_MISSING = object()
 Progress = Callable[[int, int], None]
 
 
@@ -60,8 +61,8 @@ class Memory:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.root = settings.memory_dir
-        self.files = MemoryStore(settings)
         self.ledger = Ledger(self.root, settings.store.git_retry_s)
+        self.files = MemoryStore(settings, list_files=self.ledger.worktree_files)
         self._index: Any = None
 
     # --- opening ---
@@ -187,6 +188,8 @@ class Memory:
             importance=importance, source=source, extra=extra,
         )
         problems += more
+        if not problems:
+            problems += self._file_problems(meta, content, category, ns)
         if problems:
             raise ValidationError(problems[0].describe() if len(problems) == 1 else "invalid memory", problems=problems)
         with self.files.lock():
@@ -208,6 +211,12 @@ class Memory:
                 raise
             self._index_apply([record], [], sha)
             return record
+
+    def _file_problems(self, meta: Mapping[str, Any], content: str, category: str, namespace: str) -> list[FieldProblem]:
+        """The file a write would create, checked by the rule every reader applies (secrets anywhere,
+        conflict markers…), so remnic never commits a file that sync or doctor would then reject."""
+        text = serialize(meta, body_for(content))
+        return check_text(text, f"{category_dir(category, namespace)}/new.md", self.settings.store).problems
 
     def check_import(self, items: Iterable[Any], *, line_numbers: Sequence[int] | None = None,
                      namespace: str | None = None, source: str = "import") -> list[FieldProblem]:
@@ -240,6 +249,10 @@ class Memory:
                 extra=fields, line=line,
             )
             item_problems += more
+            if not item_problems:
+                for problem in self._file_problems(meta, content, category, ns):
+                    problem.line, problem.path = line, None
+                    item_problems.append(problem)
             if item_problems:
                 problems += item_problems
                 continue
@@ -291,30 +304,40 @@ class Memory:
 
     def update(self, memory_id: str, changes: Mapping[str, Any], *, operation: str = "update",
                source: str = "api", extra_trailers: Mapping[str, str] | None = None) -> MemoryRecord:
-        """Change frontmatter keys (None removes a key); the body is never touched."""
+        """Change frontmatter keys (None removes a key). Only the changed frontmatter lines are
+        rewritten: the body's bytes, comments, key order, BOM and line endings stay as they are."""
+        from .sync.check import render
+
         with self.files.lock():
             record = self.get(memory_id)
-            meta = dict(record.frontmatter)
-            if not record.has_id:
-                meta["id"] = record.id
-            for key, value in changes.items():
+            original = self.files.read_bytes(record.path)
+            checked = self.files.check(record.path)
+            if checked.problems or checked.record is None:
+                raise MemoryFormatError(record.path, checked.problems)
+            for key in changes:
                 if key in ("id", "contentHash"):
                     raise ValidationError.single(key, "cannot be changed by an update")
-                if value is None:
-                    meta.pop(key, None)
-                else:
-                    meta[key] = value
+            meta = {k: v for k, v in {**record.frontmatter, **changes}.items() if v is not None}
+            meta.setdefault("id", record.id)
             meta["updated"] = now_iso()
             meta.update(derived_fields(meta, record.body))
-            text = serialize(meta, record.body)
-            parse_file(text, record.path)  # validates the new frontmatter before anything is written
+            if any(v is None for v in changes.values()):  # removing a key: the patcher only sets keys
+                text = serialize(meta, record.body)
+            else:
+                text, meta = render(checked, {k: meta[k] for k in meta if meta[k] != record.frontmatter.get(k, _MISSING)})
+            after = check_text(text, record.path, self.settings.store)
+            if after.problems:
+                raise ValidationError("the update would make the file invalid; nothing was written",
+                                      problems=after.problems)
             self.files.write(record.path, text)
             updated = MemoryRecord(record.path, meta, record.body, record.namespace)
             try:
                 sha = self.ledger.commit([record.path], f"remnic {operation}: {record.content[:60]}",
-                                         trailers_for(operation, [record.id], record.namespace, source, **(extra_trailers or {})))
+                                         trailers_for(operation, [record.id], record.namespace, source,
+                                                      **(extra_trailers or {})),
+                                         contents={record.path: text.encode("utf-8")})
             except BaseException:
-                self.files.write(record.path, serialize(record.frontmatter, record.body))
+                self.files.write(record.path, original)
                 raise
             self._index_apply([updated], [], sha)
             return updated
@@ -343,20 +366,30 @@ class Memory:
         """A unified diff between two versions (default: the last two, or latest vs uncommitted edits)."""
         return _history.version_diff(self.files, self.ledger, self.versions(id_or_path), old, new)
 
-    def revert(self, id_or_path: str, spec: str, *, source: str = "api") -> MemoryRecord:
-        """Restore a version's text as a new commit (history is never rewritten)."""
+    def revert(self, id_or_path: str, spec: str, *, source: str = "api", force: bool = False) -> MemoryRecord:
+        """Restore a version's text as a new commit (history is never rewritten).
+
+        Uncommitted edits to the file would be lost, so they are refused unless ``force``.
+        """
         with self.files.lock():
             versions = self.versions(id_or_path)
             target = _history.pick(versions, spec)
-            text = self.ledger.show(target.sha, target.path)
             current = versions[-1].path
-            record = parse_file(text, current)
-            previous = self.files.read_text(current) if (self.root / current).exists() else None
+            if not force and self.ledger.is_dirty(current):
+                raise UsageError(f"{current} has uncommitted changes that a revert would discard; commit them "
+                                 "first (`remnic sync run`) or pass --force to discard them")
+            text = self.ledger.show(target.sha, target.path)
+            checked = check_text(text, current, self.settings.store)
+            if checked.problems or checked.record is None:
+                raise MemoryFormatError(current, checked.problems)
+            record = checked.record
+            previous = self.files.read_bytes(current) if os.path.lexists(self.root / current) else None
             self.files.write(current, text)
             try:
                 sha = self.ledger.commit([current], f"remnic revert: {current} to {target.label} ({target.short})",
                                          trailers_for("revert", [record.id], record.namespace, source,
-                                                      **{"Reverted-To": target.sha}))
+                                                      **{"Reverted-To": target.sha}),
+                                         contents={current: text.encode("utf-8")})
             except BaseException:
                 if previous is None:
                     self.files.delete(current)
@@ -428,7 +461,7 @@ class Memory:
             for rel in self.files.iter_paths():
                 try:
                     raw = self.files.read_text(rel).casefold()
-                except (OSError, UnicodeDecodeError):
+                except (OSError, MemoryFormatError):
                     continue
                 if all(t in raw for t in terms):
                     try:

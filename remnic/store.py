@@ -12,12 +12,13 @@ import fcntl
 import os
 import re
 import secrets
+import stat
 import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterable, Iterator
 
 from .config import STATE_DIR, Settings
 from .errors import FieldProblem, LockTimeoutError, MemoryFormatError, NotFoundError
@@ -29,6 +30,7 @@ from .model import (
     parse_file,
     slugify,
 )
+from .validate import Checked, check_bytes
 
 _SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
 _SKIP_FILES = {"readme.md", "changelog.md", "license.md", "contributing.md"}
@@ -109,6 +111,33 @@ def _process_lock(path: Path) -> _ProcessLock:
         return _LOCKS.setdefault(path, _ProcessLock(path))
 
 
+class NotRegularFile(OSError):
+    """A memory path that is a symlink, a folder or a device: never read through, never indexed."""
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of a regular file, refusing symlinks (O_NOFOLLOW) and anything that is not a plain file.
+
+    Following a link would let a committed ``facts/x.md -> ~/.ssh/id_rsa`` leak the target
+    into commits and recall results.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotRegularFile(errno.ELOOP, "is a symbolic link; memory files must be regular files", str(path)) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(errno.EINVAL, "is not a regular file", str(path))
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None, durable: bool = True) -> None:
     """Write via a hidden temp file in the same directory, fsync, then rename over the target.
 
@@ -155,8 +184,11 @@ def flush_to_disk() -> None:
 class MemoryStore:
     """Files of one memory directory. Knows nothing about git or the index."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, list_files: Callable[[], Iterable[str]] | None = None) -> None:
+        """``list_files`` names the candidate files (git's view: tracked + untracked, minus ignored);
+        without it the directory is walked."""
         self.settings = settings
+        self._list_files = list_files
         self.root = settings.memory_dir
         self._lock = _process_lock((self.root / STATE_DIR / "write.lock").resolve())
         self._id_paths: dict[str, str] = {}
@@ -177,7 +209,11 @@ class MemoryStore:
         return path.resolve().relative_to(self.root.resolve()).as_posix()
 
     def iter_paths(self) -> Iterator[str]:
-        """Repo-relative paths of every memory file, in a stable order."""
+        """Repo-relative paths of every memory file, in a stable order (symlinks included, so they are reported)."""
+        if self._list_files is not None:
+            yield from sorted(p for p in set(self._list_files())
+                              if is_memory_path(p) and os.path.lexists(self.root / p))
+            return
         stack = [self.root]
         out: list[str] = []
         while stack:
@@ -192,7 +228,7 @@ class MemoryStore:
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(Path(entry.path))
-                elif entry.is_file(follow_symlinks=False) and name.endswith(".md"):
+                elif (entry.is_file(follow_symlinks=False) or entry.is_symlink()) and name.endswith(".md"):
                     rel = Path(entry.path).relative_to(self.root).as_posix()
                     if is_memory_path(rel):
                         out.append(rel)
@@ -210,31 +246,58 @@ class MemoryStore:
 
     # --- reading ---
 
+    def read_bytes(self, rel: str) -> bytes:
+        """A memory file's bytes; MemoryFormatError for a symlink, a non-file, or a path leaving the repo."""
+        path = self.root / rel
+        real_root = os.path.realpath(self.root)
+        parent = os.path.realpath(path.parent)
+        if parent != real_root and not parent.startswith(real_root + os.sep):
+            raise MemoryFormatError(rel, [FieldProblem("path", "leads outside the memory repository through a symlinked folder", path=rel)])
+        try:
+            return read_regular(path)
+        except NotRegularFile as exc:
+            raise MemoryFormatError(rel, [FieldProblem("path", exc.strerror or "is not a regular file", path=rel)]) from None
+
     def read_text(self, rel: str) -> str:
-        with open(self.root / rel, encoding="utf-8", newline="") as fh:
-            return fh.read()
+        data = self.read_bytes(rel)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MemoryFormatError(rel, [FieldProblem("encoding", f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=rel)]) from None
 
     def read(self, rel: str) -> MemoryRecord:
         try:
             text = self.read_text(rel)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             raise NotFoundError(f"no memory file at {rel}") from None
-        except UnicodeDecodeError as exc:
-            raise MemoryFormatError(rel, [FieldProblem("encoding", f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=rel)]) from None
         record = parse_file(text, rel)
         self._id_paths[record.id] = rel
         return record
 
+    def check(self, rel: str) -> Checked:
+        """Read and check one file by the one rule every command shares (see validate.check_text)."""
+        try:
+            data = self.read_bytes(rel)
+        except MemoryFormatError as exc:
+            return Checked(rel, problems=list(exc.problems))
+        checked = check_bytes(data, rel, self.settings.store)
+        if checked.ok and checked.record is not None:
+            self._id_paths[checked.record.id] = rel
+        return checked
+
     def scan(self) -> ScanResult:
+        """Every valid memory (files with no text yet are skipped) and every malformed file's problems."""
         records: list[MemoryRecord] = []
         problems: list[MemoryFormatError] = []
         for rel in self.iter_paths():
             try:
-                records.append(self.read(rel))
-            except MemoryFormatError as exc:
-                problems.append(exc)
-            except NotFoundError:
+                checked = self.check(rel)
+            except (FileNotFoundError, NotADirectoryError):
                 continue
+            if checked.problems:
+                problems.append(MemoryFormatError(rel, checked.problems))
+            elif checked.record is not None and not checked.empty:
+                records.append(checked.record)
         return ScanResult(records, problems)
 
     def find(self, memory_id: str, hint: str | None = None) -> MemoryRecord:
@@ -252,7 +315,7 @@ class MemoryStore:
         for rel in self.iter_paths():
             try:
                 head = self.read_text(rel)[:4096]
-            except (OSError, UnicodeDecodeError):
+            except (OSError, MemoryFormatError):
                 continue
             m = _ID_LINE.search(head) if head.startswith(("---", "\ufeff---")) else None
             if (m and m.group(1) == memory_id) or (not m and memory_id.startswith("mem_p")):

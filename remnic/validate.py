@@ -1,4 +1,4 @@
-"""Validation of caller input for writes: store arguments, import lines, secrets.
+"""Validation: caller input for writes (store arguments, import lines, secrets) and memory files.
 
 Everything here is pure: it turns untrusted input into frontmatter or a list of
 FieldProblems naming the field and the valid options. Nothing touches disk.
@@ -8,19 +8,24 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from .config import StoreSettings
-from .errors import FieldProblem
+from .errors import FieldProblem, MemoryFormatError
 from .model import (
     CATEGORIES,
     ID_RE,
     NAMESPACE_RE,
     STATUSES,
     TAG_RE,
+    MemoryRecord,
     confidence_tier,
     content_hash,
     importance_level,
+    namespace_for_path,
+    parse_file,
+    split_file,
     validate_frontmatter,
 )
 
@@ -157,3 +162,74 @@ def new_frontmatter(
         problem.line = line
         problems.append(problem)
     return meta, problems
+
+
+# --- memory files: the one rule for what a valid memory file is ---
+# Used by store scans (list, get, reindex, recall's file fallback), writes (store, import, update),
+# sync, doctor and the pre-commit hook, so they never disagree about a file.
+
+_CONFLICT_START = re.compile(r"^<{7}(?: |$)", re.MULTILINE)
+_CONFLICT_MID = re.compile(r"^={7}\r?$", re.MULTILINE)
+_CONFLICT_END = re.compile(r"^>{7}(?: |$)", re.MULTILINE)
+
+
+@dataclass
+class Checked:
+    """The outcome of reading one file: a valid record, or problems; ``empty`` when it holds no text yet."""
+
+    path: str
+    record: MemoryRecord | None = None
+    problems: list[FieldProblem] = field(default_factory=list)
+    text: str = ""
+    has_frontmatter: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.record is not None and not self.problems
+
+    @property
+    def empty(self) -> bool:
+        return self.record is not None and not self.record.content
+
+
+def _line_at(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def check_text(text: str, path: str, store: StoreSettings) -> Checked:
+    """Parse and validate one file's text (schema, namespace, secrets, merge conflict markers)."""
+    out = Checked(path, text=text)
+    try:
+        record = parse_file(text, path)
+    except MemoryFormatError as exc:
+        out.problems = [FieldProblem(p.field, p.message, path=path, line=p.line, options=p.options)
+                        for p in exc.problems]
+        return out
+    fm_text, _body, _ = split_file(text)
+    out.has_frontmatter = fm_text is not None and bool(record.frontmatter)
+    for problem in check_namespace(namespace_for_path(path)):
+        out.problems.append(FieldProblem("path", f"namespace folder {problem.message}", path=path))
+    start = _CONFLICT_START.search(text)
+    if start and _CONFLICT_MID.search(text, start.end()) and _CONFLICT_END.search(text, start.end()):
+        out.problems.append(FieldProblem("content", "has unresolved merge conflict markers (<<<<<<< ... >>>>>>>)",
+                                         path=path, line=_line_at(text, start.start())))
+    if store.scan_secrets:
+        for name, pattern in SECRET_PATTERNS:
+            m = pattern.search(text)
+            if m:
+                out.problems.append(FieldProblem(
+                    "content", f"looks like it contains a secret ({name}); not indexed or committed "
+                    "(store.scanSecrets)", path=path, line=_line_at(text, m.start())))
+                break
+    out.record = record
+    return out
+
+
+def check_bytes(data: bytes, path: str, store: StoreSettings) -> Checked:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return Checked(path, problems=[FieldProblem("encoding", f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+                                                    path=path, line=line)])
+    return check_text(text, path, store)

@@ -38,6 +38,7 @@ def register(sub: Any) -> None:
     q = add_command(vsub, "revert", "restore a version's content as a new commit")
     q.add_argument("target", metavar="ID-OR-PATH")
     q.add_argument("version", help=VERSION_HELP)
+    q.add_argument("--force", action="store_true", help="discard uncommitted edits to the file (refused otherwise)")
     q.set_defaults(handler=cmd_revert)
 
 
@@ -77,7 +78,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def cmd_revert(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    record = memory.revert(args.target, args.version, source="cli")
-    emit(args, {**record.to_dict(), "commit": memory.ledger.head()},
-         f"reverted {record.path} to {args.version} in a new commit ({(memory.ledger.head() or '')[:8]})")
+    before = memory.ledger.head()
+    record = memory.revert(args.target, args.version, source="cli", force=args.force)
+    after = memory.ledger.head()
+    changed = after != before
+    emit(args, {**record.to_dict(), "commit": after if changed else None, "changed": changed},
+         f"reverted {record.path} to {args.version} in a new commit ({(after or '')[:8]})" if changed
+         else f"{record.path} already has the content of {args.version}; nothing to commit")
     return 0

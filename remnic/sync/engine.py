@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from ..errors import FieldProblem, MemoryFormatError, RemnicError
 from ..ledger import trailers_for
 from ..model import MemoryRecord, content_hash, new_id, now_iso, parse_file
-from ..store import is_memory_path
+from ..store import NotRegularFile, is_memory_path
 from .check import Checked, check_bytes, planned_changes, render
 from .state import SyncState, Unstable, digest, read_stable_many, replace_if_unchanged
 
@@ -265,6 +265,7 @@ class _Run:
         self.candidates: dict[str, str] = {}
         self.unstable: set[str] = set()
         self.malformed: dict[str, str] = {}
+        self.checked_bytes: dict[str, bytes] = {}  # path → the exact bytes checked (or written), what gets committed
         self.empty: dict[str, str] = {}
         self.unnormalised: set[str] = set()
 
@@ -404,8 +405,12 @@ class _Run:
             if data is None:
                 deleted.append(path)
                 continue
-            sha = digest(data)
-            checked = check_bytes(data, path, store)
+            if isinstance(data, NotRegularFile):
+                checked = Checked(path, problems=[FieldProblem("path", data.strerror or "is not a regular file", path=path)])
+                sha = "not-a-file"
+            else:
+                sha = digest(data)
+                checked = check_bytes(data, path, store)
             if checked.problems:
                 report.problems += checked.problems
                 if prior.get("sha") != sha or prior.get("kind") != "malformed":
@@ -510,6 +515,7 @@ class _Run:
                 written[path] = list(plan)
             records.append(record)
             record_sha[path] = digest(data)
+            self.checked_bytes[path] = data
         return records, written, record_sha
 
     def describe_changes(self, records: list[MemoryRecord], written: dict[str, list[str]], quiet: set[str],
@@ -543,9 +549,15 @@ class _Run:
         committing = [c for c in changes if c.path in paths or c.previous_path in paths]
         ids = [c.id for c in committing if c.id]
         namespaces = sorted({r.namespace for r in records if r.path in paths}) or [self.settings.namespaces.default]
+        # Commit the bytes that were checked (or written by normalisation), never whatever is on disk
+        # by the time git runs: a save landing meanwhile is left for the next sync.
+        gone = {c.previous_path or c.path for c in committing if c.kind in (DELETED, RENAMED)} - {
+            c.path for c in committing if c.kind != DELETED}
+        contents: dict[str, bytes | None] = {p: self.checked_bytes[p] for p in paths if p in self.checked_bytes}
+        contents.update({p: None for p in gone if p in paths})
         return self.ledger.commit(paths, _subject(committing or changes),
                                   trailers_for("sync", ids, ",".join(namespaces), self.source),
-                                  body="\n".join(c.describe() for c in committing))
+                                  body="\n".join(c.describe() for c in committing), contents=contents)
 
     def next_pending(self, records: list[MemoryRecord], written: dict[str, list[str]], record_sha: dict[str, str],
                      deleted: list[str], old: dict[str, _Old], committed: set[str], report: SyncReport

@@ -167,8 +167,7 @@ def _git_bytes(root: Path, args: list[str], data: bytes | None = None) -> bytes:
 
 def staged_memory_files(root: Path) -> dict[str, bytes]:
     """Path → staged bytes of every added/changed memory file (read from git's index, not the disk)."""
-    names = [p for p in _git_bytes(root, ["diff", "--cached", "--name-only", "-z", "--diff-filter=ACMR"])
-             .decode("utf-8", "surrogateescape").split("\0") if p and is_memory_path(p)]
+    names = _staged_names(root)
     if not names:
         return {}
     out = _git_bytes(root, ["cat-file", "--batch"], "".join(f":{n}\n" for n in names).encode("utf-8"))
@@ -186,10 +185,33 @@ def staged_memory_files(root: Path) -> dict[str, bytes]:
     return files
 
 
+def _staged_names(root: Path) -> list[str]:
+    """Memory paths this commit adds or changes."""
+    return [p for p in _git_bytes(root, ["diff", "--cached", "--name-only", "-z", "--diff-filter=ACMRT"])
+            .decode("utf-8", "surrogateescape").split("\0") if p and is_memory_path(p)]
+
+
+def staged_symlinks(root: Path) -> list[str]:
+    """Memory paths this commit adds or changes as symbolic links (index mode 120000)."""
+    names = _staged_names(root)
+    if not names:
+        return []
+    out = _git_bytes(root, ["ls-files", "--stage", "-z", "--", *names]).decode("utf-8", "surrogateescape")
+    links = []
+    for entry in out.split("\0"):
+        meta, _, path = entry.partition("\t")
+        if meta.startswith("120000 ") and is_memory_path(path):
+            links.append(path)
+    return links
+
+
 def pre_commit_problems(root: Path, store: StoreSettings) -> list[FieldProblem]:
-    problems: list[FieldProblem] = []
+    problems = [FieldProblem("path", "is a symbolic link; memory files must be regular files", path=p)
+                for p in staged_symlinks(root)]
+    links = set(p.path for p in problems)
     for path, data in staged_memory_files(root).items():
-        problems += check_bytes(data, path, store).problems
+        if path not in links:
+            problems += check_bytes(data, path, store).problems
     return problems
 
 

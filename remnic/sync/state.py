@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import STATE_DIR
-from ..store import write_atomic
+from ..store import NotRegularFile, read_regular, write_atomic
 
 STATE_FILE = "sync-state.json"
 STATE_VERSION = 1
@@ -61,10 +61,9 @@ class Unstable(Exception):
 def _read_once(path: Path) -> tuple[tuple[int, int, int], bytes] | None:
     """(size, mtime_ns, inode) and bytes, or None when missing; raises Unstable when it changed mid-read."""
     try:
-        before = os.stat(path)
-        with open(path, "rb") as fh:
-            data = fh.read()
-        after = os.stat(path)
+        before = os.lstat(path)
+        data = read_regular(path)
+        after = os.lstat(path)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
     sig = (after.st_size, after.st_mtime_ns, after.st_ino)
@@ -74,8 +73,9 @@ def _read_once(path: Path) -> tuple[tuple[int, int, int], bytes] | None:
 
 
 def read_stable_many(paths: list[Path], *, attempts: int = 25, settle_s: float = 0.01, quiet_s: float = 1.0
-                     ) -> dict[Path, bytes | None | Unstable]:
-    """Each file's bytes once they stop changing (None: it does not exist; Unstable: it kept changing).
+                     ) -> dict[Path, bytes | None | Unstable | NotRegularFile]:
+    """Each file's bytes once they stop changing (None: it does not exist; Unstable: it kept changing;
+    NotRegularFile: a symlink or other non-file, never read through).
 
     A file whose mtime is older than ``quiet_s`` is trusted after one read with
     identical stat before and after; a fresher one must also read identically
@@ -91,6 +91,9 @@ def read_stable_many(paths: list[Path], *, attempts: int = 25, settle_s: float =
         for path in todo:
             try:
                 got = _read_once(path)
+            except NotRegularFile as exc:
+                out[path] = exc
+                continue
             except Unstable:
                 previous[path] = None
                 again.append(path)
@@ -127,9 +130,7 @@ def replace_if_unchanged(path: Path, expected: bytes, text: str) -> bool:
         return False
     write_atomic(staging, text, mode=mode)
     try:
-        with open(path, "rb") as fh:
-            current = fh.read()
-        if current != expected:
+        if read_regular(path) != expected:
             return False
         os.replace(staging, path)
         return True
