@@ -305,6 +305,38 @@ def describe_settings() -> list[dict[str, Any]]:
     return rows
 
 
+# --- value rules (beyond types) ---
+
+CHOICES: dict[str, tuple[str, ...]] = {"recall.fusion": ("rrf", "score")}
+# Integers that must be at least 1 (a count, a size); every other number must be finite and >= 0.
+AT_LEAST_ONE = {
+    "store.maxContentChars", "embed.maxLength", "embed.batchSize", "embed.threads", "recall.topK",
+    "recall.candidates", "recall.rrfK", "recall.mmrPool", "recall.maxChunks", "recall.maxQueryChars",
+    "server.maxBodyBytes", "server.writeRateLimit",
+}
+RANGES: dict[str, tuple[float, float]] = {"server.port": (0, 65535)}
+_FRACTION_RE = re.compile(r"(Confidence|Importance|Overlap|Ratio|Lambda|Alpha|Floor)$")
+# Settings that widen access or weaken safety: a shared, versioned memory repo must not be able to
+# set them for everyone who clones it; they come from the user's own config only.
+USER_ONLY = {"namespaces.enabled", "namespaces.policies", "namespaces.default", "server.host",
+             "store.scanSecrets", "embed.modelPath", "embed.tokenizerPath"}
+
+
+def _check_value(dotted: str, value: Any, origin: str) -> None:
+    def bad(message: str, options: tuple[str, ...] | None = None) -> None:
+        raise ValidationError.single(dotted, message, path=origin, options=options)
+
+    if dotted in CHOICES and value not in CHOICES[dotted]:
+        bad(f"unknown value {value!r}", CHOICES[dotted])
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if value != value or value in (float("inf"), float("-inf")):
+        bad(f"must be a finite number, got {value!r}")
+    low, high = RANGES.get(dotted, (1 if dotted in AT_LEAST_ONE else 0, 1 if _FRACTION_RE.search(dotted) else None))
+    if value < low or (high is not None and value > high):
+        bad(f"must be {'from ' + str(low) + ' to ' + str(high) if high is not None else 'at least ' + str(low)}, got {value!r}")
+
+
 # --- loading ---
 
 def _check_type(key: str, value: Any, default: Any, path: str) -> Any:
@@ -326,7 +358,7 @@ def _check_type(key: str, value: Any, default: Any, path: str) -> Any:
     return value
 
 
-def _apply(settings: Settings, data: Mapping[str, Any], origin: str) -> Settings:
+def _apply(settings: Settings, data: Mapping[str, Any], origin: str, *, shared: bool = False) -> Settings:
     for raw_section, values in data.items():
         section = snake(raw_section)
         if section in ("memory_dir", "$schema", "_comment"):
@@ -345,7 +377,13 @@ def _apply(settings: Settings, data: Mapping[str, Any], origin: str) -> Settings
                 raise ValidationError.single(f"{raw_section}.{raw_key}", "unknown setting", path=origin,
                                              options=[camel(k) for k in known])
             dotted = f"{section}.{camel(key)}"
+            if shared and dotted in USER_ONLY:
+                raise ValidationError.single(
+                    dotted, "can only be set in your own config (~/.config/remnic/config.json or the file "
+                    "named by REMNIC_CONFIG_PATH), not in the memory repository's shared remnic.config.json", path=origin)
             updates[key] = _check_type(dotted, value, getattr(type(current)(), key), origin)
+            if value is not None:
+                _check_value(dotted, updates[key], origin)
             settings.origins[dotted] = origin
         setattr(settings, section, replace(current, **updates))
     return settings
@@ -425,8 +463,9 @@ def load_settings(
     if repo_cfg.is_file() and all(p != repo_cfg.resolve() for p, _, _ in files):
         layers.insert(1 if files and files[0][1].startswith("~") else 0,
                       (repo_cfg.resolve(), f"memory repo ({repo_cfg})", read_config_file(repo_cfg)))
-    for _path, label, data in layers:
-        _apply(settings, data, label)
+    shared_path = repo_cfg.resolve() if repo_cfg.is_file() else None
+    for path, label, data in layers:
+        _apply(settings, data, label, shared=path == shared_path)
         settings.config_files.append(label)
     if overrides:
         for dotted, value in overrides.items():

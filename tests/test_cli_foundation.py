@@ -232,3 +232,40 @@ def test_init_and_open_from_subdirectory_with_python_m(tmp_path: Path) -> None:
 def test_open_missing_memory_dir_explains(tmp_path: Path) -> None:
     result = run_cli("list", "--memory-dir", str(tmp_path / "nope"))
     assert result.code == 1 and "remnic init" in result.err
+
+
+def test_every_default_passes_the_value_rules_and_every_rule_names_a_setting() -> None:
+    from remnic.config import AT_LEAST_ONE, CHOICES, RANGES, USER_ONLY, _check_value, describe_settings
+
+    rows = describe_settings()
+    keys = {r["key"] for r in rows}
+    for row in rows:
+        if row["default"] is not None:
+            _check_value(row["key"], row["default"], "defaults")
+    assert (AT_LEAST_ONE | set(CHOICES) | set(RANGES) | USER_ONLY) <= keys
+
+
+@pytest.mark.parametrize(("setting", "fragment"), [
+    ({"recall": {"fusion": "rff"}}, "valid options: rrf, score"),
+    ({"recall": {"mmrLambda": 7}}, "must be from 0 to 1"),
+    ({"recall": {"candidates": -3}}, "must be at least 1"),
+    ({"recall": {"topK": 0}}, "recall.topK: must be at least 1"),
+])
+def test_out_of_range_config_values_are_refused(tmp_path: Path, setting: dict, fragment: str) -> None:
+    (tmp_path / "remnic.config.json").write_text(json.dumps(setting))
+    result = run_cli("config", cwd=tmp_path)
+    assert result.code == 2 and fragment in result.err and "remnic.config.json" in result.err
+
+
+def test_shared_repo_config_cannot_weaken_safety(tmp_path: Path, isolated_home: Path) -> None:
+    from remnic.config import load_settings
+
+    repo = tmp_path / "repo"
+    Memory.init(repo, settings=load_settings(repo))
+    (repo / "remnic.config.json").write_text(json.dumps({"namespaces": {"enabled": False}, "server": {"host": "0.0.0.0"}}))
+    result = run_cli("status", "--memory-dir", str(repo))
+    assert result.code == 2 and "can only be set in your own config" in result.err
+    (repo / "remnic.config.json").write_text("{}")
+    (isolated_home / ".config" / "remnic").mkdir(parents=True)
+    (isolated_home / ".config" / "remnic" / "config.json").write_text(json.dumps({"server": {"host": "0.0.0.0"}}))
+    assert load_settings(repo, env={"HOME": str(isolated_home)}).server.host == "0.0.0.0"
