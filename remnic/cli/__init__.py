@@ -12,7 +12,7 @@ import sys
 from typing import Sequence
 
 from ..errors import RemnicError
-from ._common import Formatter, common_parent
+from ._common import Formatter, Parser, common_parent
 
 DESCRIPTION = """\
 remnic: git-backed, file-native memory for AI agents and the people who work with them.
@@ -48,8 +48,8 @@ def _modules() -> list:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="remnic", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=Formatter, parents=[common_parent()])
+    parser = Parser(prog="remnic", description=DESCRIPTION, epilog=EPILOG,
+                    formatter_class=Formatter, parents=[common_parent()])
     from .. import __version__
 
     parser.add_argument("--version", action="version", version=f"remnic {__version__}")
@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    Parser.json_errors = "--json" in argv
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):

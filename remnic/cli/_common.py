@@ -17,6 +17,18 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
     """Keeps the hand-wrapped examples in descriptions and epilogs as written."""
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, but usage errors come out as JSON (same shape as every other error) under --json."""
+
+    json_errors = False
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        if Parser.json_errors:
+            print(json.dumps({"error": f"{self.prog}: {message}", "code": "usage_error"}), file=sys.stderr)
+            raise SystemExit(2)
+        super().error(message)
+
+
 def common_parent() -> argparse.ArgumentParser:
     """Flags every command takes; SUPPRESS defaults so `remnic --json cmd` and `remnic cmd --json` both work."""
     parent = argparse.ArgumentParser(add_help=False)

@@ -86,11 +86,6 @@ def _xray_format(value: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
-
-
 def register(sub: Any) -> None:
     p = add_command(sub, "query", "hybrid recall: the memories that best match TEXT", epilog=QUERY_EPILOG)
     p.add_argument("text", metavar="TEXT", help="what to recall (free text; - reads standard input)")
@@ -122,8 +117,7 @@ def register(sub: Any) -> None:
 
     p = add_command(sub, "audit", "the recall audit ledger: one entry per recall under .remnic/audit/",
                     epilog="examples:\n  remnic audit list --limit 5\n  remnic audit show audit-20261121-5f6b1a2c9d8e --json")
-    audit = p.add_subparsers(dest="audit_command", metavar="<command>")
-    p.set_defaults(handler=lambda args: _usage(p))
+    audit = p.add_subparsers(dest="audit_command", metavar="<show|list>", required=True)
     a = add_command(audit, "show", "print one audit entry (the auditEntryId of an X-ray result)")
     a.add_argument("audit_id", metavar="ID", help="an audit entry id, e.g. audit-20261121-5f6b1a2c9d8e")
     a.set_defaults(handler=cmd_audit_show)
@@ -141,8 +135,7 @@ def register(sub: Any) -> None:
                     epilog="examples:\n  remnic benchmark locomo --data ../shared/data/locomo\n"
                            "  remnic benchmark locomo --data 26.json --granularity session --k 1,3,5\n"
                            "  remnic benchmark scale --sizes 10k")
-    bench = p.add_subparsers(dest="suite", metavar="<suite>")
-    p.set_defaults(handler=lambda args: _bench_usage(p))
+    bench = p.add_subparsers(dest="suite", metavar="<locomo|scale>", required=True)
 
     b = add_command(bench, "locomo", "evidence recall@k on LoCoMo conversations (imported through the API)",
                     epilog="Each conversation goes into a fresh temporary memory repository; every question\n"
@@ -161,11 +154,6 @@ def register(sub: Any) -> None:
     b.add_argument("--sizes", type=_sizes, help="memory counts, e.g. 10k,100k (default: 10k,100k)")
     b.add_argument("--queries", type=positive_int("--queries"), default=200, help="queries timed per size")
     b.set_defaults(handler=cmd_bench_scale)
-
-
-def _bench_usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 def _hit_text(result: Any, explain: bool) -> str:
