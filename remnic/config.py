@@ -277,6 +277,20 @@ class Settings:
         return out
 
 
+def ensure_state_dir(memory_dir: Path) -> Path:
+    """``.remnic/`` with a ``.gitignore`` of ``*`` inside, so its contents (index, audit log, transcripts)
+    are never committed even when the repository's own .gitignore forgets it."""
+    state = memory_dir / STATE_DIR
+    marker = state / ".gitignore"
+    if not marker.exists():
+        try:
+            state.mkdir(parents=True, exist_ok=True)
+            marker.write_text("# remnic's rebuildable state: never commit it\n*\n", encoding="utf-8")
+        except OSError:
+            pass  # a read-only checkout: nothing will be written there either
+    return state
+
+
 def camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(p[:1].upper() + p[1:] for p in rest)

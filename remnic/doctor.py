@@ -12,13 +12,18 @@ from .config import MARKER_FILE, STATE_DIR, StoreSettings
 from .errors import FieldProblem
 from .ledger import Ledger
 from .model import MemoryRecord
-from .store import MemoryStore
+from .store import MemoryStore, is_memory_path
 
 
 def check_files(files: MemoryStore, store: StoreSettings) -> tuple[list[MemoryRecord], list[FieldProblem]]:
     """Every memory file checked by the one rule sync, writes and the pre-commit hook share."""
     scan = files.scan()
     return scan.records, [p for exc in scan.problems for p in exc.problems]
+
+
+def _uncommitted_memories(ledger: Ledger) -> list[str]:
+    """Memory files with uncommitted changes (what `remnic sync run` would pick up; other files are the user's)."""
+    return sorted({p for _, p, orig in ledger.status_porcelain() for p in (p, orig) if p and is_memory_path(p)})
 
 
 def status(root: Path, files: MemoryStore, ledger: Ledger, store: StoreSettings,
@@ -31,7 +36,7 @@ def status(root: Path, files: MemoryStore, ledger: Ledger, store: StoreSettings,
     return {
         "memoryDir": str(root), "head": ledger.head(), "memories": len(records),
         "malformed": sorted({p.path for p in problems if p.path}),
-        "uncommitted": [p for _, p, _ in ledger.status_porcelain()], "counts": counts, "index": index_health,
+        "uncommitted": _uncommitted_memories(ledger), "counts": counts, "index": index_health,
     }
 
 
@@ -54,11 +59,9 @@ def checks(root: Path, origin: str, files: MemoryStore, ledger: Ledger, store: S
     has_marker = (root / MARKER_FILE).is_file()
     add("marker", "ok" if has_marker else "warn", "memory repo marker present" if has_marker
         else f"no {MARKER_FILE}: directory discovery from a subfolder will not find this repo (run `remnic init`)")
-    gitignore = root / ".gitignore"
-    ignored = gitignore.is_file() and any(line.strip().rstrip("/") in (STATE_DIR, "/" + STATE_DIR)
-                                          for line in gitignore.read_text(encoding="utf-8").splitlines())
+    ignored = ledger.is_ignored(f"{STATE_DIR}/index")
     add("gitignore", "ok" if ignored else "warn", f"{STATE_DIR}/ is git-ignored" if ignored
-        else f"{STATE_DIR}/ is not in .gitignore: rebuildable state may be committed")
+        else f"{STATE_DIR}/ is not git-ignored: rebuildable state and audit logs could be committed")
     records, problems = check_files(files, store)
     bad_files = {p.path for p in problems}
     if problems:
@@ -66,7 +69,7 @@ def checks(root: Path, origin: str, files: MemoryStore, ledger: Ledger, store: S
             "(left untouched and out of the index until fixed)", problems=[p.describe() for p in problems])
     else:
         add("memory-files", "ok", f"{len(records)} memory files, none malformed")
-    pending = ledger.status_porcelain()
+    pending = _uncommitted_memories(ledger)
     add("working-tree", "ok" if not pending else "warn",
         "clean" if not pending else f"{len(pending)} uncommitted change(s) (run `remnic sync run`)")
     state = index_health.get("state", "unknown")

@@ -13,10 +13,7 @@ from .ledger import Ledger, Version, unified_diff
 from .model import parse_file
 from .store import MemoryStore
 
-VERSION_CHOICES = "v1..v{n}, a commit sha, 'working' or 'latest'"
-
-
-def pick(versions: list[Version], spec: str) -> Version:
+def pick(versions: list[Version], spec: str, *, allow_working: bool = True) -> Version:
     """The version named by ``v3``, ``3``, a sha prefix (≥ 4 hex) or ``latest``."""
     text = spec.strip().lower()
     if text in ("head", "latest", "current"):
@@ -27,7 +24,8 @@ def pick(versions: list[Version], spec: str) -> Version:
     matches = [v for v in versions if len(text) >= 4 and v.sha.startswith(text)]
     if len(matches) == 1 and not (number.isdigit() and len(number) < 7):
         return matches[0]
-    raise UsageError(f"no version {spec!r}; valid versions: {VERSION_CHOICES.format(n=len(versions))}")
+    working = ", 'working'" if allow_working else ""
+    raise UsageError(f"no version {spec!r}; valid versions: v1..v{len(versions)}, a commit sha{working} or 'latest'")
 
 
 def version_text(files: MemoryStore, ledger: Ledger, versions: list[Version], spec: str) -> tuple[str, str]:

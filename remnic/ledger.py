@@ -32,6 +32,7 @@ from .errors import LedgerError, NotFoundError
 TRAILER_PREFIX = "Remnic-"
 MAX_ID_TRAILERS = 50
 _LOCK_MARKERS = ("index.lock", "Unable to create", "cannot lock ref", ".lock': File exists")
+_UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
 _FALLBACK_IDENTITY = {
     "GIT_AUTHOR_NAME": "remnic", "GIT_AUTHOR_EMAIL": "remnic@localhost",
     "GIT_COMMITTER_NAME": "remnic", "GIT_COMMITTER_EMAIL": "remnic@localhost",
@@ -188,6 +189,20 @@ class Ledger:
         except OSError:
             return False
 
+    def busy_reason(self, status: Sequence[tuple[str, str, str | None]] | None = None) -> str | None:
+        """Why committing now would be wrong (a merge/rebase in progress, conflicts, detached HEAD), or None."""
+        git_dir = Path(self.repo.git_dir)
+        for name, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase"),
+                           ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert"),
+                           ("BISECT_LOG", "a bisect")):
+            if (git_dir / name).exists():
+                return f"{what} is in progress"
+        if status is not None and any(xy in _UNMERGED for xy, _, _ in status):
+            return "there are unresolved merge conflicts"
+        if self.is_detached():
+            return "HEAD is detached (not on a branch)"
+        return None
+
     def parents(self, sha: str) -> list[str]:
         try:
             return self.git("rev-list", "--parents", "-n", "1", sha).split()[1:]
@@ -226,6 +241,23 @@ class Ledger:
         """Tracked and untracked files, minus what .gitignore excludes: git's view of the work tree."""
         out = self.git("ls-files", "-z", "--cached", "--others", "--exclude-standard", strip=False)
         return [p for p in out.split("\0") if p]
+
+    def last_path_of_id(self, memory_id: str) -> str | None:
+        """The path a memory id last lived at in history (for memories whose file is gone)."""
+        if self.head() is None:
+            return None
+        out = self.git("log", "--format=", "--name-only", "-S", f"id: {memory_id}", "--", "*.md")
+        for line in out.splitlines():
+            if line.strip():
+                return line.strip()
+        return None
+
+    def is_ignored(self, path: str) -> bool:
+        try:
+            self.git("check-ignore", "-q", "--no-index", path)
+            return True
+        except LedgerError:
+            return False
 
     def is_dirty(self, path: str) -> bool:
         return bool(self.git("status", "--porcelain", "--untracked-files=all", "--", path))

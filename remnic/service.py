@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .config import Settings, load_settings
+from .config import Settings, ensure_state_dir, load_settings
 from .errors import FieldProblem, MemoryFormatError, NotFoundError, RemnicError, UsageError, ValidationError
 from .ledger import Ledger, Version, trailers_for
 from .model import (
@@ -31,10 +31,16 @@ from .model import (
 from . import doctor as _doctor
 from . import history as _history
 from . import observe as _observe
-from .store import MemoryStore, flush_to_disk
+from .store import MemoryStore, flush_to_disk, is_memory_path
 from .validate import check_content, check_namespace, check_text, new_frontmatter
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "memory-template"
+
+
+def _summary(problems: Sequence[FieldProblem]) -> str:
+    """One line naming the first problem (and how many more), so str(error) alone is useful."""
+    first = problems[0].describe()
+    return first if len(problems) == 1 else f"{first} (and {len(problems) - 1} more problem(s))"
 _MISSING = object()
 Progress = Callable[[int, int], None]
 
@@ -63,6 +69,7 @@ class Memory:
         self.root = settings.memory_dir
         self.ledger = Ledger(self.root, settings.store.git_retry_s)
         self.files = MemoryStore(settings, list_files=self.ledger.worktree_files)
+        ensure_state_dir(self.root)
         self._index: Any = None
 
     # --- opening ---
@@ -83,6 +90,8 @@ class Memory:
         """Create (or complete) a memory repository from memory-template/; never overwrites a file."""
         settings = settings or load_settings(path)
         root = settings.memory_dir
+        if root.exists() and not root.is_dir():
+            raise UsageError(f"{root} is a file, not a directory; choose another path for the memory repository")
         root.mkdir(parents=True, exist_ok=True)
         Ledger.init_repo(root)
         created: list[str] = []
@@ -131,6 +140,12 @@ class Memory:
 
     # --- reading ---
 
+    def _check_writable(self) -> None:
+        """Refuse to commit where the commit would be lost or tangled (detached HEAD, a merge underway)."""
+        reason = self.ledger.busy_reason()
+        if reason is not None:
+            raise RemnicError(f"cannot write memories now: {reason}; finish it or check out a branch, then retry")
+
     def get(self, memory_id: str) -> MemoryRecord:
         hint = None
         if self._index is not None:
@@ -138,18 +153,32 @@ class Memory:
         return self.files.find(memory_id, hint)
 
     def resolve(self, id_or_path: str) -> str:
-        """The repo-relative path for a memory id or a path (which may no longer exist)."""
+        """The repo-relative path for a memory id or a memory file path (which may no longer exist)."""
+        if not id_or_path.strip():
+            raise UsageError("an id or a memory file path is required")
         if id_or_path.endswith(".md") or "/" in id_or_path:
             rel = check_relpath(id_or_path, field="id-or-path")
-            if (self.root / rel).exists() or self.ledger.history(rel):
+            if not is_memory_path(rel):
+                raise UsageError(f"{rel} is not a memory file (memory files are *.md outside hidden folders, "
+                                 "not README.md)")
+            if os.path.lexists(self.root / rel) or self.ledger.history(rel):
                 return rel
             raise NotFoundError(f"no memory file at {rel} (not on disk, not in git history)")
-        return self.get(id_or_path).path
+        try:
+            return self.get(id_or_path).path
+        except NotFoundError:
+            gone = self.ledger.last_path_of_id(id_or_path)
+            if gone is None:
+                raise
+            return gone
 
     def list(
         self, *, category: str | None = None, status: str | None = None, tag: str | None = None,
         namespace: str | None = None,
     ) -> list[MemoryRecord]:
+        problems = check_namespace(namespace)
+        if problems:
+            raise ValidationError(_summary(problems), problems=problems)
         out = []
         for record in self.files.scan().records:
             if category and record.category != category:
@@ -191,7 +220,7 @@ class Memory:
         if not problems:
             problems += self._file_problems(meta, content, category, ns)
         if problems:
-            raise ValidationError(problems[0].describe() if len(problems) == 1 else "invalid memory", problems=problems)
+            raise ValidationError(_summary(problems), problems=problems)
         with self.files.lock():
             if dedupe:
                 existing = self._find_duplicate(ns, meta["contentHash"])
@@ -202,6 +231,7 @@ class Memory:
             record = MemoryRecord(rel, meta, body_for(content), ns)
             if dry_run:
                 return record
+            self._check_writable()
             self.files.write(rel, serialize(meta, record.body))
             try:
                 sha = self.ledger.commit([rel], f"remnic store: {content.strip()[:60]}",
@@ -228,6 +258,7 @@ class Memory:
         now = now_iso()
         planned: list[tuple[dict[str, Any], str, str, str]] = []
         problems: list[FieldProblem] = []
+        chosen: list[tuple[str, int]] = []
         for offset, item in enumerate(items):
             line = line_numbers[offset] if line_numbers else offset + 1
             if not isinstance(item, Mapping):
@@ -257,7 +288,24 @@ class Memory:
                 problems += item_problems
                 continue
             planned.append((meta, content, ns, category))
-        return planned, problems
+            if "id" in fields:
+                chosen.append((meta["id"], line))
+        return planned, problems + self._duplicate_ids(chosen)
+
+    def _duplicate_ids(self, chosen: Sequence[tuple[str, int]]) -> list[FieldProblem]:
+        """Caller-chosen ids that repeat within the batch or name an existing memory (two files, one id)."""
+        if not chosen:
+            return []
+        existing = self.files.ids()
+        seen: dict[str, int] = {}
+        problems = []
+        for memory_id, line in chosen:
+            if memory_id in seen:
+                problems.append(FieldProblem("id", f"{memory_id!r} is used again (first on line {seen[memory_id]})", line=line))
+            elif memory_id in existing:
+                problems.append(FieldProblem("id", f"{memory_id!r} already exists ({existing[memory_id]})", line=line))
+            seen.setdefault(memory_id, line)
+        return problems
 
     def import_records(
         self, items: Iterable[Mapping[str, Any]], *, source: str = "import", namespace: str | None = None,
@@ -266,7 +314,7 @@ class Memory:
         """Validate every item first; write nothing unless all are valid; then one commit."""
         planned, problems = self._plan_import(list(items), line_numbers, namespace, source)
         if problems:
-            raise ValidationError(f"{len(problems)} problem(s) in the import; nothing was written", problems=problems)
+            raise ValidationError(f"{_summary(problems)}; nothing was imported", problems=problems)
         if not planned:
             return ImportResult([], None)
 
@@ -275,6 +323,7 @@ class Memory:
         duplicates: list[str] = []
         seen: set[tuple[str, str]] = set()
         with self.files.lock():
+            self._check_writable()
             try:
                 for i, (meta, content, ns, category) in enumerate(planned):
                     key = (ns, meta["contentHash"])
@@ -309,6 +358,7 @@ class Memory:
         from .sync.check import render
 
         with self.files.lock():
+            self._check_writable()
             record = self.get(memory_id)
             original = self.files.read_bytes(record.path)
             checked = self.files.check(record.path)
@@ -344,6 +394,10 @@ class Memory:
 
     def forget(self, memory_id: str, reason: str | None = None, *, source: str = "api") -> MemoryRecord:
         """Mark a memory forgotten (status + forgottenAt); its text stays in the file and in history."""
+        record = self.get(memory_id)
+        if record.status == "forgotten":
+            record.duplicate = True  # already forgotten: nothing written, no commit
+            return record
         changes: dict[str, Any] = {"status": "forgotten", "forgottenAt": now_iso()}
         if reason:
             changes["forgetReason"] = reason
@@ -372,8 +426,9 @@ class Memory:
         Uncommitted edits to the file would be lost, so they are refused unless ``force``.
         """
         with self.files.lock():
+            self._check_writable()
             versions = self.versions(id_or_path)
-            target = _history.pick(versions, spec)
+            target = _history.pick(versions, spec, allow_working=False)
             current = versions[-1].path
             if not force and self.ledger.is_dirty(current):
                 raise UsageError(f"{current} has uncommitted changes that a revert would discard; commit them "

@@ -27,7 +27,7 @@ from .model import (
     ID_RE,
     MemoryRecord,
     category_dir,
-    parse_file,
+    provisional_id,
     slugify,
 )
 from .validate import Checked, check_bytes
@@ -266,13 +266,14 @@ class MemoryStore:
             raise MemoryFormatError(rel, [FieldProblem("encoding", f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=rel)]) from None
 
     def read(self, rel: str) -> MemoryRecord:
+        """A valid memory by the shared rule (see :meth:`check`); MemoryFormatError names what is wrong."""
         try:
-            text = self.read_text(rel)
+            checked = self.check(rel)
         except (FileNotFoundError, NotADirectoryError):
             raise NotFoundError(f"no memory file at {rel}") from None
-        record = parse_file(text, rel)
-        self._id_paths[record.id] = rel
-        return record
+        if checked.problems or checked.record is None:
+            raise MemoryFormatError(rel, checked.problems)
+        return checked.record
 
     def check(self, rel: str) -> Checked:
         """Read and check one file by the one rule every command shares (see validate.check_text)."""
@@ -301,17 +302,22 @@ class MemoryStore:
         return ScanResult(records, problems)
 
     def find(self, memory_id: str, hint: str | None = None) -> MemoryRecord:
-        """The record with this id: try the hint and the cache, then scan headers of every file."""
+        """The record with this id: try the hint and the cache, then scan headers of every file.
+
+        A file that claims the id but is malformed raises its MemoryFormatError, so the user
+        learns what to fix instead of reading "not found".
+        """
         if not ID_RE.match(memory_id):
             raise NotFoundError(f"no memory with id {memory_id!r}")
         for rel in (hint, self._id_paths.get(memory_id)):
-            if rel and (self.root / rel).is_file():
+            if rel and os.path.lexists(self.root / rel):
                 try:
                     record = self.read(rel)
-                except MemoryFormatError:
+                except (MemoryFormatError, NotFoundError):
                     continue
                 if record.id == memory_id:
                     return record
+        malformed: MemoryFormatError | None = None
         for rel in self.iter_paths():
             try:
                 head = self.read_text(rel)[:4096]
@@ -321,11 +327,29 @@ class MemoryStore:
             if (m and m.group(1) == memory_id) or (not m and memory_id.startswith("mem_p")):
                 try:
                     record = self.read(rel)
-                except MemoryFormatError:
+                except MemoryFormatError as exc:
+                    if m:
+                        malformed = malformed or exc
+                    continue
+                except NotFoundError:
                     continue
                 if record.id == memory_id:
                     return record
+        if malformed is not None:
+            raise malformed
         raise NotFoundError(f"no memory with id {memory_id!r} in {self.root}")
+
+    def ids(self) -> dict[str, str]:
+        """id → path for every memory file, from the ``id:`` line of each header (no YAML parsing)."""
+        out: dict[str, str] = {}
+        for rel in self.iter_paths():
+            try:
+                head = self.read_text(rel)[:4096]
+            except (OSError, MemoryFormatError):
+                continue
+            m = _ID_LINE.search(head) if head.startswith(("---", "\ufeff---")) else None
+            out.setdefault(m.group(1) if m else provisional_id(rel), rel)
+        return out
 
     # --- writing ---
 

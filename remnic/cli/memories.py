@@ -13,6 +13,8 @@ from ..model import CATEGORIES, STATUSES, MemoryRecord, serialize
 from ..service import Memory
 from ._common import (
     ProgressBar,
+    plural,
+    safe,
     add_command,
     choice_list,
     emit,
@@ -44,16 +46,18 @@ def register(sub: Any) -> None:
     p.add_argument("--dry-run", action="store_true", help="validate and show the file without writing it")
     p.set_defaults(handler=cmd_store)
 
-    p = add_command(sub, "get", "show one memory by id")
-    p.add_argument("id", metavar="ID")
+    p = add_command(sub, "get", "show one memory by id or by its file path")
+    p.add_argument("id", metavar="ID-OR-PATH")
     p.add_argument("--raw", action="store_true", help="print the file exactly as on disk")
     p.set_defaults(handler=cmd_get)
 
-    p = add_command(sub, "list", "list memories, optionally filtered")
-    p.add_argument("--category", "-c", type=choice_list("category", CATEGORIES))
-    p.add_argument("--status", "-s", type=choice_list("status", STATUSES))
-    p.add_argument("--tag", "-t")
-    p.add_argument("--namespace", "-n")
+    p = add_command(sub, "list", "list memories, optionally filtered (all filters must match)",
+                    epilog="examples:\n  remnic list --category decision\n  remnic list --status pending_review --json\n"
+                           "  remnic list --tag ops --namespace team-a")
+    p.add_argument("--category", "-c", type=choice_list("category", CATEGORIES), help=f"one of: {', '.join(CATEGORIES)}")
+    p.add_argument("--status", "-s", type=choice_list("status", STATUSES), help=f"one of: {', '.join(STATUSES)}")
+    p.add_argument("--tag", "-t", help="memories carrying this tag")
+    p.add_argument("--namespace", "-n", help="memories in this namespace (default: every namespace)")
     p.set_defaults(handler=cmd_list)
 
     p = add_command(sub, "import", "import memories from a JSONL file (validated first, one commit)",
@@ -63,6 +67,7 @@ def register(sub: Any) -> None:
                            "with its line number and nothing is imported.")
     p.add_argument("file", metavar="FILE.jsonl", help="the file, or - for standard input")
     p.add_argument("--namespace", "-n", help="namespace for lines that name none")
+    p.add_argument("--dry-run", action="store_true", help="validate every line and report; write nothing")
     p.set_defaults(handler=cmd_import)
 
     p = add_command(sub, "forget", "mark a memory forgotten (its text stays in git history)")
@@ -87,9 +92,10 @@ def register(sub: Any) -> None:
 
 def _record_text(record: MemoryRecord) -> str:
     tags = ", ".join(record.tags) or "-"
-    return (f"{record.id}  [{record.category}, {record.status}]  {record.path}\n"
-            f"tags: {tags}  confidence: {record.confidence:.2f}  importance: {record.importance:.2f}\n\n"
-            f"{record.content}")
+    ns = "" if record.namespace == "default" else f"  namespace: {record.namespace}"
+    return safe(f"{record.id}  [{record.category}, {record.status}]  {record.path}\n"
+                f"tags: {tags}  confidence: {record.confidence:.2f}  importance: {record.importance:.2f}{ns}\n\n"
+                f"{record.content}")
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -118,7 +124,7 @@ def cmd_store(args: argparse.Namespace) -> int:
 
 def cmd_get(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    record = memory.get(args.id)
+    record = memory.files.read(memory.resolve(args.id)) if args.id.endswith(".md") else memory.get(_required(args.id, "ID"))
     if args.raw and not wants_json(args):
         print(memory.files.read_text(record.path), end="")
         return 0
@@ -129,9 +135,10 @@ def cmd_get(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     records = memory.list(category=args.category, status=args.status, tag=args.tag, namespace=args.namespace)
-    rows = [[r.id, r.category, r.status, r.path, r.content.splitlines()[0][:50] if r.content else ""] for r in records]
+    rows = [[r.id, r.category, r.status, r.namespace, r.path, safe(r.content.splitlines()[0][:50]) if r.content else ""]
+            for r in records]
     emit(args, {"count": len(records), "memories": [r.to_dict() for r in records]},
-         lambda: (table(rows, ["ID", "CATEGORY", "STATUS", "PATH", "TEXT"]) + f"\n{len(records)} memories")
+         lambda: (table(rows, ["ID", "CATEGORY", "STATUS", "NAMESPACE", "PATH", "TEXT"]) + f"\n{plural(len(records), 'memory', 'memories')}")
          if records else "no memories match")
     return 0
 
@@ -170,18 +177,24 @@ def cmd_import(args: argparse.Namespace) -> int:
         for p in problems:
             p.path = args.file
         raise ValidationError(f"{len(problems)} problem(s) in {args.file}; nothing was imported", problems=problems)
+    if args.dry_run:
+        emit(args, {"valid": len(items), "dryRun": True}, f"{plural(len(items), 'line')} valid; nothing imported (--dry-run)")
+        return 0
     result = memory.import_records(items, namespace=args.namespace, source="cli-import", line_numbers=line_numbers,
                                    progress=ProgressBar("importing", None if not wants_json(args) else False))
-    emit(args, result.to_dict(),
-         f"imported {len(result.records)} memories in one commit ({(result.commit or '-')[:8]})"
-         + (f"; skipped {len(result.duplicates)} exact duplicates" if result.duplicates else ""))
+    skipped = f"; skipped {plural(len(result.duplicates), 'exact duplicate')}" if result.duplicates else ""
+    text = (f"imported {plural(len(result.records), 'memory', 'memories')} in one commit ({(result.commit or '')[:8]})"
+            if result.records else "nothing to import") + skipped
+    emit(args, result.to_dict(), text)
     return 0
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     record = memory.forget(args.id, args.reason, source="cli")
-    emit(args, record.to_dict(), f"forgot {record.id} ({record.path}); its text stays in git history")
+    emit(args, {**record.to_dict(), "changed": not record.duplicate},
+         f"{record.id} was already forgotten; nothing changed" if record.duplicate
+         else f"forgot {record.id} ({record.path}); its text stays in git history")
     return 0
 
 
@@ -248,3 +261,9 @@ def cmd_config(args: argparse.Namespace) -> int:
     emit(args, {"settings": values, "origins": {r["key"]: r["origin"] for r in flat}, "configFiles": settings.config_files},
          lambda: "\n".join(f"{r['key']} = {json.dumps(r['value'], default=str)}    ({r['origin']})" for r in flat))
     return 0
+
+
+def _required(value: str, name: str) -> str:
+    if not value.strip():
+        raise UsageError(f"{name} must not be empty")
+    return value

@@ -6,13 +6,25 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..config import STATE_DIR
 from ..errors import RemnicError, UsageError
+from ..store import write_atomic
 from ..model import CATEGORIES, STATUSES
-from ._common import ProgressBar, add_command, choice_list, emit, open_memory, positive_int, read_text_arg, wants_json
+from ._common import (
+    ProgressBar,
+    add_command,
+    choice_list,
+    emit,
+    open_memory,
+    plural,
+    positive_int,
+    read_text_arg,
+    safe,
+    wants_json,
+)
 
 
 def _non_negative_int(name: str) -> Any:
@@ -163,11 +175,16 @@ def _hit_text(result: Any, explain: bool) -> str:
     for h in result.hits:
         tier = "" if h.served_by == "hybrid" else f"  <{h.served_by}>"
         flag = "" if h.safety == "safe" else f"  !{h.safety}"
-        lines.append(f"[{h.rank}] {h.score:.3f}  {h.id}  [{h.category}, {h.status}]  {h.path}{tier}{flag}")
+        lines.append(safe(f"[{h.rank}] {h.score:.3f}  {h.id}  [{h.category}, {h.status}]  {h.path}{tier}{flag}"))
         body = " ".join(h.content.split())
-        lines.append("    " + (body[:240] + "…" if len(body) > 240 else body))
+        lines.append("    " + safe(body[:240] + "…" if len(body) > 240 else body))
     if not result.hits:
-        lines.append("no memories match")
+        fit = next((s for s in result.stages if s.name == "budget-fit"), None)
+        if fit is not None and fit.considered and not fit.admitted:
+            lines.append(f"{plural(fit.considered, 'match', 'matches')} found, but none fits the budget of "
+                         f"{result.budget_chars} characters (raise --budget)")
+        else:
+            lines.append("no memories match")
     else:
         lines.append(f"{len(result.hits)} result(s); {result.budget_used} chars"
                      + (f" of {result.budget_chars}" if result.budget_chars else "")
@@ -194,50 +211,45 @@ def cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_atomic(path: str, text: str) -> Path:
-    """Write ``text`` to ``path`` (``~`` expanded) through a temporary file and a rename."""
-    target = Path(os.path.expanduser(path))
+def out_path(path: str, memory_root: Path) -> Path:
+    """Where ``--out`` writes (``~`` expanded), checked before any recall runs."""
+    target = Path(os.path.expanduser(path)).absolute()
     if target.is_dir():
         raise UsageError(f"--out {path!r} is a directory; give a file path")
-    parent = target.parent if str(target.parent) else Path(".")
-    if not parent.is_dir():
-        raise UsageError(f"--out {path!r}: directory {parent} does not exist")
+    if not target.parent.is_dir():
+        raise UsageError(f"--out {path!r}: directory {target.parent} does not exist")
+    real, root = os.path.realpath(target), os.path.realpath(memory_root)
+    inside = real.startswith(root + os.sep)
+    if inside and not real.startswith(os.path.join(root, STATE_DIR) + os.sep):
+        raise UsageError(f"--out {path!r} is inside the memory repository, where it would become a memory; "
+                         f"write it elsewhere (or under {STATE_DIR}/)")
+    return target
+
+
+def write_out(target: Path, text: str) -> None:
+    """Write atomically (temp file + rename); the previous file, if any, survives a failure."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=parent)
+        write_atomic(target, text)
     except OSError as exc:
         raise RemnicError(f"cannot write --out {target}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):  # the previous file, if any, is untouched
-            raise RemnicError(f"cannot write --out {target}: {exc.strerror or exc}") from None
-        raise
-    return target
 
 
 def cmd_xray(args: argparse.Namespace) -> int:
     from ..render import dumps_json, render_xray, snapshot_envelope
 
-    text = read_text_arg(args.text)
-    if not text.strip():
+    text = read_text_arg(args.text).strip()
+    if not text:
         raise UsageError("QUERY must not be empty (give the words to recall)")
     fmt = args.format or ("json" if wants_json(args) else "text")
     memory = open_memory(args)
+    target = out_path(args.out, memory.root) if args.out else None
     snapshot = memory.recall_xray(text, namespace=args.namespace, session_key=args.session,
                                   budget_chars=args.budget, top_k=args.top_k, source="cli")
     # JSON is the wire envelope every surface sends (byte-identical to HTTP and MCP);
     # text and markdown come from the shared Jinja renderer.
     rendered = dumps_json(snapshot_envelope(snapshot)) if fmt == "json" else render_xray(snapshot, fmt)
-    if args.out:
-        target = write_atomic(args.out, rendered)
+    if target is not None:
+        write_out(target, rendered)
         print(f"wrote the X-ray ({fmt}) to {target}", file=sys.stderr)
     else:
         sys.stdout.write(rendered)
@@ -271,7 +283,7 @@ def cmd_audit_list(args: argparse.Namespace) -> int:
     entries = memory.audit_recent(args.limit)
     rows = [f"{e.get('id')}  {e.get('ts')}  {len(e.get('returnedIds') or [])} result(s)  {e.get('query')!r}"
             for e in entries]
-    emit(args, entries, "\n".join(rows) if rows else "no recalls recorded yet")
+    emit(args, {"count": len(entries), "entries": entries}, "\n".join(rows) if rows else "no recalls recorded yet")
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import logging
 import os
@@ -17,6 +18,8 @@ from ..errors import UsageError
 from ._common import add_command, emit, open_memory, table, wants_json
 
 TOKEN_ENV = "REMNIC_TOKEN"
+MIN_TOKEN_CHARS = 16
+"""--token / $REMNIC_TOKEN shorter than this is refused: a bearer token must not be guessable."""
 
 SERVE_EPILOG = """\
 The server binds to loopback (127.0.0.1) unless --host says otherwise, and every
@@ -53,7 +56,8 @@ def register(sub: Any) -> None:
 
     p = add_command(sub, "daemon", "run the server in the background: start, stop, status, restart",
                     epilog="The pid file and log are .remnic/server.pid and .remnic/server.log in the memory\n"
-                           "directory. `status` exits 0 when running and 3 when not.")
+                           "directory. `status` exits 0 when running (a foreground `remnic serve` included)\n"
+                           "and 3 when not; `stop` stops either.")
     dsub = p.add_subparsers(dest="daemon_command", metavar="<action>", required=True)
     for name, help_text in (("start", "start the server in the background"),
                             ("restart", "stop, then start on the same host/port unless given")):
@@ -90,9 +94,33 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_mcp)
 
 
+def _port(value: str) -> int:
+    """argparse type for --port: argparse reports the flag name and exits 2."""
+    try:
+        port = int(value, 10)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 65535 (0 picks a free port), got {value!r}")
+    return port
+
+
 def _listen_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", help="interface to bind (default: server.host, 127.0.0.1)")
-    p.add_argument("--port", type=int, help="TCP port; 0 picks a free one (default: server.port, 4318)")
+    p.add_argument("--host", help="interface to bind (default: server.host, 127.0.0.1); anything but loopback "
+                                  "makes the API reachable from the network")
+    p.add_argument("--port", type=_port, help="TCP port 0-65535; 0 picks a free one (default: server.port, 4318)")
+
+
+def _warn_if_exposed(host: str) -> None:
+    """A bind address other than loopback (0.0.0.0, ::, a LAN address, a host name) gets a warning on stderr."""
+    try:
+        loopback = ipaddress.ip_address(host.strip("[]").split("%")[0]).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if not loopback:
+        print(f"remnic: warning: binding {host}, not loopback: the API is reachable from the network by anyone "
+              "who can connect to this port (bearer tokens still apply, but traffic is plain HTTP)",
+              file=sys.stderr, flush=True)
 
 
 def _tokens(memory_dir: Path | None) -> Any:
@@ -110,24 +138,37 @@ def _setup_logging(level: str) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from ..server import Api, Authenticator, create_server
+    from ..server import daemon
     from ..server.auth import check_principal
-    from ..server.daemon import remove_pid_file, write_pid_file
 
+    token = args.token or os.environ.get(TOKEN_ENV)
+    if token is not None and len(token) < MIN_TOKEN_CHARS:
+        raise UsageError(f"--token (or ${TOKEN_ENV}) is {len(token)} characters; a bearer token needs at least "
+                         f"{MIN_TOKEN_CHARS} (use `remnic token generate`, or e.g. "
+                         "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
     _setup_logging(args.log_level)
     memory = open_memory(args)
-    token = args.token or os.environ.get(TOKEN_ENV)
     extra = {token: check_principal(args.principal, "--principal")} if token else {}
     auth = Authenticator(_tokens(memory.root), extra)
     server = create_server(Api(memory), auth, host=args.host, port=args.port)
     host, port = server.server_address[:2]
-    if args.pid_file:
-        write_pid_file(args.pid_file, host=str(host), port=int(port), url=server.url, memory_dir=memory.root)
+    _warn_if_exposed(str(host))
+    # The daemon names its pid file; a foreground server records itself in the same place, so
+    # `remnic daemon status` tells the truth either way (unless another live server holds the file).
+    pid_file = args.pid_file or daemon.pid_path(memory.settings)
+    if args.pid_file is None and daemon.status(memory.settings)["running"]:
+        logging.getLogger("remnic.server").warning("another server is recorded in %s; leaving it there", pid_file)
+        pid_file = None
+    if pid_file is not None:
+        daemon.write_pid_file(pid_file, host=str(host), port=int(port), url=server.url, memory_dir=memory.root,
+                              mode=daemon.DAEMON if args.pid_file else daemon.FOREGROUND)
 
     def shutdown(signum: int, _frame: Any) -> None:
         # shutdown() blocks until serve_forever returns, so it must not run on the serving thread.
         threading.Thread(target=server.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, shutdown)
+    signal.signal(signal.SIGHUP, shutdown)  # terminal closed: exit cleanly, removing the pid file
     info = {"url": server.url, "host": host, "port": port, "pid": os.getpid(), "memoryDir": str(memory.root),
             "mcp": server.url + "/mcp"}
     if wants_json(args):
@@ -142,8 +183,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         server.server_close()
         memory.close()
-        if args.pid_file:
-            remove_pid_file(args.pid_file)
+        if pid_file is not None:
+            daemon.remove_pid_file(pid_file)
     return 0
 
 
@@ -162,6 +203,7 @@ def cmd_daemon(args: argparse.Namespace) -> int:
     if action == "start":
         host = args.host or settings.server.host
         port = settings.server.port if args.port is None else args.port
+        _warn_if_exposed(host)
         info = daemon.start(settings, host=host, port=port)
         emit(args, info, f"started the server (pid {info['pid']}) at {info['url']}; log: {info['logFile']}")
         return 0
@@ -171,15 +213,19 @@ def cmd_daemon(args: argparse.Namespace) -> int:
         return 0
     if action == "stop":
         info = daemon.stop(settings)
-        text = (f"stopped the server (pid {info['pid']}{', killed after timeout' if info.get('killed') else ''})"
+        what = "the foreground server" if info.get("mode") == daemon.FOREGROUND else "the server"
+        text = (f"stopped {what} (pid {info['pid']}{', killed after timeout' if info.get('killed') else ''})"
                 if info["stopped"] else "the server is not running"
                 + (" (removed a stale pid file)" if info.get("stalePidFileRemoved") else ""))
         emit(args, info, text)
         return 0
     info = daemon.status(settings)
     if info["running"]:
-        text = (f"running: pid {info['pid']} at {info['url']} since {info['started']}"
-                + ("" if info.get("reachable") else " (NOT accepting connections)") + f"\nlog: {info['logFile']}")
+        foreground = info["mode"] == daemon.FOREGROUND
+        text = (f"running{' in the foreground (`remnic serve`, not the daemon)' if foreground else ''}: "
+                f"pid {info['pid']} at {info['url']} since {info['started']}"
+                + ("" if info.get("reachable") else " (NOT accepting connections)")
+                + ("\nlog: the terminal it runs in" if foreground else f"\nlog: {info['logFile']}"))
     else:
         text = "not running" + (" (stale pid file)" if info.get("stalePidFile") else "")
     emit(args, info, text)

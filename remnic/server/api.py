@@ -23,14 +23,7 @@ from ..service import Memory
 from .auth import NamespacePolicy
 from .errors import NamespaceForbidden
 from .limits import IdempotencyCache, RateLimiter, fingerprint
-from .schema import OPERATIONS, Operation, validate
-
-
-class Unavailable(RemnicError):
-    """A capability this build does not have yet (e.g. recall before the index lands)."""
-
-    code = "not_implemented"
-    http_status = 501
+from .schema import Operation, build_operations, validate
 
 
 @dataclass
@@ -63,6 +56,8 @@ class Api:
         self.memory = memory
         self.settings = settings or memory.settings
         server = self.settings.server
+        # Limits and defaults that are settings (store.maxContentChars…) come from the settings in use.
+        self.operations = build_operations(self.settings.store)
         self.policy = NamespacePolicy(self.settings.namespaces)
         self.limiter = RateLimiter(server.write_rate_limit, server.write_rate_window_s, clock)
         self.idempotency = IdempotencyCache(server.idempotency_window_s, clock=clock)
@@ -73,7 +68,7 @@ class Api:
     # --- dispatch ---
 
     def operation(self, name: str) -> Operation:
-        op = OPERATIONS.get(name)
+        op = self.operations.get(name)
         if op is None:
             raise NotFoundError(f"unknown operation {name!r}")
         return op
@@ -129,8 +124,6 @@ class Api:
             "ok": True, "status": "ok", "service": "remnic", "version": __version__,
             "principal": principal, "namespace": self.policy.home(principal),
             "namespacesEnabled": self.policy.enabled,
-            "recallAvailable": hasattr(self.memory, "recall"),
-            "xrayAvailable": hasattr(self.memory, "recall_xray"),
         })
 
     def op_recall(self, principal: str, values: dict[str, Any]) -> Reply:
@@ -144,8 +137,9 @@ class Api:
         if values["mode"] != "no_recall":
             # Capture the X-ray as the recall runs (from values it already computed), so
             # recall/explain can show this exact recall later without running it again.
-            result = self._recall(values["query"], top_k=top_k, namespace=ns, budget_chars=budget,
-                                  session_key=session_key, trace_id=trace_id, xray=True, source=values["_source"])
+            result = self.memory.recall(values["query"], top_k=top_k, namespace=ns, budget_chars=budget,
+                                        session_key=session_key, trace_id=trace_id, xray=True,
+                                        source=values["_source"])
         hits = list(result) if result is not None else []
         results = [self._hit(h, values["includeDebug"]) for h in hits]
         # Defence in depth: a hit from a namespace this principal may not read never leaves.
@@ -181,12 +175,6 @@ class Api:
             while len(self._last) > LAST_RECALLS:
                 self._last.pop(next(iter(self._last)))
 
-    def _recall(self, query: str, **kwargs: Any) -> Any:
-        recall = getattr(self.memory, "recall", None)
-        if recall is None:
-            raise Unavailable("recall is not available in this build yet (the search index is still being built)")
-        return recall(query, **kwargs)
-
     @staticmethod
     def _hit(hit: Any, debug: bool) -> dict[str, Any]:
         """A recall hit as the API's result object."""
@@ -211,12 +199,9 @@ class Api:
         except NamespaceForbidden:
             # Another principal's namespace: nothing, not even whether it has memories.
             return Reply(200, {"snapshotFound": False}, text=dumps_json({"snapshotFound": False}))
-        xray = getattr(self.memory, "recall_xray", None)
-        if xray is None:
-            raise Unavailable("recall X-ray is not available in this build yet (Memory.recall_xray is missing)")
         # Nothing surface-specific goes in (no trace id): the bytes must equal the CLI's.
-        snapshot = xray(values["query"], namespace=ns, session_key=values.get("sessionKey"),
-                        budget_chars=values.get("budget"), source=values["_source"])
+        snapshot = self.memory.recall_xray(values["query"], namespace=ns, session_key=values.get("sessionKey"),
+                                           budget_chars=values.get("budget"), source=values["_source"])
         return self._envelope(ns or self.policy.default, snapshot)
 
     def op_recall_explain(self, principal: str, values: dict[str, Any]) -> Reply:
@@ -291,19 +276,11 @@ class Api:
 
     def op_memory_search(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)
-        limit, category = values["limit"], values.get("category")
-        if hasattr(self.memory, "recall"):
-            hits = self._recall(values["query"], top_k=limit, namespace=ns, category=category,
-                                source=values["_source"])
-            results = [self._hit(h, False) for h in hits]
-            results = [r for r in results if self.policy.can_read(principal, r.get("namespace") or self.policy.default)]
-            mode = "recall"
-        else:
-            page, _ = self.memory.search(values["query"], category=category, namespace=ns, limit=limit)
-            results = [{k: v for k, v in r.to_dict().items() if k != "frontmatter"} for r in page]
-            mode = "filter"
-        return Reply(200, {"query": values["query"], "namespace": ns, "searchMode": mode,
-                           "count": len(results), "results": results})
+        hits = self.memory.recall(values["query"], top_k=values["limit"], namespace=ns,
+                                  category=values.get("category"), source=values["_source"])
+        results = [self._hit(h, False) for h in hits]
+        results = [r for r in results if self.policy.can_read(principal, r.get("namespace") or self.policy.default)]
+        return Reply(200, {"query": values["query"], "namespace": ns, "count": len(results), "results": results})
 
     def op_observe(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=True)
@@ -318,9 +295,10 @@ class Api:
 
     def op_review_queue_list(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)
-        items = self.memory.review_queue(namespace=ns, limit=values["limit"])
-        items = [r for r in items if self.policy.can_read(principal, r.namespace)]
-        return Reply(200, {"namespace": ns, "count": len(items), "items": _records(items)})
+        queued = self.memory.review_queue(namespace=ns, limit=values["limit"])
+        queued = [r for r in queued if self.policy.can_read(principal, r.namespace)]
+        # Same key as memories_list: a list of memory records is always "memories".
+        return Reply(200, {"namespace": ns, "count": len(queued), "memories": _records(queued)})
 
 
 def error_reply(exc: RemnicError, request_id: str | None = None) -> Reply:

@@ -13,6 +13,7 @@ much of a guess matched or which entry it was.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import hmac
 import json
@@ -21,9 +22,10 @@ import os
 import re
 import secrets
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..config import NamespaceSettings
 from ..errors import FieldProblem, NotFoundError, UsageError, ValidationError
@@ -90,7 +92,12 @@ class TokenEntry:
 
 class TokenStore:
     """The tokens file. Safe to share between a running server and the CLI: writes are atomic
-    renames and readers reload when the file's mtime/size change."""
+    renames and readers reload when the file's mtime/size change.
+
+    ``generate`` and ``revoke`` read, modify and write the file while holding an exclusive
+    ``flock`` on a sidecar ``<file>.lock`` (the file itself is replaced by each write, so it cannot
+    carry the lock), so concurrent ``remnic token`` processes never lose each other's changes.
+    """
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or default_tokens_path()
@@ -137,23 +144,35 @@ class TokenStore:
         with self._lock:
             self._stamp = None
 
+    @contextmanager
+    def _locked(self) -> Iterator[list[TokenEntry]]:
+        """The current entries, read under the file's exclusive lock, held until the block ends."""
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.path.with_name(self.path.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield self._read() if self.path.exists() else []  # fresh from disk, never the cache
+        finally:
+            os.close(fd)  # releases the lock
+
     def generate(self, principal: str, label: str | None = None) -> tuple[str, TokenEntry]:
         """A new secret for ``principal``; only its hash is stored. Returns (secret, entry)."""
         check_principal(principal)
         secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
         entry = TokenEntry(id="tok_" + secrets.token_hex(4), principal=principal, sha256=token_hash(secret),
                            created=now_iso(), label=label)
-        self._write(self.entries() + [entry])
+        with self._locked() as current:
+            self._write(current + [entry])
         return secret, entry
 
     def revoke(self, key: str) -> list[TokenEntry]:
         """Remove the token with this id, or every token of the principal ``key``."""
-        current = self.entries()
-        gone = [e for e in current if e.id == key] or [e for e in current if e.principal == key]
-        if not gone:
-            ids = ", ".join(e.id for e in current) or "none"
-            raise NotFoundError(f"no token with id or principal {key!r} (tokens: {ids})")
-        self._write([e for e in current if e not in gone])
+        with self._locked() as current:
+            gone = [e for e in current if e.id == key] or [e for e in current if e.principal == key]
+            if not gone:
+                ids = ", ".join(e.id for e in current) or "none"
+                raise NotFoundError(f"no token with id or principal {key!r} (tokens: {ids})")
+            self._write([e for e in current if e not in gone])
         return gone
 
 

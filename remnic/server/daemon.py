@@ -1,11 +1,13 @@
 """``remnic daemon start|stop|status|restart``: the HTTP server as a background process.
 
 The daemon is ``remnic serve`` started in its own session with output going to
-``<memory dir>/.remnic/server.log``. The server itself writes
-``.remnic/server.pid`` (JSON: pid, host, port, url) once it is listening and
-removes it on exit, so the pid file never names a server that is not up yet,
-and ``--port 0`` works: the file says which port was picked. Both files are in
-the git-ignored state directory.
+``<memory dir>/.remnic/server.log`` (moved to ``server.log.1`` at start once it is
+over 10 MB). The server itself writes ``.remnic/server.pid`` (JSON: pid, host,
+port, url, mode) once it is listening and removes it on exit, so the pid file
+never names a server that is not up yet, and ``--port 0`` works: the file says
+which port was picked. A foreground ``remnic serve`` writes the same file with
+``mode: "foreground"``, so ``status`` is truthful whichever way the server was
+started. Both files are in the git-ignored state directory.
 """
 
 from __future__ import annotations
@@ -21,13 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings
-from ..errors import RemnicError, UsageError
+from ..errors import RemnicError
 from ..model import now_iso
 from ..store import write_atomic
 
 PID_FILE = "server.pid"
 LOG_FILE = "server.log"
 MAX_LOG_BYTES = 10 * 1024 * 1024
+"""At start, a log over this size is moved to server.log.1 (the running server does not rotate it)."""
+FOREGROUND, DAEMON = "foreground", "daemon"
 
 
 def pid_path(settings: Settings) -> Path:
@@ -38,9 +42,11 @@ def log_path(settings: Settings) -> Path:
     return settings.state_dir / LOG_FILE
 
 
-def write_pid_file(path: Path, *, host: str, port: int, url: str, memory_dir: Path) -> None:
+def write_pid_file(path: Path, *, host: str, port: int, url: str, memory_dir: Path, mode: str = DAEMON) -> None:
+    """Record this (listening) server: ``mode`` is ``daemon`` or ``foreground`` (a plain ``remnic serve``)."""
     info = {"pid": os.getpid(), "host": host, "port": port, "url": url, "memoryDir": str(memory_dir),
-            "started": now_iso()}
+            "started": now_iso(), "mode": mode}
+    path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps(info, indent=2) + "\n", mode=0o600)
 
 
@@ -101,6 +107,7 @@ def status(settings: Settings) -> dict[str, Any]:
         out["stalePidFile"] = True
         return out
     out.update({k: info.get(k) for k in ("pid", "host", "port", "url", "started")})
+    out["mode"] = FOREGROUND if info.get("mode") == FOREGROUND else DAEMON
     out["running"] = True
     out["reachable"] = _reachable(str(info.get("host")), int(info.get("port") or 0))
     return out
@@ -125,8 +132,10 @@ def start(settings: Settings, *, host: str, port: int, extra_args: list[str] | N
           wait_s: float = 20.0) -> dict[str, Any]:
     current = status(settings)
     if current["running"]:
-        raise UsageError(f"the server is already running (pid {current['pid']} at {current['url']}); "
-                         "use `remnic daemon restart` or `remnic daemon stop`")
+        # A runtime state, not a usage error: exit 1.
+        what = "a foreground `remnic serve`" if current["mode"] == FOREGROUND else "the server"
+        raise RemnicError(f"{what} is already running for this memory directory (pid {current['pid']} at "
+                          f"{current['url']}); use `remnic daemon restart` or `remnic daemon stop`")
     path, log = pid_path(settings), log_path(settings)
     path.unlink(missing_ok=True)  # stale, or absent
     settings.state_dir.mkdir(parents=True, exist_ok=True)
@@ -173,7 +182,7 @@ def stop(settings: Settings, *, timeout_s: float = 10.0) -> dict[str, Any]:
     info = read_pid_file(path)
     if info is not None and info.get("pid") == pid:
         path.unlink(missing_ok=True)
-    return {"stopped": True, "running": False, "pid": pid, "killed": killed}
+    return {"stopped": True, "running": False, "pid": pid, "killed": killed, "mode": current["mode"]}
 
 
 def restart(settings: Settings, *, host: str | None, port: int | None,

@@ -7,7 +7,13 @@ the HTTP status, ``to_dict()`` the ``{error, code, details?}`` body.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from ..errors import RemnicError, UsageError, ValidationError
+
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of arrays/objects a request may carry; no operation needs more than a few levels."""
 
 
 class Unauthorized(RemnicError):
@@ -46,6 +52,45 @@ class InvalidJson(UsageError):
 
 class InvalidJsonObject(UsageError):
     code = "invalid_json_object"
+
+
+def parse_json(data: bytes | str) -> Any:
+    """A request body (HTTP) or message (MCP stdio) as JSON, or InvalidJson for anything hostile.
+
+    Besides syntax and encoding errors this refuses what ``json.loads`` turns into other
+    exceptions: nesting deep enough to exhaust the recursion limit (``RecursionError``) and
+    integers longer than Python's digit limit (``ValueError``); and it refuses nesting deeper
+    than ``MAX_JSON_DEPTH``, which would otherwise hit the recursion limit later, in
+    validation, fingerprinting or serialisation.
+    """
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as exc:
+        raise InvalidJson(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidJson(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise InvalidJson(f"not acceptable JSON: nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError as exc:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
+        raise InvalidJson(f"not acceptable JSON: {str(exc)[:200]}") from None
+    if _depth_exceeds(value, MAX_JSON_DEPTH):
+        raise InvalidJson(f"not acceptable JSON: nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
 
 
 class RouteNotFound(RemnicError):

@@ -13,7 +13,6 @@ which paths exist.
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
 import threading
@@ -27,6 +26,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from ..config import Settings
 from ..errors import FieldProblem, RemnicError, ValidationError
 from ..model import ID_RE
+from ..render import dumps_json
 from .api import Api, Reply, error_reply, internal_error
 from .auth import Authenticator
 from .errors import (
@@ -38,8 +38,9 @@ from .errors import (
     MethodNotAllowed,
     RouteNotFound,
     Unauthorized,
+    parse_json,
 )
-from .mcp import INVALID_REQUEST, PARSE_ERROR, SUPPORTED_VERSIONS, McpServer, McpSession, encode
+from .mcp import INVALID_REQUEST, PARSE_ERROR, SUPPORTED_VERSIONS, McpServer, McpSession
 
 log = logging.getLogger("remnic.server")
 
@@ -61,6 +62,7 @@ ROUTES: dict[tuple[str, ...], dict[str, str]] = {
 QUERY_ALIASES: dict[str, dict[str, str]] = {
     "recall_xray": {"q": "query", "session": "sessionKey", "namespace": "namespace", "budget": "budget"},
 }
+MAX_QUERY_FIELDS = 50
 TOKEN_QUERY_KEYS = {"token", "access_token", "accesstoken", "api_key", "apikey", "bearer", "auth", "authorization"}
 
 
@@ -126,7 +128,10 @@ def route(method: str, path: str) -> tuple[str, dict[str, str]]:
 
 
 def _query_args(op: str, query: str) -> dict[str, str]:
-    parsed = parse_qs(query, keep_blank_values=True, max_num_fields=50)
+    try:
+        parsed = parse_qs(query, keep_blank_values=True, max_num_fields=MAX_QUERY_FIELDS)
+    except ValueError:  # "Max number of fields exceeded"
+        raise ValidationError.single("query", f"more than {MAX_QUERY_FIELDS} query parameters") from None
     aliases = QUERY_ALIASES.get(op)
     problems, out = [], {}
     for key, values in parsed.items():
@@ -308,12 +313,9 @@ class Handler(BaseHTTPRequestHandler):
         if not data.strip():
             return {}
         try:
-            return json.loads(data.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            raise InvalidJson(f"request body is not UTF-8 ({exc.reason} at byte {exc.start})") from None
-        except json.JSONDecodeError as exc:
-            raise InvalidJson(f"request body is not valid JSON: {exc.msg} at line {exc.lineno} "
-                              f"column {exc.colno}") from None
+            return parse_json(data)
+        except InvalidJson as exc:
+            raise InvalidJson(f"request body is {exc.message}") from None
 
     # --- MCP over streamable HTTP (stateless: each POST stands alone; no SSE stream) ---
 
@@ -334,13 +336,12 @@ class Handler(BaseHTTPRequestHandler):
                                    f"supported: {', '.join(SUPPORTED_VERSIONS)}")
         response = self.server.mcp.handle(message, principal, McpSession(stateless=True))
         if response is None:
-            return Reply(202, None, text=" ")
-        return Reply(200, response, text=encode(response))
+            return Reply(202, None, text=" ")  # no body (see _send)
+        return Reply(200, response)  # serialised like every other body (dumps_json)
 
     @staticmethod
     def _rpc_error(status: int, code: int, message: str) -> Reply:
-        body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
-        return Reply(status, body, text=encode(body))
+        return Reply(status, {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}})
 
     # --- output ---
 
@@ -368,7 +369,7 @@ class Handler(BaseHTTPRequestHandler):
         codes = {400: "bad_request", 408: "request_timeout", 414: "uri_too_long", 431: "headers_too_large",
                  501: "not_implemented", 505: "http_version_not_supported"}
         request_id = str(uuid.uuid4())
-        body = json.dumps({"error": message or "bad request", "code": codes.get(code, "bad_request")}).encode()
+        body = dumps_json({"error": message or "bad request", "code": codes.get(code, "bad_request")}).encode()
         self.close_connection = True
         try:
             self.send_response(code, message)

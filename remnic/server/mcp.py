@@ -26,6 +26,7 @@ from typing import IO, Any
 from .. import __version__
 from ..errors import RemnicError
 from .api import Api, Reply, error_reply
+from .errors import InvalidJson, parse_json
 from .schema import OPERATIONS
 
 log = logging.getLogger("remnic.server")
@@ -66,6 +67,11 @@ def _tool_names() -> dict[str, str]:
 TOOL_NAMES = _tool_names()
 
 
+def _valid_id(msg_id: Any) -> bool:
+    """MCP request ids are strings or integers (never null, never a boolean)."""
+    return isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool)
+
+
 def _error(msg_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
     err: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
@@ -85,7 +91,7 @@ class McpServer:
     def tools(self) -> list[dict[str, Any]]:
         out = []
         for name, op_name in TOOL_NAMES.items():
-            op = OPERATIONS[op_name]
+            op = self.api.operation(op_name)  # limits and defaults from the settings in use
             legacy = not name.startswith("remnic.")
             out.append({
                 "name": name,
@@ -102,14 +108,21 @@ class McpServer:
         """The response to one JSON-RPC message, or None when none is due (notifications, responses)."""
         if isinstance(message, list):
             return _error(None, INVALID_REQUEST, "JSON-RPC batches are not supported (removed in MCP 2025-06-18)")
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            return _error(None, INVALID_REQUEST, 'not a JSON-RPC 2.0 message (expected an object with "jsonrpc": "2.0")')
+        if not isinstance(message, dict):
+            return _error(None, INVALID_REQUEST, "a JSON-RPC message must be an object, "
+                                                 f"got {type(message).__name__}")
+        # Errors about a malformed request still echo its id when the id itself is usable.
+        echo = message.get("id") if _valid_id(message.get("id")) else None
+        if message.get("jsonrpc") != "2.0":
+            return _error(echo, INVALID_REQUEST, 'not a JSON-RPC 2.0 message (expected "jsonrpc": "2.0")')
         method = message.get("method")
         if method is None:
-            return None  # a response to a server→client request; we send none, so nothing to match
+            if "result" in message or "error" in message:
+                return None  # a response to a server→client request; we send none, so nothing to match
+            return _error(echo, INVALID_REQUEST, 'a request needs a "method" (a response needs "result" or "error")')
         is_request = "id" in message
         msg_id = message.get("id")
-        if is_request and (isinstance(msg_id, bool) or not isinstance(msg_id, (str, int))):
+        if is_request and not _valid_id(msg_id):
             return _error(None, INVALID_REQUEST, "request id must be a string or an integer")
         if not isinstance(method, str):
             return _error(msg_id if is_request else None, INVALID_REQUEST, "method must be a string")
@@ -203,7 +216,7 @@ def run_stdio(server: McpServer, principal: str, *, max_message_bytes: int,
     session = McpSession(stateless=False)
 
     def send(obj: dict[str, Any]) -> None:
-        stdout.write(json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+        stdout.write(encode(obj).encode("utf-8") + b"\n")
         stdout.flush()
 
     while True:
@@ -218,16 +231,26 @@ def run_stdio(server: McpServer, principal: str, *, max_message_bytes: int,
         if not line.strip():
             continue
         try:
-            message = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            send(_error(None, PARSE_ERROR, f"invalid JSON: {exc}"))
+            message = parse_json(line)
+        except InvalidJson as exc:  # syntax, encoding, and hostile nesting: the session goes on
+            send(_error(None, PARSE_ERROR, f"message is {exc.message}"))
             continue
-        response = server.handle(message, principal, session)
+        try:
+            response = server.handle(message, principal, session)
+        except Exception:  # noqa: BLE001 - defence in depth: nothing one message does ends the session
+            request_id = str(uuid.uuid4())
+            log.exception("internal error handling an MCP message (request id %s)", request_id)
+            msg_id = message.get("id") if isinstance(message, dict) and _valid_id(message.get("id")) else None
+            response = _error(msg_id, INTERNAL_ERROR, f"internal error; see the server log for request id {request_id}")
         if response is not None:
             send(response)
 
 
 def encode(response: dict[str, Any]) -> str:
+    """A JSON-RPC message for the stdio transport, whose framing is one message per line: compact.
+
+    (Over HTTP a response is a body like any other and goes through ``dumps_json``.)
+    """
     return json.dumps(response, ensure_ascii=False, separators=(",", ":"))
 
 

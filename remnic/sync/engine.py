@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
+
 from typing import TYPE_CHECKING, Any, Iterable
 
 from ..errors import FieldProblem, MemoryFormatError, RemnicError
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 ADDED, MODIFIED, DELETED, RENAMED = "added", "modified", "deleted", "renamed"
 _LETTER = {ADDED: "A", MODIFIED: "M", DELETED: "D", RENAMED: "R"}
 _VERB = {ADDED: "add", MODIFIED: "edit", DELETED: "delete", RENAMED: "rename"}
-_UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
 
 
 @dataclass
@@ -156,24 +155,6 @@ def event_line(event: dict[str, Any]) -> str | None:
         return f"~ {event['path']}: {event['reason']}"
     if kind == "note":
         return f"note: {event['message']}"
-    return None
-
-
-def repo_busy(memory: "Memory", status: Iterable[tuple[str, str, str | None]]) -> str | None:
-    """Why committing now would be wrong (a merge/rebase in progress, detached HEAD), or None."""
-    git_dir = Path(memory.ledger.repo.git_dir)
-    for name, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase"),
-                       ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert"),
-                       ("BISECT_LOG", "a bisect")):
-        if (git_dir / name).exists():
-            return f"{what} is in progress; edits are indexed but not committed"
-    if any(xy in _UNMERGED for xy, _, _ in status):
-        return "unresolved merge conflicts; edits are indexed but not committed"
-    try:
-        if memory.ledger.is_detached():
-            return "HEAD is detached (not on a branch); edits are indexed but not committed"
-    except (TypeError, ValueError):
-        pass
     return None
 
 
@@ -303,7 +284,9 @@ class _Run:
         if not full and not self.candidates and head == state.commit == index_commit:
             report.mode = "noop"
             return report
-        busy = repo_busy(self.memory, status_rows) if self.want_commit else "--no-commit: edits are indexed but not committed"
+        busy = self.ledger.busy_reason(status_rows) if self.want_commit else "--no-commit"
+        if busy is not None:
+            busy += "; edits are indexed but not committed"
         can_commit = busy is None
 
         valid, deleted, dropped, quiet = self.read_all(report, skip_unchanged=not can_commit)
