@@ -18,6 +18,7 @@ from .errors import FieldProblem, MemoryFormatError, NotFoundError, RemnicError,
 from .ledger import Ledger, Version, trailers_for
 from .model import (
     DEFAULT_NAMESPACE,
+    ID_RE,
     MemoryRecord,
     body_for,
     category_dir,
@@ -156,7 +157,9 @@ class Memory:
         """The repo-relative path for a memory id or a memory file path (which may no longer exist)."""
         if not id_or_path.strip():
             raise UsageError("an id or a memory file path is required")
-        if id_or_path.endswith(".md") or "/" in id_or_path:
+        looks_like_path = id_or_path.endswith(".md") or "/" in id_or_path or (
+            not ID_RE.match(id_or_path) or os.path.lexists(self.root / id_or_path))
+        if looks_like_path:
             rel = check_relpath(id_or_path, field="id-or-path")
             if not is_memory_path(rel):
                 raise UsageError(f"{rel} is not a memory file (memory files are *.md outside hidden folders, "

@@ -165,3 +165,100 @@ def test_failed_update_restores_the_original_bytes(memory: Memory, monkeypatch: 
         memory.forget("mem_keep")
     assert (memory.root / rel).read_text() == raw
     assert sorted(os.listdir(memory.root / "facts")) == [".gitkeep", "keep.md"]  # no temp file left behind
+
+
+def test_import_refuses_repeated_and_existing_ids(memory: Memory, tmp_path: Path) -> None:
+    memory.store("Existing memory with a chosen id", category="fact", extra={"id": "mem_taken"})
+    batch = tmp_path / "ids.jsonl"
+    batch.write_text("\n".join(json.dumps(x) for x in [
+        {"content": "one", "id": "mem_twice"}, {"content": "two", "id": "mem_twice"},
+        {"content": "three", "id": "mem_taken"}, {"content": "four"}]) + "\n")
+    result = run_cli("import", str(batch), "--memory-dir", str(memory.root))
+    assert result.code == 2
+    assert f"{batch}:2" in result.err and "used again (first on line 1)" in result.err
+    assert f"{batch}:3" in result.err and "already exists" in result.err
+    assert len(memory.list()) == 1
+
+
+def test_history_commands_only_take_memory_files(memory: Memory) -> None:
+    for args in (["versions", "revert", "README.md", "v1"], ["versions", "list", ".gitignore"]):
+        result = run_cli(*args, "--memory-dir", str(memory.root))
+        assert result.code == 2 and "is not a memory file" in result.err, args
+    assert run_cli("versions", "list", "", "--memory-dir", str(memory.root)).code == 2
+
+
+def test_timeline_of_a_deleted_memory_comes_from_history(memory: Memory) -> None:
+    rec = memory.store("Short-lived memory about newts", category="fact")
+    git(memory.root, "rm", "-q", rec.path)
+    git(memory.root, "commit", "-qm", "remove it")
+    events = run_cli("timeline", rec.id, "--memory-dir", str(memory.root), "--json").json()["events"]
+    assert [e["status"] for e in events] == ["active", "deleted"]
+
+
+def test_forget_twice_changes_nothing(memory: Memory) -> None:
+    rec = memory.store("Forget me once", category="fact")
+    memory.forget(rec.id, reason="first")
+    head = memory.ledger.head()
+    second = run_cli("forget", rec.id, "--reason", "second", "--memory-dir", str(memory.root))
+    assert second.code == 0 and "already forgotten" in second.out
+    assert memory.ledger.head() == head and memory.get(rec.id).frontmatter["forgetReason"] == "first"
+
+
+def test_writes_are_refused_on_a_detached_head(memory: Memory) -> None:
+    memory.store("First", category="fact")
+    git(memory.root, "checkout", "-q", "--detach", "HEAD")
+    result = run_cli("store", "Would be orphaned", "--memory-dir", str(memory.root))
+    assert result.code == 1 and "HEAD is detached" in result.err
+    assert not (memory.root / "facts" / "would-be-orphaned.md").exists()
+
+
+def test_get_of_a_malformed_file_says_what_is_wrong(memory: Memory) -> None:
+    rec = memory.store("Staging db is db1", category="fact")
+    path = memory.root / rec.path
+    path.write_text(path.read_text().replace("status: active", "status: bogus"))
+    result = run_cli("get", rec.id, "--memory-dir", str(memory.root))
+    assert result.code == 1 and rec.path in result.err and "unknown status 'bogus'" in result.err
+
+
+def test_init_on_a_file_and_list_with_a_bad_namespace_are_usage_errors(tmp_path: Path, memory: Memory) -> None:
+    target = tmp_path / "a-file"
+    target.write_text("x")
+    assert run_cli("init", str(target)).code == 2
+    result = run_cli("list", "--namespace", "../x", "--memory-dir", str(memory.root))
+    assert result.code == 2 and "namespace" in result.err
+
+
+def test_state_dir_ignores_itself_even_without_a_gitignore_entry(tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    root.mkdir()
+    git(root, "init", "-q")
+    (root / ".gitignore").write_text("node_modules/\n")
+    mem = Memory.init(root, settings=__import__("remnic.config", fromlist=["settings_for"]).settings_for(root))
+    mem.store("A memory in a repo whose .gitignore forgot .remnic", category="fact")
+    git(root, "add", "-A")
+    assert ".remnic" not in git(root, "diff", "--cached", "--name-only")
+    assert {c["name"]: c["status"] for c in mem.doctor()}["gitignore"] == "ok"
+    mem.close()
+
+
+def test_terminal_escapes_are_shown_not_obeyed(memory: Memory) -> None:
+    memory.store("esc \x1b[31mRED\x1b[0m and \u202eevil", category="fact")
+    for args in (["list"], ["query", "RED evil"]):
+        out = run_cli(*args, "--memory-dir", str(memory.root)).out
+        assert "\x1b" not in out and "\u202e" not in out and "\\x1b[31m" in out
+
+
+def test_xray_out_is_checked_before_the_recall(memory: Memory) -> None:
+    memory.store("Recall cache TTL is 15 minutes", category="decision")
+    before = len(memory.audit_recent(100))
+    inside = run_cli("xray", "cache ttl", "--out", str(memory.root / "facts" / "x.md"), "--memory-dir", str(memory.root))
+    assert inside.code == 2 and "inside the memory repository" in inside.err
+    missing = run_cli("xray", "cache ttl", "--out", "/nonexistent-dir/x.json", "--memory-dir", str(memory.root))
+    assert missing.code == 2 and "does not exist" in missing.err
+    assert len(memory.audit_recent(100)) == before  # no recall ran
+
+
+def test_budget_too_small_is_explained(memory: Memory) -> None:
+    memory.store("Ocelots are small wild cats", category="fact")
+    out = run_cli("query", "ocelots", "--budget", "1", "--memory-dir", str(memory.root)).out
+    assert "none fits the budget of 1 characters" in out
