@@ -21,7 +21,6 @@ from .model import (
     ID_RE,
     MemoryRecord,
     body_for,
-    category_dir,
     check_relpath,
     content_hash,
     derived_fields,
@@ -29,11 +28,20 @@ from .model import (
     now_iso,
     serialize,
 )
+from . import browse as _browse
 from . import doctor as _doctor
 from . import history as _history
 from . import observe as _observe
 from .store import MemoryStore, flush_to_disk, is_memory_path
-from .validate import check_content, check_namespace, check_text, new_frontmatter
+from .validate import (
+    PlannedMemory,
+    check_content,
+    check_namespace,
+    check_text,
+    file_problems,
+    new_frontmatter,
+    plan_import,
+)
 
 TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "memory-template"
 
@@ -221,7 +229,7 @@ class Memory:
         )
         problems += more
         if not problems:
-            problems += self._file_problems(meta, content, category, ns)
+            problems += file_problems(meta, content, category, ns, self.settings.store)
         if problems:
             raise ValidationError(_summary(problems), problems=problems)
         with self.files.lock():
@@ -245,70 +253,15 @@ class Memory:
             self._index_apply([record], [], sha)
             return record
 
-    def _file_problems(self, meta: Mapping[str, Any], content: str, category: str, namespace: str) -> list[FieldProblem]:
-        """The file a write would create, checked by the rule every reader applies (secrets anywhere,
-        conflict markers…), so remnic never commits a file that sync or doctor would then reject."""
-        text = serialize(meta, body_for(content))
-        return check_text(text, f"{category_dir(category, namespace)}/new.md", self.settings.store).problems
-
     def check_import(self, items: Iterable[Any], *, line_numbers: Sequence[int] | None = None,
                      namespace: str | None = None, source: str = "import") -> list[FieldProblem]:
         """Every problem with an import batch, each naming its line and field; writes nothing."""
         return self._plan_import(items, line_numbers, namespace, source)[1]
 
     def _plan_import(self, items: Iterable[Any], line_numbers: Sequence[int] | None, namespace: str | None,
-                     source: str) -> tuple[list[tuple[dict[str, Any], str, str, str]], list[FieldProblem]]:
-        now = now_iso()
-        planned: list[tuple[dict[str, Any], str, str, str]] = []
-        problems: list[FieldProblem] = []
-        chosen: list[tuple[str, int]] = []
-        for offset, item in enumerate(items):
-            line = line_numbers[offset] if line_numbers else offset + 1
-            if not isinstance(item, Mapping):
-                problems.append(FieldProblem("", f"expected a JSON object, got {type(item).__name__}", line=line))
-                continue
-            fields = dict(item)
-            content = fields.pop("content", None)
-            if content is None:
-                problems.append(FieldProblem("content", "is required", line=line))
-                continue
-            ns = fields.pop("namespace", None) or namespace or self.settings.namespaces.default
-            category = fields.pop("category", "fact")
-            importance = fields.pop("importance", fields.pop("importanceScore", None))
-            item_problems = check_content(content, self.settings.store, line) + check_namespace(ns, line)
-            meta, more = new_frontmatter(
-                memory_id=new_id(), now=now, content=content if isinstance(content, str) else "",
-                category=category, settings=self.settings.store, tags=fields.pop("tags", None),
-                confidence=fields.pop("confidence", None), importance=importance, source=source,
-                extra=fields, line=line,
-            )
-            item_problems += more
-            if not item_problems:
-                for problem in self._file_problems(meta, content, category, ns):
-                    problem.line, problem.path = line, None
-                    item_problems.append(problem)
-            if item_problems:
-                problems += item_problems
-                continue
-            planned.append((meta, content, ns, category))
-            if "id" in fields:
-                chosen.append((meta["id"], line))
-        return planned, problems + self._duplicate_ids(chosen)
-
-    def _duplicate_ids(self, chosen: Sequence[tuple[str, int]]) -> list[FieldProblem]:
-        """Caller-chosen ids that repeat within the batch or name an existing memory (two files, one id)."""
-        if not chosen:
-            return []
-        existing = self.files.ids()
-        seen: dict[str, int] = {}
-        problems = []
-        for memory_id, line in chosen:
-            if memory_id in seen:
-                problems.append(FieldProblem("id", f"{memory_id!r} is used again (first on line {seen[memory_id]})", line=line))
-            elif memory_id in existing:
-                problems.append(FieldProblem("id", f"{memory_id!r} already exists ({existing[memory_id]})", line=line))
-            seen.setdefault(memory_id, line)
-        return problems
+                     source: str) -> tuple[list[PlannedMemory], list[FieldProblem]]:
+        return plan_import(items, line_numbers=line_numbers, namespace=namespace or self.settings.namespaces.default,
+                           source=source, store=self.settings.store, existing_ids=self.files.ids, now=now_iso())
 
     def import_records(
         self, items: Iterable[Mapping[str, Any]], *, source: str = "import", namespace: str | None = None,
@@ -505,58 +458,18 @@ class Memory:
         self, query: str | None = None, *, category: str | None = None, status: str | None = None,
         tag: str | None = None, namespace: str | None = None, limit: int = 50, offset: int = 0,
     ) -> tuple[list[MemoryRecord], int]:
-        """A filtered, paged browse: (page, total matches), newest first.
-
-        ``query`` is a plain filter, not recall: every whitespace-separated term
-        must appear (case-insensitively) in the content, a tag or the id. It is
-        deterministic, so paging with ``offset`` is stable; ranked retrieval is
-        ``recall``.
-        """
-        terms = [t.casefold() for t in (query or "").split()]
-        if terms:
-            # Cheap raw-text prefilter: only files containing every term get their YAML parsed.
-            records = []
-            for rel in self.files.iter_paths():
-                try:
-                    raw = self.files.read_text(rel).casefold()
-                except (OSError, MemoryFormatError):
-                    continue
-                if all(t in raw for t in terms):
-                    try:
-                        records.append(self.files.read(rel))
-                    except (MemoryFormatError, NotFoundError):
-                        continue
-            records = [r for r in records if (not category or r.category == category)
-                       and (not status or r.status == status) and (not tag or tag in r.tags)
-                       and (not namespace or r.namespace == namespace)]
-        else:
-            records = self.list(category=category, status=status, tag=tag, namespace=namespace)
-        matches = []
-        for record in records:
-            if terms:
-                haystack = " ".join([record.content, record.id, *record.tags]).casefold()
-                if not all(t in haystack for t in terms):
-                    continue
-            matches.append(record)
-        matches.sort(key=self._newest_first)
-        return matches[offset:offset + limit], len(matches)
+        """A filtered, paged browse, newest first: (page, total matches); see :func:`remnic.browse.search`."""
+        return _browse.search(self.files, query, category=category, status=status, tag=tag,
+                              namespace=namespace, limit=limit, offset=offset)
 
     def review_queue(self, *, namespace: str | None = None, limit: int = 50) -> list[MemoryRecord]:
         """Memories waiting for a person: status pending_review or quarantined, newest first."""
-        queued = [r for r in self.list(namespace=namespace) if r.status in ("pending_review", "quarantined")]
-        queued.sort(key=self._newest_first)
-        return queued[:limit]
+        return _browse.review_queue(self.list(namespace=namespace), limit)
 
     def observe(self, session_key: str, messages: Sequence[Mapping[str, Any]], *, namespace: str | None = None,
                 source: str = "api") -> dict[str, Any]:
         """Archive conversation messages for the observation pipeline (see :mod:`remnic.observe`)."""
         return _observe.archive(self.root, session_key, messages, namespace or self.settings.namespaces.default, source)
-
-    @staticmethod
-    def _newest_first(record: MemoryRecord) -> tuple[float, str]:
-        from .model import parse_time
-
-        return (-(parse_time(record.updated) or 0.0), record.path)
 
     # --- sync: hand edits become indexed, committed memories (remnic.sync) ---
 

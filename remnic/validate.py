@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .config import StoreSettings
 from .errors import FieldProblem, MemoryFormatError
@@ -20,11 +20,15 @@ from .model import (
     STATUSES,
     TAG_RE,
     MemoryRecord,
+    body_for,
+    category_dir,
     confidence_tier,
     content_hash,
     importance_level,
     namespace_for_path,
+    new_id,
     parse_file,
+    serialize,
     split_file,
     validate_frontmatter,
 )
@@ -158,10 +162,83 @@ def new_frontmatter(
         extra.pop(derived, None)
     meta.update(extra)
     meta["contentHash"] = content_hash(content.strip())
+    reported = {p.field for p in problems}
     for problem in validate_frontmatter(meta):
-        problem.line = line
-        problems.append(problem)
+        if problem.field not in reported and not (problem.field == "importanceScore" and "importance" in reported):
+            problem.line = line
+            problems.append(problem)
     return meta, problems
+
+
+def file_problems(meta: Mapping[str, Any], content: str, category: str, namespace: str,
+                  store: StoreSettings) -> list[FieldProblem]:
+    """The file a write would create, checked by the rule every reader applies (secrets anywhere,
+    conflict markers…), so remnic never commits a file that sync or doctor would then reject."""
+    text = serialize(meta, body_for(content))
+    problems = check_text(text, f"{category_dir(category, namespace)}/new.md", store).problems
+    for problem in problems:  # the path is not chosen yet and file lines mean nothing to the caller
+        problem.path, problem.line = None, None
+    return problems
+
+
+# (frontmatter, content, namespace, category) of one memory an import will write
+PlannedMemory = tuple[dict[str, Any], str, str, str]
+
+
+def plan_import(items: Iterable[Any], *, line_numbers: Sequence[int] | None, namespace: str, source: str,
+                store: StoreSettings, existing_ids: Callable[[], Mapping[str, str]], now: str,
+                ) -> tuple[list[PlannedMemory], list[FieldProblem]]:
+    """Validate an import batch: what to write, or every problem with its line and field."""
+    planned: list[PlannedMemory] = []
+    problems: list[FieldProblem] = []
+    chosen: list[tuple[str, int]] = []
+    for offset, item in enumerate(items):
+        line = line_numbers[offset] if line_numbers else offset + 1
+        if not isinstance(item, Mapping):
+            problems.append(FieldProblem("", f"expected a JSON object, got {type(item).__name__}", line=line))
+            continue
+        fields = dict(item)
+        content = fields.pop("content", None)
+        if content is None:
+            problems.append(FieldProblem("content", "is required", line=line))
+            continue
+        ns = fields.pop("namespace", None) or namespace
+        category = fields.pop("category", "fact")
+        importance = fields.pop("importance", fields.pop("importanceScore", None))
+        item_problems = check_content(content, store, line) + check_namespace(ns, line)
+        meta, more = new_frontmatter(
+            memory_id=new_id(), now=now, content=content if isinstance(content, str) else "", category=category,
+            settings=store, tags=fields.pop("tags", None), confidence=fields.pop("confidence", None),
+            importance=importance, source=source, extra=fields, line=line,
+        )
+        item_problems += more
+        if not item_problems:
+            for problem in file_problems(meta, content, category, ns, store):
+                problem.line = line
+                item_problems.append(problem)
+        if item_problems:
+            problems += item_problems
+            continue
+        planned.append((meta, content, ns, category))
+        if "id" in fields:
+            chosen.append((meta["id"], line))
+    return planned, problems + _duplicate_ids(chosen, existing_ids)
+
+
+def _duplicate_ids(chosen: Sequence[tuple[str, int]], existing_ids: Callable[[], Mapping[str, str]]) -> list[FieldProblem]:
+    """Caller-chosen ids that repeat within the batch or name an existing memory (two files, one id)."""
+    if not chosen:
+        return []
+    existing = existing_ids()
+    seen: dict[str, int] = {}
+    problems = []
+    for memory_id, line in chosen:
+        if memory_id in seen:
+            problems.append(FieldProblem("id", f"{memory_id!r} is used again (first on line {seen[memory_id]})", line=line))
+        elif memory_id in existing:
+            problems.append(FieldProblem("id", f"{memory_id!r} already exists ({existing[memory_id]})", line=line))
+        seen.setdefault(memory_id, line)
+    return problems
 
 
 # --- memory files: the one rule for what a valid memory file is ---
