@@ -59,7 +59,7 @@ class AuditLog:
         day = match.group(1) if match else time.strftime("%Y%m%d", time.gmtime())
         self.dir.mkdir(parents=True, exist_ok=True)
         line = (json.dumps(entry.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-        fd = os.open(self._file(day), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(self._file(day), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # queries are private: owner-only
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             os.write(fd, line)

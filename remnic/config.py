@@ -441,17 +441,22 @@ def load_settings(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
+    use_config_files: bool = True,
 ) -> Settings:
-    """Resolve the memory directory and layer every config source over the defaults."""
+    """Resolve the memory directory and layer every config source over the defaults.
+
+    ``use_config_files=False`` resolves the directory and keeps the defaults: what
+    ``remnic doctor`` falls back to when a config file itself is broken.
+    """
     env = os.environ if env is None else env
     cwd = (cwd or Path.cwd()).resolve()
     home = Path(env.get("HOME") or Path.home())
 
     files: list[tuple[Path, str, dict[str, Any]]] = []
-    for path, label in _config_candidates(cwd, env):
+    for path, label in _config_candidates(cwd, env) if use_config_files else ():
         if path.is_file():
             files.append((path.resolve(), f"{label} ({path})", read_config_file(path)))
-    if env.get("REMNIC_CONFIG_PATH") and not Path(env["REMNIC_CONFIG_PATH"]).expanduser().is_file():
+    if use_config_files and env.get("REMNIC_CONFIG_PATH") and not Path(env["REMNIC_CONFIG_PATH"]).expanduser().is_file():
         raise ValidationError.single("REMNIC_CONFIG_PATH", f"no config file at {env['REMNIC_CONFIG_PATH']}")
 
     if memory_dir is not None:
@@ -464,7 +469,8 @@ def load_settings(
         root, origin = home / ".remnic" / "memory", "default"
         for path, label, data in reversed(files):
             if data.get("memoryDir"):
-                root = (path.parent / str(data["memoryDir"])).expanduser()
+                root = Path(str(data["memoryDir"])).expanduser()  # "~" first, then relative to the file
+                root = root if root.is_absolute() else path.parent / root
                 origin = label
                 break
     root = root if root.is_absolute() else (cwd / root)
@@ -474,10 +480,10 @@ def load_settings(
     settings.origins["memoryDir"] = origin
     layers = list(files)
     repo_cfg = root / REPO_CONFIG_FILE
-    if repo_cfg.is_file() and all(p != repo_cfg.resolve() for p, _, _ in files):
+    if use_config_files and repo_cfg.is_file() and all(p != repo_cfg.resolve() for p, _, _ in files):
         layers.insert(1 if files and files[0][1].startswith("~") else 0,
                       (repo_cfg.resolve(), f"memory repo ({repo_cfg})", read_config_file(repo_cfg)))
-    shared_path = repo_cfg.resolve() if repo_cfg.is_file() else None
+    shared_path = repo_cfg.resolve() if use_config_files and repo_cfg.is_file() else None
     for path, label, data in layers:
         _apply(settings, data, label, shared=path == shared_path)
         settings.config_files.append(label)

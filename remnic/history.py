@@ -63,6 +63,9 @@ def timeline(ledger: Ledger, versions: list[Version]) -> list[dict[str, Any]]:
     events = []
     for v in versions:
         entry = v.to_dict()
+        # Bulk commits name many memories and namespaces; a timeline shows only what concerns this one.
+        entry["trailers"] = {k: vals for k, vals in v.trailers.items()
+                             if k.endswith(("-Operation", "-Source", "-Reverted-To"))}
         if v.change == "D":
             entry["status"] = "deleted"
         else:

@@ -174,9 +174,13 @@ def importance_level(score: float) -> str:
 
 
 def slugify(text: str, max_len: int = 60) -> str:
-    """A readable file-name slug from the first words of a memory."""
+    """A readable file-name slug from the first words of a memory (ASCII when the text has any,
+    else its own letters: a Japanese memory gets a Japanese name, not "memory-7.md")."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    if not words:
+        words = [w for w in re.findall(r"\w+", unicodedata.normalize("NFC", text).lower()) if w != "_"]
+        max_len = min(max_len, 30)
     slug = ""
     for word in words:
         candidate = f"{slug}-{word}" if slug else word
@@ -342,6 +346,9 @@ def parse_file(text: str, path: str) -> MemoryRecord:
             loaded = HANDLER.load(fm_text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
+            context = getattr(exc, "context_mark", None)
+            if context is not None and "flow" in str(getattr(exc, "context", "")):
+                mark = context  # an unclosed [ or {: the line where it opened is the one to fix
             line = first_line + mark.line if mark is not None else first_line
             problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
             raise MemoryFormatError(path, [FieldProblem("frontmatter", f"invalid YAML: {problem}", path=path, line=line)]) from None

@@ -269,3 +269,22 @@ def test_shared_repo_config_cannot_weaken_safety(tmp_path: Path, isolated_home: 
     (isolated_home / ".config" / "remnic").mkdir(parents=True)
     (isolated_home / ".config" / "remnic" / "config.json").write_text(json.dumps({"server": {"host": "0.0.0.0"}}))
     assert load_settings(repo, env={"HOME": str(isolated_home)}).server.host == "0.0.0.0"
+
+
+def test_doctor_reports_a_broken_config_and_keeps_checking(memory: Memory) -> None:
+    (memory.root / "remnic.config.json").write_text("{bad")
+    result = run_cli("doctor", "--memory-dir", str(memory.root), "--json")
+    checks = {c["name"]: c for c in result.json()["checks"]}
+    assert result.code == 1 and checks["config"]["status"] == "fail" and "invalid JSON" in checks["config"]["detail"]
+    assert checks["memory-files"]["status"] == "ok" and checks["git"]["status"] == "ok"
+
+
+def test_memory_dir_in_config_expands_tilde_first(tmp_path: Path, isolated_home: Path) -> None:
+    from remnic.config import load_settings
+
+    cfg = isolated_home / ".config" / "remnic"
+    cfg.mkdir(parents=True)
+    (cfg / "config.json").write_text(json.dumps({"memoryDir": "~/mem"}))
+    assert load_settings(cwd=tmp_path, env={"HOME": str(isolated_home)}).memory_dir == isolated_home / "mem"
+    (cfg / "config.json").write_text(json.dumps({"memoryDir": "relative/mem"}))
+    assert load_settings(cwd=tmp_path, env={"HOME": str(isolated_home)}).memory_dir == cfg / "relative" / "mem"

@@ -228,8 +228,13 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    memory = open_memory(args)
-    checks = memory.doctor()
+    try:
+        settings, broken = load_settings(getattr(args, "memory_dir", None)), None
+    except ValidationError as exc:  # a broken config file is a finding, not a reason to stop checking
+        settings, broken = load_settings(getattr(args, "memory_dir", None), use_config_files=False), exc
+    checks = [{"name": "config", "status": "fail" if broken else "ok",
+               "detail": broken.describe() if broken else (", ".join(settings.config_files) or "defaults only")}]
+    checks += Memory.open(settings=settings).doctor()
 
     def text() -> str:
         marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
