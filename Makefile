@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench golden install clean
+.PHONY: demo test bench golden docs install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ bench: $(STAMP)
 ## Rewrite golden files ON PURPOSE, then review `git diff golden/`.
 golden: $(STAMP)
 	$(PY) tests/regen_golden.py
+
+## Regenerate docs/configuration.md from the settings' docstrings.
+docs: $(STAMP)
+	$(PY) -c "from remnic.config import settings_markdown; open('docs/configuration.md', 'w').write(settings_markdown())"
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

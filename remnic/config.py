@@ -319,6 +319,24 @@ def describe_settings() -> list[dict[str, Any]]:
     return rows
 
 
+def settings_markdown() -> str:
+    """docs/configuration.md: every setting, its default and meaning (``make docs`` writes it)."""
+    lines = ["# Configuration", "",
+             "Generated from `remnic/config.py` by `make docs`; `remnic config --defaults` prints the same.",
+             "Config files are JSON with camelCase keys, e.g. `{\"recall\": {\"topK\": 5}}`; see the README for",
+             "where remnic looks for them and in which order. Settings marked *user only* are refused in a",
+             "memory repository's shared `remnic.config.json`.", ""]
+    section = None
+    for row in describe_settings():
+        head = row["key"].split(".")[0]
+        if head != section:
+            section = head
+            lines += ["", f"## `{section}`", "", "| setting | default | meaning |", "|---|---|---|"]
+        note = " *User only.*" if row["key"] in USER_ONLY else ""
+        lines.append(f"| `{row['key']}` | `{json.dumps(row['default'])}` | {row['doc']}{note} |")
+    return "\n".join(lines) + "\n"
+
+
 # --- value rules (beyond types) ---
 
 CHOICES: dict[str, tuple[str, ...]] = {"recall.fusion": ("rrf", "score")}

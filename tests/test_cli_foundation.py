@@ -288,3 +288,10 @@ def test_memory_dir_in_config_expands_tilde_first(tmp_path: Path, isolated_home:
     assert load_settings(cwd=tmp_path, env={"HOME": str(isolated_home)}).memory_dir == isolated_home / "mem"
     (cfg / "config.json").write_text(json.dumps({"memoryDir": "relative/mem"}))
     assert load_settings(cwd=tmp_path, env={"HOME": str(isolated_home)}).memory_dir == cfg / "relative" / "mem"
+
+
+def test_configuration_doc_is_current() -> None:
+    from remnic.config import settings_markdown
+
+    doc = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
+    assert doc.read_text(encoding="utf-8") == settings_markdown(), "run `make docs` and review the diff"
