@@ -547,15 +547,14 @@ class Memory:
     ) -> Any:
         """A fresh recall of ``query`` with its X-ray: a RecallXraySnapshot, or None if capture failed.
 
-        Scoped to ``namespace`` (the default namespace when none is given; the
-        snapshot's ``namespace`` says which). Calls are serialised by one lock per
-        memory root shared by every surface (CLI, HTTP, MCP).
+        Scoped exactly like :meth:`recall` (no namespace: every namespace), so the X-ray explains
+        the recall a caller would get. Calls are serialised by one lock per memory root shared by
+        every surface (CLI, HTTP, MCP), as the X-ray contract specifies.
         """
         from .recall.locks import xray_lock
 
-        ns = namespace or self.settings.namespaces.default
         with xray_lock(self.root):
-            result = self.recall(query, top_k=top_k, namespace=ns, budget_chars=budget_chars, xray=True,
+            result = self.recall(query, top_k=top_k, namespace=namespace, budget_chars=budget_chars, xray=True,
                                  session_key=session_key, trace_id=trace_id, clock=clock, source=source)
         return result.xray
 

@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -22,6 +23,7 @@ import pytest
 
 from conftest import git, run_remnic
 from remnic.config import settings_for
+from remnic.render import dumps_json
 from remnic.server import Api, Authenticator, TokenStore, running_server
 from remnic.service import Memory
 
@@ -107,6 +109,7 @@ def test_health_on_both_prefixes_with_request_id(env: Env) -> None:
         assert r.status == 200
         body = r.json()
         assert body["ok"] is True and body["principal"] == "alice" and body["namespace"] == "alice"
+        assert "recallAvailable" not in body and "xrayAvailable" not in body  # no "not built yet" flags
         assert len(r.headers["x-request-id"]) == 36
         assert r.headers["content-type"].startswith("application/json")
     ids = {env.call("GET", "/engram/v1/health").headers["x-request-id"] for _ in range(3)}
@@ -215,7 +218,9 @@ def test_review_queue_lists_pending_newest_first(env: Env) -> None:
     second = env.call("POST", "/engram/v1/memories", {"content": "Maybe Bo likes tea", "status": "pending_review"})
     queue = env.call("GET", "/engram/v1/review-queue").json()
     assert queue["count"] == 2 and queue["namespace"] == "alice"
-    assert [i["id"] for i in queue["items"]] == [second.json()["memoryId"], first.json()["memoryId"]]
+    # The same key as GET memories: a list of memory records is "memories" everywhere.
+    assert "items" not in queue and "memories" in env.call("GET", "/engram/v1/memories").json()
+    assert [i["id"] for i in queue["memories"]] == [second.json()["memoryId"], first.json()["memoryId"]]
     assert env.call("GET", "/engram/v1/review-queue", token="bob").json()["count"] == 0
 
 
@@ -314,7 +319,7 @@ def test_daemon_start_status_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         assert json.loads(pid_file.read_text())["pid"] == info["pid"]
         assert stat.S_IMODE(pid_file.stat().st_mode) == 0o600
         again = run_remnic("daemon", "start", "--memory-dir", str(root), "--port", "0")
-        assert again.code == 2 and "already running" in again.err
+        assert again.code == 1 and "already running" in again.err  # a runtime state, not a usage error (2)
         status = run_remnic("daemon", "status", "--memory-dir", str(root), "--json")
         assert status.code == 0 and status.json()["reachable"] is True
         r = request(info["port"], "GET", "/engram/v1/health", token=token)
@@ -368,3 +373,113 @@ def test_recall_xray_route(env: Env) -> None:
     assert missing.status == 400 and missing.json()["details"][0]["field"] == "q"  # named as sent
     bad = env.call("GET", "/engram/v1/recall/xray?q=x&budget=lots")
     assert bad.status == 400 and bad.json()["details"][0]["field"] == "budget"
+
+
+# --- hostile input, settings-derived limits, one serialiser ---
+
+def test_hostile_bodies_and_query_strings_are_400_and_the_server_stays_up(env: Env) -> None:
+    nested = b"[" * 60_000  # < 128 KiB, but json.loads would raise RecursionError
+    r = env.call("POST", "/engram/v1/memories", raw=nested)
+    assert r.status == 400 and r.json()["code"] == "invalid_json" and "nested deeper" in r.json()["error"]
+    deep_field = b'{"content": "x", "tags": ' + b"[" * 500 + b"]" * 500 + b"}"  # parses; too deep to handle
+    r = env.call("POST", "/engram/v1/memories", raw=deep_field)
+    assert r.status == 400 and r.json()["code"] == "invalid_json"
+    r = env.call("POST", "/engram/v1/recall", raw=b'{"query": "x", "topK": ' + b"9" * 5000 + b"}")
+    assert r.status == 400 and r.json()["code"] == "invalid_json" and "digits" in r.json()["error"]
+    r = env.call("GET", "/engram/v1/memories?" + "&".join(f"f{i}=1" for i in range(60)))
+    assert r.status == 400 and r.json()["code"] == "validation_error" and "50" in r.json()["error"]
+    r = env.call("POST", "/mcp", raw=nested)
+    assert r.status == 400 and r.json()["error"]["code"] == -32700
+    assert env.call("GET", "/engram/v1/health").status == 200
+
+
+def test_content_limit_and_defaults_come_from_the_store_settings(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    store = {"max_content_chars": 30_000, "default_confidence": 0.7}
+    for env in make_env(tmp_path, monkeypatch, store=store):
+        long = "word " * 5000  # 25,000 characters: over the old hard-coded 20,000
+        r = env.call("POST", "/engram/v1/memories", {"content": long, "dryRun": True})
+        assert r.status == 200 and r.json()["status"] == "validated", r.raw
+        r = env.call("POST", "/engram/v1/memories", {"content": "x" * 30_001, "dryRun": True})
+        assert r.status == 400 and r.json()["details"][0]["field"] == "content"
+        assert r.json()["error"] == "content: is 30001 characters; the limit is 30000 (store.maxContentChars)"
+        tools = env.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).json()
+        schema = next(t for t in tools["result"]["tools"] if t["name"] == "remnic.memory_store")["inputSchema"]
+        assert schema["properties"]["content"]["maxLength"] == 30_000
+        assert "default 0.7" in schema["properties"]["confidence"]["description"]
+
+
+def test_every_http_body_uses_the_shared_serialiser(env: Env) -> None:
+    """Routes, errors, /mcp (results and errors) and the base class's own 400s: all dumps_json."""
+    responses = [
+        env.call("GET", "/engram/v1/health"), env.call("GET", "/engram/v1/memories"),
+        env.call("GET", "/engram/v1/nope"), env.call("DELETE", "/engram/v1/memories"),
+        env.call("GET", "/engram/v1/health", token=None), env.call("POST", "/engram/v1/recall", raw=b"{x"),
+        env.call("POST", "/engram/v1/recall/explain", {"sessionKey": "none"}),
+        env.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+        env.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                  "params": {"name": "remnic.memory_get", "arguments": {"memoryId": "mem_x"}}}),
+        env.call("POST", "/mcp", raw=b"{nope"),
+    ]
+    with socket.create_connection(("127.0.0.1", env.port), timeout=10) as sock:
+        # 101 headers: the base class refuses the request before routing (431), through send_error.
+        sock.sendall(b"GET /engram/v1/health HTTP/1.1\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(101))
+                     + b"\r\n")
+        head, _, body = sock.makefile("rb").read().partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 431 ")
+    responses.append(Resp(431, {}, body))
+    for r in responses:
+        assert r.raw == dumps_json(json.loads(r.raw)).encode(), r.raw
+
+
+# --- the serve command ---
+
+@pytest.mark.parametrize("port", ["99999", "-1", "65536", "http"])
+def test_serve_port_out_of_range_is_a_usage_error(port: str) -> None:
+    r = run_remnic("serve", f"--port={port}", "--token", "x" * 32, timeout=30)
+    assert r.code == 2 and "--port" in r.err and "0 to 65535" in r.err and "Traceback" not in r.err
+
+
+def test_serve_refuses_a_short_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REMNIC_TOKENS_PATH", str(tmp_path / "none.json"))
+    root = tmp_path / "mem"
+    assert run_remnic("init", str(root)).code == 0
+    r = run_remnic("serve", "--memory-dir", str(root), "--port", "0", "--token", "short", timeout=30)
+    assert r.code == 2 and "at least 16" in r.err and "Traceback" not in r.err
+    r = run_remnic("serve", "--memory-dir", str(root), "--port", "0", env={"REMNIC_TOKEN": "tooshort"}, timeout=30)
+    assert r.code == 2 and "REMNIC_TOKEN" in r.err
+
+
+def test_foreground_serve_is_visible_to_daemon_status_and_stop(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plain `remnic serve` (here on 0.0.0.0, which warns) records itself: status, start and stop see it."""
+    monkeypatch.setenv("REMNIC_TOKENS_PATH", str(tmp_path / "tokens.json"))
+    root = tmp_path / "mem"
+    assert run_remnic("init", str(root)).code == 0
+    token = "rmn_foreground_0123456789"
+    proc = subprocess.Popen([sys.executable, "-m", "remnic", "serve", "--memory-dir", str(root), "--host", "0.0.0.0",
+                             "--port", "0", "--json", "--token", token], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None
+        info = json.loads(proc.stdout.readline())
+        pid_file = json.loads((root / ".remnic" / "server.pid").read_text())
+        assert pid_file["pid"] == proc.pid and pid_file["mode"] == "foreground"
+        status = run_remnic("daemon", "status", "--memory-dir", str(root), "--json")
+        assert status.code == 0 and status.json()["pid"] == proc.pid and status.json()["mode"] == "foreground"
+        assert status.json()["port"] == info["port"] and status.json()["reachable"] is True
+        text = run_remnic("daemon", "status", "--memory-dir", str(root)).out
+        assert "foreground" in text and str(proc.pid) in text
+        start = run_remnic("daemon", "start", "--memory-dir", str(root), "--port", "0")
+        assert start.code == 1 and "foreground" in start.err and "already running" in start.err
+        stopped = run_remnic("daemon", "stop", "--memory-dir", str(root))
+        assert stopped.code == 0 and "stopped the foreground server" in stopped.out
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.stderr is not None
+    err = proc.stderr.read().decode()
+    assert "warning: binding 0.0.0.0, not loopback" in err and "reachable from the network" in err
+    assert not (root / ".remnic" / "server.pid").exists()
+    assert run_remnic("daemon", "status", "--memory-dir", str(root)).code == 3

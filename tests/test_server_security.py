@@ -10,6 +10,8 @@ from __future__ import annotations
 import http.client
 import json
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -218,3 +220,29 @@ def test_cross_origin_browser_requests_are_refused(env: Env) -> None:
     assert r.status == 403 and r.json()["code"] == "forbidden_origin"
     r = env.call("GET", "/engram/v1/health", headers={"Origin": f"http://127.0.0.1:{env.port}"})
     assert r.status == 200
+
+
+def test_concurrent_token_generate_and_revoke_lose_nothing(tmp_path: Path) -> None:
+    """Processes generating (and revoking) tokens at once: every token generated and not revoked survives."""
+    path = tmp_path / "cfg" / "tokens.json"
+    go = tmp_path / "go"
+    script = (
+        "import os, sys, time\n"
+        "from pathlib import Path\n"
+        "from remnic.server.auth import TokenStore\n"
+        "store, who = TokenStore(Path(sys.argv[1])), sys.argv[3]\n"
+        "print('ready', flush=True)\n"
+        "while not os.path.exists(sys.argv[2]): time.sleep(0.001)\n"
+        "for i in range(12):\n"
+        "    store.generate(who)\n"
+        "    if i % 4 == 3: store.generate('tmp-' + who); store.revoke('tmp-' + who)\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(path), str(go), f"p{n}"], stdout=subprocess.PIPE)
+             for n in range(5)]
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+    go.touch()
+    assert [proc.wait(timeout=60) for proc in procs] == [0] * 5
+    entries = TokenStore(path).entries()
+    assert sorted(e.principal for e in entries) == sorted(f"p{n}" for n in range(5) for _ in range(12))
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600

@@ -201,7 +201,7 @@ def test_every_recall_is_audited_and_xray_ids_resolve(demo: Memory) -> None:
     assert len(ids) == 1
     (audit_id,) = ids
     shown = demo.audit_show(audit_id)
-    assert shown["returnedIds"] == [r.memory_id for r in snap.results] and shown["namespace"] == "default"
+    assert shown["returnedIds"] == [r.memory_id for r in snap.results] and shown["namespace"] is None  # unscoped: every namespace
     assert shown["servedBy"]["direct-answer"] == 1 and shown["servedBy"]["review-context"] >= 1
     files = list((demo.root / ".remnic" / "audit").glob("recall-*.jsonl"))
     assert files and all(f.name.startswith("recall-2") for f in files)
@@ -269,9 +269,10 @@ def test_provenance_is_filled_from_frontmatter(demo: Memory) -> None:
 
 
 def test_snapshot_namespace_is_the_recall_scope(demo: Memory) -> None:
-    assert demo.recall_xray("cache").namespace == "default"
+    unscoped = demo.recall_xray("cache")
+    assert unscoped.namespace is None  # an unscoped X-ray, like an unscoped recall, spans every namespace
+    assert [r.memory_id for r in unscoped.results] == [h.id for h in demo.recall("cache")]
     assert demo.recall_xray("cache", namespace="default").namespace == "default"
-    assert demo.recall("cache", xray=True).xray.namespace is None  # an unscoped recall says so
     empty = demo.recall_xray("cache", namespace="elsewhere")
     assert empty.namespace == "elsewhere" and empty.results == [] and empty.filters[0].considered == 0
 

@@ -114,7 +114,7 @@ def _verify(root: Path, acked: list[tuple[str, str]]) -> dict[str, int]:
 
 def run(quick: bool = False) -> Report:
     duration = 5.0 if quick else 30.0
-    read_op = "recall" if hasattr(Memory, "recall") else "browse"
+    read_op = "recall"  # what agents call most; _client also knows "browse" (GET memories?query=)
     with tempfile.TemporaryDirectory(prefix="remnic-bench-server-") as tmp:
         base = Path(tmp)
         root = base / "mem"

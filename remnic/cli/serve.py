@@ -193,6 +193,8 @@ def cmd_daemon(args: argparse.Namespace) -> int:
 
     settings = load_settings(getattr(args, "memory_dir", None))
     action = args.action
+    if action == "start":
+        daemon.check_not_running(settings)  # said first: more to the point than any other complaint
     if action in ("start", "restart"):
         from ..server.auth import Authenticator
 

@@ -128,14 +128,18 @@ def _tail(path: Path, lines: int = 15) -> str:
         return ""
 
 
-def start(settings: Settings, *, host: str, port: int, extra_args: list[str] | None = None,
-          wait_s: float = 20.0) -> dict[str, Any]:
+def check_not_running(settings: Settings) -> None:
+    """RemnicError (exit 1: a runtime state, not a usage error) when a server already runs here."""
     current = status(settings)
     if current["running"]:
-        # A runtime state, not a usage error: exit 1.
         what = "a foreground `remnic serve`" if current["mode"] == FOREGROUND else "the server"
         raise RemnicError(f"{what} is already running for this memory directory (pid {current['pid']} at "
                           f"{current['url']}); use `remnic daemon restart` or `remnic daemon stop`")
+
+
+def start(settings: Settings, *, host: str, port: int, extra_args: list[str] | None = None,
+          wait_s: float = 20.0) -> dict[str, Any]:
+    check_not_running(settings)
     path, log = pid_path(settings), log_path(settings)
     path.unlink(missing_ok=True)  # stale, or absent
     settings.state_dir.mkdir(parents=True, exist_ok=True)
