@@ -479,9 +479,16 @@ class Memory:
 
         Returns a :class:`remnic.sync.SyncReport`; see :func:`remnic.sync.run_sync`.
         """
-        from .sync import run_sync
+        from .sync.engine import SyncTarget, run_sync
 
-        return run_sync(self, commit=commit, normalize=normalize, full=full, source=source)
+        target = SyncTarget(self.root, self.files, self.ledger, self.settings, self._usable_index)
+        return run_sync(target, commit=commit, normalize=normalize, full=full, source=source)
+
+    def _usable_index(self) -> Any:
+        try:
+            return self.index
+        except ImportError:
+            return None
 
     # --- recall: the rebuildable search index (remnic.index) and the pipeline (remnic.recall) ---
 

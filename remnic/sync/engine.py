@@ -22,17 +22,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from typing import TYPE_CHECKING, Any, Iterable
+from pathlib import Path
+from typing import Any, Callable, Iterable
 
+from ..config import Settings
 from ..errors import FieldProblem, MemoryFormatError, RemnicError
-from ..ledger import trailers_for
+from ..ledger import Ledger, trailers_for
 from ..model import MemoryRecord, content_hash, new_id, now_iso, parse_file
-from ..store import NotRegularFile, is_memory_path
+from ..store import MemoryStore, NotRegularFile, is_memory_path
 from .check import Checked, check_bytes, planned_changes, render
 from .state import SyncState, Unstable, digest, read_stable_many, replace_if_unchanged
-
-if TYPE_CHECKING:
-    from ..service import Memory
 
 ADDED, MODIFIED, DELETED, RENAMED = "added", "modified", "deleted", "renamed"
 _LETTER = {ADDED: "A", MODIFIED: "M", DELETED: "D", RENAMED: "R"}
@@ -158,11 +157,16 @@ def event_line(event: dict[str, Any]) -> str | None:
     return None
 
 
-def _index_of(memory: "Memory") -> Any:
-    try:
-        return memory.index
-    except ImportError:
-        return None
+@dataclass
+class SyncTarget:
+    """What a sync works on: one memory directory's parts, handed over by the service."""
+
+    root: Path
+    files: MemoryStore
+    ledger: Ledger
+    settings: Settings
+    index: Callable[[], Any]
+    """Returns the search index (built lazily), or None when it can't be used."""
 
 
 def _index_commit(index: Any) -> tuple[bool, str | None]:
@@ -191,24 +195,18 @@ class _Old:
     explicit_id: bool = False
 
 
-def _old_info(memory: "Memory", path: str, pending: dict[str, Any] | None, refs: Iterable[str | None]) -> _Old:
+def _old_info(ledger: Ledger, path: str, pending: dict[str, Any] | None, refs: Iterable[str | None]) -> _Old:
     if pending and pending.get("id"):
         return _Old(pending.get("id"), pending.get("hash"), bool(pending.get("explicitId")))
     for ref in refs:
         if not ref:
             continue
         try:
-            record = parse_file(memory.ledger.show(ref, path), path)
+            record = parse_file(ledger.show(ref, path), path)
         except (RemnicError, MemoryFormatError):
             continue
         return _Old(record.id, content_hash(record.content), record.has_id)
     return _Old(None, None)
-
-
-def _list_files(memory: "Memory") -> list[str]:
-    """Memory paths git considers: tracked plus untracked-but-not-ignored."""
-    out = memory.ledger.git("ls-files", "-z", "--cached", "--others", "--exclude-standard", strip=False)
-    return sorted({p for p in out.split("\0") if p and is_memory_path(p)})
 
 
 def _subject(changes: list[Change]) -> str:
@@ -223,13 +221,13 @@ def _subject(changes: list[Change]) -> str:
     return f"remnic sync: {len(changes)} hand edits ({', '.join(parts)})"
 
 
-def run_sync(memory: "Memory", *, commit: bool | None = None, normalize: bool = True, full: bool = False,
+def run_sync(target: SyncTarget, *, commit: bool | None = None, normalize: bool = True, full: bool = False,
              source: str = "sync") -> SyncReport:
     """Bring index and git in step with the files; see the module docstring. Holds the write lock."""
     started = time.perf_counter()
-    want_commit = memory.settings.sync.commit if commit is None else commit
-    with memory.files.lock():
-        report = _Run(memory, want_commit=want_commit, normalize=normalize, source=source).run(full)
+    want_commit = target.settings.sync.commit if commit is None else commit
+    with target.files.lock():
+        report = _Run(target, want_commit=want_commit, normalize=normalize, source=source).run(full)
     report.elapsed_ms = (time.perf_counter() - started) * 1000
     return report
 
@@ -237,8 +235,9 @@ def run_sync(memory: "Memory", *, commit: bool | None = None, normalize: bool = 
 class _Run:
     """One sync run's working state (so each step reads as a short method)."""
 
-    def __init__(self, memory: "Memory", *, want_commit: bool, normalize: bool, source: str) -> None:
-        self.memory, self.root, self.ledger, self.settings = memory, memory.root, memory.ledger, memory.settings
+    def __init__(self, target: SyncTarget, *, want_commit: bool, normalize: bool, source: str) -> None:
+        self.target, self.root, self.ledger, self.settings = target, target.root, target.ledger, target.settings
+        self.files = target.files
         self.want_commit, self.normalize, self.source = want_commit, normalize, source
         self.state = SyncState.load(self.root)
         self.status: dict[str, str] = {}
@@ -275,7 +274,7 @@ class _Run:
                 and not any(is_memory_path(p) for p in self.status)):
             return SyncReport("noop", state.commit, head)  # the common case: one `git status`, no index opened
 
-        index = _index_of(self.memory)
+        index = self.target.index()
         index_ok, index_commit = _index_commit(index)
         bases = [c for c in dict.fromkeys([state.commit, index_commit]) if c and ledger.commit_exists(c)]
         full = full or not bases or (index_ok and index_commit is None)
@@ -290,7 +289,7 @@ class _Run:
         can_commit = busy is None
 
         valid, deleted, dropped, quiet = self.read_all(report, skip_unchanged=not can_commit)
-        old = {p: _old_info(self.memory, p, state.pending.get(p), (head, *bases)) for p in deleted}
+        old = {p: _old_info(self.ledger, p, state.pending.get(p), (head, *bases)) for p in deleted}
         partner_of, forced_id = self.pair_renames(valid, old)
         notes = self.dedupe_ids(valid, old, forced_id, index if index_ok else None)
         records, written, record_sha = self.normalise(valid, forced_id, report)
@@ -342,16 +341,16 @@ class _Run:
         explicitly (``refresh_paths`` with no paths), so the next recall does not
         re-read what sync just indexed, nor re-admit files sync keeps out.
         """
-        self.memory._index_apply(upserts, removed, head)
+        index.apply(upserts, removed, head)
         if head is not None:
             manifest = index.manifest()
             if manifest is None or manifest.commit != head:
-                index.refresh_paths(self.memory.files, [], head)
+                index.refresh_paths(self.files, [], head)
 
     def collect(self, full: bool, bases: list[str], head: str | None) -> None:
         candidates = self.candidates
         if full:
-            for path in _list_files(self.memory):
+            for path in sorted({p for p in self.ledger.worktree_files() if is_memory_path(p)}):
                 candidates[path] = "scan"
         else:
             for base in bases:
@@ -446,7 +445,7 @@ class _Run:
                 other = self.holder_of(rid, path, index)
                 if other and other != path and other not in old and other not in self.candidates:
                     try:
-                        holder = other if self.memory.files.read(other).id == rid else None
+                        holder = other if self.files.read(other).id == rid else None
                     except (RemnicError, MemoryFormatError):
                         holder = None
             if holder is not None and holder != path and self.normalize:

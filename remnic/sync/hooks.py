@@ -290,44 +290,30 @@ def observe_transcript(memory: "Memory", payload: Mapping[str, Any], host: str) 
     return result
 
 
-def _terms(text: str) -> set[str]:
-    return {t for t in re.findall(r"[a-z0-9]{3,}", text.casefold())}
-
-
-def _recalled_ids(memory: "Memory", query: str) -> list[str]:
-    """Ids recall ranks for ``query``, when an index exists (a session start never waits for a full build)."""
-    try:
-        if not query.strip() or memory.index.manifest() is None:
-            return []
-        return [hit.id for hit in memory.recall(query, top_k=memory.settings.recall.top_k)]
-    except Exception:  # noqa: BLE001 - no index, no model: fall back to the plain ranking
-        return []
-
-
 def session_context(memory: "Memory", payload: Mapping[str, Any]) -> str:
-    """Memories for a new session, within the recall budget: what recall finds for the project (its
-    folder name, or $REMNIC_SESSION_QUERY) first, then memories naming it, then the most important
-    and most recent."""
-    from ..model import parse_time
+    """Memories for a new session: what recall finds for the project (its folder name, or
+    $REMNIC_SESSION_QUERY). Without an index yet, the most important and most recent memories
+    (a session start never waits for a full index build)."""
+    from ..browse import newest_first
 
     cwd = str(payload.get("cwd") or os.getcwd())
     query = os.environ.get("REMNIC_SESSION_QUERY") or Path(cwd).name.replace("-", " ").replace("_", " ")
-    terms = _terms(query)
-    records = memory.list(status="active")
-    recalled = {memory_id: rank for rank, memory_id in enumerate(_recalled_ids(memory, query))}
-
-    def rank(record: Any) -> tuple[float, float, float, float]:
-        overlap = len(terms & _terms(" ".join([record.content, *record.tags]))) if terms else 0
-        return (recalled.get(record.id, len(recalled)), -overlap, -record.importance,
-                -(parse_time(record.updated) or 0.0))
-
-    records.sort(key=rank)
-    budget = memory.settings.recall.budget_chars
+    settings = memory.settings.recall
+    try:
+        hits = list(memory.recall(query)) if query.strip() and memory.index.manifest() is not None else None
+    except Exception:  # noqa: BLE001 - no usable index or model: the plain fallback below
+        hits = None
+    if hits is None:
+        records = sorted(memory.list(status="active"), key=newest_first)
+        records.sort(key=lambda r: -r.importance)  # stable: most important first, newest first within
+        items = [(r.category, r.content, r.id) for r in records[: settings.top_k]]
+    else:
+        items = [(h.category, h.content, h.id) for h in hits]
     lines: list[str] = []
     used = 0
-    for record in records[: memory.settings.recall.top_k]:
-        line = f"- [{record.category}] {' '.join(record.content.split())} ({record.id})"
-        if budget and used + len(line) > budget:
+    for category, content, memory_id in items:
+        line = f"- [{category}] {' '.join(content.split())} ({memory_id})"
+        if settings.budget_chars and used + len(line) > settings.budget_chars:
             break
         lines.append(line)
         used += len(line) + 1

@@ -1,7 +1,7 @@
 """``remnic sync watch``: a watchdog observer that turns bursts of saves into one sync each.
 
 Events only decide *when* to sync; *what* to sync always comes from the
-diff-aware :func:`~remnic.sync.engine.run_sync` (git's view of the files plus
+diff-aware ``Memory.sync`` (git's view of the files plus
 the commit last reconciled). So a missed, duplicated or reordered event, an
 editor's temp-file dance, a checkout or a rebase underneath the watcher can
 never make the index or the history wrong: the next sync sees what is there.
@@ -25,7 +25,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from ..config import STATE_DIR
 from ..errors import RemnicError
 from ..store import is_memory_path
-from .engine import SyncReport, event_line, run_sync
+from .engine import SyncReport, event_line
 
 if TYPE_CHECKING:
     from ..service import Memory
@@ -235,7 +235,7 @@ class Watcher:
         """One sync; reports its changes through ``emit``. Errors are reported and retried later."""
         self.busy = True
         try:
-            report = run_sync(self.memory, commit=self.commit, source=self.source)
+            report = self.memory.sync(commit=self.commit, source=self.source)
         except Exception as exc:  # noqa: BLE001 - the watcher reports and retries; it does not die
             self._failures += 1
             delay = min(0.5 * 2 ** self._failures, 30.0)
