@@ -156,9 +156,13 @@ class Memory:
             raise RemnicError(f"cannot write memories now: {reason}; finish it or check out a branch, then retry")
 
     def get(self, memory_id: str) -> MemoryRecord:
-        hint = None
-        if self._index is not None:
-            hint = self._index.path_of(memory_id)
+        """The memory with this id; the index's catalog says where to look (the file is still read and
+        checked), and only when it doesn't know is every file's header scanned."""
+        index = self._usable_index()
+        try:
+            hint = index.path_of(memory_id) if index is not None else None
+        except Exception:  # noqa: BLE001 - a broken catalog only costs the fast path
+            hint = None
         return self.files.find(memory_id, hint)
 
     def resolve(self, id_or_path: str) -> str:
