@@ -64,6 +64,8 @@ class EmbedSettings:
     """Texts per model call; small batches keep peak memory low."""
     threads: int | None = None
     """onnxruntime intra-op threads; empty means min(cpu count, 4)."""
+    bulk_workers: int | None = None
+    """Bulk embedding (a reindex, a large import: 512+ new texts) runs on this many single-threaded model sessions in parallel (~120 MB each while it runs); empty means the same as threads, 0 or 1 turns it off."""
 
 
 @dataclass
@@ -126,6 +128,10 @@ class RecallSettings:
     """Only memories up to this long borrow neighbour context; longer ones stand alone."""
     max_chunks: int = 16
     """Vectors per memory: one per sentence, merged into at most this many groups."""
+    chunk_top_k: int = 2
+    """A long memory's vector similarity is the mean of its best chunk_top_k chunks (1 = its best chunk only)."""
+    chunk_top_k_min_chunks: int = 12
+    """Only memories with at least this many chunks count as long for chunk_top_k; shorter ones keep their best chunk."""
     confidence_floor: float = 0.0
     """Candidates below this confidence are filtered out."""
     token_overlap_floor: float = 0.0

@@ -10,13 +10,14 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import queue
 import sqlite3
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -73,6 +74,13 @@ class EmbedderSpec:
     # Cap on batch rows x padded length. ORT's peak memory scales with it: 16 texts
     # of 256 tokens peak near 850 MB RSS, 4 of them near 360 MB (and run faster).
     max_batch_tokens: int = 1024
+    # Bulk calls (at least ``bulk_min_texts`` texts: a reindex, a large import) run their
+    # batches on this many single-threaded sessions in parallel instead of one multi-threaded
+    # session: no per-operator thread hand-offs, so ~15% less CPU per text and no spinning
+    # threads fighting other processes for the cores. Each worker session costs ~120 MB RSS
+    # while the call runs. None = the intra-op thread count; 1 = off. Vectors are identical.
+    bulk_workers: int | None = None
+    bulk_min_texts: int = 512
 
     def __post_init__(self) -> None:
         # Config files hand us strings; normalise so equal specs hash equally.
@@ -88,6 +96,17 @@ class EmbedderSpec:
             raise ValueError(f"max_batch_tokens must be >= 1, got {self.max_batch_tokens}")
         if self.threads is not None and self.threads < 1:
             raise ValueError(f"threads must be >= 1, got {self.threads}")
+        if self.bulk_workers is not None and self.bulk_workers < 0:
+            raise ValueError(f"bulk_workers must be >= 0, got {self.bulk_workers}")
+
+    @property
+    def intra_threads(self) -> int:
+        return self.threads or min(os.cpu_count() or 1, 4)
+
+    @property
+    def workers(self) -> int:
+        """Parallel single-threaded sessions for bulk calls (1: bulk calls use the main session)."""
+        return max(1, self.intra_threads if self.bulk_workers is None else self.bulk_workers)
 
 
 def _default_model_path() -> Path:
@@ -212,11 +231,17 @@ class Embedder:
         with self._load_lock:
             if self._session is not None:
                 return
-            tokenizer = self._load_tokenizer()
+            if self._tokenizer is None:
+                self._tokenizer = self._load_tokenizer()
             session = self._load_session()
-            self._tokenizer = tokenizer
             # Published last: other threads test _session without the lock.
             self._session = session
+
+    def _ensure_tokenizer(self) -> None:
+        if self._tokenizer is None:
+            with self._load_lock:
+                if self._tokenizer is None:
+                    self._tokenizer = self._load_tokenizer()
 
     def _load_tokenizer(self) -> tokenizers.Tokenizer:
         from tokenizers import Tokenizer
@@ -236,15 +261,19 @@ class Embedder:
         tok.no_padding()
         return tok
 
-    def _load_session(self) -> onnxruntime.InferenceSession:
+    def _load_session(self, threads: int | None = None) -> onnxruntime.InferenceSession:
         import onnxruntime as ort
 
         path = self.spec.model_path or _default_model_path()
         if not path.is_file():
             raise EmbeddingError(f"embedding model file not found: {path}")
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = self.spec.threads or min(os.cpu_count() or 1, 4)
+        opts.intra_op_num_threads = threads or self.spec.intra_threads
         opts.inter_op_num_threads = 1
+        # ORT's intra-op threads otherwise spin for a while after each run, fighting numpy's
+        # BLAS threads for the cores: a query embedding followed by the vector search took
+        # 15 ms instead of 8.6 ms (2 cores). Vectors are unchanged.
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             session = ort.InferenceSession(
                 str(path), sess_options=opts, providers=["CPUExecutionProvider"]
@@ -282,9 +311,10 @@ class Embedder:
 
     # -- embedding -----------------------------------------------------------
 
-    def _run(self, encodings: Sequence[Any]) -> np.ndarray:
+    def _run(self, encodings: Sequence[Any], session: Any = None) -> np.ndarray:
         """One right-padded forward pass + masked mean pooling + L2 norm."""
-        assert self._session is not None
+        session = session or self._session
+        assert session is not None
         width = max(len(e.ids) for e in encodings)
         cols = {name: np.zeros((len(encodings), width), dtype=dtype)
                 for name, dtype in self._input_types.items()}
@@ -296,7 +326,7 @@ class Embedder:
             cols["attention_mask"][row, :n] = enc.attention_mask
             if "token_type_ids" in cols:
                 cols["token_type_ids"][row, :n] = enc.type_ids
-        hidden = self._session.run([self._output_name], cols)[0].astype(np.float32)
+        hidden = session.run([self._output_name], cols)[0].astype(np.float32)
         weights = mask[:, :, None]
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
@@ -318,8 +348,11 @@ class Embedder:
             batches.append(current)
         return batches
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """``(len(texts), dim)`` float32, unit-norm rows, in input order."""
+    def embed(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+        """``(len(texts), dim)`` float32, unit-norm rows, in input order.
+
+        ``progress(done, total)`` is called from the calling thread as batches finish.
+        """
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of strings; use embed_one() for one")
         texts = list(texts)
@@ -328,24 +361,94 @@ class Embedder:
                 raise TypeError(f"embed() needs str items, got {type(t).__name__}")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        workers = min(self.spec.workers, -(-len(texts) // max(1, self.spec.batch_size)))
+        if workers > 1 and len(texts) >= self.spec.bulk_min_texts:
+            return self._embed_bulk(texts, workers, progress)
         self._ensure_loaded()
-        assert self._tokenizer is not None
-        # Sorting by length keeps padding (wasted compute and peak RSS) small;
-        # rows are scattered back to the caller's order at the end. Characters
-        # pick the windows cheaply, token counts then order each window exactly.
-        by_chars = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out: np.ndarray | None = None
+        done = 0
+        for rows, encs in self._jobs(texts):
+            vecs = self._run(encs)
+            if out is None:
+                out = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
+            out[rows] = vecs
+            done += len(rows)
+            if progress:
+                progress(done, len(texts))
+        assert out is not None
+        return out
+
+    def _jobs(self, texts: Sequence[str]) -> Iterator[tuple[list[int], list[Any]]]:
+        """(input positions, encodings) per model batch, shortest texts first.
+
+        Sorting by length keeps padding (wasted compute and peak RSS) small;
+        rows are scattered back to the caller's order at the end. Characters
+        pick the windows cheaply, token counts then order each window exactly.
+        """
+        assert self._tokenizer is not None
+        by_chars = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         for w in range(0, len(by_chars), _SORT_WINDOW):
             window = by_chars[w : w + _SORT_WINDOW]
             encs = self._tokenizer.encode_batch([texts[i] for i in window])
             ranked = sorted(range(len(window)), key=lambda k: len(encs[k].ids))
             for batch in self._batches([len(encs[k].ids) for k in ranked]):
                 picked = [ranked[p] for p in batch]
-                vecs = self._run([encs[k] for k in picked])
-                if out is None:
-                    out = np.empty((len(texts), vecs.shape[1]), dtype=np.float32)
-                out[[window[k] for k in picked]] = vecs
-        assert out is not None
+                yield [window[k] for k in picked], [encs[k] for k in picked]
+
+    def _embed_bulk(self, texts: list[str], workers: int, progress: Callable[[int, int], None] | None) -> np.ndarray:
+        """Run the batches on ``workers`` single-threaded sessions in parallel (ORT releases the GIL).
+
+        The sessions live only for this call, so a long-running process does not keep
+        their memory. Each thread owns its session; batches are handed out in order.
+        """
+        self._ensure_tokenizer()
+        sessions: list[Any] = [None] * workers
+        jobs = self._jobs(texts)
+        take = threading.Lock()
+        done_q: queue.Queue[int | BaseException | None] = queue.Queue()
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        stop = threading.Event()
+
+        def work(i: int) -> None:
+            try:
+                sessions[i] = session = self._load_session(threads=1)
+                while not stop.is_set():
+                    with take:
+                        job = next(jobs, None)
+                    if job is None:
+                        break
+                    rows, encs = job
+                    out[rows] = self._run(encs, session)
+                    done_q.put(len(rows))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+                stop.set()
+                done_q.put(exc)
+            finally:
+                sessions[i] = None
+                done_q.put(None)
+
+        threads = [threading.Thread(target=work, args=(i,), name=f"remnic-embed-{i}", daemon=True)
+                   for i in range(workers)]
+        for t in threads:
+            t.start()
+        finished, done, error = 0, 0, None
+        try:
+            while finished < workers:
+                item = done_q.get()
+                if item is None:
+                    finished += 1
+                elif isinstance(item, BaseException):
+                    error = error or item
+                else:
+                    done += item
+                    if progress:
+                        progress(done, len(texts))
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        if error is not None:
+            raise error
         return out
 
     def embed_one(self, text: str) -> np.ndarray:
@@ -557,9 +660,13 @@ class EmbeddingCache:
 
 
 def embed_cached(
-    embedder: Embedder, cache: EmbeddingCache | None, texts: Sequence[str]
+    embedder: Embedder, cache: EmbeddingCache | None, texts: Sequence[str],
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[np.ndarray, int]:
-    """Embed texts, using the cache by content hash; returns (matrix in input order, number of texts actually embedded by the model). Duplicated texts inside one call are embedded once."""
+    """Embed texts, using the cache by content hash; returns (matrix in input order, number of texts actually embedded by the model). Duplicated texts inside one call are embedded once.
+
+    ``progress(done, total)`` counts texts (cache hits first, then as the model finishes batches).
+    """
     texts = list(texts)
     hashes = [content_hash(t) for t in texts]
     if not texts:
@@ -572,8 +679,12 @@ def embed_cached(
     if cache is not None:
         vectors = cache.get_many(model_id, list(first_text), dim=embedder.dim)
     missing = [h for h in first_text if h not in vectors]
+    total = len(first_text)
+    if progress:
+        progress(total - len(missing), total)
     if missing:
-        fresh = embedder.embed([first_text[h] for h in missing])
+        step = None if progress is None else (lambda done, _n: progress(total - len(missing) + done, total))
+        fresh = embedder.embed([first_text[h] for h in missing], progress=step)
         new = dict(zip(missing, fresh))
         if cache is not None:
             cache.put_many(model_id, new)

@@ -95,6 +95,30 @@ def test_token_budget_and_windows(embedder: Embedder, monkeypatch: pytest.Monkey
     np.testing.assert_allclose(embedder.embed(texts), reference, atol=1e-4)
 
 
+def test_bulk_path_matches_the_single_session(embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bulk calls run on parallel single-threaded sessions: same vectors, same order, progress, errors."""
+    import remnic.embed as embed_mod
+
+    texts = [f"{s} #{i}" for i, s in enumerate(SENTENCES * 4)] + ["long text about memory " * 40]
+    reference = embedder.embed(texts)
+    bulk = Embedder(EmbedderSpec(batch_size=2, bulk_workers=2, bulk_min_texts=4))
+    seen: list[tuple[int, int]] = []
+    monkeypatch.setattr(embed_mod, "_SORT_WINDOW", 5)  # several windows feed the workers
+    got = bulk.embed(texts, progress=lambda done, total: seen.append((done, total)))
+    np.testing.assert_allclose(got, reference, atol=1e-5)
+    assert seen[-1] == (len(texts), len(texts)) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    assert bulk._session is None  # the main (query) session was never needed
+    assert Embedder(EmbedderSpec(bulk_workers=1)).spec.workers == 1
+    assert EmbedderSpec(threads=3).workers == 3
+
+    def boom(*_a, **_k):
+        raise RuntimeError("model failed")
+
+    monkeypatch.setattr(bulk, "_run", boom)
+    with pytest.raises(RuntimeError, match="model failed"):
+        bulk.embed(texts)
+
+
 def test_truncation_of_huge_text(embedder: Embedder) -> None:
     huge = " ".join(f"word{i % 97}" for i in range(10_000))
     m = embedder.embed([huge, "tiny"])

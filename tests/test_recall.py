@@ -103,6 +103,33 @@ def test_budget_and_ladder() -> None:
     assert token_overlap(["a", "b"], {"a"}) == 0.5
 
 
+def test_long_memories_score_the_mean_of_their_best_chunks() -> None:
+    """chunkTopK: a memory with >= chunkTopKMinChunks chunks scores the mean of its k best; short ones their best."""
+    from remnic.index.vectors import Snapshot
+
+    rng = np.random.default_rng(0)
+    snap = Snapshot(8)
+    lengths = [1, 2, 5, 7, 3, 12]
+    rows = [(f"p{i}", f"id{i}", "ns", "fact", "active", None, 0.5, 0.9, None, 0,
+             rng.standard_normal((n, 8)).astype(np.float32).tobytes(), None, 1) for i, n in enumerate(lengths)]
+    snap.apply(rows, [], 1)
+    snap.apply([rows[3]], [], 2)  # a rewritten row leaves a dead block behind
+    q = rng.standard_normal(8).astype(np.float32)
+
+    def brute(k: int, min_chunks: int) -> list[float]:
+        out = []
+        for i, n in enumerate(lengths):
+            r = snap.row_of[f"p{i}"]
+            sims = np.sort(snap.chunks.view[snap.seg_start[r]: snap.seg_start[r] + n] @ q)[::-1]
+            out.append(float(sims[:k].mean()) if k > 1 and n >= max(2, min_chunks) else float(sims[0]))
+        return out
+
+    for k, min_chunks in ((1, 2), (2, 2), (3, 4), (2, 12), (20, 2)):
+        got = snap.scores(q, 0.0, k, min_chunks).chunk
+        np.testing.assert_allclose([got[snap.row_of[f"p{i}"]] for i in range(len(lengths))], brute(k, min_chunks),
+                                   atol=1e-5)
+
+
 def test_every_recall_setting_is_documented() -> None:
     rows = [r for r in describe_settings() if r["key"].startswith("recall.")]
     assert len(rows) == len(RecallSettings.__dataclass_fields__)

@@ -220,6 +220,11 @@ VARIANTS = (
     Method("maxChunks=1", {"max_chunks": 1}, "reindexed: one vector per memory"),
 )
 
+SESSION_VARIANTS = (
+    Method("chunkTopK=1", {"chunk_top_k": 1}, "a long memory scores its best chunk only (the previous default)"),
+    Method("chunkTopK=3", {"chunk_top_k": 3}, "mean of the best three chunks"),
+)
+
 
 @dataclass
 class QResult:
@@ -373,7 +378,7 @@ def run(quick: bool = False, data: Sequence[str | Path] | None = None) -> Report
 
     t0 = time.perf_counter()
     turn = run_locomo(files, granularity="turn", methods=BASELINES, log=log)
-    session = run_locomo(files, granularity="session", methods=BASELINES[:3], log=log)
+    session = run_locomo(files, granularity="session", methods=(*BASELINES[:3], *SESSION_VARIANTS), log=log)
     sections = [
         "Evidence recall@k over LoCoMo dia_ids (categories 1–4; category 5 apart), "
         "hit@k, MRR and in-process recall latency (warm), all through `Memory.recall` on fresh "

@@ -99,7 +99,8 @@ class SearchIndex:
             self._embedder = get_embedder(EmbedderSpec(
                 model_path=Path(e.model_path).expanduser() if e.model_path else None,
                 tokenizer_path=Path(e.tokenizer_path).expanduser() if e.tokenizer_path else None,
-                model_id=e.model_id or None, max_length=e.max_length, batch_size=e.batch_size, threads=e.threads))
+                model_id=e.model_id or None, max_length=e.max_length, batch_size=e.batch_size, threads=e.threads,
+                bulk_workers=e.bulk_workers))
         return self._embedder
 
     @property

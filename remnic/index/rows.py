@@ -16,30 +16,22 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..embed import Embedder, EmbeddingCache
 
 Progress = Callable[[int, int], None]
-EMBED_BATCH = 256  # texts per embedding call during bulk work (progress granularity)
 
 
 def embed_texts(embedder: "Embedder", cache: "EmbeddingCache", texts: list[str],
                 progress: Progress | None = None) -> tuple["np.ndarray", int]:
-    """Vectors for texts through the content-hash cache; (matrix, number actually run through the model)."""
+    """Vectors for texts through the content-hash cache; (matrix, number actually run through the model).
+
+    One call for the whole set, so a bulk job (a rebuild) reaches the embedder's parallel
+    path; ``progress`` is reported as its batches finish.
+    """
     import numpy as np
 
     from ..embed import embed_cached
 
     if not texts:
         return np.zeros((0, embedder.dim), dtype=np.float32), 0
-    if progress is None or len(texts) <= EMBED_BATCH:
-        out = embed_cached(embedder, cache, texts)
-        if progress:
-            progress(len(texts), len(texts))
-        return out
-    parts, n = [], 0
-    for start in range(0, len(texts), EMBED_BATCH):
-        mat, k = embed_cached(embedder, cache, texts[start:start + EMBED_BATCH])
-        parts.append(mat)
-        n += k
-        progress(min(start + EMBED_BATCH, len(texts)), len(texts))
-    return np.concatenate(parts), n
+    return embed_cached(embedder, cache, texts, progress)
 
 
 def build_rows(records: Sequence[MemoryRecord], contexts: dict[str, T.Context], positions: dict[str, int],

@@ -4,9 +4,9 @@ Loaded once from the catalog, then kept current by applying only the rows
 changed since the generation it holds. Each memory owns one contiguous block
 of chunk vectors (one per sentence group) and optionally one context vector
 (its passage within the episode). A memory's vector similarity is the best of
-its chunks, plus ``context_weight`` × its context similarity (its own best
-chunk stands in when it has no context, so memories with and without episodes
-compete on one scale).
+its chunks (for a long memory, the mean of its ``top_k`` best), plus
+``context_weight`` × its context similarity (its own chunk score stands in when
+it has no context, so memories with and without episodes compete on one scale).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class VectorScores:
     """Per-row similarities for one query (rows of :class:`Snapshot`)."""
 
     chunk: np.ndarray
-    """Best chunk cosine per memory."""
+    """Best chunk cosine per memory (a long memory: mean of its top-k chunks)."""
     context: np.ndarray
     """Context-passage cosine (the chunk cosine where a memory has no context vector)."""
     combined: np.ndarray
@@ -112,6 +112,7 @@ class Snapshot:
         self.dead_chunks = 0
         # Chunk-level layout for reduceat, rebuilt lazily after changes.
         self._layout: tuple[np.ndarray, np.ndarray] | None = None
+        self._blocks: tuple[np.ndarray, np.ndarray] | None = None
         self._episode_rows: dict[int, list[int]] | None = None
 
     # --- loading ---
@@ -173,6 +174,7 @@ class Snapshot:
         self.gen = gen
         if changed:
             self._layout = None
+            self._blocks = None
             self._episode_rows = None
             if self.needs_compaction():
                 self.compact()
@@ -193,6 +195,7 @@ class Snapshot:
         self.chunks = fresh
         self.dead_chunks = 0
         self._layout = None
+        self._blocks = None
         ctx_rows = np.flatnonzero(self.has_ctx[: self.n])
         fresh_ctx = _Grow(self.dim, len(ctx_rows) + 16)
         if len(ctx_rows):
@@ -247,7 +250,17 @@ class Snapshot:
             self._layout = (starts, rows)
         return self._layout
 
-    def scores(self, query: np.ndarray, context_weight: float) -> VectorScores:
+    def _block_ids(self) -> tuple[np.ndarray, np.ndarray]:
+        """(block index of every chunk row, chunks per block), for the top-k aggregation."""
+        if self._blocks is None:
+            starts, _ = self._chunk_layout()
+            lengths = np.diff(np.append(starts, self.chunks.n)).astype(np.int64)
+            self._blocks = (np.repeat(np.arange(len(starts)), lengths), lengths)
+        return self._blocks
+
+    def scores(self, query: np.ndarray, context_weight: float, top_k: int = 1, top_k_min_chunks: int = 2) -> VectorScores:
+        """Per-memory similarities; a memory with at least ``top_k_min_chunks`` chunks scores the
+        mean of its ``top_k`` best chunks (``top_k`` 1: its best chunk)."""
         n = self.n
         chunk = np.full(n, -1.0, dtype=np.float32)
         starts, rows = self._chunk_layout()
@@ -256,6 +269,8 @@ class Snapshot:
             # Blocks are contiguous and cover the matrix, so one reduceat gives each
             # block's best chunk; dead blocks (owner -1) are simply dropped.
             best = np.maximum.reduceat(sims, starts)
+            if top_k > 1:
+                best = self._top_k_mean(sims, starts, best, top_k, max(2, top_k_min_chunks))
             live = rows >= 0
             chunk[rows[live]] = best[live]
         context = chunk.copy()
@@ -265,6 +280,26 @@ class Snapshot:
             context[rows] = self.ctx.view[self.ctx_row[rows]] @ query.astype(np.float32, copy=False)
         combined = chunk + np.float32(context_weight) * context
         return VectorScores(chunk, context, combined)
+
+    def _top_k_mean(self, sims: np.ndarray, starts: np.ndarray, best: np.ndarray, k: int, min_chunks: int) -> np.ndarray:
+        """Mean of each long block's k best chunk similarities (k − 1 more reduceat passes)."""
+        block_of, lengths = self._block_ids()
+        long = lengths >= min_chunks
+        if not long.any():
+            return best
+        total = best.astype(np.float64)
+        work = sims.copy()
+        current = best
+        taken = np.minimum(lengths, k)
+        for _ in range(k - 1):
+            # Knock out each block's current best (one position per block), then take the next best.
+            hit = np.flatnonzero(work == current[block_of])
+            first = hit[np.unique(block_of[hit], return_index=True)[1]]
+            work[first] = -np.inf
+            current = np.maximum.reduceat(work, starts)
+            total += np.where(np.isfinite(current), current, 0.0)
+        mean = (total / np.maximum(taken, 1)).astype(np.float32)
+        return np.where(long, mean, best)
 
     def doc_vectors(self, rows: Sequence[int]) -> np.ndarray:
         """Unit mean of each row's chunk vectors: the memory's single vector for MMR."""

@@ -109,7 +109,7 @@ def run_recall(index: "SearchIndex", query: str, options: RecallOptions, setting
         scope_names = ["namespace-scope"] + (["category-scope"] if categories else [])
 
         t = time.perf_counter()
-        vec = snap.scores(qvec, s.context_weight)
+        vec = snap.scores(qvec, s.context_weight, s.chunk_top_k, s.chunk_top_k_min_chunks)
         timings["vector"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
         depth = max(s.candidates, top_k)
