@@ -589,7 +589,7 @@ class Memory:
     def _capture_xray(self, result: Any, clk: Any, namespace: str | None) -> Any:
         from .recall.snapshot import capture
 
-        return capture(result, clock=clk, namespace=namespace, read_text=self.files.read_text)
+        return capture(result, clock=clk, namespace=namespace, read_text=self.files.read_text_cached)
 
     def reindex(self, *, progress: Progress | None = None) -> Any:
         """Rebuild the whole index from the files (embeddings come from the cache when unchanged)."""

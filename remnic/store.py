@@ -15,6 +15,7 @@ import secrets
 import stat
 import threading
 import time
+from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,6 +190,8 @@ class MemoryStore:
         without it the directory is walked."""
         self.settings = settings
         self._list_files = list_files
+        self._text_cache: OrderedDict[tuple[str, int, int, int], str] = OrderedDict()
+        self._cache_lock = threading.Lock()
         self.root = settings.memory_dir
         self._lock = _process_lock((self.root / STATE_DIR / "write.lock").resolve())
         self._id_paths: dict[str, str] = {}
@@ -264,6 +267,23 @@ class MemoryStore:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise MemoryFormatError(rel, [FieldProblem("encoding", f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=rel)]) from None
+
+    def read_text_cached(self, rel: str) -> str:
+        """``read_text`` memoised by the file's lstat (inode, size, mtime): for hot paths that re-read the
+        same few files (X-ray source anchors). A changed or replaced file misses and is read afresh."""
+        st = os.lstat(self.root / rel)
+        key = (rel, st.st_ino, st.st_size, st.st_mtime_ns)
+        with self._cache_lock:
+            text = self._text_cache.get(key)
+            if text is not None:
+                self._text_cache.move_to_end(key)
+                return text
+        text = self.read_text(rel)
+        with self._cache_lock:
+            self._text_cache[key] = text
+            while len(self._text_cache) > 256:
+                self._text_cache.popitem(last=False)
+        return text
 
     def read(self, rel: str) -> MemoryRecord:
         """A valid memory by the shared rule (see :meth:`check`); MemoryFormatError names what is wrong."""

@@ -56,8 +56,10 @@ def decomposition(terms: ScoreTerms) -> ScoreDecomposition:
 
 def provenance(hit: RecallHit, *, recall_namespace: str | None, now_s: float) -> Provenance:
     fm = hit.frontmatter
-    verdict = assess(fm, status=hit.status, category=hit.category, namespace=hit.namespace,
-                     recall_namespace=recall_namespace, now_s=now_s)
+    same_judgement = hit.recall_namespace == recall_namespace and hit.judged_at == now_s
+    verdict = hit.verdict if same_judgement else assess(
+        fm, status=hit.status, category=hit.category, namespace=hit.namespace,
+        recall_namespace=recall_namespace, now_s=now_s)
     conf = fm.get("confidence")
     confidence = float(conf) if isinstance(conf, (int, float)) and not isinstance(conf, bool) else 0.0
     reason = f"served-by={hit.served_by}" + (f": {hit.tier_note}" if hit.tier_note else "")

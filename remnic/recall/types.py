@@ -174,18 +174,23 @@ class RecallHit:
     judged_at: float = 0.0
     """The recall's clock (epoch s): staleness is judged at this instant."""
     recall_namespace: str | None = None
-    _safety: str | None = field(default=None, repr=False)
+    _verdict: Any = field(default=None, repr=False)
+
+    @property
+    def verdict(self) -> Any:
+        """The stale/correction/safety verdict (:func:`remnic.recall.provenance.assess`), computed once."""
+        if self._verdict is None:
+            from .provenance import assess
+
+            self._verdict = assess(self.frontmatter, status=self.status, category=self.category,
+                                   namespace=self.namespace, recall_namespace=self.recall_namespace,
+                                   now_s=self.judged_at)
+        return self._verdict
 
     @property
     def safety(self) -> str:
-        """safe | requires-review | blocked (see :mod:`remnic.recall.provenance`); computed when first read."""
-        if self._safety is None:
-            from .provenance import assess
-
-            self._safety = assess(self.frontmatter, status=self.status, category=self.category,
-                                  namespace=self.namespace, recall_namespace=self.recall_namespace,
-                                  now_s=self.judged_at).safety
-        return self._safety
+        """safe | requires-review | blocked (see :mod:`remnic.recall.provenance`)."""
+        return self.verdict.safety
 
     @property
     def source_turn_id(self) -> str | None:
