@@ -262,3 +262,24 @@ def test_budget_too_small_is_explained(memory: Memory) -> None:
     memory.store("Ocelots are small wild cats", category="fact")
     out = run_cli("query", "ocelots", "--budget", "1", "--memory-dir", str(memory.root)).out
     assert "none fits the budget of 1 characters" in out
+
+
+def test_thresholds_hold_at_exactly_their_value(tmp_path: Path) -> None:
+    from remnic.config import settings_for
+
+    root = tmp_path / "m"
+    mem = Memory.init(root, settings=settings_for(root, recall={"confidence_floor": 0.7}))
+    kept = mem.store("Capybaras are the largest rodents", category="fact", confidence=0.7)
+    mem.store("Capybaras live near water", category="fact", confidence=0.69)
+    assert [h.id for h in mem.recall("capybaras rodents water")] == [kept.id]
+    mem.close()
+
+
+def test_duplicate_check_hashes_the_content_not_a_stale_frontmatter_hash(memory: Memory) -> None:
+    rel = "facts/stale-hash.md"
+    (memory.root / rel).write_text("---\nid: mem_stale\ncontentHash: sha256:0000\n---\nWombats have cube-shaped droppings\n")
+    git(memory.root, "add", rel)
+    git(memory.root, "commit", "-qm", "hand written, hash not updated")
+    memory.reindex()
+    again = memory.store("Wombats have cube-shaped droppings", category="fact")
+    assert again.duplicate and again.id == "mem_stale"

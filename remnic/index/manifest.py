@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: content hashes computed from the text, not copied from frontmatter
 """Bump when the catalog/tantivy layout or the meaning of indexed fields changes."""
 
 CURRENT_FILE = "CURRENT"

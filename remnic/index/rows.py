@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from ..model import MemoryRecord, jsonable
+from ..model import MemoryRecord, content_hash, jsonable
 from . import text as T
 from .catalog import Row
 
@@ -57,7 +57,7 @@ def build_rows(records: Sequence[MemoryRecord], contexts: dict[str, T.Context], 
         entity = rec.frontmatter.get("entityRef")
         rows.append(Row(
             path=rec.path, id=rec.id, namespace=rec.namespace, category=rec.category, status=rec.status,
-            content_hash=str(rec.frontmatter.get("contentHash") or "") or None, created=created,
+            content_hash=content_hash(rec.content), created=created,  # computed: a stored hash may be stale
             updated=T.updated_ts(rec), importance=rec.importance, confidence=rec.confidence,
             episode=T.episode_key(rec.frontmatter, rec.namespace), turn=turn_of(rec),
             position=positions.get(rec.path, 0), title=title, tags=tags,

@@ -93,8 +93,8 @@ class Snapshot:
         self.status = np.zeros(cap, dtype=np.int32)
         self.episode = np.full(cap, -1, dtype=np.int32)
         self.position = np.zeros(cap, dtype=np.int32)
-        self.importance = np.zeros(cap, dtype=np.float32)
-        self.confidence = np.zeros(cap, dtype=np.float32)
+        self.importance = np.zeros(cap, dtype=np.float64)  # float64: `>= 0.9` thresholds must hold for 0.9
+        self.confidence = np.zeros(cap, dtype=np.float64)
         self.updated = np.full(cap, np.nan, dtype=np.float64)
         self.has_ctx = np.zeros(cap, dtype=bool)
         self.ctx_row = np.zeros(cap, dtype=np.int32)
