@@ -15,7 +15,7 @@ from remnic.config import settings_for
 from remnic.errors import UsageError, ValidationError
 from remnic.index import SearchIndex
 from remnic.index.bm25 import query_terms
-from remnic.index.manifest import read_current
+from remnic.index.manifest import SCHEMA_VERSION, read_current
 from remnic.service import Memory
 
 FACTS = [
@@ -107,7 +107,7 @@ def test_health_reports_the_manifest(repo: Memory) -> None:
     assert health["state"] == "ok"
     assert health["commit"] == repo.ledger.head()
     assert health["count"] == len(FACTS)
-    assert health["modelId"] and health["schemaVersion"] == 1
+    assert health["modelId"] and health["schemaVersion"] == SCHEMA_VERSION
     assert repo.status()["index"]["state"] == "ok"
 
 
