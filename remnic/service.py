@@ -37,6 +37,7 @@ from .validate import (
     PlannedMemory,
     check_content,
     check_namespace,
+    check_recall_args,
     check_text,
     file_problems,
     new_frontmatter,
@@ -522,7 +523,8 @@ class Memory:
         from .recall import RecallOptions, check_query, resolve_clock, run_recall
 
         check_query(query)
-        self._check_recall_args(top_k, namespace, category, budget_chars, statuses)
+        check_recall_args(top_k=top_k, namespace=namespace, category=category, budget_chars=budget_chars,
+                          statuses=statuses)
         try:
             clk = resolve_clock(clock)
         except ValueError as exc:
@@ -594,22 +596,3 @@ class Memory:
     def reindex(self, *, progress: Progress | None = None) -> Any:
         """Rebuild the whole index from the files (embeddings come from the cache when unchanged)."""
         return self.index.rebuild(self.files, self.ledger, progress, reason="reindex requested")
-
-    def _check_recall_args(self, top_k: Any, namespace: Any, category: Any, budget_chars: Any,
-                           statuses: Any) -> None:
-        from .model import CATEGORIES, STATUSES
-
-        if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k <= 0):
-            raise ValidationError.single("top_k", f"must be a positive integer, got {top_k!r}")
-        if budget_chars is not None and (not isinstance(budget_chars, int) or isinstance(budget_chars, bool)
-                                         or budget_chars < 0):
-            raise ValidationError.single("budget_chars", f"must be 0 (no limit) or a positive integer, got {budget_chars!r}")
-        if namespace is not None:
-            problems = check_namespace(namespace)
-            if problems:
-                raise ValidationError(problems[0].describe(), problems=problems)
-        if category is not None and category not in CATEGORIES:
-            raise ValidationError.single("category", f"unknown category {category!r}", options=CATEGORIES)
-        for status in statuses or ():
-            if status not in STATUSES:
-                raise ValidationError.single("statuses", f"unknown status {status!r}", options=STATUSES)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .config import StoreSettings
-from .errors import FieldProblem, MemoryFormatError
+from .errors import FieldProblem, MemoryFormatError, ValidationError
 from .model import (
     CATEGORIES,
     ID_RE,
@@ -310,3 +310,20 @@ def check_bytes(data: bytes, path: str, store: StoreSettings) -> Checked:
         return Checked(path, problems=[FieldProblem("encoding", f"not UTF-8 text ({exc.reason} at byte {exc.start})",
                                                     path=path, line=line)])
     return check_text(text, path, store)
+
+
+def check_recall_args(*, top_k: Any, namespace: Any, category: Any, budget_chars: Any, statuses: Any) -> None:
+    """ValidationError naming the first bad recall argument and its valid options."""
+    if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k <= 0):
+        raise ValidationError.single("top_k", f"must be a positive integer, got {top_k!r}")
+    if budget_chars is not None and (not isinstance(budget_chars, int) or isinstance(budget_chars, bool)
+                                     or budget_chars < 0):
+        raise ValidationError.single("budget_chars", f"must be 0 (no limit) or a positive integer, got {budget_chars!r}")
+    problems = check_namespace(namespace)
+    if problems:
+        raise ValidationError(problems[0].describe(), problems=problems)
+    if category is not None and category not in CATEGORIES:
+        raise ValidationError.single("category", f"unknown category {category!r}", options=CATEGORIES)
+    for status in statuses or ():
+        if status not in STATUSES:
+            raise ValidationError.single("statuses", f"unknown status {status!r}", options=STATUSES)

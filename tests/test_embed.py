@@ -18,12 +18,11 @@ from remnic.embed import (
     DEFAULT_TOKENIZER_PATH,
     Embedder,
     EmbedderSpec,
-    EmbeddingCache,
     EmbeddingError,
     content_hash,
-    embed_cached,
     get_embedder,
 )
+from remnic.embed_cache import EmbeddingCache, embed_cached
 
 SENTENCES = [
     "The cat sat on the mat",

@@ -94,7 +94,8 @@ def seed_cache(root: Path, texts: Sequence[str]) -> None:
     """Random unit vectors for the memories' texts, so a 100k reindex skips the model."""
     import numpy as np
 
-    from ..embed import EmbeddingCache, content_hash
+    from ..embed_cache import EmbeddingCache
+    from ..model import content_hash
     from ..config import settings_for
     from ..index import SearchIndex
 

@@ -54,7 +54,8 @@ from .manifest import (
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from ..embed import Embedder, EmbeddingCache
+    from ..embed import Embedder
+    from ..embed_cache import EmbeddingCache
     from ..ledger import Ledger
     from ..store import MemoryStore
     from .bm25 import Bm25Index
@@ -117,7 +118,7 @@ class SearchIndex:
     @property
     def cache(self) -> "EmbeddingCache":
         if self._cache is None:
-            from ..embed import EmbeddingCache
+            from ..embed_cache import EmbeddingCache
 
             self._cache = EmbeddingCache(self.settings.state_dir / "embeddings.sqlite")
         return self._cache

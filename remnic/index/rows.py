@@ -13,7 +13,8 @@ from .catalog import Row
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from ..embed import Embedder, EmbeddingCache
+    from ..embed import Embedder
+    from ..embed_cache import EmbeddingCache
 
 Progress = Callable[[int, int], None]
 
@@ -27,7 +28,7 @@ def embed_texts(embedder: "Embedder", cache: "EmbeddingCache", texts: list[str],
     """
     import numpy as np
 
-    from ..embed import embed_cached
+    from ..embed_cache import embed_cached
 
     if not texts:
         return np.zeros((0, embedder.dim), dtype=np.float32), 0

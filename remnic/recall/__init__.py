@@ -16,11 +16,10 @@ stage's counts, so an X-ray is composed from it without retrieving again.
 from __future__ import annotations
 
 from .clock import RecallClock, resolve_clock
-from .pipeline import INACTIVE_STATUSES, RecallOptions, check_query, run_recall
+from .pipeline import RecallOptions, check_query, run_recall
 from .pool import ACTIVE
 from .types import Candidate, RecallHit, RecallResult, ScoreTerms, StageCount, TierReport
 
-_check_query = check_query  # the name the service has always imported
 
 __all__ = ["RecallOptions", "RecallHit", "RecallResult", "ScoreTerms", "StageCount", "Candidate", "TierReport",
-           "RecallClock", "resolve_clock", "run_recall", "check_query", "ACTIVE", "INACTIVE_STATUSES"]
+           "RecallClock", "resolve_clock", "run_recall", "check_query", "ACTIVE"]

@@ -28,7 +28,6 @@ from .types import Candidate, RecallHit, RecallResult, StageCount, TierReport
 if TYPE_CHECKING:  # pragma: no cover
     from ..index import SearchIndex
 
-INACTIVE_STATUSES = ("pending_review", "rejected", "quarantined", "superseded", "archived", "forgotten")
 
 
 @dataclass
