@@ -112,6 +112,21 @@ def _process_lock(path: Path) -> _ProcessLock:
         return _LOCKS.setdefault(path, _ProcessLock(path))
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether a process that wrote a pid file or lock marker still runs (a zombie does not count)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (exited, not yet reaped) is not running
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
 class NotRegularFile(OSError):
     """A memory path that is a symlink, a folder or a device: never read through, never indexed."""
 
@@ -338,17 +353,12 @@ class MemoryStore:
                 if record.id == memory_id:
                     return record
         malformed: MemoryFormatError | None = None
-        for rel in self.iter_paths():
-            try:
-                head = self.read_text(rel)[:4096]
-            except (OSError, MemoryFormatError):
-                continue
-            m = _ID_LINE.search(head) if head.startswith(("---", "\ufeff---")) else None
-            if (m and m.group(1) == memory_id) or (not m and memory_id.startswith("mem_p")):
+        for rel, header_id in self._header_ids():
+            if header_id == memory_id or (header_id is None and memory_id.startswith("mem_p")):
                 try:
                     record = self.read(rel)
                 except MemoryFormatError as exc:
-                    if m:
+                    if header_id is not None:
                         malformed = malformed or exc
                     continue
                 except NotFoundError:
@@ -362,14 +372,19 @@ class MemoryStore:
     def ids(self) -> dict[str, str]:
         """id → path for every memory file, from the ``id:`` line of each header (no YAML parsing)."""
         out: dict[str, str] = {}
+        for rel, header_id in self._header_ids():
+            out.setdefault(header_id or provisional_id(rel), rel)
+        return out
+
+    def _header_ids(self) -> Iterator[tuple[str, str | None]]:
+        """(path, the id its frontmatter's ``id:`` line names, or None) for every readable memory file."""
         for rel in self.iter_paths():
             try:
                 head = self.read_text(rel)[:4096]
             except (OSError, MemoryFormatError):
                 continue
             m = _ID_LINE.search(head) if head.startswith(("---", "\ufeff---")) else None
-            out.setdefault(m.group(1) if m else provisional_id(rel), rel)
-        return out
+            yield rel, (m.group(1) if m else None)
 
     # --- writing ---
 

@@ -37,7 +37,8 @@ from ..model import MemoryRecord, now_iso
 from . import text as T
 from .catalog import Catalog, CatalogError, Row
 from .rows import build_rows, ctx_sig, embed_texts, episode_members, turn_of
-from .state import FreshReport, IndexHealth, NeedsRebuild, pid_alive
+from ..store import pid_alive
+from .state import FreshReport, IndexHealth, NeedsRebuild
 from .manifest import (
     CATALOG_FILE,
     SCHEMA_VERSION,

@@ -25,7 +25,7 @@ from typing import Any
 from ..config import Settings
 from ..errors import RemnicError
 from ..model import now_iso
-from ..store import write_atomic
+from ..store import pid_alive, write_atomic
 
 PID_FILE = "server.pid"
 LOG_FILE = "server.log"
@@ -65,20 +65,6 @@ def read_pid_file(path: Path) -> dict[str, Any] | None:
     return info if isinstance(info, dict) and isinstance(info.get("pid"), int) else None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (exited, not yet reaped) is not running
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
 def _is_remnic_server(pid: int) -> bool:
     """Whether ``pid`` is a remnic server, so a recycled pid never gets our SIGTERM."""
     try:
@@ -103,7 +89,7 @@ def status(settings: Settings) -> dict[str, Any]:
     if info is None:
         return out
     pid = info["pid"]
-    if not (_alive(pid) and _is_remnic_server(pid)):
+    if not (pid_alive(pid) and _is_remnic_server(pid)):
         out["stalePidFile"] = True
         return out
     out.update({k: info.get(k) for k in ("pid", "host", "port", "url", "started")})
@@ -177,10 +163,10 @@ def stop(settings: Settings, *, timeout_s: float = 10.0) -> dict[str, Any]:
     pid = int(current["pid"])
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and _alive(pid):
+    while time.monotonic() < deadline and pid_alive(pid):
         time.sleep(0.05)
     killed = False
-    if _alive(pid):
+    if pid_alive(pid):
         os.kill(pid, signal.SIGKILL)  # it ignored SIGTERM for timeout_s; in-flight writes are git-atomic
         killed = True
     info = read_pid_file(path)
