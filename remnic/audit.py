@@ -8,6 +8,7 @@ from several processes never interleave lines.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -42,9 +43,11 @@ class AuditEntry:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
 
-def new_audit_id(now: float | None = None) -> str:
+def new_audit_id(now: float | None = None, key: str | None = None) -> str:
+    """``audit-YYYYMMDD-<12 hex>``: random, or derived from ``key`` for reproducible X-rays."""
     day = time.strftime("%Y%m%d", time.gmtime(now if now is not None else time.time()))
-    return f"audit-{day}-{secrets.token_hex(6)}"
+    tail = secrets.token_hex(6) if key is None else hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+    return f"audit-{day}-{tail}"
 
 
 class AuditLog:

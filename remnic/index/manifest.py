@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import secrets
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
+
+from ..store import write_atomic
 
 SCHEMA_VERSION = 2  # 2: content hashes computed from the text, not copied from frontmatter
 """Bump when the catalog/tantivy layout or the meaning of indexed fields changes."""
@@ -102,12 +103,7 @@ def read_current(root: Path) -> str | None:
 
 
 def write_current(root: Path, name: str) -> None:
-    tmp = root / f".{CURRENT_FILE}.{os.getpid()}.{secrets.token_hex(3)}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(name + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, root / CURRENT_FILE)
+    write_atomic(root / CURRENT_FILE, name + "\n")
 
 
 def new_build_name(generation: int) -> str:
@@ -117,8 +113,6 @@ def new_build_name(generation: int) -> str:
 def write_manifest_json(build_dir: Path, manifest: Manifest) -> None:
     """Best effort: the catalog holds the truth, this copy is for people reading the directory."""
     try:
-        tmp = build_dir / f".{MANIFEST_JSON}.{os.getpid()}.{secrets.token_hex(3)}"
-        tmp.write_text(json.dumps(manifest.to_dict(), indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, build_dir / MANIFEST_JSON)
+        write_atomic(build_dir / MANIFEST_JSON, json.dumps(manifest.to_dict(), indent=2) + "\n", durable=False)
     except OSError:
         pass

@@ -10,7 +10,6 @@ the same repository state gives the same bytes.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import time
@@ -52,12 +51,12 @@ class RecallClock:
         return str(uuid.uuid5(_SNAPSHOT_NS, key))
 
     def audit_id(self, *parts: Any) -> str:
-        """``audit-YYYYMMDD-<12 hex>`` (the ledger's id shape), deterministic when pinned."""
-        day = time.strftime("%Y%m%d", time.gmtime(self.now_s()))
+        """The ledger's id for this recall, deterministic when the clock is pinned."""
+        from ..audit import new_audit_id
+
         if self.pinned_ms is None:
-            return f"audit-{day}-{os.urandom(6).hex()}"
-        key = "\x1f".join("" if p is None else str(p) for p in (*parts, self.pinned_ms))
-        return f"audit-{day}-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:12]}"
+            return new_audit_id(self.now_s())
+        return new_audit_id(self.now_s(), "\x1f".join("" if p is None else str(p) for p in (*parts, self.pinned_ms)))
 
 
 LIVE = RecallClock()
