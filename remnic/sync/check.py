@@ -23,7 +23,7 @@ from ..model import (
     serialize,
     split_file,
 )
-from ..validate import Checked, check_bytes, check_text
+from ..validate import Checked, check_bytes, check_text, new_frontmatter
 
 __all__ = ["Checked", "check_bytes", "check_text", "planned_changes", "render"]
 
@@ -48,14 +48,10 @@ def planned_changes(
     assert record is not None
     meta = record.frontmatter
     digest = content_hash(record.content)
-    if not checked.has_frontmatter:
-        conf, imp = store.default_confidence, store.default_importance
-        return {
-            "id": memory_id or record.id, "category": record.category, "created": now, "updated": now,
-            "source": "manual", "confidence": conf, "confidenceTier": confidence_tier(conf), "tags": [],
-            "status": "active", "importanceScore": imp, "importanceLevel": importance_level(imp),
-            "contentHash": digest,
-        }
+    if not checked.has_frontmatter:  # every default a remnic write gives, from the same function
+        defaults, _ = new_frontmatter(memory_id=memory_id or record.id, now=now, content=record.content,
+                                      category=record.category, settings=store, source="manual")
+        return defaults
     changes: dict[str, Any] = {}
     if memory_id and memory_id != meta.get("id"):
         changes["id"] = memory_id
