@@ -7,7 +7,7 @@ without re-deciding what they mean.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 
@@ -126,16 +126,3 @@ class LedgerError(RemnicError):
     """git refused or failed; the message carries git's own words."""
 
     code = "ledger_error"
-
-
-@dataclass
-class ErrorList:
-    """Collects problems across many inputs before deciding to fail as a whole."""
-
-    problems: list[FieldProblem] = field(default_factory=list)
-
-    def add(self, problem: FieldProblem) -> None:
-        self.problems.append(problem)
-
-    def __bool__(self) -> bool:
-        return bool(self.problems)

@@ -9,7 +9,6 @@ run because these machines are shared and noisy.
 from __future__ import annotations
 
 import platform
-import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,10 +43,6 @@ def timed(fn: Callable[[], object], repeat: int) -> list[float]:
         fn()
         out.append((time.perf_counter() - t) * 1000)
     return out
-
-
-def summary_ms(values: Sequence[float]) -> str:
-    return f"p50 {statistics.median(values):.1f} ms, p95 {percentile(values, 95):.1f} ms"
 
 
 def machine_line() -> str:

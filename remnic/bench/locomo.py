@@ -28,7 +28,7 @@ import re
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
@@ -393,7 +393,3 @@ def run(quick: bool = False, data: Sequence[str | Path] | None = None) -> Report
     sections += ["", f"Measured in {time.perf_counter() - t0:.0f} s; data: "
                      f"{', '.join(p.name for p in files)}."]
     return Report("locomo", "LoCoMo retrieval", "\n".join(sections), data_out)
-
-
-def with_overrides(method: Method, **more: Any) -> Method:
-    return replace(method, overrides={**method.overrides, **more})

@@ -120,9 +120,6 @@ class Bm25Index:
             self._searcher = self.index.searcher()
         return self._searcher
 
-    def num_docs(self) -> int:
-        return int(self.searcher.num_docs)
-
     def search(
         self, terms: Sequence[str], limit: int, *, boosts: Mapping[str, float],
         namespaces: Sequence[str] | None = None, categories: Sequence[str] | None = None,
@@ -166,5 +163,3 @@ class _Writer:
                 doc.add_text(name, value)
         self.raw.add_document(doc)
 
-    def clear(self) -> None:
-        self.raw.delete_all_documents()

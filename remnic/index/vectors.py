@@ -326,8 +326,5 @@ class Snapshot:
             self._episode_rows = groups
         return self._episode_rows.get(ep, [r])
 
-    def memory_bytes(self) -> int:
-        return int(self.chunks.data.nbytes + self.ctx.data.nbytes)
-
     def describe(self) -> dict[str, Any]:
         return {"rows": self.count, "chunks": int(self.chunks.n - self.dead_chunks), "contexts": int(self.has_ctx[: self.n].sum())}

@@ -175,7 +175,9 @@ def check_sums(snapshot: RecallXraySnapshot, tol: float = 1e-6) -> list[str]:
 
 def filters_chain(snapshot: RecallXraySnapshot | Mapping[str, Any]) -> list[str]:
     """Problems with the filter ladder's counts (empty when they chain and add up)."""
-    filters = snapshot.filters if isinstance(snapshot, RecallXraySnapshot) else []
+    if not isinstance(snapshot, RecallXraySnapshot):
+        snapshot = RecallXraySnapshot.from_dict(snapshot)
+    filters = snapshot.filters
     out = []
     for prev, cur in zip(filters, filters[1:]):
         if cur.considered != prev.admitted:
