@@ -20,7 +20,7 @@ from remnic.render import dumps_json, render_xray, snapshot_envelope
 from remnic.service import Memory
 from remnic.xray import RecallXraySnapshot
 
-LADDER = ["namespace-scope", "status-active", "trust-zone", "confidence-floor", "token-overlap", "mmr-diversify",
+LADDER = ["namespace-scope", "status-active", "trust-zone", "confidence-floor", "similarity-floor", "token-overlap", "mmr-diversify",
           "result-limit", "budget-fit"]
 PINNED = 1_776_706_200_000  # 2026-04-20T17:30:00Z
 

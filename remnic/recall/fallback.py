@@ -95,6 +95,7 @@ def scan_recall(records: Sequence[MemoryRecord], query: str, options: RecallOpti
             drop(c, "confidence-floor")
             continue
         passed(c, "confidence-floor")
+        passed(c, "similarity-floor")  # no vectors in a file scan: the word-overlap floor below decides
         c.overlap = token_overlap(terms, tokens(rec.content)) if terms else 0.0
         if c.overlap < floor:
             drop(c, "token-overlap")
@@ -146,6 +147,7 @@ def scan_recall(records: Sequence[MemoryRecord], query: str, options: RecallOpti
         or ("admits every status" if allowed is None else "admits " + ", ".join(sorted(allowed))),
         "trust-zone": rejected_summary(cands, "trust-zone", status_of) or "no quarantined or pending_review files",
         "confidence-floor": f"floor={s.confidence_floor:g}",
+        "similarity-floor": "no vectors in a file scan",
         "token-overlap": "a file scan needs at least one query word",
         "mmr-diversify": f"pool={max(s.mmr_pool, top_k)}, no vectors: relevance order",
         "top-k": f"k={top_k}",

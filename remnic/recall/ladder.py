@@ -3,7 +3,7 @@
 Every candidate walks the same gates, in this order::
 
     namespace-scope → [category-scope] → status-active → trust-zone →
-    confidence-floor → token-overlap → mmr-diversify → top-k → budget-fit
+    confidence-floor → similarity-floor → token-overlap → mmr-diversify → top-k → budget-fit
 
 (``top-k`` is the X-ray's ``result-limit``; the pipeline keeps the name it has
 always reported.) Scope is pushed into both retrievers, so every candidate
@@ -31,9 +31,9 @@ from .types import Candidate, StageCount
 Gate = Callable[[Candidate], bool]
 
 # Per-candidate stages, in ladder order (the index-level ones come before these).
-CANDIDATE_STAGES = ("status-active", "trust-zone", "confidence-floor", "token-overlap", "mmr-diversify",
-                    "top-k", "budget-fit")
-GATES = CANDIDATE_STAGES[:4]
+CANDIDATE_STAGES = ("status-active", "trust-zone", "confidence-floor", "similarity-floor", "token-overlap",
+                    "mmr-diversify", "top-k", "budget-fit")
+GATES = CANDIDATE_STAGES[:5]
 """The gates decided before scoring; the last three are decided by rank and size."""
 SCOPE_STAGES = ("namespace-scope", "category-scope")
 LADDER = SCOPE_STAGES + CANDIDATE_STAGES

@@ -1,7 +1,7 @@
 """``run_recall``: the stages of one hybrid recall, in order, each recorded as it runs.
 
 scope (namespace, category) → retrieval (BM25 ∪ vectors, plus what a tier offers) →
-gates (status-active, trust-zone, confidence-floor, token-overlap) → scoring (a plain
+gates (status-active, trust-zone, confidence-floor, similarity-floor, token-overlap) → scoring (a plain
 sum of named terms) → episode expansion → re-rank pool → tiers → MMR → result
 limit → budget fit. The ladder's counts are computed from every candidate's
 verdicts at the end (:func:`remnic.recall.ladder.chain`), so they always chain.
@@ -264,6 +264,8 @@ def _reasons(pool: Pool, s: RecallSettings, top_k: int, budget: int, head: int) 
         or ("admits every status" if pool.allowed is None else "admits " + ", ".join(sorted(pool.allowed))),
         "confidence-floor": rejected_summary(cands, "confidence-floor", lambda c: "below-confidence-floor")
         or f"floor={s.confidence_floor:g}",
+        "similarity-floor": rejected_summary(cands, "similarity-floor", lambda c: "below-similarity-floor")
+        or f"floor={s.min_similarity:g} (candidates without a BM25 match)",
         "token-overlap": rejected_summary(cands, "token-overlap", lambda c: "below-token-overlap-floor")
         or f"floor={s.token_overlap_floor:g}",
         "mmr-diversify": f"pool={max(s.mmr_pool, top_k)}, lambda={s.mmr_lambda:g}",

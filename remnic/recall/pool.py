@@ -151,7 +151,7 @@ class Pool:
         return self.allowed is None or status in self.allowed
 
     def gate(self, c: Candidate) -> None:
-        """status-active → trust-zone → confidence-floor → token-overlap, recording each verdict."""
+        """status-active → trust-zone → confidence-floor → similarity-floor → token-overlap, recording each verdict."""
         s, allowed = self.s, self.allowed
         status = self.status(c)
         if allowed is not None and status not in allowed and status not in TRUST_STATUSES:
@@ -167,6 +167,15 @@ class Pool:
         if s.confidence_floor > 0 and float(self.snap.confidence[c.row]) < s.confidence_floor:
             return drop(c, "confidence-floor")
         passed(c, "confidence-floor")
+        # Min-max fusion makes the best of a bad lot look perfect; a raw cosine floor for candidates
+        # that matched no query term keeps nonsense queries from filling the page.
+        if s.min_similarity > 0 and c.bm25_rank is None and c.chunk_cosine < s.min_similarity:
+            if c.entered_by in ASSOCIATIONS:
+                exempt(c, "similarity-floor")
+            else:
+                return drop(c, "similarity-floor")
+        else:
+            passed(c, "similarity-floor")
         if s.token_overlap_floor > 0 and self.terms and self.overlap(c) < s.token_overlap_floor:
             if c.entered_by in ASSOCIATIONS:
                 return exempt(c, "token-overlap")
