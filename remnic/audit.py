@@ -51,8 +51,9 @@ def new_audit_id(now: float | None = None, key: str | None = None) -> str:
 
 
 class AuditLog:
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, retention_days: int = 0) -> None:
         self.dir = state_dir / "audit"
+        self.retention_days = retention_days
 
     def _file(self, day: str) -> Path:
         return self.dir / f"recall-{day}.jsonl"
@@ -62,13 +63,28 @@ class AuditLog:
         day = match.group(1) if match else time.strftime("%Y%m%d", time.gmtime())
         self.dir.mkdir(parents=True, exist_ok=True)
         line = (json.dumps(entry.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
-        fd = os.open(self._file(day), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # queries are private: owner-only
+        path = self._file(day)
+        if self.retention_days > 0 and not path.exists():
+            self.prune(day)  # once a day, when that day's file starts
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # queries are private: owner-only
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             os.write(fd, line)
         finally:
             os.close(fd)
         return entry.id
+
+    def prune(self, today: str) -> list[str]:
+        """Delete day files older than the retention window; the names removed."""
+        cutoff = time.strftime("%Y%m%d", time.gmtime(
+            time.mktime(time.strptime(today, "%Y%m%d")) - self.retention_days * 86_400))
+        removed = []
+        for path in self.dir.glob("recall-*.jsonl"):
+            day = path.stem.removeprefix("recall-")
+            if day.isdigit() and day < cutoff:
+                path.unlink(missing_ok=True)
+                removed.append(path.name)
+        return removed
 
     def show(self, audit_id: str) -> dict[str, Any]:
         match = AUDIT_ID_RE.match(audit_id)

@@ -142,6 +142,8 @@ class RecallSettings:
     """Capture an X-ray snapshot on every recall (otherwise only when asked)."""
     audit: bool = True
     """Append one entry per recall to the audit ledger (.remnic/audit/recall-YYYYMMDD.jsonl)."""
+    audit_retention_days: int = 90
+    """Audit files older than this many days are deleted when a new day's file starts (0 keeps all)."""
     direct_answer: bool = True
     """Direct-answer tier: pin a single trusted decision/fact/principle that answers the query."""
     direct_answer_min_importance: float = 0.75

@@ -586,7 +586,8 @@ class Memory:
     def _audit_recall(self, result: Any, clk: Any, latency_ms: float, source: str) -> str | None:
         from .recall.snapshot import record_audit
 
-        return record_audit(self.settings.state_dir, result, clock=clk, latency_ms=latency_ms, source=source)
+        return record_audit(self.settings.state_dir, result, clock=clk, latency_ms=latency_ms, source=source,
+                            retention_days=self.settings.recall.audit_retention_days)
 
     def _capture_xray(self, result: Any, clk: Any, namespace: str | None) -> Any:
         from .recall.snapshot import capture

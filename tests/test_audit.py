@@ -69,3 +69,20 @@ def test_concurrent_appends_never_interleave(tmp_path: Path) -> None:
     lines = next((tmp_path / "audit").iterdir()).read_text().splitlines()
     assert len(lines) == 200
     assert all(json.loads(line)["query"].startswith("w") for line in lines)
+
+
+def test_old_days_are_pruned_when_a_new_day_starts(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path, retention_days=30)
+    old = log.append(entry("long ago", now=1_700_000_000))           # 2023-11-14
+    kept = log.append(entry("two weeks later", now=1_701_200_000))   # 2023-11-28
+    log.append(entry("two months later", now=1_705_000_000))         # 2024-01-11: starts a new day file
+    names = sorted(p.name for p in (tmp_path / "audit").iterdir())
+    assert names == ["recall-20240111.jsonl"]
+    with pytest.raises(NotFoundError):
+        log.show(old)
+    with pytest.raises(NotFoundError):
+        log.show(kept)
+    forever = AuditLog(tmp_path / "keep", retention_days=0)
+    forever.append(entry("a", now=1_700_000_000))
+    forever.append(entry("b", now=1_705_000_000))
+    assert len(list((tmp_path / "keep" / "audit").iterdir())) == 2

@@ -150,14 +150,14 @@ def capture(result: RecallResult, *, clock: RecallClock, namespace: str | None, 
 
 
 def record_audit(state_dir: Path, result: RecallResult, *, clock: RecallClock, latency_ms: float,
-                 source: str) -> str | None:
+                 source: str, retention_days: int = 0) -> str | None:
     """Append the recall's audit entry; its id, or None if the append failed (logged, never raised)."""
     try:
         audit_id = clock.audit_id(result.query, result.namespace, result.session_key)
         entry = audit_entry(result, audit_id=audit_id, ts=format_time(result.clock_ms / 1000.0),
                             namespace=result.namespace, session_key=result.session_key, trace_id=result.trace_id,
                             latency_ms=latency_ms, source=source)
-        return AuditLog(state_dir).append(entry)
+        return AuditLog(state_dir, retention_days).append(entry)
     except Exception as exc:  # noqa: BLE001 - the ledger records recalls; it is never a reason to fail one
         log.warning("recall audit append failed: %s", exc)
         return None
