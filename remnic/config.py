@@ -134,7 +134,7 @@ class RecallSettings:
     """Only memories with at least this many chunks count as long for chunk_top_k; shorter ones keep their best chunk."""
     confidence_floor: float = 0.0
     """Candidates below this confidence are filtered out."""
-    min_similarity: float = 0.0
+    min_similarity: float = 0.2
     """Candidates no BM25 term matched need at least this raw cosine to the query (0 disables)."""
     token_overlap_floor: float = 0.0
     """Candidates sharing less than this fraction of query terms are filtered (0 disables)."""

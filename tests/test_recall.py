@@ -240,3 +240,18 @@ def test_cli_help_explains(capsys: pytest.CaptureFixture[str]) -> None:
         main(["query", "--help"])
     out = capsys.readouterr().out
     assert "--top-k" in out and "Hybrid recall" in out and "--namespace" in out
+
+
+def test_nonsense_queries_find_nothing_and_the_xray_says_why(tmp_path) -> None:
+    from remnic.config import settings_for
+    from remnic.service import Memory
+
+    mem = Memory.init(tmp_path / "m", settings=settings_for(tmp_path / "m"))
+    mem.import_records([{"content": c} for c in ("We cut releases every Tuesday", "Ana prefers tabs over spaces",
+                                                   "The replica lag alarm fires above 200ms")])
+    assert len(mem.recall("when do we cut releases?")) >= 1
+    assert len(mem.recall("zzzqqq nonexistent")) == 0
+    snap = mem.recall_xray("zzzqqq nonexistent")
+    floor = next(f for f in snap.filters if f.name == "similarity-floor")
+    assert floor.considered > 0 and floor.admitted == 0 and "below-similarity-floor" in floor.reason
+    mem.close()

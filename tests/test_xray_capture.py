@@ -88,7 +88,7 @@ def test_score_terms_add_up_to_final_for_every_result(demo: Memory) -> None:
             assert d["final"] == pytest.approx(hit.score, abs=1e-6)  # final is the score the recall returned
             checked += 1
         assert snapshot_mod.check_sums(snap) == []
-    assert checked >= 25
+    assert checked >= 20  # enough results across the fixture queries for the check to mean something
 
 
 def test_decomposition_shows_the_terms_that_moved_the_score(demo: Memory) -> None:

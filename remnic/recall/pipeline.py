@@ -150,8 +150,10 @@ def run_recall(index: "SearchIndex", query: str, options: RecallOptions, setting
         # --- scoring: every term is named; final = their sum ---
         t = time.perf_counter()
         admitted = pool.alive()
-        # Normalisers come from what the gates admitted on their own (not what a tier kept).
-        norms = scoring.norms_for([c for c in admitted if c.rejected_by is None])
+        # Normalisers come from what the gates admitted on their own (not what a tier kept), plus what
+        # only the similarity floor dropped: removing junk must not stretch the survivors' scores apart.
+        norms = scoring.norms_for([c for c in pool.cands if c.rejected_by is None and c.dropped_at is None
+                                   or c.dropped_at == "similarity-floor"])
 
         def score(c: Candidate) -> None:
             r = c.row

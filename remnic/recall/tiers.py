@@ -35,6 +35,7 @@ import numpy as np
 
 from . import graph as G
 from .candidates import top_rows
+from .ladder import exempt, passed
 from .pool import ACTIVE, Pool
 from .provenance import is_disputed, is_stale, needs_review
 from .types import Candidate
@@ -268,6 +269,12 @@ def _graph(pool: Pool, ranked: list[Candidate]) -> int:
             if c is None:
                 continue
             pool.load([c.row])
+        elif c.dropped_at == "similarity-floor":
+            c.dropped_at = None  # reached over an edge: the link, not its weak wording, brings it in
+            if s.token_overlap_floor > 0 and pool.terms and pool.overlap(c) < s.token_overlap_floor:
+                exempt(c, "token-overlap")
+            else:
+                passed(c, "token-overlap")
         elif not c.alive or not _claimable(c) or c.dropped_at is not None:
             continue
         seed = by_row[hit.seed_row]
