@@ -62,6 +62,9 @@ class RecallClock:
 LIVE = RecallClock()
 
 
+MAX_CLOCK_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z: the last instant dates can spell
+
+
 def parse_clock(value: Any) -> int:
     """Epoch milliseconds from an int or a digit string; ValueError otherwise."""
     if isinstance(value, bool):
@@ -74,8 +77,8 @@ def parse_clock(value: Any) -> int:
         ms = int(value.strip())
     else:
         raise ValueError(f"clock must be epoch milliseconds (an integer), got {value!r}")
-    if ms < 0:
-        raise ValueError(f"clock must be non-negative epoch milliseconds, got {ms}")
+    if not 0 <= ms <= MAX_CLOCK_MS:
+        raise ValueError(f"clock must be epoch milliseconds from 0 to {MAX_CLOCK_MS} (year 9999), got {ms}")
     return ms
 
 
