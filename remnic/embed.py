@@ -447,6 +447,11 @@ class Embedder:
             raise error
         return out
 
+    def forget_queries(self) -> None:
+        """Empty the query memo (benchmarks time a recall of a query the process has not seen)."""
+        with self._lru_lock:
+            self._lru.clear()
+
     def embed_one(self, text: str) -> np.ndarray:
         """``(dim,)`` vector; memoised (LRU) because queries repeat. Read-only."""
         with self._lru_lock:
