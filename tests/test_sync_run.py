@@ -295,6 +295,12 @@ def test_plain_git_commit_of_a_normalised_file_needs_no_sync_commit(memory: Memo
     assert commit_count(memory) == before
     assert (memory.root / "facts/staging.md").read_text() == text
 
+    git(memory.root, "rm", "-q", "facts/staging.md")
+    git(memory.root, "commit", "-qm", "remove by hand")
+    result = run_cli("sync", "run", "--memory-dir", str(memory.root))
+    assert result.code == 0, result.err
+    assert "indexed 1 change(s) already committed in git; nothing to commit" in result.out
+
 
 def test_no_commit_leaves_edits_pending_until_a_committing_sync(memory: Memory) -> None:
     write(memory, "facts/a.md", "Alpha.\n")

@@ -46,8 +46,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         lines = report.lines()
         if report.commit:
             lines.append(f"synced {len(report.changes)} change(s) in commit {report.commit[:8]}")
+        elif report.changes and all(c.origin == "git" for c in report.changes):
+            lines.append(f"indexed {len(report.changes)} change(s) already committed in git; nothing to commit")
         elif report.changes:
-            lines.append(f"synced {len(report.changes)} change(s); nothing committed")
+            lines.append(f"synced {len(report.changes)} change(s); nothing committed"
+                         + (" (--no-commit)" if args.no_commit else ""))
         else:
             lines.append("nothing to sync" + (f"; index at {report.head[:8]}" if report.head else ""))
         if report.problems:
