@@ -48,6 +48,8 @@ class StoreSettings:
     """Confidence given to a stored memory when the caller names none (Remnic's default)."""
     default_importance: float = 0.5
     """importanceScore given to a stored memory when the caller names none."""
+    scan_cache_entries: int = 20_000
+    """A long-running process (server, watcher) keeps this many parsed files, keyed by their stat, so listing a large repository again reads only what changed (0 turns it off)."""
 
 
 @dataclass

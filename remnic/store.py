@@ -17,9 +17,9 @@ import threading
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from .config import STATE_DIR, Settings
 from .errors import FieldProblem, LockTimeoutError, MemoryFormatError, NotFoundError
@@ -35,6 +35,8 @@ from .validate import Checked, check_bytes
 
 _SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
 _SKIP_FILES = {"readme.md", "changelog.md", "license.md", "contributing.md"}
+_RACY_NS = 2_000_000_000
+"""A file changed this recently (ns) may change again within the same stat; it is not memoised."""
 _ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
 
 
@@ -207,6 +209,7 @@ class MemoryStore:
         self._list_files = list_files
         self._text_cache: OrderedDict[tuple[str, int, int, int], str] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self._scan_cache: dict[str, tuple[tuple[int, int, int, int], Checked]] = {}
         self.root = settings.memory_dir
         self._lock = _process_lock((self.root / STATE_DIR / "write.lock").resolve())
         self._id_paths: dict[str, str] = {}
@@ -325,16 +328,47 @@ class MemoryStore:
         """Every valid memory (files with no text yet are skipped) and every malformed file's problems."""
         records: list[MemoryRecord] = []
         problems: list[MemoryFormatError] = []
+        live: set[str] = set()
         for rel in self.iter_paths():
+            live.add(rel)
             try:
-                checked = self.check(rel)
+                checked = self._check_for_scan(rel)
             except (FileNotFoundError, NotADirectoryError):
                 continue
             if checked.problems:
                 problems.append(MemoryFormatError(rel, checked.problems))
             elif checked.record is not None and not checked.empty:
                 records.append(checked.record)
+        with self._cache_lock:
+            for rel in [r for r in self._scan_cache if r not in live]:
+                del self._scan_cache[rel]
         return ScanResult(records, problems)
+
+    def _check_for_scan(self, rel: str) -> Checked:
+        """:meth:`check`, memoised by the file's stat for long-running processes (see store.scanCacheEntries).
+
+        Like git's racy-index rule, a file changed less than ``_RACY_NS`` before it was read is
+        not memoised: a same-size rewrite within the clock's granularity would keep its stat.
+        Callers get their own copy of the record, so mutating it cannot touch the memo.
+        """
+        cap = self.settings.store.scan_cache_entries
+        if cap <= 0:
+            return self.check(rel)
+        st = os.lstat(self.root / rel)
+        key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        with self._cache_lock:
+            hit = self._scan_cache.get(rel)
+        if hit is not None and hit[0] == key:
+            checked = hit[1]
+            if checked.record is not None:
+                self._id_paths[checked.record.id] = rel
+            return _copy_checked(checked)
+        checked = self.check(rel)
+        if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _RACY_NS:
+            with self._cache_lock:
+                if rel in self._scan_cache or len(self._scan_cache) < cap:
+                    self._scan_cache[rel] = (key, _copy_checked(checked, keep_text=False))
+        return checked
 
     def find(self, memory_id: str, hint: str | None = None) -> MemoryRecord:
         """The record with this id: try the hint and the cache, then scan headers of every file.
@@ -396,3 +430,22 @@ class MemoryStore:
             (self.root / rel).unlink()
         except FileNotFoundError:
             pass
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a YAML value deep enough that no container is shared (scalars are immutable)."""
+    if isinstance(value, dict):
+        return {k: _fresh(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fresh(v) for v in value]
+    if isinstance(value, set):
+        return set(value)
+    return value
+
+
+def _copy_checked(checked: Checked, keep_text: bool = True) -> Checked:
+    record = checked.record
+    if record is not None:
+        record = replace(record, frontmatter=_fresh(record.frontmatter))
+    return Checked(checked.path, record, list(checked.problems), checked.text if keep_text else "",
+                   checked.has_frontmatter)

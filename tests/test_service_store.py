@@ -261,3 +261,61 @@ def test_commits_work_without_any_git_identity(tmp_path: Path, monkeypatch: pyte
     mem = Memory.init(tmp_path / "m", settings=settings_for(tmp_path / "m"))
     rec = mem.store("No identity configured", category="fact")
     assert mem.versions(rec.id)[0].author == "remnic"
+
+
+# --- the scan memo of a long-running process -------------------------------------------------------
+
+
+def _bodies(memory: Memory) -> dict[str, str]:
+    return {r.path: r.content for r in memory.list()}
+
+
+def test_scan_memo_sees_every_edit_and_hands_out_copies(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    import remnic.store as store_mod
+
+    monkeypatch.setattr(store_mod, "_RACY_NS", 0)  # memoise at once instead of after two seconds
+    a = memory.store("Alpha runs the nightly backup", category="fact", tags=["ops"])
+    b = memory.store("Beta owns the release checklist", category="fact")
+    assert _bodies(memory)[a.path] == "Alpha runs the nightly backup"
+    assert set(memory.files._scan_cache) >= {a.path, b.path}
+
+    # A caller mutating what it got cannot reach the memo.
+    listed = {r.path: r for r in memory.list()}
+    listed[a.path].frontmatter["tags"].append("mutated")
+    listed[a.path].frontmatter["status"] = "forgotten"
+    again = {r.path: r for r in memory.list()}
+    assert again[a.path].tags == ["ops"] and again[a.path].status == "active"
+
+    # Hand edits (in place and atomic), a malformed file, its fix and a deletion all show up.
+    (memory.root / a.path).write_text((memory.root / a.path).read_text().replace("nightly", "weekly"))
+    assert _bodies(memory)[a.path] == "Alpha runs the weekly backup"
+    bad = memory.root / "facts/bad.md"
+    bad.write_text("---\nstatus: nope\n---\ntext\n")
+    assert [e.path for e in memory.files.scan().problems] == ["facts/bad.md"]
+    bad.write_text("---\nstatus: active\n---\ntext\n")
+    assert memory.files.scan().problems == [] and "facts/bad.md" in _bodies(memory)
+    (memory.root / b.path).unlink()
+    assert b.path not in _bodies(memory) and b.path not in memory.files._scan_cache
+
+
+def test_scan_memo_never_trusts_a_file_changed_within_the_racy_window(memory: Memory) -> None:
+    rec = memory.store("Gamma value is 1111", category="fact")
+    path = memory.root / rec.path
+    assert _bodies(memory)[rec.path] == "Gamma value is 1111"
+    # Same size, same inode, very likely the same mtime tick: only the racy rule tells them apart.
+    with open(path, "r+", encoding="utf-8") as fh:
+        text = fh.read()
+        fh.seek(0)
+        fh.write(text.replace("1111", "2222"))
+    assert _bodies(memory)[rec.path] == "Gamma value is 2222"
+    assert rec.path not in memory.files._scan_cache
+
+
+def test_scan_memo_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import remnic.store as store_mod
+
+    monkeypatch.setattr(store_mod, "_RACY_NS", 0)
+    mem = Memory.init(tmp_path / "m")
+    mem.settings.store.scan_cache_entries = 0
+    mem.store("Delta is not memoised", category="fact")
+    assert len(mem.list()) == 1 and mem.files._scan_cache == {}
