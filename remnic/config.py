@@ -49,7 +49,7 @@ class StoreSettings:
     default_importance: float = 0.5
     """importanceScore given to a stored memory when the caller names none."""
     scan_cache_entries: int = 20_000
-    """A long-running process (server, watcher) keeps this many parsed files, keyed by their stat, so listing a large repository again reads only what changed (0 turns it off)."""
+    """A process that lists the repository more than once (server, watcher) keeps up to this many parsed files from its second listing on, keyed by their stat, so later listings parse only what changed (0 turns it off)."""
 
 
 @dataclass

@@ -210,6 +210,7 @@ class MemoryStore:
         self._text_cache: OrderedDict[tuple[str, int, int, int], str] = OrderedDict()
         self._cache_lock = threading.Lock()
         self._scan_cache: dict[str, tuple[tuple[int, int, int, int], Checked]] = {}
+        self._scans = 0
         self.root = settings.memory_dir
         self._lock = _process_lock((self.root / STATE_DIR / "write.lock").resolve())
         self._id_paths: dict[str, str] = {}
@@ -329,10 +330,13 @@ class MemoryStore:
         records: list[MemoryRecord] = []
         problems: list[MemoryFormatError] = []
         live: set[str] = set()
+        # A one-shot command scans once: only a process that scans again pays for keeping copies.
+        memoise = self._scans > 0 and self.settings.store.scan_cache_entries > 0
+        self._scans += 1
         for rel in self.iter_paths():
             live.add(rel)
             try:
-                checked = self._check_for_scan(rel)
+                checked = self._check_for_scan(rel) if memoise else self.check(rel)
             except (FileNotFoundError, NotADirectoryError):
                 continue
             if checked.problems:
@@ -345,15 +349,13 @@ class MemoryStore:
         return ScanResult(records, problems)
 
     def _check_for_scan(self, rel: str) -> Checked:
-        """:meth:`check`, memoised by the file's stat for long-running processes (see store.scanCacheEntries).
+        """:meth:`check`, memoised by the file's stat (see store.scanCacheEntries).
 
         Like git's racy-index rule, a file changed less than ``_RACY_NS`` before it was read is
         not memoised: a same-size rewrite within the clock's granularity would keep its stat.
         Callers get their own copy of the record, so mutating it cannot touch the memo.
         """
         cap = self.settings.store.scan_cache_entries
-        if cap <= 0:
-            return self.check(rel)
         st = os.lstat(self.root / rel)
         key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
         with self._cache_lock:
