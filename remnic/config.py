@@ -48,8 +48,8 @@ class StoreSettings:
     """Confidence given to a stored memory when the caller names none (Remnic's default)."""
     default_importance: float = 0.5
     """importanceScore given to a stored memory when the caller names none."""
-    scan_cache_entries: int = 20_000
-    """A process that lists the repository more than once (server, watcher) keeps up to this many parsed files from its second listing on, keyed by their stat, so later listings parse only what changed (0 turns it off)."""
+    scan_memo: bool = True
+    """Keep each valid file's parse in .remnic/scan-memo.sqlite, keyed by its stat, so listing a large repository (list, status, doctor, GET memories) parses only what changed."""
 
 
 @dataclass

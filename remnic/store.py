@@ -17,11 +17,11 @@ import threading
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
-from .config import STATE_DIR, Settings
+from .config import STATE_DIR, Settings, ensure_state_dir
 from .errors import FieldProblem, LockTimeoutError, MemoryFormatError, NotFoundError
 from .model import (
     DEFAULT_NAMESPACE,
@@ -31,12 +31,11 @@ from .model import (
     provisional_id,
     slugify,
 )
+from .scan_memo import ScanMemo, stat_key
 from .validate import Checked, check_bytes
 
 _SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
 _SKIP_FILES = {"readme.md", "changelog.md", "license.md", "contributing.md"}
-_RACY_NS = 2_000_000_000
-"""A file changed this recently (ns) may change again within the same stat; it is not memoised."""
 _ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
 
 
@@ -209,8 +208,6 @@ class MemoryStore:
         self._list_files = list_files
         self._text_cache: OrderedDict[tuple[str, int, int, int], str] = OrderedDict()
         self._cache_lock = threading.Lock()
-        self._scan_cache: dict[str, tuple[tuple[int, int, int, int], Checked]] = {}
-        self._scans = 0
         self.root = settings.memory_dir
         self._lock = _process_lock((self.root / STATE_DIR / "write.lock").resolve())
         self._id_paths: dict[str, str] = {}
@@ -326,50 +323,37 @@ class MemoryStore:
         return checked
 
     def scan(self) -> ScanResult:
-        """Every valid memory (files with no text yet are skipped) and every malformed file's problems."""
+        """Every valid memory (files with no text yet are skipped) and every malformed file's problems.
+
+        Valid files whose stat is unchanged come from the scan memo (see :mod:`remnic.scan_memo`)."""
         records: list[MemoryRecord] = []
         problems: list[MemoryFormatError] = []
+        memo = ScanMemo(ensure_state_dir(self.root)) if self.settings.store.scan_memo else None
         live: set[str] = set()
-        # A one-shot command scans once: only a process that scans again pays for keeping copies.
-        memoise = self._scans > 0 and self.settings.store.scan_cache_entries > 0
-        self._scans += 1
         for rel in self.iter_paths():
             live.add(rel)
             try:
-                checked = self._check_for_scan(rel) if memoise else self.check(rel)
+                checked = self._check_memoised(rel, memo) if memo is not None else self.check(rel)
             except (FileNotFoundError, NotADirectoryError):
                 continue
             if checked.problems:
                 problems.append(MemoryFormatError(rel, checked.problems))
             elif checked.record is not None and not checked.empty:
                 records.append(checked.record)
-        with self._cache_lock:
-            for rel in [r for r in self._scan_cache if r not in live]:
-                del self._scan_cache[rel]
+        if memo is not None:
+            memo.close(live)
         return ScanResult(records, problems)
 
-    def _check_for_scan(self, rel: str) -> Checked:
-        """:meth:`check`, memoised by the file's stat (see store.scanCacheEntries).
-
-        Like git's racy-index rule, a file changed less than ``_RACY_NS`` before it was read is
-        not memoised: a same-size rewrite within the clock's granularity would keep its stat.
-        Callers get their own copy of the record, so mutating it cannot touch the memo.
-        """
-        cap = self.settings.store.scan_cache_entries
-        st = os.lstat(self.root / rel)
-        key = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-        with self._cache_lock:
-            hit = self._scan_cache.get(rel)
-        if hit is not None and hit[0] == key:
-            checked = hit[1]
-            if checked.record is not None:
-                self._id_paths[checked.record.id] = rel
-            return _copy_checked(checked)
+    def _check_memoised(self, rel: str, memo: ScanMemo) -> Checked:
+        # The stat is taken before the read, so a memoised parse is never newer than its key.
+        key = stat_key(os.lstat(self.root / rel))
+        record = memo.get(rel, key)
+        if record is not None:
+            self._id_paths[record.id] = rel
+            return Checked(rel, record)
         checked = self.check(rel)
-        if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _RACY_NS:
-            with self._cache_lock:
-                if rel in self._scan_cache or len(self._scan_cache) < cap:
-                    self._scan_cache[rel] = (key, _copy_checked(checked, keep_text=False))
+        if checked.ok and checked.record is not None and not checked.empty:
+            memo.put(rel, key, checked.record)
         return checked
 
     def find(self, memory_id: str, hint: str | None = None) -> MemoryRecord:
@@ -432,22 +416,3 @@ class MemoryStore:
             (self.root / rel).unlink()
         except FileNotFoundError:
             pass
-
-
-def _fresh(value: Any) -> Any:
-    """A copy of a YAML value deep enough that no container is shared (scalars are immutable)."""
-    if isinstance(value, dict):
-        return {k: _fresh(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_fresh(v) for v in value]
-    if isinstance(value, set):
-        return set(value)
-    return value
-
-
-def _copy_checked(checked: Checked, keep_text: bool = True) -> Checked:
-    record = checked.record
-    if record is not None:
-        record = replace(record, frontmatter=_fresh(record.frontmatter))
-    return Checked(checked.path, record, list(checked.problems), checked.text if keep_text else "",
-                   checked.has_frontmatter)

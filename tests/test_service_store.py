@@ -263,62 +263,107 @@ def test_commits_work_without_any_git_identity(tmp_path: Path, monkeypatch: pyte
     assert mem.versions(rec.id)[0].author == "remnic"
 
 
-# --- the scan memo of a long-running process -------------------------------------------------------
+# --- the scan memo (.remnic/scan-memo.sqlite) -----------------------------------------------------
 
 
 def _bodies(memory: Memory) -> dict[str, str]:
     return {r.path: r.content for r in memory.list()}
 
 
-def test_scan_memo_sees_every_edit_and_hands_out_copies(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
-    import remnic.store as store_mod
+def _memo_paths(root: Path) -> set[str]:
+    import sqlite3
 
-    monkeypatch.setattr(store_mod, "_RACY_NS", 0)  # memoise at once instead of after two seconds
+    conn = sqlite3.connect(root / ".remnic" / "scan-memo.sqlite")
+    try:
+        return {r[0] for r in conn.execute("SELECT path FROM memo")}
+    finally:
+        conn.close()
+
+
+def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Record every file the store parses (the real check runs; this only counts)."""
+    from remnic.store import MemoryStore
+
+    parsed: list[str] = []
+    real = MemoryStore.check
+
+    def counting(self: MemoryStore, rel: str):  # type: ignore[no-untyped-def]
+        parsed.append(rel)
+        return real(self, rel)
+
+    monkeypatch.setattr(MemoryStore, "check", counting)
+    return parsed
+
+
+def test_scan_memo_serves_unchanged_files_across_processes_and_sees_every_edit(
+        memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    import remnic.scan_memo as scan_memo
+
+    monkeypatch.setattr(scan_memo, "RACY_NS", 0)  # memoise at once instead of two seconds after a write
     a = memory.store("Alpha runs the nightly backup", category="fact", tags=["ops"])
     b = memory.store("Beta owns the release checklist", category="fact")
-    assert _bodies(memory)[a.path] == "Alpha runs the nightly backup"
-    assert memory.files._scan_cache == {}  # a one-shot command scans once and keeps nothing
-    assert _bodies(memory)[a.path] == "Alpha runs the nightly backup"
-    assert set(memory.files._scan_cache) >= {a.path, b.path}
+    first = {r.path: r for r in memory.list()}
+    assert _memo_paths(memory.root) >= {a.path, b.path}
+
+    parsed = _count_parses(monkeypatch)
+    reopened = Memory.open(memory.root)  # another process would open it like this
+    again = {r.path: r for r in reopened.list()}
+    assert parsed == []  # every record came from the memo ...
+    assert again == first  # ... and equals what parsing gave
+    assert reopened.get(a.id).path == a.path  # ids found through the memoised scan
+    parsed.clear()
 
     # A caller mutating what it got cannot reach the memo.
-    listed = {r.path: r for r in memory.list()}
-    listed[a.path].frontmatter["tags"].append("mutated")
-    listed[a.path].frontmatter["status"] = "forgotten"
-    again = {r.path: r for r in memory.list()}
-    assert again[a.path].tags == ["ops"] and again[a.path].status == "active"
+    again[a.path].frontmatter["tags"].append("mutated")
+    assert {r.path: r for r in reopened.list()}[a.path].tags == ["ops"]
 
-    # Hand edits (in place and atomic), a malformed file, its fix and a deletion all show up.
+    # Hand edits, a malformed file, its fix and a deletion all show up; only changed files are parsed.
     (memory.root / a.path).write_text((memory.root / a.path).read_text().replace("nightly", "weekly"))
-    assert _bodies(memory)[a.path] == "Alpha runs the weekly backup"
+    assert _bodies(reopened)[a.path] == "Alpha runs the weekly backup"
+    assert parsed == [a.path]
     bad = memory.root / "facts/bad.md"
     bad.write_text("---\nstatus: nope\n---\ntext\n")
-    assert [e.path for e in memory.files.scan().problems] == ["facts/bad.md"]
+    assert [e.path for e in reopened.files.scan().problems] == ["facts/bad.md"]
+    assert "facts/bad.md" not in _memo_paths(memory.root)  # malformed files are never memoised
     bad.write_text("---\nstatus: active\n---\ntext\n")
-    assert memory.files.scan().problems == [] and "facts/bad.md" in _bodies(memory)
+    assert reopened.files.scan().problems == [] and "facts/bad.md" in _bodies(reopened)
     (memory.root / b.path).unlink()
-    assert b.path not in _bodies(memory) and b.path not in memory.files._scan_cache
+    assert b.path not in _bodies(reopened) and b.path not in _memo_paths(memory.root)
 
 
 def test_scan_memo_never_trusts_a_file_changed_within_the_racy_window(memory: Memory) -> None:
     rec = memory.store("Gamma value is 1111", category="fact")
     path = memory.root / rec.path
-    for _ in range(2):  # the second scan is the one that would memoise
-        assert _bodies(memory)[rec.path] == "Gamma value is 1111"
+    assert _bodies(memory)[rec.path] == "Gamma value is 1111"
     # Same size, same inode, very likely the same mtime tick: only the racy rule tells them apart.
     with open(path, "r+", encoding="utf-8") as fh:
         text = fh.read()
         fh.seek(0)
         fh.write(text.replace("1111", "2222"))
     assert _bodies(memory)[rec.path] == "Gamma value is 2222"
-    assert rec.path not in memory.files._scan_cache
+    assert rec.path not in _memo_paths(memory.root)
 
 
-def test_scan_memo_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import remnic.store as store_mod
+def test_scan_memo_keeps_only_what_round_trips_and_survives_a_corrupt_memo(
+        memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    import remnic.scan_memo as scan_memo
 
-    monkeypatch.setattr(store_mod, "_RACY_NS", 0)
+    monkeypatch.setattr(scan_memo, "RACY_NS", 0)
+    (memory.root / "facts/odd.md").write_text("---\nid: mem_odd\nextra:\n  1: one\n---\nOdd keys.\n")
+    memory.store("Plain memory", category="fact")
+    records = {r.path: r for r in memory.list()}
+    assert records["facts/odd.md"].frontmatter["extra"] == {1: "one"}
+    assert "facts/odd.md" not in _memo_paths(memory.root)  # an int key would come back as "1"
+    assert {r.path: r for r in memory.list()} == records
+
+    (memory.root / ".remnic" / "scan-memo.sqlite").write_bytes(b"not a database at all" * 100)
+    assert {r.path: r for r in memory.list()} == records
+    assert len(_memo_paths(memory.root)) == 1  # started over
+
+
+def test_scan_memo_can_be_turned_off(tmp_path: Path) -> None:
     mem = Memory.init(tmp_path / "m")
-    mem.settings.store.scan_cache_entries = 0
+    mem.settings.store.scan_memo = False
     mem.store("Delta is not memoised", category="fact")
-    assert len(mem.list()) == 1 and len(mem.list()) == 1 and mem.files._scan_cache == {}
+    assert len(mem.list()) == 1
+    assert not (mem.root / ".remnic" / "scan-memo.sqlite").exists()
