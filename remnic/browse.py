@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Iterable
 
-from .errors import MemoryFormatError, NotFoundError
 from .model import MemoryRecord, parse_time
 from .store import MemoryStore
 
@@ -22,7 +21,7 @@ def search(files: MemoryStore, query: str | None = None, *, category: str | None
     must appear (case-insensitively) in the content, a tag or the id, so paging with ``offset`` is stable."""
     terms = [t.casefold() for t in (query or "").split()]
     matches = []
-    for record in _candidates(files, terms):
+    for record in files.scan().records:  # the scan memo makes repeated browsing cheap
         if ((category and record.category != category) or (status and record.status != status)
                 or (tag and tag not in record.tags) or (namespace and record.namespace != namespace)):
             continue
@@ -31,27 +30,6 @@ def search(files: MemoryStore, query: str | None = None, *, category: str | None
         matches.append(record)
     matches.sort(key=newest_first)
     return matches[offset:offset + limit], len(matches)
-
-
-def _candidates(files: MemoryStore, terms: list[str]) -> Iterator[MemoryRecord]:
-    """Records that may match: with terms, only files whose raw text holds every term are parsed;
-    without, the scan (memoised by stat in a long-running process) gives every valid memory."""
-    if not terms:
-        yield from files.scan().records
-        return
-    for rel in files.iter_paths():
-        try:
-            raw = files.read_text(rel).casefold()
-        except (OSError, MemoryFormatError):
-            continue
-        if not all(t in raw for t in terms):
-            continue
-        try:
-            record = files.read(rel)
-        except (MemoryFormatError, NotFoundError):
-            continue
-        if record.content:
-            yield record
 
 
 def review_queue(records: Iterable[MemoryRecord], limit: int = 50) -> list[MemoryRecord]:
