@@ -16,7 +16,7 @@ install: $(STAMP)
 
 ## The main job on an embedded default: a demo memory repo, a few memories, sync, recall, X-ray.
 demo: $(STAMP)
-	$(PY) -m remnic.demo
+	$(PY) -m remnic.cli.demo
 
 ## The whole test suite (what CI runs through .ci/run).
 test: $(STAMP)

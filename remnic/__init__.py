@@ -8,9 +8,10 @@ The public Python API::
     mem.get(rec.id); mem.list(category="decision"); mem.versions(rec.id)
 """
 
+from remnic.memfile.model import MemoryRecord
+from remnic.service.memory import ImportResult, Memory
+
 from .errors import MemoryFormatError, NotFoundError, RemnicError, UsageError, ValidationError
-from .model import MemoryRecord
-from .service import ImportResult, Memory
 
 __version__ = "0.1.0"
 __all__ = [

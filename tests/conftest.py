@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from remnic.config import settings_for
-from remnic.service import Memory
+from remnic.service.memory import Memory
 
 ROOT = Path(__file__).resolve().parents[1]
 GIT_IDENTITY = ["-c", "user.name=Test User", "-c", "user.email=test@example.com"]

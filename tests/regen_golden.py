@@ -49,7 +49,7 @@ def load_snapshot(case_dir: Path):
 
 def render_case(case_dir: Path) -> dict[str, bytes]:
     """file name -> expected bytes for one case."""
-    from remnic.render import render_xray
+    from remnic.render.xray import render_xray
 
     snapshot = load_snapshot(case_dir)
     return {

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from remnic.audit import AuditEntry, AuditLog, new_audit_id
 from remnic.errors import NotFoundError, UsageError
+from remnic.recall.audit import AuditEntry, AuditLog, new_audit_id
 
 
 def entry(query: str, now: float | None = None) -> AuditEntry:

@@ -8,11 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import git, run_cli, run_remnic, snapshot_tree
 
 from remnic.cli import build_parser
-from remnic.service import Memory
-
-from conftest import git, run_cli, run_remnic, snapshot_tree
+from remnic.service.memory import Memory
 
 
 def all_commands() -> list[list[str]]:

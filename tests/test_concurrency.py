@@ -7,9 +7,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from remnic.service import Memory
-
 from conftest import git
+
+from remnic.service.memory import Memory
 
 WRITER = textwrap.dedent("""
     import sys

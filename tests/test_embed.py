@@ -13,7 +13,7 @@ import onnxruntime as ort
 import pytest
 from tokenizers import Tokenizer
 
-from remnic.embed import (
+from remnic.index.embed import (
     DEFAULT_MODEL_ID,
     DEFAULT_TOKENIZER_PATH,
     Embedder,
@@ -22,7 +22,7 @@ from remnic.embed import (
     content_hash,
     get_embedder,
 )
-from remnic.embed_cache import EmbeddingCache, embed_cached
+from remnic.index.embed_cache import EmbeddingCache, embed_cached
 
 SENTENCES = [
     "The cat sat on the mat",
@@ -80,7 +80,7 @@ def test_batching_invariance_and_order(embedder: Embedder) -> None:
 
 
 def test_token_budget_and_windows(embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
-    import remnic.embed as embed_mod
+    import remnic.index.embed as embed_mod
 
     texts = SENTENCES + ["long text about memory " * 40, "x", "another long one " * 30]
     reference = np.stack([embedder.embed([t])[0] for t in texts])
@@ -96,7 +96,7 @@ def test_token_budget_and_windows(embedder: Embedder, monkeypatch: pytest.Monkey
 
 def test_bulk_path_matches_the_single_session(embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
     """Bulk calls run on parallel single-threaded sessions: same vectors, same order, progress, errors."""
-    import remnic.embed as embed_mod
+    import remnic.index.embed as embed_mod
 
     texts = [f"{s} #{i}" for i, s in enumerate(SENTENCES * 4)] + ["long text about memory " * 40]
     reference = embedder.embed(texts)

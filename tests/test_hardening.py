@@ -7,12 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import git, run_cli, run_remnic
 
 from remnic import Memory, ValidationError
 from remnic.errors import MemoryFormatError, UsageError
-from remnic.ledger import Ledger
-
-from conftest import git, run_cli, run_remnic
+from remnic.repo.ledger import Ledger
 
 SECRET = "giraffe-password-1234 is the vault passphrase"
 

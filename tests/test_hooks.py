@@ -9,13 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import GIT_IDENTITY, run_cli
 
 from remnic.config import settings_for
-from remnic.service import Memory
-from remnic.sync.hooks import GIT_HOOKS, hooks_source_dir, transcript_messages
+from remnic.drivers.hooks import GIT_HOOKS, hooks_source_dir, transcript_messages
+from remnic.service.memory import Memory
 from remnic.sync.state import SyncState
-
-from conftest import GIT_IDENTITY, run_cli
 
 # remnic is NOT on this PATH: the hooks must find the interpreter recorded at install time.
 BARE_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("REMNIC_", "VIRTUAL_ENV"))}

@@ -13,10 +13,10 @@ import pytest
 
 from remnic.config import settings_for
 from remnic.errors import UsageError, ValidationError
-from remnic.index import SearchIndex
 from remnic.index.bm25 import query_terms
 from remnic.index.manifest import SCHEMA_VERSION, read_current
-from remnic.service import Memory
+from remnic.index.search import SearchIndex
+from remnic.service.memory import Memory
 
 FACTS = [
     ("We cut releases every Tuesday after the standup", "decision"),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from remnic.errors import MemoryFormatError
-from remnic.model import (
+from remnic.errors import MemoryFormatError, ValidationError
+from remnic.memfile.model import (
     CATEGORIES,
     STATUSES,
     category_for_path,
@@ -17,7 +17,6 @@ from remnic.model import (
     serialize,
     slugify,
 )
-from remnic.errors import ValidationError
 
 FULL = """---
 id: mem_018f9a3b2c1d4e5f6a7b

@@ -11,13 +11,13 @@ from remnic.cli import main
 from remnic.config import RecallSettings, describe_settings, settings_for
 from remnic.index import text as T
 from remnic.index.bm25 import query_terms
-from remnic.model import MemoryRecord
+from remnic.memfile.model import MemoryRecord
 from remnic.recall import scoring
 from remnic.recall.budget import fit_budget
 from remnic.recall.ladder import run_gate, token_overlap
 from remnic.recall.mmr import mmr_order
 from remnic.recall.types import Candidate, ScoreTerms
-from remnic.service import Memory
+from remnic.service.memory import Memory
 
 # --------------------------------------------------------------------- pure stages
 
@@ -244,7 +244,7 @@ def test_cli_help_explains(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_nonsense_queries_find_nothing_and_the_xray_says_why(tmp_path) -> None:
     from remnic.config import settings_for
-    from remnic.service import Memory
+    from remnic.service.memory import Memory
 
     mem = Memory.init(tmp_path / "m", settings=settings_for(tmp_path / "m"))
     mem.import_records([{"content": c} for c in ("We cut releases every Tuesday", "Ana prefers tabs over spaces",

@@ -7,18 +7,7 @@ import math
 
 import pytest
 
-from remnic.render import (
-    FORMATS,
-    NOT_FOUND_JSON,
-    dumps_json,
-    fmt_score,
-    fmt_time,
-    md_cell,
-    parse_format,
-    render_xray,
-    snapshot_envelope,
-)
-from remnic.xray import (
+from remnic.render.snapshot import (
     CORRECTION_STATES,
     SAFETY_LEVELS,
     SCHEMA_VERSION,
@@ -30,6 +19,17 @@ from remnic.xray import (
     ScoreDecomposition,
     TierExplain,
     XrayResult,
+)
+from remnic.render.xray import (
+    FORMATS,
+    NOT_FOUND_JSON,
+    dumps_json,
+    fmt_score,
+    fmt_time,
+    md_cell,
+    parse_format,
+    render_xray,
+    snapshot_envelope,
 )
 
 

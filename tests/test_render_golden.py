@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from regen_golden import EXPECTED_FILES, GOLDEN_DIR, case_dirs, load_snapshot  # noqa: E402
 
-from remnic import render  # noqa: E402
-from remnic.render import render_xray  # noqa: E402
+from remnic.render import xray as render
+from remnic.render.xray import render_xray
 
 REQUIRED_CASES = {"full", "minimal", "null", "graph", "review-context", "pipes-unicode"}
 CASES = case_dirs()

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-
 from conftest import git, run_remnic
+
 from remnic.config import settings_for
-from remnic.render import dumps_json
+from remnic.render.xray import dumps_json
 from remnic.server import Api, Authenticator, TokenStore, running_server
-from remnic.service import Memory
+from remnic.service.memory import Memory
 
 NAMESPACES = {
     "enabled": True,

@@ -19,15 +19,15 @@ from typing import Any, Awaitable, Callable, Iterator
 
 import httpx2
 import pytest
+from conftest import run_cli
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-
-from conftest import run_cli
-from remnic.server.mcp import SUPPORTED_VERSIONS, TOOL_NAMES
-from remnic.service import Memory
 from test_server_http import NAMESPACES, Env, make_env
+
+from remnic.server.mcp import SUPPORTED_VERSIONS, TOOL_NAMES
+from remnic.service.memory import Memory
 
 OPERATIONS = ("recall", "recall_xray", "recall_explain", "memory_store", "memory_get", "memory_search",
               "memory_timeline", "observe", "review_queue_list")

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-
 from conftest import run_remnic, snapshot_tree
-from remnic.server.auth import TokenStore
 from test_server_http import NAMESPACES, Env, commits, make_env
+
+from remnic.server.auth import TokenStore
 
 
 @pytest.fixture

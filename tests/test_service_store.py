@@ -7,12 +7,11 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import git, snapshot_tree
 
 from remnic import Memory, NotFoundError, ValidationError
 from remnic.errors import MemoryFormatError
-from remnic.model import parse_file
-
-from conftest import git, snapshot_tree
+from remnic.memfile.model import parse_file
 
 
 def trailers(root: Path, rev: str = "HEAD") -> dict[str, list[str]]:
@@ -282,7 +281,7 @@ def _memo_paths(root: Path) -> set[str]:
 
 def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Record every file the store parses (the real check runs; this only counts)."""
-    from remnic.store import MemoryStore
+    from remnic.repo.files import MemoryStore
 
     parsed: list[str] = []
     real = MemoryStore.check
@@ -297,7 +296,7 @@ def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def test_scan_memo_serves_unchanged_files_across_processes_and_sees_every_edit(
         memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
-    import remnic.scan_memo as scan_memo
+    import remnic.repo.scan_memo as scan_memo
 
     monkeypatch.setattr(scan_memo, "RACY_NS", 0)  # memoise at once instead of two seconds after a write
     a = memory.store("Alpha runs the nightly backup", category="fact", tags=["ops"])
@@ -346,7 +345,7 @@ def test_scan_memo_never_trusts_a_file_changed_within_the_racy_window(memory: Me
 
 def test_scan_memo_keeps_only_what_round_trips_and_survives_a_corrupt_memo(
         memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
-    import remnic.scan_memo as scan_memo
+    import remnic.repo.scan_memo as scan_memo
 
     monkeypatch.setattr(scan_memo, "RACY_NS", 0)
     (memory.root / "facts/odd.md").write_text("---\nid: mem_odd\nextra:\n  1: one\n---\nOdd keys.\n")

@@ -6,14 +6,15 @@ import json
 import shutil
 from pathlib import Path
 
+from conftest import git, run_cli
+
 from remnic.config import StoreSettings
-from remnic.model import content_hash, parse_file, provisional_id
-from remnic.service import Memory
-from remnic.sync import check_text, planned_changes, render
+from remnic.memfile.model import content_hash, parse_file, provisional_id
+from remnic.memfile.normalize import planned_changes, render
+from remnic.memfile.validate import check_text
+from remnic.service.memory import Memory
 from remnic.sync.engine import indexed_paths
 from remnic.sync.state import SyncState
-
-from conftest import git, run_cli
 
 STORE = StoreSettings()
 

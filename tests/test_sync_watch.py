@@ -17,16 +17,15 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
-
-from remnic.config import settings_for
-from remnic.model import content_hash
-from remnic.service import Memory
-from remnic.sync.engine import indexed_paths
-from remnic.sync.state import SyncState, Unstable, read_stable_many, replace_if_unchanged
-from remnic.sync.watch import Watcher, classify
-
 from conftest import git
 from test_sync_run import assert_index_matches_files, found
+
+from remnic.config import settings_for
+from remnic.drivers.watch import Watcher, classify
+from remnic.memfile.model import content_hash
+from remnic.service.memory import Memory
+from remnic.sync.engine import indexed_paths
+from remnic.sync.state import SyncState, Unstable, read_stable_many, replace_if_unchanged
 
 TIMEOUT = 20.0
 

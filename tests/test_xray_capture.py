@@ -16,9 +16,9 @@ from remnic.config import settings_for
 from remnic.recall import snapshot as snapshot_mod
 from remnic.recall.clock import ENV_VAR, RecallClock, resolve_clock
 from remnic.recall.locks import xray_lock
-from remnic.render import dumps_json, render_xray, snapshot_envelope
-from remnic.service import Memory
-from remnic.xray import RecallXraySnapshot
+from remnic.render.snapshot import RecallXraySnapshot
+from remnic.render.xray import dumps_json, render_xray, snapshot_envelope
+from remnic.service.memory import Memory
 
 LADDER = ["namespace-scope", "status-active", "trust-zone", "confidence-floor", "similarity-floor", "token-overlap", "mmr-diversify",
           "result-limit", "budget-fit"]
@@ -309,7 +309,7 @@ def test_recall_xray_calls_are_serialised(demo: Memory, monkeypatch: pytest.Monk
 
 def test_a_failed_audit_append_never_breaks_the_recall(demo: Memory, monkeypatch: pytest.MonkeyPatch,
                                                        caplog: pytest.LogCaptureFixture) -> None:
-    from remnic.audit import AuditLog
+    from remnic.recall.audit import AuditLog
 
     def full(self: AuditLog, entry: object) -> str:
         raise OSError("No space left on device")

@@ -9,22 +9,22 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
+from test_xray_capture import DEMO_QUERIES, LADDER, PINNED, build_demo
+
 from remnic.recall.clock import ENV_VAR
 from remnic.recall.snapshot import check_sums, filters_chain
-from remnic.render import dumps_json, render_xray, snapshot_envelope
-from remnic.service import Memory
-from remnic.xray import RecallXraySnapshot
-from test_xray_capture import DEMO_QUERIES, LADDER, PINNED, build_demo
+from remnic.render.snapshot import RecallXraySnapshot
+from remnic.render.xray import dumps_json, render_xray, snapshot_envelope
+from remnic.service.memory import Memory
 
 
 @pytest.fixture(scope="module")
 def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """The repository `make demo` builds (python -m remnic.demo), and what the demo printed."""
+    """The repository `make demo` builds (python -m remnic.cli.demo), and what the demo printed."""
     root = tmp_path_factory.mktemp("demo") / "demo-memory"
     env = {k: v for k, v in os.environ.items() if not k.startswith("REMNIC_")}
-    proc = subprocess.run([sys.executable, "-m", "remnic.demo", str(root)], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "remnic.cli.demo", str(root)], capture_output=True, text=True,
                           timeout=300, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return root, proc.stdout

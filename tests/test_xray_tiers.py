@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import pytest
+from test_xray_capture import build_demo
 
 from remnic.config import settings_for
-from remnic.index import SearchIndex
+from remnic.index.search import SearchIndex
 from remnic.recall import graph as G
 from remnic.recall.tiers import intent_of
-from remnic.service import Memory
-from remnic.xray import SERVED_BY_TIERS
-from test_xray_capture import build_demo
+from remnic.render.snapshot import SERVED_BY_TIERS
+from remnic.service.memory import Memory
 
 PINNED = 1_776_706_200_000
 

@@ -236,13 +236,13 @@ class QResult:
 
 
 def _settings(root: Path, overrides: dict[str, Any]) -> Any:
-    from ..config import settings_for
+    from remnic.config import settings_for
 
     return settings_for(root, recall={"budget_chars": 0, **overrides})
 
 
 def evaluate(root: Path, conv: Conversation, holds: dict[str, set[str]], method: Method, ks: Sequence[int]) -> list[QResult]:
-    from ..service import Memory
+    from remnic.service.memory import Memory
 
     kmax = max(ks)
     out = []
@@ -290,7 +290,7 @@ def run_locomo(
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Import every conversation once, evaluate every method on it; metrics per method."""
-    from ..service import Memory
+    from remnic.service.memory import Memory
 
     ks = sorted(set(ks))
     per_method: dict[str, list[QResult]] = {m.name: [] for m in methods}

@@ -60,11 +60,11 @@ def rss_mb() -> tuple[float, float]:
 
 def write_repo(root: Path, n: int, seed: int = 7) -> list[str]:
     """A committed memory repository with n one-sentence memories; returns their texts."""
-    from ..config import settings_for
-    from ..ledger import trailers_for
-    from ..model import DEFAULT_NAMESPACE, body_for, format_time, serialize
-    from ..service import Memory
-    from ..validate import new_frontmatter
+    from remnic.config import settings_for
+    from remnic.memfile.model import DEFAULT_NAMESPACE, body_for, format_time, serialize
+    from remnic.memfile.validate import new_frontmatter
+    from remnic.repo.ledger import trailers_for
+    from remnic.service.memory import Memory
 
     memory = Memory.init(root, settings=settings_for(root))
     rng = random.Random(seed)
@@ -94,10 +94,10 @@ def seed_cache(root: Path, texts: Sequence[str]) -> None:
     """Random unit vectors for the memories' texts, so a 100k reindex skips the model."""
     import numpy as np
 
-    from ..embed_cache import EmbeddingCache
-    from ..model import content_hash
-    from ..config import settings_for
-    from ..index import SearchIndex
+    from remnic.config import settings_for
+    from remnic.index.embed_cache import EmbeddingCache
+    from remnic.index.search import SearchIndex
+    from remnic.memfile.model import content_hash
 
     index = SearchIndex(settings_for(root))
     rng = np.random.default_rng(3)
@@ -112,7 +112,7 @@ def seed_cache(root: Path, texts: Sequence[str]) -> None:
 
 def child_measure(root: str, queries: list[str]) -> dict[str, Any]:
     """Run in a fresh process: warm recall latency and RSS for one repository."""
-    from ..service import Memory
+    from remnic.service.memory import Memory
 
     t = time.perf_counter()
     memory = Memory.open(root)
@@ -148,7 +148,7 @@ def cold_query_seconds(root: Path, text: str, repeat: int = 3) -> float:
 
 def write_to_searchable(root: Path, rounds: int = 5) -> dict[str, float]:
     """Time of a store() call, then of a hand edit + refresh_paths, until recall returns the new text first."""
-    from ..service import Memory
+    from remnic.service.memory import Memory
 
     store_ms, found_ms, edit_ms = [], [], []
     with Memory.open(root) as memory:
@@ -178,7 +178,7 @@ def write_to_searchable(root: Path, rounds: int = 5) -> dict[str, float]:
 
 
 def run_scale(sizes: Sequence[int], *, queries: int = 200, log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    from ..service import Memory
+    from remnic.service.memory import Memory
 
     rows = []
     rng = random.Random(11)

@@ -28,9 +28,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import settings_for
-from ..server.auth import TokenStore
-from ..service import Memory
+from remnic.config import settings_for
+from remnic.server.auth import TokenStore
+from remnic.service.memory import Memory
+
 from . import Report, md_table, percentile
 from .store import sentence
 

@@ -12,8 +12,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..config import settings_for
-from ..service import Memory
+from remnic.config import settings_for
+from remnic.service.memory import Memory
+
 from . import Report, md_table, percentile
 
 WORDS = ("release deploy tuesday staging database editor tabs review cache latency alarm replica "

@@ -30,9 +30,10 @@ KINDS = ("new", "repeat")
 
 
 def measure(n: int, queries: int, log: Any = print) -> dict[str, Any]:
-    from ..recall.clock import LIVE
-    from ..recall.snapshot import build_snapshot
-    from ..service import Memory
+    from remnic.recall.clock import LIVE
+    from remnic.recall.snapshot import build_snapshot
+    from remnic.service.memory import Memory
+
     from .scale import _WORDS, seed_cache, write_repo
 
     with tempfile.TemporaryDirectory(prefix=f"remnic-xray-{n}-") as tmp:

@@ -11,7 +11,8 @@ import json
 import sys
 from typing import Sequence
 
-from ..errors import RemnicError
+from remnic.errors import RemnicError
+
 from ._common import Formatter, Parser, common_parent
 
 DESCRIPTION = """\
@@ -50,7 +51,7 @@ def _modules() -> list:
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="remnic", description=DESCRIPTION, epilog=EPILOG,
                     formatter_class=Formatter, parents=[common_parent()])
-    from .. import __version__
+    from remnic import __version__
 
     parser.add_argument("--version", action="version", version=f"remnic {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="<command>")

@@ -9,9 +9,9 @@ import sys
 import time
 from typing import Any, Callable, Iterable
 
-from ..config import load_settings
-from ..errors import UsageError
-from ..service import Memory
+from remnic.config import load_settings
+from remnic.errors import UsageError
+from remnic.service.memory import Memory
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter):

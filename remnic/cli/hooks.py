@@ -8,9 +8,8 @@ import shlex
 import sys
 from typing import Any
 
-from ..config import load_settings
-from ..errors import RemnicError
-from ..sync.hooks import (
+from remnic.config import load_settings
+from remnic.drivers.hooks import (
     AGENT_EVENTS,
     AGENT_HOSTS,
     GIT_HOOKS,
@@ -22,6 +21,8 @@ from ..sync.hooks import (
     session_start_output,
     uninstall_git_hooks,
 )
+from remnic.errors import RemnicError
+
 from ._common import add_command, choice_list, emit, open_memory, table
 
 _HOST_EVENTS = {"SessionStart": "session-start", "Stop": "stop", "PreCompact": "pre-compact"}

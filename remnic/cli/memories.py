@@ -7,19 +7,20 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..config import describe_settings, load_settings
-from ..errors import FieldProblem, UsageError, ValidationError
-from ..model import CATEGORIES, STATUSES, MemoryRecord, serialize
-from ..service import Memory
+from remnic.config import describe_settings, load_settings
+from remnic.errors import FieldProblem, UsageError, ValidationError
+from remnic.memfile.model import CATEGORIES, STATUSES, MemoryRecord, serialize
+from remnic.service.memory import Memory
+
 from ._common import (
     ProgressBar,
-    plural,
-    safe,
     add_command,
     choice_list,
     emit,
     open_memory,
+    plural,
     read_text_arg,
+    safe,
     table,
     unit_float,
     wants_json,

@@ -9,10 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..config import STATE_DIR
-from ..errors import RemnicError, UsageError
-from ..store import write_atomic
-from ..model import CATEGORIES, STATUSES
+from remnic.config import STATE_DIR
+from remnic.errors import RemnicError, UsageError
+from remnic.fsio import write_atomic
+from remnic.memfile.model import CATEGORIES, STATUSES
+
 from ._common import (
     ProgressBar,
     add_command,
@@ -90,7 +91,7 @@ examples:
 
 
 def _xray_format(value: str) -> str:
-    from ..render import parse_format
+    from remnic.render.xray import parse_format
 
     try:
         return parse_format(value)
@@ -169,7 +170,7 @@ def register(sub: Any) -> None:
 
 
 def _hit_text(result: Any, explain: bool) -> str:
-    from ..render import render_xray
+    from remnic.render.xray import render_xray
 
     lines = []
     for h in result.hits:
@@ -235,7 +236,7 @@ def write_out(target: Path, text: str) -> None:
 
 
 def cmd_xray(args: argparse.Namespace) -> int:
-    from ..render import dumps_json, render_xray, snapshot_envelope
+    from remnic.render.xray import dumps_json, render_xray, snapshot_envelope
 
     text = read_text_arg(args.text).strip()
     if not text:
@@ -301,7 +302,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_locomo(args: argparse.Namespace) -> int:
-    from ..bench import locomo
+    from remnic.bench import locomo
 
     data = args.data or [str(locomo.default_data_dir())]
     try:
@@ -319,7 +320,7 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_scale(args: argparse.Namespace) -> int:
-    from ..bench import scale
+    from remnic.bench import scale
 
     sizes = args.sizes or list(scale.DEFAULT_SIZES)
     log = None if wants_json(args) else (lambda msg: print(msg, file=sys.stderr, flush=True))

@@ -13,8 +13,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..config import load_settings
-from ..errors import UsageError
+from remnic.config import load_settings
+from remnic.errors import UsageError
+
 from ._common import add_command, emit, open_memory, table, wants_json
 
 TOKEN_ENV = "REMNIC_TOKEN"
@@ -124,7 +125,7 @@ def _warn_if_exposed(host: str) -> None:
 
 
 def _tokens(memory_dir: Path | None) -> Any:
-    from ..server.auth import TokenStore, default_tokens_path, ensure_outside_repo
+    from remnic.server.auth import TokenStore, default_tokens_path, ensure_outside_repo
 
     path = default_tokens_path()
     ensure_outside_repo(path, memory_dir)
@@ -137,9 +138,8 @@ def _setup_logging(level: str) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from ..server import Api, Authenticator, create_server
-    from ..server import daemon
-    from ..server.auth import check_principal
+    from remnic.server import Api, Authenticator, create_server, daemon
+    from remnic.server.auth import check_principal
 
     token = args.token or os.environ.get(TOKEN_ENV)
     if token is not None and len(token) < MIN_TOKEN_CHARS:
@@ -189,14 +189,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_daemon(args: argparse.Namespace) -> int:
-    from ..server import daemon
+    from remnic.server import daemon
 
     settings = load_settings(getattr(args, "memory_dir", None))
     action = args.action
     if action == "start":
         daemon.check_not_running(settings)  # said first: more to the point than any other complaint
     if action in ("start", "restart"):
-        from ..server.auth import Authenticator
+        from remnic.server.auth import Authenticator
 
         open_memory(args)  # fail here, not in the background, when the memory dir is wrong
         if not Authenticator(_tokens(settings.memory_dir)).has_tokens():
@@ -258,8 +258,8 @@ def cmd_token(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from ..server import Api, McpServer, run_stdio
-    from ..server.auth import check_principal
+    from remnic.server import Api, McpServer, run_stdio
+    from remnic.server.auth import check_principal
 
     _setup_logging("warning")
     memory = open_memory(args)

@@ -63,7 +63,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from ..sync.watch import Watcher, watch_line
+    from remnic.drivers.watch import Watcher, watch_line
 
     memory = open_memory(args)
     as_json = wants_json(args)

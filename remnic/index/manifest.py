@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
 
-from ..store import write_atomic
+from remnic.fsio import write_atomic
 
 SCHEMA_VERSION = 2  # 2: content hashes computed from the text, not copied from frontmatter
 """Bump when the catalog/tantivy layout or the meaning of indexed fields changes."""

@@ -6,15 +6,16 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from ..model import MemoryRecord, content_hash, jsonable
+from remnic.memfile.model import MemoryRecord, content_hash, jsonable
+
 from . import text as T
 from .catalog import Row
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from ..embed import Embedder
-    from ..embed_cache import EmbeddingCache
+    from .embed import Embedder
+    from .embed_cache import EmbeddingCache
 
 Progress = Callable[[int, int], None]
 
@@ -28,7 +29,7 @@ def embed_texts(embedder: "Embedder", cache: "EmbeddingCache", texts: list[str],
     """
     import numpy as np
 
-    from ..embed_cache import embed_cached
+    from .embed_cache import embed_cached
 
     if not texts:
         return np.zeros((0, embedder.dim), dtype=np.float32), 0

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Mapping, Sequence
 
-from ..model import MemoryRecord, parse_time
+from remnic.memfile.model import MemoryRecord, parse_time
 
 # A leading "Label: " names who/what a memory is about ("Ana: I moved to Lisbon",
 # "Decision: ship on Tuesdays"). It is carried onto every sentence chunk so a

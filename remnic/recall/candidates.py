@@ -9,8 +9,8 @@ import numpy as np
 from .types import Candidate
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..index.bm25 import Bm25Index
-    from ..index.vectors import Snapshot, VectorScores
+    from remnic.index.bm25 import Bm25Index
+    from remnic.index.vectors import Snapshot, VectorScores
 
 
 def top_rows(scores: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:

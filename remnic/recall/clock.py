@@ -52,7 +52,7 @@ class RecallClock:
 
     def audit_id(self, *parts: Any) -> str:
         """The ledger's id for this recall, deterministic when the clock is pinned."""
-        from ..audit import new_audit_id
+        from .audit import new_audit_id
 
         if self.pinned_ms is None:
             return new_audit_id(self.now_s())

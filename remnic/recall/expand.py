@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Callable
 from .types import Candidate, StageCount
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..index.vectors import Snapshot
+    from remnic.index.vectors import Snapshot
 
 
 def expand(

@@ -17,8 +17,9 @@ import re
 import time
 from typing import Callable, Sequence
 
-from ..config import RecallSettings
-from ..model import MemoryRecord, jsonable, parse_time
+from remnic.config import RecallSettings
+from remnic.memfile.model import MemoryRecord, jsonable, parse_time
+
 from . import scoring
 from .budget import fit_budget
 from .clock import LIVE, RecallClock
@@ -35,7 +36,7 @@ _FALLBACK_STOP = frozenset("a an and are as at be by did do does for from how i 
 def analyzer() -> tuple[Callable[[str, bool], list[str]], Callable[[str], set[str]]]:
     """(query terms, document tokens): tantivy's analyzer when it loads, else plain lowercase words."""
     try:
-        from ..index.bm25 import analyze, query_terms
+        from remnic.index.bm25 import analyze, query_terms
 
         return (lambda text, stop: query_terms(text, stopwords=stop)), (lambda text: set(analyze(text)))
     except Exception:  # noqa: BLE001 - the fallback must work without tantivy

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..index.catalog import Catalog
-    from ..index.vectors import Snapshot
+    from remnic.index.catalog import Catalog
+    from remnic.index.vectors import Snapshot
 
 WIKILINK_RE = re.compile(r"\[\[([^\[\]|#\n]{1,200})(?:[#|][^\[\]\n]*)?\]\]")
 

@@ -13,8 +13,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..config import RecallSettings
-from ..errors import UsageError
+from remnic.config import RecallSettings
+from remnic.errors import UsageError
+
 from . import scoring, tiers
 from .budget import fit_budget
 from .candidates import gather
@@ -26,7 +27,7 @@ from .pool import ACTIVE, ASSOCIATIONS, Pool
 from .types import Candidate, RecallHit, RecallResult, StageCount, TierReport
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..index import SearchIndex
+    from remnic.index.search import SearchIndex
 
 
 
@@ -72,7 +73,7 @@ def allowed_statuses(options: RecallOptions) -> set[str] | None:
 def run_recall(index: "SearchIndex", query: str, options: RecallOptions, settings: RecallSettings,
                fresh: dict[str, Any] | None = None, clock: RecallClock = LIVE) -> RecallResult:
     """Run the pipeline against an index that ``ensure_fresh`` has just checked."""
-    from ..index.bm25 import query_terms
+    from remnic.index.bm25 import query_terms
 
     t_start = time.perf_counter()
     s = options.settings or settings

@@ -11,15 +11,16 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-from ..config import RecallSettings
+from remnic.config import RecallSettings
+
 from .ladder import drop, exempt, passed, token_overlap
 from .types import Candidate
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from ..index.catalog import Catalog
-    from ..index.vectors import Snapshot, VectorScores
+    from remnic.index.catalog import Catalog
+    from remnic.index.vectors import Snapshot, VectorScores
 
 ACTIVE = "active"
 TRUST_STATUSES = ("pending_review", "quarantined")
@@ -127,7 +128,7 @@ class Pool:
     def tokens(self, r: int) -> set[str]:
         toks = self._tokens.get(r)
         if toks is None:
-            from ..index.bm25 import analyze
+            from remnic.index.bm25 import analyze
 
             toks = self._tokens[r] = set(analyze(self.content(r)))
         return toks

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..model import parse_time
+from remnic.memfile.model import parse_time
 
 SCOPE_TAGS = ("work", "personal", "private", "repo", "team", "project", "do-not-use-outside-this-context")
 RESTRICTED_SCOPE = "do-not-use-outside-this-context"

@@ -25,9 +25,18 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from ..audit import AuditEntry, AuditLog
-from ..model import format_time, split_file
-from ..xray import Budget, FilterTrace, Provenance, RecallXraySnapshot, ScoreDecomposition, TierExplain, XrayResult
+from remnic.memfile.model import format_time, split_file
+from remnic.render.snapshot import (
+    Budget,
+    FilterTrace,
+    Provenance,
+    RecallXraySnapshot,
+    ScoreDecomposition,
+    TierExplain,
+    XrayResult,
+)
+
+from .audit import AuditEntry, AuditLog
 from .clock import RecallClock
 from .ladder import xray_name
 from .provenance import assess, context_scopes

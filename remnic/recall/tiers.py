@@ -68,7 +68,7 @@ def intent_of(text: str, terms: Sequence[str]) -> Intent:
     recent = bool(RECENT_RE.search(text))
     topic = list(terms)
     if recent:
-        from ..index.bm25 import analyze
+        from remnic.index.bm25 import analyze
 
         recency = set(analyze(RECENCY_WORDS))
         topic = [t for t in terms if t not in recency]

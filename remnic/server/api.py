@@ -14,12 +14,13 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .. import __version__
-from ..config import Settings
-from ..errors import NotFoundError, RemnicError, UsageError
-from ..model import MemoryRecord
-from ..render import dumps_json, render_xray, snapshot_envelope
-from ..service import Memory
+from remnic import __version__
+from remnic.config import Settings
+from remnic.errors import NotFoundError, RemnicError, UsageError
+from remnic.memfile.model import MemoryRecord
+from remnic.render.xray import dumps_json, render_xray, snapshot_envelope
+from remnic.service.memory import Memory
+
 from .auth import NamespacePolicy
 from .errors import NamespaceForbidden
 from .limits import IdempotencyCache, RateLimiter, fingerprint

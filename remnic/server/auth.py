@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-from ..config import NamespaceSettings
-from ..errors import FieldProblem, NotFoundError, UsageError, ValidationError
-from ..model import NAMESPACE_RE, now_iso
-from ..store import write_atomic
+from remnic.config import NamespaceSettings
+from remnic.errors import FieldProblem, NotFoundError, UsageError, ValidationError
+from remnic.fsio import write_atomic
+from remnic.memfile.model import NAMESPACE_RE, now_iso
+
 from .errors import NamespaceForbidden
 
 log = logging.getLogger("remnic.server")

@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..config import Settings
-from ..errors import RemnicError
-from ..model import now_iso
-from ..store import pid_alive, write_atomic
+from remnic.config import Settings
+from remnic.errors import RemnicError
+from remnic.fsio import pid_alive, write_atomic
+from remnic.memfile.model import now_iso
 
 PID_FILE = "server.pid"
 LOG_FILE = "server.log"

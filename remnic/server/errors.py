@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import RemnicError, UsageError, ValidationError
+from remnic.errors import RemnicError, UsageError, ValidationError
 
 MAX_JSON_DEPTH = 64
 """Deepest nesting of arrays/objects a request may carry; no operation needs more than a few levels."""

@@ -18,15 +18,16 @@ import socket
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from ..config import Settings
-from ..errors import FieldProblem, RemnicError, ValidationError
-from ..model import ID_RE
-from ..render import dumps_json
+from remnic.config import Settings
+from remnic.errors import FieldProblem, RemnicError, ValidationError
+from remnic.memfile.model import ID_RE
+from remnic.render.xray import dumps_json
+
 from .api import Api, Reply, error_reply, internal_error
 from .auth import Authenticator
 from .errors import (

@@ -23,8 +23,9 @@ import uuid
 from dataclasses import dataclass
 from typing import IO, Any
 
-from .. import __version__
-from ..errors import RemnicError
+from remnic import __version__
+from remnic.errors import RemnicError
+
 from .api import Api, Reply, error_reply
 from .errors import InvalidJson, parse_json
 from .schema import OPERATIONS

@@ -12,9 +12,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..config import StoreSettings
-from ..errors import FieldProblem, ValidationError
-from ..model import CATEGORIES, STATUSES
+from remnic.config import StoreSettings
+from remnic.errors import FieldProblem, ValidationError
+from remnic.memfile.model import CATEGORIES, STATUSES
 
 RECALL_MODES = ("auto", "no_recall", "minimal", "full", "graph_mode")
 XRAY_FORMATS = ("json", "text", "markdown")

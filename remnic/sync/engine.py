@@ -21,16 +21,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from ..config import Settings
-from ..errors import FieldProblem, MemoryFormatError, RemnicError
-from ..ledger import Ledger, trailers_for
-from ..model import MemoryRecord, content_hash, new_id, now_iso, parse_file
-from ..store import MemoryStore, NotRegularFile, is_memory_path
-from .check import Checked, check_bytes, planned_changes, render
+from remnic.config import Settings
+from remnic.errors import FieldProblem, MemoryFormatError, RemnicError
+from remnic.fsio import NotRegularFile
+from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso, parse_file
+from remnic.memfile.normalize import Checked, check_bytes, planned_changes, render
+from remnic.repo.files import MemoryStore, is_memory_path
+from remnic.repo.ledger import Ledger, trailers_for
+
 from .state import SyncState, Unstable, digest, read_stable_many, replace_if_unchanged
 
 ADDED, MODIFIED, DELETED, RENAMED = "added", "modified", "deleted", "renamed"

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import STATE_DIR
-from ..store import NotRegularFile, read_regular, write_atomic
+from remnic.config import STATE_DIR
+from remnic.fsio import NotRegularFile, read_regular, write_atomic
 
 STATE_FILE = "sync-state.json"
 STATE_VERSION = 1

@@ -12,18 +12,11 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from ..config import StoreSettings
-from ..errors import MemoryFormatError
-from ..model import (
-    HANDLER,
-    confidence_tier,
-    content_hash,
-    importance_level,
-    parse_file,
-    serialize,
-    split_file,
-)
-from ..validate import Checked, check_bytes, check_text, new_frontmatter
+from remnic.config import StoreSettings
+from remnic.errors import MemoryFormatError
+
+from .model import HANDLER, confidence_tier, content_hash, importance_level, parse_file, serialize, split_file
+from .validate import Checked, check_bytes, check_text, new_frontmatter
 
 __all__ = ["Checked", "check_bytes", "check_text", "planned_changes", "render"]
 

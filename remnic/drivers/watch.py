@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
-from ..config import STATE_DIR
-from ..errors import RemnicError
-from ..store import is_memory_path
-from .engine import SyncReport, event_line
+from remnic.config import STATE_DIR
+from remnic.errors import RemnicError
+from remnic.repo.files import is_memory_path
+from remnic.sync.engine import SyncReport, event_line
 
 if TYPE_CHECKING:
-    from ..service import Memory
+    from remnic.service.memory import Memory
 
 # Editors' swap, backup and temp files; none ends in .md, but the names are listed so the rule is explicit.
 _TEMP_SUFFIXES = (".swp", ".swo", ".swx", ".swn", "~", ".tmp", ".temp", ".bak", ".orig", ".crswap",

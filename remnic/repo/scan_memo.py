@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .model import MemoryRecord
+from remnic.memfile.model import MemoryRecord
 
 log = logging.getLogger("remnic.store")
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .model import content_hash
+from remnic.memfile.model import content_hash
 
 if TYPE_CHECKING:  # pragma: no cover
     from .embed import Embedder

@@ -7,32 +7,24 @@ CLI processes, the watcher and the server never lose each other's changes.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 import re
 import secrets
-import stat
 import threading
-import time
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from .config import STATE_DIR, Settings, ensure_state_dir
-from .errors import FieldProblem, LockTimeoutError, MemoryFormatError, NotFoundError
-from .model import (
-    DEFAULT_NAMESPACE,
-    ID_RE,
-    MemoryRecord,
-    category_dir,
-    provisional_id,
-    slugify,
-)
+from remnic.config import STATE_DIR, Settings, ensure_state_dir
+from remnic.errors import FieldProblem, MemoryFormatError, NotFoundError
+from remnic.fsio import NotRegularFile, read_regular, write_atomic
+from remnic.memfile.model import DEFAULT_NAMESPACE, ID_RE, MemoryRecord, category_dir, provisional_id, slugify
+from remnic.memfile.validate import Checked, check_bytes
+
+from .lock import _process_lock
 from .scan_memo import ScanMemo, stat_key
-from .validate import Checked, check_bytes
 
 _SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
 _SKIP_FILES = {"readme.md", "changelog.md", "license.md", "contributing.md"}
@@ -51,151 +43,6 @@ def is_memory_path(rel: str) -> bool:
 class ScanResult:
     records: list[MemoryRecord]
     problems: list[MemoryFormatError]
-
-
-class _ProcessLock:
-    """A re-entrant lock per thread around one flock per process; flock itself is per open file."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._thread_lock = threading.RLock()
-        self._depth = 0
-        self._fd: int | None = None
-
-    @contextmanager
-    def hold(self, timeout_s: float) -> Iterator[None]:
-        deadline = time.monotonic() + timeout_s
-        if not self._thread_lock.acquire(timeout=max(timeout_s, 0.001)):
-            raise LockTimeoutError(f"timed out after {timeout_s:.0f}s waiting for the write lock (another thread)")
-        try:
-            if self._depth == 0:
-                self._acquire_file(deadline, timeout_s)
-            self._depth += 1
-            try:
-                yield
-            finally:
-                self._depth -= 1
-                if self._depth == 0 and self._fd is not None:
-                    fcntl.flock(self._fd, fcntl.LOCK_UN)
-                    os.close(self._fd)
-                    self._fd = None
-        finally:
-            self._thread_lock.release()
-
-    def _acquire_file(self, deadline: float, timeout_s: float) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        delay = 0.002
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                self._fd = fd
-                return
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    os.close(fd)
-                    raise
-            if time.monotonic() >= deadline:
-                os.close(fd)
-                raise LockTimeoutError(
-                    f"timed out after {timeout_s:.0f}s waiting for the write lock {self.path} "
-                    "(another remnic process is writing)")
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
-
-
-_LOCKS: dict[Path, _ProcessLock] = {}
-_LOCKS_GUARD = threading.Lock()
-
-
-def _process_lock(path: Path) -> _ProcessLock:
-    with _LOCKS_GUARD:
-        return _LOCKS.setdefault(path, _ProcessLock(path))
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process that wrote a pid file or lock marker still runs (a zombie does not count)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (exited, not yet reaped) is not running
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return True
-
-
-class NotRegularFile(OSError):
-    """A memory path that is a symlink, a folder or a device: never read through, never indexed."""
-
-
-def read_regular(path: Path) -> bytes:
-    """The bytes of a regular file, refusing symlinks (O_NOFOLLOW) and anything that is not a plain file.
-
-    Following a link would let a committed ``facts/x.md -> ~/.ssh/id_rsa`` leak the target
-    into commits and recall results.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise NotRegularFile(errno.ELOOP, "is a symbolic link; memory files must be regular files", str(path)) from None
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegularFile(errno.EINVAL, "is not a regular file", str(path))
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None, durable: bool = True) -> None:
-    """Write via a hidden temp file in the same directory, fsync, then rename over the target.
-
-    ``durable=False`` skips the fsyncs: bulk writers call :func:`flush_to_disk` once instead
-    (one ``sync`` beats thousands of fsyncs) before they commit.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(3)}"
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
-    fd = os.open(tmp, flags, mode if mode is not None else 0o644)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            if durable:
-                os.fsync(fh.fileno())
-        if mode is None and path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            tmp.unlink()
-        except FileNotFoundError:
-            pass
-        raise
-    if not durable:
-        return
-    try:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
-
-
-def flush_to_disk() -> None:
-    """Make every write so far durable (after a batch of ``durable=False`` writes)."""
-    os.sync()
 
 
 class MemoryStore:

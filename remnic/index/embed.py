@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from .model import content_hash
+from remnic.memfile.model import content_hash
 
 if TYPE_CHECKING:  # pragma: no cover - imports only for annotations
     import onnxruntime
@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 DEFAULT_DIM = 384
 DEFAULT_MAX_LENGTH = 256
-DEFAULT_TOKENIZER_PATH = Path(__file__).parent / "data" / "tokenizer.json"
+DEFAULT_TOKENIZER_PATH = Path(__file__).resolve().parents[1] / "data" / "tokenizer.json"
 
 _LRU_SIZE = 256
 _SORT_WINDOW = 1024  # texts tokenized at once; bounds memory for huge inputs

@@ -23,14 +23,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from ..config import STATE_DIR, StoreSettings
-from ..errors import FieldProblem, NotFoundError
-from ..store import is_memory_path, write_atomic
-from .check import check_bytes
+from remnic.config import STATE_DIR, StoreSettings
+from remnic.errors import FieldProblem, NotFoundError
+from remnic.fsio import write_atomic
+from remnic.memfile.normalize import check_bytes
+from remnic.repo.files import is_memory_path
 
 if TYPE_CHECKING:
-    from ..ledger import Ledger
-    from ..service import Memory
+    from remnic.repo.ledger import Ledger
+    from remnic.service.memory import Memory
 
 GIT_HOOKS = ("pre-commit", "post-merge", "post-checkout", "post-rewrite")
 RUNNER = "remnic-hook"
@@ -294,7 +295,7 @@ def session_context(memory: "Memory", payload: Mapping[str, Any]) -> str:
     """Memories for a new session: what recall finds for the project (its folder name, or
     $REMNIC_SESSION_QUERY). Without an index yet, the most important and most recent memories
     (a session start never waits for a full index build)."""
-    from ..browse import newest_first
+    from remnic.service.browse import newest_first
 
     cwd = str(payload.get("cwd") or os.getcwd())
     query = os.environ.get("REMNIC_SESSION_QUERY") or Path(cwd).name.replace("-", " ").replace("_", " ")

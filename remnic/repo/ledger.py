@@ -26,8 +26,8 @@ from typing import Mapping, Sequence
 import git
 from git.refs.symbolic import SymbolicReference
 
-from .config import STATE_DIR
-from .errors import LedgerError, NotFoundError
+from remnic.config import STATE_DIR
+from remnic.errors import LedgerError, NotFoundError
 
 TRAILER_PREFIX = "Remnic-"
 MAX_ID_TRAILERS = 50

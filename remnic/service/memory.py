@@ -13,10 +13,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .config import Settings, ensure_state_dir, load_settings
-from .errors import FieldProblem, MemoryFormatError, NotFoundError, RemnicError, UsageError, ValidationError
-from .ledger import Ledger, Version, trailers_for
-from .model import (
+from remnic.config import Settings, ensure_state_dir, load_settings
+from remnic.errors import (
+    FieldProblem,
+    MemoryFormatError,
+    NotFoundError,
+    RemnicError,
+    UsageError,
+    ValidationError,
+)
+from remnic.fsio import flush_to_disk
+from remnic.memfile.model import (
     DEFAULT_NAMESPACE,
     ID_RE,
     MemoryRecord,
@@ -28,12 +35,7 @@ from .model import (
     now_iso,
     serialize,
 )
-from . import browse as _browse
-from . import doctor as _doctor
-from . import history as _history
-from . import observe as _observe
-from .store import MemoryStore, flush_to_disk, is_memory_path
-from .validate import (
+from remnic.memfile.validate import (
     PlannedMemory,
     check_content,
     check_namespace,
@@ -43,8 +45,15 @@ from .validate import (
     new_frontmatter,
     plan_import,
 )
+from remnic.observe import archive as _observe
+from remnic.repo import history as _history
+from remnic.repo.files import MemoryStore, is_memory_path
+from remnic.repo.ledger import Ledger, Version, trailers_for
 
-TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "memory-template"
+from . import browse as _browse
+from . import health as _doctor
+
+TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "memory-template"
 
 
 def _summary(problems: Sequence[FieldProblem]) -> str:
@@ -67,7 +76,7 @@ class ImportResult:
 
 
 def template_dir() -> Path:
-    packaged = Path(__file__).resolve().parent / "_memory_template"
+    packaged = Path(__file__).resolve().parents[1] / "_memory_template"
     return packaged if packaged.is_dir() else TEMPLATE_DIR
 
 
@@ -126,7 +135,7 @@ class Memory:
     @property
     def index(self) -> Any:
         if self._index is None:
-            from .index import SearchIndex
+            from remnic.index.search import SearchIndex
 
             self._index = SearchIndex(self.settings)
         return self._index
@@ -316,7 +325,7 @@ class Memory:
                source: str = "api", extra_trailers: Mapping[str, str] | None = None) -> MemoryRecord:
         """Change frontmatter keys (None removes a key). Only the changed frontmatter lines are
         rewritten: the body's bytes, comments, key order, BOM and line endings stay as they are."""
-        from .sync.check import render
+        from remnic.memfile.normalize import render
 
         with self.files.lock():
             self._check_writable()
@@ -484,7 +493,7 @@ class Memory:
 
         Returns a :class:`remnic.sync.SyncReport`; see :func:`remnic.sync.run_sync`.
         """
-        from .sync.engine import SyncTarget, run_sync
+        from remnic.sync.engine import SyncTarget, run_sync
 
         target = SyncTarget(self.root, self.files, self.ledger, self.settings, self._usable_index)
         return run_sync(target, commit=commit, normalize=normalize, full=full, source=source)
@@ -520,7 +529,7 @@ class Memory:
         """
         import logging
 
-        from .recall import RecallOptions, check_query, resolve_clock, run_recall
+        from remnic.recall import RecallOptions, check_query, resolve_clock, run_recall
 
         check_query(query)
         check_recall_args(top_k=top_k, namespace=namespace, category=category, budget_chars=budget_chars,
@@ -540,7 +549,7 @@ class Memory:
         except Exception as exc:  # noqa: BLE001 - an unusable index must not leave the caller without an answer
             if not self.settings.recall.fallback_scan:
                 raise
-            from .recall.fallback import scan_recall
+            from remnic.recall.fallback import scan_recall
 
             reason = f"{type(exc).__name__}: {exc}".strip()[:200]
             logging.getLogger("remnic.recall").warning("index unavailable (%s); recalling from the files", reason)
@@ -564,7 +573,7 @@ class Memory:
         the recall a caller would get. Calls are serialised by one lock per memory root shared by
         every surface (CLI, HTTP, MCP), as the X-ray contract specifies.
         """
-        from .recall.locks import xray_lock
+        from remnic.recall.locks import xray_lock
 
         with xray_lock(self.root):
             result = self.recall(query, top_k=top_k, namespace=namespace, budget_chars=budget_chars, xray=True,
@@ -573,24 +582,24 @@ class Memory:
 
     def audit_show(self, audit_id: str) -> dict[str, Any]:
         """One recall-audit entry by id (``audit-YYYYMMDD-<12 hex>``)."""
-        from .audit import AuditLog
+        from remnic.recall.audit import AuditLog
 
         return AuditLog(self.settings.state_dir).show(audit_id)
 
     def audit_recent(self, limit: int = 20) -> list[dict[str, Any]]:
         """The newest recall-audit entries, newest first."""
-        from .audit import AuditLog
+        from remnic.recall.audit import AuditLog
 
         return AuditLog(self.settings.state_dir).recent(limit)
 
     def _audit_recall(self, result: Any, clk: Any, latency_ms: float, source: str) -> str | None:
-        from .recall.snapshot import record_audit
+        from remnic.recall.snapshot import record_audit
 
         return record_audit(self.settings.state_dir, result, clock=clk, latency_ms=latency_ms, source=source,
                             retention_days=self.settings.recall.audit_retention_days)
 
     def _capture_xray(self, result: Any, clk: Any, namespace: str | None) -> Any:
-        from .recall.snapshot import capture
+        from remnic.recall.snapshot import capture
 
         return capture(result, clock=clk, namespace=namespace, read_text=self.files.read_text_cached)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .model import MemoryRecord, parse_time
-from .store import MemoryStore
+from remnic.memfile.model import MemoryRecord, parse_time
+from remnic.repo.files import MemoryStore
 
 REVIEW_STATUSES = ("pending_review", "quarantined")
 

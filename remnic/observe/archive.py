@@ -17,10 +17,10 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .config import STATE_DIR
-from .errors import FieldProblem, ValidationError
-from .model import now_iso
-from .validate import check_namespace
+from remnic.config import STATE_DIR
+from remnic.errors import FieldProblem, ValidationError
+from remnic.memfile.model import now_iso
+from remnic.memfile.validate import check_namespace
 
 ROLES = ("user", "assistant")
 

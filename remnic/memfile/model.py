@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
-from .errors import FieldProblem, MemoryFormatError, ValidationError
+from remnic.errors import FieldProblem, MemoryFormatError, ValidationError
 
 CATEGORIES: tuple[str, ...] = (
     "fact", "preference", "correction", "entity", "decision", "relationship",

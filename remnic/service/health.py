@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .config import MARKER_FILE, STATE_DIR, StoreSettings
-from .errors import FieldProblem
-from .ledger import Ledger
-from .model import MemoryRecord
-from .store import MemoryStore, is_memory_path
+from remnic.config import MARKER_FILE, STATE_DIR, StoreSettings
+from remnic.errors import FieldProblem
+from remnic.memfile.model import MemoryRecord
+from remnic.repo.files import MemoryStore, is_memory_path
+from remnic.repo.ledger import Ledger
 
 
 def check_files(files: MemoryStore, store: StoreSettings) -> tuple[list[MemoryRecord], list[FieldProblem]]:

@@ -14,7 +14,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from .cli import build_parser
+from . import build_parser
 
 
 def _available(command: str) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from .errors import NotFoundError, UsageError
+from remnic.errors import NotFoundError, UsageError
 
 AUDIT_ID_RE = re.compile(r"^audit-(\d{8})-[0-9a-f]{12}$")
 

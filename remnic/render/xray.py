@@ -5,7 +5,7 @@ snapshot through this module, so they cannot drift. ``render_xray`` is pure
 and deterministic: same snapshot in, same bytes out.
 
 All formatting decisions are made here, in small pure helpers; the Jinja2
-templates in ``remnic/templates`` only lay out an already-prepared view model
+templates in ``remnic/render/templates`` only lay out an already-prepared view model
 and apply one escaping filter per format (``line`` for text, ``cell`` /
 ``inline`` for markdown).
 """
@@ -22,7 +22,7 @@ from typing import Any
 
 import jinja2
 
-from remnic.xray import SCORE_TERMS, RecallXraySnapshot, XrayResult
+from .snapshot import SCORE_TERMS, RecallXraySnapshot, XrayResult
 
 __all__ = [
     "FORMATS",

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import MemoryFormatError, RemnicError, UsageError
+from remnic.errors import MemoryFormatError, RemnicError, UsageError
+from remnic.memfile.model import parse_file
+
+from .files import MemoryStore
 from .ledger import Ledger, Version, unified_diff
-from .model import parse_file
-from .store import MemoryStore
+
 
 def pick(versions: list[Version], spec: str, *, allow_working: bool = True) -> Version:
     """The version named by ``v3``, ``3``, a sha prefix (≥ 4 hex) or ``latest``."""

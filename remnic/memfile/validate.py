@@ -11,8 +11,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from .config import StoreSettings
-from .errors import FieldProblem, MemoryFormatError, ValidationError
+from remnic.config import StoreSettings
+from remnic.errors import FieldProblem, MemoryFormatError, ValidationError
+
 from .model import (
     CATEGORIES,
     ID_RE,

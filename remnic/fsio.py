@@ -1,0 +1,97 @@
+"""Filesystem primitives every layer shares: atomic writes, durable flushes, safe reads, pid checks.
+
+Nothing here knows what a memory is.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import stat
+from pathlib import Path
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process that wrote a pid file or lock marker still runs (a zombie does not count)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (exited, not yet reaped) is not running
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+class NotRegularFile(OSError):
+    """A memory path that is a symlink, a folder or a device: never read through, never indexed."""
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of a regular file, refusing symlinks (O_NOFOLLOW) and anything that is not a plain file.
+
+    Following a link would let a committed ``facts/x.md -> ~/.ssh/id_rsa`` leak the target
+    into commits and recall results.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotRegularFile(errno.ELOOP, "is a symbolic link; memory files must be regular files", str(path)) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(errno.EINVAL, "is not a regular file", str(path))
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None, durable: bool = True) -> None:
+    """Write via a hidden temp file in the same directory, fsync, then rename over the target.
+
+    ``durable=False`` skips the fsyncs: bulk writers call :func:`flush_to_disk` once instead
+    (one ``sync`` beats thousands of fsyncs) before they commit.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(3)}"
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    fd = os.open(tmp, flags, mode if mode is not None else 0o644)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            if durable:
+                os.fsync(fh.fileno())
+        if mode is None and path.exists():
+            os.chmod(tmp, path.stat().st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+        raise
+    if not durable:
+        return
+    try:
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass
+
+
+def flush_to_disk() -> None:
+    """Make every write so far durable (after a batch of ``durable=False`` writes)."""
+    os.sync()

@@ -1,0 +1,612 @@
+"""The search index: tantivy BM25 + exact-cosine vectors + a SQLite catalog, all rebuildable.
+
+``SearchIndex`` is what the service layer talks to. The contract:
+
+- ``apply(upserts, removed_paths, commit)`` — after every write, under the
+  repository write lock; incremental. ``commit`` None means "unchanged" (used
+  for working-tree content that is not committed yet).
+- ``refresh_paths(files, paths, commit=None)`` — re-read paths from disk
+  (edited, deleted, renamed files) and update the index.
+- ``ensure_fresh(files, ledger, progress=None)`` — called by each recall: a
+  cheap probe (CURRENT name, catalog generation, ``ledger.head()``), then, only
+  when needed, a catch-up from ``git diff`` or a full rebuild under the lock.
+- ``find_by_hash``, ``path_of`` — catalog look-ups that never load the model
+  and never rebuild.
+- ``health()`` — ok | missing | stale | model-mismatch | schema-mismatch | corrupt.
+
+Several processes may share one repository: writers serialise on the repo's
+write lock (tantivy's own writer is held only inside it, briefly); readers
+notice other processes' updates through the build name and the generation
+counter and reload just what changed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+
+from remnic.config import Settings
+from remnic.errors import LedgerError, MemoryFormatError, NotFoundError
+from remnic.fsio import pid_alive
+from remnic.memfile.model import MemoryRecord, now_iso
+
+from . import text as T
+from .catalog import Catalog, CatalogError, Row
+from .manifest import (
+    CATALOG_FILE,
+    SCHEMA_VERSION,
+    TANTIVY_DIR,
+    Manifest,
+    fingerprint,
+    index_root,
+    new_build_name,
+    read_current,
+    write_current,
+    write_manifest_json,
+)
+from .rows import build_rows, ctx_sig, embed_texts, episode_members, turn_of
+from .state import FreshReport, IndexHealth, NeedsRebuild
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from remnic.repo.files import MemoryStore
+    from remnic.repo.ledger import Ledger
+
+    from .bm25 import Bm25Index
+    from .embed import Embedder
+    from .embed_cache import EmbeddingCache
+    from .vectors import Snapshot
+
+__all__ = ["SearchIndex", "IndexHealth", "FreshReport", "Manifest", "SCHEMA_VERSION"]
+
+log = logging.getLogger(__name__)
+Progress = Callable[[int, int], None]
+ANALYZER_VERSION = "simple+lower+ascii+stem-en/1"
+
+
+class SearchIndex:
+    """The rebuildable index under ``<memory>/.remnic/index``."""
+
+    def __init__(self, settings: Settings, *, cache: "EmbeddingCache | None" = None) -> None:
+        self.settings = settings
+        self.root = index_root(settings.state_dir)
+        self._lock = threading.RLock()
+        self._cache = cache
+        self._embedder: Embedder | None = None
+        self._build: str | None = None
+        self._catalog: Catalog | None = None
+        self._bm25: Bm25Index | None = None
+        self._snap: Snapshot | None = None
+        self._manifest: Manifest | None = None
+        self._manifest_gen = -2
+        self._files: MemoryStore | None = None
+        self._repo: "Ledger | None" = None
+        r = settings.recall
+        self.rules = T.TextRules(neighbor_window=max(0, r.neighbor_window), context_max_chars=r.context_max_chars,
+                                 max_chunks=max(1, r.max_chunks))
+
+    # ------------------------------------------------------------------ identity
+
+    @property
+    def embedder(self) -> "Embedder":
+        if self._embedder is None:
+            from .embed import EmbedderSpec, get_embedder
+
+            e = self.settings.embed
+            self._embedder = get_embedder(EmbedderSpec(
+                model_path=Path(e.model_path).expanduser() if e.model_path else None,
+                tokenizer_path=Path(e.tokenizer_path).expanduser() if e.tokenizer_path else None,
+                model_id=e.model_id or None, max_length=e.max_length, batch_size=e.batch_size, threads=e.threads,
+                bulk_workers=e.bulk_workers))
+        return self._embedder
+
+    @property
+    def model_id(self) -> str:
+        return self.embedder.model_id
+
+    @property
+    def fingerprint(self) -> str:
+        r = self.rules
+        return fingerprint({"neighborWindow": r.neighbor_window, "contextMaxChars": r.context_max_chars,
+                            "maxChunks": r.max_chunks, "chunkMinChars": r.chunk_min_chars,
+                            "analyzer": ANALYZER_VERSION})
+
+    @property
+    def cache(self) -> "EmbeddingCache":
+        if self._cache is None:
+            from .embed_cache import EmbeddingCache
+
+            self._cache = EmbeddingCache(self.settings.state_dir / "embeddings.sqlite")
+        return self._cache
+
+    def _store(self) -> "MemoryStore":
+        if self._files is None:
+            from remnic.repo.files import MemoryStore
+
+            self._files = MemoryStore(self.settings)
+        return self._files
+
+    @contextmanager
+    def _write_lock(self, files: "MemoryStore | None" = None) -> Iterator[None]:
+        # The repo lock is re-entrant per process, so callers that already hold it
+        # (the service's write paths) pass straight through.
+        with (files or self._store()).lock():
+            with self._lock:
+                yield
+
+    # ------------------------------------------------------------------ opening
+
+    def _close_build(self) -> None:
+        if self._catalog is not None:
+            self._catalog.close()
+        self._catalog = None
+        self._bm25 = None
+        self._snap = None
+        self._build = None
+        self._manifest = None
+        self._manifest_gen = -2
+
+    def _open(self, name: str) -> None:
+        from .bm25 import Bm25Index
+
+        self._close_build()
+        build_dir = self.root / name
+        try:
+            catalog = Catalog(build_dir / CATALOG_FILE)
+        except CatalogError as exc:
+            raise NeedsRebuild("corrupt", str(exc)) from None
+        try:
+            bm25 = Bm25Index(build_dir / TANTIVY_DIR)
+        except (OSError, ValueError) as exc:
+            catalog.close()
+            raise NeedsRebuild("corrupt", f"tantivy index unreadable: {exc}") from None
+        self._catalog, self._bm25, self._build = catalog, bm25, name
+
+    def _check(self) -> Manifest:
+        """Open the live build if it changed and validate its manifest; raises NeedsRebuild."""
+        name = read_current(self.root)
+        if name is None:
+            self._close_build()
+            raise NeedsRebuild("missing", "no index yet" if not self.root.exists() else "index has no live build")
+        if name != self._build:
+            self._open(name)
+        assert self._catalog is not None
+        try:
+            gen, pending = self._catalog.generation()
+        except CatalogError as exc:
+            self._close_build()
+            raise NeedsRebuild("corrupt", str(exc)) from None
+        if pending:
+            pid = int(pending.split(":", 1)[0]) if pending.split(":", 1)[0].isdigit() else -1
+            if pid == os.getpid() or not pid_alive(pid):
+                raise NeedsRebuild("corrupt", f"an index write was interrupted ({pending})")
+        if gen != self._manifest_gen or self._manifest is None:
+            try:
+                self._manifest = self._catalog.manifest()
+            except CatalogError as exc:
+                raise NeedsRebuild("corrupt", str(exc)) from None
+            self._manifest_gen = gen
+        m = self._manifest
+        if m.schema_version != SCHEMA_VERSION:
+            raise NeedsRebuild("schema-mismatch", f"index schema v{m.schema_version}, this remnic writes v{SCHEMA_VERSION}")
+        if m.model_id != self.model_id:
+            raise NeedsRebuild("model-mismatch", f"index built with {m.model_id!r}, configured model is {self.model_id!r}")
+        if m.fingerprint != self.fingerprint:
+            raise NeedsRebuild("stale", "index settings changed (recall.neighborWindow, contextMaxChars or maxChunks)")
+        return m
+
+    def _sync(self) -> "Snapshot":
+        """Bring the in-memory snapshot (and the tantivy reader) up to the catalog's generation."""
+        from .vectors import Snapshot
+
+        assert self._catalog is not None and self._bm25 is not None
+        cat = self._catalog
+        try:
+            cat.conn.execute("BEGIN")
+            try:
+                gen, _ = cat.generation()
+                if self._snap is None:
+                    snap = Snapshot(self.embedder.dim)
+                    snap.apply(cat.snapshot_rows(None), [], gen)
+                    self._snap = snap
+                    self._bm25.reload()
+                elif gen != self._snap.gen:
+                    self._snap.apply(cat.snapshot_rows(self._snap.gen), cat.tombstones_since(self._snap.gen), gen)
+                    self._bm25.reload()
+            finally:
+                cat.conn.execute("COMMIT")
+        except CatalogError:
+            raise
+        except Exception as exc:  # sqlite or blob-shape trouble: a damaged catalog
+            self._snap = None
+            raise NeedsRebuild("corrupt", f"catalog unreadable: {exc}") from None
+        return self._snap
+
+    # ------------------------------------------------------------------ contract: look-ups
+
+    def _catalog_for_lookup(self) -> Catalog | None:
+        try:
+            self._check()
+        except NeedsRebuild as exc:
+            if exc.state in ("missing", "corrupt"):
+                return None
+        return self._catalog
+
+    def find_by_hash(self, namespace: str, content_hash: str) -> str | None:
+        """The id of an active indexed memory with this content hash, or None; never rebuilds."""
+        with self._lock:
+            cat = self._catalog_for_lookup()
+            if cat is None:
+                return None
+            try:
+                return cat.id_by_hash(namespace, content_hash)
+            except Exception:  # noqa: BLE001 - a duplicate check must never break a write
+                return None
+
+    def path_of(self, memory_id: str) -> str | None:
+        with self._lock:
+            cat = self._catalog_for_lookup()
+            if cat is None:
+                return None
+            try:
+                return cat.path_of(memory_id)
+            except Exception:  # noqa: BLE001 - a hint only
+                return None
+
+    def manifest(self) -> Manifest | None:
+        """The live manifest (None when there is no usable index)."""
+        with self._lock:
+            try:
+                return self._check()
+            except NeedsRebuild:
+                return self._manifest
+
+    def health(self, ledger: "Ledger | None" = None) -> IndexHealth:
+        with self._lock:
+            head = ledger.head() if ledger is not None else self._head()
+            try:
+                m = self._check()
+            except NeedsRebuild as exc:
+                return IndexHealth(exc.state, exc.detail, self._manifest, head)
+            if m.commit is None:
+                return IndexHealth("stale", "index does not know which commit it reflects (partial)", m, head)
+            if head is not None and m.commit != head:
+                return IndexHealth("stale", f"index reflects {m.commit[:8]}, HEAD is {head[:8]}", m, head)
+            return IndexHealth("ok", f"{m.count} memories", m, head)
+
+    def _ledger(self) -> "Ledger | None":
+        """A ledger of our own for writes that arrive without one (``apply`` from the service)."""
+        if self._repo is None:
+            try:
+                from remnic.repo.ledger import Ledger
+
+                self._repo = Ledger(self.settings.memory_dir)
+            except Exception:  # noqa: BLE001 - no repository: nothing to follow
+                return None
+        return self._repo
+
+    def _head(self) -> str | None:
+        ledger = self._ledger()
+        return ledger.head() if ledger is not None else None
+
+    def _follows(self, old: str | None, new: str) -> bool:
+        """Whether ``new`` is ``old`` or its direct child (so nothing in between was missed)."""
+        if old is None:
+            return False
+        if old == new:
+            return True
+        ledger = self._ledger()
+        return ledger is not None and old in ledger.parents(new)
+
+    # ------------------------------------------------------------------ contract: writes
+
+    def apply(self, upserts: Sequence[MemoryRecord], removed_paths: Sequence[str], commit: str | None) -> None:
+        """Index written records and drop removed paths; ``commit`` None leaves the recorded commit as is."""
+        if not upserts and not removed_paths and commit is None:
+            return
+        with self._write_lock():
+            try:
+                self._ensure_writable()
+                self._write(upserts, removed_paths, commit, set_commit=False)
+            except (ImportError, KeyboardInterrupt):
+                raise
+            except Exception as exc:  # noqa: BLE001 - the write is committed; the index must not undo it
+                # The recorded commit did not advance (or ``pending`` marks a torn write), so the
+                # next recall catches up from git or rebuilds: a lagging index, never a failed write.
+                log.warning("index update failed (%s); the next recall will catch up", exc)
+
+    def refresh_paths(self, files: "MemoryStore", paths: Sequence[str], commit: str | None = None) -> FreshReport:
+        """Re-read ``paths`` from disk and update the index (gone or malformed files are dropped).
+
+        With ``commit`` the index is recorded as reflecting that commit afterwards
+        (the caller has reconciled everything since the previous one).
+        """
+        t0 = time.perf_counter()
+        with self._write_lock(files):
+            self._ensure_writable()
+            report = self._refresh(files, paths, commit)
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _refresh(self, files: "MemoryStore", paths: Sequence[str], commit: str | None) -> FreshReport:
+        from remnic.repo.files import is_memory_path
+
+        upserts: list[MemoryRecord] = []
+        removed: list[str] = []
+        problems: list[str] = []
+        for path in dict.fromkeys(paths):
+            if not is_memory_path(path):
+                continue
+            try:
+                upserts.append(files.read(path))
+            except NotFoundError:
+                removed.append(path)
+            except MemoryFormatError as exc:
+                removed.append(path)
+                problems.append(exc.describe())
+            except (OSError, UnicodeDecodeError) as exc:
+                removed.append(path)
+                problems.append(f"{path}: {exc}")
+        embedded = self._write(upserts, removed, commit, set_commit=True)
+        return FreshReport("catch-up", changed=len(upserts) + len(removed), embedded=embedded, problems=problems)
+
+    def _ensure_writable(self) -> None:
+        """Open the live build for writing; if there is none usable, start an empty partial one."""
+        try:
+            self._check()
+            self._sync()
+        except NeedsRebuild as exc:
+            log.info("index %s (%s): starting a fresh partial index", exc.state, exc.detail)
+            self._create_build(commit=None, rows=[], progress=None)
+
+    # ------------------------------------------------------------------ building rows
+
+    def _rows(self, records: Sequence[MemoryRecord], contexts: dict[str, T.Context], positions: dict[str, int],
+              progress: Progress | None = None) -> tuple[list[Row], dict[str, dict[str, str]], int]:
+        return build_rows(records, contexts, positions, self.rules,
+                          lambda texts: embed_texts(self.embedder, self.cache, texts, progress))
+
+    def _contexts_for(self, members: Sequence[T.Member]) -> dict[str, T.Context]:
+        return T.episode_contexts(members, self.rules.neighbor_window, self.rules.context_max_chars)
+
+    # ------------------------------------------------------------------ incremental write
+
+    def _write(self, upserts: Sequence[MemoryRecord], removed: Sequence[str], commit: str | None,
+               *, set_commit: bool) -> int:
+        """Apply one batch under the write lock: tantivy first (marked pending), then the catalog."""
+        assert self._catalog is not None and self._bm25 is not None
+        cat = self._catalog
+        manifest = cat.manifest()
+        by_path = {r.path: r for r in upserts}
+        removed_set = set(removed) - set(by_path)
+        old = cat.sigs(list(by_path) + list(removed_set))
+
+        # Episodes whose member list or texts change: their members' contexts must be recomputed,
+        # and a neighbour is re-indexed only when its context (or position) actually changed.
+        episodes = {T.episode_key(r.frontmatter, r.namespace) for r in upserts}
+        episodes |= {ep for _, ep in old.values()}
+        episodes.discard(None)
+        contexts: dict[str, T.Context] = {}
+        positions: dict[str, int] = {}
+        neighbour_paths: list[str] = []
+        if episodes:
+            members = cat.episode_members(episodes)  # type: ignore[arg-type]
+            for ep in episodes:
+                stored_sig: dict[str, str] = {}
+                group: dict[str, T.Member] = {}
+                for p, content, created, turn, sig in members.get(ep, []):
+                    if p not in removed_set and p not in by_path:
+                        group[p] = T.Member(p, content, created, turn)
+                        stored_sig[p] = sig
+                for r in upserts:
+                    if T.episode_key(r.frontmatter, r.namespace) == ep:
+                        group[r.path] = T.Member(r.path, r.content, T.created_ts(r), turn_of(r))
+                ctxs = self._contexts_for(list(group.values()))
+                pos = T.positions(list(group.values()))
+                contexts.update(ctxs)
+                positions.update(pos)
+                neighbour_paths += [p for p in stored_sig if ctx_sig(ctxs.get(p), pos[p]) != stored_sig[p]]
+
+        neighbours: list[MemoryRecord] = []
+        if neighbour_paths:
+            stored = cat.rows_for_paths(neighbour_paths, self.embedder.dim)
+            for p in neighbour_paths:
+                row = stored.get(p)
+                if row is not None:
+                    neighbours.append(MemoryRecord(row.path, row.frontmatter, row.content, row.namespace))
+
+        rows, docs, embedded = self._rows(list(by_path.values()) + neighbours, contexts, positions)
+        gone = [p for p in removed_set if p in old]
+        if not rows and not gone and (commit is None or commit == manifest.commit):
+            return 0
+
+        gen = manifest.generation + 1
+        self._mark_pending(cat)
+        try:
+            with self._bm25.writer() as w:
+                for p in gone:
+                    w.delete(p)
+                for row in rows:
+                    w.delete(row.path)
+                    w.add(docs[row.path])
+        except BaseException:
+            self._clear_pending(cat)  # tantivy rolled back: the two sides still agree
+            raise
+        # From here a failure leaves ``pending`` set: the next probe rebuilds.
+        new_commit = manifest.commit
+        if commit is not None and (set_commit or self._follows(manifest.commit, commit)):
+            new_commit = commit
+        cat.begin()
+        try:
+            cat.upsert(rows, gen)
+            cat.remove(gone, gen)
+            count = cat.count()
+            manifest.generation, manifest.count, manifest.commit = gen, count, new_commit
+            manifest.pending, manifest.updated_at = "", now_iso()
+            cat.set_meta(manifest.to_meta())
+            cat.commit()
+        except BaseException:
+            cat.rollback()
+            raise
+        write_manifest_json(self.root / (self._build or ""), manifest)
+        self._sync()
+        return embedded
+
+    def _mark_pending(self, cat: Catalog) -> None:
+        cat.begin()
+        cat.set_meta({"pending": f"{os.getpid()}:{time.time():.0f}"})
+        cat.commit()
+
+    def _clear_pending(self, cat: Catalog) -> None:
+        try:
+            cat.begin()
+            cat.set_meta({"pending": ""})
+            cat.commit()
+        except Exception:  # noqa: BLE001 - leave it for the probe to find
+            cat.rollback()
+
+    # ------------------------------------------------------------------ freshness & rebuild
+
+    def ensure_fresh(self, files: "MemoryStore", ledger: "Ledger", progress: Progress | None = None) -> FreshReport:
+        """Make the index reflect HEAD (and pick up other processes' writes); cheap when it already does."""
+        t0 = time.perf_counter()
+        head = ledger.head()
+        with self._lock:
+            try:
+                m = self._check()
+                if m.commit == head and (head is not None or m.built_at):
+                    before = self._snap.gen if self._snap is not None else None
+                    snap = self._sync()
+                    action = "none" if before == snap.gen else "reloaded"
+                    return FreshReport(action, seconds=time.perf_counter() - t0)
+            except NeedsRebuild:
+                pass
+        with self._write_lock(files):
+            head = ledger.head()
+            try:
+                m = self._check()
+            except NeedsRebuild as exc:
+                report = self._rebuild(files, head, progress, f"{exc.state}: {exc.detail}")
+                report.seconds = time.perf_counter() - t0
+                return report
+            if m.commit == head:
+                self._sync()
+                return FreshReport("reloaded", seconds=time.perf_counter() - t0)
+            if m.commit is None or head is None or not ledger.commit_exists(m.commit):
+                reason = "partial index" if m.commit is None else f"indexed commit {m.commit[:8]} is gone (history rewritten?)"
+                report = self._rebuild(files, head, progress, reason)
+                report.seconds = time.perf_counter() - t0
+                return report
+            try:
+                changes = ledger.diff_names(m.commit, head)
+            except LedgerError as exc:
+                report = self._rebuild(files, head, progress, f"git diff failed: {exc.message}")
+                report.seconds = time.perf_counter() - t0
+                return report
+            paths: list[str] = []
+            for _status, path, old_path in changes:
+                paths.append(path)
+                if old_path:
+                    paths.append(old_path)
+            self._sync()
+            report = self._refresh(files, paths, head)
+            report.reason = f"{m.commit[:8]}..{head[:8]}: {len(changes)} changed path(s)"
+            report.seconds = time.perf_counter() - t0
+            return report
+
+    def rebuild(self, files: "MemoryStore", ledger: "Ledger | None" = None, progress: Progress | None = None,
+                reason: str = "requested") -> FreshReport:
+        """Re-read every memory file and build a new index beside the old one, then swap it in."""
+        t0 = time.perf_counter()
+        with self._write_lock(files):
+            head = ledger.head() if ledger is not None else self._head()
+            report = self._rebuild(files, head, progress, reason)
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _rebuild(self, files: "MemoryStore", head: str | None, progress: Progress | None, reason: str) -> FreshReport:
+        scan = files.scan()
+        records = scan.records
+        groups = episode_members(records)
+        contexts: dict[str, T.Context] = {}
+        positions: dict[str, int] = {}
+        for members in groups.values():
+            contexts.update(self._contexts_for(members))
+            positions.update(T.positions(members))
+        rows, docs, embedded = self._rows(records, contexts, positions, progress)
+        self._create_build(commit=head, rows=rows, docs=docs, progress=None)
+        return FreshReport("rebuild", reason=reason, changed=len(rows), embedded=embedded,
+                           problems=[p.describe() for p in scan.problems])
+
+    def _create_build(self, *, commit: str | None, rows: Sequence[Row], docs: dict[str, dict[str, str]] | None = None,
+                      progress: Progress | None = None) -> None:
+        """Write a complete new build directory, swap CURRENT to it, remove the old ones."""
+        from .bm25 import Bm25Index
+
+        old_gen = self._manifest.generation if self._manifest is not None else 0
+        self.root.mkdir(parents=True, exist_ok=True)
+        name = new_build_name(old_gen + 1)
+        build_dir = self.root / name
+        try:
+            bm25 = Bm25Index(build_dir / TANTIVY_DIR, create=True)
+            with bm25.writer() as w:
+                for row in rows:
+                    w.add((docs or {})[row.path])
+            cat = Catalog(build_dir / CATALOG_FILE, create=True)
+            now = now_iso()
+            manifest = Manifest(model_id=self.model_id, fingerprint=self.fingerprint, commit=commit,
+                                generation=old_gen + 1, count=len(rows), built_at=now, updated_at=now)
+            cat.begin()
+            cat.upsert(rows, manifest.generation)
+            cat.set_meta(manifest.to_meta())
+            cat.commit()
+            cat.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            cat.close()
+            write_manifest_json(build_dir, manifest)
+        except BaseException:
+            shutil.rmtree(build_dir, ignore_errors=True)
+            raise
+        write_current(self.root, name)
+        self._close_build()
+        self._open(name)
+        self._check()
+        self._sync()
+        for entry in self.root.iterdir():
+            if entry.is_dir() and entry.name != name:
+                shutil.rmtree(entry, ignore_errors=True)
+
+    # ------------------------------------------------------------------ for recall
+
+    def view(self) -> tuple["Snapshot", "Bm25Index", Catalog]:
+        """The synced snapshot, BM25 index and catalog (call after ensure_fresh, under ``lock``)."""
+        try:
+            self._check()
+        except NeedsRebuild:
+            if self._catalog is None:
+                raise
+        snap = self._sync()
+        assert self._bm25 is not None and self._catalog is not None
+        return snap, self._bm25, self._catalog
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._lock
+
+    def embed_query(self, text: str) -> "np.ndarray":
+        return self.embedder.embed_one(text)
+
+    def close(self) -> None:
+        with self._lock:
+            self._close_build()
+            if self._cache is not None:
+                self._cache.close()
+                self._cache = None
+            self._repo = None
+
