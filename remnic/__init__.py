@@ -15,6 +15,13 @@ from .errors import MemoryFormatError, NotFoundError, RemnicError, UsageError, V
 
 __version__ = "0.1.0"
 __all__ = [
-    "Memory", "MemoryRecord", "ImportResult", "RemnicError", "UsageError", "ValidationError",
-    "NotFoundError", "MemoryFormatError", "__version__",
+    "ImportResult",
+    "Memory",
+    "MemoryFormatError",
+    "MemoryRecord",
+    "NotFoundError",
+    "RemnicError",
+    "UsageError",
+    "ValidationError",
+    "__version__",
 ]

@@ -20,12 +20,14 @@ then ``~/.remnic/memory``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import ValidationError
 
@@ -322,22 +324,28 @@ def describe_settings() -> list[dict[str, Any]]:
         docs: dict[str, str] = {}
         tree = ast.parse(inspect.getsource(cls))
         body = tree.body[0].body  # type: ignore[attr-defined]
-        for node, nxt in zip(body, body[1:]):
+        for node, nxt in itertools.pairwise(body):
             if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
                 docs[node.target.id] = str(nxt.value.value)  # type: ignore[union-attr]
         default = cls()
         for f in fields(cls):
-            rows.append({"key": f"{section}.{camel(f.name)}", "default": getattr(default, f.name), "doc": docs.get(f.name, "")})
+            rows.append(
+                {"key": f"{section}.{camel(f.name)}", "default": getattr(default, f.name), "doc": docs.get(f.name, "")}
+            )
     return rows
 
 
 def settings_markdown() -> str:
     """docs/configuration.md: every setting, its default and meaning (``make docs`` writes it)."""
-    lines = ["# Configuration", "",
-             "Generated from `remnic/config.py` by `make docs`; `remnic config --defaults` prints the same.",
-             "Config files are JSON with camelCase keys, e.g. `{\"recall\": {\"topK\": 5}}`; see the README for",
-             "where remnic looks for them and in which order. Settings marked *user only* are refused in a",
-             "memory repository's shared `remnic.config.json`.", ""]
+    lines = [
+        "# Configuration",
+        "",
+        "Generated from `remnic/config.py` by `make docs`; `remnic config --defaults` prints the same.",
+        'Config files are JSON with camelCase keys, e.g. `{"recall": {"topK": 5}}`; see the README for',
+        "where remnic looks for them and in which order. Settings marked *user only* are refused in a",
+        "memory repository's shared `remnic.config.json`.",
+        "",
+    ]
     section = None
     for row in describe_settings():
         head = row["key"].split(".")[0]
@@ -354,16 +362,32 @@ def settings_markdown() -> str:
 CHOICES: dict[str, tuple[str, ...]] = {"recall.fusion": ("rrf", "score")}
 # Integers that must be at least 1 (a count, a size); every other number must be finite and >= 0.
 AT_LEAST_ONE = {
-    "store.maxContentChars", "embed.maxLength", "embed.batchSize", "embed.threads", "recall.topK",
-    "recall.candidates", "recall.rrfK", "recall.mmrPool", "recall.maxChunks", "recall.maxQueryChars",
-    "server.maxBodyBytes", "server.writeRateLimit",
+    "store.maxContentChars",
+    "embed.maxLength",
+    "embed.batchSize",
+    "embed.threads",
+    "recall.topK",
+    "recall.candidates",
+    "recall.rrfK",
+    "recall.mmrPool",
+    "recall.maxChunks",
+    "recall.maxQueryChars",
+    "server.maxBodyBytes",
+    "server.writeRateLimit",
 }
 RANGES: dict[str, tuple[float, float]] = {"server.port": (0, 65535)}
 _FRACTION_RE = re.compile(r"(Confidence|Importance|Overlap|Ratio|Lambda|Alpha|Floor)$")
 # Settings that widen access or weaken safety: a shared, versioned memory repo must not be able to
 # set them for everyone who clones it; they come from the user's own config only.
-USER_ONLY = {"namespaces.enabled", "namespaces.policies", "namespaces.default", "server.host",
-             "store.scanSecrets", "embed.modelPath", "embed.tokenizerPath"}
+USER_ONLY = {
+    "namespaces.enabled",
+    "namespaces.policies",
+    "namespaces.default",
+    "server.host",
+    "store.scanSecrets",
+    "embed.modelPath",
+    "embed.tokenizerPath",
+}
 
 
 def _check_value(dotted: str, value: Any, origin: str) -> None:
@@ -378,10 +402,13 @@ def _check_value(dotted: str, value: Any, origin: str) -> None:
         bad(f"must be a finite number, got {value!r}")
     low, high = RANGES.get(dotted, (1 if dotted in AT_LEAST_ONE else 0, 1 if _FRACTION_RE.search(dotted) else None))
     if value < low or (high is not None and value > high):
-        bad(f"must be {'from ' + str(low) + ' to ' + str(high) if high is not None else 'at least ' + str(low)}, got {value!r}")
+        bad(
+            f"must be {'from ' + str(low) + ' to ' + str(high) if high is not None else 'at least ' + str(low)}, got {value!r}"
+        )
 
 
 # --- loading ---
+
 
 def _check_type(key: str, value: Any, default: Any, path: str) -> Any:
     if isinstance(default, bool):
@@ -398,7 +425,9 @@ def _check_type(key: str, value: Any, default: Any, path: str) -> Any:
     else:
         ok = isinstance(value, type(default))
     if not ok:
-        raise ValidationError.single(key, f"expected {type(default).__name__ if default is not None else 'a string'}, got {value!r}", path=path)
+        raise ValidationError.single(
+            key, f"expected {type(default).__name__ if default is not None else 'a string'}, got {value!r}", path=path
+        )
     return value
 
 
@@ -408,8 +437,9 @@ def _apply(settings: Settings, data: Mapping[str, Any], origin: str, *, shared: 
         if section in ("memory_dir", "$schema", "_comment"):
             continue
         if section not in SECTIONS:
-            raise ValidationError.single(raw_section, "unknown config section", path=origin,
-                                         options=["memoryDir", *(camel(s) for s in SECTIONS)])
+            raise ValidationError.single(
+                raw_section, "unknown config section", path=origin, options=["memoryDir", *(camel(s) for s in SECTIONS)]
+            )
         if not isinstance(values, dict):
             raise ValidationError.single(raw_section, "must be an object of settings", path=origin)
         current = getattr(settings, section)
@@ -418,13 +448,17 @@ def _apply(settings: Settings, data: Mapping[str, Any], origin: str, *, shared: 
         for raw_key, value in values.items():
             key = snake(raw_key)
             if key not in known:
-                raise ValidationError.single(f"{raw_section}.{raw_key}", "unknown setting", path=origin,
-                                             options=[camel(k) for k in known])
+                raise ValidationError.single(
+                    f"{raw_section}.{raw_key}", "unknown setting", path=origin, options=[camel(k) for k in known]
+                )
             dotted = f"{section}.{camel(key)}"
             if shared and dotted in USER_ONLY:
                 raise ValidationError.single(
-                    dotted, "can only be set in your own config (~/.config/remnic/config.json or the file "
-                    "named by REMNIC_CONFIG_PATH), not in the memory repository's shared remnic.config.json", path=origin)
+                    dotted,
+                    "can only be set in your own config (~/.config/remnic/config.json or the file "
+                    "named by REMNIC_CONFIG_PATH), not in the memory repository's shared remnic.config.json",
+                    path=origin,
+                )
             updates[key] = _check_type(dotted, value, getattr(type(current)(), key), origin)
             if value is not None:
                 _check_value(dotted, updates[key], origin)
@@ -458,8 +492,10 @@ def find_memory_repo(start: Path) -> Path | None:
 def _config_candidates(cwd: Path, env: Mapping[str, str]) -> list[tuple[Path, str]]:
     """Global config files, lowest precedence first, with their origin labels."""
     home = Path(env.get("HOME") or Path.home())
-    found = [(home / ".config" / "remnic" / "config.json", "~/.config/remnic/config.json"),
-             (cwd / REPO_CONFIG_FILE, f"./{REPO_CONFIG_FILE}")]
+    found = [
+        (home / ".config" / "remnic" / "config.json", "~/.config/remnic/config.json"),
+        (cwd / REPO_CONFIG_FILE, f"./{REPO_CONFIG_FILE}"),
+    ]
     if env.get("REMNIC_CONFIG_PATH"):
         found.append((Path(env["REMNIC_CONFIG_PATH"]).expanduser(), "REMNIC_CONFIG_PATH"))
     return found
@@ -486,7 +522,11 @@ def load_settings(
     for path, label in _config_candidates(cwd, env) if use_config_files else ():
         if path.is_file():
             files.append((path.resolve(), f"{label} ({path})", read_config_file(path)))
-    if use_config_files and env.get("REMNIC_CONFIG_PATH") and not Path(env["REMNIC_CONFIG_PATH"]).expanduser().is_file():
+    if (
+        use_config_files
+        and env.get("REMNIC_CONFIG_PATH")
+        and not Path(env["REMNIC_CONFIG_PATH"]).expanduser().is_file()
+    ):
         raise ValidationError.single("REMNIC_CONFIG_PATH", f"no config file at {env['REMNIC_CONFIG_PATH']}")
 
     if memory_dir is not None:
@@ -511,8 +551,10 @@ def load_settings(
     layers = list(files)
     repo_cfg = root / REPO_CONFIG_FILE
     if use_config_files and repo_cfg.is_file() and all(p != repo_cfg.resolve() for p, _, _ in files):
-        layers.insert(1 if files and files[0][1].startswith("~") else 0,
-                      (repo_cfg.resolve(), f"memory repo ({repo_cfg})", read_config_file(repo_cfg)))
+        layers.insert(
+            1 if files and files[0][1].startswith("~") else 0,
+            (repo_cfg.resolve(), f"memory repo ({repo_cfg})", read_config_file(repo_cfg)),
+        )
     shared_path = repo_cfg.resolve() if use_config_files and repo_cfg.is_file() else None
     for path, label, data in layers:
         _apply(settings, data, label, shared=path == shared_path)

@@ -7,8 +7,9 @@ without re-deciding what they mean.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 
 @dataclass
@@ -90,7 +91,7 @@ class ValidationError(UsageError):
         path: str | None = None,
         line: int | None = None,
         options: Sequence[str] | None = None,
-    ) -> "ValidationError":
+    ) -> ValidationError:
         problem = FieldProblem(field, message, path=path, line=line, options=options)
         return cls(problem.describe(), problems=[problem])
 

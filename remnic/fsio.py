@@ -41,7 +41,9 @@ def read_regular(path: Path) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise NotRegularFile(errno.ELOOP, "is a symbolic link; memory files must be regular files", str(path)) from None
+            raise NotRegularFile(
+                errno.ELOOP, "is a symbolic link; memory files must be regular files", str(path)
+            ) from None
         raise
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):

@@ -73,11 +73,23 @@ def run_cli(*args: str, cwd: Path | None = None) -> Result:
     return Result(code, out.getvalue(), err.getvalue())
 
 
-def run_remnic(*args: str, cwd: Path | None = None, stdin: str | None = None,
-               env: dict[str, str] | None = None, timeout: float = 120) -> Result:
+def run_remnic(
+    *args: str,
+    cwd: Path | None = None,
+    stdin: str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> Result:
     """Run `python -m remnic` as a real subprocess."""
-    proc = subprocess.run([sys.executable, "-m", "remnic", *args], cwd=cwd, input=stdin, capture_output=True,
-                          text=True, env={**os.environ, **(env or {})}, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-m", "remnic", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+    )
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 

@@ -52,18 +52,13 @@ def render_case(case_dir: Path) -> dict[str, bytes]:
     from remnic.render.xray import render_xray
 
     snapshot = load_snapshot(case_dir)
-    return {
-        name: render_xray(snapshot, fmt).encode("utf-8")
-        for name, fmt in EXPECTED_FILES.items()
-    }
+    return {name: render_xray(snapshot, fmt).encode("utf-8") for name, fmt in EXPECTED_FILES.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("cases", nargs="*", help="case names (default: all)")
-    parser.add_argument(
-        "--check", action="store_true", help="do not write; exit 1 if anything would change"
-    )
+    parser.add_argument("--check", action="store_true", help="do not write; exit 1 if anything would change")
     args = parser.parse_args(argv)
 
     dirs = case_dirs()

@@ -13,9 +13,18 @@ from remnic.recall.audit import AuditEntry, AuditLog, new_audit_id
 
 
 def entry(query: str, now: float | None = None) -> AuditEntry:
-    return AuditEntry(id=new_audit_id(now), ts="2026-11-21T00:00:00.000Z", query=query, namespace="default",
-                      sessionKey=None, traceId=None, candidateIds=["a", "b"], returnedIds=["a"],
-                      budget={"chars": 100, "used": 10}, latencyMs=1.5)
+    return AuditEntry(
+        id=new_audit_id(now),
+        ts="2026-11-21T00:00:00.000Z",
+        query=query,
+        namespace="default",
+        sessionKey=None,
+        traceId=None,
+        candidateIds=["a", "b"],
+        returnedIds=["a"],
+        budget={"chars": 100, "used": 10},
+        latencyMs=1.5,
+    )
 
 
 def test_append_and_show(tmp_path: Path) -> None:
@@ -73,9 +82,9 @@ def test_concurrent_appends_never_interleave(tmp_path: Path) -> None:
 
 def test_old_days_are_pruned_when_a_new_day_starts(tmp_path: Path) -> None:
     log = AuditLog(tmp_path, retention_days=30)
-    old = log.append(entry("long ago", now=1_700_000_000))           # 2023-11-14
-    kept = log.append(entry("two weeks later", now=1_701_200_000))   # 2023-11-28
-    log.append(entry("two months later", now=1_705_000_000))         # 2024-01-11: starts a new day file
+    old = log.append(entry("long ago", now=1_700_000_000))  # 2023-11-14
+    kept = log.append(entry("two weeks later", now=1_701_200_000))  # 2023-11-28
+    log.append(entry("two months later", now=1_705_000_000))  # 2024-01-11: starts a new day file
     names = sorted(p.name for p in (tmp_path / "audit").iterdir())
     assert names == ["recall-20240111.jsonl"]
     with pytest.raises(NotFoundError):

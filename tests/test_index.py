@@ -82,8 +82,9 @@ def test_hits_carry_path_content_frontmatter_and_terms_that_add_up(repo: Memory)
     assert hit.frontmatter["id"] == hit.id and hit.category == "preference" and hit.status == "active"
     for h in result.hits:
         t = h.terms
-        assert h.score == pytest.approx(t.vector + t.bm25 + t.importance + t.recency + t.status + t.propagation
-                                        - t.mmr_penalty, abs=1e-9)
+        assert h.score == pytest.approx(
+            t.vector + t.bm25 + t.importance + t.recency + t.status + t.propagation - t.mmr_penalty, abs=1e-9
+        )
     names = [s.name for s in result.stages]
     assert names[:2] == ["namespace-scope", "status-active"] and names[-2:] == ["top-k", "budget-fit"]
     data = result.to_dict()
@@ -111,10 +112,25 @@ def test_health_reports_the_manifest(repo: Memory) -> None:
     assert repo.status()["index"]["state"] == "ok"
 
 
-@pytest.mark.parametrize("query", [
-    'say "hello', "title:foo status:active", "((unbalanced (parens", "what's up?", "AND OR NOT", "*", "-", "+:^~",
-    "path:/etc/passwd", "a" * 10_000, "release " * 3000, "\x00\x01 nul", "日本語のクエリ", "🙂🙂",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        'say "hello',
+        "title:foo status:active",
+        "((unbalanced (parens",
+        "what's up?",
+        "AND OR NOT",
+        "*",
+        "-",
+        "+:^~",
+        "path:/etc/passwd",
+        "a" * 10_000,
+        "release " * 3000,
+        "\x00\x01 nul",
+        "日本語のクエリ",
+        "🙂🙂",
+    ],
+)
 def test_hostile_queries_behave(repo: Memory, query: str) -> None:
     result = repo.recall(query, top_k=3)
     assert len(result.hits) <= 3
@@ -278,8 +294,13 @@ def test_another_writer_is_noticed_by_a_reader(fresh: Memory) -> None:
 def test_a_real_second_process_writes_and_the_reader_sees_it(fresh: Memory) -> None:
     fresh.recall("tabs", top_k=1)
     env = {**os.environ, "REMNIC_MEMORY_DIR": str(fresh.root)}
-    out = subprocess.run([sys.executable, "-m", "remnic", "store", "Quarterly planning happens in the loft room",
-                          "--json"], capture_output=True, text=True, env=env, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "remnic", "store", "Quarterly planning happens in the loft room", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     hit = fresh.recall("quarterly planning loft", top_k=1).hits[0]
     assert "loft room" in hit.content

@@ -126,15 +126,31 @@ def test_frontmatter_must_be_a_mapping() -> None:
         parse_file("---\n- a\n- b\n---\nbody\n", "facts/list.md")
 
 
-@pytest.mark.parametrize(("value", "tier"), [(1.0, "explicit"), (0.95, "explicit"), (0.94, "implied"),
-                                             (0.70, "implied"), (0.5, "inferred"), (0.40, "inferred"),
-                                             (0.39, "speculative"), (0.0, "speculative")])
+@pytest.mark.parametrize(
+    ("value", "tier"),
+    [
+        (1.0, "explicit"),
+        (0.95, "explicit"),
+        (0.94, "implied"),
+        (0.70, "implied"),
+        (0.5, "inferred"),
+        (0.40, "inferred"),
+        (0.39, "speculative"),
+        (0.0, "speculative"),
+    ],
+)
 def test_confidence_tiers_match_remnic(value: float, tier: str) -> None:
     assert confidence_tier(value) == tier
 
 
 def test_importance_levels() -> None:
-    assert [importance_level(x) for x in (0.95, 0.8, 0.5, 0.25, 0.1)] == ["critical", "high", "normal", "low", "trivial"]
+    assert [importance_level(x) for x in (0.95, 0.8, 0.5, 0.25, 0.1)] == [
+        "critical",
+        "high",
+        "normal",
+        "low",
+        "trivial",
+    ]
 
 
 def test_vocabularies_match_design() -> None:
@@ -157,7 +173,9 @@ def test_namespace_and_category_from_path() -> None:
     assert category_for_path("notes/a.md") == "fact"
 
 
-@pytest.mark.parametrize("bad", ["../x.md", "/etc/passwd", "facts/../../x.md", ".git/config", ".remnic/x.md", "a//b.md", ""])
+@pytest.mark.parametrize(
+    "bad", ["../x.md", "/etc/passwd", "facts/../../x.md", ".git/config", ".remnic/x.md", "a//b.md", ""]
+)
 def test_path_traversal_is_refused(bad: str) -> None:
     with pytest.raises(ValidationError):
         check_relpath(bad)

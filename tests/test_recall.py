@@ -61,12 +61,31 @@ def test_episode_keys_and_order() -> None:
 
 
 def test_score_terms_sum_to_final() -> None:
-    t = ScoreTerms(vector=0.8, bm25=1.1, importance=0.04, recency=0.01, status=-0.5, reinforcement=0.01,
-                   propagation=0.2, tier_prior=0.25, mmr_penalty=0.1)
+    t = ScoreTerms(
+        vector=0.8,
+        bm25=1.1,
+        importance=0.04,
+        recency=0.01,
+        status=-0.5,
+        reinforcement=0.01,
+        propagation=0.2,
+        tier_prior=0.25,
+        mmr_penalty=0.1,
+    )
     assert t.final == pytest.approx(0.8 + 1.1 + 0.04 + 0.01 - 0.5 + 0.01 + 0.2 + 0.25 - 0.1)
     assert t.base == pytest.approx(0.8 + 1.1 + 0.04 + 0.01 - 0.5 + 0.01)
-    assert set(t.to_dict()) == {"final", "vector", "bm25", "importance", "recency", "status", "reinforcement",
-                                "propagation", "tierPrior", "mmrPenalty"}
+    assert set(t.to_dict()) == {
+        "final",
+        "vector",
+        "bm25",
+        "importance",
+        "recency",
+        "status",
+        "reinforcement",
+        "propagation",
+        "tierPrior",
+        "mmrPenalty",
+    }
 
 
 def test_fusion_terms() -> None:
@@ -109,8 +128,24 @@ def test_long_memories_score_the_mean_of_their_best_chunks() -> None:
     rng = np.random.default_rng(0)
     snap = Snapshot(8)
     lengths = [1, 2, 5, 7, 3, 12]
-    rows = [(f"p{i}", f"id{i}", "ns", "fact", "active", None, 0.5, 0.9, None, 0,
-             rng.standard_normal((n, 8)).astype(np.float32).tobytes(), None, 1) for i, n in enumerate(lengths)]
+    rows = [
+        (
+            f"p{i}",
+            f"id{i}",
+            "ns",
+            "fact",
+            "active",
+            None,
+            0.5,
+            0.9,
+            None,
+            0,
+            rng.standard_normal((n, 8)).astype(np.float32).tobytes(),
+            None,
+            1,
+        )
+        for i, n in enumerate(lengths)
+    ]
     snap.apply(rows, [], 1)
     snap.apply([rows[3]], [], 2)  # a rewritten row leaves a dead block behind
     q = rng.standard_normal(8).astype(np.float32)
@@ -119,14 +154,15 @@ def test_long_memories_score_the_mean_of_their_best_chunks() -> None:
         out = []
         for i, n in enumerate(lengths):
             r = snap.row_of[f"p{i}"]
-            sims = np.sort(snap.chunks.view[snap.seg_start[r]: snap.seg_start[r] + n] @ q)[::-1]
+            sims = np.sort(snap.chunks.view[snap.seg_start[r] : snap.seg_start[r] + n] @ q)[::-1]
             out.append(float(sims[:k].mean()) if k > 1 and n >= max(2, min_chunks) else float(sims[0]))
         return out
 
     for k, min_chunks in ((1, 2), (2, 2), (3, 4), (2, 12), (20, 2)):
         got = snap.scores(q, 0.0, k, min_chunks).chunk
-        np.testing.assert_allclose([got[snap.row_of[f"p{i}"]] for i in range(len(lengths))], brute(k, min_chunks),
-                                   atol=1e-5)
+        np.testing.assert_allclose(
+            [got[snap.row_of[f"p{i}"]] for i in range(len(lengths))], brute(k, min_chunks), atol=1e-5
+        )
 
 
 def test_every_recall_setting_is_documented() -> None:
@@ -151,8 +187,16 @@ TURNS = [
 def chat(tmp_path_factory: pytest.TempPathFactory) -> Memory:
     root = tmp_path_factory.mktemp("chat") / "memory"
     memory = Memory.init(root, settings=settings_for(root))
-    items = [{"content": text, "category": "moment", "episodeId": ep, "sourceTurnId": f"{ep}:{i}",
-              "created": f"2024-03-0{1 + i // 4}T10:00:{i:02d}.000Z"} for i, (text, ep) in enumerate(TURNS)]
+    items = [
+        {
+            "content": text,
+            "category": "moment",
+            "episodeId": ep,
+            "sourceTurnId": f"{ep}:{i}",
+            "created": f"2024-03-0{1 + i // 4}T10:00:{i:02d}.000Z",
+        }
+        for i, (text, ep) in enumerate(TURNS)
+    ]
     memory.import_records(items)
     memory.recall("warm", top_k=1)
     yield memory
@@ -167,7 +211,9 @@ def test_short_turns_are_indexed_with_their_neighbours(chat: Memory) -> None:
 
 
 def test_episode_expansion_offers_siblings_with_discounted_scores(chat: Memory) -> None:
-    strong = Memory.open(settings=settings_for(chat.root, recall={"score_propagation_alpha": 0.9, "expansion_seeds": 1}))
+    strong = Memory.open(
+        settings=settings_for(chat.root, recall={"score_propagation_alpha": 0.9, "expansion_seeds": 1})
+    )
     result = strong.recall("violin lessons", top_k=6)
     strong.close()
     top = result.hits[0]
@@ -212,14 +258,18 @@ def test_cli_query_json_and_text(chat: Memory, capsys: pytest.CaptureFixture[str
     assert "    score: final=" in out and "served-by=" in out
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["query", "x", "--top-k", "0"], "--top-k"),
-    (["query", "x", "--top-k", "many"], "--top-k"),
-    (["query", "x", "--budget", "-5"], "--budget"),
-    (["query", "x", "--category", "nope"], "category"),
-])
-def test_cli_bad_flags_exit_2_naming_the_flag(chat: Memory, capsys: pytest.CaptureFixture[str], argv: list[str],
-                                             needle: str) -> None:
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["query", "x", "--top-k", "0"], "--top-k"),
+        (["query", "x", "--top-k", "many"], "--top-k"),
+        (["query", "x", "--budget", "-5"], "--budget"),
+        (["query", "x", "--category", "nope"], "category"),
+    ],
+)
+def test_cli_bad_flags_exit_2_naming_the_flag(
+    chat: Memory, capsys: pytest.CaptureFixture[str], argv: list[str], needle: str
+) -> None:
     with pytest.raises(SystemExit) as exc:
         main([*argv, "--memory-dir", str(chat.root)])
     assert exc.value.code == 2
@@ -247,8 +297,16 @@ def test_nonsense_queries_find_nothing_and_the_xray_says_why(tmp_path) -> None:
     from remnic.service.memory import Memory
 
     mem = Memory.init(tmp_path / "m", settings=settings_for(tmp_path / "m"))
-    mem.import_records([{"content": c} for c in ("We cut releases every Tuesday", "Ana prefers tabs over spaces",
-                                                   "The replica lag alarm fires above 200ms")])
+    mem.import_records(
+        [
+            {"content": c}
+            for c in (
+                "We cut releases every Tuesday",
+                "Ana prefers tabs over spaces",
+                "The replica lag alarm fires above 200ms",
+            )
+        ]
+    )
     assert len(mem.recall("when do we cut releases?")) >= 1
     assert len(mem.recall("zzzqqq nonexistent")) == 0
     snap = mem.recall_xray("zzzqqq nonexistent")

@@ -52,8 +52,14 @@ def make_snapshot(**overrides) -> RecallXraySnapshot:
                 path="facts/editor.md",
                 served_by="hybrid",
                 score=ScoreDecomposition(
-                    final=0.87, vector=0.81, bm25=0.42, importance=0.9, recency=0.1,
-                    mmr_penalty=0.05, tier_prior=0.2, reinforcement_boost=0.01,
+                    final=0.87,
+                    vector=0.81,
+                    bm25=0.42,
+                    importance=0.9,
+                    recency=0.1,
+                    mmr_penalty=0.05,
+                    tier_prior=0.2,
+                    reinforcement_boost=0.01,
                 ),
                 admitted_by=["namespace", "trust-zone"],
                 rejected_by="mmr",
@@ -95,7 +101,12 @@ def make_snapshot(**overrides) -> RecallXraySnapshot:
 def test_constants():
     assert SCHEMA_VERSION == "1"
     assert SERVED_BY_TIERS == (
-        "direct-answer", "hybrid", "graph", "recent-scan", "procedural", "review-context",
+        "direct-answer",
+        "hybrid",
+        "graph",
+        "recent-scan",
+        "procedural",
+        "review-context",
     )
     assert CORRECTION_STATES == ("none", "correction", "superseded", "disputed", "forgotten")
     assert SAFETY_LEVELS == ("safe", "requires-review", "blocked")
@@ -134,40 +145,84 @@ def test_render_rejects_unknown_format():
 def test_to_dict_key_order():
     d = make_snapshot().to_dict()
     assert list(d) == [
-        "schemaVersion", "query", "snapshotId", "capturedAt", "sessionKey", "namespace",
-        "traceId", "tierExplain", "filters", "results", "budget",
+        "schemaVersion",
+        "query",
+        "snapshotId",
+        "capturedAt",
+        "sessionKey",
+        "namespace",
+        "traceId",
+        "tierExplain",
+        "filters",
+        "results",
+        "budget",
     ]
     result = d["results"][0]
     assert list(result) == [
-        "memoryId", "path", "servedBy", "scoreDecomposition", "admittedBy", "rejectedBy",
-        "graphPath", "graphEdgeConfidences", "auditEntryId", "provenance",
+        "memoryId",
+        "path",
+        "servedBy",
+        "scoreDecomposition",
+        "admittedBy",
+        "rejectedBy",
+        "graphPath",
+        "graphEdgeConfidences",
+        "auditEntryId",
+        "provenance",
     ]
     assert list(result["scoreDecomposition"]) == [
-        "final", "vector", "bm25", "importance", "recency", "mmrPenalty", "tierPrior",
+        "final",
+        "vector",
+        "bm25",
+        "importance",
+        "recency",
+        "mmrPenalty",
+        "tierPrior",
         "reinforcementBoost",
     ]
     assert list(result["provenance"]) == [
-        "source", "created", "updated", "namespace", "scope", "userContextScopes",
-        "retrievalReason", "confidence", "stale", "corrected", "correctionState",
-        "safeToUse", "safety", "safetyReasons",
+        "source",
+        "created",
+        "updated",
+        "namespace",
+        "scope",
+        "userContextScopes",
+        "retrievalReason",
+        "confidence",
+        "stale",
+        "corrected",
+        "correctionState",
+        "safeToUse",
+        "safety",
+        "safetyReasons",
     ]
     assert list(d["tierExplain"]) == [
-        "tier", "reason", "candidatesConsidered", "latencyMs", "filteredBy", "sourceAnchors",
+        "tier",
+        "reason",
+        "candidatesConsidered",
+        "latencyMs",
+        "filteredBy",
+        "sourceAnchors",
     ]
     assert d["filters"][1] == {"name": "trust", "considered": 4, "admitted": 4}
 
 
 def test_to_dict_omits_optional_none():
     snap = RecallXraySnapshot(
-        query="q", snapshot_id="s", captured_at=1,
+        query="q",
+        snapshot_id="s",
+        captured_at=1,
         results=[XrayResult("m", "p", "hybrid", ScoreDecomposition(final=0.5))],
     )
     d = snap.to_dict()
     assert "sessionKey" not in d and "namespace" not in d and "traceId" not in d
     assert d["tierExplain"] is None
     assert d["results"][0] == {
-        "memoryId": "m", "path": "p", "servedBy": "hybrid",
-        "scoreDecomposition": {"final": 0.5}, "admittedBy": [],
+        "memoryId": "m",
+        "path": "p",
+        "servedBy": "hybrid",
+        "scoreDecomposition": {"final": 0.5},
+        "admittedBy": [],
     }
     assert d["budget"] == {"chars": 0, "used": 0}
 
@@ -182,19 +237,25 @@ def test_filter_rejected_property():
 
 
 def test_from_dict_tolerant():
-    snap = RecallXraySnapshot.from_dict({
-        "query": 42,
-        "capturedAt": "yesterday",
-        "unknownKey": {"x": 1},
-        "results": [
-            {"scoreDecomposition": {"final": "high", "vector": "x", "bm25": float("nan")},
-             "admittedBy": "namespace", "graphPath": "a->b", "provenance": "nope"},
-            "not-a-result",
-        ],
-        "filters": [1, None, {"name": 3}],
-        "tierExplain": [],
-        "budget": "lots",
-    })
+    snap = RecallXraySnapshot.from_dict(
+        {
+            "query": 42,
+            "capturedAt": "yesterday",
+            "unknownKey": {"x": 1},
+            "results": [
+                {
+                    "scoreDecomposition": {"final": "high", "vector": "x", "bm25": float("nan")},
+                    "admittedBy": "namespace",
+                    "graphPath": "a->b",
+                    "provenance": "nope",
+                },
+                "not-a-result",
+            ],
+            "filters": [1, None, {"name": 3}],
+            "tierExplain": [],
+            "budget": "lots",
+        }
+    )
     assert snap.query == "42"
     assert snap.captured_at == 0
     assert len(snap.results) == 1
@@ -218,8 +279,17 @@ def test_from_dict_non_mapping(data):
 
 @pytest.mark.parametrize(
     "value, expected",
-    [(0.5, "0.5000"), (0.12345, "0.1235"), (1, "1.0000"), (-0.00001, "0.0000"),
-     (float("nan"), "n/a"), (float("inf"), "n/a"), (None, "n/a"), ("0.5", "n/a"), (True, "n/a")],
+    [
+        (0.5, "0.5000"),
+        (0.12345, "0.1235"),
+        (1, "1.0000"),
+        (-0.00001, "0.0000"),
+        (float("nan"), "n/a"),
+        (float("inf"), "n/a"),
+        (None, "n/a"),
+        ("0.5", "n/a"),
+        (True, "n/a"),
+    ],
 )
 def test_fmt_score_four_decimals(value, expected):
     assert fmt_score(value) == expected
@@ -227,10 +297,18 @@ def test_fmt_score_four_decimals(value, expected):
 
 @pytest.mark.parametrize(
     "value, expected",
-    [(1776706200000, "2026-04-20T17:30:00.000Z"), (1700000000123.9, "2023-11-14T22:13:20.123Z"),
-     (0, "1970-01-01T00:00:00.000Z"), (-1, "1969-12-31T23:59:59.999Z"),
-     (float("nan"), "unknown"), (float("-inf"), "unknown"), (1e20, "unknown"),
-     (10**400, "unknown"), ("2026", "unknown"), (None, "unknown")],
+    [
+        (1776706200000, "2026-04-20T17:30:00.000Z"),
+        (1700000000123.9, "2023-11-14T22:13:20.123Z"),
+        (0, "1970-01-01T00:00:00.000Z"),
+        (-1, "1969-12-31T23:59:59.999Z"),
+        (float("nan"), "unknown"),
+        (float("-inf"), "unknown"),
+        (1e20, "unknown"),
+        (10**400, "unknown"),
+        ("2026", "unknown"),
+        (None, "unknown"),
+    ],
 )
 def test_fmt_time(value, expected):
     assert fmt_time(value) == expected
@@ -419,8 +497,16 @@ GARBAGE = [
     {},
     {"results": "x", "filters": [1, None, {"name": 3}]},
     {"results": [{}], "filters": [{}], "tierExplain": {}, "budget": {}},
-    {"results": [{"scoreDecomposition": None, "provenance": {}, "graphPath": [None, 1, "a"],
-                  "graphEdgeConfidences": ["x", float("nan"), 2]}]},
+    {
+        "results": [
+            {
+                "scoreDecomposition": None,
+                "provenance": {},
+                "graphPath": [None, 1, "a"],
+                "graphEdgeConfidences": ["x", float("nan"), 2],
+            }
+        ]
+    },
     {"capturedAt": float("inf"), "budget": {"chars": -1, "used": 10**30}},
     {"capturedAt": 10**400, "budget": {"chars": 1.5, "used": float("nan")}},
     {"query": None, "snapshotId": ["a"], "sessionKey": {}, "tierExplain": {"sourceAnchors": "a"}},

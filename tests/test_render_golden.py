@@ -18,7 +18,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from regen_golden import EXPECTED_FILES, GOLDEN_DIR, case_dirs, load_snapshot  # noqa: E402
+from regen_golden import EXPECTED_FILES, GOLDEN_DIR, case_dirs, load_snapshot
 
 from remnic.render import xray as render
 from remnic.render.xray import render_xray
@@ -40,7 +40,7 @@ def _diff(expected: str, actual: str, name: str) -> str:
 
 
 def test_required_cases_exist():
-    assert REQUIRED_CASES <= {d.name for d in CASES}
+    assert {d.name for d in CASES} >= REQUIRED_CASES
 
 
 @pytest.mark.parametrize("case_dir", CASES, ids=[d.name for d in CASES])
@@ -53,9 +53,7 @@ def test_golden_case(case_dir: Path):
         expected = path.read_bytes()
         actual = render_xray(snapshot, fmt).encode("utf-8")
         if actual != expected:
-            failures.append(
-                _diff(expected.decode("utf-8", "replace"), actual.decode("utf-8"), name)
-            )
+            failures.append(_diff(expected.decode("utf-8", "replace"), actual.decode("utf-8"), name))
     assert not failures, f"golden mismatch in {case_dir.name}; {HINT}\n" + "\n".join(failures)
 
 
@@ -78,10 +76,7 @@ def test_expected_json_is_strict_json():
 
 
 def _template_sources() -> dict[str, str]:
-    return {
-        name: (render.TEMPLATE_DIR / name).read_text(encoding="utf-8")
-        for name in render.TEMPLATE_NAMES.values()
-    }
+    return {name: (render.TEMPLATE_DIR / name).read_text(encoding="utf-8") for name in render.TEMPLATE_NAMES.values()}
 
 
 @pytest.mark.parametrize(

@@ -15,9 +15,10 @@ import socket
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from conftest import git, run_remnic
@@ -57,14 +58,37 @@ class Env:
     root: Path
     store: TokenStore
 
-    def call(self, method: str, path: str, body: Any = None, *, token: str | None = "alice",
-             raw: bytes | None = None, headers: dict[str, str] | None = None) -> Resp:
-        return request(self.port, method, path, body, token=getattr(self, token) if token in ("alice", "bob")
-                       else token, raw=raw, headers=headers)
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        token: str | None = "alice",
+        raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Resp:
+        return request(
+            self.port,
+            method,
+            path,
+            body,
+            token=getattr(self, token) if token in ("alice", "bob") else token,
+            raw=raw,
+            headers=headers,
+        )
 
 
-def request(port: int, method: str, path: str, body: Any = None, *, token: str | None = None,
-            raw: bytes | None = None, headers: dict[str, str] | None = None) -> Resp:
+def request(
+    port: int,
+    method: str,
+    path: str,
+    body: Any = None,
+    *,
+    token: str | None = None,
+    raw: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> Resp:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     try:
         hdrs = dict(headers or {})
@@ -103,6 +127,7 @@ def commits(root: Path) -> int:
 
 # --- routes ---
 
+
 def test_health_on_both_prefixes_with_request_id(env: Env) -> None:
     for prefix in ("/engram/v1", "/remnic/v1"):
         r = env.call("GET", f"{prefix}/health")
@@ -117,8 +142,11 @@ def test_health_on_both_prefixes_with_request_id(env: Env) -> None:
 
 
 def test_store_get_and_timeline_come_from_git(env: Env) -> None:
-    r = env.call("POST", "/engram/v1/memories", {"content": "We deploy on Tuesdays", "category": "decision",
-                                                 "tags": ["ops"], "schemaVersion": 1})
+    r = env.call(
+        "POST",
+        "/engram/v1/memories",
+        {"content": "We deploy on Tuesdays", "category": "decision", "tags": ["ops"], "schemaVersion": 1},
+    )
     assert r.status == 201, r.raw
     stored = r.json()
     assert stored["status"] == "stored" and stored["namespace"] == "alice" and stored["accepted"] is True
@@ -140,9 +168,13 @@ def test_store_get_and_timeline_come_from_git(env: Env) -> None:
 
 
 def test_list_filters_and_pages_newest_first(env: Env) -> None:
-    texts = [("Release train leaves on Tuesday", "decision"), ("Ana prefers tabs over spaces", "preference"),
-             ("The release checklist lives in docs", "fact"), ("Release notes are written by Bo", "fact"),
-             ("Deploys freeze on Fridays", "decision")]
+    texts = [
+        ("Release train leaves on Tuesday", "decision"),
+        ("Ana prefers tabs over spaces", "preference"),
+        ("The release checklist lives in docs", "fact"),
+        ("Release notes are written by Bo", "fact"),
+        ("Deploys freeze on Fridays", "decision"),
+    ]
     for text, category in texts:
         assert env.call("POST", "/engram/v1/memories", {"content": text, "category": category}).status == 201
     page = env.call("GET", "/engram/v1/memories?query=release&limit=2").json()
@@ -197,8 +229,13 @@ def test_observe_archives_messages_and_answers_202(env: Env) -> None:
     msgs = [{"role": "user", "content": "I moved to Lisbon"}, {"role": "assistant", "content": "Noted."}]
     r = env.call("POST", "/engram/v1/observe", {"sessionKey": "agent:main/../x", "messages": msgs})
     assert r.status == 202
-    assert r.json() == {"accepted": 2, "sessionKey": "agent:main/../x", "namespace": "alice",
-                        "lcmArchived": True, "extractionQueued": False}
+    assert r.json() == {
+        "accepted": 2,
+        "sessionKey": "agent:main/../x",
+        "namespace": "alice",
+        "lcmArchived": True,
+        "extractionQueued": False,
+    }
     files = list((env.root / ".remnic" / "observe" / "alice").rglob("*.jsonl"))
     assert len(files) == 1 and ".." not in files[0].name and "/" not in files[0].name
     lines = [json.loads(x) for x in files[0].read_text().splitlines()]
@@ -248,8 +285,9 @@ def test_unknown_route_method_and_memory(env: Env) -> None:
     assert env.call("GET", "/engram/v2/health").status == 404
 
 
-def test_internal_error_returns_request_id_and_logs_it(env: Env, monkeypatch: pytest.MonkeyPatch,
-                                                       caplog: pytest.LogCaptureFixture) -> None:
+def test_internal_error_returns_request_id_and_logs_it(
+    env: Env, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     def broken(**_: Any) -> Any:
         raise RuntimeError("disk on fire")
 
@@ -274,6 +312,7 @@ def test_keep_alive_serves_several_requests_on_one_connection(env: Env) -> None:
 
 # --- the server process ---
 
+
 def test_server_refuses_to_start_without_a_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REMNIC_TOKENS_PATH", str(tmp_path / "none.json"))
     root = tmp_path / "mem"
@@ -289,8 +328,24 @@ def test_serve_with_an_explicit_token_then_sigterm(tmp_path: Path, monkeypatch: 
     root = tmp_path / "mem"
     assert run_remnic("init", str(root)).code == 0
     env = {**os.environ, "REMNIC_TOKEN": "rmn_from_env_0123456789"}
-    proc = subprocess.Popen([sys.executable, "-m", "remnic", "serve", "--memory-dir", str(root), "--port", "0",
-                             "--json", "--principal", "ci"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "remnic",
+            "serve",
+            "--memory-dir",
+            str(root),
+            "--port",
+            "0",
+            "--json",
+            "--principal",
+            "ci",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     try:
         assert proc.stdout is not None
         info = json.loads(proc.stdout.readline())
@@ -336,6 +391,7 @@ def test_daemon_start_status_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 # --- recall, X-ray, explain ---
 
+
 def test_recall_then_explain_shows_that_recall(env: Env) -> None:
     for text in ("We deploy on Tuesdays after standup", "Ana prefers tabs", "Deploys freeze on Fridays"):
         assert env.call("POST", "/engram/v1/memories", {"content": text}).status == 201
@@ -377,6 +433,7 @@ def test_recall_xray_route(env: Env) -> None:
 
 # --- hostile input, settings-derived limits, one serialiser ---
 
+
 def test_hostile_bodies_and_query_strings_are_400_and_the_server_stays_up(env: Env) -> None:
     nested = b"[" * 60_000  # < 128 KiB, but json.loads would raise RecursionError
     r = env.call("POST", "/engram/v1/memories", raw=nested)
@@ -393,8 +450,9 @@ def test_hostile_bodies_and_query_strings_are_400_and_the_server_stays_up(env: E
     assert env.call("GET", "/engram/v1/health").status == 200
 
 
-def test_content_limit_and_defaults_come_from_the_store_settings(tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_content_limit_and_defaults_come_from_the_store_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = {"max_content_chars": 30_000, "default_confidence": 0.7}
     for env in make_env(tmp_path, monkeypatch, store=store):
         long = "word " * 5000  # 25,000 characters: over the old hard-coded 20,000
@@ -412,19 +470,29 @@ def test_content_limit_and_defaults_come_from_the_store_settings(tmp_path: Path,
 def test_every_http_body_uses_the_shared_serialiser(env: Env) -> None:
     """Routes, errors, /mcp (results and errors) and the base class's own 400s: all dumps_json."""
     responses = [
-        env.call("GET", "/engram/v1/health"), env.call("GET", "/engram/v1/memories"),
-        env.call("GET", "/engram/v1/nope"), env.call("DELETE", "/engram/v1/memories"),
-        env.call("GET", "/engram/v1/health", token=None), env.call("POST", "/engram/v1/recall", raw=b"{x"),
+        env.call("GET", "/engram/v1/health"),
+        env.call("GET", "/engram/v1/memories"),
+        env.call("GET", "/engram/v1/nope"),
+        env.call("DELETE", "/engram/v1/memories"),
+        env.call("GET", "/engram/v1/health", token=None),
+        env.call("POST", "/engram/v1/recall", raw=b"{x"),
         env.call("POST", "/engram/v1/recall/explain", {"sessionKey": "none"}),
         env.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"}),
-        env.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                                  "params": {"name": "remnic.memory_get", "arguments": {"memoryId": "mem_x"}}}),
+        env.call(
+            "POST",
+            "/mcp",
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "remnic.memory_get", "arguments": {"memoryId": "mem_x"}},
+            },
+        ),
         env.call("POST", "/mcp", raw=b"{nope"),
     ]
     with socket.create_connection(("127.0.0.1", env.port), timeout=10) as sock:
         # 101 headers: the base class refuses the request before routing (431), through send_error.
-        sock.sendall(b"GET /engram/v1/health HTTP/1.1\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(101))
-                     + b"\r\n")
+        sock.sendall(b"GET /engram/v1/health HTTP/1.1\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(101)) + b"\r\n")
         head, _, body = sock.makefile("rb").read().partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 431 ")
     responses.append(Resp(431, {}, body))
@@ -433,6 +501,7 @@ def test_every_http_body_uses_the_shared_serialiser(env: Env) -> None:
 
 
 # --- the serve command ---
+
 
 @pytest.mark.parametrize("port", ["99999", "-1", "65536", "http"])
 def test_serve_port_out_of_range_is_a_usage_error(port: str) -> None:
@@ -450,15 +519,31 @@ def test_serve_refuses_a_short_token(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert r.code == 2 and "REMNIC_TOKEN" in r.err
 
 
-def test_foreground_serve_is_visible_to_daemon_status_and_stop(tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_foreground_serve_is_visible_to_daemon_status_and_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A plain `remnic serve` (here on 0.0.0.0, which warns) records itself: status, start and stop see it."""
     monkeypatch.setenv("REMNIC_TOKENS_PATH", str(tmp_path / "tokens.json"))
     root = tmp_path / "mem"
     assert run_remnic("init", str(root)).code == 0
     token = "rmn_foreground_0123456789"
-    proc = subprocess.Popen([sys.executable, "-m", "remnic", "serve", "--memory-dir", str(root), "--host", "0.0.0.0",
-                             "--port", "0", "--json", "--token", token], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "remnic",
+            "serve",
+            "--memory-dir",
+            str(root),
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "0",
+            "--json",
+            "--token",
+            token,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         assert proc.stdout is not None
         info = json.loads(proc.stdout.readline())

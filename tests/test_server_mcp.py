@@ -14,8 +14,9 @@ import select
 import subprocess
 import sys
 import warnings
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterator
+from typing import Any
 
 import httpx2
 import pytest
@@ -29,8 +30,17 @@ from test_server_http import NAMESPACES, Env, make_env
 from remnic.server.mcp import SUPPORTED_VERSIONS, TOOL_NAMES
 from remnic.service.memory import Memory
 
-OPERATIONS = ("recall", "recall_xray", "recall_explain", "memory_store", "memory_get", "memory_search",
-              "memory_timeline", "observe", "review_queue_list")
+OPERATIONS = (
+    "recall",
+    "recall_xray",
+    "recall_explain",
+    "memory_store",
+    "memory_get",
+    "memory_search",
+    "memory_timeline",
+    "observe",
+    "review_queue_list",
+)
 ALL_TOOLS = {f"{prefix}.{op}" for prefix in ("remnic", "engram") for op in OPERATIONS}
 
 
@@ -56,8 +66,9 @@ def http_client(env: Env, token: str) -> Client:
 
 def stdio_client(root: Path, *extra: str) -> Client:
     env = {k: v for k, v in os.environ.items() if k in ("HOME", "PATH", "REMNIC_TOKENS_PATH", "REMNIC_XRAY_CLOCK")}
-    params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "remnic", "mcp", "--memory-dir", str(root), *extra], env=env)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "remnic", "mcp", "--memory-dir", str(root), *extra], env=env
+    )
     return Client(params, mode="legacy")
 
 
@@ -80,6 +91,7 @@ async def check_tools(client: Client) -> None:
 
 # --- stdio ---
 
+
 def test_stdio_initialize_list_and_call(memory: Memory) -> None:
     async def go() -> None:
         async with stdio_client(memory.root) as client:
@@ -89,8 +101,9 @@ def test_stdio_initialize_list_and_call(memory: Memory) -> None:
                 warnings.simplefilter("ignore")
                 await client.send_ping()
             await check_tools(client)
-            stored = await client.call_tool("remnic.memory_store",
-                                            {"content": "Ana prefers tabs", "category": "preference"})
+            stored = await client.call_tool(
+                "remnic.memory_store", {"content": "Ana prefers tabs", "category": "preference"}
+            )
             assert not stored.is_error and stored.structured_content["status"] == "stored"
             memory_id = stored.structured_content["memoryId"]
             got = await client.call_tool("engram.memory_get", {"memoryId": memory_id})
@@ -117,10 +130,13 @@ def test_stdio_initialize_list_and_call(memory: Memory) -> None:
 
 def test_stdio_auto_negotiation_falls_back_to_initialize(memory: Memory) -> None:
     """The SDK's default 'auto' mode probes server/discover first; we answer method-not-found."""
+
     async def go() -> str:
-        params = StdioServerParameters(command=sys.executable,
-                                       args=["-m", "remnic", "mcp", "--memory-dir", str(memory.root)],
-                                       env={k: v for k, v in os.environ.items() if k in ("HOME", "PATH")})
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "remnic", "mcp", "--memory-dir", str(memory.root)],
+            env={k: v for k, v in os.environ.items() if k in ("HOME", "PATH")},
+        )
         async with Client(params) as client:
             await check_tools(client)
             return client.protocol_version
@@ -131,8 +147,12 @@ def test_stdio_auto_negotiation_falls_back_to_initialize(memory: Memory) -> None
 def test_stdio_raw_hostile_and_malformed_messages_keep_the_session(memory: Memory) -> None:
     """Raw JSON-RPC over a real `remnic mcp`: every bad line gets an error (id echoed when usable)
     and the session answers the next ping."""
-    proc = subprocess.Popen([sys.executable, "-m", "remnic", "mcp", "--memory-dir", str(memory.root)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "remnic", "mcp", "--memory-dir", str(memory.root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdin is not None and proc.stdout is not None
 
     def ask(line: bytes) -> dict[str, Any]:
@@ -149,13 +169,19 @@ def test_stdio_raw_hostile_and_malformed_messages_keep_the_session(memory: Memor
         assert reply["id"] == 8 and reply["error"]["code"] == -32600
         reply = ask(b'{"jsonrpc":"1.0","id":true,"method":"ping"}')  # not a valid id: null
         assert reply["id"] is None and reply["error"]["code"] == -32600
-        for hostile in (b"[" * 60_000, b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":' + b"[" * 500
-                        + b"]" * 500 + b"}}", b'{"jsonrpc":"2.0","id":' + b"1" * 5000 + b',"method":"ping"}'):
+        for hostile in (
+            b"[" * 60_000,
+            b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":' + b"[" * 500 + b"]" * 500 + b"}}",
+            b'{"jsonrpc":"2.0","id":' + b"1" * 5000 + b',"method":"ping"}',
+        ):
             reply = ask(hostile)
             assert reply["id"] is None and reply["error"]["code"] == -32700, reply
         # A response to a server request is consumed silently: the next line answered is the ping.
         assert ask(b'{"jsonrpc":"2.0","id":3,"result":{}}\n{"jsonrpc":"2.0","id":9,"method":"ping"}') == {
-            "jsonrpc": "2.0", "id": 9, "result": {}}
+            "jsonrpc": "2.0",
+            "id": 9,
+            "result": {},
+        }
         proc.stdin.close()
         assert proc.wait(timeout=20) == 0
     finally:
@@ -167,21 +193,26 @@ def test_stdio_raw_hostile_and_malformed_messages_keep_the_session(memory: Memor
 
 # --- streamable HTTP ---
 
+
 def test_http_mcp_initialize_list_call_matches_http_routes(env: Env) -> None:
     async def go() -> dict[str, Any]:
         async with http_client(env, env.alice) as client:
             assert client.protocol_version in SUPPORTED_VERSIONS
             await check_tools(client)
-            stored = await client.call_tool("remnic.memory_store", {"content": "Releases go out on Tuesdays",
-                                                                    "category": "decision"})
+            stored = await client.call_tool(
+                "remnic.memory_store", {"content": "Releases go out on Tuesdays", "category": "decision"}
+            )
             memory_id = stored.structured_content["memoryId"]
             return {
                 "stored": stored.structured_content,
                 "get": text(await client.call_tool("engram.memory_get", {"memoryId": memory_id})),
                 "timeline": text(await client.call_tool("remnic.memory_timeline", {"memoryId": memory_id})),
                 "queue": text(await client.call_tool("remnic.review_queue_list", {})),
-                "observe": (await client.call_tool("remnic.observe", {
-                    "sessionKey": "s1", "messages": [{"role": "user", "content": "hello"}]})).structured_content,
+                "observe": (
+                    await client.call_tool(
+                        "remnic.observe", {"sessionKey": "s1", "messages": [{"role": "user", "content": "hello"}]}
+                    )
+                ).structured_content,
                 "xray_other": text(await client.call_tool("remnic.recall_xray", {"query": "x", "namespace": "bob"})),
             }
 
@@ -228,9 +259,20 @@ def test_http_mcp_protocol_edges(env: Env) -> None:
     assert r.json()["error"]["code"] == -32600
     r = env.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 7, "method": "server/discover"})
     assert r.json()["id"] == 7 and r.json()["error"]["code"] == -32601
-    r = env.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 8, "method": "initialize",
-                                  "params": {"protocolVersion": "1999-01-01", "capabilities": {},
-                                             "clientInfo": {"name": "t", "version": "0"}}})
+    r = env.call(
+        "POST",
+        "/mcp",
+        {
+            "jsonrpc": "2.0",
+            "id": 8,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "1999-01-01",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        },
+    )
     assert r.json()["result"]["protocolVersion"] == SUPPORTED_VERSIONS[0]
     r = env.call("GET", "/mcp")
     assert r.status == 405 and r.headers["allow"] == "POST"
@@ -239,14 +281,23 @@ def test_http_mcp_protocol_edges(env: Env) -> None:
 
 # --- recall and X-ray ---
 
+
 def test_recall_over_http_and_both_mcp_transports(env: Env) -> None:
     for text_ in ("We deploy on Tuesdays after the standup", "Ana prefers tabs", "The office wifi is slow"):
         assert env.call("POST", "/engram/v1/memories", {"content": text_}).status == 201
     r = env.call("POST", "/engram/v1/recall", {"query": "when do we deploy", "topK": 2, "sessionKey": "s"})
     assert r.status == 200, r.raw
     body = r.json()
-    assert set(body) >= {"results", "count", "traceId", "plannerMode", "fallbackUsed", "sourcesUsed",
-                         "budgetsApplied", "latencyMs"}
+    assert set(body) >= {
+        "results",
+        "count",
+        "traceId",
+        "plannerMode",
+        "fallbackUsed",
+        "sourcesUsed",
+        "budgetsApplied",
+        "latencyMs",
+    }
     assert body["count"] == len(body["results"]) <= 2
     assert "Tuesdays" in body["results"][0]["content"]
 

@@ -12,8 +12,8 @@ import json
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from conftest import run_remnic, snapshot_tree
@@ -28,6 +28,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
 
 
 # --- authentication ---
+
 
 @pytest.mark.parametrize("path", ["/engram/v1/health", "/engram/v1/memories", "/engram/v1/nope", "/mcp"])
 def test_missing_token_is_401_with_www_authenticate(env: Env, path: str) -> None:
@@ -88,6 +89,7 @@ def test_token_file_inside_the_memory_repo_is_refused(tmp_path: Path, monkeypatc
 
 # --- request bodies ---
 
+
 def test_oversized_body_is_413_and_nothing_is_written(env: Env) -> None:
     before = commits(env.root)
     big = json.dumps({"content": "x" * (128 * 1024)}).encode()
@@ -114,6 +116,7 @@ def test_malformed_json_is_400_invalid_json(env: Env) -> None:
 
 # --- rate limit ---
 
+
 def test_31st_write_in_a_minute_is_429(env: Env) -> None:
     for i in range(5):  # dry runs are not writes
         assert env.call("POST", "/engram/v1/memories", {"content": f"dry {i}", "dryRun": True}).status == 200
@@ -135,6 +138,7 @@ def test_31st_write_in_a_minute_is_429(env: Env) -> None:
 
 # --- namespaces ---
 
+
 def test_namespace_escapes_are_refused_and_change_nothing(env: Env) -> None:
     bob_memory = env.call("POST", "/engram/v1/memories", {"content": "Bob's secret plan"}, token="bob").json()
     before, tree = commits(env.root), snapshot_tree(env.root)
@@ -145,18 +149,25 @@ def test_namespace_escapes_are_refused_and_change_nothing(env: Env) -> None:
         assert r.status == 400 and r.json()["details"][0]["field"] == "namespace", ns
     for ns in ("bob", "nonexistent"):
         r = env.call("POST", "/engram/v1/memories", {"content": "cross write", "namespace": ns})
-        assert r.status == 403 and r.json() == {"error": f"principal 'alice' may not write namespace {ns!r}",
-                                                "code": "namespace_forbidden"}
+        assert r.status == 403 and r.json() == {
+            "error": f"principal 'alice' may not write namespace {ns!r}",
+            "code": "namespace_forbidden",
+        }
         for path in (f"/engram/v1/memories?namespace={ns}", f"/engram/v1/review-queue?namespace={ns}"):
             assert env.call("GET", path).status == 403
         r = env.call("POST", "/engram/v1/recall", {"query": "secret plan", "namespace": ns})
         assert r.status == 403, r.raw
-        r = env.call("POST", "/engram/v1/observe", {"sessionKey": "s", "namespace": ns,
-                                                    "messages": [{"role": "user", "content": "x"}]})
+        r = env.call(
+            "POST",
+            "/engram/v1/observe",
+            {"sessionKey": "s", "namespace": ns, "messages": [{"role": "user", "content": "x"}]},
+        )
         assert r.status == 403
     # The shared namespace is readable by all but writable only by alice.
-    assert env.call("POST", "/engram/v1/memories", {"content": "team fact", "namespace": "shared"},
-                    token="bob").status == 403
+    assert (
+        env.call("POST", "/engram/v1/memories", {"content": "team fact", "namespace": "shared"}, token="bob").status
+        == 403
+    )
     assert env.call("GET", "/engram/v1/memories?namespace=shared", token="bob").status == 200
     # Only the empty-namespace write above (into alice's own namespace) happened.
     assert commits(env.root) == before + 1
@@ -174,7 +185,8 @@ def test_other_principals_memory_reads_exactly_like_a_missing_one(env: Env) -> N
         missing = env.call("GET", f"/engram/v1/memories/mem_0000000000000000000{suffix}")
         assert theirs.status == missing.status == 404
         assert theirs.json()["error"].replace(bob_id, "ID") == missing.json()["error"].replace(
-            "mem_0000000000000000000", "ID")
+            "mem_0000000000000000000", "ID"
+        )
         assert "diary" not in theirs.raw.decode()
     # Nor does recall or search reach into bob's namespace.
     recall = env.call("POST", "/engram/v1/recall", {"query": "Bob's diary", "includeDebug": True})
@@ -182,16 +194,19 @@ def test_other_principals_memory_reads_exactly_like_a_missing_one(env: Env) -> N
     assert env.call("GET", "/engram/v1/memories?query=diary").json()["total"] == 0
 
 
-@pytest.mark.parametrize("path", [
-    "/engram/v1/memories/../../etc/passwd",
-    "/engram/v1/memories/..%2F..%2Fetc%2Fpasswd",
-    "/engram/v1/memories/%2e%2e/timeline",
-    "/engram/v1/%2e%2e/%2e%2e/etc/passwd",
-    "/engram/v1/memories/.git/timeline",
-    "/engram/v1/memories/namespaces%2Fbob%2Fdecisions",
-    "/engram/v1/memories/x%00y",
-    "/engram/v1//memories",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/engram/v1/memories/../../etc/passwd",
+        "/engram/v1/memories/..%2F..%2Fetc%2Fpasswd",
+        "/engram/v1/memories/%2e%2e/timeline",
+        "/engram/v1/%2e%2e/%2e%2e/etc/passwd",
+        "/engram/v1/memories/.git/timeline",
+        "/engram/v1/memories/namespaces%2Fbob%2Fdecisions",
+        "/engram/v1/memories/x%00y",
+        "/engram/v1//memories",
+    ],
+)
 def test_path_segment_escapes_are_404(env: Env, path: str) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", env.port, timeout=10)
     conn.putrequest("GET", path, skip_accept_encoding=True)  # sent as-is, no client-side normalisation
@@ -237,8 +252,10 @@ def test_concurrent_token_generate_and_revoke_lose_nothing(tmp_path: Path) -> No
         "    store.generate(who)\n"
         "    if i % 4 == 3: store.generate('tmp-' + who); store.revoke('tmp-' + who)\n"
     )
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(path), str(go), f"p{n}"], stdout=subprocess.PIPE)
-             for n in range(5)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(path), str(go), f"p{n}"], stdout=subprocess.PIPE)
+        for n in range(5)
+    ]
     for proc in procs:
         assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
     go.touch()

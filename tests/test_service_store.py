@@ -25,7 +25,14 @@ def trailers(root: Path, rev: str = "HEAD") -> dict[str, list[str]]:
 
 def test_init_lays_down_template_and_commits(memory: Memory) -> None:
     root = memory.root
-    for rel in ("README.md", ".gitignore", "remnic.config.json", ".remnic-memory", "facts/.gitkeep", "procedures/.gitkeep"):
+    for rel in (
+        "README.md",
+        ".gitignore",
+        "remnic.config.json",
+        ".remnic-memory",
+        "facts/.gitkeep",
+        "procedures/.gitkeep",
+    ):
         assert (root / rel).is_file(), rel
     assert ".remnic/" in (root / ".gitignore").read_text()
     assert git(root, "status", "--porcelain") == ""
@@ -41,8 +48,14 @@ def test_init_lays_down_template_and_commits(memory: Memory) -> None:
 
 def test_store_writes_file_and_one_commit_with_trailers(memory: Memory) -> None:
     before = int(git(memory.root, "rev-list", "--count", "HEAD"))
-    rec = memory.store("Cut releases every Tuesday", category="decision", tags=["ops", "release"],
-                       importance=0.85, confidence=0.97, source="cli")
+    rec = memory.store(
+        "Cut releases every Tuesday",
+        category="decision",
+        tags=["ops", "release"],
+        importance=0.85,
+        confidence=0.97,
+        source="cli",
+    )
     assert rec.path == "decisions/cut-releases-every-tuesday.md"
     on_disk = parse_file((memory.root / rec.path).read_text(), rec.path)
     assert on_disk.id == rec.id and on_disk.content == "Cut releases every Tuesday"
@@ -52,8 +65,12 @@ def test_store_writes_file_and_one_commit_with_trailers(memory: Memory) -> None:
     assert fm["contentHash"].startswith("sha256:")
     assert int(git(memory.root, "rev-list", "--count", "HEAD")) == before + 1
     t = trailers(memory.root)
-    assert t == {"Remnic-Operation": ["store"], "Remnic-Memory-Id": [rec.id],
-                 "Remnic-Namespace": ["default"], "Remnic-Source": ["cli"]}
+    assert t == {
+        "Remnic-Operation": ["store"],
+        "Remnic-Memory-Id": [rec.id],
+        "Remnic-Namespace": ["default"],
+        "Remnic-Source": ["cli"],
+    }
     assert git(memory.root, "status", "--porcelain") == ""
     assert memory.get(rec.id).content == "Cut releases every Tuesday"
 
@@ -132,7 +149,10 @@ def test_forget_keeps_body_and_unknown_keys(memory: Memory) -> None:
     assert after.status == "forgotten" and "forgottenAt" in after.frontmatter
     assert after.frontmatter["forgetReason"] == "number changed"
     assert after.frontmatter["customKey"] == "kept" and after.frontmatter["zeta"] == [1, 2]
-    assert list(after.frontmatter)[: len(before.frontmatter) - 2] == [k for k in before.frontmatter if k not in ("customKey", "zeta")][: len(before.frontmatter) - 2]
+    assert (
+        list(after.frontmatter)[: len(before.frontmatter) - 2]
+        == [k for k in before.frontmatter if k not in ("customKey", "zeta")][: len(before.frontmatter) - 2]
+    )
     assert forgotten.status == "forgotten"
     events = memory.timeline(rec.id)
     assert [e["operation"] for e in events] == ["store", "forget"]
@@ -142,8 +162,10 @@ def test_forget_keeps_body_and_unknown_keys(memory: Memory) -> None:
 
 def test_metadata_update_of_hand_written_file_keeps_everything(memory: Memory) -> None:
     rel = "facts/hand.md"
-    text = ("---\nmy_key: 1\ncategory: fact\nweird: [a, {b: c}]\n---\n\n  Indented body with trailing spaces   \n\n"
-            "And no final newline")
+    text = (
+        "---\nmy_key: 1\ncategory: fact\nweird: [a, {b: c}]\n---\n\n  Indented body with trailing spaces   \n\n"
+        "And no final newline"
+    )
     (memory.root / rel).write_text(text)
     git(memory.root, "add", rel)
     git(memory.root, "commit", "-qm", "hand written")
@@ -187,7 +209,12 @@ def test_import_is_one_commit_and_validated_first(memory: Memory) -> None:
         ({"content": "x", "extra": {"id": "../../etc/passwd"}}, "id"),
         ({"content": "y" * 20_001}, "content"),
         ({"content": "my key is AKIAABCDEFGHIJKLMNOP ok"}, "content"),
-        ({"content": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----"}, "content"),
+        (
+            {
+                "content": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----"
+            },
+            "content",
+        ),
         ({"content": "   "}, "content"),
     ],
 )
@@ -295,7 +322,8 @@ def _count_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_scan_memo_serves_unchanged_files_across_processes_and_sees_every_edit(
-        memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import remnic.repo.scan_memo as scan_memo
 
     monkeypatch.setattr(scan_memo, "RACY_NS", 0)  # memoise at once instead of two seconds after a write
@@ -344,7 +372,8 @@ def test_scan_memo_never_trusts_a_file_changed_within_the_racy_window(memory: Me
 
 
 def test_scan_memo_keeps_only_what_round_trips_and_survives_a_corrupt_memo(
-        memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import remnic.repo.scan_memo as scan_memo
 
     monkeypatch.setattr(scan_memo, "RACY_NS", 0)

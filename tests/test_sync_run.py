@@ -68,6 +68,7 @@ def found(memory: Memory, query: str) -> list[str]:
 
 # --- pure parts: validation and normalisation ---
 
+
 def test_body_only_file_gets_id_and_defaults_body_untouched() -> None:
     body = "Ana prefers tabs.\n\nSecond paragraph with  two spaces.\n"
     checked = check_text(body, "preferences/tabs.md", STORE)
@@ -87,9 +88,11 @@ def test_body_only_file_gets_id_and_defaults_body_untouched() -> None:
 
 
 def test_edit_patches_only_the_lines_it_must_keeping_comments_unknown_keys_and_order() -> None:
-    text = ("---\n# written by hand\nzeta: keep me\nid: mem_hand1\ntags: [a, b]\n"
-            "contentHash: sha256:stale\nupdated: 2020-01-01T00:00:00.000Z\nnested:\n  deep: [1, 2]\n---\n"
-            "Edited body\r\nwith CRLF inside\n")
+    text = (
+        "---\n# written by hand\nzeta: keep me\nid: mem_hand1\ntags: [a, b]\n"
+        "contentHash: sha256:stale\nupdated: 2020-01-01T00:00:00.000Z\nnested:\n  deep: [1, 2]\n---\n"
+        "Edited body\r\nwith CRLF inside\n"
+    )
     checked = check_text(text, "facts/x.md", STORE)
     plan = planned_changes(checked, now="2026-04-20T17:30:00.000Z", store=STORE)
     assert set(plan) == {"contentHash", "updated"}
@@ -125,6 +128,7 @@ def test_problems_name_path_line_and_field() -> None:
 
 
 # --- sync run on real repositories ---
+
 
 def test_create_edit_and_nothing_changed(memory: Memory) -> None:
     first = memory.sync()
@@ -220,7 +224,8 @@ def test_rename_keeps_id_and_history(memory: Memory) -> None:
     (memory.root / old).rename(memory.root / "preferences/indentation.md")
     report = memory.sync()
     assert [(c.kind, c.previous_path, c.path, c.id) for c in report.changes] == [
-        ("renamed", old, "preferences/indentation.md", record.id)]
+        ("renamed", old, "preferences/indentation.md", record.id)
+    ]
     assert head_subject(memory) == f"remnic sync: rename {old} -> preferences/indentation.md"
     versions = memory.versions("preferences/indentation.md")
     assert [v.path for v in versions] == [old, "preferences/indentation.md"]
@@ -251,7 +256,8 @@ def test_rename_of_an_uncommitted_body_only_file_keeps_its_id_by_content(memory:
     write(memory, "facts/deploy-freeze.md", "A draft about the deploy freeze.\n")
     report = memory.sync()
     assert [(c.kind, c.previous_path, c.path, c.id) for c in report.changes] == [
-        ("renamed", "facts/draft.md", "facts/deploy-freeze.md", draft_id)]
+        ("renamed", "facts/draft.md", "facts/deploy-freeze.md", draft_id)
+    ]
     assert committed_paths(memory) == ["facts/deploy-freeze.md"]
     assert porcelain(memory) == ""
 

@@ -13,8 +13,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 from conftest import git
@@ -68,8 +69,12 @@ class Running:
 
     def idle(self, root: Path) -> bool:
         """Nothing uncommitted under memory paths and no burst pending."""
-        return (not self.watcher.busy and self.watcher._due(time.monotonic()) is None and porcelain(root) == ""
-                and not self.watcher.busy)
+        return (
+            not self.watcher.busy
+            and self.watcher._due(time.monotonic()) is None
+            and porcelain(root) == ""
+            and not self.watcher.busy
+        )
 
     def stop(self) -> None:
         self.watcher.request_stop()
@@ -103,10 +108,23 @@ def consistent(memory: Memory) -> None:
 def test_ignore_rules() -> None:
     assert classify("facts/a.md") == "memory"
     assert classify("namespaces/team/facts/a.md") == "memory"
-    for ignored in ("facts/.a.md.swp", "facts/a.md~", "facts/a.md.tmp", "facts/4913", "facts/.#a.md",
-                    "facts/#a.md#", ".remnic/index/x", ".git/objects/ab/cd", "facts/.a.md.remnic-sync-1-ab",
-                    "README.md", "facts/a.txt", ".git/index.lock", ".git/refs/heads/main.lock",
-                    "facts/a.md___jb_tmp___", ".hidden/a.md"):
+    for ignored in (
+        "facts/.a.md.swp",
+        "facts/a.md~",
+        "facts/a.md.tmp",
+        "facts/4913",
+        "facts/.#a.md",
+        "facts/#a.md#",
+        ".remnic/index/x",
+        ".git/objects/ab/cd",
+        "facts/.a.md.remnic-sync-1-ab",
+        "README.md",
+        "facts/a.txt",
+        ".git/index.lock",
+        ".git/refs/heads/main.lock",
+        "facts/a.md___jb_tmp___",
+        ".hidden/a.md",
+    ):
         assert classify(ignored) is None, ignored
     assert classify(".git/HEAD") == "git" and classify(".git/refs/heads/main") == "git"
     assert classify(".gitignore") == "config"
@@ -154,20 +172,27 @@ def test_create_edit_rename_delete(memory: Memory, watch: Callable[..., Running]
     path = root / "facts/editor.md"
     path.write_text(path.read_text().replace("vim", "helix"))
     wait_until(lambda: running.idle(root) and subjects(root)[0] == "remnic sync: edit facts/editor.md", what="edit")
-    assert memory.files.read("facts/editor.md").frontmatter["contentHash"] == content_hash("Ana edits memories in helix.")
+    assert memory.files.read("facts/editor.md").frontmatter["contentHash"] == content_hash(
+        "Ana edits memories in helix."
+    )
     assert found(memory, "which editor does Ana use? helix")[0] == record.id
 
     os.rename(path, root / "facts/ana-editor.md")
     wait_until(lambda: running.idle(root) and subjects(root)[0].startswith("remnic sync: rename"), what="rename")
-    assert [v.path for v in memory.versions("facts/ana-editor.md")][0] == "facts/editor.md"
+    assert next(v.path for v in memory.versions("facts/ana-editor.md")) == "facts/editor.md"
     assert memory.get(record.id).path == "facts/ana-editor.md"
 
     (root / "facts/ana-editor.md").unlink()
-    wait_until(lambda: running.idle(root) and subjects(root)[0] == "remnic sync: delete facts/ana-editor.md",
-               what="delete")
+    wait_until(
+        lambda: running.idle(root) and subjects(root)[0] == "remnic sync: delete facts/ana-editor.md", what="delete"
+    )
     changes = [(e["change"], e["path"]) for e in running.of("change")]
-    assert changes == [("added", "facts/editor.md"), ("modified", "facts/editor.md"),
-                       ("renamed", "facts/ana-editor.md"), ("deleted", "facts/ana-editor.md")]
+    assert changes == [
+        ("added", "facts/editor.md"),
+        ("modified", "facts/editor.md"),
+        ("renamed", "facts/ana-editor.md"),
+        ("deleted", "facts/ana-editor.md"),
+    ]
     assert all(e["commit"] for e in running.of("change"))
     consistent(memory)
 
@@ -220,8 +245,14 @@ def test_editor_atomic_save_and_temp_files(memory: Memory, watch: Callable[..., 
     tmp = root / "facts/.office.md.tmp"
     tmp.write_text(target.read_text().replace("seven", "eight"))
     os.replace(tmp, target)
-    wait_until(lambda: "eight" in git(root, "show", f"HEAD:{record.path}") and not running.watcher.busy
-               and porcelain(root) == "?? facts/.office.md.swp\n", what="atomic save committed")
+    wait_until(
+        lambda: (
+            "eight" in git(root, "show", f"HEAD:{record.path}")
+            and not running.watcher.busy
+            and porcelain(root) == "?? facts/.office.md.swp\n"
+        ),
+        what="atomic save committed",
+    )
     (root / "facts/.office.md.swp").unlink()
     assert memory.get(record.id).content == "The office closes at eight"
     tracked = git(root, "ls-files").splitlines()
@@ -239,15 +270,22 @@ def test_malformed_file_amid_good_ones(memory: Memory, watch: Callable[..., Runn
     (root / "facts/good-a.md").write_text("Good file A.\n")
     (root / "facts/bad.md").write_bytes(bad)
     (root / "facts/good-b.md").write_text("Good file B.\n")
-    wait_until(lambda: porcelain(root) == "?? facts/bad.md\n" and running.of("problem") and not running.watcher.busy,
-               what="good files committed")
+    wait_until(
+        lambda: porcelain(root) == "?? facts/bad.md\n" and running.of("problem") and not running.watcher.busy,
+        what="good files committed",
+    )
     assert (root / "facts/bad.md").read_bytes() == bad
     problems = running.of("problem")
     assert problems[0]["path"] == "facts/bad.md" and problems[0]["line"] == 2 and problems[0]["field"] == "status"
     time.sleep(0.5)  # further syncs must not report the unchanged file again
     (root / "facts/good-c.md").write_text("Good file C.\n")
-    wait_until(lambda: porcelain(root) == "?? facts/bad.md\n" and memory.files.read("facts/good-c.md").has_id
-               and not running.watcher.busy)
+    wait_until(
+        lambda: (
+            porcelain(root) == "?? facts/bad.md\n"
+            and memory.files.read("facts/good-c.md").has_id
+            and not running.watcher.busy
+        )
+    )
     assert len(running.of("problem")) == 1
     assert "facts/bad.md" not in indexed_paths(memory.index)
     (root / "facts/bad.md").write_bytes(bad.replace(b"actve", b"active"))
@@ -264,8 +302,13 @@ def test_edit_committed_with_plain_git(memory: Memory, watch: Callable[..., Runn
     path.write_text(path.read_text().replace("ten minutes", "four minutes"))
     git(root, "commit", "-qam", "faster build (by hand)")
     user_commit = memory.ledger.head()
-    wait_until(lambda: memory.files.read(record.path).frontmatter["contentHash"]
-               == content_hash("The build takes four minutes") and running.idle(root), what="stale contentHash fixed")
+    wait_until(
+        lambda: (
+            memory.files.read(record.path).frontmatter["contentHash"] == content_hash("The build takes four minutes")
+            and running.idle(root)
+        ),
+        what="stale contentHash fixed",
+    )
     assert subjects(root)[:2] == [f"remnic sync: edit {record.path}", "faster build (by hand)"]
     assert user_commit in git(root, "log", "--format=%H").split()
     assert memory.get(record.id).content == "The build takes four minutes"
@@ -295,8 +338,9 @@ def test_checkout_of_an_older_commit_and_back(memory: Memory, watch: Callable[..
     assert not any(s.startswith("remnic sync") for s in subjects(root))
 
 
-def test_watcher_cli_writes_and_sync_run_at_once_lose_nothing(memory: Memory, watch: Callable[..., Running],
-                                                              tmp_path: Path) -> None:
+def test_watcher_cli_writes_and_sync_run_at_once_lose_nothing(
+    memory: Memory, watch: Callable[..., Running], tmp_path: Path
+) -> None:
     root = memory.root
     script = tmp_path / "writer.py"
     script.write_text(
@@ -304,10 +348,13 @@ def test_watcher_cli_writes_and_sync_run_at_once_lose_nothing(memory: Memory, wa
         "m = Memory.open(settings=settings_for(sys.argv[1]))\n"
         "for i in range(8):\n    m.store(f'Writer {sys.argv[2]} stores memory {i}', category='fact')\n"
         "    m.sync()\n"
-        "m.close()\n")
+        "m.close()\n"
+    )
     running = watch(debounce_ms=50)
-    procs = [subprocess.Popen([sys.executable, str(script), str(root), str(w)], stderr=subprocess.PIPE, text=True)
-             for w in range(2)]
+    procs = [
+        subprocess.Popen([sys.executable, str(script), str(root), str(w)], stderr=subprocess.PIPE, text=True)
+        for w in range(2)
+    ]
     for i in range(12):
         (root / f"facts/hand-{i}.md").write_text(f"Hand edit number {i}.\n")
         time.sleep(0.03)
@@ -338,8 +385,12 @@ def test_watcher_reports_errors_and_retries_until_it_succeeds(memory: Memory, wa
 
 def test_sigterm_mid_burst_flushes_everything(memory: Memory) -> None:
     root = memory.root
-    proc = subprocess.Popen([sys.executable, "-m", "remnic", "sync", "watch", "--json", "--debounce-ms", "1500",
-                             "--memory-dir", str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "remnic", "sync", "watch", "--json", "--debounce-ms", "1500", "--memory-dir", str(root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lines: list[dict[str, Any]] = []
 
     def read() -> None:

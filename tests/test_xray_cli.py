@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -24,8 +25,9 @@ def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """The repository `make demo` builds (python -m remnic.cli.demo), and what the demo printed."""
     root = tmp_path_factory.mktemp("demo") / "demo-memory"
     env = {k: v for k, v in os.environ.items() if not k.startswith("REMNIC_")}
-    proc = subprocess.run([sys.executable, "-m", "remnic.cli.demo", str(root)], capture_output=True, text=True,
-                          timeout=300, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "remnic.cli.demo", str(root)], capture_output=True, text=True, timeout=300, env=env
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return root, proc.stdout
 
@@ -52,9 +54,16 @@ def test_demo_prints_a_rich_xray(demo_repo: tuple[Path, str]) -> None:
     _, out = demo_repo
     assert "$ remnic xray 'what did we decide about the recall cache TTL' --budget 2048" in out
     section = out.split("=== Recall X-ray ===", 1)[1]
-    for needle in ("--- filters ---", "- status-active: 13/14 admitted (rejected superseded ×1)",
-                   "served-by=direct-answer", "served-by=review-context", "safety: requires-review",
-                   "audit-entry: audit-", "source-anchors:", "budget: "):
+    for needle in (
+        "--- filters ---",
+        "- status-active: 13/14 admitted (rejected superseded ×1)",
+        "served-by=direct-answer",
+        "served-by=review-context",
+        "safety: requires-review",
+        "audit-entry: audit-",
+        "source-anchors:",
+        "budget: ",
+    ):
         assert needle in section, needle
 
 
@@ -66,7 +75,7 @@ def test_demo_repo_acceptance(demo_repo: tuple[Path, str]) -> None:
         filters = snap["filters"]
         assert [f["name"] for f in filters] == LADDER
         assert filters[0]["considered"] > 0
-        for prev, cur in zip(filters, filters[1:]):
+        for prev, cur in itertools.pairwise(filters):
             assert cur["considered"] == prev["admitted"], (query, cur)  # considered − admitted = rejected, chained
         assert filters[-1]["admitted"] == len(snap["results"]) > 0
         parsed = RecallXraySnapshot.from_dict(snap)
@@ -106,28 +115,34 @@ def test_formats_render_through_the_shared_renderer(repo: Memory, monkeypatch: p
     assert session["sessionKey"] == "sess-9" and session["namespace"] == "default" and len(session["results"]) == 2
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["xray", ""], "must not be empty"),
-    (["xray", "   "], "must not be empty"),
-    (["xray", "x", "--format", "yaml"], "valid options: text, markdown, json"),
-    (["xray", "x", "--budget", "0"], "--budget must be a positive integer"),
-    (["xray", "x", "--budget", "-5"], "--budget must be a positive integer"),
-    (["xray", "x", "--budget", "lots"], "--budget must be a positive integer"),
-    (["xray", "x", "--namespace", "../etc"], "namespace"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["xray", ""], "must not be empty"),
+        (["xray", "   "], "must not be empty"),
+        (["xray", "x", "--format", "yaml"], "valid options: text, markdown, json"),
+        (["xray", "x", "--budget", "0"], "--budget must be a positive integer"),
+        (["xray", "x", "--budget", "-5"], "--budget must be a positive integer"),
+        (["xray", "x", "--budget", "lots"], "--budget must be a positive integer"),
+        (["xray", "x", "--namespace", "../etc"], "namespace"),
+    ],
+)
 def test_bad_input_is_a_listed_error_with_exit_2(repo: Memory, argv: list[str], needle: str) -> None:
     r = run_cli(*argv, "--memory-dir", str(repo.root))
     assert r.code == 2 and needle in r.err and r.out == ""
 
 
-def test_out_is_tilde_expanded_and_written_atomically(repo: Memory, isolated_home: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_out_is_tilde_expanded_and_written_atomically(
+    repo: Memory, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(ENV_VAR, str(PINNED))
     reports = isolated_home / "reports"
     reports.mkdir()
     target = reports / "xray.md"
     target.write_text("old contents", encoding="utf-8")
-    r = run_cli("xray", "cache ttl", "--format", "markdown", "--out", "~/reports/xray.md", "--memory-dir", str(repo.root))
+    r = run_cli(
+        "xray", "cache ttl", "--format", "markdown", "--out", "~/reports/xray.md", "--memory-dir", str(repo.root)
+    )
     assert r.code == 0 and r.out == "" and str(target) in r.err
     assert target.read_text(encoding="utf-8") == render_xray(repo.recall_xray("cache ttl"), "markdown")
     assert sorted(p.name for p in reports.iterdir()) == ["xray.md"]  # no temporary file left behind
@@ -141,7 +156,9 @@ def test_out_is_tilde_expanded_and_written_atomically(repo: Memory, isolated_hom
     assert target.read_text(encoding="utf-8").startswith("## Recall X-ray")  # the old file is intact
     assert sorted(p.name for p in reports.iterdir()) == ["xray.md"]
     monkeypatch.undo()
-    missing = run_cli("xray", "cache ttl", "--out", str(isolated_home / "nope" / "x.txt"), "--memory-dir", str(repo.root))
+    missing = run_cli(
+        "xray", "cache ttl", "--out", str(isolated_home / "nope" / "x.txt"), "--memory-dir", str(repo.root)
+    )
     assert missing.code == 2 and "does not exist" in missing.err
 
 

@@ -4,8 +4,9 @@ changes what recall returns; recall answers from the files when the index cannot
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import pytest
 from test_xray_capture import build_demo
@@ -42,9 +43,13 @@ def variant(memory: Memory, **recall: Any) -> Memory:
 
 def test_each_tier_serves_at_least_one_result(demo: Memory) -> None:
     seen: dict[str, str] = {}
-    for query in ("what did we decide about the recall cache TTL", "how do I roll back a release?",
-                  "who is the release captain?", "what changed recently about the replica lag alarm?",
-                  "is the staging database password rotated every week?"):
+    for query in (
+        "what did we decide about the recall cache TTL",
+        "how do I roll back a release?",
+        "who is the release captain?",
+        "what changed recently about the replica lag alarm?",
+        "is the staging database password rotated every week?",
+    ):
         for memory_id, tier in served(demo, query).items():
             seen.setdefault(tier, memory_id)
     assert set(seen) == set(SERVED_BY_TIERS)
@@ -66,7 +71,7 @@ def test_direct_answer_explains_itself_with_anchors(demo: Memory) -> None:
     path, lines = anchor.rsplit(":", 1)
     first, last = (int(x) for x in lines.split("-"))
     text = (demo.root / path).read_text(encoding="utf-8").splitlines()
-    assert "The recall cache TTL is 15 minutes" in "\n".join(text[first - 1:last])
+    assert "The recall cache TTL is 15 minutes" in "\n".join(text[first - 1 : last])
     assert text[first - 2].strip() in ("", "---")
     assert snap.results[0].memory_id == "mem_demo_cache_ttl"
 
@@ -119,7 +124,12 @@ def test_graph_follows_edges_from_strong_hits_and_changes_the_results(demo: Memo
 def test_graph_traversal_two_hops_wikilinks_and_confidence_floor() -> None:
     class Fake:
         fm: dict[int, Mapping[str, Any]] = {
-            1: {"links": ["b"]}, 2: {"entityRef": "ana"}, 3: {"entityRef": "ana"}, 4: {}, 5: {}}
+            1: {"links": ["b"]},
+            2: {"entityRef": "ana"},
+            3: {"entityRef": "ana"},
+            4: {},
+            5: {},
+        }
         content = {1: "see [[e|the notes]]", 2: "", 3: "", 4: "", 5: ""}
 
         def fields(self, rows: Sequence[int]) -> dict[int, tuple[Mapping[str, Any], str]]:
@@ -150,15 +160,20 @@ def test_recent_scan_needs_a_recency_query_and_a_recent_update(demo: Memory) -> 
     assert tiers.get("mem_fx_old_dashboard", "hybrid") != "recent-scan"  # updated in 2025: outside the window
     assert "recent-scan" not in served(demo, "replica lag alarm").values()
     # At a clock far past every update nothing is recent any more.
-    assert "recent-scan" not in served(demo, "what changed recently about the replica lag alarm?",
-                                       clock=PINNED + 400 * 86_400_000).values()
+    assert (
+        "recent-scan"
+        not in served(
+            demo, "what changed recently about the replica lag alarm?", clock=PINNED + 400 * 86_400_000
+        ).values()
+    )
 
 
 def test_recent_scan_offers_recent_memories_the_retrievers_missed(demo: Memory) -> None:
     narrow = variant(demo, candidates=1)
     try:
-        result = narrow.recall("what changed recently about the replica lag alarm or the release cadence?",
-                               top_k=5, xray=True)
+        result = narrow.recall(
+            "what changed recently about the replica lag alarm or the release cadence?", top_k=5, xray=True
+        )
     finally:
         narrow.close()
     offered = [c for c in result.candidates if c.entered_by == "recent-scan"]
@@ -200,8 +215,9 @@ def broken(demo: Memory, tmp_path: Path) -> Memory:
     memory.close()
 
 
-def test_recall_answers_from_the_files_when_the_index_is_corrupt(broken: Memory,
-                                                                caplog: pytest.LogCaptureFixture) -> None:
+def test_recall_answers_from_the_files_when_the_index_is_corrupt(
+    broken: Memory, caplog: pytest.LogCaptureFixture
+) -> None:
     with caplog.at_level("WARNING", logger="remnic.recall"):
         result = broken.recall("how do I roll back a release?", xray=True)
     assert "index unavailable" in caplog.text
@@ -216,7 +232,9 @@ def test_recall_answers_from_the_files_when_the_index_is_corrupt(broken: Memory,
     assert broken.audit_show(snap.results[0].audit_entry_id)["returnedIds"][0] == "mem_demo_rollback"
 
 
-def test_recall_answers_from_the_files_when_the_model_cannot_load(demo: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_recall_answers_from_the_files_when_the_model_cannot_load(
+    demo: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def no_model(self: SearchIndex, text: str) -> Any:
         raise RuntimeError("onnx model missing")
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import platform
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
 
@@ -48,7 +48,9 @@ def timed(fn: Callable[[], object], repeat: int) -> list[float]:
 def machine_line() -> str:
     import os
 
-    return f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores, {platform.machine()}"
+    return (
+        f"{platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores, {platform.machine()}"
+    )
 
 
 def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

@@ -28,10 +28,11 @@ import re
 import statistics
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 from . import Report, md_table, percentile
 
@@ -87,7 +88,7 @@ def parse_date(text: Any) -> datetime | None:
         return None
     for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y"):
         try:
-            return datetime.strptime(text.strip(), fmt).replace(tzinfo=timezone.utc)
+            return datetime.strptime(text.strip(), fmt).replace(tzinfo=UTC)
         except ValueError:
             continue
     return None
@@ -116,9 +117,17 @@ def load_conversation(path: Path) -> Conversation:
         for i, t in enumerate(conv[key]):
             if not isinstance(t, dict) or not t.get("dia_id") or not isinstance(t.get("text"), str):
                 continue
-            turns.append(Turn(str(t["dia_id"]), str(t.get("speaker") or "?"), t["text"],
-                              t.get("blip_caption") if isinstance(t.get("blip_caption"), str) else None,
-                              n, i, sessions[n]))
+            turns.append(
+                Turn(
+                    str(t["dia_id"]),
+                    str(t.get("speaker") or "?"),
+                    t["text"],
+                    t.get("blip_caption") if isinstance(t.get("blip_caption"), str) else None,
+                    n,
+                    i,
+                    sessions[n],
+                )
+            )
     known = {t.dia_id for t in turns}
     questions = []
     for q in data.get("qa") or conv.get("qa") or []:
@@ -159,9 +168,14 @@ def memory_items(conv: Conversation, granularity: str) -> tuple[list[dict[str, A
         for t in conv.turns:
             mid = f"locomo-{slug}-{t.dia_id.replace(':', '-')}"
             created = _iso(t.date + timedelta(seconds=t.index) if t.date else None)
-            item: dict[str, Any] = {"id": mid, "content": t.memory_text, "category": "moment",
-                                    "sourceTurnId": t.dia_id, "episodeId": f"session-{t.session}",
-                                    "source": "locomo"}
+            item: dict[str, Any] = {
+                "id": mid,
+                "content": t.memory_text,
+                "category": "moment",
+                "sourceTurnId": t.dia_id,
+                "episodeId": f"session-{t.session}",
+                "source": "locomo",
+            }
             if created:
                 item["created"] = item["updated"] = created
             items.append(item)
@@ -172,8 +186,13 @@ def memory_items(conv: Conversation, granularity: str) -> tuple[list[dict[str, A
             if not turns:
                 continue
             mid = f"locomo-{slug}-session-{n}"
-            item = {"id": mid, "content": "\n".join(t.memory_text for t in turns), "category": "moment",
-                    "sourceTurnId": f"D{n}", "source": "locomo"}
+            item = {
+                "id": mid,
+                "content": "\n".join(t.memory_text for t in turns),
+                "category": "moment",
+                "sourceTurnId": f"D{n}",
+                "source": "locomo",
+            }
             if conv.sessions[n]:
                 item["created"] = item["updated"] = _iso(conv.sessions[n])
             items.append(item)
@@ -199,9 +218,18 @@ BASELINES = (
     Method("hybrid", {}, "remnic defaults"),
     Method("bm25-only", {"weight_vector": 0.0, "episode_expansion": False}, "remnic BM25 (all fields), no vectors"),
     Method("vector-only", {"weight_bm25": 0.0, "episode_expansion": False}, "remnic vectors, no BM25"),
-    Method("bm25-bare", {"weight_vector": 0.0, "episode_expansion": False, "neighbor_window": 0, "boost_when": 0.0,
-                         "boost_title": 0.0, "query_stopwords": False},
-           "plain BM25 over the bare turn text"),
+    Method(
+        "bm25-bare",
+        {
+            "weight_vector": 0.0,
+            "episode_expansion": False,
+            "neighbor_window": 0,
+            "boost_when": 0.0,
+            "boost_title": 0.0,
+            "query_stopwords": False,
+        },
+        "plain BM25 over the bare turn text",
+    ),
 )
 
 VARIANTS = (
@@ -241,7 +269,9 @@ def _settings(root: Path, overrides: dict[str, Any]) -> Any:
     return settings_for(root, recall={"budget_chars": 0, **overrides})
 
 
-def evaluate(root: Path, conv: Conversation, holds: dict[str, set[str]], method: Method, ks: Sequence[int]) -> list[QResult]:
+def evaluate(
+    root: Path, conv: Conversation, holds: dict[str, set[str]], method: Method, ks: Sequence[int]
+) -> list[QResult]:
     from remnic.service.memory import Memory
 
     kmax = max(ks)
@@ -285,8 +315,12 @@ def summarize(results: Sequence[QResult], ks: Sequence[int]) -> dict[str, Any]:
 
 
 def run_locomo(
-    data: Sequence[str | Path], *, granularity: str = "turn", ks: Sequence[int] = DEFAULT_KS,
-    methods: Sequence[Method] = BASELINES, limit_questions: int | None = None,
+    data: Sequence[str | Path],
+    *,
+    granularity: str = "turn",
+    ks: Sequence[int] = DEFAULT_KS,
+    methods: Sequence[Method] = BASELINES,
+    limit_questions: int | None = None,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Import every conversation once, evaluate every method on it; metrics per method."""
@@ -310,13 +344,20 @@ def run_locomo(
                 t = time.perf_counter()
                 per_method[m.name] += evaluate(root, conv, holds, m, ks)
                 if log:
-                    log(f"  {conv.name} [{granularity}] {m.name}: {len(conv.questions)} questions "
-                        f"in {time.perf_counter() - t:.1f}s")
-    return {"granularity": granularity, "ks": ks, "conversations": [c.name for c in convs],
-            "memories": sum(len(memory_items(c, granularity)[0]) for c in convs),
-            "questions": sum(len(c.questions) for c in convs), "importSeconds": timings,
-            "methods": {m.name: summarize(per_method[m.name], ks) for m in methods},
-            "notes": {m.name: m.note for m in methods}}
+                    log(
+                        f"  {conv.name} [{granularity}] {m.name}: {len(conv.questions)} questions "
+                        f"in {time.perf_counter() - t:.1f}s"
+                    )
+    return {
+        "granularity": granularity,
+        "ks": ks,
+        "conversations": [c.name for c in convs],
+        "memories": sum(len(memory_items(c, granularity)[0]) for c in convs),
+        "questions": sum(len(c.questions) for c in convs),
+        "importSeconds": timings,
+        "methods": {m.name: summarize(per_method[m.name], ks) for m in methods},
+        "notes": {m.name: m.note for m in methods},
+    }
 
 
 # --------------------------------------------------------------------------- rendering
@@ -335,15 +376,30 @@ def render(result: dict[str, Any], *, categories: bool = True) -> str:
         o = s["overall"]
         if not o.get("n"):
             continue
-        rows.append([name, *[_f(o[f"recall@{k}"]) for k in ks], *[_f(o[f"hit@{k}"]) for k in ks], _f(o["mrr"]),
-                     f"{o['p50_ms']:.1f}", f"{o['p95_ms']:.1f}"])
-    parts = [f"**{result['granularity']} granularity** — {len(result['conversations'])} conversations, "
-             f"{result['memories']} memories, {result['questions']} questions "
-             f"({next(iter(methods.values()))['overall'].get('n', 0)} in categories 1–4).", "",
-             md_table(head, rows)]
+        rows.append(
+            [
+                name,
+                *[_f(o[f"recall@{k}"]) for k in ks],
+                *[_f(o[f"hit@{k}"]) for k in ks],
+                _f(o["mrr"]),
+                f"{o['p50_ms']:.1f}",
+                f"{o['p95_ms']:.1f}",
+            ]
+        )
+    parts = [
+        f"**{result['granularity']} granularity** — {len(result['conversations'])} conversations, "
+        f"{result['memories']} memories, {result['questions']} questions "
+        f"({next(iter(methods.values()))['overall'].get('n', 0)} in categories 1–4).",
+        "",
+        md_table(head, rows),
+    ]
     if categories:
-        cat_head = ["method", *[f"{CATEGORY_NAMES.get(c, c)} ({c}) R@{k}" for c in (1, 2, 3, 4) for k in (5, 10)
-                                if k in ks], "adversarial (5) R@5", "adversarial (5) R@10"]
+        cat_head = [
+            "method",
+            *[f"{CATEGORY_NAMES.get(c, c)} ({c}) R@{k}" for c in (1, 2, 3, 4) for k in (5, 10) if k in ks],
+            "adversarial (5) R@5",
+            "adversarial (5) R@10",
+        ]
         cat_rows = []
         for name, s in methods.items():
             row = [name]
@@ -382,14 +438,21 @@ def run(quick: bool = False, data: Sequence[str | Path] | None = None) -> Report
     sections = [
         "Evidence recall@k over LoCoMo dia_ids (categories 1–4; category 5 apart), "
         "hit@k, MRR and in-process recall latency (warm), all through `Memory.recall` on fresh "
-        "temporary repositories. Baselines come from the same run and repositories.", "",
-        render(turn), "", render(session, categories=False)]
+        "temporary repositories. Baselines come from the same run and repositories.",
+        "",
+        render(turn),
+        "",
+        render(session, categories=False),
+    ]
     data_out: dict[str, Any] = {"turn": turn, "session": session}
     if not quick:
         variants = run_locomo(files, granularity="turn", methods=(BASELINES[0], *VARIANTS), log=log)
-        sections += ["", "**Variants** (turn granularity; each changes one setting from the defaults):", "",
-                     render_variants(variants)]
+        sections += [
+            "",
+            "**Variants** (turn granularity; each changes one setting from the defaults):",
+            "",
+            render_variants(variants),
+        ]
         data_out["variants"] = variants
-    sections += ["", f"Measured in {time.perf_counter() - t0:.0f} s; data: "
-                     f"{', '.join(p.name for p in files)}."]
+    sections += ["", f"Measured in {time.perf_counter() - t0:.0f} s; data: {', '.join(p.name for p in files)}."]
     return Report("locomo", "LoCoMo retrieval", "\n".join(sections), data_out)

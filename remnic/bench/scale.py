@@ -22,19 +22,95 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from . import Report, md_table, percentile
 
 DEFAULT_SIZES = (10_000, 100_000)
 REAL_EMBED_MAX = 20_000  # sizes above this get seeded (random) vectors
-_WORDS = ("release deploy tuesday cache editor python server budget memory team review design ticket user agent "
-          "model index commit branch invoice customer meeting roadmap latency database backup migration schema "
-          "incident oncall runbook alert metric dashboard contract vendor hiring onboarding laptop vpn password "
-          "rotation policy privacy audit report quarter revenue forecast launch pricing discount churn feedback "
-          "survey design-system typography color accessibility mobile android ios web api gateway queue worker "
-          "retry timeout cron job container kubernetes terraform staging production rollback feature flag").split()
+_WORDS = [
+    "release",
+    "deploy",
+    "tuesday",
+    "cache",
+    "editor",
+    "python",
+    "server",
+    "budget",
+    "memory",
+    "team",
+    "review",
+    "design",
+    "ticket",
+    "user",
+    "agent",
+    "model",
+    "index",
+    "commit",
+    "branch",
+    "invoice",
+    "customer",
+    "meeting",
+    "roadmap",
+    "latency",
+    "database",
+    "backup",
+    "migration",
+    "schema",
+    "incident",
+    "oncall",
+    "runbook",
+    "alert",
+    "metric",
+    "dashboard",
+    "contract",
+    "vendor",
+    "hiring",
+    "onboarding",
+    "laptop",
+    "vpn",
+    "password",
+    "rotation",
+    "policy",
+    "privacy",
+    "audit",
+    "report",
+    "quarter",
+    "revenue",
+    "forecast",
+    "launch",
+    "pricing",
+    "discount",
+    "churn",
+    "feedback",
+    "survey",
+    "design-system",
+    "typography",
+    "color",
+    "accessibility",
+    "mobile",
+    "android",
+    "ios",
+    "web",
+    "api",
+    "gateway",
+    "queue",
+    "worker",
+    "retry",
+    "timeout",
+    "cron",
+    "job",
+    "container",
+    "kubernetes",
+    "terraform",
+    "staging",
+    "production",
+    "rollback",
+    "feature",
+    "flag",
+]
 _SUBJECTS = ("Ana", "Ben", "Chen", "Dara", "Eli", "Fatima", "Goran", "Hana", "Ivo", "Jun", "Kai", "Lena")
 _VERBS = ("prefers", "decided", "noted", "asked about", "fixed", "reviewed", "planned", "owns", "dislikes", "moved")
 
@@ -74,8 +150,14 @@ def write_repo(root: Path, n: int, seed: int = 7) -> list[str]:
     for i in range(n):
         text = synthetic_text(rng, i)
         when = format_time(base + i * 300)
-        meta, _ = new_frontmatter(memory_id=f"mem_s{i:08d}", now=when, content=text, category="fact", settings=cfg,
-                                  importance=round(rng.random(), 2))
+        meta, _ = new_frontmatter(
+            memory_id=f"mem_s{i:08d}",
+            now=when,
+            content=text,
+            category="fact",
+            settings=cfg,
+            importance=round(rng.random(), 2),
+        )
         rel = f"facts/s{i // 1000:03d}/m{i:06d}.md"
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -83,9 +165,18 @@ def write_repo(root: Path, n: int, seed: int = 7) -> list[str]:
         texts.append(text)
         paths.append(rel)
     memory.ledger.git("add", "-A", "facts")
-    memory.ledger.git("commit", "-q", "--no-verify", "-m", f"bench: {n} synthetic memories\n\n"
-                      + "\n".join(f"Remnic-{k}: {v}" for k, v in trailers_for("import", [], DEFAULT_NAMESPACE, "bench").items()
-                                  if isinstance(v, str)))
+    memory.ledger.git(
+        "commit",
+        "-q",
+        "--no-verify",
+        "-m",
+        f"bench: {n} synthetic memories\n\n"
+        + "\n".join(
+            f"Remnic-{k}: {v}"
+            for k, v in trailers_for("import", [], DEFAULT_NAMESPACE, "bench").items()
+            if isinstance(v, str)
+        ),
+    )
     memory.close()
     return texts
 
@@ -103,7 +194,7 @@ def seed_cache(root: Path, texts: Sequence[str]) -> None:
     rng = np.random.default_rng(3)
     with EmbeddingCache(root / ".remnic" / "embeddings.sqlite") as cache:
         for start in range(0, len(texts), 5000):
-            chunk = texts[start:start + 5000]
+            chunk = texts[start : start + 5000]
             vecs = rng.standard_normal((len(chunk), index.embedder.dim)).astype(np.float32)
             vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
             cache.put_many(index.model_id, {content_hash(t): v for t, v in zip(chunk, vecs)})
@@ -124,15 +215,24 @@ def child_measure(root: str, queries: list[str]) -> dict[str, Any]:
         memory.recall(q, top_k=10)
         lat.append((time.perf_counter() - t) * 1000)
     cur, peak = rss_mb()
-    return {"loadSeconds": load_s, "p50": statistics.median(lat), "p95": percentile(lat, 95), "rssMb": cur,
-            "peakRssMb": peak, "queries": len(lat)}
+    return {
+        "loadSeconds": load_s,
+        "p50": statistics.median(lat),
+        "p95": percentile(lat, 95),
+        "rssMb": cur,
+        "peakRssMb": peak,
+        "queries": len(lat),
+    }
 
 
 def _child(root: Path, queries: list[str]) -> dict[str, Any]:
-    code = ("import json,sys; from remnic.bench.scale import child_measure; "
-            "print(json.dumps(child_measure(sys.argv[1], json.loads(sys.stdin.read()))))")
-    out = subprocess.run([sys.executable, "-c", code, str(root)], input=json.dumps(queries), capture_output=True,
-                         text=True, check=True)
+    code = (
+        "import json,sys; from remnic.bench.scale import child_measure; "
+        "print(json.dumps(child_measure(sys.argv[1], json.loads(sys.stdin.read()))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(root)], input=json.dumps(queries), capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -140,8 +240,11 @@ def cold_query_seconds(root: Path, text: str, repeat: int = 3) -> float:
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "remnic", "query", text, "--memory-dir", str(root), "--json"],
-                       capture_output=True, check=True)
+        subprocess.run(
+            [sys.executable, "-m", "remnic", "query", text, "--memory-dir", str(root), "--json"],
+            capture_output=True,
+            check=True,
+        )
         times.append(time.perf_counter() - t)
     return statistics.median(times)
 
@@ -173,8 +276,11 @@ def write_to_searchable(root: Path, rounds: int = 5) -> dict[str, float]:
             hits = memory.recall(word2, top_k=1).hits
             edit_ms.append((time.perf_counter() - t) * 1000)
             assert hits and hits[0].path == rec.path, "edited file not searchable"
-    return {"storeMs": statistics.median(store_ms), "recallAfterStoreMs": statistics.median(found_ms),
-            "editToSearchableMs": statistics.median(edit_ms)}
+    return {
+        "storeMs": statistics.median(store_ms),
+        "recallAfterStoreMs": statistics.median(found_ms),
+        "editToSearchableMs": statistics.median(edit_ms),
+    }
 
 
 def run_scale(sizes: Sequence[int], *, queries: int = 200, log: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -192,7 +298,9 @@ def run_scale(sizes: Sequence[int], *, queries: int = 200, log: Callable[[str], 
             if not real:
                 seed_cache(root, texts)
             if log:
-                log(f"  {n}: wrote and committed in {write_s:.1f}s; reindexing ({'model' if real else 'seeded vectors'})")
+                log(
+                    f"  {n}: wrote and committed in {write_s:.1f}s; reindexing ({'model' if real else 'seeded vectors'})"
+                )
             with Memory.open(root) as memory:
                 t = time.perf_counter()
                 report = memory.reindex()
@@ -203,23 +311,55 @@ def run_scale(sizes: Sequence[int], *, queries: int = 200, log: Callable[[str], 
             child = _child(root, qs)
             cold = cold_query_seconds(root, "who owns the staging rollback runbook?")
             wts = write_to_searchable(root)
-            rows.append({"size": n, "realEmbeddings": real, "reindexSeconds": reindex_s, "embedded": report.embedded,
-                         "coldQuerySeconds": cold, **child, **wts})
+            rows.append(
+                {
+                    "size": n,
+                    "realEmbeddings": real,
+                    "reindexSeconds": reindex_s,
+                    "embedded": report.embedded,
+                    "coldQuerySeconds": cold,
+                    **child,
+                    **wts,
+                }
+            )
             if log:
-                log(f"  {n}: p50 {child['p50']:.1f} ms, p95 {child['p95']:.1f} ms, RSS {child['rssMb']:.0f} MB, "
-                    f"cold query {cold:.2f}s")
+                log(
+                    f"  {n}: p50 {child['p50']:.1f} ms, p95 {child['p95']:.1f} ms, RSS {child['rssMb']:.0f} MB, "
+                    f"cold query {cold:.2f}s"
+                )
     return {"sizes": list(sizes), "rows": rows}
 
 
 def render(result: dict[str, Any]) -> str:
-    head = ["memories", "recall p50", "recall p95", "RSS", "peak RSS", "cold `remnic query`", "full reindex",
-            "store() call", "store → searchable", "hand edit → searchable"]
+    head = [
+        "memories",
+        "recall p50",
+        "recall p95",
+        "RSS",
+        "peak RSS",
+        "cold `remnic query`",
+        "full reindex",
+        "store() call",
+        "store → searchable",
+        "hand edit → searchable",
+    ]
     rows = []
     for r in result["rows"]:
         reindex = f"{r['reindexSeconds']:.1f} s" + ("" if r["realEmbeddings"] else " (cached embeddings)")
-        rows.append([f"{r['size']:,}", f"{r['p50']:.1f} ms", f"{r['p95']:.1f} ms", f"{r['rssMb']:.0f} MB",
-                     f"{r['peakRssMb']:.0f} MB", f"{r['coldQuerySeconds']:.2f} s", reindex,
-                     f"{r['storeMs']:.0f} ms", f"{r['recallAfterStoreMs']:.1f} ms", f"{r['editToSearchableMs']:.0f} ms"])
+        rows.append(
+            [
+                f"{r['size']:,}",
+                f"{r['p50']:.1f} ms",
+                f"{r['p95']:.1f} ms",
+                f"{r['rssMb']:.0f} MB",
+                f"{r['peakRssMb']:.0f} MB",
+                f"{r['coldQuerySeconds']:.2f} s",
+                reindex,
+                f"{r['storeMs']:.0f} ms",
+                f"{r['recallAfterStoreMs']:.1f} ms",
+                f"{r['editToSearchableMs']:.0f} ms",
+            ]
+        )
     return md_table(head, rows)
 
 
@@ -227,14 +367,20 @@ def run(quick: bool = False) -> Report:
     sizes = [2_000] if quick else list(DEFAULT_SIZES)
     t0 = time.perf_counter()
     result = run_scale(sizes, queries=50 if quick else 200, log=lambda m: print(m, flush=True))
-    md = "\n".join([
-        "Short synthetic one-sentence memories (hybrid recall, defaults, top 10). Latency and RSS in a fresh "
-        "process after one warm-up recall; \"cold `remnic query`\" is a whole CLI process. The full reindex "
-        "embeds every memory with the real model on an empty cache up to "
-        f"{REAL_EMBED_MAX:,} memories; above that the cache is seeded with random vectors. "
-        "\"store → searchable\" is the recall right after `store()` returned (the index is updated inside the "
-        "write call); \"hand edit → searchable\" is write file + `refresh_paths` + recall.", "",
-        render(result), "", f"Measured in {time.perf_counter() - t0:.0f} s."])
+    md = "\n".join(
+        [
+            "Short synthetic one-sentence memories (hybrid recall, defaults, top 10). Latency and RSS in a fresh "
+            'process after one warm-up recall; "cold `remnic query`" is a whole CLI process. The full reindex '
+            "embeds every memory with the real model on an empty cache up to "
+            f"{REAL_EMBED_MAX:,} memories; above that the cache is seeded with random vectors. "
+            '"store → searchable" is the recall right after `store()` returned (the index is updated inside the '
+            'write call); "hand edit → searchable" is write file + `refresh_paths` + recall.',
+            "",
+            render(result),
+            "",
+            f"Measured in {time.perf_counter() - t0:.0f} s.",
+        ]
+    )
     return Report("scale", "Recall at scale", md, result)
 
 

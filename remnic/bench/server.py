@@ -37,8 +37,16 @@ from .store import sentence
 
 CLIENTS = 8
 WRITE_SHARE = 0.2
-QUERIES = ("when do we deploy", "database migration incident", "who owns the roadmap", "cache latency alarm",
-           "vacation budget", "review the invoice", "staging replica backup", "customer tenant design")
+QUERIES = (
+    "when do we deploy",
+    "database migration incident",
+    "who owns the roadmap",
+    "cache latency alarm",
+    "vacation budget",
+    "review the invoice",
+    "staging replica backup",
+    "customer tenant design",
+)
 
 
 @dataclass
@@ -50,8 +58,15 @@ class ClientStats:
     errors: list[str] = field(default_factory=list)
 
 
-def _client(port: int, token: str, seed: int, deadline: float, read_op: str, stats: ClientStats,
-            write_share: float = WRITE_SHARE) -> None:
+def _client(
+    port: int,
+    token: str,
+    seed: int,
+    deadline: float,
+    read_op: str,
+    stats: ClientStats,
+    write_share: float = WRITE_SHARE,
+) -> None:
     rng = random.Random(seed)
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
@@ -84,9 +99,24 @@ def _client(port: int, token: str, seed: int, deadline: float, read_op: str, sta
 
 
 def _start_server(root: Path, env: dict[str, str]) -> tuple[subprocess.Popen, int]:
-    proc = subprocess.Popen([sys.executable, "-m", "remnic", "serve", "--memory-dir", str(root), "--port", "0",
-                             "--json", "--log-level", "warning"], stdout=subprocess.PIPE,
-                            stderr=open(root.parent / "server.log", "wb"), env=env)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "remnic",
+            "serve",
+            "--memory-dir",
+            str(root),
+            "--port",
+            "0",
+            "--json",
+            "--log-level",
+            "warning",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=open(root.parent / "server.log", "wb"),  # noqa: SIM115 - the child owns it
+        env=env,
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline()
     if not line:
@@ -98,8 +128,11 @@ def _verify(root: Path, acked: list[tuple[str, str]]) -> dict[str, int]:
     """How many acknowledged writes are committed in git and present in the index."""
     log = subprocess.run(["git", "log", "--format=%B"], cwd=root, capture_output=True, text=True, check=True).stdout
     trailer_ids = {line.split(":", 1)[1].strip() for line in log.splitlines() if line.startswith("Remnic-Memory-Id:")}
-    tracked = set(subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True,
-                                 check=True).stdout.split("\0"))
+    tracked = set(
+        subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, text=True, check=True).stdout.split(
+            "\0"
+        )
+    )
     in_git = sum(1 for mid, path in acked if mid in trailer_ids and path in tracked)
     in_index = 0
     with Memory.open(root, settings=settings_for(root)) as memory:
@@ -108,9 +141,16 @@ def _verify(root: Path, acked: list[tuple[str, str]]) -> dict[str, int]:
             in_index = sum(1 for mid, path in acked if index.path_of(mid) == path)
         except ImportError:
             in_index = -1
-    return {"acked": len(acked), "in_git": in_git, "in_index": in_index,
-            "clean_tree": int(not subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True,
-                                                 text=True, check=True).stdout.strip())}
+    return {
+        "acked": len(acked),
+        "in_git": in_git,
+        "in_index": in_index,
+        "clean_tree": int(
+            not subprocess.run(
+                ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=True
+            ).stdout.strip()
+        ),
+    }
 
 
 def run(quick: bool = False) -> Report:
@@ -124,8 +164,12 @@ def run(quick: bool = False) -> Report:
         memory.import_records([{"content": sentence(rng), "category": "fact"} for _ in range(300)])
         memory.close()
         (base / "config.json").write_text(json.dumps({"server": {"writeRateLimit": 1_000_000}}))
-        env = {**os.environ, "REMNIC_TOKENS_PATH": str(base / "tokens.json"),
-               "REMNIC_CONFIG_PATH": str(base / "config.json"), "HOME": str(base)}
+        env = {
+            **os.environ,
+            "REMNIC_TOKENS_PATH": str(base / "tokens.json"),
+            "REMNIC_CONFIG_PATH": str(base / "config.json"),
+            "HOME": str(base),
+        }
         store = TokenStore(base / "tokens.json")
         tokens = [store.generate(f"agent{i}")[0] for i in range(CLIENTS)]
         proc, port = _start_server(root, env)
@@ -137,8 +181,10 @@ def run(quick: bool = False) -> Report:
             solo = ClientStats()
             _client(port, tokens[0], 1, time.monotonic() + (2.0 if quick else 5.0), read_op, solo, write_share=0.0)
             deadline = time.monotonic() + duration
-            threads = [threading.Thread(target=_client, args=(port, tokens[i], 100 + i, deadline, read_op, stats[i]))
-                       for i in range(CLIENTS)]
+            threads = [
+                threading.Thread(target=_client, args=(port, tokens[i], 100 + i, deadline, read_op, stats[i]))
+                for i in range(CLIENTS)
+            ]
             started = time.perf_counter()
             for t in threads:
                 t.start()
@@ -156,18 +202,35 @@ def run(quick: bool = False) -> Report:
     errors = [e for s in stats for e in s.errors]
     total = len(reads) + len(writes)
     rows = [
-        [f"{read_op} ({'POST recall, topK 5' if read_op == 'recall' else 'GET memories?query='})", len(reads),
-         f"{statistics.median(reads):.1f} ms" if reads else "—", f"{percentile(reads, 95):.1f} ms" if reads else "—"],
-        ["write (POST memories → file + git commit + index)", len(writes),
-         f"{statistics.median(writes):.1f} ms" if writes else "—",
-         f"{percentile(writes, 95):.1f} ms" if writes else "—"],
-        ["all", total, f"{statistics.median(reads + writes):.1f} ms" if total else "—",
-         f"{percentile(reads + writes, 95):.1f} ms" if total else "—"],
+        [
+            f"{read_op} ({'POST recall, topK 5' if read_op == 'recall' else 'GET memories?query='})",
+            len(reads),
+            f"{statistics.median(reads):.1f} ms" if reads else "—",
+            f"{percentile(reads, 95):.1f} ms" if reads else "—",
+        ],
+        [
+            "write (POST memories → file + git commit + index)",
+            len(writes),
+            f"{statistics.median(writes):.1f} ms" if writes else "—",
+            f"{percentile(writes, 95):.1f} ms" if writes else "—",
+        ],
+        [
+            "all",
+            total,
+            f"{statistics.median(reads + writes):.1f} ms" if total else "—",
+            f"{percentile(reads + writes, 95):.1f} ms" if total else "—",
+        ],
     ]
     solo_reads = solo.latencies["read"]
-    rows.insert(0, [f"{read_op}, 1 client alone (baseline)", len(solo_reads),
-                    f"{statistics.median(solo_reads):.1f} ms" if solo_reads else "—",
-                    f"{percentile(solo_reads, 95):.1f} ms" if solo_reads else "—"])
+    rows.insert(
+        0,
+        [
+            f"{read_op}, 1 client alone (baseline)",
+            len(solo_reads),
+            f"{statistics.median(solo_reads):.1f} ms" if solo_reads else "—",
+            f"{percentile(solo_reads, 95):.1f} ms" if solo_reads else "—",
+        ],
+    )
     markdown = (
         md_table(["request", "count", "p50", "p95"], rows)
         + f"\n\n**{total / elapsed:.1f} requests/s** with {CLIENTS} concurrent keep-alive clients "
@@ -179,8 +242,18 @@ def run(quick: bool = False) -> Report:
         f"git (trailer + file at HEAD), {verified['in_index']} found in the index; working tree clean: "
         f"{bool(verified['clean_tree'])}. `python -m remnic.bench server`."
     )
-    return Report("server", "Server: concurrent recall + writes over loopback HTTP", markdown, {
-        "requests_per_s": total / elapsed, "read_op": read_op, "read_p50_ms": statistics.median(reads) if reads else None,
-        "read_p95_ms": percentile(reads, 95) if reads else None,
-        "write_p50_ms": statistics.median(writes) if writes else None,
-        "write_p95_ms": percentile(writes, 95) if writes else None, "errors": len(errors), **verified})
+    return Report(
+        "server",
+        "Server: concurrent recall + writes over loopback HTTP",
+        markdown,
+        {
+            "requests_per_s": total / elapsed,
+            "read_op": read_op,
+            "read_p50_ms": statistics.median(reads) if reads else None,
+            "read_p95_ms": percentile(reads, 95) if reads else None,
+            "write_p50_ms": statistics.median(writes) if writes else None,
+            "write_p95_ms": percentile(writes, 95) if writes else None,
+            "errors": len(errors),
+            **verified,
+        },
+    )

@@ -17,8 +17,31 @@ from remnic.service.memory import Memory
 
 from . import Report, md_table, percentile
 
-WORDS = ("release deploy tuesday staging database editor tabs review cache latency alarm replica "
-         "vacation budget meeting design tenant migration backup incident customer roadmap invoice").split()
+WORDS = [
+    "release",
+    "deploy",
+    "tuesday",
+    "staging",
+    "database",
+    "editor",
+    "tabs",
+    "review",
+    "cache",
+    "latency",
+    "alarm",
+    "replica",
+    "vacation",
+    "budget",
+    "meeting",
+    "design",
+    "tenant",
+    "migration",
+    "backup",
+    "incident",
+    "customer",
+    "roadmap",
+    "invoice",
+]
 
 
 def sentence(rng: random.Random, n: int = 14) -> str:
@@ -44,12 +67,26 @@ def run(quick: bool = False) -> Report:
         import_s = time.perf_counter() - t
         mem.close()
     rows = [
-        [f"single `store` (n={n_store})", f"{statistics.median(latencies):.1f} ms", f"{percentile(latencies, 95):.1f} ms", "—"],
-        [f"bulk `import` of {n_import:,} records (one commit)", "—", "—",
-         f"{len(result.records) / import_s:,.0f} records/s ({import_s:.1f} s)"],
+        [
+            f"single `store` (n={n_store})",
+            f"{statistics.median(latencies):.1f} ms",
+            f"{percentile(latencies, 95):.1f} ms",
+            "—",
+        ],
+        [
+            f"bulk `import` of {n_import:,} records (one commit)",
+            "—",
+            "—",
+            f"{len(result.records) / import_s:,.0f} records/s ({import_s:.1f} s)",
+        ],
     ]
     markdown = md_table(["operation", "p50", "p95", "throughput"], rows) + (
         "\n\nMeasured through `Memory.store` / `Memory.import_records` on a fresh repo: validation, atomic write, "
-        "git commit and incremental index update (embedding included). `python -m remnic.bench store`.")
-    return Report("store", "Write path: store latency and import throughput", markdown,
-                  {"store_p50_ms": statistics.median(latencies), "import_per_s": len(result.records) / import_s})
+        "git commit and incremental index update (embedding included). `python -m remnic.bench store`."
+    )
+    return Report(
+        "store",
+        "Write path: store latency and import throughput",
+        markdown,
+        {"store_p50_ms": statistics.median(latencies), "import_per_s": len(result.records) / import_s},
+    )

@@ -26,8 +26,31 @@ from remnic.service.memory import Memory
 
 from . import Report, md_table, percentile
 
-WORDS = ("release deploy tuesday staging database editor tabs review cache latency alarm replica "
-         "vacation budget meeting design tenant migration backup incident customer roadmap invoice").split()
+WORDS = [
+    "release",
+    "deploy",
+    "tuesday",
+    "staging",
+    "database",
+    "editor",
+    "tabs",
+    "review",
+    "cache",
+    "latency",
+    "alarm",
+    "replica",
+    "vacation",
+    "budget",
+    "meeting",
+    "design",
+    "tenant",
+    "migration",
+    "backup",
+    "incident",
+    "customer",
+    "roadmap",
+    "invoice",
+]
 
 
 def sentence(rng: random.Random, n: int = 14) -> str:
@@ -49,8 +72,12 @@ def watch_latency(n_edits: int, rng: random.Random) -> tuple[list[float], int]:
         rel = [str(p.relative_to(root)) for p in paths]
         commits_before = int(mem.ledger.git("rev-list", "--count", "HEAD"))
         mem.close()
-        proc = subprocess.Popen([sys.executable, "-m", "remnic", "sync", "watch", "--json", "--memory-dir", str(root)],
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "remnic", "sync", "watch", "--json", "--memory-dir", str(root)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         seen: list[tuple[float, dict]] = []
         cond = threading.Condition()
 
@@ -84,13 +111,17 @@ def watch_latency(n_edits: int, rng: random.Random) -> tuple[list[float], int]:
                     mark = len(seen)
                 t = time.perf_counter()
                 _edit(paths[k], rng)
-                stamp, _ = wait_for(lambda e: e["event"] == "change" and e["path"] == rel[k] and e.get("commit"), mark)
+                stamp, _ = wait_for(
+                    lambda e, k=k: e["event"] == "change" and e["path"] == rel[k] and e.get("commit"), mark
+                )
                 latencies.append((stamp - t) * 1000)
                 time.sleep(0.3)  # let the write-back of the normalised frontmatter settle: edits are sequential
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-        commits = int(Memory.open(settings=settings_for(root)).ledger.git("rev-list", "--count", "HEAD")) - commits_before
+        commits = (
+            int(Memory.open(settings=settings_for(root)).ledger.git("rev-list", "--count", "HEAD")) - commits_before
+        )
     return latencies, commits
 
 
@@ -109,7 +140,7 @@ def run_large(n_memories: int, rng: random.Random, rounds: int) -> dict[str, lis
             report = mem.sync()
             out["noop"].append((time.perf_counter() - t) * 1000)
             assert not report.changes
-        for r in range(rounds):
+        for _r in range(rounds):
             for path in rng.sample(paths, 10):
                 _edit(path, rng)
             t = time.perf_counter()
@@ -118,8 +149,11 @@ def run_large(n_memories: int, rng: random.Random, rounds: int) -> dict[str, lis
             assert len(report.changes) == 10 and report.commit, report.to_dict()
         for _ in range(max(rounds // 2, 2)):
             t = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "remnic", "sync", "run", "--memory-dir", str(root)], check=True,
-                           capture_output=True)
+            subprocess.run(
+                [sys.executable, "-m", "remnic", "sync", "run", "--memory-dir", str(root)],
+                check=True,
+                capture_output=True,
+            )
             out["cli_noop"].append((time.perf_counter() - t) * 1000)
         out["index"] = [1.0 if report.index == "updated" else 0.0]
         mem.close()
@@ -136,22 +170,42 @@ def run(quick: bool = False) -> Report:
     p95 = lambda xs: f"{percentile(xs, 95):.0f} ms"  # noqa: E731
     index_note = "index updated" if large["index"][0] else "no index available in this build: index step skipped"
     rows = [
-        [f"saved file → searchable and committed (watch, debounce 200 ms, n={n_edits})", p50(latencies),
-         p95(latencies), "≤ 500 ms p50"],
+        [
+            f"saved file → searchable and committed (watch, debounce 200 ms, n={n_edits})",
+            p50(latencies),
+            p95(latencies),
+            "≤ 500 ms p50",
+        ],
         [f"`sync run`, {n_memories:,} memories, nothing changed", p50(large["noop"]), p95(large["noop"]), "≤ 0.5 s"],
         [f"`sync run`, {n_memories:,} memories, 10 files edited", p50(large["ten"]), p95(large["ten"]), "≤ 2 s"],
-        [f"whole `remnic sync run` process, {n_memories:,} memories, nothing changed", p50(large["cli_noop"]),
-         p95(large["cli_noop"]), "—"],
-        [f"first `sync run` after an `import` of {n_memories:,} (a full pass: the fresh index records no commit)",
-         f"{large['first'][0]:.0f} ms", "—", "—"],
+        [
+            f"whole `remnic sync run` process, {n_memories:,} memories, nothing changed",
+            p50(large["cli_noop"]),
+            p95(large["cli_noop"]),
+            "—",
+        ],
+        [
+            f"first `sync run` after an `import` of {n_memories:,} (a full pass: the fresh index records no commit)",
+            f"{large['first'][0]:.0f} ms",
+            "—",
+            "—",
+        ],
     ]
     markdown = md_table(["measurement", "p50", "p95", "target"], rows) + (
         f"\n\nWatch: a real `remnic sync watch --json` subprocess; each of {n_edits} sequential body edits is timed "
         f"from the write to the watcher's line for it, printed after the index update and the commit "
         f"({commits} commits for {n_edits} edits). Large repo: `Memory.sync()` in-process ({index_note}); "
         "10 edited files are normalised (updated, contentHash), indexed and committed as one commit. "
-        "`python -m remnic.bench sync`.")
-    return Report("sync", "Sync: hand edits to searchable commits", markdown, {
-        "watch_p50_ms": statistics.median(latencies), "watch_p95_ms": percentile(latencies, 95),
-        "noop_p50_ms": statistics.median(large["noop"]), "ten_p50_ms": statistics.median(large["ten"]),
-    })
+        "`python -m remnic.bench sync`."
+    )
+    return Report(
+        "sync",
+        "Sync: hand edits to searchable commits",
+        markdown,
+        {
+            "watch_p50_ms": statistics.median(latencies),
+            "watch_p95_ms": percentile(latencies, 95),
+            "noop_p50_ms": statistics.median(large["noop"]),
+            "ten_p50_ms": statistics.median(large["ten"]),
+        },
+    )

@@ -74,8 +74,13 @@ def measure(n: int, queries: int, log: Any = print) -> dict[str, Any]:
     for kind in KINDS:
         off, on = times[kind, False], times[kind, True]
         p50_off, p50_on = statistics.median(off), statistics.median(on)
-        out[kind] = {"p50Off": p50_off, "p95Off": percentile(off, 95), "p50On": p50_on,
-                     "p95On": percentile(on, 95), "ratio": p50_on / p50_off if p50_off else float("nan")}
+        out[kind] = {
+            "p50Off": p50_off,
+            "p95Off": percentile(off, 95),
+            "p50On": p50_on,
+            "p95On": percentile(on, 95),
+            "ratio": p50_on / p50_off if p50_off else float("nan"),
+        }
     out["ratio"] = out["new"]["ratio"]
     return out
 
@@ -85,18 +90,29 @@ def render(data: dict[str, Any]) -> str:
     for kind, label in (("new", "new query"), ("repeat", "repeated query (embedding memoised)")):
         d = data[kind]
         rows.append([label, "off", f"{d['p50Off']:.1f} ms", f"{d['p95Off']:.1f} ms", "—"])
-        rows.append([label, "on (`xray=True`)", f"{d['p50On']:.1f} ms", f"{d['p95On']:.1f} ms",
-                     f"{d['ratio']:.3f}× ({(d['ratio'] - 1) * 100:+.1f}%)"])
+        rows.append(
+            [
+                label,
+                "on (`xray=True`)",
+                f"{d['p50On']:.1f} ms",
+                f"{d['p95On']:.1f} ms",
+                f"{d['ratio']:.3f}× ({(d['ratio'] - 1) * 100:+.1f}%)",
+            ]
+        )
     verdict = "meets" if data["ratio"] <= TARGET else "misses"
-    return "\n".join([
-        md_table(["recall", "capture", "p50", "p95", "p50 on / off"], rows), "",
-        f"{data['size']:,} memories, {data['queries']} queries. Each query is recalled with capture off and on "
-        "in alternating order (same process, same load), first as a new query (the query-embedding memo emptied, "
-        "so the recall embeds its query: the recall the scale table times), then repeated (embedding memoised, "
-        "so the fixed cost of capture weighs more). Building the snapshot alone from a finished recall: "
-        f"p50 {data['buildP50']:.2f} ms. Hits identical with and without capture: {data['identicalHits']}. "
-        f"Capture overhead on a new query {verdict} the ≤ 10% target. Every recall (both sides) also appends "
-        "its audit entry. `python -m remnic.bench xray`."])
+    return "\n".join(
+        [
+            md_table(["recall", "capture", "p50", "p95", "p50 on / off"], rows),
+            "",
+            f"{data['size']:,} memories, {data['queries']} queries. Each query is recalled with capture off and on "
+            "in alternating order (same process, same load), first as a new query (the query-embedding memo emptied, "
+            "so the recall embeds its query: the recall the scale table times), then repeated (embedding memoised, "
+            "so the fixed cost of capture weighs more). Building the snapshot alone from a finished recall: "
+            f"p50 {data['buildP50']:.2f} ms. Hits identical with and without capture: {data['identicalHits']}. "
+            f"Capture overhead on a new query {verdict} the ≤ 10% target. Every recall (both sides) also appends "
+            "its audit entry. `python -m remnic.bench xray`.",
+        ]
+    )
 
 
 def run(quick: bool = False) -> Report:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from remnic.errors import RemnicError
 
@@ -49,8 +49,9 @@ def _modules() -> list:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="remnic", description=DESCRIPTION, epilog=EPILOG,
-                    formatter_class=Formatter, parents=[common_parent()])
+    parser = Parser(
+        prog="remnic", description=DESCRIPTION, epilog=EPILOG, formatter_class=Formatter, parents=[common_parent()]
+    )
     from remnic import __version__
 
     parser.add_argument("--version", action="version", version=f"remnic {__version__}")

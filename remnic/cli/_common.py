@@ -7,7 +7,8 @@ import json
 import re
 import sys
 import time
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from remnic.config import load_settings
 from remnic.errors import UsageError
@@ -33,18 +34,31 @@ class Parser(argparse.ArgumentParser):
 def common_parent() -> argparse.ArgumentParser:
     """Flags every command takes; SUPPRESS defaults so `remnic --json cmd` and `remnic cmd --json` both work."""
     parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                        help="print machine-readable JSON instead of text")
-    parent.add_argument("--memory-dir", metavar="DIR", default=argparse.SUPPRESS,
-                        help="the memory repository (default: $REMNIC_MEMORY_DIR, the nearest memory repo "
-                             "above the current directory, memoryDir from config, then ~/.remnic/memory)")
+    parent.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print machine-readable JSON instead of text"
+    )
+    parent.add_argument(
+        "--memory-dir",
+        metavar="DIR",
+        default=argparse.SUPPRESS,
+        help="the memory repository (default: $REMNIC_MEMORY_DIR, the nearest memory repo "
+        "above the current directory, memoryDir from config, then ~/.remnic/memory)",
+    )
     return parent
 
 
-def add_command(sub: Any, name: str, help_text: str, description: str | None = None,
-                epilog: str | None = None, **kwargs: Any) -> argparse.ArgumentParser:
-    return sub.add_parser(name, help=help_text, description=description or help_text, epilog=epilog,
-                          parents=[common_parent()], formatter_class=Formatter, **kwargs)
+def add_command(
+    sub: Any, name: str, help_text: str, description: str | None = None, epilog: str | None = None, **kwargs: Any
+) -> argparse.ArgumentParser:
+    return sub.add_parser(
+        name,
+        help=help_text,
+        description=description or help_text,
+        epilog=epilog,
+        parents=[common_parent()],
+        formatter_class=Formatter,
+        **kwargs,
+    )
 
 
 def wants_json(args: argparse.Namespace) -> bool:
@@ -87,6 +101,7 @@ def positive_int(name: str) -> Callable[[str], int]:
         if number <= 0:
             raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {value!r}")
         return number
+
     return parse
 
 
@@ -99,6 +114,7 @@ def unit_float(name: str) -> Callable[[str], float]:
         if not 0.0 <= number <= 1.0:
             raise argparse.ArgumentTypeError(f"{name} must be from 0 to 1, got {value!r}")
         return number
+
     return parse
 
 
@@ -110,6 +126,7 @@ def choice_list(name: str, options: Iterable[str]) -> Callable[[str], str]:
         if value not in valid:
             raise argparse.ArgumentTypeError(f"unknown {name} {value!r}; valid options: {', '.join(valid)}")
         return value
+
     return parse
 
 
@@ -153,7 +170,9 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 def safe(text: str) -> str:
     """Text for a terminal: control characters (ANSI/OSC escapes) and bidi overrides made visible,
     so a memory written by an agent can't recolour, retitle or reorder what a person reads."""
-    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)
+    return _UNSAFE.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
+    )
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:

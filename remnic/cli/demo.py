@@ -28,8 +28,9 @@ def _available(command: str) -> bool:
 def _run(args: list[str], memory_dir: Path) -> str:
     shown = " ".join(shlex.quote(a) for a in ["remnic", *args])
     print(f"\n$ {shown}", flush=True)
-    proc = subprocess.run([sys.executable, "-m", "remnic", *args, "--memory-dir", str(memory_dir)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "remnic", *args, "--memory-dir", str(memory_dir)], capture_output=True, text=True
+    )
     output = (proc.stdout + proc.stderr).rstrip()
     if output:
         print(output, flush=True)
@@ -58,17 +59,22 @@ def main(argv: list[str] | None = None) -> int:
         _run(["query", "when do we cut releases?", "--top-k", "3"], target)
     if _available("xray"):
         # A decision answered directly, a pending rumour shown for review, and the ladder that got there.
-        out = _run(["xray", "what did we decide about the recall cache TTL", "--budget", "2048", "--top-k", "4"],
-                   target)
-        audit_id = next((line.split(": ", 1)[1].strip() for line in out.splitlines()
-                         if line.strip().startswith("audit-entry: ")), None)
+        out = _run(
+            ["xray", "what did we decide about the recall cache TTL", "--budget", "2048", "--top-k", "4"], target
+        )
+        audit_id = next(
+            (line.split(": ", 1)[1].strip() for line in out.splitlines() if line.strip().startswith("audit-entry: ")),
+            None,
+        )
         if audit_id and _available("audit"):
             _run(["audit", "show", audit_id], target)
     if edited.exists() and _available("sync"):
         _run(["versions", "diff", str(edited.relative_to(target))], target)
     _run(["doctor"], target)
-    print(f"\nDemo memory repository: {target}\n"
-          f"Try: remnic --memory-dir {shlex.quote(str(target))} query \"how do I roll back a release?\"")
+    print(
+        f"\nDemo memory repository: {target}\n"
+        f'Try: remnic --memory-dir {shlex.quote(str(target))} query "how do I roll back a release?"'
+    )
     return 0
 
 

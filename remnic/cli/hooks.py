@@ -29,19 +29,30 @@ _HOST_EVENTS = {"SessionStart": "session-start", "Stop": "stop", "PreCompact": "
 
 
 def register(sub: Any) -> None:
-    p = add_command(sub, "hooks", "git hooks for the memory repo, and agent host hooks (Claude Code, Codex)",
-                    epilog="Git hooks: pre-commit refuses malformed memory files; post-merge, post-checkout\n"
-                           "and post-rewrite update the index after a pull, checkout or rebase.\n"
-                           "Agent hooks (see hooks/README.md): session start recalls memories into the\n"
-                           "context; stop and compaction hand the transcript to observe.\n\n"
-                           "examples:\n  remnic hooks install\n  remnic hooks status\n"
-                           "  remnic hooks agent-config claude-code")
+    p = add_command(
+        sub,
+        "hooks",
+        "git hooks for the memory repo, and agent host hooks (Claude Code, Codex)",
+        epilog="Git hooks: pre-commit refuses malformed memory files; post-merge, post-checkout\n"
+        "and post-rewrite update the index after a pull, checkout or rebase.\n"
+        "Agent hooks (see hooks/README.md): session start recalls memories into the\n"
+        "context; stop and compaction hand the transcript to observe.\n\n"
+        "examples:\n  remnic hooks install\n  remnic hooks status\n"
+        "  remnic hooks agent-config claude-code",
+    )
     hsub = p.add_subparsers(dest="hooks_command", metavar="<install|status|uninstall|agent-config|run>", required=True)
 
-    q = add_command(hsub, "install", "install the git hooks into the memory repository",
-                    epilog="Records the Python running this command, so the hooks work without remnic on PATH.")
-    q.add_argument("--force", action="store_true",
-                   help="also where another hook exists (it is kept as <hook>.pre-remnic and runs first)")
+    q = add_command(
+        hsub,
+        "install",
+        "install the git hooks into the memory repository",
+        epilog="Records the Python running this command, so the hooks work without remnic on PATH.",
+    )
+    q.add_argument(
+        "--force",
+        action="store_true",
+        help="also where another hook exists (it is kept as <hook>.pre-remnic and runs first)",
+    )
     q.set_defaults(handler=cmd_install)
 
     q = add_command(hsub, "status", "which git hooks are installed, and where the agent hook scripts are")
@@ -50,28 +61,48 @@ def register(sub: Any) -> None:
     q = add_command(hsub, "uninstall", "remove remnic's git hooks (restoring hooks install kept aside)")
     q.set_defaults(handler=cmd_uninstall)
 
-    q = add_command(hsub, "agent-config", "print the hooks settings for an agent host, with absolute paths",
-                    epilog="Claude Code: merge the output into ~/.claude/settings.json (or a project's\n"
-                           ".claude/settings.json). Codex: save it as ~/.codex/hooks.json.")
+    q = add_command(
+        hsub,
+        "agent-config",
+        "print the hooks settings for an agent host, with absolute paths",
+        epilog="Claude Code: merge the output into ~/.claude/settings.json (or a project's\n"
+        ".claude/settings.json). Codex: save it as ~/.codex/hooks.json.",
+    )
     q.add_argument("host", type=choice_list("host", AGENT_HOSTS), help=" or ".join(AGENT_HOSTS))
     q.set_defaults(handler=cmd_agent_config)
 
-    q = add_command(hsub, "run", "run one hook's logic (what the hook scripts call)",
-                    epilog="Git hooks: " + ", ".join(GIT_HOOKS) + ". Agent hooks (JSON on stdin, --host): "
-                           + ", ".join(AGENT_EVENTS) + ".")
+    q = add_command(
+        hsub,
+        "run",
+        "run one hook's logic (what the hook scripts call)",
+        epilog="Git hooks: "
+        + ", ".join(GIT_HOOKS)
+        + ". Agent hooks (JSON on stdin, --host): "
+        + ", ".join(AGENT_EVENTS)
+        + ".",
+    )
     q.add_argument("hook", type=choice_list("hook", (*GIT_HOOKS, *AGENT_EVENTS)))
     q.add_argument("hook_args", nargs="*", help="the arguments git passes to the hook")
-    q.add_argument("--host", type=choice_list("host", AGENT_HOSTS), default="claude-code",
-                   help="agent host of an agent hook (default: claude-code)")
+    q.add_argument(
+        "--host",
+        type=choice_list("host", AGENT_HOSTS),
+        default="claude-code",
+        help="agent host of an agent hook (default: claude-code)",
+    )
     q.set_defaults(handler=cmd_run)
 
 
 def cmd_install(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     rows = install_git_hooks(memory.ledger, force=args.force)
-    emit(args, {"hooks": rows, "python": sys.executable},
-         lambda: "\n".join(f"{r['hook']}: {r['state']}" + (f" ({r['detail']})" if r.get("detail") else "")
-                           for r in rows) + f"\nhooks run remnic with {sys.executable}")
+    emit(
+        args,
+        {"hooks": rows, "python": sys.executable},
+        lambda: (
+            "\n".join(f"{r['hook']}: {r['state']}" + (f" ({r['detail']})" if r.get("detail") else "") for r in rows)
+            + f"\nhooks run remnic with {sys.executable}"
+        ),
+    )
     return 1 if any(r["state"] == "skipped" for r in rows) else 0
 
 
@@ -80,9 +111,16 @@ def cmd_status(args: argparse.Namespace) -> int:
     rows = git_hooks_status(memory.ledger)
     agent_dir = hooks_source_dir()
     data = {"git": rows, "agentHooks": {h: str(agent_dir / h) for h in AGENT_HOSTS}}
-    emit(args, data, lambda: table([[r["hook"], r["state"], r["detail"]] for r in rows], ["HOOK", "STATE", "DETAIL"])
-         + "\n\nagent hook scripts: " + ", ".join(str(agent_dir / h) for h in AGENT_HOSTS)
-         + "\n(`remnic hooks agent-config claude-code|codex` prints the settings to use them)")
+    emit(
+        args,
+        data,
+        lambda: (
+            table([[r["hook"], r["state"], r["detail"]] for r in rows], ["HOOK", "STATE", "DETAIL"])
+            + "\n\nagent hook scripts: "
+            + ", ".join(str(agent_dir / h) for h in AGENT_HOSTS)
+            + "\n(`remnic hooks agent-config claude-code|codex` prints the settings to use them)"
+        ),
+    )
     return 0 if all(r["state"] == "installed" for r in rows) else 1
 
 
@@ -151,8 +189,11 @@ def _run_git_update(args: argparse.Namespace) -> int:
     if report.changes:
         print(f"remnic: index updated after {args.hook} ({len(report.changes)} change(s))", file=sys.stderr)
     if report.problems:
-        print(f"remnic: {len(report.malformed_paths)} malformed memory file(s) kept out of the index "
-              "(run `remnic doctor`)", file=sys.stderr)
+        print(
+            f"remnic: {len(report.malformed_paths)} malformed memory file(s) kept out of the index "
+            "(run `remnic doctor`)",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from remnic.config import describe_settings, load_settings
 from remnic.errors import FieldProblem, UsageError, ValidationError
@@ -28,18 +29,31 @@ from ._common import (
 
 
 def register(sub: Any) -> None:
-    p = add_command(sub, "init", "create a memory repository (or complete one) from the template",
-                    epilog="Lays down folders per category, a README, .gitignore for .remnic/ and a sample\n"
-                           "remnic.config.json, then commits them. Existing files are never overwritten.")
+    p = add_command(
+        sub,
+        "init",
+        "create a memory repository (or complete one) from the template",
+        epilog="Lays down folders per category, a README, .gitignore for .remnic/ and a sample\n"
+        "remnic.config.json, then commits them. Existing files are never overwritten.",
+    )
     p.add_argument("dir", nargs="?", help="directory to create (default: the resolved memory dir)")
     p.set_defaults(handler=cmd_init)
 
-    p = add_command(sub, "store", "store a new memory (one file, one commit)",
-                    epilog="examples:\n  remnic store \"We deploy on Tuesdays\" --category decision --tags ops,release\n"
-                           "  echo \"Ana prefers tabs\" | remnic store - --category preference")
+    p = add_command(
+        sub,
+        "store",
+        "store a new memory (one file, one commit)",
+        epilog='examples:\n  remnic store "We deploy on Tuesdays" --category decision --tags ops,release\n'
+        '  echo "Ana prefers tabs" | remnic store - --category preference',
+    )
     p.add_argument("text", metavar="TEXT", help="the memory's text, or - to read standard input")
-    p.add_argument("--category", "-c", type=choice_list("category", CATEGORIES), default="fact",
-                   help=f"one of: {', '.join(CATEGORIES)} (default: fact)")
+    p.add_argument(
+        "--category",
+        "-c",
+        type=choice_list("category", CATEGORIES),
+        default="fact",
+        help=f"one of: {', '.join(CATEGORIES)} (default: fact)",
+    )
     p.add_argument("--tags", "-t", help="comma-separated tags")
     p.add_argument("--confidence", type=unit_float("--confidence"), help="0..1 (default 0.9)")
     p.add_argument("--importance", type=unit_float("--importance"), help="0..1 (default 0.5)")
@@ -52,20 +66,30 @@ def register(sub: Any) -> None:
     p.add_argument("--raw", action="store_true", help="print the file exactly as on disk")
     p.set_defaults(handler=cmd_get)
 
-    p = add_command(sub, "list", "list memories, optionally filtered (all filters must match)",
-                    epilog="examples:\n  remnic list --category decision\n  remnic list --status pending_review --json\n"
-                           "  remnic list --tag ops --namespace team-a")
-    p.add_argument("--category", "-c", type=choice_list("category", CATEGORIES), help=f"one of: {', '.join(CATEGORIES)}")
+    p = add_command(
+        sub,
+        "list",
+        "list memories, optionally filtered (all filters must match)",
+        epilog="examples:\n  remnic list --category decision\n  remnic list --status pending_review --json\n"
+        "  remnic list --tag ops --namespace team-a",
+    )
+    p.add_argument(
+        "--category", "-c", type=choice_list("category", CATEGORIES), help=f"one of: {', '.join(CATEGORIES)}"
+    )
     p.add_argument("--status", "-s", type=choice_list("status", STATUSES), help=f"one of: {', '.join(STATUSES)}")
     p.add_argument("--tag", "-t", help="memories carrying this tag")
     p.add_argument("--namespace", "-n", help="memories in this namespace (default: every namespace)")
     p.set_defaults(handler=cmd_list)
 
-    p = add_command(sub, "import", "import memories from a JSONL file (validated first, one commit)",
-                    epilog="Each line is a JSON object with `content` plus any frontmatter keys, e.g.\n"
-                           '  {"content": "Ana prefers tabs", "category": "preference", "tags": ["style"]}\n'
-                           "Every line is validated before anything is written; a bad line is reported\n"
-                           "with its line number and nothing is imported.")
+    p = add_command(
+        sub,
+        "import",
+        "import memories from a JSONL file (validated first, one commit)",
+        epilog="Each line is a JSON object with `content` plus any frontmatter keys, e.g.\n"
+        '  {"content": "Ana prefers tabs", "category": "preference", "tags": ["style"]}\n'
+        "Every line is validated before anything is written; a bad line is reported\n"
+        "with its line number and nothing is imported.",
+    )
     p.add_argument("file", metavar="FILE.jsonl", help="the file, or - for standard input")
     p.add_argument("--namespace", "-n", help="namespace for lines that name none")
     p.add_argument("--dry-run", action="store_true", help="validate every line and report; write nothing")
@@ -94,24 +118,36 @@ def register(sub: Any) -> None:
 def _record_text(record: MemoryRecord) -> str:
     tags = ", ".join(record.tags) or "-"
     ns = "" if record.namespace == "default" else f"  namespace: {record.namespace}"
-    return safe(f"{record.id}  [{record.category}, {record.status}]  {record.path}\n"
-                f"tags: {tags}  confidence: {record.confidence:.2f}  importance: {record.importance:.2f}{ns}\n\n"
-                f"{record.content}")
+    return safe(
+        f"{record.id}  [{record.category}, {record.status}]  {record.path}\n"
+        f"tags: {tags}  confidence: {record.confidence:.2f}  importance: {record.importance:.2f}{ns}\n\n"
+        f"{record.content}"
+    )
 
 
 def cmd_init(args: argparse.Namespace) -> int:
     settings = load_settings(args.dir if args.dir else getattr(args, "memory_dir", None))
     memory = Memory.init(settings=settings)
-    emit(args, {"memoryDir": str(memory.root), "head": memory.ledger.head()},
-         f"initialised memory repository at {memory.root}")
+    emit(
+        args,
+        {"memoryDir": str(memory.root), "head": memory.ledger.head()},
+        f"initialised memory repository at {memory.root}",
+    )
     return 0
 
 
 def cmd_store(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    record = memory.store(read_text_arg(args.text), category=args.category, tags=args.tags,
-                          confidence=args.confidence, importance=args.importance,
-                          namespace=args.namespace, source="cli", dry_run=args.dry_run)
+    record = memory.store(
+        read_text_arg(args.text),
+        category=args.category,
+        tags=args.tags,
+        confidence=args.confidence,
+        importance=args.importance,
+        namespace=args.namespace,
+        source="cli",
+        dry_run=args.dry_run,
+    )
     data = {**record.to_dict(), "duplicate": record.duplicate, "dryRun": args.dry_run}
     if record.duplicate:
         text = f"duplicate of {record.id} ({record.path}); nothing stored"
@@ -125,7 +161,9 @@ def cmd_store(args: argparse.Namespace) -> int:
 
 def cmd_get(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    record = memory.files.read(memory.resolve(args.id)) if args.id.endswith(".md") else memory.get(_required(args.id, "ID"))
+    record = (
+        memory.files.read(memory.resolve(args.id)) if args.id.endswith(".md") else memory.get(_required(args.id, "ID"))
+    )
     if args.raw and not wants_json(args):
         print(memory.files.read_text(record.path), end="")
         return 0
@@ -136,11 +174,22 @@ def cmd_get(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     records = memory.list(category=args.category, status=args.status, tag=args.tag, namespace=args.namespace)
-    rows = [[r.id, r.category, r.status, r.namespace, r.path, safe(r.content.splitlines()[0][:50]) if r.content else ""]
-            for r in records]
-    emit(args, {"count": len(records), "memories": [r.to_dict() for r in records]},
-         lambda: (table(rows, ["ID", "CATEGORY", "STATUS", "NAMESPACE", "PATH", "TEXT"]) + f"\n{plural(len(records), 'memory', 'memories')}")
-         if records else "no memories match")
+    rows = [
+        [r.id, r.category, r.status, r.namespace, r.path, safe(r.content.splitlines()[0][:50]) if r.content else ""]
+        for r in records
+    ]
+    emit(
+        args,
+        {"count": len(records), "memories": [r.to_dict() for r in records]},
+        lambda: (
+            (
+                table(rows, ["ID", "CATEGORY", "STATUS", "NAMESPACE", "PATH", "TEXT"])
+                + f"\n{plural(len(records), 'memory', 'memories')}"
+            )
+            if records
+            else "no memories match"
+        ),
+    )
     return 0
 
 
@@ -149,12 +198,11 @@ def _jsonl_lines(path: str) -> Iterator[tuple[int, str]]:
 
     handle = sys.stdin if path == "-" else None
     try:
-        fh = handle or open(Path(path).expanduser(), encoding="utf-8")
+        fh = handle or open(Path(path).expanduser(), encoding="utf-8")  # noqa: SIM115 - closed by the with below
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
     with fh:
-        for number, line in enumerate(fh, 1):
-            yield number, line
+        yield from enumerate(fh, 1)
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -170,7 +218,9 @@ def cmd_import(args: argparse.Namespace) -> int:
                 items.append(json.loads(line))
                 line_numbers.append(number)
             except json.JSONDecodeError as exc:
-                problems.append(FieldProblem("", f"invalid JSON: {exc.msg} (column {exc.colno})", path=args.file, line=number))
+                problems.append(
+                    FieldProblem("", f"invalid JSON: {exc.msg} (column {exc.colno})", path=args.file, line=number)
+                )
     except UnicodeDecodeError as exc:
         raise UsageError(f"{args.file} is not UTF-8 text ({exc.reason})") from None
     problems += memory.check_import(items, line_numbers=line_numbers, namespace=args.namespace)
@@ -179,13 +229,25 @@ def cmd_import(args: argparse.Namespace) -> int:
             p.path = args.file
         raise ValidationError(f"{len(problems)} problem(s) in {args.file}; nothing was imported", problems=problems)
     if args.dry_run:
-        emit(args, {"valid": len(items), "dryRun": True}, f"{plural(len(items), 'line')} valid; nothing imported (--dry-run)")
+        emit(
+            args,
+            {"valid": len(items), "dryRun": True},
+            f"{plural(len(items), 'line')} valid; nothing imported (--dry-run)",
+        )
         return 0
-    result = memory.import_records(items, namespace=args.namespace, source="cli-import", line_numbers=line_numbers,
-                                   progress=ProgressBar("importing", None if not wants_json(args) else False))
+    result = memory.import_records(
+        items,
+        namespace=args.namespace,
+        source="cli-import",
+        line_numbers=line_numbers,
+        progress=ProgressBar("importing", None if not wants_json(args) else False),
+    )
     skipped = f"; skipped {plural(len(result.duplicates), 'exact duplicate')}" if result.duplicates else ""
-    text = (f"imported {plural(len(result.records), 'memory', 'memories')} in one commit ({(result.commit or '')[:8]})"
-            if result.records else "nothing to import") + skipped
+    text = (
+        f"imported {plural(len(result.records), 'memory', 'memories')} in one commit ({(result.commit or '')[:8]})"
+        if result.records
+        else "nothing to import"
+    ) + skipped
     emit(args, result.to_dict(), text)
     return 0
 
@@ -193,9 +255,13 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_forget(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     record = memory.forget(args.id, args.reason, source="cli")
-    emit(args, {**record.to_dict(), "changed": not record.duplicate},
-         f"{record.id} was already forgotten; nothing changed" if record.duplicate
-         else f"forgot {record.id} ({record.path}); its text stays in git history")
+    emit(
+        args,
+        {**record.to_dict(), "changed": not record.duplicate},
+        f"{record.id} was already forgotten; nothing changed"
+        if record.duplicate
+        else f"forgot {record.id} ({record.path}); its text stays in git history",
+    )
     return 0
 
 
@@ -203,8 +269,11 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     events = memory.timeline(args.id)
     rows = [[e["label"], e["date"], e["operation"], e["status"], e["sha"][:8], e["path"]] for e in events]
-    emit(args, {"id": args.id, "events": events},
-         lambda: table(rows, ["VERSION", "DATE", "OPERATION", "STATUS", "COMMIT", "PATH"]))
+    emit(
+        args,
+        {"id": args.id, "events": events},
+        lambda: table(rows, ["VERSION", "DATE", "OPERATION", "STATUS", "COMMIT", "PATH"]),
+    )
     return 0
 
 
@@ -213,8 +282,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     status = memory.status()
 
     def text() -> str:
-        lines = [f"memory dir: {status['memoryDir']}", f"head: {status['head'] or '(no commits)'}",
-                 f"memories: {status['memories']}"]
+        lines = [
+            f"memory dir: {status['memoryDir']}",
+            f"head: {status['head'] or '(no commits)'}",
+            f"memories: {status['memories']}",
+        ]
         for key in ("category", "status", "namespace"):
             if status["counts"][key]:
                 lines.append(f"  by {key}: " + ", ".join(f"{k}={v}" for k, v in sorted(status["counts"][key].items())))
@@ -233,8 +305,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         settings, broken = load_settings(getattr(args, "memory_dir", None)), None
     except ValidationError as exc:  # a broken config file is a finding, not a reason to stop checking
         settings, broken = load_settings(getattr(args, "memory_dir", None), use_config_files=False), exc
-    checks = [{"name": "config", "status": "fail" if broken else "ok",
-               "detail": broken.describe() if broken else (", ".join(settings.config_files) or "defaults only")}]
+    checks = [
+        {
+            "name": "config",
+            "status": "fail" if broken else "ok",
+            "detail": broken.describe() if broken else (", ".join(settings.config_files) or "defaults only"),
+        }
+    ]
     checks += Memory.open(settings=settings).doctor()
 
     def text() -> str:
@@ -257,15 +334,19 @@ def cmd_config(args: argparse.Namespace) -> int:
         return 0
     settings = load_settings(getattr(args, "memory_dir", None))
     values = settings.to_dict()
-    flat: list[dict[str, Any]] = [{"key": "memoryDir", "value": values["memoryDir"],
-                                   "origin": settings.origins.get("memoryDir", "default")}]
+    flat: list[dict[str, Any]] = [
+        {"key": "memoryDir", "value": values["memoryDir"], "origin": settings.origins.get("memoryDir", "default")}
+    ]
     for section, entries in values.items():
         if isinstance(entries, dict):
             for key, value in entries.items():
                 dotted = f"{section}.{key}"
                 flat.append({"key": dotted, "value": value, "origin": settings.origins.get(dotted, "default")})
-    emit(args, {"settings": values, "origins": {r["key"]: r["origin"] for r in flat}, "configFiles": settings.config_files},
-         lambda: "\n".join(f"{r['key']} = {json.dumps(r['value'], default=str)}    ({r['origin']})" for r in flat))
+    emit(
+        args,
+        {"settings": values, "origins": {r["key"]: r["origin"] for r in flat}, "configFiles": settings.config_files},
+        lambda: "\n".join(f"{r['key']} = {json.dumps(r['value'], default=str)}    ({r['origin']})" for r in flat),
+    )
     return 0
 
 

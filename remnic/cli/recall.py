@@ -33,10 +33,13 @@ def _non_negative_int(name: str) -> Any:
         try:
             number = int(value)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be 0 (no limit) or a positive integer, got {value!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"{name} must be 0 (no limit) or a positive integer, got {value!r}"
+            ) from None
         if number < 0:
             raise argparse.ArgumentTypeError(f"{name} must be 0 (no limit) or a positive integer, got {value!r}")
         return number
+
     return parse
 
 
@@ -54,7 +57,9 @@ def _sizes(value: str) -> list[int]:
     try:
         sizes = [int(x.replace("_", "").lower().replace("k", "000")) for x in value.split(",") if x.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--sizes must be comma-separated counts like 10k,100k, got {value!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"--sizes must be comma-separated counts like 10k,100k, got {value!r}"
+        ) from None
     if not sizes or min(sizes) <= 0:
         raise argparse.ArgumentTypeError(f"--sizes must be comma-separated positive counts, got {value!r}")
     return sizes
@@ -105,31 +110,63 @@ def register(sub: Any) -> None:
     p.add_argument("--top-k", "-k", type=positive_int("--top-k"), help="results to return (default: recall.topK)")
     p.add_argument("--namespace", "-n", help="search only this namespace")
     p.add_argument("--category", "-c", type=choice_list("category", CATEGORIES), help="search only this category")
-    p.add_argument("--budget", type=_non_negative_int("--budget"), metavar="CHARS",
-                   help="character budget for the returned contents (0 = no limit; default: recall.budgetChars)")
-    p.add_argument("--include-inactive", action="store_true",
-                   help="also return superseded, forgotten, rejected, … memories (ranked below active ones)")
-    p.add_argument("--status", action="append", type=choice_list("status", STATUSES),
-                   help="admit only these statuses (repeatable; default: active)")
-    p.add_argument("--explain", action="store_true",
-                   help="append the recall's X-ray (tiers, filter ladder, score terms, provenance; see `remnic xray`)")
+    p.add_argument(
+        "--budget",
+        type=_non_negative_int("--budget"),
+        metavar="CHARS",
+        help="character budget for the returned contents (0 = no limit; default: recall.budgetChars)",
+    )
+    p.add_argument(
+        "--include-inactive",
+        action="store_true",
+        help="also return superseded, forgotten, rejected, … memories (ranked below active ones)",
+    )
+    p.add_argument(
+        "--status",
+        action="append",
+        type=choice_list("status", STATUSES),
+        help="admit only these statuses (repeatable; default: active)",
+    )
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="append the recall's X-ray (tiers, filter ladder, score terms, provenance; see `remnic xray`)",
+    )
     p.set_defaults(handler=cmd_query)
 
     p = add_command(sub, "xray", "recall X-ray: why each memory surfaced for QUERY", epilog=XRAY_EPILOG)
     p.add_argument("text", metavar="QUERY", help="what to recall (free text; - reads standard input)")
-    p.add_argument("--format", "-f", type=_xray_format, default=None, metavar="FORMAT",
-                   help="text (default), markdown or json (the same JSON as GET /engram/v1/recall/xray)")
-    p.add_argument("--budget", type=positive_int("--budget"), metavar="CHARS",
-                   help="character budget for this recall (a positive integer; default: recall.budgetChars)")
+    p.add_argument(
+        "--format",
+        "-f",
+        type=_xray_format,
+        default=None,
+        metavar="FORMAT",
+        help="text (default), markdown or json (the same JSON as GET /engram/v1/recall/xray)",
+    )
+    p.add_argument(
+        "--budget",
+        type=positive_int("--budget"),
+        metavar="CHARS",
+        help="character budget for this recall (a positive integer; default: recall.budgetChars)",
+    )
     p.add_argument("--namespace", "-n", help="scope the recall to this namespace (default: namespaces.default)")
     p.add_argument("--session", metavar="KEY", help="session key recorded in the snapshot and the audit entry")
     p.add_argument("--top-k", "-k", type=positive_int("--top-k"), help="results (default: recall.topK)")
-    p.add_argument("--out", "-o", metavar="PATH",
-                   help="write the rendering to PATH (~ expanded, written atomically) instead of standard output")
+    p.add_argument(
+        "--out",
+        "-o",
+        metavar="PATH",
+        help="write the rendering to PATH (~ expanded, written atomically) instead of standard output",
+    )
     p.set_defaults(handler=cmd_xray)
 
-    p = add_command(sub, "audit", "the recall audit ledger: one entry per recall under .remnic/audit/",
-                    epilog="examples:\n  remnic audit list --limit 5\n  remnic audit show audit-20261121-5f6b1a2c9d8e --json")
+    p = add_command(
+        sub,
+        "audit",
+        "the recall audit ledger: one entry per recall under .remnic/audit/",
+        epilog="examples:\n  remnic audit list --limit 5\n  remnic audit show audit-20261121-5f6b1a2c9d8e --json",
+    )
     audit = p.add_subparsers(dest="audit_command", metavar="<show|list>", required=True)
     a = add_command(audit, "show", "print one audit entry (the auditEntryId of an X-ray result)")
     a.add_argument("audit_id", metavar="ID", help="an audit entry id, e.g. audit-20261121-5f6b1a2c9d8e")
@@ -138,26 +175,46 @@ def register(sub: Any) -> None:
     a.add_argument("--limit", type=positive_int("--limit"), default=20, help="entries to show (default 20)")
     a.set_defaults(handler=cmd_audit_list)
 
-    p = add_command(sub, "reindex", "rebuild the search index from the memory files",
-                    epilog="Re-reads every memory file, re-embeds only text the embedding cache has not seen,\n"
-                           "and swaps the new index in atomically (recalls in other processes keep working).\n"
-                           "Safe to run any time; `rm -rf .remnic/` followed by a recall does the same.")
+    p = add_command(
+        sub,
+        "reindex",
+        "rebuild the search index from the memory files",
+        epilog="Re-reads every memory file, re-embeds only text the embedding cache has not seen,\n"
+        "and swaps the new index in atomically (recalls in other processes keep working).\n"
+        "Safe to run any time; `rm -rf .remnic/` followed by a recall does the same.",
+    )
     p.set_defaults(handler=cmd_reindex)
 
-    p = add_command(sub, "benchmark", "retrieval benchmarks: LoCoMo evidence recall, scale latency",
-                    epilog="examples:\n  remnic benchmark locomo --data ../shared/data/locomo\n"
-                           "  remnic benchmark locomo --data 26.json --granularity session --k 1,3,5\n"
-                           "  remnic benchmark scale --sizes 10k")
+    p = add_command(
+        sub,
+        "benchmark",
+        "retrieval benchmarks: LoCoMo evidence recall, scale latency",
+        epilog="examples:\n  remnic benchmark locomo --data ../shared/data/locomo\n"
+        "  remnic benchmark locomo --data 26.json --granularity session --k 1,3,5\n"
+        "  remnic benchmark scale --sizes 10k",
+    )
     bench = p.add_subparsers(dest="suite", metavar="<locomo|scale>", required=True)
 
-    b = add_command(bench, "locomo", "evidence recall@k on LoCoMo conversations (imported through the API)",
-                    epilog="Each conversation goes into a fresh temporary memory repository; every question\n"
-                           "is asked with Memory.recall. Prints recall@k, hit@k per category (category 5,\n"
-                           "adversarial, apart), MRR and latency, beside BM25-only and vector-only baselines.")
-    b.add_argument("--data", nargs="+", metavar="DIR|FILE", help="LoCoMo *.json files or directories "
-                   "(default: $REMNIC_LOCOMO_DIR or ../shared/data/locomo)")
-    b.add_argument("--granularity", type=choice_list("granularity", ("turn", "session")), default="turn",
-                   help="one memory per turn (default) or per session")
+    b = add_command(
+        bench,
+        "locomo",
+        "evidence recall@k on LoCoMo conversations (imported through the API)",
+        epilog="Each conversation goes into a fresh temporary memory repository; every question\n"
+        "is asked with Memory.recall. Prints recall@k, hit@k per category (category 5,\n"
+        "adversarial, apart), MRR and latency, beside BM25-only and vector-only baselines.",
+    )
+    b.add_argument(
+        "--data",
+        nargs="+",
+        metavar="DIR|FILE",
+        help="LoCoMo *.json files or directories (default: $REMNIC_LOCOMO_DIR or ../shared/data/locomo)",
+    )
+    b.add_argument(
+        "--granularity",
+        type=choice_list("granularity", ("turn", "session")),
+        default="turn",
+        help="one memory per turn (default) or per session",
+    )
     b.add_argument("--k", type=_k_list, default=[1, 5, 10], help="cut-offs, e.g. 1,5,10 (default)")
     b.add_argument("--variants", action="store_true", help="also evaluate the documented setting variants")
     b.add_argument("--limit-questions", type=positive_int("--limit-questions"), help="ask at most N per conversation")
@@ -182,14 +239,18 @@ def _hit_text(result: Any, explain: bool) -> str:
     if not result.hits:
         fit = next((s for s in result.stages if s.name == "budget-fit"), None)
         if fit is not None and fit.considered and not fit.admitted:
-            lines.append(f"{plural(fit.considered, 'match', 'matches')} found, but none fits the budget of "
-                         f"{result.budget_chars} characters (raise --budget)")
+            lines.append(
+                f"{plural(fit.considered, 'match', 'matches')} found, but none fits the budget of "
+                f"{result.budget_chars} characters (raise --budget)"
+            )
         else:
             lines.append("no memories match")
     else:
-        lines.append(f"{len(result.hits)} result(s); {result.budget_used} chars"
-                     + (f" of {result.budget_chars}" if result.budget_chars else "")
-                     + f"; {result.timings_ms.get('total', 0):.0f} ms")
+        lines.append(
+            f"{len(result.hits)} result(s); {result.budget_used} chars"
+            + (f" of {result.budget_chars}" if result.budget_chars else "")
+            + f"; {result.timings_ms.get('total', 0):.0f} ms"
+        )
     if explain:
         # The same renderer as `remnic xray`, HTTP and MCP: one X-ray layout everywhere.
         lines += ["", render_xray(result.xray, "text").rstrip("\n")]
@@ -201,10 +262,18 @@ def cmd_query(args: argparse.Namespace) -> int:
     if not text.strip():
         raise UsageError("TEXT must not be empty (give the words to recall)")
     memory = open_memory(args)
-    result = memory.recall(text, top_k=args.top_k, namespace=args.namespace, category=args.category,
-                           budget_chars=args.budget, include_inactive=args.include_inactive,
-                           statuses=args.status, xray=args.explain, source="cli",
-                           progress=ProgressBar("indexing", None if not wants_json(args) else False))
+    result = memory.recall(
+        text,
+        top_k=args.top_k,
+        namespace=args.namespace,
+        category=args.category,
+        budget_chars=args.budget,
+        include_inactive=args.include_inactive,
+        statuses=args.status,
+        xray=args.explain,
+        source="cli",
+        progress=ProgressBar("indexing", None if not wants_json(args) else False),
+    )
     data = result.to_dict(with_candidates=args.explain)
     if args.explain:
         data["xray"] = result.xray.to_dict() if result.xray is not None else None
@@ -222,8 +291,10 @@ def out_path(path: str, memory_root: Path) -> Path:
     real, root = os.path.realpath(target), os.path.realpath(memory_root)
     inside = real.startswith(root + os.sep)
     if inside and not real.startswith(os.path.join(root, STATE_DIR) + os.sep):
-        raise UsageError(f"--out {path!r} is inside the memory repository, where it would become a memory; "
-                         f"write it elsewhere (or under {STATE_DIR}/)")
+        raise UsageError(
+            f"--out {path!r} is inside the memory repository, where it would become a memory; "
+            f"write it elsewhere (or under {STATE_DIR}/)"
+        )
     return target
 
 
@@ -244,8 +315,14 @@ def cmd_xray(args: argparse.Namespace) -> int:
     fmt = args.format or ("json" if wants_json(args) else "text")
     memory = open_memory(args)
     target = out_path(args.out, memory.root) if args.out else None
-    snapshot = memory.recall_xray(text, namespace=args.namespace, session_key=args.session,
-                                  budget_chars=args.budget, top_k=args.top_k, source="cli")
+    snapshot = memory.recall_xray(
+        text,
+        namespace=args.namespace,
+        session_key=args.session,
+        budget_chars=args.budget,
+        top_k=args.top_k,
+        source="cli",
+    )
     # JSON is the wire envelope every surface sends (byte-identical to HTTP and MCP);
     # text and markdown come from the shared Jinja renderer.
     rendered = dumps_json(snapshot_envelope(snapshot)) if fmt == "json" else render_xray(snapshot, fmt)
@@ -282,8 +359,10 @@ def cmd_audit_show(args: argparse.Namespace) -> int:
 def cmd_audit_list(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     entries = memory.audit_recent(args.limit)
-    rows = [f"{e.get('id')}  {e.get('ts')}  {len(e.get('returnedIds') or [])} result(s)  {e.get('query')!r}"
-            for e in entries]
+    rows = [
+        f"{e.get('id')}  {e.get('ts')}  {len(e.get('returnedIds') or [])} result(s)  {e.get('query')!r}"
+        for e in entries
+    ]
     emit(args, {"count": len(entries), "entries": entries}, "\n".join(rows) if rows else "no recalls recorded yet")
     return 0
 
@@ -293,10 +372,14 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     report = memory.reindex(progress=ProgressBar("embedding", None if not wants_json(args) else False))
     health = memory.index.health(memory.ledger).to_dict()
     data = {**report.to_dict(), "index": health}
-    text = (f"reindexed {report.changed} memories in {report.seconds:.1f}s "
-            f"({report.embedded} texts embedded, the rest from the cache); index {health['state']}")
+    text = (
+        f"reindexed {report.changed} memories in {report.seconds:.1f}s "
+        f"({report.embedded} texts embedded, the rest from the cache); index {health['state']}"
+    )
     if report.problems:
-        text += f"\n{len(report.problems)} malformed file(s) left out (run `remnic doctor`):\n  " + "\n  ".join(report.problems)
+        text += f"\n{len(report.problems)} malformed file(s) left out (run `remnic doctor`):\n  " + "\n  ".join(
+            report.problems
+        )
     emit(args, data, text)
     return 0
 
@@ -313,8 +396,9 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
     if args.variants:
         methods = (locomo.BASELINES[0], *locomo.VARIANTS)
     log = None if wants_json(args) else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    result = locomo.run_locomo(files, granularity=args.granularity, ks=args.k, methods=methods,
-                               limit_questions=args.limit_questions, log=log)
+    result = locomo.run_locomo(
+        files, granularity=args.granularity, ks=args.k, methods=methods, limit_questions=args.limit_questions, log=log
+    )
     emit(args, result, lambda: locomo.render(result) if not args.variants else locomo.render_variants(result))
     return 0
 

@@ -44,36 +44,53 @@ examples:
 
 
 def register(sub: Any) -> None:
-    p = add_command(sub, "serve", "run the local HTTP API and MCP-over-HTTP server (foreground)",
-                    epilog=SERVE_EPILOG)
+    p = add_command(sub, "serve", "run the local HTTP API and MCP-over-HTTP server (foreground)", epilog=SERVE_EPILOG)
     _listen_args(p)
-    p.add_argument("--token", help=f"also accept this bearer token (for --principal); ${TOKEN_ENV} works too and "
-                                   "keeps it out of `ps`")
+    p.add_argument(
+        "--token",
+        help=f"also accept this bearer token (for --principal); ${TOKEN_ENV} works too and keeps it out of `ps`",
+    )
     p.add_argument("--principal", default="default", help="principal of --token (default: default)")
     p.add_argument("--pid-file", type=Path, help=argparse.SUPPRESS)  # written by `remnic daemon start`
-    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"),
-                   help="access log is at info (default: info)")
+    p.add_argument(
+        "--log-level",
+        default="info",
+        choices=("debug", "info", "warning", "error"),
+        help="access log is at info (default: info)",
+    )
     p.set_defaults(handler=cmd_serve)
 
-    p = add_command(sub, "daemon", "run the server in the background: start, stop, status, restart",
-                    epilog="The pid file and log are .remnic/server.pid and .remnic/server.log in the memory\n"
-                           "directory. `status` exits 0 when running (a foreground `remnic serve` included)\n"
-                           "and 3 when not; `stop` stops either.")
+    p = add_command(
+        sub,
+        "daemon",
+        "run the server in the background: start, stop, status, restart",
+        epilog="The pid file and log are .remnic/server.pid and .remnic/server.log in the memory\n"
+        "directory. `status` exits 0 when running (a foreground `remnic serve` included)\n"
+        "and 3 when not; `stop` stops either.",
+    )
     dsub = p.add_subparsers(dest="daemon_command", metavar="<action>", required=True)
-    for name, help_text in (("start", "start the server in the background"),
-                            ("restart", "stop, then start on the same host/port unless given")):
+    for name, help_text in (
+        ("start", "start the server in the background"),
+        ("restart", "stop, then start on the same host/port unless given"),
+    ):
         q = add_command(dsub, name, help_text)
         _listen_args(q)
         q.set_defaults(handler=cmd_daemon, action=name)
-    for name, help_text in (("stop", "stop the background server (SIGTERM, then SIGKILL after 10s)"),
-                            ("status", "is the background server running, where, since when")):
+    for name, help_text in (
+        ("stop", "stop the background server (SIGTERM, then SIGKILL after 10s)"),
+        ("status", "is the background server running, where, since when"),
+    ):
         q = add_command(dsub, name, help_text)
         q.set_defaults(handler=cmd_daemon, action=name)
 
-    p = add_command(sub, "token", "manage bearer tokens: generate, list, revoke",
-                    epilog="Tokens are kept outside the memory repository (never in git history), in\n"
-                           "~/.config/remnic/tokens.json or $REMNIC_TOKENS_PATH, mode 0600. Only a SHA-256\n"
-                           "of each token is stored; `generate` prints the secret once.")
+    p = add_command(
+        sub,
+        "token",
+        "manage bearer tokens: generate, list, revoke",
+        epilog="Tokens are kept outside the memory repository (never in git history), in\n"
+        "~/.config/remnic/tokens.json or $REMNIC_TOKENS_PATH, mode 0600. Only a SHA-256\n"
+        "of each token is stored; `generate` prints the secret once.",
+    )
     tsub = p.add_subparsers(dest="token_command", metavar="<action>", required=True)
     q = add_command(tsub, "generate", "create a token for a principal and print it once")
     q.add_argument("--principal", default="default", help="who the token authenticates as (default: default)")
@@ -85,12 +102,16 @@ def register(sub: Any) -> None:
     q.add_argument("key", metavar="ID|PRINCIPAL")
     q.set_defaults(handler=cmd_token, action="revoke")
 
-    p = add_command(sub, "mcp", "serve MCP over stdio (for agent hosts that launch remnic as a subprocess)",
-                    epilog="Speaks JSON-RPC 2.0, one message per line, on stdin/stdout; logs go to stderr.\n"
-                           "The session acts as --principal (default: server.stdioPrincipal) under the\n"
-                           "namespace policy; no token is needed because the host launched the process.\n\n"
-                           "example host config:\n"
-                           '  {"command": "remnic", "args": ["mcp", "--memory-dir", "/home/me/memory"]}')
+    p = add_command(
+        sub,
+        "mcp",
+        "serve MCP over stdio (for agent hosts that launch remnic as a subprocess)",
+        epilog="Speaks JSON-RPC 2.0, one message per line, on stdin/stdout; logs go to stderr.\n"
+        "The session acts as --principal (default: server.stdioPrincipal) under the\n"
+        "namespace policy; no token is needed because the host launched the process.\n\n"
+        "example host config:\n"
+        '  {"command": "remnic", "args": ["mcp", "--memory-dir", "/home/me/memory"]}',
+    )
     p.add_argument("--principal", help="principal of this session (default: server.stdioPrincipal)")
     p.set_defaults(handler=cmd_mcp)
 
@@ -107,8 +128,11 @@ def _port(value: str) -> int:
 
 
 def _listen_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--host", help="interface to bind (default: server.host, 127.0.0.1); anything but loopback "
-                                  "makes the API reachable from the network")
+    p.add_argument(
+        "--host",
+        help="interface to bind (default: server.host, 127.0.0.1); anything but loopback "
+        "makes the API reachable from the network",
+    )
     p.add_argument("--port", type=_port, help="TCP port 0-65535; 0 picks a free one (default: server.port, 4318)")
 
 
@@ -119,9 +143,12 @@ def _warn_if_exposed(host: str) -> None:
     except ValueError:
         loopback = host == "localhost"
     if not loopback:
-        print(f"remnic: warning: binding {host}, not loopback: the API is reachable from the network by anyone "
-              "who can connect to this port (bearer tokens still apply, but traffic is plain HTTP)",
-              file=sys.stderr, flush=True)
+        print(
+            f"remnic: warning: binding {host}, not loopback: the API is reachable from the network by anyone "
+            "who can connect to this port (bearer tokens still apply, but traffic is plain HTTP)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _tokens(memory_dir: Path | None) -> Any:
@@ -133,8 +160,11 @@ def _tokens(memory_dir: Path | None) -> Any:
 
 
 def _setup_logging(level: str) -> None:
-    logging.basicConfig(level=getattr(logging, level.upper()), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=getattr(logging, level.upper()),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -143,9 +173,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     token = args.token or os.environ.get(TOKEN_ENV)
     if token is not None and len(token) < MIN_TOKEN_CHARS:
-        raise UsageError(f"--token (or ${TOKEN_ENV}) is {len(token)} characters; a bearer token needs at least "
-                         f"{MIN_TOKEN_CHARS} (use `remnic token generate`, or e.g. "
-                         "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
+        raise UsageError(
+            f"--token (or ${TOKEN_ENV}) is {len(token)} characters; a bearer token needs at least "
+            f"{MIN_TOKEN_CHARS} (use `remnic token generate`, or e.g. "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)"
+        )
     _setup_logging(args.log_level)
     memory = open_memory(args)
     extra = {token: check_principal(args.principal, "--principal")} if token else {}
@@ -160,8 +192,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         logging.getLogger("remnic.server").warning("another server is recorded in %s; leaving it there", pid_file)
         pid_file = None
     if pid_file is not None:
-        daemon.write_pid_file(pid_file, host=str(host), port=int(port), url=server.url, memory_dir=memory.root,
-                              mode=daemon.DAEMON if args.pid_file else daemon.FOREGROUND)
+        daemon.write_pid_file(
+            pid_file,
+            host=str(host),
+            port=int(port),
+            url=server.url,
+            memory_dir=memory.root,
+            mode=daemon.DAEMON if args.pid_file else daemon.FOREGROUND,
+        )
 
     def shutdown(signum: int, _frame: Any) -> None:
         # shutdown() blocks until serve_forever returns, so it must not run on the serving thread.
@@ -169,13 +207,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGHUP, shutdown)  # terminal closed: exit cleanly, removing the pid file
-    info = {"url": server.url, "host": host, "port": port, "pid": os.getpid(), "memoryDir": str(memory.root),
-            "mcp": server.url + "/mcp"}
+    info = {
+        "url": server.url,
+        "host": host,
+        "port": port,
+        "pid": os.getpid(),
+        "memoryDir": str(memory.root),
+        "mcp": server.url + "/mcp",
+    }
     if wants_json(args):
         print(json.dumps(info), flush=True)
     else:
-        print(f"remnic: serving {memory.root} at {server.url} (HTTP API under /engram/v1/ and /remnic/v1/, "
-              f"MCP at /mcp); Ctrl-C to stop", flush=True)
+        print(
+            f"remnic: serving {memory.root} at {server.url} (HTTP API under /engram/v1/ and /remnic/v1/, "
+            f"MCP at /mcp); Ctrl-C to stop",
+            flush=True,
+        )
     try:
         server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
@@ -200,8 +247,10 @@ def cmd_daemon(args: argparse.Namespace) -> int:
 
         open_memory(args)  # fail here, not in the background, when the memory dir is wrong
         if not Authenticator(_tokens(settings.memory_dir)).has_tokens():
-            raise UsageError("no bearer token configured: run `remnic token generate --principal NAME` first "
-                             "(the daemon does not take --token, which would show in `ps`)")
+            raise UsageError(
+                "no bearer token configured: run `remnic token generate --principal NAME` first "
+                "(the daemon does not take --token, which would show in `ps`)"
+            )
     if action == "start":
         host = args.host or settings.server.host
         port = settings.server.port if args.port is None else args.port
@@ -216,18 +265,23 @@ def cmd_daemon(args: argparse.Namespace) -> int:
     if action == "stop":
         info = daemon.stop(settings)
         what = "the foreground server" if info.get("mode") == daemon.FOREGROUND else "the server"
-        text = (f"stopped {what} (pid {info['pid']}{', killed after timeout' if info.get('killed') else ''})"
-                if info["stopped"] else "the server is not running"
-                + (" (removed a stale pid file)" if info.get("stalePidFileRemoved") else ""))
+        text = (
+            f"stopped {what} (pid {info['pid']}{', killed after timeout' if info.get('killed') else ''})"
+            if info["stopped"]
+            else "the server is not running"
+            + (" (removed a stale pid file)" if info.get("stalePidFileRemoved") else "")
+        )
         emit(args, info, text)
         return 0
     info = daemon.status(settings)
     if info["running"]:
         foreground = info["mode"] == daemon.FOREGROUND
-        text = (f"running{' in the foreground (`remnic serve`, not the daemon)' if foreground else ''}: "
-                f"pid {info['pid']} at {info['url']} since {info['started']}"
-                + ("" if info.get("reachable") else " (NOT accepting connections)")
-                + ("\nlog: the terminal it runs in" if foreground else f"\nlog: {info['logFile']}"))
+        text = (
+            f"running{' in the foreground (`remnic serve`, not the daemon)' if foreground else ''}: "
+            f"pid {info['pid']} at {info['url']} since {info['started']}"
+            + ("" if info.get("reachable") else " (NOT accepting connections)")
+            + ("\nlog: the terminal it runs in" if foreground else f"\nlog: {info['logFile']}")
+        )
     else:
         text = "not running" + (" (stale pid file)" if info.get("stalePidFile") else "")
     emit(args, info, text)
@@ -240,20 +294,33 @@ def cmd_token(args: argparse.Namespace) -> int:
     if args.action == "generate":
         secret, entry = store.generate(args.principal, args.label)
         data = {**entry.to_dict(), "token": secret, "tokensFile": str(store.path)}
-        emit(args, data, f"token {entry.id} for principal {entry.principal!r} (only its SHA-256 is stored in "
-                         f"{store.path}):\n{secret}\nThis is the only time the token is shown.")
+        emit(
+            args,
+            data,
+            f"token {entry.id} for principal {entry.principal!r} (only its SHA-256 is stored in "
+            f"{store.path}):\n{secret}\nThis is the only time the token is shown.",
+        )
         return 0
     if args.action == "list":
         entries = store.entries()
         rows = [[e.id, e.principal, e.created, e.label or ""] for e in entries]
-        emit(args, {"tokensFile": str(store.path), "tokens": [e.to_dict() for e in entries]},
-             lambda: table(rows, ["ID", "PRINCIPAL", "CREATED", "LABEL"]) if rows else
-             f"no tokens in {store.path} (create one with `remnic token generate`)")
+        emit(
+            args,
+            {"tokensFile": str(store.path), "tokens": [e.to_dict() for e in entries]},
+            lambda: (
+                table(rows, ["ID", "PRINCIPAL", "CREATED", "LABEL"])
+                if rows
+                else f"no tokens in {store.path} (create one with `remnic token generate`)"
+            ),
+        )
         return 0
     gone = store.revoke(args.key)
-    emit(args, {"revoked": [e.to_dict() for e in gone]},
-         "revoked " + ", ".join(f"{e.id} ({e.principal})" for e in gone) + "; running servers stop accepting "
-         "them on the next request")
+    emit(
+        args,
+        {"revoked": [e.to_dict() for e in gone]},
+        "revoked " + ", ".join(f"{e.id} ({e.principal})" for e in gone) + "; running servers stop accepting "
+        "them on the next request",
+    )
     return 0
 
 
@@ -269,7 +336,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     except ImportError:
         pass
     try:
-        return run_stdio(McpServer(Api(memory), surface="mcp-stdio"), principal,
-                         max_message_bytes=memory.settings.server.max_body_bytes)
+        return run_stdio(
+            McpServer(Api(memory), surface="mcp-stdio"),
+            principal,
+            max_message_bytes=memory.settings.server.max_body_bytes,
+        )
     finally:
         memory.close()

@@ -12,15 +12,19 @@ from ._common import add_command, emit, open_memory, positive_int, wants_json
 
 
 def register(sub: Any) -> None:
-    p = add_command(sub, "sync", "bring the index and git in step with hand edits (run once, or watch)",
-                    epilog="Sync finds what changed since the commit the index reflects (remnic's commits,\n"
-                           "plain `git commit`, a pull, a checkout, uncommitted edits), validates it,\n"
-                           "normalises frontmatter (id and defaults for a body-only file; updated and\n"
-                           "contentHash after an edit) without touching the body, updates the index and\n"
-                           "commits the edits as one sync commit. A malformed file is reported with its\n"
-                           "line, left untouched and uncommitted, and kept out of the index.\n\n"
-                           "examples:\n  remnic sync run\n  remnic sync run --no-commit --json\n"
-                           "  remnic sync watch --debounce-ms 300")
+    p = add_command(
+        sub,
+        "sync",
+        "bring the index and git in step with hand edits (run once, or watch)",
+        epilog="Sync finds what changed since the commit the index reflects (remnic's commits,\n"
+        "plain `git commit`, a pull, a checkout, uncommitted edits), validates it,\n"
+        "normalises frontmatter (id and defaults for a body-only file; updated and\n"
+        "contentHash after an edit) without touching the body, updates the index and\n"
+        "commits the edits as one sync commit. A malformed file is reported with its\n"
+        "line, left untouched and uncommitted, and kept out of the index.\n\n"
+        "examples:\n  remnic sync run\n  remnic sync run --no-commit --json\n"
+        "  remnic sync watch --debounce-ms 300",
+    )
     ssub = p.add_subparsers(dest="sync_command", metavar="<run|watch>", required=True)
 
     q = add_command(ssub, "run", "sync once: validate, normalise, index and commit what changed")
@@ -28,11 +32,19 @@ def register(sub: Any) -> None:
     q.add_argument("--full", action="store_true", help="re-read every memory file instead of diffing")
     q.set_defaults(handler=cmd_run)
 
-    q = add_command(ssub, "watch", "watch the repository and sync each burst of saves",
-                    epilog="Prints one line per change (JSON lines with --json). Stops on Ctrl-C or\n"
-                           "SIGTERM after syncing what is pending; a second Ctrl-C aborts at once.")
-    q.add_argument("--debounce-ms", type=positive_int("--debounce-ms"), default=None,
-                   help="wait this long after the last save before syncing (default: sync.debounceMs, 200)")
+    q = add_command(
+        ssub,
+        "watch",
+        "watch the repository and sync each burst of saves",
+        epilog="Prints one line per change (JSON lines with --json). Stops on Ctrl-C or\n"
+        "SIGTERM after syncing what is pending; a second Ctrl-C aborts at once.",
+    )
+    q.add_argument(
+        "--debounce-ms",
+        type=positive_int("--debounce-ms"),
+        default=None,
+        help="wait this long after the last save before syncing (default: sync.debounceMs, 200)",
+    )
     q.add_argument("--no-commit", action="store_true", help="index and normalise, but leave the edits uncommitted")
     q.set_defaults(handler=cmd_watch)
 
@@ -49,13 +61,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         elif report.changes and all(c.origin == "git" for c in report.changes):
             lines.append(f"indexed {len(report.changes)} change(s) already committed in git; nothing to commit")
         elif report.changes:
-            lines.append(f"synced {len(report.changes)} change(s); nothing committed"
-                         + (" (--no-commit)" if args.no_commit else ""))
+            lines.append(
+                f"synced {len(report.changes)} change(s); nothing committed"
+                + (" (--no-commit)" if args.no_commit else "")
+            )
         else:
             lines.append("nothing to sync" + (f"; index at {report.head[:8]}" if report.head else ""))
         if report.problems:
-            lines.append(f"{len(report.malformed_paths)} malformed file(s) left untouched; fix them and run "
-                         "`remnic sync run` again (`remnic doctor` lists them too)")
+            lines.append(
+                f"{len(report.malformed_paths)} malformed file(s) left untouched; fix them and run "
+                "`remnic sync run` again (`remnic doctor` lists them too)"
+            )
         return "\n".join(lines)
 
     emit(args, report.to_dict(), text)

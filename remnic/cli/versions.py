@@ -11,11 +11,15 @@ VERSION_HELP = "a version: v1, 2, a commit sha prefix, 'latest' or 'working' (th
 
 
 def register(sub: Any) -> None:
-    p = add_command(sub, "versions", "list, show, diff and revert a memory's versions (from git history)",
-                    epilog="Versions are numbered from v1 (oldest). Renames are followed.\n\n"
-                           "examples:\n  remnic versions list facts/editor.md\n"
-                           "  remnic versions diff mem_018f9a3b2c1d4e5f6a7b v1 v3\n"
-                           "  remnic versions revert facts/editor.md v2")
+    p = add_command(
+        sub,
+        "versions",
+        "list, show, diff and revert a memory's versions (from git history)",
+        epilog="Versions are numbered from v1 (oldest). Renames are followed.\n\n"
+        "examples:\n  remnic versions list facts/editor.md\n"
+        "  remnic versions diff mem_018f9a3b2c1d4e5f6a7b v1 v3\n"
+        "  remnic versions revert facts/editor.md v2",
+    )
     vsub = p.add_subparsers(dest="versions_command", metavar="<list|show|diff|revert>", required=True)
 
     q = add_command(vsub, "list", "every committed version, oldest first")
@@ -27,9 +31,13 @@ def register(sub: Any) -> None:
     q.add_argument("version", nargs="?", default="latest", help=VERSION_HELP + " (default: latest)")
     q.set_defaults(handler=cmd_show)
 
-    q = add_command(vsub, "diff", "unified diff between two versions",
-                    epilog="With no versions: the last two commits, or the latest commit against\n"
-                           "uncommitted edits on disk. With one version: that version against latest.")
+    q = add_command(
+        vsub,
+        "diff",
+        "unified diff between two versions",
+        epilog="With no versions: the last two commits, or the latest commit against\n"
+        "uncommitted edits on disk. With one version: that version against latest.",
+    )
     q.add_argument("target", metavar="ID-OR-PATH")
     q.add_argument("old", nargs="?", help=VERSION_HELP)
     q.add_argument("new", nargs="?", help=VERSION_HELP)
@@ -82,7 +90,11 @@ def cmd_revert(args: argparse.Namespace) -> int:
     record = memory.revert(args.target, args.version, source="cli", force=args.force)
     after = memory.ledger.head()
     changed = after != before
-    emit(args, {**record.to_dict(), "commit": after if changed else None, "changed": changed},
-         f"reverted {record.path} to {args.version} in a new commit ({(after or '')[:8]})" if changed
-         else f"{record.path} already has the content of {args.version}; nothing to commit")
+    emit(
+        args,
+        {**record.to_dict(), "commit": after if changed else None, "changed": changed},
+        f"reverted {record.path} to {args.version} in a new commit ({(after or '')[:8]})"
+        if changed
+        else f"{record.path} already has the content of {args.version}; nothing to commit",
+    )
     return 0

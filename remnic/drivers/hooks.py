@@ -20,8 +20,9 @@ import re
 import shlex
 import subprocess
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from remnic.config import STATE_DIR, StoreSettings
 from remnic.errors import FieldProblem, NotFoundError
@@ -41,8 +42,14 @@ AGENT_HOSTS = ("claude-code", "codex")
 AGENT_EVENTS = ("session-start", "stop", "pre-compact")
 _RECORDED = re.compile(r"^REMNIC_PYTHON_RECORDED=.*$", re.MULTILINE)
 _AGENT_STATE = "agent-hooks.json"
-_INJECTED = ("<environment_context>", "<user_instructions>", "<permissions instructions>", "<system-reminder>",
-             "<command-name>", "<local-command-stdout>")
+_INJECTED = (
+    "<environment_context>",
+    "<user_instructions>",
+    "<permissions instructions>",
+    "<system-reminder>",
+    "<command-name>",
+    "<local-command-stdout>",
+)
 
 
 def hooks_source_dir() -> Path:
@@ -53,7 +60,7 @@ def hooks_source_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "hooks"
 
 
-def git_hooks_dir(ledger: "Ledger") -> Path:
+def git_hooks_dir(ledger: Ledger) -> Path:
     """Where git looks for this repository's hooks (honours ``core.hooksPath``)."""
     path = Path(ledger.git("rev-parse", "--git-path", "hooks"))
     return path if path.is_absolute() else (ledger.root / path)
@@ -76,7 +83,7 @@ def _write_executable(path: Path, text: str) -> None:
     os.chmod(path, 0o755)
 
 
-def install_git_hooks(ledger: "Ledger", *, force: bool = False, python: str | None = None) -> list[dict[str, str]]:
+def install_git_hooks(ledger: Ledger, *, force: bool = False, python: str | None = None) -> list[dict[str, str]]:
     """Install the four git hooks (and their runner); a foreign hook is kept, and chained when ``force``."""
     python = python or sys.executable
     target_dir = git_hooks_dir(ledger)
@@ -89,9 +96,15 @@ def install_git_hooks(ledger: "Ledger", *, force: bool = False, python: str | No
         action = "installed"
         if target.exists() and not _is_ours(target):
             if not force:
-                results.append({"hook": name, "state": "skipped", "path": str(target),
-                                "detail": "a hook that is not remnic's is already there; --force keeps it as "
-                                          f"{name}{BACKUP_SUFFIX} and runs it before remnic's"})
+                results.append(
+                    {
+                        "hook": name,
+                        "state": "skipped",
+                        "path": str(target),
+                        "detail": "a hook that is not remnic's is already there; --force keeps it as "
+                        f"{name}{BACKUP_SUFFIX} and runs it before remnic's",
+                    }
+                )
                 continue
             backup = target.with_name(name + BACKUP_SUFFIX)
             if backup.exists():
@@ -99,14 +112,17 @@ def install_git_hooks(ledger: "Ledger", *, force: bool = False, python: str | No
             target.rename(backup)
             action = f"installed (previous hook kept as {backup.name}, runs first)"
         elif target.exists():
-            action = "updated" if target.read_text(encoding="utf-8") != (source / name).read_text(encoding="utf-8") \
+            action = (
+                "updated"
+                if target.read_text(encoding="utf-8") != (source / name).read_text(encoding="utf-8")
                 else "already installed"
+            )
         _write_executable(target, (source / name).read_text(encoding="utf-8"))
         results.append({"hook": name, "state": action, "path": str(target)})
     return results
 
 
-def git_hooks_status(ledger: "Ledger") -> list[dict[str, str]]:
+def git_hooks_status(ledger: Ledger) -> list[dict[str, str]]:
     target_dir = git_hooks_dir(ledger)
     source = hooks_source_dir() / "git"
     runner = target_dir / RUNNER
@@ -135,7 +151,7 @@ def git_hooks_status(ledger: "Ledger") -> list[dict[str, str]]:
     return rows
 
 
-def uninstall_git_hooks(ledger: "Ledger") -> list[dict[str, str]]:
+def uninstall_git_hooks(ledger: Ledger) -> list[dict[str, str]]:
     """Remove remnic's hooks, restoring hooks that install kept aside."""
     target_dir = git_hooks_dir(ledger)
     rows = []
@@ -159,6 +175,7 @@ def uninstall_git_hooks(ledger: "Ledger") -> list[dict[str, str]]:
 
 # --- pre-commit ---
 
+
 def _git_bytes(root: Path, args: list[str], data: bytes | None = None) -> bytes:
     proc = subprocess.run(["git", *args], cwd=root, input=data, capture_output=True, check=False)
     if proc.returncode != 0:
@@ -181,15 +198,20 @@ def staged_memory_files(root: Path) -> dict[str, bytes]:
         if len(header) < 3 or header[1] != b"blob":
             continue
         size = int(header[2])
-        files[name] = out[pos:pos + size]
+        files[name] = out[pos : pos + size]
         pos += size + 1
     return files
 
 
 def _staged_names(root: Path) -> list[str]:
     """Memory paths this commit adds or changes."""
-    return [p for p in _git_bytes(root, ["diff", "--cached", "--name-only", "-z", "--diff-filter=ACMRT"])
-            .decode("utf-8", "surrogateescape").split("\0") if p and is_memory_path(p)]
+    return [
+        p
+        for p in _git_bytes(root, ["diff", "--cached", "--name-only", "-z", "--diff-filter=ACMRT"])
+        .decode("utf-8", "surrogateescape")
+        .split("\0")
+        if p and is_memory_path(p)
+    ]
 
 
 def staged_symlinks(root: Path) -> list[str]:
@@ -207,8 +229,10 @@ def staged_symlinks(root: Path) -> list[str]:
 
 
 def pre_commit_problems(root: Path, store: StoreSettings) -> list[FieldProblem]:
-    problems = [FieldProblem("path", "is a symbolic link; memory files must be regular files", path=p)
-                for p in staged_symlinks(root)]
+    problems = [
+        FieldProblem("path", "is a symbolic link; memory files must be regular files", path=p)
+        for p in staged_symlinks(root)
+    ]
     links = set(p.path for p in problems)
     for path, data in staged_memory_files(root).items():
         if path not in links:
@@ -218,15 +242,19 @@ def pre_commit_problems(root: Path, store: StoreSettings) -> list[FieldProblem]:
 
 # --- agent hosts ---
 
+
 def _texts(content: Any) -> list[str]:
     if isinstance(content, str):
         return [content]
     out = []
     if isinstance(content, list):
         for block in content:
-            if isinstance(block, Mapping) and block.get("type") in ("text", "input_text", "output_text"):
-                if isinstance(block.get("text"), str):
-                    out.append(block["text"])
+            if (
+                isinstance(block, Mapping)
+                and block.get("type") in ("text", "input_text", "output_text")
+                and isinstance(block.get("text"), str)
+            ):
+                out.append(block["text"])
     return out
 
 
@@ -254,7 +282,7 @@ def transcript_messages(lines: Iterable[str]) -> list[dict[str, str]]:
     return messages
 
 
-def _agent_state(memory: "Memory") -> tuple[Path, dict[str, Any]]:
+def _agent_state(memory: Memory) -> tuple[Path, dict[str, Any]]:
     path = memory.root / STATE_DIR / _AGENT_STATE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -263,7 +291,7 @@ def _agent_state(memory: "Memory") -> tuple[Path, dict[str, Any]]:
     return path, data if isinstance(data, dict) else {}
 
 
-def observe_transcript(memory: "Memory", payload: Mapping[str, Any], host: str) -> dict[str, Any]:
+def observe_transcript(memory: Memory, payload: Mapping[str, Any], host: str) -> dict[str, Any]:
     """Hand the transcript's turns not handed before to ``Memory.observe`` (when remnic has it)."""
     observe = getattr(memory, "observe", None)
     if observe is None:
@@ -291,7 +319,7 @@ def observe_transcript(memory: "Memory", payload: Mapping[str, Any], host: str) 
     return result
 
 
-def session_context(memory: "Memory", payload: Mapping[str, Any]) -> str:
+def session_context(memory: Memory, payload: Mapping[str, Any]) -> str:
     """Memories for a new session: what recall finds for the project (its folder name, or
     $REMNIC_SESSION_QUERY). Without an index yet, the most important and most recent memories
     (a session start never waits for a full index build)."""
@@ -320,11 +348,13 @@ def session_context(memory: "Memory", payload: Mapping[str, Any]) -> str:
         used += len(line) + 1
     if not lines:
         return ""
-    return (f"Memories from remnic ({memory.root}) for {query!r}; edit them as files there, "
-            "or with `remnic store`/`remnic forget`:\n" + "\n".join(lines))
+    return (
+        f"Memories from remnic ({memory.root}) for {query!r}; edit them as files there, "
+        "or with `remnic store`/`remnic forget`:\n" + "\n".join(lines)
+    )
 
 
-def session_start_output(memory: "Memory", payload: Mapping[str, Any]) -> dict[str, Any] | None:
+def session_start_output(memory: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:
     context = session_context(memory, payload)
     if not context:
         return None

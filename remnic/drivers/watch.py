@@ -17,8 +17,9 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
@@ -31,8 +32,22 @@ if TYPE_CHECKING:
     from remnic.service.memory import Memory
 
 # Editors' swap, backup and temp files; none ends in .md, but the names are listed so the rule is explicit.
-_TEMP_SUFFIXES = (".swp", ".swo", ".swx", ".swn", "~", ".tmp", ".temp", ".bak", ".orig", ".crswap",
-                  ".kate-swp", "___jb_tmp___", "___jb_old___", ".part")
+_TEMP_SUFFIXES = (
+    ".swp",
+    ".swo",
+    ".swx",
+    ".swn",
+    "~",
+    ".tmp",
+    ".temp",
+    ".bak",
+    ".orig",
+    ".crswap",
+    ".kate-swp",
+    "___jb_tmp___",
+    "___jb_old___",
+    ".part",
+)
 _TEMP_NAMES = {"4913", ".DS_Store"}
 _IGNORED_EVENTS = {"opened", "closed_no_write"}
 _GIT_REFS = (".git/HEAD", ".git/packed-refs")
@@ -68,7 +83,7 @@ def is_directory_move(event: FileSystemEvent) -> bool:
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, watcher: "Watcher") -> None:
+    def __init__(self, watcher: Watcher) -> None:
         self.watcher = watcher
 
     def on_any_event(self, event: FileSystemEvent) -> None:
@@ -100,9 +115,17 @@ class _Handler(FileSystemEventHandler):
 class Watcher:
     """Watch one memory repository until :meth:`request_stop`; see the module docstring."""
 
-    def __init__(self, memory: "Memory", *, emit: Emit, debounce_ms: int | None = None,
-                 max_delay_ms: int | None = None, rescan_interval_s: float | None = None,
-                 commit: bool | None = None, source: str = "watch") -> None:
+    def __init__(
+        self,
+        memory: Memory,
+        *,
+        emit: Emit,
+        debounce_ms: int | None = None,
+        max_delay_ms: int | None = None,
+        rescan_interval_s: float | None = None,
+        commit: bool | None = None,
+        source: str = "watch",
+    ) -> None:
         sync = memory.settings.sync
         self.memory = memory
         self.root = Path(os.path.realpath(memory.root))
@@ -140,7 +163,7 @@ class Watcher:
                 return None
             if not path.startswith(root + os.sep):
                 return None
-        return path[len(root) + 1:].replace(os.sep, "/")
+        return path[len(root) + 1 :].replace(os.sep, "/")
 
     def notify(self, kinds: set[str]) -> None:
         now = time.monotonic()
@@ -238,7 +261,7 @@ class Watcher:
             report = self.memory.sync(commit=self.commit, source=self.source)
         except Exception as exc:  # noqa: BLE001 - the watcher reports and retries; it does not die
             self._failures += 1
-            delay = min(0.5 * 2 ** self._failures, 30.0)
+            delay = min(0.5 * 2**self._failures, 30.0)
             self._retry_at = time.monotonic() + delay
             message = exc.describe() if isinstance(exc, RemnicError) else f"{type(exc).__name__}: {exc}"
             self.emit({"event": "error", "message": message, "retryInS": round(delay, 1)})
@@ -251,8 +274,15 @@ class Watcher:
         for event in report.events(only_new_problems=True):
             self.emit(event)
         if report.changes or report.commit:
-            self.emit({"event": "synced", "reason": reason, "commit": report.commit, "changes": len(report.changes),
-                       "ms": round(report.elapsed_ms, 1)})
+            self.emit(
+                {
+                    "event": "synced",
+                    "reason": reason,
+                    "commit": report.commit,
+                    "changes": len(report.changes),
+                    "ms": round(report.elapsed_ms, 1),
+                }
+            )
         return report
 
     def run(self) -> int:
@@ -260,8 +290,14 @@ class Watcher:
         self._start_observer()
         try:
             self.sync_once("start")
-            self.emit({"event": "ready", "memoryDir": str(self.memory.root), "debounceMs": round(self.debounce_s * 1000),
-                       "head": self._last_head})
+            self.emit(
+                {
+                    "event": "ready",
+                    "memoryDir": str(self.memory.root),
+                    "debounceMs": round(self.debounce_s * 1000),
+                    "head": self._last_head,
+                }
+            )
             offset = time.time() - time.monotonic()
             next_rescan = time.monotonic() + self.rescan_s
             forced: str | None = None

@@ -14,4 +14,4 @@ from .manifest import SCHEMA_VERSION, Manifest
 from .search import SearchIndex
 from .state import FreshReport, IndexHealth
 
-__all__ = ["SearchIndex", "IndexHealth", "FreshReport", "Manifest", "SCHEMA_VERSION"]
+__all__ = ["SCHEMA_VERSION", "FreshReport", "IndexHealth", "Manifest", "SearchIndex"]

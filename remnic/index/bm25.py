@@ -10,9 +10,10 @@ constant-score clauses, so they restrict without changing scores.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 import tantivy
 
@@ -23,17 +24,187 @@ MAX_QUERY_TERMS = 64
 WRITER_HEAP = 32_000_000
 
 # A general English stopword list (question words included: they carry no topic).
-STOPWORDS = frozenset("""
-a about above after again against all also am an and any are as at be because been before being below
-between both but by can could did do does doing down during each either else ever every few for from
-further get got had has have having he her here hers herself him himself his how i if in into is it its
-itself just let like me more most much must my myself no nor not now of off on once only or other ought
-our ours ourselves out over own per quite rather really same shall she should so some such than that
-the their theirs them themselves then there these they this those through thus to too under until up
-upon us very was we were what whatever when whenever where wherever whether which while who whoever
-whom whose why will with within without would yet you your yours yourself yourselves
-s t d ll m re ve don doesn didn isn aren wasn weren hasn haven hadn won wouldn shouldn couldn can't
-""".split())
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "either",
+        "else",
+        "ever",
+        "every",
+        "few",
+        "for",
+        "from",
+        "further",
+        "get",
+        "got",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "let",
+        "like",
+        "me",
+        "more",
+        "most",
+        "much",
+        "must",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "ought",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "per",
+        "quite",
+        "rather",
+        "really",
+        "same",
+        "shall",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "thus",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "upon",
+        "us",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "whatever",
+        "when",
+        "whenever",
+        "where",
+        "wherever",
+        "whether",
+        "which",
+        "while",
+        "who",
+        "whoever",
+        "whom",
+        "whose",
+        "why",
+        "will",
+        "with",
+        "within",
+        "without",
+        "would",
+        "yet",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "s",
+        "t",
+        "d",
+        "ll",
+        "m",
+        "re",
+        "ve",
+        "don",
+        "doesn",
+        "didn",
+        "isn",
+        "aren",
+        "wasn",
+        "weren",
+        "hasn",
+        "haven",
+        "hadn",
+        "won",
+        "wouldn",
+        "shouldn",
+        "couldn",
+        "can't",
+    ]
+)
 _STOP_TOKENS = sorted({p for w in STOPWORDS for p in re.split(r"\W+", w) if p})
 
 _analyzers: dict[str, Any] = {}
@@ -42,10 +213,12 @@ _analyzers: dict[str, Any] = {}
 def _analyzer(stop: bool) -> Any:
     key = "stop" if stop else "plain"
     if key not in _analyzers:
-        builder = (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-                   .filter(tantivy.Filter.remove_long(40))
-                   .filter(tantivy.Filter.lowercase())
-                   .filter(tantivy.Filter.ascii_fold()))
+        builder = (
+            tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+            .filter(tantivy.Filter.remove_long(40))
+            .filter(tantivy.Filter.lowercase())
+            .filter(tantivy.Filter.ascii_fold())
+        )
         if stop:
             builder = builder.filter(tantivy.Filter.custom_stopword(_STOP_TOKENS))
         _analyzers[key] = builder.filter(tantivy.Filter.stemmer("english")).build()
@@ -90,7 +263,7 @@ class Bm25Index:
         self._searcher: Any = None
 
     @contextmanager
-    def writer(self) -> Iterator["_Writer"]:
+    def writer(self) -> Iterator[_Writer]:
         """A writer held only for one batch: commit, wait for merges, release tantivy's lock file."""
         raw = self.index.writer(WRITER_HEAP, 1)
         w = _Writer(raw, self.schema)
@@ -121,8 +294,13 @@ class Bm25Index:
         return self._searcher
 
     def search(
-        self, terms: Sequence[str], limit: int, *, boosts: Mapping[str, float],
-        namespaces: Sequence[str] | None = None, categories: Sequence[str] | None = None,
+        self,
+        terms: Sequence[str],
+        limit: int,
+        *,
+        boosts: Mapping[str, float],
+        namespaces: Sequence[str] | None = None,
+        categories: Sequence[str] | None = None,
         statuses: Sequence[str] | None = None,
     ) -> list[tuple[str, float]]:
         """(path, bm25 score) best first. Terms must already be analyzed (see :func:`query_terms`)."""
@@ -140,8 +318,14 @@ class Bm25Index:
         clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
         for field, values in (("namespace", namespaces), ("category", categories), ("status", statuses)):
             if values is not None:
-                clauses.append((tantivy.Occur.Must, tantivy.Query.const_score_query(
-                    tantivy.Query.term_set_query(self.schema, field, list(values)), 0.0)))
+                clauses.append(
+                    (
+                        tantivy.Occur.Must,
+                        tantivy.Query.const_score_query(
+                            tantivy.Query.term_set_query(self.schema, field, list(values)), 0.0
+                        ),
+                    )
+                )
         query = clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
         searcher = self.searcher
         result = searcher.search(query, limit, count=False)
@@ -162,4 +346,3 @@ class _Writer:
             if value:
                 doc.add_text(name, value)
         self.raw.add_document(doc)
-

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,8 +53,9 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITH
 """
 
 _F32 = np.dtype("<f4")
-_SNAPSHOT_COLS = ("path, id, namespace, category, status, updated, importance, confidence, "
-                  "episode, position, chunks, ctx, gen")
+_SNAPSHOT_COLS = (
+    "path, id, namespace, category, status, updated, importance, confidence, episode, position, chunks, ctx, gen"
+)
 
 
 @dataclass
@@ -83,11 +85,27 @@ class Row:
 
     def values(self, gen: int) -> tuple:
         return (
-            self.path, self.id, self.namespace, self.category, self.status, self.content_hash,
-            self.created, self.updated, self.importance, self.confidence, self.episode, self.turn,
-            self.position, self.title, json.dumps(self.tags), json.dumps(self.frontmatter, default=str),
-            self.content, self.sig, np.ascontiguousarray(self.chunks, dtype=_F32).tobytes(),
-            None if self.ctx is None else np.ascontiguousarray(self.ctx, dtype=_F32).tobytes(), gen,
+            self.path,
+            self.id,
+            self.namespace,
+            self.category,
+            self.status,
+            self.content_hash,
+            self.created,
+            self.updated,
+            self.importance,
+            self.confidence,
+            self.episode,
+            self.turn,
+            self.position,
+            self.title,
+            json.dumps(self.tags),
+            json.dumps(self.frontmatter, default=str),
+            self.content,
+            self.sig,
+            np.ascontiguousarray(self.chunks, dtype=_F32).tobytes(),
+            None if self.ctx is None else np.ascontiguousarray(self.ctx, dtype=_F32).tobytes(),
+            gen,
         )
 
 
@@ -129,7 +147,9 @@ class Catalog:
     def generation(self) -> tuple[int, str]:
         """(generation, pending) in one cheap read: the per-recall freshness probe."""
         try:
-            rows = dict(self.conn.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'pending')").fetchall())
+            rows = dict(
+                self.conn.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'pending')").fetchall()
+            )
         except sqlite3.DatabaseError as exc:
             raise CatalogError(f"catalog {self.path} is unreadable: {exc}") from None
         try:
@@ -159,7 +179,8 @@ class Catalog:
             "INSERT OR REPLACE INTO docs (path, id, namespace, category, status, content_hash, created, updated, "
             "importance, confidence, episode, turn, position, title, tags, frontmatter, content, sig, chunks, ctx, gen) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [r.values(gen) for r in rows])
+            [r.values(gen) for r in rows],
+        )
         self.conn.executemany("DELETE FROM tombstones WHERE path = ?", [(r.path,) for r in rows])
 
     def remove(self, paths: Iterable[str], gen: int) -> list[str]:
@@ -180,7 +201,8 @@ class Catalog:
     def id_by_hash(self, namespace: str, content_hash: str) -> str | None:
         row = self.conn.execute(
             "SELECT id FROM docs WHERE namespace = ? AND content_hash = ? AND status = 'active' LIMIT 1",
-            (namespace, content_hash)).fetchone()
+            (namespace, content_hash),
+        ).fetchone()
         return row[0] if row else None
 
     def path_of(self, memory_id: str) -> str | None:
@@ -191,32 +213,61 @@ class Catalog:
         """path → (sig, episode) for the paths that are indexed."""
         out: dict[str, tuple[str, str | None]] = {}
         for start in range(0, len(paths), 500):
-            chunk = list(paths[start:start + 500])
+            chunk = list(paths[start : start + 500])
             marks = ",".join("?" * len(chunk))
-            for path, sig, ep in self.conn.execute(f"SELECT path, sig, episode FROM docs WHERE path IN ({marks})", chunk):
+            for path, sig, ep in self.conn.execute(
+                f"SELECT path, sig, episode FROM docs WHERE path IN ({marks})", chunk
+            ):
                 out[path] = (sig, ep)
         return out
 
-    def episode_members(self, episodes: Iterable[str]) -> dict[str, list[tuple[str, str, float | None, str | None, str]]]:
+    def episode_members(
+        self, episodes: Iterable[str]
+    ) -> dict[str, list[tuple[str, str, float | None, str | None, str]]]:
         """episode → [(path, content, created, turn, context sig)] for every indexed member."""
         out: dict[str, list[tuple[str, str, float | None, str | None, str]]] = {}
         for ep in set(episodes):
-            out[ep] = [tuple(r) for r in self.conn.execute(  # type: ignore[misc]
-                "SELECT path, content, created, turn, sig FROM docs WHERE episode = ?", (ep,))]
+            out[ep] = [
+                tuple(r)
+                for r in self.conn.execute(  # type: ignore[misc]
+                    "SELECT path, content, created, turn, sig FROM docs WHERE episode = ?", (ep,)
+                )
+            ]
         return out
 
     def rows_for_paths(self, paths: Sequence[str], dim: int) -> dict[str, Row]:
         out: dict[str, Row] = {}
         for start in range(0, len(paths), 500):
-            chunk = list(paths[start:start + 500])
+            chunk = list(paths[start : start + 500])
             marks = ",".join("?" * len(chunk))
             for r in self.conn.execute(
-                    "SELECT path, id, namespace, category, status, content_hash, created, updated, importance, "
-                    f"confidence, episode, turn, position, title, tags, frontmatter, content, sig, chunks, ctx "
-                    f"FROM docs WHERE path IN ({marks})", chunk):
-                out[r[0]] = Row(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
-                                r[13], json.loads(r[14]), json.loads(r[15]), r[16], r[17], vectors_from_blob(r[18], dim),
-                                None if r[19] is None else np.frombuffer(r[19], dtype=_F32))
+                "SELECT path, id, namespace, category, status, content_hash, created, updated, importance, "
+                f"confidence, episode, turn, position, title, tags, frontmatter, content, sig, chunks, ctx "
+                f"FROM docs WHERE path IN ({marks})",
+                chunk,
+            ):
+                out[r[0]] = Row(
+                    r[0],
+                    r[1],
+                    r[2],
+                    r[3],
+                    r[4],
+                    r[5],
+                    r[6],
+                    r[7],
+                    r[8],
+                    r[9],
+                    r[10],
+                    r[11],
+                    r[12],
+                    r[13],
+                    json.loads(r[14]),
+                    json.loads(r[15]),
+                    r[16],
+                    r[17],
+                    vectors_from_blob(r[18], dim),
+                    None if r[19] is None else np.frombuffer(r[19], dtype=_F32),
+                )
         return out
 
     def hit_fields(self, paths: Sequence[str]) -> dict[str, tuple[dict[str, Any], str]]:
@@ -226,7 +277,8 @@ class Catalog:
         if not paths:
             return out
         for path, fm, content in self.conn.execute(
-                f"SELECT path, frontmatter, content FROM docs WHERE path IN ({marks})", list(paths)):
+            f"SELECT path, frontmatter, content FROM docs WHERE path IN ({marks})", list(paths)
+        ):
             out[path] = (json.loads(fm), content)
         return out
 

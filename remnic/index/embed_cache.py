@@ -7,8 +7,9 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -130,9 +131,7 @@ class EmbeddingCache:
                 log.warning("embedding cache %s still unusable (%s)", self.path, exc2)
         self._conn = self._connect(":memory:")
 
-    def get_many(
-        self, model_id: str, hashes: Sequence[str], dim: int | None = None
-    ) -> dict[str, np.ndarray]:
+    def get_many(self, model_id: str, hashes: Sequence[str], dim: int | None = None) -> dict[str, np.ndarray]:
         """Cached vectors by hash; rows with a wrong ``dim`` count as misses."""
         found: dict[str, np.ndarray] = {}
         unique = list(dict.fromkeys(hashes))
@@ -144,8 +143,7 @@ class EmbeddingCache:
                     chunk = unique[start : start + _CHUNK]
                     marks = ",".join("?" * len(chunk))
                     rows = self._conn.execute(
-                        f"SELECT hash, dim, vec FROM embeddings "
-                        f"WHERE model_id = ? AND hash IN ({marks})",
+                        f"SELECT hash, dim, vec FROM embeddings WHERE model_id = ? AND hash IN ({marks})",
                         (model_id, *chunk),
                     ).fetchall()
                     for h, row_dim, blob in rows:
@@ -175,8 +173,7 @@ class EmbeddingCache:
             try:
                 with self._conn:  # one transaction for the whole batch
                     self._conn.executemany(
-                        "INSERT OR REPLACE INTO embeddings (model_id, hash, dim, vec) "
-                        "VALUES (?, ?, ?, ?)",
+                        "INSERT OR REPLACE INTO embeddings (model_id, hash, dim, vec) VALUES (?, ?, ?, ?)",
                         rows,
                     )
             except sqlite3.Error as exc:
@@ -198,7 +195,9 @@ class EmbeddingCache:
 
 
 def embed_cached(
-    embedder: Embedder, cache: EmbeddingCache | None, texts: Sequence[str],
+    embedder: Embedder,
+    cache: EmbeddingCache | None,
+    texts: Sequence[str],
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[np.ndarray, int]:
     """Embed texts, using the cache by content hash; returns (matrix in input order, number of texts actually embedded by the model). Duplicated texts inside one call are embedded once.

@@ -18,9 +18,10 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from remnic.fsio import write_atomic
 
@@ -52,7 +53,7 @@ class Manifest:
     updated_at: str = ""
 
     @classmethod
-    def from_meta(cls, meta: Mapping[str, str]) -> "Manifest":
+    def from_meta(cls, meta: Mapping[str, str]) -> Manifest:
         out = cls()
         for f in fields(cls):
             if f.name not in meta:
@@ -74,9 +75,14 @@ class Manifest:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "schemaVersion": self.schema_version, "modelId": self.model_id, "fingerprint": self.fingerprint,
-            "commit": self.commit, "generation": self.generation, "count": self.count,
-            "builtAt": self.built_at, "updatedAt": self.updated_at,
+            "schemaVersion": self.schema_version,
+            "modelId": self.model_id,
+            "fingerprint": self.fingerprint,
+            "commit": self.commit,
+            "generation": self.generation,
+            "count": self.count,
+            "builtAt": self.built_at,
+            "updatedAt": self.updated_at,
         }
 
 

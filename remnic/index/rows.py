@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from remnic.memfile.model import MemoryRecord, content_hash, jsonable
 
@@ -20,8 +21,9 @@ if TYPE_CHECKING:  # pragma: no cover
 Progress = Callable[[int, int], None]
 
 
-def embed_texts(embedder: "Embedder", cache: "EmbeddingCache", texts: list[str],
-                progress: Progress | None = None) -> tuple["np.ndarray", int]:
+def embed_texts(
+    embedder: Embedder, cache: EmbeddingCache, texts: list[str], progress: Progress | None = None
+) -> tuple[np.ndarray, int]:
     """Vectors for texts through the content-hash cache; (matrix, number actually run through the model).
 
     One call for the whole set, so a bulk job (a rebuild) reaches the embedder's parallel
@@ -36,9 +38,13 @@ def embed_texts(embedder: "Embedder", cache: "EmbeddingCache", texts: list[str],
     return embed_cached(embedder, cache, texts, progress)
 
 
-def build_rows(records: Sequence[MemoryRecord], contexts: dict[str, T.Context], positions: dict[str, int],
-               rules: T.TextRules, embed: Callable[[list[str]], tuple["np.ndarray", int]],
-               ) -> tuple[list[Row], dict[str, dict[str, str]], int]:
+def build_rows(
+    records: Sequence[MemoryRecord],
+    contexts: dict[str, T.Context],
+    positions: dict[str, int],
+    rules: T.TextRules,
+    embed: Callable[[list[str]], tuple[np.ndarray, int]],
+) -> tuple[list[Row], dict[str, dict[str, str]], int]:
     """Catalog rows and tantivy fields for records: chunks and context passages are embedded in one batch."""
     plans = []
     texts: list[str] = []
@@ -57,19 +63,42 @@ def build_rows(records: Sequence[MemoryRecord], contexts: dict[str, T.Context], 
         created = T.created_ts(rec)
         tags = rec.tags
         entity = rec.frontmatter.get("entityRef")
-        rows.append(Row(
-            path=rec.path, id=rec.id, namespace=rec.namespace, category=rec.category, status=rec.status,
-            content_hash=content_hash(rec.content), created=created,  # computed: a stored hash may be stale
-            updated=T.updated_ts(rec), importance=rec.importance, confidence=rec.confidence,
-            episode=T.episode_key(rec.frontmatter, rec.namespace), turn=turn_of(rec),
-            position=positions.get(rec.path, 0), title=title, tags=tags,
-            frontmatter=jsonable(rec.frontmatter), content=rec.content, sig=ctx_sig(ctx, positions.get(rec.path, 0)),
-            chunks=matrix[start:start + k], ctx=matrix[start + k] if ctx is not None else None))
+        rows.append(
+            Row(
+                path=rec.path,
+                id=rec.id,
+                namespace=rec.namespace,
+                category=rec.category,
+                status=rec.status,
+                content_hash=content_hash(rec.content),
+                created=created,  # computed: a stored hash may be stale
+                updated=T.updated_ts(rec),
+                importance=rec.importance,
+                confidence=rec.confidence,
+                episode=T.episode_key(rec.frontmatter, rec.namespace),
+                turn=turn_of(rec),
+                position=positions.get(rec.path, 0),
+                title=title,
+                tags=tags,
+                frontmatter=jsonable(rec.frontmatter),
+                content=rec.content,
+                sig=ctx_sig(ctx, positions.get(rec.path, 0)),
+                chunks=matrix[start : start + k],
+                ctx=matrix[start + k] if ctx is not None else None,
+            )
+        )
         docs[rec.path] = {
-            "path": rec.path, "id": rec.id, "namespace": rec.namespace, "category": rec.category,
-            "status": rec.status, "title": title, "body": rec.content,
+            "path": rec.path,
+            "id": rec.id,
+            "namespace": rec.namespace,
+            "category": rec.category,
+            "status": rec.status,
+            "title": title,
+            "body": rec.content,
             "tags": " ".join([*tags, str(entity)] if entity else tags),
-            "near": ctx.near if ctx else "", "far": ctx.far if ctx else "", "when": T.date_words(created),
+            "near": ctx.near if ctx else "",
+            "far": ctx.far if ctx else "",
+            "when": T.date_words(created),
         }
     return rows, docs, embedded
 

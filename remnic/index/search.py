@@ -27,9 +27,10 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from remnic.config import Settings
 from remnic.errors import LedgerError, MemoryFormatError, NotFoundError
@@ -64,7 +65,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .embed_cache import EmbeddingCache
     from .vectors import Snapshot
 
-__all__ = ["SearchIndex", "IndexHealth", "FreshReport", "Manifest", "SCHEMA_VERSION"]
+__all__ = ["SCHEMA_VERSION", "FreshReport", "IndexHealth", "Manifest", "SearchIndex"]
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
@@ -74,7 +75,7 @@ ANALYZER_VERSION = "simple+lower+ascii+stem-en/1"
 class SearchIndex:
     """The rebuildable index under ``<memory>/.remnic/index``."""
 
-    def __init__(self, settings: Settings, *, cache: "EmbeddingCache | None" = None) -> None:
+    def __init__(self, settings: Settings, *, cache: EmbeddingCache | None = None) -> None:
         self.settings = settings
         self.root = index_root(settings.state_dir)
         self._lock = threading.RLock()
@@ -87,24 +88,33 @@ class SearchIndex:
         self._manifest: Manifest | None = None
         self._manifest_gen = -2
         self._files: MemoryStore | None = None
-        self._repo: "Ledger | None" = None
+        self._repo: Ledger | None = None
         r = settings.recall
-        self.rules = T.TextRules(neighbor_window=max(0, r.neighbor_window), context_max_chars=r.context_max_chars,
-                                 max_chunks=max(1, r.max_chunks))
+        self.rules = T.TextRules(
+            neighbor_window=max(0, r.neighbor_window),
+            context_max_chars=r.context_max_chars,
+            max_chunks=max(1, r.max_chunks),
+        )
 
     # ------------------------------------------------------------------ identity
 
     @property
-    def embedder(self) -> "Embedder":
+    def embedder(self) -> Embedder:
         if self._embedder is None:
             from .embed import EmbedderSpec, get_embedder
 
             e = self.settings.embed
-            self._embedder = get_embedder(EmbedderSpec(
-                model_path=Path(e.model_path).expanduser() if e.model_path else None,
-                tokenizer_path=Path(e.tokenizer_path).expanduser() if e.tokenizer_path else None,
-                model_id=e.model_id or None, max_length=e.max_length, batch_size=e.batch_size, threads=e.threads,
-                bulk_workers=e.bulk_workers))
+            self._embedder = get_embedder(
+                EmbedderSpec(
+                    model_path=Path(e.model_path).expanduser() if e.model_path else None,
+                    tokenizer_path=Path(e.tokenizer_path).expanduser() if e.tokenizer_path else None,
+                    model_id=e.model_id or None,
+                    max_length=e.max_length,
+                    batch_size=e.batch_size,
+                    threads=e.threads,
+                    bulk_workers=e.bulk_workers,
+                )
+            )
         return self._embedder
 
     @property
@@ -114,19 +124,25 @@ class SearchIndex:
     @property
     def fingerprint(self) -> str:
         r = self.rules
-        return fingerprint({"neighborWindow": r.neighbor_window, "contextMaxChars": r.context_max_chars,
-                            "maxChunks": r.max_chunks, "chunkMinChars": r.chunk_min_chars,
-                            "analyzer": ANALYZER_VERSION})
+        return fingerprint(
+            {
+                "neighborWindow": r.neighbor_window,
+                "contextMaxChars": r.context_max_chars,
+                "maxChunks": r.max_chunks,
+                "chunkMinChars": r.chunk_min_chars,
+                "analyzer": ANALYZER_VERSION,
+            }
+        )
 
     @property
-    def cache(self) -> "EmbeddingCache":
+    def cache(self) -> EmbeddingCache:
         if self._cache is None:
             from .embed_cache import EmbeddingCache
 
             self._cache = EmbeddingCache(self.settings.state_dir / "embeddings.sqlite")
         return self._cache
 
-    def _store(self) -> "MemoryStore":
+    def _store(self) -> MemoryStore:
         if self._files is None:
             from remnic.repo.files import MemoryStore
 
@@ -134,12 +150,11 @@ class SearchIndex:
         return self._files
 
     @contextmanager
-    def _write_lock(self, files: "MemoryStore | None" = None) -> Iterator[None]:
+    def _write_lock(self, files: MemoryStore | None = None) -> Iterator[None]:
         # The repo lock is re-entrant per process, so callers that already hold it
         # (the service's write paths) pass straight through.
-        with (files or self._store()).lock():
-            with self._lock:
-                yield
+        with (files or self._store()).lock(), self._lock:
+            yield
 
     # ------------------------------------------------------------------ opening
 
@@ -195,14 +210,18 @@ class SearchIndex:
             self._manifest_gen = gen
         m = self._manifest
         if m.schema_version != SCHEMA_VERSION:
-            raise NeedsRebuild("schema-mismatch", f"index schema v{m.schema_version}, this remnic writes v{SCHEMA_VERSION}")
+            raise NeedsRebuild(
+                "schema-mismatch", f"index schema v{m.schema_version}, this remnic writes v{SCHEMA_VERSION}"
+            )
         if m.model_id != self.model_id:
-            raise NeedsRebuild("model-mismatch", f"index built with {m.model_id!r}, configured model is {self.model_id!r}")
+            raise NeedsRebuild(
+                "model-mismatch", f"index built with {m.model_id!r}, configured model is {self.model_id!r}"
+            )
         if m.fingerprint != self.fingerprint:
             raise NeedsRebuild("stale", "index settings changed (recall.neighborWindow, contextMaxChars or maxChunks)")
         return m
 
-    def _sync(self) -> "Snapshot":
+    def _sync(self) -> Snapshot:
         """Bring the in-memory snapshot (and the tantivy reader) up to the catalog's generation."""
         from .vectors import Snapshot
 
@@ -224,7 +243,7 @@ class SearchIndex:
                 cat.conn.execute("COMMIT")
         except CatalogError:
             raise
-        except Exception as exc:  # sqlite or blob-shape trouble: a damaged catalog
+        except Exception as exc:  # noqa: BLE001 - sqlite or blob-shape trouble: a damaged catalog
             self._snap = None
             raise NeedsRebuild("corrupt", f"catalog unreadable: {exc}") from None
         return self._snap
@@ -268,7 +287,7 @@ class SearchIndex:
             except NeedsRebuild:
                 return self._manifest
 
-    def health(self, ledger: "Ledger | None" = None) -> IndexHealth:
+    def health(self, ledger: Ledger | None = None) -> IndexHealth:
         with self._lock:
             head = ledger.head() if ledger is not None else self._head()
             try:
@@ -281,7 +300,7 @@ class SearchIndex:
                 return IndexHealth("stale", f"index reflects {m.commit[:8]}, HEAD is {head[:8]}", m, head)
             return IndexHealth("ok", f"{m.count} memories", m, head)
 
-    def _ledger(self) -> "Ledger | None":
+    def _ledger(self) -> Ledger | None:
         """A ledger of our own for writes that arrive without one (``apply`` from the service)."""
         if self._repo is None:
             try:
@@ -322,7 +341,7 @@ class SearchIndex:
                 # next recall catches up from git or rebuilds: a lagging index, never a failed write.
                 log.warning("index update failed (%s); the next recall will catch up", exc)
 
-    def refresh_paths(self, files: "MemoryStore", paths: Sequence[str], commit: str | None = None) -> FreshReport:
+    def refresh_paths(self, files: MemoryStore, paths: Sequence[str], commit: str | None = None) -> FreshReport:
         """Re-read ``paths`` from disk and update the index (gone or malformed files are dropped).
 
         With ``commit`` the index is recorded as reflecting that commit afterwards
@@ -335,7 +354,7 @@ class SearchIndex:
         report.seconds = time.perf_counter() - t0
         return report
 
-    def _refresh(self, files: "MemoryStore", paths: Sequence[str], commit: str | None) -> FreshReport:
+    def _refresh(self, files: MemoryStore, paths: Sequence[str], commit: str | None) -> FreshReport:
         from remnic.repo.files import is_memory_path
 
         upserts: list[MemoryRecord] = []
@@ -368,18 +387,29 @@ class SearchIndex:
 
     # ------------------------------------------------------------------ building rows
 
-    def _rows(self, records: Sequence[MemoryRecord], contexts: dict[str, T.Context], positions: dict[str, int],
-              progress: Progress | None = None) -> tuple[list[Row], dict[str, dict[str, str]], int]:
-        return build_rows(records, contexts, positions, self.rules,
-                          lambda texts: embed_texts(self.embedder, self.cache, texts, progress))
+    def _rows(
+        self,
+        records: Sequence[MemoryRecord],
+        contexts: dict[str, T.Context],
+        positions: dict[str, int],
+        progress: Progress | None = None,
+    ) -> tuple[list[Row], dict[str, dict[str, str]], int]:
+        return build_rows(
+            records,
+            contexts,
+            positions,
+            self.rules,
+            lambda texts: embed_texts(self.embedder, self.cache, texts, progress),
+        )
 
     def _contexts_for(self, members: Sequence[T.Member]) -> dict[str, T.Context]:
         return T.episode_contexts(members, self.rules.neighbor_window, self.rules.context_max_chars)
 
     # ------------------------------------------------------------------ incremental write
 
-    def _write(self, upserts: Sequence[MemoryRecord], removed: Sequence[str], commit: str | None,
-               *, set_commit: bool) -> int:
+    def _write(
+        self, upserts: Sequence[MemoryRecord], removed: Sequence[str], commit: str | None, *, set_commit: bool
+    ) -> int:
         """Apply one batch under the write lock: tantivy first (marked pending), then the catalog."""
         assert self._catalog is not None and self._bm25 is not None
         cat = self._catalog
@@ -474,7 +504,7 @@ class SearchIndex:
 
     # ------------------------------------------------------------------ freshness & rebuild
 
-    def ensure_fresh(self, files: "MemoryStore", ledger: "Ledger", progress: Progress | None = None) -> FreshReport:
+    def ensure_fresh(self, files: MemoryStore, ledger: Ledger, progress: Progress | None = None) -> FreshReport:
         """Make the index reflect HEAD (and pick up other processes' writes); cheap when it already does."""
         t0 = time.perf_counter()
         head = ledger.head()
@@ -500,7 +530,11 @@ class SearchIndex:
                 self._sync()
                 return FreshReport("reloaded", seconds=time.perf_counter() - t0)
             if m.commit is None or head is None or not ledger.commit_exists(m.commit):
-                reason = "partial index" if m.commit is None else f"indexed commit {m.commit[:8]} is gone (history rewritten?)"
+                reason = (
+                    "partial index"
+                    if m.commit is None
+                    else f"indexed commit {m.commit[:8]} is gone (history rewritten?)"
+                )
                 report = self._rebuild(files, head, progress, reason)
                 report.seconds = time.perf_counter() - t0
                 return report
@@ -521,8 +555,13 @@ class SearchIndex:
             report.seconds = time.perf_counter() - t0
             return report
 
-    def rebuild(self, files: "MemoryStore", ledger: "Ledger | None" = None, progress: Progress | None = None,
-                reason: str = "requested") -> FreshReport:
+    def rebuild(
+        self,
+        files: MemoryStore,
+        ledger: Ledger | None = None,
+        progress: Progress | None = None,
+        reason: str = "requested",
+    ) -> FreshReport:
         """Re-read every memory file and build a new index beside the old one, then swap it in."""
         t0 = time.perf_counter()
         with self._write_lock(files):
@@ -531,7 +570,7 @@ class SearchIndex:
         report.seconds = time.perf_counter() - t0
         return report
 
-    def _rebuild(self, files: "MemoryStore", head: str | None, progress: Progress | None, reason: str) -> FreshReport:
+    def _rebuild(self, files: MemoryStore, head: str | None, progress: Progress | None, reason: str) -> FreshReport:
         scan = files.scan()
         records = scan.records
         groups = episode_members(records)
@@ -542,11 +581,22 @@ class SearchIndex:
             positions.update(T.positions(members))
         rows, docs, embedded = self._rows(records, contexts, positions, progress)
         self._create_build(commit=head, rows=rows, docs=docs, progress=None)
-        return FreshReport("rebuild", reason=reason, changed=len(rows), embedded=embedded,
-                           problems=[p.describe() for p in scan.problems])
+        return FreshReport(
+            "rebuild",
+            reason=reason,
+            changed=len(rows),
+            embedded=embedded,
+            problems=[p.describe() for p in scan.problems],
+        )
 
-    def _create_build(self, *, commit: str | None, rows: Sequence[Row], docs: dict[str, dict[str, str]] | None = None,
-                      progress: Progress | None = None) -> None:
+    def _create_build(
+        self,
+        *,
+        commit: str | None,
+        rows: Sequence[Row],
+        docs: dict[str, dict[str, str]] | None = None,
+        progress: Progress | None = None,
+    ) -> None:
         """Write a complete new build directory, swap CURRENT to it, remove the old ones."""
         from .bm25 import Bm25Index
 
@@ -561,8 +611,15 @@ class SearchIndex:
                     w.add((docs or {})[row.path])
             cat = Catalog(build_dir / CATALOG_FILE, create=True)
             now = now_iso()
-            manifest = Manifest(model_id=self.model_id, fingerprint=self.fingerprint, commit=commit,
-                                generation=old_gen + 1, count=len(rows), built_at=now, updated_at=now)
+            manifest = Manifest(
+                model_id=self.model_id,
+                fingerprint=self.fingerprint,
+                commit=commit,
+                generation=old_gen + 1,
+                count=len(rows),
+                built_at=now,
+                updated_at=now,
+            )
             cat.begin()
             cat.upsert(rows, manifest.generation)
             cat.set_meta(manifest.to_meta())
@@ -584,7 +641,7 @@ class SearchIndex:
 
     # ------------------------------------------------------------------ for recall
 
-    def view(self) -> tuple["Snapshot", "Bm25Index", Catalog]:
+    def view(self) -> tuple[Snapshot, Bm25Index, Catalog]:
         """The synced snapshot, BM25 index and catalog (call after ensure_fresh, under ``lock``)."""
         try:
             self._check()
@@ -599,7 +656,7 @@ class SearchIndex:
     def lock(self) -> threading.RLock:
         return self._lock
 
-    def embed_query(self, text: str) -> "np.ndarray":
+    def embed_query(self, text: str) -> np.ndarray:
         return self.embedder.embed_one(text)
 
     def close(self) -> None:
@@ -609,4 +666,3 @@ class SearchIndex:
                 self._cache.close()
                 self._cache = None
             self._repo = None
-

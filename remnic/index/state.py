@@ -18,12 +18,16 @@ class IndexHealth:
     def to_dict(self) -> dict[str, Any]:
         m = self.manifest
         return {
-            "state": self.state, "detail": self.detail,
-            "commit": m.commit if m else None, "head": self.head,
-            "count": m.count if m else 0, "modelId": m.model_id if m else None,
+            "state": self.state,
+            "detail": self.detail,
+            "commit": m.commit if m else None,
+            "head": self.head,
+            "count": m.count if m else 0,
+            "modelId": m.model_id if m else None,
             "schemaVersion": m.schema_version if m else None,
             "generation": m.generation if m else None,
-            "builtAt": m.built_at if m else None, "updatedAt": m.updated_at if m else None,
+            "builtAt": m.built_at if m else None,
+            "updatedAt": m.updated_at if m else None,
         }
 
 
@@ -39,8 +43,14 @@ class FreshReport:
     problems: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"action": self.action, "reason": self.reason, "changed": self.changed,
-                "embedded": self.embedded, "seconds": round(self.seconds, 3), "problems": self.problems}
+        return {
+            "action": self.action,
+            "reason": self.reason,
+            "changed": self.changed,
+            "embedded": self.embedded,
+            "seconds": round(self.seconds, 3),
+            "problems": self.problems,
+        }
 
 
 class NeedsRebuild(Exception):

@@ -8,9 +8,10 @@ Nothing here knows about tantivy, numpy or files.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from remnic.memfile.model import MemoryRecord, parse_time
 
@@ -87,7 +88,7 @@ def chunks_for(content: str, title: str, rules: TextRules) -> list[str]:
         return [text]
     if len(labelled) > rules.max_chunks:
         size = -(-len(labelled) // rules.max_chunks)
-        groups = [labelled[i:i + size] for i in range(0, len(labelled), size)]
+        groups = [labelled[i : i + size] for i in range(0, len(labelled), size)]
         labelled = [(g[0][0], " ".join(s for _, s in g)) for g in groups]
     out = []
     for subj, s in labelled:
@@ -135,7 +136,7 @@ def date_words(ts: float | None) -> str:
     if ts is None:
         return ""
     try:
-        dt = datetime.fromtimestamp(ts, tz=timezone.utc)
+        dt = datetime.fromtimestamp(ts, tz=UTC)
     except (OverflowError, OSError, ValueError):
         return ""
     return f"{dt.day} {dt.strftime('%B')} {dt.year} {dt.strftime('%A')}"
@@ -173,7 +174,7 @@ def episode_contexts(members: Sequence[Member], window: int, max_chars: int) -> 
             continue
         near = [ordered[j].content for j in (i - 1, i + 1) if 0 <= j < len(ordered)]
         far = [ordered[j].content for d in range(2, window + 1) for j in (i - d, i + d) if 0 <= j < len(ordered)]
-        passage = "\n".join(o.content for o in ordered[max(0, i - window): i + window + 1])
+        passage = "\n".join(o.content for o in ordered[max(0, i - window) : i + window + 1])
         out[m.path] = Context("\n".join(near), "\n".join(far), passage, i)
     return out
 

@@ -11,8 +11,9 @@ it has no context, so memories with and without episodes compete on one scale).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -121,8 +122,22 @@ class Snapshot:
         if n <= len(self.alive):
             return
         cap = max(n, int(len(self.alive) * _GROW) + 16)
-        for name in ("alive", "namespace", "category", "status", "episode", "position", "importance",
-                     "confidence", "updated", "has_ctx", "ctx_row", "seg_start", "seg_len", "row_block"):
+        for name in (
+            "alive",
+            "namespace",
+            "category",
+            "status",
+            "episode",
+            "position",
+            "importance",
+            "confidence",
+            "updated",
+            "has_ctx",
+            "ctx_row",
+            "seg_start",
+            "seg_len",
+            "row_block",
+        ):
             old = getattr(self, name)
             fill = -1 if name == "episode" else (np.nan if name == "updated" else 0)
             new = np.full(cap, fill, dtype=old.dtype)
@@ -137,8 +152,7 @@ class Snapshot:
             if r is not None:
                 self._kill(r)
                 changed += 1
-        for (path, mid, ns, cat, status, updated, importance, confidence, episode, position,
-             chunks, ctx, _gen) in rows:
+        for path, mid, ns, cat, status, updated, importance, confidence, episode, position, chunks, ctx, _gen in rows:
             r = self.row_of.get(path)
             if r is None:
                 r = self.n
@@ -187,7 +201,7 @@ class Snapshot:
         self.block_start, self.block_row = [], []
         for r in np.flatnonzero(self.alive[: self.n]):
             k = int(self.seg_len[r])
-            start = fresh.append(old[self.seg_start[r]: self.seg_start[r] + k])
+            start = fresh.append(old[self.seg_start[r] : self.seg_start[r] + k])
             self.seg_start[r] = start
             self.row_block[r] = len(self.block_start)
             self.block_start.append(start)
@@ -220,8 +234,13 @@ class Snapshot:
 
     # --- masks ---
 
-    def mask(self, *, namespaces: Sequence[str] | None = None, categories: Sequence[str] | None = None,
-             statuses: Sequence[str] | None = None) -> np.ndarray:
+    def mask(
+        self,
+        *,
+        namespaces: Sequence[str] | None = None,
+        categories: Sequence[str] | None = None,
+        statuses: Sequence[str] | None = None,
+    ) -> np.ndarray:
         m = self.alive[: self.n].copy()
         if namespaces is not None:
             m &= self.namespaces.mask(self.namespace[: self.n], namespaces)
@@ -258,7 +277,9 @@ class Snapshot:
             self._blocks = (np.repeat(np.arange(len(starts)), lengths), lengths)
         return self._blocks
 
-    def scores(self, query: np.ndarray, context_weight: float, top_k: int = 1, top_k_min_chunks: int = 2) -> VectorScores:
+    def scores(
+        self, query: np.ndarray, context_weight: float, top_k: int = 1, top_k_min_chunks: int = 2
+    ) -> VectorScores:
         """Per-memory similarities; a memory with at least ``top_k_min_chunks`` chunks scores the
         mean of its ``top_k`` best chunks (``top_k`` 1: its best chunk)."""
         n = self.n
@@ -281,7 +302,9 @@ class Snapshot:
         combined = chunk + np.float32(context_weight) * context
         return VectorScores(chunk, context, combined)
 
-    def _top_k_mean(self, sims: np.ndarray, starts: np.ndarray, best: np.ndarray, k: int, min_chunks: int) -> np.ndarray:
+    def _top_k_mean(
+        self, sims: np.ndarray, starts: np.ndarray, best: np.ndarray, k: int, min_chunks: int
+    ) -> np.ndarray:
         """Mean of each long block's k best chunk similarities (k − 1 more reduceat passes)."""
         block_of, lengths = self._block_ids()
         long = lengths >= min_chunks
@@ -308,7 +331,7 @@ class Snapshot:
         for i, r in enumerate(rows):
             k = int(self.seg_len[r])
             if k:
-                v = data[self.seg_start[r]: self.seg_start[r] + k].mean(axis=0)
+                v = data[self.seg_start[r] : self.seg_start[r] + k].mean(axis=0)
                 norm = float(np.linalg.norm(v))
                 out[i] = v / norm if norm > 0 else v
         return out
@@ -327,4 +350,8 @@ class Snapshot:
         return self._episode_rows.get(ep, [r])
 
     def describe(self) -> dict[str, Any]:
-        return {"rows": self.count, "chunks": int(self.chunks.n - self.dead_chunks), "contexts": int(self.has_ctx[: self.n].sum())}
+        return {
+            "rows": self.count,
+            "chunks": int(self.chunks.n - self.dead_chunks),
+            "contexts": int(self.has_ctx[: self.n].sum()),
+        }

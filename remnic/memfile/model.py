@@ -13,9 +13,10 @@ import re
 import secrets as _secrets
 import time
 import unicodedata
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 import yaml
 from frontmatter.default_handlers import YAMLHandler
@@ -23,35 +24,87 @@ from frontmatter.default_handlers import YAMLHandler
 from remnic.errors import FieldProblem, MemoryFormatError, ValidationError
 
 CATEGORIES: tuple[str, ...] = (
-    "fact", "preference", "correction", "entity", "decision", "relationship",
-    "principle", "commitment", "moment", "skill", "rule", "procedure", "reasoning_trace",
+    "fact",
+    "preference",
+    "correction",
+    "entity",
+    "decision",
+    "relationship",
+    "principle",
+    "commitment",
+    "moment",
+    "skill",
+    "rule",
+    "procedure",
+    "reasoning_trace",
 )
 CATEGORY_DIRS: dict[str, str] = {
-    "fact": "facts", "preference": "preferences", "correction": "corrections",
-    "entity": "entities", "decision": "decisions", "relationship": "relationships",
-    "principle": "principles", "commitment": "commitments", "moment": "moments",
-    "skill": "skills", "rule": "rules", "procedure": "procedures",
+    "fact": "facts",
+    "preference": "preferences",
+    "correction": "corrections",
+    "entity": "entities",
+    "decision": "decisions",
+    "relationship": "relationships",
+    "principle": "principles",
+    "commitment": "commitments",
+    "moment": "moments",
+    "skill": "skills",
+    "rule": "rules",
+    "procedure": "procedures",
     "reasoning_trace": "reasoning-traces",
 }
 DIR_CATEGORIES: dict[str, str] = {v: k for k, v in CATEGORY_DIRS.items()}
 STATUSES: tuple[str, ...] = (
-    "active", "pending_review", "rejected", "quarantined", "superseded", "archived", "forgotten",
+    "active",
+    "pending_review",
+    "rejected",
+    "quarantined",
+    "superseded",
+    "archived",
+    "forgotten",
 )
 CONFIDENCE_TIERS: tuple[tuple[float, str], ...] = (
-    (0.95, "explicit"), (0.70, "implied"), (0.40, "inferred"), (0.0, "speculative"),
+    (0.95, "explicit"),
+    (0.70, "implied"),
+    (0.40, "inferred"),
+    (0.0, "speculative"),
 )
 IMPORTANCE_LEVELS: tuple[tuple[float, str], ...] = (
-    (0.90, "critical"), (0.70, "high"), (0.40, "normal"), (0.20, "low"), (0.0, "trivial"),
+    (0.90, "critical"),
+    (0.70, "high"),
+    (0.40, "normal"),
+    (0.20, "low"),
+    (0.0, "trivial"),
 )
 DEFAULT_NAMESPACE = "default"
 NAMESPACES_DIR = "namespaces"
 
 # Known keys in the order they are written; unknown keys follow in their own order.
 KEY_ORDER: tuple[str, ...] = (
-    "id", "category", "created", "updated", "source", "confidence", "confidenceTier",
-    "tags", "status", "importanceScore", "importanceLevel", "supersedes", "supersededBy",
-    "supersededAt", "validAt", "invalidAt", "entityRef", "links", "episodeId",
-    "sourceTurnId", "contentHash", "reinforcement_count", "forgottenAt", "forgetReason",
+    "id",
+    "category",
+    "created",
+    "updated",
+    "source",
+    "confidence",
+    "confidenceTier",
+    "tags",
+    "status",
+    "importanceScore",
+    "importanceLevel",
+    "supersedes",
+    "supersededBy",
+    "supersededAt",
+    "validAt",
+    "invalidAt",
+    "entityRef",
+    "links",
+    "episodeId",
+    "sourceTurnId",
+    "contentHash",
+    "reinforcement_count",
+    "forgottenAt",
+    "forgetReason",
 )
 
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
@@ -103,12 +156,16 @@ _Dumper.add_representer(str, _represent_str)
 
 class _Handler(YAMLHandler):
     def load(self, fm: str, **kwargs: object) -> Any:
-        return yaml.load(fm, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(fm, Loader=_Loader)
 
     def export(self, metadata: dict[str, object], **kwargs: object) -> str:
         return yaml.dump(
-            metadata, Dumper=_Dumper, sort_keys=False, allow_unicode=True,
-            default_flow_style=False, width=100,
+            metadata,
+            Dumper=_Dumper,
+            sort_keys=False,
+            allow_unicode=True,
+            default_flow_style=False,
+            width=100,
         ).strip()
 
 
@@ -117,13 +174,14 @@ HANDLER = _Handler()
 
 # --- time, ids, hashes ---
 
+
 def now_iso() -> str:
     """UTC now as ``2026-04-20T17:30:00.000Z`` (the spelling JavaScript's toISOString uses)."""
     return format_time(time.time())
 
 
 def format_time(epoch_s: float) -> str:
-    dt = datetime.fromtimestamp(epoch_s, tz=timezone.utc)
+    dt = datetime.fromtimestamp(epoch_s, tz=UTC)
     return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
 
 
@@ -141,7 +199,7 @@ def parse_time(value: Any) -> float | None:
     except ValueError:
         return None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
 
 
@@ -191,6 +249,7 @@ def slugify(text: str, max_len: int = 60) -> str:
 
 
 # --- the record ---
+
 
 @dataclass
 class MemoryRecord:
@@ -285,6 +344,7 @@ def jsonable(value: Any) -> Any:
 
 # --- paths ---
 
+
 def namespace_for_path(path: str) -> str:
     parts = path.split("/")
     if len(parts) >= 3 and parts[0] == NAMESPACES_DIR:
@@ -309,8 +369,11 @@ def check_relpath(path: str, *, field: str = "path") -> str:
     norm = path.replace("\\", "/")
     parts = norm.split("/")
     if (
-        not norm or norm.startswith("/") or re.match(r"^[A-Za-z]:", norm)
-        or any(p in ("", ".", "..") for p in parts) or parts[0] in (".git", ".remnic")
+        not norm
+        or norm.startswith("/")
+        or re.match(r"^[A-Za-z]:", norm)
+        or any(p in ("", ".", "..") for p in parts)
+        or parts[0] in (".git", ".remnic")
         or "\x00" in norm
     ):
         raise ValidationError.single(field, f"{path!r} is not a path inside the memory repository")
@@ -331,7 +394,7 @@ def split_file(text: str) -> tuple[str | None, str, int]:
     close = _CLOSE_RE.search(text, m.end())
     if not close:
         raise MemoryFormatError("", [FieldProblem("frontmatter", "opening '---' has no closing '---' line", line=1)])
-    return text[m.end():close.start()], text[close.end():], 2
+    return text[m.end() : close.start()], text[close.end() :], 2
 
 
 def parse_file(text: str, path: str) -> MemoryRecord:
@@ -339,7 +402,9 @@ def parse_file(text: str, path: str) -> MemoryRecord:
     try:
         fm_text, body, first_line = split_file(text)
     except MemoryFormatError as exc:
-        raise MemoryFormatError(path, [FieldProblem(p.field, p.message, path=path, line=p.line) for p in exc.problems]) from None
+        raise MemoryFormatError(
+            path, [FieldProblem(p.field, p.message, path=path, line=p.line) for p in exc.problems]
+        ) from None
     meta: dict[str, Any] = {}
     if fm_text is not None and fm_text.strip():
         try:
@@ -351,11 +416,17 @@ def parse_file(text: str, path: str) -> MemoryRecord:
                 mark = context  # an unclosed [ or {: the line where it opened is the one to fix
             line = first_line + mark.line if mark is not None else first_line
             problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise MemoryFormatError(path, [FieldProblem("frontmatter", f"invalid YAML: {problem}", path=path, line=line)]) from None
+            raise MemoryFormatError(
+                path, [FieldProblem("frontmatter", f"invalid YAML: {problem}", path=path, line=line)]
+            ) from None
         except RecursionError:
-            raise MemoryFormatError(path, [FieldProblem("frontmatter", "nested too deeply to read", path=path, line=first_line)]) from None
+            raise MemoryFormatError(
+                path, [FieldProblem("frontmatter", "nested too deeply to read", path=path, line=first_line)]
+            ) from None
         if loaded is not None and not isinstance(loaded, dict):
-            raise MemoryFormatError(path, [FieldProblem("frontmatter", "must be a mapping of key: value lines", path=path, line=first_line)])
+            raise MemoryFormatError(
+                path, [FieldProblem("frontmatter", "must be a mapping of key: value lines", path=path, line=first_line)]
+            )
         shape = _shape_problem(loaded)
         if shape:
             raise MemoryFormatError(path, [FieldProblem("frontmatter", shape, path=path, line=first_line)])
@@ -387,7 +458,7 @@ def _shape_problem(value: Any) -> str | None:
             raise ValueError(f"is nested more than {MAX_NESTING} levels deep")
         ancestors.add(key)
         total = 1
-        for child in (node.values() if isinstance(node, dict) else node):
+        for child in node.values() if isinstance(node, dict) else node:
             total += walk(child, depth + 1, ancestors)
             if total > MAX_VALUES:
                 raise ValueError(f"expands to more than {MAX_VALUES} values (YAML aliases?)")
@@ -429,14 +500,25 @@ def _line_of(text: str, key: str, first_line: int) -> int | None:
 
 
 def validate_frontmatter(
-    meta: Mapping[str, Any], *, path: str | None = None, text: str = "", first_line: int = 0,
+    meta: Mapping[str, Any],
+    *,
+    path: str | None = None,
+    text: str = "",
+    first_line: int = 0,
 ) -> list[FieldProblem]:
     """Type and vocabulary checks for known keys; unknown keys are allowed as they are."""
     problems: list[FieldProblem] = []
 
     def bad(key: str, message: str, options: Iterable[str] | None = None) -> None:
-        problems.append(FieldProblem(key, message, path=path, line=_line_of(text, key, first_line),
-                                     options=tuple(options) if options else None))
+        problems.append(
+            FieldProblem(
+                key,
+                message,
+                path=path,
+                line=_line_of(text, key, first_line),
+                options=tuple(options) if options else None,
+            )
+        )
 
     if "id" in meta and not (isinstance(meta["id"], str) and ID_RE.match(meta["id"])):
         bad("id", f"{meta['id']!r} is not a valid id (letters, digits, '.', '_', ':', '-'; no '/' or '..')")
@@ -451,11 +533,13 @@ def validate_frontmatter(
                 bad(key, f"must be a number from 0 to 1, got {value!r}")
             elif not 0.0 <= value <= 1.0:
                 bad(key, f"must be from 0 to 1, got {value!r}")
-    if "confidenceTier" in meta and not (isinstance(meta["confidenceTier"], str)
-                                         and meta["confidenceTier"] in {t for _, t in CONFIDENCE_TIERS}):
+    if "confidenceTier" in meta and not (
+        isinstance(meta["confidenceTier"], str) and meta["confidenceTier"] in {t for _, t in CONFIDENCE_TIERS}
+    ):
         bad("confidenceTier", f"unknown tier {meta['confidenceTier']!r}", [t for _, t in CONFIDENCE_TIERS])
-    if "importanceLevel" in meta and not (isinstance(meta["importanceLevel"], str)
-                                          and meta["importanceLevel"] in {t for _, t in IMPORTANCE_LEVELS}):
+    if "importanceLevel" in meta and not (
+        isinstance(meta["importanceLevel"], str) and meta["importanceLevel"] in {t for _, t in IMPORTANCE_LEVELS}
+    ):
         bad("importanceLevel", f"unknown level {meta['importanceLevel']!r}", [t for _, t in IMPORTANCE_LEVELS])
     for key in ("tags", "links", "supersedes"):
         if key in meta and meta[key] is not None:
@@ -472,7 +556,11 @@ def validate_frontmatter(
     for key in ("entityRef", "sourceTurnId", "episodeId", "supersededBy", "source", "contentHash"):
         if key in meta and meta[key] is not None and not isinstance(meta[key], (str, int)):
             bad(key, f"must be a string, got {type(meta[key]).__name__}")
-    if "reinforcement_count" in meta and (not isinstance(meta["reinforcement_count"], int) or isinstance(meta["reinforcement_count"], bool) or meta["reinforcement_count"] < 0):
+    if "reinforcement_count" in meta and (
+        not isinstance(meta["reinforcement_count"], int)
+        or isinstance(meta["reinforcement_count"], bool)
+        or meta["reinforcement_count"] < 0
+    ):
         bad("reinforcement_count", f"must be a non-negative integer, got {meta['reinforcement_count']!r}")
     return problems
 
@@ -488,4 +576,3 @@ def derived_fields(meta: Mapping[str, Any], body: str) -> dict[str, Any]:
         out["importanceLevel"] = importance_level(float(imp))
     out["contentHash"] = content_hash(body.strip())
     return out
-

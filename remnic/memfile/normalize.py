@@ -10,7 +10,8 @@ comments and the order of the keys already there are kept.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from remnic.config import StoreSettings
 from remnic.errors import MemoryFormatError
@@ -25,8 +26,13 @@ BOM = "\ufeff"
 
 # --- normalisation ---
 
+
 def planned_changes(
-    checked: Checked, *, now: str, store: StoreSettings, stamp_edits: bool = True,
+    checked: Checked,
+    *,
+    now: str,
+    store: StoreSettings,
+    stamp_edits: bool = True,
     memory_id: str | None = None,
 ) -> dict[str, Any]:
     """The frontmatter keys sync writes into a valid file (empty when the file is fine as it is).
@@ -42,8 +48,14 @@ def planned_changes(
     meta = record.frontmatter
     digest = content_hash(record.content)
     if not checked.has_frontmatter:  # every default a remnic write gives, from the same function
-        defaults, _ = new_frontmatter(memory_id=memory_id or record.id, now=now, content=record.content,
-                                      category=record.category, settings=store, source="manual")
+        defaults, _ = new_frontmatter(
+            memory_id=memory_id or record.id,
+            now=now,
+            content=record.content,
+            category=record.category,
+            settings=store,
+            source="manual",
+        )
         return defaults
     changes: dict[str, Any] = {}
     if memory_id and memory_id != meta.get("id"):
@@ -56,12 +68,18 @@ def planned_changes(
             changes["contentHash"] = digest
             if stored is not None or not meta.get("updated"):
                 changes["updated"] = now
-    for score_key, tier_key, tier_of in (("confidence", "confidenceTier", confidence_tier),
-                                         ("importanceScore", "importanceLevel", importance_level)):
+    for score_key, tier_key, tier_of in (
+        ("confidence", "confidenceTier", confidence_tier),
+        ("importanceScore", "importanceLevel", importance_level),
+    ):
         score = meta.get(score_key)
-        if isinstance(score, (int, float)) and not isinstance(score, bool) and tier_key in meta:
-            if meta[tier_key] != tier_of(float(score)):
-                changes[tier_key] = tier_of(float(score))
+        if (
+            isinstance(score, (int, float))
+            and not isinstance(score, bool)
+            and tier_key in meta
+            and meta[tier_key] != tier_of(float(score))
+        ):
+            changes[tier_key] = tier_of(float(score))
     return changes
 
 
@@ -108,7 +126,7 @@ def render(checked: Checked, changes: Mapping[str, Any]) -> tuple[str, dict[str,
     body = record.body
     if not checked.has_frontmatter and split_file(text)[0] is None:
         bom = BOM if body.startswith(BOM) else ""
-        body = body[len(bom):]
+        body = body[len(bom) :]
         nl = _newline_of(body.splitlines(keepends=True)[0]) if body else "\n"
         head = serialize(meta, "")
         return bom + (head.replace("\n", "\r\n") if nl == "\r\n" else head) + body, meta

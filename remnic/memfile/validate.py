@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from remnic.config import StoreSettings
 from remnic.errors import FieldProblem, MemoryFormatError, ValidationError
@@ -63,11 +64,23 @@ def check_content(content: Any, settings: StoreSettings, line: int | None = None
     if not content.strip():
         problems.append(_bad("content", "must not be empty", line))
     if len(content) > settings.max_content_chars:
-        problems.append(_bad("content", f"is {len(content)} characters; the limit is {settings.max_content_chars} (store.maxContentChars)", line))
+        problems.append(
+            _bad(
+                "content",
+                f"is {len(content)} characters; the limit is {settings.max_content_chars} (store.maxContentChars)",
+                line,
+            )
+        )
     if settings.scan_secrets:
         found = find_secrets(content)
         if found:
-            problems.append(_bad("content", f"looks like it contains a secret ({', '.join(found)}); refusing to store it (store.scanSecrets)", line))
+            problems.append(
+                _bad(
+                    "content",
+                    f"looks like it contains a secret ({', '.join(found)}); refusing to store it (store.scanSecrets)",
+                    line,
+                )
+            )
     if re.search(r"^---[ \t]*$", content, re.MULTILINE) and content.lstrip().startswith("---"):
         problems.append(_bad("content", "must not start with a '---' frontmatter block; pass metadata as fields", line))
     return problems
@@ -77,7 +90,13 @@ def check_namespace(namespace: Any, line: int | None = None) -> list[FieldProble
     if namespace is None:
         return []
     if not isinstance(namespace, str) or not NAMESPACE_RE.match(namespace):
-        return [_bad("namespace", f"{namespace!r} is not a valid namespace (lowercase letters, digits, '-' and '_', up to 64; no '/' or '..')", line)]
+        return [
+            _bad(
+                "namespace",
+                f"{namespace!r} is not a valid namespace (lowercase letters, digits, '-' and '_', up to 64; no '/' or '..')",
+                line,
+            )
+        ]
     return []
 
 
@@ -104,7 +123,9 @@ def normalize_tags(tags: Any, line: int | None = None) -> tuple[list[str], list[
     out, problems = [], []
     for tag in tags:
         if not isinstance(tag, (str, int)) or not TAG_RE.match(str(tag).strip()):
-            problems.append(_bad("tags", f"{tag!r} is not a valid tag (no commas or newlines, up to 64 characters)", line))
+            problems.append(
+                _bad("tags", f"{tag!r} is not a valid tag (no commas or newlines, up to 64 characters)", line)
+            )
         elif str(tag).strip() not in out:
             out.append(str(tag).strip())
     return out, problems
@@ -141,7 +162,9 @@ def new_frontmatter(
     if "id" in extra:
         given = extra.pop("id")
         if not isinstance(given, str) or not ID_RE.match(given):
-            problems.append(_bad("id", f"{given!r} is not a valid id (letters, digits, '.', '_', ':', '-'; no '/' or '..')", line))
+            problems.append(
+                _bad("id", f"{given!r} is not a valid id (letters, digits, '.', '_', ':', '-'; no '/' or '..')", line)
+            )
         else:
             memory_id = given
     conf = settings.default_confidence if conf is None else conf
@@ -171,8 +194,9 @@ def new_frontmatter(
     return meta, problems
 
 
-def file_problems(meta: Mapping[str, Any], content: str, category: str, namespace: str,
-                  store: StoreSettings) -> list[FieldProblem]:
+def file_problems(
+    meta: Mapping[str, Any], content: str, category: str, namespace: str, store: StoreSettings
+) -> list[FieldProblem]:
     """The file a write would create, checked by the rule every reader applies (secrets anywhere,
     conflict markers…), so remnic never commits a file that sync or doctor would then reject."""
     text = serialize(meta, body_for(content))
@@ -186,9 +210,16 @@ def file_problems(meta: Mapping[str, Any], content: str, category: str, namespac
 PlannedMemory = tuple[dict[str, Any], str, str, str]
 
 
-def plan_import(items: Iterable[Any], *, line_numbers: Sequence[int] | None, namespace: str, source: str,
-                store: StoreSettings, existing_ids: Callable[[], Mapping[str, str]], now: str,
-                ) -> tuple[list[PlannedMemory], list[FieldProblem]]:
+def plan_import(
+    items: Iterable[Any],
+    *,
+    line_numbers: Sequence[int] | None,
+    namespace: str,
+    source: str,
+    store: StoreSettings,
+    existing_ids: Callable[[], Mapping[str, str]],
+    now: str,
+) -> tuple[list[PlannedMemory], list[FieldProblem]]:
     """Validate an import batch: what to write, or every problem with its line and field."""
     planned: list[PlannedMemory] = []
     problems: list[FieldProblem] = []
@@ -208,9 +239,17 @@ def plan_import(items: Iterable[Any], *, line_numbers: Sequence[int] | None, nam
         importance = fields.pop("importance", fields.pop("importanceScore", None))
         item_problems = check_content(content, store, line) + check_namespace(ns, line)
         meta, more = new_frontmatter(
-            memory_id=new_id(), now=now, content=content if isinstance(content, str) else "", category=category,
-            settings=store, tags=fields.pop("tags", None), confidence=fields.pop("confidence", None),
-            importance=importance, source=source, extra=fields, line=line,
+            memory_id=new_id(),
+            now=now,
+            content=content if isinstance(content, str) else "",
+            category=category,
+            settings=store,
+            tags=fields.pop("tags", None),
+            confidence=fields.pop("confidence", None),
+            importance=importance,
+            source=source,
+            extra=fields,
+            line=line,
         )
         item_problems += more
         if not item_problems:
@@ -226,7 +265,9 @@ def plan_import(items: Iterable[Any], *, line_numbers: Sequence[int] | None, nam
     return planned, problems + _duplicate_ids(chosen, existing_ids)
 
 
-def _duplicate_ids(chosen: Sequence[tuple[str, int]], existing_ids: Callable[[], Mapping[str, str]]) -> list[FieldProblem]:
+def _duplicate_ids(
+    chosen: Sequence[tuple[str, int]], existing_ids: Callable[[], Mapping[str, str]]
+) -> list[FieldProblem]:
     """Caller-chosen ids that repeat within the batch or name an existing memory (two files, one id)."""
     if not chosen:
         return []
@@ -235,7 +276,9 @@ def _duplicate_ids(chosen: Sequence[tuple[str, int]], existing_ids: Callable[[],
     problems = []
     for memory_id, line in chosen:
         if memory_id in seen:
-            problems.append(FieldProblem("id", f"{memory_id!r} is used again (first on line {seen[memory_id]})", line=line))
+            problems.append(
+                FieldProblem("id", f"{memory_id!r} is used again (first on line {seen[memory_id]})", line=line)
+            )
         elif memory_id in existing:
             problems.append(FieldProblem("id", f"{memory_id!r} already exists ({existing[memory_id]})", line=line))
         seen.setdefault(memory_id, line)
@@ -280,8 +323,9 @@ def check_text(text: str, path: str, store: StoreSettings) -> Checked:
     try:
         record = parse_file(text, path)
     except MemoryFormatError as exc:
-        out.problems = [FieldProblem(p.field, p.message, path=path, line=p.line, options=p.options)
-                        for p in exc.problems]
+        out.problems = [
+            FieldProblem(p.field, p.message, path=path, line=p.line, options=p.options) for p in exc.problems
+        ]
         return out
     fm_text, _body, _ = split_file(text)
     out.has_frontmatter = fm_text is not None and bool(record.frontmatter)
@@ -289,15 +333,26 @@ def check_text(text: str, path: str, store: StoreSettings) -> Checked:
         out.problems.append(FieldProblem("path", f"namespace folder {problem.message}", path=path))
     start = _CONFLICT_START.search(text)
     if start and _CONFLICT_MID.search(text, start.end()) and _CONFLICT_END.search(text, start.end()):
-        out.problems.append(FieldProblem("content", "has unresolved merge conflict markers (<<<<<<< ... >>>>>>>)",
-                                         path=path, line=_line_at(text, start.start())))
+        out.problems.append(
+            FieldProblem(
+                "content",
+                "has unresolved merge conflict markers (<<<<<<< ... >>>>>>>)",
+                path=path,
+                line=_line_at(text, start.start()),
+            )
+        )
     if store.scan_secrets:
         for name, pattern in SECRET_PATTERNS:
             m = pattern.search(text)
             if m:
-                out.problems.append(FieldProblem(
-                    "content", f"looks like it contains a secret ({name}); not indexed or committed "
-                    "(store.scanSecrets)", path=path, line=_line_at(text, m.start())))
+                out.problems.append(
+                    FieldProblem(
+                        "content",
+                        f"looks like it contains a secret ({name}); not indexed or committed (store.scanSecrets)",
+                        path=path,
+                        line=_line_at(text, m.start()),
+                    )
+                )
                 break
     out.record = record
     return out
@@ -308,8 +363,12 @@ def check_bytes(data: bytes, path: str, store: StoreSettings) -> Checked:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        return Checked(path, problems=[FieldProblem("encoding", f"not UTF-8 text ({exc.reason} at byte {exc.start})",
-                                                    path=path, line=line)])
+        return Checked(
+            path,
+            problems=[
+                FieldProblem("encoding", f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=path, line=line)
+            ],
+        )
     return check_text(text, path, store)
 
 
@@ -317,9 +376,12 @@ def check_recall_args(*, top_k: Any, namespace: Any, category: Any, budget_chars
     """ValidationError naming the first bad recall argument and its valid options."""
     if top_k is not None and (not isinstance(top_k, int) or isinstance(top_k, bool) or top_k <= 0):
         raise ValidationError.single("top_k", f"must be a positive integer, got {top_k!r}")
-    if budget_chars is not None and (not isinstance(budget_chars, int) or isinstance(budget_chars, bool)
-                                     or budget_chars < 0):
-        raise ValidationError.single("budget_chars", f"must be 0 (no limit) or a positive integer, got {budget_chars!r}")
+    if budget_chars is not None and (
+        not isinstance(budget_chars, int) or isinstance(budget_chars, bool) or budget_chars < 0
+    ):
+        raise ValidationError.single(
+            "budget_chars", f"must be 0 (no limit) or a positive integer, got {budget_chars!r}"
+        )
     problems = check_namespace(namespace)
     if problems:
         raise ValidationError(problems[0].describe(), problems=problems)

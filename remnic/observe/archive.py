@@ -14,8 +14,9 @@ import json
 import os
 import re
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from remnic.config import STATE_DIR
 from remnic.errors import FieldProblem, ValidationError
@@ -51,20 +52,29 @@ def archive_name(session_key: str) -> str:
     return safe
 
 
-def archive(root: Path, session_key: str, messages: Sequence[Mapping[str, Any]], namespace: str,
-            source: str = "api") -> dict[str, Any]:
+def archive(
+    root: Path, session_key: str, messages: Sequence[Mapping[str, Any]], namespace: str, source: str = "api"
+) -> dict[str, Any]:
     """Validate and append the messages as one write under an exclusive flock (observers never interleave)."""
     problems = check_messages(session_key, messages, namespace)
     if problems:
-        raise ValidationError(problems[0].describe() if len(problems) == 1 else "invalid observation",
-                              problems=problems)
+        raise ValidationError(
+            problems[0].describe() if len(problems) == 1 else "invalid observation", problems=problems
+        )
     day = time.strftime("%Y-%m-%d", time.gmtime())
     rel = f"{STATE_DIR}/observe/{namespace}/{day}/{archive_name(session_key)}.jsonl"
     now = now_iso()
     lines = []
     for i, msg in enumerate(messages):
-        entry = {"ts": now, "sessionKey": session_key, "namespace": namespace, "turnIndex": i,
-                 "role": msg["role"], "content": msg["content"], "source": source}
+        entry = {
+            "ts": now,
+            "sessionKey": session_key,
+            "namespace": namespace,
+            "turnIndex": i,
+            "role": msg["role"],
+            "content": msg["content"],
+            "source": source,
+        }
         for key in ("sourceFormat", "parts"):
             if key in msg:
                 entry[key] = msg[key]
@@ -78,5 +88,11 @@ def archive(root: Path, session_key: str, messages: Sequence[Mapping[str, Any]],
         os.fsync(fd)
     finally:
         os.close(fd)
-    return {"accepted": len(lines), "sessionKey": session_key, "namespace": namespace, "lcmArchived": True,
-            "extractionQueued": False, "archivePath": rel}
+    return {
+        "accepted": len(lines),
+        "sessionKey": session_key,
+        "namespace": namespace,
+        "lcmArchived": True,
+        "extractionQueued": False,
+        "archivePath": rel,
+    }

@@ -20,5 +20,17 @@ from .pipeline import RecallOptions, check_query, run_recall
 from .pool import ACTIVE
 from .types import Candidate, RecallHit, RecallResult, ScoreTerms, StageCount, TierReport
 
-__all__ = ["RecallOptions", "RecallHit", "RecallResult", "ScoreTerms", "StageCount", "Candidate", "TierReport",
-           "RecallClock", "resolve_clock", "run_recall", "check_query", "ACTIVE"]
+__all__ = [
+    "ACTIVE",
+    "Candidate",
+    "RecallClock",
+    "RecallHit",
+    "RecallOptions",
+    "RecallResult",
+    "ScoreTerms",
+    "StageCount",
+    "TierReport",
+    "check_query",
+    "resolve_clock",
+    "run_recall",
+]

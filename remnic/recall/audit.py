@@ -14,9 +14,10 @@ import os
 import re
 import secrets
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from remnic.errors import NotFoundError, UsageError
 
@@ -76,8 +77,9 @@ class AuditLog:
 
     def prune(self, today: str) -> list[str]:
         """Delete day files older than the retention window; the names removed."""
-        cutoff = time.strftime("%Y%m%d", time.gmtime(
-            time.mktime(time.strptime(today, "%Y%m%d")) - self.retention_days * 86_400))
+        cutoff = time.strftime(
+            "%Y%m%d", time.gmtime(time.mktime(time.strptime(today, "%Y%m%d")) - self.retention_days * 86_400)
+        )
         removed = []
         for path in self.dir.glob("recall-*.jsonl"):
             day = path.stem.removeprefix("recall-")

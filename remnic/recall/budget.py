@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def fit_budget(lengths: Sequence[int], budget: int) -> tuple[list[int], int]:

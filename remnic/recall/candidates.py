@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,9 +28,17 @@ def top_rows(scores: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:
 
 
 def gather(
-    snap: "Snapshot", bm25: "Bm25Index", vec: "VectorScores", terms: Sequence[str], *, depth: int,
-    boosts: Mapping[str, float], mask: np.ndarray, namespaces: Sequence[str] | None,
-    categories: Sequence[str] | None, statuses: Sequence[str] | None,
+    snap: Snapshot,
+    bm25: Bm25Index,
+    vec: VectorScores,
+    terms: Sequence[str],
+    *,
+    depth: int,
+    boosts: Mapping[str, float],
+    mask: np.ndarray,
+    namespaces: Sequence[str] | None,
+    categories: Sequence[str] | None,
+    statuses: Sequence[str] | None,
 ) -> list[Candidate]:
     """Union of the vector top-``depth`` and the BM25 top-``depth`` within ``mask``; vector order first."""
     out: dict[int, Candidate] = {}
@@ -37,15 +46,17 @@ def gather(
     def cand(r: int) -> Candidate:
         c = out.get(r)
         if c is None:
-            c = out[r] = Candidate(int(r), snap.paths[r], snap.ids[r], float(vec.combined[r]),
-                                   float(vec.chunk[r]), float(vec.context[r]))
+            c = out[r] = Candidate(
+                int(r), snap.paths[r], snap.ids[r], float(vec.combined[r]), float(vec.chunk[r]), float(vec.context[r])
+            )
         return c
 
     for rank, r in enumerate(top_rows(vec.combined, mask, depth), 1):
         cand(int(r)).vector_rank = rank
     rank = 0
-    for path, score in bm25.search(terms, depth, boosts=boosts, namespaces=namespaces,
-                                   categories=categories, statuses=statuses):
+    for path, score in bm25.search(
+        terms, depth, boosts=boosts, namespaces=namespaces, categories=categories, statuses=statuses
+    ):
         r = snap.row_of.get(path)
         if r is None or not mask[r]:
             continue  # tantivy is ahead of the catalog for a moment, or out of scope

@@ -14,8 +14,9 @@ import logging
 import os
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ def parse_clock(value: Any) -> int:
     return ms
 
 
-def resolve_clock(clock: "RecallClock | int | str | None" = None, env: Mapping[str, str] | None = None) -> RecallClock:
+def resolve_clock(clock: RecallClock | int | str | None = None, env: Mapping[str, str] | None = None) -> RecallClock:
     """The clock for one recall: an explicit ``clock`` wins, then ``REMNIC_XRAY_CLOCK``, then live time.
 
     A malformed environment value is logged and ignored (a recall must not fail over it);

@@ -9,7 +9,8 @@ sibling's final score is max(its own, alpha × seed's) and still a plain sum.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .types import Candidate, StageCount
 
@@ -18,19 +19,24 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def expand(
-    snap: "Snapshot", scored: list[Candidate], *, seeds: int, window: int, alpha: float,
+    snap: Snapshot,
+    scored: list[Candidate],
+    *,
+    seeds: int,
+    window: int,
+    alpha: float,
     make: Callable[[int], Candidate | None],
 ) -> StageCount:
     """Add or lift siblings of the ``seeds`` best candidates, in place; returns the stage count."""
     by_row = {c.row: c for c in scored}
-    best = sorted(scored, key=lambda c: -c.terms.base)[:max(0, seeds)]
+    best = sorted(scored, key=lambda c: -c.terms.base)[: max(0, seeds)]
     offered = lifted = 0
     for seed in best:
         rows = snap.episode_rows(seed.row)
         if len(rows) < 2 or seed.terms.base <= 0:
             continue
         i = rows.index(seed.row) if seed.row in rows else 0
-        around = rows if window <= 0 else rows[max(0, i - window): i + window + 1]
+        around = rows if window <= 0 else rows[max(0, i - window) : i + window + 1]
         target = alpha * seed.terms.base
         for r in around:
             if r == seed.row:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from remnic.config import RecallSettings
 from remnic.memfile.model import MemoryRecord, jsonable, parse_time
@@ -29,8 +29,43 @@ from .pool import ACTIVE, TRUST_STATUSES
 from .types import Candidate, RecallHit, RecallResult, StageCount, TierReport
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
-_FALLBACK_STOP = frozenset("a an and are as at be by did do does for from how i in is it of on or the to was we "
-                           "what when where which who why with you".split())
+_FALLBACK_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "of",
+        "on",
+        "or",
+        "the",
+        "to",
+        "was",
+        "we",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "with",
+        "you",
+    ]
+)
 
 
 def analyzer() -> tuple[Callable[[str, bool], list[str]], Callable[[str], set[str]]]:
@@ -40,6 +75,7 @@ def analyzer() -> tuple[Callable[[str, bool], list[str]], Callable[[str], set[st
 
         return (lambda text, stop: query_terms(text, stopwords=stop)), (lambda text: set(analyze(text)))
     except Exception:  # noqa: BLE001 - the fallback must work without tantivy
+
         def words(text: str) -> list[str]:
             return [w.lower() for w in _WORD.findall(text) if len(w) < 40]
 
@@ -50,8 +86,15 @@ def analyzer() -> tuple[Callable[[str, bool], list[str]], Callable[[str], set[st
         return q, (lambda text: set(words(text)))
 
 
-def scan_recall(records: Sequence[MemoryRecord], query: str, options: RecallOptions, settings: RecallSettings, *,
-                reason: str, clock: RecallClock = LIVE) -> RecallResult:
+def scan_recall(
+    records: Sequence[MemoryRecord],
+    query: str,
+    options: RecallOptions,
+    settings: RecallSettings,
+    *,
+    reason: str,
+    clock: RecallClock = LIVE,
+) -> RecallResult:
     t_start = time.perf_counter()
     t_tier = clock.perf_ms()
     s = options.settings or settings
@@ -63,8 +106,14 @@ def scan_recall(records: Sequence[MemoryRecord], query: str, options: RecallOpti
     allowed = allowed_statuses(options)
 
     scoped = [r for r in records if not options.namespace or r.namespace == options.namespace]
-    stages = [StageCount("namespace-scope", len(records), len(scoped),
-                         f"namespace={options.namespace}" if options.namespace else "all namespaces")]
+    stages = [
+        StageCount(
+            "namespace-scope",
+            len(records),
+            len(scoped),
+            f"namespace={options.namespace}" if options.namespace else "all namespaces",
+        )
+    ]
     if options.category:
         narrowed = [r for r in scoped if r.category == options.category]
         stages.append(StageCount("category-scope", len(scoped), len(narrowed), f"category={options.category}"))
@@ -104,8 +153,9 @@ def scan_recall(records: Sequence[MemoryRecord], query: str, options: RecallOpti
         passed(c, "token-overlap")
         updated = parse_time(rec.updated)
         c.terms.importance = scoring.importance_term(rec.importance, s.weight_importance)
-        c.terms.recency = scoring.recency_term(updated if updated is not None else float("nan"), now,
-                                               s.recency_half_life_days, s.weight_recency)
+        c.terms.recency = scoring.recency_term(
+            updated if updated is not None else float("nan"), now, s.recency_half_life_days, s.weight_recency
+        )
         c.terms.status = 0.0 if status == ACTIVE else -abs(s.inactive_penalty)
         window = s.recent_scan_window_days * 86400.0
         fresh = 0.0
@@ -118,7 +168,7 @@ def scan_recall(records: Sequence[MemoryRecord], query: str, options: RecallOpti
 
     ranked = sorted((c for c in cands if c.alive), key=lambda c: (-c.terms.final, c.path))
     head = ranked[: max(s.mmr_pool, top_k)]
-    for c in ranked[len(head):]:
+    for c in ranked[len(head) :]:
         drop(c, "mmr-diversify")
     for c in head:
         passed(c, "mmr-diversify")
@@ -136,12 +186,27 @@ def scan_recall(records: Sequence[MemoryRecord], query: str, options: RecallOpti
         passed(c, "budget-fit")
         rec = by_row[c.row]
         fm = jsonable(rec.frontmatter)
-        hits.append(RecallHit(
-            id=rec.id, path=rec.path, score=c.terms.final, content=rec.content, frontmatter=fm,
-            namespace=rec.namespace, category=rec.category, status=rec.status, rank=len(hits) + 1, terms=c.terms,
-            signals={"source": "file-scan", "tokenOverlap": round(c.overlap or 0.0, 6)},
-            admitted_by=list(c.admitted_by), served_by="recent-scan", rejected_by=c.rejected_by,
-            tier_note=c.tier_note, judged_at=now, recall_namespace=options.namespace))
+        hits.append(
+            RecallHit(
+                id=rec.id,
+                path=rec.path,
+                score=c.terms.final,
+                content=rec.content,
+                frontmatter=fm,
+                namespace=rec.namespace,
+                category=rec.category,
+                status=rec.status,
+                rank=len(hits) + 1,
+                terms=c.terms,
+                signals={"source": "file-scan", "tokenOverlap": round(c.overlap or 0.0, 6)},
+                admitted_by=list(c.admitted_by),
+                served_by="recent-scan",
+                rejected_by=c.rejected_by,
+                tier_note=c.tier_note,
+                judged_at=now,
+                recall_namespace=options.namespace,
+            )
+        )
     status_of = lambda c: by_row[c.row].status  # noqa: E731
     reasons = {
         "status-active": rejected_summary(cands, "status-active", status_of)
@@ -156,13 +221,26 @@ def scan_recall(records: Sequence[MemoryRecord], query: str, options: RecallOpti
     }
     ladder = chain(stages, cands, CANDIDATE_STAGES, reasons)
     latency = clock.perf_ms() - t_tier
-    report = TierReport("recent-scan", f"index unavailable ({reason}): scanned {len(scoped)} memory files, "
-                        "ranked by token overlap and recency", len(scoped), round(latency, 3),
-                        [h.path for h in hits[:3]])
+    report = TierReport(
+        "recent-scan",
+        f"index unavailable ({reason}): scanned {len(scoped)} memory files, ranked by token overlap and recency",
+        len(scoped),
+        round(latency, 3),
+        [h.path for h in hits[:3]],
+    )
     order = {id(c): i for i, c in enumerate(head)}
     everyone = sorted(cands, key=lambda c: (id(c) not in order, order.get(id(c), 0), -c.terms.final, c.path))
-    return RecallResult(query=query, hits=hits, stages=ladder, terms=terms, namespace=options.namespace,
-                        budget_chars=budget, budget_used=used,
-                        timings_ms={"total": (time.perf_counter() - t_start) * 1000},
-                        index={"action": "unavailable", "reason": reason}, candidates=everyone, tier=report,
-                        clock_ms=int(round(now * 1000)))
+    return RecallResult(
+        query=query,
+        hits=hits,
+        stages=ladder,
+        terms=terms,
+        namespace=options.namespace,
+        budget_chars=budget,
+        budget_used=used,
+        timings_ms={"total": (time.perf_counter() - t_start) * 1000},
+        index={"action": "unavailable", "reason": reason},
+        candidates=everyone,
+        tier=report,
+        clock_ms=round(now * 1000),
+    )

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     from remnic.index.catalog import Catalog
@@ -79,8 +80,16 @@ def wikilinks(content: str) -> list[str]:
     return list(dict.fromkeys(m.group(1).strip() for m in WIKILINK_RE.finditer(content or "")))
 
 
-def edges_of(row: int, fm: Mapping[str, Any], content: str, lookup: Lookup, *, link_conf: float,
-             wikilink_conf: float, entity_conf: float) -> list[Edge]:
+def edges_of(
+    row: int,
+    fm: Mapping[str, Any],
+    content: str,
+    lookup: Lookup,
+    *,
+    link_conf: float,
+    wikilink_conf: float,
+    entity_conf: float,
+) -> list[Edge]:
     """Outgoing edges of one memory, strongest kind kept per target, in a stable order."""
     best: dict[int, Edge] = {}
 
@@ -100,8 +109,17 @@ def edges_of(row: int, fm: Mapping[str, Any], content: str, lookup: Lookup, *, l
     return sorted(best.values(), key=lambda e: (-e.confidence, e.target))
 
 
-def traverse(seeds: Sequence[int], lookup: Lookup, *, max_hops: int, min_confidence: float, link_conf: float,
-             wikilink_conf: float, entity_conf: float, max_nodes: int) -> list[Reached]:
+def traverse(
+    seeds: Sequence[int],
+    lookup: Lookup,
+    *,
+    max_hops: int,
+    min_confidence: float,
+    link_conf: float,
+    wikilink_conf: float,
+    entity_conf: float,
+    max_nodes: int,
+) -> list[Reached]:
     """Best-confidence paths (up to ``max_hops`` edges) from the seeds to memories that are not seeds."""
     seed_set = set(seeds)
     reached: dict[int, Reached] = {}
@@ -113,12 +131,18 @@ def traverse(seeds: Sequence[int], lookup: Lookup, *, max_hops: int, min_confide
         nxt: list[Reached] = []
         for node in frontier:
             fm, content = fields.get(node.row, ({}, ""))
-            for edge in edges_of(node.row, fm, content, lookup, link_conf=link_conf, wikilink_conf=wikilink_conf,
-                                 entity_conf=entity_conf):
+            for edge in edges_of(
+                node.row, fm, content, lookup, link_conf=link_conf, wikilink_conf=wikilink_conf, entity_conf=entity_conf
+            ):
                 if edge.target in seed_set or edge.target in node.path_rows:
                     continue
-                path = Reached(edge.target, node.seed_row, node.path_rows + [edge.target],
-                               node.confidences + [edge.confidence], node.kinds + [edge.kind])
+                path = Reached(
+                    edge.target,
+                    node.seed_row,
+                    node.path_rows + [edge.target],
+                    node.confidences + [edge.confidence],
+                    node.kinds + [edge.kind],
+                )
                 if path.confidence < min_confidence:
                     continue
                 old = reached.get(edge.target)
@@ -127,13 +151,13 @@ def traverse(seeds: Sequence[int], lookup: Lookup, *, max_hops: int, min_confide
                     nxt.append(path)
         frontier = nxt
     ordered = sorted(reached.values(), key=lambda r: (-r.confidence, len(r.path_rows), r.row))
-    return ordered[:max(0, max_nodes)]
+    return ordered[: max(0, max_nodes)]
 
 
 class CatalogLookup:
     """Resolves references against the live index (read-only catalog queries, cached per recall)."""
 
-    def __init__(self, snap: "Snapshot", catalog: "Catalog", alive: Any) -> None:
+    def __init__(self, snap: Snapshot, catalog: Catalog, alive: Any) -> None:
         self.snap = snap
         self.catalog = catalog
         self.alive = alive
@@ -182,8 +206,9 @@ class CatalogLookup:
             return self._entities[entity]
         rows: list[int] = []
         try:
-            cur = self.catalog.conn.execute("SELECT path, frontmatter FROM docs WHERE frontmatter LIKE ?",
-                                            (f"%{entity}%",))
+            cur = self.catalog.conn.execute(
+                "SELECT path, frontmatter FROM docs WHERE frontmatter LIKE ?", (f"%{entity}%",)
+            )
             for path, fm in cur:
                 if entity in entity_refs(json.loads(fm)):
                     r = self._live(path)
@@ -195,5 +220,5 @@ class CatalogLookup:
         return self._entities[entity]
 
 
-def ids_of(rows: Iterable[int], snap: "Snapshot") -> list[str]:
+def ids_of(rows: Iterable[int], snap: Snapshot) -> list[str]:
     return [snap.ids[r] for r in rows]

@@ -24,15 +24,23 @@ admitted is the number it dropped.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from .types import Candidate, StageCount
 
 Gate = Callable[[Candidate], bool]
 
 # Per-candidate stages, in ladder order (the index-level ones come before these).
-CANDIDATE_STAGES = ("status-active", "trust-zone", "confidence-floor", "similarity-floor", "token-overlap",
-                    "mmr-diversify", "top-k", "budget-fit")
+CANDIDATE_STAGES = (
+    "status-active",
+    "trust-zone",
+    "confidence-floor",
+    "similarity-floor",
+    "token-overlap",
+    "mmr-diversify",
+    "top-k",
+    "budget-fit",
+)
 GATES = CANDIDATE_STAGES[:5]
 """The gates decided before scoring; the last three are decided by rank and size."""
 SCOPE_STAGES = ("namespace-scope", "category-scope")
@@ -61,7 +69,9 @@ def exempt(c: Candidate, name: str) -> None:
         c.rejected_by = name
 
 
-def run_gate(name: str, candidates: Sequence[Candidate], keep: Gate, reason: str = "") -> tuple[list[Candidate], StageCount]:
+def run_gate(
+    name: str, candidates: Sequence[Candidate], keep: Gate, reason: str = ""
+) -> tuple[list[Candidate], StageCount]:
     """Apply one gate; rejected candidates remember the first gate that rejected them."""
     admitted = []
     for c in candidates:
@@ -74,8 +84,9 @@ def run_gate(name: str, candidates: Sequence[Candidate], keep: Gate, reason: str
     return admitted, stage
 
 
-def chain(index_stages: Sequence[StageCount], candidates: Iterable[Candidate], stages: Sequence[str],
-          reasons: dict[str, str]) -> list[StageCount]:
+def chain(
+    index_stages: Sequence[StageCount], candidates: Iterable[Candidate], stages: Sequence[str], reasons: dict[str, str]
+) -> list[StageCount]:
     """The ladder's counts from the verdicts: ``index_stages`` first, then one count per stage name.
 
     The last index stage must admit exactly ``len(candidates)``.

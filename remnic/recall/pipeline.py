@@ -10,8 +10,9 @@ verdicts at the end (:func:`remnic.recall.ladder.chain`), so they always chain.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from remnic.config import RecallSettings
 from remnic.errors import UsageError
@@ -28,7 +29,6 @@ from .types import Candidate, RecallHit, RecallResult, StageCount, TierReport
 
 if TYPE_CHECKING:  # pragma: no cover
     from remnic.index.search import SearchIndex
-
 
 
 @dataclass
@@ -70,8 +70,14 @@ def allowed_statuses(options: RecallOptions) -> set[str] | None:
     return set(options.statuses) if options.statuses else {ACTIVE}
 
 
-def run_recall(index: "SearchIndex", query: str, options: RecallOptions, settings: RecallSettings,
-               fresh: dict[str, Any] | None = None, clock: RecallClock = LIVE) -> RecallResult:
+def run_recall(
+    index: SearchIndex,
+    query: str,
+    options: RecallOptions,
+    settings: RecallSettings,
+    fresh: dict[str, Any] | None = None,
+    clock: RecallClock = LIVE,
+) -> RecallResult:
     """Run the pipeline against an index that ``ensure_fresh`` has just checked."""
     from remnic.index.bm25 import query_terms
 
@@ -90,8 +96,14 @@ def run_recall(index: "SearchIndex", query: str, options: RecallOptions, setting
     allowed = allowed_statuses(options)
     namespaces = [options.namespace] if options.namespace else None
     categories = [options.category] if options.category else None
-    boosts = {"title": s.boost_title, "body": s.boost_body, "tags": s.boost_tags, "near": s.boost_near,
-              "far": s.boost_far, "when": s.boost_when}
+    boosts = {
+        "title": s.boost_title,
+        "body": s.boost_body,
+        "tags": s.boost_tags,
+        "near": s.boost_near,
+        "far": s.boost_far,
+        "when": s.boost_when,
+    }
     now = clock.now_s()
 
     with index.lock:
@@ -100,8 +112,10 @@ def run_recall(index: "SearchIndex", query: str, options: RecallOptions, setting
         scope = snap.mask(namespaces=namespaces, categories=None)
         # Scope is pushed into both retrievers, so every candidate is in scope; the scope stages
         # report the candidate pool (all admitted) and say in their reason how far scope narrowed.
-        scope_notes = [(f"namespace={options.namespace}" if options.namespace else "all namespaces")
-                       + f": {int(scope.sum())} of {int(live.sum())} memories in scope"]
+        scope_notes = [
+            (f"namespace={options.namespace}" if options.namespace else "all namespaces")
+            + f": {int(scope.sum())} of {int(live.sum())} memories in scope"
+        ]
         if categories:
             narrowed = scope & snap.mask(categories=categories)
             scope_notes.append(f"category={options.category}: {int(narrowed.sum())} of {int(scope.sum())} in scope")
@@ -114,22 +128,46 @@ def run_recall(index: "SearchIndex", query: str, options: RecallOptions, setting
         t = time.perf_counter()
         depth = max(s.candidates, top_k)
         pool = Pool(snap, catalog, vec, scope, allowed, s, terms, now, scope_names)
-        cands = gather(snap, bm25, vec, terms, depth=depth, boosts=boosts, mask=scope, namespaces=namespaces,
-                       categories=categories, statuses=None)
+        cands = gather(
+            snap,
+            bm25,
+            vec,
+            terms,
+            depth=depth,
+            boosts=boosts,
+            mask=scope,
+            namespaces=namespaces,
+            categories=categories,
+            statuses=None,
+        )
         refetched = 0
         ok = [c for c in cands if pool.status_ok(snap.status_of(c.row))]
         if allowed is not None and len(ok) < min(depth, len(cands)):
             # Inactive memories crowded the retrievers: fetch again within the allowed statuses.
             pushed = snap.mask(namespaces=namespaces, categories=categories, statuses=sorted(allowed))
-            more = gather(snap, bm25, vec, terms, depth=depth, boosts=boosts, mask=pushed & scope,
-                          namespaces=namespaces, categories=categories, statuses=sorted(allowed))
+            more = gather(
+                snap,
+                bm25,
+                vec,
+                terms,
+                depth=depth,
+                boosts=boosts,
+                mask=pushed & scope,
+                namespaces=namespaces,
+                categories=categories,
+                statuses=sorted(allowed),
+            )
             seen = {c.row for c in cands}
             extra = [c for c in more if c.row not in seen]
             # Ranks from the deeper search replace the shallow ones for the admitted set.
             ranks = {c.row: c for c in more}
             for c in ok:
                 if c.row in ranks:
-                    c.vector_rank, c.bm25_rank, c.bm25 = ranks[c.row].vector_rank, ranks[c.row].bm25_rank, ranks[c.row].bm25
+                    c.vector_rank, c.bm25_rank, c.bm25 = (
+                        ranks[c.row].vector_rank,
+                        ranks[c.row].bm25_rank,
+                        ranks[c.row].bm25,
+                    )
             cands += extra
             refetched = len(extra)
         timings["bm25"] = (time.perf_counter() - t) * 1000
@@ -153,8 +191,13 @@ def run_recall(index: "SearchIndex", query: str, options: RecallOptions, setting
         admitted = pool.alive()
         # Normalisers come from what the gates admitted on their own (not what a tier kept), plus what
         # only the similarity floor dropped: removing junk must not stretch the survivors' scores apart.
-        norms = scoring.norms_for([c for c in pool.cands if c.rejected_by is None and c.dropped_at is None
-                                   or c.dropped_at == "similarity-floor"])
+        norms = scoring.norms_for(
+            [
+                c
+                for c in pool.cands
+                if (c.rejected_by is None and c.dropped_at is None) or c.dropped_at == "similarity-floor"
+            ]
+        )
 
         def score(c: Candidate) -> None:
             r = c.row
@@ -165,7 +208,9 @@ def run_recall(index: "SearchIndex", query: str, options: RecallOptions, setting
                 c.terms.vector = scoring.vector_term(c.cosine, norms, s.weight_vector)
                 c.terms.bm25 = scoring.bm25_term(c.bm25, norms, s.weight_bm25)
             c.terms.importance = scoring.importance_term(float(snap.importance[r]), s.weight_importance)
-            c.terms.recency = scoring.recency_term(float(snap.updated[r]), now, s.recency_half_life_days, s.weight_recency)
+            c.terms.recency = scoring.recency_term(
+                float(snap.updated[r]), now, s.recency_half_life_days, s.weight_recency
+            )
             c.terms.status = 0.0 if snap.status_of(r) == ACTIVE else -abs(s.inactive_penalty)
 
         for c in admitted:
@@ -177,8 +222,14 @@ def run_recall(index: "SearchIndex", query: str, options: RecallOptions, setting
         expansion: StageCount | None = None
         if s.episode_expansion and s.score_propagation_alpha > 0 and admitted:
             own = [c for c in admitted if c.rejected_by is None]
-            expansion = expand(snap, own, seeds=s.expansion_seeds, window=s.expansion_window,
-                               alpha=s.score_propagation_alpha, make=lambda r: pool.make(r, "episode"))
+            expansion = expand(
+                snap,
+                own,
+                seeds=s.expansion_seeds,
+                window=s.expansion_window,
+                alpha=s.score_propagation_alpha,
+                make=lambda r: pool.make(r, "episode"),
+            )
 
         # --- the re-rank pool, then the tiers on it ---
         ranked = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))
@@ -224,17 +275,36 @@ def run_recall(index: "SearchIndex", query: str, options: RecallOptions, setting
             fm = dict(pool.fm(c.row))
             status = snap.status_of(c.row)
             ns = snap.namespace_of(c.row)
-            hits.append(RecallHit(
-                id=c.id, path=c.path, score=c.terms.final, content=pool.content(c.row), frontmatter=fm,
-                namespace=ns, category=snap.category_of(c.row), status=status, rank=len(hits) + 1, terms=c.terms,
-                signals=c.signals(), admitted_by=list(c.admitted_by), served_by=c.served_by, rejected_by=c.rejected_by,
-                tier_note=c.tier_note, graph_path=c.graph_path, graph_edge_confidences=c.graph_edge_confidences,
-                judged_at=now, recall_namespace=options.namespace))
+            hits.append(
+                RecallHit(
+                    id=c.id,
+                    path=c.path,
+                    score=c.terms.final,
+                    content=pool.content(c.row),
+                    frontmatter=fm,
+                    namespace=ns,
+                    category=snap.category_of(c.row),
+                    status=status,
+                    rank=len(hits) + 1,
+                    terms=c.terms,
+                    signals=c.signals(),
+                    admitted_by=list(c.admitted_by),
+                    served_by=c.served_by,
+                    rejected_by=c.rejected_by,
+                    tier_note=c.tier_note,
+                    graph_path=c.graph_path,
+                    graph_edge_confidences=c.graph_edge_confidences,
+                    judged_at=now,
+                    recall_namespace=options.namespace,
+                )
+            )
 
         entered = _retrieval_reason(pool, depth, retrieved, refetched, procedural, recent)
         n = len(pool.cands)
-        index_stages = [StageCount(name, n, n, note + ("; " + entered if i == len(scope_names) - 1 else ""))
-                        for i, (name, note) in enumerate(zip(scope_names, scope_notes))]
+        index_stages = [
+            StageCount(name, n, n, note + ("; " + entered if i == len(scope_names) - 1 else ""))
+            for i, (name, note) in enumerate(zip(scope_names, scope_notes))
+        ]
         reasons = _reasons(pool, s, top_k, budget, len(head))
         stages = chain(index_stages, pool.cands, CANDIDATE_STAGES, reasons)
         report = _tier_report(hits, pool, outcome, len(head), tier_ms, expansion)
@@ -242,19 +312,33 @@ def run_recall(index: "SearchIndex", query: str, options: RecallOptions, setting
     # Hits and the rest of the re-rank pool in their final order, then everyone else best first.
     order = {id(c): i for i, c in enumerate(head)}
     everyone = sorted(pool.cands, key=lambda c: (id(c) not in order, order.get(id(c), 0), -c.terms.final, c.path))
-    return RecallResult(query=query, hits=hits, stages=stages, terms=terms, namespace=options.namespace,
-                        budget_chars=budget, budget_used=used, timings_ms=timings, index=fresh or {},
-                        candidates=everyone, tier=report, expansion=expansion,
-                        clock_ms=int(round(now * 1000)))
+    return RecallResult(
+        query=query,
+        hits=hits,
+        stages=stages,
+        terms=terms,
+        namespace=options.namespace,
+        budget_chars=budget,
+        budget_used=used,
+        timings_ms=timings,
+        index=fresh or {},
+        candidates=everyone,
+        tier=report,
+        expansion=expansion,
+        clock_ms=round(now * 1000),
+    )
 
 
 def _retrieval_reason(pool: Pool, depth: int, retrieved: int, refetched: int, procedural: int, recent: int) -> str:
     parts = [f"bm25 ∪ vector top-{depth} gave {retrieved - refetched} candidates"]
     if refetched:
         parts.append(f"+{refetched} refetched within the allowed statuses")
-    counts = {"procedural": procedural, "recent-scan": recent,
-              "episode siblings": sum(1 for c in pool.cands if c.entered_by == "episode"),
-              "graph": sum(1 for c in pool.cands if c.entered_by == "graph")}
+    counts = {
+        "procedural": procedural,
+        "recent-scan": recent,
+        "episode siblings": sum(1 for c in pool.cands if c.entered_by == "episode"),
+        "graph": sum(1 for c in pool.cands if c.entered_by == "graph"),
+    }
     parts += [f"+{n} {name}" for name, n in counts.items() if n]
     return "; ".join(parts)
 
@@ -280,22 +364,30 @@ def _reasons(pool: Pool, s: RecallSettings, top_k: int, budget: int, head: int) 
     if kept:
         trust = (trust + "; " if trust else "") + f"{kept} pending_review kept as review-context"
     out["trust-zone"] = trust or "no quarantined or pending_review candidates"
-    assoc = sum(1 for c in cands if c.rejected_by == "token-overlap" and c.dropped_at is None
-                and c.entered_by in ASSOCIATIONS)
+    assoc = sum(
+        1 for c in cands if c.rejected_by == "token-overlap" and c.dropped_at is None and c.entered_by in ASSOCIATIONS
+    )
     if assoc and s.token_overlap_floor > 0:
         out["token-overlap"] += f"; {assoc} episode/graph neighbour(s) exempt"
     return out
 
 
-def _tier_report(hits: list[RecallHit], pool: Pool, outcome: "tiers.TierOutcome", considered: int,
-                 latency_ms: float, expansion: StageCount | None) -> TierReport:
+def _tier_report(
+    hits: list[RecallHit],
+    pool: Pool,
+    outcome: tiers.TierOutcome,
+    considered: int,
+    latency_ms: float,
+    expansion: StageCount | None,
+) -> TierReport:
     lead = hits[0].served_by if hits else "hybrid"
     anchors = [h.path for h in hits if h.served_by == lead][:3]
     if lead == "direct-answer":
         reason = outcome.direct_reason
     elif lead == "hybrid":
-        reason = "bm25 ∪ vector fusion" + (f"; direct-answer not taken: {outcome.direct_reason}"
-                                           if outcome.direct_reason else "")
+        reason = "bm25 ∪ vector fusion" + (
+            f"; direct-answer not taken: {outcome.direct_reason}" if outcome.direct_reason else ""
+        )
         if expansion is not None and expansion.admitted:
             reason += f"; {expansion.admitted} episode sibling(s) lifted"
     else:

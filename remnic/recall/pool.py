@@ -9,7 +9,8 @@ way and the ladder's counts chain (see :mod:`remnic.recall.ladder`).
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from remnic.config import RecallSettings
 
@@ -31,9 +32,18 @@ _EMPTY: Mapping[str, Any] = {}
 
 
 class Pool:
-    def __init__(self, snap: "Snapshot", catalog: "Catalog", vec: "VectorScores", scope: "np.ndarray",
-                 allowed: set[str] | None, settings: RecallSettings, terms: Sequence[str], now_s: float,
-                 index_stage_names: Sequence[str]) -> None:
+    def __init__(
+        self,
+        snap: Snapshot,
+        catalog: Catalog,
+        vec: VectorScores,
+        scope: np.ndarray,
+        allowed: set[str] | None,
+        settings: RecallSettings,
+        terms: Sequence[str],
+        now_s: float,
+        index_stage_names: Sequence[str],
+    ) -> None:
         self.snap = snap
         self.catalog = catalog
         self.vec = vec
@@ -62,8 +72,9 @@ class Pool:
 
     def new(self, r: int) -> Candidate:
         v = self.vec
-        return Candidate(int(r), self.snap.paths[r], self.snap.ids[r], float(v.combined[r]), float(v.chunk[r]),
-                         float(v.context[r]))
+        return Candidate(
+            int(r), self.snap.paths[r], self.snap.ids[r], float(v.combined[r]), float(v.chunk[r]), float(v.context[r])
+        )
 
     def make(self, r: int, entered_by: str, *, score: bool = True) -> Candidate | None:
         """Offer memory ``r`` to the pool from a tier or expansion; the candidate if it passed the gates."""
@@ -191,7 +202,7 @@ _flag_lock = threading.Lock()
 _flags: dict[str, tuple[int, set[str]]] = {}
 
 
-def flagged_paths(catalog: "Catalog", gen: int) -> set[str]:
+def flagged_paths(catalog: Catalog, gen: int) -> set[str]:
     """Paths whose frontmatter mentions ``reinforcement_count`` or ``disputed``.
 
     The first call per catalog scans it once; later calls read only the rows

@@ -16,8 +16,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from remnic.memfile.model import parse_time
 
@@ -96,8 +97,9 @@ def correction_state(fm: Mapping[str, Any], status: str, category: str) -> str:
     return "none"
 
 
-def assess(fm: Mapping[str, Any], *, status: str, category: str, namespace: str, recall_namespace: str | None,
-           now_s: float) -> Safety:
+def assess(
+    fm: Mapping[str, Any], *, status: str, category: str, namespace: str, recall_namespace: str | None, now_s: float
+) -> Safety:
     """Stale / correction / safety verdict for one memory."""
     stale, stale_reasons = is_stale(fm, status, now_s)
     state = correction_state(fm, status, category)

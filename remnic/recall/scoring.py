@@ -11,8 +11,8 @@ Two fusions, both expressed as per-memory terms so the final score stays a sum:
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .types import Candidate
 

@@ -28,8 +28,8 @@ order (a claimed candidate is not claimed again):
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -47,11 +47,13 @@ HOW_TO_RE = re.compile(
     r"\bhow\s+(?:do|does|can|should|would|could|to)\s+(?:i|we|you|one|they|people|to)\b|\bhow\s+to\b"
     r"|\bsteps?\s+(?:to|for)\b|\bprocedures?\b|\brunbooks?\b|\bplaybooks?\b|\binstructions?\b"
     r"|\bwhat(?:'s| is)\s+the\s+(?:process|procedure)\b|\bwalk\s+me\s+through\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 RECENT_RE = re.compile(
     r"\b(?:recent|recently|lately|latest|newest|today|yesterday|this\s+week|last\s+week|just\s+now"
     r"|what(?:'s| is| has)\s+new|what\s+changed|(?:has|have|was|were)\s+(?:changed|updated))\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 RECENCY_WORDS = "recent recently lately latest newest new today yesterday week just now changed change updated update"
 
 
@@ -98,9 +100,12 @@ def offer_procedures(pool: Pool, intent: Intent) -> int:
     if not (s.procedural and intent.how_to and s.procedural_max > 0):
         return 0
     snap = pool.snap
-    mask = pool.scope & snap.mask(categories=PROCEDURAL_CATEGORIES,
-                                  statuses=sorted(pool.allowed) if pool.allowed is not None else None)
-    rows = [int(r) for r in top_rows(pool.vec.combined, mask, max(s.procedural_max * 4, 8)) if int(r) not in pool.by_row]
+    mask = pool.scope & snap.mask(
+        categories=PROCEDURAL_CATEGORIES, statuses=sorted(pool.allowed) if pool.allowed is not None else None
+    )
+    rows = [
+        int(r) for r in top_rows(pool.vec.combined, mask, max(s.procedural_max * 4, 8)) if int(r) not in pool.by_row
+    ]
     if not rows:
         return 0
     pool.load(rows)
@@ -127,8 +132,11 @@ def offer_recent(pool: Pool, intent: Intent, *, limit_probe: int | None = None) 
         recent = pool.scope & (updated >= pool.now_s - window) & (updated <= pool.now_s + 86400.0)
     if pool.allowed is not None:
         recent &= snap.mask(statuses=sorted(pool.allowed))
-    rows = [int(r) for r in top_rows(np.nan_to_num(updated, nan=-np.inf), recent, limit_probe or s.recent_scan_probe)
-            if int(r) not in pool.by_row]
+    rows = [
+        int(r)
+        for r in top_rows(np.nan_to_num(updated, nan=-np.inf), recent, limit_probe or s.recent_scan_probe)
+        if int(r) not in pool.by_row
+    ]
     if not rows:
         return 0
     pool.load(rows)
@@ -167,8 +175,11 @@ def apply(pool: Pool, intent: Intent, ranked: list[Candidate], top_k: int) -> Ti
         fm = pool.known_fm(c.row)
         if s.review_context and needs_review(fm, pool.status(c)):
             c.served_by = "review-context"
-            c.tier_note = ("pending review: shown for review, not as an answer" if pool.status(c) == "pending_review"
-                           else "disputed: shown for review, not as an answer")
+            c.tier_note = (
+                "pending review: shown for review, not as an answer"
+                if pool.status(c) == "pending_review"
+                else "disputed: shown for review, not as an answer"
+            )
     if s.direct_answer:
         _direct_answer(pool, ranked, out)
     if s.procedural and intent.how_to:
@@ -193,7 +204,9 @@ def _reinforce(pool: Pool, ranked: Sequence[Candidate]) -> None:
     for c in ranked:
         count = pool.known_fm(c.row).get("reinforcement_count")
         if isinstance(count, (int, float)) and not isinstance(count, bool) and count > 0:
-            c.terms.reinforcement = s.reinforcement_weight * min(float(count), s.reinforcement_cap) / s.reinforcement_cap
+            c.terms.reinforcement = (
+                s.reinforcement_weight * min(float(count), s.reinforcement_cap) / s.reinforcement_cap
+            )
 
 
 def _direct_answer(pool: Pool, ranked: Sequence[Candidate], out: TierOutcome) -> None:
@@ -218,25 +231,30 @@ def _direct_answer(pool: Pool, ranked: Sequence[Candidate], out: TierOutcome) ->
             continue
         qualified.append(c)
     if not qualified:
-        out.direct_reason = ("no trusted decision/fact/principle with importance ≥ "
-                             f"{s.direct_answer_min_importance} and token-overlap ≥ {s.direct_answer_min_overlap}"
-                             + (f" ({closest})" if closest else ""))
+        out.direct_reason = (
+            "no trusted decision/fact/principle with importance ≥ "
+            f"{s.direct_answer_min_importance} and token-overlap ≥ {s.direct_answer_min_overlap}"
+            + (f" ({closest})" if closest else "")
+        )
         return
     best = max(qualified, key=lambda c: (c.terms.final, c.path))
     rivals = [c for c in ranked if c is not best]
     rival = max(rivals, key=lambda c: c.terms.final) if rivals else None
     margin = best.terms.final - rival.terms.final if rival is not None else float("inf")
     if margin < s.direct_answer_margin:
-        out.direct_reason = (f"ambiguous: {best.id} leads {rival.id if rival else '-'} by {margin:.3f} "
-                             f"< margin {s.direct_answer_margin}")
+        out.direct_reason = (
+            f"ambiguous: {best.id} leads {rival.id if rival else '-'} by {margin:.3f} < margin {s.direct_answer_margin}"
+        )
         return
     best.terms.tier_prior = s.direct_answer_prior
     best.served_by = "direct-answer"
     kind = snap.category_of(best.row)
     margin_text = "no rival" if rival is None else f"margin {margin:.2f}"
-    best.tier_note = (f"trusted {kind} (importance {float(snap.importance[best.row]):.2f}, confidence "
-                      f"{float(snap.confidence[best.row]):.2f}), token-overlap {pool.overlap(best):.2f}, "
-                      f"unambiguous ({margin_text})")
+    best.tier_note = (
+        f"trusted {kind} (importance {float(snap.importance[best.row]):.2f}, confidence "
+        f"{float(snap.confidence[best.row]):.2f}), token-overlap {pool.overlap(best):.2f}, "
+        f"unambiguous ({margin_text})"
+    )
     out.direct = best
     out.direct_reason = best.tier_note
 
@@ -246,18 +264,29 @@ def _graph(pool: Pool, ranked: list[Candidate]) -> int:
     if not ranked:
         return 0
     top = ranked[0].terms.final
-    seeds = [c for c in ranked[: max(1, s.graph_seeds) * 3]
-             if c.served_by in ("hybrid", "direct-answer", "procedural") and pool.status(c) == ACTIVE
-             and c.terms.base > 0 and c.terms.final >= s.graph_seed_ratio * top][: s.graph_seeds]
+    seeds = [
+        c
+        for c in ranked[: max(1, s.graph_seeds) * 3]
+        if c.served_by in ("hybrid", "direct-answer", "procedural")
+        and pool.status(c) == ACTIVE
+        and c.terms.base > 0
+        and c.terms.final >= s.graph_seed_ratio * top
+    ][: s.graph_seeds]
     if not seeds:
         return 0
     lookup = G.CatalogLookup(snap, pool.catalog, snap.alive)
     lookup.prime({r: pool.fields[r] for r in pool.fields})
     by_row = {c.row: c for c in seeds}
-    reached = G.traverse([c.row for c in seeds], lookup, max_hops=s.graph_max_hops,
-                         min_confidence=s.graph_min_confidence, link_conf=s.graph_link_confidence,
-                         wikilink_conf=s.graph_wikilink_confidence, entity_conf=s.graph_entity_confidence,
-                         max_nodes=s.graph_max_nodes * 3)
+    reached = G.traverse(
+        [c.row for c in seeds],
+        lookup,
+        max_hops=s.graph_max_hops,
+        min_confidence=s.graph_min_confidence,
+        link_conf=s.graph_link_confidence,
+        wikilink_conf=s.graph_wikilink_confidence,
+        entity_conf=s.graph_entity_confidence,
+        max_nodes=s.graph_max_nodes * 3,
+    )
     in_ranked = {c.row for c in ranked}
     served = added = 0
     for hit in reached:
@@ -285,8 +314,10 @@ def _graph(pool: Pool, ranked: list[Candidate]) -> int:
         c.served_by = "graph"
         c.graph_path = G.ids_of(hit.path_rows, snap)
         c.graph_edge_confidences = [round(x, 4) for x in hit.confidences]
-        c.tier_note = (f"{len(hit.confidences)} hop(s) from {seed.id} over {' → '.join(hit.kinds)} "
-                       f"(path confidence {hit.confidence:.2f})")
+        c.tier_note = (
+            f"{len(hit.confidences)} hop(s) from {seed.id} over {' → '.join(hit.kinds)} "
+            f"(path confidence {hit.confidence:.2f})"
+        )
         served += 1
         if c.row not in in_ranked:
             ranked.append(c)

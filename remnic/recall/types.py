@@ -11,8 +11,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # Order in which terms are summed and shown; ``final`` is their plain sum (mmr_penalty subtracted).
-TERM_NAMES = ("vector", "bm25", "importance", "recency", "status", "reinforcement", "propagation", "tier_prior",
-              "mmr_penalty")
+TERM_NAMES = (
+    "vector",
+    "bm25",
+    "importance",
+    "recency",
+    "status",
+    "reinforcement",
+    "propagation",
+    "tier_prior",
+    "mmr_penalty",
+)
 
 # The tiers that can serve a result (the X-ray's ``servedBy``), in the order they claim a candidate.
 TIERS = ("review-context", "direct-answer", "procedural", "graph", "recent-scan", "hybrid")
@@ -115,9 +124,16 @@ class Candidate:
         return self.dropped_at is None
 
     def signals(self) -> dict[str, Any]:
-        return {"cosine": _r(self.cosine), "chunkCosine": _r(self.chunk_cosine), "contextCosine": _r(self.context_cosine),
-                "vectorRank": self.vector_rank, "bm25": None if self.bm25 is None else _r(self.bm25),
-                "bm25Rank": self.bm25_rank, "source": self.source, "siblingOf": self.sibling_of}
+        return {
+            "cosine": _r(self.cosine),
+            "chunkCosine": _r(self.chunk_cosine),
+            "contextCosine": _r(self.context_cosine),
+            "vectorRank": self.vector_rank,
+            "bm25": None if self.bm25 is None else _r(self.bm25),
+            "bm25Rank": self.bm25_rank,
+            "source": self.source,
+            "siblingOf": self.sibling_of,
+        }
 
 
 @dataclass
@@ -182,9 +198,14 @@ class RecallHit:
         if self._verdict is None:
             from .provenance import assess
 
-            self._verdict = assess(self.frontmatter, status=self.status, category=self.category,
-                                   namespace=self.namespace, recall_namespace=self.recall_namespace,
-                                   now_s=self.judged_at)
+            self._verdict = assess(
+                self.frontmatter,
+                status=self.status,
+                category=self.category,
+                namespace=self.namespace,
+                recall_namespace=self.recall_namespace,
+                now_s=self.judged_at,
+            )
         return self._verdict
 
     @property
@@ -199,10 +220,19 @@ class RecallHit:
 
     def to_dict(self) -> dict[str, Any]:
         out = {
-            "id": self.id, "path": self.path, "score": _r(self.score), "rank": self.rank,
-            "namespace": self.namespace, "category": self.category, "status": self.status,
-            "content": self.content, "frontmatter": self.frontmatter, "servedBy": self.served_by,
-            "safety": self.safety, "scoreDecomposition": self.terms.to_dict(), "signals": self.signals,
+            "id": self.id,
+            "path": self.path,
+            "score": _r(self.score),
+            "rank": self.rank,
+            "namespace": self.namespace,
+            "category": self.category,
+            "status": self.status,
+            "content": self.content,
+            "frontmatter": self.frontmatter,
+            "servedBy": self.served_by,
+            "safety": self.safety,
+            "scoreDecomposition": self.terms.to_dict(),
+            "signals": self.signals,
             "admittedBy": self.admitted_by,
         }
         if self.rejected_by is not None:
@@ -241,7 +271,7 @@ class RecallResult:
     xray: Any = None
     """The RecallXraySnapshot when capture was asked for (and did not fail)."""
 
-    def __iter__(self):  # noqa: ANN204 - iterate hits like a list
+    def __iter__(self):
         return iter(self.hits)
 
     def __len__(self) -> int:
@@ -249,18 +279,35 @@ class RecallResult:
 
     def to_dict(self, *, with_candidates: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "query": self.query, "namespace": self.namespace, "count": len(self.hits),
+            "query": self.query,
+            "namespace": self.namespace,
+            "count": len(self.hits),
             "hits": [h.to_dict() for h in self.hits],
-            "filters": [s.to_dict() for s in self.stages], "queryTerms": self.terms,
+            "filters": [s.to_dict() for s in self.stages],
+            "queryTerms": self.terms,
             "budget": {"chars": self.budget_chars, "used": self.budget_used},
-            "timingsMs": {k: round(v, 3) for k, v in self.timings_ms.items()}, "index": self.index,
+            "timingsMs": {k: round(v, 3) for k, v in self.timings_ms.items()},
+            "index": self.index,
             "auditEntryId": self.audit_id,
         }
         if self.tier is not None:
-            out["tier"] = {"tier": self.tier.tier, "reason": self.tier.reason,
-                           "candidatesConsidered": self.tier.candidates_considered}
+            out["tier"] = {
+                "tier": self.tier.tier,
+                "reason": self.tier.reason,
+                "candidatesConsidered": self.tier.candidates_considered,
+            }
         if with_candidates:
-            out["candidates"] = [{"id": c.id, "path": c.path, "terms": c.terms.to_dict(), "signals": c.signals(),
-                                  "servedBy": c.served_by, "admittedBy": c.admitted_by, "rejectedBy": c.rejected_by,
-                                  "droppedAt": c.dropped_at} for c in self.candidates]
+            out["candidates"] = [
+                {
+                    "id": c.id,
+                    "path": c.path,
+                    "terms": c.terms.to_dict(),
+                    "signals": c.signals(),
+                    "servedBy": c.served_by,
+                    "admittedBy": c.admitted_by,
+                    "rejectedBy": c.rejected_by,
+                    "droppedAt": c.dropped_at,
+                }
+                for c in self.candidates
+            ]
         return out

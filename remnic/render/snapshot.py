@@ -25,18 +25,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
-    "SCHEMA_VERSION",
-    "SERVED_BY_TIERS",
     "CORRECTION_STATES",
     "SAFETY_LEVELS",
+    "SCHEMA_VERSION",
     "SCORE_TERMS",
-    "ScoreDecomposition",
-    "Provenance",
-    "XrayResult",
-    "FilterTrace",
-    "TierExplain",
+    "SERVED_BY_TIERS",
     "Budget",
+    "FilterTrace",
+    "Provenance",
     "RecallXraySnapshot",
+    "ScoreDecomposition",
+    "TierExplain",
+    "XrayResult",
 ]
 
 SCHEMA_VERSION = "1"
@@ -436,14 +436,8 @@ class RecallXraySnapshot:
             trace_id=_opt_str(d.get("traceId")),
             tier_explain=TierExplain.from_dict(tier) if isinstance(tier, Mapping) else None,
             filters=[
-                FilterTrace.from_dict(f)
-                for f in (filters if _is_list(filters) else ())
-                if isinstance(f, Mapping)
+                FilterTrace.from_dict(f) for f in (filters if _is_list(filters) else ()) if isinstance(f, Mapping)
             ],
-            results=[
-                XrayResult.from_dict(r)
-                for r in (results if _is_list(results) else ())
-                if isinstance(r, Mapping)
-            ],
+            results=[XrayResult.from_dict(r) for r in (results if _is_list(results) else ()) if isinstance(r, Mapping)],
             budget=Budget.from_dict(d.get("budget")),
         )

@@ -26,14 +26,14 @@ from .snapshot import SCORE_TERMS, RecallXraySnapshot, XrayResult
 
 __all__ = [
     "FORMATS",
-    "parse_format",
-    "render_xray",
-    "snapshot_envelope",
-    "dumps_json",
     "NOT_FOUND_JSON",
+    "dumps_json",
     "fmt_score",
     "fmt_time",
     "make_environment",
+    "parse_format",
+    "render_xray",
+    "snapshot_envelope",
 ]
 
 FORMATS: tuple[str, ...] = ("text", "markdown", "json")
@@ -116,7 +116,7 @@ def fmt_count(value: Any) -> str:
     return "0" if text in ("-0", "") else text
 
 
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 
 
 def fmt_time(epoch_ms: Any) -> str:
@@ -133,10 +133,7 @@ def fmt_time(epoch_ms: Any) -> str:
         t = _EPOCH + _dt.timedelta(seconds=secs, milliseconds=millis)
     except (OverflowError, ValueError):
         return UNKNOWN
-    return (
-        f"{t.year:04d}-{t.month:02d}-{t.day:02d}T"
-        f"{t.hour:02d}:{t.minute:02d}:{t.second:02d}.{millis:03d}Z"
-    )
+    return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}.{millis:03d}Z"
 
 
 def fmt_bool(value: Any) -> str:
@@ -256,9 +253,7 @@ def _result_fields(r: XrayResult) -> list[tuple[str, str]]:
     if r.graph_path:
         fields.append(("graph-path", fmt_list(r.graph_path, " -> ")))
     if r.graph_edge_confidences:
-        fields.append(
-            ("edge-confidences", ", ".join(fmt_confidence(c) for c in r.graph_edge_confidences))
-        )
+        fields.append(("edge-confidences", ", ".join(fmt_confidence(c) for c in r.graph_edge_confidences)))
     fields.append(("admitted-by", fmt_list(r.admitted_by) if r.admitted_by else "(none)"))
     if r.rejected_by is not None:
         fields.append(("rejected-by", r.rejected_by))
@@ -454,4 +449,3 @@ def render_xray(
     format. JSON output is ``{"snapshotFound": true, <snapshot fields>}``.
     """
     return _render(snapshot, fmt, _default_environment())
-

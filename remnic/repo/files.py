@@ -12,10 +12,10 @@ import re
 import secrets
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 from remnic.config import STATE_DIR, Settings, ensure_state_dir
 from remnic.errors import FieldProblem, MemoryFormatError, NotFoundError
@@ -77,8 +77,9 @@ class MemoryStore:
     def iter_paths(self) -> Iterator[str]:
         """Repo-relative paths of every memory file, in a stable order (symlinks included, so they are reported)."""
         if self._list_files is not None:
-            yield from sorted(p for p in set(self._list_files())
-                              if is_memory_path(p) and os.path.lexists(self.root / p))
+            yield from sorted(
+                p for p in set(self._list_files()) if is_memory_path(p) and os.path.lexists(self.root / p)
+            )
             return
         stack = [self.root]
         out: list[str] = []
@@ -118,18 +119,24 @@ class MemoryStore:
         real_root = os.path.realpath(self.root)
         parent = os.path.realpath(path.parent)
         if parent != real_root and not parent.startswith(real_root + os.sep):
-            raise MemoryFormatError(rel, [FieldProblem("path", "leads outside the memory repository through a symlinked folder", path=rel)])
+            raise MemoryFormatError(
+                rel, [FieldProblem("path", "leads outside the memory repository through a symlinked folder", path=rel)]
+            )
         try:
             return read_regular(path)
         except NotRegularFile as exc:
-            raise MemoryFormatError(rel, [FieldProblem("path", exc.strerror or "is not a regular file", path=rel)]) from None
+            raise MemoryFormatError(
+                rel, [FieldProblem("path", exc.strerror or "is not a regular file", path=rel)]
+            ) from None
 
     def read_text(self, rel: str) -> str:
         data = self.read_bytes(rel)
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise MemoryFormatError(rel, [FieldProblem("encoding", f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=rel)]) from None
+            raise MemoryFormatError(
+                rel, [FieldProblem("encoding", f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=rel)]
+            ) from None
 
     def read_text_cached(self, rel: str) -> str:
         """``read_text`` memoised by the file's lstat (inode, size, mtime): for hot paths that re-read the

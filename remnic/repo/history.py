@@ -42,8 +42,9 @@ def version_text(files: MemoryStore, ledger: Ledger, versions: list[Version], sp
     return f"{v.path}@{v.label} ({v.short})", ledger.show(v.sha, v.path)
 
 
-def version_diff(files: MemoryStore, ledger: Ledger, versions: list[Version],
-                 old: str | None = None, new: str | None = None) -> str:
+def version_diff(
+    files: MemoryStore, ledger: Ledger, versions: list[Version], old: str | None = None, new: str | None = None
+) -> str:
     """A unified diff between two versions (default: the last two, or latest vs uncommitted edits)."""
     if old is None and new is None:
         if ledger.is_dirty(versions[-1].path):
@@ -66,8 +67,9 @@ def timeline(ledger: Ledger, versions: list[Version]) -> list[dict[str, Any]]:
     for v in versions:
         entry = v.to_dict()
         # Bulk commits name many memories and namespaces; a timeline shows only what concerns this one.
-        entry["trailers"] = {k: vals for k, vals in v.trailers.items()
-                             if k.endswith(("-Operation", "-Source", "-Reverted-To"))}
+        entry["trailers"] = {
+            k: vals for k, vals in v.trailers.items() if k.endswith(("-Operation", "-Source", "-Reverted-To"))
+        }
         if v.change == "D":
             entry["status"] = "deleted"
         else:

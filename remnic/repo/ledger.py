@@ -19,9 +19,9 @@ import os
 import secrets
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import git
 from git.refs.symbolic import SymbolicReference
@@ -34,8 +34,10 @@ MAX_ID_TRAILERS = 50
 _LOCK_MARKERS = ("index.lock", "Unable to create", "cannot lock ref", ".lock': File exists")
 _UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
 _FALLBACK_IDENTITY = {
-    "GIT_AUTHOR_NAME": "remnic", "GIT_AUTHOR_EMAIL": "remnic@localhost",
-    "GIT_COMMITTER_NAME": "remnic", "GIT_COMMITTER_EMAIL": "remnic@localhost",
+    "GIT_AUTHOR_NAME": "remnic",
+    "GIT_AUTHOR_EMAIL": "remnic@localhost",
+    "GIT_COMMITTER_NAME": "remnic",
+    "GIT_COMMITTER_EMAIL": "remnic@localhost",
 }
 
 
@@ -68,9 +70,16 @@ class Version:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "version": self.number, "label": self.label, "sha": self.sha, "path": self.path,
-            "previousPath": self.previous_path, "date": self.date, "author": self.author,
-            "subject": self.subject, "change": self.change, "operation": self.operation,
+            "version": self.number,
+            "label": self.label,
+            "sha": self.sha,
+            "path": self.path,
+            "previousPath": self.previous_path,
+            "date": self.date,
+            "author": self.author,
+            "subject": self.subject,
+            "change": self.change,
+            "operation": self.operation,
             "trailers": self.trailers,
         }
 
@@ -100,7 +109,10 @@ def parse_trailers(text: str) -> dict[str, list[str]]:
 
 def unified_diff(old: str, new: str, old_label: str, new_label: str) -> str:
     lines = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=old_label, tofile=new_label,
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=old_label,
+        tofile=new_label,
     )
     out = []
     for line in lines:
@@ -121,7 +133,7 @@ class Ledger:
         self._env: dict[str, str] | None = None
 
     @staticmethod
-    def init_repo(root: Path) -> "Ledger":
+    def init_repo(root: Path) -> Ledger:
         root.mkdir(parents=True, exist_ok=True)
         if not (root / ".git").exists():
             try:
@@ -144,8 +156,9 @@ class Ledger:
             self._env = env
         return self._env
 
-    def git(self, *args: str, strip: bool = True, env: Mapping[str, str] | None = None,
-            stdin: Path | None = None) -> str:
+    def git(
+        self, *args: str, strip: bool = True, env: Mapping[str, str] | None = None, stdin: Path | None = None
+    ) -> str:
         """Run a git command, retrying while another process holds one of git's lock files."""
         deadline = time.monotonic() + self.retry_s
         delay = 0.01
@@ -155,8 +168,9 @@ class Ledger:
                 if stdin is None:
                     return self.repo.git.execute(["git", *args], env=full_env, strip_newline_in_stdout=strip)
                 with open(stdin, "rb") as fh:
-                    return self.repo.git.execute(["git", *args], env=full_env, istream=fh,
-                                                 strip_newline_in_stdout=strip)
+                    return self.repo.git.execute(
+                        ["git", *args], env=full_env, istream=fh, strip_newline_in_stdout=strip
+                    )
             except git.GitCommandError as exc:
                 stderr = str(exc.stderr or "")
                 if any(m in stderr for m in _LOCK_MARKERS) and time.monotonic() < deadline:
@@ -192,9 +206,14 @@ class Ledger:
     def busy_reason(self, status: Sequence[tuple[str, str, str | None]] | None = None) -> str | None:
         """Why committing now would be wrong (a merge/rebase in progress, conflicts, detached HEAD), or None."""
         git_dir = Path(self.repo.git_dir)
-        for name, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase"),
-                           ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert"),
-                           ("BISECT_LOG", "a bisect")):
+        for name, what in (
+            ("MERGE_HEAD", "a merge"),
+            ("rebase-merge", "a rebase"),
+            ("rebase-apply", "a rebase"),
+            ("CHERRY_PICK_HEAD", "a cherry-pick"),
+            ("REVERT_HEAD", "a revert"),
+            ("BISECT_LOG", "a bisect"),
+        ):
             if (git_dir / name).exists():
                 return f"{what} is in progress"
         if status is not None and any(xy in _UNMERGED for xy, _, _ in status):
@@ -307,8 +326,12 @@ class Ledger:
     # --- writing ---
 
     def commit(
-        self, paths: Sequence[str], subject: str, trailers: Mapping[str, str | Sequence[str]],
-        body: str | None = None, contents: Mapping[str, bytes | None] | None = None,
+        self,
+        paths: Sequence[str],
+        subject: str,
+        trailers: Mapping[str, str | Sequence[str]],
+        body: str | None = None,
+        contents: Mapping[str, bytes | None] | None = None,
     ) -> str | None:
         """Commit exactly ``paths`` as one commit; None if that changes nothing.
 
@@ -333,8 +356,9 @@ class Ledger:
         finally:
             msg.unlink(missing_ok=True)
 
-    def _commit_once(self, paths: list[str], contents: Mapping[str, bytes | None], msg: Path
-                     ) -> tuple[bool, str | None]:
+    def _commit_once(
+        self, paths: list[str], contents: Mapping[str, bytes | None], msg: Path
+    ) -> tuple[bool, str | None]:
         head = self.head()
         index = self._scratch("index")
         scratch: list[Path] = [index]
@@ -353,8 +377,14 @@ class Ledger:
             parents = ["-p", head] if head is not None else []
             new = self.git("commit-tree", tree, *parents, "-F", str(msg))
             try:
-                self.git("update-ref", "-m", f"commit: {msg.read_text(encoding='utf-8').splitlines()[0]}",
-                         "HEAD", new, head or "0" * 40)
+                self.git(
+                    "update-ref",
+                    "-m",
+                    f"commit: {msg.read_text(encoding='utf-8').splitlines()[0]}",
+                    "HEAD",
+                    new,
+                    head or "0" * 40,
+                )
             except LedgerError:
                 if self.head() != head:
                     return False, None
@@ -368,11 +398,14 @@ class Ledger:
 
     def _index_lines(self, paths: list[str], contents: Mapping[str, bytes | None], scratch: list[Path]) -> list[str]:
         """``git update-index --index-info`` lines: a blob per present path, a removal per missing one."""
-        on_disk = [p for p in paths if p not in contents and os.path.isfile(self.root / p)
-                   and not os.path.islink(self.root / p)]
+        on_disk = [
+            p
+            for p in paths
+            if p not in contents and os.path.isfile(self.root / p) and not os.path.islink(self.root / p)
+        ]
         shas: dict[str, str] = {}
         for i in range(0, len(on_disk), 1000):  # hash-object takes many paths; stay under ARG_MAX
-            chunk = on_disk[i:i + 1000]
+            chunk = on_disk[i : i + 1000]
             shas.update(zip(chunk, self.git("hash-object", "-w", "--", *chunk).split()))
         for path, data in contents.items():
             if path in paths and data is not None:
@@ -390,7 +423,9 @@ class Ledger:
         return lines
 
 
-def trailers_for(operation: str, ids: Sequence[str], namespace: str, source: str, **extra: str) -> dict[str, str | list[str]]:
+def trailers_for(
+    operation: str, ids: Sequence[str], namespace: str, source: str, **extra: str
+) -> dict[str, str | list[str]]:
     """The standard trailer set; bulk commits list at most MAX_ID_TRAILERS ids plus a count."""
     out: dict[str, str | list[str]] = {"Operation": operation}
     out["Memory-Id"] = list(ids[:MAX_ID_TRAILERS])

@@ -11,9 +11,9 @@ import fcntl
 import os
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from remnic.errors import LockTimeoutError
 
@@ -64,7 +64,8 @@ class _ProcessLock:
                 os.close(fd)
                 raise LockTimeoutError(
                     f"timed out after {timeout_s:.0f}s waiting for the write lock {self.path} "
-                    "(another remnic process is writing)")
+                    "(another remnic process is writing)"
+                )
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
 

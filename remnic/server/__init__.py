@@ -16,6 +16,17 @@ from .http import RemnicHTTPServer, create_server, running_server, serve_in_thre
 from .mcp import McpServer, McpSession, run_stdio
 
 __all__ = [
-    "Api", "Reply", "Authenticator", "NamespacePolicy", "TokenStore", "default_tokens_path",
-    "RemnicHTTPServer", "create_server", "running_server", "serve_in_thread", "McpServer", "McpSession", "run_stdio",
+    "Api",
+    "Authenticator",
+    "McpServer",
+    "McpSession",
+    "NamespacePolicy",
+    "RemnicHTTPServer",
+    "Reply",
+    "TokenStore",
+    "create_server",
+    "default_tokens_path",
+    "run_stdio",
+    "running_server",
+    "serve_in_thread",
 ]

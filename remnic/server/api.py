@@ -11,8 +11,9 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from remnic import __version__
 from remnic.config import Settings
@@ -52,8 +53,9 @@ def _records(records: list[MemoryRecord]) -> list[dict[str, Any]]:
 class Api:
     """One per server process, shared by every request thread (the service is thread-safe)."""
 
-    def __init__(self, memory: Memory, settings: Settings | None = None, *,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, memory: Memory, settings: Settings | None = None, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.memory = memory
         self.settings = settings or memory.settings
         server = self.settings.server
@@ -74,8 +76,7 @@ class Api:
             raise NotFoundError(f"unknown operation {name!r}")
         return op
 
-    def call(self, name: str, principal: str, args: Any, *, from_query: bool = False,
-             surface: str = "http") -> Reply:
+    def call(self, name: str, principal: str, args: Any, *, from_query: bool = False, surface: str = "http") -> Reply:
         """Run one operation for ``principal``; ``surface`` (http, mcp, mcp-stdio) is recorded as the write source."""
         op = self.operation(name)
         values = validate(op, args, from_query=from_query)
@@ -121,11 +122,18 @@ class Api:
     # --- operations ---
 
     def op_health(self, principal: str, values: dict[str, Any]) -> Reply:
-        return Reply(200, {
-            "ok": True, "status": "ok", "service": "remnic", "version": __version__,
-            "principal": principal, "namespace": self.policy.home(principal),
-            "namespacesEnabled": self.policy.enabled,
-        })
+        return Reply(
+            200,
+            {
+                "ok": True,
+                "status": "ok",
+                "service": "remnic",
+                "version": __version__,
+                "principal": principal,
+                "namespace": self.policy.home(principal),
+                "namespacesEnabled": self.policy.enabled,
+            },
+        )
 
     def op_recall(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)
@@ -138,25 +146,44 @@ class Api:
         if values["mode"] != "no_recall":
             # Capture the X-ray as the recall runs (from values it already computed), so
             # recall/explain can show this exact recall later without running it again.
-            result = self.memory.recall(values["query"], top_k=top_k, namespace=ns, budget_chars=budget,
-                                        session_key=session_key, trace_id=trace_id, xray=True,
-                                        source=values["_source"])
+            result = self.memory.recall(
+                values["query"],
+                top_k=top_k,
+                namespace=ns,
+                budget_chars=budget,
+                session_key=session_key,
+                trace_id=trace_id,
+                xray=True,
+                source=values["_source"],
+            )
         hits = list(result) if result is not None else []
         results = [self._hit(h, values["includeDebug"]) for h in hits]
         # Defence in depth: a hit from a namespace this principal may not read never leaves.
         results = [r for r in results if self.policy.can_read(principal, r.get("namespace") or self.policy.default)]
         kept = {r["id"] for r in results}
-        sources = sorted({src for h in hits if h.id in kept
-                          for src in _SOURCES.get(h.signals.get("source", ""), (h.signals.get("source", ""),)) if src})
+        sources = sorted(
+            {
+                src
+                for h in hits
+                if h.id in kept
+                for src in _SOURCES.get(h.signals.get("source", ""), (h.signals.get("source", ""),))
+                if src
+            }
+        )
         index = getattr(result, "index", None) or {}
         body: dict[str, Any] = {
-            "results": results, "count": len(results), "traceId": trace_id,
+            "results": results,
+            "count": len(results),
+            "traceId": trace_id,
             # One pipeline (all tiers, hybrid retrieval) serves every mode except no_recall.
             "plannerMode": "no_recall" if result is None else "full",
             "fallbackUsed": index.get("action") == "unavailable",  # the index was unusable: files were scanned
             "sourcesUsed": sources,
-            "budgetsApplied": {"topK": top_k, "budgetChars": budget,
-                               "budgetUsed": result.budget_used if result is not None else 0},
+            "budgetsApplied": {
+                "topK": top_k,
+                "budgetChars": budget,
+                "budgetUsed": result.budget_used if result is not None else 0,
+            },
             "latencyMs": round((time.perf_counter() - started) * 1000, 2),
         }
         if result is not None and getattr(result, "audit_id", None):
@@ -201,8 +228,13 @@ class Api:
             # Another principal's namespace: nothing, not even whether it has memories.
             return Reply(200, {"snapshotFound": False}, text=dumps_json({"snapshotFound": False}))
         # Nothing surface-specific goes in (no trace id): the bytes must equal the CLI's.
-        snapshot = self.memory.recall_xray(values["query"], namespace=ns, session_key=values.get("sessionKey"),
-                                           budget_chars=values.get("budget"), source=values["_source"])
+        snapshot = self.memory.recall_xray(
+            values["query"],
+            namespace=ns,
+            session_key=values.get("sessionKey"),
+            budget_chars=values.get("budget"),
+            source=values["_source"],
+        )
         return self._envelope(ns or self.policy.default, snapshot)
 
     def op_recall_explain(self, principal: str, values: dict[str, Any]) -> Reply:
@@ -218,8 +250,9 @@ class Api:
         reply = self._envelope(ns, snapshot)
         if values["format"] == "json" or not reply.body["snapshotFound"]:
             return reply
-        return Reply(200, {**reply.body, "format": values["format"],
-                           "rendered": render_xray(snapshot, values["format"])})
+        return Reply(
+            200, {**reply.body, "format": values["format"], "rendered": render_xray(snapshot, values["format"])}
+        )
 
     def op_memory_store(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=True)
@@ -230,9 +263,16 @@ class Api:
             if values["status"] != "active":
                 extra["status"] = values["status"]
             record = self.memory.store(
-                values["content"], category=values["category"], tags=values.get("tags"),
-                confidence=values.get("confidence"), importance=values.get("importance"), namespace=ns,
-                source=values["_source"], extra=extra, dry_run=values["dryRun"])
+                values["content"],
+                category=values["category"],
+                tags=values.get("tags"),
+                confidence=values.get("confidence"),
+                importance=values.get("importance"),
+                namespace=ns,
+                source=values["_source"],
+                extra=extra,
+                dry_run=values["dryRun"],
+            )
             if record.duplicate:
                 status = "duplicate"
             elif values["dryRun"]:
@@ -240,9 +280,14 @@ class Api:
             else:
                 status = "queued_for_review" if record.status == "pending_review" else "stored"
             body: dict[str, Any] = {
-                "schemaVersion": 1, "operation": "memory_store", "namespace": ns, "dryRun": values["dryRun"],
-                "accepted": status in ("stored", "queued_for_review", "validated"), "status": status,
-                "memoryId": record.id, "path": record.path,
+                "schemaVersion": 1,
+                "operation": "memory_store",
+                "namespace": ns,
+                "dryRun": values["dryRun"],
+                "accepted": status in ("stored", "queued_for_review", "validated"),
+                "status": status,
+                "memoryId": record.id,
+                "path": record.path,
             }
             if record.duplicate:
                 body["duplicateOf"] = record.id
@@ -260,25 +305,53 @@ class Api:
     def op_memory_timeline(self, principal: str, values: dict[str, Any]) -> Reply:
         record = self._memory(principal, values["memoryId"])
         events = self.memory.timeline(record.id)
-        return Reply(200, {"found": True, "memoryId": record.id, "namespace": record.namespace,
-                           "count": len(events), "timeline": events})
+        return Reply(
+            200,
+            {
+                "found": True,
+                "memoryId": record.id,
+                "namespace": record.namespace,
+                "count": len(events),
+                "timeline": events,
+            },
+        )
 
     def op_memories_list(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)
-        page, total = self.memory.search(values.get("query"), category=values.get("category"),
-                                         status=values.get("status"), tag=values.get("tag"), namespace=ns,
-                                         limit=values["limit"], offset=values["offset"])
+        page, total = self.memory.search(
+            values.get("query"),
+            category=values.get("category"),
+            status=values.get("status"),
+            tag=values.get("tag"),
+            namespace=ns,
+            limit=values["limit"],
+            offset=values["offset"],
+        )
         end = values["offset"] + len(page)
-        return Reply(200, {
-            "namespace": ns, "query": values.get("query"), "queryMode": "filter",
-            "total": total, "count": len(page), "limit": values["limit"], "offset": values["offset"],
-            "nextOffset": end if end < total else None, "memories": _records(page),
-        })
+        return Reply(
+            200,
+            {
+                "namespace": ns,
+                "query": values.get("query"),
+                "queryMode": "filter",
+                "total": total,
+                "count": len(page),
+                "limit": values["limit"],
+                "offset": values["offset"],
+                "nextOffset": end if end < total else None,
+                "memories": _records(page),
+            },
+        )
 
     def op_memory_search(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)
-        hits = self.memory.recall(values["query"], top_k=values["limit"], namespace=ns,
-                                  category=values.get("category"), source=values["_source"])
+        hits = self.memory.recall(
+            values["query"],
+            top_k=values["limit"],
+            namespace=ns,
+            category=values.get("category"),
+            source=values["_source"],
+        )
         results = [self._hit(h, False) for h in hits]
         results = [r for r in results if self.policy.can_read(principal, r.get("namespace") or self.policy.default)]
         return Reply(200, {"query": values["query"], "namespace": ns, "count": len(results), "results": results})
@@ -287,8 +360,9 @@ class Api:
         ns = self.policy.resolve(principal, values.get("namespace"), write=True)
 
         def observe() -> Reply:
-            result = self.memory.observe(values["sessionKey"], values["messages"], namespace=ns,
-                                         source=values["_source"])
+            result = self.memory.observe(
+                values["sessionKey"], values["messages"], namespace=ns, source=values["_source"]
+            )
             body = {k: result[k] for k in ("accepted", "sessionKey", "namespace", "lcmArchived", "extractionQueued")}
             return Reply(202, body)
 
@@ -318,5 +392,11 @@ def error_reply(exc: RemnicError, request_id: str | None = None) -> Reply:
 
 
 def internal_error(request_id: str) -> Reply:
-    return Reply(500, {"error": f"internal error; see the server log for request id {request_id}",
-                       "code": "internal_error", "requestId": request_id})
+    return Reply(
+        500,
+        {
+            "error": f"internal error; see the server log for request id {request_id}",
+            "code": "internal_error",
+            "requestId": request_id,
+        },
+    )

@@ -22,10 +22,11 @@ import os
 import re
 import secrets
 import threading
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
 
 from remnic.config import NamespaceSettings
 from remnic.errors import FieldProblem, NotFoundError, UsageError, ValidationError
@@ -57,8 +58,9 @@ def token_hash(secret: str) -> str:
 
 def check_principal(name: Any, field: str = "principal") -> str:
     if not isinstance(name, str) or not PRINCIPAL_RE.match(name):
-        raise ValidationError.single(field, f"{name!r} is not a valid principal name "
-                                            "(letters, digits, '.', '_', '@', '-'; up to 64)")
+        raise ValidationError.single(
+            field, f"{name!r} is not a valid principal name (letters, digits, '.', '_', '@', '-'; up to 64)"
+        )
     return name
 
 
@@ -70,8 +72,10 @@ def ensure_outside_repo(path: Path, memory_dir: Path | None) -> None:
         Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(memory_dir)))
     except ValueError:
         return
-    raise UsageError(f"tokens file {path} is inside the memory repository {memory_dir}; it could end up in "
-                     f"git history. Point {TOKENS_ENV} at a file outside it (default ~/.config/remnic/tokens.json)")
+    raise UsageError(
+        f"tokens file {path} is inside the memory repository {memory_dir}; it could end up in "
+        f"git history. Point {TOKENS_ENV} at a file outside it (default ~/.config/remnic/tokens.json)"
+    )
 
 
 @dataclass
@@ -133,8 +137,15 @@ class TokenStore:
         out = []
         for row in rows:
             if isinstance(row, dict) and all(isinstance(row.get(k), str) for k in ("id", "principal", "sha256")):
-                out.append(TokenEntry(row["id"], row["principal"], row["sha256"], str(row.get("created", "")),
-                                      row.get("label") if isinstance(row.get("label"), str) else None))
+                out.append(
+                    TokenEntry(
+                        row["id"],
+                        row["principal"],
+                        row["sha256"],
+                        str(row.get("created", "")),
+                        row.get("label") if isinstance(row.get("label"), str) else None,
+                    )
+                )
         return out
 
     def _write(self, entries: list[TokenEntry]) -> None:
@@ -160,8 +171,13 @@ class TokenStore:
         """A new secret for ``principal``; only its hash is stored. Returns (secret, entry)."""
         check_principal(principal)
         secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        entry = TokenEntry(id="tok_" + secrets.token_hex(4), principal=principal, sha256=token_hash(secret),
-                           created=now_iso(), label=label)
+        entry = TokenEntry(
+            id="tok_" + secrets.token_hex(4),
+            principal=principal,
+            sha256=token_hash(secret),
+            created=now_iso(),
+            label=label,
+        )
         with self._locked() as current:
             self._write(current + [entry])
         return secret, entry
@@ -233,7 +249,9 @@ class NamespacePolicy:
         for name, policy in (raw or {}).items():
             where = f"namespaces.policies.{name}"
             if not NAMESPACE_RE.match(str(name)):
-                problems.append(FieldProblem(where, "is not a valid namespace name (lowercase letters, digits, '-', '_')"))
+                problems.append(
+                    FieldProblem(where, "is not a valid namespace name (lowercase letters, digits, '-', '_')")
+                )
                 continue
             if not isinstance(policy, Mapping):
                 problems.append(FieldProblem(where, "must be an object with readPrincipals and writePrincipals"))
@@ -241,8 +259,9 @@ class NamespacePolicy:
             parsed: dict[str, frozenset[str]] = {}
             for key, value in policy.items():
                 if key not in ("readPrincipals", "writePrincipals"):
-                    problems.append(FieldProblem(f"{where}.{key}", "unknown key",
-                                                 options=("readPrincipals", "writePrincipals")))
+                    problems.append(
+                        FieldProblem(f"{where}.{key}", "unknown key", options=("readPrincipals", "writePrincipals"))
+                    )
                 elif not isinstance(value, list) or not all(isinstance(p, str) for p in value):
                     problems.append(FieldProblem(f"{where}.{key}", "must be a list of principal names"))
                 else:
@@ -283,8 +302,11 @@ class NamespacePolicy:
                 return None
             namespace = self.home(principal)
         elif not isinstance(requested, str) or not NAMESPACE_RE.match(requested):
-            raise ValidationError.single(field, f"{requested!r} is not a valid namespace (lowercase letters, digits, "
-                                                "'-' and '_', up to 64; no '/' or '..')")
+            raise ValidationError.single(
+                field,
+                f"{requested!r} is not a valid namespace (lowercase letters, digits, "
+                "'-' and '_', up to 64; no '/' or '..')",
+            )
         else:
             namespace = requested
         allowed = self.can_write(principal, namespace) if write else self.can_read(principal, namespace)

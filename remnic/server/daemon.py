@@ -44,8 +44,15 @@ def log_path(settings: Settings) -> Path:
 
 def write_pid_file(path: Path, *, host: str, port: int, url: str, memory_dir: Path, mode: str = DAEMON) -> None:
     """Record this (listening) server: ``mode`` is ``daemon`` or ``foreground`` (a plain ``remnic serve``)."""
-    info = {"pid": os.getpid(), "host": host, "port": port, "url": url, "memoryDir": str(memory_dir),
-            "started": now_iso(), "mode": mode}
+    info = {
+        "pid": os.getpid(),
+        "host": host,
+        "port": port,
+        "url": url,
+        "memoryDir": str(memory_dir),
+        "started": now_iso(),
+        "mode": mode,
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps(info, indent=2) + "\n", mode=0o600)
 
@@ -119,33 +126,58 @@ def check_not_running(settings: Settings) -> None:
     current = status(settings)
     if current["running"]:
         what = "a foreground `remnic serve`" if current["mode"] == FOREGROUND else "the server"
-        raise RemnicError(f"{what} is already running for this memory directory (pid {current['pid']} at "
-                          f"{current['url']}); use `remnic daemon restart` or `remnic daemon stop`")
+        raise RemnicError(
+            f"{what} is already running for this memory directory (pid {current['pid']} at "
+            f"{current['url']}); use `remnic daemon restart` or `remnic daemon stop`"
+        )
 
 
-def start(settings: Settings, *, host: str, port: int, extra_args: list[str] | None = None,
-          wait_s: float = 20.0) -> dict[str, Any]:
+def start(
+    settings: Settings, *, host: str, port: int, extra_args: list[str] | None = None, wait_s: float = 20.0
+) -> dict[str, Any]:
     check_not_running(settings)
     path, log = pid_path(settings), log_path(settings)
     path.unlink(missing_ok=True)  # stale, or absent
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     _rotate(log)
-    cmd = [sys.executable, "-m", "remnic", "serve", "--memory-dir", str(settings.memory_dir),
-           "--host", host, "--port", str(port), "--pid-file", str(path), *(extra_args or [])]
+    cmd = [
+        sys.executable,
+        "-m",
+        "remnic",
+        "serve",
+        "--memory-dir",
+        str(settings.memory_dir),
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--pid-file",
+        str(path),
+        *(extra_args or []),
+    ]
     with open(log, "ab") as out:
         out.write(f"--- {now_iso()} daemon start: {' '.join(cmd[1:])}\n".encode())
         out.flush()
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
-                                close_fds=True, cwd=str(settings.memory_dir))
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+            close_fds=True,
+            cwd=str(settings.memory_dir),
+        )
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         code = proc.poll()
         if code is not None:
-            raise RemnicError(f"the server exited with code {code} during start-up; last lines of {log}:\n"
-                              f"{_tail(log)}")
+            raise RemnicError(f"the server exited with code {code} during start-up; last lines of {log}:\n{_tail(log)}")
         info = read_pid_file(path)
-        if info and info.get("pid") == proc.pid and _reachable(host if host not in ("0.0.0.0", "::") else
-                                                               "127.0.0.1", int(info["port"])):
+        if (
+            info
+            and info.get("pid") == proc.pid
+            and _reachable(host if host not in ("0.0.0.0", "::") else "127.0.0.1", int(info["port"]))
+        ):
             return {**status(settings), "started": True}
         time.sleep(0.05)
     proc.terminate()
@@ -158,8 +190,12 @@ def stop(settings: Settings, *, timeout_s: float = 10.0) -> dict[str, Any]:
     if not current["running"]:
         if current.get("stalePidFile"):
             path.unlink(missing_ok=True)
-        return {"stopped": False, "running": False, "stalePidFileRemoved": bool(current.get("stalePidFile")),
-                "message": "the server is not running"}
+        return {
+            "stopped": False,
+            "running": False,
+            "stalePidFileRemoved": bool(current.get("stalePidFile")),
+            "message": "the server is not running",
+        }
     pid = int(current["pid"])
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
@@ -175,8 +211,9 @@ def stop(settings: Settings, *, timeout_s: float = 10.0) -> dict[str, Any]:
     return {"stopped": True, "running": False, "pid": pid, "killed": killed, "mode": current["mode"]}
 
 
-def restart(settings: Settings, *, host: str | None, port: int | None,
-            extra_args: list[str] | None = None) -> dict[str, Any]:
+def restart(
+    settings: Settings, *, host: str | None, port: int | None, extra_args: list[str] | None = None
+) -> dict[str, Any]:
     """Stop (if running) and start again, on the same host/port unless told otherwise."""
     previous = status(settings)
     stop(settings)

@@ -18,9 +18,10 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from remnic.config import Settings
@@ -101,14 +102,15 @@ def _segments(path: str) -> list[str] | None:
 
 def route(method: str, path: str) -> tuple[str, dict[str, str]]:
     """(operation, path arguments) for a request, or RouteNotFound / MethodNotAllowed."""
-    rest = next((path[len(p):] for p in PREFIXES if path.startswith(p)), None)
+    rest = next((path[len(p) :] for p in PREFIXES if path.startswith(p)), None)
     try:
         segments = _segments(rest) if rest is not None else None
     except UnicodeDecodeError:
         segments = None
     if not segments:
-        raise RouteNotFound(f"no route {method} {path[:200]}; routes live under /engram/v1/ and /remnic/v1/ "
-                            "(see docs/server.md)")
+        raise RouteNotFound(
+            f"no route {method} {path[:200]}; routes live under /engram/v1/ and /remnic/v1/ (see docs/server.md)"
+        )
     for pattern, methods in ROUTES.items():
         if len(pattern) != len(segments):
             continue
@@ -122,8 +124,9 @@ def route(method: str, path: str) -> tuple[str, dict[str, str]]:
                 break
         else:
             if method not in methods:
-                raise MethodNotAllowed(f"{method} is not allowed on {path}; allowed: {', '.join(methods)}",
-                                       allow=list(methods))
+                raise MethodNotAllowed(
+                    f"{method} is not allowed on {path}; allowed: {', '.join(methods)}", allow=list(methods)
+                )
             return methods[method], args
     raise RouteNotFound(f"no route {method} {path[:200]} (see docs/server.md for the routes)")
 
@@ -176,13 +179,26 @@ class Handler(BaseHTTPRequestHandler):
         super().setup()
 
     # Every method goes through one path so unknown methods still get JSON and X-Request-Id.
-    def do_GET(self) -> None: self._handle()  # noqa: E704
-    def do_POST(self) -> None: self._handle()  # noqa: E704
-    def do_PUT(self) -> None: self._handle()  # noqa: E704
-    def do_PATCH(self) -> None: self._handle()  # noqa: E704
-    def do_DELETE(self) -> None: self._handle()  # noqa: E704
-    def do_OPTIONS(self) -> None: self._handle()  # noqa: E704
-    def do_HEAD(self) -> None: self._handle()  # noqa: E704
+    def do_GET(self) -> None:
+        self._handle()
+
+    def do_POST(self) -> None:
+        self._handle()
+
+    def do_PUT(self) -> None:
+        self._handle()
+
+    def do_PATCH(self) -> None:
+        self._handle()
+
+    def do_DELETE(self) -> None:
+        self._handle()
+
+    def do_OPTIONS(self) -> None:
+        self._handle()
+
+    def do_HEAD(self) -> None:
+        self._handle()
 
     def _handle(self) -> None:
         request_id = str(uuid.uuid4())
@@ -199,16 +215,23 @@ class Handler(BaseHTTPRequestHandler):
             if isinstance(exc, Unauthorized):
                 presented = bool(self.headers.get("Authorization"))
                 reply.headers["WWW-Authenticate"] = 'Bearer realm="remnic"' + (
-                    ', error="invalid_token"' if presented else "")
-        except Exception:  # noqa: BLE001 - the client gets an id; the log gets the traceback
-            log.exception("internal error (request id %s) in %s %s", request_id, self.command,
-                          urlsplit(self.path).path)
+                    ', error="invalid_token"' if presented else ""
+                )
+        except Exception:
+            log.exception("internal error (request id %s) in %s %s", request_id, self.command, urlsplit(self.path).path)
             reply = internal_error(request_id)
         self._send(reply, request_id)
         if self._linger:
             self._drain_before_close()
-        log.info("%s %s %s %d %.1fms principal=%s", request_id, self.command, urlsplit(self.path).path[:200],
-                 reply.status, (time.perf_counter() - started) * 1000, self._principal or "-")
+        log.info(
+            "%s %s %s %d %.1fms principal=%s",
+            request_id,
+            self.command,
+            urlsplit(self.path).path[:200],
+            reply.status,
+            (time.perf_counter() - started) * 1000,
+            self._principal or "-",
+        )
 
     def _content_length_header(self) -> int | None:
         raw = self.headers.get("Content-Length")
@@ -225,12 +248,16 @@ class Handler(BaseHTTPRequestHandler):
         query_keys = {k.lower() for k in parse_qs(parts.query, keep_blank_values=True)}
         if query_keys & TOKEN_QUERY_KEYS:
             # Refused even alongside a valid header: the secret is already in somebody's logs.
-            raise Unauthorized("bearer tokens are accepted only in the Authorization header, never in the "
-                               "query string (URLs end up in logs and browser history)")
+            raise Unauthorized(
+                "bearer tokens are accepted only in the Authorization header, never in the "
+                "query string (URLs end up in logs and browser history)"
+            )
         principal = self.server.auth.principal_for(self.headers.get("Authorization"))
         if principal is None:
-            raise Unauthorized("missing or invalid bearer token: send 'Authorization: Bearer <token>' "
-                               "(create one with `remnic token generate`)")
+            raise Unauthorized(
+                "missing or invalid bearer token: send 'Authorization: Bearer <token>' "
+                "(create one with `remnic token generate`)"
+            )
         self._principal = principal
         self._check_origin()
         if parts.path == "/mcp":
@@ -243,8 +270,9 @@ class Handler(BaseHTTPRequestHandler):
             except ValidationError as exc:
                 raise _http_names(op, exc) from None
         if parts.query:
-            raise ValidationError.single("query", f"{self.command} {parts.path} takes a JSON body, not query "
-                                                  "parameters")
+            raise ValidationError.single(
+                "query", f"{self.command} {parts.path} takes a JSON body, not query parameters"
+            )
         body = self._json_body()
         if not isinstance(body, dict):
             raise InvalidJsonObject(f"request body must be a JSON object, got {type(body).__name__}")
@@ -257,8 +285,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         host = urlsplit(origin).hostname or ""
         if host not in ("127.0.0.1", "localhost", "::1"):
-            raise ForbiddenOrigin(f"requests from origin {origin[:100]!r} are refused; this server serves "
-                                  "local clients only")
+            raise ForbiddenOrigin(
+                f"requests from origin {origin[:100]!r} are refused; this server serves local clients only"
+            )
 
     def _read_body(self) -> bytes:
         if self.headers.get("Transfer-Encoding"):
@@ -322,8 +351,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _mcp(self, principal: str) -> Reply:
         if self.command != "POST":
-            raise MethodNotAllowed("MCP over HTTP takes POST only (this server opens no SSE stream)",
-                                   allow=["POST"])
+            raise MethodNotAllowed("MCP over HTTP takes POST only (this server opens no SSE stream)", allow=["POST"])
         try:
             message = self._json_body()
         except InvalidJson as exc:
@@ -333,8 +361,11 @@ class Handler(BaseHTTPRequestHandler):
         version = self.headers.get("MCP-Protocol-Version")
         method = message.get("method") if isinstance(message, dict) else None
         if version and version not in SUPPORTED_VERSIONS and method in ("tools/list", "tools/call", "ping"):
-            return self._rpc_error(400, INVALID_REQUEST, f"unsupported MCP-Protocol-Version {version!r}; "
-                                   f"supported: {', '.join(SUPPORTED_VERSIONS)}")
+            return self._rpc_error(
+                400,
+                INVALID_REQUEST,
+                f"unsupported MCP-Protocol-Version {version!r}; supported: {', '.join(SUPPORTED_VERSIONS)}",
+            )
         response = self.server.mcp.handle(message, principal, McpSession(stateless=True))
         if response is None:
             return Reply(202, None, text=" ")  # no body (see _send)
@@ -367,8 +398,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Malformed requests the base class rejects before routing: JSON and a request id too."""
-        codes = {400: "bad_request", 408: "request_timeout", 414: "uri_too_long", 431: "headers_too_large",
-                 501: "not_implemented", 505: "http_version_not_supported"}
+        codes = {
+            400: "bad_request",
+            408: "request_timeout",
+            414: "uri_too_long",
+            431: "headers_too_large",
+            501: "not_implemented",
+            505: "http_version_not_supported",
+        }
         request_id = str(uuid.uuid4())
         body = dumps_json({"error": message or "bad request", "code": codes.get(code, "bad_request")}).encode()
         self.close_connection = True
@@ -387,17 +424,20 @@ class Handler(BaseHTTPRequestHandler):
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         """Our own access line is logged in _handle; the default one would log query strings."""
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - base-class signature
+    def log_message(self, format: str, *args: Any) -> None:
         log.debug("http: " + format, *args)
 
 
-def create_server(api: Api, auth: Authenticator, *, host: str | None = None, port: int | None = None,
-                  settings: Settings | None = None) -> RemnicHTTPServer:
+def create_server(
+    api: Api, auth: Authenticator, *, host: str | None = None, port: int | None = None, settings: Settings | None = None
+) -> RemnicHTTPServer:
     """A bound (not yet serving) server; port 0 picks a free port (see ``server.url``)."""
     settings = settings or api.settings
     if not auth.has_tokens():
-        raise RemnicError("no bearer token configured: run `remnic token generate --principal NAME` "
-                          "or pass --token; the server never runs without one")
+        raise RemnicError(
+            "no bearer token configured: run `remnic token generate --principal NAME` "
+            "or pass --token; the server never runs without one"
+        )
     try:
         api.memory.index  # noqa: B018 - build the lazy index once here, not racily in request threads
     except ImportError:
@@ -407,13 +447,16 @@ def create_server(api: Api, auth: Authenticator, *, host: str | None = None, por
     try:
         return RemnicHTTPServer((host, port), api, auth, settings)
     except OSError as exc:
-        raise RemnicError(f"cannot listen on {host}:{port}: {exc.strerror or exc} (server.host/server.port, "
-                          "--host/--port; is another server running? `remnic daemon status`)") from None
+        raise RemnicError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc} (server.host/server.port, "
+            "--host/--port; is another server running? `remnic daemon status`)"
+        ) from None
 
 
 @contextmanager
-def running_server(api: Api, auth: Authenticator, *, host: str = "127.0.0.1", port: int = 0
-                   ) -> Iterator[RemnicHTTPServer]:
+def running_server(
+    api: Api, auth: Authenticator, *, host: str = "127.0.0.1", port: int = 0
+) -> Iterator[RemnicHTTPServer]:
     """A real server on a background thread for the duration of a ``with`` block (tests, benchmarks)."""
     server = create_server(api, auth, host=host, port=port)
     thread = serve_in_thread(server)
@@ -427,7 +470,8 @@ def running_server(api: Api, auth: Authenticator, *, host: str = "127.0.0.1", po
 
 def serve_in_thread(server: RemnicHTTPServer) -> threading.Thread:
     """Serve on a daemon thread (tests, benchmarks); stop with ``server.shutdown(); server.server_close()``."""
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
-                              name="remnic-http", daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="remnic-http", daemon=True
+    )
     thread.start()
     return thread

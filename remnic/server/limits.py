@@ -12,8 +12,9 @@ import json
 import threading
 import time
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .errors import IdempotencyConflict, RateLimited
 
@@ -37,9 +38,11 @@ class RateLimiter:
                 hits.popleft()
             if len(hits) >= self.limit:
                 retry = max(0.0, hits[0] + self.window_s - now)
-                raise RateLimited(f"write rate limit exceeded: {self.limit} writes per {self.window_s:g}s for "
-                                  f"principal {principal!r}; retry in {retry:.0f}s (server.writeRateLimit)",
-                                  retry_after_s=retry)
+                raise RateLimited(
+                    f"write rate limit exceeded: {self.limit} writes per {self.window_s:g}s for "
+                    f"principal {principal!r}; retry in {retry:.0f}s (server.writeRateLimit)",
+                    retry_after_s=retry,
+                )
             hits.append(now)
 
     def refund(self, principal: str) -> None:
@@ -88,7 +91,8 @@ class IdempotencyCache:
             entry = self._entries.get((principal, key))
             if entry is not None and entry.fingerprint != print_:
                 raise IdempotencyConflict.single(
-                    "idempotencyKey", f"{key!r} was already used with a different request body; use a new key")
+                    "idempotencyKey", f"{key!r} was already used with a different request body; use a new key"
+                )
             if entry is None:
                 entry = _Entry(print_, now + self.window_s, threading.Event())
                 self._entries[(principal, key)] = entry

@@ -94,13 +94,15 @@ class McpServer:
         for name, op_name in TOOL_NAMES.items():
             op = self.api.operation(op_name)  # limits and defaults from the settings in use
             legacy = not name.startswith("remnic.")
-            out.append({
-                "name": name,
-                "title": op_name.replace("_", " "),
-                "description": (f"(legacy alias of remnic.{op_name}) " if legacy else "") + op.description,
-                "inputSchema": op.input_schema(),
-                "annotations": {"readOnlyHint": not op.write, "openWorldHint": False},
-            })
+            out.append(
+                {
+                    "name": name,
+                    "title": op_name.replace("_", " "),
+                    "description": (f"(legacy alias of remnic.{op_name}) " if legacy else "") + op.description,
+                    "inputSchema": op.input_schema(),
+                    "annotations": {"readOnlyHint": not op.write, "openWorldHint": False},
+                }
+            )
         return out
 
     # --- dispatch ---
@@ -110,8 +112,7 @@ class McpServer:
         if isinstance(message, list):
             return _error(None, INVALID_REQUEST, "JSON-RPC batches are not supported (removed in MCP 2025-06-18)")
         if not isinstance(message, dict):
-            return _error(None, INVALID_REQUEST, "a JSON-RPC message must be an object, "
-                                                 f"got {type(message).__name__}")
+            return _error(None, INVALID_REQUEST, f"a JSON-RPC message must be an object, got {type(message).__name__}")
         # Errors about a malformed request still echo its id when the id itself is usable.
         echo = message.get("id") if _valid_id(message.get("id")) else None
         if message.get("jsonrpc") != "2.0":
@@ -137,7 +138,7 @@ class McpServer:
             return None
         try:
             return self._request(msg_id, method, params, principal, session)
-        except Exception:  # noqa: BLE001 - one bad request must not end the session
+        except Exception:
             request_id = str(uuid.uuid4())
             log.exception("internal error in MCP %s (request id %s)", method, request_id)
             return _error(msg_id, INTERNAL_ERROR, f"internal error; see the server log for request id {request_id}")
@@ -147,15 +148,19 @@ class McpServer:
             session.initialized = True
         # notifications/cancelled and others: requests here run to completion quickly; nothing to do.
 
-    def _request(self, msg_id: Any, method: str, params: dict[str, Any], principal: str,
-                 session: McpSession) -> dict[str, Any]:
+    def _request(
+        self, msg_id: Any, method: str, params: dict[str, Any], principal: str, session: McpSession
+    ) -> dict[str, Any]:
         if method == "initialize":
             return _result(msg_id, self._initialize(params, session))
         if method == "ping":
             return _result(msg_id, {})
         if method not in ("tools/list", "tools/call"):
-            return _error(msg_id, METHOD_NOT_FOUND, f"method not found: {method!r}; this server implements "
-                          "initialize, ping, tools/list, tools/call")
+            return _error(
+                msg_id,
+                METHOD_NOT_FOUND,
+                f"method not found: {method!r}; this server implements initialize, ping, tools/list, tools/call",
+            )
         if not session.stateless and session.protocol_version is None:
             return _error(msg_id, INVALID_REQUEST, f"{method} before initialize: send initialize first")
         if method == "tools/list":
@@ -180,8 +185,9 @@ class McpServer:
         op_name = TOOL_NAMES.get(name) if isinstance(name, str) else None
         if op_name is None:
             valid = list(TOOL_NAMES)
-            return _error(msg_id, INVALID_PARAMS, f"unknown tool {name!r}; valid tools: {', '.join(valid)}",
-                          {"validTools": valid})
+            return _error(
+                msg_id, INVALID_PARAMS, f"unknown tool {name!r}; valid tools: {', '.join(valid)}", {"validTools": valid}
+            )
         arguments = params.get("arguments")
         try:
             reply = self.api.call(op_name, principal, {} if arguments is None else arguments, surface=self.surface)
@@ -189,24 +195,33 @@ class McpServer:
             # Tool errors (bad input, not found, forbidden, rate limited) go back to the model as results
             # it can read and correct, listing valid options; protocol errors are for broken clients.
             return _result(msg_id, self._content(error_reply(exc), is_error=True))
-        except Exception:  # noqa: BLE001
+        except Exception:
             request_id = str(uuid.uuid4())
             log.exception("internal error in tool %s (request id %s)", name, request_id)
-            body = {"error": f"internal error; see the server log for request id {request_id}",
-                    "code": "internal_error", "requestId": request_id}
+            body = {
+                "error": f"internal error; see the server log for request id {request_id}",
+                "code": "internal_error",
+                "requestId": request_id,
+            }
             return _result(msg_id, self._content(Reply(500, body), is_error=True))
         return _result(msg_id, self._content(reply, is_error=False))
 
     @staticmethod
     def _content(reply: Reply, *, is_error: bool) -> dict[str, Any]:
-        return {"content": [{"type": "text", "text": reply.text}], "structuredContent": reply.body,
-                "isError": is_error}
+        return {"content": [{"type": "text", "text": reply.text}], "structuredContent": reply.body, "isError": is_error}
 
 
 # --- stdio transport ---
 
-def run_stdio(server: McpServer, principal: str, *, max_message_bytes: int,
-              stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> int:
+
+def run_stdio(
+    server: McpServer,
+    principal: str,
+    *,
+    max_message_bytes: int,
+    stdin: IO[bytes] | None = None,
+    stdout: IO[bytes] | None = None,
+) -> int:
     """Serve one MCP session over newline-delimited JSON on stdin/stdout until stdin closes."""
     if stdout is None:
         # The protocol owns fd 1: anything else printing to sys.stdout would corrupt it, so stray
@@ -238,7 +253,7 @@ def run_stdio(server: McpServer, principal: str, *, max_message_bytes: int,
             continue
         try:
             response = server.handle(message, principal, session)
-        except Exception:  # noqa: BLE001 - defence in depth: nothing one message does ends the session
+        except Exception:
             request_id = str(uuid.uuid4())
             log.exception("internal error handling an MCP message (request id %s)", request_id)
             msg_id = message.get("id") if isinstance(message, dict) and _valid_id(message.get("id")) else None
@@ -255,4 +270,4 @@ def encode(response: dict[str, Any]) -> str:
     return json.dumps(response, ensure_ascii=False, separators=(",", ":"))
 
 
-__all__ = ["McpServer", "McpSession", "run_stdio", "SUPPORTED_VERSIONS", "TOOL_NAMES", "encode"]
+__all__ = ["SUPPORTED_VERSIONS", "TOOL_NAMES", "McpServer", "McpSession", "encode", "run_stdio"]

@@ -9,8 +9,9 @@ declaration into the JSON Schema an MCP client sees in ``tools/list``.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from remnic.config import StoreSettings
 from remnic.errors import FieldProblem, ValidationError
@@ -21,8 +22,14 @@ XRAY_FORMATS = ("json", "text", "markdown")
 STORE_STATUSES = ("active", "pending_review")
 SCHEMA_VERSIONS = (1,)
 
-_JSON_TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-               "array": (list,), "object": (dict,)}
+_JSON_TYPES = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
 
 
 @dataclass(frozen=True)
@@ -135,13 +142,21 @@ def validate(op: Operation, args: Any, *, from_query: bool = False) -> dict[str,
         if from_query and isinstance(value, str):
             value = _coerce(value, p.kind)
         if not _type_ok(value, p.kind):
-            problems.append(FieldProblem(p.name, f"must be {'an' if p.kind[0] in 'aio' else 'a'} {p.kind}, "
-                                                 f"got {type(value).__name__} {value!r}"[:200]))
+            problems.append(
+                FieldProblem(
+                    p.name,
+                    f"must be {'an' if p.kind[0] in 'aio' else 'a'} {p.kind}, got {type(value).__name__} {value!r}"[
+                        :200
+                    ],
+                )
+            )
             continue
         problems += _check_bounds(p, value)
         out[p.name] = value
     if problems:
-        summary = problems[0].describe() if len(problems) == 1 else f"request validation failed ({len(problems)} problems)"
+        summary = (
+            problems[0].describe() if len(problems) == 1 else f"request validation failed ({len(problems)} problems)"
+        )
         raise ValidationError(summary, problems=problems)
     return out
 
@@ -156,8 +171,12 @@ def _check_bounds(p: Param, value: Any) -> list[FieldProblem]:
         problems.append(FieldProblem(p.name, f"must be at most {p.maximum:g}, got {value!r}"))
     if p.kind == "string" and p.required and not value.strip():
         problems.append(FieldProblem(p.name, "must not be empty"))
-    if (p.max_length is not None and p.enforced_by is None and isinstance(value, (str, list))
-            and len(value) > p.max_length):
+    if (
+        p.max_length is not None
+        and p.enforced_by is None
+        and isinstance(value, (str, list))
+        and len(value) > p.max_length
+    ):
         unit = "characters" if isinstance(value, str) else "items"
         problems.append(FieldProblem(p.name, f"has {len(value)} {unit}; the limit is {p.max_length}"))
     if p.items is not None and isinstance(value, list):
@@ -169,8 +188,9 @@ def _check_bounds(p: Param, value: Any) -> list[FieldProblem]:
 
 # --- the operations ---
 
-_NS = Param("namespace", "string", "namespace to act on (default: the caller's own namespace, else the default)",
-            max_length=64)
+_NS = Param(
+    "namespace", "string", "namespace to act on (default: the caller's own namespace, else the default)", max_length=64
+)
 _SESSION = Param("sessionKey", "string", "conversation/session identifier", max_length=256)
 _CWD = Param("cwd", "string", "working directory (accepted for Remnic compatibility; not used yet)", compat=True)
 _TAG = Param("projectTag", "string", "project name (accepted for Remnic compatibility; not used yet)", compat=True)
@@ -179,83 +199,190 @@ _MEMORY_ID = Param("memoryId", "string", "the memory's id (frontmatter `id`)", r
 
 def build_operations(store: StoreSettings) -> dict[str, Operation]:
     """Every operation, with the limits and defaults that come from settings taken from ``store``."""
-    return {op.name: op for op in (
-        Operation("health", "Service health: version, principal and namespace.", tool=False),
-        Operation("recall", "Hybrid recall (BM25 + local embeddings) of the memories most relevant to a query.", (
-            Param("query", "string", "what to recall", required=True, max_length=4000),
-            _SESSION, _NS,
-            Param("topK", "integer", "maximum results", minimum=1, maximum=100),
-            Param("mode", "string", "planner mode; no_recall returns nothing", options=RECALL_MODES, default="auto"),
-            Param("includeDebug", "boolean", "include score details per result", default=False),
-            Param("budgetChars", "integer", "character budget for returned contents", minimum=1, maximum=1_000_000),
-            _CWD, _TAG,
-        )),
-        Operation("recall_xray", "Recall X-ray: a fresh recall for the query with per-result attribution "
-                                 "(tier, score decomposition, filters, budget). Same JSON as GET recall/xray.", (
-            Param("query", "string", "what to recall", required=True, max_length=4000),
-            _SESSION, _NS,
-            Param("budget", "integer", "character budget override for this recall", minimum=1, maximum=1_000_000),
-        )),
-        Operation("recall_explain", "The X-ray of the last recall this caller made in a session (or without one).", (
-            _SESSION, _NS,
-            Param("format", "string", "json returns the snapshot; text/markdown add it rendered",
-                  options=XRAY_FORMATS, default="json"),
-        )),
-        Operation("memory_store", "Store one memory (one markdown file, one git commit); exact duplicates are "
-                                  "suppressed and return the existing id.", (
-            Param("content", "string", f"the memory's text (at most {store.max_content_chars} characters, "
-                                       "store.maxContentChars)", required=True,
-                  max_length=store.max_content_chars, enforced_by="store.maxContentChars"),
-            Param("category", "string", "memory category", options=CATEGORIES, default="fact"),
-            Param("tags", "array", "tags to attach", items="string", max_length=50),
-            Param("confidence", "number", f"confidence 0..1 (default {store.default_confidence:g}, "
-                                          "store.defaultConfidence)", minimum=0, maximum=1),
-            Param("importance", "number", f"importance 0..1 (default {store.default_importance:g}, "
-                                          "store.defaultImportance)", minimum=0, maximum=1),
-            _NS,
-            Param("entityRef", "string", "related entity id", max_length=200),
-            Param("sourceReason", "string", "why this was stored (kept in frontmatter)", max_length=1000),
-            Param("status", "string", "active, or pending_review to queue it for a person", options=STORE_STATUSES,
-                  default="active"),
-            Param("schemaVersion", "integer", "write envelope version", options=SCHEMA_VERSIONS),
-            Param("idempotencyKey", "string", "repeat a write safely: the same key replays the first response",
-                  max_length=200),
-            Param("dryRun", "boolean", "validate and report without writing", default=False),
-        ), write=True),
-        Operation("memory_get", "Fetch one memory by id.", (_MEMORY_ID,)),
-        Operation("memory_search", "Search memories: ranked hybrid recall, results only (no X-ray capture).", (
-            Param("query", "string", "the search query", required=True, max_length=4000),
-            Param("limit", "integer", "maximum results", minimum=1, maximum=100, default=10),
-            Param("category", "string", "only this category", options=CATEGORIES),
-            _NS,
-            Param("collection", "string", "accepted for Remnic compatibility; must be omitted or 'global'",
-                  options=("global",), compat=True),
-        )),
-        Operation("memory_timeline", "A memory's lifecycle from git: one event per commit.", (_MEMORY_ID,)),
-        Operation("memories_list", "Browse memories with filters and paging (newest first).", (
-            Param("query", "string", "every term must appear in content, tags or id (case-insensitive)",
-                  max_length=4000),
-            Param("status", "string", "only this status", options=STATUSES),
-            Param("category", "string", "only this category", options=CATEGORIES),
-            Param("tag", "string", "only memories with this tag", max_length=64),
-            _NS,
-            Param("limit", "integer", "page size", minimum=1, maximum=200, default=50),
-            Param("offset", "integer", "skip this many matches", minimum=0, default=0),
-        ), tool=False),
-        Operation("observe", "Feed conversation messages into the archive (extraction is not built yet).", (
-            Param("sessionKey", "string", "conversation session identifier", required=True, max_length=256),
-            Param("messages", "array", "[{role: user|assistant, content}] in order", required=True, items="object",
-                  max_length=1000),
-            _NS,
-            Param("skipExtraction", "boolean", "archive only (extraction is not built yet either way)", default=False),
-            Param("idempotencyKey", "string", "repeat safely: the same key replays the first response", max_length=200),
-            _CWD, _TAG,
-        ), write=True),
-        Operation("review_queue_list", "Memories waiting for review (pending_review, quarantined), newest first.", (
-            _NS,
-            Param("limit", "integer", "maximum items", minimum=1, maximum=200, default=50),
-        )),
-    )}
+    return {
+        op.name: op
+        for op in (
+            Operation("health", "Service health: version, principal and namespace.", tool=False),
+            Operation(
+                "recall",
+                "Hybrid recall (BM25 + local embeddings) of the memories most relevant to a query.",
+                (
+                    Param("query", "string", "what to recall", required=True, max_length=4000),
+                    _SESSION,
+                    _NS,
+                    Param("topK", "integer", "maximum results", minimum=1, maximum=100),
+                    Param(
+                        "mode",
+                        "string",
+                        "planner mode; no_recall returns nothing",
+                        options=RECALL_MODES,
+                        default="auto",
+                    ),
+                    Param("includeDebug", "boolean", "include score details per result", default=False),
+                    Param(
+                        "budgetChars", "integer", "character budget for returned contents", minimum=1, maximum=1_000_000
+                    ),
+                    _CWD,
+                    _TAG,
+                ),
+            ),
+            Operation(
+                "recall_xray",
+                "Recall X-ray: a fresh recall for the query with per-result attribution "
+                "(tier, score decomposition, filters, budget). Same JSON as GET recall/xray.",
+                (
+                    Param("query", "string", "what to recall", required=True, max_length=4000),
+                    _SESSION,
+                    _NS,
+                    Param(
+                        "budget", "integer", "character budget override for this recall", minimum=1, maximum=1_000_000
+                    ),
+                ),
+            ),
+            Operation(
+                "recall_explain",
+                "The X-ray of the last recall this caller made in a session (or without one).",
+                (
+                    _SESSION,
+                    _NS,
+                    Param(
+                        "format",
+                        "string",
+                        "json returns the snapshot; text/markdown add it rendered",
+                        options=XRAY_FORMATS,
+                        default="json",
+                    ),
+                ),
+            ),
+            Operation(
+                "memory_store",
+                "Store one memory (one markdown file, one git commit); exact duplicates are "
+                "suppressed and return the existing id.",
+                (
+                    Param(
+                        "content",
+                        "string",
+                        f"the memory's text (at most {store.max_content_chars} characters, store.maxContentChars)",
+                        required=True,
+                        max_length=store.max_content_chars,
+                        enforced_by="store.maxContentChars",
+                    ),
+                    Param("category", "string", "memory category", options=CATEGORIES, default="fact"),
+                    Param("tags", "array", "tags to attach", items="string", max_length=50),
+                    Param(
+                        "confidence",
+                        "number",
+                        f"confidence 0..1 (default {store.default_confidence:g}, store.defaultConfidence)",
+                        minimum=0,
+                        maximum=1,
+                    ),
+                    Param(
+                        "importance",
+                        "number",
+                        f"importance 0..1 (default {store.default_importance:g}, store.defaultImportance)",
+                        minimum=0,
+                        maximum=1,
+                    ),
+                    _NS,
+                    Param("entityRef", "string", "related entity id", max_length=200),
+                    Param("sourceReason", "string", "why this was stored (kept in frontmatter)", max_length=1000),
+                    Param(
+                        "status",
+                        "string",
+                        "active, or pending_review to queue it for a person",
+                        options=STORE_STATUSES,
+                        default="active",
+                    ),
+                    Param("schemaVersion", "integer", "write envelope version", options=SCHEMA_VERSIONS),
+                    Param(
+                        "idempotencyKey",
+                        "string",
+                        "repeat a write safely: the same key replays the first response",
+                        max_length=200,
+                    ),
+                    Param("dryRun", "boolean", "validate and report without writing", default=False),
+                ),
+                write=True,
+            ),
+            Operation("memory_get", "Fetch one memory by id.", (_MEMORY_ID,)),
+            Operation(
+                "memory_search",
+                "Search memories: ranked hybrid recall, results only (no X-ray capture).",
+                (
+                    Param("query", "string", "the search query", required=True, max_length=4000),
+                    Param("limit", "integer", "maximum results", minimum=1, maximum=100, default=10),
+                    Param("category", "string", "only this category", options=CATEGORIES),
+                    _NS,
+                    Param(
+                        "collection",
+                        "string",
+                        "accepted for Remnic compatibility; must be omitted or 'global'",
+                        options=("global",),
+                        compat=True,
+                    ),
+                ),
+            ),
+            Operation("memory_timeline", "A memory's lifecycle from git: one event per commit.", (_MEMORY_ID,)),
+            Operation(
+                "memories_list",
+                "Browse memories with filters and paging (newest first).",
+                (
+                    Param(
+                        "query",
+                        "string",
+                        "every term must appear in content, tags or id (case-insensitive)",
+                        max_length=4000,
+                    ),
+                    Param("status", "string", "only this status", options=STATUSES),
+                    Param("category", "string", "only this category", options=CATEGORIES),
+                    Param("tag", "string", "only memories with this tag", max_length=64),
+                    _NS,
+                    Param("limit", "integer", "page size", minimum=1, maximum=200, default=50),
+                    Param("offset", "integer", "skip this many matches", minimum=0, default=0),
+                ),
+                tool=False,
+            ),
+            Operation(
+                "observe",
+                "Feed conversation messages into the archive (extraction is not built yet).",
+                (
+                    Param("sessionKey", "string", "conversation session identifier", required=True, max_length=256),
+                    Param(
+                        "messages",
+                        "array",
+                        "[{role: user|assistant, content}] in order",
+                        required=True,
+                        items="object",
+                        max_length=1000,
+                    ),
+                    _NS,
+                    Param(
+                        "skipExtraction",
+                        "boolean",
+                        "archive only (extraction is not built yet either way)",
+                        default=False,
+                    ),
+                    Param(
+                        "idempotencyKey",
+                        "string",
+                        "repeat safely: the same key replays the first response",
+                        max_length=200,
+                    ),
+                    _CWD,
+                    _TAG,
+                ),
+                write=True,
+            ),
+            Operation(
+                "review_queue_list",
+                "Memories waiting for review (pending_review, quarantined), newest first.",
+                (
+                    _NS,
+                    Param("limit", "integer", "maximum items", minimum=1, maximum=200, default=50),
+                ),
+            ),
+        )
+    }
 
 
 OPERATIONS: dict[str, Operation] = build_operations(StoreSettings())

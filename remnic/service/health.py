@@ -26,30 +26,39 @@ def _uncommitted_memories(ledger: Ledger) -> list[str]:
     return sorted({p for _, p, orig in ledger.status_porcelain() for p in (p, orig) if p and is_memory_path(p)})
 
 
-def status(root: Path, files: MemoryStore, ledger: Ledger, store: StoreSettings,
-           index_health: dict[str, Any]) -> dict[str, Any]:
+def status(
+    root: Path, files: MemoryStore, ledger: Ledger, store: StoreSettings, index_health: dict[str, Any]
+) -> dict[str, Any]:
     records, problems = check_files(files, store)
     counts: dict[str, dict[str, int]] = {"category": {}, "status": {}, "namespace": {}}
     for r in records:
         for key, value in (("category", r.category), ("status", r.status), ("namespace", r.namespace)):
             counts[key][value] = counts[key].get(value, 0) + 1
     return {
-        "memoryDir": str(root), "head": ledger.head(), "memories": len(records),
+        "memoryDir": str(root),
+        "head": ledger.head(),
+        "memories": len(records),
         "malformed": sorted({p.path for p in problems if p.path}),
-        "uncommitted": _uncommitted_memories(ledger), "counts": counts, "index": index_health,
+        "uncommitted": _uncommitted_memories(ledger),
+        "counts": counts,
+        "index": index_health,
     }
 
 
-def checks(root: Path, origin: str, files: MemoryStore, ledger: Ledger, store: StoreSettings,
-           index_health: dict[str, Any]) -> list[dict[str, Any]]:
+def checks(
+    root: Path, origin: str, files: MemoryStore, ledger: Ledger, store: StoreSettings, index_health: dict[str, Any]
+) -> list[dict[str, Any]]:
     """Checks with status ok|warn|fail and a detail line each."""
     out: list[dict[str, Any]] = []
 
     def add(name: str, status: str, detail: str, **more: Any) -> None:
         out.append({"name": name, "status": status, "detail": detail, **more})
 
-    add("python", "ok" if sys.version_info >= (3, 11) else "fail",
-        f"Python {platform.python_version()} ({sys.executable})")
+    add(
+        "python",
+        "ok" if sys.version_info >= (3, 11) else "fail",
+        f"Python {platform.python_version()} ({sys.executable})",
+    )
     try:
         version = subprocess.run(["git", "--version"], capture_output=True, text=True, check=True).stdout.strip()
         add("git", "ok", version)
@@ -57,21 +66,39 @@ def checks(root: Path, origin: str, files: MemoryStore, ledger: Ledger, store: S
         add("git", "fail", f"git not runnable: {exc}")
     add("memory-dir", "ok", f"{root} (from {origin})")
     has_marker = (root / MARKER_FILE).is_file()
-    add("marker", "ok" if has_marker else "warn", "memory repo marker present" if has_marker
-        else f"no {MARKER_FILE}: directory discovery from a subfolder will not find this repo (run `remnic init`)")
+    add(
+        "marker",
+        "ok" if has_marker else "warn",
+        "memory repo marker present"
+        if has_marker
+        else f"no {MARKER_FILE}: directory discovery from a subfolder will not find this repo (run `remnic init`)",
+    )
     ignored = ledger.is_ignored(f"{STATE_DIR}/index")
-    add("gitignore", "ok" if ignored else "warn", f"{STATE_DIR}/ is git-ignored" if ignored
-        else f"{STATE_DIR}/ is not git-ignored: rebuildable state and audit logs could be committed")
+    add(
+        "gitignore",
+        "ok" if ignored else "warn",
+        f"{STATE_DIR}/ is git-ignored"
+        if ignored
+        else f"{STATE_DIR}/ is not git-ignored: rebuildable state and audit logs could be committed",
+    )
     records, problems = check_files(files, store)
     bad_files = {p.path for p in problems}
     if problems:
-        add("memory-files", "fail", f"{len(bad_files)} malformed of {len(records) + len(bad_files)} files "
-            "(left untouched and out of the index until fixed)", problems=[p.describe() for p in problems])
+        add(
+            "memory-files",
+            "fail",
+            f"{len(bad_files)} malformed of {len(records) + len(bad_files)} files "
+            "(left untouched and out of the index until fixed)",
+            problems=[p.describe() for p in problems],
+        )
     else:
         add("memory-files", "ok", f"{len(records)} memory files, none malformed")
     pending = _uncommitted_memories(ledger)
-    add("working-tree", "ok" if not pending else "warn",
-        "clean" if not pending else f"{len(pending)} uncommitted change(s) (run `remnic sync run`)")
+    add(
+        "working-tree",
+        "ok" if not pending else "warn",
+        "clean" if not pending else f"{len(pending)} uncommitted change(s) (run `remnic sync run`)",
+    )
     state = index_health.get("state", "unknown")
     detail = f": {index_health['detail']}" if index_health.get("detail") else ""
     add("index", "ok" if state == "ok" else "warn", f"index {state}{detail}", index=index_health)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from remnic.config import Settings, ensure_state_dir, load_settings
 from remnic.errors import (
@@ -60,6 +61,8 @@ def _summary(problems: Sequence[FieldProblem]) -> str:
     """One line naming the first problem (and how many more), so str(error) alone is useful."""
     first = problems[0].describe()
     return first if len(problems) == 1 else f"{first} (and {len(problems) - 1} more problem(s))"
+
+
 _MISSING = object()
 Progress = Callable[[int, int], None]
 
@@ -71,8 +74,12 @@ class ImportResult:
     duplicates: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"imported": len(self.records), "commit": self.commit, "duplicates": len(self.duplicates),
-                "ids": [r.id for r in self.records]}
+        return {
+            "imported": len(self.records),
+            "commit": self.commit,
+            "duplicates": len(self.duplicates),
+            "ids": [r.id for r in self.records],
+        }
 
 
 def template_dir() -> Path:
@@ -94,18 +101,20 @@ class Memory:
     # --- opening ---
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> "Memory":
+    def open(cls, path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Memory:
         settings = settings or load_settings(path)
         root = settings.memory_dir
         if not root.is_dir():
-            raise NotFoundError(f"memory directory {root} does not exist (run `remnic init {root}`; "
-                                f"found via {settings.origins.get('memoryDir', 'default')})")
+            raise NotFoundError(
+                f"memory directory {root} does not exist (run `remnic init {root}`; "
+                f"found via {settings.origins.get('memoryDir', 'default')})"
+            )
         if not (root / ".git").exists():
             raise NotFoundError(f"{root} is not a git repository (run `remnic init {root}`)")
         return cls(settings)
 
     @classmethod
-    def init(cls, path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> "Memory":
+    def init(cls, path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Memory:
         """Create (or complete) a memory repository from memory-template/; never overwrites a file."""
         settings = settings or load_settings(path)
         root = settings.memory_dir
@@ -127,7 +136,9 @@ class Memory:
         memory = cls(settings)
         if created:
             with memory.files.lock():
-                memory.ledger.commit(created, "remnic init: memory repository", trailers_for("init", [], DEFAULT_NAMESPACE, "cli"))
+                memory.ledger.commit(
+                    created, "remnic init: memory repository", trailers_for("init", [], DEFAULT_NAMESPACE, "cli")
+                )
         return memory
 
     # --- the index (built lazily: commands that never recall never load it) ---
@@ -151,7 +162,7 @@ class Memory:
             self._index.close()
             self._index = None
 
-    def __enter__(self) -> "Memory":
+    def __enter__(self) -> Memory:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -179,13 +190,17 @@ class Memory:
         """The repo-relative path for a memory id or a memory file path (which may no longer exist)."""
         if not id_or_path.strip():
             raise UsageError("an id or a memory file path is required")
-        looks_like_path = id_or_path.endswith(".md") or "/" in id_or_path or (
-            not ID_RE.match(id_or_path) or os.path.lexists(self.root / id_or_path))
+        looks_like_path = (
+            id_or_path.endswith(".md")
+            or "/" in id_or_path
+            or (not ID_RE.match(id_or_path) or os.path.lexists(self.root / id_or_path))
+        )
         if looks_like_path:
             rel = check_relpath(id_or_path, field="id-or-path")
             if not is_memory_path(rel):
-                raise UsageError(f"{rel} is not a memory file (memory files are *.md outside hidden folders, "
-                                 "not README.md)")
+                raise UsageError(
+                    f"{rel} is not a memory file (memory files are *.md outside hidden folders, not README.md)"
+                )
             if os.path.lexists(self.root / rel) or self.ledger.history(rel):
                 return rel
             raise NotFoundError(f"no memory file at {rel} (not on disk, not in git history)")
@@ -198,7 +213,11 @@ class Memory:
             return gone
 
     def list(
-        self, *, category: str | None = None, status: str | None = None, tag: str | None = None,
+        self,
+        *,
+        category: str | None = None,
+        status: str | None = None,
+        tag: str | None = None,
         namespace: str | None = None,
     ) -> list[MemoryRecord]:
         problems = check_namespace(namespace)
@@ -237,9 +256,16 @@ class Memory:
         ns = namespace or self.settings.namespaces.default
         problems = check_content(content, self.settings.store) + check_namespace(ns)
         meta, more = new_frontmatter(
-            memory_id=new_id(), now=now_iso(), content=content if isinstance(content, str) else "",
-            category=category, settings=self.settings.store, tags=tags, confidence=confidence,
-            importance=importance, source=source, extra=extra,
+            memory_id=new_id(),
+            now=now_iso(),
+            content=content if isinstance(content, str) else "",
+            category=category,
+            settings=self.settings.store,
+            tags=tags,
+            confidence=confidence,
+            importance=importance,
+            source=source,
+            extra=extra,
         )
         problems += more
         if not problems:
@@ -259,27 +285,47 @@ class Memory:
             self._check_writable()
             self.files.write(rel, serialize(meta, record.body))
             try:
-                sha = self.ledger.commit([rel], f"remnic store: {content.strip()[:60]}",
-                                         trailers_for("store", [record.id], ns, source))
+                sha = self.ledger.commit(
+                    [rel], f"remnic store: {content.strip()[:60]}", trailers_for("store", [record.id], ns, source)
+                )
             except BaseException:
                 self.files.delete(rel)
                 raise
             self._index_apply([record], [], sha)
             return record
 
-    def check_import(self, items: Iterable[Any], *, line_numbers: Sequence[int] | None = None,
-                     namespace: str | None = None, source: str = "import") -> list[FieldProblem]:
+    def check_import(
+        self,
+        items: Iterable[Any],
+        *,
+        line_numbers: Sequence[int] | None = None,
+        namespace: str | None = None,
+        source: str = "import",
+    ) -> list[FieldProblem]:
         """Every problem with an import batch, each naming its line and field; writes nothing."""
         return self._plan_import(items, line_numbers, namespace, source)[1]
 
-    def _plan_import(self, items: Iterable[Any], line_numbers: Sequence[int] | None, namespace: str | None,
-                     source: str) -> tuple[list[PlannedMemory], list[FieldProblem]]:
-        return plan_import(items, line_numbers=line_numbers, namespace=namespace or self.settings.namespaces.default,
-                           source=source, store=self.settings.store, existing_ids=self.files.ids, now=now_iso())
+    def _plan_import(
+        self, items: Iterable[Any], line_numbers: Sequence[int] | None, namespace: str | None, source: str
+    ) -> tuple[list[PlannedMemory], list[FieldProblem]]:
+        return plan_import(
+            items,
+            line_numbers=line_numbers,
+            namespace=namespace or self.settings.namespaces.default,
+            source=source,
+            store=self.settings.store,
+            existing_ids=self.files.ids,
+            now=now_iso(),
+        )
 
     def import_records(
-        self, items: Iterable[Mapping[str, Any]], *, source: str = "import", namespace: str | None = None,
-        line_numbers: Sequence[int] | None = None, progress: Progress | None = None,
+        self,
+        items: Iterable[Mapping[str, Any]],
+        *,
+        source: str = "import",
+        namespace: str | None = None,
+        line_numbers: Sequence[int] | None = None,
+        progress: Progress | None = None,
     ) -> ImportResult:
         """Validate every item first; write nothing unless all are valid; then one commit."""
         planned, problems = self._plan_import(list(items), line_numbers, namespace, source)
@@ -311,7 +357,8 @@ class Memory:
                 flush_to_disk()
                 namespaces = sorted({r.namespace for r in records}) or [DEFAULT_NAMESPACE]
                 sha = self.ledger.commit(
-                    created, f"remnic import: {len(records)} memories",
+                    created,
+                    f"remnic import: {len(records)} memories",
                     trailers_for("import", [r.id for r in records], ",".join(namespaces), source),
                 )
             except BaseException:
@@ -321,8 +368,15 @@ class Memory:
             self._index_apply(records, [], sha)
         return ImportResult(records, sha, duplicates)
 
-    def update(self, memory_id: str, changes: Mapping[str, Any], *, operation: str = "update",
-               source: str = "api", extra_trailers: Mapping[str, str] | None = None) -> MemoryRecord:
+    def update(
+        self,
+        memory_id: str,
+        changes: Mapping[str, Any],
+        *,
+        operation: str = "update",
+        source: str = "api",
+        extra_trailers: Mapping[str, str] | None = None,
+    ) -> MemoryRecord:
         """Change frontmatter keys (None removes a key). Only the changed frontmatter lines are
         rewritten: the body's bytes, comments, key order, BOM and line endings stay as they are."""
         from remnic.memfile.normalize import render
@@ -344,18 +398,23 @@ class Memory:
             if any(v is None for v in changes.values()):  # removing a key: the patcher only sets keys
                 text = serialize(meta, record.body)
             else:
-                text, meta = render(checked, {k: meta[k] for k in meta if meta[k] != record.frontmatter.get(k, _MISSING)})
+                text, meta = render(
+                    checked, {k: meta[k] for k in meta if meta[k] != record.frontmatter.get(k, _MISSING)}
+                )
             after = check_text(text, record.path, self.settings.store)
             if after.problems:
-                raise ValidationError("the update would make the file invalid; nothing was written",
-                                      problems=after.problems)
+                raise ValidationError(
+                    "the update would make the file invalid; nothing was written", problems=after.problems
+                )
             self.files.write(record.path, text)
             updated = MemoryRecord(record.path, meta, record.body, record.namespace)
             try:
-                sha = self.ledger.commit([record.path], f"remnic {operation}: {record.content[:60]}",
-                                         trailers_for(operation, [record.id], record.namespace, source,
-                                                      **(extra_trailers or {})),
-                                         contents={record.path: text.encode("utf-8")})
+                sha = self.ledger.commit(
+                    [record.path],
+                    f"remnic {operation}: {record.content[:60]}",
+                    trailers_for(operation, [record.id], record.namespace, source, **(extra_trailers or {})),
+                    contents={record.path: text.encode("utf-8")},
+                )
             except BaseException:
                 self.files.write(record.path, original)
                 raise
@@ -401,8 +460,10 @@ class Memory:
             target = _history.pick(versions, spec, allow_working=False)
             current = versions[-1].path
             if not force and self.ledger.is_dirty(current):
-                raise UsageError(f"{current} has uncommitted changes that a revert would discard; commit them "
-                                 "first (`remnic sync run`) or pass --force to discard them")
+                raise UsageError(
+                    f"{current} has uncommitted changes that a revert would discard; commit them "
+                    "first (`remnic sync run`) or pass --force to discard them"
+                )
             text = self.ledger.show(target.sha, target.path)
             checked = check_text(text, current, self.settings.store)
             if checked.problems or checked.record is None:
@@ -411,10 +472,12 @@ class Memory:
             previous = self.files.read_bytes(current) if os.path.lexists(self.root / current) else None
             self.files.write(current, text)
             try:
-                sha = self.ledger.commit([current], f"remnic revert: {current} to {target.label} ({target.short})",
-                                         trailers_for("revert", [record.id], record.namespace, source,
-                                                      **{"Reverted-To": target.sha}),
-                                         contents={current: text.encode("utf-8")})
+                sha = self.ledger.commit(
+                    [current],
+                    f"remnic revert: {current} to {target.label} ({target.short})",
+                    trailers_for("revert", [record.id], record.namespace, source, **{"Reverted-To": target.sha}),
+                    contents={current: text.encode("utf-8")},
+                )
             except BaseException:
                 if previous is None:
                     self.files.delete(current)
@@ -435,8 +498,14 @@ class Memory:
 
     def doctor(self) -> list[dict[str, Any]]:
         """Checks with status ok|warn|fail and a detail line each."""
-        return _doctor.checks(self.root, self.settings.origins.get("memoryDir", "default"), self.files,
-                             self.ledger, self.settings.store, self._index_health())
+        return _doctor.checks(
+            self.root,
+            self.settings.origins.get("memoryDir", "default"),
+            self.files,
+            self.ledger,
+            self.settings.store,
+            self._index_health(),
+        )
 
     def check_files(self) -> tuple[list[MemoryRecord], list[FieldProblem]]:
         """Every memory file checked as sync checks it (schema, namespace folder, secrets, conflict markers)."""
@@ -465,30 +534,51 @@ class Memory:
             return None
         return record
 
-
     # --- browsing, review queue, observation archive (used by the server; thin enough for the CLI) ---
 
     def search(
-        self, query: str | None = None, *, category: str | None = None, status: str | None = None,
-        tag: str | None = None, namespace: str | None = None, limit: int = 50, offset: int = 0,
+        self,
+        query: str | None = None,
+        *,
+        category: str | None = None,
+        status: str | None = None,
+        tag: str | None = None,
+        namespace: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
     ) -> tuple[list[MemoryRecord], int]:
         """A filtered, paged browse, newest first: (page, total matches); see :func:`remnic.browse.search`."""
-        return _browse.search(self.files, query, category=category, status=status, tag=tag,
-                              namespace=namespace, limit=limit, offset=offset)
+        return _browse.search(
+            self.files,
+            query,
+            category=category,
+            status=status,
+            tag=tag,
+            namespace=namespace,
+            limit=limit,
+            offset=offset,
+        )
 
     def review_queue(self, *, namespace: str | None = None, limit: int = 50) -> list[MemoryRecord]:
         """Memories waiting for a person: status pending_review or quarantined, newest first."""
         return _browse.review_queue(self.list(namespace=namespace), limit)
 
-    def observe(self, session_key: str, messages: Sequence[Mapping[str, Any]], *, namespace: str | None = None,
-                source: str = "api") -> dict[str, Any]:
+    def observe(
+        self,
+        session_key: str,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        namespace: str | None = None,
+        source: str = "api",
+    ) -> dict[str, Any]:
         """Archive conversation messages for the observation pipeline (see :mod:`remnic.observe`)."""
         return _observe.archive(self.root, session_key, messages, namespace or self.settings.namespaces.default, source)
 
     # --- sync: hand edits become indexed, committed memories (remnic.sync) ---
 
-    def sync(self, *, commit: bool | None = None, normalize: bool = True, full: bool = False,
-             source: str = "sync") -> Any:
+    def sync(
+        self, *, commit: bool | None = None, normalize: bool = True, full: bool = False, source: str = "sync"
+    ) -> Any:
         """Validate, normalise, index and commit what changed on disk since the last sync.
 
         Returns a :class:`remnic.sync.SyncReport`; see :func:`remnic.sync.run_sync`.
@@ -507,10 +597,21 @@ class Memory:
     # --- recall: the rebuildable search index (remnic.index) and the pipeline (remnic.recall) ---
 
     def recall(
-        self, query: str, *, top_k: int | None = None, namespace: str | None = None, category: str | None = None,
-        budget_chars: int | None = None, include_inactive: bool = False, statuses: Sequence[str] | None = None,
-        progress: Progress | None = None, xray: bool = False, session_key: str | None = None,
-        trace_id: str | None = None, clock: Any = None, source: str = "api",
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        namespace: str | None = None,
+        category: str | None = None,
+        budget_chars: int | None = None,
+        include_inactive: bool = False,
+        statuses: Sequence[str] | None = None,
+        progress: Progress | None = None,
+        xray: bool = False,
+        session_key: str | None = None,
+        trace_id: str | None = None,
+        clock: Any = None,
+        source: str = "api",
     ) -> Any:
         """Hybrid recall (BM25 + local embeddings) over active memories, best first.
 
@@ -532,29 +633,37 @@ class Memory:
         from remnic.recall import RecallOptions, check_query, resolve_clock, run_recall
 
         check_query(query)
-        check_recall_args(top_k=top_k, namespace=namespace, category=category, budget_chars=budget_chars,
-                          statuses=statuses)
+        check_recall_args(
+            top_k=top_k, namespace=namespace, category=category, budget_chars=budget_chars, statuses=statuses
+        )
         try:
             clk = resolve_clock(clock)
         except ValueError as exc:
             raise ValidationError.single("clock", str(exc)) from None
         started = clk.perf_ms()
-        options = RecallOptions(top_k=top_k, namespace=namespace, category=category, budget_chars=budget_chars,
-                                statuses=statuses, include_inactive=include_inactive)
+        options = RecallOptions(
+            top_k=top_k,
+            namespace=namespace,
+            category=category,
+            budget_chars=budget_chars,
+            statuses=statuses,
+            include_inactive=include_inactive,
+        )
         try:
             fresh = self.index.ensure_fresh(self.files, self.ledger, progress)
             result = run_recall(self.index, query, options, self.settings.recall, fresh.to_dict(), clock=clk)
         except RemnicError:
             raise
-        except Exception as exc:  # noqa: BLE001 - an unusable index must not leave the caller without an answer
+        except Exception as exc:
             if not self.settings.recall.fallback_scan:
                 raise
             from remnic.recall.fallback import scan_recall
 
             reason = f"{type(exc).__name__}: {exc}".strip()[:200]
             logging.getLogger("remnic.recall").warning("index unavailable (%s); recalling from the files", reason)
-            result = scan_recall(self.files.scan().records, query, options, self.settings.recall, reason=reason,
-                                 clock=clk)
+            result = scan_recall(
+                self.files.scan().records, query, options, self.settings.recall, reason=reason, clock=clk
+            )
         result.session_key, result.trace_id = session_key, trace_id
         if self.settings.recall.audit:
             result.audit_id = self._audit_recall(result, clk, clk.perf_ms() - started, source)
@@ -563,9 +672,16 @@ class Memory:
         return result
 
     def recall_xray(
-        self, query: str, *, namespace: str | None = None, session_key: str | None = None,
-        budget_chars: int | None = None, top_k: int | None = None, trace_id: str | None = None,
-        clock: Any = None, source: str = "api",
+        self,
+        query: str,
+        *,
+        namespace: str | None = None,
+        session_key: str | None = None,
+        budget_chars: int | None = None,
+        top_k: int | None = None,
+        trace_id: str | None = None,
+        clock: Any = None,
+        source: str = "api",
     ) -> Any:
         """A fresh recall of ``query`` with its X-ray: a RecallXraySnapshot, or None if capture failed.
 
@@ -576,8 +692,17 @@ class Memory:
         from remnic.recall.locks import xray_lock
 
         with xray_lock(self.root):
-            result = self.recall(query, top_k=top_k, namespace=namespace, budget_chars=budget_chars, xray=True,
-                                 session_key=session_key, trace_id=trace_id, clock=clock, source=source)
+            result = self.recall(
+                query,
+                top_k=top_k,
+                namespace=namespace,
+                budget_chars=budget_chars,
+                xray=True,
+                session_key=session_key,
+                trace_id=trace_id,
+                clock=clock,
+                source=source,
+            )
         return result.xray
 
     def audit_show(self, audit_id: str) -> dict[str, Any]:
@@ -595,8 +720,14 @@ class Memory:
     def _audit_recall(self, result: Any, clk: Any, latency_ms: float, source: str) -> str | None:
         from remnic.recall.snapshot import record_audit
 
-        return record_audit(self.settings.state_dir, result, clock=clk, latency_ms=latency_ms, source=source,
-                            retention_days=self.settings.recall.audit_retention_days)
+        return record_audit(
+            self.settings.state_dir,
+            result,
+            clock=clk,
+            latency_ms=latency_ms,
+            source=source,
+            retention_days=self.settings.recall.audit_retention_days,
+        )
 
     def _capture_xray(self, result: Any, clk: Any, namespace: str | None) -> Any:
         from remnic.recall.snapshot import capture

@@ -20,9 +20,10 @@ One run, all under the repository write lock:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from remnic.config import Settings
 from remnic.errors import FieldProblem, MemoryFormatError, RemnicError
@@ -58,9 +59,16 @@ class Change:
         return _LETTER[self.kind]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"change": self.kind, "path": self.path, "previousPath": self.previous_path, "id": self.id,
-                "normalized": self.normalized, "origin": self.origin, "committed": self.committed,
-                "note": self.note}
+        return {
+            "change": self.kind,
+            "path": self.path,
+            "previousPath": self.previous_path,
+            "id": self.id,
+            "normalized": self.normalized,
+            "origin": self.origin,
+            "committed": self.committed,
+            "note": self.note,
+        }
 
     def describe(self, commit: str | None = None) -> str:
         """One line: ``M facts/a.md  mem_x  (normalised updated, contentHash)  -> 1a2b3c4d``."""
@@ -70,7 +78,9 @@ class Change:
             parts.append(self.id)
         extra = []
         if self.normalized:
-            extra.append("added frontmatter" if len(self.normalized) > 4 else "normalised " + ", ".join(self.normalized))
+            extra.append(
+                "added frontmatter" if len(self.normalized) > 4 else "normalised " + ", ".join(self.normalized)
+            )
         if self.origin == "git":
             extra.append("already in git")
         if self.note:
@@ -82,10 +92,17 @@ class Change:
         return "  ".join(parts)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Change":
-        return cls(data["change"], data["path"], data.get("id"), data.get("previousPath"),
-                   list(data.get("normalized") or []), data.get("origin", "working-tree"),
-                   bool(data.get("committed")), data.get("note"))
+    def from_dict(cls, data: dict[str, Any]) -> Change:
+        return cls(
+            data["change"],
+            data["path"],
+            data.get("id"),
+            data.get("previousPath"),
+            list(data.get("normalized") or []),
+            data.get("origin", "working-tree"),
+            bool(data.get("committed")),
+            data.get("note"),
+        )
 
 
 @dataclass
@@ -114,11 +131,19 @@ class SyncReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "mode": self.mode, "base": self.base, "head": self.head, "commit": self.commit,
+            "mode": self.mode,
+            "base": self.base,
+            "head": self.head,
+            "commit": self.commit,
             "changes": [c.to_dict() for c in self.changes],
-            "problems": [p.to_dict() for p in self.problems], "malformed": self.malformed_paths,
-            "skipped": self.skipped, "notCommitted": self.not_committed, "pending": self.pending,
-            "indexed": self.indexed, "removedFromIndex": self.removed, "index": self.index,
+            "problems": [p.to_dict() for p in self.problems],
+            "malformed": self.malformed_paths,
+            "skipped": self.skipped,
+            "notCommitted": self.not_committed,
+            "pending": self.pending,
+            "indexed": self.indexed,
+            "removedFromIndex": self.removed,
+            "index": self.index,
             "elapsedMs": round(self.elapsed_ms, 1),
         }
 
@@ -222,8 +247,9 @@ def _subject(changes: list[Change]) -> str:
     return f"remnic sync: {len(changes)} hand edits ({', '.join(parts)})"
 
 
-def run_sync(target: SyncTarget, *, commit: bool | None = None, normalize: bool = True, full: bool = False,
-             source: str = "sync") -> SyncReport:
+def run_sync(
+    target: SyncTarget, *, commit: bool | None = None, normalize: bool = True, full: bool = False, source: str = "sync"
+) -> SyncReport:
     """Bring index and git in step with the files; see the module docstring. Holds the write lock."""
     started = time.perf_counter()
     want_commit = target.settings.sync.commit if commit is None else commit
@@ -271,8 +297,13 @@ class _Run:
             self.status[path] = xy
             if orig:
                 self.status[orig] = "D "
-        if (not full and head is not None and head == state.commit and not state.pending
-                and not any(is_memory_path(p) for p in self.status)):
+        if (
+            not full
+            and head is not None
+            and head == state.commit
+            and not state.pending
+            and not any(is_memory_path(p) for p in self.status)
+        ):
             return SyncReport("noop", state.commit, head)  # the common case: one `git status`, no index opened
 
         index = self.target.index()
@@ -301,10 +332,21 @@ class _Run:
             prior = state.pending.get(path) or {}
             if path in renamed_from:
                 continue
-            if path in self.status or self.diff_letter.get(path) == "D" or prior.get("kind") in ("uncommitted", "deleted"):
-                changes.append(Change(DELETED, path, old[path].id,
-                                      origin="git" if self.diff_letter.get(path) == "D" and path not in self.status
-                                      else "working-tree"))
+            if (
+                path in self.status
+                or self.diff_letter.get(path) == "D"
+                or prior.get("kind") in ("uncommitted", "deleted")
+            ):
+                changes.append(
+                    Change(
+                        DELETED,
+                        path,
+                        old[path].id,
+                        origin="git"
+                        if self.diff_letter.get(path) == "D" and path not in self.status
+                        else "working-tree",
+                    )
+                )
 
         commit_paths = self.commit_paths(changes)
         if commit_paths and not can_commit:
@@ -368,8 +410,9 @@ class _Run:
             candidates.setdefault(path, "pending")
         self.candidates = {p: o for p, o in candidates.items() if is_memory_path(p)}
 
-    def read_all(self, report: SyncReport, *, skip_unchanged: bool
-                 ) -> tuple[list[tuple[str, bytes, Checked]], list[str], list[str], set[str]]:
+    def read_all(
+        self, report: SyncReport, *, skip_unchanged: bool
+    ) -> tuple[list[tuple[str, bytes, Checked]], list[str], list[str], set[str]]:
         """(valid files, deleted paths, paths to keep out of the index, unchanged uncommitted paths)."""
         store = self.settings.store
         valid: list[tuple[str, bytes, Checked]] = []
@@ -389,7 +432,9 @@ class _Run:
                 deleted.append(path)
                 continue
             if isinstance(data, NotRegularFile):
-                checked = Checked(path, problems=[FieldProblem("path", data.strerror or "is not a regular file", path=path)])
+                checked = Checked(
+                    path, problems=[FieldProblem("path", data.strerror or "is not a regular file", path=path)]
+                )
                 sha = "not-a-file"
             else:
                 sha = digest(data)
@@ -407,13 +452,19 @@ class _Run:
                     self.empty[path] = sha
                 dropped.append(path)
                 continue
-            if skip_unchanged and prior.get("kind") == "uncommitted" and prior.get("sha") == sha and path in self.status:
+            if (
+                skip_unchanged
+                and prior.get("kind") == "uncommitted"
+                and prior.get("sha") == sha
+                and path in self.status
+            ):
                 quiet.add(path)
             valid.append((path, data, checked))
         return valid, deleted, dropped, quiet
 
-    def pair_renames(self, valid: list[tuple[str, bytes, Checked]], old: dict[str, _Old]
-                     ) -> tuple[dict[str, str], dict[str, str]]:
+    def pair_renames(
+        self, valid: list[tuple[str, bytes, Checked]], old: dict[str, _Old]
+    ) -> tuple[dict[str, str], dict[str, str]]:
         """New path → the deleted path it was renamed from; new path → the id it inherits."""
         by_id = {o.id: p for p, o in old.items() if o.id}
         by_hash = {o.hash: p for p, o in old.items() if o.hash}
@@ -432,8 +483,9 @@ class _Run:
                     forced_id[path] = str(old[partner].id)
         return partner_of, forced_id
 
-    def dedupe_ids(self, valid: list[tuple[str, bytes, Checked]], old: dict[str, _Old], forced_id: dict[str, str],
-                   index: Any) -> dict[str, str]:
+    def dedupe_ids(
+        self, valid: list[tuple[str, bytes, Checked]], old: dict[str, _Old], forced_id: dict[str, str], index: Any
+    ) -> dict[str, str]:
         """A copied file keeps its id only if no other live file has it; returns notes per path."""
         notes: dict[str, str] = {}
         claimed: dict[str, str] = {}
@@ -473,8 +525,9 @@ class _Run:
         hits = [line.split(":", 1)[1] for line in out.splitlines() if ":" in line]
         return next((h for h in hits if h != path and is_memory_path(h)), None)
 
-    def normalise(self, valid: list[tuple[str, bytes, Checked]], forced_id: dict[str, str], report: SyncReport
-                  ) -> tuple[list[MemoryRecord], dict[str, list[str]], dict[str, str]]:
+    def normalise(
+        self, valid: list[tuple[str, bytes, Checked]], forced_id: dict[str, str], report: SyncReport
+    ) -> tuple[list[MemoryRecord], dict[str, list[str]], dict[str, str]]:
         """Write the frontmatter each file needs; (records, path → keys written, path → sha of the bytes)."""
         now = now_iso()
         records: list[MemoryRecord] = []
@@ -483,8 +536,13 @@ class _Run:
         for path, data, checked in valid:
             record = checked.record
             assert record is not None
-            plan = planned_changes(checked, now=now, store=self.settings.store,
-                                   stamp_edits=self.settings.sync.stamp_edits, memory_id=forced_id.get(path))
+            plan = planned_changes(
+                checked,
+                now=now,
+                store=self.settings.store,
+                stamp_edits=self.settings.sync.stamp_edits,
+                memory_id=forced_id.get(path),
+            )
             if plan and not self.normalize:
                 self.unnormalised.add(path)  # the next normalising sync must come back to it
             elif plan:
@@ -501,16 +559,27 @@ class _Run:
             self.checked_bytes[path] = data
         return records, written, record_sha
 
-    def describe_changes(self, records: list[MemoryRecord], written: dict[str, list[str]], quiet: set[str],
-                         partner_of: dict[str, str], notes: dict[str, str]) -> list[Change]:
+    def describe_changes(
+        self,
+        records: list[MemoryRecord],
+        written: dict[str, list[str]],
+        quiet: set[str],
+        partner_of: dict[str, str],
+        notes: dict[str, str],
+    ) -> list[Change]:
         changes: list[Change] = []
         for record in records:
             path = record.path
             if path in quiet or (self.candidates[path] == "scan" and path not in self.status and path not in written):
                 continue
-            change = Change(ADDED if self.is_new(path) else MODIFIED, path, record.id,
-                            normalized=written.get(path, []), note=notes.get(path),
-                            origin="working-tree" if path in self.status else "git")
+            change = Change(
+                ADDED if self.is_new(path) else MODIFIED,
+                path,
+                record.id,
+                normalized=written.get(path, []),
+                note=notes.get(path),
+                origin="working-tree" if path in self.status else "git",
+            )
             if path in partner_of:
                 change.kind, change.previous_path = RENAMED, partner_of[path]
             changes.append(change)
@@ -535,16 +604,28 @@ class _Run:
         # Commit the bytes that were checked (or written by normalisation), never whatever is on disk
         # by the time git runs: a save landing meanwhile is left for the next sync.
         gone = {c.previous_path or c.path for c in committing if c.kind in (DELETED, RENAMED)} - {
-            c.path for c in committing if c.kind != DELETED}
+            c.path for c in committing if c.kind != DELETED
+        }
         contents: dict[str, bytes | None] = {p: self.checked_bytes[p] for p in paths if p in self.checked_bytes}
         contents.update({p: None for p in gone if p in paths})
-        return self.ledger.commit(paths, _subject(committing or changes),
-                                  trailers_for("sync", ids, ",".join(namespaces), self.source),
-                                  body="\n".join(c.describe() for c in committing), contents=contents)
+        return self.ledger.commit(
+            paths,
+            _subject(committing or changes),
+            trailers_for("sync", ids, ",".join(namespaces), self.source),
+            body="\n".join(c.describe() for c in committing),
+            contents=contents,
+        )
 
-    def next_pending(self, records: list[MemoryRecord], written: dict[str, list[str]], record_sha: dict[str, str],
-                     deleted: list[str], old: dict[str, _Old], committed: set[str], report: SyncReport
-                     ) -> dict[str, dict[str, Any]]:
+    def next_pending(
+        self,
+        records: list[MemoryRecord],
+        written: dict[str, list[str]],
+        record_sha: dict[str, str],
+        deleted: list[str],
+        old: dict[str, _Old],
+        committed: set[str],
+        report: SyncReport,
+    ) -> dict[str, dict[str, Any]]:
         """Memory paths left differing from the new HEAD, with what the next run needs to know about them."""
         pending: dict[str, dict[str, Any]] = {p: {"kind": "unstable"} for p in self.unstable}
         pending.update({p: {"kind": "malformed", "sha": sha} for p, sha in self.malformed.items()})
@@ -556,8 +637,13 @@ class _Run:
                 continue
             if path in committed or not (path in self.status or path in written):
                 continue
-            pending[path] = {"kind": "uncommitted", "sha": record_sha[path], "id": record.id,
-                             "hash": content_hash(record.content), "explicitId": record.has_id}
+            pending[path] = {
+                "kind": "uncommitted",
+                "sha": record_sha[path],
+                "id": record.id,
+                "hash": content_hash(record.content),
+                "explicitId": record.has_id,
+            }
         for path in deleted:
             if path not in committed and path in self.status and self.in_head(path):
                 info = old[path]

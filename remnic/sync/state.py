@@ -33,7 +33,7 @@ class SyncState:
     """Path → {sha, id, hash, kind} for memory paths left differing from ``commit``."""
 
     @classmethod
-    def load(cls, root: Path) -> "SyncState":
+    def load(cls, root: Path) -> SyncState:
         path = root / STATE_DIR / STATE_FILE
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -72,8 +72,9 @@ def _read_once(path: Path) -> tuple[tuple[int, int, int], bytes] | None:
     return sig, data
 
 
-def read_stable_many(paths: list[Path], *, attempts: int = 25, settle_s: float = 0.01, quiet_s: float = 1.0
-                     ) -> dict[Path, bytes | None | Unstable | NotRegularFile]:
+def read_stable_many(
+    paths: list[Path], *, attempts: int = 25, settle_s: float = 0.01, quiet_s: float = 1.0
+) -> dict[Path, bytes | Unstable | NotRegularFile | None]:
     """Each file's bytes once they stop changing (None: it does not exist; Unstable: it kept changing;
     NotRegularFile: a symlink or other non-file, never read through).
 
@@ -82,7 +83,7 @@ def read_stable_many(paths: list[Path], *, attempts: int = 25, settle_s: float =
     twice ``settle_s`` apart, so a save in progress is never taken for the file.
     The settle pauses are shared by all files of a batch.
     """
-    out: dict[Path, bytes | None | Unstable] = {}
+    out: dict[Path, bytes | Unstable | None] = {}
     previous: dict[Path, tuple[tuple[int, int, int], bytes] | None] = {p: None for p in paths}
     todo = list(paths)
     delay = settle_s
