@@ -1,21 +1,23 @@
 """remnic: git-backed, file-native memory for AI agents and the people who work with them.
 
-The public Python API::
+The public Python API — everything else is internal::
 
     from remnic import Memory
     mem = Memory.init("~/memories")          # or Memory.open() to discover it like git
-    rec = mem.store("We cut releases every Tuesday", category="decision")
-    mem.get(rec.id); mem.list(category="decision"); mem.versions(rec.id)
+    result = mem.store("We cut releases every Tuesday", category="decision")
+    mem.get(result.id); mem.list(category="decision"); mem.versions(result.id)
+
+Every write returns a :class:`WriteResult`; records are :class:`MemoryRecord`;
+errors derive from :class:`RemnicError`.
 """
 
+from remnic.errors import LockTimeoutError, MemoryFormatError, NotFoundError, RemnicError, UsageError, ValidationError
 from remnic.memfile.model import MemoryRecord
-from remnic.service.memory import ImportResult, Memory
+from remnic.service import Memory, WriteResult
+from remnic.version import __version__
 
-from .errors import MemoryFormatError, NotFoundError, RemnicError, UsageError, ValidationError
-
-__version__ = "0.1.0"
 __all__ = [
-    "ImportResult",
+    "LockTimeoutError",
     "Memory",
     "MemoryFormatError",
     "MemoryRecord",
@@ -23,5 +25,6 @@ __all__ = [
     "RemnicError",
     "UsageError",
     "ValidationError",
+    "WriteResult",
     "__version__",
 ]

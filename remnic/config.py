@@ -50,6 +50,8 @@ class StoreSettings:
     """Confidence given to a stored memory when the caller names none (Remnic's default)."""
     default_importance: float = 0.5
     """importanceScore given to a stored memory when the caller names none."""
+    inline_rebuild_max: int = 2000
+    """A write into a repository with no usable index builds the whole index right away when it holds at most this many memory files (so the first write leaves `status` healthy); a larger one is rebuilt by the next recall, with progress."""
     scan_memo: bool = True
     """Keep each valid file's parse in .remnic/scan-memo.sqlite, keyed by its stat, so listing a large repository (list, status, doctor, GET memories) parses only what changed."""
 

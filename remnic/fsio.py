@@ -56,14 +56,22 @@ def read_regular(path: Path) -> bytes:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None, durable: bool = True) -> None:
-    """Write via a hidden temp file in the same directory, fsync, then rename over the target.
+def write_atomic(
+    path: Path, data: str | bytes, *, mode: int | None = None, durable: bool = True, tmp_dir: Path | None = None
+) -> None:
+    """Write via a temp file, fsync, then rename over the target.
 
-    ``durable=False`` skips the fsyncs: bulk writers call :func:`flush_to_disk` once instead
-    (one ``sync`` beats thousands of fsyncs) before they commit.
+    The temp file sits in ``tmp_dir`` (same filesystem; memory files use the git-ignored
+    ``.remnic/tmp`` so a crash never leaves a file that ``git add -A`` would pick up), else
+    next to the target. ``durable=False`` skips the fsyncs: bulk writers call
+    :func:`flush_to_disk` once instead (one ``sync`` beats thousands of fsyncs) before they commit.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(3)}"
+    if tmp_dir is not None:
+        tmp_dir.mkdir(parents=True, exist_ok=True)
+        tmp = tmp_dir / f"{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    else:
+        tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(3)}"
     raw = data.encode("utf-8") if isinstance(data, str) else data
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
     fd = os.open(tmp, flags, mode if mode is not None else 0o644)
@@ -97,3 +105,21 @@ def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None, dura
 def flush_to_disk() -> None:
     """Make every write so far durable (after a batch of ``durable=False`` writes)."""
     os.sync()
+
+
+def sweep_litter(tmp_dir: Path) -> int:
+    """Remove temp files left in ``tmp_dir`` by processes that are gone (named ``<pid>-…``)."""
+    removed = 0
+    try:
+        entries = list(os.scandir(tmp_dir))
+    except FileNotFoundError:
+        return 0
+    for entry in entries:
+        pid = entry.name.split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not pid_alive(int(pid)):
+            try:
+                os.unlink(entry.path)
+                removed += 1
+            except OSError:
+                pass
+    return removed

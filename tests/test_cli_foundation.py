@@ -140,7 +140,7 @@ def test_import_cli_reports_bad_lines_and_writes_nothing(memory: Memory, tmp_pat
 
 def test_versions_cli(memory: Memory) -> None:
     d = str(memory.root)
-    rec = memory.store("Lunch is at noon", category="fact")
+    rec = memory.store("Lunch is at noon", category="fact").record
     path = memory.root / rec.path
     path.write_text(path.read_text().replace("noon", "1pm"))
     git(memory.root, "commit", "-qam", "later lunch")
@@ -161,7 +161,7 @@ def test_versions_cli(memory: Memory) -> None:
 
 def test_forget_status_doctor(memory: Memory) -> None:
     d = str(memory.root)
-    rec = memory.store("Temporary note", category="fact")
+    rec = memory.store("Temporary note", category="fact").record
     assert run_cli("forget", rec.id, "--reason", "obsolete", "--memory-dir", d).code == 0
     status = run_cli("status", "--memory-dir", d, "--json").json()
     assert status["counts"]["status"] == {"forgotten": 1}

@@ -102,7 +102,7 @@ def test_git_ignored_files_are_not_memories(memory: Memory) -> None:
     git(memory.root, "commit", "-qam", "ignore drafts")
     (memory.root / "drafts").mkdir()
     (memory.root / "drafts" / "z.md").write_text("A draft about okapis that is not ready\n")
-    kept = memory.store("A real memory about okapis", category="fact")
+    kept = memory.store("A real memory about okapis", category="fact").record
     assert [r.id for r in memory.list()] == [kept.id]
     memory.reindex()
     assert [h.id for h in memory.recall("okapis", top_k=5)] == [kept.id]
@@ -112,7 +112,7 @@ def test_git_ignored_files_are_not_memories(memory: Memory) -> None:
 
 
 def test_revert_refuses_to_discard_uncommitted_edits(memory: Memory) -> None:
-    rec = memory.store("Editor is helix", category="preference")
+    rec = memory.store("Editor is helix", category="preference").record
     memory.forget(rec.id)
     path = memory.root / rec.path
     path.write_text(path.read_text() + "\nUNSAVED precious note\n")
@@ -209,7 +209,7 @@ def test_history_commands_only_take_memory_files(memory: Memory) -> None:
 
 
 def test_timeline_of_a_deleted_memory_comes_from_history(memory: Memory) -> None:
-    rec = memory.store("Short-lived memory about newts", category="fact")
+    rec = memory.store("Short-lived memory about newts", category="fact").record
     git(memory.root, "rm", "-q", rec.path)
     git(memory.root, "commit", "-qm", "remove it")
     events = run_cli("timeline", rec.id, "--memory-dir", str(memory.root), "--json").json()["events"]
@@ -217,12 +217,12 @@ def test_timeline_of_a_deleted_memory_comes_from_history(memory: Memory) -> None
 
 
 def test_forget_twice_changes_nothing(memory: Memory) -> None:
-    rec = memory.store("Forget me once", category="fact")
+    rec = memory.store("Forget me once", category="fact").record
     memory.forget(rec.id, reason="first")
     head = memory.ledger.head()
     second = run_cli("forget", rec.id, "--reason", "second", "--memory-dir", str(memory.root))
     assert second.code == 0 and "already forgotten" in second.out
-    assert memory.ledger.head() == head and memory.get(rec.id).frontmatter["forgetReason"] == "first"
+    assert memory.ledger.head() == head and memory.get(rec.id).frontmatter["forgottenReason"] == "first"
 
 
 def test_writes_are_refused_on_a_detached_head(memory: Memory) -> None:
@@ -234,7 +234,7 @@ def test_writes_are_refused_on_a_detached_head(memory: Memory) -> None:
 
 
 def test_get_of_a_malformed_file_says_what_is_wrong(memory: Memory) -> None:
-    rec = memory.store("Staging db is db1", category="fact")
+    rec = memory.store("Staging db is db1", category="fact").record
     path = memory.root / rec.path
     path.write_text(path.read_text().replace("status: active", "status: bogus"))
     result = run_cli("get", rec.id, "--memory-dir", str(memory.root))
@@ -292,7 +292,7 @@ def test_thresholds_hold_at_exactly_their_value(tmp_path: Path) -> None:
 
     root = tmp_path / "m"
     mem = Memory.init(root, settings=settings_for(root, recall={"confidence_floor": 0.7}))
-    kept = mem.store("Capybaras are the largest rodents", category="fact", confidence=0.7)
+    kept = mem.store("Capybaras are the largest rodents", category="fact", confidence=0.7).record
     mem.store("Capybaras live near water", category="fact", confidence=0.69)
     assert [h.id for h in mem.recall("capybaras rodents water")] == [kept.id]
     mem.close()
@@ -307,4 +307,4 @@ def test_duplicate_check_hashes_the_content_not_a_stale_frontmatter_hash(memory:
     git(memory.root, "commit", "-qm", "hand written, hash not updated")
     memory.reindex()
     again = memory.store("Wombats have cube-shaped droppings", category="fact")
-    assert again.duplicate and again.id == "mem_stale"
+    assert not again.changed and again.id == "mem_stale"

@@ -12,7 +12,8 @@ import pytest
 from conftest import GIT_IDENTITY, run_cli
 
 from remnic.config import settings_for
-from remnic.drivers.hooks import GIT_HOOKS, hooks_source_dir, transcript_messages
+from remnic.drivers.hooks import transcript_messages
+from remnic.repo.githooks import GIT_HOOKS, hooks_source_dir
 from remnic.service.memory import Memory
 from remnic.sync.state import SyncState
 
@@ -77,9 +78,9 @@ def test_pre_commit_ignores_files_that_are_not_memories(hooked: Memory) -> None:
 
 def test_post_checkout_merge_and_rewrite_update_the_index(hooked: Memory, tmp_path: Path) -> None:
     root = hooked.root
-    first = hooked.store("Hooks memory one", category="fact")
+    first = hooked.store("Hooks memory one", category="fact").record
     old = hooked.ledger.head()
-    second = hooked.store("Hooks memory two", category="fact")
+    second = hooked.store("Hooks memory two", category="fact").record
     hooked.sync()
     new = hooked.ledger.head()
 
@@ -108,7 +109,7 @@ def test_post_checkout_merge_and_rewrite_update_the_index(hooked: Memory, tmp_pa
     try:
         assert run_cli("hooks", "install", "--memory-dir", str(clone)).code == 0
         cloned.sync()
-        third = hooked.store("Hooks memory three, pulled", category="fact")
+        third = hooked.store("Hooks memory three, pulled", category="fact").record
         pull = user_git(clone, "pull", "-q", "--no-rebase", "origin", "main", check=False)
         assert pull.returncode == 0, pull.stderr
         assert SyncState.load(clone).commit == hooked.ledger.head() == cloned.ledger.head()

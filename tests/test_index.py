@@ -99,7 +99,7 @@ def test_find_by_hash_and_path_of(repo: Memory) -> None:
     assert index.path_of(record.id) == record.path
     assert index.path_of("mem_nope") is None
     dup = repo.store(record.content, category="preference")
-    assert dup.duplicate and dup.id == record.id
+    assert not dup.changed and dup.commit is None and dup.id == record.id
 
 
 def test_health_reports_the_manifest(repo: Memory) -> None:
@@ -154,8 +154,8 @@ def test_bad_arguments_name_the_field(repo: Memory) -> None:
 
 
 def test_superseded_excluded_by_default_and_returned_when_asked(fresh: Memory) -> None:
-    old = fresh.store("The deploy window is Friday afternoon", category="decision")
-    new = fresh.store("The deploy window moved to Wednesday morning", category="decision")
+    old = fresh.store("The deploy window is Friday afternoon", category="decision").record
+    new = fresh.store("The deploy window moved to Wednesday morning", category="decision").record
     fresh.update(old.id, {"status": "superseded", "supersededBy": new.id})
     result = fresh.recall("deploy window", top_k=5)
     assert old.id not in _ids(result) and new.id in _ids(result)
@@ -172,7 +172,7 @@ def test_superseded_excluded_by_default_and_returned_when_asked(fresh: Memory) -
 
 
 def test_committed_edit_delete_and_rename_are_reflected(fresh: Memory) -> None:
-    rec = fresh.store("The office plant is a ficus named Gerald", category="fact")
+    rec = fresh.store("The office plant is a ficus named Gerald", category="fact").record
     assert fresh.recall("Gerald ficus", top_k=1).hits[0].id == rec.id
     # A hand edit committed with plain git: the next recall catches up from the diff.
     path = fresh.root / rec.path
@@ -197,7 +197,7 @@ def test_committed_edit_delete_and_rename_are_reflected(fresh: Memory) -> None:
 
 
 def test_uncommitted_edits_via_refresh_paths_and_apply_without_commit(fresh: Memory) -> None:
-    rec = fresh.store("Lunch on Fridays is at the noodle bar", category="fact")
+    rec = fresh.store("Lunch on Fridays is at the noodle bar", category="fact").record
     fresh.recall("lunch", top_k=1)  # a complete index that knows its commit
     head = fresh.ledger.head()
     path = fresh.root / rec.path
@@ -284,7 +284,7 @@ def test_another_writer_is_noticed_by_a_reader(fresh: Memory) -> None:
     gen = reader.index.manifest().generation
     # A second facade (its own index object and snapshot), as another process would have.
     with Memory.open(settings=fresh.settings) as writer:
-        rec = writer.store("The espresso machine descaling is on the first of the month", category="procedure")
+        rec = writer.store("The espresso machine descaling is on the first of the month", category="procedure").record
     result = reader.recall("espresso descaling", top_k=1)
     assert result.hits[0].id == rec.id and result.index["action"] == "reloaded"
     assert reader.index.manifest().generation > gen
@@ -307,7 +307,7 @@ def test_a_real_second_process_writes_and_the_reader_sees_it(fresh: Memory) -> N
 
 
 def test_namespaces_and_categories_scope_recall(fresh: Memory) -> None:
-    work = fresh.store("The release checklist lives in the wiki", category="procedure", namespace="work")
+    work = fresh.store("The release checklist lives in the wiki", category="procedure", namespace="work").record
     assert work.id not in _ids(fresh.recall("release checklist wiki", top_k=5, namespace="default"))
     assert _ids(fresh.recall("release checklist wiki", top_k=5, namespace="work")) == [work.id]
     assert work.id in _ids(fresh.recall("release checklist wiki", top_k=5))

@@ -55,7 +55,7 @@ def test_store_writes_file_and_one_commit_with_trailers(memory: Memory) -> None:
         importance=0.85,
         confidence=0.97,
         source="cli",
-    )
+    ).record
     assert rec.path == "decisions/cut-releases-every-tuesday.md"
     on_disk = parse_file((memory.root / rec.path).read_text(), rec.path)
     assert on_disk.id == rec.id and on_disk.content == "Cut releases every Tuesday"
@@ -76,8 +76,8 @@ def test_store_writes_file_and_one_commit_with_trailers(memory: Memory) -> None:
 
 
 def test_store_in_namespace_and_slug_collisions(memory: Memory) -> None:
-    a = memory.store("Ana prefers tabs", category="preference", namespace="team-a")
-    b = memory.store("Ana prefers tabs!", category="preference", namespace="team-a")
+    a = memory.store("Ana prefers tabs", category="preference", namespace="team-a").record
+    b = memory.store("Ana prefers tabs!", category="preference", namespace="team-a").record
     assert a.path == "namespaces/team-a/preferences/ana-prefers-tabs.md"
     assert b.path == "namespaces/team-a/preferences/ana-prefers-tabs-2.md"
     assert a.namespace == "team-a"
@@ -86,7 +86,7 @@ def test_store_in_namespace_and_slug_collisions(memory: Memory) -> None:
 
 
 def test_hand_edit_committed_with_plain_git_shows_in_versions_and_diff(memory: Memory) -> None:
-    rec = memory.store("The staging database is db-stage-1", category="fact")
+    rec = memory.store("The staging database is db-stage-1", category="fact").record
     path = memory.root / rec.path
     path.write_text(path.read_text().replace("db-stage-1", "db-stage-2"))
     git(memory.root, "commit", "-qam", "hand edit: staging db moved")
@@ -101,7 +101,7 @@ def test_hand_edit_committed_with_plain_git_shows_in_versions_and_diff(memory: M
 
 
 def test_uncommitted_edit_diffs_against_working_tree(memory: Memory) -> None:
-    rec = memory.store("Coffee machine is on floor 3", category="fact")
+    rec = memory.store("Coffee machine is on floor 3", category="fact").record
     path = memory.root / rec.path
     path.write_text(path.read_text().replace("floor 3", "floor 4"))
     diff = memory.version_diff(rec.path)
@@ -109,12 +109,12 @@ def test_uncommitted_edit_diffs_against_working_tree(memory: Memory) -> None:
 
 
 def test_revert_restores_old_content_as_new_commit(memory: Memory) -> None:
-    rec = memory.store("Deploy window is 9am", category="rule")
+    rec = memory.store("Deploy window is 9am", category="rule").record
     path = memory.root / rec.path
     original = path.read_text()
     path.write_text(original.replace("9am", "5pm"))
     git(memory.root, "commit", "-qam", "change window")
-    reverted = memory.revert(rec.id, "v1")
+    reverted = memory.revert(rec.id, "v1").record
     assert path.read_text() == original
     assert reverted.content == "Deploy window is 9am"
     versions = memory.versions(rec.id)
@@ -123,7 +123,7 @@ def test_revert_restores_old_content_as_new_commit(memory: Memory) -> None:
 
 
 def test_rename_keeps_history_and_id(memory: Memory) -> None:
-    rec = memory.store("Ana's editor is Helix", category="fact")
+    rec = memory.store("Ana's editor is Helix", category="fact").record
     (memory.root / "facts" / "tools").mkdir()
     git(memory.root, "mv", rec.path, "facts/tools/editor.md")
     git(memory.root, "commit", "-qm", "organise")
@@ -140,14 +140,16 @@ def test_rename_keeps_history_and_id(memory: Memory) -> None:
 
 
 def test_forget_keeps_body_and_unknown_keys(memory: Memory) -> None:
-    rec = memory.store("Old phone number is 555-0100", category="fact", extra={"customKey": "kept", "zeta": [1, 2]})
+    rec = memory.store(
+        "Old phone number is 555-0100", category="fact", extra={"customKey": "kept", "zeta": [1, 2]}
+    ).record
     path = memory.root / rec.path
     before = parse_file(path.read_text(), rec.path)
-    forgotten = memory.forget(rec.id, reason="number changed")
+    forgotten = memory.forget(rec.id, reason="number changed").record
     after = parse_file(path.read_text(), rec.path)
     assert after.body == before.body
     assert after.status == "forgotten" and "forgottenAt" in after.frontmatter
-    assert after.frontmatter["forgetReason"] == "number changed"
+    assert after.frontmatter["forgottenReason"] == "number changed"
     assert after.frontmatter["customKey"] == "kept" and after.frontmatter["zeta"] == [1, 2]
     assert (
         list(after.frontmatter)[: len(before.frontmatter) - 2]
@@ -235,7 +237,7 @@ def test_unknown_category_error_lists_options(memory: Memory) -> None:
 
 
 def test_malformed_file_is_reported_and_left_untouched(memory: Memory) -> None:
-    good = memory.store("A good memory", category="fact")
+    good = memory.store("A good memory", category="fact").record
     bad_rel = "facts/broken.md"
     bad_text = "---\nid: mem_broken\nconfidence: high\n---\nI wrote this by hand\n"
     (memory.root / bad_rel).write_bytes(bad_text.encode())
@@ -264,7 +266,7 @@ def test_git_index_lock_contention_is_retried(memory: Memory) -> None:
     lock.write_text("")
     threading.Timer(0.4, lock.unlink).start()
     t0 = time.monotonic()
-    rec = memory.store("Written while git's index was locked", category="fact")
+    rec = memory.store("Written while git's index was locked", category="fact").record
     assert time.monotonic() - t0 >= 0.3
     assert memory.versions(rec.id)[0].operation == "store"
 
@@ -285,7 +287,7 @@ def test_commits_work_without_any_git_identity(tmp_path: Path, monkeypatch: pyte
     from remnic.config import settings_for
 
     mem = Memory.init(tmp_path / "m", settings=settings_for(tmp_path / "m"))
-    rec = mem.store("No identity configured", category="fact")
+    rec = mem.store("No identity configured", category="fact").record
     assert mem.versions(rec.id)[0].author == "remnic"
 
 
@@ -327,8 +329,8 @@ def test_scan_memo_serves_unchanged_files_across_processes_and_sees_every_edit(
     import remnic.repo.scan_memo as scan_memo
 
     monkeypatch.setattr(scan_memo, "RACY_NS", 0)  # memoise at once instead of two seconds after a write
-    a = memory.store("Alpha runs the nightly backup", category="fact", tags=["ops"])
-    b = memory.store("Beta owns the release checklist", category="fact")
+    a = memory.store("Alpha runs the nightly backup", category="fact", tags=["ops"]).record
+    b = memory.store("Beta owns the release checklist", category="fact").record
     first = {r.path: r for r in memory.list()}
     assert _memo_paths(memory.root) >= {a.path, b.path}
 
@@ -359,7 +361,7 @@ def test_scan_memo_serves_unchanged_files_across_processes_and_sees_every_edit(
 
 
 def test_scan_memo_never_trusts_a_file_changed_within_the_racy_window(memory: Memory) -> None:
-    rec = memory.store("Gamma value is 1111", category="fact")
+    rec = memory.store("Gamma value is 1111", category="fact").record
     path = memory.root / rec.path
     assert _bodies(memory)[rec.path] == "Gamma value is 1111"
     # Same size, same inode, very likely the same mtime tick: only the racy rule tells them apart.

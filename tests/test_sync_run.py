@@ -219,7 +219,7 @@ def test_cli_reports_problems_with_exit_1_and_json(memory: Memory) -> None:
 
 
 def test_rename_keeps_id_and_history(memory: Memory) -> None:
-    record = memory.store("Ana prefers four-space indentation", category="preference")
+    record = memory.store("Ana prefers four-space indentation", category="preference").record
     old = record.path
     (memory.root / old).rename(memory.root / "preferences/indentation.md")
     report = memory.sync()
@@ -234,8 +234,8 @@ def test_rename_keeps_id_and_history(memory: Memory) -> None:
 
 
 def test_git_mv_and_git_rm_staged_by_the_user_are_committed(memory: Memory) -> None:
-    a = memory.store("First memory for git mv", category="fact")
-    b = memory.store("Second memory for git rm", category="fact")
+    a = memory.store("First memory for git mv", category="fact").record
+    b = memory.store("Second memory for git rm", category="fact").record
     git(memory.root, "mv", a.path, "facts/moved.md")
     git(memory.root, "rm", "-q", b.path)
     report = memory.sync()
@@ -263,7 +263,7 @@ def test_rename_of_an_uncommitted_body_only_file_keeps_its_id_by_content(memory:
 
 
 def test_delete_leaves_the_index_and_is_committed(memory: Memory) -> None:
-    record = memory.store("Temporary memory to delete", category="fact")
+    record = memory.store("Temporary memory to delete", category="fact").record
     (memory.root / record.path).unlink()
     report = memory.sync()
     assert [(c.kind, c.path, c.id) for c in report.changes] == [("deleted", record.path, record.id)]
@@ -273,7 +273,7 @@ def test_delete_leaves_the_index_and_is_committed(memory: Memory) -> None:
 
 
 def test_edit_committed_with_plain_git_is_indexed_and_its_stale_hash_fixed(memory: Memory) -> None:
-    record = memory.store("The API rate limit is 100 per minute", category="fact")
+    record = memory.store("The API rate limit is 100 per minute", category="fact").record
     memory.sync()
     path = memory.root / record.path
     path.write_text(path.read_text().replace("is 100 per", "is 250 per"))
@@ -290,7 +290,7 @@ def test_edit_committed_with_plain_git_is_indexed_and_its_stale_hash_fixed(memor
 
 
 def test_plain_git_commit_of_a_normalised_file_needs_no_sync_commit(memory: Memory) -> None:
-    record = memory.store("Staging deploys at noon", category="fact")
+    record = memory.store("Staging deploys at noon", category="fact").record
     memory.sync()
     path = memory.root / record.path
     text = path.read_text()
@@ -322,11 +322,11 @@ def test_no_commit_leaves_edits_pending_until_a_committing_sync(memory: Memory) 
 
 
 def test_checkout_of_an_older_commit_is_indexed_not_committed(memory: Memory) -> None:
-    first = memory.store("Version one of the plan", category="decision")
+    first = memory.store("Version one of the plan", category="decision").record
     old_head = memory.ledger.head()
     path = memory.root / first.path
     path.write_text(path.read_text().replace("one", "two"))
-    later = memory.store("Added after the old commit", category="fact")
+    later = memory.store("Added after the old commit", category="fact").record
     memory.sync()
     main_head = memory.ledger.head()
     git(memory.root, "checkout", "-q", old_head)
@@ -351,7 +351,7 @@ def test_checkout_of_an_older_commit_is_indexed_not_committed(memory: Memory) ->
 
 
 def test_copied_file_gets_a_new_id(memory: Memory) -> None:
-    record = memory.store("Original memory to copy", category="fact")
+    record = memory.store("Original memory to copy", category="fact").record
     memory.sync()
     shutil.copy(memory.root / record.path, memory.root / "facts/copy.md")
     report = memory.sync()
@@ -373,7 +373,7 @@ def test_gitignored_memory_files_are_left_alone(memory: Memory) -> None:
 
 
 def test_lost_state_falls_back_to_the_index_commit_or_a_full_pass(memory: Memory) -> None:
-    kept = memory.store("Memory before the state is lost", category="fact")
+    kept = memory.store("Memory before the state is lost", category="fact").record
     write(memory, "facts/hand.md", "Hand written.\n")
     memory.sync()
     (memory.root / ".remnic" / "sync-state.json").unlink()
@@ -431,9 +431,9 @@ def test_index_only_sync_comes_back_to_normalise_later(memory: Memory) -> None:
 
 
 def test_history_rewritten_and_garbage_collected_falls_back_to_a_full_pass(memory: Memory) -> None:
-    kept = memory.store("A memory the reset keeps", category="fact")
+    kept = memory.store("A memory the reset keeps", category="fact").record
     keep = memory.ledger.head()
-    dropped = memory.store("A memory the reset throws away", category="fact")
+    dropped = memory.store("A memory the reset throws away", category="fact").record
     memory.sync()
     memory.close()
     git(memory.root, "reset", "-q", "--hard", keep)

@@ -230,7 +230,7 @@ def test_burst_of_50_saves_is_one_commit_and_nothing_is_lost(memory: Memory, wat
 
 def test_editor_atomic_save_and_temp_files(memory: Memory, watch: Callable[..., Running]) -> None:
     root = memory.root
-    record = memory.store("The office closes at six", category="fact")
+    record = memory.store("The office closes at six", category="fact").record
     running = watch()
     target = root / record.path
     original = target.read_text()
@@ -296,7 +296,7 @@ def test_malformed_file_amid_good_ones(memory: Memory, watch: Callable[..., Runn
 
 def test_edit_committed_with_plain_git(memory: Memory, watch: Callable[..., Running]) -> None:
     root = memory.root
-    record = memory.store("The build takes ten minutes", category="fact")
+    record = memory.store("The build takes ten minutes", category="fact").record
     running = watch(debounce_ms=1500)
     path = root / record.path
     path.write_text(path.read_text().replace("ten minutes", "four minutes"))
@@ -318,11 +318,11 @@ def test_edit_committed_with_plain_git(memory: Memory, watch: Callable[..., Runn
 
 def test_checkout_of_an_older_commit_and_back(memory: Memory, watch: Callable[..., Running]) -> None:
     root = memory.root
-    plan = memory.store("The plan is version one", category="decision")
+    plan = memory.store("The plan is version one", category="decision").record
     old = memory.ledger.head()
     memory.update(plan.id, {"tags": ["v2"]})
     path = root / plan.path
-    later = memory.store("A memory that the old commit does not have", category="fact")
+    later = memory.store("A memory that the old commit does not have", category="fact").record
     running = watch()
     main = memory.ledger.head()
     git(root, "checkout", "-q", old)

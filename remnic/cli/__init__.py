@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="remnic", description=DESCRIPTION, epilog=EPILOG, formatter_class=Formatter, parents=[common_parent()]
     )
-    from remnic import __version__
+    from remnic.version import __version__
 
     parser.add_argument("--version", action="version", version=f"remnic {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="<command>")

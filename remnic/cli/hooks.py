@@ -9,19 +9,9 @@ import sys
 from typing import Any
 
 from remnic.config import load_settings
-from remnic.drivers.hooks import (
-    AGENT_EVENTS,
-    AGENT_HOSTS,
-    GIT_HOOKS,
-    git_hooks_status,
-    hooks_source_dir,
-    install_git_hooks,
-    observe_transcript,
-    pre_commit_problems,
-    session_start_output,
-    uninstall_git_hooks,
-)
+from remnic.drivers.hooks import AGENT_EVENTS, AGENT_HOSTS, observe_transcript, session_start_output
 from remnic.errors import RemnicError
+from remnic.service.githooks import GIT_HOOKS, hooks_source_dir, pre_commit_problems
 
 from ._common import add_command, choice_list, emit, open_memory, table
 
@@ -94,7 +84,7 @@ def register(sub: Any) -> None:
 
 def cmd_install(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    rows = install_git_hooks(memory.ledger, force=args.force)
+    rows = memory.install_git_hooks(force=args.force)
     emit(
         args,
         {"hooks": rows, "python": sys.executable},
@@ -108,7 +98,7 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    rows = git_hooks_status(memory.ledger)
+    rows = memory.git_hooks_status()
     agent_dir = hooks_source_dir()
     data = {"git": rows, "agentHooks": {h: str(agent_dir / h) for h in AGENT_HOSTS}}
     emit(
@@ -126,7 +116,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    rows = uninstall_git_hooks(memory.ledger)
+    rows = memory.uninstall_git_hooks()
     emit(args, {"hooks": rows}, lambda: "\n".join(f"{r['hook']}: {r['state']}" for r in rows))
     return 0
 
@@ -162,7 +152,7 @@ def _read_payload() -> dict[str, Any]:
 def cmd_run(args: argparse.Namespace) -> int:
     if args.hook == "pre-commit":
         settings = load_settings(getattr(args, "memory_dir", None))
-        problems = pre_commit_problems(settings.memory_dir, settings.store)
+        problems = pre_commit_problems(settings)
         if not problems:
             return 0
         paths = sorted({p.path for p in problems if p.path})

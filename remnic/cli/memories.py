@@ -97,7 +97,7 @@ def register(sub: Any) -> None:
 
     p = add_command(sub, "forget", "mark a memory forgotten (its text stays in git history)")
     p.add_argument("id", metavar="ID")
-    p.add_argument("--reason", help="why, recorded as forgetReason")
+    p.add_argument("--reason", help="why, recorded as forgottenReason")
     p.set_defaults(handler=cmd_forget)
 
     p = add_command(sub, "timeline", "a memory's history from git, one event per commit")
@@ -130,7 +130,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     memory = Memory.init(settings=settings)
     emit(
         args,
-        {"memoryDir": str(memory.root), "head": memory.ledger.head()},
+        {"memoryDir": str(memory.root), "head": memory.head()},
         f"initialised memory repository at {memory.root}",
     )
     return 0
@@ -138,7 +138,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 def cmd_store(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    record = memory.store(
+    result = memory.store(
         read_text_arg(args.text),
         category=args.category,
         tags=args.tags,
@@ -148,8 +148,9 @@ def cmd_store(args: argparse.Namespace) -> int:
         source="cli",
         dry_run=args.dry_run,
     )
-    data = {**record.to_dict(), "duplicate": record.duplicate, "dryRun": args.dry_run}
-    if record.duplicate:
+    record, duplicate = result.record, not result.changed and not args.dry_run
+    data = {**record.to_dict(), "duplicate": duplicate, "dryRun": args.dry_run, "commit": result.commit}
+    if duplicate:
         text = f"duplicate of {record.id} ({record.path}); nothing stored"
     elif args.dry_run:
         text = f"would write {record.path}:\n" + serialize(record.frontmatter, record.body)
@@ -161,11 +162,9 @@ def cmd_store(args: argparse.Namespace) -> int:
 
 def cmd_get(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    record = (
-        memory.files.read(memory.resolve(args.id)) if args.id.endswith(".md") else memory.get(_required(args.id, "ID"))
-    )
+    record = memory.find(_required(args.id, "ID"))
     if args.raw and not wants_json(args):
-        print(memory.files.read_text(record.path), end="")
+        print(memory.file_text(record.path), end="")
         return 0
     emit(args, record.to_dict(), lambda: _record_text(record))
     return 0
@@ -254,12 +253,13 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    record = memory.forget(args.id, args.reason, source="cli")
+    result = memory.forget(args.id, args.reason, source="cli")
+    record = result.record
     emit(
         args,
-        {**record.to_dict(), "changed": not record.duplicate},
+        {**record.to_dict(), "changed": result.changed, "commit": result.commit},
         f"{record.id} was already forgotten; nothing changed"
-        if record.duplicate
+        if not result.changed
         else f"forgot {record.id} ({record.path}); its text stays in git history",
     )
     return 0

@@ -370,7 +370,7 @@ def cmd_audit_list(args: argparse.Namespace) -> int:
 def cmd_reindex(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     report = memory.reindex(progress=ProgressBar("embedding", None if not wants_json(args) else False))
-    health = memory.index.health(memory.ledger).to_dict()
+    health = memory.index_health()
     data = {**report.to_dict(), "index": health}
     text = (
         f"reindexed {report.changed} memories in {report.seconds:.1f}s "

@@ -331,10 +331,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     _setup_logging("warning")
     memory = open_memory(args)
     principal = check_principal(args.principal or memory.settings.server.stdio_principal, "--principal")
-    try:
-        memory.index  # noqa: B018 - load the index before the first request, not during it
-    except ImportError:
-        pass
+    memory.warm_up()  # the model and the index load before the first request, not during it
     try:
         return run_stdio(
             McpServer(Api(memory), surface="mcp-stdio"),

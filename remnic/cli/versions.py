@@ -54,7 +54,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     versions = memory.versions(args.target)
     path = versions[-1].path
-    dirty = memory.ledger.is_dirty(path)
+    dirty = memory.has_uncommitted_edits(path)
     rows = [[v.label, v.short, v.date, v.operation, v.author, v.path] for v in versions]
 
     def text() -> str:
@@ -86,15 +86,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def cmd_revert(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    before = memory.ledger.head()
-    record = memory.revert(args.target, args.version, source="cli", force=args.force)
-    after = memory.ledger.head()
-    changed = after != before
+    result = memory.revert(args.target, args.version, source="cli", force=args.force)
+    record = result.record
     emit(
         args,
-        {**record.to_dict(), "commit": after if changed else None, "changed": changed},
-        f"reverted {record.path} to {args.version} in a new commit ({(after or '')[:8]})"
-        if changed
+        {**record.to_dict(), "commit": result.commit, "changed": result.changed},
+        f"reverted {record.path} to {args.version} in a new commit ({(result.commit or '')[:8]})"
+        if result.changed
         else f"{record.path} already has the content of {args.version}; nothing to commit",
     )
     return 0

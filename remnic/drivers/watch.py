@@ -25,8 +25,8 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from remnic.config import STATE_DIR
 from remnic.errors import RemnicError
-from remnic.repo.files import is_memory_path
-from remnic.sync.engine import SyncReport, event_line
+from remnic.memfile.model import is_memory_path
+from remnic.service import SyncReport, sync_event_line
 
 if TYPE_CHECKING:
     from remnic.service.memory import Memory
@@ -235,7 +235,7 @@ class Watcher:
             self._observer = None
 
     def _git_busy(self) -> bool:
-        git_dir = Path(self.memory.ledger.repo.git_dir)
+        git_dir = self.memory.git_dir
         lock = git_dir / "index.lock"
         try:
             return time.time() - lock.stat().st_mtime < 30
@@ -323,7 +323,7 @@ class Watcher:
                 if reason and now >= self._retry_at and not self._git_busy():
                     self.busy = True
                     kinds = self._take()
-                    if kinds == {"git"} and not forced and self.memory.ledger.head() == self._last_head:
+                    if kinds == {"git"} and not forced and self.memory.head() == self._last_head:
                         self.busy = False  # our own commit moved the branch: nothing new
                     elif self.sync_once(reason) is None and kinds:
                         self.notify(kinds)  # keep the burst pending for the retry
@@ -356,4 +356,4 @@ def watch_line(event: dict[str, Any]) -> str | None:
         return None
     if kind == "stopped":
         return f"stopped after {event['syncs']} syncs; pending changes flushed"
-    return event_line(event)
+    return sync_event_line(event)

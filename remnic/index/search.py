@@ -36,6 +36,7 @@ from remnic.config import Settings
 from remnic.errors import LedgerError, MemoryFormatError, NotFoundError
 from remnic.fsio import pid_alive
 from remnic.memfile.model import MemoryRecord, now_iso
+from remnic.repo.lock import process_lock
 
 from . import text as T
 from .catalog import Catalog, CatalogError, Row
@@ -79,6 +80,7 @@ class SearchIndex:
         self.settings = settings
         self.root = index_root(settings.state_dir)
         self._lock = threading.RLock()
+        self._index_lock = process_lock((settings.state_dir / "index.lock").resolve())
         self._cache = cache
         self._embedder: Embedder | None = None
         self._build: str | None = None
@@ -151,9 +153,9 @@ class SearchIndex:
 
     @contextmanager
     def _write_lock(self, files: MemoryStore | None = None) -> Iterator[None]:
-        # The repo lock is re-entrant per process, so callers that already hold it
-        # (the service's write paths) pass straight through.
-        with (files or self._store()).lock(), self._lock:
+        # The index has its own lock, apart from the repository's write lock: writers commit while
+        # the index catches up. Anyone holding both takes the repository's first.
+        with self._index_lock.hold(self.settings.store.lock_timeout_s), self._lock:
             yield
 
     # ------------------------------------------------------------------ opening
@@ -326,14 +328,33 @@ class SearchIndex:
 
     # ------------------------------------------------------------------ contract: writes
 
-    def apply(self, upserts: Sequence[MemoryRecord], removed_paths: Sequence[str], commit: str | None) -> None:
-        """Index written records and drop removed paths; ``commit`` None leaves the recorded commit as is."""
+    def apply(
+        self,
+        upserts: Sequence[MemoryRecord],
+        removed_paths: Sequence[str],
+        commit: str | None,
+        *,
+        parent: str | None = None,
+    ) -> None:
+        """Index written records and drop removed paths; ``commit`` None leaves the recorded commit as is.
+
+        With ``parent`` (the commit these changes were made on) the batch is applied only when the
+        index reflects exactly ``parent``, and then records ``commit``: an index that is behind or
+        ahead (another process's write landed first) is left to catch up from git, so a late batch
+        can never overwrite newer text.
+        """
         if not upserts and not removed_paths and commit is None:
             return
         with self._write_lock():
             try:
                 self._ensure_writable()
-                self._write(upserts, removed_paths, commit, set_commit=False)
+                if parent is not None and commit is not None:
+                    assert self._catalog is not None
+                    recorded = self._catalog.manifest().commit
+                    if recorded != parent:
+                        log.debug("index at %s, batch %s..%s left to catch-up", recorded, parent, commit)
+                        return
+                self._write(upserts, removed_paths, commit, set_commit=parent is not None)
             except (ImportError, KeyboardInterrupt):
                 raise
             except Exception as exc:  # noqa: BLE001 - the write is committed; the index must not undo it
@@ -355,7 +376,7 @@ class SearchIndex:
         return report
 
     def _refresh(self, files: MemoryStore, paths: Sequence[str], commit: str | None) -> FreshReport:
-        from remnic.repo.files import is_memory_path
+        from remnic.memfile.model import is_memory_path
 
         upserts: list[MemoryRecord] = []
         removed: list[str] = []

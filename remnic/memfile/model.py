@@ -14,7 +14,7 @@ import secrets as _secrets
 import time
 import unicodedata
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -104,7 +104,7 @@ KEY_ORDER: tuple[str, ...] = (
     "contentHash",
     "reinforcement_count",
     "forgottenAt",
-    "forgetReason",
+    "forgottenReason",
 )
 
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
@@ -263,8 +263,6 @@ class MemoryRecord:
     frontmatter: dict[str, Any]
     body: str
     namespace: str = DEFAULT_NAMESPACE
-    duplicate: bool = field(default=False, compare=False, repr=False)
-    """Set on the record a write returned instead of storing an exact duplicate."""
 
     @property
     def id(self) -> str:
@@ -378,6 +376,18 @@ def check_relpath(path: str, *, field: str = "path") -> str:
     ):
         raise ValidationError.single(field, f"{path!r} is not a path inside the memory repository")
     return norm
+
+
+_SKIP_DIRS = {".git", ".remnic", "node_modules", "__pycache__"}
+_SKIP_FILES = {"readme.md", "changelog.md", "license.md", "contributing.md"}
+
+
+def is_memory_path(rel: str) -> bool:
+    """Whether a repo-relative path names a memory file (not README, not state, not hidden)."""
+    parts = rel.split("/")
+    if not rel.endswith(".md") or parts[-1].lower() in _SKIP_FILES:
+        return False
+    return not any(p.startswith(".") or p in _SKIP_DIRS for p in parts)
 
 
 # --- parse & serialize ---

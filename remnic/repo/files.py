@@ -20,23 +20,22 @@ from pathlib import Path
 from remnic.config import STATE_DIR, Settings, ensure_state_dir
 from remnic.errors import FieldProblem, MemoryFormatError, NotFoundError
 from remnic.fsio import NotRegularFile, read_regular, write_atomic
-from remnic.memfile.model import DEFAULT_NAMESPACE, ID_RE, MemoryRecord, category_dir, provisional_id, slugify
+from remnic.memfile.model import (
+    DEFAULT_NAMESPACE,
+    ID_RE,
+    MemoryRecord,
+    category_dir,
+    is_memory_path,
+    provisional_id,
+    slugify,
+)
 from remnic.memfile.validate import Checked, check_bytes
 
-from .lock import _process_lock
+from .lock import process_lock
 from .scan_memo import ScanMemo, stat_key
 
 _SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
-_SKIP_FILES = {"readme.md", "changelog.md", "license.md", "contributing.md"}
 _ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
-
-
-def is_memory_path(rel: str) -> bool:
-    """Whether a repo-relative path names a memory file (not README, not state, not hidden)."""
-    parts = rel.split("/")
-    if not rel.endswith(".md") or parts[-1].lower() in _SKIP_FILES:
-        return False
-    return not any(p.startswith(".") or p in _SKIP_DIRS for p in parts)
 
 
 @dataclass
@@ -56,7 +55,7 @@ class MemoryStore:
         self._text_cache: OrderedDict[tuple[str, int, int, int], str] = OrderedDict()
         self._cache_lock = threading.Lock()
         self.root = settings.memory_dir
-        self._lock = _process_lock((self.root / STATE_DIR / "write.lock").resolve())
+        self._lock = process_lock((self.root / STATE_DIR / "write.lock").resolve())
         self._id_paths: dict[str, str] = {}
 
     # --- locking ---
@@ -101,13 +100,21 @@ class MemoryStore:
                         out.append(rel)
         yield from sorted(out)
 
-    def allocate_path(self, category: str, content: str, namespace: str = DEFAULT_NAMESPACE) -> str:
-        """A new readable path ``<category dir>/<slug>.md`` that no file uses yet (call under the lock)."""
+    def allocate_path(
+        self,
+        category: str,
+        content: str,
+        namespace: str = DEFAULT_NAMESPACE,
+        taken: Callable[[str], bool] | None = None,
+    ) -> str:
+        """A new readable path ``<category dir>/<slug>.md`` that no file uses yet (call under the lock);
+        ``taken`` also rules out paths a transaction has staged."""
+        exists = taken or (lambda rel: (self.root / rel).exists())
         base = category_dir(category, namespace)
         slug = slugify(content)
         for n in range(1, 10_000):
             rel = f"{base}/{slug}.md" if n == 1 else f"{base}/{slug}-{n}.md"
-            if not (self.root / rel).exists():
+            if not exists(rel):
                 return rel
         return f"{base}/{slug}-{secrets.token_hex(4)}.md"
 

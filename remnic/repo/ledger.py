@@ -15,11 +15,13 @@ History, diffs and reverts are read back from ``git log --follow``.
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import secrets
+import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,6 +31,9 @@ from git.refs.symbolic import SymbolicReference
 from remnic.config import STATE_DIR
 from remnic.errors import LedgerError, NotFoundError
 
+from .trees import Entry, TreeEditor
+
+log = logging.getLogger("remnic.ledger")
 TRAILER_PREFIX = "Remnic-"
 MAX_ID_TRAILERS = 50
 _LOCK_MARKERS = ("index.lock", "Unable to create", "cannot lock ref", ".lock': File exists")
@@ -131,6 +136,7 @@ class Ledger:
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             raise NotFoundError(f"{root} is not a git repository (run `remnic init {root}`)") from None
         self._env: dict[str, str] | None = None
+        self._format: str | None = None
 
     @staticmethod
     def init_repo(root: Path) -> Ledger:
@@ -227,6 +233,16 @@ class Ledger:
             return self.git("rev-list", "--parents", "-n", "1", sha).split()[1:]
         except LedgerError:
             return []
+
+    def committed_bytes(self, path: str) -> bytes | None:
+        """The bytes HEAD records for ``path`` (None when HEAD has no such file)."""
+        head = self.head()
+        if head is None:
+            return None
+        proc = subprocess.run(
+            ["git", "cat-file", "blob", f"{head}:{path}"], cwd=self.root, capture_output=True, check=False
+        )
+        return proc.stdout if proc.returncode == 0 else None
 
     def show(self, sha: str, path: str) -> str:
         return self.git("show", f"{sha}:{path}", strip=False)
@@ -332,95 +348,181 @@ class Ledger:
         trailers: Mapping[str, str | Sequence[str]],
         body: str | None = None,
         contents: Mapping[str, bytes | None] | None = None,
+        on_object: Callable[[str], None] | None = None,
     ) -> str | None:
         """Commit exactly ``paths`` as one commit; None if that changes nothing.
 
         Each path is committed with the bytes in ``contents`` when given (what the caller
         validated; None means deleted), else as it is on disk now; a path missing from
-        disk is a deletion. The
-        commit is built on a private index and HEAD moves by compare-and-swap, so a save
-        landing meanwhile can't slip into it, and the user's own staged work is left alone.
+        disk is a deletion. Only the trees along these paths are rewritten and HEAD moves by
+        compare-and-swap, so a save landing meanwhile can't slip into the commit and the
+        user's own staged work is left alone. ``on_object`` hears the new commit's id before
+        HEAD moves to it (the write journal records it).
+
+        Once HEAD has moved the commit stands: the real index is brought in step for these
+        paths afterwards, and if git's ``index.lock`` stays held past ``retry_s`` that step is
+        recorded and repaired later (:meth:`repair_index`), never undone by deleting a file.
         """
         if not paths:
             return None
-        contents = contents or {}
-        msg = self._scratch("commitmsg")
-        msg.write_text(format_message(subject, trailers, body), encoding="utf-8")
-        try:
-            for _attempt in range(20):
-                done, sha = self._commit_once(list(dict.fromkeys(paths)), contents, msg)
-                if done:
-                    return sha
-                time.sleep(0.01)  # HEAD moved under us (a plain `git commit`): rebuild on the new HEAD
-            raise LedgerError("HEAD kept moving while committing; try again")
-        finally:
-            msg.unlink(missing_ok=True)
-
-    def _commit_once(
-        self, paths: list[str], contents: Mapping[str, bytes | None], msg: Path
-    ) -> tuple[bool, str | None]:
-        head = self.head()
-        index = self._scratch("index")
-        scratch: list[Path] = [index]
-        try:
-            env = {"GIT_INDEX_FILE": str(index)}
-            if head is not None:
-                self.git("read-tree", head, env=env)
-            lines = self._index_lines(paths, contents, scratch)
-            info = self._scratch("indexinfo")
-            scratch.append(info)
-            info.write_bytes("".join(lines).encode("utf-8"))
-            self.git("update-index", "--index-info", env=env, stdin=info)
-            tree = self.git("write-tree", env=env)
-            if head is not None and tree == self.git("rev-parse", f"{head}^{{tree}}"):
-                return True, None
+        paths = list(dict.fromkeys(paths))
+        entries = self._blob_entries(paths, contents or {})
+        message = format_message(subject, trailers, body).encode("utf-8")
+        for _attempt in range(20):
+            head = self.head()
+            base_tree = self._tree_of(head)
+            tree = TreeEditor(self._run_bytes, self.object_format).build(head, entries)
+            if tree == base_tree:
+                return None
             parents = ["-p", head] if head is not None else []
-            new = self.git("commit-tree", tree, *parents, "-F", str(msg))
+            new = self._run_bytes(["commit-tree", tree, *parents], message).decode().strip()
+            if on_object is not None:
+                on_object(new)
             try:
-                self.git(
-                    "update-ref",
-                    "-m",
-                    f"commit: {msg.read_text(encoding='utf-8').splitlines()[0]}",
-                    "HEAD",
-                    new,
-                    head or "0" * 40,
-                )
+                self.git("update-ref", "-m", f"commit: {subject[:80]}", "HEAD", new, head or "0" * len(new))
             except LedgerError:
                 if self.head() != head:
-                    return False, None
+                    time.sleep(0.01)  # HEAD moved under us (a plain `git commit`): rebuild on the new HEAD
+                    continue
                 raise
-            # Bring the real index in step for these paths, so `git status` shows them clean.
-            self.git("update-index", "--index-info", stdin=info)
-            return True, new
-        finally:
-            for path in scratch:
-                path.unlink(missing_ok=True)
+            self._stage_in_index(entries)
+            return new
+        raise LedgerError("HEAD kept moving while committing; try again")
 
-    def _index_lines(self, paths: list[str], contents: Mapping[str, bytes | None], scratch: list[Path]) -> list[str]:
-        """``git update-index --index-info`` lines: a blob per present path, a removal per missing one."""
-        on_disk = [
-            p
-            for p in paths
-            if p not in contents and os.path.isfile(self.root / p) and not os.path.islink(self.root / p)
-        ]
-        shas: dict[str, str] = {}
-        for i in range(0, len(on_disk), 1000):  # hash-object takes many paths; stay under ARG_MAX
-            chunk = on_disk[i : i + 1000]
-            shas.update(zip(chunk, self.git("hash-object", "-w", "--", *chunk).split()))
-        for path, data in contents.items():
-            if path in paths and data is not None:
-                blob = self._scratch("blob")
-                scratch.append(blob)
-                blob.write_bytes(data)
-                shas[path] = self.git("hash-object", "-w", f"--path={path}", "--stdin", stdin=blob)
-        lines = []
+    @property
+    def object_format(self) -> str:
+        """``sha1`` or ``sha256``: how this repository names its objects."""
+        if self._format is None:
+            try:
+                self._format = self.git("rev-parse", "--show-object-format") or "sha1"
+            except LedgerError:
+                self._format = "sha1"
+        return self._format
+
+    def _run_bytes(self, args: Sequence[str], stdin: bytes) -> bytes:
+        """Run git with binary stdin/stdout (trees, commit messages), retrying on git's lock files."""
+        deadline = time.monotonic() + self.retry_s
+        delay = 0.01
+        env = {**os.environ, **self._identity_env()}
+        while True:
+            proc = subprocess.run(["git", *args], cwd=self.root, input=stdin, capture_output=True, env=env, check=False)
+            if proc.returncode == 0:
+                return proc.stdout
+            stderr = proc.stderr.decode("utf-8", "replace")
+            if any(m in stderr for m in _LOCK_MARKERS) and time.monotonic() < deadline:
+                time.sleep(delay)
+                delay = min(delay * 2, 0.25)
+                continue
+            raise LedgerError(f"git {args[0]} failed: {stderr.strip()}")
+
+    def _tree_of(self, commit: str | None) -> str | None:
+        return None if commit is None else self.git("rev-parse", f"{commit}^{{tree}}")
+
+    def _blob_entries(self, paths: list[str], contents: Mapping[str, bytes | None]) -> dict[str, Entry | None]:
+        """The new tree entry of each path (None: removed). Blobs go through git, so its filters apply.
+
+        Files on disk are hashed in one batch; a path whose given bytes are not what the disk
+        holds (a save landed meanwhile, or the caller commits other bytes than it left on disk)
+        is hashed from those bytes instead.
+        """
+        entries: dict[str, Entry | None] = {}
+        on_disk: list[str] = []
         for path in paths:
-            if path in shas:
-                mode = "100755" if os.access(self.root / path, os.X_OK) else "100644"
-                lines.append(f"{mode} {shas[path]}\t{path}\n")
+            full = self.root / path
+            if path in contents and contents[path] is None:
+                entries[path] = None
+            elif os.path.isfile(full) and not os.path.islink(full) and "\n" not in path:
+                on_disk.append(path)
+            elif os.path.isfile(full) and not os.path.islink(full):  # one path per line below: not this one
+                entries[path] = Entry(self._mode(path), self._hash_bytes(path, full.read_bytes()))
+            elif path in contents:
+                entries[path] = Entry("100644", self._hash_bytes(path, contents[path] or b""))
             else:
-                lines.append(f"0 {'0' * 40}\t{path}\n")
-        return lines
+                entries[path] = None
+        for i in range(0, len(on_disk), 2000):
+            chunk = on_disk[i : i + 2000]
+            listing = "".join(p + "\n" for p in chunk).encode("utf-8")
+            oids = self._run_bytes(["hash-object", "-w", "--stdin-paths"], listing).decode().split()
+            entries.update((p, Entry(self._mode(p), oid)) for p, oid in zip(chunk, oids, strict=True))
+        for path in on_disk:
+            if path in contents and not _same_bytes(self.root / path, contents[path]):
+                entries[path] = Entry(self._mode(path), self._hash_bytes(path, contents[path] or b""))
+        return {p: entries[p] for p in paths}
+
+    def _hash_bytes(self, path: str, data: bytes) -> str:
+        return self._run_bytes(["hash-object", "-w", f"--path={path}", "--stdin"], data).decode().strip()
+
+    def _mode(self, path: str) -> str:
+        return "100755" if os.access(self.root / path, os.X_OK) else "100644"
+
+    def _stage_in_index(self, entries: Mapping[str, Entry | None]) -> None:
+        """Bring the real index in step for these paths, so `git status` shows them clean."""
+        zero = "0" * (64 if self.object_format == "sha256" else 40)
+        lines = "".join(f"{e.mode} {e.oid}\t{p}\n" if e is not None else f"0 {zero}\t{p}\n" for p, e in entries.items())
+        try:
+            self._run_bytes(["update-index", "--index-info"], lines.encode("utf-8"))
+        except LedgerError as exc:
+            self._record_index_repair(list(entries), str(exc))
+
+    # --- the real index, when git's own lock kept it from following a commit ---
+
+    def _repair_file(self) -> Path:
+        return self.root / STATE_DIR / "git-index-repair.json"
+
+    def _record_index_repair(self, paths: list[str], reason: str) -> None:
+        import json
+
+        from remnic.fsio import write_atomic
+
+        path = self._repair_file()
+        try:
+            known = json.loads(path.read_text(encoding="utf-8")).get("paths", [])
+        except (OSError, ValueError):
+            known = []
+        write_atomic(path, json.dumps({"paths": sorted(set(known) | set(paths)), "reason": reason}))
+        log.warning("git index not updated (%s); it will be brought in step on the next write or sync", reason)
+
+    def index_repair_pending(self) -> list[str]:
+        """Paths whose real-index entries still lag behind HEAD (git's index.lock was held)."""
+        import json
+
+        try:
+            return list(json.loads(self._repair_file().read_text(encoding="utf-8")).get("paths", []))
+        except (OSError, ValueError):
+            return []
+
+    def repair_index(self) -> list[str]:
+        """Set the real index's entries for recorded paths to HEAD's (a no-op when nothing lags)."""
+        paths = self.index_repair_pending()
+        if not paths:
+            return []
+        self.reset_index_paths(paths)
+        self._repair_file().unlink(missing_ok=True)
+        return paths
+
+    def reset_index_paths(self, paths: Sequence[str]) -> None:
+        """The real index's entries for ``paths`` set to HEAD's (files on disk are not touched)."""
+        if not paths or self.head() is None:
+            return
+        listing = "".join(p + "\0" for p in paths).encode("utf-8")
+        self._run_bytes(["reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", "HEAD"], listing)
+
+    def is_ancestor(self, older: str, newer: str) -> bool:
+        """Whether ``older`` is ``newer`` or in its history."""
+        if older == newer:
+            return True
+        proc = subprocess.run(
+            ["git", "merge-base", "--is-ancestor", older, newer], cwd=self.root, capture_output=True, check=False
+        )
+        return proc.returncode == 0
+
+
+def _same_bytes(path: Path, data: bytes | None) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read() == data
+    except OSError:
+        return data is None
 
 
 def trailers_for(

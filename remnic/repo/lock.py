@@ -18,7 +18,7 @@ from pathlib import Path
 from remnic.errors import LockTimeoutError
 
 
-class _ProcessLock:
+class ProcessLock:
     """A re-entrant lock per thread around one flock per process; flock itself is per open file."""
 
     def __init__(self, path: Path) -> None:
@@ -48,32 +48,69 @@ class _ProcessLock:
             self._thread_lock.release()
 
     def _acquire_file(self, deadline: float, timeout_s: float) -> None:
+        """Take the flock; waiters queue in the kernel (a blocking flock), never by polling, so none starves."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        delay = 0.002
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                self._fd = fd
-                return
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    os.close(fd)
-                    raise
-            if time.monotonic() >= deadline:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self._fd = fd
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
                 os.close(fd)
-                raise LockTimeoutError(
-                    f"timed out after {timeout_s:.0f}s waiting for the write lock {self.path} "
-                    "(another remnic process is writing)"
-                )
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
+                raise
+        waiter = _BlockingFlock(fd)
+        if waiter.wait(max(0.0, deadline - time.monotonic())):
+            self._fd = fd
+            return
+        raise LockTimeoutError(
+            f"timed out after {timeout_s:.0f}s waiting for the write lock {self.path} "
+            "(another remnic process is writing; store.lockTimeoutS sets the wait)"
+        )
 
 
-_LOCKS: dict[Path, _ProcessLock] = {}
+class _BlockingFlock:
+    """A blocking ``flock`` on a helper thread, given up after a timeout: the kernel keeps waiters in
+    line, and a waiter that gave up releases the lock as soon as it gets it."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._guard = threading.Lock()
+        self._got = threading.Event()
+        self._abandoned = False
+        self._error: OSError | None = None
+        threading.Thread(target=self._take, name="remnic-lock-wait", daemon=True).start()
+
+    def _take(self) -> None:
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            self._error = exc
+        with self._guard:
+            if self._abandoned:
+                if self._error is None:
+                    fcntl.flock(self.fd, fcntl.LOCK_UN)
+                os.close(self.fd)
+                return
+        self._got.set()
+
+    def wait(self, timeout: float) -> bool:
+        got = self._got.wait(timeout)
+        with self._guard:
+            if not got and not self._got.is_set():
+                self._abandoned = True
+                return False
+        if self._error is not None:
+            os.close(self.fd)
+            raise self._error
+        return True
+
+
+_LOCKS: dict[Path, ProcessLock] = {}
 _LOCKS_GUARD = threading.Lock()
 
 
-def _process_lock(path: Path) -> _ProcessLock:
+def process_lock(path: Path) -> ProcessLock:
+    """The one lock object per lock file in this process."""
     with _LOCKS_GUARD:
-        return _LOCKS.setdefault(path, _ProcessLock(path))
+        return _LOCKS.setdefault(path, ProcessLock(path))

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from remnic import __version__
 from remnic.config import Settings
 from remnic.errors import NotFoundError, RemnicError, UsageError
 from remnic.memfile.model import MemoryRecord
 from remnic.render.xray import dumps_json, render_xray, snapshot_envelope
 from remnic.service.memory import Memory
+from remnic.version import __version__
 
 from .auth import NamespacePolicy
 from .errors import NamespaceForbidden
@@ -262,7 +262,7 @@ class Api:
             extra = {k: values[k] for k in ("entityRef", "sourceReason") if values.get(k)}
             if values["status"] != "active":
                 extra["status"] = values["status"]
-            record = self.memory.store(
+            result = self.memory.store(
                 values["content"],
                 category=values["category"],
                 tags=values.get("tags"),
@@ -273,7 +273,8 @@ class Api:
                 extra=extra,
                 dry_run=values["dryRun"],
             )
-            if record.duplicate:
+            record, duplicate = result.record, not result.changed and not values["dryRun"]
+            if duplicate:
                 status = "duplicate"
             elif values["dryRun"]:
                 status = "validated"
@@ -289,7 +290,7 @@ class Api:
                 "memoryId": record.id,
                 "path": record.path,
             }
-            if record.duplicate:
+            if duplicate:
                 body["duplicateOf"] = record.id
             if values.get("idempotencyKey"):
                 body["idempotencyKey"] = values["idempotencyKey"]

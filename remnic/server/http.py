@@ -438,10 +438,7 @@ def create_server(
             "no bearer token configured: run `remnic token generate --principal NAME` "
             "or pass --token; the server never runs without one"
         )
-    try:
-        api.memory.index  # noqa: B018 - build the lazy index once here, not racily in request threads
-    except ImportError:
-        pass
+    api.memory.warm_up()  # model and index load here, not in the first request (nor racily in several)
     host = settings.server.host if host is None else host
     port = settings.server.port if port is None else port
     try:

@@ -23,8 +23,8 @@ import uuid
 from dataclasses import dataclass
 from typing import IO, Any
 
-from remnic import __version__
 from remnic.errors import RemnicError
+from remnic.version import __version__
 
 from .api import Api, Reply, error_reply
 from .errors import InvalidJson, parse_json

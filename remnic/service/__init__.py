@@ -7,6 +7,10 @@
 
 from __future__ import annotations
 
-from .memory import ImportResult, Memory
+from remnic.sync.engine import SyncReport
+from remnic.sync.engine import event_line as sync_event_line
 
-__all__ = ["ImportResult", "Memory"]
+from .memory import Memory
+from .writes import WriteResult
+
+__all__ = ["Memory", "SyncReport", "WriteResult", "sync_event_line"]

@@ -10,8 +10,8 @@ from typing import Any
 
 from remnic.config import MARKER_FILE, STATE_DIR, StoreSettings
 from remnic.errors import FieldProblem
-from remnic.memfile.model import MemoryRecord
-from remnic.repo.files import MemoryStore, is_memory_path
+from remnic.memfile.model import MemoryRecord, is_memory_path
+from remnic.repo.files import MemoryStore
 from remnic.repo.ledger import Ledger
 
 

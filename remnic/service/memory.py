@@ -1,90 +1,55 @@
-"""The one service layer every surface (CLI, HTTP, MCP, Python) calls: the ``Memory`` facade.
+"""The one service layer every surface (CLI, HTTP, MCP, hooks, Python) calls: the ``Memory`` facade.
 
-Writes follow one path: validate → lock → write the file atomically → commit →
-update the index. A failure before the commit removes what was written, so a
-caller never leaves a half-written memory behind.
+Every write goes through one transaction (:mod:`remnic.repo.transaction`): lock →
+validate → atomic write → commit, rolled back on failure, group-committed with
+concurrent writes of the same kind; the search index follows after the commit
+(:mod:`.indexing`). Reads, history, health, sync and recall are thin here and live
+in their own modules.
 """
 
 from __future__ import annotations
 
+import atexit
+import json
 import os
-import shutil
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from remnic.config import Settings, ensure_state_dir, load_settings
-from remnic.errors import (
-    FieldProblem,
-    MemoryFormatError,
-    NotFoundError,
-    RemnicError,
-    UsageError,
-    ValidationError,
-)
-from remnic.fsio import flush_to_disk
-from remnic.memfile.model import (
-    DEFAULT_NAMESPACE,
-    ID_RE,
-    MemoryRecord,
-    body_for,
-    check_relpath,
-    content_hash,
-    derived_fields,
-    new_id,
-    now_iso,
-    serialize,
-)
-from remnic.memfile.validate import (
-    PlannedMemory,
-    check_content,
-    check_namespace,
-    check_recall_args,
-    check_text,
-    file_problems,
-    new_frontmatter,
-    plan_import,
-)
+from remnic.errors import FieldProblem, MemoryFormatError, NotFoundError, UsageError, ValidationError
+from remnic.fsio import write_atomic
+from remnic.memfile.model import DEFAULT_NAMESPACE, ID_RE, MemoryRecord, check_relpath, content_hash, is_memory_path
+from remnic.memfile.validate import check_namespace, check_text
 from remnic.observe import archive as _observe
+from remnic.repo import githooks as _githooks
 from remnic.repo import history as _history
-from remnic.repo.files import MemoryStore, is_memory_path
+from remnic.repo.files import MemoryStore
 from remnic.repo.ledger import Ledger, Version, trailers_for
+from remnic.repo.transaction import GroupCommitter
 
 from . import browse as _browse
 from . import health as _doctor
+from . import writes as _writes
+from .indexing import IndexQueue
+from .writes import WriteResult, summary
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "memory-template"
-
-
-def _summary(problems: Sequence[FieldProblem]) -> str:
-    """One line naming the first problem (and how many more), so str(error) alone is useful."""
-    first = problems[0].describe()
-    return first if len(problems) == 1 else f"{first} (and {len(problems) - 1} more problem(s))"
-
-
-_MISSING = object()
 Progress = Callable[[int, int], None]
-
-
-@dataclass
-class ImportResult:
-    records: list[MemoryRecord]
-    commit: str | None
-    duplicates: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "imported": len(self.records),
-            "commit": self.commit,
-            "duplicates": len(self.duplicates),
-            "ids": [r.id for r in self.records],
-        }
+_OPEN: weakref.WeakSet[Memory] = weakref.WeakSet()
 
 
 def template_dir() -> Path:
     packaged = Path(__file__).resolve().parents[1] / "_memory_template"
     return packaged if packaged.is_dir() else TEMPLATE_DIR
+
+
+@atexit.register
+def _settle_open_handles() -> None:
+    """Index updates still queued when the interpreter exits are finished, so the index is never left behind."""
+    for memory in list(_OPEN):
+        memory.settle_index()
 
 
 class Memory:
@@ -97,6 +62,9 @@ class Memory:
         self.files = MemoryStore(settings, list_files=self.ledger.worktree_files)
         ensure_state_dir(self.root)
         self._index: Any = None
+        self.indexer = IndexQueue(self._apply_index)
+        self.committer = GroupCommitter(self.files, self.ledger, _writes.describe, self.indexer.submit)
+        _OPEN.add(self)
 
     # --- opening ---
 
@@ -122,23 +90,17 @@ class Memory:
             raise UsageError(f"{root} is a file, not a directory; choose another path for the memory repository")
         root.mkdir(parents=True, exist_ok=True)
         Ledger.init_repo(root)
-        created: list[str] = []
-        template = template_dir()
-        for src in sorted(template.rglob("*")):
-            if src.is_dir() or "__pycache__" in src.parts:
-                continue
-            rel = src.relative_to(template).as_posix()
-            dest = root / rel
-            if not dest.exists():
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(src, dest)
-                created.append(rel)
         memory = cls(settings)
-        if created:
-            with memory.files.lock():
-                memory.ledger.commit(
-                    created, "remnic init: memory repository", trailers_for("init", [], DEFAULT_NAMESPACE, "cli")
-                )
+        template = template_dir()
+        with memory.committer.exclusive() as tx:
+            for src in sorted(template.rglob("*")):
+                if src.is_dir() or "__pycache__" in src.parts:
+                    continue
+                rel = src.relative_to(template).as_posix()
+                if not (root / rel).exists():
+                    tx.put(rel, src.read_bytes())
+            if tx.staged:
+                tx.commit("remnic init: memory repository", trailers_for("init", [], DEFAULT_NAMESPACE, "cli"))
         return memory
 
     # --- the index (built lazily: commands that never recall never load it) ---
@@ -151,16 +113,51 @@ class Memory:
             self._index = SearchIndex(self.settings)
         return self._index
 
-    def _index_apply(self, upserts: Sequence[MemoryRecord], removed: Sequence[str], commit: str | None) -> None:
-        try:
-            self.index.apply(upserts, removed, commit)
-        except ImportError:
+    def _apply_index(
+        self, upserts: list[MemoryRecord], removed: list[str], commit: str | None, parent: str | None
+    ) -> None:
+        """One committed batch into the index (on the index worker). A repository without a usable index
+        gets a whole one when it is small (so the first write leaves it healthy); a large one is left
+        for the next recall to rebuild, with progress."""
+        index = self.index
+        if index.health(self.ledger).state in ("missing", "corrupt", "schema-mismatch", "model-mismatch"):
+            limit = self.settings.store.inline_rebuild_max
+            if sum(1 for _ in zip(self.files.iter_paths(), range(limit + 1), strict=False)) <= limit:
+                index.rebuild(self.files, self.ledger, reason="first write")
             return
+        index.apply(upserts, removed, commit, parent=parent)
+
+    def has_index(self) -> bool:
+        """Whether a search index has been built (checking never builds one)."""
+        return self._index_if_built() is not None
+
+    def index_health(self) -> dict[str, Any]:
+        """The index's state (ok, missing, stale, …) and what it reflects, as a dict."""
+        return self._index_health()
+
+    def warm_up(self) -> None:
+        """Load the index and the embedding model now, so a long-running server's first recall is not slow."""
+        self.index.ensure_fresh(self.files, self.ledger)
+        self.index.embed_query("warm up")
+
+    def head(self) -> str | None:
+        """The commit HEAD points at (None before the first)."""
+        return self.ledger.head()
+
+    @property
+    def git_dir(self) -> Path:
+        return Path(self.ledger.repo.git_dir)
+
+    def settle_index(self) -> None:
+        """Wait for this handle's queued index updates (a recall reads its own writes)."""
+        self.indexer.drain()
 
     def close(self) -> None:
+        self.indexer.close()
         if self._index is not None:
             self._index.close()
             self._index = None
+        _OPEN.discard(self)
 
     def __enter__(self) -> Memory:
         return self
@@ -170,21 +167,27 @@ class Memory:
 
     # --- reading ---
 
-    def _check_writable(self) -> None:
-        """Refuse to commit where the commit would be lost or tangled (detached HEAD, a merge underway)."""
-        reason = self.ledger.busy_reason()
-        if reason is not None:
-            raise RemnicError(f"cannot write memories now: {reason}; finish it or check out a branch, then retry")
-
     def get(self, memory_id: str) -> MemoryRecord:
         """The memory with this id; the index's catalog says where to look (the file is still read and
         checked), and only when it doesn't know is every file's header scanned."""
-        index = self._usable_index()
-        try:
-            hint = index.path_of(memory_id) if index is not None else None
-        except Exception:  # noqa: BLE001 - a broken catalog only costs the fast path
-            hint = None
+        hint = next((r.path for r in self.indexer.pending_records() if r.id == memory_id), None)
+        if hint is None:
+            index = self._index_if_built()
+            try:
+                hint = index.path_of(memory_id) if index is not None else None
+            except Exception:  # noqa: BLE001 - a broken catalog only costs the fast path
+                hint = None
         return self.files.find(memory_id, hint)
+
+    def find(self, id_or_path: str) -> MemoryRecord:
+        """The memory named by an id or by its file path (``facts/x.md``)."""
+        if id_or_path.endswith(".md"):
+            return self.files.read(self.resolve(id_or_path))
+        return self.get(id_or_path)
+
+    def file_text(self, path: str) -> str:
+        """A memory file's text exactly as on disk."""
+        return self.files.read_text(check_relpath(path, field="path"))
 
     def resolve(self, id_or_path: str) -> str:
         """The repo-relative path for a memory id or a memory file path (which may no longer exist)."""
@@ -222,7 +225,7 @@ class Memory:
     ) -> list[MemoryRecord]:
         problems = check_namespace(namespace)
         if problems:
-            raise ValidationError(_summary(problems), problems=problems)
+            raise ValidationError(summary(problems), problems=problems)
         out = []
         for record in self.files.scan().records:
             if category and record.category != category:
@@ -236,7 +239,7 @@ class Memory:
             out.append(record)
         return out
 
-    # --- writing ---
+    # --- writing: each one plan for the write transaction (see :mod:`.writes`) ---
 
     def store(
         self,
@@ -251,48 +254,21 @@ class Memory:
         extra: Mapping[str, Any] | None = None,
         dry_run: bool = False,
         dedupe: bool = True,
-    ) -> MemoryRecord:
-        """Validate, write and commit one memory; an exact duplicate returns the existing record."""
-        ns = namespace or self.settings.namespaces.default
-        problems = check_content(content, self.settings.store) + check_namespace(ns)
-        meta, more = new_frontmatter(
-            memory_id=new_id(),
-            now=now_iso(),
-            content=content if isinstance(content, str) else "",
+    ) -> WriteResult:
+        """Validate, write and commit one memory; an exact duplicate of an active one comes back unchanged."""
+        return _writes.store(
+            self,
+            content,
             category=category,
-            settings=self.settings.store,
             tags=tags,
             confidence=confidence,
             importance=importance,
+            namespace=namespace,
             source=source,
             extra=extra,
+            dry_run=dry_run,
+            dedupe=dedupe,
         )
-        problems += more
-        if not problems:
-            problems += file_problems(meta, content, category, ns, self.settings.store)
-        if problems:
-            raise ValidationError(_summary(problems), problems=problems)
-        with self.files.lock():
-            if dedupe:
-                existing = self._find_duplicate(ns, meta["contentHash"])
-                if existing is not None:
-                    existing.duplicate = True
-                    return existing
-            rel = self.files.allocate_path(category, content, ns)
-            record = MemoryRecord(rel, meta, body_for(content), ns)
-            if dry_run:
-                return record
-            self._check_writable()
-            self.files.write(rel, serialize(meta, record.body))
-            try:
-                sha = self.ledger.commit(
-                    [rel], f"remnic store: {content.strip()[:60]}", trailers_for("store", [record.id], ns, source)
-                )
-            except BaseException:
-                self.files.delete(rel)
-                raise
-            self._index_apply([record], [], sha)
-            return record
 
     def check_import(
         self,
@@ -303,20 +279,7 @@ class Memory:
         source: str = "import",
     ) -> list[FieldProblem]:
         """Every problem with an import batch, each naming its line and field; writes nothing."""
-        return self._plan_import(items, line_numbers, namespace, source)[1]
-
-    def _plan_import(
-        self, items: Iterable[Any], line_numbers: Sequence[int] | None, namespace: str | None, source: str
-    ) -> tuple[list[PlannedMemory], list[FieldProblem]]:
-        return plan_import(
-            items,
-            line_numbers=line_numbers,
-            namespace=namespace or self.settings.namespaces.default,
-            source=source,
-            store=self.settings.store,
-            existing_ids=self.files.ids,
-            now=now_iso(),
-        )
+        return _writes.plan_items(self, items, line_numbers, namespace, source)[1]
 
     def import_records(
         self,
@@ -326,47 +289,11 @@ class Memory:
         namespace: str | None = None,
         line_numbers: Sequence[int] | None = None,
         progress: Progress | None = None,
-    ) -> ImportResult:
+    ) -> WriteResult:
         """Validate every item first; write nothing unless all are valid; then one commit."""
-        planned, problems = self._plan_import(list(items), line_numbers, namespace, source)
-        if problems:
-            raise ValidationError(f"{_summary(problems)}; nothing was imported", problems=problems)
-        if not planned:
-            return ImportResult([], None)
-
-        created: list[str] = []
-        records: list[MemoryRecord] = []
-        duplicates: list[str] = []
-        seen: set[tuple[str, str]] = set()
-        with self.files.lock():
-            self._check_writable()
-            try:
-                for i, (meta, content, ns, category) in enumerate(planned):
-                    key = (ns, meta["contentHash"])
-                    if key in seen or self._find_duplicate(ns, meta["contentHash"]) is not None:
-                        duplicates.append(meta["id"])
-                        continue
-                    seen.add(key)
-                    rel = self.files.allocate_path(category, content, ns)
-                    record = MemoryRecord(rel, meta, body_for(content), ns)
-                    self.files.write(rel, serialize(meta, record.body), durable=False)
-                    created.append(rel)
-                    records.append(record)
-                    if progress:
-                        progress(i + 1, len(planned))
-                flush_to_disk()
-                namespaces = sorted({r.namespace for r in records}) or [DEFAULT_NAMESPACE]
-                sha = self.ledger.commit(
-                    created,
-                    f"remnic import: {len(records)} memories",
-                    trailers_for("import", [r.id for r in records], ",".join(namespaces), source),
-                )
-            except BaseException:
-                for rel in created:
-                    self.files.delete(rel)
-                raise
-            self._index_apply(records, [], sha)
-        return ImportResult(records, sha, duplicates)
+        return _writes.import_records(
+            self, items, source=source, namespace=namespace, line_numbers=line_numbers, progress=progress
+        )
 
     def update(
         self,
@@ -376,61 +303,57 @@ class Memory:
         operation: str = "update",
         source: str = "api",
         extra_trailers: Mapping[str, str] | None = None,
-    ) -> MemoryRecord:
+    ) -> WriteResult:
         """Change frontmatter keys (None removes a key). Only the changed frontmatter lines are
         rewritten: the body's bytes, comments, key order, BOM and line endings stay as they are."""
-        from remnic.memfile.normalize import render
+        return _writes.update(
+            self, memory_id, changes, operation=operation, source=source, extra_trailers=extra_trailers
+        )
 
-        with self.files.lock():
-            self._check_writable()
-            record = self.get(memory_id)
-            original = self.files.read_bytes(record.path)
-            checked = self.files.check(record.path)
-            if checked.problems or checked.record is None:
-                raise MemoryFormatError(record.path, checked.problems)
-            for key in changes:
-                if key in ("id", "contentHash"):
-                    raise ValidationError.single(key, "cannot be changed by an update")
-            meta = {k: v for k, v in {**record.frontmatter, **changes}.items() if v is not None}
-            meta.setdefault("id", record.id)
-            meta["updated"] = now_iso()
-            meta.update(derived_fields(meta, record.body))
-            if any(v is None for v in changes.values()):  # removing a key: the patcher only sets keys
-                text = serialize(meta, record.body)
-            else:
-                text, meta = render(
-                    checked, {k: meta[k] for k in meta if meta[k] != record.frontmatter.get(k, _MISSING)}
-                )
-            after = check_text(text, record.path, self.settings.store)
-            if after.problems:
-                raise ValidationError(
-                    "the update would make the file invalid; nothing was written", problems=after.problems
-                )
-            self.files.write(record.path, text)
-            updated = MemoryRecord(record.path, meta, record.body, record.namespace)
-            try:
-                sha = self.ledger.commit(
-                    [record.path],
-                    f"remnic {operation}: {record.content[:60]}",
-                    trailers_for(operation, [record.id], record.namespace, source, **(extra_trailers or {})),
-                    contents={record.path: text.encode("utf-8")},
-                )
-            except BaseException:
-                self.files.write(record.path, original)
-                raise
-            self._index_apply([updated], [], sha)
-            return updated
-
-    def forget(self, memory_id: str, reason: str | None = None, *, source: str = "api") -> MemoryRecord:
+    def forget(self, memory_id: str, reason: str | None = None, *, source: str = "api") -> WriteResult:
         """Mark a memory forgotten (status + forgottenAt); its text stays in the file and in history."""
-        record = self.get(memory_id)
-        if record.status == "forgotten":
-            record.duplicate = True  # already forgotten: nothing written, no commit
-            return record
-        changes: dict[str, Any] = {"status": "forgotten", "forgottenAt": now_iso()}
-        if reason:
-            changes["forgetReason"] = reason
-        return self.update(memory_id, changes, operation="forget", source=source)
+        return _writes.forget(self, memory_id, reason, source=source)
+
+    def find_duplicate(self, namespace: str, digest: str, tx: Any = None) -> MemoryRecord | None:
+        """An active memory in ``namespace`` whose content has this hash, without trusting the index alone.
+
+        Looks in the transaction's staged files, this process's writes still being indexed,
+        the index catalog plus every file changed since the commit it reflects — or, with no
+        usable index, every file (the scan memo keeps that cheap).
+        """
+        staged = _writes.duplicate_in(tx.staged_records(), namespace, digest) if tx is not None else None
+        found = staged or _writes.duplicate_in(self.indexer.pending_records(), namespace, digest)
+        if found is not None:
+            return found
+        index = self._index_if_built()
+        manifest = index.manifest() if index is not None else None
+        head = self.ledger.head()
+        if manifest is None or manifest.commit is None or not self.ledger.commit_exists(manifest.commit):
+            return _writes.duplicate_in(self.files.scan().records, namespace, digest)
+        hit = index.find_by_hash(namespace, digest)
+        if hit is not None:
+            try:
+                record = self.files.find(hit, index.path_of(hit))
+            except (NotFoundError, MemoryFormatError):
+                record = None
+            if record is not None and record.status == "active" and content_hash(record.content) == digest:
+                return record
+        if head is None or manifest.commit == head:
+            return None
+        changed = [path for _, path, _ in self.ledger.diff_names(manifest.commit, head) if is_memory_path(path)]
+        records = []
+        for path in changed:
+            try:
+                records.append(self.files.read(path))
+            except (NotFoundError, MemoryFormatError):
+                continue
+        return _writes.duplicate_in(records, namespace, digest)
+
+    def _index_if_built(self) -> Any:
+        """The index when one exists on disk (a duplicate check never builds one)."""
+        from remnic.index.manifest import index_root, read_current
+
+        return self.index if read_current(index_root(self.settings.state_dir)) is not None else None
 
     # --- history ---
 
@@ -449,13 +372,30 @@ class Memory:
         """A unified diff between two versions (default: the last two, or latest vs uncommitted edits)."""
         return _history.version_diff(self.files, self.ledger, self.versions(id_or_path), old, new)
 
-    def revert(self, id_or_path: str, spec: str, *, source: str = "api", force: bool = False) -> MemoryRecord:
+    # --- git hooks ---
+
+    def install_git_hooks(self, *, force: bool = False) -> list[dict[str, str]]:
+        """Install remnic's git hooks; a foreign hook is kept, and chained when ``force``."""
+        return _githooks.install_git_hooks(self.ledger, force=force)
+
+    def git_hooks_status(self) -> list[dict[str, str]]:
+        return _githooks.git_hooks_status(self.ledger)
+
+    def uninstall_git_hooks(self) -> list[dict[str, str]]:
+        """Remove remnic's hooks, restoring hooks that install kept aside."""
+        return _githooks.uninstall_git_hooks(self.ledger)
+
+    def has_uncommitted_edits(self, path: str) -> bool:
+        """Whether the file differs from what HEAD records (an edit not committed yet)."""
+        return self.ledger.is_dirty(check_relpath(path, field="path"))
+
+    def revert(self, id_or_path: str, spec: str, *, source: str = "api", force: bool = False) -> WriteResult:
         """Restore a version's text as a new commit (history is never rewritten).
 
         Uncommitted edits to the file would be lost, so they are refused unless ``force``.
         """
-        with self.files.lock():
-            self._check_writable()
+        with self.committer.exclusive() as tx:
+            _writes.check_writable(self)
             versions = self.versions(id_or_path)
             target = _history.pick(versions, spec, allow_working=False)
             current = versions[-1].path
@@ -469,23 +409,14 @@ class Memory:
             if checked.problems or checked.record is None:
                 raise MemoryFormatError(current, checked.problems)
             record = checked.record
-            previous = self.files.read_bytes(current) if os.path.lexists(self.root / current) else None
-            self.files.write(current, text)
-            try:
-                sha = self.ledger.commit(
-                    [current],
-                    f"remnic revert: {current} to {target.label} ({target.short})",
-                    trailers_for("revert", [record.id], record.namespace, source, **{"Reverted-To": target.sha}),
-                    contents={current: text.encode("utf-8")},
-                )
-            except BaseException:
-                if previous is None:
-                    self.files.delete(current)
-                else:
-                    self.files.write(current, previous)
-                raise
-            self._index_apply([record], [], sha)
-            return record
+            tx.put(current, text, record)
+            outcome = tx.commit(
+                f"remnic revert: {current} to {target.label} ({target.short})",
+                trailers_for("revert", [record.id], record.namespace, source, **{"Reverted-To": target.sha}),
+            )
+        if outcome.sha is not None:
+            self.indexer.submit(outcome)
+        return WriteResult("revert", (record,), outcome.sha, changed=outcome.sha is not None)
 
     def timeline(self, memory_id: str) -> list[dict[str, Any]]:
         """A memory's lifecycle from git: one event per commit, with the status at that version."""
@@ -512,27 +443,11 @@ class Memory:
         return _doctor.check_files(self.files, self.settings.store)
 
     def _index_health(self) -> dict[str, Any]:
+        self.settle_index()
         try:
             return self.index.health().to_dict()
-        except ImportError:
-            return {"state": "unavailable"}
         except Exception as exc:  # noqa: BLE001 - health must report, not crash
             return {"state": "error", "detail": str(exc)}
-
-    def _find_duplicate(self, namespace: str, digest: str) -> MemoryRecord | None:
-        try:
-            found = self.index.find_by_hash(namespace, digest)
-        except ImportError:
-            return None
-        if not found:
-            return None
-        try:
-            record = self.files.find(found, self.index.path_of(found))
-        except (NotFoundError, MemoryFormatError):
-            return None
-        if record.status != "active" or content_hash(record.content) != digest:
-            return None
-        return record
 
     # --- browsing, review queue, observation archive (used by the server; thin enough for the CLI) ---
 
@@ -574,166 +489,69 @@ class Memory:
         """Archive conversation messages for the observation pipeline (see :mod:`remnic.observe`)."""
         return _observe.archive(self.root, session_key, messages, namespace or self.settings.namespaces.default, source)
 
+    def observe_new(self, key: str, messages: Sequence[Mapping[str, Any]], *, source: str) -> dict[str, Any]:
+        """Observe the messages of a growing transcript not handed over before (a cursor per ``key``)."""
+        with self.committer.exclusive():  # the write lock guards the cursor file too
+            path = self.settings.state_dir / "agent-hooks.json"
+            try:
+                state = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                state = {}
+            done = int(state.get(key, 0)) if str(state.get(key, 0)).isdigit() else 0
+            new = list(messages[done:]) if done <= len(messages) else list(messages)
+            result: dict[str, Any] = {"observed": 0}
+            if new:
+                result = dict(self.observe(key, new, source=source))
+                result["observed"] = len(new)
+            state[key] = len(messages)
+            write_atomic(path, json.dumps(state, indent=1, sort_keys=True) + "\n")
+        return result
+
     # --- sync: hand edits become indexed, committed memories (remnic.sync) ---
 
     def sync(
         self, *, commit: bool | None = None, normalize: bool = True, full: bool = False, source: str = "sync"
     ) -> Any:
-        """Validate, normalise, index and commit what changed on disk since the last sync.
+        """Validate, normalize, index and commit what changed on disk since the last sync.
 
         Returns a :class:`remnic.sync.SyncReport`; see :func:`remnic.sync.run_sync`.
         """
         from remnic.sync.engine import SyncTarget, run_sync
 
-        target = SyncTarget(self.root, self.files, self.ledger, self.settings, self._usable_index)
-        return run_sync(target, commit=commit, normalize=normalize, full=full, source=source)
-
-    def _usable_index(self) -> Any:
-        try:
-            return self.index
-        except ImportError:
-            return None
+        self.settle_index()
+        target = SyncTarget(self.root, self.files, self.ledger, self.settings, lambda: self.index)
+        with self.committer.exclusive() as tx:
+            return run_sync(target, tx, commit=commit, normalize=normalize, full=full, source=source)
 
     # --- recall: the rebuildable search index (remnic.index) and the pipeline (remnic.recall) ---
 
-    def recall(
-        self,
-        query: str,
-        *,
-        top_k: int | None = None,
-        namespace: str | None = None,
-        category: str | None = None,
-        budget_chars: int | None = None,
-        include_inactive: bool = False,
-        statuses: Sequence[str] | None = None,
-        progress: Progress | None = None,
-        xray: bool = False,
-        session_key: str | None = None,
-        trace_id: str | None = None,
-        clock: Any = None,
-        source: str = "api",
-    ) -> Any:
-        """Hybrid recall (BM25 + local embeddings) over active memories, best first.
+    def recall(self, query: str, **options: Any) -> Any:
+        """Hybrid recall (BM25 + local embeddings) over active memories, best first; see
+        :func:`remnic.service.recall.recall` for the options and the result."""
+        from . import recall as _recall
 
-        Returns a :class:`remnic.recall.RecallResult`: iterate it for
-        :class:`~remnic.recall.RecallHit` (id, path, score, content, frontmatter,
-        namespace, category, status, served_by, safety, score terms); ``.stages`` is
-        the filter ladder with considered/admitted counts. Superseded, forgotten,
-        rejected … memories are left out unless ``include_inactive`` (or ``statuses``)
-        asks for them. A missing, stale or foreign index is caught up or rebuilt
-        first; if the index cannot be used at all the recall scans the files
-        (``recall.fallbackScan``). Every recall appends one entry to the audit ledger
-        (``result.audit_id``). With ``xray=True`` (or ``recall.xrayCapture``) the
-        result carries ``.xray``, a :class:`remnic.xray.RecallXraySnapshot`; capture
-        never changes the hits and a failure inside it is logged, not raised.
-        ``clock`` (epoch ms) or ``REMNIC_XRAY_CLOCK`` pins the recall's clock.
-        """
-        import logging
+        return _recall.recall(self, query, **options)
 
-        from remnic.recall import RecallOptions, check_query, resolve_clock, run_recall
+    def recall_xray(self, query: str, **options: Any) -> Any:
+        """A fresh recall of ``query`` with its X-ray snapshot (or None if capture failed); see
+        :func:`remnic.service.recall.recall_xray`."""
+        from . import recall as _recall
 
-        check_query(query)
-        check_recall_args(
-            top_k=top_k, namespace=namespace, category=category, budget_chars=budget_chars, statuses=statuses
-        )
-        try:
-            clk = resolve_clock(clock)
-        except ValueError as exc:
-            raise ValidationError.single("clock", str(exc)) from None
-        started = clk.perf_ms()
-        options = RecallOptions(
-            top_k=top_k,
-            namespace=namespace,
-            category=category,
-            budget_chars=budget_chars,
-            statuses=statuses,
-            include_inactive=include_inactive,
-        )
-        try:
-            fresh = self.index.ensure_fresh(self.files, self.ledger, progress)
-            result = run_recall(self.index, query, options, self.settings.recall, fresh.to_dict(), clock=clk)
-        except RemnicError:
-            raise
-        except Exception as exc:
-            if not self.settings.recall.fallback_scan:
-                raise
-            from remnic.recall.fallback import scan_recall
-
-            reason = f"{type(exc).__name__}: {exc}".strip()[:200]
-            logging.getLogger("remnic.recall").warning("index unavailable (%s); recalling from the files", reason)
-            result = scan_recall(
-                self.files.scan().records, query, options, self.settings.recall, reason=reason, clock=clk
-            )
-        result.session_key, result.trace_id = session_key, trace_id
-        if self.settings.recall.audit:
-            result.audit_id = self._audit_recall(result, clk, clk.perf_ms() - started, source)
-        if xray or self.settings.recall.xray_capture:
-            result.xray = self._capture_xray(result, clk, namespace)
-        return result
-
-    def recall_xray(
-        self,
-        query: str,
-        *,
-        namespace: str | None = None,
-        session_key: str | None = None,
-        budget_chars: int | None = None,
-        top_k: int | None = None,
-        trace_id: str | None = None,
-        clock: Any = None,
-        source: str = "api",
-    ) -> Any:
-        """A fresh recall of ``query`` with its X-ray: a RecallXraySnapshot, or None if capture failed.
-
-        Scoped exactly like :meth:`recall` (no namespace: every namespace), so the X-ray explains
-        the recall a caller would get. Calls are serialised by one lock per memory root shared by
-        every surface (CLI, HTTP, MCP), as the X-ray contract specifies.
-        """
-        from remnic.recall.locks import xray_lock
-
-        with xray_lock(self.root):
-            result = self.recall(
-                query,
-                top_k=top_k,
-                namespace=namespace,
-                budget_chars=budget_chars,
-                xray=True,
-                session_key=session_key,
-                trace_id=trace_id,
-                clock=clock,
-                source=source,
-            )
-        return result.xray
+        return _recall.recall_xray(self, query, **options)
 
     def audit_show(self, audit_id: str) -> dict[str, Any]:
         """One recall-audit entry by id (``audit-YYYYMMDD-<12 hex>``)."""
-        from remnic.recall.audit import AuditLog
+        from . import recall as _recall
 
-        return AuditLog(self.settings.state_dir).show(audit_id)
+        return _recall.audit_show(self, audit_id)
 
     def audit_recent(self, limit: int = 20) -> list[dict[str, Any]]:
         """The newest recall-audit entries, newest first."""
-        from remnic.recall.audit import AuditLog
+        from . import recall as _recall
 
-        return AuditLog(self.settings.state_dir).recent(limit)
-
-    def _audit_recall(self, result: Any, clk: Any, latency_ms: float, source: str) -> str | None:
-        from remnic.recall.snapshot import record_audit
-
-        return record_audit(
-            self.settings.state_dir,
-            result,
-            clock=clk,
-            latency_ms=latency_ms,
-            source=source,
-            retention_days=self.settings.recall.audit_retention_days,
-        )
-
-    def _capture_xray(self, result: Any, clk: Any, namespace: str | None) -> Any:
-        from remnic.recall.snapshot import capture
-
-        return capture(result, clock=clk, namespace=namespace, read_text=self.files.read_text_cached)
+        return _recall.audit_recent(self, limit)
 
     def reindex(self, *, progress: Progress | None = None) -> Any:
         """Rebuild the whole index from the files (embeddings come from the cache when unchanged)."""
+        self.settle_index()
         return self.index.rebuild(self.files, self.ledger, progress, reason="reindex requested")

@@ -28,10 +28,11 @@ from typing import Any
 from remnic.config import Settings
 from remnic.errors import FieldProblem, MemoryFormatError, RemnicError
 from remnic.fsio import NotRegularFile
-from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso, parse_file
+from remnic.memfile.model import MemoryRecord, content_hash, is_memory_path, new_id, now_iso, parse_file
 from remnic.memfile.normalize import Checked, check_bytes, planned_changes, render
-from remnic.repo.files import MemoryStore, is_memory_path
+from remnic.repo.files import MemoryStore
 from remnic.repo.ledger import Ledger, trailers_for
+from remnic.repo.transaction import Transaction
 
 from .state import SyncState, Unstable, digest, read_stable_many, replace_if_unchanged
 
@@ -248,13 +249,21 @@ def _subject(changes: list[Change]) -> str:
 
 
 def run_sync(
-    target: SyncTarget, *, commit: bool | None = None, normalize: bool = True, full: bool = False, source: str = "sync"
+    target: SyncTarget,
+    tx: Transaction,
+    *,
+    commit: bool | None = None,
+    normalize: bool = True,
+    full: bool = False,
+    source: str = "sync",
 ) -> SyncReport:
-    """Bring index and git in step with the files; see the module docstring. Holds the write lock."""
+    """Bring index and git in step with the files; see the module docstring.
+
+    The caller holds the write lock and hands over the transaction the commit goes through.
+    """
     started = time.perf_counter()
     want_commit = target.settings.sync.commit if commit is None else commit
-    with target.files.lock():
-        report = _Run(target, want_commit=want_commit, normalize=normalize, source=source).run(full)
+    report = _Run(target, tx, want_commit=want_commit, normalize=normalize, source=source).run(full)
     report.elapsed_ms = (time.perf_counter() - started) * 1000
     return report
 
@@ -262,8 +271,9 @@ def run_sync(
 class _Run:
     """One sync run's working state (so each step reads as a short method)."""
 
-    def __init__(self, target: SyncTarget, *, want_commit: bool, normalize: bool, source: str) -> None:
+    def __init__(self, target: SyncTarget, tx: Transaction, *, want_commit: bool, normalize: bool, source: str) -> None:
         self.target, self.root, self.ledger, self.settings = target, target.root, target.ledger, target.settings
+        self.tx = tx
         self.files = target.files
         self.want_commit, self.normalize, self.source = want_commit, normalize, source
         self.state = SyncState.load(self.root)
@@ -606,15 +616,21 @@ class _Run:
         gone = {c.previous_path or c.path for c in committing if c.kind in (DELETED, RENAMED)} - {
             c.path for c in committing if c.kind != DELETED
         }
-        contents: dict[str, bytes | None] = {p: self.checked_bytes[p] for p in paths if p in self.checked_bytes}
-        contents.update({p: None for p in gone if p in paths})
-        return self.ledger.commit(
-            paths,
+        for path in paths:
+            data = None if path in gone else self.checked_bytes.get(path)
+            if data is None and path not in gone:
+                full = self.root / path
+                data = full.read_bytes() if full.is_file() and not full.is_symlink() else None
+            if data is None:
+                self.tx.remove(path, on_disk=True)
+            else:
+                self.tx.put(path, data, on_disk=True)
+        outcome = self.tx.commit(
             _subject(committing or changes),
             trailers_for("sync", ids, ",".join(namespaces), self.source),
             body="\n".join(c.describe() for c in committing),
-            contents=contents,
         )
+        return outcome.sha
 
     def next_pending(
         self,

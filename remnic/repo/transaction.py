@@ -1,0 +1,340 @@
+"""The one write transaction: lock → validate → atomic write → commit, with rollback and group commit.
+
+Every mutation (store, update, forget, revert, import, observe, sync) stages its
+file changes in a :class:`Transaction` while it holds the repository write lock;
+nothing touches disk until :meth:`Transaction.commit`, which journals the change
+(:mod:`.journal`), writes the files atomically, commits them as one git commit
+and moves HEAD by compare-and-swap. A failure before HEAD moves puts every file
+back; once HEAD has moved the write is done.
+
+Writers in one process that arrive while a commit is running are group-committed
+by :class:`GroupCommitter`: the next leader runs every waiting plan of the same
+kind inside one transaction — one git commit, one index batch — and each writer
+is answered only after that commit is durable.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from remnic.config import STATE_DIR
+from remnic.fsio import flush_to_disk, sweep_litter, write_atomic
+from remnic.memfile.model import MemoryRecord
+
+from .files import MemoryStore
+from .journal import Journal, JournalFile, digest, recover
+from .ledger import Ledger
+
+BULK_FILES = 64  # past this many files one flush beats a fsync per file
+
+
+@dataclass
+class Staged:
+    """One path a transaction will change."""
+
+    path: str
+    data: bytes | None  # what goes on disk; None removes the file
+    before: bytes | None  # what the disk held when it was staged
+    commit_data: bytes | None = None  # what git records when it differs from the disk (a carried-aside edit)
+    record: MemoryRecord | None = None  # the memory it holds, for the search index
+    on_disk: bool = False  # the disk already holds the change: commit it, never write or undo it
+
+
+@dataclass
+class CommitOutcome:
+    sha: str | None
+    base: str | None = None  # HEAD before the commit: the index follows from there
+    paths: list[str] = field(default_factory=list)
+    upserts: list[MemoryRecord] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+
+class Transaction:
+    """File changes staged under the write lock; committed as one commit or not at all."""
+
+    def __init__(self, files: MemoryStore, ledger: Ledger) -> None:
+        self.files = files
+        self.ledger = ledger
+        self.root = files.root
+        self.staged: dict[str, Staged] = {}
+        self.index_upserts: dict[str, MemoryRecord] = {}
+        self.index_removed: set[str] = set()
+
+    # --- reading through the staged changes ---
+
+    def read_bytes(self, path: str) -> bytes | None:
+        if path in self.staged:
+            return self.staged[path].data
+        try:
+            return self.files.read_bytes(path)
+        except FileNotFoundError:
+            return None
+
+    def exists(self, path: str) -> bool:
+        if path in self.staged:
+            return self.staged[path].data is not None
+        return (self.root / path).exists()
+
+    def staged_records(self) -> list[MemoryRecord]:
+        return [s.record for s in self.staged.values() if s.record is not None and s.data is not None]
+
+    # --- staging ---
+
+    def put(
+        self,
+        path: str,
+        data: str | bytes,
+        record: MemoryRecord | None = None,
+        *,
+        commit_data: bytes | None = None,
+        on_disk: bool = False,
+    ) -> None:
+        """Stage ``data`` for ``path``; ``commit_data`` commits other bytes than the disk keeps (a carried-aside
+        edit); ``on_disk`` commits bytes the caller already left on disk (sync), which are never undone."""
+        raw = data.encode("utf-8") if isinstance(data, str) else data
+        before = self.staged[path].before if path in self.staged else (None if on_disk else self._disk(path))
+        self.staged[path] = Staged(path, raw, before, commit_data, record, on_disk)
+
+    def remove(self, path: str, *, on_disk: bool = False) -> None:
+        before = self.staged[path].before if path in self.staged else (None if on_disk else self._disk(path))
+        self.staged[path] = Staged(path, None, before, on_disk=on_disk)
+
+    def index(self, upserts: Sequence[MemoryRecord] = (), removed: Sequence[str] = ()) -> None:
+        """Index changes with no file change (sync: edits already committed by plain git)."""
+        for record in upserts:
+            self.index_upserts[record.path] = record
+        self.index_removed.update(removed)
+
+    def _disk(self, path: str) -> bytes | None:
+        try:
+            return (self.root / path).read_bytes()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """Changes staged inside are dropped if the block raises (one plan of a group failing)."""
+        staged, upserts, removed = dict(self.staged), dict(self.index_upserts), set(self.index_removed)
+        try:
+            yield
+        except BaseException:
+            self.staged, self.index_upserts, self.index_removed = staged, upserts, removed
+            raise
+
+    # --- committing ---
+
+    def commit(
+        self, subject: str, trailers: Mapping[str, str | Sequence[str]], body: str | None = None
+    ) -> CommitOutcome:
+        """Journal, write, commit. Before HEAD moves a failure restores every file; after, the write stands."""
+        changes = [s for s in self.staged.values() if s.on_disk or s.data != s.before or s.commit_data is not None]
+        upserts = {**self.index_upserts, **{s.path: s.record for s in self.staged.values() if s.record}}
+        removed = set(self.index_removed) | {s.path for s in self.staged.values() if s.data is None}
+        self.staged, self.index_upserts, self.index_removed = {}, {}, set()
+        base = self.ledger.head()
+        outcome = CommitOutcome(
+            None, base, [s.path for s in changes], [r for r in upserts.values() if r], sorted(removed)
+        )
+        if not changes:
+            return outcome
+        journal = Journal.begin(
+            self.root / STATE_DIR,
+            base,
+            [JournalFile(s.path, s.before, digest(s.data), written=not s.on_disk) for s in changes],
+        )
+        try:
+            self._write_files(changes)
+            outcome.sha = self.ledger.commit(
+                [s.path for s in changes],
+                subject,
+                trailers,
+                body,
+                contents={s.path: s.commit_data if s.commit_data is not None else s.data for s in changes},
+                on_object=journal.committed_as,
+            )
+        except BaseException:
+            if journal.commit is None or not self._head_has(journal.commit):
+                self._restore(changes)
+                journal.close()
+            raise
+        journal.close()
+        return outcome
+
+    def _write_files(self, changes: Sequence[Staged]) -> None:
+        tmp_dir = self.root / STATE_DIR / "tmp"
+        changes = [s for s in changes if not s.on_disk]
+        bulk = len(changes) > BULK_FILES
+        for s in changes:
+            full = self.root / s.path
+            if s.data is None:
+                full.unlink(missing_ok=True)
+            else:
+                write_atomic(full, s.data, durable=not bulk, tmp_dir=tmp_dir)
+        if bulk:
+            flush_to_disk()
+
+    def _restore(self, changes: Sequence[Staged]) -> None:
+        tmp_dir = self.root / STATE_DIR / "tmp"
+        for s in changes:
+            if s.on_disk:
+                continue
+            full = self.root / s.path
+            if s.before is None:
+                full.unlink(missing_ok=True)
+            else:
+                write_atomic(full, s.before, tmp_dir=tmp_dir)
+
+    def _head_has(self, sha: str) -> bool:
+        head = self.ledger.head()
+        return head is not None and self.ledger.is_ancestor(sha, head)
+
+
+# --- group commit ---
+
+
+@dataclass
+class PlanOutcome:
+    """What one plan did inside a transaction, and how its commit is described."""
+
+    value: Any
+    subject: str | None = None  # None: nothing staged (a duplicate, a no-op)
+    ids: list[str] = field(default_factory=list)
+    namespace: str = "default"
+    trailers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    """A write to run under the lock: ``run`` validates and stages; plans with one ``key`` share commits."""
+
+    key: tuple[str, ...]
+    run: Callable[[Transaction], PlanOutcome]
+
+
+Describe = Callable[[tuple[str, ...], Sequence[PlanOutcome]], tuple[str, dict[str, Any], str | None]]
+AfterCommit = Callable[[CommitOutcome], None]
+
+
+class _Waiter:
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.wake = threading.Event()  # set when answered, or when this writer is made the next leader
+        self.finished = False
+        self.lead = False
+        self.value: PlanOutcome | None = None
+        self.commit: CommitOutcome | None = None
+        self.error: BaseException | None = None
+
+
+class GroupCommitter:
+    """Runs plans under the repository write lock, several of one kind in one commit."""
+
+    def __init__(
+        self,
+        files: MemoryStore,
+        ledger: Ledger,
+        describe: Describe,
+        after_commit: AfterCommit,
+        max_batch: int = 64,
+    ) -> None:
+        self.files = files
+        self.ledger = ledger
+        self._describe = describe
+        self._after_commit = after_commit
+        self._max_batch = max_batch
+        self._mutex = threading.Lock()
+        self._queue: list[_Waiter] = []
+        self._leading = False
+        self._exclusive = threading.RLock()  # held by the leader's batch and by exclusive() users
+        self._local = threading.local()
+
+    def submit(self, plan: Plan) -> tuple[PlanOutcome, CommitOutcome]:
+        """Run ``plan`` (maybe beside others of its kind); returns after its commit is durable."""
+        if getattr(self._local, "in_plan", False):
+            raise RuntimeError("a write plan cannot submit another write; stage it in the same transaction")
+        me = _Waiter(plan)
+        with self._mutex:
+            self._queue.append(me)
+            if not self._leading:
+                self._leading = True
+                me.lead = True
+        if not me.lead:
+            me.wake.wait()
+        if not me.finished:
+            self._lead(me)
+        if me.error is not None:
+            raise me.error
+        assert me.value is not None and me.commit is not None
+        return me.value, me.commit
+
+    def _lead(self, me: _Waiter) -> None:
+        """Process batches until my own plan is answered, then hand leadership to the next waiter."""
+        while not me.finished:
+            with self._mutex:
+                first = self._queue[0]
+                batch = [w for w in self._queue if w.plan.key == first.plan.key][: self._max_batch]
+                for w in batch:
+                    self._queue.remove(w)
+            self._run_batch(batch)
+        with self._mutex:
+            if self._queue:
+                nxt = self._queue[0]
+                nxt.lead = True
+                nxt.wake.set()
+            else:
+                self._leading = False
+
+    def _run_batch(self, batch: list[_Waiter]) -> None:
+        outcome: CommitOutcome | None = None
+        try:
+            with self._exclusive, self.files.lock():
+                self.prepare()
+                tx = Transaction(self.files, self.ledger)
+                ran: list[_Waiter] = []
+                for w in batch:
+                    self._local.in_plan = True
+                    try:
+                        with tx.savepoint():
+                            w.value = w.plan.run(tx)
+                        ran.append(w)
+                    except BaseException as exc:  # noqa: BLE001 - answered to its own writer
+                        w.error = exc
+                    finally:
+                        self._local.in_plan = False
+                described = [w.value for w in ran if w.value is not None and w.value.subject]
+                if described:
+                    subject, trailers, body = self._describe(batch[0].plan.key, described)
+                    outcome = tx.commit(subject, trailers, body)
+                else:
+                    outcome = CommitOutcome(None)
+                for w in ran:
+                    w.commit = outcome
+        except BaseException as exc:  # noqa: BLE001 - every writer of the batch hears it
+            for w in batch:
+                if w.error is None:
+                    w.error = exc
+        if outcome is not None and (outcome.upserts or outcome.removed):
+            self._after_commit(outcome)
+        for w in batch:
+            w.finished = True
+            w.wake.set()
+
+    @contextmanager
+    def exclusive(self) -> Iterator[Transaction]:
+        """The write lock and a transaction for a caller that commits itself (sync, revert, init)."""
+        with self._exclusive, self.files.lock():
+            self.prepare()
+            yield Transaction(self.files, self.ledger)
+
+    def prepare(self) -> None:
+        """Under the lock, before any write: finish or undo a crashed writer's work, sweep its litter."""
+        root: Path = self.files.root
+        state = root / STATE_DIR
+        recover(state, root, self.ledger)
+        self.ledger.repair_index()
+        sweep_litter(state / "tmp")

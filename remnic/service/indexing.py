@@ -1,0 +1,108 @@
+"""Index updates after a write is acknowledged: applied in commit order by one background thread.
+
+A write is done once its commit is in git; the search index is a cache rebuilt
+from the files, so keeping it in step need not hold the write lock nor the
+writer. Each committed batch is handed to :class:`IndexQueue`, which applies it
+to the index on a worker thread (consecutive commits coalesced into one index
+batch). A recall first waits for this process's queue (read-your-writes), and the
+index itself catches up from git for commits made by other processes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from remnic.memfile.model import MemoryRecord
+from remnic.repo.transaction import CommitOutcome
+
+log = logging.getLogger("remnic.indexing")
+
+
+@dataclass
+class _Batch:
+    upserts: dict[str, MemoryRecord] = field(default_factory=dict)
+    removed: set[str] = field(default_factory=set)
+    base: str | None = None
+    commit: str | None = None
+
+    def add(self, outcome: CommitOutcome) -> None:
+        for path in outcome.removed:
+            self.upserts.pop(path, None)
+            self.removed.add(path)
+        for record in outcome.upserts:
+            self.removed.discard(record.path)
+            self.upserts[record.path] = record
+        self.commit = outcome.sha
+
+
+class IndexQueue:
+    """One worker per repository handle; ``apply(upserts, removed, commit, parent)`` does the work."""
+
+    def __init__(self, apply: Callable[[list[MemoryRecord], list[str], str | None, str | None], Any]) -> None:
+        self._apply = apply
+        self._cond = threading.Condition()
+        self._queue: list[CommitOutcome] = []
+        self._busy = False
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def submit(self, outcome: CommitOutcome) -> None:
+        with self._cond:
+            self._queue.append(outcome)
+            if self._thread is None or not self._thread.is_alive():
+                self._closed = False
+                self._thread = threading.Thread(target=self._work, name="remnic-index", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+
+    def pending_records(self) -> list[MemoryRecord]:
+        """Records committed by this process whose index update has not landed yet."""
+        with self._cond:
+            return [r for o in self._queue for r in o.upserts]
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Wait until everything submitted so far is applied; False on timeout."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._queue and not self._busy, timeout)
+
+    def close(self) -> None:
+        self.drain()
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._queue or self._closed)
+                if not self._queue:
+                    return
+                taken = list(self._queue)
+                self._busy = True
+            try:
+                for batch in _coalesce(taken):
+                    self._apply(list(batch.upserts.values()), sorted(batch.removed), batch.commit, batch.base)
+            except Exception as exc:  # noqa: BLE001 - the write stands; the next recall catches the index up
+                log.warning("index update after a write failed (%s); the next recall will catch up", exc)
+            finally:
+                with self._cond:
+                    del self._queue[: len(taken)]
+                    self._busy = False
+                    self._cond.notify_all()
+
+
+def _coalesce(outcomes: list[CommitOutcome]) -> list[_Batch]:
+    """Consecutive commits (each one's base is the previous one's commit) become one index batch."""
+    batches: list[_Batch] = []
+    for outcome in outcomes:
+        if not batches or batches[-1].commit is None or outcome.base != batches[-1].commit:
+            batches.append(_Batch(base=outcome.base))
+        batches[-1].add(outcome)
+    return batches

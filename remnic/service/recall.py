@@ -1,0 +1,145 @@
+"""Recall through the service: freshness, the pipeline, the file-scan fallback, audit and X-ray capture."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from remnic.errors import RemnicError, ValidationError
+from remnic.memfile.validate import check_recall_args
+from remnic.recall import RecallOptions, check_query, resolve_clock, run_recall
+from remnic.recall.audit import AuditLog
+from remnic.recall.fallback import scan_recall
+from remnic.recall.locks import xray_lock
+from remnic.recall.snapshot import capture, record_audit
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+Progress = Callable[[int, int], None]
+
+
+def recall(
+    mem: Memory,
+    query: str,
+    *,
+    top_k: int | None = None,
+    namespace: str | None = None,
+    category: str | None = None,
+    budget_chars: int | None = None,
+    include_inactive: bool = False,
+    statuses: Sequence[str] | None = None,
+    progress: Progress | None = None,
+    xray: bool = False,
+    session_key: str | None = None,
+    trace_id: str | None = None,
+    clock: Any = None,
+    source: str = "api",
+) -> Any:
+    """Hybrid recall (BM25 + local embeddings) over active memories, best first.
+
+    Returns a :class:`remnic.recall.RecallResult`: iterate it for
+    :class:`~remnic.recall.RecallHit` (id, path, score, content, frontmatter,
+    namespace, category, status, served_by, safety, score terms); ``.stages`` is
+    the filter ladder with considered/admitted counts. Superseded, forgotten,
+    rejected … memories are left out unless ``include_inactive`` (or ``statuses``)
+    asks for them. A missing, stale or foreign index is caught up or rebuilt
+    first; if the index cannot be used at all the recall scans the files
+    (``recall.fallbackScan``). Every recall appends one entry to the audit ledger
+    (``result.audit_id``). With ``xray=True`` (or ``recall.xrayCapture``) the
+    result carries ``.xray``, a :class:`remnic.xray.RecallXraySnapshot`; capture
+    never changes the hits and a failure inside it is logged, not raised.
+    ``clock`` (epoch ms) or ``REMNIC_XRAY_CLOCK`` pins the recall's clock.
+    """
+    check_query(query)
+    check_recall_args(top_k=top_k, namespace=namespace, category=category, budget_chars=budget_chars, statuses=statuses)
+    try:
+        clk = resolve_clock(clock)
+    except ValueError as exc:
+        raise ValidationError.single("clock", str(exc)) from None
+    started = clk.perf_ms()
+    options = RecallOptions(
+        top_k=top_k,
+        namespace=namespace,
+        category=category,
+        budget_chars=budget_chars,
+        statuses=statuses,
+        include_inactive=include_inactive,
+    )
+    try:
+        mem.settle_index()
+        fresh = mem.index.ensure_fresh(mem.files, mem.ledger, progress)
+        result = run_recall(mem.index, query, options, mem.settings.recall, fresh.to_dict(), clock=clk)
+    except RemnicError:
+        raise
+    except Exception as exc:
+        if not mem.settings.recall.fallback_scan:
+            raise
+        reason = f"{type(exc).__name__}: {exc}".strip()[:200]
+        logging.getLogger("remnic.recall").warning("index unavailable (%s); recalling from the files", reason)
+        result = scan_recall(mem.files.scan().records, query, options, mem.settings.recall, reason=reason, clock=clk)
+    result.session_key, result.trace_id = session_key, trace_id
+    if mem.settings.recall.audit:
+        result.audit_id = _audit_recall(mem, result, clk, clk.perf_ms() - started, source)
+    if xray or mem.settings.recall.xray_capture:
+        result.xray = _capture_xray(mem, result, clk, namespace)
+    return result
+
+
+def recall_xray(
+    mem: Memory,
+    query: str,
+    *,
+    namespace: str | None = None,
+    session_key: str | None = None,
+    budget_chars: int | None = None,
+    top_k: int | None = None,
+    trace_id: str | None = None,
+    clock: Any = None,
+    source: str = "api",
+) -> Any:
+    """A fresh recall of ``query`` with its X-ray: a RecallXraySnapshot, or None if capture failed.
+
+    Scoped exactly like :meth:`recall` (no namespace: every namespace), so the X-ray explains
+    the recall a caller would get. Calls are serialised by one lock per memory root shared by
+    every surface (CLI, HTTP, MCP), as the X-ray contract specifies.
+    """
+    with xray_lock(mem.root):
+        result = mem.recall(
+            query,
+            top_k=top_k,
+            namespace=namespace,
+            budget_chars=budget_chars,
+            xray=True,
+            session_key=session_key,
+            trace_id=trace_id,
+            clock=clock,
+            source=source,
+        )
+    return result.xray
+
+
+def audit_show(mem: Memory, audit_id: str) -> dict[str, Any]:
+    """One recall-audit entry by id (``audit-YYYYMMDD-<12 hex>``)."""
+    return AuditLog(mem.settings.state_dir).show(audit_id)
+
+
+def audit_recent(mem: Memory, limit: int = 20) -> list[dict[str, Any]]:
+    """The newest recall-audit entries, newest first."""
+    return AuditLog(mem.settings.state_dir).recent(limit)
+
+
+def _audit_recall(mem: Memory, result: Any, clk: Any, latency_ms: float, source: str) -> str | None:
+    return record_audit(
+        mem.settings.state_dir,
+        result,
+        clock=clk,
+        latency_ms=latency_ms,
+        source=source,
+        retention_days=mem.settings.recall.audit_retention_days,
+    )
+
+
+def _capture_xray(mem: Memory, result: Any, clk: Any, namespace: str | None) -> Any:
+    return capture(result, clock=clk, namespace=namespace, read_text=mem.files.read_text_cached)
