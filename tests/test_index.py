@@ -86,7 +86,7 @@ def test_hits_carry_path_content_frontmatter_and_terms_that_add_up(repo: Memory)
             t.vector + t.bm25 + t.importance + t.recency + t.status + t.propagation - t.mmr_penalty, abs=1e-9
         )
     names = [s.name for s in result.stages]
-    assert names[:2] == ["namespace-scope", "status-active"] and names[-2:] == ["top-k", "budget-fit"]
+    assert names[:2] == ["namespace-scope", "status-active"] and names[-2:] == ["recall-result-limit", "budget-fit"]
     data = result.to_dict()
     assert data["hits"][0]["scoreDecomposition"]["final"] == pytest.approx(hit.score, abs=1e-6)
 

@@ -1,22 +1,29 @@
-"""Unit tests for the Recall X-ray types (remnic.xray) and renderer (remnic.render)."""
+"""The Recall X-ray snapshot types (remnic.render.snapshot), JavaScript-compatible formatting
+(remnic.render.jsfmt) and the renderer (remnic.render.xray), against the original Remnic's
+tested renderer behaviour (in remnic's own data)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 
 import pytest
 
+from remnic.render import jsfmt
 from remnic.render.snapshot import (
+    ABSENT,
     CORRECTION_STATES,
     SAFETY_LEVELS,
     SCHEMA_VERSION,
     SERVED_BY_TIERS,
     Budget,
     FilterTrace,
+    PeerProfileInjection,
     Provenance,
     RecallXraySnapshot,
     ScoreDecomposition,
+    SourceAnchor,
     TierExplain,
     XrayResult,
 )
@@ -24,190 +31,196 @@ from remnic.render.xray import (
     FORMATS,
     NOT_FOUND_JSON,
     dumps_json,
-    fmt_score,
-    fmt_time,
-    md_cell,
+    format_captured_at,
+    format_score,
+    md_code,
+    md_escape,
     parse_format,
     render_xray,
     snapshot_envelope,
 )
 
+T0 = 1_767_261_600_000  # 2026-01-01T10:00:00.000Z
 
-def make_snapshot(**overrides) -> RecallXraySnapshot:
-    snap = RecallXraySnapshot(
-        query="what editor do I use",
-        snapshot_id="snap-1",
-        captured_at=1776706200000,
-        tier_explain=TierExplain(
-            tier="direct-answer",
-            reason="unambiguous",
-            candidates_considered=3,
-            latency_ms=8,
-            filtered_by=["below-floor"],
-            source_anchors=["facts/editor.md:1-3"],
-        ),
-        results=[
-            XrayResult(
-                memory_id="facts/editor",
-                path="facts/editor.md",
-                served_by="hybrid",
-                score=ScoreDecomposition(
-                    final=0.87,
-                    vector=0.81,
-                    bm25=0.42,
-                    importance=0.9,
-                    recency=0.1,
-                    mmr_penalty=0.05,
-                    tier_prior=0.2,
-                    reinforcement_boost=0.01,
-                ),
-                admitted_by=["namespace", "trust-zone"],
-                rejected_by="mmr",
-                graph_path=["a", "b", "c"],
-                graph_edge_confidences=[0.9, 0.5],
-                audit_entry_id="audit-1",
-                provenance=Provenance(
-                    source="conversation",
-                    scope="namespace:ws",
-                    retrieval_reason="served-by=hybrid",
-                    confidence=0.94,
-                    created="2026-04-18T21:13:00.000Z",
-                    updated="2026-04-19T00:00:00.000Z",
-                    namespace="ws",
-                    user_context_scopes=["work"],
-                    stale=True,
-                    corrected=True,
-                    correction_state="correction",
-                    safe_to_use=False,
-                    safety="blocked",
-                    safety_reasons=["do-not-use"],
-                ),
-            )
-        ],
-        filters=[FilterTrace("namespace", 10, 4, reason="cap=4"), FilterTrace("trust", 4, 4)],
-        budget=Budget(chars=4096, used=1234),
-        session_key="sess-42",
-        namespace="ws",
-        trace_id="trace-xyz",
-    )
-    for key, value in overrides.items():
-        setattr(snap, key, value)
+
+def bare(**overrides: object) -> dict:
+    """A snapshot in the original's JSON shape with empty sections."""
+    snap = {
+        "schemaVersion": "1",
+        "query": "which editor does Ben use",
+        "snapshotId": "c0ffee00-0000-4000-8000-000000000001",
+        "capturedAt": T0,
+        "tierExplain": None,
+        "results": [],
+        "appliedResultLimit": 0,
+        "appliedResults": [],
+        "headroomResults": [],
+        "filters": [],
+        "budget": {"chars": 3000, "used": 0},
+    }
+    snap.update(overrides)
     return snap
 
 
-# ---------------------------------------------------------------- constants
+def hit(memory_id: str = "pref-editor", **extra: object) -> dict:
+    r = {
+        "memoryId": memory_id,
+        "path": f"preferences/{memory_id}.md",
+        "servedBy": "hybrid",
+        "scoreDecomposition": {"final": 0.75},
+        "admittedBy": [],
+    }
+    r.update(extra)
+    return r
+
+
+def rich() -> dict:
+    """Header members, two filters, a graph result and a rejected one, a tier explain with anchors."""
+    return bare(
+        sessionKey="sess-ben",
+        namespace="ben",
+        traceId="tr-9",
+        tierExplain={
+            "tier": "direct-answer",
+            "tierReason": "single trusted preference",
+            "filteredBy": ["trust-zone"],
+            "candidatesConsidered": 6,
+            "latencyMs": 4,
+            "sourceAnchors": [{"path": "preferences/pref-editor.md", "lineRange": [3, 4]}, {"path": "notes/x.md"}],
+        },
+        filters=[
+            {"name": "namespace-scope", "considered": 50, "admitted": 6},
+            {"name": "recall-result-limit", "considered": 6, "admitted": 2, "reason": "k=2"},
+        ],
+        results=[
+            hit(
+                scoreDecomposition={"final": 0.9, "vector": 0.7, "bm25": 0.3, "importance": 0.6, "mmrPenalty": 0.1},
+                admittedBy=["namespace-scope", "trust-zone"],
+                graphPath=["ent-ben", "pref-editor"],
+                auditEntryId="audit-1",
+            ),
+            hit("pref-old-editor", admittedBy=["namespace-scope"], rejectedBy="recall-result-limit"),
+        ],
+        budget={"chars": 3000, "used": 812},
+    )
+
+
+# ---------------------------------------------------------------- vocabulary and format parsing
 
 
 def test_constants():
     assert SCHEMA_VERSION == "1"
-    assert SERVED_BY_TIERS == (
-        "direct-answer",
-        "hybrid",
-        "graph",
-        "recent-scan",
-        "procedural",
-        "review-context",
-    )
+    assert SERVED_BY_TIERS[:6] == ("direct-answer", "hybrid", "graph", "recent-scan", "procedural", "review-context")
+    assert set(SERVED_BY_TIERS[6:]) == {"lcm-file-parts", "lcm-tool-parts"}
     assert CORRECTION_STATES == ("none", "correction", "superseded", "disputed", "forgotten")
     assert SAFETY_LEVELS == ("safe", "requires-review", "blocked")
-    assert FORMATS == ("text", "markdown", "json")
+    assert FORMATS == ("json", "text", "markdown")
 
 
-# ---------------------------------------------------------------- parse_format
+def test_parse_format_defaults_to_text_and_ignores_case_and_blanks():
+    assert parse_format(None) == "text"
+    assert [parse_format(f) for f in FORMATS] == list(FORMATS)
+    assert [parse_format(v) for v in (" Json ", "MARKDOWN", "\ttext\n")] == ["json", "markdown", "text"]
 
 
-@pytest.mark.parametrize("value", ["yaml", "", "txt", "md", None, 3])
-def test_parse_format_error_lists_options(value):
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("yaml", '--format expects one of json, text, markdown; got "yaml"'),
+        ("", '--format expects one of json, text, markdown; got ""'),
+        (7, "--format expects one of json, text, markdown; got number"),
+        (True, "--format expects one of json, text, markdown; got boolean"),
+        (["text"], "--format expects one of json, text, markdown; got object"),
+    ],
+)
+def test_parse_format_names_the_options_and_what_it_got(value, message):
     with pytest.raises(ValueError) as exc:
         parse_format(value)
-    assert "valid options: text, markdown, json" in str(exc.value)
-    assert repr(value) in str(exc.value)
+    assert str(exc.value) == message
 
 
-def test_parse_format_message_exact():
-    with pytest.raises(ValueError, match=r"^unknown format 'yaml'; valid options: text, markdown, json$"):
-        parse_format("yaml")
-
-
-@pytest.mark.parametrize("value, expected", [("text", "text"), (" Markdown ", "markdown"), ("JSON", "json")])
-def test_parse_format_accepts(value, expected):
-    assert parse_format(value) == expected
-
-
-def test_render_rejects_unknown_format():
-    with pytest.raises(ValueError, match="valid options"):
-        render_xray(make_snapshot(), "html")
+def test_render_rejects_unknown_format_and_dispatches_the_rest():
+    with pytest.raises(ValueError, match="expects one of json, text, markdown"):
+        render_xray(rich(), "html")
+    assert render_xray(rich()) == render_xray(rich(), "text")
+    assert render_xray(rich(), "JSON") == render_xray(rich(), "json")
 
 
 # ---------------------------------------------------------------- types
 
 
-def test_to_dict_key_order():
-    d = make_snapshot().to_dict()
+def test_to_dict_uses_the_originals_key_order():
+    snap = RecallXraySnapshot.from_dict(
+        bare(
+            sessionKey="s",
+            namespace="n",
+            traceId="t",
+            peerProfileInjection={"peerId": "p", "fieldsInjected": 2},
+            tierExplain={
+                "tier": "hybrid",
+                "tierReason": "r",
+                "filteredBy": [],
+                "candidatesConsidered": 1,
+                "latencyMs": 0,
+                "sourceAnchors": [{"path": "a.md"}],
+            },
+            results=[
+                hit(
+                    scoreDecomposition={
+                        "final": 1,
+                        "vector": 1,
+                        "bm25": 1,
+                        "importance": 1,
+                        "mmrPenalty": 0,
+                        "tierPrior": 0.1,
+                        "reinforcementBoost": 0.1,
+                        "recency": 0.1,
+                    },
+                    graphPath=["a", "b"],
+                    graphEdgeConfidences=[0.5],
+                    pathNodeIds=["a"],
+                    pathPenaltyApplied=True,
+                    stateView="current",
+                    auditEntryId="x",
+                    rejectedBy="y",
+                    disclosure="raw",
+                    estimatedTokens=3,
+                    tags=["t"],
+                    provenance={"source": "s", "created": "c", "updated": "u", "namespace": "n", "status": "active"},
+                    sourceSpan={"quote": "q", "observedAt": "o", "provenance": "none"},
+                    trust={"score": 1},
+                    rawScores={"bm25": 2.5, "vector": 0.4},
+                )
+            ],
+        )
+    )
+    d = snap.to_dict()
     assert list(d) == [
-        "schemaVersion",
-        "query",
-        "snapshotId",
-        "capturedAt",
-        "sessionKey",
-        "namespace",
-        "traceId",
-        "tierExplain",
-        "filters",
-        "results",
-        "budget",
-    ]
-    result = d["results"][0]
-    assert list(result) == [
-        "memoryId",
-        "path",
-        "servedBy",
-        "scoreDecomposition",
-        "admittedBy",
-        "rejectedBy",
-        "graphPath",
-        "graphEdgeConfidences",
-        "auditEntryId",
-        "provenance",
-    ]
-    assert list(result["scoreDecomposition"]) == [
-        "final",
-        "vector",
-        "bm25",
-        "importance",
-        "recency",
-        "mmrPenalty",
-        "tierPrior",
-        "reinforcementBoost",
-    ]
-    assert list(result["provenance"]) == [
-        "source",
-        "created",
-        "updated",
-        "namespace",
-        "scope",
-        "userContextScopes",
-        "retrievalReason",
-        "confidence",
-        "stale",
-        "corrected",
-        "correctionState",
-        "safeToUse",
-        "safety",
-        "safetyReasons",
-    ]
+        "schemaVersion", "query", "snapshotId", "capturedAt", "tierExplain", "results", "appliedResultLimit",
+        "appliedResults", "headroomResults", "filters", "budget", "sessionKey", "namespace", "traceId",
+        "peerProfileInjection",
+    ]  # fmt: skip
+    r = d["results"][0]
+    assert list(r) == [
+        "memoryId", "path", "servedBy", "scoreDecomposition", "admittedBy", "graphPath", "graphEdgeConfidences",
+        "pathNodeIds", "pathPenaltyApplied", "stateView", "auditEntryId", "rejectedBy", "disclosure",
+        "estimatedTokens", "tags", "provenance", "sourceSpan", "trust", "rawScores",
+    ]  # fmt: skip
+    assert list(r["scoreDecomposition"]) == [
+        "final", "vector", "bm25", "importance", "mmrPenalty", "tierPrior", "reinforcementBoost", "recency",
+    ]  # fmt: skip
+    assert list(r["provenance"])[:11] == [
+        "source", "scope", "userContextScopes", "retrievalReason", "confidence", "stale", "corrected",
+        "correctionState", "safeToUse", "safety", "safetyReasons",
+    ]  # fmt: skip
+    assert list(r["provenance"])[11:] == ["created", "updated", "namespace", "status"]
+    assert r["rawScores"] == {"vector": 0.4, "bm25": 2.5}
     assert list(d["tierExplain"]) == [
-        "tier",
-        "reason",
-        "candidatesConsidered",
-        "latencyMs",
-        "filteredBy",
-        "sourceAnchors",
-    ]
-    assert d["filters"][1] == {"name": "trust", "considered": 4, "admitted": 4}
+        "tier", "tierReason", "filteredBy", "candidatesConsidered", "latencyMs", "sourceAnchors",
+    ]  # fmt: skip
 
 
-def test_to_dict_omits_optional_none():
+def test_to_dict_leaves_out_what_is_not_there():
     snap = RecallXraySnapshot(
         query="q",
         snapshot_id="s",
@@ -215,8 +228,7 @@ def test_to_dict_omits_optional_none():
         results=[XrayResult("m", "p", "hybrid", ScoreDecomposition(final=0.5))],
     )
     d = snap.to_dict()
-    assert "sessionKey" not in d and "namespace" not in d and "traceId" not in d
-    assert d["tierExplain"] is None
+    assert "sessionKey" not in d and "peerProfileInjection" not in d and d["tierExplain"] is None
     assert d["results"][0] == {
         "memoryId": "m",
         "path": "p",
@@ -224,23 +236,38 @@ def test_to_dict_omits_optional_none():
         "scoreDecomposition": {"final": 0.5},
         "admittedBy": [],
     }
-    assert d["budget"] == {"chars": 0, "used": 0}
+    assert TierExplain("hybrid").to_dict().get("sourceAnchors", "absent") == "absent"
 
 
-def test_from_dict_roundtrip():
-    snap = make_snapshot()
+def test_from_dict_round_trips_the_originals_shape():
+    original = rich()
+    original["peerProfileInjection"] = None  # explicitly "none injected": kept as null
+    snap = RecallXraySnapshot.from_dict(original)
+    assert snap.tier_explain.tier_reason == "single trusted preference"
+    assert snap.tier_explain.source_anchors == [
+        SourceAnchor("preferences/pref-editor.md", (3, 4)),
+        SourceAnchor("notes/x.md"),
+    ]
+    assert snap.peer_profile_injection is None
+    assert snap.to_dict() == original
     assert RecallXraySnapshot.from_dict(snap.to_dict()) == snap
 
 
-def test_filter_rejected_property():
-    assert FilterTrace("x", 12, 7).rejected == 5
+def test_from_dict_reads_what_earlier_remnic_versions_wrote():
+    te = TierExplain.from_dict(
+        {"tier": "direct-answer", "reason": "old key", "sourceAnchors": ["a/b.md:10-14", "c.md", {"path": "d.md"}, 3]}
+    )
+    assert te.tier_reason == "old key"
+    assert [str(a) for a in te.source_anchors] == ["a/b.md:10-14", "c.md", "d.md"]
+    assert te.to_dict()["sourceAnchors"][0] == {"path": "a/b.md", "lineRange": [10, 14]}
 
 
-def test_from_dict_tolerant():
+def test_from_dict_is_faithful_and_tolerant():
     snap = RecallXraySnapshot.from_dict(
         {
             "query": 42,
             "capturedAt": "yesterday",
+            "sessionKey": "",
             "unknownKey": {"x": 1},
             "results": [
                 {
@@ -248,24 +275,29 @@ def test_from_dict_tolerant():
                     "admittedBy": "namespace",
                     "graphPath": "a->b",
                     "provenance": "nope",
+                    "pathPenaltyApplied": "yes",
                 },
                 "not-a-result",
             ],
-            "filters": [1, None, {"name": 3}],
+            "filters": [1, None, {"name": 3, "considered": -2}],
             "tierExplain": [],
             "budget": "lots",
+            "peerProfileInjection": "someone",
         }
     )
-    assert snap.query == "42"
-    assert snap.captured_at == 0
-    assert len(snap.results) == 1
-    r = snap.results[0]
-    assert r.score.final == 0.0 and r.score.vector is None and math.isnan(r.score.bm25)
-    assert r.admitted_by == [] and r.graph_path is None and r.provenance is None
-    assert snap.filters == [FilterTrace(name="3", considered=0, admitted=0)]
-    assert snap.tier_explain is None
-    assert snap.budget == Budget(0, 0)
-    assert snap.schema_version == "1"
+    assert snap.query == "" and snap.captured_at is None and snap.session_key == ""
+    (r,) = snap.results
+    assert r.score.final == 0 and r.score.vector is None and math.isnan(r.score.bm25)
+    assert r.admitted_by == [] and r.graph_path is None and r.provenance is None and r.path_penalty_applied is None
+    assert snap.filters == [FilterTrace(name="", considered=-2, admitted=0)]
+    assert snap.tier_explain is None and snap.budget == Budget(0, 0) and snap.peer_profile_injection is ABSENT
+    assert PeerProfileInjection.from_any({"peerId": "p"}) == PeerProfileInjection("p", 0)
+
+
+def test_provenance_defaults_follow_the_originals_normaliser():
+    p = Provenance.from_dict({"safeToUse": False, "corrected": True})
+    assert (p.source, p.scope, p.retrieval_reason, p.confidence) == ("unknown", "unknown", "retrieved", 0)
+    assert (p.safety, p.correction_state, p.corrected) == ("requires-review", "correction", True)
 
 
 @pytest.mark.parametrize("data", [None, [], "x", 3, {"results": None}])
@@ -274,223 +306,436 @@ def test_from_dict_non_mapping(data):
     assert snap.results == [] and snap.filters == [] and snap.query == ""
 
 
-# ---------------------------------------------------------------- formatters
+# ---------------------------------------------------------------- JavaScript formatting
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (0, "0"),
+        (-0.0, "0"),
+        (1.0, "1"),
+        (42.5, "42.5"),
+        (0.1 + 0.2, "0.30000000000000004"),
+        (1e20, "100000000000000000000"),
+        (1e21, "1e+21"),
+        (1.5e-7, "1.5e-7"),
+        (0.000001, "0.000001"),
+        (-123.456, "-123.456"),
+        (2**53 + 1, "9007199254740992"),
+        (10**400, "Infinity"),
+        (float("nan"), "NaN"),
+        (float("-inf"), "-Infinity"),
+    ],
+)
+def test_js_number_prints_what_javascript_prints(value, expected):
+    assert jsfmt.js_number(value) == expected
+
+
+@pytest.mark.parametrize(
+    "value, places, expected",
+    [
+        (0.03125, 4, "0.0313"),  # an exact binary tie: away from zero (Python's format gives 0.0312)
+        (0.125, 2, "0.13"),
+        (0.625, 2, "0.63"),
+        (0.715, 2, "0.71"),  # below the tie in binary
+        (-0.00001, 4, "-0.0000"),
+        (-0.0, 4, "0.0000"),
+        (1, 4, "1.0000"),
+        (0.123456789, 4, "0.1235"),
+        (2e21, 2, "2e+21"),
+        (float("nan"), 2, "NaN"),
+    ],
+)
+def test_to_fixed_rounds_like_javascript(value, places, expected):
+    assert jsfmt.to_fixed(value, places) == expected
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (T0, "2026-01-01T10:00:00.000Z"),
+        (1700000000123.9, "2023-11-14T22:13:20.123Z"),
+        (0, "1970-01-01T00:00:00.000Z"),
+        (253402300800000, "+010000-01-01T00:00:00.000Z"),
+        (8.64e15, "+275760-09-13T00:00:00.000Z"),
+        (8.64e15 + 1, None),
+        (-1, "1969-12-31T23:59:59.999Z"),
+        (float("nan"), None),
+        ("2026", None),
+        (True, None),
+    ],
+)
+def test_iso_time_is_javascripts_to_iso_string(value, expected):
+    assert jsfmt.iso_time(value) == expected
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (T0, "2026-01-01T10:00:00.000Z"),
+        (-1, "(unknown)"),
+        (float("nan"), "(unknown)"),
+        (float("inf"), "(unknown)"),
+        (1e20, "(unknown)"),
+        (None, "(unknown)"),
+        ("2026-01-01", "(unknown)"),
+    ],
+)
+def test_captured_at_shows_unknown_for_what_is_not_a_time(value, expected):
+    assert format_captured_at(value) == expected
 
 
 @pytest.mark.parametrize(
     "value, expected",
     [
         (0.5, "0.5000"),
-        (0.12345, "0.1235"),
-        (1, "1.0000"),
-        (-0.00001, "0.0000"),
-        (float("nan"), "n/a"),
-        (float("inf"), "n/a"),
-        (None, "n/a"),
-        ("0.5", "n/a"),
-        (True, "n/a"),
+        (0.123456789, "0.1235"),
+        (0, "0.0000"),
+        (float("nan"), "0.0000"),
+        (float("-inf"), "0.0000"),
+        (None, "0.0000"),
     ],
 )
-def test_fmt_score_four_decimals(value, expected):
-    assert fmt_score(value) == expected
+def test_format_score_four_decimals_and_zero_for_non_finite(value, expected):
+    assert format_score(value) == expected
 
 
-@pytest.mark.parametrize(
-    "value, expected",
-    [
-        (1776706200000, "2026-04-20T17:30:00.000Z"),
-        (1700000000123.9, "2023-11-14T22:13:20.123Z"),
-        (0, "1970-01-01T00:00:00.000Z"),
-        (-1, "1969-12-31T23:59:59.999Z"),
-        (float("nan"), "unknown"),
-        (float("-inf"), "unknown"),
-        (1e20, "unknown"),
-        (10**400, "unknown"),
-        ("2026", "unknown"),
-        (None, "unknown"),
-    ],
-)
-def test_fmt_time(value, expected):
-    assert fmt_time(value) == expected
+def test_truncation_counts_utf16_units_and_cuts_at_a_word():
+    assert jsfmt.truncate_utf16("short", 10) == "short"
+    assert jsfmt.truncate_utf16("aaaa bbbb cccc", 12) == "aaaa bbbb…"
+    assert jsfmt.truncate_utf16("x" * 30, 12) == "x" * 12 + "…"  # no space past half: cut as is
+    # An emoji is two UTF-16 units: a cut through it leaves half a pair, written as U+FFFD.
+    cut = jsfmt.truncate_utf16("🧠" * 10, 5)
+    assert jsfmt.lone_surrogates_replaced(cut) == "🧠🧠\ufffd…"
+    assert jsfmt.collapse_whitespace("\ufeff a\u00a0\n b\u2028 ") == "a b"
 
 
-def test_score_line_only_present_terms_in_order():
-    text = render_xray(make_snapshot(), "text")
-    assert (
-        "    score: final=0.8700 vector=0.8100 bm25=0.4200 importance=0.9000 recency=0.1000 "
-        "mmr_penalty=0.0500 tier_prior=0.2000 reinforcement_boost=0.0100\n"
-    ) in text
-    snap = make_snapshot()
-    snap.results[0].score = ScoreDecomposition(final=0.1, tier_prior=0.3)
-    assert "    score: final=0.1000 tier_prior=0.3000\n" in render_xray(snap, "text")
+def test_js_dumps_matches_json_stringify():
+    value = {"a": [1.0, 1e20, float("nan"), -0.0, True, None], "b": {}, "c": [], 3: "\ud800\n\u2028é"}
+    assert jsfmt.js_dumps(value) == (
+        '{\n  "a": [\n    1,\n    100000000000000000000,\n    null,\n    0,\n    true,\n    null\n  ],\n'
+        '  "b": {},\n  "c": [],\n  "3": "\\ud800\\n\u2028é"\n}'
+    )
 
 
 # ---------------------------------------------------------------- text
 
 
-def test_text_layout():
-    text = render_xray(make_snapshot(), "text")
-    assert text.startswith(
+def test_text_layout_of_a_full_snapshot():
+    assert render_xray(rich(), "text") == (
         "=== Recall X-ray ===\n"
-        "query: what editor do I use\n"
-        "snapshot-id: snap-1\n"
-        "captured-at: 2026-04-20T17:30:00.000Z\n"
-        "session: sess-42\n"
-        "namespace: ws\n"
-        "trace-id: trace-xyz\n"
-        "budget: 1234 / 4096 chars\n"
+        "query: which editor does Ben use\n"
+        "snapshot-id: c0ffee00-0000-4000-8000-000000000001\n"
+        "captured-at: 2026-01-01T10:00:00.000Z\n"
+        "session: sess-ben\n"
+        "namespace: ben\n"
+        "trace-id: tr-9\n"
+        "budget: 812 / 3000 chars\n"
         "\n--- filters ---\n"
-        "- namespace: 4/10 admitted (cap=4)\n"
-        "- trust: 4/4 admitted\n"
+        "- namespace-scope: 6/50 admitted\n"
+        "- recall-result-limit: 2/6 admitted (k=2)\n"
         "\n--- results ---\n"
-        "[1] facts/editor — served-by=hybrid\n"
-        "    path: facts/editor.md\n"
-    )
-    assert (
-        "    provenance: source=conversation created=2026-04-18T21:13:00.000Z "
-        "updated=2026-04-19T00:00:00.000Z namespace=ws scope=namespace:ws confidence=0.94 "
-        "stale=true corrected=correction safe=false\n"
-        "    retrieval-reason: served-by=hybrid\n"
-        "    context-scopes: work\n"
-        "    safety: blocked (do-not-use)\n"
-        "    graph-path: a -> b -> c\n"
-        "    edge-confidences: 0.90, 0.50\n"
-        "    admitted-by: namespace, trust-zone\n"
-        "    rejected-by: mmr\n"
+        "[1] pref-editor — served-by=hybrid\n"
+        "    path: preferences/pref-editor.md\n"
+        "    score: final=0.9000 vector=0.7000 bm25=0.3000 importance=0.6000 mmr_penalty=0.1000\n"
+        "    admitted-by: namespace-scope, trust-zone\n"
+        "    graph-path: ent-ben -> pref-editor\n"
         "    audit-entry: audit-1\n"
-    ) in text
-    assert text.endswith(
+        "[2] pref-old-editor — served-by=hybrid\n"
+        "    path: preferences/pref-old-editor.md\n"
+        "    score: final=0.7500\n"
+        "    admitted-by: namespace-scope\n"
+        "    rejected-by: recall-result-limit\n"
         "\n--- tier explain ---\n"
         "tier: direct-answer\n"
-        "reason: unambiguous\n"
-        "candidates-considered: 3\n"
-        "latency-ms: 8\n"
-        "filtered-by: below-floor\n"
+        "reason: single trusted preference\n"
+        "candidates-considered: 6\n"
+        "latency-ms: 4\n"
+        "filtered-by: trust-zone\n"
         "source-anchors:\n"
-        "  - facts/editor.md:1-3\n"
+        "  - preferences/pref-editor.md:3-4\n"
+        "  - notes/x.md"
     )
 
 
-def test_text_empty_sections_say_none():
-    snap = RecallXraySnapshot(query="q", snapshot_id="s", captured_at=0)
+def test_no_snapshot_and_empty_sections_have_the_originals_placeholders():
+    assert render_xray(None, "text") == "=== Recall X-ray ===\nNo X-ray snapshot captured."
+    assert render_xray(None, "markdown") == "# Recall X-ray\n\n_No X-ray snapshot captured._"
+    assert render_xray(None, "json") == '{\n  "schemaVersion": "1",\n  "snapshotFound": false\n}'
+    text = render_xray(bare(sessionKey="", namespace=None), "text")
+    assert "\n--- filters ---\n(no filter traces recorded)\n" in text
+    assert "\n--- results ---\n(no results admitted)\n" in text
+    assert text.endswith("\n--- tier explain ---\n(not populated — direct-answer tier disabled or did not fire)")
+    assert "session:" not in text and "namespace:" not in text and "trace-id:" not in text
+
+
+def test_path_and_admitted_by_only_when_there_is_one():
+    text = render_xray(bare(results=[hit(path="", admittedBy=[])]), "text")
+    assert "[1] pref-editor — served-by=hybrid\n    score: final=0.7500\n\n" in text
+
+
+def test_edge_confidences_only_under_a_graph_path():
+    with_path = render_xray(bare(results=[hit(graphPath=["a", "b", "c"], graphEdgeConfidences=[0.9, 0.45])]), "text")
+    assert "    graph-path: a -> b -> c\n    edge-confidences: 0.90, 0.45\n" in with_path
+    without = render_xray(bare(results=[hit(graphEdgeConfidences=[0.9])]), "text")
+    assert "edge-confidences" not in without
+    assert "edge-confidences" not in render_xray(rich(), "text")  # a graph path with no confidences
+
+
+def test_path_penalty_fields_only_when_recorded():
+    plain = rich()
+    for fmt in ("text", "markdown"):
+        out = render_xray(plain, fmt)
+        assert not any(x in out for x in ("path-penalty", "path-node-ids", "Path penalty", "Path node ids"))
+    plain["results"][0].update(pathPenaltyApplied=True, pathNodeIds=["seed", "hop", "pref-editor"])
+    text, md = render_xray(plain, "text"), render_xray(plain, "markdown")
+    assert "    path-penalty: yes\n    path-node-ids: seed -> hop -> pref-editor\n" in text
+    assert "- **Path penalty applied:** `yes`\n- **Path node ids:** `seed` → `hop` → `pref-editor`\n" in md
+    plain["results"][0]["pathPenaltyApplied"] = False
+    assert "    path-penalty: no\n" in render_xray(plain, "text")
+
+
+def test_state_view_is_printed_once_right_after_the_path():
+    text = render_xray(bare(results=[hit(stateView="historical", pathPenaltyApplied=False)]), "text")
+    assert text.count("state-view:") == 1
+    assert (
+        "[1] pref-editor — served-by=hybrid\n    path: preferences/pref-editor.md\n    state-view: historical\n"
+        "    score: final=0.7500\n    path-penalty: no\n"
+    ) in text
+    md = render_xray(bare(results=[hit(stateView="current", admittedBy=["a"], rejectedBy="b")]), "markdown")
+    assert "- **Admitted by:** `a`\n- **State view:** `current`\n- **Rejected by:** `b`\n" in md
+
+
+def test_score_line_terms_in_order_with_reinforcement_only_when_positive():
+    score = {"final": 0.5, "tierPrior": 0.2, "mmrPenalty": 0, "bm25": 0.1, "reinforcementBoost": 0.03125}
+    assert "    score: final=0.5000 bm25=0.1000 mmr_penalty=0.0000 tier_prior=0.2000 reinforcement_boost=0.0313\n" in (
+        render_xray(bare(results=[hit(scoreDecomposition=score)]), "text")
+    )
+    score["reinforcementBoost"] = 0
+    assert "reinforcement_boost" not in render_xray(bare(results=[hit(scoreDecomposition=score)]), "text")
+    odd = {"final": 0.123456789, "vector": 0, "bm25": float("nan"), "importance": -0.00001}
+    assert "score: final=0.1235 vector=0.0000 bm25=0.0000 importance=-0.0000\n" in render_xray(
+        bare(results=[hit(scoreDecomposition=odd)]), "text"
+    )
+
+
+def test_remnic_terms_and_raw_scores_appear_only_when_captured():
+    r = hit(
+        scoreDecomposition={"final": 1.5, "vector": 1.0, "recency": 0.02, "status": -0.5}, rawScores={"vector": 0.498}
+    )
+    text = render_xray(bare(results=[r]), "text")
+    assert (
+        "    score: final=1.5000 vector=1.0000 recency=0.0200 status=-0.5000\n    raw-scores: vector=0.4980\n" in text
+    )
+    assert "- **Raw scores:** vector=0.4980\n" in render_xray(bare(results=[r]), "markdown")
+    assert "raw-scores" not in render_xray(rich(), "text")
+
+
+PROVENANCE = {
+    "source": "chat",
+    "created": "2025-12-24T18:00:00.000Z",
+    "namespace": "ben",
+    "scope": "namespace:ben",
+    "userContextScopes": ["personal", "repo"],
+    "retrievalReason": "served-by=hybrid: bm25 #2",
+    "confidence": 0.7,
+    "stale": True,
+    "corrected": True,
+    "correctionState": "superseded",
+    "safeToUse": False,
+    "safety": "requires-review",
+    "safetyReasons": ["status=superseded", "stale=true"],
+}
+
+
+def test_text_provenance_lines():
+    text = render_xray(bare(results=[hit(provenance=PROVENANCE)]), "text")
+    assert (
+        "    provenance: source=chat created=2025-12-24T18:00:00.000Z scope=namespace:ben confidence=0.70 "
+        "stale=true corrected=superseded safe=false\n"
+        "    retrieval-reason: served-by=hybrid: bm25 #2\n"
+        "    context-scopes: personal, repo\n"
+        "    safety: requires-review (status=superseded, stale=true)\n"
+    ) in text
+
+
+def test_markdown_provenance_block_without_a_safety_line_when_safe():
+    prov = dict(PROVENANCE, userContextScopes=["repo"], stale=False, corrected=False, correctionState="none",
+                safeToUse=True, safety="safe", safetyReasons=[])  # fmt: skip
+    md = render_xray(bare(results=[hit(provenance=prov)]), "markdown")
+    assert (
+        "\n### 1. `pref-editor` — served-by=hybrid\n\n"
+        "- **Path:** `preferences/pref-editor.md`\n"
+        "- **Score:** final=0.7500\n"
+        "- **Provenance:** source=chat created=2025-12-24T18:00:00.000Z scope=namespace:ben confidence=0.70 "
+        "stale=false corrected=false safe=true\n"
+        "- **Retrieval reason:** `served-by=hybrid: bm25 #2`\n"
+        "- **Context scopes:** `repo`\n\n"
+    ) in md
+    assert "**Safety:**" not in md and "Admitted by" not in md
+
+
+def test_provenance_edge_cases():
+    prov = {"source": "x", "scope": "y", "retrievalReason": "", "safety": "safe", "safetyReasons": ["why"],
+            "corrected": False, "correctionState": "superseded"}  # fmt: skip
+    text = render_xray(bare(results=[hit(provenance=prov)]), "text")
+    assert "created=unknown" in text and "corrected=false" in text
+    assert "    retrieval-reason: \n" in text  # printed even when empty
+    assert "    safety: safe (why)\n" in text  # a reason is enough to print the line
+
+
+def test_source_span_lines():
+    span = {
+        "quote": "We moved CI to\n  the new runners",
+        "observedAt": "2025-12-20T09:00:00.000Z",
+        "provenance": "verified",
+    }
+    snap = bare(results=[hit(sourceSpan=span)])
+    assert (
+        '    source: "We moved CI to the new runners" (observed 2025-12-20T09:00:00.000Z) [verified]\n'
+        in render_xray(snap, "text")
+    )
+    assert '- **Source:** "We moved CI to the new runners" (`2025-12-20T09:00:00.000Z`) — verified\n' in render_xray(
+        snap, "markdown"
+    )
+    long = bare(results=[hit(sourceSpan=dict(span, quote="word " * 100))])
+    line = next(x for x in render_xray(long, "text").split("\n") if "source:" in x)
+    quote = line.split('"')[1]
+    assert quote.endswith("…") and len(quote) <= 121
+    assert "source:" not in render_xray(bare(results=[hit()]), "text")
+    assert "**Source:**" not in render_xray(bare(results=[hit()]), "markdown")
+
+
+def test_user_text_is_printed_as_it_is():
+    snap = bare(query="line one\nline two", results=[hit("id\twith tab")])
     text = render_xray(snap, "text")
-    assert "--- filters ---\n(none)\n" in text
-    assert "--- results ---\n(none)\n" in text
-    assert text.endswith("--- tier explain ---\n(none)\n")
-    assert "session:" not in text and "trace-id:" not in text
+    assert "query: line one\nline two\n" in text and "[1] id\twith tab — served-by=hybrid\n" in text
+    unicode = "日本語 🧠 " + "x" * 5000
+    assert f"query: {unicode}\n" in render_xray(bare(query=unicode), "text")
+    assert unicode in render_xray(bare(query=unicode), "json")
+    # An unpaired surrogate (from JSON "\ud83e") is written as U+FFFD, as Node writes it.
+    assert "query: a\ufffdb\n" in render_xray(bare(query="a\ud83eb"), "text")
 
 
-def test_text_newlines_in_user_text_stay_on_one_line():
-    snap = make_snapshot(query="line1\nline2\rline3\x00")
-    text = render_xray(snap, "text")
-    assert "query: line1\\nline2\\rline3\\x00\n" in text
-
-
-def test_no_snapshot_renderings():
-    assert render_xray(None, "text") == "=== Recall X-ray ===\n(no snapshot captured)\n"
-    assert render_xray(None, "markdown") == "## Recall X-ray\n\n(no snapshot captured)\n"
-    assert render_xray(None, "json") == '{"snapshotFound": false}\n'
-    assert render_xray(None) == render_xray(None, "text")
+def test_no_trailing_newline_in_any_format():
+    for fmt in FORMATS:
+        for snap in (rich(), bare(), None):
+            assert not render_xray(snap, fmt).endswith("\n")
 
 
 # ---------------------------------------------------------------- markdown
 
 
-def test_md_cell_escaping():
-    assert md_cell("a|b") == "a\\|b"
-    assert md_cell("a\\|b") == "a\\\\\\|b"
-    assert md_cell("x\ny\r\nz") == "x<br>y<br>z"
+def test_markdown_escapes_table_cells_and_fences_code():
+    assert md_escape("a|b\\c") == "a\\|b\\\\c"
+    assert md_code("") == "``" and md_code("plain") == "`plain`"
+    assert md_code("a`b") == "``a`b``" and md_code("`edge`") == "`` `edge` ``" and md_code("x``y") == "```x``y```"
+    snap = bare(filters=[{"name": "scope|ns", "considered": 8, "admitted": 3, "reason": "because|so"}])
+    assert "\n| scope\\|ns | 8 | 3 | because\\|so |\n" in render_xray(snap, "markdown")
 
 
-def test_markdown_pipes_escaped_and_rows_intact():
-    snap = make_snapshot(query="a | b\nc", namespace="n|s")
-    snap.filters = [FilterTrace("f|1", 2, 1, reason="why | not\nnow")]
-    snap.results[0].path = "p|q.md"
+def test_markdown_layout_of_a_full_snapshot():
+    md = render_xray(rich(), "markdown")
+    assert md.startswith(
+        "# Recall X-ray\n\n**Query:** `which editor does Ben use`\n\n| Field | Value |\n| --- | --- |\n"
+        "| Snapshot ID | `c0ffee00-0000-4000-8000-000000000001` |\n| Captured at | 2026-01-01T10:00:00.000Z |\n"
+        "| Session | `sess-ben` |\n| Namespace | `ben` |\n| Trace ID | `tr-9` |\n| Budget | 812 / 3000 chars |\n\n"
+        "## Filters\n\n| Filter | Considered | Admitted | Reason |\n| --- | ---: | ---: | --- |\n"
+        "| namespace-scope | 50 | 6 |  |\n| recall-result-limit | 6 | 2 | k=2 |\n\n## Results\n"
+    )
+    assert "- **Graph path:** `ent-ben` → `pref-editor`\n- **Audit entry:** `audit-1`\n" in md
+    assert md.endswith(
+        "## Tier Explain\n\n| Field | Value |\n| --- | --- |\n| Tier | `direct-answer` |\n"
+        "| Reason | single trusted preference |\n| Candidates considered | 6 |\n| Latency (ms) | 4 |\n"
+        "| Filtered by | `trust-zone` |\n\n**Source anchors:**\n- `preferences/pref-editor.md:3-4`\n- `notes/x.md`"
+    )
+    empty = render_xray(bare(), "markdown")
+    assert (
+        "## Filters\n\n_No filter traces recorded._\n\n## Results\n\n_No results admitted._\n\n## Tier Explain\n\n"
+        in empty
+    )
+    assert empty.endswith("_Not populated — direct-answer tier disabled or did not fire._")
+    nothing_filtered = rich()
+    nothing_filtered["tierExplain"]["filteredBy"] = []
+    assert "| Filtered by | _(none)_ |" in render_xray(nothing_filtered, "markdown")
+    assert "filtered-by: (none)\n" in render_xray(nothing_filtered, "text")
+
+
+def test_markdown_edge_confidences_and_captured_at_placeholder():
+    snap = bare(capturedAt=float("nan"), results=[hit(graphPath=["a", "b"], graphEdgeConfidences=[0.125])])
     md = render_xray(snap, "markdown")
-    assert "| query | a \\| b<br>c |\n" in md
-    assert "| namespace | n\\|s |\n" in md
-    assert "| f\\|1 | 2 | 1 | 1 | why \\| not<br>now |\n" in md
-    assert "| path | p\\|q.md |\n" in md
-    # every table row has exactly the right number of unescaped pipes
-    for line in md.splitlines():
-        if line.startswith("|"):
-            unescaped = line.replace("\\\\", "").replace("\\|", "")
-            assert unescaped.count("|") in (3, 6), line
+    assert "- **Graph path:** `a` → `b`\n- **Edge confidences:** `0.13`\n" in md
+    assert "| Captured at | (unknown) |" in md
 
 
-def test_markdown_structure():
-    md = render_xray(make_snapshot(), "markdown")
-    assert md.startswith("## Recall X-ray\n\n| Field | Value |\n| --- | --- |\n| query | what editor do I use |\n")
-    for heading in ("### Filters", "### Results", "#### [1] facts/editor — served-by=hybrid", "### Tier explain"):
-        assert f"\n{heading}\n" in md
-    assert md.endswith("Source anchors:\n\n- facts/editor.md:1-3\n")
+def test_disclosure_lines_and_token_spend_table():
+    results = [
+        hit("a", disclosure="section", estimatedTokens=30),
+        hit("b", disclosure="chunk"),
+        hit("c", estimatedTokens=9.5),
+        hit("d"),
+    ]
+    md = render_xray(bare(results=results), "markdown")
+    assert "- **Disclosure:** `section` (~30 tokens)\n" in md and "- **Disclosure:** `chunk`\n" in md
+    assert "- **Estimated tokens:** 9.5\n" in md
+    assert md.split("### Token spend by disclosure\n\n", 1)[1].startswith(
+        "| Disclosure | Results | Estimated tokens |\n| --- | ---: | ---: |\n| chunk | 1 | 0 |\n| section | 1 | 30 |\n"
+        "| raw | 0 | 0 |\n| _(unspecified)_ | 2 | 9 |\n\n## Tier Explain"
+    )
+    assert "Token spend" not in render_xray(bare(results=[hit(estimatedTokens=4)]), "markdown")
+    assert "isclosure" not in render_xray(bare(results=results), "text")
 
 
 # ---------------------------------------------------------------- json
 
 
-def test_json_envelope_and_roundtrip():
-    snap = make_snapshot()
-    out = render_xray(snap, "json")
+def test_json_is_flat_with_snapshot_found_first():
+    out = render_xray(rich(), "json")
     data = json.loads(out)
-    assert list(data)[:2] == ["snapshotFound", "schemaVersion"]
-    assert data["snapshotFound"] is True
-    assert RecallXraySnapshot.from_dict(data).to_dict() == snap.to_dict()
-    data.pop("snapshotFound")
-    assert data == snap.to_dict()
-    assert out.endswith("}\n") and out.startswith('{\n  "snapshotFound": true,\n')
+    assert out.startswith('{\n  "snapshotFound": true,\n  "schemaVersion": "1",\n')
+    assert "snapshot" not in data and data.pop("snapshotFound") is True
+    assert data == rich()
+    assert json.loads(render_xray(None, "json")) == {"schemaVersion": "1", "snapshotFound": False}
 
 
-def test_json_accepts_raw_dict_and_envelopes():
-    snap = make_snapshot()
-    expected = render_xray(snap, "json")
-    assert render_xray(snap.to_dict(), "json") == expected
+def test_json_keeps_numbers_as_given_and_nulls_non_finite():
+    out = render_xray(bare(capturedAt=1e20, budget={"chars": 4096.0, "used": float("nan")}), "json")
+    assert '"capturedAt": 100000000000000000000,' in out and '"chars": 4096,' in out and '"used": null' in out
+    assert json.loads(out)["capturedAt"] == 1e20
+
+
+def test_json_accepts_raw_dicts_and_envelopes():
+    expected = render_xray(rich(), "json")
+    snap = RecallXraySnapshot.from_dict(rich())
+    assert render_xray(snap, "json") == expected
     assert render_xray(json.loads(expected), "json") == expected
     assert render_xray(snapshot_envelope(snap), "json") == expected
     assert render_xray({"snapshotFound": False}, "text") == render_xray(None, "text")
+    assert render_xray({"schemaVersion": "1", "snapshotFound": False}, "json") == render_xray(None, "json")
 
 
 def test_snapshot_envelope_and_dumps_json():
-    snap = make_snapshot()
+    snap = RecallXraySnapshot.from_dict(rich())
     env = snapshot_envelope(snap)
     assert env == {"snapshotFound": True, "snapshot": snap.to_dict()}
     assert snapshot_envelope(None) == {"snapshotFound": False}
-    assert dumps_json(snapshot_envelope(None)) == NOT_FOUND_JSON == render_xray(None, "json")
+    assert dumps_json(snapshot_envelope(None)) == NOT_FOUND_JSON == '{"snapshotFound": false}\n'
     body = dumps_json(env)
-    assert json.loads(body) == env and body.endswith("\n")
-    assert dumps_json(env) == dumps_json(snapshot_envelope(snap.to_dict()))
-
-
-def test_nan_scores_give_valid_json_and_na_text():
-    snap = make_snapshot(captured_at=float("nan"))
-    snap.results[0].score = ScoreDecomposition(final=float("nan"), vector=float("inf"), bm25=float("-inf"))
-    snap.budget = Budget(chars=float("inf"), used=-5)
-    out = render_xray(snap, "json")
-    data = json.loads(out, parse_constant=lambda c: pytest.fail(f"non-standard constant {c}"))
-    assert data["capturedAt"] is None
-    assert data["results"][0]["scoreDecomposition"] == {"final": None, "vector": None, "bm25": None}
-    text = render_xray(snap, "text")
-    assert "captured-at: unknown\n" in text
-    assert "    score: final=n/a vector=n/a bm25=n/a\n" in text
-    assert "budget: -5 / n/a chars\n" in text
-    assert "| captured-at | unknown |" in render_xray(snap, "markdown")
-
-
-def test_unicode_and_long_query_as_is():
-    query = "日本語 🧠 " + "x" * 5000
-    snap = make_snapshot(query=query)
-    assert f"query: {query}\n" in render_xray(snap, "text")
-    assert query in render_xray(snap, "json")  # ensure_ascii=False
+    assert json.loads(body) == env and body.endswith("}\n")
+    # The envelope's snapshot is, member for member and byte for byte, the flat rendering's.
+    flat = render_xray(snap, "json")
+    assert [line[2:] for line in body.split("\n")[3:-3]] == flat.split("\n")[2:-1]
+    assert json.loads(flat) == {"snapshotFound": True, **json.loads(body)["snapshot"]}
 
 
 # ---------------------------------------------------------------- robustness
 
 
 def test_deterministic():
-    snap = make_snapshot()
     for fmt in FORMATS:
-        assert render_xray(snap, fmt) == render_xray(snap, fmt)
-        assert render_xray(snap.to_dict(), fmt) == render_xray(make_snapshot(), fmt)
+        assert render_xray(rich(), fmt) == render_xray(copy.deepcopy(rich()), fmt)
+        assert render_xray(RecallXraySnapshot.from_dict(rich()), fmt) == render_xray(rich(), fmt)
 
 
 GARBAGE = [
@@ -504,6 +749,8 @@ GARBAGE = [
                 "provenance": {},
                 "graphPath": [None, 1, "a"],
                 "graphEdgeConfidences": ["x", float("nan"), 2],
+                "sourceSpan": {"quote": 1},
+                "trust": {"components": None},
             }
         ]
     },
@@ -512,6 +759,7 @@ GARBAGE = [
     {"query": None, "snapshotId": ["a"], "sessionKey": {}, "tierExplain": {"sourceAnchors": "a"}},
     {"filters": [{"name": "f", "considered": "ten", "admitted": None, "reason": 7}]},
     {"results": [{"provenance": {"safety": None, "safetyReasons": [None, "r"], "confidence": "hi"}}]},
+    {"tierExplain": {"sourceAnchors": [{"path": "p", "lineRange": [1]}, {"lineRange": [1, 2]}]}},
     {"snapshotFound": True, "snapshot": "not a dict"},
     {1: 2, None: "x"},
 ]
@@ -521,7 +769,7 @@ GARBAGE = [
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_garbage_never_raises(data, fmt):
     out = render_xray(data, fmt)
-    assert isinstance(out, str) and out.endswith("\n")
+    assert isinstance(out, str) and out
     if fmt == "json":
         json.loads(out, parse_constant=lambda c: pytest.fail(f"non-standard constant {c}"))
     else:
@@ -530,5 +778,6 @@ def test_garbage_never_raises(data, fmt):
 
 def test_garbage_example_renders_something_sensible():
     text = render_xray({"results": "x", "filters": [1, None, {"name": 3}]}, "text")
-    assert "- 3: 0/0 admitted\n" in text
-    assert "--- results ---\n(none)\n" in text
+    assert "\n- : 0/0 admitted\n" in text
+    assert "--- results ---\n(no results admitted)\n" in text
+    assert "captured-at: (unknown)\n" in text

@@ -23,7 +23,35 @@ from regen_golden import EXPECTED_FILES, GOLDEN_DIR, case_dirs, load_snapshot
 from remnic.render import xray as render
 from remnic.render.xray import render_xray
 
-REQUIRED_CASES = {"full", "minimal", "null", "graph", "review-context", "pipes-unicode"}
+# Each of the original Remnic's renderer test situations has a case here, in remnic's own data:
+# no snapshot, empty sections, a full ladder, graph paths with and without a path penalty, state
+# views, filter traces with and without reasons, provenance and safety, user text with newlines,
+# pipes and backticks, non-finite and tie-rounding numbers, out-of-range times, source spans,
+# disclosure token spend; plus remnic's own shapes (legacy-remnic, captured, remnic-extras).
+REQUIRED_CASES = {
+    "full",
+    "minimal",
+    "null",
+    "graph",
+    "review-context",
+    "pipes-unicode",
+    "empty",
+    "ladder-full",
+    "path-penalty",
+    "state-view",
+    "filter-traces",
+    "provenance",
+    "multiline-text",
+    "non-finite",
+    "time-out-of-range",
+    "time-extended-year",
+    "source-span",
+    "disclosure",
+    "passthrough",
+    "remnic-extras",
+    "legacy-remnic",
+    "captured",
+}
 CASES = case_dirs()
 HINT = "if the change is intended, run `python tests/regen_golden.py` (make golden) and review the diff"
 
@@ -57,16 +85,34 @@ def test_golden_case(case_dir: Path):
     assert not failures, f"golden mismatch in {case_dir.name}; {HINT}\n" + "\n".join(failures)
 
 
-def test_full_case_matches_seed_sample_except_graph_labels():
-    """The `full` case reproduces the reference sample; the only documented
-    difference is the graph-path line (we have node ids, not relation labels)."""
+def test_full_case_matches_seed_sample_in_the_renderers_order():
+    """The `full` case is the reference sample in remnic's earlier shape (``reason``, string
+    anchors). It renders like the sample except where the sample and the original's renderer
+    disagree: admitted-by comes before graph-path, and there is no final newline."""
     text = (GOLDEN_DIR / "full" / "expected.txt").read_text(encoding="utf-8")
     assert text.startswith("=== Recall X-ray ===\nquery: what did we decide about the recall cache TTL\n")
     assert "budget: 5284 / 8192 chars\n\n--- filters ---\n" in text
     assert "- status-active: 11/12 admitted (rejected superseded)\n" in text
     assert "[2] decisions/recall-cache-eviction — served-by=hybrid\n" in text
-    assert "    graph-path: recall-cache-ttl -> perf-regression-2026-03\n" in text
-    assert text.endswith("source-anchors:\n  - decisions/recall-cache-ttl.md:10-14\n")
+    assert (
+        "    admitted-by: namespace-scope, status-active, trust-zone, mmr-diversify\n"
+        "    graph-path: recall-cache-ttl -> perf-regression-2026-03\n"
+        "    edge-confidences: 0.87\n"
+    ) in text
+    assert "\nreason: trusted decisions, unambiguous, token-overlap 0.86\n" in text  # read from ``reason``
+    assert text.endswith("source-anchors:\n  - decisions/recall-cache-ttl.md:10-14")
+
+
+def test_legacy_shapes_render_like_the_originals():
+    """A snapshot in remnic's earlier shape and the same snapshot in the original's shape render
+    to the same bytes in every format."""
+    legacy = load_snapshot(GOLDEN_DIR / "full")
+    modern = json.loads(json.dumps(legacy))
+    te = modern["tierExplain"]
+    te["tierReason"] = te.pop("reason")
+    te["sourceAnchors"] = [{"path": "decisions/recall-cache-ttl.md", "lineRange": [10, 14]}]
+    for fmt in EXPECTED_FILES.values():
+        assert render_xray(legacy, fmt) == render_xray(modern, fmt)
 
 
 def test_expected_json_is_strict_json():

@@ -27,6 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from test_server_http import NAMESPACES, Env, make_env
 
+from remnic.render.xray import render_xray
 from remnic.server.mcp import SUPPORTED_VERSIONS, TOOL_NAMES
 from remnic.service.memory import Memory
 
@@ -350,4 +351,6 @@ def test_xray_json_is_byte_identical_across_cli_http_and_mcp(plain_env: Env, mon
     assert any("deploy" in r["path"] for r in snap["results"])
     assert mcp_http.encode() == http_bytes
     assert mcp_stdio.encode() == http_bytes
-    assert cli.out.encode() == http_bytes
+    # The CLI prints the same snapshot flat (the original's `--format json`), through the same renderer.
+    assert cli.out == render_xray(snap, "json") + "\n"
+    assert json.loads(cli.out) == {"snapshotFound": True, **snap}

@@ -28,7 +28,7 @@ LADDER = [
     "similarity-floor",
     "token-overlap",
     "mmr-diversify",
-    "result-limit",
+    "recall-result-limit",
     "budget-fit",
 ]
 PINNED = 1_776_706_200_000  # 2026-04-20T17:30:00Z
@@ -299,6 +299,105 @@ def test_provenance_is_filled_from_frontmatter(demo: Memory) -> None:
     old = demo.recall("release cadence Friday", include_inactive=True, xray=True).xray
     superseded = next(r for r in old.results if r.memory_id == "mem_demo_old_cadence").provenance
     assert superseded.stale and superseded.correction_state == "superseded" and not superseded.safe_to_use
+
+
+# --------------------------------------------------------------------- the original's fields, filled
+
+
+def test_capture_fills_the_originals_fields_from_the_recall(demo: Memory) -> None:
+    result = demo.recall("what did we decide about the recall cache TTL", top_k=2, xray=True)
+    snap = result.xray
+    te = snap.tier_explain
+    assert te.tier_reason.startswith("trusted decision") and te.source_anchors
+    assert all(a.line_range and a.line_range[0] <= a.line_range[1] for a in te.source_anchors)
+    # The result limit and its partition: what it admitted (before the budget fit) and what it cut.
+    assert snap.applied_result_limit == 2 == result.result_limit
+    limited = [c.id for c in result.candidates if "recall-result-limit" in c.admitted_by]
+    cut = [c.id for c in result.candidates if c.dropped_at == "recall-result-limit"]
+    assert [r.memory_id for r in snap.applied_results] == limited == [h.id for h in result.hits]
+    assert [r.memory_id for r in snap.headroom_results] == cut[:2] and cut  # the next k the limit cut
+    assert all(r.rejected_by == "recall-result-limit" and r.provenance is None for r in snap.headroom_results)
+    for r, h in zip(snap.results, result.hits, strict=True):
+        assert r.disclosure == "section" and r.estimated_tokens == snapshot_mod.estimate_tokens(h.content) > 0
+        assert r.tags == h.frontmatter.get("tags") and r.provenance.status == h.status
+        assert r.raw_scores["vector"] == pytest.approx(h.signals["cosine"], abs=1e-6)
+    data = snap.to_dict()
+    assert data["results"][0] is not None and data["appliedResults"][0] == data["results"][0]
+
+
+def test_raw_and_normalised_scores_are_both_shown(demo: Memory) -> None:
+    snap = demo.recall_xray("what did we decide about the recall cache TTL")
+    top = snap.results[0]
+    assert top.score.vector == pytest.approx(demo.settings.recall.weight_vector)  # min-max normalised: the best is 1
+    assert top.raw_scores["vector"] != pytest.approx(top.score.vector)  # the raw similarity it came from
+    assert top.raw_scores["bm25"] > 0 and top.score.bm25 == pytest.approx(demo.settings.recall.weight_bm25)
+    assert f"    raw-scores: vector={top.raw_scores['vector']:.4f}" in render_xray(snap, "text")
+
+
+def test_state_view_labels_a_supersession_pair(demo: Memory) -> None:
+    snap = demo.recall("release cadence Friday", include_inactive=True, xray=True).xray
+    views = {r.memory_id: r.state_view for r in snap.results}
+    assert views["mem_demo_old_cadence"] == "historical" and views["mem_demo_release_cadence"] == "current"
+    assert {v for k, v in views.items() if k not in ("mem_demo_old_cadence", "mem_demo_release_cadence")} == {None}
+    default = demo.recall_xray("release cadence Friday")  # the superseded one is not returned: nothing to pair
+    assert all(r.state_view is None for r in default.results)
+
+
+def test_graph_result_records_whether_its_path_discounted_it(demo: Memory) -> None:
+    snap = demo.recall_xray("who is the release captain?", top_k=4)
+    node = next(r for r in snap.results if r.served_by == "graph")
+    assert node.graph_edge_confidences == [0.75] and node.path_penalty_applied is True
+    assert all(r.path_penalty_applied is None for r in snap.results if r.served_by != "graph")
+    assert "    path-penalty: yes\n" in render_xray(snap, "text")
+
+
+def test_source_span_and_provenance_members_come_from_the_frontmatter(memory: Memory) -> None:
+    memory.import_records(
+        [
+            {
+                "content": "Project Atlas runs on Postgres 16.",
+                "category": "fact",
+                "id": "fact-atlas-db",
+                "sources": [
+                    {"sessionKey": "s-1", "turnId": "t-42", "observedAt": "2026-05-14T09:20:55.000Z",
+                     "quote": "Atlas runs on Postgres 16 now"},
+                ],
+                "provenance": "verified",
+                "lifecycleState": "validated",
+                "verificationState": "user_confirmed",
+                "policyClass": "durable",
+                "sourceTurnId": "t-42",
+                "validAt": "2026-05-14T09:20:55.000Z",
+                "derived_from": ["facts/atlas-old.md:2"],
+                "derived_via": "update",
+                "tags": ["infra"],
+            }
+        ]
+    )  # fmt: skip
+    (r,) = [r for r in memory.recall_xray("what database does Atlas run on").results if r.memory_id == "fact-atlas-db"]
+    assert r.source_span.to_dict() == {
+        "quote": "Atlas runs on Postgres 16 now",
+        "observedAt": "2026-05-14T09:20:55.000Z",
+        "provenance": "verified",
+    }
+    p = r.provenance
+    assert (p.lifecycle_state, p.verification_state, p.policy_class) == ("validated", "user_confirmed", "durable")
+    assert (p.source_turn_id, p.valid_at, p.derived_from, p.derived_via) == (
+        "t-42",
+        "2026-05-14T09:20:55.000Z",
+        ["facts/atlas-old.md:2"],
+        "update",
+    )
+    assert r.tags == ["infra"] and r.state_view is None
+    text = render_xray(memory.recall_xray("what database does Atlas run on"), "text")
+    assert '    source: "Atlas runs on Postgres 16 now" (observed 2026-05-14T09:20:55.000Z) [verified]\n' in text
+
+
+def test_estimated_tokens_count_wide_scripts_one_each() -> None:
+    assert snapshot_mod.estimate_tokens("") == 0
+    assert snapshot_mod.estimate_tokens("abcdefgh") == 2
+    assert snapshot_mod.estimate_tokens("日本語") == 3 and snapshot_mod.estimate_tokens("日本 ab") == 2 + 1
+    assert snapshot_mod.estimate_tokens("Ωμέγα") == 2  # Greek counts like Latin
 
 
 def test_snapshot_namespace_is_the_recall_scope(demo: Memory) -> None:

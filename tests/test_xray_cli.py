@@ -16,7 +16,7 @@ from test_xray_capture import DEMO_QUERIES, LADDER, PINNED, build_demo
 from remnic.recall.clock import ENV_VAR
 from remnic.recall.snapshot import check_sums, filters_chain
 from remnic.render.snapshot import RecallXraySnapshot
-from remnic.render.xray import dumps_json, render_xray, snapshot_envelope
+from remnic.render.xray import render_xray
 from remnic.service.memory import Memory
 
 
@@ -43,8 +43,8 @@ def xray_json(root: Path, query: str, *extra: str) -> dict:
     r = run_cli("xray", query, "--format", "json", "--memory-dir", str(root), *extra)
     assert r.code == 0, r.err
     data = json.loads(r.out)
-    assert data["snapshotFound"] is True
-    return data["snapshot"]
+    assert data.pop("snapshotFound") is True  # the snapshot's members sit beside it, flat
+    return data
 
 
 # --------------------------------------------------------------------- acceptance on the demo repository
@@ -105,12 +105,12 @@ def test_formats_render_through_the_shared_renderer(repo: Memory, monkeypatch: p
     snap = repo.recall_xray(query, budget_chars=4096)
     for fmt in ("text", "markdown"):
         r = run_cli("xray", query, "--format", fmt, "--budget", "4096", "--memory-dir", root)
-        assert r.code == 0 and r.out == render_xray(snap, fmt)
+        assert r.code == 0 and r.out == render_xray(snap, fmt) + "\n"  # printed as a line
     r = run_cli("xray", query, "--format", "JSON", "--budget", "4096", "--memory-dir", root)
-    # JSON is the wire envelope: byte-identical to what HTTP and MCP send for the same snapshot.
-    assert r.code == 0 and r.out == dumps_json(snapshot_envelope(snap))
+    # JSON is what the original's CLI prints: the snapshot flat under snapshotFound.
+    assert r.code == 0 and r.out == render_xray(snap, "json") + "\n"
     assert run_cli("xray", query, "--json", "--budget", "4096", "--memory-dir", root).out == r.out
-    assert r.out.startswith('{\n  "snapshotFound": true,\n  "snapshot": {\n    "schemaVersion": "1",')
+    assert r.out.startswith('{\n  "snapshotFound": true,\n  "schemaVersion": "1",\n  "query": ')
     session = xray_json(repo.root, query, "--session", "sess-9", "--namespace", "default", "--top-k", "2")
     assert session["sessionKey"] == "sess-9" and session["namespace"] == "default" and len(session["results"]) == 2
 
@@ -120,7 +120,7 @@ def test_formats_render_through_the_shared_renderer(repo: Memory, monkeypatch: p
     [
         (["xray", ""], "must not be empty"),
         (["xray", "   "], "must not be empty"),
-        (["xray", "x", "--format", "yaml"], "valid options: text, markdown, json"),
+        (["xray", "x", "--format", "yaml"], '--format expects one of json, text, markdown; got "yaml"'),
         (["xray", "x", "--budget", "0"], "--budget must be a positive integer"),
         (["xray", "x", "--budget", "-5"], "--budget must be a positive integer"),
         (["xray", "x", "--budget", "lots"], "--budget must be a positive integer"),
@@ -144,7 +144,7 @@ def test_out_is_tilde_expanded_and_written_atomically(
         "xray", "cache ttl", "--format", "markdown", "--out", "~/reports/xray.md", "--memory-dir", str(repo.root)
     )
     assert r.code == 0 and r.out == "" and str(target) in r.err
-    assert target.read_text(encoding="utf-8") == render_xray(repo.recall_xray("cache ttl"), "markdown")
+    assert target.read_text(encoding="utf-8") == render_xray(repo.recall_xray("cache ttl"), "markdown") + "\n"
     assert sorted(p.name for p in reports.iterdir()) == ["xray.md"]  # no temporary file left behind
 
     def crash(src: str, dst: str) -> None:
@@ -153,7 +153,7 @@ def test_out_is_tilde_expanded_and_written_atomically(
     monkeypatch.setattr(os, "replace", crash)
     r = run_cli("xray", "cache ttl", "--out", "~/reports/xray.md", "--memory-dir", str(repo.root))
     assert r.code != 0
-    assert target.read_text(encoding="utf-8").startswith("## Recall X-ray")  # the old file is intact
+    assert target.read_text(encoding="utf-8").startswith("# Recall X-ray\n")  # the old file is intact
     assert sorted(p.name for p in reports.iterdir()) == ["xray.md"]
     monkeypatch.undo()
     missing = run_cli(
@@ -169,7 +169,7 @@ def test_query_explain_uses_the_same_renderer(repo: Memory, monkeypatch: pytest.
     hits, xray = r.out.split("\n\n=== Recall X-ray ===\n", 1)
     assert "<direct-answer>" in hits and "!requires-review" in hits
     snap = repo.recall("what did we decide about the recall cache TTL", xray=True).xray
-    assert "=== Recall X-ray ===\n" + xray == render_xray(snap, "text")
+    assert "=== Recall X-ray ===\n" + xray == render_xray(snap, "text") + "\n"  # the last line of the output
     data = json.loads(run_cli("query", "cache ttl", "--explain", "--json", "--memory-dir", str(repo.root)).out)
     assert data["xray"]["schemaVersion"] == "1" and data["candidates"] and data["auditEntryId"]
 

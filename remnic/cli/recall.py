@@ -83,8 +83,14 @@ XRAY_EPILOG = """\
 A fresh recall of QUERY with its X-ray: the tier that served each result
 (direct-answer, hybrid, graph, recent-scan, procedural, review-context), the
 filter ladder with considered/admitted counts, each result's score
-decomposition (terms that sum to its final score), provenance and safety, the
-budget used, and the audit entry id (see `remnic audit show ID`).
+decomposition (terms that sum to its final score, with the raw similarity and
+BM25 score beside the normalised terms), provenance and safety, the budget
+used, and the audit entry id (see `remnic audit show ID`). Without --namespace
+the recall spans every namespace, like `remnic query`.
+The layouts are the original Remnic's: text and markdown print what its
+renderer prints for the same snapshot, and --format json prints the snapshot
+flat, {"snapshotFound": true, "schemaVersion": "1", ...}
+({"schemaVersion": "1", "snapshotFound": false} when none was captured).
 Set REMNIC_XRAY_CLOCK=<epoch ms> for a reproducible X-ray (pinned time, ids and
 latencies): what golden tests and cross-surface comparisons use.
 
@@ -142,7 +148,8 @@ def register(sub: Any) -> None:
         type=_xray_format,
         default=None,
         metavar="FORMAT",
-        help="text (default), markdown or json (the same JSON as GET /engram/v1/recall/xray)",
+        help="text (default), markdown or json (the snapshot flat under snapshotFound; "
+        "GET /engram/v1/recall/xray and MCP send it as {snapshotFound, snapshot})",
     )
     p.add_argument(
         "--budget",
@@ -150,7 +157,7 @@ def register(sub: Any) -> None:
         metavar="CHARS",
         help="character budget for this recall (a positive integer; default: recall.budgetChars)",
     )
-    p.add_argument("--namespace", "-n", help="scope the recall to this namespace (default: namespaces.default)")
+    p.add_argument("--namespace", "-n", help="scope the recall to this namespace (default: every namespace)")
     p.add_argument("--session", metavar="KEY", help="session key recorded in the snapshot and the audit entry")
     p.add_argument("--top-k", "-k", type=positive_int("--top-k"), help="results (default: recall.topK)")
     p.add_argument(
@@ -253,7 +260,7 @@ def _hit_text(result: Any, explain: bool) -> str:
         )
     if explain:
         # The same renderer as `remnic xray`, HTTP and MCP: one X-ray layout everywhere.
-        lines += ["", render_xray(result.xray, "text").rstrip("\n")]
+        lines += ["", render_xray(result.xray, "text")]
     return "\n".join(lines)
 
 
@@ -307,7 +314,7 @@ def write_out(target: Path, text: str) -> None:
 
 
 def cmd_xray(args: argparse.Namespace) -> int:
-    from remnic.render.xray import dumps_json, render_xray, snapshot_envelope
+    from remnic.render.xray import render_xray
 
     text = read_text_arg(args.text).strip()
     if not text:
@@ -323,9 +330,9 @@ def cmd_xray(args: argparse.Namespace) -> int:
         top_k=args.top_k,
         source="cli",
     )
-    # JSON is the wire envelope every surface sends (byte-identical to HTTP and MCP);
-    # text and markdown come from the shared Jinja renderer.
-    rendered = dumps_json(snapshot_envelope(snapshot)) if fmt == "json" else render_xray(snapshot, fmt)
+    # One renderer for every format and surface; like the original's CLI, the rendering is
+    # printed as a line (the renderer itself ends without a newline), to stdout or --out.
+    rendered = render_xray(snapshot, fmt) + "\n"
     if target is not None:
         write_out(target, rendered)
         print(f"wrote the X-ray ({fmt}) to {target}", file=sys.stderr)

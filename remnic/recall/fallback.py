@@ -23,7 +23,7 @@ from remnic.memfile.model import MemoryRecord, jsonable, parse_time
 from . import scoring
 from .budget import fit_budget
 from .clock import LIVE, RecallClock
-from .ladder import CANDIDATE_STAGES, chain, drop, passed, rejected_summary, token_overlap
+from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, rejected_summary, token_overlap
 from .pipeline import RecallOptions, allowed_statuses, check_query, resolve_limits
 from .pool import ACTIVE, TRUST_STATUSES
 from .types import Candidate, RecallHit, RecallResult, StageCount, TierReport
@@ -174,12 +174,12 @@ def scan_recall(
         passed(c, "mmr-diversify")
     top = head[:top_k]
     for c in head[top_k:]:
-        drop(c, "top-k")
+        drop(c, RESULT_LIMIT)
     kept, used = fit_budget([len(by_row[c.row].content) for c in top], budget)
     kept_set = set(kept)
     hits = []
     for i, c in enumerate(top):
-        passed(c, "top-k")
+        passed(c, RESULT_LIMIT)
         if i not in kept_set:
             drop(c, "budget-fit")
             continue
@@ -216,7 +216,7 @@ def scan_recall(
         "similarity-floor": "no vectors in a file scan",
         "token-overlap": "a file scan needs at least one query word",
         "mmr-diversify": f"pool={max(s.mmr_pool, top_k)}, no vectors: relevance order",
-        "top-k": f"k={top_k}",
+        RESULT_LIMIT: f"k={top_k}",
         "budget-fit": f"budget={budget} chars" if budget else "no limit",
     }
     ladder = chain(stages, cands, CANDIDATE_STAGES, reasons)
@@ -243,4 +243,5 @@ def scan_recall(
         candidates=everyone,
         tier=report,
         clock_ms=round(now * 1000),
+        result_limit=top_k,
     )

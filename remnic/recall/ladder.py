@@ -3,10 +3,12 @@
 Every candidate walks the same gates, in this order::
 
     namespace-scope → [category-scope] → status-active → trust-zone →
-    confidence-floor → similarity-floor → token-overlap → mmr-diversify → top-k → budget-fit
+    confidence-floor → similarity-floor → token-overlap → mmr-diversify →
+    recall-result-limit → budget-fit
 
-(``top-k`` is the X-ray's ``result-limit``; the pipeline keeps the name it has
-always reported.) Scope is pushed into both retrievers, so every candidate
+Every output (the X-ray, ``RecallResult.stages``, ``remnic query --json``) uses these
+names; ``recall-result-limit`` is the original Remnic's name for the top-k cut.
+Scope is pushed into both retrievers, so every candidate
 passes the scope stages; their reason says how far scope narrowed the index.
 A per-candidate gate's verdict is one of:
 
@@ -38,19 +40,15 @@ CANDIDATE_STAGES = (
     "similarity-floor",
     "token-overlap",
     "mmr-diversify",
-    "top-k",
+    "recall-result-limit",
     "budget-fit",
 )
 GATES = CANDIDATE_STAGES[:5]
 """The gates decided before scoring; the last three are decided by rank and size."""
 SCOPE_STAGES = ("namespace-scope", "category-scope")
 LADDER = SCOPE_STAGES + CANDIDATE_STAGES
-XRAY_NAMES = {"top-k": "result-limit"}
-"""Stage names the X-ray schema spells differently."""
-
-
-def xray_name(name: str) -> str:
-    return XRAY_NAMES.get(name, name)
+RESULT_LIMIT = "recall-result-limit"
+"""The stage that cuts the ranked list to top-k."""
 
 
 def passed(c: Candidate, name: str) -> None:

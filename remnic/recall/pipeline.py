@@ -22,7 +22,7 @@ from .budget import fit_budget
 from .candidates import gather
 from .clock import LIVE, RecallClock
 from .expand import expand
-from .ladder import CANDIDATE_STAGES, chain, drop, passed, rejected_summary
+from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, rejected_summary
 from .mmr import mmr_order
 from .pool import ACTIVE, ASSOCIATIONS, Pool
 from .types import Candidate, RecallHit, RecallResult, StageCount, TierReport
@@ -255,9 +255,9 @@ def run_recall(
             passed(c, "mmr-diversify")
         top = head[:top_k]
         for c in head[top_k:]:
-            drop(c, "top-k")
+            drop(c, RESULT_LIMIT)
         for c in top:
-            passed(c, "top-k")
+            passed(c, RESULT_LIMIT)
 
         # --- budget fit ---
         pool.load(c.row for c in top)
@@ -326,6 +326,7 @@ def run_recall(
         tier=report,
         expansion=expansion,
         clock_ms=round(now * 1000),
+        result_limit=top_k,
     )
 
 
@@ -356,7 +357,7 @@ def _reasons(pool: Pool, s: RecallSettings, top_k: int, budget: int, head: int) 
         "token-overlap": rejected_summary(cands, "token-overlap", lambda c: "below-token-overlap-floor")
         or f"floor={s.token_overlap_floor:g}",
         "mmr-diversify": f"pool={max(s.mmr_pool, top_k)}, lambda={s.mmr_lambda:g}",
-        "top-k": f"k={top_k}",
+        RESULT_LIMIT: f"k={top_k}",
         "budget-fit": f"budget={budget} chars" if budget else "no limit",
     }
     trust = rejected_summary(cands, "trust-zone", status)

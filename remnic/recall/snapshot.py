@@ -1,57 +1,86 @@
 """The Recall X-ray and the audit entry, composed from a finished :class:`RecallResult` (pure).
 
 Nothing here retrieves: every field comes from values the recall already
-computed (stage counts, per-candidate terms and verdicts, the hits'
-frontmatter, the tier report). File text is read through the ``read_text``
-callable only to turn a served memory's path into a ``path:line-line``
-source anchor.
+computed (stage counts, per-candidate terms, raw signals and verdicts, the
+hits' frontmatter and contents, the tier report). File text is read through
+the ``read_text`` callable only to turn a served memory's path into a source
+anchor ``{path, lineRange}``. The snapshot is normalised the way the original
+Remnic's builder normalises one: trimmed non-empty strings, non-negative
+integer counts, finite score terms, edge confidences aligned with their path
+and clamped to [0, 1].
 
 Score decomposition (``final`` is exactly the recall's score)::
 
     final = vector + bm25 + importance + recency + tierPrior + reinforcementBoost
             + status + propagation − mmrPenalty
 
-``status`` (−inactivePenalty for a memory that is not active) and
+``recency``, ``status`` (−inactivePenalty for a memory that is not active) and
 ``propagation`` (the episode-expansion lift) are remnic terms beyond the
-reference schema; they appear only when non-zero, like ``tierPrior`` and
-``reinforcementBoost``.
+original's schema; ``rawScores`` carries the raw cosine similarity and BM25
+score that ``vector`` and ``bm25`` were normalised from.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import math
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from remnic.memfile.model import format_time, split_file
+from remnic.memfile.model import STATUSES, format_time, split_file
 from remnic.render.snapshot import (
     Budget,
     FilterTrace,
     Provenance,
     RecallXraySnapshot,
     ScoreDecomposition,
+    SourceAnchor,
+    SourceSpan,
     TierExplain,
     XrayResult,
+)
+from remnic.render.vocabulary import (
+    DERIVED_VIA,
+    LIFECYCLE_STATES,
+    POLICY_CLASSES,
+    SOURCE_SPAN_PROVENANCE,
+    VERIFICATION_STATES,
 )
 
 from .audit import AuditEntry, AuditLog
 from .clock import RecallClock
-from .ladder import xray_name
+from .ladder import RESULT_LIMIT
 from .provenance import assess, context_scopes
-from .types import RecallHit, RecallResult, ScoreTerms
+from .types import Candidate, RecallHit, RecallResult, ScoreTerms
 
 log = logging.getLogger("remnic.recall")
 ReadText = Callable[[str], str]
 PLACES = 9
 """Decimals kept per term: 9 terms rounded this way still sum to ``final`` within 1e-8."""
+DISCLOSURE = "section"
+"""A recall returns each memory's whole body: the original's ``section`` disclosure level."""
 
 
 def _r(x: float) -> float:
     return round(float(x), PLACES) if math.isfinite(x) else 0.0
+
+
+def _text(value: Any) -> str | None:
+    """A trimmed non-empty string (numbers and dates from YAML spelt as text), else None."""
+    if value is None or isinstance(value, (bool, list, dict)):
+        return None
+    text = value if isinstance(value, str) else str(value)
+    return text.strip() or None
+
+
+def _count(value: Any) -> int:
+    """A non-negative integer (the schema's counts and budgets)."""
+    return math.floor(value) if isinstance(value, (int, float)) and math.isfinite(value) and value > 0 else 0
 
 
 def decomposition(terms: ScoreTerms) -> ScoreDecomposition:
@@ -68,15 +97,31 @@ def decomposition(terms: ScoreTerms) -> ScoreDecomposition:
         recency=_r(terms.recency),
         mmr_penalty=_r(terms.mmr_penalty),
         tier_prior=opt(terms.tier_prior),
-        reinforcement_boost=opt(terms.reinforcement),
+        reinforcement_boost=_r(terms.reinforcement) if terms.reinforcement > 0 else None,
         status=opt(terms.status),
         propagation=opt(terms.propagation),
     )
 
 
+def raw_scores(cosine: float | None, bm25: float | None) -> dict[str, float] | None:
+    """The raw similarity (every retrieved candidate has one) and BM25 score (when BM25 matched)."""
+    if cosine is None:
+        return None
+    out = {"vector": _r(cosine)}
+    if bm25 is not None:
+        out["bm25"] = _r(bm25)
+    return out
+
+
+def _one_of(value: Any, options: tuple[str, ...]) -> str | None:
+    return value if isinstance(value, str) and value in options else None
+
+
 def provenance(hit: RecallHit, *, recall_namespace: str | None, now_s: float) -> Provenance:
+    """The original's ``RetrievedMemoryProvenance`` of a hit, from its frontmatter and the safety verdict."""
     fm = hit.frontmatter
-    same_judgement = hit.recall_namespace == recall_namespace and hit.judged_at == now_s
+    # The recall judged its hits at its own clock; the snapshot's is the same instant in whole ms.
+    same_judgement = hit.recall_namespace == recall_namespace and abs(hit.judged_at - now_s) < 0.001
     verdict = (
         hit.verdict
         if same_judgement
@@ -91,31 +136,139 @@ def provenance(hit: RecallHit, *, recall_namespace: str | None, now_s: float) ->
     )
     conf = fm.get("confidence")
     confidence = float(conf) if isinstance(conf, (int, float)) and not isinstance(conf, bool) else 0.0
+    confidence = min(1.0, max(0.0, confidence)) if math.isfinite(confidence) else 0.0
     reason = f"served-by={hit.served_by}" + (f": {hit.tier_note}" if hit.tier_note else "")
+    derived = fm.get("derived_from", fm.get("derivedFrom"))
+    derived_from = [t for t in (_text(x) for x in derived) if t] if isinstance(derived, list) else None
     return Provenance(
-        source=str(fm.get("source") or "unknown"),
+        source=_text(fm.get("source")) or "unknown",
         scope=f"namespace:{hit.namespace}",
         retrieval_reason=reason,
         confidence=confidence,
-        created=_opt_str(fm.get("created")),
-        updated=_opt_str(fm.get("updated")),
-        namespace=hit.namespace,
         user_context_scopes=context_scopes(fm),
         stale=verdict.stale,
         corrected=verdict.correction_state != "none",
         correction_state=verdict.correction_state,
         safe_to_use=verdict.safe_to_use,
         safety=verdict.safety,
-        safety_reasons=list(verdict.reasons),
+        safety_reasons=list(dict.fromkeys(verdict.reasons)),
+        created=_text(fm.get("created")),
+        updated=_text(fm.get("updated")),
+        namespace=_text(hit.namespace),
+        status=_one_of(hit.status, STATUSES),
+        lifecycle_state=_one_of(fm.get("lifecycleState"), LIFECYCLE_STATES),
+        verification_state=_one_of(fm.get("verificationState"), VERIFICATION_STATES),
+        policy_class=_one_of(fm.get("policyClass"), POLICY_CLASSES),
+        source_memory_id=_text(fm.get("sourceMemoryId")),
+        source_turn_id=_text(fm.get("sourceTurnId")),
+        valid_at=_text(fm.get("validAt", fm.get("valid_at"))),
+        invalid_at=_text(fm.get("invalidAt", fm.get("invalid_at"))),
+        forgotten_at=_text(fm.get("forgottenAt")),
+        forgotten_reason=_text(fm.get("forgottenReason", fm.get("forgetReason"))),
+        derived_from=derived_from or None,
+        derived_via=_one_of(fm.get("derived_via", fm.get("derivedVia")), DERIVED_VIA),
     )
 
 
-def _opt_str(value: Any) -> str | None:
-    return None if value is None else str(value)
+def source_span(fm: Mapping[str, Any]) -> SourceSpan | None:
+    """The first claim-level source of a memory (frontmatter ``sources: [{quote, observedAt, …}]``)."""
+    sources = fm.get("sources")
+    if isinstance(sources, str):
+        try:
+            sources = json.loads(sources)
+        except ValueError:
+            return None
+    if not isinstance(sources, list):
+        return None
+    for item in sources:
+        if isinstance(item, Mapping) and isinstance(item.get("quote"), str) and _text(item.get("observedAt")):
+            tag = _one_of(fm.get("provenance"), SOURCE_SPAN_PROVENANCE) or "unverified"
+            return SourceSpan(item["quote"], str(item["observedAt"]).strip(), tag)
+    return None
 
 
-def anchor(path: str, read_text: ReadText | None, fallback: str = "") -> str:
-    """``path:first-last`` — the lines of the file that hold the memory's text (after the frontmatter)."""
+def tags_of(fm: Mapping[str, Any]) -> list[str] | None:
+    tags = fm.get("tags")
+    cleaned = [t for t in (_text(x) for x in tags) if t] if isinstance(tags, list) else []
+    return cleaned or None
+
+
+def _supersedes(fm: Mapping[str, Any]) -> list[str]:
+    value = fm.get("supersedes")
+    values = value if isinstance(value, list) else [value]
+    return [t for t in (_text(v) for v in values) if t]
+
+
+def state_views(hits: list[RecallHit]) -> list[str | None]:
+    """Each hit's place in a supersession chain among the results (the original's state view):
+    ``historical`` for a memory whose successor is also returned (or that is itself superseded),
+    ``current`` for the successor of a returned memory, ``transition`` for both; None for a hit
+    that takes part in no supersession."""
+    keys = {(h.namespace, h.id) for h in hits}
+    successor: dict[tuple[str, str], tuple[str, str]] = {}
+    for h in hits:
+        for old in _supersedes(h.frontmatter):
+            successor.setdefault((h.namespace, old), (h.namespace, h.id))
+    for h in hits:
+        newer = _text(h.frontmatter.get("supersededBy"))
+        if newer:
+            successor[(h.namespace, h.id)] = (h.namespace, newer)
+    out: list[str | None] = []
+    for h in hits:
+        key = (h.namespace, h.id)
+        is_predecessor = successor.get(key) in keys
+        is_successor = any(new == key and old in keys for old, new in successor.items())
+        superseded = h.status == "superseded" or bool(_text(h.frontmatter.get("supersededBy")))
+        if is_predecessor and is_successor:
+            out.append("transition")
+        elif is_predecessor or (superseded and not is_successor):
+            out.append("historical")
+        elif is_successor:
+            out.append("current")
+        else:
+            out.append(None)
+    return out
+
+
+def _is_wide(ch: str) -> bool:
+    code = ord(ch)
+    if 0x1F1E6 <= code <= 0x1F1FF or 0x1F000 <= code <= 0x1FAFF or 0x2600 <= code <= 0x27BF:
+        return True  # regional indicators and pictographs
+    if not unicodedata.category(ch).startswith("L"):
+        return False
+    return not unicodedata.name(ch, "").startswith(("LATIN", "GREEK", "CYRILLIC"))
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens a model would spend on ``text``, estimated as the original does without a tokenizer:
+    a wide-script character (CJK, Thai, Arabic, …, pictographs) is one token, four of any other are one."""
+    if not text:
+        return 0
+    if text.isascii():
+        return math.ceil(len(text) / 4)
+    text = unicodedata.normalize("NFC", text)
+    wide = sum(1 for ch in text if ord(ch) > 0x7F and _is_wide(ch))
+    return wide + math.ceil((len(text) - wide) / 4)
+
+
+def _edge_confidences(path: list[str] | None, confidences: list[float] | None) -> list[float] | None:
+    """Aligned with the path (one per edge) and clamped to [0, 1]; dropped when they are not."""
+    if not path or len(path) < 2 or confidences is None or len(confidences) != len(path) - 1:
+        return None
+    if not all(isinstance(c, (int, float)) and math.isfinite(c) for c in confidences):
+        return None
+    return [min(1.0, max(0.0, float(c))) for c in confidences]
+
+
+def _path_penalty(served_by: str, confidences: list[float] | None) -> bool | None:
+    """Whether the graph tier's lift was discounted by its path (the product of edge confidences < 1)."""
+    if served_by != "graph" or not confidences:
+        return None
+    return math.prod(confidences) < 1.0
+
+
+def anchor(path: str, read_text: ReadText | None, fallback: str = "") -> SourceAnchor:
+    """``{path, lineRange: [first, last]}``: the lines of the file that hold the memory's text (after the frontmatter)."""
     text = None
     if read_text is not None:
         try:
@@ -123,7 +276,7 @@ def anchor(path: str, read_text: ReadText | None, fallback: str = "") -> str:
         except Exception:  # noqa: BLE001 - a moved file still gets an anchor from what was indexed
             text = None
     if text is None:
-        return f"{path}:1-{max(1, len((fallback or '').splitlines()))}"
+        return SourceAnchor(path, (1, max(1, len((fallback or "").splitlines()))))
     try:
         _fm, body, _ = split_file(text)
     except Exception:  # noqa: BLE001 - malformed frontmatter: anchor the whole file
@@ -132,8 +285,88 @@ def anchor(path: str, read_text: ReadText | None, fallback: str = "") -> str:
     lines = body.split("\n")
     filled = [i for i, line in enumerate(lines) if line.strip()]
     if not filled:
-        return f"{path}:{offset + 1}-{offset + 1}"
-    return f"{path}:{offset + filled[0] + 1}-{offset + filled[-1] + 1}"
+        return SourceAnchor(path, (offset + 1, offset + 1))
+    return SourceAnchor(path, (offset + filled[0] + 1, offset + filled[-1] + 1))
+
+
+def _candidate_result(c: Candidate, audit_id: str | None, signals: bool) -> XrayResult:
+    """An X-ray result for a candidate that is not a hit (cut by the limit or the budget): no
+    frontmatter was loaded for it, so no provenance."""
+    graph = list(c.graph_path) if c.graph_path else None
+    edges = _edge_confidences(graph, c.graph_edge_confidences)
+    return XrayResult(
+        memory_id=c.id,
+        path=c.path,
+        served_by=c.served_by,
+        score=decomposition(c.terms),
+        admitted_by=list(c.admitted_by),
+        graph_path=graph,
+        graph_edge_confidences=edges,
+        path_penalty_applied=_path_penalty(c.served_by, edges),
+        audit_entry_id=_text(audit_id),
+        rejected_by=c.rejected_by,
+        raw_scores=raw_scores(c.cosine, c.bm25) if signals else None,
+    )
+
+
+def _hit_results(result: RecallResult, now_s: float) -> list[XrayResult]:
+    out = []
+    for hit, view in zip(result.hits, state_views(result.hits), strict=True):
+        graph = list(hit.graph_path) if hit.graph_path else None
+        edges = _edge_confidences(graph, hit.graph_edge_confidences)
+        out.append(
+            XrayResult(
+                memory_id=hit.id,
+                path=hit.path,
+                served_by=hit.served_by,
+                score=decomposition(hit.terms),
+                admitted_by=list(hit.admitted_by),
+                graph_path=graph,
+                graph_edge_confidences=edges,
+                path_penalty_applied=_path_penalty(hit.served_by, edges),
+                state_view=view,
+                audit_entry_id=_text(result.audit_id),
+                rejected_by=hit.rejected_by,
+                disclosure=DISCLOSURE,
+                estimated_tokens=estimate_tokens(hit.content),
+                tags=tags_of(hit.frontmatter),
+                provenance=provenance(hit, recall_namespace=result.namespace, now_s=now_s),
+                source_span=source_span(hit.frontmatter),
+                raw_scores=raw_scores(hit.signals.get("cosine"), hit.signals.get("bm25")),
+            )
+        )
+    return out
+
+
+def _partition(
+    result: RecallResult, hits: list[XrayResult], signals: bool
+) -> tuple[list[XrayResult], list[XrayResult]]:
+    """What the result limit admitted (hits and what the budget then dropped) and the best of what
+    it cut: the next ``result_limit`` candidates, what a limit twice as large would have added."""
+    by_hit = {r.memory_id: r for r in hits}
+    applied, headroom = [], []
+    for c in result.candidates:
+        if RESULT_LIMIT in c.admitted_by:
+            applied.append(by_hit.get(c.id) or _candidate_result(c, result.audit_id, signals))
+        elif c.dropped_at == RESULT_LIMIT and len(headroom) < result.result_limit:
+            headroom.append(_candidate_result(c, result.audit_id, signals))
+    return applied, headroom
+
+
+def _tier_explain(result: RecallResult, clock: RecallClock, read_text: ReadText | None) -> TierExplain | None:
+    t = result.tier
+    if t is None:
+        return None
+    contents = {h.path: h.content for h in result.hits}
+    anchors = [anchor(p, read_text, contents.get(p, "")) for p in t.anchors]
+    return TierExplain(
+        tier=t.tier,
+        tier_reason=t.reason,
+        filtered_by=[s.name for s in result.stages if s.considered > s.admitted],
+        candidates_considered=_count(t.candidates_considered),
+        latency_ms=t.latency_ms if not clock.pinned else 0,
+        source_anchors=anchors or None,
+    )
 
 
 def build_snapshot(
@@ -147,46 +380,25 @@ def build_snapshot(
 ) -> RecallXraySnapshot:
     """The RecallXraySnapshot (schema v1) of a finished recall."""
     now_s = result.clock_ms / 1000.0
-    results = []
-    for hit in result.hits:
-        results.append(
-            XrayResult(
-                memory_id=hit.id,
-                path=hit.path,
-                served_by=hit.served_by,
-                score=decomposition(hit.terms),
-                admitted_by=[xray_name(n) for n in hit.admitted_by],
-                rejected_by=None if hit.rejected_by is None else xray_name(hit.rejected_by),
-                graph_path=list(hit.graph_path) if hit.graph_path else None,
-                graph_edge_confidences=list(hit.graph_edge_confidences) if hit.graph_path else None,
-                audit_entry_id=result.audit_id,
-                provenance=provenance(hit, recall_namespace=result.namespace, now_s=now_s),
-            )
-        )
-    filters = [FilterTrace(xray_name(s.name), s.considered, s.admitted, s.reason or None) for s in result.stages]
-    tier = None
-    if result.tier is not None:
-        t = result.tier
-        contents = {h.path: h.content for h in result.hits}
-        tier = TierExplain(
-            tier=t.tier,
-            reason=t.reason,
-            candidates_considered=t.candidates_considered,
-            latency_ms=t.latency_ms if not clock.pinned else 0,
-            filtered_by=[xray_name(s.name) for s in result.stages if s.considered > s.admitted],
-            source_anchors=[anchor(p, read_text, contents.get(p, "")) for p in t.anchors],
-        )
+    # A file scan (the index was unusable) has no vectors and no BM25: no raw signals to show.
+    signals = (result.index or {}).get("action") != "unavailable"
+    results = _hit_results(result, now_s)
+    applied, headroom = _partition(result, results, signals)
+    filters = [FilterTrace(s.name, _count(s.considered), _count(s.admitted), _text(s.reason)) for s in result.stages]
     return RecallXraySnapshot(
         query=result.query,
         snapshot_id=clock.snapshot_id(result.query, namespace, session_key),
         captured_at=result.clock_ms,
-        tier_explain=tier,
+        tier_explain=_tier_explain(result, clock, read_text),
         results=results,
+        applied_result_limit=_count(result.result_limit),
+        applied_results=applied,
+        headroom_results=headroom,
         filters=filters,
-        budget=Budget(int(result.budget_chars), int(result.budget_used)),
-        session_key=session_key,
-        namespace=namespace,
-        trace_id=trace_id,
+        budget=Budget(_count(result.budget_chars), _count(result.budget_used)),
+        session_key=_text(session_key),
+        namespace=_text(namespace),
+        trace_id=_text(trace_id),
     )
 
 

@@ -264,6 +264,8 @@ class RecallResult:
     """Episode expansion (offered = new siblings, admitted = lifted); not a filter, so not in ``stages``."""
     clock_ms: int = 0
     """The recall's clock (epoch ms): the live time, or the pinned REMNIC_XRAY_CLOCK."""
+    result_limit: int = 0
+    """The top-k the ``recall-result-limit`` stage cut the ranked list to."""
     audit_id: str | None = None
     """The recall-audit ledger entry this recall appended (None if the append failed)."""
     session_key: str | None = None

@@ -1,81 +1,96 @@
-"""Recall X-ray snapshot types (schema v1).
+"""Recall X-ray snapshot types (schema v1): the original Remnic's shape, plus remnic's own terms.
 
 A Recall X-ray is a per-recall attribution snapshot: which tier served each
 result, how its score decomposed, which filters it passed (and the first one
 that would have rejected it), any graph path traversed, the audit entry id,
 provenance/safety context, and the character budget consumed.
 
-This is a *leaf* module: it imports only the standard library, so every
-layer (recall pipeline, renderer, HTTP, MCP) can depend on it freely.
+Python attributes are snake_case; ``to_dict`` writes (and ``from_dict`` reads)
+the camelCase JSON of the v1 schema with the original's key order, so a
+snapshot serialises to the same bytes on every surface. ``from_dict`` also
+reads what earlier remnic versions wrote (``tierExplain.reason``, anchors as
+``"path:10-14"`` strings).
 
-Python attributes are snake_case; the JSON form produced by ``to_dict`` (and
-accepted by ``from_dict``) uses the camelCase keys of the v1 schema, with a
-stable key order so every surface serialises identical bytes.
+``from_dict`` is faithful and tolerant: it keeps the values it is given (an
+empty string stays empty, a negative count stays negative, NaN stays NaN: the
+renderer prints them as the original does), ignores unknown keys, gives a
+value of the wrong type its schema default, and never raises. Normalising a
+snapshot (trimming, clamping, dropping misaligned edge confidences) is the job
+of whoever builds it: remnic's capture (:mod:`remnic.recall.snapshot`) builds
+normalised ones.
 
-``from_dict`` is deliberately tolerant: it ignores unknown keys, fills
-defaults for missing ones and never raises on wrong types. Non-finite floats
-(NaN, inf) are kept as floats; the renderer shows them as ``n/a``/``unknown``
-and the JSON serialiser turns them into ``null``.
+Beyond the original's schema, remnic adds (and the original's consumers ignore):
+
+- ``scoreDecomposition.recency``, ``.status``, ``.propagation``: terms of remnic's score, so
+  that every term of ``final`` is shown;
+- ``rawScores``: the raw signals the ``vector`` and ``bm25`` terms were normalised from.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .jsfmt import is_number, js_number
+from .vocabulary import (
+    ABSENT,
+    CORRECTION_STATES,
+    DISCLOSURES,
+    RAW_SCORE_TERMS,
+    RETRIEVAL_TIERS,
+    SAFETY_LEVELS,
+    SCHEMA_VERSION,
+    SCORE_TERMS,
+    SERVED_BY_TIERS,
+    STATE_VIEWS,
+)
+
 __all__ = [
+    "ABSENT",
     "CORRECTION_STATES",
+    "DISCLOSURES",
+    "RAW_SCORE_TERMS",
+    "RETRIEVAL_TIERS",
     "SAFETY_LEVELS",
     "SCHEMA_VERSION",
     "SCORE_TERMS",
     "SERVED_BY_TIERS",
+    "STATE_VIEWS",
     "Budget",
     "FilterTrace",
+    "PeerProfileInjection",
     "Provenance",
     "RecallXraySnapshot",
     "ScoreDecomposition",
+    "SourceAnchor",
+    "SourceSpan",
     "TierExplain",
     "XrayResult",
 ]
 
-SCHEMA_VERSION = "1"
-
-SERVED_BY_TIERS: tuple[str, ...] = (
-    "direct-answer",
-    "hybrid",
-    "graph",
-    "recent-scan",
-    "procedural",
-    "review-context",
-)
-CORRECTION_STATES: tuple[str, ...] = (
-    "none",
-    "correction",
-    "superseded",
-    "disputed",
-    "forgotten",
-)
-SAFETY_LEVELS: tuple[str, ...] = ("safe", "requires-review", "blocked")
-
-# (python attribute, JSON key) for the optional score terms, in the stable
-# serialisation / rendering order. ``final`` always comes first.
-SCORE_TERMS: tuple[tuple[str, str], ...] = (
-    ("vector", "vector"),
-    ("bm25", "bm25"),
-    ("importance", "importance"),
-    ("recency", "recency"),
-    ("mmr_penalty", "mmrPenalty"),
-    ("tier_prior", "tierPrior"),
-    ("reinforcement_boost", "reinforcementBoost"),
-    # remnic's own terms beyond the reference schema (signed; see docs/xray.md):
+# Provenance keys the original writes after the always-present ones, in its order.
+_PROVENANCE_STRINGS: tuple[tuple[str, str], ...] = (
+    ("created", "created"),
+    ("updated", "updated"),
+    ("namespace", "namespace"),
     ("status", "status"),
-    ("propagation", "propagation"),
+    ("lifecycle_state", "lifecycleState"),
+    ("verification_state", "verificationState"),
+    ("policy_class", "policyClass"),
+    ("source_memory_id", "sourceMemoryId"),
+    ("source_turn_id", "sourceTurnId"),
+    ("valid_at", "validAt"),
+    ("invalid_at", "invalidAt"),
+    ("forgotten_at", "forgottenAt"),
+    ("forgotten_reason", "forgottenReason"),
 )
+_ANCHOR_STRING = re.compile(r"^(.*):(\d+)-(\d+)$", re.S)
 
 
 # --------------------------------------------------------------------------
-# tolerant coercion helpers (never raise)
+# tolerant readers (never raise)
 # --------------------------------------------------------------------------
 
 
@@ -84,12 +99,8 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 def _num(value: Any) -> int | float | None:
-    """A real number (int or float, not bool), else None. NaN/inf survive."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return value
-    return None
+    """A number (int or float, not bool), else None. NaN and ±inf are kept."""
+    return value if is_number(value) else None
 
 
 def _num_or(value: Any, default: int | float) -> int | float:
@@ -97,47 +108,44 @@ def _num_or(value: Any, default: int | float) -> int | float:
     return default if n is None else n
 
 
-def _opt_str(value: Any) -> str | None:
-    """Strings pass through, numbers are stringified, anything else is None."""
-    if isinstance(value, str):
-        return value
-    if _num(value) is not None:
-        return str(value)
-    return None
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _str_or(value: Any, default: str) -> str:
-    s = _opt_str(value)
-    return default if s is None else s
+    return value if isinstance(value, str) else default
 
 
-def _bool_or(value: Any, default: bool) -> bool:
-    return value if isinstance(value, bool) else default
-
-
-def _is_list(value: Any) -> bool:
-    return isinstance(value, (list, tuple))
+def _list(value: Any) -> list[Any] | None:
+    return list(value) if isinstance(value, (list, tuple)) else None
 
 
 def _str_list(value: Any) -> list[str]:
-    if not _is_list(value):
-        return []
-    out: list[str] = []
-    for item in value:
-        s = _opt_str(item)
-        if s is not None:
-            out.append(s)
-    return out
+    return [x for x in _list(value) or () if isinstance(x, str)]
 
 
 def _opt_str_list(value: Any) -> list[str] | None:
-    return _str_list(value) if _is_list(value) else None
+    items = _list(value)
+    return None if items is None else [x for x in items if isinstance(x, str)]
 
 
 def _opt_num_list(value: Any) -> list[float] | None:
-    if not _is_list(value):
-        return None
-    return [n for n in (_num(item) for item in value) if n is not None]
+    items = _list(value)
+    return None if items is None else [x for x in items if is_number(x)]
+
+
+def _plain(value: Any) -> Any:
+    """A deep copy of a JSON-shaped value (mappings with string keys, lists, scalars)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _put(d: dict[str, Any], key: str, value: Any) -> None:
+    if value is not None:
+        d[key] = value
 
 
 # --------------------------------------------------------------------------
@@ -153,50 +161,41 @@ class ScoreDecomposition:
     vector: float | None = None
     bm25: float | None = None
     importance: float | None = None
-    recency: float | None = None
     mmr_penalty: float | None = None
     tier_prior: float | None = None
     reinforcement_boost: float | None = None
-    # −inactivePenalty for a memory that is not active (e.g. shown as review context)
+    recency: float | None = None
+    """remnic: weightRecency × 0.5^(age / recencyHalfLifeDays)."""
     status: float | None = None
-    # episode-expansion lift borrowed from a strong sibling in the same episode
+    """remnic: −inactivePenalty for a memory that is not active (e.g. shown as review context)."""
     propagation: float | None = None
+    """remnic: episode-expansion lift borrowed from a strong sibling in the same episode."""
 
     def terms(self) -> list[tuple[str, float]]:
         """Present optional terms as (python name, value), in stable order."""
-        out: list[tuple[str, float]] = []
-        for attr, _key in SCORE_TERMS:
-            value = getattr(self, attr)
-            if value is not None:
-                out.append((attr, value))
-        return out
+        return [(attr, getattr(self, attr)) for attr, _key in SCORE_TERMS if getattr(self, attr) is not None]
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"final": self.final}
         for attr, key in SCORE_TERMS:
-            value = getattr(self, attr)
-            if value is not None:
-                d[key] = value
+            _put(d, key, getattr(self, attr))
         return d
 
     @classmethod
     def from_dict(cls, data: Any) -> ScoreDecomposition:
         d = _mapping(data)
-        kwargs = {attr: _num(d.get(key)) for attr, key in SCORE_TERMS}
-        return cls(final=_num_or(d.get("final"), 0.0), **kwargs)
+        return cls(final=_num_or(d.get("final"), 0), **{attr: _num(d.get(key)) for attr, key in SCORE_TERMS})
 
 
 @dataclass
 class Provenance:
-    """Where a retrieved memory came from and whether it is safe to use."""
+    """Where a retrieved memory came from and whether it is safe to use (the original's
+    ``RetrievedMemoryProvenance``)."""
 
     source: str
     scope: str
-    retrieval_reason: str = ""
+    retrieval_reason: str = "retrieved"
     confidence: float = 0.0
-    created: str | None = None
-    updated: str | None = None
-    namespace: str | None = None
     user_context_scopes: list[str] = field(default_factory=list)
     stale: bool = False
     corrected: bool = False
@@ -204,46 +203,86 @@ class Provenance:
     safe_to_use: bool = True
     safety: str = "safe"
     safety_reasons: list[str] = field(default_factory=list)
+    created: str | None = None
+    updated: str | None = None
+    namespace: str | None = None
+    status: str | None = None
+    lifecycle_state: str | None = None
+    verification_state: str | None = None
+    policy_class: str | None = None
+    source_memory_id: str | None = None
+    source_turn_id: str | None = None
+    valid_at: str | None = None
+    invalid_at: str | None = None
+    forgotten_at: str | None = None
+    forgotten_reason: str | None = None
+    derived_from: list[str] | None = None
+    derived_via: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"source": self.source}
-        if self.created is not None:
-            d["created"] = self.created
-        if self.updated is not None:
-            d["updated"] = self.updated
-        if self.namespace is not None:
-            d["namespace"] = self.namespace
-        d["scope"] = self.scope
-        d["userContextScopes"] = list(self.user_context_scopes)
-        d["retrievalReason"] = self.retrieval_reason
-        d["confidence"] = self.confidence
-        d["stale"] = self.stale
-        d["corrected"] = self.corrected
-        d["correctionState"] = self.correction_state
-        d["safeToUse"] = self.safe_to_use
-        d["safety"] = self.safety
-        d["safetyReasons"] = list(self.safety_reasons)
+        d: dict[str, Any] = {
+            "source": self.source,
+            "scope": self.scope,
+            "userContextScopes": list(self.user_context_scopes),
+            "retrievalReason": self.retrieval_reason,
+            "confidence": self.confidence,
+            "stale": self.stale,
+            "corrected": self.corrected,
+            "correctionState": self.correction_state,
+            "safeToUse": self.safe_to_use,
+            "safety": self.safety,
+            "safetyReasons": list(self.safety_reasons),
+        }
+        for attr, key in _PROVENANCE_STRINGS:
+            _put(d, key, getattr(self, attr))
+        if self.derived_from is not None:
+            d["derivedFrom"] = list(self.derived_from)
+        _put(d, "derivedVia", self.derived_via)
         return d
 
     @classmethod
     def from_dict(cls, data: Any) -> Provenance:
         d = _mapping(data)
+        safe_to_use = d.get("safeToUse")
+        corrected = d.get("corrected")
+        # Missing members get the original normaliser's defaults; present ones are kept as they are.
         return cls(
-            source=_str_or(d.get("source"), ""),
-            created=_opt_str(d.get("created")),
-            updated=_opt_str(d.get("updated")),
-            namespace=_opt_str(d.get("namespace")),
-            scope=_str_or(d.get("scope"), ""),
+            source=_str_or(d.get("source"), "unknown"),
+            scope=_str_or(d.get("scope"), "unknown"),
+            retrieval_reason=_str_or(d.get("retrievalReason"), "retrieved"),
+            confidence=_num_or(d.get("confidence"), 0),
             user_context_scopes=_str_list(d.get("userContextScopes")),
-            retrieval_reason=_str_or(d.get("retrievalReason"), ""),
-            confidence=_num_or(d.get("confidence"), 0.0),
-            stale=_bool_or(d.get("stale"), False),
-            corrected=_bool_or(d.get("corrected"), False),
-            correction_state=_str_or(d.get("correctionState"), "none"),
-            safe_to_use=_bool_or(d.get("safeToUse"), True),
-            safety=_str_or(d.get("safety"), "safe"),
+            stale=d.get("stale") is True,
+            corrected=corrected is True,
+            correction_state=_str_or(d.get("correctionState"), "correction" if corrected is True else "none"),
+            safe_to_use=safe_to_use if isinstance(safe_to_use, bool) else True,
+            safety=_str_or(d.get("safety"), "requires-review" if safe_to_use is False else "safe"),
             safety_reasons=_str_list(d.get("safetyReasons")),
+            derived_from=_opt_str_list(d.get("derivedFrom")),
+            derived_via=_str(d.get("derivedVia")),
+            **{attr: _str(d.get(key)) for attr, key in _PROVENANCE_STRINGS},
         )
+
+
+@dataclass
+class SourceSpan:
+    """The first source excerpt backing a memory (its frontmatter ``sources``)."""
+
+    quote: str
+    observed_at: str
+    provenance: str
+    """verified | unverified | none"""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"quote": self.quote, "observedAt": self.observed_at, "provenance": self.provenance}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SourceSpan | None:
+        d = _mapping(data)
+        quote, observed, prov = d.get("quote"), d.get("observedAt"), d.get("provenance")
+        if isinstance(quote, str) and isinstance(observed, str) and isinstance(prov, str):
+            return cls(quote, observed, prov)
+        return None
 
 
 @dataclass
@@ -255,12 +294,25 @@ class XrayResult:
     served_by: str
     score: ScoreDecomposition
     admitted_by: list[str] = field(default_factory=list)
-    rejected_by: str | None = None
     graph_path: list[str] | None = None
-    # aligned with graph_path: len == len(graph_path) - 1
     graph_edge_confidences: list[float] | None = None
+    """Aligned with graph_path: ``len == len(graph_path) - 1``."""
+    path_node_ids: list[str] | None = None
+    path_penalty_applied: bool | None = None
+    state_view: str | None = None
+    """current | historical | transition"""
     audit_entry_id: str | None = None
+    rejected_by: str | None = None
+    disclosure: str | None = None
+    """chunk | section | raw: how much of the memory the recall returned."""
+    estimated_tokens: int | float | None = None
+    tags: list[str] | None = None
     provenance: Provenance | None = None
+    source_span: SourceSpan | None = None
+    trust: dict[str, Any] | None = None
+    """The original's trust-score projection, carried as given (remnic has no trust-score stage)."""
+    raw_scores: dict[str, float] | None = None
+    """remnic: ``{"vector": cosine, "bm25": raw BM25}`` beside the normalised terms."""
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -270,33 +322,59 @@ class XrayResult:
             "scoreDecomposition": self.score.to_dict(),
             "admittedBy": list(self.admitted_by),
         }
-        if self.rejected_by is not None:
-            d["rejectedBy"] = self.rejected_by
         if self.graph_path is not None:
             d["graphPath"] = list(self.graph_path)
         if self.graph_edge_confidences is not None:
             d["graphEdgeConfidences"] = list(self.graph_edge_confidences)
-        if self.audit_entry_id is not None:
-            d["auditEntryId"] = self.audit_entry_id
+        if self.path_node_ids is not None:
+            d["pathNodeIds"] = list(self.path_node_ids)
+        _put(d, "pathPenaltyApplied", self.path_penalty_applied)
+        _put(d, "stateView", self.state_view)
+        _put(d, "auditEntryId", self.audit_entry_id)
+        _put(d, "rejectedBy", self.rejected_by)
+        _put(d, "disclosure", self.disclosure)
+        _put(d, "estimatedTokens", self.estimated_tokens)
+        if self.tags is not None:
+            d["tags"] = list(self.tags)
         if self.provenance is not None:
             d["provenance"] = self.provenance.to_dict()
+        if self.source_span is not None:
+            d["sourceSpan"] = self.source_span.to_dict()
+        if self.trust is not None:
+            d["trust"] = _plain(self.trust)
+        if self.raw_scores is not None:
+            d["rawScores"] = dict(self.raw_scores)
         return d
 
     @classmethod
     def from_dict(cls, data: Any) -> XrayResult:
         d = _mapping(data)
         prov = d.get("provenance")
+        penalty = d.get("pathPenaltyApplied")
+        raw = d.get("rawScores")
+        trust = d.get("trust")
         return cls(
             memory_id=_str_or(d.get("memoryId"), ""),
             path=_str_or(d.get("path"), ""),
             served_by=_str_or(d.get("servedBy"), ""),
             score=ScoreDecomposition.from_dict(d.get("scoreDecomposition")),
             admitted_by=_str_list(d.get("admittedBy")),
-            rejected_by=_opt_str(d.get("rejectedBy")),
             graph_path=_opt_str_list(d.get("graphPath")),
             graph_edge_confidences=_opt_num_list(d.get("graphEdgeConfidences")),
-            audit_entry_id=_opt_str(d.get("auditEntryId")),
+            path_node_ids=_opt_str_list(d.get("pathNodeIds")),
+            path_penalty_applied=penalty if isinstance(penalty, bool) else None,
+            state_view=_str(d.get("stateView")),
+            audit_entry_id=_str(d.get("auditEntryId")),
+            rejected_by=_str(d.get("rejectedBy")),
+            disclosure=_str(d.get("disclosure")),
+            estimated_tokens=_num(d.get("estimatedTokens")),
+            tags=_opt_str_list(d.get("tags")),
             provenance=Provenance.from_dict(prov) if isinstance(prov, Mapping) else None,
+            source_span=SourceSpan.from_dict(d.get("sourceSpan")),
+            trust=_plain(trust) if isinstance(trust, Mapping) else None,
+            raw_scores=(
+                {k: raw[k] for k in RAW_SCORE_TERMS if is_number(raw.get(k))} if isinstance(raw, Mapping) else None
+            ),
         )
 
 
@@ -314,13 +392,8 @@ class FilterTrace:
         return self.considered - self.admitted
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "name": self.name,
-            "considered": self.considered,
-            "admitted": self.admitted,
-        }
-        if self.reason is not None:
-            d["reason"] = self.reason
+        d: dict[str, Any] = {"name": self.name, "considered": self.considered, "admitted": self.admitted}
+        _put(d, "reason", self.reason)
         return d
 
     @classmethod
@@ -330,42 +403,78 @@ class FilterTrace:
             name=_str_or(d.get("name"), ""),
             considered=_num_or(d.get("considered"), 0),
             admitted=_num_or(d.get("admitted"), 0),
-            reason=_opt_str(d.get("reason")),
+            reason=_str(d.get("reason")),
         )
 
 
 @dataclass
-class TierExplain:
-    """The tier-explain verdict, carried verbatim when the tier ran."""
+class SourceAnchor:
+    """Where in a file the tier's answer lives: ``{path, lineRange?: [first, last]}``."""
 
-    tier: str
-    reason: str = ""
-    candidates_considered: int = 0
-    latency_ms: float = 0
-    filtered_by: list[str] = field(default_factory=list)
-    # e.g. "decisions/recall-cache-ttl.md:10-14"
-    source_anchors: list[str] = field(default_factory=list)
+    path: str
+    line_range: tuple[int | float, int | float] | None = None
+
+    def __str__(self) -> str:
+        if self.line_range is None:
+            return self.path
+        return f"{self.path}:{js_number(self.line_range[0])}-{js_number(self.line_range[1])}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {"path": self.path}
+        if self.line_range is not None:
+            d["lineRange"] = list(self.line_range)
+        return d
+
+    @classmethod
+    def from_any(cls, data: Any) -> SourceAnchor | None:
+        """An anchor object, or the ``"path:10-14"`` string earlier remnic versions wrote."""
+        if isinstance(data, str):
+            m = _ANCHOR_STRING.match(data)
+            return cls(m.group(1), (int(m.group(2)), int(m.group(3)))) if m else cls(data)
+        d = _mapping(data)
+        path = d.get("path")
+        if not isinstance(path, str):
+            return None
+        lr = d.get("lineRange")
+        ok = isinstance(lr, (list, tuple)) and len(lr) == 2 and all(is_number(x) for x in lr)
+        return cls(path, (lr[0], lr[1]) if ok else None)
+
+
+@dataclass
+class TierExplain:
+    """The verdict of the tier that led the recall (the original's ``RecallTierExplain``)."""
+
+    tier: str
+    tier_reason: str = ""
+    filtered_by: list[str] = field(default_factory=list)
+    candidates_considered: int = 0
+    latency_ms: float = 0
+    source_anchors: list[SourceAnchor] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
             "tier": self.tier,
-            "reason": self.reason,
+            "tierReason": self.tier_reason,
+            "filteredBy": list(self.filtered_by),
             "candidatesConsidered": self.candidates_considered,
             "latencyMs": self.latency_ms,
-            "filteredBy": list(self.filtered_by),
-            "sourceAnchors": list(self.source_anchors),
         }
+        if self.source_anchors is not None:
+            d["sourceAnchors"] = [a.to_dict() for a in self.source_anchors]
+        return d
 
     @classmethod
     def from_dict(cls, data: Any) -> TierExplain:
         d = _mapping(data)
+        reason = d.get("tierReason", d.get("reason"))  # ``reason``: what earlier remnic versions wrote
+        anchors = _list(d.get("sourceAnchors"))
         return cls(
             tier=_str_or(d.get("tier"), ""),
-            reason=_str_or(d.get("reason"), ""),
+            tier_reason=_str_or(reason, ""),
+            filtered_by=_str_list(d.get("filteredBy")),
             candidates_considered=_num_or(d.get("candidatesConsidered"), 0),
             latency_ms=_num_or(d.get("latencyMs"), 0),
-            filtered_by=_str_list(d.get("filteredBy")),
-            source_anchors=_str_list(d.get("sourceAnchors")),
+            source_anchors=None if anchors is None else [a for a in map(SourceAnchor.from_any, anchors) if a],
         )
 
 
@@ -386,58 +495,94 @@ class Budget:
 
 
 @dataclass
+class PeerProfileInjection:
+    """Which peer's profile a recall injected (the original's peer-profile feature)."""
+
+    peer_id: str
+    fields_injected: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"peerId": self.peer_id, "fieldsInjected": self.fields_injected}
+
+    @classmethod
+    def from_any(cls, data: Any) -> Any:
+        """An injection, None for an explicit ``null`` (none injected), ABSENT for anything else."""
+        if data is None:
+            return None
+        d = _mapping(data)
+        if isinstance(d.get("peerId"), str):
+            return cls(d["peerId"], _num_or(d.get("fieldsInjected"), 0))
+        return ABSENT
+
+
+def _results(value: Any) -> list[XrayResult]:
+    return [XrayResult.from_dict(r) for r in _list(value) or () if isinstance(r, Mapping)]
+
+
+@dataclass
 class RecallXraySnapshot:
     """The unified per-recall attribution snapshot (schema v1)."""
 
     query: str
     snapshot_id: str
-    captured_at: float  # epoch milliseconds
+    captured_at: int | float | None
+    """Epoch milliseconds; None when a snapshot read from JSON had none."""
     tier_explain: TierExplain | None = None
     results: list[XrayResult] = field(default_factory=list)
+    applied_result_limit: int = 0
+    """The result limit (top-k) the recall applied."""
+    applied_results: list[XrayResult] = field(default_factory=list)
+    """The candidates that limit admitted, in rank order (before the budget fit)."""
+    headroom_results: list[XrayResult] = field(default_factory=list)
+    """The best candidates the limit cut: what a larger limit would have added next."""
     filters: list[FilterTrace] = field(default_factory=list)
     budget: Budget = field(default_factory=lambda: Budget(0, 0))
     session_key: str | None = None
     namespace: str | None = None
     trace_id: str | None = None
+    peer_profile_injection: Any = ABSENT
+    """PeerProfileInjection, None (explicitly none injected) or ABSENT (not recorded)."""
     schema_version: str = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "schemaVersion": self.schema_version,
-            "query": self.query,
-            "snapshotId": self.snapshot_id,
-            "capturedAt": self.captured_at,
-        }
-        if self.session_key is not None:
-            d["sessionKey"] = self.session_key
-        if self.namespace is not None:
-            d["namespace"] = self.namespace
-        if self.trace_id is not None:
-            d["traceId"] = self.trace_id
+        d: dict[str, Any] = {"schemaVersion": self.schema_version, "query": self.query, "snapshotId": self.snapshot_id}
+        _put(d, "capturedAt", self.captured_at)
         d["tierExplain"] = self.tier_explain.to_dict() if self.tier_explain is not None else None
-        d["filters"] = [f.to_dict() for f in self.filters]
         d["results"] = [r.to_dict() for r in self.results]
+        d["appliedResultLimit"] = self.applied_result_limit
+        d["appliedResults"] = [r.to_dict() for r in self.applied_results]
+        d["headroomResults"] = [r.to_dict() for r in self.headroom_results]
+        d["filters"] = [f.to_dict() for f in self.filters]
         d["budget"] = self.budget.to_dict()
+        _put(d, "sessionKey", self.session_key)
+        _put(d, "namespace", self.namespace)
+        _put(d, "traceId", self.trace_id)
+        if self.peer_profile_injection is not ABSENT:
+            pi = self.peer_profile_injection
+            d["peerProfileInjection"] = pi.to_dict() if pi is not None else None
         return d
 
     @classmethod
     def from_dict(cls, data: Any) -> RecallXraySnapshot:
         d = _mapping(data)
         tier = d.get("tierExplain")
-        results = d.get("results")
-        filters = d.get("filters")
+        filters = _list(d.get("filters")) or ()
         return cls(
             schema_version=_str_or(d.get("schemaVersion"), SCHEMA_VERSION),
             query=_str_or(d.get("query"), ""),
             snapshot_id=_str_or(d.get("snapshotId"), ""),
-            captured_at=_num_or(d.get("capturedAt"), 0),
-            session_key=_opt_str(d.get("sessionKey")),
-            namespace=_opt_str(d.get("namespace")),
-            trace_id=_opt_str(d.get("traceId")),
+            captured_at=_num(d.get("capturedAt")),
             tier_explain=TierExplain.from_dict(tier) if isinstance(tier, Mapping) else None,
-            filters=[
-                FilterTrace.from_dict(f) for f in (filters if _is_list(filters) else ()) if isinstance(f, Mapping)
-            ],
-            results=[XrayResult.from_dict(r) for r in (results if _is_list(results) else ()) if isinstance(r, Mapping)],
+            results=_results(d.get("results")),
+            applied_result_limit=_num_or(d.get("appliedResultLimit"), 0),
+            applied_results=_results(d.get("appliedResults")),
+            headroom_results=_results(d.get("headroomResults")),
+            filters=[FilterTrace.from_dict(f) for f in filters if isinstance(f, Mapping)],
             budget=Budget.from_dict(d.get("budget")),
+            session_key=_str(d.get("sessionKey")),
+            namespace=_str(d.get("namespace")),
+            trace_id=_str(d.get("traceId")),
+            peer_profile_injection=(
+                PeerProfileInjection.from_any(d["peerProfileInjection"]) if "peerProfileInjection" in d else ABSENT
+            ),
         )

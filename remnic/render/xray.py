@@ -1,20 +1,24 @@
-"""The one Recall X-ray renderer: text, markdown and JSON.
+"""The one Recall X-ray renderer: text, markdown and JSON, as the original Remnic prints them.
 
-Every surface (CLI, HTTP, MCP, legacy recall/explain markdown) renders a
-snapshot through this module, so they cannot drift. ``render_xray`` is pure
-and deterministic: same snapshot in, same bytes out.
+Every surface (CLI, HTTP, MCP, recall/explain) renders a snapshot through
+:func:`render_xray`, so they cannot drift. It is pure and deterministic: the
+same snapshot gives the same bytes, and for a snapshot in the original's shape
+they are the bytes the original's renderer writes (its layouts, placeholders,
+ordering, and JavaScript's number and date formatting, see :mod:`.jsfmt`).
+Values are printed as they are, like the original does: a newline in a query
+starts a new line of the text rendering; markdown escapes ``\\`` and ``|``
+where the original does and wraps identifiers in code spans.
 
-All formatting decisions are made here, in small pure helpers; the Jinja2
-templates in ``remnic/render/templates`` only lay out an already-prepared view model
-and apply one escaping filter per format (``line`` for text, ``cell`` /
-``inline`` for markdown).
+Formatting decisions are made here, in small pure helpers that build a view
+model of strings; the Jinja2 templates in ``templates/`` lay it out. remnic's
+additions appear only when a snapshot carries them (``rawScores``, the
+``recency``/``status``/``propagation`` score terms), so an original snapshot
+renders exactly as the original renders it.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import functools
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,27 +26,48 @@ from typing import Any
 
 import jinja2
 
-from .snapshot import SCORE_TERMS, RecallXraySnapshot, XrayResult
+from .jsfmt import (
+    collapse_whitespace,
+    is_finite_number,
+    iso_time,
+    js_dumps,
+    js_number,
+    js_string,
+    js_typeof,
+    lone_surrogates_replaced,
+    to_fixed,
+    truncate_utf16,
+)
+from .snapshot import DISCLOSURES, RAW_SCORE_TERMS, SCHEMA_VERSION, RecallXraySnapshot, XrayResult
 
 __all__ = [
     "FORMATS",
     "NOT_FOUND_JSON",
+    "build_view_model",
     "dumps_json",
-    "fmt_score",
-    "fmt_time",
+    "format_captured_at",
+    "format_score",
     "make_environment",
+    "md_code",
+    "md_escape",
     "parse_format",
+    "provenance_summary",
     "render_xray",
     "snapshot_envelope",
 ]
 
-FORMATS: tuple[str, ...] = ("text", "markdown", "json")
+FORMATS: tuple[str, ...] = ("json", "text", "markdown")
+"""In the order the original lists them in its error message."""
 
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 TEMPLATE_NAMES: dict[str, str] = {"text": "xray.txt.j2", "markdown": "xray.md.j2"}
 
-NA = "n/a"
-UNKNOWN = "unknown"
+UNKNOWN_TIME = "(unknown)"
+QUOTE_CHARS = 120
+"""A source quote is cut to this many (UTF-16) characters, at a word when one ends past half of it."""
+
+# remnic's own score terms, printed after the original's when a snapshot carries them.
+_EXTRA_TERMS = (("recency", "recency"), ("status", "status"), ("propagation", "propagation"))
 
 
 # --------------------------------------------------------------------------
@@ -50,16 +75,21 @@ UNKNOWN = "unknown"
 # --------------------------------------------------------------------------
 
 
-def parse_format(value: str) -> str:
-    """Validate a format name (case-insensitive, surrounding blanks ignored).
+def parse_format(value: Any) -> str:
+    """``text``, ``markdown`` or ``json`` (case and surrounding blanks ignored); None → ``text``.
 
-    Raises ValueError listing the valid options for anything else.
+    Raises ValueError naming the valid options, e.g.
+    ``--format expects one of json, text, markdown; got "xml"``.
     """
-    if isinstance(value, str):
-        norm = value.strip().lower()
-        if norm in FORMATS:
-            return norm
-    raise ValueError(f"unknown format {value!r}; valid options: {', '.join(FORMATS)}")
+    if value is None:
+        return "text"
+    options = ", ".join(FORMATS)
+    if not isinstance(value, str):
+        raise ValueError(f"--format expects one of {options}; got {js_typeof(value)}")
+    norm = value.strip().lower()
+    if norm in FORMATS:
+        return norm
+    raise ValueError(f"--format expects one of {options}; got {js_dumps(value)}")
 
 
 # --------------------------------------------------------------------------
@@ -67,148 +97,107 @@ def parse_format(value: str) -> str:
 # --------------------------------------------------------------------------
 
 
-def _real(value: Any) -> float | None:
-    """A finite real number, else None (bools are not numbers here)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        if not math.isfinite(value):
-            return None
-    except OverflowError:  # int too large for a float
-        return None
-    return value
+def format_score(value: Any) -> str:
+    """A score term with four decimals (JavaScript rounding); not a finite number → ``0.0000``."""
+    if not is_finite_number(value):
+        return "0.0000"
+    return to_fixed(value, 4)
 
 
-def _fixed(value: Any, places: int) -> str:
-    v = _real(value)
-    if v is None:
-        return NA
-    text = f"{v:.{places}f}"
-    if text.startswith("-") and not text.strip("-0."):
-        text = text[1:]  # no "-0.0000"
-    return text
+def format_captured_at(epoch_ms: Any) -> str:
+    """Epoch ms → ``2023-11-14T22:13:20.000Z``; negative, non-finite or beyond a Date → ``(unknown)``."""
+    if not is_finite_number(epoch_ms) or epoch_ms < 0:
+        return UNKNOWN_TIME
+    return iso_time(epoch_ms) or UNKNOWN_TIME
 
 
-def fmt_score(value: Any) -> str:
-    """A score term with four decimals; non-finite / non-number -> ``n/a``."""
-    return _fixed(value, 4)
-
-
-def fmt_confidence(value: Any) -> str:
-    """A confidence with two decimals; non-finite / non-number -> ``n/a``."""
-    return _fixed(value, 2)
-
-
-def fmt_count(value: Any) -> str:
-    """An integer-ish quantity (counts, budgets, latency).
-
-    Integral values print without a decimal point; other finite floats print
-    with up to three decimals; non-finite / non-number -> ``n/a``.
-    """
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    v = _real(value)
-    if v is None:
-        return NA
-    if float(v).is_integer():
-        return str(int(v))
-    text = f"{v:.3f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
-
-
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
-
-
-def fmt_time(epoch_ms: Any) -> str:
-    """Epoch milliseconds -> ``2026-04-20T17:30:00.000Z`` (UTC).
-
-    Non-number, non-finite or out-of-range values -> ``unknown``.
-    """
-    v = _real(epoch_ms)
-    if v is None:
-        return UNKNOWN
-    try:
-        ms = math.floor(v)
-        secs, millis = divmod(ms, 1000)
-        t = _EPOCH + _dt.timedelta(seconds=secs, milliseconds=millis)
-    except (OverflowError, ValueError):
-        return UNKNOWN
-    return f"{t.year:04d}-{t.month:02d}-{t.day:02d}T{t.hour:02d}:{t.minute:02d}:{t.second:02d}.{millis:03d}Z"
-
-
-def fmt_bool(value: Any) -> str:
-    return "true" if value is True else "false"
-
-
-def fmt_list(values: Any, sep: str = ", ") -> str:
-    return sep.join(str(v) for v in (values or ()))
-
-
-def fmt_score_line(score: Any) -> str:
-    """``final=0.8912 vector=… bm25=…`` with only the present terms."""
-    parts = [f"final={fmt_score(getattr(score, 'final', None))}"]
-    for attr, _key in SCORE_TERMS:
-        value = getattr(score, attr, None)
+def score_line(result: XrayResult) -> str:
+    """``final=0.8700 vector=… bm25=…``: the terms present, ``reinforcement_boost`` only when > 0,
+    then remnic's own terms."""
+    s = result.score
+    parts = [f"final={format_score(s.final)}"]
+    for name, value in (
+        ("vector", s.vector),
+        ("bm25", s.bm25),
+        ("importance", s.importance),
+        ("mmr_penalty", s.mmr_penalty),
+        ("tier_prior", s.tier_prior),
+    ):
         if value is not None:
-            parts.append(f"{attr}={fmt_score(value)}")
+            parts.append(f"{name}={format_score(value)}")
+    if s.reinforcement_boost is not None and s.reinforcement_boost > 0:
+        parts.append(f"reinforcement_boost={format_score(s.reinforcement_boost)}")
+    for name, attr in _EXTRA_TERMS:
+        value = getattr(s, attr)
+        if value is not None:
+            parts.append(f"{name}={format_score(value)}")
     return " ".join(parts)
 
 
+def raw_scores_line(result: XrayResult) -> str:
+    """``vector=0.4980 bm25=7.2100``: the raw signals behind the normalised terms ('' if none)."""
+    raw = result.raw_scores or {}
+    return " ".join(f"{k}={format_score(raw[k])}" for k in RAW_SCORE_TERMS if k in raw)
+
+
+def provenance_summary(prov: Any) -> str:
+    """The original's seven ``key=value`` fields, in its order (``updated`` and ``namespace`` are
+    in the JSON only)."""
+    created = js_string(prov.created) if prov.created is not None else "unknown"
+    return " ".join(
+        (
+            f"source={prov.source}",
+            f"created={created}",
+            f"scope={prov.scope}",
+            f"confidence={to_fixed(prov.confidence, 2)}",
+            f"stale={'true' if prov.stale else 'false'}",
+            f"corrected={prov.correction_state if prov.corrected else 'false'}",
+            f"safe={'true' if prov.safe_to_use else 'false'}",
+        )
+    )
+
+
+def _whole_tokens(value: Any) -> int:
+    return math.floor(value) if is_finite_number(value) and value >= 0 else 0
+
+
+def token_spend(results: list[XrayResult]) -> dict[str, Any] | None:
+    """Results and estimated tokens per disclosure level, when any result has a level."""
+    buckets = {name: [0, 0] for name in (*DISCLOSURES, "unspecified")}
+    for r in results:
+        bucket = buckets[r.disclosure if r.disclosure in DISCLOSURES else "unspecified"]
+        bucket[0] += 1
+        bucket[1] += _whole_tokens(r.estimated_tokens)
+    if not any(buckets[name][0] for name in DISCLOSURES):
+        return None
+    rows = [(name, js_number(n), js_number(t)) for name, (n, t) in buckets.items() if name != "unspecified"]
+    n, t = buckets["unspecified"]
+    return {"rows": rows, "unspecified": (js_number(n), js_number(t)) if n else None}
+
+
 # --------------------------------------------------------------------------
-# escaping (used as Jinja filters)
+# markdown escaping (Jinja filters)
 # --------------------------------------------------------------------------
 
-# Line-breaking characters (str.splitlines() splits on all of these).
-_LINE_BREAKS = ("\r\n", "\n", "\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+def md_escape(value: Any) -> str:
+    """Backslashes, then pipes, escaped: all a GitHub table cell needs (nothing else changes)."""
+    return js_string(value).replace("\\", "\\\\").replace("|", "\\|")
 
 
-def _control_escape(ch: str) -> str:
-    named = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-    if ch in named:
-        return named[ch]
-    code = ord(ch)
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
-
-
-_TEXT_TABLE = {
-    code: _control_escape(chr(code))
-    for code in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029]
-    if code != 0x09  # a tab cannot break a line; keep it
-}
-
-
-def text_line(value: Any) -> str:
-    """Keep a value on one line of the text format: control characters and
-    line breaks become visible escapes (``\\n``, ``\\r``, ``\\x00``...)."""
-    return str(value).translate(_TEXT_TABLE)
-
-
-def _collapse_breaks(text: str, repl: str) -> str:
-    for br in _LINE_BREAKS:
-        text = text.replace(br, repl)
-    return text
-
-
-_MD_CONTROL_TABLE = {
-    code: "\\" + _control_escape(chr(code))  # "\\" renders as a literal backslash
-    for code in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)]
-    if code != 0x09
-}
-
-
-def md_cell(value: Any) -> str:
-    """Make a value safe inside a GitHub table cell: backslashes and pipes are
-    escaped, line breaks become ``<br>``, other control characters are shown
-    as escapes. User text can never add or split a column or a row."""
-    text = str(value).replace("\\", "\\\\").replace("|", "\\|")
-    text = _collapse_breaks(text, "<br>")
-    return text.translate(_MD_CONTROL_TABLE)
-
-
-def md_inline(value: Any) -> str:
-    """Make a value safe on a single markdown line (headings, list items):
-    line breaks collapse to a space, other control characters are escaped."""
-    return _collapse_breaks(str(value), " ").translate(_MD_CONTROL_TABLE)
+def md_code(value: Any) -> str:
+    """An inline code span whose fence is one backtick longer than any run inside the value,
+    padded when the value starts or ends with a backtick; ``````  for an empty value."""
+    text = js_string(value)
+    if not text:
+        return "``"
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 # --------------------------------------------------------------------------
@@ -216,114 +205,88 @@ def md_inline(value: Any) -> str:
 # --------------------------------------------------------------------------
 
 
-def _provenance_line(prov: Any) -> str:
-    parts = [f"source={prov.source}"]
-    if prov.created is not None:
-        parts.append(f"created={prov.created}")
-    if prov.updated is not None:
-        parts.append(f"updated={prov.updated}")
-    if prov.namespace is not None:
-        parts.append(f"namespace={prov.namespace}")
-    parts.append(f"scope={prov.scope}")
-    parts.append(f"confidence={fmt_confidence(prov.confidence)}")
-    parts.append(f"stale={fmt_bool(prov.stale)}")
-    # ``corrected`` shows the correction state when there is one
-    # (e.g. ``corrected=superseded``), else the boolean.
-    state = prov.correction_state
-    corrected = state if state and state != "none" else fmt_bool(prov.corrected)
-    parts.append(f"corrected={corrected}")
-    parts.append(f"safe={fmt_bool(prov.safe_to_use)}")
-    return " ".join(parts)
+def _text(value: Any) -> str:
+    """A member printed only when truthy in the original: '' for absent or empty."""
+    return js_string(value) if value not in (None, "") else ""
 
 
-def _result_fields(r: XrayResult) -> list[tuple[str, str]]:
-    fields: list[tuple[str, str]] = [("path", r.path), ("score", fmt_score_line(r.score))]
+def _result_view(r: XrayResult, rank: int) -> dict[str, Any]:
     prov = r.provenance
+    provenance = None
     if prov is not None:
-        fields.append(("provenance", _provenance_line(prov)))
-        if prov.retrieval_reason:
-            fields.append(("retrieval-reason", prov.retrieval_reason))
-        if prov.user_context_scopes:
-            fields.append(("context-scopes", fmt_list(prov.user_context_scopes)))
-        if prov.safety != "safe":
-            safety = prov.safety or UNKNOWN
-            if prov.safety_reasons:
-                safety += f" ({fmt_list(prov.safety_reasons)})"
-            fields.append(("safety", safety))
-    if r.graph_path:
-        fields.append(("graph-path", fmt_list(r.graph_path, " -> ")))
-    if r.graph_edge_confidences:
-        fields.append(("edge-confidences", ", ".join(fmt_confidence(c) for c in r.graph_edge_confidences)))
-    fields.append(("admitted-by", fmt_list(r.admitted_by) if r.admitted_by else "(none)"))
-    if r.rejected_by is not None:
-        fields.append(("rejected-by", r.rejected_by))
-    if r.audit_entry_id is not None:
-        fields.append(("audit-entry", r.audit_entry_id))
-    return fields
+        provenance = {
+            "summary": provenance_summary(prov),
+            "retrieval_reason": prov.retrieval_reason,
+            "scopes": list(prov.user_context_scopes),
+            "show_safety": prov.safety != "safe" or bool(prov.safety_reasons),
+            "safety": prov.safety,
+            "safety_reasons": list(prov.safety_reasons),
+        }
+    span = r.source_span
+    source = None
+    if span is not None:
+        quote = truncate_utf16(collapse_whitespace(span.quote), QUOTE_CHARS)
+        source = {"quote": quote, "observed_at": span.observed_at, "provenance": span.provenance}
+    graph = list(r.graph_path or ())
+    return {
+        "rank": rank,
+        "memory_id": r.memory_id,
+        "served_by": f"served-by={r.served_by}",
+        "path": _text(r.path),
+        "state_view": _text(r.state_view),
+        "score": score_line(r),
+        "raw_scores": raw_scores_line(r),
+        "provenance": provenance,
+        "source": source,
+        "admitted_by": list(r.admitted_by),
+        "rejected_by": _text(r.rejected_by),
+        "graph_path": graph,
+        "edge_confidences": [to_fixed(c, 2) for c in r.graph_edge_confidences or ()] if graph else [],
+        "path_penalty": None if r.path_penalty_applied is None else ("yes" if r.path_penalty_applied else "no"),
+        "path_node_ids": list(r.path_node_ids or ()),
+        "audit_entry": _text(r.audit_entry_id),
+        "disclosure": r.disclosure,
+        "estimated_tokens": js_number(r.estimated_tokens) if r.estimated_tokens is not None else None,
+    }
 
 
 def build_view_model(snapshot: RecallXraySnapshot | None) -> dict[str, Any]:
-    """Everything the templates print, already formatted (but not escaped)."""
+    """Everything the templates print, formatted as the original formats it (not escaped)."""
     if snapshot is None:
         return {"found": False}
     s = snapshot
-    header: list[tuple[str, str]] = [
-        ("query", s.query),
-        ("snapshot-id", s.snapshot_id),
-        ("captured-at", fmt_time(s.captured_at)),
-    ]
-    if s.session_key is not None:
-        header.append(("session", s.session_key))
-    if s.namespace is not None:
-        header.append(("namespace", s.namespace))
-    if s.trace_id is not None:
-        header.append(("trace-id", s.trace_id))
-    header.append(("budget", f"{fmt_count(s.budget.used)} / {fmt_count(s.budget.chars)} chars"))
-
-    filters = []
-    for f in s.filters:
-        try:
-            rejected = fmt_count(f.considered - f.admitted)
-        except TypeError:
-            rejected = NA
-        filters.append(
-            {
-                "name": f.name,
-                "considered": fmt_count(f.considered),
-                "admitted": fmt_count(f.admitted),
-                "rejected": rejected,
-                "reason": f.reason or "",
-            }
-        )
-
-    results = [
-        {
-            "index": i,
-            "id": r.memory_id,
-            "served_by": r.served_by,
-            "fields": _result_fields(r),
-        }
-        for i, r in enumerate(s.results, start=1)
-    ]
-
     tier = None
     te = s.tier_explain
     if te is not None:
-        tier_fields: list[tuple[str, str]] = [
-            ("tier", te.tier),
-            ("reason", te.reason),
-            ("candidates-considered", fmt_count(te.candidates_considered)),
-            ("latency-ms", fmt_count(te.latency_ms)),
-        ]
-        if te.filtered_by:
-            tier_fields.append(("filtered-by", fmt_list(te.filtered_by)))
-        tier = {"fields": tier_fields, "anchors": list(te.source_anchors)}
-
+        tier = {
+            "tier": te.tier,
+            "reason": te.tier_reason,
+            "candidates": js_string(te.candidates_considered),
+            "latency": js_string(te.latency_ms),
+            "filtered_by": list(te.filtered_by),
+            "anchors": [str(a) for a in te.source_anchors or ()],
+        }
     return {
         "found": True,
-        "header": header,
-        "filters": filters,
-        "results": results,
+        "query": s.query,
+        "snapshot_id": s.snapshot_id,
+        "captured_at": format_captured_at(s.captured_at),
+        "session": _text(s.session_key),
+        "namespace": _text(s.namespace),
+        "trace_id": _text(s.trace_id),
+        "budget_used": js_string(s.budget.used),
+        "budget_chars": js_string(s.budget.chars),
+        "filters": [
+            {
+                "name": f.name,
+                "considered": js_string(f.considered),
+                "admitted": js_string(f.admitted),
+                "reason": _text(f.reason),
+            }
+            for f in s.filters
+        ],
+        "results": [_result_view(r, i) for i, r in enumerate(s.results, start=1)],
+        "token_spend": token_spend(s.results),
         "tier": tier,
     }
 
@@ -332,20 +295,7 @@ def build_view_model(snapshot: RecallXraySnapshot | None) -> dict[str, Any]:
 # JSON
 # --------------------------------------------------------------------------
 
-
-def _json_safe(obj: Any) -> Any:
-    """Copy of ``obj`` that strict JSON can encode: non-finite floats become
-    None, tuples become lists, mapping keys become strings."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, Mapping):
-        return {str(k): _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
-    return obj
-
-
-# The "no snapshot" sentinel has one canonical single-line form.
+# The "no snapshot" body HTTP and MCP send: one canonical single line.
 NOT_FOUND_JSON = '{"snapshotFound": false}\n'
 
 
@@ -354,21 +304,20 @@ def _is_not_found(obj: Any) -> bool:
 
 
 def dumps_json(obj: Any) -> str:
-    """The canonical X-ray JSON serialiser shared by every surface:
-    2-space indent, UTF-8 kept as-is, key order preserved, NaN/Infinity ->
-    null, one trailing newline. The bare ``{"snapshotFound": false}``
-    envelope is always the single line ``NOT_FOUND_JSON``."""
+    """The serialiser of every HTTP and MCP body: ``JSON.stringify(obj, null, 2)`` (numbers as
+    JavaScript prints them, NaN/Infinity → null, key order kept, UTF-8 as is) plus one newline.
+    The bare ``{"snapshotFound": false}`` body is always the single line ``NOT_FOUND_JSON``."""
     if _is_not_found(obj):
         return NOT_FOUND_JSON
-    return json.dumps(_json_safe(obj), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return js_dumps(obj) + "\n"
 
 
 def _coerce(snapshot: RecallXraySnapshot | Mapping[str, Any] | None) -> RecallXraySnapshot | None:
     if snapshot is None or isinstance(snapshot, RecallXraySnapshot):
         return snapshot
     if isinstance(snapshot, Mapping):
-        # Accept our own envelopes back: {"snapshotFound": false} and
-        # {"snapshotFound": true, "snapshot": {...}}.
+        # Envelopes come back as the snapshot they carry: {"snapshotFound": false, ...} is none,
+        # {"snapshotFound": true, "snapshot": {...}} the inner one, the flat form itself.
         found = snapshot.get("snapshotFound")
         if found is False:
             return None
@@ -380,18 +329,19 @@ def _coerce(snapshot: RecallXraySnapshot | Mapping[str, Any] | None) -> RecallXr
 
 
 def snapshot_envelope(snapshot: RecallXraySnapshot | Mapping[str, Any] | None) -> dict[str, Any]:
-    """The HTTP/MCP response body: ``{"snapshotFound": true, "snapshot": {...}}``
-    or ``{"snapshotFound": false}``. Serialise it with ``dumps_json``."""
+    """The HTTP/MCP response body: ``{"snapshotFound": true, "snapshot": {...}}`` or
+    ``{"snapshotFound": false}`` (the original's route and tool shape). Serialise it with
+    ``dumps_json``."""
     snap = _coerce(snapshot)
     if snap is None:
         return {"snapshotFound": False}
     return {"snapshotFound": True, "snapshot": snap.to_dict()}
 
 
-def _flat_envelope(snap: RecallXraySnapshot | None) -> dict[str, Any]:
+def _render_json(snap: RecallXraySnapshot | None) -> str:
     if snap is None:
-        return {"snapshotFound": False}
-    return {"snapshotFound": True, **snap.to_dict()}
+        return js_dumps({"schemaVersion": SCHEMA_VERSION, "snapshotFound": False})
+    return js_dumps({"snapshotFound": True, **snap.to_dict()})
 
 
 # --------------------------------------------------------------------------
@@ -413,9 +363,8 @@ def make_environment(loader: jinja2.BaseLoader | None = None) -> jinja2.Environm
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
-    env.filters["line"] = text_line
-    env.filters["cell"] = md_cell
-    env.filters["inline"] = md_inline
+    env.filters["md_escape"] = md_escape
+    env.filters["code"] = md_code
     return env
 
 
@@ -432,20 +381,24 @@ def _render(
     fmt = parse_format(fmt)
     snap = _coerce(snapshot)
     if fmt == "json":
-        return dumps_json(_flat_envelope(snap))
-    template = env.get_template(TEMPLATE_NAMES[fmt])
-    return template.render(**build_view_model(snap))
+        out = _render_json(snap)
+    else:
+        out = env.get_template(TEMPLATE_NAMES[fmt]).render(**build_view_model(snap))
+        # Every template line ends in a newline; the original joins its lines without a last one.
+        out = out.removesuffix("\n")
+    return lone_surrogates_replaced(out)
 
 
 def render_xray(
     snapshot: RecallXraySnapshot | Mapping[str, Any] | None,
     fmt: str = "text",
 ) -> str:
-    """Render a Recall X-ray snapshot as ``text``, ``markdown`` or ``json``.
+    """Render a Recall X-ray snapshot as ``text``, ``markdown`` or ``json``, with no final newline.
 
-    ``snapshot`` may be a RecallXraySnapshot, a raw camelCase dict (parsed
-    tolerantly with ``RecallXraySnapshot.from_dict``) or None (no snapshot
-    captured). Never raises for dict input; raises ValueError for an unknown
-    format. JSON output is ``{"snapshotFound": true, <snapshot fields>}``.
+    ``snapshot`` may be a RecallXraySnapshot, a camelCase dict (the original's shape, remnic's,
+    or either envelope; read tolerantly by ``RecallXraySnapshot.from_dict``) or None (no
+    snapshot captured). Never raises for dict input; raises ValueError for an unknown format.
+    JSON is flat, ``{"snapshotFound": true, <snapshot members>}``, or
+    ``{"schemaVersion": "1", "snapshotFound": false}``, indented by two spaces.
     """
     return _render(snapshot, fmt, _default_environment())

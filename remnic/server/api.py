@@ -214,7 +214,8 @@ class Api:
         return out
 
     def _envelope(self, ns: str | None, snapshot: Any) -> Reply:
-        """The X-ray body every surface sends: ``dumps_json(snapshot_envelope(...))``."""
+        """The X-ray body HTTP and MCP send: ``dumps_json(snapshot_envelope(...))``, the original's
+        ``{snapshotFound, snapshot}`` shape."""
         envelope = snapshot_envelope(snapshot)
         inner = envelope.get("snapshot") or {}
         if envelope["snapshotFound"] and ns is not None and inner.get("namespace") not in (None, ns):
@@ -227,7 +228,8 @@ class Api:
         except NamespaceForbidden:
             # Another principal's namespace: nothing, not even whether it has memories.
             return Reply(200, {"snapshotFound": False}, text=dumps_json({"snapshotFound": False}))
-        # Nothing surface-specific goes in (no trace id): the bytes must equal the CLI's.
+        # Nothing surface-specific goes in (no trace id): the snapshot must equal the CLI's, which
+        # prints the same members flat (render_xray "json") where this route wraps them.
         snapshot = self.memory.recall_xray(
             values["query"],
             namespace=ns,
