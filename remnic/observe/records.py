@@ -128,8 +128,9 @@ class MemoryObservation:
 
     ``resulting_primitive_id`` stays ``None`` until the service persists it (and is re-pointed at
     the survivor by consolidation). ``proposed_status`` is the status the primitive should be
-    written with: ``active``, ``pending_review`` (deferred or low confidence), or ``None`` when the
-    judge rejected it (not persisted; kept for the verdict ledger).
+    written with: ``active``, ``pending_review`` (deferred, or accepted with a confidence below
+    ``observe.reviewBelowConfidence``), or ``None`` when the judge rejected it (not persisted;
+    kept for the verdict ledger). ``valid_at`` is when it was said (the turn's timestamp).
     """
 
     id: str
@@ -139,18 +140,13 @@ class MemoryObservation:
     importance: Importance
     verdict: JudgeVerdict
     source_turn_ids: tuple[str, ...]
+    proposed_status: str | None = None
     valid_at: str | None = None
     resulting_primitive_id: str | None = None
 
     @property
     def judge_accepted(self) -> bool:
         return self.verdict.durable
-
-    @property
-    def proposed_status(self) -> str | None:
-        if self.verdict.kind == "reject":
-            return None
-        return "active" if self.verdict.kind == "accept" else "pending_review"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -164,6 +160,7 @@ class MemoryObservation:
             "judgeAccepted": self.judge_accepted,
             "judgeVerdict": self.verdict.kind,
             "judgeReason": self.verdict.reason,
+            "proposedStatus": self.proposed_status,
             "sourceTurnIds": list(self.source_turn_ids),
             "resultingPrimitiveId": self.resulting_primitive_id,
         }
