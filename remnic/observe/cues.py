@@ -51,6 +51,11 @@ FILLER_RE = re.compile(
 QUESTION_RE = _rx(r"\?[\s\"')\]]*$")
 # Exclamations and compliments aimed at the other speaker: never facts about anyone.
 EXCLAMATION_RE = _rx(r"^(wow|oh|aw+|haha|omg|yay|whoa|congrats|congratulations|ooh|ahh?)\b")
+# "I've been great, busy but great": the answer to "how are you".
+SMALL_TALK_RE = _rx(
+    r"^(i've been|i'm|i am|doing|been|all|things are|everything's|everything is)\s+(so\s+|really\s+|pretty\s+|very\s+)?"
+    r"(great|good|well|fine|ok|okay|alright|busy|swamped|hectic|crazy)\b"
+)
 # Thanks and show-and-tell ("here's a pic", "take a look"): about the conversation, not the world.
 CONVERSATIONAL_RE = _rx(
     r"^(thanks|thank you|thx|ty|cheers|here'?s|here is|here are|look at (this|that)|check (this|it|that) out"
@@ -60,12 +65,17 @@ SECOND_PERSON_RE = _rx(r"^(you|your|you'?re|you'?ve|you'd|you'?ll|yours)\b")
 FIRST_PERSON_RE = _rx(r"\b(i|i'?m|i'?ve|i'd|i'll|me|my|mine|myself|we|we're|we'?ve|we'll|our|ours|us|let's)\b")
 FIRST_PERSON_SINGULAR_RE = re.compile(r"\b(I|I'm|I've|I'd|I'll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
 # Requests to the assistant: an imperative about the task at hand.
-TASK_REQUEST_RE = _rx(
-    r"^(please\s+)?(can you|could you|would you|will you|fix|add|run|check|show|make|update|remove|delete|create"
-    r"|write|plan|explain|tell|give|find|look|help|try|change|rename|move|refactor|implement|debug|investigate"
-    r"|open|read|print|list|build|test|install|commit|push|revert|undo|rerun|retry|continue|go ahead|summari[sz]e"
-    r"|draft|generate|convert|set up|setup|start|stop|restart|clean|search|grep|review|compare|describe)\b"
+TASK_VERBS = (
+    "fix|add|run|check|show|make|update|remove|delete|create|write|plan|explain|tell|give|find|look|help|try|change"
+    "|rename|move|refactor|implement|debug|investigate|open|read|print|list|build|test|install|commit|push|revert"
+    "|undo|rerun|retry|continue|go ahead|summari[sz]e|draft|generate|convert|set up|setup|start|stop|restart|clean"
+    "|search|grep|review|compare|describe|design|ping|call|email|send|ask|remind|let me know|split|keep|merge|ship"
+    "|deploy|bump|drop|skip|wire|hook up|port|profile|measure|benchmark|document|mock|stub|pin"
 )
+TASK_REQUEST_RE = _rx(rf"^(please\s+)?(let's\s+)?(can you|could you|would you|will you|{TASK_VERBS})\b")
+# A trailing ", so do X" clause is an instruction for now, not part of the fact.
+TRAILING_REQUEST_RE = _rx(rf",\s+(so|and|then)\s+(please\s+)?(just\s+)?({TASK_VERBS})\b.*$")
+
 # The assistant narrating its own work.
 ASSISTANT_CHATTER_RE = _rx(
     r"^(i'll|i will|i'?m going to|i am going to|let me|let's|now i|next,? i|first,? i|then i|i'?ve|i have"
@@ -95,7 +105,9 @@ CATEGORY_CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     (
         "principle",
         "always/never rule",
-        _rx(r"^(please\s+)?(always|never|don'?t ever|do not ever|make sure (to|you|we)|avoid|do not|don'?t)\b"),
+        _rx(
+            r"^([^,]{1,30},\s*)?(please\s+)?(always|never|don'?t ever|do not ever|make sure (to|you|we)|avoid|do not|don'?t)\b"
+        ),
     ),
     (
         "principle",

@@ -38,7 +38,7 @@ _CONFIDENCE = {
     "procedure": 0.8,
     "fact": 0.85,
 }
-_CUE_CONFIDENCE = {"prefers": 0.85, "plan": 0.75, "specific statement": 0.75, "felt": 0.8}
+_CUE_CONFIDENCE = {"prefers": 0.85, "plan": 0.75, "specific statement": 0.75, "felt": 0.8, "stated value": 0.9}
 _HEDGE_FACTOR = 0.6
 _ASSISTANT_CAP = 0.75
 _PRONOUN_PENALTY = 0.2
@@ -47,6 +47,7 @@ _ASSISTANT_CATEGORIES = frozenset({"decision", "principle", "rule", "entity", "p
 # A request about the task at hand is still kept when it states a lasting rule or choice.
 _DURABLE_REQUEST_CATEGORIES = frozenset({"principle", "preference", "correction", "decision"})
 _TO_LISTENER_CATEGORIES = frozenset({"principle", "correction"})
+_SPECULATION_RE = re.compile(r"\b(would|could|might|may|should|probably|maybe|perhaps|likely)\b", re.I)
 
 STOPWORDS = words("""a an the and or but if then so of to in on at by for with from as is are was were be been being am do does
     did have has had having it its this that these those there here i me my mine we our ours us you your yours he him
@@ -77,6 +78,9 @@ KNOWN_ATTRIBUTES = words("""port host hostname url endpoint version email phone 
     schedule cadence title role job team birthday age password-policy quota interval retention replicas threshold
     channel""")
 _NOT_SUBJECT = words("it this that he she they there what who which i you we one everything something")
+# "Dana since the reorg" → "Dana": why or since when is not part of the value.
+_VALUE_QUALIFIER_RE = re.compile(r"\s+(?:since|because|after|when|until|as of|due to|now|again|too|these days)\b", re.I)
+_CLAUSE_SPLIT_RE = re.compile(r"\s+and\s+(?=(?:the|our|my|your)\b)|;\s+", re.I)
 _VAGUE_VALUE_RE = re.compile(r"^(so|very|really|pretty|quite|too|such|a bit|kind of|sort of|not)\b", re.I)
 
 
@@ -112,6 +116,8 @@ def drop_reason(sentence: str, role: str) -> str | None:
         return "exclamation"
     if cues.CONVERSATIONAL_RE.match(sentence) or cues.CONVERSATIONAL_RE.match(core):
         return "thanks or show-and-tell"
+    if cues.SMALL_TALK_RE.match(core) and len(core.split()) <= 8:
+        return "small talk"
     if role == "assistant" and cues.ASSISTANT_CHATTER_RE.match(core):
         return "assistant task chatter"
     return None
@@ -125,7 +131,9 @@ def classify(sentence: str, role: str, min_words: int) -> tuple[str, str] | str:
     if found is None:
         if words < min_words:
             return "too short for a fact without a cue"
-        if role == "user" and (cues.FIRST_PERSON_RE.search(core) or cues.SUBJECTLESS_RE.match(core)):
+        if value_key(core, "the speaker")[0]:
+            found = ("fact", "stated value")
+        elif role == "user" and (cues.FIRST_PERSON_RE.search(core) or cues.SUBJECTLESS_RE.match(core)):
             found = ("fact", "first-person statement")
         elif cues.SPECIFIC_RE.search(core) and cues.FACT_VERB_RE.search(core):
             found = ("fact", "specific statement")
@@ -139,6 +147,8 @@ def classify(sentence: str, role: str, min_words: int) -> tuple[str, str] | str:
     if cues.SECOND_PERSON_RE.match(core) and category not in _TO_LISTENER_CATEGORIES:
         return "addressed to the listener"
     if role == "assistant":
+        if _SPECULATION_RE.search(core):
+            return "assistant speculation"
         if category not in _ASSISTANT_CATEGORIES:
             return f"assistant {category} (only the user's own {category} counts)"
         if cues.FIRST_PERSON_SINGULAR_RE.search(core):
@@ -192,7 +202,16 @@ def extract_turn(turn: Turn, settings: ObserveSettings) -> list[Candidate]:
 
 
 def value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
-    """``(entityRef, {attribute: value})`` when the sentence states a concrete value of something."""
+    """``(entityRef, {attribute: value})`` when the sentence (or one of its clauses) states a concrete
+    value of something."""
+    for clause in [sentence, *_CLAUSE_SPLIT_RE.split(sentence)]:
+        found = _clause_value_key(clause.strip().rstrip(".!") + ".", speaker)
+        if found[0]:
+            return found
+    return None, {}
+
+
+def _clause_value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
     match = _VALUE_RE.match(sentence.strip())
     if not match:
         return None, {}
@@ -210,7 +229,7 @@ def value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str
         entity = " ".join(([owner] if owner else []) + entity_words)
     else:
         return None, {}
-    value = match.group("value").strip().rstrip(".!")
+    value = _VALUE_QUALIFIER_RE.split(match.group("value").strip().rstrip(".!"), maxsplit=1)[0].strip()
     concrete = bool(re.search(r"[\d@/:_]|[A-Z]", value)) or key_part(attribute) in KNOWN_ATTRIBUTES
     if not concrete or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
         return None, {}

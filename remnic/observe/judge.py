@@ -35,14 +35,15 @@ TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "Ephemeral state",
             r"\b(is|are|was|were|keeps?) (running|building|failing|passing|broken|down|loading|stuck|hanging"
-            r"|deploying|compiling|timing out|crashing|red|green)\b",
+            r"|deploying|compiling|timing out|crashing|red|green)\b|\b(is|are) (now )?(ready for review|ready to merge"
+            r"|merged|done|fixed|deployed|green|up for review)\b",
         ),
         (
             "Debugging detail",
             r"\b(line \d+|stack ?trace|traceback|segfault|null pointer|undefined is not|errno|exit code|flaky|flakes?"
             r"|repro|reproduces?|breakpoint|debugging|the (test|tests|build|ci|pipeline|job) (fails?|failed|passes"
             r"|passed|is red|is green|timed out|times out)|fails? (on|in) ci|failing test|stub|fixture|race condition"
-            r"|off-by-one|typo|hotfix|bisect)\b",
+            r"|off-by-one|typo|hotfix|bisect|failed|refused|crashed|timed out|connection reset)\b",
         ),
         (
             "Routine operation",

@@ -12,13 +12,13 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .cues import SUBJECTLESS_RE, words
+from .cues import SUBJECTLESS_RE, TRAILING_REQUEST_RE, words
 from .dates import resolve_relative_dates
 
 _MARKER_RE = re.compile(
     r"^(?:(?:so|well|also|and|but|plus|oh|ah|btw|by the way|fyi|anyway|anyways|okay|ok|yeah|yes|yep|hey|hmm|um|uh"
     r"|actually|honestly|basically|alright|just so you know|for the record|heads up|note|remember|important"
-    r"|correction|no|nope|wait|oops|sorry|ps|p\.s\.|lol|haha)\b[\s,:;!.—–-]*)+",
+    r"|correction|no|nope|wait|oops|sorry|ps|p\.s\.|lol|haha|ugh|argh|meh|phew)\b[\s,:;!.—–-]*)+",
     re.I,
 )
 _SAFE_WITHOUT_COMMA = re.compile(r"^(so|and|but|also|plus|btw|by the way|fyi|anyway)\s", re.I)
@@ -80,10 +80,16 @@ _VOCATIVE_RE = re.compile(
 )
 
 
+# A short lead-in ending in a colon: "Quick context before we start:", "FYI:", "Note to self:".
+_LEAD_IN_RE = re.compile(r"^(?:[A-Za-z']+\s+){0,5}[A-Za-z']+:\s+(?=\S)")
+
+
 def strip_markers(sentence: str) -> str:
-    """The sentence without leading discourse markers ("So,", "Btw", "Actually,", "Oh well,") or
-    a name said to the listener ("Hey Caroline, …")."""
+    """The sentence without leading discourse markers ("So,", "Btw", "Actually,", "Oh well,"), a
+    name said to the listener ("Hey Caroline, …") or a short lead-in ("Quick context:")."""
     text = _VOCATIVE_RE.sub("", sentence.strip(), count=1)
+    if not re.match(r"^(correction|actually|note|important|remember)\s*:", text, re.I):
+        text = _LEAD_IN_RE.sub("", text, count=1)
     while True:
         match = _MARKER_RE.match(text)
         if not match or match.end() == 0:
@@ -127,6 +133,8 @@ def replace_first_person(sentence: str, name: str) -> str:
 
     text = _I_VERB_RE.sub(agree, text)
     text = _LONE_I_RE.sub(name, text)
+    # "I'm Bo, I joined …" said by Bo: the introduction says nothing once "I" is "Bo".
+    text = re.sub(rf"^{re.escape(name)} is {re.escape(name)}\b[,.;]?\s*(?=\S)", "", text)
     text = _MYSELF_RE.sub("themself", text)
     # The name once is enough: later "my"/"me" read as "their"/"them".
     named = name in text
@@ -167,6 +175,9 @@ def finish(sentence: str) -> str:
     text = re.sub(r"[!.…]+$", "", text).rstrip()
     if not text:
         return ""
+    first = text.split(None, 1)[0]
+    if re.search(r"[_./()\d]", first):  # an identifier keeps its spelling: test_checkout_flow, npm
+        return text + "."
     return text[0].upper() + text[1:] + "."
 
 
@@ -193,7 +204,8 @@ def supply_subject(sentence: str, name: str) -> str:
 
 def standalone(sentence: str, *, speaker: str, timestamp: str | None) -> tuple[str, list[str]]:
     """The sentence made to stand alone, and the absolute dates it names."""
-    text = supply_subject(spell_out(strip_markers(sentence)), speaker)
+    text = TRAILING_REQUEST_RE.sub("", strip_markers(sentence)) or sentence
+    text = supply_subject(spell_out(text), speaker)
     text = replace_first_person(text, speaker)
     text, dates = resolve_relative_dates(text, timestamp)
     return finish(text), dates
