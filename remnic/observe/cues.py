@@ -43,7 +43,7 @@ _FAREWELL = (
     r"(bye|goodbye|bye bye|see (you|ya)( (soon|later|tomorrow))?|talk (to you )?(soon|later)|ttyl|take care"
     r"|have a (good|great|nice|lovely) (day|one|night|evening|weekend|time)|catch you later|later|good night)"
 )
-_VOCATIVE = r"(,?\s+[A-Z][a-z]+)?"
+_VOCATIVE = r"(,?\s+(?-i:[A-Z][a-z]+))?"
 FILLER_RE = re.compile(
     rf"^\s*((({_GREETING}|{_ACK}|{_FAREWELL}){_VOCATIVE})[\s,.!?:;)(-]*)+$",
     re.I,
@@ -54,7 +54,8 @@ EXCLAMATION_RE = _rx(r"^(wow|oh|aw+|haha|omg|yay|whoa|congrats|congratulations|o
 # "I've been great, busy but great": the answer to "how are you".
 SMALL_TALK_RE = _rx(
     r"^(i've been|i'm|i am|doing|been|all|things are|everything's|everything is)\s+(so\s+|really\s+|pretty\s+|very\s+)?"
-    r"(great|good|well|fine|ok|okay|alright|busy|swamped|hectic|crazy)\b"
+    r"(great|good|well|fine|ok|okay|alright|busy|swamped|hectic|crazy)"
+    r"(\s*([,.!;-]|$)|\s+(but|thanks|thank you|and you|too|overall|lately|recently|as usual)\b)"
 )
 # Thanks and show-and-tell ("here's a pic", "take a look"): about the conversation, not the world.
 CONVERSATIONAL_RE = _rx(

@@ -230,7 +230,7 @@ def _clause_value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[
     else:
         return None, {}
     value = _VALUE_QUALIFIER_RE.split(match.group("value").strip().rstrip(".!"), maxsplit=1)[0].strip()
-    concrete = bool(re.search(r"[\d@/:_]|[A-Z]", value)) or key_part(attribute) in KNOWN_ATTRIBUTES
+    concrete = bool(re.search(r"[\d@/:_]|[A-Z]", value)) or key_part(attribute.split()[-1]) in KNOWN_ATTRIBUTES
     if not concrete or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
         return None, {}
     return key_part(entity), {key_part(attribute): value}

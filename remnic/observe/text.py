@@ -63,9 +63,11 @@ _SPACE_RE = re.compile(r"[ \t]+")
 # Sentence boundaries: terminal punctuation (and closing quotes/brackets), then space, then a
 # sentence start. Abbreviations and initials never end a sentence.
 _BOUNDARY_RE = re.compile(r"([.!?]+|…)([\"'”’)\]]*)\s+(?=[\"'“‘(\[]?[A-Z0-9])")
-ABBREVIATIONS = words("""mr mrs ms dr prof sr jr st vs etc e.g i.e eg ie approx inc ltd co corp dept est fig no nos vol
+ABBREVIATIONS = words("""mr mrs ms dr prof sr jr st vs etc e.g i.e eg ie inc ltd co corp dept
     jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat sun
-    a.m p.m am pm u.s u.k cf al ca min max avg ver v""")
+    a.m p.m u.s u.k cf al""")
+# Abbreviations only when a number follows ("No. 5", "approx. 20"); otherwise "5 min." ends a sentence.
+NUMBER_ABBREVIATIONS = words("no nos fig vol ver v approx ca min max avg est pp")
 
 
 def is_noise_line(line: str) -> bool:
@@ -107,7 +109,7 @@ def split_sentences(line: str) -> list[str]:
     start = 0
     for match in _BOUNDARY_RE.finditer(line):
         end = match.end(2)
-        if match.group(1) == "." and _ends_with_abbreviation(line[start : match.start(1)]):
+        if match.group(1) == "." and _ends_with_abbreviation(line[start : match.start(1)], line[match.end() :]):
             continue
         piece = line[start:end].strip()
         if piece:
@@ -119,12 +121,14 @@ def split_sentences(line: str) -> list[str]:
     return sentences
 
 
-def _ends_with_abbreviation(text: str) -> bool:
+def _ends_with_abbreviation(text: str, following: str) -> bool:
     word = text.rsplit(None, 1)[-1] if text.strip() else ""
-    word = word.lstrip("(\"'“‘[").lower()
-    if len(word) == 1 and word.isalpha():
+    word = word.lstrip("(\"'“‘[")
+    if len(word) == 1 and word.isupper():
         return True  # an initial: "J. K. Rowling"
-    return word in ABBREVIATIONS
+    if word.lower() in NUMBER_ABBREVIATIONS:
+        return following[:1].isdigit()
+    return word.lower() in ABBREVIATIONS
 
 
 def sentences_of(text: str, max_chars: int) -> list[str]:
