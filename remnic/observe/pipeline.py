@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from remnic.config import ObserveSettings
-from remnic.memfile.model import IMPORTANCE_LEVELS, now_iso
+from remnic.memfile.model import IMPORTANCE_LEVELS, format_time, now_iso, parse_time
 
 from .extract import Candidate, extract_turn
 from .importance import score_importance
@@ -79,7 +79,8 @@ def plan_observations(
     for item in planned:
         candidate = item.candidate
         verdict = judge_candidate(candidate, item.importance, enabled=settings.judge)
-        observed_at = candidate.turn.timestamp or now or ""
+        said_at = _canonical_time(candidate.turn.timestamp)
+        observed_at = said_at or now or ""
         observations.append(
             MemoryObservation(
                 id=observation_id(session_key, item.turn_ids, candidate.fact.category, candidate.fact.content),
@@ -90,10 +91,16 @@ def plan_observations(
                 verdict=verdict,
                 source_turn_ids=item.turn_ids,
                 proposed_status=_proposed_status(verdict.kind, candidate.fact.confidence, settings),
-                valid_at=candidate.turn.timestamp,
+                valid_at=said_at,
             )
         )
     return observations
+
+
+def _canonical_time(timestamp: str | None) -> str | None:
+    """An ISO timestamp in remnic's spelling (UTC, milliseconds, ``Z``)."""
+    epoch = parse_time(timestamp)
+    return format_time(epoch) if epoch is not None else None
 
 
 def _proposed_status(kind: str, confidence: float, settings: ObserveSettings) -> str | None:
