@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from remnic.bench.locomo import default_data_dir as locomo_data_dir
 from remnic.config import ObserveSettings
 from remnic.index.embed import get_embedder
 from remnic.observe.buffer import SessionBuffer
@@ -149,9 +150,7 @@ def test_buffer_flush_plan_feeds_the_pipeline_idempotently(tmp_path: Path) -> No
 
 # --- LoCoMo: what the rules keep of real conversations (tests may read the data; the product never does) ---
 
-LOCOMO = sorted(glob.glob(str(Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "*.json")))
-if not LOCOMO:
-    LOCOMO = sorted(glob.glob("/work/shared/data/locomo/*.json"))
+LOCOMO = sorted(glob.glob(str(locomo_data_dir() / "*.json")))  # $REMNIC_LOCOMO_DIR or shared/ beside the repo
 
 
 def locomo_sessions(path: str) -> list[list[Turn]]:
