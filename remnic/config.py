@@ -249,6 +249,38 @@ class ServerSettings:
 
 
 @dataclass
+class ObserveSettings:
+    buffer_max_turns: int = 50
+    """Flush a session's buffer once it holds this many unflushed turns (one commit per flush)."""
+    buffer_max_minutes: float = 30.0
+    """Flush the turns of a session that span more than this many minutes, by their timestamps (0 = off)."""
+    topic_shift: bool = True
+    """Flush the turns before a change of topic: the mean embedding of the last topicWindow turns against the topicWindow before them."""
+    topic_window: int = 4
+    """Turns on each side of a possible topic boundary."""
+    topic_similarity_floor: float = 0.2
+    """A topic shift is a cosine similarity between the two windows below this (measured: 0.10 across a design-to-debugging switch; 0.5% of boundaries inside LoCoMo sessions fall below 0.2)."""
+    retry_window_s: float = 600.0
+    """A turn without a turnId repeating the same role and text within this many seconds is a client retry: buffered once."""
+    user_name: str = ""
+    """Whom a user's "I" and "my" become when the transcript names no speaker; empty means "the user"."""
+    assistant_name: str = "the assistant"
+    """Whom the assistant's "I" becomes in an observation."""
+    max_turn_chars: int = 4000
+    """Only the first this many characters of a turn are read for facts."""
+    min_sentence_words: int = 4
+    """Sentences shorter than this many words are never facts."""
+    judge: bool = True
+    """Run the rules judge (durable vs transient); off, every extracted fact is accepted."""
+    min_importance_level: str = "low"
+    """Facts below this importanceLevel are dropped before the judge (trivial, low, normal, high, critical)."""
+    review_below_confidence: float = 0.6
+    """Accepted facts with a lower confidence are proposed as pending_review instead of active."""
+    duplicate_similarity_floor: float = 0.92
+    """Within one flush, facts whose embeddings are at least this similar are one observation citing both turns."""
+
+
+@dataclass
 class NamespaceSettings:
     enabled: bool = False
     """When false every principal reads and writes every namespace."""
@@ -264,6 +296,7 @@ SECTIONS: dict[str, type] = {
     "recall": RecallSettings,
     "sync": SyncSettings,
     "server": ServerSettings,
+    "observe": ObserveSettings,
     "namespaces": NamespaceSettings,
 }
 
@@ -276,6 +309,7 @@ class Settings:
     recall: RecallSettings = field(default_factory=RecallSettings)
     sync: SyncSettings = field(default_factory=SyncSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
+    observe: ObserveSettings = field(default_factory=ObserveSettings)
     namespaces: NamespaceSettings = field(default_factory=NamespaceSettings)
     origins: dict[str, str] = field(default_factory=dict)
     """Dotted key (``recall.topK``) → where its value came from."""
@@ -361,7 +395,10 @@ def settings_markdown() -> str:
 
 # --- value rules (beyond types) ---
 
-CHOICES: dict[str, tuple[str, ...]] = {"recall.fusion": ("rrf", "score")}
+CHOICES: dict[str, tuple[str, ...]] = {
+    "recall.fusion": ("rrf", "score"),
+    "observe.minImportanceLevel": ("trivial", "low", "normal", "high", "critical"),
+}
 # Integers that must be at least 1 (a count, a size); every other number must be finite and >= 0.
 AT_LEAST_ONE = {
     "store.maxContentChars",
@@ -376,6 +413,9 @@ AT_LEAST_ONE = {
     "recall.maxQueryChars",
     "server.maxBodyBytes",
     "server.writeRateLimit",
+    "observe.bufferMaxTurns",
+    "observe.topicWindow",
+    "observe.maxTurnChars",
 }
 RANGES: dict[str, tuple[float, float]] = {"server.port": (0, 65535)}
 _FRACTION_RE = re.compile(r"(Confidence|Importance|Overlap|Ratio|Lambda|Alpha|Floor)$")

@@ -14,67 +14,30 @@ sh scripts that call ``remnic hooks run <hook>``, so all logic is here.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from remnic.service.observing import parse_transcript
 
 if TYPE_CHECKING:
     from remnic.service.memory import Memory
 
 AGENT_HOSTS = ("claude-code", "codex")
 AGENT_EVENTS = ("session-start", "stop", "pre-compact")
-_INJECTED = (
-    "<environment_context>",
-    "<user_instructions>",
-    "<permissions instructions>",
-    "<system-reminder>",
-    "<command-name>",
-    "<local-command-stdout>",
-)
 
 
 # --- agent hosts ---
 
 
-def _texts(content: Any) -> list[str]:
-    if isinstance(content, str):
-        return [content]
-    out = []
-    if isinstance(content, list):
-        for block in content:
-            if (
-                isinstance(block, Mapping)
-                and block.get("type") in ("text", "input_text", "output_text")
-                and isinstance(block.get("text"), str)
-            ):
-                out.append(block["text"])
-    return out
-
-
 def transcript_messages(lines: Iterable[str]) -> list[dict[str, str]]:
-    """User and assistant text turns from a Claude Code or Codex JSONL transcript (tool calls left out)."""
-    messages: list[dict[str, str]] = []
-    for line in lines:
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(obj, Mapping) or obj.get("isMeta"):
-            continue
-        item = obj.get("message") if isinstance(obj.get("message"), Mapping) else obj.get("payload", obj)
-        if not isinstance(item, Mapping):
-            continue
-        if item.get("type") not in (None, "message") and "message" not in obj:
-            continue
-        role = item.get("role")
-        if role not in ("user", "assistant"):
-            continue
-        text = "\n".join(t for t in _texts(item.get("content")) if t.strip()).strip()
-        if text and not text.startswith(_INJECTED):
-            messages.append({"role": role, "content": text})
-    return messages
+    """User and assistant turns of a Claude Code or Codex JSONL transcript, host text and tool
+    traffic left out (the rules live in :mod:`remnic.observe.transcripts`); unreadable lines, such
+    as a line the host is still writing, are skipped."""
+    text = "\n".join(line.rstrip("\r\n") for line in lines)
+    parsed = parse_transcript(text, "auto", source="transcript", strict=False)
+    return [{"role": turn.role, "content": turn.text} for turn in parsed.turns]
 
 
 def observe_transcript(memory: Memory, payload: Mapping[str, Any], host: str) -> dict[str, Any]:

@@ -1,0 +1,320 @@
+"""The per-session trace buffer under ``.remnic/``: append-only, crash-safe, flushed exactly once.
+
+One JSONL journal per session (``.remnic/observe-buffer/<namespace>/<session>.jsonl``) and a lock
+file beside it. Each append is **one line** written with one ``write`` and fsync'd before it
+returns, so a batch of turns is either wholly in the journal or, torn by a kill -9 before it was
+acknowledged, discarded whole on the next read. Records:
+
+- ``{"op": "turns", "turns": [...]}`` — turns numbered by the session's sequence (``seq``), which
+  is their stable ``index`` across the session;
+- ``{"op": "plan", "flushId", "from", "to", "reason", "at"}`` — a flush begun for turns from..to;
+- ``{"op": "done", "flushId", "at"}`` — that flush is persisted;
+- ``{"op": "base", "nextSeq", "seenTurnIds", "lastFlushAt"}`` — the head of a compacted journal.
+
+A flush is idempotent in three steps the service runs under its write lock::
+
+    plan = buffer.begin_flush(reason)          # journals the plan; returns an open plan if one exists
+    if not ledger.has_flush(plan.flush_id):    # the commit trailers name plan.flush_id
+        persist(plan_observations(plan.turns, ...), trailers=plan.trailers())
+    buffer.complete_flush(plan.flush_id)       # journals "done", then compacts the journal
+
+The flush id is derived from the namespace, session key and turn range, so a crash between the
+commit and ``complete_flush`` is recovered by finding that id in the commit trailers: the same
+turns are never persisted twice, and none is lost.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from remnic.fsio import write_atomic
+from remnic.memfile.model import now_iso, parse_time
+
+from .archive import archive_name
+from .records import Turn
+
+BUFFER_DIR = "observe-buffer"
+SEEN_IDS_KEPT = 20_000  # turn ids remembered after compaction, for retry de-duplication
+
+
+@dataclass(frozen=True)
+class BufferedTurn:
+    """A turn in the journal: ``turn.index`` is its session sequence number."""
+
+    turn: Turn
+    received_at: str
+
+    @property
+    def seq(self) -> int:
+        return self.turn.index
+
+    @property
+    def time(self) -> float | None:
+        """When it was said (its timestamp), else when remnic received it; epoch seconds."""
+        return parse_time(self.turn.timestamp) or parse_time(self.received_at)
+
+
+@dataclass(frozen=True)
+class FlushPlan:
+    """Turns ``first_seq..last_seq`` of a session, to be persisted as one commit."""
+
+    flush_id: str
+    session_key: str
+    namespace: str
+    first_seq: int
+    last_seq: int
+    reason: str
+    turns: tuple[Turn, ...]
+
+    def trailers(self) -> dict[str, str]:
+        """Commit trailers that make the flush findable in git (and so never persisted twice)."""
+        return {
+            "Remnic-Flush-Id": self.flush_id,
+            "Remnic-Session": self.session_key,
+            "Remnic-Turns": f"{self.first_seq}-{self.last_seq}",
+            "Remnic-Flush-Reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class BufferState:
+    """What the journal says now: unflushed turns (outside any open plan), the open plan, counters."""
+
+    pending: tuple[BufferedTurn, ...]
+    open_plan: FlushPlan | None
+    next_seq: int
+    last_flush_at: str | None
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """Turns journaled by an append (renumbered), and how many were retries already buffered."""
+
+    turns: tuple[Turn, ...]
+    duplicates: int
+
+
+def flush_id_for(namespace: str, session_key: str, first_seq: int, last_seq: int) -> str:
+    """``flush_`` + a hash of where the turns come from: the same range always gets the same id."""
+    digest = hashlib.sha256(f"{namespace}\0{session_key}\0{first_seq}\0{last_seq}".encode()).hexdigest()
+    return f"flush_{digest[:20]}"
+
+
+def _fingerprint(turn: Turn) -> str:
+    return hashlib.sha256(f"{turn.role}\0{turn.text}".encode()).hexdigest()[:24]
+
+
+class SessionBuffer:
+    """The journal of one session. Every method takes the session's lock; safe across processes."""
+
+    def __init__(self, state_dir: Path, session_key: str, namespace: str = "default") -> None:
+        self.session_key = session_key
+        self.namespace = namespace
+        folder = state_dir / BUFFER_DIR / archive_name(namespace)
+        self.path = folder / f"{archive_name(session_key)}.jsonl"
+        self.lock_path = folder / f"{archive_name(session_key)}.lock"
+
+    # --- journal I/O ---
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.lock_path, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the flock
+
+    def _records(self) -> list[dict[str, Any]]:
+        """Every complete record; a torn last line (never acknowledged) or a corrupt one is skipped."""
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        complete = data[: data.rfind(b"\n") + 1]
+        records = []
+        for raw in complete.splitlines():
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and isinstance(record.get("op"), str):
+                records.append(record)
+        return records
+
+    def _append_record(self, record: dict[str, Any]) -> None:
+        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            size = os.fstat(fd).st_size
+            if size:  # cut a torn tail so the new record starts on a line of its own
+                os.lseek(fd, size - 1, os.SEEK_SET)
+                if os.read(fd, 1) != b"\n":
+                    tail = self.path.read_bytes()
+                    os.ftruncate(fd, tail.rfind(b"\n") + 1)
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    # --- reading state ---
+
+    def _replay(self, records: list[dict[str, Any]]) -> tuple[BufferState, dict[str, None], dict[str, float]]:
+        turns: dict[int, BufferedTurn] = {}
+        plans: dict[str, dict[str, Any]] = {}
+        done: set[str] = set()
+        seen: dict[str, None] = {}  # insertion-ordered: the newest ids survive the cap
+        recent: dict[str, float] = {}
+        next_seq, last_flush_at = 0, None
+        for record in records:
+            op = record["op"]
+            if op == "base":
+                next_seq = int(record.get("nextSeq", 0))
+                seen.update(dict.fromkeys(str(t) for t in record.get("seenTurnIds", [])))
+                recent.update({str(k): float(v) for k, v in record.get("recentTexts", {}).items()})
+                last_flush_at = record.get("lastFlushAt")
+            elif op == "turns":
+                for item in record.get("turns", []):
+                    buffered = BufferedTurn(Turn.from_dict(item), str(record.get("at", "")))
+                    turns[buffered.seq] = buffered
+                    next_seq = max(next_seq, buffered.seq + 1)
+            elif op == "plan":
+                plans[record["flushId"]] = record
+            elif op == "done":
+                done.add(record["flushId"])
+                last_flush_at = record.get("at", last_flush_at)
+        flushed: set[int] = set()
+        open_plan = None
+        for flush_id, plan in plans.items():
+            span = range(int(plan["from"]), int(plan["to"]) + 1)
+            if flush_id in done:
+                flushed.update(span)
+            elif open_plan is None:
+                open_plan = FlushPlan(
+                    flush_id,
+                    self.session_key,
+                    self.namespace,
+                    span.start,
+                    span.stop - 1,
+                    str(plan.get("reason", "")),
+                    tuple(turns[s].turn for s in span if s in turns),
+                )
+        held = set(range(open_plan.first_seq, open_plan.last_seq + 1)) if open_plan else set()
+        pending = tuple(turns[s] for s in sorted(turns) if s not in flushed and s not in held)
+        for seq in sorted(turns):
+            buffered = turns[seq]
+            received = parse_time(buffered.received_at)
+            if buffered.turn.turn_id:
+                seen[buffered.turn.turn_id] = None
+            elif received is not None:
+                recent[_fingerprint(buffered.turn)] = received
+        return BufferState(pending, open_plan, next_seq, last_flush_at), seen, recent
+
+    def state(self) -> BufferState:
+        with self._locked():
+            return self._replay(self._records())[0]
+
+    # --- writing ---
+
+    def append(self, turns: Sequence[Turn], *, now: str | None = None, retry_window_s: float = 600.0) -> AppendResult:
+        """Journal the turns durably (one fsync'd line) and return them renumbered by session sequence.
+
+        A turn whose ``turn_id`` is already in the session, or one without an id repeating the same
+        role and text within ``retry_window_s`` of receipt, is a retry and is not journaled again.
+        """
+        at = now or now_iso()
+        at_epoch = parse_time(at) or 0.0
+        with self._locked():
+            state, seen, recent = self._replay(self._records())
+            accepted: list[Turn] = []
+            duplicates = 0
+            seq = state.next_seq
+            for turn in turns:
+                if turn.turn_id:
+                    is_retry = turn.turn_id in seen
+                    seen[turn.turn_id] = None
+                else:
+                    fingerprint = _fingerprint(turn)
+                    is_retry = at_epoch - recent.get(fingerprint, float("-inf")) <= retry_window_s
+                    recent[fingerprint] = at_epoch
+                if is_retry:
+                    duplicates += 1
+                    continue
+                accepted.append(replace(turn, index=seq))
+                seq += 1
+            if accepted:
+                self._append_record({"op": "turns", "at": at, "turns": [t.to_dict() for t in accepted]})
+            return AppendResult(tuple(accepted), duplicates)
+
+    def begin_flush(self, reason: str, *, upto_seq: int | None = None, now: str | None = None) -> FlushPlan | None:
+        """Journal a flush of the pending turns (up to ``upto_seq``); None when there is nothing to flush.
+
+        An open plan (begun, never completed: a crash mid-flush) is returned as it is, whatever the
+        arguments: it must be finished before anything else is flushed.
+        """
+        with self._locked():
+            state = self._replay(self._records())[0]
+            if state.open_plan is not None:
+                return state.open_plan
+            turns = [b.turn for b in state.pending if upto_seq is None or b.seq <= upto_seq]
+            if not turns:
+                return None
+            first, last = turns[0].index, turns[-1].index
+            plan = FlushPlan(
+                flush_id_for(self.namespace, self.session_key, first, last),
+                self.session_key,
+                self.namespace,
+                first,
+                last,
+                reason,
+                tuple(turns),
+            )
+            self._append_record(
+                {
+                    "op": "plan",
+                    "flushId": plan.flush_id,
+                    "from": first,
+                    "to": last,
+                    "reason": reason,
+                    "at": now or now_iso(),
+                }
+            )
+            return plan
+
+    def complete_flush(self, flush_id: str, *, now: str | None = None) -> None:
+        """Mark a begun flush persisted, then compact the journal to the turns still pending."""
+        at = now or now_iso()
+        with self._locked():
+            state, seen, recent = self._replay(self._records())
+            if state.open_plan is None or state.open_plan.flush_id != flush_id:
+                return  # already completed (or never begun): completing twice is harmless
+            self._append_record({"op": "done", "flushId": flush_id, "at": at})
+            self._compact(state, seen, recent, at)
+
+    def _compact(self, state: BufferState, seen: dict[str, None], recent: dict[str, float], flushed_at: str) -> None:
+        """Rewrite the journal atomically as a base record plus the turns still pending.
+
+        The base keeps what retry detection needs: the session's turn ids and the recent texts.
+        """
+        lines: list[dict[str, Any]] = [
+            {
+                "op": "base",
+                "nextSeq": state.next_seq,
+                "seenTurnIds": list(seen)[-SEEN_IDS_KEPT:],
+                "recentTexts": dict(list(recent.items())[-SEEN_IDS_KEPT:]),
+                "lastFlushAt": flushed_at,
+            }
+        ]
+        for buffered in state.pending:
+            lines.append({"op": "turns", "at": buffered.received_at, "turns": [buffered.turn.to_dict()]})
+        text = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in lines)
+        write_atomic(self.path, text, mode=0o600)

@@ -1,0 +1,280 @@
+"""The cue tables: what makes a sentence noise, and what makes it a durable fact of which category.
+
+Every table is a tuple of (name, pattern) so the extractor can say which cue fired. Patterns match
+the speaker's own sentence (before it is rewritten to stand alone), case-insensitively.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def words(text: str) -> frozenset[str]:
+    """A word list written as one string."""
+    return frozenset(text.split())
+
+
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.I)
+
+
+# --- noise: a sentence matching one of these is never a fact ---
+
+_GREETING = (
+    r"(hi|hello|hey|heya|hiya|yo|sup|greetings|good (morning|afternoon|evening|night)|morning|evening"
+    r"|(it'?s )?(good|great|nice|so good) to (see|hear from|meet|talk to) you( again| too)?|nice to meet you"
+    r"|long time no (see|talk)|how are you( doing)?|how have you been|how'?s it going|what'?s up|welcome back)"
+)
+_ACK = (
+    r"(ok|okay|k|kk|sure|yes|yeah|yep|yup|no|nope|nah|right|exactly|totally|absolutely|agreed|indeed|true"
+    r"|got it|gotcha|makes sense|sounds (good|great|fun|amazing|like a plan|awesome|lovely)|perfect|great|awesome"
+    r"|cool|nice|neat|wow|whoa|oh|ah|aw+|haha|hahaha|lol|lmao|omg|yay|hmm+|uh|um|noted|understood|roger|copy"
+    r"|will do|done|lgtm|ship it|no problem|np|no worries|you'?re welcome|of course|for sure|same here|me too"
+    r"|good (idea|point|catch|question|call|luck|job|work)|well done|congrats|congratulations|amazing|wonderful"
+    r"|fantastic|incredible|brilliant|excellent|lovely|beautiful|sweet|fair enough|thanks?( a lot| so much)?"
+    r"|i (totally |completely |fully |100% |so |really |absolutely )?(agree|get it|know|understand|hear you|see)( with you)?"
+    r"|same|same here|i know,? right|you bet|bless you|good for you|glad to hear( that| it)?|happy for you"
+    r"|thank you( so much| very much)?|thx|ty|cheers|much appreciated|appreciate it|i appreciate (it|that)"
+    r"|(that|this|it)( is|'s)( (so|really|very|super|pretty))? (great|awesome|cool|amazing|wonderful|fantastic"
+    r"|interesting|true|right|fair|good|nice|sweet|exciting|impressive|inspiring|lovely|beautiful|fun|incredible"
+    r"|brilliant|perfect|huge|awesome news|great news|good news))"
+)
+_FAREWELL = (
+    r"(bye|goodbye|bye bye|see (you|ya)( (soon|later|tomorrow))?|talk (to you )?(soon|later)|ttyl|take care"
+    r"|have a (good|great|nice|lovely) (day|one|night|evening|weekend|time)|catch you later|later|good night)"
+)
+_VOCATIVE = r"(,?\s+(?-i:[A-Z][a-z]+))?"
+FILLER_RE = re.compile(
+    rf"^\s*((({_GREETING}|{_ACK}|{_FAREWELL}){_VOCATIVE})[\s,.!?:;)(-]*)+$",
+    re.I,
+)
+QUESTION_RE = _rx(r"\?[\s\"')\]]*$")
+# Exclamations and compliments aimed at the other speaker: never facts about anyone.
+EXCLAMATION_RE = _rx(r"^(wow|oh|aw+|haha|omg|yay|whoa|congrats|congratulations|ooh|ahh?)\b")
+# "I've been great, busy but great": the answer to "how are you".
+SMALL_TALK_RE = _rx(
+    r"^(i've been|i'm|i am|doing|been|all|things are|everything's|everything is)\s+(so\s+|really\s+|pretty\s+|very\s+)?"
+    r"(great|good|well|fine|ok|okay|alright|busy|swamped|hectic|crazy)"
+    r"(\s*([,.!;-]|$)|\s+(but|thanks|thank you|and you|too|overall|lately|recently|as usual)\b)"
+)
+# Thanks and show-and-tell ("here's a pic", "take a look"): about the conversation, not the world.
+CONVERSATIONAL_RE = _rx(
+    r"^(thanks|thank you|thx|ty|cheers|here'?s|here is|here are|look at (this|that)|check (this|it|that) out"
+    r"|take a look|see (this|attached)|attached is)\b"
+)
+SECOND_PERSON_RE = _rx(r"^(you|your|you'?re|you'?ve|you'd|you'?ll|yours)\b")
+FIRST_PERSON_RE = _rx(r"\b(i|i'?m|i'?ve|i'd|i'll|me|my|mine|myself|we|we're|we'?ve|we'll|our|ours|us|let's)\b")
+FIRST_PERSON_SINGULAR_RE = re.compile(r"\b(I|I'm|I've|I'd|I'll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
+# Requests to the assistant: an imperative about the task at hand.
+TASK_VERBS = (
+    "fix|add|run|check|show|make|update|remove|delete|create|write|plan|explain|tell|give|find|look|help|try|change"
+    "|rename|move|refactor|implement|debug|investigate|open|read|print|list|build|test|install|commit|push|revert"
+    "|undo|rerun|retry|continue|go ahead|summari[sz]e|draft|generate|convert|set up|setup|start|stop|restart|clean"
+    "|search|grep|review|compare|describe|design|ping|call|email|send|ask|remind|let me know|split|keep|merge|ship"
+    "|deploy|bump|drop|skip|wire|hook up|port|profile|measure|benchmark|document|mock|stub|pin"
+)
+TASK_REQUEST_RE = _rx(rf"^(please\s+)?(let's\s+)?(can you|could you|would you|will you|{TASK_VERBS})\b")
+# A trailing ", so do X" clause is an instruction for now, not part of the fact.
+TRAILING_REQUEST_RE = _rx(rf",\s+(so|and|then)\s+(please\s+)?(just\s+)?({TASK_VERBS})\b.*$")
+
+# The assistant narrating its own work.
+ASSISTANT_CHATTER_RE = _rx(
+    r"^(i'll|i will|i'?m going to|i am going to|let me|let's|now i|next,? i|first,? i|then i|i'?ve|i have"
+    r"|i (just |now )?(updated|added|fixed|ran|created|changed|removed|wrote|found|see|noticed|checked|looked"
+    r"|searched|read|opened|renamed|moved|refactored|implemented|installed|tested|verified|confirmed|guarded)"
+    r"|i'?m (now |currently )?(running|checking|looking|reading|searching|updating|adding|fixing|going)"
+    r"|running|checking|looking|reading|searching|updating|adding|fixing|done|here'?s|here is|here are|sure"
+    r"|great|okay|ok|got it|good|perfect|now|next|all (tests|checks) pass|tests pass|the tests? (pass|fail)"
+    r"|that (should|will) (fix|do)|this (should|will) (fix|do))\b"
+)
+
+# --- category cues, in Remnic's priority order ---
+# corrections > principles > rules > preferences > commitments > decisions > relationships
+# > entities > moments > skills > facts
+
+CATEGORY_CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    (
+        "correction",
+        "correction marker",
+        _rx(r"^(actually|correction|scratch that|oops|sorry,? i meant|no,|wait,)\s*[,:]?\s*\w"),
+    ),
+    (
+        "correction",
+        "self-correction",
+        _rx(r"\b(i meant|i was wrong|we were wrong|that'?s (not right|wrong|incorrect)|let me correct)\b"),
+    ),
+    (
+        "principle",
+        "always/never rule",
+        _rx(
+            r"^([^,]{1,30},\s*)?(please\s+)?(always|never|don'?t ever|do not ever|make sure (to|you|we)|avoid|do not|don'?t)\b"
+        ),
+    ),
+    (
+        "principle",
+        "should/must",
+        _rx(r"\b(we|you|everyone|the team|one|all \w+)\s+(should|must|need to)\s+(always|never|not)\b"),
+    ),
+    ("principle", "habitual rule", _rx(r"\b(we|you)\s+(always|never)\s+\w+")),
+    ("principle", "must", _rx(r"\bmust( not|n'?t)?\b(?! have been)")),
+    ("principle", "should be X, not Y", _rx(r"\bshould (be|use|stay|go|live)\b[^,]*,\s*not\b")),
+    (
+        "principle",
+        "stated rule",
+        _rx(r"\b(as a rule|the rule is|our rule|rule of thumb|principle|policy is|never ever)\b"),
+    ),
+    ("rule", "if/whenever … then", _rx(r"^(if|whenever)\b[^,]{3,},\s*(then\s+)?\w")),
+    ("rule", "whenever", _rx(r"\bwhenever\b")),
+    (
+        "preference",
+        "stated preference",
+        _rx(
+            r"\b(i|we)\s+(really\s+|also\s+|still\s+|much\s+|generally\s+|usually\s+|definitely\s+|absolutely\s+|totally\s+)*"
+            r"(prefer|like|love|enjoy|adore|hate|dislike|despise|can'?t stand|cannot stand|don'?t like|do not like"
+            r"|would rather|'?d rather|favou?r)\b"
+        ),
+    ),
+    (
+        "preference",
+        "fan of",
+        _rx(
+            r"\b(i'?m|i am|we're|we are)\s+(a\s+|such a\s+|a big\s+|a huge\s+|really\s+|so\s+)*(fan of|into|keen on|passionate about|obsessed with|crazy about)\b"
+        ),
+    ),
+    ("preference", "favourite", _rx(r"\b(my|our)\s+(all-time\s+)?favou?rite\b")),
+    ("preference", "X, not Y", _rx(r"^(use|prefer|pick|choose|go with|stick with)\b[^,]*,\s*(not|never)\b")),
+    ("preference", "prefers", _rx(r"\b(prefers?|preferred|rather than|instead of)\b")),
+    ("commitment", "promise", _rx(r"\b(i|we)\s+(promise|commit|committed|pledge)\b")),
+    (
+        "commitment",
+        "deadline",
+        _rx(r"\b(deadline|due (by|on|date)|no later than|by (end of|eod|eow)|before the end of)\b"),
+    ),
+    (
+        "commitment",
+        "future with a date",
+        _rx(
+            r"\b(i|we)('ll|\s+will|'m going to|\s+am going to|'re going to|\s+are going to|'m gonna|\s+am gonna|\s+have to|\s+need to"
+            r"|'m planning to|\s+am planning to|\s+plan to|\s+intend to)\b.*\b(by|before|until|on|next|tomorrow|tonight|this|today"
+            r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|\d{1,2}(st|nd|rd|th)?|week|month)\b"
+        ),
+    ),
+    (
+        "commitment",
+        "plan",
+        _rx(
+            r"\b(i'?m|i am|we're|we are)\s+(planning|going|gonna|hoping|about)\s+to\b|^(gonna|going to|planning to)\b|\b(i|we)\s+(plan|intend)\s+to\b"
+        ),
+    ),
+    (
+        "decision",
+        "decided",
+        _rx(
+            r"\b(we|i|the team|they|team)\s+(have\s+|'ve\s+|finally\s+|just\s+)?(decided|agreed|chose|chosen|picked|settled on|went with|opted|voted)\b"
+        ),
+    ),
+    ("decision", "decision", _rx(r"\b(decision|from now on|going forward|moving forward|from here on)\b")),
+    (
+        "decision",
+        "we will",
+        _rx(
+            r"\b(we|let's)\s*('ll|will|are going to|'re going to)?\s*(go with|use|switch to|adopt|move to|stick with|standardi[sz]e on|migrate to|keep)\b"
+        ),
+    ),
+    (
+        "decision",
+        "schedule",
+        _rx(
+            r"\b(we|i)('ll|\s+will)?\s+\w+.*\b(every|each)\s+(day|week|month|monday|tuesday|wednesday|thursday|friday|saturday|sunday|morning|evening|sprint|quarter)\b"
+        ),
+    ),
+    (
+        "relationship",
+        "family or colleague",
+        _rx(
+            r"\b(my|our)\s+(\w+\s+)?(wife|husband|partner|girlfriend|boyfriend|fianc[eé]e?|spouse|sister|brother|sibling|mother|mom|mum"
+            r"|father|dad|parents?|son|daughter|kids?|children|child|baby|friends?|best friend|boss|manager|colleague|coworker"
+            r"|co-worker|teammate|team lead|tech lead|mentor|mentee|cousin|aunt|uncle|niece|nephew|grandmother|grandfather"
+            r"|grandma|grandpa|grandparents?|grandson|granddaughter|grandkids?|roommate|neighbou?r|landlord|family)\b"
+        ),
+    ),
+    (
+        "relationship",
+        "reports to",
+        _rx(
+            r"\b(reports to|married to|works (with|for|under)|is (my|our) (\w+\s+)?(manager|boss|lead|mentor|owner|maintainer))\b"
+        ),
+    ),
+    ("relationship", "owns", _rx(r"^[A-Z]\w+( [A-Z]\w+)? (owns|maintains|leads|runs|manages)\b")),
+    (
+        "entity",
+        "named thing",
+        re.compile(
+            r"^([A-Z][\w.-]+)( [A-Z][\w.-]+)* (is|are) (a|an|our|the|their) ([\w-]+\s+){0,3}(tool|service|library|framework"
+            r"|database|db|team|company|project|app|repo|repository|platform|product|api|queue|cluster|server|bot|model"
+            r"|language|editor|system|store|cache|pipeline|org|organi[sz]ation)\b"
+        ),
+    ),
+    (
+        "moment",
+        "milestone",
+        _rx(
+            r"\b(got married|got engaged|graduated|passed away|was born|got promoted|(a|my) promotion|new job|first (day|time)|milestone"
+            r"|anniversary|birthday|adopted|retired|broke up|had a baby|proposed|moved (in|to|into|out)|got (a|my) (first )?(dog|cat|puppy|kitten|house|job)"
+            r"|came out|finished (my|the) \w+|started (my|a) (new )?\w+)\b"
+        ),
+    ),
+    (
+        "moment",
+        "felt",
+        _rx(
+            r"\b(i|we)\b.*\b(so|really|very|super|incredibly)?\s*(powerful|amazing|incredible|special|proud|happy|sad|excited|thrilled"
+            r"|grateful|thankful|emotional|unforgettable|memorable|life-changing|overwhelmed|heartbroken|devastated|blessed)\b"
+        ),
+    ),
+    (
+        "skill",
+        "can do",
+        _rx(
+            r"\b(i'?m|i am)\s+(really\s+|pretty\s+|very\s+)?(good|great|skilled|experienced|fluent|proficient|an expert)\s+(at|in|with)\b"
+            r"|\bi\s+(know how to|can (speak|code|play|cook|write|program|build|draw|paint|sing|dance|swim))\b|\byears of experience\b"
+        ),
+    ),
+    (
+        "procedure",
+        "steps",
+        _rx(
+            r"^to \w+[^,]*,\s*(first\s+)?\w+.*\bthen\b|\b(steps are|follow these steps|the recipe for|the workflow is)\b"
+        ),
+    ),
+)
+# A fact needs a statement: a first-person clause, or a third-person one with specifics.
+FACT_VERB_RE = _rx(
+    r"(\b(i|we|you|they)'(m|re|ve|d)\b)|\b(am|is|are|was|were|has|have|had|runs|uses|used|lives|lived|listens|fires|takes|costs|holds|contains|points"
+    r"|belongs|works|worked|owns|went|got|started|joined|moved|bought|made|painted|visited|live|work|use|own|run"
+    r"|studied|study|teach|taught|volunteer|volunteered|play|played|read|wrote|write|built|build|deploys?|ships?"
+    r"|need|needs|want|wants|feel|feels|felt|love|loved|learned|learnt|tried|try|think|know|knew|find|found|keep|kept"
+    r"|plan|planned|hope|hoped|made|make|take|took|give|gave|do|does|did|can|could|will|would)\b"
+)
+SPECIFIC_RE = re.compile(r"\d|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Z]{2,}\b|[\w-]+\.[a-z]{1,4}\b|/\w|@\w|\b[a-z]+_[a-z_]+\b")
+HEDGE_RE = _rx(
+    r"\b(i think|i guess|i believe|i feel like|i suppose|i wonder|maybe|perhaps|possibly|probably|might|not sure"
+    r"|kind of|sort of|kinda|sorta|seems like|it seems|i'?m not sure|i'?m guessing|could be)\b"
+)
+# A bare pronoun subject with nothing named: the referent is in another turn ("This book …" names it).
+PRONOUN_SUBJECT_RE = _rx(
+    r"^((he|she|they|it|there)\b|(this|that|these|those)('s|'re|\s+(is|was|are|were|has|had|have|will|would|can|could"
+    r"|should|might|must|does|did|do|really|just|also|made|makes|reminds|reminded|brings|brought|taught|teaches|showed"
+    r"|shows|gave|gives|helps|helped|means|meant|felt|feels|looks|sounds|seems|got|took|keeps|kept)\b))"
+)
+# Chat drops the subject ("Been reading …", "Just got new shoes"): the speaker is the subject.
+SUBJECTLESS_RE = _rx(
+    r"^((just|also|finally|recently|really)\s+)?(been|gonna|going to|planning to|hoping to|trying to|about to"
+    r"|thinking about|thinking of|looking forward to|went|started|finished|got|had|spent|visited|tried|took"
+    r"|bought|joined|signed up|love|loved|adore|enjoyed|learned|learnt|painted|ran|read|saw|met|made)\b"
+)
+TIME_RE = _rx(
+    r"\b(\d{1,2} (january|february|march|april|may|june|july|august|september|october|november|december) \d{4}"
+    r"|tomorrow|today|tonight|next|monday|tuesday|wednesday|thursday|friday|saturday|sunday|by|before|until"
+    r"|deadline|due|\d{4}-\d{2}-\d{2}|week|month|year|eod|eow)\b"
+)

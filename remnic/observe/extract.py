@@ -1,0 +1,261 @@
+"""Rules extraction: a turn's sentences become standalone :class:`~.records.ExtractedFact` candidates.
+
+Per sentence: noise goes first (questions, greetings and acknowledgements, exclamations, the
+assistant narrating its work, requests about the task at hand, remarks addressed to the listener),
+then the first category cue in Remnic's priority order names the category (:mod:`.cues`); a
+sentence with no cue is a ``fact`` only when it is a first-person statement, or a statement with
+specifics (a number, a name, an identifier). The kept sentence is rewritten to stand alone
+(:mod:`.normalize`), tagged from its names and keywords, and given an entity/attribute key when
+it states a value ("the staging DB port is now 5433" → ``staging-db`` / ``port`` = ``5433``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from remnic.config import ObserveSettings
+
+from . import cues
+from .cues import words
+from .normalize import standalone, strip_markers
+from .records import ExtractedFact, Turn, key_part
+from .text import sentences_of
+
+# Base confidence per (category, cue); the tier rubric: explicit ≥ 0.95, implied ≥ 0.70, inferred ≥ 0.40.
+_CONFIDENCE = {
+    "correction": 0.95,
+    "principle": 0.9,
+    "rule": 0.85,
+    "preference": 0.95,
+    "commitment": 0.9,
+    "decision": 0.95,
+    "relationship": 0.9,
+    "entity": 0.85,
+    "moment": 0.85,
+    "skill": 0.85,
+    "procedure": 0.8,
+    "fact": 0.85,
+}
+_CUE_CONFIDENCE = {"prefers": 0.85, "plan": 0.75, "specific statement": 0.75, "felt": 0.8, "stated value": 0.9}
+_HEDGE_FACTOR = 0.6
+_ASSISTANT_CAP = 0.75
+_PRONOUN_PENALTY = 0.2
+# What the assistant may tell us: decisions and rules it states, and specifics about the system.
+_ASSISTANT_CATEGORIES = frozenset({"decision", "principle", "rule", "entity", "procedure", "fact"})
+# A request about the task at hand is still kept when it states a lasting rule or choice.
+_DURABLE_REQUEST_CATEGORIES = frozenset({"principle", "preference", "correction", "decision"})
+_TO_LISTENER_CATEGORIES = frozenset({"principle", "correction"})
+_SPECULATION_RE = re.compile(r"\b(would|could|might|may|should|probably|maybe|perhaps|likely)\b", re.I)
+
+STOPWORDS = words("""a an the and or but if then so of to in on at by for with from as is are was were be been being am do does
+    did have has had having it its this that these those there here i me my mine we our ours us you your yours he him
+    his she her hers they them their what which who whom whose when where why how all any both each few more most
+    other some such no nor not only own same than too very can will just should now also really about into over
+    after before again further once would could might must shall may get got going go went gonna like one two
+    user assistant themself thing things lot lots much many well still even back way make made every always never
+    prefer prefers preferred like likes love loves think thinks decided decide will going want wants need needs
+    feel feels felt given pretty keen really great good nice some something anything everything sure stuff""")
+_NON_TAG_NAMES = words("""monday tuesday wednesday thursday friday saturday sunday january february march april may june july august
+    september october november december i the a an we our it this that""")
+_WORD_RE = re.compile(r"[A-Za-z][\w.+#-]*[\w+#]|[A-Za-z]")
+_PROPER_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)*)")
+MAX_TAGS = 5
+
+# "the staging DB port is now 5433", "Caroline's favourite colour is blue", "my email is a@b.c"
+_VALUE_RE = re.compile(
+    r"^(?:(?P<det>(?i:the|our|my|your|this|that))\s+|(?P<owner>[A-Z][\w-]*(?:\s[A-Z][\w-]*)?)'s\s+)?"
+    r"(?P<np>[A-Za-z][\w./-]*(?:\s+[A-Za-z][\w./-]*){0,4}?)\s+(?:is|are|was)\s+"
+    r"(?:now\s+|still\s+|actually\s+|currently\s+|set to\s+|changed to\s+)*(?P<value>[^,;]+?)"
+    r"(?:,?\s*(?:not|instead of)\s+(?P<old>[^,;.]+))?\s*[.!]?$"
+)
+_ATTRIBUTE_MODIFIERS = words(
+    "favorite favourite preferred default primary main home work current max maximum min minimum base deploy release"
+)
+KNOWN_ATTRIBUTES = words("""port host hostname url endpoint version email phone address city town country name owner lead manager timeout
+    ttl limit size day time date deadline budget price color colour language editor shell os database db region branch
+    schedule cadence title role job team birthday age password-policy quota interval retention replicas threshold
+    channel""")
+_NOT_SUBJECT = words("it this that he she they there what who which i you we one everything something")
+# "Dana since the reorg" → "Dana": why or since when is not part of the value.
+_VALUE_QUALIFIER_RE = re.compile(r"\s+(?:since|because|after|when|until|as of|due to|now|again|too|these days)\b", re.I)
+_CLAUSE_SPLIT_RE = re.compile(r"\s+and\s+(?=(?:the|our|my|your)\b)|;\s+", re.I)
+_VAGUE_VALUE_RE = re.compile(r"^(so|very|really|pretty|quite|too|such|a bit|kind of|sort of|not)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A fact candidate with what the importance scorer and the judge need to know about it."""
+
+    fact: ExtractedFact
+    turn: Turn
+    sentence: str
+    cue: str
+    hedged: bool
+    dates: tuple[str, ...]
+
+
+def speaker_name(turn: Turn, settings: ObserveSettings) -> str:
+    """Whom the turn's "I" is: its speaker, else the configured user or assistant name."""
+    if turn.speaker:
+        return turn.speaker
+    if turn.role == "assistant":
+        return settings.assistant_name or "the assistant"
+    return settings.user_name or "the user"
+
+
+def drop_reason(sentence: str, role: str) -> str | None:
+    """Why a sentence is noise before any cue is looked at, or None."""
+    if cues.QUESTION_RE.search(sentence):
+        return "question"
+    core = strip_markers(sentence)
+    if not core or cues.FILLER_RE.match(sentence) or cues.FILLER_RE.match(core):
+        return "greeting or acknowledgement"
+    if cues.EXCLAMATION_RE.match(sentence) and len(core.split()) < 6:
+        return "exclamation"
+    if cues.CONVERSATIONAL_RE.match(sentence) or cues.CONVERSATIONAL_RE.match(core):
+        return "thanks or show-and-tell"
+    if cues.SMALL_TALK_RE.match(core) and len(core.split()) <= 8:
+        return "small talk"
+    if role == "assistant" and cues.ASSISTANT_CHATTER_RE.match(core):
+        return "assistant task chatter"
+    return None
+
+
+def classify(sentence: str, role: str, min_words: int) -> tuple[str, str] | str:
+    """``(category, cue)`` for a kept sentence, or the reason it is not a fact."""
+    core = strip_markers(sentence)
+    words = len(core.split())
+    found = next(((cat, cue) for cat, cue, rx in cues.CATEGORY_CUES if rx.search(sentence) or rx.search(core)), None)
+    if found is None:
+        if words < min_words:
+            return "too short for a fact without a cue"
+        if value_key(core, "the speaker")[0]:
+            found = ("fact", "stated value")
+        elif role == "user" and (cues.FIRST_PERSON_RE.search(core) or cues.SUBJECTLESS_RE.match(core)):
+            found = ("fact", "first-person statement")
+        elif cues.SPECIFIC_RE.search(core) and cues.FACT_VERB_RE.search(core):
+            found = ("fact", "specific statement")
+        else:
+            return "no durable cue"
+    category = found[0]
+    if words < 2:
+        return "too short"
+    if cues.TASK_REQUEST_RE.match(core) and category not in _DURABLE_REQUEST_CATEGORIES:
+        return "request about the task at hand"
+    if cues.SECOND_PERSON_RE.match(core) and category not in _TO_LISTENER_CATEGORIES:
+        return "addressed to the listener"
+    if role == "assistant":
+        if _SPECULATION_RE.search(core):
+            return "assistant speculation"
+        if category not in _ASSISTANT_CATEGORIES:
+            return f"assistant {category} (only the user's own {category} counts)"
+        if cues.FIRST_PERSON_SINGULAR_RE.search(core):
+            return "assistant talking about itself"
+    return found
+
+
+def confidence_for(category: str, cue: str, sentence: str, role: str) -> tuple[float, bool]:
+    """The fact's confidence and whether the speaker hedged."""
+    confidence = _CUE_CONFIDENCE.get(cue, _CONFIDENCE[category])
+    hedged = bool(cues.HEDGE_RE.search(sentence))
+    if hedged:
+        confidence *= _HEDGE_FACTOR
+    core = strip_markers(sentence)
+    if cues.PRONOUN_SUBJECT_RE.match(core) and not cues.SPECIFIC_RE.search(core):
+        confidence -= _PRONOUN_PENALTY
+    if role == "assistant":
+        confidence = min(confidence, _ASSISTANT_CAP)
+    return round(max(0.05, min(confidence, 1.0)), 2), hedged
+
+
+def extract_turn(turn: Turn, settings: ObserveSettings) -> list[Candidate]:
+    """Every fact candidate of one turn, in sentence order (none from interim assistant commentary)."""
+    if turn.interim:
+        return []
+    name = speaker_name(turn, settings)
+    out: list[Candidate] = []
+    for sentence in sentences_of(turn.text, settings.max_turn_chars):
+        if drop_reason(sentence, turn.role):
+            continue
+        found = classify(sentence, turn.role, settings.min_sentence_words)
+        if isinstance(found, str):
+            continue
+        category, cue = found
+        content, dates = standalone(sentence, speaker=name, timestamp=turn.timestamp)
+        if not content:
+            continue
+        confidence, hedged = confidence_for(category, cue, sentence, turn.role)
+        entity_ref, attributes = value_key(strip_markers(sentence), name)
+        fact = ExtractedFact(
+            category=category,
+            content=content,
+            confidence=confidence,
+            tags=tags_for(content, exclude=(name,)),
+            entity_ref=entity_ref,
+            structured_attributes=attributes,
+            quote=sentence,
+        )
+        out.append(Candidate(fact, turn, sentence, cue, hedged, tuple(dates)))
+    return out
+
+
+def value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
+    """``(entityRef, {attribute: value})`` when the sentence (or one of its clauses) states a concrete
+    value of something."""
+    for clause in [sentence, *_CLAUSE_SPLIT_RE.split(sentence)]:
+        found = _clause_value_key(clause.strip().rstrip(".!") + ".", speaker)
+        if found[0]:
+            return found
+    return None, {}
+
+
+def _clause_value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
+    match = _VALUE_RE.match(sentence.strip())
+    if not match:
+        return None, {}
+    words = match.group("np").split()
+    if words[0].lower() in _NOT_SUBJECT or any(w.lower() in ("and", "or", "because", "when", "if") for w in words):
+        return None, {}
+    split = len(words) - 2 if len(words) >= 2 and words[-2].lower() in _ATTRIBUTE_MODIFIERS else len(words) - 1
+    attribute, entity_words = " ".join(words[split:]), words[:split]
+    owner = match.group("owner") or (speaker if (match.group("det") or "").lower() == "my" else None)
+    if owner and owner.lower() in _NOT_SUBJECT:
+        return None, {}
+    if owner and not entity_words:
+        entity = owner
+    elif entity_words:
+        entity = " ".join(([owner] if owner else []) + entity_words)
+    else:
+        return None, {}
+    value = _VALUE_QUALIFIER_RE.split(match.group("value").strip().rstrip(".!"), maxsplit=1)[0].strip()
+    concrete = bool(re.search(r"[\d@/:_]|[A-Z]", value)) or key_part(attribute.split()[-1]) in KNOWN_ATTRIBUTES
+    if not concrete or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
+        return None, {}
+    return key_part(entity), {key_part(attribute): value}
+
+
+def tags_for(content: str, *, exclude: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Up to five tags: the names in the content first, then its keywords, as lowercase slugs."""
+    skip = {e.lower() for e in exclude}
+    tags: list[str] = []
+
+    def add(raw: str) -> None:
+        tag = re.sub(r"[^\w.+#-]+", "-", raw.lower()).strip("-.")
+        if tag and tag not in tags and tag not in skip and len(tag) <= 40 and tag not in STOPWORDS:
+            tags.append(tag)
+
+    body = content.rstrip(".")
+    for match in _PROPER_RE.finditer(body):
+        phrase = re.sub(r"'s$", "", match.group(1))
+        words = [w for w in phrase.split() if w.lower() not in _NON_TAG_NAMES and w.lower() not in skip]
+        if words and not any(ch.isdigit() for ch in "".join(words)):
+            add("-".join(words))
+    for word in _WORD_RE.findall(body):
+        lower = word.lower()
+        if len(lower) >= 4 and lower not in STOPWORDS and lower not in _NON_TAG_NAMES and not lower.endswith("'s"):
+            add(lower)
+        if len(tags) >= MAX_TAGS:
+            break
+    return tuple(tags[:MAX_TAGS])

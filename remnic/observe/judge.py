@@ -1,0 +1,87 @@
+"""The deterministic extraction judge: durable or transient → accept, reject or defer, with a reason.
+
+The reference system asks a model whether a candidate will still be useful 30+ days from now and
+across sessions; these rules implement its rubric. In order:
+
+1. corrections and principles are accepted without judging (as in the reference system);
+2. critical importance is accepted;
+3. transient markers reject: work in progress, ephemeral state, debugging detail, routine
+   operations, steps of a one-time task, someone leaving the conversation;
+4. unclear durability defers: a bare pronoun subject naming nothing (the referent is in another
+   turn), a plan or commitment with no date, a hedged statement;
+5. everything else is accepted as a durable fact of its category.
+
+Deferred facts are proposed as ``pending_review`` memories; rejected ones are only logged.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import cues
+from .extract import Candidate
+from .normalize import strip_markers
+from .records import Importance, JudgeVerdict
+
+AUTO_APPROVED_CATEGORIES = ("correction", "principle")
+TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (reason, re.compile(pattern, re.I))
+    for reason, pattern in (
+        (
+            "Work in progress, stale within hours",
+            r"\b(currently|right now|at the moment|for now|just now|in progress|wip|so far|for the time being"
+            r"|still (failing|broken|running|waiting|loading|building|investigating))\b",
+        ),
+        (
+            "Ephemeral state",
+            r"\b(is|are|was|were|keeps?) (running|building|failing|passing|broken|down|loading|stuck|hanging"
+            r"|deploying|compiling|timing out|crashing|red|green)\b|\b(is|are) (now )?(ready for review|ready to merge"
+            r"|merged|done|fixed|deployed|green|up for review)\b",
+        ),
+        (
+            "Debugging detail",
+            r"\b(line \d+|stack ?trace|traceback|segfault|null pointer|undefined is not|errno|exit code|flaky|flakes?"
+            r"|repro|reproduces?|breakpoint|debugging|the (test|tests|build|ci|pipeline|job) (fails?|failed|passes"
+            r"|passed|is red|is green|timed out|times out)|fails? (on|in) ci|failing test|stub|fixture|race condition"
+            r"|off-by-one|typo|hotfix|bisect|failed|refused|crashed|timed out|connection reset)\b",
+        ),
+        (
+            "Routine operation",
+            r"\b(ran|run|reran|re-ran|installed|rebuilt|restarted|pushed|pulled|committed|merged|rebased|checked out)"
+            r" (npm|pip|make|pytest|the tests?|it|the build|the server|git|yarn|pnpm|cargo|docker|the migration)\b",
+        ),
+        (
+            "Step of a one-time task",
+            r"\b(this (pr|branch|commit|ticket|task|session|diff|patch|function|file|test|error)"
+            r"|the (pr|diff|patch|ticket) (is|was|has))\b",
+        ),
+        (
+            "Leaving the conversation",
+            r"\b(off to|heading (out|off)|gotta go|brb|be right back|signing off|logging off)\b",
+        ),
+    )
+)
+_NAMED_RE = re.compile(r"\b[A-Z][a-z]+")
+
+
+def judge_candidate(candidate: Candidate, importance: Importance, *, enabled: bool = True) -> JudgeVerdict:
+    """The verdict on one candidate (pure; the same candidate always gets the same verdict)."""
+    category = candidate.fact.category
+    if not enabled:
+        return JudgeVerdict("accept", "Judge disabled (observe.judge is off)", "disabled")
+    if category in AUTO_APPROVED_CATEGORIES:
+        return JudgeVerdict("accept", f"Auto-approved: {category} category bypasses judge", "auto-approve")
+    if importance.level == "critical":
+        return JudgeVerdict("accept", "Auto-approved: critical importance", "auto-approve")
+    said = candidate.sentence
+    for reason, pattern in TRANSIENT:
+        if pattern.search(said):
+            return JudgeVerdict("reject", reason)
+    core = strip_markers(said)
+    if cues.PRONOUN_SUBJECT_RE.match(core) and not _NAMED_RE.search(core[1:]) and not cues.SPECIFIC_RE.search(core):
+        return JudgeVerdict("defer", "Ambiguous referent: the subject is named in another turn")
+    if category == "commitment" and not candidate.dates and not cues.TIME_RE.search(said):
+        return JudgeVerdict("defer", "Plan or commitment with no date")
+    if candidate.hedged:
+        return JudgeVerdict("defer", "Hedged: the speaker is not sure")
+    return JudgeVerdict("accept", f"Durable {category.replace('_', ' ')} ({candidate.cue})")

@@ -1,0 +1,136 @@
+"""The judge's verdict ledger: one JSON line per verdict, for ``remnic doctor``'s observations check.
+
+Telemetry, not memory: it lives under the git-ignored state directory at
+``state/observation-ledger/extraction-judge-verdicts.jsonl`` (the reference system's relative
+path), is appended to and never rewritten, and a failure to write it never fails an observation.
+Line format (the reference system's ``JudgeVerdictEvent``, plus where the verdict came from)::
+
+    {"version": 1, "category": "EXTRACTION_JUDGE_VERDICT", "ts": "…", "verdictKind": "accept",
+     "reason": "…", "deferrals": 0, "elapsedMs": 3, "candidateCategory": "decision",
+     "confidence": 0.95, "contentHash": "<sha256 of content + NUL + category>", "fromCache": false,
+     "verdictSource": "rules", "sessionKey": "…", "observationId": "obs_…", "observedAt": "…"}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from remnic.memfile.model import now_iso, parse_time
+
+from .records import VERDICT_KINDS, MemoryObservation
+
+VERDICT_LEDGER = Path("state") / "observation-ledger" / "extraction-judge-verdicts.jsonl"
+EVENT_CATEGORY = "EXTRACTION_JUDGE_VERDICT"
+MAX_REASON_CHARS = 120
+
+log = logging.getLogger(__name__)
+
+
+def judge_cache_key(content: str, category: str) -> str:
+    """The reference system's verdict key: sha256 of the content, a NUL, and the category."""
+    return hashlib.sha256(f"{content}\0{category}".encode()).hexdigest()
+
+
+def verdict_event(
+    observation: MemoryObservation, session_key: str, *, ts: str | None = None, elapsed_ms: int = 0
+) -> dict[str, Any]:
+    """The ledger line for one observation's verdict."""
+    fact = observation.fact
+    return {
+        "version": 1,
+        "category": EVENT_CATEGORY,
+        "ts": ts or now_iso(),
+        "verdictKind": observation.verdict.kind,
+        "reason": observation.verdict.reason[:MAX_REASON_CHARS],
+        "deferrals": 0,
+        "elapsedMs": elapsed_ms,
+        "candidateCategory": fact.category,
+        "confidence": fact.confidence,
+        "contentHash": judge_cache_key(fact.content, fact.category),
+        "fromCache": False,
+        "verdictSource": observation.verdict.source,
+        "sessionKey": session_key,
+        "observationId": observation.id,
+        "observedAt": observation.observed_at,
+    }
+
+
+def append_verdicts(state_dir: Path, events: Sequence[dict[str, Any]]) -> bool:
+    """Append the events as one fsync'd write; False (logged, never raised) when it cannot be written."""
+    if not events:
+        return True
+    path = state_dir / VERDICT_LEDGER
+    data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events).encode("utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        log.warning("cannot append to the verdict ledger %s: %s", path, exc)
+        return False
+    return True
+
+
+def verdict_stats(state_dir: Path, *, since: float | None = None, until: float | None = None) -> dict[str, Any]:
+    """Counts over the ledger for ``remnic doctor``: totals per verdict, defer rate, first/last time.
+
+    Blank lines are skipped; lines that are not verdict events are counted as ``malformed``. The
+    optional window is ``since <= ts < until`` (epoch seconds). A missing ledger gives zeros.
+    """
+    stats: dict[str, Any] = {"total": 0, "accept": 0, "reject": 0, "defer": 0, "deferCapTriggered": 0}
+    stats.update({"malformed": 0, "meanElapsedMs": 0.0, "deferRate": 0.0, "firstTs": None, "lastTs": None})
+    stats["lastObservedAt"] = None
+    elapsed: list[float] = []
+    for event in _events(state_dir / VERDICT_LEDGER, stats):
+        ts = parse_time(event.get("ts"))
+        if ts is None or event.get("verdictKind") not in VERDICT_KINDS:
+            stats["malformed"] += 1
+            continue
+        if (since is not None and ts < since) or (until is not None and ts >= until):
+            continue
+        stats["total"] += 1
+        stats[event["verdictKind"]] += 1
+        stats["deferCapTriggered"] += bool(event.get("deferCapTriggered"))
+        if isinstance(event.get("elapsedMs"), (int, float)):
+            elapsed.append(float(event["elapsedMs"]))
+        stats["firstTs"] = stats["firstTs"] if stats["firstTs"] and parse_time(stats["firstTs"]) <= ts else event["ts"]
+        stats["lastTs"] = event["ts"] if not stats["lastTs"] or parse_time(stats["lastTs"]) <= ts else stats["lastTs"]
+        observed = event.get("observedAt")
+        if parse_time(observed) is not None and (
+            stats["lastObservedAt"] is None or parse_time(observed) >= parse_time(stats["lastObservedAt"])
+        ):
+            stats["lastObservedAt"] = observed
+    if stats["total"]:
+        stats["deferRate"] = round(stats["defer"] / stats["total"], 4)
+    if elapsed:
+        stats["meanElapsedMs"] = round(sum(elapsed) / len(elapsed), 3)
+    return stats
+
+
+def _events(path: Path, stats: dict[str, Any]) -> Iterable[dict[str, Any]]:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        return
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            stats["malformed"] += 1
+            continue
+        if not isinstance(event, dict) or event.get("category") != EVENT_CATEGORY:
+            stats["malformed"] += 1
+            continue
+        yield event

@@ -1,0 +1,152 @@
+"""The one pure entry point: a flush's turns → the ``MemoryObservation`` list to persist and log.
+
+``plan_observations`` runs extraction, importance, the importance gate, in-flush de-duplication
+and the judge. It writes nothing and reads no clock unless it must (``now`` stands in for turns
+without a timestamp), so the same turns and settings always give the same observations, ids
+included. Observations come in turn order: persisting them in that order lets a later fact
+supersede an earlier one of the same flush (same ``entityRef``/attribute, another value).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from remnic.config import ObserveSettings
+from remnic.memfile.model import IMPORTANCE_LEVELS, format_time, now_iso, parse_time
+
+from .extract import Candidate, extract_turn
+from .importance import score_importance
+from .judge import judge_candidate
+from .records import ExtractedFact, Importance, MemoryObservation, Turn
+
+Embed = Callable[[Sequence[str]], Any]
+LEVEL_RANK = {name: rank for rank, (_floor, name) in enumerate(reversed(IMPORTANCE_LEVELS))}
+_HASH_NORMALIZE_RE = re.compile(r"[^\w\s]+", re.UNICODE)
+_NUMBER_RE = re.compile(r"\d+(?:[.:]\d+)*")
+
+
+@dataclass(frozen=True)
+class _Planned:
+    candidate: Candidate
+    importance: Importance
+    turn_ids: tuple[str, ...]
+
+
+def dedup_key(content: str) -> str:
+    """Content with case, punctuation and spacing folded (Unicode-aware): exact duplicates share it."""
+    return " ".join(_HASH_NORMALIZE_RE.sub(" ", content.lower()).split())
+
+
+def observation_id(session_key: str, turn_ids: Sequence[str], category: str, content: str) -> str:
+    """``obs_`` + a hash of where and what: stable for the same session, turns and fact."""
+    raw = "\0".join([session_key, ",".join(turn_ids), category, content])
+    return "obs_" + hashlib.sha256(raw.encode("utf-8")).hexdigest()[:20]
+
+
+def plan_observations(
+    turns: Sequence[Turn],
+    *,
+    session_key: str,
+    settings: ObserveSettings,
+    embed: Embed | None = None,
+    now: str | None = None,
+) -> list[MemoryObservation]:
+    """Observations of a flush's turns (oldest first): accepted, deferred and rejected alike.
+
+    ``embed(texts) -> unit vectors`` folds near-duplicates of one flush (cosine ≥
+    ``observe.duplicateSimilarityFloor``, same category) into one observation citing every turn;
+    without it only exact duplicates fold. Facts below ``observe.minImportanceLevel`` are dropped
+    before the judge and never appear.
+    """
+    floor_rank = LEVEL_RANK[settings.min_importance_level]
+    planned: list[_Planned] = []
+    for turn in turns:
+        for candidate in extract_turn(turn, settings):
+            fact = candidate.fact
+            importance = score_importance(fact.content, fact.category, fact.tags, said=candidate.sentence)
+            if LEVEL_RANK[importance.level] >= floor_rank:
+                planned.append(_Planned(candidate, importance, (turn.source_id,)))
+    planned = _fold_duplicates(planned, embed, settings.duplicate_similarity_floor)
+    if now is None and any(not item.candidate.turn.timestamp for item in planned):
+        now = now_iso()
+    observations = []
+    for item in planned:
+        candidate = item.candidate
+        verdict = judge_candidate(candidate, item.importance, enabled=settings.judge)
+        said_at = _canonical_time(candidate.turn.timestamp)
+        observed_at = said_at or now or ""
+        observations.append(
+            MemoryObservation(
+                id=observation_id(session_key, item.turn_ids, candidate.fact.category, candidate.fact.content),
+                session_id=session_key,
+                observed_at=observed_at,
+                fact=candidate.fact,
+                importance=item.importance,
+                verdict=verdict,
+                source_turn_ids=item.turn_ids,
+                proposed_status=_proposed_status(verdict.kind, candidate.fact.confidence, settings),
+                valid_at=said_at,
+            )
+        )
+    return observations
+
+
+def _canonical_time(timestamp: str | None) -> str | None:
+    """An ISO timestamp in remnic's spelling (UTC, milliseconds, ``Z``)."""
+    epoch = parse_time(timestamp)
+    return format_time(epoch) if epoch is not None else None
+
+
+def _proposed_status(kind: str, confidence: float, settings: ObserveSettings) -> str | None:
+    if kind == "reject":
+        return None
+    if kind == "defer" or confidence < settings.review_below_confidence:
+        return "pending_review"
+    return "active"
+
+
+def _same_fact(a: ExtractedFact, b: ExtractedFact) -> bool:
+    """Near-duplicates only when nothing concrete differs: category, numbers and stated values."""
+    if a.category != b.category or set(_NUMBER_RE.findall(a.content)) != set(_NUMBER_RE.findall(b.content)):
+        return False
+    if a.entity_ref and a.entity_ref == b.entity_ref:
+        shared = set(a.structured_attributes) & set(b.structured_attributes)
+        if any(a.structured_attributes[k].lower() != b.structured_attributes[k].lower() for k in shared):
+            return False
+    return True
+
+
+def _fold_duplicates(planned: list[_Planned], embed: Embed | None, floor: float) -> list[_Planned]:
+    """One entry per fact said more than once in the flush: the first, citing every turn."""
+    kept: list[_Planned] = []
+    by_key: dict[str, int] = {}
+    vectors = None
+    if embed is not None and len(planned) > 1:
+        vectors = np.asarray(embed([p.candidate.fact.content for p in planned]), dtype=np.float32)
+    kept_rows: list[int] = []
+    for row, item in enumerate(planned):
+        fact = item.candidate.fact
+        match = by_key.get(dedup_key(fact.content))
+        if match is None and vectors is not None and kept_rows:
+            sims = vectors[kept_rows] @ vectors[row]
+            for position in np.argsort(-sims):
+                if sims[position] < floor:
+                    break
+                if _same_fact(kept[int(position)].candidate.fact, fact):
+                    match = int(position)
+                    break
+        if match is None:
+            by_key[dedup_key(fact.content)] = len(kept)
+            kept.append(item)
+            kept_rows.append(row)
+            continue
+        first = kept[match]
+        turn_ids = first.turn_ids + tuple(t for t in item.turn_ids if t not in first.turn_ids)
+        kept[match] = replace(first, turn_ids=turn_ids)
+    return kept

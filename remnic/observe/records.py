@@ -1,0 +1,178 @@
+"""The records of the observation pipeline: turns in, observations out.
+
+Plain frozen dataclasses; ``to_dict`` gives the JSON shape (Remnic's camelCase names)
+that ``remnic observe --json``, the HTTP route and the golden files use.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+ROLES = ("user", "assistant")
+VERDICT_KINDS = ("accept", "reject", "defer")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One conversational turn: words a person or the assistant said, host text already removed.
+
+    ``index`` is the turn's position in its source (line or message number of a transcript, or the
+    buffer's sequence number for a session): it never changes as the transcript grows and does not
+    depend on which lines were dropped. ``turn_id`` is the host's id for the turn when it has one.
+    ``interim`` marks assistant commentary between tool calls (kept in the trace, never extracted).
+    """
+
+    role: str
+    text: str
+    index: int
+    turn_id: str | None = None
+    speaker: str | None = None
+    timestamp: str | None = None
+    interim: bool = False
+
+    @property
+    def source_id(self) -> str:
+        """The id observations cite: the host's turn id, else the stable index."""
+        return self.turn_id if self.turn_id else str(self.index)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role, "text": self.text, "index": self.index}
+        for key, value in (("turnId", self.turn_id), ("speaker", self.speaker), ("timestamp", self.timestamp)):
+            if value is not None:
+                out[key] = value
+        if self.interim:
+            out["interim"] = True
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Turn:
+        return cls(
+            role=str(data["role"]),
+            text=str(data["text"]),
+            index=int(data["index"]),
+            turn_id=data.get("turnId"),
+            speaker=data.get("speaker"),
+            timestamp=data.get("timestamp"),
+            interim=bool(data.get("interim", False)),
+        )
+
+
+@dataclass(frozen=True)
+class ExtractedFact:
+    """One standalone fact candidate (Remnic's ``ExtractedFact``).
+
+    ``entity_ref`` and ``structured_attributes`` drive temporal supersession: a newer fact with
+    the same ``<entityRef>::<attribute>`` key and a different value supersedes the older one.
+    ``quote`` is the speaker's own sentence the fact was made from (provenance).
+    """
+
+    category: str
+    content: str
+    confidence: float
+    tags: tuple[str, ...] = ()
+    entity_ref: str | None = None
+    structured_attributes: Mapping[str, str] = field(default_factory=dict)
+    quote: str = ""
+
+    def supersession_keys(self) -> list[str]:
+        """``<entityRef>::<attribute>`` for each structured attribute (empty without an entityRef)."""
+        if not self.entity_ref:
+            return []
+        return [f"{self.entity_ref}::{key_part(attr)}" for attr in sorted(self.structured_attributes)]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "category": self.category,
+            "content": self.content,
+            "confidence": self.confidence,
+            "tags": list(self.tags),
+        }
+        if self.entity_ref:
+            out["entityRef"] = self.entity_ref
+        if self.structured_attributes:
+            out["structuredAttributes"] = dict(sorted(self.structured_attributes.items()))
+        if self.quote:
+            out["quote"] = self.quote
+        return out
+
+
+@dataclass(frozen=True)
+class Importance:
+    """``importanceScore`` in [0, 1], its level, and why (kept for the X-ray)."""
+
+    score: float
+    level: str
+    reasons: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class JudgeVerdict:
+    """The rules judge's word on one candidate: accept, reject or defer, and why."""
+
+    kind: str
+    reason: str
+    source: str = "rules"
+
+    @property
+    def durable(self) -> bool:
+        return self.kind == "accept"
+
+
+@dataclass(frozen=True)
+class MemoryObservation:
+    """The post-extraction, pre-storage candidate (Remnic's public ``MemoryObservation``).
+
+    ``resulting_primitive_id`` stays ``None`` until the service persists it (and is re-pointed at
+    the survivor by consolidation). ``proposed_status`` is the status the primitive should be
+    written with: ``active``, ``pending_review`` (deferred, or accepted with a confidence below
+    ``observe.reviewBelowConfidence``), or ``None`` when the judge rejected it (not persisted;
+    kept for the verdict ledger). ``valid_at`` is when it was said (the turn's timestamp).
+    """
+
+    id: str
+    session_id: str
+    observed_at: str
+    fact: ExtractedFact
+    importance: Importance
+    verdict: JudgeVerdict
+    source_turn_ids: tuple[str, ...]
+    proposed_status: str | None = None
+    valid_at: str | None = None
+    resulting_primitive_id: str | None = None
+
+    @property
+    def judge_accepted(self) -> bool:
+        return self.verdict.durable
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "sessionId": self.session_id,
+            "observedAt": self.observed_at,
+            "fact": self.fact.to_dict(),
+            "importance": self.importance.score,
+            "importanceLevel": self.importance.level,
+            "importanceReasons": list(self.importance.reasons),
+            "judgeAccepted": self.judge_accepted,
+            "judgeVerdict": self.verdict.kind,
+            "judgeReason": self.verdict.reason,
+            "proposedStatus": self.proposed_status,
+            "sourceTurnIds": list(self.source_turn_ids),
+            "resultingPrimitiveId": self.resulting_primitive_id,
+        }
+        if self.verdict.kind == "reject":
+            out["judgeRejectionReason"] = self.verdict.reason
+        if self.valid_at:
+            out["validAt"] = self.valid_at
+        if self.importance.keywords:
+            out["importanceKeywords"] = list(self.importance.keywords)
+        return out
+
+
+def key_part(text: str) -> str:
+    """Supersession key normalisation: trim, lowercase, runs of whitespace/hyphens → one ``-``."""
+    return re.sub(r"[\s-]+", "-", text.strip().lower()).strip("-")

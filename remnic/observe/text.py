@@ -1,0 +1,139 @@
+"""From a turn's text to candidate sentences: code, traces, logs and tool output out; sentences split.
+
+Pure functions. Noise is recognised per line and per paragraph: a paragraph that is mostly noise
+(a pasted stack trace, a log excerpt, a diff) goes as a whole, a stray noise line inside prose goes
+alone. Fenced and indented code blocks always go.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .cues import words
+
+_FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+_NOISE_LINE_RES = tuple(
+    re.compile(p)
+    for p in (
+        # Stack traces (Python, JVM/JS, Go, Rust) and exception lines.
+        r"^\s*Traceback \(most recent call last\)",
+        r'^\s*File "[^"]+", line \d+',
+        r"^\s+at [\w$.<>\[\]/@-]+ ?\(.*\)\s*$",
+        r"^\s+at [\w$./<>-]+:\d+(:\d+)?\s*$",
+        r"^\s*([\w]+\.)*\w*(Error|Exception|Warning|Interrupt)\b(:|\s*$)",
+        r"^\s*(Caused by|During handling of the above exception)",
+        r"^\s*\.\.\. \d+ more",
+        r"^\s*\^[\^~ ]*$",
+        r"^\s*goroutine \d+ \[",
+        r"^\s*thread '.*' panicked at",
+        r"^\s*\d+: 0x[0-9a-f]+",
+        # Log lines: a timestamp or a level first.
+        r"^\s*\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}",
+        r"^\s*\[?\d{2}:\d{2}:\d{2}(\.\d+)?\]?\s",
+        r"^\s*\[?(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL|SEVERE)\]?[\s:|-]",
+        r"^\s*[EWIF]\d{4} \d{2}:\d{2}",
+        # Shell prompts, REPLs, tool and test-runner output.
+        r"^\s*[$#%] \S",
+        r"^\s*>>> ",
+        r"^\s*(npm|yarn|pnpm) (ERR|WARN|notice)",
+        r"^\s*=+ .* =+\s*$",
+        r"^\s*_{3,} .* _{3,}\s*$",
+        r"^\s*-{3,}\s*$",
+        r"^\s*(FAILED|PASSED|ERROR|SKIPPED|XFAIL|ok|FAIL|PASS)\s+[\w/.:\[\]-]+",
+        r"^\s*collected \d+ items?",
+        r"^\s*\d+ (passed|failed|errors?)\b",
+        r"^\s*[\w/.-]+\.(py|js|jsx|ts|tsx|go|rs|java|rb|c|cc|cpp|h|kt|swift|php|cs):\d+",
+        r"^\s*(\+\+\+|---|@@|diff --git|index [0-9a-f]+\.\.)",
+        r"^\s*\d+\s*[→|│]",
+        r"^\s*(exit code|exit status|returncode)\b",
+        # Code lines.
+        r"^\s*(def|class|import|from \S+ import|function|const|let|var|return|async def|fn|pub fn|func|package|#include|public|private|protected)\b[^.!?]*$",
+        r"^[^a-zA-Z]*$",
+        r"[{};]\s*$",
+        r"^\s*[\[{].*[\]}],?\s*$",
+        r"^\s*</?[a-zA-Z][\w-]*(\s[^<>]*)?>\s*$",
+    )
+)
+_INDENTED_RE = re.compile(r"^(\t| {4,})\S")
+_LIST_MARK_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+_HEADING_RE = re.compile(r"^\s*#{1,6}\s")
+_EMPHASIS_RE = re.compile(r"(\*\*|__|`)")
+_SPACE_RE = re.compile(r"[ \t]+")
+
+# Sentence boundaries: terminal punctuation (and closing quotes/brackets), then space, then a
+# sentence start. Abbreviations and initials never end a sentence.
+_BOUNDARY_RE = re.compile(r"([.!?]+|…)([\"'”’)\]]*)\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+ABBREVIATIONS = words("""mr mrs ms dr prof sr jr st vs etc e.g i.e eg ie inc ltd co corp dept
+    jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat sun
+    a.m p.m u.s u.k cf al""")
+# Abbreviations only when a number follows ("No. 5", "approx. 20"); otherwise "5 min." ends a sentence.
+NUMBER_ABBREVIATIONS = words("no nos fig vol ver v approx ca min max avg est pp")
+
+
+def is_noise_line(line: str) -> bool:
+    """Whether one line is a stack-trace frame, a log line, tool or test output, or code."""
+    return any(pattern.search(line) for pattern in _NOISE_LINE_RES)
+
+
+def prose_lines(text: str) -> list[str]:
+    """The prose lines of a turn: code blocks, noise paragraphs and noise lines removed.
+
+    List markers, headings and markdown emphasis are dropped; a line wrapped mid-sentence is joined
+    with its continuation.
+    """
+    text = _FENCE_RE.sub("\n\n", text.replace("\r\n", "\n").replace("’", "'").replace("‘", "'"))
+    kept: list[str] = []
+    for paragraph in re.split(r"\n[ \t]*\n", text):
+        lines = [line for line in paragraph.split("\n") if line.strip()]
+        if not lines:
+            continue
+        noise = [is_noise_line(line) or bool(_INDENTED_RE.match(line)) for line in lines]
+        if sum(noise) * 2 >= len(lines) and len(lines) > 1:
+            continue  # a pasted trace, log or code paragraph: all of it
+        for line, is_noise in zip(lines, noise):
+            if is_noise or _HEADING_RE.match(line):
+                continue
+            clean = _SPACE_RE.sub(" ", _EMPHASIS_RE.sub("", _LIST_MARK_RE.sub("", line))).strip()
+            if not clean:
+                continue
+            if kept and kept[-1] and kept[-1][-1] not in ".!?:;)" and clean[0].islower():
+                kept[-1] += " " + clean  # a soft-wrapped sentence
+            else:
+                kept.append(clean)
+    return kept
+
+
+def split_sentences(line: str) -> list[str]:
+    """Sentences of one prose line (hand-written rules; see docs/observe.md for the measurement)."""
+    sentences: list[str] = []
+    start = 0
+    for match in _BOUNDARY_RE.finditer(line):
+        end = match.end(2)
+        if match.group(1) == "." and _ends_with_abbreviation(line[start : match.start(1)], line[match.end() :]):
+            continue
+        piece = line[start:end].strip()
+        if piece:
+            sentences.append(piece)
+        start = match.end()
+    tail = line[start:].strip()
+    if tail:
+        sentences.append(tail)
+    return sentences
+
+
+def _ends_with_abbreviation(text: str, following: str) -> bool:
+    word = text.rsplit(None, 1)[-1] if text.strip() else ""
+    word = word.lstrip("(\"'“‘[")
+    if len(word) == 1 and word.isupper():
+        return True  # an initial: "J. K. Rowling"
+    if word.lower() in NUMBER_ABBREVIATIONS:
+        return following[:1].isdigit()
+    return word.lower() in ABBREVIATIONS
+
+
+def sentences_of(text: str, max_chars: int) -> list[str]:
+    """Every candidate sentence of a turn's text (its first ``max_chars`` characters)."""
+    out: list[str] = []
+    for line in prose_lines(text[:max_chars]):
+        out.extend(split_sentences(line))
+    return out

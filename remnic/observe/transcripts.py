@@ -1,0 +1,475 @@
+"""Transcripts and message lists become :class:`~.records.Turn` lists: only words people said.
+
+Formats: ``claude-code`` (session JSONL), ``codex`` (rollout JSONL), ``openai`` (a Chat
+Completions or Responses message array, an object with ``messages``, or one message per line),
+``anthropic`` (a Messages request: ``{"system", "messages"}`` or the array), ``plain`` (one turn
+per line, ``Speaker: text``, optionally ``[2023-05-08T13:56:00Z] Speaker: text``), and ``auto``.
+
+Every format classifies each content block: the user's and the assistant's text is kept with the
+host's injected text cut out (:mod:`.injected`); tool calls and results, reasoning, images, system
+and developer messages, meta/sidechain lines and compaction summaries are dropped. A turn's index
+is its line (JSONL, plain) or message (JSON arrays) number, so it is stable as a transcript grows.
+
+Bad input raises :class:`~remnic.errors.ValidationError` naming the line (or message) and the
+format expected; ``strict=False`` (agent hooks reading a live file) skips bad lines instead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from remnic.errors import FieldProblem, ValidationError
+from remnic.memfile.model import format_time, parse_time
+
+from .injected import strip_injected
+from .records import ROLES, Turn
+
+FORMATS = ("auto", "claude-code", "codex", "openai", "anthropic", "plain")
+TEXT_BLOCK_TYPES = ("text", "input_text", "output_text")
+# Speakers of a plain transcript that are the assistant, or the host (dropped).
+ASSISTANT_SPEAKERS = frozenset({"assistant", "ai", "bot", "claude", "codex", "chatgpt", "gpt", "model", "agent"})
+HOST_SPEAKERS = frozenset({"system", "developer", "tool"})
+# Speakers that name no one: their "I" becomes the configured user name.
+GENERIC_SPEAKERS = frozenset({"user", "human", "me", "you"})
+_CLAUDE_TYPES = frozenset(
+    {"user", "assistant", "system", "attachment", "summary", "file-history-snapshot", "queue-operation", "progress"}
+)
+_CODEX_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+_CLAUDE_HOST_FLAGS = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly", "isSidechain")
+_EXPECT = {
+    "claude-code": 'one JSON object per line with a "type" (user, assistant, system, …) — a Claude Code session file',
+    "codex": 'one JSON object per line with "type" and "payload" — a Codex rollout file',
+    "openai": "a JSON array of {role, content} messages, an object with a messages array, or one message per line",
+    "anthropic": 'a JSON object {"system", "messages": [...]} or an array of {role, content} messages',
+    "plain": "one turn per line as `Speaker: text`",
+}
+
+
+@dataclass(frozen=True)
+class ParsedTranscript:
+    """The turns of a transcript, the format it was read as, and where the host compacted it.
+
+    ``compactions`` holds the index of each compaction boundary or summary: the host threw
+    context away there, which is a reason to flush the session's buffer.
+    """
+
+    format: str
+    turns: tuple[Turn, ...]
+    compactions: tuple[int, ...] = ()
+    session_id: str | None = None
+
+
+class _Reader:
+    """Shared state of one parse: where we are, how strict, what was found."""
+
+    def __init__(self, fmt: str, source: str, strict: bool) -> None:
+        self.fmt = fmt
+        self.source = source
+        self.strict = strict
+        self.turns: list[Turn] = []
+        self.compactions: list[int] = []
+        self.session_id: str | None = None
+
+    def fail(self, line: int | None, message: str, field: str = "transcript") -> None:
+        """Raise (strict) naming the line and the format expected; lenient readers skip."""
+        if not self.strict:
+            return
+        problem = FieldProblem(field, f"{message}; expected {_EXPECT[self.fmt]} (format {self.fmt})")
+        problem.path, problem.line = self.source, line
+        raise ValidationError(problem.describe(), problems=[problem])
+
+    def add(self, role: str, texts: Iterable[str], index: int, **extra: Any) -> None:
+        text = "\n\n".join(t for t in texts if t)
+        if text.strip():
+            self.turns.append(Turn(role=role, text=text, index=index, **extra))
+
+    def result(self) -> ParsedTranscript:
+        return ParsedTranscript(self.fmt, tuple(self.turns), tuple(self.compactions), self.session_id)
+
+
+def block_texts(content: Any) -> list[str]:
+    """The text of a message's content (a string or content blocks), host text cut, per block.
+
+    Only text blocks count: tool calls and results, reasoning, images and documents are dropped.
+    """
+    if isinstance(content, str):
+        return [strip_injected(content)]
+    out: list[str] = []
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, str):
+                out.append(strip_injected(block))
+            elif (
+                isinstance(block, Mapping)
+                and block.get("type") in TEXT_BLOCK_TYPES
+                and isinstance(block.get("text"), str)
+            ):
+                out.append(strip_injected(block["text"]))
+    return [t for t in out if t]
+
+
+def _timestamp(value: Any) -> str | None:
+    """An ISO timestamp from an ISO string or epoch seconds; None when absent or unreadable."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        epoch = parse_time(value)
+        return format_time(epoch) if epoch is not None else None
+    return value.strip() if isinstance(value, str) and parse_time(value) is not None else None
+
+
+def _json_lines(text: str, reader: _Reader) -> Iterable[tuple[int, Mapping[str, Any]]]:
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except ValueError as exc:
+            reader.fail(number, f"not valid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        if not isinstance(obj, Mapping):
+            reader.fail(number, f"a JSON {type(obj).__name__}, not an object")
+            continue
+        yield number, obj
+
+
+# --- Claude Code ---
+
+
+def _parse_claude(text: str, reader: _Reader) -> None:
+    for number, obj in _json_lines(text, reader):
+        _claude_line(number, obj, reader)
+
+
+def _claude_line(number: int, obj: Mapping[str, Any], reader: _Reader) -> None:
+    kind = obj.get("type")
+    if not isinstance(kind, str):
+        reader.fail(number, 'no "type" field')
+        return
+    if reader.session_id is None and isinstance(obj.get("sessionId"), str):
+        reader.session_id = obj["sessionId"]
+    if obj.get("isCompactSummary") or (kind == "system" and obj.get("subtype") == "compact_boundary"):
+        reader.compactions.append(number)
+    if kind not in ("user", "assistant") or any(obj.get(flag) for flag in _CLAUDE_HOST_FLAGS):
+        return  # meta lines, attachments (hook output), summaries, sub-agent traffic
+    if "toolUseResult" in obj or "sourceToolAssistantUUID" in obj:
+        return  # a tool result carried in a user-role line
+    message = obj.get("message")
+    if not isinstance(message, Mapping) or message.get("role", kind) not in ROLES:
+        reader.fail(number, f'a "{kind}" line without a message {{role, content}}')
+        return
+    reader.add(
+        str(message.get("role", kind)),
+        block_texts(message.get("content")),
+        number,
+        turn_id=obj.get("uuid") if isinstance(obj.get("uuid"), str) else f"L{number}",
+        timestamp=_timestamp(obj.get("timestamp")),
+    )
+
+
+# --- Codex ---
+
+
+def _codex_is_hook_context(payload: Mapping[str, Any]) -> bool:
+    meta = payload.get("internal_chat_message_metadata_passthrough")
+    kinds = meta.get("content_item_kinds") if isinstance(meta, Mapping) else None
+    return isinstance(kinds, list) and "hooks.additional_context" in kinds
+
+
+def _parse_codex(text: str, reader: _Reader) -> None:
+    for number, obj in _json_lines(text, reader):
+        _codex_line(number, obj, reader)
+
+
+def _codex_line(number: int, obj: Mapping[str, Any], reader: _Reader) -> None:
+    kind, payload = obj.get("type"), obj.get("payload")
+    if not isinstance(kind, str) or not isinstance(payload, Mapping):
+        reader.fail(number, 'no "type" and "payload" fields')
+        return
+    if kind == "session_meta" and isinstance(payload.get("id"), str):
+        reader.session_id = reader.session_id or payload["id"]
+    if kind == "compacted" or (kind == "event_msg" and payload.get("type") == "context_compacted"):
+        reader.compactions.append(number)
+    # event_msg user_message/agent_message mirror response_item messages: one source only.
+    if kind != "response_item" or payload.get("type") != "message":
+        return
+    role = payload.get("role")
+    if role not in ROLES or _codex_is_hook_context(payload):
+        return  # developer/system instructions, hook additional context
+    reader.add(
+        role,
+        block_texts(payload.get("content")),
+        number,
+        turn_id=payload["id"] if isinstance(payload.get("id"), str) else f"L{number}",
+        timestamp=_timestamp(obj.get("timestamp")),
+        interim=payload.get("phase") == "commentary",
+    )
+
+
+def _parse_host_jsonl(text: str, reader: _Reader) -> None:
+    """Auto-detected host JSONL: each line read by its own shape (Codex lines carry a payload)."""
+    for number, obj in _json_lines(text, reader):
+        if "payload" in obj and obj.get("type") in _CODEX_TYPES:
+            _codex_line(number, obj, reader)
+        else:
+            _claude_line(number, obj, reader)
+
+
+# --- OpenAI / Anthropic / message dicts ---
+
+_OPENAI_ROLES = (*ROLES, "system", "developer", "tool", "function")
+_RESPONSES_SKIP = frozenset(
+    {
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "web_search_call",
+        "reasoning",
+    }
+)
+
+
+def _message_list(doc: Any, reader: _Reader) -> list[Any] | None:
+    # An Anthropic request's top-level "system" prompt is host text: only "messages" is read.
+    if isinstance(doc, Mapping):
+        doc = doc.get("messages")
+    if not isinstance(doc, list):
+        reader.fail(1, "no messages array")
+        return None
+    return doc
+
+
+def _parse_message_array(messages: Sequence[Any], reader: _Reader, *, line: int | None = None) -> None:
+    """Messages of a JSON array (``line`` None: index = array position) or of one JSONL line."""
+    roles = _OPENAI_ROLES if reader.fmt == "openai" else ROLES
+    for i, msg in enumerate(messages):
+        index = i if line is None else line
+        where = f"messages[{i}]" if line is None else "message"
+        if not isinstance(msg, Mapping):
+            reader.fail(line, f"{where} is a JSON {type(msg).__name__}, not a message object")
+            continue
+        if msg.get("type") in _RESPONSES_SKIP:
+            continue  # Responses API tool items and reasoning
+        role = msg.get("role")
+        if role not in roles:
+            reader.fail(line, f"{where}.role is {role!r}; valid roles: {', '.join(roles)}")
+            continue
+        if role not in ROLES:
+            continue  # system, developer, tool and function messages are host text
+        content = msg.get("content")
+        if content is not None and not isinstance(content, (str, list)):
+            reader.fail(line, f"{where}.content must be a string or a list of content blocks")
+            continue
+        speaker = msg.get("speaker", msg.get("name"))
+        reader.add(
+            role,
+            block_texts(content),
+            index,
+            turn_id=_turn_id(msg, f"m{index}" if line is None else f"L{line}"),
+            speaker=speaker if isinstance(speaker, str) and speaker.strip() else None,
+            timestamp=_timestamp(msg.get("timestamp")),
+        )
+
+
+def _turn_id(msg: Mapping[str, Any], default: str) -> str:
+    for key in ("turnId", "id"):
+        value = msg.get(key)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+            return str(value)
+    return default
+
+
+def _parse_json_document(text: str, reader: _Reader) -> None:
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        if reader.fmt == "openai" and _first_line_is_object(text):
+            for number, obj in _json_lines(text, reader):  # one message per line
+                _parse_message_array([obj], reader, line=number)
+            return
+        reader.fail(exc.lineno, f"not valid JSON ({exc.msg} at column {exc.colno})")
+        return
+    messages = _message_list(doc, reader)
+    if messages is not None:
+        _parse_message_array(messages, reader)
+
+
+def _first_line_is_object(text: str) -> bool:
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    try:
+        return isinstance(json.loads(first), Mapping)
+    except ValueError:
+        return False
+
+
+# --- plain ---
+
+
+def plain_role(speaker: str) -> str | None:
+    """``user``/``assistant`` for a plain transcript's speaker; None for host speakers (dropped)."""
+    name = speaker.strip().lower()
+    if name in HOST_SPEAKERS:
+        return None
+    return "assistant" if name in ASSISTANT_SPEAKERS else "user"
+
+
+def _parse_plain(text: str, reader: _Reader) -> None:
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        timestamp = None
+        if line.startswith("["):
+            stamp, sep, rest = line[1:].partition("]")
+            timestamp = _timestamp(stamp)
+            if not sep or timestamp is None:
+                reader.fail(number, f"[{stamp[:40]}] is not an ISO-8601 timestamp")
+                continue
+            line = rest.strip()
+        speaker, sep, said = line.partition(":")
+        if not sep or not speaker.strip() or len(speaker) > 60 or not said.strip():
+            reader.fail(number, f"{line[:60]!r} has no `Speaker:` prefix")
+            continue
+        role = plain_role(speaker)
+        if role is None:
+            continue
+        name = speaker.strip()
+        reader.add(
+            role,
+            [strip_injected(said.strip())],
+            number,
+            turn_id=f"L{number}",
+            speaker=None if name.lower() in GENERIC_SPEAKERS | ASSISTANT_SPEAKERS else name,
+            timestamp=timestamp,
+        )
+
+
+# --- detection and entry points ---
+
+
+def detect_format(text: str) -> str:
+    """The format a transcript is in, judged from its first JSON value or line."""
+    stripped = text.lstrip("\ufeff \t\r\n")
+    if not stripped:
+        return "plain"
+    first_line = stripped.splitlines()[0].strip()
+    try:
+        first = json.loads(first_line)
+    except ValueError:
+        first = None
+    if isinstance(first, Mapping):
+        kind = first.get("type")
+        if "payload" in first and kind in _CODEX_TYPES:
+            return "codex"
+        if kind in _CLAUDE_TYPES or "uuid" in first or "sessionId" in first:
+            return "claude-code"
+        if "role" in first:
+            return "openai"
+    try:
+        doc = json.loads(stripped)
+    except ValueError:
+        doc = None
+    if doc is not None and isinstance(doc, (list, Mapping)):
+        return "anthropic" if _looks_anthropic(doc) else "openai"
+    if re.match(r"\{\s*\"", first_line):  # JSON lines, one broken: report it as a host file
+        return "claude-code"
+    if re.match(r"\[\s*(\{|$)", first_line):  # a JSON array that does not parse
+        return "openai"
+    return "plain"
+
+
+def _looks_anthropic(doc: Any) -> bool:
+    if isinstance(doc, Mapping):
+        if "system" in doc:
+            return True
+        doc = doc.get("messages")
+    if not isinstance(doc, list):
+        return False
+    anthropic_blocks = {"tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use"}
+    for msg in doc:
+        content = msg.get("content") if isinstance(msg, Mapping) else None
+        if isinstance(content, list) and any(
+            isinstance(b, Mapping) and b.get("type") in anthropic_blocks for b in content
+        ):
+            return True
+    return False
+
+
+_PARSERS = {
+    "claude-code": _parse_claude,
+    "codex": _parse_codex,
+    "openai": _parse_json_document,
+    "anthropic": _parse_json_document,
+    "plain": _parse_plain,
+}
+
+
+def parse_transcript(
+    text: str, fmt: str = "auto", *, source: str = "transcript", strict: bool = True
+) -> ParsedTranscript:
+    """Read a transcript in ``fmt`` (``auto`` detects it). ``source`` names it in error messages."""
+    if fmt not in FORMATS:
+        raise ValidationError.single("format", f"unknown transcript format {fmt!r}", options=FORMATS)
+    text = text.lstrip("\ufeff")
+    chosen = detect_format(text) if fmt == "auto" else fmt
+    reader = _Reader(chosen, source, strict)
+    if fmt == "auto" and chosen in ("claude-code", "codex"):
+        _parse_host_jsonl(text, reader)
+    else:
+        _PARSERS[chosen](text, reader)
+    return reader.result()
+
+
+def turns_from_messages(messages: Any, *, field: str = "messages") -> list[Turn]:
+    """Turns from the API's message dicts ``{role, content, speaker?, turnId?, timestamp?}``.
+
+    ``content`` is a string or content blocks (text blocks kept, host text cut out, tool blocks
+    dropped). Every problem is reported at once, each naming its field; messages left with no
+    words after the host text is cut are not turns. ``index`` is the message's position here: a
+    session buffer renumbers turns with its own sequence.
+    """
+    problems = check_messages(messages, field=field)
+    if problems:
+        raise ValidationError(problems[0].describe() if len(problems) == 1 else f"invalid {field}", problems=problems)
+    reader = _Reader("openai", field, strict=True)
+    for i, msg in enumerate(messages):
+        speaker = msg.get("speaker")
+        reader.add(
+            msg["role"],
+            block_texts(msg["content"]),
+            i,
+            turn_id=_turn_id(msg, "") or None,
+            speaker=speaker.strip() if isinstance(speaker, str) and speaker.strip() else None,
+            timestamp=_timestamp(msg.get("timestamp")),
+        )
+    return list(reader.turns)
+
+
+def check_messages(messages: Any, *, field: str = "messages") -> list[FieldProblem]:
+    """Every problem with a list of message dicts, each naming its field and the valid options."""
+    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)) or not messages:
+        return [FieldProblem(field, "must be a non-empty array of {role, content} objects")]
+    problems: list[FieldProblem] = []
+    for i, msg in enumerate(messages):
+        where = f"{field}[{i}]"
+        if not isinstance(msg, Mapping):
+            problems.append(FieldProblem(where, "must be an object with role and content"))
+            continue
+        if msg.get("role") not in ROLES:
+            problems.append(FieldProblem(f"{where}.role", f"unknown role {msg.get('role')!r}", options=ROLES))
+        content = msg.get("content")
+        if not isinstance(content, (str, list)):
+            problems.append(FieldProblem(f"{where}.content", "must be a string or a list of content blocks"))
+        for key in ("speaker", "turnId"):
+            if msg.get(key) is not None and not isinstance(msg.get(key), (str, int)):
+                problems.append(FieldProblem(f"{where}.{key}", "must be a string"))
+        stamp = msg.get("timestamp")
+        if stamp is not None and _timestamp(stamp) is None:
+            problems.append(FieldProblem(f"{where}.timestamp", "must be an ISO-8601 timestamp or epoch seconds"))
+    return problems

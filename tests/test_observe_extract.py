@@ -1,0 +1,226 @@
+"""Extraction rules: noise out, cues in, facts made to stand alone; importance and the judge."""
+
+from __future__ import annotations
+
+import pytest
+
+from remnic.config import ObserveSettings
+from remnic.observe.dates import resolve_relative_dates
+from remnic.observe.extract import drop_reason, extract_turn, tags_for, value_key
+from remnic.observe.importance import score_importance
+from remnic.observe.judge import judge_candidate
+from remnic.observe.normalize import replace_first_person, standalone, third_person
+from remnic.observe.records import Turn
+from remnic.observe.text import prose_lines, split_sentences
+
+MONDAY = "2023-05-08T13:56:00Z"
+
+
+def facts(text: str, *, role: str = "user", speaker: str | None = "Ana", timestamp: str | None = MONDAY) -> list:
+    return extract_turn(Turn(role, text, 0, speaker=speaker, timestamp=timestamp), ObserveSettings())
+
+
+@pytest.mark.parametrize(
+    "line,expected",
+    [
+        ("We moved to v2.3.1 yesterday. It works.", ["We moved to v2.3.1 yesterday.", "It works."]),
+        ("Dr. Smith said the cache TTL is 5 min. We agreed.", ["Dr. Smith said the cache TTL is 5 min.", "We agreed."]),
+        ("I met J. K. Rowling once! It was amazing.", ["I met J. K. Rowling once!", "It was amazing."]),
+        ("Use e.g. Redis or Memcached. Not both.", ["Use e.g. Redis or Memcached.", "Not both."]),
+        ("The alarm fires at 2.5 s. Keep it light.", ["The alarm fires at 2.5 s.", "Keep it light."]),
+        ("Wow!! That's great. What now?", ["Wow!!", "That's great.", "What now?"]),
+        ('He said "ship it." Then he left.', ['He said "ship it."', "Then he left."]),
+        ("I went to the U.S. last year. I loved it.", ["I went to the U.S. last year.", "I loved it."]),
+        (
+            "Our office is at No. 5 Main St. in Lisbon. Come by!",
+            ["Our office is at No. 5 Main St. in Lisbon.", "Come by!"],
+        ),
+    ],
+)
+def test_sentence_boundaries(line: str, expected: list[str]) -> None:
+    assert split_sentences(line) == expected
+
+
+def test_code_traces_logs_and_tool_output_are_not_prose() -> None:
+    text = (
+        "The cache should be per-tenant.\n\n"
+        "```python\ndef get(key):\n    return cache[key]\n```\n\n"
+        "Traceback (most recent call last):\n"
+        '  File "tests/test_checkout.py", line 88, in test_checkout_flow\n'
+        "TimeoutError: payment stub did not answer\n\n"
+        "2026-05-04 09:41:12,532 ERROR [worker-3] connection refused\n"
+        "2026-05-04 09:41:13,034 WARN  [worker-3] retrying\n\n"
+        "$ pytest -q\n1 failed, 2 passed in 6.12s\n\n"
+        "- We deploy on Fridays\n"
+        "  and roll back on Mondays."
+    )
+    assert prose_lines(text) == ["The cache should be per-tenant.", "We deploy on Fridays and roll back on Mondays."]
+
+
+@pytest.mark.parametrize(
+    "sentence,reason",
+    [
+        ("How have you been?", "question"),
+        ("Hey Mel! ", "greeting or acknowledgement"),
+        ("Thanks so much, Caroline!", "greeting or acknowledgement"),
+        ("Sounds good.", "greeting or acknowledgement"),
+        ("That's really cool.", "greeting or acknowledgement"),
+        ("Wow, great pic!", "exclamation"),
+        ("Here's a pic of my dog.", "thanks or show-and-tell"),
+        ("I've been great, busy but great.", "small talk"),
+    ],
+)
+def test_noise_is_dropped_before_any_cue(sentence: str, reason: str) -> None:
+    assert drop_reason(sentence, "user") == reason
+
+
+def test_assistant_task_chatter_is_dropped() -> None:
+    for said in ("I'll run the tests now.", "Let me check the fixture order.", "Running the tests now."):
+        assert drop_reason(said, "assistant") == "assistant task chatter"
+    assert facts("I'll run the tests now. All tests pass. I've updated cache.py.", role="assistant") == []
+
+
+@pytest.mark.parametrize(
+    "said,category,content",
+    [
+        ("Actually, the staging DB port is 5433, not 5432.", "correction", "The staging DB port is 5433, not 5432."),
+        ("Never push to main.", "principle", "Never push to main."),
+        (
+            "If the replica lag passes 30s, page the on-call.",
+            "rule",
+            "If the replica lag passes 30s, page the on-call.",
+        ),
+        ("I really love hiking in the Alps.", "preference", "Ana really loves hiking in the Alps."),
+        (
+            "I'll send the migration plan by next Friday.",
+            "commitment",
+            "Ana will send the migration plan by Friday, 12 May 2023.",
+        ),
+        ("We decided to cut releases every Tuesday.", "decision", "We decided to cut releases every Tuesday."),
+        ("My sister Mia lives in Porto.", "relationship", "Ana's sister Mia lives in Porto."),
+        ("Argo is our deployment tool.", "entity", "Argo is our deployment tool."),
+        ("I got married last summer!", "moment", "Ana got married in the summer of 2022."),
+        ("I'm really good at choreography.", "skill", "Ana is really good at choreography."),
+        ("I went to a support group yesterday.", "fact", "Ana went to a support group on 7 May 2023."),
+        ("Been reading that book you recommended.", "fact", "Ana has been reading that book you recommended."),
+        ("The billing service owner is Dana.", "fact", "The billing service owner is Dana."),
+    ],
+)
+def test_each_category_has_its_cue(said: str, category: str, content: str) -> None:
+    found = facts(said)
+    assert [(c.fact.category, c.fact.content) for c in found] == [(category, content)]
+    assert found[0].fact.quote == said
+
+
+def test_requests_and_remarks_to_the_listener_are_not_facts() -> None:
+    assert facts("Fix the empty-cart 500. Can you look into it?") == []
+    assert facts("You'd be a great counselor!") == []
+    assert [c.fact.category for c in facts("Use pnpm, not npm.")] == ["preference"]  # a request that states a choice
+    assert [c.fact.category for c in facts("You must never commit secrets.")] == ["principle"]
+
+
+def test_first_person_becomes_the_speaker_with_agreeing_verbs() -> None:
+    assert (
+        replace_first_person("I love painting and I go running.", "Mel") == "Mel loves painting and Mel goes running."
+    )
+    assert replace_first_person("I'm off; my kids need me.", "Mel") == "Mel is off; their kids need them."
+    assert replace_first_person("I don't like it, I've tried.", "Mel") == "Mel doesn't like it, Mel has tried."
+    assert [third_person(v) for v in ("try", "watch", "go", "went", "can", "have")] == [
+        "tries",
+        "watches",
+        "goes",
+        "went",
+        "can",
+        "has",
+    ]
+    assert standalone("So, I'm Bo, I joined the team.", speaker="Bo", timestamp=None)[0] == "Bo joined the team."
+    assert facts("I prefer tabs.", speaker=None)[0].fact.content == "The user prefers tabs."
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("I went there yesterday.", "I went there on 7 May 2023."),
+        ("We met up last week.", "We met up in the week before 8 May 2023."),
+        ("I painted it last year.", "I painted it in 2022."),
+        ("I started three years ago.", "I started in 2020."),
+        ("We go camping next month.", "We go camping in June 2023."),
+        ("I ran a race last Saturday.", "I ran a race on Saturday, 6 May 2023."),
+        ("Ship it by next Friday.", "Ship it by Friday, 12 May 2023."),
+        ("Since yesterday it works.", "Since 7 May 2023 it works."),
+        ("It was a few days ago.", "It was a few days before 8 May 2023."),
+        ("The exam is in 3 weeks.", "The exam is around 29 May 2023."),
+        ("We cut releases every Tuesday.", "We cut releases every Tuesday."),
+        ("The deploy is on Fridays.", "The deploy is on Fridays."),
+    ],
+)
+def test_relative_dates_become_absolute(text: str, expected: str) -> None:
+    assert resolve_relative_dates(text, MONDAY)[0] == expected
+
+
+def test_without_a_timestamp_dates_stay_relative() -> None:
+    assert resolve_relative_dates("I went there yesterday.", None) == ("I went there yesterday.", [])
+
+
+def test_values_give_supersession_keys() -> None:
+    assert value_key("the staging DB port is now 5433", "Ana") == ("staging-db", {"port": "5433"})
+    assert value_key("Actually the staging DB port is 5433, not 5432"[9:], "Ana") == ("staging-db", {"port": "5433"})
+    assert value_key("my favourite colour is blue", "Ana") == ("ana", {"favourite-colour": "blue"})
+    assert value_key("Caroline's email is c@example.org", "Ana") == ("caroline", {"email": "c@example.org"})
+    assert value_key("the transgender stories were so inspiring", "Ana") == (None, {})
+    assert value_key("it is 5433", "Ana") == (None, {})
+    fact = facts("The staging DB port is now 5433.")[0].fact
+    assert fact.supersession_keys() == ["staging-db::port"]
+
+
+def test_tags_come_from_names_then_keywords() -> None:
+    assert tags_for("Ana's sister Mia is visiting Porto on Saturday, 14 March 2026.", exclude=("Ana",)) == (
+        "mia",
+        "porto",
+        "sister",
+        "visiting",
+    )
+
+
+def test_importance_follows_the_reference_rules() -> None:
+    trivial = score_importance("ok", "fact")
+    assert (trivial.score, trivial.level) == (0.1, "trivial")
+    decided = score_importance("We decided to cut releases every Tuesday.", "decision", ("decision",))
+    assert decided.score == 0.75 and decided.level == "high"
+    assert decided.reasons == (
+        "High importance marker detected",
+        "Category boost: decision",
+        "Important tags: decision",
+    )
+    corrected = score_importance(
+        "The staging DB port is 5433.", "correction", said="Actually, the staging DB port is 5433, not 5432."
+    )
+    assert corrected.reasons[0].startswith("Critical marker:") and corrected.score == 0.88
+    hedged = score_importance("Maybe we move the standup.", "fact")
+    assert hedged.score == 0.35 and "Uncertainty/hedging detected" in hedged.reasons
+
+
+@pytest.mark.parametrize(
+    "said,kind,reason",
+    [
+        ("Never push to main.", "accept", "Auto-approved: principle category bypasses judge"),
+        ("I went to a support group yesterday.", "accept", "Durable fact (first-person statement)"),
+        ("My build is currently failing on CI.", "reject", "Work in progress, stale within hours"),
+        ("I think the deploy takes 20 minutes.", "defer", "Hedged: the speaker is not sure"),
+        (
+            "It taught me self-acceptance and patience.",
+            "defer",
+            "Ambiguous referent: the subject is named in another turn",
+        ),
+        ("I'm going to learn the cello.", "defer", "Plan or commitment with no date"),
+        ("I'm going to learn the cello next year.", "accept", "Durable commitment (future with a date)"),
+        ("I'm off to go swimming with the kids.", "reject", "Leaving the conversation"),
+    ],
+)
+def test_judge_verdicts(said: str, kind: str, reason: str) -> None:
+    (candidate,) = facts(said)
+    fact = candidate.fact
+    verdict = judge_candidate(candidate, score_importance(fact.content, fact.category, fact.tags, said=said))
+    assert (verdict.kind, verdict.reason) == (kind, reason)
+    off = judge_candidate(candidate, score_importance(fact.content, fact.category), enabled=False)
+    assert off.kind == "accept" and off.source == "disabled"
