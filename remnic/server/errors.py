@@ -122,3 +122,17 @@ class ForbiddenOrigin(RemnicError):
 class IdempotencyConflict(ValidationError):
     code = "idempotency_conflict"
     http_status = 409
+
+
+class MisdirectedHost(RemnicError):
+    """The Host header names some other server: a DNS-rebinding page, or a misconfigured proxy."""
+
+    code = "host_not_allowed"
+    http_status = 421
+
+
+class RequestTimeout(UsageError):
+    """The client was still sending its request when the whole-request deadline passed."""
+
+    code = "request_timeout"
+    http_status = 408
