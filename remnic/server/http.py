@@ -496,7 +496,8 @@ class Handler(BaseHTTPRequestHandler):
         self._responded = True
         if self._body_pending:
             self.close_connection = True  # an unread body would be parsed as the next request
-        data = b"" if reply.status == 202 and reply.body is None else reply.text.encode("utf-8")
+        # backslashreplace: a lone surrogate echoed from a refused input goes out as a JSON \uXXXX escape.
+        data = b"" if reply.status == 202 and reply.body is None else reply.text.encode("utf-8", "backslashreplace")
         self.send_response(reply.status)
         if data:
             self.send_header("Content-Type", "application/json; charset=utf-8")

@@ -232,7 +232,8 @@ def run_stdio(
     session = McpSession(stateless=False)
 
     def send(obj: dict[str, Any]) -> None:
-        stdout.write(encode(obj).encode("utf-8") + b"\n")
+        # backslashreplace: a lone surrogate echoed from a refused input goes out as a JSON \uXXXX escape.
+        stdout.write(encode(obj).encode("utf-8", "backslashreplace") + b"\n")
         stdout.flush()
 
     while True:

@@ -16,6 +16,7 @@ from typing import Any
 from remnic.config import StoreSettings
 from remnic.errors import FieldProblem, ValidationError
 from remnic.memfile.model import CATEGORIES, STATUSES
+from remnic.memfile.validate import strings_problems
 
 RECALL_MODES = ("auto", "no_recall", "minimal", "full", "graph_mode")
 XRAY_FORMATS = ("json", "text", "markdown")
@@ -152,6 +153,8 @@ def validate(op: Operation, args: Any, *, from_query: bool = False) -> dict[str,
             )
             continue
         problems += _check_bounds(p, value)
+        # NUL and lone surrogates (what undecodable bytes become) in any string, nested ones included.
+        problems += strings_problems(value, p.name)
         out[p.name] = value
     if problems:
         summary = (
