@@ -253,6 +253,14 @@ class ServerSettings:
 
 
 @dataclass
+class McpSettings:
+    tool_names: str = "underscore"
+    """Tool names MCP clients see in tools/list: underscore (remnic_recall: names every client accepts), dotted (remnic.recall plus the legacy engram.recall) or both. Calls accept all three spellings whatever is listed."""
+    rate_limit_stdio: bool = False
+    """When true, writes over stdio MCP (`remnic mcp`, the user's own agent) count against server.writeRateLimit like HTTP writes; by default only HTTP (routes and POST /mcp) is limited."""
+
+
+@dataclass
 class NamespaceSettings:
     enabled: bool = False
     """When false every principal reads and writes every namespace."""
@@ -268,6 +276,7 @@ SECTIONS: dict[str, type] = {
     "recall": RecallSettings,
     "sync": SyncSettings,
     "server": ServerSettings,
+    "mcp": McpSettings,
     "namespaces": NamespaceSettings,
 }
 
@@ -280,6 +289,7 @@ class Settings:
     recall: RecallSettings = field(default_factory=RecallSettings)
     sync: SyncSettings = field(default_factory=SyncSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
+    mcp: McpSettings = field(default_factory=McpSettings)
     namespaces: NamespaceSettings = field(default_factory=NamespaceSettings)
     origins: dict[str, str] = field(default_factory=dict)
     """Dotted key (``recall.topK``) → where its value came from."""
@@ -365,7 +375,10 @@ def settings_markdown() -> str:
 
 # --- value rules (beyond types) ---
 
-CHOICES: dict[str, tuple[str, ...]] = {"recall.fusion": ("rrf", "score")}
+CHOICES: dict[str, tuple[str, ...]] = {
+    "recall.fusion": ("rrf", "score"),
+    "mcp.toolNames": ("underscore", "dotted", "both"),
+}
 # Integers that must be at least 1 (a count, a size); every other number must be finite and >= 0.
 AT_LEAST_ONE = {
     "store.maxContentChars",

@@ -462,7 +462,7 @@ def test_content_limit_and_defaults_come_from_the_store_settings(
         assert r.status == 400 and r.json()["details"][0]["field"] == "content"
         assert r.json()["error"] == "content: is 30001 characters; the limit is 30000 (store.maxContentChars)"
         tools = env.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).json()
-        schema = next(t for t in tools["result"]["tools"] if t["name"] == "remnic.memory_store")["inputSchema"]
+        schema = next(t for t in tools["result"]["tools"] if t["name"] == "remnic_memory_store")["inputSchema"]
         assert schema["properties"]["content"]["maxLength"] == 30_000
         assert "default 0.7" in schema["properties"]["confidence"]["description"]
 

@@ -81,12 +81,14 @@ class Api:
         op = self.operation(name)
         values = validate(op, args, from_query=from_query)
         values["_source"] = f"{surface}:{principal}"
+        # The user's own agent on stdio is not throttled unless asked (mcp.rateLimitStdio).
+        values["_limited"] = surface != "mcp-stdio" or self.settings.mcp.rate_limit_stdio
         handler: Callable[[str, dict[str, Any]], Reply] = getattr(self, f"op_{name}")
         return handler(principal, values)
 
     def _write(self, principal: str, op: str, values: dict[str, Any], fn: Callable[[], Reply]) -> Reply:
         """Idempotency replay first (a replay is not a write), then the rate limit, then the write."""
-        counted = not values.get("dryRun")
+        counted = values["_limited"] and not values.get("dryRun")
 
         def run() -> Reply:
             if counted:
@@ -101,7 +103,7 @@ class Api:
         key = values.get("idempotencyKey")
         if not key:
             return run()
-        request = {k: v for k, v in values.items() if k != "_source"}  # same key over HTTP or MCP is one request
+        request = {k: v for k, v in values.items() if not k.startswith("_")}  # same key over HTTP or MCP: one request
         reply, replayed = self.idempotency.run(principal, key, fingerprint(op, request), run)
         if not replayed:
             return reply

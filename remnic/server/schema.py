@@ -9,13 +9,14 @@ declaration into the JSON Schema an MCP client sees in ``tools/list``.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from remnic.config import StoreSettings
 from remnic.errors import FieldProblem, ValidationError
-from remnic.memfile.model import CATEGORIES, STATUSES
+from remnic.memfile.model import CATEGORIES, ID_RE, NAMESPACE_RE, STATUSES
 from remnic.memfile.validate import strings_problems
 
 RECALL_MODES = ("auto", "no_recall", "minimal", "full", "graph_mode")
@@ -46,6 +47,8 @@ class Param:
     max_length: int | None = None
     items: str | None = None
     """Element type of an array."""
+    pattern: str | None = None
+    """A regular expression the whole string must match (advertised as the JSON Schema ``pattern``)."""
     default: Any = None
     compat: bool = False
     """Accepted for compatibility with Remnic clients; has no effect here."""
@@ -66,6 +69,8 @@ class Param:
             out["maxLength" if self.kind == "string" else "maxItems"] = self.max_length
         if self.kind == "string" and self.required:
             out["minLength"] = 1
+        if self.pattern is not None:
+            out["pattern"] = self.pattern
         if self.items is not None:
             out["items"] = {"type": self.items}
         if self.default is not None:
@@ -174,6 +179,8 @@ def _check_bounds(p: Param, value: Any) -> list[FieldProblem]:
         problems.append(FieldProblem(p.name, f"must be at most {p.maximum:g}, got {value!r}"))
     if p.kind == "string" and p.required and not value.strip():
         problems.append(FieldProblem(p.name, "must not be empty"))
+    if p.pattern is not None and isinstance(value, str) and value and not re.fullmatch(p.pattern, value):
+        problems.append(FieldProblem(p.name, f"{value[:80]!r} does not match {p.pattern} ({p.description})"))
     if (
         p.max_length is not None
         and p.enforced_by is None
@@ -192,12 +199,19 @@ def _check_bounds(p: Param, value: Any) -> list[FieldProblem]:
 # --- the operations ---
 
 _NS = Param(
-    "namespace", "string", "namespace to act on (default: the caller's own namespace, else the default)", max_length=64
+    "namespace",
+    "string",
+    "namespace to act on (default: the caller's own namespace, else the default); lowercase letters, digits, "
+    "'-' and '_'",
+    max_length=64,
+    pattern=NAMESPACE_RE.pattern,
 )
 _SESSION = Param("sessionKey", "string", "conversation/session identifier", max_length=256)
 _CWD = Param("cwd", "string", "working directory (accepted for Remnic compatibility; not used yet)", compat=True)
 _TAG = Param("projectTag", "string", "project name (accepted for Remnic compatibility; not used yet)", compat=True)
-_MEMORY_ID = Param("memoryId", "string", "the memory's id (frontmatter `id`)", required=True, max_length=128)
+_MEMORY_ID = Param(
+    "memoryId", "string", "the memory's id (frontmatter `id`)", required=True, max_length=128, pattern=ID_RE.pattern
+)
 
 
 def build_operations(store: StoreSettings) -> dict[str, Operation]:

@@ -98,7 +98,8 @@ def test_http_mcp_bad_text_is_a_tool_error(env: Env) -> None:
         assert r.status == 200, r.raw
         reply = r.json()
         assert reply["id"] == 41 and reply["result"]["isError"] is True
-        problem = only_problem(reply["result"]["structuredContent"])
+        assert "structuredContent" not in reply["result"]  # errors are not the tool's output shape
+        problem = only_problem(json.loads(reply["result"]["content"][0]["text"]))
         assert problem["field"] == "content" and words in problem["message"]
     assert commits(env.root) == before
 

@@ -1,0 +1,176 @@
+"""Output schemas: the JSON Schema of each operation's success body, advertised as a tool's
+``outputSchema`` over MCP (the body is the tool result's ``structuredContent``) and checked
+against real results by the tests.
+
+Objects allow further keys (a later version may add fields without breaking a client that
+validates); every key listed as required is always present.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from remnic.memfile.model import CATEGORIES, STATUSES
+
+JSON = dict[str, Any]
+
+
+def _obj(required: dict[str, JSON], optional: dict[str, JSON] | None = None, description: str = "") -> JSON:
+    out: JSON = {"type": "object", "properties": {**required, **(optional or {})}, "required": list(required)}
+    if description:
+        out["description"] = description
+    return out
+
+
+STRING: JSON = {"type": "string"}
+NULLABLE_STRING: JSON = {"type": ["string", "null"]}
+INTEGER: JSON = {"type": "integer", "minimum": 0}
+NUMBER: JSON = {"type": "number"}
+BOOLEAN: JSON = {"type": "boolean"}
+FRONTMATTER: JSON = {"type": "object", "description": "the memory file's frontmatter, keys as written"}
+
+MEMORY: JSON = _obj(
+    {
+        "id": STRING,
+        "path": {"type": "string", "description": "path of the memory file in the repository"},
+        "namespace": STRING,
+        "category": {"type": "string", "enum": list(CATEGORIES)},
+        "status": {"type": "string", "enum": list(STATUSES)},
+        "content": {"type": "string", "description": "the memory's text (the file's body)"},
+        "frontmatter": FRONTMATTER,
+    },
+    description="one memory",
+)
+
+HIT: JSON = _obj(
+    {
+        "id": STRING,
+        "path": STRING,
+        "namespace": NULLABLE_STRING,
+        "category": STRING,
+        "status": STRING,
+        "score": NUMBER,
+        "rank": {"type": "integer", "minimum": 1},
+        "content": STRING,
+        "frontmatter": FRONTMATTER,
+    },
+    {"debug": {"type": "object", "description": "score terms, signals and tier (includeDebug)"}},
+    description="one recalled memory",
+)
+
+SNAPSHOT: JSON = _obj(
+    {
+        "schemaVersion": STRING,
+        "query": STRING,
+        "snapshotId": STRING,
+        "capturedAt": {"type": "number", "description": "epoch milliseconds"},
+        "filters": {
+            "type": "array",
+            "items": _obj({"name": STRING, "considered": INTEGER, "admitted": INTEGER}, {"reason": STRING}),
+        },
+        "results": {
+            "type": "array",
+            "items": _obj(
+                {"memoryId": STRING, "path": STRING, "servedBy": STRING, "scoreDecomposition": {"type": "object"}}
+            ),
+        },
+        "budget": _obj({"chars": INTEGER, "used": INTEGER}),
+    },
+    {
+        "tierExplain": {"type": "object"},
+        "sessionKey": STRING,
+        "namespace": STRING,
+        "traceId": STRING,
+    },
+    description="the Recall X-ray snapshot (schema v1)",
+)
+
+ENVELOPE: JSON = _obj(
+    {"snapshotFound": BOOLEAN},
+    {"snapshot": SNAPSHOT},
+    description="snapshotFound false means nothing to show (and says nothing more)",
+)
+
+OUTPUT_SCHEMAS: dict[str, JSON] = {
+    "recall": _obj(
+        {
+            "results": {"type": "array", "items": HIT},
+            "count": INTEGER,
+            "traceId": STRING,
+            "plannerMode": {"type": "string", "enum": ["full", "no_recall"]},
+            "fallbackUsed": BOOLEAN,
+            "sourcesUsed": {"type": "array", "items": STRING},
+            "budgetsApplied": _obj({"topK": INTEGER, "budgetChars": INTEGER, "budgetUsed": INTEGER}),
+            "latencyMs": NUMBER,
+        },
+        {"auditEntryId": STRING, "debug": {"type": "object"}},
+    ),
+    "recall_xray": ENVELOPE,
+    "recall_explain": {
+        **ENVELOPE,
+        "properties": {
+            **ENVELOPE["properties"],
+            "format": {"type": "string", "enum": ["text", "markdown"]},
+            "rendered": {"type": "string", "description": "the snapshot rendered as text or markdown"},
+        },
+    },
+    "memory_store": _obj(
+        {
+            "schemaVersion": {"type": "integer", "enum": [1]},
+            "operation": {"type": "string", "enum": ["memory_store"]},
+            "namespace": STRING,
+            "dryRun": BOOLEAN,
+            "accepted": BOOLEAN,
+            "status": {"type": "string", "enum": ["validated", "stored", "duplicate", "queued_for_review"]},
+            "memoryId": STRING,
+            "path": STRING,
+        },
+        {"duplicateOf": STRING, "idempotencyKey": STRING, "idempotencyReplay": BOOLEAN},
+    ),
+    "memory_get": _obj({"found": {"type": "boolean", "enum": [True]}, "namespace": STRING, "memory": MEMORY}),
+    "memory_search": _obj(
+        {"query": STRING, "namespace": NULLABLE_STRING, "count": INTEGER, "results": {"type": "array", "items": HIT}}
+    ),
+    "memory_timeline": _obj(
+        {
+            "found": BOOLEAN,
+            "memoryId": STRING,
+            "namespace": STRING,
+            "count": INTEGER,
+            "timeline": {
+                "type": "array",
+                "items": _obj(
+                    {
+                        "version": {"type": "integer", "minimum": 1},
+                        "label": STRING,
+                        "sha": STRING,
+                        "path": STRING,
+                        "date": STRING,
+                        "operation": {"type": "string", "description": "Remnic-Operation trailer, or git-commit"},
+                        "status": {"type": "string", "description": "the memory's status at that version"},
+                    },
+                    {
+                        "previousPath": NULLABLE_STRING,
+                        "author": STRING,
+                        "subject": STRING,
+                        "change": STRING,
+                        "trailers": {"type": "object"},
+                    },
+                    description="one commit that touched the memory",
+                ),
+            },
+        }
+    ),
+    "observe": _obj(
+        {
+            "accepted": INTEGER,
+            "sessionKey": STRING,
+            "namespace": STRING,
+            "lcmArchived": BOOLEAN,
+            "extractionQueued": BOOLEAN,
+        }
+    ),
+    "review_queue_list": _obj(
+        {"namespace": NULLABLE_STRING, "count": INTEGER, "memories": {"type": "array", "items": MEMORY}}
+    ),
+}
