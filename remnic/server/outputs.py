@@ -23,7 +23,7 @@ def _obj(required: dict[str, JSON], optional: dict[str, JSON] | None = None, des
 
 
 STRING: JSON = {"type": "string"}
-NULLABLE_STRING: JSON = {"type": ["string", "null"]}
+NULLABLE_STRING: JSON = {"anyOf": [{"type": "string"}, {"type": "null"}]}  # one type per branch: portable
 INTEGER: JSON = {"type": "integer", "minimum": 0}
 NUMBER: JSON = {"type": "number"}
 BOOLEAN: JSON = {"type": "boolean"}
