@@ -126,7 +126,9 @@ def test_stdio_initialize_list_and_call(memory: Memory) -> None:
             fields = {d["field"]: d for d in err["details"]}
             assert "preference" in fields["category"]["options"] and "content" in fields["colour"]["options"]
             missing = await client.call_tool("remnic.memory_get", {"memoryId": "mem_nope"})
-            assert missing.is_error and json.loads(text(missing))["code"] == "not_found"
+            assert not missing.is_error  # the original's answer: a result saying found false
+            assert missing.structured_content == json.loads(text(missing))
+            assert missing.structured_content["found"] is False and missing.structured_content["code"] == "not_found"
             with pytest.raises(MCPError) as exc:
                 await client.call_tool("remnic.forget_everything", {})
             assert "remnic_memory_store" in str(exc.value) and "valid tools" in str(exc.value)

@@ -191,7 +191,8 @@ def test_other_principals_memory_reads_exactly_like_a_missing_one(env: Env) -> N
         assert "diary" not in theirs.raw.decode()
     # Nor does recall or search reach into bob's namespace.
     recall = env.call("POST", "/engram/v1/recall", {"query": "Bob's diary", "includeDebug": True})
-    assert recall.status == 200 and "Bob's diary" not in recall.raw.decode()
+    assert recall.status == 200 and recall.json()["query"] == "Bob's diary"  # the caller's own words, echoed
+    assert "diary" not in json.dumps({k: v for k, v in recall.json().items() if k != "query"})
     assert env.call("GET", "/engram/v1/memories?query=diary").json()["total"] == 0
 
 

@@ -25,11 +25,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from remnic.config import Settings
-from remnic.errors import FieldProblem, RemnicError, ValidationError
-from remnic.memfile.model import ID_RE
+from remnic.errors import RemnicError, ValidationError
 from remnic.render.xray import dumps_json
 
 from .api import Api, Reply, error_reply, internal_error
@@ -43,34 +42,15 @@ from .errors import (
     MethodNotAllowed,
     MisdirectedHost,
     RequestTimeout,
-    RouteNotFound,
     Unauthorized,
     parse_json,
 )
 from .mcp import INVALID_REQUEST, PARSE_ERROR, SUPPORTED_VERSIONS, McpServer, McpSession
+from .routes import http_names, query_args, route
 from .transport import ConnectionSlots, DeadlineReader, HostCheck, Refusals, SocketWriter, WorkerPool
 
 log = logging.getLogger("remnic.server")
 
-PREFIXES = ("/engram/v1/", "/remnic/v1/")
-ID = "{id}"
-# (method, path segments) → operation. ``{id}`` matches one memory id.
-ROUTES: dict[tuple[str, ...], dict[str, str]] = {
-    ("health",): {"GET": "health"},
-    ("recall",): {"POST": "recall"},
-    ("recall", "xray"): {"GET": "recall_xray"},
-    ("recall", "explain"): {"POST": "recall_explain"},
-    ("memories",): {"GET": "memories_list", "POST": "memory_store"},
-    ("memories", ID): {"GET": "memory_get"},
-    ("memories", ID, "timeline"): {"GET": "memory_timeline"},
-    ("observe",): {"POST": "observe"},
-    ("review-queue",): {"GET": "review_queue_list"},
-}
-# Query-string names of GET routes whose HTTP spelling differs from the operation's fields (seed 000/001).
-QUERY_ALIASES: dict[str, dict[str, str]] = {
-    "recall_xray": {"q": "query", "session": "sessionKey", "namespace": "namespace", "budget": "budget"},
-}
-MAX_QUERY_FIELDS = 50
 TOKEN_QUERY_KEYS = {"token", "access_token", "accesstoken", "api_key", "apikey", "bearer", "auth", "authorization"}
 
 
@@ -140,81 +120,6 @@ class RemnicHTTPServer(HTTPServer):
         """Errors of the accepting thread: a vanished client is routine, not a traceback on stderr."""
         gone = isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError))
         log.log(logging.DEBUG if gone else logging.ERROR, "connection from %s failed", client_address, exc_info=True)
-
-
-def _segments(path: str) -> list[str] | None:
-    """Decoded path segments; None when any segment could step outside its place ('..', '/', NUL)."""
-    out = []
-    for raw in path.split("/"):
-        seg = unquote(raw, errors="strict") if "%" in raw else raw
-        if seg in ("", ".", "..") or "/" in seg or "\\" in seg or "\x00" in seg:
-            return None
-        out.append(seg)
-    return out
-
-
-def route(method: str, path: str) -> tuple[str, dict[str, str]]:
-    """(operation, path arguments) for a request, or RouteNotFound / MethodNotAllowed."""
-    rest = next((path[len(p) :] for p in PREFIXES if path.startswith(p)), None)
-    try:
-        segments = _segments(rest) if rest is not None else None
-    except UnicodeDecodeError:
-        segments = None
-    if not segments:
-        raise RouteNotFound(
-            f"no route {method} {path[:200]}; routes live under /engram/v1/ and /remnic/v1/ (see docs/server.md)"
-        )
-    for pattern, methods in ROUTES.items():
-        if len(pattern) != len(segments):
-            continue
-        args: dict[str, str] = {}
-        for want, got in zip(pattern, segments):
-            if want == ID:
-                if not ID_RE.match(got):
-                    raise RouteNotFound(f"no memory with id {got[:140]!r}")
-                args["memoryId"] = got
-            elif want != got:
-                break
-        else:
-            if method not in methods:
-                raise MethodNotAllowed(
-                    f"{method} is not allowed on {path}; allowed: {', '.join(methods)}", allow=list(methods)
-                )
-            return methods[method], args
-    raise RouteNotFound(f"no route {method} {path[:200]} (see docs/server.md for the routes)")
-
-
-def _query_args(op: str, query: str) -> dict[str, str]:
-    try:
-        parsed = parse_qs(query, keep_blank_values=True, max_num_fields=MAX_QUERY_FIELDS)
-    except ValueError:  # "Max number of fields exceeded"
-        raise ValidationError.single("query", f"more than {MAX_QUERY_FIELDS} query parameters") from None
-    aliases = QUERY_ALIASES.get(op)
-    problems, out = [], {}
-    for key, values in parsed.items():
-        if len(values) > 1:
-            problems.append(FieldProblem(key, "given more than once"))
-            continue
-        if aliases is not None:
-            if key not in aliases:
-                problems.append(FieldProblem(key, "unknown query parameter", options=list(aliases)))
-                continue
-            key = aliases[key]
-        out[key] = values[0]
-    if problems:
-        raise ValidationError(problems[0].describe(), problems=problems)
-    return out
-
-
-def _http_names(op: str, exc: ValidationError) -> ValidationError:
-    """Name fields as the caller spelled them in the query string (``q``, not ``query``)."""
-    reverse = {field: name for name, field in QUERY_ALIASES.get(op, {}).items()}
-    if not reverse:
-        return exc
-    for problem in exc.problems:
-        problem.field = reverse.get(problem.field, problem.field)
-    message = exc.problems[0].describe() if len(exc.problems) == 1 else exc.message
-    return type(exc)(message, problems=exc.problems)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -356,11 +261,11 @@ class Handler(BaseHTTPRequestHandler):
             return self._mcp(principal)
         op, path_args = route(self.command, parts.path)
         if self.command == "GET":
-            args: dict[str, Any] = {**_query_args(op, parts.query), **path_args}
+            args: dict[str, Any] = {**query_args(op, parts.query), **path_args}
             try:
                 return self.server.api.call(op, principal, args, from_query=True, surface="http")
             except ValidationError as exc:
-                raise _http_names(op, exc) from None
+                raise http_names(op, exc) from None
         if parts.query:
             raise ValidationError.single(
                 "query", f"{self.command} {parts.path} takes a JSON body, not query parameters"

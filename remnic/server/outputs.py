@@ -28,6 +28,19 @@ INTEGER: JSON = {"type": "integer", "minimum": 0}
 NUMBER: JSON = {"type": "number"}
 BOOLEAN: JSON = {"type": "boolean"}
 FRONTMATTER: JSON = {"type": "object", "description": "the memory file's frontmatter, keys as written"}
+# The original Remnic's memory-summary keys, added to every memory and hit remnic returns.
+SUMMARY: dict[str, JSON] = {
+    "created": STRING,
+    "updated": STRING,
+    "tags": {"type": "array", "items": STRING, "description": "trimmed, de-duplicated, sorted"},
+    "entityRef": STRING,
+    "preview": {"type": "string", "description": "the content, whitespace collapsed, first 180 characters"},
+}
+WARNINGS: JSON = {
+    "type": "array",
+    "description": "request fields accepted for Remnic compatibility that had no effect",
+    "items": _obj({"field": STRING, "message": STRING}),
+}
 
 MEMORY: JSON = _obj(
     {
@@ -39,6 +52,7 @@ MEMORY: JSON = _obj(
         "content": {"type": "string", "description": "the memory's text (the file's body)"},
         "frontmatter": FRONTMATTER,
     },
+    SUMMARY,
     description="one memory",
 )
 
@@ -54,7 +68,12 @@ HIT: JSON = _obj(
         "content": STRING,
         "frontmatter": FRONTMATTER,
     },
-    {"debug": {"type": "object", "description": "score terms, signals and tier (includeDebug)"}},
+    {
+        **SUMMARY,
+        "disclosure": {"type": "string", "enum": ["chunk", "section", "raw"]},
+        "snippet": {"type": "string", "description": "memory_search: the content, first 800 characters"},
+        "debug": {"type": "object", "description": "score terms, signals and tier (includeDebug)"},
+    },
     description="one recalled memory",
 )
 
@@ -94,16 +113,31 @@ ENVELOPE: JSON = _obj(
 OUTPUT_SCHEMAS: dict[str, JSON] = {
     "recall": _obj(
         {
-            "results": {"type": "array", "items": HIT},
+            "query": STRING,
+            "namespace": STRING,
+            "context": {"type": "string", "description": "the recalled memories' text, one paragraph each"},
             "count": INTEGER,
+            "memoryIds": {"type": "array", "items": STRING},
+            "results": {"type": "array", "items": HIT},
+            "recordedAt": STRING,
             "traceId": STRING,
             "plannerMode": {"type": "string", "enum": ["full", "no_recall"]},
             "fallbackUsed": BOOLEAN,
             "sourcesUsed": {"type": "array", "items": STRING},
-            "budgetsApplied": _obj({"topK": INTEGER, "budgetChars": INTEGER, "budgetUsed": INTEGER}),
+            "disclosure": {"type": "string", "enum": ["chunk", "section", "raw"]},
+            "budgetsApplied": _obj(
+                {
+                    "topK": INTEGER,
+                    "budgetChars": INTEGER,
+                    "budgetUsed": INTEGER,
+                    "appliedTopK": INTEGER,
+                    "recallBudgetChars": INTEGER,
+                },
+                {"requestedTopK": INTEGER},
+            ),
             "latencyMs": NUMBER,
         },
-        {"auditEntryId": STRING, "debug": {"type": "object"}},
+        {"sessionKey": STRING, "auditEntryId": STRING, "debug": {"type": "object"}, "warnings": WARNINGS},
     ),
     "recall_xray": ENVELOPE,
     "recall_explain": {
@@ -121,20 +155,25 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
             "namespace": STRING,
             "dryRun": BOOLEAN,
             "accepted": BOOLEAN,
+            "queued": {"type": "boolean", "description": "true when the memory waits for review"},
             "status": {"type": "string", "enum": ["validated", "stored", "duplicate", "queued_for_review"]},
             "memoryId": STRING,
             "path": STRING,
         },
-        {"duplicateOf": STRING, "idempotencyKey": STRING, "idempotencyReplay": BOOLEAN},
+        {"duplicateOf": STRING, "idempotencyKey": STRING, "idempotencyReplay": BOOLEAN, "warnings": WARNINGS},
     ),
-    "memory_get": _obj({"found": {"type": "boolean", "enum": [True]}, "namespace": STRING, "memory": MEMORY}),
+    "memory_get": _obj(
+        {"found": BOOLEAN, "namespace": STRING},
+        {"memory": MEMORY, "error": STRING, "code": STRING, "warnings": WARNINGS},
+        description="found false (no memory, the error and code saying so) when there is no such memory",
+    ),
     "memory_search": _obj(
-        {"query": STRING, "namespace": NULLABLE_STRING, "count": INTEGER, "results": {"type": "array", "items": HIT}}
+        {"query": STRING, "namespace": NULLABLE_STRING, "count": INTEGER, "results": {"type": "array", "items": HIT}},
+        {"warnings": WARNINGS},
     ),
     "memory_timeline": _obj(
         {
             "found": BOOLEAN,
-            "memoryId": STRING,
             "namespace": STRING,
             "count": INTEGER,
             "timeline": {
@@ -159,7 +198,8 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
                     description="one commit that touched the memory",
                 ),
             },
-        }
+        },
+        {"memoryId": STRING, "error": STRING, "code": STRING},
     ),
     "observe": _obj(
         {
@@ -168,9 +208,12 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
             "namespace": STRING,
             "lcmArchived": BOOLEAN,
             "extractionQueued": BOOLEAN,
-        }
+            "effectiveNamespace": STRING,
+        },
+        {"warnings": WARNINGS},
     ),
     "review_queue_list": _obj(
-        {"namespace": NULLABLE_STRING, "count": INTEGER, "memories": {"type": "array", "items": MEMORY}}
+        {"namespace": NULLABLE_STRING, "count": INTEGER, "memories": {"type": "array", "items": MEMORY}},
+        {"warnings": WARNINGS},
     ),
 }
