@@ -243,7 +243,13 @@ class ServerSettings:
     idempotency_window_s: float = 600.0
     """A write repeated with the same idempotencyKey within this many seconds replays the first response."""
     request_timeout_s: float = 30.0
-    """A connection idle (or sending its request) longer than this is closed."""
+    """Deadline in seconds for a whole request (request line, headers and body) from its first byte, not per read: a client still sending after it gets 408 and is disconnected. Writing a response to a client that does not read is bounded by it too."""
+    keep_alive_timeout_s: float = 10.0
+    """A connection waits this many seconds for its next request (or a new connection for its first byte) before it is closed."""
+    max_connections: int = 64
+    """Open HTTP connections at once, each served by one pooled thread (so also the thread bound); a connection beyond it gets 503 server_busy with Retry-After."""
+    allowed_hosts: list[str] = field(default_factory=list)
+    """Host names accepted in the Host header besides 127.0.0.1, localhost, [::1] and the bound address (DNS-rebinding defence); each still needs the server's port."""
     stdio_principal: str = "default"
     """Principal of `remnic mcp` (stdio) sessions, which carry no token; --principal overrides it."""
 
@@ -281,6 +287,14 @@ class ObserveSettings:
 
 
 @dataclass
+class McpSettings:
+    tool_names: str = "underscore"
+    """Tool names MCP clients see in tools/list: underscore (remnic_recall: names every client accepts), dotted (remnic.recall plus the legacy engram.recall) or both. Calls accept all three spellings whatever is listed."""
+    rate_limit_stdio: bool = False
+    """When true, writes over stdio MCP (`remnic mcp`, the user's own agent) count against server.writeRateLimit like HTTP writes; by default only HTTP (routes and POST /mcp) is limited."""
+
+
+@dataclass
 class NamespaceSettings:
     enabled: bool = False
     """When false every principal reads and writes every namespace."""
@@ -297,6 +311,7 @@ SECTIONS: dict[str, type] = {
     "sync": SyncSettings,
     "server": ServerSettings,
     "observe": ObserveSettings,
+    "mcp": McpSettings,
     "namespaces": NamespaceSettings,
 }
 
@@ -310,6 +325,7 @@ class Settings:
     sync: SyncSettings = field(default_factory=SyncSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
     observe: ObserveSettings = field(default_factory=ObserveSettings)
+    mcp: McpSettings = field(default_factory=McpSettings)
     namespaces: NamespaceSettings = field(default_factory=NamespaceSettings)
     origins: dict[str, str] = field(default_factory=dict)
     """Dotted key (``recall.topK``) → where its value came from."""
@@ -398,6 +414,7 @@ def settings_markdown() -> str:
 CHOICES: dict[str, tuple[str, ...]] = {
     "recall.fusion": ("rrf", "score"),
     "observe.minImportanceLevel": ("trivial", "low", "normal", "high", "critical"),
+    "mcp.toolNames": ("underscore", "dotted", "both"),
 }
 # Integers that must be at least 1 (a count, a size); every other number must be finite and >= 0.
 AT_LEAST_ONE = {
@@ -416,8 +433,13 @@ AT_LEAST_ONE = {
     "observe.bufferMaxTurns",
     "observe.topicWindow",
     "observe.maxTurnChars",
+    "server.maxConnections",
 }
-RANGES: dict[str, tuple[float, float]] = {"server.port": (0, 65535)}
+RANGES: dict[str, tuple[float, float | None]] = {
+    "server.port": (0, 65535),
+    "server.requestTimeoutS": (0.01, None),
+    "server.keepAliveTimeoutS": (0.01, None),
+}
 _FRACTION_RE = re.compile(r"(Confidence|Importance|Overlap|Ratio|Lambda|Alpha|Floor)$")
 # Settings that widen access or weaken safety: a shared, versioned memory repo must not be able to
 # set them for everyone who clones it; they come from the user's own config only.
@@ -426,6 +448,7 @@ USER_ONLY = {
     "namespaces.policies",
     "namespaces.default",
     "server.host",
+    "server.allowedHosts",
     "store.scanSecrets",
     "embed.modelPath",
     "embed.tokenizerPath",

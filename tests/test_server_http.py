@@ -235,6 +235,7 @@ def test_observe_archives_messages_and_answers_202(env: Env) -> None:
         "namespace": "alice",
         "lcmArchived": True,
         "extractionQueued": False,
+        "effectiveNamespace": "alice",
     }
     files = list((env.root / ".remnic" / "observe" / "alice").rglob("*.jsonl"))
     assert len(files) == 1 and ".." not in files[0].name and "/" not in files[0].name
@@ -265,12 +266,13 @@ def test_validation_errors_name_fields_and_options(env: Env) -> None:
     r = env.call("POST", "/engram/v1/recall", {})
     assert r.status == 400 and r.json()["code"] == "validation_error"
     assert r.json()["details"][0]["field"] == "query"
-    r = env.call("POST", "/engram/v1/recall", {"query": "x", "mode": "psychic", "topK": 0})
+    r = env.call("POST", "/engram/v1/recall", {"query": "x", "mode": "psychic", "topK": 201})
     details = {d["field"]: d for d in r.json()["details"]}
     assert details["mode"]["options"] == ["auto", "no_recall", "minimal", "full", "graph_mode"]
-    assert "at least 1" in details["topK"]["message"]
+    assert "at most 200" in details["topK"]["message"]
     r = env.call("GET", "/engram/v1/recall/xray?q=x&sesion=s")
-    assert r.status == 400 and r.json()["details"][0]["options"] == ["q", "session", "namespace", "budget"]
+    assert r.status == 400
+    assert r.json()["details"][0]["options"] == ["q", "session", "namespace", "budget", "disclosure"]
     r = env.call("GET", "/engram/v1/recall/xray?q=a&q=b")
     assert r.status == 400 and "more than once" in r.json()["error"]
 
@@ -281,7 +283,12 @@ def test_unknown_route_method_and_memory(env: Env) -> None:
     r = env.call("DELETE", "/engram/v1/memories")
     assert r.status == 405 and r.json()["code"] == "method_not_allowed" and r.headers["allow"] == "GET, POST"
     r = env.call("GET", "/engram/v1/memories/mem_doesnotexist")
-    assert r.status == 404 and r.json() == {"error": "no memory with id 'mem_doesnotexist'", "code": "not_found"}
+    assert r.status == 404 and r.json() == {
+        "found": False,
+        "namespace": "alice",
+        "error": "no memory with id 'mem_doesnotexist'",
+        "code": "not_found",
+    }
     assert env.call("GET", "/engram/v2/health").status == 404
 
 
@@ -462,7 +469,7 @@ def test_content_limit_and_defaults_come_from_the_store_settings(
         assert r.status == 400 and r.json()["details"][0]["field"] == "content"
         assert r.json()["error"] == "content: is 30001 characters; the limit is 30000 (store.maxContentChars)"
         tools = env.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).json()
-        schema = next(t for t in tools["result"]["tools"] if t["name"] == "remnic.memory_store")["inputSchema"]
+        schema = next(t for t in tools["result"]["tools"] if t["name"] == "remnic_memory_store")["inputSchema"]
         assert schema["properties"]["content"]["maxLength"] == 30_000
         assert "default 0.7" in schema["properties"]["confidence"]["description"]
 

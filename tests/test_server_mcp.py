@@ -21,6 +21,7 @@ from typing import Any
 import httpx2
 import pytest
 from conftest import run_cli
+from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -28,7 +29,7 @@ from mcp.shared.exceptions import MCPError
 from test_server_http import NAMESPACES, Env, make_env
 
 from remnic.render.xray import render_xray
-from remnic.server.mcp import SUPPORTED_VERSIONS, TOOL_NAMES
+from remnic.server.mcp import SUPPORTED_VERSIONS, TOOL_NAME_RE, TOOL_NAMES
 from remnic.service.memory import Memory
 
 OPERATIONS = (
@@ -42,7 +43,8 @@ OPERATIONS = (
     "observe",
     "review_queue_list",
 )
-ALL_TOOLS = {f"{prefix}.{op}" for prefix in ("remnic", "engram") for op in OPERATIONS}
+ALL_TOOLS = {f"remnic_{op}" for op in OPERATIONS}  # listed by default (mcp.toolNames: underscore)
+EVERY_SPELLING = {name for op in OPERATIONS for name in (f"remnic_{op}", f"remnic.{op}", f"engram.{op}")}
 
 
 @pytest.fixture
@@ -66,7 +68,8 @@ def http_client(env: Env, token: str) -> Client:
 
 
 def stdio_client(root: Path, *extra: str) -> Client:
-    env = {k: v for k, v in os.environ.items() if k in ("HOME", "PATH", "REMNIC_TOKENS_PATH", "REMNIC_XRAY_CLOCK")}
+    keep = ("HOME", "PATH", "REMNIC_TOKENS_PATH", "REMNIC_XRAY_CLOCK", "REMNIC_CONFIG_PATH")
+    env = {k: v for k, v in os.environ.items() if k in keep}
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "remnic", "mcp", "--memory-dir", str(root), *extra], env=env
     )
@@ -83,11 +86,15 @@ async def check_tools(client: Client) -> None:
     names = {t.name for t in listed.tools}
     assert names == ALL_TOOLS
     for tool in listed.tools:
+        assert TOOL_NAME_RE.match(tool.name), tool.name
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
-    store = next(t for t in listed.tools if t.name == "engram.memory_store")
+        assert tool.output_schema is not None and tool.output_schema["type"] == "object"
+    store = next(t for t in listed.tools if t.name == "remnic_memory_store")
     assert store.input_schema["required"] == ["content"]
     assert "decision" in store.input_schema["properties"]["category"]["enum"]
-    assert store.description.startswith("(legacy alias of remnic.memory_store)")
+    assert store.input_schema["properties"]["namespace"]["pattern"] == "^[a-z0-9][a-z0-9_-]{0,63}$"
+    get = next(t for t in listed.tools if t.name == "remnic_memory_get")
+    assert get.input_schema["properties"]["memoryId"]["pattern"].startswith("^[A-Za-z0-9]")
 
 
 # --- stdio ---
@@ -120,10 +127,12 @@ def test_stdio_initialize_list_and_call(memory: Memory) -> None:
             fields = {d["field"]: d for d in err["details"]}
             assert "preference" in fields["category"]["options"] and "content" in fields["colour"]["options"]
             missing = await client.call_tool("remnic.memory_get", {"memoryId": "mem_nope"})
-            assert missing.is_error and json.loads(text(missing))["code"] == "not_found"
+            assert not missing.is_error  # the original's answer: a result saying found false
+            assert missing.structured_content == json.loads(text(missing))
+            assert missing.structured_content["found"] is False and missing.structured_content["code"] == "not_found"
             with pytest.raises(MCPError) as exc:
                 await client.call_tool("remnic.forget_everything", {})
-            assert "remnic.memory_store" in str(exc.value) and "valid tools" in str(exc.value)
+            assert "remnic_memory_store" in str(exc.value) and "valid tools" in str(exc.value)
 
     run(go)
     assert any(r.content == "Ana prefers tabs" for r in memory.list())
@@ -277,7 +286,7 @@ def test_http_mcp_protocol_edges(env: Env) -> None:
     assert r.json()["result"]["protocolVersion"] == SUPPORTED_VERSIONS[0]
     r = env.call("GET", "/mcp")
     assert r.status == 405 and r.headers["allow"] == "POST"
-    assert set(TOOL_NAMES) == ALL_TOOLS
+    assert set(TOOL_NAMES) == EVERY_SPELLING
 
 
 # --- recall and X-ray ---
@@ -354,3 +363,109 @@ def test_xray_json_is_byte_identical_across_cli_http_and_mcp(plain_env: Env, mon
     # The CLI prints the same snapshot flat (the original's `--format json`), through the same renderer.
     assert cli.out == render_xray(snap, "json") + "\n"
     assert json.loads(cli.out) == {"snapshotFound": True, **snap}
+
+
+# --- tool names, output schemas, the stdio write limit ---
+
+
+async def call_every_tool(client: Client) -> dict[str, Any]:
+    """Each tool once with valid arguments (two results for recall_explain: found and not found)."""
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    results: dict[str, Any] = {}
+
+    async def call(name: str, arguments: dict[str, Any], key: str | None = None) -> Any:
+        result = await client.call_tool(name, arguments)
+        assert not result.is_error, (name, text(result))
+        results[key or name] = (tools[name].output_schema, result.structured_content)
+        return result.structured_content
+
+    await call("remnic_recall_explain", {"sessionKey": "nothing yet"}, "remnic_recall_explain (not found)")
+    stored = await call("remnic_memory_store", {"content": "We deploy on Tuesdays", "tags": ["ops"]})
+    await call("remnic_memory_store", {"content": "We deploy on Tuesdays"}, "remnic_memory_store (duplicate)")
+    await call("remnic_memory_get", {"memoryId": stored["memoryId"]})
+    await call("remnic_memory_timeline", {"memoryId": stored["memoryId"]})
+    await call("remnic_recall", {"query": "when do we deploy", "includeDebug": True, "sessionKey": "s"})
+    await call("remnic_recall_explain", {"sessionKey": "s", "format": "markdown"})
+    await call("remnic_recall_xray", {"query": "deploy"})
+    await call("remnic_memory_search", {"query": "deploy", "limit": 3})
+    await call("remnic_observe", {"sessionKey": "s", "messages": [{"role": "user", "content": "hello"}]})
+    await call("remnic_review_queue_list", {"limit": 5})
+    assert {name.split(" ")[0] for name in results} == set(tools)
+    return results
+
+
+def assert_results_match_schemas(results: dict[str, Any]) -> None:
+    for name, (schema, structured) in results.items():
+        Draft202012Validator.check_schema(schema)
+        errors = [e.message for e in Draft202012Validator(schema).iter_errors(structured)]
+        assert not errors, (name, errors)
+    # The schemas are not vacuous: a result missing a required key fails them.
+    schema, structured = results["remnic_memory_store"]
+    broken = {k: v for k, v in structured.items() if k != "memoryId"}
+    assert list(Draft202012Validator(schema).iter_errors(broken))
+
+
+def test_every_tool_result_matches_its_output_schema_over_stdio(memory: Memory) -> None:
+    async def go() -> dict[str, Any]:
+        async with stdio_client(memory.root) as client:
+            await check_tools(client)  # names against ^[a-zA-Z0-9_-]{1,64}$, schemas present
+            return await call_every_tool(client)
+
+    assert_results_match_schemas(run(go))
+
+
+def test_every_tool_result_matches_its_output_schema_over_http(plain_env: Env) -> None:
+    async def go() -> dict[str, Any]:
+        async with http_client(plain_env, plain_env.alice) as client:
+            await check_tools(client)
+            return await call_every_tool(client)
+
+    assert_results_match_schemas(run(go))
+
+
+@pytest.mark.parametrize(
+    ("style", "listed"),
+    [
+        ("underscore", ["remnic_recall"]),
+        ("dotted", ["remnic.recall", "engram.recall"]),
+        ("both", ["remnic_recall", "remnic.recall", "engram.recall"]),
+    ],
+)
+def test_tool_names_setting_chooses_what_is_listed_and_calls_take_every_spelling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, style: str, listed: list[str]
+) -> None:
+    for env in make_env(tmp_path, monkeypatch, mcp={"tool_names": style}):
+        tools = env.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).json()["result"]["tools"]
+        names = [t["name"] for t in tools]
+        assert [n for n in names if n.endswith(("_recall", ".recall"))] == listed
+        assert len(names) == len(OPERATIONS) * len(listed)
+        canonical = next(t for t in tools if t["name"] == listed[0])
+        assert not canonical["description"].startswith("(")
+        for alias in listed[1:]:
+            described = next(t for t in tools if t["name"] == alias)["description"]
+            assert described.startswith(f"(legacy alias of {listed[0]})" if alias.startswith("engram.") else "(alias")
+        for i, name in enumerate(("remnic_memory_search", "remnic.memory_search", "engram.memory_search")):
+            call = {"name": name, "arguments": {"query": "anything"}}
+            reply = env.call("POST", "/mcp", {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": call})
+            assert reply.json()["result"]["isError"] is False, (style, name)
+
+
+def test_31st_stdio_write_within_a_minute_succeeds_unless_configured(
+    memory: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def writes(count: int) -> list[Any]:
+        async with stdio_client(memory.root) as client:
+            return [
+                await client.call_tool("remnic_memory_store", {"content": f"stdio write {i}"}) for i in range(count)
+            ]
+
+    results = run(lambda: writes(31))
+    assert all(not r.is_error for r in results), [text(r) for r in results if r.is_error][:1]
+    assert results[-1].structured_content["status"] == "stored"
+
+    config = tmp_path / "limited.json"
+    config.write_text(json.dumps({"mcp": {"rateLimitStdio": True}, "server": {"writeRateLimit": 2}}))
+    monkeypatch.setenv("REMNIC_CONFIG_PATH", str(config))
+    limited = run(lambda: writes(3))
+    assert [r.is_error for r in limited] == [False, False, True]
+    assert json.loads(text(limited[2]))["code"] == "write_rate_limited"

@@ -2,7 +2,7 @@
 
 Auth (401 with WWW-Authenticate; never a token from the query string), token
 storage, body limits (413), malformed JSON (400), the write rate limit (429),
-namespace isolation (escape attempts are refused and leak nothing), origin check.
+namespace isolation (escape attempts are refused and leak nothing), origin and Host checks.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from conftest import run_remnic, snapshot_tree
 from test_server_http import NAMESPACES, Env, commits, make_env
 
 from remnic.server.auth import TokenStore
+from remnic.server.transport import HostCheck
 
 
 @pytest.fixture
@@ -190,7 +191,8 @@ def test_other_principals_memory_reads_exactly_like_a_missing_one(env: Env) -> N
         assert "diary" not in theirs.raw.decode()
     # Nor does recall or search reach into bob's namespace.
     recall = env.call("POST", "/engram/v1/recall", {"query": "Bob's diary", "includeDebug": True})
-    assert recall.status == 200 and "Bob's diary" not in recall.raw.decode()
+    assert recall.status == 200 and recall.json()["query"] == "Bob's diary"  # the caller's own words, echoed
+    assert "diary" not in json.dumps({k: v for k, v in recall.json().items() if k != "query"})
     assert env.call("GET", "/engram/v1/memories?query=diary").json()["total"] == 0
 
 
@@ -235,6 +237,37 @@ def test_cross_origin_browser_requests_are_refused(env: Env) -> None:
     assert r.status == 403 and r.json()["code"] == "forbidden_origin"
     r = env.call("GET", "/engram/v1/health", headers={"Origin": f"http://127.0.0.1:{env.port}"})
     assert r.status == 200
+
+
+@pytest.mark.parametrize(
+    ("bind", "extra", "accepted", "refused"),
+    [
+        (
+            "127.0.0.1",
+            (),
+            ["127.0.0.1:4318", "localhost:4318", "[::1]:4318", "LocalHost:4318"],
+            ["evil.example:4318", "localhost", "localhost:4319", "192.168.1.5:4318", "[::1]", "localhost:43x", ""],
+        ),
+        ("0.0.0.0", ("box.lan",), ["192.168.1.5:4318", "[fe80::1]:4318", "box.lan:4318"], ["evil.example:4318"]),
+        ("::1", (), ["[::1]:4318"], ["[::2]:4318", "::1:4318"]),
+        ("192.168.1.5", (), ["192.168.1.5:4318", "127.0.0.1:4318"], ["192.168.1.6:4318"]),
+    ],
+)
+def test_host_header_must_name_this_server(bind: str, extra: tuple, accepted: list, refused: list) -> None:
+    check = HostCheck(bind, 4318, extra)
+    for host in accepted:
+        assert check.accepts(host), host
+    for host in refused:
+        assert not check.accepts(host), host
+    assert check.accepts(None)  # HTTP/1.0 tools; browsers (the rebinding vector) always send Host
+
+
+def test_allowed_hosts_setting_admits_a_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for env in make_env(tmp_path, monkeypatch, server={"allowed_hosts": ["memory.box.lan"]}):
+        r = env.call("GET", "/engram/v1/health", headers={"Host": f"memory.box.lan:{env.port}"})
+        assert r.status == 200
+        r = env.call("GET", "/engram/v1/health", headers={"Host": f"other.box.lan:{env.port}"})
+        assert r.status == 421 and "memory.box.lan" in r.json()["error"]
 
 
 def test_concurrent_token_generate_and_revoke_lose_nothing(tmp_path: Path) -> None:

@@ -136,10 +136,33 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
+def _not_utf8(exc: UnicodeDecodeError, where: str) -> str:
+    bad = exc.object[exc.start]
+    return f"{where} is not UTF-8 text: byte 0x{bad:02X} at byte offset {exc.start} ({exc.reason}); send UTF-8 text"
+
+
+def _stdin_text(field: str) -> str:
+    """Standard input decoded as strict UTF-8: a bad byte is a usage error naming its offset, never
+    a crash (or a silently escaped byte, which is what the C locale's text stdin would give)."""
+    import sys
+
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:  # stdin replaced by a text stream (embedding, tests): already text
+        return read_text_arg("-")
+    data = buffer.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationError.single(field, _not_utf8(exc, "standard input")) from None
+    if not text.strip():
+        raise UsageError("no text on standard input (TEXT was '-')")
+    return text
+
+
 def cmd_store(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     result = memory.store(
-        read_text_arg(args.text),
+        _stdin_text("content") if args.text == "-" else args.text,
         category=args.category,
         tags=args.tags,
         confidence=args.confidence,
@@ -192,12 +215,19 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _jsonl_lines(path: str) -> Iterator[tuple[int, str]]:
+def _jsonl_lines(path: str) -> Iterator[tuple[int, bytes]]:
+    """Numbered raw lines (decoded by the caller, so a bad byte is a problem on its line)."""
     import sys
 
-    handle = sys.stdin if path == "-" else None
+    if path == "-":
+        buffer = getattr(sys.stdin, "buffer", None)
+        if buffer is None:  # stdin replaced by a text stream (embedding, tests)
+            yield from enumerate((line.encode("utf-8", "surrogateescape") for line in sys.stdin), 1)
+            return
+        yield from enumerate(buffer, 1)
+        return
     try:
-        fh = handle or open(Path(path).expanduser(), encoding="utf-8")  # noqa: SIM115 - closed by the with below
+        fh = open(Path(path).expanduser(), "rb")  # noqa: SIM115 - closed by the with below
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror}") from None
     with fh:
@@ -209,19 +239,21 @@ def cmd_import(args: argparse.Namespace) -> int:
     items: list[Any] = []
     problems: list[FieldProblem] = []
     line_numbers: list[int] = []
-    try:
-        for number, line in _jsonl_lines(args.file):
-            if not line.strip():
-                continue
-            try:
-                items.append(json.loads(line))
-                line_numbers.append(number)
-            except json.JSONDecodeError as exc:
-                problems.append(
-                    FieldProblem("", f"invalid JSON: {exc.msg} (column {exc.colno})", path=args.file, line=number)
-                )
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{args.file} is not UTF-8 text ({exc.reason})") from None
+    for number, raw in _jsonl_lines(args.file):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:  # every bad line is reported, with the offset in its line
+            problems.append(FieldProblem("", _not_utf8(exc, "the line"), path=args.file, line=number))
+            continue
+        if not line.strip():
+            continue
+        try:
+            items.append(json.loads(line))
+            line_numbers.append(number)
+        except json.JSONDecodeError as exc:
+            problems.append(
+                FieldProblem("", f"invalid JSON: {exc.msg} (column {exc.colno})", path=args.file, line=number)
+            )
     problems += memory.check_import(items, line_numbers=line_numbers, namespace=args.namespace)
     if problems:
         for p in problems:

@@ -57,10 +57,63 @@ def _bad(field: str, message: str, line: int | None, options: Sequence[str] | No
     return FieldProblem(field, message, line=line, options=options)
 
 
+# --- text every write stores: no NUL, no lone surrogates ---
+# Git refuses a NUL in a commit message (and treats a file holding one as binary); a lone
+# surrogate is not Unicode at all and cannot be encoded as UTF-8 for a file, an index or a
+# response. Undecodable input bytes arrive as lone surrogates too (U+DC80..U+DCFF, Python's
+# surrogateescape), so one check covers NUL bytes, bad JSON escapes and non-UTF-8 input.
+
+_BAD_TEXT = re.compile(r"[\x00\ud800-\udfff]")
+
+
+def _bad_char(char: str, offset: int) -> str:
+    code = ord(char)
+    if code == 0:
+        return f"contains a NUL character at character offset {offset}; text must not contain NUL (U+0000)"
+    if 0xDC80 <= code <= 0xDCFF:
+        return (
+            f"is not valid UTF-8 text at character offset {offset}: U+{code:04X} is a lone surrogate "
+            f"(the undecodable byte 0x{code - 0xDC00:02X}, or half of a UTF-16 pair); send UTF-8 text"
+        )
+    return (
+        f"is not valid Unicode text at character offset {offset}: U+{code:04X} is a lone surrogate "
+        "(half of a UTF-16 pair); send UTF-8 text"
+    )
+
+
+def text_problems(value: str, field: str, line: int | None = None) -> list[FieldProblem]:
+    """The first NUL or lone surrogate in one text value, naming the field and the character offset."""
+    m = _BAD_TEXT.search(value)
+    return [] if m is None else [_bad(field, _bad_char(m.group(), m.start()), line)]
+
+
+def strings_problems(value: Any, field: str, line: int | None = None) -> list[FieldProblem]:
+    """``text_problems`` for every string in a JSON-like value, keys included, each named by its
+    path (``messages[0].content``); one problem per string."""
+    if isinstance(value, str):
+        return text_problems(value, field, line)
+    problems: list[FieldProblem] = []
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            name = f"{field}.{key}" if field else str(key)
+            if isinstance(key, str) and _BAD_TEXT.search(key):
+                problems += text_problems(key, f"{field or '(root)'} key '{_printable(key)}'", line)
+            problems += strings_problems(item, _printable(name), line)
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            problems += strings_problems(item, f"{field}[{i}]", line)
+    return problems
+
+
+def _printable(text: str) -> str:
+    """A name that can itself be encoded (bad characters shown as escapes)."""
+    return _BAD_TEXT.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def check_content(content: Any, settings: StoreSettings, line: int | None = None) -> list[FieldProblem]:
     if not isinstance(content, str):
         return [_bad("content", f"must be a string, got {type(content).__name__}", line)]
-    problems = []
+    problems = text_problems(content, "content", line)
     if not content.strip():
         problems.append(_bad("content", "must not be empty", line))
     if len(content) > settings.max_content_chars:
@@ -121,8 +174,10 @@ def normalize_tags(tags: Any, line: int | None = None) -> tuple[list[str], list[
     if not isinstance(tags, (list, tuple)):
         return [], [_bad("tags", "must be a list of strings or a comma-separated string", line)]
     out, problems = [], []
-    for tag in tags:
-        if not isinstance(tag, (str, int)) or not TAG_RE.match(str(tag).strip()):
+    for i, tag in enumerate(tags):
+        if isinstance(tag, str) and _BAD_TEXT.search(tag):
+            problems += text_problems(tag, f"tags[{i}]", line)
+        elif not isinstance(tag, (str, int)) or not TAG_RE.match(str(tag).strip()):
             problems.append(
                 _bad("tags", f"{tag!r} is not a valid tag (no commas or newlines, up to 64 characters)", line)
             )
@@ -148,6 +203,7 @@ def new_frontmatter(
     """Frontmatter for a new memory, or the problems with the input (each naming its field)."""
     problems: list[FieldProblem] = []
     extra = dict(extra or {})
+    problems += strings_problems(extra, "", line)
     if category not in CATEGORIES:
         problems.append(_bad("category", f"unknown category {category!r}", line, CATEGORIES))
     conf, p = _score("confidence", confidence, line)
@@ -185,7 +241,8 @@ def new_frontmatter(
     for derived in ("confidenceTier", "importanceLevel", "contentHash"):
         extra.pop(derived, None)
     meta.update(extra)
-    meta["contentHash"] = content_hash(content.strip())
+    # Bad text is refused by check_content; hash an encodable stand-in so the rest is still checked.
+    meta["contentHash"] = content_hash(_BAD_TEXT.sub("\ufffd", content.strip()))
     reported = {p.field for p in problems}
     for problem in validate_frontmatter(meta):
         if problem.field not in reported and not (problem.field == "importanceScore" and "importance" in reported):
@@ -329,6 +386,7 @@ def check_text(text: str, path: str, store: StoreSettings) -> Checked:
         return out
     fm_text, _body, _ = split_file(text)
     out.has_frontmatter = fm_text is not None and bool(record.frontmatter)
+    out.problems += _file_text_problems(text, record.frontmatter, path)
     for problem in check_namespace(namespace_for_path(path)):
         out.problems.append(FieldProblem("path", f"namespace folder {problem.message}", path=path))
     start = _CONFLICT_START.search(text)
@@ -358,6 +416,19 @@ def check_text(text: str, path: str, store: StoreSettings) -> Checked:
     return out
 
 
+def _file_text_problems(text: str, frontmatter: Mapping[str, Any], path: str) -> list[FieldProblem]:
+    """NUL characters or lone surrogates in a file: raw in its text, or escaped in its YAML."""
+    problems = strings_problems(dict(frontmatter), "", None)
+    for problem in problems:
+        problem.path = path
+    m = _BAD_TEXT.search(text)
+    if m is not None and not problems:
+        problems.append(
+            FieldProblem("content", _bad_char(m.group(), m.start()), path=path, line=_line_at(text, m.start()))
+        )
+    return problems
+
+
 def check_bytes(data: bytes, path: str, store: StoreSettings) -> Checked:
     try:
         text = data.decode("utf-8")
@@ -366,7 +437,12 @@ def check_bytes(data: bytes, path: str, store: StoreSettings) -> Checked:
         return Checked(
             path,
             problems=[
-                FieldProblem("encoding", f"not UTF-8 text ({exc.reason} at byte {exc.start})", path=path, line=line)
+                FieldProblem(
+                    "encoding",
+                    f"not UTF-8 text ({exc.reason}: byte 0x{data[exc.start]:02X} at byte offset {exc.start})",
+                    path=path,
+                    line=line,
+                )
             ],
         )
     return check_text(text, path, store)

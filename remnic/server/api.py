@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from remnic.config import Settings
-from remnic.errors import NotFoundError, RemnicError, UsageError
-from remnic.memfile.model import MemoryRecord
+from remnic.errors import NotFoundError, RemnicError, UsageError, ValidationError
+from remnic.memfile.model import MemoryRecord, now_iso, parse_time
 from remnic.render.xray import dumps_json, render_xray, snapshot_envelope
 from remnic.service.memory import Memory
 from remnic.version import __version__
 
+from . import compat
 from .auth import NamespacePolicy
 from .errors import NamespaceForbidden
 from .limits import IdempotencyCache, RateLimiter, fingerprint
@@ -44,10 +45,13 @@ class Reply:
 _SOURCES: dict[str, tuple[str, ...]] = {"both": ("bm25", "vector"), "sibling": ("episode",)}
 LAST_RECALLS = 1024
 """How many (principal, namespace, session) last-recall snapshots recall/explain keeps."""
+RECALL_FILTER_HEADROOM = 4
+"""A recall with tags or asOf fetches this many times topK candidates, then keeps topK that pass."""
 
 
 def _records(records: list[MemoryRecord]) -> list[dict[str, Any]]:
-    return [r.to_dict() for r in records]
+    """Full records plus the original's summary keys (created, updated, tags, entityRef, preview)."""
+    return [compat.with_summary(r.to_dict()) for r in records]
 
 
 class Api:
@@ -81,12 +85,24 @@ class Api:
         op = self.operation(name)
         values = validate(op, args, from_query=from_query)
         values["_source"] = f"{surface}:{principal}"
+        # The user's own agent on stdio is not throttled unless asked (mcp.rateLimitStdio).
+        values["_limited"] = surface != "mcp-stdio" or self.settings.mcp.rate_limit_stdio
         handler: Callable[[str, dict[str, Any]], Reply] = getattr(self, f"op_{name}")
-        return handler(principal, values)
+        reply = handler(principal, values)
+        ignored = [
+            compat.warning(p.name, "accepted for compatibility with Remnic clients; it has no effect here")
+            for p in op.params
+            if p.compat and p.name in values
+        ]
+        if ignored and isinstance(reply.body, dict) and "snapshotFound" not in reply.body:
+            # Never on an X-ray envelope: its bytes are the renderer's, the same on every surface.
+            body = {**reply.body, "warnings": [*reply.body.get("warnings", []), *ignored]}
+            reply = Reply(reply.status, body, headers=reply.headers)
+        return reply
 
     def _write(self, principal: str, op: str, values: dict[str, Any], fn: Callable[[], Reply]) -> Reply:
         """Idempotency replay first (a replay is not a write), then the rate limit, then the write."""
-        counted = not values.get("dryRun")
+        counted = values["_limited"] and not values.get("dryRun")
 
         def run() -> Reply:
             if counted:
@@ -101,23 +117,30 @@ class Api:
         key = values.get("idempotencyKey")
         if not key:
             return run()
-        request = {k: v for k, v in values.items() if k != "_source"}  # same key over HTTP or MCP is one request
+        request = {k: v for k, v in values.items() if not k.startswith("_")}  # same key over HTTP or MCP: one request
         reply, replayed = self.idempotency.run(principal, key, fingerprint(op, request), run)
         if not replayed:
             return reply
         body = {**reply.body, "idempotencyReplay": True}
         return Reply(reply.status, body, headers={"Idempotency-Replayed": "true"})
 
-    def _memory(self, principal: str, memory_id: str) -> MemoryRecord:
-        """A memory the principal may read; any other id reads exactly like a missing one."""
+    def _memory(self, principal: str, memory_id: str, namespace: str | None = None) -> MemoryRecord:
+        """A memory the principal may read (in ``namespace`` when given); any other id reads exactly
+        like a missing one."""
         missing = NotFoundError(f"no memory with id {memory_id!r}")
         try:
             record = self.memory.get(memory_id)
         except NotFoundError:
             raise missing from None
-        if not self.policy.can_read(principal, record.namespace):
+        if not self.policy.can_read(principal, record.namespace) or namespace not in (None, record.namespace):
             raise missing
         return record
+
+    def _not_found(self, principal: str, values: dict[str, Any], exc: NotFoundError, **extra: Any) -> Reply:
+        """The original's 404 body ``{found: false, namespace}``, with remnic's error and code."""
+        namespace = values.get("namespace") or self.policy.home(principal)
+        body = {"found": False, "namespace": namespace, **extra, "error": exc.message, "code": exc.code}
+        return Reply(404, body)
 
     # --- operations ---
 
@@ -132,23 +155,34 @@ class Api:
                 "principal": principal,
                 "namespace": self.policy.home(principal),
                 "namespacesEnabled": self.policy.enabled,
+                # The original's health keys, answered for what remnic is.
+                "memoryDir": str(self.memory.root),
+                "defaultNamespace": self.policy.default,
+                "searchBackend": "remnic",
+                "qmdEnabled": False,
+                "nativeKnowledgeEnabled": False,
+                "projectionAvailable": False,
             },
         )
 
     def op_recall(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)
-        top_k = values.get("topK") or self.settings.recall.top_k
+        requested = values.get("topK")
+        top_k = self.settings.recall.top_k if requested is None else requested
         budget = values.get("budgetChars") or self.settings.recall.budget_chars
         session_key = values.get("sessionKey")
+        as_of = self._as_of(values.get("asOf"))
+        filtered = bool(values.get("tags")) or as_of is not None
         trace_id = str(uuid.uuid4())
         started = time.perf_counter()
         result = None
-        if values["mode"] != "no_recall":
+        if values["mode"] != "no_recall" and top_k > 0:
             # Capture the X-ray as the recall runs (from values it already computed), so
             # recall/explain can show this exact recall later without running it again.
             result = self.memory.recall(
                 values["query"],
-                top_k=top_k,
+                # Tag and time filters apply to the recalled candidates: fetch more, keep top_k.
+                top_k=top_k * RECALL_FILTER_HEADROOM if filtered else top_k,
                 namespace=ns,
                 budget_chars=budget,
                 session_key=session_key,
@@ -160,6 +194,14 @@ class Api:
         results = [self._hit(h, values["includeDebug"]) for h in hits]
         # Defence in depth: a hit from a namespace this principal may not read never leaves.
         results = [r for r in results if self.policy.can_read(principal, r.get("namespace") or self.policy.default)]
+        if filtered:
+            results = [
+                r
+                for r in results
+                if compat.tags_match(r["frontmatter"], values.get("tags") or (), values["tagMatch"])
+                and (as_of is None or compat.valid_at(r["frontmatter"], as_of))
+            ][:top_k]
+        results = [{**compat.with_summary(r), "disclosure": values["disclosure"]} for r in results]
         kept = {r["id"] for r in results}
         sources = sorted(
             {
@@ -171,21 +213,36 @@ class Api:
             }
         )
         index = getattr(result, "index", None) or {}
-        body: dict[str, Any] = {
-            "results": results,
-            "count": len(results),
-            "traceId": trace_id,
-            # One pipeline (all tiers, hybrid retrieval) serves every mode except no_recall.
-            "plannerMode": "no_recall" if result is None else "full",
-            "fallbackUsed": index.get("action") == "unavailable",  # the index was unusable: files were scanned
-            "sourcesUsed": sources,
-            "budgetsApplied": {
-                "topK": top_k,
-                "budgetChars": budget,
-                "budgetUsed": result.budget_used if result is not None else 0,
-            },
-            "latencyMs": round((time.perf_counter() - started) * 1000, 2),
-        }
+        body: dict[str, Any] = {"query": values["query"]}
+        if session_key:
+            body["sessionKey"] = session_key
+        body.update(
+            {
+                "namespace": ns or self.policy.default,
+                "context": compat.recall_context(results),
+                "count": len(results),
+                "memoryIds": [r["id"] for r in results],
+                "results": results,
+                "recordedAt": now_iso(),
+                "traceId": trace_id,
+                # One pipeline (all tiers, hybrid retrieval) serves every mode except no_recall.
+                "plannerMode": "no_recall" if result is None else "full",
+                "fallbackUsed": index.get("action") == "unavailable",  # the index was unusable: files were scanned
+                "sourcesUsed": sources,
+                "disclosure": values["disclosure"],
+                "budgetsApplied": {
+                    "topK": top_k,
+                    "budgetChars": budget,
+                    "budgetUsed": result.budget_used if result is not None else 0,
+                    "requestedTopK": requested,
+                    "appliedTopK": top_k,
+                    "recallBudgetChars": budget,
+                },
+                "latencyMs": round((time.perf_counter() - started) * 1000, 2),
+            }
+        )
+        if requested is None:
+            del body["budgetsApplied"]["requestedTopK"]
         if result is not None and getattr(result, "audit_id", None):
             body["auditEntryId"] = result.audit_id
         if values["includeDebug"] and result is not None:
@@ -194,6 +251,15 @@ class Api:
         if result is not None:
             self._remember(principal, ns, session_key, getattr(result, "xray", None))
         return Reply(200, body)
+
+    @staticmethod
+    def _as_of(value: str | None) -> float | None:
+        if value is None:
+            return None
+        when = parse_time(value)
+        if when is None:
+            raise ValidationError.single("asOf", f"{value[:64]!r} is not an ISO 8601 time (e.g. 2026-04-25T18:32:11Z)")
+        return when
 
     def _remember(self, principal: str, ns: str | None, session_key: str | None, snapshot: Any) -> None:
         with self._last_lock:
@@ -288,6 +354,7 @@ class Api:
                 "namespace": ns,
                 "dryRun": values["dryRun"],
                 "accepted": status in ("stored", "queued_for_review", "validated"),
+                "queued": status == "queued_for_review",
                 "status": status,
                 "memoryId": record.id,
                 "path": record.path,
@@ -302,12 +369,19 @@ class Api:
         return self._write(principal, "memory_store", {**values, "namespace": ns}, store)
 
     def op_memory_get(self, principal: str, values: dict[str, Any]) -> Reply:
-        record = self._memory(principal, values["memoryId"])
-        return Reply(200, {"found": True, "namespace": record.namespace, "memory": record.to_dict()})
+        try:
+            record = self._memory(principal, values["memoryId"], values.get("namespace"))
+        except NotFoundError as exc:
+            return self._not_found(principal, values, exc)
+        memory = compat.with_summary(record.to_dict())
+        return Reply(200, {"found": True, "namespace": record.namespace, "memory": memory})
 
     def op_memory_timeline(self, principal: str, values: dict[str, Any]) -> Reply:
-        record = self._memory(principal, values["memoryId"])
-        events = self.memory.timeline(record.id)
+        try:
+            record = self._memory(principal, values["memoryId"], values.get("namespace"))
+        except NotFoundError as exc:
+            return self._not_found(principal, values, exc, count=0, timeline=[])
+        events = self.memory.timeline(record.id)[: values["limit"]]
         return Reply(
             200,
             {
@@ -321,20 +395,20 @@ class Api:
 
     def op_memories_list(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)
-        page, total = self.memory.search(
-            values.get("query"),
-            category=values.get("category"),
-            status=values.get("status"),
-            tag=values.get("tag"),
-            namespace=ns,
-            limit=values["limit"],
-            offset=values["offset"],
-        )
-        end = values["offset"] + len(page)
+        sort, limit, offset = values["sort"], values["limit"], values["offset"]
+        filters = {k: values.get(k) for k in ("category", "status", "tag")}
+        if sort == "updated_desc":  # the service's own order: let it page
+            page, total = self.memory.search(values.get("query"), **filters, namespace=ns, limit=limit, offset=offset)
+        else:
+            matches, total = self.memory.search(values.get("query"), **filters, namespace=ns, limit=2**31, offset=0)
+            matches.sort(key=compat.sort_key(sort), reverse=sort.endswith("_desc"))
+            page = matches[offset : offset + limit]
+        end = offset + len(page)
         return Reply(
             200,
             {
                 "namespace": ns,
+                "sort": sort,
                 "query": values.get("query"),
                 "queryMode": "filter",
                 "total": total,
@@ -357,6 +431,7 @@ class Api:
         )
         results = [self._hit(h, False) for h in hits]
         results = [r for r in results if self.policy.can_read(principal, r.get("namespace") or self.policy.default)]
+        results = [{**r, "snippet": compat.preview(r["content"], compat.SNIPPET_CHARS)} for r in results]
         return Reply(200, {"query": values["query"], "namespace": ns, "count": len(results), "results": results})
 
     def op_observe(self, principal: str, values: dict[str, Any]) -> Reply:
@@ -367,6 +442,7 @@ class Api:
                 values["sessionKey"], values["messages"], namespace=ns, source=values["_source"]
             )
             body = {k: result[k] for k in ("accepted", "sessionKey", "namespace", "lcmArchived", "extractionQueued")}
+            body["effectiveNamespace"] = body["namespace"]
             return Reply(202, body)
 
         return self._write(principal, "observe", {**values, "namespace": ns}, observe)

@@ -57,19 +57,34 @@ class InvalidJsonObject(UsageError):
 def parse_json(data: bytes | str) -> Any:
     """A request body (HTTP) or message (MCP stdio) as JSON, or InvalidJson for anything hostile.
 
-    Besides syntax and encoding errors this refuses what ``json.loads`` turns into other
+    Bytes that are not UTF-8 come back as lone surrogates (U+DC80..U+DCFF) inside the strings
+    that hold them, which operation validation refuses naming the field (see
+    ``memfile.validate.strings_problems``); only when the JSON itself is broken too is it an
+    InvalidJson naming the byte offset. Besides syntax errors this refuses what ``json.loads`` turns into other
     exceptions: nesting deep enough to exhaust the recursion limit (``RecursionError``) and
     integers longer than Python's digit limit (``ValueError``); and it refuses nesting deeper
     than ``MAX_JSON_DEPTH``, which would otherwise hit the recursion limit later, in
     validation, fingerprinting or serialisation.
     """
-    try:
-        text = data.decode("utf-8") if isinstance(data, bytes) else data
-    except UnicodeDecodeError as exc:
-        raise InvalidJson(f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    undecodable: UnicodeDecodeError | None = None
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            # Parse anyway, each bad byte kept as a lone surrogate (U+DC80..U+DCFF): validation then
+            # names the field holding it, and an MCP request keeps its id for a proper tool error.
+            undecodable = exc
+            text = data.decode("utf-8", "surrogateescape")
+    else:
+        text = data
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
+        if undecodable is not None:
+            bad = undecodable.object[undecodable.start]
+            raise InvalidJson(
+                f"not UTF-8 ({undecodable.reason}: byte 0x{bad:02X} at byte offset {undecodable.start})"
+            ) from None
         raise InvalidJson(f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise InvalidJson(f"not acceptable JSON: nested deeper than {MAX_JSON_DEPTH} levels") from None
@@ -122,3 +137,17 @@ class ForbiddenOrigin(RemnicError):
 class IdempotencyConflict(ValidationError):
     code = "idempotency_conflict"
     http_status = 409
+
+
+class MisdirectedHost(RemnicError):
+    """The Host header names some other server: a DNS-rebinding page, or a misconfigured proxy."""
+
+    code = "host_not_allowed"
+    http_status = 421
+
+
+class RequestTimeout(UsageError):
+    """The client was still sending its request when the whole-request deadline passed."""
+
+    code = "request_timeout"
+    http_status = 408

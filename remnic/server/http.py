@@ -1,10 +1,11 @@
 """The local HTTP server: routing, bearer auth, body limits, error shapes, ``POST /mcp``.
 
-Built on the standard library's ``ThreadingHTTPServer``: one thread per
-connection is plenty for a loopback server whose work is git commits and
-index lookups behind the service's own locks, and it adds no dependency and
-no event loop to reason about next to the service's blocking calls. See
-docs/server.md for the trade-offs.
+Built on the standard library's ``HTTPServer`` with a bounded worker pool: a
+thread per open connection, at most ``server.maxConnections`` of them (see
+:mod:`.transport` for the deadlines, the cap and the Host check). That is plenty
+for a loopback server whose work is git commits and index lookups behind the
+service's own locks, and it adds no dependency and no event loop to reason about
+next to the service's blocking calls. See docs/server.md for the trade-offs.
 
 Every response carries ``X-Request-Id``; errors are ``{error, code, details?}``.
 Auth runs before routing, so an unauthenticated caller learns nothing about
@@ -13,20 +14,21 @@ which paths exist.
 
 from __future__ import annotations
 
+import io
 import logging
 import socket
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from remnic.config import Settings
-from remnic.errors import FieldProblem, RemnicError, ValidationError
-from remnic.memfile.model import ID_RE
+from remnic.errors import RemnicError, ValidationError
 from remnic.render.xray import dumps_json
 
 from .api import Api, Reply, error_reply, internal_error
@@ -38,49 +40,41 @@ from .errors import (
     InvalidJsonObject,
     LengthRequired,
     MethodNotAllowed,
-    RouteNotFound,
+    MisdirectedHost,
+    RequestTimeout,
     Unauthorized,
     parse_json,
 )
 from .mcp import INVALID_REQUEST, PARSE_ERROR, SUPPORTED_VERSIONS, McpServer, McpSession
+from .routes import http_names, query_args, route
+from .transport import ConnectionSlots, DeadlineReader, HostCheck, Refusals, SocketWriter, WorkerPool
 
 log = logging.getLogger("remnic.server")
 
-PREFIXES = ("/engram/v1/", "/remnic/v1/")
-ID = "{id}"
-# (method, path segments) → operation. ``{id}`` matches one memory id.
-ROUTES: dict[tuple[str, ...], dict[str, str]] = {
-    ("health",): {"GET": "health"},
-    ("recall",): {"POST": "recall"},
-    ("recall", "xray"): {"GET": "recall_xray"},
-    ("recall", "explain"): {"POST": "recall_explain"},
-    ("memories",): {"GET": "memories_list", "POST": "memory_store"},
-    ("memories", ID): {"GET": "memory_get"},
-    ("memories", ID, "timeline"): {"GET": "memory_timeline"},
-    ("observe",): {"POST": "observe"},
-    ("review-queue",): {"GET": "review_queue_list"},
-}
-# Query-string names of GET routes whose HTTP spelling differs from the operation's fields (seed 000/001).
-QUERY_ALIASES: dict[str, dict[str, str]] = {
-    "recall_xray": {"q": "query", "session": "sessionKey", "namespace": "namespace", "budget": "budget"},
-}
-MAX_QUERY_FIELDS = 50
 TOKEN_QUERY_KEYS = {"token", "access_token", "accesstoken", "api_key", "apikey", "bearer", "auth", "authorization"}
 
 
-class RemnicHTTPServer(ThreadingHTTPServer):
-    daemon_threads = True
+class ClientGone(Exception):
+    """The client closed the connection (or stopped reading) mid-request: nobody to answer."""
+
+
+class RemnicHTTPServer(HTTPServer):
     allow_reuse_address = True
-    request_queue_size = 64
+    request_queue_size = 512  # a burst of connects waits in the kernel, not in SYN retries
 
     def __init__(self, address: tuple[str, int], api: Api, auth: Authenticator, settings: Settings) -> None:
         self.api = api
         self.auth = auth
         self.settings = settings
         self.mcp = McpServer(api, surface="mcp")
+        limits = settings.server
+        self.slots = ConnectionSlots(limits.max_connections)
+        self.pool = WorkerPool(limits.max_connections, self._serve_connection)
+        self.refusals = Refusals(limits.max_connections)
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, Handler)
+        self.host_check = HostCheck(address[0], self.server_address[1], limits.allowed_hosts)
 
     @property
     def url(self) -> str:
@@ -88,80 +82,44 @@ class RemnicHTTPServer(ThreadingHTTPServer):
         host = f"[{host}]" if ":" in str(host) else host
         return f"http://{host}:{port}"
 
+    # Connections: a pooled thread each, up to server.maxConnections; beyond that a 503
+    # from this (the accepting) thread, which never blocks on a client.
 
-def _segments(path: str) -> list[str] | None:
-    """Decoded path segments; None when any segment could step outside its place ('..', '/', NUL)."""
-    out = []
-    for raw in path.split("/"):
-        seg = unquote(raw, errors="strict") if "%" in raw else raw
-        if seg in ("", ".", "..") or "/" in seg or "\\" in seg or "\x00" in seg:
-            return None
-        out.append(seg)
-    return out
-
-
-def route(method: str, path: str) -> tuple[str, dict[str, str]]:
-    """(operation, path arguments) for a request, or RouteNotFound / MethodNotAllowed."""
-    rest = next((path[len(p) :] for p in PREFIXES if path.startswith(p)), None)
-    try:
-        segments = _segments(rest) if rest is not None else None
-    except UnicodeDecodeError:
-        segments = None
-    if not segments:
-        raise RouteNotFound(
-            f"no route {method} {path[:200]}; routes live under /engram/v1/ and /remnic/v1/ (see docs/server.md)"
-        )
-    for pattern, methods in ROUTES.items():
-        if len(pattern) != len(segments):
-            continue
-        args: dict[str, str] = {}
-        for want, got in zip(pattern, segments):
-            if want == ID:
-                if not ID_RE.match(got):
-                    raise RouteNotFound(f"no memory with id {got[:140]!r}")
-                args["memoryId"] = got
-            elif want != got:
-                break
-        else:
-            if method not in methods:
-                raise MethodNotAllowed(
-                    f"{method} is not allowed on {path}; allowed: {', '.join(methods)}", allow=list(methods)
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.try_acquire():
+            self.refusals.refuse(request)
+            if self.refusals.count % 100 == 1:
+                log.warning(
+                    "refusing connections: %d open (server.maxConnections); %d refused so far",
+                    self.slots.limit,
+                    self.refusals.count,
                 )
-            return methods[method], args
-    raise RouteNotFound(f"no route {method} {path[:200]} (see docs/server.md for the routes)")
+            return
+        self.pool.submit((request, client_address))
 
+    def _serve_connection(self, item: tuple[Any, Any]) -> None:
+        request, client_address = item
+        try:
+            self.finish_request(request, client_address)
+        except (ConnectionError, TimeoutError, ClientGone):
+            log.debug("client %s went away", client_address)
+        except Exception:
+            log.exception("connection from %s failed", client_address)
+        finally:
+            self.shutdown_request(request)
+            self.slots.release()
 
-def _query_args(op: str, query: str) -> dict[str, str]:
-    try:
-        parsed = parse_qs(query, keep_blank_values=True, max_num_fields=MAX_QUERY_FIELDS)
-    except ValueError:  # "Max number of fields exceeded"
-        raise ValidationError.single("query", f"more than {MAX_QUERY_FIELDS} query parameters") from None
-    aliases = QUERY_ALIASES.get(op)
-    problems, out = [], {}
-    for key, values in parsed.items():
-        if len(values) > 1:
-            problems.append(FieldProblem(key, "given more than once"))
-            continue
-        if aliases is not None:
-            if key not in aliases:
-                problems.append(FieldProblem(key, "unknown query parameter", options=list(aliases)))
-                continue
-            key = aliases[key]
-        out[key] = values[0]
-    if problems:
-        raise ValidationError(problems[0].describe(), problems=problems)
-    return out
+    def service_actions(self) -> None:
+        self.refusals.sweep()
 
+    def server_close(self) -> None:
+        super().server_close()
+        self.refusals.sweep(everything=True)
 
-def _http_names(op: str, exc: ValidationError) -> ValidationError:
-    """Name fields as the caller spelled them in the query string (``q``, not ``query``)."""
-    reverse = {field: name for name, field in QUERY_ALIASES.get(op, {}).items()}
-    if not reverse:
-        return exc
-    for problem in exc.problems:
-        problem.field = reverse.get(problem.field, problem.field)
-    message = exc.problems[0].describe() if len(exc.problems) == 1 else exc.message
-    return type(exc)(message, problems=exc.problems)
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Errors of the accepting thread: a vanished client is routine, not a traceback on stderr."""
+        gone = isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError))
+        log.log(logging.DEBUG if gone else logging.ERROR, "connection from %s failed", client_address, exc_info=True)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -175,8 +133,36 @@ class Handler(BaseHTTPRequestHandler):
         return "remnic"  # no Python version in the Server header
 
     def setup(self) -> None:
-        self.timeout = self.server.settings.server.request_timeout_s  # slow or idle clients get cut off
-        super().setup()
+        limits = self.server.settings.server
+        self.connection = self.request
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, True)
+        # One deadline for the whole request (not per read), and a bounded wait between requests.
+        self.reader = DeadlineReader(
+            self.connection, request_s=limits.request_timeout_s, idle_s=limits.keep_alive_timeout_s
+        )
+        self.rfile = io.BufferedReader(self.reader)
+        self.wfile = SocketWriter(self.connection)
+        self._responded = False
+
+    def handle(self) -> None:
+        self.close_connection = True
+        while True:
+            self.reader.await_request()
+            self._responded = False
+            # What send_error needs if the deadline passes before the request line is even read.
+            self.command, self.request_version, self.requestline = "", "HTTP/1.1", ""
+            self.handle_one_request()  # a passed deadline ends here as TimeoutError, closing the connection
+            if self.reader.expired == "request" and not self._responded:
+                self._request_timed_out()
+            if self.close_connection:
+                return
+
+    def _request_timed_out(self) -> None:
+        """The client was still sending when its deadline passed: tell it so, then hang up."""
+        limit = self.server.settings.server.request_timeout_s
+        log.info("request cut off: not complete within %gs (server.requestTimeoutS)", limit)
+        self.send_error(408, f"request not complete within {limit:g}s (server.requestTimeoutS); connection closed")
+        self._linger_close()
 
     # Every method goes through one path so unknown methods still get JSON and X-Request-Id.
     def do_GET(self) -> None:
@@ -208,6 +194,15 @@ class Handler(BaseHTTPRequestHandler):
         self._linger = False
         try:
             reply = self._dispatch()
+        except ClientGone:
+            self.close_connection = True
+            log.info(
+                "%s %s %s client went away before the request was complete",
+                request_id,
+                self.command,
+                urlsplit(self.path).path[:200],
+            )
+            return
         except RemnicError as exc:
             if exc.http_status >= 500:
                 log.error("request %s failed: %s", request_id, exc.message)
@@ -220,17 +215,18 @@ class Handler(BaseHTTPRequestHandler):
         except Exception:
             log.exception("internal error (request id %s) in %s %s", request_id, self.command, urlsplit(self.path).path)
             reply = internal_error(request_id)
-        self._send(reply, request_id)
-        if self._linger:
-            self._drain_before_close()
+        sent = self._send(reply, request_id)
+        if self._linger and sent:
+            self._linger_close()
         log.info(
-            "%s %s %s %d %.1fms principal=%s",
+            "%s %s %s %d %.1fms principal=%s%s",
             request_id,
             self.command,
             urlsplit(self.path).path[:200],
             reply.status,
             (time.perf_counter() - started) * 1000,
             self._principal or "-",
+            "" if sent else " (client went away before reading the response)",
         )
 
     def _content_length_header(self) -> int | None:
@@ -245,6 +241,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self) -> Reply:
         parts = urlsplit(self.path)
+        self._check_host()
         query_keys = {k.lower() for k in parse_qs(parts.query, keep_blank_values=True)}
         if query_keys & TOKEN_QUERY_KEYS:
             # Refused even alongside a valid header: the secret is already in somebody's logs.
@@ -264,11 +261,11 @@ class Handler(BaseHTTPRequestHandler):
             return self._mcp(principal)
         op, path_args = route(self.command, parts.path)
         if self.command == "GET":
-            args: dict[str, Any] = {**_query_args(op, parts.query), **path_args}
+            args: dict[str, Any] = {**query_args(op, parts.query), **path_args}
             try:
                 return self.server.api.call(op, principal, args, from_query=True, surface="http")
             except ValidationError as exc:
-                raise _http_names(op, exc) from None
+                raise http_names(op, exc) from None
         if parts.query:
             raise ValidationError.single(
                 "query", f"{self.command} {parts.path} takes a JSON body, not query parameters"
@@ -277,6 +274,15 @@ class Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             raise InvalidJsonObject(f"request body must be a JSON object, got {type(body).__name__}")
         return self.server.api.call(op, principal, {**body, **path_args}, surface="http")
+
+    def _check_host(self) -> None:
+        """The Host header must name this server (DNS-rebinding defence), before auth and routing."""
+        host = self.headers.get("Host")
+        if not self.server.host_check.accepts(host):
+            raise MisdirectedHost(
+                f"Host {host[:100]!r} does not name this server; it answers to {self.server.host_check.describe()} "
+                "(server.allowedHosts adds names). A browser page rebound to this address is refused."
+            )
 
     def _check_origin(self) -> None:
         """Browsers send Origin; only pages served from loopback may call us (DNS-rebinding defence)."""
@@ -303,7 +309,20 @@ class Handler(BaseHTTPRequestHandler):
         if length > limit:
             self._discard(length)
             raise BodyTooLarge(f"request body is {length} bytes; the limit is {limit} (server.maxBodyBytes)")
-        data = self.rfile.read(length)
+        try:
+            data = self.rfile.read(length)
+        except TimeoutError:
+            self.close_connection = True
+            if self.reader.expired == "request":
+                limit = self.server.settings.server.request_timeout_s
+                raise RequestTimeout(
+                    f"request body not complete within {limit:g}s (server.requestTimeoutS); connection closed"
+                ) from None
+            raise ClientGone() from None
+        except ConnectionError:
+            raise ClientGone() from None
+        if len(data) < length:
+            raise ClientGone()  # the client closed its side mid-body
         self._body_pending = False
         return data
 
@@ -323,15 +342,15 @@ class Handler(BaseHTTPRequestHandler):
             length -= len(chunk)
         self._body_pending = False
 
-    def _drain_before_close(self) -> None:
+    def _linger_close(self) -> None:
         """Lingering close: swallow what the client is still sending for a moment, so it reads our
-        error response instead of failing with a broken pipe when we close mid-upload."""
+        error response instead of failing with a broken pipe (or a reset) when we close mid-upload."""
+        self.close_connection = True
         try:
-            self.wfile.flush()
-            self.connection.settimeout(1.0)
+            self.reader.limit(1.0)
             budget = 64 * 1024 * 1024
             while budget > 0:
-                chunk = self.rfile.read1(65536) if hasattr(self.rfile, "read1") else self.rfile.read(65536)
+                chunk = self.rfile.read1(65536)
                 if not chunk:
                     break
                 budget -= len(chunk)
@@ -377,10 +396,13 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- output ---
 
-    def _send(self, reply: Reply, request_id: str) -> None:
+    def _send(self, reply: Reply, request_id: str) -> bool:
+        """Write the response; False when the client had already gone (quietly: that is routine)."""
+        self._responded = True
         if self._body_pending:
             self.close_connection = True  # an unread body would be parsed as the next request
-        data = b"" if reply.status == 202 and reply.body is None else reply.text.encode("utf-8")
+        # backslashreplace: a lone surrogate echoed from a refused input goes out as a JSON \uXXXX escape.
+        data = b"" if reply.status == 202 and reply.body is None else reply.text.encode("utf-8", "backslashreplace")
         self.send_response(reply.status)
         if data:
             self.send_header("Content-Type", "application/json; charset=utf-8")
@@ -392,9 +414,16 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         if self.close_connection:
             self.send_header("Connection", "close")
-        self.end_headers()
-        if self.command != "HEAD" and data:
-            self.wfile.write(data)
+        try:
+            # A client that stops reading holds this thread at most requestTimeoutS.
+            self.connection.settimeout(self.server.settings.server.request_timeout_s)
+            self.end_headers()
+            if self.command != "HEAD" and data:
+                self.wfile.write(data)
+        except OSError:  # reset, broken pipe, or a reader too slow for the deadline
+            self.close_connection = True
+            return False
+        return True
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Malformed requests the base class rejects before routing: JSON and a request id too."""
@@ -409,8 +438,10 @@ class Handler(BaseHTTPRequestHandler):
         request_id = str(uuid.uuid4())
         body = dumps_json({"error": message or "bad request", "code": codes.get(code, "bad_request")}).encode()
         self.close_connection = True
+        self._responded = True
         try:
-            self.send_response(code, message)
+            self.connection.settimeout(self.server.settings.server.request_timeout_s)
+            self.send_response(code)
             self.send_header("Content-Type", "application/json; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
             self.send_header("X-Request-Id", request_id)
@@ -441,6 +472,9 @@ def create_server(
     api.memory.warm_up()  # model and index load here, not in the first request (nor racily in several)
     host = settings.server.host if host is None else host
     port = settings.server.port if port is None else port
+    odd = [h for h in settings.server.allowed_hosts if not isinstance(h, str) or not h.strip()]
+    if odd:
+        raise ValidationError.single("server.allowedHosts", f"must be a list of host names, got {odd!r}"[:200])
     try:
         return RemnicHTTPServer((host, port), api, auth, settings)
     except OSError as exc:

@@ -3,9 +3,14 @@
 :class:`McpServer` turns one decoded JSON-RPC message into a response (or
 nothing, for notifications); ``run_stdio`` feeds it newline-delimited messages
 from stdin, and the HTTP server feeds it ``POST /mcp`` bodies. Tools are the
-API operations (``remnic.<op>``, each also as the legacy ``engram.<op>``), run
-through the same :class:`~remnic.server.api.Api` as the HTTP routes, so a tool's
-text content is byte-for-byte the HTTP response body.
+API operations, run through the same :class:`~remnic.server.api.Api` as the HTTP
+routes, so a tool's text content is byte-for-byte the HTTP response body and its
+``structuredContent`` the same object, described by the tool's ``outputSchema``.
+
+Tool names: ``remnic_<op>`` by default, a name every client accepts
+(``^[a-zA-Z0-9_-]{1,64}$``); ``mcp.toolNames`` lists the seed's dotted ``remnic.<op>``
+with the legacy ``engram.<op>`` instead, or all three. A call may use any of the
+three spellings whatever is listed.
 
 Protocol negotiation is the initialize handshake (initialize → result →
 notifications/initialized); a client asking for a version we do not speak gets
@@ -18,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import sys
 import uuid
 from dataclasses import dataclass
@@ -28,13 +34,16 @@ from remnic.version import __version__
 
 from .api import Api, Reply, error_reply
 from .errors import InvalidJson, parse_json
+from .outputs import OUTPUT_SCHEMAS
 from .schema import OPERATIONS
 
 log = logging.getLogger("remnic.server")
 
 SUPPORTED_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 LATEST_VERSION = SUPPORTED_VERSIONS[0]
-PREFIXES = ("remnic", "engram")
+NAME_STYLES = ("underscore", "dotted", "both")
+TOOL_NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+"""What clients that map tools to function names accept (Anthropic's API, Codex)."""
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -42,11 +51,29 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
-INSTRUCTIONS = (
-    "remnic is a git-backed memory. Use remnic.recall before answering questions about the user or the "
-    "project, remnic.memory_store to save a durable fact/decision/preference, and remnic.recall_xray to see "
-    "why recall returned what it did. Every write is a git commit."
-)
+
+def spellings(op: str) -> tuple[str, str, str]:
+    """Every name a call may use for an operation: ``remnic_<op>``, ``remnic.<op>``, ``engram.<op>``."""
+    return (f"remnic_{op}", f"remnic.{op}", f"engram.{op}")
+
+
+def listed_names(op: str, style: str) -> tuple[str, ...]:
+    """The names ``tools/list`` shows for an operation under ``mcp.toolNames``; the first is canonical."""
+    underscore, dotted, legacy = spellings(op)
+    return {"underscore": (underscore,), "dotted": (dotted, legacy), "both": (underscore, dotted, legacy)}[style]
+
+
+TOOL_NAMES: dict[str, str] = {name: op.name for op in OPERATIONS.values() if op.tool for name in spellings(op.name)}
+"""Every accepted tool name → its operation (listed or not)."""
+
+
+def instructions(style: str) -> str:
+    recall, store, xray = (listed_names(op, style)[0] for op in ("recall", "memory_store", "recall_xray"))
+    return (
+        f"remnic is a git-backed memory. Use {recall} before answering questions about the user or the "
+        f"project, {store} to save a durable fact/decision/preference, and {xray} to see "
+        "why recall returned what it did. Every write is a git commit."
+    )
 
 
 @dataclass
@@ -57,15 +84,6 @@ class McpSession:
     initialized: bool = False
     protocol_version: str | None = None
     client_name: str | None = None
-
-
-def _tool_names() -> dict[str, str]:
-    """Tool name → operation, canonical names first."""
-    ops = [op for op in OPERATIONS.values() if op.tool]
-    return {f"{prefix}.{op.name}": op.name for prefix in PREFIXES for op in ops}
-
-
-TOOL_NAMES = _tool_names()
 
 
 def _valid_id(msg_id: Any) -> bool:
@@ -88,18 +106,29 @@ class McpServer:
     def __init__(self, api: Api, *, surface: str = "mcp") -> None:
         self.api = api
         self.surface = surface
+        self.style = api.settings.mcp.tool_names
+
+    def listed(self) -> dict[str, str]:
+        """The names tools/list shows → operation: every canonical name first, then the aliases."""
+        ops = [name for name, op in self.api.operations.items() if op.tool]
+        rows = [listed_names(op, self.style) for op in ops]
+        return {names[i]: op for i in range(3) for op, names in zip(ops, rows) if i < len(names)}
 
     def tools(self) -> list[dict[str, Any]]:
         out = []
-        for name, op_name in TOOL_NAMES.items():
+        for name, op_name in self.listed().items():
             op = self.api.operation(op_name)  # limits and defaults from the settings in use
-            legacy = not name.startswith("remnic.")
+            canonical = listed_names(op_name, self.style)[0]
+            alias = ""
+            if name != canonical:
+                alias = f"({'legacy ' if name.startswith('engram.') else ''}alias of {canonical}) "
             out.append(
                 {
                     "name": name,
                     "title": op_name.replace("_", " "),
-                    "description": (f"(legacy alias of remnic.{op_name}) " if legacy else "") + op.description,
+                    "description": alias + op.description,
                     "inputSchema": op.input_schema(),
+                    "outputSchema": OUTPUT_SCHEMAS[op_name],
                     "annotations": {"readOnlyHint": not op.write, "openWorldHint": False},
                 }
             )
@@ -177,16 +206,20 @@ class McpServer:
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": False}},
             "serverInfo": {"name": "remnic", "title": "remnic memory", "version": __version__},
-            "instructions": INSTRUCTIONS,
+            "instructions": instructions(self.style),
         }
 
     def _call_tool(self, msg_id: Any, params: dict[str, Any], principal: str) -> dict[str, Any]:
         name = params.get("name")
         op_name = TOOL_NAMES.get(name) if isinstance(name, str) else None
         if op_name is None:
-            valid = list(TOOL_NAMES)
+            valid = list(self.listed())
             return _error(
-                msg_id, INVALID_PARAMS, f"unknown tool {name!r}; valid tools: {', '.join(valid)}", {"validTools": valid}
+                msg_id,
+                INVALID_PARAMS,
+                f"unknown tool {name!r}; valid tools: {', '.join(valid)} (each also callable as "
+                "remnic_<name>, remnic.<name> or engram.<name>)",
+                {"validTools": valid},
             )
         arguments = params.get("arguments")
         try:
@@ -208,7 +241,15 @@ class McpServer:
 
     @staticmethod
     def _content(reply: Reply, *, is_error: bool) -> dict[str, Any]:
-        return {"content": [{"type": "text", "text": reply.text}], "structuredContent": reply.body, "isError": is_error}
+        """A tool result: the body as text, and as structuredContent when it is the tool's output.
+
+        An error body (``{error, code, details}``) is not the shape the outputSchema describes,
+        and some clients validate structuredContent even on errors, so errors carry text only.
+        """
+        result: dict[str, Any] = {"content": [{"type": "text", "text": reply.text}], "isError": is_error}
+        if not is_error:
+            result["structuredContent"] = reply.body
+        return result
 
 
 # --- stdio transport ---
@@ -232,7 +273,8 @@ def run_stdio(
     session = McpSession(stateless=False)
 
     def send(obj: dict[str, Any]) -> None:
-        stdout.write(encode(obj).encode("utf-8") + b"\n")
+        # backslashreplace: a lone surrogate echoed from a refused input goes out as a JSON \uXXXX escape.
+        stdout.write(encode(obj).encode("utf-8", "backslashreplace") + b"\n")
         stdout.flush()
 
     while True:
@@ -270,4 +312,15 @@ def encode(response: dict[str, Any]) -> str:
     return json.dumps(response, ensure_ascii=False, separators=(",", ":"))
 
 
-__all__ = ["SUPPORTED_VERSIONS", "TOOL_NAMES", "McpServer", "McpSession", "encode", "run_stdio"]
+__all__ = [
+    "NAME_STYLES",
+    "SUPPORTED_VERSIONS",
+    "TOOL_NAMES",
+    "TOOL_NAME_RE",
+    "McpServer",
+    "McpSession",
+    "encode",
+    "listed_names",
+    "run_stdio",
+    "spellings",
+]

@@ -9,13 +9,17 @@ declaration into the JSON Schema an MCP client sees in ``tools/list``.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from remnic.config import StoreSettings
 from remnic.errors import FieldProblem, ValidationError
-from remnic.memfile.model import CATEGORIES, STATUSES
+from remnic.memfile.model import CATEGORIES, ID_RE, NAMESPACE_RE, STATUSES
+from remnic.memfile.validate import strings_problems
+
+from .compat import DISCLOSURES, SORTS, TAG_MATCHES
 
 RECALL_MODES = ("auto", "no_recall", "minimal", "full", "graph_mode")
 XRAY_FORMATS = ("json", "text", "markdown")
@@ -45,6 +49,8 @@ class Param:
     max_length: int | None = None
     items: str | None = None
     """Element type of an array."""
+    pattern: str | None = None
+    """A regular expression the whole string must match (advertised as the JSON Schema ``pattern``)."""
     default: Any = None
     compat: bool = False
     """Accepted for compatibility with Remnic clients; has no effect here."""
@@ -65,6 +71,8 @@ class Param:
             out["maxLength" if self.kind == "string" else "maxItems"] = self.max_length
         if self.kind == "string" and self.required:
             out["minLength"] = 1
+        if self.pattern is not None:
+            out["pattern"] = self.pattern
         if self.items is not None:
             out["items"] = {"type": self.items}
         if self.default is not None:
@@ -79,16 +87,22 @@ class Operation:
     params: tuple[Param, ...] = ()
     write: bool = False
     tool: bool = True
-    """Exposed as an MCP tool (remnic.<name> and engram.<name>)."""
+    """Exposed as an MCP tool (remnic_<name>, remnic.<name>, engram.<name>)."""
+    aliases: tuple[tuple[str, str], ...] = ()
+    """(other name, parameter) pairs: the original Remnic's names for a parameter (``maxResults``)."""
     names: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "names", tuple(p.name for p in self.params))
+        object.__setattr__(self, "names", tuple(p.name for p in self.params) + tuple(a for a, _ in self.aliases))
 
     def input_schema(self) -> dict[str, Any]:
+        properties = {p.name: p.schema() for p in self.params}
+        for alias, name in self.aliases:
+            properties[alias] = {**properties[name], "description": f"same as {name} (the original Remnic's name)"}
+            properties[alias].pop("default", None)
         return {
             "type": "object",
-            "properties": {p.name: p.schema() for p in self.params},
+            "properties": properties,
             "required": [p.name for p in self.params if p.required],
             "additionalProperties": False,
         }
@@ -128,6 +142,13 @@ def validate(op: Operation, args: Any, *, from_query: bool = False) -> dict[str,
     problems: list[FieldProblem] = []
     out: dict[str, Any] = {}
     declared = {p.name: p for p in op.params}
+    if op.aliases:
+        args = dict(args)
+        for alias, name in op.aliases:
+            if alias in args:
+                if args.get(name) is not None:
+                    problems.append(FieldProblem(alias, f"is another name for {name}; give one of them"))
+                args[name] = args.pop(alias)
     for key in args:
         if key not in declared:
             problems.append(FieldProblem(str(key), "unknown field", options=op.names or ("(none)",)))
@@ -152,6 +173,8 @@ def validate(op: Operation, args: Any, *, from_query: bool = False) -> dict[str,
             )
             continue
         problems += _check_bounds(p, value)
+        # NUL and lone surrogates (what undecodable bytes become) in any string, nested ones included.
+        problems += strings_problems(value, p.name)
         out[p.name] = value
     if problems:
         summary = (
@@ -171,6 +194,8 @@ def _check_bounds(p: Param, value: Any) -> list[FieldProblem]:
         problems.append(FieldProblem(p.name, f"must be at most {p.maximum:g}, got {value!r}"))
     if p.kind == "string" and p.required and not value.strip():
         problems.append(FieldProblem(p.name, "must not be empty"))
+    if p.pattern is not None and isinstance(value, str) and value and not re.fullmatch(p.pattern, value):
+        problems.append(FieldProblem(p.name, f"{value[:80]!r} does not match {p.pattern} ({p.description})"))
     if (
         p.max_length is not None
         and p.enforced_by is None
@@ -189,12 +214,27 @@ def _check_bounds(p: Param, value: Any) -> list[FieldProblem]:
 # --- the operations ---
 
 _NS = Param(
-    "namespace", "string", "namespace to act on (default: the caller's own namespace, else the default)", max_length=64
+    "namespace",
+    "string",
+    "namespace to act on (default: the caller's own namespace, else the default); lowercase letters, digits, "
+    "'-' and '_'",
+    max_length=64,
+    pattern=NAMESPACE_RE.pattern,
 )
-_SESSION = Param("sessionKey", "string", "conversation/session identifier", max_length=256)
+_SESSION = Param("sessionKey", "string", "conversation/session identifier", max_length=512)
 _CWD = Param("cwd", "string", "working directory (accepted for Remnic compatibility; not used yet)", compat=True)
 _TAG = Param("projectTag", "string", "project name (accepted for Remnic compatibility; not used yet)", compat=True)
-_MEMORY_ID = Param("memoryId", "string", "the memory's id (frontmatter `id`)", required=True, max_length=128)
+
+
+def _compat(name: str, kind: str, what: str, **bounds: Any) -> Param:
+    """A request field the original Remnic accepts that has no meaning here: accepted, and named in
+    the response's ``warnings``."""
+    return Param(name, kind, f"{what} (accepted for Remnic compatibility; no effect here)", compat=True, **bounds)
+
+
+_MEMORY_ID = Param(
+    "memoryId", "string", "the memory's id (frontmatter `id`)", required=True, max_length=128, pattern=ID_RE.pattern
+)
 
 
 def build_operations(store: StoreSettings) -> dict[str, Operation]:
@@ -210,7 +250,7 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                     Param("query", "string", "what to recall", required=True, max_length=4000),
                     _SESSION,
                     _NS,
-                    Param("topK", "integer", "maximum results", minimum=1, maximum=100),
+                    Param("topK", "integer", "maximum results (0 returns none)", minimum=0, maximum=200),
                     Param(
                         "mode",
                         "string",
@@ -222,6 +262,19 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                     Param(
                         "budgetChars", "integer", "character budget for returned contents", minimum=1, maximum=1_000_000
                     ),
+                    Param(
+                        "disclosure",
+                        "string",
+                        "the original's detail level, echoed per result; results always carry the full content here",
+                        options=DISCLOSURES,
+                        default="chunk",
+                    ),
+                    Param("tags", "array", "only memories with these tags", items="string", max_length=50),
+                    Param("tagMatch", "string", "any tag (default) or all of them", options=TAG_MATCHES, default="any"),
+                    Param("asOf", "string", "only memories valid at this ISO time", max_length=64),
+                    _compat("includeLowConfidence", "boolean", "include low-confidence memories (they always are)"),
+                    _compat("idempotencyKey", "string", "idempotency key", max_length=256),
+                    _compat("codingContext", "object", "coding context"),
                     _CWD,
                     _TAG,
                 ),
@@ -284,8 +337,8 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                         maximum=1,
                     ),
                     _NS,
-                    Param("entityRef", "string", "related entity id", max_length=200),
-                    Param("sourceReason", "string", "why this was stored (kept in frontmatter)", max_length=1000),
+                    Param("entityRef", "string", "related entity id", max_length=512),
+                    Param("sourceReason", "string", "why this was stored (kept in frontmatter)", max_length=2000),
                     Param(
                         "status",
                         "string",
@@ -298,19 +351,27 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                         "idempotencyKey",
                         "string",
                         "repeat a write safely: the same key replays the first response",
-                        max_length=200,
+                        max_length=256,
                     ),
                     Param("dryRun", "boolean", "validate and report without writing", default=False),
+                    _compat("sessionKey", "string", "conversation/session identifier", max_length=512),
+                    _compat("ttl", "string", "time to live (ISO time or 30m/12h/7d/2w)", max_length=128),
+                    _CWD,
+                    _TAG,
                 ),
                 write=True,
             ),
-            Operation("memory_get", "Fetch one memory by id.", (_MEMORY_ID,)),
+            Operation(
+                "memory_get",
+                "Fetch one memory by id; a missing one is {found: false, namespace}.",
+                (_MEMORY_ID, _NS, _compat("sessionKey", "string", "conversation/session identifier", max_length=512)),
+            ),
             Operation(
                 "memory_search",
                 "Search memories: ranked hybrid recall, results only (no X-ray capture).",
                 (
                     Param("query", "string", "the search query", required=True, max_length=4000),
-                    Param("limit", "integer", "maximum results", minimum=1, maximum=100, default=10),
+                    Param("limit", "integer", "maximum results", minimum=1, maximum=200, default=10),
                     Param("category", "string", "only this category", options=CATEGORIES),
                     _NS,
                     Param(
@@ -320,9 +381,19 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                         options=("global",),
                         compat=True,
                     ),
+                    _compat("mode", "string", "search mode", options=("search", "hybrid", "bm25", "vector")),
+                ),
+                aliases=(("maxResults", "limit"),),
+            ),
+            Operation(
+                "memory_timeline",
+                "A memory's lifecycle from git: one event per commit.",
+                (
+                    _MEMORY_ID,
+                    _NS,
+                    Param("limit", "integer", "at most this many events, oldest first", minimum=1, default=200),
                 ),
             ),
-            Operation("memory_timeline", "A memory's lifecycle from git: one event per commit.", (_MEMORY_ID,)),
             Operation(
                 "memories_list",
                 "Browse memories with filters and paging (newest first).",
@@ -339,14 +410,16 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                     _NS,
                     Param("limit", "integer", "page size", minimum=1, maximum=200, default=50),
                     Param("offset", "integer", "skip this many matches", minimum=0, default=0),
+                    Param("sort", "string", "order of the matches", options=SORTS, default="updated_desc"),
                 ),
                 tool=False,
+                aliases=(("q", "query"),),
             ),
             Operation(
                 "observe",
                 "Feed conversation messages into the archive (extraction is not built yet).",
                 (
-                    Param("sessionKey", "string", "conversation session identifier", required=True, max_length=256),
+                    Param("sessionKey", "string", "conversation session identifier", required=True, max_length=512),
                     Param(
                         "messages",
                         "array",
@@ -366,7 +439,7 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                         "idempotencyKey",
                         "string",
                         "repeat safely: the same key replays the first response",
-                        max_length=200,
+                        max_length=256,
                     ),
                     _CWD,
                     _TAG,
@@ -379,6 +452,7 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                 (
                     _NS,
                     Param("limit", "integer", "maximum items", minimum=1, maximum=200, default=50),
+                    _compat("runId", "string", "governance run id", max_length=256),
                 ),
             ),
         )

@@ -1,0 +1,93 @@
+"""The original Remnic's request and response shapes, as pure helpers the operations use.
+
+remnic answers in a superset of the original's shapes (its own fields stay), so a client
+written for the original reads every key it expects: memory summaries (``created``,
+``updated``, ``tags``, ``entityRef``, ``preview``), recall's ``context``/``memoryIds``,
+``queued`` on writes, ``{found: false, namespace}`` for a missing memory. Request fields
+the original accepts but remnic gives no meaning are accepted and named in the
+response's ``warnings`` instead of being refused.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from remnic.memfile.model import parse_time
+
+PREVIEW_CHARS = 180
+"""A summary's ``preview``: the content with whitespace collapsed, cut to this many characters."""
+SNIPPET_CHARS = 800
+"""A memory_search result's ``snippet`` (the original's search result field)."""
+DISCLOSURES = ("chunk", "section", "raw")
+TAG_MATCHES = ("any", "all")
+SORTS = ("updated_desc", "updated_asc", "created_desc", "created_asc")
+
+_SPACE = re.compile(r"\s+")
+
+
+def preview(content: str, limit: int = PREVIEW_CHARS) -> str:
+    return _SPACE.sub(" ", content).strip()[:limit]
+
+
+def summary_tags(frontmatter: Mapping[str, Any]) -> list[str]:
+    """Tags as the original's summaries give them: trimmed, de-duplicated, sorted."""
+    tags = frontmatter.get("tags")
+    if not isinstance(tags, list):
+        return []
+    return sorted({str(t).strip() for t in tags if str(t).strip()})
+
+
+def with_summary(item: dict[str, Any]) -> dict[str, Any]:
+    """A memory or hit dict plus the original's summary keys (absent dates stay absent)."""
+    fm = item.get("frontmatter") or {}
+    out = dict(item)
+    for key in ("created", "updated"):
+        if isinstance(fm.get(key), str):
+            out[key] = fm[key]
+    out["tags"] = summary_tags(fm)
+    if isinstance(fm.get("entityRef"), str) and fm["entityRef"]:
+        out["entityRef"] = fm["entityRef"]
+    out["preview"] = preview(str(item.get("content") or ""))
+    return out
+
+
+def recall_context(results: Sequence[Mapping[str, Any]]) -> str:
+    """What a hook injects: the recalled memories' text, one paragraph each, best first."""
+    return "\n\n".join(str(r.get("content") or "").strip() for r in results if str(r.get("content") or "").strip())
+
+
+def tags_match(frontmatter: Mapping[str, Any], wanted: Iterable[str], mode: str) -> bool:
+    have = {t.casefold() for t in summary_tags(frontmatter)}
+    want = {t.strip().casefold() for t in wanted if t.strip()}
+    if not want:
+        return True
+    return want <= have if mode == "all" else bool(want & have)
+
+
+def valid_at(frontmatter: Mapping[str, Any], as_of: float) -> bool:
+    """Whether a memory was valid at ``as_of`` (epoch seconds): it existed (``validAt``, else
+    ``created``) and had not been invalidated or superseded by then."""
+    start = parse_time(frontmatter.get("validAt")) or parse_time(frontmatter.get("created"))
+    if start is not None and start > as_of:
+        return False
+    for key in ("invalidAt", "supersededAt"):
+        end = parse_time(frontmatter.get(key))
+        if end is not None and end <= as_of:
+            return False
+    return True
+
+
+def sort_key(sort: str) -> Any:
+    """A key for ``sorted`` over MemoryRecords; reverse for the ``_desc`` orders."""
+    field = sort.split("_")[0]
+
+    def key(record: Any) -> tuple[float, str]:
+        return (parse_time(record.frontmatter.get(field)) or 0.0, record.path)
+
+    return key
+
+
+def warning(field: str, message: str) -> dict[str, str]:
+    return {"field": field, "message": message}

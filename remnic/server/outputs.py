@@ -1,0 +1,219 @@
+"""Output schemas: the JSON Schema of each operation's success body, advertised as a tool's
+``outputSchema`` over MCP (the body is the tool result's ``structuredContent``) and checked
+against real results by the tests.
+
+Objects allow further keys (a later version may add fields without breaking a client that
+validates); every key listed as required is always present.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from remnic.memfile.model import CATEGORIES, STATUSES
+
+JSON = dict[str, Any]
+
+
+def _obj(required: dict[str, JSON], optional: dict[str, JSON] | None = None, description: str = "") -> JSON:
+    out: JSON = {"type": "object", "properties": {**required, **(optional or {})}, "required": list(required)}
+    if description:
+        out["description"] = description
+    return out
+
+
+STRING: JSON = {"type": "string"}
+NULLABLE_STRING: JSON = {"anyOf": [{"type": "string"}, {"type": "null"}]}  # one type per branch: portable
+INTEGER: JSON = {"type": "integer", "minimum": 0}
+NUMBER: JSON = {"type": "number"}
+BOOLEAN: JSON = {"type": "boolean"}
+FRONTMATTER: JSON = {"type": "object", "description": "the memory file's frontmatter, keys as written"}
+# The original Remnic's memory-summary keys, added to every memory and hit remnic returns.
+SUMMARY: dict[str, JSON] = {
+    "created": STRING,
+    "updated": STRING,
+    "tags": {"type": "array", "items": STRING, "description": "trimmed, de-duplicated, sorted"},
+    "entityRef": STRING,
+    "preview": {"type": "string", "description": "the content, whitespace collapsed, first 180 characters"},
+}
+WARNINGS: JSON = {
+    "type": "array",
+    "description": "request fields accepted for Remnic compatibility that had no effect",
+    "items": _obj({"field": STRING, "message": STRING}),
+}
+
+MEMORY: JSON = _obj(
+    {
+        "id": STRING,
+        "path": {"type": "string", "description": "path of the memory file in the repository"},
+        "namespace": STRING,
+        "category": {"type": "string", "enum": list(CATEGORIES)},
+        "status": {"type": "string", "enum": list(STATUSES)},
+        "content": {"type": "string", "description": "the memory's text (the file's body)"},
+        "frontmatter": FRONTMATTER,
+    },
+    SUMMARY,
+    description="one memory",
+)
+
+HIT: JSON = _obj(
+    {
+        "id": STRING,
+        "path": STRING,
+        "namespace": NULLABLE_STRING,
+        "category": STRING,
+        "status": STRING,
+        "score": NUMBER,
+        "rank": {"type": "integer", "minimum": 1},
+        "content": STRING,
+        "frontmatter": FRONTMATTER,
+    },
+    {
+        **SUMMARY,
+        "disclosure": {"type": "string", "enum": ["chunk", "section", "raw"]},
+        "snippet": {"type": "string", "description": "memory_search: the content, first 800 characters"},
+        "debug": {"type": "object", "description": "score terms, signals and tier (includeDebug)"},
+    },
+    description="one recalled memory",
+)
+
+SNAPSHOT: JSON = _obj(
+    {
+        "schemaVersion": STRING,
+        "query": STRING,
+        "snapshotId": STRING,
+        "capturedAt": {"type": "number", "description": "epoch milliseconds"},
+        "filters": {
+            "type": "array",
+            "items": _obj({"name": STRING, "considered": INTEGER, "admitted": INTEGER}, {"reason": STRING}),
+        },
+        "results": {
+            "type": "array",
+            "items": _obj(
+                {"memoryId": STRING, "path": STRING, "servedBy": STRING, "scoreDecomposition": {"type": "object"}}
+            ),
+        },
+        "budget": _obj({"chars": INTEGER, "used": INTEGER}),
+    },
+    {
+        "tierExplain": {"type": "object"},
+        "sessionKey": STRING,
+        "namespace": STRING,
+        "traceId": STRING,
+    },
+    description="the Recall X-ray snapshot (schema v1)",
+)
+
+ENVELOPE: JSON = _obj(
+    {"snapshotFound": BOOLEAN},
+    {"snapshot": SNAPSHOT},
+    description="snapshotFound false means nothing to show (and says nothing more)",
+)
+
+OUTPUT_SCHEMAS: dict[str, JSON] = {
+    "recall": _obj(
+        {
+            "query": STRING,
+            "namespace": STRING,
+            "context": {"type": "string", "description": "the recalled memories' text, one paragraph each"},
+            "count": INTEGER,
+            "memoryIds": {"type": "array", "items": STRING},
+            "results": {"type": "array", "items": HIT},
+            "recordedAt": STRING,
+            "traceId": STRING,
+            "plannerMode": {"type": "string", "enum": ["full", "no_recall"]},
+            "fallbackUsed": BOOLEAN,
+            "sourcesUsed": {"type": "array", "items": STRING},
+            "disclosure": {"type": "string", "enum": ["chunk", "section", "raw"]},
+            "budgetsApplied": _obj(
+                {
+                    "topK": INTEGER,
+                    "budgetChars": INTEGER,
+                    "budgetUsed": INTEGER,
+                    "appliedTopK": INTEGER,
+                    "recallBudgetChars": INTEGER,
+                },
+                {"requestedTopK": INTEGER},
+            ),
+            "latencyMs": NUMBER,
+        },
+        {"sessionKey": STRING, "auditEntryId": STRING, "debug": {"type": "object"}, "warnings": WARNINGS},
+    ),
+    "recall_xray": ENVELOPE,
+    "recall_explain": {
+        **ENVELOPE,
+        "properties": {
+            **ENVELOPE["properties"],
+            "format": {"type": "string", "enum": ["text", "markdown"]},
+            "rendered": {"type": "string", "description": "the snapshot rendered as text or markdown"},
+        },
+    },
+    "memory_store": _obj(
+        {
+            "schemaVersion": {"type": "integer", "enum": [1]},
+            "operation": {"type": "string", "enum": ["memory_store"]},
+            "namespace": STRING,
+            "dryRun": BOOLEAN,
+            "accepted": BOOLEAN,
+            "queued": {"type": "boolean", "description": "true when the memory waits for review"},
+            "status": {"type": "string", "enum": ["validated", "stored", "duplicate", "queued_for_review"]},
+            "memoryId": STRING,
+            "path": STRING,
+        },
+        {"duplicateOf": STRING, "idempotencyKey": STRING, "idempotencyReplay": BOOLEAN, "warnings": WARNINGS},
+    ),
+    "memory_get": _obj(
+        {"found": BOOLEAN, "namespace": STRING},
+        {"memory": MEMORY, "error": STRING, "code": STRING, "warnings": WARNINGS},
+        description="found false (no memory, the error and code saying so) when there is no such memory",
+    ),
+    "memory_search": _obj(
+        {"query": STRING, "namespace": NULLABLE_STRING, "count": INTEGER, "results": {"type": "array", "items": HIT}},
+        {"warnings": WARNINGS},
+    ),
+    "memory_timeline": _obj(
+        {
+            "found": BOOLEAN,
+            "namespace": STRING,
+            "count": INTEGER,
+            "timeline": {
+                "type": "array",
+                "items": _obj(
+                    {
+                        "version": {"type": "integer", "minimum": 1},
+                        "label": STRING,
+                        "sha": STRING,
+                        "path": STRING,
+                        "date": STRING,
+                        "operation": {"type": "string", "description": "Remnic-Operation trailer, or git-commit"},
+                        "status": {"type": "string", "description": "the memory's status at that version"},
+                    },
+                    {
+                        "previousPath": NULLABLE_STRING,
+                        "author": STRING,
+                        "subject": STRING,
+                        "change": STRING,
+                        "trailers": {"type": "object"},
+                    },
+                    description="one commit that touched the memory",
+                ),
+            },
+        },
+        {"memoryId": STRING, "error": STRING, "code": STRING},
+    ),
+    "observe": _obj(
+        {
+            "accepted": INTEGER,
+            "sessionKey": STRING,
+            "namespace": STRING,
+            "lcmArchived": BOOLEAN,
+            "extractionQueued": BOOLEAN,
+            "effectiveNamespace": STRING,
+        },
+        {"warnings": WARNINGS},
+    ),
+    "review_queue_list": _obj(
+        {"namespace": NULLABLE_STRING, "count": INTEGER, "memories": {"type": "array", "items": MEMORY}},
+        {"warnings": WARNINGS},
+    ),
+}
