@@ -30,9 +30,10 @@ bench: $(STAMP)
 golden: $(STAMP)
 	$(PY) tests/regen_golden.py
 
-## Regenerate docs/configuration.md from the settings' docstrings.
+## Regenerate docs/configuration.md (settings) and docs/cli.md (commands) from the code.
 docs: $(STAMP)
 	$(PY) -c "from remnic.config import settings_markdown; open('docs/configuration.md', 'w').write(settings_markdown())"
+	$(PY) -c "from remnic.cli.reference import cli_markdown; open('docs/cli.md', 'w').write(cli_markdown())"
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

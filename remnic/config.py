@@ -34,6 +34,7 @@ from .errors import ValidationError
 MARKER_FILE = ".remnic-memory"
 REPO_CONFIG_FILE = "remnic.config.json"
 STATE_DIR = ".remnic"
+DURABLE_DIR = "state"  # remnic's own records that no rebuild can recreate: kept, never deleted
 
 
 @dataclass
@@ -283,7 +284,13 @@ class ObserveSettings:
     review_below_confidence: float = 0.6
     """Accepted facts with a lower confidence are proposed as pending_review instead of active."""
     duplicate_similarity_floor: float = 0.92
-    """Within one flush, facts whose embeddings are at least this similar are one observation citing both turns."""
+    """Facts whose embeddings are at least this similar are one fact: within a flush they fold into one observation citing both turns; against an active memory they reinforce it instead of adding one."""
+    near_duplicate_word_overlap: float = 0.5
+    """A near-duplicate of an active memory must also share this share of its words (Jaccard of words of 3+ letters), so a paraphrase with another meaning is kept."""
+    consolidate_after_flush: bool = True
+    """Long-running processes (the server, the watcher) run `remnic consolidate` in the background after a flush."""
+    consolidate_window_days: float = 7.0
+    """Consolidation looks at memories the pipeline wrote in the last this many days."""
 
 
 @dataclass
@@ -334,6 +341,11 @@ class Settings:
     @property
     def state_dir(self) -> Path:
         return self.memory_dir / STATE_DIR
+
+    @property
+    def durable_dir(self) -> Path:
+        """``state/``: the observation buffer and ledgers, git-ignored but never rebuilt (so never deleted)."""
+        return self.memory_dir / DURABLE_DIR
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"memoryDir": str(self.memory_dir)}

@@ -8,8 +8,16 @@ from __future__ import annotations
 import errno
 import os
 import secrets
+import signal
 import stat
 from pathlib import Path
+
+
+def crash_point(name: str) -> None:
+    """Kill this process on the spot when ``REMNIC_CRASH_AT`` names this point: how the fault tests
+    crash a writer at an exact step (a kill -9 there), which timing alone cannot do reliably."""
+    if os.environ.get("REMNIC_CRASH_AT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def pid_alive(pid: int) -> bool:

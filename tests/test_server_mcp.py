@@ -232,7 +232,7 @@ def test_http_mcp_initialize_list_call_matches_http_routes(env: Env) -> None:
     assert out["get"].encode() == env.call("GET", f"/engram/v1/memories/{memory_id}").raw
     assert out["timeline"].encode() == env.call("GET", f"/engram/v1/memories/{memory_id}/timeline").raw
     assert out["queue"].encode() == env.call("GET", "/engram/v1/review-queue").raw
-    assert out["observe"]["lcmArchived"] is True and out["observe"]["extractionQueued"] is False
+    assert out["observe"]["lcmArchived"] is True and out["observe"]["extractionQueued"] is True  # buffered
     assert out["xray_other"] == '{"snapshotFound": false}\n'
 
 

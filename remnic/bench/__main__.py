@@ -12,6 +12,7 @@ from . import machine_line, write_section
 SUITES = {
     "store": "store",
     "locomo": "locomo",
+    "pipeline": "pipeline",
     "scale": "scale",
     "xray": "xray",
     "sync": "sync",

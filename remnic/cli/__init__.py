@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from remnic.errors import RemnicError
 
@@ -35,17 +36,10 @@ Run `remnic <command> --help` for each command's options.
 """
 
 
-def _modules() -> list:
-    from . import memories, versions
+def _modules() -> list[Any]:
+    from . import hooks, memories, observe, recall, serve, sync, versions
 
-    modules = [memories, versions]
-    for name in ("recall", "sync", "serve", "hooks"):
-        try:
-            modules.append(__import__(f"{__name__}.{name}", fromlist=["register"]))
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
-    return modules
+    return [memories, versions, recall, observe, sync, serve, hooks]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -71,7 +71,11 @@ def register(sub: Any) -> None:
         + ", ".join(AGENT_EVENTS)
         + ".",
     )
-    q.add_argument("hook", type=choice_list("hook", (*GIT_HOOKS, *AGENT_EVENTS)))
+    q.add_argument(
+        "hook",
+        type=choice_list("hook", (*GIT_HOOKS, *AGENT_EVENTS)),
+        help="the hook git or the agent host runs: " + ", ".join((*GIT_HOOKS, *AGENT_EVENTS)),
+    )
     q.add_argument("hook_args", nargs="*", help="the arguments git passes to the hook")
     q.add_argument(
         "--host",
@@ -197,7 +201,7 @@ def _run_agent(args: argparse.Namespace) -> int:
                 if output:
                     print(json.dumps(output, ensure_ascii=False))
             else:
-                result = observe_transcript(memory, payload, args.host)
+                result = observe_transcript(memory, payload, args.host, args.hook)
                 print(f"remnic {args.hook}: {json.dumps(result, default=str)}", file=sys.stderr)
     except Exception as exc:  # noqa: BLE001 - an agent session must never be blocked by memory
         detail = exc.describe() if isinstance(exc, RemnicError) else f"{type(exc).__name__}: {exc}"

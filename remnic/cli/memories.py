@@ -58,11 +58,14 @@ def register(sub: Any) -> None:
     p.add_argument("--confidence", type=unit_float("--confidence"), help="0..1 (default 0.9)")
     p.add_argument("--importance", type=unit_float("--importance"), help="0..1 (default 0.5)")
     p.add_argument("--namespace", "-n", help="namespace sub-tree (default: the default namespace)")
+    p.add_argument(
+        "--supersedes", metavar="ID", help="this memory replaces memory ID (which becomes superseded, its file kept)"
+    )
     p.add_argument("--dry-run", action="store_true", help="validate and show the file without writing it")
     p.set_defaults(handler=cmd_store)
 
     p = add_command(sub, "get", "show one memory by id or by its file path")
-    p.add_argument("id", metavar="ID-OR-PATH")
+    p.add_argument("id", metavar="ID-OR-PATH", help="a memory id, or its file path (facts/x.md)")
     p.add_argument("--raw", action="store_true", help="print the file exactly as on disk")
     p.set_defaults(handler=cmd_get)
 
@@ -95,13 +98,33 @@ def register(sub: Any) -> None:
     p.add_argument("--dry-run", action="store_true", help="validate every line and report; write nothing")
     p.set_defaults(handler=cmd_import)
 
+    p = add_command(
+        sub,
+        "update",
+        "change a memory's text, tags, status, importance or category (one commit)",
+        epilog="Only the frontmatter lines that change are rewritten; a new category moves the\n"
+        "file to that folder. An uncommitted hand edit of the file is kept out of the commit.\n\n"
+        "examples:\n  remnic update mem_01a2… --status archived\n"
+        "  remnic update mem_01a2… --tags ops,release --importance 0.9\n"
+        "  remnic update mem_01a2… --supersedes mem_0199…",
+    )
+    p.add_argument("id", metavar="ID", help="the memory id (mem_…)")
+    p.add_argument("--content", help="the new text (- reads standard input)")
+    p.add_argument("--tags", help="comma-separated tags (replaces the list; '' clears it)")
+    p.add_argument("--status", type=choice_list("status", STATUSES), help=f"one of: {', '.join(STATUSES)}")
+    p.add_argument("--importance", type=unit_float("--importance"), help="importanceScore, 0..1")
+    p.add_argument("--confidence", type=unit_float("--confidence"), help="0..1")
+    p.add_argument("--category", type=choice_list("category", CATEGORIES), help=f"one of: {', '.join(CATEGORIES)}")
+    p.add_argument("--supersedes", metavar="OTHER", help="this memory replaces memory OTHER (marked superseded)")
+    p.set_defaults(handler=cmd_update)
+
     p = add_command(sub, "forget", "mark a memory forgotten (its text stays in git history)")
-    p.add_argument("id", metavar="ID")
+    p.add_argument("id", metavar="ID", help="the memory id (mem_…)")
     p.add_argument("--reason", help="why, recorded as forgottenReason")
     p.set_defaults(handler=cmd_forget)
 
     p = add_command(sub, "timeline", "a memory's history from git, one event per commit")
-    p.add_argument("id", metavar="ID")
+    p.add_argument("id", metavar="ID", help="the memory id (mem_…)")
     p.set_defaults(handler=cmd_timeline)
 
     p = add_command(sub, "status", "summary of the memory repository and its index")
@@ -170,6 +193,7 @@ def cmd_store(args: argparse.Namespace) -> int:
         namespace=args.namespace,
         source="cli",
         dry_run=args.dry_run,
+        extra={"supersedes": args.supersedes} if args.supersedes else None,
     )
     record, duplicate = result.record, not result.changed and not args.dry_run
     data = {**record.to_dict(), "duplicate": duplicate, "dryRun": args.dry_run, "commit": result.commit}
@@ -280,6 +304,37 @@ def cmd_import(args: argparse.Namespace) -> int:
         else "nothing to import"
     ) + skipped
     emit(args, result.to_dict(), text)
+    return 0
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    changes: dict[str, Any] = {}
+    if args.tags is not None:
+        changes["tags"] = [t.strip() for t in args.tags.split(",") if t.strip()]
+    for flag, key in (("status", "status"), ("importance", "importanceScore"), ("confidence", "confidence")):
+        if getattr(args, flag) is not None:
+            changes[key] = getattr(args, flag)
+    if args.category is not None:
+        changes["category"] = args.category
+    if args.supersedes:
+        changes["supersedes"] = args.supersedes
+    content = None if args.content is None else (_stdin_text("content") if args.content == "-" else args.content)
+    if not changes and content is None:
+        raise UsageError(
+            "nothing to change: give at least one of --content, --tags, --status, --importance, --confidence, "
+            "--category, --supersedes"
+        )
+    memory = open_memory(args)
+    with memory:
+        result = memory.update(args.id, changes, source="cli", content=content)
+    record = result.record
+    emit(
+        args,
+        {**record.to_dict(), "changed": result.changed, "commit": result.commit},
+        f"updated {record.id} ({record.path}) in commit {(result.commit or '')[:8]}"
+        if result.commit
+        else f"{record.id} already says that; nothing changed",
+    )
     return 0
 
 

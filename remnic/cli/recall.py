@@ -128,6 +128,11 @@ def register(sub: Any) -> None:
         help="also return superseded, forgotten, rejected, … memories (ranked below active ones)",
     )
     p.add_argument(
+        "--include-superseded",
+        action="store_true",
+        help="also return memories a newer one superseded (the superseded-status filter is counted in the X-ray)",
+    )
+    p.add_argument(
         "--status",
         action="append",
         type=choice_list("status", STATUSES),
@@ -222,6 +227,13 @@ def register(sub: Any) -> None:
         default="turn",
         help="one memory per turn (default) or per session",
     )
+    b.add_argument(
+        "--track",
+        type=choice_list("track", ("raw", "pipeline")),
+        default="raw",
+        help="raw: one memory per turn or session (default); pipeline: conversations observed turn by turn "
+        "through the observation pipeline, reported beside the raw-turn track",
+    )
     b.add_argument("--k", type=_k_list, default=[1, 5, 10], help="cut-offs, e.g. 1,5,10 (default)")
     b.add_argument("--variants", action="store_true", help="also evaluate the documented setting variants")
     b.add_argument("--limit-questions", type=positive_int("--limit-questions"), help="ask at most N per conversation")
@@ -276,7 +288,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         category=args.category,
         budget_chars=args.budget,
         include_inactive=args.include_inactive,
-        statuses=args.status,
+        statuses=args.status or (["active", "superseded"] if args.include_superseded else None),
         xray=args.explain,
         source="cli",
         progress=ProgressBar("indexing", None if not wants_json(args) else False),
@@ -403,6 +415,13 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
     if args.variants:
         methods = (locomo.BASELINES[0], *locomo.VARIANTS)
     log = None if wants_json(args) else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    if args.track == "pipeline":
+        from remnic.bench import pipeline
+
+        observed = pipeline.run_pipeline(files, ks=args.k, log=log)
+        raw = locomo.run_locomo(files, granularity="turn", ks=args.k, methods=locomo.BASELINES[:1], log=log)
+        emit(args, {"pipeline": observed, "raw": raw}, lambda: pipeline.render(observed, raw))
+        return 0
     result = locomo.run_locomo(
         files, granularity=args.granularity, ks=args.k, methods=methods, limit_questions=args.limit_questions, log=log
     )

@@ -99,7 +99,7 @@ def register(sub: Any) -> None:
     q = add_command(tsub, "list", "list tokens (ids, principals, dates; never secrets)")
     q.set_defaults(handler=cmd_token, action="list")
     q = add_command(tsub, "revoke", "revoke a token by id, or every token of a principal")
-    q.add_argument("key", metavar="ID|PRINCIPAL")
+    q.add_argument("key", metavar="ID|PRINCIPAL", help="a token id, or a principal (revokes all of its tokens)")
     q.set_defaults(handler=cmd_token, action="revoke")
 
     p = add_command(

@@ -23,11 +23,11 @@ def register(sub: Any) -> None:
     vsub = p.add_subparsers(dest="versions_command", metavar="<list|show|diff|revert>", required=True)
 
     q = add_command(vsub, "list", "every committed version, oldest first")
-    q.add_argument("target", metavar="ID-OR-PATH")
+    q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
     q.set_defaults(handler=cmd_list)
 
     q = add_command(vsub, "show", "print one version of the file")
-    q.add_argument("target", metavar="ID-OR-PATH")
+    q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
     q.add_argument("version", nargs="?", default="latest", help=VERSION_HELP + " (default: latest)")
     q.set_defaults(handler=cmd_show)
 
@@ -38,13 +38,13 @@ def register(sub: Any) -> None:
         epilog="With no versions: the last two commits, or the latest commit against\n"
         "uncommitted edits on disk. With one version: that version against latest.",
     )
-    q.add_argument("target", metavar="ID-OR-PATH")
+    q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
     q.add_argument("old", nargs="?", help=VERSION_HELP)
     q.add_argument("new", nargs="?", help=VERSION_HELP)
     q.set_defaults(handler=cmd_diff)
 
     q = add_command(vsub, "revert", "restore a version's content as a new commit")
-    q.add_argument("target", metavar="ID-OR-PATH")
+    q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
     q.add_argument("version", help=VERSION_HELP)
     q.add_argument("--force", action="store_true", help="discard uncommitted edits to the file (refused otherwise)")
     q.set_defaults(handler=cmd_revert)

@@ -40,21 +40,29 @@ def transcript_messages(lines: Iterable[str]) -> list[dict[str, str]]:
     return [{"role": turn.role, "content": turn.text} for turn in parsed.turns]
 
 
-def observe_transcript(memory: Memory, payload: Mapping[str, Any], host: str) -> dict[str, Any]:
-    """Hand the transcript's turns not handed before to ``Memory.observe`` (when remnic has it)."""
-    observe = getattr(memory, "observe", None)
-    if observe is None:
-        return {"observed": 0, "detail": "this remnic has no observe yet; nothing handed over"}
+def observe_transcript(memory: Memory, payload: Mapping[str, Any], host: str, hook: str = "stop") -> dict[str, Any]:
+    """Hand the transcript's new turns to the observation pipeline: ``stop`` ends the session's buffer
+    (a flush), ``pre-compact`` flushes before the host forgets the turns."""
     transcript = payload.get("transcript_path")
     session = str(payload.get("session_id") or "").strip()
     if not transcript or not session:
         return {"observed": 0, "detail": "the hook input names no transcript_path/session_id"}
     try:
-        with open(Path(str(transcript)).expanduser(), encoding="utf-8", errors="replace") as fh:
-            messages = transcript_messages(fh)
+        text = Path(str(transcript)).expanduser().read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         return {"observed": 0, "detail": f"cannot read the transcript: {exc.strerror}"}
-    return memory.observe_new(f"{host}:{session}", messages, source=f"{host}-hook")
+    result = memory.observe_transcript(
+        f"{host}:{session}",
+        text,
+        fmt="auto",  # each JSONL line read by its own shape: hosts mix line kinds across versions
+        name=str(transcript),
+        source=f"{host}-hook",
+        event="compaction" if hook == "pre-compact" else "session-end",
+        strict=False,
+        only_new=True,
+    )
+    summary = result.to_dict()
+    return {"observed": result.buffered, **{k: v for k, v in summary.items() if k != "observations"}}
 
 
 def session_context(memory: Memory, payload: Mapping[str, Any]) -> str:

@@ -292,6 +292,14 @@ class Catalog:
     def tombstones_since(self, gen: int) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT path FROM tombstones WHERE gen > ?", (gen,))]
 
+    def paths_with_entity(self, entity_ref: str, namespace: str | None = None) -> list[str]:
+        sql = "SELECT path FROM docs WHERE json_extract(frontmatter, '$.entityRef') = ?"
+        args: list[str] = [entity_ref]
+        if namespace is not None:
+            sql += " AND namespace = ?"
+            args.append(namespace)
+        return [row[0] for row in self.conn.execute(sql, args)]
+
     def all_paths(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT path FROM docs")]
 

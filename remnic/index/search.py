@@ -680,6 +680,32 @@ class SearchIndex:
     def embed_query(self, text: str) -> np.ndarray:
         return self.embedder.embed_one(text)
 
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors for ``texts``, through the content-hash embedding cache."""
+        return embed_texts(self.embedder, self.cache, list(texts), None)[0]
+
+    def nearest(
+        self, vector: np.ndarray, k: int, *, namespace: str | None = None, statuses: Sequence[str] = ("active",)
+    ) -> list[tuple[str, str, float]]:
+        """(id, path, cosine of its best chunk) of the ``k`` indexed memories nearest ``vector``, best first."""
+        import numpy as np
+
+        with self._lock:
+            snap, _bm25, _cat = self.view()
+            scores = snap.scores(vector, 0.0).chunk
+            mask = snap.mask(namespaces=[namespace] if namespace else None, statuses=list(statuses))
+            live = np.flatnonzero(mask)
+            if not len(live) or k <= 0:
+                return []
+            best = live[np.argsort(-scores[live], kind="stable")[:k]]
+            return [(snap.ids[r], snap.paths[r], float(scores[r])) for r in best]
+
+    def with_entity(self, entity_ref: str, *, namespace: str | None = None) -> list[str]:
+        """Paths of indexed memories whose ``entityRef`` is ``entity_ref`` (any status)."""
+        with self._lock:
+            _snap, _bm25, cat = self.view()
+            return cat.paths_with_entity(entity_ref, namespace)
+
     def close(self) -> None:
         with self._lock:
             self._close_build()

@@ -378,7 +378,7 @@ def check_relpath(path: str, *, field: str = "path") -> str:
     return norm
 
 
-_SKIP_DIRS = {".git", ".remnic", "node_modules", "__pycache__"}
+_SKIP_DIRS = {".git", ".remnic", "state", "node_modules", "__pycache__"}  # state/: remnic's own records
 _SKIP_FILES = {"readme.md", "changelog.md", "license.md", "contributing.md"}
 
 

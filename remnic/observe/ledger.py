@@ -63,9 +63,26 @@ def verdict_event(
 
 def append_verdicts(state_dir: Path, events: Sequence[dict[str, Any]]) -> bool:
     """Append the events as one fsync'd write; False (logged, never raised) when it cannot be written."""
+    return _append_lines(state_dir / VERDICT_LEDGER, events)
+
+
+REMAP_LEDGER = Path("state") / "observation-ledger" / "primitive-remaps.jsonl"
+
+
+def append_remaps(root: Path, merged_into: dict[str, str], *, reason: str = "consolidation") -> bool:
+    """Record that observations which resulted in a merged memory now result in its survivor.
+
+    One line per merged id (``{"ts", "from", "to", "reason"}``); a reader follows ``from`` → ``to``
+    to get an observation's current ``resultingPrimitiveId``.
+    """
+    ts = now_iso()
+    lines = [{"ts": ts, "from": old, "to": new, "reason": reason} for old, new in merged_into.items()]
+    return _append_lines(root / REMAP_LEDGER, lines)
+
+
+def _append_lines(path: Path, events: Sequence[dict[str, Any]]) -> bool:
     if not events:
         return True
-    path = state_dir / VERDICT_LEDGER
     data = "".join(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n" for e in events).encode("utf-8")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -76,7 +93,7 @@ def append_verdicts(state_dir: Path, events: Sequence[dict[str, Any]]) -> bool:
         finally:
             os.close(fd)
     except OSError as exc:
-        log.warning("cannot append to the verdict ledger %s: %s", path, exc)
+        log.warning("cannot append to %s: %s", path, exc)
         return False
     return True
 

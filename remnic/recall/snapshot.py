@@ -164,7 +164,7 @@ def provenance(hit: RecallHit, *, recall_namespace: str | None, now_s: float) ->
         valid_at=_text(fm.get("validAt", fm.get("valid_at"))),
         invalid_at=_text(fm.get("invalidAt", fm.get("invalid_at"))),
         forgotten_at=_text(fm.get("forgottenAt")),
-        forgotten_reason=_text(fm.get("forgottenReason", fm.get("forgetReason"))),
+        forgotten_reason=_text(fm.get("forgottenReason", fm.get("forgottenReason"))),
         derived_from=derived_from or None,
         derived_via=_one_of(fm.get("derived_via", fm.get("derivedVia")), DERIVED_VIA),
     )

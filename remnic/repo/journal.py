@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from remnic.config import STATE_DIR
-from remnic.fsio import write_atomic
+from remnic.errors import LedgerError
+from remnic.fsio import crash_point, write_atomic
 
 if TYPE_CHECKING:
     from .ledger import Ledger
@@ -87,6 +88,7 @@ class Journal:
         """Record the commit object before HEAD is moved to it (called between commit-tree and update-ref)."""
         self.commit = sha
         self._save()
+        crash_point("commit-object")
 
     def close(self) -> None:
         self.location.unlink(missing_ok=True)
@@ -131,7 +133,10 @@ def recover(state_dir: Path, root: Path, ledger: Ledger) -> list[str]:
         committed = journal.commit is not None and head is not None and ledger.is_ancestor(journal.commit, head)
         paths = [f.path for f in journal.files]
         if committed:
-            ledger.reset_index_paths(paths)
+            try:
+                ledger.reset_index_paths(paths)
+            except LedgerError as exc:  # git's index.lock held: repaired by a later write
+                ledger.record_index_repair(paths, str(exc))
             done.append(f"finished an interrupted write ({len(paths)} file(s), commit {journal.commit[:8]})")
         else:
             restored = _undo(root, journal.files)

@@ -30,6 +30,7 @@ from git.refs.symbolic import SymbolicReference
 
 from remnic.config import STATE_DIR
 from remnic.errors import LedgerError, NotFoundError
+from remnic.fsio import crash_point
 
 from .trees import Entry, TreeEditor
 
@@ -137,6 +138,7 @@ class Ledger:
             raise NotFoundError(f"{root} is not a git repository (run `remnic init {root}`)") from None
         self._env: dict[str, str] | None = None
         self._format: str | None = None
+        self._known_commits: set[str] = set()
 
     @staticmethod
     def init_repo(root: Path) -> Ledger:
@@ -233,6 +235,13 @@ class Ledger:
             return self.git("rev-list", "--parents", "-n", "1", sha).split()[1:]
         except LedgerError:
             return []
+
+    def commit_with_trailer(self, key: str, value: str) -> str | None:
+        """The newest commit carrying the trailer ``Remnic-<key>: <value>`` (None if none does)."""
+        if self.head() is None:
+            return None
+        out = self.git("log", "-n", "1", "--format=%H", "-F", f"--grep={TRAILER_PREFIX}{key}: {value}")
+        return out.strip() or None
 
     def committed_bytes(self, path: str) -> bytes | None:
         """The bytes HEAD records for ``path`` (None when HEAD has no such file)."""
@@ -333,11 +342,14 @@ class Ledger:
         return rows
 
     def commit_exists(self, sha: str) -> bool:
+        if sha in self._known_commits:  # a commit that exists stays (history is never rewritten by remnic)
+            return True
         try:
             self.git("cat-file", "-e", f"{sha}^{{commit}}")
-            return True
         except LedgerError:
             return False
+        self._known_commits.add(sha)
+        return True
 
     # --- writing ---
 
@@ -385,6 +397,7 @@ class Ledger:
                     time.sleep(0.01)  # HEAD moved under us (a plain `git commit`): rebuild on the new HEAD
                     continue
                 raise
+            crash_point("head-moved")
             self._stage_in_index(entries)
             return new
         raise LedgerError("HEAD kept moving while committing; try again")
@@ -462,14 +475,14 @@ class Ledger:
         try:
             self._run_bytes(["update-index", "--index-info"], lines.encode("utf-8"))
         except LedgerError as exc:
-            self._record_index_repair(list(entries), str(exc))
+            self.record_index_repair(list(entries), str(exc))
 
     # --- the real index, when git's own lock kept it from following a commit ---
 
     def _repair_file(self) -> Path:
         return self.root / STATE_DIR / "git-index-repair.json"
 
-    def _record_index_repair(self, paths: list[str], reason: str) -> None:
+    def record_index_repair(self, paths: list[str], reason: str) -> None:
         import json
 
         from remnic.fsio import write_atomic
@@ -496,7 +509,11 @@ class Ledger:
         paths = self.index_repair_pending()
         if not paths:
             return []
-        self.reset_index_paths(paths)
+        try:
+            self.reset_index_paths(paths)
+        except LedgerError as exc:  # git's index.lock is still held: the next write tries again
+            log.info("git index still lags for %d path(s): %s", len(paths), exc)
+            return []
         self._repair_file().unlink(missing_ok=True)
         return paths
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from remnic.config import STATE_DIR
-from remnic.fsio import flush_to_disk, sweep_litter, write_atomic
+from remnic.fsio import crash_point, flush_to_disk, sweep_litter, write_atomic
 from remnic.memfile.model import MemoryRecord
 
 from .files import MemoryStore
@@ -147,8 +147,10 @@ class Transaction:
             base,
             [JournalFile(s.path, s.before, digest(s.data), written=not s.on_disk) for s in changes],
         )
+        crash_point("journal-written")
         try:
             self._write_files(changes)
+            crash_point("files-written")
             outcome.sha = self.ledger.commit(
                 [s.path for s in changes],
                 subject,
@@ -162,6 +164,7 @@ class Transaction:
                 self._restore(changes)
                 journal.close()
             raise
+        crash_point("committed")
         journal.close()
         return outcome
 

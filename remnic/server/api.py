@@ -439,10 +439,23 @@ class Api:
 
         def observe() -> Reply:
             result = self.memory.observe(
-                values["sessionKey"], values["messages"], namespace=ns, source=values["_source"]
+                values["sessionKey"],
+                values["messages"],
+                namespace=ns,
+                source=values["_source"],
+                flush=values["flush"],
+                extract=not values["skipExtraction"],
+                dry_run=values["dryRun"],
             )
-            body = {k: result[k] for k in ("accepted", "sessionKey", "namespace", "lcmArchived", "extractionQueued")}
-            body["effectiveNamespace"] = body["namespace"]
+            body = {
+                "accepted": result.received,
+                "sessionKey": result.session_key,
+                "namespace": result.namespace,
+                "effectiveNamespace": result.namespace,
+                "lcmArchived": True,
+                "extractionQueued": not values["skipExtraction"] and result.pending > 0,
+                **result.to_dict(),
+            }
             return Reply(202, body)
 
         return self._write(principal, "observe", {**values, "namespace": ns}, observe)

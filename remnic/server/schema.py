@@ -417,13 +417,15 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
             ),
             Operation(
                 "observe",
-                "Feed conversation messages into the archive (extraction is not built yet).",
+                "Feed conversation messages to the observation pipeline: archived, buffered per session, and "
+                "turned into memories when the buffer flushes (flush=true forces it).",
                 (
                     Param("sessionKey", "string", "conversation session identifier", required=True, max_length=512),
                     Param(
                         "messages",
                         "array",
-                        "[{role: user|assistant, content}] in order",
+                        "[{role: user|assistant, content (text or content blocks), speaker?, turnId?, timestamp?}] "
+                        "in order",
                         required=True,
                         items="object",
                         max_length=1000,
@@ -432,7 +434,19 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                     Param(
                         "skipExtraction",
                         "boolean",
-                        "archive only (extraction is not built yet either way)",
+                        "archive only: the turns are not buffered nor turned into memories",
+                        default=False,
+                    ),
+                    Param(
+                        "flush",
+                        "boolean",
+                        "flush the session's buffer now (e.g. at the end of a session)",
+                        default=False,
+                    ),
+                    Param(
+                        "dryRun",
+                        "boolean",
+                        "return the observations a flush would make; write nothing",
                         default=False,
                     ),
                     Param(

@@ -5,12 +5,15 @@ from __future__ import annotations
 import platform
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 from remnic.config import MARKER_FILE, STATE_DIR, StoreSettings
 from remnic.errors import FieldProblem
 from remnic.memfile.model import MemoryRecord, is_memory_path
+from remnic.observe.ledger import verdict_stats
+from remnic.repo import journal
 from remnic.repo.files import MemoryStore
 from remnic.repo.ledger import Ledger
 
@@ -102,4 +105,26 @@ def checks(
     state = index_health.get("state", "unknown")
     detail = f": {index_health['detail']}" if index_health.get("detail") else ""
     add("index", "ok" if state == "ok" else "warn", f"index {state}{detail}", index=index_health)
+    interrupted = list(journal.pending(root / STATE_DIR))
+    lagging = ledger.index_repair_pending()
+    if interrupted or lagging:
+        add(
+            "writes",
+            "warn",
+            f"{len(interrupted)} interrupted write(s) to finish or undo, git's index behind HEAD for "
+            f"{len(lagging)} path(s); the next write or `remnic sync run` repairs both",
+        )
+    else:
+        add("writes", "ok", "no interrupted writes; git's index in step with HEAD")
+    add("observations", "ok", _observations_line(verdict_stats(root), verdict_stats(root, since=time.time() - 86400)))
     return out
+
+
+def _observations_line(stats: dict[str, Any], today: dict[str, Any]) -> str:
+    """The observations check: the judge's throughput and verdicts, from the verdict ledger."""
+    if not stats["total"]:
+        return "no observations yet (`remnic observe`, POST /observe or the agent hooks feed them)"
+    return (
+        f"{stats['total']} verdicts since {stats['firstTs']} ({stats['accept']} accepted, {stats['reject']} rejected, "
+        f"{stats['defer']} deferred), {today['total']} in the last 24 h; last observedAt {stats['lastObservedAt']}"
+    )

@@ -10,7 +10,6 @@ in their own modules.
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -20,17 +19,26 @@ from typing import Any
 from remnic.config import Settings, ensure_state_dir, load_settings
 from remnic.errors import FieldProblem, MemoryFormatError, NotFoundError, UsageError, ValidationError
 from remnic.fsio import write_atomic
-from remnic.memfile.model import DEFAULT_NAMESPACE, ID_RE, MemoryRecord, check_relpath, content_hash, is_memory_path
+from remnic.memfile.model import (
+    DEFAULT_NAMESPACE,
+    ID_RE,
+    MemoryRecord,
+    check_relpath,
+    content_hash,
+    is_memory_path,
+    now_iso,
+)
 from remnic.memfile.validate import check_namespace, check_text
-from remnic.observe import archive as _observe
 from remnic.repo import githooks as _githooks
 from remnic.repo import history as _history
+from remnic.repo import journal as _journal
 from remnic.repo.files import MemoryStore
 from remnic.repo.ledger import Ledger, Version, trailers_for
 from remnic.repo.transaction import GroupCommitter
 
 from . import browse as _browse
 from . import health as _doctor
+from . import observing as _observing
 from . import writes as _writes
 from .indexing import IndexQueue
 from .writes import WriteResult, summary
@@ -64,7 +72,11 @@ class Memory:
         self._index: Any = None
         self.indexer = IndexQueue(self._apply_index)
         self.committer = GroupCommitter(self.files, self.ledger, _writes.describe, self.indexer.submit)
+        self.background_work = False  # set by long-running processes (server, watcher)
         _OPEN.add(self)
+        if self.ledger.index_repair_pending() or any(_journal.pending(settings.state_dir)):
+            with self.committer.exclusive():  # a crashed writer's work is finished or undone first
+                pass
 
     # --- opening ---
 
@@ -303,11 +315,20 @@ class Memory:
         operation: str = "update",
         source: str = "api",
         extra_trailers: Mapping[str, str] | None = None,
+        content: str | None = None,
     ) -> WriteResult:
-        """Change frontmatter keys (None removes a key). Only the changed frontmatter lines are
-        rewritten: the body's bytes, comments, key order, BOM and line endings stay as they are."""
+        """Change frontmatter keys (None removes a key) and, with ``content``, the text. Only the changed
+        frontmatter lines are rewritten: comments, key order, BOM and line endings stay as they are; a
+        new category moves the file to that category's folder; ``supersedes`` marks the memory it
+        names superseded by this one."""
         return _writes.update(
-            self, memory_id, changes, operation=operation, source=source, extra_trailers=extra_trailers
+            self,
+            memory_id,
+            changes,
+            operation=operation,
+            source=source,
+            extra_trailers=extra_trailers,
+            content=content,
         )
 
     def forget(self, memory_id: str, reason: str | None = None, *, source: str = "api") -> WriteResult:
@@ -474,9 +495,37 @@ class Memory:
             offset=offset,
         )
 
+    REVIEW_STATUSES = ("active", "pending_review", "quarantined", "rejected", "superseded", "archived")
+
+    def review_disposition(
+        self, memory_id: str, status: str, *, reason_code: str | None = None, source: str = "api"
+    ) -> WriteResult:
+        """A person's word on a memory in review: its new status (approve = active, dismiss = rejected,
+        flag = quarantined), when and why, as one commit."""
+        if status not in self.REVIEW_STATUSES:
+            raise ValidationError.single("status", f"unknown review status {status!r}", options=self.REVIEW_STATUSES)
+        changes: dict[str, Any] = {"status": status, "reviewedAt": now_iso()}
+        if reason_code:
+            changes["reviewReasonCode"] = reason_code
+        return self.update(memory_id, changes, operation="review", source=source)
+
     def review_queue(self, *, namespace: str | None = None, limit: int = 50) -> list[MemoryRecord]:
         """Memories waiting for a person: status pending_review or quarantined, newest first."""
         return _browse.review_queue(self.list(namespace=namespace), limit)
+
+    # --- observation: conversations become memories (see :mod:`.observing`) ---
+
+    @property
+    def durable_dir(self) -> Path:
+        """``state/``, created on first use with a ``.gitignore`` of ``*``: turns and ledgers stay out of
+        commits even in a repository whose own .gitignore predates it."""
+        path = self.settings.durable_dir
+        if not (path / ".gitignore").exists():
+            path.mkdir(parents=True, exist_ok=True)
+            write_atomic(
+                path / ".gitignore", "# remnic's records (observation buffer, ledgers): kept, not committed\n*\n"
+            )
+        return path
 
     def observe(
         self,
@@ -485,27 +534,80 @@ class Memory:
         *,
         namespace: str | None = None,
         source: str = "api",
-    ) -> dict[str, Any]:
-        """Archive conversation messages for the observation pipeline (see :mod:`remnic.observe`)."""
-        return _observe.archive(self.root, session_key, messages, namespace or self.settings.namespaces.default, source)
+        flush: bool = False,
+        event: str | None = None,
+        dry_run: bool = False,
+        extract: bool = True,
+    ) -> _observing.ObserveResult:
+        """Take conversation messages (``{role, content, speaker?, turnId?, timestamp?}``) into the session's
+        buffer; a flush (asked for, or decided by the triggers) turns them into memories in one commit.
+        ``extract=False`` only archives them."""
+        return _observing.observe(
+            self,
+            session_key,
+            messages,
+            namespace=namespace,
+            source=source,
+            flush=flush,
+            event=event,
+            dry_run=dry_run,
+            extract=extract,
+        )
 
-    def observe_new(self, key: str, messages: Sequence[Mapping[str, Any]], *, source: str) -> dict[str, Any]:
-        """Observe the messages of a growing transcript not handed over before (a cursor per ``key``)."""
-        with self.committer.exclusive():  # the write lock guards the cursor file too
-            path = self.settings.state_dir / "agent-hooks.json"
-            try:
-                state = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                state = {}
-            done = int(state.get(key, 0)) if str(state.get(key, 0)).isdigit() else 0
-            new = list(messages[done:]) if done <= len(messages) else list(messages)
-            result: dict[str, Any] = {"observed": 0}
-            if new:
-                result = dict(self.observe(key, new, source=source))
-                result["observed"] = len(new)
-            state[key] = len(messages)
-            write_atomic(path, json.dumps(state, indent=1, sort_keys=True) + "\n")
-        return result
+    def observe_transcript(
+        self,
+        session_key: str,
+        text: str,
+        *,
+        fmt: str = "auto",
+        name: str = "transcript",
+        namespace: str | None = None,
+        source: str = "api",
+        flush: bool = False,
+        event: str | None = None,
+        dry_run: bool = False,
+        strict: bool = True,
+        only_new: bool = False,
+    ) -> _observing.ObserveResult:
+        """Observe a transcript file's text (claude-code, codex, openai, anthropic, plain, or auto).
+
+        ``only_new`` skips the turns an earlier call already took (a hook re-reading a growing file)."""
+        return _observing.observe_transcript(
+            self,
+            session_key,
+            text,
+            fmt=fmt,
+            name=name,
+            namespace=namespace,
+            source=source,
+            flush=flush,
+            event=event,
+            dry_run=dry_run,
+            strict=strict,
+            only_new=only_new,
+        )
+
+    def embedder_for_observe(self) -> Callable[[Sequence[str]], Any] | None:
+        """Cached embeddings for the flush triggers and near-duplicates; None when no model can load."""
+        try:
+            self.index.embedder.dim  # noqa: B018 - loads the model now, or fails here
+        except Exception:  # noqa: BLE001 - topic shift and near-duplicates are skipped, nothing else
+            return None
+        return self.index.embed_texts
+
+    def consolidate(self, *, days: float | None = None) -> Any:
+        """Merge near-duplicates among recently observed memories into the oldest (one commit)."""
+        from .consolidate import consolidate
+
+        return consolidate(self, days=days)
+
+    def schedule_consolidation(self) -> None:
+        """After a flush, in a long-running process: consolidate on a background thread."""
+        if not self.background_work:
+            return
+        import threading
+
+        threading.Thread(target=self.consolidate, name="remnic-consolidate", daemon=True).start()
 
     # --- sync: hand edits become indexed, committed memories (remnic.sync) ---
 

@@ -1,7 +1,509 @@
-"""Observation through the service: transcripts and messages become memories (see :mod:`remnic.observe`)."""
+"""Observation through the service: conversation turns become memories, with no LLM.
+
+``observe`` validates the messages, archives them, journals them in the session's
+buffer and asks the flush triggers whether to flush. A flush plans observations
+(:func:`remnic.observe.pipeline.plan_observations`) and persists them as one plan of
+the write transaction — one commit per flush, carrying the flush id, so a flush
+interrupted after its commit is never persisted twice:
+
+- an exact duplicate (content hash) or a near-duplicate (embedding cosine and word
+  overlap) of an active memory reinforces it (``reinforcement_count``,
+  ``last_reinforced_at``) instead of adding one;
+- otherwise a primitive is written with its provenance (``source: extraction``,
+  ``sessionKey``, ``sourceTurnIds``, ``observedAt``) and supersedes the active
+  memories that state another value for one of its entity/attribute keys;
+- every verdict goes to the verdict ledger, with the primitive it resulted in.
+"""
 
 from __future__ import annotations
 
-from remnic.observe.transcripts import parse_transcript
+import json
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["parse_transcript"]
+from remnic.errors import ValidationError
+from remnic.fsio import crash_point, write_atomic
+from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso, parse_time, serialize
+from remnic.memfile.validate import check_bytes, check_namespace, new_frontmatter
+from remnic.observe.archive import archive
+from remnic.observe.buffer import FlushPlan, SessionBuffer
+from remnic.observe.ledger import append_verdicts, verdict_event
+from remnic.observe.pipeline import plan_observations
+from remnic.observe.records import MemoryObservation, Turn, key_part
+from remnic.observe.transcripts import parse_transcript, turns_from_messages
+from remnic.observe.triggers import decide_flush
+from remnic.repo.transaction import Plan, PlanOutcome, Transaction
+
+from .writes import UNGROUPED, check_writable, patch_staged, supersede
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+__all__ = ["FlushResult", "ObserveResult", "observe", "observe_transcript", "parse_transcript"]
+
+_WORD_RE = re.compile(r"\w+", re.UNICODE)
+NEAR_CANDIDATES = 5
+
+
+@dataclass(frozen=True)
+class FlushResult:
+    """One flush: the turns it covered, what its observations became, and its commit."""
+
+    flush_id: str
+    reason: str
+    turns: tuple[int, int]
+    commit: str | None
+    observations: tuple[MemoryObservation, ...]
+    created: tuple[str, ...] = ()
+    reinforced: tuple[str, ...] = ()
+    superseded: tuple[str, ...] = ()
+    replayed: bool = False
+    """True when this flush's commit was already in git (a flush interrupted after its commit)."""
+
+    def counts(self) -> dict[str, int]:
+        verdicts = [o.verdict.kind for o in self.observations]
+        return {
+            "observations": len(self.observations),
+            "accepted": verdicts.count("accept"),
+            "deferred": verdicts.count("defer"),
+            "rejected": verdicts.count("reject"),
+            "created": len(self.created),
+            "reinforced": len(self.reinforced),
+            "superseded": len(self.superseded),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "flushId": self.flush_id,
+            "reason": self.reason,
+            "turns": list(self.turns),
+            "commit": self.commit,
+            "replayed": self.replayed,
+            **self.counts(),
+            "createdIds": list(self.created),
+            "reinforcedIds": list(self.reinforced),
+            "supersededIds": list(self.superseded),
+        }
+
+
+@dataclass(frozen=True)
+class ObserveResult:
+    """What one ``observe`` call did: turns taken in, flushes run, observations made."""
+
+    session_key: str
+    namespace: str
+    received: int
+    buffered: int
+    duplicates: int
+    pending: int
+    flushes: tuple[FlushResult, ...] = ()
+    dry_run: bool = False
+    planned: tuple[MemoryObservation, ...] = ()
+    """With ``dry_run``: the observations a flush of these turns would make (nothing is written)."""
+
+    @property
+    def observations(self) -> list[MemoryObservation]:
+        return list(self.planned) + [o for f in self.flushes for o in f.observations]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "sessionKey": self.session_key,
+            "namespace": self.namespace,
+            "dryRun": self.dry_run,
+            "turnsReceived": self.received,
+            "turnsBuffered": self.buffered,
+            "duplicateTurns": self.duplicates,
+            "pendingTurns": self.pending,
+            "flushes": [f.to_dict() for f in self.flushes],
+            "observations": [o.to_dict() for o in self.observations],
+        }
+
+
+def observe(
+    mem: Memory,
+    session_key: str,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    namespace: str | None = None,
+    source: str = "api",
+    flush: bool = False,
+    event: str | None = None,
+    dry_run: bool = False,
+    extract: bool = True,
+) -> ObserveResult:
+    """Take conversation messages into the session's buffer and flush it when a trigger says so
+    (``extract=False``: archive them only)."""
+    turns = turns_from_messages(messages)
+    return observe_turns(
+        mem,
+        session_key,
+        turns,
+        namespace=namespace,
+        source=source,
+        flush=flush,
+        event=event,
+        dry_run=dry_run,
+        extract=extract,
+    )
+
+
+def observe_transcript(
+    mem: Memory,
+    session_key: str,
+    text: str,
+    *,
+    fmt: str = "auto",
+    name: str = "transcript",
+    namespace: str | None = None,
+    source: str = "api",
+    flush: bool = False,
+    event: str | None = None,
+    dry_run: bool = False,
+    strict: bool = True,
+    only_new: bool = False,
+) -> ObserveResult:
+    """Observe a whole transcript file's text (any supported format).
+
+    With ``only_new`` the turns at or before this session's cursor (the last turn index an earlier
+    call took) are skipped; a turn taken twice anyway is a retry the buffer keeps once.
+    """
+    parsed = parse_transcript(text, fmt, source=name, strict=strict)
+    turns = list(parsed.turns)
+    ns = namespace or mem.settings.namespaces.default
+    cursor = _Cursor(mem, session_key, ns) if only_new and not dry_run else None
+    if cursor is not None:
+        last = cursor.read()
+        turns = [t for t in turns if t.index > last]
+    result = observe_turns(
+        mem, session_key, turns, namespace=ns, source=source, flush=flush, event=event, dry_run=dry_run
+    )
+    if cursor is not None and parsed.turns:
+        cursor.write(max(t.index for t in parsed.turns))
+    return result
+
+
+class _Cursor:
+    """The last transcript turn index handed over for a session (a hook re-reads the whole file)."""
+
+    def __init__(self, mem: Memory, session_key: str, namespace: str) -> None:
+        from remnic.observe.archive import archive_name
+
+        self.path = mem.durable_dir / "observe-cursors" / archive_name(namespace) / f"{archive_name(session_key)}.json"
+
+    def read(self) -> int:
+        try:
+            value = json.loads(self.path.read_text(encoding="utf-8")).get("lastIndex", -1)
+        except (OSError, ValueError, AttributeError):
+            return -1
+        return value if isinstance(value, int) else -1
+
+    def write(self, index: int) -> None:
+        write_atomic(self.path, json.dumps({"lastIndex": max(index, self.read())}) + "\n")
+
+
+def observe_turns(
+    mem: Memory,
+    session_key: str,
+    turns: Sequence[Turn],
+    *,
+    namespace: str | None,
+    source: str,
+    flush: bool,
+    event: str | None,
+    dry_run: bool,
+    extract: bool = True,
+) -> ObserveResult:
+    ns = namespace or mem.settings.namespaces.default
+    problems = check_namespace(ns)
+    if not isinstance(session_key, str) or not session_key.strip() or len(session_key) > 256:
+        raise ValidationError.single("sessionKey", "must be a non-empty string of at most 256 characters")
+    if problems:
+        raise ValidationError(problems[0].describe(), problems=problems)
+    settings = mem.settings.observe
+    embed = mem.embedder_for_observe()
+    if dry_run:
+        planned = plan_observations(turns, session_key=session_key, settings=settings, embed=embed)
+        return ObserveResult(session_key, ns, len(turns), 0, 0, 0, dry_run=True, planned=tuple(planned))
+    if turns:
+        archive(mem.root, session_key, [_archived(t) for t in turns], ns, source)
+    if not extract:
+        return ObserveResult(session_key, ns, len(turns), 0, 0, 0)
+    buffer = SessionBuffer(mem.durable_dir, session_key, ns)
+    added = buffer.append(list(turns), retry_window_s=settings.retry_window_s)
+    state = buffer.state()
+    trigger = "explicit" if flush else event
+    new_from = added.turns[0].index if added.turns else None
+    decision = decide_flush(state.pending, settings, event=trigger, embed=embed, new_from_seq=new_from)
+    flushes: list[FlushResult] = []
+    while decision.flush or state.open_plan is not None:
+        plan = buffer.begin_flush(decision.reason or "resume", upto_seq=decision.upto_seq)
+        if plan is None:
+            break
+        crash_point("flush-begun")
+        flushes.append(persist_flush(mem, plan, source=source))
+        crash_point("flush-persisted")
+        buffer.complete_flush(plan.flush_id)
+        state = buffer.state()
+        decision = decide_flush(state.pending, settings, event=trigger, embed=embed)
+    if flushes and mem.settings.observe.consolidate_after_flush:
+        mem.schedule_consolidation()
+    return ObserveResult(
+        session_key, ns, len(turns), len(added.turns), added.duplicates, len(state.pending), tuple(flushes)
+    )
+
+
+def _archived(turn: Turn) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": turn.role, "content": turn.text}
+    for key, value in (("turnId", turn.turn_id), ("speaker", turn.speaker), ("timestamp", turn.timestamp)):
+        if value:
+            out[key] = value
+    return out
+
+
+# --- persisting a flush ---
+
+
+@dataclass
+class _FlushWork:
+    """What the persisting plan decided, observation by observation."""
+
+    observations: list[MemoryObservation]
+    created: list[str] = field(default_factory=list)
+    reinforced: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)
+
+
+def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
+    """One commit for one flush (or none, when that flush is already in git)."""
+    settings = mem.settings.observe
+    embed = mem.embedder_for_observe()
+    started = time.perf_counter()
+    observations = plan_observations(plan.turns, session_key=plan.session_key, settings=settings, embed=embed)
+    trailers = {k.removeprefix("Remnic-"): v for k, v in plan.trailers().items()}
+    done = mem.ledger.commit_with_trailer("Flush-Id", plan.flush_id)
+    if done is not None:
+        return FlushResult(
+            plan.flush_id, plan.reason, (plan.first_seq, plan.last_seq), done, tuple(observations), replayed=True
+        )
+    mem.settle_index()
+
+    def run(tx: Transaction) -> PlanOutcome:
+        check_writable(mem)
+        work = _FlushWork(list(observations))
+        vectors = _vectors(mem, [o.fact.content for o in observations])
+        for i, obs in enumerate(observations):
+            if obs.proposed_status is None:
+                continue
+            work.observations[i] = _persist_one(mem, tx, obs, plan, vectors.get(i), work)
+        counts = {
+            "Observations": str(len(observations)),
+            "Created": str(len(work.created)),
+            "Reinforced": str(len(work.reinforced)),
+            "Superseded": str(len(work.superseded)),
+        }
+        subject = (
+            f"remnic observe: {plan.session_key[:40]} turns {plan.first_seq}-{plan.last_seq} "
+            f"({len(work.created)} new, {len(work.reinforced)} reinforced, {len(work.superseded)} superseded)"
+        )
+        ids = work.created + work.reinforced + work.superseded
+        return PlanOutcome(work, subject, ids, plan.namespace, {**trailers, **counts})
+
+    outcome, commit = mem.committer.submit(Plan(("observe", source, UNGROUPED + plan.flush_id), run))
+    work = outcome.value
+    assert isinstance(work, _FlushWork)
+    elapsed = int((time.perf_counter() - started) * 1000)
+    append_verdicts(mem.root, [_ledger_line(o, plan.session_key, elapsed) for o in work.observations])
+    return FlushResult(
+        plan.flush_id,
+        plan.reason,
+        (plan.first_seq, plan.last_seq),
+        commit.sha,
+        tuple(work.observations),
+        tuple(work.created),
+        tuple(work.reinforced),
+        tuple(work.superseded),
+    )
+
+
+def _ledger_line(obs: MemoryObservation, session_key: str, elapsed_ms: int) -> dict[str, Any]:
+    line = verdict_event(obs, session_key, elapsed_ms=elapsed_ms)
+    line["resultingPrimitiveId"] = obs.resulting_primitive_id
+    return line
+
+
+def _vectors(mem: Memory, texts: Sequence[str]) -> dict[int, Any]:
+    """Embedding of each fact (for near-duplicates), or nothing when there is no usable index."""
+    if not texts or not mem.has_index():
+        return {}
+    try:
+        matrix = mem.index.embed_texts(texts)
+    except Exception:  # noqa: BLE001 - no model: exact duplicates are still caught
+        return {}
+    return dict(enumerate(matrix))
+
+
+def _persist_one(
+    mem: Memory, tx: Transaction, obs: MemoryObservation, plan: FlushPlan, vector: Any, work: _FlushWork
+) -> MemoryObservation:
+    """Reinforce an existing memory or write a new primitive (superseding what it replaces)."""
+    fact = obs.fact
+    existing = mem.find_duplicate(plan.namespace, content_hash(fact.content), tx)
+    if existing is None and vector is not None:
+        existing = _near_duplicate(mem, tx, obs, plan.namespace, vector)
+    if existing is not None:
+        _reinforce(mem, tx, existing)
+        if existing.id not in work.reinforced and existing.id not in work.created:
+            work.reinforced.append(existing.id)
+        return replace(obs, resulting_primitive_id=existing.id)
+    record = _write_primitive(mem, tx, obs, plan)
+    work.created.append(record.id)
+    replaced = _supersede(mem, tx, record, obs)
+    work.superseded += [r for r in replaced if r not in work.superseded]
+    return replace(obs, resulting_primitive_id=record.id)
+
+
+def _write_primitive(mem: Memory, tx: Transaction, obs: MemoryObservation, plan: FlushPlan) -> MemoryRecord:
+    fact = obs.fact
+    now = now_iso()
+    extra: dict[str, Any] = {
+        "status": obs.proposed_status or "active",
+        "sessionKey": plan.session_key,
+        "sourceTurnIds": list(obs.source_turn_ids),
+        "sourceTurnId": obs.source_turn_ids[0] if obs.source_turn_ids else None,
+        "observedAt": obs.observed_at or now,
+        "importanceReasons": list(obs.importance.reasons),
+    }
+    if obs.valid_at:
+        extra["validAt"] = obs.valid_at
+    if fact.entity_ref:
+        extra["entityRef"] = fact.entity_ref
+    if fact.structured_attributes:
+        extra["structuredAttributes"] = dict(sorted(fact.structured_attributes.items()))
+    extra = {k: v for k, v in extra.items() if v not in (None, [], "")}
+    meta, problems = new_frontmatter(
+        memory_id=new_id(),
+        now=now,
+        content=fact.content,
+        category=fact.category,
+        settings=mem.settings.store,
+        tags=list(fact.tags),
+        confidence=fact.confidence,
+        importance=obs.importance.score,
+        source="extraction",
+        extra=extra,
+    )
+    if problems:  # the rules produced something no file may hold (a secret, say): leave it out
+        raise ValidationError(problems[0].describe(), problems=problems)
+    rel = mem.files.allocate_path(fact.category, fact.content, plan.namespace, taken=tx.exists)
+    record = MemoryRecord(rel, meta, "\n" + fact.content.strip() + "\n", plan.namespace)
+    tx.put(rel, serialize(meta, record.body), record)
+    return record
+
+
+def _reinforce(mem: Memory, tx: Transaction, record: MemoryRecord) -> None:
+    checked = check_bytes(tx.read_bytes(record.path) or b"", record.path, mem.settings.store)
+    if not checked.ok or checked.record is None:
+        return
+    count = checked.record.frontmatter.get("reinforcement_count")
+    count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
+    patch_staged(mem, tx, record, {"reinforcement_count": count + 1, "last_reinforced_at": now_iso()})
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD_RE.findall(text.lower()) if len(w) > 2}
+
+
+def _near_duplicate(mem: Memory, tx: Transaction, obs: MemoryObservation, ns: str, vector: Any) -> MemoryRecord | None:
+    """An active memory saying the same thing: cosine ≥ the floor, enough shared words, no other value."""
+    settings = mem.settings.observe
+    words = _words(obs.fact.content)
+    candidates: list[tuple[float, MemoryRecord]] = []
+    staged = [r for r in tx.staged_records() if r.namespace == ns and r.status == "active"]
+    if staged:
+        sims = mem.index.embed_texts([r.content for r in staged]) @ vector
+        candidates += [(float(s), r) for s, r in zip(sims, staged, strict=True)]
+    for memory_id, path, similarity in mem.index.nearest(vector, NEAR_CANDIDATES, namespace=ns):
+        if path in tx.staged or similarity < settings.duplicate_similarity_floor:
+            continue
+        try:
+            record = mem.files.read(path)
+        except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
+            continue
+        if record.id == memory_id and record.status == "active":
+            candidates.append((similarity, record))
+    for similarity, record in sorted(candidates, key=lambda c: -c[0]):
+        if similarity < settings.duplicate_similarity_floor:
+            break
+        overlap = len(words & _words(record.content)) / max(1, len(words | _words(record.content)))
+        if overlap >= settings.near_duplicate_word_overlap and not _other_value(obs, record):
+            return record
+    return None
+
+
+def _other_value(obs: MemoryObservation, record: MemoryRecord) -> bool:
+    """Whether ``record`` states another value for one of the observation's entity/attribute keys."""
+    return bool(_conflicting_keys(obs, record.frontmatter))
+
+
+def _conflicting_keys(obs: MemoryObservation, frontmatter: Mapping[str, Any]) -> list[str]:
+    fact = obs.fact
+    if not fact.entity_ref or frontmatter.get("entityRef") is None:
+        return []
+    if key_part(str(frontmatter["entityRef"])) != key_part(fact.entity_ref):
+        return []
+    theirs = frontmatter.get("structuredAttributes")
+    if not isinstance(theirs, Mapping):
+        return []
+    theirs_norm = {key_part(str(k)): str(v).strip().lower() for k, v in theirs.items()}
+    out = []
+    for attr, value in fact.structured_attributes.items():
+        other = theirs_norm.get(key_part(attr))
+        if other is not None and other != str(value).strip().lower():
+            out.append(key_part(attr))
+    return out
+
+
+def _supersede(mem: Memory, tx: Transaction, record: MemoryRecord, obs: MemoryObservation) -> list[str]:
+    """Mark older active memories that state another value for this fact's keys as superseded by it."""
+    if not obs.fact.entity_ref or not obs.fact.structured_attributes:
+        return []
+    new_start = parse_time(obs.valid_at) or parse_time(record.created) or 0.0
+    replaced: list[str] = []
+    for other in _same_entity(mem, tx, obs.fact.entity_ref, record.namespace):
+        if other.id == record.id or other.status != "active" or not _conflicting_keys(obs, other.frontmatter):
+            continue
+        old_start = parse_time(other.frontmatter.get("validAt")) or parse_time(other.created) or 0.0
+        if old_start >= new_start:
+            continue
+        if supersede(mem, tx, other, record, when=obs.valid_at or record.created):
+            replaced.append(other.id)
+    if len(replaced) == 1:
+        patch_staged(mem, tx, record, {"supersedes": replaced[0]})
+    return replaced
+
+
+def _same_entity(mem: Memory, tx: Transaction, entity_ref: str, ns: str) -> Iterable[MemoryRecord]:
+    """Memories about ``entity_ref``: staged in this flush, committed but not indexed yet, and indexed."""
+    key = key_part(entity_ref)
+    seen: set[str] = set()
+    staged = tx.staged_records() + mem.indexer.pending_records()
+    for record in staged:
+        ref = record.frontmatter.get("entityRef")
+        if record.namespace == ns and ref is not None and key_part(str(ref)) == key and record.path not in seen:
+            seen.add(record.path)
+            yield record
+    paths = mem.index.with_entity(entity_ref, namespace=ns) if mem.has_index() else []
+    for path in paths:
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            yield mem.files.read(path)
+        except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
+            continue
+
+
+Embed = Callable[[Sequence[str]], Any]

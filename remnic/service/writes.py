@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import FieldProblem, MemoryFormatError, RemnicError, UsageError, ValidationError
+from remnic.errors import FieldProblem, MemoryFormatError, NotFoundError, RemnicError, UsageError, ValidationError
 from remnic.memfile.model import (
     DEFAULT_NAMESPACE,
     MemoryRecord,
@@ -155,10 +155,14 @@ def store(
             if existing is not None:
                 return PlanOutcome(WriteResult("store", (existing,), None, changed=False))
         check_writable(mem)
+        old = superseded_target(mem, meta["supersedes"], ns) if meta.get("supersedes") else None
         rel = mem.files.allocate_path(category, content, ns, taken=tx.exists)
         record = MemoryRecord(rel, meta, body_for(content), ns)
         tx.put(rel, serialize(meta, record.body), record)
-        return PlanOutcome(record, f"remnic store: {content.strip()[:60]}", [record.id], ns)
+        ids = [record.id]
+        if old is not None and old.id != record.id and supersede(mem, tx, old, record):
+            ids.append(old.id)
+        return PlanOutcome(record, f"remnic store: {content.strip()[:60]}", ids, ns)
 
     outcome, commit = mem.committer.submit(Plan(("store", source), run))
     return result_of("store", outcome, commit)
@@ -219,6 +223,10 @@ def import_records(
             record = MemoryRecord(rel, meta, body_for(content), ns)
             tx.put(rel, serialize(meta, record.body), record)
             records.append(record)
+            if meta.get("supersedes"):
+                old = next((r for r in records if r.id == meta["supersedes"]), None)
+                old = old or superseded_target(mem, meta["supersedes"], ns)
+                supersede(mem, tx, old, record)
             if progress:
                 progress(i + 1, len(planned))
         namespaces = sorted({r.namespace for r in records}) or [DEFAULT_NAMESPACE]
@@ -235,17 +243,22 @@ def import_records(
 # --- update and forget ---
 
 
-def _patched(checked: Checked, changes: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    """(file text, frontmatter) with ``changes`` applied, ``updated`` and derived keys kept in step."""
+def _patched(checked: Checked, changes: Mapping[str, Any], content: str | None = None) -> tuple[str, dict[str, Any]]:
+    """(file text, frontmatter) with ``changes`` applied (and the body replaced by ``content``, if given);
+    ``updated`` and the derived keys kept in step, every other line as it was."""
     record = checked.record
     assert record is not None
+    body = record.body if content is None else body_for(content)
     meta = {k: v for k, v in {**record.frontmatter, **changes}.items() if v is not None}
     meta.setdefault("id", record.id)
     meta["updated"] = now_iso()
-    meta.update(derived_fields(meta, record.body))
+    meta.update(derived_fields(meta, body))
     if any(v is None for v in changes.values()):  # removing a key: the patcher only sets keys
-        return serialize(meta, record.body), meta
-    return render(checked, {k: meta[k] for k in meta if meta[k] != record.frontmatter.get(k, _MISSING)})
+        return serialize(meta, body), meta
+    text, meta = render(checked, {k: meta[k] for k in meta if meta[k] != record.frontmatter.get(k, _MISSING)})
+    if content is not None:
+        text = text[: len(text) - len(record.body)] + body
+    return text, meta
 
 
 def update(
@@ -256,16 +269,24 @@ def update(
     operation: str,
     source: str,
     extra_trailers: Mapping[str, str] | None,
+    content: str | None = None,
 ) -> WriteResult:
-    """Change frontmatter keys (None removes one); the body's bytes and every other line stay as they are.
+    """Change frontmatter keys (None removes one) and, with ``content``, the text; every other line stays.
 
     A user's uncommitted edit of the file is carried aside, never committed under remnic's
     message: the commit gets the change applied to the committed version, and the file on
-    disk gets it applied to the user's version, which stays uncommitted.
+    disk gets it applied to the user's version, which stays uncommitted. (A new text or
+    category would overwrite that edit, so those are refused until it is committed.)
+    A new category moves the file to that category's folder; ``supersedes`` marks the
+    memory it names superseded by this one.
     """
     for key in changes:
         if key in ("id", "contentHash"):
             raise ValidationError.single(key, "cannot be changed by an update")
+    if content is not None:
+        problems = check_content(content, mem.settings.store)
+        if problems:
+            raise ValidationError(summary(problems), problems=problems)
 
     def run(tx: Transaction) -> PlanOutcome:
         check_writable(mem)
@@ -275,16 +296,23 @@ def update(
         checked = check_bytes(disk or b"", path, mem.settings.store)
         if checked.problems or checked.record is None:
             raise MemoryFormatError(path, checked.problems)
-        text, meta = _patched(checked, changes)
+        old = superseded_target(mem, changes["supersedes"], record.namespace) if changes.get("supersedes") else None
+        text, meta = _patched(checked, changes, content)
         after = check_bytes(text.encode("utf-8"), path, mem.settings.store)
         if after.problems:
             raise ValidationError(
                 "the update would make the file invalid; nothing was written", problems=after.problems
             )
-        updated = MemoryRecord(path, meta, checked.record.body, record.namespace)
+        assert after.record is not None
         committed = mem.ledger.committed_bytes(path)
         commit_data = None
+        moves = "category" in changes and changes["category"] != record.category
         if committed is not None and committed != disk:
+            if content is not None or moves:
+                raise UsageError(
+                    f"{path} has uncommitted edits that a new text or category would overwrite; commit them "
+                    "first (`remnic sync run`) or edit the file itself"
+                )
             base = check_bytes(committed, path, mem.settings.store)
             if base.problems or base.record is None:
                 raise UsageError(
@@ -292,9 +320,19 @@ def update(
                     "commit your edits first (`remnic sync run`), then retry"
                 )
             commit_data = _patched(base, changes)[0].encode("utf-8")
+        if moves:
+            new_path = mem.files.allocate_path(
+                meta["category"], after.record.content, record.namespace, taken=tx.exists
+            )
+            tx.remove(path)
+            path = new_path
+        updated = MemoryRecord(path, meta, after.record.body, record.namespace)
         tx.put(path, text, updated, commit_data=commit_data)
-        subject = f"remnic {operation}: {record.content[:60]}"
-        return PlanOutcome(updated, subject, [record.id], record.namespace, dict(extra_trailers or {}))
+        ids = [record.id]
+        if old is not None and old.id != record.id and supersede(mem, tx, old, updated):
+            ids.append(old.id)
+        subject = f"remnic {operation}: {updated.content[:60]}"
+        return PlanOutcome(updated, subject, ids, record.namespace, dict(extra_trailers or {}))
 
     key = (operation, source) if not extra_trailers else (operation, source, UNGROUPED + new_id())
     outcome, commit = mem.committer.submit(Plan(key, run))
@@ -310,6 +348,40 @@ def forget(mem: Memory, memory_id: str, reason: str | None, *, source: str) -> W
     if reason:
         changes["forgottenReason"] = reason
     return update(mem, memory_id, changes, operation="forget", source=source, extra_trailers=None)
+
+
+def patch_staged(mem: Memory, tx: Transaction, record: MemoryRecord, changes: Mapping[str, Any]) -> MemoryRecord | None:
+    """Set frontmatter ``changes`` on the file as the transaction sees it now (earlier staged changes
+    included); only those lines change. None when the file is gone or unreadable."""
+    checked = check_bytes(tx.read_bytes(record.path) or b"", record.path, mem.settings.store)
+    if not checked.ok or checked.record is None:
+        return None
+    text, meta = render(checked, changes)
+    updated = MemoryRecord(record.path, meta, checked.record.body, record.namespace)
+    tx.put(record.path, text, updated)
+    return updated
+
+
+def supersede(mem: Memory, tx: Transaction, old: MemoryRecord, new: MemoryRecord, *, when: str | None = None) -> bool:
+    """Mark ``old`` superseded by ``new``: status, ``supersededBy``, ``supersededAt`` and, unless the file
+    already says when it stopped holding, ``invalidAt`` (when the new one became valid). The file stays."""
+    changes: dict[str, Any] = {"status": "superseded", "supersededBy": new.id, "supersededAt": now_iso()}
+    if not old.frontmatter.get("invalidAt"):
+        changes["invalidAt"] = when or str(new.frontmatter.get("validAt") or new.created or now_iso())
+    return patch_staged(mem, tx, old, changes) is not None
+
+
+def superseded_target(mem: Memory, memory_id: Any, namespace: str) -> MemoryRecord:
+    """The memory a write names in ``supersedes``, or a ValidationError naming the field."""
+    if not isinstance(memory_id, str) or not memory_id.strip():
+        raise ValidationError.single("supersedes", f"must be a memory id, got {memory_id!r}")
+    try:
+        old = mem.get(memory_id)
+    except NotFoundError:
+        raise ValidationError.single("supersedes", f"no memory with id {memory_id!r} to supersede") from None
+    if old.namespace != namespace:
+        raise ValidationError.single("supersedes", f"{memory_id} is in namespace {old.namespace!r}, not {namespace!r}")
+    return old
 
 
 def duplicate_in(records: Iterable[MemoryRecord], namespace: str, digest: str) -> MemoryRecord | None:

@@ -1,0 +1,164 @@
+"""`remnic observe`, `remnic consolidate`, `remnic review`: conversations become memories, people review them."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from remnic.errors import UsageError
+
+from ._common import add_command, choice_list, emit, open_memory, plural, positive_int, table
+
+FORMATS = ("auto", "claude-code", "codex", "openai", "anthropic", "plain")
+REVIEW_ACTIONS = {"approve": "active", "dismiss": "rejected", "flag": "quarantined"}
+
+
+def register(sub: Any) -> None:
+    p = add_command(
+        sub,
+        "observe",
+        "turn a conversation transcript into memories (rules, no LLM)",
+        epilog="Reads a transcript (a file, or - for standard input) in one of the formats below,\n"
+        "drops what the host injected (instructions, reminders, tool output), journals the\n"
+        "turns in the session's buffer and, when a trigger fires (--flush, turn count, time,\n"
+        "topic shift), extracts standalone facts, scores and judges them, and writes the\n"
+        "accepted ones as memories in one commit: duplicates reinforce what exists, a new\n"
+        "value supersedes the old one. `plain` is one turn per line as `Speaker: text`.\n\n"
+        "examples:\n  remnic observe chat.txt --session-key standup-0502 --flush\n"
+        "  remnic observe ~/.claude/projects/x/session.jsonl --session-key cc:abc --format claude-code\n"
+        "  cat chat.txt | remnic observe - --session-key s1 --dry-run --json",
+    )
+    p.add_argument("file", metavar="FILE|-", help="the transcript file, or - to read standard input")
+    p.add_argument("--session-key", required=True, help="the conversation this is (turns are buffered per session)")
+    p.add_argument(
+        "--format",
+        type=choice_list("--format", FORMATS),
+        default="auto",
+        help="transcript format: " + ", ".join(FORMATS) + " (default: auto, detected from the content)",
+    )
+    p.add_argument("--flush", action="store_true", help="flush the session's buffer now (the session ended)")
+    p.add_argument("--dry-run", action="store_true", help="show the observations a flush would make; write nothing")
+    p.add_argument("--namespace", help="namespace the memories go to (default: namespaces.default)")
+    p.set_defaults(handler=cmd_observe)
+
+    p = add_command(
+        sub,
+        "consolidate",
+        "merge near-duplicates among recently observed memories (one commit)",
+        epilog="The server and the watcher run this after each flush; run it by hand after a\n"
+        "bulk import of transcripts. The merged memory keeps its file as `archived`\n"
+        "with `mergedInto`; the survivor is reinforced.",
+    )
+    p.add_argument("--days", type=float, default=None, help="look at memories observed in this many days (default 7)")
+    p.set_defaults(handler=cmd_consolidate)
+
+    p = add_command(
+        sub,
+        "review",
+        "the review queue: memories waiting for a person (pending_review, quarantined)",
+        epilog="examples:\n  remnic review list\n  remnic review approve mem_01a2…\n"
+        "  remnic review dismiss mem_01a2… --reason duplicate",
+    )
+    rsub = p.add_subparsers(dest="review_command", metavar="<list|approve|dismiss|flag>", required=True)
+    q = add_command(rsub, "list", "memories waiting for review, newest first")
+    q.add_argument("--limit", type=positive_int("--limit"), default=50, help="at most this many (default 50)")
+    q.add_argument("--namespace", help="only this namespace")
+    q.set_defaults(handler=cmd_review_list)
+    for action, status in REVIEW_ACTIONS.items():
+        q = add_command(rsub, action, f"set a memory's status to {status}")
+        q.add_argument("id", metavar="ID", help="the memory id")
+        q.add_argument("--reason", help="a reason code kept in the file (reviewReasonCode)")
+        q.set_defaults(handler=cmd_review_disposition, status=status)
+
+
+def _read(path: str) -> tuple[str, str]:
+    """(text, name) of the transcript; a clear error for an unreadable or non-UTF-8 file."""
+    try:
+        if path == "-":
+            data, name = sys.stdin.buffer.read(), "standard input"
+        else:
+            with open(path, "rb") as fh:
+                data, name = fh.read(), path
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8"), name
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{name} is not UTF-8 text: byte 0x{data[exc.start]:02X} at byte offset {exc.start}") from None
+
+
+def cmd_observe(args: argparse.Namespace) -> int:
+    text, name = _read(args.file)
+    memory = open_memory(args)
+    with memory:
+        result = memory.observe_transcript(
+            args.session_key,
+            text,
+            fmt=args.format,
+            name=name,
+            namespace=args.namespace,
+            source="cli",
+            flush=args.flush,
+            dry_run=args.dry_run,
+        )
+
+    def lines() -> str:
+        out = []
+        for obs in result.observations:
+            verdict = obs.verdict.kind
+            where = f" -> {obs.resulting_primitive_id}" if obs.resulting_primitive_id else ""
+            out.append(f"{verdict:7} {obs.fact.category:11} {obs.fact.content}{where}")
+        if result.dry_run:
+            out.append(f"{plural(len(result.observations), 'observation')} planned; nothing written (--dry-run)")
+            return "\n".join(out)
+        for flush in result.flushes:
+            c = flush.counts()
+            state = "already committed" if flush.replayed else f"commit {(flush.commit or 'none')[:8]}"
+            out.append(
+                f"flush {flush.reason} turns {flush.turns[0]}-{flush.turns[1]}: {c['created']} new, "
+                f"{c['reinforced']} reinforced, {c['superseded']} superseded, {c['rejected']} rejected ({state})"
+            )
+        out.append(
+            f"{plural(result.buffered, 'turn')} taken"
+            + (f", {result.duplicates} already seen" if result.duplicates else "")
+            + f"; {result.pending} waiting in the session's buffer"
+            + ("" if result.flushes or not result.pending else " (--flush to write them now)")
+        )
+        return "\n".join(out)
+
+    emit(args, result.to_dict(), lines)
+    return 0
+
+
+def cmd_consolidate(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    with memory:
+        result = memory.consolidate(days=args.days)
+    text = "\n".join(f"merged {a} into {b}" for a, b in result.merged) or "no near-duplicates to merge"
+    emit(args, result.to_dict(), text + f" ({result.considered} recent observed memories looked at)")
+    return 0
+
+
+def cmd_review_list(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    queued = memory.review_queue(namespace=args.namespace, limit=args.limit)
+    rows = [[r.id, r.status, r.category, r.content[:70]] for r in queued]
+    emit(
+        args,
+        {"count": len(queued), "memories": [r.to_dict() for r in queued]},
+        lambda: table(rows, ["ID", "STATUS", "CATEGORY", "CONTENT"]) if rows else "nothing waiting for review",
+    )
+    return 0
+
+
+def cmd_review_disposition(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    with memory:
+        result = memory.review_disposition(args.id, args.status, reason_code=args.reason, source="cli")
+    emit(
+        args,
+        {**result.record.to_dict(), "changed": result.changed, "commit": result.commit},
+        f"{result.id} is now {args.status} ({(result.commit or '')[:8]})",
+    )
+    return 0

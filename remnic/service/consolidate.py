@@ -1,0 +1,154 @@
+"""Consolidation: near-duplicates among recently observed memories merged into the oldest, one commit.
+
+Persisting a flush already reinforces an existing memory instead of adding its
+near-duplicate; consolidation catches what that could not see (two flushes
+committed at once, an index that lagged, a threshold met only later). For each
+memory the pipeline wrote in the last ``observe.consolidateWindowDays``, its
+nearest active neighbours are compared; one that says the same thing (cosine ≥
+``observe.duplicateSimilarityFloor``, enough shared words, no other value for an
+entity attribute) is merged into the older of the two: the survivor is reinforced
+and lists the merged id in ``derived_from``, the merged memory keeps its file with
+``status: archived`` and ``mergedInto``. Observations that resulted in a merged
+memory get a ledger line pointing ``resultingPrimitiveId`` at the survivor.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from remnic.memfile.model import MemoryRecord, now_iso, parse_time
+from remnic.memfile.validate import check_bytes
+from remnic.observe.ledger import append_remaps
+from remnic.repo.transaction import Plan, PlanOutcome, Transaction
+
+from .writes import UNGROUPED, check_writable, patch_staged
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+_WORD_RE = re.compile(r"\w+", re.UNICODE)
+NEIGHBOURS = 5
+
+
+@dataclass
+class ConsolidationResult:
+    considered: int = 0
+    merged: list[tuple[str, str]] = field(default_factory=list)  # (merged id, survivor id)
+    commit: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "considered": self.considered,
+            "merged": [{"id": a, "into": b} for a, b in self.merged],
+            "commit": self.commit,
+        }
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD_RE.findall(text.lower()) if len(w) > 2}
+
+
+def _same(a: MemoryRecord, b: MemoryRecord, overlap_floor: float) -> bool:
+    if a.category != b.category or a.namespace != b.namespace:
+        return False
+    wa, wb = _words(a.content), _words(b.content)
+    if len(wa & wb) / max(1, len(wa | wb)) < overlap_floor:
+        return False
+    attrs_a, attrs_b = a.frontmatter.get("structuredAttributes"), b.frontmatter.get("structuredAttributes")
+    if (
+        isinstance(attrs_a, dict)
+        and isinstance(attrs_b, dict)
+        and a.frontmatter.get("entityRef") == b.frontmatter.get("entityRef")
+    ):
+        shared = set(attrs_a) & set(attrs_b)
+        if any(str(attrs_a[k]).strip().lower() != str(attrs_b[k]).strip().lower() for k in shared):
+            return False
+    return True
+
+
+def _age(record: MemoryRecord) -> float:
+    return parse_time(record.created) or 0.0
+
+
+def consolidate(mem: Memory, *, days: float | None = None) -> ConsolidationResult:
+    settings = mem.settings.observe
+    window = settings.consolidate_window_days if days is None else days
+    cutoff = time.time() - window * 86400
+    mem.settle_index()
+    result = ConsolidationResult()
+    if not mem.has_index():
+        return result
+    recent = [
+        r
+        for r in mem.files.scan().records
+        if r.status == "active" and r.frontmatter.get("source") == "extraction" and _age(r) >= cutoff
+    ]
+    result.considered = len(recent)
+    if not recent:
+        return result
+    mem.index.ensure_fresh(mem.files, mem.ledger)
+    vectors = mem.index.embed_texts([r.content for r in recent])
+    pairs: list[tuple[MemoryRecord, str]] = []
+    gone: set[str] = set()
+    for record, vector in zip(recent, vectors, strict=True):
+        if record.id in gone:
+            continue
+        for other_id, path, similarity in mem.index.nearest(vector, NEIGHBOURS, namespace=record.namespace):
+            if other_id == record.id or other_id in gone or similarity < settings.duplicate_similarity_floor:
+                continue
+            try:
+                other = mem.files.read(path)
+            except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
+                continue
+            if other.status != "active" or not _same(record, other, settings.near_duplicate_word_overlap):
+                continue
+            older, newer = (other, record) if _age(other) <= _age(record) else (record, other)
+            pairs.append((newer, older.id))
+            gone.add(newer.id)
+            break
+    if not pairs:
+        return result
+
+    def run(tx: Transaction) -> PlanOutcome:
+        check_writable(mem)
+        merged: list[tuple[str, str]] = []
+        for newer, survivor_id in pairs:
+            survivor = mem.get(survivor_id)
+            if not patch_staged(
+                mem, tx, newer, {"status": "archived", "mergedInto": survivor_id, "archivedAt": now_iso()}
+            ):
+                continue
+            current = check_bytes(tx.read_bytes(survivor.path) or b"", survivor.path, mem.settings.store)
+            if not current.ok or current.record is None:
+                continue
+            fm = current.record.frontmatter
+            count = fm.get("reinforcement_count")
+            count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
+            derived = [str(x) for x in fm.get("derived_from") or []] if isinstance(fm.get("derived_from"), list) else []
+            extra = newer.frontmatter.get("reinforcement_count")
+            extra = extra if isinstance(extra, int) and not isinstance(extra, bool) and extra > 0 else 0
+            patch_staged(
+                mem,
+                tx,
+                survivor,
+                {
+                    "reinforcement_count": count + 1 + extra,
+                    "last_reinforced_at": now_iso(),
+                    "derived_from": sorted(set(derived) | {newer.id}),
+                    "derived_via": "consolidation",
+                },
+            )
+            merged.append((newer.id, survivor_id))
+        subject = f"remnic consolidate: {len(merged)} near-duplicate(s) merged"
+        ids = [i for pair in merged for i in pair]
+        return PlanOutcome(merged, subject if merged else None, ids, "default")
+
+    outcome, commit = mem.committer.submit(Plan(("consolidate", "consolidate", UNGROUPED + str(time.time())), run))
+    result.merged = list(outcome.value)
+    result.commit = commit.sha
+    if result.merged:
+        append_remaps(mem.root, dict(result.merged))
+    return result

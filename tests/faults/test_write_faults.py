@@ -1,0 +1,180 @@
+"""A write is done or never happened: under git's own index.lock, a kill -9 at each step, and user edits.
+
+Every test uses a real repository and real processes; a crash is a real SIGKILL of a real
+`remnic` process at a named step (``REMNIC_CRASH_AT``), which timing alone could not hit.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from conftest import git, run_remnic, snapshot_tree
+
+from remnic.config import settings_for
+from remnic.service import Memory
+
+CRASH_POINTS = ("journal-written", "files-written", "commit-object", "head-moved", "committed")
+BEFORE_HEAD_MOVES = {"journal-written", "files-written", "commit-object"}
+
+
+def fsck(root: Path) -> None:
+    subprocess.run(["git", "fsck", "--no-progress"], cwd=root, check=True, capture_output=True)
+
+
+def status(root: Path) -> str:
+    return git(root, "status", "--porcelain", "--untracked-files=all")
+
+
+def head(root: Path) -> str:
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path / "mem"
+    Memory.init(path, settings=settings_for(path)).close()
+    return path
+
+
+@pytest.mark.parametrize("point", CRASH_POINTS)
+def test_store_killed_at_each_step_is_done_or_never_happened(root: Path, point: str) -> None:
+    before_head, before_files = head(root), snapshot_tree(root)
+    result = run_remnic("store", "Deploys freeze on Fridays", "--memory-dir", str(root), env={"REMNIC_CRASH_AT": point})
+    assert result.code == -9  # killed at the step, before any answer
+    # Whoever writes next finishes or undoes it; a status check alone must not need to.
+    after = run_remnic("store", "An unrelated second memory", "--memory-dir", str(root))
+    assert after.code == 0, after.err
+    listed = {m["content"] for m in run_remnic("list", "--json", "--memory-dir", str(root)).json()["memories"]}
+    if point in BEFORE_HEAD_MOVES:
+        assert "Deploys freeze on Fridays" not in listed
+        assert git(root, "rev-list", "--count", f"{before_head}..HEAD").strip() == "1"
+    else:
+        assert "Deploys freeze on Fridays" in listed
+        assert git(root, "rev-list", "--count", f"{before_head}..HEAD").strip() == "2"
+    assert status(root) == ""  # no orphan file, no staged deletion, the git index in step
+    assert not list((root / ".remnic" / "txn").glob("*.json"))
+    fsck(root)
+    files_now = snapshot_tree(root)
+    assert {k: v for k, v in files_now.items() if k in before_files} == before_files
+
+
+@pytest.mark.parametrize("point", ["files-written", "head-moved"])
+def test_import_killed_midway_is_all_or_nothing_and_a_retry_never_duplicates(
+    root: Path, tmp_path: Path, point: str
+) -> None:
+    batch = tmp_path / "batch.jsonl"
+    batch.write_text("".join(json.dumps({"content": f"Imported fact number {i}"}) + "\n" for i in range(120)))
+    killed = run_remnic("import", str(batch), "--memory-dir", str(root), env={"REMNIC_CRASH_AT": point})
+    assert killed.code == -9
+    retry = run_remnic("import", str(batch), "--memory-dir", str(root), "--json")
+    assert retry.code == 0, retry.err
+    memories = run_remnic("list", "--json", "--memory-dir", str(root)).json()["memories"]
+    contents = [m["content"] for m in memories]
+    assert len(contents) == len(set(contents)) == 120  # every line once: undone and redone, or kept and skipped
+    assert retry.json()["imported"] == (120 if point == "files-written" else 0)
+    assert status(root) == ""
+    fsck(root)
+
+
+def test_store_with_gits_index_lock_held_is_committed_and_the_index_repaired_later(root: Path) -> None:
+    settings = settings_for(root)
+    settings.store.git_retry_s = 0.5  # a user's `git commit` holds index.lock with its editor open
+    lock = root / ".git" / "index.lock"
+    lock.write_text("")
+    with Memory.open(settings=settings) as memory:
+        result = memory.store("We deploy on Tuesdays")
+        assert result.changed and result.commit == head(root)  # HEAD moved: the write is done
+        assert (root / result.record.path).is_file()  # and its file is never deleted
+        doctor = {c["name"]: c for c in memory.doctor()}
+        assert doctor["writes"]["status"] == "warn" and "git's index behind HEAD" in doctor["writes"]["detail"]
+        lock.unlink()
+        memory.store("Ana prefers tabs")  # the next write repairs git's index first
+        assert status(root) == ""
+        assert {c["name"]: c for c in memory.doctor()}["writes"]["status"] == "ok"
+    fsck(root)
+
+
+def test_forget_and_update_under_a_held_index_lock_never_revert_what_head_records(root: Path) -> None:
+    settings = settings_for(root)
+    settings.store.git_retry_s = 0.3
+    with Memory.open(settings=settings) as memory:
+        rec = memory.store("The staging DB port is 5432").record
+        (root / ".git" / "index.lock").write_text("")
+        forgotten = memory.forget(rec.id, reason="moved")
+        updated = memory.update(rec.id, {"tags": ["db"]})
+        (root / ".git" / "index.lock").unlink()
+        assert forgotten.commit and updated.commit == head(root)
+        committed = git(root, "show", f"HEAD:{rec.path}")
+        assert "status: forgotten" in committed and "tags: [db]" in committed
+        assert (root / rec.path).read_text() == committed
+        memory.sync()
+        assert status(root) == ""
+
+
+def test_update_carries_a_users_uncommitted_edit_aside(root: Path) -> None:
+    with Memory.open(root) as memory:
+        rec = memory.store("Ana prefers tabs", category="preference").record
+        path = root / rec.path
+        path.write_text(path.read_text().replace("Ana prefers tabs", "Ana prefers tabs, width 4"))
+        memory.forget(rec.id, reason="obsolete")
+    committed = git(root, "show", f"HEAD:{rec.path}")
+    assert "status: forgotten" in committed and "width 4" not in committed  # her edit is not in remnic's commit
+    on_disk = path.read_text()
+    assert "status: forgotten" in on_disk and "width 4" in on_disk  # and not lost either
+    assert status(root).strip() == f"M {rec.path}"  # still hers to commit
+
+
+def test_concurrent_writers_in_one_process_share_commits_and_lose_nothing(root: Path) -> None:
+    errors: list[BaseException] = []
+    with Memory.open(root) as memory:
+        before = int(git(root, "rev-list", "--count", "HEAD"))
+
+        def writer(n: int) -> None:
+            try:
+                for i in range(15):
+                    memory.store(f"Writer {n} wrote note {i}")
+            except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert not errors
+        contents = {r.content for r in memory.list()}
+    assert contents == {f"Writer {n} wrote note {i}" for n in range(8) for i in range(15)}
+    commits = int(git(root, "rev-list", "--count", "HEAD")) - before
+    assert commits < 120  # writers that queued behind a commit were group-committed
+    assert status(root) == ""
+    fsck(root)
+
+
+def test_writers_in_several_processes_lose_nothing(root: Path) -> None:
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from remnic.service import Memory\n"
+                "m = Memory.open(sys.argv[1])\n"
+                "for i in range(6): m.store(f'Process {sys.argv[2]} wrote note {i}')\n"
+                "m.close()",
+                str(root),
+                str(n),
+            ],
+            stderr=subprocess.PIPE,
+        )
+        for n in range(4)
+    ]
+    for proc in procs:
+        assert proc.wait(120) == 0, proc.stderr.read() if proc.stderr else ""
+    with Memory.open(root) as memory:
+        contents = {r.content for r in memory.list()}
+    assert contents == {f"Process {n} wrote note {i}" for n in range(4) for i in range(6)}
+    assert status(root) == ""

@@ -1,0 +1,199 @@
+"""The observation pipeline persisted: real repos, the real model, the real index, real processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import git, run_cli, run_remnic, snapshot_tree
+from test_server_http import Env, make_env
+from test_server_mcp import http_client, run, text
+
+from remnic.config import settings_for
+from remnic.errors import ValidationError
+from remnic.service import Memory
+
+CHAT = """\
+[2026-05-02T09:00:00Z] Ana: Hi team, good morning!
+[2026-05-02T09:01:00Z] Ana: We decided to cut releases every Tuesday from now on.
+[2026-05-02T09:02:00Z] Ben: I prefer tabs over spaces in the Python code.
+[2026-05-02T09:03:00Z] Ana: The staging DB port is 5432.
+[2026-05-02T09:04:00Z] Ben: What time is it?
+"""
+CORRECTION = """\
+[2026-05-09T09:00:00Z] Ana: Update: the staging DB port is now 5433.
+"""
+MESSAGES = [
+    {"role": "user", "speaker": "Ana", "content": "We decided to cut releases every Tuesday from now on.",
+     "turnId": "t1", "timestamp": "2026-05-02T09:01:00Z"},
+    {"role": "assistant", "content": [{"type": "text", "text": "Noted. I'll run the tests now."}],
+     "turnId": "t2", "timestamp": "2026-05-02T09:01:30Z"},
+    {"role": "user", "speaker": "Ana", "content": "The staging DB port is 5432.", "turnId": "t3",
+     "timestamp": "2026-05-02T09:03:00Z"},
+]  # fmt: skip
+
+
+def active_contents(memory: Memory) -> list[str]:
+    return sorted(r.content for r in memory.list(status="active"))
+
+
+def test_a_flush_writes_standalone_facts_with_provenance_in_one_commit(memory: Memory) -> None:
+    before = int(git(memory.root, "rev-list", "--count", "HEAD"))
+    result = memory.observe_transcript("standup", CHAT, fmt="plain", flush=True)
+    assert [f.reason for f in result.flushes] == ["explicit"]
+    assert int(git(memory.root, "rev-list", "--count", "HEAD")) == before + 1
+    message = git(memory.root, "log", "-1", "--format=%B")
+    assert f"Remnic-Flush-Id: {result.flushes[0].flush_id}" in message and "Remnic-Created: 3" in message
+    assert active_contents(memory) == [
+        "Ben prefers tabs over spaces in the Python code.",
+        "The staging DB port is 5432.",
+        "We decided to cut releases every Tuesday from now on.",
+    ]  # greetings and questions dropped; "I" became the speaker's name
+    decision = next(r for r in memory.list(category="decision"))
+    fm = decision.frontmatter
+    assert fm["source"] == "extraction" and fm["sessionKey"] == "standup"
+    assert fm["sourceTurnIds"] == ["L2"] and fm["observedAt"] == "2026-05-02T09:01:00.000Z"
+    obs = next(o for o in result.observations if o.fact.category == "decision")
+    assert obs.resulting_primitive_id == decision.id and obs.judge_accepted
+
+
+def test_observing_the_same_transcript_again_adds_nothing_and_reinforces(memory: Memory) -> None:
+    memory.observe_transcript("s1", CHAT, fmt="plain", flush=True)
+    files_before = snapshot_tree(memory.root)
+    again = memory.observe_transcript("s1", CHAT, fmt="plain", flush=True)  # same session: same turns
+    assert again.buffered == 0 and not again.flushes and snapshot_tree(memory.root) == files_before
+    other = memory.observe_transcript("s2", CHAT, fmt="plain", flush=True)  # another session says it again
+    flush = other.flushes[0]
+    assert flush.created == () and len(flush.reinforced) == 3
+    assert len(memory.list(status="active")) == 3
+    assert all(r.frontmatter["reinforcement_count"] == 1 for r in memory.list(status="active"))
+    assert all("last_reinforced_at" in r.frontmatter for r in memory.list(status="active"))
+
+
+def test_a_correction_supersedes_and_recall_returns_only_the_new_fact(memory: Memory) -> None:
+    memory.observe_transcript("s1", CHAT, fmt="plain", flush=True)
+    result = memory.observe_transcript("s2", CORRECTION, fmt="plain", flush=True)
+    assert len(result.flushes[0].superseded) == 1
+    old = memory.get(result.flushes[0].superseded[0])
+    new = memory.get(result.flushes[0].created[0])
+    assert old.status == "superseded" and old.frontmatter["supersededBy"] == new.id
+    assert old.frontmatter["invalidAt"] == "2026-05-09T09:00:00.000Z" and new.frontmatter["supersedes"] == old.id
+    hits = memory.recall("staging DB port")
+    assert [h.id for h in hits if "staging" in h.content] == [new.id]
+    stages = {s.name: s for s in hits.stages}
+    assert any(s.rejected for name, s in stages.items() if "status" in name)  # the ladder counts it
+    wider = memory.recall("staging DB port", statuses=["active", "superseded"])
+    assert {new.id, old.id} <= {h.id for h in wider}
+
+
+def test_injected_host_text_never_becomes_a_memory(memory: Memory) -> None:
+    lines = [
+        {"type": "user", "uuid": "u1", "timestamp": "2026-05-02T09:00:00Z", "message": {"role": "user", "content": [
+            {"type": "text", "text": "<system-reminder>CLAUDE.md says: We decided to always deploy on Mondays.</system-reminder>"},
+            {"type": "text", "text": "We decided the API uses snake_case keys."},
+        ]}},
+        {"type": "user", "uuid": "u2", "isMeta": True, "message": {"role": "user", "content": "We decided to use Perl."}},
+        {"type": "user", "uuid": "u3", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "x", "content": "We decided to rewrite everything in Rust."}]}},
+    ]  # fmt: skip
+    text = "\n".join(json.dumps(line) for line in lines)
+    memory.observe_transcript("cc:1", text, fmt="claude-code", flush=True)
+    contents = " ".join(r.content for r in memory.list())
+    assert "snake_case" in contents
+    assert "Mondays" not in contents and "Perl" not in contents and "Rust" not in contents
+
+
+def test_a_malformed_transcript_names_the_line_and_writes_nothing(memory: Memory, tmp_path: Path) -> None:
+    before = snapshot_tree(memory.root)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("Ana: fine\nno speaker here\n")
+    result = run_cli("observe", str(bad), "--session-key", "s", "--format", "plain", "--memory-dir", str(memory.root))
+    assert result.code == 2 and f"{bad}:2" in result.err and "Speaker: text" in result.err
+    with pytest.raises(ValidationError) as exc:
+        memory.observe("s", [{"role": "robot", "content": "hi"}])
+    assert "role" in exc.value.problems[0].field
+    assert snapshot_tree(memory.root) == before
+    assert not (memory.root / "state" / "observe-buffer").exists()
+
+
+def test_turns_wait_in_the_buffer_until_a_trigger_flushes_them(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    settings = settings_for(root)
+    settings.observe.buffer_max_turns = 4
+    memory = Memory.init(root, settings=settings)
+    first = memory.observe("s", MESSAGES[:2])
+    assert first.pending == 2 and not first.flushes and not memory.list()
+    second = memory.observe(
+        "s",
+        [{"role": "user", "speaker": "Ben", "content": f"Ben owns the billing service number {i}.", "turnId": f"b{i}"}
+         for i in range(2)],
+    )  # fmt: skip
+    assert [f.reason for f in second.flushes] == ["turn-count"] and second.pending == 0
+    assert any("cut releases" in r.content for r in memory.list())
+    memory.close()
+
+
+@pytest.mark.parametrize("point", ["flush-begun", "journal-written", "head-moved", "flush-persisted"])
+def test_kill_during_a_flush_loses_no_turn_and_never_persists_twice(tmp_path: Path, point: str) -> None:
+    root = tmp_path / "mem"
+    Memory.init(root, settings=settings_for(root)).close()
+    chat = tmp_path / "chat.txt"
+    chat.write_text(CHAT)
+    killed = run_remnic(
+        "observe", str(chat), "--session-key", "s1", "--flush", "--memory-dir", str(root),
+        env={"REMNIC_CRASH_AT": point},
+    )  # fmt: skip
+    assert killed.code == -9
+    resumed = run_remnic(
+        "observe", "-", "--session-key", "s1", "--flush", "--json", "--memory-dir", str(root), stdin=""
+    )
+    assert resumed.code == 0, resumed.err
+    with Memory.open(root) as memory:
+        contents = active_contents(memory)
+    assert contents == [
+        "Ben prefers tabs over spaces in the Python code.",
+        "The staging DB port is 5432.",
+        "We decided to cut releases every Tuesday from now on.",
+    ]  # every acknowledged turn made it, once
+    flush_commits = git(root, "log", "--format=%H", "--grep=Remnic-Flush-Id").split()
+    assert len(flush_commits) == 1
+    assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
+    subprocess.run(["git", "fsck", "--no-progress"], cwd=root, check=True, capture_output=True)
+
+
+@pytest.fixture
+def plain_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
+    yield from make_env(tmp_path, monkeypatch)
+
+
+def test_every_surface_gives_the_same_observations(plain_env: Env, tmp_path: Path) -> None:
+    """Python, CLI, HTTP and MCP all reach one service call: the same input, the same observations."""
+    env = plain_env
+    python = [o.to_dict() for o in env.memory.observe("same", MESSAGES, dry_run=True).observations]
+    assert python and not env.memory.list()
+    messages = tmp_path / "messages.json"
+    messages.write_text(json.dumps(MESSAGES))
+    cli = run_cli(
+        "observe", str(messages), "--session-key", "same", "--format", "openai", "--dry-run", "--json",
+        "--memory-dir", str(env.root),
+    )  # fmt: skip
+    assert cli.code == 0, cli.err
+    assert cli.json()["observations"] == python
+    http = env.call("POST", "/engram/v1/observe", {"sessionKey": "same", "messages": MESSAGES, "dryRun": True})
+    assert http.status == 202, http.raw
+    assert http.json()["observations"] == python
+
+    async def go() -> Any:
+        async with http_client(env, env.alice) as client:
+            return await client.call_tool(
+                "remnic_observe", {"sessionKey": "same", "messages": MESSAGES, "dryRun": True}
+            )
+
+    mcp = run(go)
+    assert not mcp.is_error, text(mcp)
+    assert mcp.structured_content["observations"] == python
+    assert not env.memory.list()  # a dry run writes nothing on any surface
