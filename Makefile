@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench golden docs install clean
+.PHONY: demo test lint bench golden docs install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +18,13 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m remnic.cli.demo
 
+## Lint, format check and type check (part of `make test`).
+lint: $(STAMP)
+	$(VENV)/bin/ruff check remnic tests
+	$(VENV)/bin/ruff format --check remnic tests
+
 ## The whole test suite (what CI runs through .ci/run).
-test: $(STAMP)
+test: lint
 	$(PY) -m pytest -q
 
 ## Benchmarks; results go to docs/benchmarks.md.

@@ -7,12 +7,14 @@ The public Python API — everything else is internal::
     result = mem.store("We cut releases every Tuesday", category="decision")
     mem.get(result.id); mem.list(category="decision"); mem.versions(result.id)
 
-Every write returns a :class:`WriteResult`; records are :class:`MemoryRecord`;
+Every write returns a :class:`WriteResult`; records are :class:`MemoryRecord`; ``observe`` makes
+:class:`MemoryObservation` records;
 errors derive from :class:`RemnicError`.
 """
 
 from remnic.errors import LockTimeoutError, MemoryFormatError, NotFoundError, RemnicError, UsageError, ValidationError
 from remnic.memfile.model import MemoryRecord
+from remnic.observe.records import MemoryObservation
 from remnic.service import Memory, WriteResult
 from remnic.version import __version__
 
@@ -20,6 +22,7 @@ __all__ = [
     "LockTimeoutError",
     "Memory",
     "MemoryFormatError",
+    "MemoryObservation",
     "MemoryRecord",
     "NotFoundError",
     "RemnicError",

@@ -58,6 +58,14 @@ class StoreSettings:
 
 
 @dataclass
+class GitSettings:
+    split_index: str = "auto"
+    """git's split index for the repository (`git update-index --split-index`): each commit then rewrites a small file instead of git's whole index (8.8 MB at 100k memories). auto turns it on once the index passes ~20,000 entries; true, false."""
+    run_hooks: bool = False
+    """Run the repository's pre-commit and commit-msg hooks for remnic's own commits too (a secret scanner, a linter), against exactly what is being committed; a hook that refuses stops the write and nothing changes. Off by default: remnic builds its commits without git's index, so plain hooks do not run."""
+
+
+@dataclass
 class EmbedSettings:
     model_path: str | None = None
     """An ONNX sentence-embedding model; empty means the packaged all-MiniLM-L6-v2 (int8)."""
@@ -211,6 +219,8 @@ class RecallSettings:
     """Boost of a memory confirmed reinforcement_count times: weight × min(count, cap) / cap."""
     reinforcement_cap: float = 10.0
     """reinforcement_count at which the boost stops growing."""
+    citations: bool = False
+    """Recall responses end with an `<oai-mem-citation>` block naming each result's file and lines (the form Codex reads); a request can also ask for it (`citations: true`, `remnic query --citations`)."""
     fallback_scan: bool = True
     """When the index cannot be used (corrupt and not rebuildable, model missing), answer by scanning the files."""
 
@@ -313,6 +323,7 @@ class NamespaceSettings:
 
 SECTIONS: dict[str, type] = {
     "store": StoreSettings,
+    "git": GitSettings,
     "embed": EmbedSettings,
     "recall": RecallSettings,
     "sync": SyncSettings,
@@ -327,6 +338,7 @@ SECTIONS: dict[str, type] = {
 class Settings:
     memory_dir: Path
     store: StoreSettings = field(default_factory=StoreSettings)
+    git: GitSettings = field(default_factory=GitSettings)
     embed: EmbedSettings = field(default_factory=EmbedSettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
     sync: SyncSettings = field(default_factory=SyncSettings)
@@ -427,6 +439,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "recall.fusion": ("rrf", "score"),
     "observe.minImportanceLevel": ("trivial", "low", "normal", "high", "critical"),
     "mcp.toolNames": ("underscore", "dotted", "both"),
+    "git.splitIndex": ("auto", "true", "false"),
 }
 # Integers that must be at least 1 (a count, a size); every other number must be finite and >= 0.
 AT_LEAST_ONE = {

@@ -197,3 +197,18 @@ def test_every_surface_gives_the_same_observations(plain_env: Env, tmp_path: Pat
     assert not mcp.is_error, text(mcp)
     assert mcp.structured_content["observations"] == python
     assert not env.memory.list()  # a dry run writes nothing on any surface
+
+
+def test_recall_cites_the_primitives_the_pipeline_wrote(plain_env: Env) -> None:
+    env = plain_env
+    env.memory.observe_transcript("standup-0509", CORRECTION, fmt="plain", flush=True)
+    primitive = env.memory.list()[0]
+    block = env.memory.citations(env.memory.recall("staging DB port").hits)
+    lines = (env.root / primitive.path).read_text().splitlines()
+    entry = next(line for line in block.splitlines() if line.startswith(primitive.path))
+    start = int(entry.split(":")[1].split("-")[0])
+    assert lines[start - 1] == primitive.content and "|note=[fact: " in entry
+    assert block.startswith("<oai-mem-citation>\n<citation_entries>\n") and "\nstandup-0509\n" in block
+    http = env.call("POST", "/engram/v1/recall", {"query": "staging DB port", "citations": True}).json()
+    assert http["citations"] == block
+    assert "citations" not in env.call("POST", "/engram/v1/recall", {"query": "staging DB port"}).json()

@@ -154,11 +154,13 @@ def test_reads_wait_for_a_file_being_written_and_writes_never_clobber_a_new_save
 
     target = tmp_path / "note.md"
     target.write_text("the user's newest save\n")
-    assert not replace_if_unchanged(target, b"what sync read earlier\n", "sync's normalised text\n")
+    staging = tmp_path / ".remnic" / "tmp"
+    assert not replace_if_unchanged(target, b"what sync read earlier\n", "sync's normalised text\n", staging)
     assert target.read_text() == "the user's newest save\n"
-    assert replace_if_unchanged(target, b"the user's newest save\n", "normalised\n")
+    assert replace_if_unchanged(target, b"the user's newest save\n", "normalised\n", staging)
     assert target.read_text() == "normalised\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["growing.md", "note.md"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".remnic", "growing.md", "note.md"]
+    assert list(staging.iterdir()) == []  # staging files never sit beside memories, nor stay behind
 
 
 def test_create_edit_rename_delete(memory: Memory, watch: Callable[..., Running]) -> None:

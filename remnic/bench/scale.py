@@ -139,7 +139,7 @@ def write_repo(root: Path, n: int, seed: int = 7) -> list[str]:
     from remnic.config import settings_for
     from remnic.memfile.model import DEFAULT_NAMESPACE, body_for, format_time, serialize
     from remnic.memfile.validate import new_frontmatter
-    from remnic.repo.ledger import trailers_for
+    from remnic.repo.messages import trailers_for
     from remnic.service.memory import Memory
 
     memory = Memory.init(root, settings=settings_for(root))
@@ -259,7 +259,7 @@ def write_to_searchable(root: Path, rounds: int = 5) -> dict[str, float]:
         for i in range(rounds):
             word = f"zqxmarker{i}{random.randint(1000, 9999)}"
             t = time.perf_counter()
-            rec = memory.store(f"Quarterly {word} review moved to Thursday", source="bench")
+            rec = memory.store(f"Quarterly {word} review moved to Thursday", source="bench").record
             t1 = time.perf_counter()
             hits = memory.recall(word, top_k=1).hits
             t2 = time.perf_counter()

@@ -68,7 +68,7 @@ def watch_latency(n_edits: int, rng: random.Random) -> tuple[list[float], int]:
     with tempfile.TemporaryDirectory(prefix="remnic-bench-sync-watch-") as tmp:
         root = Path(tmp) / "mem"
         mem = Memory.init(root, settings=settings_for(root))
-        paths = [root / mem.store(sentence(rng), category="fact").path for _ in range(10)]
+        paths = [root / mem.store(sentence(rng), category="fact").record.path for _ in range(10)]
         rel = [str(p.relative_to(root)) for p in paths]
         commits_before = int(mem.ledger.git("rev-list", "--count", "HEAD"))
         mem.close()

@@ -20,7 +20,7 @@ from . import build_parser
 def _available(command: str) -> bool:
     parser = build_parser()
     for action in parser._actions:  # argparse offers no public way to list sub-commands
-        if action.__class__.__name__ == "_SubParsersAction":
+        if action.__class__.__name__ == "_SubParsersAction" and action.choices is not None:
             return command in action.choices
     return False
 

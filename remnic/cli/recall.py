@@ -128,6 +128,11 @@ def register(sub: Any) -> None:
         help="also return superseded, forgotten, rejected, … memories (ranked below active ones)",
     )
     p.add_argument(
+        "--citations",
+        action="store_true",
+        help="end with an <oai-mem-citation> block naming each result's file and lines (the form Codex reads)",
+    )
+    p.add_argument(
         "--include-superseded",
         action="store_true",
         help="also return memories a newer one superseded (the superseded-status filter is counted in the X-ray)",
@@ -296,7 +301,10 @@ def cmd_query(args: argparse.Namespace) -> int:
     data = result.to_dict(with_candidates=args.explain)
     if args.explain:
         data["xray"] = result.xray.to_dict() if result.xray is not None else None
-    emit(args, data, lambda: _hit_text(result, args.explain))
+    cite = args.citations or memory.settings.recall.citations
+    if cite:
+        data["citations"] = memory.citations(result.hits)
+    emit(args, data, lambda: _hit_text(result, args.explain) + ("\n" + data["citations"] if cite else ""))
     return 0
 
 
@@ -411,7 +419,7 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
         files = locomo.find_files(data)
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from None
-    methods = locomo.BASELINES if args.granularity == "turn" else locomo.BASELINES[:3]
+    methods: tuple[locomo.Method, ...] = locomo.BASELINES if args.granularity == "turn" else locomo.BASELINES[:3]
     if args.variants:
         methods = (locomo.BASELINES[0], *locomo.VARIANTS)
     log = None if wants_json(args) else (lambda msg: print(msg, file=sys.stderr, flush=True))

@@ -107,5 +107,5 @@ def cmd_watch(args: argparse.Namespace) -> int:
         with memory:
             return watcher.run()
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        for number, handler in previous.items():
+            signal.signal(number, handler)

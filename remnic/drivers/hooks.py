@@ -19,7 +19,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from remnic.service.observing import parse_transcript
 
 if TYPE_CHECKING:
     from remnic.service.memory import Memory
@@ -35,6 +34,8 @@ def transcript_messages(lines: Iterable[str]) -> list[dict[str, str]]:
     """User and assistant turns of a Claude Code or Codex JSONL transcript, host text and tool
     traffic left out (the rules live in :mod:`remnic.observe.transcripts`); unreadable lines, such
     as a line the host is still writing, are skipped."""
+    from remnic.service.observing import parse_transcript  # the pipeline's rules load only when used
+
     text = "\n".join(line.rstrip("\r\n") for line in lines)
     parsed = parse_transcript(text, "auto", source="transcript", strict=False)
     return [{"role": turn.role, "content": turn.text} for turn in parsed.turns]

@@ -271,6 +271,39 @@ class SearchIndex:
             except Exception:  # noqa: BLE001 - a duplicate check must never break a write
                 return None
 
+    def lookup_hash(self, namespace: str, content_hash: str) -> tuple[str | None, str | None, str | None] | None:
+        """(commit the index reflects, id, path) of an active indexed memory with this content hash
+        (id and path None when there is none); None when there is no index.
+
+        Reads through a private read-only connection, so a write's duplicate check never waits
+        for the index worker that is applying the previous write.
+        """
+        import sqlite3
+
+        name = read_current(self.root)
+        if name is None:
+            return None
+        try:
+            conn = sqlite3.connect(f"file:{self.root / name / CATALOG_FILE}?mode=ro", uri=True, timeout=2)
+        except sqlite3.Error:
+            return None
+        try:
+            with conn:
+                commit = conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
+                pending = conn.execute("SELECT value FROM meta WHERE key = 'pending'").fetchone()
+                row = conn.execute(
+                    "SELECT id, path FROM docs WHERE namespace = ? AND content_hash = ? AND status = 'active' LIMIT 1",
+                    (namespace, content_hash),
+                ).fetchone()
+        except sqlite3.Error:
+            return None  # damaged or mid-rebuild: the caller looks in the files instead
+        finally:
+            conn.close()
+        if pending and pending[0]:
+            return None  # a torn index write: not to be trusted
+        recorded = commit[0] if commit and commit[0] else None
+        return (recorded, row[0], row[1]) if row else (recorded, None, None)
+
     def path_of(self, memory_id: str) -> str | None:
         with self._lock:
             cat = self._catalog_for_lookup()
@@ -289,11 +322,18 @@ class SearchIndex:
             except NeedsRebuild:
                 return self._manifest
 
-    def health(self, ledger: Ledger | None = None) -> IndexHealth:
+    def health(self, ledger: Ledger | None = None, *, deep: bool = False) -> IndexHealth:
+        """ok | missing | stale | model-mismatch | schema-mismatch | corrupt.
+
+        The cheap probe reads the manifest; ``deep`` (doctor) also checks every page of the catalog
+        and opens a tantivy searcher, so damage inside the files is reported too.
+        """
         with self._lock:
             head = ledger.head() if ledger is not None else self._head()
             try:
                 m = self._check()
+                if deep:
+                    self._check_deep()
             except NeedsRebuild as exc:
                 return IndexHealth(exc.state, exc.detail, self._manifest, head)
             if m.commit is None:
@@ -301,6 +341,19 @@ class SearchIndex:
             if head is not None and m.commit != head:
                 return IndexHealth("stale", f"index reflects {m.commit[:8]}, HEAD is {head[:8]}", m, head)
             return IndexHealth("ok", f"{m.count} memories", m, head)
+
+    def _check_deep(self) -> None:
+        assert self._catalog is not None and self._bm25 is not None
+        try:
+            verdict = self._catalog.conn.execute("PRAGMA quick_check").fetchone()
+        except Exception as exc:  # noqa: BLE001 - sqlite says the file is damaged
+            raise NeedsRebuild("corrupt", f"catalog unreadable: {exc}") from None
+        if not verdict or verdict[0] != "ok":
+            raise NeedsRebuild("corrupt", f"catalog damaged: {verdict[0] if verdict else 'no answer'}")
+        try:
+            self._bm25.search(["remnic"], 1)
+        except Exception as exc:  # noqa: BLE001 - tantivy cannot read its segments
+            raise NeedsRebuild("corrupt", f"tantivy index unreadable: {exc}") from None
 
     def _ledger(self) -> Ledger | None:
         """A ledger of our own for writes that arrive without one (``apply`` from the service)."""

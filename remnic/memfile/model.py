@@ -129,7 +129,7 @@ class _Dumper(_SafeDumper):  # type: ignore[misc, valid-type]
 
 
 def _without_timestamps(cls: type) -> None:
-    cls.yaml_implicit_resolvers = {
+    cls.yaml_implicit_resolvers = {  # type: ignore[attr-defined]
         ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
         for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }

@@ -180,5 +180,5 @@ def resolve_relative_dates(text: str, timestamp: str | None) -> tuple[str, list[
         return swap
 
     for pattern, kind in _RULES:
-        text = pattern.sub(replace(kind), text)  # type: ignore[arg-type]
+        text = pattern.sub(replace(kind), text)  # type: ignore[call-overload]
     return text, found

@@ -120,13 +120,12 @@ def verdict_stats(state_dir: Path, *, since: float | None = None, until: float |
         stats["deferCapTriggered"] += bool(event.get("deferCapTriggered"))
         if isinstance(event.get("elapsedMs"), (int, float)):
             elapsed.append(float(event["elapsedMs"]))
-        stats["firstTs"] = stats["firstTs"] if stats["firstTs"] and parse_time(stats["firstTs"]) <= ts else event["ts"]
-        stats["lastTs"] = event["ts"] if not stats["lastTs"] or parse_time(stats["lastTs"]) <= ts else stats["lastTs"]
-        observed = event.get("observedAt")
-        if parse_time(observed) is not None and (
-            stats["lastObservedAt"] is None or parse_time(observed) >= parse_time(stats["lastObservedAt"])
-        ):
-            stats["lastObservedAt"] = observed
+        first, last = parse_time(stats["firstTs"]), parse_time(stats["lastTs"])
+        stats["firstTs"] = stats["firstTs"] if first is not None and first <= ts else event["ts"]
+        stats["lastTs"] = event["ts"] if last is None or last <= ts else stats["lastTs"]
+        observed, seen = parse_time(event.get("observedAt")), parse_time(stats["lastObservedAt"])
+        if observed is not None and (seen is None or observed >= seen):
+            stats["lastObservedAt"] = event["observedAt"]
     if stats["total"]:
         stats["deferRate"] = round(stats["defer"] / stats["total"], 4)
     if elapsed:

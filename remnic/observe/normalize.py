@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 
 from .cues import SUBJECTLESS_RE, TRAILING_REQUEST_RE, words
 from .dates import resolve_relative_dates
@@ -159,11 +160,16 @@ def replace_first_person(sentence: str, name: str) -> str:
     return _ME_RE.sub(me, text)
 
 
+def _cased(replacement: str) -> Callable[[re.Match[str]], str]:
+    """A replacement that keeps the capital of a sentence-initial match."""
+    return lambda m: replacement.capitalize() if m.group(0)[0].isupper() else replacement
+
+
 def spell_out(sentence: str) -> str:
     """Chat spellings and "we"/"let's" contractions written out."""
     text = _CHAT_RE.sub(lambda m: _CHAT_WORDS[m.group(1).lower()], sentence)
     for pattern, replacement in _WE_RE:
-        text = pattern.sub(lambda m, r=replacement: r.capitalize() if m.group(0)[0].isupper() else r, text)
+        text = pattern.sub(_cased(replacement), text)
     return text
 
 

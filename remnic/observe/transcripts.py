@@ -128,7 +128,7 @@ def _json_lines(text: str, reader: _Reader) -> Iterable[tuple[int, Mapping[str, 
             continue
         try:
             obj = json.loads(raw)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             reader.fail(number, f"not valid JSON ({exc.msg} at column {exc.colno})")
             continue
         if not isinstance(obj, Mapping):
@@ -288,7 +288,7 @@ def _turn_id(msg: Mapping[str, Any], default: str) -> str:
 def _parse_json_document(text: str, reader: _Reader) -> None:
     try:
         doc = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         if reader.fmt == "openai" and _first_line_is_object(text):
             for number, obj in _json_lines(text, reader):  # one message per line
                 _parse_message_array([obj], reader, line=number)

@@ -344,7 +344,8 @@ def _partition(
     """What the result limit admitted (hits and what the budget then dropped) and the best of what
     it cut: the next ``result_limit`` candidates, what a limit twice as large would have added."""
     by_hit = {r.memory_id: r for r in hits}
-    applied, headroom = [], []
+    applied: list[XrayResult] = []
+    headroom: list[XrayResult] = []
     for c in result.candidates:
         if RESULT_LIMIT in c.admitted_by:
             applied.append(by_hit.get(c.id) or _candidate_result(c, result.audit_id, signals))

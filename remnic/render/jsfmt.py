@@ -200,7 +200,7 @@ def lone_surrogates_replaced(text: str) -> str:
 
 def _json_string(text: str) -> str:
     # JSON.stringify escapes like Python's encoder, and also writes lone surrogates as \uXXXX.
-    out = json.encoder.encode_basestring(text)  # type: ignore[attr-defined]
+    out = json.encoder.encode_basestring(text)
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
 
 

@@ -383,12 +383,12 @@ class FilterTrace:
     """One gate the recall walked: its candidate pool and how many it admitted."""
 
     name: str
-    considered: int
-    admitted: int
+    considered: int | float  # a count; a snapshot from elsewhere may hold a non-finite number
+    admitted: int | float
     reason: str | None = None
 
     @property
-    def rejected(self) -> int:
+    def rejected(self) -> int | float:
         return self.considered - self.admitted
 
     def to_dict(self) -> dict[str, Any]:
@@ -437,7 +437,7 @@ class SourceAnchor:
             return None
         lr = d.get("lineRange")
         ok = isinstance(lr, (list, tuple)) and len(lr) == 2 and all(is_number(x) for x in lr)
-        return cls(path, (lr[0], lr[1]) if ok else None)
+        return cls(path, (lr[0], lr[1]) if ok and lr is not None else None)
 
 
 @dataclass
@@ -447,7 +447,7 @@ class TierExplain:
     tier: str
     tier_reason: str = ""
     filtered_by: list[str] = field(default_factory=list)
-    candidates_considered: int = 0
+    candidates_considered: int | float = 0
     latency_ms: float = 0
     source_anchors: list[SourceAnchor] | None = None
 
@@ -482,8 +482,8 @@ class TierExplain:
 class Budget:
     """Recall character budget and how much the final payload used."""
 
-    chars: int
-    used: int
+    chars: int | float
+    used: int | float
 
     def to_dict(self) -> dict[str, Any]:
         return {"chars": self.chars, "used": self.used}
@@ -499,7 +499,7 @@ class PeerProfileInjection:
     """Which peer's profile a recall injected (the original's peer-profile feature)."""
 
     peer_id: str
-    fields_injected: int
+    fields_injected: int | float
 
     def to_dict(self) -> dict[str, Any]:
         return {"peerId": self.peer_id, "fieldsInjected": self.fields_injected}
@@ -529,7 +529,7 @@ class RecallXraySnapshot:
     """Epoch milliseconds; None when a snapshot read from JSON had none."""
     tier_explain: TierExplain | None = None
     results: list[XrayResult] = field(default_factory=list)
-    applied_result_limit: int = 0
+    applied_result_limit: int | float = 0
     """The result limit (top-k) the recall applied."""
     applied_results: list[XrayResult] = field(default_factory=list)
     """The candidates that limit admitted, in rank order (before the budget fit)."""

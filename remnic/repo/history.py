@@ -12,7 +12,8 @@ from remnic.errors import MemoryFormatError, RemnicError, UsageError
 from remnic.memfile.model import parse_file
 
 from .files import MemoryStore
-from .ledger import Ledger, Version, unified_diff
+from .ledger import Ledger
+from .messages import Version, unified_diff
 
 
 def pick(versions: list[Version], spec: str, *, allow_working: bool = True) -> Version:

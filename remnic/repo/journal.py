@@ -82,7 +82,9 @@ class Journal:
                 for f in self.files
             ],
         }
-        write_atomic(self.location, json.dumps(data), durable=True)
+        # Renamed into place, not fsync'd: it guards against a killed process (the page cache
+        # survives it); against power loss remnic is as durable as git's own objects.
+        write_atomic(self.location, json.dumps(data), durable=False)
 
     def committed_as(self, sha: str) -> None:
         """Record the commit object before HEAD is moved to it (called between commit-tree and update-ref)."""
@@ -137,7 +139,7 @@ def recover(state_dir: Path, root: Path, ledger: Ledger) -> list[str]:
                 ledger.reset_index_paths(paths)
             except LedgerError as exc:  # git's index.lock held: repaired by a later write
                 ledger.record_index_repair(paths, str(exc))
-            done.append(f"finished an interrupted write ({len(paths)} file(s), commit {journal.commit[:8]})")
+            done.append(f"finished an interrupted write ({len(paths)} file(s), commit {(journal.commit or '')[:8]})")
         else:
             restored = _undo(root, journal.files)
             done.append(f"undid an interrupted write: {restored} of {len(paths)} file(s) restored")

@@ -14,7 +14,6 @@ History, diffs and reverts are read back from ``git log --follow``.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import os
 import secrets
@@ -22,7 +21,6 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import git
@@ -32,11 +30,11 @@ from remnic.config import STATE_DIR
 from remnic.errors import LedgerError, NotFoundError
 from remnic.fsio import crash_point
 
+from .messages import TRAILER_PREFIX, Version, format_message, parse_trailers
 from .trees import Entry, TreeEditor
 
 log = logging.getLogger("remnic.ledger")
-TRAILER_PREFIX = "Remnic-"
-MAX_ID_TRAILERS = 50
+SPLIT_INDEX_BYTES = 1_600_000  # about 20,000 entries
 _LOCK_MARKERS = ("index.lock", "Unable to create", "cannot lock ref", ".lock': File exists")
 _UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
 _FALLBACK_IDENTITY = {
@@ -47,98 +45,24 @@ _FALLBACK_IDENTITY = {
 }
 
 
-@dataclass
-class Version:
-    """One committed version of one memory file (``number`` 1 is the oldest)."""
-
-    number: int
-    sha: str
-    path: str
-    date: str
-    author: str
-    subject: str
-    change: str  # A, M, R, D (git's name-status letter)
-    trailers: dict[str, list[str]] = field(default_factory=dict)
-    previous_path: str | None = None
-
-    @property
-    def short(self) -> str:
-        return self.sha[:8]
-
-    @property
-    def operation(self) -> str:
-        ops = self.trailers.get(f"{TRAILER_PREFIX}Operation")
-        return ops[0] if ops else "git-commit"
-
-    @property
-    def label(self) -> str:
-        return f"v{self.number}"
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "version": self.number,
-            "label": self.label,
-            "sha": self.sha,
-            "path": self.path,
-            "previousPath": self.previous_path,
-            "date": self.date,
-            "author": self.author,
-            "subject": self.subject,
-            "change": self.change,
-            "operation": self.operation,
-            "trailers": self.trailers,
-        }
-
-
-def format_message(subject: str, trailers: Mapping[str, str | Sequence[str]], body: str | None = None) -> str:
-    lines = [subject.replace("\n", " ").strip()[:120]]
-    if body:
-        lines += ["", body.strip()]
-    trailer_lines = []
-    for key, value in trailers.items():
-        values = [value] if isinstance(value, str) else list(value)
-        for v in values:
-            trailer_lines.append(f"{TRAILER_PREFIX}{key}: {str(v).replace(chr(10), ' ')}")
-    if trailer_lines:
-        lines += ["", *trailer_lines]
-    return "\n".join(lines) + "\n"
-
-
-def parse_trailers(text: str) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key.strip():
-            out.setdefault(key.strip(), []).append(value.strip())
-    return out
-
-
-def unified_diff(old: str, new: str, old_label: str, new_label: str) -> str:
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        fromfile=old_label,
-        tofile=new_label,
-    )
-    out = []
-    for line in lines:
-        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
-    return "".join(out)
-
-
 class Ledger:
     """The git repository at the memory directory's root."""
 
-    def __init__(self, root: Path, retry_s: float = 10.0) -> None:
+    def __init__(
+        self, root: Path, retry_s: float = 10.0, *, run_hooks: bool = False, split_index: str = "auto"
+    ) -> None:
         self.root = root
         self.retry_s = retry_s
+        self.run_hooks = run_hooks
+        self.split_index = split_index
+        self._split_checked = split_index == "false"
         try:
             self.repo = git.Repo(root)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             raise NotFoundError(f"{root} is not a git repository (run `remnic init {root}`)") from None
         self._env: dict[str, str] | None = None
         self._format: str | None = None
-        self._known_commits: set[str] = set()
+        self._known_commits: tuple[str | None, set[str]] = (None, set())
 
     @staticmethod
     def init_repo(root: Path) -> Ledger:
@@ -342,13 +266,17 @@ class Ledger:
         return rows
 
     def commit_exists(self, sha: str) -> bool:
-        if sha in self._known_commits:  # a commit that exists stays (history is never rewritten by remnic)
+        # Remembered while HEAD stays put: history a user rewrites (reset, then gc) moves HEAD first.
+        head = self.head()
+        if self._known_commits[0] != head:
+            self._known_commits = (head, set())
+        if sha in self._known_commits[1]:
             return True
         try:
             self.git("cat-file", "-e", f"{sha}^{{commit}}")
         except LedgerError:
             return False
-        self._known_commits.add(sha)
+        self._known_commits[1].add(sha)
         return True
 
     # --- writing ---
@@ -382,10 +310,12 @@ class Ledger:
         message = format_message(subject, trailers, body).encode("utf-8")
         for _attempt in range(20):
             head = self.head()
-            base_tree = self._tree_of(head)
-            tree = TreeEditor(self._run_bytes, self.object_format).build(head, entries)
-            if tree == base_tree:
+            editor = TreeEditor(self._run_bytes, self.object_format)
+            tree = editor.build(head, entries)
+            if tree == editor.base_tree:
                 return None
+            if self.run_hooks:
+                self._run_commit_hooks(tree, message)
             parents = ["-p", head] if head is not None else []
             new = self._run_bytes(["commit-tree", tree, *parents], message).decode().strip()
             if on_object is not None:
@@ -401,6 +331,28 @@ class Ledger:
             self._stage_in_index(entries)
             return new
         raise LedgerError("HEAD kept moving while committing; try again")
+
+    def _run_commit_hooks(self, tree: str, message: bytes) -> None:
+        """pre-commit and commit-msg, run as for a plain commit of exactly ``tree`` (git.runHooks)."""
+        index, msg = self._scratch("hook-index"), self._scratch("hook-msg")
+        try:
+            env = {"GIT_INDEX_FILE": str(index)}
+            self.git("read-tree", f"--index-output={index}", tree)
+            msg.write_bytes(message)
+            for hook, extra in (("pre-commit", []), ("commit-msg", ["--", str(msg)])):
+                proc = subprocess.run(
+                    ["git", "hook", "run", "--ignore-missing", hook, *extra],
+                    cwd=self.root,
+                    env={**os.environ, **self._identity_env(), **env},
+                    capture_output=True,
+                    check=False,
+                )
+                if proc.returncode != 0:
+                    said = (proc.stderr or proc.stdout).decode("utf-8", "replace").strip()
+                    raise LedgerError(f"the repository's {hook} hook refused the commit (git.runHooks): {said}")
+        finally:
+            index.unlink(missing_ok=True)
+            msg.unlink(missing_ok=True)
 
     @property
     def object_format(self) -> str:
@@ -427,9 +379,6 @@ class Ledger:
                 delay = min(delay * 2, 0.25)
                 continue
             raise LedgerError(f"git {args[0]} failed: {stderr.strip()}")
-
-    def _tree_of(self, commit: str | None) -> str | None:
-        return None if commit is None else self.git("rev-parse", f"{commit}^{{tree}}")
 
     def _blob_entries(self, paths: list[str], contents: Mapping[str, bytes | None]) -> dict[str, Entry | None]:
         """The new tree entry of each path (None: removed). Blobs go through git, so its filters apply.
@@ -468,8 +417,31 @@ class Ledger:
     def _mode(self, path: str) -> str:
         return "100755" if os.access(self.root / path, os.X_OK) else "100644"
 
+    def _ensure_split_index(self) -> None:
+        """Switch git's index to split mode once it is large (git.splitIndex): a commit then writes a
+        small delta file instead of the whole index. Checked once per process."""
+        self._split_checked = True
+        try:
+            size = (Path(self.repo.git_dir) / "index").stat().st_size
+        except OSError:
+            return
+        if self.split_index != "true" and size < SPLIT_INDEX_BYTES:
+            return
+        try:
+            if self.git("config", "--get", "core.splitIndex") in ("true", "false"):
+                return  # the user (or an earlier run) decided
+        except LedgerError:
+            pass  # not set
+        try:
+            self.git("config", "core.splitIndex", "true")
+            self.git("update-index", "--split-index")
+        except LedgerError as exc:
+            log.info("git's split index not turned on: %s", exc)
+
     def _stage_in_index(self, entries: Mapping[str, Entry | None]) -> None:
         """Bring the real index in step for these paths, so `git status` shows them clean."""
+        if not self._split_checked:
+            self._ensure_split_index()
         zero = "0" * (64 if self.object_format == "sha256" else 40)
         lines = "".join(f"{e.mode} {e.oid}\t{p}\n" if e is not None else f"0 {zero}\t{p}\n" for p, e in entries.items())
         try:
@@ -540,17 +512,3 @@ def _same_bytes(path: Path, data: bytes | None) -> bool:
             return fh.read() == data
     except OSError:
         return data is None
-
-
-def trailers_for(
-    operation: str, ids: Sequence[str], namespace: str, source: str, **extra: str
-) -> dict[str, str | list[str]]:
-    """The standard trailer set; bulk commits list at most MAX_ID_TRAILERS ids plus a count."""
-    out: dict[str, str | list[str]] = {"Operation": operation}
-    out["Memory-Id"] = list(ids[:MAX_ID_TRAILERS])
-    if len(ids) > MAX_ID_TRAILERS or len(ids) != 1:
-        out["Memory-Count"] = str(len(ids))
-    out["Namespace"] = namespace
-    out["Source"] = source
-    out.update(extra)
-    return out

@@ -94,6 +94,7 @@ class TreeEditor:
         self._run = run  # runs ``git <args>`` with stdin bytes, returns stdout bytes
         self.algo = algo
         self.id_len = hashlib.new(algo).digest_size
+        self.base_tree: str | None = None  # the root tree of ``base``, learnt while reading it
 
     def _read_trees(self, base: str | None, dirs: Sequence[str]) -> dict[str, dict[bytes, Entry]]:
         """The entries of each directory in ``base`` (missing directories are empty)."""
@@ -114,6 +115,8 @@ class TreeEditor:
             body = out[pos : pos + size]
             pos += size + 1
             trees[d] = decode_tree(body, self.id_len) if kind == b"tree" else {}
+            if not d:
+                self.base_tree = header[0].decode()
         return trees
 
     def build(self, base: str | None, changes: Mapping[str, Entry | None]) -> str:

@@ -243,6 +243,9 @@ class Api:
         )
         if requested is None:
             del body["budgetsApplied"]["requestedTopK"]
+        wants_citations = values.get("citations")
+        if wants_citations or (wants_citations is None and self.settings.recall.citations):
+            body["citations"] = self.memory.citations([h for h in hits if h.id in kept])
         if result is not None and getattr(result, "audit_id", None):
             body["auditEntryId"] = result.audit_id
         if values["includeDebug"] and result is not None:
@@ -327,7 +330,7 @@ class Api:
         assert ns is not None
 
         def store() -> Reply:
-            extra = {k: values[k] for k in ("entityRef", "sourceReason") if values.get(k)}
+            extra = {k: values[k] for k in ("entityRef", "sourceReason", "supersedes") if values.get(k)}
             if values["status"] != "active":
                 extra["status"] = values["status"]
             result = self.memory.store(

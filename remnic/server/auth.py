@@ -219,9 +219,9 @@ class Authenticator:
             stored = []
         candidates = self._extra + [(e.sha256, e.principal) for e in stored]
         found: str | None = None
-        for stored, principal in candidates:
+        for hashed, principal in candidates:
             # No early exit: every candidate is compared whatever matched before.
-            if hmac.compare_digest(stored.encode("ascii", "replace"), digest):
+            if hmac.compare_digest(hashed.encode("ascii", "replace"), digest):
                 found = principal
         return found
 

@@ -78,9 +78,8 @@ class RemnicHTTPServer(HTTPServer):
 
     @property
     def url(self) -> str:
-        host, port = self.server_address[:2]
-        host = f"[{host}]" if ":" in str(host) else host
-        return f"http://{host}:{port}"
+        host, port = str(self.server_address[0]), self.server_address[1]
+        return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
     # Connections: a pooled thread each, up to server.maxConnections; beyond that a 503
     # from this (the accepting) thread, which never blocks on a client.
@@ -280,7 +279,7 @@ class Handler(BaseHTTPRequestHandler):
         host = self.headers.get("Host")
         if not self.server.host_check.accepts(host):
             raise MisdirectedHost(
-                f"Host {host[:100]!r} does not name this server; it answers to {self.server.host_check.describe()} "
+                f"Host {(host or '')[:100]!r} does not name this server; it answers to {self.server.host_check.describe()} "
                 "(server.allowedHosts adds names). A browser page rebound to this address is refused."
             )
 
@@ -314,9 +313,9 @@ class Handler(BaseHTTPRequestHandler):
         except TimeoutError:
             self.close_connection = True
             if self.reader.expired == "request":
-                limit = self.server.settings.server.request_timeout_s
+                deadline = self.server.settings.server.request_timeout_s
                 raise RequestTimeout(
-                    f"request body not complete within {limit:g}s (server.requestTimeoutS); connection closed"
+                    f"request body not complete within {deadline:g}s (server.requestTimeoutS); connection closed"
                 ) from None
             raise ClientGone() from None
         except ConnectionError:

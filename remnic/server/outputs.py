@@ -137,7 +137,13 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
             ),
             "latencyMs": NUMBER,
         },
-        {"sessionKey": STRING, "auditEntryId": STRING, "debug": {"type": "object"}, "warnings": WARNINGS},
+        {
+            "sessionKey": STRING,
+            "auditEntryId": STRING,
+            "debug": {"type": "object"},
+            "warnings": WARNINGS,
+            "citations": {"type": "string", "description": "an <oai-mem-citation> block of the results' files"},
+        },
     ),
     "recall_xray": ENVELOPE,
     "recall_explain": {

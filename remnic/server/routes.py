@@ -100,9 +100,10 @@ def query_args(op: str, query: str) -> dict[str, str]:
             if key not in aliases:
                 problems.append(FieldProblem(key, "unknown query parameter", options=list(aliases)))
                 continue
-            if aliases[key] is None:
+            target = aliases[key]
+            if target is None:
                 continue
-            key = aliases[key]
+            key = target
         out[key] = values[0]
     if problems:
         raise ValidationError(problems[0].describe(), problems=problems)

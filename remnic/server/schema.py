@@ -260,6 +260,12 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                     ),
                     Param("includeDebug", "boolean", "include score details per result", default=False),
                     Param(
+                        "citations",
+                        "boolean",
+                        "end the response with an <oai-mem-citation> block of the results' files "
+                        "(default: recall.citations)",
+                    ),
+                    Param(
                         "budgetChars", "integer", "character budget for returned contents", minimum=1, maximum=1_000_000
                     ),
                     Param(
@@ -338,6 +344,12 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                     ),
                     _NS,
                     Param("entityRef", "string", "related entity id", max_length=512),
+                    Param(
+                        "supersedes",
+                        "string",
+                        "id of the memory this one replaces (it becomes superseded; its file stays)",
+                        max_length=128,
+                    ),
                     Param("sourceReason", "string", "why this was stored (kept in frontmatter)", max_length=2000),
                     Param(
                         "status",

@@ -26,7 +26,7 @@ def check_files(files: MemoryStore, store: StoreSettings) -> tuple[list[MemoryRe
 
 def _uncommitted_memories(ledger: Ledger) -> list[str]:
     """Memory files with uncommitted changes (what `remnic sync run` would pick up; other files are the user's)."""
-    return sorted({p for _, p, orig in ledger.status_porcelain() for p in (p, orig) if p and is_memory_path(p)})
+    return sorted({q for _, p, orig in ledger.status_porcelain() for q in (p, orig) if q and is_memory_path(q)})
 
 
 def status(

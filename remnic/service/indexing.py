@@ -14,10 +14,13 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from remnic.memfile.model import MemoryRecord
 from remnic.repo.transaction import CommitOutcome
+
+if TYPE_CHECKING:
+    from .memory import Memory
 
 log = logging.getLogger("remnic.indexing")
 
@@ -64,6 +67,16 @@ class IndexQueue:
         with self._cond:
             return [r for o in self._queue for r in o.upserts]
 
+    def covers(self, indexed: str | None, head: str | None) -> bool:
+        """Whether the commits from ``indexed`` to ``head`` are all this process's writes still queued here
+        (so what they changed is in :meth:`pending_records`, and git need not be asked)."""
+        with self._cond:
+            at = indexed
+            for outcome in self._queue:
+                if outcome.base == at and outcome.sha is not None:
+                    at = outcome.sha
+            return at == head
+
     def drain(self, timeout: float | None = None) -> bool:
         """Wait until everything submitted so far is applied; False on timeout."""
         with self._cond:
@@ -106,3 +119,18 @@ def _coalesce(outcomes: list[CommitOutcome]) -> list[_Batch]:
             batches.append(_Batch(base=outcome.base))
         batches[-1].add(outcome)
     return batches
+
+
+def apply_batch(
+    mem: Memory, upserts: list[MemoryRecord], removed: list[str], commit: str | None, parent: str | None
+) -> None:
+    """One committed batch into the index (on the index worker). A repository without a usable index
+    gets a whole one when it is small (so the first write leaves it healthy); a large one is left
+    for the next recall to rebuild, with progress."""
+    index = mem.index
+    if index.health(mem.ledger).state in ("missing", "corrupt", "schema-mismatch", "model-mismatch"):
+        limit = mem.settings.store.inline_rebuild_max
+        if sum(1 for _ in zip(mem.files.iter_paths(), range(limit + 1), strict=False)) <= limit:
+            index.rebuild(mem.files, mem.ledger, reason="first write")
+        return
+    index.apply(upserts, removed, commit, parent=parent)

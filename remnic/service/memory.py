@@ -10,38 +10,41 @@ in their own modules.
 from __future__ import annotations
 
 import atexit
+import builtins
 import os
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from remnic.config import Settings, ensure_state_dir, load_settings
-from remnic.errors import FieldProblem, MemoryFormatError, NotFoundError, UsageError, ValidationError
+from remnic.errors import FieldProblem, NotFoundError, UsageError, ValidationError
 from remnic.fsio import write_atomic
 from remnic.memfile.model import (
     DEFAULT_NAMESPACE,
     ID_RE,
     MemoryRecord,
     check_relpath,
-    content_hash,
     is_memory_path,
     now_iso,
 )
-from remnic.memfile.validate import check_namespace, check_text
+from remnic.memfile.validate import check_namespace
 from remnic.repo import githooks as _githooks
 from remnic.repo import history as _history
 from remnic.repo import journal as _journal
 from remnic.repo.files import MemoryStore
-from remnic.repo.ledger import Ledger, Version, trailers_for
+from remnic.repo.ledger import Ledger
+from remnic.repo.messages import Version, trailers_for
 from remnic.repo.transaction import GroupCommitter
 
 from . import browse as _browse
 from . import health as _doctor
-from . import observing as _observing
 from . import writes as _writes
-from .indexing import IndexQueue
+from .indexing import IndexQueue, apply_batch
 from .writes import WriteResult, summary
+
+if TYPE_CHECKING:
+    from .observing import ObserveResult
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "memory-template"
 Progress = Callable[[int, int], None]
@@ -66,11 +69,16 @@ class Memory:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.root = settings.memory_dir
-        self.ledger = Ledger(self.root, settings.store.git_retry_s)
+        self.ledger = Ledger(
+            self.root,
+            settings.store.git_retry_s,
+            run_hooks=settings.git.run_hooks,
+            split_index=settings.git.split_index,
+        )
         self.files = MemoryStore(settings, list_files=self.ledger.worktree_files)
         ensure_state_dir(self.root)
         self._index: Any = None
-        self.indexer = IndexQueue(self._apply_index)
+        self.indexer = IndexQueue(lambda *batch: apply_batch(self, *batch))
         self.committer = GroupCommitter(self.files, self.ledger, _writes.describe, self.indexer.submit)
         self.background_work = False  # set by long-running processes (server, watcher)
         _OPEN.add(self)
@@ -124,20 +132,6 @@ class Memory:
 
             self._index = SearchIndex(self.settings)
         return self._index
-
-    def _apply_index(
-        self, upserts: list[MemoryRecord], removed: list[str], commit: str | None, parent: str | None
-    ) -> None:
-        """One committed batch into the index (on the index worker). A repository without a usable index
-        gets a whole one when it is small (so the first write leaves it healthy); a large one is left
-        for the next recall to rebuild, with progress."""
-        index = self.index
-        if index.health(self.ledger).state in ("missing", "corrupt", "schema-mismatch", "model-mismatch"):
-            limit = self.settings.store.inline_rebuild_max
-            if sum(1 for _ in zip(self.files.iter_paths(), range(limit + 1), strict=False)) <= limit:
-                index.rebuild(self.files, self.ledger, reason="first write")
-            return
-        index.apply(upserts, removed, commit, parent=parent)
 
     def has_index(self) -> bool:
         """Whether a search index has been built (checking never builds one)."""
@@ -234,7 +228,7 @@ class Memory:
         status: str | None = None,
         tag: str | None = None,
         namespace: str | None = None,
-    ) -> list[MemoryRecord]:
+    ) -> builtins.list[MemoryRecord]:
         problems = check_namespace(namespace)
         if problems:
             raise ValidationError(summary(problems), problems=problems)
@@ -289,7 +283,7 @@ class Memory:
         line_numbers: Sequence[int] | None = None,
         namespace: str | None = None,
         source: str = "import",
-    ) -> list[FieldProblem]:
+    ) -> builtins.list[FieldProblem]:
         """Every problem with an import batch, each naming its line and field; writes nothing."""
         return _writes.plan_items(self, items, line_numbers, namespace, source)[1]
 
@@ -336,39 +330,8 @@ class Memory:
         return _writes.forget(self, memory_id, reason, source=source)
 
     def find_duplicate(self, namespace: str, digest: str, tx: Any = None) -> MemoryRecord | None:
-        """An active memory in ``namespace`` whose content has this hash, without trusting the index alone.
-
-        Looks in the transaction's staged files, this process's writes still being indexed,
-        the index catalog plus every file changed since the commit it reflects — or, with no
-        usable index, every file (the scan memo keeps that cheap).
-        """
-        staged = _writes.duplicate_in(tx.staged_records(), namespace, digest) if tx is not None else None
-        found = staged or _writes.duplicate_in(self.indexer.pending_records(), namespace, digest)
-        if found is not None:
-            return found
-        index = self._index_if_built()
-        manifest = index.manifest() if index is not None else None
-        head = self.ledger.head()
-        if manifest is None or manifest.commit is None or not self.ledger.commit_exists(manifest.commit):
-            return _writes.duplicate_in(self.files.scan().records, namespace, digest)
-        hit = index.find_by_hash(namespace, digest)
-        if hit is not None:
-            try:
-                record = self.files.find(hit, index.path_of(hit))
-            except (NotFoundError, MemoryFormatError):
-                record = None
-            if record is not None and record.status == "active" and content_hash(record.content) == digest:
-                return record
-        if head is None or manifest.commit == head:
-            return None
-        changed = [path for _, path, _ in self.ledger.diff_names(manifest.commit, head) if is_memory_path(path)]
-        records = []
-        for path in changed:
-            try:
-                records.append(self.files.read(path))
-            except (NotFoundError, MemoryFormatError):
-                continue
-        return _writes.duplicate_in(records, namespace, digest)
+        """An active memory in ``namespace`` whose content has this hash (see :func:`.writes.find_duplicate`)."""
+        return _writes.find_duplicate(self, namespace, digest, tx)
 
     def _index_if_built(self) -> Any:
         """The index when one exists on disk (a duplicate check never builds one)."""
@@ -378,7 +341,7 @@ class Memory:
 
     # --- history ---
 
-    def versions(self, id_or_path: str) -> list[Version]:
+    def versions(self, id_or_path: str) -> builtins.list[Version]:
         rel = self.resolve(id_or_path)
         versions = self.ledger.history(rel)
         if not versions:
@@ -395,14 +358,14 @@ class Memory:
 
     # --- git hooks ---
 
-    def install_git_hooks(self, *, force: bool = False) -> list[dict[str, str]]:
+    def install_git_hooks(self, *, force: bool = False) -> builtins.list[dict[str, str]]:
         """Install remnic's git hooks; a foreign hook is kept, and chained when ``force``."""
         return _githooks.install_git_hooks(self.ledger, force=force)
 
-    def git_hooks_status(self) -> list[dict[str, str]]:
+    def git_hooks_status(self) -> builtins.list[dict[str, str]]:
         return _githooks.git_hooks_status(self.ledger)
 
-    def uninstall_git_hooks(self) -> list[dict[str, str]]:
+    def uninstall_git_hooks(self) -> builtins.list[dict[str, str]]:
         """Remove remnic's hooks, restoring hooks that install kept aside."""
         return _githooks.uninstall_git_hooks(self.ledger)
 
@@ -411,35 +374,11 @@ class Memory:
         return self.ledger.is_dirty(check_relpath(path, field="path"))
 
     def revert(self, id_or_path: str, spec: str, *, source: str = "api", force: bool = False) -> WriteResult:
-        """Restore a version's text as a new commit (history is never rewritten).
+        """Restore a version's text as a new commit (history is never rewritten); uncommitted edits to
+        the file would be lost, so they are refused unless ``force``."""
+        return _writes.revert(self, id_or_path, spec, source=source, force=force)
 
-        Uncommitted edits to the file would be lost, so they are refused unless ``force``.
-        """
-        with self.committer.exclusive() as tx:
-            _writes.check_writable(self)
-            versions = self.versions(id_or_path)
-            target = _history.pick(versions, spec, allow_working=False)
-            current = versions[-1].path
-            if not force and self.ledger.is_dirty(current):
-                raise UsageError(
-                    f"{current} has uncommitted changes that a revert would discard; commit them "
-                    "first (`remnic sync run`) or pass --force to discard them"
-                )
-            text = self.ledger.show(target.sha, target.path)
-            checked = check_text(text, current, self.settings.store)
-            if checked.problems or checked.record is None:
-                raise MemoryFormatError(current, checked.problems)
-            record = checked.record
-            tx.put(current, text, record)
-            outcome = tx.commit(
-                f"remnic revert: {current} to {target.label} ({target.short})",
-                trailers_for("revert", [record.id], record.namespace, source, **{"Reverted-To": target.sha}),
-            )
-        if outcome.sha is not None:
-            self.indexer.submit(outcome)
-        return WriteResult("revert", (record,), outcome.sha, changed=outcome.sha is not None)
-
-    def timeline(self, memory_id: str) -> list[dict[str, Any]]:
+    def timeline(self, memory_id: str) -> builtins.list[dict[str, Any]]:
         """A memory's lifecycle from git: one event per commit, with the status at that version."""
         return _history.timeline(self.ledger, self.versions(memory_id))
 
@@ -448,7 +387,7 @@ class Memory:
     def status(self) -> dict[str, Any]:
         return _doctor.status(self.root, self.files, self.ledger, self.settings.store, self._index_health())
 
-    def doctor(self) -> list[dict[str, Any]]:
+    def doctor(self) -> builtins.list[dict[str, Any]]:
         """Checks with status ok|warn|fail and a detail line each."""
         return _doctor.checks(
             self.root,
@@ -456,17 +395,17 @@ class Memory:
             self.files,
             self.ledger,
             self.settings.store,
-            self._index_health(),
+            self._index_health(deep=True),
         )
 
-    def check_files(self) -> tuple[list[MemoryRecord], list[FieldProblem]]:
+    def check_files(self) -> tuple[builtins.list[MemoryRecord], builtins.list[FieldProblem]]:
         """Every memory file checked as sync checks it (schema, namespace folder, secrets, conflict markers)."""
         return _doctor.check_files(self.files, self.settings.store)
 
-    def _index_health(self) -> dict[str, Any]:
+    def _index_health(self, *, deep: bool = False) -> dict[str, Any]:
         self.settle_index()
         try:
-            return self.index.health().to_dict()
+            return self.index.health(deep=deep).to_dict()
         except Exception as exc:  # noqa: BLE001 - health must report, not crash
             return {"state": "error", "detail": str(exc)}
 
@@ -482,7 +421,7 @@ class Memory:
         namespace: str | None = None,
         limit: int = 50,
         offset: int = 0,
-    ) -> tuple[list[MemoryRecord], int]:
+    ) -> tuple[builtins.list[MemoryRecord], int]:
         """A filtered, paged browse, newest first: (page, total matches); see :func:`remnic.browse.search`."""
         return _browse.search(
             self.files,
@@ -509,7 +448,7 @@ class Memory:
             changes["reviewReasonCode"] = reason_code
         return self.update(memory_id, changes, operation="review", source=source)
 
-    def review_queue(self, *, namespace: str | None = None, limit: int = 50) -> list[MemoryRecord]:
+    def review_queue(self, *, namespace: str | None = None, limit: int = 50) -> builtins.list[MemoryRecord]:
         """Memories waiting for a person: status pending_review or quarantined, newest first."""
         return _browse.review_queue(self.list(namespace=namespace), limit)
 
@@ -538,10 +477,12 @@ class Memory:
         event: str | None = None,
         dry_run: bool = False,
         extract: bool = True,
-    ) -> _observing.ObserveResult:
+    ) -> ObserveResult:
         """Take conversation messages (``{role, content, speaker?, turnId?, timestamp?}``) into the session's
         buffer; a flush (asked for, or decided by the triggers) turns them into memories in one commit.
         ``extract=False`` only archives them."""
+        from . import observing as _observing
+
         return _observing.observe(
             self,
             session_key,
@@ -568,10 +509,12 @@ class Memory:
         dry_run: bool = False,
         strict: bool = True,
         only_new: bool = False,
-    ) -> _observing.ObserveResult:
+    ) -> ObserveResult:
         """Observe a transcript file's text (claude-code, codex, openai, anthropic, plain, or auto).
 
         ``only_new`` skips the turns an earlier call already took (a hook re-reading a growing file)."""
+        from . import observing as _observing
+
         return _observing.observe_transcript(
             self,
             session_key,
@@ -641,13 +584,19 @@ class Memory:
 
         return _recall.recall_xray(self, query, **options)
 
+    def citations(self, hits: Iterable[Any]) -> str:
+        """An ``<oai-mem-citation>`` block pointing at the files of these recall hits (Codex reads it)."""
+        from . import recall as _recall
+
+        return _recall.citations(self, hits)
+
     def audit_show(self, audit_id: str) -> dict[str, Any]:
         """One recall-audit entry by id (``audit-YYYYMMDD-<12 hex>``)."""
         from . import recall as _recall
 
         return _recall.audit_show(self, audit_id)
 
-    def audit_recent(self, limit: int = 20) -> list[dict[str, Any]]:
+    def audit_recent(self, limit: int = 20) -> builtins.list[dict[str, Any]]:
         """The newest recall-audit entries, newest first."""
         from . import recall as _recall
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import RemnicError, ValidationError
+from remnic.errors import MemoryFormatError, RemnicError, ValidationError
 from remnic.memfile.validate import check_recall_args
 from remnic.recall import RecallOptions, check_query, resolve_clock, run_recall
 from remnic.recall.audit import AuditLog
+from remnic.recall.citations import Cited, citation_block
 from remnic.recall.fallback import scan_recall
 from remnic.recall.locks import xray_lock
 from remnic.recall.snapshot import capture, record_audit
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from .memory import Memory
 
 Progress = Callable[[int, int], None]
+log = logging.getLogger("remnic.recall")
 
 
 def recall(
@@ -67,24 +69,37 @@ def recall(
         statuses=statuses,
         include_inactive=include_inactive,
     )
+    mem.settle_index()
     try:
-        mem.settle_index()
-        fresh = mem.index.ensure_fresh(mem.files, mem.ledger, progress)
-        result = run_recall(mem.index, query, options, mem.settings.recall, fresh.to_dict(), clock=clk)
+        result = _indexed_recall(mem, query, options, clk, progress)
     except RemnicError:
         raise
-    except Exception as exc:
-        if not mem.settings.recall.fallback_scan:
-            raise
+    except Exception as exc:  # noqa: BLE001 - a damaged index is rebuilt once before the files are scanned
         reason = f"{type(exc).__name__}: {exc}".strip()[:200]
-        logging.getLogger("remnic.recall").warning("index unavailable (%s); recalling from the files", reason)
-        result = scan_recall(mem.files.scan().records, query, options, mem.settings.recall, reason=reason, clock=clk)
+        log.warning("the index failed during recall (%s); rebuilding it", reason)
+        try:
+            mem.index.rebuild(mem.files, mem.ledger, progress, reason=f"failed during recall: {reason}")
+            result = _indexed_recall(mem, query, options, clk, progress)
+        except RemnicError:
+            raise
+        except Exception as again:
+            if not mem.settings.recall.fallback_scan:
+                raise
+            reason = f"{type(again).__name__}: {again}".strip()[:200]
+            log.warning("index unavailable (%s); recalling from the files", reason)
+            records = mem.files.scan().records
+            result = scan_recall(records, query, options, mem.settings.recall, reason=reason, clock=clk)
     result.session_key, result.trace_id = session_key, trace_id
     if mem.settings.recall.audit:
         result.audit_id = _audit_recall(mem, result, clk, clk.perf_ms() - started, source)
     if xray or mem.settings.recall.xray_capture:
         result.xray = _capture_xray(mem, result, clk, namespace)
     return result
+
+
+def _indexed_recall(mem: Memory, query: str, options: RecallOptions, clk: Any, progress: Progress | None) -> Any:
+    fresh = mem.index.ensure_fresh(mem.files, mem.ledger, progress)
+    return run_recall(mem.index, query, options, mem.settings.recall, fresh.to_dict(), clock=clk)
 
 
 def recall_xray(
@@ -143,3 +158,16 @@ def _audit_recall(mem: Memory, result: Any, clk: Any, latency_ms: float, source:
 
 def _capture_xray(mem: Memory, result: Any, clk: Any, namespace: str | None) -> Any:
     return capture(result, clock=clk, namespace=namespace, read_text=mem.files.read_text_cached)
+
+
+def citations(mem: Memory, hits: Iterable[Any]) -> str:
+    """An ``<oai-mem-citation>`` block pointing at the files of these recall hits (Codex reads it)."""
+    cited = []
+    for hit in hits:
+        try:
+            text = mem.files.read_text_cached(hit.path)
+        except (OSError, MemoryFormatError):
+            continue
+        session = hit.frontmatter.get("sessionKey")
+        cited.append(Cited(hit.path, text, hit.content, hit.category, str(session) if session else None))
+    return citation_block(cited)

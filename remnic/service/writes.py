@@ -19,6 +19,7 @@ from remnic.memfile.model import (
     body_for,
     content_hash,
     derived_fields,
+    is_memory_path,
     new_id,
     now_iso,
     serialize,
@@ -30,11 +31,13 @@ from remnic.memfile.validate import (
     check_bytes,
     check_content,
     check_namespace,
+    check_text,
     file_problems,
     new_frontmatter,
     plan_import,
 )
-from remnic.repo.ledger import trailers_for
+from remnic.repo import history as _history
+from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import CommitOutcome, Plan, PlanOutcome, Transaction
 
 if TYPE_CHECKING:
@@ -280,9 +283,9 @@ def update(
     A new category moves the file to that category's folder; ``supersedes`` marks the
     memory it names superseded by this one.
     """
-    for key in changes:
-        if key in ("id", "contentHash"):
-            raise ValidationError.single(key, "cannot be changed by an update")
+    for name in changes:
+        if name in ("id", "contentHash"):
+            raise ValidationError.single(name, "cannot be changed by an update")
     if content is not None:
         problems = check_content(content, mem.settings.store)
         if problems:
@@ -334,7 +337,7 @@ def update(
         subject = f"remnic {operation}: {updated.content[:60]}"
         return PlanOutcome(updated, subject, ids, record.namespace, dict(extra_trailers or {}))
 
-    key = (operation, source) if not extra_trailers else (operation, source, UNGROUPED + new_id())
+    key: tuple[str, ...] = (operation, source) if not extra_trailers else (operation, source, UNGROUPED + new_id())
     outcome, commit = mem.committer.submit(Plan(key, run))
     return result_of(operation, outcome, commit)
 
@@ -382,6 +385,72 @@ def superseded_target(mem: Memory, memory_id: Any, namespace: str) -> MemoryReco
     if old.namespace != namespace:
         raise ValidationError.single("supersedes", f"{memory_id} is in namespace {old.namespace!r}, not {namespace!r}")
     return old
+
+
+def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool) -> WriteResult:
+    """Restore a version's text as a new commit (history is never rewritten).
+
+    Uncommitted edits to the file would be lost, so they are refused unless ``force``.
+    """
+    with mem.committer.exclusive() as tx:
+        check_writable(mem)
+        versions = mem.versions(id_or_path)
+        target = _history.pick(versions, spec, allow_working=False)
+        current = versions[-1].path
+        if not force and mem.ledger.is_dirty(current):
+            raise UsageError(
+                f"{current} has uncommitted changes that a revert would discard; commit them "
+                "first (`remnic sync run`) or pass --force to discard them"
+            )
+        text = mem.ledger.show(target.sha, target.path)
+        checked = check_text(text, current, mem.settings.store)
+        if checked.problems or checked.record is None:
+            raise MemoryFormatError(current, checked.problems)
+        record = checked.record
+        tx.put(current, text, record)
+        outcome = tx.commit(
+            f"remnic revert: {current} to {target.label} ({target.short})",
+            trailers_for("revert", [record.id], record.namespace, source, **{"Reverted-To": target.sha}),
+        )
+    if outcome.sha is not None:
+        mem.indexer.submit(outcome)
+    return WriteResult("revert", (record,), outcome.sha, changed=outcome.sha is not None)
+
+
+def find_duplicate(mem: Memory, namespace: str, digest: str, tx: Transaction | None = None) -> MemoryRecord | None:
+    """An active memory in ``namespace`` whose content has this hash, without trusting the index alone.
+
+    Looks in the transaction's staged files, this process's writes still being indexed,
+    the index catalog plus every file changed since the commit it reflects — or, with no
+    usable index, every file (the scan memo keeps that cheap).
+    """
+    staged = duplicate_in(tx.staged_records(), namespace, digest) if tx is not None else None
+    found = staged or duplicate_in(mem.indexer.pending_records(), namespace, digest)
+    if found is not None:
+        return found
+    index = mem._index_if_built()
+    looked = index.lookup_hash(namespace, digest) if index is not None else None
+    if looked is None or looked[0] is None or not mem.ledger.commit_exists(looked[0]):
+        return duplicate_in(mem.files.scan().records, namespace, digest)
+    recorded, hit, hit_path = looked
+    if hit is not None:
+        try:
+            record = mem.files.find(hit, hit_path)
+        except (NotFoundError, MemoryFormatError):
+            record = None
+        if record is not None and record.status == "active" and content_hash(record.content) == digest:
+            return record
+    head = mem.ledger.head()
+    if head is None or recorded == head or mem.indexer.covers(recorded, head):
+        return None  # every change since the index's commit is in pending_records, looked at above
+    changed = [path for _, path, _ in mem.ledger.diff_names(recorded, head) if is_memory_path(path)]
+    records = []
+    for path in changed:
+        try:
+            records.append(mem.files.read(path))
+        except (NotFoundError, MemoryFormatError):
+            continue
+    return duplicate_in(records, namespace, digest)
 
 
 def duplicate_in(records: Iterable[MemoryRecord], namespace: str, digest: str) -> MemoryRecord | None:

@@ -25,13 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from remnic.config import Settings
+from remnic.config import STATE_DIR, Settings
 from remnic.errors import FieldProblem, MemoryFormatError, RemnicError
 from remnic.fsio import NotRegularFile
 from remnic.memfile.model import MemoryRecord, content_hash, is_memory_path, new_id, now_iso, parse_file
 from remnic.memfile.normalize import Checked, check_bytes, planned_changes, render
 from remnic.repo.files import MemoryStore
-from remnic.repo.ledger import Ledger, trailers_for
+from remnic.repo.ledger import Ledger
+from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import Transaction
 
 from .state import SyncState, Unstable, digest, read_stable_many, replace_if_unchanged
@@ -557,7 +558,7 @@ class _Run:
                 self.unnormalised.add(path)  # the next normalising sync must come back to it
             elif plan:
                 text, meta = render(checked, plan)
-                if not replace_if_unchanged(self.root / path, data, text):
+                if not replace_if_unchanged(self.root / path, data, text, self.root / STATE_DIR / "tmp"):
                     report.skipped.append({"path": path, "reason": "changed while syncing; will retry"})
                     self.unstable.add(path)
                     continue

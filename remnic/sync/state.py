@@ -117,14 +117,16 @@ def read_stable_many(
     return out
 
 
-def replace_if_unchanged(path: Path, expected: bytes, text: str) -> bool:
+def replace_if_unchanged(path: Path, expected: bytes, text: str, tmp_dir: Path) -> bool:
     """Atomically replace ``path`` with ``text`` unless it no longer holds ``expected``.
 
-    The new content is fully written (and fsynced) to a hidden sibling first and
-    the file is compared again just before the rename, so an editor's save that
-    lands while sync works is not overwritten (the next sync picks it up).
+    The new content is fully written (and fsynced) to a staging file in ``tmp_dir`` (the
+    git-ignored ``.remnic/tmp``, same filesystem) first and the file is compared again just
+    before the rename, so an editor's save that lands while sync works is not overwritten
+    (the next sync picks it up), and a crash leaves nothing ``git add -A`` would commit.
     """
-    staging = path.parent / f".{path.name}.remnic-sync-{os.getpid()}-{secrets.token_hex(3)}"
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    staging = tmp_dir / f"{os.getpid()}-{secrets.token_hex(4)}.sync"
     try:
         mode = path.stat().st_mode & 0o777
     except FileNotFoundError:

@@ -16,6 +16,7 @@ import pytest
 from conftest import git, run_remnic, snapshot_tree
 
 from remnic.config import settings_for
+from remnic.errors import LedgerError
 from remnic.service import Memory
 
 CRASH_POINTS = ("journal-written", "files-written", "commit-object", "head-moved", "committed")
@@ -178,3 +179,21 @@ def test_writers_in_several_processes_lose_nothing(root: Path) -> None:
         contents = {r.content for r in memory.list()}
     assert contents == {f"Process {n} wrote note {i}" for n in range(4) for i in range(6)}
     assert status(root) == ""
+
+
+def test_the_repositorys_pre_commit_hook_guards_remnics_writes_when_asked(root: Path) -> None:
+    hook = root / ".git" / "hooks" / "pre-commit"
+    hook.write_text(
+        "#!/bin/sh\nif git diff --cached | grep -q FORBIDDEN; then echo 'secret scanner: no' >&2; exit 1; fi\n"
+    )
+    hook.chmod(0o755)
+    with Memory.open(root) as memory:  # by default remnic's commits skip git's hooks (documented)
+        assert memory.store("FORBIDDEN words, but hooks are off").changed
+    settings = settings_for(root)
+    settings.git.run_hooks = True
+    with Memory.open(settings=settings) as memory:
+        before_head, before_files = head(root), snapshot_tree(root)
+        with pytest.raises(LedgerError, match="pre-commit hook refused"):
+            memory.store("FORBIDDEN words again")
+        assert head(root) == before_head and snapshot_tree(root) == before_files and status(root) == ""
+        assert memory.store("Harmless words").commit == head(root)

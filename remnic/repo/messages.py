@@ -1,0 +1,103 @@
+"""Commit messages: remnic's trailers, the versions history reads back, and text diffs."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+TRAILER_PREFIX = "Remnic-"
+MAX_ID_TRAILERS = 50
+
+
+@dataclass
+class Version:
+    """One committed version of one memory file (``number`` 1 is the oldest)."""
+
+    number: int
+    sha: str
+    path: str
+    date: str
+    author: str
+    subject: str
+    change: str  # A, M, R, D (git's name-status letter)
+    trailers: dict[str, list[str]] = field(default_factory=dict)
+    previous_path: str | None = None
+
+    @property
+    def short(self) -> str:
+        return self.sha[:8]
+
+    @property
+    def operation(self) -> str:
+        ops = self.trailers.get(f"{TRAILER_PREFIX}Operation")
+        return ops[0] if ops else "git-commit"
+
+    @property
+    def label(self) -> str:
+        return f"v{self.number}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "version": self.number,
+            "label": self.label,
+            "sha": self.sha,
+            "path": self.path,
+            "previousPath": self.previous_path,
+            "date": self.date,
+            "author": self.author,
+            "subject": self.subject,
+            "change": self.change,
+            "operation": self.operation,
+            "trailers": self.trailers,
+        }
+
+
+def format_message(subject: str, trailers: Mapping[str, str | Sequence[str]], body: str | None = None) -> str:
+    lines = [subject.replace("\n", " ").strip()[:120]]
+    if body:
+        lines += ["", body.strip()]
+    trailer_lines = []
+    for key, value in trailers.items():
+        values = [value] if isinstance(value, str) else list(value)
+        for v in values:
+            trailer_lines.append(f"{TRAILER_PREFIX}{key}: {str(v).replace(chr(10), ' ')}")
+    if trailer_lines:
+        lines += ["", *trailer_lines]
+    return "\n".join(lines) + "\n"
+
+
+def parse_trailers(text: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            out.setdefault(key.strip(), []).append(value.strip())
+    return out
+
+
+def unified_diff(old: str, new: str, old_label: str, new_label: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=old_label,
+        tofile=new_label,
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def trailers_for(
+    operation: str, ids: Sequence[str], namespace: str, source: str, **extra: str
+) -> dict[str, str | list[str]]:
+    """The standard trailer set; bulk commits list at most MAX_ID_TRAILERS ids plus a count."""
+    out: dict[str, str | list[str]] = {"Operation": operation}
+    out["Memory-Id"] = list(ids[:MAX_ID_TRAILERS])
+    if len(ids) > MAX_ID_TRAILERS or len(ids) != 1:
+        out["Memory-Count"] = str(len(ids))
+    out["Namespace"] = namespace
+    out["Source"] = source
+    out.update(extra)
+    return out
