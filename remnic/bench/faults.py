@@ -4,9 +4,9 @@
    storing through the Python API and 5 HTTP clients storing through one `remnic serve`.
    Reported: writes/s, user-visible errors (exceptions, non-2xx), writes per stream (fairness),
    and whether every acknowledged write is in git and in the index.
-2. **Kill trials.** `remnic store`, `remnic import` (200 lines), `remnic observe --flush` and
-   `remnic sync run` (after 50 hand edits) killed with SIGKILL after a random delay, then the
-   next command runs. Checked after each trial: `git fsck` clean, no orphan or half-written
+2. **Kill trials.** `remnic store`, `remnic import` (200 lines), `remnic observe --flush`,
+   `remnic sync run` (after 50 hand edits) and `remnic serve` (while 4 clients write) killed with
+   SIGKILL after a random delay, then the next command runs. Checked after each trial: `git fsck` clean, no orphan or half-written
    file (`git status` clean once the next writer ran), no duplicate memory, and every write the
    killed command acknowledged (printed) is present.
 """
@@ -200,6 +200,59 @@ def kill_trials(kind: str, trials: int, tmp: Path, rng: random.Random) -> dict[s
     return {"kind": kind, "trials": trials, "killed": killed, "finished": finished, "lost": lost, "failures": failures}
 
 
+def serve_trials(trials: int, tmp: Path, rng: random.Random) -> dict[str, Any]:
+    """`remnic serve` killed while 4 clients write; every acknowledged write must be there after."""
+    from remnic.server.auth import TokenStore
+    from remnic.service import Memory
+
+    root = tmp / "kill-serve"
+    _init(root)
+    token, _ = TokenStore().generate("bench-kill")
+    failures: list[str] = []
+    killed = lost = 0
+    for trial in range(trials):
+        server = _remnic("serve", "--memory-dir", str(root), "--port", "0", "--json", "--log-level", "warning")
+        assert server.stdout is not None
+        port = json.loads(server.stdout.readline())["port"]
+        acknowledged: list[str] = []
+        stop = threading.Event()
+
+        def client(n: int, port: int = port, trial: int = trial) -> None:
+            i = 0
+            while not stop.is_set():
+                body = json.dumps({"content": f"Serve trial {trial} client {n} note {i}"}).encode()
+                request = urllib.request.Request(
+                    f"http://127.0.0.1:{port}/engram/v1/memories",
+                    data=body,
+                    headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+                )
+                try:
+                    with urllib.request.urlopen(request, timeout=30) as response:
+                        if response.status == 201:
+                            acknowledged.append(json.loads(body)["content"])
+                except Exception:  # noqa: BLE001 - the server is gone
+                    return
+                i += 1
+
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        time.sleep(rng.uniform(0.5, 3.0))
+        server.send_signal(signal.SIGKILL)
+        server.wait(30)
+        killed += 1
+        stop.set()
+        for t in threads:
+            t.join(60)
+        with Memory.open(root) as memory:
+            stored = {r.content for r in memory.list()}
+        missing = [a for a in acknowledged if a not in stored]
+        lost += len(missing)
+        problems = _invariants(root) + ([f"{len(missing)} acknowledged writes lost"] if missing else [])
+        failures += [f"trial {trial}: {p}" for p in problems]
+    return {"kind": "serve", "trials": trials, "killed": killed, "finished": 0, "lost": lost, "failures": failures}
+
+
 def run(quick: bool = False) -> Report:
     rng = random.Random(11)
     t0 = time.perf_counter()
@@ -207,6 +260,7 @@ def run(quick: bool = False) -> Report:
         tmp = Path(tmp_name)
         writers = writers_trial(15.0 if quick else 60.0, tmp)
         trials = [kill_trials(kind, 5 if quick else 20, tmp, rng) for kind in ("store", "import", "observe", "sync")]
+        trials.append(serve_trials(5 if quick else 20, tmp, rng))
     rows = [[t["kind"], t["trials"], t["killed"], t["finished"], t["lost"], len(t["failures"])] for t in trials]
     streams = sorted(writers["perStream"].values())
     text = "\n".join(
