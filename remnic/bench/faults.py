@@ -217,7 +217,13 @@ def serve_trials(trials: int, tmp: Path, rng: random.Random) -> dict[str, Any]:
         acknowledged: list[str] = []
         stop = threading.Event()
 
-        def client(n: int, port: int = port, trial: int = trial) -> None:
+        def client(
+            n: int,
+            port: int = port,
+            trial: int = trial,
+            stop: threading.Event = stop,
+            acknowledged: list[str] = acknowledged,
+        ) -> None:
             i = 0
             while not stop.is_set():
                 body = json.dumps({"content": f"Serve trial {trial} client {n} note {i}"}).encode()
