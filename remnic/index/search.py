@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from remnic.config import Settings
 from remnic.errors import LedgerError, MemoryFormatError, NotFoundError
@@ -80,6 +80,7 @@ class SearchIndex:
         self.settings = settings
         self.root = index_root(settings.state_dir)
         self._lock = threading.RLock()
+        self._readers = threading.local()  # lock-free catalog readers (duplicate checks)
         self._index_lock = process_lock((settings.state_dir / "index.lock").resolve())
         self._cache = cache
         self._embedder: Embedder | None = None
@@ -275,17 +276,16 @@ class SearchIndex:
         """(commit the index reflects, id, path) of an active indexed memory with this content hash
         (id and path None when there is none); None when there is no index.
 
-        Reads through a private read-only connection, so a write's duplicate check never waits
-        for the index worker that is applying the previous write.
+        Reads through a private read-only connection per thread, so a write's duplicate check
+        never waits for the index worker that is applying the previous write.
         """
         import sqlite3
 
         name = read_current(self.root)
         if name is None:
             return None
-        try:
-            conn = sqlite3.connect(f"file:{self.root / name / CATALOG_FILE}?mode=ro", uri=True, timeout=2)
-        except sqlite3.Error:
+        conn = self._reader(name)
+        if conn is None:
             return None
         try:
             with conn:
@@ -296,13 +296,28 @@ class SearchIndex:
                     (namespace, content_hash),
                 ).fetchone()
         except sqlite3.Error:
+            self._readers.conn = None
             return None  # damaged or mid-rebuild: the caller looks in the files instead
-        finally:
-            conn.close()
         if pending and pending[0]:
             return None  # a torn index write: not to be trusted
         recorded = commit[0] if commit and commit[0] else None
         return (recorded, row[0], row[1]) if row else (recorded, None, None)
+
+    def _reader(self, build: str) -> Any:
+        """This thread's read-only connection to ``build``'s catalog (reopened when the build changes)."""
+        import sqlite3
+
+        held = getattr(self._readers, "conn", None)
+        if held is not None and held[0] == build:
+            return held[1]
+        if held is not None:
+            held[1].close()
+        try:
+            conn = sqlite3.connect(f"file:{self.root / build / CATALOG_FILE}?mode=ro", uri=True, timeout=2)
+        except sqlite3.Error:
+            return None
+        self._readers.conn = (build, conn)
+        return conn
 
     def path_of(self, memory_id: str) -> str | None:
         with self._lock:

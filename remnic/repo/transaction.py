@@ -24,7 +24,7 @@ from typing import Any
 
 from remnic.config import STATE_DIR
 from remnic.fsio import crash_point, flush_to_disk, sweep_litter, write_atomic
-from remnic.memfile.model import MemoryRecord
+from remnic.memfile.model import MemoryRecord, content_hash
 
 from .files import MemoryStore
 from .journal import Journal, JournalFile, digest, recover
@@ -62,6 +62,7 @@ class Transaction:
         self.ledger = ledger
         self.root = files.root
         self.staged: dict[str, Staged] = {}
+        self._by_hash: dict[tuple[str, str], list[str]] = {}  # (namespace, content hash) → staged paths
         self.index_upserts: dict[str, MemoryRecord] = {}
         self.index_removed: set[str] = set()
 
@@ -79,6 +80,14 @@ class Transaction:
         if path in self.staged:
             return self.staged[path].data is not None
         return (self.root / path).exists()
+
+    def staged_with_hash(self, namespace: str, digest: str) -> MemoryRecord | None:
+        """A record staged in this transaction, in ``namespace``, whose content hash is ``digest``."""
+        for path in self._by_hash.get((namespace, digest), ()):
+            staged = self.staged.get(path)
+            if staged is not None and staged.record is not None and staged.data is not None:
+                return staged.record
+        return None
 
     def staged_records(self) -> list[MemoryRecord]:
         return [s.record for s in self.staged.values() if s.record is not None and s.data is not None]
@@ -99,6 +108,8 @@ class Transaction:
         raw = data.encode("utf-8") if isinstance(data, str) else data
         before = self.staged[path].before if path in self.staged else (None if on_disk else self._disk(path))
         self.staged[path] = Staged(path, raw, before, commit_data, record, on_disk)
+        if record is not None:
+            self._by_hash.setdefault((record.namespace, content_hash(record.content)), []).append(path)
 
     def remove(self, path: str, *, on_disk: bool = False) -> None:
         before = self.staged[path].before if path in self.staged else (None if on_disk else self._disk(path))

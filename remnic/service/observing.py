@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from remnic.errors import ValidationError
 from remnic.fsio import crash_point, write_atomic
 from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso, parse_time, serialize
@@ -274,6 +276,8 @@ class _FlushWork:
     created: list[str] = field(default_factory=list)
     reinforced: list[str] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)
+    written_paths: list[str] = field(default_factory=list)  # primitives written in this flush …
+    written_vectors: list[Any] = field(default_factory=list)  # … and their embeddings
 
 
 def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
@@ -352,7 +356,7 @@ def _persist_one(
     fact = obs.fact
     existing = mem.find_duplicate(plan.namespace, content_hash(fact.content), tx)
     if existing is None and vector is not None:
-        existing = _near_duplicate(mem, tx, obs, plan.namespace, vector)
+        existing = _near_duplicate(mem, tx, obs, plan.namespace, vector, work)
     if existing is not None:
         _reinforce(mem, tx, existing)
         if existing.id not in work.reinforced and existing.id not in work.created:
@@ -360,6 +364,9 @@ def _persist_one(
         return replace(obs, resulting_primitive_id=existing.id)
     record = _write_primitive(mem, tx, obs, plan)
     work.created.append(record.id)
+    if vector is not None:
+        work.written_paths.append(record.path)
+        work.written_vectors.append(vector)
     replaced = _supersede(mem, tx, record, obs)
     work.superseded += [r for r in replaced if r not in work.superseded]
     return replace(obs, resulting_primitive_id=record.id)
@@ -416,15 +423,20 @@ def _words(text: str) -> set[str]:
     return {w for w in _WORD_RE.findall(text.lower()) if len(w) > 2}
 
 
-def _near_duplicate(mem: Memory, tx: Transaction, obs: MemoryObservation, ns: str, vector: Any) -> MemoryRecord | None:
+def _near_duplicate(
+    mem: Memory, tx: Transaction, obs: MemoryObservation, ns: str, vector: Any, work: _FlushWork
+) -> MemoryRecord | None:
     """An active memory saying the same thing: cosine ≥ the floor, enough shared words, no other value."""
     settings = mem.settings.observe
     words = _words(obs.fact.content)
     candidates: list[tuple[float, MemoryRecord]] = []
-    staged = [r for r in tx.staged_records() if r.namespace == ns and r.status == "active"]
-    if staged:
-        sims = mem.index.embed_texts([r.content for r in staged]) @ vector
-        candidates += [(float(s), r) for s, r in zip(sims, staged, strict=True)]
+    if work.written_paths:  # primitives written earlier in this flush
+        sims = np.asarray(work.written_vectors) @ vector
+        for path, similarity in zip(work.written_paths, sims, strict=True):
+            staged = tx.staged.get(path)
+            record = staged.record if staged is not None else None
+            if record is not None and record.namespace == ns and record.status == "active":
+                candidates.append((float(similarity), record))
     for memory_id, path, similarity in mem.index.nearest(vector, NEAR_CANDIDATES, namespace=ns):
         if path in tx.staged or similarity < settings.duplicate_similarity_floor:
             continue

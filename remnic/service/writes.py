@@ -424,7 +424,8 @@ def find_duplicate(mem: Memory, namespace: str, digest: str, tx: Transaction | N
     the index catalog plus every file changed since the commit it reflects — or, with no
     usable index, every file (the scan memo keeps that cheap).
     """
-    staged = duplicate_in(tx.staged_records(), namespace, digest) if tx is not None else None
+    candidate = tx.staged_with_hash(namespace, digest) if tx is not None else None
+    staged = candidate if candidate is not None and candidate.status == "active" else None
     found = staged or duplicate_in(mem.indexer.pending_records(), namespace, digest)
     if found is not None:
         return found
