@@ -45,7 +45,12 @@ def default_data_dir() -> Path:
     env = os.environ.get("REMNIC_LOCOMO_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2].parent / "shared" / "data" / "locomo"
+    # The checkout's parent holds shared/ (a worktree may sit deeper): the nearest ancestor that has it.
+    here = Path(__file__).resolve().parents[2]
+    for base in here.parents:
+        if (base / "shared" / "data" / "locomo").is_dir():
+            return base / "shared" / "data" / "locomo"
+    return here.parent / "shared" / "data" / "locomo"
 
 
 # --------------------------------------------------------------------------- data
@@ -261,6 +266,7 @@ class QResult:
     hit: dict[int, float]
     rr: float
     latency_ms: float
+    conversation: str = ""
 
 
 def _settings(root: Path, overrides: dict[str, Any]) -> Any:
@@ -290,7 +296,7 @@ def evaluate(
                 found[k] = len(evidence & got) / len(evidence)
                 hit[k] = 1.0 if evidence & got else 0.0
             rr = next((1.0 / i for i, ids in enumerate(ranked, 1) if ids & evidence), 0.0)
-            out.append(QResult(q.category, found, hit, rr, ms))
+            out.append(QResult(q.category, found, hit, rr, ms, conv.name))
     return out
 
 
@@ -314,25 +320,20 @@ def summarize(results: Sequence[QResult], ks: Sequence[int]) -> dict[str, Any]:
     return {"overall": agg(main), "categories": cats, "adversarial": agg(adv)}
 
 
-def run_locomo(
-    data: Sequence[str | Path],
+def collect(
+    convs: Sequence[Conversation],
     *,
-    granularity: str = "turn",
-    ks: Sequence[int] = DEFAULT_KS,
-    methods: Sequence[Method] = BASELINES,
-    limit_questions: int | None = None,
+    granularity: str,
+    ks: Sequence[int],
+    methods: Sequence[Method],
     log: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
-    """Import every conversation once, evaluate every method on it; metrics per method."""
+) -> tuple[dict[str, list[QResult]], dict[str, float]]:
+    """Import every conversation once and evaluate every method on it: method → per-question results."""
     from remnic.service.memory import Memory
 
-    ks = sorted(set(ks))
     per_method: dict[str, list[QResult]] = {m.name: [] for m in methods}
     timings: dict[str, float] = {}
-    convs = [load_conversation(p) for p in find_files(data)]
     for conv in convs:
-        if limit_questions is not None:
-            conv.questions = conv.questions[:limit_questions]
         items, holds = memory_items(conv, granularity)
         with tempfile.TemporaryDirectory(prefix=f"remnic-locomo-{conv.name}-") as tmp:
             root = Path(tmp) / "memory"
@@ -348,6 +349,30 @@ def run_locomo(
                         f"  {conv.name} [{granularity}] {m.name}: {len(conv.questions)} questions "
                         f"in {time.perf_counter() - t:.1f}s"
                     )
+    return per_method, timings
+
+
+def load_all(data: Sequence[str | Path], limit_questions: int | None = None) -> list[Conversation]:
+    convs = [load_conversation(p) for p in find_files(data)]
+    if limit_questions is not None:
+        for conv in convs:
+            conv.questions = conv.questions[:limit_questions]
+    return convs
+
+
+def run_locomo(
+    data: Sequence[str | Path],
+    *,
+    granularity: str = "turn",
+    ks: Sequence[int] = DEFAULT_KS,
+    methods: Sequence[Method] = BASELINES,
+    limit_questions: int | None = None,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Import every conversation once, evaluate every method on it; metrics per method."""
+    ks = sorted(set(ks))
+    convs = load_all(data, limit_questions)
+    per_method, timings = collect(convs, granularity=granularity, ks=ks, methods=methods, log=log)
     return {
         "granularity": granularity,
         "ks": ks,
