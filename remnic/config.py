@@ -101,7 +101,17 @@ class RecallSettings:
     boost_far: float = 0.5
     """BM25 boost of the turns ±2..neighborWindow indexed with a short episode memory."""
     boost_when: float = 3.0
-    """BM25 boost of the date words of `created` ('8 May 2023 Monday'), so 'in May' finds May."""
+    """BM25 boost of the date words of `created` ('8 May 2023 Monday'), so 'in May' finds May; also the boost of a query's date terms there."""
+    dates: bool = True
+    """Understand dates in queries: dates and ranges a query names become date terms and, where unambiguous, a date scope."""
+    boost_dated: float = 3.0
+    """BM25 boost of the dates a memory's text names ('yesterday', 'last week', 'May 3, 2023'), resolved against its observedAt/created, for a query's date terms."""
+    weight_states_time: float = 0.3
+    """Additive `date` score term, for a question asking when (or how long), of memories whose text states a time."""
+    date_filter: bool = False
+    """A query naming one unambiguous date or range recalls only memories dated then (created then, or naming an overlapping date; not applied when none is). Off by default: on LoCoMo it cost R@5 (see docs/retrieval.md)."""
+    date_slack_days: int = 1
+    """The date scope is widened by this many days on each side ('last night' written just after midnight)."""
     query_stopwords: bool = True
     """Drop English stopwords and question words from the BM25 query (kept if nothing else is left)."""
     max_query_chars: int = 2000

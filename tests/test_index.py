@@ -83,7 +83,8 @@ def test_hits_carry_path_content_frontmatter_and_terms_that_add_up(repo: Memory)
     for h in result.hits:
         t = h.terms
         assert h.score == pytest.approx(
-            t.vector + t.bm25 + t.importance + t.recency + t.status + t.propagation - t.mmr_penalty, abs=1e-9
+            t.vector + t.bm25 + t.date + t.importance + t.recency + t.status + t.propagation - t.mmr_penalty,
+            abs=1e-9,
         )
     names = [s.name for s in result.stages]
     assert names[:2] == ["namespace-scope", "status-active"] and names[-2:] == ["top-k", "budget-fit"]

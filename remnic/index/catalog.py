@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS docs (
     sig         TEXT NOT NULL,
     chunks      BLOB NOT NULL,
     ctx         BLOB,
+    dates       TEXT NOT NULL DEFAULT '[]',
     gen         INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
@@ -54,7 +55,8 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITH
 
 _F32 = np.dtype("<f4")
 _SNAPSHOT_COLS = (
-    "path, id, namespace, category, status, updated, importance, confidence, episode, position, chunks, ctx, gen"
+    "path, id, namespace, category, status, updated, importance, confidence, episode, position, chunks, ctx, gen, "
+    "created, dates"
 )
 
 
@@ -82,6 +84,8 @@ class Row:
     sig: str
     chunks: np.ndarray
     ctx: np.ndarray | None
+    dates: list[tuple[int, int]] = field(default_factory=list)
+    """Spans (first day, last day; days since 1970-01-01) of the dates its text names."""
 
     def values(self, gen: int) -> tuple:
         return (
@@ -105,6 +109,7 @@ class Row:
             self.sig,
             np.ascontiguousarray(self.chunks, dtype=_F32).tobytes(),
             None if self.ctx is None else np.ascontiguousarray(self.ctx, dtype=_F32).tobytes(),
+            json.dumps([list(d) for d in self.dates]),
             gen,
         )
 
@@ -177,8 +182,8 @@ class Catalog:
     def upsert(self, rows: Sequence[Row], gen: int) -> None:
         self.conn.executemany(
             "INSERT OR REPLACE INTO docs (path, id, namespace, category, status, content_hash, created, updated, "
-            "importance, confidence, episode, turn, position, title, tags, frontmatter, content, sig, chunks, ctx, gen) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "importance, confidence, episode, turn, position, title, tags, frontmatter, content, sig, chunks, ctx, "
+            "dates, gen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [r.values(gen) for r in rows],
         )
         self.conn.executemany("DELETE FROM tombstones WHERE path = ?", [(r.path,) for r in rows])
@@ -242,7 +247,7 @@ class Catalog:
             marks = ",".join("?" * len(chunk))
             for r in self.conn.execute(
                 "SELECT path, id, namespace, category, status, content_hash, created, updated, importance, "
-                f"confidence, episode, turn, position, title, tags, frontmatter, content, sig, chunks, ctx "
+                f"confidence, episode, turn, position, title, tags, frontmatter, content, sig, chunks, ctx, dates "
                 f"FROM docs WHERE path IN ({marks})",
                 chunk,
             ):
@@ -267,6 +272,7 @@ class Catalog:
                     r[17],
                     vectors_from_blob(r[18], dim),
                     None if r[19] is None else np.frombuffer(r[19], dtype=_F32),
+                    [tuple(d) for d in json.loads(r[20] or "[]")],
                 )
         return out
 

@@ -63,6 +63,8 @@ __all__ = ["SCHEMA_VERSION", "FreshReport", "IndexHealth", "Manifest", "SearchIn
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
 ANALYZER_VERSION = "simple+lower+ascii+stem-en/1"
+DATES_VERSION = "3"
+"""Bump when :mod:`.dates` resolves or tokenises dates differently (the index is rebuilt)."""
 
 
 class SearchIndex(IndexWrites):
@@ -124,6 +126,7 @@ class SearchIndex(IndexWrites):
                 "maxChunks": r.max_chunks,
                 "chunkMinChars": r.chunk_min_chars,
                 "analyzer": ANALYZER_VERSION,
+                "dates": DATES_VERSION,
             }
         )
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from remnic.memfile.model import MemoryRecord, parse_time
 
+from . import dates as D
+
 # A leading "Label: " names who/what a memory is about ("Ana: I moved to Lisbon",
 # "Decision: ship on Tuesdays"). It is carried onto every sentence chunk so a
 # chunk keeps its subject. Short, starts with a letter, no sentence punctuation.
@@ -132,14 +134,26 @@ def updated_ts(record: MemoryRecord) -> float | None:
 
 
 def date_words(ts: float | None) -> str:
-    """``8 May 2023 Monday``: lets "in May" or "2023" match what happened then."""
+    """``8 May 2023 Monday d20230508 m202305 y2023``: lets "in May", "2023" or a query's date terms
+    (:mod:`.dates`) match what happened then."""
     if ts is None:
         return ""
     try:
         dt = datetime.fromtimestamp(ts, tz=UTC)
     except (OverflowError, OSError, ValueError):
         return ""
-    return f"{dt.day} {dt.strftime('%B')} {dt.year} {dt.strftime('%A')}"
+    day = dt.date()
+    return f"{dt.day} {dt.strftime('%B')} {dt.year} {dt.strftime('%A')} " + " ".join(D.span_tokens(day, day))
+
+
+def observed_ts(record: MemoryRecord) -> float | None:
+    """When the memory's text was written: ``observedAt``, else ``created``, else ``updated``."""
+    return parse_time(record.frontmatter.get("observedAt")) or created_ts(record)
+
+
+def event_dates(record: MemoryRecord) -> list[D.DateSpan]:
+    """Dates the memory's text names, relative ones resolved against when it was written."""
+    return D.find_dates(record.content, D.base_date(observed_ts(record)))
 
 
 @dataclass

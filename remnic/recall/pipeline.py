@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from remnic.config import RecallSettings
 from remnic.errors import UsageError
 
-from . import scoring, tiers
+from . import dates, scoring, tiers
 from .budget import fit_budget
 from .candidates import gather
 from .clock import LIVE, RecallClock
@@ -121,6 +121,13 @@ def run_recall(
             scope_notes.append(f"category={options.category}: {int(narrowed.sum())} of {int(scope.sum())} in scope")
             scope = narrowed
         scope_names = ["namespace-scope"] + (["category-scope"] if categories else [])
+        date_plan = dates.plan(text, now, s)
+        months: list[str] | None = None
+        if date_plan is not None:
+            scope, note, months = dates.scope(date_plan, snap, scope)
+            scope_names.append(dates.STAGE)
+            scope_notes.append(note)
+        extra = date_plan.extra_terms if date_plan is not None else []
 
         t = time.perf_counter()
         vec = snap.scores(qvec, s.context_weight, s.chunk_top_k, s.chunk_top_k_min_chunks)
@@ -139,6 +146,8 @@ def run_recall(
             namespaces=namespaces,
             categories=categories,
             statuses=None,
+            months=months,
+            extra=extra,
         )
         refetched = 0
         ok = [c for c in cands if pool.status_ok(snap.status_of(c.row))]
@@ -156,6 +165,8 @@ def run_recall(
                 namespaces=namespaces,
                 categories=categories,
                 statuses=sorted(allowed),
+                months=months,
+                extra=extra,
             )
             seen = {c.row for c in cands}
             extra = [c for c in more if c.row not in seen]
@@ -207,6 +218,8 @@ def run_recall(
             else:
                 c.terms.vector = scoring.vector_term(c.cosine, norms, s.weight_vector)
                 c.terms.bm25 = scoring.bm25_term(c.bm25, norms, s.weight_bm25)
+            if date_plan is not None:
+                c.terms.date = date_plan.date_term(snap, r, s.weight_states_time)
             c.terms.importance = scoring.importance_term(float(snap.importance[r]), s.weight_importance)
             c.terms.recency = scoring.recency_term(
                 float(snap.updated[r]), now, s.recency_half_life_days, s.weight_recency

@@ -71,6 +71,8 @@ def decomposition(terms: ScoreTerms) -> ScoreDecomposition:
         reinforcement_boost=opt(terms.reinforcement),
         status=opt(terms.status),
         propagation=opt(terms.propagation),
+        date=opt(terms.date),
+        rerank=opt(terms.rerank),
     )
 
 

@@ -14,12 +14,14 @@ from typing import Any
 TERM_NAMES = (
     "vector",
     "bm25",
+    "date",
     "importance",
     "recency",
     "status",
     "reinforcement",
     "propagation",
     "tier_prior",
+    "rerank",
     "mmr_penalty",
 )
 
@@ -31,11 +33,14 @@ TIERS = ("review-context", "direct-answer", "procedural", "graph", "recent-scan"
 class ScoreTerms:
     """Named additive terms.
 
-    ``final = vector + bm25 + importance + recency + status + reinforcement + propagation + tier_prior - mmr_penalty``
+    ``final = vector + bm25 + date + importance + recency + status + reinforcement + propagation + tier_prior
+    + rerank - mmr_penalty``
     """
 
     vector: float = 0.0
     bm25: float = 0.0
+    date: float = 0.0
+    """For a question asking when: ``weightStatesTime`` if the memory's text states a time (see recall.dates)."""
     importance: float = 0.0
     recency: float = 0.0
     status: float = 0.0
@@ -46,16 +51,18 @@ class ScoreTerms:
     """Episode-expansion lift: a sibling borrows a discounted share of a strong seed's score."""
     tier_prior: float = 0.0
     """Prior added by the tier that served the memory (direct-answer, procedural, graph, recent-scan)."""
+    rerank: float = 0.0
+    """The cross-encoder's adjustment (recall.rerank): ``rerankWeight × (normalised rerank score − fused share)``."""
     mmr_penalty: float = 0.0
 
     @property
     def base(self) -> float:
-        """The memory's own merit: everything except lifts, tier priors and the MMR penalty."""
-        return self.vector + self.bm25 + self.importance + self.recency + self.status + self.reinforcement
+        """The memory's own merit: everything except lifts, tier priors, the rerank and the MMR penalty."""
+        return self.vector + self.bm25 + self.date + self.importance + self.recency + self.status + self.reinforcement
 
     @property
     def final(self) -> float:
-        return self.base + self.propagation + self.tier_prior - self.mmr_penalty
+        return self.base + self.propagation + self.tier_prior + self.rerank - self.mmr_penalty
 
     def to_dict(self) -> dict[str, float]:
         out = {"final": _r(self.final)}

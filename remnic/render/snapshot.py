@@ -71,6 +71,8 @@ SCORE_TERMS: tuple[tuple[str, str], ...] = (
     # remnic's own terms beyond the reference schema (signed; see docs/xray.md):
     ("status", "status"),
     ("propagation", "propagation"),
+    ("date", "date"),
+    ("rerank", "rerank"),
 )
 
 
@@ -161,6 +163,10 @@ class ScoreDecomposition:
     status: float | None = None
     # episode-expansion lift borrowed from a strong sibling in the same episode
     propagation: float | None = None
+    # a question asking when: the boost of a memory whose text states a time
+    date: float | None = None
+    # the cross-encoder rerank stage's adjustment (recall.rerank)
+    rerank: float | None = None
 
     def terms(self) -> list[tuple[str, float]]:
         """Present optional terms as (python name, value), in stable order."""
