@@ -136,6 +136,8 @@ class RecallSettings:
     """How many of the best hits lend their score to episode siblings."""
     expansion_window: int = 2
     """Siblings within this many positions of a seed in its episode (0 = the whole episode)."""
+    neighbour_cap: bool = True
+    """A memory never outranks an episode neighbour (within neighborWindow) whose own text matches the query better: its borrowed context may find it, not lift it above its source."""
     neighbor_window: int = 2
     """Index a short episode memory with the text of its neighbours up to this many positions away (0 = off)."""
     context_max_chars: int = 600

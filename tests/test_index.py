@@ -83,7 +83,15 @@ def test_hits_carry_path_content_frontmatter_and_terms_that_add_up(repo: Memory)
     for h in result.hits:
         t = h.terms
         assert h.score == pytest.approx(
-            t.vector + t.bm25 + t.date + t.importance + t.recency + t.status + t.propagation - t.mmr_penalty,
+            t.vector
+            + t.bm25
+            + t.date
+            + t.importance
+            + t.recency
+            + t.status
+            + t.propagation
+            + t.context
+            - t.mmr_penalty,
             abs=1e-9,
         )
     names = [s.name for s in result.stages]

@@ -81,6 +81,7 @@ def test_score_terms_sum_to_final() -> None:
         "vector",
         "bm25",
         "date",
+        "context",
         "rerank",
         "importance",
         "recency",

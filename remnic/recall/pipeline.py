@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from remnic.config import RecallSettings
 from remnic.errors import UsageError
 
-from . import dates, scoring, tiers
+from . import dates, neighbours, scoring, tiers
 from .budget import fit_budget
 from .candidates import gather
 from .clock import LIVE, RecallClock
@@ -243,6 +243,11 @@ def run_recall(
                 alpha=s.score_propagation_alpha,
                 make=lambda r: pool.make(r, "episode"),
             )
+
+        # --- neighbours never outrank the turn they borrowed their match from ---
+        if s.neighbour_cap and s.neighbor_window > 0 and terms:
+            top_now = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))[: max(s.mmr_pool, top_k)]
+            neighbours.cap_neighbours(pool, top_now, neighbours.idf_weights(bm25, terms), s.neighbor_window)
 
         # --- the re-rank pool, then the tiers on it ---
         ranked = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))

@@ -72,6 +72,7 @@ def decomposition(terms: ScoreTerms) -> ScoreDecomposition:
         status=opt(terms.status),
         propagation=opt(terms.propagation),
         date=opt(terms.date),
+        context=opt(terms.context),
         rerank=opt(terms.rerank),
     )
 

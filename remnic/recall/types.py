@@ -21,6 +21,7 @@ TERM_NAMES = (
     "reinforcement",
     "propagation",
     "tier_prior",
+    "context",
     "rerank",
     "mmr_penalty",
 )
@@ -34,7 +35,7 @@ class ScoreTerms:
     """Named additive terms.
 
     ``final = vector + bm25 + date + importance + recency + status + reinforcement + propagation + tier_prior
-    + rerank - mmr_penalty``
+    + context + rerank - mmr_penalty``
     """
 
     vector: float = 0.0
@@ -51,6 +52,8 @@ class ScoreTerms:
     """Episode-expansion lift: a sibling borrows a discounted share of a strong seed's score."""
     tier_prior: float = 0.0
     """Prior added by the tier that served the memory (direct-answer, procedural, graph, recent-scan)."""
+    context: float = 0.0
+    """≤ 0: caps a memory below an episode neighbour whose own text matches the query better (recall.neighbours)."""
     rerank: float = 0.0
     """The cross-encoder's adjustment (recall.rerank): ``rerankWeight × (normalised rerank score − fused share)``."""
     mmr_penalty: float = 0.0
@@ -62,7 +65,7 @@ class ScoreTerms:
 
     @property
     def final(self) -> float:
-        return self.base + self.propagation + self.tier_prior + self.rerank - self.mmr_penalty
+        return self.base + self.propagation + self.tier_prior + self.context + self.rerank - self.mmr_penalty
 
     def to_dict(self) -> dict[str, float]:
         out = {"final": _r(self.final)}

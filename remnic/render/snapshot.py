@@ -72,6 +72,7 @@ SCORE_TERMS: tuple[tuple[str, str], ...] = (
     ("status", "status"),
     ("propagation", "propagation"),
     ("date", "date"),
+    ("context", "context"),
     ("rerank", "rerank"),
 )
 
@@ -165,6 +166,8 @@ class ScoreDecomposition:
     propagation: float | None = None
     # a question asking when: the boost of a memory whose text states a time
     date: float | None = None
+    # ≤ 0: keeps a memory below an episode neighbour whose own text matches the query better
+    context: float | None = None
     # the cross-encoder rerank stage's adjustment (recall.rerank)
     rerank: float | None = None
 
