@@ -77,7 +77,7 @@ class RecallSettings:
     top_k: int = 10
     """Results returned by a recall."""
     budget_chars: int = 8192
-    """Character budget for the returned contents; results that do not fit are dropped (0 = no limit)."""
+    """Character budget for the returned contents; a result that does not fit is trimmed to its best passages (0 = no limit)."""
     candidates: int = 50
     """Candidates taken from each retriever (BM25 and vectors) before fusion."""
     fusion: str = "score"
@@ -143,7 +143,11 @@ class RecallSettings:
     context_max_chars: int = 600
     """Only memories up to this long borrow neighbour context; longer ones stand alone."""
     max_chunks: int = 16
-    """Vectors per memory: one per sentence, merged into at most this many groups."""
+    """Vectors per memory: one per sentence, merged into groups of neighbours past this many (a group stays within one passage). *Reindexes.*"""
+    passage_chars: int = 800
+    """A long memory is indexed as heading/paragraph passages of at most this many characters (within the model's window), each embedded; recall shows its best passages and the budget trims to them. *Reindexes.*"""
+    budget_min_chars: int = 200
+    """The budget trims a hit that does not fit to its best passages; with fewer characters than this left it is dropped instead (the first hit is always kept, trimmed if need be)."""
     chunk_top_k: int = 2
     """A long memory's vector similarity is the mean of its best chunk_top_k chunks (1 = its best chunk only)."""
     chunk_top_k_min_chunks: int = 12

@@ -117,8 +117,20 @@ def test_mmr_penalises_near_duplicates_only_when_asked() -> None:
 
 
 def test_budget_and_ladder() -> None:
-    assert fit_budget([50, 100, 20], 80) == ([0, 2], 70)
-    assert fit_budget([50, 100], 0) == ([0, 1], 150)
+    a, b, c = "a" * 50, " ".join(["word"] * 20), "c" * 20  # 50, 99 and 20 characters
+    kept, used = fit_budget([a, b, c], [[], [], []], 80, min_chars=10)
+    # b does not fit whole: it is cut to what is left (30), so c no longer fits and is dropped (0 < 10 left).
+    assert [(f.index, f.trimmed) for f in kept] == [(0, False), (1, True)] and 70 < used <= 80
+    assert kept[1].text.endswith("…") and len(kept[1].text) <= 30
+    kept, used = fit_budget([a, b, c], [[], [], []], 80, min_chars=40)  # too little left to trim b: c fits whole
+    assert [(f.index, f.trimmed) for f in kept] == [(0, False), (2, False)] and used == 70
+    kept, used = fit_budget([a, b], [[], []], 0)
+    assert [f.text for f in kept] == [a, b] and used == len(a) + len(b)
+    # The first hit is never dropped (unless the budget itself is under min_chars); it keeps its best passages.
+    long = "intro " * 50 + "THE MATCH IS HERE. " + "outro " * 50
+    where = long.index("THE MATCH")
+    kept, _ = fit_budget([long], [[(where, where + 18), (0, 300)]], 60, min_chars=50)
+    assert kept[0].text == "THE MATCH IS HERE." and kept[0].trimmed
     cands = [Candidate(i, f"p{i}", f"m{i}", 0.0, 0.0, 0.0) for i in range(4)]
     kept, stage = run_gate("even", cands, lambda c: c.row % 2 == 0, "odd")
     assert [c.row for c in kept] == [0, 2] and (stage.considered, stage.admitted, stage.reason) == (4, 2, "odd")

@@ -43,6 +43,7 @@ CREATE TABLE IF NOT EXISTS docs (
     chunks      BLOB NOT NULL,
     ctx         BLOB,
     dates       TEXT NOT NULL DEFAULT '[]',
+    passages    TEXT NOT NULL DEFAULT '{}',
     gen         INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
@@ -86,6 +87,8 @@ class Row:
     ctx: np.ndarray | None
     dates: list[tuple[int, int]] = field(default_factory=list)
     """Spans (first day, last day; days since 1970-01-01) of the dates its text names."""
+    passages: dict[str, Any] = field(default_factory=dict)
+    """A long memory's passages: {"p": [[start, end, heading], …], "c": [passage of each chunk]} (else {})."""
 
     def values(self, gen: int) -> tuple:
         return (
@@ -110,6 +113,7 @@ class Row:
             np.ascontiguousarray(self.chunks, dtype=_F32).tobytes(),
             None if self.ctx is None else np.ascontiguousarray(self.ctx, dtype=_F32).tobytes(),
             json.dumps([list(d) for d in self.dates]),
+            json.dumps(self.passages),
             gen,
         )
 
@@ -183,7 +187,7 @@ class Catalog:
         self.conn.executemany(
             "INSERT OR REPLACE INTO docs (path, id, namespace, category, status, content_hash, created, updated, "
             "importance, confidence, episode, turn, position, title, tags, frontmatter, content, sig, chunks, ctx, "
-            "dates, gen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "dates, passages, gen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [r.values(gen) for r in rows],
         )
         self.conn.executemany("DELETE FROM tombstones WHERE path = ?", [(r.path,) for r in rows])
@@ -247,7 +251,8 @@ class Catalog:
             marks = ",".join("?" * len(chunk))
             for r in self.conn.execute(
                 "SELECT path, id, namespace, category, status, content_hash, created, updated, importance, "
-                f"confidence, episode, turn, position, title, tags, frontmatter, content, sig, chunks, ctx, dates "
+                f"confidence, episode, turn, position, title, tags, frontmatter, content, sig, chunks, ctx, dates, "
+                f"passages "
                 f"FROM docs WHERE path IN ({marks})",
                 chunk,
             ):
@@ -273,6 +278,7 @@ class Catalog:
                     vectors_from_blob(r[18], dim),
                     None if r[19] is None else np.frombuffer(r[19], dtype=_F32),
                     [tuple(d) for d in json.loads(r[20] or "[]")],
+                    json.loads(r[21] or "{}"),
                 )
         return out
 
@@ -287,6 +293,18 @@ class Catalog:
         ):
             out[path] = (json.loads(fm), content)
         return out
+
+    def passages(self, paths: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """path → its passage map (see ``Row.passages``), for the long memories among ``paths``."""
+        if not paths:
+            return {}
+        marks = ",".join("?" * len(paths))
+        return {
+            path: json.loads(raw)
+            for path, raw in self.conn.execute(
+                f"SELECT path, passages FROM docs WHERE path IN ({marks}) AND passages != '{{}}'", list(paths)
+            )
+        }
 
     def snapshot_rows(self, since_gen: int | None = None) -> Iterator[tuple]:
         """Rows for the in-memory snapshot (all, or those written after ``since_gen``)."""

@@ -51,16 +51,17 @@ def build_rows(
     texts: list[str] = []
     for rec in records:
         title = T.title_of(rec)
-        chunks = T.chunks_for(rec.content, title, rules)
+        plan = T.chunk_plan(rec.content, title, rules)
         ctx = contexts.get(rec.path)
-        plans.append((rec, title, len(texts), len(chunks), ctx))
-        texts.extend(chunks)
+        plans.append((rec, title, len(texts), plan, ctx))
+        texts.extend(plan.texts)
         if ctx is not None:
             texts.append(ctx.passage)
     matrix, embedded = embed(texts)
     rows: list[Row] = []
     docs: dict[str, dict[str, Any]] = {}
-    for rec, title, start, k, ctx in plans:
+    for rec, title, start, plan, ctx in plans:
+        k = len(plan.texts)
         created = T.created_ts(rec)
         spans = T.event_dates(rec)
         months = [key for sp in spans for key in D.month_keys(sp.start, sp.end)]
@@ -92,6 +93,7 @@ def build_rows(
                 chunks=matrix[start : start + k],
                 ctx=matrix[start + k] if ctx is not None else None,
                 dates=[(D.day_number(sp.start), D.day_number(sp.end)) for sp in spans],
+                passages=passage_map(plan),
             )
         )
         docs[rec.path] = {
@@ -110,6 +112,13 @@ def build_rows(
             "months": list(dict.fromkeys(months)),
         }
     return rows, docs, embedded
+
+
+def passage_map(plan: T.ChunkPlan) -> dict[str, Any]:
+    """What the catalog keeps of a long memory's passages: spans, headings, and each chunk's passage."""
+    if len(plan.passages) < 2:
+        return {}
+    return {"p": [[p.start, p.end, p.heading] for p in plan.passages], "c": plan.passage_of}
 
 
 def episode_members(records: Sequence[MemoryRecord]) -> dict[str, list[T.Member]]:

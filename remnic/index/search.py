@@ -89,6 +89,7 @@ class SearchIndex(IndexWrites):
             neighbor_window=max(0, r.neighbor_window),
             context_max_chars=r.context_max_chars,
             max_chunks=max(1, r.max_chunks),
+            passage_chars=max(80, r.passage_chars),
         )
 
     # ------------------------------------------------------------------ identity
@@ -125,6 +126,7 @@ class SearchIndex(IndexWrites):
                 "contextMaxChars": r.context_max_chars,
                 "maxChunks": r.max_chunks,
                 "chunkMinChars": r.chunk_min_chars,
+                "passageChars": r.passage_chars,
                 "analyzer": ANALYZER_VERSION,
                 "dates": DATES_VERSION,
             }

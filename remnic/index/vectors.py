@@ -357,6 +357,11 @@ class Snapshot:
         mean = (total / np.maximum(taken, 1)).astype(np.float32)
         return np.where(long, mean, best)
 
+    def chunk_sims(self, r: int, query: np.ndarray) -> np.ndarray:
+        """Cosine of each of row r's chunks to the query, in chunk order."""
+        start, k = int(self.seg_start[r]), int(self.seg_len[r])
+        return self.chunks.view[start : start + k] @ query.astype(np.float32, copy=False)
+
     def doc_vectors(self, rows: Sequence[int]) -> np.ndarray:
         """Unit mean of each row's chunk vectors: the memory's single vector for MMR."""
         out = np.zeros((len(rows), self.dim), dtype=np.float32)

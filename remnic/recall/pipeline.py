@@ -24,6 +24,7 @@ from .clock import LIVE, RecallClock
 from .expand import expand
 from .ladder import CANDIDATE_STAGES, chain, drop, passed, rejected_summary
 from .mmr import mmr_order
+from .passages import PassageMatch, rank_passages
 from .pool import ACTIVE, ASSOCIATIONS, Pool
 from .types import Candidate, RecallHit, RecallResult, StageCount, TierReport
 
@@ -277,19 +278,26 @@ def run_recall(
         for c in top:
             passed(c, "top-k")
 
-        # --- budget fit ---
+        # --- budget fit: trims long hits to their best passages instead of dropping them ---
         pool.load(c.row for c in top)
         contents = [pool.content(c.row) for c in top]
-        kept, used = fit_budget([len(x) for x in contents], budget)
-        kept_set = set(kept)
+        matches = passage_matches(catalog, snap, top, contents, qvec, terms)
+        spans = [[(m.start, m.end) for m in matches.get(i, [])] for i in range(len(top))]
+        fitted, used = fit_budget(contents, spans, budget, s.budget_min_chars)
+        kept = {f.index: f for f in fitted}
         hits = []
+        trimmed = 0
         for i, c in enumerate(top):
-            if i not in kept_set:
+            f = kept.get(i)
+            if f is None:
                 drop(c, "budget-fit")
                 continue
             passed(c, "budget-fit")
+            trimmed += f.trimmed
             if c.served_by == "hybrid" and not c.tier_note:
                 c.tier_note = tiers.hybrid_note(c)
+            if i in matches:
+                c.tier_note = f"{c.tier_note}; {matches[i][0].describe(contents[i])}".lstrip("; ")
             fm = dict(pool.fm(c.row))
             status = snap.status_of(c.row)
             ns = snap.namespace_of(c.row)
@@ -298,7 +306,7 @@ def run_recall(
                     id=c.id,
                     path=c.path,
                     score=c.terms.final,
-                    content=pool.content(c.row),
+                    content=f.text,
                     frontmatter=fm,
                     namespace=ns,
                     category=snap.category_of(c.row),
@@ -314,6 +322,9 @@ def run_recall(
                     graph_edge_confidences=c.graph_edge_confidences,
                     judged_at=now,
                     recall_namespace=options.namespace,
+                    passages=[m.to_dict() for m in matches[i][:3]] if i in matches else None,
+                    trimmed=f.trimmed,
+                    content_chars=len(contents[i]),
                 )
             )
 
@@ -324,6 +335,8 @@ def run_recall(
             for i, (name, note) in enumerate(zip(scope_names, scope_notes))
         ]
         reasons = _reasons(pool, s, top_k, budget, len(head))
+        if trimmed:
+            reasons["budget-fit"] += f"; {trimmed} trimmed to their best passages"
         stages = chain(index_stages, pool.cands, CANDIDATE_STAGES, reasons)
         report = _tier_report(hits, pool, outcome, len(head), tier_ms, expansion)
     timings["total"] = (time.perf_counter() - t_start) * 1000
@@ -345,6 +358,23 @@ def run_recall(
         expansion=expansion,
         clock_ms=round(now * 1000),
     )
+
+
+def passage_matches(
+    catalog: Any, snap: Any, top: Sequence[Candidate], contents: Sequence[str], qvec: Any, terms: Sequence[str]
+) -> dict[int, list[PassageMatch]]:
+    """Hit position → its passages best first, for the long memories among the hits."""
+    from remnic.index.bm25 import analyze
+
+    maps = catalog.passages([c.path for c in top])
+    out = {}
+    for i, c in enumerate(top):
+        pmap = maps.get(c.path)
+        if pmap:
+            ranked = rank_passages(contents[i], pmap, snap.chunk_sims(c.row, qvec), terms, analyze)
+            if ranked:
+                out[i] = ranked
+    return out
 
 
 def _retrieval_reason(pool: Pool, depth: int, retrieved: int, refetched: int, procedural: int, recent: int) -> str:

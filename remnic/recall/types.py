@@ -200,6 +200,12 @@ class RecallHit:
     judged_at: float = 0.0
     """The recall's clock (epoch s): staleness is judged at this instant."""
     recall_namespace: str | None = None
+    passages: list[dict[str, Any]] | None = None
+    """A long memory's best passages for the query (start, end, heading, score), best first."""
+    trimmed: bool = False
+    """``content`` is the memory's best passages (or a cut), not all of it: the budget was short."""
+    content_chars: int = 0
+    """Length of the memory's whole text."""
     _verdict: Any = field(default=None, repr=False)
 
     @property
@@ -250,6 +256,11 @@ class RecallHit:
         if self.graph_path is not None:
             out["graphPath"] = self.graph_path
             out["graphEdgeConfidences"] = self.graph_edge_confidences
+        if self.passages:
+            out["passages"] = self.passages
+        if self.trimmed:
+            out["trimmed"] = True
+            out["contentChars"] = self.content_chars
         return out
 
 
