@@ -349,10 +349,32 @@ def _long_note(topic: str, n: int, tail: str) -> str:
     import random
 
     rng = random.Random(topic)
-    words = (
-        "budget meeting roadmap customer invoice design review garden kitchen travel train museum "
-        "library weather harbour market coffee bicycle mountain river forest schedule project office"
-    ).split()
+    words = [
+        "budget",
+        "meeting",
+        "roadmap",
+        "customer",
+        "invoice",
+        "design",
+        "review",
+        "garden",
+        "kitchen",
+        "travel",
+        "train",
+        "museum",
+        "library",
+        "weather",
+        "harbour",
+        "market",
+        "coffee",
+        "bicycle",
+        "mountain",
+        "river",
+        "forest",
+        "schedule",
+        "project",
+        "office",
+    ]
     parts = [f"# {topic}"]
     section = 0
     while sum(len(p) + 2 for p in parts) < n - len(tail) - 60:
