@@ -57,11 +57,21 @@ class StoreSettings:
 @dataclass
 class EmbedSettings:
     model_path: str | None = None
-    """An ONNX sentence-embedding model; empty means the packaged all-MiniLM-L6-v2 (int8)."""
+    """An ONNX sentence-embedding model (any export with input_ids/attention_mask inputs); empty means the packaged all-MiniLM-L6-v2 (int8). See docs/retrieval.md for exporting bge-small-en-v1.5."""
     tokenizer_path: str | None = None
     """The tokenizer.json that goes with model_path; empty means the packaged one."""
     model_id: str | None = None
-    """Name recorded in the index manifest; empty derives one from the model file."""
+    """Name recorded in the index manifest (a change rebuilds the index); empty derives one from the model file, tokenizer and the settings below."""
+    pooling: str = "mean"
+    """How token vectors become one vector: mean, cls, max, or none (the model already outputs one vector per text)."""
+    normalize: bool = True
+    """L2-normalise embeddings (recall compares them by dot product)."""
+    output_name: str | None = None
+    """The ONNX output to read; empty picks last_hidden_state (sentence_embedding for pooling none), else the only output of the right shape."""
+    query_prefix: str = ""
+    """Text put before every query before embedding (bge: 'Represent this sentence for searching relevant passages: ', e5: 'query: ')."""
+    document_prefix: str = ""
+    """Text put before every indexed text before embedding (e5: 'passage: ')."""
     max_length: int = 256
     """Tokens per text; longer texts are truncated."""
     batch_size: int = 16
@@ -124,6 +134,16 @@ class RecallSettings:
     """Age at which the recency term halves."""
     inactive_penalty: float = 0.5
     """Subtracted from memories that are not active when they are asked for (include_inactive)."""
+    rerank: str = ""
+    """A cross-encoder for the rerank stage: a directory holding model.onnx + tokenizer.json (e.g. ms-marco-MiniLM-L-6-v2 exported to ONNX, see docs/retrieval.md); empty = off."""
+    rerank_top_n: int = 20
+    """How many of the best fused candidates the cross-encoder rescores."""
+    rerank_budget_ms: float = 150.0
+    """Latency budget of the rerank stage: batches stop once it is spent (the first batch always runs); the rest keep no rerank term."""
+    rerank_weight: float = 1.0
+    """The rerank term is rerankWeight × sigmoid(cross-encoder logit)."""
+    rerank_max_length: int = 256
+    """Tokens per (query, memory) pair given to the cross-encoder; the memory's side is truncated."""
     mmr_lambda: float = 1.0
     """MMR trade-off: 1.0 is pure relevance (measured best on LoCoMo), lower values penalise near-duplicates."""
     mmr_pool: int = 50
@@ -375,7 +395,10 @@ def settings_markdown() -> str:
 
 # --- value rules (beyond types) ---
 
-CHOICES: dict[str, tuple[str, ...]] = {"recall.fusion": ("rrf", "score")}
+CHOICES: dict[str, tuple[str, ...]] = {
+    "recall.fusion": ("rrf", "score"),
+    "embed.pooling": ("mean", "cls", "max", "none"),
+}
 # Integers that must be at least 1 (a count, a size); every other number must be finite and >= 0.
 AT_LEAST_ONE = {
     "store.maxContentChars",
@@ -386,6 +409,7 @@ AT_LEAST_ONE = {
     "recall.candidates",
     "recall.rrfK",
     "recall.mmrPool",
+    "recall.rerankMaxLength",
     "recall.maxChunks",
     "recall.maxQueryChars",
     "server.maxBodyBytes",
@@ -403,6 +427,7 @@ USER_ONLY = {
     "store.scanSecrets",
     "embed.modelPath",
     "embed.tokenizerPath",
+    "recall.rerank",
 }
 
 

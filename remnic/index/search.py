@@ -109,6 +109,11 @@ class SearchIndex(IndexWrites):
                     batch_size=e.batch_size,
                     threads=e.threads,
                     bulk_workers=e.bulk_workers,
+                    pooling=e.pooling,
+                    normalize=e.normalize,
+                    output_name=e.output_name or None,
+                    query_prefix=e.query_prefix,
+                    document_prefix=e.document_prefix,
                 )
             )
         return self._embedder
@@ -340,7 +345,7 @@ class SearchIndex(IndexWrites):
         return self._lock
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embedder.embed_one(text)
+        return self.embedder.embed_query(text)
 
     def close(self) -> None:
         with self._lock:

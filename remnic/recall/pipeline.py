@@ -26,6 +26,7 @@ from .ladder import CANDIDATE_STAGES, chain, drop, passed, rejected_summary
 from .mmr import mmr_order
 from .passages import PassageMatch, rank_passages
 from .pool import ACTIVE, ASSOCIATIONS, Pool
+from .rerank import rerank as rerank_stage
 from .types import Candidate, RecallHit, RecallResult, StageCount, TierReport
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -250,6 +251,14 @@ def run_recall(
             top_now = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))[: max(s.mmr_pool, top_k)]
             neighbours.cap_neighbours(pool, top_now, neighbours.idf_weights(bm25, terms), s.neighbor_window)
 
+        # --- the optional cross-encoder rerank of the best fused candidates ---
+        reranked: StageCount | None = None
+        if s.rerank:
+            t = time.perf_counter()
+            best_first = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))
+            reranked = rerank_stage(pool, best_first, text, s)
+            timings["rerank"] = (time.perf_counter() - t) * 1000
+
         # --- the re-rank pool, then the tiers on it ---
         ranked = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))
         size = max(s.mmr_pool, top_k)
@@ -338,7 +347,7 @@ def run_recall(
         if trimmed:
             reasons["budget-fit"] += f"; {trimmed} trimmed to their best passages"
         stages = chain(index_stages, pool.cands, CANDIDATE_STAGES, reasons)
-        report = _tier_report(hits, pool, outcome, len(head), tier_ms, expansion)
+        report = _tier_report(hits, pool, outcome, len(head), tier_ms, expansion, reranked)
     timings["total"] = (time.perf_counter() - t_start) * 1000
     # Hits and the rest of the re-rank pool in their final order, then everyone else best first.
     order = {id(c): i for i, c in enumerate(head)}
@@ -356,6 +365,7 @@ def run_recall(
         candidates=everyone,
         tier=report,
         expansion=expansion,
+        rerank=reranked,
         clock_ms=round(now * 1000),
     )
 
@@ -427,6 +437,7 @@ def _tier_report(
     considered: int,
     latency_ms: float,
     expansion: StageCount | None,
+    reranked: StageCount | None = None,
 ) -> TierReport:
     lead = hits[0].served_by if hits else "hybrid"
     anchors = [h.path for h in hits if h.served_by == lead][:3]
@@ -438,6 +449,8 @@ def _tier_report(
         )
         if expansion is not None and expansion.admitted:
             reason += f"; {expansion.admitted} episode sibling(s) lifted"
+        if reranked is not None:
+            reason += f"; reranked by {reranked.reason}"
     else:
         reason = hits[0].tier_note
     return TierReport(lead, reason, considered, round(latency_ms, 3), anchors)

@@ -283,6 +283,8 @@ class RecallResult:
     tier: TierReport | None = None
     expansion: StageCount | None = None
     """Episode expansion (offered = new siblings, admitted = lifted); not a filter, so not in ``stages``."""
+    rerank: StageCount | None = None
+    """The cross-encoder stage when recall.rerank is on (considered = top N, admitted = scored in budget)."""
     clock_ms: int = 0
     """The recall's clock (epoch ms): the live time, or the pinned REMNIC_XRAY_CLOCK."""
     audit_id: str | None = None
@@ -311,6 +313,8 @@ class RecallResult:
             "index": self.index,
             "auditEntryId": self.audit_id,
         }
+        if self.rerank is not None:
+            out["rerank"] = self.rerank.to_dict()
         if self.tier is not None:
             out["tier"] = {
                 "tier": self.tier.tier,
