@@ -447,19 +447,76 @@ def render_variants(result: dict[str, Any]) -> str:
     return md_table(head, rows)
 
 
+def _unique(methods: Iterable[Method]) -> tuple[Method, ...]:
+    seen: dict[str, Method] = {}
+    for m in methods:
+        seen.setdefault(m.name, m)
+    return tuple(seen.values())
+
+
+def _granularity(
+    convs: Sequence[Conversation],
+    granularity: str,
+    baselines: Sequence[Method],
+    extra: Sequence[Method],
+    grid: Sequence[Method],
+    ks: Sequence[int],
+    log: Callable[[str], None] | None,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """(baselines, variants, cross-validation) on one import per conversation."""
+    from .locomo_cv import cross_validate
+
+    methods = _unique((*baselines, *extra, *grid[1:]))
+    per, timings = collect(convs, granularity=granularity, ks=ks, methods=methods, log=log)
+    base = {
+        "granularity": granularity,
+        "ks": list(ks),
+        "conversations": [c.name for c in convs],
+        "memories": sum(len(memory_items(c, granularity)[0]) for c in convs),
+        "questions": sum(len(c.questions) for c in convs),
+        "importSeconds": timings,
+        "methods": {m.name: summarize(per[m.name], ks) for m in baselines},
+        "notes": {m.name: m.note for m in baselines},
+    }
+    variants = {
+        **base,
+        "methods": {m.name: summarize(per[m.name], ks) for m in (baselines[0], *extra)},
+        "notes": {m.name: m.note for m in (baselines[0], *extra)},
+    }
+    aliased = {grid[0].name: per[baselines[0].name], **{m.name: per[m.name] for m in grid[1:]}}
+    cv = cross_validate(aliased, grid, ks)
+    cv.update(
+        granularity=granularity,
+        ks=list(ks),
+        conversations=base["conversations"],
+        memories=base["memories"],
+        questions=base["questions"],
+        grid=[{"name": m.name, "overrides": m.overrides, "note": m.note} for m in grid],
+    )
+    return base, variants, cv
+
+
 def run(quick: bool = False, data: Sequence[str | Path] | None = None) -> Report:
-    """`make bench`: turn and session granularity with baselines; the variant sweep unless quick."""
+    """`make bench`: turn and session granularity with baselines, the cross-validated choice among the
+    tuning grid, and the variant sweep (one import per conversation and granularity)."""
+    from .locomo_cv import SESSION_GRID, TURN_GRID, render_cv
+
     data = list(data or [default_data_dir()])
     files = find_files(data)
     if quick:
-        files = files[:1]
+        files = files[:2]
 
     def log(msg: str) -> None:
         print(msg, flush=True)
 
     t0 = time.perf_counter()
-    turn = run_locomo(files, granularity="turn", methods=BASELINES, log=log)
-    session = run_locomo(files, granularity="session", methods=(*BASELINES[:3], *SESSION_VARIANTS), log=log)
+    convs = load_all(files)
+    ks = list(DEFAULT_KS)
+    turn, variants, turn_cv = _granularity(convs, "turn", BASELINES, () if quick else VARIANTS, TURN_GRID, ks, log)
+    session, session_variants, session_cv = _granularity(
+        convs, "session", BASELINES[:3], SESSION_VARIANTS, SESSION_GRID, ks, log
+    )
+    session = {**session, "methods": {**session["methods"], **session_variants["methods"]}}
     sections = [
         "Evidence recall@k over LoCoMo dia_ids (categories 1–4; category 5 apart), "
         "hit@k, MRR and in-process recall latency (warm), all through `Memory.recall` on fresh "
@@ -468,16 +525,26 @@ def run(quick: bool = False, data: Sequence[str | Path] | None = None) -> Report
         render(turn),
         "",
         render(session, categories=False),
+        "",
+        "**Cross-validation** (`remnic benchmark locomo --cv`): every setting of the tuning grid is "
+        "evaluated on every conversation; for each conversation the setting best on the other four is "
+        "scored on it. Held-out figures are pooled over the five folds.",
+        "",
+        render_cv(turn_cv),
+        "",
+        render_cv(session_cv),
     ]
-    data_out: dict[str, Any] = {"turn": turn, "session": session}
+    data_out: dict[str, Any] = {"turn": turn, "session": session, "turnCv": turn_cv, "sessionCv": session_cv}
     if not quick:
-        variants = run_locomo(files, granularity="turn", methods=(BASELINES[0], *VARIANTS), log=log)
+        variants = {
+            **turn,
+            "methods": {k: v for k, v in turn["methods"].items() if k not in ("bm25-only", "vector-only", "bm25-bare")},
+        }
         sections += [
             "",
             "**Variants** (turn granularity; each changes one setting from the defaults):",
             "",
             render_variants(variants),
         ]
-        data_out["variants"] = variants
     sections += ["", f"Measured in {time.perf_counter() - t0:.0f} s; data: {', '.join(p.name for p in files)}."]
     return Report("locomo", "LoCoMo retrieval", "\n".join(sections), data_out)

@@ -27,14 +27,22 @@ from typing import Any
 from . import md_table
 from .locomo import CATEGORY_NAMES, DEFAULT_KS, Method, QResult, collect, load_all, memory_items, summarize
 
-# The candidates `remnic benchmark locomo --cv` chooses among (the first is the defaults).
+# The candidates `remnic benchmark locomo --cv` chooses among (the first is the defaults): one change each
+# to the settings this tuning round touched (dates, the neighbour cap) and to fusion and the
+# context/expansion terms, plus MMR, whose on/off is decided here.
 TURN_GRID: tuple[Method, ...] = (
     Method("defaults", {}, "remnic defaults"),
+    Method("neighbourCap off", {"neighbour_cap": False}),
+    Method("weightStatesTime=0.15", {"weight_states_time": 0.15}),
+    Method("weightStatesTime=0.5", {"weight_states_time": 0.5}),
+    Method("boostDated=1", {"boost_dated": 1.0}),
+    Method("dateFilter on", {"date_filter": True}),
     Method("weightBm25=1.0", {"weight_bm25": 1.0}),
     Method("weightBm25=1.5", {"weight_bm25": 1.5}),
     Method("contextWeight=0.3", {"context_weight": 0.3}),
     Method("contextWeight=0.7", {"context_weight": 0.7}),
     Method("boostNear=0.5", {"boost_near": 0.5}),
+    Method("boostNear=1.0", {"boost_near": 1.0}),
     Method("boostFar=0.3", {"boost_far": 0.3}),
     Method("expansion alpha=0.3", {"score_propagation_alpha": 0.3}),
     Method("expansion alpha=0.7", {"score_propagation_alpha": 0.7}),
@@ -43,6 +51,8 @@ TURN_GRID: tuple[Method, ...] = (
 )
 SESSION_GRID: tuple[Method, ...] = (
     Method("defaults", {}, "remnic defaults"),
+    Method("weightStatesTime=0", {"weight_states_time": 0.0}),
+    Method("weightStatesTime=0.5", {"weight_states_time": 0.5}),
     Method("weightBm25=1.0", {"weight_bm25": 1.0}),
     Method("weightBm25=1.5", {"weight_bm25": 1.5}),
     Method("chunkTopK=1", {"chunk_top_k": 1}),
