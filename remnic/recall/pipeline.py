@@ -249,7 +249,8 @@ def run_recall(
         # --- neighbours never outrank the turn they borrowed their match from ---
         if s.neighbour_cap and s.neighbor_window > 0 and terms:
             top_now = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))[: max(s.mmr_pool, top_k)]
-            neighbours.cap_neighbours(pool, top_now, neighbours.idf_weights(bm25, terms), s.neighbor_window)
+            if any(snap.episode[c.row] >= 0 for c in top_now):
+                neighbours.cap_neighbours(pool, top_now, neighbours.idf_weights(bm25, terms), s.neighbor_window)
 
         # --- the optional cross-encoder rerank of the best fused candidates ---
         reranked: StageCount | None = None
@@ -290,7 +291,7 @@ def run_recall(
         # --- budget fit: trims long hits to their best passages instead of dropping them ---
         pool.load(c.row for c in top)
         contents = [pool.content(c.row) for c in top]
-        matches = passage_matches(catalog, snap, top, contents, qvec, terms)
+        matches = passage_matches(catalog, snap, top, contents, qvec, terms, s.passage_chars)
         spans = [[(m.start, m.end) for m in matches.get(i, [])] for i in range(len(top))]
         fitted, used = fit_budget(contents, spans, budget, s.budget_min_chars)
         kept = {f.index: f for f in fitted}
@@ -371,12 +372,21 @@ def run_recall(
 
 
 def passage_matches(
-    catalog: Any, snap: Any, top: Sequence[Candidate], contents: Sequence[str], qvec: Any, terms: Sequence[str]
+    catalog: Any,
+    snap: Any,
+    top: Sequence[Candidate],
+    contents: Sequence[str],
+    qvec: Any,
+    terms: Sequence[str],
+    passage_chars: int,
 ) -> dict[int, list[PassageMatch]]:
     """Hit position → its passages best first, for the long memories among the hits."""
     from remnic.index.bm25 import analyze
 
-    maps = catalog.passages([c.path for c in top])
+    long = [c.path for c, text in zip(top, contents) if len(text) > passage_chars]
+    if not long:
+        return {}
+    maps = catalog.passages(long)
     out = {}
     for i, c in enumerate(top):
         pmap = maps.get(c.path)
