@@ -1,9 +1,10 @@
 """Stage 8: fit the ranked hits into a character budget by trimming, not dropping (pure).
 
 Greedy in rank order. A hit that fits is kept whole. One that does not is
-trimmed: its best passages (ranked by :mod:`remnic.recall.passages`) that fit
-are kept in document order, joined by an ellipsis line; if not even the best
-one fits, it is cut at a word boundary. A hit is dropped only when fewer than
+trimmed: its best passage (ranked by :mod:`remnic.recall.passages`), then its
+next best ones while they stay within a fair share of what is left (the budget
+left divided by the hits still to place), kept in document order and joined by
+an ellipsis line; if not even the best one fits, it is cut at a word boundary. A hit is dropped only when fewer than
 ``min_chars`` characters of budget are left — never the first hit (unless the
 whole budget is below ``min_chars``), so a query with matches never comes back
 empty because of length.
@@ -49,23 +50,28 @@ def fit_budget(
             continue
         if left < max(1, min_chars) and (kept or budget < min_chars):
             continue
-        text = trim(content, ranked_spans[i] if i < len(ranked_spans) else (), left)
+        # A trimmed hit keeps its best passage (if it fits) and more only up to a fair share of what is
+        # left, so one long note does not crowd out the hits after it.
+        share = max(min_chars, left // (len(contents) - i))
+        text = trim(content, ranked_spans[i] if i < len(ranked_spans) else (), left, share)
         if text:
             kept.append(Fitted(i, text, True))
             used += len(text)
     return kept, used
 
 
-def trim(content: str, spans: Sequence[tuple[int, int]], limit: int) -> str:
-    """At most ``limit`` characters of ``content``: its best spans that fit, in document order, else a cut."""
+def trim(content: str, spans: Sequence[tuple[int, int]], limit: int, share: int | None = None) -> str:
+    """At most ``limit`` characters of ``content``: its best span, then the next best ones while the total
+    stays within ``share`` (default: ``limit``), in document order; a cut when not even the best one fits."""
     if limit <= 0:
         return ""
+    share = limit if share is None else min(limit, share)
     chosen: list[tuple[int, int]] = []
     size = 0
     for start, end in spans:
         piece = end - start
         extra = piece + (len(SEPARATOR) if chosen else 0)
-        if piece > 0 and size + extra <= limit:
+        if piece > 0 and size + extra <= (share if chosen else limit):
             chosen.append((start, end))
             size += extra
     if chosen:
