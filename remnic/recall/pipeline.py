@@ -1,10 +1,11 @@
 """``run_recall``: the stages of one hybrid recall, in order, each recorded as it runs.
 
-scope (namespace, category) → retrieval (BM25 ∪ vectors, plus what a tier offers) →
-gates (status-active, trust-zone, confidence-floor, similarity-floor, token-overlap) → scoring (a plain
-sum of named terms) → episode expansion → re-rank pool → tiers → MMR → result
-limit → budget fit. The ladder's counts are computed from every candidate's
-verdicts at the end (:func:`remnic.recall.ladder.chain`), so they always chain.
+scope (namespace, category, the query's dates) → retrieval (BM25 ∪ vectors, plus what a tier
+offers) → gates (status-active, trust-zone, confidence-floor, similarity-floor, token-overlap) →
+scoring (a plain sum of named terms) → episode expansion → neighbour cap → optional rerank →
+re-rank pool → tiers → MMR → result limit → budget fit (trims to passages). The ladder's counts
+are computed from every candidate's verdicts at the end (:func:`remnic.recall.ladder.chain`), so
+they always chain.
 """
 
 from __future__ import annotations
