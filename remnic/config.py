@@ -68,11 +68,21 @@ class GitSettings:
 @dataclass
 class EmbedSettings:
     model_path: str | None = None
-    """An ONNX sentence-embedding model; empty means the packaged all-MiniLM-L6-v2 (int8)."""
+    """An ONNX sentence-embedding model (any export with input_ids/attention_mask inputs); empty means the packaged all-MiniLM-L6-v2 (int8). See docs/retrieval.md for exporting bge-small-en-v1.5."""
     tokenizer_path: str | None = None
     """The tokenizer.json that goes with model_path; empty means the packaged one."""
     model_id: str | None = None
-    """Name recorded in the index manifest; empty derives one from the model file."""
+    """Name recorded in the index manifest (a change rebuilds the index); empty derives one from the model file, tokenizer and the settings below."""
+    pooling: str = "mean"
+    """How token vectors become one vector: mean, cls, max, or none (the model already outputs one vector per text)."""
+    normalize: bool = True
+    """L2-normalise embeddings (recall compares them by dot product)."""
+    output_name: str | None = None
+    """The ONNX output to read; empty picks last_hidden_state (sentence_embedding for pooling none), else the only output of the right shape."""
+    query_prefix: str = ""
+    """Text put before every query before embedding (bge: 'Represent this sentence for searching relevant passages: ', e5: 'query: ')."""
+    document_prefix: str = ""
+    """Text put before every indexed text before embedding (e5: 'passage: ')."""
     max_length: int = 256
     """Tokens per text; longer texts are truncated."""
     batch_size: int = 16
@@ -88,7 +98,7 @@ class RecallSettings:
     top_k: int = 10
     """Results returned by a recall."""
     budget_chars: int = 8192
-    """Character budget for the returned contents; results that do not fit are dropped (0 = no limit)."""
+    """Character budget for the returned contents; a result that does not fit is trimmed to its best passages (0 = no limit)."""
     candidates: int = 50
     """Candidates taken from each retriever (BM25 and vectors) before fusion."""
     fusion: str = "score"
@@ -112,7 +122,17 @@ class RecallSettings:
     boost_far: float = 0.5
     """BM25 boost of the turns ±2..neighborWindow indexed with a short episode memory."""
     boost_when: float = 3.0
-    """BM25 boost of the date words of `created` ('8 May 2023 Monday'), so 'in May' finds May."""
+    """BM25 boost of the date words of `created` ('8 May 2023 Monday'), so 'in May' finds May; also the boost of a query's date terms there."""
+    dates: bool = True
+    """Understand dates in queries: dates and ranges a query names become date terms and, where unambiguous, a date scope."""
+    boost_dated: float = 3.0
+    """BM25 boost of the dates a memory's text names ('yesterday', 'last week', 'May 3, 2023'), resolved against its observedAt/created, for a query's date terms."""
+    weight_states_time: float = 0.3
+    """Additive `date` score term, for a question asking when (or how long), of memories whose text states a time."""
+    date_filter: bool = False
+    """A query naming one unambiguous date or range recalls only memories dated then (created then, or naming an overlapping date; not applied when none is). Off by default: on LoCoMo it cost R@5 (see docs/retrieval.md)."""
+    date_slack_days: int = 1
+    """The date scope is widened by this many days on each side ('last night' written just after midnight)."""
     query_stopwords: bool = True
     """Drop English stopwords and question words from the BM25 query (kept if nothing else is left)."""
     max_query_chars: int = 2000
@@ -125,6 +145,16 @@ class RecallSettings:
     """Age at which the recency term halves."""
     inactive_penalty: float = 0.5
     """Subtracted from memories that are not active when they are asked for (include_inactive)."""
+    rerank: str = ""
+    """A cross-encoder for the rerank stage: a directory holding model.onnx + tokenizer.json (e.g. ms-marco-MiniLM-L-6-v2 exported to ONNX, see docs/retrieval.md); empty = off."""
+    rerank_top_n: int = 20
+    """How many of the best fused candidates the cross-encoder rescores."""
+    rerank_budget_ms: float = 150.0
+    """Latency budget of the rerank stage: batches stop once it is spent (the first batch always runs); the rest keep no rerank term."""
+    rerank_weight: float = 1.0
+    """The rerank term is rerankWeight × sigmoid(cross-encoder logit)."""
+    rerank_max_length: int = 256
+    """Tokens per (query, memory) pair given to the cross-encoder; the memory's side is truncated."""
     mmr_lambda: float = 1.0
     """MMR trade-off: 1.0 is pure relevance (measured best on LoCoMo), lower values penalise near-duplicates."""
     mmr_pool: int = 50
@@ -137,12 +167,18 @@ class RecallSettings:
     """How many of the best hits lend their score to episode siblings."""
     expansion_window: int = 2
     """Siblings within this many positions of a seed in its episode (0 = the whole episode)."""
+    neighbour_cap: bool = True
+    """A memory never outranks an episode neighbour (within neighborWindow) whose own text matches the query better: its borrowed context may find it, not lift it above its source."""
     neighbor_window: int = 2
     """Index a short episode memory with the text of its neighbours up to this many positions away (0 = off)."""
     context_max_chars: int = 600
     """Only memories up to this long borrow neighbour context; longer ones stand alone."""
     max_chunks: int = 16
-    """Vectors per memory: one per sentence, merged into at most this many groups."""
+    """Vectors per memory: one per sentence, merged into groups of neighbours past this many (a group stays within one passage). *Reindexes.*"""
+    passage_chars: int = 800
+    """A long memory is indexed as heading/paragraph passages of at most this many characters (within the model's window), each embedded; recall shows its best passages and the budget trims to them. *Reindexes.*"""
+    budget_min_chars: int = 200
+    """The budget trims a hit that does not fit to its best passages; with fewer characters than this left it is dropped instead (the first hit is always kept, trimmed if need be)."""
     chunk_top_k: int = 2
     """A long memory's vector similarity is the mean of its best chunk_top_k chunks (1 = its best chunk only)."""
     chunk_top_k_min_chunks: int = 12
@@ -440,6 +476,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "observe.minImportanceLevel": ("trivial", "low", "normal", "high", "critical"),
     "mcp.toolNames": ("underscore", "dotted", "both"),
     "git.splitIndex": ("auto", "true", "false"),
+    "embed.pooling": ("mean", "cls", "max", "none"),
 }
 # Integers that must be at least 1 (a count, a size); every other number must be finite and >= 0.
 AT_LEAST_ONE = {
@@ -451,6 +488,7 @@ AT_LEAST_ONE = {
     "recall.candidates",
     "recall.rrfK",
     "recall.mmrPool",
+    "recall.rerankMaxLength",
     "recall.maxChunks",
     "recall.maxQueryChars",
     "server.maxBodyBytes",
@@ -477,6 +515,7 @@ USER_ONLY = {
     "store.scanSecrets",
     "embed.modelPath",
     "embed.tokenizerPath",
+    "recall.rerank",
 }
 
 

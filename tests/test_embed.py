@@ -340,3 +340,81 @@ def test_cache_shared_between_connections(tmp_path: Path) -> None:
     b.close()
     b.close()  # idempotent
     assert b.get_many("m", ["h"]) == {}  # closed cache degrades to misses
+
+
+# --------------------------------------------------------------------------- bring your own model
+
+
+def _tiny(tmp_path: Path, **kw: object) -> tuple[Path, Path]:
+    from test_rerank import write_embedder, write_tokenizer
+
+    model = write_embedder(tmp_path / f"model-{len(list(tmp_path.iterdir()))}.onnx", **kw)  # type: ignore[arg-type]
+    return model, write_tokenizer(tmp_path / "tokenizer.json")
+
+
+def test_a_custom_onnx_model_is_tokenised_pooled_and_normalised_as_configured(tmp_path: Path) -> None:
+    from test_rerank import VOCAB, _table
+
+    model, tok = _tiny(tmp_path)
+    table = _table(16, 0)
+    ids = [VOCAB.index(w) for w in ("ana", "prefers", "tabs")]
+    ids_full = [2, *ids, 3]  # [CLS] … [SEP]
+    expect = {
+        "mean": table[ids_full].mean(axis=0),
+        "cls": table[2],
+        "max": table[ids_full].max(axis=0),
+    }
+    for pooling, raw in expect.items():
+        emb = Embedder(EmbedderSpec(model_path=model, tokenizer_path=tok, pooling=pooling, normalize=False))
+        got = emb.embed(["Ana prefers tabs"])[0]
+        np.testing.assert_allclose(got, raw, atol=1e-5)
+        assert emb.dim == 16
+    normed = Embedder(EmbedderSpec(model_path=model, tokenizer_path=tok)).embed(["Ana prefers tabs"])[0]
+    np.testing.assert_allclose(normed, expect["mean"] / np.linalg.norm(expect["mean"]), atol=1e-5)
+    pooled_model, _ = _tiny(tmp_path, pooled_output=True)
+    pooled = Embedder(EmbedderSpec(model_path=pooled_model, tokenizer_path=tok, pooling="none"))
+    np.testing.assert_allclose(pooled.embed(["Ana prefers tabs"])[0], normed, atol=1e-5)
+    with pytest.raises(EmbeddingError, match="sentence_embedding"):
+        Embedder(EmbedderSpec(model_path=model, tokenizer_path=tok, pooling="none")).embed(["x"])
+    with pytest.raises(ValueError, match="pooling must be one of"):
+        EmbedderSpec(pooling="sum")
+
+
+def test_custom_model_ids_change_with_everything_that_changes_the_vectors(tmp_path: Path) -> None:
+    model, tok = _tiny(tmp_path)
+    base = EmbedderSpec(model_path=model, tokenizer_path=tok)
+    ids = {
+        Embedder(base).model_id,
+        Embedder(EmbedderSpec(model_path=model, tokenizer_path=tok, pooling="cls")).model_id,
+        Embedder(EmbedderSpec(model_path=model, tokenizer_path=tok, normalize=False)).model_id,
+        Embedder(EmbedderSpec(model_path=model, tokenizer_path=tok, document_prefix="passage: ")).model_id,
+    }
+    assert len(ids) == 4 and all(i.startswith("custom-") for i in ids)
+    # A query prefix changes only query vectors: the stored ones (and so the id) stay.
+    with_query = Embedder(EmbedderSpec(model_path=model, tokenizer_path=tok, query_prefix="who is "))
+    assert with_query.model_id == Embedder(base).model_id
+    assert not np.allclose(with_query.embed_query("ana tabs"), Embedder(base).embed_query("ana tabs"))
+
+
+def test_changing_the_embedding_model_rebuilds_the_index(tmp_path: Path) -> None:
+    from remnic.config import settings_for
+    from remnic.service.memory import Memory
+
+    first, tok = _tiny(tmp_path, seed=1)
+    second, _ = _tiny(tmp_path, seed=2)
+    root = tmp_path / "mem"
+
+    def settings(model: Path):
+        return settings_for(root, embed={"model_path": str(model), "tokenizer_path": str(tok)})
+
+    with Memory.init(root, settings=settings(first)) as mem:
+        mem.import_records([{"content": "Ana prefers tabs", "category": "preference"}])
+        assert [h.content for h in mem.recall("ana tabs")] == ["Ana prefers tabs"]
+        first_id = mem.index.manifest().model_id
+        assert first_id.startswith("custom-")
+    with Memory.open(settings=settings(second)) as mem:
+        assert mem.index.health().state == "model-mismatch"
+        result = mem.recall("ana tabs")
+        assert result.index["action"] == "rebuild" and "model-mismatch" in result.index["reason"]
+        assert [h.content for h in result.hits] == ["Ana prefers tabs"]
+        assert mem.index.manifest().model_id not in (first_id, DEFAULT_MODEL_ID)

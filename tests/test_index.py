@@ -83,7 +83,16 @@ def test_hits_carry_path_content_frontmatter_and_terms_that_add_up(repo: Memory)
     for h in result.hits:
         t = h.terms
         assert h.score == pytest.approx(
-            t.vector + t.bm25 + t.importance + t.recency + t.status + t.propagation - t.mmr_penalty, abs=1e-9
+            t.vector
+            + t.bm25
+            + t.date
+            + t.importance
+            + t.recency
+            + t.status
+            + t.propagation
+            + t.context
+            - t.mmr_penalty,
+            abs=1e-9,
         )
     names = [s.name for s in result.stages]
     assert names[:2] == ["namespace-scope", "status-active"] and names[-2:] == ["recall-result-limit", "budget-fit"]
@@ -333,3 +342,94 @@ def test_search_index_standalone_has_no_side_effects_on_lookup(tmp_path: Path) -
     assert index.health().state == "missing"
     assert not (root / ".remnic" / "index").exists()
     index.close()
+
+
+def _long_note(topic: str, n: int, tail: str) -> str:
+    """A markdown note of about n characters: headed sections of plain paragraphs, ``tail`` near its end."""
+    import random
+
+    rng = random.Random(topic)
+    words = [
+        "budget",
+        "meeting",
+        "roadmap",
+        "customer",
+        "invoice",
+        "design",
+        "review",
+        "garden",
+        "kitchen",
+        "travel",
+        "train",
+        "museum",
+        "library",
+        "weather",
+        "harbour",
+        "market",
+        "coffee",
+        "bicycle",
+        "mountain",
+        "river",
+        "forest",
+        "schedule",
+        "project",
+        "office",
+    ]
+    parts = [f"# {topic}"]
+    section = 0
+    while sum(len(p) + 2 for p in parts) < n - len(tail) - 60:
+        if len(parts) % 5 == 1:
+            section += 1
+            parts.append(f"## Part {section}")
+        sentences = [
+            " ".join(rng.choice(words) for _ in range(rng.randint(8, 16))).capitalize() + "." for _ in range(5)
+        ]
+        parts.append(" ".join(sentences))
+    parts.append(tail)
+    parts.append("Closing words about the " + topic.lower() + ".")
+    return "\n\n".join(parts)
+
+
+def test_a_long_note_is_found_by_a_phrase_near_its_end_and_trimmed_not_dropped(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    memory = Memory.init(root, settings=settings_for(root))
+    tail = "The lighthouse keeper repaints the crimson door every April with marine varnish."
+    note = _long_note("Harbour town notes", 12_000, tail)
+    assert 11_800 <= len(note) <= 12_400 and note.index(tail) > 11_000
+    long = memory.store(note, category="fact")
+    other = memory.store(
+        _long_note("Office handbook", 12_000, "Printer paper lives in the blue cabinet."), category="fact"
+    )
+    memory.store("The harbour market opens at six on Saturdays.", category="fact")
+    result = memory.recall("who repaints the crimson lighthouse door?", xray=True)
+    assert result.hits and result.hits[0].id == long.id
+    hit = result.hits[0]
+    # The 12,000-character note does not fit the 8,192-character budget: it is trimmed to its best
+    # passages (the one holding the phrase first), not dropped.
+    assert hit.trimmed and tail in hit.content and len(hit.content) <= result.budget_chars
+    assert hit.content_chars == len(note) and result.budget_used <= result.budget_chars
+    best = hit.passages[0]
+    assert best["start"] <= note.index(tail) < best["end"]
+    budget = next(s for s in result.stages if s.name == "budget-fit")
+    assert "trimmed to their best passages" in budget.reason
+    reason = result.xray.results[0].provenance.retrieval_reason
+    assert "best passage §Part" in reason and f"chars {best['start']}-{best['end']}" in reason
+    # Matches that are all long still come back (trimmed), never an empty result.
+    both = memory.recall("crimson door printer paper cabinet", top_k=2)
+    assert {h.id for h in both.hits} == {long.id, other.id}
+    assert all(h.trimmed for h in both.hits) and both.budget_used <= both.budget_chars
+    memory.close()
+
+
+def test_long_notes_are_indexed_as_passages_within_the_model_window() -> None:
+    from remnic.index import text as T
+
+    note = _long_note("Passages", 12_000, "A tail sentence.")
+    rules = T.TextRules()
+    plan = T.chunk_plan(note, "Passages", rules)
+    assert len(plan.passages) >= 12
+    assert all(p.end - p.start <= rules.passage_chars for p in plan.passages)
+    assert all(len(t) <= rules.passage_chars + 40 for t in plan.texts)  # + the carried subject
+    assert plan.passages[-1].end >= note.index("A tail sentence.")
+    assert {p.heading for p in plan.passages} >= {"Part 1", "Part 2"}
+    assert sorted(plan.passage_of) == plan.passage_of and len(plan.passage_of) == len(plan.texts)

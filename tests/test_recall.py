@@ -57,7 +57,7 @@ def test_episode_keys_and_order() -> None:
     assert T.episode_contexts(members, 0, 600) == {}
     long = [T.Member("a.md", "x" * 700, 1.0, None), T.Member("b.md", "short", 2.0, None)]
     assert set(T.episode_contexts(long, 2, 600)) == {"b.md"}
-    assert T.date_words(1683504960.0) == "8 May 2023 Monday"
+    assert T.date_words(1683504960.0) == "8 May 2023 Monday d20230508 m202305 y2023"
 
 
 def test_score_terms_sum_to_final() -> None:
@@ -70,14 +70,19 @@ def test_score_terms_sum_to_final() -> None:
         reinforcement=0.01,
         propagation=0.2,
         tier_prior=0.25,
+        date=0.3,
+        rerank=-0.15,
         mmr_penalty=0.1,
     )
-    assert t.final == pytest.approx(0.8 + 1.1 + 0.04 + 0.01 - 0.5 + 0.01 + 0.2 + 0.25 - 0.1)
-    assert t.base == pytest.approx(0.8 + 1.1 + 0.04 + 0.01 - 0.5 + 0.01)
+    assert t.final == pytest.approx(0.8 + 1.1 + 0.3 + 0.04 + 0.01 - 0.5 + 0.01 + 0.2 + 0.25 - 0.15 - 0.1)
+    assert t.base == pytest.approx(0.8 + 1.1 + 0.3 + 0.04 + 0.01 - 0.5 + 0.01)
     assert set(t.to_dict()) == {
         "final",
         "vector",
         "bm25",
+        "date",
+        "context",
+        "rerank",
         "importance",
         "recency",
         "status",
@@ -112,8 +117,20 @@ def test_mmr_penalises_near_duplicates_only_when_asked() -> None:
 
 
 def test_budget_and_ladder() -> None:
-    assert fit_budget([50, 100, 20], 80) == ([0, 2], 70)
-    assert fit_budget([50, 100], 0) == ([0, 1], 150)
+    a, b, c = "a" * 50, " ".join(["word"] * 20), "c" * 20  # 50, 99 and 20 characters
+    kept, used = fit_budget([a, b, c], [[], [], []], 80, min_chars=10)
+    # b does not fit whole: it is cut to what is left (30), so c no longer fits and is dropped (0 < 10 left).
+    assert [(f.index, f.trimmed) for f in kept] == [(0, False), (1, True)] and 70 < used <= 80
+    assert kept[1].text.endswith("…") and len(kept[1].text) <= 30
+    kept, used = fit_budget([a, b, c], [[], [], []], 80, min_chars=40)  # too little left to trim b: c fits whole
+    assert [(f.index, f.trimmed) for f in kept] == [(0, False), (2, False)] and used == 70
+    kept, used = fit_budget([a, b], [[], []], 0)
+    assert [f.text for f in kept] == [a, b] and used == len(a) + len(b)
+    # The first hit is never dropped (unless the budget itself is under min_chars); it keeps its best passages.
+    long = "intro " * 50 + "THE MATCH IS HERE. " + "outro " * 50
+    where = long.index("THE MATCH")
+    kept, _ = fit_budget([long], [[(where, where + 18), (0, 300)]], 60, min_chars=50)
+    assert kept[0].text == "THE MATCH IS HERE." and kept[0].trimmed
     cands = [Candidate(i, f"p{i}", f"m{i}", 0.0, 0.0, 0.0) for i in range(4)]
     kept, stage = run_gate("even", cands, lambda c: c.row % 2 == 0, "odd")
     assert [c.row for c in kept] == [0, 2] and (stage.considered, stage.admitted, stage.reason) == (4, 2, "odd")
@@ -233,8 +250,9 @@ def test_episode_expansion_offers_siblings_with_discounted_scores(chat: Memory) 
 
 
 def test_dates_are_searchable(chat: Memory) -> None:
+    # The balcony turn was written in March 2024; the landlord's turn names March itself.
     result = chat.recall("what happened in March 2024 about the balcony", top_k=2)
-    assert "balcony" in result.hits[0].content
+    assert {h.frontmatter["sourceTurnId"] for h in result.hits} == {"s1:1", "s1:3"}
 
 
 def test_hits_expose_source_turn_id(chat: Memory) -> None:

@@ -45,7 +45,12 @@ def default_data_dir() -> Path:
     env = os.environ.get("REMNIC_LOCOMO_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2].parent / "shared" / "data" / "locomo"
+    # The checkout's parent holds shared/ (a worktree may sit deeper): the nearest ancestor that has it.
+    here = Path(__file__).resolve().parents[2]
+    for base in here.parents:
+        if (base / "shared" / "data" / "locomo").is_dir():
+            return base / "shared" / "data" / "locomo"
+    return here.parent / "shared" / "data" / "locomo"
 
 
 # --------------------------------------------------------------------------- data
@@ -261,6 +266,7 @@ class QResult:
     hit: dict[int, float]
     rr: float
     latency_ms: float
+    conversation: str = ""
 
 
 def _settings(root: Path, overrides: dict[str, Any]) -> Any:
@@ -290,7 +296,7 @@ def evaluate(
                 found[k] = len(evidence & got) / len(evidence)
                 hit[k] = 1.0 if evidence & got else 0.0
             rr = next((1.0 / i for i, ids in enumerate(ranked, 1) if ids & evidence), 0.0)
-            out.append(QResult(q.category, found, hit, rr, ms))
+            out.append(QResult(q.category, found, hit, rr, ms, conv.name))
     return out
 
 
@@ -314,25 +320,20 @@ def summarize(results: Sequence[QResult], ks: Sequence[int]) -> dict[str, Any]:
     return {"overall": agg(main), "categories": cats, "adversarial": agg(adv)}
 
 
-def run_locomo(
-    data: Sequence[str | Path],
+def collect(
+    convs: Sequence[Conversation],
     *,
-    granularity: str = "turn",
-    ks: Sequence[int] = DEFAULT_KS,
-    methods: Sequence[Method] = BASELINES,
-    limit_questions: int | None = None,
+    granularity: str,
+    ks: Sequence[int],
+    methods: Sequence[Method],
     log: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
-    """Import every conversation once, evaluate every method on it; metrics per method."""
+) -> tuple[dict[str, list[QResult]], dict[str, float]]:
+    """Import every conversation once and evaluate every method on it: method → per-question results."""
     from remnic.service.memory import Memory
 
-    ks = sorted(set(ks))
     per_method: dict[str, list[QResult]] = {m.name: [] for m in methods}
     timings: dict[str, float] = {}
-    convs = [load_conversation(p) for p in find_files(data)]
     for conv in convs:
-        if limit_questions is not None:
-            conv.questions = conv.questions[:limit_questions]
         items, holds = memory_items(conv, granularity)
         with tempfile.TemporaryDirectory(prefix=f"remnic-locomo-{conv.name}-") as tmp:
             root = Path(tmp) / "memory"
@@ -348,6 +349,30 @@ def run_locomo(
                         f"  {conv.name} [{granularity}] {m.name}: {len(conv.questions)} questions "
                         f"in {time.perf_counter() - t:.1f}s"
                     )
+    return per_method, timings
+
+
+def load_all(data: Sequence[str | Path], limit_questions: int | None = None) -> list[Conversation]:
+    convs = [load_conversation(p) for p in find_files(data)]
+    if limit_questions is not None:
+        for conv in convs:
+            conv.questions = conv.questions[:limit_questions]
+    return convs
+
+
+def run_locomo(
+    data: Sequence[str | Path],
+    *,
+    granularity: str = "turn",
+    ks: Sequence[int] = DEFAULT_KS,
+    methods: Sequence[Method] = BASELINES,
+    limit_questions: int | None = None,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Import every conversation once, evaluate every method on it; metrics per method."""
+    ks = sorted(set(ks))
+    convs = load_all(data, limit_questions)
+    per_method, timings = collect(convs, granularity=granularity, ks=ks, methods=methods, log=log)
     return {
         "granularity": granularity,
         "ks": ks,
@@ -422,19 +447,76 @@ def render_variants(result: dict[str, Any]) -> str:
     return md_table(head, rows)
 
 
+def _unique(methods: Iterable[Method]) -> tuple[Method, ...]:
+    seen: dict[str, Method] = {}
+    for m in methods:
+        seen.setdefault(m.name, m)
+    return tuple(seen.values())
+
+
+def _granularity(
+    convs: Sequence[Conversation],
+    granularity: str,
+    baselines: Sequence[Method],
+    extra: Sequence[Method],
+    grid: Sequence[Method],
+    ks: Sequence[int],
+    log: Callable[[str], None] | None,
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """(baselines, variants, cross-validation) on one import per conversation."""
+    from .locomo_cv import cross_validate
+
+    methods = _unique((*baselines, *extra, *grid[1:]))
+    per, timings = collect(convs, granularity=granularity, ks=ks, methods=methods, log=log)
+    base = {
+        "granularity": granularity,
+        "ks": list(ks),
+        "conversations": [c.name for c in convs],
+        "memories": sum(len(memory_items(c, granularity)[0]) for c in convs),
+        "questions": sum(len(c.questions) for c in convs),
+        "importSeconds": timings,
+        "methods": {m.name: summarize(per[m.name], ks) for m in baselines},
+        "notes": {m.name: m.note for m in baselines},
+    }
+    variants = {
+        **base,
+        "methods": {m.name: summarize(per[m.name], ks) for m in (baselines[0], *extra)},
+        "notes": {m.name: m.note for m in (baselines[0], *extra)},
+    }
+    aliased = {grid[0].name: per[baselines[0].name], **{m.name: per[m.name] for m in grid[1:]}}
+    cv = cross_validate(aliased, grid, ks)
+    cv.update(
+        granularity=granularity,
+        ks=list(ks),
+        conversations=base["conversations"],
+        memories=base["memories"],
+        questions=base["questions"],
+        grid=[{"name": m.name, "overrides": m.overrides, "note": m.note} for m in grid],
+    )
+    return base, variants, cv
+
+
 def run(quick: bool = False, data: Sequence[str | Path] | None = None) -> Report:
-    """`make bench`: turn and session granularity with baselines; the variant sweep unless quick."""
+    """`make bench`: turn and session granularity with baselines, the cross-validated choice among the
+    tuning grid, and the variant sweep (one import per conversation and granularity)."""
+    from .locomo_cv import SESSION_GRID, TURN_GRID, render_cv
+
     data = list(data or [default_data_dir()])
     files = find_files(data)
     if quick:
-        files = files[:1]
+        files = files[:2]
 
     def log(msg: str) -> None:
         print(msg, flush=True)
 
     t0 = time.perf_counter()
-    turn = run_locomo(files, granularity="turn", methods=BASELINES, log=log)
-    session = run_locomo(files, granularity="session", methods=(*BASELINES[:3], *SESSION_VARIANTS), log=log)
+    convs = load_all(files)
+    ks = list(DEFAULT_KS)
+    turn, variants, turn_cv = _granularity(convs, "turn", BASELINES, () if quick else VARIANTS, TURN_GRID, ks, log)
+    session, session_variants, session_cv = _granularity(
+        convs, "session", BASELINES[:3], SESSION_VARIANTS, SESSION_GRID, ks, log
+    )
+    session = {**session, "methods": {**session["methods"], **session_variants["methods"]}}
     sections = [
         "Evidence recall@k over LoCoMo dia_ids (categories 1–4; category 5 apart), "
         "hit@k, MRR and in-process recall latency (warm), all through `Memory.recall` on fresh "
@@ -443,16 +525,26 @@ def run(quick: bool = False, data: Sequence[str | Path] | None = None) -> Report
         render(turn),
         "",
         render(session, categories=False),
+        "",
+        "**Cross-validation** (`remnic benchmark locomo --cv`): every setting of the tuning grid is "
+        "evaluated on every conversation; for each conversation the setting best on the other four is "
+        "scored on it. Held-out figures are pooled over the five folds.",
+        "",
+        render_cv(turn_cv),
+        "",
+        render_cv(session_cv),
     ]
-    data_out: dict[str, Any] = {"turn": turn, "session": session}
+    data_out: dict[str, Any] = {"turn": turn, "session": session, "turnCv": turn_cv, "sessionCv": session_cv}
     if not quick:
-        variants = run_locomo(files, granularity="turn", methods=(BASELINES[0], *VARIANTS), log=log)
+        variants = {
+            **turn,
+            "methods": {k: v for k, v in turn["methods"].items() if k not in ("bm25-only", "vector-only", "bm25-bare")},
+        }
         sections += [
             "",
             "**Variants** (turn granularity; each changes one setting from the defaults):",
             "",
             render_variants(variants),
         ]
-        data_out["variants"] = variants
     sections += ["", f"Measured in {time.perf_counter() - t0:.0f} s; data: {', '.join(p.name for p in files)}."]
     return Report("locomo", "LoCoMo retrieval", "\n".join(sections), data_out)

@@ -241,6 +241,11 @@ def register(sub: Any) -> None:
     )
     b.add_argument("--k", type=_k_list, default=[1, 5, 10], help="cut-offs, e.g. 1,5,10 (default)")
     b.add_argument("--variants", action="store_true", help="also evaluate the documented setting variants")
+    b.add_argument(
+        "--cv",
+        action="store_true",
+        help="leave-one-conversation-out cross-validation of the tuned settings, beside the in-sample figures",
+    )
     b.add_argument("--limit-questions", type=positive_int("--limit-questions"), help="ask at most N per conversation")
     b.set_defaults(handler=cmd_bench_locomo)
 
@@ -429,6 +434,17 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
         observed = pipeline.run_pipeline(files, ks=args.k, log=log)
         raw = locomo.run_locomo(files, granularity="turn", ks=args.k, methods=locomo.BASELINES[:1], log=log)
         emit(args, {"pipeline": observed, "raw": raw}, lambda: pipeline.render(observed, raw))
+        return 0
+    if args.cv:
+        from remnic.bench import locomo_cv
+
+        try:
+            cv = locomo_cv.run_cv(
+                files, granularity=args.granularity, ks=args.k, limit_questions=args.limit_questions, log=log
+            )
+        except ValueError as exc:
+            raise UsageError(f"--cv: {exc}") from None
+        emit(args, cv, lambda: locomo_cv.render_cv(cv))
         return 0
     result = locomo.run_locomo(
         files, granularity=args.granularity, ks=args.k, methods=methods, limit_questions=args.limit_questions, log=log

@@ -18,8 +18,9 @@ from typing import Any
 import tantivy
 
 ANALYZER = "remnic_en"
-TEXT_FIELDS = ("title", "body", "tags", "near", "far", "when")
-RAW_FIELDS = ("path", "id", "namespace", "category", "status")
+TEXT_FIELDS = ("title", "body", "tags", "near", "far", "when", "dated")
+RAW_FIELDS = ("path", "id", "namespace", "category", "status", "months")
+"""``months`` holds ``2023-05``-style keys of the months a memory's dates touch (a date filter's clause)."""
 MAX_QUERY_TERMS = 64
 WRITER_HEAP = 32_000_000
 
@@ -302,9 +303,15 @@ class Bm25Index:
         namespaces: Sequence[str] | None = None,
         categories: Sequence[str] | None = None,
         statuses: Sequence[str] | None = None,
+        months: Sequence[str] | None = None,
+        extra: Sequence[tuple[str, str, float]] = (),
     ) -> list[tuple[str, float]]:
-        """(path, bm25 score) best first. Terms must already be analyzed (see :func:`query_terms`)."""
-        if not terms or limit <= 0:
+        """(path, bm25 score) best first. Terms must already be analyzed (see :func:`query_terms`).
+
+        ``months`` restricts to memories dated in one of those months (see :mod:`.dates`);
+        ``extra`` adds (field, token, boost) clauses: a query's date terms.
+        """
+        if (not terms and not extra) or limit <= 0:
             return []
         should = []
         for field, boost in boosts.items():
@@ -313,10 +320,19 @@ class Bm25Index:
             for term in terms:
                 q = tantivy.Query.term_query(self.schema, field, term)
                 should.append((tantivy.Occur.Should, q if boost == 1.0 else tantivy.Query.boost_query(q, float(boost))))
+        for field, term, boost in extra:
+            if boost > 0 and field in TEXT_FIELDS:
+                q = tantivy.Query.term_query(self.schema, field, term)
+                should.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, float(boost))))
         if not should:
             return []
         clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
-        for field, values in (("namespace", namespaces), ("category", categories), ("status", statuses)):
+        for field, values in (
+            ("namespace", namespaces),
+            ("category", categories),
+            ("status", statuses),
+            ("months", months),
+        ):
             if values is not None:
                 clauses.append(
                     (
@@ -340,9 +356,12 @@ class _Writer:
     def delete(self, path: str) -> None:
         self.raw.delete_documents_by_term("path", path)
 
-    def add(self, fields: Mapping[str, str]) -> None:
+    def add(self, fields: Mapping[str, Any]) -> None:
         doc = tantivy.Document()
         for name, value in fields.items():
-            if value:
+            if isinstance(value, (list, tuple)):
+                for item in value:
+                    doc.add_text(name, item)
+            elif value:
                 doc.add_text(name, value)
         self.raw.add_document(doc)

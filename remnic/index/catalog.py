@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,8 @@ CREATE TABLE IF NOT EXISTS docs (
     sig         TEXT NOT NULL,
     chunks      BLOB NOT NULL,
     ctx         BLOB,
+    dates       TEXT NOT NULL DEFAULT '[]',
+    passages    TEXT NOT NULL DEFAULT '{}',
     gen         INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
@@ -54,7 +56,8 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITH
 
 _F32 = np.dtype("<f4")
 _SNAPSHOT_COLS = (
-    "path, id, namespace, category, status, updated, importance, confidence, episode, position, chunks, ctx, gen"
+    "path, id, namespace, category, status, updated, importance, confidence, episode, position, chunks, ctx, gen, "
+    "created, dates"
 )
 
 
@@ -82,6 +85,10 @@ class Row:
     sig: str
     chunks: np.ndarray
     ctx: np.ndarray | None
+    dates: list[tuple[int, int]] = field(default_factory=list)
+    """Spans (first day, last day; days since 1970-01-01) of the dates its text names."""
+    passages: dict[str, Any] = field(default_factory=dict)
+    """A long memory's passages: {"p": [[start, end, heading], …], "c": [passage of each chunk]} (else {})."""
 
     def values(self, gen: int) -> tuple:
         return (
@@ -105,6 +112,8 @@ class Row:
             self.sig,
             np.ascontiguousarray(self.chunks, dtype=_F32).tobytes(),
             None if self.ctx is None else np.ascontiguousarray(self.ctx, dtype=_F32).tobytes(),
+            json.dumps([list(d) for d in self.dates]),
+            json.dumps(self.passages),
             gen,
         )
 
@@ -177,8 +186,8 @@ class Catalog:
     def upsert(self, rows: Sequence[Row], gen: int) -> None:
         self.conn.executemany(
             "INSERT OR REPLACE INTO docs (path, id, namespace, category, status, content_hash, created, updated, "
-            "importance, confidence, episode, turn, position, title, tags, frontmatter, content, sig, chunks, ctx, gen) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "importance, confidence, episode, turn, position, title, tags, frontmatter, content, sig, chunks, ctx, "
+            "dates, passages, gen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [r.values(gen) for r in rows],
         )
         self.conn.executemany("DELETE FROM tombstones WHERE path = ?", [(r.path,) for r in rows])
@@ -242,7 +251,8 @@ class Catalog:
             marks = ",".join("?" * len(chunk))
             for r in self.conn.execute(
                 "SELECT path, id, namespace, category, status, content_hash, created, updated, importance, "
-                f"confidence, episode, turn, position, title, tags, frontmatter, content, sig, chunks, ctx "
+                f"confidence, episode, turn, position, title, tags, frontmatter, content, sig, chunks, ctx, dates, "
+                f"passages "
                 f"FROM docs WHERE path IN ({marks})",
                 chunk,
             ):
@@ -267,6 +277,8 @@ class Catalog:
                     r[17],
                     vectors_from_blob(r[18], dim),
                     None if r[19] is None else np.frombuffer(r[19], dtype=_F32),
+                    [tuple(d) for d in json.loads(r[20] or "[]")],
+                    json.loads(r[21] or "{}"),
                 )
         return out
 
@@ -281,6 +293,18 @@ class Catalog:
         ):
             out[path] = (json.loads(fm), content)
         return out
+
+    def passages(self, paths: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """path → its passage map (see ``Row.passages``), for the long memories among ``paths``."""
+        if not paths:
+            return {}
+        marks = ",".join("?" * len(paths))
+        return {
+            path: json.loads(raw)
+            for path, raw in self.conn.execute(
+                f"SELECT path, passages FROM docs WHERE path IN ({marks}) AND passages != '{{}}'", list(paths)
+            )
+        }
 
     def snapshot_rows(self, since_gen: int | None = None) -> Iterator[tuple]:
         """Rows for the in-memory snapshot (all, or those written after ``since_gen``)."""

@@ -48,6 +48,8 @@ _SORT_WINDOW = 1024  # texts tokenized at once; bounds memory for huge inputs
 _OUTPUT_NAME = "last_hidden_state"
 _REQUIRED_INPUTS = ("input_ids", "attention_mask")
 _ORT_INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
+POOLINGS = ("mean", "cls", "max", "none")
+_POOLED_OUTPUT = "sentence_embedding"
 
 
 class EmbeddingError(RuntimeError):
@@ -77,6 +79,17 @@ class EmbedderSpec:
     # while the call runs. None = the intra-op thread count; 1 = off. Vectors are identical.
     bulk_workers: int | None = None
     bulk_min_texts: int = 512
+    pooling: str = "mean"
+    """How token vectors become one: mean (masked), cls (the first token), max (masked), or none (the
+    model's output is already one vector per text, e.g. a ``sentence_embedding`` output)."""
+    normalize: bool = True
+    """L2-normalise the pooled vector (search is by dot product, so leave this on unless the model does it)."""
+    output_name: str | None = None
+    """The ONNX output to read; None picks ``last_hidden_state`` (or ``sentence_embedding`` for pooling none)."""
+    query_prefix: str = ""
+    """Prepended to queries only (e.g. bge's 'Represent this sentence for searching relevant passages: ')."""
+    document_prefix: str = ""
+    """Prepended to every indexed text (e.g. e5's 'passage: '); part of the model id, since vectors change."""
 
     def __post_init__(self) -> None:
         # Config files hand us strings; normalise so equal specs hash equally.
@@ -94,6 +107,8 @@ class EmbedderSpec:
             raise ValueError(f"threads must be >= 1, got {self.threads}")
         if self.bulk_workers is not None and self.bulk_workers < 0:
             raise ValueError(f"bulk_workers must be >= 0, got {self.bulk_workers}")
+        if self.pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, got {self.pooling!r}")
 
     @property
     def intra_threads(self) -> int:
@@ -203,6 +218,15 @@ class Embedder:
             base += "+tok-" + _file_sha256(spec.tokenizer_path, "tokenizer")[:12]
         if spec.max_length != DEFAULT_MAX_LENGTH:
             base += f"+len{spec.max_length}"
+        # Pooling, normalisation, the output read and a document prefix all change the stored vectors.
+        if spec.pooling != "mean":
+            base += f"+pool-{spec.pooling}"
+        if not spec.normalize:
+            base += "+raw"
+        if spec.output_name:
+            base += f"+out-{spec.output_name}"
+        if spec.document_prefix:
+            base += "+doc-" + hashlib.sha256(spec.document_prefix.encode("utf-8")).hexdigest()[:8]
         return base
 
     @property
@@ -278,12 +302,18 @@ class Embedder:
         if missing:
             raise EmbeddingError(f"ONNX model {path} lacks required inputs {missing}; it has inputs {sorted(inputs)}")
         outputs = session.get_outputs()
-        chosen = next((o for o in outputs if o.name == _OUTPUT_NAME), None)
-        if chosen is None and len(outputs) == 1 and len(outputs[0].shape or ()) == 3:
-            chosen = outputs[0]  # a lone (batch, seq, hidden) output under another name
+        pooled = self.spec.pooling == "none"
+        rank = 2 if pooled else 3
+        wanted = self.spec.output_name or (_POOLED_OUTPUT if pooled else _OUTPUT_NAME)
+        chosen = next((o for o in outputs if o.name == wanted), None)
+        if chosen is None and not self.spec.output_name:
+            same_rank = [o for o in outputs if len(o.shape or ()) == rank]
+            if len(same_rank) == 1:
+                chosen = same_rank[0]  # the one output of the right shape, under another name
         if chosen is None:
+            shape = "(batch, hidden)" if pooled else "(batch, seq, hidden)"
             raise EmbeddingError(
-                f"ONNX model {path} has no '{_OUTPUT_NAME}' (batch, seq, hidden) output; "
+                f"ONNX model {path} has no '{wanted}' {shape} output for embed.pooling={self.spec.pooling!r}; "
                 f"it has outputs {[o.name for o in outputs]} and inputs {sorted(inputs)}"
             )
         self._output_name = chosen.name
@@ -301,7 +331,7 @@ class Embedder:
     # -- embedding -----------------------------------------------------------
 
     def _run(self, encodings: Sequence[Any], session: Any = None) -> np.ndarray:
-        """One right-padded forward pass + masked mean pooling + L2 norm."""
+        """One right-padded forward pass + pooling (``spec.pooling``) + L2 norm (``spec.normalize``)."""
         session = session or self._session
         assert session is not None
         width = max(len(e.ids) for e in encodings)
@@ -314,9 +344,10 @@ class Embedder:
             cols["attention_mask"][row, :n] = enc.attention_mask
             if "token_type_ids" in cols:
                 cols["token_type_ids"][row, :n] = enc.type_ids
-        hidden = session.run([self._output_name], cols)[0].astype(np.float32)
-        weights = mask[:, :, None]
-        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        out = session.run([self._output_name], cols)[0].astype(np.float32)
+        pooled = pool(out, mask, self.spec.pooling)
+        if not self.spec.normalize:
+            return pooled.astype(np.float32)
         norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
         return (pooled / norms).astype(np.float32)
 
@@ -443,6 +474,15 @@ class Embedder:
         with self._lru_lock:
             self._lru.clear()
 
+    def embed_query(self, text: str) -> np.ndarray:
+        """A query's vector: :meth:`embed_one` of ``query_prefix`` + text."""
+        return self.embed_one(self.spec.query_prefix + text)
+
+    def embed_documents(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+        """Indexed texts' vectors: :meth:`embed` of ``document_prefix`` + each text."""
+        prefix = self.spec.document_prefix
+        return self.embed([prefix + t for t in texts] if prefix else list(texts), progress)
+
     def embed_one(self, text: str) -> np.ndarray:
         """``(dim,)`` vector; memoised (LRU) because queries repeat. Read-only."""
         with self._lru_lock:
@@ -457,6 +497,22 @@ class Embedder:
             while len(self._lru) > _LRU_SIZE:
                 self._lru.popitem(last=False)
         return vec
+
+
+def pool(out: np.ndarray, mask: np.ndarray, how: str) -> np.ndarray:
+    """One vector per text from a model output: (batch, seq, hidden) token vectors, or (batch, hidden)."""
+    if how == "none":
+        if out.ndim != 2:
+            raise EmbeddingError(f"embed.pooling 'none' needs a (batch, hidden) output, got shape {out.shape}")
+        return out
+    if out.ndim != 3:
+        raise EmbeddingError(f"embed.pooling {how!r} needs a (batch, seq, hidden) output, got shape {out.shape}")
+    if how == "cls":
+        return out[:, 0, :]
+    weights = mask[:, :, None]
+    if how == "max":
+        return np.where(weights > 0, out, -np.inf).max(axis=1)
+    return (out * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 
 
 _embedders: dict[EmbedderSpec, Embedder] = {}

@@ -221,7 +221,7 @@ def embed_cached(
         progress(total - len(missing), total)
     if missing:
         step = None if progress is None else (lambda done, _n: progress(total - len(missing) + done, total))
-        fresh = embedder.embed([first_text[h] for h in missing], progress=step)
+        fresh = embedder.embed_documents([first_text[h] for h in missing], progress=step)
         new = dict(zip(missing, fresh))
         if cache is not None:
             cache.put_many(model_id, new)

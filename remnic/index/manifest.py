@@ -25,7 +25,7 @@ from typing import Any
 
 from remnic.fsio import write_atomic
 
-SCHEMA_VERSION = 2  # 2: content hashes computed from the text, not copied from frontmatter
+SCHEMA_VERSION = 4  # 3: dates named in the text (catalog, tantivy dated/months); 4: passages of long memories
 """Bump when the catalog/tantivy layout or the meaning of indexed fields changes."""
 
 CURRENT_FILE = "CURRENT"

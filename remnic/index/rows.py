@@ -5,10 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from remnic.memfile.model import MemoryRecord, content_hash, jsonable
 
+from . import dates as D
 from . import text as T
 from .catalog import Row
 
@@ -44,23 +45,29 @@ def build_rows(
     positions: dict[str, int],
     rules: T.TextRules,
     embed: Callable[[list[str]], tuple[np.ndarray, int]],
-) -> tuple[list[Row], dict[str, dict[str, str]], int]:
+) -> tuple[list[Row], dict[str, dict[str, Any]], int]:
     """Catalog rows and tantivy fields for records: chunks and context passages are embedded in one batch."""
     plans = []
     texts: list[str] = []
     for rec in records:
         title = T.title_of(rec)
-        chunks = T.chunks_for(rec.content, title, rules)
+        plan = T.chunk_plan(rec.content, title, rules)
         ctx = contexts.get(rec.path)
-        plans.append((rec, title, len(texts), len(chunks), ctx))
-        texts.extend(chunks)
+        plans.append((rec, title, len(texts), plan, ctx))
+        texts.extend(plan.texts)
         if ctx is not None:
             texts.append(ctx.passage)
     matrix, embedded = embed(texts)
     rows: list[Row] = []
-    docs: dict[str, dict[str, str]] = {}
-    for rec, title, start, k, ctx in plans:
+    docs: dict[str, dict[str, Any]] = {}
+    for rec, title, start, plan, ctx in plans:
+        k = len(plan.texts)
         created = T.created_ts(rec)
+        spans = T.event_dates(rec)
+        months = [key for sp in spans for key in D.month_keys(sp.start, sp.end)]
+        created_day = D.base_date(created)
+        if created_day is not None:
+            months += D.month_keys(created_day, created_day)
         tags = rec.tags
         entity = rec.frontmatter.get("entityRef")
         rows.append(
@@ -85,6 +92,8 @@ def build_rows(
                 sig=ctx_sig(ctx, positions.get(rec.path, 0)),
                 chunks=matrix[start : start + k],
                 ctx=matrix[start + k] if ctx is not None else None,
+                dates=[(D.day_number(sp.start), D.day_number(sp.end)) for sp in spans],
+                passages=passage_map(plan),
             )
         )
         docs[rec.path] = {
@@ -99,8 +108,17 @@ def build_rows(
             "near": ctx.near if ctx else "",
             "far": ctx.far if ctx else "",
             "when": T.date_words(created),
+            "dated": D.dated_field(spans),
+            "months": list(dict.fromkeys(months)),
         }
     return rows, docs, embedded
+
+
+def passage_map(plan: T.ChunkPlan) -> dict[str, Any]:
+    """What the catalog keeps of a long memory's passages: spans, headings, and each chunk's passage."""
+    if len(plan.passages) < 2:
+        return {}
+    return {"p": [[p.start, p.end, p.heading] for p in plan.passages], "c": plan.passage_of}
 
 
 def episode_members(records: Sequence[MemoryRecord]) -> dict[str, list[T.Member]]:

@@ -7,6 +7,7 @@ Nothing here knows about tantivy, numpy or files.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -14,6 +15,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from remnic.memfile.model import MemoryRecord, parse_time
+
+from . import dates as D
 
 # A leading "Label: " names who/what a memory is about ("Ana: I moved to Lisbon",
 # "Decision: ship on Tuesdays"). It is carried onto every sentence chunk so a
@@ -33,6 +36,7 @@ class TextRules:
     context_max_chars: int = 600
     max_chunks: int = 16
     chunk_min_chars: int = 12
+    passage_chars: int = 800
 
 
 def lead_label(content: str) -> str | None:
@@ -58,44 +62,167 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_RE.split(text) if s and s.strip()]
 
 
-def chunks_for(content: str, title: str, rules: TextRules) -> list[str]:
-    """Texts to embed for one memory: one per sentence, each carrying its subject.
+def _sentence_spans(text: str, offset: int) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of ``text``, as offsets into the whole content."""
+    out = []
+    pos = 0
+    for m in [*_SENTENCE_RE.finditer(text), None]:
+        end = m.start() if m is not None else len(text)
+        piece = text[pos:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            out.append((offset + pos + lead, offset + pos + len(piece.rstrip())))
+        if m is not None:
+            pos = m.end()
+    return out
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A stretch of a memory's text (``content[start:end]``) under one heading, within the model's window."""
+
+    start: int
+    end: int
+    heading: str = ""
+
+
+def passages_for(content: str, rules: TextRules) -> list[Passage]:
+    """Heading/paragraph passages of at most ``passage_chars`` (a short memory is one passage).
+
+    Paragraphs under one heading are merged while they fit; a heading always starts a
+    new passage; a paragraph that does not fit is cut at sentence ends (a sentence
+    that does not fit alone, at a space).
+    """
+    limit = max(80, rules.passage_chars)
+    if len(content.strip()) <= limit:
+        lead = len(content) - len(content.lstrip())
+        return [Passage(lead, len(content.rstrip()), "")]
+    paragraphs: list[tuple[int, int, str]] = []  # (start, end, heading)
+    heading = ""
+    pos = 0
+    for block in re.split(r"(\n\s*\n)", content):
+        start, pos = pos, pos + len(block)
+        if not block.strip() or not block.strip("\n\t "):
+            continue
+        line_pos = start
+        para_start = None
+        for line in block.splitlines(keepends=True):
+            m = _HEADING_RE.match(line)
+            if m:
+                if para_start is not None:
+                    paragraphs.append((para_start, line_pos, heading))
+                    para_start = None
+                heading = m.group(1).strip()
+            elif line.strip() and para_start is None:
+                para_start = line_pos
+            line_pos += len(line)
+        if para_start is not None:
+            paragraphs.append((para_start, start + len(block.rstrip()), heading))
+    out: list[Passage] = []
+    for start, end, head in paragraphs:
+        for a, b in _fit_pieces(content, start, end, limit):
+            last = out[-1] if out else None
+            if last is not None and last.heading == head and b - last.start <= limit and a - last.end <= 4:
+                out[-1] = Passage(last.start, b, head)
+            else:
+                out.append(Passage(a, b, head))
+    return out or [Passage(0, len(content), "")]
+
+
+def _fit_pieces(content: str, start: int, end: int, limit: int) -> list[tuple[int, int]]:
+    """Cut content[start:end] into pieces of at most ``limit`` characters at sentence ends, else at spaces."""
+    if end - start <= limit:
+        return [(start, end)]
+    pieces: list[tuple[int, int]] = []
+    cur_start: int | None = None
+    cur_end = start
+    for a, b in _sentence_spans(content[start:end], start):
+        while b - a > limit:  # one over-long sentence: cut at the last space that fits
+            if cur_start is not None:
+                pieces.append((cur_start, cur_end))
+                cur_start = None
+            cut = content.rfind(" ", a, a + limit)
+            cut = cut if cut > a else a + limit
+            pieces.append((a, cut))
+            a = cut + 1 if content[cut : cut + 1] == " " else cut
+        if cur_start is not None and b - cur_start > limit:
+            pieces.append((cur_start, cur_end))
+            cur_start = None
+        if cur_start is None:
+            cur_start = a
+        cur_end = b
+    if cur_start is not None:
+        pieces.append((cur_start, cur_end))
+    return pieces
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """What is embedded for one memory: chunk texts, the passage of each, and the passages."""
+
+    texts: list[str]
+    passage_of: list[int]
+    passages: list[Passage]
+
+
+def chunk_plan(content: str, title: str, rules: TextRules) -> ChunkPlan:
+    """Texts to embed for one memory: one per sentence, each carrying its subject, grouped within passages.
 
     The subject of a sentence is the ``Label:`` that opens its line, else the
     last labelled line before it (a transcript: "Ana: …" lines), else the
     memory's title. A one-sentence memory is one chunk (the content itself).
-    Long memories are merged into at most ``max_chunks`` groups of neighbouring
-    sentences, so the vector store grows with the number of memories, not their
-    length.
+    Memories with more than ``max_chunks`` sentences are embedded as groups of
+    neighbouring sentences; a group never outgrows ``passage_chars``, so every word
+    of a long note reaches the model within its window and the vectors grow with
+    the note's length only past ``max_chunks`` × ``passage_chars`` characters. Each
+    group belongs to the passage (:func:`passages_for`) its first sentence is in.
     """
+    passages = passages_for(content, rules)
     text = content.strip()
     if not text:
-        return [title] if title else [""]
-    labelled: list[tuple[str, str]] = []  # (subject, sentence)
+        return ChunkPlan([title] if title else [""], [0], passages)
+    labelled: list[tuple[str, str, int]] = []  # (subject, sentence, passage index)
     subject = title
-    for line in text.splitlines():
+    starts = [p.start for p in passages]
+    pos = 0
+    for line in content.splitlines(keepends=True):
+        line_start, pos = pos, pos + len(line)
         if not line.strip():
             continue
         own = lead_label(line)
         if own:
             subject = own
-        for s in split_sentences(line):
-            if labelled and len(s) < rules.chunk_min_chars and labelled[-1][0] == subject:
-                labelled[-1] = (subject, f"{labelled[-1][1]} {s}")  # glue "Yes!" to its predecessor
+        for a, b in _sentence_spans(line, line_start):
+            s = content[a:b]
+            where = max(0, bisect.bisect_right(starts, a) - 1)
+            if labelled and len(s) < rules.chunk_min_chars and labelled[-1][0] == subject and labelled[-1][2] == where:
+                labelled[-1] = (subject, f"{labelled[-1][1]} {s}", where)  # glue "Yes!" to its predecessor
             else:
-                labelled.append((subject, s))
+                labelled.append((subject, s, where))
     if len(labelled) <= 1:
-        return [text]
+        return ChunkPlan([text], [labelled[0][2] if labelled else 0], passages)
     if len(labelled) > rules.max_chunks:
         size = -(-len(labelled) // rules.max_chunks)
-        groups = [labelled[i : i + size] for i in range(0, len(labelled), size)]
-        labelled = [(g[0][0], " ".join(s for _, s in g)) for g in groups]
-    out = []
-    for subj, s in labelled:
+        limit = max(80, rules.passage_chars)
+        groups: list[list[tuple[str, str, int]]] = []
+        for item in labelled:
+            g = groups[-1] if groups else None
+            if g is None or len(g) >= size or sum(len(x[1]) + 1 for x in g) + len(item[1]) > limit:
+                groups.append([item])
+            else:
+                g.append(item)
+        labelled = [(g[0][0], " ".join(x[1] for x in g), g[0][2]) for g in groups]
+    texts = []
+    for subj, s, _ in labelled:
         if subj and not lead_label(s):
             s = f"{subj}: {s}"
-        out.append(s)
-    return out
+        texts.append(s)
+    return ChunkPlan(texts, [w for _, _, w in labelled], passages)
+
+
+def chunks_for(content: str, title: str, rules: TextRules) -> list[str]:
+    """The chunk texts of :func:`chunk_plan`."""
+    return chunk_plan(content, title, rules).texts
 
 
 def episode_key(frontmatter: Mapping[str, Any], namespace: str) -> str | None:
@@ -132,14 +259,26 @@ def updated_ts(record: MemoryRecord) -> float | None:
 
 
 def date_words(ts: float | None) -> str:
-    """``8 May 2023 Monday``: lets "in May" or "2023" match what happened then."""
+    """``8 May 2023 Monday d20230508 m202305 y2023``: lets "in May", "2023" or a query's date terms
+    (:mod:`.dates`) match what happened then."""
     if ts is None:
         return ""
     try:
         dt = datetime.fromtimestamp(ts, tz=UTC)
     except (OverflowError, OSError, ValueError):
         return ""
-    return f"{dt.day} {dt.strftime('%B')} {dt.year} {dt.strftime('%A')}"
+    day = dt.date()
+    return f"{dt.day} {dt.strftime('%B')} {dt.year} {dt.strftime('%A')} " + " ".join(D.span_tokens(day, day))
+
+
+def observed_ts(record: MemoryRecord) -> float | None:
+    """When the memory's text was written: ``observedAt``, else ``created``, else ``updated``."""
+    return parse_time(record.frontmatter.get("observedAt")) or created_ts(record)
+
+
+def event_dates(record: MemoryRecord) -> list[D.DateSpan]:
+    """Dates the memory's text names, relative ones resolved against when it was written."""
+    return D.find_dates(record.content, D.base_date(observed_ts(record)))
 
 
 @dataclass

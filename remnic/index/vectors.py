@@ -11,6 +11,7 @@ it has no context, so memories with and without episodes compete on one scale).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ import numpy as np
 from .catalog import vectors_from_blob
 
 _GROW = 1.5
+_NO_DAY = np.iinfo(np.int32).min
 
 
 class _Grow:
@@ -97,6 +99,9 @@ class Snapshot:
         self.importance = np.zeros(cap, dtype=np.float64)  # float64: `>= 0.9` thresholds must hold for 0.9
         self.confidence = np.zeros(cap, dtype=np.float64)
         self.updated = np.full(cap, np.nan, dtype=np.float64)
+        self.created_day = np.full(cap, _NO_DAY, dtype=np.int32)
+        self.date_spans: dict[int, list[tuple[int, int]]] = {}
+        """row → spans (first day, last day) of the dates its text names (rows without any are absent)."""
         self.has_ctx = np.zeros(cap, dtype=bool)
         self.ctx_row = np.zeros(cap, dtype=np.int32)
         self.seg_start = np.zeros(cap, dtype=np.int64)
@@ -132,6 +137,7 @@ class Snapshot:
             "importance",
             "confidence",
             "updated",
+            "created_day",
             "has_ctx",
             "ctx_row",
             "seg_start",
@@ -139,7 +145,7 @@ class Snapshot:
             "row_block",
         ):
             old = getattr(self, name)
-            fill = -1 if name == "episode" else (np.nan if name == "updated" else 0)
+            fill = {"episode": -1, "updated": np.nan, "created_day": _NO_DAY}.get(name, 0)
             new = np.full(cap, fill, dtype=old.dtype)
             new[: len(old)] = old
             setattr(self, name, new)
@@ -152,7 +158,9 @@ class Snapshot:
             if r is not None:
                 self._kill(r)
                 changed += 1
-        for path, mid, ns, cat, status, updated, importance, confidence, episode, position, chunks, ctx, _gen in rows:
+        for row in rows:
+            path, mid, ns, cat, status, updated, importance, confidence, episode, position, chunks, ctx = row[:12]
+            created, dates = (row[13], row[14]) if len(row) > 14 else (None, None)
             r = self.row_of.get(path)
             if r is None:
                 r = self.n
@@ -174,6 +182,12 @@ class Snapshot:
             self.importance[r] = importance
             self.confidence[r] = confidence
             self.updated[r] = updated if updated is not None else np.nan
+            self.created_day[r] = int(created // 86400) if created is not None else _NO_DAY
+            spans = [(int(lo), int(hi)) for lo, hi in json.loads(dates or "[]")]
+            if spans:
+                self.date_spans[r] = spans
+            else:
+                self.date_spans.pop(r, None)
             if len(vecs) == 0:
                 vecs = np.zeros((1, self.dim), dtype=np.float32)
             self.seg_start[r] = self.chunks.append(vecs)
@@ -223,6 +237,7 @@ class Snapshot:
             self.block_row[int(self.row_block[r])] = -1
         self.alive[r] = False
         self.has_ctx[r] = False
+        self.date_spans.pop(r, None)
         self.seg_len[r] = 0
 
     @property
@@ -249,6 +264,24 @@ class Snapshot:
         if statuses is not None:
             m &= self.statuses.mask(self.status[: self.n], statuses)
         return m
+
+    def date_mask(self, first_day: int, last_day: int) -> np.ndarray:
+        """Rows dated inside [first_day, last_day]: created that day, or naming a date that overlaps it.
+
+        Rows with no date at all are kept (nothing says they fall outside).
+        """
+        n = self.n
+        created = self.created_day[:n]
+        inside = (created >= first_day) & (created <= last_day)
+        undated = created == _NO_DAY
+        for r, spans in self.date_spans.items():
+            if r < n and not inside[r] and any(lo <= last_day and hi >= first_day for lo, hi in spans):
+                inside[r] = True
+        return inside | (undated & ~np.isin(np.arange(n), list(self.date_spans)))
+
+    def states_time(self, r: int) -> bool:
+        """Whether row r's text names a date (see :mod:`remnic.index.dates`)."""
+        return r in self.date_spans
 
     def status_of(self, r: int) -> str:
         return self.statuses.names[self.status[r]]
@@ -323,6 +356,11 @@ class Snapshot:
             total += np.where(np.isfinite(current), current, 0.0)
         mean = (total / np.maximum(taken, 1)).astype(np.float32)
         return np.where(long, mean, best)
+
+    def chunk_sims(self, r: int, query: np.ndarray) -> np.ndarray:
+        """Cosine of each of row r's chunks to the query, in chunk order."""
+        start, k = int(self.seg_start[r]), int(self.seg_len[r])
+        return self.chunks.view[start : start + k] @ query.astype(np.float32, copy=False)
 
     def doc_vectors(self, rows: Sequence[int]) -> np.ndarray:
         """Unit mean of each row's chunk vectors: the memory's single vector for MMR."""

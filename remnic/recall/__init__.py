@@ -1,10 +1,11 @@
 """Hybrid recall as explicit stages, each recorded as it runs.
 
-candidates (BM25 ∪ vectors, raw scores and ranks kept) → filter ladder
-(namespace-scope, category-scope, retrieval, status-active, trust-zone,
-confidence-floor, token-overlap) → scoring (a plain sum of named terms) →
-episode expansion → tiers (review-context, direct-answer, procedural, graph,
-recent-scan) → MMR → result limit → budget fit.
+candidates (BM25 ∪ vectors, raw scores and ranks kept; the query's dates as
+terms) → filter ladder (namespace-scope, category-scope, date-scope, status-active,
+trust-zone, confidence-floor, similarity-floor, token-overlap) → scoring (a plain
+sum of named terms) → episode expansion → neighbour cap → optional cross-encoder
+rerank → tiers (review-context, direct-answer, procedural, graph, recent-scan) →
+MMR → result limit → budget fit (long hits trimmed to their best passages).
 
 ``run_recall`` (in :mod:`.pipeline`) is the entry point; the service's
 ``Memory.recall`` wraps it, falls back to :mod:`.fallback` when the index

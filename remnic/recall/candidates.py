@@ -39,6 +39,8 @@ def gather(
     namespaces: Sequence[str] | None,
     categories: Sequence[str] | None,
     statuses: Sequence[str] | None,
+    months: Sequence[str] | None = None,
+    extra: Sequence[tuple[str, str, float]] = (),
 ) -> list[Candidate]:
     """Union of the vector top-``depth`` and the BM25 top-``depth`` within ``mask``; vector order first."""
     out: dict[int, Candidate] = {}
@@ -55,7 +57,14 @@ def gather(
         cand(int(r)).vector_rank = rank
     rank = 0
     for path, score in bm25.search(
-        terms, depth, boosts=boosts, namespaces=namespaces, categories=categories, statuses=statuses
+        terms,
+        depth,
+        boosts=boosts,
+        namespaces=namespaces,
+        categories=categories,
+        statuses=statuses,
+        months=months,
+        extra=extra,
     ):
         r = snap.row_of.get(path)
         if r is None or not mask[r]:

@@ -175,12 +175,15 @@ def scan_recall(
     top = head[:top_k]
     for c in head[top_k:]:
         drop(c, RESULT_LIMIT)
-    kept, used = fit_budget([len(by_row[c.row].content) for c in top], budget)
-    kept_set = set(kept)
+    contents = [by_row[c.row].content for c in top]
+    spans = [_passage_spans(text, terms, tokens, s.passage_chars) for text in contents]
+    fitted, used = fit_budget(contents, spans, budget, s.budget_min_chars)
+    kept = {f.index: f for f in fitted}
     hits = []
     for i, c in enumerate(top):
         passed(c, RESULT_LIMIT)
-        if i not in kept_set:
+        f = kept.get(i)
+        if f is None:
             drop(c, "budget-fit")
             continue
         passed(c, "budget-fit")
@@ -191,7 +194,7 @@ def scan_recall(
                 id=rec.id,
                 path=rec.path,
                 score=c.terms.final,
-                content=rec.content,
+                content=f.text,
                 frontmatter=fm,
                 namespace=rec.namespace,
                 category=rec.category,
@@ -205,6 +208,8 @@ def scan_recall(
                 tier_note=c.tier_note,
                 judged_at=now,
                 recall_namespace=options.namespace,
+                trimmed=f.trimmed,
+                content_chars=len(rec.content),
             )
         )
     status_of = lambda c: by_row[c.row].status  # noqa: E731
@@ -245,3 +250,17 @@ def scan_recall(
         clock_ms=round(now * 1000),
         result_limit=top_k,
     )
+
+
+def _passage_spans(
+    text: str, terms: Sequence[str], words: Callable[[str], set[str]], passage_chars: int
+) -> list[tuple[int, int]]:
+    """A long file's passages, the ones holding most of the query's terms first (no vectors here)."""
+    from remnic.index.text import TextRules, passages_for
+
+    passages = passages_for(text, TextRules(passage_chars=passage_chars))
+    if len(passages) < 2:
+        return []
+    wanted = set(terms)
+    scored = [(-len(wanted & words(text[p.start : p.end])), p.start, p.end) for p in passages]
+    return [(a, b) for _, a, b in sorted(scored)]

@@ -2,7 +2,7 @@
 
 Every candidate walks the same gates, in this order::
 
-    namespace-scope → [category-scope] → status-active → trust-zone →
+    namespace-scope → [category-scope] → [date-scope] → status-active → trust-zone →
     confidence-floor → similarity-floor → token-overlap → mmr-diversify →
     recall-result-limit → budget-fit
 
@@ -45,7 +45,8 @@ CANDIDATE_STAGES = (
 )
 GATES = CANDIDATE_STAGES[:5]
 """The gates decided before scoring; the last three are decided by rank and size."""
-SCOPE_STAGES = ("namespace-scope", "category-scope")
+SCOPE_STAGES = ("namespace-scope", "category-scope", "date-scope")
+"""Index-level stages; category-scope and date-scope appear only when the recall has them."""
 LADDER = SCOPE_STAGES + CANDIDATE_STAGES
 RESULT_LIMIT = "recall-result-limit"
 """The stage that cuts the ranked list to top-k."""

@@ -1,10 +1,11 @@
 """``run_recall``: the stages of one hybrid recall, in order, each recorded as it runs.
 
-scope (namespace, category) → retrieval (BM25 ∪ vectors, plus what a tier offers) →
-gates (status-active, trust-zone, confidence-floor, similarity-floor, token-overlap) → scoring (a plain
-sum of named terms) → episode expansion → re-rank pool → tiers → MMR → result
-limit → budget fit. The ladder's counts are computed from every candidate's
-verdicts at the end (:func:`remnic.recall.ladder.chain`), so they always chain.
+scope (namespace, category, the query's dates) → retrieval (BM25 ∪ vectors, plus what a tier
+offers) → gates (status-active, trust-zone, confidence-floor, similarity-floor, token-overlap) →
+scoring (a plain sum of named terms) → episode expansion → neighbour cap → optional rerank →
+re-rank pool → tiers → MMR → result limit → budget fit (trims to passages). The ladder's counts
+are computed from every candidate's verdicts at the end (:func:`remnic.recall.ladder.chain`), so
+they always chain.
 """
 
 from __future__ import annotations
@@ -17,14 +18,16 @@ from typing import TYPE_CHECKING, Any
 from remnic.config import RecallSettings
 from remnic.errors import UsageError
 
-from . import scoring, tiers
+from . import dates, neighbours, scoring, tiers
 from .budget import fit_budget
 from .candidates import gather
 from .clock import LIVE, RecallClock
 from .expand import expand
 from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, rejected_summary
 from .mmr import mmr_order
+from .passages import PassageMatch, rank_passages
 from .pool import ACTIVE, ASSOCIATIONS, Pool
+from .rerank import rerank as rerank_stage
 from .types import Candidate, RecallHit, RecallResult, StageCount, TierReport
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -121,6 +124,13 @@ def run_recall(
             scope_notes.append(f"category={options.category}: {int(narrowed.sum())} of {int(scope.sum())} in scope")
             scope = narrowed
         scope_names = ["namespace-scope"] + (["category-scope"] if categories else [])
+        date_plan = dates.plan(text, now, s)
+        months: list[str] | None = None
+        if date_plan is not None:
+            scope, note, months = dates.scope(date_plan, snap, scope)
+            scope_names.append(dates.STAGE)
+            scope_notes.append(note)
+        extra = date_plan.extra_terms if date_plan is not None else []
 
         t = time.perf_counter()
         vec = snap.scores(qvec, s.context_weight, s.chunk_top_k, s.chunk_top_k_min_chunks)
@@ -139,6 +149,8 @@ def run_recall(
             namespaces=namespaces,
             categories=categories,
             statuses=None,
+            months=months,
+            extra=extra,
         )
         refetched = 0
         ok = [c for c in cands if pool.status_ok(snap.status_of(c.row))]
@@ -156,6 +168,8 @@ def run_recall(
                 namespaces=namespaces,
                 categories=categories,
                 statuses=sorted(allowed),
+                months=months,
+                extra=extra,
             )
             seen = {c.row for c in cands}
             extra = [c for c in more if c.row not in seen]
@@ -207,6 +221,8 @@ def run_recall(
             else:
                 c.terms.vector = scoring.vector_term(c.cosine, norms, s.weight_vector)
                 c.terms.bm25 = scoring.bm25_term(c.bm25, norms, s.weight_bm25)
+            if date_plan is not None:
+                c.terms.date = date_plan.date_term(snap, r, s.weight_states_time)
             c.terms.importance = scoring.importance_term(float(snap.importance[r]), s.weight_importance)
             c.terms.recency = scoring.recency_term(
                 float(snap.updated[r]), now, s.recency_half_life_days, s.weight_recency
@@ -230,6 +246,20 @@ def run_recall(
                 alpha=s.score_propagation_alpha,
                 make=lambda r: pool.make(r, "episode"),
             )
+
+        # --- neighbours never outrank the turn they borrowed their match from ---
+        if s.neighbour_cap and s.neighbor_window > 0 and terms:
+            top_now = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))[: max(s.mmr_pool, top_k)]
+            if any(snap.episode[c.row] >= 0 for c in top_now):
+                neighbours.cap_neighbours(pool, top_now, neighbours.idf_weights(bm25, terms), s.neighbor_window)
+
+        # --- the optional cross-encoder rerank of the best fused candidates ---
+        reranked: StageCount | None = None
+        if s.rerank:
+            t = time.perf_counter()
+            best_first = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))
+            reranked = rerank_stage(pool, best_first, text, s)
+            timings["rerank"] = (time.perf_counter() - t) * 1000
 
         # --- the re-rank pool, then the tiers on it ---
         ranked = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))
@@ -259,19 +289,26 @@ def run_recall(
         for c in top:
             passed(c, RESULT_LIMIT)
 
-        # --- budget fit ---
+        # --- budget fit: trims long hits to their best passages instead of dropping them ---
         pool.load(c.row for c in top)
         contents = [pool.content(c.row) for c in top]
-        kept, used = fit_budget([len(x) for x in contents], budget)
-        kept_set = set(kept)
+        matches = passage_matches(catalog, snap, top, contents, qvec, terms, s.passage_chars)
+        spans = [[(m.start, m.end) for m in matches.get(i, [])] for i in range(len(top))]
+        fitted, used = fit_budget(contents, spans, budget, s.budget_min_chars)
+        kept = {f.index: f for f in fitted}
         hits = []
+        trimmed = 0
         for i, c in enumerate(top):
-            if i not in kept_set:
+            f = kept.get(i)
+            if f is None:
                 drop(c, "budget-fit")
                 continue
             passed(c, "budget-fit")
+            trimmed += f.trimmed
             if c.served_by == "hybrid" and not c.tier_note:
                 c.tier_note = tiers.hybrid_note(c)
+            if i in matches:
+                c.tier_note = f"{c.tier_note}; {matches[i][0].describe(contents[i])}".lstrip("; ")
             fm = dict(pool.fm(c.row))
             status = snap.status_of(c.row)
             ns = snap.namespace_of(c.row)
@@ -280,7 +317,7 @@ def run_recall(
                     id=c.id,
                     path=c.path,
                     score=c.terms.final,
-                    content=pool.content(c.row),
+                    content=f.text,
                     frontmatter=fm,
                     namespace=ns,
                     category=snap.category_of(c.row),
@@ -296,6 +333,9 @@ def run_recall(
                     graph_edge_confidences=c.graph_edge_confidences,
                     judged_at=now,
                     recall_namespace=options.namespace,
+                    passages=[m.to_dict() for m in matches[i][:3]] if i in matches else None,
+                    trimmed=f.trimmed,
+                    content_chars=len(contents[i]),
                 )
             )
 
@@ -306,8 +346,10 @@ def run_recall(
             for i, (name, note) in enumerate(zip(scope_names, scope_notes))
         ]
         reasons = _reasons(pool, s, top_k, budget, len(head))
+        if trimmed:
+            reasons["budget-fit"] += f"; {trimmed} trimmed to their best passages"
         stages = chain(index_stages, pool.cands, CANDIDATE_STAGES, reasons)
-        report = _tier_report(hits, pool, outcome, len(head), tier_ms, expansion)
+        report = _tier_report(hits, pool, outcome, len(head), tier_ms, expansion, reranked)
     timings["total"] = (time.perf_counter() - t_start) * 1000
     # Hits and the rest of the re-rank pool in their final order, then everyone else best first.
     order = {id(c): i for i, c in enumerate(head)}
@@ -325,9 +367,36 @@ def run_recall(
         candidates=everyone,
         tier=report,
         expansion=expansion,
+        rerank=reranked,
         clock_ms=round(now * 1000),
         result_limit=top_k,
     )
+
+
+def passage_matches(
+    catalog: Any,
+    snap: Any,
+    top: Sequence[Candidate],
+    contents: Sequence[str],
+    qvec: Any,
+    terms: Sequence[str],
+    passage_chars: int,
+) -> dict[int, list[PassageMatch]]:
+    """Hit position → its passages best first, for the long memories among the hits."""
+    from remnic.index.bm25 import analyze
+
+    long = [c.path for c, text in zip(top, contents) if len(text) > passage_chars]
+    if not long:
+        return {}
+    maps = catalog.passages(long)
+    out = {}
+    for i, c in enumerate(top):
+        pmap = maps.get(c.path)
+        if pmap:
+            ranked = rank_passages(contents[i], pmap, snap.chunk_sims(c.row, qvec), terms, analyze)
+            if ranked:
+                out[i] = ranked
+    return out
 
 
 def _retrieval_reason(pool: Pool, depth: int, retrieved: int, refetched: int, procedural: int, recent: int) -> str:
@@ -380,6 +449,7 @@ def _tier_report(
     considered: int,
     latency_ms: float,
     expansion: StageCount | None,
+    reranked: StageCount | None = None,
 ) -> TierReport:
     lead = hits[0].served_by if hits else "hybrid"
     anchors = [h.path for h in hits if h.served_by == lead][:3]
@@ -391,6 +461,8 @@ def _tier_report(
         )
         if expansion is not None and expansion.admitted:
             reason += f"; {expansion.admitted} episode sibling(s) lifted"
+        if reranked is not None:
+            reason += f"; reranked by {reranked.reason}"
     else:
         reason = hits[0].tier_note
     return TierReport(lead, reason, considered, round(latency_ms, 3), anchors)

@@ -100,6 +100,9 @@ def decomposition(terms: ScoreTerms) -> ScoreDecomposition:
         reinforcement_boost=_r(terms.reinforcement) if terms.reinforcement > 0 else None,
         status=opt(terms.status),
         propagation=opt(terms.propagation),
+        date=opt(terms.date),
+        context=opt(terms.context),
+        rerank=opt(terms.rerank),
     )
 
 

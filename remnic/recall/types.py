@@ -14,12 +14,15 @@ from typing import Any
 TERM_NAMES = (
     "vector",
     "bm25",
+    "date",
     "importance",
     "recency",
     "status",
     "reinforcement",
     "propagation",
     "tier_prior",
+    "context",
+    "rerank",
     "mmr_penalty",
 )
 
@@ -31,11 +34,14 @@ TIERS = ("review-context", "direct-answer", "procedural", "graph", "recent-scan"
 class ScoreTerms:
     """Named additive terms.
 
-    ``final = vector + bm25 + importance + recency + status + reinforcement + propagation + tier_prior - mmr_penalty``
+    ``final = vector + bm25 + date + importance + recency + status + reinforcement + propagation + tier_prior
+    + context + rerank - mmr_penalty``
     """
 
     vector: float = 0.0
     bm25: float = 0.0
+    date: float = 0.0
+    """For a question asking when: ``weightStatesTime`` if the memory's text states a time (see recall.dates)."""
     importance: float = 0.0
     recency: float = 0.0
     status: float = 0.0
@@ -46,16 +52,20 @@ class ScoreTerms:
     """Episode-expansion lift: a sibling borrows a discounted share of a strong seed's score."""
     tier_prior: float = 0.0
     """Prior added by the tier that served the memory (direct-answer, procedural, graph, recent-scan)."""
+    context: float = 0.0
+    """≤ 0: caps a memory below an episode neighbour whose own text matches the query better (recall.neighbours)."""
+    rerank: float = 0.0
+    """The cross-encoder's adjustment (recall.rerank): ``rerankWeight × (normalised rerank score − fused share)``."""
     mmr_penalty: float = 0.0
 
     @property
     def base(self) -> float:
-        """The memory's own merit: everything except lifts, tier priors and the MMR penalty."""
-        return self.vector + self.bm25 + self.importance + self.recency + self.status + self.reinforcement
+        """The memory's own merit: everything except lifts, tier priors, the rerank and the MMR penalty."""
+        return self.vector + self.bm25 + self.date + self.importance + self.recency + self.status + self.reinforcement
 
     @property
     def final(self) -> float:
-        return self.base + self.propagation + self.tier_prior - self.mmr_penalty
+        return self.base + self.propagation + self.tier_prior + self.context + self.rerank - self.mmr_penalty
 
     def to_dict(self) -> dict[str, float]:
         out = {"final": _r(self.final)}
@@ -190,6 +200,12 @@ class RecallHit:
     judged_at: float = 0.0
     """The recall's clock (epoch s): staleness is judged at this instant."""
     recall_namespace: str | None = None
+    passages: list[dict[str, Any]] | None = None
+    """A long memory's best passages for the query (start, end, heading, score), best first."""
+    trimmed: bool = False
+    """``content`` is the memory's best passages (or a cut), not all of it: the budget was short."""
+    content_chars: int = 0
+    """Length of the memory's whole text."""
     _verdict: Any = field(default=None, repr=False)
 
     @property
@@ -240,6 +256,11 @@ class RecallHit:
         if self.graph_path is not None:
             out["graphPath"] = self.graph_path
             out["graphEdgeConfidences"] = self.graph_edge_confidences
+        if self.passages:
+            out["passages"] = self.passages
+        if self.trimmed:
+            out["trimmed"] = True
+            out["contentChars"] = self.content_chars
         return out
 
 
@@ -262,6 +283,8 @@ class RecallResult:
     tier: TierReport | None = None
     expansion: StageCount | None = None
     """Episode expansion (offered = new siblings, admitted = lifted); not a filter, so not in ``stages``."""
+    rerank: StageCount | None = None
+    """The cross-encoder stage when recall.rerank is on (considered = top N, admitted = scored in budget)."""
     clock_ms: int = 0
     """The recall's clock (epoch ms): the live time, or the pinned REMNIC_XRAY_CLOCK."""
     result_limit: int = 0
@@ -292,6 +315,8 @@ class RecallResult:
             "index": self.index,
             "auditEntryId": self.audit_id,
         }
+        if self.rerank is not None:
+            out["rerank"] = self.rerank.to_dict()
         if self.tier is not None:
             out["tier"] = {
                 "tier": self.tier.tier,

@@ -170,6 +170,12 @@ class ScoreDecomposition:
     """remnic: −inactivePenalty for a memory that is not active (e.g. shown as review context)."""
     propagation: float | None = None
     """remnic: episode-expansion lift borrowed from a strong sibling in the same episode."""
+    # a question asking when: the boost of a memory whose text states a time
+    date: float | None = None
+    # ≤ 0: keeps a memory below an episode neighbour whose own text matches the query better
+    context: float | None = None
+    # the cross-encoder rerank stage's adjustment (recall.rerank)
+    rerank: float | None = None
 
     def terms(self) -> list[tuple[str, float]]:
         """Present optional terms as (python name, value), in stable order."""

@@ -40,6 +40,9 @@ SCORE_TERMS: tuple[tuple[str, str], ...] = (
     ("recency", "recency"),
     ("status", "status"),
     ("propagation", "propagation"),
+    ("date", "date"),
+    ("context", "context"),
+    ("rerank", "rerank"),
 )
 RAW_SCORE_TERMS: tuple[str, ...] = ("vector", "bm25")
 """``rawScores`` keys: the raw cosine similarity and the raw BM25 score."""

@@ -1,0 +1,213 @@
+"""Leave-one-conversation-out cross-validation of tuned recall settings on LoCoMo.
+
+Tuning weights on the same questions that report them flatters them. Here a
+*grid* of candidate settings (named :class:`~remnic.bench.locomo.Method` s, the
+first being remnic's defaults) is evaluated once per conversation; then, for
+each conversation in turn, the candidate with the best objective on the *other*
+conversations is chosen and scored on the held-out one. The pooled held-out
+scores are the cross-validated figures; they are reported beside the in-sample
+ones (the candidate that is best on all conversations, scored on those same
+conversations) and beside the defaults.
+
+A setting is kept only when it wins out of sample: the verdict compares the
+cross-validated objective with the defaults' objective on the same questions.
+
+Objective: mean over the questions of categories 1–4 of (R@5 + R@10) / 2.
+Ties go to the earlier candidate, so the defaults win a tie.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import md_table
+from .locomo import CATEGORY_NAMES, DEFAULT_KS, Method, QResult, collect, load_all, memory_items, summarize
+
+# The candidates `remnic benchmark locomo --cv` chooses among (the first is the defaults): one change each
+# to the settings this tuning round touched (dates, the neighbour cap) and to fusion and the
+# context/expansion terms, plus MMR, whose on/off is decided here.
+TURN_GRID: tuple[Method, ...] = (
+    Method("defaults", {}, "remnic defaults"),
+    Method("neighbourCap off", {"neighbour_cap": False}),
+    Method("weightStatesTime=0.15", {"weight_states_time": 0.15}),
+    Method("weightStatesTime=0.5", {"weight_states_time": 0.5}),
+    Method("boostDated=1", {"boost_dated": 1.0}),
+    Method("dateFilter on", {"date_filter": True}),
+    Method("weightBm25=1.0", {"weight_bm25": 1.0}),
+    Method("weightBm25=1.5", {"weight_bm25": 1.5}),
+    Method("contextWeight=0.3", {"context_weight": 0.3}),
+    Method("contextWeight=0.7", {"context_weight": 0.7}),
+    Method("boostNear=0.5", {"boost_near": 0.5}),
+    Method("boostNear=1.0", {"boost_near": 1.0}),
+    Method("boostFar=0.3", {"boost_far": 0.3}),
+    Method("expansion alpha=0.3", {"score_propagation_alpha": 0.3}),
+    Method("expansion alpha=0.7", {"score_propagation_alpha": 0.7}),
+    Method("mmr lambda=0.8", {"mmr_lambda": 0.8}),
+    Method("mmr lambda=0.9", {"mmr_lambda": 0.9}),
+)
+SESSION_GRID: tuple[Method, ...] = (
+    Method("defaults", {}, "remnic defaults"),
+    Method("weightStatesTime=0", {"weight_states_time": 0.0}),
+    Method("weightStatesTime=0.5", {"weight_states_time": 0.5}),
+    Method("weightBm25=1.0", {"weight_bm25": 1.0}),
+    Method("weightBm25=1.5", {"weight_bm25": 1.5}),
+    Method("chunkTopK=1", {"chunk_top_k": 1}),
+    Method("chunkTopK=3", {"chunk_top_k": 3}),
+    Method("mmr lambda=0.8", {"mmr_lambda": 0.8}),
+    Method("mmr lambda=0.9", {"mmr_lambda": 0.9}),
+)
+GRIDS = {"turn": TURN_GRID, "session": SESSION_GRID}
+
+
+def objective(results: Sequence[QResult]) -> float:
+    """Mean of (R@5 + R@10) / 2 over the questions of categories 1–4 (0 when there are none)."""
+    main = [r for r in results if r.category != 5]
+    if not main:
+        return 0.0
+    return statistics.fmean((r.found[5] + r.found[10]) / 2 for r in main)
+
+
+def cross_validate(per_method: dict[str, list[QResult]], grid: Sequence[Method], ks: Sequence[int]) -> dict[str, Any]:
+    """Leave-one-conversation-out selection over ``grid`` from per-question results (pure)."""
+    names = [m.name for m in grid]
+    default = names[0]
+    convs = sorted({r.conversation for r in per_method[default]})
+
+    def of(name: str, keep: Callable[[str], bool]) -> list[QResult]:
+        return [r for r in per_method[name] if keep(r.conversation)]
+
+    def best(keep: Callable[[str], bool]) -> tuple[str, float]:
+        scored = [(objective(of(n, keep)), -i, n) for i, n in enumerate(names)]
+        score, _, name = max(scored)
+        return name, score
+
+    folds, pooled = [], []
+    for held in convs:
+        chosen, train_score = best(lambda c, held=held: c != held)
+        held_results = of(chosen, lambda c, held=held: c == held)
+        default_results = of(default, lambda c, held=held: c == held)
+        pooled += held_results
+        folds.append(
+            {
+                "heldOut": held,
+                "chosen": chosen,
+                "trainObjective": train_score,
+                "objective": objective(held_results),
+                "defaultObjective": objective(default_results),
+                "summary": summarize(held_results, ks),
+                "defaultSummary": summarize(default_results, ks),
+            }
+        )
+    in_sample, in_score = best(lambda c: True)
+    cv_score, default_score = objective(pooled), objective(per_method[default])
+    return {
+        "default": default,
+        "folds": folds,
+        "crossValidated": summarize(pooled, ks),
+        "crossValidatedObjective": cv_score,
+        "foldMean": {
+            f"recall@{k}": statistics.fmean(f["summary"]["overall"].get(f"recall@{k}", 0.0) for f in folds) for k in ks
+        },
+        "inSample": {"chosen": in_sample, "objective": in_score, "summary": summarize(per_method[in_sample], ks)},
+        "defaults": summarize(per_method[default], ks),
+        "defaultObjective": default_score,
+        "kept": in_sample if in_sample != default and cv_score > default_score else default,
+        "methods": {n: summarize(per_method[n], ks) for n in names},
+    }
+
+
+def run_cv(
+    data: Sequence[str | Path],
+    *,
+    granularity: str = "turn",
+    ks: Sequence[int] = DEFAULT_KS,
+    grid: Sequence[Method] | None = None,
+    limit_questions: int | None = None,
+    log: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Evaluate the grid on every conversation once, then cross-validate the choice among it."""
+    ks = sorted(set(ks) | {5, 10})
+    grid = tuple(grid or GRIDS[granularity])
+    convs = load_all(data, limit_questions)
+    if len(convs) < 2:
+        raise ValueError("cross-validation needs at least two conversations")
+    t = time.perf_counter()
+    per_method, _ = collect(convs, granularity=granularity, ks=ks, methods=grid, log=log)
+    out = cross_validate(per_method, grid, ks)
+    out.update(
+        granularity=granularity,
+        ks=ks,
+        conversations=[c.name for c in convs],
+        memories=sum(len(memory_items(c, granularity)[0]) for c in convs),
+        questions=sum(len(c.questions) for c in convs),
+        grid=[{"name": m.name, "overrides": m.overrides, "note": m.note} for m in grid],
+        seconds=time.perf_counter() - t,
+    )
+    return out
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _f(x: Any) -> str:
+    return f"{x:.3f}" if isinstance(x, float) else str(x)
+
+
+def render_cv(result: dict[str, Any]) -> str:
+    ks = result["ks"]
+    rows = [
+        ("defaults", result["defaults"]),
+        (f"in-sample best ({result['inSample']['chosen']})", result["inSample"]["summary"]),
+        ("cross-validated (leave one conversation out)", result["crossValidated"]),
+    ]
+    head = ["", *[f"R@{k}" for k in ks], "MRR"]
+    head += [f"{CATEGORY_NAMES[c]} ({c}) R@{k}" for c in (1, 2, 3, 4) for k in (5, 10)]
+    table = []
+    for label, s in rows:
+        o = s["overall"]
+        line = [label, *[_f(o.get(f"recall@{k}", "-")) for k in ks], _f(o.get("mrr", "-"))]
+        for c in (1, 2, 3, 4):
+            cs = s["categories"].get(c) or s["categories"].get(str(c)) or {}
+            line += [_f(cs.get(f"recall@{k}", "-")) for k in (5, 10)]
+        table.append(line)
+    fold_rows = [
+        [
+            f["heldOut"],
+            f["chosen"],
+            _f(f["summary"]["overall"].get("recall@5", "-")),
+            _f(f["summary"]["overall"].get("recall@10", "-")),
+            _f(f["defaultSummary"]["overall"].get("recall@5", "-")),
+            _f(f["defaultSummary"]["overall"].get("recall@10", "-")),
+        ]
+        for f in result["folds"]
+    ]
+    kept = result["kept"]
+    verdict = (
+        f"kept: **{kept}** (cross-validated objective {result['crossValidatedObjective']:.4f} vs defaults "
+        f"{result['defaultObjective']:.4f})"
+        if kept != result["default"]
+        else f"kept: the defaults (cross-validated objective {result['crossValidatedObjective']:.4f}, "
+        f"defaults {result['defaultObjective']:.4f}: tuning does not win out of sample)"
+        if result["inSample"]["chosen"] != result["default"]
+        else "kept: the defaults (they are also the in-sample best)"
+    )
+    fold_mean = ", ".join(f"R@{k} {v:.3f}" for k, v in result["foldMean"].items())
+    return "\n".join(
+        [
+            f"**{result['granularity']} granularity, cross-validated** — {len(result['conversations'])} "
+            f"conversations, {result['memories']} memories, {len(result['grid'])} candidate settings; "
+            f"objective (R@5 + R@10) / 2 over categories 1–4.",
+            "",
+            md_table(head, table),
+            "",
+            md_table(
+                ["held out", "chosen on the other four", "R@5", "R@10", "defaults R@5", "defaults R@10"], fold_rows
+            ),
+            "",
+            f"Mean over folds: {fold_mean}. {verdict}.",
+        ]
+    )

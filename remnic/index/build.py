@@ -1,0 +1,410 @@
+"""Writing the index: incremental batches after writes, catch-up from git and full rebuilds.
+
+A mixin of :class:`remnic.index.search.SearchIndex` (which owns opening, probing and
+look-ups); kept apart because this is where the ordering rules live that make a
+crash always detectable:
+
+- an incremental batch marks the catalog ``pending``, commits tantivy, then writes
+  rows, tombstones, the new generation and the commit in one catalog transaction;
+- a rebuild writes a complete new build directory and only then swaps ``CURRENT``;
+- ``ensure_fresh`` probes cheaply first and takes the repository write lock only
+  when the index must change.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from remnic.errors import LedgerError, MemoryFormatError, NotFoundError
+from remnic.memfile.model import MemoryRecord, now_iso
+
+from . import text as T
+from .catalog import Catalog, Row
+from .manifest import CATALOG_FILE, TANTIVY_DIR, Manifest, new_build_name, write_current, write_manifest_json
+from .rows import build_rows, ctx_sig, embed_texts, episode_members, turn_of
+from .state import FreshReport, NeedsRebuild
+
+if TYPE_CHECKING:  # pragma: no cover
+    from remnic.repo.files import MemoryStore
+    from remnic.repo.ledger import Ledger
+
+    from .bm25 import Bm25Index
+    from .embed import Embedder
+    from .embed_cache import EmbeddingCache
+    from .vectors import Snapshot
+
+log = logging.getLogger("remnic.index.search")
+Progress = Callable[[int, int], None]
+
+
+class IndexWrites:
+    """apply / refresh_paths / ensure_fresh / rebuild for :class:`~remnic.index.search.SearchIndex`."""
+
+    # Provided by SearchIndex.
+    root: Path
+    rules: T.TextRules
+    _lock: threading.RLock
+    _catalog: Catalog | None
+    _bm25: Bm25Index | None
+    _snap: Snapshot | None
+    _build: str | None
+    _manifest: Manifest | None
+
+    if TYPE_CHECKING:  # pragma: no cover
+
+        @property
+        def embedder(self) -> Embedder: ...
+        @property
+        def cache(self) -> EmbeddingCache: ...
+        @property
+        def model_id(self) -> str: ...
+        @property
+        def fingerprint(self) -> str: ...
+        def _write_lock(self, files: MemoryStore | None = None) -> AbstractContextManager[None]: ...
+        def _check(self) -> Manifest: ...
+        def _sync(self) -> Snapshot: ...
+        def _close_build(self) -> None: ...
+        def _open(self, name: str) -> None: ...
+        def _follows(self, old: str | None, new: str) -> bool: ...
+
+    # ------------------------------------------------------------------ contract: writes
+
+    def apply(
+        self,
+        upserts: Sequence[MemoryRecord],
+        removed_paths: Sequence[str],
+        commit: str | None,
+        *,
+        parent: str | None = None,
+    ) -> None:
+        """Index written records and drop removed paths; ``commit`` None leaves the recorded commit as is.
+
+        With ``parent`` (the commit these changes were made on) the batch is applied only when the
+        index reflects exactly ``parent``, and then records ``commit``: an index that is behind or
+        ahead (another process's write landed first) is left to catch up from git, so a late batch
+        can never overwrite newer text.
+        """
+        if not upserts and not removed_paths and commit is None:
+            return
+        with self._write_lock():
+            try:
+                self._ensure_writable()
+                if parent is not None and commit is not None:
+                    assert self._catalog is not None
+                    recorded = self._catalog.manifest().commit
+                    if recorded != parent:
+                        log.debug("index at %s, batch %s..%s left to catch-up", recorded, parent, commit)
+                        return
+                self._write(upserts, removed_paths, commit, set_commit=parent is not None)
+            except (ImportError, KeyboardInterrupt):
+                raise
+            except Exception as exc:  # noqa: BLE001 - the write is committed; the index must not undo it
+                # The recorded commit did not advance (or ``pending`` marks a torn write), so the
+                # next recall catches up from git or rebuilds: a lagging index, never a failed write.
+                log.warning("index update failed (%s); the next recall will catch up", exc)
+
+    def refresh_paths(self, files: MemoryStore, paths: Sequence[str], commit: str | None = None) -> FreshReport:
+        """Re-read ``paths`` from disk and update the index (gone or malformed files are dropped).
+
+        With ``commit`` the index is recorded as reflecting that commit afterwards
+        (the caller has reconciled everything since the previous one).
+        """
+        t0 = time.perf_counter()
+        with self._write_lock(files):
+            self._ensure_writable()
+            report = self._refresh(files, paths, commit)
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _refresh(self, files: MemoryStore, paths: Sequence[str], commit: str | None) -> FreshReport:
+        from remnic.memfile.model import is_memory_path
+
+        upserts: list[MemoryRecord] = []
+        removed: list[str] = []
+        problems: list[str] = []
+        for path in dict.fromkeys(paths):
+            if not is_memory_path(path):
+                continue
+            try:
+                upserts.append(files.read(path))
+            except NotFoundError:
+                removed.append(path)
+            except MemoryFormatError as exc:
+                removed.append(path)
+                problems.append(exc.describe())
+            except (OSError, UnicodeDecodeError) as exc:
+                removed.append(path)
+                problems.append(f"{path}: {exc}")
+        embedded = self._write(upserts, removed, commit, set_commit=True)
+        return FreshReport("catch-up", changed=len(upserts) + len(removed), embedded=embedded, problems=problems)
+
+    def _ensure_writable(self) -> None:
+        """Open the live build for writing; if there is none usable, start an empty partial one."""
+        try:
+            self._check()
+            self._sync()
+        except NeedsRebuild as exc:
+            log.info("index %s (%s): starting a fresh partial index", exc.state, exc.detail)
+            self._create_build(commit=None, rows=[], progress=None)
+
+    # ------------------------------------------------------------------ building rows
+
+    def _rows(
+        self,
+        records: Sequence[MemoryRecord],
+        contexts: dict[str, T.Context],
+        positions: dict[str, int],
+        progress: Progress | None = None,
+    ) -> tuple[list[Row], dict[str, dict[str, str]], int]:
+        return build_rows(
+            records,
+            contexts,
+            positions,
+            self.rules,
+            lambda texts: embed_texts(self.embedder, self.cache, texts, progress),
+        )
+
+    def _contexts_for(self, members: Sequence[T.Member]) -> dict[str, T.Context]:
+        return T.episode_contexts(members, self.rules.neighbor_window, self.rules.context_max_chars)
+
+    # ------------------------------------------------------------------ incremental write
+
+    def _write(
+        self, upserts: Sequence[MemoryRecord], removed: Sequence[str], commit: str | None, *, set_commit: bool
+    ) -> int:
+        """Apply one batch under the write lock: tantivy first (marked pending), then the catalog."""
+        assert self._catalog is not None and self._bm25 is not None
+        cat = self._catalog
+        manifest = cat.manifest()
+        by_path = {r.path: r for r in upserts}
+        removed_set = set(removed) - set(by_path)
+        old = cat.sigs(list(by_path) + list(removed_set))
+
+        # Episodes whose member list or texts change: their members' contexts must be recomputed,
+        # and a neighbour is re-indexed only when its context (or position) actually changed.
+        episodes = {T.episode_key(r.frontmatter, r.namespace) for r in upserts}
+        episodes |= {ep for _, ep in old.values()}
+        episodes.discard(None)
+        contexts: dict[str, T.Context] = {}
+        positions: dict[str, int] = {}
+        neighbour_paths: list[str] = []
+        if episodes:
+            members = cat.episode_members(episodes)  # type: ignore[arg-type]
+            for ep in episodes:
+                stored_sig: dict[str, str] = {}
+                group: dict[str, T.Member] = {}
+                for p, content, created, turn, sig in members.get(ep, []):
+                    if p not in removed_set and p not in by_path:
+                        group[p] = T.Member(p, content, created, turn)
+                        stored_sig[p] = sig
+                for r in upserts:
+                    if T.episode_key(r.frontmatter, r.namespace) == ep:
+                        group[r.path] = T.Member(r.path, r.content, T.created_ts(r), turn_of(r))
+                ctxs = self._contexts_for(list(group.values()))
+                pos = T.positions(list(group.values()))
+                contexts.update(ctxs)
+                positions.update(pos)
+                neighbour_paths += [p for p in stored_sig if ctx_sig(ctxs.get(p), pos[p]) != stored_sig[p]]
+
+        neighbours: list[MemoryRecord] = []
+        if neighbour_paths:
+            stored = cat.rows_for_paths(neighbour_paths, self.embedder.dim)
+            for p in neighbour_paths:
+                row = stored.get(p)
+                if row is not None:
+                    neighbours.append(MemoryRecord(row.path, row.frontmatter, row.content, row.namespace))
+
+        rows, docs, embedded = self._rows(list(by_path.values()) + neighbours, contexts, positions)
+        gone = [p for p in removed_set if p in old]
+        if not rows and not gone and (commit is None or commit == manifest.commit):
+            return 0
+
+        gen = manifest.generation + 1
+        self._mark_pending(cat)
+        try:
+            with self._bm25.writer() as w:
+                for p in gone:
+                    w.delete(p)
+                for row in rows:
+                    w.delete(row.path)
+                    w.add(docs[row.path])
+        except BaseException:
+            self._clear_pending(cat)  # tantivy rolled back: the two sides still agree
+            raise
+        # From here a failure leaves ``pending`` set: the next probe rebuilds.
+        new_commit = manifest.commit
+        if commit is not None and (set_commit or self._follows(manifest.commit, commit)):
+            new_commit = commit
+        cat.begin()
+        try:
+            cat.upsert(rows, gen)
+            cat.remove(gone, gen)
+            count = cat.count()
+            manifest.generation, manifest.count, manifest.commit = gen, count, new_commit
+            manifest.pending, manifest.updated_at = "", now_iso()
+            cat.set_meta(manifest.to_meta())
+            cat.commit()
+        except BaseException:
+            cat.rollback()
+            raise
+        write_manifest_json(self.root / (self._build or ""), manifest)
+        self._sync()
+        return embedded
+
+    def _mark_pending(self, cat: Catalog) -> None:
+        cat.begin()
+        cat.set_meta({"pending": f"{os.getpid()}:{time.time():.0f}"})
+        cat.commit()
+
+    def _clear_pending(self, cat: Catalog) -> None:
+        try:
+            cat.begin()
+            cat.set_meta({"pending": ""})
+            cat.commit()
+        except Exception:  # noqa: BLE001 - leave it for the probe to find
+            cat.rollback()
+
+    # ------------------------------------------------------------------ freshness & rebuild
+
+    def ensure_fresh(self, files: MemoryStore, ledger: Ledger, progress: Progress | None = None) -> FreshReport:
+        """Make the index reflect HEAD (and pick up other processes' writes); cheap when it already does."""
+        t0 = time.perf_counter()
+        head = ledger.head()
+        with self._lock:
+            try:
+                m = self._check()
+                if m.commit == head and (head is not None or m.built_at):
+                    before = self._snap.gen if self._snap is not None else None
+                    snap = self._sync()
+                    action = "none" if before == snap.gen else "reloaded"
+                    return FreshReport(action, seconds=time.perf_counter() - t0)
+            except NeedsRebuild:
+                pass
+        with self._write_lock(files):
+            head = ledger.head()
+            try:
+                m = self._check()
+            except NeedsRebuild as exc:
+                report = self._rebuild(files, head, progress, f"{exc.state}: {exc.detail}")
+                report.seconds = time.perf_counter() - t0
+                return report
+            if m.commit == head:
+                self._sync()
+                return FreshReport("reloaded", seconds=time.perf_counter() - t0)
+            if m.commit is None or head is None or not ledger.commit_exists(m.commit):
+                reason = (
+                    "partial index"
+                    if m.commit is None
+                    else f"indexed commit {m.commit[:8]} is gone (history rewritten?)"
+                )
+                report = self._rebuild(files, head, progress, reason)
+                report.seconds = time.perf_counter() - t0
+                return report
+            try:
+                changes = ledger.diff_names(m.commit, head)
+            except LedgerError as exc:
+                report = self._rebuild(files, head, progress, f"git diff failed: {exc.message}")
+                report.seconds = time.perf_counter() - t0
+                return report
+            paths: list[str] = []
+            for _status, path, old_path in changes:
+                paths.append(path)
+                if old_path:
+                    paths.append(old_path)
+            self._sync()
+            report = self._refresh(files, paths, head)
+            report.reason = f"{m.commit[:8]}..{head[:8]}: {len(changes)} changed path(s)"
+            report.seconds = time.perf_counter() - t0
+            return report
+
+    def rebuild(
+        self,
+        files: MemoryStore,
+        ledger: Ledger | None = None,
+        progress: Progress | None = None,
+        reason: str = "requested",
+    ) -> FreshReport:
+        """Re-read every memory file and build a new index beside the old one, then swap it in."""
+        t0 = time.perf_counter()
+        with self._write_lock(files):
+            head = ledger.head() if ledger is not None else self._head()
+            report = self._rebuild(files, head, progress, reason)
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _rebuild(self, files: MemoryStore, head: str | None, progress: Progress | None, reason: str) -> FreshReport:
+        scan = files.scan()
+        records = scan.records
+        groups = episode_members(records)
+        contexts: dict[str, T.Context] = {}
+        positions: dict[str, int] = {}
+        for members in groups.values():
+            contexts.update(self._contexts_for(members))
+            positions.update(T.positions(members))
+        rows, docs, embedded = self._rows(records, contexts, positions, progress)
+        self._create_build(commit=head, rows=rows, docs=docs, progress=None)
+        return FreshReport(
+            "rebuild",
+            reason=reason,
+            changed=len(rows),
+            embedded=embedded,
+            problems=[p.describe() for p in scan.problems],
+        )
+
+    def _create_build(
+        self,
+        *,
+        commit: str | None,
+        rows: Sequence[Row],
+        docs: dict[str, dict[str, str]] | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        """Write a complete new build directory, swap CURRENT to it, remove the old ones."""
+        from .bm25 import Bm25Index
+
+        old_gen = self._manifest.generation if self._manifest is not None else 0
+        self.root.mkdir(parents=True, exist_ok=True)
+        name = new_build_name(old_gen + 1)
+        build_dir = self.root / name
+        try:
+            bm25 = Bm25Index(build_dir / TANTIVY_DIR, create=True)
+            with bm25.writer() as w:
+                for row in rows:
+                    w.add((docs or {})[row.path])
+            cat = Catalog(build_dir / CATALOG_FILE, create=True)
+            now = now_iso()
+            manifest = Manifest(
+                model_id=self.model_id,
+                fingerprint=self.fingerprint,
+                commit=commit,
+                generation=old_gen + 1,
+                count=len(rows),
+                built_at=now,
+                updated_at=now,
+            )
+            cat.begin()
+            cat.upsert(rows, manifest.generation)
+            cat.set_meta(manifest.to_meta())
+            cat.commit()
+            cat.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            cat.close()
+            write_manifest_json(build_dir, manifest)
+        except BaseException:
+            shutil.rmtree(build_dir, ignore_errors=True)
+            raise
+        write_current(self.root, name)
+        self._close_build()
+        self._open(name)
+        self._check()
+        self._sync()
+        for entry in self.root.iterdir():
+            if entry.is_dir() and entry.name != name:
+                shutil.rmtree(entry, ignore_errors=True)

@@ -1,0 +1,97 @@
+"""Dates on the query side: the date terms a query adds to BM25 and, where unambiguous, its date scope.
+
+A query naming a date ("in August 2023", "on 1 May, 2022", "between August 11 and
+August 15 2023", "last May") is resolved against the recall's clock
+(:func:`remnic.index.dates.query_dates`). Its tokens (``m202308`` …) are searched
+in the memories' ``when`` (created) and ``dated`` (dates their text names)
+fields; a question asking *when* (or how long) gives memories whose text states
+a time the ``date`` score term (``weightStatesTime``). Where the date is unambiguous the recall is scoped to memories dated
+then — created then, or naming a date that overlaps — unless no memory in
+scope is, in which case the scope is left alone and the stage says so. The
+``date-scope`` stage carries all of it into the X-ray.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import TYPE_CHECKING
+
+from remnic.config import RecallSettings
+from remnic.index.dates import QueryDates, base_date, day_number, month_keys, query_dates
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from remnic.index.vectors import Snapshot
+
+STAGE = "date-scope"
+
+
+@dataclass
+class DatePlan:
+    """What one recall does with the dates in its query."""
+
+    dates: QueryDates
+    extra_terms: list[tuple[str, str, float]] = field(default_factory=list)
+    """(field, token, boost) clauses added to the BM25 query."""
+    window: tuple[int, int] | None = None
+    """The filter window in day numbers, slack included (None: no filter)."""
+    months: list[str] | None = None
+    """The window's months, pushed into tantivy as a clause (None: filter after retrieval only)."""
+    slack_days: int = 0
+
+    @property
+    def terms(self) -> list[str]:
+        return list(dict.fromkeys(t for _, t, _ in self.extra_terms))
+
+    def date_term(self, snap: Snapshot, row: int, weight: float) -> float:
+        """The ``date`` score term: ``weight`` for a memory stating a time, when the query asks when."""
+        return weight if self.dates.asks_when and snap.states_time(row) else 0.0
+
+
+def plan(text: str, now_s: float, s: RecallSettings) -> DatePlan | None:
+    """The date plan of a query (None when dates are off or the query names none and does not ask when)."""
+    if not s.dates:
+        return None
+    today = base_date(now_s) or date.today()
+    qd = query_dates(text, today)
+    if not qd.any:
+        return None
+    filtered = qd.window is not None and s.date_filter
+    extra: list[tuple[str, str, float]] = []
+    for token in qd.terms:
+        if not filtered:
+            # Inside a date scope every memory shares the window's tokens: as terms they would only
+            # flatten the BM25 scores the scope leaves to tell memories apart.
+            if s.boost_when > 0:
+                extra.append(("when", token, s.boost_when))
+            if s.boost_dated > 0:
+                extra.append(("dated", token, s.boost_dated))
+    out = DatePlan(qd, extra, slack_days=max(0, s.date_slack_days))
+    if filtered:
+        assert qd.window is not None
+        lo, hi = qd.window
+        slack = timedelta(days=max(0, s.date_slack_days))
+        first = day_number(lo - slack) if lo != date.min else -(2**31) + 1
+        last = day_number(hi + slack) if hi != date.max else 2**31 - 1
+        out.window = (first, last)
+        if lo != date.min and hi != date.max:
+            out.months = month_keys(lo - slack, hi + slack) or None
+    return out
+
+
+def scope(p: DatePlan, snap: Snapshot, mask: np.ndarray) -> tuple[np.ndarray, str, list[str] | None]:
+    """(narrowed mask, the stage's note, the months clause for tantivy) for a plan with a window."""
+    if p.window is None:
+        return mask, p.dates.describe(terms=p.terms, filter_off=True), None
+    lo, hi = p.dates.window or (date.min, date.max)
+    slack = timedelta(days=p.slack_days)
+    widened = (lo - slack if lo != date.min else lo, hi + slack if hi != date.max else hi)
+    described = p.dates.describe(window=widened, terms=p.terms)
+    dated = snap.date_mask(*p.window)
+    narrowed = mask & dated
+    kept, before = int(narrowed.sum()), int(mask.sum())
+    if kept == 0:
+        return mask, f"{described}: no memory in scope is dated then, filter not applied", None
+    return narrowed, f"{described}: {kept} of {before} in scope", p.months
