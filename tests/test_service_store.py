@@ -381,6 +381,7 @@ def test_scan_memo_keeps_only_what_round_trips_and_survives_a_corrupt_memo(
     monkeypatch.setattr(scan_memo, "RACY_NS", 0)
     (memory.root / "facts/odd.md").write_text("---\nid: mem_odd\nextra:\n  1: one\n---\nOdd keys.\n")
     memory.store("Plain memory", category="fact")
+    memory.settle_index()  # the first write builds the index on a worker thread, which scans too
     records = {r.path: r for r in memory.list()}
     assert records["facts/odd.md"].frontmatter["extra"] == {1: "one"}
     assert "facts/odd.md" not in _memo_paths(memory.root)  # an int key would come back as "1"
