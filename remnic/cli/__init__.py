@@ -39,7 +39,7 @@ def _modules() -> list:
     from . import memories, versions
 
     modules = [memories, versions]
-    for name in ("recall", "sync", "serve", "hooks"):
+    for name in ("config", "recall", "sync", "serve", "hooks"):
         try:
             modules.append(__import__(f"{__name__}.{name}", fromlist=["register"]))
         except ModuleNotFoundError as exc:

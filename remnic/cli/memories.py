@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from remnic.config import describe_settings, load_settings
+from remnic.config import load_settings
 from remnic.errors import FieldProblem, UsageError, ValidationError
 from remnic.memfile.model import CATEGORIES, STATUSES, MemoryRecord, serialize
 from remnic.service.memory import Memory
@@ -109,10 +109,6 @@ def register(sub: Any) -> None:
 
     p = add_command(sub, "doctor", "check python, git, the memory dir, the index and every memory file")
     p.set_defaults(handler=cmd_doctor)
-
-    p = add_command(sub, "config", "show the resolved configuration and where each value came from")
-    p.add_argument("--defaults", action="store_true", help="list every setting with its default and meaning")
-    p.set_defaults(handler=cmd_config)
 
 
 def _record_text(record: MemoryRecord) -> str:
@@ -337,13 +333,19 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         settings, broken = load_settings(getattr(args, "memory_dir", None)), None
     except ValidationError as exc:  # a broken config file is a finding, not a reason to stop checking
         settings, broken = load_settings(getattr(args, "memory_dir", None), use_config_files=False), exc
-    checks = [
-        {
-            "name": "config",
-            "status": "fail" if broken else "ok",
-            "detail": broken.describe() if broken else (", ".join(settings.config_files) or "defaults only"),
-        }
-    ]
+    config: dict[str, Any] = {
+        "name": "config",
+        "status": "fail" if broken else "ok",
+        "detail": broken.describe() if broken else (", ".join(settings.config_files) or "defaults only"),
+    }
+    if settings.warnings and not broken:
+        config.update(
+            status="warn",
+            detail=f"{config['detail']}; {len(settings.warnings)} key(s) of the original Remnic are not read "
+            "(`remnic config migrate` moves them aside under _remnicOriginal)",
+            problems=settings.warnings,
+        )
+    checks = [config]
     checks += Memory.open(settings=settings).doctor()
 
     def text() -> str:
@@ -357,29 +359,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     emit(args, {"ok": all(c["status"] != "fail" for c in checks), "checks": checks}, text)
     return 1 if any(c["status"] == "fail" for c in checks) else 0
-
-
-def cmd_config(args: argparse.Namespace) -> int:
-    if args.defaults:
-        rows = describe_settings()
-        emit(args, rows, lambda: "\n".join(f"{r['key']} = {json.dumps(r['default'])}\n    {r['doc']}" for r in rows))
-        return 0
-    settings = load_settings(getattr(args, "memory_dir", None))
-    values = settings.to_dict()
-    flat: list[dict[str, Any]] = [
-        {"key": "memoryDir", "value": values["memoryDir"], "origin": settings.origins.get("memoryDir", "default")}
-    ]
-    for section, entries in values.items():
-        if isinstance(entries, dict):
-            for key, value in entries.items():
-                dotted = f"{section}.{key}"
-                flat.append({"key": dotted, "value": value, "origin": settings.origins.get(dotted, "default")})
-    emit(
-        args,
-        {"settings": values, "origins": {r["key"]: r["origin"] for r in flat}, "configFiles": settings.config_files},
-        lambda: "\n".join(f"{r['key']} = {json.dumps(r['value'], default=str)}    ({r['origin']})" for r in flat),
-    )
-    return 0
 
 
 def _required(value: str, name: str) -> str:
