@@ -34,9 +34,23 @@ def register(sub: Any) -> None:
         "init",
         "create a memory repository (or complete one) from the template",
         epilog="Lays down folders per category, a README, .gitignore for .remnic/ and a sample\n"
-        "remnic.config.json, then commits them. Existing files are never overwritten.",
+        "remnic.config.json, then commits them. Existing files are never overwritten.\n\n"
+        "In a folder that already holds files, only the memory folders (facts/, decisions/,\n"
+        "..., entities/, namespaces/*/...) are memories: notes elsewhere (a root notes.md)\n"
+        "are listed as skipped and never given frontmatter or committed, unless --adopt\n"
+        "names them. `remnic sync run` (try --dry-run first) adopts what init found.\n\n"
+        "examples:\n  remnic init ~/memories\n  remnic init . --adopt 'notes/**'\n"
+        "  remnic init ~/vault --adopt '**'      # every markdown note of a vault",
     )
     p.add_argument("dir", nargs="?", help="directory to create (default: the resolved memory dir)")
+    p.add_argument(
+        "--adopt",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="also make notes matching this glob memories (** spans folders); kept in store.include of the "
+        "repository's remnic.config.json; repeatable",
+    )
     p.set_defaults(handler=cmd_init)
 
     p = add_command(
@@ -123,12 +137,27 @@ def _record_text(record: MemoryRecord) -> str:
 
 def cmd_init(args: argparse.Namespace) -> int:
     settings = load_settings(args.dir if args.dir else getattr(args, "memory_dir", None))
-    memory = Memory.init(settings=settings)
-    emit(
-        args,
-        {"memoryDir": str(memory.root), "head": memory.head()},
-        f"initialised memory repository at {memory.root}",
-    )
+    with Memory.init(settings=settings, adopt=args.adopt) as memory:
+        found = memory.adoption()
+        head = memory.head()
+
+    def text() -> str:
+        lines = [f"initialised memory repository at {memory.root}"]
+        if found["include"]:
+            lines.append("also memories: " + ", ".join(found["include"]) + " (store.include)")
+        if found["memoryFiles"]:
+            lines.append(
+                f"found {plural(found['memoryFiles'], 'memory file')}; `remnic sync run` adopts them "
+                "(`--dry-run` lists what it would change)"
+            )
+        if found["skipped"]:
+            lines.append(f"{plural(len(found['skipped']), 'file')} left alone (not memories):")
+            lines += [f"  ~ {s['path']}: {s['reason']}" for s in found["skipped"][:20]]
+            if len(found["skipped"]) > 20:
+                lines.append(f"  ... and {len(found['skipped']) - 20} more (`remnic doctor` lists them all)")
+        return "\n".join(lines)
+
+    emit(args, {"memoryDir": str(memory.root), "head": head, **found}, text)
     return 0
 
 
@@ -320,6 +349,14 @@ def cmd_status(args: argparse.Namespace) -> int:
                 lines.append(f"  by {key}: " + ", ".join(f"{k}={v}" for k, v in sorted(status["counts"][key].items())))
         if status["malformed"]:
             lines.append(f"malformed: {len(status['malformed'])} (run `remnic doctor`)")
+        if status["empty"]:
+            lines.append(f"no text yet: {len(status['empty'])} (" + ", ".join(status["empty"][:3]) + ")")
+        if status["skipped"]:
+            reasons: dict[str, int] = {}
+            for s in status["skipped"]:
+                reasons[s["reason"]] = reasons.get(s["reason"], 0) + 1
+            lines.append(f"not memories (left alone): {len(status['skipped'])}")
+            lines += [f"  {n} {reason}" for reason, n in sorted(reasons.items())]
         lines.append(f"uncommitted changes: {len(status['uncommitted'])}")
         lines.append(f"index: {status['index'].get('state')}")
         return "\n".join(lines)

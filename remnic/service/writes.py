@@ -28,6 +28,7 @@ from remnic.memfile.validate import (
     Checked,
     PlannedMemory,
     check_bytes,
+    check_changes,
     check_content,
     check_namespace,
     file_problems,
@@ -151,7 +152,7 @@ def store(
 
     def run(tx: Transaction) -> PlanOutcome:
         if dedupe:
-            existing = mem.find_duplicate(ns, meta["contentHash"], tx)
+            existing = mem.find_duplicate(ns, content_hash(content.strip()), tx)
             if existing is not None:
                 return PlanOutcome(WriteResult("store", (existing,), None, changed=False))
         check_writable(mem)
@@ -210,8 +211,8 @@ def import_records(
         duplicates: list[str] = []
         seen: set[tuple[str, str]] = set()
         for i, (meta, content, ns, category) in enumerate(planned):
-            key = (ns, meta["contentHash"])
-            if key in seen or mem.find_duplicate(ns, meta["contentHash"], tx) is not None:
+            key = (ns, content_hash(content.strip()))
+            if key in seen or mem.find_duplicate(ns, key[1], tx) is not None:
                 duplicates.append(meta["id"])
                 continue
             seen.add(key)
@@ -266,6 +267,9 @@ def update(
     for key in changes:
         if key in ("id", "contentHash"):
             raise ValidationError.single(key, "cannot be changed by an update")
+    problems = check_changes(changes)
+    if problems:
+        raise ValidationError(summary(problems), problems=problems)
 
     def run(tx: Transaction) -> PlanOutcome:
         check_writable(mem)

@@ -192,5 +192,5 @@ def test_python_api_refuses_bad_text_in_any_stored_field(memory: Memory) -> None
     record = memory.store("keep me")
     with pytest.raises(ValidationError) as exc:
         memory.forget(record.id, reason="no\x00pe")
-    assert exc.value.problems[0].field == "forgetReason" and "offset 2" in exc.value.problems[0].message
+    assert exc.value.problems[0].field == "forgottenReason" and "offset 2" in exc.value.problems[0].message
     assert memory.get(record.id).status == "active"
