@@ -274,3 +274,16 @@ def test_init_in_a_folder_with_a_root_note_leaves_it_byte_for_byte(tmp_path: Pat
     report = run_cli("sync", "run", "--json", "--memory-dir", str(root)).json()
     assert [c["path"] for c in report["changes"]] == ["notes.md"]
     assert (root / "notes.md").read_text().endswith("---\nmy own notes\nnot a memory\n")
+
+
+def test_adopting_a_pattern_later_picks_up_notes_already_committed(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    memory = Memory.init(root, settings=settings_for(root))
+    write(memory, "notes/old.md", "A note committed by hand before it was adopted.\n")
+    git(root, "add", "notes/old.md")
+    git(root, "commit", "-qm", "my notes")
+    assert memory.sync().changes == []  # not a memory yet
+    memory.close()
+    assert run_cli("init", str(root), "--adopt", "notes/**").code == 0
+    report = run_cli("sync", "run", "--json", "--memory-dir", str(root)).json()
+    assert [c["path"] for c in report["changes"]] == ["notes/old.md"]

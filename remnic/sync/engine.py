@@ -172,6 +172,8 @@ class _Run:
             self.status[path] = xy
             if orig:
                 self.status[orig] = "D "
+        rules = repr(self.paths)
+        full = full or state.rules != rules  # the rule for memories changed (or is new): look at every file
         if (
             not full
             and head is not None
@@ -253,6 +255,7 @@ class _Run:
         pending = self.next_pending(records, written, record_sha, deleted, old, committed, report)
         state.commit, state.pending = new_head, pending
         state.skipped = {**(state.skipped if not full else {}), **self.not_memories}
+        state.rules = rules
         state.save(self.root)
         report.head, report.changes, report.pending = new_head, changes, sorted(pending)
         return report

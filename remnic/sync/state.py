@@ -33,6 +33,8 @@ class SyncState:
     """Path → {sha, id, hash, kind} for memory paths left differing from ``commit``."""
     skipped: dict[str, str] = field(default_factory=dict)
     """Path → reason for files sync reported as not memories (reported again only when that changes)."""
+    rules: str | None = None
+    """The rule for which files are memories at the last run: when it changes the next run is a full one."""
 
     @classmethod
     def load(cls, root: Path) -> SyncState:
@@ -50,10 +52,17 @@ class SyncState:
             commit,
             {str(k): v for k, v in pending.items() if isinstance(v, dict)},
             {str(k): str(v) for k, v in skipped.items()},
+            data.get("rules") if isinstance(data.get("rules"), str) else None,
         )
 
     def save(self, root: Path) -> None:
-        data = {"version": STATE_VERSION, "commit": self.commit, "pending": self.pending, "skipped": self.skipped}
+        data = {
+            "version": STATE_VERSION,
+            "commit": self.commit,
+            "pending": self.pending,
+            "skipped": self.skipped,
+            "rules": self.rules,
+        }
         write_atomic(root / STATE_DIR / STATE_FILE, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
