@@ -35,9 +35,11 @@ def in_entity_folder(path: str) -> bool:
 
 
 def is_entity_file(path: str, frontmatter: Mapping[str, Any]) -> bool:
-    """An entity file in the original's format: in an ``entities/`` folder and without an ``id``
-    (remnic's own entity memories carry one)."""
-    return "id" not in frontmatter and in_entity_folder(path)
+    """An entity file in the original's format: in an ``entities/`` folder, without an ``id`` (remnic's
+    own entity memories carry one) or with the original's ``synthesis_*`` keys."""
+    return in_entity_folder(path) and (
+        "id" not in frontmatter or any(str(k).startswith("synthesis_") for k in frontmatter)
+    )
 
 
 def stem(path: str) -> str:
