@@ -420,3 +420,28 @@ def test_config_written_by_the_original_loads_with_its_directory(tmp_path: Path,
     assert run_cli("sync", "run").code == 0
     result = run_cli("list", "--json")
     assert result.code == 0 and result.json()["count"] == 22
+
+
+def test_normalize_is_the_one_way_to_have_original_files_rewritten(adopted: tuple) -> None:
+    memory, memories, before = adopted
+    head, on_disk = memory.ledger.head(), tree_bytes(memory.root)
+    dry = run_cli("sync", "run", "--normalize", "--dry-run", "--memory-dir", str(memory.root))
+    assert dry.code == 0 and "would sync" in dry.out
+    assert tree_bytes(memory.root) == on_disk and memory.ledger.head() == head  # the dry run changed nothing
+    result = run_cli("sync", "run", "--normalize", "--memory-dir", str(memory.root))
+    assert result.code == 0, result.out
+    rel = "corrections/correction-1778751000001-k2k2.md"
+    text = (memory.root / rel).read_text()
+    assert text.startswith(before[rel].decode().split("---\n\n")[0])  # every line kept, keys only added
+    assert "status: active" in text and "importanceScore: 0.5" in text
+    full = (memory.root / "facts/2026-05-14/fact-1778750467999-a1b2.md").read_text()
+    assert "confidenceTier: implied" in full  # the tier follows the score when asked
+    assert original.read(full)["intentGoal"] == "ship: the release"
+
+
+def test_an_explicit_write_to_an_entity_file_keeps_it_an_entity(adopted: tuple) -> None:
+    memory, _, _ = adopted
+    memory.forget("person-priya-raman", reason="left the company")
+    priya = memory.get("person-priya-raman")
+    assert priya.category == "entity" and "person" in priya.tags and priya.status == "forgotten"
+    assert (memory.root / priya.path).read_text().count("## Synthesis") == 1
