@@ -9,8 +9,9 @@ A memory is a markdown file (``.md`` or ``.markdown``, any case) in a memory fol
 - any file matching a ``store.include`` pattern (``["**"]`` adopts a whole notes vault).
 
 README, CHANGELOG, LICENSE and CONTRIBUTING files are memories only with
-``store.readmeFiles``; ``store.exclude`` patterns never are. Every other file is
-reported with its reason (:meth:`MemoryPaths.skip_reason`) and never touched.
+``store.readmeFiles``; ``store.exclude`` patterns, hidden folders and ``state/`` (the
+records remnic and the original keep) never are. Every other file is reported with
+its reason (:meth:`MemoryPaths.skip_reason`) and never touched.
 Pure: nothing here reads the disk.
 """
 
@@ -32,6 +33,8 @@ README_NAMES = frozenset({"readme", "changelog", "license", "licence", "contribu
 SKIP_DIRS = frozenset({".git", ".remnic", "node_modules", "__pycache__"})
 DEFAULT_EXTENSIONS = (".md", ".markdown")
 REPO_FILES = frozenset({"remnic.config.json", "engram.config.json"})
+STATE_RECORDS_DIR = "state"
+"""Ledgers and indexes remnic and the original Remnic keep (``state/observation-ledger/…``): never memories."""
 
 OUTSIDE = "outside the memory folders (add a pattern to store.include, or `remnic init --adopt PATTERN`)"
 README_LIKE = "README-like file (set store.readmeFiles to true to make it a memory)"
@@ -47,6 +50,13 @@ def _parts(path: str) -> list[str]:
     if len(parts) >= 2 and parts[0] in TIER_DIRS:
         parts = parts[1:]
     return parts
+
+
+def _in_state(parts: list[str]) -> bool:
+    """Under ``state/`` at the root or of a namespace: records remnic (and the original Remnic) keep there."""
+    if len(parts) >= 3 and parts[0] == NAMESPACES_DIR:
+        parts = parts[2:]
+    return len(parts) >= 2 and parts[0] == STATE_RECORDS_DIR
 
 
 def _in_tier(path: str) -> bool:
@@ -159,7 +169,7 @@ class MemoryPaths:
     def skip_reason(self, path: str) -> str | None:
         """None when ``path`` is a memory file; else why not (hidden and tool folders get ``hidden``)."""
         parts = path.split("/")
-        if any(p.startswith(".") or p in SKIP_DIRS for p in parts):
+        if any(p.startswith(".") or p in SKIP_DIRS for p in parts) or _in_state(parts):
             return "hidden"
         if not self.is_markdown(path):
             return ATTACHMENT if self.in_memory_folder(path) else "not markdown"
