@@ -165,7 +165,7 @@ def test_forget_status_doctor(memory: Memory) -> None:
     assert run_cli("forget", rec.id, "--reason", "obsolete", "--memory-dir", d).code == 0
     status = run_cli("status", "--memory-dir", d, "--json").json()
     assert status["counts"]["status"] == {"forgotten": 1}
-    (memory.root / "facts" / "bad.md").write_text("---\nstatus: gone\n---\nx\n")
+    (memory.root / "facts" / "bad.md").write_text("---\nstatus: [gone\n---\nx\n")
     doctor = run_cli("doctor", "--memory-dir", d, "--json")
     assert doctor.code == 1
     checks = {c["name"]: c for c in doctor.json()["checks"]}

@@ -55,12 +55,20 @@ def test_pre_commit_hook_refuses_a_symlinked_memory(memory: Memory, tmp_path: Pa
     assert "facts/l.md" in proc.stderr + proc.stdout and "symbolic link" in proc.stderr + proc.stdout
 
 
+@pytest.mark.parametrize("frontmatter", ["confidenceTier: [a]", "importanceLevel: {}", "status: [active]"])
+def test_odd_values_of_known_keys_are_read_not_a_crash(memory: Memory, frontmatter: str) -> None:
+    memory.store("Tapirs are related to horses", category="fact")
+    odd = memory.root / "facts" / "odd.md"
+    odd.write_text(f"---\n{frontmatter}\n---\nodd body about tapirs\n")
+    for args in (["query", "tapirs"], ["list"], ["status"], ["reindex"], ["doctor"]):
+        result = run_cli(*args, "--memory-dir", str(memory.root), "--json")
+        assert result.code == 0, (args, result.err)
+    assert not memory.sync().problems and odd.read_text().endswith("\nodd body about tapirs\n")
+
+
 @pytest.mark.parametrize(
     "frontmatter",
     [
-        "confidenceTier: [a]",
-        "importanceLevel: {}",
-        "status: [active]",
         "extra: &a [*a]",
         "a: &a [x,x,x,x,x,x,x,x,x,x]\n"
         + "".join(
@@ -236,9 +244,9 @@ def test_writes_are_refused_on_a_detached_head(memory: Memory) -> None:
 def test_get_of_a_malformed_file_says_what_is_wrong(memory: Memory) -> None:
     rec = memory.store("Staging db is db1", category="fact").record
     path = memory.root / rec.path
-    path.write_text(path.read_text().replace("status: active", "status: bogus"))
+    path.write_text(path.read_text().replace("status: active", "status: [bogus"))
     result = run_cli("get", rec.id, "--memory-dir", str(memory.root))
-    assert result.code == 1 and rec.path in result.err and "unknown status 'bogus'" in result.err
+    assert result.code == 1 and rec.path in result.err and "invalid YAML" in result.err
 
 
 def test_init_on_a_file_and_list_with_a_bad_namespace_are_usage_errors(tmp_path: Path, memory: Memory) -> None:

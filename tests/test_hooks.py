@@ -50,18 +50,18 @@ def test_install_status_and_recorded_interpreter(hooked: Memory) -> None:
 def test_pre_commit_rejects_a_malformed_file_in_a_real_git_commit(hooked: Memory) -> None:
     root = hooked.root
     bad = root / "facts/bad.md"
-    bad.write_text("---\nid: mem_bad\nstatus: actve\n---\nA memory with a typo in its status\n")
+    bad.write_text("---\nid: mem_bad\nstatus: [actve\n---\nA memory with a typo in its status\n")
     (root / "facts/good.md").write_text("A good memory.\n")
     user_git(root, "add", "facts/bad.md", "facts/good.md")
     head = hooked.ledger.head()
     proc = user_git(root, "commit", "-m", "add memories by hand", check=False)
     assert proc.returncode != 0
-    assert "facts/bad.md:3: status: unknown status 'actve'" in proc.stderr
+    assert "facts/bad.md:3: frontmatter: invalid YAML" in proc.stderr
     assert "--no-verify" in proc.stderr
     assert hooked.ledger.head() == head
 
     # The hook reads what is staged: fixing the working tree alone is not enough.
-    bad.write_text(bad.read_text().replace("actve", "active"))
+    bad.write_text(bad.read_text().replace("[actve", "active"))
     assert user_git(root, "commit", "-m", "still the staged typo", check=False).returncode != 0
     user_git(root, "add", "facts/bad.md")
     ok = user_git(root, "commit", "-m", "add memories by hand", check=False)
@@ -135,10 +135,10 @@ def test_foreign_hook_is_kept_chained_and_restored(memory: Memory) -> None:
     assert "their-hook-ran" in theirs.read_text()
     result = run_cli("hooks", "install", "--force", "--memory-dir", str(memory.root))
     assert result.code == 0 and (hooks_dir / "pre-commit.pre-remnic").exists()
-    (memory.root / "facts/bad.md").write_text("---\nconfidence: lots\n---\nx\n")
+    (memory.root / "facts/bad.md").write_text("---\nconfidence: [lots\n---\nx\n")
     user_git(memory.root, "add", "facts/bad.md")
     proc = user_git(memory.root, "commit", "-m", "x", check=False)
-    assert proc.returncode != 0 and "their-hook-ran" in proc.stderr and "confidence" in proc.stderr
+    assert proc.returncode != 0 and "their-hook-ran" in proc.stderr and "invalid YAML" in proc.stderr
     result = run_cli("hooks", "uninstall", "--memory-dir", str(memory.root))
     assert result.code == 0
     assert "their-hook-ran" in theirs.read_text() and not (hooks_dir / "pre-commit.pre-remnic").exists()

@@ -16,6 +16,7 @@ from remnic.errors import UsageError, ValidationError
 from remnic.index.bm25 import query_terms
 from remnic.index.manifest import SCHEMA_VERSION, read_current
 from remnic.index.search import SearchIndex
+from remnic.memfile.model import content_hash
 from remnic.service.memory import Memory
 
 FACTS = [
@@ -103,8 +104,8 @@ def test_hits_carry_path_content_frontmatter_and_terms_that_add_up(repo: Memory)
 def test_find_by_hash_and_path_of(repo: Memory) -> None:
     record = repo.list(category="preference")[0]
     index = repo.index
-    assert index.find_by_hash("default", record.frontmatter["contentHash"]) == record.id
-    assert index.find_by_hash("other", record.frontmatter["contentHash"]) is None
+    assert index.find_by_hash("default", content_hash(record.content)) == record.id
+    assert index.find_by_hash("other", content_hash(record.content)) is None
     assert index.path_of(record.id) == record.path
     assert index.path_of("mem_nope") is None
     dup = repo.store(record.content, category="preference")

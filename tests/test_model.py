@@ -16,6 +16,7 @@ from remnic.memfile.model import (
     parse_file,
     serialize,
     slugify,
+    validate_frontmatter,
 )
 
 FULL = """---
@@ -77,33 +78,35 @@ def test_body_only_file_is_valid_with_derived_defaults() -> None:
 
 
 @pytest.mark.parametrize(
-    ("fm", "field", "fragment"),
+    ("fm", "field", "fragment", "reads_as"),
     [
-        ("confidence: high", "confidence", "number from 0 to 1"),
-        ("importanceScore: 7", "importanceScore", "from 0 to 1"),
-        ("category: musing", "category", "unknown category"),
-        ("status: deleted", "status", "unknown status"),
-        ("tags: ops", "tags", "list of strings"),
-        ("created: yesterday", "created", "ISO 8601"),
-        ("id: ../../etc/passwd", "id", "not a valid id"),
+        ("confidence: high", "confidence", "number from 0 to 1", ("confidence", 0.85)),
+        ("importanceScore: 7", "importanceScore", "from 0 to 1", ("importance", 0.7)),
+        ("category: musing", "category", "unknown category", ("category", "fact")),
+        ("status: deleted", "status", "unknown status", ("status", "forgotten")),
+        ("tags: ops", "tags", "list of strings", ("tags", ["ops"])),
+        ("created: yesterday", "created", "ISO 8601", ("created", "yesterday")),
+        ("id: ../../etc/passwd", "id", "not a valid id", ("has_id", False)),
     ],
 )
-def test_wrong_types_name_field_and_line(fm: str, field: str, fragment: str) -> None:
+def test_foreign_values_are_read_in_files_and_refused_on_writes(
+    fm: str, field: str, fragment: str, reads_as: tuple
+) -> None:
     text = f"---\nsource: manual\n{fm}\n---\nbody\n"
-    with pytest.raises(MemoryFormatError) as info:
-        parse_file(text, "facts/bad.md")
-    problem = info.value.problems[0]
+    rec = parse_file(text, "facts/odd.md")  # a file's values are the user's: never malformed for them
+    assert getattr(rec, reads_as[0]) == reads_as[1]
+    assert rec.frontmatter[field] is not None  # kept as written
+    fm_text = text.split("---\n")[1]
+    problems = validate_frontmatter(rec.frontmatter, path="facts/odd.md", text=fm_text, first_line=2)
+    problem = problems[0]  # remnic's own writes are held to its vocabulary, naming field and line
     assert problem.field == field
     assert fragment in problem.message
-    assert problem.path == "facts/bad.md"
-    assert problem.line == 3  # the line of that key in the file
+    assert problem.line == 3
 
 
-def test_unknown_category_lists_valid_options() -> None:
-    with pytest.raises(MemoryFormatError) as info:
-        parse_file("---\ncategory: musing\n---\nx\n", "facts/a.md")
-    described = info.value.describe()
-    assert "valid options" in described and "reasoning_trace" in described
+def test_unknown_category_lists_valid_options_on_writes() -> None:
+    problems = validate_frontmatter({"category": "musing"})
+    assert "valid options" in problems[0].describe() and "reasoning_trace" in problems[0].describe()
 
 
 def test_malformed_yaml_reports_line() -> None:

@@ -11,7 +11,7 @@ from conftest import git, snapshot_tree
 
 from remnic import Memory, NotFoundError, ValidationError
 from remnic.errors import MemoryFormatError
-from remnic.memfile.model import parse_file
+from remnic.memfile.model import original_hash, parse_file
 
 
 def trailers(root: Path, rev: str = "HEAD") -> dict[str, list[str]]:
@@ -62,7 +62,7 @@ def test_store_writes_file_and_one_commit_with_trailers(memory: Memory) -> None:
     fm = on_disk.frontmatter
     assert fm["confidenceTier"] == "explicit" and fm["importanceLevel"] == "high"
     assert fm["tags"] == ["ops", "release"] and fm["status"] == "active"
-    assert fm["contentHash"].startswith("sha256:")
+    assert fm["contentHash"] == original_hash("Cut releases every Tuesday")  # the original Remnic's spelling
     assert int(git(memory.root, "rev-list", "--count", "HEAD")) == before + 1
     t = trailers(memory.root)
     assert t == {
@@ -239,7 +239,7 @@ def test_unknown_category_error_lists_options(memory: Memory) -> None:
 def test_malformed_file_is_reported_and_left_untouched(memory: Memory) -> None:
     good = memory.store("A good memory", category="fact").record
     bad_rel = "facts/broken.md"
-    bad_text = "---\nid: mem_broken\nconfidence: high\n---\nI wrote this by hand\n"
+    bad_text = "---\nid: mem_broken\nconfidence: [high\n---\nI wrote this by hand\n"
     (memory.root / bad_rel).write_bytes(bad_text.encode())
     scan = memory.files.scan()
     assert [r.id for r in scan.records] == [good.id]
@@ -248,7 +248,7 @@ def test_malformed_file_is_reported_and_left_untouched(memory: Memory) -> None:
         memory.files.read(bad_rel)
     doctor = {c["name"]: c for c in memory.doctor()}
     assert doctor["memory-files"]["status"] == "fail"
-    assert any("facts/broken.md:3" in p and "confidence" in p for p in doctor["memory-files"]["problems"])
+    assert any("facts/broken.md:3" in p and "invalid YAML" in p for p in doctor["memory-files"]["problems"])
     assert (memory.root / bad_rel).read_bytes() == bad_text.encode()
 
 
@@ -351,7 +351,7 @@ def test_scan_memo_serves_unchanged_files_across_processes_and_sees_every_edit(
     assert _bodies(reopened)[a.path] == "Alpha runs the weekly backup"
     assert parsed == [a.path]
     bad = memory.root / "facts/bad.md"
-    bad.write_text("---\nstatus: nope\n---\ntext\n")
+    bad.write_text("---\nstatus: [nope\n---\ntext\n")
     assert [e.path for e in reopened.files.scan().problems] == ["facts/bad.md"]
     assert "facts/bad.md" not in _memo_paths(memory.root)  # malformed files are never memoised
     bad.write_text("---\nstatus: active\n---\ntext\n")

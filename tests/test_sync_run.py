@@ -9,7 +9,7 @@ from pathlib import Path
 from conftest import git, run_cli
 
 from remnic.config import StoreSettings
-from remnic.memfile.model import content_hash, parse_file, provisional_id
+from remnic.memfile.model import content_hash, original_hash, parse_file, provisional_id
 from remnic.memfile.normalize import planned_changes, render
 from remnic.memfile.validate import check_text
 from remnic.service.memory import Memory
@@ -82,7 +82,7 @@ def test_body_only_file_gets_id_and_defaults_body_untouched() -> None:
     assert again.frontmatter["category"] == "preference"
     assert again.frontmatter["source"] == "manual"
     assert again.frontmatter["status"] == "active"
-    assert again.frontmatter["contentHash"] == content_hash(body.strip())
+    assert again.frontmatter["contentHash"] == original_hash(body.strip())
     assert again.frontmatter["created"] == again.frontmatter["updated"] == "2026-04-20T17:30:00.000Z"
     assert planned_changes(check_text(text, "preferences/tabs.md", STORE), now="x", store=STORE) == {}
 
@@ -119,8 +119,8 @@ def test_crlf_and_bom_files_keep_their_line_endings_and_body() -> None:
 def test_problems_name_path_line_and_field() -> None:
     bad_yaml = check_text("---\nid: ok\ntags: [unclosed\n---\nbody\n", "facts/a.md", STORE)
     assert not bad_yaml.ok and bad_yaml.problems[0].path == "facts/a.md" and bad_yaml.problems[0].line
-    bad_status = check_text("---\nid: ok\nstatus: actve\n---\nbody\n", "facts/a.md", STORE)
-    assert [(p.field, p.line) for p in bad_status.problems] == [("status", 3)]
+    foreign_status = check_text("---\nid: ok\nstatus: actve\n---\nbody\n", "facts/a.md", STORE)
+    assert foreign_status.ok and foreign_status.record.status == "active"  # the user's value, read, not refused
     secret = check_text("my key is AKIAABCDEFGHIJKLMNOP ok\n", "facts/a.md", STORE)
     assert secret.problems[0].field == "content" and "secret" in secret.problems[0].message
     conflict = check_text("a\n<<<<<<< HEAD\nx\n=======\ny\n>>>>>>> other\n", "facts/a.md", STORE)
@@ -153,7 +153,7 @@ def test_create_edit_and_nothing_changed(memory: Memory) -> None:
     report = memory.sync()
     assert [(c.kind, c.normalized) for c in report.changes] == [("modified", ["contentHash", "updated"])]
     record = memory.files.read("decisions/release.md")
-    assert record.frontmatter["contentHash"] == content_hash("We cut releases every Wednesday.")
+    assert record.frontmatter["contentHash"] == original_hash("We cut releases every Wednesday.")
     assert record.body == body.replace("Tuesday", "Wednesday")
     assert committed_paths(memory) == ["decisions/release.md"]
     assert_index_matches_files(memory)
@@ -173,7 +173,7 @@ def test_only_processed_paths_are_committed_other_changes_stay(memory: Memory) -
 
 
 def test_malformed_file_amid_good_ones_is_reported_untouched_and_uncommitted(memory: Memory) -> None:
-    bad = b"---\nid: mem_bad\nstatus: actve\nconfidence: 2\n---\nBroken but mine\n"
+    bad = b"---\nid: mem_bad\nstatus: [actve\nconfidence: 2\n---\nBroken but mine\n"
     write(memory, "facts/bad.md", bad)
     write(memory, "facts/good-one.md", "Good one.\n")
     write(memory, "facts/good-two.md", "Good two.\n")
@@ -182,7 +182,7 @@ def test_malformed_file_amid_good_ones_is_reported_untouched_and_uncommitted(mem
     assert sorted(c.path for c in report.changes) == ["facts/good-one.md", "facts/good-two.md"]
     assert report.malformed_paths == ["facts/bad-yaml.md", "facts/bad.md"]
     fields = {(p.path, p.field, p.line) for p in report.problems}
-    assert ("facts/bad.md", "status", 3) in fields and ("facts/bad.md", "confidence", 4) in fields
+    assert ("facts/bad.md", "frontmatter", 3) in fields
     assert (memory.root / "facts/bad.md").read_bytes() == bad
     assert committed_paths(memory) == ["facts/good-one.md", "facts/good-two.md"]
     assert "?? facts/bad.md" in porcelain(memory)
@@ -194,7 +194,7 @@ def test_malformed_file_amid_good_ones_is_reported_untouched_and_uncommitted(mem
 
     # Still reported next time; once fixed it is indexed and committed.
     assert memory.sync().malformed_paths == ["facts/bad-yaml.md", "facts/bad.md"]
-    write(memory, "facts/bad.md", bad.replace(b"actve", b"active").replace(b"confidence: 2", b"confidence: 0.8"))
+    write(memory, "facts/bad.md", bad.replace(b"[actve", b"active").replace(b"confidence: 2", b"confidence: 0.8"))
     (memory.root / "facts/bad-yaml.md").unlink()
     report = memory.sync()
     assert not report.problems
@@ -206,11 +206,11 @@ def test_malformed_file_amid_good_ones_is_reported_untouched_and_uncommitted(mem
 
 
 def test_cli_reports_problems_with_exit_1_and_json(memory: Memory) -> None:
-    write(memory, "facts/bad.md", "---\nstatus: nope\n---\nx\n")
+    write(memory, "facts/bad.md", "---\nstatus: [nope\n---\nx\n")
     write(memory, "facts/ok.md", "fine\n")
     result = run_cli("sync", "run", "--memory-dir", str(memory.root))
     assert result.code == 1
-    assert "! facts/bad.md:2: status: unknown status 'nope'" in result.out
+    assert "! facts/bad.md:2: frontmatter: invalid YAML" in result.out
     assert "A facts/ok.md" in result.out
     result = run_cli("sync", "run", "--json", "--memory-dir", str(memory.root))
     data = json.loads(result.out)

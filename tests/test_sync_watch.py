@@ -23,7 +23,7 @@ from test_sync_run import assert_index_matches_files, found
 
 from remnic.config import settings_for
 from remnic.drivers.watch import Watcher, classify
-from remnic.memfile.model import content_hash
+from remnic.memfile.model import original_hash
 from remnic.service.memory import Memory
 from remnic.sync.engine import indexed_paths
 from remnic.sync.state import SyncState, Unstable, read_stable_many, replace_if_unchanged
@@ -118,7 +118,6 @@ def test_ignore_rules() -> None:
         ".remnic/index/x",
         ".git/objects/ab/cd",
         "facts/.a.md.remnic-sync-1-ab",
-        "README.md",
         "facts/a.txt",
         ".git/index.lock",
         ".git/refs/heads/main.lock",
@@ -128,6 +127,8 @@ def test_ignore_rules() -> None:
         assert classify(ignored) is None, ignored
     assert classify(".git/HEAD") == "git" and classify(".git/refs/heads/main") == "git"
     assert classify(".gitignore") == "config"
+    # Any markdown file is handed to sync, which applies the repository's rule (store.include, ...).
+    assert classify("README.md") == "memory" and classify("notes/idea.md") == "memory"
 
 
 def test_reads_wait_for_a_file_being_written_and_writes_never_clobber_a_new_save(tmp_path: Path) -> None:
@@ -174,7 +175,7 @@ def test_create_edit_rename_delete(memory: Memory, watch: Callable[..., Running]
     path = root / "facts/editor.md"
     path.write_text(path.read_text().replace("vim", "helix"))
     wait_until(lambda: running.idle(root) and subjects(root)[0] == "remnic sync: edit facts/editor.md", what="edit")
-    assert memory.files.read("facts/editor.md").frontmatter["contentHash"] == content_hash(
+    assert memory.files.read("facts/editor.md").frontmatter["contentHash"] == original_hash(
         "Ana edits memories in helix."
     )
     assert found(memory, "which editor does Ana use? helix")[0] == record.id
@@ -204,11 +205,12 @@ def test_new_top_level_folder_is_watched_and_internals_are_not(memory: Memory, w
     running = watch()
     watched = {e.watch.path for e in running.watcher._observer.emitters}
     assert str(root / ".git" / "objects") not in watched and str(root / ".remnic") not in watched
-    (root / "notes" / "deep").mkdir(parents=True)
-    (root / "notes" / "deep" / "idea.md").write_text("A note in a folder made after the watcher started.\n")
-    wait_until(lambda: running.idle(root) and "notes/deep/idea.md" in subjects(root)[0], what="the new folder's file")
-    (root / "notes" / "later.md").write_text("Saved into the new folder once it is watched.\n")
-    wait_until(lambda: running.idle(root) and "notes/later.md" in subjects(root)[0], what="a later save")
+    new = root / "namespaces" / "team" / "facts"  # a top-level folder made after the watcher started
+    new.mkdir(parents=True)
+    (new / "idea.md").write_text("A note in a folder made after the watcher started.\n")
+    wait_until(lambda: running.idle(root) and "team/facts/idea.md" in subjects(root)[0], what="the new folder's file")
+    (new / "later.md").write_text("Saved into the new folder once it is watched.\n")
+    wait_until(lambda: running.idle(root) and "team/facts/later.md" in subjects(root)[0], what="a later save")
     consistent(memory)
 
 
@@ -268,7 +270,7 @@ def test_editor_atomic_save_and_temp_files(memory: Memory, watch: Callable[..., 
 def test_malformed_file_amid_good_ones(memory: Memory, watch: Callable[..., Running]) -> None:
     root = memory.root
     running = watch()
-    bad = b"---\nstatus: actve\n---\nHand-written but broken\n"
+    bad = b"---\nstatus: [actve\n---\nHand-written but broken\n"
     (root / "facts/good-a.md").write_text("Good file A.\n")
     (root / "facts/bad.md").write_bytes(bad)
     (root / "facts/good-b.md").write_text("Good file B.\n")
@@ -278,7 +280,7 @@ def test_malformed_file_amid_good_ones(memory: Memory, watch: Callable[..., Runn
     )
     assert (root / "facts/bad.md").read_bytes() == bad
     problems = running.of("problem")
-    assert problems[0]["path"] == "facts/bad.md" and problems[0]["line"] == 2 and problems[0]["field"] == "status"
+    assert problems[0]["path"] == "facts/bad.md" and problems[0]["line"] == 2 and problems[0]["field"] == "frontmatter"
     time.sleep(0.5)  # further syncs must not report the unchanged file again
     (root / "facts/good-c.md").write_text("Good file C.\n")
     wait_until(
@@ -290,7 +292,7 @@ def test_malformed_file_amid_good_ones(memory: Memory, watch: Callable[..., Runn
     )
     assert len(running.of("problem")) == 1
     assert "facts/bad.md" not in indexed_paths(memory.index)
-    (root / "facts/bad.md").write_bytes(bad.replace(b"actve", b"active"))
+    (root / "facts/bad.md").write_bytes(bad.replace(b"[actve", b"active"))
     wait_until(lambda: running.idle(root), what="the fixed file committed")
     assert SyncState.load(root).pending == {}
     consistent(memory)
@@ -306,7 +308,7 @@ def test_edit_committed_with_plain_git(memory: Memory, watch: Callable[..., Runn
     user_commit = memory.ledger.head()
     wait_until(
         lambda: (
-            memory.files.read(record.path).frontmatter["contentHash"] == content_hash("The build takes four minutes")
+            memory.files.read(record.path).frontmatter["contentHash"] == original_hash("The build takes four minutes")
             and running.idle(root)
         ),
         what="stale contentHash fixed",

@@ -37,9 +37,9 @@ Run `remnic <command> --help` for each command's options.
 
 
 def _modules() -> list[Any]:
-    from . import hooks, memories, observe, recall, serve, sync, versions
+    from . import config, hooks, memories, observe, recall, serve, sync, versions
 
-    return [memories, versions, recall, observe, sync, serve, hooks]
+    return [memories, versions, config, recall, observe, sync, serve, hooks]
 
 
 def build_parser() -> argparse.ArgumentParser:

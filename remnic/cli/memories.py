@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from remnic.config import describe_settings, load_settings
+from remnic.config import load_settings
 from remnic.errors import FieldProblem, UsageError, ValidationError
 from remnic.memfile.model import CATEGORIES, STATUSES, MemoryRecord, serialize
 from remnic.service.memory import Memory
@@ -34,9 +34,23 @@ def register(sub: Any) -> None:
         "init",
         "create a memory repository (or complete one) from the template",
         epilog="Lays down folders per category, a README, .gitignore for .remnic/ and a sample\n"
-        "remnic.config.json, then commits them. Existing files are never overwritten.",
+        "remnic.config.json, then commits them. Existing files are never overwritten.\n\n"
+        "In a folder that already holds files, only the memory folders (facts/, decisions/,\n"
+        "..., entities/, namespaces/*/...) are memories: notes elsewhere (a root notes.md)\n"
+        "are listed as skipped and never given frontmatter or committed, unless --adopt\n"
+        "names them. `remnic sync run` (try --dry-run first) adopts what init found.\n\n"
+        "examples:\n  remnic init ~/memories\n  remnic init . --adopt 'notes/**'\n"
+        "  remnic init ~/vault --adopt '**'      # every markdown note of a vault",
     )
     p.add_argument("dir", nargs="?", help="directory to create (default: the resolved memory dir)")
+    p.add_argument(
+        "--adopt",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="also make notes matching this glob memories (** spans folders); kept in store.include of the "
+        "repository's remnic.config.json; repeatable",
+    )
     p.set_defaults(handler=cmd_init)
 
     p = add_command(
@@ -133,10 +147,6 @@ def register(sub: Any) -> None:
     p = add_command(sub, "doctor", "check python, git, the memory dir, the index and every memory file")
     p.set_defaults(handler=cmd_doctor)
 
-    p = add_command(sub, "config", "show the resolved configuration and where each value came from")
-    p.add_argument("--defaults", action="store_true", help="list every setting with its default and meaning")
-    p.set_defaults(handler=cmd_config)
-
 
 def _record_text(record: MemoryRecord) -> str:
     tags = ", ".join(record.tags) or "-"
@@ -150,12 +160,27 @@ def _record_text(record: MemoryRecord) -> str:
 
 def cmd_init(args: argparse.Namespace) -> int:
     settings = load_settings(args.dir if args.dir else getattr(args, "memory_dir", None))
-    memory = Memory.init(settings=settings)
-    emit(
-        args,
-        {"memoryDir": str(memory.root), "head": memory.head()},
-        f"initialised memory repository at {memory.root}",
-    )
+    with Memory.init(settings=settings, adopt=args.adopt) as memory:
+        found = memory.adoption()
+        head = memory.head()
+
+    def text() -> str:
+        lines = [f"initialised memory repository at {memory.root}"]
+        if found["include"]:
+            lines.append("also memories: " + ", ".join(found["include"]) + " (store.include)")
+        if found["memoryFiles"]:
+            lines.append(
+                f"found {plural(found['memoryFiles'], 'memory file')}; `remnic sync run` adopts them "
+                "(`--dry-run` lists what it would change)"
+            )
+        if found["skipped"]:
+            lines.append(f"{plural(len(found['skipped']), 'file')} left alone (not memories):")
+            lines += [f"  ~ {s['path']}: {s['reason']}" for s in found["skipped"][:20]]
+            if len(found["skipped"]) > 20:
+                lines.append(f"  ... and {len(found['skipped']) - 20} more (`remnic doctor` lists them all)")
+        return "\n".join(lines)
+
+    emit(args, {"memoryDir": str(memory.root), "head": head, **found}, text)
     return 0
 
 
@@ -379,6 +404,14 @@ def cmd_status(args: argparse.Namespace) -> int:
                 lines.append(f"  by {key}: " + ", ".join(f"{k}={v}" for k, v in sorted(status["counts"][key].items())))
         if status["malformed"]:
             lines.append(f"malformed: {len(status['malformed'])} (run `remnic doctor`)")
+        if status["empty"]:
+            lines.append(f"no text yet: {len(status['empty'])} (" + ", ".join(status["empty"][:3]) + ")")
+        if status["skipped"]:
+            reasons: dict[str, int] = {}
+            for s in status["skipped"]:
+                reasons[s["reason"]] = reasons.get(s["reason"], 0) + 1
+            lines.append(f"not memories (left alone): {len(status['skipped'])}")
+            lines += [f"  {n} {reason}" for reason, n in sorted(reasons.items())]
         lines.append(f"uncommitted changes: {len(status['uncommitted'])}")
         lines.append(f"index: {status['index'].get('state')}")
         return "\n".join(lines)
@@ -392,13 +425,19 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         settings, broken = load_settings(getattr(args, "memory_dir", None)), None
     except ValidationError as exc:  # a broken config file is a finding, not a reason to stop checking
         settings, broken = load_settings(getattr(args, "memory_dir", None), use_config_files=False), exc
-    checks = [
-        {
-            "name": "config",
-            "status": "fail" if broken else "ok",
-            "detail": broken.describe() if broken else (", ".join(settings.config_files) or "defaults only"),
-        }
-    ]
+    config: dict[str, Any] = {
+        "name": "config",
+        "status": "fail" if broken else "ok",
+        "detail": broken.describe() if broken else (", ".join(settings.config_files) or "defaults only"),
+    }
+    if settings.warnings and not broken:
+        config.update(
+            status="warn",
+            detail=f"{config['detail']}; {len(settings.warnings)} key(s) of the original Remnic are not read "
+            "(`remnic config migrate` moves them aside under _remnicOriginal)",
+            problems=settings.warnings,
+        )
+    checks = [config]
     checks += Memory.open(settings=settings).doctor()
 
     def text() -> str:
@@ -412,29 +451,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     emit(args, {"ok": all(c["status"] != "fail" for c in checks), "checks": checks}, text)
     return 1 if any(c["status"] == "fail" for c in checks) else 0
-
-
-def cmd_config(args: argparse.Namespace) -> int:
-    if args.defaults:
-        rows = describe_settings()
-        emit(args, rows, lambda: "\n".join(f"{r['key']} = {json.dumps(r['default'])}\n    {r['doc']}" for r in rows))
-        return 0
-    settings = load_settings(getattr(args, "memory_dir", None))
-    values = settings.to_dict()
-    flat: list[dict[str, Any]] = [
-        {"key": "memoryDir", "value": values["memoryDir"], "origin": settings.origins.get("memoryDir", "default")}
-    ]
-    for section, entries in values.items():
-        if isinstance(entries, dict):
-            for key, value in entries.items():
-                dotted = f"{section}.{key}"
-                flat.append({"key": dotted, "value": value, "origin": settings.origins.get(dotted, "default")})
-    emit(
-        args,
-        {"settings": values, "origins": {r["key"]: r["origin"] for r in flat}, "configFiles": settings.config_files},
-        lambda: "\n".join(f"{r['key']} = {json.dumps(r['value'], default=str)}    ({r['origin']})" for r in flat),
-    )
-    return 0
 
 
 def _required(value: str, name: str) -> str:

@@ -27,9 +27,29 @@ def register(sub: Any) -> None:
     )
     ssub = p.add_subparsers(dest="sync_command", metavar="<run|watch>", required=True)
 
-    q = add_command(ssub, "run", "sync once: validate, normalise, index and commit what changed")
+    q = add_command(
+        ssub,
+        "run",
+        "sync once: validate, normalise, index and commit what changed",
+        epilog="A file that already has an id (written by remnic, the original Remnic or you) is\n"
+        "taken as it is: it changes only when you edit its text (updated, in your spelling,\n"
+        "and its contentHash follow) or move it to another category folder (its category\n"
+        "follows). A file without an id gets one and remnic's default keys. Files that are\n"
+        "not memories (outside the memory folders, README-like, attachments) are listed\n"
+        "with the reason and never touched.\n\n"
+        "examples:\n  remnic sync run --dry-run\n  remnic sync run --normalize",
+    )
     q.add_argument("--no-commit", action="store_true", help="index and normalise, but leave the edits uncommitted")
     q.add_argument("--full", action="store_true", help="re-read every memory file instead of diffing")
+    q.add_argument(
+        "--dry-run", action="store_true", help="list what would change (files, keys, commits); change nothing"
+    )
+    q.add_argument(
+        "--normalize",
+        action="store_true",
+        help="also give files that have an id the default keys they lack and bring tiers and contentHash "
+        "in step (every file; your values are never replaced otherwise)",
+    )
     q.set_defaults(handler=cmd_run)
 
     q = add_command(
@@ -52,11 +72,22 @@ def register(sub: Any) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     with memory:
-        report = memory.sync(commit=False if args.no_commit else None, full=args.full)
+        report = memory.sync(
+            commit=False if args.no_commit else None,
+            full=args.full,
+            normalize_all=args.normalize,
+            dry_run=args.dry_run,
+        )
 
     def text() -> str:
         lines = report.lines()
-        if report.commit:
+        if args.dry_run:
+            lines.append(
+                f"would sync {len(report.changes)} change(s) (--dry-run: nothing written, committed or indexed)"
+                if report.changes
+                else "nothing would change (--dry-run)"
+            )
+        elif report.commit:
             lines.append(f"synced {len(report.changes)} change(s) in commit {report.commit[:8]}")
         elif report.changes and all(c.origin == "git" for c in report.changes):
             lines.append(f"indexed {len(report.changes)} change(s) already committed in git; nothing to commit")

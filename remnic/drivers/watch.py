@@ -25,7 +25,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from remnic.config import STATE_DIR
 from remnic.errors import RemnicError
-from remnic.memfile.model import is_memory_path
+from remnic.memfile.paths import may_be_memory
 from remnic.service import SyncReport, sync_event_line
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def classify(rel: str) -> str | None:
         return None
     if name == ".gitignore":
         return "config"
-    if is_memory_path(rel):
+    if may_be_memory(rel):  # sync applies the repository's own rule
         return "memory"
     return None
 

@@ -125,13 +125,11 @@ class IndexWrites:
         return report
 
     def _refresh(self, files: MemoryStore, paths: Sequence[str], commit: str | None) -> FreshReport:
-        from remnic.memfile.model import is_memory_path
-
         upserts: list[MemoryRecord] = []
         removed: list[str] = []
         problems: list[str] = []
         for path in dict.fromkeys(paths):
-            if not is_memory_path(path):
+            if not files.paths.is_memory(path):
                 continue
             try:
                 upserts.append(files.read(path))

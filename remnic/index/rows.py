@@ -102,7 +102,7 @@ def build_rows(
             "namespace": rec.namespace,
             "category": rec.category,
             "status": rec.status,
-            "title": title,
+            "title": " ".join([title, *rec.aliases]),  # a note's other names are titles too
             "body": rec.content,
             "tags": " ".join([*tags, str(entity)] if entity else tags),
             "near": ctx.near if ctx else "",

@@ -251,11 +251,12 @@ def natural_key(value: Any) -> tuple:
 
 
 def created_ts(record: MemoryRecord) -> float | None:
-    return parse_time(record.frontmatter.get("created")) or parse_time(record.frontmatter.get("updated"))
+    # record.created/updated read the user's own keys too (date, lastmod, ...), in common spellings
+    return parse_time(record.created) or parse_time(record.updated)
 
 
 def updated_ts(record: MemoryRecord) -> float | None:
-    return parse_time(record.frontmatter.get("updated")) or parse_time(record.frontmatter.get("created"))
+    return parse_time(record.updated) or parse_time(record.created)
 
 
 def date_words(ts: float | None) -> str:

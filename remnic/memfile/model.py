@@ -1,117 +1,79 @@
-"""The memory primitive: records, the frontmatter schema, parsing and validation.
+"""The memory primitive: the record, parsing and serialising files, and the rule for remnic's own writes.
 
-A memory file is YAML frontmatter between ``---`` lines followed by a markdown
-body. The body is kept byte-for-byte: a metadata update rewrites only the
-frontmatter. Unknown keys are preserved, known keys keep a stable order.
+A memory file is YAML frontmatter between ``---`` lines (or TOML between ``+++``
+lines, read as it is) followed by a markdown body. The body is kept byte-for-byte:
+a metadata update rewrites only the frontmatter. Unknown keys are preserved, known
+keys keep a stable order. A file is malformed only when its frontmatter does not
+parse: the values in it are the user's, read by :mod:`.values`.
+
+Values are written so that the original Remnic's line-by-line reader reads them
+back: one line per scalar, string lists as ``["a", "b"]``, ``forgottenReason``
+JSON-quoted, no wrapping.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 import secrets as _secrets
 import time
+import tomllib
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import date, datetime
+from datetime import time as clock_time
 from typing import Any
 
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
-from remnic.errors import FieldProblem, MemoryFormatError, ValidationError
+from remnic.errors import FieldProblem, MemoryFormatError
 
-CATEGORIES: tuple[str, ...] = (
-    "fact",
-    "preference",
-    "correction",
-    "entity",
-    "decision",
-    "relationship",
-    "principle",
-    "commitment",
-    "moment",
-    "skill",
-    "rule",
-    "procedure",
-    "reasoning_trace",
+from .entity import is_entity_file
+from .paths import category_dir as category_dir
+from .paths import category_for_path as category_for_path
+from .paths import check_relpath as check_relpath
+from .paths import is_memory_path as is_memory_path
+from .paths import namespace_for_path
+from .schema import (
+    CATEGORIES,
+    CONFIDENCE_TIERS,
+    IMPORTANCE_LEVELS,
+    KEY_ORDER,
+    STATUSES,
+    confidence_tier,
+    importance_level,
 )
-CATEGORY_DIRS: dict[str, str] = {
-    "fact": "facts",
-    "preference": "preferences",
-    "correction": "corrections",
-    "entity": "entities",
-    "decision": "decisions",
-    "relationship": "relationships",
-    "principle": "principles",
-    "commitment": "commitments",
-    "moment": "moments",
-    "skill": "skills",
-    "rule": "rules",
-    "procedure": "procedures",
-    "reasoning_trace": "reasoning-traces",
-}
-DIR_CATEGORIES: dict[str, str] = {v: k for k, v in CATEGORY_DIRS.items()}
-STATUSES: tuple[str, ...] = (
-    "active",
-    "pending_review",
-    "rejected",
-    "quarantined",
-    "superseded",
-    "archived",
-    "forgotten",
+from .schema import CATEGORY_DIRS as CATEGORY_DIRS
+from .schema import DEFAULT_NAMESPACE as DEFAULT_NAMESPACE
+from .schema import DIR_CATEGORIES as DIR_CATEGORIES
+from .schema import ID_RE as ID_RE
+from .schema import NAMESPACE_RE as NAMESPACE_RE
+from .schema import NAMESPACES_DIR as NAMESPACES_DIR
+from .schema import TAG_RE as TAG_RE
+from .times import format_time as format_time
+from .times import is_iso
+from .times import now_iso as now_iso
+from .times import parse_time as parse_time
+from .values import (
+    CREATED_KEYS,
+    UPDATED_KEYS,
+    aliases_of,
+    category_of,
+    confidence_of,
+    first_of,
+    hash_like,
+    importance_of,
+    own_id,
+    record_id,
+    status_of,
+    tags_of,
+    text_of,
 )
-CONFIDENCE_TIERS: tuple[tuple[float, str], ...] = (
-    (0.95, "explicit"),
-    (0.70, "implied"),
-    (0.40, "inferred"),
-    (0.0, "speculative"),
-)
-IMPORTANCE_LEVELS: tuple[tuple[float, str], ...] = (
-    (0.90, "critical"),
-    (0.70, "high"),
-    (0.40, "normal"),
-    (0.20, "low"),
-    (0.0, "trivial"),
-)
-DEFAULT_NAMESPACE = "default"
-NAMESPACES_DIR = "namespaces"
-
-# Known keys in the order they are written; unknown keys follow in their own order.
-KEY_ORDER: tuple[str, ...] = (
-    "id",
-    "category",
-    "created",
-    "updated",
-    "source",
-    "confidence",
-    "confidenceTier",
-    "tags",
-    "status",
-    "importanceScore",
-    "importanceLevel",
-    "supersedes",
-    "supersededBy",
-    "supersededAt",
-    "validAt",
-    "invalidAt",
-    "entityRef",
-    "links",
-    "episodeId",
-    "sourceTurnId",
-    "contentHash",
-    "reinforcement_count",
-    "forgottenAt",
-    "forgottenReason",
-)
-
-ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
-NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
-TAG_RE = re.compile(r"^[^\s,][^,\n]{0,63}$")
-_ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
-
+from .values import content_hash as content_hash
+from .values import original_hash as original_hash
+from .values import provisional_id as provisional_id
 
 # --- YAML: keep timestamps as strings so a rewrite never changes their spelling ---
 
@@ -138,20 +100,41 @@ def _without_timestamps(cls: type) -> None:
 _without_timestamps(_Loader)
 _without_timestamps(_Dumper)
 
+JSON_QUOTED = ("forgottenReason",)
+"""Keys the original Remnic writes JSON-quoted and un-JSONs on read."""
+
+
+class Quoted(str):
+    """A string written double-quoted (YAML's double-quoted escapes are JSON's for ordinary text)."""
+
 
 def _represent_list(dumper: Any, data: list) -> yaml.Node:
-    # Short scalar lists (tags, links) read best inline: tags: [ops, release]
-    flow = all(isinstance(x, (str, int, float, bool)) and len(str(x)) < 60 for x in data)
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+    # Short scalar lists (tags, links) read best inline; strings double-quoted, as the original writes
+    # them (its reader strips double quotes only): tags: ["ops", "release"]
+    if data and all(isinstance(x, (str, int, float, bool)) and len(str(x)) < 60 for x in data):
+        items = [
+            dumper.represent_scalar("tag:yaml.org,2002:str", x, style='"')
+            if isinstance(x, str)
+            else dumper.represent_data(x)
+            for x in data
+        ]
+        return yaml.SequenceNode("tag:yaml.org,2002:seq", items, flow_style=True)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=not data)
 
 
 def _represent_str(dumper: Any, data: str) -> yaml.Node:
-    style = "|" if "\n" in data else None
+    # One line per value (the original reads frontmatter line by line): newlines as \n escapes.
+    style = '"' if "\n" in data or "\r" in data else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+def _represent_quoted(dumper: Any, data: Quoted) -> yaml.Node:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", str(data), style='"')
 
 
 _Dumper.add_representer(list, _represent_list)
 _Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(Quoted, _represent_quoted)
 
 
 class _Handler(YAMLHandler):
@@ -159,76 +142,26 @@ class _Handler(YAMLHandler):
         return yaml.load(fm, Loader=_Loader)
 
     def export(self, metadata: dict[str, object], **kwargs: object) -> str:
+        prepared = {k: Quoted(v) if k in JSON_QUOTED and isinstance(v, str) else v for k, v in metadata.items()}
         return yaml.dump(
-            metadata,
+            prepared,
             Dumper=_Dumper,
             sort_keys=False,
             allow_unicode=True,
             default_flow_style=False,
-            width=100,
+            width=1 << 30,
         ).strip()
 
 
 HANDLER = _Handler()
 
 
-# --- time, ids, hashes ---
-
-
-def now_iso() -> str:
-    """UTC now as ``2026-04-20T17:30:00.000Z`` (the spelling JavaScript's toISOString uses)."""
-    return format_time(time.time())
-
-
-def format_time(epoch_s: float) -> str:
-    dt = datetime.fromtimestamp(epoch_s, tz=UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
-
-
-def parse_time(value: Any) -> float | None:
-    """Epoch seconds from an ISO-ish string, or None when it cannot be read."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value) if math.isfinite(value) else None
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip().replace("Z", "+00:00")
-    if " " in text and "T" not in text:
-        text = text.replace(" ", "T", 1)
-    try:
-        dt = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
+# --- ids and slugs ---
 
 
 def new_id() -> str:
     """``mem_`` + 12 hex of milliseconds + 8 random hex: sortable by creation, unique."""
     return f"mem_{int(time.time() * 1000):012x}{_secrets.token_hex(4)}"
-
-
-def provisional_id(path: str) -> str:
-    """The id a file without one gets: derived from its path, so it is stable until sync writes it."""
-    return "mem_p" + hashlib.sha1(path.encode("utf-8")).hexdigest()[:19]
-
-
-def content_hash(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def confidence_tier(confidence: float) -> str:
-    for floor, name in CONFIDENCE_TIERS:
-        if confidence >= floor:
-            return name
-    return "speculative"
-
-
-def importance_level(score: float) -> str:
-    for floor, name in IMPORTANCE_LEVELS:
-        if score >= floor:
-            return name
-    return "trivial"
 
 
 def slugify(text: str, max_len: int = 60) -> str:
@@ -255,8 +188,9 @@ def slugify(text: str, max_len: int = 60) -> str:
 class MemoryRecord:
     """One memory file: its frontmatter (the source of truth, unknown keys included) and body.
 
-    ``body`` is the raw text after the frontmatter, exactly as on disk;
-    ``content`` is that text stripped, which is what recall returns.
+    ``body`` is the raw text after the frontmatter, exactly as on disk; ``content`` is that text
+    stripped (a note that is only frontmatter: its title and description), which is what recall
+    returns. The other properties read the frontmatter as :mod:`.values` does, never changing it.
     """
 
     path: str
@@ -266,48 +200,55 @@ class MemoryRecord:
 
     @property
     def id(self) -> str:
-        value = self.frontmatter.get("id")
-        return str(value) if value else provisional_id(self.path)
+        return record_id(self.frontmatter, self.path)
 
     @property
     def content(self) -> str:
-        return self.body.strip()
+        return text_of(self.frontmatter, self.body, self.path)
 
     @property
     def category(self) -> str:
-        value = self.frontmatter.get("category")
-        return str(value) if value else category_for_path(self.path)
+        return category_of(self.frontmatter, self.path)
 
     @property
     def status(self) -> str:
-        return str(self.frontmatter.get("status") or "active")
+        return status_of(self.frontmatter, self.path)
 
     @property
     def tags(self) -> list[str]:
-        tags = self.frontmatter.get("tags") or []
-        return [str(t) for t in tags] if isinstance(tags, list) else []
+        return tags_of(self.frontmatter, self.body, self.path)
+
+    @property
+    def aliases(self) -> list[str]:
+        return aliases_of(self.frontmatter, self.body, self.path)
 
     @property
     def confidence(self) -> float:
-        return _num(self.frontmatter.get("confidence"), 0.9)
+        return confidence_of(self.frontmatter)
 
     @property
     def importance(self) -> float:
-        return _num(self.frontmatter.get("importanceScore"), 0.5)
+        return importance_of(self.frontmatter)
 
     @property
     def created(self) -> str | None:
-        value = self.frontmatter.get("created")
+        value = first_of(self.frontmatter, CREATED_KEYS)
         return str(value) if value is not None else None
 
     @property
     def updated(self) -> str | None:
-        value = self.frontmatter.get("updated") or self.frontmatter.get("created")
-        return str(value) if value is not None else None
+        value = first_of(self.frontmatter, UPDATED_KEYS)
+        return str(value) if value is not None else self.created
 
     @property
     def has_id(self) -> bool:
-        return bool(self.frontmatter.get("id"))
+        """Whether the file names its own (usable) id."""
+        return own_id(self.frontmatter) is not None
+
+    @property
+    def is_entity_file(self) -> bool:
+        """An entity file in the original Remnic's own format (its id is its file name)."""
+        return is_entity_file(self.path, self.frontmatter)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -319,12 +260,6 @@ class MemoryRecord:
             "content": self.content,
             "frontmatter": jsonable(self.frontmatter),
         }
-
-
-def _num(value: Any, default: float) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return default
 
 
 def jsonable(value: Any) -> Any:
@@ -340,75 +275,125 @@ def jsonable(value: Any) -> Any:
     return str(value)
 
 
-# --- paths ---
-
-
-def namespace_for_path(path: str) -> str:
-    parts = path.split("/")
-    if len(parts) >= 3 and parts[0] == NAMESPACES_DIR:
-        return parts[1]
-    return DEFAULT_NAMESPACE
-
-
-def category_for_path(path: str) -> str:
-    parts = path.split("/")
-    if len(parts) >= 3 and parts[0] == NAMESPACES_DIR:
-        parts = parts[2:]
-    return DIR_CATEGORIES.get(parts[0], "fact") if len(parts) > 1 else "fact"
-
-
-def category_dir(category: str, namespace: str = DEFAULT_NAMESPACE) -> str:
-    base = CATEGORY_DIRS[category]
-    return base if namespace == DEFAULT_NAMESPACE else f"{NAMESPACES_DIR}/{namespace}/{base}"
-
-
-def check_relpath(path: str, *, field: str = "path") -> str:
-    """A repo-relative posix path that stays inside the repo, or a ValidationError."""
-    norm = path.replace("\\", "/")
-    parts = norm.split("/")
-    if (
-        not norm
-        or norm.startswith("/")
-        or re.match(r"^[A-Za-z]:", norm)
-        or any(p in ("", ".", "..") for p in parts)
-        or parts[0] in (".git", ".remnic")
-        or "\x00" in norm
-    ):
-        raise ValidationError.single(field, f"{path!r} is not a path inside the memory repository")
-    return norm
-
-
-_SKIP_DIRS = {".git", ".remnic", "state", "node_modules", "__pycache__"}  # state/: remnic's own records
-_SKIP_FILES = {"readme.md", "changelog.md", "license.md", "contributing.md"}
-
-
-def is_memory_path(rel: str) -> bool:
-    """Whether a repo-relative path names a memory file (not README, not state, not hidden)."""
-    parts = rel.split("/")
-    if not rel.endswith(".md") or parts[-1].lower() in _SKIP_FILES:
-        return False
-    return not any(p.startswith(".") or p in _SKIP_DIRS for p in parts)
-
-
 # --- parse & serialize ---
 
-_OPEN_RE = re.compile(r"\A(\ufeff)?---[ \t]*\r?\n")
-_CLOSE_RE = re.compile(r"^---[ \t]*\r?$\n?", re.MULTILINE)
+_OPEN_RE = re.compile(r"\A(\ufeff)?(---|\+\+\+)[ \t]*\r?\n")
+_CLOSE_RE = {
+    "---": re.compile(r"^---[ \t]*\r?$\n?", re.MULTILINE),
+    "+++": re.compile(r"^\+\+\+[ \t]*\r?$\n?", re.MULTILINE),
+}
+
+
+def front_kind(text: str) -> str | None:
+    """``yaml`` (``---``), ``toml`` (``+++``, as Hugo writes it) or None for a file without frontmatter."""
+    m = _OPEN_RE.match(text)
+    return None if m is None else "toml" if m.group(2) == "+++" else "yaml"
 
 
 def split_file(text: str) -> tuple[str | None, str, int]:
-    """(frontmatter YAML or None, raw body, line number where the YAML starts)."""
+    """(frontmatter text or None, raw body, line number where the frontmatter starts)."""
     m = _OPEN_RE.match(text)
     if not m:
         return None, text, 0
-    close = _CLOSE_RE.search(text, m.end())
+    fence = m.group(2)
+    close = _CLOSE_RE[fence].search(text, m.end())
     if not close:
-        raise MemoryFormatError("", [FieldProblem("frontmatter", "opening '---' has no closing '---' line", line=1)])
+        raise MemoryFormatError(
+            "", [FieldProblem("frontmatter", f"opening '{fence}' has no closing '{fence}' line", line=1)]
+        )
     return text[m.end() : close.start()], text[close.end() :], 2
 
 
+def _load_yaml(fm_text: str, path: str, first_line: int) -> Any:
+    try:
+        return HANDLER.load(fm_text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        context = getattr(exc, "context_mark", None)
+        if context is not None and "flow" in str(getattr(exc, "context", "")):
+            mark = context  # an unclosed [ or {: the line where it opened is the one to fix
+        line = first_line + mark.line if mark is not None else first_line
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise MemoryFormatError(
+            path, [FieldProblem("frontmatter", f"invalid YAML: {problem}", path=path, line=line)]
+        ) from None
+    except RecursionError:
+        raise MemoryFormatError(
+            path, [FieldProblem("frontmatter", "nested too deeply to read", path=path, line=first_line)]
+        ) from None
+
+
+def _toml_value(value: Any) -> Any:
+    """TOML dates and times as the strings they were written as (frontmatter values stay JSON-able)."""
+    if isinstance(value, dict):
+        return {k: _toml_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_toml_value(v) for v in value]
+    if isinstance(value, (datetime, date, clock_time)):
+        return value.isoformat().replace("+00:00", "Z")
+    return value
+
+
+def _load_toml(fm_text: str, path: str, first_line: int) -> Any:
+    try:
+        return _toml_value(tomllib.loads(fm_text))
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        line = first_line + int(m.group(1)) - 1 if m else first_line
+        raise MemoryFormatError(
+            path, [FieldProblem("frontmatter", f"invalid TOML: {str(exc).split(' (at')[0]}", path=path, line=line)]
+        ) from None
+
+
+# The original Remnic writes its frontmatter line by line, not as YAML: a free-text value such as
+# "intentGoal: deploy: staging" is fine for its reader and invalid YAML. Its own files are read its way.
+_ORIGINAL_ID_LINE = re.compile(r"^id:[ \t]*[a-z_]+-\d{10,}-[0-9a-z]{4}[ \t]*\r?$", re.MULTILINE)
+_KEY_LINE = re.compile(r"^([A-Za-z_][\w.-]*)[ \t]*:(.*)$")
+
+
+def _written_by_original(fm_text: str, path: str) -> bool:
+    return bool(_ORIGINAL_ID_LINE.search(fm_text)) or is_entity_file(path, {})
+
+
+def _original_scalar(raw: str) -> Any:
+    try:
+        value = yaml.load(raw, Loader=_Loader) if raw else None
+    except yaml.YAMLError:
+        return raw
+    return raw if isinstance(value, dict) and not raw.startswith("{") else value
+
+
+def _load_original_lines(fm_text: str) -> dict[str, Any] | None:
+    """Frontmatter read as the original Remnic reads it: one ``key: value`` per line, split at the first
+    colon (indented lines below a key, such as ``links`` objects, read as YAML); None if it is not that."""
+    out: dict[str, Any] = {}
+    lines = fm_text.splitlines()
+    i = 0
+    while i < len(lines):
+        if not lines[i].strip():
+            i += 1
+            continue
+        m = _KEY_LINE.match(lines[i])
+        if m is None:
+            return None
+        j = i + 1
+        while j < len(lines) and lines[j][:1] in (" ", "\t"):
+            j += 1
+        raw = m.group(2).strip()
+        if j > i + 1:
+            try:
+                out[m.group(1)] = yaml.load("\n".join(lines[i:j]), Loader=_Loader)[m.group(1)]
+            except (yaml.YAMLError, TypeError, KeyError):
+                out[m.group(1)] = "\n".join(line.strip() for line in lines[i:j])[len(m.group(1)) + 1 :].strip()
+        else:
+            out[m.group(1)] = _original_scalar(raw)
+        i = j
+    return out
+
+
 def parse_file(text: str, path: str) -> MemoryRecord:
-    """Parse and validate a memory file; MemoryFormatError names the path, line and field."""
+    """Parse a memory file; MemoryFormatError (naming path, line and field) only when its frontmatter
+    does not parse as YAML (or TOML) mapping. The values in it are never refused."""
     try:
         fm_text, body, first_line = split_file(text)
     except MemoryFormatError as exc:
@@ -417,33 +402,21 @@ def parse_file(text: str, path: str) -> MemoryRecord:
         ) from None
     meta: dict[str, Any] = {}
     if fm_text is not None and fm_text.strip():
+        kind = front_kind(text)
         try:
-            loaded = HANDLER.load(fm_text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            context = getattr(exc, "context_mark", None)
-            if context is not None and "flow" in str(getattr(exc, "context", "")):
-                mark = context  # an unclosed [ or {: the line where it opened is the one to fix
-            line = first_line + mark.line if mark is not None else first_line
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise MemoryFormatError(
-                path, [FieldProblem("frontmatter", f"invalid YAML: {problem}", path=path, line=line)]
-            ) from None
-        except RecursionError:
-            raise MemoryFormatError(
-                path, [FieldProblem("frontmatter", "nested too deeply to read", path=path, line=first_line)]
-            ) from None
+            loaded = _load_toml(fm_text, path, first_line) if kind == "toml" else _load_yaml(fm_text, path, first_line)
+        except MemoryFormatError:
+            loaded = _load_original_lines(fm_text) if kind == "yaml" and _written_by_original(fm_text, path) else None
+            if loaded is None:
+                raise
         if loaded is not None and not isinstance(loaded, dict):
             raise MemoryFormatError(
                 path, [FieldProblem("frontmatter", "must be a mapping of key: value lines", path=path, line=first_line)]
             )
-        shape = _shape_problem(loaded)
-        if shape:
-            raise MemoryFormatError(path, [FieldProblem("frontmatter", shape, path=path, line=first_line)])
+        problem = _shape_problem(loaded)
+        if problem:
+            raise MemoryFormatError(path, [FieldProblem("frontmatter", problem, path=path, line=first_line)])
         meta = dict(loaded or {})
-    problems = validate_frontmatter(meta, path=path, text=fm_text or "", first_line=first_line)
-    if problems:
-        raise MemoryFormatError(path, problems)
     return MemoryRecord(path=path, frontmatter=meta, body=body, namespace=namespace_for_path(path))
 
 
@@ -516,7 +489,8 @@ def validate_frontmatter(
     text: str = "",
     first_line: int = 0,
 ) -> list[FieldProblem]:
-    """Type and vocabulary checks for known keys; unknown keys are allowed as they are."""
+    """remnic's own rule for the values it writes (store, import, update): types and vocabulary of known
+    keys; unknown keys are allowed as they are. Files are never held to it (see :func:`parse_file`)."""
     problems: list[FieldProblem] = []
 
     def bad(key: str, message: str, options: Iterable[str] | None = None) -> None:
@@ -556,12 +530,14 @@ def validate_frontmatter(
             value = meta[key]
             if key == "supersedes" and isinstance(value, str):
                 continue
+            if key == "links" and isinstance(value, list) and all(isinstance(x, Mapping) for x in value):
+                continue  # the original Remnic's link objects
             if not isinstance(value, list) or not all(isinstance(x, (str, int)) for x in value):
                 bad(key, "must be a list of strings, e.g. [a, b]")
     for key in ("created", "updated", "supersededAt", "validAt", "invalidAt", "forgottenAt"):
         if key in meta and meta[key] is not None:
             value = meta[key]
-            if not isinstance(value, str) or not _ISO_RE.match(value.strip()) or parse_time(value) is None:
+            if not is_iso(value):
                 bad(key, f"must be an ISO 8601 timestamp like 2026-04-20T17:30:00.000Z, got {value!r}")
     for key in ("entityRef", "sourceTurnId", "episodeId", "supersededBy", "source", "contentHash"):
         if key in meta and meta[key] is not None and not isinstance(meta[key], (str, int)):
@@ -576,13 +552,23 @@ def validate_frontmatter(
 
 
 def derived_fields(meta: Mapping[str, Any], body: str) -> dict[str, Any]:
-    """Fields remnic keeps in step with others: tiers from scores, the content hash."""
+    """Keys remnic keeps in step after one of its own writes: a tier it wrote (one of its tier names)
+    follows its score, and ``contentHash`` follows the text in the spelling the file uses (the
+    original's bare hex when there is none). A user's own tier word is left alone."""
     out: dict[str, Any] = {}
-    conf = meta.get("confidence")
-    if isinstance(conf, (int, float)) and not isinstance(conf, bool):
-        out["confidenceTier"] = confidence_tier(float(conf))
-    imp = meta.get("importanceScore")
-    if isinstance(imp, (int, float)) and not isinstance(imp, bool):
-        out["importanceLevel"] = importance_level(float(imp))
-    out["contentHash"] = content_hash(body.strip())
+    for score_key, tier_key, tier_of, tiers in (
+        ("confidence", "confidenceTier", confidence_tier, CONFIDENCE_TIERS),
+        ("importanceScore", "importanceLevel", importance_level, IMPORTANCE_LEVELS),
+    ):
+        score = meta.get(score_key)
+        if (
+            isinstance(score, (int, float))
+            and not isinstance(score, bool)
+            and meta.get(tier_key, tiers[0][1]) in {name for _, name in tiers}
+        ):
+            out[tier_key] = tier_of(float(score))
+    text = text_of(meta, body, "")
+    fresh = hash_like(meta.get("contentHash"), text)
+    if fresh is not None:
+        out["contentHash"] = fresh
     return out

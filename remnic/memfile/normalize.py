@@ -2,29 +2,134 @@
 
 Nothing here touches disk or git. ``check_bytes`` turns a file's bytes into a
 record or a list of problems (each naming path, line and field);
-``normalize`` decides which frontmatter keys sync must write and renders the
-new file text, changing only frontmatter lines: the body's bytes, unknown keys,
+``planned_changes`` decides which frontmatter keys sync writes and ``render``
+writes them, changing only frontmatter lines: the body's bytes, unknown keys,
 comments and the order of the keys already there are kept.
+
+What sync writes, and what it never does:
+
+- a file without an ``id`` (a body-only note, hand-written partial frontmatter, a
+  note from another tool) gets an id and every default key it lacks, values taken
+  from what the file already says (its folder, its ``date``, git history);
+- a file with an ``id`` (written by remnic, the original Remnic or the user) is
+  left byte-for-byte unless its body changed: then ``updated`` is stamped in the
+  spelling the file uses and a ``contentHash`` it carries is refreshed in its own
+  spelling; a folder move may rewrite a ``category`` that named the old folder;
+- the original Remnic's entity files and TOML (``+++``) front matter are read as
+  they are and never written by sync;
+- ``normalize_all`` (``sync run --normalize``) is the one way to have every file
+  given the missing defaults and tiers brought in step with scores.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from remnic.config import StoreSettings
-from remnic.errors import MemoryFormatError
+from remnic.errors import MemoryFormatError, ValidationError
 
-from .model import HANDLER, confidence_tier, content_hash, importance_level, parse_file, serialize, split_file
-from .validate import Checked, check_bytes, check_text, new_frontmatter
+from .model import (
+    HANDLER,
+    MemoryRecord,
+    confidence_tier,
+    format_time,
+    front_kind,
+    importance_level,
+    parse_file,
+    serialize,
+    split_file,
+)
+from .times import format_like, parse_time
+from .validate import Checked, check_bytes, check_text
+from .values import CREATED_KEYS, UPDATED_KEYS, hash_like, hash_matches
 
-__all__ = ["Checked", "check_bytes", "check_text", "planned_changes", "render"]
+__all__ = ["Checked", "FileTimes", "check_bytes", "check_text", "defaults_for", "planned_changes", "render"]
 
 BOM = "\ufeff"
 
 
-# --- normalisation ---
+@dataclass(frozen=True)
+class FileTimes:
+    """When a file was created and last changed, from git history or the file system (epoch seconds)."""
+
+    created: float | None = None
+    updated: float | None = None
+
+
+# --- what sync writes ---
+
+
+def defaults_for(
+    record: MemoryRecord, *, now: str, store: StoreSettings, times: FileTimes | None = None
+) -> dict[str, Any]:
+    """Every key remnic gives a memory, with the values the file already implies: its category from
+    the folder, tiers from its own scores, times from ``times`` (else ``now``)."""
+    meta = record.frontmatter
+    confidence = record.confidence if "confidence" in meta else store.default_confidence
+    importance = record.importance if "importanceScore" in meta else store.default_importance
+    created = times.created if times and times.created is not None else None
+    updated = times.updated if times and times.updated is not None else created
+    return {
+        "id": record.id,
+        "category": record.category,
+        "created": format_time(created) if created is not None else now,
+        "updated": format_time(updated) if updated is not None else now,
+        "source": "manual",
+        "confidence": store.default_confidence,
+        "confidenceTier": confidence_tier(confidence),
+        "tags": [],
+        "status": "active",
+        "importanceScore": store.default_importance,
+        "importanceLevel": importance_level(importance),
+        "contentHash": hash_like(None, record.content),
+    }
+
+
+_SAID_BY = {"created": CREATED_KEYS, "updated": UPDATED_KEYS, "tags": ("tags", "tag")}
+"""A default is not added when the file already says it under another common name."""
+
+
+def _missing(meta: Mapping[str, Any], key: str) -> bool:
+    return not any(k in meta for k in _SAID_BY.get(key, (key,)))
+
+
+def stamp(meta: Mapping[str, Any], content: str, now: str) -> dict[str, Any]:
+    """What a body edit changes: ``updated`` in the file's own spelling (left alone when remnic cannot
+    write that spelling), and a ``contentHash`` the file carries, in its spelling."""
+    out: dict[str, Any] = {}
+    if "contentHash" in meta:
+        fresh = hash_like(meta["contentHash"], content)
+        if fresh is not None and fresh != meta["contentHash"]:
+            out["contentHash"] = fresh
+    if "updated" in meta:
+        epoch = parse_time(now)
+        rendered = format_like(meta["updated"], epoch) if epoch is not None else None
+        if rendered is not None and rendered != meta["updated"]:
+            out["updated"] = rendered
+    else:
+        out["updated"] = now
+    return out
+
+
+def _in_step(meta: Mapping[str, Any], record: MemoryRecord) -> dict[str, Any]:
+    """``--normalize``: tiers follow their scores and ``contentHash`` the text (the user asked)."""
+    out: dict[str, Any] = {}
+    for score_key, tier_key, tier_of, score in (
+        ("confidence", "confidenceTier", confidence_tier, record.confidence),
+        ("importanceScore", "importanceLevel", importance_level, record.importance),
+    ):
+        if score_key in meta and tier_key in meta and meta[tier_key] != tier_of(score):
+            out[tier_key] = tier_of(score)
+    if hash_matches(meta.get("contentHash"), record.content) is not True:
+        fresh = hash_like(meta.get("contentHash"), record.content) or hash_like(None, record.content)
+        if fresh != meta.get("contentHash"):
+            out["contentHash"] = fresh
+    return out
 
 
 def planned_changes(
@@ -34,53 +139,45 @@ def planned_changes(
     store: StoreSettings,
     stamp_edits: bool = True,
     memory_id: str | None = None,
+    body_changed: bool | None = None,
+    times: FileTimes | None = None,
+    category: str | None = None,
+    normalize_all: bool = False,
 ) -> dict[str, Any]:
     """The frontmatter keys sync writes into a valid file (empty when the file is fine as it is).
 
-    A file without frontmatter (or with an empty one) gets an id and every default
-    remnic writes. Otherwise: a missing id; ``contentHash`` when it is missing or
-    stale, and ``updated`` when the body changed since the stored hash (or when
-    there is none); tiers that disagree with their scores. ``memory_id`` forces
-    the id (a rename partner's id, or a fresh id for a copy).
+    ``memory_id`` forces the id (a rename partner's id, or a fresh id for a copy);
+    ``body_changed`` says whether the body differs from the version sync last saw
+    (None: judged by a ``contentHash`` remnic can verify); ``times`` are the file's
+    git or file-system times for the defaults; ``category`` is the category a folder
+    move gives a file whose ``category`` named the old folder. See the module docstring.
     """
     record = checked.record
     assert record is not None
     meta = record.frontmatter
-    digest = content_hash(record.content)
-    if not checked.has_frontmatter:  # every default a remnic write gives, from the same function
-        defaults, _ = new_frontmatter(
-            memory_id=memory_id or record.id,
-            now=now,
-            content=record.content,
-            category=record.category,
-            settings=store,
-            source="manual",
-        )
-        return defaults
+    if front_kind(checked.text) == "toml" or record.is_entity_file:
+        return {}
     changes: dict[str, Any] = {}
     if memory_id and memory_id != meta.get("id"):
         changes["id"] = memory_id
-    elif not meta.get("id"):
-        changes["id"] = record.id
-    if stamp_edits:
-        stored = meta.get("contentHash")
-        if stored != digest:
-            changes["contentHash"] = digest
-            if stored is not None or not meta.get("updated"):
-                changes["updated"] = now
-    for score_key, tier_key, tier_of in (
-        ("confidence", "confidenceTier", confidence_tier),
-        ("importanceScore", "importanceLevel", importance_level),
-    ):
-        score = meta.get(score_key)
-        if (
-            isinstance(score, (int, float))
-            and not isinstance(score, bool)
-            and tier_key in meta
-            and meta[tier_key] != tier_of(float(score))
-        ):
-            changes[tier_key] = tier_of(float(score))
+    adopting = "id" not in meta
+    if adopting or normalize_all:
+        for key, value in defaults_for(record, now=now, store=store, times=times).items():
+            if key not in changes and _missing(meta, key):
+                changes[key] = value
+    if stamp_edits and not adopting:
+        if body_changed is None:
+            body_changed = hash_matches(meta.get("contentHash"), record.content) is False
+        if body_changed:
+            changes.update(stamp(meta, record.content, now))
+    if category and "category" in meta and category != meta["category"]:
+        changes["category"] = category
+    if normalize_all:
+        changes.update({k: v for k, v in _in_step(meta, record).items() if k not in changes})
     return changes
+
+
+# --- writing the keys ---
 
 
 def _newline_of(line: str) -> str:
@@ -116,11 +213,62 @@ def _patch_lines(fm_lines: list[str], changes: Mapping[str, Any], nl: str) -> li
     return lines
 
 
+def _toml_scalar(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        items = [_toml_scalar(v) for v in value]
+        return None if any(i is None for i in items) else "[" + ", ".join(items) + "]"  # type: ignore[arg-type]
+    return None
+
+
+def _patch_toml(fm_lines: list[str], changes: Mapping[str, Any], nl: str) -> list[str] | None:
+    """Replace or add ``key = value`` lines above the first ``[table]`` (where top-level keys live)."""
+    lines = list(fm_lines)
+    first_table = next((i for i, line in enumerate(lines) if line.lstrip().startswith("[")), len(lines))
+    for key, value in changes.items():
+        rendered = _toml_scalar(value)
+        if rendered is None:
+            return None
+        name = key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+        pattern = re.compile(rf"^\s*{re.escape(name)}\s*=")
+        hits = [i for i in range(first_table) if pattern.match(lines[i])]
+        if len(hits) > 1:
+            return None
+        if hits:
+            lines[hits[0]] = f"{name} = {rendered}{nl}"
+        else:
+            if first_table and not lines[first_table - 1].endswith("\n"):
+                lines[first_table - 1] += nl
+            lines.insert(first_table, f"{name} = {rendered}{nl}")
+            first_table += 1
+    return lines
+
+
+def _keep_time_spelling(old: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """A new ``updated`` written in the spelling the file already uses for it."""
+    out = dict(changes)
+    new = out.get("updated")
+    if isinstance(new, str) and old.get("updated") is not None:
+        epoch = parse_time(new)
+        rendered = format_like(old["updated"], epoch) if epoch is not None else None
+        if rendered is not None:
+            out["updated"] = rendered
+    return out
+
+
 def render(checked: Checked, changes: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
-    """(new file text, new frontmatter) with ``changes`` applied; the body stays byte-for-byte."""
+    """(new file text, new frontmatter) with ``changes`` applied; the body stays byte-for-byte.
+
+    TOML front matter stays TOML (a key that cannot be written as one TOML line is refused)."""
     record = checked.record
     assert record is not None
     text = checked.text
+    changes = _keep_time_spelling(record.frontmatter, changes)
     meta = dict(record.frontmatter)
     meta.update(changes)
     body = record.body
@@ -134,7 +282,8 @@ def render(checked: Checked, changes: Mapping[str, Any]) -> tuple[str, dict[str,
     lines = prefix.splitlines(keepends=True)
     opening, fm_lines, closing = lines[0], lines[1:-1], lines[-1]
     nl = _newline_of(opening)
-    patched = _patch_lines(fm_lines, changes, nl)
+    toml = front_kind(text) == "toml"
+    patched = _patch_toml(fm_lines, changes, nl) if toml else _patch_lines(fm_lines, changes, nl)
     if patched is not None:
         candidate = opening + "".join(patched) + closing + body
         try:
@@ -143,6 +292,10 @@ def render(checked: Checked, changes: Mapping[str, Any]) -> tuple[str, dict[str,
             again = None
         if again is not None and again.frontmatter == meta and again.body == body:
             return candidate, meta
+    if toml:
+        raise ValidationError.single(
+            ", ".join(changes), f"cannot be written into {record.path}'s TOML front matter as one line; edit it by hand"
+        )
     head = serialize(meta, "")
     bom = BOM if opening.startswith(BOM) else ""
     return bom + (head.replace("\n", "\r\n") if nl == "\r\n" else head) + body, meta

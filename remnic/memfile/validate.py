@@ -25,10 +25,10 @@ from .model import (
     body_for,
     category_dir,
     confidence_tier,
-    content_hash,
     importance_level,
     namespace_for_path,
     new_id,
+    original_hash,
     parse_file,
     serialize,
     split_file,
@@ -241,14 +241,22 @@ def new_frontmatter(
     for derived in ("confidenceTier", "importanceLevel", "contentHash"):
         extra.pop(derived, None)
     meta.update(extra)
+    # The original Remnic's spelling (bare hex over the normalised text), so it dedups against it too.
     # Bad text is refused by check_content; hash an encodable stand-in so the rest is still checked.
-    meta["contentHash"] = content_hash(_BAD_TEXT.sub("\ufffd", content.strip()))
+    meta["contentHash"] = original_hash(_BAD_TEXT.sub("\ufffd", content.strip()))
     reported = {p.field for p in problems}
     for problem in validate_frontmatter(meta):
         if problem.field not in reported and not (problem.field == "importanceScore" and "importance" in reported):
             problem.line = line
             problems.append(problem)
     return meta, problems
+
+
+def check_changes(changes: Mapping[str, Any]) -> list[FieldProblem]:
+    """The values an update or forget would write, held to remnic's own rule (keys set to None are
+    removals); the file's other values stay the user's and are not checked."""
+    setting = {k: v for k, v in changes.items() if v is not None}
+    return strings_problems(setting, "", None) + validate_frontmatter(setting)
 
 
 def file_problems(
@@ -375,7 +383,8 @@ def _line_at(text: str, offset: int) -> int:
 
 
 def check_text(text: str, path: str, store: StoreSettings) -> Checked:
-    """Parse and validate one file's text (schema, namespace, secrets, merge conflict markers)."""
+    """Check one file's text: frontmatter that parses, its namespace folder, secrets, merge conflict
+    markers, text encoding. The frontmatter's values are the user's and never make a file malformed."""
     out = Checked(path, text=text)
     try:
         record = parse_file(text, path)

@@ -2,9 +2,11 @@
 
 Edges come from what the files already say, each with a confidence:
 
-- ``links: [id, ...]`` in the frontmatter — an explicit link (``graphLinkConfidence``);
-- ``[[target]]`` / ``[[target|label]]`` in the body — a wikilink to an id, a path or a file
-  name (``graphWikilinkConfidence``);
+- ``links: [id, ...]`` in the frontmatter, or the original Remnic's ``links`` objects
+  (``{targetId, linkType, strength}``) — an explicit link (``graphLinkConfidence``);
+- ``[[target]]`` / ``[[target|label]]`` in the body or in a frontmatter value — a wikilink
+  to an id, a path, a file name, a note's title or one of its ``aliases``
+  (``graphWikilinkConfidence``);
 - a shared ``entityRef`` — both memories are about the same entity (``graphEntityConfidence``).
 
 A path's confidence is the product of its edges' confidences; paths below
@@ -20,6 +22,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from remnic.memfile import values as _values
 
 if TYPE_CHECKING:  # pragma: no cover
     from remnic.index.catalog import Catalog
@@ -70,14 +74,12 @@ def entity_refs(fm: Mapping[str, Any]) -> list[str]:
 
 
 def link_refs(fm: Mapping[str, Any]) -> list[str]:
-    value = fm.get("links")
-    if isinstance(value, str):
-        value = [value]
-    return [str(v).strip() for v in value or () if str(v).strip()] if isinstance(value, list) else []
+    return _values.link_refs(fm)
 
 
-def wikilinks(content: str) -> list[str]:
-    return list(dict.fromkeys(m.group(1).strip() for m in WIKILINK_RE.finditer(content or "")))
+def wikilinks(content: str, fm: Mapping[str, Any] | None = None) -> list[str]:
+    found = [m.group(1).strip() for m in WIKILINK_RE.finditer(content or "")]
+    return list(dict.fromkeys(found + (_values.frontmatter_wikilinks(fm) if fm else [])))
 
 
 def edges_of(
@@ -101,7 +103,7 @@ def edges_of(
 
     for ref in link_refs(fm):
         add(lookup.row_of_ref(ref), "link", link_conf)
-    for ref in wikilinks(content):
+    for ref in wikilinks(content, fm):
         add(lookup.row_of_ref(ref), "wikilink", wikilink_conf)
     for entity in entity_refs(fm):
         for target in lookup.rows_with_entity(entity):
@@ -163,6 +165,7 @@ class CatalogLookup:
         self.alive = alive
         self._fields: dict[int, tuple[Mapping[str, Any], str]] = {}
         self._stems: dict[str, int] | None = None
+        self._names: dict[str, int] | None = None
         self._entities: dict[str, list[int]] = {}
 
     def prime(self, rows_fields: Mapping[int, tuple[Mapping[str, Any], str]]) -> None:
@@ -189,7 +192,7 @@ class CatalogLookup:
             row = None
         if row is not None:
             return row
-        for candidate in (ref, ref + ".md"):
+        for candidate in (ref, ref + ".md", ref + ".markdown"):
             row = self._live(candidate if candidate in self.snap.row_of else None)
             if row is not None:
                 return row
@@ -197,9 +200,33 @@ class CatalogLookup:
             # File names without folder or extension, for [[wikilinks]] by name; built once per recall.
             self._stems = {}
             for path, r in self.snap.row_of.items():
-                stem = path.rsplit("/", 1)[-1].removesuffix(".md").lower()
+                stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
                 self._stems.setdefault(stem, r)
-        return self._live(self.snap.paths[self._stems[ref.lower()]] if ref.lower() in self._stems else None)
+        if ref.lower() in self._stems:
+            return self._live(self.snap.paths[self._stems[ref.lower()]])
+        row = self._names_map().get(ref.strip().lower())
+        return self._live(self.snap.paths[row]) if row is not None else None
+
+    def _names_map(self) -> dict[str, int]:
+        """Titles and aliases → row, for ``[[Title]]`` and ``[[alias]]``; built once per recall, when a
+        link named no id, path or file."""
+        if self._names is None:
+            self._names = {}
+            try:
+                for path, title in self.catalog.conn.execute("SELECT path, title FROM docs"):
+                    if title and path in self.snap.row_of:
+                        self._names.setdefault(str(title).strip().lower(), self.snap.row_of[path])
+                cur = self.catalog.conn.execute(
+                    "SELECT path, frontmatter, content FROM docs WHERE frontmatter LIKE '%\"alias%' "
+                    "OR path LIKE 'entities/%' OR path LIKE '%/entities/%'"
+                )
+                for path, fm, content in cur:
+                    if path in self.snap.row_of:
+                        for alias in _values.aliases_of(json.loads(fm), content, path):
+                            self._names.setdefault(alias.strip().lower(), self.snap.row_of[path])
+            except Exception:  # noqa: BLE001 - no name lookups rather than a failed recall
+                pass
+        return self._names
 
     def rows_with_entity(self, entity: str) -> list[int]:
         if entity in self._entities:

@@ -14,7 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from remnic.config import STATE_DIR, Settings, ensure_state_dir
@@ -25,23 +25,26 @@ from remnic.memfile.model import (
     ID_RE,
     MemoryRecord,
     category_dir,
-    is_memory_path,
-    provisional_id,
     slugify,
 )
+from remnic.memfile.paths import MemoryPaths
 from remnic.memfile.validate import Checked, check_bytes
+from remnic.memfile.values import record_id
 
 from .lock import process_lock
 from .scan_memo import ScanMemo, stat_key
 
 _SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
 _ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
+_TOML_ID_LINE = re.compile(r"^id\s*=\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
 
 
 @dataclass
 class ScanResult:
     records: list[MemoryRecord]
     problems: list[MemoryFormatError]
+    empty: list[str] = field(default_factory=list)
+    """Memory files with no text yet (an empty body, no title or description): not memories until they have."""
 
 
 class MemoryStore:
@@ -55,6 +58,8 @@ class MemoryStore:
         self._text_cache: OrderedDict[tuple[str, int, int, int], str] = OrderedDict()
         self._cache_lock = threading.Lock()
         self.root = settings.memory_dir
+        self.paths = MemoryPaths.from_store(settings.store)
+        """Which files are memories (store.include, exclude, readmeFiles, extensions)."""
         self._lock = process_lock((self.root / STATE_DIR / "write.lock").resolve())
         self._id_paths: dict[str, str] = {}
 
@@ -77,9 +82,19 @@ class MemoryStore:
         """Repo-relative paths of every memory file, in a stable order (symlinks included, so they are reported)."""
         if self._list_files is not None:
             yield from sorted(
-                p for p in set(self._list_files()) if is_memory_path(p) and os.path.lexists(self.root / p)
+                p for p in set(self._list_files()) if self.paths.is_memory(p) and os.path.lexists(self.root / p)
             )
             return
+        yield from sorted(p for p in self._walk() if self.paths.is_memory(p))
+
+    def skipped(self) -> list[tuple[str, str]]:
+        """(path, reason) for every file that looks like a note or an attachment but is not a memory
+        (outside the memory folders, README-like, excluded, not markdown): what status and doctor report."""
+        names = set(self._list_files()) if self._list_files is not None else set(self._walk())
+        return sorted(self.paths.skipped(p for p in names if os.path.lexists(self.root / p)))
+
+    def _walk(self) -> list[str]:
+        """Every file below the root outside hidden and tool folders (when git cannot list them)."""
         stack = [self.root]
         out: list[str] = []
         while stack:
@@ -94,11 +109,9 @@ class MemoryStore:
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     stack.append(Path(entry.path))
-                elif (entry.is_file(follow_symlinks=False) or entry.is_symlink()) and name.endswith(".md"):
-                    rel = Path(entry.path).relative_to(self.root).as_posix()
-                    if is_memory_path(rel):
-                        out.append(rel)
-        yield from sorted(out)
+                elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                    out.append(Path(entry.path).relative_to(self.root).as_posix())
+        return out
 
     def allocate_path(
         self,
@@ -189,6 +202,7 @@ class MemoryStore:
         Valid files whose stat is unchanged come from the scan memo (see :mod:`remnic.scan_memo`)."""
         records: list[MemoryRecord] = []
         problems: list[MemoryFormatError] = []
+        empty: list[str] = []
         memo = ScanMemo(ensure_state_dir(self.root)) if self.settings.store.scan_memo else None
         live: set[str] = set()
         for rel in self.iter_paths():
@@ -201,9 +215,11 @@ class MemoryStore:
                 problems.append(MemoryFormatError(rel, checked.problems))
             elif checked.record is not None and not checked.empty:
                 records.append(checked.record)
+            elif checked.record is not None:
+                empty.append(rel)
         if memo is not None:
             memo.close(live)
-        return ScanResult(records, problems)
+        return ScanResult(records, problems, empty)
 
     def _check_memoised(self, rel: str, memo: ScanMemo) -> Checked:
         # The stat is taken before the read, so a memoised parse is never newer than its key.
@@ -235,7 +251,7 @@ class MemoryStore:
                     return record
         malformed: MemoryFormatError | None = None
         for rel, header_id in self._header_ids():
-            if header_id == memory_id or (header_id is None and memory_id.startswith("mem_p")):
+            if header_id == memory_id or (header_id is None and record_id({}, rel) == memory_id):
                 try:
                     record = self.read(rel)
                 except MemoryFormatError as exc:
@@ -254,7 +270,7 @@ class MemoryStore:
         """id → path for every memory file, from the ``id:`` line of each header (no YAML parsing)."""
         out: dict[str, str] = {}
         for rel, header_id in self._header_ids():
-            out.setdefault(header_id or provisional_id(rel), rel)
+            out.setdefault(header_id or record_id({}, rel), rel)
         return out
 
     def _header_ids(self) -> Iterator[tuple[str, str | None]]:
@@ -264,7 +280,12 @@ class MemoryStore:
                 head = self.read_text(rel)[:4096]
             except (OSError, MemoryFormatError):
                 continue
-            m = _ID_LINE.search(head) if head.startswith(("---", "\ufeff---")) else None
+            if head.startswith(("---", "\ufeff---")):
+                m = _ID_LINE.search(head)
+            elif head.startswith(("+++", "\ufeff+++")):
+                m = _TOML_ID_LINE.search(head)
+            else:
+                m = None
             yield rel, (m.group(1) if m else None)
 
     # --- writing ---

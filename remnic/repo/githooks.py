@@ -21,7 +21,7 @@ from pathlib import Path
 from remnic.config import StoreSettings
 from remnic.errors import FieldProblem, NotFoundError
 from remnic.fsio import write_atomic
-from remnic.memfile.model import is_memory_path
+from remnic.memfile.paths import MemoryPaths, may_be_memory
 from remnic.memfile.validate import check_bytes
 
 from .ledger import Ledger
@@ -191,7 +191,7 @@ def _staged_names(root: Path) -> list[str]:
         for p in _git_bytes(root, ["diff", "--cached", "--name-only", "-z", "--diff-filter=ACMRT"])
         .decode("utf-8", "surrogateescape")
         .split("\0")
-        if p and is_memory_path(p)
+        if p and may_be_memory(p)
     ]
 
 
@@ -204,18 +204,20 @@ def staged_symlinks(root: Path) -> list[str]:
     links = []
     for entry in out.split("\0"):
         meta, _, path = entry.partition("\t")
-        if meta.startswith("120000 ") and is_memory_path(path):
+        if meta.startswith("120000 ") and may_be_memory(path):
             links.append(path)
     return links
 
 
 def pre_commit_problems(root: Path, store: StoreSettings) -> list[FieldProblem]:
+    paths = MemoryPaths.from_store(store)  # the repository's own rule for which files are memories
     problems = [
         FieldProblem("path", "is a symbolic link; memory files must be regular files", path=p)
         for p in staged_symlinks(root)
+        if paths.is_memory(p)
     ]
     links = set(p.path for p in problems)
     for path, data in staged_memory_files(root).items():
-        if path not in links:
+        if path not in links and paths.is_memory(path):
             problems += check_bytes(data, path, store).problems
     return problems

@@ -11,10 +11,11 @@ from typing import Any
 
 from remnic.config import MARKER_FILE, STATE_DIR, StoreSettings
 from remnic.errors import FieldProblem
-from remnic.memfile.model import MemoryRecord, is_memory_path
+from remnic.memfile.model import MemoryRecord
+from remnic.memfile.values import foreign_values
 from remnic.observe.ledger import verdict_stats
 from remnic.repo import journal
-from remnic.repo.files import MemoryStore
+from remnic.repo.files import MemoryStore, ScanResult
 from remnic.repo.ledger import Ledger
 
 
@@ -24,15 +25,57 @@ def check_files(files: MemoryStore, store: StoreSettings) -> tuple[list[MemoryRe
     return scan.records, [p for exc in scan.problems for p in exc.problems]
 
 
-def _uncommitted_memories(ledger: Ledger) -> list[str]:
-    """Memory files with uncommitted changes (what `remnic sync run` would pick up; other files are the user's)."""
-    return sorted({q for _, p, orig in ledger.status_porcelain() for q in (p, orig) if q and is_memory_path(q)})
+def _uncommitted_memories(ledger: Ledger, files: MemoryStore, scan: ScanResult | None = None) -> list[str]:
+    """Memory files with uncommitted changes that `remnic sync run` would commit (not the malformed or
+    empty ones it leaves as they are; other files are the user's)."""
+    held = {e.path for e in scan.problems} | set(scan.empty) if scan is not None else set()
+    return sorted(
+        {q for _, p, orig in ledger.status_porcelain() for q in (p, orig) if q and files.paths.is_memory(q)} - held
+    )
+
+
+def skipped_files(files: MemoryStore) -> list[dict[str, str]]:
+    """Files that are not memories, each with why (outside the memory folders, README-like, attachment)."""
+    return [{"path": path, "reason": reason} for path, reason in files.skipped()]
+
+
+def _skipped_check(skipped: list[dict[str, str]]) -> dict[str, Any]:
+    counts: dict[str, int] = {}
+    for s in skipped:
+        counts[s["reason"]] = counts.get(s["reason"], 0) + 1
+    detail = (
+        "none: every markdown file is a memory"
+        if not skipped
+        else f"{len(skipped)} file(s) are not memories and are left alone: "
+        + "; ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
+    )
+    return {
+        "name": "skipped-files",
+        "status": "ok",
+        "detail": detail,
+        "problems": [f"{s['path']}: {s['reason']}" for s in skipped],
+    }
+
+
+def _foreign_check(records: list[MemoryRecord]) -> dict[str, Any]:
+    """Values outside remnic's vocabulary and how they are read (never changed, never an error)."""
+    lines = []
+    for record in records:
+        for key, (value, reading) in foreign_values(record.frontmatter, record.path).items():
+            lines.append(f"{record.path}: {key} {value!r} is read as {reading!r}")
+    detail = (
+        f"{len(lines)} value(s) outside remnic's vocabulary, kept as written and read as listed"
+        if lines
+        else "every known key holds a value in remnic's vocabulary"
+    )
+    return {"name": "foreign-values", "status": "ok", "detail": detail, "problems": lines}
 
 
 def status(
     root: Path, files: MemoryStore, ledger: Ledger, store: StoreSettings, index_health: dict[str, Any]
 ) -> dict[str, Any]:
-    records, problems = check_files(files, store)
+    scan = files.scan()
+    records, problems = scan.records, [p for exc in scan.problems for p in exc.problems]
     counts: dict[str, dict[str, int]] = {"category": {}, "status": {}, "namespace": {}}
     for r in records:
         for key, value in (("category", r.category), ("status", r.status), ("namespace", r.namespace)):
@@ -42,7 +85,9 @@ def status(
         "head": ledger.head(),
         "memories": len(records),
         "malformed": sorted({p.path for p in problems if p.path}),
-        "uncommitted": _uncommitted_memories(ledger),
+        "empty": sorted(scan.empty),
+        "skipped": skipped_files(files),
+        "uncommitted": _uncommitted_memories(ledger, files, scan),
         "counts": counts,
         "index": index_health,
     }
@@ -84,7 +129,8 @@ def checks(
         if ignored
         else f"{STATE_DIR}/ is not git-ignored: rebuildable state and audit logs could be committed",
     )
-    records, problems = check_files(files, store)
+    scan = files.scan()
+    records, problems = scan.records, [p for exc in scan.problems for p in exc.problems]
     bad_files = {p.path for p in problems}
     if problems:
         add(
@@ -96,7 +142,17 @@ def checks(
         )
     else:
         add("memory-files", "ok", f"{len(records)} memory files, none malformed")
-    pending = _uncommitted_memories(ledger)
+    if scan.empty:
+        add(
+            "empty-files",
+            "warn",
+            f"{len(scan.empty)} memory file(s) have no text yet (an empty body and no title or description): "
+            "write their text, or delete them; until then sync leaves them as they are",
+            problems=sorted(scan.empty),
+        )
+    out.append(_skipped_check(skipped_files(files)))
+    out.append(_foreign_check(records))
+    pending = _uncommitted_memories(ledger, files, scan)
     add(
         "working-tree",
         "ok" if not pending else "warn",

@@ -14,20 +14,14 @@ import builtins
 import os
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from remnic.config import Settings, ensure_state_dir, load_settings
+from remnic.config import REPO_CONFIG_FILE, Settings, ensure_state_dir, load_settings
 from remnic.errors import FieldProblem, NotFoundError, UsageError, ValidationError
 from remnic.fsio import write_atomic
-from remnic.memfile.model import (
-    DEFAULT_NAMESPACE,
-    ID_RE,
-    MemoryRecord,
-    check_relpath,
-    is_memory_path,
-    now_iso,
-)
+from remnic.memfile.model import DEFAULT_NAMESPACE, ID_RE, MemoryRecord, check_relpath, now_iso
 from remnic.memfile.validate import check_namespace
 from remnic.repo import githooks as _githooks
 from remnic.repo import history as _history
@@ -37,6 +31,7 @@ from remnic.repo.ledger import Ledger
 from remnic.repo.messages import Version, trailers_for
 from remnic.repo.transaction import GroupCommitter
 
+from . import adopt as _adopt
 from . import browse as _browse
 from . import health as _doctor
 from . import writes as _writes
@@ -102,12 +97,26 @@ class Memory:
         return cls(settings)
 
     @classmethod
-    def init(cls, path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Memory:
-        """Create (or complete) a memory repository from memory-template/; never overwrites a file."""
+    def init(
+        cls,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        settings: Settings | None = None,
+        adopt: Sequence[str] = (),
+    ) -> Memory:
+        """Create (or complete) a memory repository from memory-template/; never overwrites a file.
+
+        In a folder that already holds notes only the memory folders are memories; ``adopt`` adds
+        glob patterns of further notes (``notes/**``, ``**``) to ``store.include`` in the
+        repository's remnic.config.json. Nothing is adopted until ``sync run``."""
         settings = settings or load_settings(path)
         root = settings.memory_dir
         if root.exists() and not root.is_dir():
             raise UsageError(f"{root} is a file, not a directory; choose another path for the memory repository")
+        patterns = [p.strip() for p in adopt if p.strip()]
+        if patterns:
+            include = list(dict.fromkeys([*settings.store.include, *patterns]))
+            settings.store = replace(settings.store, include=include)
         root.mkdir(parents=True, exist_ok=True)
         Ledger.init_repo(root)
         memory = cls(settings)
@@ -119,9 +128,15 @@ class Memory:
                 rel = src.relative_to(template).as_posix()
                 if not (root / rel).exists():
                     tx.put(rel, src.read_bytes())
+            if patterns:
+                tx.put(REPO_CONFIG_FILE, _adopt.with_include(tx.read_bytes(REPO_CONFIG_FILE), patterns, root))
             if tx.staged:
                 tx.commit("remnic init: memory repository", trailers_for("init", [], DEFAULT_NAMESPACE, "cli"))
         return memory
+
+    def adoption(self) -> dict[str, Any]:
+        """What ``sync run`` would adopt here: how many memory files, and every other file left alone."""
+        return _adopt.summary(self.files, self.settings.store.include)
 
     # --- the index (built lazily: commands that never recall never load it) ---
 
@@ -187,7 +202,7 @@ class Memory:
 
     def find(self, id_or_path: str) -> MemoryRecord:
         """The memory named by an id or by its file path (``facts/x.md``)."""
-        if id_or_path.endswith(".md"):
+        if self.files.paths.is_markdown(id_or_path):
             return self.files.read(self.resolve(id_or_path))
         return self.get(id_or_path)
 
@@ -200,16 +215,15 @@ class Memory:
         if not id_or_path.strip():
             raise UsageError("an id or a memory file path is required")
         looks_like_path = (
-            id_or_path.endswith(".md")
+            self.files.paths.is_markdown(id_or_path)
             or "/" in id_or_path
             or (not ID_RE.match(id_or_path) or os.path.lexists(self.root / id_or_path))
         )
         if looks_like_path:
             rel = check_relpath(id_or_path, field="id-or-path")
-            if not is_memory_path(rel):
-                raise UsageError(
-                    f"{rel} is not a memory file (memory files are *.md outside hidden folders, not README.md)"
-                )
+            reason = self.files.paths.skip_reason(rel)
+            if reason is not None:
+                raise UsageError(f"{rel} is not a memory file: {reason}")
             if os.path.lexists(self.root / rel) or self.ledger.history(rel):
                 return rel
             raise NotFoundError(f"no memory file at {rel} (not on disk, not in git history)")
@@ -555,18 +569,36 @@ class Memory:
     # --- sync: hand edits become indexed, committed memories (remnic.sync) ---
 
     def sync(
-        self, *, commit: bool | None = None, normalize: bool = True, full: bool = False, source: str = "sync"
+        self,
+        *,
+        commit: bool | None = None,
+        normalize: bool = True,
+        full: bool = False,
+        source: str = "sync",
+        normalize_all: bool = False,
+        dry_run: bool = False,
     ) -> Any:
         """Validate, normalize, index and commit what changed on disk since the last sync.
 
-        Returns a :class:`remnic.sync.SyncReport`; see :func:`remnic.sync.run_sync`.
+        ``normalize_all`` also gives files that already have an id the defaults they lack; ``dry_run``
+        reports what would change and changes nothing. Returns a :class:`remnic.sync.SyncReport`;
+        see :func:`remnic.sync.run_sync`.
         """
         from remnic.sync.engine import SyncTarget, run_sync
 
         self.settle_index()
         target = SyncTarget(self.root, self.files, self.ledger, self.settings, lambda: self.index)
         with self.committer.exclusive() as tx:
-            return run_sync(target, tx, commit=commit, normalize=normalize, full=full, source=source)
+            return run_sync(
+                target,
+                tx,
+                commit=commit,
+                normalize=normalize,
+                full=full,
+                source=source,
+                normalize_all=normalize_all,
+                dry_run=dry_run,
+            )
 
     # --- recall: the rebuildable search index (remnic.index) and the pipeline (remnic.recall) ---
 

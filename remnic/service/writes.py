@@ -19,7 +19,6 @@ from remnic.memfile.model import (
     body_for,
     content_hash,
     derived_fields,
-    is_memory_path,
     new_id,
     now_iso,
     serialize,
@@ -29,6 +28,7 @@ from remnic.memfile.validate import (
     Checked,
     PlannedMemory,
     check_bytes,
+    check_changes,
     check_content,
     check_namespace,
     check_text,
@@ -154,7 +154,7 @@ def store(
 
     def run(tx: Transaction) -> PlanOutcome:
         if dedupe:
-            existing = mem.find_duplicate(ns, meta["contentHash"], tx)
+            existing = mem.find_duplicate(ns, content_hash(content.strip()), tx)
             if existing is not None:
                 return PlanOutcome(WriteResult("store", (existing,), None, changed=False))
         check_writable(mem)
@@ -217,8 +217,8 @@ def import_records(
         duplicates: list[str] = []
         seen: set[tuple[str, str]] = set()
         for i, (meta, content, ns, category) in enumerate(planned):
-            key = (ns, meta["contentHash"])
-            if key in seen or mem.find_duplicate(ns, meta["contentHash"], tx) is not None:
+            key = (ns, content_hash(content.strip()))
+            if key in seen or mem.find_duplicate(ns, key[1], tx) is not None:
                 duplicates.append(meta["id"])
                 continue
             seen.add(key)
@@ -286,10 +286,11 @@ def update(
     for name in changes:
         if name in ("id", "contentHash"):
             raise ValidationError.single(name, "cannot be changed by an update")
+    problems = check_changes(changes)
     if content is not None:
-        problems = check_content(content, mem.settings.store)
-        if problems:
-            raise ValidationError(summary(problems), problems=problems)
+        problems += check_content(content, mem.settings.store)
+    if problems:
+        raise ValidationError(summary(problems), problems=problems)
 
     def run(tx: Transaction) -> PlanOutcome:
         check_writable(mem)
@@ -444,7 +445,7 @@ def find_duplicate(mem: Memory, namespace: str, digest: str, tx: Transaction | N
     head = mem.ledger.head()
     if head is None or recorded == head or mem.indexer.covers(recorded, head):
         return None  # every change since the index's commit is in pending_records, looked at above
-    changed = [path for _, path, _ in mem.ledger.diff_names(recorded, head) if is_memory_path(path)]
+    changed = [path for _, path, _ in mem.ledger.diff_names(recorded, head) if mem.files.paths.is_memory(path)]
     records = []
     for path in changed:
         try:

@@ -10,179 +10,44 @@ One run, all under the repository write lock:
    (path, line, field), left byte-for-byte untouched, uncommitted and out of the
    index;
 3. pair deletions with additions (same id, or same content) as renames;
-4. normalise frontmatter where needed (id and defaults for a body-only file,
-   ``updated``/``contentHash`` after a body edit), never touching the body;
+4. normalise frontmatter where needed (id and defaults for a file without an
+   id, ``updated``/``contentHash`` after a body edit, ``category`` after a move
+   to another category folder), never touching the body, and never a file seen
+   for the first time that already has an id (see :mod:`remnic.memfile.normalize`);
 5. commit the edits it processed as one sync commit (only those paths), unless
    told not to or git is mid-merge/rebase or on a detached HEAD;
 6. update the index incrementally and record the new state.
+
+Files that are not memories (outside the memory folders, README-like, attachments)
+are reported as skipped with their reason and never touched. A dry run does steps
+1-4 without writing anything and reports what a real run would change.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from remnic.config import STATE_DIR, Settings
 from remnic.errors import FieldProblem, MemoryFormatError, RemnicError
 from remnic.fsio import NotRegularFile
-from remnic.memfile.model import MemoryRecord, content_hash, is_memory_path, new_id, now_iso, parse_file
+from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso, parse_file
 from remnic.memfile.normalize import Checked, check_bytes, planned_changes, render
+from remnic.memfile.paths import MemoryPaths, folder_category
+from remnic.memfile.values import category_of, hash_matches
 from remnic.repo.files import MemoryStore
 from remnic.repo.ledger import Ledger
 from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import Transaction
 
+from .report import ADDED, DELETED, MODIFIED, RENAMED, Change, SyncReport, commit_subject, event_line
 from .state import SyncState, Unstable, digest, read_stable_many, replace_if_unchanged
+from .times import file_times
 
-ADDED, MODIFIED, DELETED, RENAMED = "added", "modified", "deleted", "renamed"
-_LETTER = {ADDED: "A", MODIFIED: "M", DELETED: "D", RENAMED: "R"}
-_VERB = {ADDED: "add", MODIFIED: "edit", DELETED: "delete", RENAMED: "rename"}
-
-
-@dataclass
-class Change:
-    """One memory file that changed, as sync saw and handled it."""
-
-    kind: str
-    path: str
-    id: str | None = None
-    previous_path: str | None = None
-    normalized: list[str] = field(default_factory=list)
-    origin: str = "working-tree"
-    """``working-tree`` (an uncommitted edit) or ``git`` (already committed: plain git, a pull, a checkout)."""
-    committed: bool = False
-    note: str | None = None
-
-    @property
-    def letter(self) -> str:
-        return _LETTER[self.kind]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "change": self.kind,
-            "path": self.path,
-            "previousPath": self.previous_path,
-            "id": self.id,
-            "normalized": self.normalized,
-            "origin": self.origin,
-            "committed": self.committed,
-            "note": self.note,
-        }
-
-    def describe(self, commit: str | None = None) -> str:
-        """One line: ``M facts/a.md  mem_x  (normalised updated, contentHash)  -> 1a2b3c4d``."""
-        where = f"{self.previous_path} -> {self.path}" if self.previous_path else self.path
-        parts = [f"{self.letter} {where}"]
-        if self.id:
-            parts.append(self.id)
-        extra = []
-        if self.normalized:
-            extra.append(
-                "added frontmatter" if len(self.normalized) > 4 else "normalised " + ", ".join(self.normalized)
-            )
-        if self.origin == "git":
-            extra.append("already in git")
-        if self.note:
-            extra.append(self.note)
-        if extra:
-            parts.append("(" + "; ".join(extra) + ")")
-        if commit and self.committed:
-            parts.append(f"-> {commit[:8]}")
-        return "  ".join(parts)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Change:
-        return cls(
-            data["change"],
-            data["path"],
-            data.get("id"),
-            data.get("previousPath"),
-            list(data.get("normalized") or []),
-            data.get("origin", "working-tree"),
-            bool(data.get("committed")),
-            data.get("note"),
-        )
-
-
-@dataclass
-class SyncReport:
-    mode: str
-    """``incremental`` (diffed from a known commit), ``full`` (every file listed) or ``noop``."""
-    base: str | None
-    head: str | None
-    changes: list[Change] = field(default_factory=list)
-    problems: list[FieldProblem] = field(default_factory=list)
-    new_problem_paths: list[str] = field(default_factory=list)
-    """Malformed paths whose bytes changed since the last run (what a watcher prints)."""
-    skipped: list[dict[str, str]] = field(default_factory=list)
-    commit: str | None = None
-    not_committed: str | None = None
-    """Why processed edits were left uncommitted (``--no-commit``, a rebase in progress, ...)."""
-    pending: list[str] = field(default_factory=list)
-    indexed: int = 0
-    removed: int = 0
-    index: str = "unchanged"
-    elapsed_ms: float = 0.0
-
-    @property
-    def malformed_paths(self) -> list[str]:
-        return sorted({p.path for p in self.problems if p.path})
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "base": self.base,
-            "head": self.head,
-            "commit": self.commit,
-            "changes": [c.to_dict() for c in self.changes],
-            "problems": [p.to_dict() for p in self.problems],
-            "malformed": self.malformed_paths,
-            "skipped": self.skipped,
-            "notCommitted": self.not_committed,
-            "pending": self.pending,
-            "indexed": self.indexed,
-            "removedFromIndex": self.removed,
-            "index": self.index,
-            "elapsedMs": round(self.elapsed_ms, 1),
-        }
-
-    def events(self, *, only_new_problems: bool = False) -> list[dict[str, Any]]:
-        """The report as JSON-able events: one per change, problem, skipped file, plus a note."""
-        events: list[dict[str, Any]] = []
-        for change in self.changes:
-            events.append({"event": "change", **change.to_dict(), "commit": self.commit if change.committed else None})
-        for problem in self.problems:
-            if not only_new_problems or problem.path in self.new_problem_paths:
-                events.append({"event": "problem", **problem.to_dict()})
-        for skipped in self.skipped:
-            events.append({"event": "skipped", **skipped})
-        if self.not_committed and self.changes:
-            events.append({"event": "note", "message": self.not_committed})
-        return events
-
-    def lines(self) -> list[str]:
-        """One line per change, problem and skipped file (what `sync run` and the watcher print)."""
-        return [line for line in map(event_line, self.events()) if line]
-
-
-def event_line(event: dict[str, Any]) -> str | None:
-    """The line of text for one report event (None: nothing to print)."""
-    kind = event.get("event")
-    if kind == "change":
-        return Change.from_dict(event).describe(event.get("commit"))
-    if kind == "problem":
-        where = event.get("path", "") + (f":{event['line']}" if event.get("line") else "")
-        field_ = f"{event['field']}: " if event.get("field") else ""
-        options = f" (valid options: {', '.join(event['options'])})" if event.get("options") else ""
-        return f"! {where}: {field_}{event['message']}{options} (left untouched, not indexed, not committed)"
-    if kind == "skipped":
-        return f"~ {event['path']}: {event['reason']}"
-    if kind == "note":
-        return f"note: {event['message']}"
-    return None
+__all__ = ["Change", "SyncReport", "SyncTarget", "event_line", "indexed_paths", "run_sync"]
 
 
 @dataclass
@@ -237,18 +102,6 @@ def _old_info(ledger: Ledger, path: str, pending: dict[str, Any] | None, refs: I
     return _Old(None, None)
 
 
-def _subject(changes: list[Change]) -> str:
-    if len(changes) == 1:
-        c = changes[0]
-        where = f"{c.previous_path} -> {c.path}" if c.previous_path else c.path
-        return f"remnic sync: {_VERB[c.kind]} {where}"
-    counts: dict[str, int] = {}
-    for c in changes:
-        counts[c.kind] = counts.get(c.kind, 0) + 1
-    parts = [f"{counts[k]} {k}" for k in (MODIFIED, ADDED, RENAMED, DELETED) if k in counts]
-    return f"remnic sync: {len(changes)} hand edits ({', '.join(parts)})"
-
-
 def run_sync(
     target: SyncTarget,
     tx: Transaction,
@@ -257,14 +110,21 @@ def run_sync(
     normalize: bool = True,
     full: bool = False,
     source: str = "sync",
+    normalize_all: bool = False,
+    dry_run: bool = False,
 ) -> SyncReport:
     """Bring index and git in step with the files; see the module docstring.
 
-    The caller holds the write lock and hands over the transaction the commit goes through.
+    ``normalize=False`` writes nothing into files; ``normalize_all`` gives every memory file the
+    defaults it lacks and brings tiers and hashes in step (a full pass); ``dry_run`` changes
+    nothing and reports what would change. The caller holds the write lock and hands over the
+    transaction the commit goes through.
     """
     started = time.perf_counter()
     want_commit = target.settings.sync.commit if commit is None else commit
-    report = _Run(target, tx, want_commit=want_commit, normalize=normalize, source=source).run(full)
+    run = _Run(target, tx, want_commit=want_commit, normalize=normalize, source=source)
+    run.normalize_all, run.dry_run = normalize_all, dry_run
+    report = run.run(full or normalize_all)
     report.elapsed_ms = (time.perf_counter() - started) * 1000
     return report
 
@@ -286,6 +146,11 @@ class _Run:
         self.checked_bytes: dict[str, bytes] = {}  # path → the exact bytes checked (or written), what gets committed
         self.empty: dict[str, str] = {}
         self.unnormalised: set[str] = set()
+        self.paths = MemoryPaths.from_store(self.settings.store)
+        self.not_memories: dict[str, str] = {}  # candidate path → why it is not a memory
+        self.bases: list[str] = []
+        self.normalize_all = False
+        self.dry_run = False
 
     # --- where a path stands ---
 
@@ -308,12 +173,14 @@ class _Run:
             self.status[path] = xy
             if orig:
                 self.status[orig] = "D "
+        rules = repr(self.paths)
+        full = full or state.rules != rules  # the rule for memories changed (or is new): look at every file
         if (
             not full
             and head is not None
             and head == state.commit
             and not state.pending
-            and not any(is_memory_path(p) for p in self.status)
+            and not any(self.paths.is_memory(p) for p in self.status)
         ):
             return SyncReport("noop", state.commit, head)  # the common case: one `git status`, no index opened
 
@@ -321,8 +188,10 @@ class _Run:
         index_ok, index_commit = _index_commit(index)
         bases = [c for c in dict.fromkeys([state.commit, index_commit]) if c and ledger.commit_exists(c)]
         full = full or not bases or (index_ok and index_commit is None)
-        report = SyncReport("full" if full else "incremental", state.commit, head)
+        report = SyncReport("full" if full else "incremental", state.commit, head, dry_run=self.dry_run)
+        self.bases = bases
         self.collect(full, bases, head)
+        self.report_skipped(report, full)
         if not full and not self.candidates and head == state.commit == index_commit:
             report.mode = "noop"
             return report
@@ -335,7 +204,7 @@ class _Run:
         old = {p: _old_info(self.ledger, p, state.pending.get(p), (head, *bases)) for p in deleted}
         partner_of, forced_id = self.pair_renames(valid, old)
         notes = self.dedupe_ids(valid, old, forced_id, index if index_ok else None)
-        records, written, record_sha = self.normalise(valid, forced_id, report)
+        records, written, record_sha = self.normalise(valid, forced_id, partner_of, quiet, report)
 
         changes = self.describe_changes(records, written, quiet, partner_of, notes)
         renamed_from = {c.previous_path for c in changes if c.previous_path}
@@ -359,6 +228,9 @@ class _Run:
                     )
                 )
 
+        if self.dry_run:  # what a real run would do; nothing written, committed, indexed or remembered
+            report.changes, report.index = changes, "unchanged"
+            return report
         commit_paths = self.commit_paths(changes)
         if commit_paths and not can_commit:
             report.not_committed = busy
@@ -383,6 +255,8 @@ class _Run:
             c.committed = bool(report.commit) and (c.path in committed or (c.previous_path or "") in committed)
         pending = self.next_pending(records, written, record_sha, deleted, old, committed, report)
         state.commit, state.pending = new_head, pending
+        state.skipped = {**(state.skipped if not full else {}), **self.not_memories}
+        state.rules = rules
         state.save(self.root)
         report.head, report.changes, report.pending = new_head, changes, sorted(pending)
         return report
@@ -404,7 +278,7 @@ class _Run:
     def collect(self, full: bool, bases: list[str], head: str | None) -> None:
         candidates = self.candidates
         if full:
-            for path in sorted({p for p in self.ledger.worktree_files() if is_memory_path(p)}):
+            for path in sorted(set(self.ledger.worktree_files())):
                 candidates[path] = "scan"
         else:
             for base in bases:
@@ -419,7 +293,19 @@ class _Run:
             candidates[path] = "working-tree"
         for path in self.state.pending:
             candidates.setdefault(path, "pending")
-        self.candidates = {p: o for p, o in candidates.items() if is_memory_path(p)}
+        self.candidates = {}
+        for path, origin in candidates.items():
+            if self.paths.is_memory(path):
+                self.candidates[path] = origin
+            elif (reason := self.paths.reportable_reason(path)) and (self.root / path).exists():
+                self.not_memories[path] = reason
+
+    def report_skipped(self, report: SyncReport, full: bool) -> None:
+        """Files that are not memories, each with its reason: all of them on a full pass, else the ones
+        not reported before (so a watcher does not repeat them on every save)."""
+        for path, reason in sorted(self.not_memories.items()):
+            if full or self.dry_run or self.state.skipped.get(path) != reason:
+                report.skipped.append({"path": path, "reason": reason})
 
     def read_all(
         self, report: SyncReport, *, skip_unchanged: bool
@@ -459,7 +345,12 @@ class _Run:
                 continue
             if checked.empty:
                 if path in self.status:
-                    report.skipped.append({"path": path, "reason": "no memory text yet; left as it is"})
+                    report.skipped.append(
+                        {
+                            "path": path,
+                            "reason": "no text yet (an empty body and no title or description); left as it is",
+                        }
+                    )
                     self.empty[path] = sha
                 dropped.append(path)
                 continue
@@ -534,16 +425,23 @@ class _Run:
         except RemnicError:  # git grep exits 1 when nothing matches
             return None
         hits = [line.split(":", 1)[1] for line in out.splitlines() if ":" in line]
-        return next((h for h in hits if h != path and is_memory_path(h)), None)
+        return next((h for h in hits if h != path and self.paths.is_memory(h)), None)
 
     def normalise(
-        self, valid: list[tuple[str, bytes, Checked]], forced_id: dict[str, str], report: SyncReport
+        self,
+        valid: list[tuple[str, bytes, Checked]],
+        forced_id: dict[str, str],
+        partner_of: dict[str, str],
+        quiet: set[str],
+        report: SyncReport,
     ) -> tuple[list[MemoryRecord], dict[str, list[str]], dict[str, str]]:
         """Write the frontmatter each file needs; (records, path → keys written, path → sha of the bytes)."""
         now = now_iso()
         records: list[MemoryRecord] = []
         written: dict[str, list[str]] = {}
         record_sha: dict[str, str] = {}
+        adopting = [path for path, _data, checked in valid if checked.record and "id" not in checked.record.frontmatter]
+        times = file_times(self.root, self.ledger, adopting, set(self.status)) if self.normalize else {}
         for path, data, checked in valid:
             record = checked.record
             assert record is not None
@@ -553,9 +451,15 @@ class _Run:
                 store=self.settings.store,
                 stamp_edits=self.settings.sync.stamp_edits,
                 memory_id=forced_id.get(path),
+                body_changed=False if path in quiet else self.body_changed(path, record, partner_of.get(path)),
+                times=times.get(path),
+                category=self.moved_category(record, partner_of.get(path)),
+                normalize_all=self.normalize_all,
             )
             if plan and not self.normalize:
                 self.unnormalised.add(path)  # the next normalising sync must come back to it
+            elif plan and self.dry_run:
+                written[path] = list(plan)
             elif plan:
                 text, meta = render(checked, plan)
                 if not replace_if_unchanged(self.root / path, data, text, self.root / STATE_DIR / "tmp"):
@@ -569,6 +473,38 @@ class _Run:
             record_sha[path] = digest(data)
             self.checked_bytes[path] = data
         return records, written, record_sha
+
+    def body_changed(self, path: str, record: MemoryRecord, partner: str | None) -> bool:
+        """Whether the memory's text differs from the version sync last reconciled: a file seen for the
+        first time never counts as changed (it is taken as it is); a ``contentHash`` that still fits
+        answers without asking git."""
+        if "id" not in record.frontmatter or hash_matches(record.frontmatter.get("contentHash"), record.content):
+            return False
+        before = partner or path
+        refs = ["HEAD"] if path in self.status or partner else self.bases
+        if (partner is None and self.is_new(path)) or not refs:
+            return False
+        for ref in refs:
+            try:
+                text = self.ledger.show(ref, before)
+            except RemnicError:
+                continue
+            try:
+                return parse_file(text, before).content != record.content
+            except MemoryFormatError:
+                return True
+        return False
+
+    def moved_category(self, record: MemoryRecord, partner: str | None) -> str | None:
+        """The new folder's category for a file moved between category folders whose ``category``
+        named the old one (a folder move is how a person recategorises a note)."""
+        if partner is None:
+            return None
+        old, new = folder_category(partner), folder_category(record.path)
+        if old is None or new is None or old == new:
+            return None
+        said = record.frontmatter.get("category")
+        return new if said is not None and category_of({"category": said}, partner) == old else None
 
     def describe_changes(
         self,
@@ -627,7 +563,7 @@ class _Run:
             else:
                 self.tx.put(path, data, on_disk=True)
         outcome = self.tx.commit(
-            _subject(committing or changes),
+            commit_subject(committing or changes),
             trailers_for("sync", ids, ",".join(namespaces), self.source),
             body="\n".join(c.describe() for c in committing),
         )

@@ -31,6 +31,10 @@ class SyncState:
     """The commit the index reflects as far as sync knows (what the next run diffs from)."""
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Path → {sha, id, hash, kind} for memory paths left differing from ``commit``."""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Path → reason for files sync reported as not memories (reported again only when that changes)."""
+    rules: str | None = None
+    """The rule for which files are memories at the last run: when it changes the next run is a full one."""
 
     @classmethod
     def load(cls, root: Path) -> SyncState:
@@ -43,10 +47,22 @@ class SyncState:
             return cls()
         pending = data.get("pending") if isinstance(data.get("pending"), dict) else {}
         commit = data.get("commit") if isinstance(data.get("commit"), str) else None
-        return cls(commit, {str(k): v for k, v in pending.items() if isinstance(v, dict)})
+        skipped = data.get("skipped") if isinstance(data.get("skipped"), dict) else {}
+        return cls(
+            commit,
+            {str(k): v for k, v in pending.items() if isinstance(v, dict)},
+            {str(k): str(v) for k, v in skipped.items()},
+            data.get("rules") if isinstance(data.get("rules"), str) else None,
+        )
 
     def save(self, root: Path) -> None:
-        data = {"version": STATE_VERSION, "commit": self.commit, "pending": self.pending}
+        data = {
+            "version": STATE_VERSION,
+            "commit": self.commit,
+            "pending": self.pending,
+            "skipped": self.skipped,
+            "rules": self.rules,
+        }
         write_atomic(root / STATE_DIR / STATE_FILE, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 

@@ -17,6 +17,7 @@ from conftest import git, run_remnic, snapshot_tree
 
 from remnic.config import settings_for
 from remnic.errors import LedgerError
+from remnic.memfile.model import parse_file
 from remnic.service import Memory
 
 CRASH_POINTS = ("journal-written", "files-written", "commit-object", "head-moved", "committed")
@@ -111,7 +112,8 @@ def test_forget_and_update_under_a_held_index_lock_never_revert_what_head_record
         (root / ".git" / "index.lock").unlink()
         assert forgotten.commit and updated.commit == head(root)
         committed = git(root, "show", f"HEAD:{rec.path}")
-        assert "status: forgotten" in committed and "tags: [db]" in committed
+        meta = parse_file(committed, rec.path).frontmatter
+        assert meta["status"] == "forgotten" and meta["tags"] == ["db"]
         assert (root / rec.path).read_text() == committed
         memory.sync()
         assert status(root) == ""
@@ -124,9 +126,9 @@ def test_update_carries_a_users_uncommitted_edit_aside(root: Path) -> None:
         path.write_text(path.read_text().replace("Ana prefers tabs", "Ana prefers tabs, width 4"))
         memory.forget(rec.id, reason="obsolete")
     committed = git(root, "show", f"HEAD:{rec.path}")
-    assert "status: forgotten" in committed and "width 4" not in committed  # her edit is not in remnic's commit
+    assert parse_file(committed, rec.path).status == "forgotten" and "width 4" not in committed  # not in our commit
     on_disk = path.read_text()
-    assert "status: forgotten" in on_disk and "width 4" in on_disk  # and not lost either
+    assert parse_file(on_disk, rec.path).status == "forgotten" and "width 4" in on_disk  # and not lost either
     assert status(root).strip() == f"M {rec.path}"  # still hers to commit
 
 

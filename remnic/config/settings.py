@@ -1,35 +1,20 @@
-"""All tunable settings, their documented defaults, and where each value came from.
+"""Every tunable setting as a dataclass with its documented default; the value rules they obey.
 
-Settings are plain dataclasses. Values are layered, lowest precedence first:
-
-1. the defaults below,
-2. ``~/.config/remnic/config.json`` (the user's config),
-3. ``<memory dir>/remnic.config.json`` (versioned with the memories),
-4. ``./remnic.config.json`` (the current directory),
-5. the file named by ``REMNIC_CONFIG_PATH``,
-6. explicit overrides (command-line flags, API arguments).
-
-Config files use camelCase keys (``recall.topK``) as Remnic does; snake_case is
-accepted too. ``remnic config`` prints every value with its origin.
-
-The memory directory is found like git finds a repository: ``--memory-dir``,
-then ``REMNIC_MEMORY_DIR``, then the nearest ancestor of the current directory
-holding a ``.remnic-memory`` marker, then ``memoryDir`` from a config file,
-then ``~/.remnic/memory``.
+Loading (which files, in which order, the original Remnic's spellings) lives in
+:mod:`.load` and :mod:`.aliases`. ``remnic config --defaults`` and
+docs/configuration.md are generated from the docstrings here.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from .errors import ValidationError
+from remnic.errors import ValidationError
 
 MARKER_FILE = ".remnic-memory"
 REPO_CONFIG_FILE = "remnic.config.json"
@@ -55,6 +40,14 @@ class StoreSettings:
     """A write into a repository with no usable index builds the whole index right away when it holds at most this many memory files (so the first write leaves `status` healthy); a larger one is rebuilt by the next recall, with progress."""
     scan_memo: bool = True
     """Keep each valid file's parse in .remnic/scan-memo.sqlite, keyed by its stat, so listing a large repository (list, status, doctor, GET memories) parses only what changed."""
+    include: list[str] = field(default_factory=list)
+    """Glob patterns (relative to the memory directory, `**` spans folders) of further markdown files that are memories besides the category folders: ["**"] adopts a whole notes vault, ["notes/**"] one folder. `remnic init --adopt PATTERN` adds one. Files outside every memory folder and pattern are reported as skipped, never touched."""
+    exclude: list[str] = field(default_factory=list)
+    """Glob patterns of files that are never memories, even inside a category folder (reported as skipped)."""
+    readme_files: bool = False
+    """README, CHANGELOG, LICENSE and CONTRIBUTING files (in any folder, any markdown extension) are memories too; by default they are reported as skipped."""
+    extensions: list[str] = field(default_factory=lambda: [".md", ".markdown"])
+    """File extensions of memory files, matched case-insensitively (so .MD and .Markdown count)."""
 
 
 @dataclass
@@ -270,7 +263,7 @@ class SyncSettings:
     commit: bool = True
     """sync commits hand edits it finds (``--no-commit`` turns this off per run)."""
     stamp_edits: bool = True
-    """After a hand edit of a body, sync writes ``updated`` and ``contentHash`` into the file's frontmatter."""
+    """After a hand edit of a memory's body, sync writes ``updated`` (in the format the file already uses) and refreshes the ``contentHash`` the file carries; a file seen for the first time is never stamped."""
     rescan_interval_s: float = 60.0
     """The watcher runs a full diff this often even without events (and at once after a sleep or clock jump)."""
 
@@ -385,6 +378,8 @@ class Settings:
     origins: dict[str, str] = field(default_factory=dict)
     """Dotted key (``recall.topK``) → where its value came from."""
     config_files: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """What loading noticed but did not refuse: the original Remnic's keys remnic does not read."""
 
     @property
     def state_dir(self) -> Path:
@@ -452,10 +447,11 @@ def settings_markdown() -> str:
     lines = [
         "# Configuration",
         "",
-        "Generated from `remnic/config.py` by `make docs`; `remnic config --defaults` prints the same.",
+        "Generated from `remnic/config/settings.py` by `make docs`; `remnic config --defaults` prints the same.",
         'Config files are JSON with camelCase keys, e.g. `{"recall": {"topK": 5}}`; see the README for',
         "where remnic looks for them and in which order. Settings marked *user only* are refused in a",
-        "memory repository's shared `remnic.config.json`.",
+        "memory repository's shared `remnic.config.json`. The original Remnic's flat keys and file shape",
+        "(`recallBudgetChars`, a `remnic` block) are read too: see [remnic-compat.md](remnic-compat.md).",
         "",
     ]
     section = None
@@ -534,175 +530,3 @@ def _check_value(dotted: str, value: Any, origin: str) -> None:
         bad(
             f"must be {'from ' + str(low) + ' to ' + str(high) if high is not None else 'at least ' + str(low)}, got {value!r}"
         )
-
-
-# --- loading ---
-
-
-def _check_type(key: str, value: Any, default: Any, path: str) -> Any:
-    if isinstance(default, bool):
-        ok = isinstance(value, bool)
-    elif isinstance(default, int):
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif isinstance(default, float):
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        value = float(value) if ok else value
-    elif isinstance(default, dict):
-        ok = isinstance(value, dict)
-    elif default is None:
-        ok = value is None or isinstance(value, (str, int))
-    else:
-        ok = isinstance(value, type(default))
-    if not ok:
-        raise ValidationError.single(
-            key, f"expected {type(default).__name__ if default is not None else 'a string'}, got {value!r}", path=path
-        )
-    return value
-
-
-def _apply(settings: Settings, data: Mapping[str, Any], origin: str, *, shared: bool = False) -> Settings:
-    for raw_section, values in data.items():
-        section = snake(raw_section)
-        if section in ("memory_dir", "$schema", "_comment"):
-            continue
-        if section not in SECTIONS:
-            raise ValidationError.single(
-                raw_section, "unknown config section", path=origin, options=["memoryDir", *(camel(s) for s in SECTIONS)]
-            )
-        if not isinstance(values, dict):
-            raise ValidationError.single(raw_section, "must be an object of settings", path=origin)
-        current = getattr(settings, section)
-        known = {f.name: f for f in fields(current)}
-        updates = {}
-        for raw_key, value in values.items():
-            key = snake(raw_key)
-            if key not in known:
-                raise ValidationError.single(
-                    f"{raw_section}.{raw_key}", "unknown setting", path=origin, options=[camel(k) for k in known]
-                )
-            dotted = f"{section}.{camel(key)}"
-            if shared and dotted in USER_ONLY:
-                raise ValidationError.single(
-                    dotted,
-                    "can only be set in your own config (~/.config/remnic/config.json or the file "
-                    "named by REMNIC_CONFIG_PATH), not in the memory repository's shared remnic.config.json",
-                    path=origin,
-                )
-            updates[key] = _check_type(dotted, value, getattr(type(current)(), key), origin)
-            if value is not None:
-                _check_value(dotted, updates[key], origin)
-            settings.origins[dotted] = origin
-        setattr(settings, section, replace(current, **updates))
-    return settings
-
-
-def read_config_file(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ValidationError.single("config", f"cannot read config file: {exc.strerror}", path=str(path)) from None
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise ValidationError.single("config", f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from None
-    if not isinstance(data, dict):
-        raise ValidationError.single("config", "must be a JSON object", path=str(path))
-    return data
-
-
-def find_memory_repo(start: Path) -> Path | None:
-    """The nearest ancestor of ``start`` (inclusive) that holds the memory-repo marker."""
-    for directory in (start, *start.parents):
-        if (directory / MARKER_FILE).is_file():
-            return directory
-    return None
-
-
-def _config_candidates(cwd: Path, env: Mapping[str, str]) -> list[tuple[Path, str]]:
-    """Global config files, lowest precedence first, with their origin labels."""
-    home = Path(env.get("HOME") or Path.home())
-    found = [
-        (home / ".config" / "remnic" / "config.json", "~/.config/remnic/config.json"),
-        (cwd / REPO_CONFIG_FILE, f"./{REPO_CONFIG_FILE}"),
-    ]
-    if env.get("REMNIC_CONFIG_PATH"):
-        found.append((Path(env["REMNIC_CONFIG_PATH"]).expanduser(), "REMNIC_CONFIG_PATH"))
-    return found
-
-
-def load_settings(
-    memory_dir: str | os.PathLike[str] | None = None,
-    *,
-    cwd: Path | None = None,
-    env: Mapping[str, str] | None = None,
-    overrides: Mapping[str, Any] | None = None,
-    use_config_files: bool = True,
-) -> Settings:
-    """Resolve the memory directory and layer every config source over the defaults.
-
-    ``use_config_files=False`` resolves the directory and keeps the defaults: what
-    ``remnic doctor`` falls back to when a config file itself is broken.
-    """
-    env = os.environ if env is None else env
-    cwd = (cwd or Path.cwd()).resolve()
-    home = Path(env.get("HOME") or Path.home())
-
-    files: list[tuple[Path, str, dict[str, Any]]] = []
-    for path, label in _config_candidates(cwd, env) if use_config_files else ():
-        if path.is_file():
-            files.append((path.resolve(), f"{label} ({path})", read_config_file(path)))
-    if (
-        use_config_files
-        and env.get("REMNIC_CONFIG_PATH")
-        and not Path(env["REMNIC_CONFIG_PATH"]).expanduser().is_file()
-    ):
-        raise ValidationError.single("REMNIC_CONFIG_PATH", f"no config file at {env['REMNIC_CONFIG_PATH']}")
-
-    if memory_dir is not None:
-        root, origin = Path(memory_dir).expanduser(), "--memory-dir"
-    elif env.get("REMNIC_MEMORY_DIR"):
-        root, origin = Path(env["REMNIC_MEMORY_DIR"]).expanduser(), "env REMNIC_MEMORY_DIR"
-    elif (found := find_memory_repo(cwd)) is not None:
-        root, origin = found, f"nearest memory repo above {cwd}"
-    else:
-        root, origin = home / ".remnic" / "memory", "default"
-        for path, label, data in reversed(files):
-            if data.get("memoryDir"):
-                root = Path(str(data["memoryDir"])).expanduser()  # "~" first, then relative to the file
-                root = root if root.is_absolute() else path.parent / root
-                origin = label
-                break
-    root = root if root.is_absolute() else (cwd / root)
-    root = Path(os.path.abspath(root))
-
-    settings = Settings(memory_dir=root)
-    settings.origins["memoryDir"] = origin
-    layers = list(files)
-    repo_cfg = root / REPO_CONFIG_FILE
-    if use_config_files and repo_cfg.is_file() and all(p != repo_cfg.resolve() for p, _, _ in files):
-        layers.insert(
-            1 if files and files[0][1].startswith("~") else 0,
-            (repo_cfg.resolve(), f"memory repo ({repo_cfg})", read_config_file(repo_cfg)),
-        )
-    shared_path = repo_cfg.resolve() if use_config_files and repo_cfg.is_file() else None
-    for path, label, data in layers:
-        _apply(settings, data, label, shared=path == shared_path)
-        settings.config_files.append(label)
-    if overrides:
-        for dotted, value in overrides.items():
-            section, key = dotted.split(".", 1)
-            _apply(settings, {section: {key: value}}, "override")
-    return settings
-
-
-def settings_for(memory_dir: str | os.PathLike[str], **section_overrides: Any) -> Settings:
-    """Defaults for one directory, ignoring config files: what tests and benchmarks want."""
-    settings = Settings(memory_dir=Path(os.path.abspath(Path(memory_dir).expanduser())))
-    settings.origins["memoryDir"] = "argument"
-    for section, values in section_overrides.items():
-        current = getattr(settings, section)
-        if is_dataclass(values):
-            setattr(settings, section, values)
-        else:
-            setattr(settings, section, replace(current, **values))
-    return settings

@@ -1,0 +1,156 @@
+"""`remnic config [--defaults] | migrate [FILE]`: the resolved settings, and the original's files rewritten."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from remnic.config import (
+    describe_settings,
+    load_settings,
+    migrated,
+    read_config_file,
+    read_config_files,
+    translate,
+)
+from remnic.errors import UsageError
+from remnic.fsio import write_atomic
+
+from ._common import add_command, emit, plural
+
+
+def register(sub: Any) -> None:
+    p = add_command(
+        sub,
+        "config",
+        "show the resolved configuration and where each value came from",
+        epilog="Each value is shown with the file that set it; a value set by one of the original\n"
+        "Remnic's flat keys (recallBudgetChars, namespacesEnabled, ...) names that key, and\n"
+        "the original's keys remnic does not read are listed as warnings.\n\n"
+        "examples:\n  remnic config\n  remnic config --defaults\n  remnic config migrate ~/.config/remnic/config.json",
+    )
+    p.add_argument("--defaults", action="store_true", help="list every setting with its default and meaning")
+    p.set_defaults(handler=cmd_config)
+    csub = p.add_subparsers(dest="config_command", metavar="<migrate>")
+    q = add_command(
+        csub,
+        "migrate",
+        "rewrite a config file in remnic's nested form (the original's flat keys as sections)",
+        epilog='Writes FILE in the nested form remnic documents ({"recall": {"budgetChars": ...}}),\n'
+        'keeping the original Remnic\'s keys remnic does not read under "_remnicOriginal" (ignored\n'
+        "on load), after copying FILE to FILE.bak (FILE.bak.1, ... if taken). Without FILE, every\n"
+        "config file in use that has the original's spellings is migrated.",
+    )
+    q.add_argument("file", nargs="?", metavar="FILE", help="the config file (default: those in use that need it)")
+    q.add_argument("--dry-run", action="store_true", help="print the migrated file; write nothing")
+    q.set_defaults(handler=cmd_migrate)
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    if args.defaults:
+        rows = describe_settings()
+        emit(args, rows, lambda: "\n".join(f"{r['key']} = {json.dumps(r['default'])}\n    {r['doc']}" for r in rows))
+        return 0
+    settings = load_settings(getattr(args, "memory_dir", None))
+    values = settings.to_dict()
+    flat: list[dict[str, Any]] = [
+        {"key": "memoryDir", "value": values["memoryDir"], "origin": settings.origins.get("memoryDir", "default")}
+    ]
+    for section, entries in values.items():
+        if isinstance(entries, dict):
+            for key, value in entries.items():
+                dotted = f"{section}.{key}"
+                flat.append({"key": dotted, "value": value, "origin": settings.origins.get(dotted, "default")})
+
+    def text() -> str:
+        lines = [f"{r['key']} = {json.dumps(r['value'], default=str)}    ({r['origin']})" for r in flat]
+        lines += [f"warning: {w}" for w in settings.warnings]
+        return "\n".join(lines)
+
+    emit(
+        args,
+        {
+            "settings": values,
+            "origins": {r["key"]: r["origin"] for r in flat},
+            "configFiles": settings.config_files,
+            "warnings": settings.warnings,
+        },
+        text,
+    )
+    return 0
+
+
+def _backup_path(path: Path) -> Path:
+    candidate = path.with_name(path.name + ".bak")
+    n = 1
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.bak.{n}")
+        n += 1
+    return candidate
+
+
+def _targets(args: argparse.Namespace) -> list[Path]:
+    if args.file:
+        path = Path(args.file).expanduser()
+        if not path.is_file():
+            raise UsageError(f"no config file at {args.file}")
+        return [path]
+    settings = load_settings(getattr(args, "memory_dir", None))
+    files = read_config_files(Path.cwd(), os.environ)
+    paths = [f.path for f in files if f.translated.uses_original_spellings]
+    repo_cfg = settings.memory_dir / "remnic.config.json"
+    if (
+        repo_cfg.is_file()
+        and repo_cfg.resolve() not in {f.path for f in files}
+        and translate(read_config_file(repo_cfg), str(repo_cfg)).uses_original_spellings
+    ):
+        paths.append(repo_cfg.resolve())
+    return paths
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    results = []
+    for path in _targets(args):
+        data = read_config_file(path)
+        nested, translated = migrated(data, str(path))
+        entry: dict[str, Any] = {
+            "file": str(path),
+            "changed": nested != data,
+            "renamed": translated.names,
+            "notRead": sorted(translated.unmapped),
+            "migrated": nested,
+        }
+        if nested != data and not args.dry_run:
+            backup = _backup_path(path)
+            write_atomic(backup, path.read_bytes())
+            write_atomic(path, json.dumps(nested, indent=2, ensure_ascii=False) + "\n")
+            entry["backup"] = str(backup)
+        results.append(entry)
+
+    def text() -> str:
+        if not results:
+            return "no config file in use has the original Remnic's spellings; nothing to migrate"
+        lines = []
+        for r in results:
+            if not r["changed"]:
+                lines.append(f"{r['file']}: already in remnic's nested form")
+                continue
+            if args.dry_run:
+                lines.append(f"{r['file']} would become (--dry-run):")
+                lines.append(json.dumps(r["migrated"], indent=2, ensure_ascii=False))
+            else:
+                lines.append(f"migrated {r['file']} (backup: {r['backup']})")
+            for dotted, name in sorted(r["renamed"].items()):
+                lines.append(f"  {name} -> {dotted}")
+            if r["notRead"]:
+                lines.append(
+                    f"  {plural(len(r['notRead']), 'key')} remnic does not read kept under _remnicOriginal: "
+                    + ", ".join(r["notRead"])
+                )
+        return "\n".join(lines)
+
+    emit(args, {"files": results, "dryRun": args.dry_run}, text)
+    return 0

@@ -1,0 +1,302 @@
+"""The original Remnic's config spellings, read as aliases of remnic's settings.
+
+The original (TypeScript, once called "engram") keeps one flat namespace of keys
+(``recallBudgetChars``, ``namespacesEnabled``, …), at the top level of its config
+file or inside a ``remnic`` (or ``engram``) block, beside a ``server`` block for its
+standalone server. remnic reads such a file as it is: a flat key with a
+counterpart here sets that setting (``remnic config`` names the spelling used),
+and the original's keys without one are warnings, never errors.
+
+:func:`translate` turns any of those shapes into remnic's nested form (what the
+loader applies, and what ``remnic config migrate`` writes). Pure: no file access.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from remnic.errors import ValidationError
+
+from .settings import SECTIONS, ServerSettings, camel, snake
+
+UNMAPPED_KEY = "_remnicOriginal"
+"""Where ``remnic config migrate`` keeps the original's keys remnic does not read (keys starting
+with ``_`` are ignored by the loader), so a migrated file loses nothing."""
+
+
+class Skip:
+    """A converter's answer when the value sets nothing (``recallMmrEnabled: true``)."""
+
+
+SKIP = Skip()
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+
+
+def _bool(value: Any) -> Any:
+    # The original accepts these strings for booleans; anything else is left for the type check.
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    return value
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            return value
+        return int(number) if number.is_integer() else number
+    return value
+
+
+def _ms_to_s(value: Any) -> Any:
+    value = _number(value)
+    return value / 1000 if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+
+
+def _mmr_enabled(value: Any) -> Any:
+    # MMR is off in remnic when its lambda is 1.0 (pure relevance); "on" keeps whatever lambda is set.
+    return 1.0 if _bool(value) is False else SKIP
+
+
+def _policies(value: Any) -> Any:
+    """The original's policy array ``[{name, readPrincipals, writePrincipals}]`` or map
+    ``{ns: {read, write}}`` as remnic's map ``{ns: {readPrincipals, writePrincipals}}``."""
+    out: dict[str, Any] = {}
+    if isinstance(value, list):
+        for item in value:
+            if isinstance(item, Mapping) and isinstance(item.get("name"), str):
+                out[item["name"]] = {
+                    "readPrincipals": list(item.get("readPrincipals") or []),
+                    "writePrincipals": list(item.get("writePrincipals") or []),
+                }
+        return out
+    if isinstance(value, Mapping):
+        for name, rule in value.items():
+            if isinstance(rule, Mapping):
+                out[str(name)] = {
+                    "readPrincipals": list(rule.get("readPrincipals", rule.get("read")) or []),
+                    "writePrincipals": list(rule.get("writePrincipals", rule.get("write")) or []),
+                }
+        return out
+    return value
+
+
+@dataclass(frozen=True)
+class Alias:
+    """One of the original's keys and the remnic setting it sets."""
+
+    target: str
+    convert: Callable[[Any], Any] | None = None
+    note: str = ""
+
+
+FLAT: dict[str, Alias] = {
+    "recallBudgetChars": Alias("recall.budgetChars", _number),
+    "recallMmrLambda": Alias("recall.mmrLambda", _number),
+    "recallMmrTopN": Alias("recall.mmrPool", _number),
+    "recallMmrEnabled": Alias("recall.mmrLambda", _mmr_enabled, "false sets recall.mmrLambda to 1.0 (MMR off)"),
+    "recallDirectAnswerEnabled": Alias("recall.directAnswer", _bool),
+    "recallDirectAnswerTokenOverlapFloor": Alias("recall.directAnswerMinOverlap", _number),
+    "recallDirectAnswerImportanceFloor": Alias("recall.directAnswerMinImportance", _number),
+    "qmdMaxResults": Alias("recall.topK", _number),
+    "graphRecallEnabled": Alias("recall.graph", _bool),
+    "maxGraphTraversalSteps": Alias("recall.graphMaxHops", _number),
+    "graphTraversalConfidenceFloor": Alias("recall.graphMinConfidence", _number),
+    "graphRecallMaxSeedNodes": Alias("recall.graphSeeds", _number),
+    "graphRecallMaxExpandedNodes": Alias("recall.graphMaxNodes", _number),
+    "temporalBoostRecentDays": Alias("recall.recentScanWindowDays", _number),
+    "temporalBoostScore": Alias("recall.recentScanPrior", _number),
+    "namespacesEnabled": Alias("namespaces.enabled", _bool),
+    "defaultNamespace": Alias("namespaces.default"),
+    "namespacePolicies": Alias("namespaces.policies", _policies),
+    "hotMemoriesCacheEnabled": Alias("store.scanMemo", _bool),
+    "procedural.enabled": Alias("recall.procedural", _bool),
+    "procedural.recallMaxProcedures": Alias("recall.proceduralMax", _number),
+    "agentAccessHttp.host": Alias("server.host"),
+    "agentAccessHttp.port": Alias("server.port", _number),
+    "agentAccessHttp.maxBodyBytes": Alias("server.maxBodyBytes", _number),
+    "agentAccessHttp.writeRateLimitMaxRequests": Alias("server.writeRateLimit", _number),
+    "agentAccessHttp.writeRateLimitWindowMs": Alias("server.writeRateWindowS", _ms_to_s, "milliseconds → seconds"),
+}
+"""Flat keys (and keys of its nested option objects, dotted) of the original with a counterpart here."""
+
+SERVER: dict[str, Alias] = {
+    "writeRateLimitMaxRequests": Alias("server.writeRateLimit", _number),
+    "writeRateLimitWindowMs": Alias("server.writeRateWindowS", _ms_to_s, "milliseconds → seconds"),
+}
+"""Keys of the original's standalone ``server`` block spelled differently from remnic's ``server`` section."""
+
+WHY_NOT: dict[str, str] = {
+    "recallDirectAnswerAmbiguityMargin": "a ratio there; remnic's recall.directAnswerMargin is an absolute score lead",
+    "recencyWeight": "a different scale; remnic's is recall.weightRecency",
+    "reinforcementRecallBoostEnabled": "set recall.reinforcementWeight to 0 to turn the boost off",
+    "reinforcementRecallBoostWeight": "a different formula; remnic's is recall.reinforcementWeight",
+    "reinforcementRecallBoostMax": "a different formula; remnic's is recall.reinforcementCap",
+    "authToken": "remnic keeps hashed tokens: run `remnic token generate`",
+    "agentAccessHttp.authToken": "remnic keeps hashed tokens: run `remnic token generate`",
+    "principal": "remnic names the principal per token (stdio MCP: server.stdioPrincipal)",
+    "agentAccessHttp.principal": "remnic names the principal per token (stdio MCP: server.stdioPrincipal)",
+    "agentAccessHttp.enabled": "remnic's server runs when started (`remnic serve`)",
+}
+"""Why a known key of the original is not applied (others get a generic note)."""
+
+ORIGINAL_SERVER_KEYS = {
+    "authToken",
+    "principal",
+    "adminConsoleEnabled",
+    "adminConsolePublicDir",
+    "adminConsolePrefillToken",
+    "adminConsoleMemoryReviewEnabled",
+    "readinessOverride",
+    "readinessDegradedAfterAttempts",
+    "trustPrincipalHeader",
+}
+BLOCKS = ("engram", "remnic")
+"""The original's config blocks, lowest precedence first (``remnic`` wins, as in the original)."""
+_SECTION_NAMES = [camel(s) for s in SECTIONS]
+_OUR_SERVER_KEYS = {camel(f.name) for f in fields(ServerSettings)}
+
+
+@dataclass
+class Translated:
+    """A config file in remnic's nested form, with what the translation noticed."""
+
+    nested: dict[str, Any] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)
+    """Dotted setting → the original's spelling that set it (absent when remnic's own was used)."""
+    warnings: list[str] = field(default_factory=list)
+    unmapped: dict[str, Any] = field(default_factory=dict)
+    """The original's keys remnic does not read, as they were (for ``config migrate``)."""
+
+    @property
+    def uses_original_spellings(self) -> bool:
+        return bool(self.names or self.unmapped)
+
+    def put(self, dotted: str, value: Any, name: str | None) -> None:
+        if dotted == "memoryDir":
+            self.nested["memoryDir"] = value
+        else:
+            section, key = dotted.split(".", 1)
+            dotted = f"{section}.{camel(snake(key))}"
+            self.nested.setdefault(section, {})[camel(snake(key))] = value
+        if name is None:
+            self.names.pop(dotted, None)
+        else:
+            self.names[dotted] = name
+
+    def ignore(self, name: str, value: Any, origin: str) -> None:
+        self.unmapped[name] = value
+        why = WHY_NOT.get(name) or WHY_NOT.get(name.rsplit(".", 1)[-1]) or "remnic has no counterpart"
+        self.warnings.append(f"{origin}: {name} is not read ({why})")
+
+
+def _flatten(block: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """``{"agentAccessHttp": {"port": 1}}`` → ``[("agentAccessHttp.port", 1)]`` for objects the aliases know."""
+    out: list[tuple[str, Any]] = []
+    for key, value in block.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and any(k.startswith(name + ".") for k in FLAT):
+            out += _flatten(value, name + ".")
+        else:
+            out.append((name, value))
+    return out
+
+
+def _convert(name: str, alias: Alias, value: Any, origin: str) -> Any:
+    if alias.convert is None:
+        return value
+    try:
+        return alias.convert(value)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError.single(name, f"cannot be read as {alias.target}: {exc}", path=origin) from None
+
+
+def _flat_block(out: Translated, block: Mapping[str, Any], origin: str) -> None:
+    for name, value in _flatten(block):
+        if name.startswith(("_", "$")):
+            continue
+        if name == "memoryDir":
+            out.put("memoryDir", value, None)
+            continue
+        alias = FLAT.get(name)
+        if alias is None:
+            out.ignore(name, value, origin)
+            continue
+        converted = _convert(name, alias, value, origin)
+        if not isinstance(converted, Skip):
+            out.put(alias.target, converted, name)
+
+
+def _server_block(out: Translated, block: Mapping[str, Any], origin: str) -> None:
+    for key, value in block.items():
+        if camel(snake(key)) in _OUR_SERVER_KEYS or (key not in SERVER and key not in ORIGINAL_SERVER_KEYS):
+            out.put(f"server.{key}", value, None)  # remnic's own (or a typo, which the loader names)
+        elif key in SERVER:
+            alias = SERVER[key]
+            out.put(alias.target, _convert(f"server.{key}", alias, value, origin), f"server.{key}")
+        else:
+            out.ignore(f"server.{key}", value, origin)
+
+
+def _looks_like_a_section(key: str) -> bool:
+    """A top-level object named almost like one of remnic's sections is a typo, not the original's key."""
+    return bool(difflib.get_close_matches(camel(snake(key)), _SECTION_NAMES, n=1, cutoff=0.75))
+
+
+def translate(data: Mapping[str, Any], origin: str) -> Translated:
+    """One config file's settings in remnic's nested form.
+
+    Precedence inside a file, lowest first: the original's flat top-level keys, its
+    ``engram`` block, its ``remnic`` block, then remnic's own sections.
+    """
+    out = Translated()
+    flat: dict[str, Any] = {}
+    ours: list[tuple[str, Any]] = []
+    for key, value in data.items():
+        if key.startswith(("_", "$")):
+            continue
+        if key == "memoryDir" or snake(key) == "memory_dir":
+            ours.append(("memoryDir", value))
+        elif snake(key) in SECTIONS:
+            if not isinstance(value, Mapping):
+                raise ValidationError.single(key, "must be an object of settings", path=origin)
+            ours.append((key, value))
+        elif key in BLOCKS:
+            if not isinstance(value, Mapping):
+                raise ValidationError.single(key, "must be an object (the original Remnic's settings)", path=origin)
+        elif (
+            isinstance(value, Mapping) and not any(k.startswith(key + ".") for k in FLAT) and _looks_like_a_section(key)
+        ):
+            raise ValidationError.single(
+                key, "unknown config section", path=origin, options=["memoryDir", *_SECTION_NAMES]
+            )
+        else:
+            flat[key] = value
+    _flat_block(out, flat, origin)
+    for block in BLOCKS:
+        if isinstance(data.get(block), Mapping):
+            _flat_block(out, data[block], f"{origin} ({block} block)")
+    for key, value in ours:
+        if key == "memoryDir":
+            out.put("memoryDir", value, None)
+        elif snake(key) == "server":
+            _server_block(out, value, origin)
+        else:
+            for name, setting in value.items():
+                out.put(f"{camel(snake(key))}.{name}", setting, None)
+    return out
+
+
+def migrated(data: Mapping[str, Any], origin: str) -> tuple[dict[str, Any], Translated]:
+    """(remnic's nested form of a config file, the translation) for ``remnic config migrate``: every
+    setting under its section, and the original's unread keys kept under ``_remnicOriginal``."""
+    translated = translate(data, origin)
+    nested = dict(translated.nested)
+    if translated.unmapped:
+        nested[UNMAPPED_KEY] = translated.unmapped
+    return nested, translated

@@ -1,0 +1,268 @@
+"""Loading settings: which config files, in which order, and where each value came from.
+
+Values are layered, lowest precedence first:
+
+1. the defaults (:mod:`.settings`),
+2. ``~/.config/engram/config.json``, then ``~/.config/remnic/config.json`` (the user's config),
+3. ``<memory dir>/remnic.config.json`` (versioned with the memories),
+4. ``./engram.config.json``, then ``./remnic.config.json`` (the current directory),
+5. the file named by ``REMNIC_CONFIG_PATH`` (or the original's ``ENGRAM_CONFIG_PATH``),
+6. explicit overrides (command-line flags, API arguments).
+
+Config files use camelCase keys (``recall.topK``) as Remnic does; snake_case is
+accepted too, and so are the original Remnic's flat keys and file shapes (see
+:mod:`.aliases`). ``remnic config`` prints every value with its origin.
+
+The memory directory is found like git finds a repository: ``--memory-dir``,
+then ``REMNIC_MEMORY_DIR`` (or ``ENGRAM_MEMORY_DIR``), then the nearest ancestor
+of the current directory holding a ``.remnic-memory`` marker, then ``memoryDir``
+from a config file, then ``~/.remnic/memory``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, is_dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from remnic.errors import ValidationError
+
+from .aliases import Translated, translate
+from .settings import MARKER_FILE, REPO_CONFIG_FILE, SECTIONS, USER_ONLY, Settings, _check_value, camel, snake
+
+ENV_PAIRS = {
+    "config": ("REMNIC_CONFIG_PATH", "ENGRAM_CONFIG_PATH"),
+    "memory": ("REMNIC_MEMORY_DIR", "ENGRAM_MEMORY_DIR"),
+}
+"""Environment variables, remnic's first: the original Remnic's ENGRAM_ twin applies when the first is unset."""
+_HOME_VAR = re.compile(r"\$\{HOME\}|\$HOME(?![A-Za-z0-9_])")
+
+
+def _check_type(key: str, value: Any, default: Any, path: str) -> Any:
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    elif isinstance(default, dict):
+        ok = isinstance(value, dict)
+    elif default is None:
+        ok = value is None or isinstance(value, (str, int))
+    else:
+        ok = isinstance(value, type(default))
+    if not ok:
+        raise ValidationError.single(
+            key, f"expected {type(default).__name__ if default is not None else 'a string'}, got {value!r}", path=path
+        )
+    return value
+
+
+def _apply(
+    settings: Settings,
+    data: Mapping[str, Any],
+    origin: str,
+    *,
+    shared: bool = False,
+    names: Mapping[str, str] | None = None,
+) -> Settings:
+    """Set each nested ``{section: {key: value}}`` value, checked; ``names`` gives the original
+    Remnic's spelling of settings it set, recorded in their origin."""
+    for raw_section, values in data.items():
+        section = snake(raw_section)
+        if section == "memory_dir" or raw_section.startswith(("_", "$")):
+            continue
+        if section not in SECTIONS:
+            raise ValidationError.single(
+                raw_section, "unknown config section", path=origin, options=["memoryDir", *(camel(s) for s in SECTIONS)]
+            )
+        if not isinstance(values, dict):
+            raise ValidationError.single(raw_section, "must be an object of settings", path=origin)
+        current = getattr(settings, section)
+        known = {f.name: f for f in fields(current)}
+        updates = {}
+        for raw_key, value in values.items():
+            key = snake(raw_key)
+            if key not in known:
+                raise ValidationError.single(
+                    f"{raw_section}.{raw_key}", "unknown setting", path=origin, options=[camel(k) for k in known]
+                )
+            dotted = f"{section}.{camel(key)}"
+            if shared and dotted in USER_ONLY:
+                raise ValidationError.single(
+                    dotted,
+                    "can only be set in your own config (~/.config/remnic/config.json or the file "
+                    "named by REMNIC_CONFIG_PATH), not in the memory repository's shared remnic.config.json",
+                    path=origin,
+                )
+            updates[key] = _check_type(dotted, value, getattr(type(current)(), key), origin)
+            if value is not None:
+                _check_value(dotted, updates[key], origin)
+            name = (names or {}).get(dotted)
+            settings.origins[dotted] = f"{origin}, as {name}" if name else origin
+        setattr(settings, section, replace(current, **updates))
+    return settings
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValidationError.single("config", f"cannot read config file: {exc.strerror}", path=str(path)) from None
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise ValidationError.single("config", f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise ValidationError.single("config", "must be a JSON object", path=str(path))
+    return data
+
+
+def find_memory_repo(start: Path) -> Path | None:
+    """The nearest ancestor of ``start`` (inclusive) that holds the memory-repo marker."""
+    for directory in (start, *start.parents):
+        if (directory / MARKER_FILE).is_file():
+            return directory
+    return None
+
+
+def env_value(env: Mapping[str, str], which: str) -> tuple[str, str] | None:
+    """(variable name, value) of the first of remnic's and the original's variables that is set."""
+    for name in ENV_PAIRS[which]:
+        if env.get(name):
+            return name, env[name]
+    return None
+
+
+def expand_home(value: str, env: Mapping[str, str]) -> Path:
+    """``~``, ``$HOME`` and ``${HOME}`` expanded (the spellings the original Remnic accepts)."""
+    home = env.get("HOME") or str(Path.home())
+    value = _HOME_VAR.sub(lambda _m: home, value)
+    if value == "~" or value.startswith("~/"):
+        value = home + value[1:]
+    return Path(value).expanduser()
+
+
+def _config_candidates(cwd: Path, env: Mapping[str, str]) -> list[tuple[Path, str]]:
+    """Global config files, lowest precedence first, with their origin labels."""
+    home = Path(env.get("HOME") or Path.home())
+    found = [
+        (home / ".config" / "engram" / "config.json", "~/.config/engram/config.json"),
+        (home / ".config" / "remnic" / "config.json", "~/.config/remnic/config.json"),
+        (cwd / "engram.config.json", "./engram.config.json"),
+        (cwd / REPO_CONFIG_FILE, f"./{REPO_CONFIG_FILE}"),
+    ]
+    named = env_value(env, "config")
+    if named:
+        found.append((expand_home(named[1], env), named[0]))
+    return found
+
+
+@dataclass
+class ConfigFile:
+    """One config file read and translated to remnic's nested form."""
+
+    path: Path
+    label: str
+    data: dict[str, Any]
+    translated: Translated
+
+
+def read_config_files(cwd: Path, env: Mapping[str, str]) -> list[ConfigFile]:
+    """The user's and the current directory's config files that exist, lowest precedence first."""
+    files = []
+    for path, label in _config_candidates(cwd, env):
+        if path.is_file():
+            full = f"{label} ({path})"
+            data = read_config_file(path)
+            files.append(ConfigFile(path.resolve(), full, data, translate(data, full)))
+    named = env_value(env, "config")
+    if named and not expand_home(named[1], env).is_file():
+        raise ValidationError.single(named[0], f"no config file at {named[1]}")
+    return files
+
+
+def load_settings(
+    memory_dir: str | os.PathLike[str] | None = None,
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    use_config_files: bool = True,
+) -> Settings:
+    """Resolve the memory directory and layer every config source over the defaults.
+
+    ``use_config_files=False`` resolves the directory and keeps the defaults: what
+    ``remnic doctor`` falls back to when a config file itself is broken.
+    """
+    env = os.environ if env is None else env
+    cwd = (cwd or Path.cwd()).resolve()
+    home = Path(env.get("HOME") or Path.home())
+    files = read_config_files(cwd, env) if use_config_files else []
+    root, origin = _memory_dir(memory_dir, cwd, env, home, files)
+
+    settings = Settings(memory_dir=root)
+    settings.origins["memoryDir"] = origin
+    layers = list(files)
+    repo_cfg = root / REPO_CONFIG_FILE
+    shared_path = repo_cfg.resolve() if use_config_files and repo_cfg.is_file() else None
+    if shared_path is not None and all(f.path != shared_path for f in files):
+        label = f"memory repo ({repo_cfg})"
+        data = read_config_file(repo_cfg)
+        at = sum(1 for f in files if f.label.startswith("~"))
+        layers.insert(at, ConfigFile(shared_path, label, data, translate(data, label)))
+    for layer in layers:
+        nested = {k: v for k, v in layer.translated.nested.items() if k != "memoryDir"}
+        _apply(settings, nested, layer.label, shared=layer.path == shared_path, names=layer.translated.names)
+        settings.config_files.append(layer.label)
+        settings.warnings += layer.translated.warnings
+    if overrides:
+        for dotted, value in overrides.items():
+            section, key = dotted.split(".", 1)
+            _apply(settings, {section: {key: value}}, "override")
+    return settings
+
+
+def _memory_dir(
+    memory_dir: str | os.PathLike[str] | None,
+    cwd: Path,
+    env: Mapping[str, str],
+    home: Path,
+    files: list[ConfigFile],
+) -> tuple[Path, str]:
+    named = env_value(env, "memory")
+    if memory_dir is not None:
+        root, origin = Path(memory_dir).expanduser(), "--memory-dir"
+    elif named:
+        root, origin = expand_home(named[1], env), f"env {named[0]}"
+    elif (found := find_memory_repo(cwd)) is not None:
+        root, origin = found, f"nearest memory repo above {cwd}"
+    else:
+        root, origin = home / ".remnic" / "memory", "default"
+        for layer in reversed(files):
+            value = layer.translated.nested.get("memoryDir")
+            if value:
+                root = expand_home(str(value), env)  # "~" first, then relative to the file
+                root = root if root.is_absolute() else layer.path.parent / root
+                origin = layer.label
+                break
+    root = root if root.is_absolute() else (cwd / root)
+    return Path(os.path.abspath(root)), origin
+
+
+def settings_for(memory_dir: str | os.PathLike[str], **section_overrides: Any) -> Settings:
+    """Defaults for one directory, ignoring config files: what tests and benchmarks want."""
+    settings = Settings(memory_dir=Path(os.path.abspath(Path(memory_dir).expanduser())))
+    settings.origins["memoryDir"] = "argument"
+    for section, values in section_overrides.items():
+        current = getattr(settings, section)
+        if is_dataclass(values):
+            setattr(settings, section, values)
+        else:
+            setattr(settings, section, replace(current, **values))
+    return settings

@@ -1,0 +1,175 @@
+"""What a sync run reports: one :class:`Change` per memory file it handled, problems, skipped files.
+
+The same report is printed by ``remnic sync run``, streamed by the watcher as JSON
+events, and returned by the service.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from remnic.errors import FieldProblem
+
+ADDED, MODIFIED, DELETED, RENAMED = "added", "modified", "deleted", "renamed"
+_LETTER = {ADDED: "A", MODIFIED: "M", DELETED: "D", RENAMED: "R"}
+VERB = {ADDED: "add", MODIFIED: "edit", DELETED: "delete", RENAMED: "rename"}
+
+
+@dataclass
+class Change:
+    """One memory file that changed, as sync saw and handled it."""
+
+    kind: str
+    path: str
+    id: str | None = None
+    previous_path: str | None = None
+    normalized: list[str] = field(default_factory=list)
+    origin: str = "working-tree"
+    """``working-tree`` (an uncommitted edit) or ``git`` (already committed: plain git, a pull, a checkout)."""
+    committed: bool = False
+    note: str | None = None
+
+    @property
+    def letter(self) -> str:
+        return _LETTER[self.kind]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "change": self.kind,
+            "path": self.path,
+            "previousPath": self.previous_path,
+            "id": self.id,
+            "normalized": self.normalized,
+            "origin": self.origin,
+            "committed": self.committed,
+            "note": self.note,
+        }
+
+    def describe(self, commit: str | None = None) -> str:
+        """One line: ``M facts/a.md  mem_x  (normalised updated, contentHash)  -> 1a2b3c4d``."""
+        where = f"{self.previous_path} -> {self.path}" if self.previous_path else self.path
+        parts = [f"{self.letter} {where}"]
+        if self.id:
+            parts.append(self.id)
+        extra = []
+        if self.normalized:
+            extra.append(
+                "added frontmatter" if len(self.normalized) > 4 else "normalised " + ", ".join(self.normalized)
+            )
+        if self.origin == "git":
+            extra.append("already in git")
+        if self.note:
+            extra.append(self.note)
+        if extra:
+            parts.append("(" + "; ".join(extra) + ")")
+        if commit and self.committed:
+            parts.append(f"-> {commit[:8]}")
+        return "  ".join(parts)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Change:
+        return cls(
+            data["change"],
+            data["path"],
+            data.get("id"),
+            data.get("previousPath"),
+            list(data.get("normalized") or []),
+            data.get("origin", "working-tree"),
+            bool(data.get("committed")),
+            data.get("note"),
+        )
+
+
+@dataclass
+class SyncReport:
+    mode: str
+    """``incremental`` (diffed from a known commit), ``full`` (every file listed) or ``noop``."""
+    base: str | None
+    head: str | None
+    changes: list[Change] = field(default_factory=list)
+    problems: list[FieldProblem] = field(default_factory=list)
+    new_problem_paths: list[str] = field(default_factory=list)
+    """Malformed paths whose bytes changed since the last run (what a watcher prints)."""
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    commit: str | None = None
+    not_committed: str | None = None
+    """Why processed edits were left uncommitted (``--no-commit``, a rebase in progress, ...)."""
+    pending: list[str] = field(default_factory=list)
+    indexed: int = 0
+    removed: int = 0
+    index: str = "unchanged"
+    elapsed_ms: float = 0.0
+    dry_run: bool = False
+    """Nothing was written, committed or indexed: the changes are what a real run would make."""
+
+    @property
+    def malformed_paths(self) -> list[str]:
+        return sorted({p.path for p in self.problems if p.path})
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "base": self.base,
+            "head": self.head,
+            "commit": self.commit,
+            "changes": [c.to_dict() for c in self.changes],
+            "problems": [p.to_dict() for p in self.problems],
+            "malformed": self.malformed_paths,
+            "skipped": self.skipped,
+            "notCommitted": self.not_committed,
+            "pending": self.pending,
+            "indexed": self.indexed,
+            "removedFromIndex": self.removed,
+            "index": self.index,
+            "elapsedMs": round(self.elapsed_ms, 1),
+            "dryRun": self.dry_run,
+        }
+
+    def events(self, *, only_new_problems: bool = False) -> list[dict[str, Any]]:
+        """The report as JSON-able events: one per change, problem, skipped file, plus a note."""
+        events: list[dict[str, Any]] = []
+        for change in self.changes:
+            events.append({"event": "change", **change.to_dict(), "commit": self.commit if change.committed else None})
+        for problem in self.problems:
+            if not only_new_problems or problem.path in self.new_problem_paths:
+                events.append({"event": "problem", **problem.to_dict()})
+        for skipped in self.skipped:
+            events.append({"event": "skipped", **skipped})
+        if self.not_committed and self.changes:
+            events.append({"event": "note", "message": self.not_committed})
+        return events
+
+    def lines(self) -> list[str]:
+        """One line per change, problem and skipped file (what `sync run` and the watcher print)."""
+        return [line for line in map(event_line, self.events()) if line]
+
+
+def event_line(event: dict[str, Any]) -> str | None:
+    """The line of text for one report event (None: nothing to print)."""
+    kind = event.get("event")
+    if kind == "change":
+        return Change.from_dict(event).describe(event.get("commit"))
+    if kind == "problem":
+        where = event.get("path", "") + (f":{event['line']}" if event.get("line") else "")
+        field_ = f"{event['field']}: " if event.get("field") else ""
+        options = f" (valid options: {', '.join(event['options'])})" if event.get("options") else ""
+        return f"! {where}: {field_}{event['message']}{options} (left untouched, not indexed, not committed)"
+    if kind == "skipped":
+        return f"~ {event['path']}: {event['reason']}"
+    if kind == "note":
+        return f"note: {event['message']}"
+    return None
+
+
+def commit_subject(changes: list[Change]) -> str:
+    """The subject line of a sync commit: the one change, or counts by kind."""
+    if len(changes) == 1:
+        c = changes[0]
+        where = f"{c.previous_path} -> {c.path}" if c.previous_path else c.path
+        return f"remnic sync: {VERB[c.kind]} {where}"
+    counts: dict[str, int] = {}
+    for c in changes:
+        counts[c.kind] = counts.get(c.kind, 0) + 1
+    parts = [f"{counts[k]} {k}" for k in (MODIFIED, ADDED, RENAMED, DELETED) if k in counts]
+    return f"remnic sync: {len(changes)} hand edits ({', '.join(parts)})"
