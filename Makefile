@@ -22,6 +22,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check remnic tests
 	$(VENV)/bin/ruff format --check remnic tests
+	$(VENV)/bin/mypy
 
 ## The whole test suite (what CI runs through .ci/run).
 test: lint

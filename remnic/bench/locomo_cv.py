@@ -85,11 +85,19 @@ def cross_validate(per_method: dict[str, list[QResult]], grid: Sequence[Method],
         score, _, name = max(scored)
         return name, score
 
-    folds, pooled = [], []
+    folds: list[dict[str, Any]] = []
+    pooled: list[QResult] = []
     for held in convs:
-        chosen, train_score = best(lambda c, held=held: c != held)
-        held_results = of(chosen, lambda c, held=held: c == held)
-        default_results = of(default, lambda c, held=held: c == held)
+
+        def training(c: str, held: str = held) -> bool:
+            return c != held
+
+        def testing(c: str, held: str = held) -> bool:
+            return c == held
+
+        chosen, train_score = best(training)
+        held_results = of(chosen, testing)
+        default_results = of(default, testing)
         pooled += held_results
         folds.append(
             {

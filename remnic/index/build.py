@@ -74,6 +74,7 @@ class IndexWrites:
         def _close_build(self) -> None: ...
         def _open(self, name: str) -> None: ...
         def _follows(self, old: str | None, new: str) -> bool: ...
+        def _head(self) -> str | None: ...
 
     # ------------------------------------------------------------------ contract: writes
 
@@ -197,6 +198,8 @@ class IndexWrites:
         if episodes:
             members = cat.episode_members(episodes)  # type: ignore[arg-type]
             for ep in episodes:
+                if ep is None:
+                    continue
                 stored_sig: dict[str, str] = {}
                 group: dict[str, T.Member] = {}
                 for p, content, created, turn, sig in members.get(ep, []):

@@ -238,7 +238,7 @@ class Catalog:
         for ep in set(episodes):
             out[ep] = [
                 tuple(r)
-                for r in self.conn.execute(  # type: ignore[misc]
+                for r in self.conn.execute(
                     "SELECT path, content, created, turn, sig FROM docs WHERE episode = ?", (ep,)
                 )
             ]

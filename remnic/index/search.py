@@ -370,7 +370,7 @@ class SearchIndex(IndexWrites):
         if not verdict or verdict[0] != "ok":
             raise NeedsRebuild("corrupt", f"catalog damaged: {verdict[0] if verdict else 'no answer'}")
         try:
-            self._bm25.search(["remnic"], 1)
+            self._bm25.search(["remnic"], 1, boosts={})
         except Exception as exc:  # noqa: BLE001 - tantivy cannot read its segments
             raise NeedsRebuild("corrupt", f"tantivy index unreadable: {exc}") from None
 

@@ -22,7 +22,18 @@ from typing import Any
 ISO_RE = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
 """remnic's strict rule for the timestamps it writes (and accepts on writes)."""
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october")
+_MONTHS: tuple[str, ...] = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+)
 _MONTHS += ("november", "december")
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 

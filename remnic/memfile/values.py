@@ -104,8 +104,8 @@ def status_of(meta: Mapping[str, Any], path: str) -> str:
     word = _word(meta.get("status"))
     status = "active"
     if word:
-        status = word if word in STATUSES else _STATUS_WORDS.get(word, _STATUS_WORDS.get(word.replace("_", " ")))
-        status = status or "active"
+        found = word if word in STATUSES else _STATUS_WORDS.get(word, _STATUS_WORDS.get(word.replace("_", " ")))
+        status = found or "active"
     if status == "active" and (meta.get("archivedAt") or is_archived_path(path)):
         return "archived"
     return status

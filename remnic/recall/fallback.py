@@ -179,7 +179,7 @@ def scan_recall(
     spans = [_passage_spans(text, terms, tokens, s.passage_chars) for text in contents]
     fitted, used = fit_budget(contents, spans, budget, s.budget_min_chars)
     kept = {f.index: f for f in fitted}
-    hits = []
+    hits: list[RecallHit] = []
     for i, c in enumerate(top):
         passed(c, RESULT_LIMIT)
         f = kept.get(i)

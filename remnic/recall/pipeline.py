@@ -172,7 +172,7 @@ def run_recall(
                 extra=extra,
             )
             seen = {c.row for c in cands}
-            extra = [c for c in more if c.row not in seen]
+            added = [c for c in more if c.row not in seen]
             # Ranks from the deeper search replace the shallow ones for the admitted set.
             ranks = {c.row: c for c in more}
             for c in ok:
@@ -182,8 +182,8 @@ def run_recall(
                         ranks[c.row].bm25_rank,
                         ranks[c.row].bm25,
                     )
-            cands += extra
-            refetched = len(extra)
+            cands += added
+            refetched = len(added)
         timings["bm25"] = (time.perf_counter() - t) * 1000
         retrieved = len(cands)
         for c in cands:
@@ -296,7 +296,7 @@ def run_recall(
         spans = [[(m.start, m.end) for m in matches.get(i, [])] for i in range(len(top))]
         fitted, used = fit_budget(contents, spans, budget, s.budget_min_chars)
         kept = {f.index: f for f in fitted}
-        hits = []
+        hits: list[RecallHit] = []
         trimmed = 0
         for i, c in enumerate(top):
             f = kept.get(i)
@@ -352,8 +352,10 @@ def run_recall(
         report = _tier_report(hits, pool, outcome, len(head), tier_ms, expansion, reranked)
     timings["total"] = (time.perf_counter() - t_start) * 1000
     # Hits and the rest of the re-rank pool in their final order, then everyone else best first.
-    order = {id(c): i for i, c in enumerate(head)}
-    everyone = sorted(pool.cands, key=lambda c: (id(c) not in order, order.get(id(c), 0), -c.terms.final, c.path))
+    final_order = {id(c): i for i, c in enumerate(head)}
+    everyone = sorted(
+        pool.cands, key=lambda c: (id(c) not in final_order, final_order.get(id(c), 0), -c.terms.final, c.path)
+    )
     return RecallResult(
         query=query,
         hits=hits,

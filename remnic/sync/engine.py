@@ -361,6 +361,7 @@ class _Run:
                 and path in self.status
             ):
                 quiet.add(path)
+            assert isinstance(data, bytes)  # not a regular file: reported as a problem above
             valid.append((path, data, checked))
         return valid, deleted, dropped, quiet
 

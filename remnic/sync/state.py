@@ -45,9 +45,10 @@ class SyncState:
             return cls()
         if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
             return cls()
-        pending = data.get("pending") if isinstance(data.get("pending"), dict) else {}
+        raw_pending, raw_skipped = data.get("pending"), data.get("skipped")
+        pending = raw_pending if isinstance(raw_pending, dict) else {}
         commit = data.get("commit") if isinstance(data.get("commit"), str) else None
-        skipped = data.get("skipped") if isinstance(data.get("skipped"), dict) else {}
+        skipped = raw_skipped if isinstance(raw_skipped, dict) else {}
         return cls(
             commit,
             {str(k): v for k, v in pending.items() if isinstance(v, dict)},
@@ -99,7 +100,7 @@ def read_stable_many(
     twice ``settle_s`` apart, so a save in progress is never taken for the file.
     The settle pauses are shared by all files of a batch.
     """
-    out: dict[Path, bytes | Unstable | None] = {}
+    out: dict[Path, bytes | Unstable | NotRegularFile | None] = {}
     previous: dict[Path, tuple[tuple[int, int, int], bytes] | None] = {p: None for p in paths}
     todo = list(paths)
     delay = settle_s
