@@ -10,13 +10,42 @@ The public Python API — everything else is internal::
 Every write returns a :class:`WriteResult`; records are :class:`MemoryRecord`; ``observe`` makes
 :class:`MemoryObservation` records;
 errors derive from :class:`RemnicError`.
+
+The names load on first use, so a command that only talks to a running server (``remnic
+store`` with the daemon up) never imports the storage and search layers.
 """
 
-from remnic.errors import LockTimeoutError, MemoryFormatError, NotFoundError, RemnicError, UsageError, ValidationError
-from remnic.memfile.model import MemoryRecord
-from remnic.observe.records import MemoryObservation
-from remnic.service import Memory, WriteResult
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from remnic.version import __version__
+
+if TYPE_CHECKING:
+    from remnic.errors import (
+        LockTimeoutError,
+        MemoryFormatError,
+        NotFoundError,
+        RemnicError,
+        UsageError,
+        ValidationError,
+    )
+    from remnic.memfile.model import MemoryRecord
+    from remnic.observe.records import MemoryObservation
+    from remnic.service import Memory, WriteResult
+
+_WHERE = {
+    "LockTimeoutError": "remnic.errors",
+    "MemoryFormatError": "remnic.errors",
+    "NotFoundError": "remnic.errors",
+    "RemnicError": "remnic.errors",
+    "UsageError": "remnic.errors",
+    "ValidationError": "remnic.errors",
+    "MemoryRecord": "remnic.memfile.model",
+    "MemoryObservation": "remnic.observe.records",
+    "Memory": "remnic.service",
+    "WriteResult": "remnic.service",
+}
 
 __all__ = [
     "LockTimeoutError",
@@ -31,3 +60,13 @@ __all__ = [
     "WriteResult",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        import importlib
+
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'remnic' has no attribute {name!r}")

@@ -257,7 +257,7 @@ def test_agent_stop_hands_new_turns_to_observe_once(
     assert proc.returncode == 0 and proc.stdout == ""
     archived = [
         json.loads(line)
-        for f in (memory.root / ".remnic" / "observe").rglob("*.jsonl")
+        for f in (memory.root / "state" / "transcripts").rglob("*.jsonl")
         for line in f.read_text().splitlines()
     ]
     assert [a["role"] for a in archived] == ["user", "assistant"]
@@ -269,7 +269,7 @@ def test_agent_stop_hands_new_turns_to_observe_once(
     assert proc.returncode == 0
     archived = [
         json.loads(line)
-        for f in (memory.root / ".remnic" / "observe").rglob("*.jsonl")
+        for f in (memory.root / "state" / "transcripts").rglob("*.jsonl")
         for line in f.read_text().splitlines()
     ]
     assert [a["content"] for a in archived][-1] == "One more thing." and len(archived) == 3

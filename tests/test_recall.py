@@ -68,14 +68,15 @@ def test_score_terms_sum_to_final() -> None:
         recency=0.01,
         status=-0.5,
         reinforcement=0.01,
+        project=0.1,
         propagation=0.2,
         tier_prior=0.25,
         date=0.3,
         rerank=-0.15,
         mmr_penalty=0.1,
     )
-    assert t.final == pytest.approx(0.8 + 1.1 + 0.3 + 0.04 + 0.01 - 0.5 + 0.01 + 0.2 + 0.25 - 0.15 - 0.1)
-    assert t.base == pytest.approx(0.8 + 1.1 + 0.3 + 0.04 + 0.01 - 0.5 + 0.01)
+    assert t.final == pytest.approx(0.8 + 1.1 + 0.3 + 0.04 + 0.01 - 0.5 + 0.01 + 0.1 + 0.2 + 0.25 - 0.15 - 0.1)
+    assert t.base == pytest.approx(0.8 + 1.1 + 0.3 + 0.04 + 0.01 - 0.5 + 0.01 + 0.1)
     assert set(t.to_dict()) == {
         "final",
         "vector",
@@ -87,6 +88,7 @@ def test_score_terms_sum_to_final() -> None:
         "recency",
         "status",
         "reinforcement",
+        "project",
         "propagation",
         "tierPrior",
         "mmrPenalty",

@@ -239,11 +239,11 @@ def test_observe_archives_messages_and_answers_202(env: Env) -> None:
     }
     # The turns wait in the session's buffer for a flush: extraction is queued, nothing written yet.
     assert body["extractionQueued"] is True and body["pendingTurns"] == 2 and body["flushes"] == []
-    files = list((env.root / ".remnic" / "observe" / "alice").rglob("*.jsonl"))
+    files = list((env.root / "state" / "transcripts" / "alice").rglob("*.jsonl"))
     assert len(files) == 1 and ".." not in files[0].name and "/" not in files[0].name
     lines = [json.loads(x) for x in files[0].read_text().splitlines()]
     assert [x["content"] for x in lines] == ["I moved to Lisbon", "Noted."]
-    assert "observe" not in git(env.root, "ls-files")  # archive is git-ignored state
+    assert "state/" not in git(env.root, "ls-files")  # the archive is durable but git-ignored state
     bad = env.call("POST", "/engram/v1/observe", {"sessionKey": "s", "messages": [{"role": "robot", "content": 1}]})
     assert bad.status == 400
     details = {d["field"]: d for d in bad.json()["details"]}
@@ -274,7 +274,15 @@ def test_validation_errors_name_fields_and_options(env: Env) -> None:
     assert "at most 200" in details["topK"]["message"]
     r = env.call("GET", "/engram/v1/recall/xray?q=x&sesion=s")
     assert r.status == 400
-    assert r.json()["details"][0]["options"] == ["q", "session", "namespace", "budget", "disclosure"]
+    assert r.json()["details"][0]["options"] == [
+        "q",
+        "session",
+        "namespace",
+        "budget",
+        "cwd",
+        "projectTag",
+        "disclosure",
+    ]
     r = env.call("GET", "/engram/v1/recall/xray?q=a&q=b")
     assert r.status == 400 and "more than once" in r.json()["error"]
 

@@ -42,6 +42,17 @@ OPERATIONS = (
     "memory_timeline",
     "observe",
     "review_queue_list",
+    "lcm_search",
+    "lcm_compaction_flush",
+    "lcm_compaction_record",
+    "memory_entities",
+    "entity_get",
+    "memory_feedback",
+    "citations_observed",
+    "suggestion_submit",
+    "memory_profile",
+    "day_summary",
+    "set_coding_context",
 )
 ALL_TOOLS = {f"remnic_{op}" for op in OPERATIONS}  # listed by default (mcp.toolNames: underscore)
 EVERY_SPELLING = {name for op in OPERATIONS for name in (f"remnic_{op}", f"remnic.{op}", f"engram.{op}")}
@@ -390,6 +401,28 @@ async def call_every_tool(client: Client) -> dict[str, Any]:
     await call("remnic_memory_search", {"query": "deploy", "limit": 3})
     await call("remnic_observe", {"sessionKey": "s", "messages": [{"role": "user", "content": "hello"}]})
     await call("remnic_review_queue_list", {"limit": 5})
+    await call("remnic_lcm_search", {"query": "hello", "limit": 3})
+    await call("remnic_lcm_compaction_flush", {"sessionKey": "s"})
+    await call("remnic_lcm_compaction_record", {"sessionKey": "s", "tokensBefore": 900, "tokensAfter": 100})
+    await call(
+        "remnic_memory_store",
+        {"content": "Ana prefers tabs over spaces", "category": "preference"},
+        "remnic_memory_store (ana)",
+    )
+    await call("remnic_memory_entities", {"type": "person"})
+    await call("remnic_entity_get", {"name": "Ana"})
+    await call("remnic_entity_get", {"name": "Nobody"}, "remnic_entity_get (not found)")
+    await call("remnic_memory_feedback", {"memoryId": stored["memoryId"], "vote": "up", "note": "helped"})
+    cited = {"entries": [{"path": stored["path"], "lineStart": 1, "lineEnd": 2}], "rolloutIds": []}
+    await call("remnic_citations_observed", {"citations": cited})
+    await call("remnic_suggestion_submit", {"content": "Maybe deploy on Wednesdays"})
+    await call("remnic_memory_profile", {})
+    await call("remnic_day_summary", {"timeZone": "Europe/Lisbon"})
+    await call("remnic_set_coding_context", {"sessionKey": "s", "projectTag": "webapp"})
+    await call(
+        "remnic_set_coding_context", {"sessionKey": "s", "codingContext": None}, "remnic_set_coding_context (clear)"
+    )
+    await call("remnic_recall", {"query": "deploy", "sessionKey": "s", "cwd": "/"}, "remnic_recall (cwd)")
     assert {name.split(" ")[0] for name in results} == set(tools)
     return results
 

@@ -78,7 +78,8 @@ def test_recall_takes_the_originals_request_and_answers_in_its_shape(env: Env) -
     assert set(item) >= SUMMARY_KEYS and {"score", "rank", "content", "frontmatter"} <= set(item)
     assert item["tags"] == ["ops"] and item["disclosure"] == "section" and item["preview"].startswith("We deploy")
     assert body["budgetsApplied"]["appliedTopK"] == 5 and body["budgetsApplied"]["requestedTopK"] == 5
-    assert warned(body) == {"includeLowConfidence", "codingContext", "cwd"}
+    assert warned(body) == {"includeLowConfidence"}  # cwd and codingContext choose the boosted project
+    assert body["codingContext"]["projectName"] == "app"  # cwd wins over codingContext
 
     past = env.call("POST", "/engram/v1/recall", {"query": "when do we deploy", "asOf": "2001-01-01T00:00:00Z"})
     assert past.status == 200 and past.json()["count"] == 0  # nothing was valid back then
@@ -115,7 +116,7 @@ def test_writes_answer_queued_and_take_the_originals_fields(env: Env) -> None:
     assert r.status == 201, r.raw
     body = r.json()
     assert body["queued"] is False and body["status"] == "stored" and body["accepted"] is True
-    assert warned(body) == {"sessionKey", "ttl"}
+    assert warned(body) == {"ttl"}  # sessionKey names the session whose coding context tags the memory
     queued = env.call("POST", "/engram/v1/memories", {"content": "Maybe switch to spaces", "status": "pending_review"})
     assert queued.status == 201 and queued.json()["queued"] is True and queued.json()["status"] == "queued_for_review"
 

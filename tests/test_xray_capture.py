@@ -236,7 +236,7 @@ def test_every_recall_is_audited_and_xray_ids_resolve(demo: Memory) -> None:
         shown["returnedIds"] == [r.memory_id for r in snap.results] and shown["namespace"] is None
     )  # unscoped: every namespace
     assert shown["servedBy"]["direct-answer"] == 1 and shown["servedBy"]["review-context"] >= 1
-    files = list((demo.root / ".remnic" / "audit").glob("recall-*.jsonl"))
+    files = list((demo.root / "state" / "audit").glob("recall-*.jsonl"))
     assert files and all(f.name.startswith("recall-2") for f in files)
 
 

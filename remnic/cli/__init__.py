@@ -12,10 +12,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from remnic.errors import RemnicError
-
-from ._common import Formatter, Parser, common_parent
-
 DESCRIPTION = """\
 remnic: git-backed, file-native memory for AI agents and the people who work with them.
 
@@ -37,12 +33,14 @@ Run `remnic <command> --help` for each command's options.
 
 
 def _modules() -> list[Any]:
-    from . import config, hooks, memories, observe, recall, serve, sync, versions
+    from . import config, connectors, entities, hooks, lcm, memories, observe, recall, serve, sync, versions
 
-    return [memories, versions, config, recall, observe, sync, serve, hooks]
+    return [memories, versions, config, recall, observe, sync, serve, hooks, lcm, entities, connectors]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ._common import Formatter, Parser, common_parent
+
     parser = Parser(
         prog="remnic", description=DESCRIPTION, epilog=EPILOG, formatter_class=Formatter, parents=[common_parent()]
     )
@@ -57,12 +55,31 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    from .fastpath import try_server  # light: config and the standard library
+
+    served = try_server(argv)  # store and query through a running server: no model load here
+    if served is not None:
+        return served
+    return run(argv)
+
+
+def run(argv: list[str], parser: argparse.ArgumentParser | None = None) -> int:
+    """One command, in this process (``parser``: one built before, as a server keeps)."""
+    from ._common import Parser
+
     Parser.json_errors = "--json" in argv
-    parser = build_parser()
+    parser = parser or build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
+    return execute(args)
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run a parsed command: its exit code, errors printed as the CLI prints them."""
+    from remnic.errors import RemnicError
+
     try:
         return int(args.handler(args) or 0)
     except RemnicError as exc:

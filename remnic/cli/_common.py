@@ -7,7 +7,9 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from remnic.config import load_settings
@@ -65,9 +67,30 @@ def wants_json(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "json", False))
 
 
-def open_memory(args: argparse.Namespace) -> Memory:
+_SHARED: ContextVar[Memory | None] = ContextVar("remnic_shared_memory", default=None)
+
+
+@contextmanager
+def shared_memory(memory: Memory) -> Iterator[None]:
+    """Commands run by a server for the CLI (:mod:`.fastpath`) use its open, warm Memory."""
+    token = _SHARED.set(memory)
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def open_memory(args: argparse.Namespace, *, one_shot_write: bool = False) -> Memory:
+    """The memory repository a command acts on. ``one_shot_write``: a command that writes and exits
+    leaves the index to the next recall (``store.cliIndex``), so it never loads the model."""
+    shared = _SHARED.get()
+    if shared is not None:
+        return shared  # the server checked that the memory directory and settings are the same
     settings = load_settings(getattr(args, "memory_dir", None))
-    return Memory.open(settings=settings)
+    memory = Memory.open(settings=settings)
+    if one_shot_write and not settings.store.cli_index:
+        memory.defer_index()
+    return memory
 
 
 def emit(args: argparse.Namespace, data: Any, text: str | Callable[[], str] | None = None) -> None:

@@ -208,7 +208,7 @@ def _stdin_text(field: str) -> str:
 
 
 def cmd_store(args: argparse.Namespace) -> int:
-    memory = open_memory(args)
+    memory = open_memory(args, one_shot_write=True)
     result = memory.store(
         _stdin_text("content") if args.text == "-" else args.text,
         category=args.category,

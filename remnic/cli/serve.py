@@ -191,7 +191,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.pid_file is None and daemon.status(memory.settings)["running"]:
         logging.getLogger("remnic.server").warning("another server is recorded in %s; leaving it there", pid_file)
         pid_file = None
+    cli = None
     if pid_file is not None:
+        # remnic store/query in other shells run here, on this warm Memory (see cli/fastpath.py).
+        from . import build_parser, execute
+        from .fastpath import CliServer
+
+        cli = CliServer(memory, build_parser(), execute)
+        try:
+            cli_socket: str | None = cli.start()
+        except OSError as exc:
+            logging.getLogger("remnic.server").warning("CLI commands will not come here: %s", exc)
+            cli, cli_socket = None, None
         daemon.write_pid_file(
             pid_file,
             host=str(host),
@@ -199,6 +210,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             url=server.url,
             memory_dir=memory.root,
             mode=daemon.DAEMON if args.pid_file else daemon.FOREGROUND,
+            cli_socket=cli_socket,
         )
 
     def shutdown(signum: int, _frame: Any) -> None:
@@ -228,6 +240,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        if cli is not None:
+            cli.close()
         server.server_close()
         memory.close()
         if pid_file is not None:

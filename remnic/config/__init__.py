@@ -17,6 +17,7 @@ from .load import (
 from .settings import (
     AT_LEAST_ONE,
     CHOICES,
+    DURABLE_DIR,
     MARKER_FILE,
     RANGES,
     REPO_CONFIG_FILE,
@@ -24,6 +25,7 @@ from .settings import (
     STATE_DIR,
     USER_ONLY,
     EmbedSettings,
+    GitSettings,
     McpSettings,
     NamespaceSettings,
     ObserveSettings,
@@ -43,6 +45,7 @@ from .settings import (
 __all__ = [
     "AT_LEAST_ONE",
     "CHOICES",
+    "DURABLE_DIR",
     "ENV_PAIRS",
     "MARKER_FILE",
     "RANGES",
@@ -52,6 +55,7 @@ __all__ = [
     "USER_ONLY",
     "ConfigFile",
     "EmbedSettings",
+    "GitSettings",
     "McpSettings",
     "NamespaceSettings",
     "ObserveSettings",

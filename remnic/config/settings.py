@@ -19,7 +19,9 @@ from remnic.errors import ValidationError
 MARKER_FILE = ".remnic-memory"
 REPO_CONFIG_FILE = "remnic.config.json"
 STATE_DIR = ".remnic"
-DURABLE_DIR = "state"  # remnic's own records that no rebuild can recreate: kept, never deleted
+DURABLE_DIR = "state"
+"""The memory repo's durable state folder (transcript archive, recall audit ledger, feedback ledger):
+never rebuilt, never deleted by reindex; git-ignored unless ``state.commit``."""
 
 
 @dataclass
@@ -38,6 +40,8 @@ class StoreSettings:
     """importanceScore given to a stored memory when the caller names none."""
     inline_rebuild_max: int = 2000
     """A write into a repository with no usable index builds the whole index right away when it holds at most this many memory files (so the first write leaves `status` healthy); a larger one is rebuilt by the next recall, with progress."""
+    cli_index: bool = False
+    """`remnic store` run in its own process (no server running) updates the search index before it exits, loading the embedding model (~0.3-0.5 s); off, the next recall catches the index up from git and embeds what changed then (a server always updates it at once)."""
     scan_memo: bool = True
     """Keep each valid file's parse in .remnic/scan-memo.sqlite, keyed by its stat, so listing a large repository (list, status, doctor, GET memories) parses only what changed."""
     include: list[str] = field(default_factory=list)
@@ -185,7 +189,7 @@ class RecallSettings:
     xray_capture: bool = False
     """Capture an X-ray snapshot on every recall (otherwise only when asked)."""
     audit: bool = True
-    """Append one entry per recall to the audit ledger (.remnic/audit/recall-YYYYMMDD.jsonl)."""
+    """Append one entry per recall to the audit ledger (state/audit/recall-YYYYMMDD.jsonl)."""
     audit_retention_days: int = 90
     """Audit files older than this many days are deleted when a new day's file starts (0 keeps all)."""
     direct_answer: bool = True
@@ -250,6 +254,8 @@ class RecallSettings:
     """reinforcement_count at which the boost stops growing."""
     citations: bool = False
     """Recall responses end with an `<oai-mem-citation>` block naming each result's file and lines (the form Codex reads); a request can also ask for it (`citations: true`, `remnic query --citations`)."""
+    project_boost: float = 0.1
+    """Added to the score of a memory of the project a recall is for (its cwd, projectTag or session coding context), when the memory names the project in its `project` frontmatter, a tag or entityRef; shown as projectBoost in the X-ray (0 turns it off)."""
     fallback_scan: bool = True
     """When the index cannot be used (corrupt and not rebuildable, model missing), answer by scanning the files."""
 
@@ -341,6 +347,36 @@ class McpSettings:
 
 
 @dataclass
+class StateSettings:
+    commit: bool = False
+    """Commit the durable state folder (state/: the transcript archive, the recall audit ledger, the feedback and compaction ledgers) to git: one commit holding every state file changed since the last, made when an agent hook hands turns over, on lcm compaction flush and by `remnic lcm flush`. Off, state/ is git-ignored (the template's .gitignore) and stays on this machine; either way reindex never touches it."""
+    lcm_excerpt_chars: int = 1000
+    """An lcm search result's content: an excerpt of about this many characters around the first matching word."""
+
+
+@dataclass
+class EntitySettings:
+    enabled: bool = True
+    """Build entity pages (entities/<type>-<name>.md: people, projects, tools, places the memories name, by rules) and keep them current: they are rebuilt, in one commit, when they are read after the memories changed, and by `remnic entities refresh`."""
+    timeline_max: int = 50
+    """A page's Timeline lists at most this many of the memories that name the entity, the newest (0 lists all)."""
+    extra_tools: list[str] = field(default_factory=list)
+    """Names to treat as tools besides the built-in list (docker, postgres, vim, …), e.g. ["mytool", "acme-cli"]."""
+
+
+@dataclass
+class HookSettings:
+    pinned_budget_chars: int = 2000
+    """Session start: characters of pinned memories (rules, principles, important preferences) injected into every new session, whatever the project (0 pins nothing)."""
+    pinned_min_importance: float = 0.7
+    """Session start: a preference is pinned when its importanceScore is at least this (rules and principles always are)."""
+    session_top_k: int = 8
+    """Session start: memories recalled for the repository's context (its name, branch, recent commit subjects and changed files)."""
+    git_subjects: int = 5
+    """Session start: how many recent commit subjects go into the context query."""
+
+
+@dataclass
 class NamespaceSettings:
     enabled: bool = False
     """When false every principal reads and writes every namespace."""
@@ -359,6 +395,9 @@ SECTIONS: dict[str, type] = {
     "server": ServerSettings,
     "observe": ObserveSettings,
     "mcp": McpSettings,
+    "state": StateSettings,
+    "entities": EntitySettings,
+    "hooks": HookSettings,
     "namespaces": NamespaceSettings,
 }
 
@@ -374,6 +413,9 @@ class Settings:
     server: ServerSettings = field(default_factory=ServerSettings)
     observe: ObserveSettings = field(default_factory=ObserveSettings)
     mcp: McpSettings = field(default_factory=McpSettings)
+    state: StateSettings = field(default_factory=StateSettings)
+    entities: EntitySettings = field(default_factory=EntitySettings)
+    hooks: HookSettings = field(default_factory=HookSettings)
     namespaces: NamespaceSettings = field(default_factory=NamespaceSettings)
     origins: dict[str, str] = field(default_factory=dict)
     """Dotted key (``recall.topK``) → where its value came from."""
@@ -383,11 +425,12 @@ class Settings:
 
     @property
     def state_dir(self) -> Path:
+        """``.remnic/``: the rebuildable cache (index, vectors, scan memo, locks, pid and log)."""
         return self.memory_dir / STATE_DIR
 
     @property
     def durable_dir(self) -> Path:
-        """``state/``: the observation buffer and ledgers, git-ignored but never rebuilt (so never deleted)."""
+        """``state/``: what cannot be rebuilt from the files (archive, audit and feedback ledgers)."""
         return self.memory_dir / DURABLE_DIR
 
     def to_dict(self) -> dict[str, Any]:
@@ -399,7 +442,7 @@ class Settings:
 
 
 def ensure_state_dir(memory_dir: Path) -> Path:
-    """``.remnic/`` with a ``.gitignore`` of ``*`` inside, so its contents (index, audit log, transcripts)
+    """``.remnic/`` with a ``.gitignore`` of ``*`` inside, so its contents (index, vectors, caches, locks)
     are never committed even when the repository's own .gitignore forgets it."""
     state = memory_dir / STATE_DIR
     marker = state / ".gitignore"
@@ -493,6 +536,8 @@ AT_LEAST_ONE = {
     "observe.topicWindow",
     "observe.maxTurnChars",
     "server.maxConnections",
+    "state.lcmExcerptChars",
+    "hooks.sessionTopK",
 }
 RANGES: dict[str, tuple[float, float | None]] = {
     "server.port": (0, 65535),

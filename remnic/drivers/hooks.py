@@ -7,15 +7,17 @@ sh scripts that call ``remnic hooks run <hook>``, so all logic is here.
   naming path, line and field) when one is malformed.
 - ``post-merge``, ``post-checkout``, ``post-rewrite``: an incremental index
   update (a sync that neither writes files nor commits).
-- Agent hosts (Claude Code, Codex): ``session-start`` prints memories for the
-  session's context; ``stop``/``pre-compact`` hand the transcript's new turns
-  to :meth:`Memory.observe`.
+- Agent hosts (Claude Code, Codex): ``session-start`` prints the pinned memories
+  and what recall finds for the repository's context; ``stop``/``pre-compact`` hand
+  the transcript's new turns to :meth:`Memory.observe`.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,42 +64,113 @@ def observe_transcript(memory: Memory, payload: Mapping[str, Any], host: str, ho
         only_new=True,
     )
     summary = result.to_dict()
-    return {"observed": result.buffered, **{k: v for k, v in summary.items() if k != "observations"}}
+    out = {"observed": result.buffered, **{k: v for k, v in summary.items() if k != "observations"}}
+    if result.buffered:
+        sha = memory.commit_state(f"{host} session {session[:40]}", source=f"{host}-hook")
+        if sha is not None:
+            out["stateCommit"] = sha
+    return out
+
+
+@dataclass(frozen=True)
+class RepoContext:
+    """What a session's working directory says about the work: repository, branch, recent work."""
+
+    name: str
+    branch: str | None
+    subjects: tuple[str, ...]
+    changed: tuple[str, ...]
+    project: Any = None
+
+    def query(self) -> str:
+        """The recall query a new session starts with (``$REMNIC_SESSION_QUERY`` replaces it)."""
+        words = [self.name.replace("-", " ").replace("_", " ")]
+        if self.branch and self.branch not in ("main", "master", "trunk", "develop"):
+            words.append(self.branch.replace("/", " ").replace("-", " ").replace("_", " "))
+        words += self.subjects
+        words += [Path(f).stem.replace("-", " ").replace("_", " ") for f in self.changed]
+        return " ".join(w for w in words if w.strip())[:1000]
+
+
+def _git(cwd: str, *args: str) -> list[str]:
+    """A read-only git command in the user's working directory: never waits on or takes git's
+    locks, runs no fsmonitor, gives up after two seconds; no output when anything fails."""
+    try:
+        proc = subprocess.run(
+            ["git", "-C", cwd, "-c", "core.fsmonitor=false", "--no-optional-locks", *args],
+            capture_output=True,
+            text=True,
+            timeout=2,
+            check=False,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line for line in proc.stdout.splitlines() if line.strip()] if proc.returncode == 0 else []
+
+
+def repo_context(memory: Memory, cwd: str, *, subjects: int = 5, changed: int = 10) -> RepoContext:
+    """The repository around ``cwd``: its name and branch (read from its files), its recent commit
+    subjects and changed files (git log and status, read-only)."""
+    project = memory.project_context(cwd=cwd)
+    name = project.name if project is not None and project.name else Path(cwd).name
+    logs = _git(cwd, "log", f"-n{max(0, subjects)}", "--no-color", "--format=%s") if subjects > 0 else []
+    status = _git(cwd, "status", "--porcelain", "--untracked-files=normal")
+    files = [line[3:].split(" -> ")[-1].strip('"') for line in status][: max(0, changed)]
+    return RepoContext(name, getattr(project, "branch", None), tuple(logs), tuple(files), project)
+
+
+def _lines(items: Iterable[Any], budget: int, seen: set[str]) -> list[str]:
+    out: list[str] = []
+    used = 0
+    for record in items:
+        if record.id in seen:
+            continue
+        line = f"- [{record.category}] {' '.join(record.content.split())} ({record.id})"
+        if budget and used + len(line) > budget:
+            break
+        out.append(line)
+        used += len(line) + 1
+        seen.add(record.id)
+    return out
 
 
 def session_context(memory: Memory, payload: Mapping[str, Any]) -> str:
-    """Memories for a new session: what recall finds for the project (its folder name, or
-    $REMNIC_SESSION_QUERY). Without an index yet, the most important and most recent memories
-    (a session start never waits for a full index build)."""
+    """What a new session starts with: the pinned memories (rules, principles, important preferences,
+    within ``hooks.pinnedBudgetChars``) whatever the project, then what recall finds for the
+    repository's context — its name, branch, recent commit subjects and changed files (or
+    $REMNIC_SESSION_QUERY) — with that project's memories boosted. Without an index yet, the most
+    important and most recent memories instead (a session start never waits for a full build)."""
     from remnic.service.browse import newest_first
 
+    hooks = memory.settings.hooks
     cwd = str(payload.get("cwd") or os.getcwd())
-    query = os.environ.get("REMNIC_SESSION_QUERY") or Path(cwd).name.replace("-", " ").replace("_", " ")
-    settings = memory.settings.recall
+    repo = repo_context(memory, cwd, subjects=hooks.git_subjects)
+    query = os.environ.get("REMNIC_SESSION_QUERY") or repo.query()
+    seen: set[str] = set()
+    pinned = _lines(memory.pinned_memories(), hooks.pinned_budget_chars, seen) if hooks.pinned_budget_chars else []
     try:
-        hits = list(memory.recall(query)) if query.strip() and memory.has_index() else None
+        hits = (
+            list(memory.recall(query, top_k=hooks.session_top_k, project=repo.project, source="session-start"))
+            if query.strip() and memory.has_index()
+            else None
+        )
     except Exception:  # noqa: BLE001 - no usable index or model: the plain fallback below
         hits = None
     if hits is None:
         records = sorted(memory.list(status="active"), key=newest_first)
         records.sort(key=lambda r: -r.importance)  # stable: most important first, newest first within
-        items = [(r.category, r.content, r.id) for r in records[: settings.top_k]]
-    else:
-        items = [(h.category, h.content, h.id) for h in hits]
-    lines: list[str] = []
-    used = 0
-    for category, content, memory_id in items:
-        line = f"- [{category}] {' '.join(content.split())} ({memory_id})"
-        if settings.budget_chars and used + len(line) > settings.budget_chars:
-            break
-        lines.append(line)
-        used += len(line) + 1
-    if not lines:
+        hits = records[: hooks.session_top_k]
+    recalled = _lines(hits, memory.settings.recall.budget_chars, seen)
+    if not pinned and not recalled:
         return ""
-    return (
-        f"Memories from remnic ({memory.root}) for {query!r}; edit them as files there, "
-        "or with `remnic store`/`remnic forget`:\n" + "\n".join(lines)
-    )
+    where = repo.name + (f" (branch {repo.branch})" if repo.branch else "")
+    parts = [f"Memories from remnic ({memory.root}); edit them as files there, or with `remnic store`/`remnic forget`."]
+    if pinned:
+        parts += ["", "Pinned (rules, principles, key preferences):", *pinned]
+    if recalled:
+        parts += ["", f"Relevant to {where}:", *recalled]
+    return "\n".join(parts)
 
 
 def session_start_output(memory: Memory, payload: Mapping[str, Any]) -> dict[str, Any] | None:

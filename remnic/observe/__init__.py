@@ -13,5 +13,7 @@ Everything up to persisting, as pure functions plus the durable per-session buff
 - :mod:`.pipeline`: ``plan_observations``, the one entry point to ``MemoryObservation`` records;
 - :mod:`.ledger`: the verdict ledger (telemetry for ``doctor``);
 - :mod:`.records`: the record types;
-- :mod:`.archive`: validated messages archived per session.
+- :mod:`.archive`: validated messages archived per session, in the durable ``state/``;
+- :mod:`.lcm`: that transcript archive and its rebuildable search index;
+- :mod:`.entities`: entity pages built by rules from the memories.
 """

@@ -1,8 +1,10 @@
-"""The recall audit ledger: one JSONL line per recall under ``.remnic/audit/``, rotated by day.
+"""The recall audit ledger: one JSONL line per recall under ``state/audit/``, rotated by day.
 
-Entry ids carry their day (``audit-20261121-5f6b1a2c9d8e``), so finding an
-entry reads one day's file. Appends take an ``flock`` so concurrent recalls
-from several processes never interleave lines.
+``state/`` is the memory repository's durable folder (reindex never touches it), so
+the X-ray's ``auditEntryId`` links keep working after the cache ``.remnic/`` is
+deleted. Entry ids carry their day (``audit-20261121-5f6b1a2c9d8e``), so finding an
+entry reads one day's file. Appends take an ``flock`` so concurrent recalls from
+several processes never interleave lines.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 from remnic.errors import NotFoundError, UsageError
 
 AUDIT_ID_RE = re.compile(r"^audit-(\d{8})-[0-9a-f]{12}$")
+AUDIT_DIR = "audit"
 
 
 @dataclass
@@ -52,8 +55,9 @@ def new_audit_id(now: float | None = None, key: str | None = None) -> str:
 
 
 class AuditLog:
-    def __init__(self, state_dir: Path, retention_days: int = 0) -> None:
-        self.dir = state_dir / "audit"
+    def __init__(self, base_dir: Path, retention_days: int = 0) -> None:
+        """The ledger in ``base_dir/audit/`` (the service passes the durable ``state/``)."""
+        self.dir = base_dir / AUDIT_DIR
         self.retention_days = retention_days
 
     def _file(self, day: str) -> Path:
@@ -119,3 +123,33 @@ class AuditLog:
                         yield entry
         except FileNotFoundError:
             return
+
+
+def migrate_legacy(old_base: Path, new_base: Path) -> int:
+    """Move day files left in ``old_base/audit/`` (the disposable cache, where the ledger lived
+    before) into ``new_base/audit/``, appending to a day file that exists there already. A file is
+    deleted only after its lines are appended and fsync'd. Returns the entries moved."""
+    old = old_base / AUDIT_DIR
+    if not old.is_dir():
+        return 0
+    new = new_base / AUDIT_DIR
+    new.mkdir(parents=True, exist_ok=True)
+    moved = 0
+    for path in sorted(old.glob("recall-*.jsonl")):
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            data = data[: data.rfind(b"\n") + 1]  # a torn last line was never a whole entry
+        moved += data.count(b"\n")
+        fd = os.open(new / path.name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        path.unlink()
+    try:
+        old.rmdir()
+    except OSError:
+        pass
+    return moved

@@ -7,7 +7,10 @@ Edges come from what the files already say, each with a confidence:
 - ``[[target]]`` / ``[[target|label]]`` in the body or in a frontmatter value — a wikilink
   to an id, a path, a file name, a note's title or one of its ``aliases``
   (``graphWikilinkConfidence``);
-- a shared ``entityRef`` — both memories are about the same entity (``graphEntityConfidence``).
+- a shared ``entityRef`` — both memories are about the same entity (``graphEntityConfidence``);
+- an entity page (``entities/<type>-<name>.md``): a memory's ``entityRef`` leads to the page of
+  that id, and a memory leads to the pages whose timeline cites it as ``[[id]]``; the page's own
+  ``[[…]]`` links lead on to the other memories about the entity (``graphEntityConfidence``).
 
 A path's confidence is the product of its edges' confidences; paths below
 ``graphMinConfidence`` are not followed. The traversal is a pure function of
@@ -23,6 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+import numpy as np
+
 from remnic.memfile import values as _values
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -30,13 +35,28 @@ if TYPE_CHECKING:  # pragma: no cover
     from remnic.index.vectors import Snapshot
 
 WIKILINK_RE = re.compile(r"\[\[([^\[\]|#\n]{1,200})(?:[#|][^\[\]\n]*)?\]\]")
+ENTITY_PAGE_RE = re.compile(r"(?:^|/)entities/((?:person|project|tool|place|company|topic|other)-[^/]+)\.md$")
+
+
+def is_entity_page(path: str, memory_id: str) -> bool:
+    """A page remnic builds for an entity (``entities/person-priya-raman.md`` whose id is its file
+    name): the graph tier walks through it, and recall does not return it unless asked for the
+    entity category (its timeline repeats the memories it cites)."""
+    m = ENTITY_PAGE_RE.search(path)
+    return m is not None and memory_id.rsplit(":", 1)[-1] == m.group(1)
+
+
+def entity_page_rows(snap: Snapshot) -> list[int]:
+    """Rows of the index holding entity pages (see :func:`is_entity_page`)."""
+    rows = np.flatnonzero(snap.mask(categories=["entity"]))
+    return [int(r) for r in rows if is_entity_page(snap.paths[r], snap.ids[r])]
 
 
 @dataclass(frozen=True)
 class Edge:
     target: int
     kind: str
-    """link | wikilink | entityRef"""
+    """link | wikilink | entityRef | entity-page"""
     confidence: float
 
 
@@ -64,6 +84,7 @@ class Lookup(Protocol):
     def fields(self, rows: Sequence[int]) -> dict[int, tuple[Mapping[str, Any], str]]: ...
     def row_of_ref(self, ref: str) -> int | None: ...
     def rows_with_entity(self, entity: str) -> list[int]: ...
+    def pages_citing(self, memory_id: str) -> list[int]: ...
 
 
 def entity_refs(fm: Mapping[str, Any]) -> list[str]:
@@ -108,6 +129,11 @@ def edges_of(
     for entity in entity_refs(fm):
         for target in lookup.rows_with_entity(entity):
             add(target, "entityRef", entity_conf)
+        add(lookup.row_of_ref(entity), "entity-page", entity_conf)
+    citing = getattr(lookup, "pages_citing", None)
+    if citing is not None and isinstance(fm.get("id"), str) and fm.get("category") != "entity":
+        for target in citing(fm["id"]):
+            add(target, "entity-page", entity_conf)
     return sorted(best.values(), key=lambda e: (-e.confidence, e.target))
 
 
@@ -245,6 +271,22 @@ class CatalogLookup:
             rows = []
         self._entities[entity] = sorted(rows)
         return self._entities[entity]
+
+    def pages_citing(self, memory_id: str) -> list[int]:
+        """Entity pages whose text cites ``[[memory_id]]`` (their timeline lists the memory)."""
+        link = f"[[{memory_id}]]"
+        rows: list[int] = []
+        try:
+            cur = self.catalog.conn.execute(
+                "SELECT path, content FROM docs WHERE category = 'entity' AND content LIKE ?", (f"%{link}%",)
+            )
+            for path, content in cur:
+                r = self._live(path) if link in content else None
+                if r is not None:
+                    rows.append(r)
+        except Exception:  # noqa: BLE001 - no page edges rather than a failed recall
+            rows = []
+        return sorted(rows)
 
 
 def ids_of(rows: Iterable[int], snap: Snapshot) -> list[str]:

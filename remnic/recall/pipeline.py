@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from remnic.config import RecallSettings
 from remnic.errors import UsageError
 
-from . import dates, neighbours, scoring, tiers
+from . import dates, graph, neighbours, scoring, tiers
 from .budget import fit_budget
 from .candidates import gather
 from .clock import LIVE, RecallClock
@@ -27,6 +27,7 @@ from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, rejecte
 from .mmr import mmr_order
 from .passages import PassageMatch, rank_passages
 from .pool import ACTIVE, ASSOCIATIONS, Pool
+from .project import ProjectContext, belongs
 from .rerank import rerank as rerank_stage
 from .types import Candidate, RecallHit, RecallResult, StageCount, TierReport
 
@@ -45,6 +46,8 @@ class RecallOptions:
     statuses: Sequence[str] | None = None
     """Statuses admitted; default only 'active'. ``include_inactive`` admits every status."""
     include_inactive: bool = False
+    project: ProjectContext | None = None
+    """The project the recall is for: its memories get ``recall.projectBoost``."""
     settings: RecallSettings | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -124,6 +127,11 @@ def run_recall(
             scope_notes.append(f"category={options.category}: {int(narrowed.sum())} of {int(scope.sum())} in scope")
             scope = narrowed
         scope_names = ["namespace-scope"] + (["category-scope"] if categories else [])
+        if options.category != "entity":
+            pages = graph.entity_page_rows(snap)
+            if pages:  # walked by the graph tier, not returned: their timelines repeat the memories
+                scope[pages] = False
+                scope_notes[-1] += f"; {len(pages)} entity page(s) left to the graph tier"
         date_plan = dates.plan(text, now, s)
         months: list[str] | None = None
         if date_plan is not None:
@@ -228,7 +236,11 @@ def run_recall(
                 float(snap.updated[r]), now, s.recency_half_life_days, s.weight_recency
             )
             c.terms.status = 0.0 if snap.status_of(r) == ACTIVE else -abs(s.inactive_penalty)
+            if options.project is not None and s.project_boost > 0 and belongs(pool.fm(r), options.project):
+                c.terms.project = s.project_boost
 
+        if options.project is not None and s.project_boost > 0:
+            pool.load(c.row for c in admitted)  # one catalog read for every admitted memory's frontmatter
         for c in admitted:
             score(c)
         pool.scorer = score

@@ -12,7 +12,7 @@ and clamped to [0, 1].
 Score decomposition (``final`` is exactly the recall's score)::
 
     final = vector + bm25 + importance + recency + tierPrior + reinforcementBoost
-            + status + propagation − mmrPenalty
+            + status + propagation + projectBoost − mmrPenalty
 
 ``recency``, ``status`` (−inactivePenalty for a memory that is not active) and
 ``propagation`` (the episode-expansion lift) are remnic terms beyond the
@@ -103,6 +103,7 @@ def decomposition(terms: ScoreTerms) -> ScoreDecomposition:
         date=opt(terms.date),
         context=opt(terms.context),
         rerank=opt(terms.rerank),
+        project_boost=opt(terms.project),
     )
 
 

@@ -19,6 +19,7 @@ TERM_NAMES = (
     "recency",
     "status",
     "reinforcement",
+    "project",
     "propagation",
     "tier_prior",
     "context",
@@ -34,8 +35,8 @@ TIERS = ("review-context", "direct-answer", "procedural", "graph", "recent-scan"
 class ScoreTerms:
     """Named additive terms.
 
-    ``final = vector + bm25 + date + importance + recency + status + reinforcement + propagation + tier_prior
-    + context + rerank - mmr_penalty``
+    ``final = vector + bm25 + date + importance + recency + status + reinforcement + project + propagation
+    + tier_prior + context + rerank - mmr_penalty``
     """
 
     vector: float = 0.0
@@ -48,6 +49,8 @@ class ScoreTerms:
     """0 for an active memory, −inactivePenalty for one that is not (asked for, or shown as review context)."""
     reinforcement: float = 0.0
     """Boost from ``reinforcement_count`` (how often the memory was re-confirmed)."""
+    project: float = 0.0
+    """``recall.projectBoost`` for a memory of the project the recall is for (cwd, projectTag, coding context)."""
     propagation: float = 0.0
     """Episode-expansion lift: a sibling borrows a discounted share of a strong seed's score."""
     tier_prior: float = 0.0
@@ -61,7 +64,16 @@ class ScoreTerms:
     @property
     def base(self) -> float:
         """The memory's own merit: everything except lifts, tier priors, the rerank and the MMR penalty."""
-        return self.vector + self.bm25 + self.date + self.importance + self.recency + self.status + self.reinforcement
+        return (
+            self.vector
+            + self.bm25
+            + self.date
+            + self.importance
+            + self.recency
+            + self.status
+            + self.reinforcement
+            + self.project
+        )
 
     @property
     def final(self) -> float:

@@ -176,6 +176,8 @@ class ScoreDecomposition:
     context: float | None = None
     # the cross-encoder rerank stage's adjustment (recall.rerank)
     rerank: float | None = None
+    project_boost: float | None = None
+    """remnic: recall.projectBoost for a memory of the project the recall is for (cwd, projectTag)."""
 
     def terms(self) -> list[tuple[str, float]]:
         """Present optional terms as (python name, value), in stable order."""

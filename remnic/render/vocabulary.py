@@ -43,6 +43,7 @@ SCORE_TERMS: tuple[tuple[str, str], ...] = (
     ("date", "date"),
     ("context", "context"),
     ("rerank", "rerank"),
+    ("project_boost", "projectBoost"),
 )
 RAW_SCORE_TERMS: tuple[str, ...] = ("vector", "bm25")
 """``rawScores`` keys: the raw cosine similarity and the raw BM25 score."""

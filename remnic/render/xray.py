@@ -67,7 +67,12 @@ QUOTE_CHARS = 120
 """A source quote is cut to this many (UTF-16) characters, at a word when one ends past half of it."""
 
 # remnic's own score terms, printed after the original's when a snapshot carries them.
-_EXTRA_TERMS = (("recency", "recency"), ("status", "status"), ("propagation", "propagation"))
+_EXTRA_TERMS = (
+    ("recency", "recency"),
+    ("status", "status"),
+    ("propagation", "propagation"),
+    ("project_boost", "project_boost"),
+)
 
 
 # --------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ from remnic.service.memory import Memory
 from remnic.version import __version__
 
 from . import compat
+from .api_agents import AgentApi
 from .auth import NamespacePolicy
 from .errors import NamespaceForbidden
 from .limits import IdempotencyCache, RateLimiter, fingerprint
@@ -54,7 +55,7 @@ def _records(records: list[MemoryRecord]) -> list[dict[str, Any]]:
     return [compat.with_summary(r.to_dict()) for r in records]
 
 
-class Api:
+class Api(AgentApi):
     """One per server process, shared by every request thread (the service is thread-safe)."""
 
     def __init__(
@@ -71,6 +72,8 @@ class Api:
         # The last recall per (principal, namespace, session): what recall/explain explains.
         self._last: dict[tuple[str, str, str], Any] = {}
         self._last_lock = threading.Lock()
+        # The coding context per (principal, session) that set_coding_context chose.
+        self._contexts: dict[tuple[str, str], Any] = {}
 
     # --- dispatch ---
 
@@ -85,6 +88,7 @@ class Api:
         op = self.operation(name)
         values = validate(op, args, from_query=from_query)
         values["_source"] = f"{surface}:{principal}"
+        values["_given"] = frozenset(args) if isinstance(args, Mapping) else frozenset()
         # The user's own agent on stdio is not throttled unless asked (mcp.rateLimitStdio).
         values["_limited"] = surface != "mcp-stdio" or self.settings.mcp.rate_limit_stdio
         handler: Callable[[str, dict[str, Any]], Reply] = getattr(self, f"op_{name}")
@@ -173,6 +177,7 @@ class Api:
         session_key = values.get("sessionKey")
         as_of = self._as_of(values.get("asOf"))
         filtered = bool(values.get("tags")) or as_of is not None
+        project = self.project_for(principal, values)
         trace_id = str(uuid.uuid4())
         started = time.perf_counter()
         result = None
@@ -189,6 +194,7 @@ class Api:
                 trace_id=trace_id,
                 xray=True,
                 source=values["_source"],
+                project=project,
             )
         hits = list(result) if result is not None else []
         results = [self._hit(h, values["includeDebug"]) for h in hits]
@@ -246,6 +252,8 @@ class Api:
         wants_citations = values.get("citations")
         if wants_citations or (wants_citations is None and self.settings.recall.citations):
             body["citations"] = self.memory.citations([h for h in hits if h.id in kept])
+        if project is not None:
+            body["codingContext"] = project.to_dict()
         if result is not None and getattr(result, "audit_id", None):
             body["auditEntryId"] = result.audit_id
         if values["includeDebug"] and result is not None:
@@ -305,6 +313,7 @@ class Api:
             session_key=values.get("sessionKey"),
             budget_chars=values.get("budget"),
             source=values["_source"],
+            project=self.project_for(principal, values),
         )
         return self._envelope(ns or self.policy.default, snapshot)
 
@@ -326,12 +335,22 @@ class Api:
         )
 
     def op_memory_store(self, principal: str, values: dict[str, Any]) -> Reply:
+        return self._store(principal, values, "memory_store")
+
+    def _store(self, principal: str, values: dict[str, Any], operation: str) -> Reply:
+        """memory_store and suggestion_submit (which always queues for review)."""
         ns = self.policy.resolve(principal, values.get("namespace"), write=True)
         assert ns is not None
+        project = self.project_for(principal, values)
 
         def store() -> Reply:
             extra = {k: values[k] for k in ("entityRef", "sourceReason", "supersedes") if values.get(k)}
-            if values["status"] != "active":
+            if project is not None and project.name:
+                extra["project"] = project.name
+            if operation == "suggestion_submit":
+                extra.setdefault("sourceReason", "submitted via suggestion_submit")
+                extra["status"] = "pending_review"
+            elif values["status"] != "active":
                 extra["status"] = values["status"]
             result = self.memory.store(
                 values["content"],
@@ -353,23 +372,25 @@ class Api:
                 status = "queued_for_review" if record.status == "pending_review" else "stored"
             body: dict[str, Any] = {
                 "schemaVersion": 1,
-                "operation": "memory_store",
+                "operation": operation,
                 "namespace": ns,
                 "dryRun": values["dryRun"],
                 "accepted": status in ("stored", "queued_for_review", "validated"),
-                "queued": status == "queued_for_review",
+                "queued": status == "queued_for_review" or (operation == "suggestion_submit" and status == "validated"),
                 "status": status,
                 "memoryId": record.id,
                 "path": record.path,
             }
             if duplicate:
                 body["duplicateOf"] = record.id
+            if project is not None and project.name:
+                body["project"] = project.name
             if values.get("idempotencyKey"):
                 body["idempotencyKey"] = values["idempotencyKey"]
                 body["idempotencyReplay"] = False
             return Reply(201 if status in ("stored", "queued_for_review") else 200, body)
 
-        return self._write(principal, "memory_store", {**values, "namespace": ns}, store)
+        return self._write(principal, operation, {**values, "namespace": ns}, store)
 
     def op_memory_get(self, principal: str, values: dict[str, Any]) -> Reply:
         try:

@@ -42,8 +42,18 @@ def log_path(settings: Settings) -> Path:
     return settings.state_dir / LOG_FILE
 
 
-def write_pid_file(path: Path, *, host: str, port: int, url: str, memory_dir: Path, mode: str = DAEMON) -> None:
-    """Record this (listening) server: ``mode`` is ``daemon`` or ``foreground`` (a plain ``remnic serve``)."""
+def write_pid_file(
+    path: Path,
+    *,
+    host: str,
+    port: int,
+    url: str,
+    memory_dir: Path,
+    mode: str = DAEMON,
+    cli_socket: str | None = None,
+) -> None:
+    """Record this (listening) server: ``mode`` is ``daemon`` or ``foreground`` (a plain ``remnic serve``);
+    ``cli_socket`` is where it runs CLI commands (``remnic store`` and ``query`` go there)."""
     info = {
         "pid": os.getpid(),
         "host": host,
@@ -53,6 +63,8 @@ def write_pid_file(path: Path, *, host: str, port: int, url: str, memory_dir: Pa
         "started": now_iso(),
         "mode": mode,
     }
+    if cli_socket is not None:
+        info["cliSocket"] = cli_socket
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps(info, indent=2) + "\n", mode=0o600)
 
@@ -100,6 +112,8 @@ def status(settings: Settings) -> dict[str, Any]:
         out["stalePidFile"] = True
         return out
     out.update({k: info.get(k) for k in ("pid", "host", "port", "url", "started")})
+    if info.get("cliSocket"):
+        out["cliSocket"] = info["cliSocket"]
     out["mode"] = FOREGROUND if info.get("mode") == FOREGROUND else DAEMON
     out["running"] = True
     out["reachable"] = _reachable(str(info.get("host")), int(info.get("port") or 0))

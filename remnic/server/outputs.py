@@ -141,6 +141,7 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
             "sessionKey": STRING,
             "auditEntryId": STRING,
             "debug": {"type": "object"},
+            "codingContext": {"type": "object", "description": "the project whose memories were boosted"},
             "warnings": WARNINGS,
             "citations": {"type": "string", "description": "an <oai-mem-citation> block of the results' files"},
         },
@@ -166,7 +167,13 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
             "memoryId": STRING,
             "path": STRING,
         },
-        {"duplicateOf": STRING, "idempotencyKey": STRING, "idempotencyReplay": BOOLEAN, "warnings": WARNINGS},
+        {
+            "duplicateOf": STRING,
+            "idempotencyKey": STRING,
+            "idempotencyReplay": BOOLEAN,
+            "project": {"type": "string", "description": "the project the memory was tagged with (cwd, projectTag)"},
+            "warnings": WARNINGS,
+        },
     ),
     "memory_get": _obj(
         {"found": BOOLEAN, "namespace": STRING},
@@ -234,3 +241,8 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
         {"warnings": WARNINGS},
     ),
 }
+
+from .outputs_agents import AGENT_OUTPUT_SCHEMAS, _suggestion_schema  # noqa: E402 - it builds on the shapes above
+
+OUTPUT_SCHEMAS.update(AGENT_OUTPUT_SCHEMAS)
+OUTPUT_SCHEMAS["suggestion_submit"] = _suggestion_schema(OUTPUT_SCHEMAS["memory_store"])

@@ -16,7 +16,8 @@ from .errors import MethodNotAllowed, RouteNotFound
 
 PREFIXES = ("/engram/v1/", "/remnic/v1/")
 ID = "{id}"
-# (method, path segments) → operation. ``{id}`` matches one memory id.
+NAME = "{name}"
+# (method, path segments) → operation. ``{id}`` matches one memory id, ``{name}`` any one segment.
 ROUTES: dict[tuple[str, ...], dict[str, str]] = {
     ("health",): {"GET": "health"},
     ("recall",): {"POST": "recall"},
@@ -27,6 +28,18 @@ ROUTES: dict[tuple[str, ...], dict[str, str]] = {
     ("memories", ID, "timeline"): {"GET": "memory_timeline"},
     ("observe",): {"POST": "observe"},
     ("review-queue",): {"GET": "review_queue_list"},
+    ("lcm", "search"): {"POST": "lcm_search"},
+    ("lcm", "status"): {"GET": "lcm_status"},
+    ("lcm", "compaction", "flush"): {"POST": "lcm_compaction_flush"},
+    ("lcm", "compaction", "record"): {"POST": "lcm_compaction_record"},
+    ("memories", ID, "feedback"): {"POST": "memory_feedback"},
+    ("citations", "observed"): {"POST": "citations_observed"},
+    ("suggestions",): {"POST": "suggestion_submit"},
+    ("profile",): {"GET": "memory_profile"},
+    ("day-summary",): {"GET": "day_summary", "POST": "day_summary"},
+    ("coding-context",): {"POST": "set_coding_context"},
+    ("entities",): {"GET": "memory_entities"},
+    ("entities", NAME): {"GET": "entity_get"},
 }
 # Query-string names of GET routes whose HTTP spelling differs from the operation's fields (seed 000/001).
 # None: accepted and ignored (the original's X-ray ``disclosure``; an X-ray body carries no warnings,
@@ -37,6 +50,8 @@ QUERY_ALIASES: dict[str, dict[str, str | None]] = {
         "session": "sessionKey",
         "namespace": "namespace",
         "budget": "budget",
+        "cwd": "cwd",
+        "projectTag": "projectTag",
         "disclosure": None,
     },
 }
@@ -54,9 +69,13 @@ def _segments(path: str) -> list[str] | None:
     return out
 
 
+BARE = {"/v1/citations/observed": "citations/observed"}
+"""Routes the original serves without a prefix (as well as under both prefixes here)."""
+
+
 def route(method: str, path: str) -> tuple[str, dict[str, str]]:
     """(operation, path arguments) for a request, or RouteNotFound / MethodNotAllowed."""
-    rest = next((path[len(p) :] for p in PREFIXES if path.startswith(p)), None)
+    rest = BARE.get(path) or next((path[len(p) :] for p in PREFIXES if path.startswith(p)), None)
     try:
         segments = _segments(rest) if rest is not None else None
     except UnicodeDecodeError:
@@ -74,6 +93,8 @@ def route(method: str, path: str) -> tuple[str, dict[str, str]]:
                 if not ID_RE.match(got):
                     raise RouteNotFound(f"no memory with id {got[:140]!r}")
                 args["memoryId"] = got
+            elif want == NAME:
+                args["name"] = got
             elif want != got:
                 break
         else:

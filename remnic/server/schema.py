@@ -224,6 +224,22 @@ _NS = Param(
 _SESSION = Param("sessionKey", "string", "conversation/session identifier", max_length=512)
 _CWD = Param("cwd", "string", "working directory (accepted for Remnic compatibility; not used yet)", compat=True)
 _TAG = Param("projectTag", "string", "project name (accepted for Remnic compatibility; not used yet)", compat=True)
+PROJECT_CWD = Param(
+    "cwd",
+    "string",
+    "working directory: its git repository is the project (read from its files), whose memories recall "
+    "boosts and writes are tagged with",
+    max_length=2048,
+)
+PROJECT_TAG = Param(
+    "projectTag", "string", "the project by name (wins over cwd); its memories get recall.projectBoost", max_length=256
+)
+CODING_CONTEXT = Param(
+    "codingContext",
+    "object",
+    "{projectId, branch, rootPath, defaultBranch}: the project as the original's coding context (cwd and "
+    "projectTag win)",
+)
 
 
 def _compat(name: str, kind: str, what: str, **bounds: Any) -> Param:
@@ -239,7 +255,9 @@ _MEMORY_ID = Param(
 
 def build_operations(store: StoreSettings) -> dict[str, Operation]:
     """Every operation, with the limits and defaults that come from settings taken from ``store``."""
-    return {
+    from .schema_agents import agent_operations, suggestion_operation
+
+    ops = {
         op.name: op
         for op in (
             Operation("health", "Service health: version, principal and namespace.", tool=False),
@@ -280,9 +298,9 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                     Param("asOf", "string", "only memories valid at this ISO time", max_length=64),
                     _compat("includeLowConfidence", "boolean", "include low-confidence memories (they always are)"),
                     _compat("idempotencyKey", "string", "idempotency key", max_length=256),
-                    _compat("codingContext", "object", "coding context"),
-                    _CWD,
-                    _TAG,
+                    CODING_CONTEXT,
+                    PROJECT_CWD,
+                    PROJECT_TAG,
                 ),
             ),
             Operation(
@@ -296,6 +314,8 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                     Param(
                         "budget", "integer", "character budget override for this recall", minimum=1, maximum=1_000_000
                     ),
+                    PROJECT_CWD,
+                    PROJECT_TAG,
                 ),
             ),
             Operation(
@@ -366,10 +386,16 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                         max_length=256,
                     ),
                     Param("dryRun", "boolean", "validate and report without writing", default=False),
-                    _compat("sessionKey", "string", "conversation/session identifier", max_length=512),
+                    Param(
+                        "sessionKey",
+                        "string",
+                        "conversation/session identifier: the session's coding context (set_coding_context) "
+                        "tags the memory with its project",
+                        max_length=512,
+                    ),
                     _compat("ttl", "string", "time to live (ISO time or 30m/12h/7d/2w)", max_length=128),
-                    _CWD,
-                    _TAG,
+                    PROJECT_CWD,
+                    PROJECT_TAG,
                 ),
                 write=True,
             ),
@@ -481,8 +507,11 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                     _compat("runId", "string", "governance run id", max_length=256),
                 ),
             ),
+            *agent_operations(store),
         )
     }
+    ops["suggestion_submit"] = suggestion_operation(ops["memory_store"])
+    return ops
 
 
 OPERATIONS: dict[str, Operation] = build_operations(StoreSettings())

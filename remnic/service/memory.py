@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from remnic.config import REPO_CONFIG_FILE, Settings, ensure_state_dir, load_settings
 from remnic.errors import FieldProblem, NotFoundError, UsageError, ValidationError
-from remnic.fsio import write_atomic
 from remnic.memfile.model import DEFAULT_NAMESPACE, ID_RE, MemoryRecord, check_relpath, now_iso
 from remnic.memfile.validate import check_namespace
 from remnic.repo import githooks as _githooks
@@ -35,7 +34,9 @@ from . import adopt as _adopt
 from . import browse as _browse
 from . import health as _doctor
 from . import writes as _writes
+from .agents import AgentOps
 from .indexing import IndexQueue, apply_batch
+from .state import open_state
 from .writes import WriteResult, summary
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def _settle_open_handles() -> None:
         memory.settle_index()
 
 
-class Memory:
+class Memory(AgentOps):
     """A memory repository: ``Memory.open(path)`` or ``Memory.init(path)``."""
 
     def __init__(self, settings: Settings) -> None:
@@ -72,8 +73,10 @@ class Memory:
         )
         self.files = MemoryStore(settings, list_files=self.ledger.worktree_files)
         ensure_state_dir(self.root)
+        open_state(self.root, settings.state.commit)  # state/: ready, and anything durable moved out of .remnic/
         self._index: Any = None
-        self.indexer = IndexQueue(lambda *batch: apply_batch(self, *batch))
+        self._index_deferred = False
+        self.indexer = IndexQueue(lambda *batch: None if self._index_deferred else apply_batch(self, *batch))
         self.committer = GroupCommitter(self.files, self.ledger, _writes.describe, self.indexer.submit)
         self.background_work = False  # set by long-running processes (server, watcher)
         _OPEN.add(self)
@@ -147,6 +150,11 @@ class Memory:
 
             self._index = SearchIndex(self.settings)
         return self._index
+
+    def defer_index(self) -> None:
+        """Leave the index updates of this handle's writes to the next recall, which catches the index
+        up from git: a one-shot command's write then never loads the embedding model."""
+        self._index_deferred = True
 
     def has_index(self) -> bool:
         """Whether a search index has been built (checking never builds one)."""
@@ -470,15 +478,8 @@ class Memory:
 
     @property
     def durable_dir(self) -> Path:
-        """``state/``, created on first use with a ``.gitignore`` of ``*``: turns and ledgers stay out of
-        commits even in a repository whose own .gitignore predates it."""
-        path = self.settings.durable_dir
-        if not (path / ".gitignore").exists():
-            path.mkdir(parents=True, exist_ok=True)
-            write_atomic(
-                path / ".gitignore", "# remnic's records (observation buffer, ledgers): kept, not committed\n*\n"
-            )
-        return path
+        """``state/``: what no rebuild can recreate (set up when the repository is opened, see :mod:`.state`)."""
+        return self.settings.durable_dir
 
     def observe(
         self,

@@ -105,6 +105,10 @@ class ObserveResult:
     dry_run: bool = False
     planned: tuple[MemoryObservation, ...] = ()
     """With ``dry_run``: the observations a flush of these turns would make (nothing is written)."""
+    archive_path: str | None = None
+    """Where the new turns were archived (``state/transcripts/…``); None when no turn was new."""
+    first_turn_index: int | None = None
+    """The archive's number for the first new turn (turns are numbered per session)."""
 
     @property
     def observations(self) -> list[MemoryObservation]:
@@ -121,6 +125,8 @@ class ObserveResult:
             "pendingTurns": self.pending,
             "flushes": [f.to_dict() for f in self.flushes],
             "observations": [o.to_dict() for o in self.observations],
+            "archivePath": self.archive_path,
+            "firstTurnIndex": self.first_turn_index,
         }
 
 
@@ -229,12 +235,22 @@ def observe_turns(
     if dry_run:
         planned = plan_observations(turns, session_key=session_key, settings=settings, embed=embed)
         return ObserveResult(session_key, ns, len(turns), 0, 0, 0, dry_run=True, planned=tuple(planned))
-    if turns:
-        archive(mem.root, session_key, [_archived(t) for t in turns], ns, source)
     if not extract:
-        return ObserveResult(session_key, ns, len(turns), 0, 0, 0)
+        placed = archive(mem.root, session_key, [_archived(t) for t in turns], ns, source) if turns else {}
+        return ObserveResult(
+            session_key,
+            ns,
+            len(turns),
+            0,
+            0,
+            0,
+            archive_path=placed.get("archivePath"),
+            first_turn_index=placed.get("firstTurnIndex"),
+        )
     buffer = SessionBuffer(mem.durable_dir, session_key, ns)
     added = buffer.append(list(turns), retry_window_s=settings.retry_window_s)
+    # Only the turns the buffer took are archived: a retried transcript is not archived twice.
+    placed = archive(mem.root, session_key, [_archived(t) for t in added.turns], ns, source) if added.turns else {}
     state = buffer.state()
     trigger = "explicit" if flush else event
     new_from = added.turns[0].index if added.turns else None
@@ -253,7 +269,15 @@ def observe_turns(
     if flushes and mem.settings.observe.consolidate_after_flush:
         mem.schedule_consolidation()
     return ObserveResult(
-        session_key, ns, len(turns), len(added.turns), added.duplicates, len(state.pending), tuple(flushes)
+        session_key,
+        ns,
+        len(turns),
+        len(added.turns),
+        added.duplicates,
+        len(state.pending),
+        tuple(flushes),
+        archive_path=placed.get("archivePath"),
+        first_turn_index=placed.get("firstTurnIndex"),
     )
 
 

@@ -38,6 +38,7 @@ def recall(
     trace_id: str | None = None,
     clock: Any = None,
     source: str = "api",
+    project: Any = None,
 ) -> Any:
     """Hybrid recall (BM25 + local embeddings) over active memories, best first.
 
@@ -52,7 +53,8 @@ def recall(
     (``result.audit_id``). With ``xray=True`` (or ``recall.xrayCapture``) the
     result carries ``.xray``, a :class:`remnic.xray.RecallXraySnapshot`; capture
     never changes the hits and a failure inside it is logged, not raised.
-    ``clock`` (epoch ms) or ``REMNIC_XRAY_CLOCK`` pins the recall's clock.
+    ``clock`` (epoch ms) or ``REMNIC_XRAY_CLOCK`` pins the recall's clock. ``project`` (from
+    :meth:`Memory.project_context`) gives that project's memories ``recall.projectBoost``.
     """
     check_query(query)
     check_recall_args(top_k=top_k, namespace=namespace, category=category, budget_chars=budget_chars, statuses=statuses)
@@ -68,6 +70,7 @@ def recall(
         budget_chars=budget_chars,
         statuses=statuses,
         include_inactive=include_inactive,
+        project=project,
     )
     mem.settle_index()
     try:
@@ -113,6 +116,7 @@ def recall_xray(
     trace_id: str | None = None,
     clock: Any = None,
     source: str = "api",
+    project: Any = None,
 ) -> Any:
     """A fresh recall of ``query`` with its X-ray: a RecallXraySnapshot, or None if capture failed.
 
@@ -131,23 +135,24 @@ def recall_xray(
             trace_id=trace_id,
             clock=clock,
             source=source,
+            project=project,
         )
     return result.xray
 
 
 def audit_show(mem: Memory, audit_id: str) -> dict[str, Any]:
     """One recall-audit entry by id (``audit-YYYYMMDD-<12 hex>``)."""
-    return AuditLog(mem.settings.state_dir).show(audit_id)
+    return AuditLog(mem.settings.durable_dir).show(audit_id)
 
 
 def audit_recent(mem: Memory, limit: int = 20) -> list[dict[str, Any]]:
     """The newest recall-audit entries, newest first."""
-    return AuditLog(mem.settings.state_dir).recent(limit)
+    return AuditLog(mem.settings.durable_dir).recent(limit)
 
 
 def _audit_recall(mem: Memory, result: Any, clk: Any, latency_ms: float, source: str) -> str | None:
     return record_audit(
-        mem.settings.state_dir,
+        mem.settings.durable_dir,
         result,
         clock=clk,
         latency_ms=latency_ms,

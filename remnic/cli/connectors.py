@@ -1,0 +1,128 @@
+"""``remnic connectors list|install|remove|doctor claude-code|codex``: remnic's hooks in an agent host's config."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from remnic.drivers import connectors as C
+
+from ._common import add_command, emit, open_memory, table
+
+EPILOG = """\
+install merges remnic's hooks into the host's own config — Claude Code:
+~/.claude/settings.json ($CLAUDE_CONFIG_DIR), Codex: ~/.codex/hooks.json ($CODEX_HOME) —
+leaving every other hook and key as it is: SessionStart injects the pinned memories
+(rules, principles, key preferences) and what recall finds for the repository; Stop and
+PreCompact hand the transcript's new turns to the archive. Running it again changes
+nothing; a changed file is first copied to <file>.remnic-backup-<time>. The hooks use
+this Python and this memory repository. remove takes only remnic's hooks out. doctor
+checks the config and fires each hook with a sample payload.
+
+Codex asks you to trust new hooks once: run `codex`, then /hooks.
+
+examples:
+  remnic connectors install claude-code
+  remnic connectors doctor codex
+  remnic connectors list --json
+"""
+
+
+def register(sub: Any) -> None:
+    p = add_command(
+        sub, "connectors", "remnic's hooks in Claude Code's or Codex's config: install, remove, check", epilog=EPILOG
+    )
+    csub = p.add_subparsers(dest="connectors_command", metavar="<list|install|remove|doctor>", required=True)
+    q = add_command(csub, "list", "each host: is remnic installed, where its config is")
+    q.set_defaults(handler=cmd_list)
+    for name, help_text, handler in (
+        ("install", "merge remnic's hooks into the host's config (idempotent, with a backup)", cmd_install),
+        ("remove", "take remnic's hooks out of the host's config (with a backup)", cmd_remove),
+        ("doctor", "check the host's config and fire each of remnic's hooks once", cmd_doctor),
+    ):
+        q = add_command(csub, name, help_text)
+        q.add_argument("host", help="claude-code or codex")
+        q.add_argument("--config", type=Path, help="the host's config file (default: the host's own)")
+        q.set_defaults(handler=handler)
+
+
+def _path(args: argparse.Namespace, host: C.Host) -> Path:
+    return args.config.expanduser() if getattr(args, "config", None) else host.config_path()
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    rows = [C.describe(h, h.config_path()) for h in C.HOSTS.values()]
+    emit(
+        args,
+        {"connectors": rows},
+        lambda: table(
+            [
+                [
+                    r["host"],
+                    "installed" if r["installed"] else ("partly" if any(r["events"].values()) else "not installed"),
+                    r["configPath"],
+                ]
+                for r in rows
+            ],
+            ["HOST", "STATE", "CONFIG"],
+        ),
+    )
+    return 0
+
+
+def _mcp_hint(host: C.Host, memory_dir: Path) -> str:
+    command = [sys.executable, "-m", "remnic", "mcp", "--memory-dir", str(memory_dir)]
+    if host.id == "claude-code":
+        return "MCP tools too: claude mcp add remnic -- " + " ".join(shlex.quote(c) for c in command)
+    args = ", ".join(f'"{c}"' for c in command[1:])
+    return f'MCP tools too, in ~/.codex/config.toml:\n  [mcp_servers.remnic]\n  command = "{command[0]}"\n  args = [{args}]'
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    host = C.host(args.host)
+    memory = open_memory(args)  # the hooks get a memory repository that exists
+    result = C.install(host, _path(args, host), memory_dir=memory.root)
+    result["mcp"] = _mcp_hint(host, memory.root)
+
+    def text() -> str:
+        if result["status"] == "already_installed":
+            head = f"{host.name}: remnic's hooks are already in {result['configPath']} (nothing changed)"
+        else:
+            head = f"{host.name}: {', '.join(result['changes'])} in {result['configPath']}"
+            head += f" (backup: {result['backup']})" if result["backup"] else ""
+        tail = "\nCodex asks to trust new hooks once: run `codex`, then /hooks." if host.id == "codex" else ""
+        return f"{head}\nmemory repository: {memory.root}\n{result['mcp']}{tail}\ncheck: remnic connectors doctor {host.id}"
+
+    emit(args, result, text)
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    host = C.host(args.host)
+    result = C.remove(host, _path(args, host))
+    emit(
+        args,
+        result,
+        f"{host.name}: remnic's hooks removed from {result['configPath']} (backup: {result['backup']})"
+        if result["status"] == "removed"
+        else f"{host.name}: no remnic hooks in {result['configPath']}",
+    )
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    host = C.host(args.host)
+    result = C.doctor(host, _path(args, host), cwd=os.getcwd())
+    emit(
+        args,
+        result,
+        lambda: (
+            "\n".join(f"{'ok  ' if c['ok'] else 'FAIL'} {c['name']}: {c['detail']}" for c in result["checks"])
+            + ("\nhealthy" if result["healthy"] else f"\nnot healthy: run `remnic connectors install {host.id}`?")
+        ),
+    )
+    return 0 if result["healthy"] else 1

@@ -1,0 +1,102 @@
+"""``remnic entities list|show|refresh``: pages for the people, projects, tools and places the memories name."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from remnic.service.entities import ENTITY_TYPES
+
+from ._common import add_command, choice_list, emit, open_memory, plural, positive_int, safe, table
+
+EPILOG = """\
+Entity pages are markdown files in entities/ (entities/person-priya-raman.md), in the
+original Remnic's format: a synthesis, a timeline citing each memory as [[id]],
+connections and aliases. remnic builds them by rules from the memories' frontmatter
+(entityRef, project, tags like person:ana) and text (a name before "prefers", "said",
+"approved"…; "moved to Lisbon"; "the webapp repo"; known tools), and rebuilds its own
+pages, in one commit, whenever they are read after the memories changed. Rewrite a
+page's Synthesis or add sections and remnic keeps them; pages it did not write are
+never rewritten.
+
+examples:
+  remnic entities list --type person
+  remnic entities show "Priya Raman"
+  remnic entities refresh --force
+"""
+
+
+def register(sub: Any) -> None:
+    p = add_command(
+        sub, "entities", "entity pages: people, projects, tools and places the memories name", epilog=EPILOG
+    )
+    esub = p.add_subparsers(dest="entities_command", metavar="<list|show|refresh>", required=True)
+
+    q = add_command(esub, "list", "entities sorted by name")
+    q.add_argument("query", nargs="?", help="only entities whose name, summary, aliases or facts contain this")
+    q.add_argument("--type", type=choice_list("type", ENTITY_TYPES), help=", ".join(ENTITY_TYPES))
+    q.add_argument("--namespace", help="only this namespace")
+    q.add_argument("--limit", type=positive_int("--limit"), default=200, help="at most this many (default 200)")
+    q.set_defaults(handler=cmd_list)
+
+    q = add_command(esub, "show", "one entity page: synthesis, timeline, connections, aliases")
+    q.add_argument("name", help="the entity's name, an alias, or its id (person-priya-raman)")
+    q.add_argument("--namespace", help="look in this namespace")
+    q.set_defaults(handler=cmd_show)
+
+    q = add_command(esub, "refresh", "rebuild remnic's entity pages from the memories now (one commit)")
+    q.add_argument("--force", action="store_true", help="even when no memory changed since the last build")
+    q.set_defaults(handler=cmd_refresh)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    rows, total = memory.entities(query=args.query, entity_type=args.type, namespace=args.namespace, limit=args.limit)
+    data = {"total": total, "count": len(rows), "entities": rows}
+    emit(
+        args,
+        data,
+        lambda: (
+            table(
+                [[safe(r["name"]), r["type"], str(r["factCount"]), r["path"]] for r in rows],
+                ["NAME", "TYPE", "MEMORIES", "PAGE"],
+            )
+            if rows
+            else "no entities yet (pages are built from the memories' names: see `remnic entities --help`)"
+        ),
+    )
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    entity = memory.entity(args.name, namespace=args.namespace)
+
+    def text() -> str:
+        lines = [f"{entity['name']} ({entity['type']}) — {entity['path']}", "", entity["synthesis"], ""]
+        if entity["timeline"]:
+            lines.append("timeline:")
+            lines += [f"  {e['timestamp'][:10]}  {e['text']}" for e in entity["timeline"]]
+        if entity["relationships"]:
+            lines.append("connected to: " + ", ".join(r["target"] for r in entity["relationships"]))
+        if entity["aliases"]:
+            lines.append("aliases: " + ", ".join(entity["aliases"]))
+        return safe("\n".join(lines))
+
+    emit(args, entity, text)
+    return 0
+
+
+def cmd_refresh(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    result = memory.refresh_entities(force=args.force, source="cli")
+    if not result["enabled"]:
+        text = "entity pages are off (entities.enabled)"
+    elif not result["refreshed"]:
+        text = "entity pages are current (no memory changed since they were built)"
+    else:
+        text = f"{plural(len(result['written']), 'page')} written, {len(result['removed'])} removed" + (
+            f" (commit {result['commit'][:12]})" if result["commit"] else ""
+        )
+    emit(args, result, text)
+    return 0

@@ -1,0 +1,308 @@
+"""CLI commands through a running server: no model load, no index open per command.
+
+``remnic serve`` (and so ``remnic daemon start``) listens on a Unix socket only its user
+can reach (a 0700 folder, the peer's uid checked) and runs ``remnic store`` and ``remnic
+query`` for the CLI in-process, on its own already-warm :class:`Memory`: the client sends
+its arguments, its resolved settings and (for ``-``) its standard input, and prints what
+comes back — the same bytes and exit code the command gives in-process. The client is
+light on purpose: it imports the config module and the standard library, nothing else.
+
+Whenever anything is off — no server for this memory directory, a server with other
+settings (another ``./remnic.config.json``, another ``$REMNIC_CONFIG_PATH``), an environment
+that changes what a command does (``REMNIC_*`` beyond the memory directory and config),
+``REMNIC_NO_DAEMON=1`` — the command simply runs in-process, as it always did.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import socket
+import struct
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from remnic.config import STATE_DIR, load_settings
+
+COMMANDS = ("store", "query")
+"""What the CLI sends to a running server (commands whose output depends on nothing but their arguments)."""
+SOCKET_DIR = "cli"
+MAX_MESSAGE = 64 * 1024 * 1024
+_ENV_OK = {"REMNIC_MEMORY_DIR", "REMNIC_CONFIG_PATH", "REMNIC_TOKENS_PATH", "REMNIC_PYTHON", "REMNIC_HOOK_LOG"}
+_VALUE_FLAGS = {"--memory-dir"}
+
+
+# --- the client side ---
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The sub-command named in ``argv`` (global flags may come first)."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg in _VALUE_FLAGS:
+            skip = True
+            continue
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
+def _memory_dir_flag(argv: Sequence[str]) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg == "--memory-dir" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--memory-dir="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def socket_path(memory_dir: Path) -> Path:
+    """Where a server for ``memory_dir`` listens: in the cache, or (a path too long for a Unix
+    socket) in a private folder under the system's temporary directory."""
+    local = memory_dir / STATE_DIR / SOCKET_DIR / "cli.sock"
+    if len(os.fsencode(local)) < 100:
+        return local
+    import hashlib
+
+    digest = hashlib.sha256(os.fsencode(memory_dir)).hexdigest()[:20]
+    base = Path(os.environ.get("XDG_RUNTIME_DIR") or "/tmp") / f"remnic-{os.getuid()}"
+    return base / f"{digest}.sock"
+
+
+def _server_socket(memory_dir: Path) -> str | None:
+    """The socket a live server for ``memory_dir`` recorded in its pid file."""
+    try:
+        info = json.loads((memory_dir / STATE_DIR / "server.pid").read_text(encoding="utf-8"))
+        pid, path = int(info["pid"]), info.get("cliSocket")
+        os.kill(pid, 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return path if isinstance(path, str) else None
+
+
+def _send(sock: socket.socket, data: bytes) -> None:
+    sock.sendall(struct.pack(">I", len(data)) + data)
+
+
+def _receive(sock: socket.socket) -> bytes:
+    head = _exactly(sock, 4)
+    (size,) = struct.unpack(">I", head)
+    if size > MAX_MESSAGE:
+        raise OSError("message too large")
+    return _exactly(sock, size)
+
+
+def _exactly(sock: socket.socket, size: int) -> bytes:
+    chunks = []
+    while size:
+        chunk = sock.recv(min(size, 1 << 20))
+        if not chunk:
+            raise OSError("connection closed early")
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def try_server(argv: Sequence[str]) -> int | None:
+    """Run ``argv`` on a running server and print its output; None when it cannot (run in-process)."""
+    if command_of(argv) not in COMMANDS or {"-h", "--help"} & set(argv):
+        return None
+    if os.environ.get("REMNIC_NO_DAEMON") or any(
+        k.startswith("REMNIC_") and v and k not in _ENV_OK for k, v in os.environ.items()
+    ):
+        return None
+    try:
+        settings = load_settings(_memory_dir_flag(argv))
+    except Exception:  # noqa: BLE001 - the in-process command reports config problems properly
+        return None
+    path = _server_socket(settings.memory_dir)
+    if path is None:
+        return None
+    stdin = None
+    if "-" in argv and sys.stdin is not None and not sys.stdin.isatty():
+        stdin = sys.stdin.read()
+    request = {
+        "v": 1,
+        "argv": list(argv),
+        "memoryDir": str(settings.memory_dir),
+        "settings": settings.to_dict(),
+        "stdin": stdin,
+    }
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(600)
+            sock.connect(path)
+            _send(sock, json.dumps(request, default=str).encode("utf-8"))
+            reply = json.loads(_receive(sock))
+    except (OSError, ValueError):
+        if stdin is not None:
+            sys.stdin = io.StringIO(stdin)  # read already: the in-process command gets it again
+        return None
+    if not isinstance(reply, dict) or "code" not in reply:
+        return None
+    sys.stdout.write(reply.get("stdout", ""))
+    sys.stderr.write(reply.get("stderr", ""))
+    sys.stdout.flush()
+    return int(reply["code"])
+
+
+# --- the server side ---
+
+
+class _ThreadStreams(io.TextIOBase):
+    """sys.stdout/stderr/stdin for a server that runs CLI commands on request threads: a thread
+    with a capture writes to it, every other thread to the real stream."""
+
+    def __init__(self, real: Any, local: threading.local, name: str) -> None:
+        self.real, self.local, self.name_ = real, local, name
+
+    def _target(self) -> Any:
+        return getattr(self.local, self.name_, None) or self.real
+
+    def write(self, text: str) -> int:
+        return self._target().write(text)
+
+    def read(self, size: int | None = -1) -> str:
+        return self._target().read(size)
+
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
+        return self._target().readline(size)
+
+    def flush(self) -> None:
+        self._target().flush()
+
+    def isatty(self) -> bool:
+        target = self._target()
+        return target is self.real and bool(getattr(self.real, "isatty", lambda: False)())
+
+    def fileno(self) -> int:
+        return self._target().fileno()
+
+
+_LOCAL = threading.local()
+
+
+def _install_streams() -> None:
+    if not isinstance(sys.stdout, _ThreadStreams):
+        sys.stdout = _ThreadStreams(sys.stdout, _LOCAL, "stdout")
+        sys.stderr = _ThreadStreams(sys.stderr, _LOCAL, "stderr")
+        sys.stdin = _ThreadStreams(sys.stdin, _LOCAL, "stdin")
+
+
+@contextlib.contextmanager
+def _captured(stdin: str | None) -> Iterator[tuple[io.StringIO, io.StringIO]]:
+    out, err = io.StringIO(), io.StringIO()
+    _LOCAL.stdout, _LOCAL.stderr, _LOCAL.stdin = out, err, io.StringIO(stdin or "")
+    try:
+        yield out, err
+    finally:
+        _LOCAL.stdout = _LOCAL.stderr = _LOCAL.stdin = None
+
+
+class CliServer:
+    """Serves CLI commands for one :class:`Memory` on a Unix socket, each on its own thread. The
+    parser is built once; arguments are parsed one request at a time, commands run side by side."""
+
+    def __init__(self, memory: Any, parser: Any, execute: Callable[[Any], int]) -> None:
+        self.memory = memory
+        self.parser = parser
+        self.execute = execute
+        self._parsing = threading.Lock()
+        self.path = socket_path(memory.root)
+        self._sock: socket.socket | None = None
+        self._closed = threading.Event()
+
+    def start(self) -> str:
+        folder = self.path.parent
+        folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(folder, 0o700)  # only this user reaches the socket
+        self.path.unlink(missing_ok=True)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(str(self.path))
+        os.chmod(self.path, 0o600)
+        sock.listen(64)
+        self._sock = sock
+        _install_streams()
+        threading.Thread(target=self._accept, name="remnic-cli", daemon=True).start()
+        return str(self.path)
+
+    def close(self) -> None:
+        self._closed.set()
+        if self._sock is not None:
+            self._sock.close()
+        self.path.unlink(missing_ok=True)
+
+    def _accept(self) -> None:
+        assert self._sock is not None
+        while not self._closed.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), name="remnic-cli-request", daemon=True).start()
+
+    def _peer_is_us(self, conn: socket.socket) -> bool:
+        try:
+            creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        except (OSError, AttributeError):
+            return True  # no SO_PEERCRED here: the 0700 folder is the guard
+        _pid, uid, _gid = struct.unpack("3i", creds)
+        return uid == os.getuid()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.settimeout(30)
+                if not self._peer_is_us(conn):
+                    return
+                request = json.loads(_receive(conn))
+                conn.settimeout(None)
+                reply = self.handle(request)
+                _send(conn, json.dumps(reply).encode("utf-8"))
+            except (OSError, ValueError):
+                return
+
+    def _run(self, argv: list[str]) -> int:
+        from ._common import Parser
+
+        with self._parsing:  # argparse reports through a class flag: one parse at a time
+            Parser.json_errors = "--json" in argv
+            args = self.parser.parse_args(argv)
+        return self.execute(args)
+
+    def handle(self, request: Any) -> dict[str, Any]:
+        if not isinstance(request, dict) or request.get("v") != 1:
+            return {"fallback": "unknown request"}
+        argv = request.get("argv")
+        if not isinstance(argv, list) or command_of(argv) not in COMMANDS:
+            return {"fallback": "not a command this server runs"}
+        if request.get("memoryDir") != str(self.memory.root):
+            return {"fallback": "another memory directory"}
+        if request.get("settings") != json.loads(json.dumps(self.memory.settings.to_dict(), default=str)):
+            return {"fallback": "other settings than the server's"}
+        from ._common import shared_memory
+
+        started = time.perf_counter()
+        with _captured(request.get("stdin")) as (out, err), shared_memory(self.memory):
+            try:
+                code = self._run([str(a) for a in argv])
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+            except Exception as exc:  # noqa: BLE001 - the client gets an error, the server lives on
+                err.write(f"remnic: error: {type(exc).__name__}: {exc}\n")
+                code = 1
+        import logging
+
+        logging.getLogger("remnic.server").info(
+            "cli: %s exit %s in %.1fms", command_of(argv), code, (time.perf_counter() - started) * 1000
+        )
+        return {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}

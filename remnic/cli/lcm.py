@@ -1,0 +1,101 @@
+"""``remnic lcm search|status|flush``: the lossless transcript archive (``state/transcripts/``)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ._common import add_command, emit, open_memory, plural, positive_int, safe
+
+EPILOG = """\
+Every turn handed to observe (the agent hooks, POST observe, the observe tool) is
+archived, lossless, in the memory repository's state/transcripts/: durable state
+that reindex never deletes (git-ignored unless state.commit). `lcm search` finds
+turns by words or a phrase through a tantivy index in .remnic/lcm/, which is
+caught up on every search and rebuilt from the archive when it is missing.
+
+examples:
+  remnic lcm search "rename the billing service"
+  remnic lcm search deploy --session claude-code:6f1e --limit 5 --json
+  remnic lcm status
+"""
+
+
+def register(sub: Any) -> None:
+    p = add_command(sub, "lcm", "search the transcript archive (every observed conversation turn)", epilog=EPILOG)
+    lsub = p.add_subparsers(dest="lcm_command", metavar="<search|status|flush>", required=True)
+
+    q = add_command(lsub, "search", "archived turns matching words or a phrase, best first")
+    q.add_argument("query", help="words or a phrase from the conversation")
+    q.add_argument("--session", help="only this session's turns (its sessionKey)")
+    q.add_argument("--session-prefix", help="only sessions whose key starts with this")
+    q.add_argument("--namespace", help="only this namespace (default: every namespace)")
+    q.add_argument("--limit", type=positive_int("--limit"), default=10, help="maximum results, 1-100 (default 10)")
+    q.set_defaults(handler=cmd_search)
+
+    q = add_command(lsub, "status", "how many turns and sessions the archive holds; catches its index up")
+    q.set_defaults(handler=cmd_status)
+
+    q = add_command(
+        lsub,
+        "flush",
+        "make a session's archived turns searchable now (and committed, with state.commit)",
+    )
+    q.add_argument("session", help="the session key")
+    q.add_argument("--namespace", help="the session's namespace (default: namespaces.default)")
+    q.set_defaults(handler=cmd_flush)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    results = memory.lcm_search(
+        args.query,
+        session_key=args.session,
+        session_prefix=args.session_prefix,
+        namespaces=[args.namespace] if args.namespace else None,
+        limit=args.limit,
+    )
+    data = {"query": args.query, "namespace": args.namespace, "count": len(results), "results": results}
+
+    def text() -> str:
+        if not results:
+            return f"no archived turn matches {args.query!r}"
+        lines = []
+        for r in results:
+            head = f"{r['sessionKey']} #{r['turnIndex']} {r['role']} {r['ts']} ({r['namespace']})"
+            lines += [safe(head), "  " + safe(" ".join(r["content"].split()))]
+        return "\n".join(lines)
+
+    emit(args, data, text)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    data = memory.lcm_status()
+    stats = data["stats"]
+    index = data["index"]
+    note = ""
+    if index.get("rebuilt"):
+        note = f"; index rebuilt from the archive ({index.get('reason')})"
+    elif index.get("added"):
+        note = f"; index caught up with {plural(index['added'], 'turn')}"
+    emit(
+        args,
+        data,
+        f"{plural(stats['totalTurns'], 'turn')} in {plural(stats['sessions'], 'session')} "
+        f"archived in {data['archiveDir']}{note}",
+    )
+    return 0
+
+
+def cmd_flush(args: argparse.Namespace) -> int:
+    memory = open_memory(args)
+    data = memory.lcm_flush(args.session, args.namespace, source="cli")
+    emit(
+        args,
+        data,
+        f"{plural(data['archivedTurns'], 'turn')} of {args.session} archived and searchable"
+        + (f"; state committed as {data['stateCommit'][:12]}" if data.get("stateCommit") else ""),
+    )
+    return 0

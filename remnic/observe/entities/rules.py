@@ -1,0 +1,254 @@
+"""Which entities a memory is about, by rules (pure): people, projects, tools and places.
+
+From the frontmatter (trusted, typed):
+
+- ``entityRef: person-priya-raman`` (a ``<type>-<slug>`` id) or a list of them; a plain
+  name (``entityRef: Priya``) is typed by the text rules, else ``other``;
+- ``project: atlas`` (what a coding context writes), and ``people``, ``projects``, ``tools``,
+  ``places`` lists;
+- tags spelt ``person:ana``, ``project:atlas``, ``tool:docker``, ``place:lisbon``.
+
+From the text, only where a cue makes the type plain (precision over recall):
+
+- **tools**: a known tool's name (``docker``, ``postgres``, ``vim`` …, plus ``extra_tools``),
+  or a capitalised or code-like name after *using*, *switched to*, *migrated to*, *installed*;
+- **places**: a capitalised name after *lives/moved/based/located/office/trip/visited … in|to|at|from*;
+- **projects**: a capitalised or code-like name (``ledger-api``) before or after *project*,
+  or before *service*; any name before *repo*, *repository*, *codebase* (``the webapp repo``);
+- **people**: a capitalised name before a verb people do (*prefers*, *said*, *leads*,
+  *approved* …), a possessive of a relation (*Ana's manager*), or after *my friend/manager/
+  wife …*, *with*, *asked*, *told*, *thanks*.
+
+Words that are never names (days, months, pronouns, sentence openers) are refused. Once a
+name is known from one memory, every other memory that spells it out names it too
+(:func:`known_mentions`): "Priya Raman is on call" needs no cue once "Priya Raman approved …"
+made her a person.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .page import ENTITY_TYPES
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+KNOWN_TOOLS = _words(
+    """
+    git github gitlab bitbucket docker podman kubernetes k8s helm terraform ansible pulumi postgres
+    postgresql mysql mariadb sqlite redis kafka rabbitmq nginx caddy python javascript typescript
+    nodejs deno bun react vue svelte angular django flask fastapi rails golang rust java kotlin scala
+    swift ruby php elixir haskell vim neovim emacs vscode jetbrains pycharm intellij xcode slack jira
+    confluence notion linear figma aws gcp azure argo argocd grafana prometheus datadog sentry jenkins
+    circleci buildkite pytest npm yarn pnpm pip poetry ruff eslint prettier webpack vite tmux zsh bash
+    fish homebrew chrome firefox safari postman claude codex copilot chatgpt tantivy onnx onnxruntime
+    numpy pandas pytorch tensorflow celery elasticsearch opensearch mongodb graphql grpc airflow dbt
+    snowflake bigquery spark hadoop cloudflare vercel netlify heroku supabase firebase stripe twilio
+    openai anthropic ollama llama huggingface jupyter zoom teams discord
+    """
+)
+_NEVER_NAMES = _words(
+    """
+    i we you he she they it me us him her them my our your his their its this that these those there
+    here the a an and or but if then so yes no not all any some every each both either neither none
+    monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday tonight january
+    february march april may june july august september october november december also just only maybe
+    please thanks thank hello hi hey okay ok sure great good nice well what when where why how who
+    which whose user assistant someone everyone anyone nobody people team everybody new old next last
+    first second final main default management leadership product engineering support sales legal
+    design marketing security ops devops infra customer customers users team staff company everything
+    nothing something
+    """
+)
+_NAME = r"(?:[A-Z][a-z]+|[A-Z]{2,}[a-z]*)"
+_FULL_NAME = rf"({_NAME}(?:\s+{_NAME})?)"
+_CODE_NAME = r"([A-Za-z0-9][\w.+#-]*[\w+#])"
+_PERSON_VERBS = (
+    "prefers|preferred|likes|liked|loves|loved|hates|hated|wants|wanted|needs|needed|said|says|told|asked|"
+    "thinks|thought|owns|owned|leads|led|manages|managed|approved|reviewed|joined|left|works|worked|lives|lived|"
+    "moved|mentioned|suggested|decided|agreed|recommended|wrote|writes|runs|ran|is allergic|enjoys|enjoyed|"
+    "plays|played|studies|studied|teaches|taught|signed|promised|shipped|fixed|built|broke|pinged|emailed|"
+    "called|met|visited|celebrated|adopted|started|finished|quit|prepared|cooked|painted|drives|drove|went|goes|"
+    "gave|got|bought|saw|made|took|came|attended|received|shared|posted|sent|felt|feels|hopes|hoped|plans|planned"
+)
+_RELATIONS = (
+    "friend|colleague|coworker|co-worker|manager|boss|wife|husband|partner|girlfriend|boyfriend|brother|sister|"
+    "mother|father|mom|mum|dad|son|daughter|teammate|lead|mentor|cousin|uncle|aunt|neighbor|neighbour|client|"
+    "roommate|grandmother|grandfather|grandma|grandpa"
+)
+PERSON_RES = (
+    re.compile(rf"\b{_FULL_NAME}\s+(?:{_PERSON_VERBS})\b"),
+    re.compile(rf"\b{_FULL_NAME}'s\s+(?:{_RELATIONS}|birthday|team|family|kids?|dog|cat|car|house|wedding)\b"),
+    re.compile(rf"\b(?:my|our|his|her|their)\s+(?:{_RELATIONS})\s+{_FULL_NAME}\b"),
+    re.compile(rf"\b(?:with|asked|ask|told|tell|thanks|thank|ping|pinged|cc|emailed|called|met)\s+{_FULL_NAME}\b"),
+)
+PLACE_RE = re.compile(
+    r"\b(?:lives?|lived|living|moved|moving|relocat(?:ed|ing)|based|located|born|grew up|offices?|headquartered|"
+    r"trip|travel(?:l?ed|l?ing)?|flew|fly(?:ing)?|visit(?:ed|ing)?|vacation(?:ed|ing)?|holiday)\s+"
+    r"(?:in|to|at|from|near)\s+((?:[A-Z][a-z]+)(?:[ -](?:[A-Z][a-z]+))?)"
+)
+PROJECT_RES = (
+    # (pattern, whether the name must look like a name: "project plan" and "billing service" are not projects)
+    (re.compile(rf"\b(?:project|repo|repository|codebase)\s+{_CODE_NAME}"), True),
+    (re.compile(rf"\b{_CODE_NAME}\s+(?:project|service)\b"), True),
+    (re.compile(rf"\b{_CODE_NAME}\s+(?:repo|repository|codebase|monorepo)\b"), False),
+)
+_GENERIC = _words(
+    """
+    git code local remote public private same whole entire shared internal upstream fork forked main
+    big small separate single other another one two
+    """
+)
+TOOL_RE = re.compile(
+    rf"\b(?:using|uses|use|used|switched to|switching to|migrated to|migrating to|installed|adopted)\s+{_CODE_NAME}"
+)
+_TAG_TYPES = {"person": "person", "people": "person", "project": "project", "tool": "tool", "place": "place"}
+_LIST_KEYS = {"people": "person", "persons": "person", "projects": "project", "tools": "tool", "places": "place"}
+_TYPED_ID = re.compile(rf"^({'|'.join(ENTITY_TYPES)})-(.+)$")
+
+
+@dataclass(frozen=True)
+class Mention:
+    type: str
+    name: str
+    """The name as written (display spelling)."""
+    how: str
+    """frontmatter | text"""
+
+
+def _clean(name: str) -> str | None:
+    name = name.strip().strip(".,;:!?\"'()[]")
+    words = name.split()
+    if not words or len(name) > 80:
+        return None
+    if words[0].lower() in _NEVER_NAMES:
+        words = words[1:]
+    if not words or all(w.lower() in _NEVER_NAMES for w in words):
+        return None
+    return " ".join(words)
+
+
+def _code_like(name: str) -> bool:
+    """A name a person would not write in prose unless it named something: Capitalised, or with a
+    digit, '-', '_', '.' inside."""
+    return name[:1].isupper() or bool(re.search(r"[\d_.-]", name.strip(".-_")))
+
+
+def _from_ref(ref: str) -> Mention | None:
+    m = _TYPED_ID.match(ref.strip())
+    if m:
+        name = " ".join(w[:1].upper() + w[1:] for w in m.group(2).split("-") if w)
+        return Mention(m.group(1), name or ref, "frontmatter")
+    cleaned = _clean(ref)
+    return Mention("other", cleaned, "frontmatter") if cleaned else None
+
+
+def frontmatter_mentions(fm: Mapping[str, Any]) -> list[Mention]:
+    out: list[Mention] = []
+    refs = fm.get("entityRef")
+    for ref in refs if isinstance(refs, list) else [refs]:
+        if isinstance(ref, str) and ref.strip():
+            found = _from_ref(ref)
+            if found:
+                out.append(found)
+    project = fm.get("project")
+    if isinstance(project, str) and project.strip():
+        out.append(Mention("project", project.strip(), "frontmatter"))
+    for key, kind in _LIST_KEYS.items():
+        values = fm.get(key)
+        for value in values if isinstance(values, list) else [values] if isinstance(values, str) else []:
+            if isinstance(value, str) and _clean(value):
+                out.append(Mention(kind, _clean(value) or value, "frontmatter"))
+    for tag in fm.get("tags") or []:
+        head, sep, value = str(tag).partition(":")
+        if sep and head.lower() in _TAG_TYPES and value.strip():
+            out.append(Mention(_TAG_TYPES[head.lower()], value.strip(), "frontmatter"))
+    return out
+
+
+def text_mentions(text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
+    tools = KNOWN_TOOLS | {t.lower() for t in extra_tools}
+    out: list[Mention] = []
+    claimed: set[str] = set()
+
+    def add(kind: str, raw: str) -> None:
+        name = _clean(raw)
+        if not name or name.lower() in claimed:
+            return
+        if kind != "tool" and name.lower() in tools:
+            kind = "tool"
+        claimed.add(name.lower())
+        out.append(Mention(kind, name, "text"))
+
+    for word in re.findall(r"[A-Za-z][\w+#.-]*[\w+#]|[A-Za-z]", text):
+        if word.lower() in tools and word.lower() not in claimed:
+            claimed.add(word.lower())
+            out.append(Mention("tool", word, "text"))
+    for m in TOOL_RE.finditer(text):
+        if _code_like(m.group(1)):
+            add("tool", m.group(1))
+    for m in PLACE_RE.finditer(text):
+        add("place", m.group(1))
+    for rx, strict in PROJECT_RES:
+        for m in rx.finditer(text):
+            name = m.group(1)
+            if name.lower() in _NEVER_NAMES or name.lower() in _GENERIC or (strict and not _code_like(name)):
+                continue
+            add("project", name)
+    for rx in PERSON_RES:
+        for m in rx.finditer(text):
+            add("person", m.group(1))
+    return out
+
+
+def mentions(fm: Mapping[str, Any], text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
+    """Every entity a memory names, frontmatter first; one mention per (type, lowercased name)."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    typed = frontmatter_mentions(fm)
+    by_text = text_mentions(text, extra_tools)
+    text_types = {m.name.lower(): m.type for m in by_text}
+    for m in typed:
+        if m.type == "other" and m.name.lower() in text_types:
+            m = Mention(text_types[m.name.lower()], m.name, m.how)
+        key = (m.type, m.name.lower())
+        if key not in seen:
+            seen.add(key)
+            out.append(m)
+    for m in by_text:
+        key = (m.type, m.name.lower())
+        if key not in seen and not any(k[1] == key[1] for k in seen):
+            seen.add(key)
+            out.append(m)
+    return out
+
+
+def known_mentions(text: str, known: Mapping[str, str]) -> list[Mention]:
+    """Mentions of names already known (name → type): capitalised names as written, code-like and
+    lowercase names of four or more characters in any case; whole words only."""
+    names = sorted((n for n in known if len(n) >= 3 and (n[:1].isupper() or len(n) >= 4)), key=len, reverse=True)
+    if not names or not text:
+        return []
+    out: list[Mention] = []
+    seen: set[str] = set()
+    exact = [re.escape(n) for n in names if n[:1].isupper()]
+    folded = [re.escape(n) for n in names if not n[:1].isupper()]
+    patterns = []
+    if exact:
+        patterns.append(re.compile(r"(?<![\w-])(" + "|".join(exact) + r")(?![\w-])"))
+    if folded:
+        patterns.append(re.compile(r"(?<![\w-])(" + "|".join(folded) + r")(?![\w-])", re.IGNORECASE))
+    lowered = {n.lower(): n for n in names}
+    for rx in patterns:
+        for m in rx.finditer(text):
+            name = lowered.get(m.group(1).lower(), m.group(1))
+            if name.lower() not in seen:
+                seen.add(name.lower())
+                out.append(Mention(known[name], m.group(1), "known"))
+    return out

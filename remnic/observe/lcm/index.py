@@ -1,0 +1,283 @@
+"""A tantivy index over the archived turns: rebuildable, in ``.remnic/lcm/``.
+
+The archive in ``state/transcripts/`` is the truth; this index is a cache of it. A
+manifest records how many bytes of each archive file are indexed, so catching up
+after new turns reads only the new lines, and an index that is missing, corrupt,
+of another version, or behind a file that shrank is rebuilt from the archive.
+Catching up takes an ``flock`` (``.remnic/lcm.lock``) so one process writes at a time.
+
+Query text is never parsed as tantivy syntax: it is analysed like the documents
+(lowercased, ascii-folded, stemmed; stopwords dropped) into a plain OR of terms,
+with the whole phrase as a boosted clause, so a quoted phrase from a transcript
+ranks its turn first.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+from remnic.config import STATE_DIR
+from remnic.fsio import write_atomic
+from remnic.index.bm25 import STOPWORDS
+
+from .store import archive_files, read_lines
+
+VERSION = 1
+INDEX_DIR = "lcm"
+LOCK_FILE = "lcm.lock"
+ANALYZER = "remnic_lcm"
+PHRASE_BOOST = 2.0
+WRITER_HEAP = 16_000_000
+MAX_TERMS = 64
+_STOP_TOKENS = sorted({p for w in STOPWORDS for p in re.split(r"\W+", w) if p})
+_analyzers: dict[bool, Any] = {}
+_REGEX_META = re.compile(r"([\\.+*?()|\[\]{}^$#&\-~])")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _analyzer(stop: bool) -> Any:
+    if stop not in _analyzers:
+        builder = (
+            tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+            .filter(tantivy.Filter.remove_long(40))
+            .filter(tantivy.Filter.lowercase())
+            .filter(tantivy.Filter.ascii_fold())
+        )
+        if stop:
+            builder = builder.filter(tantivy.Filter.custom_stopword(_STOP_TOKENS))
+        _analyzers[stop] = builder.filter(tantivy.Filter.stemmer("english")).build()
+    return _analyzers[stop]
+
+
+def _schema() -> Any:
+    sb = tantivy.SchemaBuilder()
+    for name in ("key", "session", "namespace"):
+        sb.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
+    for name in ("role", "ts"):
+        sb.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_integer_field("turn", stored=True)
+    sb.add_text_field("content", stored=True, tokenizer_name=ANALYZER, index_option="position")
+    return sb.build()
+
+
+@dataclass(frozen=True)
+class LcmHit:
+    session_key: str
+    namespace: str
+    turn_index: int
+    role: str
+    ts: str
+    content: str
+    """An excerpt around the first matching word (the whole turn when it is short)."""
+    score: float
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    rebuilt: bool
+    added: int
+    total: int
+    files: int
+    reason: str = ""
+
+
+def excerpt(content: str, query: str, limit: int) -> str:
+    """About ``limit`` characters of ``content`` centred on the first word of ``query`` it contains."""
+    if len(content) <= limit:
+        return content
+    words = [w for w in _WORD.findall(query.lower()) if w not in STOPWORDS] or _WORD.findall(query.lower())
+    lowered = content.lower()
+    hits = [i for i in (lowered.find(w) for w in words) if i >= 0]
+    at = min(hits) if hits else 0
+    start = max(0, min(at - limit // 2, len(content) - limit))
+    piece = content[start : start + limit]
+    return ("…" if start > 0 else "") + piece + ("…" if start + limit < len(content) else "")
+
+
+class LcmIndex:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.cache = root / STATE_DIR
+        self.directory = self.cache / INDEX_DIR
+        self.manifest_path = self.directory / "manifest.json"
+        self.schema = _schema()
+        self._index: Any = None
+
+    # --- opening, locking ---
+
+    @contextmanager
+    def _lock(self) -> Iterator[None]:
+        self.cache.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.cache / LOCK_FILE, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _open(self, create: bool) -> Any:
+        if create:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            self.directory.mkdir(parents=True, exist_ok=True)
+        index = tantivy.Index(self.schema, path=str(self.directory), reuse=not create)
+        index.register_tokenizer(ANALYZER, _analyzer(False))
+        return index
+
+    def _manifest(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("files"), dict):
+            return None
+        return data
+
+    # --- catching up with the archive ---
+
+    def catch_up(self) -> CatchUp:
+        """Index the turns archived since the last catch-up (or everything, rebuilding, when the
+        index cannot be trusted). Safe to call from any process at any time."""
+        with self._lock():
+            manifest = self._manifest()
+            files = archive_files(self.root)
+            sizes = {p.relative_to(self.root).as_posix(): p.stat().st_size for p in files}
+            reason = ""
+            if manifest is None:
+                reason = "no index yet" if not self.directory.exists() else "index manifest missing or outdated"
+            else:
+                done: dict[str, int] = manifest["files"]
+                gone = [f for f in done if f not in sizes or sizes[f] < done[f]]
+                if gone:
+                    reason = f"archive file changed underneath the index ({gone[0]})"
+            index = None
+            if not reason:
+                try:
+                    index = self._open(create=False)
+                except Exception as exc:  # noqa: BLE001 - a corrupt cache is rebuilt, never fatal
+                    reason = f"index unreadable ({type(exc).__name__})"
+            rebuilt = bool(reason)
+            if rebuilt or manifest is None:
+                index = self._open(create=True)
+                manifest = {"version": VERSION, "files": {}, "turns": 0}
+            assert index is not None and manifest is not None
+            todo = [(rel, size) for rel, size in sizes.items() if size > manifest["files"].get(rel, 0)]
+            added = 0
+            if todo:
+                writer = index.writer(WRITER_HEAP, 1)
+                try:
+                    for rel, _size in todo:
+                        records, end = read_lines(self.root / rel, manifest["files"].get(rel, 0))
+                        for offset, record in records:
+                            writer.add_document(self._doc(rel, offset, record))
+                            added += 1
+                        manifest["files"][rel] = end
+                    writer.commit()
+                except BaseException:
+                    writer.rollback()
+                    raise
+                finally:
+                    try:
+                        writer.wait_merging_threads()
+                    except Exception:  # noqa: BLE001 - a consumed writer is fine
+                        pass
+                manifest["turns"] = int(manifest.get("turns", 0)) + added
+                write_atomic(self.manifest_path, json.dumps(manifest, sort_keys=True) + "\n")
+            elif rebuilt:
+                write_atomic(self.manifest_path, json.dumps(manifest, sort_keys=True) + "\n")
+            index.reload()
+            self._index = index
+            return CatchUp(rebuilt, added, int(manifest["turns"]), len(sizes), reason)
+
+    @staticmethod
+    def _doc(rel: str, offset: int, record: dict[str, Any]) -> Any:
+        doc = tantivy.Document()
+        doc.add_text("key", f"{rel}#{offset}")
+        doc.add_text("session", str(record.get("sessionKey") or ""))
+        doc.add_text("namespace", str(record.get("namespace") or ""))
+        doc.add_text("role", str(record.get("role") or ""))
+        doc.add_text("ts", str(record.get("ts") or ""))
+        turn = record.get("turnIndex")
+        doc.add_integer("turn", turn if isinstance(turn, int) and not isinstance(turn, bool) else -1)
+        doc.add_text("content", str(record.get("content") or ""))
+        return doc
+
+    # --- searching ---
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int,
+        session_key: str | None = None,
+        session_prefix: str | None = None,
+        namespaces: Sequence[str] | None = None,
+        excerpt_chars: int = 1000,
+    ) -> list[LcmHit]:
+        """The archived turns best matching ``query`` (BM25, the phrase boosted), best first."""
+        self.catch_up()
+        index = self._index
+        terms = (
+            list(dict.fromkeys(_analyzer(True).analyze(query)))[:MAX_TERMS]
+            or list(dict.fromkeys(_analyzer(False).analyze(query)))[:MAX_TERMS]
+        )
+        if not terms or limit <= 0:
+            return []
+        should = [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, "content", t)) for t in terms]
+        phrase = _analyzer(False).analyze(query)[:MAX_TERMS]
+        if len(phrase) >= 2:
+            should.append(
+                (
+                    tantivy.Occur.Should,
+                    tantivy.Query.boost_query(tantivy.Query.phrase_query(self.schema, "content", phrase), PHRASE_BOOST),
+                )
+            )
+        clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
+        if session_key is not None:
+            clauses.append(
+                (tantivy.Occur.Must, self._filter(tantivy.Query.term_query(self.schema, "session", session_key)))
+            )
+        if session_prefix is not None:
+            pattern = _REGEX_META.sub(r"\\\1", session_prefix) + ".*"
+            clauses.append(
+                (tantivy.Occur.Must, self._filter(tantivy.Query.regex_query(self.schema, "session", pattern)))
+            )
+        if namespaces is not None:
+            clauses.append(
+                (
+                    tantivy.Occur.Must,
+                    self._filter(tantivy.Query.term_set_query(self.schema, "namespace", list(namespaces))),
+                )
+            )
+        searcher = index.searcher()
+        result = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=False)
+        hits = []
+        for score, addr in result.hits:
+            doc = searcher.doc(addr)
+            content = doc["content"][0] if doc["content"] else ""
+            hits.append(
+                LcmHit(
+                    session_key=doc["session"][0],
+                    namespace=doc["namespace"][0],
+                    turn_index=int(doc["turn"][0]),
+                    role=doc["role"][0],
+                    ts=doc["ts"][0],
+                    content=excerpt(content, query, excerpt_chars),
+                    score=float(score),
+                )
+            )
+        return hits
+
+    @staticmethod
+    def _filter(query: Any) -> Any:
+        return tantivy.Query.const_score_query(query, 0.0)

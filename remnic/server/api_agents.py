@@ -1,0 +1,204 @@
+"""The agents' operations over HTTP and MCP: transcript archive, entities, feedback, suggestions,
+profile, day summary and coding context.
+
+A mixin of :class:`~.api.Api`, so every handler runs through the same ``Api.call``
+(validation, namespace policy, rate limit, idempotency) and a tool's result is
+byte-for-byte its route's body.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from remnic.errors import NotFoundError, ValidationError
+
+from .errors import NamespaceForbidden
+
+if TYPE_CHECKING:
+    from .api import Api, Reply
+
+CONTEXTS = 1024
+"""How many (principal, session) coding contexts set_coding_context keeps (the oldest go first)."""
+
+
+def _reply(status: int, body: Any) -> Reply:
+    from .api import Reply
+
+    return Reply(status, body)
+
+
+class AgentApi:
+    """Mixed into :class:`~.api.Api`."""
+
+    # --- the transcript archive (LCM) ---
+
+    def op_lcm_search(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+        try:
+            ns = self.policy.resolve(principal, values.get("namespace"), write=False)
+        except NamespaceForbidden:
+            ns = None
+            forbidden = True
+        else:
+            forbidden = False
+        results = (
+            []
+            if forbidden
+            else self.memory.lcm_search(
+                values["query"],
+                session_key=values.get("sessionKey"),
+                session_prefix=values.get("sessionPrefix"),
+                namespaces=[ns] if ns is not None else None,
+                limit=values["limit"],
+            )
+        )
+        body = {
+            "query": values["query"],
+            "namespace": ns or values.get("namespace") or self.policy.default,
+            "results": results,
+            "count": len(results),
+            "lcmEnabled": True,
+        }
+        return _reply(200, body)
+
+    def op_lcm_status(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+        return _reply(200, self.memory.lcm_status())
+
+    def op_lcm_compaction_flush(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+        ns = self.policy.resolve(principal, values.get("namespace"), write=True)
+        assert ns is not None
+
+        def flush() -> Reply:
+            return _reply(200, self.memory.lcm_flush(values["sessionKey"], ns, source=values["_source"]))
+
+        return self._write(principal, "lcm_compaction_flush", {**values, "namespace": ns}, flush)
+
+    def op_lcm_compaction_record(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+        ns = self.policy.resolve(principal, values.get("namespace"), write=True)
+        assert ns is not None
+
+        def record() -> Reply:
+            body = self.memory.lcm_record(values["sessionKey"], values["tokensBefore"], values["tokensAfter"], ns)
+            return _reply(200, body)
+
+        return self._write(principal, "lcm_compaction_record", {**values, "namespace": ns}, record)
+
+    # --- entities ---
+
+    def op_memory_entities(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+        ns = self.policy.resolve(principal, values.get("namespace"), write=False)
+        rows, total = self.memory.entities(
+            query=values.get("q"),
+            entity_type=values.get("type"),
+            namespace=ns,
+            limit=values["limit"],
+            offset=values["offset"],
+        )
+        rows = [r for r in rows if self.policy.can_read(principal, r["namespace"])]
+        body = {
+            "namespace": ns or self.policy.default,
+            "total": total,
+            "count": len(rows),
+            "limit": values["limit"],
+            "offset": values["offset"],
+            "entities": rows,
+        }
+        return _reply(200, body)
+
+    def op_entity_get(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+        ns = self.policy.resolve(principal, values.get("namespace"), write=False)
+        try:
+            entity = self.memory.entity(values["name"], namespace=ns)
+        except NotFoundError as exc:
+            return self._not_found(principal, values, exc)
+        if not self.policy.can_read(principal, entity["namespace"]):
+            return self._not_found(principal, values, NotFoundError(f"no entity named {values['name'][:100]!r}"))
+        return _reply(200, {"found": True, "namespace": entity["namespace"], "entity": entity})
+
+    # --- feedback ---
+
+    def op_memory_feedback(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+        record = self._memory(principal, values["memoryId"], values.get("namespace"))
+        self.policy.resolve(principal, record.namespace, write=True)  # voting changes the memory's file
+
+        def vote() -> Reply:
+            body = self.memory.feedback(
+                record.id,
+                values.get("vote"),
+                signal=values.get("signal"),
+                note=values.get("note"),
+                session_key=values.get("sessionKey"),
+                source=values["_source"],
+            )
+            return _reply(200, {**body, "namespace": record.namespace})
+
+        return self._write(principal, "memory_feedback", values, vote)
+
+    def op_citations_observed(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+        cited = values["citations"]
+        entries = cited.get("entries") if isinstance(cited.get("entries"), list) else []
+        rollouts = cited.get("rolloutIds", cited.get("threadIds"))
+        rollouts = [r for r in rollouts if isinstance(r, str)] if isinstance(rollouts, list) else []
+        ns = values.get("namespace")
+        if ns is not None:
+            self.policy.resolve(principal, ns, write=True)
+
+        def observe() -> Reply:
+            body = self.memory.observe_citations(
+                [e for e in entries if isinstance(e, dict)],
+                rollout_ids=rollouts,
+                namespace=ns,
+                readable=lambda namespace: self.policy.can_write(principal, namespace),
+                source=values["_source"],
+            )
+            return _reply(200, {**body, "entriesReceived": len(entries)})
+
+        return self._write(principal, "citations_observed", values, observe)
+
+    # --- suggestions, profile, the day's digest ---
+
+    def op_suggestion_submit(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+        return self._store(principal, values, "suggestion_submit")
+
+    def op_memory_profile(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+        ns = self.policy.resolve(principal, values.get("namespace"), write=False)
+        return _reply(200, self.memory.profile(namespace=ns))
+
+    def op_day_summary(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+        ns = self.policy.resolve(principal, values.get("namespace"), write=False)
+        body = self.memory.day_summary(day=values.get("date"), time_zone=values.get("timeZone"), namespace=ns)
+        return _reply(200, body)
+
+    # --- coding context ---
+
+    def project_for(self: Api, principal: str, values: dict[str, Any]) -> Any:
+        """The project a request is for: its projectTag, cwd or codingContext, else the one
+        set_coding_context chose for its session; None when there is none."""
+        project = self.memory.project_context(
+            cwd=values.get("cwd"), project_tag=values.get("projectTag"), coding_context=values.get("codingContext")
+        )
+        if project is None and values.get("sessionKey"):
+            with self._last_lock:
+                project = self._contexts.get((principal, values["sessionKey"]))
+        return project
+
+    def op_set_coding_context(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+        given = values.get("_given", frozenset())
+        key = (principal, values["sessionKey"])
+        clear = "codingContext" in given and values.get("codingContext") is None
+        if clear:
+            with self._last_lock:
+                self._contexts.pop(key, None)
+            return _reply(200, {"ok": True, "sessionKey": values["sessionKey"], "codingContext": None})
+        project = self.memory.project_context(
+            cwd=values.get("cwd"), project_tag=values.get("projectTag"), coding_context=values.get("codingContext")
+        )
+        if project is None:
+            raise ValidationError.single(
+                "codingContext", "codingContext or projectTag is required (or cwd; codingContext null clears)"
+            )
+        with self._last_lock:
+            self._contexts.pop(key, None)
+            self._contexts[key] = project
+            while len(self._contexts) > CONTEXTS:
+                self._contexts.pop(next(iter(self._contexts)))
+        return _reply(200, {"ok": True, "sessionKey": values["sessionKey"], "codingContext": project.to_dict()})

@@ -1,0 +1,208 @@
+"""Output schemas of the agents' operations (see :mod:`.outputs`); merged into ``OUTPUT_SCHEMAS``."""
+
+from __future__ import annotations
+
+from .outputs import BOOLEAN, INTEGER, JSON, NULLABLE_STRING, NUMBER, STRING, WARNINGS, _obj
+
+LCM_HIT: JSON = _obj(
+    {
+        "sessionId": {"type": "string", "description": "the session key (the original's name)"},
+        "content": {"type": "string", "description": "the turn, or an excerpt around the first matching word"},
+        "turnIndex": {"type": "integer", "description": "the turn's position in its session"},
+        "sessionKey": STRING,
+        "namespace": STRING,
+        "role": {"type": "string", "enum": ["user", "assistant"]},
+        "ts": {"type": "string", "description": "when the turn was archived"},
+        "score": NUMBER,
+    },
+    description="one archived turn",
+)
+
+ENTITY_SUMMARY: JSON = _obj(
+    {
+        "name": STRING,
+        "type": {"type": "string", "description": "person, project, tool, place, company, topic or other"},
+        "updated": STRING,
+        "summary": {"type": "string", "description": "the synthesis's first paragraph"},
+        "aliases": {"type": "array", "items": STRING},
+        "factCount": INTEGER,
+        "id": STRING,
+        "path": STRING,
+        "namespace": STRING,
+        "managed": {"type": "boolean", "description": "true when remnic builds the page from the memories"},
+    },
+    description="one entity page, summarised",
+)
+ENTITY: JSON = _obj(
+    {
+        "name": STRING,
+        "type": STRING,
+        "updated": STRING,
+        "summary": STRING,
+        "synthesis": STRING,
+        "facts": {"type": "array", "items": STRING},
+        "timeline": {
+            "type": "array",
+            "items": _obj(
+                {"timestamp": STRING, "text": STRING}, {"source": STRING, "session": STRING, "principal": STRING}
+            ),
+        },
+        "relationships": {"type": "array", "items": _obj({"target": STRING, "label": STRING})},
+        "activity": {"type": "array", "items": _obj({"date": STRING, "note": STRING})},
+        "aliases": {"type": "array", "items": STRING},
+        "extraSections": {"type": "array", "items": _obj({"title": STRING, "body": STRING})},
+        "id": STRING,
+        "path": STRING,
+        "namespace": STRING,
+        "created": STRING,
+        "memoryIds": {"type": "array", "items": STRING, "description": "the memories the timeline cites"},
+        "managed": BOOLEAN,
+    },
+    description="the original Remnic's EntityFile, plus where the page is and the memories it cites",
+)
+
+MEMORY_LINE: JSON = _obj(
+    {"id": STRING, "category": STRING, "content": STRING, "importance": NUMBER},
+    {"updated": NULLABLE_STRING, "status": STRING},
+    description="one memory, its text on one line",
+)
+NO_LLM_NOTE: JSON = {"type": "string", "description": "says the output is compiled by rules, with no LLM"}
+CODING_CONTEXT: JSON = _obj(
+    {
+        "projectId": STRING,
+        "branch": NULLABLE_STRING,
+        "rootPath": STRING,
+        "defaultBranch": NULLABLE_STRING,
+    },
+    {"projectName": STRING, "names": {"type": "array", "items": STRING}},
+    description="the original's coding context, plus the names a memory may give the project by",
+)
+
+AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
+    "lcm_search": _obj(
+        {
+            "query": STRING,
+            "namespace": STRING,
+            "results": {"type": "array", "items": LCM_HIT},
+            "count": INTEGER,
+            "lcmEnabled": BOOLEAN,
+        },
+        {"warnings": WARNINGS},
+    ),
+    "lcm_status": _obj(
+        {
+            "enabled": BOOLEAN,
+            "archiveAvailable": BOOLEAN,
+            "stats": _obj({"totalTurns": INTEGER}, {"sessions": INTEGER}),
+        },
+        {"archiveDir": STRING, "index": {"type": "object"}},
+    ),
+    "lcm_compaction_flush": _obj(
+        {"enabled": BOOLEAN, "flushed": BOOLEAN, "sessionKey": STRING, "namespace": STRING},
+        {
+            "reason": STRING,
+            "archivedTurns": INTEGER,
+            "indexedTurns": INTEGER,
+            "stateCommit": {"type": "string", "description": "the commit holding state/ (state.commit)"},
+            "warnings": WARNINGS,
+        },
+    ),
+    "lcm_compaction_record": _obj(
+        {"enabled": BOOLEAN, "recorded": BOOLEAN, "sessionKey": STRING, "namespace": STRING},
+        {"reason": STRING, "turnsArchived": INTEGER, "warnings": WARNINGS},
+    ),
+    "memory_entities": _obj(
+        {
+            "namespace": STRING,
+            "total": INTEGER,
+            "count": INTEGER,
+            "limit": INTEGER,
+            "offset": INTEGER,
+            "entities": {"type": "array", "items": ENTITY_SUMMARY},
+        },
+        {"warnings": WARNINGS},
+    ),
+    "entity_get": _obj(
+        {"found": BOOLEAN, "namespace": STRING},
+        {"entity": ENTITY, "error": STRING, "code": STRING, "warnings": WARNINGS},
+        description="found false (with the error and code saying so) when no page matches",
+    ),
+    "memory_feedback": _obj(
+        {
+            "recorded": BOOLEAN,
+            "memoryId": STRING,
+            "vote": {"type": "string", "enum": ["up", "down"]},
+            "status": STRING,
+            "reinforcement_count": INTEGER,
+            "accessCount": INTEGER,
+            "feedbackUp": INTEGER,
+            "feedbackDown": INTEGER,
+            "lastRecalledAt": STRING,
+            "namespace": STRING,
+        },
+        {"commit": NULLABLE_STRING, "warnings": WARNINGS},
+    ),
+    "citations_observed": _obj(
+        {
+            "ok": BOOLEAN,
+            "submitted": INTEGER,
+            "matched": INTEGER,
+            "entriesReceived": INTEGER,
+            "rolloutIdsReceived": INTEGER,
+            "memoryIds": {"type": "array", "items": STRING},
+        },
+        {"commit": NULLABLE_STRING, "warnings": WARNINGS},
+    ),
+    "memory_profile": _obj(
+        {
+            "namespace": STRING,
+            "profile": {"type": "string", "description": "the profile as markdown"},
+            "identity": {"type": "array", "items": MEMORY_LINE},
+            "preferences": {"type": "array", "items": MEMORY_LINE},
+            "rules": {"type": "array", "items": MEMORY_LINE, "description": "rules and principles"},
+            "counts": {"type": "object"},
+            "generatedBy": {"type": "string", "enum": ["rules"]},
+            "note": NO_LLM_NOTE,
+        },
+        {"profileFile": {"type": "string", "description": "profile.md, when a person wrote one"}, "warnings": WARNINGS},
+    ),
+    "day_summary": _obj(
+        {
+            "date": STRING,
+            "timeZone": STRING,
+            "namespace": NULLABLE_STRING,
+            "total": INTEGER,
+            "changedCount": INTEGER,
+            "counts": {"type": "object"},
+            "sections": {
+                "type": "array",
+                "items": _obj(
+                    {"category": STRING, "count": INTEGER, "memories": {"type": "array", "items": MEMORY_LINE}}
+                ),
+            },
+            "decisions": {"type": "array", "items": MEMORY_LINE},
+            "commitments": {"type": "array", "items": MEMORY_LINE},
+            "changed": {"type": "array", "items": MEMORY_LINE},
+            "summary": {"type": "string", "description": "the digest as markdown"},
+            "generatedBy": {"type": "string", "enum": ["rules"]},
+            "llm": {"type": "boolean", "enum": [False]},
+            "note": NO_LLM_NOTE,
+        },
+        {"warnings": WARNINGS},
+    ),
+    "set_coding_context": _obj(
+        {
+            "ok": BOOLEAN,
+            "sessionKey": STRING,
+            "codingContext": {"anyOf": [CODING_CONTEXT, {"type": "null"}]},
+        },
+        {"warnings": WARNINGS},
+    ),
+}
+
+
+def _suggestion_schema(store: JSON) -> JSON:
+    """memory_store's output with the operation it names."""
+    out = {**store, "properties": {**store["properties"]}}
+    out["properties"]["operation"] = {"type": "string", "enum": ["suggestion_submit"]}
+    return out

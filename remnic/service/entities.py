@@ -1,0 +1,286 @@
+"""Entity pages through the service: refreshed from the memories, listed, and looked up by name.
+
+Pages live in ``entities/`` (``namespaces/<ns>/entities/`` in a namespace) as
+``<type>-<slug>.md`` in the original Remnic's format, and are memories of category
+``entity`` too, so recall and the X-ray's graph tier reach them. remnic rebuilds the pages
+it made (``source: entities``) when they are read after the memories changed (HEAD moved
+since the last build), in one commit; pages a person or the original Remnic wrote are
+read, never rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from remnic.config import STATE_DIR
+from remnic.errors import NotFoundError, ValidationError
+from remnic.fsio import write_atomic
+from remnic.memfile.model import DEFAULT_NAMESPACE, MemoryRecord, category_dir, derived_fields, now_iso, serialize
+from remnic.memfile.validate import check_namespace, check_text
+from remnic.observe.entities import (
+    ENTITY_TYPES,
+    EntityPage,
+    cited_ids,
+    entity_id,
+    mentions,
+    parse_page,
+    render_page,
+    slugify,
+)
+from remnic.observe.entities.build import SOURCE, Entity, Source, collect, page_for, same_content, with_known_names
+from remnic.repo.messages import trailers_for
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+__all__ = ["ENTITY_TYPES", "get_entity", "is_page", "list_entities", "refresh"]
+
+MANIFEST = "entities.json"
+VERSION = 1
+
+
+def _manifest_path(mem: Memory) -> Any:
+    return mem.root / STATE_DIR / MANIFEST
+
+
+def _built_head(mem: Memory) -> str | None:
+    try:
+        data = json.loads(_manifest_path(mem).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data.get("head") if isinstance(data, dict) and data.get("version") == VERSION else None
+
+
+def is_page(record: MemoryRecord) -> bool:
+    """A file in an entities folder written as an entity page (remnic's, a person's or the original's)."""
+    folder = category_dir("entity", record.namespace)
+    if not record.path.startswith(folder + "/"):
+        return False
+    return record.frontmatter.get("source") == SOURCE or record.content.startswith("# ")
+
+
+def _page_path(namespace: str, eid: str) -> str:
+    return f"{category_dir('entity', namespace)}/{eid}.md"
+
+
+def _page_id(namespace: str, eid: str) -> str:
+    return eid if namespace == DEFAULT_NAMESPACE else f"{namespace}:{eid}"
+
+
+def _sources(mem: Memory, records: Iterable[MemoryRecord]) -> list[Source]:
+    """Every active memory (pages aside) with the entities it names, by rules and then by the names
+    the rules found anywhere."""
+    extra = mem.settings.entities.extra_tools
+    out = []
+    for r in records:
+        if r.status != "active" or is_page(r):
+            continue
+        found = mentions(r.frontmatter, r.content, extra)
+        out.append(Source(r.id, r.namespace, r.created or "", r.category, r.content, r.importance, tuple(found)))
+    out = with_known_names(out, {s.id: s.content for s in out})
+    return [s for s in out if s.mentions]
+
+
+def refresh(mem: Memory, *, force: bool = False, source: str = "api") -> dict[str, Any]:
+    """Rebuild remnic's entity pages from the memories when HEAD moved since the last build (or
+    ``force``): pages written, removed and unchanged, and the commit holding the changes."""
+    if not mem.settings.entities.enabled:
+        return {"enabled": False, "refreshed": False, "written": [], "removed": [], "commit": None}
+    head = mem.head()
+    if not force and head is not None and _built_head(mem) == head:
+        return {"enabled": True, "refreshed": False, "written": [], "removed": [], "commit": None}
+    written: list[str] = []
+    removed: list[str] = []
+    mem.settle_index()
+    with mem.committer.exclusive() as tx:
+        records = mem.files.scan().records
+        pages = {r.path: r for r in records if is_page(r)}
+        entities = collect(_sources(mem, records))
+        now = now_iso()
+        wanted: set[str] = set()
+        for (namespace, eid), entity in sorted(entities.items()):
+            path = _page_path(namespace, eid)
+            wanted.add(path)
+            current = pages.get(path)
+            if current is not None and current.frontmatter.get("source") != SOURCE:
+                continue  # a person's (or the original Remnic's) page: read, never rewritten
+            text = _page_text(mem, entity, current, now)
+            if text is None:
+                continue
+            checked = check_text(text, path, mem.settings.store)
+            if checked.problems or checked.record is None:
+                continue  # e.g. a memory's secret-looking text quoted in the timeline: no page rather than a bad one
+            tx.put(path, text, checked.record)
+            written.append(path)
+        for path, record in pages.items():
+            if path not in wanted and record.frontmatter.get("source") == SOURCE and _unedited(record):
+                tx.remove(path)
+                removed.append(path)
+        outcome = None
+        if tx.staged:
+            namespaces = sorted({r.namespace for r in pages.values()} | {ns for ns, _ in entities}) or ["default"]
+            ids = [_page_id(ns, eid) for ns, eid in entities if _page_path(ns, eid) in written]
+            outcome = tx.commit(
+                f"remnic entities: {len(written)} page(s) written, {len(removed)} removed",
+                trailers_for("entities", ids[:50], ",".join(namespaces), source),
+            )
+    if outcome is not None and outcome.sha is not None:
+        mem.indexer.submit(outcome)
+    write_atomic(_manifest_path(mem), json.dumps({"version": VERSION, "head": mem.head()}) + "\n")
+    return {
+        "enabled": True,
+        "refreshed": True,
+        "written": written,
+        "removed": removed,
+        "commit": outcome.sha if outcome is not None else None,
+    }
+
+
+def _unedited(record: MemoryRecord) -> bool:
+    page = parse_page(record.content)
+    from remnic.observe.entities.build import digest
+
+    return (
+        not page.extra_sections
+        and not page.pre_section
+        and digest(page.synthesis) == record.frontmatter.get("synthesisHash")
+    )
+
+
+def _page_text(mem: Memory, entity: Entity, current: MemoryRecord | None, now: str) -> str | None:
+    """The page's new file text, or None when what it says would not change."""
+    existing = (current.frontmatter, current.body) if current is not None else None
+    page, synthesis_hash = page_for(entity, existing, mem.settings.entities.timeline_max)
+    old = parse_page(current.body) if current is not None else None
+    if old is not None and current is not None and same_content(page, old):
+        return None
+    page.updated = now
+    body = "\n" + render_page(page)
+    meta: dict[str, Any] = dict(current.frontmatter) if current is not None else {}
+    synthesis_changed = old is None or old.synthesis.strip() != page.synthesis.strip()
+    meta.update(
+        {
+            "id": _page_id(entity.namespace, entity.id),
+            "category": "entity",
+            "created": meta.get("created") or now,
+            "updated": now,
+            "source": SOURCE,
+            "tags": [entity.type],
+            "status": "active",
+            "synthesis_updated_at": now if synthesis_changed else meta.get("synthesis_updated_at") or now,
+            "synthesis_timeline_count": len(page.timeline),
+            "synthesis_version": int(meta.get("synthesis_version") or 0) + (1 if synthesis_changed else 0) or 1,
+            "synthesisHash": synthesis_hash,
+        }
+    )
+    meta.update(derived_fields(meta, body))
+    return serialize(meta, body)
+
+
+# --- reading ---
+
+
+def _pages(mem: Memory, namespace: str | None) -> list[tuple[MemoryRecord, EntityPage]]:
+    if namespace is not None:
+        problems = check_namespace(namespace)
+        if problems:
+            raise ValidationError(problems[0].describe(), problems=problems)
+    refresh(mem)
+    out = []
+    for record in mem.files.scan().records:
+        if is_page(record) and (namespace is None or record.namespace == namespace):
+            page = parse_page(record.content, updated=str(record.frontmatter.get("updated") or ""))
+            if not page.name:
+                page.name = record.path.rsplit("/", 1)[-1].removesuffix(".md")
+            out.append((record, page))
+    return out
+
+
+def _summary(record: MemoryRecord, page: EntityPage) -> dict[str, Any]:
+    return {
+        "name": page.name,
+        "type": page.type,
+        "updated": page.updated,
+        "summary": page.synthesis.split("\n\n", 1)[0] if page.synthesis else "",
+        "aliases": list(page.aliases),
+        "factCount": len(page.timeline) or len(page.facts),
+        "id": record.id,
+        "path": record.path,
+        "namespace": record.namespace,
+        "managed": record.frontmatter.get("source") == SOURCE,
+    }
+
+
+def list_entities(
+    mem: Memory,
+    *,
+    query: str | None = None,
+    entity_type: str | None = None,
+    namespace: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> tuple[list[dict[str, Any]], int]:
+    """Entity summaries sorted by name (``query``: a case-insensitive substring of the name, type,
+    summary, aliases or facts), and how many matched before paging."""
+    if entity_type is not None and entity_type not in ENTITY_TYPES:
+        raise ValidationError.single("type", f"unknown entity type {entity_type!r}", options=ENTITY_TYPES)
+    needle = (query or "").strip().lower()
+    rows = []
+    for record, page in _pages(mem, namespace):
+        if entity_type is not None and page.type != entity_type:
+            continue
+        if needle:
+            hay = " ".join(
+                [page.name, page.type, page.synthesis, *page.aliases, *(e.text for e in page.timeline), *page.facts]
+            )
+            if needle not in hay.lower():
+                continue
+        rows.append(_summary(record, page))
+    rows.sort(key=lambda r: (r["name"].lower(), r["type"], r["namespace"]))
+    return rows[offset : offset + limit], len(rows)
+
+
+def get_entity(mem: Memory, name: str, *, namespace: str | None = None) -> dict[str, Any]:
+    """One entity page as the original's EntityFile JSON (plus id, path, namespace, created and the
+    memories it cites), found by id (``person-priya-raman``), name, alias or first name,
+    case-insensitively (the closest match first)."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValidationError.single("name", "must be a non-empty string")
+    wanted = name.strip().lower()
+    slug = slugify(name)
+    pages = _pages(mem, namespace)
+    rank = {t: i for i, t in enumerate(ENTITY_TYPES)}
+
+    def score(item: tuple[MemoryRecord, EntityPage]) -> int | None:
+        record, page = item
+        stem = record.path.rsplit("/", 1)[-1].removesuffix(".md").lower()
+        if wanted in (record.id.lower(), stem):
+            return 0
+        if page.name.lower() == wanted or stem == entity_id(page.type, name):
+            return 1
+        if slug and stem.split("-", 1)[-1] == slug:
+            return 2
+        if wanted in (a.lower() for a in page.aliases):
+            return 3
+        if " " not in wanted and page.name.lower().split(" ", 1)[0] == wanted:
+            return 4  # "Priya" for "Priya Raman"
+        return None
+
+    found = sorted(
+        ((s, rank.get(p.type, 99), r.path, r, p) for r, p in pages if (s := score((r, p))) is not None),
+        key=lambda x: x[:3],
+    )
+    if not found:
+        raise NotFoundError(f"no entity named {name[:100]!r}" + (f" in namespace {namespace}" if namespace else ""))
+    record, page = found[0][3], found[0][4]
+    return {
+        **page.to_dict(),
+        "id": record.id,
+        "path": record.path,
+        "namespace": record.namespace,
+        "created": str(record.frontmatter.get("created") or ""),
+        "memoryIds": cited_ids(page),
+        "managed": record.frontmatter.get("source") == SOURCE,
+    }

@@ -1,0 +1,207 @@
+"""Feedback and citations: what agents tell remnic about the memories they used.
+
+``memory_feedback`` (a vote on one memory) and ``POST /v1/citations/observed`` (the
+memories an answer cited) raise usage counters in the memories' frontmatter:
+
+- ``accessCount`` +1 and ``lastRecalledAt`` = now, for every vote and every citation;
+- ``reinforcement_count`` +1 for an up vote and for a citation (the memory was confirmed
+  useful; recall's ``reinforcement`` score term reads it);
+- ``feedbackUp`` / ``feedbackDown`` +1 for a vote.
+
+The counters are read and raised inside the write transaction (so concurrent votes never
+lose one), with only those frontmatter lines rewritten: the body, ``updated`` (so recency is
+not disturbed) and every other line stay as they are. Votes with their notes also go to
+the durable ledger ``state/feedback.jsonl``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from remnic.errors import MemoryFormatError, NotFoundError, ValidationError
+from remnic.memfile.model import MemoryRecord, now_iso
+from remnic.memfile.normalize import render
+from remnic.memfile.validate import check_bytes
+from remnic.repo.transaction import Plan, PlanOutcome, Transaction
+
+from .writes import UNGROUPED, check_writable, result_of
+
+if TYPE_CHECKING:
+    from .memory import Memory
+    from .writes import WriteResult
+
+VOTES = ("up", "down")
+SIGNALS = {"thumbs_up": "up", "thumbs_down": "down"}
+LEDGER = "feedback.jsonl"
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def raised(fm: Mapping[str, Any], *, vote: str | None, reinforce: bool, now: str) -> dict[str, Any]:
+    """The counter changes for one use of a memory (pure)."""
+    changes: dict[str, Any] = {"accessCount": _count(fm.get("accessCount")) + 1, "lastRecalledAt": now}
+    if reinforce:
+        changes["reinforcement_count"] = _count(fm.get("reinforcement_count")) + 1
+    if vote == "up":
+        changes["feedbackUp"] = _count(fm.get("feedbackUp")) + 1
+    elif vote == "down":
+        changes["feedbackDown"] = _count(fm.get("feedbackDown")) + 1
+    return changes
+
+
+def _raise_counters(
+    mem: Memory, memory_ids: Sequence[str], *, vote: str | None, reinforce: bool, operation: str, source: str
+) -> WriteResult:
+    """One commit raising the counters of every memory named (each read under the lock)."""
+
+    def run(tx: Transaction) -> PlanOutcome:
+        check_writable(mem)
+        now = now_iso()
+        records: list[MemoryRecord] = []
+        for memory_id in dict.fromkeys(memory_ids):
+            record = mem.get(memory_id)
+            path = record.path
+            disk = tx.read_bytes(path) or b""
+            checked = check_bytes(disk, path, mem.settings.store)
+            if checked.problems or checked.record is None:
+                raise MemoryFormatError(path, checked.problems)
+            changes = raised(checked.record.frontmatter, vote=vote, reinforce=reinforce, now=now)
+            text, meta = render(checked, changes)
+            committed = mem.ledger.committed_bytes(path)
+            commit_data = None
+            if committed is not None and committed != disk:  # a person's uncommitted edit stays uncommitted
+                base = check_bytes(committed, path, mem.settings.store)
+                if base.record is not None and not base.problems:
+                    commit_data = render(base, changes)[0].encode("utf-8")
+            updated = MemoryRecord(path, meta, checked.record.body, record.namespace)
+            tx.put(path, text, updated, commit_data=commit_data)
+            records.append(updated)
+        subject = f"remnic {operation}: {len(records)} memor{'y' if len(records) == 1 else 'ies'}"
+        namespaces = ",".join(sorted({r.namespace for r in records})) or "default"
+        return PlanOutcome(records, subject, [r.id for r in records], namespaces)
+
+    outcome, commit = mem.committer.submit(Plan((operation, source, UNGROUPED), run))
+    return result_of(operation, outcome, commit)
+
+
+def _ledger(mem: Memory, event: Mapping[str, Any]) -> None:
+    path = mem.settings.durable_dir / LEDGER
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, (json.dumps(dict(event), ensure_ascii=False) + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def vote_of(vote: str | None, signal: str | None) -> str:
+    """The vote from the original's MCP spelling (``vote: up|down``) or the seed's agent tool
+    (``signal: thumbs_up|thumbs_down``)."""
+    if vote is not None and signal is not None and SIGNALS.get(signal) != vote:
+        raise ValidationError.single("signal", f"says {signal!r} but vote says {vote!r}; give one of them")
+    if vote is None and signal is None:
+        raise ValidationError.single("vote", "is required: up or down (or signal: thumbs_up or thumbs_down)")
+    if vote is not None and vote not in VOTES:
+        raise ValidationError.single("vote", f"unknown vote {vote!r}", options=VOTES)
+    if signal is not None and signal not in SIGNALS:
+        raise ValidationError.single("signal", f"unknown signal {signal!r}", options=tuple(SIGNALS))
+    return vote if vote is not None else SIGNALS[str(signal)]
+
+
+def feedback(
+    mem: Memory,
+    memory_id: str,
+    vote: str,
+    *,
+    note: str | None = None,
+    session_key: str | None = None,
+    source: str = "api",
+) -> dict[str, Any]:
+    """Record a vote on one memory: its counters raised in one commit, the vote and note in the ledger."""
+    vote = vote_of(vote, None)
+    result = _raise_counters(mem, [memory_id], vote=vote, reinforce=vote == "up", operation="feedback", source=source)
+    record = result.record
+    event: dict[str, Any] = {"ts": now_iso(), "memoryId": record.id, "vote": vote, "source": source}
+    if note:
+        event["note"] = note
+    if session_key:
+        event["sessionKey"] = session_key
+    _ledger(mem, event)
+    fm = record.frontmatter
+    return {
+        "recorded": True,
+        "memoryId": record.id,
+        "vote": vote,
+        "status": record.status,
+        "reinforcement_count": _count(fm.get("reinforcement_count")),
+        "accessCount": _count(fm.get("accessCount")),
+        "feedbackUp": _count(fm.get("feedbackUp")),
+        "feedbackDown": _count(fm.get("feedbackDown")),
+        "lastRecalledAt": fm.get("lastRecalledAt"),
+        "commit": result.commit,
+    }
+
+
+def _match(mem: Memory, path: str, by_path: Mapping[str, str], by_name: Mapping[str, list[str]]) -> str | None:
+    """The id of the memory a cited path names: repo-relative, absolute inside the repository, or
+    (when one file has the name) just its file name."""
+    text = path.strip()
+    if not text:
+        return None
+    root = str(mem.root).rstrip("/") + "/"
+    rel = text[len(root) :] if text.startswith(root) else text.lstrip("./")
+    if rel in by_path:
+        return by_path[rel]
+    name = PurePosixPath(rel).name
+    found = by_name.get(name, [])
+    return found[0] if len(found) == 1 else None
+
+
+def citations(
+    mem: Memory,
+    entries: Sequence[Mapping[str, Any]],
+    *,
+    rollout_ids: Sequence[str] = (),
+    namespace: str | None = None,
+    readable: Any = None,
+    source: str = "api",
+) -> dict[str, Any]:
+    """Raise the usage counters of the memories an answer cited, in one commit. ``entries`` are the
+    original's ``{path, lineStart, lineEnd, note?}``; malformed ones are skipped. ``readable``
+    (namespace → bool) keeps memories the caller may not read out."""
+    paths = [str(e.get("path")) for e in entries if isinstance(e, Mapping) and isinstance(e.get("path"), str)]
+    by_path: dict[str, str] = {}
+    by_name: dict[str, list[str]] = {}
+    for record in mem.files.scan().records:
+        if namespace is not None and record.namespace != namespace:
+            continue
+        if readable is not None and not readable(record.namespace):
+            continue
+        by_path[record.path] = record.id
+        by_name.setdefault(record.path.rsplit("/", 1)[-1], []).append(record.id)
+    matched = [m for m in (_match(mem, p, by_path, by_name) for p in paths) if m]
+    ids = list(dict.fromkeys(matched))
+    commit = None
+    if ids:
+        try:
+            result = _raise_counters(mem, ids, vote=None, reinforce=True, operation="citation", source=source)
+            commit = result.commit
+        except NotFoundError:
+            ids = []
+    return {
+        "ok": True,
+        "submitted": len(paths),
+        "matched": len(ids),
+        "entriesReceived": len(entries),
+        "rolloutIdsReceived": len(rollout_ids),
+        "memoryIds": ids,
+        "commit": commit,
+    }

@@ -1,0 +1,136 @@
+"""The transcript archive through the service: search, status, compaction flush and record.
+
+The archive itself (``state/transcripts/``) and its rebuildable tantivy index
+(``.remnic/lcm/``) are :mod:`remnic.observe.lcm`; these are the operations every
+surface calls, answering with the original Remnic's fields plus remnic's own.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from remnic.errors import ValidationError
+from remnic.memfile.model import now_iso
+from remnic.memfile.validate import check_namespace
+from remnic.observe.lcm import TRANSCRIPTS, record_compaction, session_turns
+
+from .state import commit_state
+
+if TYPE_CHECKING:
+    from remnic.observe.lcm.index import LcmHit, LcmIndex
+
+    from .memory import Memory
+
+
+def _index(mem: Memory) -> LcmIndex:
+    from remnic.observe.lcm.index import LcmIndex  # tantivy loads only for a search or status
+
+    return LcmIndex(mem.root)
+
+
+def hit_dict(hit: LcmHit) -> dict[str, Any]:
+    """The original's ``{sessionId, content, turnIndex}`` plus remnic's namespace, role, time and score."""
+    return {
+        "sessionId": hit.session_key,
+        "content": hit.content,
+        "turnIndex": hit.turn_index,
+        "sessionKey": hit.session_key,
+        "namespace": hit.namespace,
+        "role": hit.role,
+        "ts": hit.ts,
+        "score": round(hit.score, 6),
+    }
+
+
+def search(
+    mem: Memory,
+    query: str,
+    *,
+    session_key: str | None = None,
+    session_prefix: str | None = None,
+    namespaces: Sequence[str] | None = None,
+    limit: int = 10,
+) -> list[dict[str, Any]]:
+    """Archived turns matching ``query``, best first (BM25 over the turns, the whole phrase boosted)."""
+    if not isinstance(query, str) or not query.strip():
+        raise ValidationError.single("query", "must be a non-empty string")
+    if not 1 <= limit <= 100:
+        raise ValidationError.single("limit", f"must be from 1 to 100, got {limit}")
+    for ns in namespaces or ():
+        problems = check_namespace(ns)
+        if problems:
+            raise ValidationError(problems[0].describe(), problems=problems)
+    hits = _index(mem).search(
+        query,
+        limit=limit,
+        session_key=session_key,
+        session_prefix=session_prefix,
+        namespaces=namespaces,
+        excerpt_chars=mem.settings.state.lcm_excerpt_chars,
+    )
+    return [hit_dict(h) for h in hits]
+
+
+def status(mem: Memory) -> dict[str, Any]:
+    """``{enabled, archiveAvailable, stats: {totalTurns}}`` plus sessions and what the index caught up."""
+    caught = _index(mem).catch_up()
+    durable = mem.settings.durable_dir
+    available = durable.is_dir() and os.access(durable, os.W_OK)
+    return {
+        "enabled": True,
+        "archiveAvailable": available,
+        "stats": {"totalTurns": caught.total, "sessions": caught.files},
+        "archiveDir": f"{durable.name}/{TRANSCRIPTS}/",
+        "index": {
+            "rebuilt": caught.rebuilt,
+            "added": caught.added,
+            **({"reason": caught.reason} if caught.reason else {}),
+        },
+    }
+
+
+def flush(mem: Memory, session_key: str, namespace: str, *, source: str = "api") -> dict[str, Any]:
+    """Before a host compacts its context: every turn observed so far is archived (observe writes
+    synchronously) and searchable (the index catches up now); with ``state.commit`` the archive is
+    committed too."""
+    caught = _index(mem).catch_up()
+    sha = commit_state(mem, f"lcm flush {session_key}", source=source)
+    out: dict[str, Any] = {
+        "enabled": True,
+        "flushed": True,
+        "sessionKey": session_key,
+        "namespace": namespace,
+        "archivedTurns": session_turns(mem.root, namespace, session_key),
+        "indexedTurns": caught.total,
+    }
+    if sha is not None:
+        out["stateCommit"] = sha
+    return out
+
+
+def record(mem: Memory, session_key: str, namespace: str, tokens_before: int, tokens_after: int) -> dict[str, Any]:
+    """Record a host compaction (token counts before and after) in ``state/lcm-compactions.jsonl``."""
+    for name, value in (("tokensBefore", tokens_before), ("tokensAfter", tokens_after)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ValidationError.single(name, f"must be a non-negative integer, got {value!r}")
+    turns = session_turns(mem.root, namespace, session_key)
+    record_compaction(
+        mem.root,
+        {
+            "ts": now_iso(),
+            "sessionKey": session_key,
+            "namespace": namespace,
+            "tokensBefore": tokens_before,
+            "tokensAfter": tokens_after,
+            "turnsArchived": turns,
+        },
+    )
+    return {
+        "enabled": True,
+        "recorded": True,
+        "sessionKey": session_key,
+        "namespace": namespace,
+        "turnsArchived": turns,
+    }

@@ -1,0 +1,102 @@
+"""remnic store and query through a running server: same output, no model load in the command.
+
+A real `remnic daemon start` in a temporary repository, real `python -m remnic` processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import run_remnic
+
+from remnic.service.memory import Memory
+
+
+@pytest.fixture
+def daemon(memory: Memory, tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
+    env = {"REMNIC_TOKENS_PATH": str(tmp_path / "tokens.json")}
+    for var in [k for k in os.environ if k.startswith("REMNIC_")]:
+        env[var] = ""  # the developer's REMNIC_* must not change what the commands do
+    root = memory.root
+    memory.close()
+    assert run_remnic("token", "generate", "--memory-dir", str(root), env=env).code == 0
+    started = run_remnic("daemon", "start", "--port", "0", "--memory-dir", str(root), env=env)
+    assert started.code == 0, started.err
+    try:
+        yield root, env
+    finally:
+        run_remnic("daemon", "stop", "--memory-dir", str(root), env=env)
+
+
+def _served(root: Path) -> list[str]:
+    log = (root / ".remnic" / "server.log").read_text()
+    return [line.split("cli: ", 1)[1] for line in log.splitlines() if " cli: " in line]
+
+
+def _clean(env: dict[str, str]) -> dict[str, str]:
+    return env  # empty REMNIC_* values count as unset (the developer's own stay out of these commands)
+
+
+def test_store_and_query_go_through_the_daemon_with_the_same_output(daemon: tuple[Path, dict[str, str]]) -> None:
+    root, env = daemon
+    env = _clean(env)
+    stored = run_remnic(
+        "store",
+        "We deploy on Tuesdays after standup",
+        "--category",
+        "decision",
+        "--json",
+        "--memory-dir",
+        str(root),
+        env=env,
+    )
+    assert stored.code == 0, stored.err
+    record = json.loads(stored.out)
+    assert record["category"] == "decision" and record["commit"]
+    piped = run_remnic("store", "-", "--memory-dir", str(root), stdin="Ana prefers tabs\n", env=env)
+    assert piped.code == 0 and piped.out.startswith("stored mem_")
+    bad = run_remnic("store", "x", "--category", "gossip", "--memory-dir", str(root), env=env)
+    assert bad.code == 2 and "gossip" in bad.err
+    served = run_remnic("query", "when do we deploy", "--json", "--memory-dir", str(root), env=env)
+    assert served.code == 0, served.err
+    assert [line.split(" exit ")[0] for line in _served(root)] == ["store", "store", "store", "query"]
+    assert [line.split(" exit ")[1].split(" ")[0] for line in _served(root)] == ["0", "0", "2", "0"]
+
+    local = run_remnic(
+        "query", "when do we deploy", "--json", "--memory-dir", str(root), env={**env, "REMNIC_NO_DAEMON": "1"}
+    )
+    assert len(_served(root)) == 4  # that one ran in its own process
+
+    def same(out: str) -> list[tuple[str, float]]:
+        return [(h["id"], h["score"]) for h in json.loads(out)["hits"]]
+
+    assert same(served.out) == same(local.out)
+    assert json.loads(served.out)["hits"][0]["id"] == record["id"]
+
+
+def test_other_settings_run_in_process(daemon: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    root, env = daemon
+    config = tmp_path / "other.json"
+    config.write_text(json.dumps({"recall": {"topK": 1}}))
+    env = {**_clean(env), "REMNIC_CONFIG_PATH": str(config)}
+    for text in ("Deploys happen on Tuesdays", "Deploys freeze on Fridays"):
+        assert run_remnic("store", text, "--memory-dir", str(root), env=env).code == 0
+    out = run_remnic("query", "deploys", "--json", "--memory-dir", str(root), env=env)
+    assert out.code == 0 and len(json.loads(out.out)["hits"]) == 1  # this process's topK, not the server's
+    assert _served(root) == []
+
+
+def test_a_stopped_daemon_leaves_the_cli_working(memory: Memory, tmp_path: Path) -> None:
+    root = memory.root
+    (root / ".remnic" / "server.pid").write_text(
+        json.dumps({"pid": 2**22 + 7, "cliSocket": str(tmp_path / "gone.sock")})
+    )
+    started = time.monotonic()
+    result = run_remnic("store", "Still works without a server", "--memory-dir", str(root))
+    assert result.code == 0 and "stored" in result.out
+    assert time.monotonic() - started < 60
