@@ -161,3 +161,19 @@ def test_imports_that_follow_the_rules_pass() -> None:
         violations("from remnic.service import Memory\nfrom remnic.render.xray import render_xray\n", "remnic.cli.x")
         == []
     )
+
+
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_grows_past_600_lines() -> None:
+    """A module past ~600 lines becomes a package (docs/ARCHITECTURE.md); tests are held to it too."""
+    too_long = []
+    for root in (PACKAGE, PACKAGE.parent / "tests"):
+        for path in sorted(root.rglob("*.py")):
+            if path.is_symlink() or any(part.startswith(("_hooks", "_memory_template")) for part in path.parts):
+                continue
+            lines = len(path.read_text(encoding="utf-8").splitlines())
+            if lines > MAX_MODULE_LINES:
+                too_long.append(f"{path.relative_to(PACKAGE.parent)}: {lines} lines")
+    assert not too_long, "split these into packages or smaller modules:\n" + "\n".join(too_long)

@@ -35,12 +35,13 @@ from . import browse as _browse
 from . import health as _doctor
 from . import writes as _writes
 from .agents import AgentOps
+from .conversations import ConversationOps
 from .indexing import IndexQueue, apply_batch
 from .state import open_state
 from .writes import WriteResult, summary
 
 if TYPE_CHECKING:
-    from .observing import ObserveResult
+    pass
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "memory-template"
 Progress = Callable[[int, int], None]
@@ -59,7 +60,7 @@ def _settle_open_handles() -> None:
         memory.settle_index()
 
 
-class Memory(AgentOps):
+class Memory(AgentOps, ConversationOps):
     """A memory repository: ``Memory.open(path)`` or ``Memory.init(path)``."""
 
     def __init__(self, settings: Settings) -> None:
@@ -474,98 +475,12 @@ class Memory(AgentOps):
         """Memories waiting for a person: status pending_review or quarantined, newest first."""
         return _browse.review_queue(self.list(namespace=namespace), limit)
 
-    # --- observation: conversations become memories (see :mod:`.observing`) ---
+    # --- the durable state folder ---
 
     @property
     def durable_dir(self) -> Path:
         """``state/``: what no rebuild can recreate (set up when the repository is opened, see :mod:`.state`)."""
         return self.settings.durable_dir
-
-    def observe(
-        self,
-        session_key: str,
-        messages: Sequence[Mapping[str, Any]],
-        *,
-        namespace: str | None = None,
-        source: str = "api",
-        flush: bool = False,
-        event: str | None = None,
-        dry_run: bool = False,
-        extract: bool = True,
-    ) -> ObserveResult:
-        """Take conversation messages (``{role, content, speaker?, turnId?, timestamp?}``) into the session's
-        buffer; a flush (asked for, or decided by the triggers) turns them into memories in one commit.
-        ``extract=False`` only archives them."""
-        from . import observing as _observing
-
-        return _observing.observe(
-            self,
-            session_key,
-            messages,
-            namespace=namespace,
-            source=source,
-            flush=flush,
-            event=event,
-            dry_run=dry_run,
-            extract=extract,
-        )
-
-    def observe_transcript(
-        self,
-        session_key: str,
-        text: str,
-        *,
-        fmt: str = "auto",
-        name: str = "transcript",
-        namespace: str | None = None,
-        source: str = "api",
-        flush: bool = False,
-        event: str | None = None,
-        dry_run: bool = False,
-        strict: bool = True,
-        only_new: bool = False,
-    ) -> ObserveResult:
-        """Observe a transcript file's text (claude-code, codex, openai, anthropic, plain, or auto).
-
-        ``only_new`` skips the turns an earlier call already took (a hook re-reading a growing file)."""
-        from . import observing as _observing
-
-        return _observing.observe_transcript(
-            self,
-            session_key,
-            text,
-            fmt=fmt,
-            name=name,
-            namespace=namespace,
-            source=source,
-            flush=flush,
-            event=event,
-            dry_run=dry_run,
-            strict=strict,
-            only_new=only_new,
-        )
-
-    def embedder_for_observe(self) -> Callable[[Sequence[str]], Any] | None:
-        """Cached embeddings for the flush triggers and near-duplicates; None when no model can load."""
-        try:
-            self.index.embedder.dim  # noqa: B018 - loads the model now, or fails here
-        except Exception:  # noqa: BLE001 - topic shift and near-duplicates are skipped, nothing else
-            return None
-        return self.index.embed_texts
-
-    def consolidate(self, *, days: float | None = None) -> Any:
-        """Merge near-duplicates among recently observed memories into the oldest (one commit)."""
-        from .consolidate import consolidate
-
-        return consolidate(self, days=days)
-
-    def schedule_consolidation(self) -> None:
-        """After a flush, in a long-running process: consolidate on a background thread."""
-        if not self.background_work:
-            return
-        import threading
-
-        threading.Thread(target=self.consolidate, name="remnic-consolidate", daemon=True).start()
 
     # --- sync: hand edits become indexed, committed memories (remnic.sync) ---
 

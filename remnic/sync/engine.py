@@ -26,7 +26,7 @@ are reported as skipped with their reason and never touched. A dry run does step
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ from remnic.repo.ledger import Ledger
 from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import Transaction
 
+from .renames import OldFile, old_info, pair_renames
 from .report import ADDED, DELETED, MODIFIED, RENAMED, Change, SyncReport, commit_subject, event_line
 from .state import SyncState, Unstable, digest, read_stable_many, replace_if_unchanged
 from .times import file_times
@@ -79,27 +80,6 @@ def indexed_paths(index: Any) -> set[str]:
             return set(index.view()[2].all_paths())
     except Exception:  # noqa: BLE001 - no usable index yet: nothing in it to remove
         return set()
-
-
-@dataclass
-class _Old:
-    id: str | None
-    hash: str | None
-    explicit_id: bool = False
-
-
-def _old_info(ledger: Ledger, path: str, pending: dict[str, Any] | None, refs: Iterable[str | None]) -> _Old:
-    if pending and pending.get("id"):
-        return _Old(pending.get("id"), pending.get("hash"), bool(pending.get("explicitId")))
-    for ref in refs:
-        if not ref:
-            continue
-        try:
-            record = parse_file(ledger.show(ref, path), path)
-        except (RemnicError, MemoryFormatError):
-            continue
-        return _Old(record.id, content_hash(record.content), record.has_id)
-    return _Old(None, None)
 
 
 def run_sync(
@@ -201,8 +181,8 @@ class _Run:
         can_commit = busy is None
 
         valid, deleted, dropped, quiet = self.read_all(report, skip_unchanged=not can_commit)
-        old = {p: _old_info(self.ledger, p, state.pending.get(p), (head, *bases)) for p in deleted}
-        partner_of, forced_id = self.pair_renames(valid, old)
+        old = {p: old_info(self.ledger, p, state.pending.get(p), (head, *bases)) for p in deleted}
+        partner_of, forced_id = pair_renames(valid, old, self.is_new)
         notes = self.dedupe_ids(valid, old, forced_id, index if index_ok else None)
         records, written, record_sha = self.normalise(valid, forced_id, partner_of, quiet, report)
 
@@ -365,29 +345,8 @@ class _Run:
             valid.append((path, data, checked))
         return valid, deleted, dropped, quiet
 
-    def pair_renames(
-        self, valid: list[tuple[str, bytes, Checked]], old: dict[str, _Old]
-    ) -> tuple[dict[str, str], dict[str, str]]:
-        """New path → the deleted path it was renamed from; new path → the id it inherits."""
-        by_id = {o.id: p for p, o in old.items() if o.id}
-        by_hash = {o.hash: p for p, o in old.items() if o.hash}
-        partner_of: dict[str, str] = {}
-        forced_id: dict[str, str] = {}
-        for path, _data, checked in valid:
-            if not self.is_new(path):
-                continue
-            record = checked.record
-            assert record is not None
-            explicit = str(record.frontmatter["id"]) if record.has_id else None
-            partner = by_id.get(explicit) if explicit else by_hash.get(content_hash(record.content))
-            if partner and partner not in partner_of.values():
-                partner_of[path] = partner
-                if not explicit and old[partner].id:
-                    forced_id[path] = str(old[partner].id)
-        return partner_of, forced_id
-
     def dedupe_ids(
-        self, valid: list[tuple[str, bytes, Checked]], old: dict[str, _Old], forced_id: dict[str, str], index: Any
+        self, valid: list[tuple[str, bytes, Checked]], old: dict[str, OldFile], forced_id: dict[str, str], index: Any
     ) -> dict[str, str]:
         """A copied file keeps its id only if no other live file has it; returns notes per path."""
         notes: dict[str, str] = {}
@@ -576,7 +535,7 @@ class _Run:
         written: dict[str, list[str]],
         record_sha: dict[str, str],
         deleted: list[str],
-        old: dict[str, _Old],
+        old: dict[str, OldFile],
         committed: set[str],
         report: SyncReport,
     ) -> dict[str, dict[str, Any]]:

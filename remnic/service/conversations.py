@@ -1,0 +1,101 @@
+"""Observation operations of the ``Memory`` facade: conversations become memories (see
+:mod:`.observing` for the pipeline, :mod:`.consolidate` for the later merge of near-duplicates)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .memory import Memory
+    from .observing import ObserveResult
+
+
+class ConversationOps:
+    """Mixed into :class:`remnic.service.memory.Memory`."""
+
+    def observe(
+        self: Memory,
+        session_key: str,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        namespace: str | None = None,
+        source: str = "api",
+        flush: bool = False,
+        event: str | None = None,
+        dry_run: bool = False,
+        extract: bool = True,
+    ) -> ObserveResult:
+        """Take conversation messages (``{role, content, speaker?, turnId?, timestamp?}``) into the session's
+        buffer; a flush (asked for, or decided by the triggers) turns them into memories in one commit.
+        ``extract=False`` only archives them."""
+        from . import observing as _observing
+
+        return _observing.observe(
+            self,
+            session_key,
+            messages,
+            namespace=namespace,
+            source=source,
+            flush=flush,
+            event=event,
+            dry_run=dry_run,
+            extract=extract,
+        )
+
+    def observe_transcript(
+        self: Memory,
+        session_key: str,
+        text: str,
+        *,
+        fmt: str = "auto",
+        name: str = "transcript",
+        namespace: str | None = None,
+        source: str = "api",
+        flush: bool = False,
+        event: str | None = None,
+        dry_run: bool = False,
+        strict: bool = True,
+        only_new: bool = False,
+    ) -> ObserveResult:
+        """Observe a transcript file's text (claude-code, codex, openai, anthropic, plain, or auto).
+
+        ``only_new`` skips the turns an earlier call already took (a hook re-reading a growing file)."""
+        from . import observing as _observing
+
+        return _observing.observe_transcript(
+            self,
+            session_key,
+            text,
+            fmt=fmt,
+            name=name,
+            namespace=namespace,
+            source=source,
+            flush=flush,
+            event=event,
+            dry_run=dry_run,
+            strict=strict,
+            only_new=only_new,
+        )
+
+    def embedder_for_observe(self: Memory) -> Callable[[Sequence[str]], Any] | None:
+        """Cached embeddings for the flush triggers and near-duplicates; None when no model can load."""
+        try:
+            self.index.embedder.dim  # noqa: B018 - loads the model now, or fails here
+        except Exception:  # noqa: BLE001 - topic shift and near-duplicates are skipped, nothing else
+            return None
+        return self.index.embed_texts
+
+    def consolidate(self: Memory, *, days: float | None = None) -> Any:
+        """Merge near-duplicates among recently observed memories into the oldest (one commit)."""
+        from .consolidate import consolidate
+
+        return consolidate(self, days=days)
+
+    def schedule_consolidation(self: Memory) -> None:
+        """After a flush, in a long-running process: consolidate on a background thread."""
+        if not self.background_work:
+            return
+        import threading
+
+        threading.Thread(target=self.consolidate, name="remnic-consolidate", daemon=True).start()

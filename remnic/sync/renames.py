@@ -1,0 +1,57 @@
+"""Deleted paths paired with new ones: a file moved or renamed keeps its id and history."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from remnic.errors import MemoryFormatError, RemnicError
+from remnic.memfile.model import content_hash, parse_file
+from remnic.memfile.normalize import Checked
+from remnic.repo.ledger import Ledger
+
+
+@dataclass
+class OldFile:
+    """What a deleted path held: its id and content hash, from the last sync or git."""
+
+    id: str | None
+    hash: str | None
+    explicit_id: bool = False
+
+
+def old_info(ledger: Ledger, path: str, pending: dict[str, Any] | None, refs: Iterable[str | None]) -> OldFile:
+    if pending and pending.get("id"):
+        return OldFile(pending.get("id"), pending.get("hash"), bool(pending.get("explicitId")))
+    for ref in refs:
+        if not ref:
+            continue
+        try:
+            record = parse_file(ledger.show(ref, path), path)
+        except (RemnicError, MemoryFormatError):
+            continue
+        return OldFile(record.id, content_hash(record.content), record.has_id)
+    return OldFile(None, None)
+
+
+def pair_renames(
+    valid: list[tuple[str, bytes, Checked]], old: dict[str, OldFile], is_new: Callable[[str], bool]
+) -> tuple[dict[str, str], dict[str, str]]:
+    """New path → the deleted path it was renamed from; new path → the id it inherits."""
+    by_id = {o.id: p for p, o in old.items() if o.id}
+    by_hash = {o.hash: p for p, o in old.items() if o.hash}
+    partner_of: dict[str, str] = {}
+    forced_id: dict[str, str] = {}
+    for path, _data, checked in valid:
+        if not is_new(path):
+            continue
+        record = checked.record
+        assert record is not None
+        explicit = str(record.frontmatter["id"]) if record.has_id else None
+        partner = by_id.get(explicit) if explicit else by_hash.get(content_hash(record.content))
+        if partner and partner not in partner_of.values():
+            partner_of[path] = partner
+            if not explicit and old[partner].id:
+                forced_id[path] = str(old[partner].id)
+    return partner_of, forced_id
