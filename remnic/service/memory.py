@@ -167,8 +167,9 @@ class Memory(AgentOps, ConversationOps):
 
     def warm_up(self) -> None:
         """Load the index and the embedding model now, so a long-running server's first recall is not slow."""
-        self.index.ensure_fresh(self.files, self.ledger)
-        self.index.embed_query("warm up")
+        from . import recall as _recall
+
+        _recall.warm_up(self)
 
     def head(self) -> str | None:
         """The commit HEAD points at (None before the first)."""

@@ -100,6 +100,13 @@ def recall(
     return result
 
 
+def warm_up(mem: Memory) -> None:
+    """One whole recall through the pipeline, unaudited and thrown away: the model, the index
+    readers and every stage's first-call costs are paid before a server's first request."""
+    clk = resolve_clock(None)
+    _indexed_recall(mem, "warm up", RecallOptions(), clk, None)
+
+
 def _indexed_recall(mem: Memory, query: str, options: RecallOptions, clk: Any, progress: Progress | None) -> Any:
     fresh = mem.index.ensure_fresh(mem.files, mem.ledger, progress)
     return run_recall(mem.index, query, options, mem.settings.recall, fresh.to_dict(), clock=clk)
