@@ -17,6 +17,7 @@ SUITES = {
     "xray": "xray",
     "sync": "sync",
     "server": "server",
+    "cli": "cli",
     "faults": "faults",
 }
 
