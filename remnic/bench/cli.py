@@ -23,7 +23,6 @@ from remnic.service.memory import Memory
 from . import Report, md_table, percentile
 from .store import sentence
 
-
 # The console script a user runs, beside this Python (a venv's bin/).
 REMNIC = str(Path(sys.executable).with_name("remnic"))
 
@@ -31,9 +30,7 @@ REMNIC = str(Path(sys.executable).with_name("remnic"))
 def _remnic(args: list[str], env: dict[str, str], cwd: Path) -> float:
     """Wall milliseconds of one ``remnic`` process (its output is checked, then dropped)."""
     started = time.perf_counter()
-    proc = subprocess.run(
-        [REMNIC, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
+    proc = subprocess.run([REMNIC, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
     elapsed = (time.perf_counter() - started) * 1000
     if proc.returncode != 0:
         raise RuntimeError(f"remnic {' '.join(args)} failed: {proc.stderr[-500:]}")
