@@ -78,11 +78,17 @@ class MemoryStore:
     def relpath(self, path: Path) -> str:
         return path.resolve().relative_to(self.root.resolve()).as_posix()
 
-    def iter_paths(self) -> Iterator[str]:
-        """Repo-relative paths of every memory file, in a stable order (symlinks included, so they are reported)."""
+    def iter_paths(self, *, existing: bool = True) -> Iterator[str]:
+        """Repo-relative paths of every memory file, in a stable order (symlinks included, so they are reported).
+
+        ``existing=False`` skips the existence check of paths git still tracks, for a caller that
+        stats each file anyway."""
         if self._list_files is not None:
+            root = os.fspath(self.root)  # plain strings: at 10k files pathlib's joins cost more than the stats
             yield from sorted(
-                p for p in set(self._list_files()) if self.paths.is_memory(p) and os.path.lexists(self.root / p)
+                p
+                for p in set(self._list_files())
+                if self.paths.is_memory(p) and (not existing or os.path.lexists(os.path.join(root, p)))
             )
             return
         yield from sorted(p for p in self._walk() if self.paths.is_memory(p))
@@ -205,12 +211,12 @@ class MemoryStore:
         empty: list[str] = []
         memo = ScanMemo(ensure_state_dir(self.root)) if self.settings.store.scan_memo else None
         live: set[str] = set()
-        for rel in self.iter_paths():
-            live.add(rel)
+        for rel in self.iter_paths(existing=memo is None):  # a memoised check stats each file itself
             try:
                 checked = self._check_memoised(rel, memo) if memo is not None else self.check(rel)
             except (FileNotFoundError, NotADirectoryError):
                 continue
+            live.add(rel)
             if checked.problems:
                 problems.append(MemoryFormatError(rel, checked.problems))
             elif checked.record is not None and not checked.empty:
@@ -223,7 +229,7 @@ class MemoryStore:
 
     def _check_memoised(self, rel: str, memo: ScanMemo) -> Checked:
         # The stat is taken before the read, so a memoised parse is never newer than its key.
-        key = stat_key(os.lstat(self.root / rel))
+        key = stat_key(os.lstat(os.path.join(self.root, rel)))
         record = memo.get(rel, key)
         if record is not None:
             self._id_paths[record.id] = rel
