@@ -83,6 +83,26 @@ def test_import_killed_midway_is_all_or_nothing_and_a_retry_never_duplicates(
     fsck(root)
 
 
+@pytest.mark.parametrize("point", CRASH_POINTS)
+def test_sync_killed_at_each_step_loses_no_hand_edit(root: Path, point: str) -> None:
+    stored = run_remnic("store", "The staging DB port is 5432", "--memory-dir", str(root), "--json")
+    path = root / stored.json()["path"]
+    path.write_text(path.read_text().replace("5432", "5433"))  # a hand edit, then a sync killed mid-commit
+    (root / "facts" / "handwritten.md").write_text("Ana prefers tabs over spaces\n")
+    killed = run_remnic("sync", "run", "--memory-dir", str(root), env={"REMNIC_CRASH_AT": point})
+    assert killed.code == -9
+    assert "5433" in path.read_text()  # whatever the kill undid, it was not the user's edit
+    again = run_remnic("sync", "run", "--memory-dir", str(root), "--json")
+    assert again.code == 0, again.err
+    assert status(root) == ""  # both edits committed by one sync or the other, nothing left behind
+    assert "5433" in git(root, "show", f"HEAD:{path.relative_to(root)}")
+    assert "Ana prefers tabs over spaces" in git(root, "show", "HEAD:facts/handwritten.md")
+    found = run_remnic("query", "staging DB port", "--memory-dir", str(root), "--json").json()
+    assert "5433" in found["hits"][0]["content"]
+    assert not list((root / ".remnic" / "txn").glob("*.json"))
+    fsck(root)
+
+
 def test_store_with_gits_index_lock_held_is_committed_and_the_index_repaired_later(root: Path) -> None:
     settings = settings_for(root)
     settings.store.git_retry_s = 0.5  # a user's `git commit` holds index.lock with its editor open
