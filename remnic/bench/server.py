@@ -136,11 +136,8 @@ def _verify(root: Path, acked: list[tuple[str, str]]) -> dict[str, int]:
     in_git = sum(1 for mid, path in acked if mid in trailer_ids and path in tracked)
     in_index = 0
     with Memory.open(root, settings=settings_for(root)) as memory:
-        try:
-            index = memory.index
-            in_index = sum(1 for mid, path in acked if index.path_of(mid) == path)
-        except ImportError:
-            in_index = -1
+        index = memory.index
+        in_index = sum(1 for mid, path in acked if index.path_of(mid) == path)
     return {
         "acked": len(acked),
         "in_git": in_git,

@@ -178,10 +178,6 @@ class Watcher:
         """Ask the loop to flush and stop; safe to call from a signal handler (sets a flag only)."""
         self._stop = True
 
-    @property
-    def stopping(self) -> bool:
-        return self._stop
-
     # --- the loop ---
 
     def _start_observer(self) -> None:

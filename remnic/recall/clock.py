@@ -35,9 +35,6 @@ class RecallClock:
     def pinned(self) -> bool:
         return self.pinned_ms is not None
 
-    def now_ms(self) -> int:
-        return self.pinned_ms if self.pinned_ms is not None else int(time.time() * 1000)
-
     def now_s(self) -> float:
         return self.pinned_ms / 1000.0 if self.pinned_ms is not None else time.time()
 

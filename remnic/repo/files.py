@@ -75,9 +75,6 @@ class MemoryStore:
     def abspath(self, rel: str) -> Path:
         return self.root / rel
 
-    def relpath(self, path: Path) -> str:
-        return path.resolve().relative_to(self.root.resolve()).as_posix()
-
     def iter_paths(self, *, existing: bool = True) -> Iterator[str]:
         """Repo-relative paths of every memory file, in a stable order (symlinks included, so they are reported).
 

@@ -67,11 +67,7 @@ def _index_commit(index: Any) -> tuple[bool, str | None]:
     """(index usable, the commit it records)."""
     if index is None:
         return False, None
-    try:
-        health = index.health().to_dict()
-    except ImportError:
-        return False, None
-    return True, health.get("commit")
+    return True, index.health().to_dict().get("commit")
 
 
 def indexed_paths(index: Any) -> set[str]:
