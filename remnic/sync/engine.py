@@ -180,7 +180,7 @@ class _Run:
         old = {p: old_info(self.ledger, p, state.pending.get(p), (head, *bases)) for p in deleted}
         partner_of, forced_id = pair_renames(valid, old, self.is_new)
         notes = self.dedupe_ids(valid, old, forced_id, index if index_ok else None)
-        records, written, record_sha = self.normalize(valid, forced_id, partner_of, quiet, report)
+        records, written, record_sha = self.normalize_files(valid, forced_id, partner_of, quiet, report)
 
         changes = self.describe_changes(records, written, quiet, partner_of, notes)
         renamed_from = {c.previous_path for c in changes if c.previous_path}
@@ -383,7 +383,7 @@ class _Run:
         hits = [line.split(":", 1)[1] for line in out.splitlines() if ":" in line]
         return next((h for h in hits if h != path and self.paths.is_memory(h)), None)
 
-    def normalize(
+    def normalize_files(
         self,
         valid: list[tuple[str, bytes, Checked]],
         forced_id: dict[str, str],
