@@ -128,6 +128,19 @@ def positive_int(name: str) -> Callable[[str], int]:
     return parse
 
 
+def non_negative_int(name: str) -> Callable[[str], int]:
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be 0 or a positive integer, got {value!r}") from None
+        if number < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be 0 or a positive integer, got {value!r}")
+        return number
+
+    return parse
+
+
 def unit_float(name: str) -> Callable[[str], float]:
     def parse(value: str) -> float:
         try:

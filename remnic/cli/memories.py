@@ -18,8 +18,10 @@ from ._common import (
     add_command,
     choice_list,
     emit,
+    non_negative_int,
     open_memory,
     plural,
+    positive_int,
     read_text_arg,
     safe,
     table,
@@ -88,7 +90,7 @@ def register(sub: Any) -> None:
         "list",
         "list memories, optionally filtered (all filters must match)",
         epilog="examples:\n  remnic list --category decision\n  remnic list --status pending_review --json\n"
-        "  remnic list --tag ops --namespace team-a",
+        "  remnic list --tag ops --namespace team-a\n  remnic list --limit 50 --offset 100   # the third page of 50",
     )
     p.add_argument(
         "--category", "-c", type=choice_list("category", CATEGORIES), help=f"one of: {', '.join(CATEGORIES)}"
@@ -96,6 +98,16 @@ def register(sub: Any) -> None:
     p.add_argument("--status", "-s", type=choice_list("status", STATUSES), help=f"one of: {', '.join(STATUSES)}")
     p.add_argument("--tag", "-t", help="memories carrying this tag")
     p.add_argument("--namespace", "-n", help="memories in this namespace (default: every namespace)")
+    p.add_argument(
+        "--limit", type=positive_int("--limit"), metavar="N", help="show at most N memories (default: all of them)"
+    )
+    p.add_argument(
+        "--offset",
+        type=non_negative_int("--offset"),
+        default=0,
+        metavar="N",
+        help="skip the first N matches (paths in order; with --limit, pages through a large repository)",
+    )
     p.set_defaults(handler=cmd_list)
 
     p = add_command(
@@ -244,21 +256,32 @@ def cmd_get(args: argparse.Namespace) -> int:
 
 def cmd_list(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    records = memory.list(category=args.category, status=args.status, tag=args.tag, namespace=args.namespace)
+    matches = memory.list(category=args.category, status=args.status, tag=args.tag, namespace=args.namespace)
+    total = len(matches)
+    end = total if args.limit is None else min(total, args.offset + args.limit)
+    records = matches[args.offset : end]
     rows = [
         [r.id, r.category, r.status, r.namespace, r.path, safe(r.content.splitlines()[0][:50]) if r.content else ""]
         for r in records
     ]
+    shown = plural(len(records), "memory", "memories")
+    if len(records) < total:
+        shown += f" ({args.offset + 1}-{args.offset + len(records)} of {total}"
+        shown += f"; next page: --offset {end})" if end < total else ")"
     emit(
         args,
-        {"count": len(records), "memories": [r.to_dict() for r in records]},
+        {
+            "count": len(records),
+            "total": total,
+            "offset": args.offset,
+            "limit": args.limit,
+            "nextOffset": end if end < total else None,
+            "memories": [r.to_dict() for r in records],
+        },
         lambda: (
-            (
-                table(rows, ["ID", "CATEGORY", "STATUS", "NAMESPACE", "PATH", "TEXT"])
-                + f"\n{plural(len(records), 'memory', 'memories')}"
-            )
+            (table(rows, ["ID", "CATEGORY", "STATUS", "NAMESPACE", "PATH", "TEXT"]) + f"\n{shown}")
             if records
-            else "no memories match"
+            else ("no memories match" if not total else f"no memories at --offset {args.offset} ({total} match)")
         ),
     )
     return 0

@@ -36,6 +36,7 @@ from . import health as _doctor
 from . import writes as _writes
 from .agents import AgentOps
 from .conversations import ConversationOps
+from .housekeeping import HousekeepingOps
 from .indexing import IndexQueue, apply_batch
 from .state import open_state
 from .writes import WriteResult, summary
@@ -60,7 +61,7 @@ def _settle_open_handles() -> None:
         memory.settle_index()
 
 
-class Memory(AgentOps, ConversationOps):
+class Memory(AgentOps, ConversationOps, HousekeepingOps):
     """A memory repository: ``Memory.open(path)`` or ``Memory.init(path)``."""
 
     def __init__(self, settings: Settings) -> None:
