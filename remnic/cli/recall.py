@@ -280,10 +280,33 @@ def _hit_text(result: Any, explain: bool) -> str:
             + (f" of {result.budget_chars}" if result.budget_chars else "")
             + f"; {result.timings_ms.get('total', 0):.0f} ms"
         )
+    lines += index_lines(result.index)
     if explain:
         # The same renderer as `remnic xray`, HTTP and MCP: one X-ray layout everywhere.
         lines += ["", render_xray(result.xray, "text")]
     return "\n".join(lines)
+
+
+def index_lines(index: dict[str, Any]) -> list[str]:
+    """What the recall had to do to the index first, apart from the recall's own time: a rebuild
+    is reported as one, never hidden in the latency."""
+    lines = []
+    action, seconds = index.get("action"), index.get("seconds", 0.0)
+    if action == "rebuild":
+        lines.append(
+            f"index rebuilt before this recall: {plural(index.get('changed', 0), 'memory', 'memories')} "
+            f"in {seconds:.1f} s ({index.get('reason') or 'requested'}); not counted in the recall's time"
+        )
+    elif action == "catch-up":
+        lines.append(
+            f"index caught up with {plural(index.get('changed', 0), 'changed file')} in {seconds:.2f} s first "
+            f"({index.get('reason')})"
+        )
+    elif action == "unavailable":
+        lines.append(f"index unavailable; the files were scanned instead ({index.get('reason')})")
+    if index.get("note"):
+        lines.append(str(index["note"]))
+    return lines
 
 
 def cmd_query(args: argparse.Namespace) -> int:

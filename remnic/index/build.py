@@ -13,6 +13,7 @@ crash always detectable:
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -21,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from remnic.errors import LedgerError, MemoryFormatError, NotFoundError
 from remnic.memfile.model import MemoryRecord, now_iso
@@ -30,7 +31,7 @@ from . import text as T
 from .catalog import Catalog, Row
 from .manifest import CATALOG_FILE, TANTIVY_DIR, Manifest, new_build_name, write_current, write_manifest_json
 from .rows import build_rows, ctx_sig, embed_texts, episode_members, turn_of
-from .state import FreshReport, NeedsRebuild
+from .state import FreshReport, NeedsRebuild, WorktreeReport
 
 if TYPE_CHECKING:  # pragma: no cover
     from remnic.repo.files import MemoryStore
@@ -42,6 +43,31 @@ if TYPE_CHECKING:  # pragma: no cover
     from .vectors import Snapshot
 
 log = logging.getLogger("remnic.index.search")
+WORKTREE_KEY = "worktree"
+"""Catalog meta: the paths last indexed from the work tree rather than from a commit (a JSON list)."""
+
+
+def _path_list(raw: str | None) -> set[str]:
+    try:
+        value = json.loads(raw or "[]")
+    except ValueError:
+        return set()
+    return {p for p in value if isinstance(p, str)} if isinstance(value, list) else set()
+
+
+def _differs(files: MemoryStore, path: str, stored: tuple[dict[str, Any], str] | None) -> bool:
+    """Whether the file on disk says something else than the index holds for ``path`` (a file that is
+    gone, malformed or no memory any more differs from an indexed one, and not from an absent one)."""
+    if not files.paths.is_memory(path):
+        return stored is not None
+    try:
+        record = files.read(path)
+    except (NotFoundError, MemoryFormatError, OSError, UnicodeDecodeError):
+        return stored is not None
+    if stored is None:
+        return bool(record.content)
+    frontmatter = json.loads(json.dumps(record.frontmatter, default=str))
+    return stored != (frontmatter, record.content)
 Progress = Callable[[int, int], None]
 
 
@@ -144,6 +170,37 @@ class IndexWrites:
                 problems.append(f"{path}: {exc}")
         embedded = self._write(upserts, removed, commit, set_commit=True)
         return FreshReport("catch-up", changed=len(upserts) + len(removed), embedded=embedded, problems=problems)
+
+    def follow_worktree(self, files: MemoryStore, dirty: Sequence[str], limit: int) -> WorktreeReport:
+        """Index memory files whose text differs from HEAD's (hand edits no sync has committed), recording
+        no commit. ``dirty`` is git's list of changed memory paths; paths indexed from the work tree
+        before are read again too, so a file put back to HEAD's text is indexed as HEAD has it. Only
+        files whose text or frontmatter differ from what the index holds are written; more than
+        ``limit`` of them are left to ``remnic sync run`` and reported, so a recall is never held up
+        by a large re-embed."""
+        t0 = time.perf_counter()
+        with self._lock:
+            self._check()
+            assert self._catalog is not None
+            before = _path_list(self._catalog.meta_value(WORKTREE_KEY))
+            candidates = sorted(set(dirty) | before)
+            stored = self._catalog.hit_fields(candidates) if candidates else {}
+        changed = [p for p in candidates if _differs(files, p, stored.get(p))]
+        report = WorktreeReport(dirty=len(dirty), changed=len(changed), paths=changed[:10])
+        if len(changed) > limit:
+            report.deferred = True
+        elif changed or before != set(dirty):
+            with self._write_lock(files):
+                self._ensure_writable()
+                assert self._catalog is not None
+                if changed:
+                    report.problems = self._refresh(files, changed, None).problems
+                    report.indexed = len(changed)
+                self._catalog.begin()
+                self._catalog.set_meta({WORKTREE_KEY: json.dumps(sorted(dirty))})
+                self._catalog.commit()
+        report.seconds = time.perf_counter() - t0
+        return report
 
     def _ensure_writable(self) -> None:
         """Open the live build for writing; if there is none usable, start an empty partial one."""

@@ -81,6 +81,8 @@ class Memory(AgentOps, ConversationOps, HousekeepingOps):
         self.indexer = IndexQueue(lambda *batch: None if self._index_deferred else apply_batch(self, *batch))
         self.committer = GroupCommitter(self.files, self.ledger, _writes.describe, self.indexer.submit)
         self.background_work = False  # set by long-running processes (server, watcher)
+        self._edit_feed: Any = None
+        self._recalls = 0
         _OPEN.add(self)
         if self.ledger.index_repair_pending() or any(_journal.pending(settings.state_dir)):
             with self.committer.exclusive():  # a crashed writer's work is finished or undone first
@@ -183,7 +185,21 @@ class Memory(AgentOps, ConversationOps, HousekeepingOps):
         """Wait for this handle's queued index updates (a recall reads its own writes)."""
         self.indexer.drain()
 
+    @property
+    def edit_feed(self) -> Any:
+        """File events that let a recall skip asking git when nothing was edited (:mod:`.freshness`):
+        opened by a handle's second recall, so one-shot commands never pay for it."""
+        self._recalls += 1
+        if self._edit_feed is None and (self._recalls > 1 or self.background_work):
+            from .freshness import EditFeed
+
+            self._edit_feed = EditFeed.open(self.root) or False
+        return self._edit_feed or None
+
     def close(self) -> None:
+        if self._edit_feed:
+            self._edit_feed.close()
+        self._edit_feed = None
         self.indexer.close()
         if self._index is not None:
             self._index.close()
