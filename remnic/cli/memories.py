@@ -14,7 +14,6 @@ from remnic.memfile.model import CATEGORIES, STATUSES, MemoryRecord, serialize
 from remnic.service.memory import Memory
 
 from ._common import (
-    ProgressBar,
     add_command,
     choice_list,
     emit,
@@ -22,6 +21,7 @@ from ._common import (
     open_memory,
     plural,
     positive_int,
+    progress_bar,
     read_text_arg,
     safe,
     table,
@@ -307,7 +307,11 @@ def _jsonl_lines(path: str) -> Iterator[tuple[int, bytes]]:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    import time
+
+    started = time.perf_counter()
     memory = open_memory(args)
+    memory.defer_index(build_missing=False)  # indexed below, with progress, as its own phase
     items: list[Any] = []
     problems: list[FieldProblem] = []
     line_numbers: list[int] = []
@@ -331,6 +335,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         for p in problems:
             p.path = args.file
         raise ValidationError(f"{len(problems)} problem(s) in {args.file}; nothing was imported", problems=problems)
+    phases = {"validate": time.perf_counter() - started}
     if args.dry_run:
         emit(
             args,
@@ -338,21 +343,41 @@ def cmd_import(args: argparse.Namespace) -> int:
             f"{plural(len(items), 'line')} valid; nothing imported (--dry-run)",
         )
         return 0
+    mark = time.perf_counter()
     result = memory.import_records(
         items,
         namespace=args.namespace,
         source="cli-import",
         line_numbers=line_numbers,
-        progress=ProgressBar("importing", None if not wants_json(args) else False),
+        progress=progress_bar(args, "writing"),
     )
+    phases["write"] = time.perf_counter() - mark
+    index = memory.refresh_index(progress_bar(args, "indexing")) if result.records else None
+    if index is not None:
+        phases["index"] = index.seconds
     skipped = f"; skipped {plural(len(result.duplicates), 'exact duplicate')}" if result.duplicates else ""
     text = (
         f"imported {plural(len(result.records), 'memory', 'memories')} in one commit ({(result.commit or '')[:8]})"
         if result.records
         else "nothing to import"
     ) + skipped
-    emit(args, result.to_dict(), text)
+    text += "\n" + phase_line(phases, index.to_dict() if index is not None else None)
+    data = {
+        **result.to_dict(),
+        "phasesMs": {k: round(v * 1000, 1) for k, v in phases.items()},
+        "index": index.to_dict() if index is not None else None,
+    }
+    emit(args, data, text)
     return 0
+
+
+def phase_line(phases: dict[str, float], index: dict[str, Any] | None) -> str:
+    """``validate 0.3 s, write and commit 1.2 s, index 17.8 s (rebuild, 2000 embedded)``."""
+    names = {"validate": "validate", "write": "write and commit", "index": "index"}
+    parts = [f"{names.get(k, k)} {v:.1f} s" for k, v in phases.items()]
+    if index is not None and parts:
+        parts[-1] += f" ({index['action']}, {index['embedded']} embedded)"
+    return "took " + ", ".join(parts)
 
 
 def cmd_update(args: argparse.Namespace) -> int:
@@ -436,7 +461,16 @@ def cmd_status(args: argparse.Namespace) -> int:
             lines.append(f"not memories (left alone): {len(status['skipped'])}")
             lines += [f"  {n} {reason}" for reason, n in sorted(reasons.items())]
         lines.append(f"uncommitted changes: {len(status['uncommitted'])}")
-        lines.append(f"index: {status['index'].get('state')}")
+        index = status["index"]
+        state = index.get("state")
+        if state == "behind":
+            lines.append("index: ok (behind HEAD by writes made without it; the next recall catches it up)")
+        elif state == "ok":
+            lines.append(
+                f"index: ok ({plural(index.get('count', 0), 'memory', 'memories')} at {str(index.get('commit') or '')[:8]})"
+            )
+        else:
+            lines.append(f"index: {state}" + (f" ({index['detail']})" if index.get("detail") else ""))
         return "\n".join(lines)
 
     emit(args, status, text)

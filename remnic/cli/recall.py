@@ -15,13 +15,13 @@ from remnic.fsio import write_atomic
 from remnic.memfile.model import CATEGORIES, STATUSES
 
 from ._common import (
-    ProgressBar,
     add_command,
     choice_list,
     emit,
     open_memory,
     plural,
     positive_int,
+    progress_bar,
     read_text_arg,
     safe,
     wants_json,
@@ -324,7 +324,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         statuses=args.status or (["active", "superseded"] if args.include_superseded else None),
         xray=args.explain,
         source="cli",
-        progress=ProgressBar("indexing", None if not wants_json(args) else False),
+        progress=progress_bar(args, "indexing"),
     )
     data = result.to_dict(with_candidates=args.explain)
     if args.explain:
@@ -424,7 +424,7 @@ def cmd_audit_list(args: argparse.Namespace) -> int:
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    report = memory.reindex(progress=ProgressBar("embedding", None if not wants_json(args) else False))
+    report = memory.reindex(progress=progress_bar(args, "embedding"))
     health = memory.index_health()
     data = {**report.to_dict(), "index": health}
     text = (

@@ -68,6 +68,8 @@ def _differs(files: MemoryStore, path: str, stored: tuple[dict[str, Any], str] |
         return bool(record.content)
     frontmatter = json.loads(json.dumps(record.frontmatter, default=str))
     return stored != (frontmatter, record.content)
+
+
 Progress = Callable[[int, int], None]
 
 
@@ -111,6 +113,7 @@ class IndexWrites:
         commit: str | None,
         *,
         parent: str | None = None,
+        progress: Progress | None = None,
     ) -> None:
         """Index written records and drop removed paths; ``commit`` None leaves the recorded commit as is.
 
@@ -130,7 +133,7 @@ class IndexWrites:
                     if recorded != parent:
                         log.debug("index at %s, batch %s..%s left to catch-up", recorded, parent, commit)
                         return
-                self._write(upserts, removed_paths, commit, set_commit=parent is not None)
+                self._write(upserts, removed_paths, commit, set_commit=parent is not None, progress=progress)
             except (ImportError, KeyboardInterrupt):
                 raise
             except Exception as exc:  # noqa: BLE001 - the write is committed; the index must not undo it
@@ -138,7 +141,9 @@ class IndexWrites:
                 # next recall catches up from git or rebuilds: a lagging index, never a failed write.
                 log.warning("index update failed (%s); the next recall will catch up", exc)
 
-    def refresh_paths(self, files: MemoryStore, paths: Sequence[str], commit: str | None = None) -> FreshReport:
+    def refresh_paths(
+        self, files: MemoryStore, paths: Sequence[str], commit: str | None = None, progress: Progress | None = None
+    ) -> FreshReport:
         """Re-read ``paths`` from disk and update the index (gone or malformed files are dropped).
 
         With ``commit`` the index is recorded as reflecting that commit afterwards
@@ -147,11 +152,13 @@ class IndexWrites:
         t0 = time.perf_counter()
         with self._write_lock(files):
             self._ensure_writable()
-            report = self._refresh(files, paths, commit)
+            report = self._refresh(files, paths, commit, progress)
         report.seconds = time.perf_counter() - t0
         return report
 
-    def _refresh(self, files: MemoryStore, paths: Sequence[str], commit: str | None) -> FreshReport:
+    def _refresh(
+        self, files: MemoryStore, paths: Sequence[str], commit: str | None, progress: Progress | None = None
+    ) -> FreshReport:
         upserts: list[MemoryRecord] = []
         removed: list[str] = []
         problems: list[str] = []
@@ -168,7 +175,7 @@ class IndexWrites:
             except (OSError, UnicodeDecodeError) as exc:
                 removed.append(path)
                 problems.append(f"{path}: {exc}")
-        embedded = self._write(upserts, removed, commit, set_commit=True)
+        embedded = self._write(upserts, removed, commit, set_commit=True, progress=progress)
         return FreshReport("catch-up", changed=len(upserts) + len(removed), embedded=embedded, problems=problems)
 
     def follow_worktree(self, files: MemoryStore, dirty: Sequence[str], limit: int) -> WorktreeReport:
@@ -234,7 +241,13 @@ class IndexWrites:
     # ------------------------------------------------------------------ incremental write
 
     def _write(
-        self, upserts: Sequence[MemoryRecord], removed: Sequence[str], commit: str | None, *, set_commit: bool
+        self,
+        upserts: Sequence[MemoryRecord],
+        removed: Sequence[str],
+        commit: str | None,
+        *,
+        set_commit: bool,
+        progress: Progress | None = None,
     ) -> int:
         """Apply one batch under the write lock: tantivy first (marked pending), then the catalog."""
         assert self._catalog is not None and self._bm25 is not None
@@ -280,7 +293,7 @@ class IndexWrites:
                 if row is not None:
                     neighbours.append(MemoryRecord(row.path, row.frontmatter, row.content, row.namespace))
 
-        rows, docs, embedded = self._rows(list(by_path.values()) + neighbours, contexts, positions)
+        rows, docs, embedded = self._rows(list(by_path.values()) + neighbours, contexts, positions, progress)
         gone = [p for p in removed_set if p in old]
         if not rows and not gone and (commit is None or commit == manifest.commit):
             return 0
@@ -378,7 +391,7 @@ class IndexWrites:
                 if old_path:
                     paths.append(old_path)
             self._sync()
-            report = self._refresh(files, paths, head)
+            report = self._refresh(files, paths, head, progress)
             report.reason = f"{m.commit[:8]}..{head[:8]}: {len(changes)} changed path(s)"
             report.seconds = time.perf_counter() - t0
             return report

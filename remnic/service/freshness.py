@@ -153,13 +153,13 @@ class EditFeed:
                 wd, mask, _cookie, size = struct.unpack_from("iIII", data, offset)
                 name = data[offset + 16 : offset + 16 + size].split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
                 offset += 16 + size
-                if mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO) and wd in self._dirs:
-                    if not name.startswith("."):
-                        try:
-                            self._watch_tree(os.path.join(self._dirs[wd], name))
-                        except OSError:
-                            self.close()
-                            return True
+                new_dir = mask & _IN_ISDIR and mask & (_IN_CREATE | _IN_MOVED_TO)
+                if new_dir and wd in self._dirs and not name.startswith("."):
+                    try:
+                        self._watch_tree(os.path.join(self._dirs[wd], name))
+                    except OSError:
+                        self.close()
+                        return True
 
     def quiet(self) -> bool:
         """True when the last check left nothing unindexed and no file has changed since."""

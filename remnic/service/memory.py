@@ -78,7 +78,16 @@ class Memory(AgentOps, ConversationOps, HousekeepingOps):
         open_state(self.root, settings.state.commit)  # state/: ready, and anything durable moved out of .remnic/
         self._index: Any = None
         self._index_deferred = False
-        self.indexer = IndexQueue(lambda *batch: None if self._index_deferred else apply_batch(self, *batch))
+        self._build_missing_index = True
+        # A deferred handle still builds the index its write finds missing, so a new repository is
+        # healthy (status, doctor) from its first write; later writes leave it to the next recall.
+        self.indexer = IndexQueue(
+            lambda *batch: (
+                None
+                if self._index_deferred and (self.has_index() or not self._build_missing_index)
+                else apply_batch(self, *batch)
+            )
+        )
         self.committer = GroupCommitter(self.files, self.ledger, _writes.describe, self.indexer.submit)
         self.background_work = False  # set by long-running processes (server, watcher)
         self._edit_feed: Any = None
@@ -155,10 +164,19 @@ class Memory(AgentOps, ConversationOps, HousekeepingOps):
             self._index = SearchIndex(self.settings)
         return self._index
 
-    def defer_index(self) -> None:
+    def defer_index(self, *, build_missing: bool = True) -> None:
         """Leave the index updates of this handle's writes to the next recall, which catches the index
-        up from git: a one-shot command's write then never loads the embedding model."""
+        up from git: a one-shot command's write then never loads the embedding model. A write that
+        finds no index at all still builds it (``build_missing``), so a new repository is healthy
+        from its first write; a caller that indexes itself (:meth:`refresh_index`) turns that off."""
         self._index_deferred = True
+        self._build_missing_index = build_missing
+
+    def refresh_index(self, progress: Progress | None = None) -> Any:
+        """Bring the index up to HEAD now (a catch-up from git, or a rebuild): what the next recall would
+        do first. Returns the :class:`~remnic.index.state.FreshReport` (action, seconds, embedded)."""
+        self.settle_index()
+        return self.index.ensure_fresh(self.files, self.ledger, progress)
 
     def has_index(self) -> bool:
         """Whether a search index has been built (checking never builds one)."""
@@ -510,6 +528,7 @@ class Memory(AgentOps, ConversationOps, HousekeepingOps):
         source: str = "sync",
         normalize_all: bool = False,
         dry_run: bool = False,
+        progress: Progress | None = None,
     ) -> Any:
         """Validate, normalize, index and commit what changed on disk since the last sync.
 
@@ -531,6 +550,7 @@ class Memory(AgentOps, ConversationOps, HousekeepingOps):
                 source=source,
                 normalize_all=normalize_all,
                 dry_run=dry_run,
+                progress=progress,
             )
 
     # --- recall: the rebuildable search index (remnic.index) and the pipeline (remnic.recall) ---
