@@ -73,7 +73,7 @@ def register(sub: Any) -> None:
     p.add_argument("--tags", "-t", help="comma-separated tags")
     p.add_argument("--confidence", type=unit_float("--confidence"), help="0..1 (default 0.9)")
     p.add_argument("--importance", type=unit_float("--importance"), help="0..1 (default 0.5)")
-    p.add_argument("--namespace", "-n", help="namespace sub-tree (default: the default namespace)")
+    p.add_argument("--namespace", "-n", help="namespace sub-tree (default: namespaces.default)")
     p.add_argument(
         "--supersedes", metavar="ID", help="this memory replaces memory ID (which becomes superseded, its file kept)"
     )

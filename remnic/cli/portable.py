@@ -5,13 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from remnic.errors import RemnicError
-from remnic.fsio import write_atomic
-
 from ._common import add_command, choice_list, emit, open_memory, plural, safe
+from .recall import out_path, write_out
 
 EXPORT_EPILOG = """\
 jsonl (default): one line per memory file, every status, in path order. Each line is
@@ -88,10 +85,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     text, count = _export_text(memory, args.format, args.namespace)
     if args.out:
-        target = Path(args.out).expanduser().absolute()
-        if target.is_dir() or not target.parent.is_dir():
-            raise RemnicError(f"cannot write --out {args.out}: give a file in an existing directory")
-        write_atomic(target, text)
+        target = out_path(args.out, memory.root)
+        write_out(target, text)
         emit(
             args,
             {"format": args.format, "memories": count, "out": str(target)},

@@ -69,8 +69,11 @@ QUERY_EPILOG = """\
 Hybrid recall: BM25 (tantivy, stemmed) and local embeddings (ONNX), fused by
 normalised scores, plus importance and recency, episode expansion and MMR, cut
 to --top-k and the character budget. Only active memories are searched unless
---include-inactive or --status says otherwise. The index under .remnic/ is
-checked first and caught up or rebuilt when it is missing or stale.
+--include-inactive, --include-superseded or --status says otherwise; without
+--namespace every namespace is searched. The index under .remnic/ is checked
+first and caught up or rebuilt when it is missing or stale (the footer says so,
+apart from the recall's own time), and memory files edited since the last
+commit are indexed first, without committing them.
 
 examples:
   remnic query "when do we release?"
@@ -114,7 +117,9 @@ def register(sub: Any) -> None:
     p = add_command(sub, "query", "hybrid recall: the memories that best match TEXT", epilog=QUERY_EPILOG)
     p.add_argument("text", metavar="TEXT", help="what to recall (free text; - reads standard input)")
     p.add_argument("--top-k", "-k", type=positive_int("--top-k"), help="results to return (default: recall.topK)")
-    p.add_argument("--namespace", "-n", help="search only this namespace")
+    p.add_argument(
+        "--namespace", "-n", help="search only this namespace (default: every namespace, not namespaces.default)"
+    )
     p.add_argument("--category", "-c", type=choice_list("category", CATEGORIES), help="search only this category")
     p.add_argument(
         "--budget",

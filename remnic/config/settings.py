@@ -385,7 +385,7 @@ class NamespaceSettings:
     enabled: bool = False
     """When false every principal reads and writes every namespace."""
     default: str = "default"
-    """Namespace used when a request names none."""
+    """Namespace a write (store, import, observe) goes to when it names none. A recall that names none spans every namespace (over HTTP and MCP with `namespaces.enabled`: the principal's own)."""
     policies: dict[str, Any] = field(default_factory=dict)
     """Per namespace: {"readPrincipals": [...], "writePrincipals": [...]}."""
 
