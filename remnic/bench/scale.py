@@ -329,7 +329,14 @@ def write_to_searchable(root: Path, rounds: int = 5) -> dict[str, float]:
     }
 
 
-def run_scale(sizes: Sequence[int], *, queries: int = 200, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run_scale(
+    sizes: Sequence[int],
+    *,
+    queries: int = 200,
+    log: Callable[[str], None] | None = None,
+    progress: Callable[[str], Callable[[int, int], None]] | None = None,
+) -> dict[str, Any]:
+    """``progress(label)`` gives a progress callback for a long step (the CLI's bars on a terminal)."""
     from remnic.service.memory import Memory
 
     rows = []
@@ -349,7 +356,7 @@ def run_scale(sizes: Sequence[int], *, queries: int = 200, log: Callable[[str], 
                 )
             with Memory.open(root) as memory:
                 t = time.perf_counter()
-                report = memory.reindex()
+                report = memory.reindex(progress=progress(f"{n:,}: embedding") if progress else None)
                 reindex_s = time.perf_counter() - t
             qs = [" ".join(rng.sample(_WORDS, 3)) + "?" for _ in range(queries)]
             if log:

@@ -486,6 +486,6 @@ def cmd_bench_scale(args: argparse.Namespace) -> int:
 
     sizes = args.sizes or list(scale.DEFAULT_SIZES)
     log = None if wants_json(args) else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    result = scale.run_scale(sizes, queries=args.queries, log=log)
+    result = scale.run_scale(sizes, queries=args.queries, log=log, progress=lambda label: progress_bar(args, label))
     emit(args, result, lambda: scale.render(result))
     return 0
