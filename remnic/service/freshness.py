@@ -40,7 +40,7 @@ def follow_edits(mem: Memory) -> WorktreeReport | None:
     """Index what was edited since HEAD (see the module docstring); None when ``recall.followEdits`` is off."""
     if not mem.settings.recall.follow_edits:
         return None
-    feed = mem.edit_feed
+    feed = mem.edit_feed_for_recall()
     if feed is not None and feed.quiet():
         from remnic.index.state import WorktreeReport
 

@@ -205,8 +205,12 @@ class Memory(AgentOps, ConversationOps, HousekeepingOps):
 
     @property
     def edit_feed(self) -> Any:
-        """File events that let a recall skip asking git when nothing was edited (:mod:`.freshness`):
-        opened by a handle's second recall, so one-shot commands never pay for it."""
+        """The file-event feed a recall uses to skip asking git when nothing was edited, if open."""
+        return self._edit_feed or None
+
+    def edit_feed_for_recall(self) -> Any:
+        """The feed for this recall (:mod:`.freshness`): opened by a handle's second recall (or at once in a
+        long-running process), so one-shot commands never pay for it; None when there is none."""
         self._recalls += 1
         if self._edit_feed is None and (self._recalls > 1 or self.background_work):
             from .freshness import EditFeed
