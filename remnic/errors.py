@@ -11,6 +11,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+EXIT_OK = 0
+EXIT_FAILURE = 1
+"""The command ran and failed: not found, a refused or failed write, a malformed file, a failed check."""
+EXIT_USAGE = 2
+"""The command line or its input is wrong (a flag, an argument, a JSONL line); nothing was changed."""
+EXIT_NOT_RUNNING = 3
+"""``remnic daemon status``: no server runs for this memory directory (the LSB status convention)."""
+EXIT_INTERRUPTED = 130
+"""Stopped by Ctrl-C (SIGINT), as shells report it."""
+EXIT_CODES = {
+    EXIT_OK: "success",
+    EXIT_FAILURE: "failure: not found, a refused or failed write, a malformed file, a check that failed",
+    EXIT_USAGE: "usage or input error: a bad flag, argument or input line; nothing was changed",
+    EXIT_NOT_RUNNING: "`remnic daemon status`: no server is running",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
+"""Every exit code of the CLI, documented in docs/cli.md (generated) and the README."""
+
 
 @dataclass
 class FieldProblem:

@@ -222,6 +222,43 @@ def child_measure(root: str, queries: list[str]) -> dict[str, Any]:
         "rssMb": cur,
         "peakRssMb": peak,
         "queries": len(lat),
+        **edit_check_cost(memory, queries),
+    }
+
+
+def edit_check_cost(memory: Any, queries: list[str]) -> dict[str, float]:
+    """What looking for unsynced hand edits adds to a recall when nothing was edited: the check alone
+    (warm: the file-event feed; asking git: a handle without one), and recall p50 with the check off."""
+    from dataclasses import replace
+
+    from remnic.service.freshness import edited_memory_paths, follow_edits
+
+    warm, git = [], []
+    for _ in range(max(20, len(queries) // 4)):
+        t = time.perf_counter()
+        follow_edits(memory)
+        warm.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        memory.index.follow_worktree(memory.files, edited_memory_paths(memory), 50)
+        git.append((time.perf_counter() - t) * 1000)
+    # The same queries with the check on and off, alternating, so both sides see the same load.
+    recall = memory.settings.recall
+    settings = {True: recall, False: replace(recall, follow_edits=False)}
+    timed: dict[bool, list[float]] = {True: [], False: []}
+    for i, q in enumerate(queries):
+        for on in (True, False) if i % 2 else (False, True):
+            memory.settings.recall = settings[on]
+            t = time.perf_counter()
+            memory.recall(q, top_k=10)
+            timed[on].append((time.perf_counter() - t) * 1000)
+    memory.settings.recall = recall
+    return {
+        "editCheckMs": statistics.median(warm),
+        "editCheckP95Ms": percentile(warm, 95),
+        "editCheckGitMs": statistics.median(git),
+        "p50EditCheckOn": statistics.median(timed[True]),
+        "p50EditCheckOff": statistics.median(timed[False]),
+        "editFeed": bool(memory.edit_feed),
     }
 
 
@@ -253,7 +290,7 @@ def write_to_searchable(root: Path, rounds: int = 5) -> dict[str, float]:
     """Time of a store() call, then of a hand edit + refresh_paths, until recall returns the new text first."""
     from remnic.service.memory import Memory
 
-    store_ms, found_ms, edit_ms = [], [], []
+    store_ms, found_ms, edit_ms, unsynced_ms = [], [], [], []
     with Memory.open(root) as memory:
         memory.recall("warm up", top_k=1)
         for i in range(rounds):
@@ -276,14 +313,30 @@ def write_to_searchable(root: Path, rounds: int = 5) -> dict[str, float]:
             hits = memory.recall(word2, top_k=1).hits
             edit_ms.append((time.perf_counter() - t) * 1000)
             assert hits and hits[0].path == rec.path, "edited file not searchable"
+            # A hand edit and nothing else (no sync, no watcher): the recall indexes it first.
+            word3 = word + "unsynced"
+            text = path.read_text(encoding="utf-8").replace(word2, word3)
+            t = time.perf_counter()
+            path.write_text(text, encoding="utf-8")
+            hits = memory.recall(word3, top_k=1).hits
+            unsynced_ms.append((time.perf_counter() - t) * 1000)
+            assert hits and hits[0].path == rec.path, "unsynced edit not searchable"
     return {
         "storeMs": statistics.median(store_ms),
         "recallAfterStoreMs": statistics.median(found_ms),
         "editToSearchableMs": statistics.median(edit_ms),
+        "unsyncedEditToSearchableMs": statistics.median(unsynced_ms),
     }
 
 
-def run_scale(sizes: Sequence[int], *, queries: int = 200, log: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run_scale(
+    sizes: Sequence[int],
+    *,
+    queries: int = 200,
+    log: Callable[[str], None] | None = None,
+    progress: Callable[[str], Callable[[int, int], None]] | None = None,
+) -> dict[str, Any]:
+    """``progress(label)`` gives a progress callback for a long step (the CLI's bars on a terminal)."""
     from remnic.service.memory import Memory
 
     rows = []
@@ -303,7 +356,7 @@ def run_scale(sizes: Sequence[int], *, queries: int = 200, log: Callable[[str], 
                 )
             with Memory.open(root) as memory:
                 t = time.perf_counter()
-                report = memory.reindex()
+                report = memory.reindex(progress=progress(f"{n:,}: embedding") if progress else None)
                 reindex_s = time.perf_counter() - t
             qs = [" ".join(rng.sample(_WORDS, 3)) + "?" for _ in range(queries)]
             if log:
@@ -342,6 +395,9 @@ def render(result: dict[str, Any]) -> str:
         "store() call",
         "store → searchable",
         "hand edit → searchable",
+        "unsynced hand edit → recalled",
+        "edit check (events / git)",
+        "recall p50, check on / off",
     ]
     rows = []
     for r in result["rows"]:
@@ -358,6 +414,9 @@ def render(result: dict[str, Any]) -> str:
                 f"{r['storeMs']:.0f} ms",
                 f"{r['recallAfterStoreMs']:.1f} ms",
                 f"{r['editToSearchableMs']:.0f} ms",
+                f"{r['unsyncedEditToSearchableMs']:.0f} ms",
+                f"{r['editCheckMs']:.3f} / {r['editCheckGitMs']:.1f} ms",
+                f"{r['p50EditCheckOn']:.1f} / {r['p50EditCheckOff']:.1f} ms",
             ]
         )
     return md_table(head, rows)
@@ -374,7 +433,10 @@ def run(quick: bool = False) -> Report:
             "embeds every memory with the real model on an empty cache up to "
             f"{REAL_EMBED_MAX:,} memories; above that the cache is seeded with random vectors. "
             '"store → searchable" is the recall right after `store()` returned (the index is updated inside the '
-            'write call); "hand edit → searchable" is write file + `refresh_paths` + recall.',
+            'write call); "hand edit → searchable" is write file + `refresh_paths` + recall; "unsynced hand edit → '
+            'recalled" is write file + recall (the recall indexes the edit first, nothing else runs). "edit check" '
+            "is the recall's look for unsynced edits when nothing was edited: with the file-event feed a handle "
+            "opens at its second recall, and asking git (a handle's first recall, or no feed).",
             "",
             render(result),
             "",

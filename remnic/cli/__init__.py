@@ -1,7 +1,8 @@
 """The ``remnic`` command line: a thin layer over :class:`remnic.service.Memory`.
 
-Each command module registers its sub-commands; exit codes are 0 on success,
-2 for usage errors (bad flags, bad input), 1 for runtime failures.
+Each command module registers its sub-commands; the exit codes are
+:data:`remnic.errors.EXIT_CODES` (0 success, 1 failure, 2 usage or input error,
+3 ``daemon status`` with no server running, 130 interrupted).
 """
 
 from __future__ import annotations
@@ -33,9 +34,9 @@ Run `remnic <command> --help` for each command's options.
 
 
 def _modules() -> list[Any]:
-    from . import config, connectors, entities, hooks, lcm, memories, observe, recall, serve, sync, versions
+    from . import config, connectors, entities, hooks, lcm, memories, observe, portable, recall, serve, sync, versions
 
-    return [memories, versions, config, recall, observe, sync, serve, hooks, lcm, entities, connectors]
+    return [memories, portable, versions, config, recall, observe, sync, serve, hooks, lcm, entities, connectors]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -78,7 +79,7 @@ def run(argv: list[str], parser: argparse.ArgumentParser | None = None) -> int:
 
 def execute(args: argparse.Namespace) -> int:
     """Run a parsed command: its exit code, errors printed as the CLI prints them."""
-    from remnic.errors import RemnicError
+    from remnic.errors import EXIT_INTERRUPTED, RemnicError
 
     try:
         return int(args.handler(args) or 0)
@@ -90,6 +91,6 @@ def execute(args: argparse.Namespace) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("remnic: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0

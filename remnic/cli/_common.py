@@ -40,6 +40,13 @@ def common_parent() -> argparse.ArgumentParser:
         "--json", action="store_true", default=argparse.SUPPRESS, help="print machine-readable JSON instead of text"
     )
     parent.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="no progress bars on standard error (they show only when it is a terminal)",
+    )
+    parent.add_argument(
         "--memory-dir",
         metavar="DIR",
         default=argparse.SUPPRESS,
@@ -78,6 +85,11 @@ def shared_memory(memory: Memory) -> Iterator[None]:
         yield
     finally:
         _SHARED.reset(token)
+
+
+def progress_bar(args: argparse.Namespace, label: str) -> ProgressBar:
+    """A progress bar for a long step: on standard error when it is a terminal, unless --quiet or --json."""
+    return ProgressBar(label, False if getattr(args, "quiet", False) or wants_json(args) else None)
 
 
 def open_memory(args: argparse.Namespace, *, one_shot_write: bool = False) -> Memory:
@@ -123,6 +135,19 @@ def positive_int(name: str) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {value!r}") from None
         if number <= 0:
             raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {value!r}")
+        return number
+
+    return parse
+
+
+def non_negative_int(name: str) -> Callable[[str], int]:
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be 0 or a positive integer, got {value!r}") from None
+        if number < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be 0 or a positive integer, got {value!r}")
         return number
 
     return parse

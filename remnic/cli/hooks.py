@@ -13,7 +13,7 @@ from remnic.drivers.hooks import AGENT_EVENTS, AGENT_HOSTS, observe_transcript, 
 from remnic.errors import RemnicError
 from remnic.service.githooks import GIT_HOOKS, hooks_source_dir, pre_commit_problems
 
-from ._common import add_command, choice_list, emit, open_memory, table
+from ._common import add_command, choice_list, emit, open_memory, progress_bar, table
 
 _HOST_EVENTS = {"SessionStart": "session-start", "Stop": "stop", "PreCompact": "pre-compact"}
 
@@ -175,7 +175,9 @@ def _run_git_update(args: argparse.Namespace) -> int:
     try:
         memory = open_memory(args)
         with memory:
-            report = memory.sync(commit=False, normalize=False, source="hook")
+            report = memory.sync(
+                commit=False, normalize=False, source="hook", progress=progress_bar(args, f"indexing after {args.hook}")
+            )
     except Exception as exc:  # noqa: BLE001 - a hook must never break git
         detail = exc.describe() if isinstance(exc, RemnicError) else f"{type(exc).__name__}: {exc}"
         print(f"remnic {args.hook}: index not updated ({detail}); run `remnic sync run`", file=sys.stderr)

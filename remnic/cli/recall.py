@@ -15,13 +15,13 @@ from remnic.fsio import write_atomic
 from remnic.memfile.model import CATEGORIES, STATUSES
 
 from ._common import (
-    ProgressBar,
     add_command,
     choice_list,
     emit,
     open_memory,
     plural,
     positive_int,
+    progress_bar,
     read_text_arg,
     safe,
     wants_json,
@@ -69,8 +69,11 @@ QUERY_EPILOG = """\
 Hybrid recall: BM25 (tantivy, stemmed) and local embeddings (ONNX), fused by
 normalised scores, plus importance and recency, episode expansion and MMR, cut
 to --top-k and the character budget. Only active memories are searched unless
---include-inactive or --status says otherwise. The index under .remnic/ is
-checked first and caught up or rebuilt when it is missing or stale.
+--include-inactive, --include-superseded or --status says otherwise; without
+--namespace every namespace is searched. The index under .remnic/ is checked
+first and caught up or rebuilt when it is missing or stale (the footer says so,
+apart from the recall's own time), and memory files edited since the last
+commit are indexed first, without committing them.
 
 examples:
   remnic query "when do we release?"
@@ -114,7 +117,9 @@ def register(sub: Any) -> None:
     p = add_command(sub, "query", "hybrid recall: the memories that best match TEXT", epilog=QUERY_EPILOG)
     p.add_argument("text", metavar="TEXT", help="what to recall (free text; - reads standard input)")
     p.add_argument("--top-k", "-k", type=positive_int("--top-k"), help="results to return (default: recall.topK)")
-    p.add_argument("--namespace", "-n", help="search only this namespace")
+    p.add_argument(
+        "--namespace", "-n", help="search only this namespace (default: every namespace, not namespaces.default)"
+    )
     p.add_argument("--category", "-c", type=choice_list("category", CATEGORIES), help="search only this category")
     p.add_argument(
         "--budget",
@@ -280,10 +285,33 @@ def _hit_text(result: Any, explain: bool) -> str:
             + (f" of {result.budget_chars}" if result.budget_chars else "")
             + f"; {result.timings_ms.get('total', 0):.0f} ms"
         )
+    lines += index_lines(result.index)
     if explain:
         # The same renderer as `remnic xray`, HTTP and MCP: one X-ray layout everywhere.
         lines += ["", render_xray(result.xray, "text")]
     return "\n".join(lines)
+
+
+def index_lines(index: dict[str, Any]) -> list[str]:
+    """What the recall had to do to the index first, apart from the recall's own time: a rebuild
+    is reported as one, never hidden in the latency."""
+    lines = []
+    action, seconds = index.get("action"), index.get("seconds", 0.0)
+    if action == "rebuild":
+        lines.append(
+            f"index rebuilt before this recall: {plural(index.get('changed', 0), 'memory', 'memories')} "
+            f"in {seconds:.1f} s ({index.get('reason') or 'requested'}); not counted in the recall's time"
+        )
+    elif action == "catch-up":
+        lines.append(
+            f"index caught up with {plural(index.get('changed', 0), 'changed file')} in {seconds:.2f} s first "
+            f"({index.get('reason')})"
+        )
+    elif action == "unavailable":
+        lines.append(f"index unavailable; the files were scanned instead ({index.get('reason')})")
+    if index.get("note"):
+        lines.append(str(index["note"]))
+    return lines
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -301,7 +329,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         statuses=args.status or (["active", "superseded"] if args.include_superseded else None),
         xray=args.explain,
         source="cli",
-        progress=ProgressBar("indexing", None if not wants_json(args) else False),
+        progress=progress_bar(args, "indexing"),
     )
     data = result.to_dict(with_candidates=args.explain)
     if args.explain:
@@ -401,7 +429,7 @@ def cmd_audit_list(args: argparse.Namespace) -> int:
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    report = memory.reindex(progress=ProgressBar("embedding", None if not wants_json(args) else False))
+    report = memory.reindex(progress=progress_bar(args, "embedding"))
     health = memory.index_health()
     data = {**report.to_dict(), "index": health}
     text = (
@@ -458,6 +486,6 @@ def cmd_bench_scale(args: argparse.Namespace) -> int:
 
     sizes = args.sizes or list(scale.DEFAULT_SIZES)
     log = None if wants_json(args) else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    result = scale.run_scale(sizes, queries=args.queries, log=log)
+    result = scale.run_scale(sizes, queries=args.queries, log=log, progress=lambda label: progress_bar(args, label))
     emit(args, result, lambda: scale.render(result))
     return 0

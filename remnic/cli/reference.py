@@ -40,6 +40,8 @@ def options(parser: argparse.ArgumentParser) -> list[tuple[str, str]]:
 
 
 def cli_markdown() -> str:
+    from remnic.errors import EXIT_CODES
+
     from . import build_parser
 
     parser = build_parser()
@@ -47,15 +49,23 @@ def cli_markdown() -> str:
         "# Command-line reference",
         "",
         "Generated from the parser by `make docs`; a test fails when it drifts. Every command takes",
-        "`--json`, `--memory-dir DIR` and `--help`. Exit codes: 0 success, 1 runtime failure, 2 usage or",
-        "input error (the message names the flag, field, file and line).",
+        "`--json`, `--quiet`, `--memory-dir DIR` and `--help`. `remnic` is also installed as `engram`",
+        "(the original's legacy name), which runs the same commands.",
+        "",
+        "## Exit codes",
+        "",
+        "The same for every command (an error message names the flag, field, file and line):",
+        "",
+        "| code | meaning |",
+        "|---|---|",
+        *(f"| {code} | {meaning} |" for code, meaning in EXIT_CODES.items()),
         "",
     ]
     for words, sub, help_ in walk(parser):
         lines += [f"## `remnic {' '.join(words)}`", "", help_ or sub.description or "", ""]
         usage = sub.format_usage().strip().removeprefix("usage: ")
         lines += ["```", " ".join(usage.split()), "```", ""]
-        rows = [(s, h) for s, h in options(sub) if s not in ("--json", "--memory-dir DIR")]
+        rows = [(s, h) for s, h in options(sub) if s not in ("--json", "--memory-dir DIR", "--quiet, -q")]
         if rows:
             lines += ["| argument | meaning |", "|---|---|"]
             lines += [f"| `{s}` | {_cell(h)} |" for s, h in rows]

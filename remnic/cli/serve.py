@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from remnic.config import load_settings
-from remnic.errors import UsageError
+from remnic.errors import EXIT_NOT_RUNNING, EXIT_OK, UsageError
 
 from ._common import add_command, emit, open_memory, table, wants_json
 
@@ -299,7 +299,7 @@ def cmd_daemon(args: argparse.Namespace) -> int:
     else:
         text = "not running" + (" (stale pid file)" if info.get("stalePidFile") else "")
     emit(args, info, text)
-    return 0 if info["running"] else 3
+    return EXIT_OK if info["running"] else EXIT_NOT_RUNNING
 
 
 def cmd_token(args: argparse.Namespace) -> int:

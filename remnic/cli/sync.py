@@ -8,7 +8,7 @@ import signal
 import sys
 from typing import Any
 
-from ._common import add_command, emit, open_memory, positive_int, wants_json
+from ._common import add_command, emit, open_memory, positive_int, progress_bar, wants_json
 
 
 def register(sub: Any) -> None:
@@ -77,6 +77,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             full=args.full,
             normalize_all=args.normalize,
             dry_run=args.dry_run,
+            progress=progress_bar(args, "indexing"),
         )
 
     def text() -> str:
@@ -103,6 +104,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"{len(report.malformed_paths)} malformed file(s) left untouched; fix them and run "
                 "`remnic sync run` again (`remnic doctor` lists them too)"
             )
+        if report.elapsed_ms >= 1000 and report.phases_ms:
+            lines.append("took " + ", ".join(f"{name} {ms / 1000:.1f} s" for name, ms in report.phases_ms.items()))
         return "\n".join(lines)
 
     emit(args, report.to_dict(), text)

@@ -258,6 +258,10 @@ class RecallSettings:
     """Added to the score of a memory of the project a recall is for (its cwd, projectTag or session coding context), when the memory names the project in its `project` frontmatter, a tag or entityRef; shown as projectBoost in the X-ray (0 turns it off)."""
     fallback_scan: bool = True
     """When the index cannot be used (corrupt and not rebuildable, model missing), answer by scanning the files."""
+    follow_edits: bool = True
+    """Before searching, index memory files edited since the last commit (hand edits no sync or watcher has committed yet), without committing them, so a recall never returns a file's old text."""
+    follow_edits_max: int = 50
+    """More edited files than this are not indexed by a recall (that would hold it up): the result and its X-ray say how many were not searched and to run `remnic sync run`."""
 
 
 @dataclass
@@ -381,7 +385,7 @@ class NamespaceSettings:
     enabled: bool = False
     """When false every principal reads and writes every namespace."""
     default: str = "default"
-    """Namespace used when a request names none."""
+    """Namespace a write (store, import, observe) goes to when it names none. A recall that names none spans every namespace (over HTTP and MCP with `namespaces.enabled`: the principal's own)."""
     policies: dict[str, Any] = field(default_factory=dict)
     """Per namespace: {"readPrincipals": [...], "writePrincipals": [...]}."""
 

@@ -13,6 +13,7 @@ crash always detectable:
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -21,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from remnic.errors import LedgerError, MemoryFormatError, NotFoundError
 from remnic.memfile.model import MemoryRecord, now_iso
@@ -30,7 +31,7 @@ from . import text as T
 from .catalog import Catalog, Row
 from .manifest import CATALOG_FILE, TANTIVY_DIR, Manifest, new_build_name, write_current, write_manifest_json
 from .rows import build_rows, ctx_sig, embed_texts, episode_members, turn_of
-from .state import FreshReport, NeedsRebuild
+from .state import FreshReport, NeedsRebuild, WorktreeReport
 
 if TYPE_CHECKING:  # pragma: no cover
     from remnic.repo.files import MemoryStore
@@ -42,6 +43,33 @@ if TYPE_CHECKING:  # pragma: no cover
     from .vectors import Snapshot
 
 log = logging.getLogger("remnic.index.search")
+WORKTREE_KEY = "worktree"
+"""Catalog meta: the paths last indexed from the work tree rather than from a commit (a JSON list)."""
+
+
+def _path_list(raw: str | None) -> set[str]:
+    try:
+        value = json.loads(raw or "[]")
+    except ValueError:
+        return set()
+    return {p for p in value if isinstance(p, str)} if isinstance(value, list) else set()
+
+
+def _differs(files: MemoryStore, path: str, stored: tuple[dict[str, Any], str] | None) -> bool:
+    """Whether the file on disk says something else than the index holds for ``path`` (a file that is
+    gone, malformed or no memory any more differs from an indexed one, and not from an absent one)."""
+    if not files.paths.is_memory(path):
+        return stored is not None
+    try:
+        record = files.read(path)
+    except (NotFoundError, MemoryFormatError, OSError, UnicodeDecodeError):
+        return stored is not None
+    if stored is None:
+        return bool(record.content)
+    frontmatter = json.loads(json.dumps(record.frontmatter, default=str))
+    return stored != (frontmatter, record.content)
+
+
 Progress = Callable[[int, int], None]
 
 
@@ -85,6 +113,7 @@ class IndexWrites:
         commit: str | None,
         *,
         parent: str | None = None,
+        progress: Progress | None = None,
     ) -> None:
         """Index written records and drop removed paths; ``commit`` None leaves the recorded commit as is.
 
@@ -104,7 +133,7 @@ class IndexWrites:
                     if recorded != parent:
                         log.debug("index at %s, batch %s..%s left to catch-up", recorded, parent, commit)
                         return
-                self._write(upserts, removed_paths, commit, set_commit=parent is not None)
+                self._write(upserts, removed_paths, commit, set_commit=parent is not None, progress=progress)
             except (ImportError, KeyboardInterrupt):
                 raise
             except Exception as exc:  # noqa: BLE001 - the write is committed; the index must not undo it
@@ -112,7 +141,9 @@ class IndexWrites:
                 # next recall catches up from git or rebuilds: a lagging index, never a failed write.
                 log.warning("index update failed (%s); the next recall will catch up", exc)
 
-    def refresh_paths(self, files: MemoryStore, paths: Sequence[str], commit: str | None = None) -> FreshReport:
+    def refresh_paths(
+        self, files: MemoryStore, paths: Sequence[str], commit: str | None = None, progress: Progress | None = None
+    ) -> FreshReport:
         """Re-read ``paths`` from disk and update the index (gone or malformed files are dropped).
 
         With ``commit`` the index is recorded as reflecting that commit afterwards
@@ -121,11 +152,13 @@ class IndexWrites:
         t0 = time.perf_counter()
         with self._write_lock(files):
             self._ensure_writable()
-            report = self._refresh(files, paths, commit)
+            report = self._refresh(files, paths, commit, progress)
         report.seconds = time.perf_counter() - t0
         return report
 
-    def _refresh(self, files: MemoryStore, paths: Sequence[str], commit: str | None) -> FreshReport:
+    def _refresh(
+        self, files: MemoryStore, paths: Sequence[str], commit: str | None, progress: Progress | None = None
+    ) -> FreshReport:
         upserts: list[MemoryRecord] = []
         removed: list[str] = []
         problems: list[str] = []
@@ -142,8 +175,39 @@ class IndexWrites:
             except (OSError, UnicodeDecodeError) as exc:
                 removed.append(path)
                 problems.append(f"{path}: {exc}")
-        embedded = self._write(upserts, removed, commit, set_commit=True)
+        embedded = self._write(upserts, removed, commit, set_commit=True, progress=progress)
         return FreshReport("catch-up", changed=len(upserts) + len(removed), embedded=embedded, problems=problems)
+
+    def follow_worktree(self, files: MemoryStore, dirty: Sequence[str], limit: int) -> WorktreeReport:
+        """Index memory files whose text differs from HEAD's (hand edits no sync has committed), recording
+        no commit. ``dirty`` is git's list of changed memory paths; paths indexed from the work tree
+        before are read again too, so a file put back to HEAD's text is indexed as HEAD has it. Only
+        files whose text or frontmatter differ from what the index holds are written; more than
+        ``limit`` of them are left to ``remnic sync run`` and reported, so a recall is never held up
+        by a large re-embed."""
+        t0 = time.perf_counter()
+        with self._lock:
+            self._check()
+            assert self._catalog is not None
+            before = _path_list(self._catalog.meta_value(WORKTREE_KEY))
+            candidates = sorted(set(dirty) | before)
+            stored = self._catalog.hit_fields(candidates) if candidates else {}
+        changed = [p for p in candidates if _differs(files, p, stored.get(p))]
+        report = WorktreeReport(dirty=len(dirty), changed=len(changed), paths=changed[:10])
+        if len(changed) > limit:
+            report.deferred = True
+        elif changed or before != set(dirty):
+            with self._write_lock(files):
+                self._ensure_writable()
+                assert self._catalog is not None
+                if changed:
+                    report.problems = self._refresh(files, changed, None).problems
+                    report.indexed = len(changed)
+                self._catalog.begin()
+                self._catalog.set_meta({WORKTREE_KEY: json.dumps(sorted(dirty))})
+                self._catalog.commit()
+        report.seconds = time.perf_counter() - t0
+        return report
 
     def _ensure_writable(self) -> None:
         """Open the live build for writing; if there is none usable, start an empty partial one."""
@@ -177,7 +241,13 @@ class IndexWrites:
     # ------------------------------------------------------------------ incremental write
 
     def _write(
-        self, upserts: Sequence[MemoryRecord], removed: Sequence[str], commit: str | None, *, set_commit: bool
+        self,
+        upserts: Sequence[MemoryRecord],
+        removed: Sequence[str],
+        commit: str | None,
+        *,
+        set_commit: bool,
+        progress: Progress | None = None,
     ) -> int:
         """Apply one batch under the write lock: tantivy first (marked pending), then the catalog."""
         assert self._catalog is not None and self._bm25 is not None
@@ -223,7 +293,7 @@ class IndexWrites:
                 if row is not None:
                     neighbours.append(MemoryRecord(row.path, row.frontmatter, row.content, row.namespace))
 
-        rows, docs, embedded = self._rows(list(by_path.values()) + neighbours, contexts, positions)
+        rows, docs, embedded = self._rows(list(by_path.values()) + neighbours, contexts, positions, progress)
         gone = [p for p in removed_set if p in old]
         if not rows and not gone and (commit is None or commit == manifest.commit):
             return 0
@@ -321,7 +391,7 @@ class IndexWrites:
                 if old_path:
                     paths.append(old_path)
             self._sync()
-            report = self._refresh(files, paths, head)
+            report = self._refresh(files, paths, head, progress)
             report.reason = f"{m.commit[:8]}..{head[:8]}: {len(changes)} changed path(s)"
             report.seconds = time.perf_counter() - t0
             return report

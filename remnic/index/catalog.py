@@ -166,6 +166,10 @@ class Catalog:
         except ValueError:
             return -1, ""
 
+    def meta_value(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
     def set_meta(self, values: dict[str, str]) -> None:
         self.conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", list(values.items()))
 

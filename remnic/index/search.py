@@ -12,7 +12,7 @@
   when needed, a catch-up from ``git diff`` or a full rebuild under the lock.
 - ``find_by_hash``, ``path_of`` — catalog look-ups that never load the model
   and never rebuild.
-- ``health()`` — ok | missing | stale | model-mismatch | schema-mismatch | corrupt.
+- ``health()`` — ok | behind | missing | stale | model-mismatch | schema-mismatch | corrupt.
 
 Several processes may share one repository: writers serialise on the repo's
 write lock (tantivy's own writer is held only inside it, briefly); readers
@@ -342,7 +342,12 @@ class SearchIndex(IndexWrites):
                 return self._manifest
 
     def health(self, ledger: Ledger | None = None, *, deep: bool = False) -> IndexHealth:
-        """ok | missing | stale | model-mismatch | schema-mismatch | corrupt.
+        """ok | behind | missing | stale | model-mismatch | schema-mismatch | corrupt.
+
+        ``behind``: the index reflects an ancestor of HEAD (writes that left the index to the next
+        recall, commits made with plain git); it is healthy, and the next recall catches it up
+        from git's diff. ``stale``: it reflects a commit that is not in HEAD's history, or settings
+        changed; the next recall rebuilds or catches up.
 
         The cheap probe reads the manifest; ``deep`` (doctor) also checks every page of the catalog
         and opens a tantivy searcher, so damage inside the files is reported too.
@@ -358,6 +363,17 @@ class SearchIndex(IndexWrites):
             if m.commit is None:
                 return IndexHealth("stale", "index does not know which commit it reflects (partial)", m, head)
             if head is not None and m.commit != head:
+                repo = ledger if ledger is not None else self._ledger()
+                if repo is not None and repo.is_ancestor(m.commit, head):
+                    # Writes made without updating the index (one-shot CLI commands, plain git
+                    # commits): the next recall catches up from git's diff, nothing to repair.
+                    return IndexHealth(
+                        "behind",
+                        f"index reflects {m.commit[:8]}, HEAD is {head[:8]}: the next recall catches it up "
+                        "from git (nothing to do)",
+                        m,
+                        head,
+                    )
                 return IndexHealth("stale", f"index reflects {m.commit[:8]}, HEAD is {head[:8]}", m, head)
             return IndexHealth("ok", f"{m.count} memories", m, head)
 

@@ -60,3 +60,48 @@ class NeedsRebuild(Exception):
         super().__init__(detail)
         self.state = state
         self.detail = detail
+
+
+@dataclass
+class WorktreeReport:
+    """What a recall did about memory files edited since the last commit (see ``follow_worktree``)."""
+
+    dirty: int = 0
+    """Memory files git reports changed (modified, new, deleted) since HEAD."""
+    changed: int = 0
+    """Of those (and of files indexed from the work tree before), how many differ from the index."""
+    indexed: int = 0
+    deferred: bool = False
+    """True when there were too many to index before this recall: they wait for ``remnic sync run``."""
+    paths: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    problems: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dirty": self.dirty,
+            "changed": self.changed,
+            "indexed": self.indexed,
+            "deferred": self.deferred,
+            "paths": self.paths,
+            "seconds": round(self.seconds, 4),
+            "problems": self.problems,
+        }
+
+    def note(self) -> str | None:
+        """One line for a person (the query footer, the X-ray); None when no memory file is edited."""
+        if self.deferred:
+            shown = ", ".join(self.paths[:3]) + (", …" if self.changed > 3 else "")
+            return (
+                f"{self.changed} memory file(s) changed since the index and were not searched "
+                f"({shown}); run `remnic sync run`"
+            )
+        if self.indexed:
+            shown = ", ".join(self.paths[:3]) + (", …" if self.indexed > 3 else "")
+            return (
+                f"indexed {self.indexed} file(s) changed on disk since the last commit first ({shown}); "
+                "not committed: `remnic sync run` commits them"
+            )
+        if self.dirty:
+            return f"searched {self.dirty} uncommitted edit(s) as they are on disk (`remnic sync run` commits them)"
+        return None

@@ -404,6 +404,7 @@ def build_snapshot(
         session_key=_text(session_key),
         namespace=_text(namespace),
         trace_id=_text(trace_id),
+        index_note=_text((result.index or {}).get("note")),
     )
 
 

@@ -550,6 +550,8 @@ class RecallXraySnapshot:
     trace_id: str | None = None
     peer_profile_injection: Any = ABSENT
     """PeerProfileInjection, None (explicitly none injected) or ABSENT (not recorded)."""
+    index_note: str | None = None
+    """remnic: what the recall did first about files edited since the last commit (or could not do)."""
     schema_version: str = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -565,6 +567,7 @@ class RecallXraySnapshot:
         _put(d, "sessionKey", self.session_key)
         _put(d, "namespace", self.namespace)
         _put(d, "traceId", self.trace_id)
+        _put(d, "indexNote", self.index_note)
         if self.peer_profile_injection is not ABSENT:
             pi = self.peer_profile_injection
             d["peerProfileInjection"] = pi.to_dict() if pi is not None else None
@@ -590,6 +593,7 @@ class RecallXraySnapshot:
             session_key=_str(d.get("sessionKey")),
             namespace=_str(d.get("namespace")),
             trace_id=_str(d.get("traceId")),
+            index_note=_str(d.get("indexNote")),
             peer_profile_injection=(
                 PeerProfileInjection.from_any(d["peerProfileInjection"]) if "peerProfileInjection" in d else ABSENT
             ),

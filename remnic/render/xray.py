@@ -279,6 +279,7 @@ def build_view_model(snapshot: RecallXraySnapshot | None) -> dict[str, Any]:
         "session": _text(s.session_key),
         "namespace": _text(s.namespace),
         "trace_id": _text(s.trace_id),
+        "index_note": _text(s.index_note),
         "budget_used": js_string(s.budget.used),
         "budget_chars": js_string(s.budget.chars),
         "filters": [

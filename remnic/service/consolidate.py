@@ -73,6 +73,38 @@ def _age(record: MemoryRecord) -> float:
     return parse_time(record.created) or 0.0
 
 
+def merge_into(mem: Memory, tx: Transaction, newer: MemoryRecord, survivor_id: str, via: str = "consolidation") -> bool:
+    """Fold ``newer`` into the memory ``survivor_id`` inside ``tx``: ``newer`` keeps its file as
+    ``status: archived`` with ``mergedInto``; the survivor is reinforced and lists ``newer`` in
+    ``derived_from`` (``derived_via`` says which operation merged it). False when either file
+    is gone or unreadable (nothing staged for the pair)."""
+    survivor = mem.get(survivor_id)
+    current = check_bytes(tx.read_bytes(survivor.path) or b"", survivor.path, mem.settings.store)
+    if not current.ok or current.record is None:
+        return False
+    if not patch_staged(mem, tx, newer, {"status": "archived", "mergedInto": survivor_id, "archivedAt": now_iso()}):
+        return False
+    fm = current.record.frontmatter
+    derived = [str(x) for x in fm.get("derived_from") or []] if isinstance(fm.get("derived_from"), list) else []
+    patch_staged(
+        mem,
+        tx,
+        survivor,
+        {
+            "reinforcement_count": _count(fm) + 1 + _count(newer.frontmatter),
+            "last_reinforced_at": now_iso(),
+            "derived_from": sorted(set(derived) | {newer.id}),
+            "derived_via": via,
+        },
+    )
+    return True
+
+
+def _count(frontmatter: dict[str, Any]) -> int:
+    count = frontmatter.get("reinforcement_count")
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
+
+
 def consolidate(mem: Memory, *, days: float | None = None) -> ConsolidationResult:
     settings = mem.settings.observe
     window = settings.consolidate_window_days if days is None else days
@@ -114,34 +146,7 @@ def consolidate(mem: Memory, *, days: float | None = None) -> ConsolidationResul
 
     def run(tx: Transaction) -> PlanOutcome:
         check_writable(mem)
-        merged: list[tuple[str, str]] = []
-        for newer, survivor_id in pairs:
-            survivor = mem.get(survivor_id)
-            if not patch_staged(
-                mem, tx, newer, {"status": "archived", "mergedInto": survivor_id, "archivedAt": now_iso()}
-            ):
-                continue
-            current = check_bytes(tx.read_bytes(survivor.path) or b"", survivor.path, mem.settings.store)
-            if not current.ok or current.record is None:
-                continue
-            fm = current.record.frontmatter
-            count = fm.get("reinforcement_count")
-            count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
-            derived = [str(x) for x in fm.get("derived_from") or []] if isinstance(fm.get("derived_from"), list) else []
-            extra = newer.frontmatter.get("reinforcement_count")
-            extra = extra if isinstance(extra, int) and not isinstance(extra, bool) and extra > 0 else 0
-            patch_staged(
-                mem,
-                tx,
-                survivor,
-                {
-                    "reinforcement_count": count + 1 + extra,
-                    "last_reinforced_at": now_iso(),
-                    "derived_from": sorted(set(derived) | {newer.id}),
-                    "derived_via": "consolidation",
-                },
-            )
-            merged.append((newer.id, survivor_id))
+        merged = [(newer.id, survivor) for newer, survivor in pairs if merge_into(mem, tx, newer, survivor)]
         subject = f"remnic consolidate: {len(merged)} near-duplicate(s) merged"
         ids = [i for pair in merged for i in pair]
         return PlanOutcome(merged, subject if merged else None, ids, "default")

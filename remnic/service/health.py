@@ -18,6 +18,9 @@ from remnic.repo import journal
 from remnic.repo.files import MemoryStore, ScanResult
 from remnic.repo.ledger import Ledger
 
+HEALTHY_INDEX = ("ok", "behind")
+"""Index states that need nothing done: ``behind`` is caught up from git by the next recall."""
+
 
 def check_files(files: MemoryStore, store: StoreSettings) -> tuple[list[MemoryRecord], list[FieldProblem]]:
     """Every memory file checked by the one rule sync, writes and the pre-commit hook share."""
@@ -160,7 +163,7 @@ def checks(
     )
     state = index_health.get("state", "unknown")
     detail = f": {index_health['detail']}" if index_health.get("detail") else ""
-    add("index", "ok" if state == "ok" else "warn", f"index {state}{detail}", index=index_health)
+    add("index", "ok" if state in HEALTHY_INDEX else "warn", f"index {state}{detail}", index=index_health)
     interrupted = list(journal.pending(root / STATE_DIR))
     lagging = ledger.index_repair_pending()
     if interrupted or lagging:

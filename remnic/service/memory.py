@@ -36,6 +36,7 @@ from . import health as _doctor
 from . import writes as _writes
 from .agents import AgentOps
 from .conversations import ConversationOps
+from .housekeeping import HousekeepingOps
 from .indexing import IndexQueue, apply_batch
 from .state import open_state
 from .writes import WriteResult, summary
@@ -60,7 +61,7 @@ def _settle_open_handles() -> None:
         memory.settle_index()
 
 
-class Memory(AgentOps, ConversationOps):
+class Memory(AgentOps, ConversationOps, HousekeepingOps):
     """A memory repository: ``Memory.open(path)`` or ``Memory.init(path)``."""
 
     def __init__(self, settings: Settings) -> None:
@@ -77,9 +78,20 @@ class Memory(AgentOps, ConversationOps):
         open_state(self.root, settings.state.commit)  # state/: ready, and anything durable moved out of .remnic/
         self._index: Any = None
         self._index_deferred = False
-        self.indexer = IndexQueue(lambda *batch: None if self._index_deferred else apply_batch(self, *batch))
+        self._build_missing_index = True
+        # A deferred handle still builds the index its write finds missing, so a new repository is
+        # healthy (status, doctor) from its first write; later writes leave it to the next recall.
+        self.indexer = IndexQueue(
+            lambda *batch: (
+                None
+                if self._index_deferred and (self.has_index() or not self._build_missing_index)
+                else apply_batch(self, *batch)
+            )
+        )
         self.committer = GroupCommitter(self.files, self.ledger, _writes.describe, self.indexer.submit)
         self.background_work = False  # set by long-running processes (server, watcher)
+        self._edit_feed: Any = None
+        self._recalls = 0
         _OPEN.add(self)
         if self.ledger.index_repair_pending() or any(_journal.pending(settings.state_dir)):
             with self.committer.exclusive():  # a crashed writer's work is finished or undone first
@@ -152,10 +164,19 @@ class Memory(AgentOps, ConversationOps):
             self._index = SearchIndex(self.settings)
         return self._index
 
-    def defer_index(self) -> None:
+    def defer_index(self, *, build_missing: bool = True) -> None:
         """Leave the index updates of this handle's writes to the next recall, which catches the index
-        up from git: a one-shot command's write then never loads the embedding model."""
+        up from git: a one-shot command's write then never loads the embedding model. A write that
+        finds no index at all still builds it (``build_missing``), so a new repository is healthy
+        from its first write; a caller that indexes itself (:meth:`refresh_index`) turns that off."""
         self._index_deferred = True
+        self._build_missing_index = build_missing
+
+    def refresh_index(self, progress: Progress | None = None) -> Any:
+        """Bring the index up to HEAD now (a catch-up from git, or a rebuild): what the next recall would
+        do first. Returns the :class:`~remnic.index.state.FreshReport` (action, seconds, embedded)."""
+        self.settle_index()
+        return self.index.ensure_fresh(self.files, self.ledger, progress)
 
     def has_index(self) -> bool:
         """Whether a search index has been built (checking never builds one)."""
@@ -183,7 +204,25 @@ class Memory(AgentOps, ConversationOps):
         """Wait for this handle's queued index updates (a recall reads its own writes)."""
         self.indexer.drain()
 
+    @property
+    def edit_feed(self) -> Any:
+        """The file-event feed a recall uses to skip asking git when nothing was edited, if open."""
+        return self._edit_feed or None
+
+    def edit_feed_for_recall(self) -> Any:
+        """The feed for this recall (:mod:`.freshness`): opened by a handle's second recall (or at once in a
+        long-running process), so one-shot commands never pay for it; None when there is none."""
+        self._recalls += 1
+        if self._edit_feed is None and (self._recalls > 1 or self.background_work):
+            from .freshness import EditFeed
+
+            self._edit_feed = EditFeed.open(self.root) or False
+        return self._edit_feed or None
+
     def close(self) -> None:
+        if self._edit_feed:
+            self._edit_feed.close()
+        self._edit_feed = None
         self.indexer.close()
         if self._index is not None:
             self._index.close()
@@ -494,6 +533,7 @@ class Memory(AgentOps, ConversationOps):
         source: str = "sync",
         normalize_all: bool = False,
         dry_run: bool = False,
+        progress: Progress | None = None,
     ) -> Any:
         """Validate, normalize, index and commit what changed on disk since the last sync.
 
@@ -515,6 +555,7 @@ class Memory(AgentOps, ConversationOps):
                 source=source,
                 normalize_all=normalize_all,
                 dry_run=dry_run,
+                progress=progress,
             )
 
     # --- recall: the rebuildable search index (remnic.index) and the pipeline (remnic.recall) ---

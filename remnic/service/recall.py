@@ -15,6 +15,8 @@ from remnic.recall.fallback import scan_recall
 from remnic.recall.locks import xray_lock
 from remnic.recall.snapshot import capture, record_audit
 
+from .freshness import follow_edits
+
 if TYPE_CHECKING:
     from .memory import Memory
 
@@ -108,8 +110,12 @@ def warm_up(mem: Memory) -> None:
 
 
 def _indexed_recall(mem: Memory, query: str, options: RecallOptions, clk: Any, progress: Progress | None) -> Any:
-    fresh = mem.index.ensure_fresh(mem.files, mem.ledger, progress)
-    return run_recall(mem.index, query, options, mem.settings.recall, fresh.to_dict(), clock=clk)
+    fresh = mem.index.ensure_fresh(mem.files, mem.ledger, progress).to_dict()
+    edits = follow_edits(mem)
+    if edits is not None:
+        fresh["worktree"] = edits.to_dict()
+        fresh["note"] = edits.note()
+    return run_recall(mem.index, query, options, mem.settings.recall, fresh, clock=clk)
 
 
 def recall_xray(

@@ -40,6 +40,8 @@ from remnic.repo import history as _history
 from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import CommitOutcome, Plan, PlanOutcome, Transaction
 
+from .portable import Restore, plan_restores
+
 if TYPE_CHECKING:
     from .memory import Memory
 
@@ -183,16 +185,34 @@ def check_writable(mem: Memory) -> None:
 
 def plan_items(
     mem: Memory, items: Iterable[Any], line_numbers: Sequence[int] | None, namespace: str | None, source: str
-) -> tuple[list[PlannedMemory], list[FieldProblem]]:
-    return plan_import(
-        items,
-        line_numbers=line_numbers,
+) -> tuple[list[PlannedMemory | Restore], list[FieldProblem]]:
+    """Every line checked: new memories, and exported files to restore exactly (lines with ``file``),
+    in the batch's order; or every problem, each naming its line and field."""
+    items = list(items)
+    restores, offsets, problems = plan_restores(mem, items, line_numbers)
+    taken = set(offsets)
+    rest = [i for i in range(len(items)) if i not in taken]
+    numbers = line_numbers or range(1, len(items) + 1)
+    planned, more = plan_import(
+        [items[i] for i in rest],
+        line_numbers=[numbers[i] for i in rest],
         namespace=namespace or mem.settings.namespaces.default,
         source=source,
         store=mem.settings.store,
         existing_ids=mem.files.ids,
         now=now_iso(),
     )
+    new_ids = {meta["id"] for meta, *_ in planned}
+    problems += [
+        FieldProblem("id", f"{r.record.id!r} is also the id of a new memory in this batch", line=r.line)
+        for r in restores
+        if r.record.id in new_ids
+    ]
+    if problems or more:
+        return [], sorted(problems + more, key=lambda p: p.line or 0)
+    ordered: dict[int, PlannedMemory | Restore] = dict(zip(offsets, restores, strict=True))
+    ordered.update(zip(rest, planned, strict=True))
+    return [ordered[i] for i in sorted(ordered)], []
 
 
 def import_records(
@@ -216,7 +236,14 @@ def import_records(
         records: list[MemoryRecord] = []
         duplicates: list[str] = []
         seen: set[tuple[str, str]] = set()
-        for i, (meta, content, ns, category) in enumerate(planned):
+        for i, item in enumerate(planned):
+            if isinstance(item, Restore):  # an exported file, back exactly as it was
+                tx.put(item.path, item.text, item.record)
+                records.append(item.record)
+                if progress:
+                    progress(i + 1, len(planned))
+                continue
+            meta, content, ns, category = item
             key = (ns, content_hash(content.strip()))
             if key in seen or mem.find_duplicate(ns, key[1], tx) is not None:
                 duplicates.append(meta["id"])

@@ -88,6 +88,7 @@ def run_sync(
     source: str = "sync",
     normalize_all: bool = False,
     dry_run: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> SyncReport:
     """Bring index and git in step with the files; see the module docstring.
 
@@ -99,7 +100,7 @@ def run_sync(
     started = time.perf_counter()
     want_commit = target.settings.sync.commit if commit is None else commit
     run = _Run(target, tx, want_commit=want_commit, normalize=normalize, source=source)
-    run.normalize_all, run.dry_run = normalize_all, dry_run
+    run.normalize_all, run.dry_run, run.progress = normalize_all, dry_run, progress
     report = run.run(full or normalize_all)
     report.elapsed_ms = (time.perf_counter() - started) * 1000
     return report
@@ -113,6 +114,8 @@ class _Run:
         self.tx = tx
         self.files = target.files
         self.want_commit, self.normalize, self.source = want_commit, normalize, source
+        self.progress: Callable[[int, int], None] | None = None
+        self._mark = time.perf_counter()
         self.state = SyncState.load(self.root)
         self.status: dict[str, str] = {}
         self.diff_letter: dict[str, str] = {}
@@ -168,6 +171,7 @@ class _Run:
         self.bases = bases
         self.collect(full, bases, head)
         self.report_skipped(report, full)
+        self.phase(report, "find")
         if not full and not self.candidates and head == state.commit == index_commit:
             report.mode = "noop"
             return report
@@ -183,6 +187,7 @@ class _Run:
         records, written, record_sha = self.normalize_files(valid, forced_id, partner_of, quiet, report)
 
         changes = self.describe_changes(records, written, quiet, partner_of, notes)
+        self.phase(report, "read")
         renamed_from = {c.previous_path for c in changes if c.previous_path}
         for path in deleted:
             prior = state.pending.get(path) or {}
@@ -213,6 +218,7 @@ class _Run:
         if commit_paths and can_commit:
             report.commit = self.commit(commit_paths, changes, records)
         new_head = ledger.head()
+        self.phase(report, "commit")
 
         removed = set(deleted) | set(dropped)
         upserts = [r for r in records if r.path not in quiet]
@@ -225,6 +231,7 @@ class _Run:
         else:
             report.index = "unavailable"
         report.indexed, report.removed = len(upserts), len(removed)
+        self.phase(report, "index")
 
         committed = set(commit_paths) if report.commit else set()
         for c in changes:
@@ -237,6 +244,11 @@ class _Run:
         report.head, report.changes, report.pending = new_head, changes, sorted(pending)
         return report
 
+    def phase(self, report: SyncReport, name: str) -> None:
+        now = time.perf_counter()
+        report.phases_ms[name] = (now - self._mark) * 1000
+        self._mark = now
+
     def update_index(self, index: Any, upserts: list[MemoryRecord], removed: list[str], head: str | None) -> None:
         """Apply the batch; then record ``head`` as reflected, since this run reconciled everything up to it.
 
@@ -245,7 +257,7 @@ class _Run:
         explicitly (``refresh_paths`` with no paths), so the next recall does not
         re-read what sync just indexed, nor re-admit files sync keeps out.
         """
-        index.apply(upserts, removed, head)
+        index.apply(upserts, removed, head, progress=self.progress)
         if head is not None:
             manifest = index.manifest()
             if manifest is None or manifest.commit != head:

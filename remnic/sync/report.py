@@ -100,6 +100,8 @@ class SyncReport:
     removed: int = 0
     index: str = "unchanged"
     elapsed_ms: float = 0.0
+    phases_ms: dict[str, float] = field(default_factory=dict)
+    """How long each phase took: find (what changed), read (read, check, normalise), commit, index."""
     dry_run: bool = False
     """Nothing was written, committed or indexed: the changes are what a real run would make."""
 
@@ -123,6 +125,7 @@ class SyncReport:
             "removedFromIndex": self.removed,
             "index": self.index,
             "elapsedMs": round(self.elapsed_ms, 1),
+            "phasesMs": {k: round(v, 1) for k, v in self.phases_ms.items()},
             "dryRun": self.dry_run,
         }
 

@@ -1,0 +1,160 @@
+"""Duplicates among active memories: exact (same text) and near (same meaning, same words), merged on request.
+
+Exact duplicates share a namespace and the content hash writes already dedupe by (text
+stripped of surrounding whitespace). Near-duplicates are the pairs consolidation merges:
+embeddings at least ``observe.duplicateSimilarityFloor`` alike *and* the same category,
+namespace, enough shared words (``observe.nearDuplicateWordOverlap``) and no other value
+for an entity attribute; pairs chain into groups. Each group's survivor is its oldest
+memory. Merging folds every other member into it with :func:`.consolidate.merge_into`
+(the merged files stay, ``archived`` with ``mergedInto``; the survivor lists them in
+``derived_from``), all groups in one commit.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from remnic.memfile.model import MemoryRecord, content_hash
+from remnic.observe.ledger import append_remaps
+from remnic.repo.transaction import Plan, PlanOutcome, Transaction
+
+from .consolidate import _age, _same, merge_into
+from .writes import UNGROUPED, check_writable
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+_BLOCK = 512
+
+
+@dataclass(frozen=True)
+class DuplicateGroup:
+    """Memories that say the same thing: the oldest survives, the others would be merged into it."""
+
+    kind: str
+    """``exact`` (the same text) or ``near`` (embedding and word overlap)."""
+    survivor: MemoryRecord
+    others: tuple[MemoryRecord, ...]
+    similarity: tuple[float, ...]
+    """Each other member's cosine similarity to the survivor (1.0 for exact duplicates)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        def one(record: MemoryRecord) -> dict[str, Any]:
+            return {"id": record.id, "path": record.path, "created": record.created, "content": record.content}
+
+        return {
+            "kind": self.kind,
+            "namespace": self.survivor.namespace,
+            "survivor": one(self.survivor),
+            "duplicates": [{**one(r), "similarity": round(s, 4)} for r, s in zip(self.others, self.similarity)],
+        }
+
+
+@dataclass(frozen=True)
+class DedupResult:
+    considered: int
+    groups: tuple[DuplicateGroup, ...]
+    merged: tuple[tuple[str, str], ...] = ()
+    """(merged id, survivor id) for every memory folded into another."""
+    commit: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "considered": self.considered,
+            "groups": [g.to_dict() for g in self.groups],
+            "duplicates": sum(len(g.others) for g in self.groups),
+            "merged": [{"id": a, "into": b} for a, b in self.merged],
+            "commit": self.commit,
+        }
+
+
+def _oldest_first(records: list[MemoryRecord]) -> list[MemoryRecord]:
+    return sorted(records, key=lambda r: (_age(r), r.path))
+
+
+def _exact_groups(records: list[MemoryRecord]) -> list[DuplicateGroup]:
+    by_hash: dict[tuple[str, str], list[MemoryRecord]] = {}
+    for record in records:
+        by_hash.setdefault((record.namespace, content_hash(record.content.strip())), []).append(record)
+    groups = []
+    for members in by_hash.values():
+        if len(members) > 1:
+            first, *rest = _oldest_first(members)
+            groups.append(DuplicateGroup("exact", first, tuple(rest), tuple(1.0 for _ in rest)))
+    return groups
+
+
+def _near_groups(mem: Memory, records: list[MemoryRecord]) -> list[DuplicateGroup]:
+    """Pairs over both floors, chained (union-find) into groups."""
+    import numpy as np
+
+    if len(records) < 2:
+        return []
+    floor = mem.settings.observe.duplicate_similarity_floor
+    overlap = mem.settings.observe.near_duplicate_word_overlap
+    vectors = np.asarray(mem.index.embed_texts([r.content for r in records]), dtype=np.float32)
+    parent = list(range(len(records)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for start in range(0, len(records), _BLOCK):
+        sims = vectors[start : start + _BLOCK] @ vectors.T
+        for row, col in zip(*np.nonzero(sims >= floor), strict=True):
+            i, j = start + int(row), int(col)
+            if j > i and _same(records[i], records[j], overlap):
+                parent[root(j)] = root(i)
+    members: dict[int, list[int]] = {}
+    for i in range(len(records)):
+        members.setdefault(root(i), []).append(i)
+    groups = []
+    for idx in members.values():
+        if len(idx) < 2:
+            continue
+        ordered = sorted(idx, key=lambda i: (_age(records[i]), records[i].path))
+        first, rest = ordered[0], ordered[1:]
+        alike = tuple(float(vectors[first] @ vectors[i]) for i in rest)
+        groups.append(DuplicateGroup("near", records[first], tuple(records[i] for i in rest), alike))
+    return groups
+
+
+def find_duplicates(mem: Memory, *, namespace: str | None = None) -> DedupResult:
+    """Every group of duplicates among active memories (read-only)."""
+    active = [
+        r for r in mem.files.scan().records if r.status == "active" and (namespace is None or r.namespace == namespace)
+    ]
+    exact = _exact_groups(active)
+    folded = {r.id for g in exact for r in g.others}
+    groups = exact + _near_groups(mem, [r for r in active if r.id not in folded])
+    groups.sort(key=lambda g: g.survivor.path)
+    return DedupResult(len(active), tuple(groups))
+
+
+def dedup(mem: Memory, *, merge: bool = False, namespace: str | None = None, source: str = "api") -> DedupResult:
+    """Find duplicates; with ``merge`` fold each group into its survivor, every group in one commit."""
+    found = find_duplicates(mem, namespace=namespace)
+    if not merge or not found.groups:
+        return found
+    pairs = [(other, g.survivor.id) for g in found.groups for other in g.others]
+
+    def run(tx: Transaction) -> PlanOutcome:
+        check_writable(mem)
+        merged = [(other.id, survivor) for other, survivor in pairs if merge_into(mem, tx, other, survivor, "dedup")]
+        ids = list(dict.fromkeys(i for pair in merged for i in pair))
+        namespaces = ",".join(sorted({g.survivor.namespace for g in found.groups}))
+        groups = len(found.groups)
+        subject = (
+            f"remnic dedup: {len(merged)} duplicate(s) merged into {groups} {'memory' if groups == 1 else 'memories'}"
+        )
+        return PlanOutcome(merged, subject if merged else None, ids, namespaces)
+
+    outcome, commit = mem.committer.submit(Plan(("dedup", source, UNGROUPED + str(time.time())), run))
+    merged = tuple(outcome.value)
+    if merged:
+        append_remaps(mem.root, dict(merged))
+    return DedupResult(found.considered, found.groups, merged, commit.sha)
