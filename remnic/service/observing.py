@@ -31,7 +31,7 @@ from remnic.fsio import crash_point, write_atomic
 from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso, parse_time, serialize
 from remnic.memfile.validate import check_bytes, check_namespace, new_frontmatter
 from remnic.observe.archive import archive
-from remnic.observe.buffer import FlushPlan, SessionBuffer
+from remnic.observe.buffer import FlushPlan, SessionBuffer, idle_sessions
 from remnic.observe.ledger import append_verdicts, verdict_event
 from remnic.observe.pipeline import plan_observations
 from remnic.observe.records import MemoryObservation, Turn, key_part
@@ -279,6 +279,27 @@ def observe_turns(
         archive_path=placed.get("archivePath"),
         first_turn_index=placed.get("firstTurnIndex"),
     )
+
+
+def flush_idle_sessions(
+    mem: Memory, *, idle_minutes: float | None = None, source: str = "api", skip: str | None = None
+) -> list[ObserveResult]:
+    """Flush every session whose buffer nobody wrote to for ``idle_minutes`` (default
+    ``observe.bufferMaxMinutes``): a host that never says a session ended (Codex has no such hook, a
+    killed terminal sends none) leaves its last turns waiting. ``skip`` names a session to leave."""
+    minutes = mem.settings.observe.buffer_max_minutes if idle_minutes is None else idle_minutes
+    if minutes <= 0:
+        return []
+    out = []
+    for namespace, session_key in idle_sessions(mem.durable_dir, minutes * 60):
+        if session_key == skip:
+            continue
+        result = observe_turns(
+            mem, session_key, [], namespace=namespace, source=source, flush=False, event="session-end", dry_run=False
+        )
+        if result.flushes:
+            out.append(result)
+    return out
 
 
 def _archived(turn: Turn) -> dict[str, Any]:
