@@ -107,15 +107,56 @@ def test_injected_host_text_never_becomes_a_memory(memory: Memory) -> None:
     assert "Mondays" not in contents and "Perl" not in contents and "Rust" not in contents
 
 
+GOOD_THEN_BAD = {  # a durable first turn, then a broken one on line 2 (3 for the JSON documents)
+    "plain": ("chat.txt", "Ana: We decided to use Go.\nno speaker here\n", 2, "Speaker: text"),
+    "claude-code": (
+        "session.jsonl",
+        '{"type": "user", "uuid": "u1", "message": {"role": "user", "content": "We decided to use Go."}}\n'
+        '{"type": "user", "uuid": "u2", "message": {"role": "user", "content": "x"}\n',
+        2,
+        "Claude Code session file",
+    ),
+    "codex": (
+        "rollout.jsonl",
+        '{"type": "response_item", "payload": {"type": "message", "role": "user", "content": '
+        '[{"type": "input_text", "text": "We decided to use Go."}]}}\n'
+        '{"type": "response_item", "payload": {"type": "message", "role": "robot", "content": []}}\n',
+        2,
+        "Codex rollout file",
+    ),
+    "openai": (
+        "chat.json",
+        '[\n {"role": "user", "content": "We decided to use Go."},\n {"role": "robot", "content": "x"}\n]',
+        3,
+        "valid roles: user, assistant",
+    ),
+    "anthropic": (
+        "request.json",
+        '{"system": "s", "messages": [\n {"role": "user", "content": "We decided to use Go."},\n'
+        ' {"role": "user", "content": [{"type": "text"}]}]}',
+        3,
+        'without a "text" string',
+    ),
+}
+
+
 def test_a_malformed_transcript_names_the_line_and_writes_nothing(memory: Memory, tmp_path: Path) -> None:
     before = snapshot_tree(memory.root)
-    bad = tmp_path / "bad.txt"
-    bad.write_text("Ana: fine\nno speaker here\n")
-    result = run_cli("observe", str(bad), "--session-key", "s", "--format", "plain", "--memory-dir", str(memory.root))
-    assert result.code == 2 and f"{bad}:2" in result.err and "Speaker: text" in result.err
+    for fmt, (name, text, line, expected) in GOOD_THEN_BAD.items():
+        bad = tmp_path / name
+        bad.write_text(text)
+        for given in (fmt, "auto"):
+            result = run_cli(
+                "observe", str(bad), "--session-key", "s", "--format", given, "--flush", "--memory-dir", str(memory.root)
+            )
+            assert result.code == 2 and f"{bad}:{line}: " in result.err and expected in result.err, (fmt, result.err)
+            assert f"(format {fmt})" in result.err
     with pytest.raises(ValidationError) as exc:
         memory.observe("s", [{"role": "robot", "content": "hi"}])
     assert "role" in exc.value.problems[0].field
+    with pytest.raises(ValidationError) as exc:
+        memory.observe("s", [{"role": "user", "content": [{"type": "text"}]}], flush=True)
+    assert exc.value.problems[0].field == "messages[0].content" and "text" in exc.value.problems[0].message
     assert snapshot_tree(memory.root) == before
     assert not (memory.root / "state" / "observe-buffer").exists()
 
