@@ -253,3 +253,31 @@ def test_recall_cites_the_primitives_the_pipeline_wrote(plain_env: Env) -> None:
     http = env.call("POST", "/engram/v1/recall", {"query": "staging DB port", "citations": True}).json()
     assert http["citations"] == block
     assert "citations" not in env.call("POST", "/engram/v1/recall", {"query": "staging DB port"}).json()
+
+
+def test_a_near_duplicate_in_the_next_flush_reinforces_before_the_index_catches_up(memory: Memory) -> None:
+    first = memory.observe(
+        "s1", [{"role": "user", "speaker": "Ana", "content": "I prefer dark roast coffee in the morning."}], flush=True
+    )
+    created = first.flushes[0].created
+    assert len(created) == 1
+    # The next flush comes at once: the first primitive may still be on its way into the index.
+    again = memory.observe(
+        "s2", [{"role": "user", "speaker": "Ana", "content": "I prefer dark roast coffee every morning."}], flush=True
+    )
+    assert again.flushes[0].created == () and again.flushes[0].reinforced == created
+    assert [r.frontmatter.get("reinforcement_count") for r in memory.list()] == [1]
+
+
+def test_doctor_reports_the_flushes_throughput_and_verdicts_from_the_ledger(memory: Memory) -> None:
+    empty = run_cli("doctor", "--json", "--memory-dir", str(memory.root)).json()
+    check = next(c for c in empty["checks"] if c["name"] == "observations")
+    assert check["detail"].startswith("no observations yet")
+    memory.observe_transcript("standup", CHAT, fmt="plain", flush=True)
+    ledger = memory.root / "state" / "observation-ledger" / "extraction-judge-verdicts.jsonl"
+    lines = [json.loads(line) for line in ledger.read_text().splitlines()]
+    assert len(lines) == 3 and {line["flushTurns"] for line in lines} == {5}  # 5 turns, 3 facts
+    doctor = run_cli("doctor", "--json", "--memory-dir", str(memory.root)).json()
+    detail = next(c for c in doctor["checks"] if c["name"] == "observations")["detail"]
+    assert "3 verdicts" in detail and "(3 accepted, 0 rejected, 0 deferred)" in detail
+    assert "last observedAt 2026-05-02T09:03:00.000Z" in detail and "5 turns in 1 flush(es) at" in detail

@@ -323,6 +323,8 @@ class _FlushWork:
     superseded: list[str] = field(default_factory=list)
     written_paths: list[str] = field(default_factory=list)  # primitives written in this flush …
     written_vectors: list[Any] = field(default_factory=list)  # … and their embeddings
+    unindexed: list[MemoryRecord] | None = None  # earlier writes the index has not taken yet …
+    unindexed_vectors: Any = None  # … and their embeddings
 
 
 def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
@@ -337,7 +339,9 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
         return FlushResult(
             plan.flush_id, plan.reason, (plan.first_seq, plan.last_seq), done, tuple(observations), replayed=True
         )
-    mem.settle_index()
+    # No wait for the index: what this process wrote but the index has not taken yet is looked at
+    # directly (exact duplicates, supersession, near duplicates), so a flush never waits for the
+    # previous flush's indexing.
 
     def run(tx: Transaction) -> PlanOutcome:
         check_writable(mem)
@@ -364,7 +368,8 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
     work = outcome.value
     assert isinstance(work, _FlushWork)
     elapsed = int((time.perf_counter() - started) * 1000)
-    append_verdicts(mem.root, [_ledger_line(o, plan.session_key, elapsed) for o in work.observations])
+    turns = len(plan.turns)
+    append_verdicts(mem.root, [_ledger_line(o, plan, elapsed, turns) for o in work.observations])
     return FlushResult(
         plan.flush_id,
         plan.reason,
@@ -377,15 +382,15 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
     )
 
 
-def _ledger_line(obs: MemoryObservation, session_key: str, elapsed_ms: int) -> dict[str, Any]:
-    line = verdict_event(obs, session_key, elapsed_ms=elapsed_ms)
-    line["resultingPrimitiveId"] = obs.resulting_primitive_id
+def _ledger_line(obs: MemoryObservation, plan: FlushPlan, elapsed_ms: int, turns: int) -> dict[str, Any]:
+    line = verdict_event(obs, plan.session_key, elapsed_ms=elapsed_ms)
+    line.update(resultingPrimitiveId=obs.resulting_primitive_id, flushId=plan.flush_id, flushTurns=turns)
     return line
 
 
 def _vectors(mem: Memory, texts: Sequence[str]) -> dict[int, Any]:
-    """Embedding of each fact (for near-duplicates), or nothing when there is no usable index."""
-    if not texts or not mem.has_index():
+    """Embedding of each fact (for near-duplicates), or nothing when no model loads."""
+    if not texts or mem.embedder_for_observe() is None:
         return {}
     try:
         matrix = mem.index.embed_texts(texts)
@@ -482,7 +487,17 @@ def _near_duplicate(
             record = staged.record if staged is not None else None
             if record is not None and record.namespace == ns and record.status == "active":
                 candidates.append((float(similarity), record))
-    for memory_id, path, similarity in mem.index.nearest(vector, NEAR_CANDIDATES, namespace=ns):
+    if work.unindexed is None:  # committed by this process, still on their way into the index: once a flush
+        records = [r for r in mem.indexer.pending_records() if r.namespace == ns and r.content.strip()]
+        work.unindexed = records
+        work.unindexed_vectors = np.asarray(mem.index.embed_texts([r.content for r in records])) if records else None
+    if work.unindexed_vectors is not None:
+        sims = work.unindexed_vectors @ vector
+        for sim, record in zip(sims, work.unindexed, strict=True):
+            if record.status == "active" and record.path not in tx.staged:
+                candidates.append((float(sim), record))
+    indexed = mem.index.nearest(vector, NEAR_CANDIDATES, namespace=ns) if mem.has_index() else []
+    for memory_id, path, similarity in indexed:
         if path in tx.staged or similarity < settings.duplicate_similarity_floor:
             continue
         try:
