@@ -142,12 +142,20 @@ GOOD_THEN_BAD = {  # a durable first turn, then a broken one on line 2 (3 for th
 
 def test_a_malformed_transcript_names_the_line_and_writes_nothing(memory: Memory, tmp_path: Path) -> None:
     before = snapshot_tree(memory.root)
-    for fmt, (name, text, line, expected) in GOOD_THEN_BAD.items():
+    for fmt, (name, content, line, expected) in GOOD_THEN_BAD.items():
         bad = tmp_path / name
-        bad.write_text(text)
+        bad.write_text(content)
         for given in (fmt, "auto"):
             result = run_cli(
-                "observe", str(bad), "--session-key", "s", "--format", given, "--flush", "--memory-dir", str(memory.root)
+                "observe",
+                str(bad),
+                "--session-key",
+                "s",
+                "--format",
+                given,
+                "--flush",
+                "--memory-dir",
+                str(memory.root),
             )
             assert result.code == 2 and f"{bad}:{line}: " in result.err and expected in result.err, (fmt, result.err)
             assert f"(format {fmt})" in result.err

@@ -329,12 +329,12 @@ def test_plain_lines_name_speakers_and_optional_timestamps() -> None:
         (
             '{"model": "m", "system": "s",\n "messages": [\n  {"role": "user", "content": "ok"},\n  {"role": "user", "content": "ok", "timestamp": "soon"}]}',
             "anthropic",
-            "transcript:4: transcript: messages[1].timestamp 'soon' is not an ISO-8601 time or epoch seconds; expected a JSON object {\"system\", \"messages\": [...]} or an array of {role, content} messages (format anthropic)",
+            'transcript:4: transcript: messages[1].timestamp \'soon\' is not an ISO-8601 time or epoch seconds; expected a JSON object {"system", "messages": [...]} or an array of {role, content} messages (format anthropic)',
         ),
         (
             '{"type": "response_item", "payload": {"type": "message", "role": "robot", "content": []}}\n',
             "codex",
-            "transcript:1: transcript: payload.role is 'robot'; valid roles: user, assistant, developer, system; expected one JSON object per line with \"type\" and \"payload\" — a Codex rollout file (format codex)",
+            'transcript:1: transcript: payload.role is \'robot\'; valid roles: user, assistant, developer, system; expected one JSON object per line with "type" and "payload" — a Codex rollout file (format codex)',
         ),
         (
             '{"type": "user", "timestamp": "yesterday", "message": {"role": "user", "content": "hi"}}\n',
@@ -344,7 +344,7 @@ def test_plain_lines_name_speakers_and_optional_timestamps() -> None:
         (
             '{"type": "user", "message": {"role": "user", "content": [42]}}\n',
             "claude-code",
-            "transcript:1: transcript: message content[0] is not a content block (an object with a \"type\"); expected one JSON object per line with a \"type\" (user, assistant, system, …) — a Claude Code session file (format claude-code)",
+            'transcript:1: transcript: message content[0] is not a content block (an object with a "type"); expected one JSON object per line with a "type" (user, assistant, system, …) — a Claude Code session file (format claude-code)',
         ),
         (
             "42\n",

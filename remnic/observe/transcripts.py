@@ -121,7 +121,7 @@ def block_problem(content: Any) -> str | None:
         if isinstance(block, str):
             continue
         if not isinstance(block, Mapping) or not isinstance(block.get("type"), str):
-            return f"content[{i}] is not a content block (an object with a \"type\")"
+            return f'content[{i}] is not a content block (an object with a "type")'
         if block["type"] in TEXT_BLOCK_TYPES and not isinstance(block.get("text"), str):
             return f'content[{i}] is a {block["type"]} block without a "text" string'
     return None
