@@ -289,3 +289,42 @@ def test_doctor_reports_the_flushes_throughput_and_verdicts_from_the_ledger(memo
     detail = next(c for c in doctor["checks"] if c["name"] == "observations")["detail"]
     assert "3 verdicts" in detail and "(3 accepted, 0 rejected, 0 deferred)" in detail
     assert "last observedAt 2026-05-02T09:03:00.000Z" in detail and "5 turns in 1 flush(es) at" in detail
+
+
+def test_every_surface_persists_the_same_observations(plain_env: Env, tmp_path: Path) -> None:
+    """Not only planned: flushed through each surface (one namespace each, so each writes its own
+    primitives), the observations are the same, ids included, and each resulted in a primitive."""
+    env = plain_env
+    python = [o.to_dict() for o in env.memory.observe("same", MESSAGES, namespace="py", flush=True).observations]
+    messages = tmp_path / "messages.json"
+    messages.write_text(json.dumps(MESSAGES))
+    cli = run_cli(
+        "observe", str(messages), "--session-key", "same", "--format", "openai", "--flush", "--json",
+        "--namespace", "cli", "--memory-dir", str(env.root),
+    )  # fmt: skip
+    assert cli.code == 0, cli.err
+    body = {"sessionKey": "same", "messages": MESSAGES, "flush": True}
+    http = env.call("POST", "/engram/v1/observe", {**body, "namespace": "http"})
+    assert http.status == 202, http.raw
+
+    async def go() -> Any:
+        async with http_client(env, env.alice) as client:
+            return await client.call_tool("remnic_observe", {**body, "namespace": "mcp"})
+
+    mcp = run(go)
+    assert not mcp.is_error, text(mcp)
+    surfaces = {
+        "cli": cli.json()["observations"],
+        "http": http.json()["observations"],
+        "mcp": mcp.structured_content["observations"],
+    }
+
+    def without_primitive(observations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in o.items() if k != "resultingPrimitiveId"} for o in observations]
+
+    kept = [o for o in python if o["judgeAccepted"]]
+    assert kept and all(o["resultingPrimitiveId"] for o in kept)
+    for name, observations in surfaces.items():
+        assert without_primitive(observations) == without_primitive(python), name
+        ns_ids = {r.id for r in env.memory.list(namespace=name)}
+        assert {o["resultingPrimitiveId"] for o in observations if o["judgeAccepted"]} == ns_ids, name
