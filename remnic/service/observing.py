@@ -325,6 +325,8 @@ class _FlushWork:
     written_vectors: list[Any] = field(default_factory=list)  # … and their embeddings
     unindexed: list[MemoryRecord] | None = None  # earlier writes the index has not taken yet …
     unindexed_vectors: Any = None  # … and their embeddings
+    indexed_near: dict[int, list[tuple[str, str, float]]] = field(default_factory=dict)
+    """Observation number → the indexed memories nearest its fact (id, path, cosine)."""
 
 
 def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
@@ -347,10 +349,14 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
         check_writable(mem)
         work = _FlushWork(list(observations))
         vectors = _vectors(mem, [o.fact.content for o in observations])
+        kept = [i for i, o in enumerate(observations) if o.proposed_status is not None and i in vectors]
+        if kept and mem.has_index():  # one hold of the index lock for the whole flush
+            found = mem.index.nearest_many([vectors[i] for i in kept], NEAR_CANDIDATES, namespace=plan.namespace)
+            work.indexed_near = dict(zip(kept, found, strict=True))
         for i, obs in enumerate(observations):
             if obs.proposed_status is None:
                 continue
-            work.observations[i] = _persist_one(mem, tx, obs, plan, vectors.get(i), work)
+            work.observations[i] = _persist_one(mem, tx, obs, plan, vectors.get(i), work, i)
         counts = {
             "Observations": str(len(observations)),
             "Created": str(len(work.created)),
@@ -400,13 +406,13 @@ def _vectors(mem: Memory, texts: Sequence[str]) -> dict[int, Any]:
 
 
 def _persist_one(
-    mem: Memory, tx: Transaction, obs: MemoryObservation, plan: FlushPlan, vector: Any, work: _FlushWork
+    mem: Memory, tx: Transaction, obs: MemoryObservation, plan: FlushPlan, vector: Any, work: _FlushWork, number: int
 ) -> MemoryObservation:
     """Reinforce an existing memory or write a new primitive (superseding what it replaces)."""
     fact = obs.fact
     existing = mem.find_duplicate(plan.namespace, content_hash(fact.content), tx)
     if existing is None and vector is not None:
-        existing = _near_duplicate(mem, tx, obs, plan.namespace, vector, work)
+        existing = _near_duplicate(mem, tx, obs, plan.namespace, vector, work, work.indexed_near.get(number, []))
     if existing is not None:
         _reinforce(mem, tx, existing)
         if existing.id not in work.reinforced and existing.id not in work.created:
@@ -474,7 +480,13 @@ def _words(text: str) -> set[str]:
 
 
 def _near_duplicate(
-    mem: Memory, tx: Transaction, obs: MemoryObservation, ns: str, vector: Any, work: _FlushWork
+    mem: Memory,
+    tx: Transaction,
+    obs: MemoryObservation,
+    ns: str,
+    vector: Any,
+    work: _FlushWork,
+    indexed: Sequence[tuple[str, str, float]],
 ) -> MemoryRecord | None:
     """An active memory saying the same thing: cosine ≥ the floor, enough shared words, no other value."""
     settings = mem.settings.observe
@@ -496,7 +508,6 @@ def _near_duplicate(
         for sim, record in zip(sims, work.unindexed, strict=True):
             if record.status == "active" and record.path not in tx.staged:
                 candidates.append((float(sim), record))
-    indexed = mem.index.nearest(vector, NEAR_CANDIDATES, namespace=ns) if mem.has_index() else []
     for memory_id, path, similarity in indexed:
         if path in tx.staged or similarity < settings.duplicate_similarity_floor:
             continue
