@@ -122,3 +122,27 @@ def test_cv_smoke_run_reports_held_out_figures_per_category(subset: Path, tmp_pa
     assert overall["n"] == cv["defaults"]["overall"]["n"]
     text = locomo_cv.render_cv(cv)
     assert "cross-validated (leave one conversation out)" in text and "temporal (2) R@5" in text
+
+
+def test_pipeline_track_smoke_run_through_the_cli(subset: Path) -> None:
+    """`remnic benchmark locomo --track pipeline`: observed turn by turn, reported beside the raw turns."""
+    from conftest import run_cli
+
+    from remnic.bench import pipeline
+
+    result = run_cli("benchmark", "locomo", "--track", "pipeline", "--data", str(subset), "--json")
+    assert result.code == 0, result.err
+    out = result.json()
+    observed, raw = out["pipeline"], out["raw"]
+    totals = observed["totals"]
+    conv = locomo.load_conversation(subset)
+    assert totals["turns"] == len(conv.turns) and totals["primitives"] > 0
+    assert totals["accepted"] + totals["rejected"] + totals["deferred"] == totals["verdicts"]
+    assert totals["stored"] <= totals["primitives"] and totals["keptTokens"] < totals["traceTokens"]
+    assert observed["compression"] == totals["traceTokens"] / totals["keptTokens"] > 1.0
+    o = observed["metrics"]["overall"]
+    assert o["n"] == raw["methods"]["hybrid"]["overall"]["n"] > 10
+    assert 0.0 <= o["recall@5"] <= o["recall@10"] <= 1.0 and o["recall@10"] >= 0.3  # far above chance
+    assert observed["turnsPerSecond"] > 0 and observed["turnsPerCpuSecond"] > 0
+    text = pipeline.render(observed, raw) + "\n" + pipeline.targets(observed, raw)
+    assert "| pipeline (observed) |" in text and "single-hop R@10" in text and "compression ≥ 2×" in text

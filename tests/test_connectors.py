@@ -52,7 +52,11 @@ def test_install_merges_idempotently_with_a_backup_and_remove_takes_only_ours(
     assert result["status"] == "installed" and result["backup"] and Path(result["backup"]).is_file()
     config = json.loads(path.read_text())
     assert config["model"] == "opus" and config["hooks"]["Stop"][0]["hooks"] == [theirs]
-    for event, script in (("SessionStart", "session-start"), ("Stop", "stop"), ("PreCompact", "pre-compact")):
+    events = [("SessionStart", "session-start"), ("Stop", "stop"), ("PreCompact", "pre-compact")]
+    if host == "claude-code":  # Codex has no SessionEnd
+        events.append(("SessionEnd", "session-end"))
+    assert sorted(result["events"]) == sorted(e for e, _ in events)
+    for event, script in events:
         command = result["events"][event]
         assert f"REMNIC_MEMORY_DIR={root}" in command and command.endswith(f"hooks/{host}/{script}.sh")
     before = path.read_bytes()
@@ -100,6 +104,7 @@ def test_doctor_fires_each_hook_and_says_what_is_missing(seeded: Memory, isolate
     checks = {c["name"]: c for c in doctor.json()["checks"]}
     assert "injects" in checks["SessionStart fires"]["detail"]
     assert "remnic stop:" in checks["Stop fires"]["detail"] and checks["PreCompact fires"]["ok"]
+    assert (checks.get("SessionEnd fires") or {}).get("ok", host == "codex") is True
     if host == "codex":
         (isolated_home / ".codex" / "config.toml").write_text("[features]\nhooks = false\n")
         off = run_cli("connectors", "doctor", host, "--json").json()

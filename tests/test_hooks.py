@@ -275,6 +275,68 @@ def test_agent_stop_hands_new_turns_to_observe_once(
     assert [a["content"] for a in archived][-1] == "One more thing." and len(archived) == 3
 
 
+DURABLE_TURNS = [
+    {"type": "user", "uuid": "u1", "timestamp": "2026-05-04T09:00:00Z",
+     "message": {"role": "user", "content": "We decided to cut releases every Tuesday from now on."}},
+    {"type": "assistant", "uuid": "a1", "timestamp": "2026-05-04T09:00:05Z",
+     "message": {"role": "assistant", "content": [{"type": "text", "text": "Noted. I'll update the docs now."}]}},
+]  # fmt: skip
+
+
+def _codex(lines: list[dict]) -> list[dict]:
+    return [
+        {"timestamp": x["timestamp"], "type": "response_item", "payload": {
+            "type": "message", "id": x["uuid"], "role": x["message"]["role"],
+            "content": [{"type": "input_text", "text": x["message"]["content"]}] if isinstance(
+                x["message"]["content"], str) else x["message"]["content"]}}
+        for x in lines
+    ]  # fmt: skip
+
+
+def _flush_reasons(root: Path) -> list[str]:
+    out = subprocess.run(
+        ["git", "log", "--format=%(trailers:key=Remnic-Flush-Reason,valueonly)"], cwd=root, capture_output=True,
+        text=True, check=True,
+    ).stdout  # fmt: skip
+    return [line.strip() for line in out.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("host,end", [("claude-code", "session-end"), ("codex", "pre-compact")])
+def test_agent_hooks_turn_the_session_into_memories_at_its_end_or_compaction(
+    memory: Memory, tmp_path: Path, host: str, end: str
+) -> None:
+    path = tmp_path / "transcript.jsonl"
+    lines = DURABLE_TURNS if host == "claude-code" else _codex(DURABLE_TURNS)
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    payload = {"session_id": "sess-9", "transcript_path": str(path), "cwd": str(tmp_path)}
+    stop = run_agent_script(host, "stop", {**payload, "hook_event_name": "Stop"}, memory.root)
+    assert stop.returncode == 0 and stop.stdout == ""
+    assert memory.list() == [] and _flush_reasons(memory.root) == []  # a Stop comes after every response
+    done = run_agent_script(host, end, {**payload, "hook_event_name": "SessionEnd"}, memory.root)
+    assert done.returncode == 0
+    contents = [r.content for r in memory.list()]
+    assert contents == ["We decided to cut releases every Tuesday from now on."]  # the chatter is not kept
+    record = memory.list()[0]
+    assert record.frontmatter["sessionKey"] == f"{host}:sess-9" and record.frontmatter["sourceTurnIds"] == ["u1"]
+    assert _flush_reasons(memory.root) == ["session-end" if end == "session-end" else "compaction"]
+
+
+def test_a_session_left_idle_is_flushed_by_the_next_session_start(memory: Memory, tmp_path: Path) -> None:
+    path = tmp_path / "transcript.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in _codex(DURABLE_TURNS)))
+    payload = {"session_id": "left", "transcript_path": str(path), "hook_event_name": "Stop"}
+    assert run_agent_script("codex", "stop", payload, memory.root).returncode == 0
+    journal = next((memory.root / "state" / "observe-buffer").rglob("*.jsonl"))
+    start = {"session_id": "next", "cwd": str(tmp_path), "source": "startup", "hook_event_name": "SessionStart"}
+    assert run_agent_script("codex", "session-start", start, memory.root).returncode == 0
+    assert memory.list() == []  # not idle yet: the session may go on
+    hours_ago = journal.stat().st_mtime - 2 * 3600  # observe.bufferMaxMinutes is 30
+    os.utime(journal, (hours_ago, hours_ago))
+    assert run_agent_script("codex", "session-start", start, memory.root).returncode == 0
+    assert [r.content for r in memory.list()] == ["We decided to cut releases every Tuesday from now on."]
+    assert _flush_reasons(memory.root) == ["session-end"]
+
+
 def test_agent_hook_never_fails_the_session(tmp_path: Path) -> None:
     proc = run_agent_script("claude-code", "session-start", {"cwd": str(tmp_path)}, tmp_path / "missing")
     assert proc.returncode == 0 and proc.stdout == ""

@@ -107,15 +107,64 @@ def test_injected_host_text_never_becomes_a_memory(memory: Memory) -> None:
     assert "Mondays" not in contents and "Perl" not in contents and "Rust" not in contents
 
 
+GOOD_THEN_BAD = {  # a durable first turn, then a broken one on line 2 (3 for the JSON documents)
+    "plain": ("chat.txt", "Ana: We decided to use Go.\nno speaker here\n", 2, "Speaker: text"),
+    "claude-code": (
+        "session.jsonl",
+        '{"type": "user", "uuid": "u1", "message": {"role": "user", "content": "We decided to use Go."}}\n'
+        '{"type": "user", "uuid": "u2", "message": {"role": "user", "content": "x"}\n',
+        2,
+        "Claude Code session file",
+    ),
+    "codex": (
+        "rollout.jsonl",
+        '{"type": "response_item", "payload": {"type": "message", "role": "user", "content": '
+        '[{"type": "input_text", "text": "We decided to use Go."}]}}\n'
+        '{"type": "response_item", "payload": {"type": "message", "role": "robot", "content": []}}\n',
+        2,
+        "Codex rollout file",
+    ),
+    "openai": (
+        "chat.json",
+        '[\n {"role": "user", "content": "We decided to use Go."},\n {"role": "robot", "content": "x"}\n]',
+        3,
+        "valid roles: user, assistant",
+    ),
+    "anthropic": (
+        "request.json",
+        '{"system": "s", "messages": [\n {"role": "user", "content": "We decided to use Go."},\n'
+        ' {"role": "user", "content": [{"type": "text"}]}]}',
+        3,
+        'without a "text" string',
+    ),
+}
+
+
 def test_a_malformed_transcript_names_the_line_and_writes_nothing(memory: Memory, tmp_path: Path) -> None:
     before = snapshot_tree(memory.root)
-    bad = tmp_path / "bad.txt"
-    bad.write_text("Ana: fine\nno speaker here\n")
-    result = run_cli("observe", str(bad), "--session-key", "s", "--format", "plain", "--memory-dir", str(memory.root))
-    assert result.code == 2 and f"{bad}:2" in result.err and "Speaker: text" in result.err
+    for fmt, (name, content, line, expected) in GOOD_THEN_BAD.items():
+        bad = tmp_path / name
+        bad.write_text(content)
+        for given in (fmt, "auto"):
+            result = run_cli(
+                "observe",
+                str(bad),
+                "--session-key",
+                "s",
+                "--format",
+                given,
+                "--flush",
+                "--memory-dir",
+                str(memory.root),
+            )
+            assert result.code == 2 and f"{bad}:{line}: " in result.err and expected in result.err, (fmt, result.err)
+            assert f"(format {fmt})" in result.err
     with pytest.raises(ValidationError) as exc:
         memory.observe("s", [{"role": "robot", "content": "hi"}])
     assert "role" in exc.value.problems[0].field
+    with pytest.raises(ValidationError) as exc:
+        memory.observe("s", [{"role": "user", "content": [{"type": "text"}]}], flush=True)
+    assert exc.value.problems[0].field == "messages[0].content" and "text" in exc.value.problems[0].message
     assert snapshot_tree(memory.root) == before
     assert not (memory.root / "state" / "observe-buffer").exists()
 
@@ -212,3 +261,70 @@ def test_recall_cites_the_primitives_the_pipeline_wrote(plain_env: Env) -> None:
     http = env.call("POST", "/engram/v1/recall", {"query": "staging DB port", "citations": True}).json()
     assert http["citations"] == block
     assert "citations" not in env.call("POST", "/engram/v1/recall", {"query": "staging DB port"}).json()
+
+
+def test_a_near_duplicate_in_the_next_flush_reinforces_before_the_index_catches_up(memory: Memory) -> None:
+    first = memory.observe(
+        "s1", [{"role": "user", "speaker": "Ana", "content": "I prefer dark roast coffee in the morning."}], flush=True
+    )
+    created = first.flushes[0].created
+    assert len(created) == 1
+    # The next flush comes at once: the first primitive may still be on its way into the index.
+    again = memory.observe(
+        "s2", [{"role": "user", "speaker": "Ana", "content": "I prefer dark roast coffee every morning."}], flush=True
+    )
+    assert again.flushes[0].created == () and again.flushes[0].reinforced == created
+    assert [r.frontmatter.get("reinforcement_count") for r in memory.list()] == [1]
+
+
+def test_doctor_reports_the_flushes_throughput_and_verdicts_from_the_ledger(memory: Memory) -> None:
+    empty = run_cli("doctor", "--json", "--memory-dir", str(memory.root)).json()
+    check = next(c for c in empty["checks"] if c["name"] == "observations")
+    assert check["detail"].startswith("no observations yet")
+    memory.observe_transcript("standup", CHAT, fmt="plain", flush=True)
+    ledger = memory.root / "state" / "observation-ledger" / "extraction-judge-verdicts.jsonl"
+    lines = [json.loads(line) for line in ledger.read_text().splitlines()]
+    assert len(lines) == 3 and {line["flushTurns"] for line in lines} == {5}  # 5 turns, 3 facts
+    doctor = run_cli("doctor", "--json", "--memory-dir", str(memory.root)).json()
+    detail = next(c for c in doctor["checks"] if c["name"] == "observations")["detail"]
+    assert "3 verdicts" in detail and "(3 accepted, 0 rejected, 0 deferred)" in detail
+    assert "last observedAt 2026-05-02T09:03:00.000Z" in detail and "5 turns in 1 flush(es) at" in detail
+
+
+def test_every_surface_persists_the_same_observations(plain_env: Env, tmp_path: Path) -> None:
+    """Not only planned: flushed through each surface (one namespace each, so each writes its own
+    primitives), the observations are the same, ids included, and each resulted in a primitive."""
+    env = plain_env
+    python = [o.to_dict() for o in env.memory.observe("same", MESSAGES, namespace="py", flush=True).observations]
+    messages = tmp_path / "messages.json"
+    messages.write_text(json.dumps(MESSAGES))
+    cli = run_cli(
+        "observe", str(messages), "--session-key", "same", "--format", "openai", "--flush", "--json",
+        "--namespace", "cli", "--memory-dir", str(env.root),
+    )  # fmt: skip
+    assert cli.code == 0, cli.err
+    body = {"sessionKey": "same", "messages": MESSAGES, "flush": True}
+    http = env.call("POST", "/engram/v1/observe", {**body, "namespace": "http"})
+    assert http.status == 202, http.raw
+
+    async def go() -> Any:
+        async with http_client(env, env.alice) as client:
+            return await client.call_tool("remnic_observe", {**body, "namespace": "mcp"})
+
+    mcp = run(go)
+    assert not mcp.is_error, text(mcp)
+    surfaces = {
+        "cli": cli.json()["observations"],
+        "http": http.json()["observations"],
+        "mcp": mcp.structured_content["observations"],
+    }
+
+    def without_primitive(observations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in o.items() if k != "resultingPrimitiveId"} for o in observations]
+
+    kept = [o for o in python if o["judgeAccepted"]]
+    assert kept and all(o["resultingPrimitiveId"] for o in kept)
+    for name, observations in surfaces.items():
+        assert without_primitive(observations) == without_primitive(python), name
+        ns_ids = {r.id for r in env.memory.list(namespace=name)}
+        assert {o["resultingPrimitiveId"] for o in observations if o["judgeAccepted"]} == ns_ids, name

@@ -309,17 +309,42 @@ def test_plain_lines_name_speakers_and_optional_timestamps() -> None:
         (
             '[{"role": "robot", "content": "x"}]',
             "openai",
-            "transcript: transcript: messages[0].role is 'robot'; valid roles: user, assistant, system, developer, tool, function; expected a JSON array of {role, content} messages, an object with a messages array, or one message per line (format openai)",
+            "transcript:1: transcript: messages[0].role is 'robot'; valid roles: user, assistant, system, developer, tool, function; expected a JSON array of {role, content} messages, an object with a messages array, or one message per line (format openai)",
         ),
         (
             '{"system": "s", "messages": [{"role": "user", "content": 5}]}',
             "anthropic",
-            'transcript: transcript: messages[0].content must be a string or a list of content blocks; expected a JSON object {"system", "messages": [...]} or an array of {role, content} messages (format anthropic)',
+            'transcript:1: transcript: messages[0].content must be a string or a list of content blocks; expected a JSON object {"system", "messages": [...]} or an array of {role, content} messages (format anthropic)',
         ),
         (
             '[{"role": "user",\n "content": }]',
             "openai",
             "transcript:2: transcript: not valid JSON (Expecting value at column 13); expected a JSON array of {role, content} messages, an object with a messages array, or one message per line (format openai)",
+        ),
+        (
+            '[\n  {"role": "user", "content": "We use Go."},\n  {"role": "user",\n   "content": [{"type": "text"}]}\n]',
+            "auto",
+            'transcript:3: transcript: messages[1].content[0] is a text block without a "text" string; expected a JSON array of {role, content} messages, an object with a messages array, or one message per line (format openai)',
+        ),
+        (
+            '{"model": "m", "system": "s",\n "messages": [\n  {"role": "user", "content": "ok"},\n  {"role": "user", "content": "ok", "timestamp": "soon"}]}',
+            "anthropic",
+            'transcript:4: transcript: messages[1].timestamp \'soon\' is not an ISO-8601 time or epoch seconds; expected a JSON object {"system", "messages": [...]} or an array of {role, content} messages (format anthropic)',
+        ),
+        (
+            '{"type": "response_item", "payload": {"type": "message", "role": "robot", "content": []}}\n',
+            "codex",
+            'transcript:1: transcript: payload.role is \'robot\'; valid roles: user, assistant, developer, system; expected one JSON object per line with "type" and "payload" — a Codex rollout file (format codex)',
+        ),
+        (
+            '{"type": "user", "timestamp": "yesterday", "message": {"role": "user", "content": "hi"}}\n',
+            "auto",
+            "transcript:1: transcript: timestamp 'yesterday' is not an ISO-8601 time; expected one JSON object per line with a \"type\" (user, assistant, system, …) — a Claude Code session file (format claude-code)",
+        ),
+        (
+            '{"type": "user", "message": {"role": "user", "content": [42]}}\n',
+            "claude-code",
+            'transcript:1: transcript: message content[0] is not a content block (an object with a "type"); expected one JSON object per line with a "type" (user, assistant, system, …) — a Claude Code session file (format claude-code)',
         ),
         (
             "42\n",

@@ -187,6 +187,28 @@ def test_suggestions_over_http_and_mcp(env: Env) -> None:
     assert env.call("POST", "/engram/v1/suggestions", {"content": "x", "status": "active"}).status == 400
 
 
+def test_review_disposition_over_http_and_mcp_leaves_the_queue(env: Env) -> None:
+    first, second = (
+        env.call("POST", "/engram/v1/suggestions", {"content": text}).json()["memoryId"]
+        for text in ("Maybe deploy on Wednesdays", "Maybe freeze deploys in December")
+    )
+    r = env.call(
+        "POST", "/engram/v1/review-disposition", {"memoryId": first, "status": "active", "reasonCode": "approved"}
+    )
+    assert r.status == 200, r.raw
+    body = r.json()
+    assert body | {"ok": True, "memoryId": first, "status": "active", "previousStatus": "pending_review"} == body
+    assert body["commit"] and env.memory.get(first).frontmatter["reviewReasonCode"] == "approved"
+    result = tool(env, "remnic_review_disposition", {"memoryId": second, "status": "rejected", "reasonCode": "wrong"})
+    assert not result.is_error, text(result)
+    assert result.structured_content["status"] == "rejected" and env.memory.get(second).status == "rejected"
+    assert env.call("GET", "/engram/v1/review-queue").json()["count"] == 0
+    bad = env.call("POST", "/engram/v1/review-disposition", {"memoryId": first, "status": "done", "reasonCode": "x"})
+    assert bad.status == 400 and "active, pending_review" in bad.raw.decode()
+    missing = env.call("POST", "/engram/v1/review-disposition", {"memoryId": first, "status": "active"})
+    assert missing.status == 400 and "reasonCode" in missing.raw.decode()
+
+
 def test_profile_and_day_summary_over_http_and_mcp(env: Env) -> None:
     env.call("POST", "/engram/v1/memories", {"content": "Ana prefers dark mode", "category": "preference"})
     env.call("POST", "/engram/v1/memories", {"content": "Never force-push to main", "category": "rule"})

@@ -48,6 +48,7 @@ OPERATIONS = (
     "memory_entities",
     "entity_get",
     "memory_feedback",
+    "review_disposition",
     "citations_observed",
     "suggestion_submit",
     "memory_profile",
@@ -415,7 +416,10 @@ async def call_every_tool(client: Client) -> dict[str, Any]:
     await call("remnic_memory_feedback", {"memoryId": stored["memoryId"], "vote": "up", "note": "helped"})
     cited = {"entries": [{"path": stored["path"], "lineStart": 1, "lineEnd": 2}], "rolloutIds": []}
     await call("remnic_citations_observed", {"citations": cited})
-    await call("remnic_suggestion_submit", {"content": "Maybe deploy on Wednesdays"})
+    suggested = await call("remnic_suggestion_submit", {"content": "Maybe deploy on Wednesdays"})
+    await call(
+        "remnic_review_disposition", {"memoryId": suggested["memoryId"], "status": "active", "reasonCode": "approved"}
+    )
     await call("remnic_memory_profile", {})
     await call("remnic_day_summary", {"timeZone": "Europe/Lisbon"})
     await call("remnic_set_coding_context", {"sessionKey": "s", "projectTag": "webapp"})

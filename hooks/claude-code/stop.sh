@@ -1,3 +1,3 @@
 #!/bin/sh
-# remnic for Claude Code, Stop: hand the session transcript (new turns only) to remnic's observe archive.
+# remnic for Claude Code, Stop (after every response): hand the new turns to observe; its triggers decide when they become memories.
 exec "$(dirname "$0")/../agent-hook.sh" stop --host claude-code

@@ -1,3 +1,3 @@
 #!/bin/sh
-# remnic for Codex, Stop: hand the session transcript (new turns only) to remnic's observe archive.
+# remnic for Codex, Stop (after every turn): hand the new turns to observe; its triggers decide when they become memories.
 exec "$(dirname "$0")/../agent-hook.sh" stop --host codex

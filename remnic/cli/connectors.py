@@ -17,8 +17,9 @@ EPILOG = """\
 install merges remnic's hooks into the host's own config — Claude Code:
 ~/.claude/settings.json ($CLAUDE_CONFIG_DIR), Codex: ~/.codex/hooks.json ($CODEX_HOME) —
 leaving every other hook and key as it is: SessionStart injects the pinned memories
-(rules, principles, key preferences) and what recall finds for the repository; Stop and
-PreCompact hand the transcript's new turns to the archive. Running it again changes
+(rules, principles, key preferences) and what recall finds for the repository; Stop
+hands the transcript's new turns to observe, PreCompact and SessionEnd (Claude Code)
+also flush them into memories. Running it again changes
 nothing; a changed file is first copied to <file>.remnic-backup-<time>. The hooks use
 this Python and this memory repository. remove takes only remnic's hooks out. doctor
 checks the config and fires each hook with a sample payload.

@@ -9,13 +9,12 @@ import sys
 from typing import Any
 
 from remnic.config import load_settings
-from remnic.drivers.hooks import AGENT_EVENTS, AGENT_HOSTS, observe_transcript, session_start_output
+from remnic.drivers.connectors import host_events
+from remnic.drivers.hooks import AGENT_EVENTS, AGENT_HOSTS, flush_idle, observe_transcript, session_start_output
 from remnic.errors import RemnicError
 from remnic.service.githooks import GIT_HOOKS, hooks_source_dir, pre_commit_problems
 
 from ._common import add_command, choice_list, emit, open_memory, progress_bar, table
-
-_HOST_EVENTS = {"SessionStart": "session-start", "Stop": "stop", "PreCompact": "pre-compact"}
 
 
 def register(sub: Any) -> None:
@@ -129,7 +128,7 @@ def agent_config(host: str, python: str = sys.executable) -> dict[str, Any]:
     """The hooks settings for ``host`` (Claude Code settings.json and Codex hooks.json share a shape)."""
     scripts = hooks_source_dir() / host
     hooks: dict[str, Any] = {}
-    for event, name in _HOST_EVENTS.items():
+    for event, name in host_events(host).items():
         command = f"REMNIC_PYTHON={shlex.quote(python)} {shlex.quote(str(scripts / (name + '.sh')))}"
         entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command, "timeout": 60}]}
         if event == "SessionStart":
@@ -201,7 +200,10 @@ def _run_agent(args: argparse.Namespace) -> int:
             if args.hook == "session-start":
                 output = session_start_output(memory, payload)
                 if output:
-                    print(json.dumps(output, ensure_ascii=False))
+                    print(json.dumps(output, ensure_ascii=False), flush=True)
+                flushed = flush_idle(memory, args.host)
+                if flushed:
+                    print(f"remnic {args.hook}: flushed idle sessions {json.dumps(flushed)}", file=sys.stderr)
             else:
                 result = observe_transcript(memory, payload, args.host, args.hook)
                 print(f"remnic {args.hook}: {json.dumps(result, default=str)}", file=sys.stderr)

@@ -461,7 +461,11 @@ def cmd_bench_locomo(args: argparse.Namespace) -> int:
 
         observed = pipeline.run_pipeline(files, ks=args.k, log=log)
         raw = locomo.run_locomo(files, granularity="turn", ks=args.k, methods=locomo.BASELINES[:1], log=log)
-        emit(args, {"pipeline": observed, "raw": raw}, lambda: pipeline.render(observed, raw))
+        emit(
+            args,
+            {"pipeline": observed, "raw": raw},
+            lambda: pipeline.render(observed, raw) + "\n\n" + pipeline.targets(observed, raw),
+        )
         return 0
     if args.cv:
         from remnic.bench import locomo_cv

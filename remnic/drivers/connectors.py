@@ -32,9 +32,9 @@ from remnic.errors import UsageError, ValidationError
 from remnic.fsio import write_atomic
 from remnic.service.githooks import hooks_source_dir
 
-EVENTS = {"SessionStart": "session-start", "Stop": "stop", "PreCompact": "pre-compact"}
+EVENTS = {"SessionStart": "session-start", "Stop": "stop", "PreCompact": "pre-compact", "SessionEnd": "session-end"}
 TIMEOUT_S = 60
-OURS = re.compile(r"hooks/(?:claude-code|codex)/(?:session-start|stop|pre-compact)\.sh")
+OURS = re.compile(r"hooks/(?:claude-code|codex)/(?:session-start|stop|pre-compact|session-end)\.sh")
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,8 @@ class Host:
     name: str
     session_matcher: str
     """Which session starts the SessionStart hook runs on (the host's ``source`` values)."""
+    events: tuple[str, ...] = ("SessionStart", "Stop", "PreCompact")
+    """The host events remnic hooks into (Codex has no SessionEnd)."""
 
     def config_path(self, env: Mapping[str, str] | None = None) -> Path:
         env = os.environ if env is None else env
@@ -55,10 +57,15 @@ class Host:
 
 
 HOSTS = {
-    "claude-code": Host("claude-code", "Claude Code", "startup|resume|clear|compact"),
+    "claude-code": Host("claude-code", "Claude Code", "startup|resume|clear|compact", (*EVENTS,)),
     "codex": Host("codex", "Codex", "startup|resume|clear"),
 }
 ALIASES = {"codex-cli": "codex"}
+
+
+def host_events(name: str) -> dict[str, str]:
+    """Host event → remnic's hook name, for the events ``name`` has."""
+    return {event: EVENTS[event] for event in host(name).events}
 
 
 def host(name: str) -> Host:
@@ -120,12 +127,12 @@ def write_config(path: Path, data: Mapping[str, Any]) -> str | None:
     return backup
 
 
-def installed(data: Mapping[str, Any]) -> dict[str, str | None]:
+def installed(data: Mapping[str, Any], h: Host) -> dict[str, str | None]:
     """Event → remnic's command in it (None when the event has no remnic hook)."""
     out: dict[str, str | None] = {}
     raw = data.get("hooks")
     hooks: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    for event in EVENTS:
+    for event in h.events:
         found = None
         for group in hooks.get(event) or []:
             handlers = group.get("hooks") if isinstance(group, dict) else None
@@ -200,7 +207,7 @@ def without_hooks(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
 
 def install(h: Host, path: Path, *, memory_dir: Path, python: str = sys.executable) -> dict[str, Any]:
     data = read_config(path)
-    commands = {event: command_for(h, event, python=python, memory_dir=memory_dir) for event in EVENTS}
+    commands = {event: command_for(h, event, python=python, memory_dir=memory_dir) for event in h.events}
     new, changes = with_hooks(data, commands, h)
     backup = write_config(path, new) if changes else None
     return {
@@ -209,7 +216,7 @@ def install(h: Host, path: Path, *, memory_dir: Path, python: str = sys.executab
         "configPath": str(path),
         "changes": changes,
         "backup": backup,
-        "events": installed(new),
+        "events": installed(new, h),
         "memoryDir": str(memory_dir),
     }
 
@@ -229,10 +236,10 @@ def remove(h: Host, path: Path) -> dict[str, Any]:
 
 def describe(h: Host, path: Path) -> dict[str, Any]:
     try:
-        events = installed(read_config(path))
+        events = installed(read_config(path), h)
         problem = None
     except UsageError as exc:
-        events, problem = dict.fromkeys(EVENTS), exc.message
+        events, problem = dict.fromkeys(h.events), exc.message
     out = {
         "host": h.id,
         "name": h.name,
@@ -305,7 +312,7 @@ def doctor(h: Host, path: Path, *, cwd: str) -> dict[str, Any]:
     except UsageError as exc:
         checks.append(_check("config file", False, exc.message))
         data = {}
-    events = installed(data)
+    events = installed(data, h)
     for event, command in events.items():
         checks.append(_check(f"{event} hook", command is not None, command or f"no remnic hook for {event} in {path}"))
     if h.id == "codex":

@@ -8,8 +8,11 @@ sh scripts that call ``remnic hooks run <hook>``, so all logic is here.
 - ``post-merge``, ``post-checkout``, ``post-rewrite``: an incremental index
   update (a sync that neither writes files nor commits).
 - Agent hosts (Claude Code, Codex): ``session-start`` prints the pinned memories
-  and what recall finds for the repository's context; ``stop``/``pre-compact`` hand
-  the transcript's new turns to :meth:`Memory.observe`.
+  and what recall finds for the repository's context; ``stop`` (after every response)
+  hands the transcript's new turns to :meth:`Memory.observe`, whose triggers (turn
+  count, time, topic shift) decide when they become memories; ``pre-compact`` and
+  ``session-end`` flush the session's buffer; a session idle past
+  ``observe.bufferMaxMinutes`` is flushed by the next hook that runs.
 """
 
 from __future__ import annotations
@@ -25,7 +28,10 @@ if TYPE_CHECKING:
     from remnic.service.memory import Memory
 
 AGENT_HOSTS = ("claude-code", "codex")
-AGENT_EVENTS = ("session-start", "stop", "pre-compact")
+AGENT_EVENTS = ("session-start", "stop", "pre-compact", "session-end")
+# The host event each hook is for the buffer: a Stop comes after every response, so the triggers
+# decide; a compaction or the session's end flushes (a /clear ends the session as a reset).
+_FLUSH_EVENT = {"stop": None, "pre-compact": "compaction", "session-end": "session-end"}
 
 
 # --- agent hosts ---
@@ -43,8 +49,10 @@ def transcript_messages(lines: Iterable[str]) -> list[dict[str, str]]:
 
 
 def observe_transcript(memory: Memory, payload: Mapping[str, Any], host: str, hook: str = "stop") -> dict[str, Any]:
-    """Hand the transcript's new turns to the observation pipeline: ``stop`` ends the session's buffer
-    (a flush), ``pre-compact`` flushes before the host forgets the turns."""
+    """Hand the transcript's new turns to the observation pipeline: after ``stop`` the buffer's
+    triggers decide when they become memories; ``pre-compact`` flushes before the host forgets the
+    turns and ``session-end`` when the session is over. Then sessions idle past
+    ``observe.bufferMaxMinutes`` (ended with no hook: a closed terminal, Codex) are flushed too."""
     transcript = payload.get("transcript_path")
     session = str(payload.get("session_id") or "").strip()
     if not transcript or not session:
@@ -59,17 +67,32 @@ def observe_transcript(memory: Memory, payload: Mapping[str, Any], host: str, ho
         fmt="auto",  # each JSONL line read by its own shape: hosts mix line kinds across versions
         name=str(transcript),
         source=f"{host}-hook",
-        event="compaction" if hook == "pre-compact" else "session-end",
+        event=flush_event(hook, payload),
         strict=False,
         only_new=True,
     )
     summary = result.to_dict()
     out = {"observed": result.buffered, **{k: v for k, v in summary.items() if k != "observations"}}
+    idle = memory.flush_idle_sessions(source=f"{host}-hook", skip=f"{host}:{session}")
+    if idle:
+        out["idleSessionsFlushed"] = [r.session_key for r in idle]
     if result.buffered:
         sha = memory.commit_state(f"{host} session {session[:40]}", source=f"{host}-hook")
         if sha is not None:
             out["stateCommit"] = sha
     return out
+
+
+def flush_event(hook: str, payload: Mapping[str, Any]) -> str | None:
+    """The buffer event of an agent hook (None: the triggers decide); a SessionEnd for ``/clear`` is a reset."""
+    if hook == "session-end" and payload.get("reason") == "clear":
+        return "reset"
+    return _FLUSH_EVENT.get(hook)
+
+
+def flush_idle(memory: Memory, host: str) -> list[str]:
+    """At a session's start: flush the sessions left idle with turns waiting (their end never came)."""
+    return [r.session_key for r in memory.flush_idle_sessions(source=f"{host}-hook")]
 
 
 @dataclass(frozen=True)

@@ -454,6 +454,31 @@ class SearchIndex(IndexWrites):
             best = live[np.argsort(-scores[live], kind="stable")[:k]]
             return [(snap.ids[r], snap.paths[r], float(scores[r])) for r in best]
 
+    def nearest_many(
+        self,
+        vectors: Sequence[np.ndarray],
+        k: int,
+        *,
+        namespace: str | None = None,
+        statuses: Sequence[str] = ("active",),
+    ) -> list[list[tuple[str, str, float]]]:
+        """:meth:`nearest` for each vector, under one hold of the index lock (a flush's facts at once)."""
+        import numpy as np
+
+        with self._lock:
+            snap, _bm25, _cat = self.view()
+            mask = snap.mask(namespaces=[namespace] if namespace else None, statuses=list(statuses))
+            live = np.flatnonzero(mask)
+            out: list[list[tuple[str, str, float]]] = []
+            for vector in vectors:
+                if not len(live) or k <= 0:
+                    out.append([])
+                    continue
+                scores = snap.scores(vector, 0.0).chunk
+                best = live[np.argsort(-scores[live], kind="stable")[:k]]
+                out.append([(snap.ids[r], snap.paths[r], float(scores[r])) for r in best])
+            return out
+
     def with_entity(self, entity_ref: str, *, namespace: str | None = None) -> list[str]:
         """Paths of indexed memories whose ``entityRef`` is ``entity_ref`` (any status)."""
         with self._lock:

@@ -1,15 +1,19 @@
-"""The per-session trace buffer under ``.remnic/``: append-only, crash-safe, flushed exactly once.
+"""The per-session trace buffer under ``state/``: append-only, crash-safe, flushed exactly once.
 
-One JSONL journal per session (``.remnic/observe-buffer/<namespace>/<session>.jsonl``) and a lock
+One JSONL journal per session (``state/observe-buffer/<namespace>/<session>.jsonl``) and a lock
 file beside it. Each append is **one line** written with one ``write`` and fsync'd before it
 returns, so a batch of turns is either wholly in the journal or, torn by a kill -9 before it was
 acknowledged, discarded whole on the next read. Records:
 
-- ``{"op": "turns", "turns": [...]}`` — turns numbered by the session's sequence (``seq``), which
+- ``{"op": "turns", "turns": [...], "sessionKey", "namespace"}`` — turns numbered by the session's sequence (``seq``), which
   is their stable ``index`` across the session;
 - ``{"op": "plan", "flushId", "from", "to", "reason", "at"}`` — a flush begun for turns from..to;
 - ``{"op": "done", "flushId", "at"}`` — that flush is persisted;
-- ``{"op": "base", "nextSeq", "seenTurnIds", "lastFlushAt"}`` — the head of a compacted journal.
+- ``{"op": "base", "nextSeq", "seenTurnIds", "lastFlushAt", "sessionKey", "namespace"}`` — the head
+  of a compacted journal.
+
+The session key and namespace are in the records because file names are sanitised: a sweep of
+idle sessions (:func:`idle_sessions`) finds them there.
 
 A flush is idempotent in three steps the service runs under its write lock::
 
@@ -121,6 +125,9 @@ class SessionBuffer:
         folder = state_dir / BUFFER_DIR / archive_name(namespace)
         self.path = folder / f"{archive_name(session_key)}.jsonl"
         self.lock_path = folder / f"{archive_name(session_key)}.lock"
+
+    def _names(self) -> dict[str, str]:
+        return {"sessionKey": self.session_key, "namespace": self.namespace}
 
     # --- journal I/O ---
 
@@ -252,7 +259,9 @@ class SessionBuffer:
                 accepted.append(replace(turn, index=seq))
                 seq += 1
             if accepted:
-                self._append_record({"op": "turns", "at": at, "turns": [t.to_dict() for t in accepted]})
+                self._append_record(
+                    {"op": "turns", "at": at, "turns": [t.to_dict() for t in accepted], **self._names()}
+                )
             return AppendResult(tuple(accepted), duplicates)
 
     def begin_flush(self, reason: str, *, upto_seq: int | None = None, now: str | None = None) -> FlushPlan | None:
@@ -312,9 +321,42 @@ class SessionBuffer:
                 "seenTurnIds": list(seen)[-SEEN_IDS_KEPT:],
                 "recentTexts": dict(list(recent.items())[-SEEN_IDS_KEPT:]),
                 "lastFlushAt": flushed_at,
+                **self._names(),
             }
         ]
         for buffered in state.pending:
             lines.append({"op": "turns", "at": buffered.received_at, "turns": [buffered.turn.to_dict()]})
         text = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in lines)
         write_atomic(self.path, text, mode=0o600)
+
+
+def idle_sessions(state_dir: Path, idle_s: float, *, now: float | None = None) -> list[tuple[str, str]]:
+    """``(namespace, session key)`` of every journal not written to for ``idle_s`` seconds that may
+    still hold unflushed turns (a session whose host never said it ended), oldest first.
+
+    Journals from before the records named their session are skipped: their key is unknown.
+    """
+    import time
+
+    now = time.time() if now is None else now
+    found: list[tuple[float, str, str]] = []
+    for path in (state_dir / BUFFER_DIR).glob("*/*.jsonl"):
+        try:
+            mtime = path.stat().st_mtime
+            if now - mtime < idle_s:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        lines = text.splitlines()
+        if not any('"op":"turns"' in line for line in lines):
+            continue  # only a base record: nothing pending
+        for line in reversed(lines):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and isinstance(record.get("sessionKey"), str):
+                found.append((mtime, str(record.get("namespace") or "default"), record["sessionKey"]))
+                break
+    return [(ns, key) for _, ns, key in sorted(found)]

@@ -9,6 +9,9 @@ Line format (the reference system's ``JudgeVerdictEvent``, plus where the verdic
      "reason": "…", "deferrals": 0, "elapsedMs": 3, "candidateCategory": "decision",
      "confidence": 0.95, "contentHash": "<sha256 of content + NUL + category>", "fromCache": false,
      "verdictSource": "rules", "sessionKey": "…", "observationId": "obs_…", "observedAt": "…"}
+
+The service adds ``resultingPrimitiveId``, ``flushId`` and ``flushTurns`` (the turns of the flush the
+verdict came from, whose time ``elapsedMs`` is), so ``doctor`` can give the flushes' throughput.
 """
 
 from __future__ import annotations
@@ -107,7 +110,9 @@ def verdict_stats(state_dir: Path, *, since: float | None = None, until: float |
     stats: dict[str, Any] = {"total": 0, "accept": 0, "reject": 0, "defer": 0, "deferCapTriggered": 0}
     stats.update({"malformed": 0, "meanElapsedMs": 0.0, "deferRate": 0.0, "firstTs": None, "lastTs": None})
     stats["lastObservedAt"] = None
+    stats.update({"flushes": 0, "flushTurns": 0, "flushSeconds": 0.0, "turnsPerSecond": None})
     elapsed: list[float] = []
+    flushes: dict[str, tuple[int, float]] = {}
     for event in _events(state_dir / VERDICT_LEDGER, stats):
         ts = parse_time(event.get("ts"))
         if ts is None or event.get("verdictKind") not in VERDICT_KINDS:
@@ -120,6 +125,9 @@ def verdict_stats(state_dir: Path, *, since: float | None = None, until: float |
         stats["deferCapTriggered"] += bool(event.get("deferCapTriggered"))
         if isinstance(event.get("elapsedMs"), (int, float)):
             elapsed.append(float(event["elapsedMs"]))
+            turns = event.get("flushTurns")
+            if isinstance(event.get("flushId"), str) and isinstance(turns, int) and not isinstance(turns, bool):
+                flushes[event["flushId"]] = (turns, float(event["elapsedMs"]) / 1000)
         first, last = parse_time(stats["firstTs"]), parse_time(stats["lastTs"])
         stats["firstTs"] = stats["firstTs"] if first is not None and first <= ts else event["ts"]
         stats["lastTs"] = event["ts"] if last is None or last <= ts else stats["lastTs"]
@@ -130,6 +138,12 @@ def verdict_stats(state_dir: Path, *, since: float | None = None, until: float |
         stats["deferRate"] = round(stats["defer"] / stats["total"], 4)
     if elapsed:
         stats["meanElapsedMs"] = round(sum(elapsed) / len(elapsed), 3)
+    if flushes:  # a flush's lines share its turn count and time: each flush counted once
+        stats["flushes"] = len(flushes)
+        stats["flushTurns"] = sum(t for t, _ in flushes.values())
+        stats["flushSeconds"] = round(sum(s for _, s in flushes.values()), 3)
+        if stats["flushSeconds"] > 0:
+            stats["turnsPerSecond"] = round(stats["flushTurns"] / stats["flushSeconds"], 1)
     return stats
 
 

@@ -112,6 +112,21 @@ def block_texts(content: Any) -> list[str]:
     return [t for t in out if t]
 
 
+def block_problem(content: Any) -> str | None:
+    """What is wrong with a message's content blocks, or None: every block is a string or an object
+    with a ``type``, and a text block has its ``text``."""
+    if not isinstance(content, list):
+        return None
+    for i, block in enumerate(content):
+        if isinstance(block, str):
+            continue
+        if not isinstance(block, Mapping) or not isinstance(block.get("type"), str):
+            return f'content[{i}] is not a content block (an object with a "type")'
+        if block["type"] in TEXT_BLOCK_TYPES and not isinstance(block.get("text"), str):
+            return f'content[{i}] is a {block["type"]} block without a "text" string'
+    return None
+
+
 def _timestamp(value: Any) -> str | None:
     """An ISO timestamp from an ISO string or epoch seconds; None when absent or unreadable."""
     if value is None or value == "":
@@ -162,6 +177,8 @@ def _claude_line(number: int, obj: Mapping[str, Any], reader: _Reader) -> None:
     if not isinstance(message, Mapping) or message.get("role", kind) not in ROLES:
         reader.fail(number, f'a "{kind}" line without a message {{role, content}}')
         return
+    if not _line_fields_ok(number, obj.get("timestamp"), message.get("content"), reader):
+        return
     reader.add(
         str(message.get("role", kind)),
         block_texts(message.get("content")),
@@ -171,7 +188,21 @@ def _claude_line(number: int, obj: Mapping[str, Any], reader: _Reader) -> None:
     )
 
 
+def _line_fields_ok(number: int, stamp: Any, content: Any, reader: _Reader) -> bool:
+    """A host line's timestamp reads and its content blocks are blocks; else fail (strict) or skip."""
+    if stamp is not None and _timestamp(stamp) is None:
+        reader.fail(number, f"timestamp {str(stamp)[:40]!r} is not an ISO-8601 time")
+        return False
+    problem = block_problem(content)
+    if problem:
+        reader.fail(number, f"message {problem}")
+        return False
+    return True
+
+
 # --- Codex ---
+
+_CODEX_ROLES = (*ROLES, "developer", "system")
 
 
 def _codex_is_hook_context(payload: Mapping[str, Any]) -> bool:
@@ -198,8 +229,13 @@ def _codex_line(number: int, obj: Mapping[str, Any], reader: _Reader) -> None:
     if kind != "response_item" or payload.get("type") != "message":
         return
     role = payload.get("role")
+    if role not in _CODEX_ROLES:
+        reader.fail(number, f"payload.role is {role!r}; valid roles: {', '.join(_CODEX_ROLES)}")
+        return
     if role not in ROLES or _codex_is_hook_context(payload):
         return  # developer/system instructions, hook additional context
+    if not _line_fields_ok(number, obj.get("timestamp"), payload.get("content"), reader):
+        return
     reader.add(
         role,
         block_texts(payload.get("content")),
@@ -245,26 +281,47 @@ def _message_list(doc: Any, reader: _Reader) -> list[Any] | None:
     return doc
 
 
-def _parse_message_array(messages: Sequence[Any], reader: _Reader, *, line: int | None = None) -> None:
-    """Messages of a JSON array (``line`` None: index = array position) or of one JSONL line."""
+def _parse_message_array(
+    messages: Sequence[Any], reader: _Reader, *, line: int | None = None, text: str | None = None
+) -> None:
+    """Messages of a JSON array (``line`` None: index = array position; ``text`` the document, to
+    name the line a bad message starts on) or of one JSONL line."""
     roles = _OPENAI_ROLES if reader.fmt == "openai" else ROLES
+    starts: list[int] | None = None
+
+    def fail(i: int, message: str) -> None:
+        nonlocal starts
+        where_line = line
+        if where_line is None and text is not None and reader.strict:
+            starts = _message_lines(text) if starts is None else starts
+            where_line = starts[i] if i < len(starts) else None
+        reader.fail(where_line, message)
+
     for i, msg in enumerate(messages):
         index = i if line is None else line
         where = f"messages[{i}]" if line is None else "message"
         if not isinstance(msg, Mapping):
-            reader.fail(line, f"{where} is a JSON {type(msg).__name__}, not a message object")
+            fail(i, f"{where} is a JSON {type(msg).__name__}, not a message object")
             continue
         if msg.get("type") in _RESPONSES_SKIP:
             continue  # Responses API tool items and reasoning
         role = msg.get("role")
         if role not in roles:
-            reader.fail(line, f"{where}.role is {role!r}; valid roles: {', '.join(roles)}")
+            fail(i, f"{where}.role is {role!r}; valid roles: {', '.join(roles)}")
             continue
         if role not in ROLES:
             continue  # system, developer, tool and function messages are host text
         content = msg.get("content")
         if content is not None and not isinstance(content, (str, list)):
-            reader.fail(line, f"{where}.content must be a string or a list of content blocks")
+            fail(i, f"{where}.content must be a string or a list of content blocks")
+            continue
+        problem = block_problem(content)
+        if problem:
+            fail(i, f"{where}.{problem}")
+            continue
+        stamp = msg.get("timestamp")
+        if stamp is not None and _timestamp(stamp) is None:
+            fail(i, f"{where}.timestamp {str(stamp)[:40]!r} is not an ISO-8601 time or epoch seconds")
             continue
         speaker = msg.get("speaker", msg.get("name"))
         reader.add(
@@ -297,7 +354,42 @@ def _parse_json_document(text: str, reader: _Reader) -> None:
         return
     messages = _message_list(doc, reader)
     if messages is not None:
-        _parse_message_array(messages, reader)
+        _parse_message_array(messages, reader, text=text)
+
+
+def _message_lines(text: str) -> list[int]:
+    """The line each message of a valid JSON document starts on (the array, or the object's
+    ``messages`` array), read with the JSON decoder itself; [] when there is no such array."""
+    decoder = json.JSONDecoder()
+    ws = re.compile(r"[ \t\n\r]*")
+
+    def skip(pos: int) -> int:
+        match = ws.match(text, pos)
+        return match.end() if match else pos
+
+    pos = skip(0)
+    if text.startswith("{", pos):
+        pos = skip(pos + 1)
+        while pos < len(text) and text[pos] != "}":
+            key, pos = decoder.raw_decode(text, pos)
+            pos = skip(skip(pos) + 1)  # the colon
+            if key == "messages" and text.startswith("[", pos):
+                break
+            _, pos = decoder.raw_decode(text, pos)
+            pos = skip(pos)
+            pos = skip(pos + 1) if text.startswith(",", pos) else pos
+        else:
+            return []
+    if not text.startswith("[", pos):
+        return []
+    out: list[int] = []
+    pos = skip(pos + 1)
+    while pos < len(text) and text[pos] != "]":
+        out.append(text.count("\n", 0, pos) + 1)
+        _, pos = decoder.raw_decode(text, pos)
+        pos = skip(pos)
+        pos = skip(pos + 1) if text.startswith(",", pos) else pos
+    return out
 
 
 def _first_line_is_object(text: str) -> bool:
@@ -466,6 +558,8 @@ def check_messages(messages: Any, *, field: str = "messages") -> list[FieldProbl
         content = msg.get("content")
         if not isinstance(content, (str, list)):
             problems.append(FieldProblem(f"{where}.content", "must be a string or a list of content blocks"))
+        elif block_problem(content):
+            problems.append(FieldProblem(f"{where}.content", str(block_problem(content)).split(" ", 1)[1]))
         for key in ("speaker", "turnId"):
             if msg.get(key) is not None and not isinstance(msg.get(key), (str, int)):
                 problems.append(FieldProblem(f"{where}.{key}", "must be a string"))

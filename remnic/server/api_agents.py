@@ -133,6 +133,27 @@ class AgentApi:
 
         return self._write(principal, "memory_feedback", values, vote)
 
+    def op_review_disposition(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+        record = self._memory(principal, values["memoryId"], values.get("namespace"))
+        self.policy.resolve(principal, record.namespace, write=True)
+
+        def decide() -> Reply:
+            result = self.memory.review_disposition(
+                record.id, values["status"], reason_code=values["reasonCode"], source=values["_source"]
+            )
+            body = {
+                "ok": True,
+                "memoryId": record.id,
+                "status": result.record.status,
+                "previousStatus": record.status,
+                "reasonCode": values["reasonCode"],
+                "namespace": record.namespace,
+                "commit": result.commit,
+            }
+            return _reply(200, body)
+
+        return self._write(principal, "review_disposition", values, decide)
+
     def op_citations_observed(self: Api, principal: str, values: dict[str, Any]) -> Reply:
         cited = values["citations"]
         entries = cited.get("entries") if isinstance(cited.get("entries"), list) else []

@@ -142,6 +142,17 @@ AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
         },
         {"commit": NULLABLE_STRING, "warnings": WARNINGS},
     ),
+    "review_disposition": _obj(
+        {
+            "ok": BOOLEAN,
+            "memoryId": STRING,
+            "status": STRING,
+            "previousStatus": STRING,
+            "reasonCode": STRING,
+            "namespace": STRING,
+        },
+        {"commit": NULLABLE_STRING, "warnings": WARNINGS},
+    ),
     "citations_observed": _obj(
         {
             "ok": BOOLEAN,

@@ -28,6 +28,7 @@ ROUTES: dict[tuple[str, ...], dict[str, str]] = {
     ("memories", ID, "timeline"): {"GET": "memory_timeline"},
     ("observe",): {"POST": "observe"},
     ("review-queue",): {"GET": "review_queue_list"},
+    ("review-disposition",): {"POST": "review_disposition"},
     ("lcm", "search"): {"POST": "lcm_search"},
     ("lcm", "status"): {"GET": "lcm_status"},
     ("lcm", "compaction", "flush"): {"POST": "lcm_compaction_flush"},

@@ -114,6 +114,25 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
             write=True,
         ),
         Operation(
+            "review_disposition",
+            "A person's decision on a memory in review (approve: active, dismiss: rejected, flag: "
+            "quarantined, or any other status), with the reason, as one commit. Same JSON as POST "
+            "review-disposition.",
+            (
+                _MEMORY_ID,
+                Param(
+                    "status",
+                    "string",
+                    "the memory's new status",
+                    required=True,
+                    options=("active", "pending_review", "quarantined", "rejected", "superseded", "archived"),
+                ),
+                Param("reasonCode", "string", "why (kept as reviewReasonCode)", required=True, max_length=256),
+                ns,
+            ),
+            write=True,
+        ),
+        Operation(
             "citations_observed",
             "The memory files an answer cited ({path, lineStart, lineEnd}): each matched memory's usage "
             "count, lastRecalledAt and reinforcement are raised, in one commit. Same JSON as POST "

@@ -78,6 +78,14 @@ class ConversationOps:
             only_new=only_new,
         )
 
+    def flush_idle_sessions(
+        self: Memory, *, idle_minutes: float | None = None, source: str = "api", skip: str | None = None
+    ) -> list[ObserveResult]:
+        """Flush the buffers of sessions idle for ``idle_minutes`` (default observe.bufferMaxMinutes)."""
+        from . import observing as _observing
+
+        return _observing.flush_idle_sessions(self, idle_minutes=idle_minutes, source=source, skip=skip)
+
     def embedder_for_observe(self: Memory) -> Callable[[Sequence[str]], Any] | None:
         """Cached embeddings for the flush triggers and near-duplicates; None when no model can load."""
         try:

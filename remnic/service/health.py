@@ -183,7 +183,13 @@ def _observations_line(stats: dict[str, Any], today: dict[str, Any]) -> str:
     """The observations check: the judge's throughput and verdicts, from the verdict ledger."""
     if not stats["total"]:
         return "no observations yet (`remnic observe`, POST /observe or the agent hooks feed them)"
+    throughput = (
+        f"; {stats['flushTurns']} turns in {stats['flushes']} flush(es) at {stats['turnsPerSecond']} turns/s"
+        if stats.get("turnsPerSecond")
+        else ""
+    )
     return (
         f"{stats['total']} verdicts since {stats['firstTs']} ({stats['accept']} accepted, {stats['reject']} rejected, "
         f"{stats['defer']} deferred), {today['total']} in the last 24 h; last observedAt {stats['lastObservedAt']}"
+        f"{throughput}"
     )

@@ -31,7 +31,7 @@ from remnic.fsio import crash_point, write_atomic
 from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso, parse_time, serialize
 from remnic.memfile.validate import check_bytes, check_namespace, new_frontmatter
 from remnic.observe.archive import archive
-from remnic.observe.buffer import FlushPlan, SessionBuffer
+from remnic.observe.buffer import FlushPlan, SessionBuffer, idle_sessions
 from remnic.observe.ledger import append_verdicts, verdict_event
 from remnic.observe.pipeline import plan_observations
 from remnic.observe.records import MemoryObservation, Turn, key_part
@@ -281,6 +281,27 @@ def observe_turns(
     )
 
 
+def flush_idle_sessions(
+    mem: Memory, *, idle_minutes: float | None = None, source: str = "api", skip: str | None = None
+) -> list[ObserveResult]:
+    """Flush every session whose buffer nobody wrote to for ``idle_minutes`` (default
+    ``observe.bufferMaxMinutes``): a host that never says a session ended (Codex has no such hook, a
+    killed terminal sends none) leaves its last turns waiting. ``skip`` names a session to leave."""
+    minutes = mem.settings.observe.buffer_max_minutes if idle_minutes is None else idle_minutes
+    if minutes <= 0:
+        return []
+    out = []
+    for namespace, session_key in idle_sessions(mem.durable_dir, minutes * 60):
+        if session_key == skip:
+            continue
+        result = observe_turns(
+            mem, session_key, [], namespace=namespace, source=source, flush=False, event="session-end", dry_run=False
+        )
+        if result.flushes:
+            out.append(result)
+    return out
+
+
 def _archived(turn: Turn) -> dict[str, Any]:
     out: dict[str, Any] = {"role": turn.role, "content": turn.text}
     for key, value in (("turnId", turn.turn_id), ("speaker", turn.speaker), ("timestamp", turn.timestamp)):
@@ -302,6 +323,10 @@ class _FlushWork:
     superseded: list[str] = field(default_factory=list)
     written_paths: list[str] = field(default_factory=list)  # primitives written in this flush …
     written_vectors: list[Any] = field(default_factory=list)  # … and their embeddings
+    unindexed: list[MemoryRecord] | None = None  # earlier writes the index has not taken yet …
+    unindexed_vectors: Any = None  # … and their embeddings
+    indexed_near: dict[int, list[tuple[str, str, float]]] = field(default_factory=dict)
+    """Observation number → the indexed memories nearest its fact (id, path, cosine)."""
 
 
 def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
@@ -316,16 +341,22 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
         return FlushResult(
             plan.flush_id, plan.reason, (plan.first_seq, plan.last_seq), done, tuple(observations), replayed=True
         )
-    mem.settle_index()
+    # No wait for the index: what this process wrote but the index has not taken yet is looked at
+    # directly (exact duplicates, supersession, near duplicates), so a flush never waits for the
+    # previous flush's indexing.
 
     def run(tx: Transaction) -> PlanOutcome:
         check_writable(mem)
         work = _FlushWork(list(observations))
         vectors = _vectors(mem, [o.fact.content for o in observations])
+        kept = [i for i, o in enumerate(observations) if o.proposed_status is not None and i in vectors]
+        if kept and mem.has_index():  # one hold of the index lock for the whole flush
+            found = mem.index.nearest_many([vectors[i] for i in kept], NEAR_CANDIDATES, namespace=plan.namespace)
+            work.indexed_near = dict(zip(kept, found, strict=True))
         for i, obs in enumerate(observations):
             if obs.proposed_status is None:
                 continue
-            work.observations[i] = _persist_one(mem, tx, obs, plan, vectors.get(i), work)
+            work.observations[i] = _persist_one(mem, tx, obs, plan, vectors.get(i), work, i)
         counts = {
             "Observations": str(len(observations)),
             "Created": str(len(work.created)),
@@ -343,7 +374,8 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
     work = outcome.value
     assert isinstance(work, _FlushWork)
     elapsed = int((time.perf_counter() - started) * 1000)
-    append_verdicts(mem.root, [_ledger_line(o, plan.session_key, elapsed) for o in work.observations])
+    turns = len(plan.turns)
+    append_verdicts(mem.root, [_ledger_line(o, plan, elapsed, turns) for o in work.observations])
     return FlushResult(
         plan.flush_id,
         plan.reason,
@@ -356,15 +388,15 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
     )
 
 
-def _ledger_line(obs: MemoryObservation, session_key: str, elapsed_ms: int) -> dict[str, Any]:
-    line = verdict_event(obs, session_key, elapsed_ms=elapsed_ms)
-    line["resultingPrimitiveId"] = obs.resulting_primitive_id
+def _ledger_line(obs: MemoryObservation, plan: FlushPlan, elapsed_ms: int, turns: int) -> dict[str, Any]:
+    line = verdict_event(obs, plan.session_key, elapsed_ms=elapsed_ms)
+    line.update(resultingPrimitiveId=obs.resulting_primitive_id, flushId=plan.flush_id, flushTurns=turns)
     return line
 
 
 def _vectors(mem: Memory, texts: Sequence[str]) -> dict[int, Any]:
-    """Embedding of each fact (for near-duplicates), or nothing when there is no usable index."""
-    if not texts or not mem.has_index():
+    """Embedding of each fact (for near-duplicates), or nothing when no model loads."""
+    if not texts or mem.embedder_for_observe() is None:
         return {}
     try:
         matrix = mem.index.embed_texts(texts)
@@ -374,13 +406,13 @@ def _vectors(mem: Memory, texts: Sequence[str]) -> dict[int, Any]:
 
 
 def _persist_one(
-    mem: Memory, tx: Transaction, obs: MemoryObservation, plan: FlushPlan, vector: Any, work: _FlushWork
+    mem: Memory, tx: Transaction, obs: MemoryObservation, plan: FlushPlan, vector: Any, work: _FlushWork, number: int
 ) -> MemoryObservation:
     """Reinforce an existing memory or write a new primitive (superseding what it replaces)."""
     fact = obs.fact
     existing = mem.find_duplicate(plan.namespace, content_hash(fact.content), tx)
     if existing is None and vector is not None:
-        existing = _near_duplicate(mem, tx, obs, plan.namespace, vector, work)
+        existing = _near_duplicate(mem, tx, obs, plan.namespace, vector, work, work.indexed_near.get(number, []))
     if existing is not None:
         _reinforce(mem, tx, existing)
         if existing.id not in work.reinforced and existing.id not in work.created:
@@ -448,7 +480,13 @@ def _words(text: str) -> set[str]:
 
 
 def _near_duplicate(
-    mem: Memory, tx: Transaction, obs: MemoryObservation, ns: str, vector: Any, work: _FlushWork
+    mem: Memory,
+    tx: Transaction,
+    obs: MemoryObservation,
+    ns: str,
+    vector: Any,
+    work: _FlushWork,
+    indexed: Sequence[tuple[str, str, float]],
 ) -> MemoryRecord | None:
     """An active memory saying the same thing: cosine ≥ the floor, enough shared words, no other value."""
     settings = mem.settings.observe
@@ -461,7 +499,16 @@ def _near_duplicate(
             record = staged.record if staged is not None else None
             if record is not None and record.namespace == ns and record.status == "active":
                 candidates.append((float(similarity), record))
-    for memory_id, path, similarity in mem.index.nearest(vector, NEAR_CANDIDATES, namespace=ns):
+    if work.unindexed is None:  # committed by this process, still on their way into the index: once a flush
+        records = [r for r in mem.indexer.pending_records() if r.namespace == ns and r.content.strip()]
+        work.unindexed = records
+        work.unindexed_vectors = np.asarray(mem.index.embed_texts([r.content for r in records])) if records else None
+    if work.unindexed_vectors is not None:
+        sims = work.unindexed_vectors @ vector
+        for sim, record in zip(sims, work.unindexed, strict=True):
+            if record.status == "active" and record.path not in tx.staged:
+                candidates.append((float(sim), record))
+    for memory_id, path, similarity in indexed:
         if path in tx.staged or similarity < settings.duplicate_similarity_floor:
             continue
         try:
