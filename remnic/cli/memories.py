@@ -414,6 +414,11 @@ def cmd_status(args: argparse.Namespace) -> int:
             lines += [f"  {n} {reason}" for reason, n in sorted(reasons.items())]
         lines.append(f"uncommitted changes: {len(status['uncommitted'])}")
         lines.append(f"index: {status['index'].get('state')}")
+        if status["index"].get("vectorsPending"):
+            lines.append(
+                f"vectors pending: {status['index']['vectorsPending']} memories (searchable by BM25; "
+                "`remnic sync run` embeds them)"
+            )
         return "\n".join(lines)
 
     emit(args, status, text)

@@ -38,6 +38,7 @@ from .agents import AgentOps
 from .conversations import ConversationOps
 from .indexing import IndexQueue, apply_batch
 from .state import open_state
+from .vectors import VectorOps
 from .writes import WriteResult, summary
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def _settle_open_handles() -> None:
         memory.settle_index()
 
 
-class Memory(AgentOps, ConversationOps):
+class Memory(AgentOps, ConversationOps, VectorOps):
     """A memory repository: ``Memory.open(path)`` or ``Memory.init(path)``."""
 
     def __init__(self, settings: Settings) -> None:
