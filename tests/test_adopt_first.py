@@ -195,3 +195,33 @@ def test_an_unknown_language_is_refused_with_the_options(tmp_path: Path) -> None
     (root / "remnic.config.json").write_text(json.dumps({"index": {"language": "klingon"}}))
     out = run_cli("status", "--memory-dir", str(root))
     assert out.code == 2 and "index.language" in out.err and "spanish" in out.err
+
+
+def test_the_watcher_computes_pending_vectors_between_saves(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    from remnic.drivers.watch import Watcher, watch_line
+
+    memory = vault(tmp_path, defer_embeddings_above=0)
+    events: list[dict] = []
+    watcher = Watcher(memory, emit=events.append, debounce_ms=100)
+    thread = threading.Thread(target=watcher.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not any(e["event"] == "ready" for e in events):
+            assert time.monotonic() < deadline, events
+            time.sleep(0.05)
+        for i in range(5):
+            write(memory, f"notes/w{i}.md", f"The clock mender oils gear number {i} on Mondays.\n")
+        while not any(e["event"] == "vectors" and not e["remaining"] for e in events):
+            assert time.monotonic() < deadline, events
+            time.sleep(0.05)
+    finally:
+        watcher.request_stop()
+        thread.join(timeout=60)
+    done = [e for e in events if e["event"] == "vectors"]
+    assert sum(e["filled"] for e in done) == 5 and memory.vectors_pending() == (0, 0)
+    assert watch_line(done[-1]) == f"computed the vectors of {done[-1]['filled']} notes"
+    memory.close()

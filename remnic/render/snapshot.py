@@ -458,8 +458,7 @@ class TierExplain:
     candidates_considered: int | float = 0
     latency_ms: float = 0
     source_anchors: list[SourceAnchor] | None = None
-    vectors_pending: int | float = 0
-    """remnic's own: memories whose vectors were not computed yet when the recall ran (found by BM25 only)."""
+    vectors_pending: int | float = 0  # remnic's own: memories not embedded yet when it ran (BM25 found them)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {

@@ -19,8 +19,16 @@ class VectorOps:
         self.settle_index()
         return self.index.vectors_pending()
 
-    def embed_pending(self: Memory, *, progress: Progress | None = None, stop: Callable[[], bool] | None = None) -> Any:
+    def embed_pending(
+        self: Memory,
+        *,
+        progress: Progress | None = None,
+        stop: Callable[[], bool] | None = None,
+        batch_texts: int | None = None,
+    ) -> Any:
         """Compute the pending vectors, shortest texts first, batch by batch (resumable: a stopped or killed
         run continues where it stopped). Returns a :class:`remnic.index.state.PendingReport`."""
         self.settle_index()
-        return self.index.embed_pending(progress, stop=stop)
+        if batch_texts is None:
+            return self.index.embed_pending(progress, stop=stop)
+        return self.index.embed_pending(progress, stop=stop, batch_texts=batch_texts)
