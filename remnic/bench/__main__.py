@@ -16,6 +16,7 @@ SUITES = {
     "scale": "scale",
     "xray": "xray",
     "sync": "sync",
+    "adopt": "adopt",
     "server": "server",
     "cli": "cli",
     "faults": "faults",

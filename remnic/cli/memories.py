@@ -471,6 +471,11 @@ def cmd_status(args: argparse.Namespace) -> int:
             )
         else:
             lines.append(f"index: {state}" + (f" ({index['detail']})" if index.get("detail") else ""))
+        if index.get("vectorsPending"):
+            lines.append(
+                f"vectors pending: {index['vectorsPending']} memories (searchable by BM25; "
+                "`remnic sync run` embeds them)"
+            )
         return "\n".join(lines)
 
     emit(args, status, text)

@@ -87,7 +87,13 @@ class EmbedSettings:
     threads: int | None = None
     """onnxruntime intra-op threads; empty means min(cpu count, 4)."""
     bulk_workers: int | None = None
-    """Bulk embedding (a reindex, a large import: 512+ new texts) runs on this many single-threaded model sessions in parallel (~120 MB each while it runs); empty means the same as threads, 0 or 1 turns it off."""
+    """Bulk embedding (a reindex, a large import: 512+ new texts) runs this many single-threaded model calls in parallel, on threads sharing one model session (~150 MB while it runs); empty means the same as threads, 0 or 1 turns it off."""
+
+
+@dataclass
+class IndexSettings:
+    language: str = "english"
+    """The language BM25 stems (and drops stopwords of) in this repository's notes and queries: one of tantivy's stemmers (see docs/retrieval.md), or none (lowercase and accent folding only, for mixed languages). A change rebuilds the index."""
 
 
 @dataclass
@@ -276,6 +282,8 @@ class SyncSettings:
     """After a hand edit of a memory's body, sync writes ``updated`` (in the format the file already uses) and refreshes the ``contentHash`` the file carries; a file seen for the first time is never stamped."""
     rescan_interval_s: float = 60.0
     """The watcher runs a full diff this often even without events (and at once after a sleep or clock jump)."""
+    defer_embeddings_above: int = 256
+    """A sync whose notes need more than this many texts embedded (a first adoption, a large pull) indexes them for BM25 and commits at once, and computes their vectors afterwards: `sync run` in the foreground with a progress bar, the watcher between bursts of saves. 0 defers every sync's embeddings; a very large number embeds inline."""
 
 
 @dataclass
@@ -394,6 +402,7 @@ SECTIONS: dict[str, type] = {
     "store": StoreSettings,
     "git": GitSettings,
     "embed": EmbedSettings,
+    "index": IndexSettings,
     "recall": RecallSettings,
     "sync": SyncSettings,
     "server": ServerSettings,
@@ -412,6 +421,7 @@ class Settings:
     store: StoreSettings = field(default_factory=StoreSettings)
     git: GitSettings = field(default_factory=GitSettings)
     embed: EmbedSettings = field(default_factory=EmbedSettings)
+    index: IndexSettings = field(default_factory=IndexSettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
     sync: SyncSettings = field(default_factory=SyncSettings)
     server: ServerSettings = field(default_factory=ServerSettings)
@@ -514,12 +524,19 @@ def settings_markdown() -> str:
 
 # --- value rules (beyond types) ---
 
+LANGUAGES = (
+    *("english", "arabic", "danish", "dutch", "finnish", "french", "german", "greek", "hungarian", "italian"),
+    *("norwegian", "portuguese", "romanian", "russian", "spanish", "swedish", "tamil", "turkish", "none"),
+)
+"""BM25 analyser languages: tantivy's stemmers, and none."""
+
 CHOICES: dict[str, tuple[str, ...]] = {
     "recall.fusion": ("rrf", "score"),
     "observe.minImportanceLevel": ("trivial", "low", "normal", "high", "critical"),
     "mcp.toolNames": ("underscore", "dotted", "both"),
     "git.splitIndex": ("auto", "true", "false"),
     "embed.pooling": ("mean", "cls", "max", "none"),
+    "index.language": LANGUAGES,
 }
 # Integers that must be at least 1 (a count, a size); every other number must be finite and >= 0.
 AT_LEAST_ONE = {

@@ -39,14 +39,37 @@ def embed_texts(
     return embed_cached(embedder, cache, texts, progress)
 
 
+def cached_only(embedder: Embedder, cache: EmbeddingCache, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(vectors, which texts had one) from the cache alone; the model is never run (missing rows are zero)."""
+    import numpy as np
+
+    matrix = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    have = np.zeros(len(texts), dtype=bool)
+    if not texts:
+        return matrix, have
+    hashes = [content_hash(t) for t in texts]
+    found = cache.get_many(embedder.model_id, hashes, dim=embedder.dim)
+    for i, h in enumerate(hashes):
+        vec = found.get(h)
+        if vec is not None:
+            matrix[i], have[i] = vec, True
+    return matrix, have
+
+
 def build_rows(
     records: Sequence[MemoryRecord],
     contexts: dict[str, T.Context],
     positions: dict[str, int],
     rules: T.TextRules,
     embed: Callable[[list[str]], tuple[np.ndarray, int]],
+    cached: Callable[[list[str]], tuple[np.ndarray, np.ndarray] | None] | None = None,
 ) -> tuple[list[Row], dict[str, dict[str, Any]], int]:
-    """Catalog rows and tantivy fields for records: chunks and context passages are embedded in one batch."""
+    """Catalog rows and tantivy fields for records: chunks and context passages are embedded in one batch.
+
+    When ``cached`` answers (vectors deferred: it returns the cache's vectors and which texts it
+    had, or None to embed as usual) the model is not run: a memory with a text the cache lacks gets
+    a row without vectors and its texts in ``Row.pending``, to be embedded later.
+    """
     plans = []
     texts: list[str] = []
     for rec in records:
@@ -57,11 +80,19 @@ def build_rows(
         texts.extend(plan.texts)
         if ctx is not None:
             texts.append(ctx.passage)
-    matrix, embedded = embed(texts)
+    looked = cached(texts) if cached is not None else None
+    if looked is not None:
+        matrix, have = looked
+        embedded = 0
+    else:
+        matrix, embedded = embed(texts)
+        have = None
     rows: list[Row] = []
     docs: dict[str, dict[str, Any]] = {}
     for rec, title, start, plan, ctx in plans:
         k = len(plan.texts)
+        own = k + (1 if ctx is not None else 0)
+        pending = None if have is None or have[start : start + own].all() else texts[start : start + own]
         created = T.created_ts(rec)
         spans = T.event_dates(rec)
         months = [key for sp in spans for key in D.month_keys(sp.start, sp.end)]
@@ -90,10 +121,12 @@ def build_rows(
                 frontmatter=jsonable(rec.frontmatter),
                 content=rec.content,
                 sig=ctx_sig(ctx, positions.get(rec.path, 0)),
-                chunks=matrix[start : start + k],
-                ctx=matrix[start + k] if ctx is not None else None,
+                chunks=matrix[start : start + k] if pending is None else matrix[:0],
+                ctx=matrix[start + k] if ctx is not None and pending is None else None,
                 dates=[(D.day_number(sp.start), D.day_number(sp.end)) for sp in spans],
                 passages=passage_map(plan),
+                pending=pending,
+                pending_ctx=ctx is not None,
             )
         )
         docs[rec.path] = {

@@ -35,6 +35,7 @@ from remnic.fsio import pid_alive
 from remnic.repo.lock import process_lock
 
 from . import text as T
+from .bm25 import analyzer_version
 from .build import IndexWrites
 from .catalog import Catalog, CatalogError
 from .manifest import (
@@ -46,6 +47,7 @@ from .manifest import (
     index_root,
     read_current,
 )
+from .pending import PendingVectors
 from .rows import embed_texts as cached_vectors
 from .state import FreshReport, IndexHealth, NeedsRebuild
 
@@ -64,12 +66,11 @@ __all__ = ["SCHEMA_VERSION", "FreshReport", "IndexHealth", "Manifest", "SearchIn
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
-ANALYZER_VERSION = "simple+lower+ascii+stem-en/1"
 DATES_VERSION = "3"
 """Bump when :mod:`.dates` resolves or tokenises dates differently (the index is rebuilt)."""
 
 
-class SearchIndex(IndexWrites):
+class SearchIndex(IndexWrites, PendingVectors):
     """The rebuildable index under ``<memory>/.remnic/index`` (writes and rebuilds: :mod:`.build`)."""
 
     def __init__(self, settings: Settings, *, cache: EmbeddingCache | None = None) -> None:
@@ -88,6 +89,7 @@ class SearchIndex(IndexWrites):
         self._manifest_gen = -2
         self._files: MemoryStore | None = None
         self._repo: Ledger | None = None
+        self.language = settings.index.language
         r = settings.recall
         self.rules = T.TextRules(
             neighbor_window=max(0, r.neighbor_window),
@@ -136,7 +138,7 @@ class SearchIndex(IndexWrites):
                 "maxChunks": r.max_chunks,
                 "chunkMinChars": r.chunk_min_chars,
                 "passageChars": r.passage_chars,
-                "analyzer": ANALYZER_VERSION,
+                "analyzer": analyzer_version(self.language),
                 "dates": DATES_VERSION,
             }
         )
@@ -185,7 +187,7 @@ class SearchIndex(IndexWrites):
         except CatalogError as exc:
             raise NeedsRebuild("corrupt", str(exc)) from None
         try:
-            bm25 = Bm25Index(build_dir / TANTIVY_DIR)
+            bm25 = Bm25Index(build_dir / TANTIVY_DIR, language=self.language)
         except (OSError, ValueError) as exc:
             catalog.close()
             raise NeedsRebuild("corrupt", f"tantivy index unreadable: {exc}") from None
@@ -225,7 +227,9 @@ class SearchIndex(IndexWrites):
                 "model-mismatch", f"index built with {m.model_id!r}, configured model is {self.model_id!r}"
             )
         if m.fingerprint != self.fingerprint:
-            raise NeedsRebuild("stale", "index settings changed (recall.neighborWindow, contextMaxChars or maxChunks)")
+            raise NeedsRebuild(
+                "stale", "index settings changed (index.language, recall.neighborWindow, contextMaxChars or maxChunks)"
+            )
         return m
 
     def _sync(self) -> Snapshot:

@@ -93,7 +93,8 @@ def run_recall(
     text = query[: max(1, s.max_query_chars)]
     top_k, budget = resolve_limits(options, s)
     timings: dict[str, float] = {}
-    terms = query_terms(text, stopwords=s.query_stopwords)
+    language = index.language
+    terms = query_terms(text, stopwords=s.query_stopwords, language=language)
     intent = tiers.intent_of(text, terms)
     t = time.perf_counter()
     qvec = index.embed_query(text)
@@ -146,6 +147,7 @@ def run_recall(
         t = time.perf_counter()
         depth = max(s.candidates, top_k)
         pool = Pool(snap, catalog, vec, scope, allowed, s, terms, now, scope_names)
+        pool.language = language
         cands = gather(
             snap,
             bm25,
@@ -304,7 +306,7 @@ def run_recall(
         # --- budget fit: trims long hits to their best passages instead of dropping them ---
         pool.load(c.row for c in top)
         contents = [pool.content(c.row) for c in top]
-        matches = passage_matches(catalog, snap, top, contents, qvec, terms, s.passage_chars)
+        matches = passage_matches(catalog, snap, top, contents, qvec, terms, s.passage_chars, language)
         spans = [[(m.start, m.end) for m in matches.get(i, [])] for i in range(len(top))]
         fitted, used = fit_budget(contents, spans, budget, s.budget_min_chars)
         kept = {f.index: f for f in fitted}
@@ -362,6 +364,7 @@ def run_recall(
             reasons["budget-fit"] += f"; {trimmed} trimmed to their best passages"
         stages = chain(index_stages, pool.cands, CANDIDATE_STAGES, reasons)
         report = _tier_report(hits, pool, outcome, len(head), tier_ms, expansion, reranked)
+        report.vectors_pending = snap.vectorless
     timings["total"] = (time.perf_counter() - t_start) * 1000
     # Hits and the rest of the re-rank pool in their final order, then everyone else best first.
     final_order = {id(c): i for i, c in enumerate(head)}
@@ -377,7 +380,7 @@ def run_recall(
         budget_chars=budget,
         budget_used=used,
         timings_ms=timings,
-        index=fresh or {},
+        index={**(fresh or {}), **({"vectorsPending": report.vectors_pending} if report.vectors_pending else {})},
         candidates=everyone,
         tier=report,
         expansion=expansion,
@@ -395,6 +398,7 @@ def passage_matches(
     qvec: Any,
     terms: Sequence[str],
     passage_chars: int,
+    language: str = "english",
 ) -> dict[int, list[PassageMatch]]:
     """Hit position → its passages best first, for the long memories among the hits."""
     from remnic.index.bm25 import analyze
@@ -407,7 +411,9 @@ def passage_matches(
     for i, c in enumerate(top):
         pmap = maps.get(c.path)
         if pmap:
-            ranked = rank_passages(contents[i], pmap, snap.chunk_sims(c.row, qvec), terms, analyze)
+            ranked = rank_passages(
+                contents[i], pmap, snap.chunk_sims(c.row, qvec), terms, lambda t: analyze(t, language=language)
+            )
             if ranked:
                 out[i] = ranked
     return out

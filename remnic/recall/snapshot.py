@@ -371,6 +371,7 @@ def _tier_explain(result: RecallResult, clock: RecallClock, read_text: ReadText 
         candidates_considered=_count(t.candidates_considered),
         latency_ms=t.latency_ms if not clock.pinned else 0,
         source_anchors=anchors or None,
+        vectors_pending=t.vectors_pending,
     )
 
 

@@ -188,6 +188,8 @@ class TierReport:
     latency_ms: float
     anchors: list[str] = field(default_factory=list)
     """Paths of the memories the tier served (the snapshot turns them into ``path:line-line``)."""
+    vectors_pending: int = 0
+    """Memories in the index whose vectors are not computed yet: BM25 alone could find them."""
 
 
 @dataclass

@@ -458,6 +458,7 @@ class TierExplain:
     candidates_considered: int | float = 0
     latency_ms: float = 0
     source_anchors: list[SourceAnchor] | None = None
+    vectors_pending: int | float = 0  # remnic's own: memories not embedded yet when it ran (BM25 found them)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -469,6 +470,8 @@ class TierExplain:
         }
         if self.source_anchors is not None:
             d["sourceAnchors"] = [a.to_dict() for a in self.source_anchors]
+        if self.vectors_pending:
+            d["vectorsPending"] = self.vectors_pending
         return d
 
     @classmethod
@@ -483,6 +486,7 @@ class TierExplain:
             candidates_considered=_num_or(d.get("candidatesConsidered"), 0),
             latency_ms=_num_or(d.get("latencyMs"), 0),
             source_anchors=None if anchors is None else [a for a in map(SourceAnchor.from_any, anchors) if a],
+            vectors_pending=_num_or(d.get("vectorsPending"), 0),
         )
 
 

@@ -270,6 +270,7 @@ def build_view_model(snapshot: RecallXraySnapshot | None) -> dict[str, Any]:
             "latency": js_string(te.latency_ms),
             "filtered_by": list(te.filtered_by),
             "anchors": [str(a) for a in te.source_anchors or ()],
+            "vectors_pending": js_string(te.vectors_pending) if te.vectors_pending else "",
         }
     return {
         "found": True,

@@ -39,6 +39,7 @@ from .conversations import ConversationOps
 from .housekeeping import HousekeepingOps
 from .indexing import IndexQueue, apply_batch
 from .state import open_state
+from .vectors import VectorOps
 from .writes import WriteResult, summary
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def _settle_open_handles() -> None:
         memory.settle_index()
 
 
-class Memory(AgentOps, ConversationOps, HousekeepingOps):
+class Memory(AgentOps, ConversationOps, HousekeepingOps, VectorOps):
     """A memory repository: ``Memory.open(path)`` or ``Memory.init(path)``."""
 
     def __init__(self, settings: Settings) -> None:

@@ -257,7 +257,13 @@ class _Run:
         explicitly (``refresh_paths`` with no paths), so the next recall does not
         re-read what sync just indexed, nor re-admit files sync keeps out.
         """
-        index.apply(upserts, removed, head, progress=self.progress)
+        index.apply(
+            upserts,
+            removed,
+            head,
+            progress=self.progress,
+            defer_above=max(0, self.settings.sync.defer_embeddings_above),
+        )
         if head is not None:
             manifest = index.manifest()
             if manifest is None or manifest.commit != head:
