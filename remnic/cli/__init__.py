@@ -33,9 +33,9 @@ Run `remnic <command> --help` for each command's options.
 
 
 def _modules() -> list[Any]:
-    from . import config, connectors, entities, hooks, lcm, memories, observe, recall, serve, sync, versions
+    from . import config, connectors, entities, hooks, lcm, memories, observe, recall, serve, space, sync, versions
 
-    return [memories, versions, config, recall, observe, sync, serve, hooks, lcm, entities, connectors]
+    return [memories, versions, config, recall, observe, sync, serve, hooks, lcm, entities, connectors, space]
 
 
 def build_parser() -> argparse.ArgumentParser:

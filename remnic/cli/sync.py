@@ -81,7 +81,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     def text() -> str:
         lines = report.lines()
-        if args.dry_run:
+        if report.mode == "paused":
+            lines.append(f"sync paused: {report.not_committed} (`remnic space pull` finishes a pull's merge)")
+        elif args.dry_run:
             lines.append(
                 f"would sync {len(report.changes)} change(s) (--dry-run: nothing written, committed or indexed)"
                 if report.changes
@@ -106,7 +108,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return "\n".join(lines)
 
     emit(args, report.to_dict(), text)
-    return 1 if report.problems else 0
+    return 1 if report.problems or report.mode == "paused" else 0
 
 
 def cmd_watch(args: argparse.Namespace) -> int:

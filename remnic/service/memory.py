@@ -37,6 +37,7 @@ from . import writes as _writes
 from .agents import AgentOps
 from .conversations import ConversationOps
 from .indexing import IndexQueue, apply_batch
+from .spaces import SpaceOps
 from .state import open_state
 from .writes import WriteResult, summary
 
@@ -60,7 +61,7 @@ def _settle_open_handles() -> None:
         memory.settle_index()
 
 
-class Memory(AgentOps, ConversationOps):
+class Memory(AgentOps, ConversationOps, SpaceOps):
     """A memory repository: ``Memory.open(path)`` or ``Memory.init(path)``."""
 
     def __init__(self, settings: Settings) -> None:
@@ -136,6 +137,7 @@ class Memory(AgentOps, ConversationOps):
                 tx.put(REPO_CONFIG_FILE, _adopt.with_include(tx.read_bytes(REPO_CONFIG_FILE), patterns, root))
             if tx.staged:
                 tx.commit("remnic init: memory repository", trailers_for("init", [], DEFAULT_NAMESPACE, "cli"))
+        memory.install_merge_driver()  # the template's .gitattributes names it; git config says how to run it
         return memory
 
     def adoption(self) -> dict[str, Any]:
@@ -183,6 +185,7 @@ class Memory(AgentOps, ConversationOps):
         self.indexer.drain()
 
     def close(self) -> None:
+        self.close_spaces()
         self.indexer.close()
         if self._index is not None:
             self._index.close()
@@ -412,14 +415,17 @@ class Memory(AgentOps, ConversationOps):
 
     def doctor(self) -> builtins.list[dict[str, Any]]:
         """Checks with status ok|warn|fail and a detail line each."""
-        return _doctor.checks(
-            self.root,
-            self.settings.origins.get("memoryDir", "default"),
-            self.files,
-            self.ledger,
-            self.settings.store,
-            self._index_health(deep=True),
-        )
+        return [
+            *_doctor.checks(
+                self.root,
+                self.settings.origins.get("memoryDir", "default"),
+                self.files,
+                self.ledger,
+                self.settings.store,
+                self._index_health(deep=True),
+            ),
+            self.merge_check(),
+        ]
 
     def check_files(self) -> tuple[builtins.list[MemoryRecord], builtins.list[FieldProblem]]:
         """Every memory file checked as sync checks it (schema, namespace folder, secrets, conflict markers)."""
