@@ -36,10 +36,29 @@ from remnic.service.memory import Memory
 
 from . import Report, md_table, percentile
 
-WORDS = (
-    "release deploy staging database editor review cache latency replica budget meeting design tenant "
-    "migration backup incident customer roadmap invoice window rollback"
-).split()
+WORDS = [
+    "release",
+    "deploy",
+    "staging",
+    "database",
+    "editor",
+    "review",
+    "cache",
+    "latency",
+    "replica",
+    "budget",
+    "meeting",
+    "design",
+    "tenant",
+    "migration",
+    "backup",
+    "incident",
+    "customer",
+    "roadmap",
+    "invoice",
+    "window",
+    "rollback",
+]
 _MARKERS = re.compile(r"^(<{7}|>{7})( |$)", re.MULTILINE)
 
 
@@ -164,7 +183,9 @@ def check_clones(clones: list[Memory], tokens: list[str], result: SimResult) -> 
     result.heads = len(heads)
 
 
-def simulate(n_clones: int, rounds: int, changes_per_round: int = 2, seed: int = 16, base: Path | None = None) -> SimResult:
+def simulate(
+    n_clones: int, rounds: int, changes_per_round: int = 2, seed: int = 16, base: Path | None = None
+) -> SimResult:
     """The whole simulation (see the module docstring); ``base``: a directory to work in (else a temp dir)."""
     rng = random.Random(seed)
     result = SimResult(n_clones, rounds)

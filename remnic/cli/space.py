@@ -66,9 +66,7 @@ def register(sub: Any) -> None:
     q.add_argument("name", metavar="NAME", help="the space's name")
     q.set_defaults(handler=cmd_switch)
 
-    q = add_command(
-        ssub, "delete", "forget a space; its files stay unless --purge (and it says what it would remove)"
-    )
+    q = add_command(ssub, "delete", "forget a space; its files stay unless --purge (and it says what it would remove)")
     q.add_argument("name", metavar="NAME", help="the space's name")
     q.add_argument("--purge", action="store_true", help="also remove its directory and every file in it")
     q.set_defaults(handler=cmd_delete)
@@ -86,9 +84,7 @@ def register(sub: Any) -> None:
         ("push", "commit hand edits and push; refused with a clear message when the remote moved"),
     ):
         q = add_command(ssub, verb, help_text)
-        q.add_argument(
-            "name", metavar="NAME", nargs="?", help="the space (default: the current memory repository)"
-        )
+        q.add_argument("name", metavar="NAME", nargs="?", help="the space (default: the current memory repository)")
         q.add_argument("--remote", metavar="REMOTE", help="the git remote (default: the branch's, else origin)")
         q.set_defaults(handler=cmd_pull if verb == "pull" else cmd_push)
 
@@ -124,7 +120,7 @@ def register(sub: Any) -> None:
         "merge-file",
         "git's merge driver for memory files (what `git merge` runs; see docs/spaces.md)",
         epilog="Registered by `remnic init`, `remnic hooks install` and `remnic space create|clone`:\n"
-        "  [merge \"remnic\"] driver = <python> -m remnic merge-file %O %A %B %P\n"
+        '  [merge "remnic"] driver = <python> -m remnic merge-file %O %A %B %P\n'
         "Writes the merge into OURS; exit 0 when resolved. A true body conflict keeps both\n"
         "versions as two linked memories waiting for review, never conflict markers.",
     )
@@ -199,7 +195,11 @@ def cmd_clone(args: argparse.Namespace) -> int:
     data = S.clone_space(
         args.url, args.dir, name=args.name, kind=args.kind, read_only=args.read_only, timeout_s=timeout
     )
-    emit(args, data, f"cloned space {data['name']} into {data['path']} ({plural(data['indexed'], 'memory', 'memories')} indexed)")
+    emit(
+        args,
+        data,
+        f"cloned space {data['name']} into {data['path']} ({plural(data['indexed'], 'memory', 'memories')} indexed)",
+    )
     return 0
 
 

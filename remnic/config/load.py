@@ -33,8 +33,8 @@ from typing import Any
 from remnic.errors import ValidationError
 
 from .aliases import Translated, translate
-from .spaces import active_space
 from .settings import MARKER_FILE, REPO_CONFIG_FILE, SECTIONS, USER_ONLY, Settings, _check_value, camel, snake
+from .spaces import active_space
 
 ENV_PAIRS = {
     "config": ("REMNIC_CONFIG_PATH", "ENGRAM_CONFIG_PATH"),

@@ -99,7 +99,9 @@ def registry_path(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     if env.get(SPACES_ENV):
         return Path(env[SPACES_ENV]).expanduser()
-    base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else Path(env.get("HOME") or Path.home()) / ".config"
+    base = (
+        Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else Path(env.get("HOME") or Path.home()) / ".config"
+    )
     return base / "remnic" / "spaces.json"
 
 

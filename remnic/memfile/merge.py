@@ -79,8 +79,10 @@ class MergeOutcome:
 
 
 def status_rank(value: Any) -> int:
-    return STATUS_PRECEDENCE.index(value) if isinstance(value, str) and value in STATUS_PRECEDENCE else len(
-        STATUS_PRECEDENCE
+    return (
+        STATUS_PRECEDENCE.index(value)
+        if isinstance(value, str) and value in STATUS_PRECEDENCE
+        else len(STATUS_PRECEDENCE)
     )
 
 

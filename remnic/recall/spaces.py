@@ -44,8 +44,6 @@ def merge_space_results(
     primary.spaces = [own or "(this repository)", *(name for name, _ in others)]
     primary.index = {
         **primary.index,
-        "spaces": {
-            name: {"hits": len(result.hits), "index": result.index.get("action")} for name, result in others
-        },
+        "spaces": {name: {"hits": len(result.hits), "index": result.index.get("action")} for name, result in others},
     }
     return primary

@@ -79,8 +79,10 @@ def install_driver(ledger: Ledger, python: str) -> bool:
     current = run_git(ledger.root, ["config", "--local", "--get", f"merge.{DRIVER}.driver"]).out.strip()
     if current == command:
         return False
-    for key, value in ((f"merge.{DRIVER}.name", "remnic memory file merge (frontmatter key by key)"),
-                       (f"merge.{DRIVER}.driver", command)):
+    for key, value in (
+        (f"merge.{DRIVER}.name", "remnic memory file merge (frontmatter key by key)"),
+        (f"merge.{DRIVER}.driver", command),
+    ):
         result = run_git(ledger.root, ["config", "--local", key, value])
         if not result.ok:
             raise LedgerError(f"git config {key} failed: {result.err.strip()}")

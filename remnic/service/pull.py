@@ -269,11 +269,13 @@ def _commit_copies(mem: Memory, report: PullReport) -> None:
     tx = Transaction(mem.files, mem.ledger)
     for entry in entries:
         full = mem.root / entry["copyPath"]
-        if full.is_file() and not mem.ledger.committed_bytes(entry["copyPath"]) == full.read_bytes():
+        if full.is_file() and mem.ledger.committed_bytes(entry["copyPath"]) != full.read_bytes():
             tx.put(entry["copyPath"], full.read_bytes(), on_disk=True)
     if tx.staged:
         ids = [i for e in entries for i in (e.get("id"), e.get("copyId")) if isinstance(i, str)]
-        subject = f"remnic merge: kept both versions of {len(entries)} conflicting memor{'y' if len(entries) == 1 else 'ies'}"
+        subject = (
+            f"remnic merge: kept both versions of {len(entries)} conflicting memor{'y' if len(entries) == 1 else 'ies'}"
+        )
         body = "\n".join(f"{e['path']} <-> {e['copyPath']}" for e in entries)
         tx.commit(subject, trailers_for("merge", ids, mem.settings.namespaces.default, "space"), body=body)
     report.conflicts = entries

@@ -100,8 +100,8 @@ def recall(
     if spaces:
         from .spaces import span_recall
 
-        nested = dict(top_k=top_k, namespace=namespace, category=category, budget_chars=budget_chars)
-        nested.update(include_inactive=include_inactive, statuses=statuses, clock=clk)
+        nested: dict[str, Any] = {"top_k": top_k, "namespace": namespace, "category": category, "clock": clk}
+        nested.update(budget_chars=budget_chars, include_inactive=include_inactive, statuses=statuses)
         result = span_recall(mem, result, query, nested)
     if audit and mem.settings.recall.audit:
         result.audit_id = _audit_recall(mem, result, clk, clk.perf_ms() - started, source)

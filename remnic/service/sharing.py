@@ -147,8 +147,8 @@ def audit(mem: Memory, since: str | None, limit: int) -> list[dict[str, Any]]:
                 "merge": len(parents.split()) > 1,
                 "operation": (trailers.get("Operation") or ["git-commit"])[0],
                 "memoryIds": trailers.get("Memory-Id", []),
-                "sourceSpace": (trailers.get("Source-Space") or [None])[0],
-                "sourceMemoryId": (trailers.get("Source-Memory-Id") or [None])[0],
+                "sourceSpace": next(iter(trailers.get("Source-Space", [])), None),
+                "sourceMemoryId": next(iter(trailers.get("Source-Memory-Id", [])), None),
                 "trailers": trailers,
                 "local": bool(local) and email == local,
             }

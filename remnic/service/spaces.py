@@ -105,9 +105,11 @@ def _not_taken(registry: Registry, root: Path) -> None:
 
 
 def _set_origin(memory: Memory, url: str) -> None:
-    args = ["remote", "set-url", "origin", url] if "origin" in _remote.remotes(memory.ledger) else [
-        "remote", "add", "origin", url
-    ]
+    args = (
+        ["remote", "set-url", "origin", url]
+        if "origin" in _remote.remotes(memory.ledger)
+        else ["remote", "add", "origin", url]
+    )
     result = _remote.run_git(memory.root, args)
     if not result.ok:
         raise LedgerError(f"git remote {args[1]} origin failed: {result.err.strip()}")
@@ -270,7 +272,9 @@ class SpaceOps:
     def merge_state(self: Memory) -> dict[str, Any]:
         """A merge in progress (and what is unmerged), conflict copies not committed yet, the driver."""
         attributes = self.root / ATTRIBUTES
-        has_attributes = attributes.is_file() and _remote.with_attributes(attributes.read_text("utf-8", "replace")) is None
+        has_attributes = (
+            attributes.is_file() and _remote.with_attributes(attributes.read_text("utf-8", "replace")) is None
+        )
         return {
             "inProgress": self.ledger.in_progress(),
             "unmerged": sorted(_remote.unmerged(self.ledger)),
