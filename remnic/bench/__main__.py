@@ -18,6 +18,7 @@ SUITES = {
     "sync": "sync",
     "server": "server",
     "faults": "faults",
+    "spaces": "spaces",
 }
 
 
