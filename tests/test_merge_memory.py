@@ -177,3 +177,14 @@ def test_malformed_side_never_yields_markers() -> None:
     out = merge_memory(base, broken, theirs, PATH, line_merge, now=NOW)
     assert out.conflict and out.text == broken and out.copy_text == theirs
     assert "<<<<<<<" not in out.text
+
+
+def test_same_text_stored_under_two_ids_keeps_one_memory_and_the_other_id_superseded() -> None:
+    ours = memory_file("Ana prefers tabs.\n")
+    theirs = memory_file("Ana prefers tabs.\n", id="mem_0000000000cc11223344")
+    out = merge_memory(None, ours, theirs, PATH, line_merge, now=NOW)
+    assert not out.conflict and out.same_content and out.text == ours
+    other = parse_file(out.copy_text or "", out.copy_path or "")
+    assert other.id == "mem_0000000000cc11223344" == out.copy_id
+    assert other.status == "superseded" and other.frontmatter["supersededBy"] == "mem_0000000000aa11223344"
+    valid(out.copy_text or "", out.copy_path or "")

@@ -284,3 +284,18 @@ def test_a_small_simulation_loses_nothing(tmp_path: Path) -> None:
     assert result.changes == 12 and result.pulls >= 6
     assert result.lost == [] and result.marker_files == [] and result.invalid_files == []
     assert result.index_mismatches == 0 and result.heads == 1
+
+
+def test_the_same_fact_stored_on_both_sides(pair: tuple[Memory, Memory]) -> None:
+    ana, ben = pair
+    first = ana.store("Ana prefers tabs over spaces", category="preference").record
+    ana.space_push()
+    second = ben.store("Ana prefers tabs over spaces", category="preference").record
+    assert first.path == second.path and first.id != second.id
+    report = ben.space_pull()
+    assert report.conflicts == [] and [d["copyId"] for d in report.duplicates] == [first.id]
+    assert ben.get(second.id).status == "active"
+    kept = ben.get(first.id)
+    assert kept.status == "superseded" and kept.frontmatter["supersededBy"] == second.id
+    assert [h.id for h in ben.recall("does Ana prefer tabs", top_k=3)][:1] == [second.id]
+    assert_clean(ben)

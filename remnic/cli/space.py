@@ -224,6 +224,11 @@ def cmd_pull(args: argparse.Namespace) -> int:
                 "(`remnic review list`):"
             )
             lines += [f"  {safe(c['path'])} <-> {safe(c['copyPath'])}" for c in report.conflicts]
+        if report.duplicates:
+            lines.append(
+                f"{plural(len(report.duplicates), 'memory', 'memories')} stored on both sides: "
+                "the other side's id kept as superseded"
+            )
         return "\n".join(lines)
 
     emit(args, data, text)

@@ -24,7 +24,8 @@ its text, the other side's text becomes a second memory next to it (a new id), t
 name each other in ``conflictsWith`` and both wait in the review queue
 (``status: pending_review``, unless the merge gives a status ranked before it). Two
 files added at the same path on both sides (no common version) are one memory when
-their texts hash the same, else two.
+their texts hash the same (under two ids, the other side's is kept as superseded by this
+side's, so both ids still resolve), else two.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ _ABSENT = object()
 @dataclass(frozen=True)
 class MergeOutcome:
     """The merged file text for this side's path, and the other side's version kept as a second
-    memory when the bodies conflicted (``copy_path``/``copy_text``, else None)."""
+    memory (``copy_path``/``copy_text``, else None): for review when the bodies conflicted
+    (``conflict``), or superseded by this side's when both stored the same text under two ids."""
 
     text: str
     memory_id: str | None
@@ -249,6 +251,8 @@ def merge_memory(
         if same and own_id(ours.frontmatter) == own_id(theirs.frontmatter):
             meta = _derived(merge_frontmatter(None, ours.frontmatter, theirs.frontmatter), ours.body)
             return MergeOutcome(_with_body(ours_text, ours, meta, ours.body), ours.id, same_content=True)
+        if same and own_id(theirs.frontmatter):
+            return _duplicate(ours_text, ours, theirs_text, theirs, path)
     meta = merge_frontmatter(base.frontmatter if base else None, ours.frontmatter, theirs.frontmatter)
     distinct_ids = base is None and own_id(ours.frontmatter) != own_id(theirs.frontmatter)
     body, clean = _merge_body(base.body if base else None, ours.body, theirs.body, line_merge)
@@ -298,6 +302,23 @@ def _keep_both(
         copy_path=copy_path,
         copy_text=_with_body(theirs_text, theirs, other, theirs.body),
         copy_id=copy_id,
+    )
+
+
+def _duplicate(ours_text: str, ours: MemoryRecord, theirs_text: str, theirs: MemoryRecord, path: str) -> MergeOutcome:
+    """The same text stored on both sides under two ids (two agents observed one fact): this side's
+    memory stays; the other keeps its id (other memories may name it) as superseded by this one."""
+    other_id = own_id(theirs.frontmatter)
+    assert other_id is not None
+    other = dict(theirs.frontmatter)
+    other.update(status="superseded", supersededBy=ours.id)
+    return MergeOutcome(
+        ours_text,
+        ours.id,
+        copy_path=copy_path_for(path, other_id),
+        copy_text=_with_body(theirs_text, theirs, other, theirs.body),
+        copy_id=other_id,
+        same_content=True,
     )
 
 

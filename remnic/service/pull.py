@@ -50,6 +50,8 @@ class PullReport:
     changed: list[str] = field(default_factory=list)
     conflicts: list[dict[str, Any]] = field(default_factory=list)
     """True body conflicts kept as two linked memories waiting for review."""
+    duplicates: list[dict[str, Any]] = field(default_factory=list)
+    """The same text stored on both sides under two ids: the other id kept, superseded by this one."""
     resolved: list[dict[str, str]] = field(default_factory=list)
     """Paths git left unmerged that remnic resolved, and how."""
     edits_commit: str | None = None
@@ -67,6 +69,7 @@ class PullReport:
             "outcome": self.outcome,
             "changed": self.changed,
             "conflicts": self.conflicts,
+            "duplicates": self.duplicates,
             "resolved": self.resolved,
             "editsCommit": self.edits_commit,
             "finishedPrevious": self.finished_previous,
@@ -88,7 +91,7 @@ def merge_file(base: Path, ours: Path, theirs: Path, rel: str, root: Path, paths
         return 0 if clean else 1
     outcome = merge_memory(texts[0] if texts[0] else None, texts[1], texts[2], rel, _remote.line_merge)
     ours.write_bytes(outcome.text.encode("utf-8", "surrogateescape"))
-    if outcome.conflict:
+    if outcome.copy_path is not None:
         _keep_copy(root, _git_dir(root), rel, outcome)
     return 0
 
@@ -113,7 +116,13 @@ def _keep_copy(root: Path, git_dir: Path, rel: str, outcome: MergeOutcome) -> No
     target = root / outcome.copy_path
     target.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(target, outcome.copy_text.encode("utf-8", "surrogateescape"))
-    entry = {"path": rel, "id": outcome.memory_id, "copyPath": outcome.copy_path, "copyId": outcome.copy_id}
+    entry = {
+        "path": rel,
+        "id": outcome.memory_id,
+        "copyPath": outcome.copy_path,
+        "copyId": outcome.copy_id,
+        "kind": "conflict" if outcome.conflict else "duplicate",
+    }
     with open(git_dir / _remote.CONFLICT_LOG, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(entry) + "\n")
         fh.flush()
@@ -245,10 +254,11 @@ def _resolve(mem: Memory, path: str, stages: dict[int, str], paths: MemoryPaths)
     outcome = merge_memory(texts.get(1), ours, theirs, path, _remote.line_merge)
     write_atomic(full, outcome.text.encode("utf-8", "surrogateescape"))
     _remote.add(ledger, [path])
-    if outcome.conflict:
+    if outcome.copy_path is not None:
         _keep_copy(mem.root, mem.git_dir, path, outcome)
+    if outcome.conflict:
         return "kept both versions as two memories for review"
-    return "merged key by key"
+    return "the same text on both sides: the other id kept as superseded" if outcome.copy_path else "merged key by key"
 
 
 def _commit_copies(mem: Memory, report: PullReport) -> None:
@@ -273,12 +283,12 @@ def _commit_copies(mem: Memory, report: PullReport) -> None:
             tx.put(entry["copyPath"], full.read_bytes(), on_disk=True)
     if tx.staged:
         ids = [i for e in entries for i in (e.get("id"), e.get("copyId")) if isinstance(i, str)]
-        subject = (
-            f"remnic merge: kept both versions of {len(entries)} conflicting memor{'y' if len(entries) == 1 else 'ies'}"
-        )
+        count = f"{len(entries)} memor{'y' if len(entries) == 1 else 'ies'}"
+        subject = f"remnic merge: kept the other side's version of {count} beside this side's"
         body = "\n".join(f"{e['path']} <-> {e['copyPath']}" for e in entries)
         tx.commit(subject, trailers_for("merge", ids, mem.settings.namespaces.default, "space"), body=body)
-    report.conflicts = entries
+    report.conflicts = [e for e in entries if e.get("kind", "conflict") == "conflict"]
+    report.duplicates = [e for e in entries if e.get("kind") == "duplicate"]
     log.unlink(missing_ok=True)
 
 
