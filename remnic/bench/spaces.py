@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -234,6 +235,7 @@ def large_pull(n_memories: int, changed: int, rng: random.Random) -> dict[str, A
         reader.install_merge_driver()
         t = time.perf_counter()
         reader.reindex()
+        reader.sync(source="bench")  # as `space clone` leaves it: sync state at HEAD
         build_s = time.perf_counter() - t
         timings = []
         for attempt in range(2):
@@ -245,17 +247,23 @@ def large_pull(n_memories: int, changed: int, rng: random.Random) -> dict[str, A
             if attempt == 0:
                 report = reader.space_pull()
                 fresh = reader.index.manifest().commit == reader.head()
-                timings.append(("in-process `Memory.space_pull()`", report.elapsed_ms, len(report.changed), fresh))
+                phases = ", ".join(f"{k} {v / 1000:.2f} s" for k, v in report.phases_ms.items())
+                label = f"in-process `Memory.space_pull()` ({phases})"
+                timings.append((label, report.elapsed_ms, len(report.changed), fresh))
             else:
                 reader.close()
                 t = time.perf_counter()
-                subprocess.run(
-                    [sys.executable, "-m", "remnic", "space", "pull", "--memory-dir", str(reader.root)],
+                out = subprocess.run(
+                    [sys.executable, "-m", "remnic", "space", "pull", "--memory-dir", str(reader.root), "--json"],
                     check=True,
                     capture_output=True,
                     env={**os.environ, "REMNIC_NO_DAEMON": "1"},
+                    text=True,
                 )
                 wall = (time.perf_counter() - t) * 1000
+                inside = json.loads(out.stdout)
+                phases = ", ".join(f"{k} {v / 1000:.2f} s" for k, v in inside["phasesMs"].items())
+                timings.append((f"… of which the pull itself ({phases})", inside["elapsedMs"], changed, True))
                 reader = Memory.open(settings=settings_for(base / "reader"))
                 fresh = reader.index.health().to_dict().get("commit") == reader.head()
                 timings.append(("whole `remnic space pull` process", wall, changed, fresh))

@@ -59,6 +59,8 @@ class PullReport:
     indexed: int = 0
     removed_from_index: int = 0
     elapsed_ms: float = 0.0
+    phases_ms: dict[str, float] = field(default_factory=dict)
+    """Where the time went: edits (committing hand edits), fetch, merge, copies, index."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -76,6 +78,7 @@ class PullReport:
             "indexed": self.indexed,
             "removedFromIndex": self.removed_from_index,
             "elapsedMs": round(self.elapsed_ms, 1),
+            "phasesMs": {k: round(v, 1) for k, v in self.phases_ms.items()},
         }
 
 
@@ -143,10 +146,13 @@ def pull(mem: Memory, remote: str | None = None) -> PullReport:
         if current is None:
             raise UsageError("HEAD is detached (not on a branch); check out a branch, then pull")
         report = PullReport(name, current)
+        clock = _Phases(report)
         report.finished_previous = finish_merge(mem, report)
         report.edits_commit = _commit_hand_edits(mem)
         report.before = ledger.head()
+        clock.mark("edits")
         fetched = _remote.fetch(ledger, name, mem.settings.spaces.network_timeout_s)
+        clock.mark("fetch")
         if not fetched.ok:
             raise LedgerError(f"git fetch {name} failed: {fetched.err.strip()}")
         crash_point("pull-fetched")
@@ -160,14 +166,27 @@ def pull(mem: Memory, remote: str | None = None) -> PullReport:
             fast_forward = report.before is None or ledger.is_ancestor(report.before, target)
             _merge(mem, tracking, report)
             report.outcome = "fast-forward" if fast_forward else "merge"
+        clock.mark("merge")
         crash_point("pull-merged")
         _commit_copies(mem, report)
         report.after = ledger.head()
         paths = MemoryPaths.from_store(mem.settings.store)
         report.changed = [p for p in _remote.changed_paths(ledger, report.before, report.after) if paths.is_memory(p)]
+        clock.mark("copies")
         _index(mem, report)
+        clock.mark("index")
     report.elapsed_ms = (time.perf_counter() - started) * 1000
     return report
+
+
+class _Phases:
+    def __init__(self, report: PullReport) -> None:
+        self.report, self.last = report, time.perf_counter()
+
+    def mark(self, name: str) -> None:
+        now = time.perf_counter()
+        self.report.phases_ms[name] = (now - self.last) * 1000
+        self.last = now
 
 
 def _pick_remote(mem: Memory, current: str | None, remote: str | None) -> str:
