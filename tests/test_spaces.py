@@ -5,7 +5,9 @@ promote and audit. Real repositories, the real CLI in-process and the real index
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -170,3 +172,25 @@ def test_audit_lists_who_sent_what(tmp_path: Path, spaces_file: Path) -> None:
     assert len(ok("space", "audit", "team")["commits"]) == 2
     bad = run_cli("space", "audit", "team", "--since", "deadbeef")
     assert bad.code == 2 and "since" in bad.err
+
+
+def test_init_and_hooks_install_register_the_merge_driver(tmp_path: Path) -> None:
+    ok("init", str(tmp_path / "m"))
+    driver = git(tmp_path / "m", "config", "merge.remnic.driver").strip()
+    assert driver == f"{shlex.quote(sys.executable)} -m remnic merge-file %O %A %B %P"  # an absolute path
+    assert "*.md merge=remnic" in (tmp_path / "m" / ".gitattributes").read_text()
+    # A repository made without remnic: hooks install adds both, committing .gitattributes.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    git(plain, "init", "-q")
+    (plain / ".gitattributes").write_text("*.png binary\n")
+    git(plain, "add", ".gitattributes")
+    git(plain, "commit", "-qm", "attributes")
+    ok("init", str(plain))
+    git(plain, "config", "--remove-section", "merge.remnic")
+    check = next(c for c in ok("doctor", "--memory-dir", str(plain))["checks"] if c["name"] == "merge")
+    assert check["status"] == "warn" and "remnic hooks install" in check["detail"]
+    installed = ok("hooks", "install", "--memory-dir", str(plain))
+    assert installed["mergeDriver"]["configured"] is True
+    assert (plain / ".gitattributes").read_text().startswith("*.png binary\n")
+    assert "merge=remnic" in git(plain, "show", "HEAD:.gitattributes")
