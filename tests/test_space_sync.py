@@ -299,3 +299,21 @@ def test_the_same_fact_stored_on_both_sides(pair: tuple[Memory, Memory]) -> None
     assert kept.status == "superseded" and kept.frontmatter["supersededBy"] == second.id
     assert [h.id for h in ben.recall("does Ana prefer tabs", top_k=3)][:1] == [second.id]
     assert_clean(ben)
+
+
+def test_kill_9_during_a_push_leaves_a_state_the_next_push_completes(pair: tuple[Memory, Memory]) -> None:
+    ana, ben = pair
+    ana.store("Pager duty hands over at noon", category="fact")
+    env = {**os.environ, "REMNIC_CRASH_AT": "pushed", "REMNIC_NO_DAEMON": "1"}
+    crashed = subprocess.run(
+        [sys.executable, "-m", "remnic", "space", "push", "--memory-dir", str(ana.root)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert crashed.returncode == -9, crashed.stderr
+    again = ana.space_push()
+    assert again["pushed"] is False and git(ana.root, "rev-parse", "origin/main").strip() == ana.head()
+    assert ben.space_pull().outcome == "fast-forward"
+    assert_clean(ben)

@@ -57,7 +57,7 @@ def register(sub: Any) -> None:
     q.add_argument(
         "--read-only",
         action="store_true",
-        help="recall searches it alongside the active space; remnic never writes to or pushes it",
+        help="recall searches it alongside the active space; share/promote never write to it, push refuses it",
     )
     q.add_argument("--switch", action="store_true", help="make it the active space too")
     q.set_defaults(handler=cmd_create)
@@ -76,7 +76,11 @@ def register(sub: Any) -> None:
     q.add_argument("dir", metavar="DIR", nargs="?", help="where to clone it (default: ~/.remnic/spaces/NAME)")
     q.add_argument("--name", help="the space's name (default: from the URL)")
     q.add_argument("--kind", type=choice_list("kind", KINDS), default="team", help=" | ".join(KINDS))
-    q.add_argument("--read-only", action="store_true", help="recalled alongside the active space, never written")
+    q.add_argument(
+        "--read-only",
+        action="store_true",
+        help="recalled alongside the active space; share/promote never write to it, push refuses it",
+    )
     q.set_defaults(handler=cmd_clone)
 
     for verb, help_text in (

@@ -39,7 +39,7 @@ class Space:
     kind: str = "personal"
     remote: str | None = None
     read_only: bool = False
-    """Recalled alongside the active space; remnic never writes to it (share, promote, push refuse)."""
+    """Recalled alongside the active space; share and promote never write to it and push refuses it."""
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -40,7 +40,7 @@ def copy_to_space(
         )
     space = registry.spaces[to_space]
     if space.read_only:
-        raise UsageError(f"space {to_space!r} is read-only; remnic does not write to it")
+        raise UsageError(f"space {to_space!r} is read-only; share and promote do not write to it")
     record = mem.get(memory_id)
     here = registry.named_for(mem.root)
     if here is not None and here.name == to_space:
