@@ -56,9 +56,9 @@ def test_promote_to_the_shared_namespace_over_http_and_mcp(env: Env) -> None:
 def test_promote_into_another_space_and_spaces_in_recall(env: Env, tmp_path: Path) -> None:
     create_space("here", env.root)
     create_space("team", tmp_path / "team", kind="team")
-    create_space("handbook", tmp_path / "handbook", read_only=True)
-    with Memory.open(settings=settings_for(tmp_path / "handbook")) as handbook:
+    with Memory.init(settings=settings_for(tmp_path / "handbook")) as handbook:
         handbook.store("The office closes early on Fridays in summer", category="fact")
+    create_space("handbook", tmp_path / "handbook", read_only=True)
     source = stored(env, "The office plants are watered on Mondays")
     r = env.call("POST", f"/engram/v1/memories/{source}/promote", {"targetSpace": "team"})
     assert r.status == 200, r.raw

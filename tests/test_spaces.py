@@ -100,9 +100,13 @@ def test_clone_registers_indexes_and_pulls(tmp_path: Path, spaces_file: Path) ->
 
 def test_recall_spans_read_only_spaces_and_names_the_space(tmp_path: Path, spaces_file: Path) -> None:
     ok("space", "create", "mine", "--path", str(tmp_path / "mine"))
-    ok("space", "create", "handbook", "--path", str(tmp_path / "handbook"), "--read-only", "--kind", "team")
+    ok("init", str(tmp_path / "handbook"))
+    ok("store", "The espresso machine on floor two is descaled on Fridays", "--memory-dir", str(tmp_path / "handbook"))
+    registered = ok(
+        "space", "create", "handbook", "--path", str(tmp_path / "handbook"), "--read-only", "--kind", "team"
+    )
+    assert registered["created"] is False  # the repository already there, registered as it is
     ok("store", "The coffee machine is descaled on Mondays", "--space", "mine")
-    ok("store", "The espresso machine on floor two is descaled on Fridays", "--space", "handbook")
     with Memory.open(settings=load_settings(tmp_path / "mine")) as mem:
         result = mem.recall("when is the coffee machine descaled", top_k=5, xray=True)
         spaces = {h.content: h.space for h in result.hits}
@@ -117,6 +121,10 @@ def test_recall_spans_read_only_spaces_and_names_the_space(tmp_path: Path, space
     assert text.code == 0 and "space=handbook" in text.out
     refused = run_cli("space", "push", "handbook")
     assert refused.code == 2 and "read-only" in refused.err
+    head = git(tmp_path / "handbook", "rev-parse", "HEAD")
+    written = run_cli("store", "A note for the handbook", "--space", "handbook")
+    assert written.code == 2 and "read-only" in written.err
+    assert git(tmp_path / "handbook", "rev-parse", "HEAD") == head
 
 
 def test_share_and_promote_copy_with_provenance_and_refuse_secrets(tmp_path: Path, spaces_file: Path) -> None:

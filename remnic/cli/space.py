@@ -57,7 +57,7 @@ def register(sub: Any) -> None:
     q.add_argument(
         "--read-only",
         action="store_true",
-        help="recall searches it alongside the active space; share/promote never write to it, push refuses it",
+        help="recall searches it alongside the active space; remnic's writes and push refuse it",
     )
     q.add_argument("--switch", action="store_true", help="make it the active space too")
     q.set_defaults(handler=cmd_create)
@@ -79,7 +79,7 @@ def register(sub: Any) -> None:
     q.add_argument(
         "--read-only",
         action="store_true",
-        help="recalled alongside the active space; share/promote never write to it, push refuses it",
+        help="recalled alongside the active space; remnic's writes and push refuse it",
     )
     q.set_defaults(handler=cmd_clone)
 

@@ -39,7 +39,7 @@ class Space:
     kind: str = "personal"
     remote: str | None = None
     read_only: bool = False
-    """Recalled alongside the active space; share and promote never write to it and push refuses it."""
+    """Recalled alongside the active space; remnic's writes (store, update, share …) and push refuse it."""
 
     def to_dict(self) -> dict[str, Any]:
         return {

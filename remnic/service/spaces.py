@@ -231,6 +231,16 @@ class SpaceOps:
             return None
         return space.name if space else None
 
+    def read_only_space(self: Memory) -> str | None:
+        """This repository's space name when the registry marks it read-only (looked up once per handle)."""
+        if "_read_only_space" not in self.__dict__:
+            try:
+                space = load_registry().named_for(self.root)
+            except ValidationError:
+                space = None
+            self.__dict__["_read_only_space"] = space.name if space is not None and space.read_only else None
+        return self.__dict__["_read_only_space"]
+
     def space_handle(self: Memory, space: Space) -> Memory:
         """An open handle on another space, kept for this handle's life (recall reuses its index)."""
         handles = self.__dict__.setdefault("_space_handles", {})
@@ -248,8 +258,8 @@ class SpaceOps:
 
     def space_push(self: Memory, remote: str | None = None) -> dict[str, Any]:
         """Commit hand edits and push; :class:`~remnic.errors.RemoteMovedError` when the remote moved."""
-        own = self.space_name()
-        if own is not None and load_registry().spaces[own].read_only:
+        own = self.read_only_space()
+        if own is not None:
             raise UsageError(f"space {own!r} is read-only; it is pulled, never pushed")
         return _pull.push(self, remote)
 
