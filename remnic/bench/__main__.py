@@ -20,6 +20,7 @@ SUITES = {
     "server": "server",
     "cli": "cli",
     "faults": "faults",
+    "spaces": "spaces",
 }
 
 

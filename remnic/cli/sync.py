@@ -93,7 +93,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(_vectors_text(vectors))
     if vectors is not None and vectors.interrupted:
         return 130
-    return 1 if report.problems else 0
+    return 1 if report.problems or report.mode == "paused" else 0
 
 
 def _embed_pending(args: argparse.Namespace, memory: Any) -> Any:
@@ -133,7 +133,9 @@ def _vectors_text(vectors: Any) -> str:
 def _run_text(args: argparse.Namespace, report: Any) -> str:
     """What one sync did, in lines."""
     lines = report.lines()
-    if args.dry_run:
+    if report.mode == "paused":
+        lines.append(f"sync paused: {report.not_committed} (`remnic space pull` finishes a pull's merge)")
+    elif args.dry_run:
         lines.append(
             f"would sync {len(report.changes)} change(s) (--dry-run: nothing written, committed or indexed)"
             if report.changes

@@ -389,6 +389,16 @@ class HookSettings:
 
 
 @dataclass
+class SpaceSettings:
+    remote: str = "origin"
+    """The git remote `remnic space push|pull` use when the branch has none configured (else the only remote)."""
+    recall_read_only: bool = True
+    """Recall also searches the spaces marked read-only in your spaces registry (`remnic space create --read-only`), each result naming its space."""
+    network_timeout_s: float = 300.0
+    """How long a fetch, push or clone may take before it is stopped (git's own credential prompts count)."""
+
+
+@dataclass
 class NamespaceSettings:
     enabled: bool = False
     """When false every principal reads and writes every namespace."""
@@ -412,6 +422,7 @@ SECTIONS: dict[str, type] = {
     "entities": EntitySettings,
     "hooks": HookSettings,
     "namespaces": NamespaceSettings,
+    "spaces": SpaceSettings,
 }
 
 
@@ -431,6 +442,7 @@ class Settings:
     entities: EntitySettings = field(default_factory=EntitySettings)
     hooks: HookSettings = field(default_factory=HookSettings)
     namespaces: NamespaceSettings = field(default_factory=NamespaceSettings)
+    spaces: SpaceSettings = field(default_factory=SpaceSettings)
     origins: dict[str, str] = field(default_factory=dict)
     """Dotted key (``recall.topK``) → where its value came from."""
     config_files: list[str] = field(default_factory=list)
@@ -559,6 +571,7 @@ AT_LEAST_ONE = {
     "server.maxConnections",
     "state.lcmExcerptChars",
     "hooks.sessionTopK",
+    "spaces.networkTimeoutS",
 }
 RANGES: dict[str, tuple[float, float | None]] = {
     "server.port": (0, 65535),

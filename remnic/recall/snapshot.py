@@ -171,6 +171,7 @@ def provenance(hit: RecallHit, *, recall_namespace: str | None, now_s: float) ->
         forgotten_reason=_text(fm.get("forgottenReason", fm.get("forgottenReason"))),
         derived_from=derived_from or None,
         derived_via=_one_of(fm.get("derived_via", fm.get("derivedVia")), DERIVED_VIA),
+        space=hit.space,
     )
 
 

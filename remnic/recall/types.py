@@ -220,6 +220,8 @@ class RecallHit:
     """``content`` is the memory's best passages (or a cut), not all of it: the budget was short."""
     content_chars: int = 0
     """Length of the memory's whole text."""
+    space: str | None = None
+    """The memory space this hit came from (set when recall knows its space: see :mod:`.spaces`)."""
     _verdict: Any = field(default=None, repr=False)
 
     @property
@@ -275,6 +277,8 @@ class RecallHit:
         if self.trimmed:
             out["trimmed"] = True
             out["contentChars"] = self.content_chars
+        if self.space is not None:
+            out["space"] = self.space
         return out
 
 
@@ -309,6 +313,8 @@ class RecallResult:
     trace_id: str | None = None
     xray: Any = None
     """The RecallXraySnapshot when capture was asked for (and did not fail)."""
+    spaces: list[str] | None = None
+    """The memory spaces this recall searched, the active one first (None: just this repository)."""
 
     def __iter__(self):
         return iter(self.hits)
@@ -329,6 +335,8 @@ class RecallResult:
             "index": self.index,
             "auditEntryId": self.audit_id,
         }
+        if self.spaces is not None:
+            out["spaces"] = self.spaces
         if self.rerank is not None:
             out["rerank"] = self.rerank.to_dict()
         if self.tier is not None:

@@ -226,6 +226,8 @@ class Provenance:
     forgotten_reason: str | None = None
     derived_from: list[str] | None = None
     derived_via: str | None = None
+    space: str | None = None
+    """The memory space the memory was recalled from (when recall spans several, or the active one is registered)."""
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -246,6 +248,7 @@ class Provenance:
         if self.derived_from is not None:
             d["derivedFrom"] = list(self.derived_from)
         _put(d, "derivedVia", self.derived_via)
+        _put(d, "space", self.space)
         return d
 
     @classmethod
@@ -268,6 +271,7 @@ class Provenance:
             safety_reasons=_str_list(d.get("safetyReasons")),
             derived_from=_opt_str_list(d.get("derivedFrom")),
             derived_via=_str(d.get("derivedVia")),
+            space=_str(d.get("space")),
             **{attr: _str(d.get(key)) for attr, key in _PROVENANCE_STRINGS},
         )
 

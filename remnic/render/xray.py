@@ -158,6 +158,7 @@ def provenance_summary(prov: Any) -> str:
             f"stale={'true' if prov.stale else 'false'}",
             f"corrected={prov.correction_state if prov.corrected else 'false'}",
             f"safe={'true' if prov.safe_to_use else 'false'}",
+            *((f"space={prov.space}",) if getattr(prov, "space", None) else ()),
         )
     )
 

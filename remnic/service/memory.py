@@ -38,6 +38,7 @@ from .agents import AgentOps
 from .conversations import ConversationOps
 from .housekeeping import HousekeepingOps
 from .indexing import IndexQueue, apply_batch
+from .spaces import SpaceOps
 from .state import open_state
 from .vectors import VectorOps
 from .writes import WriteResult, summary
@@ -62,7 +63,7 @@ def _settle_open_handles() -> None:
         memory.settle_index()
 
 
-class Memory(AgentOps, ConversationOps, HousekeepingOps, VectorOps):
+class Memory(AgentOps, ConversationOps, HousekeepingOps, SpaceOps, VectorOps):
     """A memory repository: ``Memory.open(path)`` or ``Memory.init(path)``."""
 
     def __init__(self, settings: Settings) -> None:
@@ -149,6 +150,7 @@ class Memory(AgentOps, ConversationOps, HousekeepingOps, VectorOps):
                 tx.put(REPO_CONFIG_FILE, _adopt.with_include(tx.read_bytes(REPO_CONFIG_FILE), patterns, root))
             if tx.staged:
                 tx.commit("remnic init: memory repository", trailers_for("init", [], DEFAULT_NAMESPACE, "cli"))
+        memory.install_merge_driver()  # the template's .gitattributes names it; git config says how to run it
         return memory
 
     def adoption(self) -> dict[str, Any]:
@@ -221,6 +223,7 @@ class Memory(AgentOps, ConversationOps, HousekeepingOps, VectorOps):
         return self._edit_feed or None
 
     def close(self) -> None:
+        self.close_spaces()
         if self._edit_feed:
             self._edit_feed.close()
         self._edit_feed = None
@@ -453,14 +456,17 @@ class Memory(AgentOps, ConversationOps, HousekeepingOps, VectorOps):
 
     def doctor(self) -> builtins.list[dict[str, Any]]:
         """Checks with status ok|warn|fail and a detail line each."""
-        return _doctor.checks(
-            self.root,
-            self.settings.origins.get("memoryDir", "default"),
-            self.files,
-            self.ledger,
-            self.settings.store,
-            self._index_health(deep=True),
-        )
+        return [
+            *_doctor.checks(
+                self.root,
+                self.settings.origins.get("memoryDir", "default"),
+                self.files,
+                self.ledger,
+                self.settings.store,
+                self._index_health(deep=True),
+            ),
+            self.merge_check(),
+        ]
 
     def check_files(self) -> tuple[builtins.list[MemoryRecord], builtins.list[FieldProblem]]:
         """Every memory file checked as sync checks it (schema, namespace folder, secrets, conflict markers)."""
