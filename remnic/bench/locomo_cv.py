@@ -10,7 +10,9 @@ ones (the candidate that is best on all conversations, scored on those same
 conversations) and beside the defaults.
 
 A setting is kept only when it wins out of sample: the verdict compares the
-cross-validated objective with the defaults' objective on the same questions.
+cross-validated objective with the defaults' objective on the same questions,
+and a win must be worth at least one question (1 / the number of questions of
+categories 1–4): a smaller one is a question answered differently by chance.
 
 Objective: mean over the questions of categories 1–4 of (R@5 + R@10) / 2.
 Ties go to the earlier candidate, so the defaults win a tie.
@@ -115,6 +117,7 @@ def cross_validate(per_method: dict[str, list[QResult]], grid: Sequence[Method],
         )
     in_sample, in_score = best(lambda c: True)
     cv_score, default_score = objective(pooled), objective(per_method[default])
+    margin = 1.0 / max(1, sum(1 for r in per_method[default] if r.category != 5))
     return {
         "default": default,
         "folds": folds,
@@ -126,7 +129,8 @@ def cross_validate(per_method: dict[str, list[QResult]], grid: Sequence[Method],
         "inSample": {"chosen": in_sample, "objective": in_score, "summary": summarize(per_method[in_sample], ks)},
         "defaults": summarize(per_method[default], ks),
         "defaultObjective": default_score,
-        "kept": in_sample if in_sample != default and cv_score > default_score else default,
+        "margin": margin,
+        "kept": in_sample if in_sample != default and cv_score >= default_score + margin else default,
         "methods": {n: summarize(per_method[n], ks) for n in names},
     }
 
@@ -202,7 +206,8 @@ def render_cv(result: dict[str, Any]) -> str:
         f"{result['defaultObjective']:.4f})"
         if kept != result["default"]
         else f"kept: the defaults (cross-validated objective {result['crossValidatedObjective']:.4f}, "
-        f"defaults {result['defaultObjective']:.4f}: tuning does not win out of sample)"
+        f"defaults {result['defaultObjective']:.4f}: tuning does not win out of sample by one question's worth, "
+        f"{result.get('margin', 0.0):.4f})"
         if result["inSample"]["chosen"] != result["default"]
         else "kept: the defaults (they are also the in-sample best)"
     )
