@@ -94,6 +94,11 @@ def test_cross_validation_keeps_a_setting_only_when_it_wins_out_of_sample() -> N
     assert cv["kept"] == "defaults"
     per["lucky"] = [_q(c, 0.9) for c in "ABC" for _ in range(4)]  # now it generalises
     assert cross_validate(per, grid, (5, 10))["kept"] == "lucky"
+    # A win smaller than one question's worth (1/12 here) is not a win.
+    per["lucky"] = [_q(c, 0.52 if i == 0 else 0.5) for c in "ABC" for i in range(4)]
+    cv = cross_validate(per, grid, (5, 10))
+    assert cv["inSample"]["chosen"] == "lucky" and cv["crossValidatedObjective"] > cv["defaultObjective"]
+    assert cv["margin"] == 1 / 12 and cv["kept"] == "defaults"
 
 
 def test_cv_flag_needs_two_conversations(subset: Path) -> None:

@@ -46,6 +46,14 @@ class RecallSettings:
     """A query naming one unambiguous date or range recalls only memories dated then (created then, or naming an overlapping date; not applied when none is). Off by default: on LoCoMo it cost R@5 (see docs/retrieval.md)."""
     date_slack_days: int = 1
     """The date scope is widened by this many days on each side ('last night' written just after midnight)."""
+    query_aspect_weight: float = 0.5
+    """A query naming a name most memories contain is also embedded without it (its aspect); the query vector is this share of the aspect's plus the rest of the whole query's (0 = off)."""
+    query_aspect_name_ratio: float = 0.2
+    """A name counts as one most memories share when at least this share of the indexed memories contains it."""
+    question_penalty: float = 0.2
+    """In an episode, a memory whose text ends with a question is lowered by this much: the turn after it answers."""
+    reply_alpha: float = 1.0
+    """In an episode, the memory after a question is lifted to this share of the question's score (0 = off)."""
     query_stopwords: bool = True
     """Drop English stopwords and question words from the BM25 query (kept if nothing else is left)."""
     max_query_chars: int = 2000

@@ -403,6 +403,7 @@ AT_LEAST_ONE = {
 }
 RANGES: dict[str, tuple[float, float | None]] = {
     "server.port": (0, 65535),
+    "recall.queryAspectWeight": (0, 1),
     "server.requestTimeoutS": (0.01, None),
     "server.keepAliveTimeoutS": (0.01, None),
 }

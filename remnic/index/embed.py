@@ -478,6 +478,22 @@ class Embedder:
         """A query's vector: :meth:`embed_one` of ``query_prefix`` + text."""
         return self.embed_one(self.spec.query_prefix + text)
 
+    def embed_queries(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Several queries' vectors, memoised like :meth:`embed_query`; the new ones in one batch."""
+        keys = [self.spec.query_prefix + t for t in texts]
+        with self._lru_lock:
+            found = {k: self._lru[k] for k in keys if k in self._lru}
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        if missing:
+            for k, vec in zip(missing, self.embed(missing)):
+                vec.setflags(write=False)
+                found[k] = vec
+            with self._lru_lock:
+                self._lru.update((k, found[k]) for k in missing)
+                while len(self._lru) > _LRU_SIZE:
+                    self._lru.popitem(last=False)
+        return [found[k] for k in keys]
+
     def embed_documents(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         """Indexed texts' vectors: :meth:`embed` of ``document_prefix`` + each text."""
         prefix = self.spec.document_prefix

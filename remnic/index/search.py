@@ -438,6 +438,10 @@ class SearchIndex(IndexWrites, PendingVectors):
     def embed_query(self, text: str) -> np.ndarray:
         return self.embedder.embed_query(text)
 
+    def embed_queries(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Several query vectors from one batched model call (memoised per text)."""
+        return self.embedder.embed_queries(texts)
+
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors for ``texts``, through the content-hash embedding cache."""
         return cached_vectors(self.embedder, self.cache, list(texts), None)[0]

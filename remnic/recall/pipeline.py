@@ -19,6 +19,7 @@ from remnic.config import RecallSettings
 from remnic.errors import UsageError
 
 from . import dates, graph, neighbours, scoring, tiers
+from .aspect import Aspect, aspect_of, proper_names
 from .budget import fit_budget
 from .candidates import gather
 from .clock import LIVE, RecallClock
@@ -97,7 +98,12 @@ def run_recall(
     terms = query_terms(text, stopwords=s.query_stopwords, language=language)
     intent = tiers.intent_of(text, terms)
     t = time.perf_counter()
-    qvec = index.embed_query(text)
+    focus = _aspect(index, text, s)
+    if focus is None:
+        qvec = index.embed_query(text)
+    else:
+        whole, part = index.embed_queries([text, focus.text])
+        qvec = (1.0 - s.query_aspect_weight) * whole + s.query_aspect_weight * part
     timings["embed"] = (time.perf_counter() - t) * 1000
 
     allowed = allowed_statuses(options)
@@ -127,6 +133,8 @@ def run_recall(
             narrowed = scope & snap.mask(categories=categories)
             scope_notes.append(f"category={options.category}: {int(narrowed.sum())} of {int(scope.sum())} in scope")
             scope = narrowed
+        if focus is not None:
+            scope_notes[0] += "; " + focus.describe(s.query_aspect_weight)
         scope_names = ["namespace-scope"] + (["category-scope"] if categories else [])
         if options.category != "entity":
             pages = graph.entity_page_rows(snap)
@@ -261,11 +269,20 @@ def run_recall(
                 make=lambda r: pool.make(r, "episode"),
             )
 
+        # --- in an episode a question lends its match to the reply after it ---
+        replies: dict[int, int] = {}
+        if s.question_penalty > 0 or s.reply_alpha > 0:
+            top_now = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))[: max(s.mmr_pool, top_k)]
+            if any(snap.episode[c.row] >= 0 for c in top_now):
+                replies = neighbours.lend_to_replies(pool, top_now, s.question_penalty, s.reply_alpha)
+
         # --- neighbours never outrank the turn they borrowed their match from ---
         if s.neighbour_cap and s.neighbor_window > 0 and terms:
             top_now = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))[: max(s.mmr_pool, top_k)]
             if any(snap.episode[c.row] >= 0 for c in top_now):
-                neighbours.cap_neighbours(pool, top_now, neighbours.idf_weights(bm25, terms), s.neighbor_window)
+                neighbours.cap_neighbours(
+                    pool, top_now, neighbours.idf_weights(bm25, terms), s.neighbor_window, replies
+                )
 
         # --- the optional cross-encoder rerank of the best fused candidates ---
         reranked: StageCount | None = None
@@ -388,6 +405,28 @@ def run_recall(
         clock_ms=round(now * 1000),
         result_limit=top_k,
     )
+
+
+def _aspect(index: SearchIndex, text: str, s: RecallSettings) -> Aspect | None:
+    """The query's aspect (see :mod:`remnic.recall.aspect`), or None."""
+    if s.query_aspect_weight <= 0 or not proper_names(text):
+        return None
+    from remnic.index.bm25 import analyze, query_terms
+
+    with index.lock:
+        searcher = index.view()[1].searcher
+        n = max(1, searcher.num_docs)
+
+        def share(name: str) -> float:
+            tokens = analyze(name, language=index.language)
+            return min((searcher.doc_freq("body", t) / n for t in tokens), default=0.0)
+
+        return aspect_of(
+            text,
+            share,
+            s.query_aspect_name_ratio,
+            lambda rest: bool(query_terms(rest, stopwords=s.query_stopwords, language=index.language)),
+        )
 
 
 def passage_matches(

@@ -52,11 +52,13 @@ class ScoreTerms:
     project: float = 0.0
     """``recall.projectBoost`` for a memory of the project the recall is for (cwd, projectTag, coding context)."""
     propagation: float = 0.0
-    """Episode-expansion lift: a sibling borrows a discounted share of a strong seed's score."""
+    """Episode-expansion lift: a sibling borrows a discounted share of a strong seed's score, and the
+    turn after a question its score (recall.neighbours)."""
     tier_prior: float = 0.0
     """Prior added by the tier that served the memory (direct-answer, procedural, graph, recent-scan)."""
     context: float = 0.0
-    """≤ 0: caps a memory below an episode neighbour whose own text matches the query better (recall.neighbours)."""
+    """≤ 0: caps a memory below an episode neighbour whose own text matches the query better, and lowers a
+    question turn by recall.questionPenalty (recall.neighbours)."""
     rerank: float = 0.0
     """The cross-encoder's adjustment (recall.rerank): ``rerankWeight × (normalised rerank score − fused share)``."""
     mmr_penalty: float = 0.0
