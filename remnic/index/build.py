@@ -85,6 +85,7 @@ class IndexWrites:
     _snap: Snapshot | None
     _build: str | None
     _manifest: Manifest | None
+    _writing: bool
     language: str
 
     if TYPE_CHECKING:  # pragma: no cover
@@ -320,6 +321,27 @@ class IndexWrites:
             return 0
 
         gen = manifest.generation + 1
+        # While this batch is applied the catalog still holds the rows of ``manifest.commit`` (they
+        # change in one transaction below), so a duplicate check may read it: see lookup_hash.
+        self._writing = True
+        try:
+            return self._apply_rows(cat, manifest, gen, rows, docs, gone, commit, set_commit, embedded)
+        finally:
+            self._writing = False
+
+    def _apply_rows(
+        self,
+        cat: Catalog,
+        manifest: Manifest,
+        gen: int,
+        rows: list[Row],
+        docs: dict[str, dict[str, str]],
+        gone: list[str],
+        commit: str | None,
+        set_commit: bool,
+        embedded: int,
+    ) -> int:
+        assert self._bm25 is not None
         self._mark_pending(cat)
         try:
             with self._bm25.writer() as w:

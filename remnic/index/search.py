@@ -78,6 +78,7 @@ class SearchIndex(IndexWrites, PendingVectors):
         self.root = index_root(settings.state_dir)
         self._lock = threading.RLock()
         self._readers = threading.local()  # lock-free catalog readers (duplicate checks)
+        self._writing = False  # this process is applying a batch: its own ``pending`` mark is no torn write
         self._index_lock = process_lock((settings.state_dir / "index.lock").resolve())
         self._cache = cache
         self._embedder: Embedder | None = None
@@ -306,8 +307,8 @@ class SearchIndex(IndexWrites, PendingVectors):
         except sqlite3.Error:
             self._readers.conn = None
             return None  # damaged or mid-rebuild: the caller looks in the files instead
-        if pending and pending[0]:
-            return None  # a torn index write: not to be trusted
+        if pending and pending[0] and not (self._writing and pending[0].startswith(f"{os.getpid()}:")):
+            return None  # a torn index write (or another process's, half done): not to be trusted
         recorded = commit[0] if commit and commit[0] else None
         return (recorded, row[0], row[1]) if row else (recorded, None, None)
 
