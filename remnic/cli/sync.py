@@ -55,9 +55,6 @@ def register(sub: Any) -> None:
         help="also give files that have an id the default keys they lack and bring tiers and contentHash "
         "in step (every file; your values are never replaced otherwise)",
     )
-    q.add_argument(
-        "--quiet", action="store_true", help="no progress bar while the vectors of newly adopted notes are computed"
-    )
     q.set_defaults(handler=cmd_run)
 
     q = add_command(
