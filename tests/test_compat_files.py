@@ -405,6 +405,14 @@ def test_content_hash_is_verified_the_originals_way_and_never_respelled(tmp_path
 
     assert normalized_text("Héllo, World!  It's 9:30.") == "héllo world it s 9 30"
     assert original_hash("Héllo, World!  It's 9:30.") == original.content_hash("Héllo, World!  It's 9:30.")
+    # ASCII goes through a translation table and the rest character by character: both as the original.
+    for text in [
+        "Tabs\tand\x1cseparators\x1f, NBSP\u00a0here; e\u0301 and \u00e9 — “quotes” & emoji 😀!",
+        "Ĳssel İstanbul ſtraße ΣΑΣ ٣ ① ½ ⅷ 𝔘 \u2028 line\u2029 [[Link|alias]] #tag @ana 50%",
+        "",
+    ]:
+        assert normalized_text(text) == original.normalized(text), text
+        assert original_hash(text) == original.content_hash(text), text
     assert hash_matches(original.content_hash("Atlas runs on PG."), "Atlas runs on PG. [Source: chat]") is True
     assert hash_matches(original.content_hash("Atlas runs on PG."), "Atlas runs on MySQL.") is False
     assert hash_matches("sha256:" + "0" * 64, "x") is False  # remnic's older spelling, checked its own way

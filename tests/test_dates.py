@@ -49,6 +49,27 @@ def test_words_that_only_look_like_dates_are_left_alone() -> None:
     assert _labels("yesterday and May 3, 2023", None) == ["2023-05-03"]
 
 
+def test_every_form_is_found_in_any_case_and_inside_a_long_text_that_names_no_other_date() -> None:
+    # Each pattern only scans a text holding the words it needs (case-folded): none may be skipped wrongly.
+    filler = "Notes about the harbour market and the ferry schedule. " * 200
+    forms = {
+        "YESTERDAY": "2023-05-07",
+        "Last Night": "2023-05-07",
+        "THE DAY BEFORE YESTERDAY": "2023-05-06",
+        "Two Weekends Ago": "2023-04-29..2023-04-30",
+        "SEPT 4, 2023": "2023-09-04",
+        "4th of July 2022": "2022-07-04",
+        "In Three Days": "2023-05-11",
+        "This Morning": "2023-05-08",
+        "LAST FRIDAY": "2023-05-05",
+        "Last Autumn": "2022-09-01..2022-11-30",
+        "On The 15TH": "2023-04-15",
+        "BACK IN 2016": "2016-01-01..2016-12-31",
+    }
+    for form, label in forms.items():
+        assert _labels(f"{filler}{form} we met.{filler}") == [label], form
+
+
 def test_span_tokens_list_days_months_and_years() -> None:
     day = date(2023, 5, 3)
     assert span_tokens(day, day) == ["d20230503", "m202305", "y2023"]

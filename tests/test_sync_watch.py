@@ -26,7 +26,7 @@ from remnic.drivers.watch import Watcher, classify
 from remnic.memfile.model import original_hash
 from remnic.service.memory import Memory
 from remnic.sync.engine import indexed_paths
-from remnic.sync.state import SyncState, Unstable, read_stable_many, replace_if_unchanged
+from remnic.sync.state import BULK_FILES, SyncState, Unstable, read_stable_many, replace_if_unchanged
 
 TIMEOUT = 20.0
 
@@ -156,12 +156,27 @@ def test_reads_wait_for_a_file_being_written_and_writes_never_clobber_a_new_save
     target = tmp_path / "note.md"
     target.write_text("the user's newest save\n")
     staging = tmp_path / ".remnic" / "tmp"
-    assert not replace_if_unchanged(target, b"what sync read earlier\n", "sync's normalised text\n", staging)
+    assert not replace_if_unchanged([(target, b"what sync read earlier\n", "sync's normalised text\n")], staging)
     assert target.read_text() == "the user's newest save\n"
-    assert replace_if_unchanged(target, b"the user's newest save\n", "normalised\n", staging)
+    assert replace_if_unchanged([(target, b"the user's newest save\n", "normalised\n")], staging) == {target}
     assert target.read_text() == "normalised\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == [".remnic", "growing.md", "note.md"]
     assert list(staging.iterdir()) == []  # staging files never sit beside memories, nor stay behind
+
+    # Many files at once (one flush for all the staged texts): a file saved meanwhile is still left alone.
+    many = tmp_path / "many"
+    many.mkdir()
+    items = []
+    for i in range(BULK_FILES + 6):
+        (many / f"n{i}.md").write_text(f"note {i}\n")
+        items.append((many / f"n{i}.md", f"note {i}\n".encode(), f"---\nid: n{i}\n---\nnote {i}\n"))
+    (many / "n3.md").write_text("note 3, saved again by the user\n")
+    (many / "n69.md").unlink()
+    done = replace_if_unchanged(items, staging)
+    assert done == {path for path, _old, _new in items} - {many / "n3.md", many / "n69.md"}
+    assert (many / "n3.md").read_text() == "note 3, saved again by the user\n"
+    assert (many / "n5.md").read_text() == "---\nid: n5\n---\nnote 5\n" and not (many / "n69.md").exists()
+    assert list(staging.iterdir()) == []
 
 
 def test_create_edit_rename_delete(memory: Memory, watch: Callable[..., Running]) -> None:

@@ -1,5 +1,11 @@
 """The BM25 side: a tantivy index of stemmed text fields plus raw filter fields.
 
+A long memory's passages (the heading/paragraph passages its vectors are made of) are
+documents of a second tantivy index beside the first, tied to the memory by ``path`` and
+numbered as in the catalog. They are apart so that the whole memories' statistics (document
+count, average field length, document frequencies) stay exactly what they would be without
+them: a short note scores the same with or without long notes around it.
+
 Query text is never parsed as tantivy query syntax: it is run through the same
 analyzer as the documents (minus stopwords) and turned into a plain OR of term
 queries, so quotes, colons, parentheses or 10,000 characters of noise can
@@ -21,8 +27,12 @@ ANALYZER = "remnic_en"
 TEXT_FIELDS = ("title", "body", "tags", "near", "far", "when", "dated")
 RAW_FIELDS = ("path", "id", "namespace", "category", "status", "months")
 """``months`` holds ``2023-05``-style keys of the months a memory's dates touch (a date filter's clause)."""
+PASSAGE_RAW_FIELDS = ("path", "n", "namespace", "category", "status", "months")
+"""A passage document: its memory's path and filter fields, ``n`` its number among the memory's passages."""
 MAX_QUERY_TERMS = 64
 WRITER_HEAP = 32_000_000
+PASSAGE_WRITER_HEAP = 15_000_000  # tantivy's smallest; passages are a small share of a batch
+PASSAGES_SUFFIX = "-passages"
 
 # A general English stopword list (question words included: they carry no topic).
 STOPWORDS = frozenset(
@@ -285,6 +295,35 @@ def build_schema() -> Any:
     return sb.build()
 
 
+def build_passage_schema() -> Any:
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("path", stored=True, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("n", stored=True, tokenizer_name="raw", index_option="basic")
+    for name in PASSAGE_RAW_FIELDS[2:]:
+        sb.add_text_field(name, tokenizer_name="raw", index_option="basic")
+    sb.add_text_field("body", stored=True, tokenizer_name=ANALYZER, index_option="freq")
+    return sb.build()
+
+
+def passages_dir(directory: Path) -> Path:
+    """Where the passage index of the tantivy index at ``directory`` lives (a sibling directory)."""
+    return directory.with_name(directory.name + PASSAGES_SUFFIX)
+
+
+def _filtered(schema: Any, should: list[Any], filters: Sequence[tuple[str, Sequence[str] | None]]) -> Any:
+    """The OR of ``should``, restricted by constant-score term-set clauses (scores unchanged)."""
+    clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
+    for field, values in filters:
+        if values is not None:
+            clauses.append(
+                (
+                    tantivy.Occur.Must,
+                    tantivy.Query.const_score_query(tantivy.Query.term_set_query(schema, field, list(values)), 0.0),
+                )
+            )
+    return clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
+
+
 class Bm25Index:
     """One tantivy index directory. Writers are short-lived and only ever used under the repo write lock."""
 
@@ -299,31 +338,56 @@ class Bm25Index:
         self.index = tantivy.Index(self.schema, path=str(directory), reuse=not create)
         self.index.register_tokenizer(ANALYZER, _analyzer(False, language))
         self._searcher: Any = None
+        self.passage_schema = build_passage_schema()
+        self.passages: Any = None
+        """The passage index; None for a build made before there was one (its schema version rebuilds it)."""
+        pdir = passages_dir(directory)
+        if create:
+            pdir.mkdir(parents=True, exist_ok=True)
+        if create or (pdir / "meta.json").is_file():
+            self.passages = tantivy.Index(self.passage_schema, path=str(pdir), reuse=not create)
+            self.passages.register_tokenizer(ANALYZER, _analyzer(False, language))
+        self._passage_searcher: Any = None
+        self._avgdl: float | None = None
 
     @contextmanager
     def writer(self) -> Iterator[_Writer]:
         """A writer held only for one batch: commit, wait for merges, release tantivy's lock file."""
+        if self.passages is None:
+            raise OSError(f"no passage index at {passages_dir(self.directory)}")
         raw = self.index.writer(WRITER_HEAP, 1)
-        w = _Writer(raw, self.schema)
+        try:
+            praw = self.passages.writer(PASSAGE_WRITER_HEAP, 1)
+        except BaseException:
+            _release(raw)
+            raise
+        w = _Writer(raw, self.schema, praw, self.passage_schema)
         try:
             yield w
+            # Passages first: a failure between the two commits leaves the memories' index as it was,
+            # and ``w.committed`` tells the caller the two indexes may now disagree.
+            praw.commit()
+            w.committed = True
             raw.commit()
         except BaseException:
-            try:
-                raw.rollback()
-            except Exception:  # noqa: BLE001 - the original error matters more
-                pass
+            for one in (praw, raw):
+                try:
+                    one.rollback()
+                except Exception:  # noqa: BLE001 - the original error matters more
+                    pass
             raise
         finally:
-            try:
-                raw.wait_merging_threads()
-            except Exception:  # noqa: BLE001 - a consumed writer is fine
-                pass
+            _release(praw)
+            _release(raw)
         self.reload()
 
     def reload(self) -> None:
         self.index.reload()
         self._searcher = None
+        if self.passages is not None:
+            self.passages.reload()
+        self._passage_searcher = None
+        self._avgdl = None
 
     @property
     def searcher(self) -> Any:
@@ -342,11 +406,13 @@ class Bm25Index:
         statuses: Sequence[str] | None = None,
         months: Sequence[str] | None = None,
         extra: Sequence[tuple[str, str, float]] = (),
+        paths: Sequence[str] | None = None,
     ) -> list[tuple[str, float]]:
         """(path, bm25 score) best first. Terms must already be analyzed (see :func:`query_terms`).
 
         ``months`` restricts to memories dated in one of those months (see :mod:`.dates`);
-        ``extra`` adds (field, token, boost) clauses: a query's date terms.
+        ``extra`` adds (field, token, boost) clauses: a query's date terms; ``paths`` restricts to
+        those memories.
         """
         if (not terms and not extra) or limit <= 0:
             return []
@@ -363,42 +429,113 @@ class Bm25Index:
                 should.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, float(boost))))
         if not should:
             return []
-        clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
-        for field, values in (
+        filters = (
             ("namespace", namespaces),
             ("category", categories),
             ("status", statuses),
             ("months", months),
-        ):
-            if values is not None:
-                clauses.append(
-                    (
-                        tantivy.Occur.Must,
-                        tantivy.Query.const_score_query(
-                            tantivy.Query.term_set_query(self.schema, field, list(values)), 0.0
-                        ),
-                    )
-                )
-        query = clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
+            ("path", paths),
+        )
+        query = _filtered(self.schema, should, filters)
         searcher = self.searcher
         result = searcher.search(query, limit, count=False)
         return [(searcher.doc(addr)["path"][0], float(score)) for score, addr in result.hits]
 
+    def search_passages(
+        self,
+        terms: Sequence[str],
+        limit: int,
+        *,
+        boost: float = 1.0,
+        namespaces: Sequence[str] | None = None,
+        categories: Sequence[str] | None = None,
+        statuses: Sequence[str] | None = None,
+        months: Sequence[str] | None = None,
+    ) -> list[tuple[str, int, str]]:
+        """(memory path, passage number, passage text) of the long memories' passages that match best,
+        best first by BM25 among passages (:mod:`.passage_bm25` scores them as memories' bodies)."""
+        if not terms or limit <= 0 or boost <= 0 or self.passages is None:
+            return []
+        should = []
+        for term in terms:
+            q = tantivy.Query.term_query(self.passage_schema, "body", term)
+            should.append((tantivy.Occur.Should, q if boost == 1.0 else tantivy.Query.boost_query(q, float(boost))))
+        filters = (("namespace", namespaces), ("category", categories), ("status", statuses), ("months", months))
+        query = _filtered(self.passage_schema, should, filters)
+        searcher = self.passage_searcher
+        result = searcher.search(query, limit, count=False)
+        out = []
+        for _score, addr in result.hits:
+            doc = searcher.doc(addr)
+            out.append((doc["path"][0], int(doc["n"][0]), doc["body"][0]))
+        return out
+
+    def tokens(self, text: str) -> list[str]:
+        """``text`` as the index-side analyser makes it (what a field's length counts)."""
+        return analyze(text, language=self.language)
+
+    def body_avgdl(self, terms: Sequence[str]) -> float | None:
+        """The memories' average ``body`` length in tokens, as tantivy's BM25 uses it (read once per reload
+        from its explanation of a document holding one of ``terms``; None if none does)."""
+        if self._avgdl is None:
+            from .passage_bm25 import explained_avgdl
+
+            for term in terms:
+                q = tantivy.Query.term_query(self.schema, "body", term)
+                hits = self.searcher.search(q, 1, count=False).hits
+                if hits:
+                    self._avgdl = explained_avgdl(self, q, hits[0][1]) or 0.0
+                    break
+        return self._avgdl or None
+
+    @property
+    def passage_searcher(self) -> Any:
+        if self._passage_searcher is None:
+            self._passage_searcher = self.passages.searcher()
+        return self._passage_searcher
+
+
+def _release(raw: Any) -> None:
+    """Wait for a writer's merges, which releases tantivy's lock file."""
+    try:
+        raw.wait_merging_threads()
+    except Exception:  # noqa: BLE001 - a consumed writer is fine
+        pass
+
 
 class _Writer:
-    def __init__(self, raw: Any, schema: Any) -> None:
+    def __init__(self, raw: Any, schema: Any, passages: Any, passage_schema: Any) -> None:
         self.raw = raw
         self.schema = schema
+        self.passages = passages
+        self.passage_schema = passage_schema
+        self.committed = False
+        """True once the passage index has committed (the memories' index may not have)."""
 
     def delete(self, path: str) -> None:
+        """Remove a memory and its passages."""
         self.raw.delete_documents_by_term("path", path)
+        self.passages.delete_documents_by_term("path", path)
 
     def add(self, fields: Mapping[str, Any]) -> None:
+        """Add a memory; ``fields["passages"]`` (a long memory's passage texts) become passage documents."""
         doc = tantivy.Document()
         for name, value in fields.items():
-            if isinstance(value, (list, tuple)):
-                for item in value:
-                    doc.add_text(name, item)
-            elif value:
-                doc.add_text(name, value)
+            if name == "passages":
+                continue
+            _put(doc, name, value)
         self.raw.add_document(doc)
+        for n, text in enumerate(fields.get("passages") or ()):
+            pdoc = tantivy.Document()
+            for name in PASSAGE_RAW_FIELDS:
+                _put(pdoc, name, str(n) if name == "n" else fields.get(name))
+            _put(pdoc, "body", text)
+            self.passages.add_document(pdoc)
+
+
+def _put(doc: Any, name: str, value: Any) -> None:
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            doc.add_text(name, item)
+    elif value:
+        doc.add_text(name, value)

@@ -343,6 +343,7 @@ class IndexWrites:
     ) -> int:
         assert self._bm25 is not None
         self._mark_pending(cat)
+        w = None
         try:
             with self._bm25.writer() as w:
                 for p in gone:
@@ -351,7 +352,8 @@ class IndexWrites:
                     w.delete(row.path)
                     w.add(docs[row.path])
         except BaseException:
-            self._clear_pending(cat)  # tantivy rolled back: the two sides still agree
+            if w is None or not w.committed:
+                self._clear_pending(cat)  # tantivy rolled back: the two sides still agree
             raise
         # From here a failure leaves ``pending`` set: the next probe rebuilds.
         new_commit = manifest.commit

@@ -355,10 +355,53 @@ def _unit_offset(base: date, unit: str, n: int, *, fuzzy: bool = False) -> tuple
     return None
 
 
+_MONTH_STEMS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_UNITS = ("day", "week", "month", "year")  # "weekend" holds "week"
+_DIGIT = re.compile(r"\d")
+
+
+def _possible(text: str) -> frozenset[str]:
+    """The kinds of pattern that can match ``text`` at all: each needs some words or digits (necessary
+    conditions, checked as plain substrings of the case-folded text), and most notes name no date, so
+    most of the patterns need not scan them."""
+    t = text.casefold()
+    digit = _DIGIT.search(t) is not None
+    century = "19" in t or "20" in t
+    month = any(m in t for m in _MONTH_STEMS)
+    unit = any(u in t for u in _UNITS)
+    ok = {
+        "iso": century and "-" in t,
+        "mdy": century and month,
+        "dmy": century and month,
+        "my": century and month,
+        "md": digit and month,
+        "dm": digit and month,
+        "ago": unit and ("ago" in t or "back" in t or "earlier" in t),
+        "in_n": unit and "in" in t,
+        "for_n": unit and "for" in t,
+        "day_before": "yesterday" in t,
+        "day_after": "tomorrow" in t,
+        "yesterday": "yesterday" in t or "night" in t,
+        "today": any(w in t for w in ("today", "tonight", "morning", "afternoon", "evening")),
+        "tomorrow": "tomorrow" in t,
+        "other_day": "other" in t and "day" in t,
+        "rel_unit": unit,
+        "rel_weekday": "day" in t,
+        "rel_season": any(w in t for w in SEASONS),
+        "rel_month": month,
+        "ordinal": digit and any(w in t for w in ("st", "nd", "rd", "th")),
+        "year": century,
+    }
+    return frozenset(kind for kind, can in ok.items() if can)
+
+
 def _matches(text: str) -> Iterator[tuple[str, re.Match[str]]]:
     """Non-overlapping matches, the earliest first; at one position the first pattern in order wins."""
     found: list[tuple[int, int, int, str, re.Match[str]]] = []
+    possible = _possible(text)
     for order, (kind, pattern) in enumerate(_PATTERNS):
+        if kind not in possible:
+            continue
         for m in pattern.finditer(text):
             found.append((m.start(), order, -m.end(), kind, m))
     taken_until = -1

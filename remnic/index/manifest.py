@@ -6,6 +6,7 @@ Layout under ``<memory>/.remnic/`` (git-ignored, rebuildable)::
     index/CURRENT            name of the live build directory, replaced atomically
     index/<build>/catalog.sqlite   rows, vectors and the manifest (table ``meta``)
     index/<build>/tantivy/         the BM25 index
+    index/<build>/tantivy-passages/  long memories' passages as BM25 documents
     index/<build>/manifest.json    a human-readable copy of the manifest
 
 A rebuild writes a new build directory and then swaps ``CURRENT``, so a reader
@@ -25,8 +26,8 @@ from typing import Any
 
 from remnic.fsio import write_atomic
 
-SCHEMA_VERSION = 5  # 3: dates named in the text (catalog, tantivy dated/months); 4: passages of long memories;
-# 5: memories waiting for their vectors (catalog table pending_vectors)
+SCHEMA_VERSION = 6  # 3: dates named in the text (catalog, tantivy dated/months); 4: passages of long memories;
+# 5: memories waiting for their vectors (catalog table pending_vectors); 6: passages as BM25 documents
 """Bump when the catalog/tantivy layout or the meaning of indexed fields changes."""
 
 CURRENT_FILE = "CURRENT"

@@ -143,8 +143,18 @@ def build_rows(
             "when": T.date_words(created),
             "dated": D.dated_field(spans),
             "months": list(dict.fromkeys(months)),
+            "passages": passage_texts(rec.content, plan),
         }
     return rows, docs, embedded
+
+
+def passage_texts(content: str, plan: T.ChunkPlan) -> list[str]:
+    """A long memory's passages as BM25 documents (heading, then text), numbered as in :func:`passage_map`."""
+    if len(plan.passages) < 2:
+        return []
+    return [
+        f"{p.heading}\n{content[p.start : p.end]}" if p.heading else content[p.start : p.end] for p in plan.passages
+    ]
 
 
 def passage_map(plan: T.ChunkPlan) -> dict[str, Any]:

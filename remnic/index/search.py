@@ -223,6 +223,8 @@ class SearchIndex(IndexWrites, PendingVectors):
             raise NeedsRebuild(
                 "schema-mismatch", f"index schema v{m.schema_version}, this remnic writes v{SCHEMA_VERSION}"
             )
+        if self._bm25 is not None and self._bm25.passages is None:
+            raise NeedsRebuild("corrupt", "the BM25 passage index is missing")
         if m.model_id != self.model_id:
             raise NeedsRebuild(
                 "model-mismatch", f"index built with {m.model_id!r}, configured model is {self.model_id!r}"

@@ -335,11 +335,25 @@ def content_hash(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _kept(ch: str) -> bool:
+    return ch.isspace() or unicodedata.category(ch)[0] in "LMN"
+
+
+# ASCII in one C pass (str.translate); only the other characters are looked at one by one.
+_ASCII_TABLE = {c: " " for c in range(128) if not _kept(chr(c))}
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _non_ascii(m: re.Match[str]) -> str:
+    return "".join(ch if _kept(ch) else " " for ch in m.group(0))
+
+
 def normalized_text(text: str) -> str:
     """The original Remnic's normalisation before hashing: NFC, lower case, every character that is not
     a letter, mark, number or space replaced by a space, spaces collapsed, trimmed."""
-    text = unicodedata.normalize("NFC", text).lower()
-    text = "".join(ch if ch.isspace() or unicodedata.category(ch)[0] in "LMN" else " " for ch in text)
+    text = unicodedata.normalize("NFC", text).lower().translate(_ASCII_TABLE)
+    if not text.isascii():
+        text = _NON_ASCII.sub(_non_ascii, text)
     return " ".join(text.split())
 
 

@@ -1,7 +1,9 @@
 """Stage 8: fit the ranked hits into a character budget by trimming, not dropping (pure).
 
-Greedy in rank order. A hit that fits is kept whole. One that does not is
-trimmed: its best passage (ranked by :mod:`remnic.recall.passages`), then its
+Greedy in rank order. A hit that fits is kept whole — a long one (it has
+passages) only if it leaves the hits after it their fair share of the budget (or
+their whole text, when shorter): one 8,000-character note must not take the room
+of the nine hits below it. One that does not fit is trimmed: its best passage (ranked by :mod:`remnic.recall.passages`), then its
 next best ones while they stay within a fair share of what is left (the budget
 left divided by the hits still to place), kept in document order and joined by
 an ellipsis line; if not even the best one fits, it is cut at a word boundary. A hit is dropped only when fewer than
@@ -42,18 +44,25 @@ def fit_budget(
         return [Fitted(i, c, False) for i, c in enumerate(contents)], sum(len(c) for c in contents)
     kept: list[Fitted] = []
     used = 0
+    fair = max(min_chars, budget // max(1, len(contents)))
+    # What the hits after each one claim: their text, up to a fair share each.
+    after = [0] * (len(contents) + 1)
+    for i in range(len(contents) - 1, -1, -1):
+        after[i] = after[i + 1] + min(len(contents[i]), fair)
     for i, content in enumerate(contents):
         left = budget - used
-        if len(content) <= left:
+        spans = ranked_spans[i] if i < len(ranked_spans) else ()
+        room = left - after[i + 1] if spans else left
+        if len(content) <= room:
             kept.append(Fitted(i, content, False))
             used += len(content)
             continue
         if left < max(1, min_chars) and (kept or budget < min_chars):
             continue
         # A trimmed hit keeps its best passage (if it fits) and more only up to a fair share of what is
-        # left, so one long note does not crowd out the hits after it.
-        share = max(min_chars, left // (len(contents) - i))
-        text = trim(content, ranked_spans[i] if i < len(ranked_spans) else (), left, share)
+        # left (or what the hits after it leave), so one long note does not crowd out the hits after it.
+        share = max(min_chars, left // (len(contents) - i), room)
+        text = trim(content, spans, left, share)
         if text:
             kept.append(Fitted(i, text, True))
             used += len(text)

@@ -1,4 +1,10 @@
-"""Stage 1: candidates from both retrievers (BM25 ∪ vectors), each keeping its raw signal and rank."""
+"""Stage 1: candidates from both retrievers (BM25 ∪ vectors), each keeping its raw signal and rank.
+
+A long memory's BM25 score is the better of its whole text's and its best passage's
+with its best passage as its body, when that is better (:mod:`remnic.index.passage_bm25`):
+length normalisation over a 20,000-character body would otherwise bury a phrase that a
+passage of it holds plainly.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from remnic.index.passage_bm25 import PassageScore, passage_scores
 
 from .types import Candidate
 
@@ -56,21 +64,28 @@ def gather(
     with_vectors = mask & snap.has_vec[: len(mask)]  # memories still waiting for theirs are BM25's alone
     for rank, r in enumerate(top_rows(vec.combined, with_vectors, depth), 1):
         cand(int(r)).vector_rank = rank
+    filters = {"namespaces": namespaces, "categories": categories, "statuses": statuses, "months": months}
+    whole = bm25.search(terms, depth, boosts=boosts, extra=extra, **filters)
+    # Twice as deep: several passages of one memory may take the first places.
+    passages = passage_scores(bm25, terms, 2 * depth, boosts=boosts, extra=extra, **filters)
     rank = 0
-    for path, score in bm25.search(
-        terms,
-        depth,
-        boosts=boosts,
-        namespaces=namespaces,
-        categories=categories,
-        statuses=statuses,
-        months=months,
-        extra=extra,
-    ):
+    for path, score, passage in best_of(whole, passages)[:depth]:
         r = snap.row_of.get(path)
         if r is None or not mask[r]:
             continue  # tantivy is ahead of the catalog for a moment, or out of scope
         rank += 1
         c = cand(r)
-        c.bm25, c.bm25_rank = score, rank
+        c.bm25, c.bm25_rank, c.bm25_passage = score, rank, passage
     return list(out.values())
+
+
+def best_of(
+    whole: Sequence[tuple[str, float]], passages: Mapping[str, PassageScore]
+) -> list[tuple[str, float, int | None]]:
+    """(path, score, passage number or None) best first: a long memory whose best passage beats its
+    whole body takes the score with that passage as its body (equal scores keep tantivy's order)."""
+    best: dict[str, tuple[float, int | None]] = {path: (score, None) for path, score in whole}
+    for path, p in passages.items():
+        best[path] = (p.score, p.passage)
+    ranked = sorted(best.items(), key=lambda kv: -kv[1][0])
+    return [(path, score, n) for path, (score, n) in ranked]

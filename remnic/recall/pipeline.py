@@ -26,7 +26,7 @@ from .clock import LIVE, RecallClock
 from .expand import expand
 from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, rejected_summary
 from .mmr import mmr_order
-from .passages import PassageMatch, rank_passages
+from .passages import PassageMatch, describe_matches, rank_passages
 from .pool import ACTIVE, ASSOCIATIONS, Pool
 from .project import ProjectContext, belongs
 from .rerank import rerank as rerank_stage
@@ -195,10 +195,11 @@ def run_recall(
             ranks = {c.row: c for c in more}
             for c in ok:
                 if c.row in ranks:
-                    c.vector_rank, c.bm25_rank, c.bm25 = (
+                    c.vector_rank, c.bm25_rank, c.bm25, c.bm25_passage = (
                         ranks[c.row].vector_rank,
                         ranks[c.row].bm25_rank,
                         ranks[c.row].bm25,
+                        ranks[c.row].bm25_passage,
                     )
             cands += added
             refetched = len(added)
@@ -339,7 +340,7 @@ def run_recall(
             if c.served_by == "hybrid" and not c.tier_note:
                 c.tier_note = tiers.hybrid_note(c)
             if i in matches:
-                c.tier_note = f"{c.tier_note}; {matches[i][0].describe(contents[i])}".lstrip("; ")
+                c.tier_note = f"{c.tier_note}; {describe_matches(matches[i], contents[i])}".lstrip("; ")
             fm = dict(pool.fm(c.row))
             status = snap.status_of(c.row)
             ns = snap.namespace_of(c.row)
@@ -451,7 +452,12 @@ def passage_matches(
         pmap = maps.get(c.path)
         if pmap:
             ranked = rank_passages(
-                contents[i], pmap, snap.chunk_sims(c.row, qvec), terms, lambda t: analyze(t, language=language)
+                contents[i],
+                pmap,
+                snap.chunk_sims(c.row, qvec),
+                terms,
+                lambda t: analyze(t, language=language),
+                c.bm25_passage,
             )
             if ranked:
                 out[i] = ranked

@@ -113,6 +113,8 @@ class Candidate:
     bm25: float | None = None
     """Raw tantivy BM25 score (None: not retrieved by BM25)."""
     bm25_rank: int | None = None
+    bm25_passage: int | None = None
+    """The passage (its number among the memory's passages) whose BM25 score was the memory's."""
     sibling_of: str | None = None
     """Set when the memory entered through episode expansion (the seed's id)."""
     terms: ScoreTerms = field(default_factory=ScoreTerms)
@@ -157,7 +159,7 @@ class Candidate:
             "bm25Rank": self.bm25_rank,
             "source": self.source,
             "siblingOf": self.sibling_of,
-        }
+        } | ({"bm25Passage": self.bm25_passage} if self.bm25_passage is not None else {})
 
 
 @dataclass

@@ -1,23 +1,19 @@
 """Recall X-ray snapshot types (schema v1): the original Remnic's shape, plus remnic's own terms.
 
-A Recall X-ray is a per-recall attribution snapshot: which tier served each
-result, how its score decomposed, which filters it passed (and the first one
-that would have rejected it), any graph path traversed, the audit entry id,
-provenance/safety context, and the character budget consumed.
+A Recall X-ray is a per-recall attribution snapshot: which tier served each result, how its score
+decomposed, which filters it passed (and the first one that would have rejected it), any graph path
+traversed, the audit entry id, provenance/safety context, and the character budget consumed.
 
-Python attributes are snake_case; ``to_dict`` writes (and ``from_dict`` reads)
-the camelCase JSON of the v1 schema with the original's key order, so a
-snapshot serialises to the same bytes on every surface. ``from_dict`` also
-reads what earlier remnic versions wrote (``tierExplain.reason``, anchors as
-``"path:10-14"`` strings).
+Python attributes are snake_case; ``to_dict`` writes (and ``from_dict`` reads) the camelCase JSON
+of the v1 schema with the original's key order, so a snapshot serialises to the same bytes on every
+surface. ``from_dict`` also reads what earlier remnic versions wrote (``tierExplain.reason``,
+anchors as ``"path:10-14"`` strings).
 
-``from_dict`` is faithful and tolerant: it keeps the values it is given (an
-empty string stays empty, a negative count stays negative, NaN stays NaN: the
-renderer prints them as the original does), ignores unknown keys, gives a
-value of the wrong type its schema default, and never raises. Normalising a
-snapshot (trimming, clamping, dropping misaligned edge confidences) is the job
-of whoever builds it: remnic's capture (:mod:`remnic.recall.snapshot`) builds
-normalised ones.
+``from_dict`` is faithful and tolerant: it keeps the values it is given (an empty string stays empty,
+a negative count stays negative, NaN stays NaN: the renderer prints them as the original does),
+ignores unknown keys, gives a value of the wrong type its schema default, and never raises.
+Normalising a snapshot (trimming, clamping, dropping misaligned edge confidences) is the job of
+whoever builds it: remnic's capture (:mod:`remnic.recall.snapshot`) builds normalised ones.
 
 Beyond the original's schema, remnic adds (and the original's consumers ignore):
 

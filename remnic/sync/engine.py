@@ -424,7 +424,8 @@ class _Run:
         record_sha: dict[str, str] = {}
         adopting = [path for path, _data, checked in valid if checked.record and "id" not in checked.record.frontmatter]
         times = file_times(self.root, self.ledger, adopting, set(self.status)) if self.normalize else {}
-        for path, data, checked in valid:
+        rendered: dict[str, tuple[list[str], str, dict[str, Any]]] = {}
+        for path, _data, checked in valid:
             record = checked.record
             assert record is not None
             plan = planned_changes(
@@ -443,14 +444,22 @@ class _Run:
             elif plan and self.dry_run:
                 written[path] = list(plan)
             elif plan:
-                text, meta = render(checked, plan)
-                if not replace_if_unchanged(self.root / path, data, text, self.root / STATE_DIR / "tmp"):
+                rendered[path] = (list(plan), *render(checked, plan))
+        replaced = replace_if_unchanged(
+            [(self.root / p, d, rendered[p][1]) for p, d, _c in valid if p in rendered], self.root / STATE_DIR / "tmp"
+        )
+        for path, data, checked in valid:
+            record = checked.record
+            assert record is not None
+            if path in rendered:
+                keys, text, meta = rendered[path]
+                if self.root / path not in replaced:
                     report.skipped.append({"path": path, "reason": "changed while syncing; will retry"})
                     self.unstable.add(path)
                     continue
                 record = MemoryRecord(path, meta, record.body, record.namespace)
                 data = text.encode("utf-8")
-                written[path] = list(plan)
+                written[path] = keys
             records.append(record)
             record_sha[path] = digest(data)
             self.checked_bytes[path] = data

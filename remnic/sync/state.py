@@ -14,12 +14,13 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from remnic.config import STATE_DIR
-from remnic.fsio import NotRegularFile, read_regular, write_atomic
+from remnic.fsio import NotRegularFile, flush_to_disk, read_regular, write_atomic
 
 STATE_FILE = "sync-state.json"
 STATE_VERSION = 1
@@ -134,27 +135,43 @@ def read_stable_many(
     return out
 
 
-def replace_if_unchanged(path: Path, expected: bytes, text: str, tmp_dir: Path) -> bool:
-    """Atomically replace ``path`` with ``text`` unless it no longer holds ``expected``.
+BULK_FILES = 64
+"""Past this many files, one flush of the page cache beats a fsync per file."""
 
-    The new content is fully written (and fsynced) to a staging file in ``tmp_dir`` (the
-    git-ignored ``.remnic/tmp``, same filesystem) first and the file is compared again just
-    before the rename, so an editor's save that lands while sync works is not overwritten
-    (the next sync picks it up), and a crash leaves nothing ``git add -A`` would commit.
+
+def replace_if_unchanged(items: Sequence[tuple[Path, bytes, str]], tmp_dir: Path) -> set[Path]:
+    """Atomically replace each ``(path, expected, text)``'s file with ``text`` unless it no longer holds
+    ``expected``; returns the paths replaced.
+
+    Every new content is fully written to a staging file in ``tmp_dir`` (the git-ignored
+    ``.remnic/tmp``, same filesystem) and made durable first — a fsync each, or for many files
+    one flush for all of them — and then each file is compared again just before its rename, so an
+    editor's save that lands while sync works is not overwritten (the next sync picks it up), and a
+    crash leaves nothing ``git add -A`` would commit.
     """
     tmp_dir.mkdir(parents=True, exist_ok=True)
-    staging = tmp_dir / f"{os.getpid()}-{secrets.token_hex(4)}.sync"
+    bulk = len(items) > BULK_FILES
+    staged: list[tuple[Path, bytes, Path]] = []
+    done: set[Path] = set()
     try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        return False
-    write_atomic(staging, text, mode=mode)
-    try:
-        if read_regular(path) != expected:
-            return False
-        os.replace(staging, path)
-        return True
-    except FileNotFoundError:
-        return False
+        for path, expected, text in items:
+            try:
+                mode = path.stat().st_mode & 0o777
+            except FileNotFoundError:
+                continue
+            staging = tmp_dir / f"{os.getpid()}-{secrets.token_hex(4)}.sync"
+            staged.append((path, expected, staging))
+            write_atomic(staging, text, mode=mode, durable=not bulk)
+        if bulk and staged:
+            flush_to_disk()
+        for path, expected, staging in staged:
+            try:
+                if read_regular(path) == expected:
+                    os.replace(staging, path)
+                    done.add(path)
+            except FileNotFoundError:
+                pass
     finally:
-        staging.unlink(missing_ok=True)
+        for _path, _expected, staging in staged:
+            staging.unlink(missing_ok=True)
+    return done
