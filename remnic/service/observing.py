@@ -39,7 +39,7 @@ from remnic.observe.transcripts import parse_transcript, turns_from_messages
 from remnic.observe.triggers import decide_flush
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
-from .writes import UNGROUPED, check_writable, patch_staged, supersede
+from .writes import UNGROUPED, FileHashes, check_writable, patch_staged, supersede
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -327,6 +327,7 @@ class _FlushWork:
     unindexed_vectors: Any = None  # … and their embeddings
     indexed_near: dict[int, list[tuple[str, str, float]]] = field(default_factory=dict)
     """Observation number → the indexed memories nearest its fact (id, path, cosine)."""
+    on_disk: FileHashes | None = None  # the files by content hash, scanned once when there is no index
 
 
 def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
@@ -347,7 +348,7 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
 
     def run(tx: Transaction) -> PlanOutcome:
         check_writable(mem)
-        work = _FlushWork(list(observations))
+        work = _FlushWork(list(observations), on_disk=FileHashes(mem))
         vectors = _vectors(mem, [o.fact.content for o in observations])
         kept = [i for i, o in enumerate(observations) if o.proposed_status is not None and i in vectors]
         if kept and mem.has_index():  # one hold of the index lock for the whole flush
@@ -410,7 +411,7 @@ def _persist_one(
 ) -> MemoryObservation:
     """Reinforce an existing memory or write a new primitive (superseding what it replaces)."""
     fact = obs.fact
-    existing = mem.find_duplicate(plan.namespace, content_hash(fact.content), tx)
+    existing = mem.find_duplicate(plan.namespace, content_hash(fact.content), tx, work.on_disk)
     if existing is None and vector is not None:
         existing = _near_duplicate(mem, tx, obs, plan.namespace, vector, work, work.indexed_near.get(number, []))
     if existing is not None:
