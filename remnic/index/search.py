@@ -438,6 +438,23 @@ class SearchIndex(IndexWrites):
         """Unit vectors for ``texts``, through the content-hash embedding cache."""
         return cached_vectors(self.embedder, self.cache, list(texts), None)[0]
 
+    def embed_as_memories(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit vector per text as the index will see it when stored as a memory: the mean of the
+        vectors of its chunks (one per sentence), through the cache. A one-sentence text is its own
+        chunk; a longer one costs no embedding beyond what indexing it needs anyway."""
+        import numpy as np
+
+        plans = [T.chunks_for(text, T.lead_label(text) or "", self.rules) for text in texts]
+        flat = [chunk for chunks in plans for chunk in chunks]
+        matrix = self.embed_texts(flat) if flat else np.zeros((0, self.embedder.dim), dtype=np.float32)
+        out = np.zeros((len(texts), matrix.shape[1]), dtype=np.float32)
+        start = 0
+        for row, chunks in enumerate(plans):
+            mean = matrix[start : start + len(chunks)].mean(axis=0)
+            out[row] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+            start += len(chunks)
+        return out
+
     def nearest(
         self, vector: np.ndarray, k: int, *, namespace: str | None = None, statuses: Sequence[str] = ("active",)
     ) -> list[tuple[str, str, float]]:

@@ -236,7 +236,7 @@ def import_records(
         records: list[MemoryRecord] = []
         duplicates: list[str] = []
         seen: set[tuple[str, str]] = set()
-        on_disk = FileHashes(mem)
+        lookup = DuplicateLookup(mem)
         for i, item in enumerate(planned):
             if isinstance(item, Restore):  # an exported file, back exactly as it was
                 tx.put(item.path, item.text, item.record)
@@ -246,7 +246,7 @@ def import_records(
                 continue
             meta, content, ns, category = item
             key = (ns, content_hash(content.strip()))
-            if key in seen or find_duplicate(mem, ns, key[1], tx, on_disk) is not None:
+            if key in seen or find_duplicate(mem, ns, key[1], tx, lookup) is not None:
                 duplicates.append(meta["id"])
                 continue
             seen.add(key)
@@ -446,46 +446,63 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
     return WriteResult("revert", (record,), outcome.sha, changed=outcome.sha is not None)
 
 
-class FileHashes:
-    """Active memories by (namespace, content hash) from one scan of every file, made on first use.
-
-    For a batch of duplicate checks inside one write transaction: the files on disk do not change
-    until it commits (what it stages is looked at apart), so one scan answers them all instead of
-    one ``git ls-files`` and one pass over every file per check.
+class DuplicateLookup:
+    """Active memories by (namespace, content hash) for a batch of duplicate checks inside one write
+    transaction, each source read once on first use: this process's writes still on their way into
+    the index, and (with no usable index) every file. Neither changes until the transaction commits
+    (what it stages is looked at apart; a queued write that lands in the index meanwhile is still a
+    committed, active memory), so one pass answers every check instead of one pass per check.
     """
 
     def __init__(self, mem: Memory) -> None:
         self._mem = mem
-        self._by_key: dict[tuple[str, str], MemoryRecord] | None = None
+        self._pending: dict[tuple[str, str], MemoryRecord] | None = None
+        self._files: dict[tuple[str, str], MemoryRecord] | None = None
 
-    def get(self, namespace: str, digest: str) -> MemoryRecord | None:
-        if self._by_key is None:
-            self._by_key = {}
-            for record in self._mem.files.scan().records:
-                if record.status == "active":
-                    self._by_key.setdefault((record.namespace, content_hash(record.content)), record)
-        return self._by_key.get((namespace, digest))
+    def pending(self, namespace: str, digest: str) -> MemoryRecord | None:
+        if self._pending is None:
+            self._pending = _by_hash(self._mem.indexer.pending_records())
+        return self._pending.get((namespace, digest))
+
+    def files(self, namespace: str, digest: str) -> MemoryRecord | None:
+        if self._files is None:
+            self._files = _by_hash(self._mem.files.scan().records)
+        return self._files.get((namespace, digest))
+
+
+def _by_hash(records: Iterable[MemoryRecord]) -> dict[tuple[str, str], MemoryRecord]:
+    out: dict[tuple[str, str], MemoryRecord] = {}
+    for record in records:
+        if record.status == "active":
+            out.setdefault((record.namespace, content_hash(record.content)), record)
+    return out
 
 
 def find_duplicate(
-    mem: Memory, namespace: str, digest: str, tx: Transaction | None = None, files: FileHashes | None = None
+    mem: Memory, namespace: str, digest: str, tx: Transaction | None = None, lookup: DuplicateLookup | None = None
 ) -> MemoryRecord | None:
     """An active memory in ``namespace`` whose content has this hash, without trusting the index alone.
 
     Looks in the transaction's staged files, this process's writes still being indexed,
     the index catalog plus every file changed since the commit it reflects — or, with no
-    usable index, every file (the scan memo keeps that cheap; ``files`` scans once for a batch).
+    usable index, every file (the scan memo keeps that cheap; ``lookup`` reads each once for a batch).
     """
     candidate = tx.staged_with_hash(namespace, digest) if tx is not None else None
     staged = candidate if candidate is not None and candidate.status == "active" else None
-    found = staged or duplicate_in(mem.indexer.pending_records(), namespace, digest)
+    if staged is not None:
+        return staged
+    found = (
+        lookup.pending(namespace, digest)
+        if lookup is not None
+        else duplicate_in(mem.indexer.pending_records(), namespace, digest)
+    )
     if found is not None:
         return found
     index = mem._index_if_built()
     looked = index.lookup_hash(namespace, digest) if index is not None else None
     if looked is None or looked[0] is None or not mem.ledger.commit_exists(looked[0]):
-        if files is not None:
-            return files.get(namespace, digest)
+        if lookup is not None:
+            return lookup.files(namespace, digest)
         return duplicate_in(mem.files.scan().records, namespace, digest)
     recorded, hit, hit_path = looked
     if hit is not None:
