@@ -277,6 +277,30 @@ def test_a_near_duplicate_in_the_next_flush_reinforces_before_the_index_catches_
     assert [r.frontmatter.get("reinforcement_count") for r in memory.list()] == [1]
 
 
+def test_index_later_holds_index_updates_yet_duplicates_and_supersession_see_the_held_writes(memory: Memory) -> None:
+    memory.refresh_index()
+    indexed_at = memory.index_health()["commit"]
+    with memory.index_later():
+        memory.observe_transcript("s1", CHAT, fmt="plain", flush=True)
+        again = memory.observe_transcript("s2", CHAT, fmt="plain", flush=True)
+        correction = memory.observe_transcript("s3", CORRECTION, fmt="plain", flush=True)
+        assert memory.index.health(memory.ledger).to_dict()["commit"] == indexed_at  # nothing applied while held
+        assert len(memory.indexer.pending_records()) >= 3
+    assert again.flushes[0].created == () and len(again.flushes[0].reinforced) == 3
+    assert len(correction.flushes[0].superseded) == 1
+    hits = memory.recall("staging DB port")  # the block ended: the held writes are indexed
+    assert memory.index_health()["state"] == "ok"
+    assert [h.content for h in hits if "staging" in h.content] == ["The staging DB port is now 5433."]
+
+
+def test_a_recall_inside_index_later_catches_the_index_up_first(memory: Memory) -> None:
+    with memory.index_later():
+        memory.observe_transcript("s1", CHAT, fmt="plain", flush=True)
+        hits = memory.recall("release cadence Tuesday")
+        assert any("Tuesday" in h.content for h in hits)
+        assert not memory.indexer.pending_records()
+
+
 def test_doctor_reports_the_flushes_throughput_and_verdicts_from_the_ledger(memory: Memory) -> None:
     empty = run_cli("doctor", "--json", "--memory-dir", str(memory.root)).json()
     check = next(c for c in empty["checks"] if c["name"] == "observations")
