@@ -301,6 +301,28 @@ def test_a_recall_inside_index_later_catches_the_index_up_first(memory: Memory) 
         assert not memory.indexer.pending_records()
 
 
+def test_cli_observe_reinforces_what_an_index_left_behind_does_not_hold(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    with Memory.init(root, settings=settings_for(root)) as memory:
+        memory.refresh_index()
+    facts = [  # one-shot writes leave the index behind
+        "Ben prefers tabs over spaces in the Python code.",
+        "The staging DB port is 5432.",
+        "We decided to cut releases every Tuesday from now on.",
+    ]
+    for fact in facts:
+        stored = run_cli("store", fact, "--memory-dir", str(root))
+        assert stored.code == 0, stored.err
+    with Memory.open(root) as memory:
+        assert memory.index.health(memory.ledger).state == "behind"
+    chat = tmp_path / "chat.txt"
+    chat.write_text(CHAT)
+    observed = run_cli("observe", str(chat), "--session-key", "s1", "--flush", "--json", "--memory-dir", str(root))
+    assert observed.code == 0, observed.err
+    flush = observed.json()["flushes"][0]
+    assert flush["created"] == 0 and flush["reinforced"] == 3
+
+
 def test_doctor_reports_the_flushes_throughput_and_verdicts_from_the_ledger(memory: Memory) -> None:
     empty = run_cli("doctor", "--json", "--memory-dir", str(memory.root)).json()
     check = next(c for c in empty["checks"] if c["name"] == "observations")

@@ -458,6 +458,25 @@ class DuplicateLookup:
         self._mem = mem
         self._pending: dict[tuple[str, str], MemoryRecord] | None = None
         self._files: dict[tuple[str, str], MemoryRecord] | None = None
+        self._head: tuple[str | None] | None = None
+        self._commits: dict[str, bool] = {}
+        self._changed: dict[tuple[str, str], dict[tuple[str, str], MemoryRecord]] = {}
+
+    def head(self) -> str | None:
+        if self._head is None:
+            self._head = (self._mem.ledger.head(),)
+        return self._head[0]
+
+    def commit_exists(self, sha: str) -> bool:
+        if sha not in self._commits:
+            self._commits[sha] = self._mem.ledger.commit_exists(sha)
+        return self._commits[sha]
+
+    def changed(self, old: str, new: str, namespace: str, digest: str) -> MemoryRecord | None:
+        """Among the memory files changed from ``old`` to ``new`` (one ``git diff`` per batch)."""
+        if (old, new) not in self._changed:
+            self._changed[(old, new)] = _by_hash(_changed_records(self._mem, old, new))
+        return self._changed[(old, new)].get((namespace, digest))
 
     def pending(self, namespace: str, digest: str) -> MemoryRecord | None:
         if self._pending is None:
@@ -500,7 +519,8 @@ def find_duplicate(
         return found
     index = mem._index_if_built()
     looked = index.lookup_hash(namespace, digest) if index is not None else None
-    if looked is None or looked[0] is None or not mem.ledger.commit_exists(looked[0]):
+    exists = lookup.commit_exists if lookup is not None else mem.ledger.commit_exists
+    if looked is None or looked[0] is None or not exists(looked[0]):
         if lookup is not None:
             return lookup.files(namespace, digest)
         return duplicate_in(mem.files.scan().records, namespace, digest)
@@ -512,17 +532,23 @@ def find_duplicate(
             record = None
         if record is not None and record.status == "active" and content_hash(record.content) == digest:
             return record
-    head = mem.ledger.head()
+    head = lookup.head() if lookup is not None else mem.ledger.head()
     if head is None or recorded == head or mem.indexer.covers(recorded, head):
         return None  # every change since the index's commit is in pending_records, looked at above
-    changed = [path for _, path, _ in mem.ledger.diff_names(recorded, head) if mem.files.paths.is_memory(path)]
+    if lookup is not None:
+        return lookup.changed(recorded, head, namespace, digest)
+    return duplicate_in(_changed_records(mem, recorded, head), namespace, digest)
+
+
+def _changed_records(mem: Memory, old: str, new: str) -> list[MemoryRecord]:
+    changed = [path for _, path, _ in mem.ledger.diff_names(old, new) if mem.files.paths.is_memory(path)]
     records = []
     for path in changed:
         try:
             records.append(mem.files.read(path))
         except (NotFoundError, MemoryFormatError):
             continue
-    return duplicate_in(records, namespace, digest)
+    return records
 
 
 def duplicate_in(records: Iterable[MemoryRecord], namespace: str, digest: str) -> MemoryRecord | None:
