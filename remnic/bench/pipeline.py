@@ -196,6 +196,7 @@ def run_pipeline(
             if totals
             else 0.0
         ),
+        "observeTurnsPerCpuSecond": totals["turns"] / max(1e-9, totals["observeCpuSeconds"]) if totals else 0.0,
         "model": model_speed(),
         "metrics": summarize(results, ks),
     }
@@ -226,19 +227,20 @@ def render(pipeline: dict[str, Any], raw: dict[str, Any]) -> str:
         ),
         "",
         f"Pipeline: {t['turns']} turns observed at {pipeline['turnsPerSecond']:.1f} turns/s "
-        f"({t['observeSeconds']:.1f} s in `Memory.observe`, every flush's persist and commit included; the index "
-        f"caught up {t['indexCatchUpSeconds']:.1f} s later) → {t['primitives']} primitives "
+        f"({t['observeSeconds']:.1f} s in `Memory.observe`, every flush's persist and commit included; the index, "
+        f"held while observing, caught up in {t['indexCatchUpSeconds']:.1f} s after) → {t['primitives']} primitives "
         f"({t['stored']} active or pending review); compression {pipeline['compression']:.2f}× "
         f"({t['traceTokens']} trace tokens / {t['keptTokens']} stored tokens; in words "
         f"{t['traceWords'] / max(1, t['keptWords']):.2f}×); judge: {t['accepted']} accepted, "
         f"{t['rejected']} rejected, {t['deferred']} deferred (pending review).",
         "",
-        f"CPU: {pipeline['turnsPerCpuSecond']:.1f} turns per CPU-second, observe and indexing together "
-        f"({t['observeCpuSeconds']:.0f} + {t['indexCatchUpCpuSeconds']:.0f} CPU-s; wall time on this shared machine "
-        f"depends on the other jobs, CPU time does not). The model alone embeds "
-        f"{pipeline['model']['factsPerCpuSecond']:.0f} one-sentence facts or "
-        f"{pipeline['model']['passagesPerCpuSecond']:.0f} five-sentence passages per CPU-second; each primitive "
-        f"needs one of each (its text, and its episode passage for the index).",
+        f"CPU (wall time on this shared machine depends on the other jobs, CPU time does not): observe "
+        f"{pipeline['observeTurnsPerCpuSecond']:.1f} turns per CPU-second ({t['observeCpuSeconds']:.1f} CPU-s: "
+        f"extraction, one embedding per fact sentence, duplicate checks, files and commits); the index catch-up "
+        f"{t['indexCatchUpCpuSeconds']:.1f} CPU-s (the sentences come from the embedding cache; each primitive's "
+        f"episode passage is embedded); together {pipeline['turnsPerCpuSecond']:.1f} turns per CPU-second. The "
+        f"model alone embeds {pipeline['model']['factsPerCpuSecond']:.0f} one-sentence facts or "
+        f"{pipeline['model']['passagesPerCpuSecond']:.0f} five-sentence passages per CPU-second.",
         "",
         md_table(
             ["conversation", "turns", "primitives", "compression", "turns/s", "accepted", "rejected", "deferred"],
@@ -277,7 +279,7 @@ def targets(pipeline: dict[str, Any], raw: dict[str, Any]) -> str:
         ],
         [
             "observe ≥ 200 turns/s, persist included",
-            f"{pipeline['turnsPerSecond']:.1f} turns/s",
+            f"{pipeline['turnsPerSecond']:.1f} turns/s wall ({pipeline['observeTurnsPerCpuSecond']:.0f} per CPU-second)",
             mark(pipeline["turnsPerSecond"] >= 200),
         ],
     ]
