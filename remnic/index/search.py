@@ -94,6 +94,7 @@ class SearchIndex(IndexWrites):
             context_max_chars=r.context_max_chars,
             max_chunks=max(1, r.max_chunks),
             passage_chars=max(80, r.passage_chars),
+            context_vectors=r.context_vectors,
         )
 
     # ------------------------------------------------------------------ identity
@@ -138,6 +139,8 @@ class SearchIndex(IndexWrites):
                 "passageChars": r.passage_chars,
                 "analyzer": ANALYZER_VERSION,
                 "dates": DATES_VERSION,
+                # only when not the default, so existing indexes keep their fingerprint
+                **({"contextVectors": r.context_vectors} if r.context_vectors != "passage" else {}),
             }
         )
 
