@@ -323,6 +323,19 @@ def test_cli_observe_reinforces_what_an_index_left_behind_does_not_hold(tmp_path
     assert flush["created"] == 0 and flush["reinforced"] == 3
 
 
+def test_an_observed_fact_is_dated_when_it_was_said_not_when_it_was_written(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    with Memory.init(root, settings=settings_for(root, recall={"date_filter": True})) as memory:
+        said = {"role": "user", "speaker": "Ana", "content": "I adopted a grey cat named Bailey.", "turnId": "D1:1",
+                "timestamp": "2023-05-08T13:56:00Z"}  # fmt: skip
+        memory.observe("s1", [said], flush=True)
+        memory.store("Ana adopted a brown dog named Rex.", category="fact")  # written and said now
+        result = memory.recall("Which pet did Ana adopt in May 2023?", top_k=5)
+        assert [h.content for h in result.hits] == ["Ana adopted a grey cat named Bailey."]
+        scope = next(s for s in result.stages if s.name == "date-scope")
+        assert "1 of 2 in scope" in scope.reason  # the one written now is out of May 2023's scope
+
+
 def test_doctor_reports_the_flushes_throughput_and_verdicts_from_the_ledger(memory: Memory) -> None:
     empty = run_cli("doctor", "--json", "--memory-dir", str(memory.root)).json()
     check = next(c for c in empty["checks"] if c["name"] == "observations")

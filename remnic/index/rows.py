@@ -74,7 +74,7 @@ def build_rows(
             ctx_vector = (
                 _mean_of_members(matrix[start + k : start + k + sum(sizes)], sizes) if sizes else matrix[start + k]
             )
-        created = T.created_ts(rec)
+        created = T.observed_ts(rec)  # when it was said, for a memory observed in a conversation
         spans = T.event_dates(rec)
         months = [key for sp in spans for key in D.month_keys(sp.start, sp.end)]
         created_day = D.base_date(created)

@@ -65,8 +65,8 @@ __all__ = ["SCHEMA_VERSION", "FreshReport", "IndexHealth", "Manifest", "SearchIn
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
 ANALYZER_VERSION = "simple+lower+ascii+stem-en/1"
-DATES_VERSION = "3"
-"""Bump when :mod:`.dates` resolves or tokenises dates differently (the index is rebuilt)."""
+DATES_VERSION = "4"
+"""Bump when :mod:`.dates` resolves or tokenises dates differently, or a memory is dated differently (the index is rebuilt)."""
 
 
 class SearchIndex(IndexWrites):
