@@ -145,3 +145,10 @@ class LedgerError(RemnicError):
     """git refused or failed; the message carries git's own words."""
 
     code = "ledger_error"
+
+
+class RemoteMovedError(RemnicError):
+    """A push refused because the remote has commits this repository does not have yet."""
+
+    code = "remote_moved"
+    http_status = 409

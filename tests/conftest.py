@@ -26,7 +26,7 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     """No test reads the developer's ~/.config or ~/.remnic, or inherits REMNIC_* settings."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
-    for var in ("REMNIC_MEMORY_DIR", "REMNIC_CONFIG_PATH"):
+    for var in ("REMNIC_MEMORY_DIR", "REMNIC_CONFIG_PATH", "REMNIC_SPACES_PATH", "XDG_CONFIG_HOME"):
         monkeypatch.delenv(var, raising=False)
     return home
 

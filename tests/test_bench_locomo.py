@@ -30,8 +30,8 @@ def subset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     qa = [
         q
         for q in data["qa"]
-        if set(locomo.normalise_evidence(q.get("evidence", []))) <= known
-        and locomo.normalise_evidence(q.get("evidence", []))
+        if set(locomo.normalize_evidence(q.get("evidence", []))) <= known
+        and locomo.normalize_evidence(q.get("evidence", []))
     ]
     out = tmp_path_factory.mktemp("locomo") / "30-head.json"
     out.write_text(json.dumps({**trimmed, "qa": qa}), encoding="utf-8")
@@ -42,7 +42,7 @@ def test_loader_normalises_the_data(subset: Path) -> None:
     conv = locomo.load_conversation(subset)
     assert conv.turns and conv.questions
     assert all(t.date is not None for t in conv.turns)
-    assert locomo.normalise_evidence(["D8:6; D9:17", "D:11:26", "D"]) == ["D8:6", "D9:17", "D11:26"]
+    assert locomo.normalize_evidence(["D8:6; D9:17", "D:11:26", "D"]) == ["D8:6", "D9:17", "D11:26"]
     items, holds = locomo.memory_items(conv, "turn")
     first = items[0]
     assert first["sourceTurnId"] == conv.turns[0].dia_id and first["episodeId"] == "session-1"
@@ -94,6 +94,11 @@ def test_cross_validation_keeps_a_setting_only_when_it_wins_out_of_sample() -> N
     assert cv["kept"] == "defaults"
     per["lucky"] = [_q(c, 0.9) for c in "ABC" for _ in range(4)]  # now it generalises
     assert cross_validate(per, grid, (5, 10))["kept"] == "lucky"
+    # A win smaller than one question's worth (1/12 here) is not a win.
+    per["lucky"] = [_q(c, 0.52 if i == 0 else 0.5) for c in "ABC" for i in range(4)]
+    cv = cross_validate(per, grid, (5, 10))
+    assert cv["inSample"]["chosen"] == "lucky" and cv["crossValidatedObjective"] > cv["defaultObjective"]
+    assert cv["margin"] == 1 / 12 and cv["kept"] == "defaults"
 
 
 def test_cv_flag_needs_two_conversations(subset: Path) -> None:
@@ -110,7 +115,7 @@ def test_cv_smoke_run_reports_held_out_figures_per_category(subset: Path, tmp_pa
     keep = {"session_1", "session_2", "session_3"}
     second = {k: v for k, v in data.items() if not k.startswith("session_") or k.split("_date_time")[0] in keep}
     known = {t["dia_id"] for k in keep for t in data[k]}
-    second["qa"] = [q for q in data["qa"] if set(locomo.normalise_evidence(q.get("evidence", []))) <= known]
+    second["qa"] = [q for q in data["qa"] if set(locomo.normalize_evidence(q.get("evidence", []))) <= known]
     other = tmp_path / "30-first3.json"
     other.write_text(json.dumps(second), encoding="utf-8")
     grid = (locomo.Method("defaults"), locomo.Method("bm25-only", {"weight_vector": 0.0}))

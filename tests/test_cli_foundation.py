@@ -275,6 +275,8 @@ def test_every_default_passes_the_value_rules_and_every_rule_names_a_setting() -
     [
         ({"recall": {"fusion": "rff"}}, "valid options: rrf, score"),
         ({"recall": {"mmrLambda": 7}}, "must be from 0 to 1"),
+        ({"recall": {"queryAspectWeight": 1.5}}, "recall.queryAspectWeight: must be from 0 to 1"),
+        ({"recall": {"replyAlpha": 2}}, "must be from 0 to 1"),
         ({"recall": {"candidates": -3}}, "must be at least 1"),
         ({"recall": {"topK": 0}}, "recall.topK: must be at least 1"),
     ],

@@ -242,7 +242,9 @@ def test_episode_expansion_offers_siblings_with_discounted_scores(chat: Memory) 
     assert all(s.name != "episode-expansion" for s in result.stages)
     sibling = next(h for h in result.hits if h.frontmatter["sourceTurnId"] == "s2:5")
     assert sibling.terms.propagation > 0 and sibling.signals["siblingOf"] == top.id
-    assert sibling.score == pytest.approx(0.9 * top.terms.base, abs=1e-6)
+    # s2:5 asks a question (and nothing follows it): the lift, less the question penalty
+    assert sibling.terms.context == pytest.approx(-RecallSettings().question_penalty)
+    assert sibling.score == pytest.approx(0.9 * top.terms.base + sibling.terms.context, abs=1e-6)
     assert [h.frontmatter["sourceTurnId"] for h in result.hits[:2]] == ["s2:4", "s2:5"]
     off = Memory.open(settings=settings_for(chat.root, recall={"episode_expansion": False}))
     plain = off.recall("violin lessons", top_k=6)

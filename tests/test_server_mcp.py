@@ -49,6 +49,7 @@ OPERATIONS = (
     "entity_get",
     "memory_feedback",
     "review_disposition",
+    "memory_promote",
     "citations_observed",
     "suggestion_submit",
     "memory_profile",
@@ -414,6 +415,7 @@ async def call_every_tool(client: Client) -> dict[str, Any]:
     await call("remnic_entity_get", {"name": "Ana"})
     await call("remnic_entity_get", {"name": "Nobody"}, "remnic_entity_get (not found)")
     await call("remnic_memory_feedback", {"memoryId": stored["memoryId"], "vote": "up", "note": "helped"})
+    await call("remnic_memory_promote", {"memoryId": stored["memoryId"]})
     cited = {"entries": [{"path": stored["path"], "lineStart": 1, "lineEnd": 2}], "rolloutIds": []}
     await call("remnic_citations_observed", {"citations": cited})
     suggested = await call("remnic_suggestion_submit", {"content": "Maybe deploy on Wednesdays"})

@@ -398,3 +398,21 @@ def test_scan_memo_can_be_turned_off(tmp_path: Path) -> None:
     mem.store("Delta is not memoised", category="fact")
     assert len(mem.list()) == 1
     assert not (mem.root / ".remnic" / "scan-memo.sqlite").exists()
+
+
+def test_back_to_back_writes_check_duplicates_without_scanning_every_file(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the index worker applies the previous write, the next write's duplicate check still uses
+    the index (its catalog holds the rows of the commit it records): a scan of every file per write
+    would make each write cost as much as listing the repository."""
+    memory.store("The first memory builds the index")
+    memory.settle_index()
+    scans: list[int] = []
+    original = type(memory.files).scan
+    monkeypatch.setattr(type(memory.files), "scan", lambda self: scans.append(1) or original(self))
+    for i in range(25):
+        memory.store(f"Back to back write number {i} about the release train")
+    assert scans == []
+    again = memory.store("Back to back write number 7 about the release train")  # still found as a duplicate
+    assert not again.changed and again.record.content == "Back to back write number 7 about the release train"

@@ -16,9 +16,11 @@ SUITES = {
     "scale": "scale",
     "xray": "xray",
     "sync": "sync",
+    "adopt": "adopt",
     "server": "server",
     "cli": "cli",
     "faults": "faults",
+    "spaces": "spaces",
 }
 
 

@@ -99,7 +99,7 @@ def parse_date(text: Any) -> datetime | None:
     return None
 
 
-def normalise_evidence(items: Iterable[Any]) -> list[str]:
+def normalize_evidence(items: Iterable[Any]) -> list[str]:
     """Evidence ids as ``D<session>:<turn>``; the data has a few like ``D8:6; D9:17`` or ``D:11:26``."""
     out = []
     for item in items:
@@ -136,7 +136,7 @@ def load_conversation(path: Path) -> Conversation:
     known = {t.dia_id for t in turns}
     questions = []
     for q in data.get("qa") or conv.get("qa") or []:
-        evidence = [e for e in normalise_evidence(q.get("evidence") or []) if e in known]
+        evidence = [e for e in normalize_evidence(q.get("evidence") or []) if e in known]
         if evidence and isinstance(q.get("question"), str):
             questions.append(Question(q["question"], evidence, int(q.get("category") or 0)))
     return Conversation(path.stem, turns, questions, sessions)

@@ -177,6 +177,11 @@ def run(quick: bool = False) -> Report:
             # Baseline: one client, reads only, so queueing under load can be told from service time.
             solo = ClientStats()
             _client(port, tokens[0], 1, time.monotonic() + (2.0 if quick else 5.0), read_op, solo, write_share=0.0)
+            # And one client writing alone: a write's own cost (lock, file, commit), without queueing.
+            solo_writes = ClientStats()
+            _client(
+                port, tokens[0], 2, time.monotonic() + (2.0 if quick else 5.0), read_op, solo_writes, write_share=1.0
+            )
             deadline = time.monotonic() + duration
             threads = [
                 threading.Thread(target=_client, args=(port, tokens[i], 100 + i, deadline, read_op, stats[i]))
@@ -191,7 +196,7 @@ def run(quick: bool = False) -> Report:
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=30)
-        acked = [a for s in stats for a in s.acked]
+        acked = [a for s in [*stats, solo_writes] for a in s.acked]
         verified = _verify(root, acked)
     reads = [x for s in stats for x in s.latencies["read"]]
     writes = [x for s in stats for x in s.latencies["write"]]
@@ -228,6 +233,16 @@ def run(quick: bool = False) -> Report:
             f"{percentile(solo_reads, 95):.1f} ms" if solo_reads else "—",
         ],
     )
+    alone = solo_writes.latencies["write"]
+    rows.insert(
+        1,
+        [
+            "write, 1 client alone (baseline)",
+            len(alone),
+            f"{statistics.median(alone):.1f} ms" if alone else "—",
+            f"{percentile(alone, 95):.1f} ms" if alone else "—",
+        ],
+    )
     markdown = (
         md_table(["request", "count", "p50", "p95"], rows)
         + f"\n\n**{total / elapsed:.1f} requests/s** with {CLIENTS} concurrent keep-alive clients "
@@ -235,7 +250,7 @@ def run(quick: bool = False) -> Report:
         f"(300 memories to start). Status codes: {dict(sorted(statuses.items()))}; transport errors: {len(errors)}."
         f" Request threads enter the service concurrently; writes serialise on the repository write lock"
         f" (file + git commit + index), which is what the write latency measures."
-        f"\n\nDurability: {verified['acked']} writes acknowledged (201); {verified['in_git']} found committed in "
+        f"\n\nDurability: {verified['acked']} writes acknowledged (201, the lone writer's included); {verified['in_git']} found committed in "
         f"git (trailer + file at HEAD), {verified['in_index']} found in the index; working tree clean: "
         f"{bool(verified['clean_tree'])}. `python -m remnic.bench server`."
     )

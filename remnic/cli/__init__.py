@@ -34,9 +34,23 @@ Run `remnic <command> --help` for each command's options.
 
 
 def _modules() -> list[Any]:
-    from . import config, connectors, entities, hooks, lcm, memories, observe, portable, recall, serve, sync, versions
+    from . import (
+        config,
+        connectors,
+        entities,
+        hooks,
+        lcm,
+        memories,
+        observe,
+        portable,
+        recall,
+        serve,
+        space,
+        sync,
+        versions,
+    )
 
-    return [memories, portable, versions, config, recall, observe, sync, serve, hooks, lcm, entities, connectors]
+    return [memories, portable, versions, config, recall, observe, sync, serve, hooks, lcm, entities, connectors, space]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,12 +70,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) == 5 and argv[0] == "merge-file" and not any(a.startswith("-") for a in argv[1:]):
+        return _merge_driver(argv[1:])
     from .fastpath import try_server  # light: config and the standard library
 
     served = try_server(argv)  # store and query through a running server: no model load here
     if served is not None:
         return served
     return run(argv)
+
+
+def _merge_driver(args: list[str]) -> int:
+    """git's merge driver, run once per memory file a merge touches on both sides: straight to the
+    service, without building every command's parser (the same as `remnic merge-file` with no flags)."""
+    from pathlib import Path
+
+    from remnic.errors import RemnicError
+    from remnic.service.pull import merge_file_at
+
+    try:
+        return merge_file_at(Path.cwd(), Path(args[0]), Path(args[1]), Path(args[2]), args[3])
+    except (OSError, RemnicError) as exc:
+        print(f"remnic merge-file: {exc}; git's own merge applies", file=sys.stderr)
+        return 1
 
 
 def run(argv: list[str], parser: argparse.ArgumentParser | None = None) -> int:

@@ -51,7 +51,13 @@ def common_parent() -> argparse.ArgumentParser:
         metavar="DIR",
         default=argparse.SUPPRESS,
         help="the memory repository (default: $REMNIC_MEMORY_DIR, the nearest memory repo "
-        "above the current directory, memoryDir from config, then ~/.remnic/memory)",
+        "above the current directory, the active space, memoryDir from config, then ~/.remnic/memory)",
+    )
+    parent.add_argument(
+        "--space",
+        metavar="NAME",
+        default=argparse.SUPPRESS,
+        help="the registered memory space NAME instead (`remnic space list`)",
     )
     return parent
 
@@ -92,13 +98,26 @@ def progress_bar(args: argparse.Namespace, label: str) -> ProgressBar:
     return ProgressBar(label, False if getattr(args, "quiet", False) or wants_json(args) else None)
 
 
+def memory_dir_arg(args: argparse.Namespace) -> str | None:
+    """The directory --memory-dir or --space names (None: resolve it as usual)."""
+    name = getattr(args, "space", None)
+    directory = getattr(args, "memory_dir", None)
+    if name is None:
+        return directory
+    if directory is not None:
+        raise UsageError("--space and --memory-dir both name a memory repository; give one of them")
+    from remnic.config.spaces import space_dir
+
+    return str(space_dir(name))
+
+
 def open_memory(args: argparse.Namespace, *, one_shot_write: bool = False) -> Memory:
     """The memory repository a command acts on. ``one_shot_write``: a command that writes and exits
     leaves the index to the next recall (``store.cliIndex``), so it never loads the model."""
     shared = _SHARED.get()
     if shared is not None:
         return shared  # the server checked that the memory directory and settings are the same
-    settings = load_settings(getattr(args, "memory_dir", None))
+    settings = load_settings(memory_dir_arg(args))
     memory = Memory.open(settings=settings)
     if one_shot_write and not settings.store.cli_index:
         memory.defer_index()

@@ -19,7 +19,7 @@ from remnic.config import (
 from remnic.errors import UsageError
 from remnic.fsio import write_atomic
 
-from ._common import add_command, emit, plural
+from ._common import add_command, emit, memory_dir_arg, plural
 
 
 def register(sub: Any) -> None:
@@ -54,7 +54,7 @@ def cmd_config(args: argparse.Namespace) -> int:
         rows = describe_settings()
         emit(args, rows, lambda: "\n".join(f"{r['key']} = {json.dumps(r['default'])}\n    {r['doc']}" for r in rows))
         return 0
-    settings = load_settings(getattr(args, "memory_dir", None))
+    settings = load_settings(memory_dir_arg(args))
     values = settings.to_dict()
     flat: list[dict[str, Any]] = [
         {"key": "memoryDir", "value": values["memoryDir"], "origin": settings.origins.get("memoryDir", "default")}
@@ -98,7 +98,7 @@ def _targets(args: argparse.Namespace) -> list[Path]:
         if not path.is_file():
             raise UsageError(f"no config file at {args.file}")
         return [path]
-    settings = load_settings(getattr(args, "memory_dir", None))
+    settings = load_settings(memory_dir_arg(args))
     files = read_config_files(Path.cwd(), os.environ)
     paths = [f.path for f in files if f.translated.uses_original_spellings]
     repo_cfg = settings.memory_dir / "remnic.config.json"

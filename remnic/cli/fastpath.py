@@ -35,7 +35,7 @@ COMMANDS = ("store", "query")
 SOCKET_DIR = "cli"
 MAX_MESSAGE = 64 * 1024 * 1024
 _ENV_OK = {"REMNIC_MEMORY_DIR", "REMNIC_CONFIG_PATH", "REMNIC_TOKENS_PATH", "REMNIC_PYTHON", "REMNIC_HOOK_LOG"}
-_VALUE_FLAGS = {"--memory-dir"}
+_VALUE_FLAGS = {"--memory-dir", "--space"}
 
 
 # --- the client side ---
@@ -116,6 +116,8 @@ def try_server(argv: Sequence[str]) -> int | None:
     """Run ``argv`` on a running server and print its output; None when it cannot (run in-process)."""
     if command_of(argv) not in COMMANDS or {"-h", "--help"} & set(argv):
         return None
+    if any(a == "--space" or a.startswith("--space=") for a in argv):
+        return None  # a named space runs in this process (its server, if any, has its own socket)
     if os.environ.get("REMNIC_NO_DAEMON") or any(
         k.startswith("REMNIC_") and v and k not in _ENV_OK for k, v in os.environ.items()
     ):

@@ -14,7 +14,7 @@ from remnic.drivers.hooks import AGENT_EVENTS, AGENT_HOSTS, flush_idle, observe_
 from remnic.errors import RemnicError
 from remnic.service.githooks import GIT_HOOKS, hooks_source_dir, pre_commit_problems
 
-from ._common import add_command, choice_list, emit, open_memory, progress_bar, table
+from ._common import add_command, choice_list, emit, memory_dir_arg, open_memory, progress_bar, table
 
 
 def register(sub: Any) -> None:
@@ -35,7 +35,9 @@ def register(sub: Any) -> None:
         hsub,
         "install",
         "install the git hooks into the memory repository",
-        epilog="Records the Python running this command, so the hooks work without remnic on PATH.",
+        epilog="Records the Python running this command, so the hooks work without remnic on PATH.\n"
+        "Also installs the merge driver for memory files (.gitattributes and the repository's git\n"
+        "config), so a plain `git pull` merges memories key by key (docs/spaces.md).",
     )
     q.add_argument(
         "--force",
@@ -88,11 +90,13 @@ def register(sub: Any) -> None:
 def cmd_install(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     rows = memory.install_git_hooks(force=args.force)
+    driver = memory.install_merge_driver()
     emit(
         args,
-        {"hooks": rows, "python": sys.executable},
+        {"hooks": rows, "python": sys.executable, "mergeDriver": driver},
         lambda: (
             "\n".join(f"{r['hook']}: {r['state']}" + (f" ({r['detail']})" if r.get("detail") else "") for r in rows)
+            + f"\nmerge driver for memory files: {driver['driver']}"
             + f"\nhooks run remnic with {sys.executable}"
         ),
     )
@@ -154,7 +158,7 @@ def _read_payload() -> dict[str, Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     if args.hook == "pre-commit":
-        settings = load_settings(getattr(args, "memory_dir", None))
+        settings = load_settings(memory_dir_arg(args))
         problems = pre_commit_problems(settings)
         if not problems:
             return 0

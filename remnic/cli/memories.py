@@ -17,6 +17,7 @@ from ._common import (
     add_command,
     choice_list,
     emit,
+    memory_dir_arg,
     non_negative_int,
     open_memory,
     plural,
@@ -171,7 +172,7 @@ def _record_text(record: MemoryRecord) -> str:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    settings = load_settings(args.dir if args.dir else getattr(args, "memory_dir", None))
+    settings = load_settings(args.dir if args.dir else memory_dir_arg(args))
     with Memory.init(settings=settings, adopt=args.adopt) as memory:
         found = memory.adoption()
         head = memory.head()
@@ -471,6 +472,11 @@ def cmd_status(args: argparse.Namespace) -> int:
             )
         else:
             lines.append(f"index: {state}" + (f" ({index['detail']})" if index.get("detail") else ""))
+        if index.get("vectorsPending"):
+            lines.append(
+                f"vectors pending: {index['vectorsPending']} memories (searchable by BM25; "
+                "`remnic sync run` embeds them)"
+            )
         return "\n".join(lines)
 
     emit(args, status, text)
@@ -479,9 +485,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     try:
-        settings, broken = load_settings(getattr(args, "memory_dir", None)), None
+        settings, broken = load_settings(memory_dir_arg(args)), None
     except ValidationError as exc:  # a broken config file is a finding, not a reason to stop checking
-        settings, broken = load_settings(getattr(args, "memory_dir", None), use_config_files=False), exc
+        settings, broken = load_settings(memory_dir_arg(args), use_config_files=False), exc
     config: dict[str, Any] = {
         "name": "config",
         "status": "fail" if broken else "ok",

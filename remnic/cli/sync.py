@@ -6,6 +6,7 @@ import argparse
 import json
 import signal
 import sys
+import threading
 from typing import Any
 
 from ._common import add_command, emit, open_memory, positive_int, progress_bar, wants_json
@@ -37,6 +38,10 @@ def register(sub: Any) -> None:
         "follows). A file without an id gets one and remnic's default keys. Files that are\n"
         "not memories (outside the memory folders, README-like, attachments) are listed\n"
         "with the reason and never touched.\n\n"
+        "When many notes need embedding (a first adoption: more than sync.deferEmbeddingsAbove\n"
+        "texts), they are indexed for BM25 and committed first, so they are searchable at once;\n"
+        "their vectors are computed next, with a progress bar on stderr. Stopping it is safe:\n"
+        "the next `remnic sync run` continues where it stopped, and recall works meanwhile.\n\n"
         "examples:\n  remnic sync run --dry-run\n  remnic sync run --normalize",
     )
     q.add_argument("--no-commit", action="store_true", help="index and normalise, but leave the edits uncommitted")
@@ -79,37 +84,81 @@ def cmd_run(args: argparse.Namespace) -> int:
             dry_run=args.dry_run,
             progress=progress_bar(args, "indexing"),
         )
+        if not wants_json(args):
+            print(_run_text(args, report), flush=True)  # searchable now: say so before the vectors' phase
+        vectors = None if args.dry_run else _embed_pending(args, memory)
+    if wants_json(args):
+        emit(args, {**report.to_dict(), **({"vectors": vectors.to_dict()} if vectors is not None else {})})
+    elif vectors is not None:
+        print(_vectors_text(vectors))
+    if vectors is not None and vectors.interrupted:
+        return 130
+    return 1 if report.problems or report.mode == "paused" else 0
 
-    def text() -> str:
-        lines = report.lines()
-        if args.dry_run:
-            lines.append(
-                f"would sync {len(report.changes)} change(s) (--dry-run: nothing written, committed or indexed)"
-                if report.changes
-                else "nothing would change (--dry-run)"
-            )
-        elif report.commit:
-            lines.append(f"synced {len(report.changes)} change(s) in commit {report.commit[:8]}")
-        elif report.changes and all(c.origin == "git" for c in report.changes):
-            lines.append(f"indexed {len(report.changes)} change(s) already committed in git; nothing to commit")
-        elif report.changes:
-            lines.append(
-                f"synced {len(report.changes)} change(s); nothing committed"
-                + (" (--no-commit)" if args.no_commit else "")
-            )
-        else:
-            lines.append("nothing to sync" + (f"; index at {report.head[:8]}" if report.head else ""))
-        if report.problems:
-            lines.append(
-                f"{len(report.malformed_paths)} malformed file(s) left untouched; fix them and run "
-                "`remnic sync run` again (`remnic doctor` lists them too)"
-            )
-        if report.elapsed_ms >= 1000 and report.phases_ms:
-            lines.append("took " + ", ".join(f"{name} {ms / 1000:.1f} s" for name, ms in report.phases_ms.items()))
-        return "\n".join(lines)
 
-    emit(args, report.to_dict(), text)
-    return 1 if report.problems else 0
+def _embed_pending(args: argparse.Namespace, memory: Any) -> Any:
+    """The second phase of a first adoption: the vectors of notes already searchable by BM25."""
+    if not memory.vectors_pending()[0]:
+        return None
+    bar = progress_bar(args, "embedding")
+    stopped = threading.Event()
+
+    def interrupt(_signum: int, _frame: Any) -> None:
+        stopped.set()  # finish the batch in flight (its vectors are kept), then stop
+        signal.signal(signal.SIGINT, previous)  # a second Ctrl-C aborts at once
+
+    previous = signal.getsignal(signal.SIGINT)
+    in_main = threading.current_thread() is threading.main_thread()
+    if in_main:
+        signal.signal(signal.SIGINT, interrupt)
+    try:
+        return memory.embed_pending(progress=bar, stop=stopped.is_set)
+    finally:
+        if in_main:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _vectors_text(vectors: Any) -> str:
+    done = (
+        f"computed the vectors of {vectors.filled} notes ({vectors.embedded} texts embedded) in {vectors.seconds:.1f}s"
+    )
+    if vectors.remaining:
+        return (
+            f"{done}; {vectors.remaining} notes still wait for theirs (searchable by BM25 meanwhile): "
+            "`remnic sync run` continues"
+        )
+    return done
+
+
+def _run_text(args: argparse.Namespace, report: Any) -> str:
+    """What one sync did, in lines."""
+    lines = report.lines()
+    if report.mode == "paused":
+        lines.append(f"sync paused: {report.not_committed} (`remnic space pull` finishes a pull's merge)")
+    elif args.dry_run:
+        lines.append(
+            f"would sync {len(report.changes)} change(s) (--dry-run: nothing written, committed or indexed)"
+            if report.changes
+            else "nothing would change (--dry-run)"
+        )
+    elif report.commit:
+        lines.append(f"synced {len(report.changes)} change(s) in commit {report.commit[:8]}")
+    elif report.changes and all(c.origin == "git" for c in report.changes):
+        lines.append(f"indexed {len(report.changes)} change(s) already committed in git; nothing to commit")
+    elif report.changes:
+        lines.append(
+            f"synced {len(report.changes)} change(s); nothing committed" + (" (--no-commit)" if args.no_commit else "")
+        )
+    else:
+        lines.append("nothing to sync" + (f"; index at {report.head[:8]}" if report.head else ""))
+    if report.problems:
+        lines.append(
+            f"{len(report.malformed_paths)} malformed file(s) left untouched; fix them and run "
+            "`remnic sync run` again (`remnic doctor` lists them too)"
+        )
+    if report.elapsed_ms >= 1000 and report.phases_ms:
+        lines.append("took " + ", ".join(f"{name} {ms / 1000:.1f} s" for name, ms in report.phases_ms.items()))
+    return "\n".join(lines)
 
 
 def cmd_watch(args: argparse.Namespace) -> int:

@@ -15,8 +15,9 @@ accepted too, and so are the original Remnic's flat keys and file shapes (see
 
 The memory directory is found like git finds a repository: ``--memory-dir``,
 then ``REMNIC_MEMORY_DIR`` (or ``ENGRAM_MEMORY_DIR``), then the nearest ancestor
-of the current directory holding a ``.remnic-memory`` marker, then ``memoryDir``
-from a config file, then ``~/.remnic/memory``.
+of the current directory holding a ``.remnic-memory`` marker, then the active space
+(``remnic space switch``, :mod:`.spaces`), then ``memoryDir`` from a config file, then
+``~/.remnic/memory``.
 """
 
 from __future__ import annotations
@@ -33,12 +34,14 @@ from remnic.errors import ValidationError
 
 from .aliases import Translated, translate
 from .settings import MARKER_FILE, REPO_CONFIG_FILE, SECTIONS, USER_ONLY, Settings, _check_value, camel, snake
+from .spaces import active_space
 
 ENV_PAIRS = {
     "config": ("REMNIC_CONFIG_PATH", "ENGRAM_CONFIG_PATH"),
     "memory": ("REMNIC_MEMORY_DIR", "ENGRAM_MEMORY_DIR"),
 }
 """Environment variables, remnic's first: the original Remnic's ENGRAM_ twin applies when the first is unset."""
+SPACES_FILE = "spaces.json"
 _HOME_VAR = re.compile(r"\$\{HOME\}|\$HOME(?![A-Za-z0-9_])")
 
 
@@ -242,6 +245,8 @@ def _memory_dir(
         root, origin = expand_home(named[1], env), f"env {named[0]}"
     elif (found := find_memory_repo(cwd)) is not None:
         root, origin = found, f"nearest memory repo above {cwd}"
+    elif (space := active_space(env)) is not None:
+        root, origin = space.path, f"active space {space.name} ({SPACES_FILE})"
     else:
         root, origin = home / ".remnic" / "memory", "default"
         for layer in reversed(files):

@@ -52,6 +52,8 @@ _TEMP_NAMES = {"4913", ".DS_Store"}
 _IGNORED_EVENTS = {"opened", "closed_no_write"}
 _GIT_REFS = (".git/HEAD", ".git/packed-refs")
 _JUMP_S = 5.0
+_IDLE_BATCH = 128
+"""Texts per batch when the watcher computes vectors between saves: a save waits at most for one."""
 Emit = Callable[[dict[str, Any]], None]
 
 
@@ -147,6 +149,8 @@ class Watcher:
         self._last_head: str | None = None
         self._failures = 0
         self._retry_at = 0.0
+        self._vectors_pending = False
+        """A sync left notes without vectors: computed while no save is waiting (see embed_between_saves)."""
         self._observer: Any = None
 
     # --- called from other threads / signal handlers ---
@@ -267,6 +271,7 @@ class Watcher:
         self._failures = 0
         self.syncs += 1
         self._last_head = report.head
+        self._vectors_pending = self._probe_vectors()
         for event in report.events(only_new_problems=True):
             self.emit(event)
         if report.changes or report.commit:
@@ -280,6 +285,26 @@ class Watcher:
                 }
             )
         return report
+
+    def _probe_vectors(self) -> bool:
+        try:
+            return self.memory.vectors_pending()[0] > 0
+        except Exception:  # noqa: BLE001 - a probe: the next sync asks again
+            return False
+
+    def embed_between_saves(self) -> None:
+        """Compute pending vectors (a large batch of new notes) in small batches while no save is waiting."""
+        try:
+            done = self.memory.embed_pending(
+                stop=lambda: self._stop or self._due(time.monotonic()) is not None, batch_texts=_IDLE_BATCH
+            )
+        except Exception as exc:  # noqa: BLE001 - reported; the next sync or `sync run` continues
+            self.emit({"event": "warning", "message": f"computing vectors failed ({exc}); `remnic sync run` continues"})
+            self._vectors_pending = False
+            return
+        self._vectors_pending = done.remaining > 0 and done.interrupted
+        if done.filled:
+            self.emit({"event": "vectors", "filled": done.filled, "remaining": done.remaining})
 
     def run(self) -> int:
         """Watch until stopped; returns an exit code (0 after a clean, flushed stop)."""
@@ -326,6 +351,9 @@ class Watcher:
                     forced = None
                     next_rescan = time.monotonic() + self.rescan_s
                     continue
+                if due is None and self._vectors_pending:
+                    self.embed_between_saves()
+                    continue
                 wait = 0.2 if due is None else min(max(due, 0.005), 0.2)
                 if reason:  # waiting on git's lock or a retry delay
                     wait = 0.05
@@ -352,4 +380,7 @@ def watch_line(event: dict[str, Any]) -> str | None:
         return None
     if kind == "stopped":
         return f"stopped after {event['syncs']} syncs; pending changes flushed"
+    if kind == "vectors":
+        left = f"; {event['remaining']} notes still wait for theirs" if event["remaining"] else ""
+        return f"computed the vectors of {event['filled']} notes{left}"
     return sync_event_line(event)

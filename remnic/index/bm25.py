@@ -208,34 +208,70 @@ STOPWORDS = frozenset(
 )
 _STOP_TOKENS = sorted({p for w in STOPWORDS for p in re.split(r"\W+", w) if p})
 
-_analyzers: dict[str, Any] = {}
+_analyzers: dict[tuple[bool, str], Any] = {}
+DEFAULT_LANGUAGE = "english"
+# tantivy ships stopword lists for these; the other stemmers run without one.
+_STOPWORD_LANGUAGES = frozenset(
+    [
+        "danish",
+        "dutch",
+        "finnish",
+        "french",
+        "german",
+        "hungarian",
+        "italian",
+        "norwegian",
+        "portuguese",
+        "russian",
+        "spanish",
+        "swedish",
+    ]
+)
 
 
-def _analyzer(stop: bool) -> Any:
-    key = "stop" if stop else "plain"
+def analyzer_version(language: str) -> str:
+    """Names what the analyser does (part of the index fingerprint: a change rebuilds the index)."""
+    if language == DEFAULT_LANGUAGE:
+        return "simple+lower+ascii+stem-en/1"
+    return f"simple+lower+stop+stem-{language}+ascii/1"
+
+
+def _analyzer(stop: bool, language: str = DEFAULT_LANGUAGE) -> Any:
+    key = (stop, language)
     if key not in _analyzers:
         builder = (
             tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
             .filter(tantivy.Filter.remove_long(40))
             .filter(tantivy.Filter.lowercase())
-            .filter(tantivy.Filter.ascii_fold())
         )
-        if stop:
-            builder = builder.filter(tantivy.Filter.custom_stopword(_STOP_TOKENS))
-        _analyzers[key] = builder.filter(tantivy.Filter.stemmer("english")).build()
+        if language == DEFAULT_LANGUAGE:
+            builder = builder.filter(tantivy.Filter.ascii_fold())
+            if stop:
+                builder = builder.filter(tantivy.Filter.custom_stopword(_STOP_TOKENS))
+            builder = builder.filter(tantivy.Filter.stemmer("english"))
+        else:
+            # Stopwords and stemmers of other languages expect their accents: fold afterwards.
+            if stop and language in _STOPWORD_LANGUAGES:
+                builder = builder.filter(tantivy.Filter.stopword(language))
+            if language != "none":
+                builder = builder.filter(tantivy.Filter.stemmer(language))
+            builder = builder.filter(tantivy.Filter.ascii_fold())
+        _analyzers[key] = builder.build()
     return _analyzers[key]
 
 
-def analyze(text: str, *, stopwords: bool = False) -> list[str]:
+def analyze(text: str, *, stopwords: bool = False, language: str = DEFAULT_LANGUAGE) -> list[str]:
     """Index-side tokens (lowercased, ascii-folded, stemmed), optionally without stopwords."""
-    return list(_analyzer(stopwords).analyze(text))
+    return list(_analyzer(stopwords, language).analyze(text))
 
 
-def query_terms(text: str, *, stopwords: bool = True, limit: int = MAX_QUERY_TERMS) -> list[str]:
+def query_terms(
+    text: str, *, stopwords: bool = True, limit: int = MAX_QUERY_TERMS, language: str = DEFAULT_LANGUAGE
+) -> list[str]:
     """Distinct query terms in order; if stopword removal leaves nothing, keep them all ("what's up?")."""
-    terms = analyze(text, stopwords=stopwords) if stopwords else []
+    terms = analyze(text, stopwords=stopwords, language=language) if stopwords else []
     if not terms:
-        terms = analyze(text)
+        terms = analyze(text, language=language)
     return list(dict.fromkeys(terms))[:limit]
 
 
@@ -252,15 +288,16 @@ def build_schema() -> Any:
 class Bm25Index:
     """One tantivy index directory. Writers are short-lived and only ever used under the repo write lock."""
 
-    def __init__(self, directory: Path, *, create: bool = False) -> None:
+    def __init__(self, directory: Path, *, create: bool = False, language: str = DEFAULT_LANGUAGE) -> None:
         self.directory = directory
+        self.language = language
         if create:
             directory.mkdir(parents=True, exist_ok=True)
         elif not (directory / "meta.json").is_file():
             raise OSError(f"no tantivy index at {directory}")
         self.schema = build_schema()
         self.index = tantivy.Index(self.schema, path=str(directory), reuse=not create)
-        self.index.register_tokenizer(ANALYZER, _analyzer(False))
+        self.index.register_tokenizer(ANALYZER, _analyzer(False, language))
         self._searcher: Any = None
 
     @contextmanager

@@ -30,7 +30,7 @@ from remnic.memfile.model import MemoryRecord, now_iso
 from . import text as T
 from .catalog import Catalog, Row
 from .manifest import CATALOG_FILE, TANTIVY_DIR, Manifest, new_build_name, write_current, write_manifest_json
-from .rows import build_rows, ctx_sig, embed_texts, episode_members, turn_of
+from .rows import build_rows, cached_only, ctx_sig, embed_texts, episode_members, turn_of
 from .state import FreshReport, NeedsRebuild, WorktreeReport
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -85,6 +85,8 @@ class IndexWrites:
     _snap: Snapshot | None
     _build: str | None
     _manifest: Manifest | None
+    _writing: bool
+    language: str
 
     if TYPE_CHECKING:  # pragma: no cover
 
@@ -114,8 +116,12 @@ class IndexWrites:
         *,
         parent: str | None = None,
         progress: Progress | None = None,
+        defer_above: int | None = None,
     ) -> None:
         """Index written records and drop removed paths; ``commit`` None leaves the recorded commit as is.
+
+        With ``defer_above``, a batch whose texts need more than that many model runs is written
+        without their vectors (searchable by BM25 at once); :meth:`embed_pending` adds them.
 
         With ``parent`` (the commit these changes were made on) the batch is applied only when the
         index reflects exactly ``parent``, and then records ``commit``: an index that is behind or
@@ -133,7 +139,14 @@ class IndexWrites:
                     if recorded != parent:
                         log.debug("index at %s, batch %s..%s left to catch-up", recorded, parent, commit)
                         return
-                self._write(upserts, removed_paths, commit, set_commit=parent is not None, progress=progress)
+                self._write(
+                    upserts,
+                    removed_paths,
+                    commit,
+                    set_commit=parent is not None,
+                    progress=progress,
+                    defer_above=defer_above,
+                )
             except (ImportError, KeyboardInterrupt):
                 raise
             except Exception as exc:  # noqa: BLE001 - the write is committed; the index must not undo it
@@ -226,13 +239,19 @@ class IndexWrites:
         contexts: dict[str, T.Context],
         positions: dict[str, int],
         progress: Progress | None = None,
+        defer_above: int | None = None,
     ) -> tuple[list[Row], dict[str, dict[str, str]], int]:
+        def cached(texts: list[str]) -> tuple[Any, Any] | None:  # None: few enough to embed now
+            matrix, have = cached_only(self.embedder, self.cache, texts)
+            return (matrix, have) if len(texts) - int(have.sum()) > (defer_above or 0) else None
+
         return build_rows(
             records,
             contexts,
             positions,
             self.rules,
             lambda texts: embed_texts(self.embedder, self.cache, texts, progress),
+            cached if defer_above is not None else None,
         )
 
     def _contexts_for(self, members: Sequence[T.Member]) -> dict[str, T.Context]:
@@ -248,6 +267,7 @@ class IndexWrites:
         *,
         set_commit: bool,
         progress: Progress | None = None,
+        defer_above: int | None = None,
     ) -> int:
         """Apply one batch under the write lock: tantivy first (marked pending), then the catalog."""
         assert self._catalog is not None and self._bm25 is not None
@@ -293,12 +313,35 @@ class IndexWrites:
                 if row is not None:
                     neighbours.append(MemoryRecord(row.path, row.frontmatter, row.content, row.namespace))
 
-        rows, docs, embedded = self._rows(list(by_path.values()) + neighbours, contexts, positions, progress)
+        rows, docs, embedded = self._rows(
+            list(by_path.values()) + neighbours, contexts, positions, progress, defer_above=defer_above
+        )
         gone = [p for p in removed_set if p in old]
         if not rows and not gone and (commit is None or commit == manifest.commit):
             return 0
 
         gen = manifest.generation + 1
+        # While this batch is applied the catalog still holds the rows of ``manifest.commit`` (they
+        # change in one transaction below), so a duplicate check may read it: see lookup_hash.
+        self._writing = True
+        try:
+            return self._apply_rows(cat, manifest, gen, rows, docs, gone, commit, set_commit, embedded)
+        finally:
+            self._writing = False
+
+    def _apply_rows(
+        self,
+        cat: Catalog,
+        manifest: Manifest,
+        gen: int,
+        rows: list[Row],
+        docs: dict[str, dict[str, str]],
+        gone: list[str],
+        commit: str | None,
+        set_commit: bool,
+        embedded: int,
+    ) -> int:
+        assert self._bm25 is not None
         self._mark_pending(cat)
         try:
             with self._bm25.writer() as w:
@@ -320,6 +363,7 @@ class IndexWrites:
             cat.remove(gone, gen)
             count = cat.count()
             manifest.generation, manifest.count, manifest.commit = gen, count, new_commit
+            manifest.vectors_pending = cat.pending_counts()[0]
             manifest.pending, manifest.updated_at = "", now_iso()
             cat.set_meta(manifest.to_meta())
             cat.commit()
@@ -446,7 +490,7 @@ class IndexWrites:
         name = new_build_name(old_gen + 1)
         build_dir = self.root / name
         try:
-            bm25 = Bm25Index(build_dir / TANTIVY_DIR, create=True)
+            bm25 = Bm25Index(build_dir / TANTIVY_DIR, create=True, language=self.language)
             with bm25.writer() as w:
                 for row in rows:
                     w.add((docs or {})[row.path])
@@ -458,6 +502,7 @@ class IndexWrites:
                 commit=commit,
                 generation=old_gen + 1,
                 count=len(rows),
+                vectors_pending=sum(1 for r in rows if r.pending),
                 built_at=now,
                 updated_at=now,
             )

@@ -50,6 +50,14 @@ CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
 CREATE INDEX IF NOT EXISTS docs_hash ON docs(namespace, content_hash);
 CREATE INDEX IF NOT EXISTS docs_episode ON docs(episode);
 CREATE INDEX IF NOT EXISTS docs_gen ON docs(gen);
+CREATE TABLE IF NOT EXISTS pending_vectors (
+    path  TEXT PRIMARY KEY,
+    texts TEXT NOT NULL,
+    ctx   INTEGER NOT NULL,
+    n     INTEGER NOT NULL,
+    chars INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS pending_chars ON pending_vectors(chars);
 CREATE TABLE IF NOT EXISTS tombstones (path TEXT PRIMARY KEY, gen INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """
@@ -89,6 +97,9 @@ class Row:
     """Spans (first day, last day; days since 1970-01-01) of the dates its text names."""
     passages: dict[str, Any] = field(default_factory=dict)
     """A long memory's passages: {"p": [[start, end, heading], …], "c": [passage of each chunk]} (else {})."""
+    pending: list[str] | None = None
+    """Texts still to embed (its chunks, then its context passage when ``pending_ctx``); ``chunks`` is then empty."""
+    pending_ctx: bool = False
 
     def values(self, gen: int) -> tuple:
         return (
@@ -195,12 +206,22 @@ class Catalog:
             [r.values(gen) for r in rows],
         )
         self.conn.executemany("DELETE FROM tombstones WHERE path = ?", [(r.path,) for r in rows])
+        self.conn.executemany("DELETE FROM pending_vectors WHERE path = ?", [(r.path,) for r in rows if not r.pending])
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO pending_vectors (path, texts, ctx, n, chars) VALUES (?, ?, ?, ?, ?)",
+            [
+                (r.path, json.dumps(r.pending), int(r.pending_ctx), len(r.pending), max(map(len, r.pending)))
+                for r in rows
+                if r.pending
+            ],
+        )
 
     def remove(self, paths: Iterable[str], gen: int) -> list[str]:
         """Delete rows by path; returns the paths that were indexed."""
         gone = []
         for path in paths:
             cur = self.conn.execute("DELETE FROM docs WHERE path = ?", (path,))
+            self.conn.execute("DELETE FROM pending_vectors WHERE path = ?", (path,))
             if cur.rowcount:
                 gone.append(path)
                 self.conn.execute("INSERT OR REPLACE INTO tombstones (path, gen) VALUES (?, ?)", (path, gen))
@@ -210,6 +231,46 @@ class Catalog:
 
     def count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0])
+
+    def pending_counts(self) -> tuple[int, int]:
+        """(memories waiting for their vectors, texts they need embedded)."""
+        notes, texts = self.conn.execute("SELECT COUNT(*), COALESCE(SUM(n), 0) FROM pending_vectors").fetchone()
+        return int(notes), int(texts)
+
+    def pending_batch(self, max_texts: int) -> list[tuple[str, str, bool]]:
+        """The next memories to embed, shortest texts first: [(path, texts as JSON, has a context passage)],
+        about ``max_texts`` texts in all (at least one memory)."""
+        out: list[tuple[str, str, bool]] = []
+        total = 0
+        for path, texts, ctx, n in self.conn.execute("SELECT path, texts, ctx, n FROM pending_vectors ORDER BY chars"):
+            if out and total + n > max_texts:
+                break
+            out.append((path, texts, bool(ctx)))
+            total += n
+        return out
+
+    def fill_vectors(self, items: Sequence[tuple[str, str, np.ndarray, np.ndarray | None]], gen: int) -> int:
+        """Store embedded vectors of pending memories: [(path, texts as JSON, chunk vectors, context vector)].
+
+        A memory whose pending texts changed meanwhile (it was written again) is left alone; returns
+        how many were filled. Callers wrap this in a transaction.
+        """
+        filled = 0
+        for path, texts, chunks, ctx in items:
+            cur = self.conn.execute("DELETE FROM pending_vectors WHERE path = ? AND texts = ?", (path, texts))
+            if not cur.rowcount:
+                continue
+            self.conn.execute(
+                "UPDATE docs SET chunks = ?, ctx = ?, gen = ? WHERE path = ?",
+                (
+                    np.ascontiguousarray(chunks, dtype=_F32).tobytes(),
+                    None if ctx is None else np.ascontiguousarray(ctx, dtype=_F32).tobytes(),
+                    gen,
+                    path,
+                ),
+            )
+            filled += 1
+        return filled
 
     def id_by_hash(self, namespace: str, content_hash: str) -> str | None:
         row = self.conn.execute(

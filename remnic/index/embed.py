@@ -69,14 +69,18 @@ class EmbedderSpec:
     max_length: int = DEFAULT_MAX_LENGTH
     batch_size: int = 16
     threads: int | None = None
-    # Cap on batch rows x padded length. ORT's peak memory scales with it: 16 texts
-    # of 256 tokens peak near 850 MB RSS, 4 of them near 360 MB (and run faster).
-    max_batch_tokens: int = 1024
-    # Bulk calls (at least ``bulk_min_texts`` texts: a reindex, a large import) run their
-    # batches on this many single-threaded sessions in parallel instead of one multi-threaded
-    # session: no per-operator thread hand-offs, so ~15% less CPU per text and no spinning
-    # threads fighting other processes for the cores. Each worker session costs ~120 MB RSS
-    # while the call runs. None = the intra-op thread count; 1 = off. Vectors are identical.
+    # Cap on batch rows x padded length. ORT's peak memory scales with it (attention is
+    # quadratic in the length): 16 texts of 256 tokens peak near 850 MB RSS, 4 of them near
+    # 360 MB (and run faster). A first adoption of 300 notes with long ones peaked at 490 MB
+    # with 1024 and 408 MB with 512, in the same time (52.5 s vs 52.3 s).
+    max_batch_tokens: int = 512
+    # Bulk calls (at least ``bulk_min_texts`` texts: a reindex, a large import, a first
+    # adoption) run their batches on this many threads in parallel, each running one
+    # single-threaded model call at a time instead of one multi-threaded call: no per-operator
+    # thread hand-offs, so ~15% less CPU per text and no spinning threads fighting other
+    # processes for the cores. The threads share one session (onnxruntime's run is
+    # thread-safe): a session costs ~100-160 MB RSS, so one per thread put a first adoption
+    # past 700 MB. None = the intra-op thread count; 1 = off. Vectors are identical.
     bulk_workers: int | None = None
     bulk_min_texts: int = 512
     pooling: str = "mean"
@@ -116,7 +120,7 @@ class EmbedderSpec:
 
     @property
     def workers(self) -> int:
-        """Parallel single-threaded sessions for bulk calls (1: bulk calls use the main session)."""
+        """Threads running single-threaded model calls in parallel for bulk calls (1: bulk calls use the main session)."""
         return max(1, self.intra_threads if self.bulk_workers is None else self.bulk_workers)
 
 
@@ -413,40 +417,36 @@ class Embedder:
                 yield [window[k] for k in picked], [encs[k] for k in picked]
 
     def _embed_bulk(self, texts: list[str], workers: int, progress: Callable[[int, int], None] | None) -> np.ndarray:
-        """Run the batches on ``workers`` single-threaded sessions in parallel (ORT releases the GIL).
+        """Run the batches on ``workers`` threads in parallel (ORT releases the GIL).
 
-        The sessions live only for this call, so a long-running process does not keep
-        their memory. Each thread owns its session; batches are handed out in order.
+        The threads share one single-threaded session that lives only for this call, so a
+        long-running process does not keep its memory; batches are handed out in order.
         """
         self._ensure_tokenizer()
-        sessions: list[Any] = [None] * workers
+        shared = self._load_session(threads=1)
         jobs = self._jobs(texts)
         take = threading.Lock()
         done_q: queue.Queue[int | BaseException | None] = queue.Queue()
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         stop = threading.Event()
 
-        def work(i: int) -> None:
+        def work() -> None:
             try:
-                sessions[i] = session = self._load_session(threads=1)
                 while not stop.is_set():
                     with take:
                         job = next(jobs, None)
                     if job is None:
                         break
                     rows, encs = job
-                    out[rows] = self._run(encs, session)
+                    out[rows] = self._run(encs, shared)
                     done_q.put(len(rows))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller below
                 stop.set()
                 done_q.put(exc)
             finally:
-                sessions[i] = None
                 done_q.put(None)
 
-        threads = [
-            threading.Thread(target=work, args=(i,), name=f"remnic-embed-{i}", daemon=True) for i in range(workers)
-        ]
+        threads = [threading.Thread(target=work, name=f"remnic-embed-{i}", daemon=True) for i in range(workers)]
         for t in threads:
             t.start()
         finished, done, error = 0, 0, None
@@ -477,6 +477,22 @@ class Embedder:
     def embed_query(self, text: str) -> np.ndarray:
         """A query's vector: :meth:`embed_one` of ``query_prefix`` + text."""
         return self.embed_one(self.spec.query_prefix + text)
+
+    def embed_queries(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Several queries' vectors, memoised like :meth:`embed_query`; the new ones in one batch."""
+        keys = [self.spec.query_prefix + t for t in texts]
+        with self._lru_lock:
+            found = {k: self._lru[k] for k in keys if k in self._lru}
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        if missing:
+            for k, vec in zip(missing, self.embed(missing)):
+                vec.setflags(write=False)
+                found[k] = vec
+            with self._lru_lock:
+                self._lru.update((k, found[k]) for k in missing)
+                while len(self._lru) > _LRU_SIZE:
+                    self._lru.popitem(last=False)
+        return [found[k] for k in keys]
 
     def embed_documents(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         """Indexed texts' vectors: :meth:`embed` of ``document_prefix`` + each text."""

@@ -25,7 +25,8 @@ from typing import Any
 
 from remnic.fsio import write_atomic
 
-SCHEMA_VERSION = 4  # 3: dates named in the text (catalog, tantivy dated/months); 4: passages of long memories
+SCHEMA_VERSION = 5  # 3: dates named in the text (catalog, tantivy dated/months); 4: passages of long memories;
+# 5: memories waiting for their vectors (catalog table pending_vectors)
 """Bump when the catalog/tantivy layout or the meaning of indexed fields changes."""
 
 CURRENT_FILE = "CURRENT"
@@ -51,6 +52,8 @@ class Manifest:
     """``pid:time`` while a writer is between the tantivy commit and the catalog commit."""
     built_at: str = ""
     updated_at: str = ""
+    vectors_pending: int = 0
+    """Memories indexed for BM25 whose vectors are still to be computed (a deferred first adoption)."""
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, str]) -> Manifest:
@@ -59,7 +62,7 @@ class Manifest:
             if f.name not in meta:
                 continue
             raw = meta[f.name]
-            if f.name in ("schema_version", "generation", "count"):
+            if f.name in ("schema_version", "generation", "count", "vectors_pending"):
                 try:
                     setattr(out, f.name, int(raw))
                 except (TypeError, ValueError):
@@ -83,6 +86,7 @@ class Manifest:
             "count": self.count,
             "builtAt": self.built_at,
             "updatedAt": self.updated_at,
+            "vectorsPending": self.vectors_pending,
         }
 
 

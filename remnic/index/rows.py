@@ -39,38 +39,69 @@ def embed_texts(
     return embed_cached(embedder, cache, texts, progress)
 
 
+def cached_only(embedder: Embedder, cache: EmbeddingCache, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(vectors, which texts had one) from the cache alone; the model is never run (missing rows are zero)."""
+    import numpy as np
+
+    matrix = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    have = np.zeros(len(texts), dtype=bool)
+    if not texts:
+        return matrix, have
+    hashes = [content_hash(t) for t in texts]
+    found = cache.get_many(embedder.model_id, hashes, dim=embedder.dim)
+    for i, h in enumerate(hashes):
+        vec = found.get(h)
+        if vec is not None:
+            matrix[i], have[i] = vec, True
+    return matrix, have
+
+
 def build_rows(
     records: Sequence[MemoryRecord],
     contexts: dict[str, T.Context],
     positions: dict[str, int],
     rules: T.TextRules,
     embed: Callable[[list[str]], tuple[np.ndarray, int]],
+    cached: Callable[[list[str]], tuple[np.ndarray, np.ndarray] | None] | None = None,
 ) -> tuple[list[Row], dict[str, dict[str, Any]], int]:
-    """Catalog rows and tantivy fields for records: chunks and context passages are embedded in one batch."""
+    """Catalog rows and tantivy fields for records: chunks and context passages are embedded in one batch.
+
+    When ``cached`` answers (vectors deferred: it returns the cache's vectors and which texts it
+    had, or None to embed as usual) the model is not run: a memory with a text the cache lacks gets
+    a row without vectors and its texts in ``Row.pending``, to be embedded later.
+    """
     plans = []
     texts: list[str] = []
+    mean = rules.context_vectors == "mean" and cached is None
     for rec in records:
         title = T.title_of(rec)
         plan = T.chunk_plan(rec.content, title, rules)
         ctx = contexts.get(rec.path)
         # "mean": the context is made of the members' sentence vectors (the texts they are indexed
-        # by, so the cache and this batch already hold them); else one passage text to embed.
-        sizes = (
-            [len(t) for t in _member_chunks(ctx, rules)] if ctx is not None and rules.context_vectors == "mean" else []
-        )
+        # by, so the cache and this batch already hold them); else one passage text to embed. Rows
+        # whose vectors are deferred keep the passage: their pending texts are chunks and one passage.
+        sizes = [len(t) for t in _member_chunks(ctx, rules)] if ctx is not None and mean else []
         plans.append((rec, title, len(texts), plan, ctx, sizes))
         texts.extend(plan.texts)
         if ctx is not None and sizes:
             texts.extend(chunk for chunks in _member_chunks(ctx, rules) for chunk in chunks)
         elif ctx is not None:
             texts.append(ctx.passage)
-    matrix, embedded = embed(texts)
+    looked = cached(texts) if cached is not None else None
+    if looked is not None:
+        matrix, have = looked
+        embedded = 0
+    else:
+        matrix, embedded = embed(texts)
+        have = None
     rows: list[Row] = []
     docs: dict[str, dict[str, Any]] = {}
     for rec, title, start, plan, ctx, sizes in plans:
         k = len(plan.texts)
+        own = k + (1 if ctx is not None else 0)  # with sizes (never deferred) have is None
+        pending = None if have is None or have[start : start + own].all() else texts[start : start + own]
         ctx_vector = None
-        if ctx is not None:
+        if ctx is not None and pending is None:
             ctx_vector = (
                 _mean_of_members(matrix[start + k : start + k + sum(sizes)], sizes) if sizes else matrix[start + k]
             )
@@ -102,10 +133,12 @@ def build_rows(
                 frontmatter=jsonable(rec.frontmatter),
                 content=rec.content,
                 sig=ctx_sig(ctx, positions.get(rec.path, 0)),
-                chunks=matrix[start : start + k],
+                chunks=matrix[start : start + k] if pending is None else matrix[:0],
                 ctx=ctx_vector,
                 dates=[(D.day_number(sp.start), D.day_number(sp.end)) for sp in spans],
                 passages=passage_map(plan),
+                pending=pending,
+                pending_ctx=ctx is not None,
             )
         )
         docs[rec.path] = {

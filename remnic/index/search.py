@@ -35,6 +35,7 @@ from remnic.fsio import pid_alive
 from remnic.repo.lock import process_lock
 
 from . import text as T
+from .bm25 import analyzer_version
 from .build import IndexWrites
 from .catalog import Catalog, CatalogError
 from .manifest import (
@@ -46,6 +47,7 @@ from .manifest import (
     index_root,
     read_current,
 )
+from .pending import PendingVectors
 from .rows import embed_texts as cached_vectors
 from .state import FreshReport, IndexHealth, NeedsRebuild
 
@@ -64,12 +66,11 @@ __all__ = ["SCHEMA_VERSION", "FreshReport", "IndexHealth", "Manifest", "SearchIn
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
-ANALYZER_VERSION = "simple+lower+ascii+stem-en/1"
 DATES_VERSION = "4"
 """Bump when :mod:`.dates` resolves or tokenises dates differently, or a memory is dated differently (the index is rebuilt)."""
 
 
-class SearchIndex(IndexWrites):
+class SearchIndex(IndexWrites, PendingVectors):
     """The rebuildable index under ``<memory>/.remnic/index`` (writes and rebuilds: :mod:`.build`)."""
 
     def __init__(self, settings: Settings, *, cache: EmbeddingCache | None = None) -> None:
@@ -77,6 +78,7 @@ class SearchIndex(IndexWrites):
         self.root = index_root(settings.state_dir)
         self._lock = threading.RLock()
         self._readers = threading.local()  # lock-free catalog readers (duplicate checks)
+        self._writing = False  # this process is applying a batch: its own ``pending`` mark is no torn write
         self._index_lock = process_lock((settings.state_dir / "index.lock").resolve())
         self._cache = cache
         self._embedder: Embedder | None = None
@@ -88,6 +90,7 @@ class SearchIndex(IndexWrites):
         self._manifest_gen = -2
         self._files: MemoryStore | None = None
         self._repo: Ledger | None = None
+        self.language = settings.index.language
         r = settings.recall
         self.rules = T.TextRules(
             neighbor_window=max(0, r.neighbor_window),
@@ -137,7 +140,7 @@ class SearchIndex(IndexWrites):
                 "maxChunks": r.max_chunks,
                 "chunkMinChars": r.chunk_min_chars,
                 "passageChars": r.passage_chars,
-                "analyzer": ANALYZER_VERSION,
+                "analyzer": analyzer_version(self.language),
                 "dates": DATES_VERSION,
                 # only when not the default, so existing indexes keep their fingerprint
                 **({"contextVectors": r.context_vectors} if r.context_vectors != "passage" else {}),
@@ -188,7 +191,7 @@ class SearchIndex(IndexWrites):
         except CatalogError as exc:
             raise NeedsRebuild("corrupt", str(exc)) from None
         try:
-            bm25 = Bm25Index(build_dir / TANTIVY_DIR)
+            bm25 = Bm25Index(build_dir / TANTIVY_DIR, language=self.language)
         except (OSError, ValueError) as exc:
             catalog.close()
             raise NeedsRebuild("corrupt", f"tantivy index unreadable: {exc}") from None
@@ -228,7 +231,9 @@ class SearchIndex(IndexWrites):
                 "model-mismatch", f"index built with {m.model_id!r}, configured model is {self.model_id!r}"
             )
         if m.fingerprint != self.fingerprint:
-            raise NeedsRebuild("stale", "index settings changed (recall.neighborWindow, contextMaxChars or maxChunks)")
+            raise NeedsRebuild(
+                "stale", "index settings changed (index.language, recall.neighborWindow, contextMaxChars or maxChunks)"
+            )
         return m
 
     def _sync(self) -> Snapshot:
@@ -305,8 +310,8 @@ class SearchIndex(IndexWrites):
         except sqlite3.Error:
             self._readers.conn = None
             return None  # damaged or mid-rebuild: the caller looks in the files instead
-        if pending and pending[0]:
-            return None  # a torn index write: not to be trusted
+        if pending and pending[0] and not (self._writing and pending[0].startswith(f"{os.getpid()}:")):
+            return None  # a torn index write (or another process's, half done): not to be trusted
         recorded = commit[0] if commit and commit[0] else None
         return (recorded, row[0], row[1]) if row else (recorded, None, None)
 
@@ -436,6 +441,10 @@ class SearchIndex(IndexWrites):
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embedder.embed_query(text)
+
+    def embed_queries(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Several query vectors from one batched model call (memoised per text)."""
+        return self.embedder.embed_queries(texts)
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors for ``texts``, through the content-hash embedding cache."""

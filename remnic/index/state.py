@@ -28,6 +28,7 @@ class IndexHealth:
             "generation": m.generation if m else None,
             "builtAt": m.built_at if m else None,
             "updatedAt": m.updated_at if m else None,
+            "vectorsPending": m.vectors_pending if m else 0,
         }
 
 
@@ -105,3 +106,26 @@ class WorktreeReport:
         if self.dirty:
             return f"searched {self.dirty} uncommitted edit(s) as they are on disk (`remnic sync run` commits them)"
         return None
+
+
+@dataclass
+class PendingReport:
+    """What ``embed_pending`` did: memories given their vectors, texts embedded, what is left."""
+
+    filled: int = 0
+    texts: int = 0
+    embedded: int = 0
+    """Texts actually run through the model (the rest came from the embedding cache)."""
+    remaining: int = 0
+    interrupted: bool = False
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "filled": self.filled,
+            "texts": self.texts,
+            "embedded": self.embedded,
+            "remaining": self.remaining,
+            "interrupted": self.interrupted,
+            "seconds": round(self.seconds, 3),
+        }

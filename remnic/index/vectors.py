@@ -102,6 +102,8 @@ class Snapshot:
         self.created_day = np.full(cap, _NO_DAY, dtype=np.int32)
         self.date_spans: dict[int, list[tuple[int, int]]] = {}
         """row → spans (first day, last day) of the dates its text names (rows without any are absent)."""
+        self.has_vec = np.zeros(cap, dtype=bool)
+        """False for a memory whose vectors are still being computed (BM25 finds it meanwhile)."""
         self.has_ctx = np.zeros(cap, dtype=bool)
         self.ctx_row = np.zeros(cap, dtype=np.int32)
         self.seg_start = np.zeros(cap, dtype=np.int64)
@@ -138,6 +140,7 @@ class Snapshot:
             "confidence",
             "updated",
             "created_day",
+            "has_vec",
             "has_ctx",
             "ctx_row",
             "seg_start",
@@ -188,6 +191,7 @@ class Snapshot:
                 self.date_spans[r] = spans
             else:
                 self.date_spans.pop(r, None)
+            self.has_vec[r] = len(vecs) > 0
             if len(vecs) == 0:
                 vecs = np.zeros((1, self.dim), dtype=np.float32)
             self.seg_start[r] = self.chunks.append(vecs)
@@ -236,6 +240,7 @@ class Snapshot:
             self.dead_chunks += int(self.seg_len[r])
             self.block_row[int(self.row_block[r])] = -1
         self.alive[r] = False
+        self.has_vec[r] = False
         self.has_ctx[r] = False
         self.date_spans.pop(r, None)
         self.seg_len[r] = 0
@@ -243,6 +248,11 @@ class Snapshot:
     @property
     def count(self) -> int:
         return int(self.alive[: self.n].sum())
+
+    @property
+    def vectorless(self) -> int:
+        """Live memories whose vectors are still pending."""
+        return int((self.alive[: self.n] & ~self.has_vec[: self.n]).sum())
 
     def needs_compaction(self) -> bool:
         return self.dead_chunks > 1024 and self.dead_chunks > self.chunks.n // 3
@@ -327,6 +337,7 @@ class Snapshot:
                 best = self._top_k_mean(sims, starts, best, top_k, max(2, top_k_min_chunks))
             live = rows >= 0
             chunk[rows[live]] = best[live]
+        chunk[~self.has_vec[:n]] = -1.0  # no vectors yet: never close to anything
         context = chunk.copy()
         has = self.has_ctx[:n]
         if has.any():
@@ -359,6 +370,8 @@ class Snapshot:
 
     def chunk_sims(self, r: int, query: np.ndarray) -> np.ndarray:
         """Cosine of each of row r's chunks to the query, in chunk order."""
+        if not self.has_vec[r]:
+            return np.zeros(0, dtype=np.float32)
         start, k = int(self.seg_start[r]), int(self.seg_len[r])
         return self.chunks.view[start : start + k] @ query.astype(np.float32, copy=False)
 

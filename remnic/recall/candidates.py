@@ -53,7 +53,8 @@ def gather(
             )
         return c
 
-    for rank, r in enumerate(top_rows(vec.combined, mask, depth), 1):
+    with_vectors = mask & snap.has_vec[: len(mask)]  # memories still waiting for theirs are BM25's alone
+    for rank, r in enumerate(top_rows(vec.combined, with_vectors, depth), 1):
         cand(int(r)).vector_rank = rank
     rank = 0
     for path, score in bm25.search(

@@ -8,12 +8,18 @@ the lower one's *own* text matches the query better — more of the query's IDF-
 terms in its own text (not its context) and a closer best-sentence vector — the higher
 one is capped just below it. The cap is the
 ``context`` score term (≤ 0), so the decomposition still adds up.
+
+A question turn borrows nothing but still matches a question best — it repeats the
+question's words — while the facts are in the turn that answers it. So in an episode a
+memory whose text ends with a question lends its score to the reply after it (the
+``propagation`` term) and is lowered by ``questionPenalty`` (the ``context`` term).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .types import Candidate
@@ -37,8 +43,14 @@ def idf_weights(bm25: Bm25Index, terms: Sequence[str]) -> dict[str, float]:
     return out
 
 
-def cap_neighbours(pool: Pool, cands: Sequence[Candidate], idf: dict[str, float], window: int) -> int:
-    """Cap memories that outrank an episode neighbour whose own text matches better; returns how many."""
+def cap_neighbours(
+    pool: Pool, cands: Sequence[Candidate], idf: dict[str, float], window: int, replies: Mapping[int, int] | None = None
+) -> int:
+    """Cap memories that outrank an episode neighbour whose own text matches better; returns how many.
+
+    ``replies`` (reply row → question row, from :func:`lend_to_replies`): a reply is never capped below
+    the question that lent it its score."""
+    replies = replies or {}
     snap = pool.snap
     by_episode: dict[int, list[Candidate]] = {}
     for c in cands:
@@ -63,6 +75,8 @@ def cap_neighbours(pool: Pool, cands: Sequence[Candidate], idf: dict[str, float]
             for b in group:
                 if b is a or abs(int(snap.position[a.row]) - int(snap.position[b.row])) > window:
                     continue
+                if replies.get(a.row) == b.row:
+                    continue
                 # b's own text matches better on both sides: more of the query's (idf-weighted) words,
                 # and a closer sentence vector. Either alone misfires on question/answer pairs.
                 if b.terms.final < a.terms.final and strength(b) > strength(a) and b.chunk_cosine > a.chunk_cosine:
@@ -71,3 +85,46 @@ def cap_neighbours(pool: Pool, cands: Sequence[Candidate], idf: dict[str, float]
                 a.terms.context -= a.terms.final - cap
                 capped += 1
     return capped
+
+
+_TRAILING_NOTE = re.compile(r"\s*(?:\[[^\]]*\]|\([^)]*\))\s*$")
+
+
+def asks(text: str) -> bool:
+    """The memory's text ends with a question (ignoring a trailing [note] or (aside))."""
+    return _TRAILING_NOTE.sub("", text.strip()).rstrip().endswith("?")
+
+
+def lend_to_replies(pool: Pool, cands: Sequence[Candidate], penalty: float, alpha: float) -> dict[int, int]:
+    """In an episode a question's answer is the turn after it: lift that reply to ``alpha`` × the
+    question's own score (the ``propagation`` term, entering it into the pool if need be) and lower
+    the question by ``penalty`` (the ``context`` term). Returns reply row → question row."""
+    snap = pool.snap
+    turns = [c for c in cands if snap.episode[c.row] >= 0]
+    pool.load(c.row for c in turns)
+    lent: dict[int, int] = {}
+    for q in turns:
+        if not asks(pool.content(q.row)):
+            continue
+        q.terms.context -= penalty
+        if alpha <= 0:
+            continue
+        rows = snap.episode_rows(q.row)
+        i = rows.index(q.row) if q.row in rows else len(rows)
+        if i + 1 >= len(rows):
+            continue
+        reply = pool.by_row.get(rows[i + 1])
+        if reply is None:
+            reply = pool.make(rows[i + 1], "episode")
+            if reply is None:
+                continue  # out of scope or filtered
+            reply.sibling_of = q.id
+        if not reply.alive:
+            continue
+        lent.setdefault(reply.row, q.row)
+        lift = alpha * q.terms.base - reply.terms.base
+        if lift > reply.terms.propagation:
+            reply.terms.propagation = lift
+            if reply.sibling_of is None:
+                reply.sibling_of = q.id
+    return lent

@@ -19,6 +19,7 @@ from remnic.config import RecallSettings
 from remnic.errors import UsageError
 
 from . import dates, graph, neighbours, scoring, tiers
+from .aspect import Aspect, aspect_of, proper_names
 from .budget import fit_budget
 from .candidates import gather
 from .clock import LIVE, RecallClock
@@ -93,10 +94,16 @@ def run_recall(
     text = query[: max(1, s.max_query_chars)]
     top_k, budget = resolve_limits(options, s)
     timings: dict[str, float] = {}
-    terms = query_terms(text, stopwords=s.query_stopwords)
+    language = index.language
+    terms = query_terms(text, stopwords=s.query_stopwords, language=language)
     intent = tiers.intent_of(text, terms)
     t = time.perf_counter()
-    qvec = index.embed_query(text)
+    focus = _aspect(index, text, s)
+    if focus is None:
+        qvec = index.embed_query(text)
+    else:
+        whole, part = index.embed_queries([text, focus.text])
+        qvec = (1.0 - s.query_aspect_weight) * whole + s.query_aspect_weight * part
     timings["embed"] = (time.perf_counter() - t) * 1000
 
     allowed = allowed_statuses(options)
@@ -126,6 +133,8 @@ def run_recall(
             narrowed = scope & snap.mask(categories=categories)
             scope_notes.append(f"category={options.category}: {int(narrowed.sum())} of {int(scope.sum())} in scope")
             scope = narrowed
+        if focus is not None:
+            scope_notes[0] += "; " + focus.describe(s.query_aspect_weight)
         scope_names = ["namespace-scope"] + (["category-scope"] if categories else [])
         if options.category != "entity":
             pages = graph.entity_page_rows(snap)
@@ -146,6 +155,7 @@ def run_recall(
         t = time.perf_counter()
         depth = max(s.candidates, top_k)
         pool = Pool(snap, catalog, vec, scope, allowed, s, terms, now, scope_names)
+        pool.language = language
         cands = gather(
             snap,
             bm25,
@@ -259,11 +269,20 @@ def run_recall(
                 make=lambda r: pool.make(r, "episode"),
             )
 
+        # --- in an episode a question lends its match to the reply after it ---
+        replies: dict[int, int] = {}
+        if s.question_penalty > 0 or s.reply_alpha > 0:
+            top_now = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))[: max(s.mmr_pool, top_k)]
+            if any(snap.episode[c.row] >= 0 for c in top_now):
+                replies = neighbours.lend_to_replies(pool, top_now, s.question_penalty, s.reply_alpha)
+
         # --- neighbours never outrank the turn they borrowed their match from ---
         if s.neighbour_cap and s.neighbor_window > 0 and terms:
             top_now = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))[: max(s.mmr_pool, top_k)]
             if any(snap.episode[c.row] >= 0 for c in top_now):
-                neighbours.cap_neighbours(pool, top_now, neighbours.idf_weights(bm25, terms), s.neighbor_window)
+                neighbours.cap_neighbours(
+                    pool, top_now, neighbours.idf_weights(bm25, terms), s.neighbor_window, replies
+                )
 
         # --- the optional cross-encoder rerank of the best fused candidates ---
         reranked: StageCount | None = None
@@ -304,7 +323,7 @@ def run_recall(
         # --- budget fit: trims long hits to their best passages instead of dropping them ---
         pool.load(c.row for c in top)
         contents = [pool.content(c.row) for c in top]
-        matches = passage_matches(catalog, snap, top, contents, qvec, terms, s.passage_chars)
+        matches = passage_matches(catalog, snap, top, contents, qvec, terms, s.passage_chars, language)
         spans = [[(m.start, m.end) for m in matches.get(i, [])] for i in range(len(top))]
         fitted, used = fit_budget(contents, spans, budget, s.budget_min_chars)
         kept = {f.index: f for f in fitted}
@@ -362,6 +381,7 @@ def run_recall(
             reasons["budget-fit"] += f"; {trimmed} trimmed to their best passages"
         stages = chain(index_stages, pool.cands, CANDIDATE_STAGES, reasons)
         report = _tier_report(hits, pool, outcome, len(head), tier_ms, expansion, reranked)
+        report.vectors_pending = snap.vectorless
     timings["total"] = (time.perf_counter() - t_start) * 1000
     # Hits and the rest of the re-rank pool in their final order, then everyone else best first.
     final_order = {id(c): i for i, c in enumerate(head)}
@@ -377,7 +397,7 @@ def run_recall(
         budget_chars=budget,
         budget_used=used,
         timings_ms=timings,
-        index=fresh or {},
+        index={**(fresh or {}), **({"vectorsPending": report.vectors_pending} if report.vectors_pending else {})},
         candidates=everyone,
         tier=report,
         expansion=expansion,
@@ -385,6 +405,28 @@ def run_recall(
         clock_ms=round(now * 1000),
         result_limit=top_k,
     )
+
+
+def _aspect(index: SearchIndex, text: str, s: RecallSettings) -> Aspect | None:
+    """The query's aspect (see :mod:`remnic.recall.aspect`), or None."""
+    if s.query_aspect_weight <= 0 or not proper_names(text):
+        return None
+    from remnic.index.bm25 import analyze, query_terms
+
+    with index.lock:
+        searcher = index.view()[1].searcher
+        n = max(1, searcher.num_docs)
+
+        def share(name: str) -> float:
+            tokens = analyze(name, language=index.language)
+            return min((searcher.doc_freq("body", t) / n for t in tokens), default=0.0)
+
+        return aspect_of(
+            text,
+            share,
+            s.query_aspect_name_ratio,
+            lambda rest: bool(query_terms(rest, stopwords=s.query_stopwords, language=index.language)),
+        )
 
 
 def passage_matches(
@@ -395,6 +437,7 @@ def passage_matches(
     qvec: Any,
     terms: Sequence[str],
     passage_chars: int,
+    language: str = "english",
 ) -> dict[int, list[PassageMatch]]:
     """Hit position → its passages best first, for the long memories among the hits."""
     from remnic.index.bm25 import analyze
@@ -407,7 +450,9 @@ def passage_matches(
     for i, c in enumerate(top):
         pmap = maps.get(c.path)
         if pmap:
-            ranked = rank_passages(contents[i], pmap, snap.chunk_sims(c.row, qvec), terms, analyze)
+            ranked = rank_passages(
+                contents[i], pmap, snap.chunk_sims(c.row, qvec), terms, lambda t: analyze(t, language=language)
+            )
             if ranked:
                 out[i] = ranked
     return out

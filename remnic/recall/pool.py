@@ -45,6 +45,8 @@ class Pool:
         index_stage_names: Sequence[str],
     ) -> None:
         self.snap = snap
+        self.language = "english"
+        """The BM25 analyser's language (``index.language``): token overlap compares its terms."""
         self.catalog = catalog
         self.vec = vec
         self.scope = scope
@@ -141,7 +143,7 @@ class Pool:
         if toks is None:
             from remnic.index.bm25 import analyze
 
-            toks = self._tokens[r] = set(analyze(self.content(r)))
+            toks = self._tokens[r] = set(analyze(self.content(r), language=self.language))
         return toks
 
     def overlap(self, c: Candidate) -> float:

@@ -171,6 +171,7 @@ def provenance(hit: RecallHit, *, recall_namespace: str | None, now_s: float) ->
         forgotten_reason=_text(fm.get("forgottenReason", fm.get("forgottenReason"))),
         derived_from=derived_from or None,
         derived_via=_one_of(fm.get("derived_via", fm.get("derivedVia")), DERIVED_VIA),
+        space=hit.space,
     )
 
 
@@ -371,6 +372,7 @@ def _tier_explain(result: RecallResult, clock: RecallClock, read_text: ReadText 
         candidates_considered=_count(t.candidates_considered),
         latency_ms=t.latency_ms if not clock.pinned else 0,
         source_anchors=anchors or None,
+        vectors_pending=t.vectors_pending,
     )
 
 

@@ -52,11 +52,13 @@ class ScoreTerms:
     project: float = 0.0
     """``recall.projectBoost`` for a memory of the project the recall is for (cwd, projectTag, coding context)."""
     propagation: float = 0.0
-    """Episode-expansion lift: a sibling borrows a discounted share of a strong seed's score."""
+    """Episode-expansion lift: a sibling borrows a discounted share of a strong seed's score, and the
+    turn after a question its score (recall.neighbours)."""
     tier_prior: float = 0.0
     """Prior added by the tier that served the memory (direct-answer, procedural, graph, recent-scan)."""
     context: float = 0.0
-    """≤ 0: caps a memory below an episode neighbour whose own text matches the query better (recall.neighbours)."""
+    """≤ 0: caps a memory below an episode neighbour whose own text matches the query better, and lowers a
+    question turn by recall.questionPenalty (recall.neighbours)."""
     rerank: float = 0.0
     """The cross-encoder's adjustment (recall.rerank): ``rerankWeight × (normalised rerank score − fused share)``."""
     mmr_penalty: float = 0.0
@@ -188,6 +190,8 @@ class TierReport:
     latency_ms: float
     anchors: list[str] = field(default_factory=list)
     """Paths of the memories the tier served (the snapshot turns them into ``path:line-line``)."""
+    vectors_pending: int = 0
+    """Memories in the index whose vectors are not computed yet: BM25 alone could find them."""
 
 
 @dataclass
@@ -218,6 +222,8 @@ class RecallHit:
     """``content`` is the memory's best passages (or a cut), not all of it: the budget was short."""
     content_chars: int = 0
     """Length of the memory's whole text."""
+    space: str | None = None
+    """The memory space this hit came from (set when recall knows its space: see :mod:`.spaces`)."""
     _verdict: Any = field(default=None, repr=False)
 
     @property
@@ -273,6 +279,8 @@ class RecallHit:
         if self.trimmed:
             out["trimmed"] = True
             out["contentChars"] = self.content_chars
+        if self.space is not None:
+            out["space"] = self.space
         return out
 
 
@@ -307,6 +315,8 @@ class RecallResult:
     trace_id: str | None = None
     xray: Any = None
     """The RecallXraySnapshot when capture was asked for (and did not fail)."""
+    spaces: list[str] | None = None
+    """The memory spaces this recall searched, the active one first (None: just this repository)."""
 
     def __iter__(self):
         return iter(self.hits)
@@ -327,6 +337,8 @@ class RecallResult:
             "index": self.index,
             "auditEntryId": self.audit_id,
         }
+        if self.spaces is not None:
+            out["spaces"] = self.spaces
         if self.rerank is not None:
             out["rerank"] = self.rerank.to_dict()
         if self.tier is not None:

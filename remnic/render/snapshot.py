@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .coerce import _list, _mapping, _num, _num_or, _opt_num_list, _opt_str_list, _plain, _put, _str, _str_list, _str_or
 from .jsfmt import is_number, js_number
 from .vocabulary import (
     ABSENT,
@@ -87,65 +88,6 @@ _PROVENANCE_STRINGS: tuple[tuple[str, str], ...] = (
     ("forgotten_reason", "forgottenReason"),
 )
 _ANCHOR_STRING = re.compile(r"^(.*):(\d+)-(\d+)$", re.S)
-
-
-# --------------------------------------------------------------------------
-# tolerant readers (never raise)
-# --------------------------------------------------------------------------
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _num(value: Any) -> int | float | None:
-    """A number (int or float, not bool), else None. NaN and ±inf are kept."""
-    return value if is_number(value) else None
-
-
-def _num_or(value: Any, default: int | float) -> int | float:
-    n = _num(value)
-    return default if n is None else n
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _str_or(value: Any, default: str) -> str:
-    return value if isinstance(value, str) else default
-
-
-def _list(value: Any) -> list[Any] | None:
-    return list(value) if isinstance(value, (list, tuple)) else None
-
-
-def _str_list(value: Any) -> list[str]:
-    return [x for x in _list(value) or () if isinstance(x, str)]
-
-
-def _opt_str_list(value: Any) -> list[str] | None:
-    items = _list(value)
-    return None if items is None else [x for x in items if isinstance(x, str)]
-
-
-def _opt_num_list(value: Any) -> list[float] | None:
-    items = _list(value)
-    return None if items is None else [x for x in items if is_number(x)]
-
-
-def _plain(value: Any) -> Any:
-    """A deep copy of a JSON-shaped value (mappings with string keys, lists, scalars)."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _put(d: dict[str, Any], key: str, value: Any) -> None:
-    if value is not None:
-        d[key] = value
 
 
 # --------------------------------------------------------------------------
@@ -226,6 +168,8 @@ class Provenance:
     forgotten_reason: str | None = None
     derived_from: list[str] | None = None
     derived_via: str | None = None
+    space: str | None = None
+    """The memory space the memory was recalled from (when recall spans several, or the active one is registered)."""
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -246,6 +190,7 @@ class Provenance:
         if self.derived_from is not None:
             d["derivedFrom"] = list(self.derived_from)
         _put(d, "derivedVia", self.derived_via)
+        _put(d, "space", self.space)
         return d
 
     @classmethod
@@ -268,6 +213,7 @@ class Provenance:
             safety_reasons=_str_list(d.get("safetyReasons")),
             derived_from=_opt_str_list(d.get("derivedFrom")),
             derived_via=_str(d.get("derivedVia")),
+            space=_str(d.get("space")),
             **{attr: _str(d.get(key)) for attr, key in _PROVENANCE_STRINGS},
         )
 
@@ -458,6 +404,7 @@ class TierExplain:
     candidates_considered: int | float = 0
     latency_ms: float = 0
     source_anchors: list[SourceAnchor] | None = None
+    vectors_pending: int | float = 0  # remnic's own: memories not embedded yet when it ran (BM25 found them)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -469,6 +416,8 @@ class TierExplain:
         }
         if self.source_anchors is not None:
             d["sourceAnchors"] = [a.to_dict() for a in self.source_anchors]
+        if self.vectors_pending:
+            d["vectorsPending"] = self.vectors_pending
         return d
 
     @classmethod
@@ -483,6 +432,7 @@ class TierExplain:
             candidates_considered=_num_or(d.get("candidatesConsidered"), 0),
             latency_ms=_num_or(d.get("latencyMs"), 0),
             source_anchors=None if anchors is None else [a for a in map(SourceAnchor.from_any, anchors) if a],
+            vectors_pending=_num_or(d.get("vectorsPending"), 0),
         )
 
 

@@ -158,6 +158,7 @@ def provenance_summary(prov: Any) -> str:
             f"stale={'true' if prov.stale else 'false'}",
             f"corrected={prov.correction_state if prov.corrected else 'false'}",
             f"safe={'true' if prov.safe_to_use else 'false'}",
+            *((f"space={prov.space}",) if getattr(prov, "space", None) else ()),
         )
     )
 
@@ -270,6 +271,7 @@ def build_view_model(snapshot: RecallXraySnapshot | None) -> dict[str, Any]:
             "latency": js_string(te.latency_ms),
             "filtered_by": list(te.filtered_by),
             "anchors": [str(a) for a in te.source_anchors or ()],
+            "vectors_pending": js_string(te.vectors_pending) if te.vectors_pending else "",
         }
     return {
         "found": True,

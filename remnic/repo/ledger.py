@@ -135,8 +135,8 @@ class Ledger:
         except OSError:
             return False
 
-    def busy_reason(self, status: Sequence[tuple[str, str, str | None]] | None = None) -> str | None:
-        """Why committing now would be wrong (a merge/rebase in progress, conflicts, detached HEAD), or None."""
+    def in_progress(self) -> str | None:
+        """``a merge is in progress`` (a rebase, cherry-pick, revert, bisect), or None."""
         git_dir = Path(self.repo.git_dir)
         for name, what in (
             ("MERGE_HEAD", "a merge"),
@@ -148,6 +148,13 @@ class Ledger:
         ):
             if (git_dir / name).exists():
                 return f"{what} is in progress"
+        return None
+
+    def busy_reason(self, status: Sequence[tuple[str, str, str | None]] | None = None) -> str | None:
+        """Why committing now would be wrong (a merge/rebase in progress, conflicts, detached HEAD), or None."""
+        underway = self.in_progress()
+        if underway is not None:
+            return underway
         if status is not None and any(xy in _UNMERGED for xy, _, _ in status):
             return "there are unresolved merge conflicts"
         if self.is_detached():

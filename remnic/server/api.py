@@ -284,7 +284,7 @@ class Api(AgentApi):
     def _hit(hit: Any, debug: bool) -> dict[str, Any]:
         """A recall hit as the API's result object."""
         data = hit.to_dict()
-        keep = ("id", "path", "namespace", "category", "status", "score", "rank", "content", "frontmatter")
+        keep = ("id", "path", "namespace", "category", "status", "score", "rank", "content", "frontmatter", "space")
         out = {k: data[k] for k in keep if k in data}
         if debug:
             out["debug"] = {k: v for k, v in data.items() if k not in out}

@@ -154,6 +154,31 @@ class AgentApi:
 
         return self._write(principal, "review_disposition", values, decide)
 
+    def op_memory_promote(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+        record = self._memory(principal, values["memoryId"], values.get("namespace"))
+        space = values.get("targetSpace")
+        target_ns = values.get("targetNamespace") or (None if space else "shared")
+        resolved = self.policy.resolve(principal, target_ns or record.namespace, write=True)
+
+        def promote() -> Reply:
+            result = self.memory.promote(record.id, to_space=space, namespace=resolved, source=values["_source"])
+            copy = result.record
+            body: dict[str, Any] = {
+                "promoted": result.changed,
+                "memoryId": copy.id,
+                "sourceMemoryId": record.id,
+                "path": copy.path,
+                "namespace": copy.namespace,
+                "commit": result.commit,
+            }
+            if space:
+                body["space"] = space
+            if copy.frontmatter.get("sourceSpace"):
+                body["sourceSpace"] = str(copy.frontmatter["sourceSpace"])
+            return _reply(200, body)
+
+        return self._write(principal, "memory_promote", values, promote)
+
     def op_citations_observed(self: Api, principal: str, values: dict[str, Any]) -> Reply:
         cited = values["citations"]
         entries = cited.get("entries") if isinstance(cited.get("entries"), list) else []

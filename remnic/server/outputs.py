@@ -72,6 +72,7 @@ HIT: JSON = _obj(
         **SUMMARY,
         "disclosure": {"type": "string", "enum": ["chunk", "section", "raw"]},
         "snippet": {"type": "string", "description": "memory_search: the content, first 800 characters"},
+        "space": {"type": "string", "description": "the memory space it came from (recall across spaces)"},
         "debug": {"type": "object", "description": "score terms, signals and tier (includeDebug)"},
     },
     description="one recalled memory",

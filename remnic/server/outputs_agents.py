@@ -153,6 +153,22 @@ AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
         },
         {"commit": NULLABLE_STRING, "warnings": WARNINGS},
     ),
+    "memory_promote": _obj(
+        {
+            "promoted": BOOLEAN,
+            "memoryId": STRING,
+            "sourceMemoryId": STRING,
+            "path": {"type": "string", "description": "the new memory's path in the target"},
+            "namespace": STRING,
+            "commit": NULLABLE_STRING,
+        },
+        {
+            "space": {"type": "string", "description": "the target space, when one was named"},
+            "sourceSpace": STRING,
+            "warnings": WARNINGS,
+        },
+        description="promoted false: the same text was already there (memoryId names it)",
+    ),
     "citations_observed": _obj(
         {
             "ok": BOOLEAN,

@@ -34,6 +34,7 @@ ROUTES: dict[tuple[str, ...], dict[str, str]] = {
     ("lcm", "compaction", "flush"): {"POST": "lcm_compaction_flush"},
     ("lcm", "compaction", "record"): {"POST": "lcm_compaction_record"},
     ("memories", ID, "feedback"): {"POST": "memory_feedback"},
+    ("memories", ID, "promote"): {"POST": "memory_promote"},
     ("citations", "observed"): {"POST": "citations_observed"},
     ("suggestions",): {"POST": "suggestion_submit"},
     ("profile",): {"GET": "memory_profile"},

@@ -133,6 +133,19 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
             write=True,
         ),
         Operation(
+            "memory_promote",
+            "Promote a memory to a shared namespace (default shared) of this repository, or into another "
+            "registered memory space (targetSpace), so other agents can use it: a new memory pointing back "
+            "at the source (sourceMemoryId), one git commit; secrets are refused as for any write.",
+            (
+                _MEMORY_ID,
+                Param("targetNamespace", "string", "destination namespace (default: shared)", max_length=64),
+                Param("targetSpace", "string", "destination memory space (`remnic space list`)", max_length=64),
+                ns,
+            ),
+            write=True,
+        ),
+        Operation(
             "citations_observed",
             "The memory files an answer cited ({path, lineStart, lineEnd}): each matched memory's usage "
             "count, lastRecalledAt and reinforcement are raised, in one commit. Same JSON as POST "

@@ -164,6 +164,14 @@ def checks(
     state = index_health.get("state", "unknown")
     detail = f": {index_health['detail']}" if index_health.get("detail") else ""
     add("index", "ok" if state in HEALTHY_INDEX else "warn", f"index {state}{detail}", index=index_health)
+    waiting = int(index_health.get("vectorsPending") or 0)
+    if waiting:
+        add(
+            "vectors",
+            "warn",
+            f"{waiting} memories are searchable by BM25 but their vectors are not computed yet "
+            "(run `remnic sync run`: it embeds them, with a progress bar)",
+        )
     interrupted = list(journal.pending(root / STATE_DIR))
     lagging = ledger.index_repair_pending()
     if interrupted or lagging:

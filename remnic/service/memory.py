@@ -22,12 +22,10 @@ from remnic.config import REPO_CONFIG_FILE, Settings, ensure_state_dir, load_set
 from remnic.errors import FieldProblem, NotFoundError, UsageError, ValidationError
 from remnic.memfile.model import DEFAULT_NAMESPACE, ID_RE, MemoryRecord, check_relpath, now_iso
 from remnic.memfile.validate import check_namespace
-from remnic.repo import githooks as _githooks
-from remnic.repo import history as _history
 from remnic.repo import journal as _journal
 from remnic.repo.files import MemoryStore
 from remnic.repo.ledger import Ledger
-from remnic.repo.messages import Version, trailers_for
+from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import GroupCommitter
 
 from . import adopt as _adopt
@@ -36,9 +34,12 @@ from . import health as _doctor
 from . import writes as _writes
 from .agents import AgentOps
 from .conversations import ConversationOps
+from .history_ops import HistoryOps
 from .housekeeping import HousekeepingOps
 from .indexing import IndexQueue, apply_batch
+from .spaces import SpaceOps
 from .state import open_state
+from .vectors import VectorOps
 from .writes import WriteResult, summary
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def _settle_open_handles() -> None:
         memory.settle_index()
 
 
-class Memory(AgentOps, ConversationOps, HousekeepingOps):
+class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, VectorOps):
     """A memory repository: ``Memory.open(path)`` or ``Memory.init(path)``."""
 
     def __init__(self, settings: Settings) -> None:
@@ -148,6 +149,7 @@ class Memory(AgentOps, ConversationOps, HousekeepingOps):
                 tx.put(REPO_CONFIG_FILE, _adopt.with_include(tx.read_bytes(REPO_CONFIG_FILE), patterns, root))
             if tx.staged:
                 tx.commit("remnic init: memory repository", trailers_for("init", [], DEFAULT_NAMESPACE, "cli"))
+        memory.install_merge_driver()  # the template's .gitattributes names it; git config says how to run it
         return memory
 
     def adoption(self) -> dict[str, Any]:
@@ -220,6 +222,7 @@ class Memory(AgentOps, ConversationOps, HousekeepingOps):
         return self._edit_feed or None
 
     def close(self) -> None:
+        self.close_spaces()
         if self._edit_feed:
             self._edit_feed.close()
         self._edit_feed = None
@@ -402,49 +405,6 @@ class Memory(AgentOps, ConversationOps, HousekeepingOps):
 
         return self.index if read_current(index_root(self.settings.state_dir)) is not None else None
 
-    # --- history ---
-
-    def versions(self, id_or_path: str) -> builtins.list[Version]:
-        rel = self.resolve(id_or_path)
-        versions = self.ledger.history(rel)
-        if not versions:
-            raise NotFoundError(f"{rel} has no committed versions yet (commit it, or run `remnic sync run`)")
-        return versions
-
-    def version_text(self, id_or_path: str, spec: str) -> tuple[str, str]:
-        """(label, file text) of a version; ``working`` is the file as it is on disk now."""
-        return _history.version_text(self.files, self.ledger, self.versions(id_or_path), spec)
-
-    def version_diff(self, id_or_path: str, old: str | None = None, new: str | None = None) -> str:
-        """A unified diff between two versions (default: the last two, or latest vs uncommitted edits)."""
-        return _history.version_diff(self.files, self.ledger, self.versions(id_or_path), old, new)
-
-    # --- git hooks ---
-
-    def install_git_hooks(self, *, force: bool = False) -> builtins.list[dict[str, str]]:
-        """Install remnic's git hooks; a foreign hook is kept, and chained when ``force``."""
-        return _githooks.install_git_hooks(self.ledger, force=force)
-
-    def git_hooks_status(self) -> builtins.list[dict[str, str]]:
-        return _githooks.git_hooks_status(self.ledger)
-
-    def uninstall_git_hooks(self) -> builtins.list[dict[str, str]]:
-        """Remove remnic's hooks, restoring hooks that install kept aside."""
-        return _githooks.uninstall_git_hooks(self.ledger)
-
-    def has_uncommitted_edits(self, path: str) -> bool:
-        """Whether the file differs from what HEAD records (an edit not committed yet)."""
-        return self.ledger.is_dirty(check_relpath(path, field="path"))
-
-    def revert(self, id_or_path: str, spec: str, *, source: str = "api", force: bool = False) -> WriteResult:
-        """Restore a version's text as a new commit (history is never rewritten); uncommitted edits to
-        the file would be lost, so they are refused unless ``force``."""
-        return _writes.revert(self, id_or_path, spec, source=source, force=force)
-
-    def timeline(self, memory_id: str) -> builtins.list[dict[str, Any]]:
-        """A memory's lifecycle from git: one event per commit, with the status at that version."""
-        return _history.timeline(self.ledger, self.versions(memory_id))
-
     # --- health ---
 
     def status(self) -> dict[str, Any]:
@@ -452,14 +412,17 @@ class Memory(AgentOps, ConversationOps, HousekeepingOps):
 
     def doctor(self) -> builtins.list[dict[str, Any]]:
         """Checks with status ok|warn|fail and a detail line each."""
-        return _doctor.checks(
-            self.root,
-            self.settings.origins.get("memoryDir", "default"),
-            self.files,
-            self.ledger,
-            self.settings.store,
-            self._index_health(deep=True),
-        )
+        return [
+            *_doctor.checks(
+                self.root,
+                self.settings.origins.get("memoryDir", "default"),
+                self.files,
+                self.ledger,
+                self.settings.store,
+                self._index_health(deep=True),
+            ),
+            self.merge_check(),
+        ]
 
     def check_files(self) -> tuple[builtins.list[MemoryRecord], builtins.list[FieldProblem]]:
         """Every memory file checked as sync checks it (schema, namespace folder, secrets, conflict markers)."""

@@ -41,6 +41,8 @@ def recall(
     clock: Any = None,
     source: str = "api",
     project: Any = None,
+    spaces: bool = True,
+    audit: bool = True,
 ) -> Any:
     """Hybrid recall (BM25 + local embeddings) over active memories, best first.
 
@@ -57,6 +59,8 @@ def recall(
     never changes the hits and a failure inside it is logged, not raised.
     ``clock`` (epoch ms) or ``REMNIC_XRAY_CLOCK`` pins the recall's clock. ``project`` (from
     :meth:`Memory.project_context`) gives that project's memories ``recall.projectBoost``.
+    With ``spaces`` (and ``spaces.recallReadOnly``) the read-only spaces of the user's registry are
+    searched too and each hit names its space (:mod:`.spaces`); ``audit=False`` leaves no audit entry.
     """
     check_query(query)
     check_recall_args(top_k=top_k, namespace=namespace, category=category, budget_chars=budget_chars, statuses=statuses)
@@ -95,7 +99,13 @@ def recall(
             records = mem.files.scan().records
             result = scan_recall(records, query, options, mem.settings.recall, reason=reason, clock=clk)
     result.session_key, result.trace_id = session_key, trace_id
-    if mem.settings.recall.audit:
+    if spaces:
+        from .spaces import span_recall
+
+        nested: dict[str, Any] = {"top_k": top_k, "namespace": namespace, "category": category, "clock": clk}
+        nested.update(budget_chars=budget_chars, include_inactive=include_inactive, statuses=statuses)
+        result = span_recall(mem, result, query, nested)
+    if audit and mem.settings.recall.audit:
         result.audit_id = _audit_recall(mem, result, clk, clk.perf_ms() - started, source)
     if xray or mem.settings.recall.xray_capture:
         result.xray = _capture_xray(mem, result, clk, namespace)

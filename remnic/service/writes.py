@@ -178,6 +178,12 @@ def check_writable(mem: Memory) -> None:
     reason = mem.ledger.busy_reason()
     if reason is not None:
         raise RemnicError(f"cannot write memories now: {reason}; finish it or check out a branch, then retry")
+    read_only = mem.read_only_space()
+    if read_only is not None:
+        raise UsageError(
+            f"space {read_only!r} is read-only in your spaces registry: remnic does not write to it "
+            "(pull it to refresh it; register it without --read-only to write)"
+        )
 
 
 # --- import ---

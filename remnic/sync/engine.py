@@ -48,7 +48,8 @@ from .report import ADDED, DELETED, MODIFIED, RENAMED, Change, SyncReport, commi
 from .state import SyncState, Unstable, digest, read_stable_many, replace_if_unchanged
 from .times import file_times
 
-__all__ = ["Change", "SyncReport", "SyncTarget", "event_line", "indexed_paths", "run_sync"]
+PAUSED = "paused"
+__all__ = ["PAUSED", "Change", "SyncReport", "SyncTarget", "event_line", "indexed_paths", "run_sync"]
 
 
 @dataclass
@@ -147,6 +148,13 @@ class _Run:
     def run(self, full: bool) -> SyncReport:
         ledger, state = self.ledger, self.state
         head = ledger.head()
+        underway = ledger.in_progress()
+        if underway is not None and underway != "a bisect is in progress":
+            # Files mid-merge hold either side or conflict markers: nothing is read, indexed or
+            # committed until the merge is finished (`remnic space pull`) or aborted.
+            report = SyncReport(PAUSED, state.commit, head, dry_run=self.dry_run)
+            report.not_committed = f"{underway}; sync is paused until it is finished or aborted"
+            return report
         status_rows = ledger.status_porcelain()
         for xy, path, orig in status_rows:
             self.status[path] = xy
@@ -257,7 +265,13 @@ class _Run:
         explicitly (``refresh_paths`` with no paths), so the next recall does not
         re-read what sync just indexed, nor re-admit files sync keeps out.
         """
-        index.apply(upserts, removed, head, progress=self.progress)
+        index.apply(
+            upserts,
+            removed,
+            head,
+            progress=self.progress,
+            defer_above=max(0, self.settings.sync.defer_embeddings_above),
+        )
         if head is not None:
             manifest = index.manifest()
             if manifest is None or manifest.commit != head:

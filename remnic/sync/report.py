@@ -84,7 +84,8 @@ class Change:
 @dataclass
 class SyncReport:
     mode: str
-    """``incremental`` (diffed from a known commit), ``full`` (every file listed) or ``noop``."""
+    """``incremental`` (diffed from a known commit), ``full`` (every file listed), ``noop``, or ``paused``
+    (a merge or rebase is in progress: nothing read, indexed or committed)."""
     base: str | None
     head: str | None
     changes: list[Change] = field(default_factory=list)

@@ -1,0 +1,182 @@
+"""Vectors computed after the fact: memories indexed for BM25 first get their embeddings here.
+
+A sync that adopts many notes at once (``apply(..., defer_above=…)``) writes their rows
+without vectors and their texts into the catalog's ``pending_vectors`` table, so every
+note is searchable by BM25 as soon as the sync commits. :meth:`PendingVectors.embed_pending`
+then embeds them batch by batch, shortest texts first:
+
+- the model runs without any lock held; only the short catalog update that stores a
+  batch's vectors takes the index lock, so writes, syncs and recalls go on meanwhile;
+- each batch's vectors go into the embedding cache (keyed by content hash) as soon as
+  they are computed, and the pending rows are only deleted together with the vectors
+  being stored: a killed run loses at most the batch in flight, and the next run picks
+  up where it stopped;
+- a memory written again meanwhile (its pending texts changed) is left to the newer write.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from remnic.memfile.model import now_iso
+
+from .manifest import read_current, write_manifest_json
+from .rows import embed_texts
+from .state import NeedsRebuild, PendingReport
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from .catalog import Catalog
+    from .embed import Embedder
+    from .embed_cache import EmbeddingCache
+    from .manifest import Manifest
+    from .vectors import Snapshot
+
+Progress = Callable[[int, int], None]
+BATCH_TEXTS = 1024
+"""Texts per round: enough for the embedder's parallel path, few enough to lose little when killed."""
+
+
+class PendingVectors:
+    """``vectors_pending`` / ``embed_pending`` for :class:`~remnic.index.search.SearchIndex`."""
+
+    root: Path
+    _lock: threading.RLock
+    _catalog: Catalog | None
+    _build: str | None
+    language: str
+
+    if TYPE_CHECKING:  # pragma: no cover
+
+        @property
+        def embedder(self) -> Embedder: ...
+        @property
+        def cache(self) -> EmbeddingCache: ...
+        def _write_lock(self) -> AbstractContextManager[None]: ...
+        def _check(self) -> Manifest: ...
+        def _sync(self) -> Snapshot: ...
+        def _reader(self, build: str) -> Any: ...
+
+    def vectors_pending(self) -> tuple[int, int]:
+        """(memories whose vectors are pending, texts they need embedded); (0, 0) without an index.
+
+        A cheap probe (a read-only look at the live catalog, no model, no tantivy), so a sync
+        with nothing to do stays cheap.
+        """
+        import sqlite3
+
+        name = read_current(self.root)
+        conn = self._reader(name) if name is not None else None
+        if conn is None:
+            return 0, 0
+        try:
+            with conn:
+                notes, texts = conn.execute("SELECT COUNT(*), COALESCE(SUM(n), 0) FROM pending_vectors").fetchone()
+        except sqlite3.Error:
+            return 0, 0  # an older build without the table, or one being replaced
+        return int(notes), int(texts)
+
+    def embed_pending(
+        self,
+        progress: Progress | None = None,
+        *,
+        stop: Callable[[], bool] | None = None,
+        batch_texts: int = BATCH_TEXTS,
+    ) -> PendingReport:
+        """Embed every pending memory's texts and store the vectors; ``stop()`` is asked between batches.
+
+        ``progress(done, total)`` counts texts. Returns what was done and what is left.
+        """
+        t0 = time.perf_counter()
+        report = PendingReport()
+        done = 0
+        release_freed_memory()  # what the sync before it freed, before the model's session is loaded
+        while True:
+            if stop is not None and stop():
+                report.interrupted = True
+                break
+            with self._write_lock():
+                try:
+                    self._check()
+                except NeedsRebuild:
+                    break  # no usable index: a rebuild embeds everything anyway
+                assert self._catalog is not None
+                batch = self._catalog.pending_batch(batch_texts)
+                remaining = self._catalog.pending_counts()[1]
+            if not batch:
+                break
+            texts: list[str] = []
+            spans: list[tuple[str, str, bool, int, int]] = []
+            for path, raw, has_ctx in batch:
+                own = json.loads(raw)
+                spans.append((path, raw, has_ctx, len(texts), len(own)))
+                texts.extend(own)
+            total = done + remaining
+            step = (
+                None
+                if progress is None
+                else (lambda n, _all, base=done, total=total: progress(min(base + n, total), total))
+            )
+            matrix, embedded = embed_texts(self.embedder, self.cache, texts, step)
+            report.embedded += embedded
+            report.texts += len(texts)
+            report.filled += self._fill(matrix, spans)
+            done += len(texts)
+        with self._lock:
+            try:
+                self._check()
+                assert self._catalog is not None
+                report.remaining = self._catalog.pending_counts()[0]
+            except NeedsRebuild:
+                report.remaining = 0
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _fill(self, matrix: np.ndarray, spans: list[tuple[str, str, bool, int, int]]) -> int:
+        """Write one batch's vectors into the catalog (one transaction, a new generation)."""
+        items = []
+        for path, raw, has_ctx, start, n in spans:
+            k = n - 1 if has_ctx else n
+            items.append((path, raw, matrix[start : start + k], matrix[start + k] if has_ctx else None))
+        with self._write_lock():
+            try:
+                self._check()
+            except NeedsRebuild:
+                return 0
+            cat = self._catalog
+            assert cat is not None
+            manifest = cat.manifest()
+            gen = manifest.generation + 1
+            cat.begin()
+            try:
+                filled = cat.fill_vectors(items, gen)
+                manifest.generation = gen
+                manifest.vectors_pending = cat.pending_counts()[0]
+                manifest.updated_at = now_iso()
+                cat.set_meta(manifest.to_meta())
+                cat.commit()
+            except BaseException:
+                cat.rollback()
+                raise
+            write_manifest_json(self.root / (self._build or ""), manifest)
+        return filled  # this process's snapshot catches up when it next reads (``view``)
+
+
+def release_freed_memory() -> None:
+    """Hand memory the process freed back to the system (glibc keeps it otherwise): a first
+    adoption's sync phase frees ~100 MB of parsed notes and rows just before the model loads."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: nothing to do

@@ -1,0 +1,245 @@
+"""Git remotes for a memory repository: fetch, merge, push, and the memory-file merge driver's setup.
+
+Everything runs git itself as a subprocess, so any URL git accepts works (a path,
+``file://``, ssh, https) with git's own credential handling: remnic stores no
+credentials. Merges run with remnic's git hooks skipped (the caller holds the write
+lock and updates the index itself) and never open an editor.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from remnic.errors import LedgerError
+
+from .ledger import Ledger
+
+DRIVER = "remnic"
+ATTRIBUTE_LINES = ("*.md merge=remnic", "*.markdown merge=remnic")
+ATTRIBUTES_HEADER = "# remnic: memory files merge key by key (see docs/spaces.md)"
+CONFLICT_LOG = "remnic-merge.jsonl"
+"""In the git directory: one JSON line per conflict the merge driver resolved by keeping both versions."""
+_REJECTED = ("[rejected]", "fetch first", "non-fast-forward", "Updates were rejected")
+
+
+@dataclass(frozen=True)
+class GitRun:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def ok(self) -> bool:
+        return self.code == 0
+
+
+def run_git(
+    root: Path, args: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float | None = None
+) -> GitRun:
+    """git in ``root`` with remnic's hooks skipped and no editor or terminal prompt for a merge message."""
+    full_env = {
+        **os.environ,
+        "REMNIC_SKIP_HOOKS": "1",
+        "GIT_MERGE_AUTOEDIT": "no",
+        "GIT_EDITOR": "true",
+        **(env or {}),
+    }
+    try:
+        proc = subprocess.run(
+            ["git", *args], cwd=root, env=full_env, capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return GitRun(124, "", f"git {args[0]} timed out after {timeout:.0f}s")
+    return GitRun(proc.returncode, proc.stdout, proc.stderr)
+
+
+def identity(ledger: Ledger) -> dict[str, str]:
+    """The author/committer environment remnic's own commits use (a fallback when none is configured)."""
+    return dict(ledger._identity_env())
+
+
+# --- the merge driver ---
+
+
+def driver_command(python: str) -> str:
+    """What git runs for a memory file: this Python's remnic, by absolute path, so a plain ``git pull``
+    outside remnic (no virtualenv active, a GUI client) finds it."""
+    return f"{shlex.quote(python)} -m remnic merge-file %O %A %B %P"
+
+
+def install_driver(ledger: Ledger, python: str) -> bool:
+    """Write ``merge.remnic.driver`` into the repository's git config; True when it changed."""
+    command = driver_command(python)
+    current = run_git(ledger.root, ["config", "--local", "--get", f"merge.{DRIVER}.driver"]).out.strip()
+    if current == command:
+        return False
+    for key, value in (
+        (f"merge.{DRIVER}.name", "remnic memory file merge (frontmatter key by key)"),
+        (f"merge.{DRIVER}.driver", command),
+    ):
+        result = run_git(ledger.root, ["config", "--local", key, value])
+        if not result.ok:
+            raise LedgerError(f"git config {key} failed: {result.err.strip()}")
+    return True
+
+
+def configured_driver(ledger: Ledger) -> str | None:
+    return run_git(ledger.root, ["config", "--local", "--get", f"merge.{DRIVER}.driver"]).out.strip() or None
+
+
+def with_attributes(existing: str) -> str | None:
+    """``.gitattributes`` text naming the remnic driver for markdown files (None: already does)."""
+    lines = existing.splitlines()
+    missing = [line for line in ATTRIBUTE_LINES if line not in (x.strip() for x in lines)]
+    if not missing:
+        return None
+    head = existing if not existing or existing.endswith("\n") else existing + "\n"
+    block = ([ATTRIBUTES_HEADER] if ATTRIBUTES_HEADER not in lines else []) + missing
+    return head + "\n".join(block) + "\n"
+
+
+def line_merge(base: str, ours: str, theirs: str) -> tuple[str, bool]:
+    """git's own line merge of three texts: (merged text, clean). Conflicted text carries markers and
+    is only ever used to tell a conflict apart, never written into a memory file."""
+    with tempfile.TemporaryDirectory(prefix="remnic-merge-") as tmp:
+        paths = []
+        for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+            path = Path(tmp) / name
+            path.write_text(text, encoding="utf-8", newline="")
+            paths.append(str(path))
+        proc = subprocess.run(
+            ["git", "merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs", *paths],
+            capture_output=True,
+            check=False,
+        )
+    return proc.stdout.decode("utf-8", "surrogateescape"), proc.returncode == 0
+
+
+# --- where the repository stands ---
+
+
+def branch(ledger: Ledger) -> str | None:
+    result = run_git(ledger.root, ["symbolic-ref", "--quiet", "--short", "HEAD"])
+    return result.out.strip() or None if result.ok else None
+
+
+def remotes(ledger: Ledger) -> list[str]:
+    return run_git(ledger.root, ["remote"]).out.split()
+
+
+def remote_url(ledger: Ledger, remote: str) -> str | None:
+    result = run_git(ledger.root, ["remote", "get-url", remote])
+    return result.out.strip() or None if result.ok else None
+
+
+def remote_for(ledger: Ledger, current: str | None, preferred: str) -> str | None:
+    """The branch's configured remote, else ``preferred`` (origin), else the only remote."""
+    if current:
+        configured = run_git(ledger.root, ["config", "--get", f"branch.{current}.remote"]).out.strip()
+        if configured:
+            return configured
+    names = remotes(ledger)
+    if preferred in names:
+        return preferred
+    return names[0] if len(names) == 1 else None
+
+
+def upstream(ledger: Ledger) -> str | None:
+    result = run_git(ledger.root, ["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}"])
+    return result.out.strip() or None if result.ok else None
+
+
+def rev(ledger: Ledger, ref: str) -> str | None:
+    result = run_git(ledger.root, ["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"])
+    return result.out.strip() or None if result.ok else None
+
+
+def merge_head(ledger: Ledger) -> str | None:
+    """The commit being merged when a merge is in progress (MERGE_HEAD), else None."""
+    path = Path(ledger.repo.git_dir) / "MERGE_HEAD"
+    try:
+        return path.read_text(encoding="utf-8").split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def unmerged(ledger: Ledger) -> dict[str, dict[int, str]]:
+    """Path → {stage: blob sha} of every path git left unmerged (1 base, 2 ours, 3 theirs)."""
+    out: dict[str, dict[int, str]] = {}
+    for entry in run_git(ledger.root, ["ls-files", "-u", "-z"]).out.split("\0"):
+        meta, _, path = entry.partition("\t")
+        parts = meta.split()
+        if len(parts) == 3 and path:
+            out.setdefault(path, {})[int(parts[2])] = parts[1]
+    return out
+
+
+def blob_text(ledger: Ledger, sha: str) -> str:
+    result = run_git(ledger.root, ["cat-file", "blob", sha])
+    if not result.ok:
+        raise LedgerError(f"git cat-file {sha} failed: {result.err.strip()}")
+    return result.out
+
+
+def changed_paths(ledger: Ledger, old: str | None, new: str | None) -> list[str]:
+    if not old or not new or old == new:
+        return []
+    result = run_git(ledger.root, ["diff", "--name-only", "-z", "--no-renames", old, new])
+    return [p for p in result.out.split("\0") if p]
+
+
+# --- fetch, merge, push ---
+
+
+def fetch(ledger: Ledger, remote: str, timeout: float) -> GitRun:
+    return run_git(ledger.root, ["fetch", "--prune", remote], timeout=timeout)
+
+
+def merge(ledger: Ledger, ref: str, message: str) -> GitRun:
+    args = ["merge", "--no-edit", "--no-stat", "--allow-unrelated-histories", "-m", message, ref]
+    return run_git(ledger.root, args, env=identity(ledger))
+
+
+def abort_merge(ledger: Ledger) -> GitRun:
+    return run_git(ledger.root, ["merge", "--abort"])
+
+
+def commit_merge(ledger: Ledger) -> GitRun:
+    return run_git(ledger.root, ["commit", "--no-edit", "--no-verify"], env=identity(ledger))
+
+
+def add(ledger: Ledger, paths: Sequence[str]) -> GitRun:
+    return run_git(ledger.root, ["add", "--", *paths]) if paths else GitRun(0, "", "")
+
+
+def push(ledger: Ledger, remote: str, current: str, *, set_upstream: bool, timeout: float) -> GitRun:
+    args = ["push", "--porcelain", *(["--set-upstream"] if set_upstream else []), remote, f"HEAD:refs/heads/{current}"]
+    return run_git(ledger.root, args, timeout=timeout)
+
+
+def rejected(result: GitRun) -> bool:
+    """Whether a push failed because the remote moved (not auth, not the network)."""
+    text = result.out + result.err
+    return any(marker in text for marker in _REJECTED)
+
+
+def clone(url: str, target: Path, timeout: float) -> GitRun:
+    """``git clone``; when the remote's HEAD names a branch it does not have (a bare repository made
+    with another default branch), the remote's main (else master, else only) branch is checked out."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    result = run_git(target.parent, ["clone", "--quiet", url, str(target)], timeout=timeout)
+    if not result.ok or run_git(target, ["rev-parse", "--verify", "--quiet", "HEAD"]).ok:
+        return result
+    refs = run_git(target, ["for-each-ref", "--format=%(refname:short)", "refs/remotes/origin"]).out.split()
+    names = [r.split("/", 1)[1] for r in refs if "/" in r and not r.endswith("/HEAD")]
+    pick = next((n for n in ("main", "master") if n in names), names[0] if len(names) == 1 else None)
+    if pick is None:
+        return result  # an empty remote: the first push creates its branch
+    checkout = run_git(target, ["checkout", "--quiet", "-B", pick, "--track", f"origin/{pick}"])
+    return result if checkout.ok else checkout

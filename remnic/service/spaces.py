@@ -1,0 +1,354 @@
+"""Memory spaces: named memory repositories (personal, project, team) shared through git remotes.
+
+The registry of spaces is the user's own file (:mod:`remnic.config.spaces`); the
+functions here create, clone, list, switch and delete spaces, and :class:`SpaceOps`
+gives every ``Memory`` its space operations: pull and push (:mod:`.pull`), the merge
+driver's installation, the merge state for doctor and sync, share and promote
+(:mod:`.sharing`), and recall across the read-only spaces.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from remnic.config import MARKER_FILE, load_settings
+from remnic.config.spaces import (
+    Registry,
+    Space,
+    check_kind,
+    check_name,
+    load_registry,
+    save_registry,
+)
+from remnic.errors import LedgerError, NotFoundError, UsageError, ValidationError
+from remnic.memfile.model import DEFAULT_NAMESPACE
+from remnic.repo import remote as _remote
+from remnic.repo.messages import trailers_for
+
+from . import pull as _pull
+from . import sharing as _sharing
+
+if TYPE_CHECKING:
+    from .memory import Memory
+    from .writes import WriteResult
+
+ATTRIBUTES = ".gitattributes"
+
+
+def default_space_path(name: str) -> Path:
+    """Where a space lives when no path is given: ``~/.remnic/spaces/<name>``."""
+    return Path(os.environ.get("HOME") or Path.home()) / ".remnic" / "spaces" / name
+
+
+def _open(path: Path) -> Memory:
+    from .memory import Memory
+
+    return Memory.open(settings=load_settings(path))
+
+
+# --- the registry ---
+
+
+def list_spaces() -> dict[str, Any]:
+    """Every registered space, which one is active, and whether its repository is there."""
+    registry = load_registry()
+    rows = []
+    for name, space in sorted(registry.spaces.items()):
+        row = space.to_dict()
+        row["active"] = name == registry.active
+        row["exists"] = (space.path / ".git").exists()
+        rows.append(row)
+    return {"registry": str(registry.path), "active": registry.active, "spaces": rows}
+
+
+def create_space(
+    name: str,
+    path: str | os.PathLike[str] | None = None,
+    *,
+    kind: str = "personal",
+    remote: str | None = None,
+    read_only: bool = False,
+    activate: bool = False,
+) -> dict[str, Any]:
+    """Register a space: an existing memory repository at ``path``, or a new one made there; the merge
+    driver is installed and ``remote`` becomes its ``origin``."""
+    check_name(name)
+    check_kind(kind)
+    registry = load_registry()
+    if name in registry.spaces:
+        raise UsageError(f"a space named {name!r} already exists ({registry.spaces[name].path}); choose another name")
+    root = Path(os.path.abspath(Path(path).expanduser())) if path else default_space_path(name)
+    _not_taken(registry, root)
+    from .memory import Memory
+
+    existed = (root / MARKER_FILE).is_file() and (root / ".git").exists()
+    memory = Memory.open(settings=load_settings(root)) if existed else Memory.init(settings=load_settings(root))
+    with memory:
+        driver = memory.install_merge_driver()
+        if remote:
+            _set_origin(memory, remote)
+    space = Space(name, root, kind, remote, read_only)
+    registry = registry.with_space(space)
+    save_registry(registry.activate(name) if activate else registry)
+    return {**space.to_dict(), "created": not existed, "active": activate, "mergeDriver": driver}
+
+
+def _not_taken(registry: Registry, root: Path) -> None:
+    other = registry.named_for(root)
+    if other is not None:
+        raise UsageError(f"{root} is already the space {other.name!r}")
+
+
+def _set_origin(memory: Memory, url: str) -> None:
+    args = (
+        ["remote", "set-url", "origin", url]
+        if "origin" in _remote.remotes(memory.ledger)
+        else ["remote", "add", "origin", url]
+    )
+    result = _remote.run_git(memory.root, args)
+    if not result.ok:
+        raise LedgerError(f"git remote {args[1]} origin failed: {result.err.strip()}")
+
+
+def _name_from_url(url: str) -> str:
+    tail = re.split(r"[/:]", url.rstrip("/"))[-1]
+    tail = tail[:-4] if tail.endswith(".git") else tail
+    name = re.sub(r"[^a-z0-9_-]+", "-", tail.lower()).strip("-_")[:64]
+    return name or "space"
+
+
+def clone_space(
+    url: str,
+    directory: str | os.PathLike[str] | None = None,
+    *,
+    name: str | None = None,
+    kind: str = "team",
+    read_only: bool = False,
+    timeout_s: float = 300.0,
+) -> dict[str, Any]:
+    """``git clone`` a space, make it a memory repository if it is not one yet, install the merge
+    driver, build its index and register it."""
+    name = check_name(name or _name_from_url(url))
+    check_kind(kind)
+    registry = load_registry()
+    if name in registry.spaces:
+        raise UsageError(f"a space named {name!r} already exists ({registry.spaces[name].path}); pass --name")
+    root = Path(os.path.abspath(Path(directory).expanduser())) if directory else default_space_path(name)
+    if root.exists() and any(root.iterdir()):
+        raise UsageError(f"{root} already exists and is not empty; choose another DIR")
+    _not_taken(registry, root)
+    cloned = _remote.clone(url, root, timeout_s)
+    if not cloned.ok:
+        raise LedgerError(f"git clone {url} failed: {cloned.err.strip()}")
+    from .memory import Memory
+
+    settings = load_settings(root)
+    memory = Memory.open(settings=settings) if (root / MARKER_FILE).is_file() else Memory.init(settings=settings)
+    with memory:
+        driver = memory.install_merge_driver()
+        report = memory.sync(commit=False, normalize=False, source="space")
+        head = memory.head()
+    space = Space(name, root, kind, url, read_only)
+    save_registry(registry.with_space(space))
+    return {**space.to_dict(), "head": head, "indexed": report.indexed, "mergeDriver": driver}
+
+
+def switch_space(name: str | None) -> dict[str, Any]:
+    """Make ``name`` the active space (None: no active space)."""
+    registry = load_registry().activate(name)
+    save_registry(registry)
+    space = registry.spaces.get(name) if name else None
+    return {"active": name, "path": str(space.path) if space else None}
+
+
+def delete_space(name: str, *, purge: bool = False) -> dict[str, Any]:
+    """Forget a space; its files stay unless ``purge`` (which removes its whole directory)."""
+    registry = load_registry()
+    space = registry.get(name)
+    files = _count_files(space.path)
+    out = {**space.to_dict(), "files": files, "purged": False}
+    if purge and space.path.exists():
+        if not ((space.path / MARKER_FILE).is_file() and (space.path / ".git").exists()):
+            raise UsageError(
+                f"{space.path} is not a memory repository (no {MARKER_FILE} and .git); "
+                "not removing it: delete it yourself if you mean to"
+            )
+        shutil.rmtree(space.path)
+        out["purged"] = True
+    save_registry(registry.without(name))
+    return out
+
+
+def _count_files(root: Path) -> int:
+    if not root.is_dir():
+        return 0
+    return sum(len(files) for _dir, _subdirs, files in os.walk(root))
+
+
+# --- recall across spaces ---
+
+
+def span_recall(mem: Memory, result: Any, query: str, options: dict[str, Any]) -> Any:
+    """``result`` with the read-only spaces' hits merged in, each hit naming its space."""
+    from remnic.recall.spaces import merge_space_results
+
+    if not mem.settings.spaces.recall_read_only:
+        return result
+    try:
+        registry = load_registry()
+    except ValidationError:
+        return result
+    own = registry.named_for(mem.root)
+    others = [
+        s
+        for s in registry.spaces.values()
+        if s.read_only and (own is None or s.name != own.name) and (s.path / ".git").exists()
+    ]
+    if own is None and not others:
+        return result
+    found = []
+    for space in sorted(others, key=lambda s: s.name):
+        handle = mem.space_handle(space)
+        found.append((space.name, handle.recall(query, spaces=False, audit=False, source="space", **options)))
+    return merge_space_results(result, own.name if own else None, found)
+
+
+class SpaceOps:
+    """Mixed into :class:`remnic.service.memory.Memory`."""
+
+    _space_handles: dict[str, Memory]
+
+    def space_name(self: Memory) -> str | None:
+        """This repository's name in the user's spaces registry (None when it is not registered)."""
+        try:
+            space = load_registry().named_for(self.root)
+        except ValidationError:
+            return None
+        return space.name if space else None
+
+    def read_only_space(self: Memory) -> str | None:
+        """This repository's space name when the registry marks it read-only (looked up once per handle)."""
+        if "_read_only_space" not in self.__dict__:
+            try:
+                space = load_registry().named_for(self.root)
+            except ValidationError:
+                space = None
+            self.__dict__["_read_only_space"] = space.name if space is not None and space.read_only else None
+        return self.__dict__["_read_only_space"]
+
+    def space_handle(self: Memory, space: Space) -> Memory:
+        """An open handle on another space, kept for this handle's life (recall reuses its index)."""
+        handles = self.__dict__.setdefault("_space_handles", {})
+        if space.name not in handles:
+            handles[space.name] = _open(space.path)
+        return handles[space.name]
+
+    def close_spaces(self: Memory) -> None:
+        for handle in self.__dict__.pop("_space_handles", {}).values():
+            handle.close()
+
+    def space_pull(self: Memory, remote: str | None = None) -> _pull.PullReport:
+        """Fetch and merge the remote, commit conflict copies, index what changed (:func:`.pull.pull`)."""
+        return _pull.pull(self, remote)
+
+    def space_push(self: Memory, remote: str | None = None) -> dict[str, Any]:
+        """Commit hand edits and push; :class:`~remnic.errors.RemoteMovedError` when the remote moved."""
+        own = self.read_only_space()
+        if own is not None:
+            raise UsageError(f"space {own!r} is read-only; it is pulled, never pushed")
+        return _pull.push(self, remote)
+
+    def install_merge_driver(self: Memory, python: str | None = None) -> dict[str, Any]:
+        """Name remnic's merge driver for markdown files in ``.gitattributes`` (committed) and point
+        ``merge.remnic.driver`` in the repository's git config at this Python's remnic."""
+        configured = _remote.install_driver(self.ledger, python or sys.executable)
+        commit = None
+        with self.committer.exclusive() as tx:
+            current = tx.read_bytes(ATTRIBUTES)
+            text = _remote.with_attributes(current.decode("utf-8", "replace") if current else "")
+            if text is not None and self.ledger.in_progress() is None:
+                tx.put(ATTRIBUTES, text.encode("utf-8"))
+                commit = tx.commit(
+                    "remnic: merge memory files key by key",
+                    trailers_for("merge-driver", [], DEFAULT_NAMESPACE, "cli"),
+                ).sha
+        return {"configured": configured, "driver": _remote.configured_driver(self.ledger), "attributesCommit": commit}
+
+    def merge_state(self: Memory) -> dict[str, Any]:
+        """A merge in progress (and what is unmerged), conflict copies not committed yet, the driver."""
+        attributes = self.root / ATTRIBUTES
+        has_attributes = (
+            attributes.is_file() and _remote.with_attributes(attributes.read_text("utf-8", "replace")) is None
+        )
+        return {
+            "inProgress": self.ledger.in_progress(),
+            "unmerged": sorted(_remote.unmerged(self.ledger)),
+            "pendingCopies": (self.git_dir / _remote.CONFLICT_LOG).is_file(),
+            "driver": _remote.configured_driver(self.ledger),
+            "attributes": has_attributes,
+        }
+
+    def merge_check(self: Memory) -> dict[str, Any]:
+        """doctor's line on merging: a merge in progress (fail), conflict copies not committed (warn),
+        the merge driver missing from the git config or .gitattributes (warn)."""
+        state = self.merge_state()
+        if state["inProgress"]:
+            unmerged = state["unmerged"]
+            detail = (
+                f"{state['inProgress']}"
+                + (f" with {len(unmerged)} unmerged file(s): {', '.join(unmerged[:5])}" if unmerged else "")
+                + "; sync is paused: `remnic space pull` finishes it (or `git merge --abort`)"
+            )
+            return {"name": "merge", "status": "fail", "detail": detail, **state}
+        if state["pendingCopies"]:
+            detail = "a pull stopped before committing the copies of conflicting memories; `remnic space pull` does it"
+            return {"name": "merge", "status": "warn", "detail": detail, **state}
+        if not state["driver"] or not state["attributes"]:
+            missing = "git config merge.remnic.driver" if not state["driver"] else ".gitattributes"
+            detail = f"the memory-file merge driver is not set up ({missing}); run `remnic hooks install`"
+            return {"name": "merge", "status": "warn", "detail": detail, **state}
+        return {"name": "merge", "status": "ok", "detail": f"no merge in progress; driver: {state['driver']}", **state}
+
+    def finish_merge(self: Memory) -> str | None:
+        """Finish (or cleanly abort) a merge an interrupted pull left; None when there was none."""
+        with self.committer.exclusive():
+            return _pull.finish_merge(self)
+
+    def share(
+        self: Memory, memory_id: str, to_space: str, *, namespace: str | None = None, source: str = "api"
+    ) -> WriteResult:
+        """Copy a memory into another space: a new id, provenance naming this space and the memory's
+        id, one commit there; refused for secrets and read-only spaces like any write."""
+        return _sharing.copy_to_space(self, memory_id, to_space, namespace=namespace, operation="share", source=source)
+
+    def promote(
+        self: Memory,
+        memory_id: str,
+        *,
+        to_space: str | None = None,
+        namespace: str | None = None,
+        source: str = "api",
+    ) -> WriteResult:
+        """Promote a memory to a shared place: another space (``to_space``), or this repository's
+        ``namespace`` (default ``shared``), as a new memory pointing back at it."""
+        if to_space is None:
+            return _sharing.promote_here(self, memory_id, namespace or _sharing.SHARED, source=source)
+        return _sharing.copy_to_space(
+            self, memory_id, to_space, namespace=namespace, operation="promote", source=source
+        )
+
+    def space_audit(self: Memory, since: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
+        """Commits since ``since`` (a revision), newest first: who (git author), what (remnic trailers)."""
+        return _sharing.audit(self, since, limit)
+
+
+def require_space(name: str) -> Space:
+    try:
+        return load_registry().get(name)
+    except NotFoundError as exc:
+        raise UsageError(str(exc)) from None
