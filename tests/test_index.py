@@ -434,3 +434,34 @@ def test_long_notes_are_indexed_as_passages_within_the_model_window() -> None:
     assert plan.passages[-1].end >= note.index("A tail sentence.")
     assert {p.heading for p in plan.passages} >= {"Part 1", "Part 2"}
     assert sorted(plan.passage_of) == plan.passage_of and len(plan.passage_of) == len(plan.texts)
+
+
+EPISODE = [
+    "I adopted a grey cat named Bailey last spring.",
+    "My sister Mia lives in Porto and works as a nurse.",
+    "I started learning the cello in January.",
+    "Our book club meets on the first Monday of each month.",
+    "I ran my first half marathon in Lisbon in 2022.",
+]
+
+
+@pytest.mark.parametrize("mode", ["passage", "mean"])
+def test_context_vectors_mean_embeds_no_passage(tmp_path: Path, mode: str) -> None:
+    root = tmp_path / "mem"
+    with Memory.init(root, settings=settings_for(root, recall={"context_vectors": mode})) as memory:
+        messages = [
+            {"role": "user", "speaker": "Ana", "content": text, "turnId": f"D1:{i}"}
+            for i, text in enumerate(EPISODE, 1)
+        ]
+        memory.observe("s1", messages, flush=True)
+        memory.settle_index()
+        assert memory.index.health(memory.ledger).state == "ok"
+        with sqlite3.connect(root / ".remnic" / "embeddings.sqlite") as db:
+            (vectors,) = db.execute("SELECT count(*) FROM embeddings").fetchone()
+        # "passage" runs the model once more per memory (its neighbours' text); "mean" reuses the sentences.
+        assert vectors == (len(EPISODE) if mode == "mean" else 2 * len(EPISODE))
+        hit = memory.recall("Ana's cat Bailey", top_k=1).hits[0]
+        assert "Bailey" in hit.content
+    if mode == "mean":
+        with Memory.open(settings=settings_for(root)) as memory:  # back to the default: a rebuild
+            assert memory.index.health(memory.ledger).state == "stale"

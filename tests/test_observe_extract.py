@@ -119,6 +119,14 @@ def test_requests_and_remarks_to_the_listener_are_not_facts() -> None:
     assert [c.fact.category for c in facts("You must never commit secrets.")] == ["principle"]
 
 
+def test_must_is_a_rule_only_when_it_obliges() -> None:
+    for rule in ("Secrets must be stored in the vault.", "Every PR must run the full test suite."):
+        assert [c.fact.category for c in facts(rule)] == ["principle"], rule
+    for guess in ("That trip must have been so much fun.", "Losing all that progress must be really frustrating."):
+        assert facts(guess) == [], guess  # conjecture about someone, not a rule
+    assert [c.fact.category for c in facts("Lisbon is a must-visit city for anyone.")] == ["preference"]
+
+
 def test_first_person_becomes_the_speaker_with_agreeing_verbs() -> None:
     assert (
         replace_first_person("I love painting and I go running.", "Mel") == "Mel loves painting and Mel goes running."

@@ -93,6 +93,27 @@ def test_turns_without_timestamps_take_the_given_clock() -> None:
     assert observation.fact.content == "The user prefers tabs over spaces."
 
 
+def test_what_one_turn_says_in_several_sentences_is_one_fact() -> None:
+    said = (
+        "I joined the pottery club in March. I made two bowls and a vase there. It was harder than I expected."
+        " The club fee is 40 euros."
+    )
+    turns = [
+        Turn("user", said, 0, turn_id="a", speaker="Mel", timestamp="2026-05-04T09:00:00Z"),
+        Turn("user", "It was harder than I expected.", 1, turn_id="b", speaker="Mel", timestamp="2026-05-04T09:01:00Z"),
+    ]
+    observations = plan_observations(turns, session_key="s", settings=ObserveSettings())
+    contents = [o.fact.content for o in observations]
+    # one fact of the first turn's statements, the sentence leaning on them for its subject included;
+    # the stated value stays apart (supersession reads it alone), as does a pronoun-led turn on its own
+    assert contents[0] == (
+        "Mel joined the pottery club in March. Mel made two bowls and a vase there. It was harder than Mel expected."
+    )
+    assert observations[0].proposed_status == "active" and observations[0].source_turn_ids == ("a",)
+    assert contents[1] == "The club fee is 40 euros." and observations[1].fact.structured_attributes
+    assert observations[2].source_turn_ids == ("b",) and observations[2].verdict.kind == "defer"
+
+
 def test_near_duplicates_fold_with_the_real_model_but_different_values_do_not() -> None:
     turns = [
         Turn("user", "I really love hiking in the Alps.", 0, turn_id="a"),

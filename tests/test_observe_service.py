@@ -277,6 +277,65 @@ def test_a_near_duplicate_in_the_next_flush_reinforces_before_the_index_catches_
     assert [r.frontmatter.get("reinforcement_count") for r in memory.list()] == [1]
 
 
+def test_index_later_holds_index_updates_yet_duplicates_and_supersession_see_the_held_writes(memory: Memory) -> None:
+    memory.refresh_index()
+    indexed_at = memory.index_health()["commit"]
+    with memory.index_later():
+        memory.observe_transcript("s1", CHAT, fmt="plain", flush=True)
+        again = memory.observe_transcript("s2", CHAT, fmt="plain", flush=True)
+        correction = memory.observe_transcript("s3", CORRECTION, fmt="plain", flush=True)
+        assert memory.index.health(memory.ledger).to_dict()["commit"] == indexed_at  # nothing applied while held
+        assert len(memory.indexer.pending_records()) >= 3
+    assert again.flushes[0].created == () and len(again.flushes[0].reinforced) == 3
+    assert len(correction.flushes[0].superseded) == 1
+    hits = memory.recall("staging DB port")  # the block ended: the held writes are indexed
+    assert memory.index_health()["state"] == "ok"
+    assert [h.content for h in hits if "staging" in h.content] == ["The staging DB port is now 5433."]
+
+
+def test_a_recall_inside_index_later_catches_the_index_up_first(memory: Memory) -> None:
+    with memory.index_later():
+        memory.observe_transcript("s1", CHAT, fmt="plain", flush=True)
+        hits = memory.recall("release cadence Tuesday")
+        assert any("Tuesday" in h.content for h in hits)
+        assert not memory.indexer.pending_records()
+
+
+def test_cli_observe_reinforces_what_an_index_left_behind_does_not_hold(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    with Memory.init(root, settings=settings_for(root)) as memory:
+        memory.refresh_index()
+    facts = [  # one-shot writes leave the index behind
+        "Ben prefers tabs over spaces in the Python code.",
+        "The staging DB port is 5432.",
+        "We decided to cut releases every Tuesday from now on.",
+    ]
+    for fact in facts:
+        stored = run_cli("store", fact, "--memory-dir", str(root))
+        assert stored.code == 0, stored.err
+    with Memory.open(root) as memory:
+        assert memory.index.health(memory.ledger).state == "behind"
+    chat = tmp_path / "chat.txt"
+    chat.write_text(CHAT)
+    observed = run_cli("observe", str(chat), "--session-key", "s1", "--flush", "--json", "--memory-dir", str(root))
+    assert observed.code == 0, observed.err
+    flush = observed.json()["flushes"][0]
+    assert flush["created"] == 0 and flush["reinforced"] == 3
+
+
+def test_an_observed_fact_is_dated_when_it_was_said_not_when_it_was_written(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    with Memory.init(root, settings=settings_for(root, recall={"date_filter": True})) as memory:
+        said = {"role": "user", "speaker": "Ana", "content": "I adopted a grey cat named Bailey.", "turnId": "D1:1",
+                "timestamp": "2023-05-08T13:56:00Z"}  # fmt: skip
+        memory.observe("s1", [said], flush=True)
+        memory.store("Ana adopted a brown dog named Rex.", category="fact")  # written and said now
+        result = memory.recall("Which pet did Ana adopt in May 2023?", top_k=5)
+        assert [h.content for h in result.hits] == ["Ana adopted a grey cat named Bailey."]
+        scope = next(s for s in result.stages if s.name == "date-scope")
+        assert "1 of 2 in scope" in scope.reason  # the one written now is out of May 2023's scope
+
+
 def test_doctor_reports_the_flushes_throughput_and_verdicts_from_the_ledger(memory: Memory) -> None:
     empty = run_cli("doctor", "--json", "--memory-dir", str(memory.root)).json()
     check = next(c for c in empty["checks"] if c["name"] == "observations")

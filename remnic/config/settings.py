@@ -372,6 +372,7 @@ LANGUAGES = (
 
 CHOICES: dict[str, tuple[str, ...]] = {
     "recall.fusion": ("rrf", "score"),
+    "recall.contextVectors": ("passage", "mean"),
     "observe.minImportanceLevel": ("trivial", "low", "normal", "high", "critical"),
     "mcp.toolNames": ("underscore", "dotted", "both"),
     "git.splitIndex": ("auto", "true", "false"),

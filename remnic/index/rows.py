@@ -72,13 +72,20 @@ def build_rows(
     """
     plans = []
     texts: list[str] = []
+    mean = rules.context_vectors == "mean" and cached is None
     for rec in records:
         title = T.title_of(rec)
         plan = T.chunk_plan(rec.content, title, rules)
         ctx = contexts.get(rec.path)
-        plans.append((rec, title, len(texts), plan, ctx))
+        # "mean": the context is made of the members' sentence vectors (the texts they are indexed
+        # by, so the cache and this batch already hold them); else one passage text to embed. Rows
+        # whose vectors are deferred keep the passage: their pending texts are chunks and one passage.
+        sizes = [len(t) for t in _member_chunks(ctx, rules)] if ctx is not None and mean else []
+        plans.append((rec, title, len(texts), plan, ctx, sizes))
         texts.extend(plan.texts)
-        if ctx is not None:
+        if ctx is not None and sizes:
+            texts.extend(chunk for chunks in _member_chunks(ctx, rules) for chunk in chunks)
+        elif ctx is not None:
             texts.append(ctx.passage)
     looked = cached(texts) if cached is not None else None
     if looked is not None:
@@ -89,11 +96,16 @@ def build_rows(
         have = None
     rows: list[Row] = []
     docs: dict[str, dict[str, Any]] = {}
-    for rec, title, start, plan, ctx in plans:
+    for rec, title, start, plan, ctx, sizes in plans:
         k = len(plan.texts)
-        own = k + (1 if ctx is not None else 0)
+        own = k + (1 if ctx is not None else 0)  # with sizes (never deferred) have is None
         pending = None if have is None or have[start : start + own].all() else texts[start : start + own]
-        created = T.created_ts(rec)
+        ctx_vector = None
+        if ctx is not None and pending is None:
+            ctx_vector = (
+                _mean_of_members(matrix[start + k : start + k + sum(sizes)], sizes) if sizes else matrix[start + k]
+            )
+        created = T.observed_ts(rec)  # when it was said, for a memory observed in a conversation
         spans = T.event_dates(rec)
         months = [key for sp in spans for key in D.month_keys(sp.start, sp.end)]
         created_day = D.base_date(created)
@@ -122,7 +134,7 @@ def build_rows(
                 content=rec.content,
                 sig=ctx_sig(ctx, positions.get(rec.path, 0)),
                 chunks=matrix[start : start + k] if pending is None else matrix[:0],
-                ctx=matrix[start + k] if ctx is not None and pending is None else None,
+                ctx=ctx_vector,
                 dates=[(D.day_number(sp.start), D.day_number(sp.end)) for sp in spans],
                 passages=passage_map(plan),
                 pending=pending,
@@ -155,6 +167,22 @@ def passage_texts(content: str, plan: T.ChunkPlan) -> list[str]:
     return [
         f"{p.heading}\n{content[p.start : p.end]}" if p.heading else content[p.start : p.end] for p in plan.passages
     ]
+
+
+def _member_chunks(ctx: T.Context, rules: T.TextRules) -> list[list[str]]:
+    return [T.chunks_for(text, T.lead_label(text) or "", rules) for text in ctx.members]
+
+
+def _mean_of_members(rows: np.ndarray, sizes: Sequence[int]) -> np.ndarray:
+    """Each member's sentence vectors averaged, then the members averaged (each weighs the same), unit length."""
+    import numpy as np
+
+    parts, pos = [], 0
+    for n in sizes:
+        parts.append(rows[pos : pos + n].mean(axis=0))
+        pos += n
+    mean = np.mean(parts, axis=0)
+    return (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
 
 
 def passage_map(plan: T.ChunkPlan) -> dict[str, Any]:

@@ -66,8 +66,8 @@ __all__ = ["SCHEMA_VERSION", "FreshReport", "IndexHealth", "Manifest", "SearchIn
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
-DATES_VERSION = "3"
-"""Bump when :mod:`.dates` resolves or tokenises dates differently (the index is rebuilt)."""
+DATES_VERSION = "4"
+"""Bump when :mod:`.dates` resolves or tokenises dates differently, or a memory is dated differently (the index is rebuilt)."""
 
 
 class SearchIndex(IndexWrites, PendingVectors):
@@ -97,6 +97,7 @@ class SearchIndex(IndexWrites, PendingVectors):
             context_max_chars=r.context_max_chars,
             max_chunks=max(1, r.max_chunks),
             passage_chars=max(80, r.passage_chars),
+            context_vectors=r.context_vectors,
         )
 
     # ------------------------------------------------------------------ identity
@@ -141,6 +142,8 @@ class SearchIndex(IndexWrites, PendingVectors):
                 "passageChars": r.passage_chars,
                 "analyzer": analyzer_version(self.language),
                 "dates": DATES_VERSION,
+                # only when not the default, so existing indexes keep their fingerprint
+                **({"contextVectors": r.context_vectors} if r.context_vectors != "passage" else {}),
             }
         )
 
@@ -448,6 +451,23 @@ class SearchIndex(IndexWrites, PendingVectors):
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors for ``texts``, through the content-hash embedding cache."""
         return cached_vectors(self.embedder, self.cache, list(texts), None)[0]
+
+    def embed_as_memories(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit vector per text as the index will see it when stored as a memory: the mean of the
+        vectors of its chunks (one per sentence), through the cache. A one-sentence text is its own
+        chunk; a longer one costs no embedding beyond what indexing it needs anyway."""
+        import numpy as np
+
+        plans = [T.chunks_for(text, T.lead_label(text) or "", self.rules) for text in texts]
+        flat = [chunk for chunks in plans for chunk in chunks]
+        matrix = self.embed_texts(flat) if flat else np.zeros((0, self.embedder.dim), dtype=np.float32)
+        out = np.zeros((len(texts), matrix.shape[1]), dtype=np.float32)
+        start = 0
+        for row, chunks in enumerate(plans):
+            mean = matrix[start : start + len(chunks)].mean(axis=0)
+            out[row] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+            start += len(chunks)
+        return out
 
     def nearest(
         self, vector: np.ndarray, k: int, *, namespace: str | None = None, statuses: Sequence[str] = ("active",)

@@ -37,6 +37,7 @@ class TextRules:
     max_chunks: int = 16
     chunk_min_chars: int = 12
     passage_chars: int = 800
+    context_vectors: str = "passage"  # or "mean": the window's sentence vectors averaged, no passage run
 
 
 def lead_label(content: str) -> str | None:
@@ -303,6 +304,8 @@ class Context:
     far: str
     passage: str
     position: int
+    members: tuple[str, ...] = ()
+    """The passage's memories, one text each (for ``context_vectors: mean``)."""
 
 
 def episode_contexts(members: Sequence[Member], window: int, max_chars: int) -> dict[str, Context]:
@@ -314,8 +317,8 @@ def episode_contexts(members: Sequence[Member], window: int, max_chars: int) -> 
             continue
         near = [ordered[j].content for j in (i - 1, i + 1) if 0 <= j < len(ordered)]
         far = [ordered[j].content for d in range(2, window + 1) for j in (i - d, i + d) if 0 <= j < len(ordered)]
-        passage = "\n".join(o.content for o in ordered[max(0, i - window) : i + window + 1])
-        out[m.path] = Context("\n".join(near), "\n".join(far), passage, i)
+        texts = tuple(o.content for o in ordered[max(0, i - window) : i + window + 1])
+        out[m.path] = Context("\n".join(near), "\n".join(far), "\n".join(texts), i, texts)
     return out
 
 

@@ -116,7 +116,15 @@ CATEGORY_CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         _rx(r"\b(we|you|everyone|the team|one|all \w+)\s+(should|must|need to)\s+(always|never|not)\b"),
     ),
     ("principle", "habitual rule", _rx(r"\b(we|you)\s+(always|never)\s+\w+")),
-    ("principle", "must", _rx(r"\bmust( not|n'?t)?\b(?! have been)")),
+    # Deontic "must" only: "must have"/"must've" and "must be" before anything but a participle are
+    # conjecture ("that must be amazing", "it must have been hard"); "must-have" is a noun.
+    (
+        "principle",
+        "must",
+        _rx(
+            r"\bmust( not|n'?t)?\b(?!-|'ve\b|\s+have\b|\s+be\s+(?!\w+(ed|en)\b|kept|done|made|set|run|put|left|held|paid|sent|built|shut|cut)\w)"
+        ),
+    ),
     ("principle", "should be X, not Y", _rx(r"\bshould (be|use|stay|go|live)\b[^,]*,\s*not\b")),
     (
         "principle",
@@ -125,6 +133,7 @@ CATEGORY_CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ),
     ("rule", "if/whenever … then", _rx(r"^(if|whenever)\b[^,]{3,},\s*(then\s+)?\w")),
     ("rule", "whenever", _rx(r"\bwhenever\b")),
+    ("preference", "a must-see", _rx(r"\bmust-(see|visit|have|read|try|watch|do|go|hear|listen|buy|own|eat)\b")),
     (
         "preference",
         "stated preference",

@@ -62,6 +62,7 @@ TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 _NAMED_RE = re.compile(r"\b[A-Z][a-z]+")
+AMBIGUOUS_REFERENT = "Ambiguous referent: the subject is named in another turn"
 
 
 def judge_candidate(candidate: Candidate, importance: Importance, *, enabled: bool = True) -> JudgeVerdict:
@@ -79,7 +80,7 @@ def judge_candidate(candidate: Candidate, importance: Importance, *, enabled: bo
             return JudgeVerdict("reject", reason)
     core = strip_markers(said)
     if cues.PRONOUN_SUBJECT_RE.match(core) and not _NAMED_RE.search(core[1:]) and not cues.SPECIFIC_RE.search(core):
-        return JudgeVerdict("defer", "Ambiguous referent: the subject is named in another turn")
+        return JudgeVerdict("defer", AMBIGUOUS_REFERENT)
     if category == "commitment" and not candidate.dates and not cues.TIME_RE.search(said):
         return JudgeVerdict("defer", "Plan or commitment with no date")
     if candidate.hedged:

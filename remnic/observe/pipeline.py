@@ -20,10 +20,10 @@ import numpy as np
 from remnic.config import ObserveSettings
 from remnic.memfile.model import IMPORTANCE_LEVELS, format_time, now_iso, parse_time
 
-from .extract import Candidate, extract_turn
+from .extract import MAX_TAGS, Candidate, extract_turn
 from .importance import score_importance
-from .judge import judge_candidate
-from .records import ExtractedFact, Importance, MemoryObservation, Turn
+from .judge import AMBIGUOUS_REFERENT, judge_candidate
+from .records import ExtractedFact, Importance, JudgeVerdict, MemoryObservation, Turn
 
 Embed = Callable[[Sequence[str]], Any]
 LEVEL_RANK = {name: rank for rank, (_floor, name) in enumerate(reversed(IMPORTANCE_LEVELS))}
@@ -35,6 +35,7 @@ _NUMBER_RE = re.compile(r"\d+(?:[.:]\d+)*")
 class _Planned:
     candidate: Candidate
     importance: Importance
+    verdict: JudgeVerdict
     turn_ids: tuple[str, ...]
 
 
@@ -67,18 +68,19 @@ def plan_observations(
     floor_rank = LEVEL_RANK[settings.min_importance_level]
     planned: list[_Planned] = []
     for turn in turns:
+        kept = []
         for candidate in extract_turn(turn, settings):
-            fact = candidate.fact
-            importance = score_importance(fact.content, fact.category, fact.tags, said=candidate.sentence)
-            if LEVEL_RANK[importance.level] >= floor_rank:
-                planned.append(_Planned(candidate, importance, (turn.source_id,)))
+            item = _scored(candidate, settings)
+            if LEVEL_RANK[item.importance.level] >= floor_rank:
+                kept.append(item)
+        planned += _join_turn(kept, settings)
     planned = _fold_duplicates(planned, embed, settings.duplicate_similarity_floor)
     if now is None and any(not item.candidate.turn.timestamp for item in planned):
         now = now_iso()
     observations = []
     for item in planned:
         candidate = item.candidate
-        verdict = judge_candidate(candidate, item.importance, enabled=settings.judge)
+        verdict = item.verdict
         said_at = _canonical_time(candidate.turn.timestamp)
         observed_at = said_at or now or ""
         observations.append(
@@ -95,6 +97,62 @@ def plan_observations(
             )
         )
     return observations
+
+
+def _scored(candidate: Candidate, settings: ObserveSettings) -> _Planned:
+    fact = candidate.fact
+    importance = score_importance(fact.content, fact.category, fact.tags, said=candidate.sentence)
+    verdict = judge_candidate(candidate, importance, enabled=settings.judge)
+    return _Planned(candidate, importance, verdict, (candidate.turn.source_id,))
+
+
+def _join_turn(items: list[_Planned], settings: ObserveSettings) -> list[_Planned]:
+    """One fact per thing a turn says: a kept sentence joins the one before it in the same turn when
+    both are of one category and would be stored alike, or when it leans on that sentence for its
+    subject ("We went camping. It rained all weekend."). Sentences that state a value for an
+    entity attribute, and corrections, stay facts of their own (supersession reads them one by one)."""
+    out: list[_Planned] = []
+    for item in items:
+        prev = out[-1] if out else None
+        if prev is not None and _joins(prev, item, settings):
+            out[-1] = _joined(prev, item, settings)
+        else:
+            out.append(item)
+    return out
+
+
+def _joins(prev: _Planned, item: _Planned, settings: ObserveSettings) -> bool:
+    a, b = prev.candidate.fact, item.candidate.fact
+    if a.structured_attributes or b.structured_attributes or "correction" in (a.category, b.category):
+        return False
+    if prev.verdict.kind == "reject" or item.verdict.kind == "reject":
+        return False
+    if item.verdict.reason == AMBIGUOUS_REFERENT:
+        return True
+    same_status = _proposed_status(prev.verdict.kind, a.confidence, settings) == _proposed_status(
+        item.verdict.kind, b.confidence, settings
+    )
+    return a.category == b.category and same_status
+
+
+def _joined(prev: _Planned, item: _Planned, settings: ObserveSettings) -> _Planned:
+    a, b, first = prev.candidate.fact, item.candidate.fact, prev.candidate
+    leans = item.verdict.reason == AMBIGUOUS_REFERENT
+    fact = replace(
+        a,
+        content=f"{a.content} {b.content}",
+        confidence=a.confidence if leans else min(a.confidence, b.confidence),
+        tags=tuple(dict.fromkeys(a.tags + b.tags))[:MAX_TAGS],
+        quote=f"{a.quote} {b.quote}".strip(),
+    )
+    candidate = replace(
+        first,
+        fact=fact,
+        sentence=f"{first.sentence} {item.candidate.sentence}",
+        hedged=first.hedged or (item.candidate.hedged and not leans),
+        dates=tuple(dict.fromkeys(first.dates + item.candidate.dates)),
+    )
+    return _scored(candidate, settings)
 
 
 def _canonical_time(timestamp: str | None) -> str | None:

@@ -122,7 +122,7 @@ def consolidate(mem: Memory, *, days: float | None = None) -> ConsolidationResul
     if not recent:
         return result
     mem.index.ensure_fresh(mem.files, mem.ledger)
-    vectors = mem.index.embed_texts([r.content for r in recent])
+    vectors = mem.index.embed_as_memories([r.content for r in recent])
     pairs: list[tuple[MemoryRecord, str]] = []
     gone: set[str] = set()
     for record, vector in zip(recent, vectors, strict=True):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -86,13 +87,21 @@ class ConversationOps:
 
         return _observing.flush_idle_sessions(self, idle_minutes=idle_minutes, source=source, skip=skip)
 
-    def embedder_for_observe(self: Memory) -> Callable[[Sequence[str]], Any] | None:
-        """Cached embeddings for the flush triggers and near-duplicates; None when no model can load."""
+    def embedder_for_observe(self: Memory, *, facts: bool = False) -> Callable[[Sequence[str]], Any] | None:
+        """Cached embeddings for the flush triggers (turns) or, with ``facts``, for near-duplicates (each
+        fact as the index will embed it: its sentences, so storing it embeds nothing more); None when no
+        model can load."""
         try:
             self.index.embedder.dim  # noqa: B018 - loads the model now, or fails here
         except Exception:  # noqa: BLE001 - topic shift and near-duplicates are skipped, nothing else
             return None
-        return self.index.embed_texts
+        return self.index.embed_as_memories if facts else self.index.embed_texts
+
+    def index_later(self: Memory) -> contextlib.AbstractContextManager[None]:
+        """A block whose writes are acknowledged at their commit and indexed when it ends, in one
+        coalesced update (a recall inside it catches the index up first). Duplicates and supersession
+        still see the held writes: they are compared directly, as any write not yet indexed is."""
+        return self.indexer.hold()
 
     def consolidate(self: Memory, *, days: float | None = None) -> Any:
         """Merge near-duplicates among recently observed memories into the oldest (one commit)."""

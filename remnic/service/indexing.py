@@ -10,9 +10,10 @@ index itself catches up from git for commits made by other processes.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +53,7 @@ class IndexQueue:
         self._busy = False
         self._thread: threading.Thread | None = None
         self._closed = False
+        self._holds = 0  # while > 0, committed batches wait (see hold)
 
     def submit(self, outcome: CommitOutcome) -> None:
         with self._cond:
@@ -78,9 +80,26 @@ class IndexQueue:
             return at == head
 
     def drain(self, timeout: float | None = None) -> bool:
-        """Wait until everything submitted so far is applied; False on timeout."""
+        """Wait until everything submitted so far is applied; False on timeout. A reader needs the index
+        now, so this lifts any hold."""
         with self._cond:
+            self._holds = 0
+            self._cond.notify_all()
             return self._cond.wait_for(lambda: not self._queue and not self._busy, timeout)
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """Let committed batches wait until the block ends (or a reader drains the queue): a burst of
+        writes is acknowledged without sharing the cores with index updates, which then run as one
+        coalesced batch. What is held stays in :meth:`pending_records`, so duplicate checks still see it."""
+        with self._cond:
+            self._holds += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._holds = max(0, self._holds - 1)
+                self._cond.notify_all()
 
     def close(self) -> None:
         self.drain()
@@ -94,7 +113,7 @@ class IndexQueue:
     def _work(self) -> None:
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: self._queue or self._closed)
+                self._cond.wait_for(lambda: (self._queue and not self._holds) or self._closed)
                 if not self._queue:
                     return
                 taken = list(self._queue)

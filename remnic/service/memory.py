@@ -395,9 +395,9 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         """Mark a memory forgotten (status + forgottenAt); its text stays in the file and in history."""
         return _writes.forget(self, memory_id, reason, source=source)
 
-    def find_duplicate(self, namespace: str, digest: str, tx: Any = None) -> MemoryRecord | None:
+    def find_duplicate(self, namespace: str, digest: str, tx: Any = None, lookup: Any = None) -> MemoryRecord | None:
         """An active memory in ``namespace`` whose content has this hash (see :func:`.writes.find_duplicate`)."""
-        return _writes.find_duplicate(self, namespace, digest, tx)
+        return _writes.find_duplicate(self, namespace, digest, tx, lookup)
 
     def _index_if_built(self) -> Any:
         """The index when one exists on disk (a duplicate check never builds one)."""

@@ -39,7 +39,7 @@ from remnic.observe.transcripts import parse_transcript, turns_from_messages
 from remnic.observe.triggers import decide_flush
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
-from .writes import UNGROUPED, check_writable, patch_staged, supersede
+from .writes import UNGROUPED, DuplicateLookup, check_writable, patch_staged, supersede
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -233,7 +233,8 @@ def observe_turns(
     settings = mem.settings.observe
     embed = mem.embedder_for_observe()
     if dry_run:
-        planned = plan_observations(turns, session_key=session_key, settings=settings, embed=embed)
+        facts = mem.embedder_for_observe(facts=True)
+        planned = plan_observations(turns, session_key=session_key, settings=settings, embed=facts)
         return ObserveResult(session_key, ns, len(turns), 0, 0, 0, dry_run=True, planned=tuple(planned))
     if not extract:
         placed = archive(mem.root, session_key, [_archived(t) for t in turns], ns, source) if turns else {}
@@ -256,16 +257,17 @@ def observe_turns(
     new_from = added.turns[0].index if added.turns else None
     decision = decide_flush(state.pending, settings, event=trigger, embed=embed, new_from_seq=new_from)
     flushes: list[FlushResult] = []
-    while decision.flush or state.open_plan is not None:
-        plan = buffer.begin_flush(decision.reason or "resume", upto_seq=decision.upto_seq)
-        if plan is None:
-            break
-        crash_point("flush-begun")
-        flushes.append(persist_flush(mem, plan, source=source))
-        crash_point("flush-persisted")
-        buffer.complete_flush(plan.flush_id)
-        state = buffer.state()
-        decision = decide_flush(state.pending, settings, event=trigger, embed=embed)
+    with mem.index_later():  # several flushes of one call: one index update after the last
+        while decision.flush or state.open_plan is not None:
+            plan = buffer.begin_flush(decision.reason or "resume", upto_seq=decision.upto_seq)
+            if plan is None:
+                break
+            crash_point("flush-begun")
+            flushes.append(persist_flush(mem, plan, source=source))
+            crash_point("flush-persisted")
+            buffer.complete_flush(plan.flush_id)
+            state = buffer.state()
+            decision = decide_flush(state.pending, settings, event=trigger, embed=embed)
     if flushes and mem.settings.observe.consolidate_after_flush:
         mem.schedule_consolidation()
     return ObserveResult(
@@ -327,12 +329,13 @@ class _FlushWork:
     unindexed_vectors: Any = None  # … and their embeddings
     indexed_near: dict[int, list[tuple[str, str, float]]] = field(default_factory=dict)
     """Observation number → the indexed memories nearest its fact (id, path, cosine)."""
+    lookup: DuplicateLookup | None = None  # exact duplicates: queued writes and files, each read once a flush
 
 
 def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
     """One commit for one flush (or none, when that flush is already in git)."""
     settings = mem.settings.observe
-    embed = mem.embedder_for_observe()
+    embed = mem.embedder_for_observe(facts=True)
     started = time.perf_counter()
     observations = plan_observations(plan.turns, session_key=plan.session_key, settings=settings, embed=embed)
     trailers = {k.removeprefix("Remnic-"): v for k, v in plan.trailers().items()}
@@ -347,7 +350,7 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
 
     def run(tx: Transaction) -> PlanOutcome:
         check_writable(mem)
-        work = _FlushWork(list(observations))
+        work = _FlushWork(list(observations), lookup=DuplicateLookup(mem))
         vectors = _vectors(mem, [o.fact.content for o in observations])
         kept = [i for i, o in enumerate(observations) if o.proposed_status is not None and i in vectors]
         if kept and mem.has_index():  # one hold of the index lock for the whole flush
@@ -399,7 +402,7 @@ def _vectors(mem: Memory, texts: Sequence[str]) -> dict[int, Any]:
     if not texts or mem.embedder_for_observe() is None:
         return {}
     try:
-        matrix = mem.index.embed_texts(texts)
+        matrix = mem.index.embed_as_memories(texts)
     except Exception:  # noqa: BLE001 - no model: exact duplicates are still caught
         return {}
     return dict(enumerate(matrix))
@@ -410,7 +413,7 @@ def _persist_one(
 ) -> MemoryObservation:
     """Reinforce an existing memory or write a new primitive (superseding what it replaces)."""
     fact = obs.fact
-    existing = mem.find_duplicate(plan.namespace, content_hash(fact.content), tx)
+    existing = mem.find_duplicate(plan.namespace, content_hash(fact.content), tx, work.lookup)
     if existing is None and vector is not None:
         existing = _near_duplicate(mem, tx, obs, plan.namespace, vector, work, work.indexed_near.get(number, []))
     if existing is not None:
@@ -494,7 +497,8 @@ def _near_duplicate(
     candidates: list[tuple[float, MemoryRecord]] = []
     if work.written_paths:  # primitives written earlier in this flush
         sims = np.asarray(work.written_vectors) @ vector
-        for path, similarity in zip(work.written_paths, sims, strict=True):
+        for row in np.flatnonzero(sims >= settings.duplicate_similarity_floor):
+            path, similarity = work.written_paths[int(row)], sims[row]
             staged = tx.staged.get(path)
             record = staged.record if staged is not None else None
             if record is not None and record.namespace == ns and record.status == "active":
@@ -502,12 +506,15 @@ def _near_duplicate(
     if work.unindexed is None:  # committed by this process, still on their way into the index: once a flush
         records = [r for r in mem.indexer.pending_records() if r.namespace == ns and r.content.strip()]
         work.unindexed = records
-        work.unindexed_vectors = np.asarray(mem.index.embed_texts([r.content for r in records])) if records else None
+        work.unindexed_vectors = (
+            np.asarray(mem.index.embed_as_memories([r.content for r in records])) if records else None
+        )
     if work.unindexed_vectors is not None:
         sims = work.unindexed_vectors @ vector
-        for sim, record in zip(sims, work.unindexed, strict=True):
+        for row in np.flatnonzero(sims >= settings.duplicate_similarity_floor):
+            record = work.unindexed[int(row)]
             if record.status == "active" and record.path not in tx.staged:
-                candidates.append((float(sim), record))
+                candidates.append((float(sims[row]), record))
     for memory_id, path, similarity in indexed:
         if path in tx.staged or similarity < settings.duplicate_similarity_floor:
             continue

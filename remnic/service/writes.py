@@ -242,6 +242,7 @@ def import_records(
         records: list[MemoryRecord] = []
         duplicates: list[str] = []
         seen: set[tuple[str, str]] = set()
+        lookup = DuplicateLookup(mem)
         for i, item in enumerate(planned):
             if isinstance(item, Restore):  # an exported file, back exactly as it was
                 tx.put(item.path, item.text, item.record)
@@ -251,7 +252,7 @@ def import_records(
                 continue
             meta, content, ns, category = item
             key = (ns, content_hash(content.strip()))
-            if key in seen or mem.find_duplicate(ns, key[1], tx) is not None:
+            if key in seen or find_duplicate(mem, ns, key[1], tx, lookup) is not None:
                 duplicates.append(meta["id"])
                 continue
             seen.add(key)
@@ -451,21 +452,83 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
     return WriteResult("revert", (record,), outcome.sha, changed=outcome.sha is not None)
 
 
-def find_duplicate(mem: Memory, namespace: str, digest: str, tx: Transaction | None = None) -> MemoryRecord | None:
+class DuplicateLookup:
+    """Active memories by (namespace, content hash) for a batch of duplicate checks inside one write
+    transaction, each source read once on first use: this process's writes still on their way into
+    the index, and (with no usable index) every file. Neither changes until the transaction commits
+    (what it stages is looked at apart; a queued write that lands in the index meanwhile is still a
+    committed, active memory), so one pass answers every check instead of one pass per check.
+    """
+
+    def __init__(self, mem: Memory) -> None:
+        self._mem = mem
+        self._pending: dict[tuple[str, str], MemoryRecord] | None = None
+        self._files: dict[tuple[str, str], MemoryRecord] | None = None
+        self._head: tuple[str | None] | None = None
+        self._commits: dict[str, bool] = {}
+        self._changed: dict[tuple[str, str], dict[tuple[str, str], MemoryRecord]] = {}
+
+    def head(self) -> str | None:
+        if self._head is None:
+            self._head = (self._mem.ledger.head(),)
+        return self._head[0]
+
+    def commit_exists(self, sha: str) -> bool:
+        if sha not in self._commits:
+            self._commits[sha] = self._mem.ledger.commit_exists(sha)
+        return self._commits[sha]
+
+    def changed(self, old: str, new: str, namespace: str, digest: str) -> MemoryRecord | None:
+        """Among the memory files changed from ``old`` to ``new`` (one ``git diff`` per batch)."""
+        if (old, new) not in self._changed:
+            self._changed[(old, new)] = _by_hash(_changed_records(self._mem, old, new))
+        return self._changed[(old, new)].get((namespace, digest))
+
+    def pending(self, namespace: str, digest: str) -> MemoryRecord | None:
+        if self._pending is None:
+            self._pending = _by_hash(self._mem.indexer.pending_records())
+        return self._pending.get((namespace, digest))
+
+    def files(self, namespace: str, digest: str) -> MemoryRecord | None:
+        if self._files is None:
+            self._files = _by_hash(self._mem.files.scan().records)
+        return self._files.get((namespace, digest))
+
+
+def _by_hash(records: Iterable[MemoryRecord]) -> dict[tuple[str, str], MemoryRecord]:
+    out: dict[tuple[str, str], MemoryRecord] = {}
+    for record in records:
+        if record.status == "active":
+            out.setdefault((record.namespace, content_hash(record.content)), record)
+    return out
+
+
+def find_duplicate(
+    mem: Memory, namespace: str, digest: str, tx: Transaction | None = None, lookup: DuplicateLookup | None = None
+) -> MemoryRecord | None:
     """An active memory in ``namespace`` whose content has this hash, without trusting the index alone.
 
     Looks in the transaction's staged files, this process's writes still being indexed,
     the index catalog plus every file changed since the commit it reflects — or, with no
-    usable index, every file (the scan memo keeps that cheap).
+    usable index, every file (the scan memo keeps that cheap; ``lookup`` reads each once for a batch).
     """
     candidate = tx.staged_with_hash(namespace, digest) if tx is not None else None
     staged = candidate if candidate is not None and candidate.status == "active" else None
-    found = staged or duplicate_in(mem.indexer.pending_records(), namespace, digest)
+    if staged is not None:
+        return staged
+    found = (
+        lookup.pending(namespace, digest)
+        if lookup is not None
+        else duplicate_in(mem.indexer.pending_records(), namespace, digest)
+    )
     if found is not None:
         return found
     index = mem._index_if_built()
     looked = index.lookup_hash(namespace, digest) if index is not None else None
-    if looked is None or looked[0] is None or not mem.ledger.commit_exists(looked[0]):
+    exists = lookup.commit_exists if lookup is not None else mem.ledger.commit_exists
+    if looked is None or looked[0] is None or not exists(looked[0]):
+        if lookup is not None:
+            return lookup.files(namespace, digest)
         return duplicate_in(mem.files.scan().records, namespace, digest)
     recorded, hit, hit_path = looked
     if hit is not None:
@@ -475,17 +538,23 @@ def find_duplicate(mem: Memory, namespace: str, digest: str, tx: Transaction | N
             record = None
         if record is not None and record.status == "active" and content_hash(record.content) == digest:
             return record
-    head = mem.ledger.head()
+    head = lookup.head() if lookup is not None else mem.ledger.head()
     if head is None or recorded == head or mem.indexer.covers(recorded, head):
         return None  # every change since the index's commit is in pending_records, looked at above
-    changed = [path for _, path, _ in mem.ledger.diff_names(recorded, head) if mem.files.paths.is_memory(path)]
+    if lookup is not None:
+        return lookup.changed(recorded, head, namespace, digest)
+    return duplicate_in(_changed_records(mem, recorded, head), namespace, digest)
+
+
+def _changed_records(mem: Memory, old: str, new: str) -> list[MemoryRecord]:
+    changed = [path for _, path, _ in mem.ledger.diff_names(old, new) if mem.files.paths.is_memory(path)]
     records = []
     for path in changed:
         try:
             records.append(mem.files.read(path))
         except (NotFoundError, MemoryFormatError):
             continue
-    return duplicate_in(records, namespace, digest)
+    return records
 
 
 def duplicate_in(records: Iterable[MemoryRecord], namespace: str, digest: str) -> MemoryRecord | None:
