@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,12 +33,23 @@ def garble(path: Path, offset: int = 0) -> None:
     path.write_bytes(bytes(data))
 
 
+def checkpointed(path: Path) -> Path:
+    """The catalog with its write-ahead log folded in, so garbling the main file garbles what is read
+    (a reader thread of the closed handle may have kept the log from being checkpointed at close)."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    return path
+
+
 def catalog_header(root: Path) -> None:
-    garble(live_build(root) / "catalog.sqlite")
+    garble(checkpointed(live_build(root) / "catalog.sqlite"))
 
 
 def catalog_pages(root: Path) -> None:
-    path = live_build(root) / "catalog.sqlite"
+    path = checkpointed(live_build(root) / "catalog.sqlite")
     size = path.stat().st_size
     garble(path, offset=4096 if size > 8192 else size // 2)
 
