@@ -54,10 +54,13 @@ class IndexQueue:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._holds = 0  # while > 0, committed batches wait (see hold)
+        self._submitted = 0  # outcomes ever submitted …
+        self._done = 0  # … and ever finished (applied, or failed and left to the next catch-up)
 
     def submit(self, outcome: CommitOutcome) -> None:
         with self._cond:
             self._queue.append(outcome)
+            self._submitted += 1
             if self._thread is None or not self._thread.is_alive():
                 self._closed = False
                 self._thread = threading.Thread(target=self._work, name="remnic-index", daemon=True)
@@ -80,12 +83,15 @@ class IndexQueue:
             return at == head
 
     def drain(self, timeout: float | None = None) -> bool:
-        """Wait until everything submitted so far is applied; False on timeout. A reader needs the index
-        now, so this lifts any hold."""
+        """Wait until everything submitted before this call is applied; False on timeout. Writes that
+        arrive meanwhile are not waited for, so a reader under a steady stream of writes (a server)
+        waits at most for the batch in flight and the ones queued at its start. A reader needs the
+        index now, so this lifts any hold."""
         with self._cond:
             self._holds = 0
             self._cond.notify_all()
-            return self._cond.wait_for(lambda: not self._queue and not self._busy, timeout)
+            target = self._submitted
+            return self._cond.wait_for(lambda: self._done >= target, timeout)
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
@@ -126,6 +132,7 @@ class IndexQueue:
             finally:
                 with self._cond:
                     del self._queue[: len(taken)]
+                    self._done += len(taken)
                     self._busy = False
                     self._cond.notify_all()
 
@@ -153,3 +160,10 @@ def apply_batch(
             index.rebuild(mem.files, mem.ledger, reason="first write")
         return
     index.apply(upserts, removed, commit, parent=parent)
+    if commit is not None:
+        manifest = index.manifest()
+        if manifest is not None and manifest.commit != commit and mem.ledger.commit_exists(commit):
+            # Another process's commit landed between this batch's parent and its commit, so the shared
+            # index did not take it: catch up from git now, or under concurrent writers it falls ever
+            # further behind and every duplicate check re-reads what changed since.
+            index.ensure_fresh(mem.files, mem.ledger)
