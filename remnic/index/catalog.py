@@ -50,6 +50,7 @@ CREATE INDEX IF NOT EXISTS docs_id ON docs(id);
 CREATE INDEX IF NOT EXISTS docs_hash ON docs(namespace, content_hash);
 CREATE INDEX IF NOT EXISTS docs_episode ON docs(episode);
 CREATE INDEX IF NOT EXISTS docs_gen ON docs(gen);
+CREATE INDEX IF NOT EXISTS docs_category ON docs(category);
 CREATE TABLE IF NOT EXISTS pending_vectors (
     path  TEXT PRIMARY KEY,
     texts TEXT NOT NULL,
