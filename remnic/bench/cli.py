@@ -21,7 +21,7 @@ from remnic.config import settings_for
 from remnic.service.memory import Memory
 
 from . import Report, md_table, percentile
-from .store import sentence
+from .words import sentence
 
 # The console script a user runs, beside this Python (a venv's bin/).
 REMNIC = str(Path(sys.executable).with_name("remnic"))

@@ -33,7 +33,7 @@ from remnic.server.auth import TokenStore
 from remnic.service.memory import Memory
 
 from . import Report, md_table, percentile
-from .store import sentence
+from .words import sentence
 
 CLIENTS = 8
 WRITE_SHARE = 0.2

@@ -36,30 +36,8 @@ from remnic.repo import remote as _remote
 from remnic.service.memory import Memory
 
 from . import Report, md_table, percentile
+from .words import WORDS
 
-WORDS = [
-    "release",
-    "deploy",
-    "staging",
-    "database",
-    "editor",
-    "review",
-    "cache",
-    "latency",
-    "replica",
-    "budget",
-    "meeting",
-    "design",
-    "tenant",
-    "migration",
-    "backup",
-    "incident",
-    "customer",
-    "roadmap",
-    "invoice",
-    "window",
-    "rollback",
-]
 _MARKERS = re.compile(r"^(<{7}|>{7})( |$)", re.MULTILINE)
 
 

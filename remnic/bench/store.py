@@ -16,36 +16,7 @@ from remnic.config import settings_for
 from remnic.service.memory import Memory
 
 from . import Report, md_table, percentile
-
-WORDS = [
-    "release",
-    "deploy",
-    "tuesday",
-    "staging",
-    "database",
-    "editor",
-    "tabs",
-    "review",
-    "cache",
-    "latency",
-    "alarm",
-    "replica",
-    "vacation",
-    "budget",
-    "meeting",
-    "design",
-    "tenant",
-    "migration",
-    "backup",
-    "incident",
-    "customer",
-    "roadmap",
-    "invoice",
-]
-
-
-def sentence(rng: random.Random, n: int = 14) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + f" #{rng.randrange(10**9)}"
+from .words import sentence
 
 
 def run(quick: bool = False) -> Report:
