@@ -12,7 +12,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from remnic.config import Settings
@@ -27,20 +26,9 @@ from .api_agents import AgentApi
 from .auth import NamespacePolicy
 from .errors import NamespaceForbidden
 from .limits import IdempotencyCache, RateLimiter, fingerprint
-from .schema import Operation, build_operations, validate
-
-
-@dataclass
-class Reply:
-    status: int
-    body: Any
-    text: str = ""
-    headers: dict[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if not self.text:
-            self.text = dumps_json(self.body)
-
+from .params import Operation, validate
+from .reply import Reply
+from .schema import build_operations
 
 # Which retrievers a hit's ``signals.source`` stands for (others, e.g. graph, stand for themselves).
 _SOURCES: dict[str, tuple[str, ...]] = {"both": ("bm25", "vector"), "sibling": ("episode",)}

@@ -13,26 +13,40 @@ from typing import TYPE_CHECKING, Any
 from remnic.errors import NotFoundError, ValidationError
 
 from .errors import NamespaceForbidden
+from .reply import Reply
 
 if TYPE_CHECKING:
-    from .api import Api, Reply
+    import threading
+    from collections.abc import Callable
+
+    from remnic.memfile.model import MemoryRecord
+    from remnic.service.memory import Memory
+
+    from .auth import NamespacePolicy
 
 CONTEXTS = 1024
 """How many (principal, session) coding contexts set_coding_context keeps (the oldest go first)."""
 
 
 def _reply(status: int, body: Any) -> Reply:
-    from .api import Reply
-
     return Reply(status, body)
 
 
 class AgentApi:
-    """Mixed into :class:`~.api.Api`."""
+    """Mixed into :class:`~.api.Api`, which sets these."""
+
+    memory: Memory
+    policy: NamespacePolicy
+    _last_lock: threading.Lock
+    _contexts: dict[tuple[str, str], Any]
+    _write: Callable[[str, str, dict[str, Any], Callable[[], Reply]], Reply]
+    _store: Callable[[str, dict[str, Any], str], Reply]
+    _memory: Callable[..., MemoryRecord]
+    _not_found: Callable[..., Reply]
 
     # --- the transcript archive (LCM) ---
 
-    def op_lcm_search(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+    def op_lcm_search(self, principal: str, values: dict[str, Any]) -> Reply:
         try:
             ns = self.policy.resolve(principal, values.get("namespace"), write=False)
         except NamespaceForbidden:
@@ -60,10 +74,10 @@ class AgentApi:
         }
         return _reply(200, body)
 
-    def op_lcm_status(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+    def op_lcm_status(self, principal: str, values: dict[str, Any]) -> Reply:
         return _reply(200, self.memory.lcm_status())
 
-    def op_lcm_compaction_flush(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+    def op_lcm_compaction_flush(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=True)
         assert ns is not None
 
@@ -72,7 +86,7 @@ class AgentApi:
 
         return self._write(principal, "lcm_compaction_flush", {**values, "namespace": ns}, flush)
 
-    def op_lcm_compaction_record(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+    def op_lcm_compaction_record(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=True)
         assert ns is not None
 
@@ -84,7 +98,7 @@ class AgentApi:
 
     # --- entities ---
 
-    def op_memory_entities(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+    def op_memory_entities(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)
         rows, total = self.memory.entities(
             query=values.get("q"),
@@ -104,7 +118,7 @@ class AgentApi:
         }
         return _reply(200, body)
 
-    def op_entity_get(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+    def op_entity_get(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)
         try:
             entity = self.memory.entity(values["name"], namespace=ns)
@@ -116,7 +130,7 @@ class AgentApi:
 
     # --- feedback ---
 
-    def op_memory_feedback(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+    def op_memory_feedback(self, principal: str, values: dict[str, Any]) -> Reply:
         record = self._memory(principal, values["memoryId"], values.get("namespace"))
         self.policy.resolve(principal, record.namespace, write=True)  # voting changes the memory's file
 
@@ -133,7 +147,7 @@ class AgentApi:
 
         return self._write(principal, "memory_feedback", values, vote)
 
-    def op_review_disposition(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+    def op_review_disposition(self, principal: str, values: dict[str, Any]) -> Reply:
         record = self._memory(principal, values["memoryId"], values.get("namespace"))
         self.policy.resolve(principal, record.namespace, write=True)
 
@@ -154,7 +168,7 @@ class AgentApi:
 
         return self._write(principal, "review_disposition", values, decide)
 
-    def op_memory_promote(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+    def op_memory_promote(self, principal: str, values: dict[str, Any]) -> Reply:
         record = self._memory(principal, values["memoryId"], values.get("namespace"))
         space = values.get("targetSpace")
         target_ns = values.get("targetNamespace") or (None if space else "shared")
@@ -179,7 +193,7 @@ class AgentApi:
 
         return self._write(principal, "memory_promote", values, promote)
 
-    def op_citations_observed(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+    def op_citations_observed(self, principal: str, values: dict[str, Any]) -> Reply:
         cited = values["citations"]
         entries = cited.get("entries") if isinstance(cited.get("entries"), list) else []
         rollouts = cited.get("rolloutIds", cited.get("threadIds"))
@@ -202,21 +216,21 @@ class AgentApi:
 
     # --- suggestions, profile, the day's digest ---
 
-    def op_suggestion_submit(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+    def op_suggestion_submit(self, principal: str, values: dict[str, Any]) -> Reply:
         return self._store(principal, values, "suggestion_submit")
 
-    def op_memory_profile(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+    def op_memory_profile(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)
         return _reply(200, self.memory.profile(namespace=ns))
 
-    def op_day_summary(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+    def op_day_summary(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)
         body = self.memory.day_summary(day=values.get("date"), time_zone=values.get("timeZone"), namespace=ns)
         return _reply(200, body)
 
     # --- coding context ---
 
-    def project_for(self: Api, principal: str, values: dict[str, Any]) -> Any:
+    def project_for(self, principal: str, values: dict[str, Any]) -> Any:
         """The project a request is for: its projectTag, cwd or codingContext, else the one
         set_coding_context chose for its session; None when there is none."""
         project = self.memory.project_context(
@@ -227,7 +241,7 @@ class AgentApi:
                 project = self._contexts.get((principal, values["sessionKey"]))
         return project
 
-    def op_set_coding_context(self: Api, principal: str, values: dict[str, Any]) -> Reply:
+    def op_set_coding_context(self, principal: str, values: dict[str, Any]) -> Reply:
         given = values.get("_given", frozenset())
         key = (principal, values["sessionKey"])
         clear = "codingContext" in given and values.get("codingContext") is None

@@ -8,25 +8,11 @@ validates); every key listed as required is always present.
 
 from __future__ import annotations
 
-from typing import Any
-
 from remnic.memfile.model import CATEGORIES, STATUSES
 
-JSON = dict[str, Any]
+from .outputs_agents import AGENT_OUTPUT_SCHEMAS, suggestion_schema
+from .shapes import BOOLEAN, INTEGER, JSON, NULLABLE_STRING, NUMBER, STRING, WARNINGS, obj
 
-
-def _obj(required: dict[str, JSON], optional: dict[str, JSON] | None = None, description: str = "") -> JSON:
-    out: JSON = {"type": "object", "properties": {**required, **(optional or {})}, "required": list(required)}
-    if description:
-        out["description"] = description
-    return out
-
-
-STRING: JSON = {"type": "string"}
-NULLABLE_STRING: JSON = {"anyOf": [{"type": "string"}, {"type": "null"}]}  # one type per branch: portable
-INTEGER: JSON = {"type": "integer", "minimum": 0}
-NUMBER: JSON = {"type": "number"}
-BOOLEAN: JSON = {"type": "boolean"}
 FRONTMATTER: JSON = {"type": "object", "description": "the memory file's frontmatter, keys as written"}
 # The original Remnic's memory-summary keys, added to every memory and hit remnic returns.
 SUMMARY: dict[str, JSON] = {
@@ -36,13 +22,8 @@ SUMMARY: dict[str, JSON] = {
     "entityRef": STRING,
     "preview": {"type": "string", "description": "the content, whitespace collapsed, first 180 characters"},
 }
-WARNINGS: JSON = {
-    "type": "array",
-    "description": "request fields accepted for Remnic compatibility that had no effect",
-    "items": _obj({"field": STRING, "message": STRING}),
-}
 
-MEMORY: JSON = _obj(
+MEMORY: JSON = obj(
     {
         "id": STRING,
         "path": {"type": "string", "description": "path of the memory file in the repository"},
@@ -56,7 +37,7 @@ MEMORY: JSON = _obj(
     description="one memory",
 )
 
-HIT: JSON = _obj(
+HIT: JSON = obj(
     {
         "id": STRING,
         "path": STRING,
@@ -78,7 +59,7 @@ HIT: JSON = _obj(
     description="one recalled memory",
 )
 
-SNAPSHOT: JSON = _obj(
+SNAPSHOT: JSON = obj(
     {
         "schemaVersion": STRING,
         "query": STRING,
@@ -86,15 +67,15 @@ SNAPSHOT: JSON = _obj(
         "capturedAt": {"type": "number", "description": "epoch milliseconds"},
         "filters": {
             "type": "array",
-            "items": _obj({"name": STRING, "considered": INTEGER, "admitted": INTEGER}, {"reason": STRING}),
+            "items": obj({"name": STRING, "considered": INTEGER, "admitted": INTEGER}, {"reason": STRING}),
         },
         "results": {
             "type": "array",
-            "items": _obj(
+            "items": obj(
                 {"memoryId": STRING, "path": STRING, "servedBy": STRING, "scoreDecomposition": {"type": "object"}}
             ),
         },
-        "budget": _obj({"chars": INTEGER, "used": INTEGER}),
+        "budget": obj({"chars": INTEGER, "used": INTEGER}),
     },
     {
         "tierExplain": {"type": "object"},
@@ -105,14 +86,14 @@ SNAPSHOT: JSON = _obj(
     description="the Recall X-ray snapshot (schema v1)",
 )
 
-ENVELOPE: JSON = _obj(
+ENVELOPE: JSON = obj(
     {"snapshotFound": BOOLEAN},
     {"snapshot": SNAPSHOT},
     description="snapshotFound false means nothing to show (and says nothing more)",
 )
 
 OUTPUT_SCHEMAS: dict[str, JSON] = {
-    "recall": _obj(
+    "recall": obj(
         {
             "query": STRING,
             "namespace": STRING,
@@ -126,7 +107,7 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
             "fallbackUsed": BOOLEAN,
             "sourcesUsed": {"type": "array", "items": STRING},
             "disclosure": {"type": "string", "enum": ["chunk", "section", "raw"]},
-            "budgetsApplied": _obj(
+            "budgetsApplied": obj(
                 {
                     "topK": INTEGER,
                     "budgetChars": INTEGER,
@@ -156,7 +137,7 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
             "rendered": {"type": "string", "description": "the snapshot rendered as text or markdown"},
         },
     },
-    "memory_store": _obj(
+    "memory_store": obj(
         {
             "schemaVersion": {"type": "integer", "enum": [1]},
             "operation": {"type": "string", "enum": ["memory_store"]},
@@ -176,23 +157,23 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
             "warnings": WARNINGS,
         },
     ),
-    "memory_get": _obj(
+    "memory_get": obj(
         {"found": BOOLEAN, "namespace": STRING},
         {"memory": MEMORY, "error": STRING, "code": STRING, "warnings": WARNINGS},
         description="found false (no memory, the error and code saying so) when there is no such memory",
     ),
-    "memory_search": _obj(
+    "memory_search": obj(
         {"query": STRING, "namespace": NULLABLE_STRING, "count": INTEGER, "results": {"type": "array", "items": HIT}},
         {"warnings": WARNINGS},
     ),
-    "memory_timeline": _obj(
+    "memory_timeline": obj(
         {
             "found": BOOLEAN,
             "namespace": STRING,
             "count": INTEGER,
             "timeline": {
                 "type": "array",
-                "items": _obj(
+                "items": obj(
                     {
                         "version": {"type": "integer", "minimum": 1},
                         "label": STRING,
@@ -215,7 +196,7 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
         },
         {"memoryId": STRING, "error": STRING, "code": STRING},
     ),
-    "observe": _obj(
+    "observe": obj(
         {
             "accepted": INTEGER,
             "sessionKey": STRING,
@@ -237,13 +218,11 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
         },
         {"warnings": WARNINGS},
     ),
-    "review_queue_list": _obj(
+    "review_queue_list": obj(
         {"namespace": NULLABLE_STRING, "count": INTEGER, "memories": {"type": "array", "items": MEMORY}},
         {"warnings": WARNINGS},
     ),
 }
 
-from .outputs_agents import AGENT_OUTPUT_SCHEMAS, _suggestion_schema  # noqa: E402 - it builds on the shapes above
-
 OUTPUT_SCHEMAS.update(AGENT_OUTPUT_SCHEMAS)
-OUTPUT_SCHEMAS["suggestion_submit"] = _suggestion_schema(OUTPUT_SCHEMAS["memory_store"])
+OUTPUT_SCHEMAS["suggestion_submit"] = suggestion_schema(OUTPUT_SCHEMAS["memory_store"])

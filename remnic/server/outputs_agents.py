@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .outputs import BOOLEAN, INTEGER, JSON, NULLABLE_STRING, NUMBER, STRING, WARNINGS, _obj
+from .shapes import BOOLEAN, INTEGER, JSON, NULLABLE_STRING, NUMBER, STRING, WARNINGS, obj
 
-LCM_HIT: JSON = _obj(
+LCM_HIT: JSON = obj(
     {
         "sessionId": {"type": "string", "description": "the session key (the original's name)"},
         "content": {"type": "string", "description": "the turn, or an excerpt around the first matching word"},
@@ -18,7 +18,7 @@ LCM_HIT: JSON = _obj(
     description="one archived turn",
 )
 
-ENTITY_SUMMARY: JSON = _obj(
+ENTITY_SUMMARY: JSON = obj(
     {
         "name": STRING,
         "type": {"type": "string", "description": "person, project, tool, place, company, topic or other"},
@@ -33,7 +33,7 @@ ENTITY_SUMMARY: JSON = _obj(
     },
     description="one entity page, summarised",
 )
-ENTITY: JSON = _obj(
+ENTITY: JSON = obj(
     {
         "name": STRING,
         "type": STRING,
@@ -43,14 +43,14 @@ ENTITY: JSON = _obj(
         "facts": {"type": "array", "items": STRING},
         "timeline": {
             "type": "array",
-            "items": _obj(
+            "items": obj(
                 {"timestamp": STRING, "text": STRING}, {"source": STRING, "session": STRING, "principal": STRING}
             ),
         },
-        "relationships": {"type": "array", "items": _obj({"target": STRING, "label": STRING})},
-        "activity": {"type": "array", "items": _obj({"date": STRING, "note": STRING})},
+        "relationships": {"type": "array", "items": obj({"target": STRING, "label": STRING})},
+        "activity": {"type": "array", "items": obj({"date": STRING, "note": STRING})},
         "aliases": {"type": "array", "items": STRING},
-        "extraSections": {"type": "array", "items": _obj({"title": STRING, "body": STRING})},
+        "extraSections": {"type": "array", "items": obj({"title": STRING, "body": STRING})},
         "id": STRING,
         "path": STRING,
         "namespace": STRING,
@@ -61,13 +61,13 @@ ENTITY: JSON = _obj(
     description="the original Remnic's EntityFile, plus where the page is and the memories it cites",
 )
 
-MEMORY_LINE: JSON = _obj(
+MEMORY_LINE: JSON = obj(
     {"id": STRING, "category": STRING, "content": STRING, "importance": NUMBER},
     {"updated": NULLABLE_STRING, "status": STRING},
     description="one memory, its text on one line",
 )
 NO_LLM_NOTE: JSON = {"type": "string", "description": "says the output is compiled by rules, with no LLM"}
-CODING_CONTEXT: JSON = _obj(
+CODING_CONTEXT: JSON = obj(
     {
         "projectId": STRING,
         "branch": NULLABLE_STRING,
@@ -79,7 +79,7 @@ CODING_CONTEXT: JSON = _obj(
 )
 
 AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
-    "lcm_search": _obj(
+    "lcm_search": obj(
         {
             "query": STRING,
             "namespace": STRING,
@@ -89,15 +89,15 @@ AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
         },
         {"warnings": WARNINGS},
     ),
-    "lcm_status": _obj(
+    "lcm_status": obj(
         {
             "enabled": BOOLEAN,
             "archiveAvailable": BOOLEAN,
-            "stats": _obj({"totalTurns": INTEGER}, {"sessions": INTEGER}),
+            "stats": obj({"totalTurns": INTEGER}, {"sessions": INTEGER}),
         },
         {"archiveDir": STRING, "index": {"type": "object"}},
     ),
-    "lcm_compaction_flush": _obj(
+    "lcm_compaction_flush": obj(
         {"enabled": BOOLEAN, "flushed": BOOLEAN, "sessionKey": STRING, "namespace": STRING},
         {
             "reason": STRING,
@@ -107,11 +107,11 @@ AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
             "warnings": WARNINGS,
         },
     ),
-    "lcm_compaction_record": _obj(
+    "lcm_compaction_record": obj(
         {"enabled": BOOLEAN, "recorded": BOOLEAN, "sessionKey": STRING, "namespace": STRING},
         {"reason": STRING, "turnsArchived": INTEGER, "warnings": WARNINGS},
     ),
-    "memory_entities": _obj(
+    "memory_entities": obj(
         {
             "namespace": STRING,
             "total": INTEGER,
@@ -122,12 +122,12 @@ AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
         },
         {"warnings": WARNINGS},
     ),
-    "entity_get": _obj(
+    "entity_get": obj(
         {"found": BOOLEAN, "namespace": STRING},
         {"entity": ENTITY, "error": STRING, "code": STRING, "warnings": WARNINGS},
         description="found false (with the error and code saying so) when no page matches",
     ),
-    "memory_feedback": _obj(
+    "memory_feedback": obj(
         {
             "recorded": BOOLEAN,
             "memoryId": STRING,
@@ -142,7 +142,7 @@ AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
         },
         {"commit": NULLABLE_STRING, "warnings": WARNINGS},
     ),
-    "review_disposition": _obj(
+    "review_disposition": obj(
         {
             "ok": BOOLEAN,
             "memoryId": STRING,
@@ -153,7 +153,7 @@ AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
         },
         {"commit": NULLABLE_STRING, "warnings": WARNINGS},
     ),
-    "memory_promote": _obj(
+    "memory_promote": obj(
         {
             "promoted": BOOLEAN,
             "memoryId": STRING,
@@ -169,7 +169,7 @@ AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
         },
         description="promoted false: the same text was already there (memoryId names it)",
     ),
-    "citations_observed": _obj(
+    "citations_observed": obj(
         {
             "ok": BOOLEAN,
             "submitted": INTEGER,
@@ -180,7 +180,7 @@ AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
         },
         {"commit": NULLABLE_STRING, "warnings": WARNINGS},
     ),
-    "memory_profile": _obj(
+    "memory_profile": obj(
         {
             "namespace": STRING,
             "profile": {"type": "string", "description": "the profile as markdown"},
@@ -193,7 +193,7 @@ AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
         },
         {"profileFile": {"type": "string", "description": "profile.md, when a person wrote one"}, "warnings": WARNINGS},
     ),
-    "day_summary": _obj(
+    "day_summary": obj(
         {
             "date": STRING,
             "timeZone": STRING,
@@ -203,7 +203,7 @@ AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
             "counts": {"type": "object"},
             "sections": {
                 "type": "array",
-                "items": _obj(
+                "items": obj(
                     {"category": STRING, "count": INTEGER, "memories": {"type": "array", "items": MEMORY_LINE}}
                 ),
             },
@@ -217,7 +217,7 @@ AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
         },
         {"warnings": WARNINGS},
     ),
-    "set_coding_context": _obj(
+    "set_coding_context": obj(
         {
             "ok": BOOLEAN,
             "sessionKey": STRING,
@@ -228,7 +228,7 @@ AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
 }
 
 
-def _suggestion_schema(store: JSON) -> JSON:
+def suggestion_schema(store: JSON) -> JSON:
     """memory_store's output with the operation it names."""
     out = {**store, "properties": {**store["properties"]}}
     out["properties"]["operation"] = {"type": "string", "enum": ["suggestion_submit"]}

@@ -1,5 +1,5 @@
 """Declared inputs of the agents' operations (transcript archive, entities, feedback, suggestions,
-profile, day summary, coding context): the same :class:`~.schema.Param` tables as the core
+profile, day summary, coding context): the same :class:`~.params.Param` tables as the core
 operations, merged into :func:`~.schema.build_operations`."""
 
 from __future__ import annotations
@@ -7,9 +7,8 @@ from __future__ import annotations
 from remnic.config import StoreSettings
 from remnic.service.entities import ENTITY_TYPES
 
-from .schema import _MEMORY_ID, _NS, Operation, Param
+from .params import MEMORY_ID, NAMESPACE, Operation, Param
 
-# Imported by schema.build_operations (lazily, at the end of schema's own import).
 _SESSION_REQUIRED = Param("sessionKey", "string", "conversation/session identifier", required=True, max_length=512)
 
 
@@ -27,7 +26,7 @@ def suggestion_operation(memory_store: Operation) -> Operation:
 
 def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
     """The agents' operations, with limits from ``store`` where they depend on settings."""
-    ns = _NS
+    ns = NAMESPACE
     return (
         Operation(
             "lcm_search",
@@ -99,7 +98,7 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
             "Tell remnic whether a memory helped: an up vote raises its reinforcement (recall ranks it a "
             "little higher), either vote its usage count and lastRecalledAt. One commit.",
             (
-                _MEMORY_ID,
+                MEMORY_ID,
                 Param("vote", "string", "up or down (the original's MCP name)", options=("up", "down")),
                 Param(
                     "signal",
@@ -119,7 +118,7 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
             "quarantined, or any other status), with the reason, as one commit. Same JSON as POST "
             "review-disposition.",
             (
-                _MEMORY_ID,
+                MEMORY_ID,
                 Param(
                     "status",
                     "string",
@@ -138,7 +137,7 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
             "registered memory space (targetSpace), so other agents can use it: a new memory pointing back "
             "at the source (sourceMemoryId), one git commit; secrets are refused as for any write.",
             (
-                _MEMORY_ID,
+                MEMORY_ID,
                 Param("targetNamespace", "string", "destination namespace (default: shared)", max_length=64),
                 Param("targetSpace", "string", "destination memory space (`remnic space list`)", max_length=64),
                 ns,

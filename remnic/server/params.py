@@ -1,0 +1,211 @@
+"""Operation parameters: declared once (name, JSON type, bounds, options), checked by ``validate``
+with every problem named by its field, and turned into the JSON Schema MCP clients see."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from remnic.errors import FieldProblem, ValidationError
+from remnic.memfile.model import ID_RE, NAMESPACE_RE
+from remnic.memfile.validate import strings_problems
+
+_JSON_TYPES = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str
+    """JSON type: string, integer, number, boolean, array or object."""
+    description: str
+    required: bool = False
+    options: tuple[Any, ...] | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    max_length: int | None = None
+    items: str | None = None
+    """Element type of an array."""
+    pattern: str | None = None
+    """A regular expression the whole string must match (advertised as the JSON Schema ``pattern``)."""
+    default: Any = None
+    compat: bool = False
+    """Accepted for compatibility with Remnic clients; has no effect here."""
+    enforced_by: str | None = None
+    """The service setting that enforces ``max_length`` (e.g. store.maxContentChars): the bound is
+    advertised in the JSON Schema but left to the service's own check, so there is one limit with
+    one message on every surface."""
+
+    def schema(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.kind, "description": self.description}
+        if self.options is not None:
+            out["enum"] = list(self.options)
+        if self.minimum is not None:
+            out["minimum"] = self.minimum
+        if self.maximum is not None:
+            out["maximum"] = self.maximum
+        if self.max_length is not None:
+            out["maxLength" if self.kind == "string" else "maxItems"] = self.max_length
+        if self.kind == "string" and self.required:
+            out["minLength"] = 1
+        if self.pattern is not None:
+            out["pattern"] = self.pattern
+        if self.items is not None:
+            out["items"] = {"type": self.items}
+        if self.default is not None:
+            out["default"] = self.default
+        return out
+
+
+@dataclass(frozen=True)
+class Operation:
+    name: str
+    description: str
+    params: tuple[Param, ...] = ()
+    write: bool = False
+    tool: bool = True
+    """Exposed as an MCP tool (remnic_<name>, remnic.<name>, engram.<name>)."""
+    aliases: tuple[tuple[str, str], ...] = ()
+    """(other name, parameter) pairs: the original Remnic's names for a parameter (``maxResults``)."""
+    names: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "names", tuple(p.name for p in self.params) + tuple(a for a, _ in self.aliases))
+
+    def input_schema(self) -> dict[str, Any]:
+        properties = {p.name: p.schema() for p in self.params}
+        for alias, name in self.aliases:
+            properties[alias] = {**properties[name], "description": f"same as {name} (the original Remnic's name)"}
+            properties[alias].pop("default", None)
+        return {
+            "type": "object",
+            "properties": properties,
+            "required": [p.name for p in self.params if p.required],
+            "additionalProperties": False,
+        }
+
+
+def _type_ok(value: Any, kind: str) -> bool:
+    if isinstance(value, bool) and kind in ("integer", "number"):
+        return False
+    if kind == "number" and isinstance(value, float) and not math.isfinite(value):
+        return False
+    return isinstance(value, _JSON_TYPES[kind])
+
+
+def _coerce(value: str, kind: str) -> Any:
+    """A query-string value as the declared type; unchanged when it does not parse (validation reports it)."""
+    if kind == "integer":
+        try:
+            return int(value, 10)
+        except ValueError:
+            return value
+    if kind == "number":
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    if kind == "boolean" and value.lower() in ("true", "1", "false", "0"):
+        return value.lower() in ("true", "1")
+    return value
+
+
+def validate(op: Operation, args: Any, *, from_query: bool = False) -> dict[str, Any]:
+    """The arguments with defaults filled in, or a ValidationError naming every bad field."""
+    if args is None:
+        args = {}
+    if not isinstance(args, Mapping):
+        raise ValidationError.single("", f"arguments must be a JSON object, got {type(args).__name__}")
+    problems: list[FieldProblem] = []
+    out: dict[str, Any] = {}
+    declared = {p.name: p for p in op.params}
+    if op.aliases:
+        args = dict(args)
+        for alias, name in op.aliases:
+            if alias in args:
+                if args.get(name) is not None:
+                    problems.append(FieldProblem(alias, f"is another name for {name}; give one of them"))
+                args[name] = args.pop(alias)
+    for key in args:
+        if key not in declared:
+            problems.append(FieldProblem(str(key), "unknown field", options=op.names or ("(none)",)))
+    for p in op.params:
+        if p.name not in args or args[p.name] is None:
+            if p.required:
+                problems.append(FieldProblem(p.name, f"is required ({p.description})"))
+            elif p.default is not None:
+                out[p.name] = p.default
+            continue
+        value = args[p.name]
+        if from_query and isinstance(value, str):
+            value = _coerce(value, p.kind)
+        if not _type_ok(value, p.kind):
+            problems.append(
+                FieldProblem(
+                    p.name,
+                    f"must be {'an' if p.kind[0] in 'aio' else 'a'} {p.kind}, got {type(value).__name__} {value!r}"[
+                        :200
+                    ],
+                )
+            )
+            continue
+        problems += _check_bounds(p, value)
+        # NUL and lone surrogates (what undecodable bytes become) in any string, nested ones included.
+        problems += strings_problems(value, p.name)
+        out[p.name] = value
+    if problems:
+        summary = (
+            problems[0].describe() if len(problems) == 1 else f"request validation failed ({len(problems)} problems)"
+        )
+        raise ValidationError(summary, problems=problems)
+    return out
+
+
+def _check_bounds(p: Param, value: Any) -> list[FieldProblem]:
+    problems = []
+    if p.options is not None and value not in p.options:
+        problems.append(FieldProblem(p.name, f"unknown value {value!r}", options=[str(o) for o in p.options]))
+    if p.minimum is not None and isinstance(value, (int, float)) and value < p.minimum:
+        problems.append(FieldProblem(p.name, f"must be at least {p.minimum:g}, got {value!r}"))
+    if p.maximum is not None and isinstance(value, (int, float)) and value > p.maximum:
+        problems.append(FieldProblem(p.name, f"must be at most {p.maximum:g}, got {value!r}"))
+    if p.kind == "string" and p.required and not value.strip():
+        problems.append(FieldProblem(p.name, "must not be empty"))
+    if p.pattern is not None and isinstance(value, str) and value and not re.fullmatch(p.pattern, value):
+        problems.append(FieldProblem(p.name, f"{value[:80]!r} does not match {p.pattern} ({p.description})"))
+    if (
+        p.max_length is not None
+        and p.enforced_by is None
+        and isinstance(value, (str, list))
+        and len(value) > p.max_length
+    ):
+        unit = "characters" if isinstance(value, str) else "items"
+        problems.append(FieldProblem(p.name, f"has {len(value)} {unit}; the limit is {p.max_length}"))
+    if p.items is not None and isinstance(value, list):
+        for i, item in enumerate(value):
+            if not _type_ok(item, p.items):
+                problems.append(FieldProblem(f"{p.name}[{i}]", f"must be a {p.items}, got {type(item).__name__}"))
+    return problems
+
+
+NAMESPACE = Param(
+    "namespace",
+    "string",
+    "namespace to act on (default: the caller's own namespace, else the default); lowercase letters, digits, "
+    "'-' and '_'",
+    max_length=64,
+    pattern=NAMESPACE_RE.pattern,
+)
+MEMORY_ID = Param(
+    "memoryId", "string", "the memory's id (frontmatter `id`)", required=True, max_length=128, pattern=ID_RE.pattern
+)
