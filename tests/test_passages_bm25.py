@@ -181,3 +181,41 @@ def test_a_long_hit_that_fits_is_trimmed_when_it_would_leave_the_hits_after_it_n
     # Without hits after it, the same note fits and stays whole.
     kept, _ = fit_budget([long], [[(where, where + 18)]], 8192, min_chars=200)
     assert kept[0].text == long and not kept[0].trimmed
+
+
+def test_passage_blend_lifts_a_long_note_that_matches_as_a_whole_and_in_one_place(tmp_path: Path) -> None:
+    """Two long notes hold the same phrase in one passage; one also names the phrase's words elsewhere.
+    With the blend off they tie on BM25 (the best passage decides both); with it on, the note that
+    matches both as a whole and in one place ranks first, by exactly blend × its lesser body score."""
+    from remnic.index.passage_bm25 import passage_scores
+    from remnic.recall.candidates import best_of
+
+    memory = vault(tmp_path)
+    plain = long_note(9_000, TAIL, seed=21)
+    echoed = plain.replace("## Part 3", "## Part 3\n\nThe keeper mentioned a crimson door in April.", 1)
+    assert echoed != plain
+    write(memory, "notes/plain.md", plain)
+    write(memory, "notes/echoed.md", echoed)
+    crowd(memory)
+    assert memory.sync().commit
+    _snap, bm25, _catalog = memory.index.view()
+    terms = query_terms(QUERY)
+    boosts = {"body": 1.0}
+    whole = bm25.search(terms, 50, boosts=boosts)
+    found = passage_scores(bm25, terms, 100, boosts=boosts)
+    p, e = found["notes/plain.md"], found["notes/echoed.md"]
+    assert p.wins and e.wins and abs(p.passage_body - e.passage_body) < 1e-4 * p.passage_body
+    assert e.whole_body > p.whole_body > 0
+
+    off = {path: score for path, score, _n in best_of(whole, found, 0.0)}
+    on = dict((path, score) for path, score, _n in best_of(whole, found, 0.5))
+    assert abs(off["notes/echoed.md"] - off["notes/plain.md"]) < 1e-3 * off["notes/plain.md"]
+    assert abs(on["notes/echoed.md"] - (e.whole - e.whole_body + e.passage_body + 0.5 * e.whole_body)) < 1e-9
+    assert on["notes/echoed.md"] > on["notes/plain.md"] + 0.1 * e.whole_body
+
+    settings = settings_for(memory.root, recall={"passage_bm25_blend": 0.5})
+    with Memory.open(settings=settings) as blended:
+        hits = blended.recall(QUERY).hits
+        assert [h.path for h in hits[:2]] == ["notes/echoed.md", "notes/plain.md"]
+        assert hits[0].signals["bm25Passage"] is not None
+    memory.close()

@@ -32,8 +32,9 @@ from .locomo import CATEGORY_NAMES, DEFAULT_KS, Method, QResult, collect, load_a
 # The candidates `remnic benchmark locomo --cv` chooses among (the first is the defaults): the previous
 # round's defaults (no query aspect, no question/reply rule), one change each to the settings this round
 # added (the query aspect, the question penalty and the reply lift), and to fusion, dates, the context
-# terms, the neighbour cap and MMR.
-PREVIOUS = {"query_aspect_weight": 0.0, "question_penalty": 0.0, "reply_alpha": 0.0}
+# terms, the neighbour cap and MMR. Sessions (long memories) also try their chunk mean and how a long
+# memory's BM25 blends its whole body with its best passage (turns have no passages: a no-op there).
+PREVIOUS = {"query_aspect_weight": 0.0, "question_penalty": 0.0, "reply_alpha": 0.0, "passage_bm25_blend": 0.0}
 TURN_GRID: tuple[Method, ...] = (
     Method("defaults", {}, "remnic defaults"),
     Method("previous defaults", PREVIOUS, "round 2: no query aspect, no question/reply rule"),
@@ -64,6 +65,8 @@ SESSION_GRID: tuple[Method, ...] = (
     Method("chunkTopK=1", {"chunk_top_k": 1}),
     Method("chunkTopK=3", {"chunk_top_k": 3}),
     Method("mmr lambda=0.9", {"mmr_lambda": 0.9}),
+    Method("passageBm25Blend=0", {"passage_bm25_blend": 0.0}, "round 3: the better of whole body and passage only"),
+    Method("passageBm25Blend=1.0", {"passage_bm25_blend": 1.0}),
 )
 GRIDS = {"turn": TURN_GRID, "session": SESSION_GRID}
 

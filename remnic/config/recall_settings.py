@@ -102,6 +102,8 @@ class RecallSettings:
     """A long memory is indexed as heading/paragraph passages of at most this many characters (within the model's window), each embedded; recall shows its best passages and the budget trims to them. *Reindexes.*"""
     budget_min_chars: int = 200
     """The budget trims a hit that does not fit to its best passages; with fewer characters than this left it is dropped instead (the first hit is always kept, trimmed if need be)."""
+    passage_bm25_blend: float = 0.5
+    """A long memory's BM25 takes the better of its whole body's and its best passage's score, plus this × the lesser (0 = the better one only): matching as a whole and in one place counts more than either alone."""
     chunk_top_k: int = 2
     """A long memory's vector similarity is the mean of its best chunk_top_k chunks (1 = its best chunk only)."""
     chunk_top_k_min_chunks: int = 12

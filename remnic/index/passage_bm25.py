@@ -6,7 +6,9 @@ note. The passage index (:mod:`.bm25`) finds the passages that match; each is th
 as a body of the memories' own index would be — its idf, its average body length, the same
 k1 and b — so a passage counts exactly as much as a short note with that text. The memory's
 score becomes its whole score with the body's part replaced by the better of its whole
-body's and its best passage's. Short memories have no passages and keep their score.
+body's and its best passage's, plus ``blend`` × the lesser of the two: a memory that matches
+both as a whole and in one place outranks one that matches in one way only. Short memories
+have no passages and keep their score.
 """
 
 from __future__ import annotations
@@ -28,13 +30,25 @@ B = 0.75
 
 @dataclass(frozen=True)
 class PassageScore:
-    """A memory's score with its best passage as its body, and which passage that is."""
+    """A long memory's whole score, its best passage's body score and which passage that is."""
 
-    score: float
+    whole: float
+    """The memory's score as tantivy gives it (title, tags, dates and the whole body)."""
     passage: int
     passage_body: float
-    """The passage's own body score (what replaced the whole body's ``whole_body``)."""
+    """The passage's own body score (what replaces the whole body's ``whole_body`` when higher)."""
     whole_body: float
+
+    @property
+    def wins(self) -> bool:
+        """The best passage scores higher as a body than the whole body does."""
+        return self.passage_body > self.whole_body
+
+    def blended(self, blend: float) -> float:
+        """The whole score with the body's part the better of whole body and best passage,
+        plus ``blend`` × the lesser of the two (0: the better one only)."""
+        hi, lo = max(self.passage_body, self.whole_body), min(self.passage_body, self.whole_body)
+        return self.whole - self.whole_body + hi + blend * lo
 
 
 def term_score(tf: int, dl: int, df: int, n_docs: int, avgdl: float) -> float:
@@ -83,8 +97,8 @@ def passage_scores(
     statuses: Sequence[str] | None = None,
     months: Sequence[str] | None = None,
 ) -> dict[str, PassageScore]:
-    """path → the memory's score with its best passage as its body, for the long memories whose best
-    matching passage (among the ``limit`` best of the passage index) beats their whole body."""
+    """path → the long memory's whole score and best matching passage (among the ``limit`` best of
+    the passage index), for the long memories tantivy also scores whole."""
     boost = float(boosts.get("body", 1.0))
     found = index.search_passages(
         terms, limit, boost=boost, namespaces=namespaces, categories=categories, statuses=statuses, months=months
@@ -107,9 +121,8 @@ def passage_scores(
     body = dict(index.search(terms, len(paths), boosts={"body": boost}, paths=paths))
     out = {}
     for path, (score, n) in best.items():
-        if path in whole and score > body.get(path, 0.0):
-            w, b = whole[path], body.get(path, 0.0)
-            out[path] = PassageScore(w - b + score, n, score, b)
+        if path in whole:
+            out[path] = PassageScore(whole[path], n, score, body.get(path, 0.0))
     return out
 
 

@@ -1,9 +1,10 @@
 """Stage 1: candidates from both retrievers (BM25 ∪ vectors), each keeping its raw signal and rank.
 
-A long memory's BM25 score is the better of its whole text's and its best passage's
-with its best passage as its body, when that is better (:mod:`remnic.index.passage_bm25`):
+A long memory's BM25 score takes the better of its whole body's and its best passage's
+body score, plus ``passage_blend`` × the lesser (:mod:`remnic.index.passage_bm25`):
 length normalisation over a 20,000-character body would otherwise bury a phrase that a
-passage of it holds plainly.
+passage of it holds plainly, and a memory that matches both as a whole and in one place
+is the likelier one.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def gather(
     statuses: Sequence[str] | None,
     months: Sequence[str] | None = None,
     extra: Sequence[tuple[str, str, float]] = (),
+    passage_blend: float = 0.0,
 ) -> list[Candidate]:
     """Union of the vector top-``depth`` and the BM25 top-``depth`` within ``mask``; vector order first."""
     out: dict[int, Candidate] = {}
@@ -69,7 +71,7 @@ def gather(
     # Twice as deep: several passages of one memory may take the first places.
     passages = passage_scores(bm25, terms, 2 * depth, boosts=boosts, extra=extra, **filters)
     rank = 0
-    for path, score, passage in best_of(whole, passages)[:depth]:
+    for path, score, passage in best_of(whole, passages, passage_blend)[:depth]:
         r = snap.row_of.get(path)
         if r is None or not mask[r]:
             continue  # tantivy is ahead of the catalog for a moment, or out of scope
@@ -80,12 +82,14 @@ def gather(
 
 
 def best_of(
-    whole: Sequence[tuple[str, float]], passages: Mapping[str, PassageScore]
+    whole: Sequence[tuple[str, float]], passages: Mapping[str, PassageScore], blend: float = 0.0
 ) -> list[tuple[str, float, int | None]]:
     """(path, score, passage number or None) best first: a long memory whose best passage beats its
-    whole body takes the score with that passage as its body (equal scores keep tantivy's order)."""
+    whole body takes the score with that passage as its body (and names it); with ``blend`` the
+    lesser of the two adds ``blend`` × its score (equal scores keep tantivy's order)."""
     best: dict[str, tuple[float, int | None]] = {path: (score, None) for path, score in whole}
     for path, p in passages.items():
-        best[path] = (p.score, p.passage)
+        if p.wins or blend > 0:
+            best[path] = (p.blended(blend), p.passage if p.wins else None)
     ranked = sorted(best.items(), key=lambda kv: -kv[1][0])
     return [(path, score, n) for path, (score, n) in ranked]

@@ -169,6 +169,7 @@ def run_recall(
             statuses=None,
             months=months,
             extra=extra,
+            passage_blend=s.passage_bm25_blend,
         )
         refetched = 0
         ok = [c for c in cands if pool.status_ok(snap.status_of(c.row))]
@@ -188,6 +189,7 @@ def run_recall(
                 statuses=sorted(allowed),
                 months=months,
                 extra=extra,
+                passage_blend=s.passage_bm25_blend,
             )
             seen = {c.row for c in cands}
             added = [c for c in more if c.row not in seen]
