@@ -63,6 +63,8 @@ class Ledger:
         self._env: dict[str, str] | None = None
         self._format: str | None = None
         self._known_commits: tuple[str | None, set[str]] = (None, set())
+        self.index_lag: dict[str, str] = {}
+        """Commit id → the warning for a commit git's own index could not take (read once by the writer)."""
 
     @staticmethod
     def init_repo(root: Path) -> Ledger:
@@ -335,7 +337,9 @@ class Ledger:
                     continue
                 raise
             crash_point("head-moved")
-            self._stage_in_index(entries)
+            lag = self._stage_in_index(entries)
+            if lag is not None:
+                self.index_lag[new] = lag
             return new
         raise LedgerError("HEAD kept moving while committing; try again")
 
@@ -445,8 +449,12 @@ class Ledger:
         except LedgerError as exc:
             log.info("git's split index not turned on: %s", exc)
 
-    def _stage_in_index(self, entries: Mapping[str, Entry | None]) -> None:
-        """Bring the real index in step for these paths, so `git status` shows them clean."""
+    def _stage_in_index(self, entries: Mapping[str, Entry | None]) -> str | None:
+        """Bring the real index in step for these paths, so `git status` shows them clean.
+
+        Returns None when it did, else the warning a caller reports with its result: the commit
+        stands and the lag is recorded for :meth:`repair_index`.
+        """
         if not self._split_checked:
             self._ensure_split_index()
         zero = "0" * (64 if self.object_format == "sha256" else 40)
@@ -454,14 +462,15 @@ class Ledger:
         try:
             self._run_bytes(["update-index", "--index-info"], lines.encode("utf-8"))
         except LedgerError as exc:
-            self.record_index_repair(list(entries), str(exc))
+            return self.record_index_repair(list(entries), str(exc))
+        return None
 
     # --- the real index, when git's own lock kept it from following a commit ---
 
     def _repair_file(self) -> Path:
         return self.root / STATE_DIR / "git-index-repair.json"
 
-    def record_index_repair(self, paths: list[str], reason: str) -> None:
+    def record_index_repair(self, paths: list[str], reason: str) -> str:
         import json
 
         from remnic.fsio import write_atomic
@@ -472,7 +481,9 @@ class Ledger:
         except (OSError, ValueError):
             known = []
         write_atomic(path, json.dumps({"paths": sorted(set(known) | set(paths)), "reason": reason}))
-        log.warning("git index not updated (%s); it will be brought in step on the next write or sync", reason)
+        warning = index_lag_warning(len(paths), reason, self.retry_s)
+        log.warning("%s", warning)
+        return warning
 
     def index_repair_pending(self) -> list[str]:
         """Paths whose real-index entries still lag behind HEAD (git's index.lock was held)."""
@@ -511,6 +522,18 @@ class Ledger:
             ["git", "merge-base", "--is-ancestor", older, newer], cwd=self.root, capture_output=True, check=False
         )
         return proc.returncode == 0
+
+
+def index_lag_warning(count: int, reason: str, waited_s: float) -> str:
+    """One line for a commit whose paths git's own index could not take yet."""
+    if "index.lock" in reason:
+        cause = f"git's .git/index.lock was held by another git process (a `git commit` with its editor open?) for more than {waited_s:g} s"
+    else:
+        cause = f"`git update-index` failed: {reason.strip().splitlines()[0] if reason.strip() else 'no message'}"
+    return (
+        f"the write is committed, but {cause}, so `git status` shows {count} path(s) out of step with HEAD "
+        "until the next remnic write or `remnic sync run` brings git's index in step"
+    )
 
 
 def _same_bytes(path: Path, data: bytes | None) -> bool:

@@ -52,6 +52,8 @@ class CommitOutcome:
     paths: list[str] = field(default_factory=list)
     upserts: list[MemoryRecord] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """Done, with a caveat: git's own index could not follow the commit yet (repaired later)."""
 
 
 class Transaction:
@@ -177,6 +179,9 @@ class Transaction:
             raise
         crash_point("committed")
         journal.close()
+        lag = self.ledger.index_lag.pop(outcome.sha, None) if outcome.sha else None
+        if lag is not None:
+            outcome.warnings.append(lag)
         return outcome
 
     def _write_files(self, changes: Sequence[Staged]) -> None:
