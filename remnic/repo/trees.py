@@ -11,6 +11,7 @@ checked against ours, so a disagreement can never produce a wrong commit.
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from remnic.errors import LedgerError
 
 TREE_MODE = "40000"
 _TYPES = {"40000": "tree", "160000": "commit"}
+_NEEDS_QUOTE = re.compile(rb'[\x00-\x1f"\\\x7f]')
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ def decode_tree(data: bytes, id_len: int) -> dict[bytes, Entry]:
 
 def _quote(name: bytes) -> bytes:
     """A name as ``git mktree`` reads it on a line: C-quoted when it holds a tab, newline, quote or control byte."""
-    if not any(b < 0x20 or b in (0x22, 0x5C, 0x7F) for b in name):
+    if _NEEDS_QUOTE.search(name) is None:
         return name
     out = bytearray(b'"')
     for b in name:
