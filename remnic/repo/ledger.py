@@ -35,6 +35,7 @@ from .trees import Entry, TreeEditor
 
 log = logging.getLogger("remnic.ledger")
 SPLIT_INDEX_BYTES = 1_600_000  # about 20,000 entries
+_KNOWN_TREE_ENTRIES = 50_000  # tree entries remembered from this process's commits (~10 MB)
 _LOCK_MARKERS = ("index.lock", "Unable to create", "cannot lock ref", ".lock': File exists")
 _UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
 _FALLBACK_IDENTITY = {
@@ -63,6 +64,10 @@ class Ledger:
         self._env: dict[str, str] | None = None
         self._format: str | None = None
         self._known_commits: tuple[str | None, set[str]] = (None, set())
+        # The last commit made here, its root tree and the directories the commits before it in this
+        # process rewrote (as it has them): the next commit on top of it edits those without reading
+        # them back from git.
+        self._last_trees: tuple[str, str, dict[str, Mapping[bytes, Entry]]] | None = None
 
     @staticmethod
     def init_repo(root: Path) -> Ledger:
@@ -317,7 +322,9 @@ class Ledger:
         message = format_message(subject, trailers, body).encode("utf-8")
         for _attempt in range(20):
             head = self.head()
-            editor = TreeEditor(self._run_bytes, self.object_format)
+            last = self._last_trees
+            known = (last[1], last[2]) if last is not None and last[0] == head else None
+            editor = TreeEditor(self._run_bytes, self.object_format, known)
             tree = editor.build(head, entries)
             if tree == editor.base_tree:
                 return None
@@ -335,6 +342,13 @@ class Ledger:
                     continue
                 raise
             crash_point("head-moved")
+            dirs = dict(known[1]) if known is not None else {}
+            if sum(map(len, dirs.values())) > _KNOWN_TREE_ENTRIES:
+                dirs = {}
+            self._last_trees = (new, tree, {**dirs, **editor.trees})
+            known_at, known_commits = self._known_commits
+            if known_at == head:  # HEAD moved on by this commit: what existed under its parent still does
+                self._known_commits = (new, known_commits | {new})
             self._stage_in_index(entries)
             return new
         raise LedgerError("HEAD kept moving while committing; try again")
