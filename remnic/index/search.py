@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -64,6 +65,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["SCHEMA_VERSION", "FreshReport", "IndexHealth", "Manifest", "SearchIndex"]
 
+# Texts whose memory vector is kept: a flush compares each fact twice (within the flush, then against
+# what is stored) and each later flush compares against the facts written but not indexed yet.
+_MEMORY_VECTOR_MEMO = 8192
+
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
 DATES_VERSION = "4"
@@ -82,6 +87,8 @@ class SearchIndex(IndexWrites, PendingVectors):
         self._index_lock = process_lock((settings.state_dir / "index.lock").resolve())
         self._cache = cache
         self._embedder: Embedder | None = None
+        self._memory_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._memory_vectors_lock = threading.Lock()
         self._build: str | None = None
         self._catalog: Catalog | None = None
         self._bm25: Bm25Index | None = None
@@ -455,18 +462,31 @@ class SearchIndex(IndexWrites, PendingVectors):
     def embed_as_memories(self, texts: Sequence[str]) -> np.ndarray:
         """One unit vector per text as the index will see it when stored as a memory: the mean of the
         vectors of its chunks (one per sentence), through the cache. A one-sentence text is its own
-        chunk; a longer one costs no embedding beyond what indexing it needs anyway."""
+        chunk; a longer one costs no embedding beyond what indexing it needs anyway. Recent texts'
+        vectors are memoised (read-only rows)."""
         import numpy as np
 
-        plans = [T.chunks_for(text, T.lead_label(text) or "", self.rules) for text in texts]
+        with self._memory_vectors_lock:
+            known = {t: self._memory_vectors[t] for t in texts if t in self._memory_vectors}
+        todo = [t for t in dict.fromkeys(texts) if t not in known]
+        plans = [T.chunks_for(text, T.lead_label(text) or "", self.rules) for text in todo]
         flat = [chunk for chunks in plans for chunk in chunks]
         matrix = self.embed_texts(flat) if flat else np.zeros((0, self.embedder.dim), dtype=np.float32)
-        out = np.zeros((len(texts), matrix.shape[1]), dtype=np.float32)
         start = 0
-        for row, chunks in enumerate(plans):
+        for text, chunks in zip(todo, plans, strict=True):
             mean = matrix[start : start + len(chunks)].mean(axis=0)
-            out[row] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+            vector = (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+            vector.setflags(write=False)
+            known[text] = vector
             start += len(chunks)
+        with self._memory_vectors_lock:
+            for text in todo:
+                self._memory_vectors[text] = known[text]
+            while len(self._memory_vectors) > _MEMORY_VECTOR_MEMO:
+                self._memory_vectors.popitem(last=False)
+        out = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            out[row] = known[text]
         return out
 
     def nearest(

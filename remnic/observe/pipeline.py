@@ -57,13 +57,15 @@ def plan_observations(
     settings: ObserveSettings,
     embed: Embed | None = None,
     now: str | None = None,
+    prefetch: Callable[[Sequence[str]], None] | None = None,
 ) -> list[MemoryObservation]:
     """Observations of a flush's turns (oldest first): accepted, deferred and rejected alike.
 
     ``embed(texts) -> unit vectors`` folds near-duplicates of one flush (cosine ≥
     ``observe.duplicateSimilarityFloor``, same category) into one observation citing every turn;
-    without it only exact duplicates fold. Facts below ``observe.minImportanceLevel`` are dropped
-    before the judge and never appear.
+    without it only exact duplicates fold. ``prefetch(texts)`` hears each turn's facts as they are
+    made, before ``embed`` is asked for them all (so they can be embedded meanwhile). Facts below
+    ``observe.minImportanceLevel`` are dropped before the judge and never appear.
     """
     floor_rank = LEVEL_RANK[settings.min_importance_level]
     planned: list[_Planned] = []
@@ -73,7 +75,10 @@ def plan_observations(
             item = _scored(candidate, settings)
             if LEVEL_RANK[item.importance.level] >= floor_rank:
                 kept.append(item)
-        planned += _join_turn(kept, settings)
+        joined = _join_turn(kept, settings)
+        planned += joined
+        if prefetch is not None and joined:
+            prefetch([item.candidate.fact.content for item in joined])
     planned = _fold_duplicates(planned, embed, settings.duplicate_similarity_floor)
     if now is None and any(not item.candidate.turn.timestamp for item in planned):
         now = now_iso()

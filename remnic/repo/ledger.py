@@ -35,6 +35,7 @@ from .trees import Entry, TreeEditor
 
 log = logging.getLogger("remnic.ledger")
 SPLIT_INDEX_BYTES = 1_600_000  # about 20,000 entries
+_KNOWN_TREE_ENTRIES = 50_000  # tree entries remembered from this process's commits (~10 MB)
 _LOCK_MARKERS = ("index.lock", "Unable to create", "cannot lock ref", ".lock': File exists")
 _UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
 _FALLBACK_IDENTITY = {
@@ -65,6 +66,10 @@ class Ledger:
         self._known_commits: tuple[str | None, set[str]] = (None, set())
         self.index_lag: dict[str, str] = {}
         """Commit id → the warning for a commit git's own index could not take (read once by the writer)."""
+        # The last commit made here, its root tree and the directories the commits before it in this
+        # process rewrote (as it has them): the next commit on top of it edits those without reading
+        # them back from git.
+        self._last_trees: tuple[str, str, dict[str, Mapping[bytes, Entry]]] | None = None
 
     @staticmethod
     def init_repo(root: Path) -> Ledger:
@@ -319,7 +324,9 @@ class Ledger:
         message = format_message(subject, trailers, body).encode("utf-8")
         for _attempt in range(20):
             head = self.head()
-            editor = TreeEditor(self._run_bytes, self.object_format)
+            last = self._last_trees
+            known = (last[1], last[2]) if last is not None and last[0] == head else None
+            editor = TreeEditor(self._run_bytes, self.object_format, known)
             tree = editor.build(head, entries)
             if tree == editor.base_tree:
                 return None
@@ -337,6 +344,13 @@ class Ledger:
                     continue
                 raise
             crash_point("head-moved")
+            dirs = dict(known[1]) if known is not None else {}
+            if sum(map(len, dirs.values())) > _KNOWN_TREE_ENTRIES:
+                dirs = {}
+            self._last_trees = (new, tree, {**dirs, **editor.trees})
+            known_at, known_commits = self._known_commits
+            if known_at == head:  # HEAD moved on by this commit: what existed under its parent still does
+                self._known_commits = (new, known_commits | {new})
             lag = self._stage_in_index(entries)
             if lag is not None:
                 self.index_lag[new] = lag

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ from remnic.observe.transcripts import parse_transcript, turns_from_messages
 from remnic.observe.triggers import decide_flush
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
+from .prefetch import Prefetch
 from .writes import UNGROUPED, DuplicateLookup, check_writable, patch_staged, supersede
 
 if TYPE_CHECKING:
@@ -337,7 +338,10 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
     settings = mem.settings.observe
     embed = mem.embedder_for_observe(facts=True)
     started = time.perf_counter()
-    observations = plan_observations(plan.turns, session_key=plan.session_key, settings=settings, embed=embed)
+    with Prefetch(embed, len(plan.turns)) as ahead:
+        observations = plan_observations(
+            plan.turns, session_key=plan.session_key, settings=settings, embed=ahead.embed, prefetch=ahead.add
+        )
     trailers = {k.removeprefix("Remnic-"): v for k, v in plan.trailers().items()}
     done = mem.ledger.commit_with_trailer("Flush-Id", plan.flush_id)
     if done is not None:
@@ -594,6 +598,3 @@ def _same_entity(mem: Memory, tx: Transaction, entity_ref: str, ns: str) -> Iter
             yield mem.files.read(path)
         except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
             continue
-
-
-Embed = Callable[[Sequence[str]], Any]
