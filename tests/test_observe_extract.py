@@ -66,7 +66,7 @@ def test_code_traces_logs_and_tool_output_are_not_prose() -> None:
         ("Sounds good.", "greeting or acknowledgement"),
         ("That's really cool.", "greeting or acknowledgement"),
         ("Wow, great pic!", "exclamation"),
-        ("Here's a pic of my dog.", "thanks or show-and-tell"),
+        ("Here's a pic from the party!", "thanks or show-and-tell"),
         ("I've been great, busy but great.", "small talk"),
     ],
 )
@@ -117,6 +117,31 @@ def test_requests_and_remarks_to_the_listener_are_not_facts() -> None:
     assert facts("You'd be a great counselor!") == []
     assert [c.fact.category for c in facts("Use pnpm, not npm.")] == ["preference"]  # a request that states a choice
     assert [c.fact.category for c in facts("You must never commit secrets.")] == ["principle"]
+
+
+def test_remarks_about_the_listener_with_nothing_else_are_not_facts() -> None:
+    assert facts("I'm here for you. I appreciate your encouragement. I'm so glad it worked for you!") == []
+    kept = facts("I still have that stuffed animal dog you gave me!")
+    assert [c.fact.content for c in kept] == ["Ana still has that stuffed animal dog you gave them."]
+
+
+def test_showing_ones_own_things_says_what_one_has_or_did() -> None:
+    found = facts("Here are some bowls of coconut ice cream that I made. Here's a pic!")
+    assert [c.fact.content for c in found] == ["Ana shares some bowls of coconut ice cream that Ana made."]
+
+
+def test_bracketed_asides_are_not_the_speakers_words() -> None:
+    assert prose_lines("Yay! [shares a photo of a dog] Read [the docs](https://x.io) [sic].") == [
+        "Yay! Read [the docs](https://x.io) [sic]."
+    ]
+    assert facts("[shares a photo of a cake on a table]") == []
+
+
+def test_the_first_statement_of_a_reply_to_a_question_is_a_fact() -> None:
+    reply = Turn("user", "Well, it's on Rua Augusta. It gets busy.", 1, speaker="Gina", timestamp=MONDAY)
+    said = [c.fact.content for c in extract_turn(reply, ObserveSettings(), answering=True)]
+    assert said == ["It's on Rua Augusta."]
+    assert extract_turn(reply, ObserveSettings()) == []  # not a reply: no cue, no first person, nothing specific
 
 
 def test_must_is_a_rule_only_when_it_obliges() -> None:

@@ -47,6 +47,8 @@ _ASSISTANT_CATEGORIES = frozenset({"decision", "principle", "rule", "entity", "p
 # A request about the task at hand is still kept when it states a lasting rule or choice.
 _DURABLE_REQUEST_CATEGORIES = frozenset({"principle", "preference", "correction", "decision"})
 _TO_LISTENER_CATEGORIES = frozenset({"principle", "correction"})
+# Words that do not make a remark to the listener say anything more ("I'm glad …", "… for you").
+_LISTENER_FILLER = words("you your you're yours yourself you've you'll you'd glad happy here")
 _SPECULATION_RE = re.compile(r"\b(would|could|might|may|should|probably|maybe|perhaps|likely)\b", re.I)
 
 STOPWORDS = words("""a an the and or but if then so of to in on at by for with from as is are was were be been being am do does
@@ -106,7 +108,9 @@ def speaker_name(turn: Turn, settings: ObserveSettings) -> str:
 
 
 def drop_reason(sentence: str, role: str) -> str | None:
-    """Why a sentence is noise before any cue is looked at, or None."""
+    """Why a sentence is noise before any cue is looked at, or None. Show-and-tell of the speaker's
+    own things ("Here's a pic of my family camping at the beach") is not noise: it says what they have
+    or did (a lead-in to what follows, "Here's what I get:", still is)."""
     if cues.QUESTION_RE.search(sentence):
         return "question"
     core = strip_markers(sentence)
@@ -114,7 +118,9 @@ def drop_reason(sentence: str, role: str) -> str | None:
         return "greeting or acknowledgement"
     if cues.EXCLAMATION_RE.match(sentence) and len(core.split()) < 6:
         return "exclamation"
-    if cues.CONVERSATIONAL_RE.match(sentence) or cues.CONVERSATIONAL_RE.match(core):
+    if (cues.CONVERSATIONAL_RE.match(sentence) or cues.CONVERSATIONAL_RE.match(core)) and not (
+        cues.SHOW_OWN_RE.match(core) and len(core.split()) >= 5 and not core.rstrip().endswith(":")
+    ):
         return "thanks or show-and-tell"
     if cues.SMALL_TALK_RE.match(core) and len(core.split()) <= 8:
         return "small talk"
@@ -123,20 +129,27 @@ def drop_reason(sentence: str, role: str) -> str | None:
     return None
 
 
-def classify(sentence: str, role: str, min_words: int) -> tuple[str, str] | str:
-    """``(category, cue)`` for a kept sentence, or the reason it is not a fact."""
+def classify(
+    sentence: str, role: str, min_words: int, *, answers: bool = False, listener_max_words: int = -1
+) -> tuple[str, str] | str:
+    """``(category, cue)`` for a kept sentence, or the reason it is not a fact. ``answers``: the
+    sentence is the first statement of a person's reply to the other speaker's question, which states
+    something whatever its words ("It's on Rua Augusta.", "Contemporary, mostly."); the assistant's
+    answers are not memories of the user."""
     core = strip_markers(sentence)
     words = len(core.split())
     found = next(((cat, cue) for cat, cue, rx in cues.CATEGORY_CUES if rx.search(sentence) or rx.search(core)), None)
     if found is None:
-        if words < min_words:
+        if words < min_words and not (answers and role == "user" and words >= 2):
             return "too short for a fact without a cue"
-        if value_key(core, "the speaker")[0]:
+        if words >= min_words and value_key(core, "the speaker")[0]:
             found = ("fact", "stated value")
         elif role == "user" and (cues.FIRST_PERSON_RE.search(core) or cues.SUBJECTLESS_RE.match(core)):
             found = ("fact", "first-person statement")
         elif cues.SPECIFIC_RE.search(core) and cues.FACT_VERB_RE.search(core):
             found = ("fact", "specific statement")
+        elif answers and role == "user":
+            found = ("fact", "answer to a question")
         else:
             return "no durable cue"
     category = found[0]
@@ -146,6 +159,8 @@ def classify(sentence: str, role: str, min_words: int) -> tuple[str, str] | str:
         return "request about the task at hand"
     if cues.SECOND_PERSON_RE.match(core) and category not in _TO_LISTENER_CATEGORIES:
         return "addressed to the listener"
+    if category not in _DURABLE_REQUEST_CATEGORIES and _to_listener_only(core, listener_max_words):
+        return "a remark to the listener"
     if role == "assistant":
         if _SPECULATION_RE.search(core):
             return "assistant speculation"
@@ -154,6 +169,19 @@ def classify(sentence: str, role: str, min_words: int) -> tuple[str, str] | str:
         if cues.FIRST_PERSON_SINGULAR_RE.search(core):
             return "assistant talking about itself"
     return found
+
+
+def _to_listener_only(core: str, max_words: int) -> bool:
+    """A remark about the listener with next to nothing else in it ("I'm here for you", "I appreciate
+    your encouragement", "I'm so glad it worked for you"): support, not a fact about anyone."""
+    if max_words < 0 or not cues.LISTENER_RE.search(core):
+        return False
+    content = [
+        w
+        for w in _WORD_RE.findall(core)
+        if len(w) > 2 and w.lower() not in STOPWORDS and w.lower() not in _LISTENER_FILLER and not w[0].isupper()
+    ]
+    return len(content) <= max_words
 
 
 def confidence_for(category: str, cue: str, sentence: str, role: str) -> tuple[float, bool]:
@@ -170,16 +198,33 @@ def confidence_for(category: str, cue: str, sentence: str, role: str) -> tuple[f
     return round(max(0.05, min(confidence, 1.0)), 2), hedged
 
 
-def extract_turn(turn: Turn, settings: ObserveSettings) -> list[Candidate]:
-    """Every fact candidate of one turn, in sentence order (none from interim assistant commentary)."""
+def asks(turn: Turn, settings: ObserveSettings) -> bool:
+    """Whether the turn asks something (one of its sentences is a question)."""
+    return not turn.interim and any(
+        cues.QUESTION_RE.search(s) for s in sentences_of(turn.text, settings.max_turn_chars)
+    )
+
+
+def extract_turn(turn: Turn, settings: ObserveSettings, *, answering: bool = False) -> list[Candidate]:
+    """Every fact candidate of one turn, in sentence order (none from interim assistant commentary).
+    ``answering``: the turn replies to the other speaker's question, so its first statements
+    (``observe.replyStatements``) are facts."""
     if turn.interim:
         return []
     name = speaker_name(turn, settings)
     out: list[Candidate] = []
+    replies = settings.reply_statements if answering else 0
     for sentence in sentences_of(turn.text, settings.max_turn_chars):
         if drop_reason(sentence, turn.role):
             continue
-        found = classify(sentence, turn.role, settings.min_sentence_words)
+        found = classify(
+            sentence,
+            turn.role,
+            settings.min_sentence_words,
+            answers=replies > 0,
+            listener_max_words=settings.listener_remark_max_words,
+        )
+        replies -= 1
         if isinstance(found, str):
             continue
         category, cue = found

@@ -208,9 +208,13 @@ def supply_subject(sentence: str, name: str) -> str:
     return f"{name} {phrase}"
 
 
+_SHOW_RE = re.compile(r"^(?:here'?s|here is|here are)\s+", re.I)
+
+
 def standalone(sentence: str, *, speaker: str, timestamp: str | None) -> tuple[str, list[str]]:
     """The sentence made to stand alone, and the absolute dates it names."""
     text = TRAILING_REQUEST_RE.sub("", strip_markers(sentence)) or sentence
+    text = _SHOW_RE.sub(f"{speaker} shares ", text, count=1)  # "Here's my X" → "Ana shares my X"
     text = supply_subject(spell_out(text), speaker)
     text = replace_first_person(text, speaker)
     text, dates = resolve_relative_dates(text, timestamp)

@@ -48,6 +48,8 @@ __all__ = ["FlushResult", "ObserveResult", "observe", "observe_transcript", "par
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 NEAR_CANDIDATES = 5
+MAX_SOURCE_TURNS = 32
+"""A memory said again and again keeps its first turn and the latest ones as its provenance."""
 
 
 @dataclass(frozen=True)
@@ -417,7 +419,7 @@ def _persist_one(
     if existing is None and vector is not None:
         existing = _near_duplicate(mem, tx, obs, plan.namespace, vector, work, work.indexed_near.get(number, []))
     if existing is not None:
-        _reinforce(mem, tx, existing)
+        _reinforce(mem, tx, existing, obs.source_turn_ids)
         if existing.id not in work.reinforced and existing.id not in work.created:
             work.reinforced.append(existing.id)
         return replace(obs, resulting_primitive_id=existing.id)
@@ -469,13 +471,22 @@ def _write_primitive(mem: Memory, tx: Transaction, obs: MemoryObservation, plan:
     return record
 
 
-def _reinforce(mem: Memory, tx: Transaction, record: MemoryRecord) -> None:
+def _reinforce(mem: Memory, tx: Transaction, record: MemoryRecord, turn_ids: Sequence[str] = ()) -> None:
+    """Count one more observation of the memory; the turns that said it again join its
+    ``sourceTurnIds`` (the first stays first, at most ``MAX_SOURCE_TURNS``)."""
     checked = check_bytes(tx.read_bytes(record.path) or b"", record.path, mem.settings.store)
     if not checked.ok or checked.record is None:
         return
-    count = checked.record.frontmatter.get("reinforcement_count")
+    meta = checked.record.frontmatter
+    count = meta.get("reinforcement_count")
     count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
-    patch_staged(mem, tx, record, {"reinforcement_count": count + 1, "last_reinforced_at": now_iso()})
+    changes: dict[str, Any] = {"reinforcement_count": count + 1, "last_reinforced_at": now_iso()}
+    held = meta.get("sourceTurnIds")
+    if isinstance(held, list) and turn_ids:
+        ids = list(dict.fromkeys([*map(str, held), *turn_ids]))
+        if len(ids) > len(held):
+            changes["sourceTurnIds"] = ids[:1] + ids[1:][-(MAX_SOURCE_TURNS - 1) :]
+    patch_staged(mem, tx, record, changes)
 
 
 def _words(text: str) -> set[str]:
