@@ -280,6 +280,8 @@ PRONOUN_SUBJECT_RE = _rx(
     r"|should|might|must|does|did|do|really|just|also|made|makes|reminds|reminded|brings|brought|taught|teaches|showed"
     r"|shows|gave|gives|helps|helped|means|meant|felt|feels|looks|sounds|seems|got|took|keeps|kept)\b))"
 )
+# Naming something: "Her name's Coco", "a cat named Bailey", "the band is called Sunfall".
+NAMING_RE = re.compile(r"\b(?:[Nn]amed|(?:is|are|was|were|be) called|[Nn]ame(?:'s| is| was))\s+\"?[A-Z][\w'-]+")
 # Chat drops the subject ("Been reading …", "Just got new shoes"): the speaker is the subject.
 SUBJECTLESS_RE = _rx(
     r"^((just|also|finally|recently|really)\s+)?(been|gonna|going to|planning to|hoping to|trying to|about to"

@@ -49,6 +49,7 @@ _DURABLE_REQUEST_CATEGORIES = frozenset({"principle", "preference", "correction"
 _TO_LISTENER_CATEGORIES = frozenset({"principle", "correction"})
 # Words that do not make a remark to the listener say anything more ("I'm glad …", "… for you").
 _LISTENER_FILLER = words("you your you're yours yourself you've you'll you'd glad happy here")
+_NAMED_RE = re.compile(r"\b[A-Z][a-z]+")
 _SPECULATION_RE = re.compile(r"\b(would|could|might|may|should|probably|maybe|perhaps|likely)\b", re.I)
 
 STOPWORDS = words("""a an the and or but if then so of to in on at by for with from as is are was were be been being am do does
@@ -96,6 +97,8 @@ class Candidate:
     cue: str
     hedged: bool
     dates: tuple[str, ...]
+    asked: str | None = None
+    """The question this fact answers, when its content carries it."""
 
 
 def speaker_name(turn: Turn, settings: ObserveSettings) -> str:
@@ -148,6 +151,8 @@ def classify(
             found = ("fact", "first-person statement")
         elif cues.SPECIFIC_RE.search(core) and cues.FACT_VERB_RE.search(core):
             found = ("fact", "specific statement")
+        elif cues.NAMING_RE.search(core):
+            found = ("fact", "a name")
         elif answers and role == "user":
             found = ("fact", "answer to a question")
         else:
@@ -198,22 +203,28 @@ def confidence_for(category: str, cue: str, sentence: str, role: str) -> tuple[f
     return round(max(0.05, min(confidence, 1.0)), 2), hedged
 
 
-def asks(turn: Turn, settings: ObserveSettings) -> bool:
-    """Whether the turn asks something (one of its sentences is a question)."""
-    return not turn.interim and any(
-        cues.QUESTION_RE.search(s) for s in sentences_of(turn.text, settings.max_turn_chars)
-    )
+def question_of(turn: Turn, settings: ObserveSettings) -> str | None:
+    """The last question the turn asks ("Where is it?"), markers and vocatives off, or None."""
+    if turn.interim:
+        return None
+    asked = [s for s in sentences_of(turn.text, settings.max_turn_chars) if cues.QUESTION_RE.search(s)]
+    return strip_markers(asked[-1]) or asked[-1] if asked else None
 
 
-def extract_turn(turn: Turn, settings: ObserveSettings, *, answering: bool = False) -> list[Candidate]:
+def extract_turn(turn: Turn, settings: ObserveSettings, *, question: str | None = None) -> list[Candidate]:
     """Every fact candidate of one turn, in sentence order (none from interim assistant commentary).
-    ``answering``: the turn replies to the other speaker's question, so its first statements
-    (``observe.replyStatements``) are facts."""
+
+    ``question``: the turn replies to the other speaker's question, so its first statements
+    (``observe.replyStatements``) are facts; the first one carries the question when it cannot
+    stand without it (a bare answer, "Three times a week.", or a pronoun naming nothing, "It's on
+    Rua Augusta.").
+    """
     if turn.interim:
         return []
     name = speaker_name(turn, settings)
     out: list[Candidate] = []
-    replies = settings.reply_statements if answering else 0
+    replies = settings.reply_statements if question else 0
+    first = True
     for sentence in sentences_of(turn.text, settings.max_turn_chars):
         if drop_reason(sentence, turn.role):
             continue
@@ -225,12 +236,21 @@ def extract_turn(turn: Turn, settings: ObserveSettings, *, answering: bool = Fal
             listener_max_words=settings.listener_remark_max_words,
         )
         replies -= 1
+        asked, first = question if first else None, False
         if isinstance(found, str):
             continue
         category, cue = found
         content, dates = standalone(sentence, speaker=name, timestamp=turn.timestamp)
         if not content:
             continue
+        if asked and turn.role == "user" and _needs_question(sentence, cue, settings):
+            # The answer names its speaker already ("John had to …"), or the question does not say
+            # what it asks about ("How's it going?"): nothing more to carry.
+            who = "" if re.search(rf"\b{re.escape(name)}\b", content) else f"{name}, "
+            content = f'{who}asked "{asked}": {content}' if not cues.FILLER_RE.match(asked) else content
+            asked = asked if not cues.FILLER_RE.match(asked) else None
+        else:
+            asked = None
         confidence, hedged = confidence_for(category, cue, sentence, turn.role)
         entity_ref, attributes = value_key(strip_markers(sentence), name)
         fact = ExtractedFact(
@@ -242,8 +262,25 @@ def extract_turn(turn: Turn, settings: ObserveSettings, *, answering: bool = Fal
             structured_attributes=attributes,
             quote=sentence,
         )
-        out.append(Candidate(fact, turn, sentence, cue, hedged, tuple(dates)))
+        out.append(Candidate(fact, turn, sentence, cue, hedged, tuple(dates), asked))
     return out
+
+
+def _needs_question(sentence: str, cue: str, settings: ObserveSettings) -> bool:
+    """Whether a reply's first statement says what it says only with the question before it: a bare
+    answer, a pronoun naming nothing, or a short statement (``observe.replyQuestionMaxWords``)."""
+    short = len(strip_markers(sentence).split()) <= settings.reply_question_max_words
+    return cue == "answer to a question" or short or leans_on_context(sentence)
+
+
+def leans_on_context(sentence: str) -> bool:
+    """A bare pronoun subject naming nothing ("It was amazing."): the referent is in another turn."""
+    core = strip_markers(sentence)
+    return (
+        bool(cues.PRONOUN_SUBJECT_RE.match(core))
+        and not _NAMED_RE.search(core[1:])
+        and not cues.SPECIFIC_RE.search(core)
+    )
 
 
 def value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:

@@ -20,7 +20,7 @@ import numpy as np
 from remnic.config import ObserveSettings
 from remnic.memfile.model import IMPORTANCE_LEVELS, format_time, now_iso, parse_time
 
-from .extract import MAX_TAGS, Candidate, asks, extract_turn
+from .extract import MAX_TAGS, Candidate, extract_turn, question_of
 from .importance import score_importance
 from .judge import AMBIGUOUS_REFERENT, judge_candidate
 from .records import ExtractedFact, Importance, JudgeVerdict, MemoryObservation, Turn
@@ -70,9 +70,9 @@ def plan_observations(
     previous: Turn | None = None
     for turn in turns:
         kept = []
-        answering = previous is not None and _other_speaker(previous, turn) and asks(previous, settings)
+        asked = question_of(previous, settings) if previous is not None and _other_speaker(previous, turn) else None
         previous = turn if not turn.interim else previous
-        for candidate in extract_turn(turn, settings, answering=answering):
+        for candidate in extract_turn(turn, settings, question=asked):
             item = _scored(candidate, settings)
             if LEVEL_RANK[item.importance.level] >= floor_rank:
                 kept.append(item)

@@ -62,7 +62,7 @@ _SPACE_RE = re.compile(r"[ \t]+")
 # A bracketed aside of two or more words ("[shares a photo of a dog]", "[laughs]" is one word and
 # stays): a host's or transcriber's annotation of the turn, not the speaker's words. A markdown
 # link's text ("[the docs](…)") stays.
-_ASIDE_RE = re.compile(r"\s*\[[A-Za-z][\w'-]*\s+[A-Za-z][^\[\]\n]*\](?!\()")
+_ASIDE_RE = re.compile(r"\s*\[[A-Za-z][\w'-]*:?\s+[A-Za-z][^\[\]\n]*\](?!\()")
 
 # Sentence boundaries: terminal punctuation (and closing quotes/brackets), then space, then a
 # sentence start. Abbreviations and initials never end a sentence.
