@@ -34,7 +34,7 @@ from remnic.observe.archive import archive
 from remnic.observe.buffer import FlushPlan, SessionBuffer, idle_sessions
 from remnic.observe.ledger import append_verdicts, verdict_event
 from remnic.observe.pipeline import plan_observations
-from remnic.observe.records import MemoryObservation, Turn, key_part
+from remnic.observe.records import MemoryObservation, Turn, key_part, reinforcement
 from remnic.observe.transcripts import parse_transcript, turns_from_messages
 from remnic.observe.triggers import decide_flush
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
@@ -48,8 +48,6 @@ __all__ = ["FlushResult", "ObserveResult", "observe", "observe_transcript", "par
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 NEAR_CANDIDATES = 5
-MAX_SOURCE_TURNS = 32
-"""A memory said again and again keeps its first turn and the latest ones as its provenance."""
 
 
 @dataclass(frozen=True)
@@ -472,21 +470,10 @@ def _write_primitive(mem: Memory, tx: Transaction, obs: MemoryObservation, plan:
 
 
 def _reinforce(mem: Memory, tx: Transaction, record: MemoryRecord, turn_ids: Sequence[str] = ()) -> None:
-    """Count one more observation of the memory; the turns that said it again join its
-    ``sourceTurnIds`` (the first stays first, at most ``MAX_SOURCE_TURNS``)."""
     checked = check_bytes(tx.read_bytes(record.path) or b"", record.path, mem.settings.store)
     if not checked.ok or checked.record is None:
         return
-    meta = checked.record.frontmatter
-    count = meta.get("reinforcement_count")
-    count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
-    changes: dict[str, Any] = {"reinforcement_count": count + 1, "last_reinforced_at": now_iso()}
-    held = meta.get("sourceTurnIds")
-    if isinstance(held, list) and turn_ids:
-        ids = list(dict.fromkeys([*map(str, held), *turn_ids]))
-        if len(ids) > len(held):
-            changes["sourceTurnIds"] = ids[:1] + ids[1:][-(MAX_SOURCE_TURNS - 1) :]
-    patch_staged(mem, tx, record, changes)
+    patch_staged(mem, tx, record, reinforcement(checked.record.frontmatter, turn_ids, now_iso()))
 
 
 def _words(text: str) -> set[str]:
