@@ -34,7 +34,7 @@ from remnic.observe.archive import archive
 from remnic.observe.buffer import FlushPlan, SessionBuffer, idle_sessions
 from remnic.observe.ledger import append_verdicts, verdict_event
 from remnic.observe.pipeline import plan_observations
-from remnic.observe.records import MemoryObservation, Turn, key_part
+from remnic.observe.records import MemoryObservation, Turn, key_part, reinforcement
 from remnic.observe.transcripts import parse_transcript, turns_from_messages
 from remnic.observe.triggers import decide_flush
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
@@ -421,7 +421,7 @@ def _persist_one(
     if existing is None and vector is not None:
         existing = _near_duplicate(mem, tx, obs, plan.namespace, vector, work, work.indexed_near.get(number, []))
     if existing is not None:
-        _reinforce(mem, tx, existing)
+        _reinforce(mem, tx, existing, obs.source_turn_ids)
         if existing.id not in work.reinforced and existing.id not in work.created:
             work.reinforced.append(existing.id)
         return replace(obs, resulting_primitive_id=existing.id)
@@ -473,13 +473,11 @@ def _write_primitive(mem: Memory, tx: Transaction, obs: MemoryObservation, plan:
     return record
 
 
-def _reinforce(mem: Memory, tx: Transaction, record: MemoryRecord) -> None:
+def _reinforce(mem: Memory, tx: Transaction, record: MemoryRecord, turn_ids: Sequence[str] = ()) -> None:
     checked = check_bytes(tx.read_bytes(record.path) or b"", record.path, mem.settings.store)
     if not checked.ok or checked.record is None:
         return
-    count = checked.record.frontmatter.get("reinforcement_count")
-    count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
-    patch_staged(mem, tx, record, {"reinforcement_count": count + 1, "last_reinforced_at": now_iso()})
+    patch_staged(mem, tx, record, reinforcement(checked.record.frontmatter, turn_ids, now_iso()))
 
 
 def _words(text: str) -> set[str]:
