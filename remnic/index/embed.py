@@ -14,6 +14,7 @@ import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,6 +84,10 @@ class EmbedderSpec:
     # past 700 MB. None = the intra-op thread count; 1 = off. Vectors are identical.
     bulk_workers: int | None = None
     bulk_min_texts: int = 512
+    bulk_arena_shrink: bool = True
+    """Bulk sessions give their buffers back after every run (onnxruntime's arena shrinkage, the arena grown
+    only by what a run asks): a session kept for a long job otherwise holds the most any mix of its runs
+    needed (kNextPowerOfTwo regions). Vectors are identical."""
     pooling: str = "mean"
     """How token vectors become one: mean (masked), cls (the first token), max (masked), or none (the
     model's output is already one vector per text, e.g. a ``sentence_embedding`` output)."""
@@ -189,6 +194,9 @@ class Embedder:
         self._load_lock = threading.Lock()
         self._lru: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lru_lock = threading.Lock()
+        self._holding = 0  # open bulk_session() blocks
+        self._held: onnxruntime.InferenceSession | None = None
+        self._bulk_run_options: onnxruntime.RunOptions | None = None
 
     # -- identity ------------------------------------------------------------
 
@@ -283,7 +291,7 @@ class Embedder:
         tok.no_padding()
         return tok
 
-    def _load_session(self, threads: int | None = None) -> onnxruntime.InferenceSession:
+    def _load_session(self, threads: int | None = None, bulk: bool = False) -> onnxruntime.InferenceSession:
         import onnxruntime as ort
 
         path = self.spec.model_path or _default_model_path()
@@ -296,8 +304,11 @@ class Embedder:
         # BLAS threads for the cores: a query embedding followed by the vector search took
         # 15 ms instead of 8.6 ms (2 cores). Vectors are unchanged.
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        provider: Any = "CPUExecutionProvider"
+        if bulk and self.spec.bulk_arena_shrink:
+            provider = (provider, {"arena_extend_strategy": "kSameAsRequested"})
         try:
-            session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(str(path), sess_options=opts, providers=[provider])
         except Exception as exc:
             raise EmbeddingError(f"could not load ONNX model {path}: {exc}") from exc
 
@@ -334,7 +345,7 @@ class Embedder:
 
     # -- embedding -----------------------------------------------------------
 
-    def _run(self, encodings: Sequence[Any], session: Any = None) -> np.ndarray:
+    def _run(self, encodings: Sequence[Any], session: Any = None, run_options: Any = None) -> np.ndarray:
         """One right-padded forward pass + pooling (``spec.pooling``) + L2 norm (``spec.normalize``)."""
         session = session or self._session
         assert session is not None
@@ -348,7 +359,7 @@ class Embedder:
             cols["attention_mask"][row, :n] = enc.attention_mask
             if "token_type_ids" in cols:
                 cols["token_type_ids"][row, :n] = enc.type_ids
-        out = session.run([self._output_name], cols)[0].astype(np.float32)
+        out = session.run([self._output_name], cols, run_options)[0].astype(np.float32)
         pooled = pool(out, mask, self.spec.pooling)
         if not self.spec.normalize:
             return pooled.astype(np.float32)
@@ -369,10 +380,14 @@ class Embedder:
             batches.append(current)
         return batches
 
-    def embed(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    def embed(
+        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None, *, bulk: bool = False
+    ) -> np.ndarray:
         """``(len(texts), dim)`` float32, unit-norm rows, in input order.
 
-        ``progress(done, total)`` is called from the calling thread as batches finish.
+        ``progress(done, total)`` is called from the calling thread as batches finish. ``bulk``: the
+        bulk path whatever the number of texts (a bulk job's last, small round must not load the
+        long-lived query session for the rest of the process).
         """
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of strings; use embed_one() for one")
@@ -383,7 +398,7 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         workers = min(self.spec.workers, -(-len(texts) // max(1, self.spec.batch_size)))
-        if workers > 1 and len(texts) >= self.spec.bulk_min_texts:
+        if self.spec.workers > 1 and (bulk or (workers > 1 and len(texts) >= self.spec.bulk_min_texts)):
             return self._embed_bulk(texts, workers, progress)
         self._ensure_loaded()
         out: np.ndarray | None = None
@@ -416,14 +431,48 @@ class Embedder:
                 picked = [ranked[p] for p in batch]
                 yield [window[k] for k in picked], [encs[k] for k in picked]
 
+    @contextmanager
+    def bulk_session(self) -> Iterator[None]:
+        """Bulk calls inside share one bulk session, loaded at the first of them and dropped at the end.
+
+        For a job of many bulk calls (the rounds of a vectors phase): a session per call costs a
+        load's transient (~200 MB at once for ~90 MB kept) on top of whatever the previous calls
+        left in the heap.
+        """
+        with self._load_lock:
+            self._holding += 1
+        try:
+            yield
+        finally:
+            with self._load_lock:
+                self._holding -= 1
+                if not self._holding:
+                    self._held = None
+
+    def _bulk(self) -> tuple[onnxruntime.InferenceSession, onnxruntime.RunOptions | None]:
+        """The session for a bulk call (the held one, or one for this call only) and its run options."""
+        import onnxruntime as ort
+
+        if self.spec.bulk_arena_shrink and self._bulk_run_options is None:
+            options = ort.RunOptions()
+            options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+            self._bulk_run_options = options
+        with self._load_lock:
+            if not self._holding:
+                return self._load_session(threads=1, bulk=True), self._bulk_run_options
+            if self._held is None:
+                self._held = self._load_session(threads=1, bulk=True)
+            return self._held, self._bulk_run_options
+
     def _embed_bulk(self, texts: list[str], workers: int, progress: Callable[[int, int], None] | None) -> np.ndarray:
         """Run the batches on ``workers`` threads in parallel (ORT releases the GIL).
 
-        The threads share one single-threaded session that lives only for this call, so a
-        long-running process does not keep its memory; batches are handed out in order.
+        The threads share one single-threaded session that lives only for this call (or for a
+        :meth:`bulk_session` block), so a long-running process does not keep its memory; batches
+        are handed out in order.
         """
         self._ensure_tokenizer()
-        shared = self._load_session(threads=1)
+        shared, run_options = self._bulk()
         jobs = self._jobs(texts)
         take = threading.Lock()
         done_q: queue.Queue[int | BaseException | None] = queue.Queue()
@@ -438,7 +487,7 @@ class Embedder:
                     if job is None:
                         break
                     rows, encs = job
-                    out[rows] = self._run(encs, shared)
+                    out[rows] = self._run(encs, shared, run_options)
                     done_q.put(len(rows))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller below
                 stop.set()
@@ -494,10 +543,12 @@ class Embedder:
                     self._lru.popitem(last=False)
         return [found[k] for k in keys]
 
-    def embed_documents(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    def embed_documents(
+        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None, *, bulk: bool = False
+    ) -> np.ndarray:
         """Indexed texts' vectors: :meth:`embed` of ``document_prefix`` + each text."""
         prefix = self.spec.document_prefix
-        return self.embed([prefix + t for t in texts] if prefix else list(texts), progress)
+        return self.embed([prefix + t for t in texts] if prefix else list(texts), progress, bulk=bulk)
 
     def embed_one(self, text: str) -> np.ndarray:
         """``(dim,)`` vector; memoised (LRU) because queries repeat. Read-only."""
