@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run_cli
@@ -231,36 +232,40 @@ def test_the_watcher_computes_pending_vectors_between_saves(tmp_path: Path) -> N
 def test_the_vectors_phase_runs_on_one_bulk_session_with_its_memory_settings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """embed.bulkMmapThreshold is applied before the rounds, every round shares one bulk session, the
-    query session is never loaded, and embed.bulkArenaShrink leaves the stored vectors byte for byte."""
+    """embed.bulkMmapThreshold is applied before the rounds (0: not at all), every round shares one
+    single-threaded bulk session, the query session is never loaded, and the vectors are the same bytes."""
     import remnic.index.pending as pending
+    from remnic.index.embed import Embedder
 
+    original = Embedder._load_session
+    loads: list[int | None] = []
+
+    def counted(self: Embedder, threads: int | None = None) -> Any:
+        loads.append(threads)
+        return original(self, threads)
+
+    monkeypatch.setattr(Embedder, "_load_session", counted)
     thresholds: list[int] = []
     real_threshold = pending.set_mmap_threshold
     monkeypatch.setattr(pending, "set_mmap_threshold", lambda n: thresholds.append(n) or real_threshold(n))
     stored: list[dict[str, bytes]] = []
-    for shrink, threshold in ((True, 2_097_152), (False, 0)):
-        root = tmp_path / f"vault-{shrink}"
+    for threshold in (2_097_152, 0):
+        root = tmp_path / f"vault-{threshold}"
         settings = settings_for(
             root,
             store={"include": ["**"]},
             sync={"defer_embeddings_above": 0},
-            embed={"bulk_arena_shrink": shrink, "bulk_mmap_threshold": threshold},
+            embed={"bulk_mmap_threshold": threshold},
         )
         memory = Memory.init(root, settings=settings, adopt=["**"])
         for i in range(12):
             write(memory, f"notes/n{i:02d}.md", f"The harbour ferry number {i} leaves early{' and late' * i}.\n")
         memory.sync()
         embedder = memory.index.embedder
-        assert embedder.spec.bulk_arena_shrink is shrink
-        real_load = embedder._load_session
-        loads: list[bool] = []
-        monkeypatch.setattr(
-            embedder, "_load_session", lambda threads=None, bulk=False: loads.append(bulk) or real_load(threads, bulk)
-        )
+        loads.clear()
         done = memory.embed_pending(batch_texts=4)
         assert (done.filled, done.remaining) == (12, 0)
-        assert loads == [True]  # three rounds, one bulk session, and never the query session
+        assert loads == [1]  # three rounds, one bulk session, and never the (multi-threaded) query session
         assert embedder._held is None
         with memory.index.lock:
             catalog = memory.index.view()[2]

@@ -90,8 +90,6 @@ class EmbedSettings:
     """onnxruntime intra-op threads; empty means min(cpu count, 4)."""
     bulk_workers: int | None = None
     """Bulk embedding (a reindex, a large import: 512+ new texts) runs this many single-threaded model calls in parallel, on threads sharing one model session (~150 MB while it runs); empty means the same as threads, 0 or 1 turns it off."""
-    bulk_arena_shrink: bool = True
-    """Bulk embedding's model session gives its buffers back after every model call (onnxruntime's arena shrinkage) instead of keeping the most its mix of batches ever needed; vectors are identical. Off: a first adoption's vectors phase peaked ~100 MB higher."""
     bulk_mmap_threshold: int = 1_048_576
     """While deferred vectors are computed (a first adoption's second phase), memory blocks of at least this many bytes get a mapping of their own (glibc's M_MMAP_THRESHOLD, fixed from then on for the process), so the model session's weights and buffers go back to the system when freed instead of staying in a heap that does not shrink; 0 leaves glibc's default. At most 33554432."""
 

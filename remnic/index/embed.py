@@ -84,10 +84,6 @@ class EmbedderSpec:
     # past 700 MB. None = the intra-op thread count; 1 = off. Vectors are identical.
     bulk_workers: int | None = None
     bulk_min_texts: int = 512
-    bulk_arena_shrink: bool = True
-    """Bulk sessions give their buffers back after every run (onnxruntime's arena shrinkage, the arena grown
-    only by what a run asks): a session kept for a long job otherwise holds the most any mix of its runs
-    needed (kNextPowerOfTwo regions). Vectors are identical."""
     pooling: str = "mean"
     """How token vectors become one: mean (masked), cls (the first token), max (masked), or none (the
     model's output is already one vector per text, e.g. a ``sentence_embedding`` output)."""
@@ -196,7 +192,6 @@ class Embedder:
         self._lru_lock = threading.Lock()
         self._holding = 0  # open bulk_session() blocks
         self._held: onnxruntime.InferenceSession | None = None
-        self._bulk_run_options: onnxruntime.RunOptions | None = None
 
     # -- identity ------------------------------------------------------------
 
@@ -291,7 +286,7 @@ class Embedder:
         tok.no_padding()
         return tok
 
-    def _load_session(self, threads: int | None = None, bulk: bool = False) -> onnxruntime.InferenceSession:
+    def _load_session(self, threads: int | None = None) -> onnxruntime.InferenceSession:
         import onnxruntime as ort
 
         path = self.spec.model_path or _default_model_path()
@@ -304,11 +299,8 @@ class Embedder:
         # BLAS threads for the cores: a query embedding followed by the vector search took
         # 15 ms instead of 8.6 ms (2 cores). Vectors are unchanged.
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        provider: Any = "CPUExecutionProvider"
-        if bulk and self.spec.bulk_arena_shrink:
-            provider = (provider, {"arena_extend_strategy": "kSameAsRequested"})
         try:
-            session = ort.InferenceSession(str(path), sess_options=opts, providers=[provider])
+            session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
         except Exception as exc:
             raise EmbeddingError(f"could not load ONNX model {path}: {exc}") from exc
 
@@ -345,7 +337,7 @@ class Embedder:
 
     # -- embedding -----------------------------------------------------------
 
-    def _run(self, encodings: Sequence[Any], session: Any = None, run_options: Any = None) -> np.ndarray:
+    def _run(self, encodings: Sequence[Any], session: Any = None) -> np.ndarray:
         """One right-padded forward pass + pooling (``spec.pooling``) + L2 norm (``spec.normalize``)."""
         session = session or self._session
         assert session is not None
@@ -359,7 +351,7 @@ class Embedder:
             cols["attention_mask"][row, :n] = enc.attention_mask
             if "token_type_ids" in cols:
                 cols["token_type_ids"][row, :n] = enc.type_ids
-        out = session.run([self._output_name], cols, run_options)[0].astype(np.float32)
+        out = session.run([self._output_name], cols)[0].astype(np.float32)
         pooled = pool(out, mask, self.spec.pooling)
         if not self.spec.normalize:
             return pooled.astype(np.float32)
@@ -449,20 +441,14 @@ class Embedder:
                 if not self._holding:
                     self._held = None
 
-    def _bulk(self) -> tuple[onnxruntime.InferenceSession, onnxruntime.RunOptions | None]:
-        """The session for a bulk call (the held one, or one for this call only) and its run options."""
-        import onnxruntime as ort
-
-        if self.spec.bulk_arena_shrink and self._bulk_run_options is None:
-            options = ort.RunOptions()
-            options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
-            self._bulk_run_options = options
+    def _bulk_session(self) -> onnxruntime.InferenceSession:
+        """The single-threaded session for a bulk call: the held one, or one for this call only."""
         with self._load_lock:
             if not self._holding:
-                return self._load_session(threads=1, bulk=True), self._bulk_run_options
+                return self._load_session(threads=1)
             if self._held is None:
-                self._held = self._load_session(threads=1, bulk=True)
-            return self._held, self._bulk_run_options
+                self._held = self._load_session(threads=1)
+            return self._held
 
     def _embed_bulk(self, texts: list[str], workers: int, progress: Callable[[int, int], None] | None) -> np.ndarray:
         """Run the batches on ``workers`` threads in parallel (ORT releases the GIL).
@@ -472,7 +458,7 @@ class Embedder:
         are handed out in order.
         """
         self._ensure_tokenizer()
-        shared, run_options = self._bulk()
+        shared = self._bulk_session()
         jobs = self._jobs(texts)
         take = threading.Lock()
         done_q: queue.Queue[int | BaseException | None] = queue.Queue()
@@ -487,7 +473,7 @@ class Embedder:
                     if job is None:
                         break
                     rows, encs = job
-                    out[rows] = self._run(encs, shared, run_options)
+                    out[rows] = self._run(encs, shared)
                     done_q.put(len(rows))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller below
                 stop.set()

@@ -117,7 +117,6 @@ class SearchIndex(IndexWrites, PendingVectors):
                     batch_size=e.batch_size,
                     threads=e.threads,
                     bulk_workers=e.bulk_workers,
-                    bulk_arena_shrink=e.bulk_arena_shrink,
                     pooling=e.pooling,
                     normalize=e.normalize,
                     output_name=e.output_name or None,
