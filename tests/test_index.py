@@ -64,8 +64,9 @@ def test_paraphrase_without_shared_words_is_found_by_vectors(repo: Memory) -> No
     result = repo.recall(query, top_k=3)
     top = result.hits[0]
     assert top.id == target.id
-    assert top.signals["vectorRank"] == 1 and top.signals["bm25Rank"] is None
-    assert top.terms.bm25 == 0 and top.terms.vector > 0
+    assert top.signals["vectorRank"] == 1 and top.terms.vector > 0
+    # No stem is shared: BM25 can only have found it through the query's expansion (versions → releases …).
+    assert (top.signals["bm25Rank"] is None and top.terms.bm25 == 0) or "query expanded" in result.stages[0].reason
 
 
 def test_exact_rare_term_is_found_by_bm25(repo: Memory) -> None:

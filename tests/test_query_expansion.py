@@ -11,6 +11,7 @@ import pytest
 
 from remnic.config import settings_for
 from remnic.index.vocab import Vocab, expand, words_of
+from remnic.render.xray import render_xray
 from remnic.service.memory import Memory
 
 # --------------------------------------------------------------------- pure parts
@@ -101,6 +102,9 @@ def test_a_query_word_no_memory_uses_finds_the_answer_in_other_words(chat) -> No
         assert "query expanded (weight 0.5 × cosine): pets→dog" in reason
         dog = next(h for h in result.hits if h.id == "n0")
         assert dog.rank == 1 and dog.terms.bm25 > 0
+        # The X-ray shows which words were searched for the query's.
+        xray = memory.recall_xray("What pets does Nate have?", top_k=5)
+        assert xray is not None and "pets→dog" in render_xray(xray, "text")
     with _open(chat, query_expansion_weight=0.0) as memory:
         plain = memory.recall("What pets does Nate have?", top_k=5)
         assert "query expanded" not in plain.stages[0].reason

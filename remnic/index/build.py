@@ -338,14 +338,14 @@ class IndexWrites:
         if not rows and not gone and (commit is None or commit == manifest.commit):
             return 0
 
-        words, vectors, embedded_words = self._new_words(cat, [r.content for r in rows if not r.pending])
+        words, vectors, _ = self._new_words(cat, [r.content for r in rows if not r.pending])
         gen = manifest.generation + 1
         # While this batch is applied the catalog still holds the rows of ``manifest.commit`` (they
         # change in one transaction below), so a duplicate check may read it: see lookup_hash.
         self._writing = True
         try:
             return self._apply_rows(
-                cat, manifest, gen, rows, docs, gone, commit, set_commit, embedded + embedded_words, (words, vectors)
+                cat, manifest, gen, rows, docs, gone, commit, set_commit, embedded, (words, vectors)
             )
         finally:
             self._writing = False
@@ -491,13 +491,13 @@ class IndexWrites:
             contexts.update(self._contexts_for(members))
             positions.update(T.positions(members))
         rows, docs, embedded = self._rows(records, contexts, positions, progress)
-        words, vectors, embedded_words = self._new_words(None, [r.content for r in rows if not r.pending])
+        words, vectors, _ = self._new_words(None, [r.content for r in rows if not r.pending])
         self._create_build(commit=head, rows=rows, docs=docs, progress=None, vocab=(words, vectors))
         return FreshReport(
             "rebuild",
             reason=reason,
             changed=len(rows),
-            embedded=embedded + embedded_words,
+            embedded=embedded,
             problems=[p.describe() for p in scan.problems],
         )
 

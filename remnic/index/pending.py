@@ -128,8 +128,8 @@ class PendingVectors:
             matrix, embedded = embed_texts(self.embedder, self.cache, texts, step)
             with self._lock:
                 words = self._missing_words(self._catalog, texts)
-            vectors, embedded_words = embed_texts(self.embedder, self.cache, words)
-            report.embedded += embedded + embedded_words
+            vectors, _ = embed_texts(self.embedder, self.cache, words)
+            report.embedded += embedded
             report.texts += len(texts)
             report.filled += self._fill(matrix, spans, (words, vectors))
             done += len(texts)
