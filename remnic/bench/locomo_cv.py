@@ -229,7 +229,7 @@ def render_cv(result: dict[str, Any]) -> str:
         if result["inSample"]["chosen"] != result["default"]
         else "kept: the defaults (they are also the in-sample best)"
     )
-    fold_mean = ", ".join(f"R@{k} {v:.3f}" for k, v in result["foldMean"].items())
+    fold_mean = ", ".join(f"{k.replace('recall@', 'R@')} {v:.3f}" for k, v in result["foldMean"].items())
     return "\n".join(
         [
             f"**{result['granularity']} granularity, cross-validated** — {len(result['conversations'])} "
@@ -242,6 +242,6 @@ def render_cv(result: dict[str, Any]) -> str:
                 ["held out", "chosen on the other four", "R@5", "R@10", "defaults R@5", "defaults R@10"], fold_rows
             ),
             "",
-            f"Mean over folds: {fold_mean}. {verdict}.",
+            f"Mean over folds (each held-out conversation weighted alike; the cross-validated row pools the questions): {fold_mean}. {verdict}.",
         ]
     )
