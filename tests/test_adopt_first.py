@@ -177,14 +177,18 @@ def test_index_language_stems_the_repositorys_language_and_a_change_rebuilds(tmp
     assert analyze("Les Misérables", language="none") == ["les", "miserables"]  # no stemmer, still folded
 
     root = tmp_path / "notas"
-    memory = Memory.init(root, settings=settings_for(root, store={"include": ["**"]}), adopt=["**"])
+    # Stemming alone (no query expansion, which would find 'cantadas' beside 'cantar' in any language).
+    plain = {"query_expansion_weight": 0.0}
+    memory = Memory.init(root, settings=settings_for(root, store={"include": ["**"]}, recall=plain), adopt=["**"])
     write(memory, "notas/coro.md", "Las canciones fueron cantadas por el coro del pueblo.\n")
     write(memory, "notas/mercado.md", "El mercado abre los sábados a las seis.\n")
     memory.sync()
     english = memory.recall("cantar", top_k=3)
     assert not any(h.signals["bm25Rank"] for h in english.hits)
     memory.close()
-    spanish = Memory.open(settings=settings_for(root, store={"include": ["**"]}, index={"language": "spanish"}))
+    spanish = Memory.open(
+        settings=settings_for(root, store={"include": ["**"]}, index={"language": "spanish"}, recall=plain)
+    )
     result = spanish.recall("cantar", top_k=3)
     assert result.index["action"] == "rebuild" and "index.language" in result.index["reason"]
     assert result.hits[0].path == "notas/coro.md" and result.hits[0].signals["bm25Rank"] == 1

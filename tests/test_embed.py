@@ -85,9 +85,16 @@ def test_token_budget_and_windows(embedder: Embedder, monkeypatch: pytest.Monkey
     texts = SENTENCES + ["long text about memory " * 40, "x", "another long one " * 30]
     reference = np.stack([embedder.embed([t])[0] for t in texts])
     tight = Embedder(EmbedderSpec(max_batch_tokens=64))
-    # A single text longer than the budget still forms its own batch.
-    assert tight._batches([3, 5, 20, 30, 200]) == [[0, 1, 2], [3], [4]]
+    # A single text longer than the budget still forms its own batch; short texts are not padded to a
+    # much longer one's width (a call costs about 16 tokens more).
+    assert tight._batches([3, 5, 20, 30, 200]) == [[0, 1], [2, 3], [4]]
+    assert tight._batches([20, 20, 20, 21]) == [[0, 1, 2], [3]]  # 4 x 21 is past the budget
     assert Embedder(EmbedderSpec(batch_size=2))._batches([1, 1, 1]) == [[0, 1], [2]]
+    assert Embedder(EmbedderSpec())._batches([10] * 20 + [12] * 4) == [list(range(16)), list(range(16, 24))]
+    lengths = sorted((7 * i) % 40 + 1 for i in range(300))
+    for batch in tight._batches(lengths):
+        assert len(batch) == 1 or len(batch) * lengths[batch[-1]] <= 64
+    assert [p for b in tight._batches(lengths) for p in b] == list(range(300))
     np.testing.assert_allclose(tight.embed(texts), reference, atol=1e-4)
     # Several sort windows must still put every row back in place.
     monkeypatch.setattr(embed_mod, "_SORT_WINDOW", 3)

@@ -66,7 +66,7 @@ def test_code_traces_logs_and_tool_output_are_not_prose() -> None:
         ("Sounds good.", "greeting or acknowledgement"),
         ("That's really cool.", "greeting or acknowledgement"),
         ("Wow, great pic!", "exclamation"),
-        ("Here's a pic of my dog.", "thanks or show-and-tell"),
+        ("Here's a pic from the party!", "thanks or show-and-tell"),
         ("I've been great, busy but great.", "small talk"),
     ],
 )
@@ -90,7 +90,7 @@ def test_assistant_task_chatter_is_dropped() -> None:
             "rule",
             "If the replica lag passes 30s, page the on-call.",
         ),
-        ("I really love hiking in the Alps.", "preference", "Ana really loves hiking in the Alps."),
+        ("I really love hiking in the Alps.", "preference", "Ana loves hiking in the Alps."),
         (
             "I'll send the migration plan by next Friday.",
             "commitment",
@@ -100,7 +100,7 @@ def test_assistant_task_chatter_is_dropped() -> None:
         ("My sister Mia lives in Porto.", "relationship", "Ana's sister Mia lives in Porto."),
         ("Argo is our deployment tool.", "entity", "Argo is our deployment tool."),
         ("I got married last summer!", "moment", "Ana got married in the summer of 2022."),
-        ("I'm really good at choreography.", "skill", "Ana is really good at choreography."),
+        ("I'm really good at choreography.", "skill", "Ana is good at choreography."),
         ("I went to a support group yesterday.", "fact", "Ana went to a support group on 7 May 2023."),
         ("Been reading that book you recommended.", "fact", "Ana has been reading that book you recommended."),
         ("The billing service owner is Dana.", "fact", "The billing service owner is Dana."),
@@ -117,6 +117,44 @@ def test_requests_and_remarks_to_the_listener_are_not_facts() -> None:
     assert facts("You'd be a great counselor!") == []
     assert [c.fact.category for c in facts("Use pnpm, not npm.")] == ["preference"]  # a request that states a choice
     assert [c.fact.category for c in facts("You must never commit secrets.")] == ["principle"]
+
+
+def test_remarks_about_the_listener_with_nothing_else_are_not_facts() -> None:
+    assert facts("I'm here for you. I appreciate your encouragement. I'm so glad it worked for you!") == []
+    kept = facts("I still have that stuffed animal dog you gave me!")
+    assert [c.fact.content for c in kept] == ["Ana still has that stuffed animal dog you gave them."]
+
+
+def test_showing_ones_own_things_says_what_one_has_or_did() -> None:
+    found = facts("Here are some bowls of coconut ice cream that I made. Here's a pic!")
+    assert [c.fact.content for c in found] == ["Ana shares some bowls of coconut ice cream that Ana made."]
+
+
+def test_bracketed_asides_are_not_the_speakers_words() -> None:
+    assert prose_lines("Yay! [shares a photo of a dog] Read [the docs](https://x.io) [sic].") == [
+        "Yay! Read [the docs](https://x.io) [sic]."
+    ]
+    assert facts("[shares a photo of a cake on a table]") == []
+
+
+def test_the_first_statement_of_a_reply_to_a_question_is_a_fact_carrying_the_question() -> None:
+    reply = Turn("user", "Well, it's on Rua Augusta. It gets busy.", 1, speaker="Gina", timestamp=MONDAY)
+    found = extract_turn(reply, ObserveSettings(), question="Where is your store?")
+    assert [c.fact.content for c in found] == ['Gina, asked "Where is your store?": It\'s on Rua Augusta.']
+    importance = score_importance(found[0].fact.content, "fact", said=found[0].sentence)
+    assert judge_candidate(found[0], importance).kind == "accept"  # the question names what "it" is
+    assert extract_turn(reply, ObserveSettings()) == []  # not a reply: no cue, no first person, nothing specific
+    # A statement that stands on its own keeps its own words.
+    said = Turn("user", "My goal is to improve my shooting percentage this season.", 2, speaker="John")
+    assert [c.fact.content for c in extract_turn(said, ObserveSettings(), question="What's your goal?")] == [
+        "John's goal is to improve their shooting percentage this season."
+    ]
+
+
+def test_naming_something_is_a_fact() -> None:
+    assert [c.fact.content for c in facts("Her name's Coco and she's adorable.")] == [
+        "Her name's Coco and she's adorable."
+    ]
 
 
 def test_must_is_a_rule_only_when_it_obliges() -> None:
@@ -214,6 +252,12 @@ def test_importance_follows_the_reference_rules() -> None:
         ("Never push to main.", "accept", "Auto-approved: principle category bypasses judge"),
         ("I went to a support group yesterday.", "accept", "Durable fact (first-person statement)"),
         ("My build is currently failing on CI.", "reject", "Work in progress, stale within hours"),
+        ("I'm currently debugging the flaky checkout test.", "reject", "Work in progress, stale within hours"),
+        (
+            "I'm currently reading a novel by Patrick Rothfuss.",
+            "defer",
+            "What the speaker is doing now: durable if it lasts",
+        ),
         ("I think the deploy takes 20 minutes.", "defer", "Hedged: the speaker is not sure"),
         (
             "It taught me self-acceptance and patience.",

@@ -234,3 +234,28 @@ def test_locomo_turns_compress_at_least_twofold_and_keep_most_evidence(path: str
     assert measured["compression"] >= 2.0
     assert 0.45 <= measured["covered"] <= 0.8  # greetings, questions and banter give nothing
     assert measured["evidence_covered"] >= 0.75  # turns that answer the benchmark's questions mostly do
+
+
+def test_facts_embedded_ahead_on_a_worker_give_the_same_observations() -> None:
+    from remnic.service.prefetch import Prefetch
+
+    texts = ["I really love hiking in the Alps.", "The staging DB port is 5432.", "We decided to ship on Fridays."]
+    turns = [Turn("user", f"{texts[i % 3]} Turn {i} went well.", i, turn_id=f"t{i}") for i in range(12)]
+    settings = ObserveSettings(user_name="Ana", duplicate_similarity_floor=0.9)
+    seen: list[list[str]] = []
+    model = get_embedder().embed
+
+    def embed(batch: object) -> object:
+        seen.append(list(batch))  # type: ignore[call-overload]
+        return model(batch)  # type: ignore[arg-type]
+
+    plain = plan_observations(turns, session_key="s", settings=settings, embed=model, now="2026-01-01T00:00:00Z")
+    with Prefetch(embed, len(turns)) as ahead:
+        early = plan_observations(
+            turns, session_key="s", settings=settings, embed=ahead.embed, prefetch=ahead.add, now="2026-01-01T00:00:00Z"
+        )
+    assert [o.to_dict() for o in early] == [o.to_dict() for o in plain]
+    assert len(seen) >= 2 and len(seen[0]) >= 8  # the worker embedded the first facts before the last call
+    facts = [o.fact.content for o in plain]
+    assert set(facts) <= {t for batch in seen[:-1] for t in batch} | set(seen[-1])
+    assert Prefetch(None, 50).embed is None  # no model: nothing to fold by

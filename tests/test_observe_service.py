@@ -277,6 +277,16 @@ def test_a_near_duplicate_in_the_next_flush_reinforces_before_the_index_catches_
     assert [r.frontmatter.get("reinforcement_count") for r in memory.list()] == [1]
 
 
+def test_a_reinforcement_adds_the_turn_that_said_it_again_to_the_provenance(memory: Memory) -> None:
+    said = "I prefer dark roast coffee in the morning."
+    memory.observe("s1", [{"role": "user", "speaker": "Ana", "content": said, "turnId": "a1"}], flush=True)
+    memory.observe("s2", [{"role": "user", "speaker": "Ana", "content": said, "turnId": "b7"}], flush=True)
+    memory.observe("s3", [{"role": "user", "speaker": "Ana", "content": said, "turnId": "b7"}], flush=True)
+    (record,) = memory.list()
+    fm = record.frontmatter
+    assert fm["sourceTurnIds"] == ["a1", "b7"] and fm["sourceTurnId"] == "a1" and fm["reinforcement_count"] == 2
+
+
 def test_index_later_holds_index_updates_yet_duplicates_and_supersession_see_the_held_writes(memory: Memory) -> None:
     memory.refresh_index()
     indexed_at = memory.index_health()["commit"]

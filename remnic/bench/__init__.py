@@ -53,6 +53,27 @@ def machine_line() -> str:
     )
 
 
+def load_average() -> float:
+    """The one-minute load average (0.0 where the platform has none)."""
+    import os
+
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return 0.0
+
+
+def measured_line(seconds: float, load_before: float) -> str:
+    """``Measured in 120 s (load average 0.9 before, 1.4 after, 2 cores)``: a reader can tell a quiet run
+    from one that shared the machine, since absolute latencies depend on it."""
+    import os
+
+    return (
+        f"Measured in {seconds:.0f} s (load average {load_before:.1f} before, {load_average():.1f} after, "
+        f"{os.cpu_count()} cores)"
+    )
+
+
 def md_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     for row in rows:

@@ -27,7 +27,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from . import Report, md_table
+from . import Report, load_average, md_table, measured_line
 
 WRITER_SCRIPT = """
 import sys, time, json
@@ -261,7 +261,7 @@ def serve_trials(trials: int, tmp: Path, rng: random.Random) -> dict[str, Any]:
 
 def run(quick: bool = False) -> Report:
     rng = random.Random(11)
-    t0 = time.perf_counter()
+    t0, load0 = time.perf_counter(), load_average()
     with tempfile.TemporaryDirectory(prefix="remnic-bench-faults-") as tmp_name:
         tmp = Path(tmp_name)
         writers = writers_trial(15.0 if quick else 60.0, tmp)
@@ -283,7 +283,7 @@ def run(quick: bool = False) -> Report:
             "",
             md_table(["command", "trials", "killed", "finished first", "acknowledged lost", "failed checks"], rows),
             "",
-            f"Measured in {time.perf_counter() - t0:.0f} s. `python -m remnic.bench faults`.",
+            f"{measured_line(time.perf_counter() - t0, load0)}. `python -m remnic.bench faults`.",
         ]
     )
     for t in trials:

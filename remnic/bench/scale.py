@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import Report, md_table, percentile
+from . import Report, load_average, md_table, measured_line, percentile
 
 DEFAULT_SIZES = (10_000, 100_000)
 REAL_EMBED_MAX = 20_000  # sizes above this get seeded (random) vectors
@@ -424,7 +424,7 @@ def render(result: dict[str, Any]) -> str:
 
 def run(quick: bool = False) -> Report:
     sizes = [2_000] if quick else list(DEFAULT_SIZES)
-    t0 = time.perf_counter()
+    t0, load0 = time.perf_counter(), load_average()
     result = run_scale(sizes, queries=50 if quick else 200, log=lambda m: print(m, flush=True))
     md = "\n".join(
         [
@@ -440,7 +440,7 @@ def run(quick: bool = False) -> Report:
             "",
             render(result),
             "",
-            f"Measured in {time.perf_counter() - t0:.0f} s.",
+            f"{measured_line(time.perf_counter() - t0, load0)}.",
         ]
     )
     return Report("scale", "Recall at scale", md, result)

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import Report, md_table, percentile
+from . import Report, load_average, md_table, measured_line, percentile
 
 SIZE = 10_000
 TARGET = 1.10
@@ -116,7 +116,7 @@ def render(data: dict[str, Any]) -> str:
 
 
 def run(quick: bool = False) -> Report:
-    t0 = time.perf_counter()
+    t0, load0 = time.perf_counter(), load_average()
     data = measure(2_000 if quick else SIZE, 60 if quick else 300, log=lambda m: print(m, flush=True))
-    md = render(data) + f"\n\nMeasured in {time.perf_counter() - t0:.0f} s."
+    md = render(data) + f"\n\n{measured_line(time.perf_counter() - t0, load0)}."
     return Report("xray", "Recall X-ray: capture overhead", md, data)

@@ -136,6 +136,13 @@ def emit(args: argparse.Namespace, data: Any, text: str | Callable[[], str] | No
         print(rendered.rstrip("\n"))
 
 
+def warnings_of(result: Any) -> dict[str, list[dict[str, str]]]:
+    """``{"warnings": [{field, message}]}`` for a write that is done with a caveat, shaped as the server's
+    (text mode has them on stderr already, from the log)."""
+    warnings = [{"field": "gitIndex", "message": w} for w in getattr(result, "warnings", ()) or ()]
+    return {"warnings": warnings} if warnings else {}
+
+
 def read_text_arg(value: str) -> str:
     """A TEXT argument, where '-' means standard input."""
     if value == "-":

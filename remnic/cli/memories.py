@@ -28,6 +28,7 @@ from ._common import (
     table,
     unit_float,
     wants_json,
+    warnings_of,
 )
 
 
@@ -235,6 +236,7 @@ def cmd_store(args: argparse.Namespace) -> int:
     )
     record, duplicate = result.record, not result.changed and not args.dry_run
     data = {**record.to_dict(), "duplicate": duplicate, "dryRun": args.dry_run, "commit": result.commit}
+    data.update(warnings_of(result))
     if duplicate:
         text = f"duplicate of {record.id} ({record.path}); nothing stored"
     elif args.dry_run:
@@ -404,7 +406,7 @@ def cmd_update(args: argparse.Namespace) -> int:
     record = result.record
     emit(
         args,
-        {**record.to_dict(), "changed": result.changed, "commit": result.commit},
+        {**record.to_dict(), "changed": result.changed, "commit": result.commit, **warnings_of(result)},
         f"updated {record.id} ({record.path}) in commit {(result.commit or '')[:8]}"
         if result.commit
         else f"{record.id} already says that; nothing changed",
@@ -418,7 +420,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
     record = result.record
     emit(
         args,
-        {**record.to_dict(), "changed": result.changed, "commit": result.commit},
+        {**record.to_dict(), "changed": result.changed, "commit": result.commit, **warnings_of(result)},
         f"{record.id} was already forgotten; nothing changed"
         if not result.changed
         else f"forgot {record.id} ({record.path}); its text stays in git history",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import add_command, emit, open_memory, table
+from ._common import add_command, emit, open_memory, table, warnings_of
 
 VERSION_HELP = "a version: v1, 2, a commit sha prefix, 'latest' or 'working' (the file on disk now)"
 
@@ -90,7 +90,7 @@ def cmd_revert(args: argparse.Namespace) -> int:
     record = result.record
     emit(
         args,
-        {**record.to_dict(), "commit": result.commit, "changed": result.changed},
+        {**record.to_dict(), "commit": result.commit, "changed": result.changed, **warnings_of(result)},
         f"reverted {record.path} to {args.version} in a new commit ({(result.commit or '')[:8]})"
         if result.changed
         else f"{record.path} already has the content of {args.version}; nothing to commit",

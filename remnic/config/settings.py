@@ -163,7 +163,13 @@ class ObserveSettings:
     max_turn_chars: int = 4000
     """Only the first this many characters of a turn are read for facts."""
     min_sentence_words: int = 4
-    """Sentences shorter than this many words are never facts."""
+    """Sentences shorter than this many words are never facts (but see replyStatements)."""
+    reply_statements: int = 1
+    """A person's reply to the other speaker's question: this many of its first statements are facts even without a cue, from two words ("It's on Rua Augusta.", "Contemporary, mostly."); 0 = off. Chosen by leave-one-conversation-out cross-validation on LoCoMo (docs/benchmarks.md)."""
+    reply_question_max_words: int = 0
+    """A reply's first statement carries the question it answers (`Ana, asked "Where is it?": It's on Rua Augusta.`) when it cannot stand without it — a bare answer, a pronoun naming nothing — or has at most this many words. Chosen by leave-one-conversation-out cross-validation on LoCoMo."""
+    listener_remark_max_words: int = 2
+    """A sentence about the listener ("you", "your") with at most this many other content words is a remark to them, not a fact ("I'm here for you", "I appreciate your encouragement"); -1 = off. Chosen by leave-one-conversation-out cross-validation on LoCoMo."""
     judge: bool = True
     """Run the rules judge (durable vs transient); off, every extracted fact is accepted."""
     min_importance_level: str = "low"

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,6 +69,7 @@ class PendingVectors:
         def _check(self) -> Manifest: ...
         def _sync(self) -> Snapshot: ...
         def _reader(self, build: str) -> Any: ...
+        def _missing_words(self, cat: Catalog | None, texts: Sequence[str]) -> list[str]: ...
 
     def vectors_pending(self) -> tuple[int, int]:
         """(memories whose vectors are pending, texts they need embedded); (0, 0) without an index.
@@ -147,12 +148,20 @@ class PendingVectors:
                 else (lambda n, _all, base=done, total=total: progress(min(base + n, total), total))
             )
             matrix, embedded = embed_texts(self.embedder, self.cache, texts, step, bulk=True)
+            with self._lock:
+                words = self._missing_words(self._catalog, texts)
+            vectors, _ = embed_texts(self.embedder, self.cache, words, bulk=True)
             report.embedded += embedded
             report.texts += len(texts)
-            report.filled += self._fill(matrix, spans)
+            report.filled += self._fill(matrix, spans, (words, vectors))
             done += len(texts)
 
-    def _fill(self, matrix: np.ndarray, spans: list[tuple[str, str, bool, int, int]]) -> int:
+    def _fill(
+        self,
+        matrix: np.ndarray,
+        spans: list[tuple[str, str, bool, int, int]],
+        vocab: tuple[list[str], Any] = ([], None),
+    ) -> int:
         """Write one batch's vectors into the catalog (one transaction, a new generation)."""
         items = []
         for path, raw, has_ctx, start, n in spans:
@@ -170,6 +179,8 @@ class PendingVectors:
             cat.begin()
             try:
                 filled = cat.fill_vectors(items, gen)
+                if vocab[0]:
+                    cat.add_vocab(vocab[0], vocab[1], gen)
                 manifest.generation = gen
                 manifest.vectors_pending = cat.pending_counts()[0]
                 manifest.updated_at = now_iso()

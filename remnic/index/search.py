@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -61,8 +62,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from .embed import Embedder
     from .embed_cache import EmbeddingCache
     from .vectors import Snapshot
+    from .vocab import Vocab
 
 __all__ = ["SCHEMA_VERSION", "FreshReport", "IndexHealth", "Manifest", "SearchIndex"]
+
+# Texts whose memory vector is kept: a flush compares each fact twice (within the flush, then against
+# what is stored) and each later flush compares against the facts written but not indexed yet.
+_MEMORY_VECTOR_MEMO = 8192
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
@@ -82,10 +88,15 @@ class SearchIndex(IndexWrites, PendingVectors):
         self._index_lock = process_lock((settings.state_dir / "index.lock").resolve())
         self._cache = cache
         self._embedder: Embedder | None = None
+        self._memory_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._memory_vectors_lock = threading.Lock()
         self._build: str | None = None
         self._catalog: Catalog | None = None
         self._bm25: Bm25Index | None = None
         self._snap: Snapshot | None = None
+        self._vocab: Vocab | None = None
+        self._word_memo: dict[str, np.ndarray] = {}
+        """Loaded by the first recall that expands its query, then kept current like the snapshot."""
         self._manifest: Manifest | None = None
         self._manifest_gen = -2
         self._files: MemoryStore | None = None
@@ -177,6 +188,7 @@ class SearchIndex(IndexWrites, PendingVectors):
         self._catalog = None
         self._bm25 = None
         self._snap = None
+        self._vocab = None
         self._build = None
         self._manifest = None
         self._manifest_gen = -2
@@ -256,6 +268,9 @@ class SearchIndex(IndexWrites, PendingVectors):
                 elif gen != self._snap.gen:
                     self._snap.apply(cat.snapshot_rows(self._snap.gen), cat.tombstones_since(self._snap.gen), gen)
                     self._bm25.reload()
+                if self._vocab is not None and gen != self._vocab.gen:
+                    self._vocab.add(cat.vocab_rows(self._vocab.dim, self._vocab.gen))
+                    self._vocab.gen = gen
             finally:
                 cat.conn.execute("COMMIT")
         except CatalogError:
@@ -437,6 +452,29 @@ class SearchIndex(IndexWrites, PendingVectors):
         assert self._bm25 is not None and self._catalog is not None
         return snap, self._bm25, self._catalog
 
+    def vocab(self) -> Vocab:
+        """The vocabulary's words and vectors (call after :meth:`view`, under ``lock``; loaded on first use)."""
+        if self._vocab is None:
+            from .vocab import Vocab
+
+            assert self._catalog is not None and self._snap is not None
+            vocab = Vocab(self.embedder.dim)
+            vocab.add(self._catalog.vocab_rows(vocab.dim))
+            vocab.gen = self._snap.gen
+            self._vocab = vocab
+        return self._vocab
+
+    def embed_words(self, words: Sequence[str]) -> list[np.ndarray]:
+        """Vectors of words as the vocabulary's are made (document side), for query words it lacks
+        (memoised: an agent asks about the same things again)."""
+        memo = self._word_memo
+        missing = [w for w in dict.fromkeys(words) if w not in memo]
+        if missing:
+            if len(memo) > 1024:
+                memo.clear()
+            memo.update(zip(missing, self.embedder.embed_documents(missing)))
+        return [memo[w] for w in words]
+
     @property
     def lock(self) -> threading.RLock:
         return self._lock
@@ -455,18 +493,31 @@ class SearchIndex(IndexWrites, PendingVectors):
     def embed_as_memories(self, texts: Sequence[str]) -> np.ndarray:
         """One unit vector per text as the index will see it when stored as a memory: the mean of the
         vectors of its chunks (one per sentence), through the cache. A one-sentence text is its own
-        chunk; a longer one costs no embedding beyond what indexing it needs anyway."""
+        chunk; a longer one costs no embedding beyond what indexing it needs anyway. Recent texts'
+        vectors are memoised (read-only rows)."""
         import numpy as np
 
-        plans = [T.chunks_for(text, T.lead_label(text) or "", self.rules) for text in texts]
+        with self._memory_vectors_lock:
+            known = {t: self._memory_vectors[t] for t in texts if t in self._memory_vectors}
+        todo = [t for t in dict.fromkeys(texts) if t not in known]
+        plans = [T.chunks_for(text, T.lead_label(text) or "", self.rules) for text in todo]
         flat = [chunk for chunks in plans for chunk in chunks]
         matrix = self.embed_texts(flat) if flat else np.zeros((0, self.embedder.dim), dtype=np.float32)
-        out = np.zeros((len(texts), matrix.shape[1]), dtype=np.float32)
         start = 0
-        for row, chunks in enumerate(plans):
+        for text, chunks in zip(todo, plans, strict=True):
             mean = matrix[start : start + len(chunks)].mean(axis=0)
-            out[row] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+            vector = (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+            vector.setflags(write=False)
+            known[text] = vector
             start += len(chunks)
+        with self._memory_vectors_lock:
+            for text in todo:
+                self._memory_vectors[text] = known[text]
+            while len(self._memory_vectors) > _MEMORY_VECTOR_MEMO:
+                self._memory_vectors.popitem(last=False)
+        out = np.zeros((len(texts), self.embedder.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            out[row] = known[text]
         return out
 
     def nearest(

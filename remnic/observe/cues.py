@@ -62,6 +62,10 @@ CONVERSATIONAL_RE = _rx(
     r"^(thanks|thank you|thx|ty|cheers|here'?s|here is|here are|look at (this|that)|check (this|it|that) out"
     r"|take a look|see (this|attached)|attached is)\b"
 )
+# Show-and-tell of the speaker's own things: "Here's a pic of my family camping", "Here are the bowls I made".
+SHOW_OWN_RE = _rx(r"^(here'?s|here is|here are)\b(?=.*\b(my|our|i|we|mine|ours)\b)")
+# The listener, anywhere in the sentence.
+LISTENER_RE = _rx(r"\b(you|your|you'?re|you'?ve|you'd|you'?ll|yours|yourself)\b")
 SECOND_PERSON_RE = _rx(r"^(you|your|you'?re|you'?ve|you'd|you'?ll|yours)\b")
 FIRST_PERSON_RE = _rx(r"\b(i|i'?m|i'?ve|i'd|i'll|me|my|mine|myself|we|we're|we'?ve|we'll|our|ours|us|let's)\b")
 FIRST_PERSON_SINGULAR_RE = re.compile(r"\b(I|I'm|I've|I'd|I'll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
@@ -276,6 +280,8 @@ PRONOUN_SUBJECT_RE = _rx(
     r"|should|might|must|does|did|do|really|just|also|made|makes|reminds|reminded|brings|brought|taught|teaches|showed"
     r"|shows|gave|gives|helps|helped|means|meant|felt|feels|looks|sounds|seems|got|took|keeps|kept)\b))"
 )
+# Naming something: "Her name's Coco", "a cat named Bailey", "the band is called Sunfall".
+NAMING_RE = re.compile(r"\b(?:[Nn]amed|(?:is|are|was|were|be) called|[Nn]ame(?:'s| is| was))\s+\"?[A-Z][\w'-]+")
 # Chat drops the subject ("Been reading …", "Just got new shoes"): the speaker is the subject.
 SUBJECTLESS_RE = _rx(
     r"^((just|also|finally|recently|really)\s+)?(been|gonna|going to|planning to|hoping to|trying to|about to"

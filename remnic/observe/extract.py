@@ -47,6 +47,9 @@ _ASSISTANT_CATEGORIES = frozenset({"decision", "principle", "rule", "entity", "p
 # A request about the task at hand is still kept when it states a lasting rule or choice.
 _DURABLE_REQUEST_CATEGORIES = frozenset({"principle", "preference", "correction", "decision"})
 _TO_LISTENER_CATEGORIES = frozenset({"principle", "correction"})
+# Words that do not make a remark to the listener say anything more ("I'm glad …", "… for you").
+_LISTENER_FILLER = words("you your you're yours yourself you've you'll you'd glad happy here")
+_NAMED_RE = re.compile(r"\b[A-Z][a-z]+")
 _SPECULATION_RE = re.compile(r"\b(would|could|might|may|should|probably|maybe|perhaps|likely)\b", re.I)
 
 STOPWORDS = words("""a an the and or but if then so of to in on at by for with from as is are was were be been being am do does
@@ -94,6 +97,8 @@ class Candidate:
     cue: str
     hedged: bool
     dates: tuple[str, ...]
+    asked: str | None = None
+    """The question this fact answers, when its content carries it."""
 
 
 def speaker_name(turn: Turn, settings: ObserveSettings) -> str:
@@ -106,7 +111,9 @@ def speaker_name(turn: Turn, settings: ObserveSettings) -> str:
 
 
 def drop_reason(sentence: str, role: str) -> str | None:
-    """Why a sentence is noise before any cue is looked at, or None."""
+    """Why a sentence is noise before any cue is looked at, or None. Show-and-tell of the speaker's
+    own things ("Here's a pic of my family camping at the beach") is not noise: it says what they have
+    or did (a lead-in to what follows, "Here's what I get:", still is)."""
     if cues.QUESTION_RE.search(sentence):
         return "question"
     core = strip_markers(sentence)
@@ -114,7 +121,9 @@ def drop_reason(sentence: str, role: str) -> str | None:
         return "greeting or acknowledgement"
     if cues.EXCLAMATION_RE.match(sentence) and len(core.split()) < 6:
         return "exclamation"
-    if cues.CONVERSATIONAL_RE.match(sentence) or cues.CONVERSATIONAL_RE.match(core):
+    if (cues.CONVERSATIONAL_RE.match(sentence) or cues.CONVERSATIONAL_RE.match(core)) and not (
+        cues.SHOW_OWN_RE.match(core) and len(core.split()) >= 5 and not core.rstrip().endswith(":")
+    ):
         return "thanks or show-and-tell"
     if cues.SMALL_TALK_RE.match(core) and len(core.split()) <= 8:
         return "small talk"
@@ -123,20 +132,29 @@ def drop_reason(sentence: str, role: str) -> str | None:
     return None
 
 
-def classify(sentence: str, role: str, min_words: int) -> tuple[str, str] | str:
-    """``(category, cue)`` for a kept sentence, or the reason it is not a fact."""
+def classify(
+    sentence: str, role: str, min_words: int, *, answers: bool = False, listener_max_words: int = -1
+) -> tuple[str, str] | str:
+    """``(category, cue)`` for a kept sentence, or the reason it is not a fact. ``answers``: the
+    sentence is the first statement of a person's reply to the other speaker's question, which states
+    something whatever its words ("It's on Rua Augusta.", "Contemporary, mostly."); the assistant's
+    answers are not memories of the user."""
     core = strip_markers(sentence)
     words = len(core.split())
     found = next(((cat, cue) for cat, cue, rx in cues.CATEGORY_CUES if rx.search(sentence) or rx.search(core)), None)
     if found is None:
-        if words < min_words:
+        if words < min_words and not (answers and role == "user" and words >= 2):
             return "too short for a fact without a cue"
-        if value_key(core, "the speaker")[0]:
+        if words >= min_words and value_key(core, "the speaker")[0]:
             found = ("fact", "stated value")
         elif role == "user" and (cues.FIRST_PERSON_RE.search(core) or cues.SUBJECTLESS_RE.match(core)):
             found = ("fact", "first-person statement")
         elif cues.SPECIFIC_RE.search(core) and cues.FACT_VERB_RE.search(core):
             found = ("fact", "specific statement")
+        elif cues.NAMING_RE.search(core):
+            found = ("fact", "a name")
+        elif answers and role == "user":
+            found = ("fact", "answer to a question")
         else:
             return "no durable cue"
     category = found[0]
@@ -146,6 +164,8 @@ def classify(sentence: str, role: str, min_words: int) -> tuple[str, str] | str:
         return "request about the task at hand"
     if cues.SECOND_PERSON_RE.match(core) and category not in _TO_LISTENER_CATEGORIES:
         return "addressed to the listener"
+    if category not in _DURABLE_REQUEST_CATEGORIES and _to_listener_only(core, listener_max_words):
+        return "a remark to the listener"
     if role == "assistant":
         if _SPECULATION_RE.search(core):
             return "assistant speculation"
@@ -154,6 +174,19 @@ def classify(sentence: str, role: str, min_words: int) -> tuple[str, str] | str:
         if cues.FIRST_PERSON_SINGULAR_RE.search(core):
             return "assistant talking about itself"
     return found
+
+
+def _to_listener_only(core: str, max_words: int) -> bool:
+    """A remark about the listener with next to nothing else in it ("I'm here for you", "I appreciate
+    your encouragement", "I'm so glad it worked for you"): support, not a fact about anyone."""
+    if max_words < 0 or not cues.LISTENER_RE.search(core):
+        return False
+    content = [
+        w
+        for w in _WORD_RE.findall(core)
+        if len(w) > 2 and w.lower() not in STOPWORDS and w.lower() not in _LISTENER_FILLER and not w[0].isupper()
+    ]
+    return len(content) <= max_words
 
 
 def confidence_for(category: str, cue: str, sentence: str, role: str) -> tuple[float, bool]:
@@ -170,22 +203,54 @@ def confidence_for(category: str, cue: str, sentence: str, role: str) -> tuple[f
     return round(max(0.05, min(confidence, 1.0)), 2), hedged
 
 
-def extract_turn(turn: Turn, settings: ObserveSettings) -> list[Candidate]:
-    """Every fact candidate of one turn, in sentence order (none from interim assistant commentary)."""
+def question_of(turn: Turn, settings: ObserveSettings) -> str | None:
+    """The last question the turn asks ("Where is it?"), markers and vocatives off, or None."""
+    if turn.interim:
+        return None
+    asked = [s for s in sentences_of(turn.text, settings.max_turn_chars) if cues.QUESTION_RE.search(s)]
+    return strip_markers(asked[-1]) or asked[-1] if asked else None
+
+
+def extract_turn(turn: Turn, settings: ObserveSettings, *, question: str | None = None) -> list[Candidate]:
+    """Every fact candidate of one turn, in sentence order (none from interim assistant commentary).
+
+    ``question``: the turn replies to the other speaker's question, so its first statements
+    (``observe.replyStatements``) are facts; the first one carries the question when it cannot
+    stand without it (a bare answer, "Three times a week.", or a pronoun naming nothing, "It's on
+    Rua Augusta.").
+    """
     if turn.interim:
         return []
     name = speaker_name(turn, settings)
     out: list[Candidate] = []
+    replies = settings.reply_statements if question else 0
+    first = True
     for sentence in sentences_of(turn.text, settings.max_turn_chars):
         if drop_reason(sentence, turn.role):
             continue
-        found = classify(sentence, turn.role, settings.min_sentence_words)
+        found = classify(
+            sentence,
+            turn.role,
+            settings.min_sentence_words,
+            answers=replies > 0,
+            listener_max_words=settings.listener_remark_max_words,
+        )
+        replies -= 1
+        asked, first = question if first else None, False
         if isinstance(found, str):
             continue
         category, cue = found
         content, dates = standalone(sentence, speaker=name, timestamp=turn.timestamp)
         if not content:
             continue
+        if asked and turn.role == "user" and _needs_question(sentence, cue, settings):
+            # The answer names its speaker already ("John had to …"), or the question does not say
+            # what it asks about ("How's it going?"): nothing more to carry.
+            who = "" if re.search(rf"\b{re.escape(name)}\b", content) else f"{name}, "
+            content = f'{who}asked "{asked}": {content}' if not cues.FILLER_RE.match(asked) else content
+            asked = asked if not cues.FILLER_RE.match(asked) else None
+        else:
+            asked = None
         confidence, hedged = confidence_for(category, cue, sentence, turn.role)
         entity_ref, attributes = value_key(strip_markers(sentence), name)
         fact = ExtractedFact(
@@ -197,8 +262,25 @@ def extract_turn(turn: Turn, settings: ObserveSettings) -> list[Candidate]:
             structured_attributes=attributes,
             quote=sentence,
         )
-        out.append(Candidate(fact, turn, sentence, cue, hedged, tuple(dates)))
+        out.append(Candidate(fact, turn, sentence, cue, hedged, tuple(dates), asked))
     return out
+
+
+def _needs_question(sentence: str, cue: str, settings: ObserveSettings) -> bool:
+    """Whether a reply's first statement says what it says only with the question before it: a bare
+    answer, a pronoun naming nothing, or a short statement (``observe.replyQuestionMaxWords``)."""
+    short = len(strip_markers(sentence).split()) <= settings.reply_question_max_words
+    return cue == "answer to a question" or short or leans_on_context(sentence)
+
+
+def leans_on_context(sentence: str) -> bool:
+    """A bare pronoun subject naming nothing ("It was amazing."): the referent is in another turn."""
+    core = strip_markers(sentence)
+    return (
+        bool(cues.PRONOUN_SUBJECT_RE.match(core))
+        and not _NAMED_RE.search(core[1:])
+        and not cues.SPECIFIC_RE.search(core)
+    )
 
 
 def value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:

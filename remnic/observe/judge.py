@@ -5,8 +5,9 @@ across sessions; these rules implement its rubric. In order:
 
 1. corrections and principles are accepted without judging (as in the reference system);
 2. critical importance is accepted;
-3. transient markers reject: work in progress, ephemeral state, debugging detail, routine
-   operations, steps of a one-time task, someone leaving the conversation;
+3. transient markers reject: work in progress (a person's own "I'm currently …" defers: what they
+   are doing these days may last), ephemeral state, debugging detail, routine operations, steps of a
+   one-time task, someone leaving the conversation;
 4. unclear durability defers: a bare pronoun subject naming nothing (the referent is in another
    turn), a plan or commitment with no date, a hedged statement;
 5. everything else is accepted as a durable fact of its category.
@@ -19,16 +20,18 @@ from __future__ import annotations
 import re
 
 from . import cues
-from .extract import Candidate
+from .extract import Candidate, leans_on_context
 from .normalize import strip_markers
 from .records import Importance, JudgeVerdict
 
 AUTO_APPROVED_CATEGORIES = ("correction", "principle")
+WORK_IN_PROGRESS = "Work in progress, stale within hours"
+_SPEAKER_DOING_RE = re.compile(r"^(?:I'm|I am|I've been|I have been)\b")
 TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (reason, re.compile(pattern, re.I))
     for reason, pattern in (
         (
-            "Work in progress, stale within hours",
+            WORK_IN_PROGRESS,
             r"\b(currently|right now|at the moment|for now|just now|in progress|wip|so far|for the time being"
             r"|still (failing|broken|running|waiting|loading|building|investigating))\b",
         ),
@@ -61,7 +64,6 @@ TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
     )
 )
-_NAMED_RE = re.compile(r"\b[A-Z][a-z]+")
 AMBIGUOUS_REFERENT = "Ambiguous referent: the subject is named in another turn"
 
 
@@ -75,11 +77,17 @@ def judge_candidate(candidate: Candidate, importance: Importance, *, enabled: bo
     if importance.level == "critical":
         return JudgeVerdict("accept", "Auto-approved: critical importance", "auto-approve")
     said = candidate.sentence
-    for reason, pattern in TRANSIENT:
-        if pattern.search(said):
-            return JudgeVerdict("reject", reason)
-    core = strip_markers(said)
-    if cues.PRONOUN_SUBJECT_RE.match(core) and not _NAMED_RE.search(core[1:]) and not cues.SPECIFIC_RE.search(core):
+    transient = [reason for reason, pattern in TRANSIENT if pattern.search(said)]
+    if (
+        transient == [WORK_IN_PROGRESS]
+        and candidate.turn.role == "user"
+        and _SPEAKER_DOING_RE.match(strip_markers(said))
+    ):
+        # "I'm currently reading The Name of the Wind": what a person is doing these days may last.
+        return JudgeVerdict("defer", "What the speaker is doing now: durable if it lasts")
+    if transient:
+        return JudgeVerdict("reject", transient[0])
+    if leans_on_context(said) and not candidate.asked:  # an answer that carries its question names its subject
         return JudgeVerdict("defer", AMBIGUOUS_REFERENT)
     if category == "commitment" and not candidate.dates and not cues.TIME_RE.search(said):
         return JudgeVerdict("defer", "Plan or commitment with no date")

@@ -208,9 +208,19 @@ def supply_subject(sentence: str, name: str) -> str:
     return f"{name} {phrase}"
 
 
+_SHOW_RE = re.compile(r"^(?:here'?s|here is|here are)\s+", re.I)
+
+
+# Emphasis that adds no fact ("really loves", "totally hooked", "very happy"); kept where it is the
+# whole predicate's head ("thank you very much" keeps "much").
+_INTENSIFIER_RE = re.compile(r"\b(?:really|totally|truly|literally|seriously|very)\s+(?=[a-z])(?!much\b)", re.I)
+
+
 def standalone(sentence: str, *, speaker: str, timestamp: str | None) -> tuple[str, list[str]]:
     """The sentence made to stand alone, and the absolute dates it names."""
     text = TRAILING_REQUEST_RE.sub("", strip_markers(sentence)) or sentence
+    text = _INTENSIFIER_RE.sub("", text)
+    text = _SHOW_RE.sub(f"{speaker} shares ", text, count=1)  # "Here's my X" → "Ana shares my X"
     text = supply_subject(spell_out(text), speaker)
     text = replace_first_person(text, speaker)
     text, dates = resolve_relative_dates(text, timestamp)

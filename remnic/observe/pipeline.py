@@ -20,7 +20,7 @@ import numpy as np
 from remnic.config import ObserveSettings
 from remnic.memfile.model import IMPORTANCE_LEVELS, format_time, now_iso, parse_time
 
-from .extract import MAX_TAGS, Candidate, extract_turn
+from .extract import MAX_TAGS, Candidate, extract_turn, question_of
 from .importance import score_importance
 from .judge import AMBIGUOUS_REFERENT, judge_candidate
 from .records import ExtractedFact, Importance, JudgeVerdict, MemoryObservation, Turn
@@ -57,23 +57,31 @@ def plan_observations(
     settings: ObserveSettings,
     embed: Embed | None = None,
     now: str | None = None,
+    prefetch: Callable[[Sequence[str]], None] | None = None,
 ) -> list[MemoryObservation]:
     """Observations of a flush's turns (oldest first): accepted, deferred and rejected alike.
 
     ``embed(texts) -> unit vectors`` folds near-duplicates of one flush (cosine ≥
     ``observe.duplicateSimilarityFloor``, same category) into one observation citing every turn;
-    without it only exact duplicates fold. Facts below ``observe.minImportanceLevel`` are dropped
-    before the judge and never appear.
+    without it only exact duplicates fold. ``prefetch(texts)`` hears each turn's facts as they are
+    made, before ``embed`` is asked for them all (so they can be embedded meanwhile). Facts below
+    ``observe.minImportanceLevel`` are dropped before the judge and never appear.
     """
     floor_rank = LEVEL_RANK[settings.min_importance_level]
     planned: list[_Planned] = []
+    previous: Turn | None = None
     for turn in turns:
         kept = []
-        for candidate in extract_turn(turn, settings):
+        asked = question_of(previous, settings) if previous is not None and _other_speaker(previous, turn) else None
+        previous = turn if not turn.interim else previous
+        for candidate in extract_turn(turn, settings, question=asked):
             item = _scored(candidate, settings)
             if LEVEL_RANK[item.importance.level] >= floor_rank:
                 kept.append(item)
-        planned += _join_turn(kept, settings)
+        joined = _join_turn(kept, settings)
+        planned += joined
+        if prefetch is not None and joined:
+            prefetch([item.candidate.fact.content for item in joined])
     planned = _fold_duplicates(planned, embed, settings.duplicate_similarity_floor)
     if now is None and any(not item.candidate.turn.timestamp for item in planned):
         now = now_iso()
@@ -97,6 +105,13 @@ def plan_observations(
             )
         )
     return observations
+
+
+def _other_speaker(a: Turn, b: Turn) -> bool:
+    """Whether two turns are said by different people (by speaker name, else by role)."""
+    if a.speaker and b.speaker:
+        return a.speaker != b.speaker
+    return a.role != b.role
 
 
 def _scored(candidate: Candidate, settings: ObserveSettings) -> _Planned:

@@ -7,11 +7,13 @@ that ``remnic observe --json``, the HTTP route and the golden files use.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 ROLES = ("user", "assistant")
+MAX_SOURCE_TURNS = 32
+"""A memory said again and again keeps its first turn and the latest ones as its provenance."""
 VERDICT_KINDS = ("accept", "reject", "defer")
 
 
@@ -176,3 +178,17 @@ class MemoryObservation:
 def key_part(text: str) -> str:
     """Supersession key normalisation: trim, lowercase, runs of whitespace/hyphens → one ``-``."""
     return re.sub(r"[\s-]+", "-", text.strip().lower()).strip("-")
+
+
+def reinforcement(frontmatter: Mapping[str, Any], said_again: Sequence[str], now: str) -> dict[str, Any]:
+    """The frontmatter changes of a memory observed once more: the count, when, and the turns that
+    said it again joining its ``sourceTurnIds`` (the first stays first, at most ``MAX_SOURCE_TURNS``)."""
+    count = frontmatter.get("reinforcement_count")
+    count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
+    changes: dict[str, Any] = {"reinforcement_count": count + 1, "last_reinforced_at": now}
+    held = frontmatter.get("sourceTurnIds")
+    if isinstance(held, list):
+        ids = list(dict.fromkeys([*map(str, held), *said_again]))
+        if len(ids) > len(held):
+            changes["sourceTurnIds"] = ids[:1] + ids[1:][-(MAX_SOURCE_TURNS - 1) :]
+    return changes

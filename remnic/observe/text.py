@@ -59,6 +59,10 @@ _LIST_MARK_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
 _HEADING_RE = re.compile(r"^\s*#{1,6}\s")
 _EMPHASIS_RE = re.compile(r"(\*\*|__|`)")
 _SPACE_RE = re.compile(r"[ \t]+")
+# A bracketed aside of two or more words ("[shares a photo of a dog]", "[laughs]" is one word and
+# stays): a host's or transcriber's annotation of the turn, not the speaker's words. A markdown
+# link's text ("[the docs](…)") stays.
+_ASIDE_RE = re.compile(r"\s*\[[A-Za-z][\w'-]*:?\s+[A-Za-z][^\[\]\n]*\](?!\()")
 
 # Sentence boundaries: terminal punctuation (and closing quotes/brackets), then space, then a
 # sentence start. Abbreviations and initials never end a sentence.
@@ -78,7 +82,7 @@ def is_noise_line(line: str) -> bool:
 def prose_lines(text: str) -> list[str]:
     """The prose lines of a turn: code blocks, noise paragraphs and noise lines removed.
 
-    List markers, headings and markdown emphasis are dropped; a line wrapped mid-sentence is joined
+    List markers, headings, markdown emphasis and bracketed asides are dropped; a line wrapped mid-sentence is joined
     with its continuation.
     """
     text = _FENCE_RE.sub("\n\n", text.replace("\r\n", "\n").replace("’", "'").replace("‘", "'"))
@@ -93,7 +97,7 @@ def prose_lines(text: str) -> list[str]:
         for line, is_noise in zip(lines, noise):
             if is_noise or _HEADING_RE.match(line):
                 continue
-            clean = _SPACE_RE.sub(" ", _EMPHASIS_RE.sub("", _LIST_MARK_RE.sub("", line))).strip()
+            clean = _SPACE_RE.sub(" ", _ASIDE_RE.sub("", _EMPHASIS_RE.sub("", _LIST_MARK_RE.sub("", line)))).strip()
             if not clean:
                 continue
             if kept and kept[-1] and kept[-1][-1] not in ".!?:;)" and clean[0].islower():

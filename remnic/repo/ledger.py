@@ -35,6 +35,7 @@ from .trees import Entry, TreeEditor
 
 log = logging.getLogger("remnic.ledger")
 SPLIT_INDEX_BYTES = 1_600_000  # about 20,000 entries
+_KNOWN_TREE_ENTRIES = 50_000  # tree entries remembered from this process's commits (~10 MB)
 _LOCK_MARKERS = ("index.lock", "Unable to create", "cannot lock ref", ".lock': File exists")
 _UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
 _FALLBACK_IDENTITY = {
@@ -63,6 +64,12 @@ class Ledger:
         self._env: dict[str, str] | None = None
         self._format: str | None = None
         self._known_commits: tuple[str | None, set[str]] = (None, set())
+        self.index_lag: dict[str, str] = {}
+        """Commit id → the warning for a commit git's own index could not take (read once by the writer)."""
+        # The last commit made here, its root tree and the directories the commits before it in this
+        # process rewrote (as it has them): the next commit on top of it edits those without reading
+        # them back from git.
+        self._last_trees: tuple[str, str, dict[str, Mapping[bytes, Entry]]] | None = None
 
     @staticmethod
     def init_repo(root: Path) -> Ledger:
@@ -317,7 +324,9 @@ class Ledger:
         message = format_message(subject, trailers, body).encode("utf-8")
         for _attempt in range(20):
             head = self.head()
-            editor = TreeEditor(self._run_bytes, self.object_format)
+            last = self._last_trees
+            known = (last[1], last[2]) if last is not None and last[0] == head else None
+            editor = TreeEditor(self._run_bytes, self.object_format, known)
             tree = editor.build(head, entries)
             if tree == editor.base_tree:
                 return None
@@ -335,7 +344,16 @@ class Ledger:
                     continue
                 raise
             crash_point("head-moved")
-            self._stage_in_index(entries)
+            dirs = dict(known[1]) if known is not None else {}
+            if sum(map(len, dirs.values())) > _KNOWN_TREE_ENTRIES:
+                dirs = {}
+            self._last_trees = (new, tree, {**dirs, **editor.trees})
+            known_at, known_commits = self._known_commits
+            if known_at == head:  # HEAD moved on by this commit: what existed under its parent still does
+                self._known_commits = (new, known_commits | {new})
+            lag = self._stage_in_index(entries)
+            if lag is not None:
+                self.index_lag[new] = lag
             return new
         raise LedgerError("HEAD kept moving while committing; try again")
 
@@ -445,8 +463,12 @@ class Ledger:
         except LedgerError as exc:
             log.info("git's split index not turned on: %s", exc)
 
-    def _stage_in_index(self, entries: Mapping[str, Entry | None]) -> None:
-        """Bring the real index in step for these paths, so `git status` shows them clean."""
+    def _stage_in_index(self, entries: Mapping[str, Entry | None]) -> str | None:
+        """Bring the real index in step for these paths, so `git status` shows them clean.
+
+        Returns None when it did, else the warning a caller reports with its result: the commit
+        stands and the lag is recorded for :meth:`repair_index`.
+        """
         if not self._split_checked:
             self._ensure_split_index()
         zero = "0" * (64 if self.object_format == "sha256" else 40)
@@ -454,14 +476,15 @@ class Ledger:
         try:
             self._run_bytes(["update-index", "--index-info"], lines.encode("utf-8"))
         except LedgerError as exc:
-            self.record_index_repair(list(entries), str(exc))
+            return self.record_index_repair(list(entries), str(exc))
+        return None
 
     # --- the real index, when git's own lock kept it from following a commit ---
 
     def _repair_file(self) -> Path:
         return self.root / STATE_DIR / "git-index-repair.json"
 
-    def record_index_repair(self, paths: list[str], reason: str) -> None:
+    def record_index_repair(self, paths: list[str], reason: str) -> str:
         import json
 
         from remnic.fsio import write_atomic
@@ -472,7 +495,9 @@ class Ledger:
         except (OSError, ValueError):
             known = []
         write_atomic(path, json.dumps({"paths": sorted(set(known) | set(paths)), "reason": reason}))
-        log.warning("git index not updated (%s); it will be brought in step on the next write or sync", reason)
+        warning = index_lag_warning(len(paths), reason, self.retry_s)
+        log.warning("%s", warning)
+        return warning
 
     def index_repair_pending(self) -> list[str]:
         """Paths whose real-index entries still lag behind HEAD (git's index.lock was held)."""
@@ -511,6 +536,18 @@ class Ledger:
             ["git", "merge-base", "--is-ancestor", older, newer], cwd=self.root, capture_output=True, check=False
         )
         return proc.returncode == 0
+
+
+def index_lag_warning(count: int, reason: str, waited_s: float) -> str:
+    """One line for a commit whose paths git's own index could not take yet."""
+    if "index.lock" in reason:
+        cause = f"git's .git/index.lock was held by another git process (a `git commit` with its editor open?) for more than {waited_s:g} s"
+    else:
+        cause = f"`git update-index` failed: {reason.strip().splitlines()[0] if reason.strip() else 'no message'}"
+    return (
+        f"the write is committed, but {cause}, so `git status` shows {count} path(s) out of step with HEAD "
+        "until the next remnic write or `remnic sync run` brings git's index in step"
+    )
 
 
 def _same_bytes(path: Path, data: bytes | None) -> bool:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from remnic.config import STATE_DIR
-from remnic.fsio import crash_point, flush_to_disk, sweep_litter, write_atomic
+from remnic.fsio import crash_point, flush_to_disk, sweep_litter, write_atomic, write_atomic_many
 from remnic.memfile.model import MemoryRecord, content_hash
 
 from .files import MemoryStore
@@ -52,6 +52,8 @@ class CommitOutcome:
     paths: list[str] = field(default_factory=list)
     upserts: list[MemoryRecord] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """Done, with a caveat: git's own index could not follow the commit yet (repaired later)."""
 
 
 class Transaction:
@@ -177,18 +179,26 @@ class Transaction:
             raise
         crash_point("committed")
         journal.close()
+        lag = self.ledger.index_lag.pop(outcome.sha, None) if outcome.sha else None
+        if lag is not None:
+            outcome.warnings.append(lag)
         return outcome
 
     def _write_files(self, changes: Sequence[Staged]) -> None:
         tmp_dir = self.root / STATE_DIR / "tmp"
         changes = [s for s in changes if not s.on_disk]
         bulk = len(changes) > BULK_FILES
+        durable: list[tuple[Path, bytes]] = []
         for s in changes:
             full = self.root / s.path
             if s.data is None:
                 full.unlink(missing_ok=True)
+            elif bulk:
+                write_atomic(full, s.data, durable=False, tmp_dir=tmp_dir)
             else:
-                write_atomic(full, s.data, durable=not bulk, tmp_dir=tmp_dir)
+                durable.append((full, s.data))
+        if durable:
+            write_atomic_many(durable, tmp_dir=tmp_dir)
         if bulk:
             flush_to_disk()
 

@@ -11,6 +11,7 @@ checked against ours, so a disagreement can never produce a wrong commit.
 from __future__ import annotations
 
 import hashlib
+import re
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from remnic.errors import LedgerError
 
 TREE_MODE = "40000"
 _TYPES = {"40000": "tree", "160000": "commit"}
+_NEEDS_QUOTE = re.compile(rb'[\x00-\x1f"\\\x7f]')
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ def decode_tree(data: bytes, id_len: int) -> dict[bytes, Entry]:
 
 def _quote(name: bytes) -> bytes:
     """A name as ``git mktree`` reads it on a line: C-quoted when it holds a tab, newline, quote or control byte."""
-    if not any(b < 0x20 or b in (0x22, 0x5C, 0x7F) for b in name):
+    if _NEEDS_QUOTE.search(name) is None:
         return name
     out = bytearray(b'"')
     for b in name:
@@ -90,19 +92,35 @@ Runner = Callable[[Sequence[str], bytes], bytes]
 class TreeEditor:
     """Builds the root tree of ``base`` with some paths set to new blobs or removed."""
 
-    def __init__(self, run: Runner, algo: str = "sha1") -> None:
+    def __init__(
+        self,
+        run: Runner,
+        algo: str = "sha1",
+        known: tuple[str, Mapping[str, Mapping[bytes, Entry]]] | None = None,
+    ) -> None:
         self._run = run  # runs ``git <args>`` with stdin bytes, returns stdout bytes
         self.algo = algo
         self.id_len = hashlib.new(algo).digest_size
         self.base_tree: str | None = None  # the root tree of ``base``, learnt while reading it
+        # ``base``'s root tree and directories already known (the trees the commit before wrote),
+        # not read again
+        self._known = known
+        self.trees: dict[str, dict[bytes, Entry]] = {}
+        """After :meth:`build`: the entries of every directory it rewrote (an emptied one: none)."""
 
     def _read_trees(self, base: str | None, dirs: Sequence[str]) -> dict[str, dict[bytes, Entry]]:
         """The entries of each directory in ``base`` (missing directories are empty)."""
         if base is None:
             return {d: {} for d in dirs}
+        trees: dict[str, dict[bytes, Entry]] = {}
+        if self._known is not None:
+            self.base_tree = self._known[0]
+            trees = {d: dict(self._known[1][d]) for d in dirs if d in self._known[1]}
+            dirs = [d for d in dirs if d not in trees]
+            if not dirs:
+                return trees
         specs = [f"{base}:{d}" if d else f"{base}^{{tree}}" for d in dirs]
         out = self._run(["cat-file", "--batch"], "".join(s + "\n" for s in specs).encode())
-        trees: dict[str, dict[bytes, Entry]] = {}
         pos = 0
         for d in dirs:
             nl = out.index(b"\n", pos)
@@ -144,6 +162,7 @@ class TreeEditor:
                         entries[name.encode()] = Entry(TREE_MODE, oid)
                     else:
                         entries.pop(name.encode(), None)
+            self.trees[d] = entries
             if not entries and d:
                 ids[d] = ""  # an emptied folder disappears from its parent
                 continue

@@ -371,6 +371,8 @@ class Api(AgentApi):
             }
             if duplicate:
                 body["duplicateOf"] = record.id
+            if result.warnings:
+                body["warnings"] = [{"field": "gitIndex", "message": w} for w in result.warnings]
             if project is not None and project.name:
                 body["project"] = project.name
             if values.get("idempotencyKey"):

@@ -21,6 +21,9 @@ NUMBER: JSON = {"type": "number"}
 BOOLEAN: JSON = {"type": "boolean"}
 WARNINGS: JSON = {
     "type": "array",
-    "description": "request fields accepted for Remnic compatibility that had no effect",
+    "description": (
+        "request fields accepted for Remnic compatibility that had no effect, and caveats of a write that is "
+        "done (field gitIndex: git's own index lags behind the commit until the next write or sync)"
+    ),
     "items": obj({"field": STRING, "message": STRING}),
 }

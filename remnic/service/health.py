@@ -32,9 +32,18 @@ def _uncommitted_memories(ledger: Ledger, files: MemoryStore, scan: ScanResult |
     """Memory files with uncommitted changes that `remnic sync run` would commit (not the malformed or
     empty ones it leaves as they are; other files are the user's)."""
     held = {e.path for e in scan.problems} | set(scan.empty) if scan is not None else set()
-    return sorted(
-        {q for _, p, orig in ledger.status_porcelain() for q in (p, orig) if q and files.paths.is_memory(q)} - held
-    )
+    changed = {q for _, p, orig in ledger.status_porcelain() for q in (p, orig) if q and files.paths.is_memory(q)}
+    # A path git's own index lags on (index.lock was held) shows as changed, yet the file is what HEAD
+    # records: the writes check reports it, and there is nothing for sync to commit.
+    in_step = {p for p in ledger.index_repair_pending() if p in changed and _same_as_head(ledger, files, p)}
+    return sorted(changed - held - in_step)
+
+
+def _same_as_head(ledger: Ledger, files: MemoryStore, path: str) -> bool:
+    try:
+        return (files.root / path).read_bytes() == ledger.committed_bytes(path)
+    except OSError:
+        return ledger.committed_bytes(path) is None
 
 
 def skipped_files(files: MemoryStore) -> list[dict[str, str]]:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -34,11 +34,12 @@ from remnic.observe.archive import archive
 from remnic.observe.buffer import FlushPlan, SessionBuffer, idle_sessions
 from remnic.observe.ledger import append_verdicts, verdict_event
 from remnic.observe.pipeline import plan_observations
-from remnic.observe.records import MemoryObservation, Turn, key_part
+from remnic.observe.records import MemoryObservation, Turn, key_part, reinforcement
 from remnic.observe.transcripts import parse_transcript, turns_from_messages
 from remnic.observe.triggers import decide_flush
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
+from .prefetch import Prefetch
 from .writes import UNGROUPED, DuplicateLookup, check_writable, patch_staged, supersede
 
 if TYPE_CHECKING:
@@ -337,7 +338,10 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
     settings = mem.settings.observe
     embed = mem.embedder_for_observe(facts=True)
     started = time.perf_counter()
-    observations = plan_observations(plan.turns, session_key=plan.session_key, settings=settings, embed=embed)
+    with Prefetch(embed, len(plan.turns)) as ahead:
+        observations = plan_observations(
+            plan.turns, session_key=plan.session_key, settings=settings, embed=ahead.embed, prefetch=ahead.add
+        )
     trailers = {k.removeprefix("Remnic-"): v for k, v in plan.trailers().items()}
     done = mem.ledger.commit_with_trailer("Flush-Id", plan.flush_id)
     if done is not None:
@@ -417,7 +421,7 @@ def _persist_one(
     if existing is None and vector is not None:
         existing = _near_duplicate(mem, tx, obs, plan.namespace, vector, work, work.indexed_near.get(number, []))
     if existing is not None:
-        _reinforce(mem, tx, existing)
+        _reinforce(mem, tx, existing, obs.source_turn_ids)
         if existing.id not in work.reinforced and existing.id not in work.created:
             work.reinforced.append(existing.id)
         return replace(obs, resulting_primitive_id=existing.id)
@@ -469,13 +473,11 @@ def _write_primitive(mem: Memory, tx: Transaction, obs: MemoryObservation, plan:
     return record
 
 
-def _reinforce(mem: Memory, tx: Transaction, record: MemoryRecord) -> None:
+def _reinforce(mem: Memory, tx: Transaction, record: MemoryRecord, turn_ids: Sequence[str] = ()) -> None:
     checked = check_bytes(tx.read_bytes(record.path) or b"", record.path, mem.settings.store)
     if not checked.ok or checked.record is None:
         return
-    count = checked.record.frontmatter.get("reinforcement_count")
-    count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
-    patch_staged(mem, tx, record, {"reinforcement_count": count + 1, "last_reinforced_at": now_iso()})
+    patch_staged(mem, tx, record, reinforcement(checked.record.frontmatter, turn_ids, now_iso()))
 
 
 def _words(text: str) -> set[str]:
@@ -594,6 +596,3 @@ def _same_entity(mem: Memory, tx: Transaction, entity_ref: str, ns: str) -> Iter
             yield mem.files.read(path)
         except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
             continue
-
-
-Embed = Callable[[Sequence[str]], Any]

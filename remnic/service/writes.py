@@ -60,6 +60,8 @@ class WriteResult:
     """False when nothing was written: an exact duplicate of an active memory, an already forgotten one."""
     duplicates: tuple[str, ...] = ()
     """Import: ids of the items skipped as exact duplicates."""
+    warnings: tuple[str, ...] = ()
+    """The write is done, but something needs the user's attention (git's index lagging behind HEAD)."""
 
     @property
     def record(self) -> MemoryRecord:
@@ -80,6 +82,8 @@ class WriteResult:
         }
         if self.operation == "import":
             out.update(imported=len(self.records), duplicates=len(self.duplicates))
+        if self.warnings:
+            out["warnings"] = [{"field": "gitIndex", "message": w} for w in self.warnings]
         return out
 
 
@@ -110,7 +114,9 @@ def result_of(operation: str, outcome: PlanOutcome, commit: CommitOutcome) -> Wr
     if isinstance(value, WriteResult):
         return value
     records = tuple(value) if isinstance(value, list) else (value,)
-    return WriteResult(operation, records, commit.sha, changed=outcome.subject is not None)
+    return WriteResult(
+        operation, records, commit.sha, changed=outcome.subject is not None, warnings=tuple(commit.warnings)
+    )
 
 
 # --- store ---
@@ -274,7 +280,7 @@ def import_records(
     outcome, commit = mem.committer.submit(Plan(("import", source, UNGROUPED + new_id()), run))
     result = outcome.value
     assert isinstance(result, WriteResult)
-    return WriteResult("import", result.records, commit.sha, result.changed, result.duplicates)
+    return WriteResult("import", result.records, commit.sha, result.changed, result.duplicates, tuple(commit.warnings))
 
 
 # --- update and forget ---
@@ -449,7 +455,9 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
         )
     if outcome.sha is not None:
         mem.indexer.submit(outcome)
-    return WriteResult("revert", (record,), outcome.sha, changed=outcome.sha is not None)
+    return WriteResult(
+        "revert", (record,), outcome.sha, changed=outcome.sha is not None, warnings=tuple(outcome.warnings)
+    )
 
 
 class DuplicateLookup:

@@ -121,6 +121,45 @@ def test_store_with_gits_index_lock_held_is_committed_and_the_index_repaired_lat
     fsck(root)
 
 
+def _short_git_retry(root: Path, seconds: float) -> None:
+    config = root / "remnic.config.json"
+    data = json.loads(config.read_text())
+    data.setdefault("store", {})["gitRetryS"] = seconds
+    config.write_text(json.dumps(data))
+    git(root, "add", "remnic.config.json")
+    git(root, "commit", "-q", "-m", "shorter git retry")
+
+
+def test_cli_store_waits_for_a_released_index_lock_and_reports_a_held_one(root: Path) -> None:
+    _short_git_retry(root, 3)
+    lock = root / ".git" / "index.lock"
+    # Released within the bound: the write finishes as if nothing happened.
+    lock.write_text("")
+    threading.Timer(1.0, lock.unlink).start()
+    released = run_remnic("store", "We deploy on Tuesdays", "--memory-dir", str(root), "--json")
+    assert released.code == 0, released.err
+    assert "warnings" not in released.json() and released.json()["commit"] == head(root)
+    assert status(root) == ""
+    # Held past the bound: done (HEAD moved, the file kept), and said so on stderr and in the JSON.
+    lock.write_text("")
+    held = run_remnic("store", "We deploy on Fridays", "--memory-dir", str(root), "--json")
+    assert held.code == 0, held.err
+    data = held.json()
+    assert data["commit"] == head(root) and (root / data["path"]).is_file()
+    [warning] = data["warnings"]
+    assert warning["field"] == "gitIndex" and "index.lock" in warning["message"] and "sync run" in warning["message"]
+    assert "the write is committed" in held.err
+    doctor = {c["name"]: c for c in run_remnic("doctor", "--json", "--memory-dir", str(root)).json()["checks"]}
+    assert doctor["writes"]["status"] == "warn"
+    assert doctor["working-tree"]["status"] == "ok"  # nothing for sync to commit: only git's index lags
+    lock.unlink()
+    synced = run_remnic("sync", "run", "--memory-dir", str(root), "--json")
+    assert synced.code == 0, synced.err
+    assert status(root) == ""  # the lag repaired, the file never deleted
+    assert "We deploy on Fridays" in git(root, "show", f"HEAD:{data['path']}")
+    fsck(root)
+
+
 def test_forget_and_update_under_a_held_index_lock_never_revert_what_head_records(root: Path) -> None:
     settings = settings_for(root)
     settings.store.git_retry_s = 0.3
