@@ -5,6 +5,9 @@ without vectors and their texts into the catalog's ``pending_vectors`` table, so
 note is searchable by BM25 as soon as the sync commits. :meth:`PendingVectors.embed_pending`
 then embeds them batch by batch, shortest texts first:
 
+- every round runs on one bulk model session (:meth:`~remnic.index.embed.Embedder.bulk_session`),
+  and blocks of ``embed.bulkMmapThreshold`` bytes or more get memory mappings of their own, so
+  what a round frees goes back to the system (peak RSS, see docs/benchmarks.md);
 - the model runs without any lock held; only the short catalog update that stores a
   batch's vectors takes the index lock, so writes, syncs and recalls go on meanwhile;
 - each batch's vectors go into the embedding cache (keyed by content hash) as soon as
@@ -33,6 +36,8 @@ from .state import NeedsRebuild, PendingReport
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
+    from remnic.config import Settings
+
     from .catalog import Catalog
     from .embed import Embedder
     from .embed_cache import EmbeddingCache
@@ -48,6 +53,7 @@ class PendingVectors:
     """``vectors_pending`` / ``embed_pending`` for :class:`~remnic.index.search.SearchIndex`."""
 
     root: Path
+    settings: Settings
     _lock: threading.RLock
     _catalog: Catalog | None
     _build: str | None
@@ -97,8 +103,24 @@ class PendingVectors:
         """
         t0 = time.perf_counter()
         report = PendingReport()
-        done = 0
         release_freed_memory()  # what the sync before it freed, before the model's session is loaded
+        set_mmap_threshold(self.settings.embed.bulk_mmap_threshold)
+        with self.embedder.bulk_session():
+            self._embed_rounds(report, progress, stop, batch_texts)
+        with self._lock:
+            try:
+                self._check()
+                assert self._catalog is not None
+                report.remaining = self._catalog.pending_counts()[0]
+            except NeedsRebuild:
+                report.remaining = 0
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _embed_rounds(
+        self, report: PendingReport, progress: Progress | None, stop: Callable[[], bool] | None, batch_texts: int
+    ) -> None:
+        done = 0
         while True:
             if stop is not None and stop():
                 report.interrupted = True
@@ -125,23 +147,14 @@ class PendingVectors:
                 if progress is None
                 else (lambda n, _all, base=done, total=total: progress(min(base + n, total), total))
             )
-            matrix, embedded = embed_texts(self.embedder, self.cache, texts, step)
+            matrix, embedded = embed_texts(self.embedder, self.cache, texts, step, bulk=True)
             with self._lock:
                 words = self._missing_words(self._catalog, texts)
-            vectors, _ = embed_texts(self.embedder, self.cache, words)
+            vectors, _ = embed_texts(self.embedder, self.cache, words, bulk=True)
             report.embedded += embedded
             report.texts += len(texts)
             report.filled += self._fill(matrix, spans, (words, vectors))
             done += len(texts)
-        with self._lock:
-            try:
-                self._check()
-                assert self._catalog is not None
-                report.remaining = self._catalog.pending_counts()[0]
-            except NeedsRebuild:
-                report.remaining = 0
-        report.seconds = time.perf_counter() - t0
-        return report
 
     def _fill(
         self,
@@ -191,3 +204,21 @@ def release_freed_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass  # not glibc: nothing to do
+
+
+M_MMAP_THRESHOLD = -3
+"""glibc's mallopt parameter: allocations of at least this many bytes are memory-mapped."""
+
+
+def set_mmap_threshold(nbytes: int) -> bool:
+    """glibc: allocations of ``nbytes`` or more get a mapping of their own, unmapped when freed (0: leave
+    glibc's default, which rises to the largest block freed so far, so a model session's ~2.4 MB weights
+    and buffers end up in a heap that never shrinks). Fixed for the rest of the process; whether it was set."""
+    if nbytes <= 0:
+        return False
+    import ctypes
+
+    try:
+        return bool(ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, nbytes))
+    except (OSError, AttributeError):
+        return False  # not glibc: nothing to do
