@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
+import pytest
 from conftest import run_cli
 
 from remnic.config import settings_for
@@ -175,14 +177,18 @@ def test_index_language_stems_the_repositorys_language_and_a_change_rebuilds(tmp
     assert analyze("Les Misérables", language="none") == ["les", "miserables"]  # no stemmer, still folded
 
     root = tmp_path / "notas"
-    memory = Memory.init(root, settings=settings_for(root, store={"include": ["**"]}), adopt=["**"])
+    # Stemming alone (no query expansion, which would find 'cantadas' beside 'cantar' in any language).
+    plain = {"query_expansion_weight": 0.0}
+    memory = Memory.init(root, settings=settings_for(root, store={"include": ["**"]}, recall=plain), adopt=["**"])
     write(memory, "notas/coro.md", "Las canciones fueron cantadas por el coro del pueblo.\n")
     write(memory, "notas/mercado.md", "El mercado abre los sábados a las seis.\n")
     memory.sync()
     english = memory.recall("cantar", top_k=3)
     assert not any(h.signals["bm25Rank"] for h in english.hits)
     memory.close()
-    spanish = Memory.open(settings=settings_for(root, store={"include": ["**"]}, index={"language": "spanish"}))
+    spanish = Memory.open(
+        settings=settings_for(root, store={"include": ["**"]}, index={"language": "spanish"}, recall=plain)
+    )
     result = spanish.recall("cantar", top_k=3)
     assert result.index["action"] == "rebuild" and "index.language" in result.index["reason"]
     assert result.hits[0].path == "notas/coro.md" and result.hits[0].signals["bm25Rank"] == 1
@@ -225,3 +231,84 @@ def test_the_watcher_computes_pending_vectors_between_saves(tmp_path: Path) -> N
     assert sum(e["filled"] for e in done) == 5 and memory.vectors_pending() == (0, 0)
     assert watch_line(done[-1]) == f"computed the vectors of {done[-1]['filled']} notes"
     memory.close()
+
+
+def test_the_vectors_phase_runs_on_one_bulk_session_with_its_memory_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """embed.bulkMmapThreshold is applied before the rounds (0: not at all), every round shares one
+    single-threaded bulk session, the query session is never loaded, and the vectors are the same bytes."""
+    import remnic.index.pending as pending
+    from remnic.index.embed import Embedder
+
+    original = Embedder._load_session
+    loads: list[int | None] = []
+
+    def counted(self: Embedder, threads: int | None = None) -> Any:
+        loads.append(threads)
+        return original(self, threads)
+
+    monkeypatch.setattr(Embedder, "_load_session", counted)
+    thresholds: list[int] = []
+    real_threshold = pending.set_mmap_threshold
+    monkeypatch.setattr(pending, "set_mmap_threshold", lambda n: thresholds.append(n) or real_threshold(n))
+    stored: list[dict[str, bytes]] = []
+    for threshold in (2_097_152, 0):
+        root = tmp_path / f"vault-{threshold}"
+        settings = settings_for(
+            root,
+            store={"include": ["**"]},
+            sync={"defer_embeddings_above": 0},
+            embed={"bulk_mmap_threshold": threshold},
+        )
+        memory = Memory.init(root, settings=settings, adopt=["**"])
+        for i in range(12):
+            write(memory, f"notes/n{i:02d}.md", f"The harbour ferry number {i} leaves early{' and late' * i}.\n")
+        memory.sync()
+        embedder = memory.index.embedder
+        loads.clear()
+        done = memory.embed_pending(batch_texts=4)
+        assert (done.filled, done.remaining) == (12, 0)
+        assert loads == [1]  # three rounds, one bulk session, and never the (multi-threaded) query session
+        assert embedder._held is None
+        with memory.index.lock:
+            catalog = memory.index.view()[2]
+            stored.append(dict(catalog.conn.execute("SELECT path, chunks FROM docs").fetchall()))
+        memory.close()
+    assert thresholds == [2_097_152, 0]
+    assert len(stored[0]) == 12 and stored[0] == stored[1]
+
+
+def test_set_mmap_threshold_gives_blocks_of_that_size_a_mapping_of_their_own() -> None:
+    """Real glibc, in a fresh process: once an 8 MB block was freed glibc's own threshold is above 3 MB."""
+    import subprocess
+    import sys
+
+    code = """
+import ctypes, sys
+from remnic.index.pending import set_mmap_threshold
+
+class Info(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+libc.mallinfo2.restype = Info
+libc.free(libc.malloc(8 << 20))
+if sys.argv[1] == "set":
+    assert set_mmap_threshold(1 << 20)
+before = libc.mallinfo2().hblks  # blocks mapped so far (imports have some)
+block = libc.malloc(3 << 20)
+print(libc.mallinfo2().hblks - before)
+libc.free(block)
+"""
+    mapped = {
+        how: int(subprocess.run([sys.executable, "-c", code, how], capture_output=True, text=True, check=True).stdout)
+        for how in ("set", "default")
+    }
+    assert mapped == {"set": 1, "default": 0}
+    from remnic.index.pending import set_mmap_threshold
+
+    assert not set_mmap_threshold(0)  # 0 leaves glibc alone

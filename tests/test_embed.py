@@ -125,6 +125,36 @@ def test_bulk_path_matches_the_single_session(embedder: Embedder, monkeypatch: p
         bulk.embed(texts)
 
 
+def test_a_bulk_session_serves_every_bulk_call_inside_it(embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bulk=True takes the bulk path even for a few texts; inside bulk_session() one session serves all calls."""
+    texts = [f"{s} #{i}" for i, s in enumerate(SENTENCES * 4)]
+    reference = embedder.embed(texts)
+    bulk = Embedder(EmbedderSpec(batch_size=2, bulk_workers=2))
+    real = bulk._load_session
+    loads: list[int | None] = []
+
+    def counted(threads: int | None = None) -> ort.InferenceSession:
+        loads.append(threads)
+        return real(threads)
+
+    monkeypatch.setattr(bulk, "_load_session", counted)
+    with bulk.bulk_session():
+        few = bulk.embed(texts[:3], bulk=True)
+        every = bulk.embed(texts, bulk=True)
+        assert bulk._held is not None
+    assert loads == [1]  # one single-threaded bulk session for both calls
+    assert bulk._session is None and bulk._held is None  # no query session; the bulk one dropped
+    np.testing.assert_allclose(few, reference[:3], atol=1e-5)
+    np.testing.assert_allclose(every, reference, atol=1e-5)
+    bulk.embed(texts[:3], bulk=True)
+    assert loads == [1, 1]  # outside a bulk_session: a session for the call only
+    np.testing.assert_array_equal(bulk.embed(texts, bulk=True), every)  # same session kind, same numbers
+    # One worker means no bulk path at all: bulk=True then runs on the query session.
+    single = Embedder(EmbedderSpec(bulk_workers=1))
+    single.embed(texts[:3], bulk=True)
+    assert single._session is not None and single._held is None
+
+
 def test_truncation_of_huge_text(embedder: Embedder) -> None:
     huge = " ".join(f"word{i % 97}" for i in range(10_000))
     m = embedder.embed([huge, "tiny"])

@@ -64,8 +64,9 @@ def test_paraphrase_without_shared_words_is_found_by_vectors(repo: Memory) -> No
     result = repo.recall(query, top_k=3)
     top = result.hits[0]
     assert top.id == target.id
-    assert top.signals["vectorRank"] == 1 and top.signals["bm25Rank"] is None
-    assert top.terms.bm25 == 0 and top.terms.vector > 0
+    assert top.signals["vectorRank"] == 1 and top.terms.vector > 0
+    # No stem is shared: BM25 can only have found it through the query's expansion (versions → releases …).
+    assert (top.signals["bm25Rank"] is None and top.terms.bm25 == 0) or "query expanded" in result.stages[0].reason
 
 
 def test_exact_rare_term_is_found_by_bm25(repo: Memory) -> None:
@@ -458,8 +459,11 @@ def test_context_vectors_mean_embeds_no_passage(tmp_path: Path, mode: str) -> No
         assert memory.index.health(memory.ledger).state == "ok"
         with sqlite3.connect(root / ".remnic" / "embeddings.sqlite") as db:
             (vectors,) = db.execute("SELECT count(*) FROM embeddings").fetchone()
+        with memory.index.lock:
+            memory.index.view()
+            words = len(memory.index.vocab())  # the vocabulary's words go through the cache too
         # "passage" runs the model once more per memory (its neighbours' text); "mean" reuses the sentences.
-        assert vectors == (len(EPISODE) if mode == "mean" else 2 * len(EPISODE))
+        assert words > 0 and vectors - words == (len(EPISODE) if mode == "mean" else 2 * len(EPISODE))
         hit = memory.recall("Ana's cat Bailey", top_k=1).hits[0]
         assert "Bailey" in hit.content
     if mode == "mean":

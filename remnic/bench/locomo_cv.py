@@ -34,7 +34,20 @@ from .locomo import CATEGORY_NAMES, DEFAULT_KS, Method, QResult, collect, load_a
 # added (the query aspect, the question penalty and the reply lift), and to fusion, dates, the context
 # terms, the neighbour cap and MMR. Sessions (long memories) also try their chunk mean and how a long
 # memory's BM25 blends its whole body with its best passage (turns have no passages: a no-op there).
-PREVIOUS = {"query_aspect_weight": 0.0, "question_penalty": 0.0, "reply_alpha": 0.0, "passage_bm25_blend": 0.0}
+# Both try the query expansion's weight and similarity floor.
+PREVIOUS = {
+    "query_aspect_weight": 0.0,
+    "question_penalty": 0.0,
+    "reply_alpha": 0.0,
+    "passage_bm25_blend": 0.0,
+    "query_expansion_weight": 0.0,
+}
+EXPANSION = (
+    Method("queryExpansionWeight=0", {"query_expansion_weight": 0.0}, "round 4: no query expansion"),
+    Method("queryExpansionWeight=0.35", {"query_expansion_weight": 0.35}),
+    Method("queryExpansionWeight=0.75", {"query_expansion_weight": 0.75}),
+    Method("queryExpansionMinSimilarity=0.6", {"query_expansion_min_similarity": 0.6}),
+)
 TURN_GRID: tuple[Method, ...] = (
     Method("defaults", {}, "remnic defaults"),
     Method("previous defaults", PREVIOUS, "round 2: no query aspect, no question/reply rule"),
@@ -53,6 +66,7 @@ TURN_GRID: tuple[Method, ...] = (
     Method("contextWeight=0.3", {"context_weight": 0.3}),
     Method("contextWeight=0.7", {"context_weight": 0.7}),
     Method("mmr lambda=0.8", {"mmr_lambda": 0.8}),
+    *EXPANSION,
 )
 SESSION_GRID: tuple[Method, ...] = (
     Method("defaults", {}, "remnic defaults"),
@@ -67,6 +81,7 @@ SESSION_GRID: tuple[Method, ...] = (
     Method("mmr lambda=0.9", {"mmr_lambda": 0.9}),
     Method("passageBm25Blend=0", {"passage_bm25_blend": 0.0}, "round 3: the better of whole body and passage only"),
     Method("passageBm25Blend=1.0", {"passage_bm25_blend": 1.0}),
+    *EXPANSION,
 )
 GRIDS = {"turn": TURN_GRID, "session": SESSION_GRID}
 
@@ -214,7 +229,7 @@ def render_cv(result: dict[str, Any]) -> str:
         if result["inSample"]["chosen"] != result["default"]
         else "kept: the defaults (they are also the in-sample best)"
     )
-    fold_mean = ", ".join(f"R@{k} {v:.3f}" for k, v in result["foldMean"].items())
+    fold_mean = ", ".join(f"{k.replace('recall@', 'R@')} {v:.3f}" for k, v in result["foldMean"].items())
     return "\n".join(
         [
             f"**{result['granularity']} granularity, cross-validated** — {len(result['conversations'])} "
@@ -227,6 +242,6 @@ def render_cv(result: dict[str, Any]) -> str:
                 ["held out", "chosen on the other four", "R@5", "R@10", "defaults R@5", "defaults R@10"], fold_rows
             ),
             "",
-            f"Mean over folds: {fold_mean}. {verdict}.",
+            f"Mean over folds (each held-out conversation weighted alike; the cross-validated row pools the questions): {fold_mean}. {verdict}.",
         ]
     )

@@ -50,6 +50,12 @@ class RecallSettings:
     """A query naming a name most memories contain is also embedded without it (its aspect); the query vector is this share of the aspect's plus the rest of the whole query's (0 = off)."""
     query_aspect_name_ratio: float = 0.2
     """A name counts as one most memories share when at least this share of the indexed memories contains it."""
+    query_expansion_weight: float = 0.5
+    """Each query word (not one at least queryAspectNameRatio of the memories contain) is also searched in memory texts by the words of the repository's own vocabulary nearest it in embedding space ('pets' → dogs, cats), each with this × its cosine as BM25 weight (0 = off)."""
+    query_expansion_min_similarity: float = 0.5
+    """A vocabulary word expands a query word only when their embedding cosine is at least this."""
+    query_expansion_terms: int = 3
+    """At most this many vocabulary words (distinct stems, not already query terms) per query word."""
     question_penalty: float = 0.2
     """In an episode, a memory whose text ends with a question is lowered by this much: the turn after it answers."""
     reply_alpha: float = 1.0

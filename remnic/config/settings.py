@@ -90,6 +90,8 @@ class EmbedSettings:
     """onnxruntime intra-op threads; empty means min(cpu count, 4)."""
     bulk_workers: int | None = None
     """Bulk embedding (a reindex, a large import: 512+ new texts) runs this many single-threaded model calls in parallel, on threads sharing one model session (~150 MB while it runs); empty means the same as threads, 0 or 1 turns it off."""
+    bulk_mmap_threshold: int = 1_048_576
+    """While deferred vectors are computed (a first adoption's second phase), memory blocks of at least this many bytes get a mapping of their own (glibc's M_MMAP_THRESHOLD, fixed from then on for the process), so the model session's weights and buffers go back to the system when freed instead of staying in a heap that does not shrink; 0 leaves glibc's default. At most 33554432."""
 
 
 @dataclass
@@ -412,6 +414,7 @@ AT_LEAST_ONE = {
 }
 RANGES: dict[str, tuple[float, float | None]] = {
     "server.port": (0, 65535),
+    "embed.bulkMmapThreshold": (0, 33_554_432),  # glibc's ceiling (HEAP_MAX_SIZE / 2 on 64-bit)
     "recall.queryAspectWeight": (0, 1),
     "server.requestTimeoutS": (0.01, None),
     "server.keepAliveTimeoutS": (0.01, None),

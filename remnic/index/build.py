@@ -254,6 +254,24 @@ class IndexWrites:
             cached if defer_above is not None else None,
         )
 
+    def _new_words(self, cat: Catalog | None, texts: Sequence[str]) -> tuple[list[str], Any, int]:
+        """The words of ``texts`` the vocabulary lacks, their vectors (through the embedding cache) and how
+        many the model ran for. Only texts whose memories have their vectors are given: a deferred
+        memory's words are added with its vectors (:mod:`.pending`)."""
+        words = self._missing_words(cat, texts)
+        vectors, embedded = embed_texts(self.embedder, self.cache, words)
+        return words, vectors, embedded
+
+    def _missing_words(self, cat: Catalog | None, texts: Sequence[str]) -> list[str]:
+        from .bm25 import STOPWORDS
+        from .vocab import words_of
+
+        words = list(dict.fromkeys(w for t in texts for w in words_of(t, STOPWORDS)))
+        if cat is not None and words:
+            known = cat.known_words(words)
+            words = [w for w in words if w not in known]
+        return words
+
     def _contexts_for(self, members: Sequence[T.Member]) -> dict[str, T.Context]:
         return T.episode_contexts(members, self.rules.neighbor_window, self.rules.context_max_chars)
 
@@ -320,12 +338,15 @@ class IndexWrites:
         if not rows and not gone and (commit is None or commit == manifest.commit):
             return 0
 
+        words, vectors, _ = self._new_words(cat, [r.content for r in rows if not r.pending])
         gen = manifest.generation + 1
         # While this batch is applied the catalog still holds the rows of ``manifest.commit`` (they
         # change in one transaction below), so a duplicate check may read it: see lookup_hash.
         self._writing = True
         try:
-            return self._apply_rows(cat, manifest, gen, rows, docs, gone, commit, set_commit, embedded)
+            return self._apply_rows(
+                cat, manifest, gen, rows, docs, gone, commit, set_commit, embedded, (words, vectors)
+            )
         finally:
             self._writing = False
 
@@ -340,6 +361,7 @@ class IndexWrites:
         commit: str | None,
         set_commit: bool,
         embedded: int,
+        vocab: tuple[list[str], Any] = ([], None),
     ) -> int:
         assert self._bm25 is not None
         self._mark_pending(cat)
@@ -362,6 +384,8 @@ class IndexWrites:
         cat.begin()
         try:
             cat.upsert(rows, gen)
+            if vocab[0]:
+                cat.add_vocab(vocab[0], vocab[1], gen)
             cat.remove(gone, gen)
             count = cat.count()
             manifest.generation, manifest.count, manifest.commit = gen, count, new_commit
@@ -467,7 +491,8 @@ class IndexWrites:
             contexts.update(self._contexts_for(members))
             positions.update(T.positions(members))
         rows, docs, embedded = self._rows(records, contexts, positions, progress)
-        self._create_build(commit=head, rows=rows, docs=docs, progress=None)
+        words, vectors, _ = self._new_words(None, [r.content for r in rows if not r.pending])
+        self._create_build(commit=head, rows=rows, docs=docs, progress=None, vocab=(words, vectors))
         return FreshReport(
             "rebuild",
             reason=reason,
@@ -483,6 +508,7 @@ class IndexWrites:
         rows: Sequence[Row],
         docs: dict[str, dict[str, str]] | None = None,
         progress: Progress | None = None,
+        vocab: tuple[list[str], Any] = ([], None),
     ) -> None:
         """Write a complete new build directory, swap CURRENT to it, remove the old ones."""
         from .bm25 import Bm25Index
@@ -510,6 +536,8 @@ class IndexWrites:
             )
             cat.begin()
             cat.upsert(rows, manifest.generation)
+            if vocab[0]:
+                cat.add_vocab(vocab[0], vocab[1], manifest.generation)
             cat.set_meta(manifest.to_meta())
             cat.commit()
             cat.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -59,6 +59,8 @@ CREATE TABLE IF NOT EXISTS pending_vectors (
     chars INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS pending_chars ON pending_vectors(chars);
+CREATE TABLE IF NOT EXISTS vocab (word TEXT PRIMARY KEY, vec BLOB NOT NULL, gen INTEGER NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS vocab_gen ON vocab(gen);
 CREATE TABLE IF NOT EXISTS tombstones (path TEXT PRIMARY KEY, gen INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """
@@ -228,7 +230,31 @@ class Catalog:
                 self.conn.execute("INSERT OR REPLACE INTO tombstones (path, gen) VALUES (?, ?)", (path, gen))
         return gone
 
+    def add_vocab(self, words: Sequence[str], vectors: np.ndarray, gen: int) -> None:
+        """Add embedded vocabulary words (a word already there keeps its vector)."""
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO vocab (word, vec, gen) VALUES (?, ?, ?)",
+            [(w, np.ascontiguousarray(v, dtype=_F32).tobytes(), gen) for w, v in zip(words, vectors)],
+        )
+
     # --- reading ---
+
+    def known_words(self, words: Sequence[str]) -> set[str]:
+        """Those of ``words`` the vocabulary already holds."""
+        out: set[str] = set()
+        for i in range(0, len(words), 500):
+            part = list(words[i : i + 500])
+            marks = ",".join("?" * len(part))
+            out.update(r[0] for r in self.conn.execute(f"SELECT word FROM vocab WHERE word IN ({marks})", part))
+        return out
+
+    def vocab_rows(self, dim: int, since_gen: int | None = None) -> Iterator[tuple[str, np.ndarray]]:
+        """(word, vector) of the vocabulary (all, or the words added after ``since_gen``)."""
+        sql, args = "SELECT word, vec FROM vocab", []
+        if since_gen is not None:
+            sql, args = sql + " WHERE gen > ?", [since_gen]
+        for word, blob in self.conn.execute(sql + " ORDER BY gen, word", args):
+            yield word, vectors_from_blob(blob, dim)[0]
 
     def count(self) -> int:
         return int(self.conn.execute("SELECT COUNT(*) FROM docs").fetchone()[0])

@@ -14,6 +14,7 @@ import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -192,6 +193,8 @@ class Embedder:
         self._load_lock = threading.Lock()
         self._lru: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lru_lock = threading.Lock()
+        self._holding = 0  # open bulk_session() blocks
+        self._held: onnxruntime.InferenceSession | None = None
 
     # -- identity ------------------------------------------------------------
 
@@ -384,10 +387,14 @@ class Embedder:
             n = cut[n]
         return batches[::-1]
 
-    def embed(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    def embed(
+        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None, *, bulk: bool = False
+    ) -> np.ndarray:
         """``(len(texts), dim)`` float32, unit-norm rows, in input order.
 
-        ``progress(done, total)`` is called from the calling thread as batches finish.
+        ``progress(done, total)`` is called from the calling thread as batches finish. ``bulk``: the
+        bulk path whatever the number of texts (a bulk job's last, small round must not load the
+        long-lived query session for the rest of the process).
         """
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of strings; use embed_one() for one")
@@ -398,7 +405,7 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         workers = min(self.spec.workers, -(-len(texts) // max(1, self.spec.batch_size)))
-        if workers > 1 and len(texts) >= self.spec.bulk_min_texts:
+        if self.spec.workers > 1 and (bulk or (workers > 1 and len(texts) >= self.spec.bulk_min_texts)):
             return self._embed_bulk(texts, workers, progress)
         self._ensure_loaded()
         jobs = self._jobs(texts)
@@ -437,6 +444,33 @@ class Embedder:
                 picked = [ranked[p] for p in batch]
                 yield [window[k] for k in picked], [encs[k] for k in picked]
 
+    @contextmanager
+    def bulk_session(self) -> Iterator[None]:
+        """Bulk calls inside share one bulk session, loaded at the first of them and dropped at the end.
+
+        For a job of many bulk calls (the rounds of a vectors phase): a session per call costs a
+        load's transient (~200 MB at once for ~90 MB kept) on top of whatever the previous calls
+        left in the heap.
+        """
+        with self._load_lock:
+            self._holding += 1
+        try:
+            yield
+        finally:
+            with self._load_lock:
+                self._holding -= 1
+                if not self._holding:
+                    self._held = None
+
+    def _bulk_session(self) -> onnxruntime.InferenceSession:
+        """The single-threaded session for a bulk call: the held one, or one for this call only."""
+        with self._load_lock:
+            if not self._holding:
+                return self._load_session(threads=1)
+            if self._held is None:
+                self._held = self._load_session(threads=1)
+            return self._held
+
     def _embed_bulk(
         self,
         texts: list[str],
@@ -446,12 +480,12 @@ class Embedder:
     ) -> np.ndarray:
         """Run the batches on ``workers`` threads in parallel (ORT releases the GIL).
 
-        A bulk call's threads share one single-threaded session that lives only for this call, so
-        a long-running process does not keep its memory; a few ``batches`` already made share the
-        loaded session instead. Batches are handed out in order.
+        A bulk call's threads share one single-threaded session that lives only for this call (or
+        for a :meth:`bulk_session` block), so a long-running process does not keep its memory; a few
+        ``batches`` already made share the loaded session instead. Batches are handed out in order.
         """
         self._ensure_tokenizer()
-        shared = self._load_session(threads=1) if batches is None else self._session
+        shared = self._bulk_session() if batches is None else self._session
         jobs = self._jobs(texts) if batches is None else iter(batches)
         take = threading.Lock()
         done_q: queue.Queue[int | BaseException | None] = queue.Queue()
@@ -522,10 +556,12 @@ class Embedder:
                     self._lru.popitem(last=False)
         return [found[k] for k in keys]
 
-    def embed_documents(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    def embed_documents(
+        self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None, *, bulk: bool = False
+    ) -> np.ndarray:
         """Indexed texts' vectors: :meth:`embed` of ``document_prefix`` + each text."""
         prefix = self.spec.document_prefix
-        return self.embed([prefix + t for t in texts] if prefix else list(texts), progress)
+        return self.embed([prefix + t for t in texts] if prefix else list(texts), progress, bulk=bulk)
 
     def embed_one(self, text: str) -> np.ndarray:
         """``(dim,)`` vector; memoised (LRU) because queries repeat. Read-only."""

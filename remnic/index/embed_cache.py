@@ -199,10 +199,13 @@ def embed_cached(
     cache: EmbeddingCache | None,
     texts: Sequence[str],
     progress: Callable[[int, int], None] | None = None,
+    *,
+    bulk: bool = False,
 ) -> tuple[np.ndarray, int]:
     """Embed texts, using the cache by content hash; returns (matrix in input order, number of texts actually embedded by the model). Duplicated texts inside one call are embedded once.
 
-    ``progress(done, total)`` counts texts (cache hits first, then as the model finishes batches).
+    ``progress(done, total)`` counts texts (cache hits first, then as the model finishes batches);
+    ``bulk`` as in :meth:`Embedder.embed`.
     """
     texts = list(texts)
     hashes = [content_hash(t) for t in texts]
@@ -221,7 +224,7 @@ def embed_cached(
         progress(total - len(missing), total)
     if missing:
         step = None if progress is None else (lambda done, _n: progress(total - len(missing) + done, total))
-        fresh = embedder.embed_documents([first_text[h] for h in missing], progress=step)
+        fresh = embedder.embed_documents([first_text[h] for h in missing], progress=step, bulk=bulk)
         new = dict(zip(missing, fresh))
         if cache is not None:
             cache.put_many(model_id, new)

@@ -26,8 +26,9 @@ from typing import Any
 
 from remnic.fsio import write_atomic
 
-SCHEMA_VERSION = 6  # 3: dates named in the text (catalog, tantivy dated/months); 4: passages of long memories;
-# 5: memories waiting for their vectors (catalog table pending_vectors); 6: passages as BM25 documents
+SCHEMA_VERSION = 7  # 3: dates named in the text (catalog, tantivy dated/months); 4: passages of long memories;
+# 5: memories waiting for their vectors (catalog table pending_vectors); 6: passages as BM25 documents;
+# 7: the vocabulary's word vectors (catalog table vocab)
 """Bump when the catalog/tantivy layout or the meaning of indexed fields changes."""
 
 CURRENT_FILE = "CURRENT"

@@ -5,6 +5,9 @@ without vectors and their texts into the catalog's ``pending_vectors`` table, so
 note is searchable by BM25 as soon as the sync commits. :meth:`PendingVectors.embed_pending`
 then embeds them batch by batch, shortest texts first:
 
+- every round runs on one bulk model session (:meth:`~remnic.index.embed.Embedder.bulk_session`),
+  and blocks of ``embed.bulkMmapThreshold`` bytes or more get memory mappings of their own, so
+  what a round frees goes back to the system (peak RSS, see docs/benchmarks.md);
 - the model runs without any lock held; only the short catalog update that stores a
   batch's vectors takes the index lock, so writes, syncs and recalls go on meanwhile;
 - each batch's vectors go into the embedding cache (keyed by content hash) as soon as
@@ -19,7 +22,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +35,8 @@ from .state import NeedsRebuild, PendingReport
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
+
+    from remnic.config import Settings
 
     from .catalog import Catalog
     from .embed import Embedder
@@ -48,6 +53,7 @@ class PendingVectors:
     """``vectors_pending`` / ``embed_pending`` for :class:`~remnic.index.search.SearchIndex`."""
 
     root: Path
+    settings: Settings
     _lock: threading.RLock
     _catalog: Catalog | None
     _build: str | None
@@ -63,6 +69,7 @@ class PendingVectors:
         def _check(self) -> Manifest: ...
         def _sync(self) -> Snapshot: ...
         def _reader(self, build: str) -> Any: ...
+        def _missing_words(self, cat: Catalog | None, texts: Sequence[str]) -> list[str]: ...
 
     def vectors_pending(self) -> tuple[int, int]:
         """(memories whose vectors are pending, texts they need embedded); (0, 0) without an index.
@@ -96,8 +103,24 @@ class PendingVectors:
         """
         t0 = time.perf_counter()
         report = PendingReport()
-        done = 0
         release_freed_memory()  # what the sync before it freed, before the model's session is loaded
+        set_mmap_threshold(self.settings.embed.bulk_mmap_threshold)
+        with self.embedder.bulk_session():
+            self._embed_rounds(report, progress, stop, batch_texts)
+        with self._lock:
+            try:
+                self._check()
+                assert self._catalog is not None
+                report.remaining = self._catalog.pending_counts()[0]
+            except NeedsRebuild:
+                report.remaining = 0
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _embed_rounds(
+        self, report: PendingReport, progress: Progress | None, stop: Callable[[], bool] | None, batch_texts: int
+    ) -> None:
+        done = 0
         while True:
             if stop is not None and stop():
                 report.interrupted = True
@@ -124,22 +147,21 @@ class PendingVectors:
                 if progress is None
                 else (lambda n, _all, base=done, total=total: progress(min(base + n, total), total))
             )
-            matrix, embedded = embed_texts(self.embedder, self.cache, texts, step)
+            matrix, embedded = embed_texts(self.embedder, self.cache, texts, step, bulk=True)
+            with self._lock:
+                words = self._missing_words(self._catalog, texts)
+            vectors, _ = embed_texts(self.embedder, self.cache, words, bulk=True)
             report.embedded += embedded
             report.texts += len(texts)
-            report.filled += self._fill(matrix, spans)
+            report.filled += self._fill(matrix, spans, (words, vectors))
             done += len(texts)
-        with self._lock:
-            try:
-                self._check()
-                assert self._catalog is not None
-                report.remaining = self._catalog.pending_counts()[0]
-            except NeedsRebuild:
-                report.remaining = 0
-        report.seconds = time.perf_counter() - t0
-        return report
 
-    def _fill(self, matrix: np.ndarray, spans: list[tuple[str, str, bool, int, int]]) -> int:
+    def _fill(
+        self,
+        matrix: np.ndarray,
+        spans: list[tuple[str, str, bool, int, int]],
+        vocab: tuple[list[str], Any] = ([], None),
+    ) -> int:
         """Write one batch's vectors into the catalog (one transaction, a new generation)."""
         items = []
         for path, raw, has_ctx, start, n in spans:
@@ -157,6 +179,8 @@ class PendingVectors:
             cat.begin()
             try:
                 filled = cat.fill_vectors(items, gen)
+                if vocab[0]:
+                    cat.add_vocab(vocab[0], vocab[1], gen)
                 manifest.generation = gen
                 manifest.vectors_pending = cat.pending_counts()[0]
                 manifest.updated_at = now_iso()
@@ -180,3 +204,21 @@ def release_freed_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass  # not glibc: nothing to do
+
+
+M_MMAP_THRESHOLD = -3
+"""glibc's mallopt parameter: allocations of at least this many bytes are memory-mapped."""
+
+
+def set_mmap_threshold(nbytes: int) -> bool:
+    """glibc: allocations of ``nbytes`` or more get a mapping of their own, unmapped when freed (0: leave
+    glibc's default, which rises to the largest block freed so far, so a model session's ~2.4 MB weights
+    and buffers end up in a heap that never shrinks). Fixed for the rest of the process; whether it was set."""
+    if nbytes <= 0:
+        return False
+    import ctypes
+
+    try:
+        return bool(ctypes.CDLL("libc.so.6").mallopt(M_MMAP_THRESHOLD, nbytes))
+    except (OSError, AttributeError):
+        return False  # not glibc: nothing to do

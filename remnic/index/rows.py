@@ -23,12 +23,17 @@ Progress = Callable[[int, int], None]
 
 
 def embed_texts(
-    embedder: Embedder, cache: EmbeddingCache, texts: list[str], progress: Progress | None = None
+    embedder: Embedder,
+    cache: EmbeddingCache,
+    texts: list[str],
+    progress: Progress | None = None,
+    *,
+    bulk: bool = False,
 ) -> tuple[np.ndarray, int]:
     """Vectors for texts through the content-hash cache; (matrix, number actually run through the model).
 
     One call for the whole set, so a bulk job (a rebuild) reaches the embedder's parallel
-    path; ``progress`` is reported as its batches finish.
+    path (``bulk``: whatever the number of texts); ``progress`` is reported as its batches finish.
     """
     import numpy as np
 
@@ -36,7 +41,7 @@ def embed_texts(
 
     if not texts:
         return np.zeros((0, embedder.dim), dtype=np.float32), 0
-    return embed_cached(embedder, cache, texts, progress)
+    return embed_cached(embedder, cache, texts, progress, bulk=bulk)
 
 
 def cached_only(embedder: Embedder, cache: EmbeddingCache, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .embed import Embedder
     from .embed_cache import EmbeddingCache
     from .vectors import Snapshot
+    from .vocab import Vocab
 
 __all__ = ["SCHEMA_VERSION", "FreshReport", "IndexHealth", "Manifest", "SearchIndex"]
 
@@ -93,6 +94,9 @@ class SearchIndex(IndexWrites, PendingVectors):
         self._catalog: Catalog | None = None
         self._bm25: Bm25Index | None = None
         self._snap: Snapshot | None = None
+        self._vocab: Vocab | None = None
+        self._word_memo: dict[str, np.ndarray] = {}
+        """Loaded by the first recall that expands its query, then kept current like the snapshot."""
         self._manifest: Manifest | None = None
         self._manifest_gen = -2
         self._files: MemoryStore | None = None
@@ -184,6 +188,7 @@ class SearchIndex(IndexWrites, PendingVectors):
         self._catalog = None
         self._bm25 = None
         self._snap = None
+        self._vocab = None
         self._build = None
         self._manifest = None
         self._manifest_gen = -2
@@ -263,6 +268,9 @@ class SearchIndex(IndexWrites, PendingVectors):
                 elif gen != self._snap.gen:
                     self._snap.apply(cat.snapshot_rows(self._snap.gen), cat.tombstones_since(self._snap.gen), gen)
                     self._bm25.reload()
+                if self._vocab is not None and gen != self._vocab.gen:
+                    self._vocab.add(cat.vocab_rows(self._vocab.dim, self._vocab.gen))
+                    self._vocab.gen = gen
             finally:
                 cat.conn.execute("COMMIT")
         except CatalogError:
@@ -443,6 +451,29 @@ class SearchIndex(IndexWrites, PendingVectors):
         snap = self._sync()
         assert self._bm25 is not None and self._catalog is not None
         return snap, self._bm25, self._catalog
+
+    def vocab(self) -> Vocab:
+        """The vocabulary's words and vectors (call after :meth:`view`, under ``lock``; loaded on first use)."""
+        if self._vocab is None:
+            from .vocab import Vocab
+
+            assert self._catalog is not None and self._snap is not None
+            vocab = Vocab(self.embedder.dim)
+            vocab.add(self._catalog.vocab_rows(vocab.dim))
+            vocab.gen = self._snap.gen
+            self._vocab = vocab
+        return self._vocab
+
+    def embed_words(self, words: Sequence[str]) -> list[np.ndarray]:
+        """Vectors of words as the vocabulary's are made (document side), for query words it lacks
+        (memoised: an agent asks about the same things again)."""
+        memo = self._word_memo
+        missing = [w for w in dict.fromkeys(words) if w not in memo]
+        if missing:
+            if len(memo) > 1024:
+                memo.clear()
+            memo.update(zip(missing, self.embedder.embed_documents(missing)))
+        return [memo[w] for w in words]
 
     @property
     def lock(self) -> threading.RLock:

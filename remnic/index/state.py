@@ -40,6 +40,7 @@ class FreshReport:
     reason: str = ""
     changed: int = 0
     embedded: int = 0
+    """Memory texts run through the model (the vocabulary's new words are embedded beside them, uncounted)."""
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
 
@@ -115,7 +116,8 @@ class PendingReport:
     filled: int = 0
     texts: int = 0
     embedded: int = 0
-    """Texts actually run through the model (the rest came from the embedding cache)."""
+    """Texts actually run through the model (the rest came from the embedding cache; new vocabulary words
+    are embedded beside them, uncounted)."""
     remaining: int = 0
     interrupted: bool = False
     seconds: float = 0.0

@@ -24,6 +24,8 @@ from .budget import fit_budget
 from .candidates import gather
 from .clock import LIVE, RecallClock
 from .expand import expand
+from .expansion import describe as describe_expansions
+from .expansion import expansions
 from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, rejected_summary
 from .mmr import mmr_order
 from .passages import PassageMatch, describe_matches, rank_passages
@@ -148,6 +150,13 @@ def run_recall(
             scope_names.append(dates.STAGE)
             scope_notes.append(note)
         extra = date_plan.extra_terms if date_plan is not None else []
+        t = time.perf_counter()
+        expanded = expansions(index, bm25, text, terms, s)
+        if expanded:
+            weight = s.boost_body * s.query_expansion_weight
+            extra = [*extra, *(("body", e.term, weight * e.similarity) for e in expanded)]
+            scope_notes[0] += "; " + describe_expansions(expanded, s.query_expansion_weight)
+        timings["expand"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
         vec = snap.scores(qvec, s.context_weight, s.chunk_top_k, s.chunk_top_k_min_chunks)
