@@ -188,9 +188,11 @@ def _joined(prev: _Planned, item: _Planned, settings: ObserveSettings) -> _Plann
 
 
 def _group_named(item: _Planned, settings: ObserveSettings) -> _Planned:
-    """A person's fact about "us" that never names them names them once ("John and others made pizza")."""
+    """A person's fact about "us" that never names them names them once ("John and others made pizza").
+    Decisions, rules and commitments keep their "we": a team's "we decided" is not one person's."""
     fact, turn = item.candidate.fact, item.candidate.turn
-    content = name_the_group(fact.content, speaker_name(turn, settings)) if turn.role == "user" else fact.content
+    personal = turn.role == "user" and fact.category in DESCRIPTIVE_CATEGORIES
+    content = name_the_group(fact.content, speaker_name(turn, settings)) if personal else fact.content
     if content == fact.content:
         return item
     return replace(item, candidate=replace(item.candidate, fact=replace(fact, content=content)))
