@@ -119,6 +119,34 @@ def test_requests_and_remarks_to_the_listener_are_not_facts() -> None:
     assert [c.fact.category for c in facts("You must never commit secrets.")] == ["principle"]
 
 
+def test_general_remarks_about_us_are_not_facts() -> None:
+    said = "We can make a real impact together! Let's keep chasing our dreams. Let's keep going!"
+    assert facts(said) == []
+    assert [c.fact.category for c in facts("Let's use pnpm, not npm.")] == ["decision"]  # a choice
+    assert [c.fact.category for c in facts("Let's keep the old API for now.")] == ["decision"]
+    assert [c.fact.content for c in facts("We can meet on Fridays.")] == ["We can meet on Fridays."]  # a time
+    assert facts("I feel the same way! Yeah, I love to.") == []  # nothing but function words
+    reply = Turn("user", "I love it!", 1, speaker="Ana")
+    assert [c.fact.content for c in extract_turn(reply, ObserveSettings(), question="How's Lisbon?")] == [
+        'asked "How\'s Lisbon?": Ana loves it.'
+    ]
+
+
+def test_a_pronoun_statement_after_a_fact_goes_on_about_it() -> None:
+    found = facts("I baked a cake on Sunday. It's dairy-free vanilla sponge with strawberry filling. It was fun!")
+    assert [(c.fact.category, c.cue) for c in found] == [
+        ("fact", "first-person statement"),
+        ("fact", "continues the sentence before"),
+    ]
+    assert found[1].fact.content == "It's dairy-free vanilla sponge with strawberry filling."
+    assert facts("It's dairy-free vanilla sponge with strawberry filling.") == []  # nothing before it to go on about
+    off = extract_turn(
+        Turn("user", "I baked a cake. It's dairy-free vanilla sponge with strawberry filling.", 0, speaker="Ana"),
+        ObserveSettings(continuation_min_words=-1),
+    )
+    assert len(off) == 1
+
+
 def test_remarks_about_the_listener_with_nothing_else_are_not_facts() -> None:
     assert facts("I'm here for you. I appreciate your encouragement. I'm so glad it worked for you!") == []
     kept = facts("I still have that stuffed animal dog you gave me!")
@@ -180,6 +208,30 @@ def test_first_person_becomes_the_speaker_with_agreeing_verbs() -> None:
         "has",
     ]
     assert standalone("So, I'm Bo, I joined the team.", speaker="Bo", timestamp=None)[0] == "Bo joined the team."
+    assert [
+        replace_first_person(said, "Ana")
+        for said in ("I highly recommend it.", "I'd been there twice.", "How much I need them!", "I rely on her.")
+    ] == ["Ana highly recommends it.", "Ana had been there twice.", "How much Ana needs them!", "Ana relies on her."]
+
+
+def test_fillers_and_names_said_to_the_listener_leave_the_fact() -> None:
+    def said(text: str, listener: str | None = None) -> str:
+        return standalone(text, speaker="Ana", timestamp=MONDAY, listener=listener)[0]
+
+    assert said("Hey Maria, my favourite treat is the tart.") == "Ana's favourite treat is the tart."
+    assert (
+        said("Wow, Jon, it's definitely changed them and it was so special.") == "It's changed them and it was special."
+    )
+    assert said("It's been super busy and the party was pretty loud.") == "It's been busy and the party was loud."
+    assert said("It was so much fun and a pretty dress.") == "It was so much fun and a pretty dress."
+    assert said("Yesterday, I went to the park.") == "On 7 May 2023, Ana went to the park."  # not a name
+    assert said("It was an awesome time, Caroline!", listener="Caroline") == "It was an awesome time."
+    assert said("Caroline, they're some of my fave memories.", listener="Caroline") == (
+        "They're some of Ana's fave memories."
+    )
+    assert said("I moved to a new city, Boston.", listener="Caroline") == "Ana moved to a new city, Boston."
+    assert said("Quick context: the API is v2.") == "The API is v2."  # a lead-in
+    assert said("I got ideas from everywhere: people, books.") == "Ana got ideas from everywhere: people, books."
     assert facts("I prefer tabs.", speaker=None)[0].fact.content == "The user prefers tabs."
 
 
@@ -266,7 +318,11 @@ def test_importance_follows_the_reference_rules() -> None:
         ),
         ("I'm going to learn the cello.", "defer", "Plan or commitment with no date"),
         ("I'm going to learn the cello next year.", "accept", "Durable commitment (future with a date)"),
-        ("I'm off to go swimming with the kids.", "reject", "Leaving the conversation"),
+        ("Well, I'm heading out now.", "reject", "Leaving the conversation"),
+        ("I'm off to bed.", "reject", "Leaving the conversation"),
+        ("I'm off to go swimming with the kids.", "defer", "What the speaker is doing now: durable if it lasts"),
+        ("I failed the military aptitude test.", "accept", "Durable fact (first-person statement)"),
+        ("I've done weight training so far.", "defer", "What the speaker is doing now: durable if it lasts"),
     ],
 )
 def test_judge_verdicts(said: str, kind: str, reason: str) -> None:

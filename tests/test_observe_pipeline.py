@@ -114,6 +114,29 @@ def test_what_one_turn_says_in_several_sentences_is_one_fact() -> None:
     assert observations[2].source_turn_ids == ("b",) and observations[2].verdict.kind == "defer"
 
 
+def test_a_persons_facts_about_us_name_them_and_the_listeners_name_is_left_out() -> None:
+    turns = [
+        Turn("user", "How often do you go to the park?", 0, turn_id="a", speaker="Maria"),
+        Turn("user", "Thanks, Maria! We go three times a week; it keeps us on track.", 1, turn_id="b", speaker="John"),
+        Turn(
+            "user",
+            "I made pizza with my kids, Maria. We baked it in the old stone oven.",
+            2,
+            turn_id="c",
+            speaker="John",
+        ),
+        Turn(
+            "user", "Our roses bloomed in the garden. John and I planted them in May.", 3, turn_id="d", speaker="Maria"
+        ),
+    ]
+    contents = [o.fact.content for o in plan_observations(turns, session_key="s", settings=ObserveSettings())]
+    assert contents == [
+        "John and others go three times a week; it keeps us on track.",
+        "John made pizza with their kids. We baked it in the old stone oven.",  # named already: "we" stays
+        "Our roses bloomed in the garden. John and Maria planted them in May.",
+    ]
+
+
 def test_near_duplicates_fold_with_the_real_model_but_different_values_do_not() -> None:
     turns = [
         Turn("user", "I really love hiking in the Alps.", 0, turn_id="a"),

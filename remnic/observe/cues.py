@@ -69,6 +69,14 @@ LISTENER_RE = _rx(r"\b(you|your|you'?re|you'?ve|you'd|you'?ll|yours|yourself)\b"
 SECOND_PERSON_RE = _rx(r"^(you|your|you'?re|you'?ve|you'd|you'?ll|yours)\b")
 FIRST_PERSON_RE = _rx(r"\b(i|i'?m|i'?ve|i'd|i'll|me|my|mine|myself|we|we're|we'?ve|we'll|our|ours|us|let's)\b")
 FIRST_PERSON_SINGULAR_RE = re.compile(r"\b(I|I'm|I've|I'd|I'll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
+FIRST_PERSON_PLURAL_RE = _rx(r"\b(we|we're|we've|we'll|we'd|us|our|ours|ourselves|let's)\b")
+# Encouragement and general remarks about "us" ("We can make a difference together!", "Let's keep going!"):
+# "we can" (not "we can't"), and "let's" before anything but a choice ("let's use pnpm", "let's keep the
+# old API" are decisions; "let's keep going", "let's keep it up" are not).
+GENERAL_REMARK_RE = _rx(
+    r"\bwe can(?!'t|not)\b|^let's\s+(?!(go with|use|switch|adopt|move|stick|standardi[sz]e|migrate|pick|choose|drop"
+    r"|keep\s+(?!\w+in[g']|each other|it up|it going|at it|on\b)))"
+)
 # Requests to the assistant: an imperative about the task at hand.
 TASK_VERBS = (
     "fix|add|run|check|show|make|update|remove|delete|create|write|plan|explain|tell|give|find|look|help|try|change"
@@ -284,9 +292,9 @@ PRONOUN_SUBJECT_RE = _rx(
 NAMING_RE = re.compile(r"\b(?:[Nn]amed|(?:is|are|was|were|be) called|[Nn]ame(?:'s| is| was))\s+\"?[A-Z][\w'-]+")
 # Chat drops the subject ("Been reading …", "Just got new shoes"): the speaker is the subject.
 SUBJECTLESS_RE = _rx(
-    r"^((just|also|finally|recently|really)\s+)?(been|gonna|going to|planning to|hoping to|trying to|about to"
-    r"|thinking about|thinking of|looking forward to|went|started|finished|got|had|spent|visited|tried|took"
-    r"|bought|joined|signed up|love|loved|adore|enjoyed|learned|learnt|painted|ran|read|saw|met|made)\b"
+    r"^((just|also|finally|recently|really|still)\s+)?(been|gonna|going to|planning to|hoping to|trying to|about to"
+    r"|thinking about|thinking of|looking forward to|working on|went|started|finished|got|had|spent|visited|tried"
+    r"|took|bought|joined|signed up|love|loved|adore|appreciate|enjoyed|learned|learnt|painted|ran|read|saw|met|made)\b"
 )
 TIME_RE = _rx(
     r"\b(\d{1,2} (january|february|march|april|may|june|july|august|september|october|november|december) \d{4}"

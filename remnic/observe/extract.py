@@ -19,7 +19,7 @@ from remnic.config import ObserveSettings
 
 from . import cues
 from .cues import words
-from .normalize import standalone, strip_markers
+from .normalize import standalone, strip_markers, without_vocative
 from .records import ExtractedFact, Turn, key_part
 from .text import sentences_of
 
@@ -47,9 +47,18 @@ _ASSISTANT_CATEGORIES = frozenset({"decision", "principle", "rule", "entity", "p
 # A request about the task at hand is still kept when it states a lasting rule or choice.
 _DURABLE_REQUEST_CATEGORIES = frozenset({"principle", "preference", "correction", "decision"})
 _TO_LISTENER_CATEGORIES = frozenset({"principle", "correction"})
+# What a general remark about "us" may be classed as by its words alone ("let's keep …" reads as a decision).
+_REMARK_CATEGORIES = frozenset({"fact", "decision", "moment"})
+# What a statement of nothing but function words may be classed as ("I love it" names nothing it loves).
+_WORDLESS_CATEGORIES = frozenset({"fact", "moment", "preference"})
 # Words that do not make a remark to the listener say anything more ("I'm glad …", "… for you").
 _LISTENER_FILLER = words("you your you're yours yourself you've you'll you'd glad happy here")
 _NAMED_RE = re.compile(r"\b[A-Z][a-z]+")
+_WHEN_RE = re.compile(
+    r"\b(today|tonight|tomorrow|yesterday|next|last|ago|week|weekend|month|year|monday|tuesday|wednesday|thursday"
+    r"|friday|saturday|sunday|morning|evening|soon|later)\b",
+    re.I,
+)
 _SPECULATION_RE = re.compile(r"\b(would|could|might|may|should|probably|maybe|perhaps|likely)\b", re.I)
 
 STOPWORDS = words("""a an the and or but if then so of to in on at by for with from as is are was were be been being am do does
@@ -85,6 +94,10 @@ _NOT_SUBJECT = words("it this that he she they there what who which i you we one
 _VALUE_QUALIFIER_RE = re.compile(r"\s+(?:since|because|after|when|until|as of|due to|now|again|too|these days)\b", re.I)
 _CLAUSE_SPLIT_RE = re.compile(r"\s+and\s+(?=(?:the|our|my|your)\b)|;\s+", re.I)
 _VAGUE_VALUE_RE = re.compile(r"^(so|very|really|pretty|quite|too|such|a bit|kind of|sort of|not)\b", re.I)
+
+
+NO_CUE = "no durable cue"
+CONTINUATION = "continues the sentence before"
 
 
 @dataclass(frozen=True)
@@ -156,7 +169,7 @@ def classify(
         elif answers and role == "user":
             found = ("fact", "answer to a question")
         else:
-            return "no durable cue"
+            return NO_CUE
     category = found[0]
     if words < 2:
         return "too short"
@@ -166,6 +179,11 @@ def classify(
         return "addressed to the listener"
     if category not in _DURABLE_REQUEST_CATEGORIES and _to_listener_only(core, listener_max_words):
         return "a remark to the listener"
+    if category in _REMARK_CATEGORIES and general_remark(core):
+        return "a general remark"
+    if category in _WORDLESS_CATEGORIES and not answers and not content_words(core):
+        # "I feel the same way!", "Yeah, I love to." (an answer says it of what was asked)
+        return "nothing but function words"
     if role == "assistant":
         if _SPECULATION_RE.search(core):
             return "assistant speculation"
@@ -174,6 +192,24 @@ def classify(
         if cues.FIRST_PERSON_SINGULAR_RE.search(core):
             return "assistant talking about itself"
     return found
+
+
+def content_words(text: str) -> list[str]:
+    """The words of a text that say what it is about (three letters or more, not stopwords)."""
+    return [w for w in _WORD_RE.findall(text) if len(w) > 2 and w.lower() not in STOPWORDS]
+
+
+def general_remark(core: str) -> bool:
+    """Encouragement or a remark about "us" in general, with nothing concrete in it ("By sharing our
+    stories, we can build a community of hope", "Let's keep chasing our dreams!"): the speaker
+    alone is not its subject, and it names no one, nothing specific and no time."""
+    return (
+        bool(cues.GENERAL_REMARK_RE.search(core))
+        and not cues.FIRST_PERSON_SINGULAR_RE.search(core)
+        and not _NAMED_RE.search(core[1:])
+        and not cues.SPECIFIC_RE.search(core)
+        and not _WHEN_RE.search(core)
+    )
 
 
 def _to_listener_only(core: str, max_words: int) -> bool:
@@ -211,13 +247,16 @@ def question_of(turn: Turn, settings: ObserveSettings) -> str | None:
     return strip_markers(asked[-1]) or asked[-1] if asked else None
 
 
-def extract_turn(turn: Turn, settings: ObserveSettings, *, question: str | None = None) -> list[Candidate]:
+def extract_turn(
+    turn: Turn, settings: ObserveSettings, *, question: str | None = None, listener: str | None = None
+) -> list[Candidate]:
     """Every fact candidate of one turn, in sentence order (none from interim assistant commentary).
 
     ``question``: the turn replies to the other speaker's question, so its first statements
     (``observe.replyStatements``) are facts; the first one carries the question when it cannot
     stand without it (a bare answer, "Three times a week.", or a pronoun naming nothing, "It's on
-    Rua Augusta.").
+    Rua Augusta."). ``listener``: the name of whom the turn is said to (the other speaker), left
+    out of the facts where it is only said to them ("It was great, Caroline!").
     """
     if turn.interim:
         return []
@@ -225,8 +264,10 @@ def extract_turn(turn: Turn, settings: ObserveSettings, *, question: str | None 
     out: list[Candidate] = []
     replies = settings.reply_statements if question else 0
     first = True
+    before: Candidate | None = None  # the fact the sentence before this one gave
     for sentence in sentences_of(turn.text, settings.max_turn_chars):
         if drop_reason(sentence, turn.role):
+            before = None
             continue
         found = classify(
             sentence,
@@ -237,12 +278,16 @@ def extract_turn(turn: Turn, settings: ObserveSettings, *, question: str | None 
         )
         replies -= 1
         asked, first = question if first else None, False
+        if found == NO_CUE and before is not None and continues(sentence, turn.role, settings.continuation_min_words):
+            found = (before.fact.category, CONTINUATION)
+        before = None
         if isinstance(found, str):
             continue
         category, cue = found
-        content, dates = standalone(sentence, speaker=name, timestamp=turn.timestamp)
+        content, dates = standalone(sentence, speaker=name, timestamp=turn.timestamp, listener=listener)
         if not content:
             continue
+        asked = without_vocative(asked, name) if asked else None
         if asked and turn.role == "user" and _needs_question(sentence, cue, settings):
             # The answer names its speaker already ("John had to …"), or the question does not say
             # what it asks about ("How's it going?"): nothing more to carry.
@@ -262,15 +307,30 @@ def extract_turn(turn: Turn, settings: ObserveSettings, *, question: str | None 
             structured_attributes=attributes,
             quote=sentence,
         )
-        out.append(Candidate(fact, turn, sentence, cue, hedged, tuple(dates), asked))
+        before = Candidate(fact, turn, sentence, cue, hedged, tuple(dates), asked)
+        out.append(before)
     return out
+
+
+def continues(sentence: str, role: str, min_words: int) -> bool:
+    """A person's statement that goes on about what the sentence before it named ("I made a cake. It's
+    dairy-free vanilla with strawberry filling."): a pronoun subject, not said to the listener, with at
+    least ``min_words`` content words (so "It was so much fun." is not one)."""
+    if min_words < 0 or role != "user":
+        return False
+    core = strip_markers(sentence)
+    if not cues.PRONOUN_SUBJECT_RE.match(core) or cues.LISTENER_RE.search(core):
+        return False
+    return len(content_words(core)) >= min_words
 
 
 def _needs_question(sentence: str, cue: str, settings: ObserveSettings) -> bool:
     """Whether a reply's first statement says what it says only with the question before it: a bare
-    answer, a pronoun naming nothing, or a short statement (``observe.replyQuestionMaxWords``)."""
-    short = len(strip_markers(sentence).split()) <= settings.reply_question_max_words
-    return cue == "answer to a question" or short or leans_on_context(sentence)
+    answer, a pronoun naming nothing, nothing but function words ("I love it!"), or a short statement
+    (``observe.replyQuestionMaxWords``)."""
+    core = strip_markers(sentence)
+    short = len(core.split()) <= settings.reply_question_max_words
+    return cue == "answer to a question" or short or leans_on_context(sentence) or not content_words(core)
 
 
 def leans_on_context(sentence: str) -> bool:

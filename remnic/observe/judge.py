@@ -26,7 +26,10 @@ from .records import Importance, JudgeVerdict
 
 AUTO_APPROVED_CATEGORIES = ("correction", "principle")
 WORK_IN_PROGRESS = "Work in progress, stale within hours"
-_SPEAKER_DOING_RE = re.compile(r"^(?:I'm|I am|I've been|I have been)\b")
+_SPEAKER_DOING_RE = re.compile(r"^(?:I'm|I am|I've|I have)\b")
+LEAVING = "Leaving the conversation"
+# "I'm off to do some taekwondo": leaving, but saying what they do.
+_OFF_TO_DO_RE = re.compile(r"^(?:I'm|I am) off to (?!bed\b|sleep\b)\w")
 TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (reason, re.compile(pattern, re.I))
     for reason, pattern in (
@@ -46,7 +49,7 @@ TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"\b(line \d+|stack ?trace|traceback|segfault|null pointer|undefined is not|errno|exit code|flaky|flakes?"
             r"|repro|reproduces?|breakpoint|debugging|the (test|tests|build|ci|pipeline|job) (fails?|failed|passes"
             r"|passed|is red|is green|timed out|times out)|fails? (on|in) ci|failing test|stub|fixture|race condition"
-            r"|off-by-one|typo|hotfix|bisect|failed|refused|crashed|timed out|connection reset)\b",
+            r"|off-by-one|typo|hotfix|bisect|(?<!\bI )(?<!\bwe )failed|refused|crashed|timed out|connection reset)\b",
         ),
         (
             "Routine operation",
@@ -59,7 +62,7 @@ TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|the (pr|diff|patch|ticket) (is|was|has))\b",
         ),
         (
-            "Leaving the conversation",
+            LEAVING,
             r"\b(off to|heading (out|off)|gotta go|brb|be right back|signing off|logging off)\b",
         ),
     )
@@ -78,12 +81,12 @@ def judge_candidate(candidate: Candidate, importance: Importance, *, enabled: bo
         return JudgeVerdict("accept", "Auto-approved: critical importance", "auto-approve")
     said = candidate.sentence
     transient = [reason for reason, pattern in TRANSIENT if pattern.search(said)]
-    if (
-        transient == [WORK_IN_PROGRESS]
-        and candidate.turn.role == "user"
-        and _SPEAKER_DOING_RE.match(strip_markers(said))
+    own = strip_markers(said) if candidate.turn.role == "user" else ""
+    if (transient == [WORK_IN_PROGRESS] and _SPEAKER_DOING_RE.match(own)) or (
+        transient == [LEAVING] and _OFF_TO_DO_RE.match(own)
     ):
-        # "I'm currently reading The Name of the Wind": what a person is doing these days may last.
+        # "I'm currently reading The Name of the Wind", "I'm off to do some taekwondo": what a person is
+        # doing may last.
         return JudgeVerdict("defer", "What the speaker is doing now: durable if it lasts")
     if transient:
         return JudgeVerdict("reject", transient[0])

@@ -51,38 +51,65 @@ PAST_OR_MODAL = words("""can could will would shall should may might must did ha
     grew threw flew drew chose spoke broke woke wore forgot forgave hid led lit meant heard read put set cut
     hit let quit shut spread cost hurt bet fit split""")
 _IRREGULAR_PRESENT = {"am": "is", "have": "has", "do": "does", "go": "goes", "'m": "is", "'ve": "has"}
-# "I" contractions and negations handled before the general rule.
-_FIRST_PERSON_FIXED = [
-    (re.compile(r"\bI'm\b|\bI am\b"), "{n} is"),
-    (re.compile(r"\bI've\b|\bI have\b(?! to\b)"), "{n} has"),
-    (re.compile(r"\bI have to\b"), "{n} has to"),
-    (re.compile(r"\bI'd\b"), "{n} would"),
-    (re.compile(r"\bI'll\b"), "{n} will"),
-    (re.compile(r"\bI don't\b|\bI dont\b"), "{n} doesn't"),
-    (re.compile(r"\bI do not\b"), "{n} does not"),
-    (re.compile(r"\bI haven't\b"), "{n} hasn't"),
-    (re.compile(r"\bI was\b"), "{n} was"),
-]
-_I_VERB_RE = re.compile(r"\bI\b((?:\s+(?:" + "|".join(sorted(ADVERBS)) + r"))*)\s+([A-Za-z']+)")
+# Present tenses that end like a past one: "I need" → "Ana needs".
+_PRESENT_ED = words("need feed bleed breed proceed succeed exceed speed heed seed weed embed")
+# Verbs ending in -ly, so not adverbs: "I rely on her".
+_LY_VERBS = "fly|rely|reply|apply|supply|multiply|comply|imply|ally|bully|tally|rally"
+_ADVERB = rf"(?:{'|'.join(sorted(ADVERBS))}|first|then|once|later|(?!(?:{_LY_VERBS})\b)[a-z]+ly)"
+# Every form of the speaker's "I": fixed forms, "I'd" (had before a participle), "I" + adverbs + verb, a lone "I".
+_I_FORM_RE = re.compile(
+    r"\b(?:(?P<fixed>I'm|I am|I've|I have to|I have(?! to\b)|I'll|I don't|I dont|I do not|I haven't|I was)\b"
+    rf"|I'd(?P<had>(?:\s+{_ADVERB})*\s+(?:been|gone|done|seen|known|taken|given|(?!\w*eed\b)[a-z]+ed)\b)?"
+    rf"|I(?P<adv>(?:\s+{_ADVERB})*)\s+(?P<verb>[A-Za-z][A-Za-z']*)|I\b)"
+)
+_NAMED_FORMS = {
+    "I'm": "{n} is",
+    "I am": "{n} is",
+    "I've": "{n} has",
+    "I have": "{n} has",
+    "I have to": "{n} has to",
+    "I'll": "{n} will",
+    "I don't": "{n} doesn't",
+    "I dont": "{n} doesn't",
+    "I do not": "{n} does not",
+    "I haven't": "{n} hasn't",
+    "I was": "{n} was",
+}
 _ME_RE = re.compile(r"\bme\b", re.I)
 _MY_RE = re.compile(r"\bmy\b", re.I)
 _MINE_RE = re.compile(r"\bmine\b", re.I)
 _MYSELF_RE = re.compile(r"\bmyself\b", re.I)
-_LONE_I_RE = re.compile(r"\bI\b")
 _EMOJI_RE = re.compile(r"[\u2600-\u27bf\U0001F000-\U0001FAFF\uFE0F\u200d]+")
 _SPACES_RE = re.compile(r"\s+")
 _SPACE_BEFORE_PUNCT_RE = re.compile(r"\s+([,.;:!?])")
 
 
-# A greeting or name said to the listener: "Hey Caroline, I …", "Yeah Mel, we …", "Caroline, my …".
+# Words that open a sentence with a comma after them and are not a name: "Yesterday, I …" keeps its date.
+_NOT_NAMES = (
+    r"(?:yesterday|today|tonight|tomorrow|now|then|later|lately|also|anyway|anyways|plus|besides|otherwise|however"
+    r"|meanwhile|sometimes|again|still|instead|afterwards|overall|once|monday|tuesday|wednesday|thursday|friday"
+    r"|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december"
+    r"|[a-z]+ly)\b"
+)
+_NAME = rf"(?!(?i:{_NOT_NAMES}))[A-Z][a-z]+"
+_GREETING_WORDS = (
+    r"hey|hi|hello|thanks|thank you|yeah|yes|yep|wow|oh|ok|okay|so|well|absolutely|totally|aw+|congrats"
+    r"|congratulations|sure|haha|omg|ooh|whoa|woah|man|sorry|yay|ah|nice|great|awesome|cool"
+)
+# A name said to the listener: "Hey Caroline, …", "Wow, Jon, …" (after a greeting, whatever follows),
+# "Caroline, my …" (alone, before a pronoun or the like).
 _VOCATIVE_RE = re.compile(
-    r"^(?:(?:hey|hi|hello|thanks|thank you|yeah|yes|yep|wow|oh|ok|okay|so|well|absolutely|totally|aw+)[\s,!]+)?"
-    r"[A-Z][a-z]+[,!]\s+(?=(?:I|I'm|I've|I'd|I'll|we|We|my|My|our|Our|you|You|since|Since|so|So)\b)"
+    rf"^(?:(?i:{_GREETING_WORDS})[\s,!]+{_NAME}[,!]\s+(?=\S)"
+    rf"|{_NAME}[,!]\s+(?=(?:I|I'm|I've|I'd|I'll|we|We|my|My|our|Our|you|You|since|Since|so|So|they|They|it|It"
+    r"|it's|It's|that|That|this|This|thanks|Thanks|glad|Glad)\b))"
 )
 
 
-# A short lead-in ending in a colon: "Quick context before we start:", "FYI:", "Note to self:".
-_LEAD_IN_RE = re.compile(r"^(?:[A-Za-z']+\s+){0,5}[A-Za-z']+:\s+(?=\S)")
+# A short lead-in ending in a colon: "Quick context before we start:", "FYI:", "Note to self:" — not a
+# statement of the speaker's ("I got ideas from everywhere: …", "My writing is going well: …").
+_LEAD_IN_RE = re.compile(
+    r"^(?!(?:[A-Za-z']+\s+){0,5}?(?:I|my|My|is|are|was|were|am)\b|[^:]*'(?:s|m|re)\b)(?:[A-Za-z']+\s+){0,5}[A-Za-z']+:\s+(?=\S)"
+)
 
 
 def strip_markers(sentence: str) -> str:
@@ -108,7 +135,7 @@ def strip_markers(sentence: str) -> str:
 def third_person(verb: str) -> str:
     """The verb agreeing with a third-person subject: love → loves, try → tries, watch → watches."""
     lower = verb.lower()
-    if lower in PAST_OR_MODAL or lower.endswith("ed") or "'" in lower:
+    if lower in PAST_OR_MODAL or (lower.endswith("ed") and lower not in _PRESENT_ED) or "'" in lower:
         return verb
     if lower in _IRREGULAR_PRESENT:
         return _IRREGULAR_PRESENT[lower]
@@ -125,17 +152,19 @@ def possessive(name: str) -> str:
 
 def replace_first_person(sentence: str, name: str) -> str:
     """The speaker's "I", "me", "my", "mine" and "myself" as ``name``, verbs agreeing."""
-    text = sentence
-    for pattern, template in _FIRST_PERSON_FIXED:
-        text = pattern.sub(template.format(n=name), text)
-
-    def agree(match: re.Match[str]) -> str:
-        return f"{name}{match.group(1)} {third_person(match.group(2))}"
-
-    text = _I_VERB_RE.sub(agree, text)
-    text = _LONE_I_RE.sub(name, text)
     # "I'm Bo, I joined …" said by Bo: the introduction says nothing once "I" is "Bo".
-    text = re.sub(rf"^{re.escape(name)} is {re.escape(name)}\b[,.;]?\s*(?=\S)", "", text)
+    text = re.sub(rf"^I(?:'m| am) {re.escape(name)}\b[,.;]?\s*(?=\S)", "", sentence)
+
+    def person(match: re.Match[str]) -> str:
+        fixed = match.group("fixed")
+        if fixed:
+            return _NAMED_FORMS[fixed].format(n=name)
+        if match.group(0).startswith("I'd"):
+            return f"{name} {'had' if match.group('had') else 'would'}{match.group('had') or ''}"
+        verb = match.group("verb")
+        return f"{name}{match.group('adv')} {third_person(verb)}" if verb else name
+
+    text = _I_FORM_RE.sub(person, text)
     text = _MYSELF_RE.sub("themself", text)
     # The name once is enough: later "my"/"me" read as "their"/"them".
     named = name in text
@@ -188,9 +217,10 @@ def finish(sentence: str) -> str:
 
 
 _BE_LEAD_RE = re.compile(
-    r"^((?:just|also|finally|recently|really)\s+)?(going|planning|hoping|trying|about|thinking|looking)\b", re.I
+    r"^((?:just|also|finally|recently|really|still)\s+)?(going|planning|hoping|trying|about|thinking|looking|working)\b",
+    re.I,
 )
-_HAVE_LEAD_RE = re.compile(r"^((?:just|also|finally|recently|really)\s+)?been\b", re.I)
+_HAVE_LEAD_RE = re.compile(r"^((?:just|also|finally|recently|really|still)\s+)?been\b", re.I)
 
 
 def supply_subject(sentence: str, name: str) -> str:
@@ -202,8 +232,8 @@ def supply_subject(sentence: str, name: str) -> str:
         return f"{name} is {phrase}"
     if _HAVE_LEAD_RE.match(sentence):
         return f"{name} has {phrase}"
-    verb = re.match(r"(?:(?:just|also|finally|recently|really)\s+)?([A-Za-z]+)", phrase)
-    if verb and verb.group(1).lower() in ("love", "adore"):
+    verb = re.match(r"(?:(?:just|also|finally|recently|really|still)\s+)?([A-Za-z]+)", phrase)
+    if verb and verb.group(1).lower() in ("love", "adore", "appreciate"):
         phrase = phrase[: verb.start(1)] + third_person(verb.group(1)) + phrase[verb.end(1) :]
     return f"{name} {phrase}"
 
@@ -214,12 +244,49 @@ _SHOW_RE = re.compile(r"^(?:here'?s|here is|here are)\s+", re.I)
 # Emphasis that adds no fact ("really loves", "totally hooked", "very happy"); kept where it is the
 # whole predicate's head ("thank you very much" keeps "much").
 _INTENSIFIER_RE = re.compile(r"\b(?:really|totally|truly|literally|seriously|very)\s+(?=[a-z])(?!much\b)", re.I)
+# Fillers that carry no fact wherever they stand ("it's definitely changed them", "super busy").
+_FILLER_RE = re.compile(r"\b(?:definitely|absolutely|honestly|basically|(?-i:super))\s+(?=[a-z])", re.I)
+# "so" and "pretty" as degree words after a verb of being ("it was so special", "is pretty exciting"),
+# not "so much", "so far", "so that" or "a pretty dress".
+_BE_SO_RE = re.compile(
+    r"(\b(?:is|are|was|were|be|been|being|am|feel|feels|felt|look|looks|looked|seem|seems|seemed|sound|sounds"
+    r"|sounded|get|gets|got|getting)|'s|'re|'m)\s+(?:so|pretty)\s+(?!much\b|many\b|far\b|that\b|long\b|on\b|to\b|as\b)(?=[a-z])",
+    re.I,
+)
 
 
-def standalone(sentence: str, *, speaker: str, timestamp: str | None) -> tuple[str, list[str]]:
-    """The sentence made to stand alone, and the absolute dates it names."""
-    text = TRAILING_REQUEST_RE.sub("", strip_markers(sentence)) or sentence
+_GROUP_RE = re.compile(r"\b(?:we|us)\b", re.I)
+
+
+def name_the_group(text: str, name: str) -> str:
+    """A statement about "us" that does not name its speaker names them in its first "we" or "us" ("We
+    made pizza." said by John → "John and others made pizza."), so it is found as something about them.
+    "Our" stays: "our invoices" may be a company's, not John's."""
+    if re.search(rf"\b{re.escape(name)}\b", text):
+        return text
+    return _GROUP_RE.sub(f"{name} and others", text, count=1)
+
+
+def without_vocative(sentence: str, listener: str | None) -> str:
+    """The sentence without the listener's name said to them ("It was great, Caroline!", "Oof, that's
+    tough, Jon."): who was listening is not part of what was said."""
+    if not listener:
+        return sentence
+    name = re.escape(listener)
+    text = re.sub(rf"^(?:(?i:{_GREETING_WORDS})[\s,!]+)?{name}[,!]\s+(?=\S)", "", sentence)
+    text = re.sub(rf",\s+{name}(?=\s*[.!?…]*\s*$)", "", text)
+    return re.sub(rf",\s+{name},\s+", ", ", text)
+
+
+def standalone(
+    sentence: str, *, speaker: str, timestamp: str | None, listener: str | None = None
+) -> tuple[str, list[str]]:
+    """The sentence made to stand alone, and the absolute dates it names. ``listener``: whom the
+    speaker addresses, whose name said to them is dropped."""
+    text = TRAILING_REQUEST_RE.sub("", strip_markers(without_vocative(sentence, listener))) or sentence
     text = _INTENSIFIER_RE.sub("", text)
+    text = _FILLER_RE.sub("", text)
+    text = _BE_SO_RE.sub(r"\1 ", text)
     text = _SHOW_RE.sub(f"{speaker} shares ", text, count=1)  # "Here's my X" → "Ana shares my X"
     text = supply_subject(spell_out(text), speaker)
     text = replace_first_person(text, speaker)

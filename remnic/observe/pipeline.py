@@ -20,15 +20,26 @@ import numpy as np
 from remnic.config import ObserveSettings
 from remnic.memfile.model import IMPORTANCE_LEVELS, format_time, now_iso, parse_time
 
-from .extract import MAX_TAGS, Candidate, extract_turn, question_of
+from .cues import CATEGORY_CUES
+from .extract import MAX_TAGS, Candidate, extract_turn, question_of, speaker_name
 from .importance import score_importance
 from .judge import AMBIGUOUS_REFERENT, judge_candidate
+from .normalize import name_the_group
 from .records import ExtractedFact, Importance, JudgeVerdict, MemoryObservation, Turn
 
 Embed = Callable[[Sequence[str]], Any]
 LEVEL_RANK = {name: rank for rank, (_floor, name) in enumerate(reversed(IMPORTANCE_LEVELS))}
 _HASH_NORMALIZE_RE = re.compile(r"[^\w\s]+", re.UNICODE)
 _NUMBER_RE = re.compile(r"\d+(?:[.:]\d+)*")
+
+
+# What a person says about themselves — what happened, how it felt, what they like, who is whose —
+# joins into one fact across these categories; rules, decisions, plans and corrections stay apart.
+DESCRIPTIVE_CATEGORIES = frozenset({"fact", "moment", "preference", "relationship"})
+# A joined fact is of the category its first cue in the reference priority order names, as a sentence is.
+_CATEGORY_RANK = {category: rank for rank, category in enumerate(dict.fromkeys(c for c, _, _ in CATEGORY_CUES))} | {
+    "fact": len(CATEGORY_CUES)
+}
 
 
 @dataclass(frozen=True)
@@ -70,15 +81,19 @@ def plan_observations(
     floor_rank = LEVEL_RANK[settings.min_importance_level]
     planned: list[_Planned] = []
     previous: Turn | None = None
+    speakers: dict[str, str] = {}  # a speaker's name → the last other speaker before them (their listener)
     for turn in turns:
         kept = []
         asked = question_of(previous, settings) if previous is not None and _other_speaker(previous, turn) else None
+        if previous is not None and previous.speaker and turn.speaker and previous.speaker != turn.speaker:
+            speakers[turn.speaker] = previous.speaker
+        listener = speakers.get(turn.speaker) if turn.speaker else None
         previous = turn if not turn.interim else previous
-        for candidate in extract_turn(turn, settings, question=asked):
+        for candidate in extract_turn(turn, settings, question=asked, listener=listener):
             item = _scored(candidate, settings)
             if LEVEL_RANK[item.importance.level] >= floor_rank:
                 kept.append(item)
-        joined = _join_turn(kept, settings)
+        joined = [_group_named(item, settings) for item in _join_turn(kept, settings)]
         planned += joined
         if prefetch is not None and joined:
             prefetch([item.candidate.fact.content for item in joined])
@@ -147,7 +162,7 @@ def _joins(prev: _Planned, item: _Planned, settings: ObserveSettings) -> bool:
     same_status = _proposed_status(prev.verdict.kind, a.confidence, settings) == _proposed_status(
         item.verdict.kind, b.confidence, settings
     )
-    return a.category == b.category and same_status
+    return same_status and (a.category == b.category or {a.category, b.category} <= DESCRIPTIVE_CATEGORIES)
 
 
 def _joined(prev: _Planned, item: _Planned, settings: ObserveSettings) -> _Planned:
@@ -155,6 +170,7 @@ def _joined(prev: _Planned, item: _Planned, settings: ObserveSettings) -> _Plann
     leans = item.verdict.reason == AMBIGUOUS_REFERENT
     fact = replace(
         a,
+        category=min(a.category, b.category, key=_CATEGORY_RANK.__getitem__),
         content=f"{a.content} {b.content}",
         confidence=a.confidence if leans else min(a.confidence, b.confidence),
         tags=tuple(dict.fromkeys(a.tags + b.tags))[:MAX_TAGS],
@@ -163,11 +179,23 @@ def _joined(prev: _Planned, item: _Planned, settings: ObserveSettings) -> _Plann
     candidate = replace(
         first,
         fact=fact,
+        cue=first.cue if fact.category == a.category else item.candidate.cue,
         sentence=f"{first.sentence} {item.candidate.sentence}",
         hedged=first.hedged or (item.candidate.hedged and not leans),
         dates=tuple(dict.fromkeys(first.dates + item.candidate.dates)),
     )
     return _scored(candidate, settings)
+
+
+def _group_named(item: _Planned, settings: ObserveSettings) -> _Planned:
+    """A person's fact about "us" that never names them names them once ("John and others made pizza").
+    Decisions, rules and commitments keep their "we": a team's "we decided" is not one person's."""
+    fact, turn = item.candidate.fact, item.candidate.turn
+    personal = turn.role == "user" and fact.category in DESCRIPTIVE_CATEGORIES
+    content = name_the_group(fact.content, speaker_name(turn, settings)) if personal else fact.content
+    if content == fact.content:
+        return item
+    return replace(item, candidate=replace(item.candidate, fact=replace(fact, content=content)))
 
 
 def _canonical_time(timestamp: str | None) -> str | None:
