@@ -112,6 +112,8 @@ class Candidate:
     dates: tuple[str, ...]
     asked: str | None = None
     """The question this fact answers, when its content carries it."""
+    asked_turn: str | None = None
+    """The turn that asked it (``asked`` is set): a source of the fact too, since its content quotes it."""
 
 
 def speaker_name(turn: Turn, settings: ObserveSettings) -> str:
