@@ -180,6 +180,15 @@ def test_remarks_about_the_listener_with_nothing_else_are_not_facts() -> None:
 def test_showing_ones_own_things_says_what_one_has_or_did() -> None:
     found = facts("Here are some bowls of coconut ice cream that I made. Here's a pic!")
     assert [c.fact.content for c in found] == ["Ana shares some bowls of coconut ice cream that Ana made."]
+    shown = facts("Check out my painting for the art show!")
+    assert [c.fact.content for c in shown] == ["Ana shares their painting for the art show."]
+    assert facts("Check out the logs.") == []  # a request, nothing of one's own
+
+
+def test_a_name_is_something_said_to_the_listener_but_not_when_it_calls_them() -> None:
+    (found,) = facts("I think you'd love this fantasy novel by Patrick Rothfuss.")
+    assert found.fact.content == "Ana thinks you'd love this fantasy novel by Patrick Rothfuss."
+    assert facts("Got it Nate, I'll see you soon!") == [] and facts("I'm here for you, Jon!") == []
 
 
 def test_bracketed_asides_are_not_the_speakers_words() -> None:
