@@ -279,6 +279,8 @@ def test_fillers_and_names_said_to_the_listener_leave_the_fact() -> None:
         ("I ran a race last Saturday.", "I ran a race on Saturday, 6 May 2023."),
         ("That trip this past weekend was wild.", "That trip on the weekend before 8 May 2023 was wild."),
         ("We spoke this past Friday, not the past week.", "We spoke on Friday, 5 May 2023, not the past week."),
+        ("Much happened in the last month.", "Much happened in the last month."),
+        ("Can't wait for tomorrow's opening!", "Can't wait for 9 May 2023's opening!"),
         ("Ship it by next Friday.", "Ship it by Friday, 12 May 2023."),
         ("Since yesterday it works.", "Since 7 May 2023 it works."),
         ("It was a few days ago.", "It was a few days before 8 May 2023."),

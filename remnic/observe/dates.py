@@ -47,7 +47,8 @@ NUMBERS = {
     "a couple": 2,
 }
 # A preposition before the expression replaces the one we would add ("since yesterday" → "since 7 May").
-_PREPOSITION = r"(?P<prep>\b(?:since|until|till|from|by|before|after|on|in|of|during)\s+)?"
+# "the last month", "the next week": a stretch of time up to or from now, not a calendar one.
+_PREPOSITION = r"(?P<prep>\b(?:since|until|till|from|by|before|after|on|in|of|during)\s+)?(?<!\bthe )"
 _NUMBER = (
     r"(?P<n>\d{1,3}|a couple of|couple of|a couple|a few|several|" + "|".join(k for k in NUMBERS if " " not in k) + ")"
 )
@@ -180,7 +181,8 @@ def resolve_relative_dates(text: str, timestamp: str | None) -> tuple[str, list[
             found.append(absolute)
             given = match.group("prep")
             lead = given if given and given.strip().lower() not in ("on", "in", "during") else ""
-            if not lead and preposition:
+            possessive = match.string.startswith("'s", match.end())  # "tomorrow's opening": no preposition
+            if not lead and preposition and not possessive:
                 lead = preposition + " "
             return lead + absolute
 
