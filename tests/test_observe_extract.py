@@ -147,6 +147,30 @@ def test_a_pronoun_statement_after_a_fact_goes_on_about_it() -> None:
     assert len(off) == 1
 
 
+def test_a_statement_saying_when_is_a_fact() -> None:
+    (found,) = facts("Something exciting happened last Friday.")
+    assert (found.cue, found.fact.content) == ("dated statement", "Something exciting happened on Friday, 5 May 2023.")
+    assert facts("Something exciting happened.") == []  # no cue, no first person, nothing specific, no date
+    assert facts("The outage happened yesterday.", role="assistant", speaker=None) == []  # a person's statements only
+
+
+def test_a_definite_description_after_a_fact_goes_on_about_it() -> None:
+    found = facts(
+        "Yup, we did the hike yesterday! The kids loved it and it was a nice way to relax after the road trip."
+    )
+    assert [c.cue for c in found] == ["first-person statement", "continues the sentence before"]
+    said = "We went to the canyon. Thankfully, they enjoyed the long drive and the canyon views a lot!"
+    assert [c.cue for c in facts(said)] == ["first-person statement", "continues the sentence before"]
+    assert facts("The Wolves are solid and great this season overall.") == []  # a name, not "the" + a noun
+
+
+def test_truths_about_us_in_general_are_not_facts() -> None:
+    said = "Music brings us together. Challenges help us learn and grow. Taking time for ourselves is vital."
+    assert facts(said) == []
+    kept = facts("We love camping, it brings us closer. Music brought us together last summer.")
+    assert len(kept) == 2  # "we" did something; something happened
+
+
 def test_remarks_about_the_listener_with_nothing_else_are_not_facts() -> None:
     assert facts("I'm here for you. I appreciate your encouragement. I'm so glad it worked for you!") == []
     kept = facts("I still have that stuffed animal dog you gave me!")
@@ -156,6 +180,15 @@ def test_remarks_about_the_listener_with_nothing_else_are_not_facts() -> None:
 def test_showing_ones_own_things_says_what_one_has_or_did() -> None:
     found = facts("Here are some bowls of coconut ice cream that I made. Here's a pic!")
     assert [c.fact.content for c in found] == ["Ana shares some bowls of coconut ice cream that Ana made."]
+    shown = facts("Check out my painting for the art show!")
+    assert [c.fact.content for c in shown] == ["Ana shares their painting for the art show."]
+    assert facts("Check out the logs.") == []  # a request, nothing of one's own
+
+
+def test_a_name_is_something_said_to_the_listener_but_not_when_it_calls_them() -> None:
+    (found,) = facts("I think you'd love this fantasy novel by Patrick Rothfuss.")
+    assert found.fact.content == "Ana thinks you'd love this fantasy novel by Patrick Rothfuss."
+    assert facts("Got it Nate, I'll see you soon!") == [] and facts("I'm here for you, Jon!") == []
 
 
 def test_bracketed_asides_are_not_the_speakers_words() -> None:
@@ -244,6 +277,10 @@ def test_fillers_and_names_said_to_the_listener_leave_the_fact() -> None:
         ("I started three years ago.", "I started in 2020."),
         ("We go camping next month.", "We go camping in June 2023."),
         ("I ran a race last Saturday.", "I ran a race on Saturday, 6 May 2023."),
+        ("That trip this past weekend was wild.", "That trip on the weekend before 8 May 2023 was wild."),
+        ("We spoke this past Friday, not the past week.", "We spoke on Friday, 5 May 2023, not the past week."),
+        ("Much happened in the last month.", "Much happened in the last month."),
+        ("Can't wait for tomorrow's opening!", "Can't wait for 9 May 2023's opening!"),
         ("Ship it by next Friday.", "Ship it by Friday, 12 May 2023."),
         ("Since yesterday it works.", "Since 7 May 2023 it works."),
         ("It was a few days ago.", "It was a few days before 8 May 2023."),
@@ -307,8 +344,8 @@ def test_importance_follows_the_reference_rules() -> None:
         ("I'm currently debugging the flaky checkout test.", "reject", "Work in progress, stale within hours"),
         (
             "I'm currently reading a novel by Patrick Rothfuss.",
-            "defer",
-            "What the speaker is doing now: durable if it lasts",
+            "accept",
+            "What the speaker is doing these days (dated by when it was said)",
         ),
         ("I think the deploy takes 20 minutes.", "defer", "Hedged: the speaker is not sure"),
         (
@@ -320,9 +357,17 @@ def test_importance_follows_the_reference_rules() -> None:
         ("I'm going to learn the cello next year.", "accept", "Durable commitment (future with a date)"),
         ("Well, I'm heading out now.", "reject", "Leaving the conversation"),
         ("I'm off to bed.", "reject", "Leaving the conversation"),
-        ("I'm off to go swimming with the kids.", "defer", "What the speaker is doing now: durable if it lasts"),
+        (
+            "I'm off to go swimming with the kids.",
+            "accept",
+            "What the speaker is doing these days (dated by when it was said)",
+        ),
         ("I failed the military aptitude test.", "accept", "Durable fact (first-person statement)"),
-        ("I've done weight training so far.", "defer", "What the speaker is doing now: durable if it lasts"),
+        (
+            "I've done weight training so far.",
+            "accept",
+            "What the speaker is doing these days (dated by when it was said)",
+        ),
     ],
 )
 def test_judge_verdicts(said: str, kind: str, reason: str) -> None:

@@ -137,6 +137,20 @@ def test_a_persons_facts_about_us_name_them_and_the_listeners_name_is_left_out()
     ]
 
 
+def test_an_answer_carrying_its_question_cites_the_asking_turn() -> None:
+    turns = [
+        Turn("user", "Wow! Where is it?", 0, turn_id="q", speaker="Jon"),
+        Turn("user", "Thanks! It's on Rua Augusta. It gets busy on Saturdays.", 1, turn_id="a", speaker="Gina"),
+        Turn("user", "Do you like it there?", 2, turn_id="q2", speaker="Jon"),
+        Turn("user", "My favourite part is the morning light.", 3, turn_id="a2", speaker="Gina"),
+    ]
+    observations = plan_observations(turns, session_key="s", settings=ObserveSettings())
+    assert [(o.fact.content, o.source_turn_ids) for o in observations] == [
+        ('Gina, asked "Where is it?": It\'s on Rua Augusta.', ("a", "q")),  # its own turn first
+        ("Gina's favourite part is the morning light.", ("a2",)),  # stands alone: the question is not in it
+    ]
+
+
 def test_near_duplicates_fold_with_the_real_model_but_different_values_do_not() -> None:
     turns = [
         Turn("user", "I really love hiking in the Alps.", 0, turn_id="a"),

@@ -62,8 +62,9 @@ CONVERSATIONAL_RE = _rx(
     r"^(thanks|thank you|thx|ty|cheers|here'?s|here is|here are|look at (this|that)|check (this|it|that) out"
     r"|take a look|see (this|attached)|attached is)\b"
 )
-# Show-and-tell of the speaker's own things: "Here's a pic of my family camping", "Here are the bowls I made".
-SHOW_OWN_RE = _rx(r"^(here'?s|here is|here are)\b(?=.*\b(my|our|i|we|mine|ours)\b)")
+# Show-and-tell of the speaker's own things: "Here's a pic of my family camping", "Here are the bowls I made",
+# "Check out this piece I made!".
+SHOW_OWN_RE = _rx(r"^(here'?s|here is|here are|check out)\b(?=.*\b(my|our|i|we|mine|ours)\b)")
 # The listener, anywhere in the sentence.
 LISTENER_RE = _rx(r"\b(you|your|you'?re|you'?ve|you'd|you'?ll|yours|yourself)\b")
 SECOND_PERSON_RE = _rx(r"^(you|your|you'?re|you'?ve|you'd|you'?ll|yours)\b")
@@ -77,6 +78,12 @@ GENERAL_REMARK_RE = _rx(
     r"\bwe can(?!'t|not)\b|^let's\s+(?!(go with|use|switch|adopt|move|stick|standardi[sz]e|migrate|pick|choose|drop"
     r"|keep\s+(?!\w+in[g']|each other|it up|it going|at it|on\b)))"
 )
+# A truth about "us" in general: "us" or "ourselves" with no "we" doing anything ("Music brings us
+# together", "Challenges help us grow", "Taking time for ourselves is vital").
+US_IN_GENERAL_RE = _rx(r"\b(us|ourselves)\b")
+WE_SUBJECT_RE = _rx(r"\b(we|we're|we've|we'll|we'd|let's)\b")
+# A past event ("was", "went", "-ed"): something that happened, not a remark.
+PAST_TENSE_RE = _rx(r"\b(was|were|had|did|went|got|made|took|saw|met|came|gave|\w+ed)\b")
 # Requests to the assistant: an imperative about the task at hand.
 TASK_VERBS = (
     "fix|add|run|check|show|make|update|remove|delete|create|write|plan|explain|tell|give|find|look|help|try|change"

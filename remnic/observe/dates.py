@@ -47,7 +47,8 @@ NUMBERS = {
     "a couple": 2,
 }
 # A preposition before the expression replaces the one we would add ("since yesterday" → "since 7 May").
-_PREPOSITION = r"(?P<prep>\b(?:since|until|till|from|by|before|after|on|in|of|during)\s+)?"
+# "the last month", "the next week": a stretch of time up to or from now, not a calendar one.
+_PREPOSITION = r"(?P<prep>\b(?:since|until|till|from|by|before|after|on|in|of|during)\s+)?(?<!\bthe )"
 _NUMBER = (
     r"(?P<n>\d{1,3}|a couple of|couple of|a couple|a few|several|" + "|".join(k for k in NUMBERS if " " not in k) + ")"
 )
@@ -59,8 +60,14 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(_PREPOSITION + r"\btomorrow\b", re.I), "day+1"),
     (re.compile(_PREPOSITION + _NUMBER + r" (?P<unit>day|week|month|year)s? ago\b", re.I), "ago"),
     (re.compile(_PREPOSITION + r"\bin " + _NUMBER + r" (?P<unit>day|week|month|year)s?\b", re.I), "in"),
-    (re.compile(_PREPOSITION + r"\b(?P<which>last|next|this) (?P<wd>" + "|".join(WEEKDAYS) + r")\b", re.I), "weekday"),
-    (re.compile(_PREPOSITION + r"\b(?P<which>last|next|this) (?P<unit>week|weekend|month|year)\b", re.I), "period"),
+    (
+        re.compile(_PREPOSITION + r"\b(?P<which>last|next|this past|this) (?P<wd>" + "|".join(WEEKDAYS) + r")\b", re.I),
+        "weekday",
+    ),
+    (
+        re.compile(_PREPOSITION + r"\b(?P<which>last|next|this past|this) (?P<unit>week|weekend|month|year)\b", re.I),
+        "period",
+    ),
     (
         re.compile(_PREPOSITION + r"\b(?P<which>last|this|next) (?P<season>spring|summer|fall|autumn|winter)\b", re.I),
         "season",
@@ -117,6 +124,7 @@ def _resolve(kind: str, match: re.Match[str], base: date) -> tuple[str, str] | N
             return "in", month_text(*_shift_months(base, sign * count))
         return "in", str(base.year + sign * count)
     which = groups.get("which", "").lower()
+    which = "last" if which == "this past" else which  # "this past weekend" is the last one
     if kind == "weekday":
         target = WEEKDAYS.index(groups["wd"].lower())
         delta = (target - base.weekday()) % 7
@@ -173,7 +181,8 @@ def resolve_relative_dates(text: str, timestamp: str | None) -> tuple[str, list[
             found.append(absolute)
             given = match.group("prep")
             lead = given if given and given.strip().lower() not in ("on", "in", "during") else ""
-            if not lead and preposition:
+            possessive = match.string.startswith("'s", match.end())  # "tomorrow's opening": no preposition
+            if not lead and preposition and not possessive:
                 lead = preposition + " "
             return lead + absolute
 
@@ -182,3 +191,9 @@ def resolve_relative_dates(text: str, timestamp: str | None) -> tuple[str, list[
     for pattern, kind in _RULES:
         text = pattern.sub(replace(kind), text)  # type: ignore[call-overload]
     return text, found
+
+
+def names_a_date(text: str) -> bool:
+    """Whether the text says when, in words :func:`resolve_relative_dates` makes absolute ("yesterday",
+    "last week", "this past weekend", "two months ago")."""
+    return any(pattern.search(text) for pattern, _ in _RULES)

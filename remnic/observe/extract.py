@@ -19,6 +19,7 @@ from remnic.config import ObserveSettings
 
 from . import cues
 from .cues import words
+from .dates import names_a_date
 from .normalize import standalone, strip_markers, without_vocative
 from .records import ExtractedFact, Turn, key_part
 from .text import sentences_of
@@ -54,6 +55,7 @@ _WORDLESS_CATEGORIES = frozenset({"fact", "moment", "preference"})
 # Words that do not make a remark to the listener say anything more ("I'm glad …", "… for you").
 _LISTENER_FILLER = words("you your you're yours yourself you've you'll you'd glad happy here")
 _NAMED_RE = re.compile(r"\b[A-Z][a-z]+")
+_VOCATIVE_NAME_RE = re.compile(r"^\W*\w+|\b[A-Z][\w'-]*(?=\s*(?:[,;:!.?]|$))")
 _WHEN_RE = re.compile(
     r"\b(today|tonight|tomorrow|yesterday|next|last|ago|week|weekend|month|year|monday|tuesday|wednesday|thursday"
     r"|friday|saturday|sunday|morning|evening|soon|later)\b",
@@ -96,6 +98,14 @@ _CLAUSE_SPLIT_RE = re.compile(r"\s+and\s+(?=(?:the|our|my|your)\b)|;\s+", re.I)
 _VAGUE_VALUE_RE = re.compile(r"^(so|very|really|pretty|quite|too|such|a bit|kind of|sort of|not)\b", re.I)
 
 
+# "Thankfully, they enjoyed it": a sentence adverb before the subject says how the speaker takes it.
+_SENTENCE_ADVERB_RE = re.compile(r"^[A-Za-z]+ly,\s+")
+# "The kids loved it", "These trails are steep": a definite description, like a pronoun, names what
+# was already said ("the" + a plain noun; "The Wolves", a name, is not one).
+_DEFINITE_SUBJECT_RE = re.compile(
+    r"^(?:[Tt]he|[Tt]hese|[Tt]hose)\s+(?:[a-z][\w'-]*\s+){0,2}?[a-z][\w'-]*\s+(?:is|are|was|were|has|have|had|did|does|do|can|could|will|would|[a-z]+ed|[a-z]+s)\b"
+)
+
 NO_CUE = "no durable cue"
 CONTINUATION = "continues the sentence before"
 
@@ -112,6 +122,8 @@ class Candidate:
     dates: tuple[str, ...]
     asked: str | None = None
     """The question this fact answers, when its content carries it."""
+    asked_turn: str | None = None
+    """The turn that asked it (``asked`` is set): a source of the fact too, since its content quotes it."""
 
 
 def speaker_name(turn: Turn, settings: ObserveSettings) -> str:
@@ -166,6 +178,8 @@ def classify(
             found = ("fact", "specific statement")
         elif cues.NAMING_RE.search(core):
             found = ("fact", "a name")
+        elif role == "user" and names_a_date(core):
+            found = ("fact", "dated statement")  # "Something exciting happened last Friday."
         elif answers and role == "user":
             found = ("fact", "answer to a question")
         else:
@@ -173,7 +187,11 @@ def classify(
     category = found[0]
     if words < 2:
         return "too short"
-    if cues.TASK_REQUEST_RE.match(core) and category not in _DURABLE_REQUEST_CATEGORIES:
+    if (
+        cues.TASK_REQUEST_RE.match(core)
+        and category not in _DURABLE_REQUEST_CATEGORIES
+        and not (cues.SHOW_OWN_RE.match(core) and words >= 5)
+    ):
         return "request about the task at hand"
     if cues.SECOND_PERSON_RE.match(core) and category not in _TO_LISTENER_CATEGORIES:
         return "addressed to the listener"
@@ -201,10 +219,14 @@ def content_words(text: str) -> list[str]:
 
 def general_remark(core: str) -> bool:
     """Encouragement or a remark about "us" in general, with nothing concrete in it ("By sharing our
-    stories, we can build a community of hope", "Let's keep chasing our dreams!"): the speaker
-    alone is not its subject, and it names no one, nothing specific and no time."""
+    stories, we can build a community of hope", "Let's keep chasing our dreams!", "Music brings us
+    together"): the speaker alone is not its subject, and it names no one, nothing specific and no
+    time; "us" with no "we" doing anything says what is true of people, unless something happened."""
+    about_us = bool(cues.US_IN_GENERAL_RE.search(core)) and not (
+        cues.WE_SUBJECT_RE.search(core) or cues.PAST_TENSE_RE.search(core)
+    )
     return (
-        bool(cues.GENERAL_REMARK_RE.search(core))
+        (bool(cues.GENERAL_REMARK_RE.search(core)) or about_us)
         and not cues.FIRST_PERSON_SINGULAR_RE.search(core)
         and not _NAMED_RE.search(core[1:])
         and not cues.SPECIFIC_RE.search(core)
@@ -217,10 +239,13 @@ def _to_listener_only(core: str, max_words: int) -> bool:
     your encouragement", "I'm so glad it worked for you"): support, not a fact about anyone."""
     if max_words < 0 or not cues.LISTENER_RE.search(core):
         return False
+    # A name counts ("… this novel by Patrick Rothfuss"), but not first or where it is said to someone
+    # ("Hey Tim, …", "… for you, Jon!").
+    text = _VOCATIVE_NAME_RE.sub(" ", core)
     content = [
         w
-        for w in _WORD_RE.findall(core)
-        if len(w) > 2 and w.lower() not in STOPWORDS and w.lower() not in _LISTENER_FILLER and not w[0].isupper()
+        for w in _WORD_RE.findall(text)
+        if len(w) > 2 and w.lower() not in STOPWORDS and w.lower() not in _LISTENER_FILLER
     ]
     return len(content) <= max_words
 
@@ -318,8 +343,9 @@ def continues(sentence: str, role: str, min_words: int) -> bool:
     least ``min_words`` content words (so "It was so much fun." is not one)."""
     if min_words < 0 or role != "user":
         return False
-    core = strip_markers(sentence)
-    if not cues.PRONOUN_SUBJECT_RE.match(core) or cues.LISTENER_RE.search(core):
+    core = _SENTENCE_ADVERB_RE.sub("", strip_markers(sentence), count=1)
+    refers_back = cues.PRONOUN_SUBJECT_RE.match(core) or _DEFINITE_SUBJECT_RE.match(core)
+    if not refers_back or cues.LISTENER_RE.search(core):
         return False
     return len(content_words(core)) >= min_words
 

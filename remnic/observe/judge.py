@@ -28,6 +28,7 @@ AUTO_APPROVED_CATEGORIES = ("correction", "principle")
 WORK_IN_PROGRESS = "Work in progress, stale within hours"
 _SPEAKER_DOING_RE = re.compile(r"^(?:I'm|I am|I've|I have)\b")
 LEAVING = "Leaving the conversation"
+SPEAKER_DOING = "What the speaker is doing these days (dated by when it was said)"
 # "I'm off to do some taekwondo": leaving, but saying what they do.
 _OFF_TO_DO_RE = re.compile(r"^(?:I'm|I am) off to (?!bed\b|sleep\b)\w")
 TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -87,7 +88,7 @@ def judge_candidate(candidate: Candidate, importance: Importance, *, enabled: bo
     ):
         # "I'm currently reading The Name of the Wind", "I'm off to do some taekwondo": what a person is
         # doing may last.
-        return JudgeVerdict("defer", "What the speaker is doing now: durable if it lasts")
+        return JudgeVerdict("accept", SPEAKER_DOING)
     if transient:
         return JudgeVerdict("reject", transient[0])
     if leans_on_context(said) and not candidate.asked:  # an answer that carries its question names its subject

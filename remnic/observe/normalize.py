@@ -238,7 +238,7 @@ def supply_subject(sentence: str, name: str) -> str:
     return f"{name} {phrase}"
 
 
-_SHOW_RE = re.compile(r"^(?:here'?s|here is|here are)\s+", re.I)
+_SHOW_RE = re.compile(r"^(?:here'?s|here is|here are|check out)\s+", re.I)
 
 
 # Emphasis that adds no fact ("really loves", "totally hooked", "very happy"); kept where it is the

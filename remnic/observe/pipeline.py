@@ -88,8 +88,11 @@ def plan_observations(
         if previous is not None and previous.speaker and turn.speaker and previous.speaker != turn.speaker:
             speakers[turn.speaker] = previous.speaker
         listener = speakers.get(turn.speaker) if turn.speaker else None
+        asking = previous.source_id if asked and previous is not None else None
         previous = turn if not turn.interim else previous
         for candidate in extract_turn(turn, settings, question=asked, listener=listener):
+            if candidate.asked:
+                candidate = replace(candidate, asked_turn=asking)
             item = _scored(candidate, settings)
             if LEVEL_RANK[item.importance.level] >= floor_rank:
                 kept.append(item)
@@ -133,7 +136,10 @@ def _scored(candidate: Candidate, settings: ObserveSettings) -> _Planned:
     fact = candidate.fact
     importance = score_importance(fact.content, fact.category, fact.tags, said=candidate.sentence)
     verdict = judge_candidate(candidate, importance, enabled=settings.judge)
-    return _Planned(candidate, importance, verdict, (candidate.turn.source_id,))
+    # An answer that quotes its question was drawn from the asking turn as well (after its own turn: the
+    # first source is where the fact was said).
+    asked = (candidate.asked_turn,) if candidate.asked and candidate.asked_turn else ()
+    return _Planned(candidate, importance, verdict, (candidate.turn.source_id, *asked))
 
 
 def _join_turn(items: list[_Planned], settings: ObserveSettings) -> list[_Planned]:
