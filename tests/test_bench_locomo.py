@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -151,3 +152,31 @@ def test_pipeline_track_smoke_run_through_the_cli(subset: Path) -> None:
     assert observed["turnsPerSecond"] > 0 and observed["turnsPerCpuSecond"] > 0
     text = pipeline.render(observed, raw) + "\n" + pipeline.targets(observed, raw)
     assert "| pipeline (observed) |" in text and "single-hop R@10" in text and "compression ≥ 2×" in text
+
+
+def test_cli_observe_times_one_whole_process_and_reports_the_target(subset: Path) -> None:
+    """The 500-turn `remnic observe` target: a real CLI process on a fresh repository, wall and CPU."""
+    from remnic.bench import pipeline
+
+    conv = locomo.load_conversation(subset)
+    cli = pipeline.cli_observe(conv, turns=12)
+    assert cli["turns"] == 12 and cli["primitives"] > 0
+    assert cli["seconds"] > 0 and cli["cpuSeconds"] > 0  # the child's CPU, git included
+    row = pipeline.targets({**_fake_pipeline(), "cli": {**cli, "loadBefore": 1.0}}, _fake_raw())
+    assert "`remnic observe` of a 500-turn transcript ≤ 5 s" in row and "**missed**" in row.splitlines()[-1]
+
+
+def _fake_pipeline() -> dict[str, Any]:
+    overall = {"recall@10": 0.8}
+    return {
+        "metrics": {"overall": overall},
+        "compression": 2.1,
+        "turnsPerSecond": 250.0,
+        "observeTurnsPerCpuSecond": 200,
+    }
+
+
+def _fake_raw() -> dict[str, Any]:
+    from remnic.bench.locomo import BASELINES
+
+    return {"methods": {BASELINES[0].name: {"overall": {"recall@10": 0.82}}}}

@@ -74,6 +74,12 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     ),
 ]
 
+# A word every rule above needs (the "in N days" rule its "in … day|week|month|year"): a text
+# without one is left as it is without running each rule over it.
+_ANY_RULE_RE = re.compile(
+    r"\b(?:yesterday|tomorrow|today|tonight|this|ago|last|next)\b|\bin .{1,16}?(?:day|week|month|year)", re.I
+)
+
 
 def anchor_date(timestamp: str | None) -> date | None:
     """The calendar day of a turn's timestamp, in the timestamp's own offset (None when unreadable)."""
@@ -167,6 +173,8 @@ def resolve_relative_dates(text: str, timestamp: str | None) -> tuple[str, list[
 
     Without a readable timestamp the text is returned unchanged.
     """
+    if not _ANY_RULE_RE.search(text):
+        return text, []
     base = anchor_date(timestamp)
     if base is None:
         return text, []

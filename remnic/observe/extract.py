@@ -166,7 +166,7 @@ def classify(
     answers are not memories of the user."""
     core = strip_markers(sentence)
     words = len(core.split())
-    found = next(((cat, cue) for cat, cue, rx in cues.CATEGORY_CUES if rx.search(sentence) or rx.search(core)), None)
+    found = _first_cue(sentence, core)
     if found is None:
         if words < min_words and not (answers and role == "user" and words >= 2):
             return "too short for a fact without a cue"
@@ -210,6 +210,19 @@ def classify(
         if cues.FIRST_PERSON_SINGULAR_RE.search(core):
             return "assistant talking about itself"
     return found
+
+
+def _first_cue(sentence: str, core: str) -> tuple[str, str] | None:
+    """The first category cue, in priority order, found in the sentence or its core."""
+    if core == sentence:  # most sentences have no marker to strip: one search a cue
+        for category, cue, rx in cues.CATEGORY_CUES:
+            if rx.search(sentence):
+                return category, cue
+        return None
+    for category, cue, rx in cues.CATEGORY_CUES:
+        if rx.search(sentence) or rx.search(core):
+            return category, cue
+    return None
 
 
 def content_words(text: str) -> list[str]:

@@ -9,6 +9,7 @@ in a full stop.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable
@@ -112,6 +113,7 @@ _LEAD_IN_RE = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and asked of one sentence by each rule in turn
 def strip_markers(sentence: str) -> str:
     """The sentence without leading discourse markers ("So,", "Btw", "Actually,", "Oh well,"), a
     name said to the listener ("Hey Caroline, …") or a short lead-in ("Quick context:")."""
