@@ -8,7 +8,8 @@ conversation: every memory matches them) — is compared with the embedded vocab
 indexed texts, and its ``queryExpansionTerms`` nearest words of cosine at least
 ``queryExpansionMinSimilarity`` are searched too, in the memories' text, each with BM25
 weight ``queryExpansionWeight`` × its cosine ('pets' → dog 0.70, cat 0.66, animals 0.82).
-A query word the vocabulary lacks is embedded (memoised). The expanded words add to the
+A query word the vocabulary lacks is embedded (memoised); a word's neighbours are cached on the
+vocabulary (:meth:`remnic.index.vocab.Vocab.neighbours`). The expanded words add to the
 ``bm25`` term; the X-ray's ``namespace-scope`` reason lists them.
 """
 
