@@ -183,3 +183,22 @@ def test_the_neighbour_cache_follows_the_vocabulary(tmp_path) -> None:  # type: 
         # The cache changes nothing: an emptied one gives the same expansion.
         vocab.forget()
         assert expanded(memory) == gone
+
+
+def test_the_query_words_the_vocabulary_lacks_are_embedded_with_the_query(chat, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    with _open(chat) as memory:
+        memory.recall("warm up", top_k=1)
+        embedder = memory.index.embedder
+        question = "What pets does Nate have?"
+        queries, words = embedder.embed_queries_and_documents([question], ["pets"])
+        assert np.array_equal(queries[0], embedder.embed([question])[0])
+        assert np.array_equal(words[0], embedder.embed_documents(["pets"])[0])
+        embedder.forget_queries()
+        memory.index._word_memo.clear()
+        runs: list[list[str]] = []
+        embed = embedder.embed
+        monkeypatch.setattr(embedder, "embed", lambda texts, *a, **k: runs.append(list(texts)) or embed(texts, *a, **k))
+        result = memory.recall(question, top_k=3)
+        assert "pets→dog" in result.stages[0].reason
+        # One model call: the query (and its aspect without the name) with the word no memory uses.
+        assert len(runs) == 1 and "pets" in runs[0] and question in runs[0], runs
