@@ -117,45 +117,70 @@ class Vocab:
         self._neighbours.clear()
 
     def nearest(self, vec: np.ndarray, min_similarity: float, start: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        """Rows from ``start`` of cosine with ``vec`` at least ``min_similarity``, best first.
+        """Rows from ``start`` of cosine with ``vec`` at least ``min_similarity``, best first."""
+        return self._scan(vec[None, :], min_similarity, start)[0]
 
-        einsum, not BLAS: a row's cosine does not depend on which rows are compared with it (a
-        cache entry brought up to date equals a fresh scan), and a multi-threaded gemv on busy
-        cores spends several times the CPU of this single-threaded loop waiting for its threads."""
-        col = np.einsum("ij,j->i", self._matrix[start : len(self.words)], vec)
-        above = np.flatnonzero(col >= min_similarity)
-        return _ranked(above + start, col[above])
+    def _scan(self, vecs: np.ndarray, min_similarity: float, start: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`nearest` of each of ``vecs`` (rows), in one pass over the vocabulary (a large one is
+        read from memory once, not once a word).
+
+        einsum, not BLAS: a row's cosine does not depend on which rows or how many vectors are
+        compared with it (a cache entry brought up to date equals a fresh scan), and a multi-threaded
+        BLAS product on busy cores spends several times the CPU of this single-threaded loop waiting
+        for its threads."""
+        sims = np.einsum("ij,kj->ik", self._matrix[start : len(self.words)], vecs)
+        out = []
+        for col in sims.T:
+            above = np.flatnonzero(col >= min_similarity)
+            out.append(_ranked(above + start, col[above]))
+        return out
 
     def neighbours(self, word: str, vec: np.ndarray, min_similarity: float) -> tuple[np.ndarray, np.ndarray, bool]:
         """:meth:`nearest` for query word ``word`` (of vector ``vec``), at most ``NEIGHBOURS_KEPT`` rows,
         cached; and whether they are all the rows above the threshold."""
-        key = (word, min_similarity)
-        own = word in self.row_of
-        hit = self._neighbours.get(key)
-        # A word the vocabulary lacked was searched by its own embedding: not its row's once it has one.
-        if hit is not None and (
-            hit.vector is None if own else hit.vector is not None and np.array_equal(hit.vector, vec)
-        ):
+        return self.neighbours_of([(word, vec)], min_similarity)[0]
+
+    def neighbours_of(
+        self, items: Sequence[tuple[str, np.ndarray]], min_similarity: float
+    ) -> list[tuple[np.ndarray, np.ndarray, bool]]:
+        """:meth:`neighbours` of each (word, vector); the words not cached are scanned together."""
+        n = len(self.words)
+        out: list[tuple[np.ndarray, np.ndarray, bool] | None] = []
+        misses: list[int] = []
+        for i, (word, vec) in enumerate(items):
+            key = (word, min_similarity)
+            own = word in self.row_of
+            hit = self._neighbours.get(key)
+            # A word the vocabulary lacked was searched by its own embedding: not its row's once it has one.
+            if hit is None or not (
+                hit.vector is None if own else hit.vector is not None and np.array_equal(hit.vector, vec)
+            ):
+                out.append(None)
+                misses.append(i)
+                continue
             self._neighbours.move_to_end(key)
-            n = len(self.words)
             if hit.upto < n:
                 rows, sims = self.nearest(vec, min_similarity, hit.upto)
                 rows, sims = _ranked(np.concatenate([hit.rows, rows]), np.concatenate([hit.sims, sims]))
                 hit.complete = hit.complete and len(rows) <= NEIGHBOURS_KEPT
                 hit.rows, hit.sims, hit.upto = rows[:NEIGHBOURS_KEPT], sims[:NEIGHBOURS_KEPT], n
-            return hit.rows, hit.sims, hit.complete
-        rows, sims = self.nearest(vec, min_similarity)
-        entry = _Neighbours(
-            None if own else np.array(vec, dtype=np.float32),
-            len(self.words),
-            rows[:NEIGHBOURS_KEPT],
-            sims[:NEIGHBOURS_KEPT],
-            len(rows) <= NEIGHBOURS_KEPT,
-        )
-        self._neighbours[key] = entry
-        while len(self._neighbours) > NEIGHBOUR_ENTRIES:
-            self._neighbours.popitem(last=False)
-        return entry.rows, entry.sims, entry.complete
+            out.append((hit.rows, hit.sims, hit.complete))
+        if misses:
+            scans = self._scan(np.stack([items[i][1] for i in misses]), min_similarity)
+            for i, (rows, sims) in zip(misses, scans):
+                word, vec = items[i]
+                entry = _Neighbours(
+                    None if word in self.row_of else np.array(vec, dtype=np.float32),
+                    n,
+                    rows[:NEIGHBOURS_KEPT],
+                    sims[:NEIGHBOURS_KEPT],
+                    len(rows) <= NEIGHBOURS_KEPT,
+                )
+                self._neighbours[(word, min_similarity)] = entry
+                out[i] = (entry.rows, entry.sims, entry.complete)
+            while len(self._neighbours) > NEIGHBOUR_ENTRIES:
+                self._neighbours.popitem(last=False)
+        return [o for o in out if o is not None]
 
 
 def expand(
@@ -189,8 +214,7 @@ def expand(
         return out
 
     best: dict[str, Expansion] = {}
-    for source, vec in sources:
-        rows, sims, complete = vocab.neighbours(source, vec, min_similarity)
+    for (source, vec), (rows, sims, complete) in zip(sources, vocab.neighbours_of(sources, min_similarity)):
         picked = pick(rows, sims)
         if len(picked) < per_word and not complete:
             picked = pick(*vocab.nearest(vec, min_similarity))
