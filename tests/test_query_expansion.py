@@ -52,6 +52,32 @@ def test_expand_takes_the_nearest_live_words_that_are_not_query_terms() -> None:
     )
 
 
+def test_a_cached_scan_is_kept_short_and_rescanned_when_it_runs_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    import remnic.index.vocab as V
+
+    monkeypatch.setattr(V, "NEIGHBOURS_KEPT", 1)
+    vocab = Vocab(3)
+    vocab.add([("pet", _unit(1, 0.1, 0)), ("dog", _unit(1, 0.3, 0)), ("cat", _unit(1, 0.5, 0))])
+    first = expand(
+        vocab, [("pets", _unit(1, 0, 0))], ["pet"], lambda w: w, lambda t: True, min_similarity=0.8, per_word=2
+    )
+    rows, _, complete = vocab.neighbours("pets", _unit(1, 0, 0), 0.8)
+    assert [vocab.words[r] for r in rows] == ["pet"] and not complete
+    # The kept row is the query's own term: the whole vocabulary is compared again.
+    assert [e.word for e in first] == ["dog", "cat"]
+    vocab.add([("puppy", _unit(1, 0.05, 0))])
+    rows, sims, _ = vocab.neighbours("pets", _unit(1, 0, 0), 0.8)
+    assert [vocab.words[r] for r in rows] == ["puppy"]
+    assert sims[0] == pytest.approx(float(_unit(1, 0.05, 0) @ _unit(1, 0, 0)), abs=1e-6)
+    again = expand(
+        vocab, [("pets", _unit(1, 0, 0))], ["pet"], lambda w: w, lambda t: True, min_similarity=0.8, per_word=2
+    )
+    assert [e.word for e in again] == ["puppy", "dog"]
+    # Another vector under the same word (re-embedded differently) is not served from the cache.
+    rows, _, _ = vocab.neighbours("pets", _unit(1, 0.5, 0), 0.8)
+    assert vocab.words[rows[0]] == "cat"
+
+
 # --------------------------------------------------------------------- a real repository
 
 NOTES = [
@@ -119,3 +145,60 @@ def test_words_most_memories_hold_are_not_expanded(chat) -> None:  # type: ignor
         # 'nate' is in 3 of 6 memories (at least queryAspectNameRatio): it is not expanded.
         result = memory.recall("Nate?", top_k=3)
         assert "query expanded" not in result.stages[0].reason
+
+
+def test_the_neighbour_cache_follows_the_vocabulary(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / "memory"
+    with Memory.init(root, settings=settings_for(root)) as memory:
+        memory.import_records(
+            [{"id": f"n{i}", "content": text, "category": "moment"} for i, text in enumerate(NOTES)], source="test"
+        )
+    question = "What pets does Nate have?"
+
+    def expanded(memory: Memory) -> str:
+        return memory.recall(question, top_k=5).stages[0].reason
+
+    with _open(root) as memory:
+        before = expanded(memory)
+        assert "pets→dog" in before and "puppies" not in before
+        with memory.index.lock:
+            memory.index.view()
+            vocab = memory.index.vocab()
+            entry = vocab._neighbours[("pets", 0.5)]  # 'pets' is no vocabulary word: searched by its own vector
+            upto = entry.upto
+        # A new memory's new word is reached by the next recall: the cached entry compares the added rows.
+        puppy = memory.store("Joanna: The puppies chewed my slippers again.", category="moment").record
+        after = expanded(memory)
+        assert "pets→puppies" in after, after
+        assert vocab._neighbours[("pets", 0.5)].upto > upto
+        # Its only memory deleted, the word stays in the vocabulary but is reached no more.
+        (root / puppy.path).unlink()
+        memory.ledger.git("add", "-A")
+        memory.ledger.git("commit", "-q", "--no-verify", "-m", "delete the puppies")
+        gone = expanded(memory)
+        assert "puppies" not in gone and "pets→dog" in gone, gone
+        with memory.index.lock:
+            memory.index.view()
+            assert "puppies" in memory.index.vocab().row_of
+        # The cache changes nothing: an emptied one gives the same expansion.
+        vocab.forget()
+        assert expanded(memory) == gone
+
+
+def test_the_query_words_the_vocabulary_lacks_are_embedded_with_the_query(chat, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    with _open(chat) as memory:
+        memory.recall("warm up", top_k=1)
+        embedder = memory.index.embedder
+        question = "What pets does Nate have?"
+        queries, words = embedder.embed_queries_and_documents([question], ["pets"])
+        assert np.array_equal(queries[0], embedder.embed([question])[0])
+        assert np.array_equal(words[0], embedder.embed_documents(["pets"])[0])
+        embedder.forget_queries()
+        memory.index._word_memo.clear()
+        runs: list[list[str]] = []
+        embed = embedder.embed
+        monkeypatch.setattr(embedder, "embed", lambda texts, *a, **k: runs.append(list(texts)) or embed(texts, *a, **k))
+        result = memory.recall(question, top_k=3)
+        assert "pets→dog" in result.stages[0].reason
+        # One model call: the query (and its aspect without the name) with the word no memory uses.
+        assert len(runs) == 1 and "pets" in runs[0] and question in runs[0], runs

@@ -444,6 +444,28 @@ class Embedder:
                     self._lru.popitem(last=False)
         return [found[k] for k in keys]
 
+    def embed_queries_and_documents(
+        self, texts: Sequence[str], documents: Sequence[str]
+    ) -> tuple[list[np.ndarray], np.ndarray]:
+        """:meth:`embed_queries` of ``texts`` and :meth:`embed_documents` of ``documents`` (not
+        memoised) from one model call: a recall's query and the query words it expands (vectors do
+        not depend on the batching)."""
+        keys = [self.spec.query_prefix + t for t in texts]
+        with self._lru_lock:
+            found = {k: self._lru[k] for k in keys if k in self._lru}
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        prefix = self.spec.document_prefix
+        vecs = self.embed([*missing, *(prefix + d for d in documents)])
+        for k, vec in zip(missing, vecs):
+            vec.setflags(write=False)
+            found[k] = vec
+        if missing:
+            with self._lru_lock:
+                self._lru.update((k, found[k]) for k in missing)
+                while len(self._lru) > _LRU_SIZE:
+                    self._lru.popitem(last=False)
+        return [found[k] for k in keys], vecs[len(missing) :]
+
     def embed_documents(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None, *, bulk: bool = False
     ) -> np.ndarray:

@@ -26,7 +26,7 @@ import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -470,10 +470,23 @@ class SearchIndex(IndexWrites, PendingVectors):
         memo = self._word_memo
         missing = [w for w in dict.fromkeys(words) if w not in memo]
         if missing:
-            if len(memo) > 1024:
-                memo.clear()
-            memo.update(zip(missing, self.embedder.embed_documents(missing)))
+            self._memo_words(missing, self.embedder.embed_documents(missing))
         return [memo[w] for w in words]
+
+    def embed_queries_and_words(self, texts: Sequence[str], words: Sequence[str]) -> list[np.ndarray]:
+        """:meth:`embed_queries`, and the vectors of ``words`` (:meth:`embed_words`) in the same model
+        call, into the word memo: a recall's query and its words the vocabulary lacks, one model run."""
+        missing = [w for w in dict.fromkeys(words) if w not in self._word_memo]
+        if not missing:
+            return self.embed_queries(texts)
+        vecs, word_vecs = self.embedder.embed_queries_and_documents(texts, missing)
+        self._memo_words(missing, word_vecs)
+        return vecs
+
+    def _memo_words(self, words: Sequence[str], vectors: Iterable[np.ndarray]) -> None:
+        if len(self._word_memo) > 1024:
+            self._word_memo.clear()
+        self._word_memo.update(zip(words, vectors))
 
     @property
     def lock(self) -> threading.RLock:

@@ -8,13 +8,14 @@ conversation: every memory matches them) — is compared with the embedded vocab
 indexed texts, and its ``queryExpansionTerms`` nearest words of cosine at least
 ``queryExpansionMinSimilarity`` are searched too, in the memories' text, each with BM25
 weight ``queryExpansionWeight`` × its cosine ('pets' → dog 0.70, cat 0.66, animals 0.82).
-A query word the vocabulary lacks is embedded (memoised). The expanded words add to the
+A query word the vocabulary lacks is embedded (memoised); a word's neighbours are cached on the
+vocabulary (:meth:`remnic.index.vocab.Vocab.neighbours`). The expanded words add to the
 ``bm25`` term; the X-ray's ``namespace-scope`` reason lists them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from remnic.config import RecallSettings
@@ -22,23 +23,24 @@ from remnic.config import RecallSettings
 if TYPE_CHECKING:  # pragma: no cover
     from remnic.index.bm25 import Bm25Index
     from remnic.index.search import SearchIndex
-    from remnic.index.vocab import Expansion
+    from remnic.index.vocab import Expansion, Vocab
 
 
-def expansions(
+def _sources(
     index: SearchIndex, bm25: Bm25Index, text: str, terms: Sequence[str], s: RecallSettings
-) -> list[Expansion]:
-    """The vocabulary words ``text``'s words expand to (call under the index lock, after ``view``)."""
+) -> tuple[Vocab, list[str], Callable[[str], str | None], Callable[[str], int]] | None:
+    """The vocabulary, the query words to expand, and the analyser and document frequency they were
+    chosen by; None when nothing is expanded."""
     from functools import cache
 
     from remnic.index.bm25 import STOPWORDS, analyze
-    from remnic.index.vocab import expand, words_of
+    from remnic.index.vocab import words_of
 
     if s.query_expansion_weight <= 0 or s.query_expansion_terms <= 0 or not terms:
-        return []
+        return None
     vocab = index.vocab()
     if not len(vocab):
-        return []
+        return None
     searcher = bm25.searcher
     n = max(1, int(searcher.num_docs))
     language = index.language
@@ -57,8 +59,26 @@ def expansions(
         term = term_of(word)
         if term is not None and doc_freq(term) < s.query_aspect_name_ratio * n:
             sources.append(word)
-    if not sources:
+    return (vocab, sources, term_of, doc_freq) if sources else None
+
+
+def unembedded(index: SearchIndex, bm25: Bm25Index, text: str, terms: Sequence[str], s: RecallSettings) -> list[str]:
+    """The query words :func:`expansions` will embed (the vocabulary lacks them): the recall embeds
+    them with the query, in one model call (call under the index lock, after ``view``)."""
+    found = _sources(index, bm25, text, terms, s)
+    return [] if found is None else [w for w in found[1] if found[0].vector(w) is None]
+
+
+def expansions(
+    index: SearchIndex, bm25: Bm25Index, text: str, terms: Sequence[str], s: RecallSettings
+) -> list[Expansion]:
+    """The vocabulary words ``text``'s words expand to (call under the index lock, after ``view``)."""
+    from remnic.index.vocab import expand
+
+    found = _sources(index, bm25, text, terms, s)
+    if found is None:
         return []
+    vocab, sources, term_of, doc_freq = found
     missing = [w for w in sources if vocab.vector(w) is None]
     embedded = dict(zip(missing, index.embed_words(missing))) if missing else {}
     pairs = []

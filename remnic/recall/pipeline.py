@@ -25,7 +25,7 @@ from .candidates import gather
 from .clock import LIVE, RecallClock
 from .expand import expand
 from .expansion import describe as describe_expansions
-from .expansion import expansions
+from .expansion import expansions, unembedded
 from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, rejected_summary
 from .mmr import mmr_order
 from .passages import PassageMatch, describe_matches, rank_passages
@@ -100,11 +100,13 @@ def run_recall(
     terms = query_terms(text, stopwords=s.query_stopwords, language=language)
     intent = tiers.intent_of(text, terms)
     t = time.perf_counter()
-    focus = _aspect(index, text, s)
-    if focus is None:
+    focus, words = _prepare(index, text, terms, s)
+    if focus is None and not words:
         qvec = index.embed_query(text)
+    elif focus is None:
+        qvec = index.embed_queries_and_words([text], words)[0]
     else:
-        whole, part = index.embed_queries([text, focus.text])
+        whole, part = index.embed_queries_and_words([text, focus.text], words)
         qvec = (1.0 - s.query_aspect_weight) * whole + s.query_aspect_weight * part
     timings["embed"] = (time.perf_counter() - t) * 1000
 
@@ -419,26 +421,34 @@ def run_recall(
     )
 
 
-def _aspect(index: SearchIndex, text: str, s: RecallSettings) -> Aspect | None:
-    """The query's aspect (see :mod:`remnic.recall.aspect`), or None."""
-    if s.query_aspect_weight <= 0 or not proper_names(text):
-        return None
+def _prepare(index: SearchIndex, text: str, terms: Sequence[str], s: RecallSettings) -> tuple[Aspect | None, list[str]]:
+    """The query's aspect (see :mod:`remnic.recall.aspect`) or None, and the query words the
+    expansion will embed (embedded with the query, in one model call)."""
+    aspect = s.query_aspect_weight > 0 and bool(proper_names(text))
+    expanding = s.query_expansion_weight > 0 and s.query_expansion_terms > 0 and bool(terms)
+    if not aspect and not expanding:
+        return None, []
     from remnic.index.bm25 import analyze, query_terms
 
     with index.lock:
-        searcher = index.view()[1].searcher
+        bm25 = index.view()[1]
+        words = unembedded(index, bm25, text, terms, s) if expanding else []
+        if not aspect:
+            return None, words
+        searcher = bm25.searcher
         n = max(1, searcher.num_docs)
 
         def share(name: str) -> float:
             tokens = analyze(name, language=index.language)
             return min((searcher.doc_freq("body", t) / n for t in tokens), default=0.0)
 
-        return aspect_of(
+        focus = aspect_of(
             text,
             share,
             s.query_aspect_name_ratio,
             lambda rest: bool(query_terms(rest, stopwords=s.query_stopwords, language=index.language)),
         )
+        return focus, words
 
 
 def passage_matches(
