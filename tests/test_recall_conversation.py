@@ -139,3 +139,17 @@ def test_query_vectors_are_batched_and_memoised() -> None:
     assert np.allclose(b, embedder.embed_query("What does drink?"), atol=1e-5)
     again = embedder.embed_queries(["What does Ana drink?"])[0]
     assert again is a  # from the memo, not the model
+
+
+def test_memories_scored_alike_rank_by_path_whatever_their_last_bits() -> None:
+    from remnic.recall.types import Candidate, ScoreTerms
+
+    def cand(path: str, vector: float, recency: float) -> Candidate:
+        return Candidate(0, path, path, 0.5, 0.5, 0.0, terms=ScoreTerms(vector=vector, bm25=0.2, recency=recency))
+
+    # The same score summed in another order: equal to 15 places, not in the last bit.
+    a, b = cand("b.md", 0.1, 0.3), cand("a.md", 0.3, 0.1)
+    c = cand("c.md", 0.6000001, 0.0)
+    assert a.terms.final != b.terms.final
+    assert sorted([a, c, b], key=lambda x: x.rank_key) == [c, b, a]
+    assert sorted([b, c, a], key=lambda x: x.rank_key) == [c, b, a]

@@ -166,7 +166,7 @@ def scan_recall(
         age = f", updated {max(0.0, now - updated) / 86400.0:.1f} day(s) ago" if updated is not None else ""
         c.tier_note = f"index unavailable: file scan, token-overlap {c.overlap:.2f}{age}"
 
-    ranked = sorted((c for c in cands if c.alive), key=lambda c: (-c.terms.final, c.path))
+    ranked = sorted((c for c in cands if c.alive), key=lambda c: c.rank_key)
     head = ranked[: max(s.mmr_pool, top_k)]
     for c in ranked[len(head) :]:
         drop(c, "mmr-diversify")

@@ -69,6 +69,9 @@ def cap_neighbours(
     for group in by_episode.values():
         if len(group) < 2:
             continue
+        # Caps chain (a capped memory can cap the next), so the order must not depend on how the
+        # candidates arrived: near-equal vector scores arrive in either order from run to run.
+        group.sort(key=lambda c: c.row)
         pool.load(c.row for c in group)
         for a in group:
             cap = math.inf
@@ -77,9 +80,10 @@ def cap_neighbours(
                     continue
                 if replies.get(a.row) == b.row:
                     continue
-                # b's own text matches better on both sides: more of the query's (idf-weighted) words,
-                # and a closer sentence vector. Either alone misfires on question/answer pairs.
-                if b.terms.final < a.terms.final and strength(b) > strength(a) and b.chunk_cosine > a.chunk_cosine:
+                # b scores lower (a tie is not lower: see rank_key) yet its own text matches better on both
+                # sides: more of the query's (idf-weighted) words, and a closer sentence vector. Either
+                # alone misfires on question/answer pairs.
+                if b.rank_key[0] > a.rank_key[0] and strength(b) > strength(a) and b.chunk_cosine > a.chunk_cosine:
                     cap = min(cap, b.terms.final - MARGIN)
             if cap < a.terms.final:
                 a.terms.context -= a.terms.final - cap

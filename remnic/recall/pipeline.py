@@ -286,13 +286,13 @@ def run_recall(
         # --- in an episode a question lends its match to the reply after it ---
         replies: dict[int, int] = {}
         if s.question_penalty > 0 or s.reply_alpha > 0:
-            top_now = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))[: max(s.mmr_pool, top_k)]
+            top_now = sorted(pool.alive(), key=lambda c: c.rank_key)[: max(s.mmr_pool, top_k)]
             if any(snap.episode[c.row] >= 0 for c in top_now):
                 replies = neighbours.lend_to_replies(pool, top_now, s.question_penalty, s.reply_alpha)
 
         # --- neighbours never outrank the turn they borrowed their match from ---
         if s.neighbour_cap and s.neighbor_window > 0 and terms:
-            top_now = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))[: max(s.mmr_pool, top_k)]
+            top_now = sorted(pool.alive(), key=lambda c: c.rank_key)[: max(s.mmr_pool, top_k)]
             if any(snap.episode[c.row] >= 0 for c in top_now):
                 neighbours.cap_neighbours(
                     pool, top_now, neighbours.idf_weights(bm25, terms), s.neighbor_window, replies
@@ -302,12 +302,12 @@ def run_recall(
         reranked: StageCount | None = None
         if s.rerank:
             t = time.perf_counter()
-            best_first = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))
+            best_first = sorted(pool.alive(), key=lambda c: c.rank_key)
             reranked = rerank_stage(pool, best_first, text, s)
             timings["rerank"] = (time.perf_counter() - t) * 1000
 
         # --- the re-rank pool, then the tiers on it ---
-        ranked = sorted(pool.alive(), key=lambda c: (-c.terms.final, c.path))
+        ranked = sorted(pool.alive(), key=lambda c: c.rank_key)
         size = max(s.mmr_pool, top_k)
         head = ranked[:size]
         t_tier = clock.perf_ms()
@@ -315,7 +315,7 @@ def run_recall(
         outcome = tiers.apply(pool, intent, head, top_k)
         tier_ms = clock.perf_ms() - t_tier
         timings["tiers"] = (time.perf_counter() - t) * 1000
-        head.sort(key=lambda c: (c.served_by != "direct-answer", -c.terms.final, c.path))
+        head.sort(key=lambda c: (c.served_by != "direct-answer", *c.rank_key))
         in_head = {c.row for c in head}
         for c in pool.alive():
             if c.row not in in_head:

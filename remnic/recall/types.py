@@ -88,6 +88,9 @@ class ScoreTerms:
         return out
 
 
+RANK_PLACES = 9
+
+
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
@@ -148,6 +151,13 @@ class Candidate:
     @property
     def alive(self) -> bool:
         return self.dropped_at is None
+
+    @property
+    def rank_key(self) -> tuple[float, str]:
+        """Best first; scores equal to ``RANK_PLACES`` decimals are ties, broken by path. Memories
+        scored alike (one episode's facts) differ in the last bits from run to run (summation order,
+        the clock of the recency term), and a recall must not reorder them each time."""
+        return (-round(self.terms.final, RANK_PLACES), self.path)
 
     def signals(self) -> dict[str, Any]:
         return {
