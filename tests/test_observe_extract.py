@@ -357,6 +357,9 @@ def test_importance_follows_the_reference_rules() -> None:
         ("I'm going to learn the cello next year.", "accept", "Durable commitment (future with a date)"),
         ("Well, I'm heading out now.", "reject", "Leaving the conversation"),
         ("I'm off to bed.", "reject", "Leaving the conversation"),
+        ("I'm off to lunch.", "reject", "Leaving the conversation"),
+        ("I'm currently refactoring the auth module.", "reject", "Work in progress, stale within hours"),
+        ("I'm currently waiting for the build.", "reject", "Work in progress, stale within hours"),
         (
             "I'm off to go swimming with the kids.",
             "accept",

@@ -5,8 +5,9 @@ across sessions; these rules implement its rubric. In order:
 
 1. corrections and principles are accepted without judging (as in the reference system);
 2. critical importance is accepted;
-3. transient markers reject: work in progress (a person's own "I'm currently …" defers: what they
-   are doing these days may last), ephemeral state, debugging detail, routine operations, steps of a
+3. transient markers reject: work in progress (a person's own "I'm currently reading …" or "I'm off
+   to do …" is accepted: what they are doing these days may last — not the task at hand, "I'm
+   currently running the migration", nor an errand, "I'm off to lunch"), ephemeral state, debugging detail, routine operations, steps of a
    one-time task, someone leaving the conversation;
 4. unclear durability defers: a bare pronoun subject naming nothing (the referent is in another
    turn), a plan or commitment with no date, a hedged statement;
@@ -29,8 +30,16 @@ WORK_IN_PROGRESS = "Work in progress, stale within hours"
 _SPEAKER_DOING_RE = re.compile(r"^(?:I'm|I am|I've|I have)\b")
 LEAVING = "Leaving the conversation"
 SPEAKER_DOING = "What the speaker is doing these days (dated by when it was said)"
-# "I'm off to do some taekwondo": leaving, but saying what they do.
-_OFF_TO_DO_RE = re.compile(r"^(?:I'm|I am) off to (?!bed\b|sleep\b)\w")
+# "I'm off to do some taekwondo", "I'm off to go swimming": leaving, but saying what they do — not an
+# errand ("I'm off to lunch", "off to grab a coffee", "off to the standup").
+_OFF_TO_DO_RE = re.compile(r"^(?:I'm|I am) off to (?:do|go|play|practi[cs]e|train)\b")
+# What a person does these days lasts; the task at hand does not ("I'm currently running the
+# migration", "refactoring the auth module", "waiting for the build").
+_TASK_AT_HAND_RE = re.compile(
+    r"\b(?:running|fixing|debugging|refactoring|deploying|migrating|building|compiling|installing|committing"
+    r"|pushing|merging|rebasing|reverting|waiting|reviewing|investigating|implementing|testing)\b",
+    re.I,
+)
 TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (reason, re.compile(pattern, re.I))
     for reason, pattern in (
@@ -83,7 +92,7 @@ def judge_candidate(candidate: Candidate, importance: Importance, *, enabled: bo
     said = candidate.sentence
     transient = [reason for reason, pattern in TRANSIENT if pattern.search(said)]
     own = strip_markers(said) if candidate.turn.role == "user" else ""
-    if (transient == [WORK_IN_PROGRESS] and _SPEAKER_DOING_RE.match(own)) or (
+    if (transient == [WORK_IN_PROGRESS] and _SPEAKER_DOING_RE.match(own) and not _TASK_AT_HAND_RE.search(own)) or (
         transient == [LEAVING] and _OFF_TO_DO_RE.match(own)
     ):
         # "I'm currently reading The Name of the Wind", "I'm off to do some taekwondo": what a person is
