@@ -89,7 +89,10 @@ def test_token_budget_and_windows(embedder: Embedder, monkeypatch: pytest.Monkey
     # much longer one's width (a call costs about 16 tokens more).
     assert tight._batches([3, 5, 20, 30, 200]) == [[0, 1], [2, 3], [4]]
     assert tight._batches([20, 20, 20, 21]) == [[0, 1, 2], [3]]  # 4 x 21 is past the budget
-    assert Embedder(EmbedderSpec(batch_size=2))._batches([1, 1, 1]) == [[0, 1], [2]]
+    assert Embedder(EmbedderSpec(batch_size=2))._batches([9, 9, 9]) == [[0, 1], [2]]
+    # Single words: four times as many a call, within the token budget (the call is most of their cost).
+    assert [len(b) for b in Embedder(EmbedderSpec())._batches([3] * 100)] == [64, 36]
+    assert [len(b) for b in Embedder(EmbedderSpec(batch_size=2))._batches([1, 1, 1, 1, 1])] == [5]
     assert Embedder(EmbedderSpec())._batches([10] * 20 + [12] * 4) == [list(range(16)), list(range(16, 24))]
     lengths = sorted((7 * i) % 40 + 1 for i in range(300))
     for batch in tight._batches(lengths):
@@ -153,6 +156,29 @@ def test_a_bulk_session_serves_every_bulk_call_inside_it(embedder: Embedder, mon
     single = Embedder(EmbedderSpec(bulk_workers=1))
     single.embed(texts[:3], bulk=True)
     assert single._session is not None and single._held is None
+
+
+def test_a_small_bulk_call_runs_on_the_loaded_session(embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bulk-sized call of little text (a new repository's vocabulary) on an embedder already loaded
+    uses that session: no second load (~0.2 s, ~100 MB) for a call that short. A large one still loads its own."""
+    texts = [f"{s} #{i}" for i, s in enumerate(SENTENCES * 4)]
+    reference = embedder.embed(texts)
+    bulk = Embedder(EmbedderSpec(batch_size=2, bulk_workers=2, bulk_min_texts=4))
+    real = bulk._load_session
+    loads: list[int | None] = []
+
+    def counted(threads: int | None = None) -> ort.InferenceSession:
+        loads.append(threads)
+        return real(threads)
+
+    monkeypatch.setattr(bulk, "_load_session", counted)
+    bulk.embed(texts[:1])  # the query session, as after a flush's facts
+    assert len(loads) == 1
+    np.testing.assert_allclose(bulk.embed(texts), reference, atol=1e-5)
+    assert len(loads) == 1  # no bulk session for so little
+    long = [f"{t} " * 60 for t in texts[:12]]  # past the characters a shared call takes
+    bulk.embed(long)
+    assert loads[1:] == [1]  # its own single-threaded session
 
 
 def test_truncation_of_huge_text(embedder: Embedder) -> None:

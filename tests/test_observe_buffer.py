@@ -50,7 +50,8 @@ def test_flush_is_planned_persisted_and_marked_once(tmp_path: Path) -> None:
     buffer.append([turn("one", turn_id="t1"), turn("two", turn_id="t2")])
     plan = buffer.begin_flush("explicit")
     assert plan is not None and (plan.first_seq, plan.last_seq) == (0, 1)
-    assert plan.flush_id == flush_id_for("team", "s", 0, 1)
+    assert plan.flush_id == flush_id_for("team", "s", 0, 1, plan.turns)
+    assert plan.begun_at  # journaled with the plan: bounds the look-up of its commit
     assert plan.trailers()["Remnic-Turns"] == "0-1"
     buffer.append([turn("three", turn_id="t3")])  # arrives while the flush is being persisted
     # A crash here: the next flush returns the same open plan, never a bigger one.
@@ -169,3 +170,14 @@ def test_topic_shift_flushes_before_the_new_topic_with_the_real_model() -> None:
     assert not decide_flush(same_topic, settings, embed=embed).flush
     # Only boundaries next to the new turns are judged.
     assert not decide_flush(turns, settings, embed=embed, new_from_seq=8).flush
+
+
+def test_a_flush_id_names_what_the_turns_say_not_only_where_they_sit() -> None:
+    said = [turn("one", turn_id="t1"), turn("two", turn_id="t2")]
+    same = flush_id_for("team", "s", 0, 1, said)
+    assert flush_id_for("team", "s", 0, 1, [turn("one", turn_id="t1"), turn("two", turn_id="t2")]) == same
+    # A session key reused where the journal is not (a clone, a lost state folder): the numbering starts
+    # again at 0, and other turns must not pass for the flush already committed.
+    assert flush_id_for("team", "s", 0, 1, [turn("one", turn_id="t1"), turn("three", turn_id="t2")]) != same
+    assert flush_id_for("team", "s", 0, 1, [turn("one", turn_id="x1"), turn("two", turn_id="t2")]) != same
+    assert flush_id_for("other", "s", 0, 1, said) != same

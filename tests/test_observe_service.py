@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -184,6 +185,31 @@ def test_turns_wait_in_the_buffer_until_a_trigger_flushes_them(tmp_path: Path) -
     assert [f.reason for f in second.flushes] == ["turn-count"] and second.pending == 0
     assert any("cut releases" in r.content for r in memory.list())
     memory.close()
+
+
+def test_a_session_key_reused_in_a_clone_persists_its_new_turns(memory: Memory, tmp_path: Path) -> None:
+    """The buffer's journal is local state: a clone (or a lost state folder) numbers a reused session
+    key's turns from 0 again. Its new turns are persisted, not taken for the flush already in git."""
+    memory.observe_transcript("daily", CHAT, fmt="plain", flush=True)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(memory.root), str(clone)], check=True)
+    with Memory.open(settings=settings_for(clone)) as other:
+        said = CHAT.replace("tabs over spaces in the Python code", "dark roast coffee every morning")
+        new = other.observe_transcript("daily", said, fmt="plain", flush=True)  # as many turns: same seq range
+        assert [f.replayed for f in new.flushes] == [False]
+        assert "Ben prefers dark roast coffee every morning." in active_contents(other)
+        again = other.observe_transcript("daily-2", CHAT, fmt="plain", flush=True)  # what the origin said
+        assert again.flushes[0].created == () and len(again.flushes[0].reinforced) == 3  # never a copy
+        assert len(other.list(status="active")) == 4  # the origin's three and the clone's coffee
+
+
+def test_a_new_flush_looks_for_its_commit_only_in_recent_history(memory: Memory) -> None:
+    memory.observe_transcript("s1", CHAT, fmt="plain", flush=True)
+    flush_id = git(memory.root, "log", "-1", "--format=%(trailers:key=Remnic-Flush-Id,valueonly)").strip()
+    sha = git(memory.root, "rev-parse", "HEAD").strip()
+    assert memory.ledger.commit_with_trailer("Flush-Id", flush_id) == sha
+    assert memory.ledger.commit_with_trailer("Flush-Id", flush_id, since=time.time() - 3600) == sha
+    assert memory.ledger.commit_with_trailer("Flush-Id", flush_id, since=time.time() + 86400) is None
 
 
 @pytest.mark.parametrize("point", ["flush-begun", "journal-written", "head-moved", "flush-persisted"])

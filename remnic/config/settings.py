@@ -85,7 +85,7 @@ class EmbedSettings:
     max_length: int = 256
     """Tokens per text; longer texts are truncated."""
     batch_size: int = 16
-    """Texts per model call; small batches keep peak memory low."""
+    """Texts per model call (texts of a few tokens, such as single words: up to four times as many); small batches keep peak memory low."""
     threads: int | None = None
     """onnxruntime intra-op threads; empty means min(cpu count, 4)."""
     bulk_workers: int | None = None

@@ -22,9 +22,10 @@ A flush is idempotent in three steps the service runs under its write lock::
         persist(plan_observations(plan.turns, ...), trailers=plan.trailers())
     buffer.complete_flush(plan.flush_id)       # journals "done", then compacts the journal
 
-The flush id is derived from the namespace, session key and turn range, so a crash between the
-commit and ``complete_flush`` is recovered by finding that id in the commit trailers: the same
-turns are never persisted twice, and none is lost.
+The flush id is derived from the namespace, session key, turn range and the turns themselves, so a
+crash between the commit and ``complete_flush`` is recovered by finding that id in the commit
+trailers: the same turns are never persisted twice, and none is lost — nor are other turns under a
+reused key taken for them where the journal is not (a clone numbers from 0 again).
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ class FlushPlan:
     last_seq: int
     reason: str
     turns: tuple[Turn, ...]
+    begun_at: str = ""
+    """When the plan was journaled (its commit, if any, is newer): bounds the search for it in git."""
 
     def trailers(self) -> dict[str, str]:
         """Commit trailers that make the flush findable in git (and so never persisted twice)."""
@@ -106,9 +109,13 @@ class AppendResult:
     duplicates: int
 
 
-def flush_id_for(namespace: str, session_key: str, first_seq: int, last_seq: int) -> str:
-    """``flush_`` + a hash of where the turns come from: the same range always gets the same id."""
-    digest = hashlib.sha256(f"{namespace}\0{session_key}\0{first_seq}\0{last_seq}".encode()).hexdigest()
+def flush_id_for(namespace: str, session_key: str, first_seq: int, last_seq: int, turns: Sequence[Turn] = ()) -> str:
+    """``flush_`` + a hash of where the turns come from and what they say: the same plan always gets
+    the same id (a crash between its commit and ``done`` is found in git), while other turns under a
+    reused session key and sequence — a clone, or a lost journal that numbers from 0 again — get
+    another id instead of being taken for a flush already committed."""
+    said = "\0".join(f"{t.turn_id or ''}\0{t.speaker or ''}\0{_fingerprint(t)}" for t in turns)
+    digest = hashlib.sha256(f"{namespace}\0{session_key}\0{first_seq}\0{last_seq}\0{said}".encode()).hexdigest()
     return f"flush_{digest[:20]}"
 
 
@@ -215,6 +222,7 @@ class SessionBuffer:
                     span.stop - 1,
                     str(plan.get("reason", "")),
                     tuple(turns[s].turn for s in span if s in turns),
+                    str(plan.get("at", "")),
                 )
         held = set(range(open_plan.first_seq, open_plan.last_seq + 1)) if open_plan else set()
         pending = tuple(turns[s] for s in sorted(turns) if s not in flushed and s not in held)
@@ -279,14 +287,16 @@ class SessionBuffer:
             if not turns:
                 return None
             first, last = turns[0].index, turns[-1].index
+            at = now or now_iso()
             plan = FlushPlan(
-                flush_id_for(self.namespace, self.session_key, first, last),
+                flush_id_for(self.namespace, self.session_key, first, last, turns),
                 self.session_key,
                 self.namespace,
                 first,
                 last,
                 reason,
                 tuple(turns),
+                at,
             )
             self._append_record(
                 {
@@ -295,7 +305,7 @@ class SessionBuffer:
                     "from": first,
                     "to": last,
                     "reason": reason,
-                    "at": now or now_iso(),
+                    "at": at,
                 }
             )
             return plan

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -34,13 +34,14 @@ from remnic.observe.archive import archive
 from remnic.observe.buffer import FlushPlan, SessionBuffer, idle_sessions
 from remnic.observe.ledger import append_verdicts, verdict_event
 from remnic.observe.pipeline import plan_observations
-from remnic.observe.records import MemoryObservation, Turn, key_part, reinforcement
+from remnic.observe.records import MemoryObservation, Turn, reinforcement
 from remnic.observe.transcripts import parse_transcript, turns_from_messages
 from remnic.observe.triggers import decide_flush
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
 from .prefetch import Prefetch
-from .writes import UNGROUPED, DuplicateLookup, check_writable, patch_staged, supersede
+from .superseding import states_other_value, supersede_older
+from .writes import UNGROUPED, DuplicateLookup, check_writable, patch_staged
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -260,11 +261,12 @@ def observe_turns(
     flushes: list[FlushResult] = []
     with mem.index_later():  # several flushes of one call: one index update after the last
         while decision.flush or state.open_plan is not None:
+            resumed = state.open_plan is not None  # begun before this call: a crash may have committed it
             plan = buffer.begin_flush(decision.reason or "resume", upto_seq=decision.upto_seq)
             if plan is None:
                 break
             crash_point("flush-begun")
-            flushes.append(persist_flush(mem, plan, source=source))
+            flushes.append(persist_flush(mem, plan, source=source, resumed=resumed))
             crash_point("flush-persisted")
             buffer.complete_flush(plan.flush_id)
             state = buffer.state()
@@ -333,8 +335,9 @@ class _FlushWork:
     lookup: DuplicateLookup | None = None  # exact duplicates: queued writes and files, each read once a flush
 
 
-def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
-    """One commit for one flush (or none, when that flush is already in git)."""
+def persist_flush(mem: Memory, plan: FlushPlan, *, source: str, resumed: bool = True) -> FlushResult:
+    """One commit for one flush (or none, when it is already in git: a ``resumed`` plan is looked for
+    in all the history, a new one since a day before it began, so the look-up stays cheap)."""
     settings = mem.settings.observe
     embed = mem.embedder_for_observe(facts=True)
     started = time.perf_counter()
@@ -343,7 +346,8 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str) -> FlushResult:
             plan.turns, session_key=plan.session_key, settings=settings, embed=ahead.embed, prefetch=ahead.add
         )
     trailers = {k.removeprefix("Remnic-"): v for k, v in plan.trailers().items()}
-    done = mem.ledger.commit_with_trailer("Flush-Id", plan.flush_id)
+    begun = None if resumed else parse_time(plan.begun_at)
+    done = mem.ledger.commit_with_trailer("Flush-Id", plan.flush_id, since=begun - 86400 if begun else None)
     if done is not None:
         return FlushResult(
             plan.flush_id, plan.reason, (plan.first_seq, plan.last_seq), done, tuple(observations), replayed=True
@@ -430,7 +434,7 @@ def _persist_one(
     if vector is not None:
         work.written_paths.append(record.path)
         work.written_vectors.append(vector)
-    replaced = _supersede(mem, tx, record, obs)
+    replaced = supersede_older(mem, tx, record, obs)
     work.superseded += [r for r in replaced if r not in work.superseded]
     return replace(obs, resulting_primitive_id=record.id)
 
@@ -530,69 +534,6 @@ def _near_duplicate(
         if similarity < settings.duplicate_similarity_floor:
             break
         overlap = len(words & _words(record.content)) / max(1, len(words | _words(record.content)))
-        if overlap >= settings.near_duplicate_word_overlap and not _other_value(obs, record):
+        if overlap >= settings.near_duplicate_word_overlap and not states_other_value(obs, record):
             return record
     return None
-
-
-def _other_value(obs: MemoryObservation, record: MemoryRecord) -> bool:
-    """Whether ``record`` states another value for one of the observation's entity/attribute keys."""
-    return bool(_conflicting_keys(obs, record.frontmatter))
-
-
-def _conflicting_keys(obs: MemoryObservation, frontmatter: Mapping[str, Any]) -> list[str]:
-    fact = obs.fact
-    if not fact.entity_ref or frontmatter.get("entityRef") is None:
-        return []
-    if key_part(str(frontmatter["entityRef"])) != key_part(fact.entity_ref):
-        return []
-    theirs = frontmatter.get("structuredAttributes")
-    if not isinstance(theirs, Mapping):
-        return []
-    theirs_norm = {key_part(str(k)): str(v).strip().lower() for k, v in theirs.items()}
-    out = []
-    for attr, value in fact.structured_attributes.items():
-        other = theirs_norm.get(key_part(attr))
-        if other is not None and other != str(value).strip().lower():
-            out.append(key_part(attr))
-    return out
-
-
-def _supersede(mem: Memory, tx: Transaction, record: MemoryRecord, obs: MemoryObservation) -> list[str]:
-    """Mark older active memories that state another value for this fact's keys as superseded by it."""
-    if not obs.fact.entity_ref or not obs.fact.structured_attributes:
-        return []
-    new_start = parse_time(obs.valid_at) or parse_time(record.created) or 0.0
-    replaced: list[str] = []
-    for other in _same_entity(mem, tx, obs.fact.entity_ref, record.namespace):
-        if other.id == record.id or other.status != "active" or not _conflicting_keys(obs, other.frontmatter):
-            continue
-        old_start = parse_time(other.frontmatter.get("validAt")) or parse_time(other.created) or 0.0
-        if old_start >= new_start:
-            continue
-        if supersede(mem, tx, other, record, when=obs.valid_at or record.created):
-            replaced.append(other.id)
-    if len(replaced) == 1:
-        patch_staged(mem, tx, record, {"supersedes": replaced[0]})
-    return replaced
-
-
-def _same_entity(mem: Memory, tx: Transaction, entity_ref: str, ns: str) -> Iterable[MemoryRecord]:
-    """Memories about ``entity_ref``: staged in this flush, committed but not indexed yet, and indexed."""
-    key = key_part(entity_ref)
-    seen: set[str] = set()
-    staged = tx.staged_records() + mem.indexer.pending_records()
-    for record in staged:
-        ref = record.frontmatter.get("entityRef")
-        if record.namespace == ns and ref is not None and key_part(str(ref)) == key and record.path not in seen:
-            seen.add(record.path)
-            yield record
-    paths = mem.index.with_entity(entity_ref, namespace=ns) if mem.has_index() else []
-    for path in paths:
-        if path in seen:
-            continue
-        seen.add(path)
-        try:
-            yield mem.files.read(path)
-        except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
-            continue

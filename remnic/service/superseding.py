@@ -1,0 +1,81 @@
+"""Temporal supersession of observed facts: a newer value for an entity's attribute ("staging DB
+port" 5432 → 5433) marks the older active memories stating another value ``superseded`` by it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from remnic.memfile.model import MemoryRecord, parse_time
+from remnic.observe.records import MemoryObservation, key_part
+from remnic.repo.transaction import Transaction
+
+from .writes import patch_staged, supersede
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+__all__ = ["states_other_value", "supersede_older"]
+
+
+def states_other_value(obs: MemoryObservation, record: MemoryRecord) -> bool:
+    """Whether ``record`` states another value for one of the observation's entity/attribute keys."""
+    return bool(_conflicting_keys(obs, record.frontmatter))
+
+
+def _conflicting_keys(obs: MemoryObservation, frontmatter: Mapping[str, Any]) -> list[str]:
+    fact = obs.fact
+    if not fact.entity_ref or frontmatter.get("entityRef") is None:
+        return []
+    if key_part(str(frontmatter["entityRef"])) != key_part(fact.entity_ref):
+        return []
+    theirs = frontmatter.get("structuredAttributes")
+    if not isinstance(theirs, Mapping):
+        return []
+    theirs_norm = {key_part(str(k)): str(v).strip().lower() for k, v in theirs.items()}
+    out = []
+    for attr, value in fact.structured_attributes.items():
+        other = theirs_norm.get(key_part(attr))
+        if other is not None and other != str(value).strip().lower():
+            out.append(key_part(attr))
+    return out
+
+
+def supersede_older(mem: Memory, tx: Transaction, record: MemoryRecord, obs: MemoryObservation) -> list[str]:
+    """Mark older active memories that state another value for this fact's keys as superseded by it."""
+    if not obs.fact.entity_ref or not obs.fact.structured_attributes:
+        return []
+    new_start = parse_time(obs.valid_at) or parse_time(record.created) or 0.0
+    replaced: list[str] = []
+    for other in _same_entity(mem, tx, obs.fact.entity_ref, record.namespace):
+        if other.id == record.id or other.status != "active" or not _conflicting_keys(obs, other.frontmatter):
+            continue
+        old_start = parse_time(other.frontmatter.get("validAt")) or parse_time(other.created) or 0.0
+        if old_start >= new_start:
+            continue
+        if supersede(mem, tx, other, record, when=obs.valid_at or record.created):
+            replaced.append(other.id)
+    if len(replaced) == 1:
+        patch_staged(mem, tx, record, {"supersedes": replaced[0]})
+    return replaced
+
+
+def _same_entity(mem: Memory, tx: Transaction, entity_ref: str, ns: str) -> Iterable[MemoryRecord]:
+    """Memories about ``entity_ref``: staged in this flush, committed but not indexed yet, and indexed."""
+    key = key_part(entity_ref)
+    seen: set[str] = set()
+    staged = tx.staged_records() + mem.indexer.pending_records()
+    for record in staged:
+        ref = record.frontmatter.get("entityRef")
+        if record.namespace == ns and ref is not None and key_part(str(ref)) == key and record.path not in seen:
+            seen.add(record.path)
+            yield record
+    paths = mem.index.with_entity(entity_ref, namespace=ns) if mem.has_index() else []
+    for path in paths:
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            yield mem.files.read(path)
+        except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
+            continue
