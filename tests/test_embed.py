@@ -128,19 +128,25 @@ def test_bulk_path_matches_the_single_session(embedder: Embedder, monkeypatch: p
         bulk.embed(texts)
 
 
-def test_a_bulk_session_serves_every_bulk_call_inside_it(embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
-    """bulk=True takes the bulk path even for a few texts; inside bulk_session() one session serves all calls."""
-    texts = [f"{s} #{i}" for i, s in enumerate(SENTENCES * 4)]
-    reference = embedder.embed(texts)
-    bulk = Embedder(EmbedderSpec(batch_size=2, bulk_workers=2))
-    real = bulk._load_session
+def count_loads(embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
+    """The thread count of every model session ``embedder`` loads from now on (the real loads)."""
+    real = embedder._load_session
     loads: list[int | None] = []
 
     def counted(threads: int | None = None) -> ort.InferenceSession:
         loads.append(threads)
         return real(threads)
 
-    monkeypatch.setattr(bulk, "_load_session", counted)
+    monkeypatch.setattr(embedder, "_load_session", counted)
+    return loads
+
+
+def test_a_bulk_session_serves_every_bulk_call_inside_it(embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bulk=True takes the bulk path even for a few texts; inside bulk_session() one session serves all calls."""
+    texts = [f"{s} #{i}" for i, s in enumerate(SENTENCES * 4)]
+    reference = embedder.embed(texts)
+    bulk = Embedder(EmbedderSpec(batch_size=2, bulk_workers=2))
+    loads = count_loads(bulk, monkeypatch)
     with bulk.bulk_session():
         few = bulk.embed(texts[:3], bulk=True)
         every = bulk.embed(texts, bulk=True)
@@ -164,14 +170,7 @@ def test_a_small_bulk_call_runs_on_the_loaded_session(embedder: Embedder, monkey
     texts = [f"{s} #{i}" for i, s in enumerate(SENTENCES * 4)]
     reference = embedder.embed(texts)
     bulk = Embedder(EmbedderSpec(batch_size=2, bulk_workers=2, bulk_min_texts=4))
-    real = bulk._load_session
-    loads: list[int | None] = []
-
-    def counted(threads: int | None = None) -> ort.InferenceSession:
-        loads.append(threads)
-        return real(threads)
-
-    monkeypatch.setattr(bulk, "_load_session", counted)
+    loads = count_loads(bulk, monkeypatch)
     bulk.embed(texts[:1])  # the query session, as after a flush's facts
     assert len(loads) == 1
     np.testing.assert_allclose(bulk.embed(texts), reference, atol=1e-5)
