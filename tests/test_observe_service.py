@@ -203,6 +203,30 @@ def test_a_session_key_reused_in_a_clone_persists_its_new_turns(memory: Memory, 
         assert len(other.list(status="active")) == 4  # the origin's three and the clone's coffee
 
 
+def test_two_processes_flushing_one_session_persist_it_once(
+    memory: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two hooks of one session at once: this process has begun the flush when another (a real CLI
+    process) takes the same open plan and commits it. Found under the write lock, it is not persisted
+    again — no second commit, no reinforcement of what the other just wrote."""
+    memory.observe_transcript("s1", CHAT, fmt="plain")  # buffered, not flushed
+    real = memory.committer.submit
+
+    def meanwhile(*args: Any, **kwargs: Any) -> Any:  # the other process commits just before we take the lock
+        other = run_remnic(
+            "observe", "-", "--session-key", "s1", "--flush", "--json", "--memory-dir", str(memory.root), stdin=""
+        )
+        assert other.code == 0, other.err
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(memory.committer, "submit", meanwhile)
+    result = memory.observe_transcript("s1", "", fmt="plain", flush=True)
+    assert [f.replayed for f in result.flushes] == [True]
+    assert len(git(memory.root, "log", "--format=%H", "--grep=Remnic-Flush-Id").split()) == 1
+    assert all(not r.frontmatter.get("reinforcement_count") for r in memory.list(status="active"))
+    assert len(memory.list(status="active")) == 3
+
+
 def test_a_new_flush_looks_for_its_commit_only_in_recent_history(memory: Memory) -> None:
     memory.observe_transcript("s1", CHAT, fmt="plain", flush=True)
     flush_id = git(memory.root, "log", "-1", "--format=%(trailers:key=Remnic-Flush-Id,valueonly)").strip()

@@ -347,16 +347,16 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str, resumed: bool = 
         )
     trailers = {k.removeprefix("Remnic-"): v for k, v in plan.trailers().items()}
     begun = None if resumed else parse_time(plan.begun_at)
-    done = mem.ledger.commit_with_trailer("Flush-Id", plan.flush_id, since=begun - 86400 if begun else None)
-    if done is not None:
-        return FlushResult(
-            plan.flush_id, plan.reason, (plan.first_seq, plan.last_seq), done, tuple(observations), replayed=True
-        )
     # No wait for the index: what this process wrote but the index has not taken yet is looked at
     # directly (exact duplicates, supersession, near duplicates), so a flush never waits for the
     # previous flush's indexing.
 
     def run(tx: Transaction) -> PlanOutcome:
+        # Under the write lock: another process that took this open plan (two hooks of one session
+        # at once) may have committed it since; then it is done, not persisted twice.
+        done = mem.ledger.commit_with_trailer("Flush-Id", plan.flush_id, since=begun - 86400 if begun else None)
+        if done is not None:
+            return PlanOutcome(done)
         check_writable(mem)
         work = _FlushWork(list(observations), lookup=DuplicateLookup(mem))
         vectors = _vectors(mem, [o.fact.content for o in observations])
@@ -382,6 +382,9 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str, resumed: bool = 
         return PlanOutcome(work, subject, ids, plan.namespace, {**trailers, **counts})
 
     outcome, commit = mem.committer.submit(Plan(("observe", source, UNGROUPED + plan.flush_id), run))
+    if isinstance(outcome.value, str):
+        span = (plan.first_seq, plan.last_seq)
+        return FlushResult(plan.flush_id, plan.reason, span, outcome.value, tuple(observations), replayed=True)
     work = outcome.value
     assert isinstance(work, _FlushWork)
     elapsed = int((time.perf_counter() - started) * 1000)
