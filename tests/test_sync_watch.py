@@ -437,3 +437,16 @@ def test_sigterm_mid_burst_flushes_everything(memory: Memory) -> None:
     assert all(e["commit"] for e in lines if e["event"] == "change")
     assert len([r for r in memory.list() if r.path.startswith("facts/term-")]) == 30
     consistent(memory)
+
+
+def test_the_watcher_flushes_a_session_its_host_left_idle(memory: Memory, watch: Callable[..., Running]) -> None:
+    """At start and every observe.tendIntervalS: turns a host buffered and never flushed (no session
+    end, no next hook) become memories, and the watcher says so."""
+    memory.observe_transcript("left-open", "Ben: I prefer tabs over spaces in the Python code.\n", fmt="plain")
+    (journal,) = (memory.root / "state").glob("observe-buffer/*/*.jsonl")
+    old = time.time() - 2 * 3600  # past observe.bufferMaxMinutes
+    os.utime(journal, (old, old))
+    running = watch()
+    wait_until(lambda: running.of("observations"), what="the idle session's flush")
+    assert running.of("observations")[0]["flushed"] == ["left-open"]
+    assert [r.content for r in memory.list(status="active")] == ["Ben prefers tabs over spaces in the Python code."]

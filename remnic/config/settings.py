@@ -183,7 +183,9 @@ class ObserveSettings:
     near_duplicate_word_overlap: float = 0.5
     """A near-duplicate of an active memory must also share this share of its words (Jaccard of words of 3+ letters), so a paraphrase with another meaning is kept."""
     consolidate_after_flush: bool = True
-    """Long-running processes (the server, the watcher) run `remnic consolidate` in the background after a flush."""
+    """Long-running processes (the server, the watcher) run `remnic consolidate` in the background after a flush: their own, or one another process (an agent hook) committed."""
+    tend_interval_s: float = 60.0
+    """How often a long-running process (the server, the watcher) flushes the buffers of sessions idle past bufferMaxMinutes and looks for flushes other processes committed (0 = never)."""
     consolidate_window_days: float = 7.0
     """Consolidation looks at memories the pipeline wrote in the last this many days."""
 

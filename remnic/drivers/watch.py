@@ -152,6 +152,8 @@ class Watcher:
         self._vectors_pending = False
         """A sync left notes without vectors: computed while no save is waiting (see embed_between_saves)."""
         self._observer: Any = None
+        self.tend_s = memory.settings.observe.tend_interval_s
+        memory.background_work = True  # a long-running process: consolidation after flushes
 
     # --- called from other threads / signal handlers ---
 
@@ -306,6 +308,16 @@ class Watcher:
         if done.filled:
             self.emit({"event": "vectors", "filled": done.filled, "remaining": done.remaining})
 
+    def tend(self) -> None:
+        """Flush idle sessions' buffers and consolidate after flushes (`Memory.tend_observations`)."""
+        try:
+            done = self.memory.tend_observations(source=self.source)
+        except Exception as exc:  # noqa: BLE001 - reported; the next pass tries again
+            self.emit({"event": "warning", "message": f"flushing idle sessions failed ({exc}); retried later"})
+            return
+        if done["flushed"] or done["consolidating"]:
+            self.emit({"event": "observations", **done})
+
     def run(self) -> int:
         """Watch until stopped; returns an exit code (0 after a clean, flushed stop)."""
         self._start_observer()
@@ -321,6 +333,7 @@ class Watcher:
             )
             offset = time.time() - time.monotonic()
             next_rescan = time.monotonic() + self.rescan_s
+            next_tend = time.monotonic()  # sessions that went idle while nothing watched: at once
             forced: str | None = None
             while not self._stop:
                 now = time.monotonic()
@@ -350,6 +363,10 @@ class Watcher:
                         self.notify(kinds)  # keep the burst pending for the retry
                     forced = None
                     next_rescan = time.monotonic() + self.rescan_s
+                    continue
+                if due is None and self.tend_s > 0 and now >= next_tend:
+                    next_tend = now + self.tend_s
+                    self.tend()
                     continue
                 if due is None and self._vectors_pending:
                     self.embed_between_saves()
@@ -383,4 +400,8 @@ def watch_line(event: dict[str, Any]) -> str | None:
     if kind == "vectors":
         left = f"; {event['remaining']} notes still wait for theirs" if event["remaining"] else ""
         return f"computed the vectors of {event['filled']} notes{left}"
+    if kind == "observations":
+        flushed = f"flushed idle session(s) {', '.join(event['flushed'])}" if event["flushed"] else ""
+        merging = "consolidating the new observations" if event["consolidating"] else ""
+        return "; ".join(x for x in (flushed, merging) if x)
     return sync_event_line(event)

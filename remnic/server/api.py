@@ -50,6 +50,8 @@ class Api(AgentApi):
         self, memory: Memory, settings: Settings | None = None, *, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.memory = memory
+        # A server is a long-running process: consolidation after flushes, the edit feed at once.
+        memory.background_work = True
         self.settings = settings or memory.settings
         server = self.settings.server
         # Limits and defaults that are settings (store.maxContentChars…) come from the settings in use.

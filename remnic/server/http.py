@@ -75,6 +75,25 @@ class RemnicHTTPServer(HTTPServer):
             self.address_family = socket.AF_INET6
         super().__init__(address, Handler)
         self.host_check = HostCheck(address[0], self.server_address[1], limits.allowed_hosts)
+        self._tended = time.monotonic()
+        self._tending: threading.Thread | None = None
+
+    def _maybe_tend(self) -> None:
+        """Between requests (serve_forever's loop): every ``observe.tendIntervalS`` a pass on its own
+        thread flushes idle sessions' buffers and consolidates after flushes (`Memory.tend_observations`)."""
+        every = self.settings.observe.tend_interval_s
+        now = time.monotonic()
+        if every <= 0 or now - self._tended < every or (self._tending is not None and self._tending.is_alive()):
+            return
+        self._tended = now
+        self._tending = threading.Thread(target=self._tend, name="remnic-tend", daemon=True)
+        self._tending.start()
+
+    def _tend(self) -> None:
+        try:
+            self.api.memory.tend_observations(source="server")
+        except Exception:
+            log.exception("flushing idle sessions / consolidating failed; the next pass tries again")
 
     @property
     def url(self) -> str:
@@ -110,10 +129,13 @@ class RemnicHTTPServer(HTTPServer):
 
     def service_actions(self) -> None:
         self.refusals.sweep()
+        self._maybe_tend()
 
     def server_close(self) -> None:
         super().server_close()
         self.refusals.sweep(everything=True)
+        if self._tending is not None:
+            self._tending.join()  # a flush under way finishes its commit
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Errors of the accepting thread: a vanished client is routine, not a traceback on stderr."""

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,13 @@ if TYPE_CHECKING:
 
 class ConversationOps:
     """Mixed into :class:`remnic.service.memory.Memory`."""
+
+    # Set by Memory.__init__: the background consolidation after flushes (see schedule_consolidation).
+    _consolidation: threading.Thread | None
+    _consolidate_again: bool
+    _consolidation_lock: threading.Lock
+    _tended_head: str | None
+    _closed: bool
 
     def observe(
         self: Memory,
@@ -110,9 +118,45 @@ class ConversationOps:
         return consolidate(self, days=days)
 
     def schedule_consolidation(self: Memory) -> None:
-        """After a flush, in a long-running process: consolidate on a background thread."""
+        """After a flush, in a long-running process (``background_work``): consolidate on a background
+        thread. Flushes that land while it runs make it run once more, not once each."""
         if not self.background_work:
             return
-        import threading
+        with self._consolidation_lock:
+            if self._consolidation is not None and self._consolidation.is_alive():
+                self._consolidate_again = True
+                return
+            thread = threading.Thread(target=self._consolidate_rounds, name="remnic-consolidate")
+            self._consolidation = thread
+            thread.start()
 
-        threading.Thread(target=self.consolidate, name="remnic-consolidate", daemon=True).start()
+    def _consolidate_rounds(self: Memory) -> None:
+        import logging
+
+        while True:
+            try:
+                result = self.consolidate()
+                if result.merged:
+                    logging.getLogger("remnic").info("consolidation merged %d near-duplicate(s)", len(result.merged))
+            except Exception:  # a background pass: logged, the next flush tries again
+                logging.getLogger("remnic").exception("consolidation after a flush failed")
+            with self._consolidation_lock:
+                if not self._consolidate_again or self._closed:
+                    return
+                self._consolidate_again = False
+
+    def tend_observations(self: Memory, *, source: str) -> dict[str, Any]:
+        """What a long-running process (the server, the watcher) does between requests: flush the
+        buffers of sessions idle past ``observe.bufferMaxMinutes`` (a host that never said the session
+        ended: Codex, a closed terminal) and consolidate when a flush was committed since the last
+        look, by this process or another (the agent hooks run in their own)."""
+        flushed = self.flush_idle_sessions(source=source)
+        head = self.head()
+        seen, self._tended_head = self._tended_head, head
+        landed = bool(flushed)
+        if not landed and head is not None and seen != head and self.settings.observe.consolidate_after_flush:
+            span = [f"{seen}..{head}"] if seen else ["-n", "200", head]
+            landed = bool(self.ledger.git("log", "--format=%H", "-F", "--grep=Remnic-Flush-Id: ", *span).strip())
+        if landed and self.settings.observe.consolidate_after_flush:
+            self.schedule_consolidation()
+        return {"flushed": [r.session_key for r in flushed], "consolidating": landed}

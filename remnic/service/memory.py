@@ -12,6 +12,7 @@ from __future__ import annotations
 import atexit
 import builtins
 import os
+import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -91,6 +92,11 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         )
         self.committer = GroupCommitter(self.files, self.ledger, _writes.describe, self.indexer.submit)
         self.background_work = False  # set by long-running processes (server, watcher)
+        self._consolidation: threading.Thread | None = None  # the background pass after flushes …
+        self._consolidate_again = False  # … and whether flushes landed while it ran
+        self._consolidation_lock = threading.Lock()
+        self._tended_head: str | None = None  # HEAD at the last tend_observations
+        self._closed = False
         self._edit_feed: Any = None
         self._recalls = 0
         _OPEN.add(self)
@@ -222,6 +228,11 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         return self._edit_feed or None
 
     def close(self) -> None:
+        with self._consolidation_lock:
+            self._closed = True
+            running = self._consolidation
+        if running is not None:
+            running.join()  # a pass under way finishes its commit before the handle goes
         self.close_spaces()
         if self._edit_feed:
             self._edit_feed.close()

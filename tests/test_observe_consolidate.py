@@ -1,0 +1,97 @@
+"""Consolidation of observed memories: `remnic consolidate`, and the passes that long-running
+processes (the server, the watcher) run after flushes and for sessions their hosts left idle."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import git, run_remnic
+
+from remnic.config import settings_for
+from remnic.drivers.watch import watch_line
+from remnic.server import Api, Authenticator
+from remnic.server.auth import TokenStore
+from remnic.server.http import running_server
+from remnic.service import Memory
+from remnic.service.memory import MemoryRecord
+
+FIRST = "[2026-05-02T09:00:00Z] Ben: I prefer tabs over spaces in the Python code.\n"
+SECOND = "[2026-05-03T09:00:00Z] Ben: I prefer tabs over spaces in Python code.\n"
+# Flushes that see no near-duplicate (a word overlap no pair reaches): both facts are written, as when
+# two flushes commit at once or the index lags. Consolidation, with the defaults, then merges them.
+BLIND = {"near_duplicate_word_overlap": 1.01}
+
+
+def two_near_duplicates(root: Path) -> tuple[MemoryRecord, MemoryRecord]:
+    Memory.init(root, settings=settings_for(root)).close()
+    with Memory.open(settings=settings_for(root, observe=BLIND)) as memory:
+        memory.observe_transcript("s1", FIRST, fmt="plain", flush=True)
+        memory.observe_transcript("s2", SECOND, fmt="plain", flush=True)
+        first, second = sorted(memory.list(status="active"), key=lambda r: r.created)
+    assert "the Python" in first.content and "the Python" not in second.content
+    return first, second
+
+
+def wait_until(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.1)
+
+
+def test_consolidate_merges_near_duplicates_the_flushes_let_through(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    first, second = two_near_duplicates(root)
+    out = run_remnic("consolidate", "--json", "--memory-dir", str(root))
+    assert out.code == 0, out.err
+    assert json.loads(out.out)["merged"] == [{"id": second.id, "into": first.id}]
+    assert git(root, "log", "-1", "--format=%s").startswith("remnic consolidate: 1 near-duplicate")
+    with Memory.open(settings=settings_for(root)) as memory:
+        merged, survivor = memory.get(second.id), memory.get(first.id)
+        assert merged.status == "archived" and merged.frontmatter["mergedInto"] == first.id
+        assert survivor.status == "active" and survivor.frontmatter["reinforcement_count"] == 1
+        assert survivor.frontmatter["derived_from"] == [second.id]
+        remaps = (root / "state" / "observation-ledger" / "primitive-remaps.jsonl").read_text().splitlines()
+        assert [(r["from"], r["to"]) for r in map(json.loads, remaps)] == [(second.id, first.id)]
+        hits = [h.id for h in memory.recall("tabs or spaces in Python", top_k=5).hits]
+        assert first.id in hits and second.id not in hits
+        again = memory.consolidate()
+        assert again.merged == [] and again.commit is None  # nothing left to merge, no commit
+
+
+def test_the_server_consolidates_flushes_another_process_committed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent hooks flush in processes of their own; the server, between requests, finds their
+    flush commits and consolidates (observe.tendIntervalS)."""
+    root = tmp_path / "mem"
+    first, second = two_near_duplicates(root)
+    monkeypatch.setenv("REMNIC_TOKENS_PATH", str(tmp_path / "tokens.json"))
+    store = TokenStore()
+    store.generate("alice")
+    with Memory.open(settings=settings_for(root, observe={"tend_interval_s": 0.2})) as memory:
+        with running_server(Api(memory), Authenticator(store)):
+            wait_until(lambda: memory.get(second.id).status == "archived", "the server to consolidate")
+        assert memory.get(second.id).frontmatter["mergedInto"] == first.id
+
+
+def test_a_session_its_host_left_idle_is_flushed_by_the_next_tending_pass(memory: Memory) -> None:
+    memory.observe_transcript("left-open", FIRST, fmt="plain")  # buffered: the host never said it ended
+    assert memory.list(status="active") == []
+    assert memory.tend_observations(source="watch") == {"flushed": [], "consolidating": False}  # not idle yet
+    (journal,) = (memory.root / "state").glob("observe-buffer/*/*.jsonl")
+    old = time.time() - 2 * 3600  # past observe.bufferMaxMinutes (30)
+    os.utime(journal, (old, old))
+    done = memory.tend_observations(source="watch")
+    assert done == {"flushed": ["left-open"], "consolidating": True}
+    assert [r.content for r in memory.list(status="active")] == ["Ben prefers tabs over spaces in the Python code."]
+    assert watch_line({"event": "observations", **done}) == (
+        "flushed idle session(s) left-open; consolidating the new observations"
+    )
+    assert memory.tend_observations(source="watch") == {"flushed": [], "consolidating": False}  # nothing new
