@@ -227,6 +227,25 @@ def test_two_processes_flushing_one_session_persist_it_once(
     assert len(memory.list(status="active")) == 3
 
 
+def test_a_flush_s_primitives_share_one_created_so_their_episode_order_is_their_turns(memory: Memory) -> None:
+    """One commit, one `created`: a primitive's neighbours in its episode (the context it is found by)
+    follow the turns, not the millisecond each file was written in — which made recall differ run to run."""
+    facts = [
+        "I prefer green tea.",
+        "The staging DB port is 5432.",
+        "We decided to ship on Fridays.",
+        "I love hiking in the Alps.",
+        "My sister lives in Lisbon.",
+        "I always review pull requests before lunch.",
+    ]
+    said = [{"role": "user", "speaker": "Ana", "content": f, "turnId": f"D1:{i}"} for i, f in enumerate(facts, 1)]
+    memory.observe("s", said, flush=True)
+    primitives = memory.list(status="active")
+    assert len(primitives) == len(facts) and len({r.created for r in primitives}) == 1
+    turns = sorted(int(r.frontmatter["sourceTurnId"].split(":")[1]) for r in primitives)
+    assert turns == list(range(1, len(facts) + 1))
+
+
 def test_a_new_flush_looks_for_its_commit_only_in_recent_history(memory: Memory) -> None:
     memory.observe_transcript("s1", CHAT, fmt="plain", flush=True)
     flush_id = git(memory.root, "log", "-1", "--format=%(trailers:key=Remnic-Flush-Id,valueonly)").strip()

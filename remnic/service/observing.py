@@ -333,6 +333,9 @@ class _FlushWork:
     indexed_near: dict[int, list[tuple[str, str, float]]] = field(default_factory=dict)
     """Observation number → the indexed memories nearest its fact (id, path, cosine)."""
     lookup: DuplicateLookup | None = None  # exact duplicates: queued writes and files, each read once a flush
+    # One `created` for the flush's primitives (one commit): a memory's place in its episode is then
+    # its turn's, not the millisecond its file happened to be written in (which varied run to run).
+    now: str = field(default_factory=now_iso)
 
 
 def persist_flush(mem: Memory, plan: FlushPlan, *, source: str, resumed: bool = True) -> FlushResult:
@@ -432,7 +435,7 @@ def _persist_one(
         if existing.id not in work.reinforced and existing.id not in work.created:
             work.reinforced.append(existing.id)
         return replace(obs, resulting_primitive_id=existing.id)
-    record = _write_primitive(mem, tx, obs, plan)
+    record = _write_primitive(mem, tx, obs, plan, work.now)
     work.created.append(record.id)
     if vector is not None:
         work.written_paths.append(record.path)
@@ -442,9 +445,8 @@ def _persist_one(
     return replace(obs, resulting_primitive_id=record.id)
 
 
-def _write_primitive(mem: Memory, tx: Transaction, obs: MemoryObservation, plan: FlushPlan) -> MemoryRecord:
+def _write_primitive(mem: Memory, tx: Transaction, obs: MemoryObservation, plan: FlushPlan, now: str) -> MemoryRecord:
     fact = obs.fact
-    now = now_iso()
     extra: dict[str, Any] = {
         "status": obs.proposed_status or "active",
         "sessionKey": plan.session_key,
