@@ -95,3 +95,23 @@ def test_a_session_its_host_left_idle_is_flushed_by_the_next_tending_pass(memory
         "flushed idle session(s) left-open; consolidating the new observations"
     )
     assert memory.tend_observations(source="watch") == {"flushed": [], "consolidating": False}  # nothing new
+
+
+def test_flushes_during_a_background_pass_make_it_run_once_more_not_once_each(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory.background_work = True
+    real, passes = memory.consolidate, []
+
+    def slow(**kwargs: object) -> object:
+        passes.append(time.monotonic())
+        time.sleep(0.3)  # a pass that takes a while: the flushes below land during it
+        return real()
+
+    monkeypatch.setattr(memory, "consolidate", slow)
+    for _ in range(5):
+        memory.schedule_consolidation()
+    wait_until(lambda: memory._consolidation is None, "the passes to end", timeout=30)
+    assert len(passes) == 2  # the first, and one more for the four that came meanwhile
+    memory.schedule_consolidation()
+    wait_until(lambda: memory._consolidation is None and len(passes) == 3, "a new pass", timeout=30)

@@ -123,7 +123,9 @@ class ConversationOps:
         if not self.background_work:
             return
         with self._consolidation_lock:
-            if self._consolidation is not None and self._consolidation.is_alive():
+            if self._closed:
+                return
+            if self._consolidation is not None:  # a pass is under way: it runs once more
                 self._consolidate_again = True
                 return
             thread = threading.Thread(target=self._consolidate_rounds, name="remnic-consolidate")
@@ -142,6 +144,7 @@ class ConversationOps:
                 logging.getLogger("remnic").exception("consolidation after a flush failed")
             with self._consolidation_lock:
                 if not self._consolidate_again or self._closed:
+                    self._consolidation = None  # the next flush starts a pass of its own
                     return
                 self._consolidate_again = False
 
