@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -198,3 +199,11 @@ def test_real_host_session_gets_the_pinned_rules_and_archives_its_turns(
     assert "Never force-push to main" in bodies.read_text()  # the pinned rule reached the model
     found = seeded.lcm_search("staging database is read-only on Fridays")
     assert found and found[0]["sessionKey"].startswith(f"{host}:") and found[0]["role"] == "user"
+    rule = "From now on the staging database is read-only on Fridays."
+    observed = lambda: [r.content for r in seeded.list() if r.frontmatter.get("source") == "extraction"]  # noqa: E731
+    if host == "codex":  # no session-end hook: the turns wait until the session goes idle
+        assert observed() == []
+        (journal,) = (seeded.root / "state").glob("observe-buffer/*/*.jsonl")
+        os.utime(journal, (time.time() - 7200, time.time() - 7200))
+        assert seeded.tend_observations(source="watch")["flushed"][0].startswith("codex:")
+    assert observed() == [rule]  # Claude Code's SessionEnd flushed it; Codex's by the idle sweep
