@@ -429,6 +429,29 @@ def test_doctor_reports_the_flushes_throughput_and_verdicts_from_the_ledger(memo
     assert "last observedAt 2026-05-02T09:03:00.000Z" in detail and "5 turns in 1 flush(es) at" in detail
 
 
+def test_doctor_warns_of_turns_left_waiting_in_a_buffer_and_names_the_session(memory: Memory) -> None:
+    from remnic.observe.buffer import SessionBuffer
+    from remnic.observe.records import Turn
+
+    def buffers() -> dict[str, Any]:
+        checks = run_cli("doctor", "--json", "--memory-dir", str(memory.root)).json()["checks"]
+        return next(c for c in checks if c["name"] == "buffers")
+
+    assert buffers()["status"] == "ok" and buffers()["detail"].startswith("no observed turns waiting")
+    memory.observe_transcript("fresh", CHAT, fmt="plain")  # a session under way: waiting is normal
+    check = buffers()
+    assert check["status"] == "ok" and check["detail"].startswith("5 observed turn(s) wait in 1 session buffer(s)")
+    old = SessionBuffer(memory.durable_dir, "left", "default")
+    old.append([Turn("user", "Ana: I prefer green tea.", 0)], now="2026-01-01T09:00:00.000Z")  # long ago
+    old.begin_flush("explicit")  # … and a flush of it begun, never finished (a crash)
+    check = buffers()
+    assert check["status"] == "warn" and "6 observed turn(s) wait in 2 session buffer(s)" in check["detail"]
+    assert "1 flush(es) interrupted" in check["detail"] and "--session-key KEY --flush" in check["detail"]
+    assert check["problems"] == ["left (default): 1 turn(s)"]
+    memory.observe_transcript("left", "", fmt="plain", flush=True)  # the next call finishes it
+    assert buffers()["problems"] == []
+
+
 def test_every_surface_persists_the_same_observations(plain_env: Env, tmp_path: Path) -> None:
     """Not only planned: flushed through each surface (one namespace each, so each writes its own
     primitives), the observations are the same, ids included, and each resulted in a primitive."""

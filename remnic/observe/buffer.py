@@ -373,3 +373,28 @@ def idle_sessions(state_dir: Path, idle_s: float, *, now: float | None = None) -
                 found.append((mtime, str(record.get("namespace") or "default"), record["sessionKey"]))
                 break
     return [(ns, key) for _, ns, key in sorted(found)]
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A session buffer holding turns no flush has persisted yet (see :func:`waiting_sessions`)."""
+
+    namespace: str
+    session_key: str
+    turns: int
+    oldest: float | None
+    """When the oldest of them was received (epoch s)."""
+    interrupted: bool
+    """A flush was begun and never completed (a crash): the next call for the session finishes it."""
+
+
+def waiting_sessions(state_dir: Path) -> list[Waiting]:
+    """Every session whose buffer holds unflushed turns, oldest first (for `remnic doctor`)."""
+    out = []
+    for namespace, key in idle_sessions(state_dir, 0.0):
+        state = SessionBuffer(state_dir, key, namespace).state()
+        held = list(state.open_plan.turns) if state.open_plan else []
+        times = [t for t in (parse_time(b.received_at) for b in state.pending) if t is not None]
+        if state.pending or held:
+            out.append(Waiting(namespace, key, len(state.pending) + len(held), min(times, default=None), bool(held)))
+    return out

@@ -13,6 +13,7 @@ from remnic.config import MARKER_FILE, STATE_DIR, StoreSettings
 from remnic.errors import FieldProblem
 from remnic.memfile.model import MemoryRecord
 from remnic.memfile.values import foreign_values
+from remnic.observe.buffer import waiting_sessions
 from remnic.observe.ledger import verdict_stats
 from remnic.repo import journal
 from remnic.repo.files import MemoryStore, ScanResult
@@ -194,6 +195,31 @@ def checks(
         add("writes", "ok", "no interrupted writes; git's index in step with HEAD")
     add("observations", "ok", _observations_line(verdict_stats(root), verdict_stats(root, since=time.time() - 86400)))
     return out
+
+
+def buffers_check(durable_dir: Path, buffer_max_minutes: float) -> dict[str, Any]:
+    """Turns acknowledged into session buffers and not persisted yet: normal for a session under way,
+    worth a warning once they wait longer than ``observe.bufferMaxMinutes`` or a flush was interrupted."""
+    waiting = waiting_sessions(durable_dir)
+    if not waiting:
+        return {"name": "buffers", "status": "ok", "detail": "no observed turns waiting in a session buffer"}
+    now = time.time()
+    stale = [w for w in waiting if w.interrupted or (w.oldest is not None and now - w.oldest > buffer_max_minutes * 60)]
+    oldest = min((w.oldest for w in waiting if w.oldest is not None), default=None)
+    age = f", the oldest received {(now - oldest) / 60:.0f} min ago" if oldest is not None else ""
+    interrupted = sum(w.interrupted for w in waiting)
+    detail = (
+        f"{sum(w.turns for w in waiting)} observed turn(s) wait in {len(waiting)} session buffer(s){age}"
+        + (f"; {interrupted} flush(es) interrupted" if interrupted else "")
+        + (
+            ": the next hook of any session, a running `remnic serve` or `remnic sync watch`, or "
+            "`remnic observe - --session-key KEY --flush` persists them"
+            if stale
+            else ""
+        )
+    )
+    problems = [f"{w.session_key} ({w.namespace}): {w.turns} turn(s)" for w in stale]
+    return {"name": "buffers", "status": "warn" if stale else "ok", "detail": detail, "problems": problems}
 
 
 def _observations_line(stats: dict[str, Any], today: dict[str, Any]) -> str:

@@ -432,6 +432,7 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
                 self.settings.store,
                 self._index_health(deep=True),
             ),
+            _doctor.buffers_check(self.durable_dir, self.settings.observe.buffer_max_minutes),
             self.merge_check(),
         ]
 
