@@ -49,6 +49,8 @@ def test_episode_keys_and_order() -> None:
     assert T.episode_key({"sourceTurnId": "sess-7/turn-2"}, "work") == "work\x1fsess-7"
     assert T.episode_key({"sourceTurnId": "lonely"}, "default") is None
     assert T.episode_key({}, "default") is None
+    mixed = [T.Member("a.md", "x", 1.0, "9abc"), T.Member("b.md", "x", 1.0, "D1:2"), T.Member("c.md", "x", 1.0, None)]
+    assert [m.path for m in sorted(mixed, key=T.Member.sort_key)] == ["c.md", "a.md", "b.md"]  # never a TypeError
     members = [T.Member(f"m{i}.md", f"turn {i}", 100.0, f"D1:{i}") for i in (10, 2, 1, 9)]
     assert [m.path for m in sorted(members, key=T.Member.sort_key)] == ["m1.md", "m2.md", "m9.md", "m10.md"]
     ctx = T.episode_contexts(members, 2, 600)

@@ -245,10 +245,10 @@ def episode_key(frontmatter: Mapping[str, Any], namespace: str) -> str | None:
 
 
 def natural_key(value: Any) -> tuple:
-    """Sort key that orders ``D1:9`` before ``D1:10``."""
+    """Sort key that orders ``D1:9`` before ``D1:10``; any two keys compare (a number sorts before text)."""
     if value is None:
         return ()
-    return tuple(int(p) if p.isdigit() else p for p in _NUM_RE.split(str(value)) if p)
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in _NUM_RE.split(str(value)) if p)
 
 
 def created_ts(record: MemoryRecord) -> float | None:
