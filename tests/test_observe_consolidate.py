@@ -82,6 +82,7 @@ def test_the_server_consolidates_flushes_another_process_committed(
 
 
 def test_a_session_its_host_left_idle_is_flushed_by_the_next_tending_pass(memory: Memory) -> None:
+    memory.background_work = True  # as the server and the watcher are
     memory.observe_transcript("left-open", FIRST, fmt="plain")  # buffered: the host never said it ended
     assert memory.list(status="active") == []
     assert memory.tend_observations(source="watch") == {"flushed": [], "consolidating": False}  # not idle yet

@@ -153,13 +153,14 @@ class ConversationOps:
         buffers of sessions idle past ``observe.bufferMaxMinutes`` (a host that never said the session
         ended: Codex, a closed terminal) and consolidate when a flush was committed since the last
         look, by this process or another (the agent hooks run in their own)."""
-        flushed = self.flush_idle_sessions(source=source)
+        flushed = self.flush_idle_sessions(source=source)  # each flush schedules its consolidation itself
         head = self.head()
         seen, self._tended_head = self._tended_head, head
+        wanted = self.background_work and self.settings.observe.consolidate_after_flush
         landed = bool(flushed)
-        if not landed and head is not None and seen != head and self.settings.observe.consolidate_after_flush:
+        if wanted and not landed and head is not None and seen != head:
             span = [f"{seen}..{head}"] if seen else ["-n", "200", head]
             landed = bool(self.ledger.git("log", "--format=%H", "-F", "--grep=Remnic-Flush-Id: ", *span).strip())
-        if landed and self.settings.observe.consolidate_after_flush:
-            self.schedule_consolidation()
-        return {"flushed": [r.session_key for r in flushed], "consolidating": landed}
+            if landed:
+                self.schedule_consolidation()
+        return {"flushed": [r.session_key for r in flushed], "consolidating": wanted and landed}
