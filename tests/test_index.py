@@ -446,15 +446,36 @@ EPISODE = [
 ]
 
 
+def test_observed_facts_take_the_mean_of_their_window_whatever_the_setting(tmp_path: Path) -> None:
+    """An observed fact's context vector is the mean of its window's sentence vectors, which its flush
+    embedded already: indexing the facts runs the model for their vocabulary only."""
+    root = tmp_path / "mem"
+    with Memory.init(root, settings=settings_for(root)) as memory:  # recall.contextVectors: passage
+        messages = [
+            {"role": "user", "speaker": "Ana", "content": text, "turnId": f"u-{i}"} for i, text in enumerate(EPISODE, 1)
+        ]
+        memory.observe("s1", messages, flush=True)
+        memory.settle_index()
+        with sqlite3.connect(root / ".remnic" / "embeddings.sqlite") as db:
+            (vectors,) = db.execute("SELECT count(*) FROM embeddings").fetchone()
+        with memory.index.lock:
+            memory.index.view()
+            words = len(memory.index.vocab())
+        facts = len(memory.list())
+        assert facts >= 4 and vectors - words == facts  # one sentence each, no passage
+        hit = memory.recall("Ana's cat Bailey", top_k=2).hits[0]
+        assert "Bailey" in hit.content and hit.signals["contextCosine"] != hit.signals["chunkCosine"]
+
+
 @pytest.mark.parametrize("mode", ["passage", "mean"])
 def test_context_vectors_mean_embeds_no_passage(tmp_path: Path, mode: str) -> None:
     root = tmp_path / "mem"
     with Memory.init(root, settings=settings_for(root, recall={"context_vectors": mode})) as memory:
-        messages = [
-            {"role": "user", "speaker": "Ana", "content": text, "turnId": f"D1:{i}"}
+        turns = [
+            {"content": text, "category": "moment", "sourceTurnId": f"D1:{i}", "source": "chat"}
             for i, text in enumerate(EPISODE, 1)
         ]
-        memory.observe("s1", messages, flush=True)
+        memory.import_records(turns)  # a conversation's turns, imported (observed facts are below)
         memory.settle_index()
         assert memory.index.health(memory.ledger).state == "ok"
         with sqlite3.connect(root / ".remnic" / "embeddings.sqlite") as db:

@@ -246,6 +246,25 @@ def test_a_flush_s_primitives_share_one_created_so_their_episode_order_is_their_
     assert turns == list(range(1, len(facts) + 1))
 
 
+def test_facts_observed_from_an_agent_host_s_uuid_turns_share_their_session_as_episode(memory: Memory) -> None:
+    """Claude Code and Codex name turns by uuids, which name no session: the observed facts' episode is
+    their session, so each borrows its neighbours' context as LoCoMo's "D3:14" turns do (the pipeline
+    track with uuid turn ids: R@10 0.721 without it)."""
+    said = [
+        ("I prefer green tea in the morning.", "3f2a9c1e-1b2c-4d5e-8f90-123456789abc", "2026-05-02T09:00:00Z"),
+        ("My sister lives in Lisbon.", "0b1c2d3e-1b2c-4d5e-8f90-123456789abd", "2026-05-02T09:01:00Z"),
+    ]
+    memory.observe(
+        "claude-code:42",
+        [{"role": "user", "speaker": "Ana", "content": c, "turnId": t, "timestamp": at} for c, t, at in said],
+        flush=True,
+    )
+    hits = memory.recall("tea sister Lisbon", top_k=3).hits
+    assert len(hits) == 2
+    context = {h.signals["contextCosine"] for h in hits}
+    assert len(context) == 1 and all(h.signals["contextCosine"] != h.signals["chunkCosine"] for h in hits)
+
+
 def test_a_new_flush_looks_for_its_commit_only_in_recent_history(memory: Memory) -> None:
     memory.observe_transcript("s1", CHAT, fmt="plain", flush=True)
     flush_id = git(memory.root, "log", "-1", "--format=%(trailers:key=Remnic-Flush-Id,valueonly)").strip()

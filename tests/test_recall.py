@@ -11,6 +11,7 @@ from remnic.cli import main
 from remnic.config import RecallSettings, describe_settings, settings_for
 from remnic.index import text as T
 from remnic.index.bm25 import query_terms
+from remnic.index.rows import turn_of
 from remnic.memfile.model import MemoryRecord
 from remnic.recall import scoring
 from remnic.recall.budget import fit_budget
@@ -49,6 +50,21 @@ def test_episode_keys_and_order() -> None:
     assert T.episode_key({"sourceTurnId": "sess-7/turn-2"}, "work") == "work\x1fsess-7"
     assert T.episode_key({"sourceTurnId": "lonely"}, "default") is None
     assert T.episode_key({}, "default") is None
+    # An agent host's turn ids name no session: an observed fact's episode is the session it was observed in.
+    uuid = {"sourceTurnId": "3f2a9c1e-1b2c-4d5e-8f90-123456789abc", "sessionKey": "claude-code:42"}
+    assert T.episode_key(uuid, "default") == "default\x1fclaude-code:42"
+    assert T.episode_key({"sourceTurnId": "D3:14", "sessionKey": "x"}, "default") == "default\x1fD3"
+    # … and its place in it is when it was said: uuids sort any which way.
+    said = [
+        ("2026-05-02T09:00:10.000Z", "ffe0-1"),
+        ("2026-05-02T09:00:02.000Z", "9abc-2"),
+        ("2026-05-02T09:01:00.000Z", "0d1e-3"),
+    ]
+    facts = [
+        MemoryRecord(f"f{i}.md", {"observedAt": at, "sourceTurnId": turn}, "\nx\n") for i, (at, turn) in enumerate(said)
+    ]
+    observed = [T.Member(r.path, "x", 100.0, turn_of(r)) for r in facts]
+    assert [m.path for m in sorted(observed, key=T.Member.sort_key)] == ["f1.md", "f0.md", "f2.md"]
     mixed = [T.Member("a.md", "x", 1.0, "9abc"), T.Member("b.md", "x", 1.0, "D1:2"), T.Member("c.md", "x", 1.0, None)]
     assert [m.path for m in sorted(mixed, key=T.Member.sort_key)] == ["c.md", "a.md", "b.md"]  # never a TypeError
     members = [T.Member(f"m{i}.md", f"turn {i}", 100.0, f"D1:{i}") for i in (10, 2, 1, 9)]

@@ -101,7 +101,7 @@ class RecallSettings:
     context_max_chars: int = 600
     """Only memories up to this long borrow neighbour context; longer ones stand alone."""
     context_vectors: str = "passage"
-    """How a short episode memory's context vector is made: `passage` embeds the text of it and its neighbours (one model run per memory, ~5× a sentence), `mean` averages their sentence vectors (no model run beyond the sentences; LoCoMo R@10 0.804 vs 0.808). *Reindexes.*"""
+    """How a short episode memory's context vector is made: `passage` embeds the text of it and its neighbours (one model run per memory, ~5× a sentence), `mean` averages their sentence vectors (no model run beyond the sentences; LoCoMo R@10 0.804 vs 0.808). Observed facts (`source: extraction`) always take the mean: their flush embedded those sentences already. *Reindexes.*"""
     max_chunks: int = 16
     """Vectors per memory: one per sentence, merged into groups of neighbours past this many (a group stays within one passage). *Reindexes.*"""
     passage_chars: int = 800

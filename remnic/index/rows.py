@@ -77,8 +77,11 @@ def build_rows(
     """
     plans = []
     texts: list[str] = []
-    mean = rules.context_vectors == "mean" and cached is None
     for rec in records:
+        # An observed fact's context is always the mean: its window's sentence vectors are the ones its
+        # flush already embedded, so indexing it runs the model for nothing more (a one-shot observe
+        # would otherwise embed every fact's passage at exit).
+        mean = (rules.context_vectors == "mean" or rec.frontmatter.get("source") == "extraction") and cached is None
         title = T.title_of(rec)
         plan = T.chunk_plan(rec.content, title, rules)
         ctx = contexts.get(rec.path)
@@ -214,5 +217,10 @@ def ctx_sig(ctx: T.Context | None, position: int) -> str:
 
 
 def turn_of(record: MemoryRecord) -> str | None:
+    """A memory's place among its episode's turns (sorted by :func:`~.text.natural_key`): an observed
+    fact's by when it was said, then its turn id — an agent host's turn ids (uuids) say nothing of order."""
     value = record.frontmatter.get("sourceTurnId")
-    return None if value is None else str(value)
+    said = record.frontmatter.get("observedAt")
+    if value is None:
+        return None
+    return f"{said} {value}" if isinstance(said, str) and said else str(value)

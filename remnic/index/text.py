@@ -227,20 +227,23 @@ def chunks_for(content: str, title: str, rules: TextRules) -> list[str]:
 
 
 def episode_key(frontmatter: Mapping[str, Any], namespace: str) -> str | None:
-    """The episode a memory belongs to: ``episodeId``, else its ``sourceTurnId`` minus the last part.
+    """The episode a memory belongs to: ``episodeId``, else its ``sourceTurnId`` minus the last part,
+    else the ``sessionKey`` it was observed in.
 
-    ``sourceTurnId: D3:14`` → episode ``D3``; ``sess-7/turn-2`` → ``sess-7``. Scoped
-    by namespace so two namespaces never share an episode.
+    ``sourceTurnId: D3:14`` → episode ``D3``; ``sess-7/turn-2`` → ``sess-7``; a uuid turn of
+    ``sessionKey: claude-code:42`` → ``claude-code:42``. Scoped by namespace so two namespaces
+    never share an episode.
     """
     ep = frontmatter.get("episodeId")
     if ep is None or str(ep).strip() == "":
         turn = frontmatter.get("sourceTurnId")
-        if turn is None:
-            return None
-        parts = _TURN_SPLIT_RE.split(str(turn).strip())
-        if len(parts) < 2 or not "".join(parts[:-1]).strip():
-            return None
-        ep = str(turn).strip()[: -len(parts[-1]) - 1]
+        parts = _TURN_SPLIT_RE.split(str(turn).strip()) if turn is not None else []
+        if len(parts) >= 2 and "".join(parts[:-1]).strip():
+            ep = str(turn).strip()[: -len(parts[-1]) - 1]
+        else:  # turn ids that name no session (an agent host's uuids, "L12"): the observed session
+            ep = frontmatter.get("sessionKey")
+            if not isinstance(ep, str) or not ep.strip():
+                return None
     return f"{namespace}\x1f{str(ep).strip()}"
 
 
