@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from conftest import git, run_remnic
+from test_sync_watch import wait_until
 
 from remnic.config import settings_for
 from remnic.drivers.watch import watch_line
@@ -35,14 +35,6 @@ def two_near_duplicates(root: Path) -> tuple[MemoryRecord, MemoryRecord]:
         first, second = sorted(memory.list(status="active"), key=lambda r: r.created)
     assert "the Python" in first.content and "the Python" not in second.content
     return first, second
-
-
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(0.1)
 
 
 def test_consolidate_merges_near_duplicates_the_flushes_let_through(tmp_path: Path) -> None:
@@ -77,7 +69,7 @@ def test_the_server_consolidates_flushes_another_process_committed(
     store.generate("alice")
     with Memory.open(settings=settings_for(root, observe={"tend_interval_s": 0.2})) as memory:
         with running_server(Api(memory), Authenticator(store)):
-            wait_until(lambda: memory.get(second.id).status == "archived", "the server to consolidate")
+            wait_until(lambda: memory.get(second.id).status == "archived", timeout=60, what="the server to consolidate")
         assert memory.get(second.id).frontmatter["mergedInto"] == first.id
 
 
@@ -112,7 +104,7 @@ def test_flushes_during_a_background_pass_make_it_run_once_more_not_once_each(
     monkeypatch.setattr(memory, "consolidate", slow)
     for _ in range(5):
         memory.schedule_consolidation()
-    wait_until(lambda: memory._consolidation is None, "the passes to end", timeout=30)
+    wait_until(lambda: memory._consolidation is None, timeout=30, what="the passes to end")
     assert len(passes) == 2  # the first, and one more for the four that came meanwhile
     memory.schedule_consolidation()
-    wait_until(lambda: memory._consolidation is None and len(passes) == 3, "a new pass", timeout=30)
+    wait_until(lambda: memory._consolidation is None and len(passes) == 3, timeout=30, what="a new pass")

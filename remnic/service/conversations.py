@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -133,8 +134,6 @@ class ConversationOps:
             thread.start()
 
     def _consolidate_rounds(self: Memory) -> None:
-        import logging
-
         while True:
             try:
                 result = self.consolidate()
