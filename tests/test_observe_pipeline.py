@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import json
 import re
+import threading
 from datetime import datetime
 from pathlib import Path
 
@@ -296,3 +297,29 @@ def test_facts_embedded_ahead_on_a_worker_give_the_same_observations() -> None:
     facts = [o.fact.content for o in plain]
     assert set(facts) <= {t for batch in seen[:-1] for t in batch} | set(seen[-1])
     assert Prefetch(None, 50).embed is None  # no model: nothing to fold by
+
+
+def test_the_worker_loads_the_model_before_the_first_facts_arrive() -> None:
+    from remnic.index.embed import Embedder, EmbedderSpec
+    from remnic.service.prefetch import Prefetch
+
+    embedder = Embedder(EmbedderSpec())
+    embedder.load(tokenizer_only=True)
+    assert embedder._tokenizer is not None and embedder._session is None
+    loaded = threading.Event()
+
+    def warm() -> None:
+        embedder.load()
+        loaded.set()
+
+    with Prefetch(embedder.embed, 40, warm=warm):
+        # Nothing handed over yet: the worker is loading the session on its own.
+        assert loaded.wait(timeout=60)
+        assert embedder._session is not None
+
+    def failing() -> None:
+        raise RuntimeError("no model here")
+
+    with Prefetch(embedder.embed, 40, warm=failing) as ahead:  # a failed warm-up leaves embedding to run
+        assert ahead.embed is not None
+        assert ahead.embed(["The staging DB port is 5432."]).shape == (1, embedder.dim)

@@ -344,7 +344,12 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str, resumed: bool = 
     settings = mem.settings.observe
     embed = mem.embedder_for_observe(facts=True)
     started = time.perf_counter()
-    with Prefetch(embed, len(plan.turns)) as ahead:
+    warm = None
+    if embed is not None:
+        embedder = mem.index.embedder
+        embedder.load(tokenizer_only=True)  # before extraction keeps the interpreter busy
+        warm = embedder.load
+    with Prefetch(embed, len(plan.turns), warm=warm) as ahead:
         observations = plan_observations(
             plan.turns, session_key=plan.session_key, settings=settings, embed=ahead.embed, prefetch=ahead.add
         )

@@ -20,8 +20,9 @@ class Prefetch:
     extracted, so the model and the extraction share the cores. ``embed`` (None without a model)
     then finds them memoised by the index; any the worker missed or failed are embedded there."""
 
-    def __init__(self, embed: Embed | None, turns: int) -> None:
+    def __init__(self, embed: Embed | None, turns: int, *, warm: Callable[[], None] | None = None) -> None:
         self._embed = embed
+        self._warm = warm  # run first on the worker (loading the model while the first facts are extracted)
         self.embed: Embed | None = self._embed_all if embed is not None else None
         self._chunk = max(MIN_TEXTS, turns // 8)
         self._waiting: list[str] = []
@@ -33,6 +34,11 @@ class Prefetch:
 
     def _work(self) -> None:
         assert self._embed is not None
+        if self._warm is not None:
+            try:
+                self._warm()
+            except Exception:  # noqa: BLE001 - the first embed() loads again and raises what it raises
+                pass
         while (texts := self._queue.get()) is not None:
             try:
                 self._embed(texts)
