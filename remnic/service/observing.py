@@ -347,8 +347,11 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str, resumed: bool = 
     warm = None
     if embed is not None:
         embedder = mem.index.embedder
-        embedder.load(tokenizer_only=True)  # before extraction keeps the interpreter busy
-        warm = embedder.load
+        try:
+            embedder.load(tokenizer_only=True)  # before extraction keeps the interpreter busy
+            warm = embedder.load
+        except Exception:  # noqa: BLE001 - the facts' embedding below fails as before, saying why
+            pass
     with Prefetch(embed, len(plan.turns), warm=warm) as ahead:
         observations = plan_observations(
             plan.turns, session_key=plan.session_key, settings=settings, embed=ahead.embed, prefetch=ahead.add
