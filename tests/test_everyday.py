@@ -67,13 +67,14 @@ def test_a_correction_imported_with_supersedes_leaves_only_the_new_fact(repo: Pa
 def test_status_and_doctor_are_green_right_after_the_first_store(tmp_path: Path) -> None:
     root = tmp_path / "mem"
     assert run_remnic("init", str(root)).code == 0
-    assert run_remnic("store", "We cut releases every Tuesday", "--memory-dir", str(root)).code == 0
+    # The new repository has its (empty) index at once.
     status = json.loads(run_remnic("status", "--json", "--memory-dir", str(root)).out)
     assert status["index"]["state"] == "ok" and status["index"]["commit"] == status["head"]
     doctor = run_remnic("doctor", "--json", "--memory-dir", str(root))
     assert doctor.code == 0
     assert [c["name"] for c in json.loads(doctor.out)["checks"] if c["status"] != "ok"] == []
-    # A later one-shot write leaves the index to the next recall: healthy, and said so.
+    assert run_remnic("store", "We cut releases every Tuesday", "--memory-dir", str(root)).code == 0
+    # A one-shot write leaves the index to the next recall: healthy, and said so.
     assert run_remnic("store", "Ana prefers tabs", "--memory-dir", str(root)).code == 0
     status = json.loads(run_remnic("status", "--json", "--memory-dir", str(root)).out)
     assert status["index"]["state"] == "behind"

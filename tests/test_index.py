@@ -338,6 +338,7 @@ def test_budget_drops_what_does_not_fit(repo: Memory) -> None:
 def test_search_index_standalone_has_no_side_effects_on_lookup(tmp_path: Path) -> None:
     root = tmp_path / "memory"
     Memory.init(root, settings=settings_for(root)).close()
+    shutil.rmtree(root / ".remnic" / "index")  # init built an empty one
     index = SearchIndex(settings_for(root))
     assert index.find_by_hash("default", "sha256:abc") is None
     assert index.path_of("mem_x") is None

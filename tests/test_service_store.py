@@ -10,6 +10,7 @@ import pytest
 from conftest import git, snapshot_tree
 
 from remnic import Memory, NotFoundError, ValidationError
+from remnic.config import settings_for
 from remnic.errors import MemoryFormatError
 from remnic.memfile.model import original_hash, parse_file
 
@@ -44,6 +45,25 @@ def test_init_lays_down_template_and_commits(memory: Memory) -> None:
     Memory.init(root, settings=memory.settings)
     assert (root / "README.md").read_text() == "my own readme\n"
     assert memory.ledger.head() != head  # only the user's commit moved it
+
+
+def test_a_new_repository_is_healthy_at_once_and_its_first_write_updates_the_index(tmp_path: Path) -> None:
+    memory = Memory.init(tmp_path / "m")
+    try:
+        health = memory.index_health()
+        assert health["state"] == "ok" and memory.index.manifest().count == 0
+        built = memory.index.manifest().built_at
+        memory.store("The staging DB port is 5432.", category="fact")
+        memory.settle_index()
+        manifest = memory.index.manifest()
+        assert manifest.count == 1 and manifest.built_at == built  # updated in place, not rebuilt
+    finally:
+        memory.close()
+    # Init of a folder that already holds memories leaves the index to the first recall (it may be big).
+    (tmp_path / "n" / "facts").mkdir(parents=True)
+    (tmp_path / "n" / "facts" / "port.md").write_text("---\ncategory: fact\n---\nThe port is 5433.\n")
+    with Memory.init(tmp_path / "n") as other:
+        assert not other.has_index()
 
 
 def test_store_writes_file_and_one_commit_with_trailers(memory: Memory) -> None:
@@ -393,8 +413,7 @@ def test_scan_memo_keeps_only_what_round_trips_and_survives_a_corrupt_memo(
 
 
 def test_scan_memo_can_be_turned_off(tmp_path: Path) -> None:
-    mem = Memory.init(tmp_path / "m")
-    mem.settings.store.scan_memo = False
+    mem = Memory.init(tmp_path / "m", settings=settings_for(tmp_path / "m", store={"scan_memo": False}))
     mem.store("Delta is not memoised", category="fact")
     assert len(mem.list()) == 1
     assert not (mem.root / ".remnic" / "scan-memo.sqlite").exists()

@@ -38,7 +38,9 @@ def register(sub: Any) -> None:
         "init",
         "create a memory repository (or complete one) from the template",
         epilog="Lays down folders per category, a README, .gitignore for .remnic/ and a sample\n"
-        "remnic.config.json, then commits them. Existing files are never overwritten.\n\n"
+        "remnic.config.json, then commits them. Existing files are never overwritten.\n"
+        "A repository with no memories yet also gets its (empty) search index, so status\n"
+        "and doctor are healthy from the start.\n\n"
         "In a folder that already holds files, only the memory folders (facts/, decisions/,\n"
         "..., entities/, namespaces/*/...) are memories: notes elsewhere (a root notes.md)\n"
         "are listed as skipped and never given frontmatter or committed, unless --adopt\n"

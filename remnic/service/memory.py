@@ -156,6 +156,10 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
             if tx.staged:
                 tx.commit("remnic init: memory repository", trailers_for("init", [], DEFAULT_NAMESPACE, "cli"))
         memory.install_merge_driver()  # the template's .gitattributes names it; git config says how to run it
+        if not memory.has_index() and next(iter(memory.files.iter_paths()), None) is None:
+            # Nothing to embed yet, so the empty index costs no model: a new repository is healthy at
+            # once, and its first write updates the index instead of re-reading every file it wrote.
+            memory.index.rebuild(memory.files, memory.ledger, reason="init")
         return memory
 
     def adoption(self) -> dict[str, Any]:
