@@ -191,6 +191,26 @@ def test_verdict_ledger_lines_and_stats(tmp_path: Path) -> None:
     assert append_verdicts(blocked, events) is False  # telemetry never fails the caller
 
 
+def test_a_verdict_written_twice_is_counted_once_with_the_original_time(tmp_path: Path) -> None:
+    observations = plan_observations(turns_from_messages(MESSAGES), session_key="s1", settings=ObserveSettings())
+    ts = "2026-05-04T10:00:00.000Z"
+
+    def lines(elapsed_ms: int, **extra: object) -> list[dict[str, object]]:
+        base = [verdict_event(o, "s1", ts=ts, elapsed_ms=elapsed_ms) for o in observations]
+        return [{**e, "flushId": "flush_a", "flushTurns": 10, **extra} for e in base]
+
+    # A process found flush_a committed and wrote its verdicts ("recovered", no time of their own);
+    # the process that committed it wrote them too, later; then a replay after another crash.
+    append_verdicts(tmp_path, lines(0, recovered=True))
+    recovered_only = verdict_stats(tmp_path)
+    assert recovered_only["total"] == len(observations) and recovered_only["turnsPerSecond"] is None
+    append_verdicts(tmp_path, lines(2000))
+    append_verdicts(tmp_path, lines(0, recovered=True))
+    stats = verdict_stats(tmp_path)
+    assert stats["total"] == len(observations) and stats["accept"] == recovered_only["accept"]
+    assert (stats["flushes"], stats["flushTurns"], stats["turnsPerSecond"]) == (1, 10, 5.0)
+
+
 def test_buffer_flush_plan_feeds_the_pipeline_idempotently(tmp_path: Path) -> None:
     buffer = SessionBuffer(tmp_path, "s1")
     buffer.append(turns_from_messages(MESSAGES))

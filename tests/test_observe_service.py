@@ -16,6 +16,7 @@ from test_server_mcp import http_client, run, text
 
 from remnic.config import settings_for
 from remnic.errors import ValidationError
+from remnic.observe.ledger import VERDICT_LEDGER, verdict_stats
 from remnic.service import Memory
 
 CHAT = """\
@@ -291,6 +292,7 @@ def test_kill_during_a_flush_loses_no_turn_and_never_persists_twice(tmp_path: Pa
     assert resumed.code == 0, resumed.err
     with Memory.open(root) as memory:
         contents = active_contents(memory)
+        kept_ids = {r.id for r in memory.list(status="active")}
     assert contents == [
         "Ben prefers tabs over spaces in the Python code.",
         "The staging DB port is 5432.",
@@ -298,6 +300,14 @@ def test_kill_during_a_flush_loses_no_turn_and_never_persists_twice(tmp_path: Pa
     ]  # every acknowledged turn made it, once
     flush_commits = git(root, "log", "--format=%H", "--grep=Remnic-Flush-Id").split()
     assert len(flush_commits) == 1
+    # Every verdict of the flush is in the ledger, counted once, pointing at the primitive it made,
+    # wherever the process died (after the commit and before the ledger, too).
+    lines = [json.loads(line) for line in (root / VERDICT_LEDGER).read_text().splitlines()]
+    verdicts = {line["observationId"]: line for line in lines}
+    assert {line["flushId"] for line in lines} == {resumed.json()["flushes"][0]["flushId"]}
+    assert verdict_stats(root)["total"] == len(verdicts) == len(resumed.json()["observations"])
+    assert {v["resultingPrimitiveId"] for v in verdicts.values() if v["verdictKind"] == "accept"} == kept_ids
+    assert any(line.get("recovered") for line in lines) == (point == "head-moved")
     assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
     subprocess.run(["git", "fsck", "--no-progress"], cwd=root, check=True, capture_output=True)
 

@@ -69,6 +69,17 @@ def append_verdicts(state_dir: Path, events: Sequence[dict[str, Any]]) -> bool:
     return _append_lines(state_dir / VERDICT_LEDGER, events)
 
 
+def ledger_has_flush(state_dir: Path, flush_id: str) -> bool:
+    """Whether the verdict ledger holds a line of ``flush_id``: read only on the rare path of a flush
+    found already committed (its process died after the commit, maybe before writing its verdicts)."""
+    needle = f'"flushId":{json.dumps(flush_id)}'
+    try:
+        with open(state_dir / VERDICT_LEDGER, encoding="utf-8", errors="replace") as fh:
+            return any(needle in line for line in fh)
+    except FileNotFoundError:
+        return False
+
+
 REMAP_LEDGER = Path("state") / "observation-ledger" / "primitive-remaps.jsonl"
 
 
@@ -113,6 +124,9 @@ def verdict_stats(state_dir: Path, *, since: float | None = None, until: float |
     stats.update({"flushes": 0, "flushTurns": 0, "flushSeconds": 0.0, "turnsPerSecond": None})
     elapsed: list[float] = []
     flushes: dict[str, tuple[int, float]] = {}
+    # A verdict is counted once however often it was written: a flush found committed after a crash
+    # writes its verdicts again when the ledger may lack them ("recovered": no time of its own).
+    counted: dict[tuple[str, str], bool] = {}  # (flushId, observationId) -> counted from a recovered line
     for event in _events(state_dir / VERDICT_LEDGER, stats):
         ts = parse_time(event.get("ts"))
         if ts is None or event.get("verdictKind") not in VERDICT_KINDS:
@@ -120,14 +134,22 @@ def verdict_stats(state_dir: Path, *, since: float | None = None, until: float |
             continue
         if (since is not None and ts < since) or (until is not None and ts >= until):
             continue
+        recovered = bool(event.get("recovered"))
+        flush_id, observation_id = event.get("flushId"), event.get("observationId")
+        if isinstance(flush_id, str) and isinstance(observation_id, str):
+            key = (flush_id, observation_id)
+            if key in counted and (recovered or not counted[key]):
+                continue
+            again = key in counted
+            counted[key] = recovered
+            if again:  # the original line after a recovered one: its time, not a second verdict
+                _flush_time(event, flushes, elapsed)
+                continue
         stats["total"] += 1
         stats[event["verdictKind"]] += 1
         stats["deferCapTriggered"] += bool(event.get("deferCapTriggered"))
-        if isinstance(event.get("elapsedMs"), (int, float)):
-            elapsed.append(float(event["elapsedMs"]))
-            turns = event.get("flushTurns")
-            if isinstance(event.get("flushId"), str) and isinstance(turns, int) and not isinstance(turns, bool):
-                flushes[event["flushId"]] = (turns, float(event["elapsedMs"]) / 1000)
+        if not recovered:
+            _flush_time(event, flushes, elapsed)
         first, last = parse_time(stats["firstTs"]), parse_time(stats["lastTs"])
         stats["firstTs"] = stats["firstTs"] if first is not None and first <= ts else event["ts"]
         stats["lastTs"] = event["ts"] if last is None or last <= ts else stats["lastTs"]
@@ -145,6 +167,14 @@ def verdict_stats(state_dir: Path, *, since: float | None = None, until: float |
         if stats["flushSeconds"] > 0:
             stats["turnsPerSecond"] = round(stats["flushTurns"] / stats["flushSeconds"], 1)
     return stats
+
+
+def _flush_time(event: dict[str, Any], flushes: dict[str, tuple[int, float]], elapsed: list[float]) -> None:
+    if isinstance(event.get("elapsedMs"), (int, float)):
+        elapsed.append(float(event["elapsedMs"]))
+        turns = event.get("flushTurns")
+        if isinstance(event.get("flushId"), str) and isinstance(turns, int) and not isinstance(turns, bool):
+            flushes[event["flushId"]] = (turns, float(event["elapsedMs"]) / 1000)
 
 
 def _events(path: Path, stats: dict[str, Any]) -> Iterable[dict[str, Any]]:

@@ -32,7 +32,7 @@ from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso, pa
 from remnic.memfile.validate import check_bytes, check_namespace, new_frontmatter
 from remnic.observe.archive import archive
 from remnic.observe.buffer import FlushPlan, SessionBuffer, idle_sessions
-from remnic.observe.ledger import append_verdicts, verdict_event
+from remnic.observe.ledger import append_verdicts, ledger_has_flush, verdict_event
 from remnic.observe.pipeline import plan_observations
 from remnic.observe.records import MemoryObservation, Turn, reinforcement
 from remnic.observe.transcripts import parse_transcript, turns_from_messages
@@ -395,7 +395,8 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str, resumed: bool = 
     outcome, commit = mem.committer.submit(Plan(("observe", source, UNGROUPED + plan.flush_id), run))
     if isinstance(outcome.value, str):
         span = (plan.first_seq, plan.last_seq)
-        return FlushResult(plan.flush_id, plan.reason, span, outcome.value, tuple(observations), replayed=True)
+        found = _verdicts_after_crash(mem, plan, observations, outcome.value)
+        return FlushResult(plan.flush_id, plan.reason, span, outcome.value, tuple(found), replayed=True)
     work = outcome.value
     assert isinstance(work, _FlushWork)
     elapsed = int((time.perf_counter() - started) * 1000)
@@ -411,6 +412,40 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str, resumed: bool = 
         tuple(work.reinforced),
         tuple(work.superseded),
     )
+
+
+def _verdicts_after_crash(
+    mem: Memory, plan: FlushPlan, observations: Sequence[MemoryObservation], sha: str
+) -> list[MemoryObservation]:
+    """A flush found committed: the process that committed it died, perhaps before it wrote the
+    verdicts (or it is about to). Each observation is pointed at the primitive the commit holds for
+    it, and the verdicts are written unless the ledger has them (its readers count a verdict once)."""
+    by_hash: dict[str, str] = {}
+    by_turns: list[tuple[set[str], str]] = []
+    parents = mem.ledger.parents(sha)
+    for status, path, _ in mem.ledger.diff_names(parents[0], sha) if parents else []:
+        if status == "D" or not path.endswith(".md"):
+            continue
+        checked = check_bytes(mem.ledger.show(sha, path).encode("utf-8"), path, mem.settings.store)
+        if not checked.ok or checked.record is None or not checked.record.id:
+            continue
+        record = checked.record
+        by_hash.setdefault(content_hash(record.content), record.id)
+        turns = record.frontmatter.get("sourceTurnIds")
+        if isinstance(turns, list):
+            by_turns.append(({str(t) for t in turns}, record.id))
+    found = []
+    for obs in observations:
+        primitive = None
+        if obs.proposed_status is not None:
+            primitive = by_hash.get(content_hash(obs.fact.content)) or next(
+                (mid for held, mid in by_turns if obs.source_turn_ids and set(obs.source_turn_ids) <= held), None
+            )
+        found.append(replace(obs, resulting_primitive_id=primitive))
+    if not ledger_has_flush(mem.root, plan.flush_id):
+        lines = [{**_ledger_line(o, plan, 0, len(plan.turns)), "recovered": True} for o in found]
+        append_verdicts(mem.root, lines)
+    return found
 
 
 def _ledger_line(obs: MemoryObservation, plan: FlushPlan, elapsed_ms: int, turns: int) -> dict[str, Any]:
