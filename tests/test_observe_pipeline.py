@@ -132,9 +132,13 @@ def test_a_persons_facts_about_us_name_them_and_the_listeners_name_is_left_out()
     ]
     contents = [o.fact.content for o in plan_observations(turns, session_key="s", settings=ObserveSettings())]
     assert contents == [
-        "John and others go three times a week; it keeps us on track.",
+        "John and others go three times a week; it keeps them on track.",
         "John made pizza with their kids. We baked it in the old stone oven.",  # named already: "we" stays
         "Our roses bloomed in the garden. John and Maria planted them in May.",
+    ]
+    said = [Turn("user", "The move to the US changed us; our plans too.", 0, turn_id="e", speaker="Ana")]
+    assert [o.fact.content for o in plan_observations(said, session_key="s", settings=ObserveSettings())] == [
+        "The move to the US changed Ana and others; their plans too."  # the country is not "us"
     ]
 
 

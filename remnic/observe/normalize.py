@@ -257,16 +257,28 @@ _BE_SO_RE = re.compile(
 )
 
 
-_GROUP_RE = re.compile(r"\b(?:we|us)\b", re.I)
+# Case matters: "US" is a country, not "us".
+_GROUP_RE = re.compile(r"\b(?:[Ww]e|[Uu]s)\b")
+_GROUP_AGAIN_RE = re.compile(r"\b(?:[Ww]e|[Uu]s|[Oo]urs|[Oo]ur|[Oo]urselves)\b")
+_THEY = {"we": "they", "us": "them", "our": "their", "ours": "theirs", "ourselves": "themselves"}
 
 
 def name_the_group(text: str, name: str) -> str:
     """A statement about "us" that does not name its speaker names them in its first "we" or "us" ("We
-    made pizza." said by John → "John and others made pizza."), so it is found as something about them.
-    "Our" stays: "our invoices" may be a company's, not John's."""
+    made pizza." said by John → "John and others made pizza."), so it is found as something about them;
+    the same group said again after that is "they" ("… it keeps us on track" → "it keeps them on
+    track"). An "our" before it stays: "our invoices" may be a company's, not John's."""
     if re.search(rf"\b{re.escape(name)}\b", text):
         return text
-    return _GROUP_RE.sub(f"{name} and others", text, count=1)
+    first = _GROUP_RE.search(text)
+    if first is None:
+        return text
+
+    def they(match: re.Match[str]) -> str:
+        word = _THEY[match.group(0).lower()]
+        return word.capitalize() if match.group(0)[0].isupper() else word
+
+    return f"{text[: first.start()]}{name} and others{_GROUP_AGAIN_RE.sub(they, text[first.end() :])}"
 
 
 def without_vocative(sentence: str, listener: str | None) -> str:
