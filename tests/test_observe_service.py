@@ -266,6 +266,29 @@ def test_facts_observed_from_an_agent_host_s_uuid_turns_share_their_session_as_e
     assert len(context) == 1 and all(h.signals["contextCosine"] != h.signals["chunkCosine"] for h in hits)
 
 
+def test_memories_committed_elsewhere_and_not_indexed_yet_are_still_reinforced_and_superseded(tmp_path: Path) -> None:
+    """Another process's writes that the index has not taken (a one-shot command leaves the index to the
+    next recall; a commit made by hand) are compared directly, as exact duplicates already were."""
+    root = tmp_path / "mem"
+    Memory.init(root, settings=settings_for(root)).close()
+    with Memory.open(root) as elsewhere:
+        elsewhere.defer_index()
+        elsewhere.observe_transcript("s1", CHAT, fmt="plain", flush=True)
+    with Memory.open(root) as memory:
+        assert memory.index.manifest().commit != memory.head()  # the index is behind those writes
+        near = "[2026-05-03T09:00:00Z] Ben: I prefer tabs over spaces in all of the Python code.\n"
+        result = memory.observe_transcript("s2", near + CORRECTION, fmt="plain", flush=True)
+        flush = result.flushes[0]
+        assert (len(flush.created), len(flush.reinforced), len(flush.superseded)) == (1, 1, 1)
+        assert active_contents(memory) == [
+            "Ben prefers tabs over spaces in the Python code.",
+            "The staging DB port is now 5433.",
+            "We decided to cut releases every Tuesday from now on.",
+        ]
+        old = next(r for r in memory.list(status="superseded"))
+        assert old.content == "The staging DB port is 5432." and old.frontmatter["supersededBy"] == flush.created[0]
+
+
 def test_a_new_flush_looks_for_its_commit_only_in_recent_history(memory: Memory) -> None:
     memory.observe_transcript("s1", CHAT, fmt="plain", flush=True)
     flush_id = git(memory.root, "log", "-1", "--format=%(trailers:key=Remnic-Flush-Id,valueonly)").strip()

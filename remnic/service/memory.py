@@ -411,8 +411,10 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         return _writes.forget(self, memory_id, reason, source=source)
 
     def find_duplicate(self, namespace: str, digest: str, tx: Any = None, lookup: Any = None) -> MemoryRecord | None:
-        """An active memory in ``namespace`` whose content has this hash (see :func:`.writes.find_duplicate`)."""
-        return _writes.find_duplicate(self, namespace, digest, tx, lookup)
+        """An active memory in ``namespace`` whose content has this hash (see :func:`.duplicates.find_duplicate`)."""
+        from .duplicates import find_duplicate
+
+        return find_duplicate(self, namespace, digest, tx, lookup)
 
     def _index_if_built(self) -> Any:
         """The index when one exists on disk (a duplicate check never builds one)."""

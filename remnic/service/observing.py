@@ -39,9 +39,10 @@ from remnic.observe.transcripts import parse_transcript, turns_from_messages
 from remnic.observe.triggers import decide_flush
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
+from .duplicates import DuplicateLookup
 from .prefetch import Prefetch
 from .superseding import states_other_value, supersede_older
-from .writes import UNGROUPED, DuplicateLookup, check_writable, patch_staged
+from .writes import UNGROUPED, check_writable, patch_staged
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -50,6 +51,9 @@ __all__ = ["FlushResult", "ObserveResult", "observe", "observe_transcript", "par
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 NEAR_CANDIDATES = 5
+# Memories another process committed that the index has not taken yet are compared directly, up to
+# this many (each embedded once, through the cache the index reuses); more is a catch-up's work.
+NEAR_UNINDEXED_MAX = 256
 
 
 @dataclass(frozen=True)
@@ -483,7 +487,7 @@ def _persist_one(
     if vector is not None:
         work.written_paths.append(record.path)
         work.written_vectors.append(vector)
-    replaced = supersede_older(mem, tx, record, obs)
+    replaced = supersede_older(mem, tx, record, obs, work.lookup.unindexed(NEAR_UNINDEXED_MAX) if work.lookup else ())
     work.superseded += [r for r in replaced if r not in work.superseded]
     return replace(obs, resulting_primitive_id=record.id)
 
@@ -557,8 +561,10 @@ def _near_duplicate(
             record = staged.record if staged is not None else None
             if record is not None and record.namespace == ns and record.status == "active":
                 candidates.append((float(similarity), record))
-    if work.unindexed is None:  # committed by this process, still on their way into the index: once a flush
-        records = [r for r in mem.indexer.pending_records() if r.namespace == ns and r.content.strip()]
+    if work.unindexed is None:  # committed but not in the index yet (this process's or another's): once a flush
+        assert work.lookup is not None
+        unindexed = {r.path: r for r in [*work.lookup.unindexed(NEAR_UNINDEXED_MAX), *mem.indexer.pending_records()]}
+        records = [r for r in unindexed.values() if r.namespace == ns and r.content.strip()]
         work.unindexed = records
         work.unindexed_vectors = (
             np.asarray(mem.index.embed_as_memories([r.content for r in records])) if records else None

@@ -3,7 +3,7 @@ port" 5432 → 5433) marks the older active memories stating another value ``sup
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from remnic.memfile.model import MemoryRecord, parse_time
@@ -41,13 +41,16 @@ def _conflicting_keys(obs: MemoryObservation, frontmatter: Mapping[str, Any]) ->
     return out
 
 
-def supersede_older(mem: Memory, tx: Transaction, record: MemoryRecord, obs: MemoryObservation) -> list[str]:
-    """Mark older active memories that state another value for this fact's keys as superseded by it."""
+def supersede_older(
+    mem: Memory, tx: Transaction, record: MemoryRecord, obs: MemoryObservation, unindexed: Sequence[MemoryRecord] = ()
+) -> list[str]:
+    """Mark older active memories that state another value for this fact's keys as superseded by it.
+    ``unindexed``: memories other processes committed that the index has not taken yet."""
     if not obs.fact.entity_ref or not obs.fact.structured_attributes:
         return []
     new_start = parse_time(obs.valid_at) or parse_time(record.created) or 0.0
     replaced: list[str] = []
-    for other in _same_entity(mem, tx, obs.fact.entity_ref, record.namespace):
+    for other in _same_entity(mem, tx, obs.fact.entity_ref, record.namespace, unindexed):
         if other.id == record.id or other.status != "active" or not _conflicting_keys(obs, other.frontmatter):
             continue
         old_start = parse_time(other.frontmatter.get("validAt")) or parse_time(other.created) or 0.0
@@ -60,11 +63,13 @@ def supersede_older(mem: Memory, tx: Transaction, record: MemoryRecord, obs: Mem
     return replaced
 
 
-def _same_entity(mem: Memory, tx: Transaction, entity_ref: str, ns: str) -> Iterable[MemoryRecord]:
+def _same_entity(
+    mem: Memory, tx: Transaction, entity_ref: str, ns: str, unindexed: Sequence[MemoryRecord]
+) -> Iterable[MemoryRecord]:
     """Memories about ``entity_ref``: staged in this flush, committed but not indexed yet, and indexed."""
     key = key_part(entity_ref)
     seen: set[str] = set()
-    staged = tx.staged_records() + mem.indexer.pending_records()
+    staged = [*tx.staged_records(), *mem.indexer.pending_records(), *unindexed]
     for record in staged:
         ref = record.frontmatter.get("entityRef")
         if record.namespace == ns and ref is not None and key_part(str(ref)) == key and record.path not in seen:

@@ -1,0 +1,157 @@
+"""Exact and near duplicates of a write: where an active memory with the same content may be, without
+trusting the index alone (this process's queued writes, other processes' commits the index has not
+taken yet, and every file when there is no usable index)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from remnic.errors import MemoryFormatError, NotFoundError
+from remnic.memfile.model import MemoryRecord, content_hash
+from remnic.repo.transaction import Transaction
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+__all__ = ["DuplicateLookup", "duplicate_in", "find_duplicate"]
+
+
+class DuplicateLookup:
+    """Active memories by (namespace, content hash) for a batch of duplicate checks inside one write
+    transaction, each source read once on first use: this process's writes still on their way into
+    the index, and (with no usable index) every file. Neither changes until the transaction commits
+    (what it stages is looked at apart; a queued write that lands in the index meanwhile is still a
+    committed, active memory), so one pass answers every check instead of one pass per check.
+    """
+
+    def __init__(self, mem: Memory) -> None:
+        self._mem = mem
+        self._pending: dict[tuple[str, str], MemoryRecord] | None = None
+        self._files: dict[tuple[str, str], MemoryRecord] | None = None
+        self._head: tuple[str | None] | None = None
+        self._commits: dict[str, bool] = {}
+        self._changed: dict[tuple[str, str], dict[tuple[str, str], MemoryRecord]] = {}
+        self._unindexed: list[MemoryRecord] | None = None
+
+    def head(self) -> str | None:
+        if self._head is None:
+            self._head = (self._mem.ledger.head(),)
+        return self._head[0]
+
+    def commit_exists(self, sha: str) -> bool:
+        if sha not in self._commits:
+            self._commits[sha] = self._mem.ledger.commit_exists(sha)
+        return self._commits[sha]
+
+    def changed(self, old: str, new: str, namespace: str, digest: str) -> MemoryRecord | None:
+        """Among the memory files changed from ``old`` to ``new`` (one ``git diff`` per batch)."""
+        if (old, new) not in self._changed:
+            self._changed[(old, new)] = _by_hash(_changed_records(self._mem, old, new))
+        return self._changed[(old, new)].get((namespace, digest))
+
+    def unindexed(self, most: int) -> list[MemoryRecord]:
+        """Active memories committed since the commit the index reflects that this process's queue does
+        not hold (another process's writes, a hand commit): a near-duplicate check compares them
+        directly, as :func:`find_duplicate` reads them. Nothing when there are more than ``most`` (an
+        index far behind is the next recall's to catch up) or no usable index."""
+        if self._unindexed is None:
+            self._unindexed = []
+            index = self._mem._index_if_built()
+            manifest = index.manifest() if index is not None else None
+            recorded, head = (manifest.commit if manifest is not None else None), self.head()
+            if recorded is None or head is None or recorded == head or not self.commit_exists(recorded):
+                return self._unindexed
+            if self._mem.indexer.covers(recorded, head):
+                return self._unindexed
+            paths = _changed_paths(self._mem, recorded, head)
+            if len(paths) <= most:  # counted before any is read
+                self._unindexed = [r for r in _read_all(self._mem, paths) if r.status == "active"]
+        return self._unindexed
+
+    def pending(self, namespace: str, digest: str) -> MemoryRecord | None:
+        if self._pending is None:
+            self._pending = _by_hash(self._mem.indexer.pending_records())
+        return self._pending.get((namespace, digest))
+
+    def files(self, namespace: str, digest: str) -> MemoryRecord | None:
+        if self._files is None:
+            self._files = _by_hash(self._mem.files.scan().records)
+        return self._files.get((namespace, digest))
+
+
+def _by_hash(records: Iterable[MemoryRecord]) -> dict[tuple[str, str], MemoryRecord]:
+    out: dict[tuple[str, str], MemoryRecord] = {}
+    for record in records:
+        if record.status == "active":
+            out.setdefault((record.namespace, content_hash(record.content)), record)
+    return out
+
+
+def find_duplicate(
+    mem: Memory, namespace: str, digest: str, tx: Transaction | None = None, lookup: DuplicateLookup | None = None
+) -> MemoryRecord | None:
+    """An active memory in ``namespace`` whose content has this hash, without trusting the index alone.
+
+    Looks in the transaction's staged files, this process's writes still being indexed,
+    the index catalog plus every file changed since the commit it reflects — or, with no
+    usable index, every file (the scan memo keeps that cheap; ``lookup`` reads each once for a batch).
+    """
+    candidate = tx.staged_with_hash(namespace, digest) if tx is not None else None
+    staged = candidate if candidate is not None and candidate.status == "active" else None
+    if staged is not None:
+        return staged
+    found = (
+        lookup.pending(namespace, digest)
+        if lookup is not None
+        else duplicate_in(mem.indexer.pending_records(), namespace, digest)
+    )
+    if found is not None:
+        return found
+    index = mem._index_if_built()
+    looked = index.lookup_hash(namespace, digest) if index is not None else None
+    exists = lookup.commit_exists if lookup is not None else mem.ledger.commit_exists
+    if looked is None or looked[0] is None or not exists(looked[0]):
+        if lookup is not None:
+            return lookup.files(namespace, digest)
+        return duplicate_in(mem.files.scan().records, namespace, digest)
+    recorded, hit, hit_path = looked
+    if hit is not None:
+        try:
+            record = mem.files.find(hit, hit_path)
+        except (NotFoundError, MemoryFormatError):
+            record = None
+        if record is not None and record.status == "active" and content_hash(record.content) == digest:
+            return record
+    head = lookup.head() if lookup is not None else mem.ledger.head()
+    if head is None or recorded == head or mem.indexer.covers(recorded, head):
+        return None  # every change since the index's commit is in pending_records, looked at above
+    if lookup is not None:
+        return lookup.changed(recorded, head, namespace, digest)
+    return duplicate_in(_changed_records(mem, recorded, head), namespace, digest)
+
+
+def _changed_records(mem: Memory, old: str, new: str) -> list[MemoryRecord]:
+    return _read_all(mem, _changed_paths(mem, old, new))
+
+
+def _changed_paths(mem: Memory, old: str, new: str) -> list[str]:
+    return [path for _, path, _ in mem.ledger.diff_names(old, new) if mem.files.paths.is_memory(path)]
+
+
+def _read_all(mem: Memory, paths: Iterable[str]) -> list[MemoryRecord]:
+    records = []
+    for path in paths:
+        try:
+            records.append(mem.files.read(path))
+        except (NotFoundError, MemoryFormatError):
+            continue
+    return records
+
+
+def duplicate_in(records: Iterable[MemoryRecord], namespace: str, digest: str) -> MemoryRecord | None:
+    """An active record among ``records`` with this content hash."""
+    for record in records:
+        if record.namespace == namespace and record.status == "active" and content_hash(record.content) == digest:
+            return record
+    return None
