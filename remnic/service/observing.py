@@ -52,8 +52,10 @@ __all__ = ["FlushResult", "ObserveResult", "observe", "observe_transcript", "par
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 NEAR_CANDIDATES = 5
 # Memories another process committed that the index has not taken yet are compared directly, up to
-# this many (each embedded once, through the cache the index reuses); more is a catch-up's work.
-NEAR_UNINDEXED_MAX = 256
+# this many (each embedded once, through the cache the index reuses); more is a catch-up's work. A
+# long note is no near duplicate of a fact, and embedding all its chunks would slow the flush.
+NEAR_UNINDEXED_MAX = 128
+NEAR_UNINDEXED_CHARS = 1000
 
 
 @dataclass(frozen=True)
@@ -563,7 +565,8 @@ def _near_duplicate(
                 candidates.append((float(similarity), record))
     if work.unindexed is None:  # committed but not in the index yet (this process's or another's): once a flush
         assert work.lookup is not None
-        unindexed = {r.path: r for r in [*work.lookup.unindexed(NEAR_UNINDEXED_MAX), *mem.indexer.pending_records()]}
+        others = [r for r in work.lookup.unindexed(NEAR_UNINDEXED_MAX) if len(r.content) <= NEAR_UNINDEXED_CHARS]
+        unindexed = {r.path: r for r in [*others, *mem.indexer.pending_records()]}
         records = [r for r in unindexed.values() if r.namespace == ns and r.content.strip()]
         work.unindexed = records
         work.unindexed_vectors = (
