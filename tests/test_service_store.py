@@ -59,6 +59,10 @@ def test_a_new_repository_is_healthy_at_once_and_its_first_write_updates_the_ind
         assert manifest.count == 1 and manifest.built_at == built  # updated in place, not rebuilt
     finally:
         memory.close()
+    # A model setting that cannot load does not fail init: the index is left to the first recall.
+    broken = settings_for(tmp_path / "b", embed={"model_path": str(tmp_path / "none.onnx")})
+    with Memory.init(tmp_path / "b", settings=broken) as other:
+        assert not other.has_index() and (tmp_path / "b" / ".remnic-memory").is_file()
     # Init of a folder that already holds memories leaves the index to the first recall (it may be big).
     (tmp_path / "n" / "facts").mkdir(parents=True)
     (tmp_path / "n" / "facts" / "port.md").write_text("---\ncategory: fact\n---\nThe port is 5433.\n")

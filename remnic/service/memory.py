@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import builtins
+import logging
 import os
 import threading
 import weakref
@@ -159,7 +160,10 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         if not memory.has_index() and next(iter(memory.files.iter_paths()), None) is None:
             # Nothing to embed yet, so the empty index costs no model: a new repository is healthy at
             # once, and its first write updates the index instead of re-reading every file it wrote.
-            memory.index.rebuild(memory.files, memory.ledger, reason="init")
+            try:
+                memory.index.rebuild(memory.files, memory.ledger, reason="init")
+            except Exception as exc:  # noqa: BLE001 - e.g. a model setting that cannot load: recall says so
+                logging.getLogger("remnic").warning("no index built at init: %s", exc)
         return memory
 
     def adoption(self) -> dict[str, Any]:
