@@ -1,0 +1,361 @@
+"""Persisting one flush: its observations become memories in one commit (see :mod:`.observing`).
+
+- an exact duplicate (content hash) or a near-duplicate (embedding cosine and word overlap) of an
+  active memory reinforces it (``reinforcement_count``, ``last_reinforced_at``) instead of adding one;
+- otherwise a primitive is written with its provenance (``source: extraction``, ``sessionKey``,
+  ``sourceTurnIds``, ``observedAt``) and supersedes the active memories that state another value for
+  one of its entity/attribute keys;
+- every verdict goes to the verdict ledger, with the primitive it resulted in. The commit carries
+  the flush id, so a flush interrupted after its commit is never persisted twice.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from remnic.errors import ValidationError
+from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso, parse_time, serialize
+from remnic.memfile.validate import check_bytes, new_frontmatter
+from remnic.observe.buffer import FlushPlan
+from remnic.observe.ledger import append_verdicts, ledger_has_flush, verdict_event
+from remnic.observe.pipeline import plan_observations
+from remnic.observe.records import MemoryObservation, reinforcement
+from remnic.repo.transaction import Plan, PlanOutcome, Transaction
+
+from .duplicates import DuplicateLookup
+from .prefetch import Prefetch
+from .superseding import states_other_value, supersede_older
+from .writes import UNGROUPED, check_writable, patch_staged
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+
+__all__ = ["FlushResult", "persist_flush"]
+
+_WORD_RE = re.compile(r"\w+", re.UNICODE)
+NEAR_CANDIDATES = 5
+# Memories another process committed that the index has not taken yet are compared directly, up to
+# this many (each embedded once, through the cache the index reuses); more is a catch-up's work. A
+# long note is no near duplicate of a fact, and embedding all its chunks would slow the flush.
+NEAR_UNINDEXED_MAX = 128
+NEAR_UNINDEXED_CHARS = 1000
+
+
+@dataclass(frozen=True)
+class FlushResult:
+    """One flush: the turns it covered, what its observations became, and its commit."""
+
+    flush_id: str
+    reason: str
+    turns: tuple[int, int]
+    commit: str | None
+    observations: tuple[MemoryObservation, ...]
+    created: tuple[str, ...] = ()
+    reinforced: tuple[str, ...] = ()
+    superseded: tuple[str, ...] = ()
+    replayed: bool = False
+    """True when this flush's commit was already in git (a flush interrupted after its commit)."""
+
+    def counts(self) -> dict[str, int]:
+        verdicts = [o.verdict.kind for o in self.observations]
+        return {
+            "observations": len(self.observations),
+            "accepted": verdicts.count("accept"),
+            "deferred": verdicts.count("defer"),
+            "rejected": verdicts.count("reject"),
+            "created": len(self.created),
+            "reinforced": len(self.reinforced),
+            "superseded": len(self.superseded),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "flushId": self.flush_id,
+            "reason": self.reason,
+            "turns": list(self.turns),
+            "commit": self.commit,
+            "replayed": self.replayed,
+            **self.counts(),
+            "createdIds": list(self.created),
+            "reinforcedIds": list(self.reinforced),
+            "supersededIds": list(self.superseded),
+        }
+
+
+@dataclass
+class _FlushWork:
+    """What the persisting plan decided, observation by observation."""
+
+    observations: list[MemoryObservation]
+    created: list[str] = field(default_factory=list)
+    reinforced: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)
+    written_paths: list[str] = field(default_factory=list)  # primitives written in this flush …
+    written_vectors: list[Any] = field(default_factory=list)  # … and their embeddings
+    unindexed: list[MemoryRecord] | None = None  # earlier writes the index has not taken yet …
+    unindexed_vectors: Any = None  # … and their embeddings
+    indexed_near: dict[int, list[tuple[str, str, float]]] = field(default_factory=dict)
+    """Observation number → the indexed memories nearest its fact (id, path, cosine)."""
+    lookup: DuplicateLookup | None = None  # exact duplicates: queued writes and files, each read once a flush
+    # One `created` for the flush's primitives (one commit): a memory's place in its episode is then
+    # its turn's, not the millisecond its file happened to be written in (which varied run to run).
+    now: str = field(default_factory=now_iso)
+
+
+def persist_flush(mem: Memory, plan: FlushPlan, *, source: str, resumed: bool = True) -> FlushResult:
+    """One commit for one flush (or none, when it is already in git: a ``resumed`` plan is looked for
+    in all the history, a new one since a day before it began, so the look-up stays cheap)."""
+    settings = mem.settings.observe
+    embed = mem.embedder_for_observe(facts=True)
+    started = time.perf_counter()
+    warm = None
+    if embed is not None:
+        embedder = mem.index.embedder
+        try:
+            embedder.load(tokenizer_only=True)  # before extraction keeps the interpreter busy
+            warm = embedder.load
+        except Exception:  # noqa: BLE001 - the facts' embedding below fails as before, saying why
+            pass
+    with Prefetch(embed, len(plan.turns), warm=warm) as ahead:
+        observations = plan_observations(
+            plan.turns, session_key=plan.session_key, settings=settings, embed=ahead.embed, prefetch=ahead.add
+        )
+    trailers = {k.removeprefix("Remnic-"): v for k, v in plan.trailers().items()}
+    begun = None if resumed else parse_time(plan.begun_at)
+    # No wait for the index: what this process wrote but the index has not taken yet is looked at
+    # directly (exact duplicates, supersession, near duplicates), so a flush never waits for the
+    # previous flush's indexing.
+
+    def run(tx: Transaction) -> PlanOutcome:
+        # Under the write lock: another process that took this open plan (two hooks of one session
+        # at once) may have committed it since; then it is done, not persisted twice.
+        done = mem.ledger.commit_with_trailer("Flush-Id", plan.flush_id, since=begun - 86400 if begun else None)
+        if done is not None:
+            return PlanOutcome(done)
+        check_writable(mem)
+        work = _FlushWork(list(observations), lookup=DuplicateLookup(mem))
+        vectors = _vectors(mem, [o.fact.content for o in observations])
+        kept = [i for i, o in enumerate(observations) if o.proposed_status is not None and i in vectors]
+        if kept and mem.has_index():  # one hold of the index lock for the whole flush
+            found = mem.index.nearest_many([vectors[i] for i in kept], NEAR_CANDIDATES, namespace=plan.namespace)
+            work.indexed_near = dict(zip(kept, found, strict=True))
+        for i, obs in enumerate(observations):
+            if obs.proposed_status is None:
+                continue
+            work.observations[i] = _persist_one(mem, tx, obs, plan, vectors.get(i), work, i)
+        counts = {
+            "Observations": str(len(observations)),
+            "Created": str(len(work.created)),
+            "Reinforced": str(len(work.reinforced)),
+            "Superseded": str(len(work.superseded)),
+        }
+        subject = (
+            f"remnic observe: {plan.session_key[:40]} turns {plan.first_seq}-{plan.last_seq} "
+            f"({len(work.created)} new, {len(work.reinforced)} reinforced, {len(work.superseded)} superseded)"
+        )
+        ids = work.created + work.reinforced + work.superseded
+        return PlanOutcome(work, subject, ids, plan.namespace, {**trailers, **counts})
+
+    outcome, commit = mem.committer.submit(Plan(("observe", source, UNGROUPED + plan.flush_id), run))
+    if isinstance(outcome.value, str):
+        span = (plan.first_seq, plan.last_seq)
+        found = _verdicts_after_crash(mem, plan, observations, outcome.value)
+        return FlushResult(plan.flush_id, plan.reason, span, outcome.value, tuple(found), replayed=True)
+    work = outcome.value
+    assert isinstance(work, _FlushWork)
+    elapsed = int((time.perf_counter() - started) * 1000)
+    turns = len(plan.turns)
+    append_verdicts(mem.root, [_ledger_line(o, plan, elapsed, turns) for o in work.observations])
+    return FlushResult(
+        plan.flush_id,
+        plan.reason,
+        (plan.first_seq, plan.last_seq),
+        commit.sha,
+        tuple(work.observations),
+        tuple(work.created),
+        tuple(work.reinforced),
+        tuple(work.superseded),
+    )
+
+
+def _verdicts_after_crash(
+    mem: Memory, plan: FlushPlan, observations: Sequence[MemoryObservation], sha: str
+) -> list[MemoryObservation]:
+    """A flush found committed: the process that committed it died, perhaps before it wrote the
+    verdicts (or it is about to). Each observation is pointed at the primitive the commit holds for
+    it, and the verdicts are written unless the ledger has them (its readers count a verdict once)."""
+    by_hash: dict[str, str] = {}
+    by_turns: list[tuple[set[str], str]] = []
+    parents = mem.ledger.parents(sha)
+    for status, path, _ in mem.ledger.diff_names(parents[0], sha) if parents else []:
+        if status == "D" or not path.endswith(".md"):
+            continue
+        checked = check_bytes(mem.ledger.show(sha, path).encode("utf-8"), path, mem.settings.store)
+        if not checked.ok or checked.record is None or not checked.record.id:
+            continue
+        record = checked.record
+        by_hash.setdefault(content_hash(record.content), record.id)
+        turns = record.frontmatter.get("sourceTurnIds")
+        if isinstance(turns, list):
+            by_turns.append(({str(t) for t in turns}, record.id))
+    found = []
+    for obs in observations:
+        primitive = None
+        if obs.proposed_status is not None:
+            primitive = by_hash.get(content_hash(obs.fact.content)) or next(
+                (mid for held, mid in by_turns if obs.source_turn_ids and set(obs.source_turn_ids) <= held), None
+            )
+        found.append(replace(obs, resulting_primitive_id=primitive))
+    if not ledger_has_flush(mem.root, plan.flush_id):
+        lines = [{**_ledger_line(o, plan, 0, len(plan.turns)), "recovered": True} for o in found]
+        append_verdicts(mem.root, lines)
+    return found
+
+
+def _ledger_line(obs: MemoryObservation, plan: FlushPlan, elapsed_ms: int, turns: int) -> dict[str, Any]:
+    line = verdict_event(obs, plan.session_key, elapsed_ms=elapsed_ms)
+    line.update(resultingPrimitiveId=obs.resulting_primitive_id, flushId=plan.flush_id, flushTurns=turns)
+    return line
+
+
+def _vectors(mem: Memory, texts: Sequence[str]) -> dict[int, Any]:
+    """Embedding of each fact (for near-duplicates), or nothing when no model loads."""
+    if not texts or mem.embedder_for_observe() is None:
+        return {}
+    try:
+        matrix = mem.index.embed_as_memories(texts)
+    except Exception:  # noqa: BLE001 - no model: exact duplicates are still caught
+        return {}
+    return dict(enumerate(matrix))
+
+
+def _persist_one(
+    mem: Memory, tx: Transaction, obs: MemoryObservation, plan: FlushPlan, vector: Any, work: _FlushWork, number: int
+) -> MemoryObservation:
+    """Reinforce an existing memory or write a new primitive (superseding what it replaces)."""
+    fact = obs.fact
+    existing = mem.find_duplicate(plan.namespace, content_hash(fact.content), tx, work.lookup)
+    if existing is None and vector is not None:
+        existing = _near_duplicate(mem, tx, obs, plan.namespace, vector, work, work.indexed_near.get(number, []))
+    if existing is not None:
+        _reinforce(mem, tx, existing, obs.source_turn_ids)
+        if existing.id not in work.reinforced and existing.id not in work.created:
+            work.reinforced.append(existing.id)
+        return replace(obs, resulting_primitive_id=existing.id)
+    record = _write_primitive(mem, tx, obs, plan, work.now)
+    work.created.append(record.id)
+    if vector is not None:
+        work.written_paths.append(record.path)
+        work.written_vectors.append(vector)
+    replaced = supersede_older(mem, tx, record, obs, work.lookup.unindexed(NEAR_UNINDEXED_MAX) if work.lookup else ())
+    work.superseded += [r for r in replaced if r not in work.superseded]
+    return replace(obs, resulting_primitive_id=record.id)
+
+
+def _write_primitive(mem: Memory, tx: Transaction, obs: MemoryObservation, plan: FlushPlan, now: str) -> MemoryRecord:
+    fact = obs.fact
+    extra: dict[str, Any] = {
+        "status": obs.proposed_status or "active",
+        "sessionKey": plan.session_key,
+        "sourceTurnIds": list(obs.source_turn_ids),
+        "sourceTurnId": obs.source_turn_ids[0] if obs.source_turn_ids else None,
+        "observedAt": obs.observed_at or now,
+        "importanceReasons": list(obs.importance.reasons),
+    }
+    if obs.valid_at:
+        extra["validAt"] = obs.valid_at
+    if fact.entity_ref:
+        extra["entityRef"] = fact.entity_ref
+    if fact.structured_attributes:
+        extra["structuredAttributes"] = dict(sorted(fact.structured_attributes.items()))
+    extra = {k: v for k, v in extra.items() if v not in (None, [], "")}
+    meta, problems = new_frontmatter(
+        memory_id=new_id(),
+        now=now,
+        content=fact.content,
+        category=fact.category,
+        settings=mem.settings.store,
+        tags=list(fact.tags),
+        confidence=fact.confidence,
+        importance=obs.importance.score,
+        source="extraction",
+        extra=extra,
+    )
+    if problems:  # the rules produced something no file may hold (a secret, say): leave it out
+        raise ValidationError(problems[0].describe(), problems=problems)
+    rel = mem.files.allocate_path(fact.category, fact.content, plan.namespace, taken=tx.exists)
+    record = MemoryRecord(rel, meta, "\n" + fact.content.strip() + "\n", plan.namespace)
+    tx.put(rel, serialize(meta, record.body), record)
+    return record
+
+
+def _reinforce(mem: Memory, tx: Transaction, record: MemoryRecord, turn_ids: Sequence[str] = ()) -> None:
+    checked = check_bytes(tx.read_bytes(record.path) or b"", record.path, mem.settings.store)
+    if not checked.ok or checked.record is None:
+        return
+    patch_staged(mem, tx, record, reinforcement(checked.record.frontmatter, turn_ids, now_iso()))
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD_RE.findall(text.lower()) if len(w) > 2}
+
+
+def _near_duplicate(
+    mem: Memory,
+    tx: Transaction,
+    obs: MemoryObservation,
+    ns: str,
+    vector: Any,
+    work: _FlushWork,
+    indexed: Sequence[tuple[str, str, float]],
+) -> MemoryRecord | None:
+    """An active memory saying the same thing: cosine ≥ the floor, enough shared words, no other value."""
+    settings = mem.settings.observe
+    words = _words(obs.fact.content)
+    candidates: list[tuple[float, MemoryRecord]] = []
+    if work.written_paths:  # primitives written earlier in this flush
+        sims = np.asarray(work.written_vectors) @ vector
+        for row in np.flatnonzero(sims >= settings.duplicate_similarity_floor):
+            path, similarity = work.written_paths[int(row)], sims[row]
+            staged = tx.staged.get(path)
+            record = staged.record if staged is not None else None
+            if record is not None and record.namespace == ns and record.status == "active":
+                candidates.append((float(similarity), record))
+    if work.unindexed is None:  # committed but not in the index yet (this process's or another's): once a flush
+        assert work.lookup is not None
+        others = [r for r in work.lookup.unindexed(NEAR_UNINDEXED_MAX) if len(r.content) <= NEAR_UNINDEXED_CHARS]
+        unindexed = {r.path: r for r in [*others, *mem.indexer.pending_records()]}
+        records = [r for r in unindexed.values() if r.namespace == ns and r.content.strip()]
+        work.unindexed = records
+        work.unindexed_vectors = (
+            np.asarray(mem.index.embed_as_memories([r.content for r in records])) if records else None
+        )
+    if work.unindexed_vectors is not None:
+        sims = work.unindexed_vectors @ vector
+        for row in np.flatnonzero(sims >= settings.duplicate_similarity_floor):
+            record = work.unindexed[int(row)]
+            if record.status == "active" and record.path not in tx.staged:
+                candidates.append((float(sims[row]), record))
+    for memory_id, path, similarity in indexed:
+        if path in tx.staged or similarity < settings.duplicate_similarity_floor:
+            continue
+        try:
+            record = mem.files.read(path)
+        except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
+            continue
+        if record.id == memory_id and record.status == "active":
+            candidates.append((similarity, record))
+    for similarity, record in sorted(candidates, key=lambda c: -c[0]):
+        if similarity < settings.duplicate_similarity_floor:
+            break
+        overlap = len(words & _words(record.content)) / max(1, len(words | _words(record.content)))
+        if overlap >= settings.near_duplicate_word_overlap and not states_other_value(obs, record):
+            return record
+    return None
