@@ -211,6 +211,22 @@ def test_progress_bars_on_a_terminal_and_quiet_silences_them(repo: Path) -> None
     assert "embedding [" not in _on_a_terminal(["reindex", "--quiet", "--memory-dir", str(repo)])
     piped = run_remnic("reindex", "--memory-dir", str(repo))
     assert piped.code == 0 and "[" not in piped.err  # not a terminal: no bar
+    transcript = repo.parent / "chat.txt"
+    transcript.write_text("".join(f"Ana: I moved the build to runner {i} today.\n" for i in range(12)))
+    observed = _on_a_terminal(
+        ["observe", str(transcript), "--session-key", "s", "--format", "plain", "--flush", "--memory-dir", str(repo)]
+    )
+    assert "observing [" in observed and "12/12" in observed
+
+
+def test_observe_reports_each_turn_of_a_flush_to_a_progress_callback(repo: Path) -> None:
+    from remnic import Memory
+
+    seen: list[tuple[int, int]] = []
+    text = "".join(f"Ana: The staging DB {i} port is {5400 + i}.\n" for i in range(5))
+    with Memory.open(repo) as memory:
+        memory.observe_transcript("s", text, fmt="plain", flush=True, progress=lambda d, t: seen.append((d, t)))
+    assert seen == [(i, 5) for i in range(1, 6)]
 
 
 # --- 5. init on a folder of notes; sync run --dry-run ---

@@ -8,7 +8,7 @@ from typing import Any
 
 from remnic.errors import UsageError
 
-from ._common import add_command, choice_list, emit, open_memory, plural, positive_int, table
+from ._common import add_command, choice_list, emit, open_memory, plural, positive_int, progress_bar, table
 
 FORMATS = ("auto", "claude-code", "codex", "openai", "anthropic", "plain")
 REVIEW_ACTIONS = {"approve": "active", "dismiss": "rejected", "flag": "quarantined"}
@@ -101,6 +101,7 @@ def cmd_observe(args: argparse.Namespace) -> int:
             source="cli",
             flush=args.flush,
             dry_run=args.dry_run,
+            progress=progress_bar(args, "observing"),
         )
 
     def lines() -> str:

@@ -69,6 +69,7 @@ def plan_observations(
     embed: Embed | None = None,
     now: str | None = None,
     prefetch: Callable[[Sequence[str]], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[MemoryObservation]:
     """Observations of a flush's turns (oldest first): accepted, deferred and rejected alike.
 
@@ -76,13 +77,14 @@ def plan_observations(
     ``observe.duplicateSimilarityFloor``, same category) into one observation citing every turn;
     without it only exact duplicates fold. ``prefetch(texts)`` hears each turn's facts as they are
     made, before ``embed`` is asked for them all (so they can be embedded meanwhile). Facts below
-    ``observe.minImportanceLevel`` are dropped before the judge and never appear.
+    ``observe.minImportanceLevel`` are dropped before the judge and never appear. ``progress(done,
+    total)`` hears each turn extracted.
     """
     floor_rank = LEVEL_RANK[settings.min_importance_level]
     planned: list[_Planned] = []
     previous: Turn | None = None
     speakers: dict[str, str] = {}  # a speaker's name → the last other speaker before them (their listener)
-    for turn in turns:
+    for done, turn in enumerate(turns, 1):
         kept = []
         asked = question_of(previous, settings) if previous is not None and _other_speaker(previous, turn) else None
         if previous is not None and previous.speaker and turn.speaker and previous.speaker != turn.speaker:
@@ -100,6 +102,8 @@ def plan_observations(
         planned += joined
         if prefetch is not None and joined:
             prefetch([item.candidate.fact.content for item in joined])
+        if progress is not None:
+            progress(done, len(turns))
     planned = _fold_duplicates(planned, embed, settings.duplicate_similarity_floor)
     if now is None and any(not item.candidate.turn.timestamp for item in planned):
         now = now_iso()

@@ -67,10 +67,12 @@ class ConversationOps:
         dry_run: bool = False,
         strict: bool = True,
         only_new: bool = False,
+        progress: Callable[[int, int], None] | None = None,
     ) -> ObserveResult:
         """Observe a transcript file's text (claude-code, codex, openai, anthropic, plain, or auto).
 
-        ``only_new`` skips the turns an earlier call already took (a hook re-reading a growing file)."""
+        ``only_new`` skips the turns an earlier call already took (a hook re-reading a growing file);
+        ``progress(done, total)`` hears each turn of a flush extracted."""
         from . import observing as _observing
 
         return _observing.observe_transcript(
@@ -86,6 +88,7 @@ class ConversationOps:
             dry_run=dry_run,
             strict=strict,
             only_new=only_new,
+            progress=progress,
         )
 
     def flush_idle_sessions(

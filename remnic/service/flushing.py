@@ -34,7 +34,11 @@ from .superseding import states_other_value, supersede_older
 from .writes import UNGROUPED, check_writable, patch_staged
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .memory import Memory
+
+    Progress = Callable[[int, int], None]
 
 
 __all__ = ["FlushResult", "persist_flush"]
@@ -109,7 +113,9 @@ class _FlushWork:
     now: str = field(default_factory=now_iso)
 
 
-def persist_flush(mem: Memory, plan: FlushPlan, *, source: str, resumed: bool = True) -> FlushResult:
+def persist_flush(
+    mem: Memory, plan: FlushPlan, *, source: str, resumed: bool = True, progress: Progress | None = None
+) -> FlushResult:
     """One commit for one flush (or none, when it is already in git: a ``resumed`` plan is looked for
     in all the history, a new one since a day before it began, so the look-up stays cheap)."""
     settings = mem.settings.observe
@@ -125,7 +131,12 @@ def persist_flush(mem: Memory, plan: FlushPlan, *, source: str, resumed: bool = 
             pass
     with Prefetch(embed, len(plan.turns), warm=warm) as ahead:
         observations = plan_observations(
-            plan.turns, session_key=plan.session_key, settings=settings, embed=ahead.embed, prefetch=ahead.add
+            plan.turns,
+            session_key=plan.session_key,
+            settings=settings,
+            embed=ahead.embed,
+            prefetch=ahead.add,
+            progress=progress,
         )
     trailers = {k.removeprefix("Remnic-"): v for k, v in plan.trailers().items()}
     begun = None if resumed else parse_time(plan.begun_at)

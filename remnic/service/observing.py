@@ -26,7 +26,11 @@ from remnic.observe.triggers import decide_flush
 from .flushing import FlushResult, persist_flush
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .memory import Memory
+
+    Progress = Callable[[int, int], None]
 
 __all__ = ["FlushResult", "ObserveResult", "observe", "observe_transcript", "parse_transcript"]
 
@@ -112,8 +116,10 @@ def observe_transcript(
     dry_run: bool = False,
     strict: bool = True,
     only_new: bool = False,
+    progress: Progress | None = None,
 ) -> ObserveResult:
-    """Observe a whole transcript file's text (any supported format).
+    """Observe a whole transcript file's text (any supported format). ``progress(done, total)``
+    hears each turn of a flush extracted.
 
     With ``only_new`` the turns at or before this session's cursor (the last turn index an earlier
     call took) are skipped; a turn taken twice anyway is a retry the buffer keeps once.
@@ -126,7 +132,15 @@ def observe_transcript(
         last = cursor.read()
         turns = [t for t in turns if t.index > last]
     result = observe_turns(
-        mem, session_key, turns, namespace=ns, source=source, flush=flush, event=event, dry_run=dry_run
+        mem,
+        session_key,
+        turns,
+        namespace=ns,
+        source=source,
+        flush=flush,
+        event=event,
+        dry_run=dry_run,
+        progress=progress,
     )
     if cursor is not None and parsed.turns:
         cursor.write(max(t.index for t in parsed.turns))
@@ -163,6 +177,7 @@ def observe_turns(
     event: str | None,
     dry_run: bool,
     extract: bool = True,
+    progress: Progress | None = None,
 ) -> ObserveResult:
     ns = namespace or mem.settings.namespaces.default
     problems = check_namespace(ns)
@@ -174,7 +189,7 @@ def observe_turns(
     embed = mem.embedder_for_observe()
     if dry_run:
         facts = mem.embedder_for_observe(facts=True)
-        planned = plan_observations(turns, session_key=session_key, settings=settings, embed=facts)
+        planned = plan_observations(turns, session_key=session_key, settings=settings, embed=facts, progress=progress)
         return ObserveResult(session_key, ns, len(turns), 0, 0, 0, dry_run=True, planned=tuple(planned))
     if not extract:
         placed = archive(mem.root, session_key, [_archived(t) for t in turns], ns, source) if turns else {}
@@ -204,7 +219,7 @@ def observe_turns(
             if plan is None:
                 break
             crash_point("flush-begun")
-            flushes.append(persist_flush(mem, plan, source=source, resumed=resumed))
+            flushes.append(persist_flush(mem, plan, source=source, resumed=resumed, progress=progress))
             crash_point("flush-persisted")
             buffer.complete_flush(plan.flush_id)
             state = buffer.state()
