@@ -31,7 +31,8 @@ class DuplicateLookup:
         self._files: dict[tuple[str, str], MemoryRecord] | None = None
         self._head: tuple[str | None] | None = None
         self._commits: dict[str, bool] = {}
-        self._changed: dict[tuple[str, str], dict[tuple[str, str], MemoryRecord]] = {}
+        self._changed: dict[tuple[str, str], list[MemoryRecord]] = {}  # memory files changed old..new, read once
+        self._by_hash: dict[tuple[str, str], dict[tuple[str, str], MemoryRecord]] = {}
         self._unindexed: list[MemoryRecord] | None = None
 
     def head(self) -> str | None:
@@ -46,9 +47,20 @@ class DuplicateLookup:
 
     def changed(self, old: str, new: str, namespace: str, digest: str) -> MemoryRecord | None:
         """Among the memory files changed from ``old`` to ``new`` (one ``git diff`` per batch)."""
+        if (old, new) not in self._by_hash:
+            self._by_hash[(old, new)] = _by_hash(self._records_between(old, new) or [])
+        return self._by_hash[(old, new)].get((namespace, digest))
+
+    def _records_between(self, old: str, new: str, most: int | None = None) -> list[MemoryRecord] | None:
+        """The memory files changed from ``old`` to ``new``, read once a batch for every check that asks;
+        None (nothing read) when more than ``most`` changed."""
         if (old, new) not in self._changed:
-            self._changed[(old, new)] = _by_hash(_changed_records(self._mem, old, new))
-        return self._changed[(old, new)].get((namespace, digest))
+            paths = _changed_paths(self._mem, old, new)
+            if most is not None and len(paths) > most:  # counted before any is read
+                return None
+            self._changed[(old, new)] = _read_all(self._mem, paths)
+        records = self._changed[(old, new)]
+        return None if most is not None and len(records) > most else records
 
     def unindexed(self, most: int) -> list[MemoryRecord]:
         """Active memories committed since the commit the index reflects that this process's queue does
@@ -64,9 +76,8 @@ class DuplicateLookup:
                 return self._unindexed
             if self._mem.indexer.covers(recorded, head):
                 return self._unindexed
-            paths = _changed_paths(self._mem, recorded, head)
-            if len(paths) <= most:  # counted before any is read
-                self._unindexed = [r for r in _read_all(self._mem, paths) if r.status == "active"]
+            records = self._records_between(recorded, head, most)
+            self._unindexed = [r for r in records or [] if r.status == "active"]
         return self._unindexed
 
     def pending(self, namespace: str, digest: str) -> MemoryRecord | None:
