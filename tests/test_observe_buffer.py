@@ -69,6 +69,27 @@ def test_flush_is_planned_persisted_and_marked_once(tmp_path: Path) -> None:
     assert json.loads(lines[0])["op"] == "base" and len(lines) == 3
 
 
+def test_a_line_id_names_a_turn_only_with_its_words(tmp_path: Path) -> None:
+    def line(text: str) -> Turn:
+        return Turn(role="user", text=text, index=0, turn_id="L1", positional=True)
+
+    buffer = SessionBuffer(tmp_path, "s")
+    assert len(buffer.append([line("The port is 5432.")]).turns) == 1
+    assert buffer.append([line("The port is 5432.")]).duplicates == 1  # the same file observed again
+    assert len(buffer.append([line("The port is 5433.")]).turns) == 1  # line 1 of another transcript
+    plan = buffer.begin_flush("explicit")
+    assert plan is not None
+    buffer.complete_flush(plan.flush_id)  # compacts the journal into its seen ids
+    assert buffer.append([line("The port is 5433.")]).duplicates == 1
+    assert len(buffer.append([line("Ben owns billing.")]).turns) == 1
+    # A host's own id names its turn whatever the words; a bare "L7" journaled before line ids
+    # carried their words still makes its line a retry.
+    host = buffer.append([turn("first words", turn_id="u1"), turn("other words", turn_id="u1")])
+    assert host.duplicates == 1
+    buffer.append([turn("old journal line", turn_id="L7")])
+    assert buffer.append([Turn(role="user", text="new", index=0, turn_id="L7", positional=True)]).duplicates == 1
+
+
 def test_partial_flush_keeps_the_turns_after_the_boundary(tmp_path: Path) -> None:
     buffer = SessionBuffer(tmp_path, "s")
     buffer.append([turn(f"turn {i}") for i in range(5)])

@@ -92,6 +92,28 @@ def test_a_correction_supersedes_and_recall_returns_only_the_new_fact(memory: Me
     assert {new.id, old.id} <= {h.id for h in wider}
 
 
+@pytest.mark.parametrize("stamp", ["", "[2026-05-02T09:00:00Z] "])
+def test_a_correction_in_the_same_flush_supersedes_the_value_said_before_it(memory: Memory, stamp: str) -> None:
+    # One flush's facts share their `created` (and here their turns' time, or none): the order they
+    # were said in decides which one is current.
+    said = f"{stamp}Ana: The staging DB port is 5432.\n{stamp}Ben: Actually, the staging DB port is 5433 now.\n"
+    flush = memory.observe_transcript("s1", said, fmt="plain", flush=True).flushes[0]
+    assert (len(flush.created), len(flush.superseded)) == (2, 1)
+    old = memory.get(flush.superseded[0])
+    assert old.content == "The staging DB port is 5432." and old.frontmatter["supersededBy"] == flush.created[1]
+    assert active_contents(memory) == ["The staging DB port is 5433 now."]
+
+
+def test_plain_transcripts_piped_under_one_session_key_are_each_taken(memory: Memory) -> None:
+    # Each has a line 1 (`L1`): the same line with other words is another turn, not a retry.
+    memory.observe_transcript("s1", "Ana: The staging DB port is 5432.\n", fmt="plain", flush=True)
+    second = memory.observe_transcript("s1", "Ana: Ben owns the billing service.\n", fmt="plain", flush=True)
+    assert (second.buffered, second.duplicates, len(second.flushes[0].created)) == (1, 0, 1)
+    again = memory.observe_transcript("s1", "Ana: Ben owns the billing service.\n", fmt="plain", flush=True)
+    assert (again.buffered, again.duplicates, again.flushes) == (0, 1, ())
+    assert active_contents(memory) == ["Ben owns the billing service.", "The staging DB port is 5432."]
+
+
 def test_injected_host_text_never_becomes_a_memory(memory: Memory) -> None:
     lines = [
         {"type": "user", "uuid": "u1", "timestamp": "2026-05-02T09:00:00Z", "message": {"role": "user", "content": [

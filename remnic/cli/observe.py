@@ -24,7 +24,9 @@ def register(sub: Any) -> None:
         "turns in the session's buffer and, when a trigger fires (--flush, turn count, time,\n"
         "topic shift), extracts standalone facts, scores and judges them, and writes the\n"
         "accepted ones as memories in one commit: duplicates reinforce what exists, a new\n"
-        "value supersedes the old one. `plain` is one turn per line as `Speaker: text`.\n\n"
+        "value supersedes the old one. `plain` is one turn per line as `Speaker: text`.\n"
+        "A session takes each turn once: observing a transcript again (or after it grew) adds\n"
+        "only the turns it has not seen; a turn is the host's id, or a line with its words.\n\n"
         "examples:\n  remnic observe chat.txt --session-key standup-0502 --flush\n"
         "  remnic observe ~/.claude/projects/x/session.jsonl --session-key cc:abc --format claude-code\n"
         "  cat chat.txt | remnic observe - --session-key s1 --dry-run --json",

@@ -123,6 +123,14 @@ def _fingerprint(turn: Turn) -> str:
     return hashlib.sha256(f"{turn.role}\0{turn.text}".encode()).hexdigest()[:24]
 
 
+def _seen_key(turn: Turn) -> str:
+    """What names a turn with an id among the session's seen ones: a host's id alone; an id made from
+    the turn's line (``L1``) only with its words, else line 1 of every transcript piped under one
+    session key would be taken for the first one's."""
+    assert turn.turn_id
+    return f"{turn.turn_id}#{_fingerprint(turn)}" if turn.positional else turn.turn_id
+
+
 class SessionBuffer:
     """The journal of one session. Every method takes the session's lock; safe across processes."""
 
@@ -230,7 +238,7 @@ class SessionBuffer:
             buffered = turns[seq]
             received = parse_time(buffered.received_at)
             if buffered.turn.turn_id:
-                seen[buffered.turn.turn_id] = None
+                seen[_seen_key(buffered.turn)] = None
             elif received is not None:
                 recent[_fingerprint(buffered.turn)] = received
         return BufferState(pending, open_plan, next_seq, last_flush_at), seen, recent
@@ -244,7 +252,7 @@ class SessionBuffer:
     def append(self, turns: Sequence[Turn], *, now: str | None = None, retry_window_s: float = 600.0) -> AppendResult:
         """Journal the turns durably (one fsync'd line) and return them renumbered by session sequence.
 
-        A turn whose ``turn_id`` is already in the session, or one without an id repeating the same
+        A turn whose ``turn_id`` is already in the session (a line id with the same words), or one without an id repeating the same
         role and text within ``retry_window_s`` of receipt, is a retry and is not journaled again.
         """
         at = now or now_iso()
@@ -256,8 +264,10 @@ class SessionBuffer:
             seq = state.next_seq
             for turn in turns:
                 if turn.turn_id:
-                    is_retry = turn.turn_id in seen
-                    seen[turn.turn_id] = None
+                    key = _seen_key(turn)
+                    # A bare line id in `seen` was journaled before ids carried their words: still a retry.
+                    is_retry = key in seen or (turn.positional and turn.turn_id in seen)
+                    seen[key] = None
                 else:
                     fingerprint = _fingerprint(turn)
                     is_retry = at_epoch - recent.get(fingerprint, float("-inf")) <= retry_window_s

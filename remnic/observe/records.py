@@ -25,6 +25,8 @@ class Turn:
     buffer's sequence number for a session): it never changes as the transcript grows and does not
     depend on which lines were dropped. ``turn_id`` is the host's id for the turn when it has one.
     ``interim`` marks assistant commentary between tool calls (kept in the trace, never extracted).
+    ``positional``: ``turn_id`` was made from the turn's place in its file (``L12``, ``m3``), so it
+    names the turn only together with its text: line 1 of two transcripts are two turns.
     """
 
     role: str
@@ -34,6 +36,7 @@ class Turn:
     speaker: str | None = None
     timestamp: str | None = None
     interim: bool = False
+    positional: bool = False
 
     @property
     def source_id(self) -> str:
@@ -47,6 +50,8 @@ class Turn:
                 out[key] = value
         if self.interim:
             out["interim"] = True
+        if self.positional:
+            out["positionalId"] = True
         return out
 
     @classmethod
@@ -59,6 +64,7 @@ class Turn:
             speaker=data.get("speaker"),
             timestamp=data.get("timestamp"),
             interim=bool(data.get("interim", False)),
+            positional=bool(data.get("positionalId", False)),
         )
 
 

@@ -184,6 +184,7 @@ def _claude_line(number: int, obj: Mapping[str, Any], reader: _Reader) -> None:
         block_texts(message.get("content")),
         number,
         turn_id=obj.get("uuid") if isinstance(obj.get("uuid"), str) else f"L{number}",
+        positional=not isinstance(obj.get("uuid"), str),
         timestamp=_timestamp(obj.get("timestamp")),
     )
 
@@ -241,6 +242,7 @@ def _codex_line(number: int, obj: Mapping[str, Any], reader: _Reader) -> None:
         block_texts(payload.get("content")),
         number,
         turn_id=payload["id"] if isinstance(payload.get("id"), str) else f"L{number}",
+        positional=not isinstance(payload.get("id"), str),
         timestamp=_timestamp(obj.get("timestamp")),
         interim=payload.get("phase") == "commentary",
     )
@@ -329,6 +331,7 @@ def _parse_message_array(
             block_texts(content),
             index,
             turn_id=_turn_id(msg, f"m{index}" if line is None else f"L{line}"),
+            positional=_turn_id(msg, "") == "",
             speaker=speaker if isinstance(speaker, str) and speaker.strip() else None,
             timestamp=_timestamp(msg.get("timestamp")),
         )
@@ -437,6 +440,7 @@ def _parse_plain(text: str, reader: _Reader) -> None:
             [strip_injected(said.strip())],
             number,
             turn_id=f"L{number}",
+            positional=True,
             speaker=None if name.lower() in GENERIC_SPEAKERS | ASSISTANT_SPEAKERS else name,
             timestamp=timestamp,
         )

@@ -265,7 +265,8 @@ def _persist_one(
     if vector is not None:
         work.written_paths.append(record.path)
         work.written_vectors.append(vector)
-    replaced = supersede_older(mem, tx, record, obs, work.lookup.unindexed(NEAR_UNINDEXED_MAX) if work.lookup else ())
+    unindexed = work.lookup.unindexed(NEAR_UNINDEXED_MAX) if work.lookup else ()
+    replaced = supersede_older(mem, tx, record, obs, unindexed, earlier_in_flush=work.created)
     work.superseded += [r for r in replaced if r not in work.superseded]
     return replace(obs, resulting_primitive_id=record.id)
 

@@ -3,7 +3,7 @@ port" 5432 → 5433) marks the older active memories stating another value ``sup
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from remnic.memfile.model import MemoryRecord, parse_time
@@ -42,25 +42,39 @@ def _conflicting_keys(obs: MemoryObservation, frontmatter: Mapping[str, Any]) ->
 
 
 def supersede_older(
-    mem: Memory, tx: Transaction, record: MemoryRecord, obs: MemoryObservation, unindexed: Sequence[MemoryRecord] = ()
+    mem: Memory,
+    tx: Transaction,
+    record: MemoryRecord,
+    obs: MemoryObservation,
+    unindexed: Sequence[MemoryRecord] = (),
+    earlier_in_flush: Collection[str] = (),
 ) -> list[str]:
     """Mark older active memories that state another value for this fact's keys as superseded by it.
-    ``unindexed``: memories other processes committed that the index has not taken yet."""
+    ``unindexed``: memories other processes committed that the index has not taken yet;
+    ``earlier_in_flush``: ids this flush wrote before this one (said before it)."""
     if not obs.fact.entity_ref or not obs.fact.structured_attributes:
         return []
-    new_start = parse_time(obs.valid_at) or parse_time(record.created) or 0.0
+    new_when = _said_when(obs.valid_at, record.created)
     replaced: list[str] = []
     for other in _same_entity(mem, tx, obs.fact.entity_ref, record.namespace, unindexed):
         if other.id == record.id or other.status != "active" or not _conflicting_keys(obs, other.frontmatter):
             continue
-        old_start = parse_time(other.frontmatter.get("validAt")) or parse_time(other.created) or 0.0
-        if old_start >= new_start:
+        old_when = _said_when(other.frontmatter.get("validAt"), other.created)
+        # One flush's facts share a `created` (and a transcript's turns often one timestamp): among
+        # those, the order they were said in decides.
+        if old_when > new_when or (old_when == new_when and other.id not in earlier_in_flush):
             continue
         if supersede(mem, tx, other, record, when=obs.valid_at or record.created):
             replaced.append(other.id)
     if len(replaced) == 1:
         patch_staged(mem, tx, record, {"supersedes": replaced[0]})
     return replaced
+
+
+def _said_when(valid_at: Any, created: Any) -> tuple[float, float]:
+    """When a fact was said (its turn's time, else its memory's), then when it was written."""
+    written = parse_time(created) or 0.0
+    return (parse_time(valid_at) or written, written)
 
 
 def _same_entity(
