@@ -86,6 +86,11 @@ def test_assistant_task_chatter_is_dropped() -> None:
         ("Actually, the staging DB port is 5433, not 5432.", "correction", "The staging DB port is 5433, not 5432."),
         ("Never push to main.", "principle", "Never push to main."),
         (
+            "Remember to always run migrations before deploying.",
+            "principle",
+            "Remember to always run migrations before deploying.",
+        ),
+        (
             "If the replica lag passes 30s, page the on-call.",
             "rule",
             "If the replica lag passes 30s, page the on-call.",

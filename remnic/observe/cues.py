@@ -126,7 +126,8 @@ CATEGORY_CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         "principle",
         "always/never rule",
         _rx(
-            r"^([^,]{1,30},\s*)?(please\s+)?(always|never|don'?t ever|do not ever|make sure (to|you|we)|avoid|do not|don'?t)\b"
+            r"^([^,]{1,30},\s*)?(please\s+)?((remember|be sure) to\s+)?"
+            r"(always|never|don'?t ever|do not ever|make sure (to|you|we)|avoid|do not|don'?t)\b"
         ),
     ),
     (
