@@ -237,6 +237,10 @@ def test_first_person_becomes_the_speaker_with_agreeing_verbs() -> None:
     )
     assert replace_first_person("I'm off; my kids need me.", "Mel") == "Mel is off; their kids need them."
     assert replace_first_person("I don't like it, I've tried.", "Mel") == "Mel doesn't like it, Mel has tried."
+    # "their" only after the name, and the name as a word: the fact still says whose it is.
+    assert replace_first_person("My sister and I went to Rome.", "Sam") == "Sam's sister and Sam went to Rome."
+    assert replace_first_person("My wife works in Albany.", "Al") == "Al's wife works in Albany."
+    assert replace_first_person("My favourite band is Sam Fender.", "Sam") == "Sam's favourite band is Sam Fender."
     assert [third_person(v) for v in ("try", "watch", "go", "went", "can", "have")] == [
         "tries",
         "watches",
@@ -309,6 +313,10 @@ def test_values_give_supersession_keys() -> None:
     assert value_key("Caroline's email is c@example.org", "Ana") == ("caroline", {"email": "c@example.org"})
     assert value_key("the transgender stories were so inspiring", "Ana") == (None, {})
     assert value_key("it is 5433", "Ana") == (None, {})
+    # A clause joined after the value is not part of it; names joined by "and" are.
+    assert value_key("My name is Ana and I live in Porto", "Ana") == ("ana", {"name": "Ana"})
+    assert value_key("The billing leads are Ana and Ben", "Ana") == ("billing", {"leads": "Ana and Ben"})
+    assert value_key("My sister Mia is visiting next Saturday", "Ana") == (None, {})  # a verb going on
     fact = facts("The staging DB port is now 5433.")[0].fact
     assert fact.supersession_keys() == ["staging-db::port"]
 

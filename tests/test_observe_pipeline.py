@@ -140,6 +140,10 @@ def test_a_persons_facts_about_us_name_them_and_the_listeners_name_is_left_out()
     assert [o.fact.content for o in plan_observations(said, session_key="s", settings=ObserveSettings())] == [
         "The move to the US changed Ana and others; their plans too."  # the country is not "us"
     ]
+    unnamed = [Turn("user", "We moved to Berlin in 2020.", 0, turn_id="f")]  # no speaker: "the user"
+    assert [o.fact.content for o in plan_observations(unnamed, session_key="s", settings=ObserveSettings())] == [
+        "The user and others moved to Berlin in 2020."
+    ]
 
 
 def test_an_answer_carrying_its_question_cites_the_asking_turn() -> None:

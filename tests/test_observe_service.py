@@ -104,6 +104,24 @@ def test_a_correction_in_the_same_flush_supersedes_the_value_said_before_it(memo
     assert active_contents(memory) == ["The staging DB port is 5433 now."]
 
 
+def test_a_value_said_before_the_current_one_is_history_from_the_start(memory: Memory) -> None:
+    # An older transcript observed late (or one observed again under another key) must not bring
+    # back a replaced value as a second active one.
+    memory.observe_transcript(
+        "late", "[2026-05-10T10:00:00Z] Ana: The staging DB port is 5433.\n", fmt="plain", flush=True
+    )
+    early = "[2026-05-01T10:00:00Z] Ana: The staging DB port is 5432.\n"
+    flush = memory.observe_transcript("early", early, fmt="plain", flush=True).flushes[0]
+    assert len(flush.created) == 1 and flush.superseded == flush.created
+    old = memory.get(flush.created[0])
+    assert old.status == "superseded" and old.frontmatter["invalidAt"].startswith("2026-05-10T10:00:00")
+    assert active_contents(memory) == ["The staging DB port is 5433."]
+    message = git(memory.root, "log", "-1", "--format=%B")
+    assert message.count("Remnic-Memory-Id:") == 1 and "Remnic-Superseded: 1" in message  # named once
+    said_again = memory.observe_transcript("again", CHAT.splitlines()[3] + "\n", fmt="plain", flush=True)  # 2 May, 5432
+    assert active_contents(memory) == ["The staging DB port is 5433."] and said_again.flushes[0].created
+
+
 def test_plain_transcripts_piped_under_one_session_key_are_each_taken(memory: Memory) -> None:
     # Each has a line 1 (`L1`): the same line with other words is another turn, not a retry.
     memory.observe_transcript("s1", "Ana: The staging DB port is 5432.\n", fmt="plain", flush=True)

@@ -266,6 +266,25 @@ def test_anthropic_messages_keep_text_blocks_only() -> None:
     ]
 
 
+def test_one_openai_message_on_one_line_is_a_transcript() -> None:
+    line = json.dumps({"role": "user", "content": "My manager is Priya Shah.", "name": "Ana"})
+    for fmt in ("auto", "openai"):
+        parsed = parse_transcript(line + "\n", fmt)
+        assert parsed.format == "openai"
+        assert [(t.role, t.text, t.speaker, t.turn_id) for t in parsed.turns] == [
+            ("user", "My manager is Priya Shah.", "Ana", "L1")
+        ]
+
+
+def test_times_written_other_ways_become_iso_so_relative_dates_resolve() -> None:
+    text = "[1683590160] Mel: I went to a pottery class yesterday.\n[8 May 2023] Mel: Yesterday I adopted a dog.\n"
+    parsed = parse_transcript(text, "plain")
+    assert [t.timestamp for t in parsed.turns] == ["2023-05-08T23:56:00.000Z", "2023-05-08T00:00:00.000Z"]
+    stamped = parse_transcript(json.dumps([{"role": "user", "content": "Hi there", "timestamp": "1683590160"}]))
+    assert stamped.turns[0].timestamp == "2023-05-08T23:56:00.000Z"
+    assert parse_transcript("[2023-05-08T13:56:00+02:00] Mel: Hi.\n").turns[0].timestamp == "2023-05-08T13:56:00+02:00"
+
+
 def test_plain_lines_name_speakers_and_optional_timestamps() -> None:
     text = (
         "[2023-05-08T13:56:00Z] Caroline: I went to a support group yesterday.\n"
@@ -294,7 +313,7 @@ def test_plain_lines_name_speakers_and_optional_timestamps() -> None:
         (
             "[yesterday] Ana: hi\n",
             "plain",
-            "transcript:1: transcript: [yesterday] is not an ISO-8601 timestamp; expected one turn per line as `Speaker: text` (format plain)",
+            "transcript:1: transcript: [yesterday] is not a time (ISO 8601, epoch seconds or a date like 8 May 2023); expected one turn per line as `Speaker: text` (format plain)",
         ),
         (
             '{"type": "user", "message": {"role": "user", "content": "hi"}}\n{"type": "user", "message": \n',
@@ -329,7 +348,7 @@ def test_plain_lines_name_speakers_and_optional_timestamps() -> None:
         (
             '{"model": "m", "system": "s",\n "messages": [\n  {"role": "user", "content": "ok"},\n  {"role": "user", "content": "ok", "timestamp": "soon"}]}',
             "anthropic",
-            'transcript:4: transcript: messages[1].timestamp \'soon\' is not an ISO-8601 time or epoch seconds; expected a JSON object {"system", "messages": [...]} or an array of {role, content} messages (format anthropic)',
+            'transcript:4: transcript: messages[1].timestamp \'soon\' is not a time (ISO 8601, epoch seconds or a date like 8 May 2023); expected a JSON object {"system", "messages": [...]} or an array of {role, content} messages (format anthropic)',
         ),
         (
             '{"type": "response_item", "payload": {"type": "message", "role": "robot", "content": []}}\n',

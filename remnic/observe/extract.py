@@ -93,9 +93,17 @@ KNOWN_ATTRIBUTES = words("""port host hostname url endpoint version email phone 
     channel""")
 _NOT_SUBJECT = words("it this that he she they there what who which i you we one everything something")
 # "Dana since the reorg" → "Dana": why or since when is not part of the value.
-_VALUE_QUALIFIER_RE = re.compile(r"\s+(?:since|because|after|when|until|as of|due to|now|again|too|these days)\b", re.I)
+# "Ana and I live in Porto" → "Ana": a clause joined after the value is not part of it ("Ana and Ben" is).
+_VALUE_QUALIFIER_RE = re.compile(
+    r"\s+(?:since|because|after|when|until|as of|due to|now|again|too|these days)\b"
+    r"|,?\s+(?:and|but|so|while|though|although|whereas)\s+(?=(?:i|we|he|she|they|it|you|my|our|his|her|their)\b)",
+    re.I,
+)
 _CLAUSE_SPLIT_RE = re.compile(r"\s+and\s+(?=(?:the|our|my|your)\b)|;\s+", re.I)
-_VAGUE_VALUE_RE = re.compile(r"^(so|very|really|pretty|quite|too|such|a bit|kind of|sort of|not)\b", re.I)
+# "Mia is visiting next Saturday": a verb going on, not a value ("the job is running" is one).
+_VAGUE_VALUE_RE = re.compile(
+    r"^(so|very|really|pretty|quite|too|such|a bit|kind of|sort of|not)\b|^[a-z]+ing\s+\w", re.I
+)
 
 
 # "Thankfully, they enjoyed it": a sentence adverb before the subject says how the speaker takes it.

@@ -76,9 +76,7 @@ _NAMED_FORMS = {
     "I haven't": "{n} hasn't",
     "I was": "{n} was",
 }
-_ME_RE = re.compile(r"\bme\b", re.I)
-_MY_RE = re.compile(r"\bmy\b", re.I)
-_MINE_RE = re.compile(r"\bmine\b", re.I)
+_OWN_RE = re.compile(r"\b(?:mine|my|me)\b", re.I)
 _MYSELF_RE = re.compile(r"\bmyself\b", re.I)
 _EMOJI_RE = re.compile(r"[\u2600-\u27bf\U0001F000-\U0001FAFF\uFE0F\u200d]+")
 _SPACES_RE = re.compile(r"\s+")
@@ -168,27 +166,25 @@ def replace_first_person(sentence: str, name: str) -> str:
 
     text = _I_FORM_RE.sub(person, text)
     text = _MYSELF_RE.sub("themself", text)
-    # The name once is enough: later "my"/"me" read as "their"/"them".
-    named = name in text
+    # The name once is enough: a "my"/"me"/"mine" after it reads as "their"/"them"/"theirs". "After"
+    # in the text, and as a word: "My sister and I" is "Sam's sister and Sam", and "Al" is not in "Albany".
+    name_re = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
+    named = False
 
-    def mine(match: re.Match[str]) -> str:
-        return "theirs" if named else possessive(name)
-
-    def my(match: re.Match[str]) -> str:
+    def own(match: re.Match[str]) -> str:
         nonlocal named
-        out = "their" if named else possessive(name)
+        named = named or bool(name_re.search(match.string, 0, match.start()))
+        word = match.group(0).lower()
+        if word == "mine":
+            out = "theirs" if named else possessive(name)
+        elif word == "my":
+            out = "their" if named else possessive(name)
+        else:
+            out = "them" if named else name
         named = True
         return out
 
-    def me(match: re.Match[str]) -> str:
-        nonlocal named
-        out = "them" if named else name
-        named = True
-        return out
-
-    text = _MINE_RE.sub(mine, text)
-    text = _MY_RE.sub(my, text)
-    return _ME_RE.sub(me, text)
+    return _OWN_RE.sub(own, text)
 
 
 def _cased(replacement: str) -> Callable[[re.Match[str]], str]:
@@ -278,7 +274,8 @@ def name_the_group(text: str, name: str) -> str:
         word = _THEY[match.group(0).lower()]
         return word.capitalize() if match.group(0)[0].isupper() else word
 
-    return f"{text[: first.start()]}{name} and others{_GROUP_AGAIN_RE.sub(they, text[first.end() :])}"
+    named = name[:1].upper() + name[1:] if first.group(0)[0].isupper() else name  # "We …" → "The user and others …"
+    return f"{text[: first.start()]}{named} and others{_GROUP_AGAIN_RE.sub(they, text[first.end() :])}"
 
 
 def without_vocative(sentence: str, listener: str | None) -> str:

@@ -20,6 +20,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from remnic.errors import FieldProblem, ValidationError
@@ -128,13 +129,20 @@ def block_problem(content: Any) -> str | None:
 
 
 def _timestamp(value: Any) -> str | None:
-    """An ISO timestamp from an ISO string or epoch seconds; None when absent or unreadable."""
-    if value is None or value == "":
+    """An ISO timestamp from a time as people write it (ISO 8601, epoch seconds, ``8 May 2023``, …);
+    None when absent or unreadable. ISO text is kept as written (its offset names the local day)."""
+    if value is None or value == "" or isinstance(value, bool):
         return None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        epoch = parse_time(value)
-        return format_time(epoch) if epoch is not None else None
-    return value.strip() if isinstance(value, str) and parse_time(value) is not None else None
+    epoch = parse_time(value) if isinstance(value, (int, float, str)) else None
+    if epoch is None:
+        return None
+    if isinstance(value, str):
+        try:  # relative dates are resolved against this text, which must read as ISO
+            datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            return value.strip()
+        except ValueError:
+            pass
+    return format_time(epoch)
 
 
 def _json_lines(text: str, reader: _Reader) -> Iterable[tuple[int, Mapping[str, Any]]]:
@@ -323,7 +331,10 @@ def _parse_message_array(
             continue
         stamp = msg.get("timestamp")
         if stamp is not None and _timestamp(stamp) is None:
-            fail(i, f"{where}.timestamp {str(stamp)[:40]!r} is not an ISO-8601 time or epoch seconds")
+            fail(
+                i,
+                f"{where}.timestamp {str(stamp)[:40]!r} is not a time (ISO 8601, epoch seconds or a date like 8 May 2023)",
+            )
             continue
         speaker = msg.get("speaker", msg.get("name"))
         reader.add(
@@ -354,6 +365,9 @@ def _parse_json_document(text: str, reader: _Reader) -> None:
                 _parse_message_array([obj], reader, line=number)
             return
         reader.fail(exc.lineno, f"not valid JSON ({exc.msg} at column {exc.colno})")
+        return
+    if reader.fmt == "openai" and isinstance(doc, Mapping) and "role" in doc and "messages" not in doc:
+        _parse_message_array([doc], reader, line=1)  # one message per line, and one line
         return
     messages = _message_list(doc, reader)
     if messages is not None:
@@ -424,7 +438,7 @@ def _parse_plain(text: str, reader: _Reader) -> None:
             stamp, sep, rest = line[1:].partition("]")
             timestamp = _timestamp(stamp)
             if not sep or timestamp is None:
-                reader.fail(number, f"[{stamp[:40]}] is not an ISO-8601 timestamp")
+                reader.fail(number, f"[{stamp[:40]}] is not a time (ISO 8601, epoch seconds or a date like 8 May 2023)")
                 continue
             line = rest.strip()
         speaker, sep, said = line.partition(":")
@@ -569,5 +583,7 @@ def check_messages(messages: Any, *, field: str = "messages") -> list[FieldProbl
                 problems.append(FieldProblem(f"{where}.{key}", "must be a string"))
         stamp = msg.get("timestamp")
         if stamp is not None and _timestamp(stamp) is None:
-            problems.append(FieldProblem(f"{where}.timestamp", "must be an ISO-8601 timestamp or epoch seconds"))
+            problems.append(
+                FieldProblem(f"{where}.timestamp", "must be a time: ISO 8601, epoch seconds or a date like 8 May 2023")
+            )
     return problems

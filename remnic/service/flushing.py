@@ -171,7 +171,7 @@ def persist_flush(
             f"remnic observe: {plan.session_key[:40]} turns {plan.first_seq}-{plan.last_seq} "
             f"({len(work.created)} new, {len(work.reinforced)} reinforced, {len(work.superseded)} superseded)"
         )
-        ids = work.created + work.reinforced + work.superseded
+        ids = list(dict.fromkeys(work.created + work.reinforced + work.superseded))
         return PlanOutcome(work, subject, ids, plan.namespace, {**trailers, **counts})
 
     outcome, commit = mem.committer.submit(Plan(("observe", source, UNGROUPED + plan.flush_id), run))

@@ -49,25 +49,36 @@ def supersede_older(
     unindexed: Sequence[MemoryRecord] = (),
     earlier_in_flush: Collection[str] = (),
 ) -> list[str]:
-    """Mark older active memories that state another value for this fact's keys as superseded by it.
+    """Mark older active memories that state another value for this fact's keys as superseded by it,
+    or this one superseded when another value was said after it (ids returned either way).
     ``unindexed``: memories other processes committed that the index has not taken yet;
     ``earlier_in_flush``: ids this flush wrote before this one (said before it)."""
     if not obs.fact.entity_ref or not obs.fact.structured_attributes:
         return []
     new_when = _said_when(obs.valid_at, record.created)
     replaced: list[str] = []
+    later: list[tuple[tuple[float, float], MemoryRecord]] = []
     for other in _same_entity(mem, tx, obs.fact.entity_ref, record.namespace, unindexed):
         if other.id == record.id or other.status != "active" or not _conflicting_keys(obs, other.frontmatter):
             continue
         old_when = _said_when(other.frontmatter.get("validAt"), other.created)
+        if old_when > new_when:
+            later.append((old_when, other))
+            continue
         # One flush's facts share a `created` (and a transcript's turns often one timestamp): among
         # those, the order they were said in decides.
-        if old_when > new_when or (old_when == new_when and other.id not in earlier_in_flush):
+        if old_when == new_when and other.id not in earlier_in_flush:
             continue
         if supersede(mem, tx, other, record, when=obs.valid_at or record.created):
             replaced.append(other.id)
     if len(replaced) == 1:
         patch_staged(mem, tx, record, {"supersedes": replaced[0]})
+    if later:
+        # Another value was said after this one (an older transcript observed late, or observed
+        # again): this fact is history from the start, ended by the first statement after it.
+        _, ended_by = min(later, key=lambda pair: pair[0])
+        if supersede(mem, tx, record, ended_by):
+            replaced.append(record.id)
     return replaced
 
 
