@@ -122,6 +122,21 @@ def test_a_value_said_before_the_current_one_is_history_from_the_start(memory: M
     assert active_contents(memory) == ["The staging DB port is 5433."] and said_again.flushes[0].created
 
 
+def test_a_dry_run_plans_what_a_flush_would_make_of_the_session_s_buffer(memory: Memory) -> None:
+    memory.observe_transcript("s1", CHAT, fmt="plain")  # buffered: no trigger fired
+    files, state = snapshot_tree(memory.root), sorted(p for p in memory.durable_dir.rglob("*") if p.is_file())
+    again = memory.observe_transcript("s1", CHAT, fmt="plain", dry_run=True)  # seen turns: retries
+    waiting = memory.observe_transcript("s1", "", fmt="plain", dry_run=True)  # the buffer alone
+    other = memory.observe_transcript("s2", CHAT, fmt="plain", dry_run=True)
+    assert (again.duplicates, again.pending) == (5, 5) and (other.duplicates, other.pending) == (0, 0)
+    facts = sorted(o.fact.content for o in other.planned)
+    assert sorted(o.fact.content for o in again.planned) == facts == sorted(o.fact.content for o in waiting.planned)
+    assert snapshot_tree(memory.root) == files
+    assert sorted(p for p in memory.durable_dir.rglob("*") if p.is_file()) == state  # no lock file either
+    flushed = memory.observe_transcript("s1", "", fmt="plain", flush=True)
+    assert sorted(o.fact.content for o in flushed.observations) == facts
+
+
 def test_plain_transcripts_piped_under_one_session_key_are_each_taken(memory: Memory) -> None:
     # Each has a line 1 (`L1`): the same line with other words is another turn, not a retry.
     memory.observe_transcript("s1", "Ana: The staging DB port is 5432.\n", fmt="plain", flush=True)
@@ -396,6 +411,7 @@ def test_every_surface_gives_the_same_observations(plain_env: Env, tmp_path: Pat
     http = env.call("POST", "/engram/v1/observe", {"sessionKey": "same", "messages": MESSAGES, "dryRun": True})
     assert http.status == 202, http.raw
     assert http.json()["observations"] == python
+    assert http.json()["lcmArchived"] is False and http.json()["extractionQueued"] is False  # nothing was
 
     async def go() -> Any:
         async with http_client(env, env.alice) as client:

@@ -131,6 +131,36 @@ def _seen_key(turn: Turn) -> str:
     return f"{turn.turn_id}#{_fingerprint(turn)}" if turn.positional else turn.turn_id
 
 
+def _take(
+    turns: Sequence[Turn],
+    seq: int,
+    seen: dict[str, None],
+    recent: dict[str, float],
+    at_epoch: float,
+    retry_window_s: float,
+) -> AppendResult:
+    """The turns a session takes (renumbered from ``seq``) and how many are retries; ``seen`` and
+    ``recent`` are updated as the journal would be."""
+    accepted: list[Turn] = []
+    duplicates = 0
+    for turn in turns:
+        if turn.turn_id:
+            key = _seen_key(turn)
+            # A bare line id in `seen` was journaled before ids carried their words: still a retry.
+            is_retry = key in seen or (turn.positional and turn.turn_id in seen)
+            seen[key] = None
+        else:
+            fingerprint = _fingerprint(turn)
+            is_retry = at_epoch - recent.get(fingerprint, float("-inf")) <= retry_window_s
+            recent[fingerprint] = at_epoch
+        if is_retry:
+            duplicates += 1
+            continue
+        accepted.append(replace(turn, index=seq))
+        seq += 1
+    return AppendResult(tuple(accepted), duplicates)
+
+
 class SessionBuffer:
     """The journal of one session. Every method takes the session's lock; safe across processes."""
 
@@ -252,36 +282,28 @@ class SessionBuffer:
     def append(self, turns: Sequence[Turn], *, now: str | None = None, retry_window_s: float = 600.0) -> AppendResult:
         """Journal the turns durably (one fsync'd line) and return them renumbered by session sequence.
 
-        A turn whose ``turn_id`` is already in the session (a line id with the same words), or one without an id repeating the same
-        role and text within ``retry_window_s`` of receipt, is a retry and is not journaled again.
+        A turn whose ``turn_id`` is already in the session (a line id with the same words), or one without
+        an id repeating the same role and text within ``retry_window_s`` of receipt, is a retry and is not
+        journaled again.
         """
         at = now or now_iso()
-        at_epoch = parse_time(at) or 0.0
         with self._locked():
             state, seen, recent = self._replay(self._records())
-            accepted: list[Turn] = []
-            duplicates = 0
-            seq = state.next_seq
-            for turn in turns:
-                if turn.turn_id:
-                    key = _seen_key(turn)
-                    # A bare line id in `seen` was journaled before ids carried their words: still a retry.
-                    is_retry = key in seen or (turn.positional and turn.turn_id in seen)
-                    seen[key] = None
-                else:
-                    fingerprint = _fingerprint(turn)
-                    is_retry = at_epoch - recent.get(fingerprint, float("-inf")) <= retry_window_s
-                    recent[fingerprint] = at_epoch
-                if is_retry:
-                    duplicates += 1
-                    continue
-                accepted.append(replace(turn, index=seq))
-                seq += 1
-            if accepted:
+            result = _take(turns, state.next_seq, seen, recent, parse_time(at) or 0.0, retry_window_s)
+            if result.turns:
                 self._append_record(
-                    {"op": "turns", "at": at, "turns": [t.to_dict() for t in accepted], **self._names()}
+                    {"op": "turns", "at": at, "turns": [t.to_dict() for t in result.turns], **self._names()}
                 )
-            return AppendResult(tuple(accepted), duplicates)
+            return result
+
+    def preview(
+        self, turns: Sequence[Turn], *, now: str | None = None, retry_window_s: float = 600.0
+    ) -> tuple[BufferState, AppendResult]:
+        """What ``append`` would take, with the state it would add to. Nothing is written, not even the
+        lock file: a dry run reads the journal as it is (appends are whole lines; a torn one is skipped)."""
+        state, seen, recent = self._replay(self._records())
+        at_epoch = parse_time(now or now_iso()) or 0.0
+        return state, _take(turns, state.next_seq, seen, recent, at_epoch, retry_window_s)
 
     def begin_flush(self, reason: str, *, upto_seq: int | None = None, now: str | None = None) -> FlushPlan | None:
         """Journal a flush of the pending turns (up to ``upto_seq``); None when there is nothing to flush.

@@ -468,8 +468,8 @@ class Api(AgentApi):
                 "sessionKey": result.session_key,
                 "namespace": result.namespace,
                 "effectiveNamespace": result.namespace,
-                "lcmArchived": True,
-                "extractionQueued": not values["skipExtraction"] and result.pending > 0,
+                "lcmArchived": not result.dry_run,  # a dry run archives nothing
+                "extractionQueued": not values["skipExtraction"] and not result.dry_run and result.pending > 0,
                 **result.to_dict(),
             }
             return Reply(202, body)

@@ -188,9 +188,21 @@ def observe_turns(
     settings = mem.settings.observe
     embed = mem.embedder_for_observe()
     if dry_run:
+        # What a flush would make now: the turns waiting in the session's buffer plus the new ones it
+        # would take (not those it has seen).
+        state, taken = SessionBuffer(mem.durable_dir, session_key, ns).preview(
+            list(turns), retry_window_s=settings.retry_window_s
+        )
+        held = state.open_plan.turns if state.open_plan is not None else ()
+        flushing = [*held, *(b.turn for b in state.pending), *taken.turns]
         facts = mem.embedder_for_observe(facts=True)
-        planned = plan_observations(turns, session_key=session_key, settings=settings, embed=facts, progress=progress)
-        return ObserveResult(session_key, ns, len(turns), 0, 0, 0, dry_run=True, planned=tuple(planned))
+        planned = plan_observations(
+            flushing, session_key=session_key, settings=settings, embed=facts, progress=progress
+        )
+        pending = len(held) + len(state.pending)
+        return ObserveResult(
+            session_key, ns, len(turns), 0, taken.duplicates, pending, dry_run=True, planned=tuple(planned)
+        )
     if not extract:
         placed = archive(mem.root, session_key, [_archived(t) for t in turns], ns, source) if turns else {}
         return ObserveResult(
