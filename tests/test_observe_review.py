@@ -53,3 +53,6 @@ def test_deferred_facts_wait_for_review_and_each_disposition_lands_in_one_commit
     missing = run_remnic("review", "approve", "mem_00000000000000000000", "--memory-dir", str(root))
     assert missing.code == 1 and "no memory with id 'mem_00000000000000000000'" in missing.err
     assert snapshot_tree(root) == files  # a bad id changes nothing
+
+    changed_mind = review(root, "approve", tea)  # no reason: the dismissal's reason is not the approval's
+    assert changed_mind["status"] == "active" and "reviewReasonCode" not in changed_mind["frontmatter"]

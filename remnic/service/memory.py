@@ -28,7 +28,8 @@ from remnic.repo import journal as _journal
 from remnic.repo.files import MemoryStore
 from remnic.repo.ledger import Ledger
 from remnic.repo.messages import trailers_for
-from remnic.repo.transaction import GroupCommitter
+from remnic.repo.transaction import CommitOutcome, GroupCommitter
+from remnic.sync.state import follow_own_commit
 
 from . import adopt as _adopt
 from . import browse as _browse
@@ -91,7 +92,13 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
                 else apply_batch(self, *batch)
             )
         )
-        self.committer = GroupCommitter(self.files, self.ledger, _writes.describe, self.indexer.submit)
+
+        def follow(outcome: CommitOutcome) -> None:  # so a sync sees only what was edited by hand
+            follow_own_commit(self.root, outcome.base, outcome.sha, self.ledger.parents)
+
+        self.committer = GroupCommitter(
+            self.files, self.ledger, _writes.describe, self.indexer.submit, on_commit=follow
+        )
         self.background_work = False  # set by long-running processes (server, watcher)
         self._consolidation: threading.Thread | None = None  # the background pass after flushes …
         self._consolidate_again = False  # … and whether flushes landed while it ran
@@ -494,6 +501,8 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         changes: dict[str, Any] = {"status": status, "reviewedAt": now_iso()}
         if reason_code:
             changes["reviewReasonCode"] = reason_code
+        elif "reviewReasonCode" in self.get(memory_id).frontmatter:
+            changes["reviewReasonCode"] = None  # an earlier disposition's reason is not this one's
         return self.update(memory_id, changes, operation="review", source=source)
 
     def review_queue(self, *, namespace: str | None = None, limit: int = 50) -> builtins.list[MemoryRecord]:
