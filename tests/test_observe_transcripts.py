@@ -311,6 +311,11 @@ def test_plain_lines_name_speakers_and_optional_timestamps() -> None:
             "transcript:2: transcript: 'no speaker on this line' has no `Speaker:` prefix; expected one turn per line as `Speaker: text` (format plain)",
         ),
         (
+            "Ana: hi\nhttps://example.com: a link\n",
+            "plain",
+            "transcript:2: transcript: 'https://example.com: a link' has no `Speaker:` prefix; expected one turn per line as `Speaker: text` (format plain)",
+        ),
+        (
             "[yesterday] Ana: hi\n",
             "plain",
             "transcript:1: transcript: [yesterday] is not a time (ISO 8601, epoch seconds or a date like 8 May 2023); expected one turn per line as `Speaker: text` (format plain)",

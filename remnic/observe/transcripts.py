@@ -442,7 +442,8 @@ def _parse_plain(text: str, reader: _Reader) -> None:
                 continue
             line = rest.strip()
         speaker, sep, said = line.partition(":")
-        if not sep or not speaker.strip() or len(speaker) > 60 or not said.strip():
+        # "https://…: text" is a link, not a speaker called "https".
+        if not sep or not speaker.strip() or len(speaker) > 60 or not said.strip() or said.startswith("//"):
             reader.fail(number, f"{line[:60]!r} has no `Speaker:` prefix")
             continue
         role = plain_role(speaker)
