@@ -254,7 +254,7 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                 "Feed conversation messages to the observation pipeline: archived, buffered per session, and "
                 "turned into memories when the buffer flushes (flush=true forces it).",
                 (
-                    Param("sessionKey", "string", "conversation session identifier", required=True, max_length=512),
+                    Param("sessionKey", "string", "conversation session identifier", required=True, max_length=256),
                     Param(
                         "messages",
                         "array",
