@@ -301,6 +301,19 @@ def test_dedup_finds_exact_and_near_duplicates_and_merges_them_in_one_commit(rep
     assert cli(repo, "dedup")["groups"] == []
 
 
+def test_dedup_names_each_surviving_memory_once_in_its_commit(repo: Path) -> None:
+    keep = cli(repo, "store", "We cut releases every Tuesday", "--category", "decision")
+    cli(repo, "store", "We cut releases every Tuesday.", "--category", "decision")  # near
+    (repo / "decisions" / "copy.md").write_text("---\ncategory: decision\n---\n\nWe cut releases every Tuesday\n")
+    cli(repo, "sync", "run")
+    groups = cli(repo, "dedup")["groups"]
+    assert sorted(g["kind"] for g in groups) == ["exact", "near"] and {g["survivor"]["id"] for g in groups} == {
+        keep["id"]
+    }
+    assert len(cli(repo, "dedup", "--merge")["merged"]) == 2
+    assert git(repo, "log", "-1", "--format=%s").strip() == "remnic dedup: 2 duplicate(s) merged into 1 memory"
+
+
 def test_export_then_import_into_a_fresh_repository_gives_the_same_files(repo: Path, tmp_path: Path) -> None:
     old = cli(repo, "store", "The office wifi password rotates monthly", "--tags", "it,security")
     cli(repo, "store", "The office wifi password rotates weekly", "--supersedes", old["id"])

@@ -147,7 +147,7 @@ def dedup(mem: Memory, *, merge: bool = False, namespace: str | None = None, sou
         merged = [(other.id, survivor) for other, survivor in pairs if merge_into(mem, tx, other, survivor, "dedup")]
         ids = list(dict.fromkeys(i for pair in merged for i in pair))
         namespaces = ",".join(sorted({g.survivor.namespace for g in found.groups}))
-        groups = len(found.groups)
+        groups = len({survivor for _, survivor in merged})  # an exact and a near group may share a survivor
         subject = (
             f"remnic dedup: {len(merged)} duplicate(s) merged into {groups} {'memory' if groups == 1 else 'memories'}"
         )
