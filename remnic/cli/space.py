@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from ._common import (
     positive_int,
     safe,
     table,
+    wants_json,
 )
 
 EPILOG = """\
@@ -68,7 +70,17 @@ def register(sub: Any) -> None:
 
     q = add_command(ssub, "delete", "forget a space; its files stay unless --purge (and it says what it would remove)")
     q.add_argument("name", metavar="NAME", help="the space's name")
-    q.add_argument("--purge", action="store_true", help="also remove its directory and every file in it")
+    q.add_argument(
+        "--purge",
+        action="store_true",
+        help="also remove its directory and every file in it; refused (exit 2) while it holds files never "
+        "committed, uncommitted changes, stashes or commits no remote has",
+    )
+    q.add_argument(
+        "--force",
+        action="store_true",
+        help="with --purge: remove it even so, destroying what git has nowhere else",
+    )
     q.set_defaults(handler=cmd_delete)
 
     q = add_command(ssub, "clone", "clone a space from a git URL, install the merge driver, index and register it")
@@ -169,6 +181,12 @@ def cmd_create(args: argparse.Namespace) -> int:
         args.name, args.path, kind=args.kind, remote=args.remote, read_only=args.read_only, activate=args.switch
     )
     verb = "created" if data["created"] else "registered the existing memory repository"
+    if not wants_json(args):  # --json carries the warnings and existingFiles instead
+        found = data["existingFiles"]
+        for warning in data.get("warnings", []):
+            listed = ", ".join(safe(p) for p in found["paths"])
+            more = " …" if found["count"] > len(found["paths"]) or found["more"] else ""
+            print(f"remnic: warning: {warning['message']} (found: {listed}{more})", file=sys.stderr)
     emit(args, data, f"{verb} space {data['name']} at {data['path']}" + (" (now active)" if args.switch else ""))
     return 0
 
@@ -181,7 +199,9 @@ def cmd_switch(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
-    data = S.delete_space(args.name, purge=args.purge)
+    if args.force and not args.purge:
+        raise UsageError("--force only applies with --purge (without it, no file is removed)")
+    data = S.delete_space(args.name, purge=args.purge, force=args.force)
     where = f"{data['path']} ({plural(data['files'], 'file')})"
     text = (
         f"deleted space {data['name']} and removed {where}"

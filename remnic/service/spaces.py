@@ -32,6 +32,7 @@ from remnic.repo.messages import trailers_for
 
 from . import pull as _pull
 from . import sharing as _sharing
+from . import space_safety as _safety
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -87,15 +88,34 @@ def create_space(
     from .memory import Memory
 
     existed = (root / MARKER_FILE).is_file() and (root / ".git").exists()
+    # Listed before init lays the template in, so only what the user had there is reported.
+    before, capped = ([], False) if existed else _safety.files_in(root)
     memory = Memory.open(settings=load_settings(root)) if existed else Memory.init(settings=load_settings(root))
     with memory:
         driver = memory.install_merge_driver()
         if remote:
             _set_origin(memory, remote)
+        foreign = [p for p in before if not memory.files.paths.is_memory(p)]
     space = Space(name, root, kind, remote, read_only)
     registry = registry.with_space(space)
     save_registry(registry.activate(name) if activate else registry)
-    return {**space.to_dict(), "created": not existed, "active": activate, "mergeDriver": driver}
+    out = {**space.to_dict(), "created": not existed, "active": activate, "mergeDriver": driver}
+    out["existingFiles"] = {"count": len(foreign), "more": capped, "paths": foreign[: _safety.LISTED]}
+    if foreign:
+        out["warnings"] = [{"field": "path", "message": _adopted_warning(name, root, len(foreign), capped)}]
+    return out
+
+
+def _adopted_warning(name: str, root: Path, count: int, capped: bool) -> str:
+    what = (
+        "1 file that is not a memory"
+        if count == 1 and not capped
+        else f"{count}{'+' if capped else ''} files that are not memories"
+    )
+    return (
+        f"{root} already held {what}; the memory repository was made around what was there (remnic leaves those files "
+        f"as they are). If you meant another folder, `remnic space delete {name}` forgets this one"
+    )
 
 
 def _not_taken(registry: Registry, root: Path) -> None:
@@ -166,18 +186,24 @@ def switch_space(name: str | None) -> dict[str, Any]:
     return {"active": name, "path": str(space.path) if space else None}
 
 
-def delete_space(name: str, *, purge: bool = False) -> dict[str, Any]:
-    """Forget a space; its files stay unless ``purge`` (which removes its whole directory)."""
+def delete_space(name: str, *, purge: bool = False, force: bool = False) -> dict[str, Any]:
+    """Forget a space; its files stay unless ``purge`` (which removes its whole directory), and
+    ``purge`` refuses while the folder holds work git has nowhere else, unless ``force``."""
     registry = load_registry()
     space = registry.get(name)
     files = _count_files(space.path)
-    out = {**space.to_dict(), "files": files, "purged": False}
+    out = {**space.to_dict(), "files": files, "purged": False, "forced": False}
     if purge and space.path.exists():
         if not ((space.path / MARKER_FILE).is_file() and (space.path / ".git").exists()):
             raise UsageError(
                 f"{space.path} is not a memory repository (no {MARKER_FILE} and .git); "
                 "not removing it: delete it yourself if you mean to"
             )
+        if not force:
+            risk = _safety.purge_risk(space.path)
+            if risk:
+                raise _safety.refuse_purge(name, space.path, risk)
+        out["forced"] = force
         shutil.rmtree(space.path)
         out["purged"] = True
     save_registry(registry.without(name))
