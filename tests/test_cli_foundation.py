@@ -159,6 +159,36 @@ def test_versions_cli(memory: Memory) -> None:
     assert [e["operation"] for e in timeline["events"]] == ["store", "git-commit", "revert"]
 
 
+def test_versions_of_a_deleted_file_name_the_deletion_instead_of_a_git_error(memory: Memory) -> None:
+    d = str(memory.root)
+    rec = memory.store("Bob Smith leads payments", category="relationship").record
+    (memory.root / rec.path).unlink()
+    assert run_cli("sync", "run", "--memory-dir", d).code == 0  # v2 is the deletion
+    listed = run_cli("versions", "list", rec.path, "--memory-dir", d, "--json").json()
+    assert [v["deleted"] for v in listed["versions"]] == [False, True]
+    assert "(deleted)" in run_cli("versions", "list", rec.path, "--memory-dir", d).out.splitlines()[2]
+
+    shown = run_cli("versions", "show", rec.path, "v2", "--memory-dir", d)
+    assert shown.code == 0 and shown.err == ""
+    assert "deleted in this version" in shown.out and f"`remnic versions show {rec.path} v1`" in shown.out
+    as_json = run_cli("versions", "show", rec.path, "v2", "--memory-dir", d, "--json").json()
+    assert (as_json["deleted"], as_json["content"], as_json["before"]) == (True, "", "v1")
+    assert run_cli("versions", "show", rec.path, "v1", "--memory-dir", d, "--json").json()["deleted"] is False
+
+    diff = run_cli("versions", "diff", rec.path, "v1", "v2", "--memory-dir", d)
+    assert diff.code == 0 and "(deleted)" not in diff.out.splitlines()[0] and "deleted)" in diff.out.splitlines()[1]
+    hunk = diff.out.splitlines()[3:]  # past the ---/+++ labels and the @@ line
+    assert hunk and all(line.startswith("-") for line in hunk) and "-Bob Smith leads payments" in hunk
+
+    head = git(memory.root, "rev-parse", "HEAD")
+    refused = run_cli("versions", "revert", rec.path, "v2", "--memory-dir", d)
+    assert refused.code == 2 and "v2" in refused.err and "deletion" in refused.err
+    assert f"`remnic versions revert {rec.path} v1`" in refused.err and "git show" not in refused.err
+    assert git(memory.root, "rev-parse", "HEAD") == head and not (memory.root / rec.path).exists()
+    restored = run_cli("versions", "revert", rec.path, "v1", "--memory-dir", d)
+    assert restored.code == 0 and "Bob Smith leads payments" in (memory.root / rec.path).read_text()
+
+
 def test_forget_status_doctor(memory: Memory) -> None:
     d = str(memory.root)
     rec = memory.store("Temporary note", category="fact").record

@@ -336,6 +336,23 @@ def test_export_then_import_into_a_fresh_repository_gives_the_same_files(repo: P
     assert "## facts/sky.md" in md and "The sky is blue." in md
 
 
+def test_an_export_line_without_file_is_a_new_memory_with_no_path_key(repo: Path, tmp_path: Path) -> None:
+    cli(repo, "store", "Carol owns the vendor decisions", "--category", "decision")
+    out = tmp_path / "export.jsonl"
+    cli(repo, "export", "--out", str(out))
+    line = json.loads(out.read_text().splitlines()[0])
+    del line["file"], line["id"]
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps(line) + "\n")
+    fresh = tmp_path / "fresh"
+    assert run_cli("init", str(fresh)).code == 0
+    assert cli(fresh, "import", str(one))["imported"] == 1
+    (new,) = cli(fresh, "list")["memories"]
+    shown = cli(fresh, "get", new["id"])
+    assert "path" not in shown["frontmatter"] and shown["content"] == "Carol owns the vendor decisions"
+    assert "\npath:" not in (fresh / shown["path"]).read_text()
+
+
 # --- 8. exit codes, help, engram ---
 
 

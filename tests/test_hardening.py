@@ -11,6 +11,7 @@ from conftest import git, run_cli, run_remnic
 
 from remnic import Memory, ValidationError
 from remnic.errors import MemoryFormatError, UsageError
+from remnic.memfile.values import hash_matches
 from remnic.repo.ledger import Ledger
 
 SECRET = "giraffe-password-1234 is the vault passphrase"
@@ -167,6 +168,27 @@ def test_update_keeps_comments_crlf_and_bom(memory: Memory) -> None:
     assert after.startswith("\ufeff---\r\n") and "# a comment the user wrote\r\n" in after
     assert after.endswith("---\r\nBody line one\r\nline two\r\n")
     assert "status: forgotten\r\n" in after and "\n" not in after.replace("\r\n", "")
+    assert git(memory.root, "status", "--porcelain") == ""
+
+
+def test_update_with_new_content_keeps_a_crlf_file_crlf(memory: Memory) -> None:
+    d, rel = str(memory.root), "facts/crlf.md"
+    path = memory.root / rel
+    path.write_bytes(b"---\r\ntitle: CRLF note\r\n---\r\n\r\nWindows line endings here.\r\n")
+    assert run_cli("sync", "run", "--memory-dir", d).code == 0
+    memory_id = next(r.id for r in memory.list() if r.path == rel)
+    result = run_cli(
+        "update", memory_id, "--content", "Windows line endings changed\nover two lines", "--memory-dir", d
+    )
+    assert result.code == 0, result.err
+    after = path.read_bytes().decode("utf-8")
+    assert after.endswith("---\r\n\r\nWindows line endings changed\r\nover two lines\r\n")
+    assert "\n" not in after.replace("\r\n", "")  # no LF-only line anywhere
+    record = memory.get(memory_id)
+    assert hash_matches(record.frontmatter["contentHash"], record.content) is True  # hashed as written
+    memory.update(memory_id, {"title": None})  # removing a key rewrites the frontmatter whole
+    after = path.read_bytes().decode("utf-8")
+    assert "title:" not in after and "\n" not in after.replace("\r\n", "")
     assert git(memory.root, "status", "--porcelain") == ""
 
 

@@ -13,6 +13,7 @@ import pytest
 from conftest import run_cli
 from test_xray_capture import DEMO_QUERIES, LADDER, PINNED, build_demo
 
+from remnic.config import settings_for
 from remnic.recall.clock import ENV_VAR
 from remnic.recall.snapshot import check_sums, filters_chain
 from remnic.render.snapshot import RecallXraySnapshot
@@ -191,6 +192,28 @@ def test_audit_show_and_list(repo: Memory) -> None:
     unknown = run_cli("audit", "show", "audit-20200101-000000000000", "--memory-dir", root)
     assert unknown.code == 1 and "no audit entry" in unknown.err
     assert run_cli("audit", "--memory-dir", root).code == 2
+
+
+def test_provenance_reads_confidence_as_get_does(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    assert run_cli("init", str(root)).code == 0
+    (root / "facts" / "pangolin.md").write_text(
+        "---\nid: mem_handwritten0001\ncategory: fact\n---\n\nThe staging database lives on host pangolin.\n"
+    )
+    (root / "facts" / "otter.md").write_text(
+        "---\nid: mem_handwritten0002\ncategory: fact\nconfidence: low\n---\n\nThe staging cache lives on host otter.\n"
+    )
+    assert run_cli("sync", "run", "--memory-dir", str(root)).code == 0
+    assert "confidence: 0.90" in run_cli("get", "mem_handwritten0001", "--memory-dir", str(root)).out
+    assert "confidence: 0.30" in run_cli("get", "mem_handwritten0002", "--memory-dir", str(root)).out
+    data = xray_json(root, "where do the staging database and cache live")
+    provenance = {r["memoryId"]: r["provenance"] for r in data["results"]}
+    default = settings_for(root).store.default_confidence
+    assert provenance["mem_handwritten0001"]["confidence"] == default == 0.9  # no key: the config's default
+    assert provenance["mem_handwritten0002"]["confidence"] == 0.3  # a tier word, read as everywhere else
+    assert "confidence<0.5" in provenance["mem_handwritten0002"]["safetyReasons"]
+    text = run_cli("xray", "where does the staging database live", "--memory-dir", str(root)).out
+    assert "confidence=0.90" in text and "confidence=0.00" not in text
 
 
 def test_help_documents_the_flags_and_the_clock() -> None:

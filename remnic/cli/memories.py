@@ -121,7 +121,9 @@ def register(sub: Any) -> None:
         epilog="Each line is a JSON object with `content` plus any frontmatter keys, e.g.\n"
         '  {"content": "Ana prefers tabs", "category": "preference", "tags": ["style"]}\n'
         "Every line is validated before anything is written; a bad line is reported\n"
-        "with its line number and nothing is imported.",
+        "with its line number and nothing is imported. A line from `remnic export`\n"
+        "(with `path` and `file`) restores that file exactly; without `file`, its\n"
+        "`path` is ignored and the line is a new memory.",
     )
     p.add_argument("file", metavar="FILE.jsonl", help="the file, or - for standard input")
     p.add_argument("--namespace", "-n", help="namespace for lines that name none")

@@ -16,7 +16,7 @@ an import line (content, namespace, category and the file's frontmatter keys) pl
 `path` and `file`, the file's exact text: `remnic import` of the export into another
 repository restores every file byte for byte at its path (ids, times, key order,
 comments and line endings as they were). Drop `file` from a line to import it as a
-new memory instead.
+new memory instead (its `path` is then ignored: the new memory gets a path of its own).
 md: one Markdown document to read (each file under a heading); not for import.
 
 examples:

@@ -15,7 +15,9 @@ def register(sub: Any) -> None:
         sub,
         "versions",
         "list, show, diff and revert a memory's versions (from git history)",
-        epilog="Versions are numbered from v1 (oldest). Renames are followed.\n\n"
+        epilog="Versions are numbered from v1 (oldest). Renames are followed. A version that\n"
+        "deleted the file is marked deleted: it has no text (show says so, diff shows every\n"
+        "line removed, revert to it is refused: revert to the version before it instead).\n\n"
         "examples:\n  remnic versions list facts/editor.md\n"
         "  remnic versions diff mem_018f9a3b2c1d4e5f6a7b v1 v3\n"
         "  remnic versions revert facts/editor.md v2",
@@ -43,7 +45,13 @@ def register(sub: Any) -> None:
     q.add_argument("new", nargs="?", help=VERSION_HELP)
     q.set_defaults(handler=cmd_diff)
 
-    q = add_command(vsub, "revert", "restore a version's content as a new commit")
+    q = add_command(
+        vsub,
+        "revert",
+        "restore a version's content as a new commit",
+        epilog="Reverting a deleted file to a version before its deletion brings it back.\n"
+        "A version that is the deletion has no content: reverting to it is refused (exit 2).",
+    )
     q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
     q.add_argument("version", help=VERSION_HELP)
     q.add_argument("--force", action="store_true", help="discard uncommitted edits to the file (refused otherwise)")
@@ -55,7 +63,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     versions = memory.versions(args.target)
     path = versions[-1].path
     dirty = memory.has_uncommitted_edits(path)
-    rows = [[v.label, v.short, v.date, v.operation, v.author, v.path] for v in versions]
+    rows = [
+        [v.label, v.short, v.date, v.operation + (" (deleted)" if v.deleted else ""), v.author, v.path]
+        for v in versions
+    ]
 
     def text() -> str:
         out = table(rows, ["VERSION", "COMMIT", "DATE", "OPERATION", "AUTHOR", "PATH"])
@@ -69,11 +80,18 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    label, text = memory.version_text(args.target, args.version)
+    read = memory.read_version(args.target, args.version)
     if getattr(args, "json", False):
-        emit(args, {"version": label, "content": text})
+        data: dict[str, Any] = {"version": read.label, "content": read.text, "deleted": read.deleted}
+        if read.deleted:
+            data["before"] = read.before
+        emit(args, data)
+    elif read.deleted:  # a deletion has no text to print: say so, and where the last text is
+        where = "is not on disk" if args.version.strip().lower() == "working" else "was deleted in this version"
+        hint = f"; its last content: `remnic versions show {args.target} {read.before}`" if read.before else ""
+        print(f"{read.label}: the file {where}{hint}")
     else:
-        print(text, end="" if text.endswith("\n") else "\n")
+        print(read.text, end="" if read.text.endswith("\n") else "\n")
     return 0
 
 

@@ -17,6 +17,7 @@ from .load import (
 from .settings import (
     AT_LEAST_ONE,
     CHOICES,
+    DEFAULT_CONFIDENCE,
     DURABLE_DIR,
     MARKER_FILE,
     RANGES,
@@ -47,6 +48,7 @@ from .settings import (
 __all__ = [
     "AT_LEAST_ONE",
     "CHOICES",
+    "DEFAULT_CONFIDENCE",
     "DURABLE_DIR",
     "ENV_PAIRS",
     "MARKER_FILE",

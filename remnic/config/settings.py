@@ -24,6 +24,9 @@ STATE_DIR = ".remnic"
 DURABLE_DIR = "state"
 """The memory repo's durable state folder (transcript archive, recall audit ledger, feedback ledger):
 never rebuilt, never deleted by reindex; git-ignored unless ``state.commit``."""
+DEFAULT_CONFIDENCE = 0.9
+"""Remnic's default confidence: what a store writes when the caller names none, and how a file
+without a ``confidence`` key reads (get, the index, X-ray provenance alike)."""
 
 
 @dataclass
@@ -36,7 +39,7 @@ class StoreSettings:
     """How long a writer waits for the repository write lock before giving up."""
     git_retry_s: float = 10.0
     """How long to keep retrying when git's own index.lock is held by another process."""
-    default_confidence: float = 0.9
+    default_confidence: float = DEFAULT_CONFIDENCE
     """Confidence given to a stored memory when the caller names none (Remnic's default)."""
     default_importance: float = 0.5
     """importanceScore given to a stored memory when the caller names none."""

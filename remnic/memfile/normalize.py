@@ -48,7 +48,18 @@ from .times import format_like, parse_time
 from .validate import Checked, check_bytes, check_text
 from .values import CREATED_KEYS, UPDATED_KEYS, hash_like, hash_matches
 
-__all__ = ["Checked", "FileTimes", "check_bytes", "check_text", "defaults_for", "planned_changes", "render"]
+__all__ = [
+    "Checked",
+    "FileTimes",
+    "check_bytes",
+    "check_text",
+    "defaults_for",
+    "in_line_ending",
+    "line_ending",
+    "planned_changes",
+    "render",
+    "serialize_like",
+]
 
 BOM = "\ufeff"
 
@@ -182,6 +193,24 @@ def planned_changes(
 
 def _newline_of(line: str) -> str:
     return "\r\n" if line.endswith("\r\n") else "\n"
+
+
+def line_ending(text: str) -> str:
+    """The newline of a file's first line: what text written into the file uses (CRLF files stay CRLF)."""
+    first, sep, _ = text.partition("\n")
+    return "\r\n" if sep and first.endswith("\r") else "\n"
+
+
+def in_line_ending(text: str, nl: str) -> str:
+    """``text`` with every line ending ``nl`` (a CRLF file's new body must not add LF lines)."""
+    return re.sub(r"\r?\n", nl, text) if nl == "\r\n" else text
+
+
+def serialize_like(old_text: str, meta: Mapping[str, Any], body: str) -> str:
+    """``serialize(meta, body)`` in the BOM and line endings of the file text it replaces."""
+    bom = BOM if old_text.startswith(BOM) or body.startswith(BOM) else ""
+    body = body[len(BOM) :] if body.startswith(BOM) else body
+    return bom + in_line_ending(serialize(meta, ""), line_ending(old_text)) + body
 
 
 def _render_line(key: str, value: Any) -> str | None:

@@ -18,6 +18,8 @@ import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from remnic.config.settings import DEFAULT_CONFIDENCE
+
 from .entity import entity_aliases, entity_name, entity_type, is_entity_file, stem
 from .paths import category_for_path, is_archived_path
 from .schema import CATEGORIES, DIR_CATEGORIES, ID_RE, STATUSES
@@ -175,7 +177,7 @@ def _number(value: Any, words: Mapping[str, float]) -> float | None:
     return float(value)
 
 
-def confidence_of(meta: Mapping[str, Any], default: float = 0.9) -> float:
+def confidence_of(meta: Mapping[str, Any], default: float = DEFAULT_CONFIDENCE) -> float:
     """``confidence`` read as a 0..1 score (``high``, ``80%``, ``"0.7"`` too), else from a tier word."""
     for key in ("confidence", "confidenceTier"):
         found = _number(meta.get(key), _CONFIDENCE_WORDS)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from remnic.memfile.model import parse_time
+from remnic.memfile.values import confidence_of
 
 SCOPE_TAGS = ("work", "personal", "private", "repo", "team", "project", "do-not-use-outside-this-context")
 RESTRICTED_SCOPE = "do-not-use-outside-this-context"
@@ -118,7 +119,7 @@ def assess(
         review.append("disputed")
     if stale:
         review.append("stale=true")
-    confidence = _float(fm.get("confidence"), 0.9)
+    confidence = confidence_of(fm)  # the one reading (words, percentages, default) get and the index use
     if confidence < LOW_CONFIDENCE:
         review.append(f"confidence<{LOW_CONFIDENCE}")
     if blocked:
@@ -131,9 +132,3 @@ def assess(
 def needs_review(fm: Mapping[str, Any], status: str) -> bool:
     """What the review-context tier shows (flagged) instead of serving as an answer."""
     return status == "pending_review" or is_disputed(fm)
-
-
-def _float(value: Any, default: float) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return default

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from remnic.memfile.model import STATUSES, format_time, split_file
+from remnic.memfile.values import confidence_of
 from remnic.render.snapshot import (
     Budget,
     FilterTrace,
@@ -138,9 +139,9 @@ def provenance(hit: RecallHit, *, recall_namespace: str | None, now_s: float) ->
             now_s=now_s,
         )
     )
-    conf = fm.get("confidence")
-    confidence = float(conf) if isinstance(conf, (int, float)) and not isinstance(conf, bool) else 0.0
-    confidence = min(1.0, max(0.0, confidence)) if math.isfinite(confidence) else 0.0
+    # Read as get and the index read it (tier words, percentages, the default when absent),
+    # so the provenance never contradicts the retrieval reason's confidence.
+    confidence = confidence_of(fm)
     reason = f"served-by={hit.served_by}" + (f": {hit.tier_note}" if hit.tier_note else "")
     derived = fm.get("derived_from", fm.get("derivedFrom"))
     derived_from = [t for t in (_text(x) for x in derived) if t] if isinstance(derived, list) else None

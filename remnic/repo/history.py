@@ -6,6 +6,7 @@ which owns the write path (lock → write → commit → index).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from remnic.errors import MemoryFormatError, RemnicError, UsageError
@@ -31,16 +32,41 @@ def pick(versions: list[Version], spec: str, *, allow_working: bool = True) -> V
     raise UsageError(f"no version {spec!r}; valid versions: v1..v{len(versions)}, a commit sha{working} or 'latest'")
 
 
-def version_text(files: MemoryStore, ledger: Ledger, versions: list[Version], spec: str) -> tuple[str, str]:
-    """(label, file text) of a version; ``working`` is the file as it is on disk now."""
+@dataclass(frozen=True)
+class VersionText:
+    """One version of a file as read: a deletion (or a working file that is gone) has no text."""
+
+    label: str
+    text: str
+    deleted: bool = False
+    before: str | None = None
+    """For a deleted one, the label of the newest version before it with text (what was deleted)."""
+
+
+def read_version(files: MemoryStore, ledger: Ledger, versions: list[Version], spec: str) -> VersionText:
+    """A version's text; ``working`` is the file as it is on disk now."""
     if spec.strip().lower() == "working":
         path = versions[-1].path
         try:
-            return f"{path}@working", files.read_text(path)
+            return VersionText(f"{path}@working", files.read_text(path))
         except FileNotFoundError:
-            return f"{path}@working", ""
+            return VersionText(f"{path}@working", "", deleted=True, before=last_with_text(versions))
     v = pick(versions, spec)
-    return f"{v.path}@{v.label} ({v.short})", ledger.show(v.sha, v.path)
+    if v.deleted:  # git has no blob at a deletion: its text is empty, so a diff shows every line removed
+        before = last_with_text(versions[: v.number - 1])
+        return VersionText(f"{v.path}@{v.label} ({v.short}, deleted)", "", deleted=True, before=before)
+    return VersionText(f"{v.path}@{v.label} ({v.short})", ledger.show(v.sha, v.path))
+
+
+def last_with_text(versions: list[Version]) -> str | None:
+    """The label of the newest version that has text (not a deletion), if any."""
+    return next((v.label for v in reversed(versions) if not v.deleted), None)
+
+
+def version_text(files: MemoryStore, ledger: Ledger, versions: list[Version], spec: str) -> tuple[str, str]:
+    """(label, file text) of a version; ``working`` is the file as it is on disk now."""
+    read = read_version(files, ledger, versions, spec)
+    return read.label, read.text
 
 
 def version_diff(
@@ -71,7 +97,7 @@ def timeline(ledger: Ledger, versions: list[Version]) -> list[dict[str, Any]]:
         entry["trailers"] = {
             k: vals for k, vals in v.trailers.items() if k.endswith(("-Operation", "-Source", "-Reverted-To"))
         }
-        if v.change == "D":
+        if v.deleted:
             entry["status"] = "deleted"
         else:
             try:

@@ -37,6 +37,11 @@ class Version:
     def label(self) -> str:
         return f"v{self.number}"
 
+    @property
+    def deleted(self) -> bool:
+        """This version is the commit that deleted the file: it has no text."""
+        return self.change == "D"
+
     def to_dict(self) -> dict[str, object]:
         return {
             "version": self.number,
@@ -48,6 +53,7 @@ class Version:
             "author": self.author,
             "subject": self.subject,
             "change": self.change,
+            "deleted": self.deleted,
             "operation": self.operation,
             "trailers": self.trailers,
         }

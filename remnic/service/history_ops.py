@@ -13,6 +13,7 @@ from remnic.repo import history as _history
 from . import writes as _writes
 
 if TYPE_CHECKING:
+    from remnic.repo.history import VersionText
     from remnic.repo.messages import Version
 
     from .memory import Memory
@@ -32,6 +33,11 @@ class HistoryOps:
     def version_text(self: Memory, id_or_path: str, spec: str) -> tuple[str, str]:
         """(label, file text) of a version; ``working`` is the file as it is on disk now."""
         return _history.version_text(self.files, self.ledger, self.versions(id_or_path), spec)
+
+    def read_version(self: Memory, id_or_path: str, spec: str) -> VersionText:
+        """A version's text, or for the commit that deleted the file its ``deleted`` flag and the
+        version before it (a deletion has no text)."""
+        return _history.read_version(self.files, self.ledger, self.versions(id_or_path), spec)
 
     def version_diff(self: Memory, id_or_path: str, old: str | None = None, new: str | None = None) -> str:
         """A unified diff between two versions (default: the last two, or latest vs uncommitted edits)."""

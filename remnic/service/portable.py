@@ -5,7 +5,8 @@ file's frontmatter keys, so ``jq`` and other tools read it, plus ``path`` and ``
 file's exact text). ``remnic import`` of a line that carries ``file`` restores that file at
 ``path`` byte for byte: frontmatter, body, key order, comments and line endings as they were,
 no defaults added, no duplicate folding, no supersession applied again. Without ``file`` a
-line is an ordinary new memory built from ``content`` and the keys.
+line is an ordinary new memory built from ``content`` and the keys, at a path of its own: an
+export's ``path`` says where the exported file lived, so it is dropped, never a frontmatter key.
 """
 
 from __future__ import annotations
@@ -24,6 +25,14 @@ if TYPE_CHECKING:
 FORMATS = ("jsonl", "md")
 RESERVED = ("content", "namespace", "path", "file")
 """Keys an export line sets itself; a frontmatter key of the same name is kept only in ``file``."""
+
+
+def new_memory_fields(item: Any) -> Any:
+    """An import line without ``file`` as a new memory's fields: the export-only ``path`` dropped
+    (export leaves a frontmatter ``path`` only in ``file``, so the line's ``path`` is never one)."""
+    if isinstance(item, Mapping) and "path" in item:
+        return {k: v for k, v in item.items() if k != "path"}
+    return item
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from remnic.memfile.model import (
     now_iso,
     serialize,
 )
-from remnic.memfile.normalize import render
+from remnic.memfile.normalize import in_line_ending, line_ending, render, serialize_like
 from remnic.memfile.validate import (
     Checked,
     PlannedMemory,
@@ -41,7 +41,7 @@ from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import CommitOutcome, Plan, PlanOutcome, Transaction
 
 from .duplicates import DuplicateLookup, find_duplicate
-from .portable import Restore, plan_restores
+from .portable import Restore, new_memory_fields, plan_restores
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -207,7 +207,7 @@ def plan_items(
     rest = [i for i in range(len(items)) if i not in taken]
     numbers = line_numbers or range(1, len(items) + 1)
     planned, more = plan_import(
-        [items[i] for i in rest],
+        [new_memory_fields(items[i]) for i in rest],
         line_numbers=[numbers[i] for i in rest],
         namespace=namespace or mem.settings.namespaces.default,
         source=source,
@@ -292,13 +292,14 @@ def _patched(checked: Checked, changes: Mapping[str, Any], content: str | None =
     ``updated`` and the derived keys kept in step, every other line as it was."""
     record = checked.record
     assert record is not None
-    body = record.body if content is None else body_for(content)
+    # A new text takes the file's line endings before its hash is computed (CRLF files stay CRLF).
+    body = record.body if content is None else in_line_ending(body_for(content), line_ending(checked.text))
     meta = {k: v for k, v in {**record.frontmatter, **changes}.items() if v is not None}
     meta.setdefault("id", record.id)
     meta["updated"] = now_iso()
     meta.update(derived_fields(meta, body))
     if any(v is None for v in changes.values()):  # removing a key: the patcher only sets keys
-        return serialize(meta, body), meta
+        return serialize_like(checked.text, meta, body), meta
     text, meta = render(checked, {k: meta[k] for k in meta if meta[k] != record.frontmatter.get(k, _MISSING)})
     if content is not None:
         text = text[: len(text) - len(record.body)] + body
@@ -438,6 +439,13 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
         check_writable(mem)
         versions = mem.versions(id_or_path)
         target = _history.pick(versions, spec, allow_working=False)
+        if target.deleted:  # reverting to a deletion would be `remnic forget` or rm; refuse, and say what restores
+            before = _history.last_with_text(versions[: target.number - 1])
+            hint = f" (the text it deleted is {before}: `remnic versions revert {id_or_path} {before}`)"
+            raise UsageError(
+                f"{target.label} ({target.short}) is the deletion of {target.path}: it has no content to "
+                "restore" + (hint if before else "")
+            )
         current = versions[-1].path
         if not force and mem.ledger.is_dirty(current):
             raise UsageError(
