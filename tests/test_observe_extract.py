@@ -393,3 +393,13 @@ def test_judge_verdicts(said: str, kind: str, reason: str) -> None:
     assert (verdict.kind, verdict.reason) == (kind, reason)
     off = judge_candidate(candidate, score_importance(fact.content, fact.category), enabled=False)
     assert off.kind == "accept" and off.source == "disabled"
+
+
+@pytest.mark.parametrize("role", ["user", "assistant"])
+def test_how_systems_relate_is_a_fact(role: str) -> None:
+    for said in (
+        "The cart service calls the pricing API at port 8081.",
+        "The cart service depends on Redis 7.",
+        "Payments service calls the Stripe API.",
+    ):
+        assert [(c.fact.category, c.fact.content) for c in facts(said, role=role)] == [("fact", said)]

@@ -283,7 +283,11 @@ FACT_VERB_RE = _rx(
     r"|belongs|works|worked|owns|went|got|started|joined|moved|bought|made|painted|visited|live|work|use|own|run"
     r"|studied|study|teach|taught|volunteer|volunteered|play|played|read|wrote|write|built|build|deploys?|ships?"
     r"|need|needs|want|wants|feel|feels|felt|love|loved|learned|learnt|tried|try|think|know|knew|find|found|keep|kept"
-    r"|plan|planned|hope|hoped|made|make|take|took|give|gave|do|does|did|can|could|will|would)\b"
+    r"|plan|planned|hope|hoped|made|make|take|took|give|gave|do|does|did|can|could|will|would"
+    # how systems relate: "the cart service calls the pricing API at port 8081"
+    r"|calls|called|reads|writes|sends|sent|returns|stores|stored|connects|depends|requires|supports|exposes|serves"
+    r"|handles|publishes|consumes|emits|triggers|talks|caches|queries|syncs|retries|migrates|migrated|replicates"
+    r"|routes|validates|generates|wraps|mounts|binds|polls|pushes|pulls|fetches|loads|saves)\b"
 )
 SPECIFIC_RE = re.compile(r"\d|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Z]{2,}\b|[\w-]+\.[a-z]{1,4}\b|/\w|@\w|\b[a-z]+_[a-z_]+\b")
 HEDGE_RE = _rx(
