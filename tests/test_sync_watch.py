@@ -335,6 +335,27 @@ def test_edit_committed_with_plain_git(memory: Memory, watch: Callable[..., Runn
     assert found(memory, "how long does the build take")[0] == record.id
 
 
+def test_a_hand_edit_of_a_stored_memory_is_a_modification(memory: Memory, watch: Callable[..., Running]) -> None:
+    """remnic's own commits move the sync base along: the edit is an ``M``, stamped, never an ``A``."""
+    root = memory.root
+    running = watch()
+    wait_until(lambda: SyncState.load(root).commit == memory.ledger.head(), what="the first sync")
+    record = memory.store("The office closes at six", category="fact").record
+    wait_until(lambda: running.idle(root) and SyncState.load(root).commit == memory.ledger.head(), what="store")
+    path = root / record.path
+    time.sleep(0.01)  # so the stamp can differ from the store's own time
+    path.write_text(path.read_text().replace("at six", "at seven"))
+    wait_until(lambda: running.idle(root) and subjects(root)[0] == f"remnic sync: edit {record.path}", what="edit")
+    assert [(e["change"], e["path"], e["normalized"]) for e in running.of("change")] == [
+        ("modified", record.path, ["contentHash", "updated"])
+    ]
+    assert [e["changes"] for e in running.of("synced")] == [1]
+    on_disk = memory.files.read(record.path).frontmatter
+    assert on_disk["contentHash"] == original_hash("The office closes at seven")
+    assert on_disk["updated"] > record.frontmatter["updated"]
+    consistent(memory)
+
+
 def test_checkout_of_an_older_commit_and_back(memory: Memory, watch: Callable[..., Running]) -> None:
     root = memory.root
     plan = memory.store("The plan is version one", category="decision").record

@@ -142,7 +142,12 @@ def _run_text(args: argparse.Namespace, report: Any) -> str:
             else "nothing would change (--dry-run)"
         )
     elif report.commit:
-        lines.append(f"synced {len(report.changes)} change(s) in commit {report.commit[:8]}")
+        committed = sum(1 for c in report.changes if c.committed)  # what the commit holds; the rest was in git
+        in_git = len(report.changes) - committed
+        lines.append(
+            f"synced {committed} change(s) in commit {report.commit[:8]}"
+            + (f"; indexed {in_git} already committed in git" if in_git else "")
+        )
     elif report.changes and all(c.origin == "git" for c in report.changes):
         lines.append(f"indexed {len(report.changes)} change(s) already committed in git; nothing to commit")
     elif report.changes:

@@ -15,6 +15,7 @@ is answered only after that commit is durable.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -57,11 +58,15 @@ class CommitOutcome:
 
 
 class Transaction:
-    """File changes staged under the write lock; committed as one commit or not at all."""
+    """File changes staged under the write lock; committed as one commit or not at all.
 
-    def __init__(self, files: MemoryStore, ledger: Ledger) -> None:
+    ``on_commit`` hears each commit that stands, with what it committed, while the lock is still held
+    (the sync base follows remnic's own commits there, so no other writer can slip in between)."""
+
+    def __init__(self, files: MemoryStore, ledger: Ledger, on_commit: OnCommit | None = None) -> None:
         self.files = files
         self.ledger = ledger
+        self.on_commit = on_commit
         self.root = files.root
         self.staged: dict[str, Staged] = {}
         self._by_hash: dict[tuple[str, str], list[str]] = {}  # (namespace, content hash) → staged paths
@@ -182,6 +187,11 @@ class Transaction:
         lag = self.ledger.index_lag.pop(outcome.sha, None) if outcome.sha else None
         if lag is not None:
             outcome.warnings.append(lag)
+        if self.on_commit is not None and outcome.sha is not None:
+            try:
+                self.on_commit(outcome, changes)
+            except Exception as exc:  # noqa: BLE001 - the write stands; a listener only misses one update
+                logging.getLogger("remnic").warning("after commit %s: %s", outcome.sha[:8], exc)
         return outcome
 
     def _write_files(self, changes: Sequence[Staged]) -> None:
@@ -242,6 +252,7 @@ class Plan:
 
 Describe = Callable[[tuple[str, ...], Sequence[PlanOutcome]], tuple[str, dict[str, Any], str | None]]
 AfterCommit = Callable[[CommitOutcome], None]
+OnCommit = Callable[[CommitOutcome, Sequence[Staged]], None]
 
 
 class _Waiter:
@@ -265,11 +276,13 @@ class GroupCommitter:
         describe: Describe,
         after_commit: AfterCommit,
         max_batch: int = 64,
+        on_commit: OnCommit | None = None,
     ) -> None:
         self.files = files
         self.ledger = ledger
         self._describe = describe
         self._after_commit = after_commit
+        self._on_commit = on_commit  # under the lock, for every transaction handed out (see Transaction)
         self._max_batch = max_batch
         self._mutex = threading.Lock()
         self._queue: list[_Waiter] = []
@@ -318,7 +331,7 @@ class GroupCommitter:
         try:
             with self._exclusive, self.files.lock():
                 self.prepare()
-                tx = Transaction(self.files, self.ledger)
+                tx = Transaction(self.files, self.ledger, self._on_commit)
                 ran: list[_Waiter] = []
                 for w in batch:
                     self._local.in_plan = True
@@ -353,7 +366,7 @@ class GroupCommitter:
         """The write lock and a transaction for a caller that commits itself (sync, revert, init)."""
         with self._exclusive, self.files.lock():
             self.prepare()
-            yield Transaction(self.files, self.ledger)
+            yield Transaction(self.files, self.ledger, self._on_commit)
 
     def prepare(self) -> None:
         """Under the lock, before any write: finish or undo a crashed writer's work, sweep its litter."""

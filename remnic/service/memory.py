@@ -17,6 +17,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,8 +29,8 @@ from remnic.repo import journal as _journal
 from remnic.repo.files import MemoryStore
 from remnic.repo.ledger import Ledger
 from remnic.repo.messages import trailers_for
-from remnic.repo.transaction import CommitOutcome, GroupCommitter
-from remnic.sync.state import follow_own_commit
+from remnic.repo.transaction import GroupCommitter
+from remnic.sync.base import follow_own_commit
 
 from . import adopt as _adopt
 from . import browse as _browse
@@ -92,10 +93,8 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
                 else apply_batch(self, *batch)
             )
         )
-
-        def follow(outcome: CommitOutcome) -> None:  # so a sync sees only what was edited by hand
-            follow_own_commit(self.root, outcome.base, outcome.sha, self.ledger.parents)
-
+        # remnic's own commits move the sync base along, so a sync sees only what was edited by hand.
+        follow = partial(follow_own_commit, self.root, self.ledger.parents)
         self.committer = GroupCommitter(
             self.files, self.ledger, _writes.describe, self.indexer.submit, on_commit=follow
         )

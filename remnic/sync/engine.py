@@ -2,10 +2,11 @@
 
 One run, all under the repository write lock:
 
-1. find candidates: what changed between the commit sync last reconciled (and
-   the commit the index records) and HEAD, what ``git status`` reports
+1. find candidates: what changed between the commit sync last reconciled (which
+   remnic's own commits move along) and HEAD, what ``git status`` reports
    (uncommitted, untracked; git-ignored files never appear), and the paths the
-   last run left pending; a full listing when no usable base commit is known;
+   last run left pending; what changed since the commit the index records only
+   to re-index; a full listing when no usable base commit is known;
 2. read each file until it is stable, validate it; a malformed one is reported
    (path, line, field), left byte-for-byte untouched, uncommitted and out of the
    index;
@@ -43,12 +44,13 @@ from remnic.repo.ledger import Ledger
 from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import Transaction
 
-from .renames import OldFile, old_info, pair_renames
+from .renames import OldFile, holder_of, old_info, pair_renames
 from .report import ADDED, DELETED, MODIFIED, RENAMED, Change, SyncReport, commit_subject, event_line
 from .state import SyncState, Unstable, digest, read_stable_many, replace_if_unchanged
 from .times import file_times
 
 PAUSED = "paused"
+REINDEX = "reindex"  # a candidate only because the index lags: indexed, never reported
 __all__ = ["PAUSED", "Change", "SyncReport", "SyncTarget", "event_line", "indexed_paths", "run_sync"]
 
 
@@ -279,22 +281,32 @@ class _Run:
 
     def collect(self, full: bool, bases: list[str], head: str | None) -> None:
         candidates = self.candidates
+        reindex: set[str] = set()
         if full:
             for path in sorted(set(self.ledger.worktree_files())):
                 candidates[path] = "scan"
         else:
-            for base in bases:
-                if head and base != head:
-                    for letter, path, old in self.ledger.diff_names(base, head):
-                        candidates[path] = "git"
-                        self.diff_letter[path] = "A" if letter in ("R", "C") else letter
-                        if old and letter == "R":
-                            candidates[old] = "git"
-                            self.diff_letter[old] = "D"
+            # The first base is what sync reconciled: changes since are edits to report. The index's
+            # commit may lag behind it (one-shot writes leave the index to a recall): what changed since
+            # then is re-indexed only, and says nothing about which files are new.
+            for n, base in enumerate(bases):
+                if not head or base == head:
+                    continue
+                for letter, path, old in self.ledger.diff_names(base, head):
+                    if n:
+                        reindex.update(p for p in (path, old) if p)
+                        continue
+                    candidates[path] = "git"
+                    self.diff_letter[path] = "A" if letter in ("R", "C") else letter
+                    if old and letter == "R":
+                        candidates[old] = "git"
+                        self.diff_letter[old] = "D"
         for path in self.status:
             candidates[path] = "working-tree"
         for path in self.state.pending:
             candidates.setdefault(path, "pending")
+        for path in reindex:
+            candidates.setdefault(path, REINDEX)
         self.candidates = {}
         for path, origin in candidates.items():
             if self.paths.is_memory(path):
@@ -379,7 +391,7 @@ class _Run:
             rid = forced_id.get(path, record.id)
             holder = claimed.get(rid)
             if holder is None and (index is not None or (record.has_id and self.is_new(path))):
-                other = self.holder_of(rid, path, index)
+                other = holder_of(self.ledger, self.paths, rid, path, index)
                 if other and other != path and other not in old and other not in self.candidates:
                     try:
                         holder = other if self.files.read(other).id == rid else None
@@ -392,22 +404,6 @@ class _Run:
                 rid = fresh
             claimed[rid] = path
         return notes
-
-    def holder_of(self, memory_id: str, path: str, index: Any) -> str | None:
-        """Another path that holds ``memory_id``: the index's answer, or git's committed files without one."""
-        if index is not None:
-            try:
-                return index.path_of(memory_id)
-            except Exception:  # noqa: BLE001 - a failed lookup must not stop sync
-                return None
-        if self.ledger.head() is None:
-            return None
-        try:
-            out = self.ledger.git("grep", "-l", "-F", "-e", f"id: {memory_id}", "HEAD", "--", "*.md")
-        except RemnicError:  # git grep exits 1 when nothing matches
-            return None
-        hits = [line.split(":", 1)[1] for line in out.splitlines() if ":" in line]
-        return next((h for h in hits if h != path and self.paths.is_memory(h)), None)
 
     def normalize_files(
         self,
@@ -508,7 +504,9 @@ class _Run:
         changes: list[Change] = []
         for record in records:
             path = record.path
-            if path in quiet or (self.candidates[path] == "scan" and path not in self.status and path not in written):
+            if path in quiet or (
+                self.candidates[path] in ("scan", REINDEX) and path not in self.status and path not in written
+            ):
                 continue
             change = Change(
                 ADDED if self.is_new(path) else MODIFIED,

@@ -1,4 +1,4 @@
-"""Deleted paths paired with new ones: a file moved or renamed keeps its id and history."""
+"""Deleted paths paired with new ones: a file moved or renamed keeps its id and history; who else holds an id."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 from remnic.errors import MemoryFormatError, RemnicError
 from remnic.memfile.model import content_hash, parse_file
 from remnic.memfile.normalize import Checked
+from remnic.memfile.paths import MemoryPaths
 from remnic.repo.ledger import Ledger
 
 
@@ -55,3 +56,20 @@ def pair_renames(
             if not explicit and old[partner].id:
                 forced_id[path] = str(old[partner].id)
     return partner_of, forced_id
+
+
+def holder_of(ledger: Ledger, paths: MemoryPaths, memory_id: str, path: str, index: Any) -> str | None:
+    """Another path that holds ``memory_id``: the index's answer, or git's committed files without one."""
+    if index is not None:
+        try:
+            return index.path_of(memory_id)
+        except Exception:  # noqa: BLE001 - a failed lookup must not stop sync
+            return None
+    if ledger.head() is None:
+        return None
+    try:
+        out = ledger.git("grep", "-l", "-F", "-e", f"id: {memory_id}", "HEAD", "--", "*.md")
+    except RemnicError:  # git grep exits 1 when nothing matches
+        return None
+    hits = [line.split(":", 1)[1] for line in out.splitlines() if ":" in line]
+    return next((h for h in hits if h != path and paths.is_memory(h)), None)

@@ -29,7 +29,8 @@ STATE_VERSION = 1
 @dataclass
 class SyncState:
     commit: str | None = None
-    """The commit the index reflects as far as sync knows (what the next run diffs from)."""
+    """The commit sync has reconciled (what the next run diffs from): its own last run's HEAD, moved on
+    by each of remnic's own commits made directly on top of it (see :mod:`.base`)."""
     pending: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Path → {sha, id, hash, kind} for memory paths left differing from ``commit``."""
     skipped: dict[str, str] = field(default_factory=dict)
