@@ -186,7 +186,7 @@ def register(sub: Any) -> None:
     p = add_command(
         sub,
         "audit",
-        "the recall audit ledger: one entry per recall under .remnic/audit/",
+        "the recall audit ledger: one entry per recall under state/audit/",
         epilog="examples:\n  remnic audit list --limit 5\n  remnic audit show audit-20261121-5f6b1a2c9d8e --json",
     )
     audit = p.add_subparsers(dest="audit_command", metavar="<show|list>", required=True)

@@ -71,6 +71,9 @@ _EXTRA_TERMS = (
     ("recency", "recency"),
     ("status", "status"),
     ("propagation", "propagation"),
+    ("date", "date"),
+    ("context", "context"),
+    ("rerank", "rerank"),
     ("project_boost", "project_boost"),
 )
 
