@@ -272,6 +272,10 @@ def test_validation_errors_name_fields_and_options(env: Env) -> None:
     details = {d["field"]: d for d in r.json()["details"]}
     assert details["mode"]["options"] == ["auto", "no_recall", "minimal", "full", "graph_mode"]
     assert "at most 200" in details["topK"]["message"]
+    r = env.call("POST", "/engram/v1/recall", {"query": "x", "budgetChars": 10**7})
+    assert "must be at most 1000000," in r.json()["details"][0]["message"]  # not 1e+06
+    r = env.call("GET", "/engram/v1/recall/xray?q=caf%e9")  # not UTF-8: refused as in a JSON body
+    assert r.status == 400 and r.json()["details"][0]["field"] == "q"
     r = env.call("GET", "/engram/v1/recall/xray?q=x&sesion=s")
     assert r.status == 400
     assert r.json()["details"][0]["options"] == [

@@ -171,14 +171,19 @@ def validate(op: Operation, args: Any, *, from_query: bool = False) -> dict[str,
     return out
 
 
+def _number(x: float) -> str:
+    """1000000, not 1e+06; 0.5 as it is."""
+    return str(int(x)) if float(x).is_integer() else repr(x)
+
+
 def _check_bounds(p: Param, value: Any) -> list[FieldProblem]:
     problems = []
     if p.options is not None and value not in p.options:
         problems.append(FieldProblem(p.name, f"unknown value {value!r}", options=[str(o) for o in p.options]))
     if p.minimum is not None and isinstance(value, (int, float)) and value < p.minimum:
-        problems.append(FieldProblem(p.name, f"must be at least {p.minimum:g}, got {value!r}"))
+        problems.append(FieldProblem(p.name, f"must be at least {_number(p.minimum)}, got {value!r}"))
     if p.maximum is not None and isinstance(value, (int, float)) and value > p.maximum:
-        problems.append(FieldProblem(p.name, f"must be at most {p.maximum:g}, got {value!r}"))
+        problems.append(FieldProblem(p.name, f"must be at most {_number(p.maximum)}, got {value!r}"))
     if p.kind == "string" and p.required and not value.strip():
         problems.append(FieldProblem(p.name, "must not be empty"))
     if p.pattern is not None and isinstance(value, str) and value and not re.fullmatch(p.pattern, value):

@@ -110,7 +110,8 @@ def route(method: str, path: str) -> tuple[str, dict[str, str]]:
 
 def query_args(op: str, query: str) -> dict[str, str]:
     try:
-        parsed = parse_qs(query, keep_blank_values=True, max_num_fields=MAX_QUERY_FIELDS)
+        # Bytes that are not UTF-8 stay lone surrogates, which validation refuses (as in a JSON body).
+        parsed = parse_qs(query, keep_blank_values=True, max_num_fields=MAX_QUERY_FIELDS, errors="surrogateescape")
     except ValueError:  # "Max number of fields exceeded"
         raise ValidationError.single("query", f"more than {MAX_QUERY_FIELDS} query parameters") from None
     aliases = QUERY_ALIASES.get(op)
