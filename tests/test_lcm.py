@@ -151,3 +151,6 @@ def test_lcm_cli_search_and_status(memory: Memory) -> None:
     assert "2 turns in 1 session" in run_cli("lcm", "status", "--memory-dir", root).out
     bad = run_cli("lcm", "search", "x", "--limit", "101", "--memory-dir", root)
     assert bad.code == 2 and "limit" in bad.err
+    flushed = run_cli("lcm", "flush", "s1", "--memory-dir", root).out
+    assert flushed.startswith("2 turns of s1 archived") and "is the key right" not in flushed
+    assert "no session 's2' in namespace 'default'" in run_cli("lcm", "flush", "s2", "--memory-dir", root).out

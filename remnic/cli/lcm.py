@@ -96,6 +96,11 @@ def cmd_flush(args: argparse.Namespace) -> int:
         args,
         data,
         f"{plural(data['archivedTurns'], 'turn')} of {args.session} archived and searchable"
-        + (f"; state committed as {data['stateCommit'][:12]}" if data.get("stateCommit") else ""),
+        + (f"; state committed as {data['stateCommit'][:12]}" if data.get("stateCommit") else "")
+        + (
+            f" (no session {args.session!r} in namespace {data['namespace']!r}: is the key right?)"
+            if not data["archivedTurns"]
+            else ""
+        ),
     )
     return 0
