@@ -57,19 +57,20 @@ def _path(args: argparse.Namespace, host: C.Host) -> Path:
 
 def cmd_list(args: argparse.Namespace) -> int:
     rows = [C.describe(h, h.config_path()) for h in C.HOSTS.values()]
+
+    def state(r: dict[str, Any]) -> str:
+        if r.get("problem"):
+            return "unreadable"
+        return "installed" if r["installed"] else ("partly" if any(r["events"].values()) else "not installed")
+
     emit(
         args,
         {"connectors": rows},
-        lambda: table(
+        lambda: "\n".join(
             [
-                [
-                    r["host"],
-                    "installed" if r["installed"] else ("partly" if any(r["events"].values()) else "not installed"),
-                    r["configPath"],
-                ]
-                for r in rows
-            ],
-            ["HOST", "STATE", "CONFIG"],
+                table([[r["host"], state(r), r["configPath"]] for r in rows], ["HOST", "STATE", "CONFIG"]),
+                *(f"{r['host']}: {r['problem']}" for r in rows if r.get("problem")),
+            ]
         ),
     )
     return 0
@@ -96,6 +97,7 @@ def cmd_install(args: argparse.Namespace) -> int:
             head = f"{host.name}: {', '.join(result['changes'])} in {result['configPath']}"
             head += f" (backup: {result['backup']})" if result["backup"] else ""
         tail = "\nCodex asks to trust new hooks once: run `codex`, then /hooks." if host.id == "codex" else ""
+        tail += "".join(f"\nwarning: {w}" for w in result["warnings"])
         return f"{head}\nmemory repository: {memory.root}\n{result['mcp']}{tail}\ncheck: remnic connectors doctor {host.id}"
 
     emit(args, result, text)
@@ -123,7 +125,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         result,
         lambda: (
             "\n".join(f"{'ok  ' if c['ok'] else 'FAIL'} {c['name']}: {c['detail']}" for c in result["checks"])
-            + ("\nhealthy" if result["healthy"] else f"\nnot healthy: run `remnic connectors install {host.id}`?")
+            + ("\nhealthy" if result["healthy"] else _unhealthy(result, host))
         ),
     )
     return 0 if result["healthy"] else 1
+
+
+def _unhealthy(result: dict[str, Any], host: C.Host) -> str:
+    """The closing line of a failed doctor: an install is the cure only when a handler is missing."""
+    missing = any(not c["ok"] and c["name"].endswith(" hook") for c in result["checks"])
+    return f"\nnot healthy: run `remnic connectors install {host.id}`?" if missing else "\nnot healthy: see FAIL above"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from typing import Any
@@ -198,8 +199,10 @@ def _run_git_update(args: argparse.Namespace) -> int:
 
 def _run_agent(args: argparse.Namespace) -> int:
     payload = _read_payload()
+    status: dict[str, Any] = {"hook": args.hook, "host": args.host, "ok": False}
     try:
         memory = open_memory(args)
+        status["memoryDir"] = str(memory.root)
         with memory:
             if args.hook == "session-start":
                 output = session_start_output(memory, payload)
@@ -211,7 +214,23 @@ def _run_agent(args: argparse.Namespace) -> int:
             else:
                 result = observe_transcript(memory, payload, args.host, args.hook)
                 print(f"remnic {args.hook}: {json.dumps(result, default=str)}", file=sys.stderr)
+        status["ok"] = True
     except Exception as exc:  # noqa: BLE001 - an agent session must never be blocked by memory
         detail = exc.describe() if isinstance(exc, RemnicError) else f"{type(exc).__name__}: {exc}"
         print(f"remnic {args.hook}: {detail}", file=sys.stderr)
+        status["error"] = detail
+    _report_status(status)
     return 0
+
+
+def _report_status(status: dict[str, Any]) -> None:
+    """How the run went, as JSON in $REMNIC_HOOK_STATUS when set (`connectors doctor` reads it: the
+    exit code is always 0, so it cannot tell); never fails the hook."""
+    path = os.environ.get("REMNIC_HOOK_STATUS")
+    if not path:
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(status, fh)
+    except OSError:
+        pass

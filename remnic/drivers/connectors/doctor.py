@@ -1,0 +1,158 @@
+"""``connectors doctor``: is remnic installed in the host's config, and do its hooks work.
+
+Each handler is fired as the host fires it, with ``$REMNIC_HOOK_STATUS`` naming a file where
+``remnic hooks run`` writes how the run went (``{"ok": …, "error": …}``): the scripts never fail
+a session, so their exit code says nothing, and a status is read rather than guessed from log text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from remnic.errors import UsageError
+
+from .config import read_config
+from .hosts import EVENTS, Host, Ours, ours
+from .merge import installed
+
+
+def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:
+    return {"name": name, "ok": ok, "detail": detail}
+
+
+def codex_hooks_enabled(codex_home: Path) -> tuple[bool, str]:
+    """Whether Codex's config turns hooks off (``[features] hooks = false``, or the older ``codex_hooks``)."""
+    config = codex_home / "config.toml"
+    try:
+        data = tomllib.loads(config.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return True, f"{config} does not exist: hooks are on by default"
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return False, f"cannot read {config}: {exc}"
+    raw = data.get("features")
+    features: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    for key in ("hooks", "codex_hooks"):
+        if features.get(key) is False:
+            return False, f"{config} sets [features] {key} = false: Codex runs no hooks"
+    return True, f"{config} does not turn hooks off"
+
+
+def claude_hooks_enabled(settings: Mapping[str, Any], path: Path) -> tuple[bool, str]:
+    """Whether Claude Code's settings turn every hook off (``"disableAllHooks": true``)."""
+    if settings.get("disableAllHooks") is True:
+        return False, f'{path} sets "disableAllHooks": true: Claude Code runs no hooks'
+    return True, f"{path} does not turn hooks off"
+
+
+def hooks_enabled(h: Host, path: Path, settings: Mapping[str, Any]) -> tuple[bool, str]:
+    """Whether the host runs hooks at all, by the config beside ``path``."""
+    return codex_hooks_enabled(path.parent) if h.id == "codex" else claude_hooks_enabled(settings, path)
+
+
+def fire(command: str, payload: Mapping[str, Any], *, cwd: str, timeout: float = 60) -> dict[str, Any]:
+    """Run a hook command the way the host does (``sh -c``, the payload as JSON on stdin): its exit
+    code, stdout, what remnic logged, and the status it reported (None: remnic never reported)."""
+    with tempfile.TemporaryDirectory(prefix="remnic-doctor-") as tmp:
+        log, status = Path(tmp) / "hook.log", Path(tmp) / "status.json"
+        env = {**os.environ, "REMNIC_HOOK_LOG": str(log), "REMNIC_HOOK_STATUS": str(status)}
+        try:
+            proc = subprocess.run(
+                ["sh", "-c", command],
+                input=json.dumps(payload),
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                cwd=cwd,
+                env=env,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            return {"code": -1, "out": "", "log": f"did not finish within {timeout:g}s", "status": None}
+        logged = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+        try:
+            reported = json.loads(status.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            reported = None
+        return {"code": proc.returncode, "out": proc.stdout, "log": logged, "status": reported}
+
+
+def doctor(h: Host, path: Path, *, cwd: str) -> dict[str, Any]:
+    """Is remnic installed in the host's config, and do its hooks run: the memory repository they name
+    exists, the host runs hooks, and each command fired with a sample payload exits 0 and reports
+    a successful run (session start: valid output too)."""
+    checks: list[dict[str, Any]] = []
+    data: dict[str, Any] = {}
+    try:
+        config = read_config(path)
+        data = config.data
+        detail = f"{path} is valid JSON" if config.exists else f"{path} does not exist"
+        checks.append(_check("config file", config.exists, detail))
+    except UsageError as exc:
+        checks.append(_check("config file", False, exc.message))
+    events = installed(data, h)
+    for event, command in events.items():
+        checks.append(_check(f"{event} hook", command is not None, command or f"no remnic hook for {event} in {path}"))
+    ok, detail = hooks_enabled(h, path, data)
+    checks.append(_check(f"{h.id} hooks enabled", ok, detail))
+    handlers: dict[str, Ours] = {}
+    for event, command in events.items():
+        handler = ours({"type": "command", "command": command}) if command is not None else None
+        if handler is not None:
+            handlers[event] = handler
+    checks += _memory_dirs(list(handlers.values()))
+    for event, handler in handlers.items():
+        if handler.python is not None:
+            checks.append(_check(f"{event} python", os.access(handler.python, os.X_OK), handler.python))
+        checks.append(_check(f"{event} script", os.access(handler.script, os.X_OK), handler.script))
+        payload = {"session_id": "remnic-doctor", "cwd": cwd, "hook_event_name": event}
+        if event == "SessionStart":
+            payload["source"] = "startup"
+        checks.append(_fired(event, fire(handler.command, payload, cwd=cwd)))
+    return {"host": h.id, "configPath": str(path), "checks": checks, "healthy": all(c["ok"] for c in checks)}
+
+
+def _memory_dirs(handlers: list[Ours]) -> list[dict[str, Any]]:
+    """One check per memory repository the hooks name (``REMNIC_MEMORY_DIR``): it must exist, a git repository."""
+    checks = []
+    for where in dict.fromkeys(o.memory_dir for o in handlers if o.memory_dir):
+        root = Path(where)
+        if not root.is_dir():
+            ok, detail = False, f"{root} does not exist (the hooks name it in REMNIC_MEMORY_DIR)"
+        elif not (root / ".git").exists():
+            ok, detail = False, f"{root} is not a git repository (the hooks name it in REMNIC_MEMORY_DIR)"
+        else:
+            ok, detail = True, str(root)
+        if not ok:
+            detail += f"; run `remnic init {shlex.quote(str(root))}` or install again with the right --memory-dir"
+        checks.append(_check("memory repository", ok, detail))
+    return checks
+
+
+def _fired(event: str, run: Mapping[str, Any]) -> dict[str, Any]:
+    name = f"{event} fires"
+    code, out, log, status = run["code"], run["out"], run["log"].strip(), run["status"]
+    if code != 0:
+        return _check(name, False, f"exit {code}: {log[-300:]}")
+    if not isinstance(status, dict):
+        hint = f" (log: {log.splitlines()[-1][:200]})" if log else ""
+        return _check(name, False, f"exited 0 but remnic reported no run (is REMNIC_PYTHON or remnic on PATH?){hint}")
+    if not status.get("ok"):
+        return _check(name, False, str(status.get("error") or "remnic reported a failure")[:300])
+    if event == "SessionStart":
+        if not out.strip():
+            return _check(name, True, f"ran; nothing to inject (no memories yet in {status.get('memoryDir')})")
+        try:
+            context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+        except (ValueError, KeyError, TypeError):
+            return _check(name, False, f"printed something that is not the host's hook JSON: {out[:200]!r}")
+        return _check(name, True, f"ran; injects {len(context)} characters of memories")
+    line = next((x for x in reversed(log.splitlines()) if x.startswith(f"remnic {EVENTS[event]}:")), "")
+    return _check(name, True, "ran; " + (line or f"remnic {EVENTS[event]}: ok")[:200])
