@@ -478,6 +478,8 @@ def cmd_status(args: argparse.Namespace) -> int:
             )
         else:
             lines.append(f"index: {state}" + (f" ({index['detail']})" if index.get("detail") else ""))
+        if index.get("mismatch"):
+            lines.append(f"index mismatch: {index['mismatch']['detail']}")
         if index.get("vectorsPending"):
             lines.append(
                 f"vectors pending: {index['vectorsPending']} memories (searchable by BM25; "

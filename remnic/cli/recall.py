@@ -149,6 +149,20 @@ def register(sub: Any) -> None:
         help="admit only these statuses (repeatable; default: active)",
     )
     p.add_argument(
+        "--tag",
+        action="append",
+        metavar="TAG",
+        help="only memories tagged TAG (repeatable: any of them; with --tag-match all, all of them)",
+    )
+    p.add_argument(
+        "--tag-match", choices=("any", "all"), default="any", help="several --tag: any (default) or all of them"
+    )
+    p.add_argument(
+        "--as-of",
+        metavar="TIME",
+        help="only memories valid at TIME (ISO 8601): begun by then, not invalidated or superseded by then",
+    )
+    p.add_argument(
         "--explain",
         action="store_true",
         help="append the recall's X-ray (tiers, filter ladder, score terms, provenance; see `remnic xray`)",
@@ -341,6 +355,9 @@ def cmd_query(args: argparse.Namespace) -> int:
         budget_chars=args.budget,
         include_inactive=args.include_inactive,
         statuses=args.status or (["active", "superseded"] if args.include_superseded else None),
+        tags=args.tag,
+        tag_match=args.tag_match,
+        as_of=args.as_of,
         xray=args.explain,
         source="cli",
         progress=progress_bar(args, "indexing"),

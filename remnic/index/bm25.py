@@ -451,16 +451,24 @@ class Bm25Index:
         categories: Sequence[str] | None = None,
         statuses: Sequence[str] | None = None,
         months: Sequence[str] | None = None,
+        paths: Sequence[str] | None = None,
     ) -> list[tuple[str, int, str]]:
         """(memory path, passage number, passage text) of the long memories' passages that match best,
-        best first by BM25 among passages (:mod:`.passage_bm25` scores them as memories' bodies)."""
+        best first by BM25 among passages (:mod:`.passage_bm25` scores them as memories' bodies);
+        ``paths`` restricts to those memories' passages."""
         if not terms or limit <= 0 or boost <= 0 or self.passages is None:
             return []
         should = []
         for term in terms:
             q = tantivy.Query.term_query(self.passage_schema, "body", term)
             should.append((tantivy.Occur.Should, q if boost == 1.0 else tantivy.Query.boost_query(q, float(boost))))
-        filters = (("namespace", namespaces), ("category", categories), ("status", statuses), ("months", months))
+        filters = (
+            ("namespace", namespaces),
+            ("category", categories),
+            ("status", statuses),
+            ("months", months),
+            ("path", paths),
+        )
         query = _filtered(self.passage_schema, should, filters)
         searcher = self.passage_searcher
         result = searcher.search(query, limit, count=False)

@@ -47,6 +47,12 @@ WORKTREE_KEY = "worktree"
 """Catalog meta: the paths last indexed from the work tree rather than from a commit (a JSON list)."""
 
 
+def changed_memory_paths(ledger: Ledger, files: MemoryStore) -> list[str]:
+    """Memory files git reports changed since HEAD: modified, new, deleted or renamed (both names)."""
+    rows = ledger.status_porcelain()
+    return sorted({p for _status, path, original in rows for p in (path, original) if p and files.paths.is_memory(p)})
+
+
 def _path_list(raw: str | None) -> set[str]:
     try:
         value = json.loads(raw or "[]")
@@ -105,6 +111,7 @@ class IndexWrites:
         def _open(self, name: str) -> None: ...
         def _follows(self, old: str | None, new: str) -> bool: ...
         def _head(self) -> str | None: ...
+        def _ledger(self) -> Ledger | None: ...
 
     # ------------------------------------------------------------------ contract: writes
 
@@ -221,6 +228,17 @@ class IndexWrites:
                 self._catalog.commit()
         report.seconds = time.perf_counter() - t0
         return report
+
+    def _worktree_paths(self, files: MemoryStore, ledger: Ledger | None) -> set[str]:
+        """Memory paths that differ from HEAD, for a rebuild to record (none known without git)."""
+        repo = ledger if ledger is not None else self._ledger()
+        if repo is None:
+            return set()
+        try:
+            return set(changed_memory_paths(repo, files))
+        except Exception as exc:  # noqa: BLE001 - a rebuild reads the files; git only says which are uncommitted
+            log.warning("git status failed (%s): the rebuild records no work-tree paths", exc)
+            return set()
 
     def _ensure_writable(self) -> None:
         """Open the live build for writing; if there is none usable, start an empty partial one."""
@@ -434,7 +452,7 @@ class IndexWrites:
             try:
                 m = self._check()
             except NeedsRebuild as exc:
-                report = self._rebuild(files, head, progress, f"{exc.state}: {exc.detail}")
+                report = self._rebuild(files, head, progress, f"{exc.state}: {exc.detail}", ledger)
                 report.seconds = time.perf_counter() - t0
                 return report
             if m.commit == head:
@@ -446,13 +464,13 @@ class IndexWrites:
                     if m.commit is None
                     else f"indexed commit {m.commit[:8]} is gone (history rewritten?)"
                 )
-                report = self._rebuild(files, head, progress, reason)
+                report = self._rebuild(files, head, progress, reason, ledger)
                 report.seconds = time.perf_counter() - t0
                 return report
             try:
                 changes = ledger.diff_names(m.commit, head)
             except LedgerError as exc:
-                report = self._rebuild(files, head, progress, f"git diff failed: {exc.message}")
+                report = self._rebuild(files, head, progress, f"git diff failed: {exc.message}", ledger)
                 report.seconds = time.perf_counter() - t0
                 return report
             paths: list[str] = []
@@ -460,6 +478,9 @@ class IndexWrites:
                 paths.append(path)
                 if old_path:
                     paths.append(old_path)
+            # Files indexed from the work tree are in no diff (an untracked one deleted since): re-read them too.
+            assert self._catalog is not None
+            paths += sorted(_path_list(self._catalog.meta_value(WORKTREE_KEY)))
             self._sync()
             report = self._refresh(files, paths, head, progress)
             report.reason = f"{m.commit[:8]}..{head[:8]}: {len(changes)} changed path(s)"
@@ -477,11 +498,17 @@ class IndexWrites:
         t0 = time.perf_counter()
         with self._write_lock(files):
             head = ledger.head() if ledger is not None else self._head()
-            report = self._rebuild(files, head, progress, reason)
+            report = self._rebuild(files, head, progress, reason, ledger)
         report.seconds = time.perf_counter() - t0
         return report
 
-    def _rebuild(self, files: MemoryStore, head: str | None, progress: Progress | None, reason: str) -> FreshReport:
+    def _rebuild(
+        self, files: MemoryStore, head: str | None, progress: Progress | None, reason: str, ledger: Ledger | None
+    ) -> FreshReport:
+        # The scan reads the work tree, so the build is HEAD plus uncommitted files: those are recorded as
+        # indexed from the work tree (git asked before and after the scan, so one made meanwhile is too),
+        # or one deleted later, untracked, would stay in the index with no diff or status to say so.
+        worktree = self._worktree_paths(files, ledger)
         scan = files.scan()
         records = scan.records
         groups = episode_members(records)
@@ -492,7 +519,8 @@ class IndexWrites:
             positions.update(T.positions(members))
         rows, docs, embedded = self._rows(records, contexts, positions, progress)
         words, vectors, _ = self._new_words(None, [r.content for r in rows if not r.pending])
-        self._create_build(commit=head, rows=rows, docs=docs, progress=None, vocab=(words, vectors))
+        worktree |= self._worktree_paths(files, ledger)
+        self._create_build(commit=head, rows=rows, docs=docs, vocab=(words, vectors), worktree=worktree)
         return FreshReport(
             "rebuild",
             reason=reason,
@@ -509,8 +537,10 @@ class IndexWrites:
         docs: dict[str, dict[str, str]] | None = None,
         progress: Progress | None = None,
         vocab: tuple[list[str], Any] = ([], None),
+        worktree: set[str] | frozenset[str] = frozenset(),
     ) -> None:
-        """Write a complete new build directory, swap CURRENT to it, remove the old ones."""
+        """Write a complete new build directory, swap CURRENT to it, remove the old ones. ``worktree``: the
+        paths its rows took from the work tree rather than from ``commit``."""
         from .bm25 import Bm25Index
 
         old_gen = self._manifest.generation if self._manifest is not None else 0
@@ -538,7 +568,7 @@ class IndexWrites:
             cat.upsert(rows, manifest.generation)
             if vocab[0]:
                 cat.add_vocab(vocab[0], vocab[1], manifest.generation)
-            cat.set_meta(manifest.to_meta())
+            cat.set_meta({**manifest.to_meta(), WORKTREE_KEY: json.dumps(sorted(worktree))})
             cat.commit()
             cat.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             cat.close()

@@ -10,6 +10,7 @@ let a reader fetch only what changed since the generation it holds.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -418,6 +419,18 @@ class Catalog:
 
     def all_paths(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT path FROM docs")]
+
+    def frontmatter_keys(
+        self, keys: Sequence[str], since_gen: int | None = None
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(path, {key: value}) for every memory (or those written after ``since_gen``): only ``keys`` of
+        the frontmatter, so reading a few keys of every memory does not parse every frontmatter whole."""
+        if not all(re.fullmatch(r"[A-Za-z_]\w*", k) for k in keys):
+            raise ValueError(f"not a frontmatter key: {keys!r}")
+        pairs = ", ".join(f"'{k}', json_extract(frontmatter, '$.{k}')" for k in keys)  # json_object keeps arrays
+        where, args = ("", ()) if since_gen is None else (" WHERE gen > ?", (since_gen,))
+        for path, fields in self.conn.execute(f"SELECT path, json_object({pairs}) FROM docs{where}", args):
+            yield path, {k: v for k, v in json.loads(fields).items() if v is not None}
 
 
 def vectors_from_blob(blob: bytes, dim: int) -> np.ndarray:

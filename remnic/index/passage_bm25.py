@@ -96,12 +96,20 @@ def passage_scores(
     categories: Sequence[str] | None = None,
     statuses: Sequence[str] | None = None,
     months: Sequence[str] | None = None,
+    paths: Sequence[str] | None = None,
 ) -> dict[str, PassageScore]:
     """path → the long memory's whole score and best matching passage (among the ``limit`` best of
-    the passage index), for the long memories tantivy also scores whole."""
+    the passage index), for the long memories tantivy also scores whole (``paths``: among those)."""
     boost = float(boosts.get("body", 1.0))
     found = index.search_passages(
-        terms, limit, boost=boost, namespaces=namespaces, categories=categories, statuses=statuses, months=months
+        terms,
+        limit,
+        boost=boost,
+        namespaces=namespaces,
+        categories=categories,
+        statuses=statuses,
+        months=months,
+        paths=paths,
     )
     if not found:
         return {}
@@ -115,10 +123,10 @@ def passage_scores(
         score = body_score(tokens, terms, doc_freq, n_docs, avgdl or float(len(tokens)), boost)
         if path not in best or score > best[path][0]:
             best[path] = (score, n)
-    paths = sorted(best)
+    long = sorted(best)
     # The same memories scored whole, and by their body alone (the part the passage replaces).
-    whole = dict(index.search(terms, len(paths), boosts=boosts, extra=extra, paths=paths))
-    body = dict(index.search(terms, len(paths), boosts={"body": boost}, paths=paths))
+    whole = dict(index.search(terms, len(long), boosts=boosts, extra=extra, paths=long))
+    body = dict(index.search(terms, len(long), boosts={"body": boost}, paths=long))
     out = {}
     for path, (score, n) in best.items():
         if path in whole:

@@ -348,6 +348,15 @@ class SearchIndex(IndexWrites, PendingVectors):
         self._readers.conn = (build, conn)
         return conn
 
+    def indexed_paths(self) -> set[str] | None:
+        """Every memory path the live index holds (None without a readable index); never rebuilds."""
+        with self._lock:
+            cat = self._catalog_for_lookup()
+            try:
+                return set(cat.all_paths()) if cat is not None else None
+            except Exception:  # noqa: BLE001 - a damaged catalog: health reports it
+                return None
+
     def path_of(self, memory_id: str) -> str | None:
         with self._lock:
             cat = self._catalog_for_lookup()

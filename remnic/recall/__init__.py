@@ -1,8 +1,9 @@
 """Hybrid recall as explicit stages, each recorded as it runs.
 
 candidates (BM25 ∪ vectors, raw scores and ranks kept; the query's dates as
-terms) → filter ladder (namespace-scope, category-scope, date-scope, status-active,
-trust-zone, confidence-floor, similarity-floor, token-overlap) → scoring (a plain
+terms) → filter ladder (namespace-scope, category-scope, date-scope, tag-match,
+as-of, status-active, trust-zone, confidence-floor, similarity-floor,
+token-overlap) → scoring (a plain
 sum of named terms) → episode expansion → neighbour cap → optional cross-encoder
 rerank → tiers (review-context, direct-answer, procedural, graph, recent-scan) →
 MMR → result limit → budget fit (long hits trimmed to their best passages).

@@ -51,8 +51,15 @@ def gather(
     months: Sequence[str] | None = None,
     extra: Sequence[tuple[str, str, float]] = (),
     passage_blend: float = 0.0,
+    paths: Sequence[str] | None = None,
+    slack: int = 0,
 ) -> list[Candidate]:
-    """Union of the vector top-``depth`` and the BM25 top-``depth`` within ``mask``; vector order first."""
+    """Union of the vector top-``depth`` and the BM25 top-``depth`` within ``mask``; vector order first.
+
+    When ``mask`` leaves out memories no other filter names (the caller's tag and time filters), BM25
+    is kept within it either by ``paths`` (the memories it holds) or by ``slack`` (how many it leaves
+    out: BM25 reads that many more, so up to ``depth`` of what it reads are in ``mask``).
+    """
     out: dict[int, Candidate] = {}
 
     def cand(r: int) -> Candidate:
@@ -66,15 +73,24 @@ def gather(
     with_vectors = mask & snap.has_vec[: len(mask)]  # memories still waiting for theirs are BM25's alone
     for rank, r in enumerate(top_rows(vec.combined, with_vectors, depth), 1):
         cand(int(r)).vector_rank = rank
-    filters = {"namespaces": namespaces, "categories": categories, "statuses": statuses, "months": months}
-    whole = bm25.search(terms, depth, boosts=boosts, extra=extra, **filters)
+    filters = {
+        "namespaces": namespaces,
+        "categories": categories,
+        "statuses": statuses,
+        "months": months,
+        "paths": paths,
+    }
+    deep = depth + max(0, slack)
+    whole = bm25.search(terms, deep, boosts=boosts, extra=extra, **filters)
     # Twice as deep: several passages of one memory may take the first places.
-    passages = passage_scores(bm25, terms, 2 * depth, boosts=boosts, extra=extra, **filters)
+    passages = passage_scores(bm25, terms, 2 * deep, boosts=boosts, extra=extra, **filters)
     rank = 0
-    for path, score, passage in best_of(whole, passages, passage_blend)[:depth]:
+    for path, score, passage in best_of(whole, passages, passage_blend)[:deep]:
         r = snap.row_of.get(path)
         if r is None or not mask[r]:
             continue  # tantivy is ahead of the catalog for a moment, or out of scope
+        if rank == depth:
+            break
         rank += 1
         c = cand(r)
         c.bm25, c.bm25_rank, c.bm25_passage = score, rank, passage

@@ -23,6 +23,7 @@ from remnic.memfile.model import MemoryRecord, jsonable, parse_time
 from . import scoring
 from .budget import fit_budget
 from .clock import LIVE, RecallClock
+from .filters import facts_of, make_filters
 from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, rejected_summary, token_overlap
 from .pipeline import RecallOptions, allowed_statuses, check_query, resolve_limits
 from .pool import ACTIVE, TRUST_STATUSES
@@ -104,6 +105,9 @@ def scan_recall(
     terms = q_terms(query[: max(1, s.max_query_chars)], s.query_stopwords)
     now = clock.now_s()
     allowed = allowed_statuses(options)
+    filters = make_filters(options.tags, options.tag_match, options.as_of)
+    filter_stages = filters.stages if filters is not None else ()
+    verdicts: dict[int, tuple[str, str] | None] = {}
 
     scoped = [r for r in records if not options.namespace or r.namespace == options.namespace]
     stages = [
@@ -133,6 +137,9 @@ def scan_recall(
     for c in cands:
         rec = by_row[c.row]
         status = rec.status
+        verdicts[c.row] = filters.verdict(facts_of(rec.frontmatter)) if filters is not None else None
+        if any(_filter_gate(c, name, verdicts[c.row]) for name in filter_stages):
+            continue
         if allowed is not None and status not in allowed and status not in TRUST_STATUSES:
             drop(c, "status-active")
             continue
@@ -224,7 +231,11 @@ def scan_recall(
         RESULT_LIMIT: f"k={top_k}",
         "budget-fit": f"budget={budget} chars" if budget else "no limit",
     }
-    ladder = chain(stages, cands, CANDIDATE_STAGES, reasons)
+    for name in filter_stages:
+        assert filters is not None
+        why = rejected_summary(cands, name, lambda c: (verdicts.get(c.row) or ("", "?"))[1])
+        reasons[name] = filters.describe(name) + (f"; {why}" if why else "")
+    ladder = chain(stages, cands, (*filter_stages, *CANDIDATE_STAGES), reasons)
     latency = clock.perf_ms() - t_tier
     report = TierReport(
         "recent-scan",
@@ -250,6 +261,15 @@ def scan_recall(
         clock_ms=round(now * 1000),
         result_limit=top_k,
     )
+
+
+def _filter_gate(c: Candidate, stage: str, rejected: tuple[str, str] | None) -> bool:
+    """Record ``stage``'s verdict on ``c``; True when it dropped ``c``."""
+    if rejected is not None and rejected[0] == stage:
+        drop(c, stage)
+        return True
+    passed(c, stage)
+    return False
 
 
 def _passage_spans(

@@ -2,9 +2,12 @@
 
 Every candidate walks the same gates, in this order::
 
-    namespace-scope → [category-scope] → [date-scope] → status-active → trust-zone →
-    confidence-floor → similarity-floor → token-overlap → mmr-diversify →
+    namespace-scope → [category-scope] → [date-scope] → [tag-match] → [as-of] → status-active →
+    trust-zone → confidence-floor → similarity-floor → token-overlap → mmr-diversify →
     recall-result-limit → budget-fit
+
+(``tag-match`` and ``as-of`` are the caller's filters, :mod:`remnic.recall.filters`: per-candidate
+stages that appear only when the recall has them.)
 
 Every output (the X-ray, ``RecallResult.stages``, ``remnic query --json``) uses these
 names; ``recall-result-limit`` is the original Remnic's name for the top-k cut.
@@ -47,7 +50,9 @@ GATES = CANDIDATE_STAGES[:5]
 """The gates decided before scoring; the last three are decided by rank and size."""
 SCOPE_STAGES = ("namespace-scope", "category-scope", "date-scope")
 """Index-level stages; category-scope and date-scope appear only when the recall has them."""
-LADDER = SCOPE_STAGES + CANDIDATE_STAGES
+FILTER_STAGES = ("tag-match", "as-of")
+"""The caller's filters (:mod:`.filters`), first of the per-candidate stages when the recall has them."""
+LADDER = SCOPE_STAGES + FILTER_STAGES + CANDIDATE_STAGES
 RESULT_LIMIT = "recall-result-limit"
 """The stage that cuts the ranked list to top-k."""
 

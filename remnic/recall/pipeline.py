@@ -1,11 +1,11 @@
 """``run_recall``: the stages of one hybrid recall, in order, each recorded as it runs.
 
 scope (namespace, category, the query's dates) → retrieval (BM25 ∪ vectors, plus what a tier
-offers) → gates (status-active, trust-zone, confidence-floor, similarity-floor, token-overlap) →
-scoring (a plain sum of named terms) → episode expansion → neighbour cap → optional rerank →
-re-rank pool → tiers → MMR → result limit → budget fit (trims to passages). The ladder's counts
-are computed from every candidate's verdicts at the end (:func:`remnic.recall.ladder.chain`), so
-they always chain.
+offers) → gates ([tag-match, as-of,] status-active, trust-zone, confidence-floor,
+similarity-floor, token-overlap) → scoring (a plain sum of named terms) → episode expansion →
+neighbour cap → optional rerank → re-rank pool → tiers → MMR → result limit → budget fit (trims
+to passages). The ladder's counts are computed from every candidate's verdicts at the end
+(:func:`remnic.recall.ladder.chain`), so they always chain.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from .clock import LIVE, RecallClock
 from .expand import expand
 from .expansion import describe as describe_expansions
 from .expansion import expansions, unembedded
+from .filters import RecallFilters, facts_table, make_filters, passing_rows
 from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, rejected_summary
 from .mmr import mmr_order
 from .passages import PassageMatch, describe_matches, rank_passages
@@ -51,6 +52,11 @@ class RecallOptions:
     include_inactive: bool = False
     project: ProjectContext | None = None
     """The project the recall is for: its memories get ``recall.projectBoost``."""
+    tags: Sequence[str] | None = None
+    """Only memories tagged with any (``tag_match`` "any") or all ("all") of these (:mod:`.filters`)."""
+    tag_match: str = "any"
+    as_of: float | None = None
+    """Only memories valid at this time (epoch seconds): begun by then, not invalidated or superseded."""
     settings: RecallSettings | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -122,6 +128,7 @@ def run_recall(
         "when": s.boost_when,
     }
     now = clock.now_s()
+    filters = make_filters(options.tags, options.tag_match, options.as_of)
 
     with index.lock:
         snap, bm25, catalog = index.view()
@@ -167,6 +174,8 @@ def run_recall(
         depth = max(s.candidates, top_k)
         pool = Pool(snap, catalog, vec, scope, allowed, s, terms, now, scope_names)
         pool.language = language
+        if filters is not None:
+            pool.filters, pool.facts = filters, facts_table(catalog, snap.gen)
         cands = gather(
             snap,
             bm25,
@@ -183,10 +192,12 @@ def run_recall(
             passage_blend=s.passage_bm25_blend,
         )
         refetched = 0
-        ok = [c for c in cands if pool.status_ok(snap.status_of(c.row))]
-        if allowed is not None and len(ok) < min(depth, len(cands)):
-            # Inactive memories crowded the retrievers: fetch again within the allowed statuses.
-            pushed = snap.mask(namespaces=namespaces, categories=categories, statuses=sorted(allowed))
+        ok = [c for c in cands if pool.status_ok(snap.status_of(c.row)) and pool.filtered_out(c.row) is None]
+        statuses = sorted(allowed) if allowed is not None else None
+        if (allowed is not None or filters is not None) and len(ok) < min(depth, len(cands)):
+            # Inactive or filtered-out memories crowded the retrievers: fetch again within what passes.
+            pushed = snap.mask(namespaces=namespaces, categories=categories, statuses=statuses) & scope
+            paths, slack = _filter_scope(pool, filters, pushed)
             more = gather(
                 snap,
                 bm25,
@@ -194,13 +205,15 @@ def run_recall(
                 terms,
                 depth=depth,
                 boosts=boosts,
-                mask=pushed & scope,
+                mask=pushed,
                 namespaces=namespaces,
                 categories=categories,
-                statuses=sorted(allowed),
+                statuses=statuses,
                 months=months,
                 extra=extra,
                 passage_blend=s.passage_bm25_blend,
+                paths=paths,
+                slack=slack,
             )
             seen = {c.row for c in cands}
             added = [c for c in more if c.row not in seen]
@@ -393,7 +406,7 @@ def run_recall(
         reasons = _reasons(pool, s, top_k, budget, len(head))
         if trimmed:
             reasons["budget-fit"] += f"; {trimmed} trimmed to their best passages"
-        stages = chain(index_stages, pool.cands, CANDIDATE_STAGES, reasons)
+        stages = chain(index_stages, pool.cands, (*pool.filter_stages, *CANDIDATE_STAGES), reasons)
         report = _tier_report(hits, pool, outcome, len(head), tier_ms, expansion, reranked)
         report.vectors_pending = snap.vectorless
     timings["total"] = (time.perf_counter() - t_start) * 1000
@@ -485,10 +498,27 @@ def passage_matches(
     return out
 
 
+def _filter_scope(pool: Pool, filters: RecallFilters | None, mask: Any) -> tuple[list[str] | None, int]:
+    """Narrow ``mask`` (in place) to the memories the caller's filters admit, and keep BM25 within them:
+    (their paths, 0) when they are the fewer, else (None, how many the filters left out)."""
+    if filters is None:
+        return None, 0
+    scope = mask.nonzero()[0]
+    keep = passing_rows(filters, pool.facts, pool.snap.paths, scope)
+    mask[:] = False
+    mask[keep] = True
+    # Both cost BM25 a few µs per path (a term set) or per extra result read: take the smaller.
+    if len(keep) <= len(scope) - len(keep):
+        return [pool.snap.paths[r] for r in keep], 0
+    return None, len(scope) - len(keep)
+
+
 def _retrieval_reason(pool: Pool, depth: int, retrieved: int, refetched: int, procedural: int, recent: int) -> str:
     parts = [f"bm25 ∪ vector top-{depth} gave {retrieved - refetched} candidates"]
     if refetched:
-        parts.append(f"+{refetched} refetched within the allowed statuses")
+        parts.append(
+            f"+{refetched} refetched within the allowed statuses" + (" and filters" if pool.filters is not None else "")
+        )
     counts = {
         "procedural": procedural,
         "recent-scan": recent,
@@ -515,6 +545,10 @@ def _reasons(pool: Pool, s: RecallSettings, top_k: int, budget: int, head: int) 
         RESULT_LIMIT: f"k={top_k}",
         "budget-fit": f"budget={budget} chars" if budget else "no limit",
     }
+    for name in pool.filter_stages:
+        assert pool.filters is not None
+        why = rejected_summary(cands, name, lambda c: (pool.filtered_out(c.row) or ("", "?"))[1])
+        out[name] = pool.filters.describe(name) + (f"; {why}" if why else "")
     trust = rejected_summary(cands, "trust-zone", status)
     kept = sum(1 for c in cands if c.rejected_by == "trust-zone" and c.dropped_at != "trust-zone")
     if kept:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from remnic.config import RecallSettings
 
+from .filters import Facts, RecallFilters, facts_of
 from .ladder import drop, exempt, passed, token_overlap
 from .types import Candidate
 
@@ -62,6 +63,10 @@ class Pool:
         """pending_review rows the review-context tier keeps (exempt from trust-zone)."""
         self.scorer: Callable[[Candidate], None] | None = None
         self._tokens: dict[int, set[str]] = {}
+        self.filters: RecallFilters | None = None
+        """The caller's tag and time filters (:mod:`.filters`): the first gates."""
+        self.facts: Mapping[str, Facts] = {}
+        """path → what the filters read, for every memory of the index (:func:`.filters.facts_table`)."""
 
     # --- membership ---
 
@@ -164,8 +169,26 @@ class Pool:
         """Passes both status gates without a tier's help."""
         return self.allowed is None or status in self.allowed
 
+    @property
+    def filter_stages(self) -> tuple[str, ...]:
+        return self.filters.stages if self.filters is not None else ()
+
+    def filtered_out(self, r: int) -> tuple[str, str] | None:
+        """(stage, why) when one of the caller's filters rejects row ``r``; None when they admit it."""
+        if self.filters is None:
+            return None
+        facts = self.facts.get(self.snap.paths[r])
+        return self.filters.verdict(facts if facts is not None else facts_of(self.fm(r)))
+
     def gate(self, c: Candidate) -> None:
-        """status-active → trust-zone → confidence-floor → similarity-floor → token-overlap, recording each verdict."""
+        """[tag-match → as-of →] status-active → trust-zone → confidence-floor → similarity-floor → token-overlap,
+        recording each verdict. The caller's filters exempt no one: not even a tier may bring a memory in past them."""
+        if self.filters is not None:
+            rejected = self.filtered_out(c.row)
+            for name in self.filter_stages:
+                if rejected is not None and rejected[0] == name:
+                    return drop(c, name)
+                passed(c, name)
         s, allowed = self.s, self.allowed
         status = self.status(c)
         if allowed is not None and status not in allowed and status not in TRUST_STATUSES:

@@ -85,7 +85,7 @@ def select_review(pool: Pool, cands: Sequence[Candidate]) -> None:
     s = pool.s
     if not s.review_context or s.review_context_max <= 0 or pool.allowed != {ACTIVE}:
         return  # only a default recall (active memories) adds review context; an explicit status choice is kept
-    pending = [c for c in cands if pool.status(c) == "pending_review"]
+    pending = [c for c in cands if pool.status(c) == "pending_review" and pool.filtered_out(c.row) is None]
     if not pending:
         return
     pool.load(c.row for c in pending)

@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from remnic.config import Settings
-from remnic.errors import NotFoundError, RemnicError, UsageError, ValidationError
-from remnic.memfile.model import MemoryRecord, now_iso, parse_time
+from remnic.errors import NotFoundError, RemnicError, UsageError
+from remnic.memfile.model import MemoryRecord, now_iso
 from remnic.render.xray import dumps_json, render_xray, snapshot_envelope
 from remnic.service.memory import Memory
 from remnic.version import __version__
@@ -34,8 +34,6 @@ from .schema import build_operations
 _SOURCES: dict[str, tuple[str, ...]] = {"both": ("bm25", "vector"), "sibling": ("episode",)}
 LAST_RECALLS = 1024
 """How many (principal, namespace, session) last-recall snapshots recall/explain keeps."""
-RECALL_FILTER_HEADROOM = 4
-"""A recall with tags or asOf fetches this many times topK candidates, then keeps topK that pass."""
 
 
 def _records(records: list[MemoryRecord]) -> list[dict[str, Any]]:
@@ -165,8 +163,6 @@ class Api(AgentApi):
         top_k = self.settings.recall.top_k if requested is None else requested
         budget = values.get("budgetChars") or self.settings.recall.budget_chars
         session_key = values.get("sessionKey")
-        as_of = self._as_of(values.get("asOf"))
-        filtered = bool(values.get("tags")) or as_of is not None
         project = self.project_for(principal, values)
         trace_id = str(uuid.uuid4())
         started = time.perf_counter()
@@ -174,10 +170,11 @@ class Api(AgentApi):
         if values["mode"] != "no_recall" and top_k > 0:
             # Capture the X-ray as the recall runs (from values it already computed), so
             # recall/explain can show this exact recall later without running it again.
+            # Tags and asOf are stages of the recall (before top-k and the budget), so the budget, the
+            # X-ray and the audit entry describe what is returned.
             result = self.memory.recall(
                 values["query"],
-                # Tag and time filters apply to the recalled candidates: fetch more, keep top_k.
-                top_k=top_k * RECALL_FILTER_HEADROOM if filtered else top_k,
+                top_k=top_k,
                 namespace=ns,
                 budget_chars=budget,
                 session_key=session_key,
@@ -185,18 +182,14 @@ class Api(AgentApi):
                 xray=True,
                 source=values["_source"],
                 project=project,
+                tags=values.get("tags"),
+                tag_match=values["tagMatch"],
+                as_of=values.get("asOf"),
             )
         hits = list(result) if result is not None else []
         results = [self._hit(h, values["includeDebug"]) for h in hits]
         # Defence in depth: a hit from a namespace this principal may not read never leaves.
         results = [r for r in results if self.policy.can_read(principal, r.get("namespace") or self.policy.default)]
-        if filtered:
-            results = [
-                r
-                for r in results
-                if compat.tags_match(r["frontmatter"], values.get("tags") or (), values["tagMatch"])
-                and (as_of is None or compat.valid_at(r["frontmatter"], as_of))
-            ][:top_k]
         results = [{**compat.with_summary(r), "disclosure": values["disclosure"]} for r in results]
         kept = {r["id"] for r in results}
         sources = sorted(
@@ -252,15 +245,6 @@ class Api(AgentApi):
         if result is not None:
             self._remember(principal, ns, session_key, getattr(result, "xray", None))
         return Reply(200, body)
-
-    @staticmethod
-    def _as_of(value: str | None) -> float | None:
-        if value is None:
-            return None
-        when = parse_time(value)
-        if when is None:
-            raise ValidationError.single("asOf", f"{value[:64]!r} is not an ISO 8601 time (e.g. 2026-04-25T18:32:11Z)")
-        return when
 
     def _remember(self, principal: str, ns: str | None, session_key: str | None, snapshot: Any) -> None:
         with self._last_lock:

@@ -11,7 +11,7 @@ response's ``warnings`` instead of being refused.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from remnic.memfile.model import parse_time
@@ -56,27 +56,6 @@ def with_summary(item: dict[str, Any]) -> dict[str, Any]:
 def recall_context(results: Sequence[Mapping[str, Any]]) -> str:
     """What a hook injects: the recalled memories' text, one paragraph each, best first."""
     return "\n\n".join(str(r.get("content") or "").strip() for r in results if str(r.get("content") or "").strip())
-
-
-def tags_match(frontmatter: Mapping[str, Any], wanted: Iterable[str], mode: str) -> bool:
-    have = {t.casefold() for t in summary_tags(frontmatter)}
-    want = {t.strip().casefold() for t in wanted if t.strip()}
-    if not want:
-        return True
-    return want <= have if mode == "all" else bool(want & have)
-
-
-def valid_at(frontmatter: Mapping[str, Any], as_of: float) -> bool:
-    """Whether a memory was valid at ``as_of`` (epoch seconds): it existed (``validAt``, else
-    ``created``) and had not been invalidated or superseded by then."""
-    start = parse_time(frontmatter.get("validAt")) or parse_time(frontmatter.get("created"))
-    if start is not None and start > as_of:
-        return False
-    for key in ("invalidAt", "supersededAt"):
-        end = parse_time(frontmatter.get(key))
-        if end is not None and end <= as_of:
-            return False
-    return True
 
 
 def sort_key(sort: str) -> Any:

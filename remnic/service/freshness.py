@@ -28,12 +28,9 @@ log = logging.getLogger("remnic.freshness")
 
 def edited_memory_paths(mem: Memory) -> list[str]:
     """Memory files git reports changed since HEAD: modified, new, deleted or renamed (both names)."""
-    paths = set()
-    for _status, path, original in mem.ledger.status_porcelain():
-        for p in (path, original):
-            if p and mem.files.paths.is_memory(p):
-                paths.add(p)
-    return sorted(paths)
+    from remnic.index.build import changed_memory_paths
+
+    return changed_memory_paths(mem.ledger, mem.files)
 
 
 def follow_edits(mem: Memory) -> WorktreeReport | None:

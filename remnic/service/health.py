@@ -6,6 +6,7 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,41 @@ def _same_as_head(ledger: Ledger, files: MemoryStore, path: str) -> bool:
         return ledger.committed_bytes(path) is None
 
 
+def index_mismatch(
+    on_disk: Collection[str],
+    indexed: Collection[str] | None,
+    uncommitted: Collection[str],
+    empty: Collection[str] = (),
+) -> dict[str, Any] | None:
+    """How the memories an index reflecting HEAD holds differ from the memory files on disk; None when they
+    agree (or there is no index to compare). ``gone``: indexed memories whose file is gone or no longer a
+    memory (a recall could return them); ``missing``: memory files the index lacks, beyond the uncommitted
+    ones a recall indexes first. Files with no text yet (``empty``) may be either."""
+    if indexed is None:
+        return None
+    held, disk = set(indexed), set(on_disk)
+    gone, missing = sorted(held - disk - set(empty)), sorted(disk - held - set(uncommitted))
+    if not gone and not missing:
+        return None
+    out: dict[str, Any] = {"indexed": len(held), "memoryFiles": len(disk), "gone": gone, "missing": missing}
+    out["detail"] = mismatch_line(out)
+    return out
+
+
+def mismatch_line(mismatch: Mapping[str, Any]) -> str:
+    """One line saying how the index and the files differ, and what repairs it."""
+    parts = []
+    for key, what in (("gone", "indexed with no memory file"), ("missing", "memory file(s) not indexed")):
+        if mismatch[key]:
+            shown = ", ".join(mismatch[key][:3]) + (", …" if len(mismatch[key]) > 3 else "")
+            parts.append(f"{len(mismatch[key])} {what} ({shown})")
+    return (
+        f"{mismatch['indexed']} memories indexed, {mismatch['memoryFiles']} memory files: "
+        + "; ".join(parts)
+        + "; `remnic reindex` rebuilds the index from the files"
+    )
+
+
 def skipped_files(files: MemoryStore) -> list[dict[str, str]]:
     """Files that are not memories, each with why (outside the memory folders, README-like, attachment)."""
     return [{"path": path, "reason": reason} for path, reason in files.skipped()]
@@ -85,7 +121,12 @@ def _foreign_check(records: list[MemoryRecord]) -> dict[str, Any]:
 
 
 def status(
-    root: Path, files: MemoryStore, ledger: Ledger, store: StoreSettings, index_health: dict[str, Any]
+    root: Path,
+    files: MemoryStore,
+    ledger: Ledger,
+    store: StoreSettings,
+    index_health: dict[str, Any],
+    indexed: Collection[str] | None = None,
 ) -> dict[str, Any]:
     scan = files.scan()
     records, problems = scan.records, [p for exc in scan.problems for p in exc.problems]
@@ -93,6 +134,13 @@ def status(
     for r in records:
         for key, value in (("category", r.category), ("status", r.status), ("namespace", r.namespace)):
             counts[key][value] = counts[key].get(value, 0) + 1
+    uncommitted = _uncommitted_memories(ledger, files, scan)
+    # Only an index reflecting HEAD must agree with the files (one behind catches up at the next recall).
+    mismatch = (
+        index_mismatch([r.path for r in records], indexed, uncommitted, scan.empty)
+        if index_health.get("state") == "ok"
+        else None
+    )
     return {
         "memoryDir": str(root),
         "head": ledger.head(),
@@ -100,14 +148,20 @@ def status(
         "malformed": sorted({p.path for p in problems if p.path}),
         "empty": sorted(scan.empty),
         "skipped": skipped_files(files),
-        "uncommitted": _uncommitted_memories(ledger, files, scan),
+        "uncommitted": uncommitted,
         "counts": counts,
-        "index": index_health,
+        "index": {**index_health, "mismatch": mismatch} if mismatch else index_health,
     }
 
 
 def checks(
-    root: Path, origin: str, files: MemoryStore, ledger: Ledger, store: StoreSettings, index_health: dict[str, Any]
+    root: Path,
+    origin: str,
+    files: MemoryStore,
+    ledger: Ledger,
+    store: StoreSettings,
+    index_health: dict[str, Any],
+    indexed: Collection[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Checks with status ok|warn|fail and a detail line each."""
     out: list[dict[str, Any]] = []
@@ -173,7 +227,13 @@ def checks(
     )
     state = index_health.get("state", "unknown")
     detail = f": {index_health['detail']}" if index_health.get("detail") else ""
-    add("index", "ok" if state in HEALTHY_INDEX else "warn", f"index {state}{detail}", index=index_health)
+    mismatch = index_mismatch([r.path for r in records], indexed, pending, scan.empty) if state == "ok" else None
+    if mismatch:
+        lines = [f"{p}: indexed, no memory file" for p in mismatch["gone"]]
+        lines += [f"{p}: memory file, not indexed" for p in mismatch["missing"]]
+        add("index", "warn", f"index {state}{detail}; but {mismatch['detail']}", index=index_health, problems=lines)
+    else:
+        add("index", "ok" if state in HEALTHY_INDEX else "warn", f"index {state}{detail}", index=index_health)
     waiting = int(index_health.get("vectorsPending") or 0)
     if waiting:
         add(

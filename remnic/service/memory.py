@@ -435,7 +435,10 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
     # --- health ---
 
     def status(self) -> dict[str, Any]:
-        return _doctor.status(self.root, self.files, self.ledger, self.settings.store, self._index_health())
+        health = self._index_health()
+        return _doctor.status(
+            self.root, self.files, self.ledger, self.settings.store, health, self.index.indexed_paths()
+        )
 
     def doctor(self) -> builtins.list[dict[str, Any]]:
         """Checks with status ok|warn|fail and a detail line each."""
@@ -447,6 +450,7 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
                 self.ledger,
                 self.settings.store,
                 self._index_health(deep=True),
+                self.index.indexed_paths(),
             ),
             _doctor.buffers_check(self.durable_dir, self.settings.observe.buffer_max_minutes),
             self.merge_check(),

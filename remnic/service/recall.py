@@ -7,11 +7,13 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import MemoryFormatError, RemnicError, ValidationError
+from remnic.memfile.model import parse_time
 from remnic.memfile.validate import check_recall_args
 from remnic.recall import RecallOptions, check_query, resolve_clock, run_recall
 from remnic.recall.audit import AuditLog
 from remnic.recall.citations import Cited, citation_block
 from remnic.recall.fallback import scan_recall
+from remnic.recall.filters import TAG_MATCHES
 from remnic.recall.locks import xray_lock
 from remnic.recall.snapshot import capture, record_audit
 
@@ -43,6 +45,9 @@ def recall(
     project: Any = None,
     spaces: bool = True,
     audit: bool = True,
+    tags: Sequence[str] | None = None,
+    tag_match: str = "any",
+    as_of: str | float | None = None,
 ) -> Any:
     """Hybrid recall (BM25 + local embeddings) over active memories, best first.
 
@@ -61,9 +66,16 @@ def recall(
     :meth:`Memory.project_context`) gives that project's memories ``recall.projectBoost``.
     With ``spaces`` (and ``spaces.recallReadOnly``) the read-only spaces of the user's registry are
     searched too and each hit names its space (:mod:`.spaces`); ``audit=False`` leaves no audit entry.
+    ``tags`` keeps memories tagged with any (``tag_match="all"``: all) of them, ``as_of`` (an ISO time or
+    epoch seconds) memories valid then: stages of the ladder, before the result limit and the budget.
     """
     check_query(query)
     check_recall_args(top_k=top_k, namespace=namespace, category=category, budget_chars=budget_chars, statuses=statuses)
+    at = _as_of(as_of)
+    if tag_match not in TAG_MATCHES:
+        raise ValidationError.single("tagMatch", f"unknown tag match {tag_match!r}", options=TAG_MATCHES)
+    if isinstance(tags, str) or not all(isinstance(t, str) for t in tags or ()):
+        raise ValidationError.single("tags", "must be a list of strings")
     try:
         clk = resolve_clock(clock)
     except ValueError as exc:
@@ -77,6 +89,9 @@ def recall(
         statuses=statuses,
         include_inactive=include_inactive,
         project=project,
+        tags=tags,
+        tag_match=tag_match,
+        as_of=at,
     )
     mem.settle_index()
     try:
@@ -104,12 +119,24 @@ def recall(
 
         nested: dict[str, Any] = {"top_k": top_k, "namespace": namespace, "category": category, "clock": clk}
         nested.update(budget_chars=budget_chars, include_inactive=include_inactive, statuses=statuses)
+        nested.update(tags=tags, tag_match=tag_match, as_of=at)
         result = span_recall(mem, result, query, nested)
     if audit and mem.settings.recall.audit:
         result.audit_id = _audit_recall(mem, result, clk, clk.perf_ms() - started, source)
     if xray or mem.settings.recall.xray_capture:
         result.xray = _capture_xray(mem, result, clk, namespace)
     return result
+
+
+def _as_of(value: str | float | None) -> float | None:
+    """Epoch seconds of ``asOf`` (an ISO 8601 time, or epoch seconds already); a ValidationError naming it otherwise."""
+    if value is None:
+        return None
+    when = None if isinstance(value, bool) else float(value) if isinstance(value, (int, float)) else parse_time(value)
+    if when is None or when != when:  # NaN: no time at all
+        shown = str(value)[:64]
+        raise ValidationError.single("asOf", f"{shown!r} is not an ISO 8601 time (e.g. 2026-04-25T18:32:11Z)")
+    return when
 
 
 def warm_up(mem: Memory) -> None:

@@ -1,0 +1,145 @@
+"""The caller's filters, ``tags`` (any or all of them) and ``asOf`` (valid at a time), as ladder stages.
+
+HTTP and MCP recall (and ``remnic query --tag/--as-of``) keep only the memories carrying the given
+tags, or valid at the given time. Each filter is a stage of the ladder (``tag-match``, ``as-of``),
+the first of the per-candidate gates, so the result limit, the budget, the X-ray and the audit entry
+all describe the recall that was returned. A verdict reads a few frontmatter keys (:data:`KEYS`):
+:func:`facts_of` turns them into :class:`Facts` and :meth:`RecallFilters.verdict` judges those
+(both pure). The recall reads those keys for every memory once per index generation
+(:func:`facts_table`), so that when the filters reject part of what the retrievers found it can
+ask them again within the memories that pass, and still return up to top-k of them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from remnic.errors import UsageError
+from remnic.memfile.model import format_time, parse_time
+
+from .ladder import FILTER_STAGES
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from remnic.index.catalog import Catalog
+
+TAG_STAGE, AS_OF_STAGE = FILTER_STAGES
+TAG_MATCHES = ("any", "all")
+KEYS = ("tags", "validAt", "created", "invalidAt", "supersededAt")
+"""The frontmatter keys the filters read."""
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the filters know of one memory."""
+
+    tags: frozenset[str] = frozenset()
+    """Its tags, trimmed and case-folded."""
+    start: float | None = None
+    """When it became valid: ``validAt``, else ``created`` (epoch seconds)."""
+    invalid: float | None = None
+    superseded: float | None = None
+
+
+NO_FACTS = Facts()
+
+
+def facts_of(frontmatter: Mapping[str, Any]) -> Facts:
+    tags = frontmatter.get("tags")
+    folded = frozenset(str(t).strip().casefold() for t in tags if str(t).strip()) if isinstance(tags, list) else None
+    start = parse_time(frontmatter.get("validAt"))
+    return Facts(
+        folded or frozenset(),
+        start if start is not None else parse_time(frontmatter.get("created")),
+        parse_time(frontmatter.get("invalidAt")),
+        parse_time(frontmatter.get("supersededAt")),
+    )
+
+
+@dataclass(frozen=True)
+class RecallFilters:
+    """The filters of one recall; build them with :func:`make_filters`."""
+
+    tags: tuple[str, ...] = ()
+    """Case-folded; empty: no tag filter."""
+    tag_match: str = "any"
+    as_of: float | None = None
+    """Epoch seconds; None: no time filter."""
+
+    @property
+    def stages(self) -> tuple[str, ...]:
+        """The ladder stages these filters add, in ladder order."""
+        return ((TAG_STAGE,) if self.tags else ()) + ((AS_OF_STAGE,) if self.as_of is not None else ())
+
+    def verdict(self, facts: Facts) -> tuple[str, str] | None:
+        """(stage, why) of the first filter that rejects a memory with these facts; None when every one admits it."""
+        if self.tags:
+            wanted = set(self.tags)
+            ok = wanted <= facts.tags if self.tag_match == "all" else bool(wanted & facts.tags)
+            if not ok:
+                return TAG_STAGE, "other-tags" if facts.tags else "untagged"
+        at = self.as_of
+        if at is not None:
+            if facts.start is not None and facts.start > at:
+                return AS_OF_STAGE, "not-yet-valid"
+            if facts.invalid is not None and facts.invalid <= at:
+                return AS_OF_STAGE, "invalidated"
+            if facts.superseded is not None and facts.superseded <= at:
+                return AS_OF_STAGE, "superseded"
+        return None
+
+    def describe(self, stage: str) -> str:
+        """What the stage asks: its reason in the ladder (what it rejected follows)."""
+        if stage == TAG_STAGE:
+            return f"{self.tag_match} of tags {', '.join(self.tags)}"
+        return f"valid at {format_time(self.as_of or 0.0)}"
+
+
+def make_filters(
+    tags: Iterable[str] | None, tag_match: str = "any", as_of: float | None = None
+) -> RecallFilters | None:
+    """The filters for these options; None when they filter nothing (no tag, no time)."""
+    if tag_match not in TAG_MATCHES:
+        raise UsageError(f"tag_match must be one of {', '.join(TAG_MATCHES)}, got {tag_match!r}")
+    folded = tuple(dict.fromkeys(t.strip().casefold() for t in tags or () if t.strip()))
+    if not folded and as_of is None:
+        return None
+    return RecallFilters(folded, tag_match, as_of)
+
+
+def passing_rows(filters: RecallFilters, table: Mapping[str, Facts], paths: list[str], rows: np.ndarray) -> list[int]:
+    """Those of ``rows`` (indices into ``paths``) whose memory every filter admits."""
+    return [int(r) for r in rows if filters.verdict(table.get(paths[r], NO_FACTS)) is None]
+
+
+# --- the facts of every memory of an index build, kept current by generation ---
+
+_MAX_BUILDS = 8
+_lock = threading.Lock()
+_tables: dict[str, tuple[int, dict[str, Facts]]] = {}
+
+
+def facts_table(catalog: Catalog, gen: int) -> dict[str, Facts]:
+    """path → :class:`Facts` for every memory of ``catalog``: read whole once, then only the rows
+    written (and the tombstones left) since the generation last seen. Do not modify it."""
+    key = str(catalog.path)
+    with _lock:
+        seen = _tables.get(key)
+        if seen is not None and seen[0] == gen:
+            return seen[1]
+        if seen is None:
+            table = {path: facts_of(fm) for path, fm in catalog.frontmatter_keys(KEYS)}
+        else:
+            table = dict(seen[1])
+            table.update((path, facts_of(fm)) for path, fm in catalog.frontmatter_keys(KEYS, since_gen=seen[0]))
+            for path in catalog.tombstones_since(seen[0]):
+                table.pop(path, None)
+        _tables.pop(key, None)
+        while len(_tables) >= _MAX_BUILDS:  # old builds (a rebuild makes a new catalog) are forgotten
+            _tables.pop(next(iter(_tables)))
+        _tables[key] = (gen, table)
+        return table
