@@ -101,3 +101,11 @@ def snapshot_tree(root: Path) -> dict[str, bytes]:
         if path.is_file() and rel.parts[0] not in (".git", ".remnic"):
             out[rel.as_posix()] = path.read_bytes()
     return out
+
+
+@pytest.fixture
+def spaces_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A spaces registry of this test's own (REMNIC_SPACES_PATH), never the user's."""
+    path = tmp_path / "cfg" / "spaces.json"
+    monkeypatch.setenv("REMNIC_SPACES_PATH", str(path))
+    return path

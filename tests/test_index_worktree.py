@@ -15,15 +15,10 @@ from typing import Any
 
 import pytest
 from conftest import git, run_cli, run_remnic
+from test_everyday import cli
 from test_server_http import Env, make_env
 
 GIRAFFE = "---\nid: mem_giraffe1\ncategory: fact\n---\nGiraffes have long necks.\n"
-
-
-def cli(root: Path, *args: str) -> Any:
-    result = run_cli(*args, "--memory-dir", str(root), "--json")
-    assert result.code == 0, result.err
-    return result.json()
 
 
 @pytest.fixture

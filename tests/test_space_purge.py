@@ -8,23 +8,10 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
 from conftest import git, run_cli
+from test_spaces import ok
 
 from remnic.config.spaces import load_registry
-
-
-@pytest.fixture
-def spaces_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "cfg" / "spaces.json"
-    monkeypatch.setenv("REMNIC_SPACES_PATH", str(path))
-    return path
-
-
-def ok(*args: str) -> dict:
-    result = run_cli(*args, "--json")
-    assert result.code == 0, (args, result.err)
-    return json.loads(result.out)
 
 
 def bare_remote(tmp_path: Path) -> Path:

@@ -19,13 +19,6 @@ from remnic.errors import ValidationError
 from remnic.service.memory import Memory
 
 
-@pytest.fixture
-def spaces_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "cfg" / "spaces.json"
-    monkeypatch.setenv("REMNIC_SPACES_PATH", str(path))
-    return path
-
-
 def ok(*args: str) -> dict:
     result = run_cli(*args, "--json")
     assert result.code == 0, (args, result.err)
