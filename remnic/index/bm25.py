@@ -310,6 +310,23 @@ def passages_dir(directory: Path) -> Path:
     return directory.with_name(directory.name + PASSAGES_SUFFIX)
 
 
+def _restrictions(
+    namespaces: Sequence[str] | None,
+    categories: Sequence[str] | None,
+    statuses: Sequence[str] | None,
+    months: Sequence[str] | None,
+    paths: Sequence[str] | None,
+) -> tuple[tuple[str, Sequence[str] | None], ...]:
+    """The term-set filters a memory search and a passage search share, by field."""
+    return (
+        ("namespace", namespaces),
+        ("category", categories),
+        ("status", statuses),
+        ("months", months),
+        ("path", paths),
+    )
+
+
 def _filtered(schema: Any, should: list[Any], filters: Sequence[tuple[str, Sequence[str] | None]]) -> Any:
     """The OR of ``should``, restricted by constant-score term-set clauses (scores unchanged)."""
     clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
@@ -429,13 +446,7 @@ class Bm25Index:
                 should.append((tantivy.Occur.Should, tantivy.Query.boost_query(q, float(boost))))
         if not should:
             return []
-        filters = (
-            ("namespace", namespaces),
-            ("category", categories),
-            ("status", statuses),
-            ("months", months),
-            ("path", paths),
-        )
+        filters = _restrictions(namespaces, categories, statuses, months, paths)
         query = _filtered(self.schema, should, filters)
         searcher = self.searcher
         result = searcher.search(query, limit, count=False)
@@ -462,13 +473,7 @@ class Bm25Index:
         for term in terms:
             q = tantivy.Query.term_query(self.passage_schema, "body", term)
             should.append((tantivy.Occur.Should, q if boost == 1.0 else tantivy.Query.boost_query(q, float(boost))))
-        filters = (
-            ("namespace", namespaces),
-            ("category", categories),
-            ("status", statuses),
-            ("months", months),
-            ("path", paths),
-        )
+        filters = _restrictions(namespaces, categories, statuses, months, paths)
         query = _filtered(self.passage_schema, should, filters)
         searcher = self.passage_searcher
         result = searcher.search(query, limit, count=False)

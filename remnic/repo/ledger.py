@@ -70,6 +70,9 @@ class Ledger:
         # process rewrote (as it has them): the next commit on top of it edits those without reading
         # them back from git.
         self._last_trees: tuple[str, str, dict[str, Mapping[bytes, Entry]]] | None = None
+        # The last commit this ledger made and its parents: asked right after every commit (the sync
+        # base follows it), and a commit's parents never change, so no git process is needed.
+        self._made: tuple[str, list[str]] | None = None
 
     @staticmethod
     def init_repo(root: Path) -> Ledger:
@@ -169,6 +172,8 @@ class Ledger:
         return None
 
     def parents(self, sha: str) -> list[str]:
+        if self._made is not None and self._made[0] == sha:
+            return list(self._made[1])
         try:
             return self.git("rev-list", "--parents", "-n", "1", sha).split()[1:]
         except LedgerError:
@@ -349,6 +354,7 @@ class Ledger:
                     continue
                 raise
             crash_point("head-moved")
+            self._made = (new, [head] if head is not None else [])
             dirs = dict(known[1]) if known is not None else {}
             if sum(map(len, dirs.values())) > _KNOWN_TREE_ENTRIES:
                 dirs = {}
