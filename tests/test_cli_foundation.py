@@ -103,6 +103,8 @@ def test_store_from_stdin_and_dry_run(memory: Memory) -> None:
         (["store", "x", "--namespace", "../up"], "namespace"),
         (["list", "--status", "deleted"], "valid options: active"),
         (["versions", "list", "../../etc/passwd"], "not a path inside"),
+        (["store", ""], "error: TEXT: must not be empty"),
+        (["observe", "--session-key", "", "/dev/null"], "error: --session-key: must be"),
     ],
 )
 def test_usage_errors_exit_2_and_change_nothing(memory: Memory, args: list[str], fragment: str) -> None:
@@ -111,6 +113,12 @@ def test_usage_errors_exit_2_and_change_nothing(memory: Memory, args: list[str],
     assert result.code == 2, result
     assert fragment in result.err
     assert snapshot_tree(memory.root) == before
+
+
+def test_a_validation_error_names_the_flag_and_its_json_keeps_the_field(memory: Memory) -> None:
+    result = run_cli("store", "", "--json", "--memory-dir", str(memory.root))
+    assert result.code == 2
+    assert json.loads(result.err)["details"] == [{"field": "content", "message": "must not be empty", "flag": "TEXT"}]
 
 
 def test_runtime_errors_exit_1_with_json_error(memory: Memory) -> None:
@@ -157,6 +165,17 @@ def test_versions_cli(memory: Memory) -> None:
     assert "Lunch is at noon" in path.read_text()
     timeline = run_cli("timeline", rec.id, "--memory-dir", d, "--json").json()
     assert [e["operation"] for e in timeline["events"]] == ["store", "git-commit", "revert"]
+
+
+def test_versions_of_a_path_the_file_was_moved_from_follow_it_to_where_it_went(memory: Memory) -> None:
+    d = str(memory.root)
+    rec = memory.store("Lunch is at noon", category="fact").record
+    git(memory.root, "mv", rec.path, "facts/lunch.md")
+    git(memory.root, "commit", "-qm", "a shorter name")
+    for path in (rec.path, "facts/lunch.md"):
+        listed = run_cli("versions", "list", path, "--memory-dir", d, "--json").json()["versions"]
+        assert [(v["path"], v["deleted"]) for v in listed] == [(rec.path, False), ("facts/lunch.md", False)]
+    assert "(deleted)" not in run_cli("versions", "list", rec.path, "--memory-dir", d).out
 
 
 def test_versions_of_a_deleted_file_name_the_deletion_instead_of_a_git_error(memory: Memory) -> None:

@@ -138,7 +138,7 @@ def test_cli_query_takes_the_filters(env: Env) -> None:
     past = run_cli("query", "release", "--as-of", "2024-06-01", "--json", "--memory-dir", root).json()
     assert sorted(h["id"] for h in past["hits"]) == ["mem_r1", "mem_r2"]
     bad = run_cli("query", "release", "--as-of", "last tuesday", "--memory-dir", root)
-    assert bad.code == 2 and "asOf" in bad.err and "ISO 8601" in bad.err
+    assert bad.code == 2 and "--as-of:" in bad.err and "ISO 8601" in bad.err
 
 
 def test_the_file_scan_fallback_applies_the_filters_too(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:

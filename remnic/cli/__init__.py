@@ -115,10 +115,13 @@ def execute(args: argparse.Namespace) -> int:
     try:
         return int(args.handler(args) or 0)
     except RemnicError as exc:
+        from ._common import describe_for_cli, error_dict_for_cli
+
+        parser = getattr(args, "command_parser", None)
         if getattr(args, "json", False):
-            print(json.dumps(exc.to_dict(), indent=2, ensure_ascii=False), file=sys.stderr)
+            print(json.dumps(error_dict_for_cli(exc, parser), indent=2, ensure_ascii=False), file=sys.stderr)
         else:
-            print(f"remnic: error: {exc.describe()}", file=sys.stderr)
+            print(f"remnic: error: {describe_for_cli(exc, parser)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("remnic: interrupted", file=sys.stderr)

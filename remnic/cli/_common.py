@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import copy
 import json
+import math
 import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import replace
 from typing import Any
 
 from remnic.config import load_settings
-from remnic.errors import UsageError
+from remnic.errors import FieldProblem, RemnicError, UsageError
 from remnic.service.memory import Memory
 
 
@@ -65,7 +68,7 @@ def common_parent() -> argparse.ArgumentParser:
 def add_command(
     sub: Any, name: str, help_text: str, description: str | None = None, epilog: str | None = None, **kwargs: Any
 ) -> argparse.ArgumentParser:
-    return sub.add_parser(
+    parser = sub.add_parser(
         name,
         help=help_text,
         description=description or help_text,
@@ -74,6 +77,64 @@ def add_command(
         formatter_class=Formatter,
         **kwargs,
     )
+    parser.set_defaults(command_parser=parser)  # the innermost command's, for naming its flags in errors
+    return parser
+
+
+# A service field whose CLI argument has another name.
+_FIELD_ALIASES = {"content": "text", "text": "content"}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _argument_names(parser: argparse.ArgumentParser | None) -> dict[str, str]:
+    """The command's argument for each service field name (``confidence`` -> ``--confidence``,
+    ``content`` -> ``TEXT``), so a validation error names what the user typed."""
+    names: dict[str, str] = {}
+    for action in getattr(parser, "_actions", ()):
+        if action.dest in ("help", "json", "quiet", "memory_dir", "space"):
+            continue
+        if action.option_strings:
+            shown = next((o for o in action.option_strings if o.startswith("--")), action.option_strings[0])
+        else:
+            shown = str(action.metavar or action.dest.upper())
+        for key in (action.dest, _camel(action.dest)):
+            names.setdefault(key, shown)
+    for field, dest in _FIELD_ALIASES.items():
+        if dest in names:
+            names.setdefault(field, names[dest])
+    return names
+
+
+def describe_for_cli(exc: RemnicError, parser: argparse.ArgumentParser | None) -> str:
+    """``exc.describe()`` with each problem's field named as the command's flag or argument."""
+    names = _argument_names(parser)
+    if not exc.problems or not any(_flag_of(p, names) for p in exc.problems):
+        return exc.describe()
+    problems = [replace(p, field=_flag_of(p, names) or p.field) for p in exc.problems]
+    renamed = copy.copy(exc)
+    renamed.problems = problems
+    if len(exc.problems) == 1 and exc.problems[0].describe() == exc.message:
+        renamed.message = problems[0].describe()
+    return renamed.describe()
+
+
+def error_dict_for_cli(exc: RemnicError, parser: argparse.ArgumentParser | None) -> dict[str, Any]:
+    """``exc.to_dict()``; a detail whose field is one of the command's flags also says ``flag``."""
+    names = _argument_names(parser)
+    out = exc.to_dict()
+    for problem, detail in zip(exc.problems, out.get("details", ()), strict=False):
+        if flag := _flag_of(problem, names):
+            detail["flag"] = flag
+    return out
+
+
+def _flag_of(problem: FieldProblem, names: dict[str, str]) -> str | None:
+    """A problem with a file's field (an import line, a config key) is not about a flag."""
+    return None if problem.path or problem.line else names.get(problem.field)
 
 
 def wants_json(args: argparse.Namespace) -> bool:
@@ -174,6 +235,19 @@ def non_negative_int(name: str) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{name} must be 0 or a positive integer, got {value!r}") from None
         if number < 0:
             raise argparse.ArgumentTypeError(f"{name} must be 0 or a positive integer, got {value!r}")
+        return number
+
+    return parse
+
+
+def positive_float(name: str) -> Callable[[str], float]:
+    def parse(value: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a positive number, got {value!r}") from None
+        if not (number > 0 and math.isfinite(number)):
+            raise argparse.ArgumentTypeError(f"{name} must be a positive number, got {value!r}")
         return number
 
     return parse
