@@ -9,11 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import git, run_remnic
+from conftest import git, run_cli, run_remnic
 from test_sync_watch import wait_until
 
 from remnic.config import settings_for
 from remnic.drivers.watch import watch_line
+from remnic.errors import ValidationError
 from remnic.server import Api, Authenticator
 from remnic.server.auth import TokenStore
 from remnic.server.http import running_server
@@ -108,3 +109,11 @@ def test_flushes_during_a_background_pass_make_it_run_once_more_not_once_each(
     assert len(passes) == 2  # the first, and one more for the four that came meanwhile
     memory.schedule_consolidation()
     wait_until(lambda: memory._consolidation is None and len(passes) == 3, timeout=30, what="a new pass")
+
+
+@pytest.mark.parametrize("days", ["-1", "0", "nan", "soon"])
+def test_consolidate_refuses_a_window_that_is_not_a_positive_number_of_days(memory: Memory, days: str) -> None:
+    out = run_cli("consolidate", "--days", days, "--memory-dir", str(memory.root))
+    assert out.code == 2 and "--days must be a positive number" in out.err
+    with pytest.raises(ValidationError, match="days"):
+        memory.consolidate(days=float(days) if days != "soon" else days)  # type: ignore[arg-type]

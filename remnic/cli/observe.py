@@ -8,7 +8,17 @@ from typing import Any
 
 from remnic.errors import UsageError
 
-from ._common import add_command, choice_list, emit, open_memory, plural, positive_int, progress_bar, table
+from ._common import (
+    add_command,
+    choice_list,
+    emit,
+    open_memory,
+    plural,
+    positive_float,
+    positive_int,
+    progress_bar,
+    table,
+)
 
 FORMATS = ("auto", "claude-code", "codex", "openai", "anthropic", "plain")
 REVIEW_ACTIONS = {"approve": "active", "dismiss": "rejected", "flag": "quarantined"}
@@ -52,7 +62,12 @@ def register(sub: Any) -> None:
         "bulk import of transcripts. The merged memory keeps its file as `archived`\n"
         "with `mergedInto`; the survivor is reinforced.",
     )
-    p.add_argument("--days", type=float, default=None, help="look at memories observed in this many days (default 7)")
+    p.add_argument(
+        "--days",
+        type=positive_float("--days"),
+        default=None,
+        help="look at memories observed in this many days (default 7)",
+    )
     p.set_defaults(handler=cmd_consolidate)
 
     p = add_command(

@@ -14,11 +14,13 @@ memory get a ledger line pointing ``resultingPrimitiveId`` at the survivor.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from remnic.errors import ValidationError
 from remnic.memfile.model import MemoryRecord, now_iso, parse_time
 from remnic.memfile.validate import check_bytes
 from remnic.observe.ledger import append_remaps
@@ -108,6 +110,8 @@ def _count(frontmatter: dict[str, Any]) -> int:
 def consolidate(mem: Memory, *, days: float | None = None) -> ConsolidationResult:
     settings = mem.settings.observe
     window = settings.consolidate_window_days if days is None else days
+    if isinstance(window, bool) or not isinstance(window, int | float) or not (window > 0 and math.isfinite(window)):
+        raise ValidationError.single("days", f"must be a positive number of days, got {window!r}")
     cutoff = time.time() - window * 86400
     mem.settle_index()
     result = ConsolidationResult()
