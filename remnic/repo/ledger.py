@@ -204,10 +204,30 @@ class Ledger:
     def show(self, sha: str, path: str) -> str:
         return self.git("show", f"{sha}:{path}", strip=False)
 
-    def history(self, path: str) -> list[Version]:
-        """Every committed version of the file at ``path``, oldest first, following renames."""
+    def history(self, path: str, *, _hops: int = 0) -> list[Version]:
+        """Every committed version of the file at ``path``, oldest first, following renames.
+
+        A path the file was renamed away from has the history of where it went (git's ``--follow``
+        only looks back, so the move would read as a deletion of the old path).
+        """
         if self.head() is None:
             return []
+        versions = self._history_at(path)
+        if versions and versions[-1].deleted and _hops < 16:
+            moved = self._renamed_to(versions[-1].sha, path)
+            if moved is not None:
+                return self.history(moved, _hops=_hops + 1)
+        return versions
+
+    def _renamed_to(self, sha: str, path: str) -> str | None:
+        out = self.git("show", "-M", "--name-status", "--format=", sha, strip=False)
+        for line in out.splitlines():
+            parts = line.split("\t")
+            if len(parts) == 3 and parts[0].startswith("R") and parts[1] == path:
+                return parts[2]
+        return None
+
+    def _history_at(self, path: str) -> list[Version]:
         fmt = "%x1e%H%x1f%aI%x1f%an%x1f%s%x1f%(trailers:unfold,only)%x1d"
         out = self.git("log", "--follow", "-M", "--name-status", f"--format={fmt}", "--", path, strip=False)
         versions: list[Version] = []
