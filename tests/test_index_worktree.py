@@ -96,4 +96,4 @@ def test_a_running_server_drops_a_file_deleted_after_a_reindex(env: Env) -> None
     assert "mem_giraffe1" not in body["memoryIds"]
     explained = env.call("POST", "/remnic/v1/recall/explain", {"sessionKey": "g"}).json()
     scope = explained["snapshot"]["filters"][0]
-    assert scope["name"] == "namespace-scope" and "2 of 2 memories in scope" in scope["reason"]
+    assert scope["name"] == "namespace-scope" and "2 memories in scope" in scope["reason"]

@@ -232,6 +232,17 @@ def test_cross_namespace_xray_is_snapshot_not_found_and_nothing_else(env: Env) -
     assert r.status == 400 and r.json()["details"][0]["field"] == "namespace"
 
 
+def test_an_xray_in_ones_own_namespace_does_not_count_the_others(env: Env) -> None:
+    for i in range(3):
+        env.call("POST", "/engram/v1/memories", {"content": f"Bob's travel plans number {i}"}, token="bob")
+    env.call("POST", "/engram/v1/memories", {"content": "Alice's travel plans for May"})
+    r = env.call("GET", "/engram/v1/recall/xray?q=travel+plans")
+    assert r.status == 200
+    scope = r.json()["snapshot"]["filters"][0]
+    assert scope["name"] == "namespace-scope" and scope["reason"].startswith("namespace=alice: 1 memory in scope")
+    assert "4" not in scope["reason"].split(";")[0]
+
+
 def test_cross_origin_browser_requests_are_refused(env: Env) -> None:
     r = env.call("GET", "/engram/v1/health", headers={"Origin": "http://evil.example"})
     assert r.status == 403 and r.json()["code"] == "forbidden_origin"

@@ -113,7 +113,7 @@ def scan_recall(
     stages = [
         StageCount(
             "namespace-scope",
-            len(records),
+            len(scoped) if options.namespace else len(records),  # other namespaces' counts stay private
             len(scoped),
             f"namespace={options.namespace}" if options.namespace else "all namespaces",
         )
@@ -124,7 +124,7 @@ def scan_recall(
         scoped = narrowed
     names = [st.name for st in stages]
     last = stages[-1]
-    last.reason += f"; index unavailable: scanned {len(records)} memory files"
+    last.reason += f"; index unavailable: scanned {len(scoped)} memory files in scope"
     by_row = {i: rec for i, rec in enumerate(scoped)}
     cands = []
     for i, rec in by_row.items():

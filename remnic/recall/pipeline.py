@@ -136,9 +136,12 @@ def run_recall(
         scope = snap.mask(namespaces=namespaces, categories=None)
         # Scope is pushed into both retrievers, so every candidate is in scope; the scope stages
         # report the candidate pool (all admitted) and say in their reason how far scope narrowed.
+        # A named namespace's count stands alone: a principal held to its namespace must not learn
+        # how many memories the others hold.
+        in_scope = int(scope.sum()) if options.namespace else int(live.sum())
         scope_notes = [
             (f"namespace={options.namespace}" if options.namespace else "all namespaces")
-            + f": {int(scope.sum())} of {int(live.sum())} memories in scope"
+            + f": {in_scope} {'memory' if in_scope == 1 else 'memories'} in scope"
         ]
         if categories:
             narrowed = scope & snap.mask(categories=categories)
