@@ -132,6 +132,16 @@ def test_uncommitted_edit_diffs_against_working_tree(memory: Memory) -> None:
     assert "@working" in diff and "+Coffee machine is on floor 4" in diff
 
 
+def test_a_tag_update_over_an_uncommitted_edit_commits_and_names_the_committed_text(memory: Memory) -> None:
+    rec = memory.store("Coffee machine is on floor 3", category="fact").record
+    path = memory.root / rec.path
+    path.write_text(path.read_text().replace("floor 3", "floor 4"))
+    memory.update(rec.id, {"tags": ["office"]})
+    assert git(memory.root, "log", "-1", "--format=%s").strip() == "remnic update: Coffee machine is on floor 3"
+    assert "floor 3" in git(memory.root, "show", f"HEAD:{rec.path}")
+    assert "floor 4" in path.read_text() and 'tags: ["office"]' in path.read_text()  # the edit stays, uncommitted
+
+
 def test_revert_restores_old_content_as_new_commit(memory: Memory) -> None:
     rec = memory.store("Deploy window is 9am", category="rule").record
     path = memory.root / rec.path

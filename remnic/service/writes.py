@@ -352,6 +352,7 @@ def update(
         assert after.record is not None
         committed = mem.ledger.committed_bytes(path)
         commit_data = None
+        committed_text = after.record.content
         moves = "category" in changes and changes["category"] != record.category
         if committed is not None and committed != disk:
             if content is not None or moves:
@@ -366,6 +367,7 @@ def update(
                     "commit your edits first (`remnic sync run`), then retry"
                 )
             commit_data = _patched(base, changes)[0].encode("utf-8")
+            committed_text = base.record.content  # the commit keeps the committed text; the subject says it
         if moves:
             new_path = mem.files.allocate_path(
                 meta["category"], after.record.content, record.namespace, taken=tx.exists
@@ -377,7 +379,7 @@ def update(
         ids = [record.id]
         if old is not None and old.id != record.id and supersede(mem, tx, old, updated):
             ids.append(old.id)
-        subject = f"remnic {operation}: {updated.content[:60]}"
+        subject = f"remnic {operation}: {committed_text[:60]}"
         return PlanOutcome(updated, subject, ids, record.namespace, dict(extra_trailers or {}))
 
     key: tuple[str, ...] = (operation, source) if not extra_trailers else (operation, source, UNGROUPED + new_id())
