@@ -350,3 +350,12 @@ def test_agent_config_points_at_existing_scripts() -> None:
         script = command.split()[-1]
         assert Path(script).is_file() and os.access(script, os.X_OK)
         assert f"REMNIC_PYTHON={sys.executable}" in command
+
+
+@pytest.mark.parametrize("host", ["claude-code", "codex"])
+def test_agent_config_matches_what_connectors_install_writes(host: str) -> None:
+    from remnic.drivers.connectors import HOSTS, host_events
+
+    config = json.loads(run_cli("hooks", "agent-config", host).out)["hooks"]
+    assert sorted(config) == sorted(host_events(host))
+    assert config["SessionStart"][0]["matcher"] == HOSTS[host].session_matcher

@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from remnic.config import load_settings
-from remnic.drivers.connectors import host_events
+from remnic.drivers.connectors import handler_for, host, host_events
 from remnic.drivers.hooks import AGENT_EVENTS, AGENT_HOSTS, flush_idle, observe_transcript, session_start_output
 from remnic.errors import RemnicError
 from remnic.service.githooks import GIT_HOOKS, hooks_source_dir, pre_commit_problems
@@ -129,16 +129,16 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     return 0
 
 
-def agent_config(host: str, python: str = sys.executable) -> dict[str, Any]:
-    """The hooks settings for ``host`` (Claude Code settings.json and Codex hooks.json share a shape)."""
-    scripts = hooks_source_dir() / host
+def agent_config(host_name: str, python: str = sys.executable) -> dict[str, Any]:
+    """The hooks settings for ``host_name`` (Claude Code settings.json and Codex hooks.json share a shape):
+    what ``remnic connectors install`` writes, without a memory directory (the hooks find one)."""
+    h = host(host_name)
+    scripts = hooks_source_dir() / h.id
     hooks: dict[str, Any] = {}
-    for event, name in host_events(host).items():
+    for event, name in host_events(h.id).items():
         command = f"REMNIC_PYTHON={shlex.quote(python)} {shlex.quote(str(scripts / (name + '.sh')))}"
-        entry: dict[str, Any] = {"hooks": [{"type": "command", "command": command, "timeout": 60}]}
-        if event == "SessionStart":
-            entry["matcher"] = "startup|resume|clear|compact"
-        hooks[event] = [entry]
+        entry: dict[str, Any] = {"hooks": [handler_for(command)]}
+        hooks[event] = [{"matcher": h.session_matcher, **entry} if event == "SessionStart" else entry]
     return {"hooks": hooks}
 
 

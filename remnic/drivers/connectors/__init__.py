@@ -25,7 +25,20 @@ from remnic.errors import UsageError
 from . import jsonedit
 from .config import Config, read_config, write_config
 from .doctor import codex_hooks_enabled, doctor, fire, hooks_enabled
-from .hosts import ALIASES, EVENTS, HOSTS, TIMEOUT_S, Host, Ours, command_for, host, host_events, is_ours, ours
+from .hosts import (
+    ALIASES,
+    EVENTS,
+    HOSTS,
+    TIMEOUT_S,
+    Host,
+    Ours,
+    command_for,
+    handler_for,
+    host,
+    host_events,
+    is_ours,
+    ours,
+)
 from .merge import installed, plan_install, plan_remove
 
 __all__ = [
@@ -41,6 +54,7 @@ __all__ = [
     "describe",
     "doctor",
     "fire",
+    "handler_for",
     "host",
     "host_events",
     "install",
