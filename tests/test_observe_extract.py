@@ -403,3 +403,12 @@ def test_how_systems_relate_is_a_fact(role: str) -> None:
         "Payments service calls the Stripe API.",
     ):
         assert [(c.fact.category, c.fact.content) for c in facts(said, role=role)] == [("fact", said)]
+
+
+def test_short_statements_with_their_own_cue_are_kept_and_small_talk_is_not() -> None:
+    from remnic.observe.pipeline import plan_observations
+
+    said = ["I hate YAML.", "I'm a nurse.", "Never force-push main.", "I felt great.", "I am tired.", "Yes, twice."]
+    turns = [Turn("user", text, i, speaker="Al", timestamp=MONDAY) for i, text in enumerate(said)]
+    kept = [o.fact.content for o in plan_observations(turns, session_key="s", settings=ObserveSettings())]
+    assert kept == ["Al hates YAML.", "Al is a nurse.", "Never force-push main."]

@@ -69,6 +69,8 @@ SHOW_OWN_RE = _rx(r"^(here'?s|here is|here are|check out)\b(?=.*\b(my|our|i|we|m
 LISTENER_RE = _rx(r"\b(you|your|you'?re|you'?ve|you'd|you'?ll|yours|yourself)\b")
 SECOND_PERSON_RE = _rx(r"^(you|your|you'?re|you'?ve|you'd|you'?ll|yours)\b")
 FIRST_PERSON_RE = _rx(r"\b(i|i'?m|i'?ve|i'd|i'll|me|my|mine|myself|we|we're|we'?ve|we'll|our|ours|us|let's)\b")
+# Who one is, said in three words ("I'm a nurse.", "I am an engineer."): short, but not small talk.
+SHORT_IDENTITY_RE = _rx(r"^(i am|i'm|i’m) (a|an) [a-z][a-z-]+[.!]?$")
 FIRST_PERSON_SINGULAR_RE = re.compile(r"\b(I|I'm|I've|I'd|I'll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
 FIRST_PERSON_PLURAL_RE = _rx(r"\b(we|we're|we've|we'll|we'd|us|our|ours|ourselves|let's)\b")
 # Encouragement and general remarks about "us" ("We can make a difference together!", "Let's keep going!"):

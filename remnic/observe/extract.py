@@ -165,6 +165,9 @@ def drop_reason(sentence: str, role: str) -> str | None:
     return None
 
 
+IDENTITY_CUE = "who the speaker is"
+
+
 def classify(
     sentence: str, role: str, min_words: int, *, answers: bool = False, listener_max_words: int = -1
 ) -> tuple[str, str] | str:
@@ -176,9 +179,11 @@ def classify(
     words = len(core.split())
     found = _first_cue(sentence, core)
     if found is None:
-        if words < min_words and not (answers and role == "user" and words >= 2):
+        if role == "user" and cues.SHORT_IDENTITY_RE.match(core):
+            found = ("fact", IDENTITY_CUE)
+        elif words < min_words and not (answers and role == "user" and words >= 2):
             return "too short for a fact without a cue"
-        if words >= min_words and value_key(core, "the speaker")[0]:
+        elif words >= min_words and value_key(core, "the speaker")[0]:
             found = ("fact", "stated value")
         elif role == "user" and (cues.FIRST_PERSON_RE.search(core) or cues.SUBJECTLESS_RE.match(core)):
             found = ("fact", "first-person statement")

@@ -108,10 +108,14 @@ def keywords(text: str, limit: int = 5) -> tuple[str, ...]:
     return tuple(word for word, _n in sorted(counts.items(), key=lambda kv: (-kv[1], text.lower().find(kv[0])))[:limit])
 
 
-def score_importance(content: str, category: str, tags: Sequence[str] = (), *, said: str | None = None) -> Importance:
-    """Importance of one fact. ``said`` is the speaker's own sentence (markers are read there)."""
+def score_importance(
+    content: str, category: str, tags: Sequence[str] = (), *, said: str | None = None, stated: bool = False
+) -> Importance:
+    """Importance of one fact. ``said`` is the speaker's own sentence (markers are read there).
+    ``stated``: the sentence carries its category's own cue ("I hate YAML.", "I'm a nurse."), so being
+    short does not make it trivial."""
     text = said or content
-    if _FILLER_RE.match(text.strip()) or 1 <= informational_length(text) <= 10:
+    if _FILLER_RE.match(text.strip()) or (not stated and 1 <= informational_length(text) <= 10):
         return Importance(TRIVIAL_SCORE, importance_level(TRIVIAL_SCORE), (TRIVIAL_REASON,), ())
     score, reasons = 0.5, []
     if not _LATIN_WORD_RE.search(text):

@@ -20,8 +20,9 @@ import numpy as np
 from remnic.config import ObserveSettings
 from remnic.memfile.model import IMPORTANCE_LEVELS, format_time, now_iso, parse_time
 
+from .alike import differs_concretely
 from .cues import CATEGORY_CUES
-from .extract import MAX_TAGS, Candidate, extract_turn, question_of, speaker_name
+from .extract import IDENTITY_CUE, MAX_TAGS, Candidate, extract_turn, question_of, speaker_name
 from .importance import score_importance
 from .judge import AMBIGUOUS_REFERENT, judge_candidate
 from .normalize import name_the_group
@@ -29,8 +30,10 @@ from .records import ExtractedFact, Importance, JudgeVerdict, MemoryObservation,
 
 Embed = Callable[[Sequence[str]], Any]
 LEVEL_RANK = {name: rank for rank, (_floor, name) in enumerate(reversed(IMPORTANCE_LEVELS))}
+# A short sentence with its category's own cue is a fact, not filler ("I hate YAML.", "Never force-push.").
+_SHORT_IS_NOT_TRIVIAL = frozenset({"preference", "decision", "principle", "rule", "correction", "commitment"})
+_CATEGORY_CUES = frozenset(cue for _, cue, _ in CATEGORY_CUES)
 _HASH_NORMALIZE_RE = re.compile(r"[^\w\s]+", re.UNICODE)
-_NUMBER_RE = re.compile(r"\d+(?:[.:]\d+)*")
 
 
 # What a person says about themselves — what happened, how it felt, what they like, who is whose —
@@ -138,7 +141,10 @@ def _other_speaker(a: Turn, b: Turn) -> bool:
 
 def _scored(candidate: Candidate, settings: ObserveSettings) -> _Planned:
     fact = candidate.fact
-    importance = score_importance(fact.content, fact.category, fact.tags, said=candidate.sentence)
+    stated = (
+        fact.category in _SHORT_IS_NOT_TRIVIAL and candidate.cue in _CATEGORY_CUES
+    ) or candidate.cue == IDENTITY_CUE
+    importance = score_importance(fact.content, fact.category, fact.tags, said=candidate.sentence, stated=stated)
     verdict = judge_candidate(candidate, importance, enabled=settings.judge)
     # An answer that quotes its question was drawn from the asking turn as well (after its own turn: the
     # first source is where the fact was said).
@@ -223,8 +229,8 @@ def _proposed_status(kind: str, confidence: float, settings: ObserveSettings) ->
 
 
 def _same_fact(a: ExtractedFact, b: ExtractedFact) -> bool:
-    """Near-duplicates only when nothing concrete differs: category, numbers and stated values."""
-    if a.category != b.category or set(_NUMBER_RE.findall(a.content)) != set(_NUMBER_RE.findall(b.content)):
+    """Near-duplicates only when nothing concrete differs: category, numbers, negation and stated values."""
+    if a.category != b.category or differs_concretely(a.content, b.content):
         return False
     if a.entity_ref and a.entity_ref == b.entity_ref:
         shared = set(a.structured_attributes) & set(b.structured_attributes)
