@@ -117,3 +117,23 @@ def test_consolidate_refuses_a_window_that_is_not_a_positive_number_of_days(memo
     assert out.code == 2 and "--days must be a positive number" in out.err
     with pytest.raises(ValidationError, match="days"):
         memory.consolidate(days=float(days) if days != "soon" else days)  # type: ignore[arg-type]
+
+
+def test_dedup_and_consolidate_keep_contradicting_memories_and_a_merge_keeps_the_tags(memory: Memory) -> None:
+    first = memory.store("The staging database runs on port 5433", tags=["infra"]).record
+    other = memory.store("The staging database runs on port 5434", tags=["infra"]).record
+    again = memory.store("The staging database runs on port 5433.", tags=["db"]).record
+    merged = memory.dedup(merge=True)
+    assert [(g.survivor.id, [r.id for r in g.others]) for g in merged.groups] == [(first.id, [again.id])]
+    assert memory.get(other.id).status == "active" and memory.get(again.id).status == "archived"
+    assert memory.get(first.id).frontmatter["tags"] == ["infra", "db"]
+
+
+def test_consolidate_does_not_merge_a_denial_into_what_it_denies(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    Memory.init(root, settings=settings_for(root)).close()
+    with Memory.open(settings=settings_for(root, observe=BLIND)) as memory:
+        memory.observe_transcript("s1", FIRST, fmt="plain", flush=True)
+        memory.observe_transcript("s2", FIRST.replace("I prefer", "I do not prefer"), fmt="plain", flush=True)
+        assert memory.consolidate().merged == []
+        assert sorted(r.status for r in memory.list()) == ["active", "active"]

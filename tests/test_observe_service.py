@@ -454,6 +454,36 @@ def test_a_near_duplicate_in_the_next_flush_reinforces_before_the_index_catches_
     assert [r.frontmatter.get("reinforcement_count") for r in memory.list()] == [1]
 
 
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("The staging server runs on port 8080.", "The staging server runs on port 8081."),
+        ("We release version 2.3 on Monday.", "We release version 2.4 on Monday."),
+        ("I prefer tabs over spaces.", "I do not prefer tabs over spaces."),
+    ],
+)
+def test_the_same_sentence_with_another_number_or_denied_supersedes_instead_of_reinforcing(
+    memory: Memory, before: str, after: str
+) -> None:
+    first = memory.observe("s1", [{"role": "user", "speaker": "Ana", "content": before}], flush=True)
+    later = memory.observe("s2", [{"role": "user", "speaker": "Ana", "content": after}], flush=True)
+    (old_id,), (new_id,) = first.flushes[0].created, later.flushes[0].created
+    assert later.flushes[0].reinforced == () and later.flushes[0].superseded == (old_id,)
+    old = memory.get(old_id)
+    assert old.status == "superseded" and old.frontmatter["supersededBy"] == new_id
+    assert "reinforcement_count" not in old.frontmatter
+
+
+def test_a_moment_with_another_number_is_one_more_event(memory: Memory) -> None:
+    memory.observe(
+        "s1", [{"role": "user", "speaker": "Ana", "content": "I felt so proud running 5 km today!"}], flush=True
+    )
+    memory.observe(
+        "s2", [{"role": "user", "speaker": "Ana", "content": "I felt so proud running 8 km today!"}], flush=True
+    )
+    assert sorted(r.status for r in memory.list()) == ["active", "active"]
+
+
 def test_a_reinforcement_adds_the_turn_that_said_it_again_to_the_provenance(memory: Memory) -> None:
     said = "I prefer dark roast coffee in the morning."
     memory.observe("s1", [{"role": "user", "speaker": "Ana", "content": said, "turnId": "a1"}], flush=True)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from remnic.errors import ValidationError
 from remnic.memfile.model import MemoryRecord, now_iso, parse_time
 from remnic.memfile.validate import check_bytes
+from remnic.observe.alike import differs_concretely
 from remnic.observe.ledger import append_remaps
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
@@ -54,7 +55,7 @@ def _words(text: str) -> set[str]:
 
 
 def _same(a: MemoryRecord, b: MemoryRecord, overlap_floor: float) -> bool:
-    if a.category != b.category or a.namespace != b.namespace:
+    if a.category != b.category or a.namespace != b.namespace or differs_concretely(a.content, b.content):
         return False
     wa, wb = _words(a.content), _words(b.content)
     if len(wa & wb) / max(1, len(wa | wb)) < overlap_floor:
@@ -88,18 +89,25 @@ def merge_into(mem: Memory, tx: Transaction, newer: MemoryRecord, survivor_id: s
         return False
     fm = current.record.frontmatter
     derived = [str(x) for x in fm.get("derived_from") or []] if isinstance(fm.get("derived_from"), list) else []
-    patch_staged(
-        mem,
-        tx,
-        survivor,
-        {
-            "reinforcement_count": _count(fm) + 1 + _count(newer.frontmatter),
-            "last_reinforced_at": now_iso(),
-            "derived_from": sorted(set(derived) | {newer.id}),
-            "derived_via": via,
-        },
-    )
+    changes: dict[str, Any] = {
+        "reinforcement_count": _count(fm) + 1 + _count(newer.frontmatter),
+        "last_reinforced_at": now_iso(),
+        "derived_from": sorted(set(derived) | {newer.id}),
+        "derived_via": via,
+    }
+    tags = _tags(fm)
+    more = [t for t in _tags(newer.frontmatter) if t not in tags]
+    if more:  # the merged memory's tags stay findable on the one left active
+        changes["tags"] = tags + more
+    patch_staged(mem, tx, survivor, changes)
     return True
+
+
+def _tags(frontmatter: dict[str, Any]) -> list[str]:
+    tags = frontmatter.get("tags")
+    return (
+        [str(t) for t in tags if isinstance(t, str | int | float) and str(t).strip()] if isinstance(tags, list) else []
+    )
 
 
 def _count(frontmatter: dict[str, Any]) -> int:

@@ -22,6 +22,7 @@ import numpy as np
 from remnic.errors import ValidationError
 from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso, parse_time, serialize
 from remnic.memfile.validate import check_bytes, new_frontmatter
+from remnic.observe.alike import RESTATED_CATEGORIES, differs_concretely
 from remnic.observe.buffer import FlushPlan
 from remnic.observe.ledger import append_verdicts, ledger_has_flush, verdict_event
 from remnic.observe.pipeline import plan_observations
@@ -253,8 +254,15 @@ def _persist_one(
     """Reinforce an existing memory or write a new primitive (superseding what it replaces)."""
     fact = obs.fact
     existing = mem.find_duplicate(plan.namespace, content_hash(fact.content), tx, work.lookup)
+    restated: tuple[MemoryRecord, ...] = ()
     if existing is None and vector is not None:
-        existing = _near_duplicate(mem, tx, obs, plan.namespace, vector, work, work.indexed_near.get(number, []))
+        near = _near_duplicate(mem, tx, obs, plan.namespace, vector, work, work.indexed_near.get(number, []))
+        if near is not None and differs_concretely(fact.content, near.content):
+            # The same sentence with another number, or denied: not a repeat. Where it states how
+            # things are, the later statement replaces the earlier; a moment is one more event.
+            restated = (near,) if fact.category in RESTATED_CATEGORIES else ()
+        else:
+            existing = near
     if existing is not None:
         _reinforce(mem, tx, existing, obs.source_turn_ids)
         if existing.id not in work.reinforced and existing.id not in work.created:
@@ -266,7 +274,7 @@ def _persist_one(
         work.written_paths.append(record.path)
         work.written_vectors.append(vector)
     unindexed = work.lookup.unindexed(NEAR_UNINDEXED_MAX) if work.lookup else ()
-    replaced = supersede_older(mem, tx, record, obs, unindexed, earlier_in_flush=work.created)
+    replaced = supersede_older(mem, tx, record, obs, unindexed, earlier_in_flush=work.created, restated=restated)
     work.superseded += [r for r in replaced if r not in work.superseded]
     return replace(obs, resulting_primitive_id=record.id)
 

@@ -48,18 +48,23 @@ def supersede_older(
     obs: MemoryObservation,
     unindexed: Sequence[MemoryRecord] = (),
     earlier_in_flush: Collection[str] = (),
+    restated: Sequence[MemoryRecord] = (),
 ) -> list[str]:
     """Mark older active memories that state another value for this fact's keys as superseded by it,
     or this one superseded when another value was said after it (ids returned either way).
     ``unindexed``: memories other processes committed that the index has not taken yet;
-    ``earlier_in_flush``: ids this flush wrote before this one (said before it)."""
-    if not obs.fact.entity_ref or not obs.fact.structured_attributes:
+    ``earlier_in_flush``: ids this flush wrote before this one (said before it); ``restated``: memories
+    this fact says again with another number or denies (they conflict whatever their keys)."""
+    entity_ref = obs.fact.entity_ref if obs.fact.structured_attributes else None
+    if not entity_ref and not restated:
         return []
     new_when = _said_when(obs.valid_at, record.created)
     replaced: list[str] = []
     later: list[tuple[tuple[float, float], MemoryRecord]] = []
-    for other in _same_entity(mem, tx, obs.fact.entity_ref, record.namespace, unindexed):
-        if other.id == record.id or other.status != "active" or not _conflicting_keys(obs, other.frontmatter):
+    same = _same_entity(mem, tx, entity_ref, record.namespace, unindexed) if entity_ref else ()
+    conflicting = [o for o in same if _conflicting_keys(obs, o.frontmatter)]
+    for other in {o.id: o for o in [*conflicting, *restated]}.values():
+        if other.id == record.id or other.status != "active":
             continue
         old_when = _said_when(other.frontmatter.get("validAt"), other.created)
         if old_when > new_when:
