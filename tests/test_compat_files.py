@@ -385,7 +385,16 @@ def test_files_remnic_writes_read_back_under_the_originals_rules(memory: Memory)
     (memory.root / "preferences/tabs.md").write_text("Ana prefers tabs.\n")
     memory.sync()
     imported = memory.import_records([{"content": "Imported: the SLA is 99.9%", "category": "commitment"}]).record
-    for record in (memory.get(stored.id), memory.get(forgotten.id), memory.files.read("preferences/tabs.md"), imported):
+    emoji = memory.store("Launch day 🚀 went well", tags=["emoji🚀", "日本語"]).record
+    assert 'tags: ["emoji🚀", "日本語"]' in (memory.root / emoji.path).read_text()  # as typed, not \U0001F680
+    records = (
+        memory.get(stored.id),
+        memory.get(forgotten.id),
+        memory.files.read("preferences/tabs.md"),
+        imported,
+        emoji,
+    )
+    for record in records:
         text = (memory.root / record.path).read_text()
         theirs = original.read(text)
         assert theirs is not None, record.path
