@@ -333,7 +333,10 @@ _SUFFIX = re.compile(r"\s*\[(?:Source|Attributes):[^\[\]]*\]\s*$")
 
 
 def content_hash(text: str) -> str:
-    """remnic's identity of a text: ``sha256:`` + hex of the exact text (the index and dedup use it)."""
+    """remnic's identity of a text: ``sha256:`` + hex of the exact text in Unicode NFC (the index and
+    dedup use it), so "café" typed precomposed or as e + a combining accent is one text."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", text)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
