@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import git, run_remnic, snapshot_tree
+from conftest import git, run_cli, run_remnic, snapshot_tree
 
 from remnic.config import settings_for
 from remnic.service import Memory
@@ -56,3 +56,37 @@ def test_deferred_facts_wait_for_review_and_each_disposition_lands_in_one_commit
 
     changed_mind = review(root, "approve", tea)  # no reason: the dismissal's reason is not the approval's
     assert changed_mind["status"] == "active" and "reviewReasonCode" not in changed_mind["frontmatter"]
+
+
+def test_review_decides_only_queued_memories_and_refuses_the_rest_changing_nothing(memory: Memory) -> None:
+    d = str(memory.root)
+    gone = memory.store("Ana's home address is 12 Elm Street").record
+    memory.forget(gone.id, reason="GDPR")
+    old = memory.store("The office wifi password rotates monthly").record
+    new = memory.store("The office wifi password rotates weekly", extra={"supersedes": old.id}).record
+    plain = memory.store("Releases are cut every Tuesday").record  # active, never queued
+    files, head = snapshot_tree(memory.root), git(memory.root, "rev-parse", "HEAD")
+    for action, target, status in (
+        ("approve", gone, "forgotten"),
+        ("flag", gone, "forgotten"),
+        ("approve", old, "superseded"),
+        ("dismiss", old, "superseded"),
+        ("dismiss", plain, "active"),
+    ):
+        result = run_cli("review", action, target.id, "--memory-dir", d)
+        assert result.code == 2 and f"{target.id} is {status}" in result.err, (action, status, result.err)
+        assert "not waiting for review" in result.err and f"remnic update {target.id} --status" in result.err
+    assert f"(by {new.id})" in run_cli("review", "approve", old.id, "--memory-dir", d).err
+    assert f"`remnic update {gone.id} --status active`" in run_cli("review", "approve", gone.id, "--memory-dir", d).err
+    assert snapshot_tree(memory.root) == files and git(memory.root, "rev-parse", "HEAD") == head
+    hits = {h.id for h in memory.recall("home address, wifi password rotation", top_k=10).hits}
+    assert gone.id not in hits and old.id not in hits and new.id in hits
+
+    # A queued memory is decided, and a person may change their mind about their own decision.
+    queued = memory.store("Maybe move the standup to ten", extra={"status": "pending_review"}).record
+    assert run_cli("review", "dismiss", queued.id, "--memory-dir", d).code == 0
+    assert run_cli("review", "approve", queued.id, "--memory-dir", d).code == 0
+    assert memory.get(queued.id).status == "active"
+    # An active memory someone doubts may be flagged into the queue.
+    assert run_cli("review", "flag", plain.id, "--memory-dir", d).code == 0
+    assert memory.get(plain.id).status == "quarantined"

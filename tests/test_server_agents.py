@@ -209,6 +209,20 @@ def test_review_disposition_over_http_and_mcp_leaves_the_queue(env: Env) -> None
     assert missing.status == 400 and "reasonCode" in missing.raw.decode()
 
 
+def test_review_disposition_refuses_a_memory_not_in_the_queue_over_http_and_mcp(env: Env) -> None:
+    gone = env.memory.store("Ana's home address is 12 Elm Street").record
+    env.memory.forget(gone.id, reason="GDPR")
+    head = env.memory.ledger.head()
+    r = env.call(
+        "POST", "/engram/v1/review-disposition", {"memoryId": gone.id, "status": "active", "reasonCode": "approved"}
+    )
+    assert r.status == 400 and r.json()["code"] == "input_error", r.raw
+    assert f"{gone.id} is forgotten, not waiting for review" in r.json()["error"]
+    result = tool(env, "remnic_review_disposition", {"memoryId": gone.id, "status": "active", "reasonCode": "ok"})
+    assert result.is_error and f"{gone.id} is forgotten, not waiting for review" in text(result)
+    assert env.memory.get(gone.id).status == "forgotten" and env.memory.ledger.head() == head
+
+
 def test_profile_and_day_summary_over_http_and_mcp(env: Env) -> None:
     env.call("POST", "/engram/v1/memories", {"content": "Ana prefers dark mode", "category": "preference"})
     env.call("POST", "/engram/v1/memories", {"content": "Never force-push to main", "category": "rule"})

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import git, snapshot_tree
+from conftest import git, run_cli, snapshot_tree
 
 from remnic import Memory, NotFoundError, ValidationError
 from remnic.config import settings_for
@@ -140,6 +140,20 @@ def test_a_tag_update_over_an_uncommitted_edit_commits_and_names_the_committed_t
     assert git(memory.root, "log", "-1", "--format=%s").strip() == "remnic update: Coffee machine is on floor 3"
     assert "floor 3" in git(memory.root, "show", f"HEAD:{rec.path}")
     assert "floor 4" in path.read_text() and 'tags: ["office"]' in path.read_text()  # the edit stays, uncommitted
+
+
+def test_an_update_that_changes_nothing_writes_nothing_and_makes_no_commit(memory: Memory) -> None:
+    rec = memory.store("Coffee machine is on floor 3", category="fact", importance=0.5).record
+    d, files, head = str(memory.root), snapshot_tree(memory.root), git(memory.root, "rev-parse", "HEAD")
+    for flags in (["--importance", "0.5"], ["--tags", " , ,"], ["--content", "Coffee machine is on floor 3"]):
+        result = run_cli("update", rec.id, *flags, "--memory-dir", d, "--json")
+        assert result.code == 0 and result.json()["changed"] is False and result.json()["commit"] is None, flags
+    assert "nothing changed" in run_cli("update", rec.id, "--importance", "0.5", "--memory-dir", d).out
+    same = memory.update(rec.id, {"status": "active", "importanceScore": 0.5, "tags": [], "title": None})
+    assert not same.changed and same.commit is None and same.record.frontmatter == rec.frontmatter
+    assert snapshot_tree(memory.root) == files and git(memory.root, "rev-parse", "HEAD") == head
+    assert memory.update(rec.id, {"importanceScore": 0.7}).changed  # a real change still commits
+    assert git(memory.root, "rev-parse", "HEAD") != head
 
 
 def test_revert_restores_old_content_as_new_commit(memory: Memory) -> None:

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, run_cli
+from conftest import git, run_cli, snapshot_tree
 from test_server_http import Env, make_env
 from test_server_mcp import http_client, run
 
+from remnic.errors import ValidationError
 from remnic.service import Memory
 
 
@@ -57,6 +58,27 @@ def test_an_unknown_supersedes_id_is_refused_and_nothing_is_written(memory: Memo
     result = run_cli("store", "Something new", "--supersedes", "mem_nope", "--memory-dir", str(memory.root))
     assert result.code == 2 and "supersedes" in result.err and "mem_nope" in result.err
     assert git(memory.root, "rev-parse", "HEAD") == before and not memory.list()
+
+
+def test_a_memory_cannot_supersede_itself_or_what_already_supersedes_it(memory: Memory) -> None:
+    d = str(memory.root)
+    old = memory.store("The office wifi password rotates monthly").record
+    new = memory.store("The office wifi password rotates weekly", extra={"supersedes": old.id}).record
+    newest = memory.store("The office wifi password rotates daily", extra={"supersedes": new.id}).record
+    files, head = snapshot_tree(memory.root), git(memory.root, "rev-parse", "HEAD")
+    for target, by, says in (
+        (old.id, old.id, "cannot supersede itself"),
+        (new.id, old.id, f"{new.id} already supersedes {old.id}"),  # they would supersede each other
+        (newest.id, old.id, f"{newest.id} already supersedes {old.id}"),  # a loop through `new`
+    ):
+        result = run_cli("update", by, "--supersedes", target, "--memory-dir", d)
+        assert result.code == 2 and "--supersedes" in result.err and says in result.err, result.err
+        with pytest.raises(ValidationError) as caught:
+            memory.update(by, {"supersedes": target})
+        assert [p.field for p in caught.value.problems] == ["supersedes"]
+    assert snapshot_tree(memory.root) == files and git(memory.root, "rev-parse", "HEAD") == head
+    assert memory.get(new.id).frontmatter["supersedes"] == old.id and memory.get(newest.id).status == "active"
+    assert recalled(memory, "office wifi password rotation") == [newest.content]
 
 
 @pytest.fixture

@@ -74,7 +74,11 @@ def register(sub: Any) -> None:
         sub,
         "review",
         "the review queue: memories waiting for a person (pending_review, quarantined)",
-        epilog="examples:\n  remnic review list\n  remnic review approve mem_01a2…\n"
+        epilog="approve, dismiss and flag decide memories in the queue (and may change an\n"
+        "earlier approve or dismiss); flag also puts a doubtful active memory in the\n"
+        "queue. Any other memory is refused, forgotten and superseded ones included:\n"
+        "`remnic update ID --status STATUS` sets a status directly.\n\n"
+        "examples:\n  remnic review list\n  remnic review approve mem_01a2…\n"
         "  remnic review dismiss mem_01a2… --reason duplicate",
     )
     rsub = p.add_subparsers(dest="review_command", metavar="<list|approve|dismiss|flag>", required=True)
@@ -83,7 +87,8 @@ def register(sub: Any) -> None:
     q.add_argument("--namespace", help="only this namespace")
     q.set_defaults(handler=cmd_review_list)
     for action, status in REVIEW_ACTIONS.items():
-        q = add_command(rsub, action, f"set a memory's status to {status}")
+        what = "a memory waiting for review, or an active one," if action == "flag" else "a memory waiting for review"
+        q = add_command(rsub, action, f"set the status of {what} to {status}")
         q.add_argument("id", metavar="ID", help="the memory id")
         q.add_argument("--reason", help="a reason code kept in the file (reviewReasonCode)")
         q.set_defaults(handler=cmd_review_disposition, status=status)

@@ -21,9 +21,9 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from remnic.config import REPO_CONFIG_FILE, Settings, ensure_state_dir, load_settings
+from remnic.config import MARKER_FILE, REPO_CONFIG_FILE, Settings, ensure_state_dir, find_memory_repo, load_settings
 from remnic.errors import FieldProblem, NotFoundError, UsageError, ValidationError
-from remnic.memfile.model import DEFAULT_NAMESPACE, ID_RE, MemoryRecord, check_relpath, now_iso
+from remnic.memfile.model import DEFAULT_NAMESPACE, ID_RE, MemoryRecord, check_relpath
 from remnic.memfile.validate import check_namespace
 from remnic.repo import journal as _journal
 from remnic.repo.files import MemoryStore
@@ -35,6 +35,7 @@ from remnic.sync.base import follow_own_commit
 from . import adopt as _adopt
 from . import browse as _browse
 from . import health as _doctor
+from . import review as _review
 from . import writes as _writes
 from .agents import AgentOps
 from .conversations import ConversationOps
@@ -143,6 +144,12 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         root = settings.memory_dir
         if root.exists() and not root.is_dir():
             raise UsageError(f"{root} is a file, not a directory; choose another path for the memory repository")
+        outer = None if (root / MARKER_FILE).is_file() else find_memory_repo(Path(os.path.realpath(root)).parent)
+        if outer is not None:  # its files would be the outer repository's notes, its .git a nested repo
+            raise UsageError(
+                f"{root} is inside the memory repository {outer}; "
+                "a memory repository cannot be created inside another: choose a directory outside it"
+            )
         patterns = [p.strip() for p in adopt if p.strip()]
         if patterns:
             include = list(dict.fromkeys([*settings.store.include, *patterns]))
@@ -492,21 +499,12 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
             offset=offset,
         )
 
-    REVIEW_STATUSES = ("active", "pending_review", "quarantined", "rejected", "superseded", "archived")
-
     def review_disposition(
         self, memory_id: str, status: str, *, reason_code: str | None = None, source: str = "api"
     ) -> WriteResult:
-        """A person's word on a memory in review: its new status (approve = active, dismiss = rejected,
-        flag = quarantined), when and why, as one commit."""
-        if status not in self.REVIEW_STATUSES:
-            raise ValidationError.single("status", f"unknown review status {status!r}", options=self.REVIEW_STATUSES)
-        changes: dict[str, Any] = {"status": status, "reviewedAt": now_iso()}
-        if reason_code:
-            changes["reviewReasonCode"] = reason_code
-        elif "reviewReasonCode" in self.get(memory_id).frontmatter:
-            changes["reviewReasonCode"] = None  # an earlier disposition's reason is not this one's
-        return self.update(memory_id, changes, operation="review", source=source)
+        """A person's word on a memory in the review queue: its new status (approve = active, dismiss =
+        rejected, flag = quarantined), when and why, as one commit; see :mod:`.review`."""
+        return _review.dispose(self, memory_id, status, reason_code, source=source)
 
     def review_queue(self, *, namespace: str | None = None, limit: int = 50) -> builtins.list[MemoryRecord]:
         """Memories waiting for a person: status pending_review or quarantined, newest first."""

@@ -8,7 +8,7 @@ kind), and the caller gets one :class:`WriteResult`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -315,6 +315,7 @@ def update(
     source: str,
     extra_trailers: Mapping[str, str] | None,
     content: str | None = None,
+    check: Callable[[MemoryRecord], None] | None = None,
 ) -> WriteResult:
     """Change frontmatter keys (None removes one) and, with ``content``, the text; every other line stays.
 
@@ -323,7 +324,8 @@ def update(
     disk gets it applied to the user's version, which stays uncommitted. (A new text or
     category would overwrite that edit, so those are refused until it is committed.)
     A new category moves the file to that category's folder; ``supersedes`` marks the
-    memory it names superseded by this one.
+    memory it names superseded by this one. ``check`` may refuse the memory as it is under the lock.
+    An update that changes nothing (the file already says all of it) writes nothing: ``changed`` False.
     """
     for name in changes:
         if name in ("id", "contentHash"):
@@ -337,12 +339,26 @@ def update(
     def run(tx: Transaction) -> PlanOutcome:
         check_writable(mem)
         record = mem.get(memory_id)
+        if check is not None:
+            check(record)
         path = record.path
         disk = tx.read_bytes(path)
         checked = check_bytes(disk or b"", path, mem.settings.store)
         if checked.problems or checked.record is None:
             raise MemoryFormatError(path, checked.problems)
-        old = superseded_target(mem, changes["supersedes"], record.namespace) if changes.get("supersedes") else None
+        old = (
+            superseded_target(mem, changes["supersedes"], record.namespace, by=record)
+            if changes.get("supersedes")
+            else None
+        )
+        committed = mem.ledger.committed_bytes(path)
+        # A file git does not have yet is committed by the update even when it already says it all.
+        if (
+            committed is not None
+            and _says_already(checked, changes, content, old)
+            and (committed == disk or _says_already(check_bytes(committed, path, mem.settings.store), changes))
+        ):
+            return PlanOutcome(WriteResult(operation, (checked.record,), None, changed=False))
         text, meta = _patched(checked, changes, content)
         after = check_bytes(text.encode("utf-8"), path, mem.settings.store)
         if after.problems:
@@ -350,7 +366,6 @@ def update(
                 "the update would make the file invalid; nothing was written", problems=after.problems
             )
         assert after.record is not None
-        committed = mem.ledger.committed_bytes(path)
         commit_data = None
         committed_text = after.record.content
         moves = "category" in changes and changes["category"] != record.category
@@ -387,6 +402,28 @@ def update(
     return result_of(operation, outcome, commit)
 
 
+def _says_already(
+    checked: Checked, changes: Mapping[str, Any], content: str | None = None, old: MemoryRecord | None = None
+) -> bool:
+    """Whether the file already has every value ``changes`` sets (and the text ``content``), and the
+    memory it names in ``supersedes`` is already marked superseded by it: then an update is a no-op."""
+    record = checked.record
+    if checked.problems or record is None:
+        return False
+    if content is not None and in_line_ending(body_for(content), line_ending(checked.text)) != record.body:
+        return False
+    if old is not None and (old.status != "superseded" or old.frontmatter.get("supersededBy") != record.id):
+        return False
+    fm = record.frontmatter
+    for key, value in changes.items():
+        if value is None and key in fm:
+            return False
+        # An empty list where the file has no such key (no tags) says nothing new either.
+        if value is not None and fm.get(key, _MISSING) != value and not (value == [] and key not in fm):
+            return False
+    return True
+
+
 def forget(mem: Memory, memory_id: str, reason: str | None, *, source: str) -> WriteResult:
     """Mark a memory forgotten (status, forgottenAt, forgottenReason); its text stays in the file and history."""
     record = mem.get(memory_id)
@@ -419,8 +456,10 @@ def supersede(mem: Memory, tx: Transaction, old: MemoryRecord, new: MemoryRecord
     return patch_staged(mem, tx, old, changes) is not None
 
 
-def superseded_target(mem: Memory, memory_id: Any, namespace: str) -> MemoryRecord:
-    """The memory a write names in ``supersedes``, or a ValidationError naming the field."""
+def superseded_target(mem: Memory, memory_id: Any, namespace: str, *, by: MemoryRecord | None = None) -> MemoryRecord:
+    """The memory a write names in ``supersedes``, or a ValidationError naming the field. ``by``: the
+    existing memory that would supersede it, refused when that would make a loop (itself, or a memory
+    that already supersedes it, directly or down the chain): neither would be current."""
     if not isinstance(memory_id, str) or not memory_id.strip():
         raise ValidationError.single("supersedes", f"must be a memory id, got {memory_id!r}")
     try:
@@ -429,7 +468,32 @@ def superseded_target(mem: Memory, memory_id: Any, namespace: str) -> MemoryReco
         raise ValidationError.single("supersedes", f"no memory with id {memory_id!r} to supersede") from None
     if old.namespace != namespace:
         raise ValidationError.single("supersedes", f"{memory_id} is in namespace {old.namespace!r}, not {namespace!r}")
+    if by is not None:
+        _check_no_loop(mem, old, by)
     return old
+
+
+def _check_no_loop(mem: Memory, old: MemoryRecord, by: MemoryRecord) -> None:
+    if old.id == by.id:
+        raise ValidationError.single("supersedes", f"{by.id} cannot supersede itself")
+    # Walk what replaced ``by`` (supersededBy), then what ``old`` replaced (supersedes): hand edits may
+    # have written only one side of a link. ``seen`` stops a loop already in the files.
+    for start, key in ((by, "supersededBy"), (old, "supersedes")):
+        goal = old.id if key == "supersededBy" else by.id
+        seen = {start.id}
+        link = start.frontmatter.get(key)
+        while isinstance(link, str) and link not in seen:
+            if link == goal:
+                raise ValidationError.single(
+                    "supersedes",
+                    f"{old.id} already supersedes {by.id} (directly or through newer memories); {by.id} "
+                    f"superseding it back would leave neither current",
+                )
+            seen.add(link)
+            try:
+                link = mem.get(link).frontmatter.get(key)
+            except RemnicError:  # a link to a missing or unreadable file ends the chain
+                break
 
 
 def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool) -> WriteResult:
