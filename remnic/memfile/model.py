@@ -30,6 +30,7 @@ from frontmatter.default_handlers import YAMLHandler
 
 from remnic.errors import FieldProblem, MemoryFormatError
 
+from .astral import astral_chars, stand_ins, swap
 from .entity import is_entity_file
 from .paths import category_dir as category_dir
 from .paths import category_for_path as category_for_path
@@ -143,10 +144,10 @@ class _Handler(YAMLHandler):
 
     def export(self, metadata: dict[str, object], **kwargs: object) -> str:
         prepared = {k: Quoted(v) if k in JSON_QUOTED and isinstance(v, str) else v for k, v in metadata.items()}
-        astral = _astral_chars(prepared)
-        if astral:  # see _stand_ins
-            stand_in = _stand_ins(astral, prepared)
-            prepared = _swap(prepared, str.maketrans(stand_in))
+        astral = astral_chars(prepared)
+        if astral:  # see stand_ins
+            stand_in = stand_ins(astral, prepared)
+            prepared = swap(prepared, str.maketrans(stand_in), Quoted)
         dumped = yaml.dump(
             prepared,
             Dumper=_Dumper,
@@ -156,49 +157,6 @@ class _Handler(YAMLHandler):
             width=1 << 30,
         ).strip()
         return dumped.translate({ord(v): k for k, v in stand_in.items()}) if astral else dumped
-
-
-def _astral_chars(value: Any) -> set[str]:
-    if isinstance(value, str):
-        return {c for c in value if ord(c) > 0xFFFF}
-    if isinstance(value, dict):
-        return set().union(*(_astral_chars(k) | _astral_chars(v) for k, v in value.items()))
-    if isinstance(value, list | tuple):
-        return set().union(*(_astral_chars(v) for v in value))
-    return set()
-
-
-def _stand_ins(astral: set[str], value: Any) -> dict[str, str]:
-    """PyYAML escapes characters beyond the BMP (emoji) in double quotes even with allow_unicode, so a
-    tag "🚀" would read "\\U0001F680" to a person and to the original's line reader. Each is dumped as a
-    private-use character the data does not hold (emitted as itself), then put back."""
-    used = _all_chars(value)
-    free = (chr(c) for c in range(0xF8FF, 0xDFFF, -1) if chr(c) not in used)
-    return {a: next(free) for a in sorted(astral)}
-
-
-def _all_chars(value: Any) -> set[str]:
-    if isinstance(value, str):
-        return set(value)
-    if isinstance(value, dict):
-        return set().union(*(_all_chars(k) | _all_chars(v) for k, v in value.items()))
-    if isinstance(value, list | tuple):
-        return set().union(*(_all_chars(v) for v in value))
-    return set()
-
-
-def _swap(value: Any, table: dict[int, str]) -> Any:
-    if isinstance(value, Quoted):
-        return Quoted(str(value).translate(table))
-    if isinstance(value, str):
-        return value.translate(table)
-    if isinstance(value, dict):
-        return {_swap(k, table): _swap(v, table) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_swap(v, table) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_swap(v, table) for v in value)
-    return value
 
 
 HANDLER = _Handler()
