@@ -164,11 +164,11 @@ def test_cli_bad_text_exits_2_naming_field_and_offset(memory: Memory, tmp_path: 
     before = commits(memory.root)
     run = remnic(memory, "store", "-", stdin=b"caf\xe9")
     assert run.returncode == 2 and b"Traceback" not in run.stderr
-    assert b"content: standard input is not UTF-8 text: byte 0xE9 at byte offset 3" in run.stderr
+    assert b"TEXT: standard input is not UTF-8 text: byte 0xE9 at byte offset 3" in run.stderr
     run = remnic(memory, "store", "-", stdin=b"caf\x00e")
-    assert run.returncode == 2 and b"content: contains a NUL character at character offset 3" in run.stderr
+    assert run.returncode == 2 and b"TEXT: contains a NUL character at character offset 3" in run.stderr
     run = remnic(memory, "store", b"caf\xe9 au lait")  # a non-UTF-8 argument
-    assert run.returncode == 2 and b"content: is not valid UTF-8 text at character offset 3" in run.stderr
+    assert run.returncode == 2 and b"TEXT: is not valid UTF-8 text at character offset 3" in run.stderr
     batch = tmp_path / "batch.jsonl"
     batch.write_bytes(b'{"content": "fine"}\n{"content": "caf\xe9"}\n{"content": "x", "tags": ["\\u0000"]}\n')
     run = remnic(memory, "import", str(batch))
