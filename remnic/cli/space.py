@@ -102,6 +102,13 @@ def register(sub: Any) -> None:
         q = add_command(ssub, verb, help_text)
         q.add_argument("name", metavar="NAME", nargs="?", help="the space (default: the current memory repository)")
         q.add_argument("--remote", metavar="REMOTE", help="the git remote (default: the branch's, else origin)")
+        if verb == "pull":
+            q.add_argument(
+                "--allow-unrelated",
+                action="store_true",
+                help="merge a remote branch that shares no history with this space (refused otherwise: it is "
+                "usually another repository)",
+            )
         q.set_defaults(handler=cmd_pull if verb == "pull" else cmd_push)
 
     for verb, help_text in (
@@ -229,11 +236,17 @@ def cmd_clone(args: argparse.Namespace) -> int:
 
 def cmd_pull(args: argparse.Namespace) -> int:
     with _space_memory(args) as memory:
-        report = memory.space_pull(args.remote)
+        report = memory.space_pull(args.remote, allow_unrelated=args.allow_unrelated)
     data = report.to_dict()
 
     def text() -> str:
         lines = [f"pulled {report.remote}/{report.branch}: {report.outcome}"]
+        if report.outcome == "no-branch":
+            lines = [
+                f"{report.remote} has no branch {report.branch}, so nothing was pulled (it has: "
+                f"{', '.join(report.remote_branches)}); `remnic space push` creates it there, or "
+                f"`git branch --set-upstream-to {report.remote}/BRANCH` pulls another"
+            ]
         if report.finished_previous:
             lines.append(f"a merge an interrupted pull left was {report.finished_previous}")
         if report.edits_commit:
@@ -242,12 +255,24 @@ def cmd_pull(args: argparse.Namespace) -> int:
             lines.append(f"{plural(len(report.changed), 'memory file')} changed; index updated ({report.indexed})")
         for r in report.resolved:
             lines.append(f"  resolved {safe(r['path'])}: {r['how']}")
-        if report.conflicts:
+        reviewed = [c for c in report.conflicts if c.get("inReview", True)]
+        if reviewed:
             lines.append(
-                f"{plural(len(report.conflicts), 'conflict')} kept as two memories each, waiting for review "
+                f"{plural(len(reviewed), 'conflict')} kept as two memories each, waiting for review "
                 "(`remnic review list`):"
             )
-            lines += [f"  {safe(c['path'])} <-> {safe(c['copyPath'])}" for c in report.conflicts]
+            lines += [f"  {safe(c['path'])} <-> {safe(c['copyPath'])}" for c in reviewed]
+        settled = [c for c in report.conflicts if not c.get("inReview", True)]
+        if settled:
+            # The merge gave them a status ranked before review (forgotten …): the queue does not hold them.
+            lines.append(
+                f"{plural(len(settled), 'conflict')} kept as two linked memories each, not in the review queue "
+                "(`remnic list --status STATUS` shows them):"
+            )
+            lines += [
+                f"  {safe(c['path'])} <-> {safe(c['copyPath'])} (status: {c.get('status') or 'unknown'})"
+                for c in settled
+            ]
         if report.duplicates:
             lines.append(
                 f"{plural(len(report.duplicates), 'memory', 'memories')} stored on both sides: "
@@ -262,6 +287,9 @@ def cmd_pull(args: argparse.Namespace) -> int:
 def cmd_push(args: argparse.Namespace) -> int:
     with _space_memory(args) as memory:
         data = memory.space_push(args.remote)
+    if not wants_json(args):  # --json carries them in warnings
+        for warning in data.get("warnings", []):
+            print(f"remnic: warning: {safe(warning['message'])}", file=sys.stderr)
     text = (
         f"pushed {data['branch']} to {data['remote']} ({(data['head'] or '')[:8]})"
         + (", upstream set" if data["upstreamSet"] else "")

@@ -201,9 +201,24 @@ def fetch(ledger: Ledger, remote: str, timeout: float) -> GitRun:
     return run_git(ledger.root, ["fetch", "--prune", remote], timeout=timeout)
 
 
-def merge(ledger: Ledger, ref: str, message: str) -> GitRun:
-    args = ["merge", "--no-edit", "--no-stat", "--allow-unrelated-histories", "-m", message, ref]
+def merge(ledger: Ledger, ref: str, message: str, *, allow_unrelated: bool = False) -> GitRun:
+    # Unrelated histories only when asked: a remote that is another project must never merge silently.
+    unrelated = ["--allow-unrelated-histories"] if allow_unrelated else []
+    args = ["merge", "--no-edit", "--no-stat", *unrelated, "-m", message, ref]
     return run_git(ledger.root, args, env=identity(ledger))
+
+
+def merge_base(ledger: Ledger, one: str, other: str) -> str | None:
+    """The best common ancestor of two commits; None when their histories share nothing."""
+    result = run_git(ledger.root, ["merge-base", one, other])
+    return result.out.strip() or None if result.ok else None
+
+
+def remote_branches(ledger: Ledger, remote: str) -> list[str]:
+    """The branches ``remote`` has, as of the last fetch (``origin/HEAD`` left out)."""
+    refs = run_git(ledger.root, ["for-each-ref", "--format=%(refname)", f"refs/remotes/{remote}/"]).out.split()
+    prefix = f"refs/remotes/{remote}/"
+    return sorted(r[len(prefix) :] for r in refs if r.startswith(prefix) and r != f"{prefix}HEAD")
 
 
 def abort_merge(ledger: Ledger) -> GitRun:

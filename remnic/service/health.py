@@ -106,6 +106,24 @@ def _skipped_check(skipped: list[dict[str, str]]) -> dict[str, Any]:
     }
 
 
+def _duplicate_ids_check(records: list[MemoryRecord]) -> dict[str, Any]:
+    """Two files under one id (a hand copy, a memory moved to two folders by two clones): commands act on one
+    of them only, so a forget leaves the other recalled as active."""
+    paths: dict[str, list[str]] = {}
+    for record in records:
+        paths.setdefault(record.id, []).append(record.path)
+    clashes = {i: sorted(p) for i, p in sorted(paths.items()) if len(p) > 1}
+    if not clashes:
+        return {"name": "duplicate-ids", "status": "ok", "detail": "every memory file has an id of its own"}
+    detail = (
+        f"{len(clashes)} id(s) held by more than one memory file; commands act on one file only. Keep one file "
+        "per id: copy what the others add into it, delete the others, then `remnic sync run` (the text stays in "
+        "git history)"
+    )
+    problems = [f"{i}: {', '.join(p)}" for i, p in clashes.items()]
+    return {"name": "duplicate-ids", "status": "warn", "detail": detail, "problems": problems}
+
+
 def _foreign_check(records: list[MemoryRecord]) -> dict[str, Any]:
     """Values outside remnic's vocabulary and how they are read (never changed, never an error)."""
     lines = []
@@ -217,6 +235,7 @@ def checks(
             "write their text, or delete them; until then sync leaves them as they are",
             problems=sorted(scan.empty),
         )
+    out.append(_duplicate_ids_check(records))
     out.append(_skipped_check(skipped_files(files)))
     out.append(_foreign_check(records))
     pending = _uncommitted_memories(ledger, files, scan)

@@ -25,10 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import LedgerError, RemoteMovedError, UsageError
+from remnic.errors import FieldProblem, LedgerError, MemoryFormatError, RemoteMovedError, UsageError
 from remnic.fsio import crash_point, write_atomic
-from remnic.memfile.merge import MergeOutcome, merge_memory
-from remnic.memfile.paths import MemoryPaths
+from remnic.memfile.merge import REVIEW_STATUS, MergeOutcome, merge_memory
+from remnic.memfile.model import MemoryRecord, now_iso, parse_file
+from remnic.memfile.paths import MemoryPaths, folder_category
+from remnic.memfile.values import own_id
 from remnic.repo import remote as _remote
 from remnic.repo.messages import format_message, trailers_for
 from remnic.repo.transaction import Transaction
@@ -46,10 +48,13 @@ class PullReport:
     before: str | None = None
     after: str | None = None
     outcome: str = "up-to-date"
-    """up-to-date, fast-forward, merge, or remote-empty (the remote has no such branch yet)."""
+    """up-to-date, fast-forward, merge, remote-empty (the remote has no branch at all yet), or no-branch
+    (the remote has branches, but not this one: ``remote_branches`` names them)."""
+    remote_branches: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     conflicts: list[dict[str, Any]] = field(default_factory=list)
-    """True body conflicts kept as two linked memories waiting for review."""
+    """True body conflicts kept as two linked memories; ``status``/``pathStatus`` say whether each is
+    waiting for review (pending_review) or got a status ranked before it (forgotten …)."""
     duplicates: list[dict[str, Any]] = field(default_factory=list)
     """The same text stored on both sides under two ids: the other id kept, superseded by this one."""
     resolved: list[dict[str, str]] = field(default_factory=list)
@@ -69,6 +74,7 @@ class PullReport:
             "before": self.before,
             "after": self.after,
             "outcome": self.outcome,
+            "remoteBranches": self.remote_branches,
             "changed": self.changed,
             "conflicts": self.conflicts,
             "duplicates": self.duplicates,
@@ -108,13 +114,16 @@ def merge_file_at(root: Path, base: Path, ours: Path, theirs: Path, rel: str) ->
     return merge_file(base, ours, theirs, rel, root, MemoryPaths.from_store(settings.store))
 
 
-def _git_dir(root: Path) -> Path:
-    out = _remote.run_git(root, ["rev-parse", "--absolute-git-dir"]).out.strip()
-    return Path(out) if out else root / ".git"
+def _git_dir(root: Path) -> Path | None:
+    """The repository's git directory; None outside a repository (the driver run by hand on three files)."""
+    result = _remote.run_git(root, ["rev-parse", "--absolute-git-dir"])
+    out = result.out.strip() if result.ok else ""
+    return Path(out) if out and Path(out).is_dir() else None
 
 
-def _keep_copy(root: Path, git_dir: Path, rel: str, outcome: MergeOutcome) -> None:
-    """Write the other side's version beside the file (committed by the pull) and log the conflict."""
+def _keep_copy(root: Path, git_dir: Path | None, rel: str, outcome: MergeOutcome) -> None:
+    """Write the other side's version beside the file (committed by the pull) and log the conflict;
+    outside a repository there is no pull to commit it, so nothing is logged."""
     assert outcome.copy_path is not None and outcome.copy_text is not None
     target = root / outcome.copy_path
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -126,6 +135,8 @@ def _keep_copy(root: Path, git_dir: Path, rel: str, outcome: MergeOutcome) -> No
         "copyId": outcome.copy_id,
         "kind": "conflict" if outcome.conflict else "duplicate",
     }
+    if git_dir is None:
+        return
     with open(git_dir / _remote.CONFLICT_LOG, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(entry) + "\n")
         fh.flush()
@@ -135,8 +146,9 @@ def _keep_copy(root: Path, git_dir: Path, rel: str, outcome: MergeOutcome) -> No
 # --- pull ---
 
 
-def pull(mem: Memory, remote: str | None = None) -> PullReport:
-    """Fetch and merge the remote, then index what changed (see the module docstring)."""
+def pull(mem: Memory, remote: str | None = None, *, allow_unrelated: bool = False) -> PullReport:
+    """Fetch and merge the remote, then index what changed (see the module docstring). A remote branch
+    sharing no history with this one is refused unless ``allow_unrelated``."""
     started = time.perf_counter()
     mem.settle_index()
     ledger = mem.ledger
@@ -148,6 +160,8 @@ def pull(mem: Memory, remote: str | None = None) -> PullReport:
         report = PullReport(name, current)
         clock = _Phases(report)
         report.finished_previous = finish_merge(mem, report)
+        # Copies an interrupted pull left: committing hand edits would commit them, and they are still news.
+        waiting = pending_copies(mem)
         report.edits_commit = _commit_hand_edits(mem)
         report.before = ledger.head()
         clock.mark("edits")
@@ -159,16 +173,22 @@ def pull(mem: Memory, remote: str | None = None) -> PullReport:
         tracking = _remote.upstream(ledger) or f"{name}/{current}"
         target = _remote.rev(ledger, tracking)
         if target is None:
-            report.outcome = "remote-empty"
+            report.remote_branches = _remote.remote_branches(ledger, name)
+            report.outcome = "no-branch" if report.remote_branches else "remote-empty"
         elif report.before is not None and ledger.is_ancestor(target, report.before):
             report.outcome = "up-to-date"
         else:
             fast_forward = report.before is None or ledger.is_ancestor(report.before, target)
-            _merge(mem, tracking, report)
+            if report.before is not None:
+                base = _remote.merge_base(ledger, report.before, target)
+                if base is None and not allow_unrelated:
+                    raise UsageError(_unrelated_message(mem, name, tracking, current))
+                _refuse_blocked(mem, tracking, report.before if base is None else base, target)
+            _merge(mem, tracking, report, allow_unrelated=allow_unrelated)
             report.outcome = "fast-forward" if fast_forward else "merge"
         clock.mark("merge")
         crash_point("pull-merged")
-        _commit_copies(mem, report)
+        _commit_copies(mem, report, waiting)
         report.after = ledger.head()
         paths = MemoryPaths.from_store(mem.settings.store)
         report.changed = [p for p in _remote.changed_paths(ledger, report.before, report.after) if paths.is_memory(p)]
@@ -212,12 +232,53 @@ def _commit_hand_edits(mem: Memory) -> str | None:
     return report.commit
 
 
-def _merge(mem: Memory, tracking: str, report: PullReport) -> None:
+def _unrelated_message(mem: Memory, remote: str, tracking: str, current: str) -> str:
+    url = _remote.remote_url(mem.ledger, remote) or remote
+    space = mem.space_name()
+    return (
+        f"not pulling {tracking} into {f'space {space!r} ({mem.root})' if space else mem.root}: branch "
+        f"{current} of {remote} ({url}) shares no history with it, so it is probably another repository "
+        f"(a project, another space). Check the URL (`git -C {mem.root} remote -v`); to merge the two "
+        "histories deliberately, run `remnic space pull --allow-unrelated`"
+    )
+
+
+def _refuse_blocked(mem: Memory, tracking: str, base: str, target: str) -> None:
+    """Uncommitted files the merge would overwrite (a malformed hand edit sync left as it is, a file that is
+    not a memory): named with what to do, before git refuses with its own words."""
+    ledger = mem.ledger
+    incoming = set(_remote.changed_paths(ledger, base, target))
+    dirty = {q for _, p, orig in ledger.status_porcelain() for q in (p, orig) if q}
+    blocking = sorted(incoming & dirty)
+    if not blocking:
+        return
+    paths = MemoryPaths.from_store(mem.settings.store)
+    problems, lines = [], []
+    for path in blocking:
+        found = mem.files.check(path).problems if paths.is_memory(path) and (mem.root / path).is_file() else []
+        if found:
+            problems += [p if p.path else FieldProblem(p.field, p.message, path, p.line) for p in found]
+            first = found[0]
+            lines.append(f"  {path}: an uncommitted edit that is malformed, so not committed ({first.describe()})")
+        else:
+            problems.append(FieldProblem("path", "uncommitted change the merge would overwrite", path))
+            what = "a memory file" if paths.is_memory(path) else "not a memory file"
+            lines.append(f"  {path}: uncommitted ({what}); commit, move or discard it")
+    raise LedgerError(
+        f"pull stopped before merging {tracking}: it changes {len(blocking)} file(s) this clone has uncommitted "
+        "changes to, and nothing was merged:\n" + "\n".join(lines) + "\nFix the malformed frontmatter "
+        "(`remnic doctor` lists each problem) so the edit can be committed, deal with the other files, then run "
+        "`remnic space pull` again",
+        problems=problems,
+    )
+
+
+def _merge(mem: Memory, tracking: str, report: PullReport, *, allow_unrelated: bool = False) -> None:
     message = format_message(
         f"remnic pull: merge {tracking}",
         trailers_for("pull", [], mem.settings.namespaces.default, "space", Remote=report.remote),
     )
-    result = _remote.merge(mem.ledger, tracking, message)
+    result = _remote.merge(mem.ledger, tracking, message, allow_unrelated=allow_unrelated)
     crash_point("pull-merging")
     if result.ok:
         return
@@ -243,14 +304,78 @@ def finish_merge(mem: Memory, report: PullReport | None = None) -> str | None:
 def _resolve_and_commit(mem: Memory, report: PullReport) -> None:
     ledger = mem.ledger
     paths = MemoryPaths.from_store(mem.settings.store)
-    for path, stages in sorted(_remote.unmerged(ledger).items()):
-        report.resolved.append({"path": path, "how": _resolve(mem, path, stages, paths)})
+    unmerged = _remote.unmerged(ledger)
+    done = _resolve_renames(mem, unmerged, paths, report)
+    for path, stages in sorted(unmerged.items()):
+        if path not in done:
+            report.resolved.append({"path": path, "how": _resolve(mem, path, stages, paths)})
     leftover = _remote.unmerged(ledger)
     if leftover:
         raise LedgerError(f"could not resolve {', '.join(sorted(leftover))}")
     committed = _remote.commit_merge(ledger)
     if not committed.ok and _remote.merge_head(ledger) is not None:
         raise LedgerError(f"git commit of the merge failed: {(committed.err or committed.out).strip()}")
+
+
+def _record(text: str, path: str) -> MemoryRecord | None:
+    try:
+        return parse_file(text, path)
+    except MemoryFormatError:
+        return None
+
+
+def _resolve_renames(
+    mem: Memory, unmerged: dict[str, dict[int, str]], paths: MemoryPaths, report: PullReport
+) -> set[str]:
+    """One memory moved to a different folder on each side (git's rename/rename conflict: the old path
+    only in the base, a new path on each side, all with one id) becomes one memory at one path, merged as
+    an edit on both sides is. Without this both files would stay, under one id. Returns the paths done."""
+    lone: dict[int, dict[str, tuple[str, str]]] = {1: {}, 2: {}, 3: {}}
+    for path, stages in unmerged.items():
+        if len(stages) != 1 or not paths.is_memory(path):
+            continue
+        ((stage, sha),) = stages.items()
+        text = _remote.blob_text(mem.ledger, sha)
+        record = _record(text, path)
+        memory_id = own_id(record.frontmatter) if record is not None else None
+        if memory_id is not None and stage in lone:
+            lone[stage].setdefault(memory_id, (path, text))
+    done: set[str] = set()
+    for memory_id, (ours_path, ours_text) in sorted(lone[2].items()):
+        if memory_id not in lone[3]:
+            continue
+        theirs_path, theirs_text = lone[3][memory_id]
+        base_path, base_text = lone[1].get(memory_id, (None, None))
+        now = now_iso()
+        outcome = merge_memory(base_text, ours_text, theirs_text, ours_path, _remote.line_merge, now=now)
+        merged = _record(outcome.text, ours_path)
+        category = merged.frontmatter.get("category") if merged is not None else None
+        # The merged category decides the folder; when it names neither, this side's path stays.
+        target = theirs_path if category == folder_category(theirs_path) != folder_category(ours_path) else ours_path
+        if target != ours_path:
+            outcome = merge_memory(base_text, ours_text, theirs_text, target, _remote.line_merge, now=now)
+        other = theirs_path if target == ours_path else ours_path
+        write_atomic(mem.root / target, outcome.text.encode("utf-8", "surrogateescape"))
+        _remote.add(mem.ledger, [target])
+        for gone in (other, base_path):
+            if gone is not None:
+                _remote.run_git(mem.root, ["rm", "--cached", "--quiet", "--force", "--", gone])
+                (mem.root / gone).unlink(missing_ok=True)
+        if outcome.copy_path is not None:
+            _keep_copy(mem.root, mem.git_dir, target, outcome)
+        why = (
+            f"its merged category {category} belongs there"
+            if category is not None and folder_category(target) == category
+            else f"this side's path (its merged category {category} names neither folder)"
+        )
+        merge = "kept both versions as two memories for review" if outcome.conflict else "merged key by key"
+        how = f"moved here to {ours_path} and on the other side to {theirs_path}: kept one memory at {target}"
+        report.resolved.append({"path": target, "how": f"{how} ({why}); {merge}"})
+        report.resolved.append({"path": other, "how": f"the same memory, moved on both sides: kept at {target}"})
+        if base_path is not None:
+            report.resolved.append({"path": base_path, "how": f"moved on both sides (kept at {target})"})
+        done.update(p for p in (ours_path, theirs_path, base_path) if p is not None)
+    return done
 
 
 def _resolve(mem: Memory, path: str, stages: dict[int, str], paths: MemoryPaths) -> str:
@@ -280,13 +405,12 @@ def _resolve(mem: Memory, path: str, stages: dict[int, str], paths: MemoryPaths)
     return "the same text on both sides: the other id kept as superseded" if outcome.copy_path else "merged key by key"
 
 
-def _commit_copies(mem: Memory, report: PullReport) -> None:
-    """One commit adding the other side's version of every true conflict the merge driver met."""
-    log = mem.git_dir / _remote.CONFLICT_LOG
+def _logged_copies(mem: Memory) -> list[dict[str, Any]] | None:
+    """The conflict log's entries (None: there is no log)."""
     try:
-        lines = log.read_text(encoding="utf-8").splitlines()
+        lines = (mem.git_dir / _remote.CONFLICT_LOG).read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
-        return
+        return None
     entries = []
     for line in lines:
         try:
@@ -295,11 +419,39 @@ def _commit_copies(mem: Memory, report: PullReport) -> None:
             continue  # a line cut short by a crash: its copy is picked up by the file check below
         if isinstance(entry, dict) and isinstance(entry.get("copyPath"), str):
             entries.append(entry)
-    tx = Transaction(mem.files, mem.ledger)
-    for entry in entries:
+    return entries
+
+
+def pending_copies(mem: Memory) -> list[dict[str, Any]]:
+    """Logged conflict copies still to commit. A copy already committed (by `remnic sync run` after a plain
+    `git pull`, say) or gone is done: its entry is stale, neither pending nor news to a later pull."""
+    out = []
+    for entry in _logged_copies(mem) or []:
         full = mem.root / entry["copyPath"]
         if full.is_file() and mem.ledger.committed_bytes(entry["copyPath"]) != full.read_bytes():
-            tx.put(entry["copyPath"], full.read_bytes(), on_disk=True)
+            out.append(entry)
+    return out
+
+
+def _status_at(mem: Memory, path: str) -> str | None:
+    checked = mem.files.check(path) if (mem.root / path).is_file() else None
+    return checked.record.status if checked is not None and checked.record is not None else None
+
+
+def _commit_copies(mem: Memory, report: PullReport, waiting: list[dict[str, Any]]) -> None:
+    """One commit adding the other side's version of every true conflict the merge driver met; ``waiting``:
+    the copies pending when the pull began (reported though committing hand edits committed them)."""
+    log = mem.git_dir / _remote.CONFLICT_LOG
+    if _logged_copies(mem) is None:
+        return
+    pending = pending_copies(mem)
+    tx = Transaction(mem.files, mem.ledger)
+    for entry in pending:
+        tx.put(entry["copyPath"], (mem.root / entry["copyPath"]).read_bytes(), on_disk=True)
+    entries = list({e["copyPath"]: e for e in [*waiting, *pending]}.values())
+    for entry in entries:
+        entry["status"], entry["pathStatus"] = _status_at(mem, entry["copyPath"]), _status_at(mem, entry["path"])
+        entry["inReview"] = REVIEW_STATUS in (entry["status"], entry["pathStatus"])
     if tx.staged:
         ids = [i for e in entries for i in (e.get("id"), e.get("copyId")) if isinstance(i, str)]
         count = f"{len(entries)} memor{'y' if len(entries) == 1 else 'ies'}"
@@ -337,17 +489,25 @@ def push(mem: Memory, remote: str | None = None) -> dict[str, Any]:
             raise UsageError("HEAD is detached (not on a branch); check out a branch, then push")
         name = _pick_remote(mem, current, remote)
         edits = _commit_hand_edits(mem)
+        left = _left_uncommitted(mem)
         first = _remote.upstream(ledger) is None
         result = _remote.push(ledger, name, current, set_upstream=first, timeout=mem.settings.spaces.network_timeout_s)
         crash_point("pushed")
     if not result.ok:
         if _remote.rejected(result):
-            raise RemoteMovedError(
-                f"push to {name} refused: the remote has commits this repository does not have yet; "
-                "run `remnic space pull`, then push again"
-            )
+            raise RemoteMovedError(_moved_message(mem, name, current))
         raise LedgerError(f"git push {name} failed: {(result.err or result.out).strip()}")
     up_to_date = "[up to date]" in result.out
+    warnings = []
+    if left:
+        shown = ", ".join(left[:10]) + (", …" if len(left) > 10 else "")
+        warnings.append(
+            {
+                "field": "uncommitted",
+                "message": f"{len(left)} uncommitted change(s) were not pushed: {shown} (a malformed memory file is "
+                "left uncommitted until fixed: `remnic doctor` names the problem)",
+            }
+        )
     return {
         "remote": name,
         "branch": current,
@@ -355,5 +515,35 @@ def push(mem: Memory, remote: str | None = None) -> dict[str, Any]:
         "upstreamSet": first,
         "pushed": not up_to_date,
         "editsCommit": edits,
+        "uncommitted": left,
+        "warnings": warnings,
         "elapsedMs": round((time.perf_counter() - started) * 1000, 1),
     }
+
+
+def _left_uncommitted(mem: Memory) -> list[str]:
+    """What committing hand edits left behind (malformed memory files, changed files that are not memories):
+    a push does not carry it, and saying nothing would read as "everything is pushed"."""
+    paths = MemoryPaths.from_store(mem.settings.store)
+    return sorted({p for xy, p, _ in mem.ledger.status_porcelain() if xy != "??" or paths.is_memory(p)})
+
+
+def _moved_message(mem: Memory, remote: str, current: str) -> str:
+    """Why the remote refused the push and what to do; a branch sharing no history with this one (another
+    project's repository) must not be answered with "pull", which would merge the two."""
+    moved = (
+        f"push to {remote} refused: the remote has commits this repository does not have yet; "
+        "run `remnic space pull`, then push again"
+    )
+    if not _remote.fetch(mem.ledger, remote, mem.settings.spaces.network_timeout_s).ok:
+        return moved
+    theirs, head = _remote.rev(mem.ledger, f"{remote}/{current}"), mem.ledger.head()
+    if theirs is None or head is None or _remote.merge_base(mem.ledger, head, theirs) is not None:
+        return moved
+    url = _remote.remote_url(mem.ledger, remote) or remote
+    return (
+        f"push to {remote} refused: its branch {current} ({url}) shares no history with {mem.root}, so it is "
+        f"probably another repository (a project, another space). Check the URL (`git -C {mem.root} remote -v`, "
+        f"`git -C {mem.root} remote set-url {remote} URL`); `remnic space pull` refuses to merge unrelated "
+        "histories unless you mean it: `remnic space pull --allow-unrelated`, then push"
+    )

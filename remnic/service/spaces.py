@@ -278,9 +278,10 @@ class SpaceOps:
         for handle in self.__dict__.pop("_space_handles", {}).values():
             handle.close()
 
-    def space_pull(self: Memory, remote: str | None = None) -> _pull.PullReport:
-        """Fetch and merge the remote, commit conflict copies, index what changed (:func:`.pull.pull`)."""
-        return _pull.pull(self, remote)
+    def space_pull(self: Memory, remote: str | None = None, *, allow_unrelated: bool = False) -> _pull.PullReport:
+        """Fetch and merge the remote, commit conflict copies, index what changed (:func:`.pull.pull`);
+        a remote branch sharing no history with this one is refused unless ``allow_unrelated``."""
+        return _pull.pull(self, remote, allow_unrelated=allow_unrelated)
 
     def space_push(self: Memory, remote: str | None = None) -> dict[str, Any]:
         """Commit hand edits and push; :class:`~remnic.errors.RemoteMovedError` when the remote moved."""
@@ -292,7 +293,7 @@ class SpaceOps:
     def install_merge_driver(self: Memory, python: str | None = None) -> dict[str, Any]:
         """Name remnic's merge driver for markdown files in ``.gitattributes`` (committed) and point
         ``merge.remnic.driver`` in the repository's git config at this Python's remnic."""
-        configured = _remote.install_driver(self.ledger, python or sys.executable)
+        changed = _remote.install_driver(self.ledger, python or sys.executable)
         commit = None
         with self.committer.exclusive() as tx:
             current = tx.read_bytes(ATTRIBUTES)
@@ -303,7 +304,9 @@ class SpaceOps:
                     "remnic: merge memory files key by key",
                     trailers_for("merge-driver", [], DEFAULT_NAMESPACE, "cli"),
                 ).sha
-        return {"configured": configured, "driver": _remote.configured_driver(self.ledger), "attributesCommit": commit}
+        driver = _remote.configured_driver(self.ledger)
+        # configured: the state after this call (already set up counts); changed: whether this call set it.
+        return {"configured": driver is not None, "changed": changed, "driver": driver, "attributesCommit": commit}
 
     def merge_state(self: Memory) -> dict[str, Any]:
         """A merge in progress (and what is unmerged), conflict copies not committed yet, the driver."""
@@ -314,7 +317,7 @@ class SpaceOps:
         return {
             "inProgress": self.ledger.in_progress(),
             "unmerged": sorted(_remote.unmerged(self.ledger)),
-            "pendingCopies": (self.git_dir / _remote.CONFLICT_LOG).is_file(),
+            "pendingCopies": bool(_pull.pending_copies(self)),
             "driver": _remote.configured_driver(self.ledger),
             "attributes": has_attributes,
         }
