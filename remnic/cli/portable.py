@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
-from ._common import add_command, choice_list, emit, open_memory, plural, safe
+from remnic.service.portable import Export
+
+from ._common import add_command, choice_list, emit, open_memory, plural, safe, wants_json
 from .recall import out_path, write_out
 
 EXPORT_EPILOG = """\
@@ -16,8 +19,22 @@ an import line (content, namespace, category and the file's frontmatter keys) pl
 `path` and `file`, the file's exact text: `remnic import` of the export into another
 repository restores every file byte for byte at its path (ids, times, key order,
 comments and line endings as they were). Drop `file` from a line to import it as a
-new memory instead (its `path` is then ignored: the new memory gets a path of its own).
+new memory instead (its `path` is then ignored: the new memory gets a path of its own);
+a line that keeps `file` must agree with it, or import refuses the line.
 md: one Markdown document to read (each file under a heading); not for import.
+
+A malformed memory file (frontmatter that does not parse, a secret, conflict markers)
+is exported as it is, so no text is lost: its JSONL line is `path`, `namespace`,
+`file` and `malformed` (what is wrong), and a warning names it. `remnic import`
+refuses that line until its `file` is fixed (or the line is left out): remnic never
+commits a file it cannot read. A file that is not text (not UTF-8, a symlink) cannot
+be carried: it is named on standard error and in `skipped`, and export exits 1.
+A --namespace that no memory file is in gives an empty export and a warning that
+lists the namespaces there are.
+
+--json prints a JSON object: format, memories, malformed, skipped and warnings, plus
+`out` with --out, or the document as `markdown` with -f md. JSONL on standard output
+stays JSONL (the object goes to standard error then, if it has anything to report).
 
 examples:
   remnic export > memories.jsonl
@@ -72,30 +89,67 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_dedup)
 
 
-def _export_text(memory: Any, fmt: str, namespace: str | None) -> tuple[str, int]:
-    chunks = memory.export(fmt=fmt, namespace=namespace)
-    if fmt == "md":
-        parts = list(chunks)
-        return "".join(parts), len(parts) - 1
-    lines = [json.dumps(line, ensure_ascii=False, default=str) for line in chunks]
-    return "".join(line + "\n" for line in lines), len(lines)
+def _export_text(result: Export) -> str:
+    if result.format == "md":
+        return "".join(result.items)
+    return "".join(json.dumps(line, ensure_ascii=False, default=str) + "\n" for line in result.items)
+
+
+def _export_warnings(result: Export) -> list[str]:
+    """One stderr line per file not exported as a memory, and per warning."""
+    kept = (
+        'exported as it is, marked "malformed" (`remnic import` refuses the line until its `file` is fixed)'
+        if result.format == "jsonl"
+        else "shown as it is"
+    )
+    lines = [f"{safe(m.path)}: not a valid memory file ({safe(m.reason)}); {kept}" for m in result.malformed]
+    lines += [f"{safe(s.path)}: left out of the export ({safe(s.reason)})" for s in result.skipped]
+    lines += [safe(w.message) for w in result.warnings]
+    return [f"remnic: warning: {line}" for line in lines]
+
+
+def _export_summary(result: Export, target: Path | None) -> str:
+    counts = [plural(result.memories, "memory", "memories")]
+    if result.malformed:
+        counts.append(plural(len(result.malformed), "malformed file"))
+    return f"exported {' and '.join(counts)} to {target} ({result.format})"
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    text, count = _export_text(memory, args.format, args.namespace)
-    if args.out:
-        target = out_path(args.out, memory.root)
-        write_out(target, text)
-        emit(
-            args,
-            {"format": args.format, "memories": count, "out": str(target)},
-            f"exported {plural(count, 'memory', 'memories')} to {target} ({args.format})",
+    target = out_path(args.out, memory.root) if args.out else None  # checked before the files are read
+    result = memory.export(fmt=args.format, namespace=args.namespace)
+    text = _export_text(result)
+    data = result.to_dict()
+    if result.skipped:  # the backup is incomplete: the exit code says so, not just a warning
+        data.update(
+            error=f"{plural(len(result.skipped), 'memory file')} could not be exported (see skipped)",
+            code="export_incomplete",
         )
-        return 0
-    sys.stdout.write(text)
-    sys.stdout.flush()
-    return 0
+    # A JSON object on stdout carries the warnings; JSONL or Markdown on stdout leaves them to stderr.
+    on_stdout = target is None and not (wants_json(args) and args.format == "md")
+    if on_stdout:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    elif target is not None:
+        write_out(target, text)
+        data["out"] = str(target)
+    else:  # --json asks for JSON: the document is a field of the object, not the output
+        data["markdown"] = text
+    if not wants_json(args):
+        for line in _export_warnings(result):
+            print(line, file=sys.stderr)
+        if result.skipped:
+            print(
+                f"remnic: error: the export is incomplete: {plural(len(result.skipped), 'memory file')} "
+                "could not be exported (named above)",
+                file=sys.stderr,
+            )
+    elif on_stdout and (result.malformed or result.skipped or result.warnings):
+        print(json.dumps(data, indent=2, ensure_ascii=False), file=sys.stderr)
+    if not on_stdout:
+        emit(args, data, lambda: _export_summary(result, target))
+    return 1 if result.skipped else 0
 
 
 def _group_text(group: dict[str, Any]) -> list[str]:

@@ -199,8 +199,10 @@ def new_frontmatter(
     source: str = "api",
     extra: Mapping[str, Any] | None = None,
     line: int | None = None,
+    importance_field: str = "importance",
 ) -> tuple[dict[str, Any], list[FieldProblem]]:
-    """Frontmatter for a new memory, or the problems with the input (each naming its field)."""
+    """Frontmatter for a new memory, or the problems with the input (each naming its field;
+    ``importance_field``: the key the caller's importance came in, as its problem names it)."""
     problems: list[FieldProblem] = []
     extra = dict(extra or {})
     problems += strings_problems(extra, "", line)
@@ -208,7 +210,7 @@ def new_frontmatter(
         problems.append(_bad("category", f"unknown category {category!r}", line, CATEGORIES))
     conf, p = _score("confidence", confidence, line)
     problems += p
-    imp, p = _score("importance", importance, line)
+    imp, p = _score(importance_field, importance, line)
     problems += p
     tag_list, p = normalize_tags(tags, line)
     problems += p
@@ -246,7 +248,7 @@ def new_frontmatter(
     meta["contentHash"] = original_hash(_BAD_TEXT.sub("\ufffd", content.strip()))
     reported = {p.field for p in problems}
     for problem in validate_frontmatter(meta):
-        if problem.field not in reported and not (problem.field == "importanceScore" and "importance" in reported):
+        if problem.field not in reported and not (problem.field == "importanceScore" and importance_field in reported):
             problem.line = line
             problems.append(problem)
     return meta, problems
@@ -301,6 +303,8 @@ def plan_import(
             continue
         ns = fields.pop("namespace", None) or namespace
         category = fields.pop("category", "fact")
+        # Either spelling; a problem names the key the line used (``importance`` wins if both are there).
+        importance_field = "importance" if "importance" in fields else "importanceScore"
         importance = fields.pop("importance", fields.pop("importanceScore", None))
         item_problems = check_content(content, store, line) + check_namespace(ns, line)
         meta, more = new_frontmatter(
@@ -315,6 +319,7 @@ def plan_import(
             source=source,
             extra=fields,
             line=line,
+            importance_field=importance_field,
         )
         item_problems += more
         if not item_problems:

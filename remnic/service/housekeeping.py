@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from remnic.errors import ValidationError
 from remnic.memfile.validate import check_namespace
@@ -11,6 +10,7 @@ from remnic.memfile.validate import check_namespace
 if TYPE_CHECKING:
     from .dedup import DedupResult
     from .memory import Memory
+    from .portable import Export
 
 
 def _checked_namespace(namespace: str | None) -> None:
@@ -22,17 +22,16 @@ def _checked_namespace(namespace: str | None) -> None:
 class HousekeepingOps:
     """Mixed into :class:`remnic.service.memory.Memory`."""
 
-    def export(self: Memory, *, fmt: str = "jsonl", namespace: str | None = None) -> Iterator[Any]:
-        """Every memory file: JSON-ready objects (``jsonl``: import lines that restore each file byte for
-        byte) or Markdown text chunks (``md``: one readable document). Every status is included."""
+    def export(self: Memory, *, fmt: str = "jsonl", namespace: str | None = None) -> Export:
+        """Every memory file, every status: ``jsonl`` (JSON-ready import lines that restore each file byte
+        for byte) or ``md`` (one readable document, in chunks). A malformed file is carried as it is and
+        named in ``malformed``; one that cannot be carried as text is named in ``skipped``."""
         from . import portable
 
         if fmt not in portable.FORMATS:
             raise ValidationError.single("format", f"unknown export format {fmt!r}", options=portable.FORMATS)
         _checked_namespace(namespace)
-        if fmt == "md":
-            return portable.export_markdown(self, namespace=namespace)
-        return portable.export_lines(self, namespace=namespace)
+        return portable.export(self, fmt, namespace)
 
     def dedup(self: Memory, *, merge: bool = False, namespace: str | None = None, source: str = "api") -> DedupResult:
         """Groups of exact and near-duplicate active memories; ``merge`` folds each group into its oldest

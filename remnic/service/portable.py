@@ -7,24 +7,38 @@ file's exact text). ``remnic import`` of a line that carries ``file`` restores t
 no defaults added, no duplicate folding, no supersession applied again. Without ``file`` a
 line is an ordinary new memory built from ``content`` and the keys, at a path of its own: an
 export's ``path`` says where the exported file lived, so it is dropped, never a frontmatter key.
+
+A malformed memory file (frontmatter that does not parse, conflict markers, a secret...) is
+still exported, byte for byte, so a backup never loses its text: its line is ``path``,
+``namespace``, ``file`` and ``malformed`` (what is wrong), with no keys read from it. Import
+checks every ``file`` as it checks any memory file, so such a line is refused, naming it, until
+its ``file`` is fixed (or the line left out): remnic never commits a file it cannot read. A
+file that cannot be carried as text (not UTF-8, a symlink) is left out and reported.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import FieldProblem
+from remnic.errors import FieldProblem, MemoryFormatError
 from remnic.memfile.model import MemoryRecord
+from remnic.memfile.paths import namespace_for_path
 from remnic.memfile.validate import check_text
 
 if TYPE_CHECKING:
     from .memory import Memory
 
 FORMATS = ("jsonl", "md")
-RESERVED = ("content", "namespace", "path", "file")
+MALFORMED = "malformed"
+"""The key marking an export line whose ``file`` is not a valid memory file (its value: the problems)."""
+RESERVED = ("content", "namespace", "path", "file", MALFORMED)
 """Keys an export line sets itself; a frontmatter key of the same name is kept only in ``file``."""
+_NOT_COMPARED = ("path", "file", MALFORMED)
+DROP_FILE_HINT = "drop `file` to import the line as a new memory (drop `id` too for an id of its own)"
+LEAVE_OUT_HINT = "jq -c 'select(.malformed | not)'"
 
 
 def new_memory_fields(item: Any) -> Any:
@@ -45,26 +59,123 @@ class Restore:
     line: int
 
 
-def export_lines(mem: Memory, *, namespace: str | None = None) -> Iterator[dict[str, Any]]:
-    """One JSON-ready object per valid memory file, in path order (every status: nothing is left out)."""
-    for record in mem.files.scan().records:
-        if namespace and record.namespace != namespace:
+@dataclass(frozen=True)
+class FileIssue:
+    """A memory file export could not read as a memory: carried as it is (malformed) or left out."""
+
+    path: str
+    problems: tuple[FieldProblem, ...]
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(replace(p, path=None, line=None).describe() + _at(p.line) for p in self.problems)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "problems": [replace(p, path=None).to_dict() for p in self.problems]}
+
+
+def _at(line: int | None) -> str:
+    return f" (line {line})" if line else ""
+
+
+@dataclass
+class Export:
+    """What ``Memory.export`` wrote, and every memory file it could not export as a memory."""
+
+    format: str
+    items: list[Any]
+    """``jsonl``: JSON-ready objects, one per line; ``md``: the document's text, in chunks."""
+    memories: int
+    malformed: list[FileIssue] = field(default_factory=list)
+    """Exported as they are (a ``malformed`` line; a section marked so in Markdown)."""
+    skipped: list[FileIssue] = field(default_factory=list)
+    """Left out: not readable as text. The export is incomplete when this is not empty."""
+    warnings: list[FieldProblem] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "memories": self.memories,
+            "malformed": [m.to_dict() for m in self.malformed],
+            "skipped": [s.to_dict() for s in self.skipped],
+            "warnings": [w.to_dict() for w in self.warnings],
+        }
+
+
+def export_line(record: MemoryRecord, text: str) -> dict[str, Any]:
+    """The JSON-ready export line of one valid memory file (also what a restore line is held to)."""
+    line: dict[str, Any] = {"content": record.content, "namespace": record.namespace}
+    line.update((k, v) for k, v in record.frontmatter.items() if k not in RESERVED)
+    line.setdefault("category", record.category)
+    line["path"] = record.path
+    line["file"] = text
+    return line
+
+
+def export(mem: Memory, fmt: str, namespace: str | None = None) -> Export:
+    """Every memory file (every status) in path order, as JSONL lines or a Markdown document."""
+    scan = mem.files.scan()
+    entries: list[tuple[str, MemoryRecord | FileIssue, str | None]] = []
+    known = {mem.settings.namespaces.default} | {r.namespace for r in scan.records}
+    known |= {namespace_for_path(p) for p in scan.empty} | {namespace_for_path(e.path) for e in scan.problems}
+    for record in scan.records:
+        if not namespace or record.namespace == namespace:
+            entries.append((record.path, record, mem.files.read_text(record.path)))
+    for error in scan.problems:
+        if not namespace or namespace_for_path(error.path) == namespace:
+            entries.append(_unreadable(mem, error))
+    entries.sort(key=lambda entry: entry[0])
+    result = Export(fmt, [], sum(isinstance(e[1], MemoryRecord) for e in entries))
+    for _path, found, text in entries:
+        if isinstance(found, FileIssue):
+            (result.malformed if text is not None else result.skipped).append(found)
+    if namespace and namespace not in known:
+        result.warnings.append(
+            FieldProblem(
+                "namespace",
+                f"no memory file is in namespace {namespace!r}, so the export is empty "
+                f"(namespaces here: {', '.join(sorted(known))})",
+            )
+        )
+    result.items = list(_markdown(entries) if fmt == "md" else _lines(entries))
+    return result
+
+
+def _unreadable(mem: Memory, error: MemoryFormatError) -> tuple[str, FileIssue, str | None]:
+    """A malformed file with its text (carried as it is), or without (not text: left out)."""
+    issue = FileIssue(error.path, tuple(error.problems))
+    try:
+        return error.path, issue, mem.files.read_text(error.path)
+    except MemoryFormatError as exc:  # not UTF-8, a symlink, not a regular file: no text to carry
+        return error.path, FileIssue(error.path, tuple(exc.problems)), None
+    except (FileNotFoundError, NotADirectoryError):
+        return error.path, FileIssue(error.path, (FieldProblem("path", "was removed while the export ran"),)), None
+
+
+def _lines(entries: Sequence[tuple[str, MemoryRecord | FileIssue, str | None]]) -> Iterator[dict[str, Any]]:
+    for path, found, text in entries:
+        if text is None:
             continue
-        text = mem.files.read_text(record.path)
-        line: dict[str, Any] = {"content": record.content, "namespace": record.namespace}
-        line.update((k, v) for k, v in record.frontmatter.items() if k not in RESERVED)
-        line.setdefault("category", record.category)
-        line["path"] = record.path
-        line["file"] = text
-        yield line
+        if isinstance(found, MemoryRecord):
+            yield export_line(found, text)
+        else:
+            problems = [replace(p, path=None).to_dict() for p in found.problems]
+            yield {"path": path, "namespace": namespace_for_path(path), MALFORMED: problems, "file": text}
 
 
-def export_markdown(mem: Memory, *, namespace: str | None = None) -> Iterator[str]:
-    """A readable Markdown document: one section per memory, its file shown as it is."""
+def _markdown(entries: Sequence[tuple[str, MemoryRecord | FileIssue, str | None]]) -> Iterator[str]:
+    """A readable Markdown document: one section per memory file, shown as it is."""
     yield "# remnic export\n"
-    for line in export_lines(mem, namespace=namespace):
-        fence = "````" if "```" in line["file"] else "```"
-        yield f"\n## {line['path']}\n\n{fence}markdown\n{line['file'].rstrip(chr(10))}\n{fence}\n"
+    for path, found, text in entries:
+        note = ""
+        if isinstance(found, FileIssue):
+            state = "not a valid memory file, shown as it is" if text is not None else "left out: not readable as text"
+            note = f"> {state}: {found.reason}\n\n"
+        if text is None:
+            yield f"\n## {path}\n\n{note}"
+            continue
+        fence = "````" if "```" in text else "```"
+        yield f"\n## {path}\n\n{note}{fence}markdown\n{text.rstrip(chr(10))}\n{fence}\n"
 
 
 def plan_restores(
@@ -111,12 +222,50 @@ def _restore(mem: Memory, item: Mapping[str, Any], line: int) -> Restore | list[
         ]
     checked = check_text(text, path, mem.settings.store)
     if checked.problems or checked.record is None:
-        return [FieldProblem(p.field, p.message, line=line, options=p.options) for p in checked.problems] or [
-            FieldProblem("file", "is not a memory file", line=line)
-        ]
+        problems = [
+            FieldProblem(
+                p.field, p.message + (f" (line {p.line} of `file`)" if p.line else ""), line=line, options=p.options
+            )
+            for p in checked.problems
+        ] or [FieldProblem("file", "is not a memory file", line=line)]
+        if item.get(MALFORMED):
+            problems.append(
+                FieldProblem(
+                    MALFORMED,
+                    f"export carried {path} as it was, not a valid memory file, and import restores only valid "
+                    f"ones: fix its text in `file`, or leave the line out (e.g. {LEAVE_OUT_HINT})",
+                    line=line,
+                )
+            )
+        return problems
     if checked.empty:
         return [FieldProblem("file", "has no text (an empty body and no title or description)", line=line)]
+    edited = _disagreeing_keys(item, export_line(checked.record, text))
+    if edited:
+        return [
+            FieldProblem(
+                ", ".join(edited),
+                f"{'differs' if len(edited) == 1 else 'differ'} from the file in this line's `file`, which is what "
+                f"import restores, byte for byte; to change the memory, edit its text in `file`, or {DROP_FILE_HINT}",
+                line=line,
+            )
+        ]
     return Restore(path, text, checked.record, line)
+
+
+def _disagreeing_keys(item: Mapping[str, Any], exported: Mapping[str, Any]) -> list[str]:
+    """The line's keys whose values are not what export writes for its ``file`` (a key left out of
+    the line is no disagreement: a line of ``path`` and ``file`` alone is a restore too)."""
+    return [
+        key
+        for key, value in item.items()
+        if key not in _NOT_COMPARED and (key not in exported or _json(value) != _json(exported[key]))
+    ]
+
+
+def _json(value: Any) -> str:
+    # As export writes it (str() for dates and the like), so a value compares equal after the round trip.
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _clashes(
