@@ -273,9 +273,17 @@ def test_config_layers_and_origins(tmp_path: Path, isolated_home: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "fragment"),
     [
-        ('{"recall": {"topK": "ten"}}', "recall.topK: expected int"),
-        ('{"recal": {}}', "unknown config section"),
-        ('{"recall": {"topKay": 1}}', "valid options: topK"),
+        ('{"recall": {"topK": "ten"}}', 'recall.topK: expected an integer, got "ten"'),
+        ('{"recall": {"topK": true}}', "recall.topK: expected an integer, got true"),
+        ('{"recall": {"topK": null}}', "recall.topK: expected an integer, got null"),
+        ('{"recall": {"dates": "yes"}}', 'recall.dates: expected a boolean (true or false), got "yes"'),
+        ('{"recall": {"fusion": 3}}', "recall.fusion: expected a string, got 3"),
+        ('{"recall": {"fusion": "rff"}}', 'recall.fusion: unknown value "rff" (valid options: rrf, score)'),
+        ('{"store": {"include": "notes/**"}}', 'store.include: expected an array, got "notes/**"'),
+        ('{"embed": {"threads": false}}', "embed.threads: expected an integer or null, got false"),
+        ('{"embed": {"threads": "4"}}', 'embed.threads: expected an integer or null, got "4"'),
+        ('{"recal": {}}', "recal: unknown config section; did you mean recall?"),
+        ('{"recall": {"topKay": 1}}', "recall.topKay: unknown setting; did you mean topK? (valid options: topK"),
         ('{"recall": ', "invalid JSON"),
     ],
 )
@@ -328,12 +336,39 @@ def test_every_default_passes_the_value_rules_and_every_rule_names_a_setting() -
         ({"recall": {"replyAlpha": 2}}, "must be from 0 to 1"),
         ({"recall": {"candidates": -3}}, "must be at least 1"),
         ({"recall": {"topK": 0}}, "recall.topK: must be at least 1"),
+        ({"recall": {"minSimilarity": 7}}, "recall.minSimilarity: must be from 0 to 1, got 7"),
+        ({"recall": {"minSimilarity": -0.5}}, "recall.minSimilarity: must be from 0 to 1, got -0.5"),
+        ({"recall": {"queryExpansionMinSimilarity": 4}}, "recall.queryExpansionMinSimilarity: must be from 0 to 1"),
+        ({"recall": {"passageBm25Blend": 3}}, "recall.passageBm25Blend: must be from 0 to 1, got 3"),
+        ({"recall": {"confidenceFloor": 2}}, "recall.confidenceFloor: must be from 0 to 1"),
+        ({"observe": {"topicSimilarityFloor": 1.5}}, "observe.topicSimilarityFloor: must be from 0 to 1, got 1.5"),
+        ({"observe": {"duplicateSimilarityFloor": 2}}, "observe.duplicateSimilarityFloor: must be from 0 to 1"),
+        ({"recall": {"mmrLambda": 1e999}}, "recall.mmrLambda: must be a finite number, got Infinity"),
     ],
 )
 def test_out_of_range_config_values_are_refused(tmp_path: Path, setting: dict, fragment: str) -> None:
     (tmp_path / "remnic.config.json").write_text(json.dumps(setting))
     result = run_cli("config", cwd=tmp_path)
     assert result.code == 2 and fragment in result.err and "remnic.config.json" in result.err
+
+
+def test_every_similarity_share_and_floor_setting_is_bounded_by_one() -> None:
+    """A cosine, a share of a score or a floor on one past 1 (or below 0) is a mistake, never a tuning."""
+    from remnic.config import _check_value, describe_settings
+    from remnic.errors import ValidationError
+
+    fractions = [
+        r["key"]
+        for r in describe_settings()
+        if isinstance(r["default"], float)
+        and r["key"].endswith(("Similarity", "Floor", "Overlap", "Ratio", "Confidence", "Alpha", "Lambda", "Blend"))
+    ]
+    assert {"recall.minSimilarity", "recall.queryExpansionMinSimilarity", "recall.passageBm25Blend"} <= set(fractions)
+    for key in fractions:
+        _check_value(key, 1.0, "test")
+        for bad in (1.01, -0.01):
+            with pytest.raises(ValidationError, match="must be from 0 to 1"):
+                _check_value(key, bad, "test")
 
 
 def test_shared_repo_config_cannot_weaken_safety(tmp_path: Path, isolated_home: Path) -> None:

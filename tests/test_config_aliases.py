@@ -126,6 +126,52 @@ def test_typos_in_remnics_own_sections_are_still_errors(tmp_path: Path) -> None:
     assert run_cli("config", cwd=tmp_path).code == 2
 
 
+@pytest.mark.parametrize(
+    ("data", "fragment"),
+    [
+        ({"bogus": 1}, "bogus: unknown config key: neither a section of remnic's settings nor one of the original"),
+        ({"bogus": {"a": 1}}, "bogus: unknown config key"),
+        ({"recal": 1}, "recal: unknown config key: neither a section of remnic's settings nor one of the original "
+         "Remnic's keys; did you mean recall? (valid options: memoryDir, store,"),
+        ({"recallBudgetChar": 5000}, "recallBudgetChar: unknown config key"),
+        ({"recallBudgetChar": 5000}, "did you mean recallBudgetChars?"),
+        ({"remnic": {"qmdEnabeld": True}}, "(remnic block): qmdEnabeld: unknown key: not one of the original Remnic's "
+         "config keys; did you mean qmdEnabled?"),
+        ({"engram": {"bogus": 1}}, "(engram block): bogus: unknown key"),
+    ],
+)  # fmt: skip
+def test_an_unknown_top_level_key_is_a_typo_not_one_of_the_originals(tmp_path: Path, data: dict, fragment: str) -> None:
+    (tmp_path / "remnic.config.json").write_text(json.dumps(data))
+    result = run_cli("config", cwd=tmp_path)
+    assert result.code == 2 and fragment in result.err, result.err
+    assert "config migrate" not in result.err and "is not read" not in result.out
+
+
+def test_only_the_originals_own_keys_are_warned_about_as_the_originals(tmp_path: Path, isolated_home: Path) -> None:
+    from remnic.config.aliases import FLAT, original_keys
+
+    assert {name.split(".")[0] for name in FLAT} <= original_keys()  # every alias is one of the original's keys
+    assert {"model", "qmdEnabled", "captureMode", "openaiApiKey", "lcmEnabled", "agentAccessHttp"} <= original_keys()
+    assert not {"bogus", "recall", "store"} & original_keys()
+    original = {"model": "gpt-5.5", "lcmEnabled": True, "agentAccessHttp": {"enabled": True, "port": 4400}}
+    (tmp_path / "remnic.config.json").write_text(json.dumps(original))
+    s = load_settings(cwd=tmp_path, env={"HOME": str(isolated_home)})
+    assert s.server.port == 4400
+    unread = " ".join(s.warnings)
+    assert "model is not read" in unread and "lcmEnabled is not read" in unread
+    assert "agentAccessHttp.enabled is not read" in unread
+
+
+def test_doctor_fails_on_a_typo_and_warns_only_about_the_originals_keys(tmp_path: Path, isolated_home: Path) -> None:
+    repo = tmp_path / "mem"
+    Memory.init(repo, settings=load_settings(repo)).close()
+    user_config(isolated_home, {"bogus": 1})
+    result = run_cli("doctor", "--json", "--memory-dir", str(repo))
+    config = next(c for c in result.json()["checks"] if c["name"] == "config")
+    assert result.code == 1 and config["status"] == "fail" and "bogus: unknown config key" in config["detail"]
+    assert "original Remnic are not read" not in config["detail"]
+
+
 def test_config_command_shows_the_name_used_and_the_warnings(tmp_path: Path, isolated_home: Path) -> None:
     (tmp_path / "remnic.config.json").write_text(json.dumps({"remnic": {"recallBudgetChars": 5000, "model": "x"}}))
     result = run_cli("config", cwd=tmp_path)

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import git, run_cli, run_remnic
+from conftest import git, run_cli, run_remnic, snapshot_tree
 
 from remnic import Memory, ValidationError
 from remnic.errors import MemoryFormatError, UsageError
@@ -277,6 +277,35 @@ def test_init_on_a_file_and_list_with_a_bad_namespace_are_usage_errors(tmp_path:
     assert run_cli("init", str(target)).code == 2
     result = run_cli("list", "--namespace", "../x", "--memory-dir", str(memory.root))
     assert result.code == 2 and "namespace" in result.err
+
+
+def test_init_refuses_a_repository_inside_another_naming_the_outer_one(tmp_path: Path) -> None:
+    from remnic.config import settings_for
+
+    outer = tmp_path / "repo1"
+    assert run_cli("init", str(outer)).code == 0
+    before, head = snapshot_tree(outer), git(outer, "rev-parse", "HEAD")
+    for inner in (outer / "facts", outer / "notes" / "deeper"):
+        result = run_cli("init", str(inner))
+        assert result.code == 2 and f"{inner} is inside the memory repository {outer}" in result.err
+        assert not (inner / ".git").exists() and not (inner / ".remnic-memory").exists()
+    assert not (outer / "notes").exists()  # refused before anything is made
+    with pytest.raises(UsageError, match="inside the memory repository"):
+        Memory.init(outer / "facts", settings=settings_for(outer / "facts"))
+    # `remnic init` with no path, run inside the repository, completes it (its documented default) …
+    assert run_cli("init", cwd=outer / "facts").code == 0
+    # … and so does naming the repository itself
+    assert run_cli("init", str(outer)).code == 0
+    assert snapshot_tree(outer) == before and git(outer, "rev-parse", "HEAD") == head
+    assert not (outer / "facts" / ".git").exists()
+
+
+def test_init_with_an_empty_path_is_a_usage_error(tmp_path: Path, isolated_home: Path) -> None:
+    for args in ([""], ["   "], ["--memory-dir", ""]):
+        result = run_cli("init", *args, cwd=tmp_path)
+        assert result.code == 2 and "the directory to create is empty" in result.err, args
+    assert not (isolated_home / ".remnic").exists()  # not the default ~/.remnic/memory …
+    assert list(tmp_path.iterdir()) == []  # … nor the current directory
 
 
 def test_state_dir_ignores_itself_even_without_a_gitignore_entry(tmp_path: Path) -> None:

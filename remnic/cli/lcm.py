@@ -62,7 +62,8 @@ def cmd_search(args: argparse.Namespace) -> int:
             return f"no archived turn matches {args.query!r}"
         lines = []
         for r in results:
-            head = f"{r['sessionKey']} #{r['turnIndex']} {r['role']} {r['ts']} ({r['namespace']})"
+            speaker = f" ({r['speaker']})" if r.get("speaker") else ""
+            head = f"{r['sessionKey']} #{r['turnIndex']} {r['role']}{speaker} {r['ts']} ({r['namespace']})"
             lines += [safe(head), "  " + safe(" ".join(r["content"].split()))]
         return "\n".join(lines)
 
@@ -96,11 +97,6 @@ def cmd_flush(args: argparse.Namespace) -> int:
         args,
         data,
         f"{plural(data['archivedTurns'], 'turn')} of {args.session} archived and searchable"
-        + (f"; state committed as {data['stateCommit'][:12]}" if data.get("stateCommit") else "")
-        + (
-            f" (no session {args.session!r} in namespace {data['namespace']!r}: is the key right?)"
-            if not data["archivedTurns"]
-            else ""
-        ),
+        + (f"; state committed as {data['stateCommit'][:12]}" if data.get("stateCommit") else ""),
     )
     return 0

@@ -5,22 +5,27 @@ The original (TypeScript, once called "engram") keeps one flat namespace of keys
 file or inside a ``remnic`` (or ``engram``) block, beside a ``server`` block for its
 standalone server. remnic reads such a file as it is: a flat key with a
 counterpart here sets that setting (``remnic config`` names the spelling used),
-and the original's keys without one are warnings, never errors.
+and the original's keys without one are warnings, never errors. A key that is
+neither remnic's nor one of the original's (``remnic/data/original-config-keys.txt``)
+is a typo, and an error, as an unknown key inside one of remnic's sections is.
 
 :func:`translate` turns any of those shapes into remnic's nested form (what the
-loader applies, and what ``remnic config migrate`` writes). Pure: no file access.
+loader applies, and what ``remnic config migrate`` writes). Pure: no file access but the
+packaged list of the original's keys.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
+from importlib import resources
 from typing import Any
 
 from remnic.errors import ValidationError
 
-from .settings import SECTIONS, ServerSettings, camel, snake
+from .settings import SECTIONS, ServerSettings, camel, did_you_mean, snake
 
 UNMAPPED_KEY = "_remnicOriginal"
 """Where ``remnic config migrate`` keeps the original's keys remnic does not read (keys starting
@@ -159,7 +164,33 @@ ORIGINAL_SERVER_KEYS = {
 BLOCKS = ("engram", "remnic")
 """The original's config blocks, lowest precedence first (``remnic`` wins, as in the original)."""
 _SECTION_NAMES = [camel(s) for s in SECTIONS]
+_TOP_LEVEL = ["memoryDir", *_SECTION_NAMES]
 _OUR_SERVER_KEYS = {camel(f.name) for f in fields(ServerSettings)}
+ORIGINAL_KEYS_FILE = "original-config-keys.txt"
+
+
+@functools.cache
+def original_keys() -> frozenset[str]:
+    """Every top-level key of the original Remnic's config schema (its plugin manifest lists them all
+    and refuses any other), from ``remnic/data/``."""
+    text = (resources.files("remnic") / "data" / ORIGINAL_KEYS_FILE).read_text(encoding="utf-8")
+    return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+def is_original_key(name: str) -> bool:
+    """Whether ``name`` (``agentAccessHttp.port`` for a key of one of its objects) is the original's."""
+    top = name.split(".", 1)[0]
+    return name in FLAT or name in WHY_NOT or top in original_keys() or top in ORIGINAL_SERVER_KEYS
+
+
+def _unknown_key(name: str, origin: str, *, top_level: bool) -> ValidationError:
+    """A key that is neither remnic's nor the original's: a typo, named with the nearest valid key."""
+    if top_level:
+        message = "unknown config key: neither a section of remnic's settings nor one of the original Remnic's keys"
+        hint = did_you_mean(name, _TOP_LEVEL) or did_you_mean(name, [*FLAT, *sorted(original_keys())])
+        return ValidationError.single(name, message + hint, path=origin, options=_TOP_LEVEL)
+    message = "unknown key: not one of the original Remnic's config keys"
+    return ValidationError.single(name, message + did_you_mean(name, [*FLAT, *sorted(original_keys())]), path=origin)
 
 
 @dataclass
@@ -216,7 +247,7 @@ def _convert(name: str, alias: Alias, value: Any, origin: str) -> Any:
         raise ValidationError.single(name, f"cannot be read as {alias.target}: {exc}", path=origin) from None
 
 
-def _flat_block(out: Translated, block: Mapping[str, Any], origin: str) -> None:
+def _flat_block(out: Translated, block: Mapping[str, Any], origin: str, *, top_level: bool = False) -> None:
     for name, value in _flatten(block):
         if name.startswith(("_", "$")):
             continue
@@ -225,6 +256,8 @@ def _flat_block(out: Translated, block: Mapping[str, Any], origin: str) -> None:
             continue
         alias = FLAT.get(name)
         if alias is None:
+            if not is_original_key(name):
+                raise _unknown_key(name, origin, top_level=top_level)
             out.ignore(name, value, origin)
             continue
         converted = _convert(name, alias, value, origin)
@@ -273,11 +306,11 @@ def translate(data: Mapping[str, Any], origin: str) -> Translated:
             isinstance(value, Mapping) and not any(k.startswith(key + ".") for k in FLAT) and _looks_like_a_section(key)
         ):
             raise ValidationError.single(
-                key, "unknown config section", path=origin, options=["memoryDir", *_SECTION_NAMES]
+                key, "unknown config section" + did_you_mean(key, _TOP_LEVEL), path=origin, options=_TOP_LEVEL
             )
         else:
             flat[key] = value
-    _flat_block(out, flat, origin)
+    _flat_block(out, flat, origin, top_level=True)
     for block in BLOCKS:
         if isinstance(data.get(block), Mapping):
             _flat_block(out, data[block], f"{origin} ({block} block)")

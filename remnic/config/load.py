@@ -33,7 +33,18 @@ from typing import Any
 from remnic.errors import ValidationError
 
 from .aliases import Translated, translate
-from .settings import MARKER_FILE, REPO_CONFIG_FILE, SECTIONS, USER_ONLY, Settings, _check_value, camel, snake
+from .settings import (
+    MARKER_FILE,
+    REPO_CONFIG_FILE,
+    SECTIONS,
+    USER_ONLY,
+    Settings,
+    _check_value,
+    camel,
+    did_you_mean,
+    json_text,
+    snake,
+)
 from .spaces import active_space
 
 ENV_PAIRS = {
@@ -45,8 +56,25 @@ SPACES_FILE = "spaces.json"
 _HOME_VAR = re.compile(r"\$\{HOME\}|\$HOME(?![A-Za-z0-9_])")
 
 
-def _check_type(key: str, value: Any, default: Any, path: str) -> Any:
-    if isinstance(default, bool):
+_JSON_TYPES = {
+    bool: "a boolean (true or false)",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    list: "an array",
+    dict: "an object",
+}
+
+
+def _check_type(key: str, value: Any, default: Any, path: str, annotation: Any = "") -> Any:
+    """``value`` checked against the default's type (a None default: the field's annotation, ``int | None``
+    or ``str | None``); a mismatch is named in JSON's words, as the file spells it (``expected an
+    integer, got true``)."""
+    want: type = type(default)
+    if default is None:
+        want = int if str(annotation).startswith("int") else str
+        ok = value is None or (isinstance(value, want) and not isinstance(value, bool))
+    elif isinstance(default, bool):
         ok = isinstance(value, bool)
     elif isinstance(default, int):
         ok = isinstance(value, int) and not isinstance(value, bool)
@@ -55,14 +83,11 @@ def _check_type(key: str, value: Any, default: Any, path: str) -> Any:
         value = float(value) if ok else value
     elif isinstance(default, dict):
         ok = isinstance(value, dict)
-    elif default is None:
-        ok = value is None or isinstance(value, (str, int))
     else:
         ok = isinstance(value, type(default))
     if not ok:
-        raise ValidationError.single(
-            key, f"expected {type(default).__name__ if default is not None else 'a string'}, got {value!r}", path=path
-        )
+        expected = _JSON_TYPES.get(want, want.__name__) + (" or null" if default is None else "")
+        raise ValidationError.single(key, f"expected {expected}, got {json_text(value)}", path=path)
     return value
 
 
@@ -81,8 +106,9 @@ def _apply(
         if section == "memory_dir" or raw_section.startswith(("_", "$")):
             continue
         if section not in SECTIONS:
+            options = ["memoryDir", *(camel(s) for s in SECTIONS)]
             raise ValidationError.single(
-                raw_section, "unknown config section", path=origin, options=["memoryDir", *(camel(s) for s in SECTIONS)]
+                raw_section, "unknown config section" + did_you_mean(raw_section, options), path=origin, options=options
             )
         if not isinstance(values, dict):
             raise ValidationError.single(raw_section, "must be an object of settings", path=origin)
@@ -92,8 +118,12 @@ def _apply(
         for raw_key, value in values.items():
             key = snake(raw_key)
             if key not in known:
+                options = [camel(k) for k in known]
                 raise ValidationError.single(
-                    f"{raw_section}.{raw_key}", "unknown setting", path=origin, options=[camel(k) for k in known]
+                    f"{raw_section}.{raw_key}",
+                    "unknown setting" + did_you_mean(camel(key), options),
+                    path=origin,
+                    options=options,
                 )
             dotted = f"{section}.{camel(key)}"
             if shared and dotted in USER_ONLY:
@@ -103,9 +133,9 @@ def _apply(
                     "named by REMNIC_CONFIG_PATH), not in the memory repository's shared remnic.config.json",
                     path=origin,
                 )
-            updates[key] = _check_type(dotted, value, getattr(type(current)(), key), origin)
+            updates[key] = _check_type(dotted, value, getattr(type(current)(), key), origin, known[key].type)
             if value is not None:
-                _check_value(dotted, updates[key], origin)
+                _check_value(dotted, value, origin)  # as written: the message quotes the file
             name = (names or {}).get(dotted)
             settings.origins[dotted] = f"{origin}, as {name}" if name else origin
         setattr(settings, section, replace(current, **updates))

@@ -7,9 +7,11 @@ docs/configuration.md are generated from the docstrings here.
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -423,8 +425,10 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "recall.queryAspectWeight": (0, 1),
     "server.requestTimeoutS": (0.01, None),
     "server.keepAliveTimeoutS": (0.01, None),
+    "recall.passageBm25Blend": (0, 1),  # a share of the lesser score: past 1 it would outweigh the better
 }
-_FRACTION_RE = re.compile(r"(Confidence|Importance|Overlap|Ratio|Lambda|Alpha|Floor)$")
+# Shares, floors and cosines (a similarity below 0 matches nearly everything, above 1 nothing): 0 to 1.
+_FRACTION_RE = re.compile(r"(Confidence|Importance|Overlap|Ratio|Lambda|Alpha|Floor|Similarity)$")
 # Settings that widen access or weaken safety: a shared, versioned memory repo must not be able to
 # set them for everyone who clones it; they come from the user's own config only.
 USER_ONLY = {
@@ -440,18 +444,31 @@ USER_ONLY = {
 }
 
 
+def json_text(value: Any) -> str:
+    """A value as a config file spells it (``true``, ``null``, ``"ten"``), for messages about that file."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def did_you_mean(word: str, options: Sequence[str]) -> str:
+    """``"; did you mean X?"`` naming the option closest to ``word`` (case aside), or "" when none is close."""
+    by_lower = {o.lower(): o for o in reversed(options)}
+    close = difflib.get_close_matches(word.lower(), list(by_lower), n=1, cutoff=0.75)
+    return f"; did you mean {by_lower[close[0]]}?" if close else ""
+
+
 def _check_value(dotted: str, value: Any, origin: str) -> None:
     def bad(message: str, options: tuple[str, ...] | None = None) -> None:
         raise ValidationError.single(dotted, message, path=origin, options=options)
 
     if dotted in CHOICES and value not in CHOICES[dotted]:
-        bad(f"unknown value {value!r}", CHOICES[dotted])
+        bad(f"unknown value {json_text(value)}", CHOICES[dotted])
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return
     if value != value or value in (float("inf"), float("-inf")):
-        bad(f"must be a finite number, got {value!r}")
+        bad(f"must be a finite number, got {json_text(value)}")
     low, high = RANGES.get(dotted, (1 if dotted in AT_LEAST_ONE else 0, 1 if _FRACTION_RE.search(dotted) else None))
     if value < low or (high is not None and value > high):
-        bad(
-            f"must be {'from ' + str(low) + ' to ' + str(high) if high is not None else 'at least ' + str(low)}, got {value!r}"
-        )
+        bad(f"must be {f'from {low} to {high}' if high is not None else f'at least {low}'}, got {json_text(value)}")

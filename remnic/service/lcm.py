@@ -11,7 +11,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import ValidationError
+from remnic.errors import NotFoundError, ValidationError
 from remnic.memfile.model import now_iso
 from remnic.memfile.validate import check_namespace
 from remnic.observe.lcm import TRANSCRIPTS, record_compaction, session_turns
@@ -31,8 +31,9 @@ def _index(mem: Memory) -> LcmIndex:
 
 
 def hit_dict(hit: LcmHit) -> dict[str, Any]:
-    """The original's ``{sessionId, content, turnIndex}`` plus remnic's namespace, role, time and score."""
-    return {
+    """The original's ``{sessionId, content, turnIndex}`` plus remnic's namespace, role, time and score,
+    and the turn's ``speaker``, ``turnId`` and ``timestamp`` when it was archived with them."""
+    out: dict[str, Any] = {
         "sessionId": hit.session_key,
         "content": hit.content,
         "turnIndex": hit.turn_index,
@@ -42,6 +43,10 @@ def hit_dict(hit: LcmHit) -> dict[str, Any]:
         "ts": hit.ts,
         "score": round(hit.score, 6),
     }
+    for key, value in (("speaker", hit.speaker), ("turnId", hit.turn_id), ("timestamp", hit.timestamp)):
+        if value:
+            out[key] = value
+    return out
 
 
 def search(
@@ -94,7 +99,13 @@ def status(mem: Memory) -> dict[str, Any]:
 def flush(mem: Memory, session_key: str, namespace: str, *, source: str = "api") -> dict[str, Any]:
     """Before a host compacts its context: every turn observed so far is archived (observe writes
     synchronously) and searchable (the index catches up now); with ``state.commit`` the archive is
-    committed too."""
+    committed too. NotFoundError when the session has archived no turn in ``namespace``: a wrong key
+    or namespace would otherwise look like a flush that worked."""
+    archived = session_turns(mem.root, namespace, session_key)
+    if not archived:
+        raise NotFoundError(
+            f"no session {session_key!r} in namespace {namespace!r}: no turn of it is archived (is the key right?)"
+        )
     caught = _index(mem).catch_up()
     sha = commit_state(mem, f"lcm flush {session_key}", source=source)
     out: dict[str, Any] = {
@@ -102,7 +113,7 @@ def flush(mem: Memory, session_key: str, namespace: str, *, source: str = "api")
         "flushed": True,
         "sessionKey": session_key,
         "namespace": namespace,
-        "archivedTurns": session_turns(mem.root, namespace, session_key),
+        "archivedTurns": archived,
         "indexedTurns": caught.total,
     }
     if sha is not None:

@@ -277,4 +277,6 @@ def _archived(turn: Turn) -> dict[str, Any]:
     for key, value in (("turnId", turn.turn_id), ("speaker", turn.speaker), ("timestamp", turn.timestamp)):
         if value:
             out[key] = value
+    if turn.interim:
+        out["interim"] = True
     return out

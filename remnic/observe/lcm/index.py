@@ -6,6 +6,9 @@ after new turns reads only the new lines, and an index that is missing, corrupt,
 of another version, or behind a file that shrank is rebuilt from the archive.
 Catching up takes an ``flock`` (``.remnic/lcm.lock``) so one process writes at a time.
 
+A turn's speaker (a plain transcript's ``Speaker:``, an OpenAI message's ``name``) is indexed
+beside its words, so searching for a name finds what that person said.
+
 Query text is never parsed as tantivy syntax: it is analysed like the documents
 (lowercased, ascii-folded, stemmed; stopwords dropped) into a plain OR of terms,
 with the whole phrase as a boosted clause, so a quoted phrase from a transcript
@@ -33,7 +36,8 @@ from remnic.index.bm25 import STOPWORDS
 
 from .store import archive_files, read_lines
 
-VERSION = 1
+VERSION = 2
+"""2: speaker, turnId and timestamp indexed; an index of version 1 is rebuilt."""
 INDEX_DIR = "lcm"
 LOCK_FILE = "lcm.lock"
 ANALYZER = "remnic_lcm"
@@ -64,10 +68,11 @@ def _schema() -> Any:
     sb = tantivy.SchemaBuilder()
     for name in ("key", "session", "namespace"):
         sb.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
-    for name in ("role", "ts"):
+    for name in ("role", "ts", "turn_id", "timestamp"):
         sb.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_integer_field("turn", stored=True)
     sb.add_text_field("content", stored=True, tokenizer_name=ANALYZER, index_option="position")
+    sb.add_text_field("speaker", stored=True, tokenizer_name=ANALYZER, index_option="position")
     return sb.build()
 
 
@@ -81,6 +86,10 @@ class LcmHit:
     content: str
     """An excerpt around the first matching word (the whole turn when it is short)."""
     score: float
+    speaker: str = ""
+    turn_id: str = ""
+    timestamp: str = ""
+    """The speaker, the host's turn id and the time the turn was said, when the archive has them."""
 
 
 @dataclass(frozen=True)
@@ -210,6 +219,10 @@ class LcmIndex:
         turn = record.get("turnIndex")
         doc.add_integer("turn", turn if isinstance(turn, int) and not isinstance(turn, bool) else -1)
         doc.add_text("content", str(record.get("content") or ""))
+        # An OpenAI message's name is its speaker; lines archived before speakers were kept have neither.
+        doc.add_text("speaker", _text(record.get("speaker") or record.get("name")))
+        doc.add_text("turn_id", _text(record.get("turnId")))
+        doc.add_text("timestamp", _text(record.get("timestamp")))
         return doc
 
     # --- searching ---
@@ -233,7 +246,11 @@ class LcmIndex:
         )
         if not terms or limit <= 0:
             return []
-        should = [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, "content", t)) for t in terms]
+        should = [
+            (tantivy.Occur.Should, tantivy.Query.term_query(self.schema, field, t))
+            for field in ("content", "speaker")
+            for t in terms
+        ]
         phrase = _analyzer(False).analyze(query)[:MAX_TERMS]
         if len(phrase) >= 2:
             should.append(
@@ -274,6 +291,9 @@ class LcmIndex:
                     ts=doc["ts"][0],
                     content=excerpt(content, query, excerpt_chars),
                     score=float(score),
+                    speaker=_first(doc, "speaker"),
+                    turn_id=_first(doc, "turn_id"),
+                    timestamp=_first(doc, "timestamp"),
                 )
             )
         return hits
@@ -281,3 +301,12 @@ class LcmIndex:
     @staticmethod
     def _filter(query: Any) -> Any:
         return tantivy.Query.const_score_query(query, 0.0)
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _first(doc: Any, field: str) -> str:
+    value = doc.get_first(field)
+    return value if isinstance(value, str) else ""

@@ -3,7 +3,8 @@
 ``state/`` is the memory repository's durable folder: nothing in it can be rebuilt,
 and reindex never touches it. One line per archived turn::
 
-    {"ts", "sessionKey", "namespace", "turnIndex", "role", "content", "source", ...}
+    {"ts", "sessionKey", "namespace", "turnIndex", "role", "content", "source",
+     "speaker"?, "turnId"?, "timestamp"?, ...}
 
 ``turnIndex`` is the turn's position in its session (0, 1, 2, … across every batch
 observed for it). A batch is appended with one ``write`` under an exclusive ``flock``
@@ -30,8 +31,9 @@ TRANSCRIPTS = "transcripts"
 COMPACTIONS = "lcm-compactions.jsonl"
 LEGACY = "observe"
 """Where the archive lived before (``.remnic/observe/<ns>/<date>/<session>.jsonl``): migrated on open."""
-KEPT_KEYS = ("sourceFormat", "parts", "turnId", "timestamp", "name")
-"""Message keys archived beside role and content when a caller sends them."""
+KEPT_KEYS = ("speaker", "turnId", "timestamp", "interim", "sourceFormat", "parts", "name")
+"""Message keys archived beside role and content when a caller sends them: the archive is lossless,
+so every field a parsed turn carries is kept (lines written before ``speaker`` was kept lack it)."""
 _TAIL = 65_536
 
 
