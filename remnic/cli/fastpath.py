@@ -34,6 +34,12 @@ COMMANDS = ("store", "query")
 """What the CLI sends to a running server (commands whose output depends on nothing but their arguments)."""
 SOCKET_DIR = "cli"
 MAX_MESSAGE = 64 * 1024 * 1024
+HANDSHAKE_S = 3.0
+"""How long the client waits for the server to take its request (connect, send, the server's ack):
+a server that does not answer by then is hung (stopped, swapping) and the command runs here."""
+COMMAND_S = 600.0
+"""After the ack the server is running the command: a long one (a big store) may take this long."""
+ACK = b"\x06"
 _ENV_OK = {"REMNIC_MEMORY_DIR", "REMNIC_CONFIG_PATH", "REMNIC_TOKENS_PATH", "REMNIC_PYTHON", "REMNIC_HOOK_LOG"}
 _VALUE_FLAGS = {"--memory-dir", "--space"}
 
@@ -84,8 +90,11 @@ def _server_socket(memory_dir: Path) -> str | None:
         info = json.loads((memory_dir / STATE_DIR / "server.pid").read_text(encoding="utf-8"))
         pid, path = int(info["pid"]), info.get("cliSocket")
         os.kill(pid, 0)
+        recorded = info.get("memoryDir")
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    if isinstance(recorded, str) and os.path.realpath(recorded) != os.path.realpath(memory_dir):
+        return None  # a pid file copied along with the repository names the original's server
     return path if isinstance(path, str) else None
 
 
@@ -133,7 +142,7 @@ def try_server(argv: Sequence[str]) -> int | None:
     if "-" in argv and sys.stdin is not None and not sys.stdin.isatty():
         stdin = sys.stdin.read()
     request = {
-        "v": 1,
+        "v": 2,  # 2: the server acks on taking the request (a v1-only server answers "fallback")
         "argv": list(argv),
         "memoryDir": str(settings.memory_dir),
         "settings": settings.to_dict(),
@@ -141,11 +150,26 @@ def try_server(argv: Sequence[str]) -> int | None:
     }
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-            sock.settimeout(600)
-            sock.connect(path)
-            _send(sock, json.dumps(request, default=str).encode("utf-8"))
-            reply = json.loads(_receive(sock))
-    except (OSError, ValueError):
+            sock.settimeout(HANDSHAKE_S)
+            try:
+                sock.connect(path)
+                _send(sock, json.dumps(request, default=str).encode("utf-8"))
+                ack = sock.recv(1)
+            except TimeoutError:
+                # The kernel accepts connections for a stopped process: only the ack tells it is alive.
+                print(
+                    f"remnic: the server for this memory directory did not answer within {HANDSHAKE_S:.0f}s "
+                    "(hung or stopped? `remnic daemon status`); running the command here",
+                    file=sys.stderr,
+                )
+                raise
+            if ack != ACK:  # an older server's whole reply starts here instead: none of it is an ack
+                head = ack + _exactly(sock, 3) if ack else b""
+                reply = json.loads(_exactly(sock, struct.unpack(">I", head)[0])) if len(head) == 4 else None
+            else:
+                sock.settimeout(COMMAND_S)
+                reply = json.loads(_receive(sock))
+    except (OSError, ValueError, struct.error):
         if stdin is not None:
             sys.stdin = io.StringIO(stdin)  # read already: the in-process command gets it again
         return None
@@ -221,6 +245,8 @@ class CliServer:
         self._parsing = threading.Lock()
         self.path = socket_path(memory.root)
         self._sock: socket.socket | None = None
+        self._bound: tuple[int, int] | None = None
+        """(st_dev, st_ino) of the socket file this server made: it removes only that file."""
         self._closed = threading.Event()
 
     def start(self) -> str:
@@ -232,22 +258,40 @@ class CliServer:
         sock.bind(str(self.path))
         os.chmod(self.path, 0o600)
         sock.listen(64)
-        self._sock = sock
+        st = os.stat(self.path)
+        old, self._sock, self._bound = self._sock, sock, (st.st_dev, st.st_ino)
+        if old is not None:
+            old.close()  # a re-listen (see relisten): the old accept loop ends
         _install_streams()
-        threading.Thread(target=self._accept, name="remnic-cli", daemon=True).start()
+        threading.Thread(target=self._accept, args=(sock,), name="remnic-cli", daemon=True).start()
         return str(self.path)
+
+    def _owns_path(self) -> bool:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return False
+        return (st.st_dev, st.st_ino) == self._bound
+
+    def relisten(self) -> bool:
+        """Listen again when the socket file was deleted (``rm -rf .remnic``); a file another server
+        made in its place is left to it. True when it listens anew."""
+        if self._closed.is_set() or self.path.exists():
+            return False
+        self.start()
+        return True
 
     def close(self) -> None:
         self._closed.set()
         if self._sock is not None:
             self._sock.close()
-        self.path.unlink(missing_ok=True)
+        if self._owns_path():  # another server may have bound the same path since
+            self.path.unlink(missing_ok=True)
 
-    def _accept(self) -> None:
-        assert self._sock is not None
+    def _accept(self, listener: socket.socket) -> None:
         while not self._closed.is_set():
             try:
-                conn, _ = self._sock.accept()
+                conn, _ = listener.accept()
             except OSError:
                 return
             threading.Thread(target=self._serve, args=(conn,), name="remnic-cli-request", daemon=True).start()
@@ -267,6 +311,8 @@ class CliServer:
                 if not self._peer_is_us(conn):
                     return
                 request = json.loads(_receive(conn))
+                if isinstance(request, dict) and request.get("v") == 2:
+                    conn.sendall(ACK)  # taken: the client now waits as long as the command runs
                 conn.settimeout(None)
                 reply = self.handle(request)
                 _send(conn, json.dumps(reply).encode("utf-8"))
@@ -282,7 +328,7 @@ class CliServer:
         return self.execute(args)
 
     def handle(self, request: Any) -> dict[str, Any]:
-        if not isinstance(request, dict) or request.get("v") != 1:
+        if not isinstance(request, dict) or request.get("v") not in (1, 2):
             return {"fallback": "unknown request"}
         argv = request.get("argv")
         if not isinstance(argv, list) or command_of(argv) not in COMMANDS:

@@ -122,8 +122,10 @@ def register(sub: Any) -> None:
         '  {"content": "Ana prefers tabs", "category": "preference", "tags": ["style"]}\n'
         "Every line is validated before anything is written; a bad line is reported\n"
         "with its line number and nothing is imported. A line from `remnic export`\n"
-        "(with `path` and `file`) restores that file exactly; without `file`, its\n"
-        "`path` is ignored and the line is a new memory.",
+        "(with `path` and `file`) restores that file exactly, and its other keys must\n"
+        "agree with `file`; without `file`, its `path` is ignored and the line is a new\n"
+        "memory. A line export marked `malformed` is refused until its `file` is fixed.\n"
+        "A UTF-8 BOM at the start of the file is allowed.",
     )
     p.add_argument("file", metavar="FILE.jsonl", help="the file, or - for standard input")
     p.add_argument("--namespace", "-n", help="namespace for lines that name none")
@@ -177,7 +179,10 @@ def _record_text(record: MemoryRecord) -> str:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    settings = load_settings(args.dir if args.dir else memory_dir_arg(args))
+    directory = args.dir if args.dir is not None else memory_dir_arg(args)
+    if directory is not None and not directory.strip():  # "" would silently mean the default (or cwd)
+        raise UsageError("the directory to create is empty; name one, or omit it for the resolved memory dir")
+    settings = load_settings(directory)
     with Memory.init(settings=settings, adopt=args.adopt) as memory:
         found = memory.adoption()
         head = memory.head()
@@ -227,8 +232,9 @@ def _stdin_text(field: str) -> str:
 
 def cmd_store(args: argparse.Namespace) -> int:
     memory = open_memory(args, one_shot_write=True)
+    content = _stdin_text("content") if args.text == "-" else args.text
     result = memory.store(
-        _stdin_text("content") if args.text == "-" else args.text,
+        content,
         category=args.category,
         tags=args.tags,
         confidence=args.confidence,
@@ -239,10 +245,14 @@ def cmd_store(args: argparse.Namespace) -> int:
         extra={"supersedes": args.supersedes} if args.supersedes else None,
     )
     record, duplicate = result.record, not result.changed and not args.dry_run
+    if args.dry_run:  # predict the real write: an exact duplicate would not be written
+        existing = memory.duplicate_of(content, namespace=args.namespace)
+        if existing is not None:
+            record, duplicate = existing, True
     data = {**record.to_dict(), "duplicate": duplicate, "dryRun": args.dry_run, "commit": result.commit}
     data.update(warnings_of(result))
     if duplicate:
-        text = f"duplicate of {record.id} ({record.path}); nothing stored"
+        text = f"duplicate of {record.id} ({record.path}); nothing {'would be ' if args.dry_run else ''}stored"
     elif args.dry_run:
         text = f"would write {record.path}:\n" + serialize(record.frontmatter, record.body)
     else:
@@ -328,6 +338,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         except UnicodeDecodeError as exc:  # every bad line is reported, with the offset in its line
             problems.append(FieldProblem("", _not_utf8(exc, "the line"), path=args.file, line=number))
             continue
+        if number == 1 and line.startswith("\ufeff"):  # a BOM, as Windows editors save UTF-8
+            line = line[1:]
         if not line.strip():
             continue
         try:
@@ -339,6 +351,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             )
     problems += memory.check_import(items, line_numbers=line_numbers, namespace=args.namespace)
     if problems:
+        problems.sort(key=lambda p: p.line or 0)  # JSON and line checks are two passes; report in file order
         for p in problems:
             p.path = args.file
         raise ValidationError(f"{len(problems)} problem(s) in {args.file}; nothing was imported", problems=problems)

@@ -192,6 +192,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         logging.getLogger("remnic.server").warning("another server is recorded in %s; leaving it there", pid_file)
         pid_file = None
     cli = None
+    keeper: threading.Thread | None = None
+    stopping = threading.Event()
     if pid_file is not None:
         # remnic store/query in other shells run here, on this warm Memory (see cli/fastpath.py).
         from . import build_parser, execute
@@ -203,15 +205,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
         except OSError as exc:
             logging.getLogger("remnic.server").warning("CLI commands will not come here: %s", exc)
             cli, cli_socket = None, None
-        daemon.write_pid_file(
-            pid_file,
-            host=str(host),
-            port=int(port),
-            url=server.url,
-            memory_dir=memory.root,
-            mode=daemon.DAEMON if args.pid_file else daemon.FOREGROUND,
-            cli_socket=cli_socket,
+        record: dict[str, Any] = {
+            "host": str(host),
+            "port": int(port),
+            "url": server.url,
+            "memory_dir": memory.root,
+            "mode": daemon.DAEMON if args.pid_file else daemon.FOREGROUND,
+            "cli_socket": cli_socket,
+        }
+        daemon.write_pid_file(pid_file, **record)
+        record["started"] = (daemon.read_pid_file(pid_file) or {}).get("started")
+        keeper = threading.Thread(
+            target=_keep_records, args=(pid_file, record, cli, stopping), name="remnic-records", daemon=True
         )
+        keeper.start()
 
     def shutdown(signum: int, _frame: Any) -> None:
         # shutdown() blocks until serve_forever returns, so it must not run on the serving thread.
@@ -240,6 +247,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        stopping.set()
+        if keeper is not None:
+            keeper.join()  # it must not write the pid file again after it is removed below
         if cli is not None:
             cli.close()
         server.server_close()
@@ -247,6 +257,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if pid_file is not None:
             daemon.remove_pid_file(pid_file)
     return 0
+
+
+RECORDS_CHECK_S = 1.0
+"""How often a server checks that its pid file and CLI socket still exist."""
+
+
+def _keep_records(pid_file: Path, record: dict[str, Any], cli: Any, stopping: threading.Event) -> None:
+    """Write the pid file (and listen on the CLI socket) again when they vanish (`rm -rf .remnic`):
+    without them `daemon status` says not running, `daemon start` runs a second server, and `stop`
+    cannot find this one. A pid file another live server wrote in the meantime is left alone."""
+    from remnic.server import daemon
+
+    while not stopping.wait(RECORDS_CHECK_S):
+        try:
+            if cli is not None and cli.relisten():
+                record["cli_socket"] = str(cli.path)
+            if daemon.read_pid_file(pid_file) is None:
+                daemon.write_pid_file(pid_file, **record)
+                logging.getLogger("remnic.server").warning("%s had gone; wrote it again", pid_file)
+        except OSError as exc:
+            logging.getLogger("remnic.server").warning("cannot restore %s: %s", pid_file, exc)
 
 
 def cmd_daemon(args: argparse.Namespace) -> int:
@@ -282,6 +313,8 @@ def cmd_daemon(args: argparse.Namespace) -> int:
         text = (
             f"stopped {what} (pid {info['pid']}{', killed after timeout' if info.get('killed') else ''})"
             if info["stopped"]
+            else info["message"]
+            if "otherServer" in info
             else "the server is not running"
             + (" (removed a stale pid file)" if info.get("stalePidFileRemoved") else "")
         )
@@ -293,11 +326,13 @@ def cmd_daemon(args: argparse.Namespace) -> int:
         text = (
             f"running{' in the foreground (`remnic serve`, not the daemon)' if foreground else ''}: "
             f"pid {info['pid']} at {info['url']} since {info['started']}"
-            + ("" if info.get("reachable") else " (NOT accepting connections)")
+            + ("" if info.get("reachable") else " (NOT answering: hung or stopped?)")
             + ("\nlog: the terminal it runs in" if foreground else f"\nlog: {info['logFile']}")
         )
     else:
         text = "not running" + (" (stale pid file)" if info.get("stalePidFile") else "")
+        if info.get("note"):
+            text += f"\nnote: {info['note']}"
     emit(args, info, text)
     return EXIT_OK if info["running"] else EXIT_NOT_RUNNING
 

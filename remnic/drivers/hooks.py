@@ -147,9 +147,12 @@ def _lines(items: Iterable[Any], budget: int, seen: set[str]) -> list[str]:
     out: list[str] = []
     used = 0
     for record in items:
-        if record.id in seen:
+        safety = getattr(record, "safety", "safe")  # recall hits have one; listed records are active
+        if record.id in seen or safety == "blocked":
             continue
-        line = f"- [{record.category}] {' '.join(record.content.split())} ({record.id})"
+        # Unreviewed text (a pending suggestion …) must not read as a fact to the agent.
+        flag = "" if safety == "safe" else "[requires-review: not confirmed] "
+        line = f"- [{record.category}] {flag}{' '.join(record.content.split())} ({record.id})"
         if budget and used + len(line) > budget:
             break
         out.append(line)

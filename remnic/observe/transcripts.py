@@ -562,6 +562,10 @@ def turns_from_messages(messages: Any, *, field: str = "messages") -> list[Turn]
     return list(reader.turns)
 
 
+MESSAGE_KEYS = ("role", "content", "speaker", "turnId", "timestamp")
+"""The keys of an API message (POST observe, the observe tool); host transcripts are parsed elsewhere."""
+
+
 def check_messages(messages: Any, *, field: str = "messages") -> list[FieldProblem]:
     """Every problem with a list of message dicts, each naming its field and the valid options."""
     if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)) or not messages:
@@ -579,9 +583,13 @@ def check_messages(messages: Any, *, field: str = "messages") -> list[FieldProbl
             problems.append(FieldProblem(f"{where}.content", "must be a string or a list of content blocks"))
         elif block_problem(content):
             problems.append(FieldProblem(f"{where}.content", str(block_problem(content)).split(" ", 1)[1]))
-        for key in ("speaker", "turnId"):
-            if msg.get(key) is not None and not isinstance(msg.get(key), (str, int)):
-                problems.append(FieldProblem(f"{where}.{key}", "must be a string"))
+        # A misspelt key ("speakr") must not pass silently: the turn would lose what it meant to say.
+        for key in sorted(set(msg) - set(MESSAGE_KEYS), key=str):
+            problems.append(FieldProblem(f"{where}.{key}", "unknown field", options=MESSAGE_KEYS))
+        for key, kinds, what in (("speaker", (str,), "a string"), ("turnId", (str, int), "a string or an integer")):
+            value = msg.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
+                problems.append(FieldProblem(f"{where}.{key}", f"must be {what}, got {type(value).__name__}"))
         stamp = msg.get("timestamp")
         if stamp is not None and _timestamp(stamp) is None:
             problems.append(

@@ -19,6 +19,7 @@ from remnic.errors import NotFoundError, RemnicError, UsageError
 from remnic.memfile.model import MemoryRecord, now_iso
 from remnic.render.xray import dumps_json, render_xray, snapshot_envelope
 from remnic.service.memory import Memory
+from remnic.service.recall import context_text
 from remnic.version import __version__
 
 from . import compat
@@ -208,7 +209,8 @@ class Api(AgentApi):
         body.update(
             {
                 "namespace": ns or self.policy.default,
-                "context": compat.recall_context(results),
+                # Unreviewed hits go under a heading that says so, never as plain text (service/recall.py).
+                "context": context_text(h for h in hits if h.id in kept),
                 "count": len(results),
                 "memoryIds": [r["id"] for r in results],
                 "results": results,
@@ -260,6 +262,9 @@ class Api(AgentApi):
         data = hit.to_dict()
         keep = ("id", "path", "namespace", "category", "status", "score", "rank", "content", "frontmatter", "space")
         out = {k: data[k] for k in keep if k in data}
+        # Always, not only with includeDebug: a client must be able to tell an unreviewed hit.
+        out["safety"] = hit.safety
+        out["safeToUse"] = hit.safety == "safe"
         if debug:
             out["debug"] = {k: v for k, v in data.items() if k not in out}
         return out
@@ -338,6 +343,11 @@ class Api(AgentApi):
                 dry_run=values["dryRun"],
             )
             record, duplicate = result.record, not result.changed and not values["dryRun"]
+            if values["dryRun"]:
+                # Predict the real write: an exact duplicate would not be written (same answer, plus dryRun).
+                existing = self.memory.duplicate_of(values["content"], namespace=ns)
+                if existing is not None:
+                    record, duplicate = existing, True
             if duplicate:
                 status = "duplicate"
             elif values["dryRun"]:

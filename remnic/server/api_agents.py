@@ -175,7 +175,18 @@ class AgentApi:
         resolved = self.policy.resolve(principal, target_ns or record.namespace, write=True)
 
         def promote() -> Reply:
-            result = self.memory.promote(record.id, to_space=space, namespace=resolved, source=values["_source"])
+            try:
+                result = self.memory.promote(record.id, to_space=space, namespace=resolved, source=values["_source"])
+            except ValidationError as exc:
+                # The service names its own parameters (to, namespace): name the fields the caller sent.
+                renamed = {"to": "targetSpace", "namespace": "targetNamespace"}
+                for problem in exc.problems:
+                    problem.field = renamed.get(problem.field, problem.field)
+                message = exc.message
+                for old, new in renamed.items():
+                    if message.startswith(f"{old}: "):
+                        message = f"{new}: " + message.removeprefix(f"{old}: ")
+                raise ValidationError(message, problems=exc.problems) from None
             copy = result.record
             body: dict[str, Any] = {
                 "promoted": result.changed,

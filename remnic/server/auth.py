@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from remnic.config import NamespaceSettings
+from remnic.config import MARKER_FILE, NamespaceSettings
 from remnic.errors import FieldProblem, NotFoundError, UsageError, ValidationError
 from remnic.fsio import write_atomic
 from remnic.memfile.model import NAMESPACE_RE, now_iso
@@ -65,17 +65,20 @@ def check_principal(name: Any, field: str = "principal") -> str:
 
 
 def ensure_outside_repo(path: Path, memory_dir: Path | None) -> None:
-    """Refuse a tokens file inside the memory repository, where a commit could capture it."""
-    if memory_dir is None:
-        return
-    try:
-        Path(os.path.abspath(path)).relative_to(Path(os.path.abspath(memory_dir)))
-    except ValueError:
-        return
-    raise UsageError(
-        f"tokens file {path} is inside the memory repository {memory_dir}; it could end up in "
-        f"git history. Point {TOKENS_ENV} at a file outside it (default ~/.config/remnic/tokens.json)"
-    )
+    """Refuse a tokens file inside the memory repository, or inside any other one (a folder with the
+    ``.remnic-memory`` marker, at or above the file): a commit there could capture it."""
+    absolute = Path(os.path.abspath(path))
+    repos = [Path(os.path.abspath(memory_dir))] if memory_dir is not None else []
+    repos += [d for d in absolute.parents if (d / MARKER_FILE).is_file()]
+    for repo in repos:
+        try:
+            absolute.relative_to(repo)
+        except ValueError:
+            continue
+        raise UsageError(
+            f"tokens file {path} is inside the memory repository {repo}; it could end up in "
+            f"git history. Point {TOKENS_ENV} at a file outside it (default ~/.config/remnic/tokens.json)"
+        )
 
 
 @dataclass

@@ -11,7 +11,7 @@ response's ``warnings`` instead of being refused.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from remnic.memfile.model import parse_time
@@ -51,11 +51,6 @@ def with_summary(item: dict[str, Any]) -> dict[str, Any]:
         out["entityRef"] = fm["entityRef"]
     out["preview"] = preview(str(item.get("content") or ""))
     return out
-
-
-def recall_context(results: Sequence[Mapping[str, Any]]) -> str:
-    """What a hook injects: the recalled memories' text, one paragraph each, best first."""
-    return "\n\n".join(str(r.get("content") or "").strip() for r in results if str(r.get("content") or "").strip())
 
 
 def sort_key(sort: str) -> Any:

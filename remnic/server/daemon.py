@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -51,6 +50,7 @@ def write_pid_file(
     memory_dir: Path,
     mode: str = DAEMON,
     cli_socket: str | None = None,
+    started: str | None = None,
 ) -> None:
     """Record this (listening) server: ``mode`` is ``daemon`` or ``foreground`` (a plain ``remnic serve``);
     ``cli_socket`` is where it runs CLI commands (``remnic store`` and ``query`` go there)."""
@@ -60,7 +60,7 @@ def write_pid_file(
         "port": port,
         "url": url,
         "memoryDir": str(memory_dir),
-        "started": now_iso(),
+        "started": started or now_iso(),
         "mode": mode,
     }
     if cli_socket is not None:
@@ -84,6 +84,15 @@ def read_pid_file(path: Path) -> dict[str, Any] | None:
     return info if isinstance(info, dict) and isinstance(info.get("pid"), int) else None
 
 
+def serves(info: dict[str, Any], memory_dir: Path) -> bool:
+    """Whether the server a pid file describes serves ``memory_dir`` (a file without ``memoryDir``
+    predates the key and is taken at its word)."""
+    recorded = info.get("memoryDir")
+    if not isinstance(recorded, str):
+        return True
+    return os.path.realpath(recorded) == os.path.realpath(memory_dir)
+
+
 def _is_remnic_server(pid: int) -> bool:
     """Whether ``pid`` is a remnic server, so a recycled pid never gets our SIGTERM."""
     try:
@@ -93,12 +102,21 @@ def _is_remnic_server(pid: int) -> bool:
     return b"remnic" in b" ".join(cmdline) and b"serve" in cmdline
 
 
-def _reachable(host: str, port: int, timeout: float = 0.5) -> bool:
+def _reachable(host: str, port: int, timeout: float = 2.0) -> bool:
+    """Whether the server answers HTTP (GET health; the 401 without a token is an answer): a TCP
+    connect alone succeeds for a hung or stopped server, whose kernel still accepts connections."""
+    import http.client
+
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1" if host != "::" else "::1"
+    conn = http.client.HTTPConnection(host.strip("[]"), port, timeout=timeout)
     try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except OSError:
+        conn.request("GET", "/remnic/v1/health")
+        return conn.getresponse().status > 0
+    except (OSError, http.client.HTTPException):
         return False
+    finally:
+        conn.close()
 
 
 def status(settings: Settings) -> dict[str, Any]:
@@ -110,6 +128,14 @@ def status(settings: Settings) -> dict[str, Any]:
     pid = info["pid"]
     if not (pid_alive(pid) and _is_remnic_server(pid)):
         out["stalePidFile"] = True
+        return out
+    if not serves(info, settings.memory_dir):
+        # A copied repository (cp -a) carries the original's pid file: that server is not this one's.
+        out["otherServer"] = {"pid": pid, "memoryDir": info.get("memoryDir")}
+        out["note"] = (
+            f"the pid file names pid {pid}, a server for {info.get('memoryDir')}, not for this directory "
+            "(a copied repository?); it is not this directory's server"
+        )
         return out
     out.update({k: info.get(k) for k in ("pid", "host", "port", "url", "started")})
     if info.get("cliSocket"):
@@ -128,11 +154,24 @@ def _rotate(log: Path) -> None:
         pass
 
 
-def _tail(path: Path, lines: int = 15) -> str:
+def _tail(path: Path, lines: int = 15, offset: int = 0) -> str:
+    """The last ``lines`` lines written from byte ``offset`` on (this start's, not an earlier one's)."""
     try:
-        return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+        with open(path, "rb") as f:
+            f.seek(offset)
+            text = f.read().decode("utf-8", errors="replace")
     except OSError:
         return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def _startup_failure(code: int, log: Path, offset: int) -> RemnicError:
+    """The server's own error line (a busy port, a bad --host …) when it printed one, else the log's tail."""
+    tail = _tail(log, offset=offset)
+    errors = [line for line in tail.splitlines() if line.startswith("remnic: error: ")]
+    if errors:
+        return RemnicError(f"the server did not start: {errors[-1].removeprefix('remnic: error: ')} (log: {log})")
+    return RemnicError(f"the server exited with code {code} during start-up; last lines of {log}:\n{tail}")
 
 
 def check_not_running(settings: Settings) -> None:
@@ -170,6 +209,7 @@ def start(
         *(extra_args or []),
     ]
     with open(log, "ab") as out:
+        offset = out.tell()
         out.write(f"--- {now_iso()} daemon start: {' '.join(cmd[1:])}\n".encode())
         out.flush()
         proc = subprocess.Popen(
@@ -185,17 +225,13 @@ def start(
     while time.monotonic() < deadline:
         code = proc.poll()
         if code is not None:
-            raise RemnicError(f"the server exited with code {code} during start-up; last lines of {log}:\n{_tail(log)}")
+            raise _startup_failure(code, log, offset)
         info = read_pid_file(path)
-        if (
-            info
-            and info.get("pid") == proc.pid
-            and _reachable(host if host not in ("0.0.0.0", "::") else "127.0.0.1", int(info["port"]))
-        ):
+        if info and info.get("pid") == proc.pid and _reachable(host, int(info["port"])):
             return {**status(settings), "started": True}
         time.sleep(0.05)
     proc.terminate()
-    raise RemnicError(f"the server did not come up within {wait_s:.0f}s; see {log}:\n{_tail(log)}")
+    raise RemnicError(f"the server did not come up within {wait_s:.0f}s; see {log}:\n{_tail(log, offset=offset)}")
 
 
 def stop(settings: Settings, *, timeout_s: float = 10.0) -> dict[str, Any]:
@@ -204,12 +240,17 @@ def stop(settings: Settings, *, timeout_s: float = 10.0) -> dict[str, Any]:
     if not current["running"]:
         if current.get("stalePidFile"):
             path.unlink(missing_ok=True)
-        return {
+        out = {
             "stopped": False,
             "running": False,
             "stalePidFileRemoved": bool(current.get("stalePidFile")),
             "message": "the server is not running",
         }
+        if "otherServer" in current:
+            # Never signal another directory's server (`daemon start` here replaces the stray file).
+            out["otherServer"] = current["otherServer"]
+            out["message"] = current["note"] + "; not stopping it"
+        return out
     pid = int(current["pid"])
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s

@@ -14,6 +14,7 @@ which paths exist.
 
 from __future__ import annotations
 
+import errno
 import io
 import logging
 import socket
@@ -71,12 +72,13 @@ class RemnicHTTPServer(HTTPServer):
         self.slots = ConnectionSlots(limits.max_connections)
         self.pool = WorkerPool(limits.max_connections, self._serve_connection)
         self.refusals = Refusals(limits.max_connections)
+        # Set before binding: a failed bind calls server_close, which reads it.
+        self._tended = time.monotonic()
+        self._tending: threading.Thread | None = None
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, Handler)
         self.host_check = HostCheck(address[0], self.server_address[1], limits.allowed_hosts)
-        self._tended = time.monotonic()
-        self._tending: threading.Thread | None = None
 
     def _maybe_tend(self) -> None:
         """Between requests (serve_forever's loop): every ``observe.tendIntervalS`` a pass on its own
@@ -499,10 +501,17 @@ def create_server(
     try:
         return RemnicHTTPServer((host, port), api, auth, settings)
     except OSError as exc:
-        raise RemnicError(
-            f"cannot listen on {host}:{port}: {exc.strerror or exc} (server.host/server.port, "
-            "--host/--port; is another server running? `remnic daemon status`)"
-        ) from None
+        raise RemnicError(_bind_failure(host, port, exc)) from None
+
+
+def _bind_failure(host: str, port: int, exc: OSError) -> str:
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"port {port} on {host} is in use (another server? `remnic daemon status`; "
+            "choose another with --port or server.port)"
+        )
+    # socket.gaierror (a name that does not resolve) carries its reason in strerror too.
+    return f"cannot bind {host}:{port}: {exc.strerror or exc} (--host/--port, server.host/server.port)"
 
 
 @contextmanager

@@ -48,6 +48,12 @@ HIT: JSON = obj(
         "rank": {"type": "integer", "minimum": 1},
         "content": STRING,
         "frontmatter": FRONTMATTER,
+        "safety": {
+            "type": "string",
+            "enum": ["safe", "requires-review", "blocked"],
+            "description": "requires-review: unreviewed (pending_review), disputed, stale or low-confidence",
+        },
+        "safeToUse": {"type": "boolean", "description": "false unless safety is safe"},
     },
     {
         **SUMMARY,
@@ -97,7 +103,11 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
         {
             "query": STRING,
             "namespace": STRING,
-            "context": {"type": "string", "description": "the recalled memories' text, one paragraph each"},
+            "context": {
+                "type": "string",
+                "description": "the recalled memories' text, one paragraph each; those that need review "
+                "(safety requires-review) after a heading that says so, each marked [requires-review]",
+            },
             "count": INTEGER,
             "memoryIds": {"type": "array", "items": STRING},
             "results": {"type": "array", "items": HIT},

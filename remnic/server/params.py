@@ -36,6 +36,10 @@ class Param:
     max_length: int | None = None
     items: str | None = None
     """Element type of an array."""
+    item_schema: Mapping[str, Any] | None = None
+    """The elements' whole JSON Schema, advertised instead of ``{"type": items}`` (checked by the service)."""
+    nullable: bool = False
+    """null is a meaningful value (it clears something): advertised as ``["<kind>", "null"]``."""
     pattern: str | None = None
     """A regular expression the whole string must match (advertised as the JSON Schema ``pattern``)."""
     default: Any = None
@@ -47,7 +51,8 @@ class Param:
     one message on every surface."""
 
     def schema(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.kind, "description": self.description}
+        out: dict[str, Any] = {"type": [self.kind, "null"] if self.nullable else self.kind}
+        out["description"] = self.description
         if self.options is not None:
             out["enum"] = list(self.options)
         if self.minimum is not None:
@@ -60,7 +65,9 @@ class Param:
             out["minLength"] = 1
         if self.pattern is not None:
             out["pattern"] = self.pattern
-        if self.items is not None:
+        if self.item_schema is not None:
+            out["items"] = dict(self.item_schema)
+        elif self.items is not None:
             out["items"] = {"type": self.items}
         if self.default is not None:
             out["default"] = self.default

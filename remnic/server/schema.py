@@ -37,8 +37,27 @@ CODING_CONTEXT = Param(
     "codingContext",
     "object",
     "{projectId, branch, rootPath, defaultBranch}: the project as the original's coding context (cwd and "
-    "projectTag win)",
+    "projectTag win); null is the same as leaving it out",
+    nullable=True,
 )
+MESSAGE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "role": {"type": "string", "enum": ["user", "assistant"]},
+        "content": {
+            "anyOf": [
+                {"type": "string"},
+                {"type": "array", "items": {"type": "object"}, "description": "content blocks ({type: text, text})"},
+            ]
+        },
+        "speaker": {"type": "string", "description": "who said it (a name), for the user's turns"},
+        "turnId": {"type": ["string", "integer"]},
+        "timestamp": {"type": ["string", "number"], "description": "ISO 8601, epoch seconds or a date"},
+    },
+    "required": ["role", "content"],
+    "additionalProperties": False,
+}
+"""One observe message, as the service checks it (remnic/observe/transcripts.py check_messages)."""
 
 
 def _compat(name: str, kind: str, what: str, **bounds: Any) -> Param:
@@ -262,6 +281,7 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                         "in order",
                         required=True,
                         items="object",
+                        item_schema=MESSAGE,
                         max_length=1000,
                     ),
                     NAMESPACE,

@@ -5,6 +5,7 @@ operations, merged into :func:`~.schema.build_operations`."""
 from __future__ import annotations
 
 from remnic.config import StoreSettings
+from remnic.memfile.model import NAMESPACE_RE
 from remnic.service.entities import ENTITY_TYPES
 
 from .params import MEMORY_ID, NAMESPACE, Operation, Param
@@ -138,7 +139,13 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
             "at the source (sourceMemoryId), one git commit; secrets are refused as for any write.",
             (
                 MEMORY_ID,
-                Param("targetNamespace", "string", "destination namespace (default: shared)", max_length=64),
+                Param(
+                    "targetNamespace",
+                    "string",
+                    "destination namespace (default: shared)",
+                    max_length=64,
+                    pattern=NAMESPACE_RE.pattern,
+                ),
                 Param("targetSpace", "string", "destination memory space (`remnic space list`)", max_length=64),
                 ns,
             ),
@@ -195,6 +202,7 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
                     "codingContext",
                     "object",
                     "{projectId, branch, rootPath, defaultBranch}, or null to clear the session's context",
+                    nullable=True,
                 ),
                 Param("projectTag", "string", "the project by name", max_length=256),
                 Param("cwd", "string", "a working directory: its git repository is the project", max_length=2048),
