@@ -28,29 +28,41 @@ def test_a_near_duplicate_in_the_next_flush_reinforces_before_the_index_catches_
     [
         ("The staging server runs on port 8080.", "The staging server runs on port 8081."),
         ("We release version 2.3 on Monday.", "We release version 2.4 on Monday."),
-        ("I prefer tabs over spaces.", "I do not prefer tabs over spaces."),
+        ("I felt so proud running 5 km today!", "I felt so proud running 8 km today!"),
     ],
 )
-def test_the_same_sentence_with_another_number_or_denied_supersedes_instead_of_reinforcing(
+def test_the_same_sentence_with_another_number_is_kept_beside_it_not_reinforcing_it(
     memory: Memory, before: str, after: str
 ) -> None:
     first = memory.observe("s1", [{"role": "user", "speaker": "Ana", "content": before}], flush=True)
     later = memory.observe("s2", [{"role": "user", "speaker": "Ana", "content": after}], flush=True)
+    assert later.flushes[0].reinforced == () and later.flushes[0].superseded == ()
+    assert len(first.flushes[0].created) == len(later.flushes[0].created) == 1
+    assert sorted(r.status for r in memory.list()) == ["active", "active"]
+    assert all("reinforcement_count" not in r.frontmatter for r in memory.list())
+
+
+def test_a_denial_supersedes_and_the_denied_statement_observed_again_adds_nothing(memory: Memory) -> None:
+    said = [{"role": "user", "speaker": "Ana", "content": "I prefer tabs over spaces."}]
+    first = memory.observe("s1", said, flush=True)
+    later = memory.observe(
+        "s2", [{"role": "user", "speaker": "Ana", "content": "I do not prefer tabs over spaces."}], flush=True
+    )
     (old_id,), (new_id,) = first.flushes[0].created, later.flushes[0].created
     assert later.flushes[0].reinforced == () and later.flushes[0].superseded == (old_id,)
     old = memory.get(old_id)
     assert old.status == "superseded" and old.frontmatter["supersededBy"] == new_id
-    assert "reinforcement_count" not in old.frontmatter
+    again = memory.observe("s3", said, flush=True)  # the first transcript once more, under another key
+    assert again.flushes[0].created == () and again.flushes[0].reinforced == (old_id,)
+    assert sorted(r.status for r in memory.list(status=None)) == ["active", "superseded"]
 
 
-def test_a_moment_with_another_number_is_one_more_event(memory: Memory) -> None:
-    memory.observe(
-        "s1", [{"role": "user", "speaker": "Ana", "content": "I felt so proud running 5 km today!"}], flush=True
-    )
-    memory.observe(
-        "s2", [{"role": "user", "speaker": "Ana", "content": "I felt so proud running 8 km today!"}], flush=True
-    )
-    assert sorted(r.status for r in memory.list()) == ["active", "active"]
+def test_numbered_statements_observed_twice_stay_one_memory_each(memory: Memory) -> None:
+    chat = "".join(f"Ana: We decided rule number {i} applies to the deploys.\n" for i in range(6))
+    memory.observe_transcript("s1", chat, fmt="plain", flush=True)
+    memory.observe_transcript("s2", chat, fmt="plain", flush=True)
+    contents = [r.content for r in memory.list(status=None)]
+    assert len(contents) == len(set(contents)) == 6
 
 
 def test_a_reinforcement_adds_the_turn_that_said_it_again_to_the_provenance(memory: Memory) -> None:

@@ -27,6 +27,11 @@ def differs_concretely(a: str, b: str) -> bool:
     return numbers(a) != numbers(b) or negated(a) != negated(b)
 
 
+def denies(a: str, b: str) -> bool:
+    """One says what the other says and denies it: the same numbers, one negation more."""
+    return numbers(a) == numbers(b) and negated(a) != negated(b)
+
+
 RESTATED_CATEGORIES = frozenset(
     {
         "fact",

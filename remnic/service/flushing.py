@@ -22,7 +22,7 @@ import numpy as np
 from remnic.errors import ValidationError
 from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso, parse_time, serialize
 from remnic.memfile.validate import check_bytes, new_frontmatter
-from remnic.observe.alike import RESTATED_CATEGORIES, differs_concretely
+from remnic.observe.alike import RESTATED_CATEGORIES, denies, differs_concretely
 from remnic.observe.buffer import FlushPlan
 from remnic.observe.ledger import append_verdicts, ledger_has_flush, verdict_event
 from remnic.observe.pipeline import plan_observations
@@ -258,9 +258,11 @@ def _persist_one(
     if existing is None and vector is not None:
         near = _near_duplicate(mem, tx, obs, plan.namespace, vector, work, work.indexed_near.get(number, []))
         if near is not None and differs_concretely(fact.content, near.content):
-            # The same sentence with another number, or denied: not a repeat. Where it states how
-            # things are, the later statement replaces the earlier; a moment is one more event.
-            restated = (near,) if fact.category in RESTATED_CATEGORIES else ()
+            # Another number, or denied: not a repeat. A denial of how things are replaces it (said
+            # again after the denial replaced it — a transcript observed again — it is that memory).
+            if fact.category in RESTATED_CATEGORIES and denies(fact.content, near.content):
+                existing = _replaced_by(mem, tx, near, fact.content)
+                restated = () if existing is not None else (near,)
         else:
             existing = near
     if existing is not None:
@@ -314,6 +316,20 @@ def _write_primitive(mem: Memory, tx: Transaction, obs: MemoryObservation, plan:
     record = MemoryRecord(rel, meta, "\n" + fact.content.strip() + "\n", plan.namespace)
     tx.put(rel, serialize(meta, record.body), record)
     return record
+
+
+def _replaced_by(mem: Memory, tx: Transaction, record: MemoryRecord, content: str) -> MemoryRecord | None:
+    """The memory ``record`` superseded, when its text is ``content``."""
+    old_id = record.frontmatter.get("supersedes")
+    if not isinstance(old_id, str):
+        return None
+    try:
+        old = mem.get(old_id)
+    except Exception:  # noqa: BLE001 - gone or malformed: then it is not there to reinforce
+        return None
+    staged = tx.staged.get(old.path)
+    old = staged.record if staged is not None and staged.record is not None else old
+    return old if content_hash(old.content) == content_hash(content) else None
 
 
 def _reinforce(mem: Memory, tx: Transaction, record: MemoryRecord, turn_ids: Sequence[str] = ()) -> None:
