@@ -312,3 +312,27 @@ libc.free(block)
     from remnic.index.pending import set_mmap_threshold
 
     assert not set_mmap_threshold(0)  # 0 leaves glibc alone
+
+
+def test_a_long_notes_texts_are_embedded_in_bounded_slices_and_a_stop_between_them_resumes(tmp_path: Path) -> None:
+    """One memory of 21 passage-sized texts is more than a batch: it is embedded a few texts at a time,
+    ``stop()`` is asked between slices, and what a stopped run computed is not computed again."""
+    memory = vault(tmp_path, defer_embeddings_above=0)
+    write(memory, "harbour/long.md", long_note(16_000, "The lighthouse keeper repaints the crimson door."))
+    memory.sync()
+    notes, texts = memory.vectors_pending()
+    assert notes == 1 and texts > 12
+    asked: list[int] = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) >= 3  # before the batch, after the first slice, then stop
+
+    first = memory.index.embed_pending(stop=stop, batch_texts=4)
+    assert first.interrupted and first.filled == 0 and len(asked) == 3
+    assert memory.vectors_pending() == (1, texts)  # its vectors land only when all its texts are done
+    rest = memory.index.embed_pending(batch_texts=4)
+    assert (rest.filled, rest.remaining, rest.texts) == (1, 0, texts)
+    assert 0 < rest.embedded <= texts - 2  # the first two slices came from the embedding cache
+    assert memory.vectors_pending() == (0, 0)
+    memory.close()

@@ -445,3 +445,30 @@ def test_history_rewritten_and_garbage_collected_falls_back_to_a_full_pass(memor
     assert report.mode == "full" and report.changes == [] and commit_count(memory) == before
     assert_index_matches_files(memory, absent_ids=(dropped.id,))
     assert found(memory, "the reset keeps")[0] == kept.id
+
+
+def test_a_file_whose_id_line_was_deleted_keeps_its_committed_id(memory: Memory) -> None:
+    record = memory.store("Prod DB is db-prod-3", category="fact").record
+    path = memory.root / record.path
+    path.write_text("".join(line for line in path.read_text().splitlines(True) if not line.startswith("id:")))
+    report = memory.sync()
+    assert [(c.kind, c.path, c.id) for c in report.changes] == [("modified", record.path, record.id)]
+    assert memory.files.read(record.path).frontmatter["id"] == record.id
+    assert memory.get(record.id).path == record.path
+    # Committed by hand without it: the sync base's version still names the id.
+    path.write_text("".join(line for line in path.read_text().splitlines(True) if not line.startswith("id:")))
+    git(memory.root, "commit", "-qam", "dropped the id line")
+    memory.sync()
+    assert memory.files.read(record.path).frontmatter["id"] == record.id
+    assert_index_matches_files(memory)
+
+
+def test_a_body_only_file_with_a_bom_is_indexed_with_the_text_get_returns(memory: Memory) -> None:
+    write(memory, "facts/bom.md", b"\xef\xbb\xbfBOM note without frontmatter narwhal\n")
+    memory.sync()
+    assert (memory.root / "facts/bom.md").read_bytes().startswith(b"\xef\xbb\xbf---\n")  # the BOM stays first
+    got = memory.files.read("facts/bom.md")
+    assert got.content == "BOM note without frontmatter narwhal"
+    with memory.index.lock:
+        ((_fm, content),) = memory.index.view()[2].hit_fields(["facts/bom.md"]).values()
+    assert content == got.content

@@ -14,6 +14,7 @@ against the monotonic clock (the machine slept), a sync runs anyway.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -52,6 +53,8 @@ _TEMP_NAMES = {"4913", ".DS_Store"}
 _IGNORED_EVENTS = {"opened", "closed_no_write"}
 _GIT_REFS = (".git/HEAD", ".git/packed-refs")
 _JUMP_S = 5.0
+_FOLDER_CHECK_S = 1.0
+"""How often the top-level folders are compared with their watches (a missed event costs at most this)."""
 _IDLE_BATCH = 128
 """Texts per batch when the watcher computes vectors between saves: a save waits at most for one."""
 Emit = Callable[[dict[str, Any]], None]
@@ -101,8 +104,8 @@ class _Handler(FileSystemEventHandler):
                 continue
             if event.is_directory:
                 top = rel.split("/")[0]
-                if "/" not in rel and event.event_type in ("created", "moved") and not rel.startswith("."):
-                    self.watcher.watch_folder(rel)
+                if "/" not in rel and not rel.startswith(".") and rel != STATE_DIR and event.event_type != "modified":
+                    self.watcher.folders_changed()  # made, deleted or moved: its watch is redone by the loop
                     kinds.add("memory")  # files saved before the new watch started are found by the sync
                 if is_directory_move(event) and not top.startswith(".") and top != STATE_DIR:
                     kinds.add("memory")
@@ -152,6 +155,10 @@ class Watcher:
         self._vectors_pending = False
         """A sync left notes without vectors: computed while no save is waiting (see embed_between_saves)."""
         self._observer: Any = None
+        self._watched: dict[str, tuple[Any, tuple[int, int]]] = {}
+        """Top-level folder → (its watch, (device, inode) of the folder it was made for)."""
+        self._folders_dirty = False
+        self._next_folder_check = 0.0
         self.tend_s = memory.settings.observe.tend_interval_s
         memory.background_work = True  # a long-running process: consolidation after flushes
 
@@ -180,6 +187,11 @@ class Watcher:
             self._last = now
         self._wake.set()
 
+    def folders_changed(self) -> None:
+        """A top-level folder was made, deleted or moved: the loop checks the folder watches at once."""
+        self._folders_dirty = True
+        self._wake.set()
+
     def request_stop(self) -> None:
         """Ask the loop to flush and stop; safe to call from a signal handler (sets a flag only)."""
         self._stop = True
@@ -206,35 +218,90 @@ class Watcher:
         """Watch what matters and nothing else: never .git/objects or .remnic/, which churn on every write.
 
         The root and .git are watched flat (new folders, HEAD, packed-refs), branch refs and every
-        visible top-level folder recursively; a folder created later is added by the handler.
+        visible top-level folder recursively; folders made, deleted or moved later: :meth:`check_folders`.
         """
         self._handler = _Handler(self)
-        self._watched: set[str] = set()
+        self._watched = {}
         observer.schedule(self._handler, str(self.root), recursive=False)
         git_dir = self.root / ".git"
         if git_dir.is_dir():
             observer.schedule(self._handler, str(git_dir), recursive=False)
             if (git_dir / "refs" / "heads").is_dir():
                 observer.schedule(self._handler, str(git_dir / "refs" / "heads"), recursive=True)
-        for entry in sorted(os.scandir(self.root), key=lambda e: e.name):
-            if entry.is_dir(follow_symlinks=False):
-                self.watch_folder(entry.name, observer)
+        self.check_folders(observer)
 
-    def watch_folder(self, name: str, observer: Any = None) -> None:
-        """Start a recursive watch on a visible top-level folder (idempotent)."""
+    def check_folders(self, observer: Any = None) -> bool:
+        """Bring the recursive watches in step with the visible top-level folders; whether one was added.
+
+        Runs on the loop's thread only (after a folder event, and every second): a folder deleted or
+        moved away loses its watch (watchdog keeps an emitter for a path until it is unscheduled, and
+        one that followed a moved folder would report its new place as the old path), and one made
+        again, by hand or by a git checkout, gets a new one.
+        """
         observer = observer or self._observer
-        if observer is None or name.startswith(".") or name == STATE_DIR or name in self._watched:
-            return
-        path = self.root / name
-        if path.is_dir() and not path.is_symlink():
-            self._watched.add(name)
-            observer.schedule(self._handler, str(path), recursive=True)
+        self._folders_dirty = False
+        self._next_folder_check = time.monotonic() + _FOLDER_CHECK_S
+        if observer is None:
+            return False
+        present: dict[str, tuple[int, int]] = {}
+        try:
+            for entry in os.scandir(self.root):
+                if entry.name.startswith(".") or entry.name == STATE_DIR or not entry.is_dir(follow_symlinks=False):
+                    continue
+                st = entry.stat(follow_symlinks=False)
+                present[entry.name] = (st.st_dev, st.st_ino)
+        except OSError:
+            return False
+        for name in [
+            n
+            for n, (watch, ident) in self._watched.items()
+            if present.get(n) != ident or not self._emitting(observer, watch)
+        ]:
+            self._unwatch(observer, name)
+        added = False
+        for name in sorted(set(present) - set(self._watched)):
+            try:
+                watch = observer.schedule(self._handler, str(self.root / name), recursive=True)
+            except OSError as exc:  # gone again, or out of inotify watches: the rescan still syncs it
+                self.emit({"event": "warning", "message": f"cannot watch {name}/ ({exc})"})
+                continue
+            self._watched[name] = (watch, present[name])
+            added = True
+        return added
+
+    @staticmethod
+    def _emitting(observer: Any, watch: Any) -> bool:
+        """Whether the watch's emitter still runs (inotify's stops itself when its folder is deleted)."""
+        return any(e.watch == watch and not e.stopped_event.is_set() for e in list(observer.emitters))
+
+    def _unwatch(self, observer: Any, name: str) -> None:
+        watch, _ident = self._watched.pop(name)
+        try:
+            observer.unschedule(watch)
+        except Exception:  # noqa: BLE001 - watchdog's bookkeeping for a vanished folder; the watch is gone anyway
+            pass
 
     def _stop_observer(self) -> None:
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout=5)
-            self._observer = None
+        """Stop the observer; its own errors (watchdog's inotify bookkeeping can raise for a folder moved
+        away and made again) are reported and the remaining threads stopped one by one."""
+        observer, self._observer = self._observer, None
+        if observer is None:
+            return
+        try:
+            observer.stop()
+        except Exception as exc:  # noqa: BLE001 - stopping must go on to the final sync
+            self.emit(
+                {"event": "warning", "message": f"file observer failed to stop cleanly ({type(exc).__name__}: {exc})"}
+            )
+            from watchdog.observers.api import EventDispatcher
+
+            for emitter in list(observer.emitters):
+                with contextlib.suppress(Exception):
+                    emitter.stop()
+            with contextlib.suppress(Exception):
+                observer.event_queue.put_nowait(EventDispatcher.stop_event)  # wakes its dispatcher thread
+        with contextlib.suppress(RuntimeError):
+            observer.join(timeout=5)
 
     def _git_busy(self) -> bool:
         git_dir = self.memory.git_dir
@@ -271,6 +338,9 @@ class Watcher:
         finally:
             self.busy = False
         self._failures = 0
+        if report.index == "behind":  # committed, but the index step failed (its lock held by a rebuild?)
+            self._failures = 1  # retried like an error: the next sync catches the index up
+            self._retry_at = time.monotonic() + 1.0
         self.syncs += 1
         self._last_head = report.head
         self._vectors_pending = self._probe_vectors()
@@ -346,6 +416,8 @@ class Watcher:
                     self._stop_observer()
                     self._start_observer()
                     forced = "observer restarted: full diff"
+                if (self._folders_dirty or now >= self._next_folder_check) and self.check_folders():
+                    self.notify({"memory"})  # files saved in a folder before its watch started
                 if self._failures and forced is None:
                     forced = "retry after an error"
                 due = self._due(now)

@@ -47,6 +47,9 @@ if TYPE_CHECKING:  # pragma: no cover
 Progress = Callable[[int, int], None]
 BATCH_TEXTS = 1024
 """Texts per round: enough for the embedder's parallel path, few enough to lose little when killed."""
+SLICE_CHARS_PER_TEXT = 256
+"""A round also stops at this many characters per text of ``batch_texts``: a long note's passage-sized
+texts take ~5× a sentence's model time, so a round of them would keep a waiting save waiting as long."""
 
 
 class PendingVectors:
@@ -97,7 +100,8 @@ class PendingVectors:
         stop: Callable[[], bool] | None = None,
         batch_texts: int = BATCH_TEXTS,
     ) -> PendingReport:
-        """Embed every pending memory's texts and store the vectors; ``stop()`` is asked between batches.
+        """Embed every pending memory's texts and store the vectors; ``stop()`` is asked between batches
+        of at most ``batch_texts`` texts (a memory with more is embedded in slices of that size).
 
         ``progress(done, total)`` counts texts. Returns what was done and what is left.
         """
@@ -143,18 +147,46 @@ class PendingVectors:
                 texts.extend(own)
             total = done + remaining
             step = (
-                None
-                if progress is None
-                else (lambda n, _all, base=done, total=total: progress(min(base + n, total), total))
+                None if progress is None else (lambda n, base=done, total=total: progress(min(base + n, total), total))
             )
-            matrix, embedded = embed_texts(self.embedder, self.cache, texts, step, bulk=True)
+            got = self._embed_sliced(texts, batch_texts, stop, step)
+            if got is None:  # stopped inside one large memory: its slices so far wait in the embedding cache
+                report.interrupted = True
+                break
+            matrix, embedded = got
             with self._lock:
                 words = self._missing_words(self._catalog, texts)
-            vectors, _ = embed_texts(self.embedder, self.cache, words, bulk=True)
+            vocab = self._embed_sliced(words, batch_texts * 4, stop, None)  # words are short: 4x as many per slice
+            if vocab is None:
+                report.interrupted = True
+                break
             report.embedded += embedded
             report.texts += len(texts)
-            report.filled += self._fill(matrix, spans, (words, vectors))
+            report.filled += self._fill(matrix, spans, (words, vocab[0]))
             done += len(texts)
+
+    def _embed_sliced(
+        self, texts: list[str], size: int, stop: Callable[[], bool] | None, step: Callable[[int], None] | None
+    ) -> tuple[np.ndarray, int] | None:
+        """Embed ``texts`` in slices of at most ``size`` texts and ``size`` × 256 characters, asking
+        ``stop()`` between slices (None: stopped).
+
+        A batch is at least one whole memory, and one long note alone is thousands of texts of a
+        passage each: sliced, a waiting save or a stop request is noticed within one slice, and each
+        slice's vectors go into the embedding cache, so a stopped memory resumes from there.
+        """
+        import numpy as np
+
+        parts: list[np.ndarray] = []
+        embedded = 0
+        for start, end in _slices(texts, max(1, size), max(1, size) * SLICE_CHARS_PER_TEXT):
+            if start and stop is not None and stop():
+                return None
+            sub = None if step is None else (lambda n, _all, base=start: step(base + n))
+            matrix, ran = embed_texts(self.embedder, self.cache, texts[start:end], sub, bulk=True)
+            parts.append(matrix)
+            embedded += ran
+        return (parts[0] if len(parts) == 1 else np.concatenate(parts)), embedded
 
     def _fill(
         self,
@@ -191,6 +223,19 @@ class PendingVectors:
                 raise
             write_manifest_json(self.root / (self._build or ""), manifest)
         return filled  # this process's snapshot catches up when it next reads (``view``)
+
+
+def _slices(texts: Sequence[str], size: int, chars: int) -> list[tuple[int, int]]:
+    """[start, end) ranges of at most ``size`` texts and about ``chars`` characters (at least one text each)."""
+    out: list[tuple[int, int]] = []
+    start, used = 0, 0
+    for i, text in enumerate(texts):
+        if i > start and (i - start >= size or used + len(text) > chars):
+            out.append((start, i))
+            start, used = i, 0
+        used += len(text)
+    out.append((start, len(texts)))
+    return out
 
 
 def release_freed_memory() -> None:

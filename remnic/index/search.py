@@ -69,6 +69,7 @@ __all__ = ["SCHEMA_VERSION", "FreshReport", "IndexHealth", "Manifest", "SearchIn
 # Texts whose memory vector is kept: a flush compares each fact twice (within the flush, then against
 # what is stored) and each later flush compares against the facts written but not indexed yet.
 _MEMORY_VECTOR_MEMO = 8192
+_BUSY = "another remnic process is updating or rebuilding the search index"  # a lock timeout says so
 
 log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
@@ -85,7 +86,7 @@ class SearchIndex(IndexWrites, PendingVectors):
         self._lock = threading.RLock()
         self._readers = threading.local()  # lock-free catalog readers (duplicate checks)
         self._writing = False  # this process is applying a batch: its own ``pending`` mark is no torn write
-        self._index_lock = process_lock((settings.state_dir / "index.lock").resolve())
+        self._index_lock = process_lock((settings.state_dir / "index.lock").resolve(), "the index lock", _BUSY)
         self._cache = cache
         self._embedder: Embedder | None = None
         self._memory_vectors: OrderedDict[str, np.ndarray] = OrderedDict()

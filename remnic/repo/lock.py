@@ -21,8 +21,14 @@ from remnic.errors import LockTimeoutError
 class ProcessLock:
     """A re-entrant lock per thread around one flock per process; flock itself is per open file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self, path: Path, label: str = "the write lock", busy: str = "another remnic process is writing"
+    ) -> None:
         self.path = path
+        self.label = label
+        """What the lock is called in a timeout's message."""
+        self.busy = busy
+        """What its holder is doing, when its process cannot be named."""
         self._thread_lock = threading.RLock()
         self._depth = 0
         self._fd: int | None = None
@@ -31,7 +37,7 @@ class ProcessLock:
     def hold(self, timeout_s: float) -> Iterator[None]:
         deadline = time.monotonic() + timeout_s
         if not self._thread_lock.acquire(timeout=max(timeout_s, 0.001)):
-            raise LockTimeoutError(f"timed out after {timeout_s:.0f}s waiting for the write lock (another thread)")
+            raise LockTimeoutError(f"timed out after {timeout_s:.0f}s waiting for {self.label} (another thread)")
         try:
             if self._depth == 0:
                 self._acquire_file(deadline, timeout_s)
@@ -53,7 +59,7 @@ class ProcessLock:
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            self._fd = fd
+            self._took(fd)
             return
         except OSError as exc:
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
@@ -61,12 +67,30 @@ class ProcessLock:
                 raise
         waiter = _BlockingFlock(fd)
         if waiter.wait(max(0.0, deadline - time.monotonic())):
-            self._fd = fd
+            self._took(fd)
             return
         raise LockTimeoutError(
-            f"timed out after {timeout_s:.0f}s waiting for the write lock {self.path} "
-            "(another remnic process is writing; store.lockTimeoutS sets the wait)"
+            f"timed out after {timeout_s:.0f}s waiting for {self.label} {self.path} "
+            f"({self.holder() or self.busy}; store.lockTimeoutS sets the wait)"
         )
+
+    def _took(self, fd: int) -> None:
+        """Hold it, and write this process's id into the file so a waiter can say who holds it."""
+        self._fd = fd
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError:
+            pass  # only a hint for messages
+
+    def holder(self) -> str | None:
+        """``held by process N (its command line)``, from the pid its holder wrote, while that process lives."""
+        try:
+            pid = int(self.path.read_text(encoding="utf-8").split()[0])
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except (OSError, ValueError, IndexError):
+            return None
+        return f"held by process {pid}" + (f": {cmd[:120]}" if cmd else "")
 
 
 class _BlockingFlock:
@@ -110,7 +134,9 @@ _LOCKS: dict[Path, ProcessLock] = {}
 _LOCKS_GUARD = threading.Lock()
 
 
-def process_lock(path: Path) -> ProcessLock:
-    """The one lock object per lock file in this process."""
+def process_lock(
+    path: Path, label: str = "the write lock", busy: str = "another remnic process is writing"
+) -> ProcessLock:
+    """The one lock object per lock file in this process (``label``, ``busy``: see :class:`ProcessLock`)."""
     with _LOCKS_GUARD:
-        return _LOCKS.setdefault(path, ProcessLock(path))
+        return _LOCKS.setdefault(path, ProcessLock(path, label, busy))

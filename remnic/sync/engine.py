@@ -36,7 +36,7 @@ from remnic.config import STATE_DIR, Settings
 from remnic.errors import FieldProblem, MemoryFormatError, RemnicError
 from remnic.fsio import NotRegularFile
 from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso, parse_file
-from remnic.memfile.normalize import Checked, check_bytes, planned_changes, render
+from remnic.memfile.normalize import BOM, Checked, check_bytes, planned_changes, render
 from remnic.memfile.paths import MemoryPaths, folder_category
 from remnic.memfile.values import category_of, hash_matches
 from remnic.repo.files import MemoryStore
@@ -44,7 +44,8 @@ from remnic.repo.ledger import Ledger
 from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import Transaction
 
-from .renames import OldFile, holder_of, old_info, pair_renames
+from .indexing import index_commit_of, indexed_paths, update_index
+from .renames import OldFile, committed_id, holder_of, old_info, pair_renames
 from .report import ADDED, DELETED, MODIFIED, RENAMED, Change, SyncReport, commit_subject, event_line
 from .state import SyncState, Unstable, digest, read_stable_many, replace_if_unchanged
 from .times import file_times
@@ -64,21 +65,6 @@ class SyncTarget:
     settings: Settings
     index: Callable[[], Any]
     """Returns the search index (built lazily), or None when it can't be used."""
-
-
-def _index_commit(index: Any) -> tuple[bool, str | None]:
-    """(index usable, the commit it records)."""
-    if index is None:
-        return False, None
-    return True, index.health().to_dict().get("commit")
-
-
-def indexed_paths(index: Any) -> set[str]:
-    try:
-        with index.lock:
-            return set(index.view()[2].all_paths())
-    except Exception:  # noqa: BLE001 - no usable index yet: nothing in it to remove
-        return set()
 
 
 def run_sync(
@@ -169,12 +155,13 @@ class _Run:
             and head is not None
             and head == state.commit
             and not state.pending
+            and not state.index_behind
             and not any(self.paths.is_memory(p) for p in self.status)
         ):
             return SyncReport("noop", state.commit, head)  # the common case: one `git status`, no index opened
 
         index = self.target.index()
-        index_ok, index_commit = _index_commit(index)
+        index_ok, index_commit = index_commit_of(index)
         bases = [c for c in dict.fromkeys([state.commit, index_commit]) if c and ledger.commit_exists(c)]
         full = full or not bases or (index_ok and index_commit is None)
         report = SyncReport("full" if full else "incremental", state.commit, head, dry_run=self.dry_run)
@@ -183,6 +170,9 @@ class _Run:
         self.report_skipped(report, full)
         self.phase(report, "find")
         if not full and not self.candidates and head == state.commit == index_commit:
+            if state.index_behind:  # caught up meanwhile (a recall, a rebuild)
+                state.index_behind = False
+                state.save(self.root)
             report.mode = "noop"
             return report
         busy = self.ledger.busy_reason(status_rows) if self.want_commit else "--no-commit"
@@ -193,6 +183,7 @@ class _Run:
         valid, deleted, dropped, quiet = self.read_all(report, skip_unchanged=not can_commit)
         old = {p: old_info(self.ledger, p, state.pending.get(p), (head, *bases)) for p in deleted}
         partner_of, forced_id = pair_renames(valid, old, self.is_new)
+        self.keep_committed_ids(valid, partner_of, forced_id, (head, *bases))
         notes = self.dedupe_ids(valid, old, forced_id, index if index_ok else None)
         records, written, record_sha = self.normalize_files(valid, forced_id, partner_of, quiet, report)
 
@@ -236,8 +227,9 @@ class _Run:
             if full:  # whatever the index holds that is no longer a live, valid file goes too
                 removed |= indexed_paths(index) - {r.path for r in records} - set(self.unstable)
             if upserts or removed or new_head != index_commit:
-                self.update_index(index, upserts, sorted(removed), new_head)
-                report.index = "updated"
+                report.index, report.index_error = update_index(
+                    self.target, index, (upserts, sorted(removed), new_head), self.progress, committed=report.commit
+                )
         else:
             report.index = "unavailable"
         report.indexed, report.removed = len(upserts), len(removed)
@@ -250,6 +242,7 @@ class _Run:
         state.commit, state.pending = new_head, pending
         state.skipped = {**(state.skipped if not full else {}), **self.not_memories}
         state.rules = rules
+        state.index_behind = report.index == "behind"
         state.save(self.root)
         report.head, report.changes, report.pending = new_head, changes, sorted(pending)
         return report
@@ -258,26 +251,6 @@ class _Run:
         now = time.perf_counter()
         report.phases_ms[name] = (now - self._mark) * 1000
         self._mark = now
-
-    def update_index(self, index: Any, upserts: list[MemoryRecord], removed: list[str], head: str | None) -> None:
-        """Apply the batch; then record ``head`` as reflected, since this run reconciled everything up to it.
-
-        ``apply`` only advances the recorded commit to a direct child of the one it
-        has (a remnic write); after a pull, a checkout or a full pass sync says so
-        explicitly (``refresh_paths`` with no paths), so the next recall does not
-        re-read what sync just indexed, nor re-admit files sync keeps out.
-        """
-        index.apply(
-            upserts,
-            removed,
-            head,
-            progress=self.progress,
-            defer_above=max(0, self.settings.sync.defer_embeddings_above),
-        )
-        if head is not None:
-            manifest = index.manifest()
-            if manifest is None or manifest.commit != head:
-                index.refresh_paths(self.files, [], head)
 
     def collect(self, full: bool, bases: list[str], head: str | None) -> None:
         candidates = self.candidates
@@ -379,6 +352,26 @@ class _Run:
             valid.append((path, data, checked))
         return valid, deleted, dropped, quiet
 
+    def keep_committed_ids(
+        self,
+        valid: list[tuple[str, bytes, Checked]],
+        partner_of: dict[str, str],
+        forced_id: dict[str, str],
+        refs: tuple[str | None, ...],
+    ) -> None:
+        """An edited file that lost its ``id`` line gets back the id its committed version had (HEAD's,
+        else the sync base's), not a new path-derived one. Only edited files are looked up (one
+        ``git show`` each), so adopting a vault of committed notes without ids costs nothing."""
+        for path, _data, checked in valid:
+            record = checked.record
+            if record is None or "id" in record.frontmatter or path in forced_id or path in partner_of:
+                continue
+            if self.is_new(path) or (path not in self.status and self.diff_letter.get(path) != "M"):
+                continue
+            kept = committed_id(self.ledger, path, refs)
+            if kept:
+                forced_id[path] = kept
+
     def dedupe_ids(
         self, valid: list[tuple[str, bytes, Checked]], old: dict[str, OldFile], forced_id: dict[str, str], index: Any
     ) -> dict[str, str]:
@@ -453,7 +446,9 @@ class _Run:
                     report.skipped.append({"path": path, "reason": "changed while syncing; will retry"})
                     self.unstable.add(path)
                     continue
-                record = MemoryRecord(path, meta, record.body, record.namespace)
+                # The BOM of a body-only file goes before the new frontmatter: the body read back (get,
+                # reindex) no longer starts with it, so neither does what is indexed.
+                record = MemoryRecord(path, meta, record.body.removeprefix(BOM), record.namespace)
                 data = text.encode("utf-8")
                 written[path] = keys
             records.append(record)

@@ -36,6 +36,21 @@ def old_info(ledger: Ledger, path: str, pending: dict[str, Any] | None, refs: It
     return OldFile(None, None)
 
 
+def committed_id(ledger: Ledger, path: str, refs: Iterable[str | None]) -> str | None:
+    """The id the committed version at ``path`` names itself (the first of ``refs`` whose version has a
+    valid one): a file whose ``id:`` line was deleted by hand keeps it."""
+    for ref in refs:
+        if not ref:
+            continue
+        try:
+            record = parse_file(ledger.show(ref, path), path)
+        except (RemnicError, MemoryFormatError):
+            continue
+        if record.has_id:
+            return record.id
+    return None
+
+
 def pair_renames(
     valid: list[tuple[str, bytes, Checked]], old: dict[str, OldFile], is_new: Callable[[str], bool]
 ) -> tuple[dict[str, str], dict[str, str]]:

@@ -100,6 +100,9 @@ class SyncReport:
     indexed: int = 0
     removed: int = 0
     index: str = "unchanged"
+    """``updated``, ``unchanged``, ``unavailable``, or ``behind``: the commit is made but the index step
+    after it failed (``index_error`` says why); the next sync catches the index up."""
+    index_error: str | None = None
     elapsed_ms: float = 0.0
     phases_ms: dict[str, float] = field(default_factory=dict)
     """How long each phase took: find (what changed), read (read, check, normalise), commit, index."""
@@ -125,6 +128,7 @@ class SyncReport:
             "indexed": self.indexed,
             "removedFromIndex": self.removed,
             "index": self.index,
+            "indexError": self.index_error,
             "elapsedMs": round(self.elapsed_ms, 1),
             "phasesMs": {k: round(v, 1) for k, v in self.phases_ms.items()},
             "dryRun": self.dry_run,
@@ -142,6 +146,9 @@ class SyncReport:
             events.append({"event": "skipped", **skipped})
         if self.not_committed and self.changes:
             events.append({"event": "note", "message": self.not_committed})
+        if self.index_error:
+            message = f"the index was not updated ({self.index_error}); the commit is made, the index catches up"
+            events.append({"event": "warning", "message": message})
         return events
 
     def lines(self) -> list[str]:
@@ -163,6 +170,8 @@ def event_line(event: dict[str, Any]) -> str | None:
         return f"~ {event['path']}: {event['reason']}"
     if kind == "note":
         return f"note: {event['message']}"
+    if kind == "warning":
+        return f"warning: {event['message']}"
     return None
 
 

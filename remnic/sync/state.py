@@ -37,6 +37,9 @@ class SyncState:
     """Path → reason for files sync reported as not memories (reported again only when that changes)."""
     rules: str | None = None
     """The rule for which files are memories at the last run: when it changes the next run is a full one."""
+    index_behind: bool = False
+    """The last run committed but could not update the index (its lock was held, or it failed): the
+    next run catches the index up even when nothing else changed."""
 
     @classmethod
     def load(cls, root: Path) -> SyncState:
@@ -56,6 +59,7 @@ class SyncState:
             {str(k): v for k, v in pending.items() if isinstance(v, dict)},
             {str(k): str(v) for k, v in skipped.items()},
             data.get("rules") if isinstance(data.get("rules"), str) else None,
+            data.get("indexBehind") is True,
         )
 
     def save(self, root: Path) -> None:
@@ -65,6 +69,7 @@ class SyncState:
             "pending": self.pending,
             "skipped": self.skipped,
             "rules": self.rules,
+            "indexBehind": self.index_behind,
         }
         write_atomic(root / STATE_DIR / STATE_FILE, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
