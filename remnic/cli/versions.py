@@ -15,9 +15,10 @@ def register(sub: Any) -> None:
         sub,
         "versions",
         "list, show, diff and revert a memory's versions (from git history)",
-        epilog="Versions are numbered from v1 (oldest). Renames are followed. A version that\n"
-        "deleted the file is marked deleted: it has no text (show says so, diff shows every\n"
-        "line removed, revert to it is refused: revert to the version before it instead).\n\n"
+        epilog="Versions are numbered from v1 (oldest). Renames are followed; a copy's history\n"
+        "starts where it was copied (v1, added). A version that deleted the file is marked\n"
+        "deleted: it has no text (show says so, diff shows every line removed, revert to it\n"
+        "is refused: revert to the version before it instead).\n\n"
         "examples:\n  remnic versions list facts/editor.md\n"
         "  remnic versions diff mem_018f9a3b2c1d4e5f6a7b v1 v3\n"
         "  remnic versions revert facts/editor.md v2",
@@ -50,7 +51,9 @@ def register(sub: Any) -> None:
         "revert",
         "restore a version's content as a new commit",
         epilog="Reverting a deleted file to a version before its deletion brings it back.\n"
-        "A version that is the deletion has no content: reverting to it is refused (exit 2).",
+        "A version that is the deletion has no content: reverting to it is refused (exit 2).\n"
+        "The restored file keeps its current id, and after a move between category folders\n"
+        "the category its folder gives (as sync sets it).",
     )
     q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
     q.add_argument("version", help=VERSION_HELP)

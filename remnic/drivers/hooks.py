@@ -118,6 +118,11 @@ class RepoContext:
 def _git(cwd: str, *args: str) -> list[str]:
     """A read-only git command in the user's working directory: never waits on or takes git's
     locks, runs no fsmonitor, gives up after two seconds; no output when anything fails."""
+    return [line for line in _git_out(cwd, *args).splitlines() if line.strip()]
+
+
+def _git_out(cwd: str, *args: str) -> str:
+    """:func:`_git`'s output as git wrote it ('' when anything fails)."""
     try:
         proc = subprocess.run(
             ["git", "-C", cwd, "-c", "core.fsmonitor=false", "--no-optional-locks", *args],
@@ -128,8 +133,8 @@ def _git(cwd: str, *args: str) -> list[str]:
             env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"},
         )
     except (OSError, subprocess.SubprocessError):
-        return []
-    return [line for line in proc.stdout.splitlines() if line.strip()] if proc.returncode == 0 else []
+        return ""
+    return proc.stdout if proc.returncode == 0 else ""
 
 
 def repo_context(memory: Memory, cwd: str, *, subjects: int = 5, changed: int = 10) -> RepoContext:
@@ -138,9 +143,26 @@ def repo_context(memory: Memory, cwd: str, *, subjects: int = 5, changed: int = 
     project = memory.project_context(cwd=cwd)
     name = project.name if project is not None and project.name else Path(cwd).name
     logs = _git(cwd, "log", f"-n{max(0, subjects)}", "--no-color", "--format=%s") if subjects > 0 else []
-    status = _git(cwd, "status", "--porcelain", "--untracked-files=normal")
-    files = [line[3:].split(" -> ")[-1].strip('"') for line in status][: max(0, changed)]
+    # -z: the plain output C-quotes a name with non-ASCII characters, a tab or a quote.
+    status = _git_out(cwd, "status", "--porcelain", "-z", "--untracked-files=normal")
+    files = _status_paths(status)[: max(0, changed)]
     return RepoContext(name, getattr(project, "branch", None), tuple(logs), tuple(files), project)
+
+
+def _status_paths(out: str) -> list[str]:
+    """The changed paths of ``git status --porcelain -z`` (a rename's new name; its old one follows it)."""
+    fields = out.split("\0")
+    paths: list[str] = []
+    i = 0
+    while i < len(fields):
+        entry = fields[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        paths.append(entry[3:])
+        if "R" in entry[:2] or "C" in entry[:2]:
+            i += 1
+    return paths
 
 
 def _lines(items: Iterable[Any], budget: int, seen: set[str]) -> list[str]:

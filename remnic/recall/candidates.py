@@ -66,7 +66,13 @@ def gather(
         c = out.get(r)
         if c is None:
             c = out[r] = Candidate(
-                int(r), snap.paths[r], snap.ids[r], float(vec.combined[r]), float(vec.chunk[r]), float(vec.context[r])
+                int(r),
+                snap.paths[r],
+                snap.ids[r],
+                float(vec.combined[r]),
+                float(vec.chunk[r]),
+                float(vec.context[r]),
+                has_vectors=bool(snap.has_vec[r]),
             )
         return c
 

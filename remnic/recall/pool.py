@@ -80,7 +80,13 @@ class Pool:
     def new(self, r: int) -> Candidate:
         v = self.vec
         return Candidate(
-            int(r), self.snap.paths[r], self.snap.ids[r], float(v.combined[r]), float(v.chunk[r]), float(v.context[r])
+            int(r),
+            self.snap.paths[r],
+            self.snap.ids[r],
+            float(v.combined[r]),
+            float(v.chunk[r]),
+            float(v.context[r]),
+            has_vectors=bool(self.snap.has_vec[r]),
         )
 
     def make(self, r: int, entered_by: str, *, score: bool = True) -> Candidate | None:

@@ -65,6 +65,8 @@ PLACES = 9
 """Decimals kept per term: 9 terms rounded this way still sum to ``final`` within 1e-8."""
 DISCLOSURE = "section"
 """A recall returns each memory's whole body: the original's ``section`` disclosure level."""
+TRIMMED_DISCLOSURE = "chunk"
+"""A hit the budget fit trimmed returns only its best passages: the original's ``chunk`` level."""
 
 
 def _r(x: float) -> float:
@@ -109,13 +111,14 @@ def decomposition(terms: ScoreTerms) -> ScoreDecomposition:
 
 
 def raw_scores(cosine: float | None, bm25: float | None) -> dict[str, float] | None:
-    """The raw similarity (every retrieved candidate has one) and BM25 score (when BM25 matched)."""
-    if cosine is None:
-        return None
-    out = {"vector": _r(cosine)}
+    """The raw similarity (None: the memory's vectors are still pending, so it has none) and BM25
+    score (when BM25 matched); None when it has neither."""
+    out = {}
+    if cosine is not None:
+        out["vector"] = _r(cosine)
     if bm25 is not None:
         out["bm25"] = _r(bm25)
-    return out
+    return out or None
 
 
 def _one_of(value: Any, options: tuple[str, ...]) -> str | None:
@@ -311,7 +314,7 @@ def _candidate_result(c: Candidate, audit_id: str | None, signals: bool) -> Xray
         path_penalty_applied=_path_penalty(c.served_by, edges),
         audit_entry_id=_text(audit_id),
         rejected_by=c.rejected_by,
-        raw_scores=raw_scores(c.cosine, c.bm25) if signals else None,
+        raw_scores=raw_scores(c.cosine if c.has_vectors else None, c.bm25) if signals else None,
     )
 
 
@@ -333,12 +336,15 @@ def _hit_results(result: RecallResult, now_s: float) -> list[XrayResult]:
                 state_view=view,
                 audit_entry_id=_text(result.audit_id),
                 rejected_by=hit.rejected_by,
-                disclosure=DISCLOSURE,
+                disclosure=TRIMMED_DISCLOSURE if hit.trimmed else DISCLOSURE,
                 estimated_tokens=estimate_tokens(hit.content),
                 tags=tags_of(hit.frontmatter),
                 provenance=provenance(hit, recall_namespace=result.namespace, now_s=now_s),
                 source_span=source_span(hit.frontmatter),
-                raw_scores=raw_scores(hit.signals.get("cosine"), hit.signals.get("bm25")),
+                # A file scan's hit has no "cosine" signal at all: no raw scores.
+                raw_scores=raw_scores(hit.signals.get("cosine"), hit.signals.get("bm25"))
+                if "cosine" in hit.signals
+                else None,
             )
         )
     return out

@@ -111,6 +111,8 @@ class Candidate:
     """Raw vector similarity: best chunk + context_weight × context passage."""
     chunk_cosine: float
     context_cosine: float
+    has_vectors: bool = True
+    """False while its vectors are pending: the cosines above are then placeholders, not similarities."""
     vector_rank: int | None = None
     """1-based rank among the vector retriever's candidates (None: not retrieved by vectors)."""
     bm25: float | None = None
@@ -161,9 +163,9 @@ class Candidate:
 
     def signals(self) -> dict[str, Any]:
         return {
-            "cosine": _r(self.cosine),
-            "chunkCosine": _r(self.chunk_cosine),
-            "contextCosine": _r(self.context_cosine),
+            "cosine": _r(self.cosine) if self.has_vectors else None,
+            "chunkCosine": _r(self.chunk_cosine) if self.has_vectors else None,
+            "contextCosine": _r(self.context_cosine) if self.has_vectors else None,
             "vectorRank": self.vector_rank,
             "bm25": None if self.bm25 is None else _r(self.bm25),
             "bm25Rank": self.bm25_rank,

@@ -9,7 +9,7 @@ Every mutation is one commit whose message ends in machine-readable trailers::
     Remnic-Namespace: default
     Remnic-Source: cli
 
-History, diffs and reverts are read back from ``git log --follow``.
+History, diffs and reverts are read back from ``git log --follow`` (:mod:`.gitlog`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from remnic.config import STATE_DIR
 from remnic.errors import LedgerError, NotFoundError
 from remnic.fsio import crash_point
 
-from .messages import TRAILER_PREFIX, Version, format_message, parse_trailers
+from . import gitlog
+from .messages import TRAILER_PREFIX, Version, format_message
 from .trees import Entry, TreeEditor
 
 log = logging.getLogger("remnic.ledger")
@@ -220,34 +221,10 @@ class Ledger:
         return versions
 
     def _renamed_to(self, sha: str, path: str) -> str | None:
-        out = self.git("show", "-M", "--name-status", "--format=", sha, strip=False)
-        for line in out.splitlines():
-            parts = line.split("\t")
-            if len(parts) == 3 and parts[0].startswith("R") and parts[1] == path:
-                return parts[2]
-        return None
+        return gitlog.renamed_to(self.git, sha, path)
 
     def _history_at(self, path: str) -> list[Version]:
-        fmt = "%x1e%H%x1f%aI%x1f%an%x1f%s%x1f%(trailers:unfold,only)%x1d"
-        out = self.git("log", "--follow", "-M", "--name-status", f"--format={fmt}", "--", path, strip=False)
-        versions: list[Version] = []
-        for chunk in out.split("\x1e")[1:]:
-            head, _, changes = chunk.partition("\x1d")
-            sha, date, author, subject, trailers = (head.split("\x1f") + [""] * 5)[:5]
-            change, cur, prev = "M", path, None
-            for line in changes.strip().splitlines():
-                parts = line.split("\t")
-                if len(parts) >= 2:
-                    change = parts[0][:1]
-                    if change in ("R", "C") and len(parts) >= 3:
-                        prev, cur = parts[1], parts[2]
-                    else:
-                        cur = parts[1]
-            versions.append(Version(0, sha, cur, date, author, subject, change, parse_trailers(trailers), prev))
-        versions.reverse()
-        for i, v in enumerate(versions, 1):
-            v.number = i
-        return versions
+        return gitlog.history_at(self.git, path)
 
     def worktree_files(self) -> list[str]:
         """Tracked and untracked files, minus what .gitignore excludes: git's view of the work tree."""
@@ -256,13 +233,7 @@ class Ledger:
 
     def last_path_of_id(self, memory_id: str) -> str | None:
         """The path a memory id last lived at in history (for memories whose file is gone)."""
-        if self.head() is None:
-            return None
-        out = self.git("log", "--format=", "--name-only", "-S", f"id: {memory_id}", "--", "*.md")
-        for line in out.splitlines():
-            if line.strip():
-                return line.strip()
-        return None
+        return None if self.head() is None else gitlog.last_path_of_id(self.git, memory_id)
 
     def is_ignored(self, path: str) -> bool:
         try:

@@ -10,7 +10,7 @@ from remnic.memfile.model import check_relpath
 from remnic.repo import githooks as _githooks
 from remnic.repo import history as _history
 
-from . import writes as _writes
+from . import reverting as _reverting
 
 if TYPE_CHECKING:
     from remnic.repo.history import VersionText
@@ -61,7 +61,7 @@ class HistoryOps:
     def revert(self: Memory, id_or_path: str, spec: str, *, source: str = "api", force: bool = False) -> WriteResult:
         """Restore a version's text as a new commit (history is never rewritten); uncommitted edits to
         the file would be lost, so they are refused unless ``force``."""
-        return _writes.revert(self, id_or_path, spec, source=source, force=force)
+        return _reverting.revert(self, id_or_path, spec, source=source, force=force)
 
     def timeline(self: Memory, memory_id: str) -> list[dict[str, Any]]:
         """A memory's lifecycle from git: one event per commit, with the status at that version."""

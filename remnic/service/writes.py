@@ -31,12 +31,10 @@ from remnic.memfile.validate import (
     check_changes,
     check_content,
     check_namespace,
-    check_text,
     file_problems,
     new_frontmatter,
     plan_import,
 )
-from remnic.repo import history as _history
 from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import CommitOutcome, Plan, PlanOutcome, Transaction
 
@@ -494,42 +492,3 @@ def _check_no_loop(mem: Memory, old: MemoryRecord, by: MemoryRecord) -> None:
                 link = mem.get(link).frontmatter.get(key)
             except RemnicError:  # a link to a missing or unreadable file ends the chain
                 break
-
-
-def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool) -> WriteResult:
-    """Restore a version's text as a new commit (history is never rewritten).
-
-    Uncommitted edits to the file would be lost, so they are refused unless ``force``.
-    """
-    with mem.committer.exclusive() as tx:
-        check_writable(mem)
-        versions = mem.versions(id_or_path)
-        target = _history.pick(versions, spec, allow_working=False)
-        if target.deleted:  # reverting to a deletion would be `remnic forget` or rm; refuse, and say what restores
-            before = _history.last_with_text(versions[: target.number - 1])
-            hint = f" (the text it deleted is {before}: `remnic versions revert {id_or_path} {before}`)"
-            raise UsageError(
-                f"{target.label} ({target.short}) is the deletion of {target.path}: it has no content to "
-                "restore" + (hint if before else "")
-            )
-        current = versions[-1].path
-        if not force and mem.ledger.is_dirty(current):
-            raise UsageError(
-                f"{current} has uncommitted changes that a revert would discard; commit them "
-                "first (`remnic sync run`) or pass --force to discard them"
-            )
-        text = mem.ledger.show(target.sha, target.path)
-        checked = check_text(text, current, mem.settings.store)
-        if checked.problems or checked.record is None:
-            raise MemoryFormatError(current, checked.problems)
-        record = checked.record
-        tx.put(current, text, record)
-        outcome = tx.commit(
-            f"remnic revert: {current} to {target.label} ({target.short})",
-            trailers_for("revert", [record.id], record.namespace, source, **{"Reverted-To": target.sha}),
-        )
-    if outcome.sha is not None:
-        mem.indexer.submit(outcome)
-    return WriteResult(
-        "revert", (record,), outcome.sha, changed=outcome.sha is not None, warnings=tuple(outcome.warnings)
-    )

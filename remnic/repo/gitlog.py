@@ -1,0 +1,77 @@
+"""A file's versions read back from ``git log``: the parsing behind :meth:`Ledger.history`.
+
+Paths are read from ``-z`` output everywhere: without it git prints a name with non-ASCII
+characters, a tab, a quote or a backslash C-quoted (``"facts/caf\\303\\251.md"``), and that text
+is not a path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .messages import Version, parse_trailers
+
+GitRun = Callable[..., str]
+"""``Ledger.git``: runs git with the given arguments and returns its output."""
+
+_FORMAT = "%x1e%H%x1f%aI%x1f%an%x1f%s%x1f%(trailers:unfold,only)%x1d"
+
+
+def history_at(git: GitRun, path: str) -> list[Version]:
+    """Every version of ``path``, oldest first, following renames back (not copies: see below)."""
+    out = git("log", "-z", "--follow", "-M", "--name-status", f"--format={_FORMAT}", "--", path, strip=False)
+    versions: list[Version] = []
+    for chunk in out.split("\x1e")[1:]:
+        head, _, changes = chunk.partition("\x1d")
+        sha, date, author, subject, trailers = (head.split("\x1f") + [""] * 5)[:5]
+        change, cur, prev = _change(changes, path)
+        copied = change == "C"
+        if copied:
+            # --follow also follows copies (the source is still there); a copy is a new file (sync
+            # gives it a fresh id), so its history starts here rather than taking on the original's.
+            change, prev = "A", None
+        versions.append(Version(0, sha, cur, date, author, subject, change, parse_trailers(trailers), prev))
+        if copied:
+            break
+    versions.reverse()
+    for i, v in enumerate(versions, 1):
+        v.number = i
+    return versions
+
+
+def _change(changes: str, path: str) -> tuple[str, str, str | None]:
+    """(status letter, path after, path before for a rename or copy) from one commit's ``-z`` entries."""
+    fields = changes.lstrip("\0\n").split("\0")
+    change, cur, prev = "M", path, None
+    i = 0
+    while i < len(fields) and fields[i]:
+        status = fields[i][:1]
+        if status in ("R", "C") and i + 2 < len(fields):
+            change, prev, cur = status, fields[i + 1], fields[i + 2]
+            i += 3
+        elif i + 1 < len(fields):
+            change, cur = status, fields[i + 1]
+            i += 2
+        else:
+            break
+    return change, cur, prev
+
+
+def renamed_to(git: GitRun, sha: str, path: str) -> str | None:
+    """Where commit ``sha`` renamed ``path`` to, if it did."""
+    fields = git("show", "-z", "-M", "--name-status", "--format=", sha, strip=False).lstrip("\0\n").split("\0")
+    i = 0
+    while i < len(fields) and fields[i]:
+        if fields[i][:1] in ("R", "C"):
+            if fields[i][:1] == "R" and fields[i + 1 : i + 2] == [path] and i + 2 < len(fields):
+                return fields[i + 2]
+            i += 3
+        else:
+            i += 2
+    return None
+
+
+def last_path_of_id(git: GitRun, memory_id: str) -> str | None:
+    """The newest path a commit added or removed the line ``id: <memory_id>`` at."""
+    out = git("log", "-z", "--format=", "--name-only", "-S", f"id: {memory_id}", "--", "*.md", strip=False)
+    return next((p for p in (f.strip("\n") for f in out.split("\0")) if p), None)

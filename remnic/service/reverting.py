@@ -1,0 +1,98 @@
+"""``remnic versions revert``: a version's text restored as a new commit (history is never rewritten).
+
+The restored text keeps two things from the file as it is now: its id (a copy's history may reach
+back into another memory's) and the category its folder gives after a move between category
+folders (what sync would have set, see docs/sync.md).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from remnic.errors import MemoryFormatError, RemnicError, UsageError
+from remnic.memfile.model import MemoryRecord, parse_file
+from remnic.memfile.normalize import render
+from remnic.memfile.paths import folder_category
+from remnic.memfile.validate import Checked, check_text
+from remnic.memfile.values import category_of
+from remnic.repo import history as _history
+from remnic.repo.messages import Version, trailers_for
+
+from .writes import WriteResult, check_writable
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+
+def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool) -> WriteResult:
+    """Restore a version's text as a new commit.
+
+    Uncommitted edits to the file would be lost, so they are refused unless ``force``.
+    """
+    with mem.committer.exclusive() as tx:
+        check_writable(mem)
+        versions = mem.versions(id_or_path)
+        target = _history.pick(versions, spec, allow_working=False)
+        if target.deleted:  # reverting to a deletion would be `remnic forget` or rm; refuse, and say what restores
+            before = _history.last_with_text(versions[: target.number - 1])
+            hint = f" (the text it deleted is {before}: `remnic versions revert {id_or_path} {before}`)"
+            raise UsageError(
+                f"{target.label} ({target.short}) is the deletion of {target.path}: it has no content to "
+                "restore" + (hint if before else "")
+            )
+        current = versions[-1].path
+        if not force and mem.ledger.is_dirty(current):
+            raise UsageError(
+                f"{current} has uncommitted changes that a revert would discard; commit them "
+                "first (`remnic sync run`) or pass --force to discard them"
+            )
+        checked = _checked(mem.ledger.show(target.sha, target.path), current, mem)
+        assert checked.record is not None
+        kept = kept_fields(checked.record, target, _latest(mem, versions[-1]))
+        if kept:
+            checked = _checked(render(checked, kept)[0], current, mem)
+        record = checked.record
+        assert record is not None
+        tx.put(current, checked.text, record)
+        outcome = tx.commit(
+            f"remnic revert: {current} to {target.label} ({target.short})",
+            trailers_for("revert", [record.id], record.namespace, source, **{"Reverted-To": target.sha}),
+        )
+    if outcome.sha is not None:
+        mem.indexer.submit(outcome)
+    return WriteResult(
+        "revert", (record,), outcome.sha, changed=outcome.sha is not None, warnings=tuple(outcome.warnings)
+    )
+
+
+def _checked(text: str, path: str, mem: Memory) -> Checked:
+    checked = check_text(text, path, mem.settings.store)
+    if checked.problems or checked.record is None:
+        raise MemoryFormatError(path, checked.problems)
+    return checked
+
+
+def _latest(mem: Memory, latest: Version) -> MemoryRecord | None:
+    """The file as its newest commit has it (None when that commit deleted it, or it does not parse)."""
+    if latest.deleted:
+        return None
+    try:
+        return parse_file(mem.ledger.show(latest.sha, latest.path), latest.path)
+    except (MemoryFormatError, RemnicError):
+        return None
+
+
+def kept_fields(restored: MemoryRecord, target: Version, latest: MemoryRecord | None) -> dict[str, Any]:
+    """The frontmatter a revert takes from the file as it is now instead of from ``target``."""
+    kept: dict[str, Any] = {}
+    # Never write another memory's id into this file: an old version can hold one when the file began
+    # as a copy, or when a hand edit changed its id.
+    if latest is not None and "id" in restored.frontmatter and restored.id != latest.id:
+        kept["id"] = latest.id
+    # Sync's rule for a move between category folders: a category that named the old folder follows
+    # the file to the new one (sync never revisits it, so the revert must not bring the old one back).
+    old, new = folder_category(target.path), folder_category(restored.path)
+    said = restored.frontmatter.get("category")
+    if old and new and old != new and said is not None and category_of({"category": said}, target.path) == old:
+        kept["category"] = new
+    return kept
