@@ -244,6 +244,7 @@ def test_times_come_from_the_notes_keys_else_git_history(tmp_path: Path) -> None
     memory = vault(tmp_path)
     write(memory, "journal/dated.md", "---\ndate: 2023-03-01\n---\nKickoff of the Atlas project.\n")
     write(memory, "journal/plain.md", "A note committed long ago by hand.\n")
+    write(memory, 'journal/a "quoted"\tcafé.md', "A note whose name git would quote.\n")
     env = {**os.environ, "GIT_AUTHOR_DATE": "2024-01-05T10:00:00Z", "GIT_COMMITTER_DATE": "2024-01-05T10:00:00Z"}
     subprocess.run(["git", *GIT_IDENTITY, "add", "journal"], cwd=memory.root, check=True)
     subprocess.run(["git", *GIT_IDENTITY, "commit", "-qm", "old notes"], cwd=memory.root, check=True, env=env)
@@ -252,6 +253,8 @@ def test_times_come_from_the_notes_keys_else_git_history(tmp_path: Path) -> None
     assert created_ts(dated) == parse_time("2023-03-01") and "created" not in dated.frontmatter
     plain = memory.files.read("journal/plain.md")
     assert plain.frontmatter["created"] == plain.frontmatter["updated"] == "2024-01-05T10:00:00.000Z"
+    quoted = memory.files.read('journal/a "quoted"\tcafé.md')
+    assert quoted.frontmatter["created"] == "2024-01-05T10:00:00.000Z"  # git's history, not the file's mtime
 
 
 def test_init_in_a_folder_with_a_root_note_leaves_it_byte_for_byte(tmp_path: Path) -> None:

@@ -23,22 +23,25 @@ PER_PATH_LIMIT = 20
 
 def _history(ledger: Ledger, paths: list[str]) -> dict[str, tuple[float, float]]:
     """path → (first commit time, last commit time) for the paths git has history for."""
-    args = ["-c", "core.quotePath=false", "log", "--format=%x00%ct", "--name-only", "--no-renames"]
+    # -z: names as they are (git would C-quote a tab, a quote or non-ASCII); \x01 starts a commit.
+    args = ["log", "-z", "--format=%x01%ct", "--name-only", "--no-renames"]
     if len(paths) <= PER_PATH_LIMIT:
         args += ["--", *paths]
     try:
-        out = ledger.git(*args)
+        out = ledger.git(*args, strip=False)
     except RemnicError:
         return {}
     wanted = set(paths)
     seen: dict[str, tuple[float, float]] = {}
     when = 0.0
-    for line in out.splitlines():
-        if line.startswith("\x00"):
-            when = float(line[1:] or 0)
-        elif line in wanted:
-            first, last = seen.get(line, (when, when))
-            seen[line] = (min(first, when), max(last, when))
+    for token in out.split("\0"):
+        if token.startswith("\x01"):
+            when = float(token[1:] or 0)
+            continue
+        name = token[1:] if token.startswith("\n") else token  # the first name follows the header's newline
+        if name in wanted:
+            first, last = seen.get(name, (when, when))
+            seen[name] = (min(first, when), max(last, when))
     return seen
 
 
