@@ -23,7 +23,7 @@ EXIT_INTERRUPTED = 130
 EXIT_CODES = {
     EXIT_OK: "success",
     EXIT_FAILURE: "failure: not found, a refused or failed write, a malformed file, a check that failed",
-    EXIT_USAGE: "usage or input error: a bad flag, argument or input line; nothing was changed",
+    EXIT_USAGE: "usage or input error: a bad flag, argument or input line, or a request the memory's state rules out; nothing was changed",
     EXIT_NOT_RUNNING: "`remnic daemon status`: no server is running",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
 }

@@ -112,6 +112,8 @@ def test_recall_spans_read_only_spaces_and_names_the_space(tmp_path: Path, space
         assert mem.recall("descaled", top_k=5, spaces=False).spaces is None
     text = run_cli("xray", "when is the espresso machine descaled", "--space", "mine")
     assert text.code == 0 and "space=handbook" in text.out
+    listed = run_cli("query", "when is the espresso machine descaled", "--space", "mine").out
+    assert "space handbook: facts/" in listed and "space mine:" not in listed  # only the other space is named
     refused = run_cli("space", "push", "handbook")
     assert refused.code == 2 and "read-only" in refused.err
     head = git(tmp_path / "handbook", "rev-parse", "HEAD")

@@ -125,6 +125,8 @@ def register(sub: Any) -> None:
         "(with `path` and `file`) restores that file exactly, and its other keys must\n"
         "agree with `file`; without `file`, its `path` is ignored and the line is a new\n"
         "memory. A line export marked `malformed` is refused until its `file` is fixed.\n"
+        "A line whose text an active memory of its namespace already holds is skipped\n"
+        "(counted as an exact duplicate; its other keys are not merged into that memory).\n"
         "A UTF-8 BOM at the start of the file is allowed.",
     )
     p.add_argument("file", metavar="FILE.jsonl", help="the file, or - for standard input")

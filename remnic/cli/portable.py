@@ -38,8 +38,9 @@ stays JSONL (the object goes to standard error then, if it has anything to repor
 
 examples:
   remnic export > memories.jsonl
-  remnic export --out ~/backup/memories.jsonl && remnic import ~/backup/memories.jsonl --memory-dir ~/new
-  remnic export --format md --namespace work --out work.md
+  mkdir -p ~/backup && remnic export --out ~/backup/memories.jsonl
+  remnic init ~/new && remnic import ~/backup/memories.jsonl --memory-dir ~/new
+  remnic export --format md --namespace work --out ~/work-memories.md   # --out outside the repository
 """
 
 DEDUP_EPILOG = """\

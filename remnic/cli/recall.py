@@ -292,10 +292,13 @@ def _hit_text(result: Any, explain: bool) -> str:
     from remnic.render.xray import render_xray
 
     lines = []
+    own = (getattr(result, "spaces", None) or [None])[0]
     for h in result.hits:
         tier = "" if h.served_by == "hybrid" else f"  <{h.served_by}>"
         flag = "" if h.safety == "safe" else f"  !{h.safety}"
-        lines.append(safe(f"[{h.rank}] {h.score:.3f}  {h.id}  [{h.category}, {h.status}]  {h.path}{tier}{flag}"))
+        # A read-only space's hit: its path is in that space's repository, not this one.
+        where = f"space {h.space}: " if getattr(h, "space", None) and h.space != own else ""
+        lines.append(safe(f"[{h.rank}] {h.score:.3f}  {h.id}  [{h.category}, {h.status}]  {where}{h.path}{tier}{flag}"))
         body = " ".join(h.content.split())
         lines.append("    " + safe(body[:240] + "…" if len(body) > 240 else body))
     if not result.hits:

@@ -27,8 +27,8 @@ def options(parser: argparse.ArgumentParser) -> list[tuple[str, str]]:
     """(how it is written, what it does) for each argument of one command, positionals first."""
     out = []
     for action in parser._actions:
-        if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
-            continue
+        if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)) or action.help == argparse.SUPPRESS:
+            continue  # a hidden option stays out of the reference as it does of --help
         if action.option_strings:
             spelled = ", ".join(action.option_strings)
             if action.nargs != 0:
