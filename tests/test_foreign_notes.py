@@ -290,3 +290,16 @@ def test_adopting_a_pattern_later_picks_up_notes_already_committed(tmp_path: Pat
     assert run_cli("init", str(root), "--adopt", "notes/**").code == 0
     report = run_cli("sync", "run", "--json", "--memory-dir", str(root)).json()
     assert [c["path"] for c in report["changes"]] == ["notes/old.md"]
+
+
+def test_normalize_gives_a_committed_file_missing_its_times_gits_times_not_now(tmp_path: Path) -> None:
+    memory = vault(tmp_path)
+    write(memory, "facts/vpn.md", "---\nid: mem_handmade000000000002\n---\n\nThe VPN needs a hardware key.\n")
+    env = {**os.environ, "GIT_AUTHOR_DATE": "2024-01-02T10:00:00Z", "GIT_COMMITTER_DATE": "2024-01-02T10:00:00Z"}
+    subprocess.run(["git", *GIT_IDENTITY, "add", "facts"], cwd=memory.root, check=True)
+    subprocess.run(["git", *GIT_IDENTITY, "commit", "-qm", "by hand"], cwd=memory.root, check=True, env=env)
+    memory.sync()
+    out = run_cli("sync", "run", "--normalize", "--memory-dir", str(memory.root)).out
+    assert "M facts/vpn.md" in out and "already in git" not in out  # this sync commits the new keys
+    vpn = memory.files.read("facts/vpn.md")
+    assert vpn.frontmatter["created"] == vpn.frontmatter["updated"] == "2024-01-02T10:00:00.000Z"

@@ -411,7 +411,17 @@ class _Run:
         records: list[MemoryRecord] = []
         written: dict[str, list[str]] = {}
         record_sha: dict[str, str] = {}
-        adopting = [path for path, _data, checked in valid if checked.record and "id" not in checked.record.frontmatter]
+        # Files that get default times: new ones (no id) and, under --normalize, any missing a time
+        # key — from git's history or the mtime as for a new one, never the moment of this sync.
+        adopting = [
+            path
+            for path, _data, checked in valid
+            if checked.record
+            and (
+                "id" not in checked.record.frontmatter
+                or (self.normalize_all and not {"created", "updated"} <= set(checked.record.frontmatter))
+            )
+        ]
         times = file_times(self.root, self.ledger, adopting, set(self.status)) if self.normalize else {}
         rendered: dict[str, tuple[list[str], str, dict[str, Any]]] = {}
         for path, _data, checked in valid:

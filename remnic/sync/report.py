@@ -57,7 +57,7 @@ class Change:
             extra.append(
                 "added frontmatter" if len(self.normalized) > 4 else "normalised " + ", ".join(self.normalized)
             )
-        if self.origin == "git":
+        if self.origin == "git" and not self.committed:  # one this sync committed (normalised) is not
             extra.append("already in git")
         if self.note:
             extra.append(self.note)
