@@ -8,6 +8,7 @@ import pytest
 from conftest import git, run_cli
 
 from remnic.config import settings_for
+from remnic.errors import ValidationError
 from remnic.observe.entities import mentions, parse_page, render_page
 from remnic.service.memory import Memory
 
@@ -58,10 +59,17 @@ Keep this paragraph.
         ("I had lunch with my friend Maria on Monday.", {("person", "Maria")}),
         ("We cut releases every Tuesday.", set()),
         ("Management decided to update the project plan and the billing service.", set()),
+        ("The CEO said QA approved it, and CI went green after HR asked the CTO.", set()),
+        ("Our PM decided with the API team; CEO Priya approved.", {("person", "Priya")}),
     ],
 )
 def test_rules_find_people_projects_tools_and_places(text: str, expected: set) -> None:
     assert {(m.type, m.name) for m in mentions({}, text)} == expected
+
+
+def test_an_acronym_is_a_person_only_when_a_tag_says_so() -> None:
+    found = mentions({"tags": ["person:QA"]}, "QA approved the release.")
+    assert [(m.type, m.name) for m in found] == [("person", "QA")]
 
 
 def test_rules_read_the_frontmatter_first() -> None:
@@ -194,3 +202,29 @@ def test_pages_follow_their_namespace(tmp_path: Path) -> None:
         assert memory.entities(namespace="default")[1] == 0
     finally:
         memory.close()
+
+
+def test_a_forgotten_page_stays_forgotten_across_rebuilds(memory: Memory) -> None:
+    _seed(memory)
+    memory.refresh_entities()
+    memory.forget("person-priya-raman", "not a person I track")
+    page = memory.root / "entities" / "person-priya-raman.md"
+    memory.store("Priya Raman said the pager rota changes in June")  # the memories change: a rebuild follows
+    memory.refresh_entities(force=True)
+    assert "status: forgotten" in page.read_text() and "forgottenAt:" in page.read_text()
+    assert "Priya Raman" not in {r["name"] for r in memory.entities()[0]}
+    with pytest.raises(Exception) as exc:
+        memory.entity("Priya Raman")
+    assert "no entity named" in str(exc.value)
+    assert run_cli("entities", "show", "Priya Raman", "--memory-dir", str(memory.root)).code == 1
+
+
+def test_a_first_name_shared_by_two_people_is_ambiguous(memory: Memory) -> None:
+    memory.store("Ana Silva approved the budget.")
+    memory.store("Ana Costa approved the hiring plan.")
+    with pytest.raises(ValidationError) as exc:
+        memory.entity("Ana")
+    assert "Ana Costa" in str(exc.value) and "Ana Silva" in str(exc.value)
+    assert memory.entity("Ana Costa")["name"] == "Ana Costa"
+    shown = run_cli("entities", "show", "Ana", "--memory-dir", str(memory.root))
+    assert shown.code == 2 and "Ana Costa" in shown.err and "Ana Silva" in shown.err

@@ -65,6 +65,24 @@ def test_citations_match_paths_and_raise_reinforcement(memory: Memory) -> None:
     assert memory.observe_citations([{"path": "missing.md"}])["matched"] == 0
 
 
+def test_feedback_and_citations_refuse_retired_memories_and_entity_pages(memory: Memory) -> None:
+    gone = memory.store("The staging box is called kestrel").record
+    memory.forget(gone.id, "renamed")
+    memory.store("Priya Raman approved the Postgres 16 upgrade.")
+    memory.refresh_entities()
+    page = memory.get("person-priya-raman")
+    head = memory.head()
+    with pytest.raises(ValidationError, match=f"{gone.id} is forgotten"):
+        memory.feedback(gone.id, "up")
+    with pytest.raises(ValidationError, match="person-priya-raman is an entity page, not a recall result"):
+        memory.feedback(page.id, "up")
+    for cited in (gone.path, page.path):
+        with pytest.raises(ValidationError):
+            memory.observe_citations([{"path": cited, "lineStart": 1, "lineEnd": 2}])
+    assert memory.head() == head and "accessCount" not in memory.get(gone.id).frontmatter
+    assert not (memory.root / "state" / "feedback.jsonl").exists()
+
+
 def test_an_upvoted_memory_carries_a_reinforcement_boost_in_the_xray(memory: Memory) -> None:
     first = memory.store("Deploys happen on Tuesdays after standup").id
     memory.store("Deploys happen on Thursdays in the hotfix window")

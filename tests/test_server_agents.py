@@ -135,6 +135,18 @@ def test_entities_list_and_get_over_http_and_mcp(env: Env) -> None:
     assert env.call("GET", "/engram/v1/entities?type=dragon").status == 400
 
 
+def test_entities_over_http_hide_forgotten_pages_and_refuse_an_ambiguous_first_name(env: Env) -> None:
+    for content in ("Ana Silva approved the budget.", "Ana Costa approved the plan.", "Priya Raman said yes."):
+        assert env.call("POST", "/engram/v1/memories", {"content": content}).status == 201
+    assert env.call("GET", "/engram/v1/entities/Priya%20Raman").status == 200
+    env.memory.forget("person-priya-raman", "not tracked")
+    names = [e["name"] for e in env.call("GET", "/engram/v1/entities").json()["entities"]]
+    assert names == ["Ana Costa", "Ana Silva"]
+    assert env.call("GET", "/engram/v1/entities/Priya%20Raman").status == 404
+    ambiguous = env.call("GET", "/engram/v1/entities/Ana")
+    assert ambiguous.status == 400 and "Ana Costa" in ambiguous.raw.decode() and "Ana Silva" in ambiguous.raw.decode()
+
+
 # --- feedback and citations ---
 
 
@@ -167,6 +179,25 @@ def test_feedback_and_citations_over_http_and_mcp(env: Env) -> None:
     assert env.call("POST", "/v1/citations/observed", {"citations": "nope"}).status == 400
     assert env.call("POST", f"/engram/v1/memories/{memory_id}/feedback", {}).status == 400
     assert env.call("POST", "/engram/v1/memories/mem_nope/feedback", {"vote": "up"}).status == 404
+
+
+def test_feedback_over_http_refuses_a_conflicting_id_and_retired_memories(env: Env) -> None:
+    kept = env.call("POST", "/engram/v1/memories", {"content": "We deploy on Tuesdays"}).json()["memoryId"]
+    gone = env.call("POST", "/engram/v1/memories", {"content": "The staging box is kestrel"}).json()
+    env.memory.forget(gone["memoryId"], "renamed")
+    head = env.memory.head()
+    r = env.call("POST", f"/engram/v1/memories/{kept}/feedback", {"memoryId": gone["memoryId"], "vote": "up"})
+    assert r.status == 400 and kept in r.raw.decode() and gone["memoryId"] in r.raw.decode()
+    r = env.call("POST", f"/engram/v1/memories/{gone['memoryId']}/feedback", {"vote": "up"})
+    assert r.status == 400 and "is forgotten" in r.raw.decode()
+    result = tool(env, "remnic_memory_feedback", {"memoryId": gone["memoryId"], "vote": "up"})
+    assert result.is_error and "is forgotten" in text(result)
+    cited = {"citations": {"entries": [{"path": gone["path"], "lineStart": 1, "lineEnd": 2}]}}
+    r = env.call("POST", "/v1/citations/observed", cited)
+    assert r.status == 400 and "is forgotten" in r.raw.decode()
+    assert env.memory.head() == head and "accessCount" not in env.memory.get(kept).frontmatter
+    same = env.call("POST", f"/engram/v1/memories/{kept}/feedback", {"memoryId": kept, "vote": "up"})
+    assert same.status == 200, same.raw
 
 
 # --- suggestions, profile, day summary, coding context ---
@@ -234,6 +265,17 @@ def test_profile_and_day_summary_over_http_and_mcp(env: Env) -> None:
     assert digest["total"] == 2 and digest["counts"] == {"preference": 1, "rule": 1} and digest["llm"] is False
     assert env.call("GET", f"/engram/v1/day-summary?date={day}").json() == digest
     assert env.call("POST", "/engram/v1/day-summary", {"date": "May 5"}).status == 400
+
+
+def test_day_summary_over_http_shows_only_active_memories_in_the_default_namespace(env: Env) -> None:
+    kept = env.call("POST", "/engram/v1/memories", {"content": "We deploy from main", "category": "decision"}).json()
+    gone = env.call("POST", "/engram/v1/memories", {"content": "The staging box is kestrel"}).json()
+    env.memory.forget(gone["memoryId"], "renamed")
+    day = env.memory.get(kept["memoryId"]).frontmatter["created"][:10]
+    digest = env.call("GET", f"/engram/v1/day-summary?date={day}").json()
+    assert [m["id"] for s in digest["sections"] for m in s["memories"]] == [kept["memoryId"]]
+    assert [(c["id"], c["status"]) for c in digest["changed"]] == [(gone["memoryId"], "forgotten")]
+    assert digest["namespace"] == "default"
 
 
 def test_coding_context_tags_writes_and_boosts_recall(env: Env) -> None:

@@ -296,6 +296,11 @@ class Handler(BaseHTTPRequestHandler):
         body = self._json_body()
         if not isinstance(body, dict):
             raise InvalidJsonObject(f"request body must be a JSON object, got {type(body).__name__}")
+        for key, value in path_args.items():  # the URL names the target: a body naming another is a mistake
+            if key in body and body[key] != value:
+                raise ValidationError.single(
+                    key, f"the body says {str(body[key])[:140]!r} but the URL says {value!r}; give one of them"
+                )
         return self.server.api.call(op, principal, {**body, **path_args}, surface="http")
 
     def _check_host(self) -> None:

@@ -106,6 +106,8 @@ def refresh(mem: Memory, *, force: bool = False, source: str = "api") -> dict[st
             current = pages.get(path)
             if current is not None and current.frontmatter.get("source") != SOURCE:
                 continue  # a person's (or the original Remnic's) page: read, never rewritten
+            if current is not None and current.status != "active":
+                continue  # a person forgot or archived it: that stands, a rebuild must not revive it
             text = _page_text(mem, entity, current, now)
             if text is None:
                 continue
@@ -115,7 +117,12 @@ def refresh(mem: Memory, *, force: bool = False, source: str = "api") -> dict[st
             tx.put(path, text, checked.record)
             written.append(path)
         for path, record in pages.items():
-            if path not in wanted and record.frontmatter.get("source") == SOURCE and _unedited(record):
+            if (
+                path not in wanted
+                and record.frontmatter.get("source") == SOURCE
+                and record.status == "active"  # a forgotten page stays, so the entity is not revived later
+                and _unedited(record)
+            ):
                 tx.remove(path)
                 removed.append(path)
         outcome = None
@@ -190,7 +197,8 @@ def _pages(mem: Memory, namespace: str | None) -> list[tuple[MemoryRecord, Entit
     refresh(mem)
     out = []
     for record in mem.files.scan().records:
-        if is_page(record) and (namespace is None or record.namespace == namespace):
+        # A forgotten or archived page is history, not a current entity: not listed, not shown.
+        if is_page(record) and record.status == "active" and (namespace is None or record.namespace == namespace):
             page = parse_page(record.content, updated=str(record.frontmatter.get("updated") or ""))
             if not page.name:
                 page.name = record.path.rsplit("/", 1)[-1].removesuffix(".md")
@@ -245,7 +253,8 @@ def list_entities(
 def get_entity(mem: Memory, name: str, *, namespace: str | None = None) -> dict[str, Any]:
     """One entity page as the original's EntityFile JSON (plus id, path, namespace, created and the
     memories it cites), found by id (``person-priya-raman``), name, alias or first name,
-    case-insensitively (the closest match first)."""
+    case-insensitively (the closest match first). A first name that starts more than one full name
+    is a :class:`ValidationError` naming them. Forgotten and archived pages are not found."""
     if not isinstance(name, str) or not name.strip():
         raise ValidationError.single("name", "must be a non-empty string")
     wanted = name.strip().lower()
@@ -274,6 +283,11 @@ def get_entity(mem: Memory, name: str, *, namespace: str | None = None) -> dict[
     )
     if not found:
         raise NotFoundError(f"no entity named {name[:100]!r}" + (f" in namespace {namespace}" if namespace else ""))
+    best = [x for x in found if x[0] == found[0][0]]
+    if found[0][0] == 4 and len({x[3].path for x in best}) > 1:
+        # A first name is a person only when it starts exactly one known full name (as the build rules).
+        names = ", ".join(sorted({x[4].name for x in best}))
+        raise ValidationError.single("name", f"{name.strip()[:100]!r} is ambiguous: it could be {names}")
     record, page = found[0][3], found[0][4]
     return {
         **page.to_dict(),

@@ -1,7 +1,8 @@
 """Feedback and citations: what agents tell remnic about the memories they used.
 
 ``memory_feedback`` (a vote on one memory) and ``POST /v1/citations/observed`` (the
-memories an answer cited) raise usage counters in the memories' frontmatter:
+memories an answer cited) raise usage counters in the frontmatter of active memories (a
+forgotten, superseded, archived or unvetted memory, or an entity page, is refused):
 
 - ``accessCount`` +1 and ``lastRecalledAt`` = now, for every vote and every citation;
 - ``reinforcement_count`` +1 for an up vote and for a citation (the memory was confirmed
@@ -29,6 +30,7 @@ from remnic.memfile.normalize import render
 from remnic.memfile.validate import check_bytes
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
+from .entities import is_page
 from .writes import UNGROUPED, check_writable, result_of
 
 if TYPE_CHECKING:
@@ -56,10 +58,27 @@ def raised(fm: Mapping[str, Any], *, vote: str | None, reinforce: bool, now: str
     return changes
 
 
+def _check_usable(record: MemoryRecord, status: str, field: str) -> None:
+    """Only an active memory a recall can return may be reinforced: a retired or unvetted one must not
+    climb back up the ranking, and an entity page is compiled from the memories, not one of them."""
+    if is_page(record):
+        raise ValidationError.single(field, f"{record.id} is an entity page, not a recall result")
+    if status != "active":
+        raise ValidationError.single(field, f"{record.id} is {status}; only an active memory takes feedback")
+
+
 def _raise_counters(
-    mem: Memory, memory_ids: Sequence[str], *, vote: str | None, reinforce: bool, operation: str, source: str
+    mem: Memory,
+    memory_ids: Sequence[str],
+    *,
+    vote: str | None,
+    reinforce: bool,
+    operation: str,
+    source: str,
+    field: str = "memoryId",
 ) -> WriteResult:
-    """One commit raising the counters of every memory named (each read under the lock)."""
+    """One commit raising the counters of every memory named (each read and checked under the lock;
+    one that is not an active memory refuses the whole write)."""
 
     def run(tx: Transaction) -> PlanOutcome:
         check_writable(mem)
@@ -72,6 +91,7 @@ def _raise_counters(
             checked = check_bytes(disk, path, mem.settings.store)
             if checked.problems or checked.record is None:
                 raise MemoryFormatError(path, checked.problems)
+            _check_usable(record, checked.record.status, field)
             changes = raised(checked.record.frontmatter, vote=vote, reinforce=reinforce, now=now)
             text, meta = render(checked, changes)
             committed = mem.ledger.committed_bytes(path)
@@ -192,7 +212,9 @@ def citations(
     commit = None
     if ids:
         try:
-            result = _raise_counters(mem, ids, vote=None, reinforce=True, operation="citation", source=source)
+            result = _raise_counters(
+                mem, ids, vote=None, reinforce=True, operation="citation", source=source, field="citations"
+            )
             commit = result.commit
         except NotFoundError:
             ids = []

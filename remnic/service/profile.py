@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -125,6 +125,11 @@ def profile(mem: Memory, *, namespace: str | None = None) -> dict[str, Any]:
     return out
 
 
+_DIGEST_STATUSES = {"active", "forgotten", "superseded", "archived"}
+"""What the day's digest may show: active memories, and retired ones as status changes."""
+_CHANGED_KEYS = ("updated", "created", "forgottenAt", "supersededAt", "archivedAt")
+"""A memory changed on a day if any of these falls in it (a forget leaves ``updated`` alone)."""
+
 PIN_ORDER = {"rule": 0, "principle": 1, "preference": 2}
 
 
@@ -169,19 +174,27 @@ def day_summary(
         except ValueError:
             raise ValidationError.single("date", f"{day!r} is not a date like 2026-05-14") from None
     start = datetime(when.year, when.month, when.day, tzinfo=zone).timestamp()
-    end = start + 86_400.0
+    # The next local midnight, not start + 24 h: DST days are 23 or 25 hours long.
+    after = when + timedelta(days=1)
+    end = datetime(after.year, after.month, after.day, tzinfo=zone).timestamp()
+    ns = namespace or mem.settings.namespaces.default
 
     def on_day(value: Any) -> bool:
         t = parse_time(value)
         return t is not None and start <= t < end
 
+    # The digest is agent context: only active memories read as new. Forgotten, superseded and
+    # archived ones show as status changes; unvetted ones (quarantined, pending review, rejected)
+    # never show, their text may be an injection.
     created, changed = [], []
-    for record in mem.list(namespace=namespace):
+    for record in mem.list(namespace=ns):
         if record.category == "entity" and record.content.startswith("# "):
             continue  # entity pages are compiled from the memories listed here
-        if on_day(record.frontmatter.get("created")):
+        if record.status not in _DIGEST_STATUSES:
+            continue
+        if record.status == "active" and on_day(record.frontmatter.get("created")):
             created.append(record)
-        elif on_day(record.frontmatter.get("updated")):
+        elif any(on_day(record.frontmatter.get(k)) for k in _CHANGED_KEYS):
             changed.append(record)
     groups: dict[str, list[MemoryRecord]] = {}
     for record in sorted(created, key=lambda r: (str(r.created), r.id)):
@@ -205,7 +218,7 @@ def day_summary(
     return {
         "date": label,
         "timeZone": time_zone or "UTC",
-        "namespace": namespace,
+        "namespace": ns,
         "total": len(created),
         "changedCount": len(changed),
         "counts": {c: len(groups[c]) for c in order},

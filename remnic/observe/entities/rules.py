@@ -17,7 +17,8 @@ From the text, only where a cue makes the type plain (precision over recall):
   or before *service*; any name before *repo*, *repository*, *codebase* (``the webapp repo``);
 - **people**: a capitalised name before a verb people do (*prefers*, *said*, *leads*,
   *approved* …), a possessive of a relation (*Ana's manager*), or after *my friend/manager/
-  wife …*, *with*, *asked*, *told*, *thanks*.
+  wife …*, *with*, *asked*, *told*, *thanks*. All-capital words of two to four letters (*CEO*,
+  *QA*, *API*) are roles or acronyms, not people (a ``person:`` tag still makes one).
 
 Words that are never names (days, months, pronouns, sentence openers) are refused. Once a
 name is known from one memory, every other memory that spells it out names it too
@@ -69,6 +70,8 @@ _NEVER_NAMES = _words(
 _NAME = r"(?:[A-Z][a-z]+|[A-Z]{2,}[a-z]*)"
 _FULL_NAME = rf"({_NAME}(?:\s+{_NAME})?)"
 _CODE_NAME = r"([A-Za-z0-9][\w.+#-]*[\w+#])"
+_ACRONYM = re.compile(r"^[A-Z]{2,4}$")
+"""CI, QA, CEO, CTO, HR, API: roles and acronyms, never a person by the text rules (a ``person:`` tag can say so)."""
 _PERSON_VERBS = (
     "prefers|preferred|likes|liked|loves|loved|hates|hated|wants|wanted|needs|needed|said|says|told|asked|"
     "thinks|thought|owns|owned|leads|led|manages|managed|approved|reviewed|joined|left|works|worked|lives|lived|"
@@ -203,7 +206,9 @@ def text_mentions(text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
             add("project", name)
     for rx in PERSON_RES:
         for m in rx.finditer(text):
-            add("person", m.group(1))
+            name = " ".join(w for w in m.group(1).split() if not _ACRONYM.match(w))
+            if name:
+                add("person", name)
     return out
 
 
