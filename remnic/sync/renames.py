@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from remnic.errors import MemoryFormatError, RemnicError
-from remnic.memfile.model import content_hash, parse_file
+from remnic.memfile.model import MemoryRecord, content_hash, parse_file
 from remnic.memfile.normalize import Checked
 from remnic.memfile.paths import MemoryPaths
 from remnic.repo.ledger import Ledger
@@ -25,30 +25,25 @@ class OldFile:
 def old_info(ledger: Ledger, path: str, pending: dict[str, Any] | None, refs: Iterable[str | None]) -> OldFile:
     if pending and pending.get("id"):
         return OldFile(pending.get("id"), pending.get("hash"), bool(pending.get("explicitId")))
+    record = next(_committed_versions(ledger, path, refs), None)
+    return OldFile(record.id, content_hash(record.content), record.has_id) if record else OldFile(None, None)
+
+
+def _committed_versions(ledger: Ledger, path: str, refs: Iterable[str | None]) -> Iterator[MemoryRecord]:
+    """The readable versions of ``path`` at each of ``refs``, in order."""
     for ref in refs:
         if not ref:
             continue
         try:
-            record = parse_file(ledger.show(ref, path), path)
+            yield parse_file(ledger.show(ref, path), path)
         except (RemnicError, MemoryFormatError):
             continue
-        return OldFile(record.id, content_hash(record.content), record.has_id)
-    return OldFile(None, None)
 
 
 def committed_id(ledger: Ledger, path: str, refs: Iterable[str | None]) -> str | None:
     """The id the committed version at ``path`` names itself (the first of ``refs`` whose version has a
     valid one): a file whose ``id:`` line was deleted by hand keeps it."""
-    for ref in refs:
-        if not ref:
-            continue
-        try:
-            record = parse_file(ledger.show(ref, path), path)
-        except (RemnicError, MemoryFormatError):
-            continue
-        if record.has_id:
-            return record.id
-    return None
+    return next((r.id for r in _committed_versions(ledger, path, refs) if r.has_id), None)
 
 
 def pair_renames(
