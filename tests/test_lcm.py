@@ -9,12 +9,12 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import git, run_cli
+from test_server_agents import tool as _tool
 from test_server_http import Env, make_env
-from test_server_mcp import http_client, run, text
+from test_server_mcp import text
 
 from remnic.config import settings_for
 from remnic.errors import NotFoundError
@@ -30,16 +30,6 @@ CHAT = [
 def server_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
     """A real HTTP + MCP server on 127.0.0.1 over a fresh repository."""
     yield from make_env(tmp_path, monkeypatch)
-
-
-def _tool(env: Env, name: str, arguments: dict[str, Any]) -> Any:
-    """One MCP tool call over streamable HTTP, as alice."""
-
-    async def go() -> Any:
-        async with http_client(env, env.alice) as client:
-            return await client.call_tool(name, arguments)
-
-    return run(go)
 
 
 def test_observed_turns_are_numbered_per_session_and_searchable(memory: Memory) -> None:

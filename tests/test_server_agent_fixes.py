@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import run_remnic
+from test_server_agents import tool
 from test_server_http import Env, make_env
 from test_server_mcp import http_client, run, text
 
@@ -20,14 +21,6 @@ from remnic.service.memory import Memory
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
     yield from make_env(tmp_path, monkeypatch)
-
-
-def tool(env: Env, name: str, arguments: dict[str, Any]) -> Any:
-    async def go() -> Any:
-        async with http_client(env, env.alice) as client:
-            return await client.call_tool(name, arguments)
-
-    return run(go)
 
 
 def tools_listed(env: Env) -> dict[str, Any]:

@@ -10,36 +10,22 @@ import os
 import shutil
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import git
 from test_adopt_first import long_note
-from test_sync_watch import Running, porcelain, subjects, wait_until
+from test_sync_watch import Running, porcelain, subjects, wait_until, watch  # noqa: F401 - the fixture
 
 from remnic.config import settings_for
 from remnic.service.memory import Memory
 
 
 @pytest.fixture
-def watch(memory: Memory) -> Iterator[Callable[..., Running]]:
-    started: list[Running] = []
-
-    def start(**kwargs: Any) -> Running:
-        kwargs.setdefault("debounce_ms", 100)
-        kwargs.setdefault("rescan_interval_s", 600)  # a missed event must not be rescued by the rescan
-        running = Running(memory, **kwargs)
-        running.thread.start()
-        wait_until(lambda: running.of("ready"), what="the watcher to be ready")
-        started.append(running)
-        return running
-
-    yield start
-    for running in started:
-        running.stop()
-        assert not running.thread.is_alive()
+def quiet_watch(watch: Callable[..., Running]) -> Callable[..., Running]:  # noqa: F811 - the imported fixture
+    """test_sync_watch's watcher with a rescan too slow to rescue a missed event."""
+    return lambda **kwargs: watch(**{"rescan_interval_s": 600, **kwargs})
 
 
 def cached_vectors(root: Path) -> int:
@@ -62,7 +48,7 @@ def pending_paths(memory: Memory) -> set[str]:
 
 
 def test_a_save_waits_for_one_slice_of_a_long_notes_vectors_not_all_of_them(
-    memory: Memory, watch: Callable[..., Running], monkeypatch: pytest.MonkeyPatch
+    memory: Memory, quiet_watch: Callable[..., Running], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The watcher embeds a long note's texts a slice at a time: a save made meanwhile is committed
     before the note's vectors are done, they are finished after it, and a stop is prompt."""
@@ -70,7 +56,7 @@ def test_a_save_waits_for_one_slice_of_a_long_notes_vectors_not_all_of_them(
 
     monkeypatch.setattr(watch_module, "_IDLE_BATCH", 2)
     root = memory.root
-    running = watch(settings=settings_for(root, sync={"defer_embeddings_above": 0}))
+    running = quiet_watch(settings=settings_for(root, sync={"defer_embeddings_above": 0}))
     before = cached_vectors(root)
     (root / "facts/long.md").write_text(long_note(16_000, "The lighthouse keeper repaints the crimson door."))
     wait_until(lambda: "remnic sync: add facts/long.md" in subjects(root), what="the long note's commit")
@@ -93,10 +79,10 @@ def test_a_save_waits_for_one_slice_of_a_long_notes_vectors_not_all_of_them(
 
 
 def test_a_folder_deleted_or_moved_away_and_made_again_is_watched_again(
-    memory: Memory, watch: Callable[..., Running], tmp_path: Path
+    memory: Memory, quiet_watch: Callable[..., Running], tmp_path: Path
 ) -> None:
     root = memory.root
-    running = watch()
+    running = quiet_watch()
     shutil.rmtree(root / "skills")
     time.sleep(0.3)  # the deletion's events arrive before the folder is back
     (root / "skills").mkdir()
@@ -130,12 +116,12 @@ def test_a_folder_deleted_or_moved_away_and_made_again_is_watched_again(
 
 
 def test_a_stop_survives_the_observers_own_errors_and_still_syncs_what_is_pending(
-    memory: Memory, watch: Callable[..., Running], tmp_path: Path
+    memory: Memory, quiet_watch: Callable[..., Running], tmp_path: Path
 ) -> None:
     """A folder moved in, out, made again and deleted leaves watchdog's inotify bookkeeping with a
     stale path (its stop raises KeyError): the watcher logs it, syncs the last edit and stops."""
     root = memory.root
-    running = watch()
+    running = quiet_watch()
     outside = tmp_path / "d3"
     (outside / "sub").mkdir(parents=True)
     (outside / "sub/t.md").write_text("moved-in note\n")
@@ -157,7 +143,7 @@ def test_a_stop_survives_the_observers_own_errors_and_still_syncs_what_is_pendin
 
 
 def test_a_commit_is_reported_when_the_index_lock_is_held_and_the_index_catches_up(
-    memory: Memory, watch: Callable[..., Running]
+    memory: Memory, quiet_watch: Callable[..., Running]
 ) -> None:
     """Another process holds the index lock (a rebuild): the watcher's commit is still reported, the
     message names the index lock and its holder, and the index catches up once the lock is free."""
@@ -184,7 +170,7 @@ def test_a_commit_is_reported_when_the_index_lock_is_held_and_the_index_catches_
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-        running = watch(settings=settings_for(root, store={"lock_timeout_s": 0.5}))
+        running = quiet_watch(settings=settings_for(root, store={"lock_timeout_s": 0.5}))
         (root / "facts/a.md").write_text("An edit saved while the index is being rebuilt elsewhere.\n")
         change = wait_until(lambda: [e for e in running.of("change") if e["path"] == "facts/a.md"], what="the change")
         assert change[0]["commit"] and subjects(root)[0] == "remnic sync: add facts/a.md"
