@@ -411,3 +411,17 @@ def test_configuration_doc_is_current() -> None:
 
     doc = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
     assert doc.read_text(encoding="utf-8") == settings_markdown(), "run `make docs` and review the diff"
+
+
+def test_an_optional_positional_may_follow_options() -> None:
+    """argparse alone leaves `DIR` over in `space clone URL --name N DIR` ("unrecognized arguments")."""
+    parser = build_parser()
+    clone = parser.parse_command_line(["space", "clone", "/src", "--name", "team", "/dst"])
+    assert (clone.url, clone.name, clone.dir) == ("/src", "team", "/dst")
+    diff = parser.parse_command_line(["versions", "diff", "ID", "--json", "OLD", "NEW"])
+    assert (diff.target, diff.old, diff.new, diff.json) == ("ID", "OLD", "NEW", True)
+    with pytest.raises(SystemExit) as exited:
+        parser.parse_command_line(["space", "clone", "/src", "--name", "team", "/dst", "/more"])
+    assert exited.value.code == 2
+    with pytest.raises(SystemExit):
+        parser.parse_command_line(["space", "clone", "/src", "--name", "team", "--bogus"])

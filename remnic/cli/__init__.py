@@ -11,7 +11,10 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._common import Parser
 
 DESCRIPTION = """\
 remnic: git-backed, file-native memory for AI agents and the people who work with them.
@@ -53,7 +56,7 @@ def _modules() -> list[Any]:
     return [memories, portable, versions, config, recall, observe, sync, serve, hooks, lcm, entities, connectors, space]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> Parser:
     from ._common import Formatter, Parser, common_parent
 
     parser = Parser(
@@ -95,13 +98,13 @@ def _merge_driver(args: list[str]) -> int:
         return 1
 
 
-def run(argv: list[str], parser: argparse.ArgumentParser | None = None) -> int:
+def run(argv: list[str], parser: Parser | None = None) -> int:
     """One command, in this process (``parser``: one built before, as a server keeps)."""
     from ._common import Parser
 
     Parser.json_errors = "--json" in argv
     parser = parser or build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_command_line(argv)
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2

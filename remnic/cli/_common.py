@@ -35,6 +35,26 @@ class Parser(argparse.ArgumentParser):
             raise SystemExit(2)
         super().error(message)
 
+    def parse_command_line(self, argv: list[str]) -> argparse.Namespace:
+        """`parse_args`, but a trailing optional positional may come after options (`clone URL --name N DIR`).
+
+        argparse settles a ``nargs="?"`` positional when it meets the one before it, so a value written
+        after an option is left over as "unrecognized"; it goes to the first such positional still unset."""
+        args, extras = self.parse_known_args(argv)
+        if not extras:
+            return args
+        command = getattr(args, "command_parser", None)
+        open_slots = [
+            action
+            for action in (command._actions if command is not None else [])
+            if not action.option_strings and action.nargs == "?" and getattr(args, action.dest, None) == action.default
+        ]
+        if any(extra.startswith("-") for extra in extras) or len(extras) > len(open_slots):
+            self.error("unrecognized arguments: " + " ".join(extras))
+        for action, value in zip(open_slots, extras, strict=False):
+            setattr(args, action.dest, value)
+        return args
+
 
 def common_parent() -> argparse.ArgumentParser:
     """Flags every command takes; SUPPRESS defaults so `remnic --json cmd` and `remnic cmd --json` both work."""

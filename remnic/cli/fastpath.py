@@ -324,7 +324,7 @@ class CliServer:
 
         with self._parsing:  # argparse reports through a class flag: one parse at a time
             Parser.json_errors = "--json" in argv
-            args = self.parser.parse_args(argv)
+            args = self.parser.parse_command_line(argv)
         return self.execute(args)
 
     def handle(self, request: Any) -> dict[str, Any]:
