@@ -271,6 +271,18 @@ def test_get_of_a_malformed_file_says_what_is_wrong(memory: Memory) -> None:
     assert result.code == 1 and rec.path in result.err and "invalid YAML" in result.err
 
 
+def test_a_malformed_uncommitted_edit_is_not_a_clean_working_tree(memory: Memory) -> None:
+    rec = memory.store("Staging db is db1", category="fact").record
+    path = memory.root / rec.path
+    path.write_text(path.read_text().replace("status: active", "status: [bogus"))
+    status = memory.status()
+    assert status["uncommitted"] == [] and status["uncommittedHeld"] == [rec.path]
+    tree = {c["name"]: c for c in memory.doctor()}["working-tree"]
+    assert tree["status"] == "warn" and "until fixed" in tree["detail"] and tree["problems"] == [rec.path]
+    text = run_cli("status", "--memory-dir", str(memory.root))
+    assert "uncommitted changes: 0 (and 1 that sync leaves until fixed" in text.out
+
+
 def test_init_on_a_file_and_list_with_a_bad_namespace_are_usage_errors(tmp_path: Path, memory: Memory) -> None:
     target = tmp_path / "a-file"
     target.write_text("x")

@@ -482,7 +482,11 @@ def cmd_status(args: argparse.Namespace) -> int:
                 reasons[s["reason"]] = reasons.get(s["reason"], 0) + 1
             lines.append(f"not memories (left alone): {len(status['skipped'])}")
             lines += [f"  {n} {reason}" for reason, n in sorted(reasons.items())]
-        lines.append(f"uncommitted changes: {len(status['uncommitted'])}")
+        held = status.get("uncommittedHeld") or []
+        lines.append(
+            f"uncommitted changes: {len(status['uncommitted'])}"
+            + (f" (and {len(held)} that sync leaves until fixed: malformed, or no text)" if held else "")
+        )
         index = status["index"]
         state = index.get("state")
         if state == "behind":

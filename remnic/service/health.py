@@ -33,12 +33,17 @@ def check_files(files: MemoryStore, store: StoreSettings) -> tuple[list[MemoryRe
 def _uncommitted_memories(ledger: Ledger, files: MemoryStore, scan: ScanResult | None = None) -> list[str]:
     """Memory files with uncommitted changes that `remnic sync run` would commit (not the malformed or
     empty ones it leaves as they are; other files are the user's)."""
+    return _working_tree(ledger, files, scan)[0]
+
+
+def _working_tree(ledger: Ledger, files: MemoryStore, scan: ScanResult | None) -> tuple[list[str], list[str]]:
+    """(changed memory files sync would commit, changed ones it holds back: malformed or with no text)."""
     held = {e.path for e in scan.problems} | set(scan.empty) if scan is not None else set()
     changed = {q for _, p, orig in ledger.status_porcelain() for q in (p, orig) if q and files.paths.is_memory(q)}
     # A path git's own index lags on (index.lock was held) shows as changed, yet the file is what HEAD
     # records: the writes check reports it, and there is nothing for sync to commit.
     in_step = {p for p in ledger.index_repair_pending() if p in changed and _same_as_head(ledger, files, p)}
-    return sorted(changed - held - in_step)
+    return sorted(changed - held - in_step), sorted((changed & held) - in_step)
 
 
 def _same_as_head(ledger: Ledger, files: MemoryStore, path: str) -> bool:
@@ -152,7 +157,7 @@ def status(
     for r in records:
         for key, value in (("category", r.category), ("status", r.status), ("namespace", r.namespace)):
             counts[key][value] = counts[key].get(value, 0) + 1
-    uncommitted = _uncommitted_memories(ledger, files, scan)
+    uncommitted, held = _working_tree(ledger, files, scan)
     # Only an index reflecting HEAD must agree with the files (one behind catches up at the next recall).
     mismatch = (
         index_mismatch([r.path for r in records], indexed, uncommitted, scan.empty)
@@ -167,6 +172,7 @@ def status(
         "empty": sorted(scan.empty),
         "skipped": skipped_files(files),
         "uncommitted": uncommitted,
+        "uncommittedHeld": held,
         "counts": counts,
         "index": {**index_health, "mismatch": mismatch} if mismatch else index_health,
     }
@@ -238,11 +244,15 @@ def checks(
     out.append(_duplicate_ids_check(records))
     out.append(_skipped_check(skipped_files(files)))
     out.append(_foreign_check(records))
-    pending = _uncommitted_memories(ledger, files, scan)
+    pending, held = _working_tree(ledger, files, scan)
+    tree = [f"{len(pending)} uncommitted change(s) (run `remnic sync run`)"] if pending else []
+    if held:
+        tree.append(f"{len(held)} uncommitted change(s) sync leaves until fixed (malformed, or no text)")
     add(
         "working-tree",
-        "ok" if not pending else "warn",
-        "clean" if not pending else f"{len(pending)} uncommitted change(s) (run `remnic sync run`)",
+        "warn" if tree else "ok",
+        "; ".join(tree) or "clean",
+        **({"problems": [*pending, *held]} if tree else {}),
     )
     state = index_health.get("state", "unknown")
     detail = f": {index_health['detail']}" if index_health.get("detail") else ""
