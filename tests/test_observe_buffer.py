@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from remnic.config import ObserveSettings
+from remnic.errors import ValidationError
 from remnic.index.embed import get_embedder
 from remnic.observe.buffer import BufferedTurn, SessionBuffer, flush_id_for
 from remnic.observe.records import Turn
@@ -154,7 +155,7 @@ def test_events_and_turn_count_flush_everything() -> None:
     decision = decide_flush(buffered(["a", "b", "c"]), settings)
     assert decision.reason == "turn-count" and decision.upto_seq is None
     assert not decide_flush([], settings, event="explicit").flush
-    with pytest.raises(ValueError, match="valid: explicit, session-end, compaction, reset"):
+    with pytest.raises(ValidationError, match="valid options: explicit, session-end, compaction, reset"):
         decide_flush(buffered(["a"]), settings, event="bedtime")
 
 

@@ -133,7 +133,7 @@ def test_general_remarks_about_us_are_not_facts() -> None:
     assert facts("I feel the same way! Yeah, I love to.") == []  # nothing but function words
     reply = Turn("user", "I love it!", 1, speaker="Ana")
     assert [c.fact.content for c in extract_turn(reply, ObserveSettings(), question="How's Lisbon?")] == [
-        'asked "How\'s Lisbon?": Ana loves it.'
+        'Asked "How\'s Lisbon?": Ana loves it.'
     ]
 
 

@@ -175,6 +175,8 @@ class ObserveSettings:
     """A reply's first statement carries the question it answers (`Ana, asked "Where is it?": It's on Rua Augusta.`) when it cannot stand without it — a bare answer, a pronoun naming nothing — or has at most this many words. Chosen by leave-one-conversation-out cross-validation on LoCoMo."""
     continuation_min_words: int = 5
     """A statement without a cue that goes on about what the sentence before it (kept as a fact) named — a pronoun subject, "It's dairy-free vanilla with strawberry filling." — joins that fact when it has at least this many content words; -1 = off. Chosen by leave-one-conversation-out cross-validation on LoCoMo."""
+    join_max_sentences: int = 4
+    """A kept sentence joins the fact the sentence before it in the same turn made (same category, or one leaning on the other for its subject) while that fact holds fewer than this many sentences: a long turn stays several facts. 4 leaves 99.6% of LoCoMo's joined facts as they were."""
     listener_remark_max_words: int = 2
     """A sentence about the listener ("you", "your") with at most this many other content words is a remark to them, not a fact ("I'm here for you", "I appreciate your encouragement"); -1 = off. Chosen by leave-one-conversation-out cross-validation on LoCoMo."""
     judge: bool = True

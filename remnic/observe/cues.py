@@ -69,8 +69,21 @@ SHOW_OWN_RE = _rx(r"^(here'?s|here is|here are|check out)\b(?=.*\b(my|our|i|we|m
 LISTENER_RE = _rx(r"\b(you|your|you'?re|you'?ve|you'd|you'?ll|yours|yourself)\b")
 SECOND_PERSON_RE = _rx(r"^(you|your|you'?re|you'?ve|you'd|you'?ll|yours)\b")
 FIRST_PERSON_RE = _rx(r"\b(i|i'?m|i'?ve|i'd|i'll|me|my|mine|myself|we|we're|we'?ve|we'll|our|ours|us|let's)\b")
-# Who one is, said in three words ("I'm a nurse.", "I am an engineer."): short, but not small talk.
-SHORT_IDENTITY_RE = _rx(r"^(i am|i'm|i’m) (a|an) [a-z][a-z-]+[.!]?$")
+# Who one is, said in three words ("I'm a nurse.", "I am an engineer.", "I'm vegetarian.", "I'm
+# Brazilian."): short, but not small talk. A bare adjective only from a list of lasting traits or as a
+# nationality's shape, so a passing state ("I'm tired.", "I'm done.", "I'm back.") is not one.
+IDENTITY_TRAITS = (
+    "vegetarian|vegan|pescatarian|diabetic|celiac|coeliac|epileptic|asthmatic|autistic|dyslexic|deaf|blind"
+    "|colou?r-?blind|left-handed|right-handed|ambidextrous|bilingual|trilingual|multilingual|married|single"
+    "|divorced|widowed|engaged|retired|pregnant|sober|gay|lesbian|bisexual|queer|transgender|trans|non-?binary"
+    "|introverted|extroverted|an introvert|an extrovert|religious|atheist|agnostic|christian|catholic|muslim|jewish"
+    "|hindu|buddhist|lactose[- ]intolerant|gluten[- ]intolerant|allergic to \\w+|self-employed|unemployed"
+    "|freelance|half[- ][A-Za-z]+"
+)
+SHORT_IDENTITY_RE = re.compile(
+    rf"^(?i:i am|i'm|i’m) (?:(?i:a|an) [a-z][a-z-]+|(?i:{IDENTITY_TRAITS})"
+    r"|[A-Z][a-z]+(?:ian|an|ese|ish|i|ch|ic))[.!]?$"
+)
 FIRST_PERSON_SINGULAR_RE = re.compile(r"\b(I|I'm|I've|I'd|I'll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
 FIRST_PERSON_PLURAL_RE = _rx(r"\b(we|we're|we've|we'll|we'd|us|our|ours|ourselves|let's)\b")
 # Encouragement and general remarks about "us" ("We can make a difference together!", "Let's keep going!"):
@@ -94,7 +107,31 @@ TASK_VERBS = (
     "|search|grep|review|compare|describe|design|ping|call|email|send|ask|remind|let me know|split|keep|merge|ship"
     "|deploy|bump|drop|skip|wire|hook up|port|profile|measure|benchmark|document|mock|stub|pin"
 )
-TASK_REQUEST_RE = _rx(rf"^(please\s+)?(let's\s+)?(can you|could you|would you|will you|{TASK_VERBS})\b")
+TASK_REQUEST_RE = _rx(
+    rf"^((not yet|first|then|now|next|just|also|instead)[,\s]+)*(please\s+)?(let's\s+)?"
+    rf"(can you|could you|would you|will you|{TASK_VERBS})\b"
+)
+# A request or question put as a statement ("I'd like you to add retries", "I was wondering if you
+# could …", "What I'm asking is whether …"): about the conversation, not the world.
+ASKING_RE = _rx(
+    r"^(i'?d like you to|i would like you to|i want you to|i need you to|i'?d love (it )?if you|i'?d appreciate (it )?if you"
+    r"|i was wondering (if|whether)|i'?m wondering (if|whether)|i wonder (if|whether)|what i'?m asking|i'?m asking"
+    r"|my question is|the question is|i'?m trying to (figure out|understand|work out)|i'?d like to know|i want to know)\b"
+)
+# The speaker's own debugging status ("I'm getting a 502 from the gateway", "I see the same error on my
+# machine", "I just pasted the error above"): true for minutes.
+DEBUG_STATUS_RE = _rx(
+    r"^i('m|\s+am)?\s+(also\s+|still\s+|now\s+|just\s+|keep\s+)*(get|getting|got|see|seeing|saw|hit|hitting|running into|ran into)\s+"
+    r"(the\s+same\s+|a\s+|an\s+|the\s+|this\s+|that\s+|same\s+|another\s+)?([\w./-]+\s+){0,2}?"
+    r"(\d{3}|error|errors|exception|warning|warnings|crash|failure|timeout|segfault|traceback|stack ?trace|bug|issue|problem)\b"
+    r"|^i\s+(just\s+|also\s+)?(pasted|attached|posted|copied|included|dropped)\b"
+)
+# A hypothetical is no fact: "If I were to use Postgres …", "Suppose I moved to Berlin", "Imagine we used
+# MongoDB instead", "What if …", "Let's say …".
+HYPOTHETICAL_RE = _rx(
+    r"^(if (i|we|you|they|he|she) were\b|if (i|we) (had|did) (to )?\w+|suppose|supposing|imagine (if|that|we|i|you|they|a|an|the|having|being)\b"
+    r"|what if|let'?s say|say (we|i)\b|hypothetically)"
+)
 # A trailing ", so do X" clause is an instruction for now, not part of the fact.
 TRAILING_REQUEST_RE = _rx(rf",\s+(so|and|then)\s+(please\s+)?(just\s+)?({TASK_VERBS})\b.*$")
 
@@ -106,7 +143,11 @@ ASSISTANT_CHATTER_RE = _rx(
     r"|i'?m (now |currently )?(running|checking|looking|reading|searching|updating|adding|fixing|going)"
     r"|running|checking|looking|reading|searching|updating|adding|fixing|done|here'?s|here is|here are|sure"
     r"|great|okay|ok|got it|good|perfect|now|next|all (tests|checks) pass|tests pass|the tests? (pass|fail)"
-    r"|that (should|will) (fix|do)|this (should|will) (fix|do))\b"
+    r"|that (should|will) (fix|do)|this (should|will) (fix|do)"
+    # work narrated without its "I": "Added GET /health in app/routes.py", "Updated the README …"
+    r"|(added|updated|fixed|created|changed|removed|deleted|renamed|moved|refactored|implemented|installed|tested"
+    r"|verified|wrote|rewrote|ran|replaced|bumped|wired|hooked|extracted|split|merged|reverted|switched|cleaned"
+    r"|simplified|adjusted|tweaked|converted|migrated|documented|pinned|dropped))\b"
 )
 
 # --- category cues, in Remnic's priority order ---
@@ -162,7 +203,7 @@ CATEGORY_CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         _rx(
             r"\b(i|we)\s+(really\s+|also\s+|still\s+|much\s+|generally\s+|usually\s+|definitely\s+|absolutely\s+|totally\s+)*"
             r"(prefer|like|love|enjoy|adore|hate|dislike|despise|can'?t stand|cannot stand|don'?t like|do not like"
-            r"|would rather|'?d rather|favou?r)\b"
+            r"|would rather|'?d rather|favou?r)\b|\b(i|we)'d\s+(much\s+)?(rather|prefer)\b"
         ),
     ),
     (
@@ -313,5 +354,5 @@ SUBJECTLESS_RE = _rx(
 TIME_RE = _rx(
     r"\b(\d{1,2} (january|february|march|april|may|june|july|august|september|october|november|december) \d{4}"
     r"|tomorrow|today|tonight|next|monday|tuesday|wednesday|thursday|friday|saturday|sunday|by|before|until"
-    r"|deadline|due|\d{4}-\d{2}-\d{2}|week|month|year|eod|eow)\b"
+    r"|deadline|due|\d{4}-\d{2}-\d{2}|week|month|year|eod|eow|every \d+ \w+)\b"
 )

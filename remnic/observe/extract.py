@@ -22,7 +22,8 @@ from .cues import words
 from .dates import names_a_date
 from .normalize import standalone, strip_markers, without_vocative
 from .records import ExtractedFact, Turn, key_part
-from .text import sentences_of
+from .secrets import redact_secrets
+from .text import sentence_units, sentences_of
 
 # Base confidence per (category, cue); the tier rubric: explicit ≥ 0.95, implied ≥ 0.70, inferred ≥ 0.40.
 _CONFIDENCE = {
@@ -114,6 +115,25 @@ _DEFINITE_SUBJECT_RE = re.compile(
     r"^(?:[Tt]he|[Tt]hese|[Tt]hose)\s+(?:[a-z][\w'-]*\s+){0,2}?[a-z][\w'-]*\s+(?:is|are|was|were|has|have|had|did|does|do|can|could|will|would|[a-z]+ed|[a-z]+s)\b"
 )
 
+# A lowercase name of one or two words (not a handle such as "olga_k" or "dev42").
+_LOWER_NAME_RE = re.compile(r"^[a-z][a-z'-]+(?: [a-z][a-z'-]+)?$")
+# A reply that asks back without its "?" ("how is the users table laid out"), or tells the other
+# speaker what to do ("not yet, first fix the lint errors"): no answer to their question.
+_INTERROGATIVE_RE = re.compile(
+    r"^(?:(?:how|what|why|where|when|who|which)(?:'s|'re|\s+(?:is|are|was|were|do|does|did|can|could|should|would"
+    r"|will|has|have|about)\b)|(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have|isn't|aren't"
+    r"|don't|doesn't|didn't|can't|won't)\s+(?:i|you|we|they|he|she|it|there|this|that|these|those|the|my|our|a|an)\b)",
+    re.I,
+)
+_LEADING_REPLY_RE = re.compile(r"^(?:(?:yes|yeah|yep|no|nope|nah|not yet|ok|okay|sure)\b[\s,.!;:—–-]*)+", re.I)
+
+# Something the speaker alone has to do, said plainly: a task, not a fact (a group's "we need to" is its plan).
+_TASK_TO_DO_RE = re.compile(
+    r"^I\s+(?:(?:really|still|just|also|now|first)\s+)*(?:need|have|'ve got|have got)\s+to\b", re.I
+)
+# A quotation of several words: someone else's words.
+_QUOTED_WORDS_RE = re.compile(r'"[^"\n]*\s[^"\n]*"|“[^”\n]*\s[^”\n]*”')
+
 NO_CUE = "no durable cue"
 CONTINUATION = "continues the sentence before"
 
@@ -132,12 +152,15 @@ class Candidate:
     """The question this fact answers, when its content carries it."""
     asked_turn: str | None = None
     """The turn that asked it (``asked`` is set): a source of the fact too, since its content quotes it."""
+    item: int | None = None
+    """The list item the sentence is part of (None outside a list): each item is a statement of its own."""
 
 
 def speaker_name(turn: Turn, settings: ObserveSettings) -> str:
     """Whom the turn's "I" is: its speaker, else the configured user or assistant name."""
     if turn.speaker:
-        return turn.speaker
+        # A handle written in lowercase ("olga") stands in for "I": a name, so capitalised.
+        return turn.speaker.title() if _LOWER_NAME_RE.match(turn.speaker) else turn.speaker
     if turn.role == "assistant":
         return settings.assistant_name or "the assistant"
     return settings.user_name or "the user"
@@ -150,6 +173,8 @@ def drop_reason(sentence: str, role: str) -> str | None:
     if cues.QUESTION_RE.search(sentence):
         return "question"
     core = strip_markers(sentence)
+    if cues.HYPOTHETICAL_RE.match(core):
+        return "hypothetical"
     if not core or cues.FILLER_RE.match(sentence) or cues.FILLER_RE.match(core):
         return "greeting or acknowledgement"
     if cues.EXCLAMATION_RE.match(sentence) and len(core.split()) < 6:
@@ -186,6 +211,8 @@ def classify(
         elif words >= min_words and value_key(core, "the speaker")[0]:
             found = ("fact", "stated value")
         elif role == "user" and (cues.FIRST_PERSON_RE.search(core) or cues.SUBJECTLESS_RE.match(core)):
+            if _TASK_TO_DO_RE.match(core):  # "I need to rotate our AWS keys." (with a cue — "every 90 days" — it lasts)
+                return "a task to do"
             found = ("fact", "first-person statement")
         elif cues.SPECIFIC_RE.search(core) and cues.FACT_VERB_RE.search(core):
             found = ("fact", "specific statement")
@@ -206,6 +233,11 @@ def classify(
         and not (cues.SHOW_OWN_RE.match(core) and words >= 5)
     ):
         return "request about the task at hand"
+    if category not in _DURABLE_REQUEST_CATEGORIES:
+        if cues.ASKING_RE.match(core):
+            return "request about the task at hand"
+        if cues.DEBUG_STATUS_RE.match(core):
+            return "debugging status"
     if cues.SECOND_PERSON_RE.match(core) and category not in _TO_LISTENER_CATEGORIES:
         return "addressed to the listener"
     if category not in _DURABLE_REQUEST_CATEGORIES and _to_listener_only(core, listener_max_words):
@@ -226,7 +258,10 @@ def classify(
 
 
 def _first_cue(sentence: str, core: str) -> tuple[str, str] | None:
-    """The first category cue, in priority order, found in the sentence or its core."""
+    """The first category cue, in priority order, found in the sentence or its core (words quoted
+    from someone else are theirs: `Dana said "I hate Python"` states no preference of the speaker)."""
+    if '"' in sentence or "“" in sentence:
+        sentence, core = _QUOTED_WORDS_RE.sub('""', sentence), _QUOTED_WORDS_RE.sub('""', core)
     if core == sentence:  # most sentences have no marker to strip: one search a cue
         for category, cue, rx in cues.CATEGORY_CUES:
             if rx.search(sentence):
@@ -316,7 +351,8 @@ def extract_turn(
     replies = settings.reply_statements if question else 0
     first = True
     before: Candidate | None = None  # the fact the sentence before this one gave
-    for sentence in sentences_of(turn.text, settings.max_turn_chars):
+    for said, item in sentence_units(turn.text, settings.max_turn_chars):
+        sentence = redact_secrets(said)  # the judge rejects it; its words never carry the secret
         if drop_reason(sentence, turn.role):
             before = None
             continue
@@ -324,7 +360,7 @@ def extract_turn(
             sentence,
             turn.role,
             settings.min_sentence_words,
-            answers=replies > 0,
+            answers=replies > 0 and declarative(sentence),
             listener_max_words=settings.listener_remark_max_words,
         )
         replies -= 1
@@ -344,6 +380,7 @@ def extract_turn(
             # what it asks about ("How's it going?"): nothing more to carry.
             who = "" if re.search(rf"\b{re.escape(name)}\b", content) else f"{name}, "
             content = f'{who}asked "{asked}": {content}' if not cues.FILLER_RE.match(asked) else content
+            content = content[:1].upper() + content[1:]  # "the user, asked …" opens the sentence
             asked = asked if not cues.FILLER_RE.match(asked) else None
         else:
             asked = None
@@ -358,9 +395,15 @@ def extract_turn(
             structured_attributes=attributes,
             quote=sentence,
         )
-        before = Candidate(fact, turn, sentence, cue, hedged, tuple(dates), asked)
+        before = Candidate(fact, turn, sentence, cue, hedged, tuple(dates), asked, item=item)
         out.append(before)
     return out
+
+
+def declarative(sentence: str) -> bool:
+    """Whether a reply's sentence states something: not a question without its "?" nor an instruction."""
+    core = _LEADING_REPLY_RE.sub("", strip_markers(sentence)).strip()
+    return bool(core) and not _INTERROGATIVE_RE.match(core) and not cues.TASK_REQUEST_RE.match(core)
 
 
 def continues(sentence: str, role: str, min_words: int) -> bool:

@@ -28,6 +28,13 @@ HOST_TAGS: tuple[str, ...] = (
     "bash-stdout",
     "bash-stderr",
     "user-prompt-submit-hook",
+    # Claude Code: IDE state, background task and shell notifications, "#" memory input.
+    "ide_selection",
+    "ide_opened_file",
+    "ide_diagnostics",
+    "task-notification",
+    "bash-notification",
+    "user-memory-input",
     # Codex: AGENTS.md, environment, sandbox and plugin preambles.
     "INSTRUCTIONS",
     "user_instructions",
@@ -60,6 +67,9 @@ _TAG_ALT = "|".join(re.escape(tag) for tag in HOST_TAGS)
 # A closed span, or an opening tag never closed (a truncated wrapper): cut to the end.
 _SPAN_RE = re.compile(rf"<({_TAG_ALT})(?:\s[^<>]*)?>.*?(?:</\1\s*>|\Z)", re.DOTALL)
 _STRAY_CLOSE_RE = re.compile(rf"</(?:{_TAG_ALT})\s*>")
+# Leftover markup of the same kind from a host this list does not know yet (a tag name with "-" or
+# "_", as hosts name theirs and HTML does not): the tags go, never into a memory; the words stay.
+_HOST_LIKE_TAG_RE = re.compile(r"</?[A-Za-z][\w]*[-_][\w-]*(?:\s[^<>]*)?/?>")
 # Codex assistant directives such as ``::git-commit{cwd="/repo"}`` on a line of their own.
 _DIRECTIVE_RE = re.compile(r"^[ \t]*::[A-Za-z][\w-]*\{[^\n]*\}[ \t]*$", re.MULTILINE)
 _BLANK_RUN_RE = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
@@ -75,7 +85,7 @@ def strip_injected(text: str) -> str:
     if not text or is_host_block(text):
         return ""
     cleaned = _SPAN_RE.sub("\n", text)
-    cleaned = _STRAY_CLOSE_RE.sub("", cleaned)
+    cleaned = _HOST_LIKE_TAG_RE.sub("", _STRAY_CLOSE_RE.sub("", cleaned))
     cleaned = _DIRECTIVE_RE.sub("", cleaned)
     cleaned = _BLANK_RUN_RE.sub("\n\n", cleaned).strip()
     if is_host_block(cleaned):

@@ -24,6 +24,7 @@ from . import cues
 from .extract import Candidate, leans_on_context
 from .normalize import strip_markers
 from .records import Importance, JudgeVerdict
+from .secrets import SECRET_REASON, holds_secret
 
 AUTO_APPROVED_CATEGORIES = ("correction", "principle")
 WORK_IN_PROGRESS = "Work in progress, stale within hours"
@@ -83,6 +84,8 @@ AMBIGUOUS_REFERENT = "Ambiguous referent: the subject is named in another turn"
 def judge_candidate(candidate: Candidate, importance: Importance, *, enabled: bool = True) -> JudgeVerdict:
     """The verdict on one candidate (pure; the same candidate always gets the same verdict)."""
     category = candidate.fact.category
+    if holds_secret(candidate.sentence):  # whatever the settings: a credential is never written
+        return JudgeVerdict("reject", SECRET_REASON)
     if not enabled:
         return JudgeVerdict("accept", "Judge disabled (observe.judge is off)", "disabled")
     if category in AUTO_APPROVED_CATEGORIES:

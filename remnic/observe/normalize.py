@@ -23,7 +23,10 @@ _MARKER_RE = re.compile(
     r"|correction|no|nope|wait|oops|sorry|ps|p\.s\.|lol|haha|ugh|argh|meh|phew)\b[\s,:;!.—–-]*)+",
     re.I,
 )
-_SAFE_WITHOUT_COMMA = re.compile(r"^(so|and|but|also|plus|btw|by the way|fyi|anyway)\s", re.I)
+_SAFE_WITHOUT_COMMA = re.compile(
+    r"^(so|and|but|also|plus|btw|by the way|fyi|anyway|(ok|okay)(?=\s+(so|we|i|let's|then|now|and|but|the|my|our)\b))\s",
+    re.I,
+)
 _CHAT_WORDS = {
     "gonna": "going to",
     "wanna": "want to",
@@ -50,18 +53,28 @@ PAST_OR_MODAL = words("""can could will would shall should may might must did ha
     gave told felt left thought bought brought ran began wrote met knew became kept held sent spent built
     lost won paid said sat stood understood taught caught fought slept drove rode swam sang drank ate fell
     grew threw flew drew chose spoke broke woke wore forgot forgave hid led lit meant heard read put set cut
-    hit let quit shut spread cost hurt bet fit split""")
+    hit let quit shut spread cost hurt bet fit split were""")
 _IRREGULAR_PRESENT = {"am": "is", "have": "has", "do": "does", "go": "goes", "'m": "is", "'ve": "has"}
 # Present tenses that end like a past one: "I need" → "Ana needs".
 _PRESENT_ED = words("need feed bleed breed proceed succeed exceed speed heed seed weed embed")
 # Verbs ending in -ly, so not adverbs: "I rely on her".
 _LY_VERBS = "fly|rely|reply|apply|supply|multiply|comply|imply|ally|bully|tally|rally"
-_ADVERB = rf"(?:{'|'.join(sorted(ADVERBS))}|first|then|once|later|(?!(?:{_LY_VERBS})\b)[a-z]+ly)"
+# Words between "I" and its verb that are not the verb: "I no longer prefer", "I kind of like".
+_NOT_VERBS = r"no longer|not|kind of|sort of|pretty much|too|both|all|almost|ever|once again|first|then|once|later"
+_ADVERB = rf"(?:{'|'.join(sorted(ADVERBS))}|{_NOT_VERBS}|(?!(?:{_LY_VERBS})\b)[a-z]+ly)"
 # Every form of the speaker's "I": fixed forms, "I'd" (had before a participle), "I" + adverbs + verb, a lone "I".
 _I_FORM_RE = re.compile(
     r"\b(?:(?P<fixed>I'm|I am|I've|I have to|I have(?! to\b)|I'll|I don't|I dont|I do not|I haven't|I was)\b"
     rf"|I'd(?P<had>(?:\s+{_ADVERB})*\s+(?:been|gone|done|seen|known|taken|given|(?!\w*eed\b)[a-z]+ed)\b)?"
-    rf"|I(?P<adv>(?:\s+{_ADVERB})*)\s+(?P<verb>[A-Za-z][A-Za-z']*)|I\b)"
+    rf"|I(?P<adv>(?:\s+(?i:{_ADVERB}))*)\s+(?P<verb>[A-Za-z][A-Za-z']*)|I\b)"
+)
+# "I myself prefer Go": the emphasis goes with the "I" it stresses.
+_I_MYSELF_RE = re.compile(r"\bI,?\s+myself,?(?=\s)")
+# Spans in quotation marks are someone's own words: their "I" is theirs, not the speaker's.
+_QUOTED_RE = re.compile(r'"[^"\n]*"|“[^”\n]*”')
+# Chat asides that say nothing wherever they stand ("we use ruff btw", "it broke lol").
+_ASIDE_WORD_RE = re.compile(
+    r"(?:,\s*|\s+)\(?\b(?:btw|lol|lmao|rofl|haha+|fwiw|imo|imho|tbh)\b\)?(?=[\s,.!?;:]|$)", re.I
 )
 _NAMED_FORMS = {
     "I'm": "{n} is",
@@ -80,7 +93,8 @@ _OWN_RE = re.compile(r"\b(?:mine|my|me)\b", re.I)
 _MYSELF_RE = re.compile(r"\bmyself\b", re.I)
 _EMOJI_RE = re.compile(r"[\u2600-\u27bf\U0001F000-\U0001FAFF\uFE0F\u200d]+")
 _SPACES_RE = re.compile(r"\s+")
-_SPACE_BEFORE_PUNCT_RE = re.compile(r"\s+([,.;:!?])")
+# A space before punctuation, not before a name that starts with a dot (".env", ".github").
+_SPACE_BEFORE_PUNCT_RE = re.compile(r"\s+([,.;:!?])(?![\w/])")
 
 
 # Words that open a sentence with a comma after them and are not a name: "Yesterday, I …" keeps its date.
@@ -153,19 +167,30 @@ def possessive(name: str) -> str:
 def replace_first_person(sentence: str, name: str) -> str:
     """The speaker's "I", "me", "my", "mine" and "myself" as ``name``, verbs agreeing."""
     # "I'm Bo, I joined …" said by Bo: the introduction says nothing once "I" is "Bo".
-    text = re.sub(rf"^I(?:'m| am) {re.escape(name)}\b[,.;]?\s*(?=\S)", "", sentence)
+    text = re.sub(rf"^I(?:'m| am) (?i:{re.escape(name)})\b\s*[,.;:—–-]*\s*(?=\S)", "", sentence)
+    text = _I_MYSELF_RE.sub("I", text)
+    quoted = [m.span() for m in _QUOTED_RE.finditer(text)]
+
+    def said_by_speaker(match: re.Match[str]) -> bool:
+        return not any(start < match.start() < end for start, end in quoted)
 
     def person(match: re.Match[str]) -> str:
+        if not said_by_speaker(match):
+            return match.group(0)
         fixed = match.group("fixed")
         if fixed:
             return _NAMED_FORMS[fixed].format(n=name)
         if match.group(0).startswith("I'd"):
             return f"{name} {'had' if match.group('had') else 'would'}{match.group('had') or ''}"
         verb = match.group("verb")
+        if verb and len(verb) > 1 and verb.isupper():
+            verb = verb.lower()  # "I just LOVE YAML": emphasis, not an acronym
         return f"{name}{match.group('adv')} {third_person(verb)}" if verb else name
 
     text = _I_FORM_RE.sub(person, text)
-    text = _MYSELF_RE.sub("themself", text)
+    quoted = [m.span() for m in _QUOTED_RE.finditer(text)]
+    text = _MYSELF_RE.sub(lambda m: "themself" if said_by_speaker(m) else m.group(0), text)
+    quoted = [m.span() for m in _QUOTED_RE.finditer(text)]
     # The name once is enough: a "my"/"me"/"mine" after it reads as "their"/"them"/"theirs". "After"
     # in the text, and as a word: "My sister and I" is "Sam's sister and Sam", and "Al" is not in "Albany".
     name_re = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)")
@@ -173,6 +198,8 @@ def replace_first_person(sentence: str, name: str) -> str:
 
     def own(match: re.Match[str]) -> str:
         nonlocal named
+        if not said_by_speaker(match):
+            return match.group(0)
         named = named or bool(name_re.search(match.string, 0, match.start()))
         word = match.group(0).lower()
         if word == "mine":
@@ -194,7 +221,7 @@ def _cased(replacement: str) -> Callable[[re.Match[str]], str]:
 
 def spell_out(sentence: str) -> str:
     """Chat spellings and "we"/"let's" contractions written out."""
-    text = _CHAT_RE.sub(lambda m: _CHAT_WORDS[m.group(1).lower()], sentence)
+    text = _CHAT_RE.sub(lambda m: _CHAT_WORDS[m.group(1).lower()], _ASIDE_WORD_RE.sub("", sentence))
     for pattern, replacement in _WE_RE:
         text = pattern.sub(_cased(replacement), text)
     return text

@@ -51,6 +51,8 @@ class _Planned:
     importance: Importance
     verdict: JudgeVerdict
     turn_ids: tuple[str, ...]
+    sentences: int = 1
+    """How many of the turn's sentences this fact joins."""
 
 
 def dedup_key(content: str) -> str:
@@ -156,9 +158,16 @@ def _join_turn(items: list[_Planned], settings: ObserveSettings) -> list[_Planne
     """One fact per thing a turn says: a kept sentence joins the one before it in the same turn when
     both are of one category and would be stored alike, or when it leans on that sentence for its
     subject ("We went camping. It rained all weekend."). Sentences that state a value for an
-    entity attribute, and corrections, stay facts of their own (supersession reads them one by one)."""
+    entity attribute, and corrections, stay facts of their own (supersession reads them one by one).
+    A fact joins at most ``observe.joinMaxSentences`` sentences; list items and a sentence said again
+    in the turn never join."""
     out: list[_Planned] = []
+    seen: set[str] = set()
     for item in items:
+        key = dedup_key(item.candidate.fact.content)
+        if key in seen:
+            continue  # said again in the same turn: the same fact, from the same turn
+        seen.add(key)
         prev = out[-1] if out else None
         if prev is not None and _joins(prev, item, settings):
             out[-1] = _joined(prev, item, settings)
@@ -173,6 +182,8 @@ def _joins(prev: _Planned, item: _Planned, settings: ObserveSettings) -> bool:
         return False
     if prev.verdict.kind == "reject" or item.verdict.kind == "reject":
         return False
+    if prev.sentences >= settings.join_max_sentences or prev.candidate.item != item.candidate.item:
+        return False  # a long turn says several things, and each list item is a statement of its own
     if item.verdict.reason == AMBIGUOUS_REFERENT:
         return True
     same_status = _proposed_status(prev.verdict.kind, a.confidence, settings) == _proposed_status(
@@ -200,7 +211,7 @@ def _joined(prev: _Planned, item: _Planned, settings: ObserveSettings) -> _Plann
         hedged=first.hedged or (item.candidate.hedged and not leans),
         dates=tuple(dict.fromkeys(first.dates + item.candidate.dates)),
     )
-    return _scored(candidate, settings)
+    return replace(_scored(candidate, settings), sentences=prev.sentences + item.sentences)
 
 
 def _group_named(item: _Planned, settings: ObserveSettings) -> _Planned:

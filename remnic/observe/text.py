@@ -39,7 +39,8 @@ _NOISE_LINE_RES = tuple(
         r"^\s*=+ .* =+\s*$",
         r"^\s*_{3,} .* _{3,}\s*$",
         r"^\s*-{3,}\s*$",
-        r"^\s*(FAILED|PASSED|ERROR|SKIPPED|XFAIL|ok|FAIL|PASS)\s+[\w/.:\[\]-]+",
+        r"^\s*(FAILED|PASSED|ERROR|SKIPPED|XFAIL|FAIL|PASS)\s+[\w/.:\[\]-]+",
+        r"^\s*(not )?ok \d+\b",  # TAP: "ok 1 - name"; "ok we decided …" is chat
         r"^\s*collected \d+ items?",
         r"^\s*\d+ (passed|failed|errors?)\b",
         r"^\s*[\w/.-]+\.(py|js|jsx|ts|tsx|go|rs|java|rb|c|cc|cpp|h|kt|swift|php|cs):\d+",
@@ -47,8 +48,19 @@ _NOISE_LINE_RES = tuple(
         r"^\s*\d+\s*[→|│]",
         r"^\s*(exit code|exit status|returncode)\b",
         # Code lines.
-        r"^\s*(def|class|import|from \S+ import|function|const|let|var|return|async def|fn|pub fn|func|package|#include|public|private|protected)\b[^.!?]*$",
-        r"^[^a-zA-Z]*$",
+        # Code lines, by their shape: a leading keyword alone is chat as often as code ("let's go with
+        # pnpm", "import the data", "public holidays are days off").
+        r"^\s*(async\s+)?(def|fn|pub\s+fn|func|function\*?)\s*[\w$]*\s*[(<]",
+        r"^\s*(export\s+)?(abstract\s+)?class\s+[A-Z_]\w*\s*([(:{<]|extends\b|implements\b|$)",
+        r"^\s*import\s+([\w.]+(\s+as\s+\w+)?(\s*,\s*[\w.]+(\s+as\s+\w+)?)*\s*;?|.*\bfrom\s+[\"'][^\"']+[\"']\s*;?|[\"'][^\"']+[\"']\s*;?)\s*$",
+        r"^\s*from\s+[\w.]+\s+import\s+[\w\s,.*()]+$",
+        r"^\s*(export\s+)?(const|let|var)\s+(mut\s+)?[\w${}\[\],\s]+?\s*(:\s*[^=]+)?=(?!=)",
+        r"^\s*return(\s+[^\s.!?]*[()\[\]_.=][^\s]*)?\s*;?\s*$",
+        r"^\s*package\s+[\w.]+;?\s*$",
+        r"^\s*#include\b",
+        r"^\s*(public|private|protected)(\s+(static|final|abstract|async|readonly|override|virtual))*\s+[\w<>\[\],.?]+\s+\w+\s*[({=;]",
+        r"^\s*(public|private|protected)\s*:\s*$",
+        r"^[\W\d_]*$",  # no letter in any script ("東京に住んでいます。" has letters)
         r"[{};]\s*$",
         r"^\s*[\[{].*[\]}],?\s*$",
         r"^\s*</?[a-zA-Z][\w-]*(\s[^<>]*)?>\s*$",
@@ -65,8 +77,14 @@ _SPACE_RE = re.compile(r"[ \t]+")
 _ASIDE_RE = re.compile(r"\s*\[[A-Za-z][\w'-]*:?\s+[A-Za-z][^\[\]\n]*\](?!\()")
 
 # Sentence boundaries: terminal punctuation (and closing quotes/brackets), then space, then a
-# sentence start. Abbreviations and initials never end a sentence.
-_BOUNDARY_RE = re.compile(r"([.!?]+|…)([\"'”’)\]]*)\s+(?=[\"'“‘(\[]?[A-Z0-9])")
+# sentence start — a lowercase one too, as chat writes it ("i prefer tabs. we use ruff."), but not
+# after a trailing-off "..." ("I was like... whatever"). Abbreviations and initials never end a sentence.
+_BOUNDARY_RE = re.compile(r"([.!?]+|…)([\"'”’)\]]*)\s+(?=[\"'“‘(\[]?([A-Z0-9]|(?P<lower>[a-z])))")
+# Chat's lowercase "i" is the first person ("i.e." and "i)" are not).
+_LOWER_I_RE = re.compile(r"(?<![\w.'’-])i(?=(?:'(?:m|ve|d|ll)\b|\s|$))")
+# Text read beyond the cap of prose: a pasted log of any length is removed before the cap applies,
+# but a turn of megabytes is not scanned whole.
+_RAW_CHARS_PER_PROSE_CHAR = 25
 ABBREVIATIONS = words("""mr mrs ms dr prof sr jr st vs etc e.g i.e eg ie inc ltd co corp dept
     jan feb mar apr jun jul aug sep sept oct nov dec mon tue tues wed thu thur thurs fri sat sun
     a.m p.m u.s u.k cf al""")
@@ -85,8 +103,16 @@ def prose_lines(text: str) -> list[str]:
     List markers, headings, markdown emphasis and bracketed asides are dropped; a line wrapped mid-sentence is joined
     with its continuation.
     """
+    return [line for line, _ in prose_blocks(text)]
+
+
+def prose_blocks(text: str) -> list[tuple[str, bool]]:
+    """``prose_lines`` with whether each line is a list item: an item is a statement of its own,
+    never the continuation of the line before it."""
     text = _FENCE_RE.sub("\n\n", text.replace("\r\n", "\n").replace("’", "'").replace("‘", "'"))
     kept: list[str] = []
+    items: list[bool] = []
+    previous = ""
     for paragraph in re.split(r"\n[ \t]*\n", text):
         lines = [line for line in paragraph.split("\n") if line.strip()]
         if not lines:
@@ -97,14 +123,32 @@ def prose_lines(text: str) -> list[str]:
         for line, is_noise in zip(lines, noise):
             if is_noise or _HEADING_RE.match(line):
                 continue
+            item = bool(_LIST_MARK_RE.match(line))
             clean = _SPACE_RE.sub(" ", _ASIDE_RE.sub("", _EMPHASIS_RE.sub("", _LIST_MARK_RE.sub("", line)))).strip()
             if not clean:
                 continue
-            if kept and kept[-1] and kept[-1][-1] not in ".!?:;)" and clean[0].islower():
+            if not item and kept and kept[-1][-1] not in ".!?:;)" and clean[0].islower() and _wrapped(previous, line):
                 kept[-1] += " " + clean  # a soft-wrapped sentence
             else:
                 kept.append(clean)
-    return kept
+                items.append(item)
+            previous = line
+    return list(zip(kept, items, strict=True))
+
+
+# A line is wrapped text when it is indented under the line before, starts with a word that cannot
+# start a statement, or follows a line as long as editors wrap at; short lowercase lines one after
+# another are chat ("ok we decided …" / "let's go with pnpm …"), each its own statement.
+_CONTINUATION_RE = re.compile(
+    r"^\s*(and|or|but|nor|so|because|which|that|who|whom|whose|where|when|while|to|of|in|on|at|by|for|from|with"
+    r"|without|as|than|then|into|onto|about|after|before|until|since|if|unless|though|although|plus|via)\b"
+)
+_WRAP_WIDTH = 60
+
+
+def _wrapped(previous: str, line: str) -> bool:
+    indented = len(line) - len(line.lstrip()) > len(previous) - len(previous.lstrip())
+    return indented or bool(_CONTINUATION_RE.match(line)) or len(previous.rstrip()) >= _WRAP_WIDTH
 
 
 def split_sentences(line: str) -> list[str]:
@@ -113,6 +157,8 @@ def split_sentences(line: str) -> list[str]:
     start = 0
     for match in _BOUNDARY_RE.finditer(line):
         end = match.end(2)
+        if match.group("lower") and (match.group(1) in ("…", "..") or len(match.group(1)) > 2):
+            continue
         if match.group(1) == "." and _ends_with_abbreviation(line[start : match.start(1)], line[match.end() :]):
             continue
         piece = line[start:end].strip()
@@ -136,8 +182,21 @@ def _ends_with_abbreviation(text: str, following: str) -> bool:
 
 
 def sentences_of(text: str, max_chars: int) -> list[str]:
-    """Every candidate sentence of a turn's text (its first ``max_chars`` characters)."""
-    out: list[str] = []
-    for line in prose_lines(text[:max_chars]):
-        out.extend(split_sentences(line))
+    """Every candidate sentence of a turn's text (its first ``max_chars`` characters of prose)."""
+    return [sentence for sentence, _ in sentence_units(text, max_chars)]
+
+
+def sentence_units(text: str, max_chars: int) -> list[tuple[str, int | None]]:
+    """Every candidate sentence of a turn's first ``max_chars`` characters of prose (code, traces
+    and logs are removed before the cap, so a long paste does not crowd out what follows it), each
+    with the number of the list item it is part of (None outside a list)."""
+    out: list[tuple[str, int | None]] = []
+    budget = max_chars
+    raw = text[: max_chars * _RAW_CHARS_PER_PROSE_CHAR] if max_chars > 0 else text
+    for number, (line, item) in enumerate(prose_blocks(raw)):
+        if budget <= 0:
+            break
+        line = _LOWER_I_RE.sub("I", line[:budget])
+        budget -= len(line) + 1
+        out.extend((sentence, number if item else None) for sentence in split_sentences(line))
     return out

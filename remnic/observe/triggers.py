@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from remnic.config import ObserveSettings
+from remnic.errors import ValidationError
 
 from .buffer import BufferedTurn
 
@@ -59,7 +60,7 @@ def decide_flush(
         return KEEP_BUFFERING
     if event is not None:
         if event not in FLUSH_EVENTS:
-            raise ValueError(f"unknown flush event {event!r}; valid: {', '.join(FLUSH_EVENTS)}")
+            raise ValidationError.single("event", f"unknown flush event {event!r}", options=FLUSH_EVENTS)
         return FlushDecision(True, event, detail=f"{event}: {len(pending)} pending turns")
     if len(pending) >= settings.buffer_max_turns:
         return FlushDecision(True, "turn-count", detail=f"{len(pending)} ≥ bufferMaxTurns {settings.buffer_max_turns}")

@@ -26,7 +26,8 @@ from remnic.observe.alike import RESTATED_CATEGORIES, denies, differs_concretely
 from remnic.observe.buffer import FlushPlan
 from remnic.observe.ledger import append_verdicts, ledger_has_flush, verdict_event
 from remnic.observe.pipeline import plan_observations
-from remnic.observe.records import MemoryObservation, reinforcement
+from remnic.observe.records import JudgeVerdict, MemoryObservation, reinforcement
+from remnic.observe.secrets import SECRET_REASON, holds_secret
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
 from .duplicates import DuplicateLookup
@@ -139,6 +140,8 @@ def persist_flush(
             prefetch=ahead.add,
             progress=progress,
         )
+    # The judge rejects what held a secret; this is the store's own rule on what a file may hold.
+    observations = [_without_secret(o) if mem.settings.store.scan_secrets else o for o in observations]
     trailers = {k.removeprefix("Remnic-"): v for k, v in plan.trailers().items()}
     begun = None if resumed else parse_time(plan.begun_at)
     # No wait for the index: what this process wrote but the index has not taken yet is looked at
@@ -195,6 +198,13 @@ def persist_flush(
         tuple(work.reinforced),
         tuple(work.superseded),
     )
+
+
+def _without_secret(obs: MemoryObservation) -> MemoryObservation:
+    """An observation whose content holds a secret, rejected: never a file, nor a file name."""
+    if obs.proposed_status is None or not holds_secret(obs.fact.content):
+        return obs
+    return replace(obs, verdict=JudgeVerdict("reject", SECRET_REASON), proposed_status=None)
 
 
 def _verdicts_after_crash(

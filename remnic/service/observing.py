@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import ValidationError
@@ -20,8 +20,9 @@ from remnic.observe.archive import archive
 from remnic.observe.buffer import SessionBuffer, idle_sessions
 from remnic.observe.pipeline import plan_observations
 from remnic.observe.records import MemoryObservation, Turn
+from remnic.observe.secrets import redact_secrets
 from remnic.observe.transcripts import parse_transcript, turns_from_messages
-from remnic.observe.triggers import decide_flush
+from remnic.observe.triggers import FLUSH_EVENTS, decide_flush
 
 from .flushing import FlushResult, persist_flush
 
@@ -88,6 +89,7 @@ def observe(
 ) -> ObserveResult:
     """Take conversation messages into the session's buffer and flush it when a trigger says so
     (``extract=False``: archive them only)."""
+    check_event(event)
     turns = turns_from_messages(messages)
     return observe_turns(
         mem,
@@ -124,6 +126,7 @@ def observe_transcript(
     With ``only_new`` the turns at or before this session's cursor (the last turn index an earlier
     call took) are skipped; a turn taken twice anyway is a retry the buffer keeps once.
     """
+    check_event(event)
     parsed = parse_transcript(text, fmt, source=name, strict=strict)
     turns = list(parsed.turns)
     ns = namespace or mem.settings.namespaces.default
@@ -166,6 +169,12 @@ class _Cursor:
         write_atomic(self.path, json.dumps({"lastIndex": max(index, self.read())}) + "\n")
 
 
+def check_event(event: str | None) -> None:
+    """A flush event must be one the triggers know: checked before anything is written."""
+    if event is not None and event not in FLUSH_EVENTS:
+        raise ValidationError.single("event", f"unknown flush event {event!r}", options=FLUSH_EVENTS)
+
+
 def observe_turns(
     mem: Memory,
     session_key: str,
@@ -185,6 +194,11 @@ def observe_turns(
         raise ValidationError.single("sessionKey", "must be a non-empty string of at most 256 characters")
     if problems:
         raise ValidationError(problems[0].describe(), problems=problems)
+    check_event(event)
+    if mem.settings.store.scan_secrets:
+        # A pasted key is neither journaled nor archived as it was said (the archive may be committed:
+        # state.commit); the judge rejects the sentence that held it.
+        turns = [t if (clean := redact_secrets(t.text)) == t.text else replace(t, text=clean) for t in turns]
     settings = mem.settings.observe
     embed = mem.embedder_for_observe()
     if dry_run:
