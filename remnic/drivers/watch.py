@@ -55,6 +55,9 @@ _GIT_REFS = (".git/HEAD", ".git/packed-refs")
 _JUMP_S = 5.0
 _FOLDER_CHECK_S = 1.0
 """How often the top-level folders are compared with their watches (a missed event costs at most this)."""
+_HELD_RETRY_S = 1.0
+"""First retry of a file held open for writing (closing it is an event too; this catches a reader-only
+close, or a polling observer); doubled up to the rescan interval while it stays open."""
 _IDLE_BATCH = 128
 """Texts per batch when the watcher computes vectors between saves: a save waits at most for one."""
 Emit = Callable[[dict[str, Any]], None]
@@ -154,6 +157,12 @@ class Watcher:
         self._retry_at = 0.0
         self._vectors_pending = False
         """A sync left notes without vectors: computed while no save is waiting (see embed_between_saves)."""
+        self._paused = False
+        """The last sync found a merge or rebase under way: said once when it starts and once when it ends."""
+        self._held: set[str] = set()
+        """Files the last sync found held open for writing: reported once, retried with backoff."""
+        self._held_retry_at: float | None = None
+        self._held_delay = _HELD_RETRY_S
         self._observer: Any = None
         self._watched: dict[str, tuple[Any, tuple[int, int]]] = {}
         """Top-level folder → (its watch, (device, inode) of the folder it was made for)."""
@@ -344,7 +353,13 @@ class Watcher:
         self.syncs += 1
         self._last_head = report.head
         self._vectors_pending = self._probe_vectors()
+        self._note_pause(report)
+        held, was_held = set(report.held), self._held
+        self._held = held
+        self._schedule_held_retry(bool(held))
         for event in report.events(only_new_problems=True):
+            if event.get("event") == "skipped" and event.get("path") in held & was_held:
+                continue  # still held open: said when it was first seen
             self.emit(event)
         if report.changes or report.commit:
             self.emit(
@@ -357,6 +372,22 @@ class Watcher:
                 }
             )
         return report
+
+    def _note_pause(self, report: SyncReport) -> None:
+        """One ``paused`` event when a merge or rebase starts holding sync, one ``resumed`` when it ends."""
+        paused = report.mode == "paused"
+        if paused and not self._paused:
+            self.emit({"event": "paused", "message": report.not_committed, "head": report.head})
+        elif self._paused and not paused:
+            self.emit({"event": "resumed", "head": report.head})
+        self._paused = paused
+
+    def _schedule_held_retry(self, held: bool) -> None:
+        if not held:
+            self._held_retry_at, self._held_delay = None, _HELD_RETRY_S
+            return
+        self._held_retry_at = time.monotonic() + self._held_delay
+        self._held_delay = min(self._held_delay * 2, max(self.rescan_s, _HELD_RETRY_S))
 
     def _probe_vectors(self) -> bool:
         try:
@@ -426,6 +457,8 @@ class Watcher:
                     reason = "changes"
                 elif reason is None and now >= next_rescan:
                     reason = "periodic rescan"
+                elif reason is None and self._held_retry_at is not None and now >= self._held_retry_at:
+                    reason = "retry files held open"
                 if reason and now >= self._retry_at and not self._git_busy():
                     self.busy = True
                     kinds = self._take()
@@ -467,6 +500,10 @@ def watch_line(event: dict[str, Any]) -> str | None:
         return f"watching {event['memoryDir']} (debounce {event['debounceMs']} ms); Ctrl-C to stop"
     if kind == "synced":
         return None
+    if kind == "paused":
+        return f"{event['message']}"  # "a rebase is in progress; sync is paused until …"
+    if kind == "resumed":
+        return "sync resumed: the merge or rebase is over"
     if kind == "stopped":
         return f"stopped after {event['syncs']} syncs; pending changes flushed"
     if kind == "vectors":

@@ -227,7 +227,8 @@ class SearchIndex(IndexWrites, PendingVectors):
         if pending:
             pid = int(pending.split(":", 1)[0]) if pending.split(":", 1)[0].isdigit() else -1
             if pid == os.getpid() or not pid_alive(pid):
-                raise NeedsRebuild("corrupt", f"an index write was interrupted ({pending})")
+                said = f"interrupted write ({pending}); the next recall (or `remnic reindex`) repairs it"
+                raise NeedsRebuild("corrupt", said)
         if gen != self._manifest_gen or self._manifest is None:
             try:
                 self._manifest = self._catalog.manifest()

@@ -278,12 +278,26 @@ def checks(
             "writes",
             "warn",
             f"{len(interrupted)} interrupted write(s) to finish or undo, git's index behind HEAD for "
-            f"{len(lagging)} path(s); the next write or `remnic sync run` repairs both",
+            f"{len(lagging)} path(s){_index_lock_cause(ledger) if lagging else ''}; "
+            "the next write or `remnic sync run` repairs both",
         )
     else:
         add("writes", "ok", "no interrupted writes; git's index in step with HEAD")
     add("observations", "ok", _observations_line(verdict_stats(root), verdict_stats(root, since=time.time() - 86400)))
     return out
+
+
+def _index_lock_cause(ledger: Ledger) -> str:
+    """Why git's index lags, when a leftover ``.git/index.lock`` is the likely cause (else "")."""
+    lock = Path(ledger.repo.git_dir) / "index.lock"
+    try:
+        age = time.time() - lock.stat().st_mtime
+    except OSError:
+        return ""
+    return (
+        f" (likely cause: {lock} is still there, {age:.0f} s old: a git command still running, or one that "
+        "was killed and left it; remove it once no git command runs)"
+    )
 
 
 def buffers_check(durable_dir: Path, buffer_max_minutes: float) -> dict[str, Any]:

@@ -33,10 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from remnic.config import STATE_DIR, Settings
-from remnic.errors import FieldProblem, MemoryFormatError, RemnicError
-from remnic.fsio import NotRegularFile
+from remnic.errors import MemoryFormatError, RemnicError
 from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso, parse_file
-from remnic.memfile.normalize import BOM, Checked, check_bytes, planned_changes, render
+from remnic.memfile.normalize import BOM, Checked, planned_changes, render
 from remnic.memfile.paths import MemoryPaths, folder_category
 from remnic.memfile.values import category_of, hash_matches
 from remnic.repo.files import MemoryStore
@@ -44,10 +43,13 @@ from remnic.repo.ledger import Ledger
 from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import Transaction
 
+from .held import HELD_REASON
 from .indexing import index_commit_of, indexed_paths, update_index
+from .lag import lagging_in_step
+from .reading import read_all
 from .renames import OldFile, committed_id, holder_of, old_info, pair_renames
 from .report import ADDED, DELETED, MODIFIED, RENAMED, Change, SyncReport, commit_subject, event_line
-from .state import SyncState, Unstable, digest, read_stable_many, replace_if_unchanged
+from .state import SyncState, digest, replace_if_unchanged
 from .times import file_times
 
 PAUSED = "paused"
@@ -119,6 +121,7 @@ class _Run:
         self.bases: list[str] = []
         self.normalize_all = False
         self.dry_run = False
+        self.warnings: list[str] = []
 
     # --- where a path stands ---
 
@@ -148,6 +151,8 @@ class _Run:
             self.status[path] = xy
             if orig:
                 self.status[orig] = "D "
+        for path in lagging_in_step(self.root, ledger, set(self.status)):
+            del self.status[path]  # git's index lags (index.lock was held); the file is what HEAD has
         rules = repr(self.paths)
         full = full or state.rules != rules  # the rule for memories changed (or is new): look at every file
         if (
@@ -180,7 +185,17 @@ class _Run:
             busy += "; edits are indexed but not committed"
         can_commit = busy is None
 
-        valid, deleted, dropped, quiet = self.read_all(report, skip_unchanged=not can_commit)
+        reads = read_all(
+            self.root,
+            sorted(self.candidates),
+            state.pending,
+            self.status,
+            self.settings.store,
+            report,
+            skip_unchanged=not can_commit,
+        )
+        valid, deleted, dropped, quiet = reads.valid, reads.deleted, reads.dropped, reads.quiet
+        self.unstable, self.malformed, self.empty = reads.unstable, reads.malformed, reads.empty
         old = {p: old_info(self.ledger, p, state.pending.get(p), (head, *bases)) for p in deleted}
         partner_of, forced_id = pair_renames(valid, old, self.is_new)
         self.keep_committed_ids(valid, partner_of, forced_id, (head, *bases))
@@ -218,6 +233,7 @@ class _Run:
             report.not_committed = busy
         if commit_paths and can_commit:
             report.commit = self.commit(commit_paths, changes, records)
+            report.warnings = self.warnings
         new_head = ledger.head()
         self.phase(report, "commit")
 
@@ -293,64 +309,6 @@ class _Run:
         for path, reason in sorted(self.not_memories.items()):
             if full or self.dry_run or self.state.skipped.get(path) != reason:
                 report.skipped.append({"path": path, "reason": reason})
-
-    def read_all(
-        self, report: SyncReport, *, skip_unchanged: bool
-    ) -> tuple[list[tuple[str, bytes, Checked]], list[str], list[str], set[str]]:
-        """(valid files, deleted paths, paths to keep out of the index, unchanged uncommitted paths)."""
-        store = self.settings.store
-        valid: list[tuple[str, bytes, Checked]] = []
-        deleted: list[str] = []
-        dropped: list[str] = []
-        quiet: set[str] = set()
-        ordered = sorted(self.candidates)
-        contents = read_stable_many([self.root / p for p in ordered])
-        for path in ordered:
-            prior = self.state.pending.get(path) or {}
-            data = contents[self.root / path]
-            if isinstance(data, Unstable):
-                report.skipped.append({"path": path, "reason": "still being written; will retry"})
-                self.unstable.add(path)
-                continue
-            if data is None:
-                deleted.append(path)
-                continue
-            if isinstance(data, NotRegularFile):
-                checked = Checked(
-                    path, problems=[FieldProblem("path", data.strerror or "is not a regular file", path=path)]
-                )
-                sha = "not-a-file"
-            else:
-                sha = digest(data)
-                checked = check_bytes(data, path, store)
-            if checked.problems:
-                report.problems += checked.problems
-                if prior.get("sha") != sha or prior.get("kind") != "malformed":
-                    report.new_problem_paths.append(path)
-                self.malformed[path] = sha
-                dropped.append(path)
-                continue
-            if checked.empty:
-                if path in self.status:
-                    report.skipped.append(
-                        {
-                            "path": path,
-                            "reason": "no text yet (an empty body and no title or description); left as it is",
-                        }
-                    )
-                    self.empty[path] = sha
-                dropped.append(path)
-                continue
-            if (
-                skip_unchanged
-                and prior.get("kind") == "uncommitted"
-                and prior.get("sha") == sha
-                and path in self.status
-            ):
-                quiet.add(path)
-            assert isinstance(data, bytes)  # not a regular file: reported as a problem above
-            valid.append((path, data, checked))
-        return valid, deleted, dropped, quiet
 
     def keep_committed_ids(
         self,
@@ -444,8 +402,11 @@ class _Run:
                 written[path] = list(plan)
             elif plan:
                 rendered[path] = (list(plan), *render(checked, plan))
+        held: set[Path] = set()
         replaced = replace_if_unchanged(
-            [(self.root / p, d, rendered[p][1]) for p, d, _c in valid if p in rendered], self.root / STATE_DIR / "tmp"
+            [(self.root / p, d, rendered[p][1]) for p, d, _c in valid if p in rendered],
+            self.root / STATE_DIR / "tmp",
+            held,
         )
         for path, data, checked in valid:
             record = checked.record
@@ -453,7 +414,9 @@ class _Run:
             if path in rendered:
                 keys, text, meta = rendered[path]
                 if self.root / path not in replaced:
-                    report.skipped.append({"path": path, "reason": "changed while syncing; will retry"})
+                    reason = HELD_REASON if self.root / path in held else "changed while syncing; will retry"
+                    report.skipped.append({"path": path, "reason": reason})
+                    report.held += [path] if self.root / path in held else []
                     self.unstable.add(path)
                     continue
                 # The BOM of a body-only file goes before the new frontmatter: the body read back (get,
@@ -470,7 +433,11 @@ class _Run:
         """Whether the memory's text differs from the version sync last reconciled: a file seen for the
         first time never counts as changed (it is taken as it is); a ``contentHash`` that still fits
         answers without asking git."""
-        if "id" not in record.frontmatter or hash_matches(record.frontmatter.get("contentHash"), record.content):
+        if "id" not in record.frontmatter:
+            return False
+        # An uncommitted file's fitting hash may be remnic's own (an update carrying the user's edit
+        # aside fits it to their text): only HEAD tells whether the text changed.
+        if path not in self.status and hash_matches(record.frontmatter.get("contentHash"), record.content):
             return False
         before = partner or path
         refs = ["HEAD"] if path in self.status or partner else self.bases
@@ -561,6 +528,7 @@ class _Run:
             trailers_for("sync", ids, ",".join(namespaces), self.source),
             body="\n".join(c.describe() for c in committing),
         )
+        self.warnings += outcome.warnings  # git's index could not follow: the watcher must say so too
         return outcome.sha
 
     def next_pending(

@@ -108,6 +108,10 @@ class SyncReport:
     """How long each phase took: find (what changed), read (read, check, normalise), commit, index."""
     dry_run: bool = False
     """Nothing was written, committed or indexed: the changes are what a real run would make."""
+    held: list[str] = field(default_factory=list)
+    """Memory paths another program held open for writing: left for a later sync (also in ``skipped``)."""
+    warnings: list[str] = field(default_factory=list)
+    """Caveats of a commit that stands (git's own index could not follow it: ``.git/index.lock`` held)."""
 
     @property
     def malformed_paths(self) -> list[str]:
@@ -132,10 +136,13 @@ class SyncReport:
             "elapsedMs": round(self.elapsed_ms, 1),
             "phasesMs": {k: round(v, 1) for k, v in self.phases_ms.items()},
             "dryRun": self.dry_run,
+            "heldOpen": self.held,
+            "warnings": self.warnings,
         }
 
-    def events(self, *, only_new_problems: bool = False) -> list[dict[str, Any]]:
-        """The report as JSON-able events: one per change, problem, skipped file, plus a note."""
+    def events(self, *, only_new_problems: bool = False, warnings: bool = True) -> list[dict[str, Any]]:
+        """The report as JSON-able events: one per change, problem, skipped file, plus a note; ``warnings``
+        False leaves out the commit's caveats (``sync run`` has them on stderr already, from the log)."""
         events: list[dict[str, Any]] = []
         for change in self.changes:
             events.append({"event": "change", **change.to_dict(), "commit": self.commit if change.committed else None})
@@ -146,6 +153,8 @@ class SyncReport:
             events.append({"event": "skipped", **skipped})
         if self.not_committed and self.changes:
             events.append({"event": "note", "message": self.not_committed})
+        if warnings:
+            events += [{"event": "warning", "message": w} for w in self.warnings]
         if self.index_error:
             message = f"the index was not updated ({self.index_error}); the commit is made, the index catches up"
             events.append({"event": "warning", "message": message})
@@ -153,7 +162,7 @@ class SyncReport:
 
     def lines(self) -> list[str]:
         """One line per change, problem and skipped file (what `sync run` and the watcher print)."""
-        return [line for line in map(event_line, self.events()) if line]
+        return [line for line in map(event_line, self.events(warnings=False)) if line]
 
 
 def event_line(event: dict[str, Any]) -> str | None:

@@ -22,6 +22,8 @@ from typing import Any
 from remnic.config import STATE_DIR
 from remnic.fsio import NotRegularFile, flush_to_disk, read_regular, write_atomic
 
+from .held import HELD, REPLACED, replace_unless_held
+
 STATE_FILE = "sync-state.json"
 STATE_VERSION = 1
 
@@ -145,9 +147,12 @@ BULK_FILES = 64
 """Past this many files, one flush of the page cache beats a fsync per file."""
 
 
-def replace_if_unchanged(items: Sequence[tuple[Path, bytes, str]], tmp_dir: Path) -> set[Path]:
+def replace_if_unchanged(
+    items: Sequence[tuple[Path, bytes, str]], tmp_dir: Path, held: set[Path] | None = None
+) -> set[Path]:
     """Atomically replace each ``(path, expected, text)``'s file with ``text`` unless it no longer holds
-    ``expected``; returns the paths replaced.
+    ``expected`` or another program has it open for writing (added to ``held``: a save in progress, see
+    :mod:`.held`); returns the paths replaced.
 
     Every new content is fully written to a staging file in ``tmp_dir`` (the git-ignored
     ``.remnic/tmp``, same filesystem) and made durable first — a fsync each, or for many files
@@ -171,12 +176,11 @@ def replace_if_unchanged(items: Sequence[tuple[Path, bytes, str]], tmp_dir: Path
         if bulk and staged:
             flush_to_disk()
         for path, expected, staging in staged:
-            try:
-                if read_regular(path) == expected:
-                    os.replace(staging, path)
-                    done.add(path)
-            except FileNotFoundError:
-                pass
+            outcome = replace_unless_held(path, expected, staging)
+            if outcome == REPLACED:
+                done.add(path)
+            elif outcome == HELD and held is not None:
+                held.add(path)
     finally:
         for _path, _expected, staging in staged:
             staging.unlink(missing_ok=True)
