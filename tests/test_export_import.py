@@ -173,7 +173,10 @@ def test_import_refuses_a_restore_line_whose_keys_disagree_with_its_file(
     result = run_cli("import", str(out), "--memory-dir", str(fresh))
     assert result.code == 2
     assert f"{out}:1: content, tags: differ from the file in this line's `file`" in result.err
-    assert f"{out}:2: id: differs" in result.err and "drop `file` to import the line as a new memory" in result.err
+    assert (
+        f"{out}:2: id: differs" in result.err
+        and "drop `file` and `id` to import the line as a new memory" in result.err
+    )
     assert snapshot_tree(fresh) == before
 
     for line in lines:  # as the message says: without `file` the edited line is a new memory

@@ -163,7 +163,9 @@ def test_revert_restores_old_content_as_new_commit(memory: Memory) -> None:
     path.write_text(original.replace("9am", "5pm"))
     git(memory.root, "commit", "-qam", "change window")
     reverted = memory.revert(rec.id, "v1").record
-    assert path.read_text() == original
+    # v1's text, except `updated`: a revert is a change made now
+    assert path.read_text().replace(reverted.frontmatter["updated"], rec.frontmatter["updated"]) == original
+    assert reverted.frontmatter["updated"] != rec.frontmatter["updated"]
     assert reverted.content == "Deploy window is 9am"
     versions = memory.versions(rec.id)
     assert len(versions) == 3 and versions[-1].operation == "revert"

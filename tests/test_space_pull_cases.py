@@ -154,7 +154,7 @@ def test_an_uncommitted_malformed_edit_is_named_by_pull_and_push(pair: Pair) -> 
     (ben.root / "notes.txt").write_text("mine, edited\n")
     pushed = ben.space_push()
     assert pushed["uncommitted"] == sorted(["notes.txt", path]) and path in pushed["warnings"][0]["message"]
-    ana.update(memory_id, {"importance": 0.9})
+    ana.update(memory_id, {"importanceScore": 0.9})
     (ana.root / "notes.txt").write_text("theirs\n")
     git(ana.root, "add", "notes.txt")
     git(ana.root, "commit", "-qm", "their notes")

@@ -18,9 +18,11 @@ jsonl (default): one line per memory file, every status, in path order. Each lin
 an import line (content, namespace, category and the file's frontmatter keys) plus
 `path` and `file`, the file's exact text: `remnic import` of the export into another
 repository restores every file byte for byte at its path (ids, times, key order,
-comments and line endings as they were). Drop `file` from a line to import it as a
-new memory instead (its `path` is then ignored: the new memory gets a path of its own);
-a line that keeps `file` must agree with it, or import refuses the line.
+comments and line endings as they were). Drop `file` and `id` from a line to import it
+as a new memory instead (its `path` is ignored: it gets an id and a path of its own); a
+line without `file` whose text a memory here already holds (that very memory, or an
+active one of its namespace) is skipped as an exact duplicate. A line that keeps `file`
+must agree with it, or import refuses the line.
 md: one Markdown document to read (each file under a heading); not for import.
 
 A malformed memory file (frontmatter that does not parse, a secret, conflict markers)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
+
+from remnic.memfile.paths import repo_relative
 
 from ._common import add_command, emit, open_memory, table, warnings_of
 
@@ -18,7 +21,8 @@ def register(sub: Any) -> None:
         epilog="Versions are numbered from v1 (oldest). Renames are followed; a copy's history\n"
         "starts where it was copied (v1, added). A version that deleted the file is marked\n"
         "deleted: it has no text (show says so, diff shows every line removed, revert to it\n"
-        "is refused: revert to the version before it instead).\n\n"
+        "is refused: revert to the version before it instead). A path may be typed as\n"
+        "./facts/x.md or as an absolute path inside the repository.\n\n"
         "examples:\n  remnic versions list facts/editor.md\n"
         "  remnic versions diff mem_018f9a3b2c1d4e5f6a7b v1 v3\n"
         "  remnic versions revert facts/editor.md v2",
@@ -53,7 +57,8 @@ def register(sub: Any) -> None:
         epilog="Reverting a deleted file to a version before its deletion brings it back.\n"
         "A version that is the deletion has no content: reverting to it is refused (exit 2).\n"
         "The restored file keeps its current id, and after a move between category folders\n"
-        "the category its folder gives (as sync sets it).",
+        "the category its folder gives (as sync sets it). A revert is a change made now:\n"
+        "`updated` is the time of the revert (`created` stays).",
     )
     q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
     q.add_argument("version", help=VERSION_HELP)
@@ -61,8 +66,19 @@ def register(sub: Any) -> None:
     q.set_defaults(handler=cmd_revert)
 
 
+def _target(memory: Any, target: str) -> str:
+    """The ID-OR-PATH as typed (``./facts/x.md``, or an absolute path inside the repository) made
+    repo-relative; a path outside stays as it is, for the service to refuse."""
+    rel = repo_relative(target, memory.root)
+    if rel.startswith("/"):  # the repository reached through a symlink (/tmp → /private/tmp)
+        inside = repo_relative(os.path.realpath(rel), os.path.realpath(memory.root))
+        rel = rel if inside.startswith("/") else inside
+    return rel
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     memory = open_memory(args)
+    args.target = _target(memory, args.target)
     versions = memory.versions(args.target)
     path = versions[-1].path
     dirty = memory.has_uncommitted_edits(path)
@@ -83,6 +99,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     memory = open_memory(args)
+    args.target = _target(memory, args.target)
     read = memory.read_version(args.target, args.version)
     if getattr(args, "json", False):
         data: dict[str, Any] = {"version": read.label, "content": read.text, "deleted": read.deleted}
@@ -100,6 +117,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     memory = open_memory(args)
+    args.target = _target(memory, args.target)
     diff = memory.version_diff(args.target, args.old, args.new)
     emit(args, {"diff": diff, "changed": bool(diff)}, diff or "(no differences)")
     return 0
@@ -107,6 +125,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def cmd_revert(args: argparse.Namespace) -> int:
     memory = open_memory(args)
+    args.target = _target(memory, args.target)
     result = memory.revert(args.target, args.version, source="cli", force=args.force)
     record = result.record
     emit(

@@ -17,10 +17,12 @@ Pure: nothing here reads the disk.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from os import PathLike, fspath
 from typing import Any
 
 from remnic.errors import ValidationError
@@ -99,9 +101,24 @@ def category_dir(category: str, namespace: str = DEFAULT_NAMESPACE) -> str:
     return base if namespace == DEFAULT_NAMESPACE else f"{NAMESPACES_DIR}/{namespace}/{base}"
 
 
-def check_relpath(path: str, *, field: str = "path") -> str:
-    """A repo-relative posix path that stays inside the repo, or a ValidationError."""
+def repo_relative(path: str, root: str | PathLike[str] | None = None) -> str:
+    """``path`` as typed, made repo-relative where that is plain: ``./facts/x.md`` → ``facts/x.md``, and
+    with ``root`` an absolute path inside it; anything else as it was (for check_relpath to judge)."""
     norm = path.replace("\\", "/")
+    if root is not None and norm.startswith("/"):
+        base = posixpath.normpath(fspath(root).replace("\\", "/"))
+        inside = posixpath.normpath(norm)
+        if inside.startswith(base.rstrip("/") + "/"):
+            norm = inside[len(base.rstrip("/")) + 1 :]
+    while norm.startswith("./"):
+        norm = norm[2:]
+    return norm
+
+
+def check_relpath(path: str, *, field: str = "path", root: str | PathLike[str] | None = None) -> str:
+    """A repo-relative posix path that stays inside the repo, or a ValidationError. A leading ``./``
+    is dropped, and with ``root`` (the repository's absolute path) an absolute path inside it is taken."""
+    norm = repo_relative(path, root)
     parts = norm.split("/")
     if (
         not norm

@@ -254,11 +254,98 @@ def new_frontmatter(
     return meta, problems
 
 
+MAX_SOURCE_CHARS = 200
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_source(source: Any) -> list[FieldProblem]:
+    """A write's ``source`` goes into frontmatter and a commit trailer: one short line of text."""
+    if not isinstance(source, str) or not source.strip():
+        return [_bad("source", f"must name who is writing (e.g. cli, api, an agent's name), got {source!r}", None)]
+    if len(source) > MAX_SOURCE_CHARS:
+        return [_bad("source", f"is {len(source)} characters; the limit is {MAX_SOURCE_CHARS}", None)]
+    if _CONTROL.search(source) or _BAD_TEXT.search(source):
+        return [_bad("source", "must be one line of text (no newlines or control characters)", None)]
+    return []
+
+
+STORE_OWNED = {
+    "category": "the category argument",
+    "tags": "the tags argument",
+    "confidence": "the confidence argument",
+    "importance": "the importance argument",
+    "importanceScore": "the importance argument",
+    "source": "the source argument",
+    "namespace": "the namespace argument",
+    "content": "the content argument",
+    "created": "import_records (the store sets created and updated to now)",
+    "updated": "import_records (the store sets created and updated to now)",
+    "contentHash": "nothing: the store derives it from the text",
+    "confidenceTier": "nothing: the store derives it from confidence",
+    "importanceLevel": "nothing: the store derives it from importance",
+}
+"""Keys :func:`remnic.service.writes.store` sets itself, and where a caller says them instead. (``id``
+and ``status`` stay allowed in ``extra``: a chosen id, checked to be free; a suggestion's status.)"""
+
+
+def plain_problems(value: Any, field: str) -> list[FieldProblem]:
+    """Values a memory file cannot hold as plain YAML (objects, sets, bytes, dates: YAML would write
+    ``!!set``, ``!!binary``, a timestamp, or fail), each naming its key."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return []
+    if isinstance(value, float):
+        return [] if math.isfinite(value) else [_bad(field, f"must be a finite number, got {value!r}", None)]
+    if isinstance(value, list):
+        return [p for i, item in enumerate(value) for p in plain_problems(item, f"{field}[{i}]")]
+    if isinstance(value, dict):
+        problems = [
+            _bad(field, f"has a key that is not a string: {k!r}", None) for k in value if not isinstance(k, str)
+        ]
+        return problems + [p for k, item in value.items() for p in plain_problems(item, f"{field}.{k}")]
+    return [
+        _bad(
+            field,
+            f"is a {type(value).__name__}; a memory holds only JSON-like values "
+            "(string, number, true/false, null, list, object): convert it (a date to an ISO 8601 string)",
+            None,
+        )
+    ]
+
+
+def store_extra_problems(extra: Mapping[str, Any] | None) -> list[FieldProblem]:
+    """The keys of a store's ``extra`` that the store owns, and values no memory file may hold."""
+    problems: list[FieldProblem] = []
+    for key, value in (extra or {}).items():
+        if key in STORE_OWNED:
+            problems.append(_bad(f"extra.{key}", f"is set by the store; use {STORE_OWNED[key]} instead", None))
+        else:
+            problems += plain_problems(value, f"extra.{key}")
+    return problems
+
+
+UPDATE_ARGUMENTS = {
+    "content": "the text is the body, not a key: pass content= (remnic update --content)",
+    "importance": "the key is importanceScore (remnic update --importance)",
+    "contentHash": "it follows the text: pass content= to change the text",
+    "id": "a memory keeps its id",
+}
+
+
 def check_changes(changes: Mapping[str, Any]) -> list[FieldProblem]:
     """The values an update or forget would write, held to remnic's own rule (keys set to None are
     removals); the file's other values stay the user's and are not checked."""
+    problems = [
+        _bad(k, f"cannot be changed by an update: {UPDATE_ARGUMENTS[k]}", None)
+        for k in changes
+        if k in UPDATE_ARGUMENTS
+    ]
+    if "category" in changes and changes["category"] is None:
+        problems.append(_bad("category", "cannot be removed (every memory has one); set another category", None))
+    if problems:
+        return problems
     setting = {k: v for k, v in changes.items() if v is not None}
-    return strings_problems(setting, "", None) + validate_frontmatter(setting)
+    problems = [p for k, v in setting.items() for p in plain_problems(v, k)]
+    return problems or strings_problems(setting, "", None) + validate_frontmatter(setting)
 
 
 def file_problems(
@@ -286,11 +373,14 @@ def plan_import(
     store: StoreSettings,
     existing_ids: Callable[[], Mapping[str, str]],
     now: str,
+    already_here: Callable[[PlannedMemory], bool] | None = None,
 ) -> tuple[list[PlannedMemory], list[FieldProblem]]:
-    """Validate an import batch: what to write, or every problem with its line and field."""
+    """Validate an import batch: what to write, or every problem with its line and field.
+    ``already_here``: whether a line whose id exists is that very memory (then no clash: the
+    writer skips it as an exact duplicate)."""
     planned: list[PlannedMemory] = []
     problems: list[FieldProblem] = []
-    chosen: list[tuple[str, int]] = []
+    chosen: list[tuple[str, int, PlannedMemory]] = []
     for offset, item in enumerate(items):
         line = line_numbers[offset] if line_numbers else offset + 1
         if not isinstance(item, Mapping):
@@ -331,26 +421,35 @@ def plan_import(
             continue
         planned.append((meta, content, ns, category))
         if "id" in fields:
-            chosen.append((meta["id"], line))
-    return planned, problems + _duplicate_ids(chosen, existing_ids)
+            chosen.append((meta["id"], line, planned[-1]))
+    return planned, problems + _duplicate_ids(chosen, existing_ids, already_here)
 
 
 def _duplicate_ids(
-    chosen: Sequence[tuple[str, int]], existing_ids: Callable[[], Mapping[str, str]]
+    chosen: Sequence[tuple[str, int, PlannedMemory]],
+    existing_ids: Callable[[], Mapping[str, str]],
+    already_here: Callable[[PlannedMemory], bool] | None,
 ) -> list[FieldProblem]:
-    """Caller-chosen ids that repeat within the batch or name an existing memory (two files, one id)."""
+    """Caller-chosen ids that repeat within the batch or name another existing memory (two files, one id)."""
     if not chosen:
         return []
     existing = existing_ids()
     seen: dict[str, int] = {}
     problems = []
-    for memory_id, line in chosen:
+    for memory_id, line, item in chosen:
         if memory_id in seen:
             problems.append(
                 FieldProblem("id", f"{memory_id!r} is used again (first on line {seen[memory_id]})", line=line)
             )
-        elif memory_id in existing:
-            problems.append(FieldProblem("id", f"{memory_id!r} already exists ({existing[memory_id]})", line=line))
+        elif memory_id in existing and not (already_here and already_here(item)):
+            problems.append(
+                FieldProblem(
+                    "id",
+                    f"{memory_id!r} already exists ({existing[memory_id]}); leave `id` out to import the line "
+                    "as a new memory with an id of its own",
+                    line=line,
+                )
+            )
         seen.setdefault(memory_id, line)
     return problems
 

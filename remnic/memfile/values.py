@@ -21,7 +21,7 @@ from typing import Any
 from remnic.config.settings import DEFAULT_CONFIDENCE
 
 from .entity import entity_aliases, entity_name, entity_type, is_entity_file, stem
-from .paths import category_for_path, is_archived_path
+from .paths import category_for_path, folder_category, is_archived_path
 from .schema import CATEGORIES, DIR_CATEGORIES, ID_RE, STATUSES
 
 # --- ids ---
@@ -98,6 +98,15 @@ def category_of(meta: Mapping[str, Any], path: str) -> str:
         if word in _CATEGORY_WORDS:
             return _CATEGORY_WORDS[word]
     return category_for_path(path)
+
+
+def moved_category(said: Any, old_path: str, new_path: str) -> str | None:
+    """Sync's rule for a file moved between category folders: a ``category`` that named the old folder
+    follows the file (a folder move is how a person recategorises a note); None when it stays."""
+    old, new = folder_category(old_path), folder_category(new_path)
+    if old is None or new is None or old == new or said is None:
+        return None
+    return new if category_of({"category": said}, old_path) == old else None
 
 
 def status_of(meta: Mapping[str, Any], path: str) -> str:

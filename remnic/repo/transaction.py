@@ -19,7 +19,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +156,7 @@ class Transaction:
         self.staged, self.index_upserts, self.index_removed = {}, {}, set()
         base = self.ledger.head()
         outcome = CommitOutcome(
-            None, base, [s.path for s in changes], [r for r in upserts.values() if r], sorted(removed)
+            None, base, [s.path for s in changes], [own_copy(r) for r in upserts.values() if r], sorted(removed)
         )
         if not changes:
             return outcome
@@ -226,6 +226,21 @@ class Transaction:
     def _head_has(self, sha: str) -> bool:
         head = self.ledger.head()
         return head is not None and self.ledger.is_ancestor(sha, head)
+
+
+def own_copy(record: MemoryRecord) -> MemoryRecord:
+    """The index's own copy of a record: the writer hands the same object back to its caller, who may
+    change it (``result.record.frontmatter["tags"].append(...)``) without that reaching the index."""
+    return replace(record, frontmatter=_copied(record.frontmatter))
+
+
+def _copied(value: Any) -> Any:
+    # Frontmatter is plain YAML data: only dicts and lists are mutable (cheaper than copy.deepcopy).
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    return value
 
 
 # --- group commit ---

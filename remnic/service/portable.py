@@ -7,6 +7,8 @@ file's exact text). ``remnic import`` of a line that carries ``file`` restores t
 no defaults added, no duplicate folding, no supersession applied again. Without ``file`` a
 line is an ordinary new memory built from ``content`` and the keys, at a path of its own: an
 export's ``path`` says where the exported file lived, so it is dropped, never a frontmatter key.
+Its ``id`` is kept, so in the repository it came from such a line is either the memory already
+there (same id and text: skipped as an exact duplicate) or refused until ``id`` is dropped too.
 
 A malformed memory file (frontmatter that does not parse, conflict markers, a secret...) is
 still exported, byte for byte, so a backup never loses its text: its line is ``path``,
@@ -37,7 +39,7 @@ MALFORMED = "malformed"
 RESERVED = ("content", "namespace", "path", "file", MALFORMED)
 """Keys an export line sets itself; a frontmatter key of the same name is kept only in ``file``."""
 _NOT_COMPARED = ("path", "file", MALFORMED)
-DROP_FILE_HINT = "drop `file` to import the line as a new memory (drop `id` too for an id of its own)"
+DROP_FILE_HINT = "drop `file` and `id` to import the line as a new memory"
 LEAVE_OUT_HINT = "jq -c 'select(.malformed | not)'"
 
 

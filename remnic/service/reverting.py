@@ -2,7 +2,8 @@
 
 The restored text keeps two things from the file as it is now: its id (a copy's history may reach
 back into another memory's) and the category its folder gives after a move between category
-folders (what sync would have set, see docs/sync.md).
+folders (what sync would have set, see docs/sync.md). A revert is a change made now, so ``updated``
+is now (``created`` stays the version's).
 """
 
 from __future__ import annotations
@@ -10,11 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import MemoryFormatError, RemnicError, UsageError
-from remnic.memfile.model import MemoryRecord, parse_file
+from remnic.memfile.model import MemoryRecord, now_iso, parse_file
 from remnic.memfile.normalize import render
-from remnic.memfile.paths import folder_category
 from remnic.memfile.validate import Checked, check_text
-from remnic.memfile.values import category_of
+from remnic.memfile.values import moved_category
 from remnic.repo import history as _history
 from remnic.repo.messages import Version, trailers_for
 
@@ -53,6 +53,10 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
             checked = _checked(render(checked, kept)[0], current, mem)
         record = checked.record
         assert record is not None
+        if "updated" in record.frontmatter and tx.read_bytes(current) != checked.text.encode("utf-8"):
+            checked = _checked(render(checked, {"updated": now_iso()})[0], current, mem)
+            record = checked.record
+            assert record is not None
         tx.put(current, checked.text, record)
         outcome = tx.commit(
             f"remnic revert: {current} to {target.label} ({target.short})",
@@ -91,8 +95,7 @@ def kept_fields(restored: MemoryRecord, target: Version, latest: MemoryRecord | 
         kept["id"] = latest.id
     # Sync's rule for a move between category folders: a category that named the old folder follows
     # the file to the new one (sync never revisits it, so the revert must not bring the old one back).
-    old, new = folder_category(target.path), folder_category(restored.path)
-    said = restored.frontmatter.get("category")
-    if old and new and old != new and said is not None and category_of({"category": said}, target.path) == old:
+    new = moved_category(restored.frontmatter.get("category"), target.path, restored.path)
+    if new is not None:
         kept["category"] = new
     return kept

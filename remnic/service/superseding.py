@@ -1,21 +1,38 @@
-"""Temporal supersession of observed facts: a newer value for an entity's attribute ("staging DB
-port" 5432 → 5433) marks the older active memories stating another value ``superseded`` by it."""
+"""Supersession links, and what a status change does to a memory's lifecycle keys.
+
+Every write that names ``supersedes`` (store, import, update) marks the memory it names
+superseded here; observed facts do it themselves: a newer value for an entity's attribute
+("staging DB port" 5432 → 5433) marks the older active memories stating another value
+``superseded`` by it. A status set by hand (``update --status``) brings the keys of its
+state (``forgottenAt``, ``archivedAt``) and ends those of the state it leaves, so a file
+never says two states at once (see docs/cli.md, ``remnic update``).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from remnic.memfile.model import MemoryRecord, parse_time
+from remnic.errors import NotFoundError, RemnicError, ValidationError
+from remnic.memfile.model import MemoryRecord, now_iso, parse_time
+from remnic.memfile.normalize import render, serialize_like
+from remnic.memfile.validate import check_bytes
 from remnic.observe.records import MemoryObservation, key_part
 from remnic.repo.transaction import Transaction
-
-from .writes import patch_staged, supersede
 
 if TYPE_CHECKING:
     from .memory import Memory
 
-__all__ = ["states_other_value", "supersede_older"]
+__all__ = [
+    "LINK_KEYS",
+    "patch_staged",
+    "states_other_value",
+    "status_changes",
+    "supersede",
+    "supersede_older",
+    "superseded_target",
+    "unlink_successor",
+]
 
 
 def states_other_value(obs: MemoryObservation, record: MemoryRecord) -> bool:
@@ -114,3 +131,150 @@ def _same_entity(
             yield mem.files.read(path)
         except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
             continue
+
+
+# --- supersession links written by store, import and update ---
+
+
+def patch_staged(mem: Memory, tx: Transaction, record: MemoryRecord, changes: Mapping[str, Any]) -> MemoryRecord | None:
+    """Set frontmatter ``changes`` on the file as the transaction sees it now (earlier staged changes
+    included); only those lines change (a None removes the key). None when the file is gone or unreadable."""
+    checked = check_bytes(tx.read_bytes(record.path) or b"", record.path, mem.settings.store)
+    if not checked.ok or checked.record is None:
+        return None
+    if any(v is None for v in changes.values()):  # removing a key: the line patcher only sets keys
+        meta = {k: v for k, v in {**checked.record.frontmatter, **changes}.items() if v is not None}
+        text = serialize_like(checked.text, meta, checked.record.body)
+    else:
+        text, meta = render(checked, changes)
+    updated = MemoryRecord(record.path, meta, checked.record.body, record.namespace)
+    tx.put(record.path, text, updated)
+    return updated
+
+
+def supersede(mem: Memory, tx: Transaction, old: MemoryRecord, new: MemoryRecord, *, when: str | None = None) -> bool:
+    """Mark ``old`` superseded by ``new``: status, ``supersededBy``, ``supersededAt`` and, unless the file
+    already says when it stopped holding, ``invalidAt`` (when the new one became valid). The file stays."""
+    changes: dict[str, Any] = {"status": "superseded", "supersededBy": new.id, "supersededAt": now_iso()}
+    if not old.frontmatter.get("invalidAt"):
+        changes["invalidAt"] = when or str(new.frontmatter.get("validAt") or new.created or now_iso())
+    return patch_staged(mem, tx, old, changes) is not None
+
+
+def superseded_target(mem: Memory, memory_id: Any, namespace: str, *, by: MemoryRecord | None = None) -> MemoryRecord:
+    """The memory a write names in ``supersedes``, or a ValidationError naming the field. ``by``: the
+    existing memory that would supersede it, refused when that would make a loop (itself, or a memory
+    that already supersedes it, directly or down the chain): neither would be current."""
+    if not isinstance(memory_id, str) or not memory_id.strip():
+        raise ValidationError.single("supersedes", f"must be a memory id, got {memory_id!r}")
+    try:
+        old = mem.get(memory_id)
+    except NotFoundError:
+        raise ValidationError.single("supersedes", f"no memory with id {memory_id!r} to supersede") from None
+    if old.namespace != namespace:
+        raise ValidationError.single("supersedes", f"{memory_id} is in namespace {old.namespace!r}, not {namespace!r}")
+    refusal = target_refusal(old.id, old.status)
+    if refusal:
+        raise ValidationError.single("supersedes", refusal)
+    if by is not None:
+        _check_no_loop(mem, old, by)
+    return old
+
+
+def _check_no_loop(mem: Memory, old: MemoryRecord, by: MemoryRecord) -> None:
+    if old.id == by.id:
+        raise ValidationError.single("supersedes", f"{by.id} cannot supersede itself")
+    # Walk what replaced ``by`` (supersededBy), then what ``old`` replaced (supersedes): hand edits may
+    # have written only one side of a link. ``seen`` stops a loop already in the files.
+    for start, key in ((by, "supersededBy"), (old, "supersedes")):
+        goal = old.id if key == "supersededBy" else by.id
+        seen = {start.id}
+        link = start.frontmatter.get(key)
+        while isinstance(link, str) and link not in seen:
+            if link == goal:
+                raise ValidationError.single(
+                    "supersedes",
+                    f"{old.id} already supersedes {by.id} (directly or through newer memories); {by.id} "
+                    f"superseding it back would leave neither current",
+                )
+            seen.add(link)
+            try:
+                link = mem.get(link).frontmatter.get(key)
+            except RemnicError:  # a link to a missing or unreadable file ends the chain
+                break
+
+
+UNSUPERSEDABLE = ("forgotten", "quarantined")
+"""States a supersession must not overwrite: forgotten outranks superseded, and a quarantined memory
+waits for a person's review (superseding either would quietly bring its text back into recall)."""
+
+
+def target_refusal(memory_id: str, status: str) -> str | None:
+    """Why a memory in ``status`` cannot be superseded (None: it can)."""
+    if status not in UNSUPERSEDABLE:
+        return None
+    return (
+        f"{memory_id} is {status}, and a {status} memory cannot be superseded (that would make it "
+        f"superseded instead); leave --supersedes out, or first `remnic update {memory_id} --status active`"
+    )
+
+
+# --- status changes by hand ---
+
+LINK_KEYS = ("supersededBy", "supersededAt", "invalidAt")
+"""What :func:`supersede` writes on the memory it replaces."""
+
+
+def status_changes(record: MemoryRecord, changes: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """``changes`` plus what a new status brings and ends: ``forgottenAt`` for forgotten (as forget
+    sets it), ``archivedAt`` for archived, and each removed when the memory leaves that state; back to
+    active, a superseded memory drops its link (``supersededBy``, ``supersededAt``, ``invalidAt``).
+    Returns the changes and the successor whose ``supersedes`` then names this memory no longer.
+    Superseded needs a successor: refused without one."""
+    out = dict(changes)
+    status = changes.get("status")
+    if status is None or status == record.status:
+        return out, None
+    fm, now = record.frontmatter, now_iso()
+
+    def drop(*keys: str) -> None:
+        for key in keys:
+            if key in fm:
+                out.setdefault(key, None)
+
+    if status == "forgotten":
+        out.setdefault("forgottenAt", now)
+    else:
+        drop("forgottenAt", "forgottenReason")
+    if status == "archived":
+        out.setdefault("archivedAt", now)
+    else:
+        drop("archivedAt")  # it would still read as archived (the original's rule)
+    if status == "superseded" and not (out.get("supersededBy") or fm.get("supersededBy")):
+        raise ValidationError.single(
+            "status",
+            f"superseded needs the memory that replaces {record.id}: store it with "
+            f"`remnic store TEXT --supersedes {record.id}`, or `remnic update NEWER --supersedes {record.id}`",
+        )
+    successor = fm.get("supersededBy")
+    if status != "active" or not successor:
+        return out, None
+    drop(*LINK_KEYS)
+    return out, str(successor)
+
+
+def unlink_successor(mem: Memory, tx: Transaction, successor_id: str, old_id: str) -> str | None:
+    """Remove ``old_id`` from the successor's ``supersedes`` (the memory is current again, so nothing
+    replaces it); the successor's id, or None when it is gone or names another memory."""
+    try:
+        successor = mem.get(successor_id)
+    except RemnicError:  # a dangling supersededBy: nothing to unlink
+        return None
+    said = successor.frontmatter.get("supersedes")
+    if said == old_id:
+        left: Any = None
+    elif isinstance(said, list) and old_id in said:
+        left = [x for x in said if x != old_id] or None
+    else:
+        return None
+    return successor.id if patch_staged(mem, tx, successor, {"supersedes": left}) is not None else None

@@ -21,6 +21,7 @@ from remnic.memfile.model import (
     derived_fields,
     new_id,
     now_iso,
+    parse_file,
     serialize,
 )
 from remnic.memfile.normalize import in_line_ending, line_ending, render, serialize_like
@@ -31,15 +32,20 @@ from remnic.memfile.validate import (
     check_changes,
     check_content,
     check_namespace,
+    check_source,
     file_problems,
     new_frontmatter,
     plan_import,
+    store_extra_problems,
 )
+from remnic.memfile.values import moved_category
 from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import CommitOutcome, Plan, PlanOutcome, Transaction
 
 from .duplicates import DuplicateLookup, find_duplicate
 from .portable import Restore, new_memory_fields, plan_restores
+from .superseding import patch_staged as patch_staged  # re-exported: consolidate and flushing stage with it
+from .superseding import status_changes, supersede, superseded_target, target_refusal, unlink_successor
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -137,7 +143,11 @@ def store(
 ) -> WriteResult:
     """Validate, write and commit one memory; an exact duplicate of an active one is returned unchanged."""
     ns = namespace or mem.settings.namespaces.default
-    problems = check_content(content, mem.settings.store) + check_namespace(ns)
+    problems = check_content(content, mem.settings.store) + check_namespace(ns) + check_source(source)
+    owned = store_extra_problems(extra)
+    if owned:  # stop here: new_frontmatter would trip over a value YAML cannot write
+        problems += owned
+        raise ValidationError(summary(problems), problems=problems)
     meta, more = new_frontmatter(
         memory_id=new_id(),
         now=now_iso(),
@@ -165,6 +175,8 @@ def store(
             if existing is not None:
                 return PlanOutcome(WriteResult("store", (existing,), None, changed=False))
         check_writable(mem)
+        if extra and "id" in extra:
+            _check_id_free(mem, meta["id"])
         old = superseded_target(mem, meta["supersedes"], ns) if meta.get("supersedes") else None
         rel = mem.files.allocate_path(category, content, ns, taken=tx.exists)
         record = MemoryRecord(rel, meta, body_for(content), ns)
@@ -176,6 +188,17 @@ def store(
 
     outcome, commit = mem.committer.submit(Plan(("store", source), run))
     return result_of("store", outcome, commit)
+
+
+def _check_id_free(mem: Memory, memory_id: str) -> None:
+    """A caller-chosen id must be no other memory's (two files, one id: get and history would pick one)."""
+    try:
+        taken = mem.get(memory_id)
+    except NotFoundError:
+        return
+    raise ValidationError.single(
+        "extra.id", f"{memory_id!r} already exists ({taken.path}); leave id out for a new one, or update that memory"
+    )
 
 
 def check_writable(mem: Memory) -> None:
@@ -194,24 +217,51 @@ def check_writable(mem: Memory) -> None:
 # --- import ---
 
 
+@dataclass(frozen=True)
+class ImportPlan:
+    """An import batch checked: what to write, in the batch's order, and what is already here."""
+
+    items: list[PlannedMemory | Restore]
+    here: frozenset[str] = frozenset()
+    """Ids of new-memory lines that are a memory already here (same id, namespace and text): skipped
+    as exact duplicates, as an export re-imported without ``file`` is."""
+
+
 def plan_items(
     mem: Memory, items: Iterable[Any], line_numbers: Sequence[int] | None, namespace: str | None, source: str
-) -> tuple[list[PlannedMemory | Restore], list[FieldProblem]]:
+) -> tuple[ImportPlan, list[FieldProblem]]:
     """Every line checked: new memories, and exported files to restore exactly (lines with ``file``),
     in the batch's order; or every problem, each naming its line and field."""
     items = list(items)
     restores, offsets, problems = plan_restores(mem, items, line_numbers)
+    problems += check_source(source)
     taken = set(offsets)
     rest = [i for i in range(len(items)) if i not in taken]
     numbers = line_numbers or range(1, len(items) + 1)
+    existing: dict[str, str] = {}
+
+    def existing_ids() -> dict[str, str]:
+        existing.update(mem.files.ids())
+        return existing
+
+    here: set[str] = set()
+
+    def already_here(item: PlannedMemory) -> bool:
+        meta, content, ns, _category = item
+        if _same_memory(mem, existing.get(meta["id"]), ns, content):
+            here.add(meta["id"])
+            return True
+        return False
+
     planned, more = plan_import(
         [new_memory_fields(items[i]) for i in rest],
         line_numbers=[numbers[i] for i in rest],
         namespace=namespace or mem.settings.namespaces.default,
         source=source,
         store=mem.settings.store,
-        existing_ids=mem.files.ids,
+        existing_ids=existing_ids,
         now=now_iso(),
+        already_here=already_here,
     )
     new_ids = {meta["id"] for meta, *_ in planned}
     problems += [
@@ -220,10 +270,65 @@ def plan_items(
         if r.record.id in new_ids
     ]
     if problems or more:
-        return [], sorted(problems + more, key=lambda p: p.line or 0)
+        return ImportPlan([]), sorted(problems + more, key=lambda p: p.line or 0)
+    problems += _supersedes_problems(mem, planned, [numbers[i] for i in rest], restores)
+    if problems:
+        return ImportPlan([]), sorted(problems, key=lambda p: p.line or 0)
     ordered: dict[int, PlannedMemory | Restore] = dict(zip(offsets, restores, strict=True))
     ordered.update(zip(rest, planned, strict=True))
-    return [ordered[i] for i in sorted(ordered)], []
+    return ImportPlan([ordered[i] for i in sorted(ordered)], frozenset(here)), []
+
+
+def _same_memory(mem: Memory, path: str | None, namespace: str, content: str) -> bool:
+    """Whether the memory file at ``path`` holds ``content`` in ``namespace`` (a line that is that memory)."""
+    if path is None:
+        return False
+    try:
+        record = mem.files.read(path)
+    except (RemnicError, OSError):
+        return False
+    return record.namespace == namespace and content_hash(record.content) == content_hash(content.strip())
+
+
+def _supersedes_problems(
+    mem: Memory, planned: Sequence[PlannedMemory], lines: Sequence[int], restores: Sequence[Restore]
+) -> list[FieldProblem]:
+    """Each ``supersedes`` of a new memory checked against the whole batch and the repository, so a
+    line may name a memory a later line brings (export order is path order) and dry-run agrees."""
+    batch = {meta["id"]: (str(meta.get("status") or "active"), ns) for meta, _c, ns, _cat in planned}
+    batch.update((r.record.id, (r.record.status, r.record.namespace)) for r in restores)
+    problems: list[FieldProblem] = []
+    for (meta, _content, ns, _category), line in zip(planned, lines, strict=True):
+        target = meta.get("supersedes")
+        if not target:
+            continue
+        if not isinstance(target, str):
+            problems.append(FieldProblem("supersedes", f"must be one memory id, got {target!r}", line=line))
+            continue
+        if target == meta["id"]:
+            problems.append(FieldProblem("supersedes", f"{target} cannot supersede itself", line=line))
+            continue
+        if target in batch:
+            status, target_ns = batch[target]
+        else:
+            try:
+                found = mem.get(target)
+            except NotFoundError:
+                problems.append(
+                    FieldProblem(
+                        "supersedes",
+                        f"no memory with id {target!r} to supersede (not in this repository, not in this batch)",
+                        line=line,
+                    )
+                )
+                continue
+            status, target_ns = found.status, found.namespace
+        refusal = target_refusal(target, status)
+        if target_ns != ns:
+            refusal = f"{target} is in namespace {target_ns!r}, not {ns!r}"
+        if refusal:
+            problems.append(FieldProblem("supersedes", refusal, line=line))
+    return problems
 
 
 def import_records(
@@ -236,9 +341,10 @@ def import_records(
     progress: Any = None,
 ) -> WriteResult:
     """Validate every item first; write nothing unless all are valid; then one commit (all or nothing)."""
-    planned, problems = plan_items(mem, list(items), line_numbers, namespace, source)
+    plan, problems = plan_items(mem, list(items), line_numbers, namespace, source)
     if problems:
         raise ValidationError(f"{summary(problems)}; nothing was imported", problems=problems)
+    planned = plan.items
     if not planned:
         return WriteResult("import", (), None, changed=False)
 
@@ -248,29 +354,39 @@ def import_records(
         duplicates: list[str] = []
         seen: set[tuple[str, str]] = set()
         lookup = DuplicateLookup(mem)
+        by_id: dict[str, MemoryRecord] = {}  # written, restored, or the memory a skipped duplicate is
+        links: list[tuple[MemoryRecord, str]] = []
         for i, item in enumerate(planned):
+            if progress:
+                progress(i + 1, len(planned))
             if isinstance(item, Restore):  # an exported file, back exactly as it was
                 tx.put(item.path, item.text, item.record)
                 records.append(item.record)
-                if progress:
-                    progress(i + 1, len(planned))
+                by_id[item.record.id] = item.record
                 continue
             meta, content, ns, category = item
             key = (ns, content_hash(content.strip()))
-            if key in seen or find_duplicate(mem, ns, key[1], tx, lookup) is not None:
+            found = _here(mem, meta["id"]) if meta["id"] in plan.here else None
+            if found is None and key not in seen:
+                found = find_duplicate(mem, ns, key[1], tx, lookup)
+            if found is not None or key in seen:
                 duplicates.append(meta["id"])
+                if found is not None:
+                    by_id.setdefault(meta["id"], found)
                 continue
             seen.add(key)
             rel = mem.files.allocate_path(category, content, ns, taken=tx.exists)
             record = MemoryRecord(rel, meta, body_for(content), ns)
             tx.put(rel, serialize(meta, record.body), record)
             records.append(record)
+            by_id[record.id] = record
             if meta.get("supersedes"):
-                old = next((r for r in records if r.id == meta["supersedes"]), None)
-                old = old or superseded_target(mem, meta["supersedes"], ns)
+                links.append((record, meta["supersedes"]))
+        # Linked once every line is staged: a line may name a memory a later line brings.
+        for record, target in links:
+            old = by_id.get(target) or superseded_target(mem, target, record.namespace)
+            if old.id != record.id:
                 supersede(mem, tx, old, record)
-            if progress:
-                progress(i + 1, len(planned))
         namespaces = sorted({r.namespace for r in records}) or [DEFAULT_NAMESPACE]
         result = WriteResult("import", tuple(records), None, bool(records), tuple(duplicates))
         subject = f"remnic import: {len(records)} memories" if records else None
@@ -280,6 +396,14 @@ def import_records(
     result = outcome.value
     assert isinstance(result, WriteResult)
     return WriteResult("import", result.records, commit.sha, result.changed, result.duplicates, tuple(commit.warnings))
+
+
+def _here(mem: Memory, memory_id: str) -> MemoryRecord | None:
+    """The memory with this id, still there under the lock (None: gone since the plan)."""
+    try:
+        return mem.get(memory_id)
+    except RemnicError:
+        return None
 
 
 # --- update and forget ---
@@ -325,10 +449,7 @@ def update(
     memory it names superseded by this one. ``check`` may refuse the memory as it is under the lock.
     An update that changes nothing (the file already says all of it) writes nothing: ``changed`` False.
     """
-    for name in changes:
-        if name in ("id", "contentHash"):
-            raise ValidationError.single(name, "cannot be changed by an update")
-    problems = check_changes(changes)
+    problems = check_changes(changes) + check_source(source)
     if content is not None:
         problems += check_content(content, mem.settings.store)
     if problems:
@@ -340,24 +461,32 @@ def update(
         if check is not None:
             check(record)
         path = record.path
+        wanted, successor = status_changes(record, changes)
+        committed = mem.ledger.committed_bytes(path)
+        # Moved by hand and not committed yet: the commit takes the move whole (sync's rule for the category).
+        moved_from = _moved_from(mem, record) if committed is None else None
+        normalised = None
+        if moved_from is not None and "category" not in wanted:
+            normalised = moved_category(record.frontmatter.get("category"), moved_from, path)
+            if normalised is not None:
+                wanted["category"] = normalised
         disk = tx.read_bytes(path)
         checked = check_bytes(disk or b"", path, mem.settings.store)
         if checked.problems or checked.record is None:
             raise MemoryFormatError(path, checked.problems)
         old = (
-            superseded_target(mem, changes["supersedes"], record.namespace, by=record)
-            if changes.get("supersedes")
+            superseded_target(mem, wanted["supersedes"], record.namespace, by=record)
+            if wanted.get("supersedes")
             else None
         )
-        committed = mem.ledger.committed_bytes(path)
         # A file git does not have yet is committed by the update even when it already says it all.
         if (
             committed is not None
-            and _says_already(checked, changes, content, old)
-            and (committed == disk or _says_already(check_bytes(committed, path, mem.settings.store), changes))
+            and _says_already(checked, wanted, content, old)
+            and (committed == disk or _says_already(check_bytes(committed, path, mem.settings.store), wanted))
         ):
             return PlanOutcome(WriteResult(operation, (checked.record,), None, changed=False))
-        text, meta = _patched(checked, changes, content)
+        text, meta = _patched(checked, wanted, content)
         after = check_bytes(text.encode("utf-8"), path, mem.settings.store)
         if after.problems:
             raise ValidationError(
@@ -366,7 +495,7 @@ def update(
         assert after.record is not None
         commit_data = None
         committed_text = after.record.content
-        moves = "category" in changes and changes["category"] != record.category
+        moves = "category" in wanted and wanted["category"] != record.category and normalised is None
         if committed is not None and committed != disk:
             if content is not None or moves:
                 raise UsageError(
@@ -379,7 +508,7 @@ def update(
                     f"{path} has uncommitted edits and its committed version cannot be read; "
                     "commit your edits first (`remnic sync run`), then retry"
                 )
-            commit_data = _patched(base, changes)[0].encode("utf-8")
+            commit_data = _patched(base, wanted)[0].encode("utf-8")
             committed_text = base.record.content  # the commit keeps the committed text; the subject says it
         if moves:
             new_path = mem.files.allocate_path(
@@ -387,17 +516,43 @@ def update(
             )
             tx.remove(path)
             path = new_path
+        if moved_from is not None:  # gone from disk already: the commit records the deletion
+            tx.remove(moved_from, on_disk=True)
         updated = MemoryRecord(path, meta, after.record.body, record.namespace)
         tx.put(path, text, updated, commit_data=commit_data)
         ids = [record.id]
         if old is not None and old.id != record.id and supersede(mem, tx, old, updated):
             ids.append(old.id)
-        subject = f"remnic {operation}: {committed_text[:60]}"
+        notes = [f"moved from {moved_from}"] if moved_from else []
+        if successor is not None:
+            unlinked = unlink_successor(mem, tx, successor, record.id)
+            ids += [unlinked] if unlinked else []
+            notes.append(f"no longer superseded by {successor}: link dropped")
+        subject = f"remnic {operation}: {committed_text[:60]}" + (f" ({'; '.join(notes)})" if notes else "")
         return PlanOutcome(updated, subject, ids, record.namespace, dict(extra_trailers or {}))
 
     key: tuple[str, ...] = (operation, source) if not extra_trailers else (operation, source, UNGROUPED + new_id())
     outcome, commit = mem.committer.submit(Plan(key, run))
     return result_of(operation, outcome, commit)
+
+
+def _moved_from(mem: Memory, record: MemoryRecord) -> str | None:
+    """The committed path a file git does not have yet was moved from by hand (gone from disk, and its
+    committed version names this memory's id), or None."""
+    if not record.has_id:
+        return None
+    for xy, path, orig in mem.ledger.status_porcelain():
+        gone = orig if orig is not None and path == record.path else (path if "D" in xy else None)
+        if gone is None or gone == record.path or (mem.root / gone).exists() or not mem.files.paths.is_memory(gone):
+            continue
+        data = mem.ledger.committed_bytes(gone)
+        try:
+            was = parse_file(data.decode("utf-8"), gone) if data is not None else None
+        except (UnicodeDecodeError, MemoryFormatError):
+            continue
+        if was is not None and was.has_id and was.id == record.id:
+            return gone
+    return None
 
 
 def _says_already(
@@ -431,64 +586,3 @@ def forget(mem: Memory, memory_id: str, reason: str | None, *, source: str) -> W
     if reason:
         changes["forgottenReason"] = reason
     return update(mem, memory_id, changes, operation="forget", source=source, extra_trailers=None)
-
-
-def patch_staged(mem: Memory, tx: Transaction, record: MemoryRecord, changes: Mapping[str, Any]) -> MemoryRecord | None:
-    """Set frontmatter ``changes`` on the file as the transaction sees it now (earlier staged changes
-    included); only those lines change. None when the file is gone or unreadable."""
-    checked = check_bytes(tx.read_bytes(record.path) or b"", record.path, mem.settings.store)
-    if not checked.ok or checked.record is None:
-        return None
-    text, meta = render(checked, changes)
-    updated = MemoryRecord(record.path, meta, checked.record.body, record.namespace)
-    tx.put(record.path, text, updated)
-    return updated
-
-
-def supersede(mem: Memory, tx: Transaction, old: MemoryRecord, new: MemoryRecord, *, when: str | None = None) -> bool:
-    """Mark ``old`` superseded by ``new``: status, ``supersededBy``, ``supersededAt`` and, unless the file
-    already says when it stopped holding, ``invalidAt`` (when the new one became valid). The file stays."""
-    changes: dict[str, Any] = {"status": "superseded", "supersededBy": new.id, "supersededAt": now_iso()}
-    if not old.frontmatter.get("invalidAt"):
-        changes["invalidAt"] = when or str(new.frontmatter.get("validAt") or new.created or now_iso())
-    return patch_staged(mem, tx, old, changes) is not None
-
-
-def superseded_target(mem: Memory, memory_id: Any, namespace: str, *, by: MemoryRecord | None = None) -> MemoryRecord:
-    """The memory a write names in ``supersedes``, or a ValidationError naming the field. ``by``: the
-    existing memory that would supersede it, refused when that would make a loop (itself, or a memory
-    that already supersedes it, directly or down the chain): neither would be current."""
-    if not isinstance(memory_id, str) or not memory_id.strip():
-        raise ValidationError.single("supersedes", f"must be a memory id, got {memory_id!r}")
-    try:
-        old = mem.get(memory_id)
-    except NotFoundError:
-        raise ValidationError.single("supersedes", f"no memory with id {memory_id!r} to supersede") from None
-    if old.namespace != namespace:
-        raise ValidationError.single("supersedes", f"{memory_id} is in namespace {old.namespace!r}, not {namespace!r}")
-    if by is not None:
-        _check_no_loop(mem, old, by)
-    return old
-
-
-def _check_no_loop(mem: Memory, old: MemoryRecord, by: MemoryRecord) -> None:
-    if old.id == by.id:
-        raise ValidationError.single("supersedes", f"{by.id} cannot supersede itself")
-    # Walk what replaced ``by`` (supersededBy), then what ``old`` replaced (supersedes): hand edits may
-    # have written only one side of a link. ``seen`` stops a loop already in the files.
-    for start, key in ((by, "supersededBy"), (old, "supersedes")):
-        goal = old.id if key == "supersededBy" else by.id
-        seen = {start.id}
-        link = start.frontmatter.get(key)
-        while isinstance(link, str) and link not in seen:
-            if link == goal:
-                raise ValidationError.single(
-                    "supersedes",
-                    f"{old.id} already supersedes {by.id} (directly or through newer memories); {by.id} "
-                    f"superseding it back would leave neither current",
-                )
-            seen.add(link)
-            try:
-                link = mem.get(link).frontmatter.get(key)
-            except RemnicError:  # a link to a missing or unreadable file ends the chain
-                break
