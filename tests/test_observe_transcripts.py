@@ -452,3 +452,11 @@ def test_message_dicts_report_every_bad_field() -> None:
 )
 def test_injected_text_is_cut(text: str, kept: str) -> None:
     assert strip_injected(text) == kept
+
+
+@pytest.mark.parametrize("stamp", [1e20, -99999999999, "1 Jan 0001"])
+def test_a_time_no_date_can_hold_is_a_field_problem_not_a_crash(stamp: object) -> None:
+    from remnic.observe.transcripts import check_messages
+
+    problems = check_messages([{"role": "user", "content": "We ship on Fridays.", "timestamp": stamp}])
+    assert [p.field for p in problems] == ["messages[0].timestamp"]

@@ -142,7 +142,12 @@ def _timestamp(value: Any) -> str | None:
             return value.strip()
         except ValueError:
             pass
-    return format_time(epoch)
+    try:
+        stamp = format_time(epoch)
+    except (OverflowError, OSError, ValueError):  # 1e20: past what a date can hold
+        return None
+    # Years before 1000 are no conversation's time, and strftime would write them with fewer than four digits.
+    return stamp if len(stamp.split("-", 1)[0]) == 4 else None
 
 
 def _json_lines(text: str, reader: _Reader) -> Iterable[tuple[int, Mapping[str, Any]]]:
