@@ -189,6 +189,15 @@ def test_other_principals_memory_reads_exactly_like_a_missing_one(env: Env) -> N
             "mem_0000000000000000000", "ID"
         )
         assert "diary" not in theirs.raw.decode()
+    # Nor does naming it in `supersedes` tell it from a missing one.
+    theirs, missing = (
+        env.call("POST", "/engram/v1/memories", {"content": "Mine now", "supersedes": target})
+        for target in (bob_id, "mem_0000000000000000000")
+    )
+    assert theirs.status == missing.status == 400
+    assert theirs.json()["details"][0]["message"].replace(bob_id, "ID") == missing.json()["details"][0][
+        "message"
+    ].replace("mem_0000000000000000000", "ID")
     # Nor does recall or search reach into bob's namespace.
     recall = env.call("POST", "/engram/v1/recall", {"query": "Bob's diary", "includeDebug": True})
     assert recall.status == 200 and recall.json()["query"] == "Bob's diary"  # the caller's own words, echoed

@@ -167,12 +167,16 @@ def superseded_target(mem: Memory, memory_id: Any, namespace: str, *, by: Memory
     that already supersedes it, directly or down the chain): neither would be current."""
     if not isinstance(memory_id, str) or not memory_id.strip():
         raise ValidationError.single("supersedes", f"must be a memory id, got {memory_id!r}")
+    # Another namespace's memory reads exactly like a missing one: the answer must not tell them apart.
+    missing = ValidationError.single(
+        "supersedes", f"no memory with id {memory_id!r} to supersede in namespace {namespace!r}"
+    )
     try:
         old = mem.get(memory_id)
     except NotFoundError:
-        raise ValidationError.single("supersedes", f"no memory with id {memory_id!r} to supersede") from None
+        raise missing from None
     if old.namespace != namespace:
-        raise ValidationError.single("supersedes", f"{memory_id} is in namespace {old.namespace!r}, not {namespace!r}")
+        raise missing
     refusal = target_refusal(old.id, old.status)
     if refusal:
         raise ValidationError.single("supersedes", refusal)
