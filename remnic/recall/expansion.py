@@ -11,12 +11,16 @@ weight ``queryExpansionWeight`` × its cosine ('pets' → dog 0.70, cat 0.66, an
 A query word the vocabulary lacks is embedded (memoised); a word's neighbours are cached on the
 vocabulary (:meth:`remnic.index.vocab.Vocab.neighbours`). The expanded words add to the
 ``bm25`` term; the X-ray's ``namespace-scope`` reason lists them.
+
+A recall held to a namespace counts documents in that namespace only (:class:`DocCounts`): which
+words are common, and which vocabulary words any memory holds, must not tell a caller what another
+namespace's memories say. When the namespace is the whole index the counts are the index's own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from remnic.config import RecallSettings
 
@@ -26,8 +30,74 @@ if TYPE_CHECKING:  # pragma: no cover
     from remnic.index.vocab import Expansion, Vocab
 
 
+class DocCounts:
+    """Memories in the recall's scope (``num_docs``) and those of them whose body holds a term
+    (``doc_freq``): the whole index's statistics, or counted within ``namespace`` when the index
+    also holds other namespaces' memories."""
+
+    def __init__(self, bm25: Bm25Index, namespace: str | None = None) -> None:
+        self._searcher = bm25.searcher
+        self._schema = bm25.schema
+        self._scope: Any = None
+        self.num_docs = int(self._searcher.num_docs)
+        self._freq: dict[str, int] = {}
+        if namespace is not None:
+            scope = self._query("namespace", namespace)
+            held = self._count(scope)
+            if held != self.num_docs:  # one namespace in the whole index keeps its own statistics, bit for bit
+                self._scope, self.num_docs = scope, held
+
+    @property
+    def scoped(self) -> bool:
+        return self._scope is not None
+
+    @classmethod
+    def of(cls, bm25: Bm25Index, namespace: str | None = None) -> DocCounts:
+        """The counts for ``bm25``'s current searcher, shared by a recall's stages and the recalls after it
+        until the index changes (a namespace's size is one count query; a term's, one more)."""
+        last = _LAST.get(namespace)
+        if last is not None and last._searcher is bm25.searcher and len(last._freq) < _FREQ_KEPT:
+            return last
+        made = _LAST[namespace] = cls(bm25, namespace)
+        return made
+
+    def _query(self, field: str, term: str) -> Any:
+        import tantivy
+
+        return tantivy.Query.term_query(self._schema, field, term)
+
+    def _count(self, query: Any) -> int:
+        return int(self._searcher.search(query, 1, count=True).count)
+
+    def doc_freq(self, term: str) -> int:
+        """Memories in scope whose ``body`` holds the analysed ``term``."""
+        found = self._freq.get(term)
+        if found is None:
+            if self._scope is None:
+                found = int(self._searcher.doc_freq("body", term))
+            else:
+                import tantivy
+
+                must = tantivy.Occur.Must
+                both = tantivy.Query.boolean_query([(must, self._query("body", term)), (must, self._scope)])
+                found = self._count(both)
+            self._freq[term] = found
+        return found
+
+
+_FREQ_KEPT = 20_000
+"""Terms a :class:`DocCounts` remembers before a fresh one is made."""
+_LAST: dict[str | None, DocCounts] = {}
+"""The latest counts per namespace (one searcher each; replaced when the index reloads)."""
+
+
 def _sources(
-    index: SearchIndex, bm25: Bm25Index, text: str, terms: Sequence[str], s: RecallSettings
+    index: SearchIndex,
+    bm25: Bm25Index,
+    text: str,
+    terms: Sequence[str],
+    s: RecallSettings,
+    namespace: str | None = None,
 ) -> tuple[Vocab, list[str], Callable[[str], str | None], Callable[[str], int]] | None:
     """The vocabulary, the query words to expand, and the analyser and document frequency they were
     chosen by; None when nothing is expanded."""
@@ -41,8 +111,8 @@ def _sources(
     vocab = index.vocab()
     if not len(vocab):
         return None
-    searcher = bm25.searcher
-    n = max(1, int(searcher.num_docs))
+    counts = DocCounts.of(bm25, namespace)
+    n = max(1, counts.num_docs)
     language = index.language
 
     @cache
@@ -50,10 +120,7 @@ def _sources(
         tokens = analyze(word, language=language)
         return tokens[0] if len(tokens) == 1 else None
 
-    @cache
-    def doc_freq(term: str) -> int:
-        return int(searcher.doc_freq("body", term))
-
+    doc_freq = counts.doc_freq
     sources = []
     for word in words_of(text, STOPWORDS):
         term = term_of(word)
@@ -62,20 +129,33 @@ def _sources(
     return (vocab, sources, term_of, doc_freq) if sources else None
 
 
-def unembedded(index: SearchIndex, bm25: Bm25Index, text: str, terms: Sequence[str], s: RecallSettings) -> list[str]:
+def unembedded(
+    index: SearchIndex,
+    bm25: Bm25Index,
+    text: str,
+    terms: Sequence[str],
+    s: RecallSettings,
+    namespace: str | None = None,
+) -> list[str]:
     """The query words :func:`expansions` will embed (the vocabulary lacks them): the recall embeds
     them with the query, in one model call (call under the index lock, after ``view``)."""
-    found = _sources(index, bm25, text, terms, s)
+    found = _sources(index, bm25, text, terms, s, namespace)
     return [] if found is None else [w for w in found[1] if found[0].vector(w) is None]
 
 
 def expansions(
-    index: SearchIndex, bm25: Bm25Index, text: str, terms: Sequence[str], s: RecallSettings
+    index: SearchIndex,
+    bm25: Bm25Index,
+    text: str,
+    terms: Sequence[str],
+    s: RecallSettings,
+    namespace: str | None = None,
 ) -> list[Expansion]:
-    """The vocabulary words ``text``'s words expand to (call under the index lock, after ``view``)."""
+    """The vocabulary words ``text``'s words expand to (call under the index lock, after ``view``),
+    only words some memory in ``namespace`` (None: any) holds."""
     from remnic.index.vocab import expand
 
-    found = _sources(index, bm25, text, terms, s)
+    found = _sources(index, bm25, text, terms, s, namespace)
     if found is None:
         return []
     vocab, sources, term_of, doc_freq = found

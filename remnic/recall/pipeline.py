@@ -24,8 +24,8 @@ from .budget import fit_budget
 from .candidates import gather
 from .clock import LIVE, RecallClock
 from .expand import expand
+from .expansion import DocCounts, expansions, unembedded
 from .expansion import describe as describe_expansions
-from .expansion import expansions, unembedded
 from .filters import RecallFilters, facts_table, make_filters, passing_rows
 from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, rejected_summary
 from .mmr import mmr_order
@@ -106,7 +106,7 @@ def run_recall(
     terms = query_terms(text, stopwords=s.query_stopwords, language=language)
     intent = tiers.intent_of(text, terms)
     t = time.perf_counter()
-    focus, words = _prepare(index, text, terms, s)
+    focus, words = _prepare(index, text, terms, s, options.namespace)
     if focus is None and not words:
         qvec = index.embed_query(text)
     elif focus is None:
@@ -163,7 +163,7 @@ def run_recall(
             scope_notes.append(note)
         extra = date_plan.extra_terms if date_plan is not None else []
         t = time.perf_counter()
-        expanded = expansions(index, bm25, text, terms, s)
+        expanded = expansions(index, bm25, text, terms, s, options.namespace)
         if expanded:
             weight = s.boost_body * s.query_expansion_weight
             extra = [*extra, *(("body", e.term, weight * e.similarity) for e in expanded)]
@@ -437,9 +437,12 @@ def run_recall(
     )
 
 
-def _prepare(index: SearchIndex, text: str, terms: Sequence[str], s: RecallSettings) -> tuple[Aspect | None, list[str]]:
+def _prepare(
+    index: SearchIndex, text: str, terms: Sequence[str], s: RecallSettings, namespace: str | None
+) -> tuple[Aspect | None, list[str]]:
     """The query's aspect (see :mod:`remnic.recall.aspect`) or None, and the query words the
-    expansion will embed (embedded with the query, in one model call)."""
+    expansion will embed (embedded with the query, in one model call); a name's share counts only
+    ``namespace``'s memories (:class:`.expansion.DocCounts`)."""
     aspect = s.query_aspect_weight > 0 and bool(proper_names(text))
     expanding = s.query_expansion_weight > 0 and s.query_expansion_terms > 0 and bool(terms)
     if not aspect and not expanding:
@@ -448,15 +451,15 @@ def _prepare(index: SearchIndex, text: str, terms: Sequence[str], s: RecallSetti
 
     with index.lock:
         bm25 = index.view()[1]
-        words = unembedded(index, bm25, text, terms, s) if expanding else []
+        words = unembedded(index, bm25, text, terms, s, namespace) if expanding else []
         if not aspect:
             return None, words
-        searcher = bm25.searcher
-        n = max(1, searcher.num_docs)
+        counts = DocCounts.of(bm25, namespace)
+        n = max(1, counts.num_docs)
 
         def share(name: str) -> float:
             tokens = analyze(name, language=index.language)
-            return min((searcher.doc_freq("body", t) / n for t in tokens), default=0.0)
+            return min((counts.doc_freq(t) / n for t in tokens), default=0.0)
 
         focus = aspect_of(
             text,

@@ -282,9 +282,11 @@ def run_stdio(
         if not line:
             return 0
         if len(line) > max_message_bytes and not line.endswith(b"\n"):
+            msg_id = leading_id(line)
             while line and not line.endswith(b"\n"):  # discard the rest of the oversized message
                 line = reader.readline(65536)
-            send(_error(None, INVALID_REQUEST, f"message larger than {max_message_bytes} bytes (server.maxBodyBytes)"))
+            too_big = f"message larger than {max_message_bytes} bytes (server.maxBodyBytes)"
+            send(_error(msg_id, INVALID_REQUEST, too_big))
             continue
         if not line.strip():
             continue
@@ -304,6 +306,54 @@ def run_stdio(
             send(response)
 
 
+ID_SCAN_BYTES = 4096
+"""How far into an oversized message :func:`leading_id` looks: clients write ``id`` before ``params``."""
+_ID_VALUE = re.compile(rb'\s*:\s*(-?(?:0|[1-9][0-9]{0,17})|"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]){1,256}")\s*[,}]')
+_TOKEN = re.compile(rb'[{}\[\]"]')
+_COLON = re.compile(rb"\s*:")
+_STRING_END = re.compile(rb'(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def leading_id(line: bytes) -> str | int | None:
+    """The id of an oversized JSON-RPC request, read from its first ``ID_SCAN_BYTES``, or None.
+
+    An error with a null id matches no pending request, so a client would wait for its answer
+    forever. Only keys of the top-level object count (never one inside ``params``): an ``"id"``
+    with a plain integer or short string value followed by ``,`` or ``}``, once, beside a
+    ``"method"`` key (a response carries an id too, and is not ours to answer); else None.
+    """
+    head = line[:ID_SCAN_BYTES]
+    if not head.lstrip().startswith(b"{"):
+        return None
+    depth, pos, found, method = 0, 0, None, False
+    while (m := _TOKEN.search(head, pos)) is not None:
+        char, pos = m.group(), m.end()
+        if char in b"{[":
+            depth += 1
+        elif char in b"}]":
+            depth -= 1
+            if depth <= 0:
+                break
+        else:
+            end = _STRING_END.match(head, pos)
+            if end is None:
+                break  # the scan stops inside a string
+            key, pos = head[pos : end.end() - 1], end.end()
+            if depth != 1:
+                continue
+            method = method or (key == b"method" and _COLON.match(head, pos) is not None)
+            value = _ID_VALUE.match(head, pos) if key == b"id" else None
+            if value is not None:
+                if found is not None:
+                    return None  # a repeated id: which one the client meant is unclear
+                try:
+                    found = json.loads(value.group(1))
+                except ValueError:  # a string id that is not UTF-8
+                    return None
+                pos = value.end(1)
+    return found if method else None
+
+
 def encode(response: dict[str, Any]) -> str:
     """A JSON-RPC message for the stdio transport, whose framing is one message per line: compact.
 
@@ -320,6 +370,7 @@ __all__ = [
     "McpServer",
     "McpSession",
     "encode",
+    "leading_id",
     "listed_names",
     "run_stdio",
     "spellings",

@@ -39,7 +39,8 @@ class Param:
     item_schema: Mapping[str, Any] | None = None
     """The elements' whole JSON Schema, advertised instead of ``{"type": items}`` (checked by the service)."""
     nullable: bool = False
-    """null is a meaningful value (it clears something): advertised as ``["<kind>", "null"]``."""
+    """null is a meaningful value (it clears something). Every optional parameter is advertised as
+    ``["<kind>", "null"]``: ``validate`` reads null as "not given", so the schema says so."""
     pattern: str | None = None
     """A regular expression the whole string must match (advertised as the JSON Schema ``pattern``)."""
     default: Any = None
@@ -50,11 +51,18 @@ class Param:
     advertised in the JSON Schema but left to the service's own check, so there is one limit with
     one message on every surface."""
 
+    object_schema: Mapping[str, Any] | None = None
+    """An object's ``properties``/``required``/``additionalProperties``, advertised (checked by the service)."""
+
     def schema(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": [self.kind, "null"] if self.nullable else self.kind}
+        null = self.nullable or not self.required
+        out: dict[str, Any] = {"type": [self.kind, "null"] if null else self.kind}
         out["description"] = self.description
         if self.options is not None:
-            out["enum"] = list(self.options)
+            # An enum constrains every value, null included: list it or the type's null means nothing.
+            out["enum"] = [*self.options, None] if null else list(self.options)
+        if self.object_schema is not None:
+            out.update(self.object_schema)
         if self.minimum is not None:
             out["minimum"] = self.minimum
         if self.maximum is not None:
@@ -100,6 +108,14 @@ class Operation:
             "required": [p.name for p in self.params if p.required],
             "additionalProperties": False,
         }
+
+
+def _whole(value: Any, kind: str) -> Any:
+    """5.0 as 5 where an integer is declared: JSON Schema's integer is any number with no fraction,
+    and clients that hold every number as a float send them so."""
+    if kind == "integer" and isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return value
 
 
 def _type_ok(value: Any, kind: str) -> bool:
@@ -156,6 +172,9 @@ def validate(op: Operation, args: Any, *, from_query: bool = False) -> dict[str,
         value = args[p.name]
         if from_query and isinstance(value, str):
             value = _coerce(value, p.kind)
+        value = _whole(value, p.kind)
+        if p.items is not None and isinstance(value, list):
+            value = [_whole(item, p.items) for item in value]
         if not _type_ok(value, p.kind):
             problems.append(
                 FieldProblem(

@@ -13,7 +13,7 @@ from remnic.memfile.model import CATEGORIES, STATUSES
 
 from .compat import DISCLOSURES, SORTS, TAG_MATCHES
 from .params import MEMORY_ID, NAMESPACE, Operation, Param
-from .schema_agents import agent_operations, suggestion_operation
+from .schema_agents import CODING_CONTEXT_SHAPE, agent_operations, suggestion_operation
 
 RECALL_MODES = ("auto", "no_recall", "minimal", "full", "graph_mode")
 XRAY_FORMATS = ("json", "text", "markdown")
@@ -39,7 +39,15 @@ CODING_CONTEXT = Param(
     "{projectId, branch, rootPath, defaultBranch}: the project as the original's coding context (cwd and "
     "projectTag win); null is the same as leaving it out",
     nullable=True,
+    object_schema=CODING_CONTEXT_SHAPE,
 )
+TAG_ITEM: dict[str, Any] = {
+    "type": "string",
+    "maxLength": 64,
+    "pattern": r"^[^,\n]*[^\s,][^,\n]*$",
+    "description": "up to 64 characters, no commas or newlines",
+}
+"""One stored tag, as memfile's TAG_RE checks it (after trimming spaces)."""
 MESSAGE: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -158,7 +166,7 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                         enforced_by="store.maxContentChars",
                     ),
                     Param("category", "string", "memory category", options=CATEGORIES, default="fact"),
-                    Param("tags", "array", "tags to attach", items="string", max_length=50),
+                    Param("tags", "array", "tags to attach", items="string", item_schema=TAG_ITEM, max_length=50),
                     Param(
                         "confidence",
                         "number",

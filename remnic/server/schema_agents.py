@@ -4,12 +4,25 @@ operations, merged into :func:`~.schema.build_operations`."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from remnic.config import StoreSettings
 from remnic.memfile.model import NAMESPACE_RE
 from remnic.service.entities import ENTITY_TYPES
 
 from .params import MEMORY_ID, NAMESPACE, Operation, Param
 
+CODING_CONTEXT_SHAPE: dict[str, Any] = {
+    "properties": {
+        "projectId": {"type": "string", "minLength": 1, "maxLength": 128},
+        "branch": {"type": ["string", "null"]},
+        "rootPath": {"type": "string", "minLength": 1, "maxLength": 1024},
+        "defaultBranch": {"type": ["string", "null"]},
+    },
+    "required": ["projectId", "branch", "rootPath", "defaultBranch"],
+    "additionalProperties": False,
+}
+"""The original's coding context, as the service checks it (Memory.project_context)."""
 _SESSION_REQUIRED = Param("sessionKey", "string", "conversation/session identifier", required=True, max_length=512)
 
 
@@ -97,14 +110,20 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
         Operation(
             "memory_feedback",
             "Tell remnic whether a memory helped: an up vote raises its reinforcement (recall ranks it a "
-            "little higher), either vote its usage count and lastRecalledAt. One commit.",
+            "little higher), either vote its usage count and lastRecalledAt. One commit. Give vote or "
+            "signal: one of the two is required.",
             (
                 MEMORY_ID,
-                Param("vote", "string", "up or down (the original's MCP name)", options=("up", "down")),
+                Param(
+                    "vote",
+                    "string",
+                    "up or down (the original's MCP name); this or signal is required",
+                    options=("up", "down"),
+                ),
                 Param(
                     "signal",
                     "string",
-                    "thumbs_up or thumbs_down (the seed's name)",
+                    "thumbs_up or thumbs_down (the seed's name); this or vote is required",
                     options=("thumbs_up", "thumbs_down"),
                 ),
                 Param("note", "string", "why (kept in state/feedback.jsonl, not in the memory)", max_length=2000),
@@ -203,6 +222,7 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
                     "object",
                     "{projectId, branch, rootPath, defaultBranch}, or null to clear the session's context",
                     nullable=True,
+                    object_schema=CODING_CONTEXT_SHAPE,
                 ),
                 Param("projectTag", "string", "the project by name", max_length=256),
                 Param("cwd", "string", "a working directory: its git repository is the project", max_length=2048),

@@ -5,12 +5,14 @@ Pages live in ``entities/`` (``namespaces/<ns>/entities/`` in a namespace) as
 ``entity`` too, so recall and the X-ray's graph tier reach them. remnic rebuilds the pages
 it made (``source: entities``) when they are read after the memories changed (HEAD moved
 since the last build), in one commit; pages a person or the original Remnic wrote are
-read, never rewritten.
+read, never rewritten. A page of remnic's with uncommitted edits is left as it is (not rewritten,
+not removed, not committed) and named in ``skipped``: it is rebuilt once the edits are committed.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +38,8 @@ if TYPE_CHECKING:
     from .memory import Memory
 
 __all__ = ["ENTITY_TYPES", "get_entity", "is_page", "list_entities", "refresh"]
+
+log = logging.getLogger("remnic.entities")
 
 MANIFEST = "entities.json"
 VERSION = 1
@@ -87,12 +91,13 @@ def refresh(mem: Memory, *, force: bool = False, source: str = "api") -> dict[st
     """Rebuild remnic's entity pages from the memories when HEAD moved since the last build (or
     ``force``): pages written, removed and unchanged, and the commit holding the changes."""
     if not mem.settings.entities.enabled:
-        return {"enabled": False, "refreshed": False, "written": [], "removed": [], "commit": None}
+        return {"enabled": False, "refreshed": False, "written": [], "removed": [], "skipped": [], "commit": None}
     head = mem.head()
     if not force and head is not None and _built_head(mem) == head:
-        return {"enabled": True, "refreshed": False, "written": [], "removed": [], "commit": None}
+        return {"enabled": True, "refreshed": False, "written": [], "removed": [], "skipped": [], "commit": None}
     written: list[str] = []
     removed: list[str] = []
+    skipped: list[str] = []
     mem.settle_index()
     with mem.committer.exclusive() as tx:
         records = mem.files.scan().records
@@ -114,6 +119,9 @@ def refresh(mem: Memory, *, force: bool = False, source: str = "api") -> dict[st
             checked = check_text(text, path, mem.settings.store)
             if checked.problems or checked.record is None:
                 continue  # e.g. a memory's secret-looking text quoted in the timeline: no page rather than a bad one
+            if current is not None and _edited_by_hand(mem, tx, path):
+                skipped.append(path)
+                continue
             tx.put(path, text, checked.record)
             written.append(path)
         for path, record in pages.items():
@@ -123,6 +131,9 @@ def refresh(mem: Memory, *, force: bool = False, source: str = "api") -> dict[st
                 and record.status == "active"  # a forgotten page stays, so the entity is not revived later
                 and _unedited(record)
             ):
+                if _edited_by_hand(mem, tx, path):
+                    skipped.append(path)
+                    continue
                 tx.remove(path)
                 removed.append(path)
         outcome = None
@@ -135,14 +146,23 @@ def refresh(mem: Memory, *, force: bool = False, source: str = "api") -> dict[st
             )
     if outcome is not None and outcome.sha is not None:
         mem.indexer.submit(outcome)
+    if skipped:
+        log.info("entity pages with uncommitted edits left as they are: %s", ", ".join(skipped))
     write_atomic(_manifest_path(mem), json.dumps({"version": VERSION, "head": mem.head()}) + "\n")
     return {
         "enabled": True,
         "refreshed": True,
         "written": written,
         "removed": removed,
+        "skipped": skipped,
         "commit": outcome.sha if outcome is not None else None,
     }
+
+
+def _edited_by_hand(mem: Memory, tx: Any, path: str) -> bool:
+    """Whether the page on disk differs from HEAD's: a person's edit in progress. Rewriting it would
+    commit their text (or drop it), so the page waits until they commit."""
+    return tx.read_bytes(path) != mem.ledger.committed_bytes(path)
 
 
 def _unedited(record: MemoryRecord) -> bool:

@@ -173,10 +173,13 @@ def day_summary(
             when = date.fromisoformat(day)
         except ValueError:
             raise ValidationError.single("date", f"{day!r} is not a date like 2026-05-14") from None
-    start = datetime(when.year, when.month, when.day, tzinfo=zone).timestamp()
-    # The next local midnight, not start + 24 h: DST days are 23 or 25 hours long.
-    after = when + timedelta(days=1)
-    end = datetime(after.year, after.month, after.day, tzinfo=zone).timestamp()
+    try:
+        start = datetime(when.year, when.month, when.day, tzinfo=zone).timestamp()
+        # The next local midnight, not start + 24 h: DST days are 23 or 25 hours long.
+        after = when + timedelta(days=1)
+        end = datetime(after.year, after.month, after.day, tzinfo=zone).timestamp()
+    except (OverflowError, ValueError):  # 9999-12-31 has no next day to end at
+        raise ValidationError.single("date", f"{day!r} is outside the days a summary covers (to 9999-12-30)") from None
     ns = namespace or mem.settings.namespaces.default
 
     def on_day(value: Any) -> bool:
