@@ -313,7 +313,8 @@ def test_an_original_directory_survives_init_sync_and_doctor_byte_for_byte(adopt
     )
     assert checks["working-tree"]["detail"] == "clean"
     skipped = "\n".join(checks["skipped-files"]["problems"])
-    assert "profile.md: outside the memory folders" in skipped and "identity/identity-anchor.md" in skipped
+    assert "profile.md: the original Remnic's profile.md: not a memory" in skipped
+    assert "identity/identity-anchor.md: the original Remnic's identity/" in skipped and "--adopt" not in skipped
     assert "state/" not in skipped  # the original's records are neither memories nor worth a line
     assert tree_bytes(root) == after  # doctor changed nothing either
     tracked = set(git(root, "ls-files").splitlines())

@@ -26,17 +26,21 @@ def test_symlinked_memory_is_never_read_through(memory: Memory, tmp_path: Path) 
     git(memory.root, "add", "facts/link.md")
     git(memory.root, "commit", "-qm", "sneak a link in", "--no-verify")
     report = memory.sync()
-    assert any(p.path == "facts/link.md" and "symbolic link" in p.message for p in report.problems)
+    said = [p.message for p in report.problems if p.path == "facts/link.md"]
+    said += [s["reason"] for s in report.skipped if s["path"] == "facts/link.md"]
+    assert any("symbolic link" in m for m in said)
     assert link.is_symlink()  # left as it is, never replaced by a copy of its target
     assert git(memory.root, "ls-files", "-s", "facts/link.md").startswith("120000")
     hits = memory.recall("giraffe vault passphrase", top_k=10)
     assert all("vault passphrase" not in h.content for h in hits)
     assert all(r.path != "facts/link.md" for r in memory.list())
-    assert memory.files.scan().problems[0].path == "facts/link.md"
+    scan = memory.files.scan()
+    assert scan.links == ["facts/link.md"] and not scan.problems  # not a memory: skipped, never read
     with pytest.raises(MemoryFormatError):
         memory.files.read("facts/link.md")
     doctor = {c["name"]: c for c in memory.doctor()}
-    assert any("symbolic link" in p for p in doctor["memory-files"]["problems"])
+    assert doctor["memory-files"]["status"] == "ok"
+    assert any("facts/link.md: a symbolic link" in p for p in doctor["skipped-files"]["problems"])
 
 
 def test_pre_commit_hook_refuses_a_symlinked_memory(memory: Memory, tmp_path: Path) -> None:

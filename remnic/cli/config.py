@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -66,9 +67,10 @@ def cmd_config(args: argparse.Namespace) -> int:
                 flat.append({"key": dotted, "value": value, "origin": settings.origins.get(dotted, "default")})
 
     def text() -> str:
-        lines = [f"{r['key']} = {json.dumps(r['value'], default=str)}    ({r['origin']})" for r in flat]
-        lines += [f"warning: {w}" for w in settings.warnings]
-        return "\n".join(lines)
+        # Warnings go to stderr, so the listing on stdout stays what scripts and `grep` read.
+        for warning in settings.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        return "\n".join(f"{r['key']} = {json.dumps(r['value'], default=str)}    ({r['origin']})" for r in flat)
 
     emit(
         args,

@@ -104,6 +104,8 @@ class RecallSettings:
     """How a short episode memory's context vector is made: `passage` embeds the text of it and its neighbours (one model run per memory, ~5× a sentence), `mean` averages their sentence vectors (no model run beyond the sentences; LoCoMo R@10 0.804 vs 0.808). Observed facts (`source: extraction`) always take the mean: their flush embedded those sentences already. *Reindexes.*"""
     max_chunks: int = 16
     """Vectors per memory: one per sentence, merged into groups of neighbours past this many (a group stays within one passage). *Reindexes.*"""
+    max_vectors: int = 256
+    """At most this many vectors per memory (groups of at most passageChars: the first ~200,000 characters at the default): a longer note (a 10 MB export) is found by its words all through, by its meaning within that start; indexing it tells which note and where. Stored memories and LoCoMo sessions are far below it. 0 = no cap. Applies to memories indexed from then on (`remnic reindex`: to all)."""
     passage_chars: int = 800
     """A long memory is indexed as heading/paragraph passages of at most this many characters (within the model's window), each embedded; recall shows its best passages and the budget trims to them. *Reindexes.*"""
     budget_min_chars: int = 200

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,7 @@ from .rows import build_rows, cached_only, ctx_sig, embed_texts, episode_members
 from .state import FreshReport, NeedsRebuild, WorktreeReport
 
 if TYPE_CHECKING:  # pragma: no cover
+    from remnic.config import Settings
     from remnic.repo.files import MemoryStore
     from remnic.repo.ledger import Ledger
 
@@ -43,6 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .vectors import Snapshot
 
 log = logging.getLogger("remnic.index.search")
+_told_capped: set[str] = set()
 WORKTREE_KEY = "worktree"
 """Catalog meta: the paths last indexed from the work tree rather than from a commit (a JSON list)."""
 
@@ -85,6 +88,7 @@ class IndexWrites:
     # Provided by SearchIndex.
     root: Path
     rules: T.TextRules
+    settings: Settings
     _lock: threading.RLock
     _catalog: Catalog | None
     _bm25: Bm25Index | None
@@ -263,14 +267,24 @@ class IndexWrites:
             matrix, have = cached_only(self.embedder, self.cache, texts)
             return (matrix, have) if len(texts) - int(have.sum()) > (defer_above or 0) else None
 
+        rules = self._embed_rules()
+        for rec in records:  # said once per process, not on every watcher pass or recall
+            if rules.may_cap(rec.content) and (said := T.capped_note(rec, rules)) and said not in _told_capped:
+                _told_capped.add(said)
+                log.warning(said)
         return build_rows(
             records,
             contexts,
             positions,
-            self.rules,
+            rules,
             lambda texts: embed_texts(self.embedder, self.cache, texts, progress),
             cached if defer_above is not None else None,
         )
+
+    def _embed_rules(self) -> T.TextRules:
+        """The text rules with ``recall.maxVectors`` (read here until SearchIndex builds its rules with it)."""
+        cap = max(0, self.settings.recall.max_vectors)
+        return self.rules if cap == self.rules.max_vectors else replace(self.rules, max_vectors=cap)
 
     def _new_words(self, cat: Catalog | None, texts: Sequence[str]) -> tuple[list[str], Any, int]:
         """The words of ``texts`` the vocabulary lacks, their vectors (through the embedding cache) and how

@@ -8,6 +8,7 @@ Nothing here knows about tantivy, numpy or files.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,18 @@ class TextRules:
     chunk_min_chars: int = 12
     passage_chars: int = 800
     context_vectors: str = "passage"  # or "mean": the window's sentence vectors averaged, no passage run
+    max_vectors: int = 256
+    """A memory's chunks past this many are not embedded (a 10 MB note would take hours); BM25 still has
+    all of its text (0 = no cap). The default of ``recall.maxVectors``."""
+
+    def may_cap(self, content: str) -> bool:
+        """Whether ``content`` may be long enough for :attr:`max_vectors` to cut its chunks: a cheap bound
+        (at most ``max_chunks`` groups close on their sentence count, and any two neighbouring groups
+        hold more than ``passage_chars``), so callers plan only such notes twice."""
+        if self.max_vectors <= 0:
+            return False
+        groups_of_text = self.max_vectors - self.max_chunks - 1
+        return groups_of_text <= 0 or len(content) + 1 >= groups_of_text * max(80, self.passage_chars) // 2
 
 
 def lead_label(content: str) -> str | None:
@@ -164,9 +177,21 @@ class ChunkPlan:
     texts: list[str]
     passage_of: list[int]
     passages: list[Passage]
+    vector_end: int | None = None
+    """Where the embedded chunks end in the content when ``max_vectors`` cut them (None: they cover it all)."""
 
 
 def chunk_plan(content: str, title: str, rules: TextRules) -> ChunkPlan:
+    """:func:`plan_chunks`; a note long enough to be capped is planned once for the index and its report."""
+    return _plan_memo(content, title, rules) if rules.may_cap(content) else plan_chunks(content, title, rules)
+
+
+@functools.lru_cache(maxsize=2)
+def _plan_memo(content: str, title: str, rules: TextRules) -> ChunkPlan:
+    return plan_chunks(content, title, rules)
+
+
+def plan_chunks(content: str, title: str, rules: TextRules) -> ChunkPlan:
     """Texts to embed for one memory: one per sentence, each carrying its subject, grouped within passages.
 
     The subject of a sentence is the ``Label:`` that opens its line, else the
@@ -176,13 +201,16 @@ def chunk_plan(content: str, title: str, rules: TextRules) -> ChunkPlan:
     neighbouring sentences; a group never outgrows ``passage_chars``, so every word
     of a long note reaches the model within its window and the vectors grow with
     the note's length only past ``max_chunks`` × ``passage_chars`` characters. Each
-    group belongs to the passage (:func:`passages_for`) its first sentence is in.
+    group belongs to the passage (:func:`passages_for`) its first sentence is in. Past
+    ``max_vectors`` groups the rest of the note is not embedded (``vector_end`` says where
+    that starts): it is found by its words only.
     """
     passages = passages_for(content, rules)
     text = content.strip()
     if not text:
         return ChunkPlan([title] if title else [""], [0], passages)
     labelled: list[tuple[str, str, int]] = []  # (subject, sentence, passage index)
+    ends: list[int] = []  # where each sentence of labelled ends in the content
     subject = title
     starts = [p.start for p in passages]
     pos = 0
@@ -198,27 +226,48 @@ def chunk_plan(content: str, title: str, rules: TextRules) -> ChunkPlan:
             where = max(0, bisect.bisect_right(starts, a) - 1)
             if labelled and len(s) < rules.chunk_min_chars and labelled[-1][0] == subject and labelled[-1][2] == where:
                 labelled[-1] = (subject, f"{labelled[-1][1]} {s}", where)  # glue "Yes!" to its predecessor
+                ends[-1] = b
             else:
                 labelled.append((subject, s, where))
+                ends.append(b)
     if len(labelled) <= 1:
         return ChunkPlan([text], [labelled[0][2] if labelled else 0], passages)
     if len(labelled) > rules.max_chunks:
         size = -(-len(labelled) // rules.max_chunks)
         limit = max(80, rules.passage_chars)
         groups: list[list[tuple[str, str, int]]] = []
-        for item in labelled:
+        group_ends: list[int] = []
+        for item, end in zip(labelled, ends, strict=True):
             g = groups[-1] if groups else None
             if g is None or len(g) >= size or sum(len(x[1]) + 1 for x in g) + len(item[1]) > limit:
                 groups.append([item])
+                group_ends.append(end)
             else:
                 g.append(item)
+                group_ends[-1] = end
         labelled = [(g[0][0], " ".join(x[1] for x in g), g[0][2]) for g in groups]
+        ends = group_ends
+    vector_end = None
+    if 0 < rules.max_vectors < len(labelled):
+        labelled = labelled[: rules.max_vectors]
+        vector_end = ends[len(labelled) - 1]
     texts = []
     for subj, s, _ in labelled:
         if subj and not lead_label(s):
             s = f"{subj}: {s}"
         texts.append(s)
-    return ChunkPlan(texts, [w for _, _, w in labelled], passages)
+    return ChunkPlan(texts, [w for _, _, w in labelled], passages, vector_end)
+
+
+def capped_note(record: MemoryRecord, rules: TextRules) -> str | None:
+    """What to tell about a memory ``max_vectors`` cuts (None: its vectors cover all of it)."""
+    end = chunk_plan(record.content, title_of(record), rules).vector_end
+    if end is None:
+        return None
+    return (
+        f"{record.path} ({len(record.content):,} chars) is longer than {end:,} chars: found by its words "
+        f"beyond the first {end:,}, by its meaning within them (recall.maxVectors: {rules.max_vectors} vectors)"
+    )
 
 
 def chunks_for(content: str, title: str, rules: TextRules) -> list[str]:

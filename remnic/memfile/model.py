@@ -310,6 +310,10 @@ def split_file(text: str) -> tuple[str | None, str, int]:
     return text[m.end() : close.start()], text[close.end() :], 2
 
 
+_PLACEHOLDER_RE = re.compile(r"\{\{[^{}\n]{1,60}\}\}")
+"""A note template's placeholder (Obsidian's ``{{date}}``, Templater's ``{{title}}``)."""
+
+
 def _load_yaml(fm_text: str, path: str, first_line: int) -> Any:
     try:
         return HANDLER.load(fm_text)
@@ -320,6 +324,14 @@ def _load_yaml(fm_text: str, path: str, first_line: int) -> Any:
             mark = context  # an unclosed [ or {: the line where it opened is the one to fix
         line = first_line + mark.line if mark is not None else first_line
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        placeholder = _PLACEHOLDER_RE.search(fm_text)
+        if placeholder is not None:  # a note template (Obsidian's {{date}}): YAML's own words would not say so
+            line = first_line + fm_text.count("\n", 0, placeholder.start())
+            problem = (
+                f"a template placeholder `{placeholder.group(0)}` is not YAML; exclude templates with "
+                'store.exclude, e.g. "Templates/**"'
+            )
+            raise MemoryFormatError(path, [FieldProblem("frontmatter", problem, path=path, line=line)]) from None
         raise MemoryFormatError(
             path, [FieldProblem("frontmatter", f"invalid YAML: {problem}", path=path, line=line)]
         ) from None

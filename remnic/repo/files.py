@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
+import stat
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
@@ -27,7 +28,8 @@ from remnic.memfile.model import (
     category_dir,
     slugify,
 )
-from remnic.memfile.paths import MemoryPaths
+from remnic.memfile.paths import OUTSIDE, MemoryPaths
+from remnic.memfile.schema import NAMESPACES_DIR
 from remnic.memfile.validate import Checked, check_bytes
 from remnic.memfile.values import record_id
 
@@ -37,6 +39,15 @@ from .scan_memo import ScanMemo, stat_key
 _SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
 _ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
 _TOML_ID_LINE = re.compile(r"^id\s*=\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
+SYMLINK_REASON = "a symbolic link: remnic reads and writes regular files only"
+"""Why a symlink in a memory folder is not a memory (its target may be anything, even outside the repo)."""
+_ORIGINAL_DIRS = ("transcripts", "identity", "questions", "config")
+ORIGINAL_NOT_MEMORIES = {
+    **{f"{name}/": f"the original Remnic's {name}/: not memories, never touched" for name in _ORIGINAL_DIRS},
+    "profile.md": "the original Remnic's profile.md: not a memory, never touched",
+}
+"""What the original Remnic keeps beside its memories (docs/remnic-compat.md), at the root or of a namespace:
+reported as what it is, not as a note to adopt."""
 
 
 @dataclass
@@ -45,6 +56,24 @@ class ScanResult:
     problems: list[MemoryFormatError]
     empty: list[str] = field(default_factory=list)
     """Memory files with no text yet (an empty body, no title or description): not memories until they have."""
+    links: list[str] = field(default_factory=list)
+    """Symbolic links where a memory file could be: not memories, never read through (see SYMLINK_REASON)."""
+
+
+def original_reason(path: str) -> str | None:
+    """Why ``path`` is not a memory when it is one of the original Remnic's own records (at the root or
+    of a namespace), else None."""
+    parts = path.split("/")
+    if len(parts) >= 3 and parts[0] == NAMESPACES_DIR:
+        parts = parts[2:]
+    return ORIGINAL_NOT_MEMORIES.get(parts[0] if len(parts) == 1 else parts[0] + "/")
+
+
+def _is_link(path: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 class MemoryStore:
@@ -76,25 +105,39 @@ class MemoryStore:
         return self.root / rel
 
     def iter_paths(self, *, existing: bool = True) -> Iterator[str]:
-        """Repo-relative paths of every memory file, in a stable order (symlinks included, so they are reported).
+        """Repo-relative paths of every memory file, in a stable order (symlinks are not memory files:
+        :meth:`skipped` lists them).
 
-        ``existing=False`` skips the existence check of paths git still tracks, for a caller that
-        stats each file anyway."""
-        if self._list_files is not None:
-            root = os.fspath(self.root)  # plain strings: at 10k files pathlib's joins cost more than the stats
-            yield from sorted(
-                p
-                for p in set(self._list_files())
-                if self.paths.is_memory(p) and (not existing or os.path.lexists(os.path.join(root, p)))
-            )
+        ``existing=False`` skips the existence check of paths git still tracks, and the symlink check,
+        for a caller that lstats each file anyway (:meth:`scan`)."""
+        if not existing:
+            yield from self._rule_paths()
             return
-        yield from sorted(p for p in self._walk() if self.paths.is_memory(p))
+        root = os.fspath(self.root)  # plain strings: at 10k files pathlib's joins cost more than the stats
+        for rel in self._rule_paths():
+            try:
+                mode = os.lstat(os.path.join(root, rel)).st_mode
+            except OSError:
+                continue  # tracked by git, gone from disk
+            if not stat.S_ISLNK(mode):
+                yield rel
+
+    def _rule_paths(self) -> list[str]:
+        """Every path the memory rule names (symlinks and paths git tracks that are gone included), sorted."""
+        names = self._list_files() if self._list_files is not None else self._walk()
+        return sorted(p for p in set(names) if self.paths.is_memory(p))
 
     def skipped(self) -> list[tuple[str, str]]:
         """(path, reason) for every file that looks like a note or an attachment but is not a memory
         (outside the memory folders, README-like, excluded, not markdown): what status and doctor report."""
         names = set(self._list_files()) if self._list_files is not None else set(self._walk())
-        return sorted(self.paths.skipped(p for p in names if os.path.lexists(self.root / p)))
+        out = []
+        for path, reason in self.paths.skipped(p for p in names if os.path.lexists(self.root / p)):
+            # The original's own records are outside the memory folders too, but are no notes to adopt.
+            out.append((path, (original_reason(path) or reason) if reason == OUTSIDE else reason))
+        root = os.fspath(self.root)
+        out += [(p, SYMLINK_REASON) for p in names if self.paths.is_memory(p) and _is_link(os.path.join(root, p))]
+        return sorted(out)
 
     def _walk(self) -> list[str]:
         """Every file below the root outside hidden and tool folders (when git cannot list them)."""
@@ -206,11 +249,17 @@ class MemoryStore:
         records: list[MemoryRecord] = []
         problems: list[MemoryFormatError] = []
         empty: list[str] = []
+        links: list[str] = []
         memo = ScanMemo(ensure_state_dir(self.root)) if self.settings.store.scan_memo else None
         live: set[str] = set()
-        for rel in self.iter_paths(existing=memo is None):  # a memoised check stats each file itself
+        root = os.fspath(self.root)
+        for rel in self.iter_paths(existing=False):  # one lstat per file: the memo's key and the link check
             try:
-                checked = self._check_memoised(rel, memo) if memo is not None else self.check(rel)
+                st = os.lstat(os.path.join(root, rel))
+                if stat.S_ISLNK(st.st_mode):
+                    links.append(rel)
+                    continue
+                checked = self._check_memoised(rel, memo, st) if memo is not None else self.check(rel)
             except (FileNotFoundError, NotADirectoryError):
                 continue
             live.add(rel)
@@ -222,11 +271,11 @@ class MemoryStore:
                 empty.append(rel)
         if memo is not None:
             memo.close(live)
-        return ScanResult(records, problems, empty)
+        return ScanResult(records, problems, empty, links)
 
-    def _check_memoised(self, rel: str, memo: ScanMemo) -> Checked:
+    def _check_memoised(self, rel: str, memo: ScanMemo, st: os.stat_result) -> Checked:
         # The stat is taken before the read, so a memoised parse is never newer than its key.
-        key = stat_key(os.lstat(os.path.join(self.root, rel)))
+        key = stat_key(st)
         record = memo.get(rel, key)
         if record is not None:
             self._id_paths[record.id] = rel
