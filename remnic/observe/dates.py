@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta
+from typing import Any
+
+from remnic.memfile.model import format_time, parse_time
 
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 MONTHS = (
@@ -205,3 +208,25 @@ def names_a_date(text: str) -> bool:
     """Whether the text says when, in words :func:`resolve_relative_dates` makes absolute ("yesterday",
     "last week", "this past weekend", "two months ago")."""
     return any(pattern.search(text) for pattern, _ in _RULES)
+
+
+def message_time(value: Any) -> str | None:
+    """An ISO timestamp from a time as people write it (ISO 8601, epoch seconds, ``8 May 2023``, …);
+    None when absent or unreadable. ISO text is kept as written (its offset names the local day)."""
+    if value is None or value == "" or isinstance(value, bool):
+        return None
+    epoch = parse_time(value) if isinstance(value, (int, float, str)) else None
+    if epoch is None:
+        return None
+    if isinstance(value, str):
+        try:  # relative dates are resolved against this text, which must read as ISO
+            datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            return value.strip()
+        except ValueError:
+            pass
+    try:
+        stamp = format_time(epoch)
+    except (OverflowError, OSError, ValueError):  # 1e20: past what a date can hold
+        return None
+    # Years before 1000 are no conversation's time, and strftime would write them with fewer than four digits.
+    return stamp if len(stamp.split("-", 1)[0]) == 4 else None

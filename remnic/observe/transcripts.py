@@ -20,12 +20,11 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from remnic.errors import FieldProblem, ValidationError
-from remnic.memfile.model import format_time, parse_time
 
+from .dates import message_time as _timestamp
 from .injected import strip_injected
 from .records import ROLES, Turn
 
@@ -126,28 +125,6 @@ def block_problem(content: Any) -> str | None:
         if block["type"] in TEXT_BLOCK_TYPES and not isinstance(block.get("text"), str):
             return f'content[{i}] is a {block["type"]} block without a "text" string'
     return None
-
-
-def _timestamp(value: Any) -> str | None:
-    """An ISO timestamp from a time as people write it (ISO 8601, epoch seconds, ``8 May 2023``, …);
-    None when absent or unreadable. ISO text is kept as written (its offset names the local day)."""
-    if value is None or value == "" or isinstance(value, bool):
-        return None
-    epoch = parse_time(value) if isinstance(value, (int, float, str)) else None
-    if epoch is None:
-        return None
-    if isinstance(value, str):
-        try:  # relative dates are resolved against this text, which must read as ISO
-            datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-            return value.strip()
-        except ValueError:
-            pass
-    try:
-        stamp = format_time(epoch)
-    except (OverflowError, OSError, ValueError):  # 1e20: past what a date can hold
-        return None
-    # Years before 1000 are no conversation's time, and strftime would write them with fewer than four digits.
-    return stamp if len(stamp.split("-", 1)[0]) == 4 else None
 
 
 def _json_lines(text: str, reader: _Reader) -> Iterable[tuple[int, Mapping[str, Any]]]:
