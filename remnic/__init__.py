@@ -7,9 +7,11 @@ The public Python API — everything else is internal::
     result = mem.store("We cut releases every Tuesday", category="decision")
     mem.get(result.id); mem.list(category="decision"); mem.versions(result.id)
 
-Every write returns a :class:`WriteResult`; records are :class:`MemoryRecord`; ``observe`` makes
-:class:`MemoryObservation` records;
-errors derive from :class:`RemnicError`.
+Every write returns a :class:`WriteResult`; records are :class:`MemoryRecord`; ``observe`` returns
+an :class:`ObserveResult` (turns buffered, flushes run, and ``.observations``: the
+:class:`MemoryObservation` records its flushes made); ``recall`` returns a ``RecallResult`` of hits.
+Errors derive from :class:`RemnicError`; a wrong argument is a :class:`ValidationError` naming it,
+and a closed ``Memory`` refuses every call. The package ships ``py.typed``: its types reach your checker.
 
 The names load on first use, so a command that only talks to a running server (``remnic
 store`` with the daemon up) never imports the storage and search layers.
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from remnic.memfile.model import MemoryRecord
     from remnic.observe.records import MemoryObservation
     from remnic.service import Memory, WriteResult
+    from remnic.service.observing import ObserveResult
 
 _WHERE = {
     "LockTimeoutError": "remnic.errors",
@@ -44,6 +47,7 @@ _WHERE = {
     "MemoryRecord": "remnic.memfile.model",
     "MemoryObservation": "remnic.observe.records",
     "Memory": "remnic.service",
+    "ObserveResult": "remnic.service.observing",
     "WriteResult": "remnic.service",
 }
 
@@ -54,6 +58,7 @@ __all__ = [
     "MemoryObservation",
     "MemoryRecord",
     "NotFoundError",
+    "ObserveResult",
     "RemnicError",
     "UsageError",
     "ValidationError",

@@ -10,6 +10,7 @@ import json
 import pytest
 from xray_samples import bare, hit, rich
 
+from remnic.errors import ValidationError
 from remnic.render.snapshot import (
     CORRECTION_STATES,
     SAFETY_LEVELS,
@@ -58,13 +59,15 @@ def test_parse_format_defaults_to_text_and_ignores_case_and_blanks():
 )
 def test_parse_format_names_the_options_and_what_it_got(value, message):
     with pytest.raises(ValueError) as exc:
-        parse_format(value)
+        parse_format(value, flag="--format")
     assert str(exc.value) == message
 
 
 def test_render_rejects_unknown_format_and_dispatches_the_rest():
-    with pytest.raises(ValueError, match="expects one of json, text, markdown"):
+    with pytest.raises(ValidationError) as exc:  # the library names its argument, not a CLI flag
         render_xray(rich(), "html")
+    assert exc.value.problems[0].field == "format" and "--format" not in str(exc.value)
+    assert list(exc.value.problems[0].options or ()) == ["json", "text", "markdown"]
     assert render_xray(rich()) == render_xray(rich(), "text")
     assert render_xray(rich(), "JSON") == render_xray(rich(), "json")
 

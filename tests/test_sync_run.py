@@ -385,6 +385,7 @@ def test_lost_state_falls_back_to_the_index_commit_or_a_full_pass(memory: Memory
     memory.close()
     shutil.rmtree(memory.root / ".remnic")
     (memory.root / "facts/hand.md").unlink()  # and a deletion nobody synced yet
+    memory = Memory.open(settings=memory.settings)  # a closed handle refuses calls: a new one, as a new process
     report = memory.sync()
     assert report.mode == "full" and [(c.kind, c.path) for c in report.changes] == [("deleted", "facts/hand.md")]
     assert commit_count(memory) == before + 1
@@ -439,6 +440,7 @@ def test_history_rewritten_and_garbage_collected_falls_back_to_a_full_pass(memor
     git(memory.root, "reset", "-q", "--hard", keep)
     git(memory.root, "reflog", "expire", "--expire=now", "--all")
     git(memory.root, "gc", "-q", "--prune=now")
+    memory = Memory.open(settings=memory.settings)  # a closed handle refuses calls: a new one, as a new process
     assert not memory.ledger.commit_exists(SyncState.load(memory.root).commit)
     before = commit_count(memory)
     report = memory.sync()

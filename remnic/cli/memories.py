@@ -86,7 +86,7 @@ def register(sub: Any) -> None:
 
     p = add_command(sub, "get", "show one memory by id or by its file path")
     p.add_argument("id", metavar="ID-OR-PATH", help="a memory id, or its file path (facts/x.md)")
-    p.add_argument("--raw", action="store_true", help="print the file exactly as on disk")
+    p.add_argument("--raw", action="store_true", help="print the file exactly as on disk (with --json: as fileText)")
     p.set_defaults(handler=cmd_get)
 
     p = add_command(
@@ -144,7 +144,7 @@ def register(sub: Any) -> None:
         "  remnic update mem_01a2… --tags ops,release --importance 0.9\n"
         "  remnic update mem_01a2… --supersedes mem_0199…",
     )
-    p.add_argument("id", metavar="ID", help="the memory id (mem_…)")
+    p.add_argument("id", metavar="ID-OR-PATH", help="a memory id (mem_…), or its file path (facts/x.md)")
     p.add_argument("--content", help="the new text (- reads standard input)")
     p.add_argument("--tags", help="comma-separated tags (replaces the list; '' clears it)")
     p.add_argument("--status", type=choice_list("status", STATUSES), help=f"one of: {', '.join(STATUSES)}")
@@ -155,12 +155,12 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_update)
 
     p = add_command(sub, "forget", "mark a memory forgotten (its text stays in git history)")
-    p.add_argument("id", metavar="ID", help="the memory id (mem_…)")
+    p.add_argument("id", metavar="ID-OR-PATH", help="a memory id (mem_…), or its file path (facts/x.md)")
     p.add_argument("--reason", help="why, recorded as forgottenReason")
     p.set_defaults(handler=cmd_forget)
 
     p = add_command(sub, "timeline", "a memory's history from git, one event per commit")
-    p.add_argument("id", metavar="ID", help="the memory id (mem_…)")
+    p.add_argument("id", metavar="ID-OR-PATH", help="a memory id (mem_…), or its file path (facts/x.md)")
     p.set_defaults(handler=cmd_timeline)
 
     p = add_command(sub, "status", "summary of the memory repository and its index")
@@ -253,10 +253,13 @@ def cmd_store(args: argparse.Namespace) -> int:
             record, duplicate = existing, True
     data = {**record.to_dict(), "duplicate": duplicate, "dryRun": args.dry_run, "commit": result.commit}
     data.update(warnings_of(result))
+    file_text = serialize(record.frontmatter, record.body)
+    if args.dry_run and not duplicate:
+        data["fileText"] = file_text  # what the text mode prints: the file that would be written
     if duplicate:
         text = f"duplicate of {record.id} ({record.path}); nothing {'would be ' if args.dry_run else ''}stored"
     elif args.dry_run:
-        text = f"would write {record.path}:\n" + serialize(record.frontmatter, record.body)
+        text = f"would write {record.path}:\n" + file_text
     else:
         text = f"stored {record.id} → {record.path}"
     emit(args, data, text)
@@ -269,7 +272,10 @@ def cmd_get(args: argparse.Namespace) -> int:
     if args.raw and not wants_json(args):
         print(memory.file_text(record.path), end="")
         return 0
-    emit(args, record.to_dict(), lambda: _record_text(record))
+    data = record.to_dict()
+    if args.raw:  # --json --raw: the record, and the file exactly as on disk (as store --dry-run --json)
+        data["fileText"] = memory.file_text(record.path)
+    emit(args, data, lambda: _record_text(record))
     return 0
 
 

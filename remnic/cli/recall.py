@@ -108,7 +108,7 @@ def _xray_format(value: str) -> str:
     from remnic.render.xray import parse_format
 
     try:
-        return parse_format(value)
+        return parse_format(value, flag="--format")
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -457,7 +457,12 @@ def cmd_audit_list(args: argparse.Namespace) -> int:
         f"{e.get('id')}  {e.get('ts')}  {len(e.get('returnedIds') or [])} result(s)  {e.get('query')!r}"
         for e in entries
     ]
-    emit(args, {"count": len(entries), "entries": entries}, "\n".join(rows) if rows else "no recalls recorded yet")
+    unreadable = memory.audit_unreadable()
+    data = {"count": len(entries), "entries": entries, "unreadable": unreadable}
+    emit(args, data, "\n".join(rows) if rows else "no recalls recorded yet")
+    if not wants_json(args):  # on stderr, so the list itself stays clean for a pipe
+        for path, n in unreadable.items():
+            print(f"remnic: warning: {n} unreadable line(s) skipped in {path}", file=sys.stderr)
     return 0
 
 

@@ -5,6 +5,9 @@ the X-ray's ``auditEntryId`` links keep working after the cache ``.remnic/`` is
 deleted. Entry ids carry their day (``audit-20261121-5f6b1a2c9d8e``), so finding an
 entry reads one day's file. Appends take an ``flock`` so concurrent recalls from
 several processes never interleave lines.
+
+Reading is tolerant: a line that is not a whole entry (torn by a crash mid-append, a bad byte, a
+stray edit) is skipped and counted (:meth:`AuditLog.unreadable`), never fatal to the others.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from remnic.errors import NotFoundError, UsageError
+from remnic.errors import NotFoundError, RemnicError, UsageError
 
 AUDIT_ID_RE = re.compile(r"^audit-(\d{8})-[0-9a-f]{12}$")
 AUDIT_DIR = "audit"
@@ -71,9 +74,12 @@ class AuditLog:
         path = self._file(day)
         if self.retention_days > 0 and not path.exists():
             self.prune(day)  # once a day, when that day's file starts
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # queries are private: owner-only
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)  # queries are private: owner-only
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = b"\n" + line  # a torn last line (a crash mid-append) must not swallow this entry
             os.write(fd, line)
         finally:
             os.close(fd)
@@ -96,10 +102,15 @@ class AuditLog:
         match = AUDIT_ID_RE.match(audit_id)
         if not match:
             raise UsageError(f"{audit_id!r} is not an audit entry id (expected audit-YYYYMMDD-<12 hex>)")
-        for entry in self._read(self._file(match.group(1))):
-            if entry.get("id") == audit_id:
+        path = self._file(match.group(1))
+        entries, damaged = _scan(path)
+        for entry in entries:
+            if entry["id"] == audit_id:
                 return entry
-        raise NotFoundError(f"no audit entry {audit_id} in {self._file(match.group(1))}")
+        for number, raw in damaged:
+            if audit_id.encode("ascii") in raw:
+                raise RemnicError(f"audit entry {audit_id} is on a damaged line ({path}:{number}) and cannot be read")
+        raise NotFoundError(f"no audit entry {audit_id} in {path}")
 
     def recent(self, limit: int = 20) -> list[dict[str, Any]]:
         files = sorted(self.dir.glob("recall-*.jsonl"), reverse=True) if self.dir.is_dir() else []
@@ -110,19 +121,59 @@ class AuditLog:
                 break
         return out[:limit]
 
+    def unreadable(self) -> dict[str, int]:
+        """Day file path → how many of its lines are not whole entries (files without any left out)."""
+        files = sorted(self.dir.glob("recall-*.jsonl")) if self.dir.is_dir() else []
+        counts = {str(path): len(_scan(path)[1]) for path in files}
+        return {path: n for path, n in counts.items() if n}
+
     @staticmethod
     def _read(path: Path) -> Iterator[dict[str, Any]]:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                for line in fh:
-                    try:
-                        entry = json.loads(line)
-                    except json.JSONDecodeError:
-                        continue  # a torn line after a crash must not hide the others
-                    if isinstance(entry, dict):
-                        yield entry
-        except FileNotFoundError:
-            return
+        yield from _scan(path)[0]
+
+
+_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "ts": str,
+    "candidateIds": list,
+    "returnedIds": list,
+    "budget": dict,
+    "latencyMs": (int, float),
+}
+"""The types of what :meth:`AuditLog.append` writes; an entry needs an id and its query, and any of
+these it has must be of its type (entries of older versions lack some)."""
+
+
+def _entry(line: bytes) -> dict[str, Any] | None:
+    try:
+        entry = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not AUDIT_ID_RE.match(entry["id"]):
+        return None
+    if not isinstance(entry.get("query"), str):
+        return None
+    if any(key in entry and not isinstance(entry[key], kind) for key, kind in _FIELDS.items()):
+        return None
+    return entry
+
+
+def _scan(path: Path) -> tuple[list[dict[str, Any]], list[tuple[int, bytes]]]:
+    """(the well-formed entries, (line number, bytes) of every other non-blank line) of one day file."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return [], []
+    entries: list[dict[str, Any]] = []
+    damaged: list[tuple[int, bytes]] = []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        entry = _entry(line)
+        if entry is None:
+            damaged.append((number, line))
+        else:
+            entries.append(entry)
+    return entries, damaged
 
 
 def migrate_legacy(old_base: Path, new_base: Path) -> int:

@@ -26,6 +26,8 @@ from typing import Any
 
 import jinja2
 
+from remnic.errors import ValidationError
+
 from .jsfmt import (
     collapse_whitespace,
     is_finite_number,
@@ -83,21 +85,24 @@ _EXTRA_TERMS = (
 # --------------------------------------------------------------------------
 
 
-def parse_format(value: Any) -> str:
+class FormatError(ValidationError, ValueError):
+    """An unknown X-ray format: a ValidationError naming the argument (and a ValueError, as it was)."""
+
+
+def parse_format(value: Any, *, flag: str | None = None) -> str:
     """``text``, ``markdown`` or ``json`` (case and surrounding blanks ignored); None → ``text``.
 
-    Raises ValueError naming the valid options, e.g.
-    ``--format expects one of json, text, markdown; got "xml"``.
+    Raises :class:`FormatError` naming the argument ``format`` and the valid options; a CLI passes
+    its ``flag`` to get the original's wording, ``--format expects one of json, text, markdown; got "xml"``.
     """
     if value is None:
         return "text"
-    options = ", ".join(FORMATS)
-    if not isinstance(value, str):
-        raise ValueError(f"--format expects one of {options}; got {js_typeof(value)}")
-    norm = value.strip().lower()
-    if norm in FORMATS:
-        return norm
-    raise ValueError(f"--format expects one of {options}; got {js_dumps(value)}")
+    if isinstance(value, str) and value.strip().lower() in FORMATS:
+        return value.strip().lower()
+    got = js_dumps(value) if isinstance(value, str) else js_typeof(value)
+    if flag is not None:
+        raise FormatError(f"{flag} expects one of {', '.join(FORMATS)}; got {got}")
+    raise FormatError.single("format", f"unknown format {got}", options=FORMATS)
 
 
 # --------------------------------------------------------------------------
@@ -408,7 +413,8 @@ def render_xray(
 
     ``snapshot`` may be a RecallXraySnapshot, a camelCase dict (the original's shape, remnic's,
     or either envelope; read tolerantly by ``RecallXraySnapshot.from_dict``) or None (no
-    snapshot captured). Never raises for dict input; raises ValueError for an unknown format.
+    snapshot captured). Never raises for dict input; raises :class:`FormatError` (a ValidationError
+    naming ``format``) for an unknown format.
     JSON is flat, ``{"snapshotFound": true, <snapshot members>}``, or
     ``{"schemaVersion": "1", "snapshotFound": false}``, indented by two spaces.
     """

@@ -3,11 +3,49 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from remnic.memfile.model import MemoryRecord, parse_time
+from remnic.errors import ValidationError
+from remnic.memfile.model import CATEGORIES, STATUSES, MemoryRecord, parse_time
+from remnic.memfile.validate import check_namespace
 from remnic.repo.files import MemoryStore
 
+from . import arguments as _check
+
 REVIEW_STATUSES = ("pending_review", "quarantined")
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The browse filters, checked once: a misspelt category or status must say so, not match nothing."""
+
+    category: str | None = None
+    status: str | None = None
+    tag: str | None = None
+    """As tags are stored: no leading '#', case-folded."""
+    namespace: str | None = None
+
+    @classmethod
+    def check(
+        cls, *, category: object = None, status: object = None, tag: object = None, namespace: object = None
+    ) -> Filters:
+        problems = check_namespace(namespace)
+        if problems:
+            raise ValidationError(problems[0].describe(), problems=problems)
+        return cls(
+            _check.choice(category or None, "category", CATEGORIES),
+            _check.choice(status or None, "status", STATUSES),
+            _check.tag_filter(tag),
+            namespace if isinstance(namespace, str) and namespace else None,
+        )
+
+    def admit(self, record: MemoryRecord) -> bool:
+        return (
+            (self.category is None or record.category == self.category)
+            and (self.status is None or record.status == self.status)
+            and (self.namespace is None or record.namespace == self.namespace)
+            and _check.has_tag(record.tags, self.tag)
+        )
 
 
 def newest_first(record: MemoryRecord) -> tuple[float, str]:
@@ -27,15 +65,12 @@ def search(
 ) -> tuple[list[MemoryRecord], int]:
     """(page, total matches). ``query`` is a plain filter, not recall: every whitespace-separated term
     must appear (case-insensitively) in the content, a tag or the id, so paging with ``offset`` is stable."""
-    terms = [t.casefold() for t in (query or "").split()]
+    filters = Filters.check(category=category, status=status, tag=tag, namespace=namespace)
+    limit, offset = _check.count(limit, "limit"), _check.count(offset, "offset")
+    terms = [t.casefold() for t in (_check.optional_text(query, "query") or "").split()]
     matches = []
     for record in files.scan().records:  # the scan memo makes repeated browsing cheap
-        if (
-            (category and record.category != category)
-            or (status and record.status != status)
-            or (tag and tag not in record.tags)
-            or (namespace and record.namespace != namespace)
-        ):
+        if not filters.admit(record):
             continue
         if terms and not all(t in " ".join([record.content, record.id, *record.tags]).casefold() for t in terms):
             continue
@@ -45,5 +80,6 @@ def search(
 
 
 def review_queue(records: Iterable[MemoryRecord], limit: int = 50) -> list[MemoryRecord]:
+    limit = _check.count(limit, "limit")
     queued = sorted((r for r in records if r.status in REVIEW_STATUSES), key=newest_first)
     return queued[:limit]

@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from remnic.config import MARKER_FILE, REPO_CONFIG_FILE, Settings, ensure_state_dir, find_memory_repo, load_settings
-from remnic.errors import FieldProblem, NotFoundError, UsageError, ValidationError
+from remnic.errors import FieldProblem, NotFoundError, RemnicError, UsageError, ValidationError
 from remnic.memfile.model import DEFAULT_NAMESPACE, ID_RE, MemoryRecord, check_relpath
-from remnic.memfile.validate import check_namespace
 from remnic.repo import journal as _journal
 from remnic.repo.files import MemoryStore
 from remnic.repo.ledger import Ledger
@@ -33,6 +32,7 @@ from remnic.repo.transaction import GroupCommitter
 from remnic.sync.base import follow_own_commit
 
 from . import adopt as _adopt
+from . import arguments as _check
 from . import browse as _browse
 from . import health as _doctor
 from . import review as _review
@@ -42,13 +42,14 @@ from .conversations import ConversationOps
 from .history_ops import HistoryOps
 from .housekeeping import HousekeepingOps
 from .indexing import IndexQueue, apply_batch
+from .recall_ops import RecallOps
 from .spaces import SpaceOps
 from .state import open_state
 from .vectors import VectorOps
-from .writes import WriteResult, summary
+from .writes import WriteResult
 
 if TYPE_CHECKING:
-    pass
+    from remnic.index.search import SearchIndex
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "memory-template"
 Progress = Callable[[int, int], None]
@@ -67,7 +68,7 @@ def _settle_open_handles() -> None:
         memory.settle_index()
 
 
-class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, VectorOps):
+class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, VectorOps):
     """A memory repository: ``Memory.open(path)`` or ``Memory.init(path)``."""
 
     def __init__(self, settings: Settings) -> None:
@@ -104,7 +105,8 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         self._consolidate_again = False  # … and whether flushes landed while it ran
         self._consolidation_lock = threading.Lock()
         self._tended_head: str | None = None  # HEAD at the last tend_observations
-        self._closed = False
+        self._closed = False  # closing: no new background pass starts
+        self._released = False  # closed: every public method refuses (see arguments.guard)
         self._edit_feed: Any = None
         self._recalls = 0
         _OPEN.add(self)
@@ -116,15 +118,23 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] | None = None, *, settings: Settings | None = None) -> Memory:
+        """The memory repository at ``path`` (None: found as git finds a repository; see the README)."""
+        given = _check.where(path) is not None and settings is None
         settings = settings or load_settings(path)
         root = settings.memory_dir
+        # Say where the directory came from in the caller's terms: a Python caller never used a CLI flag.
+        origin = "the path given to Memory.open" if given else settings.origins.get("memoryDir", "default")
+        if root.exists() and not root.is_dir():
+            raise NotFoundError(f"{root} is a file, not a memory directory (from {origin})")
         if not root.is_dir():
             raise NotFoundError(
-                f"memory directory {root} does not exist (run `remnic init {root}`; "
-                f"found via {settings.origins.get('memoryDir', 'default')})"
+                f"memory directory {root} does not exist (create it with `remnic init {root}`; found via {origin})"
             )
         if not (root / ".git").exists():
-            raise NotFoundError(f"{root} is not a git repository (run `remnic init {root}`)")
+            outer = find_memory_repo(Path(os.path.realpath(root)).parent)
+            if outer is not None:
+                raise NotFoundError(_check.subdirectory_note(root, outer))
+            raise NotFoundError(f"{root} is not a git repository (create one with `remnic init {root}`)")
         return cls(settings)
 
     @classmethod
@@ -140,7 +150,7 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         In a folder that already holds notes only the memory folders are memories; ``adopt`` adds
         glob patterns of further notes (``notes/**``, ``**``) to ``store.include`` in the
         repository's remnic.config.json. Nothing is adopted until ``sync run``."""
-        settings = settings or load_settings(path)
+        settings = settings or load_settings(_check.where(path))
         root = settings.memory_dir
         if root.exists() and not root.is_dir():
             raise UsageError(f"{root} is a file, not a directory; choose another path for the memory repository")
@@ -154,7 +164,10 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         if patterns:
             include = list(dict.fromkeys([*settings.store.include, *patterns]))
             settings.store = replace(settings.store, include=include)
-        root.mkdir(parents=True, exist_ok=True)
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ValidationError.single("path", f"cannot create {root}: {exc.strerror or exc}") from None
         Ledger.init_repo(root)
         memory = cls(settings)
         template = template_dir()
@@ -186,7 +199,9 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
     # --- the index (built lazily: commands that never recall never load it) ---
 
     @property
-    def index(self) -> Any:
+    def index(self) -> SearchIndex:
+        if self._released:  # a closed handle must not reopen the index (and its files) lazily
+            raise RemnicError(_check.CLOSED_MESSAGE)
         if self._index is None:
             from remnic.index.search import SearchIndex
 
@@ -201,12 +216,6 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         self._index_deferred = True
         self._build_missing_index = build_missing
 
-    def refresh_index(self, progress: Progress | None = None) -> Any:
-        """Bring the index up to HEAD now (a catch-up from git, or a rebuild): what the next recall would
-        do first. Returns the :class:`~remnic.index.state.FreshReport` (action, seconds, embedded)."""
-        self.settle_index()
-        return self.index.ensure_fresh(self.files, self.ledger, progress)
-
     def has_index(self) -> bool:
         """Whether a search index has been built (checking never builds one)."""
         return self._index_if_built() is not None
@@ -214,12 +223,6 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
     def index_health(self) -> dict[str, Any]:
         """The index's state (ok, missing, stale, …) and what it reflects, as a dict."""
         return self._index_health()
-
-    def warm_up(self) -> None:
-        """Load the index and the embedding model now, so a long-running server's first recall is not slow."""
-        from . import recall as _recall
-
-        _recall.warm_up(self)
 
     def head(self) -> str | None:
         """The commit HEAD points at (None before the first)."""
@@ -249,6 +252,8 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         return self._edit_feed or None
 
     def close(self) -> None:
+        if self._released:
+            return
         with self._consolidation_lock:
             self._closed = True
             running = self._consolidation
@@ -263,8 +268,16 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
             self._index.close()
             self._index = None
         _OPEN.discard(self)
+        self._released = True
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` has run: a closed Memory refuses every call."""
+        return self._released
 
     def __enter__(self) -> Memory:
+        if self._released:
+            raise RemnicError(_check.CLOSED_MESSAGE)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -273,8 +286,11 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
     # --- reading ---
 
     def get(self, memory_id: str) -> MemoryRecord:
-        """The memory with this id; the index's catalog says where to look (the file is still read and
-        checked), and only when it doesn't know is every file's header scanned."""
+        """The memory with this id (or at this memory file path, as everywhere a memory is named); the
+        index's catalog says where to look (the file is still read and checked), and only when it
+        doesn't know is every file's header scanned."""
+        if self.files.paths.is_markdown(_check.reference(memory_id, "memory_id")):
+            return self.files.read(self.resolve(memory_id))
         hint = next((r.path for r in self.indexer.pending_records() if r.id == memory_id), None)
         if hint is None:
             index = self._index_if_built()
@@ -285,14 +301,23 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         return self.files.find(memory_id, hint)
 
     def find(self, id_or_path: str) -> MemoryRecord:
-        """The memory named by an id or by its file path (``facts/x.md``)."""
-        if self.files.paths.is_markdown(id_or_path):
-            return self.files.read(self.resolve(id_or_path))
+        """The memory named by an id or by its file path (``facts/x.md``): the same as :meth:`get`."""
         return self.get(id_or_path)
+
+    def memory_id(self, id_or_path: str) -> str:
+        """The id of the memory named by an id or a memory file path: how every write that names a
+        memory (update, forget, review, feedback) accepts either, as reads do."""
+        if self.files.paths.is_markdown(_check.reference(id_or_path, "id_or_path")):
+            return self.get(id_or_path).id
+        return id_or_path
 
     def file_text(self, path: str) -> str:
         """A memory file's text exactly as on disk."""
-        return self.files.read_text(check_relpath(path, field="path"))
+        rel = check_relpath(path, field="path")
+        try:
+            return self.files.read_text(rel)
+        except FileNotFoundError:
+            raise NotFoundError(f"no file at {rel}") from None
 
     def resolve(self, id_or_path: str) -> str:
         """The repo-relative path for a memory id or a memory file path (which may no longer exist)."""
@@ -327,21 +352,8 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         tag: str | None = None,
         namespace: str | None = None,
     ) -> builtins.list[MemoryRecord]:
-        problems = check_namespace(namespace)
-        if problems:
-            raise ValidationError(summary(problems), problems=problems)
-        out = []
-        for record in self.files.scan().records:
-            if category and record.category != category:
-                continue
-            if status and record.status != status:
-                continue
-            if tag and tag not in record.tags:
-                continue
-            if namespace and record.namespace != namespace:
-                continue
-            out.append(record)
-        return out
+        filters = _browse.Filters.check(category=category, status=status, tag=tag, namespace=namespace)
+        return [record for record in self.files.scan().records if filters.admit(record)]
 
     # --- writing: each one plan for the write transaction (see :mod:`.writes`) ---
 
@@ -369,7 +381,7 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
             importance=importance,
             namespace=namespace,
             source=source,
-            extra=extra,
+            extra=self._with_supersedes_id(_check.optional_mapping(extra, "extra")),
             dry_run=dry_run,
             dedupe=dedupe,
         )
@@ -383,7 +395,8 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         source: str = "import",
     ) -> builtins.list[FieldProblem]:
         """Every problem with an import batch, each naming its line and field; writes nothing."""
-        return _writes.plan_items(self, items, line_numbers, namespace, source)[1]
+        batch, numbers = _check.import_items(items, line_numbers)
+        return _writes.plan_items(self, batch, numbers, namespace, source)[1]
 
     def import_records(
         self,
@@ -395,8 +408,9 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         progress: Progress | None = None,
     ) -> WriteResult:
         """Validate every item first; write nothing unless all are valid; then one commit."""
+        batch, numbers = _check.import_items(items, line_numbers)
         return _writes.import_records(
-            self, items, source=source, namespace=namespace, line_numbers=line_numbers, progress=progress
+            self, batch, source=source, namespace=namespace, line_numbers=numbers, progress=progress
         )
 
     def update(
@@ -415,17 +429,24 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         names superseded by this one."""
         return _writes.update(
             self,
-            memory_id,
-            changes,
+            self.memory_id(memory_id),
+            self._with_supersedes_id(_check.mapping(changes, "changes")) or {},
             operation=operation,
             source=source,
             extra_trailers=extra_trailers,
             content=content,
         )
 
+    def _with_supersedes_id(self, fields: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+        """``supersedes`` may name the memory by its file path; the file records its id."""
+        named = fields.get("supersedes") if fields else None
+        if fields is None or not isinstance(named, str) or not self.files.paths.is_markdown(named):
+            return fields
+        return {**fields, "supersedes": self.memory_id(named)}
+
     def forget(self, memory_id: str, reason: str | None = None, *, source: str = "api") -> WriteResult:
         """Mark a memory forgotten (status + forgottenAt); its text stays in the file and in history."""
-        return _writes.forget(self, memory_id, reason, source=source)
+        return _writes.forget(self, self.memory_id(memory_id), reason, source=source)
 
     def find_duplicate(self, namespace: str, digest: str, tx: Any = None, lookup: Any = None) -> MemoryRecord | None:
         """An active memory in ``namespace`` whose content has this hash (see :func:`.duplicates.find_duplicate`)."""
@@ -487,7 +508,8 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         limit: int = 50,
         offset: int = 0,
     ) -> tuple[builtins.list[MemoryRecord], int]:
-        """A filtered, paged browse, newest first: (page, total matches); see :func:`remnic.browse.search`."""
+        """A filtered, paged browse, newest first: (page, total matches); see
+        :func:`remnic.service.browse.search`."""
         return _browse.search(
             self.files,
             query,
@@ -504,11 +526,11 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
     ) -> WriteResult:
         """A person's word on a memory in the review queue: its new status (approve = active, dismiss =
         rejected, flag = quarantined), when and why, as one commit; see :mod:`.review`."""
-        return _review.dispose(self, memory_id, status, reason_code, source=source)
+        return _review.dispose(self, self.memory_id(memory_id), status, reason_code, source=source)
 
     def review_queue(self, *, namespace: str | None = None, limit: int = 50) -> builtins.list[MemoryRecord]:
         """Memories waiting for a person: status pending_review or quarantined, newest first."""
-        return _browse.review_queue(self.list(namespace=namespace), limit)
+        return _browse.review_queue(self.list(namespace=namespace), _check.count(limit, "limit"))
 
     # --- the durable state folder ---
 
@@ -517,77 +539,6 @@ class Memory(AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, V
         """``state/``: what no rebuild can recreate (set up when the repository is opened, see :mod:`.state`)."""
         return self.settings.durable_dir
 
-    # --- sync: hand edits become indexed, committed memories (remnic.sync) ---
 
-    def sync(
-        self,
-        *,
-        commit: bool | None = None,
-        normalize: bool = True,
-        full: bool = False,
-        source: str = "sync",
-        normalize_all: bool = False,
-        dry_run: bool = False,
-        progress: Progress | None = None,
-    ) -> Any:
-        """Validate, normalize, index and commit what changed on disk since the last sync.
-
-        ``normalize_all`` also gives files that already have an id the defaults they lack; ``dry_run``
-        reports what would change and changes nothing. Returns a :class:`remnic.sync.SyncReport`;
-        see :func:`remnic.sync.run_sync`.
-        """
-        from remnic.sync.engine import SyncTarget, run_sync
-
-        self.settle_index()
-        target = SyncTarget(self.root, self.files, self.ledger, self.settings, lambda: self.index)
-        with self.committer.exclusive() as tx:
-            return run_sync(
-                target,
-                tx,
-                commit=commit,
-                normalize=normalize,
-                full=full,
-                source=source,
-                normalize_all=normalize_all,
-                dry_run=dry_run,
-                progress=progress,
-            )
-
-    # --- recall: the rebuildable search index (remnic.index) and the pipeline (remnic.recall) ---
-
-    def recall(self, query: str, **options: Any) -> Any:
-        """Hybrid recall (BM25 + local embeddings) over active memories, best first; see
-        :func:`remnic.service.recall.recall` for the options and the result."""
-        from . import recall as _recall
-
-        return _recall.recall(self, query, **options)
-
-    def recall_xray(self, query: str, **options: Any) -> Any:
-        """A fresh recall of ``query`` with its X-ray snapshot (or None if capture failed); see
-        :func:`remnic.service.recall.recall_xray`."""
-        from . import recall as _recall
-
-        return _recall.recall_xray(self, query, **options)
-
-    def citations(self, hits: Iterable[Any]) -> str:
-        """An ``<oai-mem-citation>`` block pointing at the files of these recall hits (Codex reads it)."""
-        from . import recall as _recall
-
-        return _recall.citations(self, hits)
-
-    def audit_show(self, audit_id: str) -> dict[str, Any]:
-        """One recall-audit entry by id (``audit-YYYYMMDD-<12 hex>``)."""
-        from . import recall as _recall
-
-        return _recall.audit_show(self, audit_id)
-
-    def audit_recent(self, limit: int = 20) -> builtins.list[dict[str, Any]]:
-        """The newest recall-audit entries, newest first."""
-        from . import recall as _recall
-
-        return _recall.audit_recent(self, limit)
-
-    def reindex(self, *, progress: Progress | None = None) -> Any:
-        """Rebuild the whole index from the files (embeddings come from the cache when unchanged)."""
-        self.settle_index()
-        return self.index.rebuild(self.files, self.ledger, progress, reason="reindex requested")
+# A closed handle refuses every call, and text arguments are text (see arguments.guard).
+_check.guard(Memory, exempt={"close", "settle_index"})

@@ -17,9 +17,13 @@ from remnic.recall.filters import TAG_MATCHES
 from remnic.recall.locks import xray_lock
 from remnic.recall.snapshot import capture, record_audit
 
+from . import arguments as _check
 from .freshness import follow_edits
 
 if TYPE_CHECKING:
+    from remnic.recall.types import RecallResult
+    from remnic.render.snapshot import RecallXraySnapshot
+
     from .memory import Memory
 
 Progress = Callable[[int, int], None]
@@ -48,7 +52,7 @@ def recall(
     tags: Sequence[str] | None = None,
     tag_match: str = "any",
     as_of: str | float | None = None,
-) -> Any:
+) -> RecallResult:
     """Hybrid recall (BM25 + local embeddings) over active memories, best first.
 
     Returns a :class:`remnic.recall.RecallResult`: iterate it for
@@ -60,7 +64,7 @@ def recall(
     first; if the index cannot be used at all the recall scans the files
     (``recall.fallbackScan``). Every recall appends one entry to the audit ledger
     (``result.audit_id``). With ``xray=True`` (or ``recall.xrayCapture``) the
-    result carries ``.xray``, a :class:`remnic.xray.RecallXraySnapshot`; capture
+    result carries ``.xray``, a :class:`remnic.render.snapshot.RecallXraySnapshot`; capture
     never changes the hits and a failure inside it is logged, not raised.
     ``clock`` (epoch ms) or ``REMNIC_XRAY_CLOCK`` pins the recall's clock. ``project`` (from
     :meth:`Memory.project_context`) gives that project's memories ``recall.projectBoost``.
@@ -69,7 +73,7 @@ def recall(
     ``tags`` keeps memories tagged with any (``tag_match="all"``: all) of them, ``as_of`` (an ISO time or
     epoch seconds) memories valid then: stages of the ladder, before the result limit and the budget.
     """
-    check_query(query)
+    check_query(_check.text(query, "query"))
     check_recall_args(top_k=top_k, namespace=namespace, category=category, budget_chars=budget_chars, statuses=statuses)
     at = _as_of(as_of)
     if tag_match not in TAG_MATCHES:
@@ -96,7 +100,7 @@ def recall(
     mem.settle_index()
     try:
         result = _indexed_recall(mem, query, options, clk, progress)
-    except RemnicError:
+    except _RAISE_AS_IS:
         raise
     except Exception as exc:  # noqa: BLE001 - a damaged index is rebuilt once before the files are scanned
         reason = f"{type(exc).__name__}: {exc}".strip()[:200]
@@ -128,14 +132,33 @@ def recall(
     return result
 
 
+_RAISE_AS_IS = (RemnicError, UnicodeError, OverflowError, MemoryError, RecursionError)
+"""Errors no rebuild cures, so never taken for a damaged index: remnic's own (a bad argument, a
+malformed file) and those a recall's own values cause (text that cannot be encoded, a number out
+of range). Rebuilding the whole index for them would cost every such call a full rebuild."""
+
+EARLIEST_S, LATEST_S = -62_135_596_800.0, 253_402_300_799.0
+"""Epoch seconds of 0001-01-01 and 9999-12-31T23:59:59Z: the times a timestamp can spell."""
+
+
 def _as_of(value: str | float | None) -> float | None:
     """Epoch seconds of ``asOf`` (an ISO 8601 time, or epoch seconds already); a ValidationError naming it otherwise."""
     if value is None:
         return None
-    when = None if isinstance(value, bool) else float(value) if isinstance(value, (int, float)) else parse_time(value)
+    if isinstance(value, str):
+        _check.text(value, "asOf")
+    elif not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise ValidationError.single("asOf", f"must be an ISO 8601 time or epoch seconds, got {type(value).__name__}")
+    try:
+        when = float(value) if isinstance(value, (int, float)) else parse_time(value)
+    except OverflowError:  # an int too large for a float
+        when = float("inf")
     if when is None or when != when:  # NaN: no time at all
         shown = str(value)[:64]
         raise ValidationError.single("asOf", f"{shown!r} is not an ISO 8601 time (e.g. 2026-04-25T18:32:11Z)")
+    if not EARLIEST_S <= when <= LATEST_S:
+        shown = str(value)[:64]
+        raise ValidationError.single("asOf", f"{shown} is outside the years 1 to 9999 (epoch seconds)")
     return when
 
 
@@ -167,7 +190,7 @@ def recall_xray(
     clock: Any = None,
     source: str = "api",
     project: Any = None,
-) -> Any:
+) -> RecallXraySnapshot | None:
     """A fresh recall of ``query`` with its X-ray: a RecallXraySnapshot, or None if capture failed.
 
     Scoped exactly like :meth:`recall` (no namespace: every namespace), so the X-ray explains
@@ -187,7 +210,8 @@ def recall_xray(
             source=source,
             project=project,
         )
-    return result.xray
+    snapshot: RecallXraySnapshot | None = result.xray
+    return snapshot
 
 
 def audit_show(mem: Memory, audit_id: str) -> dict[str, Any]:

@@ -1,0 +1,174 @@
+"""Argument checks at the service boundary.
+
+A caller's wrong type or value (``get(None)``, ``limit=-1``, a lone surrogate in a query) becomes
+a :class:`ValidationError` naming the argument before any layer below sees it: otherwise it
+surfaces as a builtin error from deep inside (or, in recall, looks like a damaged index).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from remnic.errors import RemnicError, ValidationError
+from remnic.memfile.validate import text_problems
+
+T = TypeVar("T")
+
+CLOSED_MESSAGE = "this Memory is closed; open a new one with Memory.open(...)"
+
+
+def _kind(value: object) -> str:
+    return "None" if value is None else type(value).__name__
+
+
+def text(value: object, name: str) -> str:
+    """A string holding no lone surrogate, which no file, index or response can encode (a NUL is
+    left to the writes, which refuse it: a query may hold one)."""
+    if not isinstance(value, str):
+        raise ValidationError.single(name, f"must be a string, got {_kind(value)}")
+    problems = text_problems(value.replace("\x00", " "), name)  # same length: the offset still holds
+    if problems:
+        raise ValidationError(problems[0].describe(), problems=problems)
+    return value
+
+
+def optional_text(value: object, name: str) -> str | None:
+    return None if value is None else text(value, name)
+
+
+def reference(value: object, name: str = "id") -> str:
+    """A memory id or a repo-relative memory file path: a non-empty string."""
+    ref = text(value, name)
+    if not ref.strip():
+        raise ValidationError.single(name, "must be a memory id or a memory file path, got an empty string")
+    return ref
+
+
+def count(value: object, name: str, *, minimum: int = 0) -> int:
+    """A whole number of at least ``minimum`` (a negative one would silently slice from the end)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        want = "a positive integer" if minimum == 1 else f"an integer of at least {minimum}"
+        raise ValidationError.single(name, f"must be {want}, got {value!r}")
+    return value
+
+
+def choice(value: object, name: str, options: Sequence[str]) -> str | None:
+    """None (no filter) or one of ``options``."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in options:
+        raise ValidationError.single(name, f"unknown {name} {value!r}", options=options)
+    return value
+
+
+def tag_filter(value: object, name: str = "tag") -> str | None:
+    """A tag to filter by, spelled as tags are stored (no leading '#') and case-folded, as recall's
+    tag filter compares them; None or '' is no filter."""
+    if value is None or value == "":
+        return None
+    tag = text(value, name).strip().lstrip("#").strip()
+    if not tag:
+        raise ValidationError.single(name, f"{value!r} names no tag")
+    return tag.casefold()
+
+
+def has_tag(tags: Iterable[str], wanted: str | None) -> bool:
+    return wanted is None or any(t.casefold() == wanted for t in tags)
+
+
+def mapping(value: object, name: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ValidationError.single(name, f"must be a mapping (a dict), got {_kind(value)}")
+    return value
+
+
+def optional_mapping(value: object, name: str) -> Mapping[str, Any] | None:
+    return None if value is None else mapping(value, name)
+
+
+def import_items(items: object, line_numbers: object) -> tuple[list[Any], list[int] | None]:
+    """An import batch as a list (each item is checked by the import itself, naming its line) and its
+    line numbers, one per item."""
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+        raise ValidationError.single("items", f"must be a list of JSON objects (one per memory), got {_kind(items)}")
+    batch = list(items)
+    if line_numbers is None:
+        return batch, None
+    if isinstance(line_numbers, (str, bytes)) or not isinstance(line_numbers, Iterable):
+        raise ValidationError.single("line_numbers", f"must be a list of integers, got {_kind(line_numbers)}")
+    numbers = list(line_numbers)
+    if len(numbers) != len(batch) or not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
+        raise ValidationError.single(
+            "line_numbers", f"must be one integer per item ({len(batch)}), got {len(numbers)} value(s)"
+        )
+    return batch, numbers
+
+
+def where(value: object, name: str = "path") -> str | os.PathLike[str] | None:
+    """A directory argument of ``Memory.open``/``Memory.init``: a path, or None to discover it."""
+    if value is None or isinstance(value, (str, os.PathLike)):
+        return value
+    raise ValidationError.single(name, f"must be a path (str or os.PathLike) or None, got {_kind(value)}")
+
+
+def subdirectory_note(root: Path, outer: Path) -> str:
+    return f"{root} is inside the memory repository {outer}, not a memory repository itself: open {outer}"
+
+
+# --- every public method: a closed handle, and its text arguments ---
+
+
+def guard(cls: type[T], exempt: Collection[str]) -> type[T]:
+    """Wrap every public method of ``cls`` (its mixins' too) so that it refuses a closed handle and
+    checks each argument annotated ``str`` (or ``str | None``) with :func:`text`.
+
+    One check in one place rather than a line in every method. A closed Memory would otherwise
+    reopen its index and restart its indexer thread lazily, and work queued then is abandoned at
+    exit. The flag is ``_released``, set at the very end of ``close()``, so a background pass
+    that close() waits for still finishes."""
+    done: set[str] = set()
+    for klass in cls.__mro__[:-1]:
+        for name, value in vars(klass).items():
+            if name.startswith("_") or name in exempt or name in done or not inspect.isfunction(value):
+                continue
+            done.add(name)
+            setattr(cls, name, _guarded(value))
+    return cls
+
+
+def _text_params(method: Callable[..., Any]) -> list[tuple[int | None, str, bool]]:
+    """(position or None if keyword-only, name, None allowed) of each parameter annotated as text."""
+    out: list[tuple[int | None, str, bool]] = []
+    params = list(inspect.signature(method).parameters.values())[1:]  # without self
+    for i, p in enumerate(params):
+        note = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", "")
+        if note in ("str", "str | None"):
+            positional = p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            out.append((i if positional else None, p.name, note != "str"))
+    return out
+
+
+def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
+    texts = _text_params(method)
+
+    @functools.wraps(method)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.__dict__.get("_released"):
+            raise RemnicError(CLOSED_MESSAGE)
+        for at, name, optional in texts:
+            if at is not None and at < len(args):
+                value = args[at]
+            elif name in kwargs:
+                value = kwargs[name]
+            else:
+                continue  # the default
+            if value is not None or not optional:
+                text(value, name)
+        return method(self, *args, **kwargs)
+
+    return call

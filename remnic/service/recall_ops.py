@@ -1,0 +1,198 @@
+# mypy: disable-error-code="misc"
+# (a mixin whose methods annotate ``self`` as Memory, as pyproject.toml allows the other mixins)
+"""Recall, index and audit operations of the ``Memory`` facade, typed for callers.
+
+The recall and index layers load on first use (a command that never recalls never imports
+them), so the implementations are imported inside each method; the types are for the checker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import arguments as _check
+
+if TYPE_CHECKING:
+    from remnic.index.state import FreshReport
+    from remnic.recall.clock import RecallClock
+    from remnic.recall.project import ProjectContext
+    from remnic.recall.types import RecallHit, RecallResult
+    from remnic.render.snapshot import RecallXraySnapshot
+    from remnic.sync.engine import SyncReport
+
+    from .consolidate import ConsolidationResult
+    from .memory import Memory
+
+Progress = Callable[[int, int], None]
+
+
+class RecallOps:
+    """Mixed into :class:`remnic.service.memory.Memory` (before the other mixins)."""
+
+    def recall(
+        self: Memory,
+        query: str,
+        *,
+        top_k: int | None = None,
+        namespace: str | None = None,
+        category: str | None = None,
+        budget_chars: int | None = None,
+        include_inactive: bool = False,
+        statuses: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        tag_match: str = "any",
+        as_of: str | float | None = None,
+        project: ProjectContext | None = None,
+        xray: bool = False,
+        session_key: str | None = None,
+        trace_id: str | None = None,
+        clock: RecallClock | int | str | None = None,
+        source: str = "api",
+        spaces: bool = True,
+        audit: bool = True,
+        progress: Progress | None = None,
+    ) -> RecallResult:
+        """Hybrid recall (BM25 + local embeddings) over active memories, best first: a
+        :class:`remnic.recall.RecallResult` (iterate it for hits); see
+        :func:`remnic.service.recall.recall` for what each option does."""
+        from . import recall as _recall
+
+        return _recall.recall(
+            self,
+            query,
+            top_k=top_k,
+            namespace=namespace,
+            category=category,
+            budget_chars=budget_chars,
+            include_inactive=include_inactive,
+            statuses=statuses,
+            tags=tags,
+            tag_match=tag_match,
+            as_of=as_of,
+            project=project,
+            xray=xray,
+            session_key=session_key,
+            trace_id=trace_id,
+            clock=clock,
+            source=source,
+            spaces=spaces,
+            audit=audit,
+            progress=progress,
+        )
+
+    def recall_xray(
+        self: Memory,
+        query: str,
+        *,
+        namespace: str | None = None,
+        session_key: str | None = None,
+        budget_chars: int | None = None,
+        top_k: int | None = None,
+        trace_id: str | None = None,
+        clock: RecallClock | int | str | None = None,
+        source: str = "api",
+        project: ProjectContext | None = None,
+    ) -> RecallXraySnapshot | None:
+        """A fresh recall of ``query`` with its X-ray snapshot
+        (:class:`remnic.render.snapshot.RecallXraySnapshot`), or None if capture failed; see
+        :func:`remnic.service.recall.recall_xray`."""
+        from . import recall as _recall
+
+        return _recall.recall_xray(
+            self,
+            query,
+            namespace=namespace,
+            session_key=session_key,
+            budget_chars=budget_chars,
+            top_k=top_k,
+            trace_id=trace_id,
+            clock=clock,
+            source=source,
+            project=project,
+        )
+
+    def citations(self: Memory, hits: Iterable[RecallHit]) -> str:
+        """An ``<oai-mem-citation>`` block pointing at the files of these recall hits (Codex reads it)."""
+        from . import recall as _recall
+
+        return _recall.citations(self, hits)
+
+    def audit_show(self: Memory, audit_id: str) -> dict[str, Any]:
+        """One recall-audit entry by id (``audit-YYYYMMDD-<12 hex>``)."""
+        from . import recall as _recall
+
+        return _recall.audit_show(self, _check.text(audit_id, "audit_id"))
+
+    def audit_recent(self: Memory, limit: int = 20) -> list[dict[str, Any]]:
+        """The newest recall-audit entries, newest first (lines that are not whole entries are skipped:
+        :meth:`audit_unreadable` counts them)."""
+        from . import recall as _recall
+
+        return _recall.audit_recent(self, _check.count(limit, "limit"))
+
+    def audit_unreadable(self: Memory) -> dict[str, int]:
+        """Lines of the audit ledger that are not whole entries (a crash mid-append, a stray edit),
+        counted per day file."""
+        from remnic.recall.audit import AuditLog
+
+        return AuditLog(self.settings.durable_dir).unreadable()
+
+    def warm_up(self: Memory) -> None:
+        """Load the index and the embedding model now, so a long-running server's first recall is not slow."""
+        from . import recall as _recall
+
+        _recall.warm_up(self)
+
+    def refresh_index(self: Memory, progress: Progress | None = None) -> FreshReport:
+        """Bring the index up to HEAD now (a catch-up from git, or a rebuild): what the next recall would
+        do first. Returns the :class:`~remnic.index.state.FreshReport` (action, seconds, embedded)."""
+        self.settle_index()
+        report: FreshReport = self.index.ensure_fresh(self.files, self.ledger, progress)
+        return report
+
+    def reindex(self: Memory, *, progress: Progress | None = None) -> FreshReport:
+        """Rebuild the whole index from the files (embeddings come from the cache when unchanged)."""
+        self.settle_index()
+        report: FreshReport = self.index.rebuild(self.files, self.ledger, progress, reason="reindex requested")
+        return report
+
+    def sync(
+        self: Memory,
+        *,
+        commit: bool | None = None,
+        normalize: bool = True,
+        full: bool = False,
+        source: str = "sync",
+        normalize_all: bool = False,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> SyncReport:
+        """Validate, normalize, index and commit what changed on disk since the last sync.
+
+        ``normalize_all`` also gives files that already have an id the defaults they lack; ``dry_run``
+        reports what would change and changes nothing. Returns a :class:`remnic.sync.SyncReport`;
+        see :func:`remnic.sync.run_sync`.
+        """
+        from remnic.sync.engine import SyncTarget, run_sync
+
+        self.settle_index()
+        target = SyncTarget(self.root, self.files, self.ledger, self.settings, lambda: self.index)
+        with self.committer.exclusive() as tx:
+            return run_sync(
+                target,
+                tx,
+                commit=commit,
+                normalize=normalize,
+                full=full,
+                source=source,
+                normalize_all=normalize_all,
+                dry_run=dry_run,
+                progress=progress,
+            )
+
+    def consolidate(self: Memory, *, days: float | None = None) -> ConsolidationResult:
+        """Merge near-duplicates among recently observed memories into the oldest (one commit)."""
+        from .consolidate import consolidate
+
+        return consolidate(self, days=days)
