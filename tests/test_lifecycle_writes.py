@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import git, run_cli
 
 from remnic.errors import ValidationError
 from remnic.memfile.paths import check_relpath
 from remnic.service.memory import Memory
-from tests.conftest import git, run_cli
 
 
 def _head_files(root: Path) -> list[str]:
@@ -154,6 +154,8 @@ def test_get_and_versions_accept_dot_slash_and_absolute_paths_inside_the_repo(me
     with pytest.raises(ValidationError, match="is not a path inside the memory repository"):
         check_relpath("/etc/facts/x.md", root=root)
     assert run_cli("get", f"./{rec.path}", "--memory-dir", root).code == 0
+    assert memory.get(f"{root}/{rec.path}").id == rec.id
+    assert memory.forget(f"{root}/{rec.path}").changed and memory.get(rec.id).status == "forgotten"
     for target in (f"./{rec.path}", f"{root}/{rec.path}"):
         listed = run_cli("versions", "list", target, "--memory-dir", root, "--json")
         assert listed.code == 0, listed.err

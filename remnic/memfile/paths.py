@@ -39,9 +39,26 @@ STATE_RECORDS_DIR = "state"
 """Ledgers and indexes remnic and the original Remnic keep (``state/observation-ledger/…``): never memories."""
 
 OUTSIDE = "outside the memory folders (add a pattern to store.include, or `remnic init --adopt PATTERN`)"
+
 README_LIKE = "README-like file (set store.readmeFiles to true to make it a memory)"
 EXCLUDED = "excluded by store.exclude"
 ATTACHMENT = "attachment, not a markdown note"
+_ORIGINAL_DIRS = ("transcripts", "identity", "questions", "config")
+ORIGINAL_NOT_MEMORIES = {
+    **{f"{name}/": f"the original Remnic's {name}/: not memories, never touched" for name in _ORIGINAL_DIRS},
+    "profile.md": "the original Remnic's profile.md: not a memory, never touched",
+}
+"""What the original Remnic keeps beside its memories (docs/remnic-compat.md), at the root or of a namespace:
+reported as what it is, not as a note to adopt."""
+
+
+def original_reason(path: str) -> str | None:
+    """Why ``path`` is not a memory when it is one of the original Remnic's own records (at the root or
+    of a namespace), else None."""
+    parts = path.split("/")
+    if len(parts) >= 3 and parts[0] == NAMESPACES_DIR:
+        parts = parts[2:]
+    return ORIGINAL_NOT_MEMORIES.get(parts[0] if len(parts) == 1 else parts[0] + "/")
 
 
 def _parts(path: str) -> list[str]:
@@ -208,6 +225,8 @@ class MemoryPaths:
     def reportable_reason(self, path: str) -> str | None:
         """Why ``path`` is not a memory, when that is worth a line in a report (else None)."""
         reason = self.skip_reason(path)
+        if reason == OUTSIDE:
+            reason = original_reason(path) or reason
         if reason in (None, "hidden", "not markdown"):
             return None
         if "/" not in path and (path.rsplit(".", 1)[0].lower() in README_NAMES or path in REPO_FILES):

@@ -28,8 +28,7 @@ from remnic.memfile.model import (
     category_dir,
     slugify,
 )
-from remnic.memfile.paths import OUTSIDE, MemoryPaths
-from remnic.memfile.schema import NAMESPACES_DIR
+from remnic.memfile.paths import OUTSIDE, MemoryPaths, original_reason
 from remnic.memfile.validate import Checked, check_bytes
 from remnic.memfile.values import record_id
 
@@ -41,13 +40,6 @@ _ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
 _TOML_ID_LINE = re.compile(r"^id\s*=\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
 SYMLINK_REASON = "a symbolic link: remnic reads and writes regular files only"
 """Why a symlink in a memory folder is not a memory (its target may be anything, even outside the repo)."""
-_ORIGINAL_DIRS = ("transcripts", "identity", "questions", "config")
-ORIGINAL_NOT_MEMORIES = {
-    **{f"{name}/": f"the original Remnic's {name}/: not memories, never touched" for name in _ORIGINAL_DIRS},
-    "profile.md": "the original Remnic's profile.md: not a memory, never touched",
-}
-"""What the original Remnic keeps beside its memories (docs/remnic-compat.md), at the root or of a namespace:
-reported as what it is, not as a note to adopt."""
 
 
 @dataclass
@@ -58,15 +50,6 @@ class ScanResult:
     """Memory files with no text yet (an empty body, no title or description): not memories until they have."""
     links: list[str] = field(default_factory=list)
     """Symbolic links where a memory file could be: not memories, never read through (see SYMLINK_REASON)."""
-
-
-def original_reason(path: str) -> str | None:
-    """Why ``path`` is not a memory when it is one of the original Remnic's own records (at the root or
-    of a namespace), else None."""
-    parts = path.split("/")
-    if len(parts) >= 3 and parts[0] == NAMESPACES_DIR:
-        parts = parts[2:]
-    return ORIGINAL_NOT_MEMORIES.get(parts[0] if len(parts) == 1 else parts[0] + "/")
 
 
 def _is_link(path: str) -> bool:

@@ -56,7 +56,7 @@ class HistoryOps:
 
     def has_uncommitted_edits(self: Memory, path: str) -> bool:
         """Whether the file differs from what HEAD records (an edit not committed yet)."""
-        return self.ledger.is_dirty(check_relpath(path, field="path"))
+        return self.ledger.is_dirty(check_relpath(path, field="path", root=self.root))
 
     def revert(self: Memory, id_or_path: str, spec: str, *, source: str = "api", force: bool = False) -> WriteResult:
         """Restore a version's text as a new commit (history is never rewritten); uncommitted edits to

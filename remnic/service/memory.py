@@ -313,7 +313,7 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
 
     def file_text(self, path: str) -> str:
         """A memory file's text exactly as on disk."""
-        rel = check_relpath(path, field="path")
+        rel = check_relpath(path, field="path", root=self.root)
         try:
             return self.files.read_text(rel)
         except FileNotFoundError:
@@ -329,7 +329,7 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
             or (not ID_RE.match(id_or_path) or os.path.lexists(self.root / id_or_path))
         )
         if looks_like_path:
-            rel = check_relpath(id_or_path, field="id-or-path")
+            rel = check_relpath(id_or_path, field="id-or-path", root=self.root)
             reason = self.files.paths.skip_reason(rel)
             if reason is not None:
                 raise UsageError(f"{rel} is not a memory file: {reason}")
