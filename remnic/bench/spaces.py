@@ -224,7 +224,8 @@ def large_pull(n_memories: int, changed: int, rng: random.Random) -> dict[str, A
             writer.space_push()
             if attempt == 0:
                 report = reader.space_pull()
-                fresh = reader.index.manifest().commit == reader.head()
+                manifest = reader.index.manifest()
+                fresh = manifest is not None and manifest.commit == reader.head()
                 phases = ", ".join(f"{k} {v / 1000:.2f} s" for k, v in report.phases_ms.items())
                 label = f"in-process `Memory.space_pull()` ({phases})"
                 timings.append((label, report.elapsed_ms, len(report.changed), fresh))
