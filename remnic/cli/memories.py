@@ -123,10 +123,11 @@ def register(sub: Any) -> None:
         "Every line is validated before anything is written; a bad line is reported\n"
         "with its line number and nothing is imported. A line from `remnic export`\n"
         "(with `path` and `file`) restores that file exactly, and its other keys must\n"
-        "agree with `file`; without `file`, its `path` is ignored and the line is a new\n"
-        "memory. A line export marked `malformed` is refused until its `file` is fixed.\n"
-        "A line whose text an active memory of its namespace already holds is skipped\n"
-        "(counted as an exact duplicate; its other keys are not merged into that memory).\n"
+        "agree with `file`; without `file` and `id` the line is a new memory (its `path` is\n"
+        "ignored). A line export marked `malformed` is refused until its `file` is fixed.\n"
+        "A line whose text a memory here already holds (that very memory, or an active one\n"
+        "of its namespace) is skipped (counted as an exact duplicate; its other keys are\n"
+        "not merged into that memory).\n"
         "A UTF-8 BOM at the start of the file is allowed.",
     )
     p.add_argument("file", metavar="FILE.jsonl", help="the file, or - for standard input")
@@ -139,7 +140,11 @@ def register(sub: Any) -> None:
         "update",
         "change a memory's text, tags, status, importance or category (one commit)",
         epilog="Only the frontmatter lines that change are rewritten; a new category moves the\n"
-        "file to that folder. An uncommitted hand edit of the file is kept out of the commit.\n\n"
+        "file to that folder. An uncommitted hand edit of the file is kept out of the commit.\n"
+        "--status forgotten is `forget` (sets forgottenAt); --status archived sets archivedAt;\n"
+        "--status active on a superseded memory drops its supersededBy, supersededAt and\n"
+        "invalidAt and the successor's supersedes; --status superseded needs a successor\n"
+        "(`store --supersedes` or `update --supersedes`).\n\n"
         "examples:\n  remnic update mem_01a2… --status archived\n"
         "  remnic update mem_01a2… --tags ops,release --importance 0.9\n"
         "  remnic update mem_01a2… --supersedes mem_0199…",

@@ -89,7 +89,7 @@ def register(sub: Any) -> None:
     for action, status in REVIEW_ACTIONS.items():
         what = "a memory waiting for review, or an active one," if action == "flag" else "a memory waiting for review"
         q = add_command(rsub, action, f"set the status of {what} to {status}")
-        q.add_argument("id", metavar="ID", help="the memory id")
+        q.add_argument("id", metavar="ID-OR-PATH", help="a memory id (mem_…), or its file path (facts/x.md)")
         q.add_argument("--reason", help="a reason code kept in the file (reviewReasonCode)")
         q.set_defaults(handler=cmd_review_disposition, status=status)
 
