@@ -121,6 +121,7 @@ class MemoryFormatError(RemnicError):
     """
 
     code = "malformed_memory"
+    http_status = 422  # the file on disk is wrong, not the server: a person fixes it (doctor names it)
 
     def __init__(self, path: str, problems: Sequence[FieldProblem]) -> None:
         summary = "; ".join(p.describe() for p in problems) or "malformed"
@@ -134,6 +135,14 @@ class MemoryFormatError(RemnicError):
 class NotFoundError(RemnicError):
     code = "not_found"
     http_status = 404
+
+
+class RepoBusyError(RemnicError):
+    """The repository is in a state no write may commit in (a merge or rebase underway, a detached HEAD):
+    an expected refusal until a person finishes it, not a failure of remnic (exit 1, HTTP 409)."""
+
+    code = "repo_busy"
+    http_status = 409
 
 
 class LockTimeoutError(RemnicError):

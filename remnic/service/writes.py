@@ -12,7 +12,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import FieldProblem, MemoryFormatError, NotFoundError, RemnicError, UsageError, ValidationError
+from remnic.errors import (
+    FieldProblem,
+    MemoryFormatError,
+    NotFoundError,
+    RemnicError,
+    RepoBusyError,
+    UsageError,
+    ValidationError,
+)
 from remnic.memfile.model import (
     DEFAULT_NAMESPACE,
     MemoryRecord,
@@ -205,7 +213,7 @@ def check_writable(mem: Memory) -> None:
     """Refuse to commit where the commit would be lost or tangled (detached HEAD, a merge underway)."""
     reason = mem.ledger.busy_reason()
     if reason is not None:
-        raise RemnicError(f"cannot write memories now: {reason}; finish it or check out a branch, then retry")
+        raise RepoBusyError(f"cannot write memories now: {reason}; finish it or check out a branch, then retry")
     read_only = mem.read_only_space()
     if read_only is not None:
         raise UsageError(
