@@ -187,3 +187,32 @@ def test_shallow_retrieval_is_refetched_within_the_filters(tmp_path: Path) -> No
         tagged = memory.recall(query, top_k=3, tags=["ops"])
         assert sorted(h.id for h in tagged.hits) == ["mem_v0", "mem_v1"]
         assert all(h.terms.bm25 > 0 for h in tagged.hits)
+
+
+def test_a_tag_filter_reads_tags_in_every_spelling_the_files_use(tmp_path: Path) -> None:
+    """`tags: a, b`, `tags: "#a #b"`, `tag: x`, `"#x"` in a list and the body's #tags all count, as for list."""
+    from remnic.service.memory import Memory
+
+    root = tmp_path / "mem"
+    with Memory.init(root) as memory:
+        notes = {
+            "comma": "tags: alpha, beta\n",
+            "hashes": 'tags: "#plan #q2"\n',
+            "single": "tag: daily\n",
+            "listed": 'tags: [person, "#colleague"]\n',
+            "body": "",
+        }
+        for name, line in notes.items():
+            body = "Standup notes for the team #inline-tag" if name == "body" else f"Standup notes from {name}"
+            (root / "facts" / f"{name}.md").write_text(f"---\nid: mem_{name}\n{line}---\n{body}\n")
+        memory.sync()
+        for tag, expected in (
+            ("alpha", "mem_comma"),
+            ("q2", "mem_hashes"),
+            ("daily", "mem_single"),
+            ("colleague", "mem_listed"),
+            ("#colleague", "mem_listed"),
+            ("inline-tag", "mem_body"),
+        ):
+            assert [h.id for h in memory.recall("standup notes", tags=[tag]).hits] == [expected], tag
+            assert [r.id for r in memory.list(tag=tag)] == [expected], tag

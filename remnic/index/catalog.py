@@ -422,15 +422,16 @@ class Catalog:
 
     def frontmatter_keys(
         self, keys: Sequence[str], since_gen: int | None = None
-    ) -> Iterator[tuple[str, dict[str, Any]]]:
-        """(path, {key: value}) for every memory (or those written after ``since_gen``): only ``keys`` of
-        the frontmatter, so reading a few keys of every memory does not parse every frontmatter whole."""
+    ) -> Iterator[tuple[str, dict[str, Any], list[str]]]:
+        """(path, {key: value}, tags) for every memory (or those written after ``since_gen``): only ``keys`` of
+        the frontmatter, so reading a few keys of every memory does not parse every frontmatter whole, and
+        the memory's tags as indexed (every spelling of the frontmatter's, and the body's ``#tags``)."""
         if not all(re.fullmatch(r"[A-Za-z_]\w*", k) for k in keys):
             raise ValueError(f"not a frontmatter key: {keys!r}")
         pairs = ", ".join(f"'{k}', json_extract(frontmatter, '$.{k}')" for k in keys)  # json_object keeps arrays
         where, args = ("", ()) if since_gen is None else (" WHERE gen > ?", (since_gen,))
-        for path, fields in self.conn.execute(f"SELECT path, json_object({pairs}) FROM docs{where}", args):
-            yield path, {k: v for k, v in json.loads(fields).items() if v is not None}
+        for path, fields, tags in self.conn.execute(f"SELECT path, json_object({pairs}), tags FROM docs{where}", args):
+            yield path, {k: v for k, v in json.loads(fields).items() if v is not None}, json.loads(tags)
 
 
 def vectors_from_blob(blob: bytes, dim: int) -> np.ndarray:

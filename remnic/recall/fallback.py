@@ -137,7 +137,7 @@ def scan_recall(
     for c in cands:
         rec = by_row[c.row]
         status = rec.status
-        verdicts[c.row] = filters.verdict(facts_of(rec.frontmatter)) if filters is not None else None
+        verdicts[c.row] = filters.verdict(facts_of(rec.frontmatter, rec.tags)) if filters is not None else None
         if any(_filter_gate(c, name, verdicts[c.row]) for name in filter_stages):
             continue
         if allowed is not None and status not in allowed and status not in TRUST_STATUSES:

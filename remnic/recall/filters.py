@@ -13,12 +13,13 @@ ask them again within the memories that pass, and still return up to top-k of th
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import UsageError
 from remnic.memfile.model import format_time, parse_time
+from remnic.memfile.values import frontmatter_tags
 
 from .ladder import FILTER_STAGES
 
@@ -48,12 +49,14 @@ class Facts:
 NO_FACTS = Facts()
 
 
-def facts_of(frontmatter: Mapping[str, Any]) -> Facts:
-    tags = frontmatter.get("tags")
-    folded = frozenset(str(t).strip().casefold() for t in tags if str(t).strip()) if isinstance(tags, list) else None
+def facts_of(frontmatter: Mapping[str, Any], tags: Sequence[str] | None = None) -> Facts:
+    """``tags``: the memory's tags as remnic reads them (every frontmatter spelling — ``tags: a, b``,
+    ``"#a #b"``, ``tag:`` — and the body's ``#tags``); else read from the frontmatter alone."""
+    named = frontmatter_tags(frontmatter) if tags is None else tags
+    folded = frozenset(t.strip().lstrip("#").strip().casefold() for t in named if t.strip())
     start = parse_time(frontmatter.get("validAt"))
     return Facts(
-        folded or frozenset(),
+        folded,
         start if start is not None else parse_time(frontmatter.get("created")),
         parse_time(frontmatter.get("invalidAt")),
         parse_time(frontmatter.get("supersededAt")),
@@ -105,7 +108,9 @@ def make_filters(
     """The filters for these options; None when they filter nothing (no tag, no time)."""
     if tag_match not in TAG_MATCHES:
         raise UsageError(f"tag_match must be one of {', '.join(TAG_MATCHES)}, got {tag_match!r}")
-    folded = tuple(dict.fromkeys(t.strip().casefold() for t in tags or () if t.strip()))
+    folded = tuple(
+        dict.fromkeys(t.strip().lstrip("#").strip().casefold() for t in tags or () if t.strip().lstrip("#").strip())
+    )
     if not folded and as_of is None:
         return None
     return RecallFilters(folded, tag_match, as_of)
@@ -132,10 +137,12 @@ def facts_table(catalog: Catalog, gen: int) -> dict[str, Facts]:
         if seen is not None and seen[0] == gen:
             return seen[1]
         if seen is None:
-            table = {path: facts_of(fm) for path, fm in catalog.frontmatter_keys(KEYS)}
+            table = {path: facts_of(fm, tags) for path, fm, tags in catalog.frontmatter_keys(KEYS)}
         else:
             table = dict(seen[1])
-            table.update((path, facts_of(fm)) for path, fm in catalog.frontmatter_keys(KEYS, since_gen=seen[0]))
+            table.update(
+                (path, facts_of(fm, tags)) for path, fm, tags in catalog.frontmatter_keys(KEYS, since_gen=seen[0])
+            )
             for path in catalog.tombstones_since(seen[0]):
                 table.pop(path, None)
         _tables.pop(key, None)
