@@ -70,6 +70,11 @@ def test_browse_filters_are_checked(memory: Memory) -> None:
     assert field_of(lambda: memory.review_queue(limit=-1)) == "limit"
     assert field_of(lambda: memory.audit_recent(-1)) == "limit"
     assert memory.search(limit=0) == ([], 1)
+    assert field_of(lambda: memory.entities(limit=-5)) == "limit"
+    assert field_of(lambda: memory.entities(offset=-1)) == "offset"
+    assert field_of(lambda: memory.lcm_search("deploy", limit=-1)) == "limit"
+    with pytest.raises(NotFoundError, match="wrote no memory"):
+        _ = memory.import_records([]).id
 
 
 def test_a_tag_filter_is_spelled_as_tags_are_stored(memory: Memory) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from remnic.errors import ValidationError
 
+from . import arguments as _check
 from . import entities as _entities
 from . import feedback as _feedback
 from . import lcm as _lcm
@@ -38,6 +39,7 @@ class AgentOps:
         limit: int = 10,
     ) -> list[dict[str, Any]]:
         """Archived turns matching ``query``, best first; see :func:`remnic.service.lcm.search`."""
+        limit = _check.count(limit, "limit")
         return _lcm.search(
             self, query, session_key=session_key, session_prefix=session_prefix, namespaces=namespaces, limit=limit
         )
@@ -76,6 +78,7 @@ class AgentOps:
         offset: int = 0,
     ) -> tuple[list[dict[str, Any]], int]:
         """Entity summaries sorted by name, and the total before paging; pages are refreshed first."""
+        limit, offset = _check.count(limit, "limit"), _check.count(offset, "offset")
         return _entities.list_entities(
             self, query=query, entity_type=entity_type, namespace=namespace, limit=limit, offset=offset
         )

@@ -115,12 +115,6 @@ class ConversationOps:
         still see the held writes: they are compared directly, as any write not yet indexed is."""
         return self.indexer.hold()
 
-    def consolidate(self: Memory, *, days: float | None = None) -> Any:
-        """Merge near-duplicates among recently observed memories into the oldest (one commit)."""
-        from .consolidate import consolidate
-
-        return consolidate(self, days=days)
-
     def schedule_consolidation(self: Memory) -> None:
         """After a flush, in a long-running process (``background_work``): consolidate on a background
         thread. Flushes that land while it runs make it run once more, not once each."""

@@ -1,5 +1,3 @@
-# mypy: disable-error-code="misc"
-# (a mixin whose methods annotate ``self`` as Memory, as pyproject.toml allows the other mixins)
 """Recall, index and audit operations of the ``Memory`` facade, typed for callers.
 
 The recall and index layers load on first use (a command that never recalls never imports

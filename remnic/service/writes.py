@@ -78,7 +78,9 @@ class WriteResult:
 
     @property
     def record(self) -> MemoryRecord:
-        """The (first) memory written or found."""
+        """The (first) memory written or found; NotFoundError when the write named none (an empty import)."""
+        if not self.records:
+            raise NotFoundError(f"this {self.operation} wrote no memory (its records are empty)")
         return self.records[0]
 
     @property
