@@ -174,3 +174,16 @@ def test_a_stale_hash_in_remnics_spelling_follows_the_body_and_a_foreign_one_is_
     own = parse_file((root / "facts" / "own.md").read_text(), "facts/own.md").frontmatter["contentHash"]
     assert own != "a" * 64 and len(own) == 64
     assert "contentHash: deadbeef\n" in (root / "facts" / "foreign.md").read_text()
+
+
+def test_an_uncommitted_symlinked_note_is_skipped_by_sync_and_no_uncommitted_change(memory: Memory) -> None:
+    memory.store("Releases are cut on Tuesdays", category="decision")
+    target = next((memory.root / "decisions").glob("*.md"))
+    (memory.root / "facts" / "link.md").symlink_to(Path("..") / "decisions" / target.name)
+    report = memory.sync()
+    assert not report.problems and report.commit is None
+    assert {"path": "facts/link.md", "reason": "a symbolic link: remnic reads and writes regular files only"} in (
+        report.skipped
+    )
+    assert memory.status()["uncommitted"] == []
+    assert {c["name"]: c for c in memory.doctor()}["working-tree"]["detail"] == "clean"

@@ -39,7 +39,10 @@ def _uncommitted_memories(ledger: Ledger, files: MemoryStore, scan: ScanResult |
 def _working_tree(ledger: Ledger, files: MemoryStore, scan: ScanResult | None) -> tuple[list[str], list[str]]:
     """(changed memory files sync would commit, changed ones it holds back: malformed or with no text)."""
     held = {e.path for e in scan.problems} | set(scan.empty) if scan is not None else set()
-    changed = {q for _, p, orig in ledger.status_porcelain() for q in (p, orig) if q and files.paths.is_memory(q)}
+    links = set(scan.links) if scan is not None else set()  # not memories: the user's, like any other file
+    changed = {
+        q for _, p, orig in ledger.status_porcelain() for q in (p, orig) if q and files.paths.is_memory(q)
+    } - links
     # A path git's own index lags on (index.lock was held) shows as changed, yet the file is what HEAD
     # records: the writes check reports it, and there is nothing for sync to commit.
     in_step = {p for p in ledger.index_repair_pending() if p in changed and _same_as_head(ledger, files, p)}

@@ -15,6 +15,7 @@ from remnic.config import StoreSettings
 from remnic.errors import FieldProblem
 from remnic.fsio import NotRegularFile
 from remnic.memfile.normalize import Checked, check_bytes
+from remnic.repo.files import SYMLINK_REASON
 
 from .held import HELD_REASON, held_open
 from .report import SyncReport
@@ -63,6 +64,11 @@ def read_all(
             report.skipped.append({"path": path, "reason": HELD_REASON})
             report.held.append(path)
             out.unstable.add(path)
+            continue
+        if isinstance(data, NotRegularFile) and (root / path).is_symlink():
+            # Not a memory (as the scan says): left alone, out of the index, never a problem to fix.
+            report.skipped.append({"path": path, "reason": SYMLINK_REASON})
+            out.dropped.append(path)
             continue
         if isinstance(data, NotRegularFile):
             checked = Checked(
