@@ -383,3 +383,16 @@ def test_duplicate_check_hashes_the_content_not_a_stale_frontmatter_hash(memory:
     memory.reindex()
     again = memory.store("Wombats have cube-shaped droppings", category="fact")
     assert not again.changed and again.id == "mem_stale"
+
+
+def test_status_and_doctor_mid_merge_name_the_merge_not_a_missing_file(memory: Memory) -> None:
+    rec = memory.store("Staging db is db1", category="fact").record
+    memory.recall("staging db")  # the index now reflects HEAD
+    path = memory.root / rec.path
+    path.write_text(path.read_text() + "<<<<<<< ours\nStaging db is db2\n=======\nStaging db is db3\n>>>>>>> theirs\n")
+    (memory.root / ".git" / "MERGE_HEAD").write_text(memory.ledger.head() + "\n")
+    status = memory.status()
+    assert status["inProgress"] == "a merge is in progress" and "mismatch" not in status["index"]
+    assert "repository: a merge is in progress" in run_cli("status", "--memory-dir", str(memory.root)).out
+    index = {c["name"]: c for c in memory.doctor()}["index"]
+    assert "no memory file" not in index["detail"]

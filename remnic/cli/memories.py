@@ -493,6 +493,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                 reasons[s["reason"]] = reasons.get(s["reason"], 0) + 1
             lines.append(f"not memories (left alone): {len(status['skipped'])}")
             lines += [f"  {n} {reason}" for reason, n in sorted(reasons.items())]
+        if status.get("inProgress"):
+            lines.append(f"repository: {status['inProgress']}: sync and writes wait until it is finished")
         held = status.get("uncommittedHeld") or []
         lines.append(
             f"uncommitted changes: {len(status['uncommitted'])}"

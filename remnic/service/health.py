@@ -56,6 +56,12 @@ def _same_as_head(ledger: Ledger, files: MemoryStore, path: str) -> bool:
         return ledger.committed_bytes(path) is None
 
 
+def _malformed(scan: ScanResult) -> list[str]:
+    """Malformed files: still memories to the index until the next sync drops them (conflict markers
+    mid-merge, a hand edit that broke the YAML) — the memory-files check names them, not the index's."""
+    return [e.path for e in scan.problems]
+
+
 def index_mismatch(
     on_disk: Collection[str],
     indexed: Collection[str] | None,
@@ -65,7 +71,7 @@ def index_mismatch(
     """How the memories an index reflecting HEAD holds differ from the memory files on disk; None when they
     agree (or there is no index to compare). ``gone``: indexed memories whose file is gone or no longer a
     memory (a recall could return them); ``missing``: memory files the index lacks, beyond the uncommitted
-    ones a recall indexes first. Files with no text yet (``empty``) may be either."""
+    ones a recall indexes first. Files with no text yet or malformed (``empty``) may be either."""
     if indexed is None:
         return None
     held, disk = set(indexed), set(on_disk)
@@ -163,13 +169,14 @@ def status(
     uncommitted, held = _working_tree(ledger, files, scan)
     # Only an index reflecting HEAD must agree with the files (one behind catches up at the next recall).
     mismatch = (
-        index_mismatch([r.path for r in records], indexed, uncommitted, scan.empty)
+        index_mismatch([r.path for r in records], indexed, uncommitted, [*scan.empty, *_malformed(scan)])
         if index_health.get("state") == "ok"
         else None
     )
     return {
         "memoryDir": str(root),
         "head": ledger.head(),
+        "inProgress": ledger.in_progress(),
         "memories": len(records),
         "malformed": sorted({p.path for p in problems if p.path}),
         "empty": sorted(scan.empty),
@@ -259,7 +266,11 @@ def checks(
     )
     state = index_health.get("state", "unknown")
     detail = f": {index_health['detail']}" if index_health.get("detail") else ""
-    mismatch = index_mismatch([r.path for r in records], indexed, pending, scan.empty) if state == "ok" else None
+    mismatch = (
+        index_mismatch([r.path for r in records], indexed, pending, [*scan.empty, *_malformed(scan)])
+        if state == "ok"
+        else None
+    )
     if mismatch:
         lines = [f"{p}: indexed, no memory file" for p in mismatch["gone"]]
         lines += [f"{p}: memory file, not indexed" for p in mismatch["missing"]]
