@@ -122,9 +122,8 @@ def test_formats_render_through_the_shared_renderer(repo: Memory, monkeypatch: p
         (["xray", ""], "must not be empty"),
         (["xray", "   "], "must not be empty"),
         (["xray", "x", "--format", "yaml"], '--format expects one of json, text, markdown; got "yaml"'),
-        (["xray", "x", "--budget", "0"], "--budget must be a positive integer"),
-        (["xray", "x", "--budget", "-5"], "--budget must be a positive integer"),
-        (["xray", "x", "--budget", "lots"], "--budget must be a positive integer"),
+        (["xray", "x", "--budget", "-5"], "--budget must be 0 (no limit) or a positive integer"),
+        (["xray", "x", "--budget", "lots"], "--budget must be 0 (no limit) or a positive integer"),
         (["xray", "x", "--namespace", "../etc"], "namespace"),
     ],
 )

@@ -9,8 +9,10 @@ light on purpose: it imports the config module and the standard library, nothing
 
 Whenever anything is off — no server for this memory directory, a server with other
 settings (another ``./remnic.config.json``, another ``$REMNIC_CONFIG_PATH``), an environment
-that changes what a command does (``REMNIC_*`` beyond the memory directory and config),
-``REMNIC_NO_DAEMON=1`` — the command simply runs in-process, as it always did.
+that changes what a command does (``REMNIC_*`` beyond the memory directory and config, in the
+client's environment or the server's: a server started with ``REMNIC_XRAY_CLOCK`` would
+otherwise answer with its clock), ``REMNIC_NO_DAEMON=1`` — the command simply runs in-process,
+as it always did.
 """
 
 from __future__ import annotations
@@ -41,7 +43,18 @@ COMMAND_S = 600.0
 """After the ack the server is running the command: a long one (a big store) may take this long."""
 ACK = b"\x06"
 _ENV_OK = {"REMNIC_MEMORY_DIR", "REMNIC_CONFIG_PATH", "REMNIC_TOKENS_PATH", "REMNIC_PYTHON", "REMNIC_HOOK_LOG"}
+_ENV_SERVER_ONLY = {"REMNIC_NO_DAEMON", "REMNIC_TOKEN"}
+"""What a server may have in its environment that changes nothing a command prints (its bearer token)."""
 _VALUE_FLAGS = {"--memory-dir", "--space"}
+
+
+def result_env(environ: Any = None) -> dict[str, str]:
+    """The ``REMNIC_*`` variables of an environment that may change what a command does
+    (``REMNIC_XRAY_CLOCK``, ``REMNIC_SPACES_PATH``, …): a server runs a client's command only when
+    its own are the same, or the command would print what the server's environment makes of it."""
+    env = os.environ if environ is None else environ
+    skip = _ENV_OK | _ENV_SERVER_ONLY
+    return {k: v for k, v in env.items() if k.startswith("REMNIC_") and v and k not in skip}
 
 
 # --- the client side ---
@@ -146,6 +159,7 @@ def try_server(argv: Sequence[str]) -> int | None:
         "argv": list(argv),
         "memoryDir": str(settings.memory_dir),
         "settings": settings.to_dict(),
+        "env": result_env(),
         "stdin": stdin,
     }
     try:
@@ -337,6 +351,8 @@ class CliServer:
             return {"fallback": "another memory directory"}
         if request.get("settings") != json.loads(json.dumps(self.memory.settings.to_dict(), default=str)):
             return {"fallback": "other settings than the server's"}
+        if (request.get("env") or {}) != result_env():  # a client that sends none has none set
+            return {"fallback": "another REMNIC_* environment than the server's"}
         from ._common import shared_memory
 
         started = time.perf_counter()

@@ -151,6 +151,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--tag",
         action="append",
+        dest="tags",  # the service's field name: a refused tag is reported as --tag
         metavar="TAG",
         help="only memories tagged TAG (repeatable: any of them; with --tag-match all, all of them)",
     )
@@ -182,9 +183,9 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--budget",
-        type=positive_int("--budget"),
+        type=_non_negative_int("--budget"),
         metavar="CHARS",
-        help="character budget for this recall (a positive integer; default: recall.budgetChars)",
+        help="character budget for this recall (0 = no limit; default: recall.budgetChars)",
     )
     p.add_argument("--namespace", "-n", help="scope the recall to this namespace (default: every namespace)")
     p.add_argument("--session", metavar="KEY", help="session key recorded in the snapshot and the audit entry")
@@ -358,7 +359,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         budget_chars=args.budget,
         include_inactive=args.include_inactive,
         statuses=args.status or (["active", "superseded"] if args.include_superseded else None),
-        tags=args.tag,
+        tags=args.tags,
         tag_match=args.tag_match,
         as_of=args.as_of,
         xray=args.explain,

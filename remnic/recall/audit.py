@@ -19,7 +19,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,38 @@ def new_audit_id(now: float | None = None, key: str | None = None) -> str:
     day = time.strftime("%Y%m%d", time.gmtime(now if now is not None else time.time()))
     tail = secrets.token_hex(6) if key is None else hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
     return f"audit-{day}-{tail}"
+
+
+def options_key(
+    *,
+    top_k: int,
+    budget_chars: int,
+    category: str | None = None,
+    tags: Sequence[str] | None = None,
+    tag_match: str = "any",
+    as_of: float | None = None,
+    statuses: Sequence[str] | None = None,
+    include_inactive: bool = False,
+    project: str | None = None,
+    spaces: bool = True,
+) -> str:
+    """Every option of a recall that changes what it returns, as one string: with a pinned clock the
+    audit entry and snapshot ids are derived from it too, so two recalls that differ only in an
+    option (``--top-k 1`` and ``--top-k 3``) get two entries. Values as the recall resolved them, so
+    every surface derives the same key for the same recall."""
+    folded = sorted({t.strip().lstrip("#").strip().casefold() for t in tags or ()})
+    values = {
+        "topK": top_k,
+        "budgetChars": budget_chars,
+        "category": category,
+        "tags": folded,
+        "tagMatch": tag_match if folded else None,
+        "asOf": as_of,
+        "statuses": None if include_inactive else sorted(statuses or ["active"]),
+        "project": project,
+        "spaces": spaces,
+    }
+    return json.dumps(values, sort_keys=True, separators=(",", ":"))
 
 
 class AuditLog:

@@ -7,9 +7,9 @@ of the nine hits below it. One that does not fit is trimmed: its best passage (r
 next best ones while they stay within a fair share of what is left (the budget
 left divided by the hits still to place), kept in document order and joined by
 an ellipsis line; if not even the best one fits, it is cut at a word boundary. A hit is dropped only when fewer than
-``min_chars`` characters of budget are left — never the first hit (unless the
-whole budget is below ``min_chars``), so a query with matches never comes back
-empty because of length.
+``min_chars`` characters of budget are left — never the first hit, which is
+trimmed to the whole budget however small, so a query with matches never comes
+back empty because of length.
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ def fit_budget(
             kept.append(Fitted(i, content, False))
             used += len(content)
             continue
-        if left < max(1, min_chars) and (kept or budget < min_chars):
-            continue
+        if kept and left < max(1, min_chars):
+            continue  # never the first hit: a query with matches does not come back empty
         # A trimmed hit keeps its best passage (if it fits) and more only up to a fair share of what is
         # left (or what the hits after it leave), so one long note does not crowd out the hits after it.
         share = max(min_chars, left // (len(contents) - i), room)

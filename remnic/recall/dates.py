@@ -13,12 +13,13 @@ scope is, in which case the scope is left alone and the stage says so. The
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from remnic.config import RecallSettings
-from remnic.index.dates import QueryDates, base_date, day_number, month_keys, query_dates
+from remnic.index.dates import MONTHS, DateSpan, QueryDates, base_date, day_number, month_keys, query_dates
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -26,6 +27,43 @@ if TYPE_CHECKING:  # pragma: no cover
     from remnic.index.vectors import Snapshot
 
 STAGE = "date-scope"
+_SHORT_YEAR = re.compile(
+    r"\b(?P<month>"
+    + "|".join(sorted(MONTHS, key=len, reverse=True))
+    + r")(?P<sep>\.?,?\s+)['\u2018\u2019](?P<yy>\d\d)\b",
+    re.IGNORECASE,
+)
+_RELATIVE_MONTH = re.compile(r"(?:last|this|next|previous|coming|past)\b", re.IGNORECASE)
+
+
+def full_years(text: str, today: date) -> str:
+    """``Aug '23`` → ``Aug 2023``: a month's apostrophe year, in the century that puts it at most ten
+    years ahead of ``today`` (the date parser reads four-digit years only)."""
+
+    def four(m: re.Match[str]) -> str:
+        year = 2000 + int(m.group("yy"))
+        year = year if year <= today.year + 10 else year - 100
+        return f"{m.group('month')}{m.group('sep')}{year}"
+
+    return _SHORT_YEAR.sub(four, text)
+
+
+def yearless(span: DateSpan) -> bool:
+    """A month or day named without a year ("16 August", "in May"): not resolved to a date."""
+    if span.kind in ("md", "dm"):
+        return True
+    return span.kind == "rel_month" and not _RELATIVE_MONTH.match(span.text)
+
+
+def describe(dates: QueryDates, **kwargs: Any) -> str:
+    """:meth:`QueryDates.describe`, without a date for a month or day named without a year: the parser
+    guesses this year for it, but the recall neither scopes nor searches by that guess, so the X-ray
+    must not show one (its words are searched as written)."""
+    text = dates.describe(**kwargs)
+    for s in dates.spans:
+        if yearless(s):
+            text = text.replace(f"'{s.text}' → {s.label()}", f"'{s.text}' (no year: searched as words)", 1)
+    return text
 
 
 @dataclass
@@ -55,7 +93,7 @@ def plan(text: str, now_s: float, s: RecallSettings) -> DatePlan | None:
     if not s.dates:
         return None
     today = base_date(now_s) or date.today()
-    qd = query_dates(text, today)
+    qd = query_dates(full_years(text, today), today)
     if not qd.any:
         return None
     filtered = qd.window is not None and s.date_filter
@@ -84,11 +122,11 @@ def plan(text: str, now_s: float, s: RecallSettings) -> DatePlan | None:
 def scope(p: DatePlan, snap: Snapshot, mask: np.ndarray) -> tuple[np.ndarray, str, list[str] | None]:
     """(narrowed mask, the stage's note, the months clause for tantivy) for a plan with a window."""
     if p.window is None:
-        return mask, p.dates.describe(terms=p.terms, filter_off=True), None
+        return mask, describe(p.dates, terms=p.terms, filter_off=True), None
     lo, hi = p.dates.window or (date.min, date.max)
     slack = timedelta(days=p.slack_days)
     widened = (lo - slack if lo != date.min else lo, hi + slack if hi != date.max else hi)
-    described = p.dates.describe(window=widened, terms=p.terms)
+    described = describe(p.dates, window=widened, terms=p.terms)
     dated = snap.date_mask(*p.window)
     narrowed = mask & dated
     kept, before = int(narrowed.sum()), int(mask.sum())

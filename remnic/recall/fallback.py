@@ -137,7 +137,12 @@ def scan_recall(
     for c in cands:
         rec = by_row[c.row]
         status = rec.status
-        verdicts[c.row] = filters.verdict(facts_of(rec.frontmatter, rec.tags)) if filters is not None else None
+        if filters is not None:
+            facts = facts_of(rec.frontmatter, rec.tags)
+            verdicts[c.row] = filters.verdict(facts)
+            status = filters.status_at(status, facts)  # as of ``asOf``: superseded later was active then
+        else:
+            verdicts[c.row] = None
         if any(_filter_gate(c, name, verdicts[c.row]) for name in filter_stages):
             continue
         if allowed is not None and status not in allowed and status not in TRUST_STATUSES:
@@ -214,6 +219,7 @@ def scan_recall(
                 rejected_by=c.rejected_by,
                 tier_note=c.tier_note,
                 judged_at=now,
+                as_of=options.as_of,
                 recall_namespace=options.namespace,
                 trimmed=f.trimmed,
                 content_chars=len(rec.content),

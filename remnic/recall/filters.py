@@ -45,8 +45,15 @@ class Facts:
     invalid: float | None = None
     superseded: float | None = None
 
+    @property
+    def end(self) -> float | None:
+        """When it stopped being true: ``invalidAt`` (the end of its validity), else ``supersededAt``
+        (when it was replaced, the only time known)."""
+        return self.invalid if self.invalid is not None else self.superseded
+
 
 NO_FACTS = Facts()
+SUPERSEDED = "superseded"
 
 
 def facts_of(frontmatter: Mapping[str, Any], tags: Sequence[str] | None = None) -> Facts:
@@ -91,9 +98,17 @@ class RecallFilters:
                 return AS_OF_STAGE, "not-yet-valid"
             if facts.invalid is not None and facts.invalid <= at:
                 return AS_OF_STAGE, "invalidated"
-            if facts.superseded is not None and facts.superseded <= at:
+            if facts.invalid is None and facts.superseded is not None and facts.superseded <= at:
                 return AS_OF_STAGE, "superseded"
         return None
+
+    def status_at(self, status: str, facts: Facts) -> str:
+        """The status a memory had at ``as_of``: a superseded one whose validity ended after then was
+        current (``active``) at that time; any other status is its own (forgotten stays forgotten)."""
+        at, end = self.as_of, facts.end
+        if status == SUPERSEDED and at is not None and end is not None and end > at:
+            return "active"
+        return status
 
     def describe(self, stage: str) -> str:
         """What the stage asks: its reason in the ladder (what it rejected follows)."""

@@ -195,8 +195,8 @@ def run_recall(
             passage_blend=s.passage_bm25_blend,
         )
         refetched = 0
-        ok = [c for c in cands if pool.status_ok(snap.status_of(c.row)) and pool.filtered_out(c.row) is None]
-        statuses = sorted(allowed) if allowed is not None else None
+        ok = [c for c in cands if pool.status_ok(pool.status(c)) and pool.filtered_out(c.row) is None]
+        statuses = pool.searched_statuses()
         if (allowed is not None or filters is not None) and len(ok) < min(depth, len(cands)):
             # Inactive or filtered-out memories crowded the retrievers: fetch again within what passes.
             pushed = snap.mask(namespaces=namespaces, categories=categories, statuses=statuses) & scope
@@ -275,7 +275,7 @@ def run_recall(
             c.terms.recency = scoring.recency_term(
                 float(snap.updated[r]), now, s.recency_half_life_days, s.weight_recency
             )
-            c.terms.status = 0.0 if snap.status_of(r) == ACTIVE else -abs(s.inactive_penalty)
+            c.terms.status = 0.0 if pool.status(c) == ACTIVE else -abs(s.inactive_penalty)
             if options.project is not None and s.project_boost > 0 and belongs(pool.fm(r), options.project):
                 c.terms.project = s.project_boost
 
@@ -393,6 +393,7 @@ def run_recall(
                     graph_path=c.graph_path,
                     graph_edge_confidences=c.graph_edge_confidences,
                     judged_at=now,
+                    as_of=options.as_of,
                     recall_namespace=options.namespace,
                     passages=[m.to_dict() for m in matches[i][:3]] if i in matches else None,
                     trimmed=f.trimmed,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from remnic.config import RecallSettings
 
-from .filters import Facts, RecallFilters, facts_of
+from .filters import SUPERSEDED, Facts, RecallFilters, facts_of
 from .ladder import drop, exempt, passed, token_overlap
 from .types import Candidate
 
@@ -169,7 +169,19 @@ class Pool:
     # --- the gates ---
 
     def status(self, c: Candidate) -> str:
-        return self.snap.status_of(c.row)
+        """Its status, as of the recall's ``asOf`` when it has one (:meth:`.RecallFilters.status_at`)."""
+        status = self.snap.status_of(c.row)
+        if status == SUPERSEDED and self.filters is not None and self.filters.as_of is not None:
+            return self.filters.status_at(status, self._facts(c.row))
+        return status
+
+    def searched_statuses(self) -> list[str] | None:
+        """The statuses a refetch pushes into the retrievers: the allowed ones, and with ``asOf`` the
+        superseded ones too (some were current then; the gates decide)."""
+        if self.allowed is None:
+            return None
+        as_of = self.filters is not None and self.filters.as_of is not None
+        return sorted(self.allowed | ({SUPERSEDED} if as_of else set()))
 
     def status_ok(self, status: str) -> bool:
         """Passes both status gates without a tier's help."""
@@ -183,8 +195,11 @@ class Pool:
         """(stage, why) when one of the caller's filters rejects row ``r``; None when they admit it."""
         if self.filters is None:
             return None
+        return self.filters.verdict(self._facts(r))
+
+    def _facts(self, r: int) -> Facts:
         facts = self.facts.get(self.snap.paths[r])
-        return self.filters.verdict(facts if facts is not None else facts_of(self.fm(r)))
+        return facts if facts is not None else facts_of(self.fm(r))
 
     def gate(self, c: Candidate) -> None:
         """[tag-match → as-of →] status-active → trust-zone → confidence-floor → similarity-floor → token-overlap,

@@ -86,6 +86,23 @@ def is_stale(fm: Mapping[str, Any], status: str, now_s: float) -> tuple[bool, li
     return bool(reasons), reasons
 
 
+def current_at(fm: Mapping[str, Any], status: str, at: float | None) -> bool:
+    """A superseded memory that was still current at ``at`` (an as-of recall's time): its validity
+    ended (``invalidAt``, else ``supersededAt``) after then. Unknown end: not current."""
+    if at is None or status not in ("superseded", "active") or (status == "active" and not fm.get("supersededBy")):
+        return False
+    end = parse_time(fm.get("invalidAt"))
+    end = end if end is not None else parse_time(fm.get("supersededAt"))
+    return end is not None and end > at
+
+
+def as_of_view(fm: Mapping[str, Any], status: str, at: float | None) -> tuple[Mapping[str, Any], str]:
+    """(frontmatter, status) as they stood at ``at``: a memory superseded later was active then."""
+    if not current_at(fm, status, at):
+        return fm, status
+    return {k: v for k, v in fm.items() if k not in ("supersededBy", "supersededAt")}, "active"
+
+
 def correction_state(fm: Mapping[str, Any], status: str, category: str) -> str:
     if status == "forgotten":
         return "forgotten"
@@ -99,9 +116,20 @@ def correction_state(fm: Mapping[str, Any], status: str, category: str) -> str:
 
 
 def assess(
-    fm: Mapping[str, Any], *, status: str, category: str, namespace: str, recall_namespace: str | None, now_s: float
+    fm: Mapping[str, Any],
+    *,
+    status: str,
+    category: str,
+    namespace: str,
+    recall_namespace: str | None,
+    now_s: float,
+    as_of: float | None = None,
 ) -> Safety:
-    """Stale / correction / safety verdict for one memory."""
+    """Stale / correction / safety verdict for one memory; with ``as_of`` (an as-of recall) judged at
+    that time, as the memory stood then."""
+    if as_of is not None:
+        fm, status = as_of_view(fm, status, as_of)
+        now_s = as_of
     stale, stale_reasons = is_stale(fm, status, now_s)
     state = correction_state(fm, status, category)
     blocked: list[str] = []

@@ -19,7 +19,7 @@ from .types import Candidate
 
 @dataclass(frozen=True)
 class Norms:
-    """Normalisers of one recall, computed over the admitted candidates."""
+    """Normalisers of one recall, computed over the candidates the gates admitted on their own."""
 
     cos_hi: float
     cos_lo: float
@@ -42,9 +42,14 @@ def vector_term(cos: float, norms: Norms, weight: float) -> float:
 
 
 def bm25_term(score: float | None, norms: Norms, weight: float) -> float:
-    if score is None or norms.bm25_hi <= 0:
+    """``weight × score / best``, capped at ``weight``: a candidate a tier kept (review context) is not
+    among the normalisers, and its raw score may be above their best. For those that are, the cap is
+    never reached, so their terms are exactly the uncapped ones."""
+    if score is None:
         return 0.0
-    return weight * score / norms.bm25_hi
+    if norms.bm25_hi <= 0:  # only candidates outside the normalisers matched: each is the best match
+        return weight if score > 0 else 0.0
+    return weight * min(1.0, score / norms.bm25_hi)
 
 
 def rrf_term(rank: int | None, k: int, weight: float) -> float:

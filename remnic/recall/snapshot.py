@@ -56,7 +56,7 @@ from remnic.render.vocabulary import (
 from .audit import AuditEntry, AuditLog
 from .clock import RecallClock
 from .ladder import RESULT_LIMIT
-from .provenance import assess, context_scopes
+from .provenance import assess, context_scopes, current_at
 from .types import Candidate, RecallHit, RecallResult, ScoreTerms
 
 log = logging.getLogger("remnic.recall")
@@ -140,6 +140,7 @@ def provenance(hit: RecallHit, *, recall_namespace: str | None, now_s: float) ->
             namespace=hit.namespace,
             recall_namespace=recall_namespace,
             now_s=now_s,
+            as_of=hit.as_of,
         )
     )
     # Read as get and the index read it (tier words, percentages, the default when absent),
@@ -227,7 +228,9 @@ def state_views(hits: list[RecallHit]) -> list[str | None]:
         key = (h.namespace, h.id)
         is_predecessor = successor.get(key) in keys
         is_successor = any(new == key and old in keys for old, new in successor.items())
-        superseded = h.status == "superseded" or bool(_text(h.frontmatter.get("supersededBy")))
+        superseded = (h.status == "superseded" or bool(_text(h.frontmatter.get("supersededBy")))) and not current_at(
+            h.frontmatter, h.status, h.as_of
+        )
         if is_predecessor and is_successor:
             out.append("transition")
         elif is_predecessor or (superseded and not is_successor):
@@ -401,7 +404,7 @@ def build_snapshot(
     filters = [FilterTrace(s.name, _count(s.considered), _count(s.admitted), _text(s.reason)) for s in result.stages]
     return RecallXraySnapshot(
         query=result.query,
-        snapshot_id=clock.snapshot_id(result.query, namespace, session_key),
+        snapshot_id=clock.snapshot_id(result.query, namespace, session_key, *_options(result)),
         captured_at=result.clock_ms,
         tier_explain=_tier_explain(result, clock, read_text),
         results=results,
@@ -415,6 +418,11 @@ def build_snapshot(
         trace_id=_text(trace_id),
         index_note=_text((result.index or {}).get("note")),
     )
+
+
+def _options(result: RecallResult) -> tuple[str, ...]:
+    """What a pinned clock's ids hash besides the query, namespace and session: the recall's options."""
+    return (result.options_key,) if result.options_key else ()
 
 
 def audit_entry(
@@ -474,7 +482,7 @@ def record_audit(
 ) -> str | None:
     """Append the recall's audit entry; its id, or None if the append failed (logged, never raised)."""
     try:
-        audit_id = clock.audit_id(result.query, result.namespace, result.session_key)
+        audit_id = clock.audit_id(result.query, result.namespace, result.session_key, *_options(result))
         entry = audit_entry(
             result,
             audit_id=audit_id,

@@ -229,6 +229,8 @@ class RecallHit:
     graph_edge_confidences: list[float] | None = None
     judged_at: float = 0.0
     """The recall's clock (epoch s): staleness is judged at this instant."""
+    as_of: float | None = None
+    """The recall's ``asOf`` (epoch s): staleness and supersession are judged then instead."""
     recall_namespace: str | None = None
     passages: list[dict[str, Any]] | None = None
     """A long memory's best passages for the query (start, end, heading, score), best first."""
@@ -253,6 +255,7 @@ class RecallHit:
                 namespace=self.namespace,
                 recall_namespace=self.recall_namespace,
                 now_s=self.judged_at,
+                as_of=self.as_of,
             )
         return self._verdict
 
@@ -327,6 +330,8 @@ class RecallResult:
     """The recall-audit ledger entry this recall appended (None if the append failed)."""
     session_key: str | None = None
     trace_id: str | None = None
+    options_key: str = ""
+    """The options that shaped the recall (:func:`remnic.recall.audit.options_key`): pinned ids hash them."""
     xray: Any = None
     """The RecallXraySnapshot when capture was asked for (and did not fail)."""
     spaces: list[str] | None = None

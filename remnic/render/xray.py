@@ -292,6 +292,12 @@ def build_view_model(snapshot: RecallXraySnapshot | None) -> dict[str, Any]:
         "index_note": _text(s.index_note),
         "budget_used": js_string(s.budget.used),
         "budget_chars": js_string(s.budget.chars),
+        # remnic's budget 0 means no limit (every surface): "used / 0 chars" would read as an overflow.
+        "budget_shown": (
+            f"{js_string(s.budget.used)} chars (no limit)"
+            if s.budget.chars == 0
+            else f"{js_string(s.budget.used)} / {js_string(s.budget.chars)} chars"
+        ),
         "filters": [
             {
                 "name": f.name,

@@ -162,7 +162,8 @@ class Api(AgentApi):
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)
         requested = values.get("topK")
         top_k = self.settings.recall.top_k if requested is None else requested
-        budget = values.get("budgetChars") or self.settings.recall.budget_chars
+        requested_budget = values.get("budgetChars")  # 0 is no limit, as everywhere: not "use the default"
+        budget = self.settings.recall.budget_chars if requested_budget is None else requested_budget
         session_key = values.get("sessionKey")
         project = self.project_for(principal, values)
         trace_id = str(uuid.uuid4())

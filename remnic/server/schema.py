@@ -103,7 +103,11 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                         "(default: recall.citations)",
                     ),
                     Param(
-                        "budgetChars", "integer", "character budget for returned contents", minimum=1, maximum=1_000_000
+                        "budgetChars",
+                        "integer",
+                        "character budget for returned contents (0 = no limit; default: recall.budgetChars)",
+                        minimum=0,
+                        maximum=1_000_000,
                     ),
                     Param(
                         "disclosure",
@@ -131,7 +135,11 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                     _SESSION,
                     NAMESPACE,
                     Param(
-                        "budget", "integer", "character budget override for this recall", minimum=1, maximum=1_000_000
+                        "budget",
+                        "integer",
+                        "character budget override for this recall (0 = no limit; default: recall.budgetChars)",
+                        minimum=0,
+                        maximum=1_000_000,
                     ),
                     PROJECT_CWD,
                     PROJECT_TAG,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +11,7 @@ from remnic.errors import MemoryFormatError, RemnicError, ValidationError
 from remnic.memfile.model import parse_time
 from remnic.memfile.validate import check_recall_args
 from remnic.recall import RecallOptions, check_query, resolve_clock, run_recall
-from remnic.recall.audit import AuditLog
+from remnic.recall.audit import AuditLog, options_key
 from remnic.recall.citations import Cited, citation_block
 from remnic.recall.fallback import scan_recall
 from remnic.recall.filters import TAG_MATCHES
@@ -80,6 +81,9 @@ def recall(
         raise ValidationError.single("tagMatch", f"unknown tag match {tag_match!r}", options=TAG_MATCHES)
     if isinstance(tags, str) or not all(isinstance(t, str) for t in tags or ()):
         raise ValidationError.single("tags", "must be a list of strings")
+    if any(not t.strip().lstrip("#").strip() for t in tags or ()):
+        # Ignoring it would run the recall unfiltered: not what a caller asking for a tag meant.
+        raise ValidationError.single("tags", "a tag must not be empty or blank (nor only '#')")
     try:
         clk = resolve_clock(clock)
     except ValueError as exc:
@@ -125,6 +129,18 @@ def recall(
         nested.update(budget_chars=budget_chars, include_inactive=include_inactive, statuses=statuses)
         nested.update(tags=tags, tag_match=tag_match, as_of=at)
         result = span_recall(mem, result, query, nested)
+    result.options_key = options_key(
+        top_k=result.result_limit,
+        budget_chars=result.budget_chars,
+        category=category,
+        tags=tags,
+        tag_match=tag_match,
+        as_of=at,
+        statuses=statuses,
+        include_inactive=include_inactive,
+        project=getattr(project, "project_id", None),
+        spaces=spaces,
+    )
     if audit and mem.settings.recall.audit:
         result.audit_id = _audit_recall(mem, result, clk, clk.perf_ms() - started, source)
     if xray or mem.settings.recall.xray_capture:
@@ -173,9 +189,67 @@ def _indexed_recall(mem: Memory, query: str, options: RecallOptions, clk: Any, p
     fresh = mem.index.ensure_fresh(mem.files, mem.ledger, progress).to_dict()
     edits = follow_edits(mem)
     if edits is not None:
+        note = edits.note()
+        if edits.dirty and not edits.deferred:
+            broken = unsearchable_edits(mem)
+            if broken:
+                note = _unsearchable_note(edits, broken)
+                said = [why if why.startswith(path) else f"{path}: {why}" for path, why in broken]
+                edits.problems = list(dict.fromkeys([*edits.problems, *said]))
+                fresh["problems"] = list(dict.fromkeys([*fresh.get("problems", []), *said]))
         fresh["worktree"] = edits.to_dict()
-        fresh["note"] = edits.note()
+        fresh["note"] = note
     return run_recall(mem.index, query, options, mem.settings.recall, fresh, clock=clk)
+
+
+_MAX_CHECKED = 200
+_checked_lock = threading.Lock()
+_checked: dict[tuple[str, str, int, int], str | None] = {}
+"""(root, path, mtime_ns, size) → why the file cannot be read as a memory (None: it can): a recall
+with uncommitted edits re-reads only files that changed since the last one looked."""
+
+
+def unsearchable_edits(mem: Memory) -> list[tuple[str, str]]:
+    """(path, why) of the uncommitted memory files the recall could not search as they are on disk:
+    malformed ones (bad YAML, wrong types), which no index holds in their edited form."""
+    import json
+
+    from remnic.index.build import WORKTREE_KEY
+
+    with mem.index.lock:
+        catalog = mem.index.view()[2]
+        try:
+            listed = json.loads(catalog.meta_value(WORKTREE_KEY) or "[]")
+        except ValueError:
+            return []
+    out = []
+    for path in listed[:_MAX_CHECKED] if isinstance(listed, list) else ():
+        try:
+            st = mem.files.abspath(str(path)).stat()
+        except OSError:
+            continue  # deleted: nothing on disk to search
+        key = (str(mem.root), str(path), st.st_mtime_ns, st.st_size)
+        with _checked_lock:
+            why = _checked.get(key, "")
+        if why == "":
+            checked = mem.files.check(str(path))
+            why = "; ".join(p.describe() for p in checked.problems) or None
+            with _checked_lock:
+                _checked[key] = why
+                while len(_checked) > 4 * _MAX_CHECKED:
+                    _checked.pop(next(iter(_checked)))
+        if why is not None:
+            out.append((str(path), why))
+    return out
+
+
+def _unsearchable_note(edits: Any, broken: list[tuple[str, str]]) -> str:
+    shown = ", ".join(path for path, _ in broken[:3]) + (", …" if len(broken) > 3 else "")
+    cannot = f"could not search {len(broken)} malformed file(s) as on disk ({shown}): fix them, then `remnic sync run`"
+    if edits.indexed:
+        return f"{edits.note()}; {cannot}"
+    searched = max(0, edits.dirty - len(broken))
+    return f"searched {searched} of {edits.dirty} uncommitted edit(s) as they are on disk; {cannot}"
 
 
 def recall_xray(
