@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,13 +65,14 @@ def test_store_and_query_go_through_the_daemon_with_the_same_output(daemon: tupl
     assert bad.code == 2 and "gossip" in bad.err
     served = run_remnic("query", "when do we deploy", "--json", "--memory-dir", str(root), env=env)
     assert served.code == 0, served.err
-    assert [line.split(" exit ")[0] for line in _served(root)] == ["store", "store", "store", "query"]
-    assert [line.split(" exit ")[1].split(" ")[0] for line in _served(root)] == ["0", "0", "2", "0"]
+    # `-` reads standard input here, as the command does (bytes, to EOF, from a terminal too)
+    assert [line.split(" exit ")[0] for line in _served(root)] == ["store", "store", "query"]
+    assert [line.split(" exit ")[1].split(" ")[0] for line in _served(root)] == ["0", "2", "0"]
 
     local = run_remnic(
         "query", "when do we deploy", "--json", "--memory-dir", str(root), env={**env, "REMNIC_NO_DAEMON": "1"}
     )
-    assert len(_served(root)) == 4  # that one ran in its own process
+    assert len(_served(root)) == 3  # that one ran in its own process
 
     def same(out: str) -> list[tuple[str, float]]:
         return [(h["id"], h["score"]) for h in json.loads(out)["hits"]]
@@ -100,3 +102,30 @@ def test_a_stopped_daemon_leaves_the_cli_working(memory: Memory, tmp_path: Path)
     result = run_remnic("store", "Still works without a server", "--memory-dir", str(root))
     assert result.code == 0 and "stored" in result.out
     assert time.monotonic() - started < 60
+
+
+def test_a_command_for_another_repository_or_git_identity_runs_in_process(
+    daemon: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    root, env = daemon
+    other = tmp_path / "other"
+    assert run_remnic("init", str(other), env=env).code == 0
+    # argparse's abbreviation and a repeated flag name the other repository: the served one must not answer
+    for argv in (
+        ["store", "Kiwis are birds", "--memory-d", str(other)],
+        ["--memory-dir", str(root), "store", "Takahe are birds", "--memory-dir", str(other)],
+    ):
+        stored = run_remnic(*argv, "--json", env=env, cwd=root)
+        assert stored.code == 0, stored.err
+        assert (other / json.loads(stored.out)["path"]).is_file()
+    assert _served(root) == []
+    authored = run_remnic(
+        "store", "Wekas are birds", "--memory-dir", str(root), env={**env, "GIT_AUTHOR_NAME": "Alice Example"}
+    )
+    assert authored.code == 0 and _served(root) == []
+    assert (
+        "Alice Example"
+        in subprocess.run(
+            ["git", "log", "-1", "--format=%an"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout
+    )

@@ -48,6 +48,13 @@ _ENV_SERVER_ONLY = {"REMNIC_NO_DAEMON", "REMNIC_TOKEN"}
 _VALUE_FLAGS = {"--memory-dir", "--space"}
 
 
+def git_env(environ: Any = None) -> dict[str, str]:
+    """What git reads from the environment (GIT_AUTHOR_NAME, GIT_DIR, …, EMAIL): a commit the server
+    makes for a client must be the one git would make in the client's environment."""
+    env = os.environ if environ is None else environ
+    return {k: v for k, v in env.items() if k.startswith("GIT_") or k == "EMAIL"}
+
+
 def result_env(environ: Any = None) -> dict[str, str]:
     """The ``REMNIC_*`` variables of an environment that may change what a command does
     (``REMNIC_XRAY_CLOCK``, ``REMNIC_SPACES_PATH``, …): a server runs a client's command only when
@@ -144,6 +151,8 @@ def try_server(argv: Sequence[str]) -> int | None:
         k.startswith("REMNIC_") and v and k not in _ENV_OK for k, v in os.environ.items()
     ):
         return None
+    if "-" in argv:
+        return None  # standard input is read here, as the command reads it (bytes, to EOF, from a terminal)
     try:
         settings = load_settings(_memory_dir_flag(argv))
     except Exception:  # noqa: BLE001 - the in-process command reports config problems properly
@@ -152,16 +161,18 @@ def try_server(argv: Sequence[str]) -> int | None:
     if path is None:
         return None
     stdin = None
-    if "-" in argv and sys.stdin is not None and not sys.stdin.isatty():
-        stdin = sys.stdin.read()
     request = {
         "v": 2,  # 2: the server acks on taking the request (a v1-only server answers "fallback")
         "argv": list(argv),
         "memoryDir": str(settings.memory_dir),
         "settings": settings.to_dict(),
         "env": result_env(),
+        "cwd": os.getcwd(),
+        "home": os.environ.get("HOME"),  # git's identity and ~ are read from it
+        "git": git_env(),
         "stdin": stdin,
     }
+    acked = False
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(HANDSHAKE_S)
@@ -181,17 +192,36 @@ def try_server(argv: Sequence[str]) -> int | None:
                 head = ack + _exactly(sock, 3) if ack else b""
                 reply = json.loads(_exactly(sock, struct.unpack(">I", head)[0])) if len(head) == 4 else None
             else:
+                acked = True
                 sock.settimeout(COMMAND_S)
                 reply = json.loads(_receive(sock))
+    except KeyboardInterrupt:
+        if acked:
+            print("remnic: interrupted (the server had taken the command and may still finish it)", file=sys.stderr)
+        else:
+            print("remnic: interrupted", file=sys.stderr)
+        return 130
     except (OSError, ValueError, struct.error):
-        if stdin is not None:
-            sys.stdin = io.StringIO(stdin)  # read already: the in-process command gets it again
-        return None
+        if not acked:
+            return None
+        # Taken and running: running it here too would do it twice (a second store).
+        print(
+            f"remnic: error: the server took the command but gave no answer within {COMMAND_S:.0f}s; it may "
+            "still finish it (`remnic daemon status`, `remnic list`)",
+            file=sys.stderr,
+        )
+        return 1
     if not isinstance(reply, dict) or "code" not in reply:
         return None
-    sys.stdout.write(reply.get("stdout", ""))
-    sys.stderr.write(reply.get("stderr", ""))
-    sys.stdout.flush()
+    try:
+        if sys.stdout is not None:
+            sys.stdout.write(reply.get("stdout", ""))
+            sys.stdout.flush()
+        if sys.stderr is not None:
+            sys.stderr.write(reply.get("stderr", ""))
+    except BrokenPipeError:  # `remnic query x | head -1`: as the in-process command, not an error
+        with contextlib.suppress(OSError, ValueError):  # Python's own flush at exit must not fail again
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return int(reply["code"])
 
 
@@ -333,13 +363,26 @@ class CliServer:
             except (OSError, ValueError):
                 return
 
-    def _run(self, argv: list[str]) -> int:
+    def _parse(self, argv: list[str]) -> Any:
         from ._common import Parser
 
         with self._parsing:  # argparse reports through a class flag: one parse at a time
             Parser.json_errors = "--json" in argv
-            args = self.parser.parse_command_line(argv)
-        return self.execute(args)
+            return self.parser.parse_command_line(argv)
+
+    def _elsewhere(self, args: Any, cwd: Any) -> str | None:
+        """Why the parsed command is not for this server's repository (argparse reads abbreviations and
+        repeats — `--memory-d B`, a second --memory-dir — the client's quick look does not), or None."""
+        if getattr(args, "space", None):
+            return "a named space"
+        named = getattr(args, "memory_dir", None)
+        if named is None:
+            return None
+        base = cwd if isinstance(cwd, str) and os.path.isabs(cwd) else None
+        if base is None:
+            return "a --memory-dir the server cannot resolve"
+        target = os.path.realpath(os.path.join(base, os.path.expanduser(str(named))))
+        return None if target == os.path.realpath(self.memory.root) else "another memory directory"
 
     def handle(self, request: Any) -> dict[str, Any]:
         if not isinstance(request, dict) or request.get("v") not in (1, 2):
@@ -353,12 +396,20 @@ class CliServer:
             return {"fallback": "other settings than the server's"}
         if (request.get("env") or {}) != result_env():  # a client that sends none has none set
             return {"fallback": "another REMNIC_* environment than the server's"}
+        if "home" in request and request.get("home") != os.environ.get("HOME"):
+            return {"fallback": "another HOME than the server's (git's identity)"}
+        if "git" in request and request.get("git") != git_env():
+            return {"fallback": "another git environment than the server's (GIT_AUTHOR_NAME, …)"}
         from ._common import shared_memory
 
         started = time.perf_counter()
         with _captured(request.get("stdin")) as (out, err), shared_memory(self.memory):
             try:
-                code = self._run([str(a) for a in argv])
+                args = self._parse([str(a) for a in argv])
+                elsewhere = self._elsewhere(args, request.get("cwd"))
+                if elsewhere is not None:
+                    return {"fallback": elsewhere}
+                code = self.execute(args)
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
             except Exception as exc:  # noqa: BLE001 - the client gets an error, the server lives on
