@@ -356,10 +356,10 @@ def test_xray_out_is_checked_before_the_recall(memory: Memory) -> None:
     assert len(memory.audit_recent(100)) == before  # no recall ran
 
 
-def test_budget_too_small_is_explained(memory: Memory) -> None:
+def test_a_budget_too_small_still_returns_the_best_match_trimmed(memory: Memory) -> None:
     memory.store("Ocelots are small wild cats", category="fact")
     out = run_cli("query", "ocelots", "--budget", "1", "--memory-dir", str(memory.root)).out
-    assert "none fits the budget of 1 characters" in out
+    assert "ocelots-are-small-wild-cats.md" in out and "1 result(s); 1 chars of 1" in out
 
 
 def test_thresholds_hold_at_exactly_their_value(tmp_path: Path) -> None:
