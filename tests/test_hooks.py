@@ -339,11 +339,15 @@ def test_a_session_left_idle_is_flushed_by_the_next_session_start(memory: Memory
 
 def test_agent_hook_never_fails_the_session(tmp_path: Path) -> None:
     proc = run_agent_script("claude-code", "session-start", {"cwd": str(tmp_path)}, tmp_path / "missing")
+    # No memories, but not silently: the host shows the user why (see test_first_hour_setup.py).
+    assert proc.returncode == 0 and "additionalContext" in proc.stdout
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"] == ""
+    proc = run_agent_script("claude-code", "stop", {"cwd": str(tmp_path)}, tmp_path / "missing")
     assert proc.returncode == 0 and proc.stdout == ""
 
 
-def test_agent_config_points_at_existing_scripts() -> None:
-    result = run_cli("hooks", "agent-config", "claude-code")
+def test_agent_config_points_at_existing_scripts(memory: Memory) -> None:
+    result = run_cli("hooks", "agent-config", "claude-code", "--memory-dir", str(memory.root))
     config = json.loads(result.out)
     for event in ("SessionStart", "Stop", "PreCompact"):
         command = config["hooks"][event][0]["hooks"][0]["command"]
@@ -353,9 +357,12 @@ def test_agent_config_points_at_existing_scripts() -> None:
 
 
 @pytest.mark.parametrize("host", ["claude-code", "codex"])
-def test_agent_config_matches_what_connectors_install_writes(host: str) -> None:
-    from remnic.drivers.connectors import HOSTS, host_events
+def test_agent_config_matches_what_connectors_install_writes(memory: Memory, host: str) -> None:
+    from remnic.drivers.connectors import HOSTS, command_for, host_events
 
-    config = json.loads(run_cli("hooks", "agent-config", host).out)["hooks"]
+    config = json.loads(run_cli("hooks", "agent-config", host, "--memory-dir", str(memory.root)).out)["hooks"]
     assert sorted(config) == sorted(host_events(host))
     assert config["SessionStart"][0]["matcher"] == HOSTS[host].session_matcher
+    for event, groups in config.items():  # the very commands install writes, memory repository included
+        expected = command_for(HOSTS[host], event, python=sys.executable, memory_dir=memory.root)
+        assert groups[0]["hooks"][0]["command"] == expected

@@ -1,8 +1,9 @@
-"""``remnic connectors list|install|remove|doctor claude-code|codex``: remnic's hooks in an agent host's config."""
+"""``remnic connectors list`` and ``connectors install|remove|doctor claude-code|codex``: remnic's hooks in a host's config."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import sys
@@ -21,7 +22,8 @@ leaving every other hook and key as it is: SessionStart injects the pinned memor
 hands the transcript's new turns to observe, PreCompact and SessionEnd (Claude Code)
 also flush them into memories. Running it again changes
 nothing; a changed file is first copied to <file>.remnic-backup-<time>. The hooks use
-this Python and this memory repository. remove takes only remnic's hooks out. doctor
+this Python and the memory repository the command finds: run it from yours, or
+pass --memory-dir. remove takes only remnic's hooks out. doctor
 checks the config and fires each hook with a sample payload.
 
 Codex asks you to trust new hooks once: run `codex`, then /hooks.
@@ -76,19 +78,22 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _mcp_hint(host: C.Host, memory_dir: Path) -> str:
+def _mcp_hint(host: C.Host, memory_dir: Path, config_path: Path) -> str:
     command = [sys.executable, "-m", "remnic", "mcp", "--memory-dir", str(memory_dir)]
     if host.id == "claude-code":
         return "MCP tools too: claude mcp add remnic -- " + " ".join(shlex.quote(c) for c in command)
-    args = ", ".join(f'"{c}"' for c in command[1:])
-    return f'MCP tools too, in ~/.codex/config.toml:\n  [mcp_servers.remnic]\n  command = "{command[0]}"\n  args = [{args}]'
+    args = ", ".join(json.dumps(c) for c in command[1:])  # a TOML basic string is a JSON string
+    # Codex reads config.toml beside its hooks.json ($CODEX_HOME, or the --config file's folder).
+    toml = config_path.parent / "config.toml"
+    return f"MCP tools too, in {toml}:\n  [mcp_servers.remnic]\n  command = {json.dumps(command[0])}\n  args = [{args}]"
 
 
 def cmd_install(args: argparse.Namespace) -> int:
     host = C.host(args.host)
     memory = open_memory(args)  # the hooks get a memory repository that exists
-    result = C.install(host, _path(args, host), memory_dir=memory.root)
-    result["mcp"] = _mcp_hint(host, memory.root)
+    path = _path(args, host)
+    result = C.install(host, path, memory_dir=memory.root)
+    result["mcp"] = _mcp_hint(host, memory.root, path)
 
     def text() -> str:
         if result["status"] == "already_installed":

@@ -1,12 +1,14 @@
 """`make demo`: the main job on an embedded default, narrated as the CLI commands a user would type.
 
 Creates a demo memory repo from memory-template/ (``build/demo-memory`` by
-default, or the directory given), imports the packaged demo memories, edits
-one by hand, syncs, recalls, X-rays the recall and shows the file's history.
+default, or the directory given; deleted and made again on every run), imports
+the packaged demo memories, edits one by hand, syncs, recalls, X-rays the recall
+and shows the file's history.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
@@ -39,10 +41,36 @@ def _run(args: list[str], memory_dir: Path) -> str:
     return proc.stdout
 
 
+def _shown(path: Path) -> str:
+    """``path`` relative to the current directory when inside it (what a user types), else absolute."""
+    try:
+        return shlex.quote(str(path.relative_to(Path.cwd())))
+    except ValueError:
+        return shlex.quote(str(path))
+
+
+def remnic_command() -> str:
+    """How to run remnic from where the demo ran: ``make demo`` installs into .venv/ without
+    activating it, so a bare ``remnic`` is not on PATH; the venv's own script always works."""
+    script = Path(sys.executable).parent / "remnic"
+    return _shown(script) if os.access(script, os.X_OK) else f"{shlex.quote(sys.executable)} -m remnic"
+
+
+def closing(target: Path) -> str:
+    """The demo's last lines: where its repository is, and a command to try that works as printed."""
+    activate = Path(sys.prefix) / "bin" / "activate"
+    hint = f"\n(or `. {_shown(activate)}` once, then plain `remnic ...`)" if activate.is_file() else ""
+    return (
+        f"\nDemo memory repository: {target} (recreated by every `make demo`)\n"
+        f'Try: {remnic_command()} --memory-dir {_shown(target)} query "how do I roll back a release?"' + hint
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     target = Path(argv[0] if argv else "build/demo-memory").resolve()
     if target.exists():
+        print(f"# {target} is recreated by every `make demo`: removing the previous one", flush=True)
         shutil.rmtree(target)
     data = resources.files("remnic") / "data" / "demo.jsonl"
     with resources.as_file(data) as demo_jsonl:
@@ -71,10 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     if edited.exists() and _available("sync"):
         _run(["versions", "diff", str(edited.relative_to(target))], target)
     _run(["doctor"], target)
-    print(
-        f"\nDemo memory repository: {target}\n"
-        f'Try: remnic --memory-dir {shlex.quote(str(target))} query "how do I roll back a release?"'
-    )
+    print(closing(target))
     return 0
 
 

@@ -32,14 +32,25 @@ def register(sub: Any) -> None:
     )
     esub = p.add_subparsers(dest="entities_command", metavar="<list|show|refresh>", required=True)
 
-    q = add_command(esub, "list", "entities sorted by name")
+    q = add_command(
+        esub,
+        "list",
+        "entities sorted by name",
+        epilog="Reading entities first rebuilds remnic's pages when the memories changed since the last\n"
+        "build: the pages are written and committed (one commit), and the output says so.",
+    )
     q.add_argument("query", nargs="?", help="only entities whose name, summary, aliases or facts contain this")
     q.add_argument("--type", type=choice_list("type", ENTITY_TYPES), help=", ".join(ENTITY_TYPES))
     q.add_argument("--namespace", help="only this namespace")
     q.add_argument("--limit", type=positive_int("--limit"), default=200, help="at most this many (default 200)")
     q.set_defaults(handler=cmd_list)
 
-    q = add_command(esub, "show", "one entity page: synthesis, timeline, connections, aliases")
+    q = add_command(
+        esub,
+        "show",
+        "one entity page: synthesis, timeline, connections, aliases",
+        epilog="Like list, first rebuilds remnic's pages (one commit) when the memories changed.",
+    )
     q.add_argument("name", help="the entity's name, an alias, or its id (person-priya-raman)")
     q.add_argument("--namespace", help="look in this namespace")
     q.set_defaults(handler=cmd_show)
@@ -49,20 +60,34 @@ def register(sub: Any) -> None:
     q.set_defaults(handler=cmd_refresh)
 
 
+def _rebuilt(memory: Any) -> tuple[dict[str, Any] | None, str]:
+    """Rebuild the pages now, as the read would (so the write is ours to report, not silent): the
+    refresh for --json (None when nothing was written) and a line for the text output."""
+    result = memory.refresh_entities(source="cli")
+    if not result.get("commit"):
+        return None, ""
+    pages = plural(len(result["written"]) + len(result["removed"]), "entity page")
+    return result, f"(rebuilt {pages} in commit {result['commit'][:8]}: the memories changed since the last build)"
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     memory = open_memory(args)
+    rebuilt, note = _rebuilt(memory)
     rows, total = memory.entities(query=args.query, entity_type=args.type, namespace=args.namespace, limit=args.limit)
-    data = {"total": total, "count": len(rows), "entities": rows}
+    data = {"total": total, "count": len(rows), "entities": rows, "rebuilt": rebuilt}
     emit(
         args,
         data,
         lambda: (
-            table(
-                [[safe(r["name"]), r["type"], str(r["factCount"]), r["path"]] for r in rows],
-                ["NAME", "TYPE", "MEMORIES", "PAGE"],
+            (
+                table(
+                    [[safe(r["name"]), r["type"], str(r["factCount"]), r["path"]] for r in rows],
+                    ["NAME", "TYPE", "MEMORIES", "PAGE"],
+                )
+                if rows
+                else "no entities yet (pages are built from the memories' names: see `remnic entities --help`)"
             )
-            if rows
-            else "no entities yet (pages are built from the memories' names: see `remnic entities --help`)"
+            + (f"\n{note}" if note else "")
         ),
     )
     return 0
@@ -70,6 +95,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     memory = open_memory(args)
+    _, note = _rebuilt(memory)
     entity = memory.entity(args.name, namespace=args.namespace)
 
     def text() -> str:
@@ -81,7 +107,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             lines.append("connected to: " + ", ".join(r["target"] for r in entity["relationships"]))
         if entity["aliases"]:
             lines.append("aliases: " + ", ".join(entity["aliases"]))
-        return safe("\n".join(lines))
+        return safe("\n".join(lines)) + (f"\n{note}" if note else "")
 
     emit(args, entity, text)
     return 0

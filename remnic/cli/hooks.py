@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 from remnic.config import load_settings
-from remnic.drivers.connectors import handler_for, host, host_events
+from remnic.drivers.connectors import command_for, handler_for, host, host_events
 from remnic.drivers.hooks import AGENT_EVENTS, AGENT_HOSTS, flush_idle, observe_transcript, session_start_output
-from remnic.errors import RemnicError
+from remnic.errors import NotFoundError, RemnicError
 from remnic.service.githooks import GIT_HOOKS, hooks_source_dir, pre_commit_problems
 
 from ._common import add_command, choice_list, emit, memory_dir_arg, open_memory, progress_bar, table
@@ -57,8 +57,11 @@ def register(sub: Any) -> None:
         hsub,
         "agent-config",
         "print the hooks settings for an agent host, with absolute paths",
-        epilog="Claude Code: merge the output into ~/.claude/settings.json (or a project's\n"
-        ".claude/settings.json). Codex: save it as ~/.codex/hooks.json.",
+        epilog="The handlers name this Python and the memory repository (REMNIC_MEMORY_DIR): run it from\n"
+        "your memory repository or pass --memory-dir. `remnic connectors install claude-code|codex`\n"
+        "merges the same handlers into the host's config for you, keeping every other hook.\n"
+        "By hand: merge the output into ~/.claude/settings.json (or a project's .claude/settings.json)\n"
+        "or ~/.codex/hooks.json; redirecting it (> ~/.codex/hooks.json) replaces the hooks already there.",
     )
     q.add_argument("host", type=choice_list("host", AGENT_HOSTS), help=" or ".join(AGENT_HOSTS))
     q.set_defaults(handler=cmd_agent_config)
@@ -116,7 +119,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             table([[r["hook"], r["state"], r["detail"]] for r in rows], ["HOOK", "STATE", "DETAIL"])
             + "\n\nagent hook scripts: "
             + ", ".join(str(agent_dir / h) for h in AGENT_HOSTS)
-            + "\n(`remnic hooks agent-config claude-code|codex` prints the settings to use them)"
+            + "\n(`remnic connectors install claude-code|codex` adds them to the host's config)"
         ),
     )
     return 0 if all(r["state"] == "installed" for r in rows) else 1
@@ -129,21 +132,21 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
     return 0
 
 
-def agent_config(host_name: str, python: str = sys.executable) -> dict[str, Any]:
+def agent_config(host_name: str, memory_dir: Path, python: str = sys.executable) -> dict[str, Any]:
     """The hooks settings for ``host_name`` (Claude Code settings.json and Codex hooks.json share a shape):
-    what ``remnic connectors install`` writes, without a memory directory (the hooks find one)."""
+    exactly the handlers ``remnic connectors install`` writes, naming this Python and ``memory_dir``
+    (without it the hooks would fall back to ~/.remnic/memory, whatever repository printed them)."""
     h = host(host_name)
-    scripts = hooks_source_dir() / h.id
     hooks: dict[str, Any] = {}
-    for event, name in host_events(h.id).items():
-        command = f"REMNIC_PYTHON={shlex.quote(python)} {shlex.quote(str(scripts / (name + '.sh')))}"
-        entry: dict[str, Any] = {"hooks": [handler_for(command)]}
+    for event in host_events(h.id):
+        entry: dict[str, Any] = {"hooks": [handler_for(command_for(h, event, python=python, memory_dir=memory_dir))]}
         hooks[event] = [{"matcher": h.session_matcher, **entry} if event == "SessionStart" else entry]
     return {"hooks": hooks}
 
 
 def cmd_agent_config(args: argparse.Namespace) -> int:
-    print(json.dumps(agent_config(args.host), indent=2))
+    memory = open_memory(args)  # the hooks must name a memory repository that exists
+    print(json.dumps(agent_config(args.host, memory.root), indent=2))
     return 0
 
 
@@ -201,7 +204,11 @@ def _run_agent(args: argparse.Namespace) -> int:
     payload = _read_payload()
     status: dict[str, Any] = {"hook": args.hook, "host": args.host, "ok": False}
     try:
-        memory = open_memory(args)
+        try:
+            memory = open_memory(args)
+        except NotFoundError as exc:  # no memory repository there: say so where the user sees it
+            _no_memory(args, exc.describe(), status)
+            raise
         status["memoryDir"] = str(memory.root)
         with memory:
             if args.hook == "session-start":
@@ -221,6 +228,25 @@ def _run_agent(args: argparse.Namespace) -> int:
         status["error"] = detail
     _report_status(status)
     return 0
+
+
+def _no_memory(args: argparse.Namespace, detail: str, status: dict[str, Any]) -> None:
+    """The memory repository the hook was given (or fell back to) is missing: a session must still
+    start, but not silently without memories, so SessionStart shows the host's ``systemMessage``
+    (both hosts display it to the user) and the status names the directory."""
+    status["memoryDir"] = str(load_settings(memory_dir_arg(args)).memory_dir)
+    status["memoryDirMissing"] = True
+    if args.hook == "session-start":
+        message = (
+            f"remnic: no memories loaded: {detail}. Install the hooks from your memory repository "
+            f"(`remnic connectors install {args.host} --memory-dir DIR`)."
+        )
+        # hookSpecificOutput as well: Codex refuses SessionStart output without it.
+        output = {
+            "systemMessage": message,
+            "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ""},
+        }
+        print(json.dumps(output, ensure_ascii=False), flush=True)
 
 
 def _report_status(status: dict[str, Any]) -> None:

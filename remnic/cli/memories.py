@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from remnic.config import load_settings
+from remnic.config import MARKER_FILE, load_settings
 from remnic.errors import FieldProblem, UsageError, ValidationError
 from remnic.memfile.model import CATEGORIES, STATUSES, MemoryRecord, serialize
 from remnic.service.memory import Memory
@@ -71,12 +71,13 @@ def register(sub: Any) -> None:
         "--category",
         "-c",
         type=choice_list("category", CATEGORIES),
-        default="fact",
-        help=f"one of: {', '.join(CATEGORIES)} (default: fact)",
+        help=f"one of: {', '.join(CATEGORIES)} (default: fact; with --supersedes, the superseded memory's)",
     )
-    p.add_argument("--tags", "-t", help="comma-separated tags")
+    p.add_argument("--tags", "-t", help="comma-separated tags (default: none; with --supersedes, its tags)")
     p.add_argument("--confidence", type=unit_float("--confidence"), help="0..1 (default 0.9)")
-    p.add_argument("--importance", type=unit_float("--importance"), help="0..1 (default 0.5)")
+    p.add_argument(
+        "--importance", type=unit_float("--importance"), help="0..1 (default 0.5; with --supersedes, its importance)"
+    )
     p.add_argument("--namespace", "-n", help="namespace sub-tree (default: namespaces.default)")
     p.add_argument(
         "--supersedes", metavar="ID", help="this memory replaces memory ID (which becomes superseded, its file kept)"
@@ -159,7 +160,9 @@ def register(sub: Any) -> None:
     p.add_argument("--supersedes", metavar="OTHER", help="this memory replaces memory OTHER (marked superseded)")
     p.set_defaults(handler=cmd_update)
 
-    p = add_command(sub, "forget", "mark a memory forgotten (its text stays in git history)")
+    p = add_command(
+        sub, "forget", "mark a memory forgotten: its file is kept (status: forgotten) and left out of recall"
+    )
     p.add_argument("id", metavar="ID-OR-PATH", help="a memory id (mem_…), or its file path (facts/x.md)")
     p.add_argument("--reason", help="why, recorded as forgottenReason")
     p.set_defaults(handler=cmd_forget)
@@ -178,10 +181,12 @@ def register(sub: Any) -> None:
 def _record_text(record: MemoryRecord) -> str:
     tags = ", ".join(record.tags) or "-"
     ns = "" if record.namespace == "default" else f"  namespace: {record.namespace}"
+    # A CRLF file's line ends are not control characters to show (--raw prints the bytes as they are).
+    content = record.content.replace("\r\n", "\n")
     return safe(
         f"{record.id}  [{record.category}, {record.status}]  {record.path}\n"
         f"tags: {tags}  confidence: {record.confidence:.2f}  importance: {record.importance:.2f}{ns}\n\n"
-        f"{record.content}"
+        f"{content}"
     )
 
 
@@ -190,18 +195,20 @@ def cmd_init(args: argparse.Namespace) -> int:
     if directory is not None and not directory.strip():  # "" would silently mean the default (or cwd)
         raise UsageError("the directory to create is empty; name one, or omit it for the resolved memory dir")
     settings = load_settings(directory)
+    existed = (settings.memory_dir / MARKER_FILE).is_file()  # init completes or updates one already there
     with Memory.init(settings=settings, adopt=args.adopt) as memory:
         found = memory.adoption()
         head = memory.head()
 
     def text() -> str:
-        lines = [f"initialised memory repository at {memory.root}"]
+        lines = [f"{'updated' if existed else 'initialised'} memory repository at {memory.root}"]
         if found["include"]:
             lines.append("also memories: " + ", ".join(found["include"]) + " (store.include)")
         if found["memoryFiles"]:
             lines.append(
-                f"found {plural(found['memoryFiles'], 'memory file')}; `remnic sync run` adopts them "
-                "(`--dry-run` lists what it would change)"
+                f"found {plural(found['memoryFiles'], 'memory file')}; `remnic sync run` adopts "
+                + ("it" if found["memoryFiles"] == 1 else "them")
+                + " (`--dry-run` lists what it would change)"
             )
         if found["skipped"]:
             lines.append(f"{plural(len(found['skipped']), 'file')} left alone (not memories):")
@@ -210,7 +217,7 @@ def cmd_init(args: argparse.Namespace) -> int:
                 lines.append(f"  ... and {len(found['skipped']) - 20} more (`remnic doctor` lists them all)")
         return "\n".join(lines)
 
-    emit(args, {"memoryDir": str(memory.root), "head": head, **found}, text)
+    emit(args, {"memoryDir": str(memory.root), "head": head, "created": not existed, **found}, text)
     return 0
 
 
@@ -266,7 +273,13 @@ def cmd_store(args: argparse.Namespace) -> int:
     elif args.dry_run:
         text = f"would write {record.path}:\n" + file_text
     else:
-        text = f"stored {record.id} → {record.path}"
+        text = f"stored {record.id} → {record.path}" + (f" in commit {result.commit[:8]}" if result.commit else "")
+        old = record.frontmatter.get("supersedes")
+        if old:  # say what changed beside the new file, and what it took from the memory it replaces
+            data["superseded"] = old
+            given = {"category": args.category, "tags": args.tags, "importance": args.importance}
+            took = [name for name, value in given.items() if value is None]
+            text += f"\nsupersedes {old} (now superseded)" + (f"; {', '.join(took)} taken from it" if took else "")
     emit(args, data, text)
     return 0
 
@@ -453,7 +466,8 @@ def cmd_forget(args: argparse.Namespace) -> int:
         {**record.to_dict(), "changed": result.changed, "commit": result.commit, **warnings_of(result)},
         f"{record.id} was already forgotten; nothing changed"
         if not result.changed
-        else f"forgot {record.id} ({record.path}); its text stays in git history",
+        else f"forgot {record.id} ({record.path}) in commit {(result.commit or '')[:8]}\nmarked forgotten: the file "
+        "is kept (status: forgotten) and left out of recall; delete the file to remove its text (git history keeps it)",
     )
     return 0
 

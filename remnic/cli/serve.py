@@ -43,6 +43,10 @@ examples:
 """
 
 
+NO_TOKEN = "no bearer token configured: run `remnic token generate --principal NAME` first"
+"""Why `serve` and `daemon start` refuse to run (both exit 2: the configuration lacks what they need)."""
+
+
 def register(sub: Any) -> None:
     p = add_command(sub, "serve", "run the local HTTP API and MCP-over-HTTP server (foreground)", epilog=SERVE_EPILOG)
     _listen_args(p)
@@ -182,6 +186,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     extra = {token: check_principal(args.principal, "--principal")} if token else {}
     auth = Authenticator(_tokens(memory.root), extra)
+    if not auth.has_tokens():  # a usage error, exit 2, as `daemon start` says it (not the server's exit 1)
+        raise UsageError(NO_TOKEN + "; or pass --token (or set $" + TOKEN_ENV + ")")
     server = create_server(Api(memory), auth, host=args.host, port=args.port)
     host, port = server.server_address[:2]
     _warn_if_exposed(str(host))
@@ -292,10 +298,7 @@ def cmd_daemon(args: argparse.Namespace) -> int:
 
         open_memory(args)  # fail here, not in the background, when the memory dir is wrong
         if not Authenticator(_tokens(settings.memory_dir)).has_tokens():
-            raise UsageError(
-                "no bearer token configured: run `remnic token generate --principal NAME` first "
-                "(the daemon does not take --token, which would show in `ps`)"
-            )
+            raise UsageError(NO_TOKEN + " (the daemon does not take --token, which would show in `ps`)")
     if action == "start":
         host = args.host or settings.server.host
         port = settings.server.port if args.port is None else args.port

@@ -58,11 +58,19 @@ def register(sub: Any) -> None:
         "A version that is the deletion has no content: reverting to it is refused (exit 2).\n"
         "The restored file keeps its current id, and after a move between category folders\n"
         "the category its folder gives (as sync sets it). A revert is a change made now:\n"
-        "`updated` is the time of the revert (`created` stays).",
+        "`updated` is the time of the revert (`created` stays).\n"
+        "A revert that makes a memory current again while another active memory still supersedes\n"
+        "it (a superseded, then forgotten memory back to its first version) is refused (exit 2),\n"
+        "naming the successor: both would be recalled as current. --force reverts anyway and drops\n"
+        "the successor's `supersedes` claim in the same commit.",
     )
     q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
     q.add_argument("version", help=VERSION_HELP)
-    q.add_argument("--force", action="store_true", help="discard uncommitted edits to the file (refused otherwise)")
+    q.add_argument(
+        "--force",
+        action="store_true",
+        help="discard uncommitted edits to the file, or revive a memory another one supersedes (refused otherwise)",
+    )
     q.set_defaults(handler=cmd_revert)
 
 

@@ -144,6 +144,8 @@ class Watcher:
         self.commit = commit
         self.source = source
         self.syncs = 0
+        self.changes = 0
+        """Files synced over all passes (a pass often finds nothing: the start, a burst's echo)."""
         self.busy = False
         """True while a sync runs (tests and tools use it to tell "idle")."""
         self._stop = False
@@ -351,6 +353,7 @@ class Watcher:
             self._failures = 1  # retried like an error: the next sync catches the index up
             self._retry_at = time.monotonic() + 1.0
         self.syncs += 1
+        self.changes += len(report.changes)
         self._last_head = report.head
         self._vectors_pending = self._probe_vectors()
         self._note_pause(report)
@@ -485,7 +488,7 @@ class Watcher:
             self._stop_observer()
             self._take()  # events may still be queued in the observer: always end with one full diff
             self.sync_once("stop: flushing pending changes")
-            self.emit({"event": "stopped", "syncs": self.syncs})
+            self.emit({"event": "stopped", "syncs": self.syncs, "changes": self.changes})
         return 0 if not self._failures else 1
 
 
@@ -505,7 +508,9 @@ def watch_line(event: dict[str, Any]) -> str | None:
     if kind == "resumed":
         return "sync resumed: the merge or rebase is over"
     if kind == "stopped":
-        return f"stopped after {event['syncs']} syncs; pending changes flushed"
+        changes, passes = event.get("changes", 0), event["syncs"]
+        synced = f"{changes} change{'' if changes == 1 else 's'} synced"
+        return f"stopped: {synced} in {passes} sync pass{'' if passes == 1 else 'es'}; pending changes flushed"
     if kind == "vectors":
         left = f"; {event['remaining']} notes still wait for theirs" if event["remaining"] else ""
         return f"computed the vectors of {event['filled']} notes{left}"

@@ -519,7 +519,7 @@ def check_text(text: str, path: str, store: StoreSettings) -> Checked:
                 out.problems.append(
                     FieldProblem(
                         "content",
-                        f"looks like it contains a secret ({name}); not indexed or committed (store.scanSecrets)",
+                        f"looks like it contains a secret ({name}; store.scanSecrets)",
                         path=path,
                         line=_line_at(text, m.start()),
                     )

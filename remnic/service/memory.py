@@ -68,6 +68,21 @@ def _settle_open_handles() -> None:
         memory.settle_index()
 
 
+def missing_dir_note(root: Path, origin: str) -> str:
+    """Why the memory directory is missing, and — when only the built-in default named it (the command
+    ran outside any memory repository) — the ways to name the right one, so nobody creates a second,
+    empty repository by following `remnic init`."""
+    if origin != "default":
+        return f"memory directory {root} does not exist (create it with `remnic init {root}`; found via {origin})"
+    return (
+        f"memory directory {root} does not exist (the default: this directory is in no memory repository, "
+        "and no --memory-dir, REMNIC_MEMORY_DIR, active space or memoryDir names one). To use yours: run the "
+        "command from it, pass --memory-dir DIR, set REMNIC_MEMORY_DIR=DIR, register it once with `remnic space "
+        'create NAME --path DIR --switch`, or set "memoryDir" in ~/.config/remnic/config.json; '
+        f"to start a new, empty one at the default: `remnic init {root}`"
+    )
+
+
 class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, SpaceOps, VectorOps):
     """A memory repository: ``Memory.open(path)`` or ``Memory.init(path)``."""
 
@@ -127,9 +142,7 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
         if root.exists() and not root.is_dir():
             raise NotFoundError(f"{root} is a file, not a memory directory (from {origin})")
         if not root.is_dir():
-            raise NotFoundError(
-                f"memory directory {root} does not exist (create it with `remnic init {root}`; found via {origin})"
-            )
+            raise NotFoundError(missing_dir_note(root, origin))
         if not (root / ".git").exists():
             outer = find_memory_repo(Path(os.path.realpath(root)).parent)
             if outer is not None:
@@ -361,7 +374,7 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
         self,
         content: str,
         *,
-        category: str = "fact",
+        category: str | None = None,
         tags: Sequence[str] | str | None = None,
         confidence: float | None = None,
         importance: float | None = None,
@@ -371,7 +384,9 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
         dry_run: bool = False,
         dedupe: bool = True,
     ) -> WriteResult:
-        """Validate, write and commit one memory; an exact duplicate of an active one comes back unchanged."""
+        """Validate, write and commit one memory; an exact duplicate of an active one comes back unchanged.
+        ``category`` defaults to fact; with ``extra={"supersedes": id}``, category, tags and importance
+        left None are the superseded memory's."""
         return _writes.store(
             self,
             content,

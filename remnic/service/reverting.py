@@ -18,6 +18,7 @@ from remnic.memfile.values import moved_category
 from remnic.repo import history as _history
 from remnic.repo.messages import Version, trailers_for
 
+from .superseding import unlink_successor
 from .writes import WriteResult, check_writable
 
 if TYPE_CHECKING:
@@ -27,7 +28,9 @@ if TYPE_CHECKING:
 def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool) -> WriteResult:
     """Restore a version's text as a new commit.
 
-    Uncommitted edits to the file would be lost, so they are refused unless ``force``.
+    Uncommitted edits to the file would be lost, so they are refused unless ``force``. So is a
+    revert that makes current again a memory an active one still claims to supersede (both would be
+    recalled as current); with ``force`` that claim is dropped from the successor in the same commit.
     """
     with mem.committer.exclusive() as tx:
         check_writable(mem)
@@ -57,16 +60,39 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
             checked = _checked(render(checked, {"updated": now_iso()})[0], current, mem)
             record = checked.record
             assert record is not None
+        successors = _successors(mem, record)
+        if successors and not force:
+            names = ", ".join(f"{s.id} ({s.path})" for s in successors)
+            raise UsageError(
+                f"{target.label} makes {record.id} current again, but {names} supersedes it: both would be "
+                "recalled as current. Pass --force to revert anyway (the successor then no longer claims to "
+                "supersede it), or forget or update the successor first"
+            )
         tx.put(current, checked.text, record)
+        unlinked = [s.id for s in successors if unlink_successor(mem, tx, s.id, record.id)]
+        note = f" ({', '.join(unlinked)} no longer supersedes it)" if unlinked else ""
+        ids = [record.id, *unlinked]
         outcome = tx.commit(
-            f"remnic revert: {current} to {target.label} ({target.short})",
-            trailers_for("revert", [record.id], record.namespace, source, **{"Reverted-To": target.sha}),
+            f"remnic revert: {current} to {target.label} ({target.short}){note}",
+            trailers_for("revert", ids, record.namespace, source, **{"Reverted-To": target.sha}),
         )
     if outcome.sha is not None:
         mem.indexer.submit(outcome)
     return WriteResult(
         "revert", (record,), outcome.sha, changed=outcome.sha is not None, warnings=tuple(outcome.warnings)
     )
+
+
+def _successors(mem: Memory, record: MemoryRecord) -> list[MemoryRecord]:
+    """The active memories whose ``supersedes`` names ``record`` when the revert leaves it current
+    (not superseded, forgotten, archived …): each would be a second current answer beside it."""
+    if record.status not in ("active", "pending_review"):
+        return []
+
+    def names(said: Any) -> bool:
+        return said == record.id or (isinstance(said, list) and record.id in said)
+
+    return [r for r in mem.list(status="active") if r.id != record.id and names(r.frontmatter.get("supersedes"))]
 
 
 def _checked(text: str, path: str, mem: Memory) -> Checked:

@@ -51,6 +51,7 @@ from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import CommitOutcome, Plan, PlanOutcome, Transaction
 
 from .duplicates import DuplicateLookup, find_duplicate
+from .inheriting import inherited
 from .portable import Restore, new_memory_fields, plan_restores
 from .superseding import patch_staged as patch_staged  # re-exported: consolidate and flushing stage with it
 from .superseding import status_changes, supersede, superseded_target, target_refusal, unlink_successor
@@ -151,8 +152,10 @@ def store(
     dry_run: bool,
     dedupe: bool,
 ) -> WriteResult:
-    """Validate, write and commit one memory; an exact duplicate of an active one is returned unchanged."""
+    """Validate, write and commit one memory; an exact duplicate of an active one is returned unchanged.
+    ``category`` None is fact, or what the memory named in ``supersedes`` is (see :func:`inherited`)."""
     ns = namespace or mem.settings.namespaces.default
+    category, tags, importance = inherited(mem, extra, ns, category, tags, importance)
     problems = check_content(content, mem.settings.store) + check_namespace(ns) + check_source(source)
     owned = store_extra_problems(extra)
     if owned:  # stop here: new_frontmatter would trip over a value YAML cannot write
@@ -324,13 +327,8 @@ def _supersedes_problems(
             try:
                 found = mem.get(target)
             except NotFoundError:
-                problems.append(
-                    FieldProblem(
-                        "supersedes",
-                        f"no memory with id {target!r} to supersede (not in this repository, not in this batch)",
-                        line=line,
-                    )
-                )
+                why = f"no memory with id {target!r} to supersede (not in this repository, not in this batch)"
+                problems.append(FieldProblem("supersedes", why, line=line))
                 continue
             status, target_ns = found.status, found.namespace
         refusal = target_refusal(target, status)
@@ -451,13 +449,12 @@ def update(
 ) -> WriteResult:
     """Change frontmatter keys (None removes one) and, with ``content``, the text; every other line stays.
 
-    A user's uncommitted edit of the file is carried aside, never committed under remnic's
-    message: the commit gets the change applied to the committed version, and the file on
-    disk gets it applied to the user's version, which stays uncommitted. (A new text or
-    category would overwrite that edit, so those are refused until it is committed.)
-    A new category moves the file to that category's folder; ``supersedes`` marks the
-    memory it names superseded by this one. ``check`` may refuse the memory as it is under the lock.
-    An update that changes nothing (the file already says all of it) writes nothing: ``changed`` False.
+    A user's uncommitted edit of the file is carried aside, never committed under remnic's message: the
+    commit gets the change applied to the committed version, and the file on disk gets it applied to the
+    user's version, which stays uncommitted. (A new text or category would overwrite that edit, so those
+    are refused until it is committed.) A new category moves the file to that category's folder;
+    ``supersedes`` marks the memory it names superseded by this one. ``check`` may refuse the memory as it
+    is under the lock. An update that changes nothing (the file says it all) writes nothing: ``changed`` False.
     """
     problems = check_changes(changes) + check_source(source)
     if content is not None:

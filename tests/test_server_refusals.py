@@ -1,0 +1,27 @@
+"""Refusals a server must not report as its own faults: a file a person broke, a merge under way."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import git
+from test_server_http import NAMESPACES, Env, make_env
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
+    yield from make_env(tmp_path, monkeypatch, namespaces=NAMESPACES)
+
+
+def test_a_broken_file_and_a_merge_under_way_are_refusals_not_server_faults(env: Env) -> None:
+    stored = env.call("POST", "/engram/v1/memories", {"content": "Kiwis are flightless"}).json()
+    path = env.root / stored["path"] if "path" in stored else next((env.root / "namespaces").rglob("kiwis*.md"))
+    path.write_text(path.read_text().replace("tags: []", "tags: [unclosed"))
+    broken = env.call("GET", f"/engram/v1/memories/{stored['memoryId']}")
+    assert broken.status == 422 and broken.json()["code"] == "malformed_memory" and "requestId" not in broken.json()
+    git(env.root, "checkout", "--", ".")
+    (env.root / ".git" / "MERGE_HEAD").write_text(git(env.root, "rev-parse", "HEAD") + "\n")
+    busy = env.call("POST", "/engram/v1/memories", {"content": "Takahe are flightless too"})
+    assert busy.status == 409 and busy.json()["code"] == "repo_busy" and "merge" in busy.json()["error"]
