@@ -158,7 +158,9 @@ def test_the_originals_own_records_are_not_offered_for_adoption(tmp_path: Path) 
     synced = run_cli("sync", "run", "--memory-dir", str(root), "--json")
     assert synced.code == 0, synced.err
     reasons = {s["path"]: s["reason"] for s in synced.json()["skipped"]}
-    assert reasons.get("transcripts/2026-05-14/u.md") == "the original Remnic's transcripts/: not memories, never touched"
+    assert (
+        reasons.get("transcripts/2026-05-14/u.md") == "the original Remnic's transcripts/: not memories, never touched"
+    )
 
 
 def test_a_stale_hash_in_remnics_spelling_follows_the_body_and_a_foreign_one_is_kept(memory: Memory) -> None:
