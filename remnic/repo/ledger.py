@@ -28,9 +28,8 @@ from git.refs.symbolic import SymbolicReference
 
 from remnic.config import STATE_DIR
 from remnic.errors import LedgerError, NotFoundError
-from remnic.fsio import crash_point
 
-from . import gitlog
+from . import gitindex, gitlog
 from .messages import TRAILER_PREFIX, Version, format_message
 from .trees import Entry, TreeEditor
 
@@ -314,15 +313,18 @@ class Ledger:
         user's own staged work is left alone. ``on_object`` hears the new commit's id before
         HEAD moves to it (the write journal records it).
 
-        Once HEAD has moved the commit stands: the real index is brought in step for these
-        paths afterwards, and if git's ``index.lock`` stays held past ``retry_s`` that step is
-        recorded and repaired later (:meth:`repair_index`), never undone by deleting a file.
+        The real index moves with HEAD under git's ``index.lock`` (:mod:`.gitindex`). If that lock
+        stays held past ``retry_s`` the commit still stands and the index's lag is recorded and
+        repaired later (:meth:`repair_index`), never undone by deleting a file.
         """
         if not paths:
             return None
         paths = list(dict.fromkeys(paths))
         entries = self._blob_entries(paths, contents or {})
         message = format_message(subject, trailers, body).encode("utf-8")
+        if not self._split_checked:
+            self._ensure_split_index()  # runs git on the real index: before this commit takes its lock
+        self._clear_stale_index_lock()
         for _attempt in range(20):
             head = self.head()
             last = self._last_trees
@@ -337,14 +339,10 @@ class Ledger:
             new = self._run_bytes(["commit-tree", tree, *parents], message).decode().strip()
             if on_object is not None:
                 on_object(new)
-            try:
-                self.git("update-ref", "-m", f"commit: {subject[:80]}", "HEAD", new, head or "0" * len(new))
-            except LedgerError:
-                if self.head() != head:
-                    time.sleep(0.01)  # HEAD moved under us (a plain `git commit`): rebuild on the new HEAD
-                    continue
-                raise
-            crash_point("head-moved")
+            moved, lag = self._move_head(head, new, subject, entries)
+            if not moved:
+                time.sleep(0.01)  # HEAD moved under us (a plain `git commit`): rebuild on the new HEAD
+                continue
             self._made = (new, [head] if head is not None else [])
             dirs = dict(known[1]) if known is not None else {}
             if sum(map(len, dirs.values())) > _KNOWN_TREE_ENTRIES:
@@ -353,7 +351,6 @@ class Ledger:
             known_at, known_commits = self._known_commits
             if known_at == head:  # HEAD moved on by this commit: what existed under its parent still does
                 self._known_commits = (new, known_commits | {new})
-            lag = self._stage_in_index(entries)
             if lag is not None:
                 self.index_lag[new] = lag
             return new
@@ -393,15 +390,26 @@ class Ledger:
 
     def _run_bytes(self, args: Sequence[str], stdin: bytes) -> bytes:
         """Run git with binary stdin/stdout (trees, commit messages), retrying on git's lock files."""
+        return self._run(args, stdin)
+
+    def _run(
+        self,
+        args: Sequence[str],
+        stdin: bytes,
+        env: Mapping[str, str] | None = None,
+        give_up: Callable[[], bool] | None = None,
+    ) -> bytes:
+        """:meth:`_run_bytes` with more of git's environment, retrying unless ``give_up`` says waiting cannot help."""
         deadline = time.monotonic() + self.retry_s
         delay = 0.01
-        env = {**os.environ, **self._identity_env()}
+        env = {**os.environ, **self._identity_env(), **(env or {})}
         while True:
             proc = subprocess.run(["git", *args], cwd=self.root, input=stdin, capture_output=True, env=env, check=False)
             if proc.returncode == 0:
                 return proc.stdout
             stderr = proc.stderr.decode("utf-8", "replace")
-            if any(m in stderr for m in _LOCK_MARKERS) and time.monotonic() < deadline:
+            retry = any(m in stderr for m in _LOCK_MARKERS) and (give_up is None or not give_up())
+            if retry and time.monotonic() < deadline:
                 time.sleep(delay)
                 delay = min(delay * 2, 0.25)
                 continue
@@ -465,28 +473,54 @@ class Ledger:
         except LedgerError as exc:
             log.info("git's split index not turned on: %s", exc)
 
-    def _stage_in_index(self, entries: Mapping[str, Entry | None]) -> str | None:
-        """Bring the real index in step for these paths, so `git status` shows them clean.
-
-        Returns None when it did, else the warning a caller reports with its result: the commit
-        stands and the lag is recorded for :meth:`repair_index`.
-        """
-        if not self._split_checked:
-            self._ensure_split_index()
+    def _move_head(
+        self, head: str | None, new: str, subject: str, entries: Mapping[str, Entry | None]
+    ) -> tuple[bool, str | None]:
+        """HEAD from ``head`` to ``new`` by compare-and-swap, git's index with it (:func:`.gitindex.move_head`)."""
         zero = "0" * (64 if self.object_format == "sha256" else 40)
         lines = "".join(f"{e.mode} {e.oid}\t{p}\n" if e is not None else f"0 {zero}\t{p}\n" for p, e in entries.items())
-        try:
-            self._run_bytes(["update-index", "--index-info"], lines.encode("utf-8"))
-        except LedgerError as exc:
-            return self.record_index_repair(list(entries), str(exc))
-        return None
+
+        def stage(temp: Path) -> None:
+            self._run(["update-index", "--index-info"], lines.encode("utf-8"), env={"GIT_INDEX_FILE": str(temp)})
+
+        def move() -> bool:
+            try:  # a HEAD that moved on is final: rebuild on it rather than wait out retry_s
+                args = ["update-ref", "-m", f"commit: {subject[:80]}", "HEAD", new, head or "0" * len(new)]
+                self._run(args, b"", give_up=lambda: self.head() != head)
+            except LedgerError:
+                if self.head() != head:
+                    return False
+                raise
+            return True
+
+        hold = gitindex.IndexLock(gitindex.index_path(Path(self.repo.git_dir), self.root), self._lock_marker())
+        moved, lag = gitindex.move_head(
+            hold, self.retry_s, new, list(entries), stage, move, lambda: self.head() == head
+        )
+        return moved, None if lag is None else self.record_index_repair(list(entries), lag)
 
     # --- the real index, when git's own lock kept it from following a commit ---
 
     def _repair_file(self) -> Path:
         return self.root / STATE_DIR / "git-index-repair.json"
 
-    def record_index_repair(self, paths: list[str], reason: str) -> str:
+    def _lock_marker(self) -> Path:
+        return self.root / STATE_DIR / gitindex.MARKER
+
+    def _clear_stale_index_lock(self) -> None:
+        """Remove git's index.lock when a killed remnic writer left it (under the write lock)."""
+        marker = self._lock_marker()
+        if marker.exists():  # the usual case is one stat
+            head = self.head()
+            gitindex.clear_stale(
+                marker,
+                lambda sha: head is not None and self.is_ancestor(sha, head),
+                lambda paths: self.record_index_repair(
+                    paths, "a remnic writer was killed holding index.lock", warn=False
+                ),
+            )
+
+    def record_index_repair(self, paths: list[str], reason: str, *, warn: bool = True) -> str:
         import json
 
         from remnic.fsio import write_atomic
@@ -498,7 +532,8 @@ class Ledger:
             known = []
         write_atomic(path, json.dumps({"paths": sorted(set(known) | set(paths)), "reason": reason}))
         warning = index_lag_warning(len(paths), reason, self.retry_s)
-        log.warning("%s", warning)
+        if warn:
+            log.warning("%s", warning)
         return warning
 
     def index_repair_pending(self) -> list[str]:
@@ -506,12 +541,14 @@ class Ledger:
         import json
 
         try:
-            return list(json.loads(self._repair_file().read_text(encoding="utf-8")).get("paths", []))
+            paths = list(json.loads(self._repair_file().read_text(encoding="utf-8")).get("paths", []))
         except (OSError, ValueError):
-            return []
+            paths = []
+        return sorted(set(paths) | set(gitindex.stale_paths(self._lock_marker())))
 
     def repair_index(self) -> list[str]:
         """Set the real index's entries for recorded paths to HEAD's (a no-op when nothing lags)."""
+        self._clear_stale_index_lock()
         paths = self.index_repair_pending()
         if not paths:
             return []
@@ -527,6 +564,7 @@ class Ledger:
         """The real index's entries for ``paths`` set to HEAD's (files on disk are not touched)."""
         if not paths or self.head() is None:
             return
+        self._clear_stale_index_lock()
         listing = "".join(p + "\0" for p in paths).encode("utf-8")
         self._run_bytes(["reset", "-q", "--pathspec-from-file=-", "--pathspec-file-nul", "HEAD"], listing)
 
