@@ -27,7 +27,7 @@ import git
 from git.refs.symbolic import SymbolicReference
 
 from remnic.config import STATE_DIR
-from remnic.errors import LedgerError, NotFoundError
+from remnic.errors import LedgerError, LockTimeoutError, NotFoundError
 
 from . import gitindex, gitlog
 from .messages import TRAILER_PREFIX, Version, format_message
@@ -212,18 +212,12 @@ class Ledger:
         """
         if self.head() is None:
             return []
-        versions = self._history_at(path)
+        versions = gitlog.history_at(self.git, path)
         if versions and versions[-1].deleted and _hops < 16:
-            moved = self._renamed_to(versions[-1].sha, path)
+            moved = gitlog.renamed_to(self.git, versions[-1].sha, path)
             if moved is not None:
                 return self.history(moved, _hops=_hops + 1)
         return versions
-
-    def _renamed_to(self, sha: str, path: str) -> str | None:
-        return gitlog.renamed_to(self.git, sha, path)
-
-    def _history_at(self, path: str) -> list[Version]:
-        return gitlog.history_at(self.git, path)
 
     def worktree_files(self) -> list[str]:
         """Tracked and untracked files, minus what .gitignore excludes: git's view of the work tree."""
@@ -325,7 +319,10 @@ class Ledger:
         if not self._split_checked:
             self._ensure_split_index()  # runs git on the real index: before this commit takes its lock
         self._clear_stale_index_lock()
+        deadline = time.monotonic() + 3 * max(self.retry_s, 1.0)  # hand commits in a loop: no endless chase
         for _attempt in range(20):
+            if _attempt and time.monotonic() > deadline:
+                break
             head = self.head()
             last = self._last_trees
             known = (last[1], last[2]) if last is not None and last[0] == head else None
@@ -354,7 +351,9 @@ class Ledger:
             if lag is not None:
                 self.index_lag[new] = lag
             return new
-        raise LedgerError("HEAD kept moving while committing; try again")
+        raise LockTimeoutError(
+            "HEAD kept moving while committing (commits by hand meanwhile?); nothing committed: try again"
+        )
 
     def _run_commit_hooks(self, tree: str, message: bytes) -> None:
         """pre-commit and commit-msg, run as for a plain commit of exactly ``tree`` (git.runHooks)."""
