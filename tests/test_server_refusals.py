@@ -1,4 +1,4 @@
-"""Refusals a server must not report as its own faults: a file a person broke, a merge under way."""
+"""What the server answers that is not its own doing: a file a person broke, a merge under way, what a store inherits."""
 
 from __future__ import annotations
 
@@ -25,3 +25,16 @@ def test_a_broken_file_and_a_merge_under_way_are_refusals_not_server_faults(env:
     (env.root / ".git" / "MERGE_HEAD").write_text(git(env.root, "rev-parse", "HEAD") + "\n")
     busy = env.call("POST", "/engram/v1/memories", {"content": "Takahe are flightless too"})
     assert busy.status == 409 and busy.json()["code"] == "repo_busy" and "merge" in busy.json()["error"]
+
+
+def test_store_with_supersedes_takes_the_superseded_memorys_category_when_none_is_given(env: Env) -> None:
+    old = env.call("POST", "/engram/v1/memories", {"content": "We cut releases on Tuesdays", "category": "decision"})
+    new = env.call(
+        "POST",
+        "/engram/v1/memories",
+        {"content": "We cut releases on Wednesdays", "supersedes": old.json()["memoryId"]},
+    )
+    assert new.status == 201, new.json()
+    assert env.memory.get(new.json()["memoryId"]).category == "decision"
+    plain = env.call("POST", "/engram/v1/memories", {"content": "Kakapo are parrots"})
+    assert env.memory.get(plain.json()["memoryId"]).category == "fact"

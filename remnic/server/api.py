@@ -334,7 +334,7 @@ class Api(AgentApi):
                 extra["status"] = values["status"]
             result = self.memory.store(
                 values["content"],
-                category=values["category"],
+                category=values.get("category"),
                 tags=values.get("tags"),
                 confidence=values.get("confidence"),
                 importance=values.get("importance"),

@@ -173,7 +173,12 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                         max_length=store.max_content_chars,
                         enforced_by="store.maxContentChars",
                     ),
-                    Param("category", "string", "memory category", options=CATEGORIES, default="fact"),
+                    Param(
+                        "category",
+                        "string",
+                        "memory category (default fact; with supersedes: the superseded memory's)",
+                        options=CATEGORIES,
+                    ),
                     Param("tags", "array", "tags to attach", items="string", item_schema=TAG_ITEM, max_length=50),
                     Param(
                         "confidence",
