@@ -12,7 +12,6 @@ it states a value ("the staging DB port is now 5433" → ``staging-db`` / ``port
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from remnic.config import ObserveSettings
@@ -20,8 +19,9 @@ from remnic.config import ObserveSettings
 from . import cues
 from .cues import words
 from .dates import names_a_date
+from .keys import value_key
 from .normalize import standalone, strip_markers, without_vocative
-from .records import ExtractedFact, Turn, key_part
+from .records import ExtractedFact, Turn
 from .secrets import redact_secrets
 from .text import sentence_units, sentences_of
 
@@ -77,34 +77,6 @@ _NON_TAG_NAMES = words("""monday tuesday wednesday thursday friday saturday sund
 _WORD_RE = re.compile(r"[A-Za-z][\w.+#-]*[\w+#]|[A-Za-z]")
 _PROPER_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)*)")
 MAX_TAGS = 5
-
-# "the staging DB port is now 5433", "Caroline's favourite colour is blue", "my email is a@b.c"
-_VALUE_RE = re.compile(
-    r"^(?:(?P<det>(?i:the|our|my|your|this|that))\s+|(?P<owner>[A-Z][\w-]*(?:\s[A-Z][\w-]*)?)'s\s+)?"
-    r"(?P<np>[A-Za-z][\w./-]*(?:\s+[A-Za-z][\w./-]*){0,4}?)\s+(?:is|are|was)\s+"
-    r"(?:now\s+|still\s+|actually\s+|currently\s+|set to\s+|changed to\s+)*(?P<value>[^,;]+?)"
-    r"(?:,?\s*(?:not|instead of)\s+(?P<old>[^,;.]+))?\s*[.!]?$"
-)
-_ATTRIBUTE_MODIFIERS = words(
-    "favorite favourite preferred default primary main home work current max maximum min minimum base deploy release"
-)
-KNOWN_ATTRIBUTES = words("""port host hostname url endpoint version email phone address city town country name owner lead manager timeout
-    ttl limit size day time date deadline budget price color colour language editor shell os database db region branch
-    schedule cadence title role job team birthday age password-policy quota interval retention replicas threshold
-    channel""")
-_NOT_SUBJECT = words("it this that he she they there what who which i you we one everything something")
-# "Dana since the reorg" → "Dana": why or since when is not part of the value.
-# "Ana and I live in Porto" → "Ana": a clause joined after the value is not part of it ("Ana and Ben" is).
-_VALUE_QUALIFIER_RE = re.compile(
-    r"\s+(?:since|because|after|when|until|as of|due to|now|again|too|these days)\b"
-    r"|,?\s+(?:and|but|so|while|though|although|whereas)\s+(?=(?:i|we|he|she|they|it|you|my|our|his|her|their)\b)",
-    re.I,
-)
-_CLAUSE_SPLIT_RE = re.compile(r"\s+and\s+(?=(?:the|our|my|your)\b)|;\s+", re.I)
-# "Mia is visiting next Saturday": a verb going on, not a value ("the job is running" is one).
-_VAGUE_VALUE_RE = re.compile(
-    r"^(so|very|really|pretty|quite|too|such|a bit|kind of|sort of|not)\b|^[a-z]+ing\s+\w", re.I
-)
 
 
 # "Thankfully, they enjoyed it": a sentence adverb before the subject says how the speaker takes it.
@@ -436,41 +408,6 @@ def leans_on_context(sentence: str) -> bool:
         and not _NAMED_RE.search(core[1:])
         and not cues.SPECIFIC_RE.search(core)
     )
-
-
-def value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
-    """``(entityRef, {attribute: value})`` when the sentence (or one of its clauses) states a concrete
-    value of something."""
-    for clause in [sentence, *_CLAUSE_SPLIT_RE.split(sentence)]:
-        found = _clause_value_key(clause.strip().rstrip(".!") + ".", speaker)
-        if found[0]:
-            return found
-    return None, {}
-
-
-def _clause_value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
-    match = _VALUE_RE.match(sentence.strip())
-    if not match:
-        return None, {}
-    words = match.group("np").split()
-    if words[0].lower() in _NOT_SUBJECT or any(w.lower() in ("and", "or", "because", "when", "if") for w in words):
-        return None, {}
-    split = len(words) - 2 if len(words) >= 2 and words[-2].lower() in _ATTRIBUTE_MODIFIERS else len(words) - 1
-    attribute, entity_words = " ".join(words[split:]), words[:split]
-    owner = match.group("owner") or (speaker if (match.group("det") or "").lower() == "my" else None)
-    if owner and owner.lower() in _NOT_SUBJECT:
-        return None, {}
-    if owner and not entity_words:
-        entity = owner
-    elif entity_words:
-        entity = " ".join(([owner] if owner else []) + entity_words)
-    else:
-        return None, {}
-    value = _VALUE_QUALIFIER_RE.split(match.group("value").strip().rstrip(".!"), maxsplit=1)[0].strip()
-    concrete = bool(re.search(r"[\d@/:_]|[A-Z]", value)) or key_part(attribute.split()[-1]) in KNOWN_ATTRIBUTES
-    if not concrete or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
-        return None, {}
-    return key_part(entity), {key_part(attribute): value}
 
 
 def tags_for(content: str, *, exclude: tuple[str, ...] = ()) -> tuple[str, ...]:

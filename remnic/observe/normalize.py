@@ -62,16 +62,21 @@ _LY_VERBS = "fly|rely|reply|apply|supply|multiply|comply|imply|ally|bully|tally|
 # Words between "I" and its verb that are not the verb: "I no longer prefer", "I kind of like".
 _NOT_VERBS = r"no longer|not|kind of|sort of|pretty much|too|both|all|almost|ever|once again|first|then|once|later"
 _ADVERB = rf"(?:{'|'.join(sorted(ADVERBS))}|{_NOT_VERBS}|(?!(?:{_LY_VERBS})\b)[a-z]+ly)"
+# A first-person word ends where a name or identifier would not go on: "I-95", "us-west-2",
+# "us.example.com", "my-service", "me.json" are names, not the speaker.
+_IN_TOKEN_BEFORE = r"(?<![\w./@-])"
+_NOT_IN_TOKEN = r"(?![\w-]|\.\w|/)"
 # Every form of the speaker's "I": fixed forms, "I'd" (had before a participle), "I" + adverbs + verb, a lone "I".
 _I_FORM_RE = re.compile(
-    r"\b(?:(?P<fixed>I'm|I am|I've|I have to|I have(?! to\b)|I'll|I don't|I dont|I do not|I haven't|I was)\b"
+    r"(?<![\w./-])(?:(?P<fixed>I'm|I am|I've|I have to|I have(?! to\b)|I'll|I don't|I dont|I do not|I haven't|I was)\b"
     rf"|I'd(?P<had>(?:\s+{_ADVERB})*\s+(?:been|gone|done|seen|known|taken|given|(?!\w*eed\b)[a-z]+ed)\b)?"
-    rf"|I(?P<adv>(?:\s+(?i:{_ADVERB}))*)\s+(?P<verb>[A-Za-z][A-Za-z']*)|I\b)"
+    rf"|I(?P<adv>(?:\s+(?i:{_ADVERB}))*)\s+(?P<verb>[A-Za-z][A-Za-z']*)|I{_NOT_IN_TOKEN})"
 )
 # "I myself prefer Go": the emphasis goes with the "I" it stresses.
 _I_MYSELF_RE = re.compile(r"\bI,?\s+myself,?(?=\s)")
 # Spans in quotation marks are someone's own words: their "I" is theirs, not the speaker's.
-_QUOTED_RE = re.compile(r'"[^"\n]*"|“[^”\n]*”')
+# Code spans are identifiers, whatever words they hold ("`my-app`", "`we_sync`").
+_QUOTED_RE = re.compile(r'"[^"\n]*"|“[^”\n]*”|`[^`\n]*`')
 # Chat asides that say nothing wherever they stand ("we use ruff btw", "it broke lol").
 _ASIDE_WORD_RE = re.compile(
     r"(?:,\s*|\s+)\(?\b(?:btw|lol|lmao|rofl|haha+|fwiw|imo|imho|tbh)\b\)?(?=[\s,.!?;:]|$)", re.I
@@ -89,8 +94,8 @@ _NAMED_FORMS = {
     "I haven't": "{n} hasn't",
     "I was": "{n} was",
 }
-_OWN_RE = re.compile(r"\b(?:mine|my|me)\b", re.I)
-_MYSELF_RE = re.compile(r"\bmyself\b", re.I)
+_OWN_RE = re.compile(rf"{_IN_TOKEN_BEFORE}(?:mine|my|me){_NOT_IN_TOKEN}", re.I)
+_MYSELF_RE = re.compile(rf"{_IN_TOKEN_BEFORE}myself{_NOT_IN_TOKEN}", re.I)
 _EMOJI_RE = re.compile(r"[\u2600-\u27bf\U0001F000-\U0001FAFF\uFE0F\u200d]+")
 _SPACES_RE = re.compile(r"\s+")
 # A space before punctuation, not before a name that starts with a dot (".env", ".github").
@@ -281,8 +286,8 @@ _BE_SO_RE = re.compile(
 
 
 # Case matters: "US" is a country, not "us".
-_GROUP_RE = re.compile(r"\b(?:[Ww]e|[Uu]s)\b")
-_GROUP_AGAIN_RE = re.compile(r"\b(?:[Ww]e|[Uu]s|[Oo]urs|[Oo]ur|[Oo]urselves)\b")
+_GROUP_RE = re.compile(rf"{_IN_TOKEN_BEFORE}(?:[Ww]e|[Uu]s){_NOT_IN_TOKEN}")
+_GROUP_AGAIN_RE = re.compile(rf"{_IN_TOKEN_BEFORE}(?:[Ww]e|[Uu]s|[Oo]urs|[Oo]ur|[Oo]urselves){_NOT_IN_TOKEN}")
 _THEY = {"we": "they", "us": "them", "our": "their", "ours": "theirs", "ourselves": "themselves"}
 
 
@@ -293,11 +298,14 @@ def name_the_group(text: str, name: str) -> str:
     track"). An "our" before it stays: "our invoices" may be a company's, not John's."""
     if re.search(rf"\b{re.escape(name)}\b", text):
         return text
-    first = _GROUP_RE.search(text)
+    code = [m.span() for m in _QUOTED_RE.finditer(text) if m.group(0).startswith("`")]
+    first = next((m for m in _GROUP_RE.finditer(text) if not any(s < m.start() < e for s, e in code)), None)
     if first is None:
         return text
 
     def they(match: re.Match[str]) -> str:
+        if any(s < first.end() + match.start() < e for s, e in code):
+            return match.group(0)
         word = _THEY[match.group(0).lower()]
         return word.capitalize() if match.group(0)[0].isupper() else word
 

@@ -20,7 +20,7 @@ import numpy as np
 from remnic.config import ObserveSettings
 from remnic.memfile.model import IMPORTANCE_LEVELS, format_time, now_iso, parse_time
 
-from .alike import differs_concretely
+from .alike import contradicts, differs_concretely
 from .cues import CATEGORY_CUES
 from .extract import IDENTITY_CUE, MAX_TAGS, Candidate, extract_turn, question_of, speaker_name
 from .importance import score_importance
@@ -239,20 +239,25 @@ def _proposed_status(kind: str, confidence: float, settings: ObserveSettings) ->
     return "active"
 
 
-def _same_fact(a: ExtractedFact, b: ExtractedFact) -> bool:
-    """Near-duplicates only when nothing concrete differs: category, numbers, negation and stated values."""
-    if a.category != b.category or differs_concretely(a.content, b.content):
+def _other_value(a: ExtractedFact, b: ExtractedFact) -> bool:
+    """Both state a value for one entity/attribute key, and not the same value."""
+    if not a.entity_ref or a.entity_ref != b.entity_ref:
         return False
-    if a.entity_ref and a.entity_ref == b.entity_ref:
-        shared = set(a.structured_attributes) & set(b.structured_attributes)
-        if any(a.structured_attributes[k].lower() != b.structured_attributes[k].lower() for k in shared):
-            return False
-    return True
+    shared = set(a.structured_attributes) & set(b.structured_attributes)
+    return any(a.structured_attributes[k].lower() != b.structured_attributes[k].lower() for k in shared)
+
+
+def _same_fact(a: ExtractedFact, b: ExtractedFact) -> bool:
+    """Near-duplicates only when nothing concrete differs (:func:`.alike.differs_concretely`), in one
+    category, with no other value for a shared key."""
+    return a.category == b.category and not differs_concretely(a.content, b.content) and not _other_value(a, b)
 
 
 def _fold_duplicates(planned: list[_Planned], embed: Embed | None, floor: float) -> list[_Planned]:
-    """One entry per fact said more than once in the flush: the first, citing every turn."""
-    kept: list[_Planned] = []
+    """One entry per fact said more than once in the flush: the first, citing every turn — or, when
+    something said in between replaced it (another value of its key, a denial, a reversal), the last,
+    in its place and with its time: A, B, A again ends on A."""
+    kept: list[_Planned | None] = []  # None: folded into a later entry
     by_key: dict[str, int] = {}
     vectors = None
     if embed is not None and len(planned) > 1:
@@ -266,7 +271,8 @@ def _fold_duplicates(planned: list[_Planned], embed: Embed | None, floor: float)
             for position in np.argsort(-sims):
                 if sims[position] < floor:
                     break
-                if _same_fact(kept[int(position)].candidate.fact, fact):
+                earlier = kept[int(position)]
+                if earlier is not None and _same_fact(earlier.candidate.fact, fact):
                     match = int(position)
                     break
         if match is None:
@@ -275,6 +281,36 @@ def _fold_duplicates(planned: list[_Planned], embed: Embed | None, floor: float)
             kept_rows.append(row)
             continue
         first = kept[match]
+        assert first is not None
         turn_ids = first.turn_ids + tuple(t for t in item.turn_ids if t not in first.turn_ids)
+        if _overtaken(kept, match, item, kept_rows, vectors, floor):
+            kept[match] = None
+            by_key[dedup_key(first.candidate.fact.content)] = by_key[dedup_key(fact.content)] = len(kept)
+            kept.append(replace(item, turn_ids=turn_ids))
+            kept_rows.append(row)
+            continue
         kept[match] = replace(first, turn_ids=turn_ids)
-    return kept
+    return [k for k in kept if k is not None]
+
+
+def _overtaken(
+    kept: list[_Planned | None], match: int, again: _Planned, rows: list[int], vectors: Any, floor: float
+) -> bool:
+    """Whether a fact said after ``kept[match]`` and before ``again`` (its repeat) replaces it: another
+    value of its key (or of the repeat's: "X owns Y" said again as "Y's owner is X"), or — as alike as
+    a near-duplicate — a denial or a reversal of it."""
+    first = kept[match]
+    assert first is not None
+    a = first.candidate.fact
+    for i in range(match + 1, len(kept)):
+        later = kept[i]
+        if later is None:
+            continue
+        b = later.candidate.fact
+        if _other_value(a, b) or _other_value(again.candidate.fact, b):
+            return True
+        if vectors is None or a.category != b.category or not contradicts(a.content, b.content):
+            continue
+        if float(vectors[rows[match]] @ vectors[rows[i]]) >= floor:
+            return True
+    return False

@@ -22,7 +22,7 @@ import numpy as np
 from remnic.errors import ValidationError
 from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso, parse_time, serialize
 from remnic.memfile.validate import check_bytes, new_frontmatter
-from remnic.observe.alike import RESTATED_CATEGORIES, denies, differs_concretely
+from remnic.observe.alike import RESTATED_CATEGORIES, contradicts, differs_concretely
 from remnic.observe.buffer import FlushPlan
 from remnic.observe.ledger import append_verdicts, ledger_has_flush, verdict_event
 from remnic.observe.pipeline import plan_observations
@@ -32,7 +32,7 @@ from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
 from .duplicates import DuplicateLookup
 from .prefetch import Prefetch
-from .superseding import states_other_value, supersede_older
+from .superseding import states_other_value, supersede, supersede_older
 from .writes import UNGROUPED, check_writable, patch_staged
 
 if TYPE_CHECKING:
@@ -263,22 +263,30 @@ def _persist_one(
 ) -> MemoryObservation:
     """Reinforce an existing memory or write a new primitive (superseding what it replaces)."""
     fact = obs.fact
-    existing = mem.find_duplicate(plan.namespace, content_hash(fact.content), tx, work.lookup)
+    existing = _as_staged(tx, mem.find_duplicate(plan.namespace, content_hash(fact.content), tx, work.lookup))
+    # Replaced earlier in this flush: said again, it is a restatement of a superseded memory.
+    replaced_by = _successor(mem, tx, existing) if existing is not None and existing.status == "superseded" else None
     restated: tuple[MemoryRecord, ...] = ()
     if existing is None and vector is not None:
         near = _near_duplicate(mem, tx, obs, plan.namespace, vector, work, work.indexed_near.get(number, []))
         if near is not None and differs_concretely(fact.content, near.content):
-            # Another number, or denied: not a repeat. A denial of how things are replaces it (said
-            # again after the denial replaced it — a transcript observed again — it is that memory).
-            if fact.category in RESTATED_CATEGORIES and denies(fact.content, near.content):
+            # Another number, name or value: not a repeat. A denial or reversal of how things are
+            # replaces it; said again after that replaced it, it is the memory it was.
+            if fact.category in RESTATED_CATEGORIES and contradicts(fact.content, near.content):
                 existing = _replaced_by(mem, tx, near, fact.content)
+                replaced_by = near if existing is not None else None
                 restated = () if existing is not None else (near,)
         else:
             existing = near
     if existing is not None:
+        anew = replaced_by is not None and _said_anew(obs, existing, replaced_by, work)
         _reinforce(mem, tx, existing, obs.source_turn_ids)
         if existing.id not in work.reinforced and existing.id not in work.created:
             work.reinforced.append(existing.id)
+        if anew and replaced_by is not None:
+            work.superseded += _revive(mem, tx, existing, replaced_by, obs)
+        if fact.structured_attributes and (anew or existing.status == "active"):
+            work.superseded += _supersede_as_current(mem, tx, existing, obs, work)
         return replace(obs, resulting_primitive_id=existing.id)
     record = _write_primitive(mem, tx, obs, plan, work.now)
     work.created.append(record.id)
@@ -289,6 +297,76 @@ def _persist_one(
     replaced = supersede_older(mem, tx, record, obs, unindexed, earlier_in_flush=work.created, restated=restated)
     work.superseded += [r for r in replaced if r not in work.superseded]
     return replace(obs, resulting_primitive_id=record.id)
+
+
+def _as_staged(tx: Transaction, record: MemoryRecord | None) -> MemoryRecord | None:
+    """The memory as this flush has it now (an earlier fact of the flush may have superseded it)."""
+    staged = tx.staged.get(record.path) if record is not None else None
+    return staged.record if staged is not None and staged.record is not None else record
+
+
+def _successor(mem: Memory, tx: Transaction, record: MemoryRecord) -> MemoryRecord | None:
+    """The memory that superseded ``record``, as this flush has it."""
+    new_id = record.frontmatter.get("supersededBy")
+    if not isinstance(new_id, str):
+        return None
+    written = next((r for r in tx.staged_records() if r.id == new_id), None)  # earlier in this flush
+    if written is not None:
+        return written
+    try:
+        return _as_staged(tx, mem.get(new_id))
+    except Exception:  # noqa: BLE001 - gone or malformed: nothing to revive it against
+        return None
+
+
+def _said_anew(obs: MemoryObservation, old: MemoryRecord, replacing: MemoryRecord, work: _FlushWork) -> bool:
+    """Whether a statement of a superseded memory is said again after what replaced it — a new
+    assertion, so it is current again — rather than a replay of the transcript that first said it
+    (its session and turns, or a time before the replacement's), which only reinforces it."""
+    if replacing.status != "active":
+        return False
+    turns = old.frontmatter.get("sourceTurnIds")
+    said = {str(t) for t in turns} if isinstance(turns, list) else set()
+    if obs.session_id == old.frontmatter.get("sessionKey") and set(obs.source_turn_ids) <= said:
+        return False
+    if replacing.id in (*work.created, *work.reinforced):
+        return True  # said earlier in this flush: among one flush's facts the order they were said in decides
+    when = parse_time(obs.valid_at or obs.observed_at) or 0.0
+    then = parse_time(replacing.frontmatter.get("validAt")) or parse_time(replacing.created) or 0.0
+    return when > then
+
+
+def _revive(
+    mem: Memory, tx: Transaction, old: MemoryRecord, replacing: MemoryRecord, obs: MemoryObservation
+) -> list[str]:
+    """``old`` current again from when it was said anew, superseding the memory that had replaced it.
+    The file is revived rather than written again, so one statement stays one memory."""
+    when = obs.valid_at or obs.observed_at or now_iso()
+    links = {"supersededBy": None, "supersededAt": None, "invalidAt": None}
+    revived = patch_staged(mem, tx, old, {"status": "active", **links, "validAt": when, "supersedes": replacing.id})
+    if revived is None:
+        return []
+    if replacing.frontmatter.get("supersedes") == old.id:  # no link loop: it no longer replaced anything
+        replacing = patch_staged(mem, tx, replacing, {"supersedes": None}) or replacing
+    return [replacing.id] if supersede(mem, tx, replacing, revived, when=when) else []
+
+
+def _supersede_as_current(
+    mem: Memory, tx: Transaction, record: MemoryRecord, obs: MemoryObservation, work: _FlushWork
+) -> list[str]:
+    """A keyed fact that reinforced ``record`` makes it the current value of its key: it takes the key
+    when it had none, and supersedes the other active values said before this restatement."""
+    current = _as_staged(tx, record) or record
+    if not current.frontmatter.get("entityRef"):
+        keyed = {"entityRef": obs.fact.entity_ref, "structuredAttributes": dict(obs.fact.structured_attributes)}
+        current = patch_staged(mem, tx, current, keyed) or current
+    # Said now, not when the memory was first written: compared by the restatement's time.
+    view = MemoryRecord(current.path, {**current.frontmatter, "created": work.now}, current.body, current.namespace)
+    unindexed = work.lookup.unindexed(NEAR_UNINDEXED_MAX) if work.lookup else ()
+    earlier = [*work.created, *work.reinforced]
+    return [
+        r for r in supersede_older(mem, tx, view, obs, unindexed, earlier_in_flush=earlier) if r not in work.superseded
+    ]
 
 
 def _write_primitive(mem: Memory, tx: Transaction, obs: MemoryObservation, plan: FlushPlan, now: str) -> MemoryRecord:
@@ -390,13 +468,14 @@ def _near_duplicate(
             if record.status == "active" and record.path not in tx.staged:
                 candidates.append((float(sims[row]), record))
     for memory_id, path, similarity in indexed:
-        if path in tx.staged or similarity < settings.duplicate_similarity_floor:
+        if similarity < settings.duplicate_similarity_floor:
             continue
+        staged = tx.staged.get(path)  # as this flush has it: revived, reinforced or superseded
         try:
-            record = mem.files.read(path)
+            record = staged.record if staged is not None and staged.record is not None else mem.files.read(path)
         except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
             continue
-        if record.id == memory_id and record.status == "active":
+        if record.id == memory_id and record.status == "active" and all(r.path != path for _, r in candidates):
             candidates.append((similarity, record))
     for similarity, record in sorted(candidates, key=lambda c: -c[0]):
         if similarity < settings.duplicate_similarity_floor:

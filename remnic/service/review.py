@@ -1,12 +1,21 @@
 """A person's decision on a memory in the review queue (`remnic review approve|dismiss|flag`,
-POST review-disposition): its new status, when and why, as one commit."""
+POST review-disposition): its new status, when and why, as one commit.
+
+An approved fact that states a value of something ("the staging DB port is 5434", hedged when it
+was said, so queued without a key) takes its place among that key's values as an accepted fact
+would: a value said after it stays current (the fact is approved as superseded by it, and the
+result says so), and it supersedes a value said before it."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import UsageError, ValidationError
-from remnic.memfile.model import MemoryRecord, now_iso
+from remnic.memfile.model import MemoryRecord, now_iso, parse_time
+from remnic.observe.keys import statement_key
+from remnic.observe.records import key_part
 
 from . import writes as _writes
 from .browse import REVIEW_STATUSES as QUEUED
@@ -45,11 +54,16 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
     if status not in DISPOSITIONS:
         raise ValidationError.single("status", f"unknown review status {status!r}", options=DISPOSITIONS)
     changes: dict[str, Any] = {"status": status, "reviewedAt": now_iso()}
+    record = mem.get(memory_id)
     if reason_code:
         changes["reviewReasonCode"] = reason_code
-    elif "reviewReasonCode" in mem.get(memory_id).frontmatter:
+    elif "reviewReasonCode" in record.frontmatter:
         changes["reviewReasonCode"] = None  # an earlier disposition's reason is not this one's
-    return _writes.update(
+    note = None
+    if status == "active" and record.status != "active":
+        keyed, note = approval_changes(record, mem.files.scan().records)
+        changes.update(keyed)
+    result = _writes.update(
         mem,
         memory_id,
         changes,
@@ -58,3 +72,48 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
         extra_trailers=None,
         check=lambda record: check_reviewable(record, status),
     )
+    return dataclasses.replace(result, warnings=(*result.warnings, note)) if note else result
+
+
+def approval_changes(record: MemoryRecord, memories: list[MemoryRecord]) -> tuple[dict[str, Any], str | None]:
+    """What approving ``record`` changes besides its status, when it states a value of something: its
+    key, and either ``supersedes`` (the latest value said before it) or — a value of the key was said
+    after it — status superseded by the latest such value, with a note saying so."""
+    entity, attributes = record.frontmatter.get("entityRef"), record.frontmatter.get("structuredAttributes")
+    changes: dict[str, Any] = {}
+    if not entity or not isinstance(attributes, Mapping) or not attributes:
+        entity, attributes = statement_key(record.content)
+        if not entity:
+            return {}, None
+        changes = {"entityRef": entity, "structuredAttributes": dict(sorted(attributes.items()))}
+    others = [
+        o
+        for o in memories
+        if o.id != record.id
+        and o.namespace == record.namespace
+        and o.status == "active"
+        and _other_value(o, str(entity), attributes)
+    ]
+    when = _said_when(record)
+    newer = [o for o in others if _said_when(o) > when]
+    if newer:
+        current = max(newer, key=_said_when)
+        invalid = current.frontmatter.get("validAt") or current.created or now_iso()
+        changes.update(status="superseded", supersededBy=current.id, supersededAt=now_iso(), invalidAt=invalid)
+        return changes, f"approved as superseded: overtaken by {current.id} ({current.content[:80]!r}), said later"
+    if others:
+        changes["supersedes"] = max(others, key=_said_when).id
+    return changes, None
+
+
+def _other_value(record: MemoryRecord, entity: str, attributes: Mapping[str, Any]) -> bool:
+    """Whether ``record`` states another value for one of ``entity``'s ``attributes``."""
+    theirs = record.frontmatter.get("structuredAttributes")
+    if key_part(str(record.frontmatter.get("entityRef") or "")) != key_part(entity) or not isinstance(theirs, Mapping):
+        return False
+    mine = {key_part(str(k)): str(v).strip().lower() for k, v in attributes.items()}
+    return any(key_part(str(k)) in mine and mine[key_part(str(k))] != str(v).strip().lower() for k, v in theirs.items())
+
+
+def _said_when(record: MemoryRecord) -> float:
+    return parse_time(record.frontmatter.get("validAt")) or parse_time(record.created) or 0.0

@@ -1,0 +1,168 @@
+"""Supersession keys: ``(entityRef, {attribute: value})`` for a sentence that states a concrete value
+of something, so a later statement of another value for the same key replaces it.
+
+"X is VALUE" ("the staging DB port is now 5433" → ``staging-db`` / ``port`` = ``5433``), a change said
+with its verb ("we switched the staging DB to port 6543", "the launch deadline moved to March 27",
+"we upgraded the API to Python 3.13") and a new owner ("Dana owns the billing service now") give the
+same key as the "X is VALUE" of the same thing. Synonyms ("DB"/"database") keep keys of their own:
+telling them apart needs more than rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from .cues import words
+from .records import key_part
+
+# "the staging DB port is now 5433", "Caroline's favourite colour is blue", "my email is a@b.c"
+_VALUE_RE = re.compile(
+    r"^(?:(?P<det>(?i:the|our|my|your|this|that))\s+|(?P<owner>[A-Z][\w-]*(?:\s[A-Z][\w-]*)?)'s\s+)?"
+    r"(?P<np>[A-Za-z][\w./-]*(?:\s+[A-Za-z][\w./-]*){0,4}?)\s+(?:is|are|was)\s+"
+    r"(?:now\s+|still\s+|actually\s+|currently\s+|set to\s+|changed to\s+)*(?P<value>[^,;]+?)"
+    r"(?:,?\s*(?:not|instead of)\s+(?P<old>[^,;.]+))?\s*[.!]?$"
+)
+_ATTRIBUTE_MODIFIERS = words(
+    "favorite favourite preferred default primary main home work current max maximum min minimum base deploy release"
+)
+KNOWN_ATTRIBUTES = words("""port host hostname url endpoint version email phone address city town country name owner lead manager timeout
+    ttl limit size day time date deadline budget price color colour language editor shell os database db region branch
+    schedule cadence title role job team birthday age password-policy quota interval retention replicas threshold
+    channel""")
+_NOT_SUBJECT = words("it this that he she they there what who which i you we one everything something")
+# "Dana since the reorg" → "Dana": why or since when is not part of the value.
+# "Ana and I live in Porto" → "Ana": a clause joined after the value is not part of it ("Ana and Ben" is).
+_VALUE_QUALIFIER_RE = re.compile(
+    r"\s+(?:since|because|after|when|until|as of|due to|now|again|too|these days)\b"
+    r"|,?\s+(?:and|but|so|while|though|although|whereas)\s+(?=(?:i|we|he|she|they|it|you|my|our|his|her|their)\b)",
+    re.I,
+)
+_CLAUSE_SPLIT_RE = re.compile(r"\s+and\s+(?=(?:the|our|my|your)\b)|;\s+", re.I)
+# "Mia is visiting next Saturday": a verb going on, not a value ("the job is running" is one).
+_VAGUE_VALUE_RE = re.compile(
+    r"^(so|very|really|pretty|quite|too|such|a bit|kind of|sort of|not)\b|^[a-z]+ing\s+\w", re.I
+)
+
+_NP = r"[A-Za-z][\w./-]*(?:\s+[A-Za-z][\w./-]*){0,4}?"
+_CHANGE_VERBS = (
+    r"switched|moved|changed|upgraded|downgraded|bumped|set|updated|migrated|raised|lowered|increased|decreased"
+    r"|reduced|shifted|pushed|rescheduled|postponed|extended"
+)
+# "We switched the staging DB to port 6543", "The team has moved our standup to 10:30".
+_CHANGED_BY_RE = re.compile(
+    r"^(?:[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,2}?)\s+(?:(?:have|has|had|just|finally|now|recently|already)\s+)*"
+    rf"(?P<verb>{_CHANGE_VERBS})\s+(?P<det>(?i:the|our|my|their|its))\s+(?P<np>{_NP})\s+"
+    r"(?:from\s+[^,;]+?\s+)?to\s+(?P<value>[^,;]+?)\s*[.!]?$"
+)
+# "The launch deadline moved to March 27", "Our release day has been changed to Friday".
+_CHANGED_RE = re.compile(
+    rf"^(?:(?P<det>(?i:the|our|my|their))\s+|(?P<owner>[A-Z][\w-]*(?:\s[A-Z][\w-]*)?)'s\s+)(?P<np>{_NP})\s+"
+    r"(?:(?:has|have|had|was|were|got|is|are|been|just|now|finally)\s+)*"
+    rf"(?P<verb>{_CHANGE_VERBS}|went up|went down|dropped|rose|grew|slipped)\s+"
+    r"(?:from\s+[^,;]+?\s+)?to\s+(?P<value>[^,;]+?)\s*[.!]?$"
+)
+# "Dana owns the billing service now", "Dana took over the billing service", "Dana is now the owner of …":
+# a new owner said as such (a plain "Priya owns the billing service" may be one of several owners).
+_NEW_OWNER_RE = re.compile(
+    r"^(?P<value>[A-Z][\w-]*(?:\s[A-Z][\w-]*)?)\s+(?:(?:now\s+owns|owns)\s+(?P<np1>(?i:the|our)\s+[^,;]+?)\s+now"
+    r"|now\s+owns\s+(?P<np2>(?i:the|our)\s+[^,;]+?)"
+    r"|(?:has\s+)?(?:took|taken)\s+over\s+(?P<np3>(?i:the|our)\s+[^,;]+?)"
+    r"|is\s+(?:now\s+)?the\s+new\s+owner\s+of\s+(?P<np4>(?i:the|our)\s+[^,;]+?)"
+    r"|is\s+now\s+the\s+owner\s+of\s+(?P<np5>(?i:the|our)\s+[^,;]+?))"
+    r"(?:\s+(?:since|as of|from)\b[^,;]*)?\s*[.!]?$"
+)
+_UPGRADES = frozenset({"upgraded", "downgraded", "migrated"})
+# A hedge before what is stated ("Ana thinks the staging DB port is 5434", "Maybe the deadline is May 2"):
+# the statement after it has the key it would have said plainly.
+_HEDGE_LEAD_RE = re.compile(
+    r"^(?:(?:[A-Z][\w-]*(?:\s[A-Z][\w-]*)?|I|we|they|the user)\s+(?:think|thinks|believe|believes|guess|guesses"
+    r"|suppose|supposes|reckon|reckons|assume|assumes|(?:am|is|are)\s+(?:pretty\s+|fairly\s+)?sure)\s+(?:that\s+)?"
+    r"|(?:maybe|perhaps|possibly|probably|apparently)\s*,?\s+)",
+    re.I,
+)
+_HEDGE_IN_VALUE_RE = re.compile(r"^(?:probably|maybe|perhaps|possibly|likely)\s+", re.I)
+
+
+def change_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
+    """The key of a change said with its verb, or of a new owner; ``(None, {})`` otherwise."""
+    text = sentence.strip()
+    owner = _NEW_OWNER_RE.match(text)
+    if owner:
+        value = owner.group("value")
+        np = next(owner.group(g) for g in ("np1", "np2", "np3", "np4", "np5") if owner.group(g))
+        thing = re.sub(r"^(?i:the|our)\s+", "", np)
+        if value.lower() in _NOT_SUBJECT or value.split()[0].lower() in ("the", "our", "my"):
+            return None, {}
+        return key_part(thing), {"owner": value}
+    match = _CHANGED_BY_RE.match(text) or _CHANGED_RE.match(text)
+    if not match:
+        return None, {}
+    words_ = match.group("np").split()
+    if any(w.lower() in ("and", "or", "because", "when", "if", "from") for w in words_):
+        return None, {}
+    value = _VALUE_QUALIFIER_RE.split(match.group("value").strip().rstrip(".!"), maxsplit=1)[0].strip()
+    said = value.split(None, 1)
+    owner_ = match.groupdict().get("owner")
+    prefix = [owner_] if owner_ else []
+    if len(said) == 2 and key_part(said[0]) in KNOWN_ATTRIBUTES:  # "to port 6543": the attribute is named
+        entity, attribute, value = " ".join(prefix + words_), said[0], said[1]
+    elif match.group("verb") in _UPGRADES:  # "upgraded the API to Python 3.13": its version
+        entity, attribute = " ".join(prefix + words_), "version"
+    elif len(words_) >= 2 or prefix:
+        split = len(words_) - 2 if len(words_) >= 2 and words_[-2].lower() in _ATTRIBUTE_MODIFIERS else len(words_) - 1
+        entity, attribute = " ".join(prefix + words_[:split]), " ".join(words_[split:])
+        if not entity:
+            return None, {}
+    else:
+        return None, {}
+    concrete = bool(re.search(r"[\d@/:_]|[A-Z]", value)) or key_part(attribute.split()[-1]) in KNOWN_ATTRIBUTES
+    if not concrete or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
+        return None, {}
+    return key_part(entity), {key_part(attribute): value}
+
+
+def statement_key(content: str) -> tuple[str | None, Mapping[str, str]]:
+    """The key of a stored fact's text, its hedge aside ("Ana thinks the staging DB port is 5434"):
+    what a person approving a doubted fact accepts is the statement itself."""
+    text = _HEDGE_LEAD_RE.sub("", content.strip(), count=1)
+    entity, attributes = value_key(text[:1].upper() + text[1:], "")
+    return entity, {k: _HEDGE_IN_VALUE_RE.sub("", v) for k, v in attributes.items()}
+
+
+def value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
+    """``(entityRef, {attribute: value})`` when the sentence (or one of its clauses) states a concrete
+    value of something."""
+    for clause in [sentence, *_CLAUSE_SPLIT_RE.split(sentence)]:
+        clause = clause.strip().rstrip(".!") + "."
+        found = _clause_value_key(clause, speaker)
+        if not found[0]:
+            found = change_key(clause)
+        if found[0]:
+            return found
+    return None, {}
+
+
+def _clause_value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
+    match = _VALUE_RE.match(sentence.strip())
+    if not match:
+        return None, {}
+    words = match.group("np").split()
+    if words[0].lower() in _NOT_SUBJECT or any(w.lower() in ("and", "or", "because", "when", "if") for w in words):
+        return None, {}
+    split = len(words) - 2 if len(words) >= 2 and words[-2].lower() in _ATTRIBUTE_MODIFIERS else len(words) - 1
+    attribute, entity_words = " ".join(words[split:]), words[:split]
+    owner = match.group("owner") or (speaker if (match.group("det") or "").lower() == "my" else None)
+    if owner and owner.lower() in _NOT_SUBJECT:
+        return None, {}
+    if owner and not entity_words:
+        entity = owner
+    elif entity_words:
+        entity = " ".join(([owner] if owner else []) + entity_words)
+    else:
+        return None, {}
+    value = _VALUE_QUALIFIER_RE.split(match.group("value").strip().rstrip(".!"), maxsplit=1)[0].strip()
+    concrete = bool(re.search(r"[\d@/:_]|[A-Z]", value)) or key_part(attribute.split()[-1]) in KNOWN_ATTRIBUTES
+    if not concrete or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
+        return None, {}
+    return key_part(entity), {key_part(attribute): value}
