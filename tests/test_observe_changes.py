@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import run_cli
 
 from remnic.config import ObserveSettings
 from remnic.memfile.model import MemoryRecord
@@ -207,10 +208,11 @@ def test_approving_a_queued_value_that_was_overtaken_approves_it_as_superseded(m
     (queued,) = hedged.created
     assert memory.get(queued).status == "pending_review"
     newer = _say(memory, "s2", "Ben", "The staging DB port is 5435.", "11")
-    result = memory.review_disposition(queued, "active", source="test")
+    said = run_cli("review", "approve", queued, "--memory-dir", str(memory.root))
+    assert said.code == 0 and f"{queued} is now superseded" in said.out and "overtaken by" in said.out
     approved = memory.get(queued)
     assert approved.status == "superseded" and approved.frontmatter["supersededBy"] == newer.created[0]
-    assert approved.frontmatter["entityRef"] == "staging-db" and "overtaken by" in result.warnings[-1]
+    assert approved.frontmatter["entityRef"] == "staging-db"
     assert _active(memory) == ["The staging DB port is 5435."]
 
 

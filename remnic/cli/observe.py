@@ -179,9 +179,12 @@ def cmd_review_disposition(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     with memory:
         result = memory.review_disposition(args.id, args.status, reason_code=args.reason, source="cli")
+    status = result.record.status  # approving a value said before a newer one leaves it superseded
+    text = f"{result.id} is now {status} ({(result.commit or '')[:8]})"
+    notes = list(result.warnings)
     emit(
         args,
-        {**result.record.to_dict(), "changed": result.changed, "commit": result.commit},
-        f"{result.id} is now {args.status} ({(result.commit or '')[:8]})",
+        {**result.record.to_dict(), "changed": result.changed, "commit": result.commit, "warnings": notes},
+        "\n".join([text, *notes]),
     )
     return 0
