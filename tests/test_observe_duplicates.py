@@ -42,7 +42,7 @@ def test_the_same_sentence_with_another_number_is_kept_beside_it_not_reinforcing
     assert all("reinforcement_count" not in r.frontmatter for r in memory.list())
 
 
-def test_a_denial_supersedes_and_the_denied_statement_observed_again_adds_nothing(memory: Memory) -> None:
+def test_a_denial_supersedes_and_the_denied_statement_said_again_later_is_current_again(memory: Memory) -> None:
     said = [{"role": "user", "speaker": "Ana", "content": "I prefer tabs over spaces."}]
     first = memory.observe("s1", said, flush=True)
     later = memory.observe(
@@ -52,8 +52,11 @@ def test_a_denial_supersedes_and_the_denied_statement_observed_again_adds_nothin
     assert later.flushes[0].reinforced == () and later.flushes[0].superseded == (old_id,)
     old = memory.get(old_id)
     assert old.status == "superseded" and old.frontmatter["supersededBy"] == new_id
-    again = memory.observe("s3", said, flush=True)  # the first transcript once more, under another key
-    assert again.flushes[0].created == () and again.flushes[0].reinforced == (old_id,)
+    replay = memory.observe("s1", said, flush=True)  # the first transcript once more, its own key: a replay
+    assert all(f.created == () for f in replay.flushes) and memory.get(old_id).status == "superseded"
+    again = memory.observe("s3", said, flush=True)  # said again in a later session: current again, one file
+    assert again.flushes[0].superseded == (new_id,)
+    assert memory.get(old_id).status == "active" and memory.get(new_id).status == "superseded"
     assert sorted(r.status for r in memory.list(status=None)) == ["active", "superseded"]
 
 

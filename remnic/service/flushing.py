@@ -333,7 +333,9 @@ def _said_anew(obs: MemoryObservation, old: MemoryRecord, replacing: MemoryRecor
         return True  # said earlier in this flush: among one flush's facts the order they were said in decides
     when = parse_time(obs.valid_at or obs.observed_at) or 0.0
     then = parse_time(replacing.frontmatter.get("validAt")) or parse_time(replacing.created) or 0.0
-    return when > then
+    # The same instant (times to the second, two flushes in one) counts as after: what replaced it was
+    # committed by an earlier flush, so this was observed later.
+    return when >= then
 
 
 def _revive(
