@@ -228,3 +228,19 @@ def test_a_first_name_shared_by_two_people_is_ambiguous(memory: Memory) -> None:
     assert memory.entity("Ana Costa")["name"] == "Ana Costa"
     shown = run_cli("entities", "show", "Ana", "--memory-dir", str(memory.root))
     assert shown.code == 2 and "Ana Costa" in shown.err and "Ana Silva" in shown.err
+
+
+def test_a_line_a_person_wrote_in_the_timeline_survives_a_rebuild(memory: Memory) -> None:
+    _seed(memory)
+    memory.refresh_entities()
+    path = memory.root / "entities" / "person-ana.md"
+    text = path.read_text()
+    end = text.index("## Timeline") + len("## Timeline\n\n")
+    line = "- [2020-01-01T00:00:00.000Z] Met Ana at the Lisbon offsite.\n"
+    path.write_text(text[:end] + line + text[end:])
+    assert run_cli("sync", "run", "--memory-dir", str(memory.root)).code == 0
+    memory.store("Ana likes dark mode.", category="preference")
+    memory.refresh_entities()
+    timeline = memory.entity("Ana")["timeline"]
+    assert timeline[0]["text"] == "Met Ana at the Lisbon offsite." and len(timeline) == 3
+    assert "Met Ana at the Lisbon offsite." in path.read_text()

@@ -158,6 +158,9 @@ def page_for(
         TimelineEntry(s.created, f"{' '.join(s.content.split())[:PREVIEW_CHARS]} [[{s.id}]]", TIMELINE_SOURCE)
         for s in shown
     ]
+    if old is not None:  # a line a person wrote in the Timeline is theirs: kept, in time order
+        theirs = [e for e in old.timeline if e.source != TIMELINE_SOURCE]
+        page.timeline = sorted([*page.timeline, *theirs], key=lambda e: e.timestamp)
     page.relationships = [
         (target, f"named together in {n} {'memory' if n == 1 else 'memories'}")
         for target, n in sorted(entity.connected.items(), key=lambda kv: (-kv[1], kv[0]))
