@@ -400,13 +400,16 @@ def test_daemon_start_status_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         assert status.code == 0 and status.json()["reachable"] is True
         r = request(info["port"], "GET", "/engram/v1/health", token=token)
         assert r.status == 200 and r.json()["principal"] == "ops"
+        live = request(info["port"], "GET", "/remnic/v1/livez")
+        assert live.status == 200 and live.json() == {"status": "ok"}
     finally:
         stopped = run_remnic("daemon", "stop", "--memory-dir", str(root), "--json")
         if stopped.code != 0 or not stopped.json().get("stopped"):
             os.kill(info["pid"], 15)  # never leave a server behind
     assert stopped.json()["stopped"] is True and stopped.json()["killed"] is False
     assert not (root / ".remnic" / "server.pid").exists()
-    assert "GET /engram/v1/health 200" in (root / ".remnic" / "server.log").read_text()
+    logged = (root / ".remnic" / "server.log").read_text()
+    assert "GET /engram/v1/health 200" in logged and " 401 " not in logged  # status asks livez, no token
     assert run_remnic("daemon", "status", "--memory-dir", str(root)).code == 3
 
 

@@ -103,15 +103,15 @@ def _is_remnic_server(pid: int) -> bool:
 
 
 def _reachable(host: str, port: int, timeout: float = 2.0) -> bool:
-    """Whether the server answers HTTP (GET health; the 401 without a token is an answer): a TCP
-    connect alone succeeds for a hung or stopped server, whose kernel still accepts connections."""
+    """Whether the server answers HTTP (GET livez, which needs no token, so a status check leaves no 401
+    in the log): a TCP connect alone succeeds for a hung or stopped server, whose kernel still accepts."""
     import http.client
 
     if host in ("0.0.0.0", "::", ""):
         host = "127.0.0.1" if host != "::" else "::1"
     conn = http.client.HTTPConnection(host.strip("[]"), port, timeout=timeout)
     try:
-        conn.request("GET", "/remnic/v1/health")
+        conn.request("GET", "/remnic/v1/livez")
         return conn.getresponse().status > 0
     except (OSError, http.client.HTTPException):
         return False

@@ -50,6 +50,8 @@ from .mcp import INVALID_REQUEST, PARSE_ERROR, SUPPORTED_VERSIONS, McpServer, Mc
 from .routes import http_names, query_args, route
 from .transport import ConnectionSlots, DeadlineReader, HostCheck, Refusals, SocketWriter, WorkerPool
 
+LIVEZ_PATH = "/remnic/v1/livez"
+"""Answered without a token (it says only that the server runs, as a 401 would)."""
 log = logging.getLogger("remnic.server")
 
 TOKEN_QUERY_KEYS = {"token", "access_token", "accesstoken", "api_key", "apikey", "bearer", "auth", "authorization"}
@@ -265,6 +267,8 @@ class Handler(BaseHTTPRequestHandler):
     def _dispatch(self) -> Reply:
         parts = urlsplit(self.path)
         self._check_host()
+        if parts.path == LIVEZ_PATH and self.command in ("GET", "HEAD"):
+            return Reply(200, {"status": "ok"})  # alive, nothing more: `daemon status` asks it without a token
         query_keys = {k.lower() for k in parse_qs(parts.query, keep_blank_values=True)}
         if query_keys & TOKEN_QUERY_KEYS:
             # Refused even alongside a valid header: the secret is already in somebody's logs.
