@@ -93,6 +93,16 @@ def test_store_from_stdin_and_dry_run(memory: Memory) -> None:
     assert snapshot_tree(memory.root) == before
 
 
+def test_store_dash_with_stdin_closed_is_a_usage_error(memory: Memory) -> None:
+    # `remnic store - <&-` gives the process no stdin at all (sys.stdin is None): it crashed
+    before = snapshot_tree(memory.root)
+    shell = f'"{sys.executable}" -m remnic store - --memory-dir "{memory.root}" <&-'
+    result = subprocess.run(["sh", "-c", shell], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "no text on standard input" in result.stderr and "Traceback" not in result.stderr
+    assert snapshot_tree(memory.root) == before
+
+
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -73,6 +74,8 @@ def build_parser() -> Parser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if sys.stdin is None:  # started with standard input closed (`<&-`): read it as empty, so '-' is a usage error
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - for the life of the process
     if len(argv) == 5 and argv[0] == "merge-file" and not any(a.startswith("-") for a in argv[1:]):
         return _merge_driver(argv[1:])
     from .fastpath import try_server  # light: config and the standard library
