@@ -55,9 +55,14 @@ def test_schemas_say_null_tags_coding_context_and_feedback(env: Env) -> None:
     store = listed["remnic_memory_store"].input_schema
     check = Draft202012Validator(store)
     given = {"content": "Ana likes green tea", "confidence": None, "tags": None, "category": None}
-    assert check.is_valid(given)
-    stored = tool(env, "remnic_memory_store", given)
+    stored = tool(env, "remnic_memory_store", given)  # null is "not given", though the schema says one type
     assert not stored.is_error, text(stored)
+    # The MCP Inspector turns `--tool-arg topK=5` into a number only when `type` is the string
+    # "integer"; with ["integer", "null"] it sent "5" and the call was refused.
+    for name, listed_tool in listed.items():
+        for arg, prop in listed_tool.input_schema["properties"].items():
+            if arg != "codingContext":  # null clears it: the one argument typed ["object", "null"]
+                assert isinstance(prop.get("type"), str), (name, arg, prop)
     for bad in (["a,b"], ["two\nlines"], ["x" * 65], [" "]):
         assert not check.is_valid({"content": "c", "tags": bad}), bad
         refused = tool(env, "remnic_memory_store", {"content": f"tagged {bad!r}", "tags": bad})

@@ -39,8 +39,10 @@ class Param:
     item_schema: Mapping[str, Any] | None = None
     """The elements' whole JSON Schema, advertised instead of ``{"type": items}`` (checked by the service)."""
     nullable: bool = False
-    """null is a meaningful value (it clears something). Every optional parameter is advertised as
-    ``["<kind>", "null"]``: ``validate`` reads null as "not given", so the schema says so."""
+    """null is a meaningful value (it clears something): advertised as ``["<kind>", "null"]``. An
+    optional parameter's null is read as "not given" too, but its schema keeps the one type: clients
+    that turn typed-in text into arguments by the schema's ``type`` (the MCP Inspector) and models'
+    function-calling schemas take a single type only."""
     pattern: str | None = None
     """A regular expression the whole string must match (advertised as the JSON Schema ``pattern``)."""
     default: Any = None
@@ -55,7 +57,7 @@ class Param:
     """An object's ``properties``/``required``/``additionalProperties``, advertised (checked by the service)."""
 
     def schema(self) -> dict[str, Any]:
-        null = self.nullable or not self.required
+        null = self.nullable
         out: dict[str, Any] = {"type": [self.kind, "null"] if null else self.kind}
         out["description"] = self.description
         if self.options is not None:
