@@ -33,7 +33,11 @@ def register(sub: Any) -> None:
         "the original's keys remnic does not read are listed as warnings.\n\n"
         "examples:\n  remnic config\n  remnic config --defaults\n  remnic config migrate ~/.config/remnic/config.json",
     )
-    p.add_argument("--defaults", action="store_true", help="list every setting with its default and meaning")
+    p.add_argument(
+        "--defaults",
+        action="store_true",
+        help="list every setting with its default and meaning, marking those that are user only",
+    )
     p.set_defaults(handler=cmd_config)
     csub = p.add_subparsers(dest="config_command", metavar="<migrate>")
     q = add_command(
@@ -53,7 +57,14 @@ def register(sub: Any) -> None:
 def cmd_config(args: argparse.Namespace) -> int:
     if args.defaults:
         rows = describe_settings()
-        emit(args, rows, lambda: "\n".join(f"{r['key']} = {json.dumps(r['default'])}\n    {r['doc']}" for r in rows))
+        emit(
+            args,
+            rows,
+            lambda: "\n".join(
+                f"{r['key']} = {json.dumps(r['default'])}{'    (user only)' if r['userOnly'] else ''}\n    {r['doc']}"
+                for r in rows
+            ),
+        )
         return 0
     settings = load_settings(memory_dir_arg(args))
     values = settings.to_dict()
@@ -127,7 +138,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         }
         if nested != data and not args.dry_run:
             backup = _backup_path(path)
-            write_atomic(backup, path.read_bytes())
+            # The backup holds what the file held (a plaintext authToken, say): no wider access than it had.
+            write_atomic(backup, path.read_bytes(), mode=path.stat().st_mode & 0o777)
             write_atomic(path, json.dumps(nested, indent=2, ensure_ascii=False) + "\n")
             entry["backup"] = str(backup)
         results.append(entry)

@@ -9,7 +9,7 @@ import sys
 import threading
 from typing import Any
 
-from ._common import add_command, emit, open_memory, positive_int, progress_bar, wants_json
+from ._common import add_command, emit, non_negative_int, open_memory, progress_bar, wants_json
 
 
 def register(sub: Any) -> None:
@@ -66,9 +66,9 @@ def register(sub: Any) -> None:
     )
     q.add_argument(
         "--debounce-ms",
-        type=positive_int("--debounce-ms"),
+        type=non_negative_int("--debounce-ms"),
         default=None,
-        help="wait this long after the last save before syncing (default: sync.debounceMs, 200)",
+        help="wait this long after the last save before syncing (0: at once; default: sync.debounceMs, 200)",
     )
     q.add_argument("--no-commit", action="store_true", help="index and normalise, but leave the edits uncommitted")
     q.set_defaults(handler=cmd_watch)

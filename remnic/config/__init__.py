@@ -16,10 +16,12 @@ from .load import (
 )
 from .settings import (
     AT_LEAST_ONE,
+    CEILINGS,
     CHOICES,
     DEFAULT_CONFIDENCE,
     DURABLE_DIR,
     MARKER_FILE,
+    MAX_NUMBER,
     RANGES,
     REPO_CONFIG_FILE,
     SECTIONS,
@@ -47,11 +49,13 @@ from .settings import (
 
 __all__ = [
     "AT_LEAST_ONE",
+    "CEILINGS",
     "CHOICES",
     "DEFAULT_CONFIDENCE",
     "DURABLE_DIR",
     "ENV_PAIRS",
     "MARKER_FILE",
+    "MAX_NUMBER",
     "RANGES",
     "REPO_CONFIG_FILE",
     "SECTIONS",

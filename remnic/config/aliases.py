@@ -213,8 +213,10 @@ class Translated:
             self.nested["memoryDir"] = value
         else:
             section, key = dotted.split(".", 1)
-            dotted = f"{section}.{camel(snake(key))}"
-            self.nested.setdefault(section, {})[camel(snake(key))] = value
+            if not key.startswith(("_", "$")):  # a comment or schema link stays as written; the loader skips it
+                key = camel(snake(key))
+            dotted = f"{section}.{key}"
+            self.nested.setdefault(section, {})[key] = value
         if name is None:
             self.names.pop(dotted, None)
         else:

@@ -9,6 +9,9 @@ Values are layered, lowest precedence first:
 5. the file named by ``REMNIC_CONFIG_PATH`` (or the original's ``ENGRAM_CONFIG_PATH``),
 6. explicit overrides (command-line flags, API arguments).
 
+A file inside a memory repository (3., and 4. or 5. when they lie in one) is shared: ``git pull``
+brings it, so a user-only setting in it (:data:`.settings.USER_ONLY`) is refused.
+
 Config files use camelCase keys (``recall.topK``) as Remnic does; snake_case is
 accepted too, and so are the original Remnic's flat keys and file shapes (see
 :mod:`.aliases`). ``remnic config`` prints every value with its origin.
@@ -34,6 +37,7 @@ from remnic.errors import ValidationError
 
 from .aliases import Translated, translate
 from .settings import (
+    CHOICES,
     MARKER_FILE,
     REPO_CONFIG_FILE,
     SECTIONS,
@@ -87,8 +91,22 @@ def _check_type(key: str, value: Any, default: Any, path: str, annotation: Any =
         ok = isinstance(value, type(default))
     if not ok:
         expected = _JSON_TYPES.get(want, want.__name__) + (" or null" if default is None else "")
-        raise ValidationError.single(key, f"expected {expected}, got {json_text(value)}", path=path)
+        raise ValidationError.single(
+            key, f"expected {expected}, got {json_text(value)}", path=path, options=CHOICES.get(key)
+        )
+    if isinstance(value, list) and str(annotation).startswith("list[str]"):
+        # Every list setting holds names or patterns: a number in one fails deep inside a scan.
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                raise ValidationError.single(f"{key}[{i}]", f"expected a string, got {json_text(item)}", path=path)
     return value
+
+
+_SHARED_RULE = (
+    "can only be set in your own config (~/.config/remnic/config.json, or a file outside the memory "
+    "repository named by REMNIC_CONFIG_PATH), not in a config file inside a memory repository, which "
+    "`git pull` brings to everyone who clones it"
+)
 
 
 def _apply(
@@ -116,6 +134,8 @@ def _apply(
         known = {f.name: f for f in fields(current)}
         updates = {}
         for raw_key, value in values.items():
+            if raw_key.startswith(("_", "$")):
+                continue  # comments and schema links, as at the top level
             key = snake(raw_key)
             if key not in known:
                 options = [camel(k) for k in known]
@@ -127,12 +147,9 @@ def _apply(
                 )
             dotted = f"{section}.{camel(key)}"
             if shared and dotted in USER_ONLY:
-                raise ValidationError.single(
-                    dotted,
-                    "can only be set in your own config (~/.config/remnic/config.json or the file "
-                    "named by REMNIC_CONFIG_PATH), not in the memory repository's shared remnic.config.json",
-                    path=origin,
-                )
+                raise ValidationError.single(dotted, _SHARED_RULE, path=origin)
+            if dotted == "git.splitIndex" and isinstance(value, bool):
+                value = json.dumps(value)  # documented as true/false: the JSON boolean means the same
             updates[key] = _check_type(dotted, value, getattr(type(current)(), key), origin, known[key].type)
             if value is not None:
                 _check_value(dotted, value, origin)  # as written: the message quotes the file
@@ -143,10 +160,20 @@ def _apply(
 
 
 def read_config_file(path: Path) -> dict[str, Any]:
+    if path.exists() and not path.is_file():
+        kind = "a directory" if path.is_dir() else "not a regular file"
+        raise ValidationError.single("config", f"is {kind}, not a config file: remove or rename it", path=str(path))
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except OSError as exc:
         raise ValidationError.single("config", f"cannot read config file: {exc.strerror}", path=str(path)) from None
+    try:
+        text = raw.decode("utf-8-sig")  # a byte-order mark (Notepad adds one) is not part of the JSON
+    except UnicodeDecodeError as exc:
+        utf16 = raw.startswith((b"\xff\xfe", b"\xfe\xff"))
+        found = "UTF-16 text" if utf16 else f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
+        message = f"is {found}: save it as UTF-8"
+        raise ValidationError.single("config", message, path=str(path)) from None
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
@@ -181,6 +208,13 @@ def expand_home(value: str, env: Mapping[str, str]) -> Path:
     return Path(value).expanduser()
 
 
+def in_memory_repo(path: Path, root: Path) -> bool:
+    """Whether a config file lies inside the memory directory in use or any other memory repository:
+    a file `git pull` can bring, shared by everyone who clones it (so never trusted with user-only settings)."""
+    path = path.resolve()
+    return path.is_relative_to(root.resolve()) or find_memory_repo(path.parent) is not None
+
+
 def _config_candidates(cwd: Path, env: Mapping[str, str]) -> list[tuple[Path, str]]:
     """Global config files, lowest precedence first, with their origin labels."""
     home = Path(env.get("HOME") or Path.home())
@@ -204,16 +238,22 @@ class ConfigFile:
     label: str
     data: dict[str, Any]
     translated: Translated
+    home: bool = False
+    """One of the user's own files under ~/.config: never shared, wherever the memory directory is."""
 
 
 def read_config_files(cwd: Path, env: Mapping[str, str]) -> list[ConfigFile]:
     """The user's and the current directory's config files that exist, lowest precedence first."""
     files = []
     for path, label in _config_candidates(cwd, env):
-        if path.is_file():
+        if path.exists():
             full = f"{label} ({path})"
             data = read_config_file(path)
-            files.append(ConfigFile(path.resolve(), full, data, translate(data, full)))
+            translated = translate(data, full)
+            where = translated.nested.get("memoryDir")
+            if where is not None and not isinstance(where, str):
+                raise ValidationError.single("memoryDir", f"expected a string, got {json_text(where)}", path=full)
+            files.append(ConfigFile(path.resolve(), full, data, translated, home=label.startswith("~")))
     named = env_value(env, "config")
     if named and not expand_home(named[1], env).is_file():
         raise ValidationError.single(named[0], f"no config file at {named[1]}")
@@ -243,7 +283,7 @@ def load_settings(
     settings.origins["memoryDir"] = origin
     layers = list(files)
     repo_cfg = root / REPO_CONFIG_FILE
-    shared_path = repo_cfg.resolve() if use_config_files and repo_cfg.is_file() else None
+    shared_path = repo_cfg.resolve() if use_config_files and repo_cfg.exists() else None
     if shared_path is not None and all(f.path != shared_path for f in files):
         label = f"memory repo ({repo_cfg})"
         data = read_config_file(repo_cfg)
@@ -251,7 +291,8 @@ def load_settings(
         layers.insert(at, ConfigFile(shared_path, label, data, translate(data, label)))
     for layer in layers:
         nested = {k: v for k, v in layer.translated.nested.items() if k != "memoryDir"}
-        _apply(settings, nested, layer.label, shared=layer.path == shared_path, names=layer.translated.names)
+        shared = layer.path == shared_path or (not layer.home and in_memory_repo(layer.path, root))
+        _apply(settings, nested, layer.label, shared=shared, names=layer.translated.names)
         settings.config_files.append(layer.label)
         settings.warnings += layer.translated.warnings
     if overrides:

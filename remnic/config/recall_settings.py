@@ -9,11 +9,11 @@ from dataclasses import dataclass
 @dataclass
 class RecallSettings:
     top_k: int = 10
-    """Results returned by a recall."""
+    """Results returned by a recall (at most 10000)."""
     budget_chars: int = 8192
     """Character budget for the returned contents; a result that does not fit is trimmed to its best passages (0 = no limit)."""
     candidates: int = 50
-    """Candidates taken from each retriever (BM25 and vectors) before fusion."""
+    """Candidates taken from each retriever (BM25 and vectors) before fusion; never fewer than the recall's topK (at most 10000)."""
     fusion: str = "score"
     """How BM25 and vector lists are fused: 'score' (normalised scores, the measured best) or 'rrf' (reciprocal rank)."""
     rrf_k: int = 60
@@ -75,7 +75,7 @@ class RecallSettings:
     rerank: str = ""
     """A cross-encoder for the rerank stage: a directory holding model.onnx + tokenizer.json (e.g. ms-marco-MiniLM-L-6-v2 exported to ONNX, see docs/retrieval.md); empty = off."""
     rerank_top_n: int = 20
-    """How many of the best fused candidates the cross-encoder rescores."""
+    """How many of the best fused candidates the cross-encoder rescores (at most 10000)."""
     rerank_budget_ms: float = 150.0
     """Latency budget of the rerank stage: batches stop once it is spent (the first batch always runs); the rest keep no rerank term."""
     rerank_weight: float = 1.0
@@ -85,7 +85,7 @@ class RecallSettings:
     mmr_lambda: float = 1.0
     """MMR trade-off: 1.0 is pure relevance (measured best on LoCoMo), lower values penalise near-duplicates."""
     mmr_pool: int = 50
-    """How many of the best-scored candidates MMR re-ranks."""
+    """How many of the best-scored candidates MMR re-ranks (at most 10000)."""
     score_propagation_alpha: float = 0.5
     """Discount for episode siblings of strong hits (XTrace's score_propagation_alpha)."""
     episode_expansion: bool = True
@@ -155,7 +155,7 @@ class RecallSettings:
     graph_seed_ratio: float = 0.7
     """Graph: a seed scores at least this fraction of the best hit."""
     graph_max_hops: int = 2
-    """Graph: edges followed from a seed (1 or 2)."""
+    """Graph: edges followed from a seed (0 = none; each hop more widens the search, 1 or 2 are usual)."""
     graph_max_nodes: int = 3
     """Graph: memories the graph tier may serve per recall."""
     graph_alpha: float = 0.6
@@ -177,7 +177,7 @@ class RecallSettings:
     recent_scan_max: int = 3
     """Recent-scan: recent memories the retrievers missed that may be offered per recall."""
     recent_scan_probe: int = 200
-    """Recent-scan: how many of the most recently updated memories are checked for topic words."""
+    """Recent-scan: how many of the most recently updated memories are checked for topic words (at most 10000)."""
     review_context: bool = True
     """Review-context tier: show pending_review/disputed memories flagged requires-review."""
     review_context_max: int = 2

@@ -64,7 +64,7 @@ class StoreSettings:
 @dataclass
 class GitSettings:
     split_index: str = "auto"
-    """git's split index for the repository (`git update-index --split-index`): each commit then rewrites a small file instead of git's whole index (8.8 MB at 100k memories). auto turns it on once the index passes ~20,000 entries; true, false."""
+    """git's split index for the repository (`git update-index --split-index`): each commit then rewrites a small file instead of git's whole index (8.8 MB at 100k memories). auto turns it on once the index passes ~20,000 entries; true or false (JSON booleans or strings) force it."""
     run_hooks: bool = False
     """Run the repository's pre-commit and commit-msg hooks for remnic's own commits too (a secret scanner, a linter), against exactly what is being committed; a hook that refuses stops the write and nothing changes. Off by default: remnic builds its commits without git's index, so plain hooks do not run."""
 
@@ -168,7 +168,7 @@ class ObserveSettings:
     max_turn_chars: int = 4000
     """Only the first this many characters of a turn are read for facts."""
     min_sentence_words: int = 4
-    """Sentences shorter than this many words are never facts (but see replyStatements)."""
+    """Sentences without a cue (a decision, a preference, a stated value, a first-person statement) shorter than this many words are never facts (but see replyStatements); a sentence with a cue is a fact whatever its length."""
     reply_statements: int = 1
     """A person's reply to the other speaker's question: this many of its first statements are facts even without a cue, from two words ("It's on Rua Augusta.", "Contemporary, mostly."); 0 = off. Chosen by leave-one-conversation-out cross-validation on LoCoMo (docs/benchmarks.md)."""
     reply_question_max_words: int = 0
@@ -230,7 +230,7 @@ class HookSettings:
     pinned_min_importance: float = 0.7
     """Session start: a preference is pinned when its importanceScore is at least this (rules and principles always are)."""
     session_top_k: int = 8
-    """Session start: memories recalled for the repository's context (its name, branch, recent commit subjects and changed files)."""
+    """Session start: memories recalled for the repository's context (its name, branch, recent commit subjects and changed files; at most 10000)."""
     git_subjects: int = 5
     """Session start: how many recent commit subjects go into the context query."""
 
@@ -352,8 +352,14 @@ def describe_settings() -> list[dict[str, Any]]:
                 docs[node.target.id] = str(nxt.value.value)  # type: ignore[union-attr]
         default = cls()
         for f in fields(cls):
+            key = f"{section}.{camel(f.name)}"
             rows.append(
-                {"key": f"{section}.{camel(f.name)}", "default": getattr(default, f.name), "doc": docs.get(f.name, "")}
+                {
+                    "key": key,
+                    "default": getattr(default, f.name),
+                    "doc": docs.get(f.name, ""),
+                    "userOnly": key in USER_ONLY,
+                }
             )
     return rows
 
@@ -366,7 +372,9 @@ def settings_markdown() -> str:
         "Generated from `remnic/config/settings.py` by `make docs`; `remnic config --defaults` prints the same.",
         'Config files are JSON with camelCase keys, e.g. `{"recall": {"topK": 5}}`; see the README for',
         "where remnic looks for them and in which order. Settings marked *user only* are refused in a",
-        "memory repository's shared `remnic.config.json`. The original Remnic's flat keys and file shape",
+        "memory repository: its `remnic.config.json` and any other config file inside it (an",
+        "`engram.config.json`, one in a subfolder), since `git pull` brings them. Numbers are at most",
+        "2147483647 unless a setting says otherwise. The original Remnic's flat keys and file shape",
         "(`recallBudgetChars`, a `remnic` block) are read too: see [remnic-compat.md](remnic-compat.md).",
         "",
     ]
@@ -376,7 +384,7 @@ def settings_markdown() -> str:
         if head != section:
             section = head
             lines += ["", f"## `{section}`", "", "| setting | default | meaning |", "|---|---|---|"]
-        note = " *User only.*" if row["key"] in USER_ONLY else ""
+        note = " *User only.*" if row["userOnly"] else ""
         lines.append(f"| `{row['key']}` | `{json.dumps(row['default'])}` | {row['doc']}{note} |")
     return "\n".join(lines) + "\n"
 
@@ -428,7 +436,22 @@ RANGES: dict[str, tuple[float, float | None]] = {
     "server.requestTimeoutS": (0.01, None),
     "server.keepAliveTimeoutS": (0.01, None),
     "recall.passageBm25Blend": (0, 1),  # a share of the lesser score: past 1 it would outweigh the better
+    "observe.continuationMinWords": (-1, None),  # -1 turns the feature off
+    "observe.listenerRemarkMaxWords": (-1, None),
 }
+MAX_NUMBER = 2_147_483_647
+"""The ceiling of every number without a range of its own: past it native code (tantivy, numpy,
+timeouts) overflows or tries to allocate it; no setting needs more."""
+CEILINGS: dict[str, int] = {
+    # Each sizes an allocation of that many entries per recall (tantivy's top-k heap, the fused pool).
+    "recall.topK": 10_000,
+    "recall.candidates": 10_000,
+    "recall.mmrPool": 10_000,
+    "recall.rerankTopN": 10_000,
+    "recall.recentScanProbe": 10_000,
+    "hooks.sessionTopK": 10_000,
+}
+"""Upper bounds of settings that are otherwise "at least" rules: a value past one is refused by name."""
 # Shares, floors and cosines (a similarity below 0 matches nearly everything, above 1 nothing): 0 to 1.
 _FRACTION_RE = re.compile(r"(Confidence|Importance|Overlap|Ratio|Lambda|Alpha|Floor|Similarity)$")
 # Settings that widen access or weaken safety: a shared, versioned memory repo must not be able to
@@ -472,5 +495,10 @@ def _check_value(dotted: str, value: Any, origin: str) -> None:
     if value != value or value in (float("inf"), float("-inf")):
         bad(f"must be a finite number, got {json_text(value)}")
     low, high = RANGES.get(dotted, (1 if dotted in AT_LEAST_ONE else 0, 1 if _FRACTION_RE.search(dotted) else None))
-    if value < low or (high is not None and value > high):
-        bad(f"must be {f'from {low} to {high}' if high is not None else f'at least {low}'}, got {json_text(value)}")
+    if high is not None:
+        if not low <= value <= high:
+            bad(f"must be from {low} to {high}, got {json_text(value)}")
+    elif value < low:
+        bad(f"must be at least {low}, got {json_text(value)}")
+    elif value > (ceiling := CEILINGS.get(dotted, MAX_NUMBER)):
+        bad(f"must be at most {ceiling}, got {json_text(value)}")
