@@ -330,8 +330,10 @@ def test_export_then_import_into_a_fresh_repository_gives_the_same_files(repo: P
     assert [h["content"] for h in cli(fresh, "query", "wifi password rotation")["hits"]] == [
         "The office wifi password rotates weekly"
     ]
+    before = snapshot_tree(fresh)
     again = run_cli("import", str(out), "--memory-dir", str(fresh))
-    assert again.code == 2 and "already exists" in again.err  # restoring twice is refused, nothing written
+    assert again.code == 0 and "skipped 4 exact duplicates" in again.out  # restoring twice changes nothing
+    assert snapshot_tree(fresh) == before
     md = run_cli("export", "--format", "md", "--memory-dir", str(repo)).out
     assert "## facts/sky.md" in md and "The sky is blue." in md
 

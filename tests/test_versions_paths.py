@@ -118,11 +118,12 @@ def test_a_copy_has_its_own_history_starting_where_it_was_copied(memory: Memory)
     _clean(root)
 
 
-def test_revert_of_a_copy_committed_with_the_originals_id_keeps_the_copys_id(memory: Memory) -> None:
+def test_a_copy_committed_with_the_originals_id_has_no_version_before_its_own_id(memory: Memory) -> None:
     d, root = str(memory.root), memory.root
     rec = memory.store("Ana is the release captain", category="fact").record
     original, copy = root / rec.path, root / "facts/copy.md"
-    # A plain-git copy: its first version carries the original's id; sync then gives it its own.
+    # A plain-git copy: its first version carries the original's id; sync then gives it its own. A
+    # memory's versions are those whose file has its id, so that first one is not the copy's.
     copy.write_bytes(original.read_bytes())
     git(root, "add", "facts/copy.md")
     git(root, "commit", "-qm", "a copy by hand")
@@ -130,12 +131,16 @@ def test_revert_of_a_copy_committed_with_the_originals_id_keeps_the_copys_id(mem
     with copy.open("a") as fh:
         fh.write("Ben is her deputy.\n")
     _sync(root)
-    listed = run_cli("versions", "list", "facts/copy.md", "--memory-dir", d, "--json").json()["versions"]
-    assert [v["change"] for v in listed] == ["A", "M"]
+    for target in ("facts/copy.md", "mem_p0000000000000000001"):
+        listed = run_cli("versions", "list", target, "--memory-dir", d, "--json").json()["versions"]
+        assert [(v["label"], v["change"]) for v in listed] == [("v1", "M")]
+    assert [v.path for v in memory.versions(rec.id)] == [rec.path]
 
+    refused = run_cli("versions", "revert", "facts/copy.md", "v2", "--memory-dir", d)
+    assert refused.code == 2 and "valid versions: v1..v1" in refused.err
     reverted = run_cli("versions", "revert", "facts/copy.md", "v1", "--memory-dir", d)
     assert reverted.code == 0, reverted.err
-    assert "Ben is her deputy" not in copy.read_text()
+    assert "Ben is her deputy" in copy.read_text()
     assert _ids(original, copy) == [f"id: {rec.id}", "id: mem_p0000000000000000001"]
     doctor = run_cli("doctor", "--memory-dir", d, "--json").json()
     assert not [c for c in doctor["checks"] if "duplicate" in str(c).lower() and c["status"] != "ok"]

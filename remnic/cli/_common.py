@@ -6,6 +6,8 @@ import argparse
 import copy
 import json
 import math
+import os
+import posixpath
 import re
 import sys
 import time
@@ -16,7 +18,8 @@ from dataclasses import replace
 from typing import Any
 
 from remnic.config import load_settings
-from remnic.errors import FieldProblem, RemnicError, UsageError
+from remnic.errors import FieldProblem, NotFoundError, RemnicError, UsageError
+from remnic.memfile.paths import repo_relative
 from remnic.service.memory import Memory
 
 
@@ -203,6 +206,51 @@ def open_memory(args: argparse.Namespace, *, one_shot_write: bool = False) -> Me
     if one_shot_write and not settings.store.cli_index:
         memory.defer_index()
     return memory
+
+
+def repo_path(memory: Memory, target: str) -> str:
+    """An ID-OR-PATH as typed, a path made repo-relative: ``./facts/x.md``, an absolute path inside the
+    repository, or (from a folder inside it, as git takes paths) a path relative to the current folder
+    when a file is there and not at the same path from the root. Anything else stays as it is, for
+    the service to judge."""
+    rel = repo_relative(target, memory.root)
+    if rel.startswith("/"):  # the repository reached through a symlink (/tmp → /private/tmp)
+        inside = repo_relative(os.path.realpath(rel), os.path.realpath(memory.root))
+        return rel if inside.startswith("/") else inside
+    here = _cwd_in(memory)
+    if not here or not rel or not memory.names_path(target):
+        return rel
+    from_here = posixpath.normpath(posixpath.join(here, target.replace("\\", "/")))
+    if from_here.startswith("../") or os.path.lexists(memory.root / rel):
+        return rel
+    return from_here if os.path.lexists(memory.root / from_here) else rel
+
+
+def _cwd_in(memory: Memory) -> str | None:
+    """The current folder relative to the repository root, when it is a folder inside it."""
+    try:
+        here = os.path.relpath(os.path.realpath(os.getcwd()), os.path.realpath(memory.root))
+    except (OSError, ValueError):
+        return None
+    return None if here == "." or here.startswith("..") else here.replace(os.sep, "/")
+
+
+@contextmanager
+def path_hint(memory: Memory, target: str) -> Iterator[None]:
+    """Adds to a path's "not found" or "not a memory file" error where a memory file of that name is:
+    paths are taken from the repository root."""
+    try:
+        yield
+    except (UsageError, NotFoundError) as exc:
+        if not memory.names_path(target) or exc.problems:
+            raise
+        name = repo_relative(target, memory.root)
+        near = sorted(r.path for r in memory.list() if r.path.endswith("/" + name))
+        if not near:
+            raise
+        also = f" or {len(near) - 1} more" if len(near) > 1 else ""
+        hint = f"; paths are relative to the repository root (did you mean {near[0]}{also}?)"
+        raise type(exc)(exc.message + hint) from None
 
 
 def emit(args: argparse.Namespace, data: Any, text: str | Callable[[], str] | None = None) -> None:

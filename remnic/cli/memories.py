@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from remnic.config import MARKER_FILE, load_settings
-from remnic.errors import FieldProblem, UsageError, ValidationError
+from remnic.errors import UsageError, ValidationError
 from remnic.memfile.model import CATEGORIES, STATUSES, MemoryRecord, serialize
 from remnic.service.memory import Memory
 
@@ -20,16 +17,18 @@ from ._common import (
     memory_dir_arg,
     non_negative_int,
     open_memory,
+    path_hint,
     plural,
     positive_int,
-    progress_bar,
     read_text_arg,
+    repo_path,
     safe,
     table,
     unit_float,
     wants_json,
     warnings_of,
 )
+from .portable import cmd_import
 
 
 def register(sub: Any) -> None:
@@ -126,14 +125,24 @@ def register(sub: Any) -> None:
         "(with `path` and `file`) restores that file exactly, and its other keys must\n"
         "agree with `file`; without `file` and `id` the line is a new memory (its `path` is\n"
         "ignored). A line export marked `malformed` is refused until its `file` is fixed.\n"
-        "A line whose text a memory here already holds (that very memory, or an active one\n"
-        "of its namespace) is skipped (counted as an exact duplicate; its other keys are\n"
-        "not merged into that memory).\n"
+        "Exact duplicates are skipped and named, by line and the memory they match (the\n"
+        "line's other keys are not merged into it): a line with `file` whose file is here,\n"
+        "byte for byte with its id (so an export imports again into its own repository and\n"
+        "restores only the files that are gone), and a line whose text a memory here already\n"
+        "holds (that very memory, or an active one of its namespace) or an earlier line\n"
+        "brings. A file here with the line's path or id and other text is refused.\n"
+        "--dry-run reports how many lines would be imported and which would be skipped;\n"
+        "--json names them in `skipped` (line, reason: file, text or batch, and the id and\n"
+        "path of the memory matched, or sameAsLine).\n"
         "A UTF-8 BOM at the start of the file is allowed.",
     )
     p.add_argument("file", metavar="FILE.jsonl", help="the file, or - for standard input")
     p.add_argument("--namespace", "-n", help="namespace for lines that name none")
-    p.add_argument("--dry-run", action="store_true", help="validate every line and report; write nothing")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="validate every line and report what would be imported and skipped; write nothing",
+    )
     p.set_defaults(handler=cmd_import)
 
     p = add_command(
@@ -286,7 +295,9 @@ def cmd_store(args: argparse.Namespace) -> int:
 
 def cmd_get(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    record = memory.find(_required(args.id, "ID"))
+    target = repo_path(memory, _required(args.id, "ID"))
+    with path_hint(memory, target):
+        record = memory.find(target)
     if args.raw and not wants_json(args):
         print(memory.file_text(record.path), end="")
         return 0
@@ -328,102 +339,6 @@ def cmd_list(args: argparse.Namespace) -> int:
         ),
     )
     return 0
-
-
-def _jsonl_lines(path: str) -> Iterator[tuple[int, bytes]]:
-    """Numbered raw lines (decoded by the caller, so a bad byte is a problem on its line)."""
-    import sys
-
-    if path == "-":
-        buffer = getattr(sys.stdin, "buffer", None)
-        if buffer is None:  # stdin replaced by a text stream (embedding, tests)
-            yield from enumerate((line.encode("utf-8", "surrogateescape") for line in sys.stdin), 1)
-            return
-        yield from enumerate(buffer, 1)
-        return
-    try:
-        fh = open(Path(path).expanduser(), "rb")  # noqa: SIM115 - closed by the with below
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-    with fh:
-        yield from enumerate(fh, 1)
-
-
-def cmd_import(args: argparse.Namespace) -> int:
-    import time
-
-    started = time.perf_counter()
-    memory = open_memory(args)
-    memory.defer_index(build_missing=False)  # indexed below, with progress, as its own phase
-    items: list[Any] = []
-    problems: list[FieldProblem] = []
-    line_numbers: list[int] = []
-    for number, raw in _jsonl_lines(args.file):
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:  # every bad line is reported, with the offset in its line
-            problems.append(FieldProblem("", _not_utf8(exc, "the line"), path=args.file, line=number))
-            continue
-        if number == 1 and line.startswith("\ufeff"):  # a BOM, as Windows editors save UTF-8
-            line = line[1:]
-        if not line.strip():
-            continue
-        try:
-            items.append(json.loads(line))
-            line_numbers.append(number)
-        except json.JSONDecodeError as exc:
-            problems.append(
-                FieldProblem("", f"invalid JSON: {exc.msg} (column {exc.colno})", path=args.file, line=number)
-            )
-    problems += memory.check_import(items, line_numbers=line_numbers, namespace=args.namespace)
-    if problems:
-        problems.sort(key=lambda p: p.line or 0)  # JSON and line checks are two passes; report in file order
-        for p in problems:
-            p.path = args.file
-        raise ValidationError(f"{len(problems)} problem(s) in {args.file}; nothing was imported", problems=problems)
-    phases = {"validate": time.perf_counter() - started}
-    if args.dry_run:
-        emit(
-            args,
-            {"valid": len(items), "dryRun": True},
-            f"{plural(len(items), 'line')} valid; nothing imported (--dry-run)",
-        )
-        return 0
-    mark = time.perf_counter()
-    result = memory.import_records(
-        items,
-        namespace=args.namespace,
-        source="cli-import",
-        line_numbers=line_numbers,
-        progress=progress_bar(args, "writing"),
-    )
-    phases["write"] = time.perf_counter() - mark
-    index = memory.refresh_index(progress_bar(args, "indexing")) if result.records else None
-    if index is not None:
-        phases["index"] = index.seconds
-    skipped = f"; skipped {plural(len(result.duplicates), 'exact duplicate')}" if result.duplicates else ""
-    text = (
-        f"imported {plural(len(result.records), 'memory', 'memories')} in one commit ({(result.commit or '')[:8]})"
-        if result.records
-        else "nothing to import"
-    ) + skipped
-    text += "\n" + phase_line(phases, index.to_dict() if index is not None else None)
-    data = {
-        **result.to_dict(),
-        "phasesMs": {k: round(v * 1000, 1) for k, v in phases.items()},
-        "index": index.to_dict() if index is not None else None,
-    }
-    emit(args, data, text)
-    return 0
-
-
-def phase_line(phases: dict[str, float], index: dict[str, Any] | None) -> str:
-    """``validate 0.3 s, write and commit 1.2 s, index 17.8 s (rebuild, 2000 embedded)``."""
-    names = {"validate": "validate", "write": "write and commit", "index": "index"}
-    parts = [f"{names.get(k, k)} {v:.1f} s" for k, v in phases.items()]
-    if index is not None and parts:
-        parts[-1] += f" ({index['action']}, {index['embedded']} embedded)"
-    return "took " + ", ".join(parts)
 
 
 def cmd_update(args: argparse.Namespace) -> int:
@@ -474,8 +389,10 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 def cmd_timeline(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    events = memory.timeline(args.id)
-    rows = [[e["label"], e["date"], e["operation"], e["status"], e["sha"][:8], e["path"]] for e in events]
+    target = repo_path(memory, args.id)
+    with path_hint(memory, target):
+        events = memory.timeline(target, working=True)  # and the file on disk when it differs
+    rows = [[e["label"], e["date"] or "-", e["operation"], e["status"], e["sha"][:8] or "-", e["path"]] for e in events]
     emit(
         args,
         {"id": args.id, "events": events},

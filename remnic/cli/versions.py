@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
+import shlex
 from typing import Any
 
-from remnic.memfile.paths import repo_relative
-
-from ._common import add_command, emit, open_memory, table, warnings_of
+from ._common import add_command, emit, open_memory, path_hint, repo_path, table, warnings_of
 
 VERSION_HELP = "a version: v1, 2, a commit sha prefix, 'latest' or 'working' (the file on disk now)"
 
@@ -21,8 +19,10 @@ def register(sub: Any) -> None:
         epilog="Versions are numbered from v1 (oldest). Renames are followed; a copy's history\n"
         "starts where it was copied (v1, added). A version that deleted the file is marked\n"
         "deleted: it has no text (show says so, diff shows every line removed, revert to it\n"
-        "is refused: revert to the version before it instead). A path may be typed as\n"
-        "./facts/x.md or as an absolute path inside the repository.\n\n"
+        "is refused: revert to the version before it instead). Asked for by id, the versions are\n"
+        "those whose file has that id (a path another memory held before is not mixed in).\n"
+        "A path is taken from the repository root; it may also be typed as ./facts/x.md, as\n"
+        "an absolute path, or relative to a folder of the repository you are in.\n\n"
         "examples:\n  remnic versions list facts/editor.md\n"
         "  remnic versions diff mem_018f9a3b2c1d4e5f6a7b v1 v3\n"
         "  remnic versions revert facts/editor.md v2",
@@ -74,22 +74,12 @@ def register(sub: Any) -> None:
     q.set_defaults(handler=cmd_revert)
 
 
-def _target(memory: Any, target: str) -> str:
-    """The ID-OR-PATH as typed (``./facts/x.md``, or an absolute path inside the repository) made
-    repo-relative; a path outside stays as it is, for the service to refuse."""
-    rel = repo_relative(target, memory.root)
-    if rel.startswith("/"):  # the repository reached through a symlink (/tmp → /private/tmp)
-        inside = repo_relative(os.path.realpath(rel), os.path.realpath(memory.root))
-        rel = rel if inside.startswith("/") else inside
-    return rel
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    args.target = _target(memory, args.target)
-    versions = memory.versions(args.target)
-    path = versions[-1].path
-    dirty = memory.has_uncommitted_edits(path)
+    args.target = repo_path(memory, args.target)
+    with path_hint(memory, args.target):
+        found = memory.memory_history(args.target)
+    versions, path, dirty = found.versions, found.working_path, found.uncommitted
     rows = [
         [v.label, v.short, v.date, v.operation + (" (deleted)" if v.deleted else ""), v.author, v.path]
         for v in versions
@@ -98,7 +88,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     def text() -> str:
         out = table(rows, ["VERSION", "COMMIT", "DATE", "OPERATION", "AUTHOR", "PATH"])
         if dirty:
-            out += "\n(uncommitted changes on disk: compare with `remnic versions diff " + args.target + "`)"
+            out += f"\n(uncommitted changes on disk: compare with `remnic versions diff {shlex.quote(args.target)}`)"
         return out
 
     emit(args, {"path": path, "versions": [v.to_dict() for v in versions], "uncommittedChanges": dirty}, text)
@@ -107,8 +97,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    args.target = _target(memory, args.target)
-    read = memory.read_version(args.target, args.version)
+    args.target = repo_path(memory, args.target)
+    with path_hint(memory, args.target):
+        read = memory.read_version(args.target, args.version)
     if getattr(args, "json", False):
         data: dict[str, Any] = {"version": read.label, "content": read.text, "deleted": read.deleted}
         if read.deleted:
@@ -116,7 +107,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         emit(args, data)
     elif read.deleted:  # a deletion has no text to print: say so, and where the last text is
         where = "is not on disk" if args.version.strip().lower() == "working" else "was deleted in this version"
-        hint = f"; its last content: `remnic versions show {args.target} {read.before}`" if read.before else ""
+        hint = (
+            f"; its last content: `remnic versions show {shlex.quote(args.target)} {read.before}`"
+            if read.before
+            else ""
+        )
         print(f"{read.label}: the file {where}{hint}")
     else:
         print(read.text, end="" if read.text.endswith("\n") else "\n")
@@ -125,16 +120,18 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    args.target = _target(memory, args.target)
-    diff = memory.version_diff(args.target, args.old, args.new)
+    args.target = repo_path(memory, args.target)
+    with path_hint(memory, args.target):
+        diff = memory.version_diff(args.target, args.old, args.new)
     emit(args, {"diff": diff, "changed": bool(diff)}, diff or "(no differences)")
     return 0
 
 
 def cmd_revert(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    args.target = _target(memory, args.target)
-    result = memory.revert(args.target, args.version, source="cli", force=args.force)
+    args.target = repo_path(memory, args.target)
+    with path_hint(memory, args.target):
+        result = memory.revert(args.target, args.version, source="cli", force=args.force)
     record = result.record
     emit(
         args,

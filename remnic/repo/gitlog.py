@@ -7,12 +7,14 @@ is not a path.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .messages import Version, parse_trailers
 
 GitRun = Callable[..., str]
 """``Ledger.git``: runs git with the given arguments and returns its output."""
+GitBytes = Callable[[Sequence[str], bytes], bytes]
+"""``Ledger._run_bytes``: runs git with binary standard input and returns its binary output."""
 
 _FORMAT = "%x1e%H%x1f%aI%x1f%an%x1f%s%x1f%(trailers:unfold,only)%x1d"
 
@@ -71,7 +73,35 @@ def renamed_to(git: GitRun, sha: str, path: str) -> str | None:
     return None
 
 
-def last_path_of_id(git: GitRun, memory_id: str) -> str | None:
-    """The newest path a commit added or removed the line ``id: <memory_id>`` at."""
-    out = git("log", "-z", "--format=", "--name-only", "-S", f"id: {memory_id}", "--", "*.md", strip=False)
-    return next((p for p in (f.strip("\n") for f in out.split("\0")) if p), None)
+def paths_of_id(git: GitRun, memory_id: str) -> list[str]:
+    """The paths of the newest commit that added or removed the line ``id: <memory_id>``: one, or
+    more when that commit moved the id between files (two files swapped by hand)."""
+    out = git("log", "-z", "-n", "1", "--format=", "--name-only", "-S", f"id: {memory_id}", "--", "*.md", strip=False)
+    return [p for p in (f.strip("\n") for f in out.split("\0")) if p]
+
+
+def blob_texts(run: GitBytes, specs: Sequence[tuple[str, str]]) -> list[str | None]:
+    """The text of each (commit, path), read by one ``git cat-file --batch`` rather than a git
+    process per version (None: no such file, or not UTF-8)."""
+    texts: list[str | None] = [None] * len(specs)
+    # cat-file reads one name a line, so a path with a line break cannot be asked for this way.
+    batch = [i for i, (_, path) in enumerate(specs) if "\n" not in path]
+    if not batch:
+        return texts
+    out = run(["cat-file", "--batch"], "".join(f"{specs[i][0]}:{specs[i][1]}\n" for i in batch).encode("utf-8"))
+    pos = 0
+    for i in batch:
+        nl = out.index(b"\n", pos)
+        header = out[pos:nl].split()
+        pos = nl + 1
+        if header[-1] == b"missing" or len(header) < 3:
+            continue
+        size = int(header[2])
+        body = out[pos : pos + size]
+        pos += size + 1
+        if header[1] == b"blob":
+            try:
+                texts[i] = body.decode("utf-8")
+            except UnicodeDecodeError:
+                pass
+    return texts

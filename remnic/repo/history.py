@@ -12,6 +12,7 @@ from typing import Any
 from remnic.errors import MemoryFormatError, RemnicError, UsageError
 from remnic.memfile.model import parse_file
 
+from . import gitlog
 from .files import MemoryStore
 from .ledger import Ledger
 from .messages import Version, unified_diff
@@ -43,11 +44,42 @@ class VersionText:
     """For a deleted one, the label of the newest version before it with text (what was deleted)."""
 
 
-def read_version(files: MemoryStore, ledger: Ledger, versions: list[Version], spec: str) -> VersionText:
+@dataclass(frozen=True)
+class MemoryHistory:
+    """A memory's committed versions and where its file is on disk now."""
+
+    versions: list[Version]
+    memory_id: str | None
+    """The id its versions' files carry (None when none has one)."""
+    working: str | None
+    """The path of its file on disk now: None when it is not on disk (deleted, not committed yet)."""
+
+    uncommitted: bool
+    """Whether the file on disk differs from the newest version (edited, moved or deleted since)."""
+
+    @property
+    def working_path(self) -> str:
+        """Where ``working`` reads: the file on disk, or for a file gone the path it was committed at."""
+        return self.working or self.versions[-1].path
+
+    @staticmethod
+    def of(ledger: Ledger, versions: list[Version], memory_id: str | None, working: str | None) -> MemoryHistory:
+        latest = versions[-1]
+        if working is None:
+            uncommitted = not latest.deleted
+        else:
+            uncommitted = working != latest.path or ledger.is_dirty(working)
+        return MemoryHistory(versions, memory_id, working, uncommitted)
+
+
+def read_version(files: MemoryStore, ledger: Ledger, found: MemoryHistory, spec: str) -> VersionText:
     """A version's text; ``working`` is the file as it is on disk now."""
+    versions = found.versions
     if spec.strip().lower() == "working":
-        path = versions[-1].path
+        path = found.working_path
         try:
+            if found.working is None:
+                raise FileNotFoundError(path)  # what sits at its old path now is another memory, or nothing
             return VersionText(f"{path}@working", files.read_text(path))
         except FileNotFoundError:
             return VersionText(f"{path}@working", "", deleted=True, before=last_with_text(versions))
@@ -63,18 +95,19 @@ def last_with_text(versions: list[Version]) -> str | None:
     return next((v.label for v in reversed(versions) if not v.deleted), None)
 
 
-def version_text(files: MemoryStore, ledger: Ledger, versions: list[Version], spec: str) -> tuple[str, str]:
+def version_text(files: MemoryStore, ledger: Ledger, found: MemoryHistory, spec: str) -> tuple[str, str]:
     """(label, file text) of a version; ``working`` is the file as it is on disk now."""
-    read = read_version(files, ledger, versions, spec)
+    read = read_version(files, ledger, found, spec)
     return read.label, read.text
 
 
 def version_diff(
-    files: MemoryStore, ledger: Ledger, versions: list[Version], old: str | None = None, new: str | None = None
+    files: MemoryStore, ledger: Ledger, found: MemoryHistory, old: str | None = None, new: str | None = None
 ) -> str:
     """A unified diff between two versions (default: the last two, or latest vs uncommitted edits)."""
+    versions = found.versions
     if old is None and new is None:
-        if ledger.is_dirty(versions[-1].path):
+        if found.uncommitted:
             old, new = "latest", "working"
         elif len(versions) >= 2:
             old, new = f"v{len(versions) - 1}", f"v{len(versions)}"
@@ -83,26 +116,55 @@ def version_diff(
     elif new is None:
         new = "latest"
     assert old is not None and new is not None
-    old_label, old_text = version_text(files, ledger, versions, old)
-    new_label, new_text = version_text(files, ledger, versions, new)
+    old_label, old_text = version_text(files, ledger, found, old)
+    new_label, new_text = version_text(files, ledger, found, new)
     return unified_diff(old_text, new_text, old_label, new_label)
 
 
 def timeline(ledger: Ledger, versions: list[Version]) -> list[dict[str, Any]]:
     """One event per commit, with the memory's status at that version."""
+    texts = gitlog.blob_texts(ledger._run_bytes, [(v.sha, v.path) for v in versions])
     events = []
-    for v in versions:
+    for v, text in zip(versions, texts):
         entry = v.to_dict()
         # Bulk commits name many memories and namespaces; a timeline shows only what concerns this one.
         entry["trailers"] = {
             k: vals for k, vals in v.trailers.items() if k.endswith(("-Operation", "-Source", "-Reverted-To"))
         }
-        if v.deleted:
-            entry["status"] = "deleted"
-        else:
-            try:
-                entry["status"] = parse_file(ledger.show(v.sha, v.path), v.path).status
-            except (MemoryFormatError, RemnicError):
-                entry["status"] = "malformed"
+        entry["status"] = "deleted" if v.deleted else _status(text, v.path)
         events.append(entry)
     return events
+
+
+def working_event(files: MemoryStore, ledger: Ledger, found: MemoryHistory) -> dict[str, Any] | None:
+    """The file on disk as one more event after the commits, when it differs from the newest one."""
+    if not found.uncommitted:
+        return None
+    latest = found.versions[-1]
+    read = read_version(files, ledger, found, "working")
+    moved = found.working is not None and found.working != latest.path
+    return {
+        "version": None,
+        "label": "working",
+        "sha": "",
+        "path": found.working_path,
+        "previousPath": latest.path if moved else None,
+        "date": "",
+        "author": "",
+        "subject": "uncommitted changes on disk",
+        "change": "D" if read.deleted else "R" if moved else "M",
+        "deleted": read.deleted,
+        "operation": "uncommitted",
+        "trailers": {},
+        "status": "deleted" if read.deleted else _status(read.text, found.working_path),
+        "uncommitted": True,
+    }
+
+
+def _status(text: str | None, path: str) -> str:
+    if text is None:
+        return "malformed"
+    try:
+        return parse_file(text, path).status
+    except (MemoryFormatError, RemnicError):
+        return "malformed"

@@ -29,7 +29,7 @@ from git.refs.symbolic import SymbolicReference
 from remnic.config import STATE_DIR
 from remnic.errors import LedgerError, LockTimeoutError, NotFoundError
 
-from . import gitindex, gitlog
+from . import gitindex, gitlog, lineage
 from .messages import TRAILER_PREFIX, Version, format_message
 from .trees import Entry, TreeEditor
 
@@ -204,29 +204,19 @@ class Ledger:
     def show(self, sha: str, path: str) -> str:
         return self.git("show", f"{sha}:{path}", strip=False)
 
-    def history(self, path: str, *, _hops: int = 0) -> list[Version]:
-        """Every committed version of the file at ``path``, oldest first, following renames.
-
-        A path the file was renamed away from has the history of where it went (git's ``--follow``
-        only looks back, so the move would read as a deletion of the old path).
-        """
-        if self.head() is None:
-            return []
-        versions = gitlog.history_at(self.git, path)
-        if versions and versions[-1].deleted and _hops < 16:
-            moved = gitlog.renamed_to(self.git, versions[-1].sha, path)
-            if moved is not None:
-                return self.history(moved, _hops=_hops + 1)
-        return versions
+    def history(self, path: str, *, memory_id: str | None = None) -> list[Version]:
+        """Every committed version of the memory at ``path`` (of ``memory_id`` when given), oldest
+        first, following renames; a path's versions that held another memory are left out."""
+        return lineage.lineage(self, path, memory_id).versions
 
     def worktree_files(self) -> list[str]:
         """Tracked and untracked files, minus what .gitignore excludes: git's view of the work tree."""
         out = self.git("ls-files", "-z", "--cached", "--others", "--exclude-standard", strip=False)
         return [p for p in out.split("\0") if p]
 
-    def last_path_of_id(self, memory_id: str) -> str | None:
-        """The path a memory id last lived at in history (for memories whose file is gone)."""
-        return None if self.head() is None else gitlog.last_path_of_id(self.git, memory_id)
+    def paths_of_id(self, memory_id: str) -> list[str]:
+        """The paths a memory id last lived at in history (for memories whose file is gone)."""
+        return [] if self.head() is None else gitlog.paths_of_id(self.git, memory_id)
 
     def is_ignored(self, path: str) -> bool:
         try:

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import NotFoundError
-from remnic.memfile.model import check_relpath
+from remnic.errors import MemoryFormatError, NotFoundError, RemnicError
+from remnic.memfile.model import check_relpath, parse_file
+from remnic.memfile.values import own_id
 from remnic.repo import githooks as _githooks
 from remnic.repo import history as _history
+from remnic.repo import lineage as _lineage
+from remnic.repo.history import MemoryHistory
 
 from . import reverting as _reverting
 
@@ -24,24 +27,33 @@ class HistoryOps:
     """Mixed into :class:`remnic.service.memory.Memory`."""
 
     def versions(self: Memory, id_or_path: str) -> list[Version]:
-        rel = self.resolve(id_or_path)
-        versions = self.ledger.history(rel)
-        if not versions:
-            raise NotFoundError(f"{rel} has no committed versions yet (commit it, or run `remnic sync run`)")
-        return versions
+        """The committed versions of a memory, oldest first: asked by id, only those whose file has
+        that id; asked by path, those of the memory at that path (a path another memory held before
+        does not mix the two)."""
+        return self.memory_history(id_or_path).versions
+
+    def memory_history(self: Memory, id_or_path: str) -> MemoryHistory:
+        """A memory's versions and where its file is on disk now (see :class:`MemoryHistory`)."""
+        if self.names_path(id_or_path):
+            rel = self.resolve(id_or_path)
+            found = _lineage.lineage(self.ledger, rel)
+            if not found.versions:
+                raise NotFoundError(f"{rel} has no committed versions yet (commit it, or run `remnic sync run`)")
+            return MemoryHistory.of(self.ledger, found.versions, found.memory_id, found.versions[-1].path)
+        return _by_id(self, id_or_path)
 
     def version_text(self: Memory, id_or_path: str, spec: str) -> tuple[str, str]:
         """(label, file text) of a version; ``working`` is the file as it is on disk now."""
-        return _history.version_text(self.files, self.ledger, self.versions(id_or_path), spec)
+        return _history.version_text(self.files, self.ledger, self.memory_history(id_or_path), spec)
 
     def read_version(self: Memory, id_or_path: str, spec: str) -> VersionText:
         """A version's text, or for the commit that deleted the file its ``deleted`` flag and the
         version before it (a deletion has no text)."""
-        return _history.read_version(self.files, self.ledger, self.versions(id_or_path), spec)
+        return _history.read_version(self.files, self.ledger, self.memory_history(id_or_path), spec)
 
     def version_diff(self: Memory, id_or_path: str, old: str | None = None, new: str | None = None) -> str:
         """A unified diff between two versions (default: the last two, or latest vs uncommitted edits)."""
-        return _history.version_diff(self.files, self.ledger, self.versions(id_or_path), old, new)
+        return _history.version_diff(self.files, self.ledger, self.memory_history(id_or_path), old, new)
 
     def install_git_hooks(self: Memory, *, force: bool = False) -> list[dict[str, str]]:
         """Install remnic's git hooks; a foreign hook is kept, and chained when ``force``."""
@@ -63,6 +75,55 @@ class HistoryOps:
         the file would be lost, so they are refused unless ``force``."""
         return _reverting.revert(self, id_or_path, spec, source=source, force=force)
 
-    def timeline(self: Memory, memory_id: str) -> list[dict[str, Any]]:
-        """A memory's lifecycle from git: one event per commit, with the status at that version."""
-        return _history.timeline(self.ledger, self.versions(memory_id))
+    def timeline(self: Memory, memory_id: str, *, working: bool = False) -> list[dict[str, Any]]:
+        """A memory's lifecycle from git: one event per commit, with the status at that version; with
+        ``working``, then one ``uncommitted`` event (version None) when the file on disk differs."""
+        found = self.memory_history(memory_id)
+        events = _history.timeline(self.ledger, found.versions)
+        now = _history.working_event(self.files, self.ledger, found) if working else None
+        return [*events, now] if now is not None else events
+
+
+def _by_id(mem: Memory, memory_id: str) -> MemoryHistory:
+    """The versions whose file has ``memory_id``: at the path its file is at now, else at the paths
+    the newest commit that added or removed its id line touched (a file gone, or moved, since)."""
+    try:
+        on_disk: str | None = mem.get(memory_id).path
+    except NotFoundError:
+        on_disk = None
+    found = _lineage.lineage(mem.ledger, on_disk, memory_id) if on_disk else None
+    if found is None or not found.versions:
+        paths = mem.ledger.paths_of_id(memory_id)
+        if not paths and on_disk is None:
+            raise NotFoundError(f"no memory with id {memory_id} (not on disk, not in git history)")
+        # A path whose file went on as another memory (a copy given a new id, a swap) is the last
+        # place to look: the memory itself went on elsewhere.
+        candidates = [c for c in (_lineage.lineage(mem.ledger, p, memory_id) for p in paths) if c.versions]
+        for c in [c for c in candidates if c.whole] or candidates:
+            if (
+                found is None
+                or not found.versions
+                or mem.ledger.is_ancestor(found.versions[-1].sha, c.versions[-1].sha)
+            ):
+                found = c
+    if found is None or not found.versions:
+        raise NotFoundError(
+            f"{memory_id} ({on_disk or 'not on disk'}) has no committed versions yet (commit it, or run `remnic sync run`)"
+        )
+    working = on_disk if on_disk is not None else _unreadable_at(mem, found.versions[-1])
+    return MemoryHistory.of(mem.ledger, found.versions, found.memory_id, working)
+
+
+def _unreadable_at(mem: Memory, latest: Version) -> str | None:
+    """Its last path when the file there is still this memory's but its id cannot be read (a broken
+    edit): that file is its working state. None when nothing is there or another memory is."""
+    if latest.deleted:
+        return None
+    try:
+        text = mem.files.read_text(latest.path)
+    except (FileNotFoundError, OSError):
+        return None
+    try:
+        return latest.path if own_id(parse_file(text, latest.path).frontmatter) is None else None
+    except (MemoryFormatError, RemnicError):
+        return latest.path

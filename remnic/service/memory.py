@@ -336,12 +336,7 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
         """The repo-relative path for a memory id or a memory file path (which may no longer exist)."""
         if not id_or_path.strip():
             raise UsageError("an id or a memory file path is required")
-        looks_like_path = (
-            self.files.paths.is_markdown(id_or_path)
-            or "/" in id_or_path
-            or (not ID_RE.match(id_or_path) or os.path.lexists(self.root / id_or_path))
-        )
-        if looks_like_path:
+        if self.names_path(id_or_path):
             rel = check_relpath(id_or_path, field="id-or-path", root=self.root)
             reason = self.files.paths.skip_reason(rel)
             if reason is not None:
@@ -352,10 +347,18 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
         try:
             return self.get(id_or_path).path
         except NotFoundError:
-            gone = self.ledger.last_path_of_id(id_or_path)
-            if gone is None:
+            gone = self.ledger.paths_of_id(id_or_path)
+            if not gone:
                 raise
-            return gone
+            return gone[0]
+
+    def names_path(self, id_or_path: str) -> bool:
+        """Whether ``id_or_path`` is taken as a file path rather than a memory id."""
+        return (
+            self.files.paths.is_markdown(id_or_path)
+            or "/" in id_or_path
+            or (not ID_RE.match(id_or_path) or os.path.lexists(self.root / id_or_path))
+        )
 
     def list(
         self,

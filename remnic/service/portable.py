@@ -9,26 +9,32 @@ line is an ordinary new memory built from ``content`` and the keys, at a path of
 export's ``path`` says where the exported file lived, so it is dropped, never a frontmatter key.
 Its ``id`` is kept, so in the repository it came from such a line is either the memory already
 there (same id and text: skipped as an exact duplicate) or refused until ``id`` is dropped too.
+A line with ``file`` whose file a memory here already is, byte for byte (same id, same text), is
+skipped as an exact duplicate as well (:func:`prepare_import`), so an export imports again into its
+own repository and brings back only the files that are gone; with other text it is refused.
 
 A malformed memory file (frontmatter that does not parse, conflict markers, a secret...) is
 still exported, byte for byte, so a backup never loses its text: its line is ``path``,
 ``namespace``, ``file`` and ``malformed`` (what is wrong), with no keys read from it. Import
 checks every ``file`` as it checks any memory file, so such a line is refused, naming it, until
 its ``file`` is fixed (or the line left out): remnic never commits a file it cannot read. A
-file that cannot be carried as text (not UTF-8, a symlink) is left out and reported.
+file that cannot be carried as text (not UTF-8, a symlink) is left out and reported: as
+incomplete (``skipped``) unless it is a symlink to a file the export holds (then a warning).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import FieldProblem, MemoryFormatError
-from remnic.memfile.model import MemoryRecord
+from remnic.errors import FieldProblem, MemoryFormatError, RemnicError
+from remnic.memfile.model import MemoryRecord, content_hash
 from remnic.memfile.paths import namespace_for_path
 from remnic.memfile.validate import check_text
+from remnic.repo.files import SYMLINK_REASON
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -119,15 +125,27 @@ def export(mem: Memory, fmt: str, namespace: str | None = None) -> Export:
     scan = mem.files.scan()
     entries: list[tuple[str, MemoryRecord | FileIssue, str | None]] = []
     known = {mem.settings.namespaces.default} | {r.namespace for r in scan.records}
-    known |= {namespace_for_path(p) for p in scan.empty} | {namespace_for_path(e.path) for e in scan.problems}
+    known |= {namespace_for_path(p) for p in [*scan.empty, *scan.links]}
+    known |= {namespace_for_path(e.path) for e in scan.problems}
     for record in scan.records:
         if not namespace or record.namespace == namespace:
             entries.append((record.path, record, mem.files.read_text(record.path)))
     for error in scan.problems:
         if not namespace or namespace_for_path(error.path) == namespace:
             entries.append(_unreadable(mem, error))
+    exported = {path for path, _found, text in entries if text is not None}
+    linked: list[FieldProblem] = []
+    for link in scan.links:  # never read through: its target may be anything, even outside the repository
+        if namespace and namespace_for_path(link) != namespace:
+            continue
+        target = _link_target(mem, link)
+        if target in exported:  # its text is in this export: nothing is lost, but say why the link is not
+            linked.append(FieldProblem("path", f"{link} is {SYMLINK_REASON}; it links to {target}, which is exported"))
+        else:
+            why = f"is {SYMLINK_REASON}, and what it links to is not in this export"
+            entries.append((link, FileIssue(link, (FieldProblem("path", why),)), None))
     entries.sort(key=lambda entry: entry[0])
-    result = Export(fmt, [], sum(isinstance(e[1], MemoryRecord) for e in entries))
+    result = Export(fmt, [], sum(isinstance(e[1], MemoryRecord) for e in entries), warnings=linked)
     for _path, found, text in entries:
         if isinstance(found, FileIssue):
             (result.malformed if text is not None else result.skipped).append(found)
@@ -141,6 +159,15 @@ def export(mem: Memory, fmt: str, namespace: str | None = None) -> Export:
         )
     result.items = list(_markdown(entries) if fmt == "md" else _lines(entries))
     return result
+
+
+def _link_target(mem: Memory, link: str) -> str | None:
+    """The repository path a symlinked memory file resolves to (None: outside the repository, or broken)."""
+    root = os.path.realpath(mem.root)
+    target = os.path.realpath(mem.root / link)
+    if not target.startswith(root + os.sep) or not os.path.isfile(target):
+        return None
+    return os.path.relpath(target, root).replace(os.sep, "/")
 
 
 def _unreadable(mem: Memory, error: MemoryFormatError) -> tuple[str, FileIssue, str | None]:
@@ -289,3 +316,137 @@ def _clashes(
             problems.append(FieldProblem("id", f"{memory_id!r} already exists ({existing[memory_id]})", line=line))
         seen_ids.setdefault(memory_id, line)
     return problems
+
+
+# --- an import batch checked as `remnic import` runs it: exact duplicates named, and left out ---
+
+
+@dataclass(frozen=True)
+class Skip:
+    """An import line that writes nothing, being an exact duplicate, and what it duplicates."""
+
+    line: int
+    reason: str
+    """``file``: this very file is here byte for byte; ``text``: a memory here (or one this import
+    restores) holds its text; ``batch``: an earlier line of the batch brings its text."""
+    id: str | None = None
+    path: str | None = None
+    same_as_line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"line": self.line, "reason": self.reason}
+        if self.id is not None:
+            out.update(id=self.id, path=self.path)
+        if self.same_as_line is not None:
+            out["sameAsLine"] = self.same_as_line
+        return out
+
+    def describe(self) -> str:
+        if self.reason == "batch":
+            return f"line {self.line}: same text as line {self.same_as_line}"
+        what = "is" if self.reason == "file" else "has the text of"
+        return f"line {self.line}: {what} {self.id} ({self.path})"
+
+
+@dataclass
+class ImportCheck:
+    """An import batch checked without writing: the lines to write, the exact duplicates, or the problems."""
+
+    items: list[Any]
+    line_numbers: list[int]
+    skipped: list[Skip]
+    problems: list[FieldProblem]
+    left_in: int = 0
+    """Duplicates kept in ``items`` because another line supersedes their id: the import skips them itself."""
+
+    @property
+    def to_import(self) -> int:
+        return len(self.items) - self.left_in
+
+
+def prepare_import(
+    mem: Memory, items: Sequence[Any], line_numbers: Sequence[int] | None, namespace: str | None, source: str
+) -> ImportCheck:
+    """Every line checked as ``Memory.import_records`` checks it, and its exact duplicates found as it
+    finds them, so a dry run predicts the real one. A line restoring a file a memory here already is,
+    byte for byte, is a duplicate (the import would refuse its path and id); the duplicates are left
+    out of ``items`` so the lines named are the lines skipped."""
+    from .duplicates import DuplicateLookup, find_duplicate  # the import's own rule; writes imports this module
+    from .writes import plan_items
+
+    numbers = list(line_numbers) if line_numbers else list(range(1, len(items) + 1))
+    skipped: list[Skip] = []
+    batch: list[Any] = []
+    lines: list[int] = []
+    ids: dict[str, str] | None = None
+    for item, line in zip(items, numbers, strict=True):
+        here = None
+        if isinstance(item, Mapping) and isinstance(item.get("file"), str) and not item.get(MALFORMED):
+            ids = mem.files.ids() if ids is None else ids
+            here = _file_here(mem, item, ids)
+        if here is not None:
+            skipped.append(Skip(line, "file", here.id, here.path))
+        else:
+            batch.append(item)
+            lines.append(line)
+    plan, problems = plan_items(mem, batch, lines, namespace, source)
+    if problems:
+        return ImportCheck([], [], skipped, problems)
+    targets = {t for item in batch if isinstance(item, Mapping) and isinstance(t := item.get("supersedes"), str)}
+    restored: dict[tuple[str, str], MemoryRecord] = {}  # as the transaction stages them, first one per text
+    seen: dict[tuple[str, str], int] = {}
+    result = ImportCheck([], [], skipped, [])
+    lookup = DuplicateLookup(mem)
+    for item, planned, line in zip(batch, plan.items, lines, strict=True):
+        skip = None
+        if isinstance(planned, Restore):
+            restored.setdefault((planned.record.namespace, content_hash(planned.record.content)), planned.record)
+        else:
+            meta, content, ns, _category = planned
+            key = (ns, content_hash(content.strip()))
+            found = _by_id(mem, meta["id"]) if meta["id"] in plan.here else None
+            if found is None and key not in seen:
+                staged = restored.get(key)
+                found = staged if staged is not None and staged.status == "active" else None
+                found = found or find_duplicate(mem, ns, key[1], None, lookup)
+            if found is not None:
+                skip = Skip(line, "text", found.id, found.path)
+            elif key in seen:
+                skip = Skip(line, "batch", same_as_line=seen[key])
+            else:
+                seen[key] = line
+            if skip is not None:
+                skipped.append(skip)
+                if meta["id"] not in targets:
+                    continue
+                result.left_in += 1  # a later line names it: the import resolves that to the memory matched
+        result.items.append(item)
+        result.line_numbers.append(line)
+    skipped.sort(key=lambda s: s.line)
+    return result
+
+
+def _file_here(mem: Memory, item: Mapping[str, Any], ids: Mapping[str, str]) -> MemoryRecord | None:
+    """The memory whose file is this export line's ``file`` byte for byte, with the line's id, if one is here."""
+    text, path, line_id = item["file"], item.get("path"), item.get("id")
+    candidates = [path if isinstance(path, str) else None, ids.get(line_id) if isinstance(line_id, str) else None]
+    for rel in dict.fromkeys(c for c in candidates if c):
+        if rel.startswith("/") or ".." in rel.split("/") or not mem.files.paths.is_memory(rel):
+            continue
+        try:
+            if mem.files.read_text(rel) != text:
+                continue
+            record = mem.files.read(rel)
+        except (RemnicError, OSError):
+            continue
+        # Same bytes at the line's path are the same memory; elsewhere, only by the id the line names.
+        if record.id == line_id or (line_id is None and rel == path):
+            return record
+    return None
+
+
+def _by_id(mem: Memory, memory_id: str) -> MemoryRecord | None:
+    try:
+        return mem.get(memory_id)
+    except RemnicError:
+        return None

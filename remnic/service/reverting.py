@@ -1,20 +1,21 @@
 """``remnic versions revert``: a version's text restored as a new commit (history is never rewritten).
 
-The restored text keeps two things from the file as it is now: its id (a copy's history may reach
-back into another memory's) and the category its folder gives after a move between category
+The restored text keeps two things from the memory as it is now: its id (a version from before
+sync gave the file one has none) and the category its folder gives after a move between category
 folders (what sync would have set, see docs/sync.md). A revert is a change made now, so ``updated``
 is now (``created`` stays the version's).
 """
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import MemoryFormatError, RemnicError, UsageError
 from remnic.memfile.model import MemoryRecord, now_iso, parse_file
 from remnic.memfile.normalize import render
 from remnic.memfile.validate import Checked, check_text
-from remnic.memfile.values import moved_category
+from remnic.memfile.values import moved_category, own_id
 from remnic.repo import history as _history
 from remnic.repo.messages import Version, trailers_for
 
@@ -34,24 +35,26 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
     """
     with mem.committer.exclusive() as tx:
         check_writable(mem)
-        versions = mem.versions(id_or_path)
+        found = mem.memory_history(id_or_path)
+        versions = found.versions
         target = _history.pick(versions, spec, allow_working=False)
         if target.deleted:  # reverting to a deletion would be `remnic forget` or rm; refuse, and say what restores
             before = _history.last_with_text(versions[: target.number - 1])
-            hint = f" (the text it deleted is {before}: `remnic versions revert {id_or_path} {before}`)"
+            hint = f" (the text it deleted is {before}: `remnic versions revert {shlex.quote(id_or_path)} {before}`)"
             raise UsageError(
                 f"{target.label} ({target.short}) is the deletion of {target.path}: it has no content to "
                 "restore" + (hint if before else "")
             )
-        current = versions[-1].path
-        if not force and mem.ledger.is_dirty(current):
+        current = found.working_path
+        if not force and found.uncommitted:
             raise UsageError(
                 f"{current} has uncommitted changes that a revert would discard; commit them "
                 "first (`remnic sync run`) or pass --force to discard them"
             )
+        _refuse_other_memory(mem, found.memory_id, current)
         checked = _checked(mem.ledger.show(target.sha, target.path), current, mem)
         assert checked.record is not None
-        kept = kept_fields(checked.record, target, _latest(mem, versions[-1]))
+        kept = kept_fields(checked.record, target, found.memory_id)
         if kept:
             checked = _checked(render(checked, kept)[0], current, mem)
         record = checked.record
@@ -102,23 +105,26 @@ def _checked(text: str, path: str, mem: Memory) -> Checked:
     return checked
 
 
-def _latest(mem: Memory, latest: Version) -> MemoryRecord | None:
-    """The file as its newest commit has it (None when that commit deleted it, or it does not parse)."""
-    if latest.deleted:
-        return None
+def _refuse_other_memory(mem: Memory, memory_id: str | None, path: str) -> None:
+    """A revert writes the memory's file at ``path``; another memory's file there is never overwritten
+    (its path was reused after this memory's file was deleted), --force or not."""
     try:
-        return parse_file(mem.ledger.show(latest.sha, latest.path), latest.path)
-    except (MemoryFormatError, RemnicError):
-        return None
+        there = own_id(parse_file(mem.files.read_text(path), path).frontmatter)
+    except (OSError, ValueError, MemoryFormatError, RemnicError):
+        return
+    if memory_id is not None and there is not None and there != memory_id:
+        raise UsageError(
+            f"{path} now holds another memory ({there}); a revert of {memory_id} would overwrite it. "
+            f"Move that file elsewhere first (and run `remnic sync run`), then revert again"
+        )
 
 
-def kept_fields(restored: MemoryRecord, target: Version, latest: MemoryRecord | None) -> dict[str, Any]:
-    """The frontmatter a revert takes from the file as it is now instead of from ``target``."""
+def kept_fields(restored: MemoryRecord, target: Version, memory_id: str | None) -> dict[str, Any]:
+    """The frontmatter a revert takes from the memory as it is now instead of from ``target``."""
     kept: dict[str, Any] = {}
-    # Never write another memory's id into this file: an old version can hold one when the file began
-    # as a copy, or when a hand edit changed its id.
-    if latest is not None and "id" in restored.frontmatter and restored.id != latest.id:
-        kept["id"] = latest.id
+    # The file keeps the memory's id: a version from before sync gave the file its id has none.
+    if memory_id is not None and own_id(restored.frontmatter) != memory_id:
+        kept["id"] = memory_id
     # Sync's rule for a move between category folders: a category that named the old folder follows
     # the file to the new one (sync never revisits it, so the revert must not bring the old one back).
     new = moved_category(restored.frontmatter.get("category"), target.path, restored.path)
