@@ -216,3 +216,18 @@ def test_export_out_where_a_memory_file_would_be_is_refused_with_that_reason(mem
     in_git = run_cli("export", "--out", ".git/backup.jsonl", *where(memory), cwd=memory.root)
     assert in_git.code == 2 and ".git folder" in in_git.err
     assert snapshot_tree(memory.root) == tree and not (memory.root / ".git" / "backup.jsonl").exists()
+
+
+def test_a_file_with_frontmatter_but_no_text_is_named_not_silently_left_out(memory: Memory, tmp_path: Path) -> None:
+    # export said "every memory file" and exited 0 while a placeholder's id and tags were not in it
+    memory.store("Kept note", category="fact")
+    (memory.root / "facts" / "placeholder.md").write_text(
+        "---\nid: mem_01a21bc20e07574a1b99\ntags: [todo, q3]\n---\n", encoding="utf-8"
+    )
+    (memory.root / "facts" / "blank.md").write_text("\n", encoding="utf-8")
+    out = tmp_path / "backup.jsonl"
+    result = run_cli("export", "--out", str(out), "--json", "--memory-dir", str(memory.root))
+    assert result.code == 1, result.err
+    skipped = json.loads(result.out)["skipped"]
+    assert [s["path"] for s in skipped] == ["facts/placeholder.md"]  # the blank file holds nothing to lose
+    assert "no text yet" in json.dumps(skipped)

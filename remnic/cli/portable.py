@@ -39,8 +39,10 @@ A malformed memory file (frontmatter that does not parse, a secret, conflict mar
 is exported as it is, so no text is lost: its JSONL line is `path`, `namespace`,
 `file` and `malformed` (what is wrong), and a warning names it. `remnic import`
 refuses that line until its `file` is fixed (or the line is left out): remnic never
-commits a file it cannot read. A file that is not text (not UTF-8, a symlink) cannot
-be carried: it is named on standard error and in `skipped`, and export exits 1; a
+commits a file it cannot read. A file that is not text (not UTF-8, a symlink), or one
+with frontmatter but no text yet (import has nothing to make a memory of; a blank
+file is passed over), cannot be carried: it is named on standard error and in
+`skipped`, and export exits 1; a
 symlink to a memory file that is in the export loses no text, so it gets a warning.
 A --namespace that no memory file is in gives an empty export and a warning that
 lists the namespaces there are.

@@ -133,6 +133,12 @@ def export(mem: Memory, fmt: str, namespace: str | None = None) -> Export:
     for error in scan.problems:
         if not namespace or namespace_for_path(error.path) == namespace:
             entries.append(_unreadable(mem, error))
+    for path in scan.empty:
+        if namespace and namespace_for_path(path) != namespace:
+            continue
+        entry = _without_text(mem, path)
+        if entry is not None:
+            entries.append(entry)
     exported = {path for path, _found, text in entries if text is not None}
     linked: list[FieldProblem] = []
     for link in scan.links:  # never read through: its target may be anything, even outside the repository
@@ -159,6 +165,20 @@ def export(mem: Memory, fmt: str, namespace: str | None = None) -> Export:
         )
     result.items = list(_markdown(entries) if fmt == "md" else _lines(entries))
     return result
+
+
+def _without_text(mem: Memory, path: str) -> tuple[str, FileIssue, None] | None:
+    """A memory file with no text yet: left out, as import has nothing to make a memory of. One with
+    frontmatter (an id, tags) is named in ``skipped``, since what it holds is not in the backup; a blank
+    file holds nothing, so it is passed over."""
+    try:
+        text = mem.files.read_text(path)
+    except (MemoryFormatError, OSError):
+        text = "x"  # unreadable now: say so rather than pass over it
+    if not text.strip():
+        return None
+    why = "has frontmatter but no text yet (an empty body, no title or description): give it a body to export it"
+    return path, FileIssue(path, (FieldProblem("file", why),)), None
 
 
 def _link_target(mem: Memory, link: str) -> str | None:
