@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from remnic.config import load_settings
-from remnic.errors import EXIT_NOT_RUNNING, EXIT_OK, UsageError
+from remnic.errors import EXIT_NOT_RUNNING, EXIT_OK, RepoBusyError, UsageError
 
 from ._common import add_command, emit, memory_dir_arg, open_memory, table, wants_json
 
@@ -184,6 +184,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     _setup_logging(args.log_level)
     memory = open_memory(args)
+    _refuse_read_only(memory, "remnic serve")
     extra = {token: check_principal(args.principal, "--principal")} if token else {}
     auth = Authenticator(_tokens(memory.root), extra)
     if not auth.has_tokens():  # a usage error, exit 2, as `daemon start` says it (not the server's exit 1)
@@ -265,6 +266,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _refuse_read_only(memory: Any, command: str) -> None:
+    """A server writes its index, its audit log and every request's memories: in a read-only memory
+    directory it stops here with one line, before the index is opened."""
+    from remnic.service.health import unwritable
+
+    why = unwritable(memory.root)
+    if why is not None:
+        memory.close()
+        raise RepoBusyError(f"{why}; `{command}` needs to write there (its index lock, audit log and memories)")
+
+
 RECORDS_CHECK_S = 1.0
 """How often a server checks that its pid file and CLI socket still exist."""
 
@@ -296,7 +308,8 @@ def cmd_daemon(args: argparse.Namespace) -> int:
     if action in ("start", "restart"):
         from remnic.server.auth import Authenticator
 
-        open_memory(args)  # fail here, not in the background, when the memory dir is wrong
+        # Fail here, not in the background, when the memory dir is wrong or read-only.
+        _refuse_read_only(open_memory(args), f"remnic daemon {action}")
         if not Authenticator(_tokens(settings.memory_dir)).has_tokens():
             raise UsageError(NO_TOKEN + " (the daemon does not take --token, which would show in `ps`)")
     if action == "start":
@@ -382,6 +395,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     _setup_logging("warning")
     memory = open_memory(args)
+    _refuse_read_only(memory, "remnic mcp")
     principal = check_principal(args.principal or memory.settings.server.stdio_principal, "--principal")
     memory.warm_up()  # the model and the index load before the first request, not during it
     try:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from remnic.config import STATE_DIR, Settings, ensure_state_dir
-from remnic.errors import FieldProblem, MemoryFormatError, NotFoundError
+from remnic.errors import FieldProblem, MemoryFormatError, NotFoundError, RepoBusyError
 from remnic.fsio import NotRegularFile, read_regular, write_atomic
 from remnic.memfile.model import (
     DEFAULT_NAMESPACE,
@@ -29,6 +29,7 @@ from remnic.memfile.model import (
     slugify,
 )
 from remnic.memfile.paths import OUTSIDE, MemoryPaths, original_reason
+from remnic.memfile.schema import DIR_CATEGORIES, NAMESPACES_DIR
 from remnic.memfile.validate import Checked, check_bytes
 from remnic.memfile.values import record_id
 
@@ -40,6 +41,10 @@ _ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
 _TOML_ID_LINE = re.compile(r"^id\s*=\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
 SYMLINK_REASON = "a symbolic link: remnic reads and writes regular files only"
 """Why a symlink in a memory folder is not a memory (its target may be anything, even outside the repo)."""
+OUTSIDE_REASON = "leads outside the memory repository through a symlinked folder"
+"""Why a memory path below a symlinked folder is neither read nor written (git records the link, not the files)."""
+SYMLINKED_FOLDER = f"a symbolic link to a folder: remnic neither reads nor writes memory files through it (a file in it {OUTSIDE_REASON})"
+FILE_NOT_FOLDER = "a file where a memory folder belongs: remnic cannot store memories there until it is a folder"
 
 
 @dataclass
@@ -59,6 +64,14 @@ def _is_link(path: str) -> bool:
         return False
 
 
+def _is_category_folder(name: str) -> bool:
+    """``facts``, ``namespaces/<name>/facts``: where ``store`` puts a new memory of a category."""
+    parts = name.split("/")
+    return (len(parts) == 1 and parts[0] in DIR_CATEGORIES) or (
+        len(parts) == 3 and parts[0] == NAMESPACES_DIR and parts[2] in DIR_CATEGORIES
+    )
+
+
 class MemoryStore:
     """Files of one memory directory. Knows nothing about git or the index."""
 
@@ -72,7 +85,7 @@ class MemoryStore:
         self.root = settings.memory_dir
         self.paths = MemoryPaths.from_store(settings.store)
         """Which files are memories (store.include, exclude, readmeFiles, extensions)."""
-        self._lock = process_lock((self.root / STATE_DIR / "write.lock").resolve())
+        self._lock = process_lock((self.root / STATE_DIR / "write.lock").resolve(), refuse_read_only=True)
         self._id_paths: dict[str, str] = {}
 
     # --- locking ---
@@ -120,7 +133,25 @@ class MemoryStore:
             out.append((path, (original_reason(path) or reason) if reason == OUTSIDE else reason))
         root = os.fspath(self.root)
         out += [(p, SYMLINK_REASON) for p in names if self.paths.is_memory(p) and _is_link(os.path.join(root, p))]
+        out += self._blocked_folders(names)
         return sorted(out)
+
+    def _blocked_folders(self, names: Iterable[str]) -> list[tuple[str, str]]:
+        """Memory folders no memory can be read from or written to: a symlink to a folder (git sees a link,
+        not its files) and a file where a category folder belongs."""
+        out = []
+        for name in names:
+            if self.paths.is_markdown(name) or not self.paths.in_memory_folder(f"{name}/x.md"):
+                continue
+            try:
+                st = os.lstat(self.root / name)
+            except OSError:
+                continue
+            if stat.S_ISLNK(st.st_mode) and os.path.isdir(self.root / name):
+                out.append((name, SYMLINKED_FOLDER))
+            elif stat.S_ISREG(st.st_mode) and _is_category_folder(name):
+                out.append((name, FILE_NOT_FOLDER))
+        return out
 
     def _walk(self) -> list[str]:
         """Every file below the root outside hidden and tool folders (when git cannot list them)."""
@@ -150,9 +181,14 @@ class MemoryStore:
         taken: Callable[[str], bool] | None = None,
     ) -> str:
         """A new readable path ``<category dir>/<slug>.md`` that no file uses yet (call under the lock);
-        ``taken`` also rules out paths a transaction has staged."""
-        exists = taken or (lambda rel: (self.root / rel).exists())
+        ``taken`` also rules out paths a transaction has staged. Any entry rules a path out, a dangling
+        symlink too: a link is the user's, never replaced. A category folder that cannot hold a new file
+        (a file, a symlink) is a RepoBusyError naming it."""
+        exists = taken or (lambda rel: os.path.lexists(self.root / rel))
         base = category_dir(category, namespace)
+        why = self.folder_problem(f"{base}/x.md")
+        if why is not None:
+            raise RepoBusyError(f"cannot store a {category}: {why}; nothing was written")
         slug = slugify(content)
         for n in range(1, 10_000):
             rel = f"{base}/{slug}.md" if n == 1 else f"{base}/{slug}-{n}.md"
@@ -324,6 +360,40 @@ class MemoryStore:
             yield rel, (m.group(1) if m else None)
 
     # --- writing ---
+
+    def folder_problem(self, rel: str) -> str | None:
+        """Why a file at ``rel`` cannot be written inside the repository (a folder on its way is a file or a
+        symlink: the file would fail, or land outside the repository while git records the link), else None."""
+        parts = rel.split("/")
+        here = os.fspath(self.root)
+        for i in range(len(parts) - 1):
+            here = os.path.join(here, parts[i])
+            try:
+                mode = os.lstat(here).st_mode
+            except FileNotFoundError:
+                return None  # the write makes the folders from here on
+            folder = "/".join(parts[: i + 1])
+            if stat.S_ISLNK(mode):
+                return f"{folder} is a symbolic link, so a file written in it {OUTSIDE_REASON} (make {folder} a real folder)"
+            if not stat.S_ISDIR(mode):
+                return f"{folder} is a file, not a folder (rename or move that file; remnic then makes the folder)"
+        return None
+
+    def check_writable_path(self, rel: str) -> None:
+        """Refuse a write that would not land as a regular file at ``rel`` inside the repository: a folder
+        on the way is a file or a symlink, or ``rel`` itself is a symlink (the user's: never replaced) or a folder."""
+        why = self.folder_problem(rel)
+        if why is None:
+            try:
+                mode = os.lstat(self.root / rel).st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                return
+            if stat.S_ISLNK(mode):
+                why = f"{rel} is {SYMLINK_REASON}; remnic leaves it alone"
+            elif not stat.S_ISREG(mode):
+                why = f"{rel} is not a regular file (a folder?); remnic leaves it alone"
+        if why is not None:
+            raise RepoBusyError(f"cannot write {rel}: {why}; nothing was written")
 
     def write(self, rel: str, text: str, *, durable: bool = True) -> None:
         write_atomic(self.root / rel, text, durable=durable)

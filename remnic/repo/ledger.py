@@ -467,10 +467,12 @@ class Ledger:
     ) -> tuple[bool, str | None]:
         """HEAD from ``head`` to ``new`` by compare-and-swap, git's index with it (:func:`.gitindex.move_head`)."""
         zero = "0" * (64 if self.object_format == "sha256" else 40)
-        lines = "".join(f"{e.mode} {e.oid}\t{p}\n" if e is not None else f"0 {zero}\t{p}\n" for p, e in entries.items())
+        # NUL-terminated: a file name may hold a newline (git accepts one; line input would split it)
+        lines = "".join(f"{e.mode} {e.oid}\t{p}\0" if e is not None else f"0 {zero}\t{p}\0" for p, e in entries.items())
 
         def stage(temp: Path) -> None:
-            self._run(["update-index", "--index-info"], lines.encode("utf-8"), env={"GIT_INDEX_FILE": str(temp)})
+            args = ["update-index", "-z", "--index-info"]
+            self._run(args, lines.encode("utf-8", "surrogateescape"), env={"GIT_INDEX_FILE": str(temp)})
 
         def move() -> bool:
             try:  # a HEAD that moved on is final: rebuild on it rather than wait out retry_s

@@ -15,16 +15,36 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from remnic.errors import LockTimeoutError
+from remnic.errors import LockTimeoutError, RepoBusyError
+
+READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+"""Why a lock file cannot be created when the directory is read-only, to everyone or to this user."""
+
+
+def read_only_message(path: Path, exc: OSError) -> str:
+    """One line for a lock file that cannot be created (``path``: a lock in the memory directory's state folder)."""
+    root = path.parent.parent
+    return (
+        f"memory directory {root} is read-only (cannot create {path.parent.name}/{path.name}: "
+        f"{exc.strerror or exc}); remnic cannot write memories there"
+    )
 
 
 class ProcessLock:
     """A re-entrant lock per thread around one flock per process; flock itself is per open file."""
 
     def __init__(
-        self, path: Path, label: str = "the write lock", busy: str = "another remnic process is writing"
+        self,
+        path: Path,
+        label: str = "the write lock",
+        busy: str = "another remnic process is writing",
+        *,
+        refuse_read_only: bool = False,
     ) -> None:
         self.path = path
+        self.refuse_read_only = refuse_read_only
+        """A lock file that cannot be created in a read-only directory is a RepoBusyError saying so (a writer's
+        refusal); without this it stays an OSError, which readers take as an index they cannot use."""
         self.label = label
         """What the lock is called in a timeout's message."""
         self.busy = busy
@@ -55,8 +75,13 @@ class ProcessLock:
 
     def _acquire_file(self, deadline: float, timeout_s: float) -> None:
         """Take the flock; waiters queue in the kernel (a blocking flock), never by polling, so none starves."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            if self.refuse_read_only and exc.errno in READ_ONLY_ERRNOS:
+                raise RepoBusyError(read_only_message(self.path, exc)) from None
+            raise
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             self._took(fd)
@@ -135,8 +160,13 @@ _LOCKS_GUARD = threading.Lock()
 
 
 def process_lock(
-    path: Path, label: str = "the write lock", busy: str = "another remnic process is writing"
+    path: Path,
+    label: str = "the write lock",
+    busy: str = "another remnic process is writing",
+    *,
+    refuse_read_only: bool = False,
 ) -> ProcessLock:
-    """The one lock object per lock file in this process (``label``, ``busy``: see :class:`ProcessLock`)."""
+    """The one lock object per lock file in this process (``label``, ``busy``, ``refuse_read_only``: see
+    :class:`ProcessLock`)."""
     with _LOCKS_GUARD:
-        return _LOCKS.setdefault(path, ProcessLock(path, label, busy))
+        return _LOCKS.setdefault(path, ProcessLock(path, label, busy, refuse_read_only=refuse_read_only))

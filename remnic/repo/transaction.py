@@ -16,6 +16,7 @@ is answered only after that commit is durable.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -32,6 +33,7 @@ from .journal import Journal, JournalFile, digest, recover
 from .ledger import Ledger
 
 BULK_FILES = 64  # past this many files one flush beats a fsync per file
+_UPDATE_INDEX_FAILED = "`git update-index` failed"  # in a lag warning: git refused, no lock was held (ledger.py)
 
 
 @dataclass
@@ -84,9 +86,10 @@ class Transaction:
             return None
 
     def exists(self, path: str) -> bool:
+        """Whether ``path`` is taken: staged, or any entry on disk (a dangling symlink too)."""
         if path in self.staged:
             return self.staged[path].data is not None
-        return (self.root / path).exists()
+        return os.path.lexists(self.root / path)
 
     def staged_with_hash(self, namespace: str, digest: str) -> MemoryRecord | None:
         """A record staged in this transaction, in ``namespace``, whose content hash is ``digest``."""
@@ -113,12 +116,16 @@ class Transaction:
         """Stage ``data`` for ``path``; ``commit_data`` commits other bytes than the disk keeps (a carried-aside
         edit); ``on_disk`` commits bytes the caller already left on disk (sync), which are never undone."""
         raw = data.encode("utf-8") if isinstance(data, str) else data
+        if not on_disk:
+            self.files.check_writable_path(path)
         before = self.staged[path].before if path in self.staged else (None if on_disk else self._disk(path))
         self.staged[path] = Staged(path, raw, before, commit_data, record, on_disk)
         if record is not None:
             self._by_hash.setdefault((record.namespace, content_hash(record.content)), []).append(path)
 
     def remove(self, path: str, *, on_disk: bool = False) -> None:
+        if not on_disk:
+            self.files.check_writable_path(path)
         before = self.staged[path].before if path in self.staged else (None if on_disk else self._disk(path))
         self.staged[path] = Staged(path, None, before, on_disk=on_disk)
 
@@ -185,6 +192,8 @@ class Transaction:
         crash_point("committed")
         journal.close()
         lag = self.ledger.index_lag.pop(outcome.sha, None) if outcome.sha else None
+        if lag is not None and _UPDATE_INDEX_FAILED in lag and self.ledger.repair_index():
+            lag = None  # git refused the index update (a path it would not take so): reset to HEAD now instead
         if lag is not None:
             outcome.warnings.append(lag)
         if self.on_commit is not None and outcome.sha is not None:
@@ -197,6 +206,8 @@ class Transaction:
     def _write_files(self, changes: Sequence[Staged]) -> None:
         tmp_dir = self.root / STATE_DIR / "tmp"
         changes = [s for s in changes if not s.on_disk]
+        for s in changes:  # checked when staged; again here, just before the renames, for a link made since
+            self.files.check_writable_path(s.path)
         bulk = len(changes) > BULK_FILES
         durable: list[tuple[Path, bytes]] = []
         for s in changes:
@@ -218,6 +229,8 @@ class Transaction:
             if s.on_disk:
                 continue
             full = self.root / s.path
+            if full.is_symlink() or self.files.folder_problem(s.path) is not None:
+                continue  # never written by us (only regular files in real folders are): the user's, left alone
             if s.before is None:
                 full.unlink(missing_ok=True)
             else:

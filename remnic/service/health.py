@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from remnic.memfile.values import foreign_values
 from remnic.observe.buffer import waiting_sessions
 from remnic.observe.ledger import verdict_stats
 from remnic.repo import journal
-from remnic.repo.files import MemoryStore, ScanResult
+from remnic.repo.files import FILE_NOT_FOLDER, SYMLINKED_FOLDER, MemoryStore, ScanResult
 from remnic.repo.ledger import Ledger
 
 HEALTHY_INDEX = ("ok", "behind")
@@ -102,6 +103,40 @@ def skipped_files(files: MemoryStore) -> list[dict[str, str]]:
     return [{"path": path, "reason": reason} for path, reason in files.skipped()]
 
 
+_BLOCKED = (SYMLINKED_FOLDER, FILE_NOT_FOLDER)
+"""Skipped entries that are memory folders remnic cannot use: a warning, not just a note."""
+
+
+def unwritable(root: Path) -> str | None:
+    """Why remnic cannot write in the memory directory (its state folder cannot be written), else None."""
+    state = root / STATE_DIR
+    where = state if state.is_dir() else root
+    if os.access(where, os.W_OK):
+        return None
+    try:
+        read_only_fs = bool(os.statvfs(where).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only_fs = False
+    cause = "a read-only file system" if read_only_fs else "no write permission for this user"
+    return f"memory directory {root} is not writable ({cause} at {where})"
+
+
+def index_health_of(root: Path, index_health: dict[str, Any]) -> dict[str, Any]:
+    """``index_health`` with an index that could not be opened because the directory is read-only called
+    that: opening the index takes a lock file, so there it fails whatever state the index is in."""
+    if index_health.get("state") != "corrupt":
+        return index_health
+    why = unwritable(root)
+    if why is None:
+        return index_health
+    return {
+        **index_health,
+        "state": "unwritable",
+        "detail": f"not checked: {why}, so the index's lock file cannot be made (the index itself may be fine; "
+        f"queries search the files instead); was: {index_health.get('detail', '')}",
+    }
+
+
 def _skipped_check(skipped: list[dict[str, str]]) -> dict[str, Any]:
     counts: dict[str, int] = {}
     for s in skipped:
@@ -112,9 +147,12 @@ def _skipped_check(skipped: list[dict[str, str]]) -> dict[str, Any]:
         else f"{len(skipped)} file(s) are not memories and are left alone: "
         + "; ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
     )
+    blocked = [s["path"] for s in skipped if s["reason"] in _BLOCKED]
+    if blocked:
+        detail += f"; {len(blocked)} memory folder(s) unusable ({', '.join(blocked[:3])}): store refuses to write there"
     return {
         "name": "skipped-files",
-        "status": "ok",
+        "status": "warn" if blocked else "ok",
         "detail": detail,
         "problems": [f"{s['path']}: {s['reason']}" for s in skipped],
     }
@@ -161,6 +199,7 @@ def status(
     indexed: Collection[str] | None = None,
 ) -> dict[str, Any]:
     scan = files.scan()
+    index_health = index_health_of(root, index_health)
     records, problems = scan.records, [p for exc in scan.problems for p in exc.problems]
     counts: dict[str, dict[str, int]] = {"category": {}, "status": {}, "namespace": {}}
     for r in records:
@@ -213,7 +252,12 @@ def checks(
         add("git", "ok", version)
     except (OSError, subprocess.CalledProcessError) as exc:
         add("git", "fail", f"git not runnable: {exc}")
-    add("memory-dir", "ok", f"{root} (from {origin})")
+    index_health = index_health_of(root, index_health)
+    read_only = unwritable(root)
+    if read_only is None:
+        add("memory-dir", "ok", f"{root} (from {origin})")
+    else:
+        add("memory-dir", "warn", f"{root} (from {origin}); {read_only}: reads work, every write is refused")
     has_marker = (root / MARKER_FILE).is_file()
     add(
         "marker",
@@ -287,6 +331,7 @@ def checks(
         )
     interrupted = list(journal.pending(root / STATE_DIR))
     lagging = ledger.index_repair_pending()
+    astray = [p for p in _index_astray(ledger, files) if p not in lagging]
     if interrupted or lagging:
         add(
             "writes",
@@ -295,10 +340,29 @@ def checks(
             f"{len(lagging)} path(s){_index_lock_cause(ledger) if lagging else ''}; "
             "the next write or `remnic sync run` repairs both",
         )
+    elif astray:
+        add(
+            "writes",
+            "warn",
+            f"no interrupted writes; but git's index differs from HEAD for {len(astray)} memory file(s) whose "
+            "file is what HEAD has, so a `git commit` now would record that difference (a deletion, or an old "
+            "version): `git reset -q -- PATH` puts each in step",
+            problems=astray,
+        )
     else:
         add("writes", "ok", "no interrupted writes; git's index in step with HEAD")
     add("observations", "ok", _observations_line(verdict_stats(root), verdict_stats(root, since=time.time() - 86400)))
     return out
+
+
+_ASTRAY_CHECKED = 200  # paths compared byte for byte at most (each is a `git cat-file`)
+
+
+def _index_astray(ledger: Ledger, files: MemoryStore) -> list[str]:
+    """Memory files whose entry in git's index differs from HEAD's while the file on disk is HEAD's: git's
+    index left behind a commit (not a change staged by hand, which the file on disk holds too)."""
+    staged = sorted({p for xy, p, _ in ledger.status_porcelain() if xy[0] in "DM" and files.paths.is_memory(p)})
+    return [p for p in staged[:_ASTRAY_CHECKED] if _same_as_head(ledger, files, p)]
 
 
 def _index_lock_cause(ledger: Ledger) -> str:
