@@ -136,6 +136,9 @@ def test_an_export_without_file_reimported_skips_what_is_already_here(memory: Me
     lines = [{k: v for k, v in line.items() if k != "file"} for line in memory.export(fmt="jsonl").items]
     result = memory.import_records(lines)
     assert result.records == () and len(result.duplicates) == 2
+    assert set(result.duplicates) == {line["id"] for line in lines}  # the memories matched, not fresh ids
+    twice = memory.import_records([{"content": "Bo likes rye"}, {"content": "Bo likes rye"}])
+    assert twice.duplicates == (twice.record.id,)  # a repeat within the batch names what its first line became
     edited = dict(lines[0], content="We deploy on Wednesdays")
     problems = memory.check_import([edited])
     assert problems and problems[0].field == "id" and "leave `id` out" in problems[0].message

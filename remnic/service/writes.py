@@ -73,7 +73,7 @@ class WriteResult:
     changed: bool = True
     """False when nothing was written: an exact duplicate of an active memory, an already forgotten one."""
     duplicates: tuple[str, ...] = ()
-    """Import: ids of the items skipped as exact duplicates."""
+    """Import: for each item skipped as an exact duplicate, the id of the memory it duplicates."""
     warnings: tuple[str, ...] = ()
     """The write is done, but something needs the user's attention (git's index lagging behind HEAD)."""
 
@@ -360,7 +360,7 @@ def import_records(
         check_writable(mem)
         records: list[MemoryRecord] = []
         duplicates: list[str] = []
-        seen: set[tuple[str, str]] = set()
+        seen: dict[tuple[str, str], str] = {}  # a text written by this import → the id it was written under
         lookup = DuplicateLookup(mem)
         by_id: dict[str, MemoryRecord] = {}  # written, restored, or the memory a skipped duplicate is
         links: list[tuple[MemoryRecord, str]] = []
@@ -378,11 +378,11 @@ def import_records(
             if found is None and key not in seen:
                 found = find_duplicate(mem, ns, key[1], tx, lookup)
             if found is not None or key in seen:
-                duplicates.append(meta["id"])
+                duplicates.append(found.id if found is not None else seen[key])  # the memory it duplicates
                 if found is not None:
                     by_id.setdefault(meta["id"], found)
                 continue
-            seen.add(key)
+            seen[key] = meta["id"]
             rel = mem.files.allocate_path(category, content, ns, taken=tx.exists)
             record = MemoryRecord(rel, meta, body_for(content), ns)
             tx.put(rel, serialize(meta, record.body), record)
