@@ -26,11 +26,9 @@ from datetime import time as clock_time
 from typing import Any
 
 import yaml
-from frontmatter.default_handlers import YAMLHandler
 
 from remnic.errors import FieldProblem, MemoryFormatError
 
-from .astral import astral_chars, stand_ins, swap
 from .entity import is_entity_file
 from .paths import category_dir as category_dir
 from .paths import category_for_path as category_for_path
@@ -75,92 +73,10 @@ from .values import (
 from .values import content_hash as content_hash
 from .values import original_hash as original_hash
 from .values import provisional_id as provisional_id
-
-# --- YAML: keep timestamps as strings so a rewrite never changes their spelling ---
-
-# libyaml's C loader/emitter when present: byte-identical output, ~10x faster on large repos.
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_SafeDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-class _Loader(_SafeLoader):  # type: ignore[misc, valid-type]
-    pass
-
-
-class _Dumper(_SafeDumper):  # type: ignore[misc, valid-type]
-    pass
-
-
-def _without_timestamps(cls: type) -> None:
-    cls.yaml_implicit_resolvers = {  # type: ignore[attr-defined]
-        ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
-
-
-_without_timestamps(_Loader)
-_without_timestamps(_Dumper)
-
-JSON_QUOTED = ("forgottenReason",)
-"""Keys the original Remnic writes JSON-quoted and un-JSONs on read."""
-
-
-class Quoted(str):
-    """A string written double-quoted (YAML's double-quoted escapes are JSON's for ordinary text)."""
-
-
-def _represent_list(dumper: Any, data: list) -> yaml.Node:
-    # Short scalar lists (tags, links) read best inline; strings double-quoted, as the original writes
-    # them (its reader strips double quotes only): tags: ["ops", "release"]
-    if data and all(isinstance(x, (str, int, float, bool)) and len(str(x)) < 60 for x in data):
-        items = [
-            dumper.represent_scalar("tag:yaml.org,2002:str", x, style='"')
-            if isinstance(x, str)
-            else dumper.represent_data(x)
-            for x in data
-        ]
-        return yaml.SequenceNode("tag:yaml.org,2002:seq", items, flow_style=True)
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=not data)
-
-
-def _represent_str(dumper: Any, data: str) -> yaml.Node:
-    # One line per value (the original reads frontmatter line by line): newlines as \n escapes.
-    style = '"' if "\n" in data or "\r" in data else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
-
-
-def _represent_quoted(dumper: Any, data: Quoted) -> yaml.Node:
-    return dumper.represent_scalar("tag:yaml.org,2002:str", str(data), style='"')
-
-
-_Dumper.add_representer(list, _represent_list)
-_Dumper.add_representer(str, _represent_str)
-_Dumper.add_representer(Quoted, _represent_quoted)
-
-
-class _Handler(YAMLHandler):
-    def load(self, fm: str, **kwargs: object) -> Any:
-        return yaml.load(fm, Loader=_Loader)
-
-    def export(self, metadata: dict[str, object], **kwargs: object) -> str:
-        prepared = {k: Quoted(v) if k in JSON_QUOTED and isinstance(v, str) else v for k, v in metadata.items()}
-        astral = astral_chars(prepared)
-        if astral:  # see stand_ins
-            stand_in = stand_ins(astral, prepared)
-            prepared = swap(prepared, str.maketrans(stand_in), Quoted)
-        dumped = yaml.dump(
-            prepared,
-            Dumper=_Dumper,
-            sort_keys=False,
-            allow_unicode=True,
-            default_flow_style=False,
-            width=1 << 30,
-        ).strip()
-        return dumped.translate({ord(v): k for k, v in stand_in.items()}) if astral else dumped
-
-
-HANDLER = _Handler()
-
+from .yamlio import HANDLER as HANDLER
+from .yamlio import JSON_QUOTED as JSON_QUOTED
+from .yamlio import DuplicateKey, Loader
+from .yamlio import Quoted as Quoted
 
 # --- ids and slugs ---
 
@@ -317,6 +233,10 @@ _PLACEHOLDER_RE = re.compile(r"\{\{[^{}\n]{1,60}\}\}")
 def _load_yaml(fm_text: str, path: str, first_line: int) -> Any:
     try:
         return HANDLER.load(fm_text)
+    except DuplicateKey as exc:
+        line = first_line + exc.problem_mark.line
+        problem = f"duplicate key (first on line {first_line + exc.first_line}); YAML keeps one value, so keep one"
+        raise MemoryFormatError(path, [FieldProblem(exc.key, problem, path=path, line=line)]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         context = getattr(exc, "context_mark", None)
@@ -375,7 +295,7 @@ def _written_by_original(fm_text: str, path: str) -> bool:
 
 def _original_scalar(raw: str) -> Any:
     try:
-        value = yaml.load(raw, Loader=_Loader) if raw else None
+        value = yaml.load(raw, Loader=Loader) if raw else None
     except yaml.YAMLError:
         return raw
     return raw if isinstance(value, dict) and not raw.startswith("{") else value
@@ -400,7 +320,7 @@ def _load_original_lines(fm_text: str) -> dict[str, Any] | None:
         raw = m.group(2).strip()
         if j > i + 1:
             try:
-                out[m.group(1)] = yaml.load("\n".join(lines[i:j]), Loader=_Loader)[m.group(1)]
+                out[m.group(1)] = yaml.load("\n".join(lines[i:j]), Loader=Loader)[m.group(1)]
             except (yaml.YAMLError, TypeError, KeyError):
                 out[m.group(1)] = "\n".join(line.strip() for line in lines[i:j])[len(m.group(1)) + 1 :].strip()
         else:

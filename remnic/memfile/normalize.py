@@ -23,10 +23,8 @@ What sync writes, and what it never does:
 
 from __future__ import annotations
 
-import json
-import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,19 +32,20 @@ from remnic.config import StoreSettings
 from remnic.errors import MemoryFormatError, ValidationError
 
 from .model import (
-    HANDLER,
     MemoryRecord,
     confidence_tier,
     format_time,
     front_kind,
     importance_level,
+    order_keys,
     parse_file,
     serialize,
     split_file,
 )
+from .patch import drop_yaml, patch_toml, patch_yaml, rewrite_yaml
 from .times import format_like, parse_time
 from .validate import Checked, check_bytes, check_text
-from .values import CREATED_KEYS, UPDATED_KEYS, hash_like, hash_matches
+from .values import CREATED_KEYS, UPDATED_KEYS, confidence_of, hash_like, hash_matches, importance_of
 
 __all__ = [
     "Checked",
@@ -81,32 +80,58 @@ def defaults_for(
     """Every key remnic gives a memory, with the values the file already implies: its category from
     the folder, tiers from its own scores, times from ``times`` (else ``now``)."""
     meta = record.frontmatter
-    confidence = record.confidence if "confidence" in meta else store.default_confidence
-    importance = record.importance if "importanceScore" in meta else store.default_importance
+    # A tier follows the score the file states (or the default score added with it); a stated score
+    # remnic cannot read (`confidence: [0.5]`) gets no tier, which would change the value it is read as.
+    confidence = _stated_score(meta, ("confidence",), confidence_of, store.default_confidence)
+    importance = _stated_score(
+        meta, ("importanceScore", "importance", "priority"), importance_of, store.default_importance
+    )
     created = times.created if times and times.created is not None else None
     updated = times.updated if times and times.updated is not None else created
-    return {
+    out: dict[str, Any] = {
         "id": record.id,
         "category": record.category,
         "created": format_time(created) if created is not None else now,
         "updated": format_time(updated) if updated is not None else now,
         "source": "manual",
         "confidence": store.default_confidence,
-        "confidenceTier": confidence_tier(confidence),
         "tags": [],
         "status": "active",
         "importanceScore": store.default_importance,
-        "importanceLevel": importance_level(importance),
         "contentHash": hash_like(None, record.content),
     }
+    if confidence is not None:
+        out["confidenceTier"] = confidence_tier(confidence)
+    if importance is not None:
+        out["importanceLevel"] = importance_level(importance)
+    return order_keys(out)
 
 
-_SAID_BY = {"created": CREATED_KEYS, "updated": UPDATED_KEYS, "tags": ("tags", "tag")}
-"""A default is not added when the file already says it under another common name."""
+_SAID_BY = {
+    "created": CREATED_KEYS,
+    "updated": UPDATED_KEYS,
+    "tags": ("tags", "tag"),
+    "confidence": ("confidence", "confidenceTier"),
+    "importanceScore": ("importanceScore", "importance", "priority", "importanceLevel"),
+}
+"""A default is not added when the file already says it under another common name (a default score
+next to a tier word or a legacy ``importance`` would be read instead of them)."""
 
 
 def _missing(meta: Mapping[str, Any], key: str) -> bool:
     return not any(k in meta for k in _SAID_BY.get(key, (key,)))
+
+
+def _stated_score(
+    meta: Mapping[str, Any], keys: tuple[str, ...], read: Callable[[Mapping[str, Any], float], float], default: float
+) -> float | None:
+    """The score the file states under ``keys`` (``default`` when it states none; None when what it
+    states cannot be read as a score)."""
+    said = {k: meta[k] for k in keys if k in meta}
+    if not said:
+        return default
+    value = read(said, -1.0)
+    return value if value >= 0 else None
 
 
 def stamp(meta: Mapping[str, Any], content: str, now: str) -> dict[str, Any]:
@@ -207,75 +232,39 @@ def in_line_ending(text: str, nl: str) -> str:
 
 
 def serialize_like(old_text: str, meta: Mapping[str, Any], body: str) -> str:
-    """``serialize(meta, body)`` in the BOM and line endings of the file text it replaces."""
+    """``serialize(meta, body)`` in the BOM and line endings of the file text it replaces; YAML
+    frontmatter there is patched instead (keys taken out, changed or added; comments and key order kept)."""
     bom = BOM if old_text.startswith(BOM) or body.startswith(BOM) else ""
     body = body[len(BOM) :] if body.startswith(BOM) else body
+    head = _yaml_head_like(old_text, meta) if meta else None
+    if head is not None:
+        return ("" if head.startswith(BOM) else bom) + head + body
     return bom + in_line_ending(serialize(meta, ""), line_ending(old_text)) + body
 
 
-def _render_line(key: str, value: Any) -> str | None:
-    rendered = HANDLER.export({key: value})
-    return None if "\n" in rendered else rendered
-
-
-def _patch_lines(fm_lines: list[str], changes: Mapping[str, Any], nl: str) -> list[str] | None:
-    """Replace or append single-line ``key: value`` lines; None when a key is not a simple top-level line."""
-    lines = list(fm_lines)
-    for key, value in changes.items():
-        rendered = _render_line(key, value)
-        if rendered is None:
-            return None
-        pattern = re.compile(rf"^{re.escape(key)}\s*:(\s|$)")
-        hits = [i for i, line in enumerate(lines) if pattern.match(line)]
-        if len(hits) > 1:
-            return None
-        if hits:
-            i = hits[0]
-            following = lines[i + 1] if i + 1 < len(lines) else ""
-            if following[:1] in (" ", "\t", "-"):
-                return None  # a block value spanning several lines
-            lines[i] = rendered + nl
-        else:
-            if lines and not lines[-1].endswith("\n"):
-                lines[-1] += nl
-            lines.append(rendered + nl)
-    return lines
-
-
-def _toml_scalar(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list):
-        items = [_toml_scalar(v) for v in value]
-        return None if any(i is None for i in items) else "[" + ", ".join(items) + "]"  # type: ignore[arg-type]
-    return None
-
-
-def _patch_toml(fm_lines: list[str], changes: Mapping[str, Any], nl: str) -> list[str] | None:
-    """Replace or add ``key = value`` lines above the first ``[table]`` (where top-level keys live)."""
-    lines = list(fm_lines)
-    first_table = next((i for i, line in enumerate(lines) if line.lstrip().startswith("[")), len(lines))
-    for key, value in changes.items():
-        rendered = _toml_scalar(value)
-        if rendered is None:
-            return None
-        name = key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
-        pattern = re.compile(rf"^\s*{re.escape(name)}\s*=")
-        hits = [i for i in range(first_table) if pattern.match(lines[i])]
-        if len(hits) > 1:
-            return None
-        if hits:
-            lines[hits[0]] = f"{name} = {rendered}{nl}"
-        else:
-            if first_table and not lines[first_table - 1].endswith("\n"):
-                lines[first_table - 1] += nl
-            lines.insert(first_table, f"{name} = {rendered}{nl}")
-            first_table += 1
-    return lines
+def _yaml_head_like(old_text: str, meta: Mapping[str, Any]) -> str | None:
+    """The YAML frontmatter of ``old_text`` (fences included) made to hold ``meta``; None if it has none."""
+    if front_kind(old_text) != "yaml":
+        return None
+    try:
+        old = parse_file(old_text, "")
+    except MemoryFormatError:
+        return None
+    lines = old_text[: len(old_text) - len(old.body)].splitlines(keepends=True)
+    opening, fm_lines, closing = lines[0], lines[1:-1], lines[-1]
+    nl = _newline_of(opening)
+    closing += "" if closing.endswith("\n") else nl
+    changes = {k: v for k, v in meta.items() if k not in old.frontmatter or old.frontmatter[k] != v}
+    kept = drop_yaml(fm_lines, [k for k in old.frontmatter if k not in meta])
+    patched = patch_yaml(kept, changes, nl) if kept is not None else None
+    if patched is not None:
+        head = opening + "".join(patched) + closing
+        try:
+            if parse_file(head, "").frontmatter == dict(meta):
+                return head
+        except MemoryFormatError:
+            pass
+    return opening + rewrite_yaml(fm_lines, meta, nl) + closing
 
 
 def _keep_time_spelling(old: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
@@ -312,7 +301,7 @@ def render(checked: Checked, changes: Mapping[str, Any]) -> tuple[str, dict[str,
     opening, fm_lines, closing = lines[0], lines[1:-1], lines[-1]
     nl = _newline_of(opening)
     toml = front_kind(text) == "toml"
-    patched = _patch_toml(fm_lines, changes, nl) if toml else _patch_lines(fm_lines, changes, nl)
+    patched = patch_toml(fm_lines, changes, nl) if toml else patch_yaml(fm_lines, changes, nl)
     if patched is not None:
         candidate = opening + "".join(patched) + closing + body
         try:
@@ -325,6 +314,4 @@ def render(checked: Checked, changes: Mapping[str, Any]) -> tuple[str, dict[str,
         raise ValidationError.single(
             ", ".join(changes), f"cannot be written into {record.path}'s TOML front matter as one line; edit it by hand"
         )
-    head = serialize(meta, "")
-    bom = BOM if opening.startswith(BOM) else ""
-    return bom + (head.replace("\n", "\r\n") if nl == "\r\n" else head) + body, meta
+    return opening + rewrite_yaml(fm_lines, meta, nl) + closing + body, meta

@@ -440,7 +440,12 @@ class _Run:
         if path not in self.status and hash_matches(record.frontmatter.get("contentHash"), record.content):
             return False
         before = partner or path
-        refs = ["HEAD"] if path in self.status or partner else self.bases
+        if partner is None:
+            refs = ["HEAD"] if path in self.status else self.bases
+        else:
+            # A rename in the working tree leaves its old path in HEAD; one committed with git
+            # (`git mv` + an edit) has it only in the commit sync last reconciled.
+            refs = ["HEAD", *self.bases] if path in self.status else self.bases
         if (partner is None and self.is_new(path)) or not refs:
             return False
         for ref in refs:

@@ -82,6 +82,8 @@ def read_all(
             report.problems += checked.problems
             if prior.get("sha") != sha or prior.get("kind") != "malformed":
                 report.new_problem_paths.append(path)
+            if path not in status:
+                report.in_git_problem_paths.append(path)
             out.malformed[path] = sha
             out.dropped.append(path)
             continue
@@ -94,6 +96,8 @@ def read_all(
                     }
                 )
                 out.empty[path] = sha
+                if prior.get("kind") == "empty" and prior.get("sha") == sha:
+                    report.repeated_skips.append(path)
             out.dropped.append(path)
             continue
         if skip_unchanged and prior.get("kind") == "uncommitted" and prior.get("sha") == sha and path in status:

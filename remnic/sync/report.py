@@ -92,7 +92,11 @@ class SyncReport:
     problems: list[FieldProblem] = field(default_factory=list)
     new_problem_paths: list[str] = field(default_factory=list)
     """Malformed paths whose bytes changed since the last run (what a watcher prints)."""
+    in_git_problem_paths: list[str] = field(default_factory=list)
+    """Malformed paths git has as they are on disk (committed by hand): sync has nothing to commit there."""
     skipped: list[dict[str, str]] = field(default_factory=list)
+    repeated_skips: list[str] = field(default_factory=list)
+    """Skipped paths reported by an earlier run for the same bytes (a watcher says each once)."""
     commit: str | None = None
     not_committed: str | None = None
     """Why processed edits were left uncommitted (``--no-commit``, a rebase in progress, ...)."""
@@ -141,16 +145,21 @@ class SyncReport:
         }
 
     def events(self, *, only_new_problems: bool = False, warnings: bool = True) -> list[dict[str, Any]]:
-        """The report as JSON-able events: one per change, problem, skipped file, plus a note; ``warnings``
-        False leaves out the commit's caveats (``sync run`` has them on stderr already, from the log)."""
+        """The report as JSON-able events: one per change, problem, skipped file, plus a note;
+        ``only_new_problems`` (the watcher) leaves out problems and skips an earlier run reported for
+        the same bytes; ``warnings`` False leaves out the commit's caveats (``sync run`` has them on
+        stderr already, from the log)."""
         events: list[dict[str, Any]] = []
         for change in self.changes:
             events.append({"event": "change", **change.to_dict(), "commit": self.commit if change.committed else None})
         for problem in self.problems:
             if not only_new_problems or problem.path in self.new_problem_paths:
-                events.append({"event": "problem", **problem.to_dict()})
+                events.append(
+                    {"event": "problem", **problem.to_dict(), "inGit": problem.path in self.in_git_problem_paths}
+                )
         for skipped in self.skipped:
-            events.append({"event": "skipped", **skipped})
+            if not only_new_problems or skipped["path"] not in self.repeated_skips:
+                events.append({"event": "skipped", **skipped})
         if self.not_committed and self.changes:
             events.append({"event": "note", "message": self.not_committed})
         if warnings:
@@ -174,7 +183,9 @@ def event_line(event: dict[str, Any]) -> str | None:
         where = event.get("path", "") + (f":{event['line']}" if event.get("line") else "")
         field_ = f"{event['field']}: " if event.get("field") else ""
         options = f" (valid options: {', '.join(event['options'])})" if event.get("options") else ""
-        return f"! {where}: {field_}{event['message']}{options} (left untouched, not indexed, not committed)"
+        # A file committed by hand is in git as it is: "not committed" would contradict `git log`.
+        fate = "committed by hand as it is" if event.get("inGit") else "not committed"
+        return f"! {where}: {field_}{event['message']}{options} (left untouched, not indexed, {fate})"
     if kind == "skipped":
         return f"~ {event['path']}: {event['reason']}"
     if kind == "note":
