@@ -22,7 +22,7 @@ def register(sub: Any) -> None:
         "normalises frontmatter (id and defaults for a body-only file; updated and\n"
         "contentHash after an edit) without touching the body, updates the index and\n"
         "commits the edits as one sync commit. A malformed file is reported with its\n"
-        "line, left untouched and uncommitted, and kept out of the index.\n\n"
+        "line, left untouched (sync never commits it), and kept out of the index.\n\n"
         "examples:\n  remnic sync run\n  remnic sync run --no-commit --json\n"
         "  remnic sync watch --debounce-ms 300",
     )

@@ -428,7 +428,7 @@ def _patched(checked: Checked, changes: Mapping[str, Any], content: str | None =
     meta.setdefault("id", record.id)
     meta["updated"] = now_iso()
     meta.update(derived_fields(meta, body))
-    if any(v is None for v in changes.values()):  # removing a key: the patcher only sets keys
+    if any(v is None for v in changes.values()):  # removing a key: patched line by line, comments kept
         return serialize_like(checked.text, meta, body), meta
     text, meta = render(checked, {k: meta[k] for k in meta if meta[k] != record.frontmatter.get(k, _MISSING)})
     if content is not None:
