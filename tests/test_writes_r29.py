@@ -257,3 +257,14 @@ def test_doctor_does_not_call_gits_index_in_step_when_it_is_not(memory: Memory) 
     assert check["problems"] == [path]
     git(memory.root, "reset", "-q", "--", path)
     assert _check(memory, "writes")["status"] == "ok"
+
+
+def test_sync_lists_a_blocked_category_folder_among_the_skipped(memory: Memory) -> None:
+    elsewhere = memory.root.parent / "elsewhere-moments"
+    elsewhere.mkdir()
+    shutil.rmtree(memory.root / "moments")
+    (memory.root / "moments").symlink_to(elsewhere)
+    first = run_cli("sync", "run", "--json", "--memory-dir", str(memory.root))
+    assert first.code == 0, first.err
+    skipped = {s["path"]: s["reason"] for s in first.json()["skipped"]}
+    assert "symbolic link to a folder" in skipped.get("moments", ""), skipped

@@ -136,6 +136,11 @@ class MemoryStore:
         out += self._blocked_folders(names)
         return sorted(out)
 
+    def blocked_folders(self) -> list[tuple[str, str]]:
+        """(folder, reason) for the default namespace's category folders no memory can be read from or
+        written to: a few lstat calls, cheap enough for every sync pass."""
+        return self._blocked_folders(sorted(DIR_CATEGORIES))
+
     def _blocked_folders(self, names: Iterable[str]) -> list[tuple[str, str]]:
         """Memory folders no memory can be read from or written to: a symlink to a folder (git sees a link,
         not its files) and a file where a category folder belongs."""

@@ -306,6 +306,7 @@ class _Run:
     def report_skipped(self, report: SyncReport, full: bool) -> None:
         """Files that are not memories, each with its reason: all of them on a full pass, else the ones
         not reported before (so a watcher does not repeat them on every save)."""
+        self.not_memories.update(self.files.blocked_folders())
         for path, reason in sorted(self.not_memories.items()):
             if full or self.dry_run or self.state.skipped.get(path) != reason:
                 report.skipped.append({"path": path, "reason": reason})
