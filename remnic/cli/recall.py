@@ -70,7 +70,8 @@ Hybrid recall: BM25 (tantivy, stemmed) and local embeddings (ONNX), fused by
 normalised scores, plus importance and recency, episode expansion and MMR, cut
 to --top-k and the character budget. Only active memories are searched unless
 --include-inactive, --include-superseded or --status says otherwise; without
---namespace every namespace is searched. The index under .remnic/ is checked
+--namespace every namespace is searched (one that holds no memory file gets a
+warning on stderr naming the namespaces that do). The index under .remnic/ is checked
 first and caught up or rebuilt when it is missing or stale (the footer says so,
 apart from the recall's own time), and memory files edited since the last
 commit are indexed first, without committing them.
@@ -89,7 +90,8 @@ filter ladder with considered/admitted counts, each result's score
 decomposition (terms that sum to its final score, with the raw similarity and
 BM25 score beside the normalised terms), provenance and safety, the budget
 used, and the audit entry id (see `remnic audit show ID`). Without --namespace
-the recall spans every namespace, like `remnic query`.
+the recall spans every namespace, like `remnic query` (and, like it, warns
+when --namespace holds no memory file).
 The layouts are the original Remnic's: text and markdown print what its
 renderer prints for the same snapshot, and --format json prints the snapshot
 flat, {"snapshotFound": true, "schemaVersion": "1", ...}
@@ -366,6 +368,7 @@ def cmd_query(args: argparse.Namespace) -> int:
         source="cli",
         progress=progress_bar(args, "indexing"),
     )
+    _warn_namespace(memory, args.namespace, bool(result.hits))
     data = result.to_dict(with_candidates=args.explain)
     if args.explain:
         data["xray"] = result.xray.to_dict() if result.xray is not None else None
@@ -374,6 +377,13 @@ def cmd_query(args: argparse.Namespace) -> int:
         data["citations"] = memory.citations(result.hits)
     emit(args, data, lambda: _hit_text(result, args.explain) + ("\n" + data["citations"] if cite else ""))
     return 0
+
+
+def _warn_namespace(memory: Any, namespace: str | None, found: bool) -> None:
+    """On stderr (the exit code stays 0): an empty recall in a namespace that holds no memory file."""
+    warning = None if found else memory.namespace_warning(namespace)
+    if warning:
+        print(f"remnic: warning: {warning}", file=sys.stderr)
 
 
 def out_path(path: str, memory_root: Path) -> Path:
@@ -418,6 +428,7 @@ def cmd_xray(args: argparse.Namespace) -> int:
         top_k=args.top_k,
         source="cli",
     )
+    _warn_namespace(memory, args.namespace, bool(snapshot is not None and snapshot.results))
     # One renderer for every format and surface; like the original's CLI, the rendering is
     # printed as a line (the renderer itself ends without a newline), to stdout or --out.
     rendered = render_xray(snapshot, fmt) + "\n"

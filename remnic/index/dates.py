@@ -457,6 +457,34 @@ _RANGE_RE = re.compile(
     r"\b(?:between|from)\s+(?P<a>.+?)\s+(?:and|to|until|through|-)\s+(?P<b>.+?)(?=[?.!,;]|$)", re.IGNORECASE
 )
 _YEARLESS = ("md", "dm", "rel_month")
+_DAY_RANGE_RE = _p(
+    r"\b(?:between\s+|from\s+)?"
+    + _DAY.format(n="a")
+    + r"\s*(?:and|to|until|through|-|\u2013)\s*"
+    + _DAY.format(n="b")
+    + r"\s+(?:of\s+)?"
+    + _MONTH.format(n="m")
+    + r"(?:,?\s+"
+    + _YEAR.format(n="y")
+    + r")?\b"
+)
+"""``between 1 and 20 September 2026``, ``1-20 Sept``: days of one month (the first day alone names no date)."""
+
+
+def _day_ranges(text: str, now: date, spans: list[DateSpan]) -> list[DateSpan]:
+    """``spans`` with each day range of one month in place of the single day its end names."""
+    for m in _DAY_RANGE_RE.finditer(text):
+        month, a, b = MONTHS[m.group("m").lower()], int(m.group("a")), int(m.group("b"))
+        year = int(m.group("y")) if m.group("y") else _nearest_year(now, month, a)
+        lo, hi = _safe_date(year, month, a), _safe_date(year, month, b)
+        if lo is None or hi is None or hi < lo:
+            continue
+        kind = "dmy" if m.group("y") else "dm"
+        span = DateSpan(lo, hi, m.group(0).strip(), m.start(), not m.group("y"), kind)
+        spans = [s for s in spans if not (m.start() <= s.offset < m.end())] + [span]
+    return sorted(spans, key=lambda s: s.offset)
+
+
 _BEFORE_AFTER_RE = re.compile(r"\b(?P<rel>before|after|since|until|prior\s+to)\s+(?P<what>[^?.!,;]+)", re.IGNORECASE)
 
 
@@ -472,6 +500,8 @@ class QueryDates:
     asks_when: bool = False
     unresolved: list[str] = field(default_factory=list)
     """Time relations the query names that no date could be found for ("before the trip")."""
+    relation: str = ""
+    """``before``/``after``/``since``/``until``/``prior to`` when the window is open on one side."""
 
     @property
     def any(self) -> bool:
@@ -486,11 +516,13 @@ class QueryDates:
         window = None if filter_off else self.window if window is None else window
         terms = self.terms if terms is None else terms
         parts = [f"'{s.text}' → {s.label()}" for s in self.spans]
+        if self.relation and self.window is not None and len(self.spans) == 1:
+            # An open window is what the query means by "before May 2023", not the month itself.
+            said = self.spans[0].text
+            said = said if said.lower().startswith(self.relation) else f"{self.relation} {said}"
+            parts = [f"'{said}' → {_open(self.window)}"]
         if window is not None:
-            lo, hi = window
-            lo_s = "…" if lo == date.min else lo.isoformat()
-            hi_s = "…" if hi == date.max else hi.isoformat()
-            parts.append(f"filter {lo_s}..{hi_s}")
+            parts.append(f"filter {_open(window)}")
         elif filter_off and self.window is not None:
             parts.append("no filter (recall.dateFilter is off)")
         elif self.spans:
@@ -505,6 +537,12 @@ class QueryDates:
         return "; ".join(parts)
 
 
+def _open(window: tuple[date, date]) -> str:
+    """``2023-05-01..2023-05-31``, ``…..2023-04-30`` (open before), ``2023-06-01..…`` (open after)."""
+    lo, hi = window
+    return f"{'…' if lo == date.min else lo.isoformat()}..{'…' if hi == date.max else hi.isoformat()}"
+
+
 def query_dates(text: str, now: date, *, window_max_days: int = 1100) -> QueryDates:
     """Dates and ranges named in a query, resolved against ``now`` (the recall's clock).
 
@@ -513,7 +551,7 @@ def query_dates(text: str, now: date, *, window_max_days: int = 1100) -> QueryDa
     ``before``/``after``/``since``/``until``; a month or day without a year is a term only.
     """
     out = QueryDates(asks_when=bool(_ASKS_WHEN_RE.search(text)))
-    spans = find_dates(text, now)
+    spans = _day_ranges(text, now, find_dates(text, now))
     # A month or day without a year, resolved against today's date, is a guess, not a date the user named.
     named = [s for s in spans if s.kind not in _YEARLESS]
     ambiguous = [s for s in spans if s.kind in _YEARLESS]
@@ -535,6 +573,7 @@ def query_dates(text: str, now: date, *, window_max_days: int = 1100) -> QueryDa
             s = named[0]
             rel = _BEFORE_AFTER_RE.search(text[: s.offset + len(s.text)])
             word = rel.group("rel").lower() if rel and rel.end() >= s.offset else ""
+            out.relation = word
             if word in ("before", "prior to", "until"):
                 out.window = (date.min, s.start - timedelta(days=1) if word != "until" else s.end)
             elif word in ("after", "since"):
@@ -543,7 +582,8 @@ def query_dates(text: str, now: date, *, window_max_days: int = 1100) -> QueryDa
                 out.window = (s.start, s.end)
     for m in _BEFORE_AFTER_RE.finditer(text):
         what = m.group("what").strip()
-        if not find_dates(what, now):
+        named_here = any(m.start() <= sp.offset < m.end() for sp in spans)  # "before 2023" is one span
+        if not named_here and not find_dates(what, now):
             out.unresolved.append(f"{m.group('rel').lower()} {what}")
     terms: list[str] = []
     for s in out.spans if out.window is not None else named:

@@ -83,10 +83,12 @@ def trim(content: str, spans: Sequence[tuple[int, int]], limit: int, share: int 
         if piece > 0 and size + extra <= (share if chosen else limit):
             chosen.append((start, end))
             size += extra
+        elif not chosen and piece > 0:
+            break  # the best passage is cut to fit, never replaced by lesser ones
     if chosen:
         chosen.sort()
         return SEPARATOR.join(content[a:b] for a, b in chosen)
-    start, end = spans[0] if spans else (0, len(content))
+    start, end = next(((a, b) for a, b in spans if b > a), (0, len(content)))
     return cut(content[start:end], limit)
 
 

@@ -19,7 +19,16 @@ from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 
 from remnic.config import RecallSettings
-from remnic.index.dates import MONTHS, DateSpan, QueryDates, base_date, day_number, month_keys, query_dates
+from remnic.index.dates import (
+    MONTHS,
+    DateSpan,
+    QueryDates,
+    base_date,
+    day_number,
+    find_dates,
+    month_keys,
+    query_dates,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -86,6 +95,41 @@ class DatePlan:
     def date_term(self, snap: Snapshot, row: int, weight: float) -> float:
         """The ``date`` score term: ``weight`` for a memory stating a time, when the query asks when."""
         return weight if self.dates.asks_when and snap.states_time(row) else 0.0
+
+
+_YEAR_TOKEN = re.compile(r"(?:19|20|21)\d\d")
+
+
+def when_clauses(
+    text: str, terms: list[str], now_s: float, s: RecallSettings, language: str = "english"
+) -> list[tuple[str, str, float]]:
+    """The query's terms as (``when``, term, ``boostWhen``) clauses. A bare number ("Go 1.22", "k8s 1.31")
+    is left out unless it is a year or part of a date the parser found ("1 September", "between 1 and
+    20 September 2026"): otherwise it matches the day of the month of every memory created on that day."""
+    if s.boost_when <= 0:
+        return []
+    from remnic.index.bm25 import analyze  # tantivy's analyser: the recall fallback runs without it
+
+    numbers = [t for t in terms if t.isdigit()]
+    allowed: set[str] = set()
+    if numbers:
+        today = base_date(now_s) or date.today()
+        full = full_years(text, today)
+        named = [sp.text for sp in find_dates(full, today)] + [sp.text for sp in query_dates(full, today).spans]
+        allowed = {t for one in named for t in analyze(one, language=language) if t.isdigit()}
+    return [
+        ("when", t, s.boost_when)
+        for t in terms
+        if not t.isdigit() or t in allowed or (len(t) == 4 and _YEAR_TOKEN.fullmatch(t))
+    ]
+
+
+def when_note(terms: list[str], clauses: list[tuple[str, str, float]]) -> str:
+    """``; number(s) …``: the X-ray's word on the numbers :func:`when_clauses` kept out of the created-date
+    field ('' if none, or if that field is not searched at all)."""
+    kept = {t for _, t, _ in clauses}
+    left = [t for t in terms if t.isdigit() and t not in kept]
+    return f"; number(s) {' '.join(left)} not matched to created dates (no date names them)" if left and kept else ""
 
 
 def plan(text: str, now_s: float, s: RecallSettings) -> DatePlan | None:

@@ -30,7 +30,7 @@ from .filters import RecallFilters, facts_table, make_filters, passing_rows
 from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, rejected_summary
 from .mmr import mmr_order
 from .passages import PassageMatch, describe_matches, rank_passages
-from .pool import ACTIVE, ASSOCIATIONS, Pool
+from .pool import ACTIVE, ASSOCIATIONS, TRUST_STATUSES, Pool
 from .project import ProjectContext, belongs
 from .rerank import rerank as rerank_stage
 from .types import Candidate, RecallHit, RecallResult, StageCount, TierReport
@@ -125,7 +125,6 @@ def run_recall(
         "tags": s.boost_tags,
         "near": s.boost_near,
         "far": s.boost_far,
-        "when": s.boost_when,
     }
     now = clock.now_s()
     filters = make_filters(options.tags, options.tag_match, options.as_of)
@@ -161,7 +160,9 @@ def run_recall(
             scope, note, months = dates.scope(date_plan, snap, scope)
             scope_names.append(dates.STAGE)
             scope_notes.append(note)
-        extra = date_plan.extra_terms if date_plan is not None else []
+        when = dates.when_clauses(text, terms, now, s, language)  # the created-date field, bare numbers left out
+        extra = [*when, *(date_plan.extra_terms if date_plan else [])]
+        scope_notes[0] += dates.when_note(terms, when)
         t = time.perf_counter()
         expanded = expansions(index, bm25, text, terms, s, options.namespace)
         if expanded:
@@ -272,10 +273,12 @@ def run_recall(
             if date_plan is not None:
                 c.terms.date = date_plan.date_term(snap, r, s.weight_states_time)
             c.terms.importance = scoring.importance_term(float(snap.importance[r]), s.weight_importance)
-            c.terms.recency = scoring.recency_term(
-                float(snap.updated[r]), now, s.recency_half_life_days, s.weight_recency
-            )
-            c.terms.status = 0.0 if pool.status(c) == ACTIVE else -abs(s.inactive_penalty)
+            status = pool.status(c)
+            active = status == ACTIVE
+            # A forgotten or superseded memory's ``updated`` is when that happened: no recency from it.
+            recency_w = s.weight_recency if active or status in TRUST_STATUSES else 0.0
+            c.terms.recency = scoring.recency_term(float(snap.updated[r]), now, s.recency_half_life_days, recency_w)
+            c.terms.status = 0.0 if active else -abs(s.inactive_penalty)
             if options.project is not None and s.project_boost > 0 and belongs(pool.fm(r), options.project):
                 c.terms.project = s.project_boost
 
@@ -342,6 +345,8 @@ def run_recall(
             for i, p in zip(order, penalties):
                 head[i].terms.mmr_penalty = p
             head = [head[i] for i in order]
+        if options.include_inactive:  # the hits are picked by score; every inactive one then follows the active
+            head[:top_k] = sorted(head[:top_k], key=lambda c: pool.status(c) != ACTIVE)
         for c in head:
             passed(c, "mmr-diversify")
         top = head[:top_k]

@@ -218,8 +218,16 @@ def _direct_answer(pool: Pool, ranked: Sequence[Candidate], out: TierOutcome) ->
         if not _claimable(c) or snap.category_of(r) not in DIRECT_CATEGORIES or pool.status(c) != ACTIVE:
             continue
         imp, conf = float(snap.importance[r]), float(snap.confidence[r])
-        if imp < s.direct_answer_min_importance or conf < s.direct_answer_min_confidence:
-            closest = closest or f"{c.id}: importance {imp:.2f}, confidence {conf:.2f} below the trusted floor"
+        low = [
+            f"{name} {value:.2f} < {floor}"
+            for name, value, floor in (
+                ("importance", imp, s.direct_answer_min_importance),
+                ("confidence", conf, s.direct_answer_min_confidence),
+            )
+            if value < floor
+        ]
+        if low:
+            closest = closest or f"{c.id}: {', '.join(low)}"
             continue
         fm = pool.fm(r)
         if is_disputed(fm) or is_stale(fm, ACTIVE, pool.now_s)[0]:
@@ -233,8 +241,8 @@ def _direct_answer(pool: Pool, ranked: Sequence[Candidate], out: TierOutcome) ->
     if not qualified:
         out.direct_reason = (
             "no trusted decision/fact/principle with importance ≥ "
-            f"{s.direct_answer_min_importance} and token-overlap ≥ {s.direct_answer_min_overlap}"
-            + (f" ({closest})" if closest else "")
+            f"{s.direct_answer_min_importance}, confidence ≥ {s.direct_answer_min_confidence}"
+            f" and token-overlap ≥ {s.direct_answer_min_overlap}" + (f" ({closest})" if closest else "")
         )
         return
     best = max(qualified, key=lambda c: (c.terms.final, c.path))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import MemoryFormatError, RemnicError, ValidationError
@@ -352,3 +353,23 @@ def context_text(hits: Iterable[Any]) -> str:
     if review:
         safe += [REVIEW_HEADING, *review]
     return "\n\n".join(safe)
+
+
+def namespace_warning(mem: Memory, namespace: str | None) -> str | None:
+    """A warning when ``namespace`` holds no memory file (a typo looks like "nothing relevant"), naming
+    the namespaces that do; None when it is unset or holds one. Only for a surface whose user may list
+    the repository (the CLI): a principal held to one namespace must not learn the others."""
+    from remnic.memfile.schema import DEFAULT_NAMESPACE, NAMESPACES_DIR
+
+    if not namespace:
+        return None
+    default = {DEFAULT_NAMESPACE, mem.settings.namespaces.default}
+    base = mem.root / NAMESPACES_DIR
+
+    def holds(directory: Path) -> bool:
+        return directory.is_dir() and any(p.is_file() for p in directory.rglob("*.md"))
+
+    if namespace in default or holds(base / namespace):
+        return None
+    others = sorted(default | {d.name for d in (base.iterdir() if base.is_dir() else ()) if holds(d)})
+    return f"--namespace {namespace!r}: no memory file is in that namespace (namespaces here: {', '.join(others)})"

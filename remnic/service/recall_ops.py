@@ -110,6 +110,13 @@ class RecallOps:
             project=project,
         )
 
+    def namespace_warning(self: Memory, namespace: str | None) -> str | None:
+        """A warning naming the namespaces that exist when ``namespace`` holds no memory file (else None);
+        see :func:`remnic.service.recall.namespace_warning`."""
+        from . import recall as _recall
+
+        return _recall.namespace_warning(self, namespace)
+
     def citations(self: Memory, hits: Iterable[RecallHit]) -> str:
         """An ``<oai-mem-citation>`` block pointing at the files of these recall hits (Codex reads it)."""
         from . import recall as _recall
