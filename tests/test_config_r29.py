@@ -218,3 +218,8 @@ def test_sync_watch_takes_a_debounce_of_zero_as_the_config_does() -> None:
     from remnic.cli import build_parser
 
     assert build_parser().parse_args(["sync", "watch", "--debounce-ms", "0"]).debounce_ms == 0
+
+
+def test_a_huge_top_k_flag_is_a_usage_error_not_an_overflow(memory: Memory) -> None:
+    result = run_cli("query", "tea", "--top-k", "1" + "0" * 23, "--memory-dir", str(memory.root))
+    assert result.code == 2 and "--top-k must be at most 10000" in result.err, result.err

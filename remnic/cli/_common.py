@@ -282,7 +282,9 @@ def read_text_arg(value: str) -> str:
     return value
 
 
-def positive_int(name: str) -> Callable[[str], int]:
+def positive_int(name: str, maximum: int = 2**31 - 1) -> Callable[[str], int]:
+    """A whole number from 1 to ``maximum`` (a bound, so a huge one is an error, not an overflow deep down)."""
+
     def parse(value: str) -> int:
         try:
             number = int(value)
@@ -290,6 +292,8 @@ def positive_int(name: str) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {value!r}") from None
         if number <= 0:
             raise argparse.ArgumentTypeError(f"{name} must be a positive integer, got {value!r}")
+        if number > maximum:
+            raise argparse.ArgumentTypeError(f"{name} must be at most {maximum}, got {value!r}")
         return number
 
     return parse

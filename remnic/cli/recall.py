@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from remnic.config import STATE_DIR
+from remnic.config import CEILINGS, STATE_DIR
 from remnic.errors import RemnicError, UsageError
 from remnic.fsio import write_atomic
 from remnic.memfile.model import CATEGORIES, STATUSES
@@ -118,7 +118,12 @@ def _xray_format(value: str) -> str:
 def register(sub: Any) -> None:
     p = add_command(sub, "query", "hybrid recall: the memories that best match TEXT", epilog=QUERY_EPILOG)
     p.add_argument("text", metavar="TEXT", help="what to recall (free text; - reads standard input)")
-    p.add_argument("--top-k", "-k", type=positive_int("--top-k"), help="results to return (default: recall.topK)")
+    p.add_argument(
+        "--top-k",
+        "-k",
+        type=positive_int("--top-k", CEILINGS["recall.topK"]),
+        help="results to return (default: recall.topK)",
+    )
     p.add_argument(
         "--namespace", "-n", help="search only this namespace (default: every namespace, not namespaces.default)"
     )
@@ -191,7 +196,9 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--namespace", "-n", help="scope the recall to this namespace (default: every namespace)")
     p.add_argument("--session", metavar="KEY", help="session key recorded in the snapshot and the audit entry")
-    p.add_argument("--top-k", "-k", type=positive_int("--top-k"), help="results (default: recall.topK)")
+    p.add_argument(
+        "--top-k", "-k", type=positive_int("--top-k", CEILINGS["recall.topK"]), help="results (default: recall.topK)"
+    )
     p.add_argument(
         "--out",
         "-o",
