@@ -301,7 +301,9 @@ def _flush_reasons(root: Path) -> list[str]:
     return [line.strip() for line in out.splitlines() if line.strip()]
 
 
-@pytest.mark.parametrize("host,end", [("claude-code", "session-end"), ("codex", "pre-compact")])
+@pytest.mark.parametrize(
+    "host,end", [("claude-code", "session-end"), ("codex", "pre-compact"), ("codex", "session-end")]
+)
 def test_agent_hooks_turn_the_session_into_memories_at_its_end_or_compaction(
     memory: Memory, tmp_path: Path, host: str, end: str
 ) -> None:
@@ -312,7 +314,8 @@ def test_agent_hooks_turn_the_session_into_memories_at_its_end_or_compaction(
     stop = run_agent_script(host, "stop", {**payload, "hook_event_name": "Stop"}, memory.root)
     assert stop.returncode == 0 and stop.stdout == ""
     assert memory.list() == [] and _flush_reasons(memory.root) == []  # a Stop comes after every response
-    done = run_agent_script(host, end, {**payload, "hook_event_name": "SessionEnd"}, memory.root)
+    event = {"hook_event_name": "SessionEnd", "reason": "other"}  # Codex 0.171's only reason
+    done = run_agent_script(host, end, {**payload, **event}, memory.root)
     assert done.returncode == 0
     contents = [r.content for r in memory.list()]
     assert contents == ["We decided to cut releases every Tuesday from now on."]  # the chatter is not kept

@@ -19,8 +19,8 @@ install merges remnic's hooks into the host's own config — Claude Code:
 ~/.claude/settings.json ($CLAUDE_CONFIG_DIR), Codex: ~/.codex/hooks.json ($CODEX_HOME) —
 leaving every other hook and key as it is: SessionStart injects the pinned memories
 (rules, principles, key preferences) and what recall finds for the repository; Stop
-hands the transcript's new turns to observe, PreCompact and SessionEnd (Claude Code)
-also flush them into memories. Running it again changes
+hands the transcript's new turns to observe, PreCompact and SessionEnd (Codex since
+0.171) also flush them into memories. Running it again changes
 nothing; a changed file is first copied to <file>.remnic-backup-<time>. The hooks use
 this Python and the memory repository the command finds: run it from yours, or
 pass --memory-dir. remove takes only remnic's hooks out. doctor
@@ -54,23 +54,19 @@ def register(sub: Any) -> None:
 
 
 def _path(args: argparse.Namespace, host: C.Host) -> Path:
-    return args.config.expanduser() if getattr(args, "config", None) else host.config_path()
+    """The config file, absolute (not resolved: a symlinked config stays the link's path)."""
+    path = args.config.expanduser() if getattr(args, "config", None) else host.config_path()
+    return Path(os.path.abspath(path))
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     rows = [C.describe(h, h.config_path()) for h in C.HOSTS.values()]
-
-    def state(r: dict[str, Any]) -> str:
-        if r.get("problem"):
-            return "unreadable"
-        return "installed" if r["installed"] else ("partly" if any(r["events"].values()) else "not installed")
-
     emit(
         args,
         {"connectors": rows},
         lambda: "\n".join(
             [
-                table([[r["host"], state(r), r["configPath"]] for r in rows], ["HOST", "STATE", "CONFIG"]),
+                table([[r["host"], r["state"], r["configPath"]] for r in rows], ["HOST", "STATE", "CONFIG"]),
                 *(f"{r['host']}: {r['problem']}" for r in rows if r.get("problem")),
             ]
         ),

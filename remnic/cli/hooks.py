@@ -150,14 +150,20 @@ def cmd_agent_config(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_payload() -> dict[str, Any]:
+def _read_payload() -> tuple[dict[str, Any], str | None]:
+    """The hook's JSON input, and what is wrong with it (None: nothing); a bad input reads as ``{}``."""
     if sys.stdin is None or sys.stdin.isatty():
-        return {}
+        return {}, None
+    text = sys.stdin.read()
+    if not text.strip():
+        return {}, None
     try:
-        data = json.loads(sys.stdin.read() or "{}")
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
+        data = json.loads(text)
+    except ValueError as exc:
+        return {}, f"stdin is not JSON ({exc}): {text[:80]!r}"
+    if not isinstance(data, dict):
+        return {}, f"stdin is JSON but not an object (got {type(data).__name__})"
+    return data, None
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -201,8 +207,10 @@ def _run_git_update(args: argparse.Namespace) -> int:
 
 
 def _run_agent(args: argparse.Namespace) -> int:
-    payload = _read_payload()
+    payload, problem = _read_payload()
     status: dict[str, Any] = {"hook": args.hook, "host": args.host, "ok": False}
+    if problem:
+        print(f"remnic {args.hook}: {problem}", file=sys.stderr)
     try:
         try:
             memory = open_memory(args)
@@ -215,13 +223,19 @@ def _run_agent(args: argparse.Namespace) -> int:
                 output = session_start_output(memory, payload)
                 if output:
                     print(json.dumps(output, ensure_ascii=False), flush=True)
+                else:  # rare: doctor tells "no memories yet" from "none pinned or found"
+                    status["activeMemories"] = len(memory.list(status="active"))
                 flushed = flush_idle(memory, args.host)
                 if flushed:
                     print(f"remnic {args.hook}: flushed idle sessions {json.dumps(flushed)}", file=sys.stderr)
-            else:
+            elif not problem:  # an input that is not a JSON object names no transcript
                 result = observe_transcript(memory, payload, args.host, args.hook)
                 print(f"remnic {args.hook}: {json.dumps(result, default=str)}", file=sys.stderr)
-        status["ok"] = True
+                problem = problem or result.get("error")
+        # The hook still exits 0 (a session never fails for memory); the status tells `connectors doctor`.
+        status["ok"] = not problem
+        if problem:
+            status["error"] = problem
     except Exception as exc:  # noqa: BLE001 - an agent session must never be blocked by memory
         detail = exc.describe() if isinstance(exc, RemnicError) else f"{type(exc).__name__}: {exc}"
         print(f"remnic {args.hook}: {detail}", file=sys.stderr)

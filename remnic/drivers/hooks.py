@@ -54,13 +54,20 @@ def observe_transcript(memory: Memory, payload: Mapping[str, Any], host: str, ho
     turns and ``session-end`` when the session is over. Then sessions idle past
     ``observe.bufferMaxMinutes`` (ended with no hook: a closed terminal, Codex) are flushed too."""
     transcript = payload.get("transcript_path")
-    session = str(payload.get("session_id") or "").strip()
+    raw_session = payload.get("session_id")
+    # A value of another type is a host (or version) remnic does not understand: an ``error`` the
+    # hook's status reports, never a file named after a list's repr.
+    if transcript is not None and not isinstance(transcript, str):
+        return {"observed": 0, "error": f"transcript_path must be a string (got {type(transcript).__name__})"}
+    if raw_session is not None and (isinstance(raw_session, bool) or not isinstance(raw_session, str | int)):
+        return {"observed": 0, "error": f"session_id must be a string (got {type(raw_session).__name__})"}
+    session = str(raw_session or "").strip()
     if not transcript or not session:
         return {"observed": 0, "detail": "the hook input names no transcript_path/session_id"}
     try:
-        text = Path(str(transcript)).expanduser().read_text(encoding="utf-8", errors="replace")
+        text = Path(transcript).expanduser().read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        return {"observed": 0, "detail": f"cannot read the transcript: {exc.strerror}"}
+        return {"observed": 0, "error": f"cannot read the transcript {transcript}: {exc.strerror or exc}"}
     result = memory.observe_transcript(
         f"{host}:{session}",
         text,
@@ -165,22 +172,58 @@ def _status_paths(out: str) -> list[str]:
     return paths
 
 
-def _lines(items: Iterable[Any], budget: int, seen: set[str]) -> list[str]:
-    out: list[str] = []
-    used = 0
+def _lines(items: Iterable[Any], budget: int, seen: set[str], min_chars: int = 200) -> list[str]:
+    """One line per memory, in the order given, within ``budget`` characters (0: no limit).
+
+    A line that does not fit in what is left is cut at a word boundary (as recall trims a hit),
+    leaving the lines after it their fair share; with fewer than ``min_chars`` left it is skipped —
+    never the first line — and the shorter lines after it still go in. One long rule must not take
+    every other pinned memory out of the session, nor itself vanish."""
+    entries: list[tuple[str, str, str, str]] = []
     for record in items:
         safety = getattr(record, "safety", "safe")  # recall hits have one; listed records are active
-        if record.id in seen or safety == "blocked":
+        if record.id in seen or safety == "blocked" or any(e[0] == record.id for e in entries):
             continue
         # Unreviewed text (a pending suggestion …) must not read as a fact to the agent.
         flag = "" if safety == "safe" else "[requires-review: not confirmed] "
-        line = f"- [{record.category}] {flag}{' '.join(record.content.split())} ({record.id})"
-        if budget and used + len(line) > budget:
-            break
+        entries.append(
+            (record.id, f"- [{record.category}] {flag}", " ".join(record.content.split()), f" ({record.id})")
+        )
+    sizes = [len(head) + len(text) + len(tail) + 1 for _, head, text, tail in entries]  # +1: the newline
+    fair = max(min_chars, budget // max(1, len(entries)))
+    after = [0] * (len(entries) + 1)  # what the lines after each one claim: their size, up to a fair share
+    for i in range(len(entries) - 1, -1, -1):
+        after[i] = after[i + 1] + min(sizes[i], fair)
+    out: list[str] = []
+    used = 0
+    for i, (rid, head, text, tail) in enumerate(entries):
+        line = head + text + tail
+        left = budget - used
+        if budget and len(line) > left:
+            if out and left < min_chars:
+                continue
+            room = min(left, max(min_chars, left - after[i + 1])) - len(head) - len(tail)
+            if room < 1:
+                continue
+            line = head + _cut(text, room) + tail
         out.append(line)
         used += len(line) + 1
-        seen.add(record.id)
+        seen.add(rid)
     return out
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, cut at a word boundary and marked with an ellipsis
+    (as recall trims a hit)."""
+    if len(text) <= limit:
+        return text
+    if limit <= 1:
+        return text[:limit]
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    if space > len(head) // 2:
+        head = head[:space]
+    return head.rstrip() + "…"
 
 
 def session_context(memory: Memory, payload: Mapping[str, Any]) -> str:
@@ -196,7 +239,12 @@ def session_context(memory: Memory, payload: Mapping[str, Any]) -> str:
     repo = repo_context(memory, cwd, subjects=hooks.git_subjects)
     query = os.environ.get("REMNIC_SESSION_QUERY") or repo.query()
     seen: set[str] = set()
-    pinned = _lines(memory.pinned_memories(), hooks.pinned_budget_chars, seen) if hooks.pinned_budget_chars else []
+    min_chars = memory.settings.recall.budget_min_chars
+    pinned = (
+        _lines(memory.pinned_memories(), hooks.pinned_budget_chars, seen, min_chars)
+        if hooks.pinned_budget_chars
+        else []
+    )
     try:
         hits = (
             list(memory.recall(query, top_k=hooks.session_top_k, project=repo.project, source="session-start"))
@@ -209,7 +257,7 @@ def session_context(memory: Memory, payload: Mapping[str, Any]) -> str:
         records = sorted(memory.list(status="active"), key=newest_first)
         records.sort(key=lambda r: -r.importance)  # stable: most important first, newest first within
         hits = records[: hooks.session_top_k]
-    recalled = _lines(hits, memory.settings.recall.budget_chars, seen)
+    recalled = _lines(hits, memory.settings.recall.budget_chars, seen, min_chars)
     if not pinned and not recalled:
         return ""
     where = repo.name + (f" (branch {repo.branch})" if repo.branch else "")

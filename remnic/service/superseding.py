@@ -10,6 +10,8 @@ never says two states at once (see docs/cli.md, ``remnic update``).
 
 from __future__ import annotations
 
+import os
+import weakref
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +20,7 @@ from remnic.memfile.model import MemoryRecord, now_iso, parse_time
 from remnic.memfile.normalize import render, serialize_like
 from remnic.memfile.validate import check_bytes
 from remnic.observe.records import MemoryObservation, key_part
+from remnic.repo.scan_memo import stat_key
 from remnic.repo.transaction import Transaction
 
 if TYPE_CHECKING:
@@ -127,10 +130,33 @@ def _same_entity(
         if path in seen:
             continue
         seen.add(path)
-        try:
-            yield mem.files.read(path)
-        except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
-            continue
+        found = _read_once(mem, tx, path)
+        if found is not None:
+            yield found
+
+
+# Per transaction (one flush), the memory files read from disk by path, keyed by their stat: a flush
+# of many facts about one entity would otherwise parse and validate each of its memories once per fact.
+_READS: weakref.WeakKeyDictionary[Transaction, dict[str, tuple[Any, MemoryRecord | None]]] = weakref.WeakKeyDictionary()
+
+
+def _read_once(mem: Memory, tx: Transaction, path: str) -> MemoryRecord | None:
+    """``mem.files.read(path)``, read again only when the file changed; None when it is gone or malformed."""
+    try:
+        key = stat_key(os.stat(os.path.join(mem.files.root, path)))
+    except OSError:
+        key = None
+    cache = _READS.setdefault(tx, {})
+    hit = cache.get(path)
+    if key is not None and hit is not None and hit[0] == key:
+        return hit[1]
+    try:
+        record: MemoryRecord | None = mem.files.read(path)
+    except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
+        record = None
+    if key is not None:
+        cache[path] = (key, record)
+    return record
 
 
 # --- supersession links written by store, import and update ---

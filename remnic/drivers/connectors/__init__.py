@@ -105,11 +105,16 @@ def describe(h: Host, path: Path) -> dict[str, Any]:
         problem = None
     except UsageError as exc:
         events, problem = dict.fromkeys(h.events), exc.message
+    if problem:
+        state = "unreadable"
+    else:
+        state = "installed" if all(events.values()) else ("partly" if any(events.values()) else "not installed")
     out = {
         "host": h.id,
         "name": h.name,
         "configPath": str(path),
         "configExists": path.exists(),
+        "state": state,
         "installed": all(events.values()),
         "events": events,
     }

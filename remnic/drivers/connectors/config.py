@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from remnic.errors import UsageError
+from remnic.errors import RemnicError, UsageError
 from remnic.fsio import write_atomic
 
 from . import jsonedit
@@ -127,15 +127,40 @@ def json_type(value: Any) -> str:
     return "a list" if isinstance(value, list) else "an object"
 
 
+class ConfigWriteError(RemnicError):
+    """The host's config could not be written (a read-only file system or folder …): exit 1, the file unchanged."""
+
+    code = "config_not_written"
+
+
 def write_config(config: Config, text: str) -> str | None:
     """Write ``text`` over the config (atomically, through a symlink to its target) after keeping the
-    old bytes aside; the backup's path, if there was a file."""
+    old bytes aside; the backup's path, if there was a file. A ConfigWriteError naming the file and the
+    system's reason when it cannot be written (the file is then as it was, and no backup is left)."""
     path = config.path
     target = Path(os.path.realpath(path))  # a dotfiles symlink keeps pointing at the file it named
-    backup = _backup(path, config.raw, target) if config.raw is not None else None
-    mode = target.stat().st_mode & 0o777 if target.exists() else 0o600
-    write_atomic(target, text, mode=mode)
+    backup: str | None = None
+    try:
+        backup = _backup(path, config.raw, target) if config.raw is not None else None
+        mode = target.stat().st_mode & 0o777 if target.exists() else 0o600
+        write_atomic(target, text, mode=mode)
+    except OSError as exc:
+        if backup is not None:
+            Path(backup).unlink(missing_ok=True)  # the file was not changed: its copy is not needed
+        raise ConfigWriteError(_write_problem(path, exc)) from None
     return backup
+
+
+def _write_problem(path: Path, exc: OSError) -> str:
+    reason = (exc.strerror or str(exc)).lower()
+    other = Path(os.fspath(exc.filename)) if exc.filename else None
+    if other is not None and other in path.parents:
+        reason = f"cannot create its folder {other}: {reason}"
+    elif other is not None and ".remnic-backup-" in other.name:
+        reason = f"cannot keep its backup {other}: {reason}"
+    elif other is not None and other != path:
+        reason = f"{reason} ({other})"
+    return f"cannot write {path}: {reason}; nothing was changed"
 
 
 def _stamp() -> str:

@@ -20,8 +20,8 @@ from typing import Any
 from remnic.errors import UsageError
 
 from .config import read_config
-from .hosts import EVENTS, Host, Ours, ours
-from .merge import installed
+from .hosts import EVENTS, Host, Ours, matcher_covers, ours
+from .merge import installed, session_matcher
 
 
 def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:
@@ -107,6 +107,8 @@ def doctor(h: Host, path: Path, *, cwd: str) -> dict[str, Any]:
         handler = ours({"type": "command", "command": command}) if command is not None else None
         if handler is not None:
             handlers[event] = handler
+    if "SessionStart" in handlers:
+        checks.append(_matcher_check(h, data))
     checks += _memory_dirs(list(handlers.values()))
     for event, handler in handlers.items():
         if handler.python is not None:
@@ -117,6 +119,21 @@ def doctor(h: Host, path: Path, *, cwd: str) -> dict[str, Any]:
             payload["source"] = "startup"
         checks.append(_fired(event, fire(handler.command, payload, cwd=cwd)))
     return {"host": h.id, "configPath": str(path), "checks": checks, "healthy": all(c["ok"] for c in checks)}
+
+
+def _matcher_check(h: Host, data: Mapping[str, Any]) -> dict[str, Any]:
+    """Whether remnic's SessionStart group runs on every session source remnic relies on."""
+    _, matcher = session_matcher(data)
+    if matcher_covers(matcher, h.session_matcher):
+        return _check("SessionStart matcher", True, "every session start" if matcher is None else repr(matcher))
+    missing = [s for s in h.session_matcher.split("|") if not matcher_covers(matcher, s)]
+    return _check(
+        "SessionStart matcher",
+        False,
+        f"remnic's SessionStart group has the matcher {json.dumps(matcher)}: sessions started by "
+        f"{', '.join(missing)} get no memories; run `remnic connectors install {h.id}` to widen it to "
+        f"{h.session_matcher!r}",
+    )
 
 
 def _memory_dirs(handlers: list[Ours]) -> list[dict[str, Any]]:
@@ -148,6 +165,10 @@ def _fired(event: str, run: Mapping[str, Any]) -> dict[str, Any]:
         return _check(name, False, str(status.get("error") or "remnic reported a failure")[:300])
     if event == "SessionStart":
         if not out.strip():
+            count = status.get("activeMemories")
+            if isinstance(count, int) and count > 0:
+                why = f"none of the {count} active memories in {status.get('memoryDir')} is pinned or recalled here"
+                return _check(name, True, f"ran; injected nothing ({why})")
             return _check(name, True, f"ran; nothing to inject (no memories yet in {status.get('memoryDir')})")
         try:
             context = json.loads(out)["hookSpecificOutput"]["additionalContext"]

@@ -34,8 +34,8 @@ class Host:
     name: str
     session_matcher: str
     """Which session starts the SessionStart hook runs on (the host's ``source`` values)."""
-    events: tuple[str, ...] = ("SessionStart", "Stop", "PreCompact")
-    """The host events remnic hooks into (Codex has no SessionEnd)."""
+    events: tuple[str, ...] = tuple(EVENTS)
+    """The host events remnic hooks into."""
 
     def config_path(self, env: Mapping[str, str] | None = None) -> Path:
         env = os.environ if env is None else env
@@ -48,10 +48,27 @@ class Host:
 
 
 HOSTS = {
-    "claude-code": Host("claude-code", "Claude Code", "startup|resume|clear|compact", (*EVENTS,)),
-    "codex": Host("codex", "Codex", "startup|resume|clear"),
+    "claude-code": Host("claude-code", "Claude Code", "startup|resume|clear|compact"),
+    # Codex 0.171 added SessionEnd and the compact and fork sources; an older Codex never sends
+    # them, so its sessions end by the idle sweep as before.
+    "codex": Host("codex", "Codex", "startup|resume|clear|compact|fork"),
 }
 ALIASES = {"codex-cli": "codex"}
+
+
+def matcher_covers(matcher: Any, wanted: str) -> bool:
+    """Whether a SessionStart group's ``matcher`` runs its hooks for every source in ``wanted`` (``a|b``):
+    no matcher, ``""`` and ``"*"`` match them all; else each must match it whole (a regex, or a plain list)."""
+    if matcher is None or matcher in ("", "*"):
+        return True
+    if not isinstance(matcher, str):
+        return False
+    listed = matcher.split("|")
+    try:
+        pattern: re.Pattern[str] | None = re.compile(matcher)
+    except re.error:
+        pattern = None
+    return all(s in listed or (pattern is not None and pattern.fullmatch(s)) for s in wanted.split("|"))
 
 
 def host_events(name: str) -> dict[str, str]:

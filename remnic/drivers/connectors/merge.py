@@ -14,7 +14,7 @@ from typing import Any
 
 from . import jsonedit
 from .config import Config
-from .hosts import Host, handler_for, ours
+from .hosts import Host, handler_for, matcher_covers, ours
 from .jsonedit import Edit, Node
 
 
@@ -34,6 +34,17 @@ def installed(data: Mapping[str, Any], h: Host) -> dict[str, str | None]:
                     found = mine.command
         out[event] = found
     return out
+
+
+def session_matcher(data: Mapping[str, Any]) -> tuple[bool, Any]:
+    """(found, matcher) of the SessionStart group holding remnic's handler (matcher None: the group has none)."""
+    raw = data.get("hooks")
+    groups = raw.get("SessionStart") if isinstance(raw, dict) else None
+    for group in groups if isinstance(groups, list) else []:
+        handlers = group.get("hooks") if isinstance(group, dict) else None
+        if any(ours(x) is not None for x in (handlers if isinstance(handlers, list) else [])):
+            return True, group.get("matcher")
+    return False, None
 
 
 def _handlers(group: Node) -> Node | None:
@@ -64,22 +75,34 @@ def plan_install(config: Config, commands: Mapping[str, str], h: Host) -> tuple[
         for gi, group in enumerate(groups.children):
             handlers = _handlers(group)
             doomed: set[int] = set()
+            moved: set[int] = set()
             for hi, existing in enumerate(handlers.children if handlers is not None else []):
                 if ours(existing.value) is None:
                     continue
                 if placed:
                     doomed.add(hi)  # a second copy of remnic's: it would run twice
                     continue
+                matcher = group.get("matcher") if event == "SessionStart" else None
+                if matcher is not None and not matcher_covers(matcher.value, h.session_matcher):
+                    if handlers is not None and all(ours(x.value) is not None for x in handlers.children):
+                        # An older remnic's narrower matcher: its group is remnic's alone, so widen it.
+                        edits.append(jsonedit.replace(text, style, matcher, h.session_matcher))
+                        changes.append(f"{event}: matcher widened to {h.session_matcher}")
+                    else:  # someone else's handler shares the group: leave its matcher, move ours out
+                        moved.add(hi)
+                        changes.append(f"{event}: moved out of a group with a narrower matcher")
+                        continue
                 placed = True
                 if existing.value != handler_for(command):
                     edits.append(jsonedit.replace(text, style, existing, handler_for(command)))
                     changes.append(f"{event}: updated")
-            if handlers is not None and doomed:
+            if doomed:
                 changes.append(f"{event}: duplicate removed")
-                if len(doomed) == len(handlers.children):
+            if handlers is not None and (doomed or moved):
+                if len(doomed | moved) == len(handlers.children):
                     doomed_groups.add(gi)
                 else:
-                    edits += jsonedit.delete(handlers, doomed)
+                    edits += jsonedit.delete(handlers, doomed | moved)
         edits += jsonedit.delete(groups, doomed_groups) if doomed_groups else []
         if not placed:
             edits.append(jsonedit.append(text, style, groups, [new_group(h, event, command)]))
