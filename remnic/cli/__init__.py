@@ -92,7 +92,7 @@ def _merge_driver(args: list[str]) -> int:
     from pathlib import Path
 
     from remnic.errors import RemnicError
-    from remnic.service.pull import merge_file_at
+    from remnic.service.merge_driver import merge_file_at
 
     try:
         return merge_file_at(Path.cwd(), Path(args[0]), Path(args[1]), Path(args[2]), args[3])

@@ -352,7 +352,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_merge_file(args: argparse.Namespace) -> int:
-    from remnic.service.pull import merge_file_at
+    from remnic.service.merge_driver import merge_file_at
 
     # git runs the driver at the top of the work tree; no Memory is opened (a pull holds the lock).
     root = Path(memory_dir_arg(args) or Path.cwd())

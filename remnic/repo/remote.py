@@ -15,10 +15,12 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from remnic.errors import LedgerError
 
-from .ledger import Ledger
+if TYPE_CHECKING:  # annotations only: the merge driver imports this module and must stay light
+    from .ledger import Ledger
 
 DRIVER = "remnic"
 ATTRIBUTE_LINES = ("*.md merge=remnic", "*.markdown merge=remnic")
@@ -26,6 +28,27 @@ ATTRIBUTES_HEADER = "# remnic: memory files merge key by key (see docs/spaces.md
 CONFLICT_LOG = "remnic-merge.jsonl"
 """In the git directory: one JSON line per conflict the merge driver resolved by keeping both versions."""
 _REJECTED = ("[rejected]", "fetch first", "non-fast-forward", "Updates were rejected")
+
+
+class RemoteUnreachableError(LedgerError):
+    """git could not fetch from or push to the remote: a wrong or moved URL, the network, credentials."""
+
+    code = "remote_unreachable"
+    http_status = 502
+
+
+class PushRejectedError(LedgerError):
+    """The remote refused the push for its own reasons (a hook, a protected branch), not because it moved."""
+
+    code = "push_rejected"
+    http_status = 409
+
+
+class UncommittedChangesError(LedgerError):
+    """A pull refused because the merge would overwrite files with uncommitted changes; nothing was merged."""
+
+    code = "uncommitted_changes"
+    http_status = 409
 
 
 @dataclass(frozen=True)
@@ -242,6 +265,12 @@ def rejected(result: GitRun) -> bool:
     """Whether a push failed because the remote moved (not auth, not the network)."""
     text = result.out + result.err
     return any(marker in text for marker in _REJECTED)
+
+
+def refused_by_remote(result: GitRun) -> bool:
+    """Whether the remote received a push and refused it itself (a pre-receive or update hook, a protected
+    branch): git's porcelain status line says ``[remote rejected]``."""
+    return "[remote rejected]" in result.out + result.err
 
 
 def clone(url: str, target: Path, timeout: float) -> GitRun:

@@ -6,9 +6,9 @@ A pull, under the repository write lock:
    committed yet), or aborts that merge cleanly when it cannot be finished;
 2. commits uncommitted hand edits first, as ``sync run`` does;
 3. fetches the remote and merges it with git; memory files go through remnic's merge
-   driver (:mod:`remnic.memfile.merge`); whatever git still leaves unmerged
-   (a file deleted on one side and edited on the other, a repository without the
-   driver configured) is resolved the same way here, so no conflict markers remain;
+   driver (:mod:`.merge_driver`); whatever git still leaves unmerged (a file deleted
+   on one side and edited or moved on the other, a repository without the driver
+   configured) is resolved by :mod:`.pull_resolve`, so no conflict markers remain;
 4. commits the other side's version of each true body conflict as a second memory;
 5. updates the index for exactly the files the merge changed (sync's incremental path).
 
@@ -19,21 +19,19 @@ when the remote has moved it refuses with :class:`~remnic.errors.RemoteMovedErro
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import FieldProblem, LedgerError, MemoryFormatError, RemoteMovedError, UsageError
-from remnic.fsio import crash_point, write_atomic
-from remnic.memfile.merge import REVIEW_STATUS, MergeOutcome, merge_memory
-from remnic.memfile.model import MemoryRecord, now_iso, parse_file
-from remnic.memfile.paths import MemoryPaths, folder_category
-from remnic.memfile.values import own_id
+from remnic.errors import FieldProblem, LedgerError, RemoteMovedError, RepoBusyError, UsageError
+from remnic.fsio import crash_point
+from remnic.memfile.merge import REVIEW_STATUS
+from remnic.memfile.paths import MemoryPaths
 from remnic.repo import remote as _remote
 from remnic.repo.messages import format_message, trailers_for
 from remnic.repo.transaction import Transaction
+
+from .pull_resolve import resolve_and_commit
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -88,61 +86,6 @@ class PullReport:
         }
 
 
-# --- the merge driver (what git runs for each memory file both sides changed) ---
-
-
-def merge_file(base: Path, ours: Path, theirs: Path, rel: str, root: Path, paths: MemoryPaths) -> int:
-    """git's ``%O %A %B %P``: write the merge into ``ours``; 0 when resolved (always, for a memory file)."""
-    texts = [p.read_bytes().decode("utf-8", "surrogateescape") for p in (base, ours, theirs)]
-    if not paths.is_memory(rel):
-        merged, clean = _remote.line_merge(*texts)
-        ours.write_bytes(merged.encode("utf-8", "surrogateescape"))
-        return 0 if clean else 1
-    outcome = merge_memory(texts[0] if texts[0] else None, texts[1], texts[2], rel, _remote.line_merge)
-    ours.write_bytes(outcome.text.encode("utf-8", "surrogateescape"))
-    if outcome.copy_path is not None:
-        _keep_copy(root, _git_dir(root), rel, outcome)
-    return 0
-
-
-def merge_file_at(root: Path, base: Path, ours: Path, theirs: Path, rel: str) -> int:
-    """The merge driver for the repository at ``root`` (``remnic merge-file %O %A %B %P``); opens no
-    Memory, since the pull that runs git holds the write lock."""
-    from remnic.config import load_settings
-
-    settings = load_settings(root)
-    return merge_file(base, ours, theirs, rel, root, MemoryPaths.from_store(settings.store))
-
-
-def _git_dir(root: Path) -> Path | None:
-    """The repository's git directory; None outside a repository (the driver run by hand on three files)."""
-    result = _remote.run_git(root, ["rev-parse", "--absolute-git-dir"])
-    out = result.out.strip() if result.ok else ""
-    return Path(out) if out and Path(out).is_dir() else None
-
-
-def _keep_copy(root: Path, git_dir: Path | None, rel: str, outcome: MergeOutcome) -> None:
-    """Write the other side's version beside the file (committed by the pull) and log the conflict;
-    outside a repository there is no pull to commit it, so nothing is logged."""
-    assert outcome.copy_path is not None and outcome.copy_text is not None
-    target = root / outcome.copy_path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(target, outcome.copy_text.encode("utf-8", "surrogateescape"))
-    entry = {
-        "path": rel,
-        "id": outcome.memory_id,
-        "copyPath": outcome.copy_path,
-        "copyId": outcome.copy_id,
-        "kind": "conflict" if outcome.conflict else "duplicate",
-    }
-    if git_dir is None:
-        return
-    with open(git_dir / _remote.CONFLICT_LOG, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(entry) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
 # --- pull ---
 
 
@@ -159,44 +102,84 @@ def pull(mem: Memory, remote: str | None = None, *, allow_unrelated: bool = Fals
             raise UsageError("HEAD is detached (not on a branch); check out a branch, then pull")
         report = PullReport(name, current)
         clock = _Phases(report)
-        report.finished_previous = finish_merge(mem, report)
+        arrived = _finish_previous(mem, report)
         # Copies an interrupted pull left: committing hand edits would commit them, and they are still news.
         waiting = pending_copies(mem)
-        report.edits_commit = _commit_hand_edits(mem)
-        report.before = ledger.head()
+        report.edits_commit = _commit_hand_edits(mem, report if arrived is not None else None)
+        before_fetch = ledger.head()
+        report.before = before_fetch if report.before is None else report.before
         clock.mark("edits")
         fetched = _remote.fetch(ledger, name, mem.settings.spaces.network_timeout_s)
         clock.mark("fetch")
         if not fetched.ok:
-            raise LedgerError(f"git fetch {name} failed: {fetched.err.strip()}")
+            raise _unreachable(mem, f"git fetch {name} failed: {fetched.err.strip()}", name, report)
         crash_point("pull-fetched")
-        tracking = _remote.upstream(ledger) or f"{name}/{current}"
-        target = _remote.rev(ledger, tracking)
-        if target is None:
-            report.remote_branches = _remote.remote_branches(ledger, name)
-            report.outcome = "no-branch" if report.remote_branches else "remote-empty"
-        elif report.before is not None and ledger.is_ancestor(target, report.before):
-            report.outcome = "up-to-date"
-        else:
-            fast_forward = report.before is None or ledger.is_ancestor(report.before, target)
-            if report.before is not None:
-                base = _remote.merge_base(ledger, report.before, target)
-                if base is None and not allow_unrelated:
-                    raise UsageError(_unrelated_message(mem, name, tracking, current))
-                _refuse_blocked(mem, tracking, report.before if base is None else base, target)
-            _merge(mem, tracking, report, allow_unrelated=allow_unrelated)
-            report.outcome = "fast-forward" if fast_forward else "merge"
+        _merge_upstream(mem, report, before_fetch, current, allow_unrelated=allow_unrelated)
         clock.mark("merge")
         crash_point("pull-merged")
         _commit_copies(mem, report, waiting)
         report.after = ledger.head()
         paths = MemoryPaths.from_store(mem.settings.store)
-        report.changed = [p for p in _remote.changed_paths(ledger, report.before, report.after) if paths.is_memory(p)]
+        changed = set(_remote.changed_paths(ledger, before_fetch, report.after)) | set(arrived or [])
+        report.changed = sorted(p for p in changed if paths.is_memory(p))
         clock.mark("copies")
         _index(mem, report)
         clock.mark("index")
     report.elapsed_ms = (time.perf_counter() - started) * 1000
     return report
+
+
+def _finish_previous(mem: Memory, report: PullReport) -> list[str] | None:
+    """Finish a merge an interrupted pull (or a plain ``git pull``) left: what it brought in is news of this
+    pull, so ``before`` becomes the commit before that merge and the paths it changed are returned (None when
+    no merge was finished)."""
+    pre_merge = mem.ledger.head() if _remote.merge_head(mem.ledger) is not None else None
+    report.finished_previous = finish_merge(mem, report)
+    if report.finished_previous != "finished":
+        return None
+    report.before = pre_merge
+    return _remote.changed_paths(mem.ledger, pre_merge, mem.ledger.head())
+
+
+def _merge_upstream(mem: Memory, report: PullReport, head: str | None, current: str, *, allow_unrelated: bool) -> None:
+    ledger, name = mem.ledger, report.remote
+    tracking = _remote.upstream(ledger) or f"{name}/{current}"
+    target = _remote.rev(ledger, tracking)
+    if target is None:
+        report.remote_branches = _remote.remote_branches(ledger, name)
+        report.outcome = "no-branch" if report.remote_branches else "remote-empty"
+    elif head is not None and ledger.is_ancestor(target, head):
+        report.outcome = "up-to-date"
+    else:
+        fast_forward = head is None or ledger.is_ancestor(head, target)
+        if head is not None:
+            base = _remote.merge_base(ledger, head, target)
+            if base is None and not allow_unrelated:
+                raise UsageError(_unrelated_message(mem, name, tracking, current))
+            _refuse_blocked(mem, tracking, head if base is None else base, target)
+        _merge(mem, tracking, report, allow_unrelated=allow_unrelated)
+        report.outcome = "fast-forward" if fast_forward else "merge"
+    if report.finished_previous == "finished" and report.outcome in ("up-to-date", "fast-forward"):
+        report.outcome = "merge"
+
+
+def _unreachable(mem: Memory, what: str, name: str, report: PullReport | None = None) -> _remote.RemoteUnreachableError:
+    """git could not talk to the remote: what to check, and what this pull did before it stopped."""
+    url = _remote.remote_url(mem.ledger, name) or name
+    message = (
+        f"{what}\nCheck the remote's URL {url} (`git -C {mem.root} remote -v`); if the repository moved, "
+        f"`git -C {mem.root} remote set-url {name} NEW-URL` points this clone at it"
+    )
+    problems = []
+    if report is not None and report.finished_previous == "finished":
+        message += (
+            f"\nBefore fetching, the merge an interrupted pull left was finished and committed as "
+            f"{(mem.ledger.head() or '')[:12]} (what it resolved is in details); nothing else was merged"
+        )
+        problems = [FieldProblem("resolved", r["how"], r["path"]) for r in report.resolved]
+    elif report is not None and report.finished_previous == "aborted":
+        message += "\nBefore fetching, a merge an interrupted pull left could not be finished and was aborted"
+    return _remote.RemoteUnreachableError(message, problems=problems)
 
 
 class _Phases:
@@ -224,12 +207,17 @@ def _pick_remote(mem: Memory, current: str | None, remote: str | None) -> str:
     return chosen
 
 
-def _commit_hand_edits(mem: Memory) -> str | None:
+def _commit_hand_edits(mem: Memory, report: PullReport | None = None) -> str | None:
+    """Commit hand edits as ``sync run`` does; the files it indexes count towards ``report`` (given after
+    finishing an interrupted merge, whose files this sync is the first to index)."""
     from remnic.sync.engine import SyncTarget, run_sync
 
     target = SyncTarget(mem.root, mem.files, mem.ledger, mem.settings, lambda: mem.index)
-    report = run_sync(target, Transaction(mem.files, mem.ledger), source="space")
-    return report.commit
+    synced = run_sync(target, Transaction(mem.files, mem.ledger), source="space")
+    if report is not None:
+        report.indexed += synced.indexed
+        report.removed_from_index += synced.removed
+    return synced.commit
 
 
 def _unrelated_message(mem: Memory, remote: str, tracking: str, current: str) -> str:
@@ -264,7 +252,7 @@ def _refuse_blocked(mem: Memory, tracking: str, base: str, target: str) -> None:
             problems.append(FieldProblem("path", "uncommitted change the merge would overwrite", path))
             what = "a memory file" if paths.is_memory(path) else "not a memory file"
             lines.append(f"  {path}: uncommitted ({what}); commit, move or discard it")
-    raise LedgerError(
+    raise _remote.UncommittedChangesError(
         f"pull stopped before merging {tracking}: it changes {len(blocking)} file(s) this clone has uncommitted "
         "changes to, and nothing was merged:\n" + "\n".join(lines) + "\nFix the malformed frontmatter "
         "(`remnic doctor` lists each problem) so the edit can be committed, deal with the other files, then run "
@@ -284,7 +272,7 @@ def _merge(mem: Memory, tracking: str, report: PullReport, *, allow_unrelated: b
         return
     if _remote.merge_head(mem.ledger) is None:
         raise LedgerError(f"git merge failed and changed nothing: {(result.err or result.out).strip()}")
-    _resolve_and_commit(mem, report)
+    resolve_and_commit(mem, report)
 
 
 def finish_merge(mem: Memory, report: PullReport | None = None) -> str | None:
@@ -294,115 +282,11 @@ def finish_merge(mem: Memory, report: PullReport | None = None) -> str | None:
         return None
     report = report or PullReport("", "")
     try:
-        _resolve_and_commit(mem, report)
+        resolve_and_commit(mem, report)
     except LedgerError:
         _remote.abort_merge(mem.ledger)
         return "aborted"
     return "finished"
-
-
-def _resolve_and_commit(mem: Memory, report: PullReport) -> None:
-    ledger = mem.ledger
-    paths = MemoryPaths.from_store(mem.settings.store)
-    unmerged = _remote.unmerged(ledger)
-    done = _resolve_renames(mem, unmerged, paths, report)
-    for path, stages in sorted(unmerged.items()):
-        if path not in done:
-            report.resolved.append({"path": path, "how": _resolve(mem, path, stages, paths)})
-    leftover = _remote.unmerged(ledger)
-    if leftover:
-        raise LedgerError(f"could not resolve {', '.join(sorted(leftover))}")
-    committed = _remote.commit_merge(ledger)
-    if not committed.ok and _remote.merge_head(ledger) is not None:
-        raise LedgerError(f"git commit of the merge failed: {(committed.err or committed.out).strip()}")
-
-
-def _record(text: str, path: str) -> MemoryRecord | None:
-    try:
-        return parse_file(text, path)
-    except MemoryFormatError:
-        return None
-
-
-def _resolve_renames(
-    mem: Memory, unmerged: dict[str, dict[int, str]], paths: MemoryPaths, report: PullReport
-) -> set[str]:
-    """One memory moved to a different folder on each side (git's rename/rename conflict: the old path
-    only in the base, a new path on each side, all with one id) becomes one memory at one path, merged as
-    an edit on both sides is. Without this both files would stay, under one id. Returns the paths done."""
-    lone: dict[int, dict[str, tuple[str, str]]] = {1: {}, 2: {}, 3: {}}
-    for path, stages in unmerged.items():
-        if len(stages) != 1 or not paths.is_memory(path):
-            continue
-        ((stage, sha),) = stages.items()
-        text = _remote.blob_text(mem.ledger, sha)
-        record = _record(text, path)
-        memory_id = own_id(record.frontmatter) if record is not None else None
-        if memory_id is not None and stage in lone:
-            lone[stage].setdefault(memory_id, (path, text))
-    done: set[str] = set()
-    for memory_id, (ours_path, ours_text) in sorted(lone[2].items()):
-        if memory_id not in lone[3]:
-            continue
-        theirs_path, theirs_text = lone[3][memory_id]
-        base_path, base_text = lone[1].get(memory_id, (None, None))
-        now = now_iso()
-        outcome = merge_memory(base_text, ours_text, theirs_text, ours_path, _remote.line_merge, now=now)
-        merged = _record(outcome.text, ours_path)
-        category = merged.frontmatter.get("category") if merged is not None else None
-        # The merged category decides the folder; when it names neither, this side's path stays.
-        target = theirs_path if category == folder_category(theirs_path) != folder_category(ours_path) else ours_path
-        if target != ours_path:
-            outcome = merge_memory(base_text, ours_text, theirs_text, target, _remote.line_merge, now=now)
-        other = theirs_path if target == ours_path else ours_path
-        write_atomic(mem.root / target, outcome.text.encode("utf-8", "surrogateescape"))
-        _remote.add(mem.ledger, [target])
-        for gone in (other, base_path):
-            if gone is not None:
-                _remote.run_git(mem.root, ["rm", "--cached", "--quiet", "--force", "--", gone])
-                (mem.root / gone).unlink(missing_ok=True)
-        if outcome.copy_path is not None:
-            _keep_copy(mem.root, mem.git_dir, target, outcome)
-        why = (
-            f"its merged category {category} belongs there"
-            if category is not None and folder_category(target) == category
-            else f"this side's path (its merged category {category} names neither folder)"
-        )
-        merge = "kept both versions as two memories for review" if outcome.conflict else "merged key by key"
-        how = f"moved here to {ours_path} and on the other side to {theirs_path}: kept one memory at {target}"
-        report.resolved.append({"path": target, "how": f"{how} ({why}); {merge}"})
-        report.resolved.append({"path": other, "how": f"the same memory, moved on both sides: kept at {target}"})
-        if base_path is not None:
-            report.resolved.append({"path": base_path, "how": f"moved on both sides (kept at {target})"})
-        done.update(p for p in (ours_path, theirs_path, base_path) if p is not None)
-    return done
-
-
-def _resolve(mem: Memory, path: str, stages: dict[int, str], paths: MemoryPaths) -> str:
-    ledger, full = mem.ledger, mem.root / path
-    texts = {n: _remote.blob_text(ledger, sha) for n, sha in stages.items()}
-    ours, theirs = texts.get(2), texts.get(3)
-    if ours is None and theirs is None:
-        _remote.run_git(mem.root, ["rm", "--cached", "--quiet", "--", path])
-        return "deleted on both sides"
-    if ours is None or theirs is None:
-        kept = ours if ours is not None else theirs
-        assert kept is not None
-        write_atomic(full, kept.encode("utf-8", "surrogateescape"))
-        _remote.add(ledger, [path])
-        return "kept the edited version (the other side deleted it)"
-    if not paths.is_memory(path):
-        write_atomic(full, ours.encode("utf-8", "surrogateescape"))
-        _remote.add(ledger, [path])
-        return "kept this side's version (not a memory file; the other is in the merged commit's history)"
-    outcome = merge_memory(texts.get(1), ours, theirs, path, _remote.line_merge)
-    write_atomic(full, outcome.text.encode("utf-8", "surrogateescape"))
-    _remote.add(ledger, [path])
-    if outcome.copy_path is not None:
-        _keep_copy(mem.root, mem.git_dir, path, outcome)
-    if outcome.conflict:
-        return "kept both versions as two memories for review"
-    return "the same text on both sides: the other id kept as superseded" if outcome.copy_path else "merged key by key"
 
 
 def _logged_copies(mem: Memory) -> list[dict[str, Any]] | None:
@@ -469,7 +353,8 @@ def _index(mem: Memory, report: PullReport) -> None:
 
     target = SyncTarget(mem.root, mem.files, mem.ledger, mem.settings, lambda: mem.index)
     synced = run_sync(target, Transaction(mem.files, mem.ledger), commit=False, normalize=False, source="space")
-    report.indexed, report.removed_from_index = synced.indexed, synced.removed
+    report.indexed += synced.indexed
+    report.removed_from_index += synced.removed
 
 
 # --- push ---
@@ -483,31 +368,28 @@ def push(mem: Memory, remote: str | None = None) -> dict[str, Any]:
     with mem.committer.exclusive():
         underway = ledger.in_progress()
         if underway is not None:
-            raise UsageError(f"cannot push: {underway} (`remnic space pull` finishes a pull's merge)")
+            raise RepoBusyError(f"cannot push: {underway} (`remnic space pull` finishes a pull's merge)")
         current = _remote.branch(ledger)
         if current is None:
             raise UsageError("HEAD is detached (not on a branch); check out a branch, then push")
         name = _pick_remote(mem, current, remote)
         edits = _commit_hand_edits(mem)
-        left = _left_uncommitted(mem)
+        left = _left_behind(mem)
         first = _remote.upstream(ledger) is None
         result = _remote.push(ledger, name, current, set_upstream=first, timeout=mem.settings.spaces.network_timeout_s)
         crash_point("pushed")
     if not result.ok:
+        said = (result.err or result.out).strip()
         if _remote.rejected(result):
             raise RemoteMovedError(_moved_message(mem, name, current))
-        raise LedgerError(f"git push {name} failed: {(result.err or result.out).strip()}")
+        if _remote.refused_by_remote(result):
+            raise _remote.PushRejectedError(
+                f"push to {name} refused by the remote itself (a hook or a protected branch), nothing pushed: "
+                f"{said}\nIts owner decides what it accepts; its message above says why"
+            )
+        raise _unreachable(mem, f"git push {name} failed: {said}", name)
     up_to_date = "[up to date]" in result.out
-    warnings = []
-    if left:
-        shown = ", ".join(left[:10]) + (", …" if len(left) > 10 else "")
-        warnings.append(
-            {
-                "field": "uncommitted",
-                "message": f"{len(left)} uncommitted change(s) were not pushed: {shown} (a malformed memory file is "
-                "left uncommitted until fixed: `remnic doctor` names the problem)",
-            }
-        )
+    uncommitted = sorted(left["malformed"] + left["changed"])
     return {
         "remote": name,
         "branch": current,
@@ -515,17 +397,53 @@ def push(mem: Memory, remote: str | None = None) -> dict[str, Any]:
         "upstreamSet": first,
         "pushed": not up_to_date,
         "editsCommit": edits,
-        "uncommitted": left,
-        "warnings": warnings,
+        "uncommitted": uncommitted,
+        "untracked": left["untracked"],
+        "warnings": _left_warnings(left),
         "elapsedMs": round((time.perf_counter() - started) * 1000, 1),
     }
 
 
-def _left_uncommitted(mem: Memory) -> list[str]:
-    """What committing hand edits left behind (malformed memory files, changed files that are not memories):
-    a push does not carry it, and saying nothing would read as "everything is pushed"."""
+def _left_behind(mem: Memory) -> dict[str, list[str]]:
+    """What committing hand edits left behind, which a push does not carry (saying nothing would read as
+    "everything is pushed"): memory files sync would not commit (malformed), changed tracked files that are
+    not memories, and untracked files that are not memories."""
     paths = MemoryPaths.from_store(mem.settings.store)
-    return sorted({p for xy, p, _ in mem.ledger.status_porcelain() if xy != "??" or paths.is_memory(p)})
+    left: dict[str, list[str]] = {"malformed": [], "changed": [], "untracked": []}
+    for xy, path, _ in mem.ledger.status_porcelain():
+        kind = "malformed" if paths.is_memory(path) else "untracked" if xy == "??" else "changed"
+        left[kind].append(path)
+    return {kind: sorted(set(found)) for kind, found in left.items()}
+
+
+def _shown(found: list[str]) -> str:
+    return ", ".join(found[:10]) + (", …" if len(found) > 10 else "")
+
+
+def _left_warnings(left: dict[str, list[str]]) -> list[dict[str, str]]:
+    parts = []
+    if left["malformed"]:
+        parts.append(
+            f"{_shown(left['malformed'])} (a malformed memory file is left uncommitted until fixed: "
+            "`remnic doctor` names the problem)"
+        )
+    if left["changed"]:
+        parts.append(f"{_shown(left['changed'])} (a changed file that is not a memory: commit it with git)")
+    warnings = []
+    if parts:
+        count = len(left["malformed"]) + len(left["changed"])
+        warnings.append(
+            {"field": "uncommitted", "message": f"{count} uncommitted change(s) were not pushed: " + "; ".join(parts)}
+        )
+    if left["untracked"]:
+        warnings.append(
+            {
+                "field": "untracked",
+                "message": f"{len(left['untracked'])} untracked file(s) that are not memories were not pushed: "
+                f"{_shown(left['untracked'])} (`git add` and commit them to share them, or list them in .gitignore)",
+            }
+        )
+    return warnings
 
 
 def _moved_message(mem: Memory, remote: str, current: str) -> str:

@@ -284,7 +284,9 @@ class SpaceOps:
         return _pull.pull(self, remote, allow_unrelated=allow_unrelated)
 
     def space_push(self: Memory, remote: str | None = None) -> dict[str, Any]:
-        """Commit hand edits and push; :class:`~remnic.errors.RemoteMovedError` when the remote moved."""
+        """Commit hand edits and push; :class:`~remnic.errors.RemoteMovedError` when the remote moved,
+        :class:`~remnic.errors.RepoBusyError` during a merge, and the errors of :mod:`remnic.repo.remote`
+        when the remote cannot be reached or refuses the push itself."""
         own = self.read_only_space()
         if own is not None:
             raise UsageError(f"space {own!r} is read-only; it is pulled, never pushed")
