@@ -226,7 +226,7 @@ class EntitySettings:
 @dataclass
 class HookSettings:
     pinned_budget_chars: int = 2000
-    """Session start: characters of pinned memories (rules, principles, important preferences) injected into every new session, whatever the project (0 pins nothing)."""
+    """Session start: characters of pinned memories (rules, principles, important preferences) injected into every new session, whatever the project (0 pins nothing); a memory that does not fit is cut at a word boundary, or skipped when fewer than recall.budgetMinChars are left, and the rest still go in."""
     pinned_min_importance: float = 0.7
     """Session start: a preference is pinned when its importanceScore is at least this (rules and principles always are)."""
     session_top_k: int = 8
