@@ -223,3 +223,11 @@ def test_sync_watch_takes_a_debounce_of_zero_as_the_config_does() -> None:
 def test_a_huge_top_k_flag_is_a_usage_error_not_an_overflow(memory: Memory) -> None:
     result = run_cli("query", "tea", "--top-k", "1" + "0" * 23, "--memory-dir", str(memory.root))
     assert result.code == 2 and "--top-k must be at most 10000" in result.err, result.err
+
+
+def test_config_and_doctor_say_a_space_was_named_by_space(tmp_path: Path, spaces_file: Path) -> None:
+    assert run_cli("space", "create", "team-b", "--path", str(tmp_path / "b")).code == 0
+    shown = run_cli("config", "--space", "team-b")
+    assert shown.code == 0 and "(--space team-b)" in shown.out and "--memory-dir" not in shown.out, shown.out
+    doctor = run_cli("doctor", "--space", "team-b")
+    assert "(from --space team-b)" in doctor.out, doctor.out

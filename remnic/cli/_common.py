@@ -17,7 +17,7 @@ from contextvars import ContextVar
 from dataclasses import replace
 from typing import Any
 
-from remnic.config import load_settings
+from remnic.config import Settings, load_settings
 from remnic.errors import FieldProblem, NotFoundError, RemnicError, UsageError
 from remnic.memfile.paths import repo_relative
 from remnic.service.memory import Memory
@@ -195,13 +195,21 @@ def memory_dir_arg(args: argparse.Namespace) -> str | None:
     return str(space_dir(name))
 
 
+def settings_of(args: argparse.Namespace, **options: Any) -> Settings:
+    """The settings for the repository --memory-dir or --space names, its origin said as typed."""
+    settings = load_settings(memory_dir_arg(args), **options)
+    if getattr(args, "space", None) is not None:
+        settings.origins["memoryDir"] = f"--space {args.space}"
+    return settings
+
+
 def open_memory(args: argparse.Namespace, *, one_shot_write: bool = False) -> Memory:
     """The memory repository a command acts on. ``one_shot_write``: a command that writes and exits
     leaves the index to the next recall (``store.cliIndex``), so it never loads the model."""
     shared = _SHARED.get()
     if shared is not None:
         return shared  # the server checked that the memory directory and settings are the same
-    settings = load_settings(memory_dir_arg(args))
+    settings = settings_of(args)
     memory = Memory.open(settings=settings)
     if one_shot_write and not settings.store.cli_index:
         memory.defer_index()

@@ -11,7 +11,6 @@ from typing import Any
 
 from remnic.config import (
     describe_settings,
-    load_settings,
     migrated,
     read_config_file,
     read_config_files,
@@ -20,7 +19,7 @@ from remnic.config import (
 from remnic.errors import UsageError
 from remnic.fsio import write_atomic
 
-from ._common import add_command, emit, memory_dir_arg, plural
+from ._common import add_command, emit, plural, settings_of
 
 
 def register(sub: Any) -> None:
@@ -66,7 +65,7 @@ def cmd_config(args: argparse.Namespace) -> int:
             ),
         )
         return 0
-    settings = load_settings(memory_dir_arg(args))
+    settings = settings_of(args)
     values = settings.to_dict()
     flat: list[dict[str, Any]] = [
         {"key": "memoryDir", "value": values["memoryDir"], "origin": settings.origins.get("memoryDir", "default")}
@@ -111,7 +110,7 @@ def _targets(args: argparse.Namespace) -> list[Path]:
         if not path.is_file():
             raise UsageError(f"no config file at {args.file}")
         return [path]
-    settings = load_settings(memory_dir_arg(args))
+    settings = settings_of(args)
     files = read_config_files(Path.cwd(), os.environ)
     paths = [f.path for f in files if f.translated.uses_original_spellings]
     repo_cfg = settings.memory_dir / "remnic.config.json"

@@ -9,13 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from remnic.config import load_settings
 from remnic.drivers.connectors import command_for, handler_for, host, host_events
 from remnic.drivers.hooks import AGENT_EVENTS, AGENT_HOSTS, flush_idle, observe_transcript, session_start_output
 from remnic.errors import NotFoundError, RemnicError
 from remnic.service.githooks import GIT_HOOKS, hooks_source_dir, pre_commit_problems
 
-from ._common import add_command, choice_list, emit, memory_dir_arg, open_memory, progress_bar, table
+from ._common import add_command, choice_list, emit, open_memory, progress_bar, settings_of, table
 
 
 def register(sub: Any) -> None:
@@ -168,7 +167,7 @@ def _read_payload() -> tuple[dict[str, Any], str | None]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     if args.hook == "pre-commit":
-        settings = load_settings(memory_dir_arg(args))
+        settings = settings_of(args)
         problems = pre_commit_problems(settings)
         if not problems:
             return 0
@@ -248,7 +247,7 @@ def _no_memory(args: argparse.Namespace, detail: str, status: dict[str, Any]) ->
     """The memory repository the hook was given (or fell back to) is missing: a session must still
     start, but not silently without memories, so SessionStart shows the host's ``systemMessage``
     (both hosts display it to the user) and the status names the directory."""
-    status["memoryDir"] = str(load_settings(memory_dir_arg(args)).memory_dir)
+    status["memoryDir"] = str(settings_of(args).memory_dir)
     status["memoryDirMissing"] = True
     if args.hook == "session-start":
         message = (

@@ -23,6 +23,7 @@ from ._common import (
     read_text_arg,
     repo_path,
     safe,
+    settings_of,
     table,
     unit_float,
     wants_json,
@@ -456,9 +457,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     try:
-        settings, broken = load_settings(memory_dir_arg(args)), None
+        settings, broken = settings_of(args), None
     except ValidationError as exc:  # a broken config file is a finding, not a reason to stop checking
-        settings, broken = load_settings(memory_dir_arg(args), use_config_files=False), exc
+        settings, broken = settings_of(args, use_config_files=False), exc
     config: dict[str, Any] = {
         "name": "config",
         "status": "fail" if broken else "ok",

@@ -13,10 +13,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from remnic.config import load_settings
 from remnic.errors import EXIT_NOT_RUNNING, EXIT_OK, RepoBusyError, UsageError
 
-from ._common import add_command, emit, memory_dir_arg, open_memory, table, wants_json
+from ._common import add_command, emit, open_memory, settings_of, table, wants_json
 
 TOKEN_ENV = "REMNIC_TOKEN"
 MIN_TOKEN_CHARS = 16
@@ -301,7 +300,7 @@ def _keep_records(pid_file: Path, record: dict[str, Any], cli: Any, stopping: th
 def cmd_daemon(args: argparse.Namespace) -> int:
     from remnic.server import daemon
 
-    settings = load_settings(memory_dir_arg(args))
+    settings = settings_of(args)
     action = args.action
     if action == "start":
         daemon.check_not_running(settings)  # said first: more to the point than any other complaint
@@ -354,7 +353,7 @@ def cmd_daemon(args: argparse.Namespace) -> int:
 
 
 def cmd_token(args: argparse.Namespace) -> int:
-    settings = load_settings(memory_dir_arg(args))
+    settings = settings_of(args)
     store = _tokens(settings.memory_dir)
     if args.action == "generate":
         secret, entry = store.generate(args.principal, args.label)
