@@ -220,3 +220,18 @@ def test_the_merge_driver_command_imports_only_the_merge_code(tmp_path: Path) ->
     code, *loaded = ran.stdout.split()
     assert code == "0" and "Fridays" in (tmp_path / "ours").read_text()
     assert not [m for m in loaded if m in HEAVY or m.startswith(tuple(h + "." for h in HEAVY))]
+
+
+def test_a_read_only_clone_of_the_same_remote_does_not_repeat_an_id_in_recall(
+    tmp_path: Path, spaces_file: Path
+) -> None:
+    assert run_cli("space", "create", "team", "--path", str(tmp_path / "team")).code == 0
+    stored = run_cli("store", "Bulk item nine ships on Thursday", "--space", "team", "--json")
+    assert stored.code == 0, stored.err
+    git(tmp_path, "clone", "-q", str(tmp_path / "team"), str(tmp_path / "team-ro"))
+    registered = run_cli("space", "create", "team-ro", "--path", str(tmp_path / "team-ro"), "--read-only")
+    assert registered.code == 0, registered.err
+    found = run_cli("query", "bulk item nine", "--space", "team", "--json")
+    hits = json.loads(found.out)["hits"]
+    assert [h["id"] for h in hits].count(stored.json()["id"]) == 1, hits
+    assert hits[0]["space"] in (None, "team")  # the active space's copy

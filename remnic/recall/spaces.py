@@ -3,7 +3,8 @@
 Each space recalls with its own index and ladder; their hits are ranked together by
 score (the active space first on a tie), cut to the recall's result limit and its
 character budget, and each hit names its space (``space`` in the hit and in its X-ray
-provenance). The filter trace stays the active space's own: the other spaces' counts
+provenance). A memory two spaces hold (clones of one remote) is listed once: the active
+space's copy, else the first space's. The filter trace stays the active space's own: the other spaces' counts
 are in ``index["spaces"]``.
 """
 
@@ -25,8 +26,14 @@ def merge_space_results(
             primary.spaces = [own]
         return primary
     combined = list(primary.hits)
+    seen = {hit.id for hit in primary.hits}
+    repeated: dict[str, int] = {}
     for name, result in others:
         for hit in result.hits:
+            if hit.id in seen:  # a clone of the same remote holds it too: one copy, the active space's first
+                repeated[name] = repeated.get(name, 0) + 1
+                continue
+            seen.add(hit.id)
             hit.space = name
             combined.append(hit)
         primary.candidates.extend(result.candidates)
@@ -44,6 +51,13 @@ def merge_space_results(
     primary.spaces = [own or "(this repository)", *(name for name, _ in others)]
     primary.index = {
         **primary.index,
-        "spaces": {name: {"hits": len(result.hits), "index": result.index.get("action")} for name, result in others},
+        "spaces": {
+            name: {
+                "hits": len(result.hits),
+                "index": result.index.get("action"),
+                "sameIdAsEarlier": repeated.get(name, 0),
+            }
+            for name, result in others
+        },
     }
     return primary
