@@ -152,3 +152,18 @@ def test_removing_a_key_keeps_comments_and_the_order_of_the_others(memory: Memor
     assert lines[5] == "source: notes"
     assert "review" not in parse_file(after, "facts/rm.md").frontmatter
     assert after.endswith("---\nRemove.\n")
+
+
+def test_removing_a_key_keeps_the_users_keys_whose_value_is_null(memory: Memory) -> None:
+    # `owner:` and `reviewedBy: null` were dropped by any write that removed a key (archive, then active)
+    text = _adopted(
+        memory, "facts/n.md", "---\nstatus: active\nowner:\nreviewedBy: null # nobody yet\n---\nNull keys.\n"
+    )
+    record = parse_file(text, "facts/n.md")
+
+    memory.update(record.id, {"status": "archived"})
+    memory.update(record.id, {"status": "active"})
+
+    after = (memory.root / "facts/n.md").read_text()
+    assert "\nowner:\n" in after and "\nreviewedBy: null # nobody yet\n" in after, after
+    assert "archivedAt" not in after

@@ -168,8 +168,9 @@ def patch_staged(mem: Memory, tx: Transaction, record: MemoryRecord, changes: Ma
     checked = check_bytes(tx.read_bytes(record.path) or b"", record.path, mem.settings.store)
     if not checked.ok or checked.record is None:
         return None
-    if any(v is None for v in changes.values()):  # removing a key: the line patcher only sets keys
-        meta = {k: v for k, v in {**checked.record.frontmatter, **changes}.items() if v is not None}
+    if any(v is None for v in changes.values()):  # removing a key: patched line by line, comments kept
+        gone = {k for k, v in changes.items() if v is None}  # only these: a user's own `owner:` (null) stays
+        meta = {k: v for k, v in {**checked.record.frontmatter, **changes}.items() if k not in gone}
         text = serialize_like(checked.text, meta, checked.record.body)
     else:
         text, meta = render(checked, changes)

@@ -424,7 +424,8 @@ def _patched(checked: Checked, changes: Mapping[str, Any], content: str | None =
     assert record is not None
     # A new text takes the file's line endings before its hash is computed (CRLF files stay CRLF).
     body = record.body if content is None else in_line_ending(body_for(content), line_ending(checked.text))
-    meta = {k: v for k, v in {**record.frontmatter, **changes}.items() if v is not None}
+    gone = {k for k, v in changes.items() if v is None}  # only these: a user's own `owner:` (null) stays
+    meta = {k: v for k, v in {**record.frontmatter, **changes}.items() if k not in gone}
     meta.setdefault("id", record.id)
     meta["updated"] = now_iso()
     meta.update(derived_fields(meta, body))
