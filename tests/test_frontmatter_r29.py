@@ -7,7 +7,7 @@ import pytest
 from conftest import git, run_cli
 
 from remnic.config import StoreSettings
-from remnic.errors import MemoryFormatError
+from remnic.errors import MemoryFormatError, ValidationError
 from remnic.memfile.model import parse_file
 from remnic.memfile.normalize import render
 from remnic.memfile.validate import check_text
@@ -167,3 +167,116 @@ def test_removing_a_key_keeps_the_users_keys_whose_value_is_null(memory: Memory)
     after = (memory.root / "facts/n.md").read_text()
     assert "\nowner:\n" in after and "\nreviewedBy: null # nobody yet\n" in after, after
     assert "archivedAt" not in after
+
+
+def test_removing_a_key_from_toml_front_matter_keeps_it_toml(memory: Memory) -> None:
+    # taking `archivedAt` out went through the YAML serializer: `---` fences, comments and key order lost
+    _adopted(
+        memory,
+        "facts/t.md",
+        '+++\n# my TOML note\nid = "mem_toml00000000000001"\ncategory = "fact"\nstatus = "active"  # st\n+++\n\nT.\n',
+    )
+
+    memory.update("mem_toml00000000000001", {"status": "archived"})
+    memory.update("mem_toml00000000000001", {"status": "active"})
+
+    after = (memory.root / "facts/t.md").read_text()
+    lines = after.split("+++\n")[1].splitlines()
+    assert after.startswith("+++\n# my TOML note\n") and after.endswith("+++\n\nT.\n"), after
+    assert lines[1:4] == ['id = "mem_toml00000000000001"', 'category = "fact"', 'status = "active"  # st']
+    assert "archivedAt" not in after
+    assert memory.get("mem_toml00000000000001").status == "active"
+
+
+TOML_SPANNING = (
+    '+++\nid = "mem_toml00000000000002"\ncategory = "fact"\ntags = [\n  "a",\n  # why b\n  "b",\n]  # arr\n'
+    'status = "active"\nnotes = """\nstatus = "draft"\n"""\n# closing remark\n+++\n\nToml note two.\n'
+)
+
+
+def test_toml_multiline_array_and_string_do_not_block_writes(memory: Memory) -> None:
+    # the `status = "draft"` line inside `notes` counted as a second status; the array lost only its first line
+    _adopted(memory, "facts/t2.md", TOML_SPANNING)
+
+    memory.update("mem_toml00000000000002", {"tags": ["x"]})
+    memory.forget("mem_toml00000000000002")
+
+    after = (memory.root / "facts/t2.md").read_text()
+    record = parse_file(after, "facts/t2.md")
+    assert (record.tags, record.status, record.frontmatter["notes"]) == (["x"], "forgotten", 'status = "draft"\n')
+    assert 'tags = ["x"]  # arr\n  # why b\nstatus = "forgotten"\n' in after
+    assert '"a",' not in after
+    assert after.index("forgottenAt") < after.index("# closing remark")  # new keys go above the closing comment
+    assert after.endswith("# closing remark\n+++\n\nToml note two.\n")
+
+
+def test_a_toml_key_that_cannot_be_patched_is_refused_naming_key_and_line() -> None:
+    text = '+++\nid = "mem_x"\nowner.name = "ana"\nowner.team = "ops"\n+++\nBody\n'
+    checked = check_text(text, "facts/d.md", StoreSettings())
+
+    with pytest.raises(ValidationError) as caught:
+        render(checked, {"owner": "bob", "updated": "2026-01-01T00:00:00Z"})
+    [problem] = caught.value.problems
+    assert (problem.path, problem.line, problem.field) == ("facts/d.md", 3, "owner")
+    assert "dotted keys" in problem.message and "updated" not in caught.value.message
+
+    tabled = check_text('+++\nid = "mem_x"\n[extra]\na = 1\n+++\nBody\n', "facts/e.md", StoreSettings())
+    with pytest.raises(ValidationError) as caught:
+        render(tabled, {"extra": "flat"})
+    assert (caught.value.problems[0].line, caught.value.problems[0].field) == (3, "extra")
+    assert "[table]" in caught.value.problems[0].message
+
+
+def test_the_rewrite_fallback_keeps_block_scalar_lines_as_text() -> None:
+    # a `# Heading` line of a `|` block became a comment line of its own when the frontmatter was rewritten
+    text = "---\nid: mem_x\ntags: &t\n  - a\nlabels: *t\nsteps: |\n  # Heading in the note\n  - step one\n---\nB\n"
+    checked = check_text(text, "facts/b.md", StoreSettings())
+
+    new_text, meta = render(checked, {"tags": ["z"]})
+
+    assert parse_file(new_text, "facts/b.md").frontmatter == meta
+    assert meta["steps"] == "# Heading in the note\n- step one\n"
+    assert "# Heading in the note" not in [line.strip() for line in new_text.splitlines()]
+
+
+def test_a_quoted_key_is_patched_and_dropped_in_place(memory: Memory) -> None:
+    # `"importanceScore": 0.5` got a second, plain line appended; the duplicate forced a full rewrite
+    text = _adopted(
+        memory,
+        "facts/q.md",
+        "---\n\"importanceScore\": 0.5  # mine\n'category': fact # q\ntags :   [a, b]   # spaced\n"
+        "notes: |\n  line one\n---\nQuoted keys.\n",
+    )
+    record = parse_file(text, "facts/q.md")
+
+    memory.update(record.id, {"importanceScore": 0.9})
+    memory.update(record.id, {"status": "archived"})
+    memory.update(record.id, {"status": "active"})
+
+    after = (memory.root / "facts/q.md").read_text()
+    assert '"importanceScore": 0.9  # mine\n' in after
+    assert after.count("importanceScore") == 1
+    assert "'category': fact # q\n" in after and "tags :   [a, b]   # spaced\n" in after
+    assert "notes: |\n  line one\n" in after
+    assert "archivedAt" not in after
+    assert parse_file(after, "facts/q.md").importance == 0.9
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "line", "first"),
+    [("1: a\n01: b", 4, 3), ("~: x\nnull: y", 4, 3), ("yes: 1\ntrue: 2", 4, 3), ("true: 1\n1: 2", 4, 3)],
+)
+def test_keys_spelled_differently_that_load_as_one_key_are_duplicates(frontmatter: str, line: int, first: int) -> None:
+    with pytest.raises(MemoryFormatError) as caught:
+        parse_file(f"---\nid: mem_x\n{frontmatter}\n---\nB\n", "facts/d.md")
+    [problem] = caught.value.problems
+    assert problem.line == line and f"first on line {first}" in problem.message
+
+
+def test_a_comment_after_a_list_item_stays_when_the_list_is_replaced() -> None:
+    text = "---\nid: mem_x\ntags:\n  - ops    # item comment\n  - cache\n# closing\n---\nB\n"
+    checked = check_text(text, "facts/l.md", StoreSettings())
+
+    new_text, _meta = render(checked, {"tags": ["ttl"], "owner": "ana"})
+
+    assert new_text == '---\nid: mem_x\ntags: ["ttl"]\n  # item comment\nowner: ana\n# closing\n---\nB\n'

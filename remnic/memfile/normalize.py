@@ -42,7 +42,7 @@ from .model import (
     serialize,
     split_file,
 )
-from .patch import drop_yaml, patch_toml, patch_yaml, rewrite_yaml
+from .patch import Refused, drop_toml, drop_yaml, patch_toml, patch_yaml, rewrite_yaml
 from .times import format_like, parse_time
 from .validate import Checked, check_bytes, check_text
 from .values import CREATED_KEYS, UPDATED_KEYS, confidence_of, hash_like, hash_matches, importance_of
@@ -231,31 +231,38 @@ def in_line_ending(text: str, nl: str) -> str:
     return re.sub(r"\r?\n", nl, text) if nl == "\r\n" else text
 
 
-def serialize_like(old_text: str, meta: Mapping[str, Any], body: str) -> str:
-    """``serialize(meta, body)`` in the BOM and line endings of the file text it replaces; YAML
-    frontmatter there is patched instead (keys taken out, changed or added; comments and key order kept)."""
+def serialize_like(old_text: str, meta: Mapping[str, Any], body: str, *, path: str = "") -> str:
+    """``serialize(meta, body)`` in the BOM and line endings of the file text it replaces; YAML and TOML
+    frontmatter there is patched instead (keys taken out, changed or added; comments and key order kept).
+    TOML stays TOML: ValidationError (naming ``path``, the key and its line) when it cannot be patched."""
     bom = BOM if old_text.startswith(BOM) or body.startswith(BOM) else ""
     body = body[len(BOM) :] if body.startswith(BOM) else body
-    head = _yaml_head_like(old_text, meta) if meta else None
+    head = _head_like(old_text, meta, path) if meta else None
     if head is not None:
         return ("" if head.startswith(BOM) else bom) + head + body
     return bom + in_line_ending(serialize(meta, ""), line_ending(old_text)) + body
 
 
-def _yaml_head_like(old_text: str, meta: Mapping[str, Any]) -> str | None:
-    """The YAML frontmatter of ``old_text`` (fences included) made to hold ``meta``; None if it has none."""
-    if front_kind(old_text) != "yaml":
+def _head_like(old_text: str, meta: Mapping[str, Any], path: str) -> str | None:
+    """The frontmatter of ``old_text`` (fences included) made to hold ``meta``; None if it has none."""
+    kind = front_kind(old_text)
+    if kind is None:
         return None
     try:
-        old = parse_file(old_text, "")
+        old = parse_file(old_text, path)
     except MemoryFormatError:
+        if kind == "toml":
+            raise
         return None
     lines = old_text[: len(old_text) - len(old.body)].splitlines(keepends=True)
     opening, fm_lines, closing = lines[0], lines[1:-1], lines[-1]
     nl = _newline_of(opening)
     closing += "" if closing.endswith("\n") else nl
     changes = {k: v for k, v in meta.items() if k not in old.frontmatter or old.frontmatter[k] != v}
-    kept = drop_yaml(fm_lines, [k for k in old.frontmatter if k not in meta])
+    gone = [k for k in old.frontmatter if k not in meta]
+    if kind == "toml":
+        return _toml_head(opening, fm_lines, closing, gone, changes, meta, path)
+    kept = drop_yaml(fm_lines, gone)
     patched = patch_yaml(kept, changes, nl) if kept is not None else None
     if patched is not None:
         head = opening + "".join(patched) + closing
@@ -265,6 +272,36 @@ def _yaml_head_like(old_text: str, meta: Mapping[str, Any]) -> str | None:
         except MemoryFormatError:
             pass
     return opening + rewrite_yaml(fm_lines, meta, nl) + closing
+
+
+def _toml_head(
+    opening: str,
+    fm_lines: list[str],
+    closing: str,
+    gone: list[str],
+    changes: Mapping[str, Any],
+    meta: Mapping[str, Any],
+    path: str,
+) -> str:
+    """TOML frontmatter with ``gone`` taken out and ``changes`` written line by line, or ValidationError."""
+    where = f"{path}'s" if path else "the file's"
+    try:
+        head = opening + "".join(patch_toml(drop_toml(fm_lines, gone), changes, _newline_of(opening))) + closing
+    except Refused as exc:
+        line = exc.index + 2 if exc.index is not None else None  # frontmatter lines start below the fence
+        raise ValidationError.single(
+            exc.key, f"{exc.reason}; edit {where} TOML front matter by hand", path=path or None, line=line
+        ) from None
+    try:
+        ok = parse_file(head, path).frontmatter == dict(meta)
+    except MemoryFormatError:
+        ok = False
+    if not ok:
+        raise ValidationError.single(
+            ", ".join([*gone, *changes]),
+            f"cannot be written into {where} TOML front matter line by line; edit it by hand",
+        )
+    return head
 
 
 def _keep_time_spelling(old: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
@@ -300,8 +337,9 @@ def render(checked: Checked, changes: Mapping[str, Any]) -> tuple[str, dict[str,
     lines = prefix.splitlines(keepends=True)
     opening, fm_lines, closing = lines[0], lines[1:-1], lines[-1]
     nl = _newline_of(opening)
-    toml = front_kind(text) == "toml"
-    patched = patch_toml(fm_lines, changes, nl) if toml else patch_yaml(fm_lines, changes, nl)
+    if front_kind(text) == "toml":
+        return _toml_head(opening, fm_lines, closing, [], changes, meta, record.path) + body, meta
+    patched = patch_yaml(fm_lines, changes, nl)
     if patched is not None:
         candidate = opening + "".join(patched) + closing + body
         try:
@@ -310,8 +348,4 @@ def render(checked: Checked, changes: Mapping[str, Any]) -> tuple[str, dict[str,
             again = None
         if again is not None and again.frontmatter == meta and again.body == body:
             return candidate, meta
-    if toml:
-        raise ValidationError.single(
-            ", ".join(changes), f"cannot be written into {record.path}'s TOML front matter as one line; edit it by hand"
-        )
     return opening + rewrite_yaml(fm_lines, meta, nl) + closing + body, meta

@@ -1,9 +1,11 @@
 """Writing keys into existing frontmatter text, line by line, so that what the user wrote stays.
 
 ``patch_yaml`` replaces a key's value where it stands (a one-line value, or a block
-list or mapping spanning several lines, replaced by one line) and appends a key that
-is not there; ``drop_yaml`` takes a key out; comment lines, a comment after the key, blank lines, unknown keys and
-the order of the keys are kept. ``patch_toml`` does the same for ``+++`` front matter.
+list or mapping spanning several lines, replaced by one line) and adds a key that
+is not there (above a closing block of comment lines); ``drop_yaml`` takes a key out; comment lines, a
+comment after the key, blank lines, unknown keys and the order of the keys are kept; a key may be
+quoted (``"status": x``). ``patch_toml`` and ``drop_toml`` do the same for ``+++`` front matter (a
+multi-line array or string is one value) and raise ``Refused``, naming the key and line, when they cannot.
 ``rewrite_yaml`` is the fallback when a value cannot be patched in place (it is
 aliased elsewhere, or it cannot be written on one line): every key is written again
 in the file's own order, YAML anchors and aliases are written out in full, and every
@@ -16,7 +18,9 @@ from __future__ import annotations
 import json
 import math
 import re
+import tomllib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -33,8 +37,47 @@ def render_line(key: str, value: Any) -> str | None:
     return None if "\n" in rendered else rendered
 
 
+class Refused(ValueError):
+    """A key that cannot be written line by line: why, and the 0-based frontmatter line it is on (if any)."""
+
+    def __init__(self, key: str, reason: str, index: int | None = None) -> None:
+        super().__init__(f"{key}: {reason}")
+        self.key, self.reason, self.index = key, reason, index
+
+
 def _is_comment(line: str) -> bool:
     return line.lstrip().startswith("#")
+
+
+def _key_pattern(key: str) -> re.Pattern[str]:
+    """A top-level ``key:`` line, the key plain or quoted; group 1 is the key as written."""
+    k = re.escape(key)
+    return re.compile(rf"^({k}|'{k}'|\"{k}\")[ \t]*:(\s|$)")
+
+
+def _text_lines(lines: list[str]) -> set[int]:
+    """Indices of the lines that continue a scalar begun on an earlier line (a ``|``/``>`` block or a
+    quoted string): text, even when it starts with '#'."""
+    out: set[int] = set()
+    try:
+        for token in yaml.scan("".join(lines), Loader=yaml.SafeLoader):
+            if isinstance(token, yaml.ScalarToken) and token.end_mark.line > token.start_mark.line:
+                last = token.end_mark.line - (1 if token.end_mark.column == 0 else 0)
+                out.update(range(token.start_mark.line + 1, last + 1))
+    except yaml.YAMLError:
+        pass
+    return out
+
+
+def _insert_at(lines: list[str], end: int) -> int:
+    """Where a new key goes above ``end``: before a closing block of column-0 comment lines (and the
+    blank lines among them) when a key stands above that block, else at ``end``."""
+    i = end
+    while i > 0 and (not lines[i - 1].strip() or lines[i - 1][:1] == "#"):
+        i -= 1
+    if i == 0 or not any(line[:1] == "#" for line in lines[i:end]):
+        return end
+    return i
 
 
 def _after_value(line: str) -> tuple[str, str]:
@@ -69,22 +112,31 @@ def patch_yaml(fm_lines: list[str], changes: Mapping[str, Any], nl: str) -> list
         rendered = render_line(key, value)
         if rendered is None:
             return None
-        pattern = re.compile(rf"^{re.escape(key)}[ \t]*:(\s|$)")
-        hits = [i for i, line in enumerate(lines) if pattern.match(line)]
+        pattern = _key_pattern(key)
+        hits = [(i, m) for i, line in enumerate(lines) if (m := pattern.match(line))]
         if len(hits) > 1:
             return None
         if not hits:
             if lines and not lines[-1].endswith("\n"):
                 lines[-1] += nl
-            lines.append(rendered + nl)
+            lines.insert(_insert_at(lines, len(lines)), rendered + nl)
             continue
-        i = hits[0]
+        i, match = hits[0]
+        plain = rendered.split(":", 1)[0]
+        if match.group(1) != key and plain == key:  # the key as the user wrote it ("status": x)
+            rendered = match.group(1) + rendered[len(plain) :]
         end = _extent(lines, i)
         inline, comment = _after_value(lines[i])
-        if end > i + 1 and inline[:1] in ("|", ">"):
-            kept: list[str] = []  # a block scalar's lines are its text, even those starting with '#'
-        else:
-            kept = [line for line in lines[i + 1 : end] if _is_comment(line) or not line.strip()]
+        text = _text_lines(lines)
+        kept: list[str] = []
+        for j in range(i + 1, end):
+            if j in text:
+                continue  # a block scalar's or a quoted string's lines are its text, even those starting with '#'
+            if _is_comment(lines[j]) or not lines[j].strip():
+                kept.append(lines[j])
+            elif after := _after_value(lines[j])[1]:  # `  - ops  # why`: the comment stays
+                indent = lines[j][: len(lines[j]) - len(lines[j].lstrip())]
+                kept.append(indent + after.strip() + nl)
         lines[i:end] = [rendered + comment + nl, *kept]
     return lines
 
@@ -94,14 +146,14 @@ def drop_yaml(fm_lines: list[str], keys: list[str]) -> list[str] | None:
     not one top-level entry."""
     lines = list(fm_lines)
     for key in keys:
-        pattern = re.compile(rf"^{re.escape(key)}[ \t]*:(\s|$)")
+        pattern = _key_pattern(key)
         hits = [i for i, line in enumerate(lines) if pattern.match(line)]
         if len(hits) != 1:
             return None
         i = hits[0]
         end = _extent(lines, i)
-        block_scalar = _after_value(lines[i])[0][:1] in ("|", ">")
-        lines[i:end] = [] if block_scalar else [line for line in lines[i + 1 : end] if _is_comment(line)]
+        text = _text_lines(lines)
+        lines[i:end] = [lines[j] for j in range(i + 1, end) if j not in text and _is_comment(lines[j])]
     return lines
 
 
@@ -110,7 +162,10 @@ def _comment_owners(fm_lines: list[str]) -> tuple[dict[str, list[str]], list[str
     owners: dict[str, list[str]] = {}
     waiting: list[str] = []
     last: str | None = None
-    for line in fm_lines:
+    text = _text_lines(fm_lines)
+    for index, line in enumerate(fm_lines):
+        if index in text:
+            continue  # a block scalar's line is value text, even one starting with '#'
         match = _KEY_START.match(line)
         if match and line[:1] not in (" ", "\t"):
             last = match.group(1).strip("'\"")
@@ -150,24 +205,112 @@ def _toml_scalar(value: Any) -> str | None:
     return None
 
 
-def patch_toml(fm_lines: list[str], changes: Mapping[str, Any], nl: str) -> list[str] | None:
-    """Replace or add ``key = value`` lines above the first ``[table]`` (where top-level keys live)."""
+@dataclass(frozen=True)
+class _Entry:
+    key: str
+    start: int  # its first line
+    end: int  # the line after its value
+    dotted: bool  # `a.b = 1`: one part of the table `a`
+
+
+def _toml_loads(text: str) -> dict[str, Any] | None:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+_TOML_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\]|\\.)*"|'[^']*')"""
+_TOML_KEY = re.compile(rf"\s*({_TOML_PART}(?:\s*\.\s*{_TOML_PART})*)\s*=")
+
+
+def _toml_entries(lines: list[str]) -> tuple[list[_Entry], int]:
+    """The top-level ``key = value`` entries (a value may span lines: an array, a triple-quoted string)
+    and the index of the first ``[table]`` line (where top-level keys end)."""
+    entries: list[_Entry] = []
+    i = 0
+    while i < len(lines):
+        stripped = lines[i].strip()
+        if not stripped or stripped.startswith("#"):
+            i += 1
+            continue
+        if stripped.startswith("["):
+            break
+        match = _TOML_KEY.match(lines[i])
+        named = _toml_loads(match.group(1) + " = 0") if match else None
+        if named is None or len(named) != 1:
+            raise Refused("frontmatter", "this line is not a TOML `key = value` remnic can read", i)
+        key = next(iter(named))
+        end = next((j for j in range(i + 1, len(lines) + 1) if _toml_loads("".join(lines[i:j])) is not None), None)
+        if end is None:
+            raise Refused(key, "its value does not end where remnic can find it", i)
+        entries.append(_Entry(key, i, end, named[key] != 0))
+        i = end
+    return entries, i
+
+
+def _toml_comment(lines: list[str], entry: _Entry) -> str:
+    """The comment after an entry's value on its last line, with the spaces before it ('' if none)."""
+    head = "".join(lines[entry.start : entry.end - 1])
+    last = lines[entry.end - 1].rstrip("\r\n")
+    for match in re.finditer("#", last):
+        if _toml_loads(head + last[: match.start()]) is not None:
+            return last[len(last[: match.start()].rstrip()) :]
+    return ""
+
+
+def _toml_inner_comments(lines: list[str], entry: _Entry) -> list[str]:
+    """Comment lines inside a multi-line array (inside a multi-line string they are its text)."""
+    if not lines[entry.start].partition("=")[2].lstrip().startswith("["):
+        return []
+    return [line for line in lines[entry.start + 1 : entry.end] if _is_comment(line)]
+
+
+def _toml_one(lines: list[str], key: str) -> tuple[_Entry | None, int]:
+    """The one top-level entry of ``key`` (None: not there) and the first table's line; Refused when the
+    key is written as dotted keys or as a table."""
+    entries, first_table = _toml_entries(lines)
+    hits = [e for e in entries if e.key == key]
+    if any(e.dotted for e in hits):
+        where = ("lines " if len(hits) > 1 else "line ") + ", ".join(str(e.start + 2) for e in hits)
+        raise Refused(key, f"is written as dotted keys (`{key}.… =`, {where}), not one line", hits[0].start)
+    name = re.escape(key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key))
+    table = re.compile(rf"^\s*\[\[?\s*{name}\s*[\].]")
+    header = next((i for i in range(first_table, len(lines)) if table.match(lines[i])), None)
+    if header is not None:
+        raise Refused(key, "is a TOML [table], not one line", header)
+    return (hits[0] if hits else None), first_table
+
+
+def drop_toml(fm_lines: list[str], keys: list[str]) -> list[str]:
+    """``fm_lines`` without the entries of ``keys`` (comment lines above and inside them kept)."""
     lines = list(fm_lines)
-    first_table = next((i for i, line in enumerate(lines) if line.lstrip().startswith("[")), len(lines))
+    for key in keys:
+        entry, _ = _toml_one(lines, key)
+        if entry is None:
+            raise Refused(key, "is not a top-level `key = value` line")
+        lines[entry.start : entry.end] = _toml_inner_comments(lines, entry)
+    return lines
+
+
+def patch_toml(fm_lines: list[str], changes: Mapping[str, Any], nl: str) -> list[str]:
+    """Replace ``key = value`` entries where they stand (a multi-line array whole, a comment after it
+    kept) or add them above the first ``[table]`` (where top-level keys live)."""
+    lines = list(fm_lines)
     for key, value in changes.items():
         rendered = _toml_scalar(value)
         if rendered is None:
-            return None
+            raise Refused(key, f"its new value ({type(value).__name__}) cannot be written as one TOML line")
         name = key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
-        pattern = re.compile(rf"^\s*{re.escape(name)}\s*=")
-        hits = [i for i in range(first_table) if pattern.match(lines[i])]
-        if len(hits) > 1:
-            return None
-        if hits:
-            lines[hits[0]] = f"{name} = {rendered}{nl}"
+        entry, first_table = _toml_one(lines, key)
+        if entry is not None:
+            written = _TOML_KEY.match(lines[entry.start])
+            spelled = written.group(1) if written else name
+            line = f"{spelled} = {rendered}{_toml_comment(lines, entry)}{nl}"
+            lines[entry.start : entry.end] = [line, *_toml_inner_comments(lines, entry)]
         else:
-            if first_table and not lines[first_table - 1].endswith("\n"):
-                lines[first_table - 1] += nl
-            lines.insert(first_table, f"{name} = {rendered}{nl}")
-            first_table += 1
+            at = _insert_at(lines, first_table)
+            if at and not lines[at - 1].endswith("\n"):
+                lines[at - 1] += nl
+            lines.insert(at, f"{name} = {rendered}{nl}")
     return lines

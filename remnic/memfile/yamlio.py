@@ -33,11 +33,12 @@ class Loader(_SafeLoader):  # type: ignore[misc, valid-type]
         checked: set[int] = self.__dict__.setdefault("_remnic_checked", set())
         if id(node) not in checked:
             checked.add(id(node))
-            seen: dict[tuple[str, str], int] = {}
+            # Keys compared as loaded, not as spelled: `1`/`01`, `yes`/`true`, `~`/`null` are one dict key.
+            seen: dict[Any, int] = {}
             for key_node, _value in node.value:
                 if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
                     continue
-                ident = (key_node.tag, key_node.value)
+                ident = self.construct_object(key_node)
                 if ident in seen:
                     raise DuplicateKey(str(key_node.value), seen[ident], key_node.start_mark)
                 seen[ident] = key_node.start_mark.line

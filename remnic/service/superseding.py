@@ -171,7 +171,7 @@ def patch_staged(mem: Memory, tx: Transaction, record: MemoryRecord, changes: Ma
     if any(v is None for v in changes.values()):  # removing a key: patched line by line, comments kept
         gone = {k for k, v in changes.items() if v is None}  # only these: a user's own `owner:` (null) stays
         meta = {k: v for k, v in {**checked.record.frontmatter, **changes}.items() if k not in gone}
-        text = serialize_like(checked.text, meta, checked.record.body)
+        text = serialize_like(checked.text, meta, checked.record.body, path=record.path)
     else:
         text, meta = render(checked, changes)
     updated = MemoryRecord(record.path, meta, checked.record.body, record.namespace)

@@ -430,7 +430,7 @@ def _patched(checked: Checked, changes: Mapping[str, Any], content: str | None =
     meta["updated"] = now_iso()
     meta.update(derived_fields(meta, body))
     if any(v is None for v in changes.values()):  # removing a key: patched line by line, comments kept
-        return serialize_like(checked.text, meta, body), meta
+        return serialize_like(checked.text, meta, body, path=record.path), meta
     text, meta = render(checked, {k: meta[k] for k in meta if meta[k] != record.frontmatter.get(k, _MISSING)})
     if content is not None:
         text = text[: len(text) - len(record.body)] + body
