@@ -235,3 +235,53 @@ def test_a_read_only_clone_of_the_same_remote_does_not_repeat_an_id_in_recall(
     hits = json.loads(found.out)["hits"]
     assert [h["id"] for h in hits].count(stored.json()["id"]) == 1, hits
     assert hits[0]["space"] in (None, "team")  # the active space's copy
+
+
+def test_a_memory_rewritten_and_moved_on_both_sides_stays_one_memory_and_a_linked_copy(pair: Pair) -> None:
+    ana, ben = pair
+    memory_id = only(ana)
+    old = ana.get(memory_id).path
+    rewrites = {"rule": "The CI runners moved to the new cluster in March; arm64 builds, x86 tests only"}
+    rewrites["principle"] = "Parking permits are renewed in January at the front desk with your badge"
+    ana.update(memory_id, {"category": "rule"}, content=rewrites["rule"])
+    ben.update(memory_id, {"category": "principle"}, content=rewrites["principle"])
+    ana.space_push()
+    report = ben.space_pull()  # git merges this cleanly: a delete and an add on each side, no path in common
+    assert report.outcome == "merge"
+    (path,) = files_holding(ben, memory_id)
+    (conflict,) = report.conflicts
+    assert conflict["path"] == path and conflict["copyId"] != memory_id
+    assert files_holding(ben, conflict["copyId"]) == [conflict["copyPath"]]
+    kept = {ben.get(memory_id).content.strip(), ben.get(conflict["copyId"]).content.strip()}
+    assert kept == set(rewrites.values())  # each text once, neither lost
+    hows = {r["path"]: r["how"] for r in report.resolved}
+    assert "a delete and an add on each side" in hows[path] and f"kept one memory at {path}" in hows[path]
+    assert old in hows and len(hows) == 3
+    assert next(c for c in ben.doctor() if c["name"] == "duplicate-ids")["status"] == "ok"
+    assert [h.id for h in ben.recall("CI runners parking permits", top_k=10)].count(memory_id) == 1
+    assert len(git(ben.root, "rev-list", "--parents", "-n1", "HEAD~1").split()) == 3  # the merge, then the copy
+    assert_clean(ben)
+    ben.space_push()
+    ana.space_pull()
+    assert files_holding(ana, memory_id) == [path]
+
+
+@pytest.mark.parametrize("renamer", ["remote", "here"])
+def test_a_move_against_a_rewrite_and_move_names_each_sides_folder(pair: Pair, renamer: str) -> None:
+    ana, ben = pair
+    memory_id = only(ana)
+    old = ana.get(memory_id).path
+    renaming, rewriting = (ana, ben) if renamer == "remote" else (ben, ana)
+    renaming.update(memory_id, {"category": "rule", "tags": ["ops", "release"]})  # a rename git pairs
+    rewriting.update(memory_id, {"category": "principle"}, content=REWRITE)  # a delete and an add
+    renamed, rewritten = renaming.get(memory_id).path, rewriting.get(memory_id).path
+    ana.space_push()
+    report = ben.space_pull()
+    (path,) = files_holding(ben, memory_id)
+    hows = {r["path"]: r["how"] for r in report.resolved}
+    mover, editor = ("this side", "the other side") if renamer == "remote" else ("the other side", "this side")
+    assert f"moved from {old} to {rewritten} on {mover} (git saw a delete and an add)" in hows[path]
+    assert f"moved from {old} to {renamed} and edited on {editor}" in hows[path]
+    other = renamed if path == rewritten else rewritten
+    assert hows[other] == f"the same memory, moved on both sides: kept at {path}"
+    assert ben.get(memory_id).tags == ["ops", "release"] and ben.get(memory_id).content.strip() == REWRITE

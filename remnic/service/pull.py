@@ -31,7 +31,7 @@ from remnic.repo import remote as _remote
 from remnic.repo.messages import format_message, trailers_for
 from remnic.repo.transaction import Transaction
 
-from .pull_resolve import resolve_and_commit
+from .pull_resolve import resolve_and_commit, resolve_clean_merge
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -266,9 +266,18 @@ def _merge(mem: Memory, tracking: str, report: PullReport, *, allow_unrelated: b
         f"remnic pull: merge {tracking}",
         trailers_for("pull", [], mem.settings.namespaces.default, "space", Remote=report.remote),
     )
+    before = mem.ledger.head()
     result = _remote.merge(mem.ledger, tracking, message, allow_unrelated=allow_unrelated)
     crash_point("pull-merging")
     if result.ok:
+        # Only a merge commit made just now is amended: a fast-forward to the remote's own merge is shared.
+        head = mem.ledger.head()
+        if (
+            before is not None
+            and _remote.rev(mem.ledger, "HEAD^1") == before
+            and head != _remote.rev(mem.ledger, tracking)
+        ):
+            resolve_clean_merge(mem, report)
         return
     if _remote.merge_head(mem.ledger) is None:
         raise LedgerError(f"git merge failed and changed nothing: {(result.err or result.out).strip()}")

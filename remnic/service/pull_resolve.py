@@ -5,6 +5,9 @@ memory remain, then committed (:func:`resolve_and_commit`).
 - a memory deleted on one side and edited on the other keeps the edit, unless the deleting side gave its id a
   file at another path (a rewrite and a category change git's rename detection did not pair): that is a move,
   so the edit is merged into the moved file;
+- a memory rewritten and moved on both sides (a delete and an add on each: git merges it cleanly, into two
+  files with one id) is one memory at one path too, also after a merge git committed
+  (:func:`resolve_clean_merge`);
 - a memory both sides changed is merged key by key (as the merge driver does);
 - a non-memory file keeps this side's version.
 """
@@ -42,6 +45,7 @@ def resolve_and_commit(mem: Memory, report: Resolved) -> None:
     for path, stages in sorted(unmerged.items()):
         if path not in done:
             report.resolved.append({"path": path, "how": _resolve(mem, path, stages, paths)})
+    _resolve_added_twice(mem, paths, report, "HEAD", "MERGE_HEAD")
     leftover = _remote.unmerged(ledger)
     if leftover:
         raise LedgerError(f"could not resolve {', '.join(sorted(leftover))}")
@@ -93,66 +97,153 @@ def _resolve_renames(
         if memory_id is not None and stage in lone:
             lone[stage].setdefault(memory_id, (path, text))
     done: set[str] = set()
-    for memory_id, (ours_path, ours_text) in sorted(lone[2].items()):
+    for memory_id, ours in sorted(lone[2].items()):
         if memory_id not in lone[3]:
             continue
-        theirs_path, theirs_text = lone[3][memory_id]
-        base_path, base_text = lone[1].get(memory_id, (None, None))
-        now = now_iso()
-        outcome = merge_memory(base_text, ours_text, theirs_text, ours_path, _remote.line_merge, now=now)
-        merged = _record(outcome.text, ours_path)
-        category = merged.frontmatter.get("category") if merged is not None else None
-        # The merged category decides the folder; when it names neither, this side's path stays.
-        target = _target(category, ours_path, theirs_path)
-        if target != ours_path:
-            outcome = merge_memory(base_text, ours_text, theirs_text, target, _remote.line_merge, now=now)
-        other = theirs_path if target == ours_path else ours_path
-        _keep_one(mem, target, outcome.text, [other, base_path])
-        if outcome.copy_path is not None:
-            keep_copy(mem.root, mem.git_dir, target, outcome)
-        why = (
-            f"its merged category {category} belongs there"
-            if category is not None and folder_category(target) == category
-            else f"this side's path (its merged category {category} names neither folder)"
-        )
-        merge = "kept both versions as two memories for review" if outcome.conflict else "merged key by key"
-        how = f"moved here to {ours_path} and on the other side to {theirs_path}: kept one memory at {target}"
-        report.resolved.append({"path": target, "how": f"{how} ({why}); {merge}"})
-        report.resolved.append({"path": other, "how": f"the same memory, moved on both sides: kept at {target}"})
-        if base_path is not None:
-            report.resolved.append({"path": base_path, "how": f"moved on both sides (kept at {target})"})
-        done.update(p for p in (ours_path, theirs_path, base_path) if p is not None)
+        theirs, base = lone[3][memory_id], lone[1].get(memory_id)
+        _one_memory(mem, report, ours, theirs, base, "")
+        done.update(p for p in (ours[0], theirs[0], base[0] if base else None) if p is not None)
     return done
 
 
-class _Moves:
-    """Where the deleting side of a merge put a memory's id instead: memory files it added since the merge
-    base (one ``git diff`` per side) that hold the id (one ``git grep``, then a parse of each hit)."""
+def _one_memory(
+    mem: Memory,
+    report: Resolved,
+    ours: tuple[str, str],
+    theirs: tuple[str, str],
+    base: tuple[str, str] | None,
+    seen: str,
+) -> None:
+    """One memory, given a different path on each side (``(path, text)`` each; ``base`` its file in the merge
+    base), written at one path and merged as an edit on both sides is; the other path and the base's removed.
+    ``seen`` says how git saw it, for the report."""
+    (ours_path, ours_text), (theirs_path, theirs_text) = ours, theirs
+    base_path, base_text = base if base is not None else (None, None)
+    now = now_iso()
+    outcome = merge_memory(base_text, ours_text, theirs_text, ours_path, _remote.line_merge, now=now)
+    merged = _record(outcome.text, ours_path)
+    category = merged.frontmatter.get("category") if merged is not None else None
+    # The merged category decides the folder; when it names neither, this side's path stays.
+    target = _target(category, ours_path, theirs_path)
+    if target != ours_path:
+        outcome = merge_memory(base_text, ours_text, theirs_text, target, _remote.line_merge, now=now)
+    other = theirs_path if target == ours_path else ours_path
+    _keep_one(mem, target, outcome.text, [other, base_path])
+    if outcome.copy_path is not None:
+        keep_copy(mem.root, mem.git_dir, target, outcome)
+    why = (
+        f"its merged category {category} belongs there"
+        if category is not None and folder_category(target) == category
+        else f"this side's path (its merged category {category} names neither folder)"
+    )
+    merge = "kept both versions as two memories for review" if outcome.conflict else "merged key by key"
+    how = f"moved here to {ours_path} and on the other side to {theirs_path}{seen}: kept one memory at {target}"
+    report.resolved.append({"path": target, "how": f"{how} ({why}); {merge}"})
+    report.resolved.append({"path": other, "how": f"the same memory, moved on both sides: kept at {target}"})
+    if base_path is not None:
+        report.resolved.append({"path": base_path, "how": f"moved on both sides (kept at {target})"})
 
-    def __init__(self, mem: Memory, paths: MemoryPaths) -> None:
-        self.mem, self.paths = mem, paths
+
+class _Moves:
+    """Where each side of a merge put a memory's id: memory files it added since the merge base (one
+    ``git diff`` per side) that hold the id (one ``git grep``, then a parse of each hit)."""
+
+    def __init__(self, mem: Memory, paths: MemoryPaths, ours: str = "HEAD", theirs: str = "MERGE_HEAD") -> None:
+        self.mem, self.paths, self.ours, self.theirs = mem, paths, ours, theirs
         self.base: str | None = None
         self.added: dict[str, set[str]] = {}
 
+    def _base(self) -> str:
+        if self.base is None:
+            head, theirs = _remote.rev(self.mem.ledger, self.ours), _remote.rev(self.mem.ledger, self.theirs)
+            self.base = (_remote.merge_base(self.mem.ledger, head, theirs) if head and theirs else None) or ""
+        return self.base
+
+    def _added(self, side: str) -> set[str]:
+        if side not in self.added:
+            diff = ["diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", self._base(), side]
+            self.added[side] = {p for p in _remote.run_git(self.mem.root, diff).out.split("\0") if p}
+        return self.added[side]
+
+    def holding(self, side: str, memory_id: str) -> list[tuple[str, str]]:
+        """(path, text) of each memory file at ``side`` whose own id is ``memory_id``."""
+        grep = _remote.run_git(self.mem.root, ["grep", "-l", "-z", "-F", "-e", memory_id, side])
+        prefix, found = f"{side}:", []
+        for hit in sorted(h.removeprefix(prefix) for h in grep.out.split("\0") if h):
+            if self.paths.is_memory(hit):
+                text = _remote.blob_text(self.mem.ledger, f"{side}:{hit}")
+                if _text_id(text, hit) == memory_id:
+                    found.append((hit, text))
+        return found
+
     def find(self, side: str, memory_id: str, old: str) -> tuple[str, str] | None:
         """(path, text) of the file ``side`` gave ``memory_id`` instead of ``old``; None: it deleted it."""
-        if self.base is None:
-            head, theirs = _remote.rev(self.mem.ledger, "HEAD"), _remote.merge_head(self.mem.ledger)
-            self.base = (_remote.merge_base(self.mem.ledger, head, theirs) if head and theirs else None) or ""
-        if not self.base:
+        if not self._base():
             return None  # unrelated histories: no common base, so nothing was moved from it
-        if side not in self.added:
-            diff = ["diff", "--name-only", "-z", "--no-renames", "--diff-filter=A", self.base, side]
-            self.added[side] = {p for p in _remote.run_git(self.mem.root, diff).out.split("\0") if p}
-        grep = _remote.run_git(self.mem.root, ["grep", "-l", "-z", "-F", "-e", memory_id, side])
-        prefix = f"{side}:"
-        for hit in sorted(h.removeprefix(prefix) for h in grep.out.split("\0") if h):
-            if hit == old or hit not in self.added[side] or not self.paths.is_memory(hit):
-                continue
-            text = _remote.blob_text(self.mem.ledger, f"{side}:{hit}")
-            if _text_id(text, hit) == memory_id:
-                return hit, text
-        return None
+        added = self._added(side)
+        return next((h for h in self.holding(side, memory_id) if h[0] != old and h[0] in added), None)
+
+    def origin(self, memory_id: str) -> tuple[str, str] | None:
+        """(path, text) of the memory's file in the merge base."""
+        return next(iter(self.holding(self._base(), memory_id)), None) if self._base() else None
+
+    def added_ids(self, side: str) -> dict[str, str]:
+        """id → path of the memory files ``side`` added since the merge base (the first, by path)."""
+        if not self._base():
+            return {}
+        added = self._added(side)
+        grep = _remote.run_git(self.mem.root, ["grep", "-z", "-E", "-e", "^id:", side])
+        ids: dict[str, str] = {}
+        for line in sorted(grep.out.splitlines()):
+            hit, _, found = line.removeprefix(f"{side}:").partition("\0")
+            if hit in added and self.paths.is_memory(hit):
+                ids.setdefault(found.removeprefix("id:").strip().strip("'\""), hit)
+        return ids
+
+
+def _resolve_added_twice(mem: Memory, paths: MemoryPaths, report: Resolved, ours: str, theirs: str) -> bool:
+    """A memory rewritten and moved on both sides (git saw a delete and an add on each, so no conflict at
+    all): two files the merge added, holding one id, become one memory at one path, as a rename/rename
+    does. Only files still on disk with that id count (one already resolved is gone). True: something done."""
+    moves = _Moves(mem, paths, ours, theirs)
+    ours_ids, theirs_ids = moves.added_ids(ours), moves.added_ids(theirs)
+    done = False
+    for memory_id in sorted(ours_ids.keys() & theirs_ids.keys()):
+        if ours_ids[memory_id] == theirs_ids[memory_id]:
+            continue  # added at one path on both sides: the merge driver merged it
+        ours_hit = next((h for h in moves.holding(ours, memory_id) if h[0] == ours_ids[memory_id]), None)
+        theirs_hit = next((h for h in moves.holding(theirs, memory_id) if h[0] == theirs_ids[memory_id]), None)
+        if (
+            ours_hit is None
+            or theirs_hit is None
+            or not all(_on_disk(mem, h[0], memory_id) for h in (ours_hit, theirs_hit))
+        ):
+            continue
+        seen = " (git saw a delete and an add on each side)"
+        _one_memory(mem, report, ours_hit, theirs_hit, moves.origin(memory_id), seen)
+        done = True
+    return done
+
+
+def _on_disk(mem: Memory, path: str, memory_id: str) -> bool:
+    try:
+        text = (mem.root / path).read_bytes().decode("utf-8", "surrogateescape")
+    except OSError:
+        return False
+    return _text_id(text, path) == memory_id
+
+
+def resolve_clean_merge(mem: Memory, report: Resolved) -> None:
+    """After a merge git committed without a conflict: two files it added under one id (see
+    :func:`_resolve_added_twice`) made one, and the merge commit amended to hold that (it is not pushed yet)."""
+    paths = MemoryPaths.from_store(mem.settings.store)
+    if not _resolve_added_twice(mem, paths, report, "HEAD^1", "HEAD^2"):
+        return
+    amended = _remote.run_git(
+        mem.root, ["commit", "--amend", "--no-edit", "--no-verify"], env=_remote.identity(mem.ledger)
+    )
+    if not amended.ok:
+        raise LedgerError(f"git commit --amend of the merge failed: {(amended.err or amended.out).strip()}")
 
 
 def _resolve_moves(
@@ -174,7 +265,9 @@ def _resolve_moves(
         base_text = _remote.blob_text(mem.ledger, stages[1])
         edited_text = _remote.blob_text(mem.ledger, stages[edited])
         memory_id = _text_id(edited_text, path) or _text_id(base_text, path)
-        found = moves.find(mover, memory_id, path) if memory_id is not None else None
+        if memory_id is None:
+            continue
+        found = moves.find(mover, memory_id, path)
         if found is None or found[0] in unmerged:
             continue
         moved_path, moved_text = found
@@ -190,10 +283,15 @@ def _resolve_moves(
             keep_copy(mem.root, mem.git_dir, target, outcome)
         merge = "kept both versions as two memories for review" if outcome.conflict else "merged key by key"
         other = moved_path if target == path else path
-        source = f"moved from {path} on {where}" if target == moved_path else f"moved on {where} to {moved_path}"
-        how = f"{source} (git saw a delete and an add) and edited on {editor}: kept as one memory here; {merge}"
+        # The editing side may have moved it too (a rename git paired): its folder is not the mover's origin.
+        found_origin = moves.origin(memory_id)
+        origin = found_origin[0] if found_origin is not None else path
+        moved = f"moved from {origin} to {moved_path} on {where} (git saw a delete and an add)"
+        editing = f"moved from {origin} to {path} and edited on {editor}" if origin != path else f"edited on {editor}"
+        how = f"{moved} and {editing}: kept as one memory at {target}; {merge}"
+        both = "both sides" if origin != path else where
         report.resolved.append({"path": target, "how": how})
-        report.resolved.append({"path": other, "how": f"the same memory, moved on {where}: kept at {target}"})
+        report.resolved.append({"path": other, "how": f"the same memory, moved on {both}: kept at {target}"})
         resolved.update({path, moved_path})
     return resolved
 
