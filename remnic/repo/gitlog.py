@@ -19,9 +19,11 @@ GitBytes = Callable[[Sequence[str], bytes], bytes]
 _FORMAT = "%x1e%H%x1f%aI%x1f%an%x1f%s%x1f%(trailers:unfold,only)%x1d"
 
 
-def history_at(git: GitRun, path: str) -> list[Version]:
-    """Every version of ``path``, oldest first, following renames back (not copies: see below)."""
-    out = git("log", "-z", "--follow", "-M", "--name-status", f"--format={_FORMAT}", "--", path, strip=False)
+def history_at(git: GitRun, path: str, rev: str | None = None) -> list[Version]:
+    """Every version of ``path`` (as of commit ``rev``, default HEAD), oldest first, following
+    renames back (not copies: see below)."""
+    revs = [rev] if rev else []
+    out = git("log", "-z", "--follow", "-M", "--name-status", f"--format={_FORMAT}", *revs, "--", path, strip=False)
     versions: list[Version] = []
     for chunk in out.split("\x1e")[1:]:
         head, _, changes = chunk.partition("\x1d")
@@ -57,6 +59,28 @@ def _change(changes: str, path: str) -> tuple[str, str, str | None]:
         else:
             break
     return change, cur, prev
+
+
+def commit_version(git: GitRun, sha: str, path: str, change: str) -> Version:
+    """Commit ``sha`` as a version of ``path`` (a merge, which ``git log --follow`` does not list)."""
+    head = git("log", "-n", "1", f"--format={_FORMAT}", sha, strip=False).lstrip("\x1e").partition("\x1d")[0]
+    sha, date, author, subject, trailers = (head.split("\x1f") + [""] * 5)[:5]
+    return Version(0, sha, path, date, author, subject, change, parse_trailers(trailers))
+
+
+def changed_paths(git: GitRun, sha: str) -> list[tuple[str, str]]:
+    """(status letter, path) of each file commit ``sha`` changed, without rename pairing (a move
+    git did not pair reads as a deletion and an add)."""
+    out = git("show", "-z", "--no-renames", "--name-status", "--format=", sha, strip=False)
+    fields = out.lstrip("\0\n").split("\0")
+    return [(fields[i][:1], fields[i + 1]) for i in range(0, len(fields) - 1, 2) if fields[i]]
+
+
+def blob_ids(run: GitBytes, specs: Sequence[str]) -> list[str | None]:
+    """The blob id of each ``rev:path`` (None: no such file), by one ``git cat-file --batch-check``."""
+    out = run(["cat-file", "--batch-check=%(objectname) %(objecttype)"], "".join(f"{s}\n" for s in specs).encode())
+    lines = out.decode("utf-8", "replace").splitlines()
+    return [line.split()[0] if line.endswith(" blob") else None for line in lines]
 
 
 def renamed_to(git: GitRun, sha: str, path: str) -> str | None:

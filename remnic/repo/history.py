@@ -11,6 +11,7 @@ from typing import Any
 
 from remnic.errors import MemoryFormatError, RemnicError, UsageError
 from remnic.memfile.model import parse_file
+from remnic.memfile.values import own_id
 
 from . import gitlog
 from .files import MemoryStore
@@ -66,7 +67,9 @@ class MemoryHistory:
     def of(ledger: Ledger, versions: list[Version], memory_id: str | None, working: str | None) -> MemoryHistory:
         latest = versions[-1]
         if working is None:
-            uncommitted = not latest.deleted
+            # Gone from disk is uncommitted only while HEAD still holds it there: a file whose id a
+            # committed change replaced holds another memory now, and nothing is left to commit.
+            uncommitted = not latest.deleted and _committed_id(ledger, latest.path) in (memory_id, "")
         else:
             uncommitted = working != latest.path or ledger.is_dirty(working)
         return MemoryHistory(versions, memory_id, working, uncommitted)
@@ -159,6 +162,17 @@ def working_event(files: MemoryStore, ledger: Ledger, found: MemoryHistory) -> d
         "status": "deleted" if read.deleted else _status(read.text, found.working_path),
         "uncommitted": True,
     }
+
+
+def _committed_id(ledger: Ledger, path: str) -> str | None:
+    """The id of the file HEAD records at ``path``: None when there is none, "" when it has no id."""
+    data = ledger.committed_bytes(path)
+    if data is None:
+        return None
+    try:
+        return own_id(parse_file(data.decode("utf-8"), path).frontmatter) or ""
+    except (UnicodeDecodeError, MemoryFormatError, RemnicError):
+        return ""
 
 
 def _status(text: str | None, path: str) -> str:

@@ -39,16 +39,21 @@ class Lineage:
     with another): the memory itself then went on in another file."""
 
 
-def lineage(ledger: Ledger, path: str, memory_id: str | None = None, *, _hops: int = 0) -> Lineage:
+def lineage(
+    ledger: Ledger, path: str, memory_id: str | None = None, *, _hops: int = 0, _rev: str | None = None
+) -> Lineage:
     """The versions of the memory at ``path``: of ``memory_id`` when given (none when no version there
     has that id), else of the memory the newest version there holds.
 
     A path the file was renamed away from has the history of where it went (git's ``--follow`` only
-    looks back, so the move reads as a deletion of the old path).
+    looks back, so the move reads as a deletion of the old path). Every run of the id at the path
+    counts (an id typo fixed, a memory revived at its path), and so does the run at another path the
+    id came from (a move git did not pair as a rename, a swap). A merge that changed the file is a
+    version too: ``git log`` does not list merges, and the newest version must be what HEAD holds.
     """
     if ledger.head() is None:
         return Lineage([], memory_id)
-    versions = gitlog.history_at(ledger.git, path)
+    versions = gitlog.history_at(ledger.git, path, _rev)
     ids, stand_ins = _ids(ledger, versions)
     runs = _runs(versions, ids)
     mine = [
@@ -59,16 +64,80 @@ def lineage(ledger: Ledger, path: str, memory_id: str | None = None, *, _hops: i
     if not mine:
         return Lineage([], memory_id)
     owner, run = mine[-1]
-    whole = run[-1].deleted or run is runs[-1][1]
-    if run[-1].deleted and _hops < _MAX_HOPS:
+    if owner is not None:
+        run = [v for o, r in runs if o == owner for v in r]
+    whole = run[-1].deleted or run[-1] is runs[-1][1][-1]
+    if _rev is None and run[-1].deleted and _hops < _MAX_HOPS:
         moved = gitlog.renamed_to(ledger.git, run[-1].sha, run[-1].path)
         if moved is not None:
             followed = lineage(ledger, moved, owner, _hops=_hops + 1)
             if followed.versions:
                 return followed
+    if owner is not None and _hops < _MAX_HOPS:
+        run = _earlier(ledger, run[0], owner, _hops) + run
+    run = [_as_move(ledger, v) if v.deleted and v is not run[-1] else v for v in _unique(run)]
+    if _rev is None:
+        run += _merged(ledger, run[-1], owner)
     for i, v in enumerate(run, 1):
         v.number = i
     return Lineage(run, owner, whole)
+
+
+def _earlier(ledger: Ledger, first: Version, owner: str, hops: int) -> list[Version]:
+    """The versions of ``owner`` before ``first`` that ``git log --follow`` left out: at a path the
+    same commit deleted or gave another id (a move git did not pair, a swap), or at this path before
+    the file was added again (a revival git took for a copy of a similar file)."""
+    if first.change == "R":
+        return []
+    parent = f"{first.sha}^"
+    others = [p for c, p in gitlog.changed_paths(ledger.git, first.sha) if c in ("D", "M") and p != first.path]
+    texts = gitlog.blob_texts(ledger._run_bytes, [(parent, p) for p in others]) if others else []
+    sources = [p for p, text in zip(others, texts) if text is not None and _id_of(text, p) == owner]
+    if first.change == "A" and len(ledger.parents(first.sha)) == 1:
+        sources.append(first.path)
+    for source in sources:
+        found = lineage(ledger, source, owner, _hops=hops + 1, _rev=parent)
+        if found.versions:
+            return found.versions
+    return []
+
+
+def _merged(ledger: Ledger, latest: Version, owner: str | None) -> list[Version]:
+    """HEAD as one more version when a merge changed the memory's file after ``latest``."""
+    head, last = gitlog.blob_ids(ledger._run_bytes, [f"HEAD:{latest.path}", f"{latest.sha}:{latest.path}"])
+    if head is None or head == last:
+        return []
+    text = gitlog.blob_texts(ledger._run_bytes, [("HEAD", latest.path)])[0]
+    if text is None or (owner is not None and _id_of(text, latest.path) != owner):
+        return []
+    return [gitlog.commit_version(ledger.git, "HEAD", latest.path, "A" if latest.deleted else "M")]
+
+
+def _as_move(ledger: Ledger, deletion: Version) -> Version:
+    """A deletion inside a run that was a move on another branch (moved on both clones, then merged):
+    the version is that move, with content, not a deletion."""
+    moved = gitlog.renamed_to(ledger.git, deletion.sha, deletion.path)
+    if moved is None:
+        return deletion
+    v = deletion
+    return Version(v.number, v.sha, moved, v.date, v.author, v.subject, "R", v.trailers, v.path)
+
+
+def _unique(run: list[Version]) -> list[Version]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for v in run:
+        if (v.sha, v.path) not in seen:
+            seen.add((v.sha, v.path))
+            out.append(v)
+    return out
+
+
+def _id_of(text: str, path: str) -> str | None:
+    try:
+        return own_id(parse_file(text, path).frontmatter)
+    except (MemoryFormatError, RemnicError):
+        return None
 
 
 def _ids(ledger: Ledger, versions: list[Version]) -> tuple[list[str | None], dict[str, str]]:
