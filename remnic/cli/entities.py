@@ -7,7 +7,7 @@ from typing import Any
 
 from remnic.service.entities import ENTITY_TYPES
 
-from ._common import add_command, choice_list, emit, open_memory, plural, positive_int, safe, table
+from ._common import add_command, choice_list, emit, open_memory, plural, positive_int, progress_bar, safe, table
 
 EPILOG = """\
 Entity pages are markdown files in entities/ (entities/person-priya-raman.md), in the
@@ -60,19 +60,21 @@ def register(sub: Any) -> None:
     q.set_defaults(handler=cmd_refresh)
 
 
-def _rebuilt(memory: Any) -> tuple[dict[str, Any] | None, str]:
+def _rebuilt(args: argparse.Namespace, memory: Any) -> tuple[dict[str, Any] | None, str]:
     """Rebuild the pages now, as the read would (so the write is ours to report, not silent): the
-    refresh for --json (None when nothing was written) and a line for the text output."""
-    result = memory.refresh_entities(source="cli")
+    refresh for --json (None when nothing was written) and a line for the text output. Both long
+    steps (reading every memory's names, indexing the pages) show a bar on a terminal."""
+    result = memory.refresh_entities(source="cli", progress=progress_bar(args, "reading memories for entity pages"))
     if not result.get("commit"):
         return None, ""
+    memory.refresh_index(progress_bar(args, "indexing entity pages"))
     pages = plural(len(result["written"]) + len(result["removed"]), "entity page")
     return result, f"(rebuilt {pages} in commit {result['commit'][:8]}: the memories changed since the last build)"
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    rebuilt, note = _rebuilt(memory)
+    rebuilt, note = _rebuilt(args, memory)
     rows, total = memory.entities(query=args.query, entity_type=args.type, namespace=args.namespace, limit=args.limit)
     data = {"total": total, "count": len(rows), "entities": rows, "rebuilt": rebuilt}
     emit(
@@ -95,7 +97,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    _, note = _rebuilt(memory)
+    _, note = _rebuilt(args, memory)
     entity = memory.entity(args.name, namespace=args.namespace)
 
     def text() -> str:
@@ -115,7 +117,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_refresh(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    result = memory.refresh_entities(force=args.force, source="cli")
+    result = memory.refresh_entities(
+        force=args.force, source="cli", progress=progress_bar(args, "reading memories for entity pages")
+    )
     if not result["enabled"]:
         text = "entity pages are off (entities.enabled)"
     elif not result["refreshed"]:

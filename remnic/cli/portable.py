@@ -331,7 +331,12 @@ def _group_text(group: dict[str, Any]) -> list[str]:
 
 def cmd_dedup(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    result = memory.dedup(merge=args.merge, namespace=args.namespace, source="cli")
+    result = memory.dedup(
+        merge=args.merge,
+        namespace=args.namespace,
+        source="cli",
+        progress=progress_bar(args, "embedding memories for dedup"),
+    )
     data = result.to_dict()
 
     def text() -> str:

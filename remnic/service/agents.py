@@ -7,7 +7,7 @@ in its own module (:mod:`.lcm`, :mod:`.state`, …) and ``memory.py`` stays smal
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import ValidationError
@@ -64,9 +64,11 @@ class AgentOps:
 
     # --- entities ---
 
-    def refresh_entities(self: Memory, *, force: bool = False, source: str = "api") -> dict[str, Any]:
+    def refresh_entities(
+        self: Memory, *, force: bool = False, source: str = "api", progress: Callable[[int, int], None] | None = None
+    ) -> dict[str, Any]:
         """Rebuild remnic's entity pages from the memories (when they changed, or ``force``), in one commit."""
-        return _entities.refresh(self, force=force, source=source)
+        return _entities.refresh(self, force=force, source=source, progress=progress)
 
     def entities(
         self: Memory,

@@ -2,7 +2,9 @@
 
 Exact duplicates share a namespace and the content hash writes already dedupe by (text
 stripped of surrounding whitespace). Near-duplicates are the pairs consolidation merges:
-embeddings at least ``observe.duplicateSimilarityFloor`` alike *and* the same category,
+memory vectors (the mean of a memory's chunk vectors, read from the index where it holds the
+memory's current text, else embedded through the cache) at least
+``observe.duplicateSimilarityFloor`` alike *and* the same category,
 namespace, enough shared words (``observe.nearDuplicateWordOverlap``) and no other value
 for an entity attribute; pairs chain into groups. Each group's survivor is its oldest
 memory. Merging folds every other member into it with :func:`.consolidate.merge_into`
@@ -13,6 +15,7 @@ memory. Merging folds every other member into it with :func:`.consolidate.merge_
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +27,11 @@ from .consolidate import _age, _same, merge_into
 from .writes import UNGROUPED, check_writable
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .memory import Memory
+
+Progress = Callable[[int, int], None]
 
 _BLOCK = 512
 
@@ -86,7 +93,55 @@ def _exact_groups(records: list[MemoryRecord]) -> list[DuplicateGroup]:
     return groups
 
 
-def _near_groups(mem: Memory, records: list[MemoryRecord]) -> list[DuplicateGroup]:
+def _indexed_vectors(mem: Memory, records: list[MemoryRecord]) -> dict[str, np.ndarray]:
+    """path → the chunk vectors the index holds for a record, where it indexed this very text
+    (never builds or refreshes the index: a missing or stale one just answers fewer)."""
+    if not mem.has_index():
+        return {}
+    try:
+        with mem.index.lock:
+            catalog = mem.index.view()[2]
+            rows = catalog.rows_for_paths([r.path for r in records], mem.index.embedder.dim)
+    except Exception:  # noqa: BLE001 - an unreadable index only means embedding more
+        return {}
+    by_path = {r.path: r for r in records}
+    return {
+        path: row.chunks
+        for path, row in rows.items()
+        if row.pending is None and len(row.chunks) and row.content == by_path[path].content
+    }
+
+
+def memory_vectors(mem: Memory, records: list[MemoryRecord], progress: Progress | None = None) -> np.ndarray:
+    """One unit vector per record: the mean of its chunk vectors, as the index and consolidation see it.
+
+    Read from the index where it holds the record's current text; the rest are chunked as the
+    index chunks them and embedded through the embedding cache, so only text neither has seen
+    runs through the model (``progress`` counts those chunks).
+    """
+    import numpy as np
+
+    from remnic.index import text as T
+    from remnic.index.rows import embed_texts
+
+    held = _indexed_vectors(mem, records)
+    todo = [r for r in records if r.path not in held]
+    plans = [T.chunks_for(r.content, T.title_of(r), mem.index.rules) for r in todo]
+    flat = [chunk for chunks in plans for chunk in chunks]
+    if flat:
+        matrix = embed_texts(mem.index.embedder, mem.index.cache, flat, progress, bulk=len(flat) > _BLOCK)[0]
+        start = 0
+        for record, chunks in zip(todo, plans, strict=True):
+            held[record.path] = matrix[start : start + len(chunks)]
+            start += len(chunks)
+    out = np.zeros((len(records), mem.index.embedder.dim), dtype=np.float32)
+    for i, record in enumerate(records):
+        mean = np.asarray(held[record.path], dtype=np.float32).mean(axis=0)
+        out[i] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+    return out
+
+
+def _near_groups(mem: Memory, records: list[MemoryRecord], progress: Progress | None = None) -> list[DuplicateGroup]:
     """Pairs over both floors, chained (union-find) into groups."""
     import numpy as np
 
@@ -94,7 +149,7 @@ def _near_groups(mem: Memory, records: list[MemoryRecord]) -> list[DuplicateGrou
         return []
     floor = mem.settings.observe.duplicate_similarity_floor
     overlap = mem.settings.observe.near_duplicate_word_overlap
-    vectors = np.asarray(mem.index.embed_texts([r.content for r in records]), dtype=np.float32)
+    vectors = memory_vectors(mem, records, progress)
     parent = list(range(len(records)))
 
     def root(i: int) -> int:
@@ -123,21 +178,29 @@ def _near_groups(mem: Memory, records: list[MemoryRecord]) -> list[DuplicateGrou
     return groups
 
 
-def find_duplicates(mem: Memory, *, namespace: str | None = None) -> DedupResult:
-    """Every group of duplicates among active memories (read-only)."""
+def find_duplicates(mem: Memory, *, namespace: str | None = None, progress: Progress | None = None) -> DedupResult:
+    """Every group of duplicates among active memories (read-only); ``progress(done, total)`` counts
+    the texts embedded for memories the index does not hold yet."""
     active = [
         r for r in mem.files.scan().records if r.status == "active" and (namespace is None or r.namespace == namespace)
     ]
     exact = _exact_groups(active)
     folded = {r.id for g in exact for r in g.others}
-    groups = exact + _near_groups(mem, [r for r in active if r.id not in folded])
+    groups = exact + _near_groups(mem, [r for r in active if r.id not in folded], progress)
     groups.sort(key=lambda g: g.survivor.path)
     return DedupResult(len(active), tuple(groups))
 
 
-def dedup(mem: Memory, *, merge: bool = False, namespace: str | None = None, source: str = "api") -> DedupResult:
+def dedup(
+    mem: Memory,
+    *,
+    merge: bool = False,
+    namespace: str | None = None,
+    source: str = "api",
+    progress: Progress | None = None,
+) -> DedupResult:
     """Find duplicates; with ``merge`` fold each group into its survivor, every group in one commit."""
-    found = find_duplicates(mem, namespace=namespace)
+    found = find_duplicates(mem, namespace=namespace, progress=progress)
     if not merge or not found.groups:
         return found
     pairs = [(other, g.survivor.id) for g in found.groups for other in g.others]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from remnic.config import STATE_DIR
@@ -73,12 +73,17 @@ def _page_id(namespace: str, eid: str) -> str:
     return eid if namespace == DEFAULT_NAMESPACE else f"{namespace}:{eid}"
 
 
-def _sources(mem: Memory, records: Iterable[MemoryRecord]) -> list[Source]:
+def _sources(
+    mem: Memory, records: Sequence[MemoryRecord], progress: Callable[[int, int], None] | None = None
+) -> list[Source]:
     """Every active memory (pages aside) with the entities it names, by rules and then by the names
-    the rules found anywhere."""
+    the rules found anywhere; ``progress(done, total)`` counts the memories read."""
     extra = mem.settings.entities.extra_tools
     out = []
-    for r in records:
+    total = len(records)
+    for done, r in enumerate(records, 1):
+        if progress is not None and (done % 200 == 0 or done == total):
+            progress(done, total)
         if r.status != "active" or is_page(r):
             continue
         found = mentions(r.frontmatter, r.content, extra)
@@ -87,9 +92,12 @@ def _sources(mem: Memory, records: Iterable[MemoryRecord]) -> list[Source]:
     return [s for s in out if s.mentions]
 
 
-def refresh(mem: Memory, *, force: bool = False, source: str = "api") -> dict[str, Any]:
+def refresh(
+    mem: Memory, *, force: bool = False, source: str = "api", progress: Callable[[int, int], None] | None = None
+) -> dict[str, Any]:
     """Rebuild remnic's entity pages from the memories when HEAD moved since the last build (or
-    ``force``): pages written, removed and unchanged, and the commit holding the changes."""
+    ``force``): pages written, removed and unchanged, and the commit holding the changes.
+    ``progress(done, total)`` counts the memories read for their names (the long step)."""
     if not mem.settings.entities.enabled:
         return {"enabled": False, "refreshed": False, "written": [], "removed": [], "skipped": [], "commit": None}
     head = mem.head()
@@ -102,7 +110,7 @@ def refresh(mem: Memory, *, force: bool = False, source: str = "api") -> dict[st
     with mem.committer.exclusive() as tx:
         records = mem.files.scan().records
         pages = {r.path: r for r in records if is_page(r)}
-        entities = collect(_sources(mem, records))
+        entities = collect(_sources(mem, records, progress))
         now = now_iso()
         wanted: set[str] = set()
         for (namespace, eid), entity in sorted(entities.items()):
@@ -181,7 +189,8 @@ def _page_text(mem: Memory, entity: Entity, current: MemoryRecord | None, now: s
     existing = (current.frontmatter, current.body) if current is not None else None
     page, synthesis_hash = page_for(entity, existing, mem.settings.entities.timeline_max)
     old = parse_page(current.body) if current is not None else None
-    if old is not None and current is not None and same_content(page, old):
+    counted = current is not None and current.frontmatter.get("memoryCount") == len(entity.sources)
+    if old is not None and counted and same_content(page, old):
         return None
     page.updated = now
     body = "\n" + render_page(page)
@@ -198,6 +207,8 @@ def _page_text(mem: Memory, entity: Entity, current: MemoryRecord | None, now: s
             "status": "active",
             "synthesis_updated_at": now if synthesis_changed else meta.get("synthesis_updated_at") or now,
             "synthesis_timeline_count": len(page.timeline),
+            # The timeline shows the latest entities.timelineMax: the count says how many name it.
+            "memoryCount": len(entity.sources),
             "synthesis_version": int(meta.get("synthesis_version") or 0) + (1 if synthesis_changed else 0) or 1,
             "synthesisHash": synthesis_hash,
         }
@@ -226,6 +237,14 @@ def _pages(mem: Memory, namespace: str | None) -> list[tuple[MemoryRecord, Entit
     return out
 
 
+def _memory_count(record: MemoryRecord, page: EntityPage) -> int:
+    """How many memories name the entity: remnic's count, else (a person's page) its timeline's lines."""
+    count = record.frontmatter.get("memoryCount")
+    if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
+        return count
+    return len(page.timeline) or len(page.facts)
+
+
 def _summary(record: MemoryRecord, page: EntityPage) -> dict[str, Any]:
     return {
         "name": page.name,
@@ -233,7 +252,7 @@ def _summary(record: MemoryRecord, page: EntityPage) -> dict[str, Any]:
         "updated": page.updated,
         "summary": page.synthesis.split("\n\n", 1)[0] if page.synthesis else "",
         "aliases": list(page.aliases),
-        "factCount": len(page.timeline) or len(page.facts),
+        "factCount": _memory_count(record, page),
         "id": record.id,
         "path": record.path,
         "namespace": record.namespace,

@@ -8,6 +8,8 @@ from remnic.errors import ValidationError
 from remnic.memfile.validate import check_namespace
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from .dedup import DedupResult
     from .memory import Memory
     from .portable import Export
@@ -33,11 +35,18 @@ class HousekeepingOps:
         _checked_namespace(namespace)
         return portable.export(self, fmt, namespace)
 
-    def dedup(self: Memory, *, merge: bool = False, namespace: str | None = None, source: str = "api") -> DedupResult:
+    def dedup(
+        self: Memory,
+        *,
+        merge: bool = False,
+        namespace: str | None = None,
+        source: str = "api",
+        progress: Callable[[int, int], None] | None = None,
+    ) -> DedupResult:
         """Groups of exact and near-duplicate active memories; ``merge`` folds each group into its oldest
         member (the others archived with ``mergedInto``, the survivor's ``derived_from`` naming them),
         every group in one commit."""
         from .dedup import dedup
 
         _checked_namespace(namespace)
-        return dedup(self, merge=merge, namespace=namespace, source=source)
+        return dedup(self, merge=merge, namespace=namespace, source=source, progress=progress)
