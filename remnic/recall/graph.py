@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -137,6 +138,13 @@ def edges_of(
     return sorted(best.values(), key=lambda e: (-e.confidence, e.target))
 
 
+# Nodes expanded per hop, strongest paths first. A hub (an entity named in hundreds of memories, or
+# its page) would otherwise make every hop read the edges of all its neighbours: seconds per recall
+# at 5k memories, for a tier that serves at most ``graphMaxNodes``. A module constant because the
+# recall settings do not carry it; ordinary repos never reach it.
+MAX_EXPAND_PER_HOP = 32
+
+
 def traverse(
     seeds: Sequence[int],
     lookup: Lookup,
@@ -148,15 +156,30 @@ def traverse(
     entity_conf: float,
     max_nodes: int,
 ) -> list[Reached]:
-    """Best-confidence paths (up to ``max_hops`` edges) from the seeds to memories that are not seeds."""
+    """Best-confidence paths (up to ``max_hops`` edges) from the seeds to memories that are not seeds.
+
+    Work is bounded: each hop expands at most :data:`MAX_EXPAND_PER_HOP` nodes, each once (its best
+    path), and skips a node when no path through it can beat the ``max_nodes`` already found (a
+    longer path with equal confidence sorts after them), so a hub costs a few hops, not its degree
+    squared."""
+    keep = max(0, max_nodes)
     seed_set = set(seeds)
+    best_edge = max(link_conf, wikilink_conf, entity_conf, 0.0)
     reached: dict[int, Reached] = {}
-    frontier = [Reached(s, s, [s], []) for s in seeds]
+    frontier = [Reached(s, s, [s], []) for s in dict.fromkeys(seeds)]
     for _hop in range(max(0, max_hops)):
+        if len(reached) >= keep:
+            # Confidence of the weakest path that would still be returned: only a stronger one matters.
+            bar = sorted((r.confidence for r in reached.values()), reverse=True)[keep - 1] if keep else 1.0
+            frontier = [n for n in frontier if n.confidence * best_edge > bar + 1e-12]
+        if len(frontier) > MAX_EXPAND_PER_HOP:
+            strongest = sorted(frontier, key=lambda n: (-n.confidence, len(n.path_rows), n.row))
+            chosen = {n.row for n in strongest[:MAX_EXPAND_PER_HOP]}
+            frontier = [n for n in frontier if n.row in chosen]  # in order found: equal paths keep the first
         if not frontier:
             break
         fields = lookup.fields([r.row for r in frontier])
-        nxt: list[Reached] = []
+        nxt: dict[int, Reached] = {}
         for node in frontier:
             fm, content = fields.get(node.row, ({}, ""))
             for edge in edges_of(
@@ -164,35 +187,67 @@ def traverse(
             ):
                 if edge.target in seed_set or edge.target in node.path_rows:
                     continue
-                path = Reached(
-                    edge.target,
-                    node.seed_row,
-                    node.path_rows + [edge.target],
-                    node.confidences + [edge.confidence],
-                    node.kinds + [edge.kind],
-                )
-                if path.confidence < min_confidence:
+                conf = node.confidence * edge.confidence
+                if conf < min_confidence:
                     continue
                 old = reached.get(edge.target)
-                if old is None or path.confidence > old.confidence + 1e-12:
+                if old is None or conf > old.confidence + 1e-12:
+                    path = Reached(
+                        edge.target,
+                        node.seed_row,
+                        node.path_rows + [edge.target],
+                        node.confidences + [edge.confidence],
+                        node.kinds + [edge.kind],
+                    )
                     reached[edge.target] = path
-                    nxt.append(path)
-        frontier = nxt
+                    nxt.pop(edge.target, None)  # a stronger path replaces a weaker one: expand it once
+                    nxt[edge.target] = path
+        frontier = list(nxt.values())
     ordered = sorted(reached.values(), key=lambda r: (-r.confidence, len(r.path_rows), r.row))
-    return ordered[: max(0, max_nodes)]
+    return ordered[:keep]
+
+
+class _Shared:
+    """What the lookups derive from the whole catalog (names, file stems, entity mentions, page
+    citations), kept per catalog and generation as paths: rebuilt after a write, not per recall."""
+
+    def __init__(self) -> None:
+        self.stems: dict[str, str] | None = None
+        self.names: dict[str, str] | None = None
+        self.entities: dict[str, list[str]] = {}
+        self.citing: dict[str, list[str]] | None = None
+
+
+_shared: dict[str, tuple[int, _Shared]] = {}
+_shared_lock = threading.Lock()
+_MAX_SHARED = 4
+_CITE_RE = re.compile(r"\[\[([^\[\]]*)\]\]")
+
+
+def _shared_for(catalog: Catalog, gen: int) -> _Shared:
+    key = str(getattr(catalog, "path", id(catalog)))
+    with _shared_lock:
+        seen = _shared.get(key)
+        if seen is not None and seen[0] == gen:
+            return seen[1]
+        _shared.pop(key, None)
+        while len(_shared) >= _MAX_SHARED:  # a rebuild makes a new catalog: forget old ones
+            _shared.pop(next(iter(_shared)))
+        fresh = _Shared()
+        _shared[key] = (gen, fresh)
+        return fresh
 
 
 class CatalogLookup:
-    """Resolves references against the live index (read-only catalog queries, cached per recall)."""
+    """Resolves references against the live index (read-only catalog queries; what spans the whole
+    catalog is shared between recalls of the same index generation)."""
 
     def __init__(self, snap: Snapshot, catalog: Catalog, alive: Any) -> None:
         self.snap = snap
         self.catalog = catalog
         self.alive = alive
         self._fields: dict[int, tuple[Mapping[str, Any], str]] = {}
-        self._stems: dict[str, int] | None = None
-        self._names: dict[str, int] | None = None
-        self._entities: dict[str, list[int]] = {}
+        self._shared = _shared_for(catalog, int(getattr(snap, "gen", -1)))
 
     def prime(self, rows_fields: Mapping[int, tuple[Mapping[str, Any], str]]) -> None:
         self._fields.update(rows_fields)
@@ -222,71 +277,69 @@ class CatalogLookup:
             row = self._live(candidate if candidate in self.snap.row_of else None)
             if row is not None:
                 return row
-        if self._stems is None:
-            # File names without folder or extension, for [[wikilinks]] by name; built once per recall.
-            self._stems = {}
-            for path, r in self.snap.row_of.items():
-                stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
-                self._stems.setdefault(stem, r)
-        if ref.lower() in self._stems:
-            return self._live(self.snap.paths[self._stems[ref.lower()]])
-        row = self._names_map().get(ref.strip().lower())
-        return self._live(self.snap.paths[row]) if row is not None else None
+        shared = self._shared
+        if shared.stems is None:
+            # File names without folder or extension, for [[wikilinks]] by name.
+            stems: dict[str, str] = {}
+            for path in self.snap.row_of:
+                stems.setdefault(path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower(), path)
+            shared.stems = stems
+        if ref.lower() in shared.stems:
+            return self._live(shared.stems[ref.lower()])
+        return self._live(self._names_map().get(ref.strip().lower()))
 
-    def _names_map(self) -> dict[str, int]:
-        """Titles and aliases → row, for ``[[Title]]`` and ``[[alias]]``; built once per recall, when a
-        link named no id, path or file."""
-        if self._names is None:
-            self._names = {}
+    def _names_map(self) -> dict[str, str]:
+        """Titles and aliases → path, for ``[[Title]]`` and ``[[alias]]``; built when a link named
+        no id, path or file."""
+        shared = self._shared
+        if shared.names is None:
+            names: dict[str, str] = {}
+            row_of = self.snap.row_of
             try:
                 for path, title in self.catalog.conn.execute("SELECT path, title FROM docs"):
-                    if title and path in self.snap.row_of:
-                        self._names.setdefault(str(title).strip().lower(), self.snap.row_of[path])
+                    if title and path in row_of:
+                        names.setdefault(str(title).strip().lower(), path)
                 cur = self.catalog.conn.execute(
                     "SELECT path, frontmatter, content FROM docs WHERE frontmatter LIKE '%\"alias%' "
                     "OR path LIKE 'entities/%' OR path LIKE '%/entities/%'"
                 )
                 for path, fm, content in cur:
-                    if path in self.snap.row_of:
+                    if path in row_of:
                         for alias in _values.aliases_of(json.loads(fm), content, path):
-                            self._names.setdefault(alias.strip().lower(), self.snap.row_of[path])
+                            names.setdefault(alias.strip().lower(), path)
             except Exception:  # noqa: BLE001 - no name lookups rather than a failed recall
                 pass
-        return self._names
+            shared.names = names
+        return shared.names
 
     def rows_with_entity(self, entity: str) -> list[int]:
-        if entity in self._entities:
-            return self._entities[entity]
-        rows: list[int] = []
-        try:
-            cur = self.catalog.conn.execute(
-                "SELECT path, frontmatter FROM docs WHERE frontmatter LIKE ?", (f"%{entity}%",)
-            )
-            for path, fm in cur:
-                if entity in entity_refs(json.loads(fm)):
-                    r = self._live(path)
-                    if r is not None:
-                        rows.append(r)
-        except Exception:  # noqa: BLE001 - no entity edges rather than a failed recall
-            rows = []
-        self._entities[entity] = sorted(rows)
-        return self._entities[entity]
+        paths = self._shared.entities.get(entity)
+        if paths is None:
+            paths = []
+            try:
+                cur = self.catalog.conn.execute(
+                    "SELECT path, frontmatter FROM docs WHERE frontmatter LIKE ?", (f"%{entity}%",)
+                )
+                paths = [path for path, fm in cur if entity in entity_refs(json.loads(fm))]
+            except Exception:  # noqa: BLE001 - no entity edges rather than a failed recall
+                paths = []
+            self._shared.entities[entity] = paths
+        return sorted(r for r in map(self._live, paths) if r is not None)
 
     def pages_citing(self, memory_id: str) -> list[int]:
         """Entity pages whose text cites ``[[memory_id]]`` (their timeline lists the memory)."""
-        link = f"[[{memory_id}]]"
-        rows: list[int] = []
-        try:
-            cur = self.catalog.conn.execute(
-                "SELECT path, content FROM docs WHERE category = 'entity' AND content LIKE ?", (f"%{link}%",)
-            )
-            for path, content in cur:
-                r = self._live(path) if link in content else None
-                if r is not None:
-                    rows.append(r)
-        except Exception:  # noqa: BLE001 - no page edges rather than a failed recall
-            rows = []
-        return sorted(rows)
+        shared = self._shared
+        if shared.citing is None:
+            citing: dict[str, list[str]] = {}
+            try:
+                cur = self.catalog.conn.execute("SELECT path, content FROM docs WHERE category = 'entity'")
+                for path, content in cur:
+                    for cited in dict.fromkeys(_CITE_RE.findall(content or "")):
+                        citing.setdefault(cited, []).append(path)
+            except Exception:  # noqa: BLE001 - no page edges rather than a failed recall
+                citing = {}
+            shared.citing = citing
+        return sorted(r for r in map(self._live, shared.citing.get(memory_id, ())) if r is not None)
 
 
 def ids_of(rows: Iterable[int], snap: Snapshot) -> list[str]:
