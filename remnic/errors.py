@@ -156,6 +156,27 @@ class LedgerError(RemnicError):
     code = "ledger_error"
 
 
+class RemoteUnreachableError(LedgerError):
+    """git could not fetch from or push to the remote: a wrong or moved URL, the network, credentials."""
+
+    code = "remote_unreachable"
+    http_status = 502
+
+
+class PushRejectedError(LedgerError):
+    """The remote refused the push for its own reasons (a hook, a protected branch), not because it moved."""
+
+    code = "push_rejected"
+    http_status = 409
+
+
+class UncommittedChangesError(LedgerError):
+    """A pull refused because the merge would overwrite files with uncommitted changes; nothing was merged."""
+
+    code = "uncommitted_changes"
+    http_status = 409
+
+
 class RemoteMovedError(RemnicError):
     """A push refused because the remote has commits this repository does not have yet."""
 

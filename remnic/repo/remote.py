@@ -30,27 +30,6 @@ CONFLICT_LOG = "remnic-merge.jsonl"
 _REJECTED = ("[rejected]", "fetch first", "non-fast-forward", "Updates were rejected")
 
 
-class RemoteUnreachableError(LedgerError):
-    """git could not fetch from or push to the remote: a wrong or moved URL, the network, credentials."""
-
-    code = "remote_unreachable"
-    http_status = 502
-
-
-class PushRejectedError(LedgerError):
-    """The remote refused the push for its own reasons (a hook, a protected branch), not because it moved."""
-
-    code = "push_rejected"
-    http_status = 409
-
-
-class UncommittedChangesError(LedgerError):
-    """A pull refused because the merge would overwrite files with uncommitted changes; nothing was merged."""
-
-    code = "uncommitted_changes"
-    http_status = 409
-
-
 @dataclass(frozen=True)
 class GitRun:
     code: int

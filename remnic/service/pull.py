@@ -23,7 +23,16 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import FieldProblem, LedgerError, RemoteMovedError, RepoBusyError, UsageError
+from remnic.errors import (
+    FieldProblem,
+    LedgerError,
+    PushRejectedError,
+    RemoteMovedError,
+    RemoteUnreachableError,
+    RepoBusyError,
+    UncommittedChangesError,
+    UsageError,
+)
 from remnic.fsio import crash_point
 from remnic.memfile.merge import REVIEW_STATUS
 from remnic.memfile.paths import MemoryPaths
@@ -163,7 +172,7 @@ def _merge_upstream(mem: Memory, report: PullReport, head: str | None, current: 
         report.outcome = "merge"
 
 
-def _unreachable(mem: Memory, what: str, name: str, report: PullReport | None = None) -> _remote.RemoteUnreachableError:
+def _unreachable(mem: Memory, what: str, name: str, report: PullReport | None = None) -> RemoteUnreachableError:
     """git could not talk to the remote: what to check, and what this pull did before it stopped."""
     url = _remote.remote_url(mem.ledger, name) or name
     message = (
@@ -179,7 +188,7 @@ def _unreachable(mem: Memory, what: str, name: str, report: PullReport | None = 
         problems = [FieldProblem("resolved", r["how"], r["path"]) for r in report.resolved]
     elif report is not None and report.finished_previous == "aborted":
         message += "\nBefore fetching, a merge an interrupted pull left could not be finished and was aborted"
-    return _remote.RemoteUnreachableError(message, problems=problems)
+    return RemoteUnreachableError(message, problems=problems)
 
 
 class _Phases:
@@ -252,7 +261,7 @@ def _refuse_blocked(mem: Memory, tracking: str, base: str, target: str) -> None:
             problems.append(FieldProblem("path", "uncommitted change the merge would overwrite", path))
             what = "a memory file" if paths.is_memory(path) else "not a memory file"
             lines.append(f"  {path}: uncommitted ({what}); commit, move or discard it")
-    raise _remote.UncommittedChangesError(
+    raise UncommittedChangesError(
         f"pull stopped before merging {tracking}: it changes {len(blocking)} file(s) this clone has uncommitted "
         "changes to, and nothing was merged:\n" + "\n".join(lines) + "\nFix the malformed frontmatter "
         "(`remnic doctor` lists each problem) so the edit can be committed, deal with the other files, then run "
@@ -392,7 +401,7 @@ def push(mem: Memory, remote: str | None = None) -> dict[str, Any]:
         if _remote.rejected(result):
             raise RemoteMovedError(_moved_message(mem, name, current))
         if _remote.refused_by_remote(result):
-            raise _remote.PushRejectedError(
+            raise PushRejectedError(
                 f"push to {name} refused by the remote itself (a hook or a protected branch), nothing pushed: "
                 f"{said}\nIts owner decides what it accepts; its message above says why"
             )
