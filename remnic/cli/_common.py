@@ -280,6 +280,12 @@ def warnings_of(result: Any) -> dict[str, list[dict[str, str]]]:
     return {"warnings": warnings} if warnings else {}
 
 
+def not_utf8(exc: UnicodeDecodeError, where: str) -> str:
+    """The message for text that is not UTF-8: the byte and its offset."""
+    bad = exc.object[exc.start]
+    return f"{where} is not UTF-8 text: byte 0x{bad:02X} at byte offset {exc.start} ({exc.reason}); send UTF-8 text"
+
+
 def read_text_arg(value: str) -> str:
     """A TEXT argument, where '-' means standard input."""
     if value == "-":

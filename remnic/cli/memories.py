@@ -16,6 +16,7 @@ from ._common import (
     emit,
     memory_dir_arg,
     non_negative_int,
+    not_utf8,
     open_memory,
     path_hint,
     plural,
@@ -231,11 +232,6 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
-def _not_utf8(exc: UnicodeDecodeError, where: str) -> str:
-    bad = exc.object[exc.start]
-    return f"{where} is not UTF-8 text: byte 0x{bad:02X} at byte offset {exc.start} ({exc.reason}); send UTF-8 text"
-
-
 def _stdin_text(field: str) -> str:
     """Standard input decoded as strict UTF-8: a bad byte is a usage error naming its offset, never
     a crash (or a silently escaped byte, which is what the C locale's text stdin would give)."""
@@ -248,7 +244,7 @@ def _stdin_text(field: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValidationError.single(field, _not_utf8(exc, "standard input")) from None
+        raise ValidationError.single(field, not_utf8(exc, "standard input")) from None
     if not text.strip():
         raise UsageError("no text on standard input (TEXT was '-')")
     return text

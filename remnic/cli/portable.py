@@ -17,7 +17,7 @@ from remnic.memfile.paths import MemoryPaths
 from remnic.service.memory import Memory
 from remnic.service.portable import Export, Skip, prepare_import
 
-from ._common import add_command, choice_list, emit, open_memory, plural, progress_bar, safe, wants_json
+from ._common import add_command, choice_list, emit, not_utf8, open_memory, plural, progress_bar, safe, wants_json
 from .recall import write_out
 
 EXPORT_EPILOG = """\
@@ -213,8 +213,6 @@ def _jsonl_lines(path: str) -> Iterator[tuple[int, bytes]]:
 def cmd_import(args: argparse.Namespace) -> int:
     import time
 
-    from .memories import _not_utf8  # memories imports this module for the handler
-
     started = time.perf_counter()
     memory = open_memory(args)
     memory.defer_index(build_missing=False)  # indexed below, with progress, as its own phase
@@ -225,7 +223,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:  # every bad line is reported, with the offset in its line
-            problems.append(FieldProblem("", _not_utf8(exc, "the line"), path=args.file, line=number))
+            problems.append(FieldProblem("", not_utf8(exc, "the line"), path=args.file, line=number))
             continue
         if number == 1 and line.startswith("\ufeff"):  # a BOM, as Windows editors save UTF-8
             line = line[1:]
