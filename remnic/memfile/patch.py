@@ -127,7 +127,7 @@ def patch_yaml(fm_lines: list[str], changes: Mapping[str, Any], nl: str) -> list
             rendered = match.group(1) + rendered[len(plain) :]
         end = _extent(lines, i)
         inline, comment = _after_value(lines[i])
-        text = _text_lines(lines)
+        text = _text_lines(lines) if end > i + 1 else set()  # a one-line value has no text lines to keep
         kept: list[str] = []
         for j in range(i + 1, end):
             if j in text:
@@ -152,7 +152,7 @@ def drop_yaml(fm_lines: list[str], keys: list[str]) -> list[str] | None:
             return None
         i = hits[0]
         end = _extent(lines, i)
-        text = _text_lines(lines)
+        text = _text_lines(lines) if end > i + 1 else set()
         lines[i:end] = [lines[j] for j in range(i + 1, end) if j not in text and _is_comment(lines[j])]
     return lines
 

@@ -204,6 +204,10 @@ class Ledger:
     def show(self, sha: str, path: str) -> str:
         return self.git("show", f"{sha}:{path}", strip=False)
 
+    def blob_texts(self, specs: Sequence[tuple[str, str]]) -> list[str | None]:
+        """The text of each (commit, path) by one git process (None: no such file, or not UTF-8)."""
+        return gitlog.blob_texts(self._run_bytes, specs)
+
     def history(self, path: str, *, memory_id: str | None = None) -> list[Version]:
         """Every committed version of the memory at ``path`` (of ``memory_id`` when given), oldest
         first, following renames; a path's versions that held another memory are left out."""

@@ -383,6 +383,7 @@ class _Run:
         ]
         times = file_times(self.root, self.ledger, adopting, set(self.status)) if self.normalize else {}
         rendered: dict[str, tuple[list[str], str, dict[str, Any]]] = {}
+        committed = self.committed_texts(valid, partner_of, quiet)
         for path, _data, checked in valid:
             record = checked.record
             assert record is not None
@@ -392,7 +393,9 @@ class _Run:
                 store=self.settings.store,
                 stamp_edits=self.settings.sync.stamp_edits,
                 memory_id=forced_id.get(path),
-                body_changed=False if path in quiet else self.body_changed(path, record, partner_of.get(path)),
+                body_changed=False
+                if path in quiet
+                else self.body_changed(path, record, partner_of.get(path), committed),
                 times=times.get(path),
                 category=self.moved_category(record, partner_of.get(path)),
                 normalize_all=self.normalize_all,
@@ -430,17 +433,35 @@ class _Run:
             self.checked_bytes[path] = data
         return records, written, record_sha
 
-    def body_changed(self, path: str, record: MemoryRecord, partner: str | None) -> bool:
+    def body_changed(
+        self, path: str, record: MemoryRecord, partner: str | None, texts: dict[tuple[str, str], str | None]
+    ) -> bool:
         """Whether the memory's text differs from the version sync last reconciled: a file seen for the
         first time never counts as changed (it is taken as it is); a ``contentHash`` that still fits
-        answers without asking git."""
-        if "id" not in record.frontmatter:
+        answers without asking git. ``texts``: the committed versions :meth:`committed_texts` read."""
+        asked = self.committed_refs(path, record, partner)
+        if asked is None:
             return False
+        before, refs = asked
+        for ref in refs:
+            text = texts.get((ref, before))
+            if text is None:
+                continue
+            try:
+                return parse_file(text, before).content != record.content
+            except MemoryFormatError:
+                return True
+        return False
+
+    def committed_refs(self, path: str, record: MemoryRecord, partner: str | None) -> tuple[str, list[str]] | None:
+        """(the path it had, the commits to read it from, in order) when only git can tell whether the
+        text changed; None when the answer is "unchanged" without asking."""
+        if "id" not in record.frontmatter:
+            return None
         # An uncommitted file's fitting hash may be remnic's own (an update carrying the user's edit
         # aside fits it to their text): only HEAD tells whether the text changed.
         if path not in self.status and hash_matches(record.frontmatter.get("contentHash"), record.content):
-            return False
-        before = partner or path
+            return None
         if partner is None:
             refs = ["HEAD"] if path in self.status else self.bases
         else:
@@ -448,17 +469,25 @@ class _Run:
             # (`git mv` + an edit) has it only in the commit sync last reconciled.
             refs = ["HEAD", *self.bases] if path in self.status else self.bases
         if (partner is None and self.is_new(path)) or not refs:
-            return False
-        for ref in refs:
-            try:
-                text = self.ledger.show(ref, before)
-            except RemnicError:
+            return None
+        return partner or path, refs
+
+    def committed_texts(
+        self, valid: list[tuple[str, bytes, Checked]], partner_of: dict[str, str], quiet: set[str]
+    ) -> dict[tuple[str, str], str | None]:
+        """Every committed version :meth:`body_changed` will compare against, read by one git process
+        (a burst of hand edits asked git once a file)."""
+        specs: list[tuple[str, str]] = []
+        for path, _data, checked in valid:
+            if path in quiet or checked.record is None:
                 continue
-            try:
-                return parse_file(text, before).content != record.content
-            except MemoryFormatError:
-                return True
-        return False
+            asked = self.committed_refs(path, checked.record, partner_of.get(path))
+            if asked is not None:
+                specs += [(ref, asked[0]) for ref in asked[1]]
+        specs = list(dict.fromkeys(specs))
+        if not specs:
+            return {}
+        return dict(zip(specs, self.ledger.blob_texts(specs), strict=True))
 
     def moved_category(self, record: MemoryRecord, partner: str | None) -> str | None:
         """The new folder's category for a file moved between category folders whose ``category``
