@@ -77,7 +77,9 @@ def register(sub: Any) -> None:
         epilog="approve, dismiss and flag decide memories in the queue (and may change an\n"
         "earlier approve or dismiss); flag also puts a doubtful active memory in the\n"
         "queue. Any other memory is refused, forgotten and superseded ones included:\n"
-        "`remnic update ID --status STATUS` sets a status directly.\n\n"
+        "`remnic update ID --status STATUS` sets a status directly. Dismissing a memory\n"
+        "that replaced others makes them current again (in the same commit); deciding\n"
+        "the same again (same status and reason) changes nothing and makes no commit.\n\n"
         "examples:\n  remnic review list\n  remnic review approve mem_01a2…\n"
         "  remnic review dismiss mem_01a2… --reason duplicate",
     )
@@ -180,7 +182,11 @@ def cmd_review_disposition(args: argparse.Namespace) -> int:
     with memory:
         result = memory.review_disposition(args.id, args.status, reason_code=args.reason, source="cli")
     status = result.record.status  # approving a value said before a newer one leaves it superseded
-    text = f"{result.id} is now {status} ({(result.commit or '')[:8]})"
+    text = (
+        f"{result.id} is now {status} ({(result.commit or '')[:8]})"
+        if result.changed
+        else f"{result.id} is already {status}"
+    )
     notes = list(result.warnings)
     emit(
         args,

@@ -236,16 +236,13 @@ def cmd_import(args: argparse.Namespace) -> int:
             problems.append(
                 FieldProblem("", f"invalid JSON: {exc.msg} (column {exc.colno})", path=args.file, line=number)
             )
-    checked = prepare_import(memory, items, line_numbers, args.namespace, "cli-import")
-    problems += checked.problems
-    if problems:
-        problems.sort(key=lambda p: p.line or 0)  # JSON and line checks are two passes; report in file order
-        for p in problems:
-            p.path = args.file
-        raise ValidationError(f"{len(problems)} problem(s) in {args.file}; nothing was imported", problems=problems)
-    phases = {"validate": time.perf_counter() - started}
-    skipped = [s.to_dict() for s in checked.skipped]
-    if args.dry_run:
+    parsed = time.perf_counter() - started
+    if problems or args.dry_run:  # the JSON problems with the lines' own, or what the import would do
+        checked = prepare_import(memory, items, line_numbers, args.namespace, "cli-import")
+        problems += checked.problems
+        if problems:
+            raise _in_file(args.file, problems)
+        skipped = [s.to_dict() for s in checked.skipped]
         emit(
             args,
             {
@@ -263,21 +260,25 @@ def cmd_import(args: argparse.Namespace) -> int:
             ),
         )
         return 0
-    mark = time.perf_counter()
-    result = memory.import_records(
-        checked.items,
-        namespace=args.namespace,
-        source="cli-import",
-        line_numbers=checked.line_numbers,
-        progress=progress_bar(args, "writing"),
-    )
-    phases["write"] = time.perf_counter() - mark
+    try:  # the import Memory.import_records is: checked, its exact duplicates skipped, written
+        result = memory.import_records(
+            items,
+            namespace=args.namespace,
+            source="cli-import",
+            line_numbers=line_numbers,
+            progress=progress_bar(args, "writing"),
+        )
+    except ValidationError as exc:
+        if not exc.problems:
+            raise
+        raise _in_file(args.file, exc.problems) from None
+    phases = {"validate": parsed + result.phases["validate"], "write": result.phases["write"]}
     index = memory.refresh_index(progress_bar(args, "indexing")) if result.records else None
     if index is not None:
         phases["index"] = index.seconds
     # Named: the ones found before writing. The import skips any a concurrent write made a duplicate since.
-    duplicates = len(checked.skipped) - checked.left_in + len(result.duplicates)
-    unnamed = duplicates - len(checked.skipped)
+    duplicates = len(result.duplicates)
+    unnamed = duplicates - len(result.skipped)
     text = (
         f"imported {plural(len(result.records), 'memory', 'memories')} in one commit ({(result.commit or '')[:8]})"
         if result.records
@@ -286,17 +287,24 @@ def cmd_import(args: argparse.Namespace) -> int:
     if duplicates:
         text += f"; skipped {plural(duplicates, 'exact duplicate')}"
         text += f" ({unnamed} found while writing)" if unnamed > 0 else ""
-        text += _skips_text(checked.skipped)
+        text += _skips_text(list(result.skipped))
     text += "\n" + phase_line(phases, index.to_dict() if index is not None else None)
     data = {
         **result.to_dict(),
-        "duplicates": duplicates,
-        "skipped": skipped,
         "phasesMs": {k: round(v * 1000, 1) for k, v in phases.items()},
         "index": index.to_dict() if index is not None else None,
     }
     emit(args, data, text)
     return 0
+
+
+def _in_file(path: str, problems: list[FieldProblem]) -> ValidationError:
+    """The import's problems, each named by the file and line, in file order (JSON and line checks
+    are two passes)."""
+    problems = sorted(problems, key=lambda p: p.line or 0)
+    for p in problems:
+        p.path = path
+    return ValidationError(f"{len(problems)} problem(s) in {path}; nothing was imported", problems=problems)
 
 
 def _skips_text(skips: list[Skip], shown: int = 10) -> str:

@@ -245,6 +245,7 @@ def session_context(memory: Memory, payload: Mapping[str, Any]) -> str:
         if hooks.pinned_budget_chars
         else []
     )
+    hits: list[Any] | None  # recall's hits, or plain records when there is no usable index
     try:
         hits = (
             list(memory.recall(query, top_k=hooks.session_top_k, project=repo.project, source="session-start"))

@@ -7,6 +7,7 @@ recall never re-runs retrieval.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,7 +109,8 @@ class Candidate:
     path: str
     id: str
     cosine: float
-    """Raw vector similarity: best chunk + context_weight × context passage."""
+    """Raw vector similarity: the mean of the best chunk's and the context passage's cosines, weighted
+    1 : context_weight (a memory without a context passage: its chunk cosine)."""
     chunk_cosine: float
     context_cosine: float
     has_vectors: bool = True
@@ -337,7 +339,7 @@ class RecallResult:
     spaces: list[str] | None = None
     """The memory spaces this recall searched, the active one first (None: just this repository)."""
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[RecallHit]:
         return iter(self.hits)
 
     def __len__(self) -> int:

@@ -10,7 +10,10 @@ back; once HEAD has moved the write is done.
 Writers in one process that arrive while a commit is running are group-committed
 by :class:`GroupCommitter`: the next leader runs every waiting plan of the same
 kind inside one transaction — one git commit, one index batch — and each writer
-is answered only after that commit is durable.
+is answered only after that commit is durable. Plans read what earlier plans of
+the batch staged (:meth:`Transaction.read_bytes`, :meth:`Transaction.committed_bytes`,
+:meth:`Transaction.staged_record`), so a group commit holds what running them one
+after another would.
 """
 
 from __future__ import annotations
@@ -59,6 +62,14 @@ class CommitOutcome:
     """Done, with a caveat: git's own index could not follow the commit yet (repaired later)."""
 
 
+@dataclass(frozen=True)
+class _Mark:
+    staged: dict[str, Staged]
+    index_upserts: dict[str, MemoryRecord]
+    index_removed: set[str]
+    by_hash: dict[tuple[str, str], list[str]]
+
+
 class Transaction:
     """File changes staged under the write lock; committed as one commit or not at all.
 
@@ -76,6 +87,19 @@ class Transaction:
         self.index_removed: set[str] = set()
 
     # --- reading through the staged changes ---
+
+    def committed_bytes(self, path: str) -> bytes | None:
+        """What git will hold for ``path`` once this transaction commits as staged so far (HEAD's copy
+        when nothing staged it): a later plan of a batch must not take an earlier one's change for a
+        person's uncommitted edit."""
+        staged = self.staged.get(path)
+        if staged is None:
+            return self.ledger.committed_bytes(path)
+        return staged.commit_data if staged.commit_data is not None else staged.data
+
+    def staged_record(self, memory_id: str) -> MemoryRecord | None:
+        """The memory ``memory_id`` as an earlier plan of this transaction staged it (moved, perhaps), or None."""
+        return next((r for r in reversed(self.staged_records()) if r.id == memory_id), None)
 
     def read_bytes(self, path: str) -> bytes | None:
         if path in self.staged:
@@ -141,15 +165,14 @@ class Transaction:
         except (FileNotFoundError, NotADirectoryError):
             return None
 
-    @contextmanager
-    def savepoint(self) -> Iterator[None]:
-        """Changes staged inside are dropped if the block raises (one plan of a group failing)."""
-        staged, upserts, removed = dict(self.staged), dict(self.index_upserts), set(self.index_removed)
-        try:
-            yield
-        except BaseException:
-            self.staged, self.index_upserts, self.index_removed = staged, upserts, removed
-            raise
+    def mark(self) -> _Mark:
+        """A point to roll back to (a plan of a group failing)."""
+        by_hash = {k: list(v) for k, v in self._by_hash.items()}
+        return _Mark(dict(self.staged), dict(self.index_upserts), set(self.index_removed), by_hash)
+
+    def rollback(self, mark: _Mark) -> None:
+        self.staged, self.index_upserts = dict(mark.staged), dict(mark.index_upserts)
+        self.index_removed, self._by_hash = set(mark.index_removed), {k: list(v) for k, v in mark.by_hash.items()}
 
     # --- committing ---
 
@@ -360,17 +383,7 @@ class GroupCommitter:
             with self._exclusive, self.files.lock():
                 self.prepare()
                 tx = Transaction(self.files, self.ledger, self._on_commit)
-                ran: list[_Waiter] = []
-                for w in batch:
-                    self._local.in_plan = True
-                    try:
-                        with tx.savepoint():
-                            w.value = w.plan.run(tx)
-                        ran.append(w)
-                    except BaseException as exc:  # noqa: BLE001 - answered to its own writer
-                        w.error = exc
-                    finally:
-                        self._local.in_plan = False
+                ran = self._run_plans(tx, batch)
                 described = [w.value for w in ran if w.value is not None and w.value.subject]
                 if described:
                     subject, trailers, body = self._describe(batch[0].plan.key, described)
@@ -388,6 +401,24 @@ class GroupCommitter:
         for w in batch:
             w.finished = True
             w.wake.set()
+
+    def _run_plans(self, tx: Transaction, batch: list[_Waiter]) -> list[_Waiter]:
+        """Run each plan in ``tx``, in order; a plan that raises is undone (its staged files and index
+        entries) and answered with its error. Plans see what earlier ones staged through the transaction's
+        reads, so the batch commits what running them one after another would."""
+        ran: list[_Waiter] = []
+        for w in batch:
+            mark = tx.mark()
+            self._local.in_plan = True
+            try:
+                w.value = w.plan.run(tx)
+                ran.append(w)
+            except BaseException as exc:  # noqa: BLE001 - answered to its own writer
+                tx.rollback(mark)
+                w.error = exc
+            finally:
+                self._local.in_plan = False
+        return ran
 
     @contextmanager
     def exclusive(self) -> Iterator[Transaction]:

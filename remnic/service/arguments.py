@@ -10,12 +10,14 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from remnic.config import CEILINGS
 from remnic.errors import RemnicError, ValidationError
-from remnic.memfile.validate import text_problems
+from remnic.memfile.validate import normalize_tags, text_problems
 
 T = TypeVar("T")
 
@@ -55,6 +57,92 @@ def count(value: object, name: str, *, minimum: int = 0) -> int:
         want = "a positive integer" if minimum == 1 else f"an integer of at least {minimum}"
         raise ValidationError.single(name, f"must be {want}, got {value!r}")
     return value
+
+
+TOP_K_MAX = CEILINGS["recall.topK"]
+"""The most results one recall may ask for, as the CLI and ``recall.topK`` allow: tantivy sizes its
+top-k heap by it, and a larger one aborts the process with an allocation failure."""
+
+
+def top_k(value: object, name: str = "top_k") -> int | None:
+    """None (the setting) or a whole number from 1 to :data:`TOP_K_MAX`."""
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= TOP_K_MAX:
+        raise ValidationError.single(name, f"must be from 1 to {TOP_K_MAX}, got {value!r}")
+    return value
+
+
+def query(value: object, name: str = "query") -> str:
+    """A recall query: text that is not empty or blank."""
+    if not text(value, name).strip():
+        raise ValidationError.single(name, "must not be empty or blank")
+    assert isinstance(value, str)
+    return value
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(value: object, name: str) -> str | None:
+    """None, or text of one line without control characters (a code kept as one frontmatter value)."""
+    if value is None:
+        return None
+    found = _CONTROL.search(text(value, name))
+    if found:
+        raise ValidationError.single(
+            name, f"must be one line without control characters, got {found.group()!r} at offset {found.start()}"
+        )
+    assert isinstance(value, str)
+    return value
+
+
+UPDATE_OPERATIONS = ("update", "forget", "review", "feedback", "citation")
+"""What a change of one memory's frontmatter may be recorded as (``Remnic-Operation``): the timeline,
+history and space checks read it, so it names one of remnic's own operations."""
+
+TRAILER_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]*")
+"""A git trailer token: letters, digits and hyphens (anything else ends the trailer block for git)."""
+OWN_TRAILERS = ("Operation", "Memory-Id", "Memory-Count", "Namespace", "Source")
+"""Trailers every write sets itself; an extra one of the same name would contradict them."""
+
+
+def operation(value: object, name: str = "operation") -> str:
+    if not isinstance(value, str) or value not in UPDATE_OPERATIONS:
+        raise ValidationError.single(name, f"unknown operation {value!r}", options=UPDATE_OPERATIONS)
+    return value
+
+
+def trailers(value: object, name: str = "extra_trailers") -> dict[str, str] | None:
+    """Extra commit trailers (``Remnic-`` is prefixed): each key a git trailer token that no standard
+    trailer has, each value a string (its newlines are folded into the one trailer line)."""
+    if value is None:
+        return None
+    out: dict[str, str] = {}
+    for key, item in mapping(value, name).items():
+        if not isinstance(key, str) or not TRAILER_KEY.fullmatch(key):
+            raise ValidationError.single(
+                name,
+                f"key {key!r} is not a git trailer token (letters, digits and hyphens, starting with a letter or digit)",
+            )
+        if key.casefold() in {k.casefold() for k in OWN_TRAILERS}:
+            raise ValidationError.single(
+                name, f"key {key!r} is a trailer every write sets itself", options=OWN_TRAILERS
+            )
+        out[key] = text(item, f"{name}[{key!r}]")
+    return out
+
+
+def changes_tags(changes: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``changes`` with its ``tags`` held to the rule store and import apply: strings (numbers become
+    strings), stripped, once each; a comma-separated string is a list."""
+    tags = changes.get("tags")
+    if tags is None or not isinstance(tags, (str, list, tuple)):
+        return changes  # a removal, or a value the update's own check refuses by name
+    normal, problems = normalize_tags(tags)
+    if problems:
+        raise ValidationError(problems[0].describe(), problems=problems)
+    return {**changes, "tags": normal}
 
 
 def choice(value: object, name: str, options: Sequence[str]) -> str | None:
@@ -124,8 +212,10 @@ def subdirectory_note(root: Path, outer: Path) -> str:
 
 
 def guard(cls: type[T], exempt: Collection[str]) -> type[T]:
-    """Wrap every public method of ``cls`` (its mixins' too) so that it refuses a closed handle and
-    checks each argument annotated ``str`` (or ``str | None``) with :func:`text`.
+    """Wrap every public method of ``cls`` (its mixins' too) so that it refuses a closed handle,
+    checks each argument annotated ``str`` (or ``str | None``) with :func:`text`, and refuses a
+    string for an argument annotated as a list (``Sequence[str]``…), which would be read one
+    character at a time (``statuses="active"`` as the statuses a, c, t…).
 
     One check in one place rather than a line in every method. A closed Memory would otherwise
     reopen its index and restart its indexer thread lazily, and work queued then is abandoned at
@@ -141,33 +231,67 @@ def guard(cls: type[T], exempt: Collection[str]) -> type[T]:
     return cls
 
 
-def _text_params(method: Callable[..., Any]) -> list[tuple[int | None, str, bool]]:
-    """(position or None if keyword-only, name, None allowed) of each parameter annotated as text."""
-    out: list[tuple[int | None, str, bool]] = []
+_LISTS = ("Sequence[", "Iterable[", "Collection[", "list[", "tuple[")
+
+
+def _kind_of(note: str) -> str | None:
+    """How a parameter with this annotation is checked: as text, as a list (a string is refused), or not."""
+    if note in ("str", "str | None"):
+        return "text"
+    parts = [part.strip() for part in _top_level_union(note)]
+    if "str" not in parts and any(part.startswith(_LISTS) for part in parts):
+        return "list"
+    return None
+
+
+def _top_level_union(note: str) -> list[str]:
+    """The members of ``A[x | y] | B`` outside brackets: ``A[x | y]``, ``B``."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(note):
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "|" and depth == 0:
+            parts.append(note[start:i])
+            start = i + 1
+    return [*parts, note[start:]]
+
+
+def _checked_params(method: Callable[..., Any]) -> list[tuple[int | None, str, bool, str]]:
+    """(position or None if keyword-only, name, None allowed, kind) of each parameter checked here."""
+    out: list[tuple[int | None, str, bool, str]] = []
     params = list(inspect.signature(method).parameters.values())[1:]  # without self
     for i, p in enumerate(params):
         note = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", "")
-        if note in ("str", "str | None"):
+        kind = _kind_of(note)
+        if kind is not None:
             positional = p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-            out.append((i if positional else None, p.name, note != "str"))
+            out.append((i if positional else None, p.name, note != "str", kind))
     return out
 
 
+def not_a_string(value: object, name: str) -> None:
+    """Refuse a string (or bytes) where a list of values is wanted."""
+    if isinstance(value, (str, bytes)):
+        shown = repr(value[:40])
+        raise ValidationError.single(name, f"must be a list, got the string {shown} (for one value pass [{shown}])")
+
+
 def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
-    texts = _text_params(method)
+    checked = _checked_params(method)
 
     @functools.wraps(method)
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
         if self.__dict__.get("_released"):
             raise RemnicError(CLOSED_MESSAGE)
-        for at, name, optional in texts:
+        for at, name, optional, kind in checked:
             if at is not None and at < len(args):
                 value = args[at]
             elif name in kwargs:
                 value = kwargs[name]
             else:
                 continue  # the default
-            if value is not None or not optional:
+            if kind == "list":
+                not_a_string(value, name)
+            elif value is not None or not optional:
                 text(value, name)
         return method(self, *args, **kwargs)
 

@@ -85,7 +85,7 @@ def _raise_counters(
         now = now_iso()
         records: list[MemoryRecord] = []
         for memory_id in dict.fromkeys(memory_ids):
-            record = mem.get(memory_id)
+            record = tx.staged_record(memory_id) or mem.get(memory_id)  # a batch's earlier write may have moved it
             path = record.path
             disk = tx.read_bytes(path) or b""
             checked = check_bytes(disk, path, mem.settings.store)
@@ -94,7 +94,7 @@ def _raise_counters(
             _check_usable(record, checked.record.status, field)
             changes = raised(checked.record.frontmatter, vote=vote, reinforce=reinforce, now=now)
             text, meta = render(checked, changes)
-            committed = mem.ledger.committed_bytes(path)
+            committed = tx.committed_bytes(path)
             commit_data = None
             if committed is not None and committed != disk:  # a person's uncommitted edit stays uncommitted
                 base = check_bytes(committed, path, mem.settings.store)

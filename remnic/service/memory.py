@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from remnic.config import MARKER_FILE, REPO_CONFIG_FILE, Settings, ensure_state_dir, find_memory_repo, load_settings
 from remnic.errors import FieldProblem, NotFoundError, RemnicError, UsageError, ValidationError
 from remnic.memfile.model import DEFAULT_NAMESPACE, ID_RE, MemoryRecord, check_relpath
+from remnic.memfile.schema import CATEGORIES
 from remnic.repo import journal as _journal
 from remnic.repo.files import MemoryStore
 from remnic.repo.ledger import Ledger
@@ -50,6 +51,8 @@ from .writes import WriteResult
 
 if TYPE_CHECKING:
     from remnic.index.search import SearchIndex
+
+    from .importing import ImportResult
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "memory-template"
 Progress = Callable[[int, int], None]
@@ -173,6 +176,7 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
                 f"{root} is inside the memory repository {outer}; "
                 "a memory repository cannot be created inside another: choose a directory outside it"
             )
+        _check.not_a_string(adopt, "adopt")
         patterns = [p.strip() for p in adopt if p.strip()]
         if patterns:
             include = list(dict.fromkeys([*settings.store.include, *patterns]))
@@ -390,6 +394,8 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
         """Validate, write and commit one memory; an exact duplicate of an active one comes back unchanged.
         ``category`` defaults to fact; with ``extra={"supersedes": id}``, category, tags and importance
         left None are the superseded memory's."""
+        if isinstance(category, str) and category not in CATEGORIES:  # "" too: the CLI refuses it alike
+            raise ValidationError.single("category", f"unknown category {category!r}", options=CATEGORIES)
         return _writes.store(
             self,
             content,
@@ -413,8 +419,10 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
         source: str = "import",
     ) -> builtins.list[FieldProblem]:
         """Every problem with an import batch, each naming its line and field; writes nothing."""
+        from .portable import prepare_import
+
         batch, numbers = _check.import_items(items, line_numbers)
-        return _writes.plan_items(self, batch, numbers, namespace, source)[1]
+        return prepare_import(self, batch, numbers, namespace, source).problems
 
     def import_records(
         self,
@@ -424,12 +432,15 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
         namespace: str | None = None,
         line_numbers: Sequence[int] | None = None,
         progress: Progress | None = None,
-    ) -> WriteResult:
-        """Validate every item first; write nothing unless all are valid; then one commit."""
+    ) -> ImportResult:
+        """Validate every item first; write nothing unless all are valid; then one commit. Exact duplicates
+        are skipped, as ``remnic import`` skips them (``result.skipped`` names each line and why): a line
+        restoring a file that is here byte for byte, a line whose text a memory here has, a line
+        repeating an earlier one's text; so an export imports again and restores only what is gone."""
+        from .importing import import_batch
+
         batch, numbers = _check.import_items(items, line_numbers)
-        return _writes.import_records(
-            self, batch, source=source, namespace=namespace, line_numbers=numbers, progress=progress
-        )
+        return import_batch(self, batch, line_numbers=numbers, namespace=namespace, source=source, progress=progress)
 
     def update(
         self,
@@ -444,14 +455,17 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
         """Change frontmatter keys (None removes a key) and, with ``content``, the text. Only the changed
         frontmatter lines are rewritten: comments, key order, BOM and line endings stay as they are; a
         new category moves the file to that category's folder; ``supersedes`` marks the memory it
-        names superseded by this one."""
+        names superseded by this one. ``operation`` is one of update, forget, review, feedback, citation;
+        ``extra_trailers`` keys are git trailer tokens (letters, digits, hyphens), written ``Remnic-<key>``;
+        ``tags`` are held to store's rule (strings, numbers made strings)."""
+        changes = _check.changes_tags(_check.mapping(changes, "changes"))
         return _writes.update(
             self,
             self.memory_id(memory_id),
-            self._with_supersedes_id(_check.mapping(changes, "changes")) or {},
-            operation=operation,
+            self._with_supersedes_id(changes) or {},
+            operation=_check.operation(operation),
             source=source,
-            extra_trailers=extra_trailers,
+            extra_trailers=_check.trailers(extra_trailers),
             content=content,
         )
 

@@ -38,6 +38,7 @@ from remnic.repo.files import SYMLINK_REASON
 
 if TYPE_CHECKING:
     from .memory import Memory
+    from .writes import ImportPlan
 
 FORMATS = ("jsonl", "md")
 MALFORMED = "malformed"
@@ -352,6 +353,9 @@ class Skip:
     id: str | None = None
     path: str | None = None
     same_as_line: int | None = None
+    kept: bool = False
+    """Left in the batch because another line supersedes its id: the write skips it itself (its
+    duplicate is then among the write's own ``duplicates``)."""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"line": self.line, "reason": self.reason}
@@ -378,6 +382,10 @@ class ImportCheck:
     problems: list[FieldProblem]
     left_in: int = 0
     """Duplicates kept in ``items`` because another line supersedes their id: the import skips them itself."""
+    texts: dict[int, tuple[str, str]] = field(default_factory=dict)
+    """Line → (namespace, content hash) of each ``batch`` skip: the memory it duplicates is known once written."""
+    plan: ImportPlan | None = None
+    """``items`` as the write plans them, so the import writes what was checked without checking it again."""
 
     @property
     def to_import(self) -> int:
@@ -392,7 +400,7 @@ def prepare_import(
     byte for byte, is a duplicate (the import would refuse its path and id); the duplicates are left
     out of ``items`` so the lines named are the lines skipped."""
     from .duplicates import DuplicateLookup, find_duplicate  # the import's own rule; writes imports this module
-    from .writes import plan_items
+    from .writes import ImportPlan, plan_items
 
     numbers = list(line_numbers) if line_numbers else list(range(1, len(items) + 1))
     skipped: list[Skip] = []
@@ -416,6 +424,7 @@ def prepare_import(
     restored: dict[tuple[str, str], MemoryRecord] = {}  # as the transaction stages them, first one per text
     seen: dict[tuple[str, str], int] = {}
     result = ImportCheck([], [], skipped, [])
+    kept: list[Any] = []  # the plan of each line left in
     lookup = DuplicateLookup(mem)
     for item, planned, line in zip(batch, plan.items, lines, strict=True):
         skip = None
@@ -429,20 +438,24 @@ def prepare_import(
                 staged = restored.get(key)
                 found = staged if staged is not None and staged.status == "active" else None
                 found = found or find_duplicate(mem, ns, key[1], None, lookup)
+            named = meta["id"] in targets  # a later line names it: the import resolves that to the memory matched
             if found is not None:
-                skip = Skip(line, "text", found.id, found.path)
+                skip = Skip(line, "text", found.id, found.path, kept=named)
             elif key in seen:
-                skip = Skip(line, "batch", same_as_line=seen[key])
+                skip = Skip(line, "batch", same_as_line=seen[key], kept=named)
+                result.texts[line] = key
             else:
                 seen[key] = line
             if skip is not None:
                 skipped.append(skip)
-                if meta["id"] not in targets:
+                if not named:
                     continue
-                result.left_in += 1  # a later line names it: the import resolves that to the memory matched
+                result.left_in += 1
         result.items.append(item)
         result.line_numbers.append(line)
+        kept.append(planned)
     skipped.sort(key=lambda s: s.line)
+    result.plan = ImportPlan(kept, plan.here)
     return result
 
 

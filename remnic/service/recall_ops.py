@@ -52,14 +52,16 @@ class RecallOps:
         progress: Progress | None = None,
     ) -> RecallResult:
         """Hybrid recall (BM25 + local embeddings) over active memories, best first: a
-        :class:`remnic.recall.RecallResult` (iterate it for hits); see
-        :func:`remnic.service.recall.recall` for what each option does."""
+        :class:`remnic.RecallResult` (iterate it for :class:`remnic.RecallHit`); see
+        :func:`remnic.service.recall.recall` for what each option does. ``top_k`` is from 1 to 10000
+        (None: ``recall.topK``); an empty query, or a string for ``statuses`` or ``tags``, is a
+        ValidationError naming it."""
         from . import recall as _recall
 
         return _recall.recall(
             self,
-            query,
-            top_k=top_k,
+            _check.query(query),
+            top_k=_check.top_k(top_k),
             namespace=namespace,
             category=category,
             budget_chars=budget_chars,
@@ -99,11 +101,11 @@ class RecallOps:
 
         return _recall.recall_xray(
             self,
-            query,
+            _check.query(query),
             namespace=namespace,
             session_key=session_key,
             budget_chars=budget_chars,
-            top_k=top_k,
+            top_k=_check.top_k(top_k),
             trace_id=trace_id,
             clock=clock,
             source=source,

@@ -17,14 +17,16 @@ from remnic.memfile.model import MemoryRecord, now_iso, parse_time
 from remnic.observe.keys import statement_key
 from remnic.observe.records import key_part
 
+from . import arguments as _check
 from . import writes as _writes
 from .browse import REVIEW_STATUSES as QUEUED
 
 if TYPE_CHECKING:
     from .memory import Memory
 
-DISPOSITIONS = ("active", "pending_review", "quarantined", "rejected", "superseded", "archived")
-"""The statuses a review may give a memory (approve = active, dismiss = rejected, flag = quarantined)."""
+DISPOSITIONS = ("active", "rejected", "quarantined")
+"""The statuses a review may give a memory: approve = active, dismiss = rejected, flag = quarantined.
+Any other status is set with an update (`remnic update ID --status`), which keeps its own links."""
 DECIDED = ("active", "rejected")
 """Statuses a review leaves behind: a memory a person approved or dismissed may be decided again."""
 
@@ -52,9 +54,18 @@ def check_reviewable(record: MemoryRecord, status: str) -> None:
 def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *, source: str) -> _writes.WriteResult:
     """Set a queued memory's status with ``reviewedAt`` and ``reviewReasonCode`` (one commit)."""
     if status not in DISPOSITIONS:
-        raise ValidationError.single("status", f"unknown review status {status!r}", options=DISPOSITIONS)
+        raise ValidationError.single(
+            "status",
+            f"{status!r} is not a review decision (approve: active, dismiss: rejected, flag: quarantined; "
+            "another status is set by an update)",
+            options=DISPOSITIONS,
+        )
+    reason_code = _check.one_line(reason_code, "reason_code")
     changes: dict[str, Any] = {"status": status, "reviewedAt": now_iso()}
     record = mem.get(memory_id)
+    if record.status == status and record.frontmatter.get("reviewedAt") and (reason_code or None) == _reason(record):
+        check_reviewable(record, status)
+        return _writes.WriteResult("review", (record,), None, changed=False)  # a retried decision: no new commit
     if reason_code:
         changes["reviewReasonCode"] = reason_code
     elif "reviewReasonCode" in record.frontmatter:
@@ -117,3 +128,8 @@ def _other_value(record: MemoryRecord, entity: str, attributes: Mapping[str, Any
 
 def _said_when(record: MemoryRecord) -> float:
     return parse_time(record.frontmatter.get("validAt")) or parse_time(record.created) or 0.0
+
+
+def _reason(record: MemoryRecord) -> str | None:
+    said = record.frontmatter.get("reviewReasonCode")
+    return str(said) if said else None

@@ -281,6 +281,8 @@ def status_changes(record: MemoryRecord, changes: Mapping[str, Any]) -> tuple[di
         out.setdefault("archivedAt", now)
     else:
         drop("archivedAt")  # it would still read as archived (the original's rule)
+    if status == "rejected":
+        drop("supersedes")  # a rejected memory replaces nothing: see reinstate_replaced
     if status == "superseded" and not (out.get("supersededBy") or fm.get("supersededBy")):
         raise ValidationError.single(
             "status",
@@ -309,3 +311,22 @@ def unlink_successor(mem: Memory, tx: Transaction, successor_id: str, old_id: st
     else:
         return None
     return successor.id if patch_staged(mem, tx, successor, {"supersedes": left}) is not None else None
+
+
+def reinstate_replaced(mem: Memory, tx: Transaction, record: MemoryRecord) -> list[str]:
+    """Make current again what ``record`` superseded, now that a person rejected it (a dismissed
+    correction must not leave its key with no value): each memory its ``supersedes`` names that is still
+    superseded by it goes back to active, its link dropped. The ids changed."""
+    said = record.frontmatter.get("supersedes")
+    changed = []
+    for old_id in [said] if isinstance(said, str) else said if isinstance(said, list) else []:
+        try:
+            old = mem.get(str(old_id))
+        except RemnicError:  # gone or unreadable: nothing to reinstate
+            continue
+        if old.status != "superseded" or old.frontmatter.get("supersededBy") != record.id:
+            continue
+        gone = dict.fromkeys(k for k in LINK_KEYS if k in old.frontmatter)
+        if patch_staged(mem, tx, old, {"status": "active", **gone}) is not None:
+            changed.append(old.id)
+    return changed

@@ -50,6 +50,7 @@ from remnic.memfile.values import moved_category
 from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import CommitOutcome, Plan, PlanOutcome, Transaction
 
+from . import superseding as _superseding
 from .duplicates import DuplicateLookup, find_duplicate
 from .inheriting import inherited
 from .portable import Restore, new_memory_fields, plan_restores
@@ -105,8 +106,7 @@ class WriteResult:
 
 def summary(problems: Sequence[FieldProblem]) -> str:
     """One line naming the first problem (and how many more), so str(error) alone is useful."""
-    first = problems[0].describe()
-    return first if len(problems) == 1 else f"{first} (and {len(problems) - 1} more problem(s))"
+    return problems[0].describe() + (f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else "")
 
 
 def describe(key: tuple[str, ...], outcomes: Sequence[PlanOutcome]) -> tuple[str, dict[str, Any], str | None]:
@@ -189,7 +189,7 @@ def store(
                 return PlanOutcome(WriteResult("store", (existing,), None, changed=False))
         check_writable(mem)
         if extra and "id" in extra:
-            _check_id_free(mem, meta["id"])
+            _check_id_free(mem, tx, meta["id"])
         old = superseded_target(mem, meta["supersedes"], ns) if meta.get("supersedes") else None
         rel = mem.files.allocate_path(category, content, ns, taken=tx.exists)
         record = MemoryRecord(rel, meta, body_for(content), ns)
@@ -203,10 +203,11 @@ def store(
     return result_of("store", outcome, commit)
 
 
-def _check_id_free(mem: Memory, memory_id: str) -> None:
-    """A caller-chosen id must be no other memory's (two files, one id: get and history would pick one)."""
+def _check_id_free(mem: Memory, tx: Transaction, memory_id: str) -> None:
+    """A caller-chosen id must be no other memory's, on disk or staged by a write batched before this one."""
+    staged = next((r for r in tx.staged_records() if r.id == memory_id), None)
     try:
-        taken = mem.get(memory_id)
+        taken = staged or mem.get(memory_id)
     except NotFoundError:
         return
     raise ValidationError.single(
@@ -347,9 +348,10 @@ def import_records(
     namespace: str | None,
     line_numbers: Sequence[int] | None,
     progress: Any = None,
+    checked: ImportPlan | None = None,
 ) -> WriteResult:
-    """Validate every item first; write nothing unless all are valid; then one commit (all or nothing)."""
-    plan, problems = plan_items(mem, list(items), line_numbers, namespace, source)
+    """Validate every item first (``checked``: already planned) and write nothing unless all are valid; one commit."""
+    plan, problems = (checked, []) if checked is not None else plan_items(mem, items, line_numbers, namespace, source)
     if problems:
         raise ValidationError(f"{summary(problems)}; nothing was imported", problems=problems)
     planned = plan.items
@@ -465,12 +467,12 @@ def update(
 
     def run(tx: Transaction) -> PlanOutcome:
         check_writable(mem)
-        record = mem.get(memory_id)
+        record = tx.staged_record(memory_id) or mem.get(memory_id)  # a batch's earlier write may have moved it
         if check is not None:
             check(record)
         path = record.path
         wanted, successor = status_changes(record, changes)
-        committed = mem.ledger.committed_bytes(path)
+        committed = tx.committed_bytes(path)
         # Moved by hand and not committed yet: the commit takes the move whole (sync's rule for the category).
         moved_from = _moved_from(mem, record) if committed is None else None
         normalised = None
@@ -531,6 +533,8 @@ def update(
         ids = [record.id]
         if old is not None and old.id != record.id and supersede(mem, tx, old, updated):
             ids.append(old.id)
+        if wanted.get("status") == "rejected" and record.status != "rejected":
+            ids += _superseding.reinstate_replaced(mem, tx, record)
         notes = [f"moved from {moved_from}"] if moved_from else []
         if successor is not None:
             unlinked = unlink_successor(mem, tx, successor, record.id)
