@@ -116,7 +116,16 @@ def test_observe_refuses_unknown_and_mistyped_message_fields(env: Env, message: 
     assert r.status == 400 and r.json()["code"] == "validation_error", r.raw
     problem = next(d for d in r.json()["details"] if d["field"] == field)
     if field.endswith("speakr"):
-        assert problem["options"] == ["role", "content", "speaker", "turnId", "timestamp"]
+        assert problem["options"] == [
+            "role",
+            "content",
+            "speaker",
+            "turnId",
+            "timestamp",
+            "name",
+            "sourceFormat",
+            "parts",
+        ]
     result = tool(env, "remnic_observe", {"sessionKey": "s1", "messages": [message]})
     assert result.is_error and field in text(result)
     assert env.call("GET", "/remnic/v1/lcm/status").json()["stats"]["totalTurns"] == 0  # nothing archived

@@ -102,8 +102,8 @@ def test_lcm_search_stays_inside_the_callers_namespaces(ns_env: Env) -> None:
     env.call("POST", "/engram/v1/observe", {"sessionKey": "b", "messages": CHAT}, token="bob")
     mine = env.call("POST", "/engram/v1/lcm/search", {"query": "billing"}).json()
     assert {r["sessionKey"] for r in mine["results"]} == {"a"} and mine["namespace"] == "alice"
-    theirs = env.call("POST", "/engram/v1/lcm/search", {"query": "billing", "namespace": "bob"}).json()
-    assert theirs["results"] == [] and theirs["count"] == 0
+    theirs = env.call("POST", "/engram/v1/lcm/search", {"query": "billing", "namespace": "bob"})
+    assert theirs.status == 403 and theirs.json()["code"] == "namespace_forbidden"
 
 
 # --- entities ---
@@ -235,7 +235,7 @@ def test_review_disposition_over_http_and_mcp_leaves_the_queue(env: Env) -> None
     assert result.structured_content["status"] == "rejected" and env.memory.get(second).status == "rejected"
     assert env.call("GET", "/engram/v1/review-queue").json()["count"] == 0
     bad = env.call("POST", "/engram/v1/review-disposition", {"memoryId": first, "status": "done", "reasonCode": "x"})
-    assert bad.status == 400 and "active, pending_review" in bad.raw.decode()
+    assert bad.status == 400 and "active, rejected, quarantined" in bad.raw.decode()
     missing = env.call("POST", "/engram/v1/review-disposition", {"memoryId": first, "status": "active"})
     assert missing.status == 400 and "reasonCode" in missing.raw.decode()
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from remnic.service.lcm import unreadable_line
+
 from ._common import add_command, emit, open_memory, plural, positive_int, safe
 
 EPILOG = """\
@@ -81,12 +83,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         note = f"; index rebuilt from the archive ({index.get('reason')})"
     elif index.get("added"):
         note = f"; index caught up with {plural(index['added'], 'turn')}"
-    emit(
-        args,
-        data,
+    text = (
         f"{plural(stats['totalTurns'], 'turn')} in {plural(stats['sessions'], 'session')} "
-        f"archived in {data['archiveDir']}{note}",
+        f"archived in {data['archiveDir']}{note}"
     )
+    if data.get("unreadable"):
+        text += f"\nwarning: {safe(unreadable_line(data['unreadable']['files']))} (not searchable; see `remnic doctor`)"
+    emit(args, data, text)
     return 0
 
 

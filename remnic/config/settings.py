@@ -208,7 +208,7 @@ class McpSettings:
 @dataclass
 class StateSettings:
     commit: bool = False
-    """Commit the durable state folder (state/: the transcript archive, the recall audit ledger, the feedback and compaction ledgers) to git: one commit holding every state file changed since the last, made when an agent hook hands turns over, on lcm compaction flush and by `remnic lcm flush`. Off, state/ is git-ignored (the template's .gitignore) and stays on this machine; either way reindex never touches it."""
+    """Commit the durable state folder (state/: the transcript archive, the recall audit ledger, the feedback and compaction ledgers) to git: one commit holding every state file changed since the last (except the buffers' empty *.lock files), made when an agent hook hands turns over, on lcm compaction flush and by `remnic lcm flush`. Off, state/ is git-ignored (the template's .gitignore) and stays on this machine; either way reindex never touches it."""
     lcm_excerpt_chars: int = 1000
     """An lcm search result's content: an excerpt of about this many characters around the first matching word."""
 

@@ -6,6 +6,7 @@ that ``remnic observe --json``, the HTTP route and the golden files use.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,9 @@ class Turn:
     timestamp: str | None = None
     interim: bool = False
     positional: bool = False
+    kept: str = ""
+    """The message's other fields the archive keeps (``name``, ``sourceFormat``, ``parts``), as JSON
+    (a string, so the frozen turn stays hashable); empty when it had none."""
 
     @property
     def source_id(self) -> str:
@@ -52,6 +56,8 @@ class Turn:
             out["interim"] = True
         if self.positional:
             out["positionalId"] = True
+        if self.kept:
+            out["kept"] = json.loads(self.kept)
         return out
 
     @classmethod
@@ -65,6 +71,7 @@ class Turn:
             timestamp=data.get("timestamp"),
             interim=bool(data.get("interim", False)),
             positional=bool(data.get("positionalId", False)),
+            kept=json.dumps(data["kept"], sort_keys=True, ensure_ascii=False) if data.get("kept") else "",
         )
 
 

@@ -532,7 +532,7 @@ def turns_from_messages(messages: Any, *, field: str = "messages") -> list[Turn]
         raise ValidationError(problems[0].describe() if len(problems) == 1 else f"invalid {field}", problems=problems)
     reader = _Reader("openai", field, strict=True)
     for i, msg in enumerate(messages):
-        speaker = msg.get("speaker")
+        speaker = msg.get("speaker") or msg.get("name")  # an OpenAI message's name is its speaker
         reader.add(
             msg["role"],
             block_texts(msg["content"]),
@@ -540,12 +540,25 @@ def turns_from_messages(messages: Any, *, field: str = "messages") -> list[Turn]
             turn_id=_turn_id(msg, "") or None,
             speaker=speaker.strip() if isinstance(speaker, str) and speaker.strip() else None,
             timestamp=_timestamp(msg.get("timestamp")),
+            kept=json.dumps(kept, sort_keys=True, ensure_ascii=False) if (kept := _kept(msg)) else "",
         )
     return list(reader.turns)
 
 
-MESSAGE_KEYS = ("role", "content", "speaker", "turnId", "timestamp")
+def _kept(msg: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: msg[k] for k in ("name", "sourceFormat", "parts") if msg.get(k) is not None}
+
+
+MESSAGE_KEYS = ("role", "content", "speaker", "turnId", "timestamp", "name", "sourceFormat", "parts")
 """The keys of an API message (POST observe, the observe tool); host transcripts are parsed elsewhere."""
+SOURCE_FORMATS = ("openai", "anthropic", "openclaw", "pi", "lossless-claw", "remnic")
+"""``sourceFormat`` values the original Remnic's clients send (seed 003)."""
+
+
+_TYPED_KEYS: list[tuple[str, tuple[type, ...], str]] = [
+    (key, (str,), "a string") for key in ("speaker", "name", "sourceFormat")
+]
+_TYPED_KEYS += [("turnId", (str, int), "a string or an integer"), ("parts", (list,), "an array of objects")]
 
 
 def check_messages(messages: Any, *, field: str = "messages") -> list[FieldProblem]:
@@ -568,10 +581,15 @@ def check_messages(messages: Any, *, field: str = "messages") -> list[FieldProbl
         # A misspelt key ("speakr") must not pass silently: the turn would lose what it meant to say.
         for key in sorted(set(msg) - set(MESSAGE_KEYS), key=str):
             problems.append(FieldProblem(f"{where}.{key}", "unknown field", options=MESSAGE_KEYS))
-        for key, kinds, what in (("speaker", (str,), "a string"), ("turnId", (str, int), "a string or an integer")):
+        for key, kinds, what in _TYPED_KEYS:
             value = msg.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
                 problems.append(FieldProblem(f"{where}.{key}", f"must be {what}, got {type(value).__name__}"))
+        parts, fmt = msg.get("parts"), msg.get("sourceFormat")
+        if isinstance(parts, list) and not all(isinstance(part, Mapping) for part in parts):
+            problems.append(FieldProblem(f"{where}.parts", "must be an array of objects (structured parts)"))
+        if isinstance(fmt, str) and fmt not in SOURCE_FORMATS:
+            problems.append(FieldProblem(f"{where}.sourceFormat", f"unknown format {fmt!r}", options=SOURCE_FORMATS))
         stamp = msg.get("timestamp")
         if stamp is not None and _timestamp(stamp) is None:
             problems.append(

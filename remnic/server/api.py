@@ -12,11 +12,14 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from remnic.config import Settings
 from remnic.errors import NotFoundError, RemnicError, UsageError
 from remnic.memfile.model import MemoryRecord, now_iso
+from remnic.memfile.paths import namespace_for_path
+from remnic.memfile.schema import NAMESPACES_DIR
 from remnic.render.xray import dumps_json, render_xray, snapshot_envelope
 from remnic.service.memory import Memory
 from remnic.service.recall import context_text
@@ -204,9 +207,7 @@ class Api(AgentApi):
             }
         )
         index = getattr(result, "index", None) or {}
-        body: dict[str, Any] = {"query": values["query"]}
-        if session_key:
-            body["sessionKey"] = session_key
+        body: dict[str, Any] = {"query": values["query"], "sessionKey": session_key}  # null when not given
         body.update(
             {
                 "namespace": ns or self.policy.default,
@@ -226,15 +227,13 @@ class Api(AgentApi):
                     "topK": top_k,
                     "budgetChars": budget,
                     "budgetUsed": result.budget_used if result is not None else 0,
-                    "requestedTopK": requested,
+                    "requestedTopK": top_k if requested is None else requested,  # the default when not given
                     "appliedTopK": top_k,
                     "recallBudgetChars": budget,
                 },
                 "latencyMs": round((time.perf_counter() - started) * 1000, 2),
             }
         )
-        if requested is None:
-            del body["budgetsApplied"]["requestedTopK"]
         wants_citations = values.get("citations")
         if wants_citations or (wants_citations is None and self.settings.recall.citations):
             body["citations"] = self.memory.citations([h for h in hits if h.id in kept])
@@ -415,21 +414,36 @@ class Api(AgentApi):
             matches.sort(key=compat.sort_key(sort), reverse=sort.endswith("_desc"))
             page = matches[offset : offset + limit]
         end = offset + len(page)
-        return Reply(
-            200,
-            {
-                "namespace": ns,
-                "sort": sort,
-                "query": values.get("query"),
-                "queryMode": "filter",
-                "total": total,
-                "count": len(page),
-                "limit": values["limit"],
-                "offset": values["offset"],
-                "nextOffset": end if end < total else None,
-                "memories": _records(page),
-            },
-        )
+        body = {
+            "namespace": ns or self.policy.default,
+            "sort": sort,
+            "query": values.get("query"),
+            "queryMode": "filter",
+            "total": total,
+            "count": len(page),
+            "limit": values["limit"],
+            "offset": values["offset"],
+            "nextOffset": end if end < total else None,
+            "memories": _records(page),
+        }
+        return Reply(200, {**body, **self._malformed(principal, ns)})
+
+    def _malformed(self, principal: str, ns: str | None) -> dict[str, Any]:
+        """``{malformed: [{path, problem}]}`` for the unreadable memory files a listing had to leave
+        out (in ``ns``, or in any namespace the principal reads), else nothing: a client paging through
+        every memory must learn that one is missing. ``remnic doctor`` names them too."""
+        _, problems = self.memory.check_files()
+        found: dict[str, list[str]] = {}
+        for p in problems:
+            if not p.path:
+                continue
+            # A file outside namespaces/ belongs to the default namespace (memfile/paths.py).
+            in_ns = namespace_for_path(p.path) if p.path.startswith(NAMESPACES_DIR + "/") else self.policy.default
+            if (ns is None or in_ns == ns) and self.policy.can_read(principal, in_ns):
+                found.setdefault(p.path, []).append(replace(p, path=None).describe())
+        if not found:
+            return {}
+        return {"malformed": [{"path": path, "problem": "; ".join(found[path])} for path in sorted(found)]}
 
     def op_memory_search(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)
@@ -443,7 +457,15 @@ class Api(AgentApi):
         results = [self._hit(h, False) for h in hits]
         results = [r for r in results if self.policy.can_read(principal, r.get("namespace") or self.policy.default)]
         results = [{**r, "snippet": compat.preview(r["content"], compat.SNIPPET_CHARS)} for r in results]
-        return Reply(200, {"query": values["query"], "namespace": ns, "count": len(results), "results": results})
+        return Reply(
+            200,
+            {
+                "query": values["query"],
+                "namespace": ns or self.policy.default,
+                "count": len(results),
+                "results": results,
+            },
+        )
 
     def op_observe(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=True)
@@ -476,7 +498,8 @@ class Api(AgentApi):
         queued = self.memory.review_queue(namespace=ns, limit=values["limit"])
         queued = [r for r in queued if self.policy.can_read(principal, r.namespace)]
         # Same key as memories_list: a list of memory records is always "memories".
-        return Reply(200, {"namespace": ns, "count": len(queued), "memories": _records(queued)})
+        body = {"namespace": ns or self.policy.default, "count": len(queued), "memories": _records(queued)}
+        return Reply(200, {**body, **self._malformed(principal, ns)})
 
 
 def error_reply(exc: RemnicError, request_id: str | None = None) -> Reply:

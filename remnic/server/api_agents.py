@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import NotFoundError, ValidationError
+from remnic.service import lcm as _lcm
 
-from .errors import NamespaceForbidden
 from .reply import Reply
 
 if TYPE_CHECKING:
@@ -47,27 +47,18 @@ class AgentApi:
     # --- the transcript archive (LCM) ---
 
     def op_lcm_search(self, principal: str, values: dict[str, Any]) -> Reply:
-        try:
-            ns = self.policy.resolve(principal, values.get("namespace"), write=False)
-        except NamespaceForbidden:
-            ns = None
-            forbidden = True
-        else:
-            forbidden = False
-        results = (
-            []
-            if forbidden
-            else self.memory.lcm_search(
-                values["query"],
-                session_key=values.get("sessionKey"),
-                session_prefix=values.get("sessionPrefix"),
-                namespaces=[ns] if ns is not None else None,
-                limit=values["limit"],
-            )
+        # A namespace the caller may not read is 403 namespace_forbidden, as on every read route.
+        ns = self.policy.resolve(principal, values.get("namespace"), write=False)
+        results = self.memory.lcm_search(
+            values["query"],
+            session_key=values.get("sessionKey"),
+            session_prefix=values.get("sessionPrefix"),
+            namespaces=[ns] if ns is not None else None,
+            limit=values["limit"],
         )
         body = {
             "query": values["query"],
-            "namespace": ns or values.get("namespace") or self.policy.default,
+            "namespace": ns or self.policy.default,
             "results": results,
             "count": len(results),
             "lcmEnabled": True,
@@ -75,7 +66,10 @@ class AgentApi:
         return _reply(200, body)
 
     def op_lcm_status(self, principal: str, values: dict[str, Any]) -> Reply:
-        return _reply(200, self.memory.lcm_status())
+        if not self.policy.enabled:
+            return _reply(200, self.memory.lcm_status())
+        # Counts only what this principal may read: how much others talked is theirs.
+        return _reply(200, _lcm.status(self.memory, lambda ns: self.policy.can_read(principal, ns)))
 
     def op_lcm_compaction_flush(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=True)

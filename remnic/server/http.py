@@ -46,7 +46,7 @@ from .errors import (
     Unauthorized,
     parse_json,
 )
-from .mcp import INVALID_REQUEST, PARSE_ERROR, SUPPORTED_VERSIONS, McpServer, McpSession
+from .mcp import ID_SCAN_BYTES, INVALID_REQUEST, PARSE_ERROR, SUPPORTED_VERSIONS, McpServer, McpSession, leading_id
 from .routes import http_names, query_args, route
 from .transport import ConnectionSlots, DeadlineReader, HostCheck, Refusals, SocketWriter, WorkerPool
 
@@ -217,6 +217,7 @@ class Handler(BaseHTTPRequestHandler):
         self._body_pending = self._content_length_header() not in (None, 0)
         self._principal: str | None = None
         self._linger = False
+        self._refused_head = b""
         try:
             reply = self._dispatch()
         except ClientGone:
@@ -363,6 +364,12 @@ class Handler(BaseHTTPRequestHandler):
 
         Bodies far over the limit are not worth reading: close the connection instead.
         """
+        # The front is kept: an oversized MCP request's error echoes the id found there (leading_id).
+        try:
+            self._refused_head = self.rfile.read(min(length, ID_SCAN_BYTES))
+        except OSError:
+            self._refused_head = b""
+        length -= len(self._refused_head)
         if length > 8 * self.server.settings.server.max_body_bytes:
             self.close_connection = True
             self._linger = True
@@ -407,7 +414,10 @@ class Handler(BaseHTTPRequestHandler):
             message = self._json_body()
         except InvalidJson as exc:
             return self._rpc_error(400, PARSE_ERROR, exc.message)
-        except (BodyTooLarge, LengthRequired) as exc:
+        except BodyTooLarge as exc:
+            msg_id = leading_id(self._refused_head)
+            return self._rpc_error(exc.http_status, INVALID_REQUEST, exc.message, msg_id)
+        except LengthRequired as exc:
             return self._rpc_error(exc.http_status, INVALID_REQUEST, exc.message)
         version = self.headers.get("MCP-Protocol-Version")
         method = message.get("method") if isinstance(message, dict) else None
@@ -423,8 +433,8 @@ class Handler(BaseHTTPRequestHandler):
         return Reply(200, response)  # serialised like every other body (dumps_json)
 
     @staticmethod
-    def _rpc_error(status: int, code: int, message: str) -> Reply:
-        return Reply(status, {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}})
+    def _rpc_error(status: int, code: int, message: str, msg_id: str | int | None = None) -> Reply:
+        return Reply(status, {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
     # --- output ---
 

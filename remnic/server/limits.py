@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import threading
 import time
 from collections import OrderedDict, deque
@@ -37,10 +38,11 @@ class RateLimiter:
             while hits and hits[0] <= now - self.window_s:
                 hits.popleft()
             if len(hits) >= self.limit:
-                retry = max(0.0, hits[0] + self.window_s - now)
+                # Whole seconds, rounded up: the message and Retry-After say the same, never "0s".
+                retry = max(1, math.ceil(hits[0] + self.window_s - now))
                 raise RateLimited(
                     f"write rate limit exceeded: {self.limit} writes per {self.window_s:g}s for "
-                    f"principal {principal!r}; retry in {retry:.0f}s (server.writeRateLimit)",
+                    f"principal {principal!r}; retry in {retry}s (server.writeRateLimit)",
                     retry_after_s=retry,
                 )
             hits.append(now)

@@ -23,6 +23,11 @@ SUMMARY: dict[str, JSON] = {
     "preview": {"type": "string", "description": "the content, whitespace collapsed, first 180 characters"},
 }
 
+MALFORMED: JSON = {
+    "type": "array",
+    "description": "memory files that cannot be read, left out of the list (absent when there are none)",
+    "items": obj({"path": STRING, "problem": STRING}),
+}
 MEMORY: JSON = obj(
     {
         "id": STRING,
@@ -130,7 +135,7 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
             "latencyMs": NUMBER,
         },
         {
-            "sessionKey": STRING,
+            "sessionKey": NULLABLE_STRING,
             "auditEntryId": STRING,
             "debug": {"type": "object"},
             "codingContext": {"type": "object", "description": "the project whose memories were boosted"},
@@ -230,7 +235,7 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
     ),
     "review_queue_list": obj(
         {"namespace": NULLABLE_STRING, "count": INTEGER, "memories": {"type": "array", "items": MEMORY}},
-        {"warnings": WARNINGS},
+        {"warnings": WARNINGS, "malformed": MALFORMED},
     ),
 }
 

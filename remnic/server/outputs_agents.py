@@ -95,7 +95,7 @@ AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
             "archiveAvailable": BOOLEAN,
             "stats": obj({"totalTurns": INTEGER}, {"sessions": INTEGER}),
         },
-        {"archiveDir": STRING, "index": {"type": "object"}},
+        {"archiveDir": STRING, "index": {"type": "object"}, "unreadable": {"type": "object"}},
     ),
     "lcm_compaction_flush": obj(
         {"enabled": BOOLEAN, "flushed": BOOLEAN, "sessionKey": STRING, "namespace": STRING},

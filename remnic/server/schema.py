@@ -10,6 +10,7 @@ from typing import Any
 
 from remnic.config import StoreSettings
 from remnic.memfile.model import CATEGORIES, STATUSES
+from remnic.service.conversations import SOURCE_FORMATS
 
 from .compat import DISCLOSURES, SORTS, TAG_MATCHES
 from .params import MEMORY_ID, NAMESPACE, Operation, Param
@@ -61,6 +62,9 @@ MESSAGE: dict[str, Any] = {
         "speaker": {"type": "string", "description": "who said it (a name), for the user's turns"},
         "turnId": {"type": ["string", "integer"]},
         "timestamp": {"type": ["string", "number"], "description": "ISO 8601, epoch seconds or a date"},
+        "name": {"type": "string", "description": "an OpenAI message's name: the speaker when none is given"},
+        "sourceFormat": {"type": "string", "enum": list(SOURCE_FORMATS), "description": "the client's format"},
+        "parts": {"type": "array", "items": {"type": "object"}, "description": "structured parts, archived"},
     },
     "required": ["role", "content"],
     "additionalProperties": False,

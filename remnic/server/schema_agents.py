@@ -135,18 +135,20 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
         Operation(
             "review_disposition",
             "A person's decision on a memory in review (approve: active, dismiss: rejected, flag: "
-            "quarantined, or any other status), with the reason, as one commit. Same JSON as POST "
+            "quarantined), with the reason, as one commit. Same JSON as POST "
             "review-disposition.",
             (
                 MEMORY_ID,
                 Param(
                     "status",
                     "string",
-                    "the memory's new status",
+                    "the memory's new status (approve: active, dismiss: rejected, flag: quarantined)",
                     required=True,
-                    options=("active", "pending_review", "quarantined", "rejected", "superseded", "archived"),
+                    options=("active", "rejected", "quarantined"),
                 ),
-                Param("reasonCode", "string", "why (kept as reviewReasonCode)", required=True, max_length=256),
+                Param(
+                    "reasonCode", "string", "why, one line (kept as reviewReasonCode)", required=True, max_length=256
+                ),
                 ns,
             ),
             write=True,

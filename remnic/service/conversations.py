@@ -9,9 +9,14 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from remnic.observe.transcripts import SOURCE_FORMATS
+
 if TYPE_CHECKING:
     from .memory import Memory
     from .observing import ObserveResult
+
+
+__all__ = ["SOURCE_FORMATS", "ConversationOps"]
 
 
 class ConversationOps:

@@ -8,13 +8,14 @@ surface calls, answering with the original Remnic's fields plus remnic's own.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import NotFoundError, ValidationError
 from remnic.memfile.model import now_iso
 from remnic.memfile.validate import check_namespace
-from remnic.observe.lcm import TRANSCRIPTS, record_compaction, session_turns
+from remnic.observe.lcm import TRANSCRIPTS, archive_files, record_compaction, session_turns
 
 from .state import commit_state
 
@@ -49,6 +50,14 @@ def hit_dict(hit: LcmHit) -> dict[str, Any]:
     return out
 
 
+def _check_namespace(namespace: str) -> None:
+    """A namespace that is no valid name is the caller's mistake (a usage error naming the valid form),
+    not a session that happens to have no turns."""
+    problems = check_namespace(namespace)
+    if problems:
+        raise ValidationError(problems[0].describe(), problems=problems)
+
+
 def search(
     mem: Memory,
     query: str,
@@ -64,9 +73,7 @@ def search(
     if not 1 <= limit <= 100:
         raise ValidationError.single("limit", f"must be from 1 to 100, got {limit}")
     for ns in namespaces or ():
-        problems = check_namespace(ns)
-        if problems:
-            raise ValidationError(problems[0].describe(), problems=problems)
+        _check_namespace(ns)
     hits = _index(mem).search(
         query,
         limit=limit,
@@ -78,21 +85,61 @@ def search(
     return [hit_dict(h) for h in hits]
 
 
-def status(mem: Memory) -> dict[str, Any]:
-    """``{enabled, archiveAvailable, stats: {totalTurns}}`` plus sessions and what the index caught up."""
-    caught = _index(mem).catch_up()
+def status(mem: Memory, readable: Callable[[str], bool] | None = None) -> dict[str, Any]:
+    """``{enabled, archiveAvailable, stats: {totalTurns}}`` plus sessions and what the index caught up.
+    With ``readable``, the stats count only the namespaces it admits (a caller learns nothing of the rest)."""
+    index = _index(mem)
+    caught = index.catch_up()
+    turns, sessions = caught.total, caught.files
+    if readable is not None:
+        # Each namespace's sessions are the files of its own folder (store.session_file).
+        folders = [p.parent.name for p in archive_files(mem.root)]
+        admitted = sorted({ns for ns in folders if readable(ns)})
+        turns, sessions = index.count(admitted), sum(1 for ns in folders if ns in admitted)
+    unreadable = index.unreadable()
+    if readable is not None:
+        unreadable = {rel: n for rel, n in unreadable.items() if readable(rel.split("/")[-2])}
     durable = mem.settings.durable_dir
     available = durable.is_dir() and os.access(durable, os.W_OK)
     return {
         "enabled": True,
         "archiveAvailable": available,
-        "stats": {"totalTurns": caught.total, "sessions": caught.files},
+        "stats": {"totalTurns": turns, "sessions": sessions},
         "archiveDir": f"{durable.name}/{TRANSCRIPTS}/",
         "index": {
             "rebuilt": caught.rebuilt,
             "added": caught.added,
             **({"reason": caught.reason} if caught.reason else {}),
         },
+        # Lines that are no turn (a torn append, a hand edit): never searchable, so never silent.
+        **({"unreadable": {"lines": sum(unreadable.values()), "files": unreadable}} if unreadable else {}),
+    }
+
+
+def unreadable_line(files: dict[str, int]) -> str:
+    """``N unreadable line(s) in FILE[, FILE…]``: what status and doctor say of lines that are no turn."""
+    shown = ", ".join(f"{rel} ({n})" for rel, n in sorted(files.items())[:5])
+    more = f" and {len(files) - 5} more file(s)" if len(files) > 5 else ""
+    return f"{sum(files.values())} unreadable line(s) in {shown}{more}"
+
+
+def archive_check(root: Path) -> dict[str, Any]:
+    """doctor's line on the transcript archive: lines in it that are no turn (a torn append after a crash
+    or a full disk, a hand edit) are never searchable; they are reported here, not skipped in silence."""
+    from remnic.observe.lcm.index import LcmIndex
+
+    try:
+        files = LcmIndex(root).unreadable()
+    except OSError as exc:
+        return {"name": "archive", "status": "warn", "detail": f"transcript archive not readable: {exc}"}
+    if not files:
+        return {"name": "archive", "status": "ok", "detail": "every line of the transcript archive is readable"}
+    return {
+        "name": "archive",
+        "status": "warn",
+        "detail": unreadable_line(files) + ": each is a torn or hand-edited line, not searchable "
+        "(the turns around it are); delete the line by hand to clear this (the search index is rebuilt)",
+        "problems": [f"{rel}: {n} unreadable line(s)" for rel, n in sorted(files.items())],
     }
 
 
@@ -101,6 +148,7 @@ def flush(mem: Memory, session_key: str, namespace: str, *, source: str = "api")
     synchronously) and searchable (the index catches up now); with ``state.commit`` the archive is
     committed too. NotFoundError when the session has archived no turn in ``namespace``: a wrong key
     or namespace would otherwise look like a flush that worked."""
+    _check_namespace(namespace)
     archived = session_turns(mem.root, namespace, session_key)
     if not archived:
         raise NotFoundError(
@@ -126,6 +174,7 @@ def record(mem: Memory, session_key: str, namespace: str, tokens_before: int, to
     for name, value in (("tokensBefore", tokens_before), ("tokensAfter", tokens_after)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise ValidationError.single(name, f"must be a non-negative integer, got {value!r}")
+    _check_namespace(namespace)
     turns = session_turns(mem.root, namespace, session_key)
     record_compaction(
         mem.root,

@@ -293,4 +293,6 @@ def _archived(turn: Turn) -> dict[str, Any]:
             out[key] = value
     if turn.interim:
         out["interim"] = True
+    if turn.kept:
+        out.update(json.loads(turn.kept))  # name, sourceFormat, parts: archived as the caller sent them
     return out

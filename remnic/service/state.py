@@ -5,7 +5,9 @@ the memory files: the transcript archive (``state/transcripts/``), the recall au
 (``state/audit/``), the feedback and compaction ledgers and the agent hooks' cursors.
 Reindex never touches it. By default it is git-ignored (the template's ``.gitignore``,
 and a ``state/.gitignore`` of ``*`` for repositories made before); with ``state.commit``
-remnic commits the state files changed since its last state commit.
+remnic commits the state files changed since its last state commit, never a lock file
+(``*.lock``: an empty flock target, no state), and its own ``state/.gitignore`` keeps them out
+of a plain ``git add`` too.
 """
 
 from __future__ import annotations
@@ -34,6 +36,11 @@ IGNORE_TEXT = (
     f"{IGNORE_MARKER} (transcripts, recall audit, feedback): it cannot be rebuilt, so never delete it\n"
     "# to clean up. It stays on this machine, not in git; set state.commit to true to commit it.\n*\n"
 )
+COMMIT_IGNORE_TEXT = (
+    f"{IGNORE_MARKER}: committed (state.commit), but not its lock files, which hold no state.\n*.lock\n"
+)
+LOCK_SUFFIX = ".lock"
+"""The flock targets beside session buffers: empty, per process, never state worth committing."""
 COMMITTED_MARK = "state-committed.json"
 """In the cache: the size and mtime of each state file as remnic last committed it."""
 HOOK_CURSORS = "agent-hooks.json"
@@ -80,22 +87,44 @@ def open_state(root: Path, commit: bool) -> dict[str, int]:
 
 
 def _ignore_file(durable: Path, commit: bool) -> None:
+    """Our ``state/.gitignore`` as the setting wants it: ``*`` off, ``*.lock`` with state.commit.
+    A ``.gitignore`` the user wrote (no marker line) is left alone."""
     marker = durable / ".gitignore"
-    if commit:
-        try:
-            if marker.read_text(encoding="utf-8").startswith(IGNORE_MARKER):
-                marker.unlink()
-        except OSError:
-            pass
+    wanted = COMMIT_IGNORE_TEXT if commit else IGNORE_TEXT
+    try:
+        current: str | None = marker.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        current = None
+    except OSError:
         return
-    if not marker.exists():
-        durable.mkdir(parents=True, exist_ok=True)
-        marker.write_text(IGNORE_TEXT, encoding="utf-8")
+    if current == wanted or (current is not None and not current.startswith(IGNORE_MARKER)):
+        return
+    durable.mkdir(parents=True, exist_ok=True)
+    write_atomic(marker, wanted)
 
 
 def _signature(path: Path) -> list[int]:
     st = path.stat()
     return [st.st_size, st.st_mtime_ns]
+
+
+def _committable(path: Path) -> bool:
+    name = path.name
+    return (
+        path.is_file()
+        and not path.is_symlink()
+        and name != ".gitignore"
+        and not name.endswith(LOCK_SUFFIX)
+        and "\n" not in name
+    )
+
+
+def _tracked_locks(mem: Memory) -> list[str]:
+    """Lock files under ``state/`` that an earlier state commit put in git: taken out of the next one."""
+    if mem.ledger.head() is None:
+        return []
+    listed = mem.ledger.git("ls-tree", "-r", "-z", "--name-only", "HEAD", "--", DURABLE_DIR, strip=False)
+    return [p for p in listed.split("\0") if p.endswith(LOCK_SUFFIX)]
 
 
 def changed_state_files(root: Path) -> list[str]:
@@ -108,7 +137,7 @@ def changed_state_files(root: Path) -> list[str]:
         done = {}
     out = []
     for path in sorted(durable.rglob("*")) if durable.is_dir() else ():
-        if path.is_file() and not path.is_symlink() and path.name != ".gitignore" and "\n" not in path.name:
+        if _committable(path):
             rel = path.relative_to(root).as_posix()
             if done.get(rel) != _signature(path):
                 out.append(rel)
@@ -134,6 +163,9 @@ def commit_state(mem: Memory, reason: str, *, source: str = "api") -> str | None
             tx.put(rel, data, on_disk=True)
             # Recorded only when nothing was appended while reading: else it is still "changed".
             done[rel] = before if _signature(full) == before and len(data) == before[0] else None
+        for rel in _tracked_locks(mem):
+            tx.remove(rel, on_disk=True)  # out of git; the file itself stays for the lock's holders
+            done.pop(rel, None)
         outcome = tx.commit(
             f"remnic state: {reason}"[:120], trailers_for("state", [], mem.settings.namespaces.default, source)
         )

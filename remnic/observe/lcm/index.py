@@ -2,7 +2,8 @@
 
 The archive in ``state/transcripts/`` is the truth; this index is a cache of it. A
 manifest records how many bytes of each archive file are indexed, so catching up
-after new turns reads only the new lines, and an index that is missing, corrupt,
+after new turns reads only the new lines (and counts the lines that are no turn: a
+torn append, a hand edit), and an index that is missing, corrupt,
 of another version, or behind a file that shrank is rebuilt from the archive.
 Catching up takes an ``flock`` (``.remnic/lcm.lock``) so one process writes at a time.
 
@@ -34,10 +35,10 @@ from remnic.config import STATE_DIR
 from remnic.fsio import write_atomic
 from remnic.index.bm25 import STOPWORDS
 
-from .store import archive_files, read_lines
+from .store import archive_files, read_lines, unreadable_tail
 
-VERSION = 2
-"""2: speaker, turnId and timestamp indexed; an index of version 1 is rebuilt."""
+VERSION = 3
+"""2: speaker, turnId and timestamp indexed; 3: unreadable lines counted. An older index is rebuilt."""
 INDEX_DIR = "lcm"
 LOCK_FILE = "lcm.lock"
 ANALYZER = "remnic_lcm"
@@ -47,7 +48,8 @@ MAX_TERMS = 64
 _STOP_TOKENS = sorted({p for w in STOPWORDS for p in re.split(r"\W+", w) if p})
 _analyzers: dict[bool, Any] = {}
 _REGEX_META = re.compile(r"([\\.+*?()|\[\]{}^$#&\-~])")
-_WORD = re.compile(r"\w+", re.UNICODE)
+_TOKEN = re.compile(r"[^\W_]+")
+"""A word as tantivy's simple tokenizer cuts it: letters and digits (``_`` separates)."""
 
 
 def _analyzer(stop: bool) -> Any:
@@ -101,14 +103,34 @@ class CatchUp:
     reason: str = ""
 
 
+def _query_terms(query: str) -> list[str]:
+    """The query's terms as the index has them (stemmed, stopwords dropped unless that leaves none)."""
+    return (
+        list(dict.fromkeys(_analyzer(True).analyze(query)))[:MAX_TERMS]
+        or list(dict.fromkeys(_analyzer(False).analyze(query)))[:MAX_TERMS]
+    )
+
+
+def _first_match(content: str, terms: Sequence[str]) -> int:
+    """Where the first word of ``content`` that analyses to one of ``terms`` starts (0 when none does):
+    a stemmed match ("renaming" for "renamed") counts, as it did for the search."""
+    wanted, analyzer = set(terms), _analyzer(False)
+    seen: dict[str, bool] = {}  # each distinct word is analysed once, even in a very long turn
+    for match in _TOKEN.finditer(content):
+        word = match.group().lower()
+        hit = seen.get(word)
+        if hit is None:
+            hit = seen[word] = any(t in wanted for t in analyzer.analyze(word))
+        if hit:
+            return match.start()
+    return 0
+
+
 def excerpt(content: str, query: str, limit: int) -> str:
-    """About ``limit`` characters of ``content`` centred on the first word of ``query`` it contains."""
+    """About ``limit`` characters of ``content`` centred on the first word matching ``query``."""
     if len(content) <= limit:
         return content
-    words = [w for w in _WORD.findall(query.lower()) if w not in STOPWORDS] or _WORD.findall(query.lower())
-    lowered = content.lower()
-    hits = [i for i in (lowered.find(w) for w in words) if i >= 0]
-    at = min(hits) if hits else 0
+    at = _first_match(content, _query_terms(query))
     start = max(0, min(at - limit // 2, len(content) - limit))
     piece = content[start : start + limit]
     return ("…" if start > 0 else "") + piece + ("…" if start + limit < len(content) else "")
@@ -178,19 +200,23 @@ class LcmIndex:
             rebuilt = bool(reason)
             if rebuilt or manifest is None:
                 index = self._open(create=True)
-                manifest = {"version": VERSION, "files": {}, "turns": 0}
+                manifest = {"version": VERSION, "files": {}, "turns": 0, "unreadable": {}}
             assert index is not None and manifest is not None
             todo = [(rel, size) for rel, size in sizes.items() if size > manifest["files"].get(rel, 0)]
             added = 0
             if todo:
                 writer = index.writer(WRITER_HEAP, 1)
                 try:
+                    bad_counts: dict[str, int] = manifest.setdefault("unreadable", {})
                     for rel, _size in todo:
-                        records, end = read_lines(self.root / rel, manifest["files"].get(rel, 0))
+                        bad: list[int] = []
+                        records, end = read_lines(self.root / rel, manifest["files"].get(rel, 0), bad)
                         for offset, record in records:
                             writer.add_document(self._doc(rel, offset, record))
                             added += 1
                         manifest["files"][rel] = end
+                        if bad:
+                            bad_counts[rel] = bad_counts.get(rel, 0) + len(bad)
                     writer.commit()
                 except BaseException:
                     writer.rollback()
@@ -225,6 +251,32 @@ class LcmIndex:
         doc.add_text("timestamp", _text(record.get("timestamp")))
         return doc
 
+    def unreadable(self) -> dict[str, int]:
+        """Each archive file's lines that are no turn (invalid JSON, a torn last line), by repo-relative
+        path. Read-only: the indexed part's count comes from the manifest, the rest is read here."""
+        manifest = self._manifest() or {"files": {}, "unreadable": {}}
+        counts: dict[str, int] = manifest.get("unreadable") or {}
+        out: dict[str, int] = {}
+        for path in archive_files(self.root):
+            rel = path.relative_to(self.root).as_posix()
+            done = int(manifest["files"].get(rel, 0))
+            if done > path.stat().st_size:
+                done = 0  # shrunk since indexed: the next catch-up rebuilds; count it all afresh
+            bad: list[int] = []
+            read_lines(path, done, bad)
+            n = (int(counts.get(rel, 0)) if done else 0) + len(bad) + unreadable_tail(path)
+            if n:
+                out[rel] = n
+        return out
+
+    def count(self, namespaces: Sequence[str]) -> int:
+        """How many archived turns are in ``namespaces`` (after catching up)."""
+        self.catch_up()
+        if not namespaces:
+            return 0
+        query = tantivy.Query.term_set_query(self.schema, "namespace", list(namespaces))
+        return int(self._index.searcher().search(query, 1, count=True).count)
+
     # --- searching ---
 
     def search(
@@ -240,10 +292,7 @@ class LcmIndex:
         """The archived turns best matching ``query`` (BM25, the phrase boosted), best first."""
         self.catch_up()
         index = self._index
-        terms = (
-            list(dict.fromkeys(_analyzer(True).analyze(query)))[:MAX_TERMS]
-            or list(dict.fromkeys(_analyzer(False).analyze(query)))[:MAX_TERMS]
-        )
+        terms = _query_terms(query)
         if not terms or limit <= 0:
             return []
         should = [

@@ -9,7 +9,9 @@ and reindex never touches it. One line per archived turn::
 ``turnIndex`` is the turn's position in its session (0, 1, 2, … across every batch
 observed for it). A batch is appended with one ``write`` under an exclusive ``flock``
 and fsync'd, so concurrent observers never interleave and an acknowledged turn is on
-disk. Compaction events (``lcm/compaction/record``) go to ``state/lcm-compactions.jsonl``.
+disk. A file that ends in a torn line (a crash mid-append, a full disk, an editor) gets a
+newline before the batch: only the fragment is lost, counted by :func:`unreadable_tail`
+and the index's count of unreadable lines. Compaction events (``lcm/compaction/record``) go to ``state/lcm-compactions.jsonl``.
 """
 
 from __future__ import annotations
@@ -72,6 +74,16 @@ def _locked_append(path: Path) -> Iterator[int]:
         os.close(fd)
 
 
+def _append(fd: int, data: bytes) -> None:
+    """One fsync'd write of whole lines, started on a line of its own: glued to a torn last line,
+    the new lines would become part of one unreadable line and be lost with it."""
+    size = os.fstat(fd).st_size
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        data = b"\n" + data
+    os.write(fd, data)
+    os.fsync(fd)
+
+
 def _next_turn(fd: int) -> int:
     """One past the last archived turn's index: read from the file's tail, not the whole file."""
     size = os.fstat(fd).st_size
@@ -127,14 +139,16 @@ def append_turns(
                 if key in msg:
                     entry[key] = msg[key]
             lines.append(json.dumps(entry, ensure_ascii=False, default=str))
-        os.write(fd, ("\n".join(lines) + "\n").encode("utf-8"))
-        os.fsync(fd)
+        _append(fd, ("\n".join(lines) + "\n").encode("utf-8"))
     return Appended(path.relative_to(root).as_posix(), first, len(lines))
 
 
-def read_lines(path: Path, start: int = 0) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+def read_lines(
+    path: Path, start: int = 0, unreadable: list[int] | None = None
+) -> tuple[list[tuple[int, dict[str, Any]]], int]:
     """Complete JSONL records from byte ``start`` as (offset, record), and the offset after the last
-    complete line (a line still being written is left for the next read)."""
+    complete line (a line still being written is left for the next read). The offsets of complete
+    lines that are no record (invalid JSON, not an object) go to ``unreadable`` when given."""
     with open(path, "rb") as fh:
         fh.seek(start)
         data = fh.read()
@@ -149,10 +163,27 @@ def read_lines(path: Path, start: int = 0) -> tuple[list[tuple[int, dict[str, An
         try:
             record = json.loads(raw)
         except ValueError:
-            continue  # a torn line after a crash must not hide the others
+            record = None  # a torn line after a crash must not hide the others
         if isinstance(record, dict):
             out.append((here, record))
+        elif unreadable is not None:
+            unreadable.append(here)
     return out, start + end
+
+
+def unreadable_tail(path: Path) -> bool:
+    """Whether the file ends in a line with no newline: a torn append (a writer holding the lock is
+    waited for, so a batch being written is not taken for one)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        size = os.fstat(fd).st_size
+        return bool(size) and os.pread(fd, 1, size - 1) != b"\n"
+    finally:
+        os.close(fd)
 
 
 def archive_files(root: Path) -> list[Path]:
@@ -169,8 +200,7 @@ def iter_turns(root: Path) -> Iterator[dict[str, Any]]:
 def record_compaction(root: Path, event: Mapping[str, Any]) -> None:
     path = root / DURABLE_DIR / COMPACTIONS
     with _locked_append(path) as fd:
-        os.write(fd, (json.dumps(dict(event), ensure_ascii=False) + "\n").encode("utf-8"))
-        os.fsync(fd)
+        _append(fd, (json.dumps(dict(event), ensure_ascii=False) + "\n").encode("utf-8"))
 
 
 def session_turns(root: Path, namespace: str, session_key: str) -> int:
