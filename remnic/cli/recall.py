@@ -424,6 +424,11 @@ def cmd_xray(args: argparse.Namespace) -> int:
     text = read_text_arg(args.text).strip()
     if not text:
         raise UsageError("QUERY must not be empty (give the words to recall)")
+    if wants_json(args) and args.format not in (None, "json"):
+        raise UsageError(
+            f"--json means --format json and conflicts with --format {args.format}; give one of them "
+            "(--format text, markdown or json)"
+        )
     fmt = args.format or ("json" if wants_json(args) else "text")
     memory = open_memory(args)
     target = out_path(args.out, memory.root) if args.out else None

@@ -226,6 +226,27 @@ def split_file(text: str) -> tuple[str | None, str, int]:
     return text[m.end() : close.start()], text[close.end() :], 2
 
 
+# Keys only remnic's own frontmatter uses; generic ones (tags, source, links) also open plain notes.
+_OWN_KEYS = frozenset(KEY_ORDER) - {"tags", "source", "links"}
+_YAML_LINE = re.compile(r"^(?:([A-Za-z_][\w.-]*)[ \t]*:(?:[ \t].*)?|[ \t]+\S.*|-[ \t].*)\r?$")
+
+
+def lost_open_fence(text: str) -> bool:
+    """Whether a file without frontmatter is one whose opening ``---`` line was deleted: it starts with
+    unbroken ``key: value`` lines, at least one of them a key of remnic's own frontmatter, closed by a
+    lone ``---``. Without the fence its keys would be read as body text and the file adopted again
+    under a new id; a note that merely opens with ``Title: x`` above a horizontal rule is not matched."""
+    text = text.removeprefix("\ufeff")
+    first = _YAML_LINE.match(text.split("\n", 1)[0])
+    if first is None or first.group(1) is None:  # cheap: most notes open with prose or a heading
+        return False
+    close = _CLOSE_RE["---"].search(text)
+    if close is None:
+        return False
+    matches = [_YAML_LINE.match(line) for line in text[: close.start()].splitlines()]
+    return all(matches) and any(m is not None and m.group(1) in _OWN_KEYS for m in matches)
+
+
 _PLACEHOLDER_RE = re.compile(r"\{\{[^{}\n]{1,60}\}\}")
 """A note template's placeholder (Obsidian's ``{{date}}``, Templater's ``{{title}}``)."""
 

@@ -26,6 +26,7 @@ from .model import (
     category_dir,
     confidence_tier,
     importance_level,
+    lost_open_fence,
     namespace_for_path,
     new_id,
     original_hash,
@@ -487,8 +488,8 @@ def _line_at(text: str, offset: int) -> int:
 
 
 def check_text(text: str, path: str, store: StoreSettings) -> Checked:
-    """Check one file's text: frontmatter that parses, its namespace folder, secrets, merge conflict
-    markers, text encoding. The frontmatter's values are the user's and never make a file malformed."""
+    """Check one file's text: frontmatter that parses (and an opening ``---`` not lost), its namespace
+    folder, secrets, merge conflict markers, text encoding. The frontmatter's values are the user's and never make a file malformed."""
     out = Checked(path, text=text)
     try:
         record = parse_file(text, path)
@@ -498,6 +499,10 @@ def check_text(text: str, path: str, store: StoreSettings) -> Checked:
         ]
         return out
     fm_text, _body, _ = split_file(text)
+    if fm_text is None and lost_open_fence(text):
+        msg = "the opening '---' line is missing: add '---' as line 1"
+        out.problems = [FieldProblem("frontmatter", msg, path=path, line=1)]
+        return out
     out.has_frontmatter = fm_text is not None and bool(record.frontmatter)
     out.problems += _file_text_problems(text, record.frontmatter, path)
     for problem in check_namespace(namespace_for_path(path)):

@@ -23,6 +23,7 @@ from remnic.config.settings import DEFAULT_CONFIDENCE
 from .entity import entity_aliases, entity_name, entity_type, is_entity_file, stem
 from .paths import category_for_path, folder_category, is_archived_path
 from .schema import CATEGORIES, DIR_CATEGORIES, ID_RE, STATUSES
+from .times import parse_time
 
 # --- ids ---
 
@@ -124,8 +125,13 @@ def status_of(meta: Mapping[str, Any], path: str) -> str:
 
 def foreign_values(meta: Mapping[str, Any], path: str) -> dict[str, tuple[Any, Any]]:
     """key → (the file's value, how remnic reads it) for known keys holding values outside remnic's
-    vocabulary: what ``remnic doctor`` lists so nobody is surprised by a reading."""
+    vocabulary: what ``remnic doctor`` lists so nobody is surprised by a reading. A time key whose
+    value cannot be read as a time (``created: last tuesday``) is read as None: no time at all."""
     out: dict[str, tuple[Any, Any]] = {}
+    for key in (*CREATED_KEYS, *UPDATED_KEYS, *OTHER_TIME_KEYS):
+        value = meta.get(key)
+        if value is not None and value != "" and parse_time(value) is None:
+            out[key] = (value, None)
     if "status" in meta and meta["status"] not in STATUSES:
         out["status"] = (meta["status"], status_of(meta, path))
     if "category" in meta and meta["category"] not in CATEGORIES:
@@ -282,6 +288,9 @@ UPDATED_KEYS = (
     "lastModified",
     "dateModified",
 )
+
+OTHER_TIME_KEYS = ("validAt", "invalidAt", "supersededAt", "forgottenAt", "observedAt", "validUntil", "expiresAt")
+"""The other keys recall reads as times (validity, supersession, when it was observed)."""
 
 
 def first_of(meta: Mapping[str, Any], keys: tuple[str, ...]) -> Any:

@@ -10,6 +10,7 @@ is the likelier one.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,6 +22,17 @@ from .types import Candidate
 if TYPE_CHECKING:  # pragma: no cover
     from remnic.index.bm25 import Bm25Index
     from remnic.index.vectors import Snapshot, VectorScores
+
+
+def as_similarity(vec: VectorScores, context_weight: float) -> VectorScores:
+    """``vec`` with ``combined`` the weighted mean of the chunk and context cosines (1 : ``context_weight``)
+    rather than their weighted sum: a memory with no context passage of its own (its text is its
+    context) then scores its chunk cosine, not 1 + ``context_weight`` times it, so the raw similarity
+    is a cosine the similarity floor and the X-ray are read against. One constant divides every row,
+    so no ranking and no min-max term changes."""
+    if context_weight <= 0:
+        return vec
+    return replace(vec, combined=vec.combined / np.float32(1.0 + context_weight))
 
 
 def top_rows(scores: np.ndarray, mask: np.ndarray, k: int) -> np.ndarray:

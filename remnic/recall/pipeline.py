@@ -21,7 +21,7 @@ from remnic.errors import UsageError
 from . import dates, graph, neighbours, scoring, tiers
 from .aspect import Aspect, aspect_of, proper_names
 from .budget import fit_budget
-from .candidates import gather
+from .candidates import as_similarity, gather
 from .clock import LIVE, RecallClock
 from .expand import expand
 from .expansion import DocCounts, expansions, unembedded
@@ -172,7 +172,9 @@ def run_recall(
         timings["expand"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
-        vec = snap.scores(qvec, s.context_weight, s.chunk_top_k, s.chunk_top_k_min_chunks)
+        vec = as_similarity(
+            snap.scores(qvec, s.context_weight, s.chunk_top_k, s.chunk_top_k_min_chunks), s.context_weight
+        )
         timings["vector"] = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
         depth = max(s.candidates, top_k)
@@ -561,11 +563,7 @@ def _reasons(pool: Pool, s: RecallSettings, top_k: int, budget: int, head: int) 
         assert pool.filters is not None
         why = rejected_summary(cands, name, lambda c: (pool.filtered_out(c.row) or ("", "?"))[1])
         out[name] = pool.filters.describe(name) + (f"; {why}" if why else "")
-    trust = rejected_summary(cands, "trust-zone", status)
-    kept = sum(1 for c in cands if c.rejected_by == "trust-zone" and c.dropped_at != "trust-zone")
-    if kept:
-        trust = (trust + "; " if trust else "") + f"{kept} pending_review kept as review-context"
-    out["trust-zone"] = trust or "no quarantined or pending_review candidates"
+    out["trust-zone"] = pool.trust_reason(rejected_summary(cands, "trust-zone", status))
     assoc = sum(
         1 for c in cands if c.rejected_by == "token-overlap" and c.dropped_at is None and c.entered_by in ASSOCIATIONS
     )

@@ -9,6 +9,7 @@ way and the ladder's counts chain (see :mod:`remnic.recall.ladder`).
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -200,6 +201,21 @@ class Pool:
     def _facts(self, r: int) -> Facts:
         facts = self.facts.get(self.snap.paths[r])
         return facts if facts is not None else facts_of(self.fm(r))
+
+    def trust_reason(self, rejected: str) -> str:
+        """The trust-zone stage's reason: what it rejected (``rejected``), kept as review context, or
+        admitted because the recall asked for those statuses (or for every status)."""
+        parts = [rejected] if rejected else []
+        kept = sum(1 for c in self.cands if c.rejected_by == "trust-zone" and c.dropped_at != "trust-zone")
+        if kept:
+            parts.append(f"{kept} pending_review kept as review-context")
+        asked = Counter(
+            st for c in self.cands if "trust-zone" in c.admitted_by and (st := self.status(c)) in TRUST_STATUSES
+        )
+        if asked:
+            why = "every status is admitted" if self.allowed is None else "the recall asked for them"
+            parts.append(f"admitted {', '.join(f'{k} ×{n}' for k, n in sorted(asked.items()))}: {why}")
+        return "; ".join(parts) or "no quarantined or pending_review candidates"
 
     def gate(self, c: Candidate) -> None:
         """[tag-match → as-of →] status-active → trust-zone → confidence-floor → similarity-floor → token-overlap,

@@ -37,7 +37,7 @@ from . import graph as G
 from .candidates import top_rows
 from .ladder import exempt, passed
 from .pool import ACTIVE, Pool
-from .provenance import is_disputed, is_stale, needs_review
+from .provenance import as_of_view, is_disputed, is_stale, needs_review
 from .types import Candidate
 
 DIRECT_CATEGORIES = ("decision", "fact", "principle")
@@ -229,9 +229,13 @@ def _direct_answer(pool: Pool, ranked: Sequence[Candidate], out: TierOutcome) ->
         if low:
             closest = closest or f"{c.id}: {', '.join(low)}"
             continue
-        fm = pool.fm(r)
-        if is_disputed(fm) or is_stale(fm, ACTIVE, pool.now_s)[0]:
-            closest = closest or f"{c.id}: stale or disputed"
+        # Judged as provenance judges it: with asOf, as the memory stood then (a memory superseded
+        # later was active and not stale at that time).
+        as_of = pool.filters.as_of if pool.filters is not None else None
+        fm, _ = as_of_view(pool.fm(r), snap.status_of(r), as_of) if as_of is not None else (pool.fm(r), ACTIVE)
+        stale, why = is_stale(fm, ACTIVE, pool.now_s if as_of is None else as_of)
+        if stale or is_disputed(fm):
+            closest = closest or f"{c.id}: " + (f"stale ({', '.join(why)})" if stale else "disputed")
             continue
         ov = pool.overlap(c)
         if ov < s.direct_answer_min_overlap:

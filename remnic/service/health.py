@@ -21,6 +21,8 @@ from remnic.repo import journal
 from remnic.repo.files import FILE_NOT_FOLDER, SYMLINKED_FOLDER, MemoryStore, ScanResult
 from remnic.repo.ledger import Ledger
 
+from .lcm import archive_check
+
 HEALTHY_INDEX = ("ok", "behind")
 """Index states that need nothing done: ``behind`` is caught up from git by the next recall."""
 
@@ -121,12 +123,20 @@ def unwritable(root: Path) -> str | None:
     return f"memory directory {root} is not writable ({cause} at {where})"
 
 
+REBUILT_BY_RECALL = ("missing", "corrupt", "stale", "schema-mismatch", "model-mismatch")
+"""Index states the next recall repairs with a whole rebuild (``remnic reindex`` does it at once)."""
+
+
 def index_health_of(root: Path, index_health: dict[str, Any]) -> dict[str, Any]:
-    """``index_health`` with an index that could not be opened because the directory is read-only called
-    that: opening the index takes a lock file, so there it fails whatever state the index is in."""
-    if index_health.get("state") != "corrupt":
-        return index_health
-    why = unwritable(root)
+    """``index_health`` with its next step for a state the next recall rebuilds, and an index that could
+    not be opened because the directory is read-only called that: opening the index takes a lock file,
+    so there it fails whatever state the index is in."""
+    state = index_health.get("state")
+    why = unwritable(root) if state == "corrupt" else None
+    if state in REBUILT_BY_RECALL and why is None:
+        detail = index_health.get("detail") or ""
+        step = f"the next recall {'builds' if state == 'missing' else 'rebuilds'} it, or run `remnic reindex` now"
+        return {**index_health, "detail": f"{detail}: {step}" if detail else step}
     if why is None:
         return index_health
     return {
@@ -181,7 +191,13 @@ def _foreign_check(records: list[MemoryRecord]) -> dict[str, Any]:
     lines = []
     for record in records:
         for key, (value, reading) in foreign_values(record.frontmatter, record.path).items():
-            lines.append(f"{record.path}: {key} {value!r} is read as {reading!r}")
+            if reading is None:  # a time key with no reading
+                lines.append(
+                    f"{record.path}: {key} {value!r} cannot be read as a time, so ranking, --as-of and "
+                    "date filters see no time; write an ISO 8601 time such as 2026-04-02T10:00:00Z"
+                )
+            else:
+                lines.append(f"{record.path}: {key} {value!r} is read as {reading!r}")
     detail = (
         f"{len(lines)} value(s) outside remnic's vocabulary, kept as written and read as listed"
         if lines
@@ -352,6 +368,7 @@ def checks(
     else:
         add("writes", "ok", "no interrupted writes; git's index in step with HEAD")
     add("observations", "ok", _observations_line(verdict_stats(root), verdict_stats(root, since=time.time() - 86400)))
+    out.append(archive_check(root))
     return out
 
 
