@@ -12,16 +12,14 @@ One run, all under the repository write lock:
    index;
 3. pair deletions with additions (same id, or same content) as renames;
 4. normalise frontmatter where needed (id and defaults for a file without an
-   id, ``updated``/``contentHash`` after a body edit, ``category`` after a move
-   to another category folder), never touching the body, and never a file seen
-   for the first time that already has an id (see :mod:`remnic.memfile.normalize`);
+   id, ``updated``/``contentHash`` after a body edit, ``category`` after a folder
+   move), never the body, nor a file first seen with an id (:mod:`remnic.memfile.normalize`);
 5. commit the edits it processed as one sync commit (only those paths), unless
    told not to or git is mid-merge/rebase or on a detached HEAD;
 6. update the index incrementally and record the new state.
 
-Files that are not memories (outside the memory folders, README-like, attachments)
-are reported as skipped with their reason and never touched. A dry run does steps
-1-4 without writing anything and reports what a real run would change.
+Files that are not memories (outside the memory folders, README-like, attachments) are reported as
+skipped with their reason and never touched. A dry run does steps 1-4 and writes nothing.
 """
 
 from __future__ import annotations
@@ -34,15 +32,16 @@ from typing import Any
 
 from remnic.config import STATE_DIR, Settings
 from remnic.errors import MemoryFormatError, RemnicError
-from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso, parse_file
+from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso
 from remnic.memfile.normalize import BOM, Checked, planned_changes, render
 from remnic.memfile.paths import MemoryPaths, folder_category
-from remnic.memfile.values import category_of, hash_matches
+from remnic.memfile.values import category_of
 from remnic.repo.files import MemoryStore
 from remnic.repo.ledger import Ledger
 from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import Transaction
 
+from .bodies import BodyCheck
 from .held import HELD_REASON
 from .indexing import index_commit_of, indexed_paths, update_index
 from .lag import lagging_in_step
@@ -383,7 +382,8 @@ class _Run:
         ]
         times = file_times(self.root, self.ledger, adopting, set(self.status)) if self.normalize else {}
         rendered: dict[str, tuple[list[str], str, dict[str, Any]]] = {}
-        committed = self.committed_texts(valid, partner_of, quiet)
+        bodies = BodyCheck(self.ledger, self.status, self.bases, self.is_new)
+        bodies.load((p, c.record, partner_of.get(p)) for p, _d, c in valid if p not in quiet and c.record)
         for path, _data, checked in valid:
             record = checked.record
             assert record is not None
@@ -393,9 +393,7 @@ class _Run:
                 store=self.settings.store,
                 stamp_edits=self.settings.sync.stamp_edits,
                 memory_id=forced_id.get(path),
-                body_changed=False
-                if path in quiet
-                else self.body_changed(path, record, partner_of.get(path), committed),
+                body_changed=False if path in quiet else bodies.changed(path, record, partner_of.get(path)),
                 times=times.get(path),
                 category=self.moved_category(record, partner_of.get(path)),
                 normalize_all=self.normalize_all,
@@ -428,66 +426,14 @@ class _Run:
                 record = MemoryRecord(path, meta, record.body.removeprefix(BOM), record.namespace)
                 data = text.encode("utf-8")
                 written[path] = keys
+            elif self.dry_run and path in forced_id:  # as the real run names it: the id git had
+                record = MemoryRecord(
+                    path, {**record.frontmatter, "id": forced_id[path]}, record.body, record.namespace
+                )
             records.append(record)
             record_sha[path] = digest(data)
             self.checked_bytes[path] = data
         return records, written, record_sha
-
-    def body_changed(
-        self, path: str, record: MemoryRecord, partner: str | None, texts: dict[tuple[str, str], str | None]
-    ) -> bool:
-        """Whether the memory's text differs from the version sync last reconciled: a file seen for the
-        first time never counts as changed (it is taken as it is); a ``contentHash`` that still fits
-        answers without asking git. ``texts``: the committed versions :meth:`committed_texts` read."""
-        asked = self.committed_refs(path, record, partner)
-        if asked is None:
-            return False
-        before, refs = asked
-        for ref in refs:
-            text = texts.get((ref, before))
-            if text is None:
-                continue
-            try:
-                return parse_file(text, before).content != record.content
-            except MemoryFormatError:
-                return True
-        return False
-
-    def committed_refs(self, path: str, record: MemoryRecord, partner: str | None) -> tuple[str, list[str]] | None:
-        """(the path it had, the commits to read it from, in order) when only git can tell whether the
-        text changed; None when the answer is "unchanged" without asking."""
-        if "id" not in record.frontmatter:
-            return None
-        # An uncommitted file's fitting hash may be remnic's own (an update carrying the user's edit
-        # aside fits it to their text): only HEAD tells whether the text changed.
-        if path not in self.status and hash_matches(record.frontmatter.get("contentHash"), record.content):
-            return None
-        if partner is None:
-            refs = ["HEAD"] if path in self.status else self.bases
-        else:
-            # A rename in the working tree leaves its old path in HEAD; one committed with git
-            # (`git mv` + an edit) has it only in the commit sync last reconciled.
-            refs = ["HEAD", *self.bases] if path in self.status else self.bases
-        if (partner is None and self.is_new(path)) or not refs:
-            return None
-        return partner or path, refs
-
-    def committed_texts(
-        self, valid: list[tuple[str, bytes, Checked]], partner_of: dict[str, str], quiet: set[str]
-    ) -> dict[tuple[str, str], str | None]:
-        """Every committed version :meth:`body_changed` will compare against, read by one git process
-        (a burst of hand edits asked git once a file)."""
-        specs: list[tuple[str, str]] = []
-        for path, _data, checked in valid:
-            if path in quiet or checked.record is None:
-                continue
-            asked = self.committed_refs(path, checked.record, partner_of.get(path))
-            if asked is not None:
-                specs += [(ref, asked[0]) for ref in asked[1]]
-        specs = list(dict.fromkeys(specs))
-        if not specs:
-            return {}
-        return dict(zip(specs, self.ledger.blob_texts(specs), strict=True))
 
     def moved_category(self, record: MemoryRecord, partner: str | None) -> str | None:
         """The new folder's category for a file moved between category folders whose ``category``
