@@ -35,7 +35,7 @@ def test_dismissing_an_approved_correction_makes_the_value_it_replaced_current_a
         old, new = memory.get(old_id), memory.get(new_id)
         assert old.status == "active"
         assert not {"supersededBy", "supersededAt", "invalidAt"} & set(old.frontmatter)
-        assert new.status == "rejected" and "supersedes" not in new.frontmatter
+        assert new.status == "rejected" and new.frontmatter["supersedes"] == old_id  # kept: approving it again replaces it
         assert old_id in git(root, "show", "--format=%B", "-s", result.commit or "HEAD")
         hits = [h.id for h in memory.recall("staging DB port", top_k=5).hits]
         assert hits[:1] == [old_id] and new_id not in hits
@@ -67,3 +67,42 @@ def test_a_retried_approval_makes_no_commit(tmp_path: Path) -> None:
         assert git(root, "rev-parse", "HEAD") == head
         other = memory.review_disposition(new_id, "active", reason_code="re-checked", source="test")
         assert other.changed and git(root, "rev-parse", "HEAD") != head  # a new reason is a new decision
+
+
+def test_dismissing_one_that_replaced_several_revives_them_all_and_approving_replaces_them_again(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "mem"
+    with Memory.init(root, settings=settings_for(root)) as memory:
+        a = memory.store("The release train leaves on Mondays.", category="fact").record
+        b = memory.store("The release train leaves on Tuesdays.", category="fact").record
+        c = memory.store("The release train leaves on Thursdays.", category="fact").record
+        memory.update(c.id, {"supersedes": a.id})
+        memory.update(c.id, {"supersedes": b.id})  # a stays superseded by c; c's field now names b
+        assert {memory.get(a.id).status, memory.get(b.id).status} == {"superseded"}
+        memory.update(c.id, {"status": "pending_review"})
+        memory.review_disposition(c.id, "rejected", reason_code="wrong", source="test")
+        assert memory.get(a.id).status == memory.get(b.id).status == "active"
+        assert sorted(memory.get(c.id).frontmatter["supersedes"]) == sorted([a.id, b.id])
+        memory.review_disposition(c.id, "active", reason_code="right after all", source="test")
+        for old in (a, b):
+            now = memory.get(old.id)
+            assert now.status == "superseded" and now.frontmatter["supersededBy"] == c.id
+        assert [h.id for h in memory.recall("when does the release train leave", top_k=3).hits][:1] == [c.id]
+        assert git(root, "status", "--porcelain") == ""
+
+
+def test_reviving_keeps_a_hand_edit_of_the_revived_file_uncommitted(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    with Memory.init(root, settings=settings_for(root)) as memory:
+        old = memory.store("The staging DB port is 5432.", category="fact").record
+        new = memory.store("The staging DB port is 5433.", category="fact", extra={"supersedes": old.id}).record
+        path = root / old.path
+        path.write_text(path.read_text().replace("5432.", "5432 (the default)."))
+        memory.review_disposition(new.id, "quarantined", reason_code=None, source="test")
+        memory.review_disposition(new.id, "rejected", reason_code=None, source="test")
+        committed = git(root, "show", f"HEAD:{old.path}")
+        assert "status: active" in committed and "(the default)" not in committed
+        on_disk = path.read_text()
+        assert "status: active" in on_disk and "(the default)" in on_disk
+        assert git(root, "status", "--porcelain").split() == ["M", old.path]

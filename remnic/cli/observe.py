@@ -77,9 +77,10 @@ def register(sub: Any) -> None:
         epilog="approve, dismiss and flag decide memories in the queue (and may change an\n"
         "earlier approve or dismiss); flag also puts a doubtful active memory in the\n"
         "queue. Any other memory is refused, forgotten and superseded ones included:\n"
-        "`remnic update ID --status STATUS` sets a status directly. Dismissing a memory\n"
-        "that replaced others makes them current again (in the same commit); deciding\n"
-        "the same again (same status and reason) changes nothing and makes no commit.\n\n"
+        "`remnic update ID --status STATUS` sets a status directly.\n"
+        "Dismissing a memory that replaced others makes them current again in the same\n"
+        "commit (approving it later replaces them again). Deciding the same again (same\n"
+        "status and reason) changes nothing and makes no commit.\n\n"
         "examples:\n  remnic review list\n  remnic review approve mem_01a2…\n"
         "  remnic review dismiss mem_01a2… --reason duplicate",
     )

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from remnic.errors import NotFoundError, RemnicError, ValidationError
 from remnic.memfile.model import MemoryRecord, now_iso, parse_time
 from remnic.memfile.normalize import render, serialize_like
-from remnic.memfile.validate import check_bytes
+from remnic.memfile.validate import Checked, check_bytes
 from remnic.observe.records import MemoryObservation, key_part
 from remnic.repo.scan_memo import stat_key
 from remnic.repo.transaction import Transaction
@@ -165,18 +165,30 @@ def _read_once(mem: Memory, tx: Transaction, path: str) -> MemoryRecord | None:
 def patch_staged(mem: Memory, tx: Transaction, record: MemoryRecord, changes: Mapping[str, Any]) -> MemoryRecord | None:
     """Set frontmatter ``changes`` on the file as the transaction sees it now (earlier staged changes
     included); only those lines change (a None removes the key). None when the file is gone or unreadable."""
-    checked = check_bytes(tx.read_bytes(record.path) or b"", record.path, mem.settings.store)
+    disk = tx.read_bytes(record.path) or b""
+    checked = check_bytes(disk, record.path, mem.settings.store)
     if not checked.ok or checked.record is None:
         return None
+    text, meta = _patched(checked, changes, record.path)
+    # A person's uncommitted edit stays theirs: the commit gets the change on git's copy (as update does).
+    committed = tx.committed_bytes(record.path)
+    commit_data = None
+    if committed is not None and committed != disk:
+        base = check_bytes(committed, record.path, mem.settings.store)
+        if base.ok and base.record is not None:
+            commit_data = _patched(base, changes, record.path)[0].encode("utf-8")
+    updated = MemoryRecord(record.path, meta, checked.record.body, record.namespace)
+    tx.put(record.path, text, updated, commit_data=commit_data)
+    return updated
+
+
+def _patched(checked: Checked, changes: Mapping[str, Any], path: str) -> tuple[str, dict[str, Any]]:
+    assert checked.record is not None
     if any(v is None for v in changes.values()):  # removing a key: patched line by line, comments kept
         gone = {k for k, v in changes.items() if v is None}  # only these: a user's own `owner:` (null) stays
         meta = {k: v for k, v in {**checked.record.frontmatter, **changes}.items() if k not in gone}
-        text = serialize_like(checked.text, meta, checked.record.body, path=record.path)
-    else:
-        text, meta = render(checked, changes)
-    updated = MemoryRecord(record.path, meta, checked.record.body, record.namespace)
-    tx.put(record.path, text, updated)
-    return updated
+        return serialize_like(checked.text, meta, checked.record.body, path=path), meta
+    return render(checked, changes)
 
 
 def supersede(mem: Memory, tx: Transaction, old: MemoryRecord, new: MemoryRecord, *, when: str | None = None) -> bool:
@@ -281,8 +293,6 @@ def status_changes(record: MemoryRecord, changes: Mapping[str, Any]) -> tuple[di
         out.setdefault("archivedAt", now)
     else:
         drop("archivedAt")  # it would still read as archived (the original's rule)
-    if status == "rejected":
-        drop("supersedes")  # a rejected memory replaces nothing: see reinstate_replaced
     if status == "superseded" and not (out.get("supersededBy") or fm.get("supersededBy")):
         raise ValidationError.single(
             "status",
@@ -313,20 +323,39 @@ def unlink_successor(mem: Memory, tx: Transaction, successor_id: str, old_id: st
     return successor.id if patch_staged(mem, tx, successor, {"supersedes": left}) is not None else None
 
 
-def reinstate_replaced(mem: Memory, tx: Transaction, record: MemoryRecord) -> list[str]:
-    """Make current again what ``record`` superseded, now that a person rejected it (a dismissed
-    correction must not leave its key with no value): each memory its ``supersedes`` names that is still
-    superseded by it goes back to active, its link dropped. The ids changed."""
-    said = record.frontmatter.get("supersedes")
-    changed = []
-    for old_id in [said] if isinstance(said, str) else said if isinstance(said, list) else []:
-        try:
-            old = mem.get(str(old_id))
-        except RemnicError:  # gone or unreadable: nothing to reinstate
-            continue
-        if old.status != "superseded" or old.frontmatter.get("supersededBy") != record.id:
-            continue
-        gone = dict.fromkeys(k for k in LINK_KEYS if k in old.frontmatter)
-        if patch_staged(mem, tx, old, {"status": "active", **gone}) is not None:
-            changed.append(old.id)
-    return changed
+def review_links(mem: Memory, tx: Transaction, before: MemoryRecord, after: MemoryRecord) -> list[str]:
+    """What a person's decision on ``before`` (now ``after``) changes in the memories it replaced; the ids
+    changed. Rejected: each memory still superseded by it is current again (a dismissed correction must
+    not leave its value with none), and its ``supersedes`` names them all, so that approving it later
+    replaces them again. Approved again after a rejection: those still active are superseded again."""
+    if after.status == "rejected" and before.status != "rejected":
+        olds = [
+            r
+            for r in mem.files.scan().records
+            if r.status == "superseded" and r.frontmatter.get("supersededBy") == before.id
+        ]
+        changed = []
+        for old in olds:
+            gone = dict.fromkeys(k for k in LINK_KEYS if k in old.frontmatter)
+            if patch_staged(mem, tx, old, {"status": "active", **gone}) is not None:
+                changed.append(old.id)
+        said = _ids(before.frontmatter.get("supersedes"))
+        named = said + [i for i in changed if i not in said]
+        if named != said:
+            patch_staged(mem, tx, after, {"supersedes": named[0] if len(named) == 1 else named})
+        return changed
+    if after.status == "active" and before.status == "rejected":
+        changed = []
+        for old_id in _ids(after.frontmatter.get("supersedes")):
+            try:
+                old = tx.staged_record(old_id) or mem.get(old_id)
+            except RemnicError:  # gone or unreadable: nothing to replace
+                continue
+            if old.status == "active" and old.namespace == after.namespace and supersede(mem, tx, old, after):
+                changed.append(old.id)
+        return changed
+    return []
+
+
+def _ids(said: Any) -> list[str]:
+    return [said] if isinstance(said, str) else [str(x) for x in said] if isinstance(said, list) else []

@@ -533,8 +533,8 @@ def update(
         ids = [record.id]
         if old is not None and old.id != record.id and supersede(mem, tx, old, updated):
             ids.append(old.id)
-        if wanted.get("status") == "rejected" and record.status != "rejected":
-            ids += _superseding.reinstate_replaced(mem, tx, record)
+        if "status" in wanted:
+            ids += _superseding.review_links(mem, tx, record, updated)
         notes = [f"moved from {moved_from}"] if moved_from else []
         if successor is not None:
             unlinked = unlink_successor(mem, tx, successor, record.id)
