@@ -26,7 +26,7 @@ def test_a_near_duplicate_in_the_next_flush_reinforces_before_the_index_catches_
 @pytest.mark.parametrize(
     ("before", "after"),
     [
-        ("The staging server runs on port 8080.", "The staging server runs on port 8081."),
+        ("The staging server has 8 cores.", "The staging server has 16 cores."),
         ("We release version 2.3 on Monday.", "We release version 2.4 on Monday."),
         ("I felt so proud running 5 km today!", "I felt so proud running 8 km today!"),
     ],

@@ -35,7 +35,9 @@ def test_dismissing_an_approved_correction_makes_the_value_it_replaced_current_a
         old, new = memory.get(old_id), memory.get(new_id)
         assert old.status == "active"
         assert not {"supersededBy", "supersededAt", "invalidAt"} & set(old.frontmatter)
-        assert new.status == "rejected" and new.frontmatter["supersedes"] == old_id  # kept: approving it again replaces it
+        assert (
+            new.status == "rejected" and new.frontmatter["supersedes"] == old_id
+        )  # kept: approving it again replaces it
         assert old_id in git(root, "show", "--format=%B", "-s", result.commit or "HEAD")
         hits = [h.id for h in memory.recall("staging DB port", top_k=5).hits]
         assert hits[:1] == [old_id] and new_id not in hits

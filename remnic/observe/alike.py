@@ -134,6 +134,95 @@ def contradicts(a: str, b: str) -> bool:
     return denies(a, b) or swapped(a, b)
 
 
+# "the port is 6543, not 5433", "with Flux, not ArgoCD", "Postgres instead of MySQL": the value said and
+# the one it replaces (up to four words, before a clause that says why: "not 5432 as the docs say").
+_REPLACED_RE = re.compile(
+    r"(?P<new>[\w@/:+#-]+(?:\.[\w@/:+#-]+)*)\s*(?:,\s*not|,?\s+(?:instead of|rather than))\s+(?:the\s+|an?\s+)?"
+    r"(?P<old>[\w@/:+#-]+(?:\.[\w@/:+#-]+)*(?:\s+[\w@/:+#-]+(?:\.[\w@/:+#-]+)*){0,3}?)"
+    r"(?=\s*(?:[,;.!?]|$)|\s+(?:as|because|since|which|like|anymore|any more|now|either|any longer)\b)",
+    re.I,
+)
+_WORD_RE = re.compile(r"[\w@/:+#-]+(?:\.[\w@/:+#-]+)*")
+_QUOTE_RE = re.compile(r'"[^"\n]*"?|“[^”\n]*”?')
+# After the old value: a clause saying why is not part of what is said ("not 5432 as the docs say"); the
+# rest is ("Always use spaces, not tabs, for Python files").
+_WHY_RE = re.compile(r"^\s*,?\s*(?:as|because|since|which|like|so|though|although|but)\b", re.I)
+# Said before the clause (lead-ins saying it is a correction or holds from now), articles and fillers:
+# no part of what the clause states. Verbs and prepositions stay, so the frame is compared word for word.
+_LEAD_RE = re.compile(
+    r"^(?:(?:actually|correction|no|nope|wait|sorry|so|well|oh|now|just to be clear|to be clear|from now on"
+    r"|going forward|moving forward|as of (?:now|today)|these days|nowadays)\b[\s,:;!—–-]*)+",
+    re.I,
+)
+_IGNORED = frozenset({"the", "a", "an", "now", "actually", "still", "currently", "anymore", "really", "also", "just"})
+_GROUP_NAMED_RE = re.compile(r"\b[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)? and others\b")
+_MAX_NEW_WORDS = 3
+
+
+def replaced_value(text: str) -> tuple[str, str, str] | None:
+    """``(what it is about, new value, old value)`` when the text says a value replaces another
+    ("The staging DB port is 6543, not 5433." → ``("The staging DB port is", "6543", "5433")``). Words
+    in quotation marks are someone else's ("Ben said: "We use Postgres, not MySQL."") and say nothing."""
+    match = _replacement(text)
+    return None if match is None else (text[: match.start("new")], match.group("new"), match.group("old"))
+
+
+def _replacement(text: str) -> re.Match[str] | None:
+    quoted = [m.span() for m in _QUOTE_RE.finditer(text)]
+    return next(
+        (m for m in _REPLACED_RE.finditer(text) if not any(start <= m.start() < end for start, end in quoted)), None
+    )
+
+
+def _frame(text: str) -> list[str]:
+    """The clause's words as compared: lowercased, its lead-in, articles and fillers gone, "Ana and
+    others" as "we" (how a group's "we" is stored)."""
+    text = _LEAD_RE.sub("", _GROUP_NAMED_RE.sub("we", text.strip()))
+    text = re.sub(r"\bany (?:more|longer)\b", "", text, flags=re.I)
+    return [w for w in _lower_words(text) if w not in _IGNORED]
+
+
+def _lower_words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD_RE.findall(text)]
+
+
+def replaces(new: str, old: str) -> bool:
+    """Whether ``new`` says "…NEW, not OLD" of exactly what ``old`` states with OLD: ``old`` with NEW
+    in place of OLD says, word for word (articles, lead-ins and fillers aside), what ``new`` says
+    without ", not OLD" ("Actually, we deploy staging with Flux, not ArgoCD." replaces "We deploy
+    staging with ArgoCD.", whatever its key). A memory saying more or other ("The billing API runs on
+    port 8080" for "The API runs on port 8081, not 8080"), another verb ("Ana maintains the Java SDK"
+    for "Ana likes Python, not Java") or other roles ("Tomasz reports to Ana" for "Ana reports to Ewa,
+    not Tomasz") is about something else, so nothing is replaced."""
+    found = _replacement(new)
+    if found is None or negated(old):
+        return False
+    rest = new[found.end() :]
+    rest = "" if _WHY_RE.match(rest) else rest
+    clause = _frame(new[: found.end("new")] + " " + rest)
+    said_old, new_words = _frame(found.group("old")), _frame(found.group("new"))
+    if not said_old or not new_words:
+        return False
+    words = _frame(old)
+    if new_words[-1] in words:
+        return False  # the old memory has the new value already: "… with Flux and ArgoCD"
+    for i in range(len(words) - len(said_old) + 1):
+        if words[i : i + len(said_old)] != said_old:
+            continue
+        before, after = words[:i], words[i + len(said_old) :]
+        middle = clause[len(before) : len(clause) - len(after)]
+        if (
+            len(before) + len(after) < len(clause)
+            and clause[: len(before)] == before
+            and clause[len(clause) - len(after) :] == after
+            and 0 < len(middle) <= _MAX_NEW_WORDS
+            and middle[-1] == new_words[-1]
+            and not any(w in STOPWORDS and w != middle[-1] for w in middle)
+        ):
+            return True
+    return False
+
+
 RESTATED_CATEGORIES = frozenset(
     {
         "fact",

@@ -132,8 +132,32 @@ HYPOTHETICAL_RE = _rx(
     r"^(if (i|we|you|they|he|she) were\b|if (i|we) (had|did) (to )?\w+|suppose|supposing|imagine (if|that|we|i|you|they|a|an|the|having|being)\b"
     r"|what if|let'?s say|say (we|i)\b|hypothetically)"
 )
+# A correction that names nothing it corrects ("No, that is wrong.", "Scratch that."): what is right
+# comes in another sentence, if at all.
+BARE_CORRECTION_RE = _rx(
+    r"^((that|this|it)('s|’s|\s+is|\s+was)|(i|we)\s+(was|were)|(you're|you are))\s+(totally\s+|completely\s+)?"
+    r"(not right|not correct|not true|wrong|incorrect|a mistake|mistaken)\W*$|^scratch that\W*$"
+)
+# A task for today, not a fact: "Today we need to fix the invoice rounding bug", "This morning I have to
+# rebase …", "We need to ship the hotfix this afternoon" — a one-off job said with the day it is done.
+# Not a habit ("… sign every commit") nor a rule from today on ("…, starting today"), and a group's
+# "we need to" with no such time is its plan.
+_ONE_OFF_VERBS = (
+    r"fix|finish|ship|deploy|release|merge|rebase|patch|debug|deliver|submit|send|file|call|email|reply|answer"
+    r"|prepare|book|pay|buy|pick up|get|move|push|upload|restart|reboot|roll back|rollback|revert|cut|tag|clean up"
+    r"|wrap up|sort out|update|install|upgrade|test|run|write|draft|check|review|meet|present|hand in|return|cancel"
+)
+_TODAY = r"today|tonight|this (?:morning|afternoon|evening)"
+TODAY_TASK_RE = _rx(
+    rf"^(?![^.]*\b(?:every|always|each|whenever|from now on|starting|as of|from today)\b)(?:"
+    rf"(?:{_TODAY}|right now),?\s+(?:i|we)\s+(?:really\s+|still\s+|just\s+)*(?:need|have|'ve got|have got|must|gotta|got)"
+    r"\s+to\b"
+    r"|(?:i|we)\s+(?:really\s+|still\s+|just\s+)*(?:need|have|'ve got|have got|must|gotta|got)\s+to\s+"
+    rf"(?:{_ONE_OFF_VERBS})\b[^.]*\b(?:{_TODAY}|right now)\W*$)"
+)
 # A trailing ", so do X" clause is an instruction for now, not part of the fact.
-TRAILING_REQUEST_RE = _rx(rf",\s+(so|and|then)\s+(please\s+)?(just\s+)?({TASK_VERBS})\b.*$")
+# So is a trailing ", so no pork at the offsite please": a request ending in "please".
+TRAILING_REQUEST_RE = _rx(rf",\s+(so|and|then)\s+(please\b.*|(just\s+)?({TASK_VERBS})\b.*|[^,]*\bplease\W*)$")
 
 # The assistant narrating its own work.
 ASSISTANT_CHATTER_RE = _rx(

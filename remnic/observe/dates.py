@@ -171,6 +171,17 @@ def _resolve(kind: str, match: re.Match[str], base: date) -> tuple[str, str] | N
     return None
 
 
+# "Today is my last day", "… but yesterday was hectic": the date is the subject, so no preposition
+# ("the party yesterday was fun" keeps its "on": the date there is not what the sentence is about).
+_SUBJECT_AFTER_RE = re.compile(r"\s+(?:is|was|will be|would be|marks|marked)\b", re.I)
+_SUBJECT_BEFORE_RE = re.compile(r"(?:^|[,;:—–]\s*|\b(?:that|and|but|so|because)\s+)$", re.I)
+
+
+def _as_subject(match: re.Match[str]) -> bool:
+    text = match.string
+    return bool(_SUBJECT_AFTER_RE.match(text, match.end()) and _SUBJECT_BEFORE_RE.search(text[: match.start()]))
+
+
 def resolve_relative_dates(text: str, timestamp: str | None) -> tuple[str, list[str]]:
     """``text`` with relative dates made absolute, and the absolute dates it now names.
 
@@ -193,7 +204,7 @@ def resolve_relative_dates(text: str, timestamp: str | None) -> tuple[str, list[
             given = match.group("prep")
             lead = given if given and given.strip().lower() not in ("on", "in", "during") else ""
             possessive = match.string.startswith("'s", match.end())  # "tomorrow's opening": no preposition
-            if not lead and preposition and not possessive:
+            if not lead and preposition and not possessive and not _as_subject(match):
                 lead = preposition + " "
             return lead + absolute
 

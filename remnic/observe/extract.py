@@ -12,14 +12,14 @@ it states a value ("the staging DB port is now 5433" → ``staging-db`` / ``port
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from remnic.config import ObserveSettings
 
 from . import cues
 from .cues import words
 from .dates import names_a_date
-from .keys import value_key
+from .keys import subject_of, value_key
 from .normalize import standalone, strip_markers, without_vocative
 from .records import ExtractedFact, Turn
 from .secrets import redact_secrets
@@ -157,6 +157,8 @@ def drop_reason(sentence: str, role: str) -> str | None:
         return "thanks or show-and-tell"
     if cues.SMALL_TALK_RE.match(core) and len(core.split()) <= 8:
         return "small talk"
+    if cues.BARE_CORRECTION_RE.match(core):
+        return "a correction naming nothing it corrects"
     if role == "assistant" and cues.ASSISTANT_CHATTER_RE.match(core):
         return "assistant task chatter"
     return None
@@ -199,6 +201,8 @@ def classify(
     category = found[0]
     if words < 2:
         return "too short"
+    if category in ("fact", "commitment") and cues.TODAY_TASK_RE.match(core):
+        return "a task to do"  # "Today we need to fix the rounding bug": done by tonight, then stale
     if (
         cues.TASK_REQUEST_RE.match(core)
         and category not in _DURABLE_REQUEST_CATEGORIES
@@ -408,6 +412,75 @@ def leans_on_context(sentence: str) -> bool:
         and not _NAMED_RE.search(core[1:])
         and not cues.SPECIFIC_RE.search(core)
     )
+
+
+def names_nothing(sentence: str) -> bool:
+    """A bare pronoun subject with no name or identifier: a number there is the value it states ("It is
+    5434 now."), not what it is about."""
+    core = strip_markers(sentence)
+    if not cues.PRONOUN_SUBJECT_RE.match(core):
+        return False
+    if _PRONOUN_VALUE_RE.match(core):  # "It is MySQL now": the name is the value, "it" the subject
+        return True
+    return not (_NAMED_RE.search(core[1:]) or cues.SPECIFIC_RE.search(_NUMBER_RE.sub("", core)))
+
+
+_NUMBER_RE = re.compile(r"\d[\d.,:]*")
+# "It is 5434 now", "It's 500 per minute", "That was Friday": a pronoun, a verb of being and the value.
+_PRONOUN_VALUE_RE = re.compile(r"^(?:it|that|this)(?P<be>'s|’s|\s+is|\s+was)\s+(?P<rest>\S.*)$", re.I)
+
+
+def resolve_pronoun(candidate: Candidate, antecedent: ExtractedFact | None) -> Candidate:
+    """A correction that says only "it is VALUE" ("Actually, it is 5434 now.") right after a turn
+    whose one keyed fact stated that thing's value ("The staging DB port is 5433."): "it" is that
+    thing, so the correction is its new value under the same key. Anything else stays as it is (the
+    judge defers a bare pronoun subject)."""
+    fact = candidate.fact
+    if antecedent is None or fact.category != "correction" or not names_nothing(candidate.sentence):
+        return candidate
+    subject = subject_of(antecedent.content)
+    match = _PRONOUN_VALUE_RE.match(strip_markers(fact.content))
+    if not subject or not match:
+        return candidate
+    verb = "was" if match.group("be").strip() == "was" else "is"
+    content = f"{subject[:1].upper()}{subject[1:]} {verb} {match.group('rest')}"
+    entity_ref, attributes = value_key(content, "")
+    if entity_ref != antecedent.entity_ref or set(attributes) != set(antecedent.structured_attributes):
+        return candidate
+    if not all(_fits(antecedent.structured_attributes[k], v) for k, v in attributes.items()):
+        return candidate  # "Actually, it was my idea to hire her": not a value of that thing at all
+    resolved = replace(
+        fact, content=content, entity_ref=entity_ref, structured_attributes=attributes, tags=tags_for(content)
+    )
+    return replace(candidate, fact=resolved, sentence=content)
+
+
+# Words a value never has: a verb phrase or a clause ("my idea to hire her"), not a name or a number.
+_CLAUSE_WORDS = words(
+    "to my your his her our their its me him them us that which who because if when and or not is are was were"
+    " be been have has had do does did will would can could should"
+)
+_UNIT_RE = re.compile(
+    r"^(?:ms|s|sec|secs|seconds?|mins?|minutes?|hours?|hrs?|days?|weeks?|months?|years?|[kmgt]i?b|bytes?|percent"
+    r"|%|requests?|per|a|an|x|times|v)$",
+    re.I,
+)
+
+
+def _fits(old: str, new: str) -> bool:
+    """Whether ``new`` is the same kind of value as ``old``: a number, version, duration or port for a
+    numeric one (with no words but the old one's and units: "5434", "600 seconds", "Python 3.13"); a
+    short name for a name. "a Postgres 16 instance" is no port."""
+    said = new.split()
+    if not said or len(said) > 3 or any(w.lower().strip(".,") in _CLAUSE_WORDS for w in said):
+        return False
+    if re.search(r"\d", old):
+        known = {w.lower() for w in old.split()}
+        other = [w for w in said if not re.search(r"\d", w) and w.lower() not in known and not _UNIT_RE.match(w)]
+        return bool(re.search(r"\d", new)) and not other and not re.match(r"(?:a|an|the)\b", new, re.I)
+    if re.match(r"(?:a|an|the)\s", new, re.I) and not re.match(r"(?:a|an|the)\s", old, re.I):
+        return False
+    return not old[:1].isupper() or all(w[:1].isupper() for w in said)
 
 
 def tags_for(content: str, *, exclude: tuple[str, ...] = ()) -> tuple[str, ...]:

@@ -3,7 +3,8 @@
 The reference system asks a model whether a candidate will still be useful 30+ days from now and
 across sessions; these rules implement its rubric. In order:
 
-1. corrections and principles are accepted without judging (as in the reference system);
+1. corrections and principles are accepted without judging (as in the reference system), except a
+   correction whose bare pronoun subject names nothing ("Actually, it is MySQL now."), which defers;
 2. critical importance is accepted;
 3. transient markers reject: work in progress (a person's own "I'm currently reading …" or "I'm off
    to do …" is accepted: what they are doing these days may last — not the task at hand, "I'm
@@ -21,7 +22,7 @@ from __future__ import annotations
 import re
 
 from . import cues
-from .extract import Candidate, leans_on_context
+from .extract import Candidate, leans_on_context, names_nothing
 from .normalize import strip_markers
 from .records import Importance, JudgeVerdict
 from .secrets import SECRET_REASON, holds_secret
@@ -56,6 +57,16 @@ TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|merged|done|fixed|deployed|green|up for review)\b",
         ),
         (
+            # "I will be offline for an hour", "I'm away this afternoon": where someone is for a while — not
+            # a habit ("I'm always offline for an hour after lunch", "… every day at noon").
+            "Ephemeral state",
+            r"^(?!.*\b(always|usually|normally|typically|generally|often|every|each|daily|weekdays|most days"
+            r"|on (mon|tues|wednes|thurs|fri|satur|sun)days)\b)"
+            r".*\b(offline|away|afk|unavailable|unreachable|out of (the )?office|ooo|in a meeting)\s+(for\s+(an?|\d+"
+            r"|a few|a couple of|the next)\s+(hours?|minutes?|mins?|while|bit)|(this|for the) (morning|afternoon"
+            r"|evening|rest of the day)|today|tonight)\b",
+        ),
+        (
             "Debugging detail",
             r"\b(line \d+|stack ?trace|traceback|segfault|null pointer|undefined is not|errno|exit code|flaky|flakes?"
             r"|repro|reproduces?|breakpoint|debugging|the (test|tests|build|ci|pipeline|job) (fails?|failed|passes"
@@ -88,6 +99,10 @@ def judge_candidate(candidate: Candidate, importance: Importance, *, enabled: bo
         return JudgeVerdict("reject", SECRET_REASON)
     if not enabled:
         return JudgeVerdict("accept", "Judge disabled (observe.judge is off)", "disabled")
+    if category == "correction" and names_nothing(candidate.sentence) and not candidate.asked:
+        # "Actually, it is 5434 now." names nothing it corrects (one resolved against the turn before
+        # comes here with its subject): accepted as it is, it would replace nothing and mean nothing.
+        return JudgeVerdict("defer", AMBIGUOUS_REFERENT)
     if category in AUTO_APPROVED_CATEGORIES:
         return JudgeVerdict("accept", f"Auto-approved: {category} category bypasses judge", "auto-approve")
     if importance.level == "critical":

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from .cues import words
 from .records import key_part
 
+_NP_SHORT = r"[A-Za-z][\w./-]*(?:\s+[A-Za-z][\w./-]*){0,3}?"
+
 # "the staging DB port is now 5433", "Caroline's favourite colour is blue", "my email is a@b.c"
 _VALUE_RE = re.compile(
     r"^(?:(?P<det>(?i:the|our|my|your|this|that))\s+|(?P<owner>[A-Z][\w-]*(?:\s[A-Z][\w-]*)?)'s\s+)?"
@@ -30,7 +32,10 @@ KNOWN_ATTRIBUTES = words("""port host hostname url endpoint version email phone 
     ttl limit size day time date deadline budget price color colour language editor shell os database db region branch
     schedule cadence title role job team birthday age password-policy quota interval retention replicas threshold
     channel""")
-_NOT_SUBJECT = words("it this that he she they there what who which i you we one everything something")
+# A pronoun or possessive pronoun ("Its API", "their API") names nothing: whose it is was said elsewhere.
+_NOT_SUBJECT = words(
+    "it its this that he his she her they their there what who which i you we one everything something"
+)
 # "Dana since the reorg" → "Dana": why or since when is not part of the value.
 # "Ana and I live in Porto" → "Ana": a clause joined after the value is not part of it ("Ana and Ben" is).
 _VALUE_QUALIFIER_RE = re.compile(
@@ -39,12 +44,50 @@ _VALUE_QUALIFIER_RE = re.compile(
     re.I,
 )
 _CLAUSE_SPLIT_RE = re.compile(r"\s+and\s+(?=(?:the|our|my|your)\b)|;\s+", re.I)
+# "From now on, the staging DB runs on port 5433": a lead-in saying it holds from now is not the subject.
+_TIME_LEAD_RE = re.compile(
+    r"^(?:from now on|going forward|moving forward|from here on(?: out)?|as of (?:now|today)"
+    r"|starting (?:now|today)|these days|nowadays)\s*,\s*",
+    re.I,
+)
+# "Starting next month, …", "… on port 6543 from next week": the value is not current yet, so it
+# replaces nothing now.
+_FUTURE_RE = re.compile(
+    r"\b(?:(?:starting|as of|beginning|effective|commencing)\s+(?:on\s+|in\s+)?(?:tomorrow|next\s+\w+"
+    r"|(?:this|the)\s+(?:coming\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|\d{1,2}(?:st|nd|rd|th)?\s+[A-Z][a-z]+|(?:january|february|march|april|may|june|july|august|september"
+    r"|october|november|december)\b)|from\s+(?:tomorrow|next\s+\w+))",
+    re.I,
+)
+# "…, when Ewa is on leave", "… 5433, but only on staging", "… unless the flag is off": the value holds
+# only sometimes, so it does not replace the one that holds otherwise.
+_LIMITING_RE = re.compile(
+    r"[,;—–]\s*(?:when|whenever)\b"
+    r"|(?:[,;—–]\s*|\s+)(?:unless|if|except|but only|only\s+(?:on|in|for|when|if|during|at|while|after|before|with"
+    r"|between))\b",
+    re.I,
+)
+# "… to 600 seconds, since 300 was too aggressive", "… is Ewa now, Tomasz moved to payments": a clause
+# after a comma that says why or what else happened is not part of the value. Only a clause opener
+# (a conjunction, or a subject and its verb), so a list ("Paris, London and Rome") stays whole.
+_TRAILING_CLAUSE_RE = re.compile(
+    r"\s*[,;—–]\s*(?:(?:since|because|as|so|but|which|though|although|while|after|when|until|unless|whereas"
+    r"|and|or)\b|(?:[A-Z][\w-]*|i|we|he|she|they|it|you)\s+(?:[a-z]+ed|is|was|are|were|has|had|have|will|would"
+    r"|can|could|did|does|do|left|went|took|got|said|told|became|came|quit|felt|thinks?|says?)\b).*$"
+)
+# "The staging DB runs on port 5433", "the API listens on port 8080": the attribute named before its value.
+_ATTRIBUTE_VALUE_RE = re.compile(
+    rf"^(?P<det>(?i:the|our|my))\s+(?P<np>{_NP_SHORT})\s+(?:(?:now|still|currently)\s+)?"
+    r"(?:runs|listens|is|sits|lives|serves|binds|is hosted|is served|is deployed|is exposed)\s+(?:on|at|in)\s+"
+    r"(?P<attr>[a-z]+)\s+(?P<value>[^,;]+?)\s*[.!]?$"
+)
 # "Mia is visiting next Saturday": a verb going on, not a value ("the job is running" is one).
 _VAGUE_VALUE_RE = re.compile(
     r"^(so|very|really|pretty|quite|too|such|a bit|kind of|sort of|not)\b|^[a-z]+ing\s+\w", re.I
 )
 
 _NP = r"[A-Za-z][\w./-]*(?:\s+[A-Za-z][\w./-]*){0,4}?"
+
 _CHANGE_VERBS = (
     r"switched|moved|changed|upgraded|downgraded|bumped|set|updated|migrated|raised|lowered|increased|decreased"
     r"|reduced|shifted|pushed|rescheduled|postponed|extended"
@@ -133,14 +176,45 @@ def statement_key(content: str) -> tuple[str | None, Mapping[str, str]]:
 def value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
     """``(entityRef, {attribute: value})`` when the sentence (or one of its clauses) states a concrete
     value of something."""
+    sentence = _TIME_LEAD_RE.sub("", sentence.strip(), count=1)
+    if _FUTURE_RE.search(sentence) or _LIMITING_RE.search(sentence):
+        return None, {}
     for clause in [sentence, *_CLAUSE_SPLIT_RE.split(sentence)]:
         clause = clause.strip().rstrip(".!") + "."
         found = _clause_value_key(clause, speaker)
         if not found[0]:
             found = change_key(clause)
+        if not found[0]:
+            found = _attribute_value_key(clause)
+        if not found[0] and _TRAILING_CLAUSE_RE.search(clause):
+            bare = _TRAILING_CLAUSE_RE.sub("", clause).rstrip(".!") + "."
+            found = _clause_value_key(bare, speaker)
+            found = found if found[0] else change_key(bare)
+            found = found if found[0] else _attribute_value_key(bare)
         if found[0]:
             return found
     return None, {}
+
+
+def _attribute_value_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
+    match = _ATTRIBUTE_VALUE_RE.match(sentence.strip())
+    if not match or key_part(match.group("attr")) not in KNOWN_ATTRIBUTES:
+        return None, {}
+    words_ = match.group("np").split()
+    value = _VALUE_QUALIFIER_RE.split(match.group("value").strip().rstrip(".!"), maxsplit=1)[0].strip()
+    if words_[0].lower() in _NOT_SUBJECT or not value or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
+        return None, {}
+    return key_part(" ".join(words_)), {key_part(match.group("attr")): value}
+
+
+def subject_of(content: str) -> str | None:
+    """The words naming what an "X is VALUE" statement is about ("The staging DB port is 5433." → "The
+    staging DB port"), when it has a key: what a bare "it" answering it stands for."""
+    text = _TIME_LEAD_RE.sub("", content.strip(), count=1)
+    match = _VALUE_RE.match(_TRAILING_CLAUSE_RE.sub("", text.rstrip(".!")) + ".")
+    if not match or not _clause_value_key(match.group(0), "")[0]:
+        return None
+    return text[: match.start("np")] + match.group("np")
 
 
 def _clause_value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:

@@ -20,7 +20,9 @@ from .dates import resolve_relative_dates
 _MARKER_RE = re.compile(
     r"^(?:(?:so|well|also|and|but|plus|oh|ah|btw|by the way|fyi|anyway|anyways|okay|ok|yeah|yes|yep|hey|hmm|um|uh"
     r"|actually|honestly|basically|alright|just so you know|for the record|heads up|note|remember|important"
-    r"|correction|no|nope|wait|oops|sorry|ps|p\.s\.|lol|haha|ugh|argh|meh|phew)\b[\s,:;!.—–-]*)+",
+    r"|correction|no|nope|wait|oops|sorry|ps|p\.s\.|lol|haha|ugh|argh|meh|phew|(?:just\s+)?for (?:context|reference)"
+    # "No, that's wrong, the limit is 500": the denial only says that what follows corrects something.
+    r"|that(?:'s|’s| is) (?:not right|not correct|not true|wrong|incorrect)|scratch that)\b[\s,:;!.—–-]*)+",
     re.I,
 )
 _SAFE_WITHOUT_COMMA = re.compile(
@@ -125,8 +127,10 @@ _VOCATIVE_RE = re.compile(
 
 # A short lead-in ending in a colon: "Quick context before we start:", "FYI:", "Note to self:" — not a
 # statement of the speaker's ("I got ideas from everywhere: …", "My writing is going well: …").
+# Nor who said what follows ("Ben said: "We use Postgres."": the quote is Ben's, not the speaker's).
 _LEAD_IN_RE = re.compile(
-    r"^(?!(?:[A-Za-z']+\s+){0,5}?(?:I|my|My|is|are|was|were|am)\b|[^:]*'(?:s|m|re)\b)(?:[A-Za-z']+\s+){0,5}[A-Za-z']+:\s+(?=\S)"
+    r"^(?!(?:[A-Za-z']+\s+){0,5}?(?:I|my|My|is|are|was|were|am|said|says|say|told|tells|wrote|writes|asked|asks"
+    r"|replied|replies|added|adds|mentioned|explained|insisted|announced)\b|[^:]*'(?:s|m|re)\b)(?:[A-Za-z']+\s+){0,5}[A-Za-z']+:\s+(?=\S)"
 )
 
 
@@ -172,7 +176,7 @@ def possessive(name: str) -> str:
 def replace_first_person(sentence: str, name: str) -> str:
     """The speaker's "I", "me", "my", "mine" and "myself" as ``name``, verbs agreeing."""
     # "I'm Bo, I joined …" said by Bo: the introduction says nothing once "I" is "Bo".
-    text = re.sub(rf"^I(?:'m| am) (?i:{re.escape(name)})\b\s*[,.;:—–-]*\s*(?=\S)", "", sentence)
+    text = re.sub(rf"^I(?:'m| am) (?i:{re.escape(name)})\b\s*[,.;:—–-]*\s*(?:and\s+)?(?=\S)", "", sentence)
     text = _I_MYSELF_RE.sub("I", text)
     quoted = [m.span() for m in _QUOTED_RE.finditer(text)]
 
@@ -237,6 +241,8 @@ def finish(sentence: str) -> str:
     text = _EMOJI_RE.sub("", unicodedata.normalize("NFC", sentence))
     text = _SPACE_BEFORE_PUNCT_RE.sub(r"\1", _SPACES_RE.sub(" ", text)).strip()
     text = text.rstrip(" ,;:-–—")
+    if re.search(r"[.!?…][\"”’']$", text):  # a quotation that ends the sentence ends with its own stop
+        return text[0].upper() + text[1:] if text[0].isalpha() else text
     text = re.sub(r"[!.…]+$", "", text).rstrip()
     if not text:
         return ""
@@ -268,6 +274,15 @@ def supply_subject(sentence: str, name: str) -> str:
     return f"{name} {phrase}"
 
 
+# "Please always write commit messages in English": the politeness is not part of the rule.
+# A "please" that is the object ("Our kids must always say please") stays.
+_PLEASE_RE = re.compile(
+    r"^please\b(?!\s+(?:is|was|and|or)\b)[,\s]*(?=\S)|,\s*please(?=[\s.!]*$)"
+    r"|(?<!\bsay)(?<!\bsays)(?<!\bsaid)(?<!\bsaying)(?<!\bword)(?<!\bwrite)(?<!\bwrote)(?<!\btype)(?<!\bask)"
+    r"(?<!\basked)(?<!\badd)(?<!\bto)\s+please(?=[\s.!]*$)",
+    re.I,
+)
+
 _SHOW_RE = re.compile(r"^(?:here'?s|here is|here are|check out)\s+", re.I)
 
 
@@ -298,7 +313,7 @@ def name_the_group(text: str, name: str) -> str:
     track"). An "our" before it stays: "our invoices" may be a company's, not John's."""
     if re.search(rf"\b{re.escape(name)}\b", text):
         return text
-    code = [m.span() for m in _QUOTED_RE.finditer(text) if m.group(0).startswith("`")]
+    code = [m.span() for m in _QUOTED_RE.finditer(text)]  # a quoted "we" is the quoted person's
     first = next((m for m in _GROUP_RE.finditer(text) if not any(s < m.start() < e for s, e in code)), None)
     if first is None:
         return text
@@ -330,6 +345,7 @@ def standalone(
     """The sentence made to stand alone, and the absolute dates it names. ``listener``: whom the
     speaker addresses, whose name said to them is dropped."""
     text = TRAILING_REQUEST_RE.sub("", strip_markers(without_vocative(sentence, listener))) or sentence
+    text = _PLEASE_RE.sub("", text) or text
     text = _INTENSIFIER_RE.sub("", text)
     text = _FILLER_RE.sub("", text)
     text = _BE_SO_RE.sub(r"\1 ", text)

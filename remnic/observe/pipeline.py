@@ -22,7 +22,7 @@ from remnic.memfile.model import IMPORTANCE_LEVELS, format_time, now_iso, parse_
 
 from .alike import contradicts, differs_concretely
 from .cues import CATEGORY_CUES
-from .extract import IDENTITY_CUE, MAX_TAGS, Candidate, extract_turn, question_of, speaker_name
+from .extract import IDENTITY_CUE, MAX_TAGS, Candidate, extract_turn, question_of, resolve_pronoun, speaker_name
 from .importance import score_importance
 from .judge import AMBIGUOUS_REFERENT, judge_candidate
 from .normalize import name_the_group
@@ -88,6 +88,7 @@ def plan_observations(
     floor_rank = LEVEL_RANK[settings.min_importance_level]
     planned: list[_Planned] = []
     previous: Turn | None = None
+    antecedent: ExtractedFact | None = None  # the previous turn's one keyed fact
     speakers: dict[str, str] = {}  # a speaker's name → the last other speaker before them (their listener)
     for done, turn in enumerate(turns, 1):
         kept = []
@@ -97,12 +98,18 @@ def plan_observations(
         listener = speakers.get(turn.speaker) if turn.speaker else None
         asking = previous.source_id if asked and previous is not None else None
         previous = turn if not turn.interim else previous
-        for candidate in extract_turn(turn, settings, question=asked, listener=listener):
+        said = extract_turn(turn, settings, question=asked, listener=listener)
+        for candidate in said:
             if candidate.asked:
                 candidate = replace(candidate, asked_turn=asking)
+            candidate = resolve_pronoun(candidate, antecedent)
             item = _scored(candidate, settings)
             if LEVEL_RANK[item.importance.level] >= floor_rank:
                 kept.append(item)
+        if not turn.interim:
+            # What a bare "it" in the next turn may stand for: this turn's one keyed fact, if one.
+            keyed = [c.fact for c in said if c.fact.entity_ref]
+            antecedent = keyed[0] if len(keyed) == 1 else None
         joined = [_group_named(item, settings) for item in _join_turn(kept, settings)]
         planned += joined
         if prefetch is not None and joined:

@@ -22,7 +22,7 @@ import numpy as np
 from remnic.errors import ValidationError
 from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso, parse_time, serialize
 from remnic.memfile.validate import check_bytes, new_frontmatter
-from remnic.observe.alike import RESTATED_CATEGORIES, contradicts, differs_concretely
+from remnic.observe.alike import RESTATED_CATEGORIES, contradicts, differs_concretely, replaced_value, replaces
 from remnic.observe.buffer import FlushPlan
 from remnic.observe.ledger import append_verdicts, ledger_has_flush, verdict_event
 from remnic.observe.pipeline import plan_observations
@@ -103,6 +103,7 @@ class _FlushWork:
     created: list[str] = field(default_factory=list)
     reinforced: list[str] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)
+    created_paths: list[str] = field(default_factory=list)  # every primitive written in this flush
     written_paths: list[str] = field(default_factory=list)  # primitives written in this flush …
     written_vectors: list[Any] = field(default_factory=list)  # … and their embeddings
     unindexed: list[MemoryRecord] | None = None  # earlier writes the index has not taken yet …
@@ -278,6 +279,10 @@ def _persist_one(
                 restated = () if existing is not None else (near,)
         else:
             existing = near
+    if existing is None and fact.category in RESTATED_CATEGORIES and replaced_value(fact.content):
+        # "…6543, not 5433": it names the value it replaces, so the memory stating that value of the
+        # same thing is replaced, whatever its key and however far its wording.
+        restated += tuple(r for r in _stating_old(mem, tx, obs, plan.namespace, work, number) if r not in restated)
     if existing is not None:
         anew = replaced_by is not None and _said_anew(obs, existing, replaced_by, work)
         _reinforce(mem, tx, existing, obs.source_turn_ids)
@@ -290,6 +295,7 @@ def _persist_one(
         return replace(obs, resulting_primitive_id=existing.id)
     record = _write_primitive(mem, tx, obs, plan, work.now)
     work.created.append(record.id)
+    work.created_paths.append(record.path)
     if vector is not None:
         work.written_paths.append(record.path)
         work.written_vectors.append(vector)
@@ -406,6 +412,32 @@ def _write_primitive(mem: Memory, tx: Transaction, obs: MemoryObservation, plan:
     record = MemoryRecord(rel, meta, "\n" + fact.content.strip() + "\n", plan.namespace)
     tx.put(rel, serialize(meta, record.body), record)
     return record
+
+
+def _stating_old(
+    mem: Memory, tx: Transaction, obs: MemoryObservation, ns: str, work: _FlushWork, number: int
+) -> list[MemoryRecord]:
+    """Active memories that ``obs`` ("X is NEW, not OLD") says are wrong: written earlier in this flush,
+    committed but not indexed yet, or among the indexed memories nearest it."""
+    seen: dict[str, MemoryRecord] = {}
+    for path in work.created_paths:
+        staged = tx.staged.get(path)
+        if staged is not None and staged.record is not None:
+            seen[staged.record.id] = staged.record
+    for record in [*(work.unindexed or ()), *(work.lookup.unindexed(NEAR_UNINDEXED_MAX) if work.lookup else ())]:
+        seen.setdefault(record.id, record)
+    for memory_id, path, _similarity in work.indexed_near.get(number, []):
+        if memory_id in seen:
+            continue
+        staged = tx.staged.get(path)
+        try:
+            record = staged.record if staged is not None and staged.record is not None else mem.files.read(path)
+        except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
+            continue
+        seen[record.id] = record
+    return [
+        r for r in seen.values() if r.namespace == ns and r.status == "active" and replaces(obs.fact.content, r.content)
+    ]
 
 
 def _replaced_by(mem: Memory, tx: Transaction, record: MemoryRecord, content: str) -> MemoryRecord | None:
