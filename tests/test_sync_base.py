@@ -155,11 +155,12 @@ def test_a_hand_edit_a_remnic_write_commits_along_is_still_stamped(memory: Memor
     base = memory.ledger.head()
     assert SyncState.load(memory.root).commit == base
     edit(memory, old.path, "at nine", "at nine sharp")
-    # Superseding patches the old file's frontmatter as it is on disk: the hand edit goes into that
-    # commit with the contentHash of the text before it, so the base stays for the sync to stamp it.
+    # Superseding patches the old file's frontmatter on git's copy and on the disk's: the hand edit
+    # stays uncommitted (as an update carries one aside), so the sync commits and stamps it.
     memory.update(new.id, {"supersedes": old.id})
-    assert old.path in committed_paths(memory) and porcelain(memory) == ""
-    assert SyncState.load(memory.root).commit == base
+    assert old.path in committed_paths(memory) and porcelain(memory) == f" M {old.path}\n"
+    assert "sharp" not in git(memory.root, "show", f"HEAD:{old.path}")
+    assert "status: superseded" in git(memory.root, "show", f"HEAD:{old.path}")
     report = memory.sync()
     by_path = {c.path: (c.kind, c.normalized) for c in report.changes}
     assert by_path[old.path] == ("modified", ["contentHash", "updated"])
