@@ -5,9 +5,22 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from remnic.errors import NotFoundError
 from remnic.service.entities import ENTITY_TYPES
 
-from ._common import add_command, choice_list, emit, open_memory, plural, positive_int, progress_bar, safe, table
+from ._common import (
+    add_command,
+    choice_list,
+    emit,
+    non_negative_int,
+    open_memory,
+    plural,
+    positive_int,
+    progress_bar,
+    safe,
+    table,
+    wants_json,
+)
 
 EPILOG = """\
 Entity pages are markdown files in entities/ (entities/person-priya-raman.md), in the
@@ -43,13 +56,16 @@ def register(sub: Any) -> None:
     q.add_argument("--type", type=choice_list("type", ENTITY_TYPES), help=", ".join(ENTITY_TYPES))
     q.add_argument("--namespace", help="only this namespace")
     q.add_argument("--limit", type=positive_int("--limit"), default=200, help="at most this many (default 200)")
+    q.add_argument("--offset", type=non_negative_int("--offset"), default=0, help="skip this many first (default 0)")
     q.set_defaults(handler=cmd_list)
 
     q = add_command(
         esub,
         "show",
         "one entity page: synthesis, timeline, connections, aliases",
-        epilog="Like list, first rebuilds remnic's pages (one commit) when the memories changed.",
+        epilog="Like list, first rebuilds remnic's pages (one commit) when the memories changed.\n"
+        "--json prints {found, namespace, entity}, as GET entities/:name does; an entity not found\n"
+        "prints {found: false, namespace, error, code} and exits 1.",
     )
     q.add_argument("name", help="the entity's name, an alias, or its id (person-priya-raman)")
     q.add_argument("--namespace", help="look in this namespace")
@@ -75,8 +91,18 @@ def _rebuilt(args: argparse.Namespace, memory: Any) -> tuple[dict[str, Any] | No
 def cmd_list(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     rebuilt, note = _rebuilt(args, memory)
-    rows, total = memory.entities(query=args.query, entity_type=args.type, namespace=args.namespace, limit=args.limit)
-    data = {"total": total, "count": len(rows), "entities": rows, "rebuilt": rebuilt}
+    rows, total = memory.entities(
+        query=args.query, entity_type=args.type, namespace=args.namespace, limit=args.limit, offset=args.offset
+    )
+    data = {
+        "namespace": args.namespace or memory.settings.namespaces.default,
+        "total": total,
+        "count": len(rows),
+        "limit": args.limit,
+        "offset": args.offset,
+        "entities": rows,
+        "rebuilt": rebuilt,
+    }
     emit(
         args,
         data,
@@ -87,7 +113,14 @@ def cmd_list(args: argparse.Namespace) -> int:
                     ["NAME", "TYPE", "MEMORIES", "PAGE"],
                 )
                 if rows
+                else f"no entities at --offset {args.offset} ({total} match)"
+                if total
                 else "no entities yet (pages are built from the memories' names: see `remnic entities --help`)"
+            )
+            + (
+                f"\n{len(rows)} of {total}; next page: --offset {end}"
+                if (end := args.offset + len(rows)) < total
+                else ""
             )
             + (f"\n{note}" if note else "")
         ),
@@ -98,7 +131,14 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     _, note = _rebuilt(args, memory)
-    entity = memory.entity(args.name, namespace=args.namespace)
+    namespace = args.namespace or memory.settings.namespaces.default
+    try:
+        entity = memory.entity(args.name, namespace=args.namespace)
+    except NotFoundError as exc:
+        if not wants_json(args):
+            raise
+        emit(args, {"found": False, "namespace": namespace, "error": exc.message, "code": exc.code})
+        return exc.exit_code
 
     def text() -> str:
         lines = [f"{entity['name']} ({entity['type']}) — {entity['path']}", "", entity["synthesis"], ""]
@@ -111,7 +151,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             lines.append("aliases: " + ", ".join(entity["aliases"]))
         return safe("\n".join(lines)) + (f"\n{note}" if note else "")
 
-    emit(args, entity, text)
+    emit(args, {"found": True, "namespace": entity["namespace"], "entity": entity}, text)
     return 0
 
 

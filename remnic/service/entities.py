@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from remnic.config import STATE_DIR
@@ -31,7 +32,16 @@ from remnic.observe.entities import (
     render_page,
     slugify,
 )
-from remnic.observe.entities.build import SOURCE, Entity, Source, collect, page_for, same_content, with_known_names
+from remnic.observe.entities.build import (
+    SOURCE,
+    Entity,
+    Source,
+    collect,
+    page_for,
+    same_content,
+    timeline_time,
+    with_known_names,
+)
 from remnic.repo.messages import trailers_for
 
 if TYPE_CHECKING:
@@ -87,9 +97,25 @@ def _sources(
         if r.status != "active" or is_page(r):
             continue
         found = mentions(r.frontmatter, r.content, extra)
-        out.append(Source(r.id, r.namespace, r.created or "", r.category, r.content, r.importance, tuple(found)))
+        created = timeline_time(r.created) or timeline_time(r.updated)
+        aliases = tuple(r.aliases)
+        source = Source(r.id, r.namespace, created, r.category, r.content, r.importance, tuple(found))
+        out.append(replace(source, aliases=aliases, titles=_titles(r)) if aliases else source)
     out = with_known_names(out, {s.id: s.content for s in out})
     return [s for s in out if s.mentions]
+
+
+def _titles(record: MemoryRecord) -> tuple[str, ...]:
+    """What a note is called as a page: its ``title``, its leading ``# heading``, its file name."""
+    out = []
+    title = record.frontmatter.get("title")
+    if isinstance(title, str) and title.strip():
+        out.append(title.strip())
+    first = record.body.lstrip().split("\n", 1)[0]
+    if first.startswith("# "):
+        out.append(first[2:].strip())
+    out.append(record.path.rsplit("/", 1)[-1].removesuffix(".md"))
+    return tuple(out)
 
 
 def refresh(

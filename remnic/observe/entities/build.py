@@ -10,18 +10,57 @@ and any other section or free line a person added is kept as it is.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from remnic.memfile.times import format_time, is_iso, parse_time
+
 from .page import ENTITY_TYPES, EntityPage, TimelineEntry, entity_id, parse_page, render_page
-from .rules import Mention, known_mentions
+from .rules import Mention, known_mentions, prose
 
 SOURCE = "entities"
 """The frontmatter ``source`` of pages remnic builds (pages without it are never touched)."""
 TIMELINE_SOURCE = "entity_extraction"
 PREVIEW_CHARS = 240
 _PLURAL = {"memory": "memories", "reasoning_trace": "reasoning traces"}
+_OURS = re.compile(rf"^(?:\[[^\]]*\]\s*)*\[source={TIMELINE_SOURCE}\]")
+"""A Timeline line remnic wrote, even behind extra ``[…]`` (a foreign date an older build kept as a
+person's line and stamped again)."""
+_HASHTAG = re.compile(r"(?<![\w&#/`])#[\w/-]*[^\W\d][\w/-]*")
+_CODE_SPAN = re.compile(r"(`[^`\n]*`)")
+
+
+def timeline_time(value: object) -> str:
+    """A memory's time as a Timeline stamp: remnic's ISO spelling kept, any other spelling people
+    write (``Jan 5, 2024``, ``05.01.2024``, epoch numbers) as the ISO day (or ISO time when it has
+    one); "" when unreadable."""
+    if value is None:
+        return ""
+    text = str(value).strip()
+    if is_iso(text):
+        return text
+    epoch = parse_time(value)
+    if epoch is None:
+        return ""
+    return format_time(epoch)[:10] if epoch % 86400 == 0 else format_time(epoch)
+
+
+def _when(stamp: str) -> float:
+    """A stamp's place in time (unreadable ones first)."""
+    epoch = parse_time(stamp)
+    return epoch if epoch is not None else float("-inf")
+
+
+def quote(text: str) -> str:
+    """A memory's text as a page quotes it: one line, at most PREVIEW_CHARS, its ``#tags`` in code
+    spans so they stay the memory's tags, not the page's."""
+    preview = " ".join(text.split())[:PREVIEW_CHARS]
+    if preview.count("`") % 2:  # a code span the cut left open would swallow what follows
+        preview = preview.replace("`", "")
+    parts = _CODE_SPAN.split(preview)
+    return "".join(p if i % 2 else _HASHTAG.sub(lambda m: f"`{m.group()}`", p) for i, p in enumerate(parts))
 
 
 @dataclass(frozen=True)
@@ -35,6 +74,11 @@ class Source:
     content: str
     importance: float
     mentions: tuple[Mention, ...]
+    aliases: tuple[str, ...] = ()
+    """The note's own other names (its ``aliases``)."""
+    titles: tuple[str, ...] = ()
+    """The names the note goes by as a page (title, heading, file name): with ``aliases``, the
+    entity it names by one of these is the one its aliases name."""
 
 
 @dataclass
@@ -45,53 +89,98 @@ class Entity:
     spellings: Counter[str] = field(default_factory=Counter)
     sources: list[Source] = field(default_factory=list)
     connected: Counter[str] = field(default_factory=Counter)
+    title: str = ""
+    """The title of the entity's own note (a vault's ``People/Robert Smith.md``): its name."""
+    note_aliases: set[str] = field(default_factory=set)
 
     @property
     def name(self) -> str:
-        """The spelling used most; ties go to the one with more capitals, then the first."""
+        """The own note's title, else the spelling used most; ties go to the one with more capitals,
+        then the first."""
+        if self.title:
+            return self.title
         return max(self.spellings, key=lambda s: (self.spellings[s], sum(c.isupper() for c in s)))
 
     @property
     def aliases(self) -> list[str]:
-        return sorted(s for s in self.spellings if s != self.name and s.lower() != self.name.lower())
+        name = self.name.lower()
+        seen: dict[str, str] = {}
+        for s in [*self.spellings, *sorted(self.note_aliases)]:
+            if s.lower() != name:
+                seen.setdefault(s.lower(), s)
+        return sorted(seen.values())
 
 
 def with_known_names(sources: Sequence[Source], texts: Mapping[str, str]) -> list[Source]:
     """Each source plus the names known from every source (per namespace) that its text spells out:
-    ``texts`` maps a source's id to the text to look in."""
+    ``texts`` maps a source's id to the text to look in. A note's aliases are names of what it is
+    about, so they are known names too."""
     known: dict[str, dict[str, str]] = {}
     for s in sources:
         for m in s.mentions:
             known.setdefault(s.namespace, {}).setdefault(m.name, m.type)
+    for s in sources:
+        own = _own_mention(s)
+        if own is not None:
+            for alias in s.aliases:
+                known.setdefault(s.namespace, {}).setdefault(alias, own.type)
     out = []
     for s in sources:
         have = {m.name.lower() for m in s.mentions}
         more = [
-            m for m in known_mentions(texts.get(s.id, ""), known.get(s.namespace, {})) if m.name.lower() not in have
+            m
+            for m in known_mentions(prose(texts.get(s.id, "")), known.get(s.namespace, {}))
+            if m.name.lower() not in have
         ]
         out.append(replace(s, mentions=s.mentions + tuple(more)) if more else s)
     return out
 
 
+def _own_mention(source: Source) -> Mention | None:
+    """The entity a note with aliases is the page of: the one it names by its title or an alias."""
+    if not source.aliases:
+        return None
+    names = {n.lower() for n in (*source.titles, *source.aliases)}
+    return next((m for m in source.mentions if m.name.lower() in names), None)
+
+
+def _plain_id(m: Mention) -> str:
+    return entity_id(m.type if m.type in ENTITY_TYPES else "other", m.name)
+
+
 def collect(sources: Iterable[Source]) -> dict[tuple[str, str], Entity]:
-    """Entities by (namespace, id). A one-word person name that starts exactly one longer person
-    name in its namespace ("Priya" and "Priya Raman") is that person."""
-    sources = sorted(sources, key=lambda s: (s.created, s.id))
+    """Entities by (namespace, id). A note's aliases name the entity the note names by its title
+    (or an alias). A one-word person name that starts exactly one longer person name in its
+    namespace ("Priya" and "Priya Raman") is that person; one that starts two is neither."""
+    sources = sorted(sources, key=lambda s: (_when(s.created), s.created, s.id))
+    owned: dict[tuple[str, str], tuple[str, Source]] = {}
+    for s in sources:
+        own = _own_mention(s)
+        if own is not None:
+            for alias in (own.name, *s.aliases):
+                owned.setdefault((s.namespace, alias.lower()), (_plain_id(own), s))
+
+    def resolve(namespace: str, m: Mention) -> str:
+        hit = owned.get((namespace, m.name.lower()))
+        return hit[0] if hit is not None else _plain_id(m)
+
     full_names: dict[tuple[str, str], set[str]] = {}
     for s in sources:
         for m in s.mentions:
             if m.type == "person" and " " in m.name.strip():
                 first = m.name.split()[0].lower()
-                full_names.setdefault((s.namespace, first), set()).add(entity_id("person", m.name))
+                full_names.setdefault((s.namespace, first), set()).add(resolve(s.namespace, m))
     out: dict[tuple[str, str], Entity] = {}
     for s in sources:
         ids_here: list[str] = []
         for m in s.mentions:
-            eid = entity_id(m.type if m.type in ENTITY_TYPES else "other", m.name)
-            if m.type == "person" and " " not in m.name.strip():
+            eid = resolve(s.namespace, m)
+            if m.type == "person" and " " not in m.name.strip() and (s.namespace, m.name.lower()) not in owned:
                 candidates = full_names.get((s.namespace, m.name.lower()), set())
                 if len(candidates) == 1:
                     eid = next(iter(candidates))
+                elif len(candidates) > 1:
+                    continue  # "Ana" beside Ana Silva and Ana Costa: neither, and no third person
             if eid.endswith("-") or eid in ids_here:
                 continue
             entity = out.setdefault((s.namespace, eid), Entity(s.namespace, eid, eid.split("-", 1)[0]))
@@ -102,6 +191,12 @@ def collect(sources: Iterable[Source]) -> dict[tuple[str, str], Entity]:
             for other in ids_here:
                 if other != eid:
                     out[(s.namespace, eid)].connected[other] += 1
+    for (namespace, _), (eid, note) in owned.items():
+        named = out.get((namespace, eid))
+        if named is not None:
+            named.note_aliases.update(note.aliases)
+            spellings = {n.lower() for n in named.spellings}
+            named.title = named.title or next((t for t in note.titles if t.lower() in spellings), "")
     return out
 
 
@@ -120,8 +215,8 @@ def synthesis_for(entity: Entity) -> str:
     n = len(entity.sources)
     first, last = entity.sources[0].created[:10], entity.sources[-1].created[:10]
     when = f"on {first}" if first == last else f"from {first} to {last}"
-    top = max(entity.sources, key=lambda s: (s.importance, s.created))
-    preview = " ".join(top.content.split())[:PREVIEW_CHARS]
+    top = max(entity.sources, key=lambda s: (s.importance, _when(s.created)))
+    preview = quote(top.content)
     return (
         f"{entity.name} is a {entity.type} named in {n} {'memory' if n == 1 else 'memories'} "
         f"({_count_words([s.category for s in entity.sources])}), {when}. "
@@ -154,19 +249,21 @@ def page_for(
             page.synthesis = old.synthesis  # a person rewrote it: theirs stands
             recorded = str(fm.get("synthesisHash") or "")
     shown = entity.sources[-timeline_max:] if timeline_max > 0 else entity.sources
-    page.timeline = [
-        TimelineEntry(s.created, f"{' '.join(s.content.split())[:PREVIEW_CHARS]} [[{s.id}]]", TIMELINE_SOURCE)
-        for s in shown
-    ]
+    page.timeline = [TimelineEntry(s.created, f"{quote(s.content)} [[{s.id}]]", TIMELINE_SOURCE) for s in shown]
     if old is not None:  # a line a person wrote in the Timeline is theirs: kept, in time order
-        theirs = [e for e in old.timeline if e.source != TIMELINE_SOURCE]
-        page.timeline = sorted([*page.timeline, *theirs], key=lambda e: e.timestamp)
+        theirs = [e for e in old.timeline if not is_ours(e)]
+        page.timeline = sorted([*page.timeline, *theirs], key=lambda e: _when(e.timestamp))
     page.relationships = [
         (target, f"named together in {n} {'memory' if n == 1 else 'memories'}")
         for target, n in sorted(entity.connected.items(), key=lambda kv: (-kv[1], kv[0]))
     ]
     page.aliases = entity.aliases
     return page, recorded
+
+
+def is_ours(entry: TimelineEntry) -> bool:
+    """Whether remnic wrote a Timeline line (rebuilt each time), whatever its date looks like."""
+    return entry.source == TIMELINE_SOURCE or bool(_OURS.match(entry.text))
 
 
 def same_content(a: EntityPage, b: EntityPage) -> bool:

@@ -35,6 +35,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
+from remnic.memfile.times import parse_time
+
 ENTITY_TYPES = ("person", "project", "tool", "place", "company", "topic", "other")
 MANAGED_SOURCES = frozenset(
     [
@@ -65,6 +67,9 @@ _TOKEN = re.compile(
     r"\[(?P<key>source|source_meta|session|sessionKey|principal|origin)=(?P<value>(?:\\.|[^\]\\])*)\]\s*"
 )
 _TS = re.compile(r"^\[(?P<ts>\d{4}-\d{2}-\d{2}[^\]]*)\]\s*")
+_BRACKET = re.compile(r"^\[(?P<ts>[^\]\[=\n]{0,40})\]\s*")
+"""A leading ``[…]`` that is a date as people write it (``[Jan 5, 2024]``), or that a ``[source=…]``
+follows: the line's time too."""
 _CONNECTED = re.compile(r"^\[\[(?P<target>[^\]]+)\]\]\s*(?:[—–-]\s*(?P<label>.*))?$")
 _ACTIVITY = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2}):\s*(?P<note>.*)$")
 WIKILINK = re.compile(r"\[\[([^\[\]|#\n]{1,200})(?:[#|][^\[\]\n]*)?\]\]")
@@ -154,6 +159,10 @@ def _escape(value: str) -> str:
 
 def parse_timeline_bullet(text: str, default_ts: str) -> TimelineEntry:
     ts_match = _TS.match(text)
+    if ts_match is None:
+        loose = _BRACKET.match(text)
+        if loose and (parse_time(loose.group("ts")) is not None or _TOKEN.match(text, loose.end())):
+            ts_match = loose
     ts = ts_match.group("ts") if ts_match else default_ts
     rest = text[ts_match.end() :] if ts_match else text
     entry = TimelineEntry(ts, "")

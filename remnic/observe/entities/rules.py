@@ -29,6 +29,7 @@ made her a person.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -61,14 +62,39 @@ _NEVER_NAMES = _words(
     monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday tonight january
     february march april may june july august september october november december also just only maybe
     please thanks thank hello hi hey okay ok sure great good nice well what when where why how who
-    which whose user assistant someone everyone anyone nobody people team everybody new old next last
-    first second final main default management leadership product engineering support sales legal
-    design marketing security ops devops infra customer customers users team staff company everything
-    nothing something
+    which whose user assistant someone everyone anyone nobody people everybody new old next last
+    first second final main default customers users everything nothing something
+    meanwhile anyway anyways however later afterwards afterward eventually finally still otherwise
+    besides instead luckily unfortunately fortunately apparently honestly actually basically hopefully
+    sadly suddenly recently currently initially overall again moreover furthermore therefore thus hence
+    indeed perhaps now soon once since while after before during until though although because unless
     """
 )
-_NAME = r"(?:[A-Z][a-z]+|[A-Z]{2,}[a-z]*)"
-_FULL_NAME = rf"({_NAME}(?:\s+{_NAME})?)"
+"""Words that are never a name, and are dropped from the front of one ("Meanwhile Bob" is Bob):
+pronouns, determiners, days, months, and the words that open a sentence."""
+_GROUP_WORDS = _words(
+    """
+    team teams staff company management leadership product engineering support sales legal design
+    marketing security ops devops infra customer finance accounting operations research recruiting
+    hiring procurement partnerships success board committee council department dept division group
+    squad guild office review meeting standup retro retrospective sync kickoff offsite workshop
+    """
+)
+"""Words of departments, teams and meetings: a capitalised phrase holding one ("Design Review",
+"Customer Success", "Finance") names a group or an event, never a person."""
+_UPPER = "".join(
+    ch for r in (range(0x3000), range(0xA640, 0xA800), range(0xFF00, 0xFFF0)) for i in r if (ch := chr(i)).isupper()
+)
+"""Every uppercase letter of the cased scripts (Latin, Greek, Cyrillic, Armenian, Georgian …):
+Python's ``re`` has no ``\\p{Lu}``."""
+_U = f"[{re.escape(_UPPER)}]"
+_L = rf"(?:(?!{_U})[^\W\d_])"
+"""A letter that is not uppercase (lowercase, or of a script without case)."""
+_PART = rf"(?:{_U}{_L}+|{_U}{{2,}}{_L}*)"
+_NAME = rf"(?<![\w-]){_PART}(?:-{_PART})*(?![\w-])"
+"""A capitalised word, its parts joined by hyphens ("Mary-Jane", "Kierkegaard-Holm", "Zoë")."""
+_FULL_NAME = rf"({_NAME}(?:[ \t]+{_NAME})?)"
+"""One or two names on one line: a line break ends a name."""
 _CODE_NAME = r"([A-Za-z0-9][\w.+#-]*[\w+#])"
 _ACRONYM = re.compile(r"^[A-Z]{2,4}$")
 """CI, QA, CEO, CTO, HR, API: roles and acronyms, never a person by the text rules (a ``person:`` tag can say so)."""
@@ -85,16 +111,18 @@ _RELATIONS = (
     "mother|father|mom|mum|dad|son|daughter|teammate|lead|mentor|cousin|uncle|aunt|neighbor|neighbour|client|"
     "roommate|grandmother|grandfather|grandma|grandpa"
 )
+_SAYING = "said|says|asked|told|wrote|writes|mentioned|suggested"
 PERSON_RES = (
-    re.compile(rf"\b{_FULL_NAME}\s+(?:{_PERSON_VERBS})\b"),
-    re.compile(rf"\b{_FULL_NAME}'s\s+(?:{_RELATIONS}|birthday|team|family|kids?|dog|cat|car|house|wedding)\b"),
-    re.compile(rf"\b(?:my|our|his|her|their)\s+(?:{_RELATIONS})\s+{_FULL_NAME}\b"),
-    re.compile(rf"\b(?:with|asked|ask|told|tell|thanks|thank|ping|pinged|cc|emailed|called|met)\s+{_FULL_NAME}\b"),
+    # "Random thought: …" is a label, not a person thinking; "Priya said: …" is a person speaking.
+    re.compile(rf"{_FULL_NAME}[ \t]+(?:(?:{_SAYING})\b|(?:{_PERSON_VERBS})\b(?!:))"),
+    re.compile(rf"{_FULL_NAME}['’]s\s+(?:{_RELATIONS}|birthday|team|family|kids?|dog|cat|car|house|wedding)\b"),
+    re.compile(rf"\b(?:my|our|his|her|their)\s+(?:{_RELATIONS})[ \t]+{_FULL_NAME}"),
+    re.compile(rf"\b(?:with|asked|ask|told|tell|thanks|thank|ping|pinged|cc|emailed|called|met)[ \t]+{_FULL_NAME}"),
 )
 PLACE_RE = re.compile(
     r"\b(?:lives?|lived|living|moved|moving|relocat(?:ed|ing)|based|located|born|grew up|offices?|headquartered|"
     r"trip|travel(?:l?ed|l?ing)?|flew|fly(?:ing)?|visit(?:ed|ing)?|vacation(?:ed|ing)?|holiday)\s+"
-    r"(?:in|to|at|from|near)\s+((?:[A-Z][a-z]+)(?:[ -](?:[A-Z][a-z]+))?)"
+    rf"(?:in|to|at|from|near)[ \t]+({_NAME}(?:[ \t]+{_NAME})?)"
 )
 PROJECT_RES = (
     # (pattern, whether the name must look like a name: "project plan" and "billing service" are not projects)
@@ -108,6 +136,15 @@ _GENERIC = _words(
     big small separate single other another one two
     """
 )
+_VENDORS = _words(
+    """
+    apache google microsoft amazon atlassian jetbrains oracle ibm adobe apple hashicorp elastic mozilla
+    """
+)
+"""Makers whose name goes before a known tool's ("Apache Kafka", "Google Chrome"): still the tool."""
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*$.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
+_SENTENCE_START = re.compile(r"(?:^|[.!?][\"')\]]*[ \t]+|^[ \t]*(?:#{1,6}|[-*+>]|\d+[.)]|- \[.\])[ \t]+)$")
+_LAST_NAME_WORD = re.compile(rf"({_NAME})[ \t]+$")
 TOOL_RE = re.compile(
     rf"\b(?:using|uses|use|used|switched to|switching to|migrated to|migrating to|installed|adopted)\s+{_CODE_NAME}"
 )
@@ -125,6 +162,12 @@ class Mention:
     """frontmatter | text"""
 
 
+def prose(text: str) -> str:
+    """The text the rules read: NFC (a decomposed "José" is one word), fenced code blocks left out
+    (code is not prose: ``python`` in a fence names no tool)."""
+    return _FENCE.sub("\n", unicodedata.normalize("NFC", text))
+
+
 def _clean(name: str) -> str | None:
     name = name.strip().strip(".,;:!?\"'()[]")
     words = name.split()
@@ -132,9 +175,28 @@ def _clean(name: str) -> str | None:
         return None
     if words[0].lower() in _NEVER_NAMES:
         words = words[1:]
-    if not words or all(w.lower() in _NEVER_NAMES for w in words):
+    if not words or all(w.lower() in _NEVER_NAMES or w.lower() in _GROUP_WORDS for w in words):
         return None
     return " ".join(words)
+
+
+def _group(name: str) -> bool:
+    """Whether a capitalised phrase names a department, team or meeting (never a person)."""
+    return any(part in _GROUP_WORDS for word in name.lower().split() for part in word.split("-"))
+
+
+def _inside_longer_name(text: str, start: int) -> bool:
+    """Whether the capitalised word at ``start`` follows another capitalised word on its line that is
+    not a sentence's first word, a known tool or a maker: "Café Kafka", "Franz Kafka" (not "Apache
+    Kafka", not "Use Postgres")."""
+    line = text[text.rfind("\n", 0, start) + 1 : start]
+    m = _LAST_NAME_WORD.search(line)
+    if m is None:
+        return False
+    word = m.group(1).lower()
+    if word in KNOWN_TOOLS or word in _VENDORS or word in _NEVER_NAMES:
+        return False
+    return not _SENTENCE_START.search(line[: m.start()])
 
 
 def _code_like(name: str) -> bool:
@@ -176,6 +238,7 @@ def frontmatter_mentions(fm: Mapping[str, Any]) -> list[Mention]:
 
 
 def text_mentions(text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
+    text = prose(text)
     tools = KNOWN_TOOLS | {t.lower() for t in extra_tools}
     out: list[Mention] = []
     claimed: set[str] = set()
@@ -189,8 +252,11 @@ def text_mentions(text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
         claimed.add(name.lower())
         out.append(Mention(kind, name, "text"))
 
-    for word in re.findall(r"[A-Za-z][\w+#.-]*[\w+#]|[A-Za-z]", text):
+    for found in re.finditer(r"[A-Za-z][\w+#.-]*[\w+#]|[A-Za-z]", text):
+        word = found.group()
         if word.lower() in tools and word.lower() not in claimed:
+            if word[:1].isupper() and _inside_longer_name(text, found.start()):
+                continue
             claimed.add(word.lower())
             out.append(Mention("tool", word, "text"))
     for m in TOOL_RE.finditer(text):
@@ -207,9 +273,11 @@ def text_mentions(text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
     for rx in PERSON_RES:
         for m in rx.finditer(text):
             name = " ".join(w for w in m.group(1).split() if not _ACRONYM.match(w))
-            if name:
+            if name and not _group(name):
                 add("person", name)
-    return out
+    # A tool's name inside a person's ("Franz Kafka wrote") is the person's.
+    in_names = {w.lower() for m in out if m.type == "person" for w in m.name.split()}
+    return [m for m in out if m.type != "tool" or m.name.lower() not in in_names]
 
 
 def mentions(fm: Mapping[str, Any], text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
