@@ -323,7 +323,7 @@ def test_init_and_open_from_subdirectory_with_python_m(tmp_path: Path) -> None:
 
 def test_open_missing_memory_dir_explains(tmp_path: Path) -> None:
     result = run_cli("list", "--memory-dir", str(tmp_path / "nope"))
-    assert result.code == 1 and "remnic init" in result.err
+    assert result.code == 2 and "remnic init" in result.err  # a bad --memory-dir is a bad flag
 
 
 def test_every_default_passes_the_value_rules_and_every_rule_names_a_setting() -> None:

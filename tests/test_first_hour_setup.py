@@ -75,7 +75,7 @@ def test_connectors_install_outside_a_repository_offers_the_ways_to_name_one(tmp
 
 def test_a_named_but_missing_directory_keeps_the_short_message(tmp_path: Path) -> None:
     result = run_cli("list", "--memory-dir", str(tmp_path / "nope"))
-    assert result.code == 1 and "found via --memory-dir" in result.err and "space create" not in result.err
+    assert result.code == 2 and "found via --memory-dir" in result.err and "space create" not in result.err
 
 
 def _run_hook(host: str, event: str, memory_dir: Path, status: Path) -> subprocess.CompletedProcess[str]:

@@ -78,12 +78,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - for the life of the process
     if len(argv) == 5 and argv[0] == "merge-file" and not any(a.startswith("-") for a in argv[1:]):
         return _merge_driver(argv[1:])
+    if _asks_version(argv):  # before any parser or service module is imported: --version is instant
+        from remnic.version import __version__
+
+        print(f"remnic {__version__}")
+        return 0
     from .fastpath import try_server  # light: config and the standard library
 
     served = try_server(argv)  # store and query through a running server: no model load here
     if served is not None:
         return served
     return run(argv)
+
+
+def _asks_version(argv: list[str]) -> bool:
+    """Whether argparse would answer ``argv`` with the version: --version before any command or --help."""
+    value_flags = {"--memory-dir", "--space"}
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--version":
+            return True
+        elif arg in ("-h", "--help", "--") or not arg.startswith("-"):
+            return False
+        else:
+            skip = arg in value_flags
+    return False
 
 
 def _merge_driver(args: list[str]) -> int:
@@ -109,9 +130,23 @@ def run(argv: list[str], parser: Parser | None = None) -> int:
     parser = parser or build_parser()
     args = parser.parse_command_line(argv)
     if not getattr(args, "handler", None):
-        parser.print_help()
-        return 2
+        return _no_command(parser)
     return execute(args)
+
+
+def _no_command(parser: Parser) -> int:
+    """`remnic` alone is a usage error (exit 2): the help, for a person, on standard error as every
+    usage error is; under --json the error as JSON. `remnic --help` prints it on stdout, exit 0."""
+    from ._common import Parser
+
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    message = f"a command is required; choose from {', '.join(commands)} (`remnic <command> --help`)"
+    if Parser.json_errors:  # the shape of every other usage error under --json
+        print(json.dumps({"error": f"{parser.prog}: {message}", "code": "usage_error"}), file=sys.stderr)
+        return 2
+    parser.print_help(sys.stderr)
+    print(f"\n{parser.prog}: error: {message}", file=sys.stderr)
+    return 2
 
 
 def execute(args: argparse.Namespace) -> int:

@@ -33,6 +33,7 @@ class Parser(argparse.ArgumentParser):
     json_errors = False
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        message = _with_suggestion(message)
         if Parser.json_errors:
             print(json.dumps({"error": f"{self.prog}: {message}", "code": "usage_error"}), file=sys.stderr)
             raise SystemExit(2)
@@ -53,10 +54,29 @@ class Parser(argparse.ArgumentParser):
             if not action.option_strings and action.nargs == "?" and getattr(args, action.dest, None) == action.default
         ]
         if any(extra.startswith("-") for extra in extras) or len(extras) > len(open_slots):
-            self.error("unrecognized arguments: " + " ".join(extras))
+            # The command's own usage: `remnic list --bogus` was rejected by `remnic list`.
+            (command if isinstance(command, Parser) else self).error("unrecognized arguments: " + " ".join(extras))
         for action, value in zip(open_slots, extras, strict=False):
             setattr(args, action.dest, value)
         return args
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '?(?P<value>[^']*?)'? \(choose from (?P<options>.*)\)$")
+
+
+def _with_suggestion(message: str) -> str:
+    """argparse's "invalid choice" with the closest valid one named first (`lst` -> did you mean 'list'?)."""
+    import difflib
+
+    match = _INVALID_CHOICE.search(message)
+    if match is None:
+        return message
+    options = [o.strip().strip("'") for o in match["options"].split(",")]
+    close = difflib.get_close_matches(match["value"], options, n=1)
+    if not close:
+        return message
+    head = message[: match.start()]
+    return f"{head}invalid choice: {match['value']!r}; did you mean {close[0]!r}? (choose from {match['options']})"
 
 
 def common_parent() -> argparse.ArgumentParser:
@@ -210,7 +230,13 @@ def open_memory(args: argparse.Namespace, *, one_shot_write: bool = False) -> Me
     if shared is not None:
         return shared  # the server checked that the memory directory and settings are the same
     settings = settings_of(args)
-    memory = Memory.open(settings=settings)
+    try:
+        memory = Memory.open(settings=settings)
+    except NotFoundError as exc:
+        if getattr(args, "memory_dir", None) is None:
+            raise
+        # The directory was typed on this command line: a bad flag value, as an unknown --space is.
+        raise UsageError(exc.message) from None
     if one_shot_write and not settings.store.cli_index:
         memory.defer_index()
     return memory
@@ -244,6 +270,16 @@ def _cwd_in(memory: Memory) -> str | None:
 
 
 @contextmanager
+def memory_ref(memory: Memory, typed: str) -> Iterator[str]:
+    """An ID-OR-PATH as every command that names one memory takes it: the id, or the path resolved as
+    :func:`repo_path` resolves it, and the service's "not found" made to say where a file of that
+    name is. ``with memory_ref(memory, args.id) as target: memory.update(target, …)``."""
+    target = repo_path(memory, typed)
+    with path_hint(memory, target):
+        yield target
+
+
+@contextmanager
 def path_hint(memory: Memory, target: str) -> Iterator[None]:
     """Adds to a path's "not found" or "not a memory file" error where a memory file of that name is:
     paths are taken from the repository root."""
@@ -257,8 +293,12 @@ def path_hint(memory: Memory, target: str) -> Iterator[None]:
         if not near:
             raise
         also = f" or {len(near) - 1} more" if len(near) > 1 else ""
-        hint = f"; paths are relative to the repository root (did you mean {near[0]}{also}?)"
-        raise type(exc)(exc.message + hint) from None
+        hint = f"paths are relative to the repository root (did you mean {near[0]}{also}?)"
+        if not os.path.lexists(memory.root / name):
+            # Nothing is at that path: the service's reason (not in a memory folder) would send the
+            # user to store.include for a file that is a memory, one folder down.
+            raise type(exc)(f"no memory file at {name}; {hint}") from None
+        raise type(exc)(f"{exc.message}; {hint}") from None
 
 
 def emit(args: argparse.Namespace, data: Any, text: str | Callable[[], str] | None = None) -> None:

@@ -153,6 +153,8 @@ def try_server(argv: Sequence[str]) -> int | None:
         return None
     if "-" in argv:
         return None  # standard input is read here, as the command reads it (bytes, to EOF, from a terminal)
+    if any(a.startswith("--sup") for a in argv):
+        return None  # `--supersedes PATH` is resolved against this process's current folder
     try:
         settings = load_settings(_memory_dir_flag(argv))
     except Exception:  # noqa: BLE001 - the in-process command reports config problems properly

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from remnic.config import MARKER_FILE, load_settings
-from remnic.errors import UsageError, ValidationError
+from remnic.errors import NotFoundError, UsageError, ValidationError
 from remnic.memfile.model import CATEGORIES, STATUSES, MemoryRecord, serialize
 from remnic.service.memory import Memory
 
@@ -15,10 +15,10 @@ from ._common import (
     choice_list,
     emit,
     memory_dir_arg,
+    memory_ref,
     non_negative_int,
     not_utf8,
     open_memory,
-    path_hint,
     plural,
     positive_int,
     read_text_arg,
@@ -253,6 +253,8 @@ def _stdin_text(field: str) -> str:
 def cmd_store(args: argparse.Namespace) -> int:
     memory = open_memory(args, one_shot_write=True)
     content = _stdin_text("content") if args.text == "-" else args.text
+    if args.supersedes:
+        args.supersedes = repo_path(memory, args.supersedes)
     result = memory.store(
         content,
         category=args.category,
@@ -292,8 +294,7 @@ def cmd_store(args: argparse.Namespace) -> int:
 
 def cmd_get(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    target = repo_path(memory, _required(args.id, "ID"))
-    with path_hint(memory, target):
+    with memory_ref(memory, _required(args.id, "ID")) as target:
         record = memory.find(target)
     if args.raw and not wants_json(args):
         print(memory.file_text(record.path), end="")
@@ -347,17 +348,17 @@ def cmd_update(args: argparse.Namespace) -> int:
             changes[key] = getattr(args, flag)
     if args.category is not None:
         changes["category"] = args.category
-    if args.supersedes:
-        changes["supersedes"] = args.supersedes
     content = None if args.content is None else (_stdin_text("content") if args.content == "-" else args.content)
-    if not changes and content is None:
+    if not changes and content is None and not args.supersedes:
         raise UsageError(
             "nothing to change: give at least one of --content, --tags, --status, --importance, --confidence, "
             "--category, --supersedes"
         )
     memory = open_memory(args)
-    with memory:
-        result = memory.update(args.id, changes, source="cli", content=content)
+    if args.supersedes:
+        changes["supersedes"] = repo_path(memory, args.supersedes)
+    with memory, memory_ref(memory, args.id) as target:
+        result = memory.update(target, changes, source="cli", content=content)
     record = result.record
     emit(
         args,
@@ -371,7 +372,8 @@ def cmd_update(args: argparse.Namespace) -> int:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    result = memory.forget(args.id, args.reason, source="cli")
+    with memory_ref(memory, args.id) as target:
+        result = memory.forget(target, args.reason, source="cli")
     record = result.record
     emit(
         args,
@@ -386,8 +388,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
 
 def cmd_timeline(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    target = repo_path(memory, args.id)
-    with path_hint(memory, target):
+    with memory_ref(memory, args.id) as target:
         events = memory.timeline(target, working=True)  # and the file on disk when it differs
     rows = [[e["label"], e["date"] or "-", e["operation"], e["status"], e["sha"][:8] or "-", e["path"]] for e in events]
     emit(
@@ -469,7 +470,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             problems=settings.warnings,
         )
     checks = [config]
-    checks += Memory.open(settings=settings).doctor()
+    try:
+        checks += Memory.open(settings=settings).doctor()
+    except NotFoundError as exc:  # no repository to check: what can be checked still is, and says so
+        checks += [*_system_checks(), {"name": "memory-dir", "status": "fail", "detail": exc.message}]
 
     def text() -> str:
         marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
@@ -482,6 +486,22 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     emit(args, {"ok": all(c["status"] != "fail" for c in checks), "checks": checks}, text)
     return 1 if any(c["status"] == "fail" for c in checks) else 0
+
+
+def _system_checks() -> list[dict[str, Any]]:
+    """The python and git checks of `Memory.doctor`, for when there is no repository to open."""
+    import platform
+    import subprocess
+    import sys
+
+    python = "ok" if sys.version_info >= (3, 11) else "fail"
+    out = [{"name": "python", "status": python, "detail": f"Python {platform.python_version()} ({sys.executable})"}]
+    try:
+        version = subprocess.run(["git", "--version"], capture_output=True, text=True, check=True).stdout.strip()
+        out.append({"name": "git", "status": "ok", "detail": version})
+    except (OSError, subprocess.CalledProcessError) as exc:
+        out.append({"name": "git", "status": "fail", "detail": f"git not runnable: {exc}"})
+    return out
 
 
 def _required(value: str, name: str) -> str:

@@ -12,6 +12,7 @@ from ._common import (
     add_command,
     choice_list,
     emit,
+    memory_ref,
     open_memory,
     plural,
     positive_float,
@@ -180,8 +181,8 @@ def cmd_review_list(args: argparse.Namespace) -> int:
 
 def cmd_review_disposition(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    with memory:
-        result = memory.review_disposition(args.id, args.status, reason_code=args.reason, source="cli")
+    with memory, memory_ref(memory, args.id) as target:
+        result = memory.review_disposition(target, args.status, reason_code=args.reason, source="cli")
     status = result.record.status  # approving a value said before a newer one leaves it superseded
     text = (
         f"{result.id} is now {status} ({(result.commit or '')[:8]})"

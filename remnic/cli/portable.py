@@ -14,6 +14,7 @@ from typing import Any
 from remnic.config import STATE_DIR
 from remnic.errors import FieldProblem, UsageError, ValidationError
 from remnic.memfile.paths import MemoryPaths
+from remnic.memfile.validate import check_namespace
 from remnic.service.memory import Memory
 from remnic.service.portable import Export, Skip, prepare_import
 
@@ -214,6 +215,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     import time
 
     started = time.perf_counter()
+    bad_namespace = check_namespace(args.namespace)
+    if bad_namespace:  # the flag is wrong, not the file's lines: one error, naming --namespace
+        raise ValidationError(bad_namespace[0].describe(), problems=bad_namespace)
     memory = open_memory(args)
     memory.defer_index(build_missing=False)  # indexed below, with progress, as its own phase
     items: list[Any] = []

@@ -280,7 +280,9 @@ def register(sub: Any) -> None:
 
     b = add_command(bench, "scale", "recall latency, RSS, reindex time and write-to-searchable at N memories")
     b.add_argument("--sizes", type=_sizes, help="memory counts, e.g. 10k,100k (default: 10k,100k)")
-    b.add_argument("--queries", type=positive_int("--queries"), default=200, help="queries timed per size")
+    b.add_argument(
+        "--queries", type=positive_int("--queries"), default=200, help="queries timed per size (default: 200)"
+    )
     b.set_defaults(handler=cmd_bench_scale)
 
     b = add_command(
@@ -492,12 +494,25 @@ def cmd_audit_list(args: argparse.Namespace) -> int:
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    report = memory.reindex(progress=progress_bar(args, "embedding"))
+    bar = progress_bar(args, "embedding")
+    cached: list[int] = []
+    texts = [0]
+
+    def progress(done: int, total: int) -> None:
+        # The cache's hits are reported first: the bar counts only what the model runs for, as the summary.
+        if not cached:
+            cached.append(done)
+        texts[0] = total
+        if total > cached[0]:
+            bar(done - cached[0], total - cached[0])
+
+    report = memory.reindex(progress=progress)
     health = memory.index_health()
-    data = {**report.to_dict(), "index": health}
+    data = {**report.to_dict(), "texts": texts[0], "index": health}
     text = (
-        f"reindexed {report.changed} memories in {report.seconds:.1f}s "
-        f"({report.embedded} texts embedded, the rest from the cache); index {health['state']}"
+        f"reindexed {plural(report.changed, 'memory', 'memories')} in {report.seconds:.1f}s "
+        f"({report.embedded} texts embedded, {max(texts[0] - report.embedded, 0)} from the cache); "
+        f"index {health['state']}"
     )
     if report.problems:
         text += f"\n{len(report.problems)} malformed file(s) left out (run `remnic doctor`):\n  " + "\n  ".join(

@@ -54,7 +54,9 @@ def register(sub: Any) -> None:
     q = add_command(ssub, "create", "register a space: a new memory repository, or an existing one at --path")
     q.add_argument("name", metavar="NAME", help="the space's name (lower-case letters, digits, '-', '_')")
     q.add_argument("--path", metavar="DIR", help="where it lives (default: ~/.remnic/spaces/NAME)")
-    q.add_argument("--kind", type=choice_list("kind", KINDS), default="personal", help=" | ".join(KINDS))
+    q.add_argument(
+        "--kind", type=choice_list("kind", KINDS), default="personal", help=" | ".join(KINDS) + " (default: personal)"
+    )
     q.add_argument("--remote", metavar="URL", help="the git remote to push to and pull from (becomes origin)")
     q.add_argument(
         "--read-only",
@@ -87,7 +89,9 @@ def register(sub: Any) -> None:
     q.add_argument("url", metavar="URL", help="any URL git accepts (a path, file://, ssh, https)")
     q.add_argument("dir", metavar="DIR", nargs="?", help="where to clone it (default: ~/.remnic/spaces/NAME)")
     q.add_argument("--name", help="the space's name (default: from the URL)")
-    q.add_argument("--kind", type=choice_list("kind", KINDS), default="team", help=" | ".join(KINDS))
+    q.add_argument(
+        "--kind", type=choice_list("kind", KINDS), default="team", help=" | ".join(KINDS) + " (default: team)"
+    )
     q.add_argument(
         "--read-only",
         action="store_true",

@@ -9,6 +9,8 @@ import sys
 import threading
 from typing import Any
 
+from remnic.errors import EXIT_INTERRUPTED
+
 from ._common import add_command, emit, non_negative_int, open_memory, progress_bar, wants_json
 
 
@@ -61,8 +63,9 @@ def register(sub: Any) -> None:
         ssub,
         "watch",
         "watch the repository and sync each burst of saves",
-        epilog="Prints one line per change (JSON lines with --json). Stops on Ctrl-C or\n"
-        "SIGTERM after syncing what is pending; a second Ctrl-C aborts at once.",
+        epilog="Prints one line per change (JSON lines with --json). Stops on Ctrl-C (exit 130,\n"
+        "as every command) or SIGTERM (exit 0: a service manager's stop) after syncing what is\n"
+        "pending; a second Ctrl-C aborts at once.",
     )
     q.add_argument(
         "--debounce-ms",
@@ -183,8 +186,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
     watcher = Watcher(memory, emit=out, debounce_ms=args.debounce_ms, commit=False if args.no_commit else None)
     previous: dict[int, Any] = {}
+    received: list[int] = []
 
     def stop(signum: int, _frame: Any) -> None:
+        received.append(signum)
         watcher.request_stop()
         for sig, handler in previous.items():  # a second signal acts as usual (aborts at once)
             signal.signal(sig, handler)
@@ -193,7 +198,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
         previous[sig] = signal.signal(sig, stop)
     try:
         with memory:
-            return watcher.run()
+            code = watcher.run()
+        # Ctrl-C exits 130 as every command does, once the pending changes are flushed.
+        return EXIT_INTERRUPTED if code == 0 and received[:1] == [signal.SIGINT] else code
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)

@@ -6,7 +6,7 @@ import argparse
 import shlex
 from typing import Any
 
-from ._common import add_command, emit, open_memory, path_hint, repo_path, table, warnings_of
+from ._common import add_command, emit, memory_ref, open_memory, table, warnings_of
 
 VERSION_HELP = "a version: v1, 2, a commit sha prefix, 'latest' or 'working' (the file on disk now)"
 
@@ -79,8 +79,7 @@ def register(sub: Any) -> None:
 
 def cmd_list(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    args.target = repo_path(memory, args.target)
-    with path_hint(memory, args.target):
+    with memory_ref(memory, args.target) as args.target:
         found = memory.memory_history(args.target)
     versions, path, dirty = found.versions, found.working_path, found.uncommitted
     rows = [
@@ -100,8 +99,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    args.target = repo_path(memory, args.target)
-    with path_hint(memory, args.target):
+    with memory_ref(memory, args.target) as args.target:
         read = memory.read_version(args.target, args.version)
     if getattr(args, "json", False):
         data: dict[str, Any] = {"version": read.label, "content": read.text, "deleted": read.deleted}
@@ -123,8 +121,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    args.target = repo_path(memory, args.target)
-    with path_hint(memory, args.target):
+    with memory_ref(memory, args.target) as args.target:
         diff = memory.version_diff(args.target, args.old, args.new)
     emit(args, {"diff": diff, "changed": bool(diff)}, diff or "(no differences)")
     return 0
@@ -132,8 +129,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def cmd_revert(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    args.target = repo_path(memory, args.target)
-    with path_hint(memory, args.target):
+    with memory_ref(memory, args.target) as args.target:
         result = memory.revert(args.target, args.version, source="cli", force=args.force)
     record = result.record
     emit(

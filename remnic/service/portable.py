@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from remnic.errors import FieldProblem, MemoryFormatError, RemnicError
 from remnic.memfile.model import MemoryRecord, content_hash
 from remnic.memfile.paths import namespace_for_path
-from remnic.memfile.validate import check_text
+from remnic.memfile.validate import check_namespace, check_text
 from remnic.repo.files import SYMLINK_REASON
 
 if TYPE_CHECKING:
@@ -402,6 +402,9 @@ def prepare_import(
     from .duplicates import DuplicateLookup, find_duplicate  # the import's own rule; writes imports this module
     from .writes import ImportPlan, plan_items
 
+    bad_namespace = check_namespace(namespace)
+    if bad_namespace:  # the caller's argument, said once rather than against every line
+        return ImportCheck([], [], [], bad_namespace)
     numbers = list(line_numbers) if line_numbers else list(range(1, len(items) + 1))
     skipped: list[Skip] = []
     batch: list[Any] = []
