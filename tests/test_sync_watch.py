@@ -423,7 +423,8 @@ def test_watcher_reports_errors_and_retries_until_it_succeeds(memory: Memory, wa
     consistent(memory)
 
 
-def test_sigterm_mid_burst_flushes_everything(memory: Memory) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP], ids=["sigterm", "sighup"])
+def test_sigterm_mid_burst_flushes_everything(memory: Memory, stop: signal.Signals) -> None:
     root = memory.root
     proc = subprocess.Popen(
         [sys.executable, "-m", "remnic", "sync", "watch", "--json", "--debounce-ms", "1500", "--memory-dir", str(root)],
@@ -444,7 +445,7 @@ def test_sigterm_mid_burst_flushes_everything(memory: Memory) -> None:
         wait_until(lambda: any(e["event"] == "ready" for e in lines), what="watcher ready")
         for i in range(30):
             (root / f"facts/term-{i}.md").write_text(f"Written just before SIGTERM, number {i}.\n")
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(stop)  # a service manager's stop, or the terminal closing
         proc.wait(timeout=60)
     finally:
         if proc.poll() is None:

@@ -64,8 +64,8 @@ def register(sub: Any) -> None:
         "watch",
         "watch the repository and sync each burst of saves",
         epilog="Prints one line per change (JSON lines with --json). Stops on Ctrl-C (exit 130,\n"
-        "as every command) or SIGTERM (exit 0: a service manager's stop) after syncing what is\n"
-        "pending; a second Ctrl-C aborts at once.",
+        "as every command) or SIGTERM/SIGHUP (exit 0: a service manager's stop, a closed\n"
+        "terminal) after syncing what is pending; a second Ctrl-C aborts at once.",
     )
     q.add_argument(
         "--debounce-ms",
@@ -194,7 +194,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
         for sig, handler in previous.items():  # a second signal acts as usual (aborts at once)
             signal.signal(sig, handler)
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    # SIGHUP: the terminal it ran in closed; stop as for SIGTERM rather than die with saves unsynced.
+    for sig in (signal.SIGINT, signal.SIGTERM, *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])):
         previous[sig] = signal.signal(sig, stop)
     try:
         with memory:
