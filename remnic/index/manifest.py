@@ -26,10 +26,11 @@ from typing import Any
 
 from remnic.fsio import write_atomic
 
-SCHEMA_VERSION = 8  # 3: dates named in the text (catalog, tantivy dated/months); 4: passages of long memories;
+SCHEMA_VERSION = 9  # 3: dates named in the text (catalog, tantivy dated/months); 4: passages of long memories;
 # 5: memories waiting for their vectors (catalog table pending_vectors); 6: passages as BM25 documents;
 # 7: the vocabulary's word vectors (catalog table vocab); 8: observed sessions as episodes, said order,
-# observed facts' context vectors the mean of their window's sentence vectors
+# observed facts' context vectors the mean of their window's sentence vectors; 9: a note's file name in its
+# BM25 title (text.name_title)
 """Bump when the catalog/tantivy layout or the meaning of indexed fields changes."""
 
 CURRENT_FILE = "CURRENT"

@@ -155,7 +155,8 @@ def build_rows(
             "namespace": rec.namespace,
             "category": rec.category,
             "status": rec.status,
-            "title": " ".join([title, *rec.aliases]),  # a note's other names are titles too
+            # A note's other names are titles too: its aliases, and its file name when that is no slug of its text.
+            "title": " ".join([title, *rec.aliases, T.name_title(rec)]),
             "body": rec.content,
             "tags": " ".join([*tags, str(entity)] if entity else tags),
             "near": ctx.near if ctx else "",

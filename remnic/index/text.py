@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from remnic.memfile.model import MemoryRecord, parse_time
+from remnic.memfile.model import MemoryRecord, parse_time, slugify
 
 from . import dates as D
 
@@ -70,6 +70,32 @@ def title_of(record: MemoryRecord) -> str:
     if m and record.content.lstrip().startswith("#"):
         return m.group(1).strip()
     return lead_label(record.content) or ""
+
+
+# A numbered twin remnic gives a slug already taken (``x-2``) or a random tail (``x-1a2b3c4d``).
+_SLUG_TAIL_RE = re.compile(r"-(?:\d{1,4}|[0-9a-f]{8})$")
+_NAME_SPLIT_RE = re.compile(r"[\s_-]+")
+
+
+def name_title(record: MemoryRecord) -> str:
+    """The file name as a title (an Obsidian note's title is its file name: ``Zorblax renovation.md``),
+    words split on spaces, ``-`` and ``_``; empty when the name says nothing the text does not: a
+    slug remnic made of the memory's first words, its id, or a slug-style name made only of words
+    the memory already holds (the title field would count them twice)."""
+    stem = record.path.rsplit("/", 1)[-1]
+    stem = stem.rsplit(".", 1)[0] if "." in stem else stem
+    if not stem or stem == record.id or stem == record.id.rsplit(":", 1)[-1]:
+        return ""
+    base = _SLUG_TAIL_RE.sub("", stem)
+    slug = slugify(record.content)
+    if base == slug or (len(base) >= 20 and slug.startswith(base)):
+        return ""
+    words = [w for w in _NAME_SPLIT_RE.split(stem) if w]
+    if stem == stem.lower() and " " not in stem:
+        held = set(re.findall(r"\w+", record.content.lower()))
+        if all(w in held or w.isdigit() for w in re.findall(r"\w+", " ".join(words).lower())):
+            return ""
+    return " ".join(words)
 
 
 def split_sentences(text: str) -> list[str]:

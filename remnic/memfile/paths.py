@@ -3,7 +3,8 @@
 A memory is a markdown file (``.md`` or ``.markdown``, any case) in a memory folder:
 
 - a category folder (``facts/``, ``decisions/``, ``reasoning-traces/``, …) at any depth below
-  it, e.g. the original Remnic's dated ``facts/2026-05-14/fact-….md``;
+  it, e.g. the original Remnic's dated ``facts/2026-05-14/fact-….md``; its name in any case
+  (a vault's ``Decisions/`` is ``decisions/``: on macOS and Windows they are one folder);
 - the same inside a namespace (``namespaces/<name>/<category folder>/``), and anything in the
   original's ``archive/`` and ``cold/`` tiers (``archive/2026-01-01/…``, ``cold/facts/…``);
 - any file matching a ``store.include`` pattern (``["**"]`` adopts a whole notes vault).
@@ -93,16 +94,30 @@ def namespace_for_path(path: str) -> str:
     return DEFAULT_NAMESPACE
 
 
+def _dir_category(name: str) -> str | None:
+    """The category a folder name names, in any case (``Decisions`` → decision)."""
+    return DIR_CATEGORIES.get(name) or DIR_CATEGORIES.get(name.lower())
+
+
 def category_for_path(path: str) -> str:
     """The category its top folder names (``decisions/2026-05-01/x.md`` → decision), else fact."""
-    parts = _parts(path)
-    return DIR_CATEGORIES.get(parts[0], "fact") if len(parts) > 1 else "fact"
+    return folder_category(path) or "fact"
 
 
 def folder_category(path: str) -> str | None:
     """The category named by the path's top folder, or None when it is in no category folder."""
     parts = _parts(path)
-    return DIR_CATEGORIES.get(parts[0]) if len(parts) > 1 else None
+    return _dir_category(parts[0]) if len(parts) > 1 else None
+
+
+def case_twin(rel: str, names: Iterable[str]) -> str | None:
+    """The folder among ``names`` (a folder's entries) that differs from ``rel``'s first folder only in
+    case (``Decisions`` for ``decisions/.gitkeep``), else None: a second folder beside it would be
+    the same folder on a case-insensitive file system, and a twin on any other."""
+    top = rel.split("/", 1)[0]
+    if "/" not in rel:
+        return None
+    return next((n for n in sorted(names) if n != top and n.lower() == top.lower()), None)
 
 
 def is_archived_path(path: str) -> bool:

@@ -6,7 +6,9 @@ Edges come from what the files already say, each with a confidence:
   (``{targetId, linkType, strength}``) — an explicit link (``graphLinkConfidence``);
 - ``[[target]]`` / ``[[target|label]]`` in the body or in a frontmatter value — a wikilink
   to an id, a path, a file name, a note's title or one of its ``aliases``
-  (``graphWikilinkConfidence``);
+  (``graphWikilinkConfidence``); a file name that several notes share leads, as in Obsidian,
+  to the one in the linking note's folder, else to the one with the shortest path, and the
+  edge's kind says so;
 - a shared ``entityRef`` — both memories are about the same entity (``graphEntityConfidence``);
 - an entity page (``entities/<type>-<name>.md``): a memory's ``entityRef`` leads to the page of
   that id, and a memory leads to the pages whose timeline cites it as ``[[id]]``; the page's own
@@ -57,7 +59,7 @@ def entity_page_rows(snap: Snapshot) -> list[int]:
 class Edge:
     target: int
     kind: str
-    """link | wikilink | entityRef | entity-page"""
+    """link | wikilink | entityRef | entity-page; an ambiguous wikilink's kind adds which note it took"""
     confidence: float
 
 
@@ -125,8 +127,13 @@ def edges_of(
 
     for ref in link_refs(fm):
         add(lookup.row_of_ref(ref), "link", link_conf)
+    link_target = getattr(lookup, "link_target", None)
     for ref in wikilinks(content, fm):
-        add(lookup.row_of_ref(ref), "wikilink", wikilink_conf)
+        if link_target is None:
+            add(lookup.row_of_ref(ref), "wikilink", wikilink_conf)
+        else:
+            target, note = link_target(ref, row)
+            add(target, f"wikilink ({note})" if note else "wikilink", wikilink_conf)
     for entity in entity_refs(fm):
         for target in lookup.rows_with_entity(entity):
             add(target, "entityRef", entity_conf)
@@ -207,12 +214,26 @@ def traverse(
     return ordered[:keep]
 
 
+def _folder(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def nearest_note(paths: Sequence[str], source: str | None) -> str:
+    """Obsidian's pick among notes sharing a file name: the one in the linking note's folder, else
+    the one with the shortest path (then the first by name, so the pick is stable)."""
+    if source is not None:
+        here = sorted(p for p in paths if _folder(p) == _folder(source))
+        if here:
+            return here[0]
+    return min(paths, key=lambda p: (len(p), p))
+
+
 class _Shared:
     """What the lookups derive from the whole catalog (names, file stems, entity mentions, page
     citations), kept per catalog and generation as paths: rebuilt after a write, not per recall."""
 
     def __init__(self) -> None:
-        self.stems: dict[str, str] | None = None
+        self.stems: dict[str, list[str]] | None = None
         self.names: dict[str, str] | None = None
         self.entities: dict[str, list[str]] = {}
         self.citing: dict[str, list[str]] | None = None
@@ -267,26 +288,38 @@ class CatalogLookup:
         return r if r is not None and self.alive[r] else None
 
     def row_of_ref(self, ref: str) -> int | None:
+        return self.link_target(ref, None)[0]
+
+    def link_target(self, ref: str, source: int | None) -> tuple[int | None, str]:
+        """The row ``ref`` names as seen from the memory at row ``source``, and a note when it is a file
+        name several live notes share (which one it took, and the others)."""
         try:
             row = self._live(self.catalog.path_of(ref))
         except Exception:  # noqa: BLE001 - an unreadable reference is just not an edge
             row = None
         if row is not None:
-            return row
+            return row, ""
         for candidate in (ref, ref + ".md", ref + ".markdown"):
             row = self._live(candidate if candidate in self.snap.row_of else None)
             if row is not None:
-                return row
+                return row, ""
         shared = self._shared
         if shared.stems is None:
             # File names without folder or extension, for [[wikilinks]] by name.
-            stems: dict[str, str] = {}
+            stems: dict[str, list[str]] = {}
             for path in self.snap.row_of:
-                stems.setdefault(path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower(), path)
+                stems.setdefault(path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower(), []).append(path)
             shared.stems = stems
-        if ref.lower() in shared.stems:
-            return self._live(shared.stems[ref.lower()])
-        return self._live(self._names_map().get(ref.strip().lower()))
+        paths = [p for p in shared.stems.get(ref.lower(), ()) if self._live(p) is not None]
+        if paths:
+            source_path = self.snap.paths[source] if source is not None else None
+            chosen = nearest_note(paths, source_path)
+            note = ""
+            if len(paths) > 1:
+                others = ", ".join(sorted(p for p in paths if p != chosen))
+                note = f"[[{ref}]] names {len(paths)} notes: took {chosen}, not {others}"
+            return self._live(chosen), note
+        return self._live(self._names_map().get(ref.strip().lower())), ""
 
     def _names_map(self) -> dict[str, str]:
         """Titles and aliases → path, for ``[[Title]]`` and ``[[alias]]``; built when a link named

@@ -28,7 +28,7 @@ from remnic.memfile.model import (
     category_dir,
     slugify,
 )
-from remnic.memfile.paths import OUTSIDE, MemoryPaths, original_reason
+from remnic.memfile.paths import OUTSIDE, MemoryPaths, case_twin, original_reason
 from remnic.memfile.schema import DIR_CATEGORIES, NAMESPACES_DIR
 from remnic.memfile.validate import Checked, check_bytes
 from remnic.memfile.values import record_id
@@ -190,7 +190,7 @@ class MemoryStore:
         symlink too: a link is the user's, never replaced. A category folder that cannot hold a new file
         (a file, a symlink) is a RepoBusyError naming it."""
         exists = taken or (lambda rel: os.path.lexists(self.root / rel))
-        base = category_dir(category, namespace)
+        base = self._existing_case(category_dir(category, namespace))
         why = self.folder_problem(f"{base}/x.md")
         if why is not None:
             raise RepoBusyError(f"cannot store a {category}: {why}; nothing was written")
@@ -200,6 +200,18 @@ class MemoryStore:
             if not exists(rel):
                 return rel
         return f"{base}/{slug}-{secrets.token_hex(4)}.md"
+
+    def _existing_case(self, base: str) -> str:
+        """``base``, or the folder beside it that differs only in case (an adopted vault's ``Decisions/``):
+        a second one would be the same folder on a case-insensitive file system, a twin on others."""
+        if os.path.lexists(self.root / base):
+            return base
+        parent, _, leaf = base.rpartition("/")
+        try:
+            twin = case_twin(f"{leaf}/x", os.listdir(self.root / parent if parent else self.root))
+        except OSError:
+            return base
+        return base if twin is None else (f"{parent}/{twin}" if parent else twin)
 
     # --- reading ---
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from remnic.config import MARKER_FILE, REPO_CONFIG_FILE, Settings, ensure_state_dir, find_memory_repo, load_settings
 from remnic.errors import FieldProblem, NotFoundError, RemnicError, UsageError, ValidationError
 from remnic.memfile.model import DEFAULT_NAMESPACE, ID_RE, MemoryRecord, check_relpath
+from remnic.memfile.paths import case_twin
 from remnic.memfile.schema import CATEGORIES
 from remnic.repo import journal as _journal
 from remnic.repo.files import MemoryStore
@@ -189,11 +190,12 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
         memory = cls(settings)
         template = template_dir()
         with memory.committer.exclusive() as tx:
+            present = os.listdir(root)
             for src in sorted(template.rglob("*")):
                 if src.is_dir() or "__pycache__" in src.parts:
                     continue
                 rel = src.relative_to(template).as_posix()
-                if not (root / rel).exists():
+                if not (root / rel).exists() and case_twin(rel, present) is None:  # a vault's Decisions/ is decisions/
                     tx.put(rel, src.read_bytes())
             if patterns:
                 tx.put(REPO_CONFIG_FILE, _adopt.with_include(tx.read_bytes(REPO_CONFIG_FILE), patterns, root))
