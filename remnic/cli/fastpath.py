@@ -324,6 +324,8 @@ class CliServer:
         made in its place is left to it. True when it listens anew."""
         if self._closed.is_set() or self.path.exists():
             return False
+        if not (self.memory.root / ".git").exists():  # the repository is gone: never recreate .remnic in it
+            return False
         self.start()
         return True
 
@@ -332,7 +334,8 @@ class CliServer:
         if self._sock is not None:
             self._sock.close()
         if self._owns_path():  # another server may have bound the same path since
-            self.path.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # a read-only or deleted directory keeps it
+                self.path.unlink(missing_ok=True)
 
     def _accept(self, listener: socket.socket) -> None:
         while not self._closed.is_set():

@@ -8,6 +8,7 @@ from typing import Any
 from remnic.config import MARKER_FILE, load_settings
 from remnic.errors import NotFoundError, UsageError, ValidationError
 from remnic.memfile.model import CATEGORIES, STATUSES, MemoryRecord, serialize
+from remnic.service.health import system_checks
 from remnic.service.memory import Memory
 
 from ._common import (
@@ -473,7 +474,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     try:
         checks += Memory.open(settings=settings).doctor()
     except NotFoundError as exc:  # no repository to check: what can be checked still is, and says so
-        checks += [*_system_checks(), {"name": "memory-dir", "status": "fail", "detail": exc.message}]
+        checks += [*system_checks(), {"name": "memory-dir", "status": "fail", "detail": exc.message}]
 
     def text() -> str:
         marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
@@ -486,22 +487,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     emit(args, {"ok": all(c["status"] != "fail" for c in checks), "checks": checks}, text)
     return 1 if any(c["status"] == "fail" for c in checks) else 0
-
-
-def _system_checks() -> list[dict[str, Any]]:
-    """The python and git checks of `Memory.doctor`, for when there is no repository to open."""
-    import platform
-    import subprocess
-    import sys
-
-    python = "ok" if sys.version_info >= (3, 11) else "fail"
-    out = [{"name": "python", "status": python, "detail": f"Python {platform.python_version()} ({sys.executable})"}]
-    try:
-        version = subprocess.run(["git", "--version"], capture_output=True, text=True, check=True).stdout.strip()
-        out.append({"name": "git", "status": "ok", "detail": version})
-    except (OSError, subprocess.CalledProcessError) as exc:
-        out.append({"name": "git", "status": "fail", "detail": f"git not runnable: {exc}"})
-    return out
 
 
 def _required(value: str, name: str) -> str:

@@ -7,7 +7,8 @@
 - :mod:`.http` the HTTP server, :mod:`.routes` its routing table; :mod:`.transport` deadlines, the connection cap and the Host
   check; :mod:`.mcp` the MCP protocol and stdio loop; :mod:`.outputs` output schemas; :mod:`.compat` the
   original Remnic's request and response shapes;
-- :mod:`.daemon` runs ``remnic serve`` in the background.
+- :mod:`.daemon` runs ``remnic serve`` in the background; :mod:`.lifecycle` stops it gracefully (and when its
+  memory directory goes, which :mod:`.presence` checks).
 """
 
 from __future__ import annotations

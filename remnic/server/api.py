@@ -25,7 +25,7 @@ from remnic.service.memory import Memory
 from remnic.service.recall import context_text
 from remnic.version import __version__
 
-from . import compat
+from . import compat, presence
 from .api_agents import AgentApi
 from .auth import NamespacePolicy
 from .errors import NamespaceForbidden
@@ -84,7 +84,15 @@ class Api(AgentApi):
         # The user's own agent on stdio is not throttled unless asked (mcp.rateLimitStdio).
         values["_limited"] = surface != "mcp-stdio" or self.settings.mcp.rate_limit_stdio
         handler: Callable[[str, dict[str, Any]], Reply] = getattr(self, f"op_{name}")
-        reply = handler(principal, values)
+        if name != "health":  # health answers "not ok" itself
+            presence.check_present(self.memory.root)  # never recreate a deleted memory directory
+        try:
+            reply = handler(principal, values)
+        except (RemnicError, OSError) as exc:
+            read_only = presence.read_only_error(self.memory.root, exc)
+            if read_only is None or read_only is exc:
+                raise
+            raise read_only from None
         ignored = [
             compat.warning(p.name, "accepted for compatibility with Remnic clients; it has no effect here")
             for p in op.params
@@ -141,6 +149,10 @@ class Api(AgentApi):
     # --- operations ---
 
     def op_health(self, principal: str, values: dict[str, Any]) -> Reply:
+        gone = presence.missing(self.memory.root)
+        if gone is not None:
+            body = {"ok": False, "status": "memory_dir_missing", "code": "memory_dir_missing", "error": gone}
+            return Reply(503, {**body, "service": "remnic", "version": __version__, "memoryDir": str(self.memory.root)})
         return Reply(
             200,
             {

@@ -12,6 +12,7 @@ started. Both files are in the git-ignored state directory.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
@@ -25,6 +26,8 @@ from remnic.config import Settings
 from remnic.errors import RemnicError
 from remnic.fsio import pid_alive, write_atomic
 from remnic.memfile.model import now_iso
+
+from .presence import missing
 
 PID_FILE = "server.pid"
 LOG_FILE = "server.log"
@@ -65,7 +68,12 @@ def write_pid_file(
     }
     if cli_socket is not None:
         info["cliSocket"] = cli_socket
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # The state folder is made again (`rm -rf .remnic`), the memory directory never: a server whose
+    # directory was deleted or moved must not bring a ghost of it back.
+    gone = missing(Path(memory_dir))
+    if gone is not None:
+        raise FileNotFoundError(errno.ENOENT, f"{gone}; not writing {path.name} there", str(path))
+    path.parent.mkdir(exist_ok=True)
     write_atomic(path, json.dumps(info, indent=2) + "\n", mode=0o600)
 
 

@@ -32,6 +32,7 @@ from remnic.config import Settings
 from remnic.errors import RemnicError, ValidationError
 from remnic.render.xray import dumps_json
 
+from . import presence
 from .api import Api, Reply, error_reply, internal_error
 from .auth import Authenticator
 from .errors import (
@@ -46,6 +47,7 @@ from .errors import (
     Unauthorized,
     parse_json,
 )
+from .lifecycle import GracefulStop
 from .mcp import ID_SCAN_BYTES, INVALID_REQUEST, PARSE_ERROR, SUPPORTED_VERSIONS, McpServer, McpSession, leading_id
 from .routes import http_names, query_args, route
 from .transport import ConnectionSlots, DeadlineReader, HostCheck, Refusals, SocketWriter, WorkerPool
@@ -61,7 +63,7 @@ class ClientGone(Exception):
     """The client closed the connection (or stopped reading) mid-request: nobody to answer."""
 
 
-class RemnicHTTPServer(HTTPServer):
+class RemnicHTTPServer(GracefulStop, HTTPServer):
     allow_reuse_address = True
     request_queue_size = 512  # a burst of connects waits in the kernel, not in SYN retries
 
@@ -77,6 +79,7 @@ class RemnicHTTPServer(HTTPServer):
         # Set before binding: a failed bind calls server_close, which reads it.
         self._tended = time.monotonic()
         self._tending: threading.Thread | None = None
+        self.init_lifecycle()
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, Handler)
@@ -133,10 +136,14 @@ class RemnicHTTPServer(HTTPServer):
 
     def service_actions(self) -> None:
         self.refusals.sweep()
+        if self.check_gone():
+            return
         self._maybe_tend()
 
     def server_close(self) -> None:
-        super().server_close()
+        self.draining = True
+        super().server_close()  # the listening socket first: new connections are refused
+        self.finish_in_flight()
         self.refusals.sweep(everything=True)
         if self._tending is not None:
             self._tending.join()  # a flush under way finishes its commit
@@ -212,6 +219,13 @@ class Handler(BaseHTTPRequestHandler):
         self._handle()
 
     def _handle(self) -> None:
+        self.server.started_request()
+        try:
+            self._handle_counted()
+        finally:
+            self.server.finished_request()
+
+    def _handle_counted(self) -> None:
         request_id = str(uuid.uuid4())
         started = time.perf_counter()
         self._body_pending = self._content_length_header() not in (None, 0)
@@ -441,8 +455,9 @@ class Handler(BaseHTTPRequestHandler):
     def _send(self, reply: Reply, request_id: str) -> bool:
         """Write the response; False when the client had already gone (quietly: that is routine)."""
         self._responded = True
-        if self._body_pending:
-            self.close_connection = True  # an unread body would be parsed as the next request
+        if self._body_pending or self.server.draining:
+            # An unread body would be parsed as the next request; a stopping server takes no next one.
+            self.close_connection = True
         # backslashreplace: a lone surrogate echoed from a refused input goes out as a JSON \uXXXX escape.
         data = b"" if reply.status == 202 and reply.body is None else reply.text.encode("utf-8", "backslashreplace")
         self.send_response(reply.status)
@@ -511,7 +526,13 @@ def create_server(
             "no bearer token configured: run `remnic token generate --principal NAME` "
             "or pass --token; the server never runs without one"
         )
-    api.memory.warm_up()  # model and index load here, not in the first request (nor racily in several)
+    presence.check_present(api.memory.root)
+    try:
+        api.memory.warm_up()  # model and index load here, not in the first request (nor racily in several)
+    except Exception:
+        # Deleted or moved during start-up: one line naming it, not the index's traceback.
+        presence.check_present(api.memory.root)
+        raise
     host = settings.server.host if host is None else host
     port = settings.server.port if port is None else port
     odd = [h for h in settings.server.allowed_hosts if not isinstance(h, str) or not h.strip()]

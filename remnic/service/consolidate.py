@@ -14,13 +14,16 @@ memory get a ledger line pointing ``resultingPrimitiveId`` at the survivor.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import ValidationError
+from remnic.fsio import write_atomic
 from remnic.memfile.model import MemoryRecord, now_iso, parse_time
 from remnic.memfile.validate import check_bytes
 from remnic.observe.alike import differs_concretely
@@ -34,6 +37,8 @@ if TYPE_CHECKING:
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 NEIGHBOURS = 5
+LAST_RUN_FILE = "consolidation.json"
+"""In the state folder: when consolidation last ran and what it did (``remnic doctor`` reads it)."""
 
 
 @dataclass
@@ -48,6 +53,33 @@ class ConsolidationResult:
             "merged": [{"id": a, "into": b} for a, b in self.merged],
             "commit": self.commit,
         }
+
+    def summary(self) -> str:
+        """One line for logs and the watcher: what the pass did, nothing merged included."""
+        merged = f"merged {len(self.merged)} near-duplicate(s)" if self.merged else "merged nothing"
+        commit = f" (commit {self.commit[:8]})" if self.commit and self.merged else ""
+        return f"consolidation: {merged} among {self.considered} recent observation(s){commit}"
+
+
+def record_run(state_dir: Path, result: ConsolidationResult) -> None:
+    """Note when consolidation ran and what it did; best effort (a read-only or deleted directory
+    keeps no note, and never gets its state folder made again for one)."""
+    if not state_dir.is_dir():
+        return
+    note = {"at": now_iso(), "considered": result.considered, "merged": len(result.merged), "commit": result.commit}
+    try:
+        write_atomic(state_dir / LAST_RUN_FILE, json.dumps(note) + "\n", durable=False)
+    except OSError:
+        pass
+
+
+def last_run(state_dir: Path) -> dict[str, Any] | None:
+    """The note :func:`record_run` left (``at``, ``considered``, ``merged``, ``commit``), or None."""
+    try:
+        note = json.loads((state_dir / LAST_RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return note if isinstance(note, dict) and isinstance(note.get("at"), str) else None
 
 
 def _words(text: str) -> set[str]:
@@ -116,6 +148,12 @@ def _count(frontmatter: dict[str, Any]) -> int:
 
 
 def consolidate(mem: Memory, *, days: float | None = None) -> ConsolidationResult:
+    result = _consolidate(mem, days)
+    record_run(mem.settings.state_dir, result)
+    return result
+
+
+def _consolidate(mem: Memory, days: float | None) -> ConsolidationResult:
     settings = mem.settings.observe
     window = settings.consolidate_window_days if days is None else days
     if isinstance(window, bool) or not isinstance(window, int | float) or not (window > 0 and math.isfinite(window)):

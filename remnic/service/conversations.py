@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from remnic.observe.transcripts import SOURCE_FORMATS
 
 if TYPE_CHECKING:
+    from .consolidate import ConsolidationResult
     from .memory import Memory
     from .observing import ObserveResult
 
@@ -28,6 +29,8 @@ class ConversationOps:
     _consolidation_lock: threading.Lock
     _tended_head: str | None
     _closed: bool
+    on_consolidated: Callable[[ConsolidationResult], None] | None = None
+    """Told each background consolidation pass's result (the watcher prints it as an event)."""
 
     def observe(
         self: Memory,
@@ -139,8 +142,10 @@ class ConversationOps:
         while True:
             try:
                 result = self.consolidate()
-                if result.merged:
-                    logging.getLogger("remnic").info("consolidation merged %d near-duplicate(s)", len(result.merged))
+                logging.getLogger("remnic").info("%s", result.summary())  # a pass that merged nothing too
+                listener = self.on_consolidated
+                if listener is not None:
+                    listener(result)
             except Exception:  # a background pass: logged, the next flush tries again
                 logging.getLogger("remnic").exception("consolidation after a flush failed")
             with self._consolidation_lock:

@@ -14,6 +14,7 @@ from typing import Any
 from remnic.config import MARKER_FILE, STATE_DIR, StoreSettings
 from remnic.errors import FieldProblem
 from remnic.memfile.model import MemoryRecord
+from remnic.memfile.paths import README_LIKE, README_NAMES, glob_match
 from remnic.memfile.values import foreign_values
 from remnic.observe.buffer import waiting_sessions
 from remnic.observe.ledger import verdict_stats
@@ -21,6 +22,7 @@ from remnic.repo import journal
 from remnic.repo.files import FILE_NOT_FOLDER, SYMLINKED_FOLDER, MemoryStore, ScanResult
 from remnic.repo.ledger import Ledger
 
+from . import consolidate
 from .lcm import archive_check
 
 HEALTHY_INDEX = ("ok", "behind")
@@ -102,7 +104,46 @@ def mismatch_line(mismatch: Mapping[str, Any]) -> str:
 
 def skipped_files(files: MemoryStore) -> list[dict[str, str]]:
     """Files that are not memories, each with why (outside the memory folders, README-like, attachment)."""
-    return [{"path": path, "reason": reason} for path, reason in files.skipped()]
+    out = [{"path": path, "reason": reason} for path, reason in files.skipped()]
+    listed = {s["path"] for s in out}
+    out += [{"path": p, "reason": README_LIKE} for p in adopted_readmes(files) if p not in listed]
+    return sorted(out, key=lambda s: s["path"])
+
+
+def adopted_readmes(files: MemoryStore) -> list[str]:
+    """Top-level README-like notes a ``store.include`` pattern names (``--adopt '**'`` over a vault) that
+    are left out for want of ``store.readmeFiles``: the vault's own README, not the one ``remnic init``
+    lays down (that one is the repository's, and is never a memory)."""
+    paths = files.paths
+    if paths.readme_files or not paths.include:
+        return []
+    try:
+        names = sorted(os.listdir(files.root))
+    except OSError:
+        return []
+    ours = _template_readmes()
+    out = []
+    for name in names:
+        if name.rsplit(".", 1)[0].lower() not in README_NAMES or not paths.is_markdown(name):
+            continue
+        if not any(glob_match(p, name) for p in paths.include) or any(glob_match(p, name) for p in paths.exclude):
+            continue
+        try:
+            if not (files.root / name).is_file() or (files.root / name).read_bytes() == ours.get(name):
+                continue
+        except OSError:
+            continue
+        out.append(name)
+    return out
+
+
+def _template_readmes() -> dict[str, bytes]:
+    from .memory import template_dir  # the service's own module: imported late, it imports this one
+
+    try:
+        return {p.name: p.read_bytes() for p in template_dir().iterdir() if p.is_file()}
+    except OSError:
+        return {}
 
 
 _BLOCKED = (SYMLINKED_FOLDER, FILE_NOT_FOLDER)
@@ -243,6 +284,18 @@ def status(
     }
 
 
+def system_checks() -> list[dict[str, Any]]:
+    """The python and git checks: all doctor can say when there is no repository to open."""
+    python = "ok" if sys.version_info >= (3, 11) else "fail"
+    out = [{"name": "python", "status": python, "detail": f"Python {platform.python_version()} ({sys.executable})"}]
+    try:
+        version = subprocess.run(["git", "--version"], capture_output=True, text=True, check=True).stdout.strip()
+        out.append({"name": "git", "status": "ok", "detail": version})
+    except (OSError, subprocess.CalledProcessError) as exc:
+        out.append({"name": "git", "status": "fail", "detail": f"git not runnable: {exc}"})
+    return out
+
+
 def checks(
     root: Path,
     origin: str,
@@ -258,16 +311,7 @@ def checks(
     def add(name: str, status: str, detail: str, **more: Any) -> None:
         out.append({"name": name, "status": status, "detail": detail, **more})
 
-    add(
-        "python",
-        "ok" if sys.version_info >= (3, 11) else "fail",
-        f"Python {platform.python_version()} ({sys.executable})",
-    )
-    try:
-        version = subprocess.run(["git", "--version"], capture_output=True, text=True, check=True).stdout.strip()
-        add("git", "ok", version)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        add("git", "fail", f"git not runnable: {exc}")
+    out += system_checks()
     index_health = index_health_of(root, index_health)
     read_only = unwritable(root)
     if read_only is None:
@@ -367,7 +411,12 @@ def checks(
         )
     else:
         add("writes", "ok", "no interrupted writes; git's index in step with HEAD")
-    add("observations", "ok", _observations_line(verdict_stats(root), verdict_stats(root, since=time.time() - 86400)))
+    last = consolidate.last_run(root / STATE_DIR)
+    add(
+        "observations",
+        "ok",
+        _observations_line(verdict_stats(root), verdict_stats(root, since=time.time() - 86400), last),
+    )
     out.append(archive_check(root))
     return out
 
@@ -420,8 +469,14 @@ def buffers_check(durable_dir: Path, buffer_max_minutes: float) -> dict[str, Any
     return {"name": "buffers", "status": "warn" if stale else "ok", "detail": detail, "problems": problems}
 
 
-def _observations_line(stats: dict[str, Any], today: dict[str, Any]) -> str:
-    """The observations check: the judge's throughput and verdicts, from the verdict ledger."""
+def _observations_line(stats: dict[str, Any], today: dict[str, Any], last: dict[str, Any] | None) -> str:
+    """The observations check: the judge's throughput and verdicts, from the verdict ledger, and the last
+    consolidation pass (``last``: what :func:`remnic.service.consolidate.last_run` read)."""
+    consolidated = (
+        f"consolidation last ran {last['at']} (merged {last.get('merged', 0)})"
+        if last
+        else "consolidation has not run yet"
+    )
     if not stats["total"]:
         return "no observations yet (`remnic observe`, POST /observe or the agent hooks feed them)"
     throughput = (
@@ -432,5 +487,5 @@ def _observations_line(stats: dict[str, Any], today: dict[str, Any]) -> str:
     return (
         f"{stats['total']} verdicts since {stats['firstTs']} ({stats['accept']} accepted, {stats['reject']} rejected, "
         f"{stats['defer']} deferred), {today['total']} in the last 24 h; last observedAt {stats['lastObservedAt']}"
-        f"{throughput}"
+        f"{throughput}; {consolidated}"
     )

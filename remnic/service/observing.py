@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import ValidationError
+from remnic.errors import RepoBusyError, ValidationError
 from remnic.fsio import crash_point, write_atomic
 from remnic.memfile.validate import check_namespace
 from remnic.observe.archive import archive
@@ -23,6 +23,7 @@ from remnic.observe.records import MemoryObservation, Turn
 from remnic.observe.secrets import redact_secrets
 from remnic.observe.transcripts import parse_transcript, turns_from_messages
 from remnic.observe.triggers import FLUSH_EVENTS, decide_flush
+from remnic.repo.lock import READ_ONLY_ERRNOS
 
 from .flushing import FlushResult, persist_flush
 
@@ -230,7 +231,16 @@ def observe_turns(
             first_turn_index=placed.get("firstTurnIndex"),
         )
     buffer = SessionBuffer(mem.durable_dir, session_key, ns)
-    added = buffer.append(list(turns), retry_window_s=settings.retry_window_s)
+    try:
+        added = buffer.append(list(turns), retry_window_s=settings.retry_window_s)
+    except OSError as exc:
+        if exc.errno not in READ_ONLY_ERRNOS:
+            raise
+        # One line, as every other write in a read-only directory says it (not a traceback).
+        raise RepoBusyError(
+            f"memory directory {mem.root} is read-only (cannot write the observe buffer "
+            f"{exc.filename or mem.durable_dir}: {exc.strerror or exc}); nothing was observed"
+        ) from None
     # Only the turns the buffer took are archived: a retried transcript is not archived twice.
     placed = archive(mem.root, session_key, [_archived(t) for t in added.turns], ns, source) if added.turns else {}
     state = buffer.state()
