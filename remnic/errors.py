@@ -145,6 +145,22 @@ class RepoBusyError(RemnicError):
     http_status = 409
 
 
+class ReadOnlyError(RepoBusyError):
+    """The memory directory cannot be written (a read-only mount, no permission): nothing was written.
+    Not ``repo_busy``: retrying does not help until a person makes it writable (exit 1, HTTP 503)."""
+
+    code = "read_only"
+    http_status = 503
+
+
+class MemoryDirGoneError(RemnicError):
+    """The memory directory (or its ``.git``) was deleted or moved while a process was using it: nothing
+    was written, and nothing is recreated there (exit 1, HTTP 503)."""
+
+    code = "memory_dir_missing"
+    http_status = 503
+
+
 class LockTimeoutError(RemnicError):
     code = "lock_timeout"
     http_status = 503

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from remnic.errors import RemnicError, RepoBusyError, UsageError, ValidationError
+from remnic.errors import MemoryDirGoneError as MemoryDirGoneError  # re-exported: the server raises them
+from remnic.errors import ReadOnlyError as ReadOnlyError
+from remnic.errors import RemnicError, UsageError, ValidationError
 
 MAX_JSON_DEPTH = 64
 """Deepest nesting of arrays/objects a request may carry; no operation needs more than a few levels."""
@@ -151,19 +153,3 @@ class RequestTimeout(UsageError):
 
     code = "request_timeout"
     http_status = 408
-
-
-class ReadOnlyError(RepoBusyError):
-    """The memory directory cannot be written (a read-only mount, no permission): nothing was written.
-    Not ``repo_busy``: retrying does not help until a person makes it writable (exit 1, HTTP 503)."""
-
-    code = "read_only"
-    http_status = 503
-
-
-class MemoryDirGoneError(RemnicError):
-    """The memory directory (or its ``.git``) was deleted or moved while a process was using it: nothing
-    was written, and nothing is recreated there (exit 1, HTTP 503)."""
-
-    code = "memory_dir_missing"
-    http_status = 503
