@@ -212,3 +212,32 @@ def test_each_consolidation_pass_is_logged_told_and_noted(memory: Memory, caplog
     assert any("consolidation: merged nothing" in r.getMessage() for r in caplog.records)
     note = last_run(memory.settings.state_dir)
     assert note is not None and note["merged"] == 0 and note["at"]
+
+
+def test_a_stop_lets_a_cli_command_the_server_took_finish(tmp_path: Path) -> None:
+    """`remnic store` through the server's socket: the client never runs a command the server took, so a
+    stop must let it finish and answer, not cut it (exit 1, the write left uncommitted)."""
+    root = tmp_path / "mem"
+    assert run_remnic("init", str(root)).code == 0
+    with serve(root, tmp_path) as (proc, _port):
+        lock = root / ".git" / "index.lock"
+        lock.write_text("")  # the store waits for git's index: in progress when the stop comes
+        env = {k: v for k, v in os.environ.items() if k != "REMNIC_TOKEN"}
+        env["REMNIC_TOKENS_PATH"] = str(tmp_path / "none.json")
+        cmd = [sys.executable, "-m", "remnic", "store", "Backups run at 02:00 UTC", "--memory-dir", str(root)]
+        client = subprocess.Popen([*cmd, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        deadline = time.monotonic() + 20
+        while not any(root.rglob("*backups-run*.md")) and time.monotonic() < deadline:
+            time.sleep(0.05)  # the file is written before the commit waits for the lock
+        assert any(root.rglob("*backups-run*.md")), "the server never took the command"
+        proc.send_signal(signal.SIGTERM)
+        time.sleep(0.5)
+        lock.unlink()
+        out, err = client.communicate(timeout=30)
+        assert client.returncode == 0, err.decode()
+        reply = json.loads(out)
+        assert proc.wait(timeout=20) == 0
+    assert reply["commit"] == git(root, "rev-parse", "HEAD").strip()
+    assert "Backups run" in git(root, "log", "-1", "-p")
+    assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
+    assert b"cli: store exit 0" in (proc.stderr.read() if proc.stderr else b"")

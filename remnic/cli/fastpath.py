@@ -294,6 +294,8 @@ class CliServer:
         self._bound: tuple[int, int] | None = None
         """(st_dev, st_ino) of the socket file this server made: it removes only that file."""
         self._closed = threading.Event()
+        self._in_flight = 0
+        self._idle = threading.Condition()
 
     def start(self) -> str:
         folder = self.path.parent
@@ -330,12 +332,22 @@ class CliServer:
         return True
 
     def close(self) -> None:
+        """Stop taking commands (the ones already taken run on: see :meth:`drain`)."""
         self._closed.set()
         if self._sock is not None:
             self._sock.close()
         if self._owns_path():  # another server may have bound the same path since
             with contextlib.suppress(OSError):  # a read-only or deleted directory keeps it
                 self.path.unlink(missing_ok=True)
+
+    def drain(self, grace_s: float) -> int:
+        """Wait until no command is running, at most ``grace_s``; how many still were. A client that
+        had its ack waits for the answer and never runs the command itself: it must get one."""
+        deadline = time.monotonic() + grace_s
+        with self._idle:
+            while self._in_flight > 0 and (left := deadline - time.monotonic()) > 0:
+                self._idle.wait(left)
+            return self._in_flight
 
     def _accept(self, listener: socket.socket) -> None:
         while not self._closed.is_set():
@@ -354,6 +366,16 @@ class CliServer:
         return uid == os.getuid()
 
     def _serve(self, conn: socket.socket) -> None:
+        with self._idle:
+            self._in_flight += 1
+        try:
+            self._serve_one(conn)
+        finally:
+            with self._idle:
+                self._in_flight -= 1
+                self._idle.notify_all()
+
+    def _serve_one(self, conn: socket.socket) -> None:
         with conn:
             try:
                 conn.settimeout(30)

@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +174,7 @@ def _setup_logging(level: str) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     from remnic.server import Api, Authenticator, create_server, daemon
     from remnic.server.auth import check_principal
+    from remnic.server.lifecycle import DRAIN_GRACE_S
 
     token = args.token or os.environ.get(TOKEN_ENV)
     if token is not None and len(token) < MIN_TOKEN_CHARS:
@@ -253,12 +255,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        # One budget for the requests and the CLI commands already taken: both finish before the
+        # Memory closes, within `remnic daemon stop`'s wait before SIGKILL.
+        deadline = time.monotonic() + DRAIN_GRACE_S
         stopping.set()
         if keeper is not None:
             keeper.join()  # it must not write the pid file again after it is removed below
         if cli is not None:
             cli.close()
         server.server_close()
+        if cli is not None and (cut := cli.drain(max(0.0, deadline - time.monotonic()))):
+            logging.getLogger("remnic.server").warning("stopping with %d CLI command(s) still running", cut)
         memory.close()
         if pid_file is not None:
             daemon.remove_pid_file(pid_file)
