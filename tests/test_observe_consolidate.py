@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git, run_cli, run_remnic
-from test_sync_watch import wait_until
+from test_sync_watch import Running, wait_until
 
 from remnic.config import settings_for
 from remnic.drivers.watch import watch_line
@@ -137,3 +137,24 @@ def test_consolidate_does_not_merge_a_denial_into_what_it_denies(tmp_path: Path)
         memory.observe_transcript("s2", FIRST.replace("I prefer", "I do not prefer"), fmt="plain", flush=True)
         assert memory.consolidate().merged == []
         assert sorted(r.status for r in memory.list()) == ["active", "active"]
+
+
+def test_the_watcher_says_what_each_consolidation_pass_did(tmp_path: Path) -> None:
+    """The pass runs on a background thread; the watcher prints its result between its own lines."""
+    root = tmp_path / "mem"
+    first, second = two_near_duplicates(root)
+    with Memory.open(settings=settings_for(root)) as memory:
+        running = Running(memory, debounce_ms=100)
+        running.thread.start()
+        try:
+            wait_until(lambda: running.of("consolidated"), timeout=60, what="the watcher to report the pass")
+        finally:
+            running.stop()
+    [event] = running.of("consolidated")
+    assert event["merged"] == [{"id": second.id, "into": first.id}] and event["considered"] >= 2
+    assert event["commit"] == git(root, "rev-parse", "HEAD").strip()
+    assert watch_line(event) == f"consolidation: merged 1 near-duplicate(s) among {event['considered']} recent " + (
+        f"observation(s) (commit {event['commit'][:8]})"
+    )
+    kinds = [e["event"] for e in running.events]
+    assert kinds.index("consolidated") < kinds.index("stopped")

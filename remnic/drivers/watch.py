@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -172,6 +173,8 @@ class Watcher:
         self._next_folder_check = 0.0
         self.tend_s = memory.settings.observe.tend_interval_s
         memory.background_work = True  # a long-running process: consolidation after flushes
+        self._consolidated: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+        memory.on_consolidated = self._heard_consolidation
 
     # --- called from other threads / signal handlers ---
 
@@ -188,6 +191,18 @@ class Watcher:
             if not path.startswith(root + os.sep):
                 return None
         return path[len(root) + 1 :].replace(os.sep, "/")
+
+    def _heard_consolidation(self, result: Any) -> None:
+        # The pass runs on its own thread: its event is printed by the watch loop, between its own lines.
+        self._consolidated.put({"event": "consolidated", **result.to_dict(), "summary": result.summary()})
+        self._wake.set()
+
+    def _say_consolidations(self) -> None:
+        while True:
+            try:
+                self.emit(self._consolidated.get_nowait())
+            except queue.Empty:
+                return
 
     def notify(self, kinds: set[str]) -> None:
         now = time.monotonic()
@@ -440,6 +455,7 @@ class Watcher:
             next_tend = time.monotonic()  # sessions that went idle while nothing watched: at once
             forced: str | None = None
             while not self._stop:
+                self._say_consolidations()
                 now = time.monotonic()
                 new_offset = time.time() - now
                 if abs(new_offset - offset) > _JUMP_S:
@@ -488,6 +504,7 @@ class Watcher:
             self._stop_observer()
             self._take()  # events may still be queued in the observer: always end with one full diff
             self.sync_once("stop: flushing pending changes")
+            self._say_consolidations()
             self.emit({"event": "stopped", "syncs": self.syncs, "changes": self.changes})
         return 0 if not self._failures else 1
 
@@ -514,6 +531,8 @@ def watch_line(event: dict[str, Any]) -> str | None:
     if kind == "vectors":
         left = f"; {event['remaining']} notes still wait for theirs" if event["remaining"] else ""
         return f"computed the vectors of {event['filled']} notes{left}"
+    if kind == "consolidated":
+        return str(event["summary"])
     if kind == "observations":
         flushed = f"flushed idle session(s) {', '.join(event['flushed'])}" if event["flushed"] else ""
         merging = "consolidating the new observations" if event["consolidating"] else ""
