@@ -133,6 +133,7 @@ def cmd_migrate(args: argparse.Namespace) -> int:
             "changed": nested != data,
             "renamed": translated.names,
             "notRead": sorted(translated.unmapped),
+            "kept": sorted(translated.kept),
             "migrated": nested,
         }
         if nested != data and not args.dry_run:
@@ -158,6 +159,11 @@ def cmd_migrate(args: argparse.Namespace) -> int:
                 lines.append(f"migrated {r['file']} (backup: {r['backup']})")
             for dotted, name in sorted(r["renamed"].items()):
                 lines.append(f"  {name} -> {dotted}")
+            if r["kept"]:
+                lines.append(
+                    f"  {plural(len(r['kept']), 'key')} of the original setting nothing here kept under "
+                    f"_remnicOriginal: " + ", ".join(r["kept"])
+                )
             if r["notRead"]:
                 lines.append(
                     f"  {plural(len(r['notRead']), 'key')} remnic does not read kept under _remnicOriginal: "

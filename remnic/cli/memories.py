@@ -132,8 +132,11 @@ def register(sub: Any) -> None:
         "line's other keys are not merged into it): a line with `file` whose file is here,\n"
         "byte for byte with its id (so an export imports again into its own repository and\n"
         "restores only the files that are gone), and a line whose text a memory here already\n"
-        "holds (that very memory, or an active one of its namespace) or an earlier line\n"
+        "holds (that very memory, an active one of its namespace, or one with the line's status and\n"
+        "category there: so running an import again adds nothing) or an earlier line\n"
         "brings. A file here with the line's path or id and other text is refused.\n"
+        "A line with status superseded needs supersededBy naming a memory here or one this import\n"
+        "writes (or a line of the import naming it in supersedes), as `update --status superseded` does.\n"
         "--dry-run reports how many lines would be imported and which would be skipped;\n"
         "--json names them in `skipped` (line, reason: file, text or batch, and the id and\n"
         "path of the memory matched, or sameAsLine).\n"
@@ -153,7 +156,9 @@ def register(sub: Any) -> None:
         "update",
         "change a memory's text, tags, status, importance or category (one commit)",
         epilog="Only the frontmatter lines that change are rewritten; a new category moves the\n"
-        "file to that folder. An uncommitted hand edit of the file is kept out of the commit.\n"
+        "file to that category's folder under its own file name and sub-folder (facts/sub/Plan.md\n"
+        "-> decisions/sub/Plan.md; Plan-2.md only when that name is taken), so [[links]] to it\n"
+        "still resolve. An uncommitted hand edit of the file is kept out of the commit.\n"
         "--status forgotten is `forget` (sets forgottenAt); --status archived sets archivedAt;\n"
         "--status active on a superseded memory drops its supersededBy, supersededAt and\n"
         "invalidAt and the successor's supersedes; --status superseded needs a successor\n"

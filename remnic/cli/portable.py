@@ -28,8 +28,9 @@ an import line (content, namespace, category and the file's frontmatter keys) pl
 repository restores every file byte for byte at its path (ids, times, key order,
 comments and line endings as they were). Drop `file` and `id` from a line to import it
 as a new memory instead (its `path` is ignored: it gets an id and a path of its own); a
-line without `file` whose text a memory here already holds (that very memory, or an
-active one of its namespace) is skipped as an exact duplicate. A line that keeps `file`
+line without `file` whose text a memory here already holds (that very memory, an
+active one of its namespace, or one with the line's status and category there) is
+skipped as an exact duplicate, so running an import again adds nothing. A line that keeps `file`
 must agree with it, or import refuses the line. A line whose `file` is here already,
 byte for byte with its id, is skipped as an exact duplicate too, so importing an export
 into the repository it came from restores only the files that are gone (a file here

@@ -25,7 +25,7 @@ from typing import Any
 
 from remnic.errors import ValidationError
 
-from .settings import SECTIONS, ServerSettings, camel, did_you_mean, snake
+from .settings import SECTIONS, ServerSettings, camel, did_you_mean, json_text, snake
 
 UNMAPPED_KEY = "_remnicOriginal"
 """Where ``remnic config migrate`` keeps the original's keys remnic does not read (keys starting
@@ -63,9 +63,16 @@ def _ms_to_s(value: Any) -> Any:
     return value / 1000 if isinstance(value, (int, float)) and not isinstance(value, bool) else value
 
 
+MMR_ENABLED = "recallMmrEnabled"
+MMR_LAMBDA = "recallMmrLambda"
+
+
 def _mmr_enabled(value: Any) -> Any:
     # MMR is off in remnic when its lambda is 1.0 (pure relevance); "on" keeps whatever lambda is set.
-    return 1.0 if _bool(value) is False else SKIP
+    read = _bool(value)
+    if not isinstance(read, bool):  # a typo here would otherwise leave MMR as it was, silently
+        raise ValueError(f"expected a boolean (true or false), got {json_text(value)}")
+    return 1.0 if read is False else SKIP
 
 
 def _policies(value: Any) -> Any:
@@ -102,9 +109,9 @@ class Alias:
 
 FLAT: dict[str, Alias] = {
     "recallBudgetChars": Alias("recall.budgetChars", _number),
-    "recallMmrLambda": Alias("recall.mmrLambda", _number),
+    MMR_LAMBDA: Alias("recall.mmrLambda", _number),
     "recallMmrTopN": Alias("recall.mmrPool", _number),
-    "recallMmrEnabled": Alias("recall.mmrLambda", _mmr_enabled, "false sets recall.mmrLambda to 1.0 (MMR off)"),
+    MMR_ENABLED: Alias("recall.mmrLambda", _mmr_enabled, "false sets recall.mmrLambda to 1.0 (MMR off)"),
     "recallDirectAnswerEnabled": Alias("recall.directAnswer", _bool),
     "recallDirectAnswerTokenOverlapFloor": Alias("recall.directAnswerMinOverlap", _number),
     "recallDirectAnswerImportanceFloor": Alias("recall.directAnswerMinImportance", _number),
@@ -203,10 +210,15 @@ class Translated:
     warnings: list[str] = field(default_factory=list)
     unmapped: dict[str, Any] = field(default_factory=dict)
     """The original's keys remnic does not read, as they were (for ``config migrate``)."""
+    kept: dict[str, Any] = field(default_factory=dict)
+    """The original's keys read but setting nothing here (``recallMmrEnabled: true``, a ``recallMmrLambda``
+    that ``recallMmrEnabled: false`` overrules), as they were: ``config migrate`` keeps them too."""
+    mmr: dict[str, tuple[Any, str]] = field(default_factory=dict)
+    """``recallMmrEnabled`` and ``recallMmrLambda`` as the original's layers left them: (value, origin)."""
 
     @property
     def uses_original_spellings(self) -> bool:
-        return bool(self.names or self.unmapped)
+        return bool(self.names or self.unmapped or self.kept)
 
     def put(self, dotted: str, value: Any, name: str | None) -> None:
         if dotted == "memoryDir":
@@ -245,7 +257,9 @@ def _convert(name: str, alias: Alias, value: Any, origin: str) -> Any:
         return value
     try:
         return alias.convert(value)
-    except (TypeError, ValueError) as exc:
+    except ValueError as exc:  # the converter's own words, naming what the key takes
+        raise ValidationError.single(name, str(exc), path=origin) from None
+    except TypeError as exc:
         raise ValidationError.single(name, f"cannot be read as {alias.target}: {exc}", path=origin) from None
 
 
@@ -263,8 +277,33 @@ def _flat_block(out: Translated, block: Mapping[str, Any], origin: str, *, top_l
             out.ignore(name, value, origin)
             continue
         converted = _convert(name, alias, value, origin)
-        if not isinstance(converted, Skip):
+        if name in (MMR_ENABLED, MMR_LAMBDA):
+            out.mmr[name] = (value, origin)  # the two settle each other once every layer is read
+            if name == MMR_LAMBDA:
+                out.put(alias.target, converted, name)
+        elif not isinstance(converted, Skip):
             out.put(alias.target, converted, name)
+
+
+def _settle_mmr(out: Translated) -> None:
+    """The original turns MMR off with ``recallMmrEnabled: false`` whatever ``recallMmrLambda`` says (the
+    lambda matters only when MMR is on): remnic's MMR off is ``recall.mmrLambda`` 1.0."""
+    enabled = out.mmr.get(MMR_ENABLED)
+    if enabled is None:
+        return
+    value, origin = enabled
+    if _bool(value) is True:
+        out.kept[MMR_ENABLED] = value  # sets nothing: MMR runs at whatever recall.mmrLambda is
+        return
+    out.put("recall.mmrLambda", 1.0, MMR_ENABLED)
+    if MMR_LAMBDA in out.mmr:
+        lam, lam_origin = out.mmr[MMR_LAMBDA]
+        out.kept[MMR_LAMBDA] = lam
+        where = "" if lam_origin == origin else f" in {lam_origin}"
+        out.warnings.append(
+            f"{origin}: {MMR_ENABLED} is false, so recall.mmrLambda is 1.0 (MMR off) and "
+            f"{MMR_LAMBDA} ({json_text(lam)}){where} is not used, as in the original"
+        )
 
 
 def _server_block(out: Translated, block: Mapping[str, Any], origin: str) -> None:
@@ -316,6 +355,7 @@ def translate(data: Mapping[str, Any], origin: str) -> Translated:
     for block in BLOCKS:
         if isinstance(data.get(block), Mapping):
             _flat_block(out, data[block], f"{origin} ({block} block)")
+    _settle_mmr(out)
     for key, value in ours:
         if key == "memoryDir":
             out.put("memoryDir", value, None)
@@ -324,6 +364,14 @@ def translate(data: Mapping[str, Any], origin: str) -> Translated:
         else:
             for name, setting in value.items():
                 out.put(f"{camel(snake(key))}.{name}", setting, None)
+    lam = out.nested.get("recall", {}).get("mmrLambda")
+    off = out.mmr.get(MMR_ENABLED, (None,))[0]
+    if _bool(off) is False and "recall.mmrLambda" not in out.names and lam != 1.0:
+        out.kept[MMR_ENABLED] = off  # overruled by remnic's own key, but kept by a migration
+        out.warnings.append(
+            f"{origin}: recall.mmrLambda ({json_text(lam)}) in the recall section wins over {MMR_ENABLED}: false, "
+            "so MMR is on unless it is 1.0"
+        )
     return out
 
 
@@ -332,6 +380,6 @@ def migrated(data: Mapping[str, Any], origin: str) -> tuple[dict[str, Any], Tran
     setting under its section, and the original's unread keys kept under ``_remnicOriginal``."""
     translated = translate(data, origin)
     nested = dict(translated.nested)
-    if translated.unmapped:
-        nested[UNMAPPED_KEY] = translated.unmapped
+    if translated.unmapped or translated.kept:
+        nested[UNMAPPED_KEY] = {**translated.kept, **translated.unmapped}
     return nested, translated

@@ -150,13 +150,23 @@ def _apply(
                 raise ValidationError.single(dotted, _SHARED_RULE, path=origin)
             if dotted == "git.splitIndex" and isinstance(value, bool):
                 value = json.dumps(value)  # documented as true/false: the JSON boolean means the same
-            updates[key] = _check_type(dotted, value, getattr(type(current)(), key), origin, known[key].type)
-            if value is not None:
-                _check_value(dotted, value, origin)  # as written: the message quotes the file
             name = (names or {}).get(dotted)
+            try:
+                updates[key] = _check_type(dotted, value, getattr(type(current)(), key), origin, known[key].type)
+                if value is not None:
+                    _check_value(dotted, value, origin)  # as written: the message quotes the file
+            except ValidationError as exc:
+                raise _as_spelled(exc, name, dotted) if name else exc from None
             settings.origins[dotted] = f"{origin}, as {name}" if name else origin
         setattr(settings, section, replace(current, **updates))
     return settings
+
+
+def _as_spelled(exc: ValidationError, name: str, dotted: str) -> ValidationError:
+    """The error about a value the original's key set, naming the key as the file spells it
+    (``graphRecallEnabled (recall.graph)``): remnic's name alone is nowhere in that file."""
+    problems = [replace(p, field=f"{name} ({dotted})") if p.field == dotted else p for p in exc.problems]
+    return ValidationError(problems[0].describe() if len(problems) == 1 else exc.message, problems=problems)
 
 
 def read_config_file(path: Path) -> dict[str, Any]:

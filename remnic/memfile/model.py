@@ -228,23 +228,38 @@ def split_file(text: str) -> tuple[str | None, str, int]:
 
 # Keys only remnic's own frontmatter uses; generic ones (tags, source, links) also open plain notes.
 _OWN_KEYS = frozenset(KEY_ORDER) - {"tags", "source", "links"}
-_YAML_LINE = re.compile(r"^(?:([A-Za-z_][\w.-]*)[ \t]*:(?:[ \t].*)?|[ \t]+\S.*|-[ \t].*)\r?$")
+_YAML_LINE = re.compile(
+    r"""^(?:(?:"([^"\\\n]*)"|'([^'\n]*)'|([A-Za-z_][\w.-]*))[ \t]*:(?:[ \t].*)?"""
+    r"|[ \t]+\S.*|-[ \t].*|(#.*|[ \t]*))\r?$"
+)
+"""One line of a frontmatter block: a key (bare or quoted), an indented or ``- `` continuation, or a
+comment or blank line (group 4)."""
+
+
+def _yaml_key(m: re.Match[str]) -> str | None:
+    return m.group(1) if m.group(1) is not None else m.group(2) if m.group(2) is not None else m.group(3)
 
 
 def lost_open_fence(text: str) -> bool:
-    """Whether a file without frontmatter is one whose opening ``---`` line was deleted: it starts with
-    unbroken ``key: value`` lines, at least one of them a key of remnic's own frontmatter, closed by a
-    lone ``---``. Without the fence its keys would be read as body text and the file adopted again
-    under a new id; a note that merely opens with ``Title: x`` above a horizontal rule is not matched."""
+    """Whether a file without frontmatter is one whose opening ``---`` line was deleted: it opens with a
+    ``key: value`` line and every line up to a lone ``---`` is a YAML key, continuation, comment or blank
+    line, with a key of remnic's own frontmatter among them (two when there are comment or blank lines,
+    since a Markdown heading reads like a comment). Without the fence its keys would be read as body text
+    and the file adopted again under a new id; a note that merely opens with ``Title: x`` above a
+    horizontal rule, or has prose before its rule, is not matched."""
     text = text.removeprefix("\ufeff")
     first = _YAML_LINE.match(text.split("\n", 1)[0])
-    if first is None or first.group(1) is None:  # cheap: most notes open with prose or a heading
+    if first is None or _yaml_key(first) is None:  # cheap: most notes open with prose or a heading
         return False
     close = _CLOSE_RE["---"].search(text)
     if close is None:
         return False
     matches = [_YAML_LINE.match(line) for line in text[: close.start()].splitlines()]
-    return all(matches) and any(m is not None and m.group(1) in _OWN_KEYS for m in matches)
+    if not all(matches):
+        return False
+    own = {key for m in matches if m is not None and (key := _yaml_key(m)) in _OWN_KEYS}
+    loose = any(m is not None and m.group(4) is not None for m in matches)
+    return len(own) >= (2 if loose else 1)
 
 
 _PLACEHOLDER_RE = re.compile(r"\{\{[^{}\n]{1,60}\}\}")

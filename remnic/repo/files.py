@@ -28,7 +28,7 @@ from remnic.memfile.model import (
     category_dir,
     slugify,
 )
-from remnic.memfile.paths import OUTSIDE, MemoryPaths, case_twin, original_reason
+from remnic.memfile.paths import OUTSIDE, TIER_DIRS, MemoryPaths, case_twin, original_reason
 from remnic.memfile.schema import DIR_CATEGORIES, NAMESPACES_DIR
 from remnic.memfile.validate import Checked, check_bytes
 from remnic.memfile.values import record_id
@@ -200,6 +200,33 @@ class MemoryStore:
             if not exists(rel):
                 return rel
         return f"{base}/{slug}-{secrets.token_hex(4)}.md"
+
+    def relocated_path(
+        self, path: str, category: str, namespace: str = DEFAULT_NAMESPACE, taken: Callable[[str], bool] | None = None
+    ) -> str:
+        """Where a memory at ``path`` goes when its category changes: the new category's folder under its
+        own file name, keeping the sub-path below its category folder (``Facts/sub/Plan.md`` →
+        ``decisions/sub/Plan.md``): a vault's ``[[Plan]]`` links and the file-name title stay. ``-2``,
+        ``-3``… before the extension only when that name is taken; ``path`` itself when it is already there."""
+        exists = taken or (lambda rel: os.path.lexists(self.root / rel))
+        parts = path.split("/")
+        if len(parts) >= 3 and parts[0] == NAMESPACES_DIR:
+            parts = parts[2:]
+        if len(parts) >= 2 and parts[0] in TIER_DIRS:  # out of the original's archive/cold tier
+            parts = parts[1:]
+        in_category = len(parts) >= 2 and (parts[0] in DIR_CATEGORIES or parts[0].lower() in DIR_CATEGORIES)
+        sub = parts[1:-1] if in_category else []
+        base = "/".join([self._existing_case(category_dir(category, namespace)), *sub])
+        why = self.folder_problem(f"{base}/x.md")
+        if why is not None:
+            raise RepoBusyError(f"cannot store a {category}: {why}; nothing was written")
+        stem, dot, ext = parts[-1].rpartition(".")
+        stem, ext = (stem, dot + ext) if stem else (parts[-1], "")
+        for n in range(1, 10_000):
+            rel = f"{base}/{stem}{ext}" if n == 1 else f"{base}/{stem}-{n}{ext}"
+            if rel == path or not exists(rel):
+                return rel
+        return f"{base}/{stem}-{secrets.token_hex(4)}{ext}"
 
     def _existing_case(self, base: str) -> str:
         """``base``, or the folder beside it that differs only in case (an adopted vault's ``Decisions/``):

@@ -34,6 +34,7 @@ class DuplicateLookup:
         self._changed: dict[tuple[str, str], list[MemoryRecord]] = {}  # memory files changed old..new, read once
         self._by_hash: dict[tuple[str, str], dict[tuple[str, str], MemoryRecord]] = {}
         self._unindexed: list[MemoryRecord] | None = None
+        self._inactive: dict[tuple[str, str, str, str], MemoryRecord] | None = None
 
     def head(self) -> str | None:
         if self._head is None:
@@ -84,6 +85,18 @@ class DuplicateLookup:
         if self._pending is None:
             self._pending = _by_hash(self._mem.indexer.pending_records())
         return self._pending.get((namespace, digest))
+
+    def inactive(self, namespace: str, digest: str, status: str, category: str) -> MemoryRecord | None:
+        """A memory that is not active with this text, status and category in ``namespace``: an import line
+        carrying a status is a duplicate of it. The index holds active memories only, so the files are read
+        (once a batch, through the scan memo); files are what an import's own commit changes, never stale."""
+        if self._inactive is None:
+            self._inactive = {}
+            for record in self._mem.files.scan().records:
+                if record.status != "active":
+                    key = (record.namespace, content_hash(record.content), record.status, record.category)
+                    self._inactive.setdefault(key, record)
+        return self._inactive.get((namespace, digest, status, category))
 
     def files(self, namespace: str, digest: str) -> MemoryRecord | None:
         if self._files is None:

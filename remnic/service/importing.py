@@ -1,9 +1,11 @@
 """An import batch as every surface runs it (``Memory.import_records``, ``remnic import``).
 
 First the batch is checked as a dry run checks it (:func:`.portable.prepare_import`): a line restoring
-a file that is here byte for byte, a line whose text a memory here already has, and a line repeating
-an earlier one's text are exact duplicates, named with their line and reason and left out. Then the
-rest is written in one commit (:func:`.writes.import_records`): all or nothing.
+a file that is here byte for byte, a line whose text an active memory of its namespace already has (or,
+for a line with another status, a memory with that text, status and category), and a line repeating an
+earlier one's text are exact duplicates, named with their line and reason and left out, so an import
+run again writes nothing new. Then the rest is written in one commit (:func:`.writes.import_records`):
+all or nothing.
 """
 
 from __future__ import annotations

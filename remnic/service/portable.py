@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from remnic.errors import FieldProblem, MemoryFormatError, RemnicError
 from remnic.memfile.model import MemoryRecord, content_hash
 from remnic.memfile.paths import namespace_for_path
+from remnic.memfile.schema import STATUSES
 from remnic.memfile.validate import check_namespace, check_text
 from remnic.repo.files import SYMLINK_REASON
 
@@ -48,6 +49,7 @@ RESERVED = ("content", "namespace", "path", "file", MALFORMED)
 _NOT_COMPARED = ("path", "file", MALFORMED)
 DROP_FILE_HINT = "drop `file` and `id` to import the line as a new memory"
 LEAVE_OUT_HINT = "jq -c 'select(.malformed | not)'"
+_OTHER_STATUSES = tuple(s for s in STATUSES if s != "superseded")
 
 
 def new_memory_fields(item: Any) -> Any:
@@ -349,7 +351,8 @@ class Skip:
     line: int
     reason: str
     """``file``: this very file is here byte for byte; ``text``: a memory here (or one this import
-    restores) holds its text; ``batch``: an earlier line of the batch brings its text."""
+    restores) holds its text, active or with the line's status and category; ``batch``: an earlier line
+    of the batch brings its text (``id``: the memory that line matched, when it was a duplicate too)."""
     id: str | None = None
     path: str | None = None
     same_as_line: int | None = None
@@ -426,6 +429,7 @@ def prepare_import(
     targets = {t for item in batch if isinstance(item, Mapping) and isinstance(t := item.get("supersedes"), str)}
     restored: dict[tuple[str, str], MemoryRecord] = {}  # as the transaction stages them, first one per text
     seen: dict[tuple[str, str], int] = {}
+    via: dict[tuple[str, str], MemoryRecord] = {}  # a seen text whose line was skipped: the memory it matched
     result = ImportCheck([], [], skipped, [])
     kept: list[Any] = []  # the plan of each line left in
     lookup = DuplicateLookup(mem)
@@ -434,21 +438,36 @@ def prepare_import(
         if isinstance(planned, Restore):
             restored.setdefault((planned.record.namespace, content_hash(planned.record.content)), planned.record)
         else:
-            meta, content, ns, _category = planned
+            meta, content, ns, category = planned
             key = (ns, content_hash(content.strip()))
+            status = str(meta.get("status") or "active")
+            named = meta["id"] in targets  # a later line names it: the import resolves that to the memory matched
             found = _by_id(mem, meta["id"]) if meta["id"] in plan.here else None
             if found is None and key not in seen:
                 staged = restored.get(key)
-                found = staged if staged is not None and staged.status == "active" else None
+                # The write skips only active duplicates, so a line kept for a link must match an active one.
+                same = staged is not None and not named and (staged.status, staged.category) == (status, category)
+                found = staged if staged is not None and (staged.status == "active" or same) else None
                 found = found or find_duplicate(mem, ns, key[1], None, lookup)
-            named = meta["id"] in targets  # a later line names it: the import resolves that to the memory matched
+                if found is None and status != "active" and not named:
+                    found = lookup.inactive(ns, key[1], status, category)
             if found is not None:
                 skip = Skip(line, "text", found.id, found.path, kept=named)
-            elif key in seen:
+                if found.status != "active" and not named:
+                    # A later line with this text but another status is skipped by the write as this
+                    # line's batch duplicate the first time: so it is on every import after that, too.
+                    seen.setdefault(key, line)
+                    via.setdefault(key, found)
+            elif key in seen and not (named and key in via):
+                earlier = via.get(key)
                 skip = Skip(line, "batch", same_as_line=seen[key], kept=named)
-                result.texts[line] = key
+                if earlier is not None:
+                    skip = replace(skip, id=earlier.id, path=earlier.path)
+                else:
+                    result.texts[line] = key
             else:
                 seen[key] = line
+                via.pop(key, None)
             if skip is not None:
                 skipped.append(skip)
                 if not named:
@@ -458,8 +477,58 @@ def prepare_import(
         result.line_numbers.append(line)
         kept.append(planned)
     skipped.sort(key=lambda s: s.line)
+    problems = _successor_problems(mem, kept, result.line_numbers, {s.line for s in skipped})
+    if problems:
+        return ImportCheck([], [], skipped, problems)
     result.plan = ImportPlan(kept, plan.here)
     return result
+
+
+def _successor_problems(
+    mem: Memory, kept: Sequence[Any], lines: Sequence[int], skipped: set[int]
+) -> list[FieldProblem]:
+    """A new memory imported as superseded must name the memory that replaces it (``supersededBy``: one
+    here, or one this import writes), or be named in a written line's ``supersedes`` (the import links
+    them), as ``remnic update --status superseded`` requires: otherwise it leaves recall with no successor."""
+    written: set[str] = set()
+    named: set[str] = set()
+    for planned, line in zip(kept, lines, strict=True):
+        if isinstance(planned, Restore):
+            written.add(planned.record.id)
+        elif line not in skipped:
+            written.add(planned[0]["id"])
+            said = planned[0].get("supersedes")
+            named.update(said if isinstance(said, list) else [said] if isinstance(said, str) else [])
+    problems: list[FieldProblem] = []
+    here: Mapping[str, str] | None = None
+    for planned, line in zip(kept, lines, strict=True):
+        if isinstance(planned, Restore) or line in skipped or planned[0].get("status") != "superseded":
+            continue
+        meta = planned[0]
+        successor = meta.get("supersededBy")
+        if not successor:
+            if meta["id"] not in named:
+                why = (
+                    "superseded needs the memory that replaces this one: give supersededBy (the id of a memory "
+                    "here or in this import), or give this line an id and name it in the replacing line's "
+                    "supersedes, or use another status"
+                )
+                problems.append(FieldProblem("status", why, line=line, options=_OTHER_STATUSES))
+            continue
+        if not isinstance(successor, str):
+            why = f"must be one memory id (the memory that replaces this one), got {successor!r}"
+            problems.append(FieldProblem("supersededBy", why, line=line))
+            continue
+        here = mem.files.ids() if here is None else here
+        if successor == meta["id"]:
+            problems.append(FieldProblem("supersededBy", f"{successor} cannot replace itself", line=line))
+        elif successor not in written and successor not in here:
+            why = (
+                f"no memory with id {successor!r} (not in this repository, not among the lines this import "
+                "writes): name the memory that replaces this one, or use another status"
+            )
+            problems.append(FieldProblem("supersededBy", why, line=line))
+    return problems
 
 
 def _file_here(mem: Memory, item: Mapping[str, Any], ids: Mapping[str, str]) -> MemoryRecord | None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from remnic.errors import UsageError, ValidationError
 from remnic.memfile.model import MemoryRecord, now_iso, parse_time
+from remnic.memfile.validate import check_bytes
 from remnic.observe.keys import statement_key
 from remnic.observe.records import key_part
 
@@ -63,7 +64,12 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
     reason_code = _check.one_line(reason_code, "reason_code")
     changes: dict[str, Any] = {"status": status, "reviewedAt": now_iso()}
     record = mem.get(memory_id)
-    if record.status == status and record.frontmatter.get("reviewedAt") and (reason_code or None) == _reason(record):
+    was = _committed_status(mem, record)  # a status set by hand and not committed yet is no decision yet
+    if (
+        record.status == status == was
+        and record.frontmatter.get("reviewedAt")
+        and (reason_code or None) == _reason(record)
+    ):
         check_reviewable(record, status)
         return _writes.WriteResult("review", (record,), None, changed=False)  # a retried decision: no new commit
     if reason_code:
@@ -71,7 +77,7 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
     elif "reviewReasonCode" in record.frontmatter:
         changes["reviewReasonCode"] = None  # an earlier disposition's reason is not this one's
     note = None
-    if status == "active" and record.status != "active":
+    if status == "active" and was != "active":
         keyed, note = approval_changes(record, mem.files.scan().records)
         changes.update(keyed)
     result = _writes.update(
@@ -128,6 +134,13 @@ def _other_value(record: MemoryRecord, entity: str, attributes: Mapping[str, Any
 
 def _said_when(record: MemoryRecord) -> float:
     return parse_time(record.frontmatter.get("validAt")) or parse_time(record.created) or 0.0
+
+
+def _committed_status(mem: Memory, record: MemoryRecord) -> str:
+    """The status git has for the memory's file (its status on disk when git has no readable copy)."""
+    data = mem.ledger.committed_bytes(record.path)
+    checked = check_bytes(data, record.path, mem.settings.store) if data is not None else None
+    return checked.record.status if checked is not None and checked.ok and checked.record else record.status
 
 
 def _reason(record: MemoryRecord) -> str | None:

@@ -323,12 +323,17 @@ def unlink_successor(mem: Memory, tx: Transaction, successor_id: str, old_id: st
     return successor.id if patch_staged(mem, tx, successor, {"supersedes": left}) is not None else None
 
 
-def review_links(mem: Memory, tx: Transaction, before: MemoryRecord, after: MemoryRecord) -> list[str]:
+def review_links(
+    mem: Memory, tx: Transaction, before: MemoryRecord, after: MemoryRecord, *, was: str | None = None
+) -> list[str]:
     """What a person's decision on ``before`` (now ``after``) changes in the memories it replaced; the ids
-    changed. Rejected: each memory still superseded by it is current again (a dismissed correction must
-    not leave its value with none), and its ``supersedes`` names them all, so that approving it later
-    replaces them again. Approved again after a rejection: those still active are superseded again."""
-    if after.status == "rejected" and before.status != "rejected":
+    changed. ``was``: the status HEAD has (``before``'s own may be a person's uncommitted edit of it).
+    Rejected: each memory still superseded by it is current again (a dismissed correction must not leave
+    its value with none, whoever set the status first), and its ``supersedes`` names them all, so that
+    approving it later replaces them again. Approved again after a rejection: those still active are
+    superseded again."""
+    was = was or before.status
+    if after.status == "rejected":
         olds = [
             r
             for r in mem.files.scan().records
@@ -344,7 +349,7 @@ def review_links(mem: Memory, tx: Transaction, before: MemoryRecord, after: Memo
         if named != said:
             patch_staged(mem, tx, after, {"supersedes": named[0] if len(named) == 1 else named})
         return changed
-    if after.status == "active" and before.status == "rejected":
+    if after.status == "active" and "rejected" in (was, before.status):
         changed = []
         for old_id in _ids(after.frontmatter.get("supersedes")):
             try:

@@ -29,7 +29,6 @@ from remnic.memfile.model import (
     derived_fields,
     new_id,
     now_iso,
-    parse_file,
     serialize,
 )
 from remnic.memfile.normalize import in_line_ending, line_ending, render, serialize_like
@@ -46,13 +45,13 @@ from remnic.memfile.validate import (
     plan_import,
     store_extra_problems,
 )
-from remnic.memfile.values import moved_category
 from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import CommitOutcome, Plan, PlanOutcome, Transaction
 
 from . import superseding as _superseding
 from .duplicates import DuplicateLookup, find_duplicate
 from .inheriting import inherited
+from .moving import category_move, hand_move
 from .portable import Restore, new_memory_fields, plan_restores
 from .superseding import patch_staged as patch_staged  # re-exported: consolidate and flushing stage with it
 from .superseding import status_changes, supersede, superseded_target, target_refusal, unlink_successor
@@ -419,9 +418,11 @@ def _here(mem: Memory, memory_id: str) -> MemoryRecord | None:
 # --- update and forget ---
 
 
-def _patched(checked: Checked, changes: Mapping[str, Any], content: str | None = None) -> tuple[str, dict[str, Any]]:
+def _patched(
+    checked: Checked, changes: Mapping[str, Any], content: str | None = None, now: str | None = None
+) -> tuple[str, dict[str, Any]]:
     """(file text, frontmatter) with ``changes`` applied (and the body replaced by ``content``, if given);
-    ``updated`` and the derived keys kept in step, every other line as it was."""
+    ``updated`` (``now``) and the derived keys kept in step, every other line as it was."""
     record = checked.record
     assert record is not None
     # A new text takes the file's line endings before its hash is computed (CRLF files stay CRLF).
@@ -429,7 +430,7 @@ def _patched(checked: Checked, changes: Mapping[str, Any], content: str | None =
     gone = {k for k, v in changes.items() if v is None}  # only these: a user's own `owner:` (null) stays
     meta = {k: v for k, v in {**record.frontmatter, **changes}.items() if k not in gone}
     meta.setdefault("id", record.id)
-    meta["updated"] = now_iso()
+    meta["updated"] = now or now_iso()
     meta.update(derived_fields(meta, body))
     if any(v is None for v in changes.values()):  # removing a key: patched line by line, comments kept
         return serialize_like(checked.text, meta, body, path=record.path), meta
@@ -474,12 +475,7 @@ def update(
         wanted, successor = status_changes(record, changes)
         committed = tx.committed_bytes(path)
         # Moved by hand and not committed yet: the commit takes the move whole (sync's rule for the category).
-        moved_from = _moved_from(mem, record) if committed is None else None
-        normalised = None
-        if moved_from is not None and "category" not in wanted:
-            normalised = moved_category(record.frontmatter.get("category"), moved_from, path)
-            if normalised is not None:
-                wanted["category"] = normalised
+        moved_from, normalised = hand_move(mem, record, committed, wanted)
         disk = tx.read_bytes(path)
         checked = check_bytes(disk or b"", path, mem.settings.store)
         if checked.problems or checked.record is None:
@@ -505,6 +501,7 @@ def update(
         assert after.record is not None
         commit_data = None
         committed_text = after.record.content
+        was = record.status  # the status HEAD has: a review decision is judged against it
         moves = "category" in wanted and wanted["category"] != record.category and normalised is None
         if committed is not None and committed != disk:
             if content is not None or moves:
@@ -518,14 +515,12 @@ def update(
                     f"{path} has uncommitted edits and its committed version cannot be read; "
                     "commit your edits first (`remnic sync run`), then retry"
                 )
-            commit_data = _patched(base, wanted)[0].encode("utf-8")
+            # One ``updated`` for both: a hand edit the decision takes in whole leaves no difference behind.
+            commit_data = _patched(base, wanted, now=meta["updated"])[0].encode("utf-8")
             committed_text = base.record.content  # the commit keeps the committed text; the subject says it
+            was = base.record.status
         if moves:
-            new_path = mem.files.allocate_path(
-                meta["category"], after.record.content, record.namespace, taken=tx.exists
-            )
-            tx.remove(path)
-            path = new_path
+            path = category_move(mem, tx, record, path, meta["category"])
         if moved_from is not None:  # gone from disk already: the commit records the deletion
             tx.remove(moved_from, on_disk=True)
         updated = MemoryRecord(path, meta, after.record.body, record.namespace)
@@ -534,7 +529,7 @@ def update(
         if old is not None and old.id != record.id and supersede(mem, tx, old, updated):
             ids.append(old.id)
         if "status" in wanted:
-            ids += _superseding.review_links(mem, tx, record, updated)
+            ids += _superseding.review_links(mem, tx, record, updated, was=was)
         notes = [f"moved from {moved_from}"] if moved_from else []
         if successor is not None:
             unlinked = unlink_successor(mem, tx, successor, record.id)
@@ -546,25 +541,6 @@ def update(
     key: tuple[str, ...] = (operation, source) if not extra_trailers else (operation, source, UNGROUPED + new_id())
     outcome, commit = mem.committer.submit(Plan(key, run))
     return result_of(operation, outcome, commit)
-
-
-def _moved_from(mem: Memory, record: MemoryRecord) -> str | None:
-    """The committed path a file git does not have yet was moved from by hand (gone from disk, and its
-    committed version names this memory's id), or None."""
-    if not record.has_id:
-        return None
-    for xy, path, orig in mem.ledger.status_porcelain():
-        gone = orig if orig is not None and path == record.path else (path if "D" in xy else None)
-        if gone is None or gone == record.path or (mem.root / gone).exists() or not mem.files.paths.is_memory(gone):
-            continue
-        data = mem.ledger.committed_bytes(gone)
-        try:
-            was = parse_file(data.decode("utf-8"), gone) if data is not None else None
-        except (UnicodeDecodeError, MemoryFormatError):
-            continue
-        if was is not None and was.has_id and was.id == record.id:
-            return gone
-    return None
 
 
 def _says_already(

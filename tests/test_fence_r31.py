@@ -1,0 +1,81 @@
+"""A memory file that lost its opening '---' is malformed even when its frontmatter block holds a
+comment, a blank line or a quoted key; a plain note with a rule is still a plain note."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import git, run_cli
+
+from remnic.config import StoreSettings
+from remnic.memfile.model import lost_open_fence
+from remnic.memfile.validate import check_text
+from remnic.service.memory import Memory
+
+LOST = "the opening '---' line is missing: add '---' as line 1"
+BLOCK = "id: mem_1\ncategory: fact\ncreated: 2026-04-02T10:00:00Z\nstatus: archived\n---\n\nBody.\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        BLOCK.replace("category: fact\n", "category: fact\n# note to self\n"),
+        BLOCK.replace("status:", "# edited by hand\nstatus:"),
+        BLOCK.replace("category: fact\n", "category: fact\n\n"),
+        BLOCK.replace("status: archived", '"status": archived'),
+        BLOCK.replace("category: fact", "'category': fact"),
+        '"id": mem_1\n"status": archived\n---\nBody.\n',  # quoted keys only, no comment: one own key is enough
+        BLOCK.replace("\n", "\r\n").replace("category: fact\r\n", "category: fact\r\n# kept\r\n\r\n"),
+    ],
+)
+def test_a_lost_fence_with_comments_blank_lines_or_quoted_keys_is_malformed(text: str) -> None:
+    assert lost_open_fence(text)
+    checked = check_text(text, "facts/a.md", StoreSettings())
+    assert not checked.ok and checked.record is None
+    [problem] = checked.problems
+    assert (problem.path, problem.line, problem.field, problem.message) == ("facts/a.md", 1, "frontmatter", LOST)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "status: draft\n\n# Agenda\n\n---\nA note with a heading above its rule.\n",  # one own key and a heading
+        "date: 2026-04-02\nstatus: draft\n\n# Agenda\n\nWe talked.\n---\n",  # prose before the rule
+        "# Meeting\nid: x\ncategory: fact\n---\n",  # opens with a heading, not a key
+        "\nid: x\ncategory: fact\n---\n",  # opens with a blank line
+        "title: x\n# Heading\nauthor: me\n---\nOnly foreign keys.\n",
+        '"Title": x\n\n---\nA quoted foreign key.\n',
+    ],
+)
+def test_a_plain_note_with_a_rule_is_still_a_plain_note(text: str) -> None:
+    assert not lost_open_fence(text)
+    assert check_text(text, "facts/a.md", StoreSettings()).ok
+
+
+@pytest.mark.parametrize("extra", ["# note to self", "", '"confidence": 0.9'])
+def test_sync_and_doctor_leave_a_commented_fenceless_file_alone(memory: Memory, extra: str) -> None:
+    stored = memory.store("Hotel wifi password rotates monthly", category="fact").record
+    memory.update(stored.id, {"status": "archived"})
+    path = memory.root / stored.path
+    rel = stored.path
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert lines[0] == "---\n"
+    at = next(i for i, line in enumerate(lines) if line.startswith("source:"))
+    lines.insert(at + 1, extra + "\n")
+    path.write_text("".join(lines[1:]), encoding="utf-8")
+    damaged = path.read_bytes()
+    head = git(memory.root, "rev-parse", "HEAD")
+
+    dry = run_cli("sync", "run", "--dry-run", "--json", "--memory-dir", str(memory.root))
+    assert dry.json()["malformed"] == [rel] and dry.json()["changes"] == [], dry
+    result = run_cli("sync", "run", "--memory-dir", str(memory.root))
+    assert result.code == 1, result
+    assert f"{rel}:1: frontmatter: {LOST}" in result.out + result.err
+    assert "added frontmatter" not in result.out + result.err
+    assert path.read_bytes() == damaged  # no second frontmatter block on top
+    assert git(memory.root, "rev-parse", "HEAD") == head
+    assert "status: archived" in git(memory.root, "show", f"HEAD:{rel}")
+
+    doctor = run_cli("doctor", "--json", "--memory-dir", str(memory.root))
+    check = {c["name"]: c for c in doctor.json()["checks"]}["memory-files"]
+    assert check["status"] == "fail" and f"{rel}:1: frontmatter: {LOST}" in check["problems"], check
+    assert doctor.code != 0
