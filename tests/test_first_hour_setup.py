@@ -56,6 +56,9 @@ def test_agent_config_names_the_memory_repository(memory: Memory) -> None:
     for groups in json.loads(result.out)["hooks"].values():
         command = groups[0]["hooks"][0]["command"]
         assert f"REMNIC_MEMORY_DIR={shlex.quote(str(memory.root))} " in command
+    # What `connectors install` writes: Codex cuts a SessionEnd timeout over 3 s (and warns each run).
+    timeouts = {event: groups[0]["hooks"][0]["timeout"] for event, groups in json.loads(result.out)["hooks"].items()}
+    assert timeouts["SessionEnd"] == 3 and timeouts["Stop"] == 60
 
 
 def test_agent_config_outside_a_memory_repository_is_refused_with_the_ways_to_name_one(tmp_path: Path) -> None:

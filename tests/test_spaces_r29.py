@@ -184,7 +184,7 @@ def test_a_pull_refused_over_uncommitted_changes_has_its_code(pair: Pair) -> Non
     out = run_cli("space", "pull", "--memory-dir", str(ben.root), "--json")
     assert out.code == 1
     error = json.loads(out.err)
-    assert error["code"] == "uncommitted_changes" and "notes.txt: uncommitted" in error["error"]
+    assert error["code"] == "uncommitted_changes" and "notes.txt: untracked" in error["error"]
     assert (ben.root / "notes.txt").read_text() == "mine\n"
 
 

@@ -138,7 +138,8 @@ def agent_config(host_name: str, memory_dir: Path, python: str = sys.executable)
     h = host(host_name)
     hooks: dict[str, Any] = {}
     for event in host_events(h.id):
-        entry: dict[str, Any] = {"hooks": [handler_for(command_for(h, event, python=python, memory_dir=memory_dir))]}
+        command = command_for(h, event, python=python, memory_dir=memory_dir)
+        entry: dict[str, Any] = {"hooks": [handler_for(command, h.timeout(event))]}
         hooks[event] = [{"matcher": h.session_matcher, **entry} if event == "SessionStart" else entry]
     return {"hooks": hooks}
 

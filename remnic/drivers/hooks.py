@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from remnic.errors import ValidationError
+
 if TYPE_CHECKING:
     from remnic.service.memory import Memory
 
@@ -64,22 +66,26 @@ def observe_transcript(memory: Memory, payload: Mapping[str, Any], host: str, ho
     session = str(raw_session or "").strip()
     if not transcript or not session:
         return {"observed": 0, "detail": "the hook input names no transcript_path/session_id"}
+    from remnic.service.observing import observe_transcript_file
+
     try:
-        text = Path(transcript).expanduser().read_text(encoding="utf-8", errors="replace")
+        # Only what the host appended since the last hook is read (from a byte offset, with a cap).
+        result, read = observe_transcript_file(
+            memory, f"{host}:{session}", transcript, source=f"{host}-hook", event=flush_event(hook, payload)
+        )
     except OSError as exc:
         return {"observed": 0, "error": f"cannot read the transcript {transcript}: {exc.strerror or exc}"}
-    result = memory.observe_transcript(
-        f"{host}:{session}",
-        text,
-        fmt="auto",  # each JSONL line read by its own shape: hosts mix line kinds across versions
-        name=str(transcript),
-        source=f"{host}-hook",
-        event=flush_event(hook, payload),
-        strict=False,
-        only_new=True,
-    )
+    except ValidationError as exc:
+        if not any(p.field == "transcript_path" for p in exc.problems):
+            raise
+        return {"observed": 0, "error": exc.message}
     summary = result.to_dict()
     out = {"observed": result.buffered, **{k: v for k, v in summary.items() if k != "observations"}}
+    out["transcriptBytesRead"] = read.bytes_read
+    if read.bytes_left:
+        out["transcriptBytesLeft"] = read.bytes_left  # over one run's read limit: the next hook goes on
+    if read.skipped_long_line:
+        out["skippedLongLine"] = True
     idle = memory.flush_idle_sessions(source=f"{host}-hook", skip=f"{host}:{session}")
     if idle:
         out["idleSessionsFlushed"] = [r.session_key for r in idle]

@@ -7,7 +7,8 @@ the user's words, and remnic's own recall must never be re-extracted (a feedback
 
 Rules apply per text block: tagged spans are cut wherever they occur (a block can hold an
 ``<environment_context>`` span followed by the real request), and a block that *starts* with
-a known host preamble is host text as a whole.
+a known host preamble is host text as a whole. A Codex IDE context preamble is cut down to the
+request that follows it.
 """
 
 from __future__ import annotations
@@ -63,6 +64,12 @@ HOST_PREFIXES: tuple[str, ...] = (
     "Memories from remnic (",
 )
 
+# Codex IDE extension and Desktop: the editor's state (active file, selection, open tabs) and the
+# paths of attached files go above the person's words, which follow the request heading. Without
+# that heading the block is host text as a whole.
+CODEX_CONTEXT_PREFIXES: tuple[str, ...] = ("# Context from my IDE setup:", "# Files mentioned by the user:")
+_CODEX_REQUEST_RE = re.compile(r"^[ \t]*## My request for Codex:[ \t]*\n?", re.MULTILINE)
+
 _TAG_ALT = "|".join(re.escape(tag) for tag in HOST_TAGS)
 # A closed span, or an opening tag never closed (a truncated wrapper): cut to the end.
 _SPAN_RE = re.compile(rf"<({_TAG_ALT})(?:\s[^<>]*)?>.*?(?:</\1\s*>|\Z)", re.DOTALL)
@@ -80,8 +87,19 @@ def is_host_block(text: str) -> bool:
     return text.lstrip().startswith(HOST_PREFIXES)
 
 
+def codex_request(text: str) -> str:
+    """A block without its Codex IDE context preamble: the words after the last request heading
+    ('' when the block is only the preamble). A selection quoting the heading stays host text;
+    a request quoting it loses its start, never leaks a file's text as the user's words."""
+    if not text.lstrip().startswith(CODEX_CONTEXT_PREFIXES):
+        return text
+    headings = list(_CODEX_REQUEST_RE.finditer(text))
+    return text[headings[-1].end() :] if headings else ""
+
+
 def strip_injected(text: str) -> str:
     """The words of a text block with every host-injected part removed ('' when nothing is left)."""
+    text = codex_request(text) if text else text
     if not text or is_host_block(text):
         return ""
     cleaned = _SPAN_RE.sub("\n", text)

@@ -128,7 +128,8 @@ def block_problem(content: Any) -> str | None:
 
 
 def _json_lines(text: str, reader: _Reader) -> Iterable[tuple[int, Mapping[str, Any]]]:
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # JSON lines end at "\n" only: a raw U+2028 or \x85 inside a string (JSON.stringify writes them) is no break.
+    for number, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         try:

@@ -120,11 +120,20 @@ def _read(path: Path) -> str | None:
         return None
 
 
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists; a path the OS cannot stat (a name over 255 bytes, no permission) is
+    no repository, never an error: a client's ``cwd`` is only a hint."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
 def from_cwd(cwd: str) -> ProjectContext:
     """The coding context of a working directory, from the files of its git repository (no git run).
     Outside a repository: the folder itself, by its name."""
     start = Path(os.path.abspath(os.path.expanduser(cwd)))
-    root = next((d for d in (start, *start.parents) if (d / ".git").exists()), None)
+    root = next((d for d in (start, *start.parents) if _exists(d / ".git")), None)
     if root is None:
         return ProjectContext(
             f"root:{fnv1a(str(start))}", str(start), None, None, (slug(start.name),) if slug(start.name) else ()

@@ -158,13 +158,16 @@ class Ledger:
         ):
             if (git_dir / name).exists():
                 return f"{what} is in progress"
+        cut = gitindex.cut_merge(git_dir, self.head)  # killed mid-merge: the tree holds part of it, not edits
+        if cut is not None:
+            return "a pull's git merge is still running" if cut["running"] else "a pull's merge was cut short"
         return None
 
     def busy_reason(self, status: Sequence[tuple[str, str, str | None]] | None = None) -> str | None:
         """Why committing now would be wrong (a merge/rebase in progress, conflicts, detached HEAD), or None."""
         underway = self.in_progress()
         if underway is not None:
-            return underway
+            return underway + (" (`remnic space pull` finishes it)" if "merge" in underway else "")
         if status is not None and any(xy in _UNMERGED for xy, _, _ in status):
             return "there are unresolved merge conflicts"
         if self.is_detached():

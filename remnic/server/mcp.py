@@ -214,6 +214,13 @@ class McpServer:
         op_name = TOOL_NAMES.get(name) if isinstance(name, str) else None
         if op_name is None:
             valid = list(self.listed())
+            if name is None:
+                return _error(
+                    msg_id,
+                    INVALID_PARAMS,
+                    f"params.name is required: the tool to call, one of {', '.join(valid)}",
+                    {"validTools": valid},
+                )
             return _error(
                 msg_id,
                 INVALID_PARAMS,

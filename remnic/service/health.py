@@ -21,6 +21,7 @@ from remnic.observe.ledger import verdict_stats
 from remnic.repo import journal
 from remnic.repo.files import FILE_NOT_FOLDER, SYMLINKED_FOLDER, MemoryStore, ScanResult
 from remnic.repo.ledger import Ledger
+from remnic.repo.remote import CONFLICT_LOG
 
 from . import consolidate
 from .lcm import archive_check
@@ -359,7 +360,7 @@ def checks(
     out.append(_skipped_check(skipped_files(files)))
     out.append(_foreign_check(records))
     pending, held = _working_tree(ledger, files, scan)
-    tree = [f"{len(pending)} uncommitted change(s) (run `remnic sync run`)"] if pending else []
+    tree = [f"{len(pending)} uncommitted change(s) ({_tree_advice(ledger)})"] if pending else []
     if held:
         tree.append(f"{len(held)} uncommitted change(s) sync leaves until fixed (malformed, or no text)")
     add(
@@ -422,6 +423,22 @@ def checks(
 
 
 _ASTRAY_CHECKED = 200  # paths compared byte for byte at most (each is a `git cat-file`)
+
+
+def _tree_advice(ledger: Ledger) -> str:
+    """What to do with uncommitted memory files: not `remnic sync run` while it is paused or would commit a
+    merge's files as hand edits."""
+    underway = ledger.in_progress()
+    if underway == "a pull's merge was cut short":
+        return (
+            "git was killed in a pull's merge: these are its files, not hand edits; `remnic space pull` puts them "
+            "back and merges again"
+        )
+    if underway is not None:
+        return f"{underway}, so sync is paused: `remnic space pull` finishes a merge"
+    if (Path(ledger.repo.git_dir) / CONFLICT_LOG).is_file():
+        return "run `remnic space pull`: it commits the conflict copies a pull left, then `remnic sync run` the rest"
+    return "run `remnic sync run`"
 
 
 def _index_astray(ledger: Ledger, files: MemoryStore) -> list[str]:

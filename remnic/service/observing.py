@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import RepoBusyError, ValidationError
-from remnic.fsio import crash_point, write_atomic
+from remnic.fsio import crash_point
 from remnic.memfile.validate import check_namespace
 from remnic.observe.archive import archive
 from remnic.observe.buffer import SessionBuffer, idle_sessions
@@ -25,6 +25,7 @@ from remnic.observe.transcripts import parse_transcript, turns_from_messages
 from remnic.observe.triggers import FLUSH_EVENTS, decide_flush
 from remnic.repo.lock import READ_ONLY_ERRNOS
 
+from .cursors import Cursor, FileRead, read_new_turns
 from .flushing import FlushResult, persist_flush
 
 if TYPE_CHECKING:
@@ -34,7 +35,15 @@ if TYPE_CHECKING:
 
     Progress = Callable[[int, int], None]
 
-__all__ = ["FlushResult", "ObserveResult", "observe", "observe_transcript", "parse_transcript"]
+__all__ = [
+    "FileRead",
+    "FlushResult",
+    "ObserveResult",
+    "observe",
+    "observe_transcript",
+    "observe_transcript_file",
+    "parse_transcript",
+]
 
 
 @dataclass(frozen=True)
@@ -131,7 +140,7 @@ def observe_transcript(
     parsed = parse_transcript(text, fmt, source=name, strict=strict)
     turns = list(parsed.turns)
     ns = namespace or mem.settings.namespaces.default
-    cursor = _Cursor(mem, session_key, ns) if only_new and not dry_run else None
+    cursor = Cursor(mem.durable_dir, session_key, ns) if only_new and not dry_run else None
     if cursor is not None:
         last = cursor.read()
         turns = [t for t in turns if t.index > last]
@@ -151,23 +160,28 @@ def observe_transcript(
     return result
 
 
-class _Cursor:
-    """The last transcript turn index handed over for a session (a hook re-reads the whole file)."""
-
-    def __init__(self, mem: Memory, session_key: str, namespace: str) -> None:
-        from remnic.observe.archive import archive_name
-
-        self.path = mem.durable_dir / "observe-cursors" / archive_name(namespace) / f"{archive_name(session_key)}.json"
-
-    def read(self) -> int:
-        try:
-            value = json.loads(self.path.read_text(encoding="utf-8")).get("lastIndex", -1)
-        except (OSError, ValueError, AttributeError):
-            return -1
-        return value if isinstance(value, int) else -1
-
-    def write(self, index: int) -> None:
-        write_atomic(self.path, json.dumps({"lastIndex": max(index, self.read())}) + "\n")
+def observe_transcript_file(
+    mem: Memory,
+    session_key: str,
+    path: str,
+    *,
+    namespace: str | None = None,
+    source: str = "api",
+    event: str | None = None,
+) -> tuple[ObserveResult, FileRead]:
+    """Observe what a host appended to its transcript file since this session's last call (an agent
+    hook after each response): read from the byte where that call stopped, at most
+    :data:`~.cursors.READ_LIMIT` bytes a call (see :mod:`.cursors`). A path that is not a regular
+    file is a ValidationError naming ``transcript_path``; an unreadable one an OSError."""
+    check_event(event)
+    ns = namespace or mem.settings.namespaces.default
+    cursor = Cursor(mem.durable_dir, session_key, ns)
+    read = read_new_turns(path, cursor.load())
+    result = observe_turns(
+        mem, session_key, read.turns, namespace=ns, source=source, flush=False, event=event, dry_run=False
+    )
+    cursor.save(read.state)
+    return result, read
 
 
 def check_event(event: str | None) -> None:

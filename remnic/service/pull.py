@@ -3,7 +3,8 @@
 A pull, under the repository write lock:
 
 1. finishes what an interrupted pull left (a merge git stopped in, conflict copies not
-   committed yet), or aborts that merge cleanly when it cannot be finished;
+   committed yet), or aborts that merge cleanly when it cannot be finished; the files of a merge git was
+   killed in before it committed or wrote MERGE_HEAD are put back, to merge again (:func:`.pull_resolve.undo_cut_merge`);
 2. commits uncommitted hand edits first, as ``sync run`` does;
 3. fetches the remote and merges it with git; memory files go through remnic's merge
    driver (:mod:`.merge_driver`); whatever git still leaves unmerged (a file deleted
@@ -40,7 +41,7 @@ from remnic.repo import remote as _remote
 from remnic.repo.messages import format_message, trailers_for
 from remnic.repo.transaction import Transaction
 
-from .pull_resolve import resolve_and_commit, resolve_clean_merge
+from .pull_resolve import resolve_and_commit, resolve_clean_merge, run_merge, undo_cut_merge
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -112,8 +113,12 @@ def pull(mem: Memory, remote: str | None = None, *, allow_unrelated: bool = Fals
         report = PullReport(name, current)
         clock = _Phases(report)
         arrived = _finish_previous(mem, report)
-        # Copies an interrupted pull left: committing hand edits would commit them, and they are still news.
+        if undo_cut_merge(mem, mem.settings.store.lock_timeout_s) is not None:
+            report.finished_previous = "undone, to merge again"  # git was killed mid-merge: not hand edits
+        # Copies an interrupted pull left: still news, and committed as what they are, not as hand edits.
         waiting = pending_copies(mem)
+        if waiting:
+            _commit_copies(mem, report, [])
         report.edits_commit = _commit_hand_edits(mem, report if arrived is not None else None)
         before_fetch = ledger.head()
         report.before = before_fetch if report.before is None else report.before
@@ -242,29 +247,37 @@ def _unrelated_message(mem: Memory, remote: str, tracking: str, current: str) ->
 
 def _refuse_blocked(mem: Memory, tracking: str, base: str, target: str) -> None:
     """Uncommitted files the merge would overwrite (a malformed hand edit sync left as it is, a file that is
-    not a memory): named with what to do, before git refuses with its own words."""
+    not a memory, an untracked file where the remote adds one): named with what to do, before git refuses
+    with its own words."""
     ledger = mem.ledger
     incoming = set(_remote.changed_paths(ledger, base, target))
-    dirty = {q for _, p, orig in ledger.status_porcelain() for q in (p, orig) if q}
-    blocking = sorted(incoming & dirty)
+    status = {q: xy for xy, p, orig in ledger.status_porcelain() for q in (p, orig) if q}
+    blocking = sorted(incoming & set(status))
     if not blocking:
         return
     paths = MemoryPaths.from_store(mem.settings.store)
-    problems, lines = [], []
+    problems, lines, advice = [], [], []
     for path in blocking:
         found = mem.files.check(path).problems if paths.is_memory(path) and (mem.root / path).is_file() else []
+        what = "a memory file" if paths.is_memory(path) else "not a memory file"
         if found:
             problems += [p if p.path else FieldProblem(p.field, p.message, path, p.line) for p in found]
-            first = found[0]
-            lines.append(f"  {path}: an uncommitted edit that is malformed, so not committed ({first.describe()})")
+            lines.append(f"  {path}: an uncommitted edit that is malformed, so not committed ({found[0].describe()})")
+            advice.append(
+                "fix the malformed frontmatter (`remnic doctor` lists each problem) so the edit can be committed"
+            )
+        elif status[path] == "??":
+            problems.append(FieldProblem("path", "untracked file where the merge adds one", path))
+            lines.append(f"  {path}: untracked ({what}), and the remote adds a file at this path; move or delete it")
+            advice.append("move or delete the untracked files")
         else:
             problems.append(FieldProblem("path", "uncommitted change the merge would overwrite", path))
-            what = "a memory file" if paths.is_memory(path) else "not a memory file"
-            lines.append(f"  {path}: uncommitted ({what}); commit, move or discard it")
+            lines.append(f"  {path}: uncommitted ({what}); commit it with git, or discard it")
+            advice.append("commit or discard the uncommitted changes")
+    steps = ", ".join(dict.fromkeys(advice))
     raise UncommittedChangesError(
-        f"pull stopped before merging {tracking}: it changes {len(blocking)} file(s) this clone has uncommitted "
-        "changes to, and nothing was merged:\n" + "\n".join(lines) + "\nFix the malformed frontmatter "
-        "(`remnic doctor` lists each problem) so the edit can be committed, deal with the other files, then run "
+        f"pull stopped before merging {tracking}: it would overwrite {len(blocking)} file(s) this clone has not "
+        "committed, and nothing was merged:\n" + "\n".join(lines) + f"\n{steps[0].upper()}{steps[1:]}, then run "
         "`remnic space pull` again",
         problems=problems,
     )
@@ -276,7 +289,7 @@ def _merge(mem: Memory, tracking: str, report: PullReport, *, allow_unrelated: b
         trailers_for("pull", [], mem.settings.namespaces.default, "space", Remote=report.remote),
     )
     before = mem.ledger.head()
-    result = _remote.merge(mem.ledger, tracking, message, allow_unrelated=allow_unrelated)
+    result = run_merge(mem, tracking, message, allow_unrelated=allow_unrelated)
     crash_point("pull-merging")
     if result.ok:
         # Only a merge commit made just now is amended: a fast-forward to the remote's own merge is shared.

@@ -14,14 +14,21 @@ memory remain, then committed (:func:`resolve_and_commit`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+import json
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
-from remnic.errors import LedgerError, MemoryFormatError
+from remnic.errors import LedgerError, MemoryFormatError, RepoBusyError
 from remnic.fsio import write_atomic
 from remnic.memfile.merge import merge_memory
 from remnic.memfile.model import MemoryRecord, now_iso, parse_file
 from remnic.memfile.paths import MemoryPaths, folder_category
 from remnic.memfile.values import own_id
+from remnic.repo import gitindex
 from remnic.repo import remote as _remote
 
 from .merge_driver import keep_copy
@@ -321,3 +328,123 @@ def _resolve(mem: Memory, path: str, stages: dict[int, str], paths: MemoryPaths)
     if outcome.conflict:
         return "kept both versions as two memories for review"
     return "the same text on both sides: the other id kept as superseded" if outcome.copy_path else "merged key by key"
+
+
+# --- git merge, and what a killed one left ---
+
+
+def run_merge(mem: Memory, tracking: str, message: str, *, allow_unrelated: bool) -> _remote.GitRun:
+    """``git merge`` that finishes on its own when this process is killed: in its own session (a signal to
+    this process group does not reach it) and writing to files, not pipes (a pipe whose reader died kills
+    it with SIGPIPE, after it wrote the tree and before MERGE_HEAD or the commit). The marker around it lets
+    the next pull tell a merge git never finished from hand edits (:func:`undo_cut_merge`)."""
+    ledger = mem.ledger
+    marker = mem.git_dir / gitindex.PULL_MARKER
+    record: dict[str, Any] = {"head": ledger.head(), "target": _remote.rev(ledger, tracking), "tracking": tracking}
+    record.update(pid=None, started=time.time())
+    write_atomic(marker, json.dumps(record).encode("utf-8"))
+    unrelated = ["--allow-unrelated-histories"] if allow_unrelated else []
+    env = {**os.environ, "REMNIC_SKIP_HOOKS": "1", "GIT_MERGE_AUTOEDIT": "no", "GIT_EDITOR": "true"}
+    env.update(_remote.identity(ledger))
+    args = ["git", "merge", "--no-edit", "--no-stat", *unrelated, "-m", message, tracking]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            args, cwd=mem.root, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
+        )
+        write_atomic(marker, json.dumps({**record, "pid": proc.pid}).encode("utf-8"))
+        code = proc.wait()
+        out.seek(0)
+        err.seek(0)
+        said = [f.read().decode("utf-8", "replace") for f in (out, err)]
+    if code < 0:  # git itself was killed: the marker stays for the next pull
+        raise LedgerError(
+            f"git merge {tracking} was killed (signal {-code}) before it finished; `remnic space pull` puts back "
+            "the files it changed and merges again"
+        )
+    marker.unlink(missing_ok=True)
+    return _remote.GitRun(code, *said)
+
+
+def undo_cut_merge(mem: Memory, wait_s: float = 30.0) -> list[str] | None:
+    """Put back, as HEAD has them, the files a killed pull's ``git merge`` changed before it could commit or
+    write MERGE_HEAD (and delete the conflict copies it wrote), so the pull merges again instead of committing
+    the other side's changes as hand edits; the paths put back (None: no merge was cut short). Nothing of the
+    user's is in them: the pull commits hand edits and refuses to merge over the rest before git starts, and
+    sync and writes pause while the marker stands. Caller holds the lock."""
+    marker = mem.git_dir / gitindex.PULL_MARKER
+    if not marker.exists():
+        return None
+    deadline = time.monotonic() + wait_s
+    cut = gitindex.cut_merge(mem.git_dir, mem.ledger.head)
+    while cut is not None and cut["running"] and time.monotonic() < deadline:
+        time.sleep(0.05)  # the killed pull's git finishes on its own: wait for it, then see what it did
+        cut = gitindex.cut_merge(mem.git_dir, mem.ledger.head)
+    if cut is None:
+        marker.unlink(missing_ok=True)  # git committed the merge or stopped in it: nothing to undo
+        return None
+    if cut["running"]:
+        raise RepoBusyError(f"a pull's git merge (pid {cut['pid']}) is still running in {mem.root}; retry when it ends")
+    head, target = cut.get("head"), cut.get("target")
+    if not isinstance(head, str) or not isinstance(target, str):
+        raise LedgerError(f"{marker} names no commits; delete it, then check `git -C {mem.root} status`")
+    _clear_killed_lock(mem.git_dir, cut)
+    ledger = mem.ledger
+    base = _remote.merge_base(ledger, head, target) or head
+    scope = set(_remote.changed_paths(ledger, base, target)) | set(_logged_copy_paths(mem.git_dir))
+    dirty = {q for _, p, orig in ledger.status_porcelain() for q in (p, orig) if q}
+    undo = sorted(scope & dirty)
+    listed = _remote.run_git(mem.root, ["ls-tree", "-r", "-z", "--name-only", head, "--", *undo]) if undo else None
+    tracked = set(listed.out.split("\0")) - {""} if listed is not None else set()
+    steps = [["checkout", head, "--", *sorted(tracked)]] if tracked else []
+    added = [p for p in undo if p not in tracked]
+    steps += [["rm", "-q", "--cached", "--ignore-unmatch", "--", *added]] if added else []
+    for step in steps:
+        done = _remote.run_git(mem.root, step, env={"GIT_LITERAL_PATHSPECS": "1"})
+        if not done.ok:
+            raise LedgerError(f"undoing the merge a killed pull left failed: git {step[0]}: {done.err.strip()}")
+    for path in added:
+        (mem.root / path).unlink(missing_ok=True)
+    _remove_driver_temps(mem.root, cut)
+    (mem.git_dir / _remote.CONFLICT_LOG).unlink(missing_ok=True)
+    marker.unlink(missing_ok=True)
+    return undo
+
+
+def _logged_copy_paths(git_dir: Path) -> list[str]:
+    try:
+        lines = (git_dir / _remote.CONFLICT_LOG).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    found = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("copyPath"), str):
+            found.append(entry["copyPath"])
+    return found
+
+
+def _clear_killed_lock(git_dir: Path, cut: dict[str, Any]) -> None:
+    """git's index.lock the killed merge left (SIGKILL skips git's own clean-up): taken after the merge
+    started, and still there a second later (a live git holds it for moments). Any other lock stays."""
+    lock = git_dir / "index.lock"
+    started = cut.get("started")
+    try:
+        made = lock.stat().st_mtime
+    except FileNotFoundError:
+        return
+    if isinstance(started, (int, float)) and made >= started - 0.1 and time.time() - made > 1.0:
+        lock.unlink(missing_ok=True)
+
+
+def _remove_driver_temps(root: Path, cut: dict[str, Any]) -> None:
+    """The ``.merge_file_*`` files (``%O %A %B``) a killed git left for its merge driver, made during that merge."""
+    started = cut.get("started")
+    for temp in root.glob(".merge_file_*"):
+        try:
+            if isinstance(started, (int, float)) and temp.is_file() and temp.stat().st_mtime >= started - 0.1:
+                temp.unlink()
+        except FileNotFoundError:
+            pass

@@ -328,6 +328,16 @@ class SpaceOps:
         """doctor's line on merging: a merge in progress (fail), conflict copies not committed (warn),
         the merge driver missing from the git config or .gitattributes (warn)."""
         state = self.merge_state()
+        if state["inProgress"] == "a pull's git merge is still running":
+            detail = "the git merge of a pull that was killed is still running; it commits or stops on its own"
+            return {"name": "merge", "status": "warn", "detail": detail, **state}
+        if state["inProgress"] == "a pull's merge was cut short":
+            detail = (
+                "git was killed in a pull's merge, before it committed or wrote MERGE_HEAD: changed files in the "
+                "working tree are part of that merge, not hand edits; sync and writes are paused. `remnic space "
+                "pull` puts them back as HEAD has them and merges again (do not commit them: `git add`, a commit)"
+            )
+            return {"name": "merge", "status": "fail", "detail": detail, **state}
         if state["inProgress"]:
             unmerged = state["unmerged"]
             detail = (

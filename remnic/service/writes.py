@@ -218,7 +218,13 @@ def check_writable(mem: Memory) -> None:
     """Refuse to commit where the commit would be lost or tangled (detached HEAD, a merge underway)."""
     reason = mem.ledger.busy_reason()
     if reason is not None:
-        raise RepoBusyError(f"cannot write memories now: {reason}; finish it or check out a branch, then retry")
+        if "detached" in reason:
+            hint = "check out a branch, then retry"
+        elif "conflicts" in reason:
+            hint = "resolve them, then retry"
+        else:  # a merge names `remnic space pull` itself
+            hint = "then retry" if "remnic space pull" in reason else "finish it, then retry"
+        raise RepoBusyError(f"cannot write memories now: {reason}; {hint}")
     read_only = mem.read_only_space()
     if read_only is not None:
         raise UsageError(

@@ -23,6 +23,9 @@ from remnic.service.githooks import hooks_source_dir
 
 EVENTS = {"SessionStart": "session-start", "Stop": "stop", "PreCompact": "pre-compact", "SessionEnd": "session-end"}
 TIMEOUT_S = 60
+# Codex 0.171 clamps a SessionEnd handler's timeout to 3 s (and warns on every run when it is longer).
+# A flush cut there loses nothing: its plan stays in the buffer and the next hook finishes it.
+CODEX_SESSION_END_TIMEOUT_S = 3
 SCRIPT = re.compile(r"/(claude-code|codex)/(session-start|stop|pre-compact|session-end)\.sh\Z")
 _FOLDERS = ("hooks", "_hooks")  # what remnic's hooks folder is called: in a checkout, in the package
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
@@ -36,6 +39,12 @@ class Host:
     """Which session starts the SessionStart hook runs on (the host's ``source`` values)."""
     events: tuple[str, ...] = tuple(EVENTS)
     """The host events remnic hooks into."""
+    timeouts: tuple[tuple[str, int], ...] = ()
+    """(event, seconds) where the host allows less than :data:`TIMEOUT_S`."""
+
+    def timeout(self, event: str) -> int:
+        """The ``timeout`` remnic writes for ``event``'s handler: one the host accepts as it is."""
+        return dict(self.timeouts).get(event, TIMEOUT_S)
 
     def config_path(self, env: Mapping[str, str] | None = None) -> Path:
         env = os.environ if env is None else env
@@ -51,7 +60,12 @@ HOSTS = {
     "claude-code": Host("claude-code", "Claude Code", "startup|resume|clear|compact"),
     # Codex 0.171 added SessionEnd and the compact and fork sources; an older Codex never sends
     # them, so its sessions end by the idle sweep as before.
-    "codex": Host("codex", "Codex", "startup|resume|clear|compact|fork"),
+    "codex": Host(
+        "codex",
+        "Codex",
+        "startup|resume|clear|compact|fork",
+        timeouts=(("SessionEnd", CODEX_SESSION_END_TIMEOUT_S),),
+    ),
 }
 ALIASES = {"codex-cli": "codex"}
 
@@ -91,8 +105,8 @@ def command_for(h: Host, event: str, *, python: str, memory_dir: Path) -> str:
     )
 
 
-def handler_for(command: str) -> dict[str, Any]:
-    return {"type": "command", "command": command, "timeout": TIMEOUT_S}
+def handler_for(command: str, timeout: int = TIMEOUT_S) -> dict[str, Any]:
+    return {"type": "command", "command": command, "timeout": timeout}
 
 
 @dataclass(frozen=True)

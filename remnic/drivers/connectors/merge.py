@@ -53,7 +53,7 @@ def _handlers(group: Node) -> Node | None:
 
 
 def new_group(h: Host, event: str, command: str) -> dict[str, Any]:
-    group: dict[str, Any] = {"hooks": [handler_for(command)]}
+    group: dict[str, Any] = {"hooks": [handler_for(command, h.timeout(event))]}
     return {"matcher": h.session_matcher, **group} if event == "SessionStart" else group
 
 
@@ -93,8 +93,9 @@ def plan_install(config: Config, commands: Mapping[str, str], h: Host) -> tuple[
                         changes.append(f"{event}: moved out of a group with a narrower matcher")
                         continue
                 placed = True
-                if existing.value != handler_for(command):
-                    edits.append(jsonedit.replace(text, style, existing, handler_for(command)))
+                wanted = handler_for(command, h.timeout(event))
+                if existing.value != wanted:  # another command, or a timeout the host would clamp
+                    edits.append(jsonedit.replace(text, style, existing, wanted))
                     changes.append(f"{event}: updated")
             if doomed:
                 changes.append(f"{event}: duplicate removed")
