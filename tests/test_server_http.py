@@ -262,6 +262,13 @@ def test_review_queue_lists_pending_newest_first(env: Env) -> None:
     assert "items" not in queue and "memories" in env.call("GET", "/engram/v1/memories").json()
     assert [i["id"] for i in queue["memories"]] == [second.json()["memoryId"], first.json()["memoryId"]]
     assert env.call("GET", "/engram/v1/review-queue", token="bob").json()["count"] == 0
+    # Paged like GET memories: the queue's size, and where the next page starts.
+    page = env.call("GET", "/engram/v1/review-queue?limit=1").json()
+    assert (page["total"], page["count"], page["nextOffset"]) == (2, 1, 1)
+    last = env.call("GET", "/engram/v1/review-queue?limit=1&offset=1").json()
+    assert [i["id"] for i in last["memories"]] == [first.json()["memoryId"]] and last["nextOffset"] is None
+    bad = env.call("GET", "/engram/v1/review-queue?offset=-1")
+    assert bad.status == 400 and bad.json()["details"][0]["field"] == "offset"
 
 
 def test_validation_errors_name_fields_and_options(env: Env) -> None:
@@ -312,7 +319,7 @@ def test_internal_error_returns_request_id_and_logs_it(
     def broken(**_: Any) -> Any:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(env.memory, "review_queue", broken)
+    monkeypatch.setattr(env.memory, "review_page", broken)
     with caplog.at_level(logging.ERROR, logger="remnic.server"):
         r = env.call("GET", "/engram/v1/review-queue")
     assert r.status == 500

@@ -50,7 +50,9 @@ def register(sub: Any) -> None:
         "list",
         "entities sorted by name",
         epilog="Reading entities first rebuilds remnic's pages when the memories changed since the last\n"
-        "build: the pages are written and committed (one commit), and the output says so.",
+        "build: the pages are written and committed (one commit), and the output says so. The listing\n"
+        "does not wait for the search index: the next recall embeds the rebuilt pages (with a bar),\n"
+        "or this command does with store.cliIndex; a server indexes them in the background.",
     )
     q.add_argument("query", nargs="?", help="only entities whose name, summary, aliases or facts contain this")
     q.add_argument("--type", type=choice_list("type", ENTITY_TYPES), help=", ".join(ENTITY_TYPES))
@@ -76,20 +78,37 @@ def register(sub: Any) -> None:
     q.set_defaults(handler=cmd_refresh)
 
 
+def _open(args: argparse.Namespace) -> Any:
+    """The repository for a read of the pages. A rebuild's commit leaves its index update to the next
+    recall (which catches up from git, with a bar), so a listing never waits on embedding the pages;
+    a long-running process's handle (a server's, shared) keeps indexing them in its background."""
+    memory = open_memory(args)
+    if not memory.background_work:
+        memory.defer_index(build_missing=False)
+    return memory
+
+
+def _index_now(args: argparse.Namespace, memory: Any) -> None:
+    """With store.cliIndex a one-shot command indexes what it wrote before it exits: here from git,
+    with a bar (the queued update would have run silently at exit)."""
+    if memory.settings.store.cli_index and not memory.background_work:
+        memory.refresh_index(progress_bar(args, "indexing entity pages"))
+
+
 def _rebuilt(args: argparse.Namespace, memory: Any) -> tuple[dict[str, Any] | None, str]:
     """Rebuild the pages now, as the read would (so the write is ours to report, not silent): the
-    refresh for --json (None when nothing was written) and a line for the text output. Both long
-    steps (reading every memory's names, indexing the pages) show a bar on a terminal."""
+    refresh for --json (None when nothing was written) and a line for the text output. Reading every
+    memory's names shows a bar on a terminal; with store.cliIndex the pages are indexed too, with a bar."""
     result = memory.refresh_entities(source="cli", progress=progress_bar(args, "reading memories for entity pages"))
     if not result.get("commit"):
         return None, ""
-    memory.refresh_index(progress_bar(args, "indexing entity pages"))
+    _index_now(args, memory)
     pages = plural(len(result["written"]) + len(result["removed"]), "entity page")
     return result, f"(rebuilt {pages} in commit {result['commit'][:8]}: the memories changed since the last build)"
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    memory = open_memory(args)
+    memory = _open(args)
     rebuilt, note = _rebuilt(args, memory)
     rows, total = memory.entities(
         query=args.query, entity_type=args.type, namespace=args.namespace, limit=args.limit, offset=args.offset
@@ -129,7 +148,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    memory = open_memory(args)
+    memory = _open(args)
     _, note = _rebuilt(args, memory)
     namespace = args.namespace or memory.settings.namespaces.default
     try:
@@ -156,10 +175,12 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_refresh(args: argparse.Namespace) -> int:
-    memory = open_memory(args)
+    memory = _open(args)
     result = memory.refresh_entities(
         force=args.force, source="cli", progress=progress_bar(args, "reading memories for entity pages")
     )
+    if result.get("commit"):
+        _index_now(args, memory)
     if not result["enabled"]:
         text = "entity pages are off (entities.enabled)"
     elif not result["refreshed"]:

@@ -13,6 +13,7 @@ from ._common import (
     choice_list,
     emit,
     memory_ref,
+    non_negative_int,
     open_memory,
     plural,
     positive_float,
@@ -86,8 +87,16 @@ def register(sub: Any) -> None:
         "  remnic review dismiss mem_01a2… --reason duplicate",
     )
     rsub = p.add_subparsers(dest="review_command", metavar="<list|approve|dismiss|flag>", required=True)
-    q = add_command(rsub, "list", "memories waiting for review, newest first")
+    q = add_command(
+        rsub,
+        "list",
+        "memories waiting for review, newest first",
+        epilog="Shows a page of the queue and how many wait in all; --json adds total, offset, limit and\n"
+        "nextOffset (null on the last page), as `remnic list --json` does.\n\n"
+        "examples:\n  remnic review list --limit 50 --offset 50   # the second page of 50",
+    )
     q.add_argument("--limit", type=positive_int("--limit"), default=50, help="at most this many (default 50)")
+    q.add_argument("--offset", type=non_negative_int("--offset"), default=0, help="skip this many first (default 0)")
     q.add_argument("--namespace", help="only this namespace")
     q.set_defaults(handler=cmd_review_list)
     for action, status in REVIEW_ACTIONS.items():
@@ -169,12 +178,31 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
 
 def cmd_review_list(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    queued = memory.review_queue(namespace=args.namespace, limit=args.limit)
+    queued, total = memory.review_page(namespace=args.namespace, limit=args.limit, offset=args.offset)
+    end = args.offset + len(queued)
     rows = [[r.id, r.status, r.category, r.content[:70]] for r in queued]
+    shown = f"{plural(len(queued), 'memory', 'memories')} waiting for review"
+    if len(queued) < total:
+        shown = f"{args.offset + 1}-{end} of {total} waiting for review" + (
+            f"; {total - end} more: --offset {end}" if end < total else ""
+        )
     emit(
         args,
-        {"count": len(queued), "memories": [r.to_dict() for r in queued]},
-        lambda: table(rows, ["ID", "STATUS", "CATEGORY", "CONTENT"]) if rows else "nothing waiting for review",
+        {
+            "count": len(queued),
+            "total": total,
+            "offset": args.offset,
+            "limit": args.limit,
+            "nextOffset": end if end < total else None,
+            "memories": [r.to_dict() for r in queued],
+        },
+        lambda: (
+            f"{table(rows, ['ID', 'STATUS', 'CATEGORY', 'CONTENT'])}\n{shown}"
+            if rows
+            else f"nothing at --offset {args.offset} ({total} waiting for review)"
+            if total
+            else "nothing waiting for review"
+        ),
     )
     return 0
 

@@ -507,10 +507,20 @@ class Api(AgentApi):
 
     def op_review_queue_list(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)
-        queued = self.memory.review_queue(namespace=ns, limit=values["limit"])
-        queued = [r for r in queued if self.policy.can_read(principal, r.namespace)]
-        # Same key as memories_list: a list of memory records is always "memories".
-        body = {"namespace": ns or self.policy.default, "count": len(queued), "memories": _records(queued)}
+        limit, offset = values["limit"], values.get("offset") or 0
+        queued, total = self.memory.review_page(
+            namespace=ns, limit=limit, offset=offset, readable=lambda n: self.policy.can_read(principal, n)
+        )
+        # Same keys as memories_list: a list of memory records is always "memories", paged the same way.
+        body = {
+            "namespace": ns or self.policy.default,
+            "count": len(queued),
+            "memories": _records(queued),
+            "total": total,
+            "offset": offset,
+            "limit": limit,
+            "nextOffset": offset + len(queued) if offset + len(queued) < total else None,
+        }
         return Reply(200, {**body, **self._malformed(principal, ns)})
 
 

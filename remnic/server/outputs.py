@@ -234,7 +234,15 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
         {"warnings": WARNINGS},
     ),
     "review_queue_list": obj(
-        {"namespace": NULLABLE_STRING, "count": INTEGER, "memories": {"type": "array", "items": MEMORY}},
+        {
+            "namespace": NULLABLE_STRING,
+            "count": INTEGER,
+            "memories": {"type": "array", "items": MEMORY},
+            "total": INTEGER,
+            "offset": INTEGER,
+            "limit": INTEGER,
+            "nextOffset": {"anyOf": [INTEGER, {"type": "null"}], "description": "the next page's offset; null: last"},
+        },
         {"warnings": WARNINGS, "malformed": MALFORMED},
     ),
 }

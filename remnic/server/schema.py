@@ -345,6 +345,7 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                 (
                     NAMESPACE,
                     Param("limit", "integer", "maximum items", minimum=1, maximum=200, default=50),
+                    Param("offset", "integer", "skip this many first (page with nextOffset)", minimum=0, default=0),
                     _compat("runId", "string", "governance run id", max_length=256),
                 ),
             ),

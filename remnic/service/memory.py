@@ -564,7 +564,19 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
 
     def review_queue(self, *, namespace: str | None = None, limit: int = 50) -> builtins.list[MemoryRecord]:
         """Memories waiting for a person: status pending_review or quarantined, newest first."""
-        return _browse.review_queue(self.list(namespace=namespace), _check.count(limit, "limit"))
+        return self.review_page(namespace=namespace, limit=limit)[0]
+
+    def review_page(
+        self,
+        *,
+        namespace: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+        readable: Callable[[str], bool] | None = None,
+    ) -> tuple[builtins.list[MemoryRecord], int]:
+        """A page of :meth:`review_queue` from ``offset`` and how many wait in all (``readable(namespace)``:
+        only those count)."""
+        return _review.queue_page(self, namespace=namespace, limit=limit, offset=offset, readable=readable)
 
     # --- the durable state folder ---
 

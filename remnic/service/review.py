@@ -9,7 +9,7 @@ result says so), and it supersedes a value said before it."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import UsageError, ValidationError
@@ -21,6 +21,7 @@ from remnic.observe.records import key_part
 from . import arguments as _check
 from . import writes as _writes
 from .browse import REVIEW_STATUSES as QUEUED
+from .browse import newest_first
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -30,6 +31,29 @@ DISPOSITIONS = ("active", "rejected", "quarantined")
 Any other status is set with an update (`remnic update ID --status`), which keeps its own links."""
 DECIDED = ("active", "rejected")
 """Statuses a review leaves behind: a memory a person approved or dismissed may be decided again."""
+
+
+def queue_page(
+    mem: Memory,
+    *,
+    namespace: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+    readable: Callable[[str], bool] | None = None,
+) -> tuple[list[MemoryRecord], int]:
+    """The review queue (pending_review and quarantined), newest first: (the page from ``offset``, how
+    many wait in all), so a reviewer sees the queue's size and can page through it as ``list`` pages.
+    ``readable(namespace)``: only what the caller may read counts (a server's token)."""
+    limit, offset = _check.count(limit, "limit"), _check.count(offset, "offset")
+    waiting = sorted(
+        (
+            r
+            for r in mem.list(namespace=namespace)
+            if r.status in QUEUED and (readable is None or readable(r.namespace))
+        ),
+        key=newest_first,
+    )
+    return waiting[offset : offset + limit], len(waiting)
 
 
 def check_reviewable(record: MemoryRecord, status: str) -> None:
