@@ -86,6 +86,9 @@ def observe_transcript(memory: Memory, payload: Mapping[str, Any], host: str, ho
         out["transcriptBytesLeft"] = read.bytes_left  # over one run's read limit: the next hook goes on
     if read.skipped_long_line:
         out["skippedLongLine"] = True
+    if read.rewritten:
+        # Read again from its start: turns already handed over were skipped, the others taken.
+        out["warning"] = f"{read.rewritten}; it was read again from its start"
     idle = memory.flush_idle_sessions(source=f"{host}-hook", skip=f"{host}:{session}")
     if idle:
         out["idleSessionsFlushed"] = [r.session_key for r in idle]

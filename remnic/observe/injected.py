@@ -8,7 +8,7 @@ the user's words, and remnic's own recall must never be re-extracted (a feedback
 Rules apply per text block: tagged spans are cut wherever they occur (a block can hold an
 ``<environment_context>`` span followed by the real request), and a block that *starts* with
 a known host preamble is host text as a whole. A Codex IDE context preamble is cut down to the
-request that follows it.
+request that follows it, also when host spans come before it in the block (they are cut first).
 """
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ _HOST_LIKE_TAG_RE = re.compile(r"</?[A-Za-z][\w]*[-_][\w-]*(?:\s[^<>]*)?/?>")
 # Codex assistant directives such as ``::git-commit{cwd="/repo"}`` on a line of their own.
 _DIRECTIVE_RE = re.compile(r"^[ \t]*::[A-Za-z][\w-]*\{[^\n]*\}[ \t]*$", re.MULTILINE)
 _BLANK_RUN_RE = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
+_LEADING_SPAN_RE = re.compile(r"\s*" + _SPAN_RE.pattern, re.DOTALL)
 
 
 def is_host_block(text: str) -> bool:
@@ -97,9 +98,19 @@ def codex_request(text: str) -> str:
     return text[headings[-1].end() :] if headings else ""
 
 
+def _after_leading_spans(text: str) -> str:
+    """The block past the host spans it opens with (``<environment_context>…</environment_context>``
+    before a Codex IDE preamble). Only leading spans: a tag quoted in an editor selection further on
+    must not decide where the preamble ends."""
+    pos = 0
+    while (span := _LEADING_SPAN_RE.match(text, pos)) is not None and span.end() > pos:
+        pos = span.end()
+    return text[pos:]
+
+
 def strip_injected(text: str) -> str:
     """The words of a text block with every host-injected part removed ('' when nothing is left)."""
-    text = codex_request(text) if text else text
+    text = codex_request(_after_leading_spans(text)) if text else text
     if not text or is_host_block(text):
         return ""
     cleaned = _SPAN_RE.sub("\n", text)

@@ -12,240 +12,56 @@ is its line (JSONL, plain) or message (JSON arrays) number, so it is stable as a
 
 Bad input raises :class:`~remnic.errors.ValidationError` naming the line (or message) and the
 format expected; ``strict=False`` (agent hooks reading a live file) skips bad lines instead.
+The host JSON-lines formats and the shared reader live in :mod:`.jsonlines`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from remnic.errors import FieldProblem, ValidationError
 
 from .dates import message_time as _timestamp
 from .injected import strip_injected
+from .jsonlines import (
+    CLAUDE_TYPES,
+    CODEX_TYPES,
+    TEXT_BLOCK_TYPES,
+    ParsedTranscript,
+    Reader,
+    block_problem,
+    block_texts,
+    json_lines,
+    parse_claude,
+    parse_codex,
+    parse_host_jsonl,
+)
 from .records import ROLES, Turn
 
+__all__ = [
+    "FORMATS",
+    "MESSAGE_KEYS",
+    "SOURCE_FORMATS",
+    "TEXT_BLOCK_TYPES",
+    "ParsedTranscript",
+    "block_problem",
+    "block_texts",
+    "check_messages",
+    "detect_format",
+    "parse_transcript",
+    "plain_role",
+    "turns_from_messages",
+]
+
 FORMATS = ("auto", "claude-code", "codex", "openai", "anthropic", "plain")
-TEXT_BLOCK_TYPES = ("text", "input_text", "output_text")
 # Speakers of a plain transcript that are the assistant, or the host (dropped).
 ASSISTANT_SPEAKERS = frozenset({"assistant", "ai", "bot", "claude", "codex", "chatgpt", "gpt", "model", "agent"})
 HOST_SPEAKERS = frozenset({"system", "developer", "tool"})
 # Speakers that name no one: their "I" becomes the configured user name.
 GENERIC_SPEAKERS = frozenset({"user", "human", "me", "you"})
-_CLAUDE_TYPES = frozenset(
-    {"user", "assistant", "system", "attachment", "summary", "file-history-snapshot", "queue-operation", "progress"}
-)
-_CODEX_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
-_CLAUDE_HOST_FLAGS = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly", "isSidechain")
-_EXPECT = {
-    "claude-code": 'one JSON object per line with a "type" (user, assistant, system, …) — a Claude Code session file',
-    "codex": 'one JSON object per line with "type" and "payload" — a Codex rollout file',
-    "openai": "a JSON array of {role, content} messages, an object with a messages array, or one message per line",
-    "anthropic": 'a JSON object {"system", "messages": [...]} or an array of {role, content} messages',
-    "plain": "one turn per line as `Speaker: text`",
-}
-
-
-@dataclass(frozen=True)
-class ParsedTranscript:
-    """The turns of a transcript, the format it was read as, and where the host compacted it.
-
-    ``compactions`` holds the index of each compaction boundary or summary: the host threw
-    context away there, which is a reason to flush the session's buffer.
-    """
-
-    format: str
-    turns: tuple[Turn, ...]
-    compactions: tuple[int, ...] = ()
-    session_id: str | None = None
-
-
-class _Reader:
-    """Shared state of one parse: where we are, how strict, what was found."""
-
-    def __init__(self, fmt: str, source: str, strict: bool) -> None:
-        self.fmt = fmt
-        self.source = source
-        self.strict = strict
-        self.turns: list[Turn] = []
-        self.compactions: list[int] = []
-        self.session_id: str | None = None
-
-    def fail(self, line: int | None, message: str, field: str = "transcript") -> None:
-        """Raise (strict) naming the line and the format expected; lenient readers skip."""
-        if not self.strict:
-            return
-        problem = FieldProblem(field, f"{message}; expected {_EXPECT[self.fmt]} (format {self.fmt})")
-        problem.path, problem.line = self.source, line
-        raise ValidationError(problem.describe(), problems=[problem])
-
-    def add(self, role: str, texts: Iterable[str], index: int, **extra: Any) -> None:
-        text = "\n\n".join(t for t in texts if t)
-        if text.strip():
-            self.turns.append(Turn(role=role, text=text, index=index, **extra))
-
-    def result(self) -> ParsedTranscript:
-        return ParsedTranscript(self.fmt, tuple(self.turns), tuple(self.compactions), self.session_id)
-
-
-def block_texts(content: Any) -> list[str]:
-    """The text of a message's content (a string or content blocks), host text cut, per block.
-
-    Only text blocks count: tool calls and results, reasoning, images and documents are dropped.
-    """
-    if isinstance(content, str):
-        return [strip_injected(content)]
-    out: list[str] = []
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, str):
-                out.append(strip_injected(block))
-            elif (
-                isinstance(block, Mapping)
-                and block.get("type") in TEXT_BLOCK_TYPES
-                and isinstance(block.get("text"), str)
-            ):
-                out.append(strip_injected(block["text"]))
-    return [t for t in out if t]
-
-
-def block_problem(content: Any) -> str | None:
-    """What is wrong with a message's content blocks, or None: every block is a string or an object
-    with a ``type``, and a text block has its ``text``."""
-    if not isinstance(content, list):
-        return None
-    for i, block in enumerate(content):
-        if isinstance(block, str):
-            continue
-        if not isinstance(block, Mapping) or not isinstance(block.get("type"), str):
-            return f'content[{i}] is not a content block (an object with a "type")'
-        if block["type"] in TEXT_BLOCK_TYPES and not isinstance(block.get("text"), str):
-            return f'content[{i}] is a {block["type"]} block without a "text" string'
-    return None
-
-
-def _json_lines(text: str, reader: _Reader) -> Iterable[tuple[int, Mapping[str, Any]]]:
-    # JSON lines end at "\n" only: a raw U+2028 or \x85 inside a string (JSON.stringify writes them) is no break.
-    for number, raw in enumerate(text.split("\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            reader.fail(number, f"not valid JSON ({exc.msg} at column {exc.colno})")
-            continue
-        if not isinstance(obj, Mapping):
-            reader.fail(number, f"a JSON {type(obj).__name__}, not an object")
-            continue
-        yield number, obj
-
-
-# --- Claude Code ---
-
-
-def _parse_claude(text: str, reader: _Reader) -> None:
-    for number, obj in _json_lines(text, reader):
-        _claude_line(number, obj, reader)
-
-
-def _claude_line(number: int, obj: Mapping[str, Any], reader: _Reader) -> None:
-    kind = obj.get("type")
-    if not isinstance(kind, str):
-        reader.fail(number, 'no "type" field')
-        return
-    if reader.session_id is None and isinstance(obj.get("sessionId"), str):
-        reader.session_id = obj["sessionId"]
-    if obj.get("isCompactSummary") or (kind == "system" and obj.get("subtype") == "compact_boundary"):
-        reader.compactions.append(number)
-    if kind not in ("user", "assistant") or any(obj.get(flag) for flag in _CLAUDE_HOST_FLAGS):
-        return  # meta lines, attachments (hook output), summaries, sub-agent traffic
-    if "toolUseResult" in obj or "sourceToolAssistantUUID" in obj:
-        return  # a tool result carried in a user-role line
-    message = obj.get("message")
-    if not isinstance(message, Mapping) or message.get("role", kind) not in ROLES:
-        reader.fail(number, f'a "{kind}" line without a message {{role, content}}')
-        return
-    if not _line_fields_ok(number, obj.get("timestamp"), message.get("content"), reader):
-        return
-    reader.add(
-        str(message.get("role", kind)),
-        block_texts(message.get("content")),
-        number,
-        turn_id=obj.get("uuid") if isinstance(obj.get("uuid"), str) else f"L{number}",
-        positional=not isinstance(obj.get("uuid"), str),
-        timestamp=_timestamp(obj.get("timestamp")),
-    )
-
-
-def _line_fields_ok(number: int, stamp: Any, content: Any, reader: _Reader) -> bool:
-    """A host line's timestamp reads and its content blocks are blocks; else fail (strict) or skip."""
-    if stamp is not None and _timestamp(stamp) is None:
-        reader.fail(number, f"timestamp {str(stamp)[:40]!r} is not an ISO-8601 time")
-        return False
-    problem = block_problem(content)
-    if problem:
-        reader.fail(number, f"message {problem}")
-        return False
-    return True
-
-
-# --- Codex ---
-
-_CODEX_ROLES = (*ROLES, "developer", "system")
-
-
-def _codex_is_hook_context(payload: Mapping[str, Any]) -> bool:
-    meta = payload.get("internal_chat_message_metadata_passthrough")
-    kinds = meta.get("content_item_kinds") if isinstance(meta, Mapping) else None
-    return isinstance(kinds, list) and "hooks.additional_context" in kinds
-
-
-def _parse_codex(text: str, reader: _Reader) -> None:
-    for number, obj in _json_lines(text, reader):
-        _codex_line(number, obj, reader)
-
-
-def _codex_line(number: int, obj: Mapping[str, Any], reader: _Reader) -> None:
-    kind, payload = obj.get("type"), obj.get("payload")
-    if not isinstance(kind, str) or not isinstance(payload, Mapping):
-        reader.fail(number, 'no "type" and "payload" fields')
-        return
-    if kind == "session_meta" and isinstance(payload.get("id"), str):
-        reader.session_id = reader.session_id or payload["id"]
-    if kind == "compacted" or (kind == "event_msg" and payload.get("type") == "context_compacted"):
-        reader.compactions.append(number)
-    # event_msg user_message/agent_message mirror response_item messages: one source only.
-    if kind != "response_item" or payload.get("type") != "message":
-        return
-    role = payload.get("role")
-    if role not in _CODEX_ROLES:
-        reader.fail(number, f"payload.role is {role!r}; valid roles: {', '.join(_CODEX_ROLES)}")
-        return
-    if role not in ROLES or _codex_is_hook_context(payload):
-        return  # developer/system instructions, hook additional context
-    if not _line_fields_ok(number, obj.get("timestamp"), payload.get("content"), reader):
-        return
-    reader.add(
-        role,
-        block_texts(payload.get("content")),
-        number,
-        turn_id=payload["id"] if isinstance(payload.get("id"), str) else f"L{number}",
-        positional=not isinstance(payload.get("id"), str),
-        timestamp=_timestamp(obj.get("timestamp")),
-        interim=payload.get("phase") == "commentary",
-    )
-
-
-def _parse_host_jsonl(text: str, reader: _Reader) -> None:
-    """Auto-detected host JSONL: each line read by its own shape (Codex lines carry a payload)."""
-    for number, obj in _json_lines(text, reader):
-        if "payload" in obj and obj.get("type") in _CODEX_TYPES:
-            _codex_line(number, obj, reader)
-        else:
-            _claude_line(number, obj, reader)
 
 
 # --- OpenAI / Anthropic / message dicts ---
@@ -264,7 +80,7 @@ _RESPONSES_SKIP = frozenset(
 )
 
 
-def _message_list(doc: Any, reader: _Reader) -> list[Any] | None:
+def _message_list(doc: Any, reader: Reader) -> list[Any] | None:
     # An Anthropic request's top-level "system" prompt is host text: only "messages" is read.
     if isinstance(doc, Mapping):
         doc = doc.get("messages")
@@ -275,7 +91,7 @@ def _message_list(doc: Any, reader: _Reader) -> list[Any] | None:
 
 
 def _parse_message_array(
-    messages: Sequence[Any], reader: _Reader, *, line: int | None = None, text: str | None = None
+    messages: Sequence[Any], reader: Reader, *, line: int | None = None, text: str | None = None
 ) -> None:
     """Messages of a JSON array (``line`` None: index = array position; ``text`` the document, to
     name the line a bad message starts on) or of one JSONL line."""
@@ -339,12 +155,12 @@ def _turn_id(msg: Mapping[str, Any], default: str) -> str:
     return default
 
 
-def _parse_json_document(text: str, reader: _Reader) -> None:
+def _parse_json_document(text: str, reader: Reader) -> None:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         if reader.fmt == "openai" and _first_line_is_object(text):
-            for number, obj in _json_lines(text, reader):  # one message per line
+            for number, obj in json_lines(text, reader):  # one message per line
                 _parse_message_array([obj], reader, line=number)
             return
         reader.fail(exc.lineno, f"not valid JSON ({exc.msg} at column {exc.colno})")
@@ -411,7 +227,7 @@ def plain_role(speaker: str) -> str | None:
     return "assistant" if name in ASSISTANT_SPEAKERS else "user"
 
 
-def _parse_plain(text: str, reader: _Reader) -> None:
+def _parse_plain(text: str, reader: Reader) -> None:
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
@@ -459,9 +275,9 @@ def detect_format(text: str) -> str:
         first = None
     if isinstance(first, Mapping):
         kind = first.get("type")
-        if "payload" in first and kind in _CODEX_TYPES:
+        if "payload" in first and kind in CODEX_TYPES:
             return "codex"
-        if kind in _CLAUDE_TYPES or "uuid" in first or "sessionId" in first:
+        if kind in CLAUDE_TYPES or "uuid" in first or "sessionId" in first:
             return "claude-code"
         if "role" in first:
             return "openai"
@@ -496,8 +312,8 @@ def _looks_anthropic(doc: Any) -> bool:
 
 
 _PARSERS = {
-    "claude-code": _parse_claude,
-    "codex": _parse_codex,
+    "claude-code": parse_claude,
+    "codex": parse_codex,
     "openai": _parse_json_document,
     "anthropic": _parse_json_document,
     "plain": _parse_plain,
@@ -512,9 +328,9 @@ def parse_transcript(
         raise ValidationError.single("format", f"unknown transcript format {fmt!r}", options=FORMATS)
     text = text.lstrip("\ufeff")
     chosen = detect_format(text) if fmt == "auto" else fmt
-    reader = _Reader(chosen, source, strict)
+    reader = Reader(chosen, source, strict)
     if fmt == "auto" and chosen in ("claude-code", "codex"):
-        _parse_host_jsonl(text, reader)
+        parse_host_jsonl(text, reader)
     else:
         _PARSERS[chosen](text, reader)
     return reader.result()
@@ -531,7 +347,7 @@ def turns_from_messages(messages: Any, *, field: str = "messages") -> list[Turn]
     problems = check_messages(messages, field=field)
     if problems:
         raise ValidationError(problems[0].describe() if len(problems) == 1 else f"invalid {field}", problems=problems)
-    reader = _Reader("openai", field, strict=True)
+    reader = Reader("openai", field, strict=True)
     for i, msg in enumerate(messages):
         speaker = msg.get("speaker") or msg.get("name")  # an OpenAI message's name is its speaker
         reader.add(

@@ -5,10 +5,16 @@ The cursor (``state/observe-cursors/<namespace>/<session>.json``) keeps
 - ``lastIndex``: the last turn index handed over (a JSONL turn's index is its line number);
 - ``offset`` and ``line``: the byte just past the last whole line read, and the lines before it,
   so the turns after it keep the indexes a read from the start would give them;
-- ``fingerprint``: a hash of the file's first bytes and of the bytes just before ``offset``. A file
-  that no longer has them (rewritten, truncated) is read from its start again, as is one whose
-  cursor has only ``lastIndex`` (an older remnic's); turns at or before ``lastIndex`` are skipped
-  either way, and the buffer keeps a turn taken twice once.
+- ``fingerprint``: a hash of the file's first bytes and of the bytes just before ``offset``;
+- ``file`` and ``path``: the device and inode of the file read, and the path it was read as.
+
+A cursor with only ``lastIndex`` (an older remnic's) is read from the start once, skipping the turns
+at or before ``lastIndex``. A file that no longer has the fingerprinted bytes (rewritten, truncated)
+or is another file (another inode: a new transcript under the same session id) is read from its start
+again *without* that filter, since its line numbers say nothing about what was handed over: the
+buffer drops the turns it has seen by host id (a Claude Code ``uuid``, a Codex ``payload.id``), and
+the service those without one (``L<line>``) whose words are already in the session's archive
+(:func:`remnic.service.observing.observe_transcript_file`). :attr:`FileRead.rewritten` says why.
 
 One run reads at most :data:`READ_LIMIT` bytes, in blocks of :data:`BLOCK` parsed one at a time, so
 neither time nor memory grows with the file; what is left waits for the session's next hook. A
@@ -29,6 +35,7 @@ from typing import Any, TypeGuard
 from remnic.errors import ValidationError
 from remnic.fsio import write_atomic
 from remnic.observe.archive import archive_name
+from remnic.observe.jsonlines import parse_host_lines
 from remnic.observe.records import Turn
 from remnic.observe.transcripts import parse_transcript
 
@@ -39,9 +46,6 @@ BLOCK = 8 * 1024 * 1024
 HOST_FORMATS = ("claude-code", "codex")
 """Formats read from an offset: JSON lines, each readable alone. Others are read whole each run."""
 _PRINT_BYTES = 4096
-# Line 1 of a block read from the middle of a file: a Claude Code line that is no turn, so the block
-# is read as host JSON lines (each by its own shape) whatever its own first line looks like.
-_HOST_SENTINEL = '{"type": "summary"}'
 
 
 @dataclass(frozen=True)
@@ -53,13 +57,21 @@ class CursorState:
     fingerprint: str = ""
     skipping: bool = False
     """``offset`` is inside a line longer than :data:`READ_LIMIT`, skipped up to its newline."""
+    file: str = ""
+    """``<device>:<inode>`` of the file read ('' in a cursor written before it was kept: not checked)."""
+    path: str = ""
+    recheck: bool = False
+    """A rewritten file's backlog is still being read: its turns without a host id are checked
+    against the archive (see :func:`remnic.service.observing.observe_transcript_file`)."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"lastIndex": self.last_index}
         if self.offset is not None:
             out.update(offset=self.offset, line=self.line, fingerprint=self.fingerprint)
-            if self.skipping:
-                out["skipping"] = True
+            out.update({k: v for k, v in (("file", self.file), ("path", self.path)) if v})
+            for key, flag in (("skipping", self.skipping), ("recheck", self.recheck)):
+                if flag:
+                    out[key] = True
         return out
 
 
@@ -81,11 +93,23 @@ class Cursor:
         offset, line, fingerprint = data.get("offset"), data.get("line"), data.get("fingerprint")
         if not (_count(offset) and _count(line) and isinstance(fingerprint, str)):
             return CursorState(last)  # an older remnic's cursor (or a damaged one): read from the start
-        return CursorState(last, offset, line, fingerprint, data.get("skipping") is True)
+        file, path = data.get("file"), data.get("path")
+        return CursorState(
+            last,
+            offset,
+            line,
+            fingerprint,
+            data.get("skipping") is True,
+            file if isinstance(file, str) else "",
+            path if isinstance(path, str) else "",
+            data.get("recheck") is True,
+        )
 
-    def save(self, state: CursorState) -> None:
-        # Another hook of the session may have gone further meanwhile: lastIndex never goes back.
-        state = replace(state, last_index=max(state.last_index, self.load().last_index))
+    def save(self, state: CursorState, *, restarted: bool = False) -> None:
+        """Keep ``state``. Another hook of the session may have gone further meanwhile: lastIndex never
+        goes back, unless ``state`` begins a rewritten or other file (its numbers start again)."""
+        if not restarted:
+            state = replace(state, last_index=max(state.last_index, self.load().last_index))
         write_atomic(self.path, json.dumps(state.to_json()) + "\n")
 
     def read(self) -> int:
@@ -109,6 +133,10 @@ class FileRead:
     bytes_read: int = 0
     bytes_left: int = 0
     skipped_long_line: bool = False
+    rewritten: str | None = None
+    """Why the file was read from its start again though a cursor was kept (None: it was not)."""
+    recheck: bool = False
+    """The turns come from a rewritten file: those without a host id may have been handed over."""
 
 
 def _kind(mode: int) -> str:
@@ -141,15 +169,32 @@ def read_new_turns(path: str | Path, state: CursorState, *, limit: int = READ_LI
             raise ValidationError.single(
                 "transcript_path", f"{name} is {_kind(info.st_mode)}; it must name the host's transcript file"
             )
-        return _read(fd, info.st_size, state, limit, name)
+        return _read(fd, info, state, limit, name)
     finally:
         os.close(fd)
 
 
-def _read(fd: int, size: int, state: CursorState, limit: int, name: str) -> FileRead:
-    kept = state.offset is not None and state.offset <= size and state.fingerprint == _fingerprint(fd, state.offset)
+def _changed(fd: int, info: os.stat_result, state: CursorState, file: str, name: str) -> str | None:
+    """Why the file at the cursor's place is not the one it was left in (None: it is)."""
+    assert state.offset is not None
+    if state.file and state.file != file:
+        was = f" (the cursor is for {state.path})" if state.path and state.path != name else ""
+        return f"transcript_path {name} is another file than the one this session's last hook read{was}"
+    if state.offset > info.st_size or state.fingerprint != _fingerprint(fd, state.offset):
+        return f"transcript {name} was rewritten or truncated since this session's last hook"
+    return None
+
+
+def _read(fd: int, info: os.stat_result, state: CursorState, limit: int, name: str) -> FileRead:
+    size, file = info.st_size, f"{info.st_dev}:{info.st_ino}"
+    rewritten = _changed(fd, info, state, file, name) if state.offset is not None else None
+    kept = state.offset is not None and rewritten is None
     pos, line, skipping = (state.offset or 0, state.line, state.skipping) if kept else (0, 0, False)
-    out = FileRead(state=CursorState(state.last_index))
+    if rewritten is not None:
+        # Its line numbers say nothing of what was handed over: every turn goes to the buffer's checks.
+        state = CursorState()
+    out = FileRead(state=CursorState(state.last_index), rewritten=rewritten)
+    out.recheck = rewritten is not None or (kept and state.recheck)
     budget = min(limit, size - pos)
     fmt: str | None = None if pos == 0 else HOST_FORMATS[0]
     if skipping:  # the rest of an over-long line: find its end, parse nothing of it
@@ -178,7 +223,7 @@ def _read(fd: int, size: int, state: CursorState, limit: int, name: str) -> File
         whole = pending + block[: newline + 1]
         fmt = _take(out, whole, line, fmt, state.last_index)
         if fmt not in HOST_FORMATS:
-            return _whole(fd, size, state, limit, name)
+            return _whole(fd, size, state, limit, name, out)
         line += whole.count(b"\n")
         pos += len(whole)
         pending = block[newline + 1 :]
@@ -191,10 +236,11 @@ def _read(fd: int, size: int, state: CursorState, limit: int, name: str) -> File
         pos, skipping, out.skipped_long_line = pos + len(pending), True, True
         left = size - pos
     if fmt is not None and fmt not in HOST_FORMATS:
-        return _whole(fd, size, state, limit, name)
+        return _whole(fd, size, state, limit, name, out)
     out.bytes_left = left
     last = max([state.last_index, *(t.index for t in out.turns)])
-    out.state = CursorState(last, pos, line, _fingerprint(fd, pos), skipping)
+    recheck = out.recheck and left > 0
+    out.state = CursorState(last, pos, line, _fingerprint(fd, pos), skipping, file, name, recheck)
     return out
 
 
@@ -205,12 +251,13 @@ def _take(out: FileRead, data: bytes, line: int, fmt: str | None, last_index: in
     if fmt is None and line == 0:
         parsed = parse_transcript(text, "auto", strict=False)
     else:
-        parsed = parse_transcript(_HOST_SENTINEL + "\n" * max(line, 1) + text, "auto", strict=False)
+        # Numbered from ``line`` on: the cost follows this block, not the lines before it.
+        parsed = parse_host_lines(text, line)
     out.turns += [t for t in parsed.turns if t.index > last_index]
     return parsed.format if fmt is None else fmt
 
 
-def _whole(fd: int, size: int, state: CursorState, limit: int, name: str) -> FileRead:
+def _whole(fd: int, size: int, state: CursorState, limit: int, name: str, begun: FileRead) -> FileRead:
     """A transcript not in JSON lines (a message array, plain text): read whole, no offset kept."""
     if size > limit:
         raise ValidationError.single(
@@ -222,4 +269,4 @@ def _whole(fd: int, size: int, state: CursorState, limit: int, name: str) -> Fil
     parsed = parse_transcript(text, "auto", strict=False)
     turns = [t for t in parsed.turns if t.index > state.last_index]
     last = max([state.last_index, *(t.index for t in parsed.turns)])
-    return FileRead(turns, CursorState(last), bytes_read=size)
+    return FileRead(turns, CursorState(last), bytes_read=size, rewritten=begun.rewritten, recheck=begun.recheck)

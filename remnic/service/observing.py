@@ -9,6 +9,8 @@ the write transaction, one commit per flush (:mod:`.flushing`).
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -18,6 +20,7 @@ from remnic.fsio import crash_point
 from remnic.memfile.validate import check_namespace
 from remnic.observe.archive import archive
 from remnic.observe.buffer import SessionBuffer, idle_sessions
+from remnic.observe.lcm.store import session_file
 from remnic.observe.pipeline import plan_observations
 from remnic.observe.records import MemoryObservation, Turn
 from remnic.observe.secrets import redact_secrets
@@ -25,7 +28,7 @@ from remnic.observe.transcripts import parse_transcript, turns_from_messages
 from remnic.observe.triggers import FLUSH_EVENTS, decide_flush
 from remnic.repo.lock import READ_ONLY_ERRNOS
 
-from .cursors import Cursor, FileRead, read_new_turns
+from .cursors import READ_LIMIT, Cursor, FileRead, read_new_turns
 from .flushing import FlushResult, persist_flush
 
 if TYPE_CHECKING:
@@ -172,16 +175,62 @@ def observe_transcript_file(
     """Observe what a host appended to its transcript file since this session's last call (an agent
     hook after each response): read from the byte where that call stopped, at most
     :data:`~.cursors.READ_LIMIT` bytes a call (see :mod:`.cursors`). A path that is not a regular
-    file is a ValidationError naming ``transcript_path``; an unreadable one an OSError."""
+    file is a ValidationError naming ``transcript_path``; an unreadable one an OSError.
+
+    A file rewritten since (or another file under the session id) is read from its start again: the
+    buffer drops the turns it has seen by host id, and :func:`_not_archived` those without one."""
     check_event(event)
     ns = namespace or mem.settings.namespaces.default
     cursor = Cursor(mem.durable_dir, session_key, ns)
     read = read_new_turns(path, cursor.load())
+    turns = _not_archived(mem, ns, session_key, read.turns) if read.recheck else read.turns
     result = observe_turns(
-        mem, session_key, read.turns, namespace=ns, source=source, flush=False, event=event, dry_run=False
+        mem, session_key, turns, namespace=ns, source=source, flush=False, event=event, dry_run=False
     )
-    cursor.save(read.state)
+    if len(turns) < len(read.turns):  # re-read turns found in the archive count as repeats
+        result = replace(result, received=len(read.turns), duplicates=result.duplicates + len(read.turns) - len(turns))
+    cursor.save(read.state, restarted=read.rewritten is not None)
     return result, read
+
+
+_LINE_ID = re.compile(r"L\d+")
+
+
+def _not_archived(mem: Memory, namespace: str, session_key: str, turns: Sequence[Turn]) -> list[Turn]:
+    """The turns of a rewritten transcript minus those without a host id (``L<line>``: it shifts
+    when lines are added or removed above) already in the session's archive with the same role,
+    words and timestamp. Each archived turn stands for one re-read turn, so words said again more
+    often than archived are kept; the archive's last :data:`~.cursors.READ_LIMIT` bytes are read
+    (a rewrite moves a turn a few lines, not past a run's whole read)."""
+    if not any(t.positional for t in turns):
+        return list(turns)
+    path = session_file(mem.root, namespace, session_key)
+    try:
+        with path.open("rb") as fh:
+            start = max(0, fh.seek(0, 2) - READ_LIMIT)
+            fh.seek(start)
+            lines = fh.read().split(b"\n")[1 if start else 0 :]
+    except FileNotFoundError:
+        return list(turns)
+    archived: Counter[tuple[str, str, str | None]] = Counter()
+    for raw in lines:
+        if b'"L' not in raw:
+            continue  # no line id in it: not the kind of turn checked here
+        try:
+            row = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and isinstance(row.get("turnId"), str) and _LINE_ID.fullmatch(row["turnId"]):
+            archived[(str(row.get("role")), str(row.get("content")), row.get("timestamp"))] += 1
+    scan = mem.settings.store.scan_secrets  # the archive holds the words as observe_turns left them
+    out = []
+    for turn in turns:
+        key = (turn.role, redact_secrets(turn.text) if scan else turn.text, turn.timestamp or None)
+        if turn.positional and archived[key] > 0:
+            archived[key] -= 1
+            continue
+        out.append(turn)
+    return out
 
 
 def check_event(event: str | None) -> None:
