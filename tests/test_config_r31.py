@@ -53,7 +53,7 @@ def test_a_value_that_is_not_a_boolean_is_an_error(tmp_path: Path, value: Any) -
     with pytest.raises(ValidationError) as caught:
         settle(tmp_path, {"recallMmrEnabled": value})
     [problem] = caught.value.problems
-    assert problem.field == "recallMmrEnabled"
+    assert problem.field == "recallMmrEnabled (recall.mmrLambda)"
     assert problem.message == f"expected a boolean (true or false), got {json.dumps(value)}"
     assert "engram.config.json" in (problem.path or "")
 
@@ -62,7 +62,7 @@ def test_the_cli_exits_2_on_a_bad_mmr_switch(tmp_path: Path) -> None:
     (tmp_path / "engram.config.json").write_text('{"recallMmrEnabled": "maybe"}')
     result = run_cli("config", cwd=tmp_path)
     assert result.code == 2
-    assert 'recallMmrEnabled: expected a boolean (true or false), got "maybe"' in result.err
+    assert 'recallMmrEnabled (recall.mmrLambda): expected a boolean (true or false), got "maybe"' in result.err
 
 
 @pytest.mark.parametrize(

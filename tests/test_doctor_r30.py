@@ -39,9 +39,9 @@ def _fenceless(memory: Memory) -> tuple[Path, str, str]:
     "text",
     [
         "id: mem_1\ncategory: fact\ncreated: 2026-04-02T10:00:00Z\ntags:\n  - a\n---\n\nBody.\n",
-        "\ufeffcreated: 2026-04-02\nauthor: me\n---\nBody.\n",
-        "title: x\nstatus: active\n---\r\nBody.\r\n",
-        "category: fact\ntags:\n- a\n- b\n---\nBody.\n",
+        "\ufeffcreated: 2026-04-02T10:00:00Z\nupdated: 2026-04-02T10:00:00Z\nauthor: me\n---\nBody.\n",
+        "title: x\nstatus: active\ncategory: fact\n---\r\nBody.\r\n",
+        "category: fact\nstatus: archived\ntags:\n- a\n- b\n---\nBody.\n",
     ],
 )
 def test_a_file_that_starts_with_remnic_keys_and_a_lone_fence_lost_its_opening_line(text: str) -> None:
@@ -62,6 +62,10 @@ def test_a_file_that_starts_with_remnic_keys_and_a_lone_fence_lost_its_opening_l
         "Some text: with a colon\nid: x\n---\n",  # the first line is prose
         "---\nid: mem_1\n---\nA real frontmatter.\n",
         "id: mem_1\ncategory: fact\n",  # no closing fence
+        # One piece of evidence, or values no memory of remnic's has (a date without a time): a note's keys.
+        "\ufeffcreated: 2026-04-02\nauthor: me\n---\nBody.\n",
+        "title: x\nstatus: active\n---\r\nBody.\r\n",
+        "category: fact\ntags:\n- a\n- b\n---\nBody.\n",
     ],
 )
 def test_a_note_that_merely_opens_with_a_key_line_is_not_refused(text: str) -> None:

@@ -45,8 +45,10 @@ def register(sub: Any) -> None:
         "rewrite a config file in remnic's nested form (the original's flat keys as sections)",
         epilog='Writes FILE in the nested form remnic documents ({"recall": {"budgetChars": ...}}),\n'
         'keeping the original Remnic\'s keys remnic does not read under "_remnicOriginal" (ignored\n'
-        "on load), after copying FILE to FILE.bak (FILE.bak.1, ... if taken). Without FILE, every\n"
-        "config file in use that has the original's spellings is migrated.",
+        "on load) with what an earlier migration kept there, and comment keys (_about, $schema) as\n"
+        "they are, after copying FILE to FILE.bak (FILE.bak.1, ... if taken). A migrated file is\n"
+        "left as it is. Without FILE, every config file in use that has the original's spellings\n"
+        "is migrated.",
     )
     q.add_argument("file", nargs="?", metavar="FILE", help="the config file (default: those in use that need it)")
     q.add_argument("--dry-run", action="store_true", help="print the migrated file; write nothing")
@@ -127,13 +129,14 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     results = []
     for path in _targets(args):
         data = read_config_file(path)
-        nested, translated = migrated(data, str(path))
+        migration = migrated(data, str(path))
+        nested = migration.nested
         entry: dict[str, Any] = {
             "file": str(path),
             "changed": nested != data,
-            "renamed": translated.names,
-            "notRead": sorted(translated.unmapped),
-            "kept": sorted(translated.kept),
+            "renamed": migration.translated.names,
+            "notRead": migration.not_read,
+            "kept": migration.kept,
             "migrated": nested,
         }
         if nested != data and not args.dry_run:

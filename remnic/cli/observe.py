@@ -82,7 +82,9 @@ def register(sub: Any) -> None:
         "`remnic update ID --status STATUS` sets a status directly.\n"
         "Dismissing a memory that replaced others makes them current again in the same\n"
         "commit (approving it later replaces them again). Deciding the same again (same\n"
-        "status and reason) changes nothing and makes no commit.\n\n"
+        "status and reason) changes nothing and makes no commit. A status: rejected set by\n"
+        "hand revives nothing by itself: `remnic doctor` names each value left with no\n"
+        "current memory (superseded-by-rejected), and dismissing the rejected one revives it.\n\n"
         "examples:\n  remnic review list\n  remnic review approve mem_01a2…\n"
         "  remnic review dismiss mem_01a2… --reason duplicate",
     )

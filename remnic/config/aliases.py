@@ -41,6 +41,11 @@ _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
 
+def truthy(value: Any) -> Any:
+    """A boolean as the original reads it (``"yes"``, ``"off"``…); any other value as it is."""
+    return _bool(value)
+
+
 def _bool(value: Any) -> Any:
     # The original accepts these strings for booleans; anything else is left for the type check.
     if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
@@ -200,6 +205,24 @@ def _unknown_key(name: str, origin: str, *, top_level: bool) -> ValidationError:
     return ValidationError.single(name, message + did_you_mean(name, [*FLAT, *sorted(original_keys())]), path=origin)
 
 
+@dataclass(frozen=True)
+class Aside:
+    """One of the original's keys that sets nothing here, as it was: where in the file, its name, its value."""
+
+    where: str
+    """``top level``, ``remnic block``, ``engram block`` or ``server block``."""
+    name: str
+    value: Any
+
+
+def _where(origin: str) -> str:
+    # _flat_block's origin names a block as "<file> (remnic block)"; the file itself is the top level.
+    for block in BLOCKS:
+        if origin.endswith(f"({block} block)"):
+            return f"{block} block"
+    return "top level"
+
+
 @dataclass
 class Translated:
     """A config file in remnic's nested form, with what the translation noticed."""
@@ -208,19 +231,25 @@ class Translated:
     names: dict[str, str] = field(default_factory=dict)
     """Dotted setting → the original's spelling that set it (absent when remnic's own was used)."""
     warnings: list[str] = field(default_factory=list)
-    unmapped: dict[str, Any] = field(default_factory=dict)
-    """The original's keys remnic does not read, as they were (for ``config migrate``)."""
-    kept: dict[str, Any] = field(default_factory=dict)
+    unmapped: list[Aside] = field(default_factory=list)
+    """The original's keys remnic does not read (and comment keys of its blocks), as they were (for
+    ``config migrate``)."""
+    kept: list[Aside] = field(default_factory=list)
     """The original's keys read but setting nothing here (``recallMmrEnabled: true``, a ``recallMmrLambda``
-    that ``recallMmrEnabled: false`` overrules), as they were: ``config migrate`` keeps them too."""
+    that ``recallMmrEnabled: false`` overrules, a key a later block or remnic's own section overrules), as
+    they were: ``config migrate`` keeps them too. The same key may be here more than once, from two places."""
     mmr: dict[str, tuple[Any, str]] = field(default_factory=dict)
     """``recallMmrEnabled`` and ``recallMmrLambda`` as the original's layers left them: (value, origin)."""
+    setters: dict[str, Aside] = field(default_factory=dict)
+    """Dotted setting → the original's key that set it, as written (what is kept if something overrules it)."""
 
     @property
     def uses_original_spellings(self) -> bool:
         return bool(self.names or self.unmapped or self.kept)
 
-    def put(self, dotted: str, value: Any, name: str | None) -> None:
+    def put(self, dotted: str, value: Any, name: str | None, raw: Aside | None = None) -> None:
+        """Set ``dotted``; ``raw``: the original's key (where and as written) that sets it. A value one of
+        the original's keys set before is overruled, so it is kept for ``config migrate``."""
         if dotted == "memoryDir":
             self.nested["memoryDir"] = value
         else:
@@ -229,13 +258,18 @@ class Translated:
                 key = camel(snake(key))
             dotted = f"{section}.{key}"
             self.nested.setdefault(section, {})[key] = value
+        overruled = self.setters.pop(dotted, None)
+        if overruled is not None:
+            self.kept.append(overruled)
+        if raw is not None:
+            self.setters[dotted] = raw
         if name is None:
             self.names.pop(dotted, None)
         else:
             self.names[dotted] = name
 
-    def ignore(self, name: str, value: Any, origin: str) -> None:
-        self.unmapped[name] = value
+    def ignore(self, name: str, value: Any, origin: str, where: str | None = None) -> None:
+        self.unmapped.append(Aside(where or _where(origin), name, value))
         why = WHY_NOT.get(name) or WHY_NOT.get(name.rsplit(".", 1)[-1]) or "remnic has no counterpart"
         self.warnings.append(f"{origin}: {name} is not read ({why})")
 
@@ -255,20 +289,24 @@ def _flatten(block: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]
 def _convert(name: str, alias: Alias, value: Any, origin: str) -> Any:
     if alias.convert is None:
         return value
+    named = f"{name} ({alias.target})"  # as the loader names a bad value one of the original's keys set
     try:
         return alias.convert(value)
     except ValueError as exc:  # the converter's own words, naming what the key takes
-        raise ValidationError.single(name, str(exc), path=origin) from None
+        raise ValidationError.single(named, str(exc), path=origin) from None
     except TypeError as exc:
-        raise ValidationError.single(name, f"cannot be read as {alias.target}: {exc}", path=origin) from None
+        raise ValidationError.single(named, f"cannot be read as {alias.target}: {exc}", path=origin) from None
 
 
 def _flat_block(out: Translated, block: Mapping[str, Any], origin: str, *, top_level: bool = False) -> None:
+    where = _where(origin)
     for name, value in _flatten(block):
         if name.startswith(("_", "$")):
+            if not top_level:  # a block's comment: a migrated file keeps it aside (the top level's stay put)
+                out.unmapped.append(Aside(where, name, value))
             continue
         if name == "memoryDir":
-            out.put("memoryDir", value, None)
+            out.put("memoryDir", value, None, Aside(where, name, value))
             continue
         alias = FLAT.get(name)
         if alias is None:
@@ -277,28 +315,34 @@ def _flat_block(out: Translated, block: Mapping[str, Any], origin: str, *, top_l
             out.ignore(name, value, origin)
             continue
         converted = _convert(name, alias, value, origin)
-        if name in (MMR_ENABLED, MMR_LAMBDA):
-            out.mmr[name] = (value, origin)  # the two settle each other once every layer is read
-            if name == MMR_LAMBDA:
-                out.put(alias.target, converted, name)
+        raw = Aside(where, name, value)
+        if name == MMR_ENABLED:
+            earlier = out.setters.pop(MMR_ENABLED, None)
+            if earlier is not None:  # a block above overrules it
+                out.kept.append(earlier)
+            out.setters[MMR_ENABLED] = raw  # not a setting's name: settled with the lambda below
+            out.mmr[name] = (value, origin)
+        elif name == MMR_LAMBDA:
+            out.mmr[name] = (value, origin)
+            out.put(alias.target, converted, name, raw)
         elif not isinstance(converted, Skip):
-            out.put(alias.target, converted, name)
+            out.put(alias.target, converted, name, raw)
 
 
 def _settle_mmr(out: Translated) -> None:
     """The original turns MMR off with ``recallMmrEnabled: false`` whatever ``recallMmrLambda`` says (the
     lambda matters only when MMR is on): remnic's MMR off is ``recall.mmrLambda`` 1.0."""
     enabled = out.mmr.get(MMR_ENABLED)
-    if enabled is None:
+    raw = out.setters.pop(MMR_ENABLED, None)
+    if enabled is None or raw is None:
         return
     value, origin = enabled
     if _bool(value) is True:
-        out.kept[MMR_ENABLED] = value  # sets nothing: MMR runs at whatever recall.mmrLambda is
+        out.kept.append(raw)  # sets nothing: MMR runs at whatever recall.mmrLambda is
         return
-    out.put("recall.mmrLambda", 1.0, MMR_ENABLED)
+    out.put("recall.mmrLambda", 1.0, MMR_ENABLED, raw)  # the lambda it overrules is kept by put
     if MMR_LAMBDA in out.mmr:
         lam, lam_origin = out.mmr[MMR_LAMBDA]
-        out.kept[MMR_LAMBDA] = lam
         where = "" if lam_origin == origin else f" in {lam_origin}"
         out.warnings.append(
             f"{origin}: {MMR_ENABLED} is false, so recall.mmrLambda is 1.0 (MMR off) and "
@@ -312,9 +356,10 @@ def _server_block(out: Translated, block: Mapping[str, Any], origin: str) -> Non
             out.put(f"server.{key}", value, None)  # remnic's own (or a typo, which the loader names)
         elif key in SERVER:
             alias = SERVER[key]
-            out.put(alias.target, _convert(f"server.{key}", alias, value, origin), f"server.{key}")
+            converted = _convert(f"server.{key}", alias, value, origin)
+            out.put(alias.target, converted, f"server.{key}", Aside("server block", f"server.{key}", value))
         else:
-            out.ignore(f"server.{key}", value, origin)
+            out.ignore(f"server.{key}", value, origin, "server block")
 
 
 def _looks_like_a_section(key: str) -> bool:
@@ -367,7 +412,6 @@ def translate(data: Mapping[str, Any], origin: str) -> Translated:
     lam = out.nested.get("recall", {}).get("mmrLambda")
     off = out.mmr.get(MMR_ENABLED, (None,))[0]
     if _bool(off) is False and "recall.mmrLambda" not in out.names and lam != 1.0:
-        out.kept[MMR_ENABLED] = off  # overruled by remnic's own key, but kept by a migration
         out.warnings.append(
             f"{origin}: recall.mmrLambda ({json_text(lam)}) in the recall section wins over {MMR_ENABLED}: false, "
             "so MMR is on unless it is 1.0"
@@ -375,11 +419,46 @@ def translate(data: Mapping[str, Any], origin: str) -> Translated:
     return out
 
 
-def migrated(data: Mapping[str, Any], origin: str) -> tuple[dict[str, Any], Translated]:
-    """(remnic's nested form of a config file, the translation) for ``remnic config migrate``: every
-    setting under its section, and the original's unread keys kept under ``_remnicOriginal``."""
+@dataclass
+class Migration:
+    """A config file as ``remnic config migrate`` writes it, and what it did."""
+
+    nested: dict[str, Any]
+    translated: Translated
+    kept: list[str]
+    """Keys under ``_remnicOriginal`` of the original's keys that set nothing here (as in the file)."""
+    not_read: list[str]
+    """Keys under ``_remnicOriginal`` of the original's keys remnic does not read."""
+
+
+def migrated(data: Mapping[str, Any], origin: str) -> Migration:
+    """A config file for ``remnic config migrate``: every setting under its section, its top-level
+    comment and schema keys (``_about``, ``$schema``) as they are, and the original's keys that set
+    nothing here kept under ``_remnicOriginal`` with what an earlier migration put there. A file
+    already migrated comes back unchanged."""
     translated = translate(data, origin)
-    nested = dict(translated.nested)
-    if translated.unmapped or translated.kept:
-        nested[UNMAPPED_KEY] = {**translated.kept, **translated.unmapped}
-    return nested, translated
+    nested = {k: v for k, v in data.items() if k.startswith(("_", "$")) and k != UNMAPPED_KEY}
+    nested.update(translated.nested)
+    earlier = data.get(UNMAPPED_KEY)
+    aside: dict[str, Any]
+    if isinstance(earlier, Mapping):
+        aside = dict(earlier)
+    else:  # not an object: still the user's, kept whole
+        aside = {} if earlier is None else {f"{UNMAPPED_KEY} (earlier)": earlier}
+    kept = [_set_aside(aside, entry) for entry in translated.kept]
+    not_read = [_set_aside(aside, entry) for entry in translated.unmapped]
+    if aside or UNMAPPED_KEY in data:
+        nested[UNMAPPED_KEY] = aside
+    return Migration(nested, translated, sorted(set(kept)), sorted(set(not_read)))
+
+
+def _set_aside(aside: dict[str, Any], entry: Aside) -> str:
+    """Keep ``entry`` under its own name; when that name holds another value (the same key in two places
+    of the file, or from an earlier migration), under its name and where it came from, so both are kept."""
+    candidates = [entry.name, f"{entry.name} ({entry.where})"]
+    candidates += [f"{entry.name} ({entry.where} {n})" for n in range(2, len(aside) + 3)]
+    for key in candidates:
+        if key not in aside or aside[key] == entry.value:
+            aside[key] = entry.value
+            return key
+    raise AssertionError("unreachable: one more candidate than keys")

@@ -35,7 +35,7 @@ from typing import Any
 
 from remnic.errors import ValidationError
 
-from .aliases import Translated, translate
+from .aliases import MMR_ENABLED, MMR_LAMBDA, Translated, translate, truthy
 from .settings import (
     CHOICES,
     MARKER_FILE,
@@ -299,17 +299,46 @@ def load_settings(
         data = read_config_file(repo_cfg)
         at = sum(1 for f in files if f.label.startswith("~"))
         layers.insert(at, ConfigFile(shared_path, label, data, translate(data, label)))
+    mmr: dict[str, tuple[Any, str]] = {}
     for layer in layers:
         nested = {k: v for k, v in layer.translated.nested.items() if k != "memoryDir"}
         shared = layer.path == shared_path or (not layer.home and in_memory_repo(layer.path, root))
         _apply(settings, nested, layer.label, shared=shared, names=layer.translated.names)
         settings.config_files.append(layer.label)
         settings.warnings += layer.translated.warnings
+        _settle_mmr_across(settings, layer, mmr)
     if overrides:
         for dotted, value in overrides.items():
             section, key = dotted.split(".", 1)
             _apply(settings, {section: {key: value}}, "override")
     return settings
+
+
+def _settle_mmr_across(settings: Settings, layer: ConfigFile, mmr: dict[str, tuple[Any, str]]) -> None:
+    """The original's ``recallMmrEnabled: false`` wins over its ``recallMmrLambda`` in another config file
+    too, as it does inside one (:func:`.aliases.translate` settles those): MMR stays off (1.0), and a
+    warning names the lambda not used. ``mmr``: the latest ``recallMmrEnabled`` and ``recallMmrLambda``
+    of the layers before, (value, file)."""
+    here = layer.translated.mmr
+    set_by = layer.translated.names.get("recall.mmrLambda")
+    enabled = mmr.get(MMR_ENABLED)
+    if set_by == MMR_LAMBDA and MMR_ENABLED not in here and enabled is not None and truthy(enabled[0]) is False:
+        settings.recall = replace(settings.recall, mmr_lambda=1.0)
+        settings.origins["recall.mmrLambda"] = f"{enabled[1]}, as {MMR_ENABLED}"
+        settings.warnings.append(_mmr_off_warning(enabled[1], here[MMR_LAMBDA][0], layer.label))
+    elif set_by == MMR_ENABLED and MMR_LAMBDA not in here and MMR_LAMBDA in mmr:
+        lam, where = mmr.pop(MMR_LAMBDA)  # said once, not again for another file that turns MMR off
+        settings.warnings.append(_mmr_off_warning(layer.label, lam, where))
+    for name in (MMR_ENABLED, MMR_LAMBDA):
+        if name in here:
+            mmr[name] = (here[name][0], layer.label)
+
+
+def _mmr_off_warning(enabled_in: str, lam: Any, lam_in: str) -> str:
+    return (
+        f"{enabled_in}: {MMR_ENABLED} is false, so recall.mmrLambda is 1.0 (MMR off) and "
+        f"{MMR_LAMBDA} ({json_text(lam)}) in {lam_in} is not used, as in the original"
+    )
 
 
 def _memory_dir(

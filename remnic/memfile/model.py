@@ -226,30 +226,47 @@ def split_file(text: str) -> tuple[str | None, str, int]:
     return text[m.end() : close.start()], text[close.end() :], 2
 
 
-# Keys only remnic's own frontmatter uses; generic ones (tags, source, links) also open plain notes.
-_OWN_KEYS = frozenset(KEY_ORDER) - {"tags", "source", "links"}
 _YAML_LINE = re.compile(
-    r"""^(?:(?:"([^"\\\n]*)"|'([^'\n]*)'|([A-Za-z_][\w.-]*))[ \t]*:(?:[ \t].*)?"""
+    r"""^(?:(?:"([^"\\\n]*)"|'([^'\n]*)'|([A-Za-z_][\w.-]*))[ \t]*:(?:[ \t](.*))?"""
     r"|[ \t]+\S.*|-[ \t].*|(#.*|[ \t]*))\r?$"
 )
-"""One line of a frontmatter block: a key (bare or quoted), an indented or ``- `` continuation, or a
-comment or blank line (group 4)."""
+"""One line of a frontmatter block: a key (bare or quoted) and its value (group 4), an indented or ``- ``
+continuation, or a comment or blank line (group 5)."""
+_OWN_ID = re.compile(r"mem_p?[0-9a-f]{12,32}|[a-z][a-z_]*-\d{10,16}-[a-z0-9]{4,8}")
+"""The ids remnic writes (``mem_`` + hex) and the original's (``fact-1778750467412-q7kd``)."""
+_OWN_TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?")
+"""A timestamp as remnic and the original write them (a time of day, not only a date as notes have)."""
+_OWN_TIME_KEYS = frozenset({"created", "updated", "validAt", "invalidAt", "supersededAt", "archivedAt", "forgottenAt"})
 
 
 def _yaml_key(m: re.Match[str]) -> str | None:
     return m.group(1) if m.group(1) is not None else m.group(2) if m.group(2) is not None else m.group(3)
 
 
+def _own_pair(key: str, raw: str | None) -> bool:
+    """Whether ``key: raw`` is a pair remnic's own frontmatter could hold, value included: ``status:
+    draft`` or ``created: 2024-05-01`` in a note's header is no evidence of a lost fence."""
+    value = re.sub(r"[ \t]+#.*", "", (raw or "").strip())
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        value = value[1:-1]
+    if key == "id":
+        return _OWN_ID.fullmatch(value) is not None
+    if key == "category":
+        return value in CATEGORIES
+    if key == "status":
+        return value in STATUSES
+    return key in _OWN_TIME_KEYS and _OWN_TIME.fullmatch(value) is not None
+
+
 def lost_open_fence(text: str) -> bool:
-    """Whether a file without frontmatter is one whose opening ``---`` line was deleted: it opens with a
-    ``key: value`` line and every line up to a lone ``---`` is a YAML key, continuation, comment or blank
-    line, with a key of remnic's own frontmatter among them (two when there are comment or blank lines,
-    since a Markdown heading reads like a comment). Without the fence its keys would be read as body text
-    and the file adopted again under a new id; a note that merely opens with ``Title: x`` above a
-    horizontal rule, or has prose before its rule, is not matched."""
+    """Whether a file without frontmatter is one whose opening ``---`` line was deleted or blanked: every
+    line up to a lone ``---`` is a YAML key, continuation, comment or blank line, the first that is none
+    of the last two a key, and the keys show it is remnic's own frontmatter: an ``id`` of remnic's or the
+    original's shape, or two of ``category``, ``status`` and the timestamps with values remnic writes.
+    Without the fence its keys would be read as body text and the file adopted again under a new id; a
+    note opening with ``status: draft`` or ``Title: x`` above a rule, or with prose before it, is a note."""
     text = text.removeprefix("\ufeff")
-    first = _YAML_LINE.match(text.split("\n", 1)[0])
-    if first is None or _yaml_key(first) is None:  # cheap: most notes open with prose or a heading
+    if _YAML_LINE.match(text.split("\n", 1)[0]) is None:  # cheap: most notes open with prose
         return False
     close = _CLOSE_RE["---"].search(text)
     if close is None:
@@ -257,9 +274,12 @@ def lost_open_fence(text: str) -> bool:
     matches = [_YAML_LINE.match(line) for line in text[: close.start()].splitlines()]
     if not all(matches):
         return False
-    own = {key for m in matches if m is not None and (key := _yaml_key(m)) in _OWN_KEYS}
-    loose = any(m is not None and m.group(4) is not None for m in matches)
-    return len(own) >= (2 if loose else 1)
+    keyed = [(key, m.group(4)) for m in matches if m is not None and (key := _yaml_key(m)) is not None]
+    first = next((m for m in matches if m is not None and m.group(5) is None), None)
+    if first is None or _yaml_key(first) is None:  # a heading or list first: no frontmatter block
+        return False
+    own = {key for key, value in keyed if _own_pair(key, value)}
+    return "id" in own or len(own) >= 2
 
 
 _PLACEHOLDER_RE = re.compile(r"\{\{[^{}\n]{1,60}\}\}")

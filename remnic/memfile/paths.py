@@ -133,6 +133,28 @@ def category_dir(category: str, namespace: str = DEFAULT_NAMESPACE) -> str:
     return base if namespace == DEFAULT_NAMESPACE else f"{NAMESPACES_DIR}/{namespace}/{base}"
 
 
+def relocation(path: str, category: str, namespace: str = DEFAULT_NAMESPACE) -> list[str] | None:
+    """The folders a memory at ``path`` moves to when its category changes, or None when it stays. The
+    category's folder keeps the sub-path below the old one (``Facts/sub/Plan.md`` → ``decisions/sub``) and
+    the tier the file is in: ``cold/facts/x.md`` → ``cold/decisions``, ``archive/facts/x.md`` →
+    ``archive/decisions`` (leaving ``archive/`` would make an archived memory active). A file in a tier but
+    in no category folder (the original's dated ``archive/2026-01-02/…``) stays: its category is the
+    frontmatter's there, and any folder outside the tier would change its status."""
+    parts = path.split("/")
+    if len(parts) >= 3 and parts[0] == NAMESPACES_DIR:
+        parts = parts[2:]
+    tier = parts[0] if len(parts) >= 2 and parts[0] in TIER_DIRS else None
+    if tier is not None:
+        parts = parts[1:]
+    in_category = len(parts) >= 2 and _dir_category(parts[0]) is not None
+    if tier is not None and not in_category:
+        return None
+    folders = category_dir(category, namespace).split("/")
+    if tier is not None:
+        folders.insert(len(folders) - 1, tier)
+    return folders + (parts[1:-1] if in_category else [])
+
+
 def repo_relative(path: str, root: str | PathLike[str] | None = None) -> str:
     """``path`` as typed, made repo-relative where that is plain: ``./facts/x.md`` → ``facts/x.md``, and
     with ``root`` an absolute path inside it; anything else as it was (for check_relpath to judge)."""

@@ -12,6 +12,7 @@ import re
 import secrets
 import stat
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -28,13 +29,13 @@ from remnic.memfile.model import (
     category_dir,
     slugify,
 )
-from remnic.memfile.paths import OUTSIDE, TIER_DIRS, MemoryPaths, case_twin, original_reason
+from remnic.memfile.paths import OUTSIDE, MemoryPaths, case_twin, original_reason, relocation
 from remnic.memfile.schema import DIR_CATEGORIES, NAMESPACES_DIR
 from remnic.memfile.validate import Checked, check_bytes
 from remnic.memfile.values import record_id
 
 from .lock import process_lock
-from .scan_memo import ScanMemo, stat_key
+from .scan_memo import RACY_NS, Key, ScanMemo, decode, stat_key
 
 _SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
 _ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
@@ -44,6 +45,9 @@ SYMLINK_REASON = "a symbolic link: remnic reads and writes regular files only"
 OUTSIDE_REASON = "leads outside the memory repository through a symlinked folder"
 """Why a memory path below a symlinked folder is neither read nor written (git records the link, not the files)."""
 SYMLINKED_FOLDER = f"a symbolic link to a folder: remnic neither reads nor writes memory files through it (a file in it {OUTSIDE_REASON})"
+MEMOISE_WAIT_FROM = 200
+"""Files written at once past which :meth:`MemoryStore.memoise` waits for the newest to settle: up to two
+seconds at the end of a long import spare the next ``status`` or ``list`` a parse of each file."""
 FILE_NOT_FOLDER = "a file where a memory folder belongs: remnic cannot store memories there until it is a folder"
 
 
@@ -87,6 +91,10 @@ class MemoryStore:
         """Which files are memories (store.include, exclude, readmeFiles, extensions)."""
         self._lock = process_lock((self.root / STATE_DIR / "write.lock").resolve(), refuse_read_only=True)
         self._id_paths: dict[str, str] = {}
+        self._rule_of_answers: MemoryPaths | None = None
+        self._answers: dict[str, bool] = {}
+        self._memoised: dict[str, tuple[Key, str, str, str]] = {}
+        """What :meth:`memoise` parsed, for this process's next read of each file (one read each)."""
 
     # --- locking ---
 
@@ -120,19 +128,38 @@ class MemoryStore:
 
     def _rule_paths(self) -> list[str]:
         """Every path the memory rule names (symlinks and paths git tracks that are gone included), sorted."""
-        names = self._list_files() if self._list_files is not None else self._walk()
-        return sorted(p for p in set(names) if self.paths.is_memory(p))
+        names = set(self._list_files() if self._list_files is not None else self._walk())
+        known = self._answers if self._rule_of_answers is self.paths else {}
+        # Only today's files are remembered, so a long-lived process holds no answer for files long gone.
+        self._rule_of_answers = self.paths
+        self._answers = {p: known[p] if p in known else self.paths.is_memory(p) for p in names}
+        return sorted(p for p, yes in self._answers.items() if yes)
+
+    def _is_memory(self, path: str) -> bool:
+        """``paths.is_memory``, as the last listing answered it while the rule is the same: status and
+        doctor ask it of every file twice (the scan, then the files that are not memories)."""
+        if self._rule_of_answers is self.paths:
+            answer = self._answers.get(path)
+            if answer is not None:
+                return answer
+        return self.paths.is_memory(path)
 
     def skipped(self) -> list[tuple[str, str]]:
         """(path, reason) for every file that looks like a note or an attachment but is not a memory
         (outside the memory folders, README-like, excluded, not markdown): what status and doctor report."""
         names = set(self._list_files()) if self._list_files is not None else set(self._walk())
         out = []
-        for path, reason in self.paths.skipped(p for p in names if os.path.lexists(self.root / p)):
-            # The original's own records are outside the memory folders too, but are no notes to adopt.
-            out.append((path, (original_reason(path) or reason) if reason == OUTSIDE else reason))
         root = os.fspath(self.root)
-        out += [(p, SYMLINK_REASON) for p in names if self.paths.is_memory(p) and _is_link(os.path.join(root, p))]
+        for path in names:
+            full = os.path.join(root, path)
+            if self._is_memory(path):
+                if _is_link(full):
+                    out.append((path, SYMLINK_REASON))
+                continue
+            reason = self.paths.reportable_reason(path)
+            if reason is not None and os.path.lexists(full):
+                # The original's own records are outside the memory folders too, but are no notes to adopt.
+                out.append((path, (original_reason(path) or reason) if reason == OUTSIDE else reason))
         out += self._blocked_folders(names)
         return sorted(out)
 
@@ -202,30 +229,50 @@ class MemoryStore:
         return f"{base}/{slug}-{secrets.token_hex(4)}.md"
 
     def relocated_path(
-        self, path: str, category: str, namespace: str = DEFAULT_NAMESPACE, taken: Callable[[str], bool] | None = None
+        self,
+        path: str,
+        category: str,
+        namespace: str = DEFAULT_NAMESPACE,
+        taken: Callable[[str], bool] | None = None,
+        prefer: str | None = None,
     ) -> str:
-        """Where a memory at ``path`` goes when its category changes: the new category's folder under its
-        own file name, keeping the sub-path below its category folder (``Facts/sub/Plan.md`` →
-        ``decisions/sub/Plan.md``): a vault's ``[[Plan]]`` links and the file-name title stay. ``-2``,
-        ``-3``… before the extension only when that name is taken; ``path`` itself when it is already there."""
+        """Where a memory at ``path`` goes when its category changes (:func:`relocation`: the new category's
+        folder in the same tier, the sub-path below the old one kept) under its own file name: a vault's
+        ``[[Plan]]`` links and the file-name title stay. ``prefer``: a file name to take first when it is
+        free (the name a clash once suffixed). ``-2``, ``-3``… before the extension only when the name is
+        taken, in any case (``Plan.md`` beside ``plan.md`` is one file on macOS and Windows); ``path``
+        itself when it is already there or stays."""
+        folders = relocation(path, category, namespace)
+        if folders is None:
+            return path
         exists = taken or (lambda rel: os.path.lexists(self.root / rel))
-        parts = path.split("/")
-        if len(parts) >= 3 and parts[0] == NAMESPACES_DIR:
-            parts = parts[2:]
-        if len(parts) >= 2 and parts[0] in TIER_DIRS:  # out of the original's archive/cold tier
-            parts = parts[1:]
-        in_category = len(parts) >= 2 and (parts[0] in DIR_CATEGORIES or parts[0].lower() in DIR_CATEGORIES)
-        sub = parts[1:-1] if in_category else []
-        base = "/".join([self._existing_case(category_dir(category, namespace)), *sub])
+        base = ""
+        for folder in folders:  # each folder as the repository spells it already (a vault's `Decisions/`)
+            base = self._existing_case(f"{base}/{folder}" if base else folder)
         why = self.folder_problem(f"{base}/x.md")
         if why is not None:
             raise RepoBusyError(f"cannot store a {category}: {why}; nothing was written")
-        stem, dot, ext = parts[-1].rpartition(".")
-        stem, ext = (stem, dot + ext) if stem else (parts[-1], "")
+        try:
+            listing = os.listdir(self.root / base)
+        except OSError:
+            listing = []
+
+        def free(name: str) -> bool:
+            rel = f"{base}/{name}"
+            if rel == path:
+                return True
+            twin = case_twin(f"{name}/x", listing)
+            return not exists(rel) and (twin is None or f"{base}/{twin}" == path)
+
+        if prefer is not None and free(prefer):
+            return f"{base}/{prefer}"
+        name = path.rsplit("/", 1)[-1]
+        stem, dot, ext = name.rpartition(".")
+        stem, ext = (stem, dot + ext) if stem else (name, "")
         for n in range(1, 10_000):
-            rel = f"{base}/{stem}{ext}" if n == 1 else f"{base}/{stem}-{n}{ext}"
-            if rel == path or not exists(rel):
-                return rel
+            candidate = f"{stem}{ext}" if n == 1 else f"{stem}-{n}{ext}"
+            if free(candidate):
+                return f"{base}/{candidate}"
         return f"{base}/{stem}-{secrets.token_hex(4)}{ext}"
 
     def _existing_case(self, base: str) -> str:
@@ -296,6 +343,10 @@ class MemoryStore:
 
     def check(self, rel: str) -> Checked:
         """Read and check one file by the one rule every command shares (see validate.check_text)."""
+        if self._memoised:
+            reused = self._reuse(rel)
+            if reused is not None:
+                return reused
         try:
             data = self.read_bytes(rel)
         except MemoryFormatError as exc:
@@ -314,6 +365,7 @@ class MemoryStore:
         empty: list[str] = []
         links: list[str] = []
         memo = ScanMemo(ensure_state_dir(self.root)) if self.settings.store.scan_memo else None
+        self._memoised = {}  # the memo has them now
         live: set[str] = set()
         root = os.fspath(self.root)
         for rel in self.iter_paths(existing=False):  # one lstat per file: the memo's key and the link check
@@ -335,6 +387,55 @@ class MemoryStore:
         if memo is not None:
             memo.close(live)
         return ScanResult(records, problems, empty, links)
+
+    def memoise(self, paths: Iterable[str]) -> int:
+        """Put the parse of each of ``paths`` (files just written) into the scan memo, so the next scan
+        reads none of them again, and keep it for this process's next read of each. A file changed
+        too recently for its stat to vouch for it is left out, as a scan leaves it; so for
+        ``MEMOISE_WAIT_FROM`` files or more this first waits (at most ``RACY_NS``) for the newest to
+        settle. Returns how many were memoised."""
+        if not self.settings.store.scan_memo:
+            return 0
+        root = os.fspath(self.root)
+        wanted = [rel for rel in paths if self._is_memory(rel)]
+        if len(wanted) >= MEMOISE_WAIT_FROM:
+            newest = 0
+            for rel in wanted:
+                try:
+                    st = os.lstat(os.path.join(root, rel))
+                except OSError:
+                    continue
+                newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+            wait_ns = newest + RACY_NS - time.time_ns()
+            if 0 < wait_ns <= RACY_NS:
+                time.sleep(wait_ns / 1e9 + 0.01)
+        memo = ScanMemo(ensure_state_dir(self.root))
+        for rel in wanted:
+            try:
+                st = os.lstat(os.path.join(root, rel))
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                self._check_memoised(rel, memo, st)
+        self._memoised = memo.added()
+        memo.close(None)
+        return len(self._memoised)
+
+    def _reuse(self, rel: str) -> Checked | None:
+        """The parse :meth:`memoise` kept for ``rel`` while its stat is unchanged (then dropped)."""
+        row = self._memoised.pop(rel, None)
+        if row is None:
+            return None
+        try:
+            if stat_key(os.lstat(self.root / rel)) != row[0]:
+                return None
+        except OSError:
+            return None
+        record = decode(rel, *row[1:])
+        if record is None:
+            return None
+        self._id_paths[record.id] = rel
+        return Checked(rel, record)
 
     def _check_memoised(self, rel: str, memo: ScanMemo, st: os.stat_result) -> Checked:
         # The stat is taken before the read, so a memoised parse is never newer than its key.

@@ -29,10 +29,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from remnic.errors import LedgerError
 from remnic.fsio import crash_point, pid_alive, write_atomic
+
+from .pullmark import PULL_MARKER as PULL_MARKER  # where callers have always found it
+from .pullmark import cut_merge as cut_merge
 
 MARKER = "git-index-lock.json"
 
@@ -272,27 +274,3 @@ def stale_paths(marker: Path) -> list[str]:
 
 def _unlink(path: Path) -> None:
     path.unlink(missing_ok=True)
-
-
-# --- a pull's ``git merge`` that never finished ---
-
-PULL_MARKER = "remnic-pull-merge.json"
-"""In the git directory while ``space pull`` runs ``git merge``: HEAD before it (``head``), the commit merged
-(``target``, ``tracking``) and git's ``pid``. The pull removes it when git exits."""
-
-
-def cut_merge(git_dir: Path, head: Callable[[], str | None]) -> dict[str, Any] | None:
-    """The marker of a pull whose ``git merge`` neither committed nor stopped in a merge (MERGE_HEAD): git was
-    killed, so the working tree may hold part of the merge (``running``: git still runs). None when there is no
-    marker or the merge got that far (the marker is then stale)."""
-    try:
-        data = json.loads((git_dir / PULL_MARKER).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError):
-        return None  # written whole (renamed into place), so unreadable means no pull wrote it
-    if not isinstance(data, dict) or (git_dir / "MERGE_HEAD").exists() or data.get("head") != head():
-        return None
-    pid = data.get("pid")
-    data["running"] = isinstance(pid, int) and pid_alive(pid)
-    return data

@@ -29,7 +29,7 @@ from git.refs.symbolic import SymbolicReference
 from remnic.config import STATE_DIR
 from remnic.errors import LedgerError, LockTimeoutError, NotFoundError
 
-from . import gitindex, gitlog, lineage
+from . import gitindex, gitlog, lineage, pullmark
 from .messages import TRAILER_PREFIX, Version, format_message
 from .trees import Entry, TreeEditor
 
@@ -158,16 +158,16 @@ class Ledger:
         ):
             if (git_dir / name).exists():
                 return f"{what} is in progress"
-        cut = gitindex.cut_merge(git_dir, self.head)  # killed mid-merge: the tree holds part of it, not edits
+        cut = pullmark.cut_merge(git_dir, self.head, self.root, self.parents)  # a killed pull: not hand edits
         if cut is not None:
-            return "a pull's git merge is still running" if cut["running"] else "a pull's merge was cut short"
+            return pullmark.describe(cut["state"])
         return None
 
     def busy_reason(self, status: Sequence[tuple[str, str, str | None]] | None = None) -> str | None:
         """Why committing now would be wrong (a merge/rebase in progress, conflicts, detached HEAD), or None."""
         underway = self.in_progress()
         if underway is not None:
-            return underway + (" (`remnic space pull` finishes it)" if "merge" in underway else "")
+            return underway + pullmark.busy_hint(Path(self.repo.git_dir), underway)
         if status is not None and any(xy in _UNMERGED for xy, _, _ in status):
             return "there are unresolved merge conflicts"
         if self.is_detached():

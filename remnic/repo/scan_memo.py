@@ -45,6 +45,15 @@ def stat_key(st: Any) -> Key:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def decode(rel: str, namespace: str, frontmatter: str, body: str) -> MemoryRecord | None:
+    """A memoised row as a fresh record (None: not a JSON object)."""
+    try:
+        decoded = json.loads(frontmatter)
+    except ValueError:
+        return None
+    return MemoryRecord(rel, decoded, body, namespace) if isinstance(decoded, dict) else None
+
+
 class ScanMemo:
     """One scan's view of the memo: :meth:`get` and :meth:`put` per file, then :meth:`close`."""
 
@@ -80,13 +89,7 @@ class ScanMemo:
         row = self._rows.get(rel)
         if row is None or row[0] != key:
             return None
-        try:
-            frontmatter = json.loads(row[2])
-        except ValueError:
-            return None
-        if not isinstance(frontmatter, dict):
-            return None
-        return MemoryRecord(rel, frontmatter, row[3], row[1])
+        return decode(rel, row[1], row[2], row[3])
 
     def put(self, rel: str, key: Key, record: MemoryRecord) -> None:
         if time.time_ns() - max(key[2], key[3]) <= RACY_NS:
@@ -99,11 +102,16 @@ class ScanMemo:
             return
         self._put.append((rel, *key, record.namespace, encoded, record.body))
 
-    def close(self, live: set[str]) -> None:
-        """Write what this scan parsed and forget files that are gone (best effort)."""
+    def added(self) -> dict[str, tuple[Key, str, str, str]]:
+        """What :meth:`put` took so far: path → (key, namespace, frontmatter JSON, body)."""
+        return {row[0]: (tuple(row[1:5]), row[5], row[6], row[7]) for row in self._put}
+
+    def close(self, live: set[str] | None) -> None:
+        """Write what this scan parsed and forget files that are gone (best effort); ``live`` None
+        forgets nothing (a caller that looked at some files only)."""
         if self._conn is None:
             return
-        gone = [(rel,) for rel in self._rows if rel not in live]
+        gone = [(rel,) for rel in self._rows if live is not None and rel not in live]
         try:
             if self._put or gone:
                 with self._conn:

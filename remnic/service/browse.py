@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from remnic.errors import ValidationError
@@ -40,11 +39,12 @@ class Filters:
         )
 
     def admit(self, record: MemoryRecord) -> bool:
+        # Each record property is derived on every access (tags most of all): ask only for a filter given.
         return (
-            (self.category is None or record.category == self.category)
+            (self.namespace is None or record.namespace == self.namespace)
             and (self.status is None or record.status == self.status)
-            and (self.namespace is None or record.namespace == self.namespace)
-            and _check.has_tag(record.tags, self.tag)
+            and (self.category is None or record.category == self.category)
+            and (self.tag is None or _check.has_tag(record.tags, self.tag))
         )
 
 
@@ -77,9 +77,3 @@ def search(
         matches.append(record)
     matches.sort(key=newest_first)
     return matches[offset : offset + limit], len(matches)
-
-
-def review_queue(records: Iterable[MemoryRecord], limit: int = 50) -> list[MemoryRecord]:
-    limit = _check.count(limit, "limit")
-    queued = sorted((r for r in records if r.status in REVIEW_STATUSES), key=newest_first)
-    return queued[:limit]

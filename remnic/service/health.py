@@ -25,6 +25,7 @@ from remnic.repo.remote import CONFLICT_LOG
 
 from . import consolidate
 from .lcm import archive_check
+from .superseding import stranded_by
 
 HEALTHY_INDEX = ("ok", "behind")
 """Index states that need nothing done: ``behind`` is caught up from git by the next recall."""
@@ -228,6 +229,22 @@ def _duplicate_ids_check(records: list[MemoryRecord]) -> dict[str, Any]:
     return {"name": "duplicate-ids", "status": "warn", "detail": detail, "problems": problems}
 
 
+def _stranded_check(records: list[MemoryRecord]) -> dict[str, Any]:
+    """A value superseded by a memory that was then rejected by hand (and committed): nothing is current."""
+    pairs = stranded_by(records)
+    if not pairs:
+        return {"name": "superseded-by-rejected", "status": "ok", "detail": "every superseded value has a successor"}
+    detail = (
+        f"{len(pairs)} memory(ies) superseded by a rejected one: that value has no current memory; "
+        "`remnic review dismiss SUCCESSOR` makes the old one current again"
+    )
+    problems = [
+        f"{old} is superseded by {new}, which is rejected: `remnic review dismiss {new}` makes {old} current again"
+        for old, new in pairs
+    ]
+    return {"name": "superseded-by-rejected", "status": "warn", "detail": detail, "problems": problems}
+
+
 def _foreign_check(records: list[MemoryRecord]) -> dict[str, Any]:
     """Values outside remnic's vocabulary and how they are read (never changed, never an error)."""
     lines = []
@@ -359,6 +376,7 @@ def checks(
     out.append(_duplicate_ids_check(records))
     out.append(_skipped_check(skipped_files(files)))
     out.append(_foreign_check(records))
+    out.append(_stranded_check(records))
     pending, held = _working_tree(ledger, files, scan)
     tree = [f"{len(pending)} uncommitted change(s) ({_tree_advice(ledger)})"] if pending else []
     if held:
@@ -431,8 +449,8 @@ def _tree_advice(ledger: Ledger) -> str:
     underway = ledger.in_progress()
     if underway == "a pull's merge was cut short":
         return (
-            "git was killed in a pull's merge: these are its files, not hand edits; `remnic space pull` puts them "
-            "back and merges again"
+            "git was killed in a pull's merge: what it wrote is part of that merge, not hand edits; `remnic space "
+            "pull` puts that back and merges again, and keeps a file edited since as it is (it refuses, naming it)"
         )
     if underway is not None:
         return f"{underway}, so sync is paused: `remnic space pull` finishes a merge"

@@ -10,20 +10,27 @@ all or nothing.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import ValidationError
+from remnic.errors import FieldProblem, RemnicError, ValidationError
 from remnic.memfile.model import content_hash
+from remnic.memfile.paths import MemoryPaths
+from remnic.memfile.schema import STATUSES
+from remnic.sync.base import never_synced, start_from_own_commit
 
 from . import writes as _writes
-from .portable import ImportCheck, Skip, prepare_import
+from .portable import ImportCheck, Restore, Skip, prepare_import
 from .writes import WriteResult
 
 if TYPE_CHECKING:
     from .memory import Memory
+
+log = logging.getLogger("remnic")
+_OTHER_STATUSES = tuple(s for s in STATUSES if s != "superseded")
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,7 @@ def import_batch(
             progress=progress,
             checked=checked.plan,
         )
+        _after_write(mem, written)
     else:
         written = WriteResult("import", (), None, changed=False)
     phases = {"validate": validated - started, "write": time.perf_counter() - validated}
@@ -81,6 +89,26 @@ def import_batch(
         skipped=tuple(checked.skipped),
         phases=phases,
     )
+
+
+def _after_write(mem: Memory, written: WriteResult) -> None:
+    """What the next commands would otherwise redo over every file the import wrote: the scan memo gets
+    their parse (the first ``status`` or ``list`` reads nothing again), and a repository no sync has
+    looked at gets its sync base (the first ``sync run`` is no full pass: see
+    :func:`remnic.sync.base.start_from_own_commit`). Both are rebuildable state; failing to write them
+    only leaves that work to the next command."""
+    if not written.commit or not written.records:
+        return
+    mem.files.memoise(r.path for r in written.records)
+    if not never_synced(mem.root):  # the usual case: the import's commit moved the base along already
+        return
+    try:
+        with mem.files.lock():
+            start_from_own_commit(
+                mem.root, mem.ledger, MemoryPaths.from_store(mem.settings.store), written.commit, written.records
+            )
+    except (RemnicError, OSError) as exc:
+        log.debug("no sync base recorded after the import: %s", exc)
 
 
 def _skipped_ids(mem: Memory, checked: ImportCheck, written: WriteResult) -> Iterable[str]:
@@ -100,3 +128,83 @@ def _skipped_ids(mem: Memory, checked: ImportCheck, written: WriteResult) -> Ite
             found = record.id if record is not None else None
         if found is not None:
             yield found
+
+
+def with_later_problems(
+    mem: Memory,
+    batch: Sequence[Any],
+    lines: Sequence[int],
+    problems: list[FieldProblem],
+    namespace: str | None,
+    source: str,
+) -> list[FieldProblem]:
+    """``problems`` and those of the other lines, which the checks that need every line's fields valid
+    (``supersedes``, a superseded line's successor) never reached: the lines without a problem checked
+    on as a batch of their own, so one run names every line's problems. A problem only the lines left
+    out cause (a ``supersedes`` naming one of their ids) is not one."""
+    from .portable import prepare_import
+
+    bad = {p.line for p in problems}
+    rest = [(item, line) for item, line in zip(batch, lines, strict=True) if line not in bad]
+    if None in bad or not rest:  # a problem of the whole batch (its source): nothing to check on
+        return problems
+    left_out = [item for item, line in zip(batch, lines, strict=True) if line in bad and isinstance(item, Mapping)]
+    ids = {i["id"] for i in left_out if isinstance(i.get("id"), str)}
+    named = {i["supersedes"] for i in left_out if isinstance(i.get("supersedes"), str)}
+    items = dict((line, item) for item, line in rest)
+    later = prepare_import(mem, [i for i, _ in rest], [n for _, n in rest], namespace, source).problems
+    later = [p for p in later if not _caused_by_left_out(p, items.get(p.line or 0), ids, named)]
+    return sorted(problems + later, key=lambda p: p.line or 0)
+
+
+def _caused_by_left_out(problem: FieldProblem, item: Any, ids: set[str], named: set[str]) -> bool:
+    if not isinstance(item, Mapping):
+        return False
+    if problem.field in ("supersedes", "supersededBy"):
+        return item.get(problem.field) in ids  # names a line left out: there, not missing
+    return problem.field == "status" and item.get("id") in named  # a line left out replaces it
+
+
+def successor_problems(mem: Memory, kept: Sequence[Any], lines: Sequence[int], skipped: set[int]) -> list[FieldProblem]:
+    """A new memory imported as superseded must name the memory that replaces it (``supersededBy``: one
+    here, or one this import writes), or be named in a written line's ``supersedes`` (the import links
+    them), as ``remnic update --status superseded`` requires: otherwise it leaves recall with no successor."""
+    written: set[str] = set()
+    named: set[str] = set()
+    for planned, line in zip(kept, lines, strict=True):
+        if isinstance(planned, Restore):
+            written.add(planned.record.id)
+        elif line not in skipped:
+            written.add(planned[0]["id"])
+            said = planned[0].get("supersedes")
+            named.update(said if isinstance(said, list) else [said] if isinstance(said, str) else [])
+    problems: list[FieldProblem] = []
+    here: Mapping[str, str] | None = None
+    for planned, line in zip(kept, lines, strict=True):
+        if isinstance(planned, Restore) or line in skipped or planned[0].get("status") != "superseded":
+            continue
+        meta = planned[0]
+        successor = meta.get("supersededBy")
+        if not successor:
+            if meta["id"] not in named:
+                why = (
+                    "superseded needs the memory that replaces this one: give supersededBy (the id of a memory "
+                    "here or in this import), or give this line an id and name it in the replacing line's "
+                    "supersedes, or use another status"
+                )
+                problems.append(FieldProblem("status", why, line=line, options=_OTHER_STATUSES))
+            continue
+        if not isinstance(successor, str):
+            why = f"must be one memory id (the memory that replaces this one), got {successor!r}"
+            problems.append(FieldProblem("supersededBy", why, line=line))
+            continue
+        here = mem.files.ids() if here is None else here
+        if successor == meta["id"]:
+            problems.append(FieldProblem("supersededBy", f"{successor} cannot replace itself", line=line))
+        elif successor not in written and successor not in here:
+            why = (
+                f"no memory with id {successor!r} (not in this repository, not among the lines this import "
+                "writes): name the memory that replaces this one, or use another status"
+            )
+            problems.append(FieldProblem("supersededBy", why, line=line))
+    return problems

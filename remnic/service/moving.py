@@ -3,6 +3,7 @@ its own file name, and a move made by hand that git does not have yet is committ
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import MemoryFormatError
@@ -32,10 +33,26 @@ def category_move(mem: Memory, tx: Transaction, record: MemoryRecord, path: str,
     """The path the file at ``path`` takes for its new ``category``, the old one staged for removal when it
     differs: the category's folder, the file's own name and sub-path (a vault note's name is its title
     and the target of its ``[[links]]``), another name only on a clash."""
-    new_path = mem.files.relocated_path(path, category, record.namespace, taken=tx.exists)
+    prefer = _unsuffixed(mem, record, path)
+    new_path = mem.files.relocated_path(path, category, record.namespace, taken=tx.exists, prefer=prefer)
     if new_path != path:
         tx.remove(path)
     return new_path
+
+
+_SUFFIXED = re.compile(r"(.+)-\d+(\.[^./]*)?")
+
+
+def _unsuffixed(mem: Memory, record: MemoryRecord, path: str) -> str | None:
+    """``Plan.md`` for a ``Plan-2.md`` whose memory was once called ``Plan.md`` (a clash gave it the
+    suffix): moved where that name is free, it gets its name back, and the vault's ``[[Plan]]`` links
+    work again. None for any other name (a suffix the person chose stays)."""
+    match = _SUFFIXED.fullmatch(path.rsplit("/", 1)[-1])
+    if match is None or not record.has_id:
+        return None
+    wanted = match.group(1) + (match.group(2) or "")
+    former = {v.path.rsplit("/", 1)[-1] for v in mem.ledger.history(path, memory_id=record.id)}
+    return wanted if wanted in former else None
 
 
 def _moved_from(mem: Memory, record: MemoryRecord) -> str | None:

@@ -351,8 +351,9 @@ class Skip:
     line: int
     reason: str
     """``file``: this very file is here byte for byte; ``text``: a memory here (or one this import
-    restores) holds its text, active or with the line's status and category; ``batch``: an earlier line
-    of the batch brings its text (``id``: the memory that line matched, when it was a duplicate too)."""
+    restores) holds its text, active or with the line's status and category; ``batch``: another line of
+    the batch brings its text: an earlier one, or a later active one when this line is not active (one
+    line a text is written; ``id``: the memory that line matched, when it was a duplicate too)."""
     id: str | None = None
     path: str | None = None
     same_as_line: int | None = None
@@ -403,6 +404,7 @@ def prepare_import(
     byte for byte, is a duplicate (the import would refuse its path and id); the duplicates are left
     out of ``items`` so the lines named are the lines skipped."""
     from .duplicates import DuplicateLookup, find_duplicate  # the import's own rule; writes imports this module
+    from .importing import successor_problems, with_later_problems
     from .writes import ImportPlan, plan_items
 
     bad_namespace = check_namespace(namespace)
@@ -424,9 +426,16 @@ def prepare_import(
             batch.append(item)
             lines.append(line)
     plan, problems = plan_items(mem, batch, lines, namespace, source)
-    if problems:
-        return ImportCheck([], [], skipped, problems)
+    if problems:  # the lines without a problem are checked on, so one run names every problem
+        return ImportCheck([], [], skipped, with_later_problems(mem, batch, lines, problems, namespace, source))
     targets = {t for item in batch if isinstance(item, Mapping) and isinstance(t := item.get("supersedes"), str)}
+    # The write keeps one line per text (its first), so an inactive line gives way to a later active one.
+    active_line: dict[tuple[str, str], int] = {}
+    for planned, line in zip(plan.items, lines, strict=True):
+        if isinstance(planned, Restore) or planned[0]["id"] in plan.here:
+            continue
+        if str(planned[0].get("status") or "active") == "active":
+            active_line.setdefault((planned[2], content_hash(planned[1].strip())), line)
     restored: dict[tuple[str, str], MemoryRecord] = {}  # as the transaction stages them, first one per text
     seen: dict[tuple[str, str], int] = {}
     via: dict[tuple[str, str], MemoryRecord] = {}  # a seen text whose line was skipped: the memory it matched
@@ -443,7 +452,10 @@ def prepare_import(
             status = str(meta.get("status") or "active")
             named = meta["id"] in targets  # a later line names it: the import resolves that to the memory matched
             found = _by_id(mem, meta["id"]) if meta["id"] in plan.here else None
-            if found is None and key not in seen:
+            earlier = via.get(key)
+            # An active line is no duplicate of a line that matched an inactive memory (that line writes nothing).
+            fresh = status == "active" and earlier is not None and earlier.status != "active"
+            if found is None and (key not in seen or fresh):
                 staged = restored.get(key)
                 # The write skips only active duplicates, so a line kept for a link must match an active one.
                 same = staged is not None and not named and (staged.status, staged.category) == (status, category)
@@ -458,8 +470,10 @@ def prepare_import(
                     # line's batch duplicate the first time: so it is on every import after that, too.
                     seen.setdefault(key, line)
                     via.setdefault(key, found)
-            elif key in seen and not (named and key in via):
-                earlier = via.get(key)
+            elif status != "active" and not named and active_line.get(key, line) > line and key not in seen:
+                skip = Skip(line, "batch", same_as_line=active_line[key])
+                result.texts[line] = key
+            elif key in seen and not fresh and not (named and key in via):
                 skip = Skip(line, "batch", same_as_line=seen[key], kept=named)
                 if earlier is not None:
                     skip = replace(skip, id=earlier.id, path=earlier.path)
@@ -477,58 +491,11 @@ def prepare_import(
         result.line_numbers.append(line)
         kept.append(planned)
     skipped.sort(key=lambda s: s.line)
-    problems = _successor_problems(mem, kept, result.line_numbers, {s.line for s in skipped})
+    problems = successor_problems(mem, kept, result.line_numbers, {s.line for s in skipped})
     if problems:
         return ImportCheck([], [], skipped, problems)
     result.plan = ImportPlan(kept, plan.here)
     return result
-
-
-def _successor_problems(
-    mem: Memory, kept: Sequence[Any], lines: Sequence[int], skipped: set[int]
-) -> list[FieldProblem]:
-    """A new memory imported as superseded must name the memory that replaces it (``supersededBy``: one
-    here, or one this import writes), or be named in a written line's ``supersedes`` (the import links
-    them), as ``remnic update --status superseded`` requires: otherwise it leaves recall with no successor."""
-    written: set[str] = set()
-    named: set[str] = set()
-    for planned, line in zip(kept, lines, strict=True):
-        if isinstance(planned, Restore):
-            written.add(planned.record.id)
-        elif line not in skipped:
-            written.add(planned[0]["id"])
-            said = planned[0].get("supersedes")
-            named.update(said if isinstance(said, list) else [said] if isinstance(said, str) else [])
-    problems: list[FieldProblem] = []
-    here: Mapping[str, str] | None = None
-    for planned, line in zip(kept, lines, strict=True):
-        if isinstance(planned, Restore) or line in skipped or planned[0].get("status") != "superseded":
-            continue
-        meta = planned[0]
-        successor = meta.get("supersededBy")
-        if not successor:
-            if meta["id"] not in named:
-                why = (
-                    "superseded needs the memory that replaces this one: give supersededBy (the id of a memory "
-                    "here or in this import), or give this line an id and name it in the replacing line's "
-                    "supersedes, or use another status"
-                )
-                problems.append(FieldProblem("status", why, line=line, options=_OTHER_STATUSES))
-            continue
-        if not isinstance(successor, str):
-            why = f"must be one memory id (the memory that replaces this one), got {successor!r}"
-            problems.append(FieldProblem("supersededBy", why, line=line))
-            continue
-        here = mem.files.ids() if here is None else here
-        if successor == meta["id"]:
-            problems.append(FieldProblem("supersededBy", f"{successor} cannot replace itself", line=line))
-        elif successor not in written and successor not in here:
-            why = (
-                f"no memory with id {successor!r} (not in this repository, not among the lines this import "
-                "writes): name the memory that replaces this one, or use another status"
-            )
-            problems.append(FieldProblem("supersededBy", why, line=line))
-    return problems
 
 
 def _file_here(mem: Memory, item: Mapping[str, Any], ids: Mapping[str, str]) -> MemoryRecord | None:

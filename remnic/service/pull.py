@@ -4,7 +4,8 @@ A pull, under the repository write lock:
 
 1. finishes what an interrupted pull left (a merge git stopped in, conflict copies not
    committed yet), or aborts that merge cleanly when it cannot be finished; the files of a merge git was
-   killed in before it committed or wrote MERGE_HEAD are put back, to merge again (:func:`.pull_resolve.undo_cut_merge`);
+   killed in before it committed or wrote MERGE_HEAD are put back, to merge again (:func:`.pull_resolve.undo_cut_merge`),
+   and a merge git committed for a pull killed before its last step gets that step;
 2. commits uncommitted hand edits first, as ``sync run`` does;
 3. fetches the remote and merges it with git; memory files go through remnic's merge
    driver (:mod:`.merge_driver`); whatever git still leaves unmerged (a file deleted
@@ -41,7 +42,7 @@ from remnic.repo import remote as _remote
 from remnic.repo.messages import format_message, trailers_for
 from remnic.repo.transaction import Transaction
 
-from .pull_resolve import resolve_and_commit, resolve_clean_merge, run_merge, undo_cut_merge
+from .pull_resolve import finish_committed_merge, finish_merged, resolve_and_commit, run_merge, undo_cut_merge
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -115,6 +116,10 @@ def pull(mem: Memory, remote: str | None = None, *, allow_unrelated: bool = Fals
         arrived = _finish_previous(mem, report)
         if undo_cut_merge(mem, mem.settings.store.lock_timeout_s) is not None:
             report.finished_previous = "undone, to merge again"  # git was killed mid-merge: not hand edits
+        elif (pre_merge := finish_committed_merge(mem, report)) is not None and arrived is None:
+            # A pull killed after git committed its merge: what that merge brought is news of this pull.
+            report.finished_previous, report.before = "finished", pre_merge
+            arrived = _remote.changed_paths(ledger, pre_merge, ledger.head())
         # Copies an interrupted pull left: still news, and committed as what they are, not as hand edits.
         waiting = pending_copies(mem)
         if waiting:
@@ -294,12 +299,8 @@ def _merge(mem: Memory, tracking: str, report: PullReport, *, allow_unrelated: b
     if result.ok:
         # Only a merge commit made just now is amended: a fast-forward to the remote's own merge is shared.
         head = mem.ledger.head()
-        if (
-            before is not None
-            and _remote.rev(mem.ledger, "HEAD^1") == before
-            and head != _remote.rev(mem.ledger, tracking)
-        ):
-            resolve_clean_merge(mem, report)
+        made = before is not None and _remote.rev(mem.ledger, "HEAD^1") == before
+        finish_merged(mem, report, resolve=made and head != _remote.rev(mem.ledger, tracking))
         return
     if _remote.merge_head(mem.ledger) is None:
         raise LedgerError(f"git merge failed and changed nothing: {(result.err or result.out).strip()}")

@@ -22,13 +22,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from remnic.errors import LedgerError, MemoryFormatError, RepoBusyError
+from remnic.errors import FieldProblem, LedgerError, MemoryFormatError, RepoBusyError, UncommittedChangesError
 from remnic.fsio import write_atomic
 from remnic.memfile.merge import merge_memory
 from remnic.memfile.model import MemoryRecord, now_iso, parse_file
 from remnic.memfile.paths import MemoryPaths, folder_category
 from remnic.memfile.values import own_id
-from remnic.repo import gitindex
+from remnic.repo import gitindex, pullmark
 from remnic.repo import remote as _remote
 
 from .merge_driver import keep_copy
@@ -361,29 +361,59 @@ def run_merge(mem: Memory, tracking: str, message: str, *, allow_unrelated: bool
             f"git merge {tracking} was killed (signal {-code}) before it finished; `remnic space pull` puts back "
             "the files it changed and merges again"
         )
-    marker.unlink(missing_ok=True)
+    if code != 0:
+        marker.unlink(missing_ok=True)  # git stopped in the merge (MERGE_HEAD) or refused it
+    # A merge git committed keeps the marker until the caller has finished with it (:func:`finish_merged`).
     return _remote.GitRun(code, *said)
+
+
+def _cut(mem: Memory) -> dict[str, Any] | None:
+    return pullmark.cut_merge(mem.git_dir, mem.ledger.head, mem.root, mem.ledger.parents)
+
+
+def finish_merged(mem: Memory, report: Resolved, *, resolve: bool) -> None:
+    """The pull is done with the merge git committed: what git merged into two files under one id made one
+    (``resolve``: HEAD is a merge commit the pull just made), then the marker goes."""
+    if resolve:
+        resolve_clean_merge(mem, report)
+    (mem.git_dir / gitindex.PULL_MARKER).unlink(missing_ok=True)
+
+
+def finish_committed_merge(mem: Memory, report: Resolved) -> str | None:
+    """A pull killed after git committed its merge and before it finished with it: that step is done now, on
+    the merge commit still at HEAD (writes wait for it). The merge's first parent, or None (nothing left)."""
+    cut = _cut(mem)
+    if cut is None or cut["state"] != "committed":
+        return None
+    finish_merged(mem, report, resolve=True)
+    return str(cut["head"])
 
 
 def undo_cut_merge(mem: Memory, wait_s: float = 30.0) -> list[str] | None:
     """Put back, as HEAD has them, the files a killed pull's ``git merge`` changed before it could commit or
     write MERGE_HEAD (and delete the conflict copies it wrote), so the pull merges again instead of committing
-    the other side's changes as hand edits; the paths put back (None: no merge was cut short). Nothing of the
-    user's is in them: the pull commits hand edits and refuses to merge over the rest before git starts, and
-    sync and writes pause while the marker stands. Caller holds the lock."""
+    the other side's changes as hand edits; the paths put back (None: no merge was cut short). Only git's bytes
+    go: a file edited since (sync and writes pause, but a person may still edit by hand) makes it refuse,
+    naming the file and changing nothing (:func:`_refuse_edited`). Caller holds the lock."""
     marker = mem.git_dir / gitindex.PULL_MARKER
     if not marker.exists():
         return None
     deadline = time.monotonic() + wait_s
-    cut = gitindex.cut_merge(mem.git_dir, mem.ledger.head)
+    cut = _cut(mem)
     while cut is not None and cut["running"] and time.monotonic() < deadline:
         time.sleep(0.05)  # the killed pull's git finishes on its own: wait for it, then see what it did
-        cut = gitindex.cut_merge(mem.git_dir, mem.ledger.head)
+        cut = _cut(mem)
     if cut is None:
-        marker.unlink(missing_ok=True)  # git committed the merge or stopped in it: nothing to undo
+        marker.unlink(missing_ok=True)  # git stopped in the merge, or HEAD moved on since: nothing to undo
         return None
+    if cut["state"] == "committed":
+        return None  # git committed it: :func:`finish_committed_merge` finishes it
     if cut["running"]:
-        raise RepoBusyError(f"a pull's git merge (pid {cut['pid']}) is still running in {mem.root}; retry when it ends")
+        raise RepoBusyError(
+            f"a pull's git merge (pid {cut['pid']}) is still running in {mem.root} after {wait_s:g} s, as {marker} "
+            f"records; retry when it ends, or stop it (`kill {cut['pid']}`) and run `remnic space pull`: it puts "
+            "back what git left and removes the marker"
+        )
     head, target = cut.get("head"), cut.get("target")
     if not isinstance(head, str) or not isinstance(target, str):
         raise LedgerError(f"{marker} names no commits; delete it, then check `git -C {mem.root} status`")
@@ -393,6 +423,7 @@ def undo_cut_merge(mem: Memory, wait_s: float = 30.0) -> list[str] | None:
     scope = set(_remote.changed_paths(ledger, base, target)) | set(_logged_copy_paths(mem.git_dir))
     dirty = {q for _, p, orig in ledger.status_porcelain() for q in (p, orig) if q}
     undo = sorted(scope & dirty)
+    _refuse_edited(mem, marker, undo)
     listed = _remote.run_git(mem.root, ["ls-tree", "-r", "-z", "--name-only", head, "--", *undo]) if undo else None
     tracked = set(listed.out.split("\0")) - {""} if listed is not None else set()
     steps = [["checkout", head, "--", *sorted(tracked)]] if tracked else []
@@ -408,6 +439,54 @@ def undo_cut_merge(mem: Memory, wait_s: float = 30.0) -> list[str] | None:
     (mem.git_dir / _remote.CONFLICT_LOG).unlink(missing_ok=True)
     marker.unlink(missing_ok=True)
     return undo
+
+
+def _edited_since(mem: Memory, paths: list[str]) -> list[str]:
+    """Of the files a killed merge touched, those holding bytes git did not write: git writes only blobs it has
+    in its object store (the remote's, or a merge result it stored first), and the merge driver writes each
+    conflict copy before it logs it. A file whose content git has nowhere (or a copy changed after the log)
+    was edited since, and putting it back would lose that edit."""
+    log = mem.git_dir / _remote.CONFLICT_LOG
+    logged_at = log.stat().st_mtime_ns if log.is_file() else None
+    copies = set(_logged_copy_paths(mem.git_dir))
+    edited, hashed = [], []
+    for path in paths:
+        full = mem.root / path
+        if not full.is_file() or full.is_symlink():
+            continue  # deleted: putting HEAD's file back loses nothing
+        if path in copies:
+            if logged_at is None or full.stat().st_mtime_ns > logged_at:
+                edited.append(path)
+        else:
+            hashed.append(path)
+    for start in range(0, len(hashed), 200):
+        chunk = hashed[start : start + 200]
+        shas = _remote.run_git(mem.root, ["hash-object", "--", *chunk])  # with the path's filters, as git stores it
+        found = subprocess.run(
+            ["git", "cat-file", "--batch-check"], cwd=mem.root, input=shas.out, capture_output=True, text=True
+        )
+        answers = found.stdout.splitlines()
+        if not shas.ok or found.returncode != 0 or len(answers) != len(chunk):
+            said = (shas.err or found.stderr).strip()
+            raise LedgerError(f"could not tell git's files from edits in {mem.root}: git hash-object: {said}")
+        edited += [path for path, line in zip(chunk, answers, strict=True) if line.endswith(" missing")]
+    return sorted(edited)
+
+
+def _refuse_edited(mem: Memory, marker: Path, undo: list[str]) -> None:
+    """Refuse to put back a file edited since the merge was cut short: the edit is the user's, kept as it is."""
+    edited = _edited_since(mem, undo)
+    if not edited:
+        return
+    listed = "\n".join(f"  {path}" for path in edited)
+    raise UncommittedChangesError(
+        f"pull stopped: git was killed in an earlier pull's merge ({marker} records it), and {len(edited)} file(s) "
+        f"that merge touched were edited since. The pull puts back only what git wrote, so nothing was changed:\n"
+        f"{listed}\nEach file may hold part of git's merge too. Keep what you need of it elsewhere, put the file "
+        f"back as HEAD has it (`git -C {mem.root} checkout HEAD -- PATH`; delete a file HEAD does not have), then "
+        "run `remnic space pull` again and redo the edit",
+        problems=[FieldProblem("path", "edited after a pull's merge was cut short; kept as it is", p) for p in edited],
+    )
 
 
 def _logged_copy_paths(git_dir: Path) -> list[str]:

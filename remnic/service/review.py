@@ -22,6 +22,7 @@ from . import arguments as _check
 from . import writes as _writes
 from .browse import REVIEW_STATUSES as QUEUED
 from .browse import newest_first
+from .superseding import stranded_by
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -89,10 +90,14 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
     changes: dict[str, Any] = {"status": status, "reviewedAt": now_iso()}
     record = mem.get(memory_id)
     was = _committed_status(mem, record)  # a status set by hand and not committed yet is no decision yet
+    # A rejection committed by hand (sync) left what it replaced superseded by a rejected memory: the
+    # dismissal is what revives it, so it is no retry even when the file already says rejected.
+    stranded = status == "rejected" == record.status and bool(stranded_by(mem.files.scan().records, record.id))
     if (
         record.status == status == was
         and record.frontmatter.get("reviewedAt")
         and (reason_code or None) == _reason(record)
+        and not stranded
     ):
         check_reviewable(record, status)
         return _writes.WriteResult("review", (record,), None, changed=False)  # a retried decision: no new commit
@@ -111,7 +116,7 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
         operation="review",
         source=source,
         extra_trailers=None,
-        check=lambda record: check_reviewable(record, status),
+        check=lambda record: None if stranded and record.status == "rejected" else check_reviewable(record, status),
     )
     return dataclasses.replace(result, warnings=(*result.warnings, note)) if note else result
 

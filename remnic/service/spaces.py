@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from remnic.errors import LedgerError, NotFoundError, UsageError, ValidationErro
 from remnic.memfile.model import DEFAULT_NAMESPACE
 from remnic.repo import remote as _remote
 from remnic.repo.messages import trailers_for
+from remnic.repo.pullmark import PULL_MARKER, STUCK_S, cut_merge
 
 from . import pull as _pull
 from . import sharing as _sharing
@@ -328,14 +330,32 @@ class SpaceOps:
         """doctor's line on merging: a merge in progress (fail), conflict copies not committed (warn),
         the merge driver missing from the git config or .gitattributes (warn)."""
         state = self.merge_state()
+        marker = self.git_dir / PULL_MARKER
         if state["inProgress"] == "a pull's git merge is still running":
-            detail = "the git merge of a pull that was killed is still running; it commits or stops on its own"
-            return {"name": "merge", "status": "warn", "detail": detail, **state}
+            cut = cut_merge(self.git_dir, self.ledger.head, self.root) or {}
+            started = cut.get("started")
+            age = time.time() - started if isinstance(started, (int, float)) else 0.0
+            detail = (
+                f"the git merge of a pull that was killed (pid {cut.get('pid')}, recorded in {marker}) has run "
+                f"{age:.0f} s; it commits or stops on its own, and sync and writes wait for it"
+            )
+            if age < STUCK_S:
+                return {"name": "merge", "status": "warn", "detail": detail, **state}
+            detail += f"; if it hangs, stop it (`kill {cut.get('pid')}`), then `remnic space pull` clears the marker"
+            return {"name": "merge", "status": "fail", "detail": detail, **state}
         if state["inProgress"] == "a pull's merge was cut short":
             detail = (
-                "git was killed in a pull's merge, before it committed or wrote MERGE_HEAD: changed files in the "
-                "working tree are part of that merge, not hand edits; sync and writes are paused. `remnic space "
-                "pull` puts them back as HEAD has them and merges again (do not commit them: `git add`, a commit)"
+                f"git was killed in a pull's merge ({marker}), before it committed or wrote MERGE_HEAD: what it "
+                "changed in the working tree is part of that merge, not hand edits; sync and writes are paused. "
+                "`remnic space pull` puts back what git wrote as HEAD has it and merges again; a file edited since "
+                "is kept as it is (the pull refuses and names it). Do not commit these files (`git add`, a commit)"
+            )
+            return {"name": "merge", "status": "fail", "detail": detail, **state}
+        if state["inProgress"] == "a pull was killed before it finished its merge":
+            detail = (
+                f"git committed a pull's merge, but the pull was killed before its last step ({marker}): a memory "
+                "rewritten and moved on both sides may still be two files under one id; sync and writes are "
+                "paused until `remnic space pull` finishes it"
             )
             return {"name": "merge", "status": "fail", "detail": detail, **state}
         if state["inProgress"]:

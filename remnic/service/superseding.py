@@ -31,6 +31,7 @@ __all__ = [
     "patch_staged",
     "states_other_value",
     "status_changes",
+    "stranded_by",
     "supersede",
     "supersede_older",
     "superseded_target",
@@ -360,6 +361,19 @@ def review_links(
                 changed.append(old.id)
         return changed
     return []
+
+
+def stranded_by(records: Iterable[MemoryRecord], memory_id: str | None = None) -> list[tuple[str, str]]:
+    """(superseded id, rejected successor id) for each memory still ``superseded`` by a rejected one (only
+    by ``memory_id`` when given): a rejection set by hand and committed by sync revives nothing, so the
+    value has no current memory until ``remnic review dismiss SUCCESSOR`` revives it."""
+    records = list(records)
+    rejected = {r.id for r in records if r.status == "rejected" and (memory_id is None or r.id == memory_id)}
+    return [
+        (r.id, str(by))
+        for r in records
+        if r.status == "superseded" and (by := r.frontmatter.get("supersededBy")) in rejected
+    ]
 
 
 def _ids(said: Any) -> list[str]:

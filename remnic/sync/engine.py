@@ -43,15 +43,17 @@ from remnic.repo.transaction import Transaction
 
 from .bodies import BodyCheck
 from .held import HELD_REASON
-from .indexing import index_commit_of, indexed_paths, update_index
+from .indexing import index_commit_of, indexed_paths, unchanged_in_index, update_index
 from .lag import lagging_in_step
-from .reading import read_all
+from .reading import read_all, reading_bar
 from .renames import OldFile, committed_id, holder_of, old_info, pair_renames
 from .report import ADDED, DELETED, MODIFIED, RENAMED, Change, SyncReport, commit_subject, event_line
 from .state import SyncState, digest, replace_if_unchanged
 from .times import file_times
 
 PAUSED = "paused"
+READ_BAR_FROM = 500
+"""A read of this many candidates shows progress (a full pass always does): a few edits stay silent."""
 REINDEX = "reindex"  # a candidate only because the index lags: indexed, never reported
 __all__ = ["PAUSED", "Change", "SyncReport", "SyncTarget", "event_line", "indexed_paths", "run_sync"]
 
@@ -192,6 +194,7 @@ class _Run:
             self.settings.store,
             report,
             skip_unchanged=not can_commit,
+            progress=reading_bar(self.progress) if full or len(self.candidates) >= READ_BAR_FROM else None,
         )
         valid, deleted, dropped, quiet = reads.valid, reads.deleted, reads.dropped, reads.quiet
         self.unstable, self.malformed, self.empty = reads.unstable, reads.malformed, reads.empty
@@ -241,6 +244,8 @@ class _Run:
         if index_ok:
             if full:  # whatever the index holds that is no longer a live, valid file goes too
                 removed |= indexed_paths(index) - {r.path for r in records} - set(self.unstable)
+                same = unchanged_in_index(index, upserts)  # e.g. a lost sync state: the index is current
+                upserts = [r for r in upserts if r.path not in same]
             if upserts or removed or new_head != index_commit:
                 report.index, report.index_error = update_index(
                     self.target, index, (upserts, sorted(removed), new_head), self.progress, committed=report.commit

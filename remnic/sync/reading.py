@@ -7,6 +7,8 @@ see :mod:`.held`), whatever the bytes read so far say.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,19 @@ class Reads:
     empty: dict[str, str] = field(default_factory=dict)
 
 
+READ_LABEL = "reading memory files"
+
+
+def reading_bar(progress: Callable[[int, int], None] | None) -> Callable[[int, int], None] | None:
+    """The caller's progress callback for the read phase. A bar with a ``label`` (the CLI's names the
+    index phase) is copied under the read phase's own label, so the two phases show as two bars."""
+    if progress is None or not isinstance(getattr(progress, "label", None), str):
+        return progress
+    bar = copy.copy(progress)
+    bar.label = READ_LABEL  # type: ignore[attr-defined]
+    return bar
+
+
 def read_all(
     root: Path,
     paths: list[str],
@@ -46,11 +61,15 @@ def read_all(
     report: SyncReport,
     *,
     skip_unchanged: bool,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Reads:
-    """Read and check ``paths`` (sorted), adding problems and skipped files to ``report``."""
+    """Read and check ``paths`` (sorted), adding problems and skipped files to ``report``; ``progress``
+    hears (checked, total) as the files are checked, the long part of a full pass."""
     out = Reads()
     contents = read_stable_many([root / p for p in paths])
-    for path in paths:
+    for done, path in enumerate(paths, 1):
+        if progress is not None:
+            progress(done, len(paths))
         prior = pending.get(path) or {}
         data = contents[root / path]
         if isinstance(data, Unstable):
