@@ -232,3 +232,10 @@ def test_version_answers_before_the_commands_are_imported() -> None:
     imported = [line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if "|" in line]
     assert "remnic.version" in imported
     assert not [m for m in imported if m.startswith(("remnic.service", "remnic.cli._common", "git"))]
+
+
+def test_the_entity_rules_compile_only_for_a_command_that_uses_them() -> None:
+    """Their patterns take ~0.16 CPU-s to compile: `remnic status` or `store` must not pay it."""
+    code = "import sys, remnic.cli, remnic.service.memory; print('remnic.observe.entities.rules' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from remnic.errors import ValidationError
 
 from . import arguments as _check
-from . import entities as _entities
 from . import feedback as _feedback
 from . import lcm as _lcm
 from . import profile as _profile
@@ -68,6 +67,8 @@ class AgentOps:
         self: Memory, *, force: bool = False, source: str = "api", progress: Callable[[int, int], None] | None = None
     ) -> dict[str, Any]:
         """Rebuild remnic's entity pages from the memories (when they changed, or ``force``), in one commit."""
+        from . import entities as _entities  # its extraction rules compile on import: only when used
+
         return _entities.refresh(self, force=force, source=source, progress=progress)
 
     def entities(
@@ -80,6 +81,8 @@ class AgentOps:
         offset: int = 0,
     ) -> tuple[list[dict[str, Any]], int]:
         """Entity summaries sorted by name, and the total before paging; pages are refreshed first."""
+        from . import entities as _entities
+
         limit, offset = _check.count(limit, "limit"), _check.count(offset, "offset")
         return _entities.list_entities(
             self, query=query, entity_type=entity_type, namespace=namespace, limit=limit, offset=offset
@@ -87,6 +90,8 @@ class AgentOps:
 
     def entity(self: Memory, name: str, *, namespace: str | None = None) -> dict[str, Any]:
         """One entity page (by id, name or alias) as the original's EntityFile JSON; NotFoundError if none."""
+        from . import entities as _entities
+
         return _entities.get_entity(self, name, namespace=namespace)
 
     # --- feedback ---

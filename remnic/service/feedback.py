@@ -30,7 +30,6 @@ from remnic.memfile.normalize import render
 from remnic.memfile.validate import check_bytes
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
-from .entities import is_page
 from .writes import UNGROUPED, check_writable, result_of
 
 if TYPE_CHECKING:
@@ -61,6 +60,8 @@ def raised(fm: Mapping[str, Any], *, vote: str | None, reinforce: bool, now: str
 def _check_usable(record: MemoryRecord, status: str, field: str) -> None:
     """Only an active memory a recall can return may be reinforced: a retired or unvetted one must not
     climb back up the ranking, and an entity page is compiled from the memories, not one of them."""
+    from .entities import is_page  # not at import: the entity rules compile on import, every command paid
+
     if is_page(record):
         raise ValidationError.single(field, f"{record.id} is an entity page, not a recall result")
     if status != "active":
