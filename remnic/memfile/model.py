@@ -227,8 +227,8 @@ def split_file(text: str) -> tuple[str | None, str, int]:
 
 
 _YAML_LINE = re.compile(
-    r"""^(?:(?:"([^"\\\n]*)"|'([^'\n]*)'|([A-Za-z_][\w.-]*))[ \t]*:(?:[ \t](.*))?"""
-    r"|[ \t]+\S.*|-[ \t].*|(#.*|[ \t]*))\r?$"
+    r"""^(?:(?:"([^"\\\n]*)"|'([^'\n]*)'|([^\s\-?:,\[\]{}#&*!|>'"%@`](?:[^:#\r\n]|:(?=\S)|(?<=\S)#)*?))[ \t]*:"""
+    r"(?:[ \t](.*))?|[ \t]+\S.*|-[ \t].*|(#.*|[ \t]*))\r?$"
 )
 """One line of a frontmatter block: a key (bare or quoted) and its value (group 4), an indented or ``- ``
 continuation, or a comment or blank line (group 5)."""
@@ -258,28 +258,44 @@ def _own_pair(key: str, raw: str | None) -> bool:
     return key in _OWN_TIME_KEYS and _OWN_TIME.fullmatch(value) is not None
 
 
+_NEAR_FENCE = re.compile(r"[ \t]*(?:(?:-[ \t]*){2,}|[\u2013\u2014][-\u2013\u2014 \t]*)\r?")
+"""A mistyped opening fence: ``--``, ``----``, ``- - -``, an editor's dash (``—``), or ``---`` indented."""
+_HEADING = re.compile(r"#{1,6}[ \t]+\S.*")
+"""A Markdown ATX heading (``# Title``); YAML reads it as a comment, which remnic never writes."""
+
+
 def lost_open_fence(text: str) -> bool:
-    """Whether a file without frontmatter is one whose opening ``---`` line was deleted or blanked: every
-    line up to a lone ``---`` is a YAML key, continuation, comment or blank line, the first that is none
-    of the last two a key, and the keys show it is remnic's own frontmatter: an ``id`` of remnic's or the
-    original's shape, or two of ``category``, ``status`` and the timestamps with values remnic writes.
-    Without the fence its keys would be read as body text and the file adopted again under a new id; a
-    note opening with ``status: draft`` or ``Title: x`` above a rule, or with prose before it, is a note."""
-    text = text.removeprefix("\ufeff")
-    if _YAML_LINE.match(text.split("\n", 1)[0]) is None:  # cheap: most notes open with prose
-        return False
-    close = _CLOSE_RE["---"].search(text)
+    """Whether a file without frontmatter is one whose opening ``---`` line was deleted, blanked or mistyped
+    (``----``, ``- - -``): every line up to a lone ``---`` is a YAML key, continuation, comment or blank
+    line, the first that is none of the last two a key, and the keys show it is remnic's own frontmatter:
+    an ``id`` of remnic's or the original's shape, or two of ``category``, ``status`` and the timestamps
+    with values remnic writes. Without the fence its keys would be read as body text and the file adopted
+    again under a new id; a note opening with ``status: draft`` or ``Title: x`` above a rule, or with
+    prose before it, is a note. A note's ``# Heading`` first is a note unless an ``id`` of remnic's shape
+    follows (a comment a user put under the fence now opening the file): two pairs are not enough there."""
+    lines = text.removeprefix("\ufeff").split("\n")
+    first = lines[0]
+    if _YAML_LINE.match(first) is None and _NEAR_FENCE.fullmatch(first) is None:
+        return False  # cheap: most notes open with prose
+    close = _CLOSE_RE["---"].search(text.removeprefix("\ufeff"))
     if close is None:
         return False
-    matches = [_YAML_LINE.match(line) for line in text[: close.start()].splitlines()]
+    block = text.removeprefix("\ufeff")[: close.start()].splitlines()
+    lead = next((i for i, line in enumerate(block) if line.strip()), len(block))
+    heading = False
+    if lead < len(block) and _NEAR_FENCE.fullmatch(block[lead]) is not None:
+        del block[lead]
+    elif lead < len(block):
+        heading = _HEADING.fullmatch(block[lead].rstrip("\r")) is not None
+    matches = [_YAML_LINE.match(line) for line in block]
     if not all(matches):
         return False
     keyed = [(key, m.group(4)) for m in matches if m is not None and (key := _yaml_key(m)) is not None]
-    first = next((m for m in matches if m is not None and m.group(5) is None), None)
-    if first is None or _yaml_key(first) is None:  # a heading or list first: no frontmatter block
+    opening = next((m for m in matches if m is not None and m.group(5) is None), None)
+    if opening is None or _yaml_key(opening) is None:  # a list first: no frontmatter block
         return False
     own = {key for key, value in keyed if _own_pair(key, value)}
-    return "id" in own or len(own) >= 2
+    return "id" in own or (not heading and len(own) >= 2)
 
 
 _PLACEHOLDER_RE = re.compile(r"\{\{[^{}\n]{1,60}\}\}")

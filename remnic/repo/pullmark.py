@@ -121,6 +121,14 @@ def busy_hint(git_dir: Path, underway: str) -> str:
     """What a refused write adds to ``underway``: who finishes it and, for a pull's marker, its file."""
     if "merge" not in underway:
         return ""
+    if underway == describe("cut"):
+        marker = git_dir / PULL_MARKER
+        try:
+            data = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+        if isinstance(data, dict) and not names_commits(data):
+            return f" ({stuck_advice({**data, 'running': False}, marker, git_dir.parent, has_remote=True)})"
     if underway != describe("running"):
         return " (`remnic space pull` finishes it)"
     try:
@@ -130,4 +138,35 @@ def busy_hint(git_dir: Path, underway: str) -> str:
     return (
         f" (git, pid {pid}, as {git_dir / PULL_MARKER} records; `remnic space pull` finishes the merge once git "
         f"ends, or stop git first: `kill {pid}`)"
+    )
+
+
+def names_commits(cut: dict[str, Any]) -> bool:
+    """Whether a marker names the commits a pull needs to undo or finish its merge (``head`` and ``target``)."""
+    return isinstance(cut.get("head"), str) and isinstance(cut.get("target"), str)
+
+
+def stuck_advice(cut: dict[str, Any] | None, marker: Path, root: Path, *, has_remote: bool) -> str | None:
+    """What to do about a marker ``remnic space pull`` cannot clear (it names no commits, or the repository has
+    no remote to merge again from); None when the pull clears it, or git still runs (it ends on its own)."""
+    if cut is None or cut["running"]:
+        return None
+    if not names_commits(cut):
+        missing = " and ".join(f"`{key}`" for key in ("head", "target") if not isinstance(cut.get(key), str))
+        return (
+            f"{marker} names no commits (no {missing}), so `remnic space pull` cannot finish that merge: "
+            f"delete that file, then check `git -C {root} status`; sync commits what is uncommitted there as hand "
+            f"edits, so first put back any file you do not want (`git -C {root} restore PATH`)"
+        )
+    if has_remote:
+        return None
+    then = (
+        "what git wrote stays as uncommitted changes, which sync commits as hand edits"
+        if cut["state"] == "cut"
+        else "a memory rewritten and moved on both sides may stay two files under one id"
+    )
+    return (
+        f"{marker} is left by a pull whose merge did not finish, and `remnic space pull` needs a remote to finish it "
+        f"but {root} has none: add it back (`git -C {root} remote add origin URL`) and pull, or delete that file "
+        f"({then})"
     )

@@ -18,10 +18,10 @@ from remnic.memfile.paths import README_LIKE, README_NAMES, glob_match
 from remnic.memfile.values import foreign_values
 from remnic.observe.buffer import waiting_sessions
 from remnic.observe.ledger import verdict_stats
-from remnic.repo import journal
+from remnic.repo import journal, pullmark
 from remnic.repo.files import FILE_NOT_FOLDER, SYMLINKED_FOLDER, MemoryStore, ScanResult
 from remnic.repo.ledger import Ledger
-from remnic.repo.remote import CONFLICT_LOG
+from remnic.repo.remote import CONFLICT_LOG, remotes
 
 from . import consolidate
 from .lcm import archive_check
@@ -387,6 +387,9 @@ def checks(
         "; ".join(tree) or "clean",
         **({"problems": [*pending, *held]} if tree else {}),
     )
+    stuck = stuck_marker(ledger)
+    if stuck is not None:
+        add("pull-marker", "fail", f"sync and writes are paused: {stuck}")
     state = index_health.get("state", "unknown")
     detail = f": {index_health['detail']}" if index_health.get("detail") else ""
     mismatch = (
@@ -447,6 +450,9 @@ def _tree_advice(ledger: Ledger) -> str:
     """What to do with uncommitted memory files: not `remnic sync run` while it is paused or would commit a
     merge's files as hand edits."""
     underway = ledger.in_progress()
+    stuck = stuck_marker(ledger) if underway is not None else None
+    if stuck is not None:
+        return stuck
     if underway == "a pull's merge was cut short":
         return (
             "git was killed in a pull's merge: what it wrote is part of that merge, not hand edits; `remnic space "
@@ -457,6 +463,18 @@ def _tree_advice(ledger: Ledger) -> str:
     if (Path(ledger.repo.git_dir) / CONFLICT_LOG).is_file():
         return "run `remnic space pull`: it commits the conflict copies a pull left, then `remnic sync run` the rest"
     return "run `remnic sync run`"
+
+
+def stuck_marker(ledger: Ledger) -> str | None:
+    """What to do about a pull's marker ``remnic space pull`` cannot clear (see :func:`pullmark.stuck_advice`)."""
+    git_dir = Path(ledger.repo.git_dir)
+    if not (git_dir / pullmark.PULL_MARKER).is_file():
+        return None
+    cut = pullmark.cut_merge(git_dir, ledger.head, ledger.root, ledger.parents)
+    if cut is None:
+        return None
+    marker = git_dir / pullmark.PULL_MARKER
+    return pullmark.stuck_advice(cut, marker, ledger.root, has_remote=bool(remotes(ledger)))
 
 
 def _index_astray(ledger: Ledger, files: MemoryStore) -> list[str]:

@@ -38,6 +38,7 @@ from remnic.errors import (
 from remnic.fsio import crash_point
 from remnic.memfile.merge import REVIEW_STATUS
 from remnic.memfile.paths import MemoryPaths
+from remnic.repo import pullmark
 from remnic.repo import remote as _remote
 from remnic.repo.messages import format_message, trailers_for
 from remnic.repo.transaction import Transaction
@@ -108,7 +109,10 @@ def pull(mem: Memory, remote: str | None = None, *, allow_unrelated: bool = Fals
     ledger = mem.ledger
     with mem.committer.exclusive():
         current = _remote.branch(ledger)
-        name = _pick_remote(mem, current, remote)
+        try:
+            name = _pick_remote(mem, current, remote)
+        except UsageError as exc:
+            raise _with_marker(mem, exc) from None
         if current is None:
             raise UsageError("HEAD is detached (not on a branch); check out a branch, then pull")
         report = PullReport(name, current)
@@ -224,6 +228,14 @@ def _pick_remote(mem: Memory, current: str | None, remote: str | None) -> str:
             f"{mem.root} has no remote to use ({hint}); add one with `git -C {mem.root} remote add origin URL`"
         )
     return chosen
+
+
+def _with_marker(mem: Memory, exc: UsageError) -> UsageError:
+    """A pull that cannot pick a remote also says what to do about an earlier pull's marker it cannot clear
+    (sync and writes wait for it)."""
+    cut = pullmark.cut_merge(mem.git_dir, mem.ledger.head, mem.root, mem.ledger.parents)
+    advice = pullmark.stuck_advice(cut, mem.git_dir / pullmark.PULL_MARKER, mem.root, has_remote=False)
+    return exc if advice is None else UsageError(f"{exc}\nSync and writes are paused: {advice}")
 
 
 def _commit_hand_edits(mem: Memory, report: PullReport | None = None) -> str | None:
