@@ -35,6 +35,7 @@ from remnic.repo.pullmark import PULL_MARKER, STUCK_S, cut_merge
 from . import pull as _pull
 from . import sharing as _sharing
 from . import space_safety as _safety
+from .health import stuck_marker
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -331,6 +332,9 @@ class SpaceOps:
         the merge driver missing from the git config or .gitattributes (warn)."""
         state = self.merge_state()
         marker = self.git_dir / PULL_MARKER
+        stuck = stuck_marker(self.ledger)
+        if stuck is not None:  # a marker `remnic space pull` cannot clear: the advice that does
+            return {"name": "merge", "status": "fail", "detail": f"sync and writes are paused: {stuck}", **state}
         if state["inProgress"] == "a pull's git merge is still running":
             cut = cut_merge(self.git_dir, self.ledger.head, self.root) or {}
             started = cut.get("started")
