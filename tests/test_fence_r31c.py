@@ -171,3 +171,14 @@ def test_an_adopted_vault_keeps_notes_that_open_with_a_heading(tmp_path) -> None
     result = run_cli("sync", "run", "--json", "--memory-dir", str(vault))
     assert result.code == 0 and result.json()["malformed"] == [], result
     assert "We go with Postgres." in (vault / "Meetings" / "atlas.md").read_text(encoding="utf-8")
+
+
+def test_a_mistyped_fence_is_named_as_such_with_its_fix() -> None:
+    from remnic.config import StoreSettings
+    from remnic.memfile.validate import check_text
+
+    memory = "id: mem_01a21d11f523822b86eb\ncategory: fact\nreviewed by: alice\n---\nThe deploy target.\n"
+    [typo] = check_text("----\n" + memory, "facts/a.md", StoreSettings()).problems
+    assert (typo.line, typo.message) == (1, "the opening '---' line is mistyped: replace that line with '---'")
+    [lost] = check_text(memory, "facts/a.md", StoreSettings()).problems
+    assert lost.message == "the opening '---' line is missing: add '---' as line 1"

@@ -264,6 +264,13 @@ _HEADING = re.compile(r"#{1,6}[ \t]+\S.*")
 """A Markdown ATX heading (``# Title``); YAML reads it as a comment, which remnic never writes."""
 
 
+def mistyped_fence(text: str) -> bool:
+    """Whether the file's first non-blank line is a near-fence (``----``, ``- - -``, ``—``): the fix for a
+    :func:`lost_open_fence` file is then to replace that line, not to add one."""
+    first = next((line for line in text.removeprefix("\ufeff").split("\n") if line.strip()), "")
+    return _NEAR_FENCE.fullmatch(first) is not None
+
+
 def lost_open_fence(text: str) -> bool:
     """Whether a file without frontmatter is one whose opening ``---`` line was deleted, blanked or mistyped
     (``----``, ``- - -``): every line up to a lone ``---`` is a YAML key, continuation, comment or blank

@@ -27,6 +27,7 @@ from .model import (
     confidence_tier,
     importance_level,
     lost_open_fence,
+    mistyped_fence,
     namespace_for_path,
     new_id,
     original_hash,
@@ -500,7 +501,11 @@ def check_text(text: str, path: str, store: StoreSettings) -> Checked:
         return out
     fm_text, _body, _ = split_file(text)
     if fm_text is None and lost_open_fence(text):
-        msg = "the opening '---' line is missing: add '---' as line 1"
+        msg = (
+            "the opening '---' line is mistyped: replace that line with '---'"
+            if mistyped_fence(text)
+            else "the opening '---' line is missing: add '---' as line 1"
+        )
         out.problems = [FieldProblem("frontmatter", msg, path=path, line=1)]
         return out
     out.has_frontmatter = fm_text is not None and bool(record.frontmatter)
