@@ -1,5 +1,5 @@
-"""After an import at scale: the first sync is no full pass, a full pass re-writes no index row it already
-holds and shows its read phase, the scan memo holds the imported files, and listing asks the path rule
+"""After an import at scale: the first sync is a full pass (the import records no sync base), a full pass
+re-writes every index row and shows its read phase, the scan memo holds the imported files, and listing asks the path rule
 once per file. Real git repositories throughout."""
 
 from __future__ import annotations
@@ -43,18 +43,21 @@ def _memo_rows(memory: Memory) -> dict[str, tuple[int, int, int, int, str, str, 
 # --- the first sync after an import ---
 
 
-def test_first_sync_after_init_and_import_is_not_a_full_pass(memory: Memory) -> None:
+def test_first_sync_after_init_and_import_is_a_full_pass_with_nothing_to_report(memory: Memory) -> None:
     assert not _state_path(memory).exists()
     result = memory.import_records(ITEMS)
+    assert not _state_path(memory).exists()  # the index may hold a hand edit's text: no base is vouched for
+    report = memory.sync()
+    assert report.mode == "full" and report.changes == [] and report.commit is None
     state = SyncState.load(memory.root)
     assert state.commit == result.commit == memory.ledger.head()
     assert state.rules == repr(MemoryPaths.from_store(memory.settings.store))
-    report = memory.sync()
-    assert report.mode == "noop" and report.changes == [] and report.commit is None
+    assert memory.sync().mode == "noop"
 
 
 def test_after_import_hand_edits_are_still_synced_incrementally(memory: Memory) -> None:
-    result = memory.import_records(ITEMS)
+    memory.sync()
+    result = memory.import_records(ITEMS)  # its commit moves the base along
     edited = memory.root / result.records[0].path
     edited.write_text(edited.read_text().replace("number 0", "number zero"))
     (memory.root / "facts/by-hand.md").write_text("Written by hand after the import.\n")
@@ -89,7 +92,7 @@ def test_init_alone_leaves_the_first_sync_a_full_pass(memory: Memory) -> None:
 # --- a full pass over an index that is already current ---
 
 
-def test_full_pass_rewrites_no_index_row_it_already_holds(memory: Memory) -> None:
+def test_full_pass_after_a_lost_state_rewrites_every_row(memory: Memory) -> None:
     memory.import_records(ITEMS)
     memory.refresh_index()
     _state_path(memory).unlink(missing_ok=True)
@@ -97,7 +100,7 @@ def test_full_pass_rewrites_no_index_row_it_already_holds(memory: Memory) -> Non
     edited.write_text(edited.read_text().replace("kafka cluster", "zookeeper ensemble"))
     report = memory.sync()
     assert report.mode == "full"
-    assert report.indexed == 1  # the hand edit only; every other row was current
+    assert report.indexed == len(ITEMS)  # every row: one the index holds wrong is repaired too
     live = {r.path: r.id for r in memory.list()}
     assert memory.index.indexed_paths() == set(live)
     assert memory.index.manifest().commit == memory.ledger.head()
@@ -117,7 +120,7 @@ class Bar:
 
 def test_full_pass_reports_its_read_phase_under_its_own_label(memory: Memory) -> None:
     memory.import_records(ITEMS)
-    _state_path(memory).unlink()
+    _state_path(memory).unlink(missing_ok=True)
     calls: list[tuple[str, int, int]] = []
     report = memory.sync(progress=Bar("indexing", calls))
     assert report.mode == "full"
@@ -128,6 +131,7 @@ def test_full_pass_reports_its_read_phase_under_its_own_label(memory: Memory) ->
 
 def test_a_small_incremental_sync_shows_no_read_progress(memory: Memory) -> None:
     memory.import_records(ITEMS)
+    memory.sync()
     (memory.root / "facts/one.md").write_text("One hand edit.\n")
     calls: list[tuple[str, int, int]] = []
     memory.sync(progress=Bar("indexing", calls))

@@ -215,6 +215,8 @@ def _jsonl_lines(path: str) -> Iterator[tuple[int, bytes]]:
 def cmd_import(args: argparse.Namespace) -> int:
     import time
 
+    from remnic.service.importing import catch_up_index
+
     started = time.perf_counter()
     bad_namespace = check_namespace(args.namespace)
     if bad_namespace:  # the flag is wrong, not the file's lines: one error, naming --namespace
@@ -278,7 +280,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             raise
         raise _in_file(args.file, exc.problems) from None
     phases = {"validate": parsed + result.phases["validate"], "write": result.phases["write"]}
-    index = memory.refresh_index(progress_bar(args, "indexing")) if result.records else None
+    index, index_error = catch_up_index(memory, progress_bar(args, "indexing")) if result.records else (None, None)
     if index is not None:
         phases["index"] = index.seconds
     # Named: the ones found before writing. The import skips any a concurrent write made a duplicate since.
@@ -299,8 +301,20 @@ def cmd_import(args: argparse.Namespace) -> int:
         "phasesMs": {k: round(v * 1000, 1) for k, v in phases.items()},
         "index": index.to_dict() if index is not None else None,
     }
+    if index_error is not None:  # the commit stands: reported, with the index left to catch up
+        data["indexError"] = index_error
+        data["warnings"] = [*data.get("warnings", []), {"field": "index", "message": _index_warning(index_error)}]
     emit(args, data, text)
+    if index_error is not None and not wants_json(args):
+        print(f"warning: {_index_warning(index_error)}", file=sys.stderr)
     return 0
+
+
+def _index_warning(why: str) -> str:
+    return (
+        f"the index was not updated ({why}); the memories are committed, and `remnic sync run` "
+        "or the next recall catches the index up"
+    )
 
 
 def _in_file(path: str, problems: list[FieldProblem]) -> ValidationError:

@@ -50,7 +50,7 @@ class StoreSettings:
     cli_index: bool = False
     """`remnic store` run in its own process (no server running) updates the search index before it exits, loading the embedding model (~0.3-0.5 s); off, the next recall catches the index up from git and embeds what changed then (a server always updates it at once)."""
     scan_memo: bool = True
-    """Keep each valid file's parse in .remnic/scan-memo.sqlite, keyed by its stat, so listing a large repository (list, status, doctor, GET memories) parses only what changed."""
+    """Keep each valid file's parse in .remnic/scan-memo.sqlite, keyed by its stat and by the store settings and remnic version it was parsed under, so listing a large repository (list, status, doctor, GET memories) parses only what changed."""
     include: list[str] = field(default_factory=list)
     """Glob patterns (relative to the memory directory, `**` spans folders) of further markdown files that are memories besides the category folders: ["**"] adopts a whole notes vault, ["notes/**"] one folder. `remnic init --adopt PATTERN` adds one. Files outside every memory folder and pattern are reported as skipped, never touched."""
     exclude: list[str] = field(default_factory=list)

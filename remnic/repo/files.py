@@ -35,7 +35,7 @@ from remnic.memfile.validate import Checked, check_bytes
 from remnic.memfile.values import record_id
 
 from .lock import process_lock
-from .scan_memo import RACY_NS, Key, ScanMemo, decode, stat_key
+from .scan_memo import RACY_NS, Key, ScanMemo, decode, fingerprint, stat_key
 
 _SKIP_DIRS = {".git", STATE_DIR, "node_modules", "__pycache__"}
 _ID_LINE = re.compile(r"^id:\s*['\"]?([^'\"\s#]+)", re.MULTILINE)
@@ -364,7 +364,7 @@ class MemoryStore:
         problems: list[MemoryFormatError] = []
         empty: list[str] = []
         links: list[str] = []
-        memo = ScanMemo(ensure_state_dir(self.root)) if self.settings.store.scan_memo else None
+        memo = self._memo() if self.settings.store.scan_memo else None
         self._memoised = {}  # the memo has them now
         live: set[str] = set()
         root = os.fspath(self.root)
@@ -409,7 +409,7 @@ class MemoryStore:
             wait_ns = newest + RACY_NS - time.time_ns()
             if 0 < wait_ns <= RACY_NS:
                 time.sleep(wait_ns / 1e9 + 0.01)
-        memo = ScanMemo(ensure_state_dir(self.root))
+        memo = self._memo()
         for rel in wanted:
             try:
                 st = os.lstat(os.path.join(root, rel))
@@ -420,6 +420,9 @@ class MemoryStore:
         self._memoised = memo.added()
         memo.close(None)
         return len(self._memoised)
+
+    def _memo(self) -> ScanMemo:
+        return ScanMemo(ensure_state_dir(self.root), fingerprint(self.settings.store))
 
     def _reuse(self, rel: str) -> Checked | None:
         """The parse :meth:`memoise` kept for ``rel`` while its stat is unchanged (then dropped)."""

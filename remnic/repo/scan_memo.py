@@ -11,13 +11,18 @@ Two rules keep it truthful:
   read is not memoised (a same-size rewrite within the clock's granularity could
   keep its stat);
 - only frontmatter that survives a JSON round trip unchanged is memoised, so a
-  memoised record equals a freshly parsed one. Malformed files are never memoised.
+  memoised record equals a freshly parsed one. Malformed files are never memoised;
+- a file's check depends on the ``store`` settings (``scanSecrets`` makes a file with
+  a secret malformed) and on remnic's own rules, so the memo records the fingerprint
+  of both (:func:`fingerprint`) it was parsed under: under any other, its rows are
+  ignored and then dropped.
 
 Each hit decodes a fresh record, so callers may mutate what they get.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import sqlite3
@@ -25,7 +30,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from remnic.config.settings import StoreSettings
 from remnic.memfile.model import MemoryRecord
+from remnic.version import __version__
 
 log = logging.getLogger("remnic.store")
 
@@ -37,12 +44,22 @@ CREATE TABLE IF NOT EXISTS memo (
     path TEXT PRIMARY KEY, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
     ctime INTEGER NOT NULL, namespace TEXT NOT NULL, frontmatter TEXT NOT NULL, body TEXT NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """
+_FINGERPRINT = "fingerprint"
 Key = tuple[int, int, int, int]
 
 
 def stat_key(st: Any) -> Key:
     return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def fingerprint(store: StoreSettings) -> str:
+    """What a file's check depends on besides its bytes: remnic's version (its parser and rules) and every
+    ``store`` setting. All of them, not only those the check reads today (``scanSecrets``): a setting
+    that never changes a check only costs one parse of each file when it changes."""
+    settings = json.dumps(dataclasses.asdict(store), sort_keys=True, default=str)
+    return f"{__version__} {settings}"
 
 
 def decode(rel: str, namespace: str, frontmatter: str, body: str) -> MemoryRecord | None:
@@ -57,7 +74,9 @@ def decode(rel: str, namespace: str, frontmatter: str, body: str) -> MemoryRecor
 class ScanMemo:
     """One scan's view of the memo: :meth:`get` and :meth:`put` per file, then :meth:`close`."""
 
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, fingerprint: str) -> None:
+        """``fingerprint``: the :func:`fingerprint` of the caller's settings; rows parsed under another are not used."""
+        self._fingerprint = fingerprint
         self._conn: sqlite3.Connection | None = None
         self._rows: dict[str, tuple[Key, str, str, str]] = {}
         self._put: list[tuple[Any, ...]] = []
@@ -82,6 +101,8 @@ class ScanMemo:
     def _open(self, path: Path) -> None:
         self._conn = sqlite3.connect(str(path), timeout=0.5, isolation_level=None)
         self._conn.executescript(_SCHEMA)
+        if self._stored_fingerprint() != self._fingerprint:
+            return  # parsed under other settings or another remnic: none of its rows is used
         for rel, ino, size, mtime, ctime, ns, fm, body in self._conn.execute("SELECT * FROM memo"):
             self._rows[rel] = ((ino, size, mtime, ctime), ns, fm, body)
 
@@ -113,15 +134,26 @@ class ScanMemo:
             return
         gone = [(rel,) for rel in self._rows if live is not None and rel not in live]
         try:
-            if self._put or gone:
+            if self._put or gone or self._stored_fingerprint() != self._fingerprint:
                 with self._conn:
                     self._conn.execute("BEGIN IMMEDIATE")
+                    # Checked again under the write lock: a process with other settings may have written since.
+                    if self._stored_fingerprint() != self._fingerprint:
+                        self._conn.execute("DELETE FROM memo")
+                        self._conn.execute(
+                            "INSERT OR REPLACE INTO meta VALUES (?, ?)", (_FINGERPRINT, self._fingerprint)
+                        )
                     self._conn.executemany("INSERT OR REPLACE INTO memo VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self._put)
                     self._conn.executemany("DELETE FROM memo WHERE path = ?", gone)
         except sqlite3.Error as exc:  # another process holds it: the next scan writes instead
             log.debug("scan memo not written: %s", exc)
         finally:
             self._drop_connection()
+
+    def _stored_fingerprint(self) -> str | None:
+        assert self._conn is not None
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (_FINGERPRINT,)).fetchone()
+        return row[0] if row else None
 
     def _drop_connection(self) -> None:
         if self._conn is not None:

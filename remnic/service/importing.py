@@ -18,9 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from remnic.errors import FieldProblem, RemnicError, ValidationError
 from remnic.memfile.model import content_hash
-from remnic.memfile.paths import MemoryPaths
 from remnic.memfile.schema import STATUSES
-from remnic.sync.base import never_synced, start_from_own_commit
+from remnic.sync.base import mark_index_behind
 
 from . import writes as _writes
 from .portable import ImportCheck, Restore, Skip, prepare_import
@@ -92,23 +91,34 @@ def import_batch(
 
 
 def _after_write(mem: Memory, written: WriteResult) -> None:
-    """What the next commands would otherwise redo over every file the import wrote: the scan memo gets
-    their parse (the first ``status`` or ``list`` reads nothing again), and a repository no sync has
-    looked at gets its sync base (the first ``sync run`` is no full pass: see
-    :func:`remnic.sync.base.start_from_own_commit`). Both are rebuildable state; failing to write them
-    only leaves that work to the next command."""
+    """The scan memo gets the parse of every file the import wrote, read back from disk and keyed by
+    its stat (so the first ``status`` or ``list`` reads nothing again, and a hand edit since is read
+    afresh). No sync base is recorded here: the index may hold text a hand edit put on disk during the
+    import, so the first ``sync run`` reads every file (a full pass). Failing to memoise only leaves
+    that parse to the next command."""
     if not written.commit or not written.records:
         return
-    mem.files.memoise(r.path for r in written.records)
-    if not never_synced(mem.root):  # the usual case: the import's commit moved the base along already
-        return
+    try:
+        mem.files.memoise(r.path for r in written.records)
+    except (RemnicError, OSError) as exc:
+        log.debug("the imported files were not memoised: %s", exc)
+
+
+def catch_up_index(mem: Memory, progress: Callable[[int, int], None] | None = None) -> tuple[Any, str | None]:
+    """Bring the index up to the import's commit: (the index's report, None), or when that fails (its
+    lock held past ``store.lockTimeoutS`` by a rebuild, a broken index) (None, why). The commit is made
+    either way, so a failure is the caller's warning, not an error; the next ``sync run`` is marked to
+    catch the index up (as a sync marks itself when its own index step fails), and a recall does anyway."""
+    try:
+        return mem.refresh_index(progress), None
+    except Exception as exc:  # noqa: BLE001 - any index failure: the memories are committed regardless
+        why = exc.describe() if isinstance(exc, RemnicError) else f"{type(exc).__name__}: {exc}"
     try:
         with mem.files.lock():
-            start_from_own_commit(
-                mem.root, mem.ledger, MemoryPaths.from_store(mem.settings.store), written.commit, written.records
-            )
+            mark_index_behind(mem.root)
     except (RemnicError, OSError) as exc:
-        log.debug("no sync base recorded after the import: %s", exc)
+        log.debug("the sync state was not marked index-behind: %s", exc)
+    return None, why
 
 
 def _skipped_ids(mem: Memory, checked: ImportCheck, written: WriteResult) -> Iterable[str]:

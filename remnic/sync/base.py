@@ -21,14 +21,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from remnic.config import STATE_DIR
-from remnic.memfile.model import MemoryRecord
-from remnic.memfile.paths import MemoryPaths
 from remnic.memfile.values import hash_matches
-from remnic.repo.ledger import Ledger
 from remnic.repo.transaction import CommitOutcome, Staged
 
-from .state import STATE_FILE, SyncState
+from .state import SyncState
 
 
 def may_carry_hand_edit(staged: Staged) -> bool:
@@ -57,32 +53,12 @@ def follow_own_commit(
     state.save(root)
 
 
-def never_synced(root: Path) -> bool:
-    """Whether no sync state is recorded (a new repository, or ``.remnic/`` lost)."""
-    return not (root / STATE_DIR / STATE_FILE).exists()
-
-
-def start_from_own_commit(
-    root: Path, ledger: Ledger, paths: MemoryPaths, commit: str, records: Sequence[MemoryRecord]
-) -> bool:
-    """Record ``commit`` (remnic's own, holding ``records``) as the base of a repository no sync has
-    looked at yet, when the commit before it holds nothing a sync would look at: no memory file and no
-    note it would report (a new repository's template). Then a full pass would only read back what
-    remnic just wrote, so the first sync after `init` + `import` starts from here instead (work-tree
-    changes are still found by ``git status``). Only when each record has its id and a ``contentHash``
-    that fits its text, so nothing is left for a sync to normalise. Returns whether it recorded it;
-    the caller holds the write lock."""
-    if not never_synced(root) or ledger.head() != commit:
-        return False
-    if not records or any(
-        not r.has_id or hash_matches(r.frontmatter.get("contentHash"), r.content) is not True for r in records
-    ):
-        return False
-    parents = ledger.parents(commit)
-    if len(parents) != 1:
-        return False
-    listed = ledger.git("ls-tree", "-r", "-z", "--name-only", parents[0], strip=False).split("\0")
-    if any(p and (paths.is_memory(p) or paths.reportable_reason(p)) for p in listed):
-        return False
-    SyncState(commit=commit, rules=repr(paths)).save(root)
-    return True
+def mark_index_behind(root: Path) -> None:
+    """Have the next sync catch the index up even when nothing else changed: a commit of remnic's own
+    moved the base along, but its index update failed (the caller holds the write lock). A repository
+    no sync has looked at needs no mark: its first sync is a full pass."""
+    state = SyncState.load(root)
+    if state.commit is None or state.index_behind:
+        return
+    state.index_behind = True
+    state.save(root)

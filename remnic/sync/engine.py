@@ -43,7 +43,7 @@ from remnic.repo.transaction import Transaction
 
 from .bodies import BodyCheck
 from .held import HELD_REASON
-from .indexing import index_commit_of, indexed_paths, unchanged_in_index, update_index
+from .indexing import index_commit_of, indexed_paths, update_index
 from .lag import lagging_in_step
 from .reading import read_all, reading_bar
 from .renames import OldFile, committed_id, holder_of, old_info, pair_renames
@@ -244,8 +244,6 @@ class _Run:
         if index_ok:
             if full:  # whatever the index holds that is no longer a live, valid file goes too
                 removed |= indexed_paths(index) - {r.path for r in records} - set(self.unstable)
-                same = unchanged_in_index(index, upserts)  # e.g. a lost sync state: the index is current
-                upserts = [r for r in upserts if r.path not in same]
             if upserts or removed or new_head != index_commit:
                 report.index, report.index_error = update_index(
                     self.target, index, (upserts, sorted(removed), new_head), self.progress, committed=report.commit

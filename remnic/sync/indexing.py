@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import RemnicError
@@ -26,31 +25,6 @@ def indexed_paths(index: Any) -> set[str]:
             return set(index.view()[2].all_paths())
     except Exception:  # noqa: BLE001 - no usable index yet: nothing in it to remove
         return set()
-
-
-def unchanged_in_index(index: Any, records: Sequence[MemoryRecord]) -> set[str]:
-    """Paths whose indexed frontmatter and text are exactly the record's, as the index compares them
-    when it follows the work tree: a full pass need not write those again (re-writing 20,000 rows the
-    index already holds costs more than reading the files did)."""
-    stored: dict[str, tuple[dict[str, Any], str]] = {}
-    paths = [r.path for r in records]
-    try:
-        with index.lock:
-            catalog = index.view()[2]
-            for start in range(0, len(paths), _CHUNK):
-                stored.update(catalog.hit_fields(paths[start : start + _CHUNK]))
-    except Exception:  # noqa: BLE001 - no usable index: everything is written, as before
-        return set()
-    same: set[str] = set()
-    for record in records:
-        held = stored.get(record.path)
-        if held is not None and held == (json.loads(json.dumps(record.frontmatter, default=str)), record.content):
-            same.add(record.path)
-    return same
-
-
-_CHUNK = 500
-"""Paths per catalog query (SQLite limits the bound parameters of one statement)."""
 
 
 def update_index(
