@@ -1,4 +1,4 @@
-"""Reading entity pages never waits on embedding them, and a page is embedded by its own words only."""
+"""Reading entity pages never waits on embedding them; a note laid out like one is embedded whole."""
 
 from __future__ import annotations
 
@@ -37,34 +37,11 @@ def test_listing_entities_leaves_the_pages_index_update_to_the_next_recall(memor
     assert shown.code == 0 and "on call every second weekend" in shown.out
 
 
-def _page(lines: int) -> str:
-    timeline = "\n".join(
-        f"- [2026-05-{1 + i % 28:02d}T08:00:00.000Z] [source=entity_extraction] Priya reviewed change {i} of the "
-        f"billing service. It shipped. [[mem_01a2{i:016x}]]"
-        for i in range(lines)
-    )
-    return (
-        "# Priya Raman\n\n**Type:** person\n**Updated:** 2026-05-10T08:00:00.000Z\n\n## Synthesis\n\n"
-        "Priya Raman is a person named in 60 memories. She leads the billing team.\n\n## Timeline\n\n"
-        f"{timeline}\n\n## Connected to\n\n- [[project-atlas]] — named together in 3 memories\n\n"
-        "## Aliases\n\n- P. Raman\n\n## Notes from a person\n\nShe prefers written proposals."
-    )
-
-
-def test_an_entity_page_is_embedded_by_its_own_words_not_its_timeline_quotes() -> None:
-    rules = T.TextRules()
-    page = _page(60)
-    plan = T.chunk_plan(page, "Priya Raman", rules)
-    assert T.is_entity_page(page) and 1 <= len(plan.texts) <= 2  # was 16 (one per group of timeline lines)
-    embedded = " ".join(plan.texts)
-    assert "She leads the billing team" in embedded and "P. Raman" in embedded and "written proposals" in embedded
-    assert "reviewed change" not in embedded and "project-atlas" not in embedded
-    assert all(len(t) <= rules.passage_chars + 40 for t in plan.texts)
-    assert all(0 <= p < len(plan.passages) for p in plan.passage_of)
-
-
 def test_a_note_that_is_not_an_entity_page_keeps_its_chunks() -> None:
     rules = T.TextRules()
-    note = "# Release log\n\nWe ship on Tuesdays.\n\n## Timeline\n\n- Monday: freeze.\n- Tuesday: ship it.\n"
-    assert not T.is_entity_page(note)
-    assert any("Tuesday: ship it" in t for t in T.chunk_plan(note, "Release log", rules).texts)
+    # A person's note in an entity page's layout: its timeline is what it is about, and is embedded.
+    note = (
+        "# Atlas launch plan\n**Type:** project plan owned by the growth team\n\n## Timeline\n\n"
+        "- March: closed beta with twenty customers in Berlin.\n- September: the mobile app ships.\n"
+    )
+    assert any("mobile app ships" in t for t in T.chunk_plan(note, "Atlas launch plan", rules).texts)

@@ -217,18 +217,6 @@ def _plan_memo(content: str, title: str, rules: TextRules) -> ChunkPlan:
     return plan_chunks(content, title, rules)
 
 
-_QUOTING_SECTIONS = ("Timeline", "Facts", "Connected to")
-_ENTITY_PAGE_RE = re.compile(r"\A\s*# [^\n]+\n+\*\*Type:\*\* \w+")
-
-
-def is_entity_page(content: str) -> bool:
-    """Whether ``content`` is an entity page (``# Name``, ``**Type:** person``, …, ``## Timeline``). Its
-    Timeline (and the older layout's Facts) quotes other memories, each embedded as itself, and its
-    Connected to section is links: only the page's own words (name, type, synthesis, aliases, sections a
-    person added) are embedded, a few vectors rather than ~16; BM25 still has the whole page."""
-    return "\n## Timeline" in content and _ENTITY_PAGE_RE.match(content) is not None
-
-
 def plan_chunks(content: str, title: str, rules: TextRules) -> ChunkPlan:
     """Texts to embed for one memory: one per sentence, each carrying its subject, grouped within passages.
 
@@ -241,8 +229,7 @@ def plan_chunks(content: str, title: str, rules: TextRules) -> ChunkPlan:
     the note's length only past ``max_chunks`` × ``passage_chars`` characters. Each
     group belongs to the passage (:func:`passages_for`) its first sentence is in. Past
     ``max_vectors`` groups the rest of the note is not embedded (``vector_end`` says where
-    that starts): it is found by its words only. An entity page's quotes and links are not
-    embedded (:func:`is_entity_page`).
+    that starts): it is found by its words only.
     """
     passages = passages_for(content, rules)
     text = content.strip()
@@ -253,13 +240,9 @@ def plan_chunks(content: str, title: str, rules: TextRules) -> ChunkPlan:
     subject = title
     starts = [p.start for p in passages]
     pos = 0
-    quoting = False  # inside an entity page's Timeline or links
-    page = is_entity_page(content)
     for line in content.splitlines(keepends=True):
         line_start, pos = pos, pos + len(line)
-        if page and line.startswith("## "):
-            quoting = line[3:].strip() in _QUOTING_SECTIONS
-        if not line.strip() or quoting:
+        if not line.strip():
             continue
         own = lead_label(line)
         if own:
@@ -275,9 +258,8 @@ def plan_chunks(content: str, title: str, rules: TextRules) -> ChunkPlan:
                 ends.append(b)
     if len(labelled) <= 1:
         return ChunkPlan([text], [labelled[0][2] if labelled else 0], passages)
-    if len(labelled) > rules.max_chunks or page:
-        # A page's own words are few and its lines short ("**Type:** tool"): as passages, not lines.
-        size = len(labelled) if page else -(-len(labelled) // rules.max_chunks)
+    if len(labelled) > rules.max_chunks:
+        size = -(-len(labelled) // rules.max_chunks)
         limit = max(80, rules.passage_chars)
         groups: list[list[tuple[str, str, int]]] = []
         group_ends: list[int] = []
