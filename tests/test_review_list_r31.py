@@ -42,3 +42,18 @@ def test_review_list_reports_the_queue_size_and_pages_through_it(memory: Memory)
 def test_review_list_offset_is_checked(memory: Memory) -> None:
     bad = run_cli("review", "list", "--offset", "-1", "--memory-dir", str(memory.root))
     assert bad.code == 2 and "--offset" in bad.err
+
+
+def test_an_offset_past_any_queue_is_refused_not_answered_as_a_float(memory: Memory) -> None:
+    """JSON numbers past 2**53 came back as 1e+23, which the MCP output schema says is an integer."""
+    import pytest
+
+    from remnic.errors import ValidationError
+    from remnic.server import Api
+
+    api = Api(memory)
+    for name in ("review_queue_list", "memories_list"):
+        with pytest.raises(ValidationError, match="offset: must be at most 2147483647") as refused:
+            api.call(name, "alice", {"offset": 10**23})
+        assert refused.value.http_status == 400
+    assert api.call("review_queue_list", "alice", {"offset": 2**31 - 1}).body["memories"] == []

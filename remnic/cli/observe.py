@@ -186,7 +186,9 @@ def cmd_review_list(args: argparse.Namespace) -> int:
     shown = f"{plural(len(queued), 'memory', 'memories')} waiting for review"
     if len(queued) < total:
         shown = f"{args.offset + 1}-{end} of {total} waiting for review" + (
-            f"; {total - end} more: --offset {end}" if end < total else ""
+            f"; {total - end} more: --offset {end} (after deciding some, start again at --offset 0)"
+            if end < total
+            else ""
         )
     emit(
         args,

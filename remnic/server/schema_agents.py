@@ -97,7 +97,7 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
                 Param("type", "string", "only this kind of entity", options=ENTITY_TYPES),
                 ns,
                 Param("limit", "integer", "page size", minimum=1, maximum=200, default=50),
-                Param("offset", "integer", "skip this many", minimum=0, default=0),
+                Param("offset", "integer", "skip this many", minimum=0, default=0, maximum=2**31 - 1),
             ),
             aliases=(("query", "q"),),
         ),
