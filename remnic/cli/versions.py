@@ -9,6 +9,7 @@ from typing import Any
 from ._common import add_command, emit, memory_ref, open_memory, table, warnings_of
 
 VERSION_HELP = "a version: v1, 2, a commit sha prefix, 'latest' or 'working' (the file on disk now)"
+REVERT_VERSION_HELP = "a committed version: v1, 2, a commit sha prefix or 'latest'"
 
 
 def register(sub: Any) -> None:
@@ -22,8 +23,8 @@ def register(sub: Any) -> None:
         "is refused: revert to the version before it instead). Asked for by id, the versions are\n"
         "those whose file has that id (a path another memory held before is not mixed in), at\n"
         "every path it had: a move git saw as a delete and an add, a swap, a revival, a typo\n"
-        "in the id later fixed. A merge that changed the file is a version too, so 'latest' is\n"
-        "what HEAD holds.\n"
+        "in the id later fixed. A merge that changed the file (its file differs from every\n"
+        "parent's) is a version too, at the merge commit, so 'latest' is what HEAD holds.\n"
         "A path is taken from the repository root; it may also be typed as ./facts/x.md, as\n"
         "an absolute path, or relative to a folder of the repository you are in.\n\n"
         "examples:\n  remnic versions list facts/editor.md\n"
@@ -65,10 +66,14 @@ def register(sub: Any) -> None:
         "A revert that makes a memory current again while another active memory still supersedes\n"
         "it (a superseded, then forgotten memory back to its first version) is refused (exit 2),\n"
         "naming the successor: both would be recalled as current. --force reverts anyway and drops\n"
-        "the successor's `supersedes` claim in the same commit.",
+        "the successor's `supersedes` claim in the same commit. The other way round is refused\n"
+        "too: a version that supersedes a memory that is current now (made current again by a\n"
+        "dismiss); --force then marks that memory superseded again in the same commit. A version\n"
+        "that is superseded by a memory gives that memory its `supersedes` back in the same commit.\n"
+        "'working' (the file on disk) is not a committed version: commit it with `remnic sync run`.",
     )
     q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
-    q.add_argument("version", help=VERSION_HELP)
+    q.add_argument("version", help=REVERT_VERSION_HELP)
     q.add_argument(
         "--force",
         action="store_true",
@@ -100,9 +105,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     with memory_ref(memory, args.target) as args.target:
-        read = memory.read_version(args.target, args.version)
+        read, fields = memory.version_detail(args.target, args.version)
     if getattr(args, "json", False):
-        data: dict[str, Any] = {"version": read.label, "content": read.text, "deleted": read.deleted}
+        # "version" stays the display label it always was; the version's number is "number".
+        data: dict[str, Any] = {**fields, "number": fields["version"], "version": read.label}
+        data.update(content=read.text, deleted=read.deleted)
         if read.deleted:
             data["before"] = read.before
         emit(args, data)
@@ -122,8 +129,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_diff(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     with memory_ref(memory, args.target) as args.target:
-        diff = memory.version_diff(args.target, args.old, args.new)
-    emit(args, {"diff": diff, "changed": bool(diff)}, diff or "(no differences)")
+        data = memory.version_diff_detail(args.target, args.old, args.new)
+    emit(args, data, data["diff"] or "(no differences)")
     return 0
 
 

@@ -49,7 +49,7 @@ def lineage(
     looks back, so the move reads as a deletion of the old path). Every run of the id at the path
     counts (an id typo fixed, a memory revived at its path), and so does the run at another path the
     id came from (a move git did not pair as a rename, a swap). A merge that changed the file is a
-    version too: ``git log`` does not list merges, and the newest version must be what HEAD holds.
+    version too, at the merge commit (``git log --follow`` does not list merges).
     """
     if ledger.head() is None:
         return Lineage([], memory_id)
@@ -77,7 +77,7 @@ def lineage(
         run = _earlier(ledger, run[0], owner, _hops) + run
     run = [_as_move(ledger, v) if v.deleted and v is not run[-1] else v for v in _unique(run)]
     if _rev is None:
-        run += _merged(ledger, run[-1], owner)
+        run = _merges(ledger, run, owner)
     for i, v in enumerate(run, 1):
         v.number = i
     return Lineage(run, owner, whole)
@@ -102,15 +102,33 @@ def _earlier(ledger: Ledger, first: Version, owner: str, hops: int) -> list[Vers
     return []
 
 
-def _merged(ledger: Ledger, latest: Version, owner: str | None) -> list[Version]:
-    """HEAD as one more version when a merge changed the memory's file after ``latest``."""
-    head, last = gitlog.blob_ids(ledger._run_bytes, [f"HEAD:{latest.path}", f"{latest.sha}:{latest.path}"])
-    if head is None or head == last:
-        return []
-    text = gitlog.blob_texts(ledger._run_bytes, [("HEAD", latest.path)])[0]
-    if text is None or (owner is not None and _id_of(text, latest.path) != owner):
-        return []
-    return [gitlog.commit_version(ledger.git, "HEAD", latest.path, "A" if latest.deleted else "M")]
+def _merges(ledger: Ledger, run: list[Version], owner: str | None) -> list[Version]:
+    """``run`` with the merges that changed the memory's file put in place: a merge whose file
+    differs from every parent's (both sides edited it) is a version of its own, at the merge commit.
+    ``git log --follow`` lists no merges, and a merge whose file matches one parent's is that
+    parent's version, which it did list."""
+    paths = list(dict.fromkeys(v.path for v in run))
+    out = ledger.git("log", "--merges", "--format=%H %P", f"^{run[0].sha}", "HEAD", "--", *paths)
+    commits = [line.split() for line in out.splitlines() if line.strip()]
+    listed = {(v.sha, v.path) for v in run}
+    found: list[tuple[str, str, str]] = []
+    for sha, *parents in reversed(commits):  # oldest first
+        for path in paths:
+            blobs = gitlog.blob_ids(ledger._run_bytes, [f"{sha}:{path}"] + [f"{p}:{path}" for p in parents])
+            if blobs[0] is None or blobs[0] in blobs[1:] or (sha, path) in listed:
+                continue
+            text = gitlog.blob_texts(ledger._run_bytes, [(sha, path)])[0]
+            if text is None or (owner is not None and _id_of(text, path) != owner):
+                continue
+            found.append((sha, path, "A" if blobs[1] is None else "M"))
+            break
+    for sha, path, change in found:
+        at = len(run)
+        # Before the versions made after it (on its descendants), wherever git's date order put them.
+        while at > 0 and run[at - 1].sha != sha and ledger.is_ancestor(sha, run[at - 1].sha):
+            at -= 1
+        run = [*run[:at], gitlog.commit_version(ledger.git, sha, path, change), *run[at:]]
+    return run
 
 
 def _as_move(ledger: Ledger, deletion: Version) -> Version:

@@ -25,7 +25,7 @@ from remnic.repo.remote import CONFLICT_LOG, remotes
 
 from . import consolidate
 from .lcm import archive_check
-from .superseding import stranded_by
+from .superseding import one_sided_links, stranded_by
 
 HEALTHY_INDEX = ("ok", "behind")
 """Index states that need nothing done: ``behind`` is caught up from git by the next recall."""
@@ -245,6 +245,24 @@ def _stranded_check(records: list[MemoryRecord]) -> dict[str, Any]:
     return {"name": "superseded-by-rejected", "status": "warn", "detail": detail, "problems": problems}
 
 
+def _one_sided_check(records: list[MemoryRecord]) -> dict[str, Any]:
+    """A supersession set on one side only (a hand edit, a revert of one of the two): recall and review
+    read both sides, so one side alone leaves two current answers or a dismiss that revives nothing."""
+    found = one_sided_links(records)
+    if not found:
+        return {"name": "supersession-links", "status": "ok", "detail": "every supersession is set on both sides"}
+    detail = (
+        f"{len(found)} supersession link(s) set on one side only: set the other side "
+        "(`supersedes` on the newer file, `status: superseded` and `supersededBy` on the older), or remove "
+        "the one-sided key, then `remnic sync run`"
+    )
+    problems = []
+    for claimant, other, missing in found:
+        key = "supersedes" if claimant.status != "superseded" else "supersededBy"
+        problems.append(f"{claimant.path} ({claimant.id}) has `{key}: {other.id}` but {other.path}: {missing}")
+    return {"name": "supersession-links", "status": "warn", "detail": detail, "problems": problems}
+
+
 def _foreign_check(records: list[MemoryRecord]) -> dict[str, Any]:
     """Values outside remnic's vocabulary and how they are read (never changed, never an error)."""
     lines = []
@@ -377,6 +395,7 @@ def checks(
     out.append(_skipped_check(skipped_files(files)))
     out.append(_foreign_check(records))
     out.append(_stranded_check(records))
+    out.append(_one_sided_check(records))
     pending, held = _working_tree(ledger, files, scan)
     tree = [f"{len(pending)} uncommitted change(s) ({_tree_advice(ledger)})"] if pending else []
     if held:

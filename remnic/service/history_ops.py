@@ -55,6 +55,21 @@ class HistoryOps:
         """A unified diff between two versions (default: the last two, or latest vs uncommitted edits)."""
         return _history.version_diff(self.files, self.ledger, self.memory_history(id_or_path), old, new)
 
+    def version_detail(self: Memory, id_or_path: str, spec: str) -> tuple[VersionText, dict[str, Any]]:
+        """A version's text and its fields as ``versions()`` lists them (``version``, ``label``, ``sha``,
+        ``path``, ``previousPath``, ``date``; ``working`` has version None and no sha or date)."""
+        found = self.memory_history(id_or_path)
+        return _history.read_version(self.files, self.ledger, found, spec), _fields(found, spec)
+
+    def version_diff_detail(
+        self: Memory, id_or_path: str, old: str | None = None, new: str | None = None
+    ) -> dict[str, Any]:
+        """:meth:`version_diff` with which versions it compared: ``diff``, ``changed``, ``from``, ``to``."""
+        found = self.memory_history(id_or_path)
+        old, new = _diff_specs(found, old, new)
+        diff = _history.version_diff(self.files, self.ledger, found, old, new)
+        return {"diff": diff, "changed": bool(diff), "from": _fields(found, old), "to": _fields(found, new)}
+
     def install_git_hooks(self: Memory, *, force: bool = False) -> list[dict[str, str]]:
         """Install remnic's git hooks; a foreign hook is kept, and chained when ``force``."""
         return _githooks.install_git_hooks(self.ledger, force=force)
@@ -82,6 +97,35 @@ class HistoryOps:
         events = _history.timeline(self.ledger, found.versions)
         now = _history.working_event(self.files, self.ledger, found) if working else None
         return [*events, now] if now is not None else events
+
+
+_FIELDS = ("version", "label", "sha", "path", "previousPath", "date")
+
+
+def _fields(found: MemoryHistory, spec: str) -> dict[str, Any]:
+    if spec.strip().lower() == "working":
+        latest = found.versions[-1]
+        moved = found.working is not None and found.working != latest.path
+        return {
+            "version": None,
+            "label": "working",
+            "sha": "",
+            "path": found.working_path,
+            "previousPath": latest.path if moved else None,
+            "date": "",
+        }
+    whole = _history.pick(found.versions, spec).to_dict()
+    return {k: whole[k] for k in _FIELDS}
+
+
+def _diff_specs(found: MemoryHistory, old: str | None, new: str | None) -> tuple[str, str]:
+    """The two versions ``version_diff`` compares when one or both are not given."""
+    if old is None and new is None:
+        if found.uncommitted:
+            return "latest", "working"
+        n = len(found.versions)
+        return (f"v{n - 1}", f"v{n}") if n >= 2 else ("v1", "v1")
+    return (old or "latest", new or "latest")
 
 
 def _by_id(mem: Memory, memory_id: str) -> MemoryHistory:

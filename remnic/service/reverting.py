@@ -19,7 +19,7 @@ from remnic.memfile.values import moved_category, own_id
 from remnic.repo import history as _history
 from remnic.repo.messages import Version, trailers_for
 
-from .superseding import unlink_successor
+from .superseding import pair_links, unlink_successor
 from .writes import WriteResult, check_writable
 
 if TYPE_CHECKING:
@@ -32,11 +32,18 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
     Uncommitted edits to the file would be lost, so they are refused unless ``force``. So is a
     revert that makes current again a memory an active one still claims to supersede (both would be
     recalled as current); with ``force`` that claim is dropped from the successor in the same commit.
+    The other side of a supersession the version restores is restored with it (see :func:`pair_links`).
     """
     with mem.committer.exclusive() as tx:
         check_writable(mem)
         found = mem.memory_history(id_or_path)
         versions = found.versions
+        if spec.strip().lower() == "working":
+            raise UsageError(
+                "'working' is the file on disk now, not a committed version: there is nothing to revert it to. "
+                "To keep the file as it is, commit it with `remnic sync run`; valid versions: "
+                f"v1..v{len(versions)}, a commit sha or 'latest'"
+            )
         target = _history.pick(versions, spec, allow_working=False)
         if target.deleted:  # reverting to a deletion would be `remnic forget` or rm; refuse, and say what restores
             before = _history.last_with_text(versions[: target.number - 1])
@@ -71,10 +78,13 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
                 "recalled as current. Pass --force to revert anyway (the successor then no longer claims to "
                 "supersede it), or forget or update the successor first"
             )
+        links = pair_links(mem, record, target.label, force=force)
         tx.put(current, checked.text, record)
         unlinked = [s.id for s in successors if unlink_successor(mem, tx, s.id, record.id)]
+        paired = links.apply(mem, tx, record)
         note = f" ({', '.join(unlinked)} no longer supersedes it)" if unlinked else ""
-        ids = [record.id, *unlinked]
+        note += links.note(paired)
+        ids = [record.id, *unlinked, *paired]
         outcome = tx.commit(
             f"remnic revert: {current} to {target.label} ({target.short}){note}",
             trailers_for("revert", ids, record.namespace, source, **{"Reverted-To": target.sha}),

@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import NotFoundError, RemnicError, ValidationError
+from remnic.errors import NotFoundError, RemnicError, UsageError, ValidationError
 from remnic.memfile.model import MemoryRecord, now_iso, parse_time
 from remnic.memfile.normalize import render, serialize_like
 from remnic.memfile.validate import Checked, check_bytes
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LINK_KEYS",
+    "PairLinks",
+    "one_sided_links",
+    "pair_links",
     "patch_staged",
     "states_other_value",
     "status_changes",
@@ -378,3 +382,92 @@ def stranded_by(records: Iterable[MemoryRecord], memory_id: str | None = None) -
 
 def _ids(said: Any) -> list[str]:
     return [said] if isinstance(said, str) else [str(x) for x in said] if isinstance(said, list) else []
+
+
+# --- the other side of a link a revert restores ---
+
+_CURRENT = ("active", "pending_review")
+
+
+@dataclass
+class PairLinks:
+    """What a revert changes in the other memory of a supersession its version restores."""
+
+    demote: list[MemoryRecord] = field(default_factory=list)
+    """Current memories the restored version supersedes: superseded by it again (asked with --force)."""
+    claim: list[MemoryRecord] = field(default_factory=list)
+    """The successor the restored version is superseded by: its ``supersedes`` names it again."""
+
+    def apply(self, mem: Memory, tx: Transaction, record: MemoryRecord) -> list[str]:
+        """Stage both sides' changes; the ids changed."""
+        changed = [old.id for old in self.demote if supersede(mem, tx, old, record)]
+        for successor in self.claim:
+            named = [*_ids(successor.frontmatter.get("supersedes")), record.id]
+            if patch_staged(mem, tx, successor, {"supersedes": named[0] if len(named) == 1 else named}) is not None:
+                changed.append(successor.id)
+        return changed
+
+    def note(self, changed: Collection[str]) -> str:
+        demoted = [r.id for r in self.demote if r.id in changed]
+        claimed = [r.id for r in self.claim if r.id in changed]
+        parts = [f"{i} superseded by it again" for i in demoted] + [f"{i} supersedes it again" for i in claimed]
+        return f" ({'; '.join(parts)})" if parts else ""
+
+
+def pair_links(mem: Memory, record: MemoryRecord, label: str, *, force: bool) -> PairLinks:
+    """The other side of the supersession ``record`` (a version being restored) states, so that a revert
+    never leaves a link set on one side only.
+
+    Superseded by B: B's ``supersedes`` names it again (the version says so, and B stays as it is).
+    Current and superseding P, while P is current too (made current again by a dismiss): both would be
+    recalled as current, so it is refused unless ``force``, which marks P superseded again.
+    """
+    links = PairLinks()
+    by = record.frontmatter.get("supersededBy")
+    if record.status == "superseded" and isinstance(by, str) and by:
+        successor = _get(mem, by)
+        if (
+            successor is not None
+            and successor.namespace == record.namespace
+            and record.id not in _ids(successor.frontmatter.get("supersedes"))
+        ):
+            links.claim.append(successor)
+    if record.status in _CURRENT:
+        olds = [_get(mem, i) for i in _ids(record.frontmatter.get("supersedes"))]
+        links.demote = [o for o in olds if o is not None and o.status in _CURRENT and o.namespace == record.namespace]
+        if links.demote and not force:
+            names = ", ".join(f"{o.id} ({o.path}, {o.status})" for o in links.demote)
+            ids = ", ".join(o.id for o in links.demote)
+            raise UsageError(
+                f"{label} makes {record.id} current again and says it supersedes {names}, which is current "
+                f"too: both would be recalled as current. Pass --force to revert anyway and mark {ids} "
+                f"superseded by {record.id} in the same commit, or forget {ids} first"
+            )
+    return links
+
+
+def _get(mem: Memory, memory_id: str) -> MemoryRecord | None:
+    try:
+        return mem.get(memory_id)
+    except RemnicError:  # gone or unreadable: no other side to restore
+        return None
+
+
+def one_sided_links(records: Iterable[MemoryRecord]) -> list[tuple[MemoryRecord, MemoryRecord, str]]:
+    """(claimant, other, what is missing) for each supersession set on one side only: a current memory's
+    ``supersedes`` naming one not ``supersededBy`` it (both recalled as current, or the old one left
+    without its link), or a superseded memory's ``supersededBy`` naming one whose ``supersedes`` does not
+    name it (dismissing that one would not make the old one current again)."""
+    by_id = {r.id: r for r in records}
+    out: list[tuple[MemoryRecord, MemoryRecord, str]] = []
+    for r in by_id.values():
+        if r.status in _CURRENT:
+            for old_id in _ids(r.frontmatter.get("supersedes")):
+                old = by_id.get(old_id)
+                if old is not None and old.frontmatter.get("supersededBy") != r.id:
+                    out.append((r, old, f"{old_id} has no `supersededBy: {r.id}`"))
+        by = r.frontmatter.get("supersededBy")
+        successor = by_id.get(by) if r.status == "superseded" and isinstance(by, str) else None
+        if successor is not None and r.id not in _ids(successor.frontmatter.get("supersedes")):
+            out.append((r, successor, f"{successor.id} has no `supersedes: {r.id}`"))
+    return out
