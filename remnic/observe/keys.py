@@ -73,7 +73,12 @@ _LIMITING_RE = re.compile(
 _TRAILING_CLAUSE_RE = re.compile(
     r"\s*[,;—–]\s*(?:(?:since|because|as|so|but|which|though|although|while|after|when|until|unless|whereas"
     r"|and|or)\b|(?:[A-Z][\w-]*|i|we|he|she|they|it|you)\s+(?:[a-z]+ed|is|was|are|were|has|had|have|will|would"
-    r"|can|could|did|does|do|left|went|took|got|said|told|became|came|quit|felt|thinks?|says?)\b).*$"
+    r"|can|could|did|does|do|left|went|took|got|said|told|became|came|quit|felt|thinks?|says?)\b"
+    # "…, I always mix it up with Valentine's": a pronoun and a verb open a clause whatever the verb is.
+    r"|(?:i|we|he|she|they|you)\s+(?:(?:always|never|usually|often|sometimes|just|still|also|really|only)\s+)?"
+    r"(?!and\b|or\b)[a-z]+\b"
+    r"|(?:[A-Z][\w-]*|it)\s+(?:always|never|usually|often|sometimes|just|still|also|really|only)\s+[a-z]+\b"
+    r"|(?:his|her|their|its|my|our)\s+[a-z]+\s+(?:is|was|are|were)\b).*$"
 )
 # "The staging DB runs on port 5433", "the API listens on port 8080": the attribute named before its value.
 _ATTRIBUTE_VALUE_RE = re.compile(
@@ -115,6 +120,14 @@ _NEW_OWNER_RE = re.compile(
     r"|is\s+now\s+the\s+owner\s+of\s+(?P<np5>(?i:the|our)\s+[^,;]+?))"
     r"(?:\s+(?:since|as of|from)\b[^,;]*)?\s*[.!]?$"
 )
+# "Dana Kim is our account owner now": "Our account owner is Dana Kim now" in the other order. Only a role
+# one person holds at a time ("Ana is my friend", "Argo is our deployment tool" name one of several).
+_INVERTED_ROLE_RE = re.compile(
+    r"^(?P<value>[A-Z][\w-]*(?:\s[A-Z][\w-]*)?)\s+is\s+(?:now\s+)?(?P<det>(?i:the|our|my))\s+(?:new\s+)?"
+    r"(?P<np>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,3}?)(?:\s+(?:now|again|since\b[^,;]*|as of\b[^,;]*))?\s*[.!]?$"
+)
+_SOLE_ROLES = words("owner lead manager maintainer contact boss admin director")
+_NOT_A_NAME = words("today tomorrow yesterday tonight now here there everyone nobody someone")
 _UPGRADES = frozenset({"upgraded", "downgraded", "migrated"})
 # A hedge before what is stated ("Ana thinks the staging DB port is 5434", "Maybe the deadline is May 2"):
 # the statement after it has the key it would have said plainly.
@@ -181,19 +194,29 @@ def value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str
         return None, {}
     for clause in [sentence, *_CLAUSE_SPLIT_RE.split(sentence)]:
         clause = clause.strip().rstrip(".!") + "."
-        found = _clause_value_key(clause, speaker)
-        if not found[0]:
-            found = change_key(clause)
-        if not found[0]:
-            found = _attribute_value_key(clause)
+        found = _any_key(clause, speaker)
         if not found[0] and _TRAILING_CLAUSE_RE.search(clause):
-            bare = _TRAILING_CLAUSE_RE.sub("", clause).rstrip(".!") + "."
-            found = _clause_value_key(bare, speaker)
-            found = found if found[0] else change_key(bare)
-            found = found if found[0] else _attribute_value_key(bare)
+            found = _any_key(_TRAILING_CLAUSE_RE.sub("", clause).rstrip(".!") + ".", speaker)
         if found[0]:
             return found
     return None, {}
+
+
+def _any_key(clause: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
+    found = _clause_value_key(clause, speaker)
+    found = found if found[0] else change_key(clause)
+    found = found if found[0] else _inverted_role_key(clause, speaker)
+    return found if found[0] else _attribute_value_key(clause)
+
+
+def _inverted_role_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
+    match = _INVERTED_ROLE_RE.match(sentence.strip())
+    if not match or match.group("np").split()[-1].lower() not in _SOLE_ROLES:
+        return None, {}
+    name = match.group("value")
+    if name.split()[0].lower() in _NOT_SUBJECT | _NOT_A_NAME | {"the", "our", "my"}:
+        return None, {}
+    return _clause_value_key(f"{match.group('det').capitalize()} {match.group('np')} is {name}.", speaker)
 
 
 def _attribute_value_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:

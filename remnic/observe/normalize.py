@@ -25,8 +25,12 @@ _MARKER_RE = re.compile(
     r"|that(?:'s|’s| is) (?:not right|not correct|not true|wrong|incorrect)|scratch that)\b[\s,:;!.—–-]*)+",
     re.I,
 )
+# "Actually the staging DB port is 5433": chat drops the comma, but before a subject the word still only
+# says what follows corrects or goes on from something ("Oh my god" is not "my god", "Well water" keeps).
 _SAFE_WITHOUT_COMMA = re.compile(
-    r"^(so|and|but|also|plus|btw|by the way|fyi|anyway|(ok|okay)(?=\s+(so|we|i|let's|then|now|and|but|the|my|our)\b))\s",
+    r"^(so|and|but|also|plus|btw|by the way|fyi|anyway|(ok|okay)(?=\s+(so|we|i|let's|then|now|and|but|the|my|our)\b)"
+    r"|(actually|well|sorry|correction)(?=\s+(the|our|my|we|i|i'm|it|it's|its)\s)"
+    r"|oh(?=\s+(the|our|we|i|i'm|it|it's|its)\s))\s",
     re.I,
 )
 _CHAT_WORDS = {

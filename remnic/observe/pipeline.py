@@ -153,6 +153,9 @@ def _scored(candidate: Candidate, settings: ObserveSettings) -> _Planned:
     stated = (
         fact.category in _SHORT_IS_NOT_TRIVIAL and candidate.cue in _CATEGORY_CUES
     ) or candidate.cue == IDENTITY_CUE
+    # "In October." answering "When is the baby due?": the question it carries says what it is about,
+    # so a short answer is not trivial (a filler question is not carried, nor made a fact of).
+    stated = stated or (candidate.cue == "answer to a question" and bool(candidate.asked))
     importance = score_importance(fact.content, fact.category, fact.tags, said=candidate.sentence, stated=stated)
     verdict = judge_candidate(candidate, importance, enabled=settings.judge)
     # An answer that quotes its question was drawn from the asking turn as well (after its own turn: the
