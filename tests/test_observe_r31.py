@@ -149,15 +149,6 @@ def test_a_short_answer_to_a_filler_question_is_still_trivial() -> None:
 # --- a fact waiting for review said again ---------------------------------------------------------------
 
 
-def test_a_fact_waiting_for_review_said_again_is_reinforced_not_queued_twice(memory: Memory) -> None:
-    first = _observe(memory, "a", "Jo: I think we should keep dbt for transformations.")
-    second = _observe(memory, "b", "Jo: I think we should keep dbt for transformations.")
-    waiting = [r for r in memory.list() if r.status == "pending_review"]
-    assert len(first.created) == 1 and [r.id for r in waiting] == list(first.created)
-    assert second.created == () and second.reinforced == first.created
-    assert waiting[0].frontmatter.get("reinforcement_count", 0) >= 1
-
-
 def test_a_fact_waiting_for_review_said_twice_in_one_flush_is_one(memory: Memory) -> None:
     flush = _observe(
         memory,

@@ -111,7 +111,6 @@ class _FlushWork:
     indexed_near: dict[int, list[tuple[str, str, float]]] = field(default_factory=dict)
     """Observation number → the indexed memories nearest its fact (id, path, cosine)."""
     lookup: DuplicateLookup | None = None  # exact duplicates: queued writes and files, each read once a flush
-    waiting: dict[tuple[str, str], MemoryRecord] | None = None  # pending_review memories by their words, read once
     # One `created` for the flush's primitives (one commit): a memory's place in its episode is then
     # its turn's, not the millisecond its file happened to be written in (which varied run to run).
     now: str = field(default_factory=now_iso)
@@ -270,7 +269,7 @@ def _persist_one(
     replaced_by = _successor(mem, tx, existing) if existing is not None and existing.status == "superseded" else None
     restated: tuple[MemoryRecord, ...] = ()
     if existing is None and obs.proposed_status == "pending_review":
-        existing = _waiting_duplicate(mem, tx, plan.namespace, fact.content, work)
+        existing = _waiting_duplicate(tx, plan.namespace, fact.content)
     if existing is None and vector is not None:
         near = _near_duplicate(mem, tx, obs, plan.namespace, vector, work, work.indexed_near.get(number, []))
         if near is not None and differs_concretely(fact.content, near.content):
@@ -464,24 +463,12 @@ def _reinforce(mem: Memory, tx: Transaction, record: MemoryRecord, turn_ids: Seq
     patch_staged(mem, tx, record, reinforcement(checked.record.frontmatter, turn_ids, now_iso()))
 
 
-def _waiting_duplicate(mem: Memory, tx: Transaction, ns: str, content: str, work: _FlushWork) -> MemoryRecord | None:
-    """A memory waiting for review with the same words: said again (another session, another flush), it
-    is reinforced like an active one rather than queued for review a second time. The index holds active
-    memories only, so the files are read, once a flush."""
+def _waiting_duplicate(tx: Transaction, ns: str, content: str) -> MemoryRecord | None:
+    """A memory waiting for review with the same text staged in this batch: said again, it is reinforced
+    rather than queued for review a second time. (Across flushes the files would have to be read: a full
+    scan each flush cost observe a third more CPU, so a repeat in another session is queued again.)"""
     staged = tx.staged_with_hash(ns, content_hash(content))
-    if staged is not None and staged.status == "pending_review":
-        return staged
-    if work.waiting is None:
-        records = mem.files.scan().records
-        work.waiting = {(r.namespace, _said(r.content)): r for r in records if r.status == "pending_review"}
-    found = work.waiting.get((ns, _said(content)))
-    record = _as_staged(tx, found)
-    return record if record is not None and record.status == "pending_review" else None
-
-
-def _said(text: str) -> str:
-    """The words of a text, case and punctuation aside: what makes two statements the same one."""
-    return " ".join(_WORD_RE.findall(text.lower()))
+    return staged if staged is not None and staged.status == "pending_review" else None
 
 
 def _words(text: str) -> set[str]:
