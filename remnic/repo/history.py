@@ -139,12 +139,9 @@ def timeline(ledger: Ledger, versions: list[Version]) -> list[dict[str, Any]]:
     return events
 
 
-def working_event(files: MemoryStore, ledger: Ledger, found: MemoryHistory) -> dict[str, Any] | None:
-    """The file on disk as one more event after the commits, when it differs from the newest one."""
-    if not found.uncommitted:
-        return None
+def working_fields(found: MemoryHistory) -> dict[str, Any]:
+    """The file on disk described with a version's fields (no number, sha or date: it is not committed)."""
     latest = found.versions[-1]
-    read = read_version(files, ledger, found, "working")
     moved = found.working is not None and found.working != latest.path
     return {
         "version": None,
@@ -153,6 +150,18 @@ def working_event(files: MemoryStore, ledger: Ledger, found: MemoryHistory) -> d
         "path": found.working_path,
         "previousPath": latest.path if moved else None,
         "date": "",
+    }
+
+
+def working_event(files: MemoryStore, ledger: Ledger, found: MemoryHistory) -> dict[str, Any] | None:
+    """The file on disk as one more event after the commits, when it differs from the newest one."""
+    if not found.uncommitted:
+        return None
+    latest = found.versions[-1]
+    read = read_version(files, ledger, found, "working")
+    moved = found.working is not None and found.working != latest.path
+    return {
+        **working_fields(found),
         "author": "",
         "subject": "uncommitted changes on disk",
         "change": "D" if read.deleted else "R" if moved else "M",

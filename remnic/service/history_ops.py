@@ -104,16 +104,7 @@ _FIELDS = ("version", "label", "sha", "path", "previousPath", "date")
 
 def _fields(found: MemoryHistory, spec: str) -> dict[str, Any]:
     if spec.strip().lower() == "working":
-        latest = found.versions[-1]
-        moved = found.working is not None and found.working != latest.path
-        return {
-            "version": None,
-            "label": "working",
-            "sha": "",
-            "path": found.working_path,
-            "previousPath": latest.path if moved else None,
-            "date": "",
-        }
+        return _history.working_fields(found)
     whole = _history.pick(found.versions, spec).to_dict()
     return {k: whole[k] for k in _FIELDS}
 
