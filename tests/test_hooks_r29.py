@@ -103,8 +103,10 @@ def test_a_flush_reads_each_memory_about_an_entity_once(memory: Memory, monkeypa
     ]
     later = _say(memory, "s2", new, "11")
     assert len(later.superseded) == 1  # the flush still decides as before
+    # At most once each: a file the scan memo already holds (older than its two-second racy window on a
+    # slow run) is not read at all.
     untouched = [p for p in reads if "port-is-8001" not in p]
-    assert len(untouched) == 3 and all(reads[p] == 1 for p in untouched), reads
+    assert len(untouched) <= 3 and all(reads[p] == 1 for p in untouched), reads
     port = memory.get(later.superseded[0])
     assert port.content == "The billing service port is 8001." and port.status == "superseded"
 
