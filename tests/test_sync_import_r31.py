@@ -19,7 +19,6 @@ from remnic.memfile.validate import check_bytes
 from remnic.repo import scan_memo
 from remnic.repo.files import MEMOISE_WAIT_FROM
 from remnic.service.memory import Memory
-from remnic.sync.reading import READ_LABEL
 from remnic.sync.state import STATE_FILE, SyncState
 
 ITEMS = [
@@ -108,8 +107,11 @@ def test_full_pass_after_a_lost_state_rewrites_every_row(memory: Memory) -> None
     assert hits and memory.get(hits[0]).path == str(edited.relative_to(memory.root))
 
 
+READ_LABEL = "reading"
+
+
 class Bar:
-    """A progress callback with a label, as the command line's bar has."""
+    """A progress callback that records which phase it was given to."""
 
     def __init__(self, label: str, calls: list[tuple[str, int, int]]) -> None:
         self.label, self.calls = label, calls
@@ -122,7 +124,7 @@ def test_full_pass_reports_its_read_phase_under_its_own_label(memory: Memory) ->
     memory.import_records(ITEMS)
     _state_path(memory).unlink(missing_ok=True)
     calls: list[tuple[str, int, int]] = []
-    report = memory.sync(progress=Bar("indexing", calls))
+    report = memory.sync(progress=Bar("indexing", calls), read_progress=Bar(READ_LABEL, calls))
     assert report.mode == "full"
     reads = [c for c in calls if c[0] == READ_LABEL]
     assert reads and reads[-1][1] == reads[-1][2] == len(memory.list())
@@ -134,7 +136,7 @@ def test_a_small_incremental_sync_shows_no_read_progress(memory: Memory) -> None
     memory.sync()
     (memory.root / "facts/one.md").write_text("One hand edit.\n")
     calls: list[tuple[str, int, int]] = []
-    memory.sync(progress=Bar("indexing", calls))
+    memory.sync(progress=Bar("indexing", calls), read_progress=Bar(READ_LABEL, calls))
     assert not [c for c in calls if c[0] == READ_LABEL]
 
 

@@ -86,6 +86,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             normalize_all=args.normalize,
             dry_run=args.dry_run,
             progress=progress_bar(args, "indexing"),
+            read_progress=progress_bar(args, "reading memory files"),
         )
         if not wants_json(args):
             print(_run_text(args, report), flush=True)  # searchable now: say so before the vectors' phase

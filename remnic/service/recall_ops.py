@@ -174,11 +174,13 @@ class RecallOps:
         normalize_all: bool = False,
         dry_run: bool = False,
         progress: Progress | None = None,
+        read_progress: Progress | None = None,
     ) -> SyncReport:
         """Validate, normalize, index and commit what changed on disk since the last sync.
 
         ``normalize_all`` also gives files that already have an id the defaults they lack; ``dry_run``
-        reports what would change and changes nothing. Returns a :class:`remnic.sync.SyncReport`;
+        reports what would change and changes nothing. ``progress`` hears (done, total) while the
+        index is written, ``read_progress`` while files are read (a full pass or a large batch). Returns a :class:`remnic.sync.SyncReport`;
         see :func:`remnic.sync.run_sync`.
         """
         from remnic.sync.engine import SyncTarget, run_sync
@@ -196,6 +198,7 @@ class RecallOps:
                 normalize_all=normalize_all,
                 dry_run=dry_run,
                 progress=progress,
+                read_progress=read_progress,
             )
 
     def consolidate(self: Memory, *, days: float | None = None) -> ConsolidationResult:

@@ -45,7 +45,7 @@ from .bodies import BodyCheck
 from .held import HELD_REASON
 from .indexing import index_commit_of, indexed_paths, update_index
 from .lag import lagging_in_step
-from .reading import read_all, reading_bar
+from .reading import read_all
 from .renames import OldFile, committed_id, holder_of, old_info, pair_renames
 from .report import ADDED, DELETED, MODIFIED, RENAMED, Change, SyncReport, commit_subject, event_line
 from .state import SyncState, digest, replace_if_unchanged
@@ -81,18 +81,21 @@ def run_sync(
     normalize_all: bool = False,
     dry_run: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    read_progress: Callable[[int, int], None] | None = None,
 ) -> SyncReport:
     """Bring index and git in step with the files; see the module docstring.
 
     ``normalize=False`` writes nothing into files; ``normalize_all`` gives every memory file the
     defaults it lacks and brings tiers and hashes in step (a full pass); ``dry_run`` changes
     nothing and reports what would change. The caller holds the write lock and hands over the
-    transaction the commit goes through.
+    transaction the commit goes through. ``progress`` hears (done, total) as the index is written;
+    ``read_progress`` as files are read and checked, on a full pass or a large batch only.
     """
     started = time.perf_counter()
     want_commit = target.settings.sync.commit if commit is None else commit
     run = _Run(target, tx, want_commit=want_commit, normalize=normalize, source=source)
     run.normalize_all, run.dry_run, run.progress = normalize_all, dry_run, progress
+    run.read_progress = read_progress
     report = run.run(full or normalize_all)
     report.elapsed_ms = (time.perf_counter() - started) * 1000
     return report
@@ -107,6 +110,7 @@ class _Run:
         self.files = target.files
         self.want_commit, self.normalize, self.source = want_commit, normalize, source
         self.progress: Callable[[int, int], None] | None = None
+        self.read_progress: Callable[[int, int], None] | None = None
         self._mark = time.perf_counter()
         self.state = SyncState.load(self.root)
         self.status: dict[str, str] = {}
@@ -194,7 +198,7 @@ class _Run:
             self.settings.store,
             report,
             skip_unchanged=not can_commit,
-            progress=reading_bar(self.progress) if full or len(self.candidates) >= READ_BAR_FROM else None,
+            progress=self.read_progress if full or len(self.candidates) >= READ_BAR_FROM else None,
         )
         valid, deleted, dropped, quiet = reads.valid, reads.deleted, reads.dropped, reads.quiet
         self.unstable, self.malformed, self.empty = reads.unstable, reads.malformed, reads.empty

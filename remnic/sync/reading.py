@@ -7,7 +7,6 @@ see :mod:`.held`), whatever the bytes read so far say.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,19 +36,6 @@ class Reads:
     unstable: set[str] = field(default_factory=set)
     malformed: dict[str, str] = field(default_factory=dict)
     empty: dict[str, str] = field(default_factory=dict)
-
-
-READ_LABEL = "reading memory files"
-
-
-def reading_bar(progress: Callable[[int, int], None] | None) -> Callable[[int, int], None] | None:
-    """The caller's progress callback for the read phase. A bar with a ``label`` (the CLI's names the
-    index phase) is copied under the read phase's own label, so the two phases show as two bars."""
-    if progress is None or not isinstance(getattr(progress, "label", None), str):
-        return progress
-    bar = copy.copy(progress)
-    bar.label = READ_LABEL  # type: ignore[attr-defined]
-    return bar
 
 
 def read_all(
