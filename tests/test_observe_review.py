@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from conftest import git, run_cli, run_remnic, snapshot_tree
@@ -90,3 +91,20 @@ def test_review_decides_only_queued_memories_and_refuses_the_rest_changing_nothi
     # An active memory someone doubts may be flagged into the queue.
     assert run_cli("review", "flag", plain.id, "--memory-dir", d).code == 0
     assert memory.get(plain.id).status == "quarantined"
+
+
+def test_a_deferred_fact_said_again_in_another_session_is_reinforced_not_queued_twice(memory: Memory) -> None:
+    said = "Ana: I think maybe we could try moving the release to Thursday.\n"
+    first = memory.observe_transcript("monday", said, fmt="plain", flush=True)
+    (queued,) = first.flushes[0].created
+    again = memory.observe_transcript("tuesday", said, fmt="plain", flush=True)  # committed and indexed by now
+    assert again.flushes[0].created == () and [o.resulting_primitive_id for o in again.observations] == [queued]
+    waiting, total = memory.review_page()
+    assert [m.id for m in waiting] == [queued] and total == 1
+    assert memory.get(queued).frontmatter["reinforcement_count"] >= 1
+    # With the index gone, the files say the same.
+    memory.close()
+    shutil.rmtree(memory.root / ".remnic" / "index")
+    with Memory.open(memory.root, settings=settings_for(memory.root)) as reopened:
+        third = reopened.observe_transcript("wednesday", said, fmt="plain", flush=True)
+    assert third.flushes[0].created == () and [o.resulting_primitive_id for o in third.observations] == [queued]

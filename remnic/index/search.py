@@ -303,8 +303,10 @@ class SearchIndex(IndexWrites, PendingVectors):
             except Exception:  # noqa: BLE001 - a duplicate check must never break a write
                 return None
 
-    def lookup_hash(self, namespace: str, content_hash: str) -> tuple[str | None, str | None, str | None] | None:
-        """(commit the index reflects, id, path) of an active indexed memory with this content hash
+    def lookup_hash(
+        self, namespace: str, content_hash: str, status: str = "active"
+    ) -> tuple[str | None, str | None, str | None] | None:
+        """(commit the index reflects, id, path) of an indexed memory with this content hash and ``status``
         (id and path None when there is none); None when there is no index.
 
         Reads through a private read-only connection per thread, so a write's duplicate check
@@ -323,8 +325,8 @@ class SearchIndex(IndexWrites, PendingVectors):
                 commit = conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
                 pending = conn.execute("SELECT value FROM meta WHERE key = 'pending'").fetchone()
                 row = conn.execute(
-                    "SELECT id, path FROM docs WHERE namespace = ? AND content_hash = ? AND status = 'active' LIMIT 1",
-                    (namespace, content_hash),
+                    "SELECT id, path FROM docs WHERE namespace = ? AND content_hash = ? AND status = ? LIMIT 1",
+                    (namespace, content_hash, status),
                 ).fetchone()
         except sqlite3.Error:
             self._readers.conn = None

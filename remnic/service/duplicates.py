@@ -1,4 +1,5 @@
-"""Exact and near duplicates of a write: where an active memory with the same content may be, without
+"""Exact and near duplicates of a write: where an active memory with the same content may be (or one
+waiting for review, for a fact that would wait too), without
 trusting the index alone (this process's queued writes, other processes' commits the index has not
 taken yet, and every file when there is no usable index)."""
 
@@ -27,12 +28,12 @@ class DuplicateLookup:
 
     def __init__(self, mem: Memory) -> None:
         self._mem = mem
-        self._pending: dict[tuple[str, str], MemoryRecord] | None = None
-        self._files: dict[tuple[str, str], MemoryRecord] | None = None
+        self._pending: dict[HashKey, MemoryRecord] | None = None
+        self._files: dict[HashKey, MemoryRecord] | None = None
         self._head: tuple[str | None] | None = None
         self._commits: dict[str, bool] = {}
         self._changed: dict[tuple[str, str], list[MemoryRecord]] = {}  # memory files changed old..new, read once
-        self._by_hash: dict[tuple[str, str], dict[tuple[str, str], MemoryRecord]] = {}
+        self._by_hash: dict[tuple[str, str], dict[HashKey, MemoryRecord]] = {}
         self._unindexed: list[MemoryRecord] | None = None
         self._inactive: dict[tuple[str, str, str, str], MemoryRecord] | None = None
 
@@ -46,11 +47,11 @@ class DuplicateLookup:
             self._commits[sha] = self._mem.ledger.commit_exists(sha)
         return self._commits[sha]
 
-    def changed(self, old: str, new: str, namespace: str, digest: str) -> MemoryRecord | None:
+    def changed(self, old: str, new: str, namespace: str, digest: str, status: str = "active") -> MemoryRecord | None:
         """Among the memory files changed from ``old`` to ``new`` (one ``git diff`` per batch)."""
         if (old, new) not in self._by_hash:
             self._by_hash[(old, new)] = _by_hash(self._records_between(old, new) or [])
-        return self._by_hash[(old, new)].get((namespace, digest))
+        return self._by_hash[(old, new)].get((namespace, digest, status))
 
     def _records_between(self, old: str, new: str, most: int | None = None) -> list[MemoryRecord] | None:
         """The memory files changed from ``old`` to ``new``, read once a batch for every check that asks;
@@ -81,10 +82,10 @@ class DuplicateLookup:
             self._unindexed = [r for r in records or [] if r.status == "active"]
         return self._unindexed
 
-    def pending(self, namespace: str, digest: str) -> MemoryRecord | None:
+    def pending(self, namespace: str, digest: str, status: str = "active") -> MemoryRecord | None:
         if self._pending is None:
             self._pending = _by_hash(self._mem.indexer.pending_records())
-        return self._pending.get((namespace, digest))
+        return self._pending.get((namespace, digest, status))
 
     def inactive(self, namespace: str, digest: str, status: str, category: str) -> MemoryRecord | None:
         """A memory that is not active with this text, status and category in ``namespace``: an import line
@@ -98,61 +99,74 @@ class DuplicateLookup:
                     self._inactive.setdefault(key, record)
         return self._inactive.get((namespace, digest, status, category))
 
-    def files(self, namespace: str, digest: str) -> MemoryRecord | None:
+    def files(self, namespace: str, digest: str, status: str = "active") -> MemoryRecord | None:
         if self._files is None:
             self._files = _by_hash(self._mem.files.scan().records)
-        return self._files.get((namespace, digest))
+        return self._files.get((namespace, digest, status))
 
 
-def _by_hash(records: Iterable[MemoryRecord]) -> dict[tuple[str, str], MemoryRecord]:
-    out: dict[tuple[str, str], MemoryRecord] = {}
+HashKey = tuple[str, str, str]
+"""(namespace, content hash, status)."""
+
+MATCHED_STATUSES = ("active", "pending_review")
+"""The statuses a write can be a duplicate of: a memory in use, or one already waiting for review."""
+
+
+def _by_hash(records: Iterable[MemoryRecord]) -> dict[HashKey, MemoryRecord]:
+    out: dict[HashKey, MemoryRecord] = {}
     for record in records:
-        if record.status == "active":
-            out.setdefault((record.namespace, content_hash(record.content)), record)
+        if record.status in MATCHED_STATUSES:
+            out.setdefault((record.namespace, content_hash(record.content), record.status), record)
     return out
 
 
 def find_duplicate(
-    mem: Memory, namespace: str, digest: str, tx: Transaction | None = None, lookup: DuplicateLookup | None = None
+    mem: Memory,
+    namespace: str,
+    digest: str,
+    tx: Transaction | None = None,
+    lookup: DuplicateLookup | None = None,
+    status: str = "active",
 ) -> MemoryRecord | None:
-    """An active memory in ``namespace`` whose content has this hash, without trusting the index alone.
+    """A memory in ``namespace`` with this ``status`` (active, or pending_review: a fact that would wait
+    for review is the one already waiting) whose content has this hash, without trusting the index alone.
 
     Looks in the transaction's staged files, this process's writes still being indexed,
     the index catalog plus every file changed since the commit it reflects — or, with no
     usable index, every file (the scan memo keeps that cheap; ``lookup`` reads each once for a batch).
     """
     candidate = tx.staged_with_hash(namespace, digest) if tx is not None else None
-    staged = candidate if candidate is not None and candidate.status == "active" else None
+    staged = candidate if candidate is not None and candidate.status == status else None
     if staged is not None:
         return staged
     found = (
-        lookup.pending(namespace, digest)
+        lookup.pending(namespace, digest, status)
         if lookup is not None
-        else duplicate_in(mem.indexer.pending_records(), namespace, digest)
+        else duplicate_in(mem.indexer.pending_records(), namespace, digest, status)
     )
     if found is not None:
         return found
     index = mem._index_if_built()
-    looked = index.lookup_hash(namespace, digest) if index is not None else None
+    looked = index.lookup_hash(namespace, digest, status) if index is not None else None
     exists = lookup.commit_exists if lookup is not None else mem.ledger.commit_exists
     if looked is None or looked[0] is None or not exists(looked[0]):
         if lookup is not None:
-            return lookup.files(namespace, digest)
-        return duplicate_in(mem.files.scan().records, namespace, digest)
+            return lookup.files(namespace, digest, status)
+        return duplicate_in(mem.files.scan().records, namespace, digest, status)
     recorded, hit, hit_path = looked
     if hit is not None:
         try:
             record = mem.files.find(hit, hit_path)
         except (NotFoundError, MemoryFormatError):
             record = None
-        if record is not None and record.status == "active" and content_hash(record.content) == digest:
+        if record is not None and record.status == status and content_hash(record.content) == digest:
             return record
     head = lookup.head() if lookup is not None else mem.ledger.head()
     if head is None or recorded == head or mem.indexer.covers(recorded, head):
         return None  # every change since the index's commit is in pending_records, looked at above
     if lookup is not None:
-        return lookup.changed(recorded, head, namespace, digest)
-    return duplicate_in(_changed_records(mem, recorded, head), namespace, digest)
+        return lookup.changed(recorded, head, namespace, digest, status)
+    return duplicate_in(_changed_records(mem, recorded, head), namespace, digest, status)
 
 
 def _changed_records(mem: Memory, old: str, new: str) -> list[MemoryRecord]:
@@ -173,9 +187,11 @@ def _read_all(mem: Memory, paths: Iterable[str]) -> list[MemoryRecord]:
     return records
 
 
-def duplicate_in(records: Iterable[MemoryRecord], namespace: str, digest: str) -> MemoryRecord | None:
-    """An active record among ``records`` with this content hash."""
+def duplicate_in(
+    records: Iterable[MemoryRecord], namespace: str, digest: str, status: str = "active"
+) -> MemoryRecord | None:
+    """A record among ``records`` with this content hash and ``status``."""
     for record in records:
-        if record.namespace == namespace and record.status == "active" and content_hash(record.content) == digest:
+        if record.namespace == namespace and record.status == status and content_hash(record.content) == digest:
             return record
     return None

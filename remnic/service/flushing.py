@@ -269,7 +269,9 @@ def _persist_one(
     replaced_by = _successor(mem, tx, existing) if existing is not None and existing.status == "superseded" else None
     restated: tuple[MemoryRecord, ...] = ()
     if existing is None and obs.proposed_status == "pending_review":
-        existing = _waiting_duplicate(tx, plan.namespace, fact.content)
+        # Waiting for review already (this flush's, or an earlier session's): reinforced, not queued twice.
+        digest = content_hash(fact.content)
+        existing = mem.find_duplicate(plan.namespace, digest, tx, work.lookup, status="pending_review")
     if existing is None and vector is not None:
         near = _near_duplicate(mem, tx, obs, plan.namespace, vector, work, work.indexed_near.get(number, []))
         if near is not None and differs_concretely(fact.content, near.content):
@@ -461,14 +463,6 @@ def _reinforce(mem: Memory, tx: Transaction, record: MemoryRecord, turn_ids: Seq
     if not checked.ok or checked.record is None:
         return
     patch_staged(mem, tx, record, reinforcement(checked.record.frontmatter, turn_ids, now_iso()))
-
-
-def _waiting_duplicate(tx: Transaction, ns: str, content: str) -> MemoryRecord | None:
-    """A memory waiting for review with the same text staged in this batch: said again, it is reinforced
-    rather than queued for review a second time. (Across flushes the files would have to be read: a full
-    scan each flush cost observe a third more CPU, so a repeat in another session is queued again.)"""
-    staged = tx.staged_with_hash(ns, content_hash(content))
-    return staged if staged is not None and staged.status == "pending_review" else None
 
 
 def _words(text: str) -> set[str]:

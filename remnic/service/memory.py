@@ -482,11 +482,13 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
         """Mark a memory forgotten (status + forgottenAt); its text stays in the file and in history."""
         return _writes.forget(self, self.memory_id(memory_id), reason, source=source)
 
-    def find_duplicate(self, namespace: str, digest: str, tx: Any = None, lookup: Any = None) -> MemoryRecord | None:
-        """An active memory in ``namespace`` whose content has this hash (see :func:`.duplicates.find_duplicate`)."""
+    def find_duplicate(
+        self, namespace: str, digest: str, tx: Any = None, lookup: Any = None, status: str = "active"
+    ) -> MemoryRecord | None:
+        """A memory in ``namespace`` with this content hash and status (see :func:`.duplicates.find_duplicate`)."""
         from .duplicates import find_duplicate
 
-        return find_duplicate(self, namespace, digest, tx, lookup)
+        return find_duplicate(self, namespace, digest, tx, lookup, status)
 
     def _index_if_built(self) -> Any:
         """The index when one exists on disk (a duplicate check never builds one)."""
