@@ -198,3 +198,15 @@ def test_an_unedited_export_still_restores_every_file_exactly(memory: Memory, tm
     result = run_cli("import", str(out), "--memory-dir", str(fresh))
     assert result.code == 0, result.err
     assert (fresh / "facts" / "sky.md").read_bytes() == hand.encode()
+
+
+def test_import_restoring_a_file_as_the_last_commit_has_it_says_nothing_was_committed(
+    memory: Memory, tmp_path: Path
+) -> None:
+    memory.store("The staging DB is on port 5433")
+    dump = tmp_path / "all.jsonl"
+    assert run_cli("export", "--memory-dir", str(memory.root), "--out", str(dump)).code == 0
+    git(memory.root, "rm", "-q", memory.list()[0].path)  # a staged deletion: the user's, left alone
+    said = run_cli("import", str(dump), "--memory-dir", str(memory.root))
+    assert said.code == 0, said.err
+    assert "in one commit ()" not in said.out and "nothing was committed" in said.out

@@ -46,7 +46,12 @@ def register(sub: Any) -> None:
     )
     q.set_defaults(handler=cmd_install)
 
-    q = add_command(hsub, "status", "which git hooks are installed, and where the agent hook scripts are")
+    q = add_command(
+        hsub,
+        "status",
+        "which git hooks are installed, and where the agent hook scripts are",
+        epilog="Exits 1 when any git hook is not installed (a check for scripts), else 0.",
+    )
     q.set_defaults(handler=cmd_status)
 
     q = add_command(hsub, "uninstall", "remove remnic's git hooks (restoring hooks install kept aside)")

@@ -286,11 +286,13 @@ def cmd_import(args: argparse.Namespace) -> int:
     # Named: the ones found before writing. The import skips any a concurrent write made a duplicate since.
     duplicates = len(result.duplicates)
     unnamed = duplicates - len(result.skipped)
-    text = (
-        f"imported {plural(len(result.records), 'memory', 'memories')} in one commit ({(result.commit or '')[:8]})"
-        if result.records
-        else "nothing to import"
-    )
+    imported = plural(len(result.records), "memory", "memories")
+    if not result.records:
+        text = "nothing to import"
+    elif result.commit:
+        text = f"imported {imported} in one commit ({result.commit[:8]})"
+    else:  # the files written are what the last commit holds (a deleted file restored): no commit to make
+        text = f"imported {imported}; the files match the last commit, so nothing was committed"
     if duplicates:
         text += f"; skipped {plural(duplicates, 'exact duplicate')}"
         text += f" ({unnamed} found while writing)" if unnamed > 0 else ""
