@@ -4,8 +4,8 @@
 - :mod:`.api` runs operations: validate → namespace check → ``Memory`` → reply;
 - :mod:`.auth` holds bearer tokens, principals and the namespace policy;
 - :mod:`.limits` the write rate limit and idempotency replay;
-- :mod:`.http` the HTTP server, :mod:`.routes` its routing table; :mod:`.transport` deadlines, the connection cap and the Host
-  check; :mod:`.mcp` the MCP protocol and stdio loop; :mod:`.outputs` output schemas; :mod:`.compat` the
+- :mod:`.http` the HTTP server, :mod:`.routes` its routing table, :mod:`.bodies` reading request bodies;
+  :mod:`.transport` deadlines, the connection cap, single headers and the Host check; :mod:`.mcp` the MCP protocol and stdio loop; :mod:`.outputs` output schemas; :mod:`.compat` the
   original Remnic's request and response shapes;
 - :mod:`.daemon` runs ``remnic serve`` in the background; :mod:`.lifecycle` stops it gracefully (and when its
   memory directory goes, which :mod:`.presence` checks).

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from remnic.errors import NotFoundError, ValidationError
 from remnic.service import lcm as _lcm
+from remnic.service.feedback import vote_of
 
 from .reply import Reply
 
@@ -125,6 +126,7 @@ class AgentApi:
     # --- feedback ---
 
     def op_memory_feedback(self, principal: str, values: dict[str, Any]) -> Reply:
+        vote_of(values.get("vote"), values.get("signal"))  # arguments before the lookup: both named in one answer
         record = self._memory(principal, values["memoryId"], values.get("namespace"))
         self.policy.resolve(principal, record.namespace, write=True)  # voting changes the memory's file
 

@@ -8,6 +8,8 @@ the HTTP status, ``to_dict()`` the ``{error, code, details?}`` body.
 from __future__ import annotations
 
 import json
+import re
+import sys
 from typing import Any
 
 from remnic.errors import MemoryDirGoneError as MemoryDirGoneError  # re-exported: the server raises them
@@ -91,10 +93,19 @@ def parse_json(data: bytes | str) -> Any:
     except RecursionError:
         raise InvalidJson(f"not acceptable JSON: nested deeper than {MAX_JSON_DEPTH} levels") from None
     except ValueError as exc:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
-        raise InvalidJson(f"not acceptable JSON: {str(exc)[:200]}") from None
+        # Python's own message suggests sys.set_int_max_str_digits(), which no client can call.
+        why = _long_integer(text) if "integer string conversion" in str(exc) else str(exc)[:200]
+        raise InvalidJson(f"not acceptable JSON: {why}") from None
     if _depth_exceeds(value, MAX_JSON_DEPTH):
         raise InvalidJson(f"not acceptable JSON: nested deeper than {MAX_JSON_DEPTH} levels")
     return value
+
+
+def _long_integer(text: str) -> str:
+    """Which integer is over Python's digit limit, in the client's terms (its key when it has one)."""
+    limit = sys.get_int_max_str_digits()
+    keyed = re.search(rf'"((?:[^"\\]|\\.){{1,200}})"\s*:\s*-?\d{{{limit + 1}}}', text)
+    return f"an integer has more than {limit:,} digits" + (f" (field {keyed.group(1)!r})" if keyed else "")
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:

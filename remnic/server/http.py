@@ -2,7 +2,8 @@
 
 Built on the standard library's ``HTTPServer`` with a bounded worker pool: a
 thread per open connection, at most ``server.maxConnections`` of them (see
-:mod:`.transport` for the deadlines, the cap and the Host check). That is plenty
+:mod:`.transport` for the deadlines, the cap and the Host check; :mod:`.bodies` for
+request bodies and their limit). That is plenty
 for a loopback server whose work is git commits and index lookups behind the
 service's own locks, and it adds no dependency and no event loop to reason about
 next to the service's blocking calls. See docs/server.md for the trade-offs.
@@ -35,6 +36,7 @@ from remnic.render.xray import dumps_json
 from . import presence
 from .api import Api, Reply, error_reply, internal_error
 from .auth import Authenticator
+from .bodies import BodyReading, ClientGone
 from .errors import (
     BodyTooLarge,
     ForbiddenOrigin,
@@ -43,24 +45,18 @@ from .errors import (
     LengthRequired,
     MethodNotAllowed,
     MisdirectedHost,
-    RequestTimeout,
     Unauthorized,
-    parse_json,
 )
 from .lifecycle import GracefulStop
-from .mcp import ID_SCAN_BYTES, INVALID_REQUEST, PARSE_ERROR, SUPPORTED_VERSIONS, McpServer, McpSession, leading_id
+from .mcp import INVALID_REQUEST, PARSE_ERROR, SUPPORTED_VERSIONS, McpServer, McpSession, leading_id
 from .routes import http_names, query_args, route
-from .transport import ConnectionSlots, DeadlineReader, HostCheck, Refusals, SocketWriter, WorkerPool
+from .transport import ConnectionSlots, DeadlineReader, HostCheck, Refusals, SocketWriter, WorkerPool, repeated_header
 
 LIVEZ_PATH = "/remnic/v1/livez"
 """Answered without a token (it says only that the server runs, as a 401 would)."""
 log = logging.getLogger("remnic.server")
 
 TOKEN_QUERY_KEYS = {"token", "access_token", "accesstoken", "api_key", "apikey", "bearer", "auth", "authorization"}
-
-
-class ClientGone(Exception):
-    """The client closed the connection (or stopped reading) mid-request: nobody to answer."""
 
 
 class RemnicHTTPServer(GracefulStop, HTTPServer):
@@ -154,12 +150,13 @@ class RemnicHTTPServer(GracefulStop, HTTPServer):
         log.log(logging.DEBUG if gone else logging.ERROR, "connection from %s failed", client_address, exc_info=True)
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(BodyReading, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: agents make many small calls
     # Headers and body go out in two writes; with Nagle on, the body waits for the client's
     # delayed ACK of the headers (~40 ms on every keep-alive response).
     disable_nagle_algorithm = True
     server: RemnicHTTPServer
+    raw_requestline: bytes  # set by the base class's handle_one_request
 
     def version_string(self) -> str:
         return "remnic"  # no Python version in the Server header
@@ -230,7 +227,7 @@ class Handler(BaseHTTPRequestHandler):
         started = time.perf_counter()
         self._body_pending = self._content_length_header() not in (None, 0)
         self._principal: str | None = None
-        self._linger = False
+        self._linger = 0  # bytes a lingering close after the response may swallow (0: no lingering close)
         self._refused_head = b""
         try:
             reply = self._dispatch()
@@ -257,7 +254,7 @@ class Handler(BaseHTTPRequestHandler):
             reply = internal_error(request_id)
         sent = self._send(reply, request_id)
         if self._linger and sent:
-            self._linger_close()
+            self._linger_close(self._linger)
         log.info(
             "%s %s %s %d %.1fms principal=%s%s",
             request_id,
@@ -269,18 +266,14 @@ class Handler(BaseHTTPRequestHandler):
             "" if sent else " (client went away before reading the response)",
         )
 
-    def _content_length_header(self) -> int | None:
-        raw = self.headers.get("Content-Length")
-        if raw is None:
-            return None
-        try:
-            value = int(raw)
-        except ValueError:
-            return -1
-        return value
-
     def _dispatch(self) -> Reply:
         parts = urlsplit(self.path)
+        repeated = repeated_header(self.headers)
+        if repeated is not None:
+            # Where the body ends (or which server is meant) is ambiguous: the request-smuggling
+            # shape (RFC 9112 §6.3, §3.2). Refused, and nothing after it on this connection is read.
+            self.close_connection = True
+            raise ValidationError.single(*repeated)
         self._check_host()
         if parts.path == LIVEZ_PATH and self.command in ("GET", "HEAD"):
             return Reply(200, {"status": "ok"})  # alive, nothing more: `daemon status` asks it without a token
@@ -341,83 +334,6 @@ class Handler(BaseHTTPRequestHandler):
             raise ForbiddenOrigin(
                 f"requests from origin {origin[:100]!r} are refused; this server serves local clients only"
             )
-
-    def _read_body(self) -> bytes:
-        if self.headers.get("Transfer-Encoding"):
-            self.close_connection = True
-            raise LengthRequired("chunked request bodies are not supported; send Content-Length")
-        length = self._content_length_header()
-        if length is None or length == 0:
-            return b""
-        if length < 0:
-            self.close_connection = True
-            raise ValidationError.single("Content-Length", "must be a non-negative integer")
-        limit = self.server.settings.server.max_body_bytes
-        if length > limit:
-            self._discard(length)
-            raise BodyTooLarge(f"request body is {length} bytes; the limit is {limit} (server.maxBodyBytes)")
-        try:
-            data = self.rfile.read(length)
-        except TimeoutError:
-            self.close_connection = True
-            if self.reader.expired == "request":
-                deadline = self.server.settings.server.request_timeout_s
-                raise RequestTimeout(
-                    f"request body not complete within {deadline:g}s (server.requestTimeoutS); connection closed"
-                ) from None
-            raise ClientGone() from None
-        except ConnectionError:
-            raise ClientGone() from None
-        if len(data) < length:
-            raise ClientGone()  # the client closed its side mid-body
-        self._body_pending = False
-        return data
-
-    def _discard(self, length: int) -> None:
-        """Read and drop a refused body, so the client (still sending) gets our 413 instead of a reset.
-
-        Bodies far over the limit are not worth reading: close the connection instead.
-        """
-        # The front is kept: an oversized MCP request's error echoes the id found there (leading_id).
-        try:
-            self._refused_head = self.rfile.read(min(length, ID_SCAN_BYTES))
-        except OSError:
-            self._refused_head = b""
-        length -= len(self._refused_head)
-        if length > 8 * self.server.settings.server.max_body_bytes:
-            self.close_connection = True
-            self._linger = True
-            return
-        while length > 0:
-            chunk = self.rfile.read(min(length, 65536))
-            if not chunk:
-                break
-            length -= len(chunk)
-        self._body_pending = False
-
-    def _linger_close(self) -> None:
-        """Lingering close: swallow what the client is still sending for a moment, so it reads our
-        error response instead of failing with a broken pipe (or a reset) when we close mid-upload."""
-        self.close_connection = True
-        try:
-            self.reader.limit(1.0)
-            budget = 64 * 1024 * 1024
-            while budget > 0:
-                chunk = self.rfile.read1(65536)
-                if not chunk:
-                    break
-                budget -= len(chunk)
-        except OSError:
-            pass
-
-    def _json_body(self) -> Any:
-        data = self._read_body()
-        if not data.strip():
-            return {}
-        try:
-            return parse_json(data)
-        except InvalidJson as exc:
-            raise InvalidJson(f"request body is {exc.message}") from None
 
     # --- MCP over streamable HTTP (stateless: each POST stands alone; no SSE stream) ---
 
@@ -482,6 +398,14 @@ class Handler(BaseHTTPRequestHandler):
             return False
         return True
 
+    def parse_request(self) -> bool:
+        """The base class's, except that HTTP/0.9 (a request line without a version) is refused: it
+        would be served a bare body, after waiting for headers a 0.9 client never sends."""
+        if len(self.raw_requestline.split()) == 2:
+            self.send_error(505, "HTTP/0.9 is not supported (the request line has no HTTP version); send HTTP/1.1")
+            return False
+        return super().parse_request()
+
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Malformed requests the base class rejects before routing: JSON and a request id too."""
         codes = {
@@ -495,6 +419,9 @@ class Handler(BaseHTTPRequestHandler):
         request_id = str(uuid.uuid4())
         body = dumps_json({"error": message or "bad request", "code": codes.get(code, "bad_request")}).encode()
         self.close_connection = True
+        # The base class leaves HTTP/0.9 when the request line was unusable, and for HTTP/0.9
+        # send_response writes neither status line nor headers: the client would get a bare body.
+        self.request_version = "HTTP/1.1"
         self._responded = True
         try:
             self.connection.settimeout(self.server.settings.server.request_timeout_s)

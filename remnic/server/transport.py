@@ -9,6 +9,7 @@
   accepting thread (:func:`refuse`) and never gets a thread of its own.
 - :class:`HostCheck` accepts only Host headers that name this server (DNS-rebinding
   defence: a page on ``evil.example`` rebound to 127.0.0.1 still sends ``Host: evil.example``).
+- :func:`repeated_header` finds the headers that make a request ambiguous when repeated.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterable
+from email.message import Message
 from typing import Any
 
 from remnic.render.xray import dumps_json
@@ -35,6 +37,16 @@ LINGER_S = 1.0
 """How long a refused connection stays half-open, so the client reads the 503 instead of a reset."""
 MAX_LINGERING = 256
 """Refused connections kept half-open at once; beyond this the oldest is closed at once."""
+REFUSED_BODY_WAIT_S = 0.5
+"""How long a body over ``server.maxBodyBytes`` is waited for before its 413 (only its front is
+read, for an MCP request's id): a client may announce a body and never send it."""
+LINGER_BYTES = 64 * 1024 * 1024
+"""At most this much of what a client is still sending is swallowed by a lingering close (which
+also lasts at most a second)."""
+SINGLE_HEADERS = ("Content-Length", "Host")
+"""Headers a request carries at most once (RFC 9112 §6.3 and §3.2): repeated, where the body ends or
+which server is meant is ambiguous (the request-smuggling shape). Refused even when the copies agree:
+no client sends one twice, so refusing is simpler than judging which repeats are harmless."""
 
 
 class DeadlineReader(io.RawIOBase):
@@ -65,6 +77,11 @@ class DeadlineReader(io.RawIOBase):
     def limit(self, seconds: float) -> None:
         """Allow reads for at most ``seconds`` more (a lingering close)."""
         self.deadline = time.monotonic() + seconds
+        self.in_request = True
+
+    def cap(self, seconds: float) -> None:
+        """Allow reads for at most ``seconds`` more, never past the request's own deadline."""
+        self.deadline = min(self.deadline, time.monotonic() + seconds)
         self.in_request = True
 
     def readinto(self, buffer: Any) -> int:
@@ -227,6 +244,16 @@ class Refusals:
             sock = self._lingering.popleft()[1]
             _drain_nowait(sock)
             _close(sock)
+
+
+def repeated_header(headers: Message) -> tuple[str, str] | None:
+    """(header, why) for the first of ``SINGLE_HEADERS`` the request repeats, or None."""
+    for name in SINGLE_HEADERS:
+        values = headers.get_all(name) or []
+        if len(values) > 1:
+            shown = ", ".join(repr(str(v)[:40]) for v in values[:4])
+            return name, f"given {len(values)} times ({shown}); a request carries it once"
+    return None
 
 
 def _close(sock: socket.socket) -> None:

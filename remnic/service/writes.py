@@ -178,6 +178,11 @@ def store(
     if problems:
         raise ValidationError(summary(problems), problems=problems)
     if dry_run:
+        # The real write's answer, refusals included: its checks below, outside the lock (a duplicate
+        # is returned before them, so a dry run of one passes them by too).
+        names_ids = bool(meta.get("supersedes")) or bool(extra and "id" in extra)
+        if names_ids and not (dedupe and mem.find_duplicate(ns, content_hash(content.strip())) is not None):
+            _check_named_ids(mem, None, meta, extra, ns)
         rel = mem.files.allocate_path(category, content, ns)
         return WriteResult("store", (MemoryRecord(rel, meta, body_for(content), ns),), None, changed=False)
 
@@ -187,9 +192,7 @@ def store(
             if existing is not None:
                 return PlanOutcome(WriteResult("store", (existing,), None, changed=False))
         check_writable(mem)
-        if extra and "id" in extra:
-            _check_id_free(mem, tx, meta["id"])
-        old = superseded_target(mem, meta["supersedes"], ns) if meta.get("supersedes") else None
+        old = _check_named_ids(mem, tx, meta, extra, ns)
         rel = mem.files.allocate_path(category, content, ns, taken=tx.exists)
         record = MemoryRecord(rel, meta, body_for(content), ns)
         tx.put(rel, serialize(meta, record.body), record)
@@ -202,9 +205,19 @@ def store(
     return result_of("store", outcome, commit)
 
 
-def _check_id_free(mem: Memory, tx: Transaction, memory_id: str) -> None:
+def _check_named_ids(
+    mem: Memory, tx: Transaction | None, meta: Mapping[str, Any], extra: Mapping[str, Any] | None, ns: str
+) -> MemoryRecord | None:
+    """The ids a new memory names, checked (``tx`` None: a dry run): a caller-chosen id must be free, and
+    the memory it supersedes must exist in ``ns`` and be supersedable; returns that memory."""
+    if extra and "id" in extra:
+        _check_id_free(mem, tx, meta["id"])
+    return superseded_target(mem, meta["supersedes"], ns) if meta.get("supersedes") else None
+
+
+def _check_id_free(mem: Memory, tx: Transaction | None, memory_id: str) -> None:
     """A caller-chosen id must be no other memory's, on disk or staged by a write batched before this one."""
-    staged = next((r for r in tx.staged_records() if r.id == memory_id), None)
+    staged = next((r for r in tx.staged_records() if r.id == memory_id), None) if tx is not None else None
     try:
         taken = staged or mem.get(memory_id)
     except NotFoundError:
