@@ -114,10 +114,11 @@ def build_rows(
                 _mean_of_members(matrix[start + k : start + k + sum(sizes)], sizes) if sizes else matrix[start + k]
             )
         created = T.observed_ts(rec)  # when it was said, for a memory observed in a conversation
+        said = T.observed_time(rec)  # the same, in the writer's UTC offset: the day it names is theirs
         spans = T.event_dates(rec)
         months = [key for sp in spans for key in D.month_keys(sp.start, sp.end)]
-        created_day = D.base_date(created)
-        if created_day is not None:
+        # the writer's day, and the UTC one the date filter compares (Snapshot.created_day)
+        for created_day in dict.fromkeys(d for d in (D.base_date(said), D.base_date(created)) if d is not None):
             months += D.month_keys(created_day, created_day)
         tags = rec.tags
         entity = rec.frontmatter.get("entityRef")
@@ -161,7 +162,7 @@ def build_rows(
             "tags": " ".join([*tags, str(entity)] if entity else tags),
             "near": ctx.near if ctx else "",
             "far": ctx.far if ctx else "",
-            "when": T.date_words(created),
+            "when": T.date_words(said),
             "dated": D.dated_field(spans),
             "months": list(dict.fromkeys(months)),
             "passages": passage_texts(rec.content, plan),

@@ -12,7 +12,8 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from remnic.memfile.model import MemoryRecord, parse_time, slugify
@@ -338,15 +339,19 @@ def updated_ts(record: MemoryRecord) -> float | None:
     return parse_time(record.updated) or parse_time(record.created)
 
 
-def date_words(ts: float | None) -> str:
+def date_words(when: float | datetime | None) -> str:
     """``8 May 2023 Monday d20230508 m202305 y2023``: lets "in May", "2023" or a query's date terms
-    (:mod:`.dates`) match what happened then."""
-    if ts is None:
+    (:mod:`.dates`) match what happened then. A ``datetime`` gives its own day (the writer's: see
+    :func:`observed_time`), epoch seconds the UTC day."""
+    if when is None:
         return ""
-    try:
-        dt = datetime.fromtimestamp(ts, tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        return ""
+    if isinstance(when, datetime):
+        dt = when
+    else:
+        try:
+            dt = datetime.fromtimestamp(when, tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            return ""
     day = dt.date()
     return f"{dt.day} {dt.strftime('%B')} {dt.year} {dt.strftime('%A')} " + " ".join(D.span_tokens(day, day))
 
@@ -356,9 +361,42 @@ def observed_ts(record: MemoryRecord) -> float | None:
     return parse_time(record.frontmatter.get("observedAt")) or created_ts(record)
 
 
+def utc_offset(value: Any) -> timedelta | None:
+    """The UTC offset a written time carries (``2024-01-01T00:30:00+02:00``, ``…Z``, RFC 2822's
+    ``+0200``); None when it names none (remnic then reads it as UTC)."""
+    if isinstance(value, datetime):
+        return value.utcoffset()
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = " ".join(value.strip().split())
+    try:
+        return datetime.fromisoformat(text).utcoffset()
+    except ValueError:
+        pass
+    try:
+        return parsedate_to_datetime(text).utcoffset()
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def observed_time(record: MemoryRecord) -> datetime | None:
+    """:func:`observed_ts` in the writer's own UTC offset, the one its stamp carries: ``created:
+    2024-01-01T00:30:00+02:00`` was written on 1 January, though it is 31 December in UTC, so its
+    "yesterday" is 31 December. A stamp with no offset is read as UTC (its day is the UTC day)."""
+    for value in (record.frontmatter.get("observedAt"), record.created, record.updated):
+        ts = parse_time(value)
+        if ts:  # as observed_ts: the first stamp that reads
+            try:
+                return datetime.fromtimestamp(ts, tz=timezone(utc_offset(value) or timedelta(0)))
+            except (OverflowError, OSError, ValueError):
+                return None
+    return None
+
+
 def event_dates(record: MemoryRecord) -> list[D.DateSpan]:
-    """Dates the memory's text names, relative ones resolved against when it was written."""
-    return D.find_dates(record.content, D.base_date(observed_ts(record)))
+    """Dates the memory's text names, relative ones resolved against the day it was written (the
+    writer's day: :func:`observed_time`)."""
+    return D.find_dates(record.content, D.base_date(observed_time(record)))
 
 
 @dataclass
