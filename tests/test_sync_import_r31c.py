@@ -53,7 +53,7 @@ def test_an_undone_edit_indexed_by_the_import_is_repaired_by_the_first_sync(memo
     committed = full.read_text()
     full.write_text(committed.replace("animal000", "wombat000"))  # a hand edit before the catch-up
     memory.refresh_index()
-    assert "wombat000" in _row(memory, path)[1]  # the catch-up read the file as it was on disk
+    assert "wombat000" not in _row(memory, path)[1]  # the catch-up reads what HEAD holds, not the edit on disk
     git(memory.root, "checkout", "--", path)  # the edit undone: git is clean again
     assert not (memory.root / ".remnic" / STATE_FILE).exists()  # the import recorded no sync base
     report = memory.sync()

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from remnic.config import MARKER_FILE, load_settings
-from remnic.errors import NotFoundError, UsageError, ValidationError
+from remnic.errors import RemnicError, UsageError, ValidationError
 from remnic.memfile.model import CATEGORIES, STATUSES, MemoryRecord, serialize
 from remnic.service.health import system_checks
 from remnic.service.memory import Memory
@@ -458,7 +458,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         return "\n".join(lines)
 
     emit(args, status, text)
-    return 0
+    return 1 if status["index"].get("state") == "model-error" else 0  # the configured model fails: a failure
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -480,9 +480,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         )
     checks = [config]
     try:
-        checks += Memory.open(settings=settings).doctor()
-    except NotFoundError as exc:  # no repository to check: what can be checked still is, and says so
+        memory = Memory.open(settings=settings)
+    except RemnicError as exc:  # none to check, or one that cannot open (`.remnic` a file): say so, check the rest
         checks += [*system_checks(), {"name": "memory-dir", "status": "fail", "detail": exc.message}]
+    else:
+        checks += memory.doctor()
 
     def text() -> str:
         marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}

@@ -328,7 +328,7 @@ def _hit_text(result: Any, explain: bool) -> str:
             + (f" of {result.budget_chars}" if result.budget_chars else "")
             + f"; {result.timings_ms.get('total', 0):.0f} ms"
         )
-    lines += index_lines(result.index)
+    lines += [*index_lines(result.index), *result.notes]  # e.g. the query cut to recall.maxQueryChars
     if explain:
         # The same renderer as `remnic xray`, HTTP and MCP: one X-ray layout everywhere.
         lines += ["", render_xray(result.xray, "text")]

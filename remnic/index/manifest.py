@@ -26,11 +26,12 @@ from typing import Any
 
 from remnic.fsio import write_atomic
 
-SCHEMA_VERSION = 9  # 3: dates named in the text (catalog, tantivy dated/months); 4: passages of long memories;
+SCHEMA_VERSION = 10  # 3: dates named in the text (catalog, tantivy dated/months); 4: passages of long memories;
 # 5: memories waiting for their vectors (catalog table pending_vectors); 6: passages as BM25 documents;
 # 7: the vocabulary's word vectors (catalog table vocab); 8: observed sessions as episodes, said order,
 # observed facts' context vectors the mean of their window's sentence vectors; 9: a note's file name in its
-# BM25 title (text.name_title)
+# BM25 title (text.name_title); 10: dates read by the wider rules (ranges, seasons with a year, "Aug. 2023",
+# the writer's own day) and the vectors' width recorded (``dim``)
 """Bump when the catalog/tantivy layout or the meaning of indexed fields changes."""
 
 CURRENT_FILE = "CURRENT"
@@ -58,6 +59,9 @@ class Manifest:
     updated_at: str = ""
     vectors_pending: int = 0
     """Memories indexed for BM25 whose vectors are still to be computed (a deferred first adoption)."""
+    dim: int = 0
+    """The vectors' width; 0 when unknown (an index built before it was recorded). A model of another
+    width under the same pinned ``embed.modelId`` is a model mismatch, never vectors misread."""
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, str]) -> Manifest:
@@ -66,7 +70,7 @@ class Manifest:
             if f.name not in meta:
                 continue
             raw = meta[f.name]
-            if f.name in ("schema_version", "generation", "count", "vectors_pending"):
+            if f.name in ("schema_version", "generation", "count", "vectors_pending", "dim"):
                 try:
                     setattr(out, f.name, int(raw))
                 except (TypeError, ValueError):
@@ -91,6 +95,7 @@ class Manifest:
             "builtAt": self.built_at,
             "updatedAt": self.updated_at,
             "vectorsPending": self.vectors_pending,
+            "dim": self.dim,
         }
 
 

@@ -19,11 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from .embed import EmbeddingError, _file_sha256
+from .embed import EmbeddingError, _file_sha256, _quiet_run
+from .embed_spec import run_failure, shown
 
 _INT_TYPES = {"tensor(int64)": np.int64, "tensor(int32)": np.int32}
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
+KEY = "recall.rerank"
 
 
 class RerankError(EmbeddingError):
@@ -64,7 +66,14 @@ class Reranker:
 
     @property
     def model_id(self) -> str:
-        return "rerank-" + _file_sha256(self.spec.model_file, "rerank model")[:12]
+        try:
+            return "rerank-" + _file_sha256(self.spec.model_file, f"{KEY}: rerank model")[:12]
+        except EmbeddingError as exc:  # the file vanished since it loaded
+            raise RerankError(exc.message) from None
+
+    def label(self) -> str:
+        """The setting and the model's absolute file, for messages."""
+        return f"{KEY} {shown(self.spec.model_file)}"
 
     def _load(self) -> None:
         if self._session is not None:
@@ -78,14 +87,17 @@ class Reranker:
             model, tok_path = self.spec.model_file, self.spec.tokenizer_file
             if not model.is_file():
                 raise RerankError(
-                    f"rerank model not found: {model} (recall.rerank names a directory with {MODEL_FILE})"
+                    f"{KEY}: rerank model not found: {shown(model)} ({KEY} names a directory with {MODEL_FILE}, "
+                    "or the .onnx file)"
                 )
             if not tok_path.is_file():
-                raise RerankError(f"rerank tokenizer not found: {tok_path} (put {TOKENIZER_FILE} beside the model)")
+                raise RerankError(
+                    f"{KEY}: rerank tokenizer not found: {shown(tok_path)} (put {TOKENIZER_FILE} beside the model)"
+                )
             try:
                 tok = Tokenizer.from_file(str(tok_path))
             except Exception as exc:  # tokenizers raises plain Exception subclasses
-                raise RerankError(f"could not load tokenizer {tok_path}: {exc}") from exc
+                raise RerankError(f"{KEY}: could not load the tokenizer {shown(tok_path)}: {exc}") from exc
             tok.enable_truncation(max_length=self.spec.max_length, strategy="only_second")
             tok.no_padding()
             opts = ort.SessionOptions()
@@ -95,11 +107,11 @@ class Reranker:
             try:
                 session = ort.InferenceSession(str(model), sess_options=opts, providers=["CPUExecutionProvider"])
             except Exception as exc:
-                raise RerankError(f"could not load ONNX model {model}: {exc}") from exc
+                raise RerankError(f"{self.label()}: could not load the ONNX model: {exc}") from exc
             inputs = {i.name: i for i in session.get_inputs()}
             missing = [n for n in ("input_ids", "attention_mask") if n not in inputs]
             if missing:
-                raise RerankError(f"rerank model {model} lacks inputs {missing}; it has {sorted(inputs)}")
+                raise RerankError(f"{self.label()}: the rerank model lacks inputs {missing}; it has {sorted(inputs)}")
             self._inputs = {
                 n: _INT_TYPES.get(inputs[n].type, np.int64)
                 for n in ("input_ids", "attention_mask", "token_type_ids")
@@ -109,6 +121,16 @@ class Reranker:
             self._session = session
 
     def _run(self, query: str, texts: Sequence[str]) -> np.ndarray:
+        """sigmoid(logit) per text; any failure of the tokenizer or the model is a RerankError."""
+        try:
+            return self._logits(query, texts)
+        except RerankError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - onnxruntime's and tokenizers' own types: the model failed
+            tok = f"{TOKENIZER_FILE} beside it, {shown(self.spec.tokenizer_file)}"
+            raise RerankError(run_failure(f"{self.label()}: the rerank model", exc, tok)) from None
+
+    def _logits(self, query: str, texts: Sequence[str]) -> np.ndarray:
         encs = self._tokenizer.encode_batch([(query, t) for t in texts])
         width = max(len(e.ids) for e in encs)
         cols = {n: np.zeros((len(encs), width), dtype=d) for n, d in self._inputs.items()}
@@ -118,7 +140,7 @@ class Reranker:
             cols["attention_mask"][row, :k] = e.attention_mask
             if "token_type_ids" in cols:
                 cols["token_type_ids"][row, :k] = e.type_ids
-        out = np.asarray(self._session.run(None, cols)[0], dtype=np.float64)
+        out = np.asarray(self._session.run(None, cols, _quiet_run())[0], dtype=np.float64)
         if out.ndim == 2 and out.shape[1] == 2:
             logits = out[:, 1] - out[:, 0]  # two-class head: log-odds of "relevant"
         elif out.ndim == 2 and out.shape[1] == 1:
@@ -126,7 +148,12 @@ class Reranker:
         elif out.ndim == 1:
             logits = out
         else:
-            raise RerankError(f"rerank model output has shape {out.shape}; expected (batch,), (batch, 1) or (batch, 2)")
+            raise RerankError(
+                f"{self.label()}: the rerank model's output has shape {out.shape}; "
+                "expected (batch,), (batch, 1) or (batch, 2)"
+            )
+        if len(logits) != len(texts):
+            raise RerankError(f"{self.label()}: the rerank model gave {len(logits)} scores for {len(texts)} texts")
         return 1.0 / (1.0 + np.exp(-logits))
 
     def score(self, query: str, texts: Sequence[str], *, budget_ms: float | None = None) -> RerankScores:

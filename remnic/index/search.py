@@ -12,7 +12,8 @@
   when needed, a catch-up from ``git diff`` or a full rebuild under the lock.
 - ``find_by_hash``, ``path_of`` — catalog look-ups that never load the model
   and never rebuild.
-- ``health()`` — ok | behind | missing | stale | model-mismatch | schema-mismatch | corrupt.
+- ``health()`` — ok | behind | missing | stale | model-mismatch | schema-mismatch | corrupt, or
+  model-error: the configured embedding model cannot be read or loaded (the index is left alone).
 
 Several processes may share one repository: writers serialise on the repo's
 write lock (tantivy's own writer is held only inside it, briefly); readers
@@ -27,9 +28,9 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from remnic.config import Settings
 from remnic.fsio import pid_alive
@@ -39,6 +40,8 @@ from . import text as T
 from .bm25 import analyzer_version
 from .build import IndexWrites
 from .catalog import Catalog, CatalogError
+from .embed_spec import MODEL_ID_KEY, EmbeddingError
+from .lookups import IndexLookups
 from .manifest import (
     CATALOG_FILE,
     SCHEMA_VERSION,
@@ -77,7 +80,7 @@ DATES_VERSION = "4"
 """Bump when :mod:`.dates` resolves or tokenises dates differently, or a memory is dated differently (the index is rebuilt)."""
 
 
-class SearchIndex(IndexWrites, PendingVectors):
+class SearchIndex(IndexWrites, PendingVectors, IndexLookups):
     """The rebuildable index under ``<memory>/.remnic/index`` (writes and rebuilds: :mod:`.build`)."""
 
     def __init__(self, settings: Settings, *, cache: EmbeddingCache | None = None) -> None:
@@ -122,8 +125,9 @@ class SearchIndex(IndexWrites, PendingVectors):
             e = self.settings.embed
             self._embedder = get_embedder(
                 EmbedderSpec(
-                    model_path=Path(e.model_path).expanduser() if e.model_path else None,
-                    tokenizer_path=Path(e.tokenizer_path).expanduser() if e.tokenizer_path else None,
+                    # absolute: a message names the file read, and a server changing directory reads the same
+                    model_path=Path(e.model_path).expanduser().absolute() if e.model_path else None,
+                    tokenizer_path=Path(e.tokenizer_path).expanduser().absolute() if e.tokenizer_path else None,
                     model_id=e.model_id or None,
                     max_length=e.max_length,
                     batch_size=e.batch_size,
@@ -210,8 +214,12 @@ class SearchIndex(IndexWrites, PendingVectors):
             raise NeedsRebuild("corrupt", f"tantivy index unreadable: {exc}") from None
         self._catalog, self._bm25, self._build = catalog, bm25, name
 
-    def _check(self) -> Manifest:
-        """Open the live build if it changed and validate its manifest; raises NeedsRebuild."""
+    def _check(self, *, model: bool = True) -> Manifest:
+        """Open the live build if it changed and validate its manifest; raises NeedsRebuild.
+
+        ``model`` False (catalog look-ups) checks the build alone, not that the configured model and settings
+        are the index's. A configured model that cannot be read raises its EmbeddingError: the model is at
+        fault, not the index, and no rebuild cures that."""
         name = read_current(self.root)
         if name is None:
             self._close_build()
@@ -242,15 +250,31 @@ class SearchIndex(IndexWrites, PendingVectors):
             )
         if self._bm25 is not None and self._bm25.passages is None:
             raise NeedsRebuild("corrupt", "the BM25 passage index is missing")
+        if not model:
+            return m
         if m.model_id != self.model_id:
             raise NeedsRebuild(
                 "model-mismatch", f"index built with {m.model_id!r}, configured model is {self.model_id!r}"
+            )
+        width = self._configured_dim()
+        if m.dim > 0 and width is not None and width != m.dim:
+            raise NeedsRebuild(
+                "model-mismatch",
+                f"index vectors are {m.dim} wide, the configured model's {width}, under the same "
+                f"{MODEL_ID_KEY} {m.model_id!r}: another model needs its own {MODEL_ID_KEY} (or leave it unset)",
             )
         if m.fingerprint != self.fingerprint:
             raise NeedsRebuild(
                 "stale", "index settings changed (index.language, recall.neighborWindow, contextMaxChars or maxChunks)"
             )
         return m
+
+    def _configured_dim(self) -> int | None:
+        """The configured model's width, to compare with the index's. Loads the model only when
+        ``embed.modelId`` is pinned: otherwise the id follows the model file, so another width is
+        another id already, and look-ups and ``status`` stay free of the model."""
+        emb = self.embedder
+        return emb.dim if emb.spec.model_id is not None else emb.known_dim
 
     def _sync(self) -> Snapshot:
         """Bring the in-memory snapshot (and the tantivy reader) up to the catalog's generation."""
@@ -262,125 +286,43 @@ class SearchIndex(IndexWrites, PendingVectors):
             cat.conn.execute("BEGIN")
             try:
                 gen, _ = cat.generation()
+                # Each row generator is closed here, before any failure can close the connection
+                # under it (a rebuild after a bad blob), or its cleanup later finds the database closed.
                 if self._snap is None:
                     snap = Snapshot(self.embedder.dim)
-                    snap.apply(cat.snapshot_rows(None), [], gen)
+                    with closing(cat.snapshot_rows(None)) as rows:
+                        snap.apply(rows, [], gen)
                     self._snap = snap
                     self._bm25.reload()
                 elif gen != self._snap.gen:
-                    self._snap.apply(cat.snapshot_rows(self._snap.gen), cat.tombstones_since(self._snap.gen), gen)
+                    with closing(cat.snapshot_rows(self._snap.gen)) as rows:
+                        self._snap.apply(rows, cat.tombstones_since(self._snap.gen), gen)
                     self._bm25.reload()
                 if self._vocab is not None and gen != self._vocab.gen:
-                    self._vocab.add(cat.vocab_rows(self._vocab.dim, self._vocab.gen))
+                    with closing(cat.vocab_rows(self._vocab.dim, self._vocab.gen)) as words:
+                        self._vocab.add(words)
                     self._vocab.gen = gen
             finally:
                 cat.conn.execute("COMMIT")
-        except CatalogError:
-            raise
+        except (CatalogError, EmbeddingError):
+            raise  # a vector of the wrong width (repaired by a rebuild); the model (no rebuild cures it)
         except Exception as exc:  # noqa: BLE001 - sqlite or blob-shape trouble: a damaged catalog
             self._snap = None
             raise NeedsRebuild("corrupt", f"catalog unreadable: {exc}") from None
         return self._snap
 
-    # ------------------------------------------------------------------ contract: look-ups
-
-    def _catalog_for_lookup(self) -> Catalog | None:
-        try:
-            self._check()
-        except NeedsRebuild as exc:
-            if exc.state in ("missing", "corrupt"):
-                return None
-        return self._catalog
-
-    def find_by_hash(self, namespace: str, content_hash: str) -> str | None:
-        """The id of an active indexed memory with this content hash, or None; never rebuilds."""
-        with self._lock:
-            cat = self._catalog_for_lookup()
-            if cat is None:
-                return None
-            try:
-                return cat.id_by_hash(namespace, content_hash)
-            except Exception:  # noqa: BLE001 - a duplicate check must never break a write
-                return None
-
-    def lookup_hash(
-        self, namespace: str, content_hash: str, status: str = "active"
-    ) -> tuple[str | None, str | None, str | None] | None:
-        """(commit the index reflects, id, path) of an indexed memory with this content hash and ``status``
-        (id and path None when there is none); None when there is no index.
-
-        Reads through a private read-only connection per thread, so a write's duplicate check
-        never waits for the index worker that is applying the previous write.
-        """
-        import sqlite3
-
-        name = read_current(self.root)
-        if name is None:
-            return None
-        conn = self._reader(name)
-        if conn is None:
-            return None
-        try:
-            with conn:
-                commit = conn.execute("SELECT value FROM meta WHERE key = 'commit'").fetchone()
-                pending = conn.execute("SELECT value FROM meta WHERE key = 'pending'").fetchone()
-                row = conn.execute(
-                    "SELECT id, path FROM docs WHERE namespace = ? AND content_hash = ? AND status = ? LIMIT 1",
-                    (namespace, content_hash, status),
-                ).fetchone()
-        except sqlite3.Error:
-            self._readers.conn = None
-            return None  # damaged or mid-rebuild: the caller looks in the files instead
-        if pending and pending[0] and not (self._writing and pending[0].startswith(f"{os.getpid()}:")):
-            return None  # a torn index write (or another process's, half done): not to be trusted
-        recorded = commit[0] if commit and commit[0] else None
-        return (recorded, row[0], row[1]) if row else (recorded, None, None)
-
-    def _reader(self, build: str) -> Any:
-        """This thread's read-only connection to ``build``'s catalog (reopened when the build changes)."""
-        import sqlite3
-
-        held = getattr(self._readers, "conn", None)
-        if held is not None and held[0] == build:
-            return held[1]
-        if held is not None:
-            held[1].close()
-        try:
-            conn = sqlite3.connect(f"file:{self.root / build / CATALOG_FILE}?mode=ro", uri=True, timeout=2)
-        except sqlite3.Error:
-            return None
-        self._readers.conn = (build, conn)
-        return conn
-
-    def indexed_paths(self) -> set[str] | None:
-        """Every memory path the live index holds (None without a readable index); never rebuilds."""
-        with self._lock:
-            cat = self._catalog_for_lookup()
-            try:
-                return set(cat.all_paths()) if cat is not None else None
-            except Exception:  # noqa: BLE001 - a damaged catalog: health reports it
-                return None
-
-    def path_of(self, memory_id: str) -> str | None:
-        with self._lock:
-            cat = self._catalog_for_lookup()
-            if cat is None:
-                return None
-            try:
-                return cat.path_of(memory_id)
-            except Exception:  # noqa: BLE001 - a hint only
-                return None
+    # ------------------------------------------------------------------ health
 
     def manifest(self) -> Manifest | None:
         """The live manifest (None when there is no usable index)."""
         with self._lock:
             try:
                 return self._check()
-            except NeedsRebuild:
+            except (NeedsRebuild, EmbeddingError):
                 return self._manifest
 
     def health(self, ledger: Ledger | None = None, *, deep: bool = False) -> IndexHealth:
-        """ok | behind | missing | stale | model-mismatch | schema-mismatch | corrupt.
+        """ok | behind | missing | stale | model-mismatch | schema-mismatch | corrupt | model-error.
 
         ``behind``: the index reflects an ancestor of HEAD (writes that left the index to the next
         recall, commits made with plain git); it is healthy, and the next recall catches it up
@@ -397,7 +339,12 @@ class SearchIndex(IndexWrites, PendingVectors):
                 if deep:
                     self._check_deep()
             except NeedsRebuild as exc:
+                broken = self._unloadable() if exc.state == "model-mismatch" else None
+                if broken is not None:  # the rebuild it calls for would fail: say why instead
+                    return IndexHealth("model-error", broken, self._manifest, head)
                 return IndexHealth(exc.state, exc.detail, self._manifest, head)
+            except EmbeddingError as exc:
+                return IndexHealth("model-error", exc.message, self._manifest, head)
             if m.commit is None:
                 return IndexHealth("stale", "index does not know which commit it reflects (partial)", m, head)
             if head is not None and m.commit != head:
@@ -414,6 +361,14 @@ class SearchIndex(IndexWrites, PendingVectors):
                     )
                 return IndexHealth("stale", f"index reflects {m.commit[:8]}, HEAD is {head[:8]}", m, head)
             return IndexHealth("ok", f"{m.count} memories", m, head)
+
+    def _unloadable(self) -> str | None:
+        """Why the configured embedding model cannot be loaded (None when it loads)."""
+        try:
+            self.embedder.load()
+        except EmbeddingError as exc:
+            return exc.message
+        return None
 
     def _check_deep(self) -> None:
         assert self._catalog is not None and self._bm25 is not None
@@ -472,7 +427,8 @@ class SearchIndex(IndexWrites, PendingVectors):
 
             assert self._catalog is not None and self._snap is not None
             vocab = Vocab(self.embedder.dim)
-            vocab.add(self._catalog.vocab_rows(vocab.dim))
+            with closing(self._catalog.vocab_rows(vocab.dim)) as words:
+                vocab.add(words)
             vocab.gen = self._snap.gen
             self._vocab = vocab
         return self._vocab

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .manifest import Manifest
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .reads import Reads
 
 
 @dataclass
@@ -73,11 +77,34 @@ class WorktreeReport:
     changed: int = 0
     """Of those (and of files indexed from the work tree before), how many differ from the index."""
     indexed: int = 0
+    """Of those, how many this recall indexed as they are on disk (``edited`` and ``restored``)."""
     deferred: bool = False
     """True when there were too many to index before this recall: they wait for ``remnic sync run``."""
     paths: list[str] = field(default_factory=list)
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
+    edited: list[str] = field(default_factory=list)
+    """Uncommitted edits (new or changed files) this recall indexed as they are on disk."""
+    deleted: list[str] = field(default_factory=list)
+    """Files gone from disk this recall dropped from the index."""
+    malformed: list[str] = field(default_factory=list)
+    """Edited files that cannot be read as a memory: dropped from the index, not searched."""
+    restored: list[str] = field(default_factory=list)
+    """Files indexed from the work tree before that no longer differ from HEAD (put back by
+    ``git checkout``, say): indexed again as committed."""
+    others: int = 0
+    """Uncommitted edits this recall did not read again (an earlier recall indexed them)."""
+
+    def record(self, read: Reads, dirty: Sequence[str]) -> None:
+        """Sort what re-reading the changed paths found (``read``) by what it means for the note."""
+        uncommitted, malformed = set(dirty), set(read.malformed)
+        gone = [p for p in read.removed if p not in malformed]
+        self.edited = [r.path for r in read.upserts if r.path in uncommitted]
+        self.restored = [r.path for r in read.upserts if r.path not in uncommitted]
+        self.deleted, self.malformed = gone, list(read.malformed)
+        self.indexed = len(read.upserts)
+        self.problems = list(read.problems)
+        self.others = len(uncommitted - set(self.edited) - set(read.removed))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,22 +118,51 @@ class WorktreeReport:
         }
 
     def note(self) -> str | None:
-        """One line for a person (the query footer, the X-ray); None when no memory file is edited."""
+        """One line for a person (the query footer, the X-ray); None when no memory file is edited.
+
+        Each part says what this recall did to which files, then how many edits are uncommitted in
+        all (other edits may have been indexed by an earlier recall). Malformed files are named only
+        when nothing else is: the recall adds every malformed uncommitted file to a note with other
+        parts (``remnic.service.recall``), which finds those earlier recalls left out too."""
         if self.deferred:
             shown = ", ".join(self.paths[:3]) + (", …" if self.changed > 3 else "")
             return (
                 f"{self.changed} memory file(s) changed since the index and were not searched "
                 f"({shown}); run `remnic sync run`"
             )
-        if self.indexed:
-            shown = ", ".join(self.paths[:3]) + (", …" if self.indexed > 3 else "")
+        done = []
+        if self.edited:
+            done.append(
+                f"indexed {len(self.edited)} file(s) changed on disk since the last commit first ({_shown(self.edited)})"
+            )
+        if self.deleted:
+            done.append(f"dropped {len(self.deleted)} deleted file(s) from the index first ({_shown(self.deleted)})")
+        if self.restored:
+            done.append(
+                f"indexed {len(self.restored)} file(s) as committed again: their uncommitted edits were undone "
+                f"({_shown(self.restored)})"
+            )
+        if done and self.dirty:
+            done.append(
+                f"{self.dirty} uncommitted edit(s) in all: `remnic sync run` commits them"
+                if self.others
+                else "not committed: `remnic sync run` commits them"
+            )
+        if done:
+            return "; ".join(done)
+        if self.malformed:
+            searched = max(0, self.dirty - len(self.malformed))
             return (
-                f"indexed {self.indexed} file(s) changed on disk since the last commit first ({shown}); "
-                "not committed: `remnic sync run` commits them"
+                f"searched {searched} of {self.dirty} uncommitted edit(s) as they are on disk; could not search "
+                f"{len(self.malformed)} malformed file(s) ({_shown(self.malformed)}): fix them, then `remnic sync run`"
             )
         if self.dirty:
             return f"searched {self.dirty} uncommitted edit(s) as they are on disk (`remnic sync run` commits them)"
         return None
+
+
+def _shown(paths: Sequence[str]) -> str:
+    return ", ".join(paths[:3]) + (", …" if len(paths) > 3 else "")
 
 
 @dataclass

@@ -25,8 +25,9 @@ from .budget import fit_budget
 from .clock import LIVE, RecallClock
 from .filters import facts_of, make_filters
 from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, rejected_summary, token_overlap
-from .pipeline import RecallOptions, allowed_statuses, check_query, resolve_limits
+from .pipeline import RecallOptions, allowed_statuses, resolve_limits
 from .pool import ACTIVE, TRUST_STATUSES
+from .query import check_query, cut_query
 from .types import Candidate, RecallHit, RecallResult, StageCount, TierReport
 
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -102,7 +103,8 @@ def scan_recall(
     query = check_query(query)
     top_k, budget = resolve_limits(options, s)
     q_terms, tokens = analyzer()
-    terms = q_terms(query[: max(1, s.max_query_chars)], s.query_stopwords)
+    text, cut = cut_query(query, s.max_query_chars)
+    terms = q_terms(text, s.query_stopwords)
     now = clock.now_s()
     allowed = allowed_statuses(options)
     filters = make_filters(options.tags, options.tag_match, options.as_of)
@@ -115,7 +117,7 @@ def scan_recall(
             "namespace-scope",
             len(scoped) if options.namespace else len(records),  # other namespaces' counts stay private
             len(scoped),
-            f"namespace={options.namespace}" if options.namespace else "all namespaces",
+            (f"namespace={options.namespace}" if options.namespace else "all namespaces") + (f"; {cut}" if cut else ""),
         )
     ]
     if options.category:
@@ -246,7 +248,7 @@ def scan_recall(
     report = TierReport(
         "recent-scan",
         f"index unavailable ({reason}): scanned {len(scoped)} memory files, ranked by token overlap and recency",
-        len(scoped),
+        len(head),  # candidatesConsidered: the re-rank pool judged, as in an indexed recall (not every file)
         round(latency, 3),
         [h.path for h in hits[:3]],
     )
@@ -266,6 +268,7 @@ def scan_recall(
         tier=report,
         clock_ms=round(now * 1000),
         result_limit=top_k,
+        notes=[cut] if cut else [],
     )
 
 

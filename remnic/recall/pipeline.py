@@ -32,7 +32,9 @@ from .mmr import mmr_order
 from .passages import PassageMatch, describe_matches, rank_passages
 from .pool import ACTIVE, ASSOCIATIONS, TRUST_STATUSES, Pool
 from .project import ProjectContext, belongs
+from .query import check_query, cut_query
 from .rerank import rerank as rerank_stage
+from .rerank import tier_note as rerank_note
 from .types import Candidate, RecallHit, RecallResult, StageCount, TierReport
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -59,14 +61,6 @@ class RecallOptions:
     """Only memories valid at this time (epoch seconds): begun by then, not invalidated or superseded."""
     settings: RecallSettings | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def check_query(query: Any) -> str:
-    if not isinstance(query, str):
-        raise UsageError(f"query must be a string, got {type(query).__name__}")
-    if not query.strip():
-        raise UsageError("query must not be empty")
-    return query
 
 
 def resolve_limits(options: RecallOptions, s: RecallSettings) -> tuple[int, int]:
@@ -99,7 +93,7 @@ def run_recall(
     t_start = time.perf_counter()
     s = options.settings or settings
     query = check_query(query)
-    text = query[: max(1, s.max_query_chars)]
+    text, cut = cut_query(query, s.max_query_chars)
     top_k, budget = resolve_limits(options, s)
     timings: dict[str, float] = {}
     language = index.language
@@ -141,6 +135,7 @@ def run_recall(
         scope_notes = [
             (f"namespace={options.namespace}" if options.namespace else "all namespaces")
             + f": {in_scope} {'memory' if in_scope == 1 else 'memories'} in scope"
+            + (f"; {cut}" if cut else "")
         ]
         if categories:
             narrowed = scope & snap.mask(categories=categories)
@@ -180,6 +175,7 @@ def run_recall(
         depth = max(s.candidates, top_k)
         pool = Pool(snap, catalog, vec, scope, allowed, s, terms, now, scope_names)
         pool.language = language
+        pool.expanded_by(bm25, boosts, extra, expanded)  # the similarity floor asks for a typed word's match
         if filters is not None:
             pool.filters, pool.facts = filters, facts_table(catalog, snap.gen)
         cands = gather(
@@ -324,7 +320,7 @@ def run_recall(
         if s.rerank:
             t = time.perf_counter()
             best_first = sorted(pool.alive(), key=lambda c: c.rank_key)
-            reranked = rerank_stage(pool, best_first, text, s)
+            reranked = rerank_stage(pool, best_first, text, s, pinned=clock.pinned)
             timings["rerank"] = (time.perf_counter() - t) * 1000
 
         # --- the re-rank pool, then the tiers on it ---
@@ -442,6 +438,7 @@ def run_recall(
         rerank=reranked,
         clock_ms=round(now * 1000),
         result_limit=top_k,
+        notes=[cut] if cut else [],
     )
 
 
@@ -592,7 +589,7 @@ def _tier_report(
         if expansion is not None and expansion.admitted:
             reason += f"; {expansion.admitted} episode sibling(s) lifted"
         if reranked is not None:
-            reason += f"; reranked by {reranked.reason}"
+            reason += f"; {rerank_note(reranked)}"
     else:
         reason = hits[0].tier_note
     return TierReport(lead, reason, considered, round(latency_ms, 3), anchors)

@@ -254,9 +254,14 @@ def _direct_answer(pool: Pool, ranked: Sequence[Candidate], out: TierOutcome) ->
     rival = max(rivals, key=lambda c: c.terms.final) if rivals else None
     margin = best.terms.final - rival.terms.final if rival is not None else float("inf")
     if margin < s.direct_answer_margin:
-        out.direct_reason = (
-            f"ambiguous: {best.id} leads {rival.id if rival else '-'} by {margin:.3f} < margin {s.direct_answer_margin}"
+        assert rival is not None  # without one the margin is infinite
+        # The best eligible memory may score below an ineligible rival: then it trails it, not leads it.
+        gap = (
+            f"leads {rival.id} by {margin:.3f} < margin {s.direct_answer_margin}"
+            if margin >= 0
+            else f"trails {rival.id} by {-margin:.3f} (a lead of margin {s.direct_answer_margin} is needed)"
         )
+        out.direct_reason = f"ambiguous: {best.id} {gap}"
         return
     best.terms.tier_prior = s.direct_answer_prior
     best.served_by = "direct-answer"

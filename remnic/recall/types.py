@@ -338,6 +338,10 @@ class RecallResult:
     """The RecallXraySnapshot when capture was asked for (and did not fail)."""
     spaces: list[str] | None = None
     """The memory spaces this recall searched, the active one first (None: just this repository)."""
+    notes: list[str] = field(default_factory=list)
+    """What the recall did to the query itself, for a person (``remnic query``'s footer; ``notes`` in
+    JSON, left out when empty): the query cut to ``recall.maxQueryChars``. The X-ray's
+    ``namespace-scope`` reason says the same."""
 
     def __iter__(self) -> Iterator[RecallHit]:
         return iter(self.hits)
@@ -360,6 +364,8 @@ class RecallResult:
         }
         if self.spaces is not None:
             out["spaces"] = self.spaces
+        if self.notes:
+            out["notes"] = self.notes
         if self.rerank is not None:
             out["rerank"] = self.rerank.to_dict()
         if self.tier is not None:

@@ -23,13 +23,14 @@ import json
 import logging
 import os
 import secrets
+import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from remnic.config import STATE_DIR
-from remnic.errors import LedgerError
+from remnic.errors import LedgerError, RemnicError
 from remnic.fsio import crash_point, write_atomic
 
 if TYPE_CHECKING:
@@ -110,12 +111,26 @@ class Journal:
         return cls(location, data.get("base"), files, data.get("commit"))
 
 
+class StateDirError(RemnicError):
+    """remnic's state directory (``.remnic``), or its journal folder, is something else than a folder."""
+
+    code = "state_dir_unusable"
+
+
 def pending(state_dir: Path) -> Iterator[Path]:
+    """The journal files a dead writer left (read when a repository is opened: the first use of
+    ``.remnic``, so a file in its place is said here, as one line naming it and the cure)."""
     directory = state_dir / JOURNAL_DIR
     try:
         names = sorted(os.listdir(directory))
     except FileNotFoundError:
         return
+    except NotADirectoryError:
+        bad = state_dir if not state_dir.is_dir() else directory
+        raise StateDirError(
+            f"{bad} is not a folder: remnic keeps its index, locks and write journal in {state_dir}/; "
+            f"move it aside (mv {shlex.quote(str(bad))} {shlex.quote(str(bad) + '.bak')}) and run the command again"
+        ) from None
     for name in names:
         if name.endswith(".json"):
             yield directory / name

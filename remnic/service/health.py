@@ -168,6 +168,8 @@ def unwritable(root: Path) -> str | None:
 
 REBUILT_BY_RECALL = ("missing", "corrupt", "stale", "schema-mismatch", "model-mismatch")
 """Index states the next recall repairs with a whole rebuild (``remnic reindex`` does it at once)."""
+MODEL_ERROR = "model-error"
+"""The configured embedding model cannot be read or loaded: no rebuild cures it, so none is promised."""
 
 
 def index_health_of(root: Path, index_health: dict[str, Any]) -> dict[str, Any]:
@@ -180,6 +182,9 @@ def index_health_of(root: Path, index_health: dict[str, Any]) -> dict[str, Any]:
         detail = index_health.get("detail") or ""
         step = f"the next recall {'builds' if state == 'missing' else 'rebuilds'} it, or run `remnic reindex` now"
         return {**index_health, "detail": f"{detail}: {step}" if detail else step}
+    if state == MODEL_ERROR:
+        step = "the index is left as it is and recall searches the files until the setting is fixed"
+        return {**index_health, "detail": f"{index_health.get('detail') or ''}; {step}"}
     if why is None:
         return index_health
     return {

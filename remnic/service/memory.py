@@ -506,6 +506,8 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
 
     def doctor(self) -> builtins.list[dict[str, Any]]:
         """Checks with status ok|warn|fail and a detail line each."""
+        from .model_checks import model_checks
+
         return [
             *_doctor.checks(
                 self.root,
@@ -516,6 +518,7 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
                 self._index_health(deep=True),
                 self.index.indexed_paths(),
             ),
+            *model_checks(self.index, self.settings.recall),
             _doctor.buffers_check(self.durable_dir, self.settings.observe.buffer_max_minutes),
             self.merge_check(),
         ]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import MemoryFormatError, RemnicError, ValidationError
+from remnic.index.embed_spec import EmbeddingError
 from remnic.memfile.model import parse_time
 from remnic.memfile.validate import check_recall_args
 from remnic.recall import RecallOptions, check_query, resolve_clock, run_recall
@@ -105,6 +106,8 @@ def recall(
     mem.settle_index()
     try:
         result = _indexed_recall(mem, query, options, clk, progress)
+    except EmbeddingError as exc:  # the model (or its tokenizer) failed, not the index: no rebuild cures it
+        result = _without_model(mem, query, options, clk, exc)
     except _RAISE_AS_IS:
         raise
     except Exception as exc:  # noqa: BLE001 - a damaged index is rebuilt once before the files are scanned
@@ -113,6 +116,8 @@ def recall(
         try:
             mem.index.rebuild(mem.files, mem.ledger, progress, reason=f"failed during recall: {reason}")
             result = _indexed_recall(mem, query, options, clk, progress)
+        except EmbeddingError as again:  # the rebuild needs the model, which fails
+            result = _without_model(mem, query, options, clk, again)
         except RemnicError:
             raise
         except Exception as again:
@@ -147,6 +152,18 @@ def recall(
     if xray or mem.settings.recall.xray_capture:
         result.xray = _capture_xray(mem, result, clk, namespace)
     return result
+
+
+def _without_model(mem: Memory, query: str, options: RecallOptions, clk: Any, exc: EmbeddingError) -> Any:
+    """The recall when the embedding model fails (a file missing or unloadable, a tokenizer that is not the
+    model's): the index is left as it is, and the files are scanned (``recall.fallbackScan``) or the error,
+    which names the setting and the file, is raised."""
+    if not mem.settings.recall.fallback_scan:
+        raise exc
+    reason = f"the embedding model failed, not the index (left as it is): {exc.message}"[:600]
+    log.warning("%s; recalling from the files", reason)
+    records = mem.files.scan().records
+    return scan_recall(records, query, options, mem.settings.recall, reason=reason, clock=clk)
 
 
 _RAISE_AS_IS = (RemnicError, UnicodeError, OverflowError, MemoryError, RecursionError)

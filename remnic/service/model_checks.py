@@ -1,0 +1,65 @@
+"""``remnic doctor``'s checks of the configured models: the embedding model (``embed.*``) and, when
+``recall.rerank`` names one, the cross-encoder. Each loads its model and runs it (see
+:mod:`remnic.index.model_probe`); a failure is a failed check naming the setting and the file, and the
+doctor goes on with its other checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from remnic.index.embed_spec import EmbeddingError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from remnic.config import RecallSettings
+    from remnic.index.search import SearchIndex
+
+
+def model_checks(index: SearchIndex, recall: RecallSettings) -> list[dict[str, Any]]:
+    """The embedding model's check, and the rerank model's when ``recall.rerank`` is set."""
+    checks = [embedding_check(index)]
+    if recall.rerank:
+        checks.append(rerank_check(recall))
+    return checks
+
+
+def _io(info: dict[str, Any]) -> str:
+    shape = ", ".join(str(d) for d in info["shape"])
+    return f"inputs {', '.join(info['inputs'])}; output {info['output']} ({shape})"
+
+
+def embedding_check(index: SearchIndex) -> dict[str, Any]:
+    from remnic.index.model_probe import describe_embedder
+
+    name = "embedding-model"
+    try:
+        emb = index.embedder
+        info = describe_embedder(emb)
+    except EmbeddingError as exc:
+        return {"name": name, "status": "fail", "detail": exc.message}
+    if not info["loaded"]:
+        detail = f"the packaged model ({emb.model_id}, {info['dim']} dims): {info['model']}"
+    else:
+        detail = (
+            f"{info['model']} ({emb.model_id}): {_io(info)}; {info['dim']} dims; "
+            f"tokenizer {info['tokenizer']} ({info['vocabulary']} ids)"
+        )
+    return {"name": name, "status": "ok", "detail": detail, "model": info}
+
+
+def rerank_check(recall: RecallSettings) -> dict[str, Any]:
+    from remnic.index.model_probe import describe_reranker
+    from remnic.index.rerank import RerankerSpec, get_reranker
+
+    name = "rerank-model"
+    try:
+        model = get_reranker(RerankerSpec(Path(recall.rerank).expanduser(), max_length=recall.rerank_max_length))
+        info = describe_reranker(model)
+    except EmbeddingError as exc:  # RerankError
+        return {"name": name, "status": "fail", "detail": exc.message}
+    except OSError as exc:  # a file that cannot be read
+        return {"name": name, "status": "fail", "detail": f"recall.rerank {recall.rerank}: {exc}"}
+    detail = (
+        f"{info['model']} ({info['modelId']}): {_io(info)}; tokenizer {info['tokenizer']} ({info['vocabulary']} ids)"
+    )
+    return {"name": name, "status": "ok", "detail": detail, "model": info}
