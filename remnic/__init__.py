@@ -9,9 +9,11 @@ The public Python API — everything else is internal::
 
 Every write returns a :class:`WriteResult` (``import_records``: an :class:`ImportResult`, naming
 each line skipped as an :class:`ImportSkip`); records are :class:`MemoryRecord`; ``observe`` returns
-an :class:`ObserveResult` (turns buffered, flushes run, and ``.observations``: the
-:class:`MemoryObservation` records its flushes made); ``recall`` returns a :class:`RecallResult` of
-:class:`RecallHit`. Every type a method returns, and every error it raises, is exported here.
+an :class:`ObserveResult` (turns buffered, each :class:`FlushResult`, and ``.observations``: the
+:class:`MemoryObservation` records its flushes made, holding an :class:`ExtractedFact`, its
+:class:`Importance` and :class:`JudgeVerdict`); ``recall`` returns a :class:`RecallResult` of
+:class:`RecallHit`. Every type a method returns, and every error it raises, is exported here (but
+``Memory.index``, the search index itself, which is internal).
 Errors derive from :class:`RemnicError`; a wrong argument is a :class:`ValidationError` naming it
 (``.problems``: :class:`FieldProblem`), and a closed ``Memory`` refuses every call. The package
 ships ``py.typed``: its types reach your checker.
@@ -43,10 +45,11 @@ if TYPE_CHECKING:
         UncommittedChangesError,
         UsageError,
         ValidationError,
+        WriteConflictError,
     )
     from remnic.index.state import FreshReport
     from remnic.memfile.model import MemoryRecord
-    from remnic.observe.records import MemoryObservation
+    from remnic.observe.records import ExtractedFact, Importance, JudgeVerdict, MemoryObservation
     from remnic.recall.types import RecallHit, RecallResult
     from remnic.render.snapshot import RecallXraySnapshot
     from remnic.repo.history import MemoryHistory, VersionText
@@ -54,6 +57,7 @@ if TYPE_CHECKING:
     from remnic.service import Memory, WriteResult
     from remnic.service.consolidate import ConsolidationResult
     from remnic.service.dedup import DedupResult, DuplicateGroup
+    from remnic.service.flushing import FlushResult
     from remnic.service.importing import ImportResult
     from remnic.service.observing import ObserveResult
     from remnic.service.portable import Export
@@ -77,6 +81,7 @@ _ERRORS = (
     "UncommittedChangesError",
     "UsageError",
     "ValidationError",
+    "WriteConflictError",
 )
 _WHERE = {
     **dict.fromkeys(_ERRORS, "remnic.errors"),
@@ -84,9 +89,13 @@ _WHERE = {
     "DedupResult": "remnic.service.dedup",
     "DuplicateGroup": "remnic.service.dedup",
     "Export": "remnic.service.portable",
+    "ExtractedFact": "remnic.observe.records",
+    "FlushResult": "remnic.service.flushing",
     "FreshReport": "remnic.index.state",
     "ImportResult": "remnic.service.importing",
     "ImportSkip": "remnic.service.portable:Skip",
+    "Importance": "remnic.observe.records",
+    "JudgeVerdict": "remnic.observe.records",
     "Memory": "remnic.service",
     "MemoryHistory": "remnic.repo.history",
     "MemoryObservation": "remnic.observe.records",
@@ -108,10 +117,14 @@ __all__ = [
     "DedupResult",
     "DuplicateGroup",
     "Export",
+    "ExtractedFact",
     "FieldProblem",
+    "FlushResult",
     "FreshReport",
     "ImportResult",
     "ImportSkip",
+    "Importance",
+    "JudgeVerdict",
     "LedgerError",
     "LockTimeoutError",
     "Memory",
@@ -138,6 +151,7 @@ __all__ = [
     "ValidationError",
     "Version",
     "VersionText",
+    "WriteConflictError",
     "WriteResult",
     "__version__",
 ]

@@ -161,6 +161,18 @@ class MemoryDirGoneError(RemnicError):
     http_status = 503
 
 
+class WriteConflictError(RemnicError):
+    """A file a write was about to replace changed on disk after the write read it (a person's save), again
+    on every retry: nothing was written, and trying again applies it to the new text (exit 1, HTTP 409)."""
+
+    code = "write_conflict"
+    http_status = 409
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path} changed on disk while being written; nothing was written; try again")
+        self.path = path
+
+
 class LockTimeoutError(RemnicError):
     code = "lock_timeout"
     http_status = 503

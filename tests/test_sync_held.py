@@ -19,11 +19,11 @@ from conftest import git
 from test_sync_run import found
 from test_sync_watch import Running, porcelain, wait_until, watch  # noqa: F401 - `watch` is a fixture
 
+from remnic import fsio
 from remnic.service.memory import Memory
-from remnic.sync import held
 from remnic.sync.held import CHANGED, HELD, HELD_REASON, REPLACED, held_open, replace_unless_held
 
-pytestmark = pytest.mark.skipif(not held._SUPPORTED, reason="file leases are Linux-only")
+pytestmark = pytest.mark.skipif(not fsio._SUPPORTED, reason="file leases are Linux-only")
 
 # Opens the file, writes the first part, says "ready", then waits for a line on stdin before the rest.
 WRITER = """
@@ -162,7 +162,7 @@ def test_replace_unless_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert target.read_bytes() == b"new\n" and not staging.exists()
     assert not list(tmp_path.glob("*.old"))
     # Without leases (another system, a filesystem refusing them): compare and rename, as before.
-    monkeypatch.setattr(held, "_SUPPORTED", False)
+    monkeypatch.setattr(fsio, "_SUPPORTED", False)
     staging.write_text("newer\n")
     with open(target, "ab"):
         assert not held_open(target)

@@ -14,13 +14,20 @@ is answered only after that commit is durable. Plans read what earlier plans of
 the batch staged (:meth:`Transaction.read_bytes`, :meth:`Transaction.committed_bytes`,
 :meth:`Transaction.staged_record`), so a group commit holds what running them one
 after another would.
+
+A file is replaced only if it still holds the bytes the transaction read (compared
+under a read lease just before its rename, :func:`remnic.fsio.replace_unless_held`):
+a person's save landing meanwhile makes the write undo what it renamed so far and
+commit nothing, and the group committer runs the batch's plans again on the new text.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import secrets
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -28,7 +35,16 @@ from pathlib import Path
 from typing import Any
 
 from remnic.config import STATE_DIR
-from remnic.fsio import crash_point, flush_to_disk, sweep_litter, write_atomic, write_atomic_many
+from remnic.errors import WriteConflictError
+from remnic.fsio import (
+    REPLACED,
+    crash_point,
+    flush_to_disk,
+    fsync_folders,
+    replace_unless_held,
+    stage_files,
+    sweep_litter,
+)
 from remnic.memfile.model import MemoryRecord, content_hash
 
 from .files import MemoryStore
@@ -36,6 +52,16 @@ from .journal import Journal, JournalFile, digest, recover
 from .ledger import Ledger
 
 BULK_FILES = 64  # past this many files one flush beats a fsync per file
+WRITE_CONFLICT_RETRIES = 8
+"""How many times a batch whose file changed on disk between its read and its rename runs again, on the new
+text. A save lands in a window of some milliseconds, so one retry nearly always wins; an agent appending in a
+loop every 50 ms still hits a third of the attempts, and eight retries make its refusal about one in 10^4
+writes; past them the writer is told (WriteConflictError) rather than kept waiting under the lock."""
+CONFLICT_PAUSE_S = 0.005
+"""The pause before the second retry (the first runs at once: a save has just landed, the next is furthest
+away), doubled for each next one up to ``CONFLICT_PAUSE_MAX_S``: a program holding the file open for
+writing gets time to close it. About a quarter of a second in all, under the write lock."""
+CONFLICT_PAUSE_MAX_S = 0.05
 _UPDATE_INDEX_FAILED = "`git update-index` failed"  # in a lag warning: git refused, no lock was held (ledger.py)
 
 
@@ -85,6 +111,7 @@ class Transaction:
         self._by_hash: dict[tuple[str, str], list[str]] = {}  # (namespace, content hash) → staged paths
         self.index_upserts: dict[str, MemoryRecord] = {}
         self.index_removed: set[str] = set()
+        self._read: dict[str, bytes | None] = {}  # path → what the transaction first read from disk
 
     # --- reading through the staged changes ---
 
@@ -102,12 +129,16 @@ class Transaction:
         return next((r for r in reversed(self.staged_records()) if r.id == memory_id), None)
 
     def read_bytes(self, path: str) -> bytes | None:
+        """What ``path`` holds as staged so far, else on disk; the disk's answer is remembered as the bytes
+        a later change of ``path`` starts from (``Staged.before``), which the write finds unchanged or refuses."""
         if path in self.staged:
             return self.staged[path].data
         try:
-            return self.files.read_bytes(path)
+            data: bytes | None = self.files.read_bytes(path)
         except FileNotFoundError:
-            return None
+            data = None
+        self._read.setdefault(path, data)
+        return data
 
     def exists(self, path: str) -> bool:
         """Whether ``path`` is taken: staged, or any entry on disk (a dangling symlink too)."""
@@ -142,7 +173,7 @@ class Transaction:
         raw = data.encode("utf-8") if isinstance(data, str) else data
         if not on_disk:
             self.files.check_writable_path(path)
-        before = self.staged[path].before if path in self.staged else (None if on_disk else self._disk(path))
+        before = self.staged[path].before if path in self.staged else (None if on_disk else self._before(path))
         self.staged[path] = Staged(path, raw, before, commit_data, record, on_disk)
         if record is not None:
             self._by_hash.setdefault((record.namespace, content_hash(record.content)), []).append(path)
@@ -150,7 +181,7 @@ class Transaction:
     def remove(self, path: str, *, on_disk: bool = False) -> None:
         if not on_disk:
             self.files.check_writable_path(path)
-        before = self.staged[path].before if path in self.staged else (None if on_disk else self._disk(path))
+        before = self.staged[path].before if path in self.staged else (None if on_disk else self._before(path))
         self.staged[path] = Staged(path, None, before, on_disk=on_disk)
 
     def index(self, upserts: Sequence[MemoryRecord] = (), removed: Sequence[str] = ()) -> None:
@@ -159,7 +190,11 @@ class Transaction:
             self.index_upserts[record.path] = record
         self.index_removed.update(removed)
 
-    def _disk(self, path: str) -> bytes | None:
+    def _before(self, path: str) -> bytes | None:
+        """The bytes a change of ``path`` replaces: those a plan read through :meth:`read_bytes` (its new text
+        was made from them), else the disk's now."""
+        if path in self._read:
+            return self._read[path]
         try:
             return (self.root / path).read_bytes()
         except (FileNotFoundError, NotADirectoryError):
@@ -179,7 +214,9 @@ class Transaction:
     def commit(
         self, subject: str, trailers: Mapping[str, str | Sequence[str]], body: str | None = None
     ) -> CommitOutcome:
-        """Journal, write, commit. Before HEAD moves a failure restores every file; after, the write stands."""
+        """Journal, write, commit. Before HEAD moves a failure restores every file written; after, the write
+        stands. :class:`WriteConflictError` when a file no longer holds the bytes staged as its ``before``
+        (nothing is left written, nothing committed)."""
         changes = [s for s in self.staged.values() if s.on_disk or s.data != s.before or s.commit_data is not None]
         upserts = {**self.index_upserts, **{s.path: s.record for s in self.staged.values() if s.record}}
         removed = set(self.index_removed) | {s.path for s in self.staged.values() if s.data is None}
@@ -196,8 +233,9 @@ class Transaction:
             [JournalFile(s.path, s.before, digest(s.data), written=not s.on_disk) for s in changes],
         )
         crash_point("journal-written")
+        written: list[Staged] = []
         try:
-            self._write_files(changes)
+            self._write_files(changes, written)
             crash_point("files-written")
             outcome.sha = self.ledger.commit(
                 [s.path for s in changes],
@@ -209,8 +247,12 @@ class Transaction:
             )
         except BaseException:
             if journal.commit is None or not self._head_has(journal.commit):
-                self._restore(changes)
-                journal.close()
+                try:
+                    self._restore(written)
+                except OSError as exc:  # the journal stays: the next writer's recovery puts the files back
+                    logging.getLogger("remnic").warning("could not undo a failed write yet: %s", exc)
+                else:
+                    journal.close()
             raise
         crash_point("committed")
         journal.close()
@@ -226,38 +268,56 @@ class Transaction:
                 logging.getLogger("remnic").warning("after commit %s: %s", outcome.sha[:8], exc)
         return outcome
 
-    def _write_files(self, changes: Sequence[Staged]) -> None:
+    def _write_files(self, changes: Sequence[Staged], written: list[Staged]) -> None:
+        """Put each change on disk, each file only if it still holds its ``before`` (a person's save since
+        the read is never overwritten): :class:`WriteConflictError` at the first that does not; ``written``
+        collects what was put, for :meth:`_restore`."""
         tmp_dir = self.root / STATE_DIR / "tmp"
         changes = [s for s in changes if not s.on_disk]
         for s in changes:  # checked when staged; again here, just before the renames, for a link made since
             self.files.check_writable_path(s.path)
         bulk = len(changes) > BULK_FILES
-        durable: list[tuple[Path, bytes]] = []
-        for s in changes:
-            full = self.root / s.path
-            if s.data is None:
-                full.unlink(missing_ok=True)
-            elif bulk:
-                write_atomic(full, s.data, durable=False, tmp_dir=tmp_dir)
-            else:
-                durable.append((full, s.data))
-        if durable:
-            write_atomic_many(durable, tmp_dir=tmp_dir)
+        new = [s for s in changes if s.data is not None]
+        items = [(self.root / s.path, s.data) for s in new if s.data is not None]
+        staging = dict(zip((s.path for s in new), stage_files(items, tmp_dir=tmp_dir, durable=not bulk), strict=True))
+        try:
+            for s in changes:
+                if self._swap(s.path, s.before, staging.get(s.path), tmp_dir) != REPLACED:
+                    raise WriteConflictError(s.path)
+                written.append(s)
+        finally:
+            for tmp in staging.values():  # gone once renamed; left only where the write stopped
+                tmp.unlink(missing_ok=True)
         if bulk:
             flush_to_disk()
+        else:
+            fsync_folders([self.root / s.path for s in written])
 
-    def _restore(self, changes: Sequence[Staged]) -> None:
+    def _swap(self, path: str, expected: bytes | None, staging: Path | None, tmp_dir: Path) -> str:
+        aside = tmp_dir / f"{os.getpid()}-{secrets.token_hex(4)}.old"  # the old file's second name, briefly
+        return replace_unless_held(self.root / path, expected, staging, aside=aside)
+
+    def _restore(self, written: Sequence[Staged]) -> None:
+        """Put back the old bytes of each file this transaction wrote, where it still holds what was written:
+        a save that landed on it since is the person's, left as it is (as crash recovery does)."""
         tmp_dir = self.root / STATE_DIR / "tmp"
-        for s in changes:
-            if s.on_disk:
-                continue
-            full = self.root / s.path
-            if full.is_symlink() or self.files.folder_problem(s.path) is not None:
-                continue  # never written by us (only regular files in real folders are): the user's, left alone
-            if s.before is None:
-                full.unlink(missing_ok=True)
-            else:
-                write_atomic(full, s.before, tmp_dir=tmp_dir)
+        todo = [s for s in written if not s.on_disk]
+        old = [s for s in todo if s.before is not None]
+        items = [(self.root / s.path, s.before) for s in old if s.before is not None]
+        staging = dict(zip((s.path for s in old), stage_files(items, tmp_dir=tmp_dir), strict=True))
+        try:
+            for s in reversed(todo):
+                full = self.root / s.path
+                if full.is_symlink() or self.files.folder_problem(s.path) is not None:
+                    continue  # never written by us (only regular files in real folders are): the user's, left alone
+                if self._swap(s.path, s.data, staging.get(s.path), tmp_dir) != REPLACED:
+                    logging.getLogger("remnic").warning(
+                        "%s changed on disk after a failed write put it there; left as it is", s.path
+                    )
+        finally:
+            for tmp in staging.values():
+                tmp.unlink(missing_ok=True)
+        fsync_folders([self.root / s.path for s in todo])
 
     def _head_has(self, sha: str) -> bool:
         head = self.ledger.head()
@@ -280,6 +340,11 @@ def _copied(value: Any) -> Any:
 
 
 # --- group commit ---
+
+
+def _conflict_pause(attempt: int) -> float:
+    """Seconds to wait before running a batch again after its ``attempt``-th (0-based) write conflict."""
+    return 0.0 if attempt == 0 else min(CONFLICT_PAUSE_S * 2 ** (attempt - 1), CONFLICT_PAUSE_MAX_S)
 
 
 @dataclass
@@ -382,16 +447,14 @@ class GroupCommitter:
         try:
             with self._exclusive, self.files.lock():
                 self.prepare()
-                tx = Transaction(self.files, self.ledger, self._on_commit)
-                ran = self._run_plans(tx, batch)
-                described = [w.value for w in ran if w.value is not None and w.value.subject]
-                if described:
-                    subject, trailers, body = self._describe(batch[0].plan.key, described)
-                    outcome = tx.commit(subject, trailers, body)
-                else:
-                    outcome = CommitOutcome(None)
-                for w in ran:
-                    w.commit = outcome
+                for attempt in range(WRITE_CONFLICT_RETRIES + 1):
+                    try:
+                        outcome = self._attempt(batch)
+                        break
+                    except WriteConflictError:  # nothing was written: run the plans again on the new text
+                        if attempt == WRITE_CONFLICT_RETRIES:
+                            raise
+                        time.sleep(_conflict_pause(attempt))
         except BaseException as exc:  # noqa: BLE001 - every writer of the batch hears it
             for w in batch:
                 if w.error is None:
@@ -401,6 +464,22 @@ class GroupCommitter:
         for w in batch:
             w.finished = True
             w.wake.set()
+
+    def _attempt(self, batch: list[_Waiter]) -> CommitOutcome:
+        """Run the batch's plans in a new transaction and commit what they staged."""
+        for w in batch:  # a run again answers afresh
+            w.value, w.error = None, None
+        tx = Transaction(self.files, self.ledger, self._on_commit)
+        ran = self._run_plans(tx, batch)
+        described = [w.value for w in ran if w.value is not None and w.value.subject]
+        if described:
+            subject, trailers, body = self._describe(batch[0].plan.key, described)
+            outcome = tx.commit(subject, trailers, body)
+        else:
+            outcome = CommitOutcome(None)
+        for w in ran:
+            w.commit = outcome
+        return outcome
 
     def _run_plans(self, tx: Transaction, batch: list[_Waiter]) -> list[_Waiter]:
         """Run each plan in ``tx``, in order; a plan that raises is undone (its staged files and index

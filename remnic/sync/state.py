@@ -20,9 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from remnic.config import STATE_DIR
-from remnic.fsio import NotRegularFile, flush_to_disk, read_regular, write_atomic
-
-from .held import HELD, REPLACED, replace_unless_held
+from remnic.fsio import HELD, REPLACED, NotRegularFile, flush_to_disk, read_regular, replace_unless_held, write_atomic
 
 STATE_FILE = "sync-state.json"
 STATE_VERSION = 1
