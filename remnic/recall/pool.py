@@ -22,8 +22,10 @@ from .types import Candidate
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
+    from remnic.index.bm25 import Bm25Index
     from remnic.index.catalog import Catalog
     from remnic.index.vectors import Snapshot, VectorScores
+    from remnic.index.vocab import Expansion
 
 ACTIVE = "active"
 TRUST_STATUSES = ("pending_review", "quarantined")
@@ -68,6 +70,9 @@ class Pool:
         """The caller's tag and time filters (:mod:`.filters`): the first gates."""
         self.facts: Mapping[str, Facts] = {}
         """path → what the filters read, for every memory of the index (:func:`.filters.facts_table`)."""
+        self.typed_query: tuple[Bm25Index, Mapping[str, float], list[tuple[str, str, float]]] | None = None
+        """With query expansion: the recall's BM25 query less the expansion's words (:meth:`expanded_by`)."""
+        self._typed: dict[int, bool] = {}
 
     # --- membership ---
 
@@ -167,6 +172,43 @@ class Pool:
     def overlap_with(self, r: int, terms: Sequence[str]) -> float:
         return token_overlap(terms, self.tokens(r))
 
+    # --- BM25 matches on the words the user typed ---
+
+    def expanded_by(
+        self,
+        bm25: Bm25Index,
+        boosts: Mapping[str, float],
+        extra: Sequence[tuple[str, str, float]],
+        expanded: Sequence[Expansion],
+    ) -> None:
+        """Keep the recall's BM25 query (its ``extra`` clauses) less the query expansion's (``expanded``,
+        searched in ``body``), for :meth:`typed_match`; nothing to keep when nothing was expanded."""
+        if not expanded:
+            return
+        words = {e.term for e in expanded}
+        self.typed_query = (bm25, boosts, [x for x in extra if not (x[0] == "body" and x[1] in words)])
+
+    def typed_match(self, c: Candidate) -> bool:
+        """BM25 matched ``c`` on a word the user typed (or on the query's date clauses, read from them),
+        not only on a word the query expansion added ('use' → need)."""
+        if c.bm25_rank is None:
+            return False
+        if self.typed_query is None:
+            return True
+        if c.row not in self._typed:
+            # Every candidate the similarity floor may ask about, in one search.
+            rows = [
+                x.row
+                for x in self.cands
+                if x.bm25_rank is not None and x.row not in self._typed and x.chunk_cosine < self.s.min_similarity
+            ]
+            rows = rows if c.row in rows else [*rows, c.row]
+            bm25, boosts, extra = self.typed_query
+            paths = [self.snap.paths[r] for r in rows]
+            found = {p for p, _ in bm25.search(self.terms, len(paths), boosts=boosts, extra=extra, paths=paths)}
+            self._typed.update((r, self.snap.paths[r] in found) for r in rows)
+        return self._typed[c.row]
+
     # --- the gates ---
 
     def status(self, c: Candidate) -> str:
@@ -242,8 +284,9 @@ class Pool:
             return drop(c, "confidence-floor")
         passed(c, "confidence-floor")
         # Min-max fusion makes the best of a bad lot look perfect; a raw cosine floor for candidates
-        # that matched no query term keeps nonsense queries from filling the page.
-        if s.min_similarity > 0 and c.bm25_rank is None and c.chunk_cosine < s.min_similarity:
+        # that matched no query term keeps nonsense queries from filling the page. A word the query
+        # expansion added is no query term: it is a guess at one.
+        if s.min_similarity > 0 and c.chunk_cosine < s.min_similarity and not self.typed_match(c):
             if c.entered_by in ASSOCIATIONS:
                 exempt(c, "similarity-floor")
             else:
