@@ -549,7 +549,7 @@ def _reasons(pool: Pool, s: RecallSettings, top_k: int, budget: int, head: int) 
         "confidence-floor": rejected_summary(cands, "confidence-floor", lambda c: "below-confidence-floor")
         or f"floor={s.confidence_floor:g}",
         "similarity-floor": rejected_summary(cands, "similarity-floor", lambda c: "below-similarity-floor")
-        or f"floor={s.min_similarity:g} (candidates without a BM25 match)",
+        or f"floor={s.min_similarity:g} (candidates with no BM25 match on a word typed)",
         "token-overlap": rejected_summary(cands, "token-overlap", lambda c: "below-token-overlap-floor")
         or f"floor={s.token_overlap_floor:g}",
         "mmr-diversify": f"pool={max(s.mmr_pool, top_k)}, lambda={s.mmr_lambda:g}",
