@@ -105,6 +105,13 @@ class IndexSettings:
     """The language BM25 stems (and drops stopwords of) in this repository's notes and queries: one of tantivy's stemmers (see docs/retrieval.md), or none (lowercase and accent folding only, for mixed languages). A change rebuilds the index."""
 
 
+DELETE_SETTLE_S = 1.0
+"""How long ``remnic sync watch`` holds a memory file's disappearance before syncing it (seconds): a save
+that renames the original away (to ``file~``) and then writes the new text, slowly (a large file, a network
+mount), stays one edit instead of a delete and an add. The same second sync gives a file modified within
+it before trusting it (docs/sync.md, step 2); a real ``rm`` is committed that much later."""
+
+
 @dataclass
 class SyncSettings:
     debounce_ms: int = 200

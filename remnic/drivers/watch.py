@@ -9,7 +9,10 @@ never make the index or the history wrong: the next sync sees what is there.
 Timing: a sync runs ``debounce_ms`` after the last relevant event, or at most
 ``max_delay_ms`` after the first one of a burst that never pauses; every
 ``rescan_interval_s`` without events, and at once after the wall clock jumps
-against the monotonic clock (the machine slept), a sync runs anyway.
+against the monotonic clock (the machine slept), a sync runs anyway. A memory file
+that disappeared holds the burst until it has been gone for ``DELETE_SETTLE_S``
+(or is back): an editor's save that renames the original to ``file~`` and writes
+the new text after it is one edit, never a delete commit followed by an add.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from remnic.config import STATE_DIR
+from remnic.config.settings import DELETE_SETTLE_S
 from remnic.errors import RemnicError
 from remnic.memfile.paths import may_be_memory
 from remnic.service import SyncReport, sync_event_line
@@ -100,7 +104,8 @@ class _Handler(FileSystemEventHandler):
             return
         paths = [event.src_path, getattr(event, "dest_path", "") or ""]
         kinds = set()
-        for raw in paths:
+        gone: list[str] = []
+        for n, raw in enumerate(paths):
             if not raw:
                 continue
             rel = self.watcher.rel(raw)
@@ -117,8 +122,16 @@ class _Handler(FileSystemEventHandler):
             kind = classify(rel)
             if kind:
                 kinds.add(kind)
+            if kind == "memory" and n == 0 and event.event_type in ("deleted", "moved") and not self._to_memory(event):
+                gone.append(rel)  # deleted, or renamed to a name no memory has (`file~`): maybe a save under way
         if kinds:
-            self.watcher.notify(kinds)
+            self.watcher.notify(kinds, gone)
+
+    def _to_memory(self, event: FileSystemEvent) -> bool:
+        """Whether a move lands on a memory path (a rename: both sides are synced as one, at once)."""
+        dest = getattr(event, "dest_path", "") or ""
+        rel = self.watcher.rel(dest) if dest else None
+        return rel is not None and classify(rel) == "memory"
 
 
 class Watcher:
@@ -155,6 +168,9 @@ class Watcher:
         self._kinds: set[str] = set()
         self._first: float | None = None
         self._last: float = 0.0
+        self._gone: dict[str, float] = {}
+        """Memory paths seen disappearing in the pending burst → when: held for ``delete_settle_s``."""
+        self.delete_settle_s = DELETE_SETTLE_S
         self._last_head: str | None = None
         self._failures = 0
         self._retry_at = 0.0
@@ -204,10 +220,12 @@ class Watcher:
             except queue.Empty:
                 return
 
-    def notify(self, kinds: set[str]) -> None:
+    def notify(self, kinds: set[str], gone: list[str] | None = None) -> None:
         now = time.monotonic()
         with self._guard:
             self._kinds |= kinds
+            for rel in gone or ():
+                self._gone[rel] = now  # the latest disappearance counts
             if self._first is None:
                 self._first = now
             self._last = now
@@ -340,6 +358,7 @@ class Watcher:
     def _take(self) -> set[str]:
         with self._guard:
             kinds, self._kinds, self._first = self._kinds, set(), None
+            self._gone = {}
         return kinds
 
     def _due(self, now: float) -> float | None:
@@ -347,7 +366,25 @@ class Watcher:
         with self._guard:
             if self._first is None:
                 return None
-            return min(self._last + self.debounce_s, self._first + self.max_delay_s) - now
+            due = min(self._last + self.debounce_s, self._first + self.max_delay_s) - now
+            latest = self._first + self.max_delay_s + self.delete_settle_s - now  # deletions never stop a burst
+            gone = list(self._gone.items())
+        return due if due > 0 or not gone else max(due, min(self._deletion_hold(gone, now), latest))
+
+    def _deletion_hold(self, gone: list[tuple[str, float]], now: float) -> float:
+        """Seconds a disappeared memory file still holds the burst: until it is back (a save that renamed
+        the original away and wrote the new text) or has been gone for ``delete_settle_s`` (a deletion)."""
+        hold, back = float("-inf"), []
+        for rel, since in gone:
+            if os.path.lexists(self.root / rel):
+                back.append((rel, since))
+            else:
+                hold = max(hold, since + self.delete_settle_s - now)
+        with self._guard:
+            for rel, since in back:
+                if self._gone.get(rel) == since:  # not deleted again meanwhile
+                    del self._gone[rel]
+        return hold
 
     def sync_once(self, reason: str) -> SyncReport | None:
         """One sync; reports its changes through ``emit``. Errors are reported and retried later."""
@@ -474,7 +511,7 @@ class Watcher:
                 reason = forced
                 if reason is None and due is not None and due <= 0:
                     reason = "changes"
-                elif reason is None and now >= next_rescan:
+                elif reason is None and now >= next_rescan and due is None:  # a pending burst syncs soon anyway
                     reason = "periodic rescan"
                 elif reason is None and self._held_retry_at is not None and now >= self._held_retry_at:
                     reason = "retry files held open"

@@ -13,7 +13,9 @@ commit remnic makes (under the write lock) moves the base along — only when:
   reinforcement, a supersession) commits the edit with the ``contentHash`` of the
   text before it. The next sync must still see that edit to stamp it.
 
-Paths the last sync left pending stay pending.
+Paths the last sync left pending stay pending, and so does the mark a sync sets before its own
+commit ("index step due", ``SyncState.index_behind``): the base moves here, at commit time, so a
+sync killed before its index step is done must leave the next one something to catch up.
 """
 
 from __future__ import annotations

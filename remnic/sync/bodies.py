@@ -3,6 +3,11 @@
 A body edit gets ``updated``/``contentHash`` stamped; a frontmatter-only edit does not. A fitting
 ``contentHash`` answers without git; the rest are compared with their committed versions, all read
 by one git process (a burst of hand edits asked git once a file before).
+
+Every comparison is with the commits the run started from: ``head`` is the sha sync read before
+``git status``, never the symbolic ``HEAD``. A plain ``git commit`` landing while sync runs would
+otherwise make the edit it holds look unchanged (the blob read is already the edited text), and the
+edit would never be stamped.
 """
 
 from __future__ import annotations
@@ -18,13 +23,19 @@ __all__ = ["BodyCheck"]
 
 
 class BodyCheck:
-    """``status``: git's status letters by path; ``bases``: the commits sync last reconciled;
+    """``head``: the commit HEAD was at when the run began (what ``status`` compares with);
+    ``status``: git's status letters by path; ``bases``: the commits sync last reconciled;
     ``is_new(path)``: whether the file is seen for the first time (it is then taken as it is)."""
 
     def __init__(
-        self, ledger: Ledger, status: Mapping[str, str], bases: Sequence[str], is_new: Callable[[str], bool]
+        self,
+        ledger: Ledger,
+        head: str | None,
+        status: Mapping[str, str],
+        bases: Sequence[str],
+        is_new: Callable[[str], bool],
     ) -> None:
-        self.ledger, self.status, self.bases, self.is_new = ledger, status, list(bases), is_new
+        self.ledger, self.head, self.status, self.bases, self.is_new = ledger, head, status, list(bases), is_new
         self.texts: dict[tuple[str, str], str | None] = {}
 
     def load(self, files: Iterable[tuple[str, MemoryRecord, str | None]]) -> None:
@@ -66,12 +77,13 @@ class BodyCheck:
         # aside fits it to their text): only HEAD tells whether the text changed.
         if path not in self.status and hash_matches(record.frontmatter.get("contentHash"), record.content):
             return None
+        at_head = [self.head] if self.head else []
         if partner is None:
-            refs = ["HEAD"] if path in self.status else self.bases
+            refs = at_head if path in self.status else self.bases
         else:
             # A rename in the working tree leaves its old path in HEAD; one committed with git
             # (`git mv` + an edit) has it only in the commit sync last reconciled.
-            refs = ["HEAD", *self.bases] if path in self.status else self.bases
+            refs = [*at_head, *self.bases] if path in self.status else self.bases
         if (partner is None and self.is_new(path)) or not refs:
             return None
         return partner or path, refs

@@ -15,8 +15,12 @@ One run, all under the repository write lock:
    id, ``updated``/``contentHash`` after a body edit, ``category`` after a folder
    move), never the body, nor a file first seen with an id (:mod:`remnic.memfile.normalize`);
 5. commit the edits it processed as one sync commit (only those paths), unless
-   told not to or git is mid-merge/rebase or on a detached HEAD;
-6. update the index incrementally and record the new state.
+   told not to or git is mid-merge/rebase or on a detached HEAD; the state says
+   "index step due" first, so a run killed before its index step is done (its own
+   commit already moved the sync base, see :mod:`.base`) has the next one catch up;
+6. update the index incrementally and record the new state: the commit the run
+   reconciled, which is HEAD as it found it (or its own commit on top of that),
+   never a commit another program made meanwhile: the next run diffs that one.
 
 Files that are not memories (outside the memory folders, README-like, attachments) are reported as
 skipped with their reason and never touched. A dry run does steps 1-4 and writes nothing.
@@ -43,7 +47,7 @@ from remnic.repo.transaction import Transaction
 
 from .bodies import BodyCheck
 from .held import HELD_REASON
-from .indexing import index_commit_of, indexed_paths, update_index
+from .indexing import caught_up_note, index_commit_of, index_health_of, indexed_paths, update_index
 from .lag import lagging_in_step
 from .reading import read_all
 from .renames import OldFile, committed_id, holder_of, old_info, pair_renames
@@ -124,6 +128,7 @@ class _Run:
         self.paths = MemoryPaths.from_store(self.settings.store)
         self.not_memories: dict[str, str] = {}  # candidate path → why it is not a memory
         self.bases: list[str] = []
+        self.head: str | None = None  # HEAD when the run began: every comparison is with this sha
         self.normalize_all = False
         self.dry_run = False
         self.warnings: list[str] = []
@@ -143,7 +148,7 @@ class _Run:
 
     def run(self, full: bool) -> SyncReport:
         ledger, state = self.ledger, self.state
-        head = ledger.head()
+        head = self.head = ledger.head()
         underway = ledger.in_progress()
         if underway is not None and underway != "a bisect is in progress":
             # Files mid-merge hold either side or conflict markers: nothing is read, indexed or
@@ -171,7 +176,11 @@ class _Run:
             return SyncReport("noop", state.commit, head)  # the common case: one `git status`, no index opened
 
         index = self.target.index()
-        index_ok, index_commit = index_commit_of(index)
+        health = index_health_of(index)
+        index_ok, index_commit = index_commit_of(health)
+        # The previous run committed but never finished its index step (killed, or it failed): say so
+        # once this run has caught the index up (not when a recall did meanwhile).
+        left_behind = state.index_behind and (index_commit != state.commit or (health or {}).get("state") != "ok")
         bases = [c for c in dict.fromkeys([state.commit, index_commit]) if c and ledger.commit_exists(c)]
         full = full or not bases or (index_ok and index_commit is None)
         report = SyncReport("full" if full else "incremental", state.commit, head, dry_run=self.dry_run)
@@ -238,9 +247,12 @@ class _Run:
         if commit_paths and not can_commit:
             report.not_committed = busy
         if commit_paths and can_commit:
+            if not state.index_behind:  # "index step due" until it is done (kept by follow_own_commit)
+                state.index_behind = True
+                state.save(self.root)
             report.commit = self.commit(commit_paths, changes, records)
             report.warnings = self.warnings
-        new_head = ledger.head()
+        new_head = self.reconciled(head, ledger.head(), report.commit)
         self.phase(report, "commit")
 
         removed = set(deleted) | set(dropped)
@@ -252,6 +264,8 @@ class _Run:
                 report.index, report.index_error = update_index(
                     self.target, index, (upserts, sorted(removed), new_head), self.progress, committed=report.commit
                 )
+            if left_behind and report.index == "updated":
+                report.index_note = caught_up_note(health, new_head)
         else:
             report.index = "unavailable"
         report.indexed, report.removed = len(upserts), len(removed)
@@ -268,6 +282,14 @@ class _Run:
         state.save(self.root)
         report.head, report.changes, report.pending = new_head, changes, sorted(pending)
         return report
+
+    def reconciled(self, head: str | None, now: str | None, own: str | None) -> str | None:
+        """The commit this run reconciled: HEAD as the run found it, or the run's own commit made on top
+        of it. A commit another program made meanwhile (a plain `git commit` landing mid-run) was never
+        diffed: the sync base stays before it, and the next run diffs it and stamps the edits it holds."""
+        if now == head or (own is not None and now == own and self.ledger.parents(own) == ([head] if head else [])):
+            return now
+        return head
 
     def phase(self, report: SyncReport, name: str) -> None:
         now = time.perf_counter()
@@ -389,7 +411,7 @@ class _Run:
         ]
         times = file_times(self.root, self.ledger, adopting, set(self.status)) if self.normalize else {}
         rendered: dict[str, tuple[list[str], str, dict[str, Any]]] = {}
-        bodies = BodyCheck(self.ledger, self.status, self.bases, self.is_new)
+        bodies = BodyCheck(self.ledger, self.head, self.status, self.bases, self.is_new)
         bodies.load((p, c.record, partner_of.get(p)) for p, _d, c in valid if p not in quiet and c.record)
         for path, _data, checked in valid:
             record = checked.record

@@ -12,11 +12,26 @@ if TYPE_CHECKING:  # pragma: no cover
     from .engine import SyncTarget
 
 
-def index_commit_of(index: Any) -> tuple[bool, str | None]:
-    """(index usable, the commit it records)."""
-    if index is None:
+def index_health_of(index: Any) -> dict[str, Any] | None:
+    """The index's cheap health probe (its manifest and interrupted-write mark), None without an index."""
+    return None if index is None else index.health().to_dict()
+
+
+def index_commit_of(health: dict[str, Any] | None) -> tuple[bool, str | None]:
+    """(index usable, the commit it records), from :func:`index_health_of`. A corrupt index (a write
+    interrupted by a crash) records none: its next write starts a fresh build, which only a full pass fills."""
+    if health is None:
         return False, None
-    return True, index.health().to_dict().get("commit")
+    return True, None if health.get("state") in ("corrupt", "missing") else health.get("commit")
+
+
+def caught_up_note(health: dict[str, Any] | None, head: str | None) -> str:
+    """What a run says when it caught up an index an earlier sync (or ``import``) left behind: it was
+    killed, or failed, between its commit and the end of its index step."""
+    was, detail = (health or {}).get("state"), str((health or {}).get("detail") or "").split(";")[0]
+    why = f" (the index was {was}: {detail})" if was in ("corrupt", "missing") and detail else ""
+    at = f" to {head[:8]}" if head else ""
+    return f"caught the index up{at}: an earlier sync (or import) committed but did not finish its index step{why}"
 
 
 def indexed_paths(index: Any) -> set[str]:

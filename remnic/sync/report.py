@@ -88,6 +88,9 @@ class SyncReport:
     (a merge or rebase is in progress: nothing read, indexed or committed)."""
     base: str | None
     head: str | None
+    """The commit the run reconciled (and the index records): HEAD after the run, unless another program
+    committed while it ran: then HEAD as the run found it (or the run's own commit), and the next run
+    diffs the rest."""
     changes: list[Change] = field(default_factory=list)
     problems: list[FieldProblem] = field(default_factory=list)
     new_problem_paths: list[str] = field(default_factory=list)
@@ -107,6 +110,9 @@ class SyncReport:
     """``updated``, ``unchanged``, ``unavailable``, or ``behind``: the commit is made but the index step
     after it failed (``index_error`` says why); the next sync catches the index up."""
     index_error: str | None = None
+    index_note: str | None = None
+    """Set when this run caught up an index an earlier sync left behind (it committed, then was killed or
+    failed before its index step was done): said as a note, so ``index at …`` is never the only word."""
     elapsed_ms: float = 0.0
     phases_ms: dict[str, float] = field(default_factory=dict)
     """How long each phase took: find (what changed), read (read, check, normalise), commit, index."""
@@ -137,6 +143,7 @@ class SyncReport:
             "removedFromIndex": self.removed,
             "index": self.index,
             "indexError": self.index_error,
+            "indexNote": self.index_note,
             "elapsedMs": round(self.elapsed_ms, 1),
             "phasesMs": {k: round(v, 1) for k, v in self.phases_ms.items()},
             "dryRun": self.dry_run,
@@ -162,6 +169,8 @@ class SyncReport:
                 events.append({"event": "skipped", **skipped})
         if self.not_committed and self.changes:
             events.append({"event": "note", "message": self.not_committed})
+        if self.index_note:
+            events.append({"event": "note", "message": self.index_note})
         if warnings:
             events += [{"event": "warning", "message": w} for w in self.warnings]
         if self.index_error:
