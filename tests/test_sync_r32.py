@@ -214,3 +214,12 @@ def test_a_deletion_is_held_for_the_settle_time_then_committed(
     assert time.monotonic() - t0 < DELETE_SETTLE_S + 3.0  # promptly: the settle time and one sync
     wait_until(lambda: running.idle(root), what="the watcher to be idle")
     assert [e["change"] for e in running.of("change")] == ["deleted"]
+
+
+def test_nothing_to_sync_after_a_one_shot_write_does_not_claim_the_index_is_at_head(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    assert run_cli("init", str(root)).code == 0
+    assert run_cli("store", "We deploy on Tuesdays", "--memory-dir", str(root)).code == 0
+    said = run_cli("sync", "run", "--memory-dir", str(root))
+    assert said.code == 0 and said.out.startswith("nothing to sync")
+    assert "index at" not in said.out and "files in step with commit" in said.out

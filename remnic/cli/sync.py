@@ -159,7 +159,9 @@ def _run_text(args: argparse.Namespace, report: Any) -> str:
             f"synced {len(report.changes)} change(s); nothing committed" + (" (--no-commit)" if args.no_commit else "")
         )
     else:
-        lines.append("nothing to sync" + (f"; index at {report.head[:8]}" if report.head else ""))
+        # The files are in step with this commit; the index may still be catching up with one-shot
+        # writes (the next recall does that), so the index is not named here.
+        lines.append("nothing to sync" + (f"; files in step with commit {report.head[:8]}" if report.head else ""))
     if report.problems:
         lines.append(
             f"{len(report.malformed_paths)} malformed file(s) left untouched; fix them and run "
