@@ -314,3 +314,24 @@ def test_a_pinned_clock_scores_the_whole_rerank_top_n_and_reports_no_time(tmp_pa
         assert all(h.terms.rerank > 0 for h in pinned.hits)
     first, second = (r.xray.to_dict() for r in runs)
     assert first == second
+
+
+def test_a_model_failure_over_http_is_503_model_error_naming_the_setting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_server_http import Env
+
+    from remnic.server import Api, Authenticator, TokenStore, running_server
+
+    monkeypatch.setenv("REMNIC_TOKENS_PATH", str(tmp_path / "secrets" / "tokens.json"))
+    model, tok = write_embedder(tmp_path / "emb16.onnx"), big_tokenizer(tmp_path / "big.json")
+    root, embed = tmp_path / "mem", {"model_path": str(model), "tokenizer_path": str(tok)}
+    new_repo(root, embed=embed)
+    store = TokenStore()
+    alice, _ = store.generate("alice")
+    strict = settings_for(root, embed=embed, recall={"fallback_scan": False})
+    with Memory.open(settings=strict) as mem, running_server(Api(mem), Authenticator(store)) as server:
+        env = Env(server.url, server.server_address[1], alice, alice, mem, root, store)
+        r = env.call("POST", "/remnic/v1/recall", {"query": "zebra xylophone"})
+    assert r.status == 503 and r.json()["code"] == "model_error"
+    assert "embed.tokenizerPath" in r.json()["error"]

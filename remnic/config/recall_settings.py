@@ -77,7 +77,7 @@ class RecallSettings:
     rerank_top_n: int = 20
     """How many of the best fused candidates the cross-encoder rescores (at most 10000)."""
     rerank_budget_ms: float = 150.0
-    """Latency budget of the rerank stage: batches stop once it is spent (the first batch always runs); the rest keep no rerank term."""
+    """Latency budget of the rerank stage: batches stop once it is spent (the first batch always runs); the rest keep no rerank term. With the X-ray clock pinned (REMNIC_XRAY_CLOCK) no budget applies, so the X-ray is the same on every run."""
     rerank_weight: float = 1.0
     """The rerank term is rerankWeight × sigmoid(cross-encoder logit)."""
     rerank_max_length: int = 256

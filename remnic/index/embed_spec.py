@@ -34,7 +34,11 @@ class EmbeddingError(RemnicError, RuntimeError):
 
     A :class:`RemnicError` (exit 1, one line on the command line): the configured model is at fault,
     not the index, so no rebuild cures it. Still a RuntimeError for callers that caught it as one.
+    Over HTTP a 503 ``model_error``: the server is up, the configured model is not usable.
     """
+
+    code = "model_error"
+    http_status = 503
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
