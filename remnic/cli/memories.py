@@ -8,7 +8,7 @@ from typing import Any
 from remnic.config import MARKER_FILE, load_settings
 from remnic.errors import RemnicError, UsageError, ValidationError
 from remnic.memfile.model import CATEGORIES, STATUSES, MemoryRecord, serialize
-from remnic.service.health import system_checks
+from remnic.service.health import FAILED_INDEX, system_checks
 from remnic.service.memory import Memory
 
 from ._common import (
@@ -455,10 +455,15 @@ def cmd_status(args: argparse.Namespace) -> int:
                 f"vectors pending: {index['vectorsPending']} memories (searchable by BM25; "
                 "`remnic sync run` embeds them)"
             )
+        if rerank_broken:
+            lines.append(f"rerank: {rerank['state']} ({rerank['detail']})")
         return "\n".join(lines)
 
+    rerank = status.get("rerank") or {}
+    rerank_broken = rerank.get("state") not in (None, "ok")
     emit(args, status, text)
-    return 1 if status["index"].get("state") == "model-error" else 0  # the configured model fails: a failure
+    # A configured model that fails, or no index possible where it belongs: a failure, as doctor's FAIL.
+    return 1 if status["index"].get("state") in FAILED_INDEX or rerank_broken else 0
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

@@ -350,6 +350,8 @@ def index_lines(index: dict[str, Any]) -> list[str]:
             f"index caught up with {plural(index.get('changed', 0), 'changed file')} in {seconds:.2f} s first "
             f"({index.get('reason')})"
         )
+    elif action == "unavailable" and index.get("model"):  # the model is at fault, not the index
+        lines.append(f"embedding model unusable ({index['model']}): the files were scanned; the index is fine")
     elif action == "unavailable":
         lines.append(f"index unavailable; the files were scanned instead ({index.get('reason')})")
     if index.get("note"):

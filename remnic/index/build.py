@@ -33,7 +33,7 @@ from .catalog import Catalog, Row
 from .manifest import CATALOG_FILE, TANTIVY_DIR, Manifest, new_build_name, write_current, write_manifest_json
 from .reads import read_paths
 from .rows import build_rows, cached_only, ctx_sig, embed_texts, episode_members, turn_of
-from .state import FreshReport, NeedsRebuild, WorktreeReport
+from .state import UNUSABLE, FreshReport, IndexDirError, NeedsRebuild, WorktreeReport, require_index_root
 
 if TYPE_CHECKING:  # pragma: no cover
     from remnic.config import Settings
@@ -161,6 +161,8 @@ class IndexWrites:
                 )
             except (ImportError, KeyboardInterrupt):
                 raise
+            except IndexDirError as exc:  # the write is committed; no recall can build the index either
+                log.warning("index not updated: %s", exc.message)
             except Exception as exc:  # noqa: BLE001 - the write is committed; the index must not undo it
                 # The recorded commit did not advance (or ``pending`` marks a torn write), so the
                 # next recall catches up from git or rebuilds: a lagging index, never a failed write.
@@ -453,8 +455,9 @@ class IndexWrites:
                     snap = self._sync()
                     action = "none" if before == snap.gen else "reloaded"
                     return FreshReport(action, seconds=time.perf_counter() - t0)
-            except NeedsRebuild:
-                pass
+            except NeedsRebuild as exc:
+                if exc.state == UNUSABLE:  # no rebuild can cure it: say so now, never scan and embed for nothing
+                    raise IndexDirError(exc.detail) from None
         with self._write_lock(files):
             head = ledger.head()
             try:
@@ -510,6 +513,7 @@ class IndexWrites:
         # The scan reads the work tree, so the build is HEAD plus uncommitted files: those are recorded as
         # indexed from the work tree (git asked before and after the scan, so one made meanwhile is too),
         # or one deleted later, untracked, would stay in the index with no diff or status to say so.
+        require_index_root(self.root)  # before any file is read or embedded
         worktree = self._worktree_paths(files, ledger)
         scan = files.scan()
         records = scan.records
@@ -546,6 +550,7 @@ class IndexWrites:
         from .bm25 import Bm25Index
 
         old_gen = self._manifest.generation if self._manifest is not None else 0
+        require_index_root(self.root)
         self.root.mkdir(parents=True, exist_ok=True)
         name = new_build_name(old_gen + 1)
         build_dir = self.root / name

@@ -43,6 +43,25 @@ def _is_corrupt(exc: BaseException) -> bool:
     return type(exc) is sqlite3.DatabaseError
 
 
+def cache_file_problem(path: Path) -> str | None:
+    """Why the cache cannot be kept at ``path`` (one line naming it and the cure), else None: a folder in
+    its place, or a link to nothing (SQLite would make its file wherever the link points). Vectors are
+    then kept in memory only, so every rebuild embeds every text again: slower, never wrong."""
+    import shlex
+
+    lost = "vectors are cached in memory only, so every rebuild embeds every text again"
+    if path.is_symlink() and not path.exists():
+        target = os.path.normpath(os.path.join(path.parent, os.readlink(path)))
+        return (
+            f"embedding cache {path} is a symlink to {target}, which does not exist: {lost}; "
+            f"remove the link (rm {shlex.quote(str(path))}) and remnic keeps its cache there itself"
+        )
+    if path.is_dir():
+        aside = f"mv {shlex.quote(str(path))} {shlex.quote(str(path) + '.bak')}"
+        return f"embedding cache {path} is a folder, not a file: {lost}; move it aside ({aside})"
+    return None
+
+
 class EmbeddingCache:
     """Persistent cache of embeddings keyed by (model_id, content hash), in a SQLite file (stdlib sqlite3), e.g. <memory>/.remnic/embeddings.sqlite.
 
@@ -71,6 +90,10 @@ class EmbeddingCache:
         return conn
 
     def _open(self) -> sqlite3.Connection:
+        unusable = cache_file_problem(self.path)
+        if unusable is not None:  # a file SQLite cannot open, or one it would make outside the repository
+            log.warning("%s", unusable)
+            return self._connect(":memory:")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             return self._connect(str(self.path))

@@ -19,12 +19,14 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+import shlex
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from remnic.fsio import write_atomic
+from remnic.repo.journal import unusable_folder
 
 SCHEMA_VERSION = 10  # 3: dates named in the text (catalog, tantivy dated/months); 4: passages of long memories;
 # 5: memories waiting for their vectors (catalog table pending_vectors); 6: passages as BM25 documents;
@@ -38,6 +40,7 @@ CURRENT_FILE = "CURRENT"
 CATALOG_FILE = "catalog.sqlite"
 TANTIVY_DIR = "tantivy"
 MANIFEST_JSON = "manifest.json"
+EMBEDDINGS_FILE = "embeddings.sqlite"
 
 
 @dataclass
@@ -106,6 +109,23 @@ def fingerprint(values: Mapping[str, Any]) -> str:
 
 def index_root(state_dir: Path) -> Path:
     return state_dir / "index"
+
+
+def index_root_problem(root: Path) -> str | None:
+    """Why no index can be built at ``root`` (one line naming the path and the cure), else None: something
+    else than a folder in its place, a link to nothing (never followed to make a folder outside the
+    repository), or a folder where the ``CURRENT`` file belongs. A few stats: checked when there is no
+    live build, so a recall that cannot have an index finds out at once, without rebuilding."""
+    said = unusable_folder(root, "its search index")
+    if said is not None:
+        return said
+    current = root / CURRENT_FILE
+    if current.is_dir() and not current.is_symlink():
+        return (
+            f"{current} is a folder, not the file naming the live index build; move it aside "
+            f"(mv {shlex.quote(str(current))} {shlex.quote(str(current) + '.bak')}) and run the command again"
+        )
+    return None
 
 
 def read_current(root: Path) -> str | None:

@@ -13,7 +13,8 @@
 - ``find_by_hash``, ``path_of`` — catalog look-ups that never load the model
   and never rebuild.
 - ``health()`` — ok | behind | missing | stale | model-mismatch | schema-mismatch | corrupt, or
-  model-error: the configured embedding model cannot be read or loaded (the index is left alone).
+  model-error: the configured embedding model cannot be read or loaded (the index is left alone), or
+  unusable: no index can be built where it belongs (``.remnic/index`` a file or a link to nothing).
 
 Several processes may share one repository: writers serialise on the repo's
 write lock (tantivy's own writer is held only inside it, briefly); readers
@@ -44,16 +45,18 @@ from .embed_spec import MODEL_ID_KEY, EmbeddingError
 from .lookups import IndexLookups
 from .manifest import (
     CATALOG_FILE,
+    EMBEDDINGS_FILE,
     SCHEMA_VERSION,
     TANTIVY_DIR,
     Manifest,
     fingerprint,
     index_root,
+    index_root_problem,
     read_current,
 )
 from .pending import PendingVectors
 from .rows import embed_texts as cached_vectors
-from .state import FreshReport, IndexHealth, NeedsRebuild
+from .state import UNUSABLE, FreshReport, IndexHealth, NeedsRebuild
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -168,7 +171,7 @@ class SearchIndex(IndexWrites, PendingVectors, IndexLookups):
         if self._cache is None:
             from .embed_cache import EmbeddingCache
 
-            self._cache = EmbeddingCache(self.settings.state_dir / "embeddings.sqlite")
+            self._cache = EmbeddingCache(self.settings.state_dir / EMBEDDINGS_FILE)
         return self._cache
 
     def _store(self) -> MemoryStore:
@@ -223,6 +226,9 @@ class SearchIndex(IndexWrites, PendingVectors, IndexLookups):
         name = read_current(self.root)
         if name is None:
             self._close_build()
+            unusable = index_root_problem(self.root)
+            if unusable is not None:  # no rebuild can cure it: said, never attempted (see ensure_fresh)
+                raise NeedsRebuild(UNUSABLE, unusable)
             raise NeedsRebuild("missing", "no index yet" if not self.root.exists() else "index has no live build")
         if name != self._build:
             self._open(name)
@@ -322,7 +328,7 @@ class SearchIndex(IndexWrites, PendingVectors, IndexLookups):
                 return self._manifest
 
     def health(self, ledger: Ledger | None = None, *, deep: bool = False) -> IndexHealth:
-        """ok | behind | missing | stale | model-mismatch | schema-mismatch | corrupt | model-error.
+        """ok | behind | missing | stale | model-mismatch | schema-mismatch | corrupt | model-error | unusable.
 
         ``behind``: the index reflects an ancestor of HEAD (writes that left the index to the next
         recall, commits made with plain git); it is healthy, and the next recall catches it up

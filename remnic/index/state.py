@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .manifest import Manifest
+from remnic.repo.journal import StateDirError
+
+from .manifest import Manifest, index_root_problem
 
 if TYPE_CHECKING:  # pragma: no cover
     from .reads import Reads
@@ -66,6 +69,24 @@ class NeedsRebuild(Exception):
         super().__init__(detail)
         self.state = state
         self.detail = detail
+
+
+UNUSABLE = "unusable"
+"""The index's state when no index can be built where it belongs (a file, or a link to nothing, in the
+place of ``.remnic/index``): no rebuild cures it, so none is tried until the path is moved aside."""
+
+
+class IndexDirError(StateDirError):
+    """No index can be built where it belongs: one line naming the path and the cure (``index_root_problem``).
+    Raised before any file is read or embedded, so a recall that scans the files instead pays nothing for it."""
+
+
+def require_index_root(root: Path) -> None:
+    """Raise :class:`IndexDirError` when no index can be built at ``root``, not a traceback from deep in a
+    rebuild (``mkdir`` on a file)."""
+    said = index_root_problem(root)
+    if said is not None:
+        raise IndexDirError(said)
 
 
 @dataclass

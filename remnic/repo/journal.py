@@ -117,20 +117,40 @@ class StateDirError(RemnicError):
     code = "state_dir_unusable"
 
 
+def unusable_folder(path: Path, holds: str) -> str | None:
+    """Why ``path`` cannot be one of remnic's folders (``holds``: what it keeps there), else None (a folder,
+    a link to one, or nothing yet). A file in its place, or a link to nothing: remnic never makes a folder
+    at a link's target, which may be anywhere outside the memory repository (a pure check: two stats)."""
+    if path.is_dir():
+        return None
+    if path.is_symlink() and not path.exists():  # a link to nothing (or a loop of links)
+        target = os.path.normpath(os.path.join(path.parent, os.readlink(path)))
+        return (
+            f"{path} is a symlink to {target}, which does not exist: remnic does not create folders outside "
+            f"the memory repository through a link; remove the link (rm {shlex.quote(str(path))}) and remnic "
+            f"keeps {holds} there itself, or create the folder it names, then run the command again"
+        )
+    if not os.path.lexists(path):
+        return None
+    return (
+        f"{path} is not a folder: remnic keeps {holds} in it; move it aside "
+        f"(mv {shlex.quote(str(path))} {shlex.quote(str(path) + '.bak')}) and run the command again"
+    )
+
+
 def pending(state_dir: Path) -> Iterator[Path]:
     """The journal files a dead writer left (read when a repository is opened: the first use of
-    ``.remnic``, so a file in its place is said here, as one line naming it and the cure)."""
+    ``.remnic``, so a file in its place, or a link to nothing, is said here, as one line naming it and
+    the cure, before anything is made through it)."""
     directory = state_dir / JOURNAL_DIR
     try:
         names = sorted(os.listdir(directory))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
+        holds = "its index, locks and write journal"
+        said = unusable_folder(state_dir, holds) or unusable_folder(directory, "its write journal")
+        if said is not None:
+            raise StateDirError(said) from None
         return
-    except NotADirectoryError:
-        bad = state_dir if not state_dir.is_dir() else directory
-        raise StateDirError(
-            f"{bad} is not a folder: remnic keeps its index, locks and write journal in {state_dir}/; "
-            f"move it aside (mv {shlex.quote(str(bad))} {shlex.quote(str(bad) + '.bak')}) and run the command again"
-        ) from None
     for name in names:
         if name.endswith(".json"):
             yield directory / name

@@ -170,6 +170,15 @@ REBUILT_BY_RECALL = ("missing", "corrupt", "stale", "schema-mismatch", "model-mi
 """Index states the next recall repairs with a whole rebuild (``remnic reindex`` does it at once)."""
 MODEL_ERROR = "model-error"
 """The configured embedding model cannot be read or loaded: no rebuild cures it, so none is promised."""
+UNUSABLE = "unusable"
+"""No index can be built where it belongs (``remnic.index.state.UNUSABLE``: not imported, so status and
+doctor load no index code until they open the index)."""
+FAILED_INDEX = (MODEL_ERROR, UNUSABLE)
+"""Index states that are a failure (status exits 1, doctor FAILs): recall scans the files until a person
+acts (fixes the model setting, or moves aside what sits where ``.remnic/index`` belongs)."""
+
+
+_MODEL_STEP = "the index is left as it is and recall searches the files until the setting is fixed"
 
 
 def index_health_of(root: Path, index_health: dict[str, Any]) -> dict[str, Any]:
@@ -183,8 +192,7 @@ def index_health_of(root: Path, index_health: dict[str, Any]) -> dict[str, Any]:
         step = f"the next recall {'builds' if state == 'missing' else 'rebuilds'} it, or run `remnic reindex` now"
         return {**index_health, "detail": f"{detail}: {step}" if detail else step}
     if state == MODEL_ERROR:
-        step = "the index is left as it is and recall searches the files until the setting is fixed"
-        return {**index_health, "detail": f"{index_health.get('detail') or ''}; {step}"}
+        return {**index_health, "detail": f"{index_health.get('detail') or ''}; {_MODEL_STEP}"}
     if why is None:
         return index_health
     return {
@@ -424,9 +432,19 @@ def checks(
     if mismatch:
         lines = [f"{p}: indexed, no memory file" for p in mismatch["gone"]]
         lines += [f"{p}: memory file, not indexed" for p in mismatch["missing"]]
-        add("index", "warn", f"index {state}{detail}; but {mismatch['detail']}", index=index_health, problems=lines)
+        add("index", "warn", f"{state}{detail}; but {mismatch['detail']}", index=index_health, problems=lines)
+    elif state == MODEL_ERROR:  # the embedding-model check says why: not twice
+        said = "the configured embedding model cannot be used (see the embedding-model check)"
+        add("index", "warn", f"{state}: {said}; {_MODEL_STEP}", index=index_health)
     else:
-        add("index", "ok" if state in HEALTHY_INDEX else "warn", f"index {state}{detail}", index=index_health)
+        verdict = "ok" if state in HEALTHY_INDEX else "fail" if state == UNUSABLE else "warn"
+        add("index", verdict, f"{state}{detail}", index=index_health)
+    from remnic.index.embed_cache import cache_file_problem
+    from remnic.index.manifest import EMBEDDINGS_FILE
+
+    cache = cache_file_problem(root / STATE_DIR / EMBEDDINGS_FILE)
+    if cache is not None:
+        add("embedding-cache", "warn", cache)
     waiting = int(index_health.get("vectorsPending") or 0)
     if waiting:
         add(

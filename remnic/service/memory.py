@@ -129,7 +129,7 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
         self._edit_feed: Any = None
         self._recalls = 0
         _OPEN.add(self)
-        if self.ledger.index_repair_pending() or any(_journal.pending(settings.state_dir)):
+        if any(_journal.pending(settings.state_dir)) or self.ledger.index_repair_pending():  # says a bad .remnic
             with self.committer.exclusive():  # a crashed writer's work is finished or undone first
                 pass
 
@@ -499,10 +499,13 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
     # --- health ---
 
     def status(self) -> dict[str, Any]:
+        from .model_checks import rerank_files
+
         health = self._index_health()
-        return _doctor.status(
+        found = _doctor.status(
             self.root, self.files, self.ledger, self.settings.store, health, self.index.indexed_paths()
         )
+        return {**found, "rerank": rerank_files(self.settings.recall)}
 
     def doctor(self) -> builtins.list[dict[str, Any]]:
         """Checks with status ok|warn|fail and a detail line each."""

@@ -5,6 +5,7 @@ doctor goes on with its other checks."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,3 +64,34 @@ def rerank_check(recall: RecallSettings) -> dict[str, Any]:
         f"{info['model']} ({info['modelId']}): {_io(info)}; tokenizer {info['tokenizer']} ({info['vocabulary']} ids)"
     )
     return {"name": name, "status": "ok", "detail": detail, "model": info}
+
+
+def rerank_files(recall: RecallSettings) -> dict[str, Any] | None:
+    """``status``'s cheap look at ``recall.rerank`` (None when unset): whether its model and tokenizer files
+    are there, readable and not empty; ``state`` ok or missing, ``detail`` naming the setting and the file.
+    Nothing is loaded: ``remnic doctor`` loads and runs the model (:func:`rerank_check`)."""
+    if not recall.rerank:
+        return None
+    from remnic.index.embed_spec import shown
+    from remnic.index.rerank import KEY, MODEL_FILE, TOKENIZER_FILE, RerankerSpec
+
+    spec = RerankerSpec(Path(recall.rerank).expanduser())
+    model, tokenizer = spec.model_file, spec.tokenizer_file
+    said = None
+    if not model.is_file():
+        said = f"rerank model not found: {shown(model)} ({KEY} names a directory with {MODEL_FILE}, or the .onnx file)"
+    elif not tokenizer.is_file():
+        said = f"rerank tokenizer not found: {shown(tokenizer)} (put {TOKENIZER_FILE} beside the model)"
+    else:
+        said = next((f"{shown(f)} is unreadable or empty" for f in (model, tokenizer) if not _readable(f)), None)
+    if said is None:
+        return {"state": "ok", "model": shown(model), "detail": f"{KEY} {shown(model)} (`remnic doctor` runs it)"}
+    step = "recall skips the rerank stage until it is fixed; `remnic doctor` loads and runs it"
+    return {"state": "missing", "model": shown(model), "detail": f"{KEY}: {said}; {step}"}
+
+
+def _readable(path: Path) -> bool:
+    try:
+        return os.access(path, os.R_OK) and path.stat().st_size > 0
+    except OSError:
+        return False

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from remnic.errors import MemoryFormatError, RemnicError, ValidationError
 from remnic.index.embed_spec import EmbeddingError
+from remnic.index.state import IndexDirError
 from remnic.memfile.model import parse_time
 from remnic.memfile.validate import check_recall_args
 from remnic.recall import RecallOptions, check_query, resolve_clock, run_recall
@@ -108,6 +109,8 @@ def recall(
         result = _indexed_recall(mem, query, options, clk, progress)
     except EmbeddingError as exc:  # the model (or its tokenizer) failed, not the index: no rebuild cures it
         result = _without_model(mem, query, options, clk, exc)
+    except IndexDirError as exc:  # no index can be built where it belongs: scan the files, no rebuild tried
+        result = _scanned(mem, query, options, clk, exc, exc.message)
     except _RAISE_AS_IS:
         raise
     except Exception as exc:  # noqa: BLE001 - a damaged index is rebuilt once before the files are scanned
@@ -118,15 +121,12 @@ def recall(
             result = _indexed_recall(mem, query, options, clk, progress)
         except EmbeddingError as again:  # the rebuild needs the model, which fails
             result = _without_model(mem, query, options, clk, again)
+        except IndexDirError as again:
+            result = _scanned(mem, query, options, clk, again, again.message)
         except RemnicError:
             raise
-        except Exception as again:
-            if not mem.settings.recall.fallback_scan:
-                raise
-            reason = f"{type(again).__name__}: {again}".strip()[:200]
-            log.warning("index unavailable (%s); recalling from the files", reason)
-            records = mem.files.scan().records
-            result = scan_recall(records, query, options, mem.settings.recall, reason=reason, clock=clk)
+        except Exception as again:  # noqa: BLE001 - the rebuild failed too: the files are scanned
+            result = _scanned(mem, query, options, clk, again, f"{type(again).__name__}: {again}".strip()[:200])
     result.session_key, result.trace_id = session_key, trace_id
     if spaces:
         from .spaces import span_recall
@@ -162,6 +162,17 @@ def _without_model(mem: Memory, query: str, options: RecallOptions, clk: Any, ex
         raise exc
     reason = f"the embedding model failed, not the index (left as it is): {exc.message}"[:600]
     log.warning("%s; recalling from the files", reason)
+    records = mem.files.scan().records
+    result = scan_recall(records, query, options, mem.settings.recall, reason=reason, clock=clk)
+    result.index["model"] = exc.message[:600]  # the footer says the model is at fault, the index fine
+    return result
+
+
+def _scanned(mem: Memory, query: str, options: RecallOptions, clk: Any, exc: BaseException, reason: str) -> Any:
+    """The recall from the files when the index cannot be used (``recall.fallbackScan``; else ``exc`` is raised)."""
+    if not mem.settings.recall.fallback_scan:
+        raise exc
+    log.warning("index unavailable (%s); recalling from the files", reason)
     records = mem.files.scan().records
     return scan_recall(records, query, options, mem.settings.recall, reason=reason, clock=clk)
 
