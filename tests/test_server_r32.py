@@ -2,24 +2,32 @@
 and the official MCP client: a dry run refuses what the write refuses; a body over the limit is
 413 at once even when the client never sends it; malformed request lines get a status line;
 repeated Content-Length or Host is 400; an over-long integer is named in the client's terms;
-feedback's arguments are checked before its memory is looked up."""
+feedback's arguments are checked before its memory is looked up. Then the verification's follow-ups:
+the lingering close after a 413 lasts to the request's deadline; malformed header lines and
+Content-Length values are 400; HTTP/0.9 and target-less request lines; dry runs predict duplicates,
+a busy repository and leave idempotency keys alone; Expect: 100-continue; empty lines before a
+request line; refused MCP messages answered with their id."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
+from conftest import git, run_cli
 from test_server_http import Env, commits, make_env
 from test_server_mcp import http_client, run, text
 
-from remnic.errors import ValidationError
+from remnic.errors import RepoBusyError, ValidationError
+from remnic.server import Api
+from remnic.server.mcp import McpServer, run_stdio
 
 DEADLINE_S = 1.5
 """server.requestTimeoutS here: long enough that a prompt 413 is told apart from the deadline."""
@@ -234,3 +242,266 @@ def test_feedback_without_a_vote_names_the_vote_even_for_an_unknown_memory(env: 
             assert "no memory with id 'x'" in text(missing)
 
     run(go)
+
+
+# --- verification round 2 (D1–D9) ---
+
+
+def recv_all(sock: socket.socket) -> bytes:
+    got = b""
+    try:
+        while chunk := sock.recv(65536):
+            got += chunk
+    except ConnectionResetError:
+        pass
+    return got
+
+
+def test_a_client_still_uploading_an_over_limit_body_reads_its_413_and_a_trickling_one_is_cut_at_the_deadline(
+    env: Env,
+) -> None:
+    """The lingering close after a 413 lasts until the request's deadline (not a fixed second): a client
+    that sends its whole body before reading (http.client, requests) gets the 413, not a broken pipe."""
+    limit = env.memory.settings.server.max_body_bytes
+    length = limit + 20000
+    head = post_head(env, "/remnic/v1/memories", length)
+    results: dict[str, Any] = {}
+
+    def trickling() -> None:
+        """Reads the 413 (and our half-close), then sends a byte now and then: the server swallows them
+        until the request's deadline, then closes, and the next byte sent fails."""
+        with socket.create_connection(("127.0.0.1", env.port), timeout=5) as sock:
+            started = time.monotonic()
+            sock.sendall(head + b"a" * 5000)
+            response = recv_all(sock)
+            while time.monotonic() - started < 5:
+                time.sleep(0.05)
+                try:
+                    sock.sendall(b"a")
+                except OSError:
+                    break
+            results["trickling"] = (response, time.monotonic() - started)
+
+    thread = threading.Thread(target=trickling)
+    thread.start()
+    with socket.create_connection(("127.0.0.1", env.port), timeout=5) as sock:
+        started = time.monotonic()
+        sock.sendall(head + b"a" * 5000)  # the 413 is out at once: its id scan has its 4 KiB
+        rest, pieces = length - 5000, 20
+        for i in range(pieces):  # the rest over ~1.3 s, past the second the old lingering close lasted
+            time.sleep(1.3 / pieces)
+            sock.sendall(b"a" * (rest // pieces + (rest % pieces if i == pieces - 1 else 0)))
+        response = recv_all(sock)
+        took = time.monotonic() - started
+    thread.join()
+    status, headers, body = head_and_body(response)
+    assert status.startswith("HTTP/1.1 413") and body["code"] == "request_body_too_large", response[:200]
+    assert headers["connection"] == "close" and 1.2 < took < DEADLINE_S
+    trickled, closed_after = results["trickling"]
+    assert trickled.startswith(b"HTTP/1.1 413"), trickled[:200]
+    assert DEADLINE_S - 0.1 < closed_after < DEADLINE_S + 0.5  # held no longer than a request may be
+
+
+SMUGGLED = b'{"content":"SMUGGLED write"}'
+
+
+def test_a_space_before_a_header_colon_is_400_and_the_body_is_never_run_as_a_request(env: Env) -> None:
+    inner = (
+        f"POST /remnic/v1/memories HTTP/1.1\r\nHost: 127.0.0.1:{env.port}\r\nAuthorization: Bearer {env.alice}\r\n"
+        f"Content-Length: {len(SMUGGLED)}\r\nConnection: close\r\n\r\n"
+    ).encode() + SMUGGLED
+    outer = (
+        f"POST /remnic/v1/recall HTTP/1.1\r\nHost: 127.0.0.1:{env.port}\r\nAuthorization: Bearer {env.alice}\r\n"
+        f"Content-Length : {len(inner)}\r\n\r\n"
+    ).encode()
+    before = commits(env.root)
+    response, _ = raw_exchange(env, outer + inner)
+    status, headers, body = head_and_body(response)
+    assert status.startswith("HTTP/1.1 400"), response[:300]
+    assert body["details"][0]["field"] == "Content-Length" and "no whitespace" in body["error"], body
+    assert headers["connection"] == "close" and response.count(b"HTTP/1.1 ") == 1
+    assert commits(env.root) == before
+    assert not any("SMUGGLED" in path.read_text() for path in env.root.rglob("*.md"))
+
+
+@pytest.mark.parametrize("value", ["3_6", "+36", "0x24", "36 36", "36\x0b"])
+def test_a_content_length_that_is_not_digits_is_400(env: Env, value: str) -> None:
+    data = b'{"content":"cl probe","dryRun":true}'
+    assert len(data) == 36
+    request = post_head(env, "/remnic/v1/memories", 0).replace(
+        b"Content-Length: 0", f"Content-Length: {value}".encode()
+    )
+    response, _ = raw_exchange(env, request + data)
+    status, headers, body = head_and_body(response)
+    assert status.startswith("HTTP/1.1 400") and body["details"][0]["field"] == "Content-Length", response[:300]
+    assert "digits only" in body["error"] and headers["connection"] == "close"
+
+
+def test_a_content_length_with_spaces_around_its_digits_still_works(env: Env) -> None:
+    data = b'{"content":"cl probe","dryRun":true}'
+    request = post_head(env, "/remnic/v1/memories", 0, "Connection: close")
+    response, _ = raw_exchange(env, request.replace(b"Content-Length: 0", b"Content-Length: \t36 ") + data)
+    assert response.startswith(b"HTTP/1.1 200"), response[:300]
+
+
+@pytest.mark.parametrize(
+    ("line", "status", "said"),
+    [
+        (b"GET /remnic/v1/health HTTP/0.9", 505, "HTTP/0.9"),
+        (b"POST /remnic/v1/memories HTTP/0.9", 505, "HTTP/0.9"),
+        (b"GET HTTP/1.1", 400, "no target"),
+    ],
+    ids=["explicit-0.9", "explicit-0.9-write", "no-target"],
+)
+def test_an_explicit_http09_gets_a_status_line_and_a_missing_target_is_400(
+    env: Env, line: bytes, status: int, said: str
+) -> None:
+    before = commits(env.root)
+    data = b'{"content":"a 0.9 write"}'
+    head = f"\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {env.alice}\r\nContent-Length: {len(data)}\r\n\r\n"
+    response, _ = raw_exchange(env, line + head.encode() + data)
+    got, headers, body = head_and_body(response)
+    assert got.startswith(f"HTTP/1.1 {status} "), response[:200]
+    assert said in body["error"] and headers["connection"] == "close" and headers["x-request-id"]
+    assert commits(env.root) == before
+
+
+def test_a_python_dry_run_of_an_exact_duplicate_is_the_existing_memory(env: Env) -> None:
+    first = env.memory.store("Releases are cut every Tuesday")
+    dry = env.memory.store("Releases are cut every Tuesday", dry_run=True)
+    real = env.memory.store("Releases are cut every Tuesday")
+    assert (
+        (dry.id, dry.record.path, dry.changed)
+        == (real.id, real.record.path, real.changed)
+        == (
+            first.id,
+            first.record.path,
+            False,
+        )
+    )
+    # A duplicate naming a taken id: the real write returns the existing memory, and so does the dry run.
+    dry = env.memory.store("Releases are cut every Tuesday", extra={"id": first.id}, dry_run=True)
+    assert dry.id == first.id and dry.record.path == first.record.path
+
+
+def test_a_dry_run_does_not_use_up_its_idempotency_key(env: Env) -> None:
+    before = commits(env.root)
+    body = {"content": "idempotent after a dry run", "idempotencyKey": "k-dry"}
+    dry = env.call("POST", "/remnic/v1/memories", {**body, "dryRun": True})
+    assert dry.status == 200 and dry.json()["status"] == "validated", dry.raw
+    real = env.call("POST", "/remnic/v1/memories", body)
+    assert real.status == 201 and real.json()["status"] == "stored", real.raw
+    assert commits(env.root) == before + 1
+    replay = env.call("POST", "/remnic/v1/memories", body)
+    assert replay.json()["idempotencyReplay"] is True and replay.json()["memoryId"] == real.json()["memoryId"]
+    # A dry run with a key another request took is refused as its real write would be.
+    other = env.call("POST", "/remnic/v1/memories", {**body, "content": "something else", "dryRun": True})
+    assert other.status == 409 and other.json()["code"] == "idempotency_conflict", other.raw
+
+
+def test_a_dry_run_refuses_a_repository_that_cannot_take_a_commit_as_the_write_does(env: Env) -> None:
+    git(env.root, "checkout", "-q", "--detach")
+    answers = []
+    for dry in (True, False):
+        r = env.call("POST", "/remnic/v1/memories", {"content": "written on a detached HEAD", "dryRun": dry})
+        assert r.status == 409 and r.json()["code"] == "repo_busy", (dry, r.raw)
+        answers.append(r.json()["error"])
+        with pytest.raises(RepoBusyError) as info:
+            env.memory.store("written on a detached HEAD", dry_run=dry)
+        assert "detached" in info.value.message
+    assert answers[0] == answers[1]
+    cli = run_cli("--memory-dir", str(env.root), "store", "--dry-run", "detached dry")
+    assert cli.code != 0 and "detached" in cli.err, (cli.out, cli.err)
+
+
+def expect_100(env: Env, path: str, length: int, token: str) -> tuple[bytes, float, socket.socket]:
+    lines = [f"POST {path} HTTP/1.1", f"Host: 127.0.0.1:{env.port}", f"Authorization: Bearer {token}"]
+    lines += [f"Content-Length: {length}", "Expect: 100-continue"]
+    sock = socket.create_connection(("127.0.0.1", env.port), timeout=5)
+    started = time.monotonic()
+    sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+    first = sock.recv(65536)
+    return first, time.monotonic() - started, sock
+
+
+def test_expect_100_continue_gets_the_final_status_at_once_when_the_body_would_be_refused(env: Env) -> None:
+    limit = env.memory.settings.server.max_body_bytes
+    first, took, sock = expect_100(env, "/remnic/v1/memories", limit + 1, env.alice)
+    with sock:
+        response = first + recv_all(sock)
+    assert response.startswith(b"HTTP/1.1 413") and b"100 Continue" not in response, response[:200]
+    assert took < 0.3  # not after the half second a body is waited for
+    first, _, sock = expect_100(env, "/remnic/v1/memories", 30, "not-a-token")
+    with sock:
+        assert (first + recv_all(sock)).startswith(b"HTTP/1.1 401"), first[:200]
+    # A body that will be read is invited, then served.
+    data = b'{"content":"sent after a 100 Continue"}'
+    first, _, sock = expect_100(env, "/remnic/v1/memories", len(data), env.alice)
+    with sock:
+        assert first == b"HTTP/1.1 100 Continue\r\n\r\n", first
+        sock.sendall(data)
+        assert sock.recv(65536).startswith(b"HTTP/1.1 201")
+
+
+def test_an_empty_line_before_a_request_line_is_skipped(env: Env) -> None:
+    data = b'{"content":"crlf test","dryRun":true}'
+    one = post_head(env, "/remnic/v1/memories", len(data)) + data
+    last = post_head(env, "/remnic/v1/memories", len(data), "Connection: close") + data
+    response, _ = raw_exchange(env, one + b"\r\n" + last)
+    assert response.count(b"HTTP/1.1 200 OK") == 2, response[:400]
+
+
+def deep_call(msg_id: int) -> bytes:
+    args = b'{"content":"x","tags":' + b"[" * 70 + b"]" * 70 + b"}"
+    return b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"remnic_memory_store","arguments":%s}}' % (
+        msg_id,
+        args,
+    )
+
+
+def long_int_call(msg_id: int) -> bytes:
+    # The id after params, as some clients write it: the whole refused line is scanned for it.
+    args = b'{"content":"x","importance":' + b"9" * 5000 + b"}"
+    return b'{"jsonrpc":"2.0","method":"tools/call","params":{"name":"remnic_memory_store","arguments":%s},"id":%d}' % (
+        args,
+        msg_id,
+    )
+
+
+def test_a_too_deep_or_long_integer_mcp_request_is_answered_with_its_id(env: Env) -> None:
+    lines = [
+        b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}',
+        deep_call(2),
+        long_int_call(3),
+        b'{"jsonrpc":"2.0","id":4,"method":"ping","params":{"a":}}',  # not JSON, but its id is plain
+        b'{"jsonrpc":"2.0","method":"ping","id":5,"id":6,"params":[' + b"[" * 70 + b"]" * 70 + b"]}",  # two ids
+        b'{"jsonrpc":"2.0","id":7,"method":"ping"}',
+    ]
+    out = io.BytesIO()
+    run_stdio(
+        McpServer(Api(env.memory)),
+        "alice",
+        max_message_bytes=1 << 20,
+        stdin=io.BytesIO(b"\n".join(lines) + b"\n"),
+        stdout=out,
+    )
+    replies = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r["id"] for r in replies] == [1, 2, 3, 4, None, 7], replies
+    for reply, said in zip(replies[1:5], ("deeper than 64", "4,300 digits", "not valid JSON", "deeper than 64")):
+        assert reply["error"]["code"] == -32700 and said in reply["error"]["message"], reply
+    # Over HTTP the same request's error carries its id too.
+    r = env.call("POST", "/mcp", raw=deep_call(9))
+    assert r.status == 400 and r.json()["id"] == 9 and r.json()["error"]["code"] == -32700
+
+
+@pytest.fixture
+def quick_idle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
+    yield from make_env(tmp_path, monkeypatch, server={"request_timeout_s": DEADLINE_S, "keep_alive_timeout_s": 0.4})
+
+
+def test_an_empty_line_after_a_response_leaves_the_connection_idle_not_timed_out(quick_idle: Env) -> None:
+    """A stray CRLF starts no request: the keep-alive timeout closes the connection silently, no 408."""
+    data = b'{"content":"crlf then idle","dryRun":true}'
+    response, took = raw_exchange(quick_idle, post_head(quick_idle, "/remnic/v1/memories", len(data)) + data + b"\r\n")
+    assert response.count(b"HTTP/1.1 ") == 1 and response.startswith(b"HTTP/1.1 200"), response[-300:]
+    assert took < DEADLINE_S - 0.3

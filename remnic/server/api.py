@@ -121,7 +121,13 @@ class Api(AgentApi):
         key = values.get("idempotencyKey")
         if not key:
             return run()
-        request = {k: v for k, v in values.items() if not k.startswith("_")}  # same key over HTTP or MCP: one request
+        # Same key over HTTP or MCP: one request. dryRun aside: a dry run and its real write are one request.
+        request = {k: v for k, v in values.items() if not k.startswith("_") and k != "dryRun"}
+        if values.get("dryRun"):
+            # Not recorded under the key (the real write that follows with it must run), but refused
+            # as that write would be when the key is already taken by another request.
+            self.idempotency.check(principal, key, fingerprint(op, request))
+            return run()
         reply, replayed = self.idempotency.run(principal, key, fingerprint(op, request), run)
         if not replayed:
             return reply

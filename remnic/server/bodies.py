@@ -2,8 +2,8 @@
 a body over it (413 at once, without waiting for a body the client may never send).
 
 :class:`BodyReading` is mixed into :class:`remnic.server.http.Handler`. A refused or timed-out
-request ends with a lingering close, so a client still sending reads its error response instead
-of a broken pipe or a reset.
+request ends with a lingering close (until the request's deadline, for at most what the client
+announced), so a client still sending reads its error response instead of a broken pipe or a reset.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from remnic.errors import ValidationError
 
 from .errors import BodyTooLarge, InvalidJson, LengthRequired, RequestTimeout, parse_json
 from .mcp import ID_SCAN_BYTES
-from .transport import LINGER_BYTES, REFUSED_BODY_WAIT_S, DeadlineReader
+from .transport import LINGER_BYTES, LINGER_S, REFUSED_BODY_WAIT_S, DeadlineReader, content_length_value
 
 
 class ClientGone(Exception):
@@ -29,6 +29,7 @@ class BodyReading:
 
     headers: Message
     rfile: BufferedIOBase
+    wfile: BufferedIOBase
     reader: DeadlineReader
     connection: Any
     close_connection: bool
@@ -36,16 +37,15 @@ class BodyReading:
     _body_pending: bool
     _refused_head: bytes
     _linger: int
+    _expect_continue: bool
 
     def _content_length_header(self) -> int | None:
+        """The announced length; -1 when it is not digits (refused as a framing problem: see _dispatch)."""
         raw = self.headers.get("Content-Length")
         if raw is None:
             return None
-        try:
-            value = int(raw)
-        except ValueError:
-            return -1
-        return value
+        value = content_length_value(raw)
+        return -1 if value is None else value
 
     def _read_body(self) -> bytes:
         if self.headers.get("Transfer-Encoding"):
@@ -56,12 +56,14 @@ class BodyReading:
             return b""
         if length < 0:
             self.close_connection = True
-            raise ValidationError.single("Content-Length", "must be a non-negative integer")
+            raise ValidationError.single("Content-Length", "must be a number of bytes, digits only")
         limit = self.server.settings.server.max_body_bytes
         if length > limit:
             self._discard(length)
-            raise BodyTooLarge(f"request body is {length} bytes; the limit is {limit} (server.maxBodyBytes)")
+            shown = f"{length} bytes" if length < 2**63 else "more than 10^18 bytes"
+            raise BodyTooLarge(f"request body is {shown}; the limit is {limit} (server.maxBodyBytes)")
         try:
+            self._continue()
             data = self.rfile.read(length)
         except TimeoutError:
             self.close_connection = True
@@ -78,19 +80,29 @@ class BodyReading:
         self._body_pending = False
         return data
 
+    def _continue(self) -> None:
+        """``100 Continue`` for a client that asked for it (``Expect: 100-continue``), sent only now
+        that its body is wanted: a request refused before this (401, 404, 413…) gets its final status
+        at once instead of an invitation to send a body that would not be read (RFC 9110 §10.1.1)."""
+        if self._expect_continue:
+            self._expect_continue = False
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+
     def _discard(self, length: int) -> None:
         """A body over the limit: answered 413 at once, then the connection is closed.
 
         Only its front is read, what arrives within ``REFUSED_BODY_WAIT_S`` (an oversized MCP
-        request's error echoes the id found there: leading_id). The rest is never waited for: a
-        client may announce a body it never sends. The lingering close after the answer swallows
-        what the client is still sending, at most the rest of what it announced.
+        request's error echoes the id found there: leading_id); nothing when the client waits for
+        ``100 Continue``, which it never gets. The rest is never waited for: a client may announce a
+        body it never sends. The lingering close after the answer swallows what the client is still
+        sending, at most the rest of what it announced.
         """
         self.close_connection = True
-        wanted = min(length, ID_SCAN_BYTES)
+        wanted = 0 if self._expect_continue else min(length, ID_SCAN_BYTES)
         head = b""
         try:
-            self.reader.cap(REFUSED_BODY_WAIT_S)
+            if wanted:
+                self.reader.cap(REFUSED_BODY_WAIT_S)
             while len(head) < wanted:
                 chunk = self.rfile.read1(wanted - len(head))
                 if not chunk:
@@ -103,12 +115,14 @@ class BodyReading:
 
     def _linger_close(self, budget: int = LINGER_BYTES) -> None:
         """Lingering close: say we are done (the client reads our error response and EOF at once),
-        then swallow what it is still sending for a moment, at most ``budget`` bytes, so it reads
-        that response instead of failing with a broken pipe (or a reset) when we close mid-upload."""
+        then swallow what it is still sending, at most ``budget`` bytes, until it stops (EOF) or the
+        request's deadline passes (at least ``LINGER_S``), so a client that sends its whole body
+        before reading reads that response instead of failing with a broken pipe or a reset when we
+        close mid-upload. A stalled client holds the connection no longer than a request may."""
         self.close_connection = True
         try:
             self.connection.shutdown(socket.SHUT_WR)
-            self.reader.limit(1.0)
+            self.reader.linger(LINGER_S)
             while budget > 0:
                 chunk = self.rfile.read1(min(budget, 65536))
                 if not chunk:
@@ -124,4 +138,5 @@ class BodyReading:
         try:
             return parse_json(data)
         except InvalidJson as exc:
+            self._refused_head = data  # an MCP request's id is read from it (leading_id)
             raise InvalidJson(f"request body is {exc.message}") from None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import io
 import logging
+import re
 import socket
 import sys
 import threading
@@ -50,12 +51,24 @@ from .errors import (
 from .lifecycle import GracefulStop
 from .mcp import INVALID_REQUEST, PARSE_ERROR, SUPPORTED_VERSIONS, McpServer, McpSession, leading_id
 from .routes import http_names, query_args, route
-from .transport import ConnectionSlots, DeadlineReader, HostCheck, Refusals, SocketWriter, WorkerPool, repeated_header
+from .transport import (
+    LINGER_BYTES,
+    ConnectionSlots,
+    DeadlineReader,
+    HostCheck,
+    Refusals,
+    SocketWriter,
+    WorkerPool,
+    framing_problem,
+)
 
 LIVEZ_PATH = "/remnic/v1/livez"
 """Answered without a token (it says only that the server runs, as a 401 would)."""
 log = logging.getLogger("remnic.server")
 
+BLANK_LINES_SKIPPED = 4
+"""Empty lines ignored before a request line (RFC 9112 §2.2: a client may send a CRLF after a body)."""
+_HTTP_09 = re.compile(rb"HTTP/0+\.[0-9]+")
 TOKEN_QUERY_KEYS = {"token", "access_token", "accesstoken", "api_key", "apikey", "bearer", "auth", "authorization"}
 
 
@@ -172,6 +185,7 @@ class Handler(BodyReading, BaseHTTPRequestHandler):
         self.rfile = io.BufferedReader(self.reader)
         self.wfile = SocketWriter(self.connection)
         self._responded = False
+        self._expect_continue = False
 
     def handle(self) -> None:
         self.close_connection = True
@@ -217,17 +231,19 @@ class Handler(BodyReading, BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         self.server.started_request()
+        self._linger = 0  # bytes a lingering close after the response may swallow (0: no lingering close)
         try:
             self._handle_counted()
         finally:
             self.server.finished_request()
+        if self._linger:  # after the request is counted done: a stop does not wait for a slow uploader
+            self._linger_close(self._linger)
 
     def _handle_counted(self) -> None:
         request_id = str(uuid.uuid4())
         started = time.perf_counter()
         self._body_pending = self._content_length_header() not in (None, 0)
         self._principal: str | None = None
-        self._linger = 0  # bytes a lingering close after the response may swallow (0: no lingering close)
         self._refused_head = b""
         try:
             reply = self._dispatch()
@@ -253,8 +269,11 @@ class Handler(BodyReading, BaseHTTPRequestHandler):
             log.exception("internal error (request id %s) in %s %s", request_id, self.command, urlsplit(self.path).path)
             reply = internal_error(request_id)
         sent = self._send(reply, request_id)
-        if self._linger and sent:
-            self._linger_close(self._linger)
+        length = self._content_length_header() or 0
+        if not sent:
+            self._linger = 0
+        elif self._body_pending and not self._linger and length > 0:
+            self._linger = min(length, LINGER_BYTES)  # a body refused unread (401, 404…) the client may still send
         log.info(
             "%s %s %s %d %.1fms principal=%s%s",
             request_id,
@@ -268,12 +287,14 @@ class Handler(BodyReading, BaseHTTPRequestHandler):
 
     def _dispatch(self) -> Reply:
         parts = urlsplit(self.path)
-        repeated = repeated_header(self.headers)
-        if repeated is not None:
+        problem = framing_problem(self.headers)
+        if problem is not None:
             # Where the body ends (or which server is meant) is ambiguous: the request-smuggling
-            # shape (RFC 9112 §6.3, §3.2). Refused, and nothing after it on this connection is read.
+            # shape (RFC 9112 §5.1, §6.3, §3.2). Refused, and nothing after it on this connection is
+            # read (what the client still sends is swallowed, up to a body's limit, as it reads the 400).
             self.close_connection = True
-            raise ValidationError.single(*repeated)
+            self._linger = self.server.settings.server.max_body_bytes
+            raise ValidationError.single(*problem)
         self._check_host()
         if parts.path == LIVEZ_PATH and self.command in ("GET", "HEAD"):
             return Reply(200, {"status": "ok"})  # alive, nothing more: `daemon status` asks it without a token
@@ -342,8 +363,10 @@ class Handler(BodyReading, BaseHTTPRequestHandler):
             raise MethodNotAllowed("MCP over HTTP takes POST only (this server opens no SSE stream)", allow=["POST"])
         try:
             message = self._json_body()
-        except InvalidJson as exc:
-            return self._rpc_error(400, PARSE_ERROR, exc.message)
+        except InvalidJson as exc:  # the id when the body holds one plainly (a client then gets its answer)
+            return self._rpc_error(
+                400, PARSE_ERROR, exc.message, leading_id(self._refused_head, len(self._refused_head))
+            )
         except BodyTooLarge as exc:
             msg_id = leading_id(self._refused_head)
             return self._rpc_error(exc.http_status, INVALID_REQUEST, exc.message, msg_id)
@@ -399,12 +422,38 @@ class Handler(BodyReading, BaseHTTPRequestHandler):
         return True
 
     def parse_request(self) -> bool:
-        """The base class's, except that HTTP/0.9 (a request line without a version) is refused: it
-        would be served a bare body, after waiting for headers a 0.9 client never sends."""
-        if len(self.raw_requestline.split()) == 2:
-            self.send_error(505, "HTTP/0.9 is not supported (the request line has no HTTP version); send HTTP/1.1")
+        """The base class's, except that a few empty lines before the request line are skipped, and
+        HTTP/0.9 (a request line without a version, or naming it) is refused: it would be served a bare
+        body, after waiting for headers a 0.9 client never sends."""
+        self._expect_continue = False
+        for _ in range(BLANK_LINES_SKIPPED):
+            if self.raw_requestline not in (b"\r\n", b"\n"):
+                break
+            self.reader.await_request()  # an empty line starts no request: an idle client is not sent a 408
+            self.raw_requestline = self.rfile.readline(65537)
+            if not self.raw_requestline:  # the client closed after an empty line: nothing to answer
+                self.close_connection = True
+                return False
+            if len(self.raw_requestline) > 65536:
+                self.send_error(414, "request line longer than 65536 bytes")
+                return False
+        words = self.raw_requestline.split()
+        if not words:
+            self.send_error(400, "empty request line: send 'METHOD /path HTTP/1.1'")
+            return False
+        if len(words) == 2 and words[1].startswith(b"HTTP/"):
+            self.send_error(400, "the request line has no target: send 'METHOD /path HTTP/1.1'")
+            return False
+        if len(words) == 2 or (len(words) == 3 and _HTTP_09.fullmatch(words[2])):
+            self.send_error(505, "HTTP/0.9 is not supported; send HTTP/1.1")
             return False
         return super().parse_request()
+
+    def handle_expect_100(self) -> bool:
+        """``Expect: 100-continue`` is answered when the body is wanted (bodies.BodyReading._continue),
+        not here, before the request is checked: a refused one gets its final status without a 100."""
+        self._expect_continue = True
+        return True
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Malformed requests the base class rejects before routing: JSON and a request id too."""

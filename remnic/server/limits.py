@@ -2,7 +2,8 @@
 
 Both live in the server process (not on disk): they protect a running server,
 and a restart is a clean slate. Dry runs and idempotency replays never count
-against the write limit (seed 003).
+against the write limit (seed 003), and a dry run's answer is never recorded under
+its idempotency key: the real write that follows with that key runs.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from remnic.errors import ValidationError
 
 from .errors import IdempotencyConflict, RateLimited
 
@@ -92,9 +95,7 @@ class IdempotencyCache:
             self._expire(now)
             entry = self._entries.get((principal, key))
             if entry is not None and entry.fingerprint != print_:
-                raise IdempotencyConflict.single(
-                    "idempotencyKey", f"{key!r} was already used with a different request body; use a new key"
-                )
+                raise _conflict(key)
             if entry is None:
                 entry = _Entry(print_, now + self.window_s, threading.Event())
                 self._entries[(principal, key)] = entry
@@ -117,6 +118,14 @@ class IdempotencyCache:
         finally:
             entry.done.set()
 
+    def check(self, principal: str, key: str, print_: str) -> None:
+        """The conflict :meth:`run` would raise for this key, recording nothing (a dry run)."""
+        with self._lock:
+            self._expire(self.clock())
+            entry = self._entries.get((principal, key))
+        if entry is not None and entry.fingerprint != print_:
+            raise _conflict(key)
+
     def _expire(self, now: float) -> None:
         while self._entries:
             key, first = next(iter(self._entries.items()))
@@ -125,3 +134,10 @@ class IdempotencyCache:
             if not first.done.is_set():  # never drop an in-flight entry
                 break
             del self._entries[key]
+
+
+def _conflict(key: str) -> ValidationError:
+    """An ``IdempotencyConflict`` (409) naming the key."""
+    return IdempotencyConflict.single(
+        "idempotencyKey", f"{key!r} was already used with a different request body; use a new key"
+    )

@@ -300,7 +300,9 @@ def run_stdio(
         try:
             message = parse_json(line)
         except InvalidJson as exc:  # syntax, encoding, and hostile nesting: the session goes on
-            send(_error(None, PARSE_ERROR, f"message is {exc.message}"))
+            # With the request's id when a plain scan finds it (JSON refused for its depth or a long
+            # integer is well-formed around it): an answer with a null id leaves the client waiting.
+            send(_error(leading_id(line, len(line)), PARSE_ERROR, f"message is {exc.message}"))
             continue
         try:
             response = server.handle(message, principal, session)
@@ -321,15 +323,15 @@ _COLON = re.compile(rb"\s*:")
 _STRING_END = re.compile(rb'(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
-def leading_id(line: bytes) -> str | int | None:
-    """The id of an oversized JSON-RPC request, read from its first ``ID_SCAN_BYTES``, or None.
+def leading_id(line: bytes, scan: int = ID_SCAN_BYTES) -> str | int | None:
+    """The id of an oversized or refused JSON-RPC request, read from its first ``scan`` bytes, or None.
 
     An error with a null id matches no pending request, so a client would wait for its answer
     forever. Only keys of the top-level object count (never one inside ``params``): an ``"id"``
     with a plain integer or short string value followed by ``,`` or ``}``, once, beside a
     ``"method"`` key (a response carries an id too, and is not ours to answer); else None.
     """
-    head = line[:ID_SCAN_BYTES]
+    head = line[:scan]
     if not head.lstrip().startswith(b"{"):
         return None
     depth, pos, found, method = 0, 0, None, False

@@ -9,7 +9,8 @@
   accepting thread (:func:`refuse`) and never gets a thread of its own.
 - :class:`HostCheck` accepts only Host headers that name this server (DNS-rebinding
   defence: a page on ``evil.example`` rebound to 127.0.0.1 still sends ``Host: evil.example``).
-- :func:`repeated_header` finds the headers that make a request ambiguous when repeated.
+- :func:`framing_problem` finds what makes a request's framing ambiguous: a malformed header
+  line, a header it carries at most once repeated, a ``Content-Length`` that is not digits.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import io
 import ipaddress
 import logging
 import queue
+import re
 import socket
 import threading
 import time
@@ -34,7 +36,8 @@ log = logging.getLogger("remnic.server")
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 WILDCARD_HOSTS = ("", "0.0.0.0", "::", "[::]")
 LINGER_S = 1.0
-"""How long a refused connection stays half-open, so the client reads the 503 instead of a reset."""
+"""How long a refused connection stays half-open, so the client reads the 503 instead of a reset; also
+the least a lingering close after an error response lasts (see :meth:`DeadlineReader.linger`)."""
 MAX_LINGERING = 256
 """Refused connections kept half-open at once; beyond this the oldest is closed at once."""
 REFUSED_BODY_WAIT_S = 0.5
@@ -42,7 +45,7 @@ REFUSED_BODY_WAIT_S = 0.5
 read, for an MCP request's id): a client may announce a body and never send it."""
 LINGER_BYTES = 64 * 1024 * 1024
 """At most this much of what a client is still sending is swallowed by a lingering close (which
-also lasts at most a second)."""
+also ends at the request's deadline, or ``LINGER_S`` after the response when that is later)."""
 SINGLE_HEADERS = ("Content-Length", "Host")
 """Headers a request carries at most once (RFC 9112 §6.3 and §3.2): repeated, where the body ends or
 which server is meant is ambiguous (the request-smuggling shape). Refused even when the copies agree:
@@ -64,6 +67,8 @@ class DeadlineReader(io.RawIOBase):
         self.idle_s = idle_s
         self.deadline = time.monotonic() + idle_s
         self.in_request = False
+        self.started: float | None = None
+        """When the current request's first byte came (its deadline is ``request_s`` later)."""
         self.expired: str | None = None
 
     def readable(self) -> bool:
@@ -72,11 +77,16 @@ class DeadlineReader(io.RawIOBase):
     def await_request(self) -> None:
         self.deadline = time.monotonic() + self.idle_s
         self.in_request = False
+        self.started = None
         self.expired = None
 
-    def limit(self, seconds: float) -> None:
-        """Allow reads for at most ``seconds`` more (a lingering close)."""
-        self.deadline = time.monotonic() + seconds
+    def linger(self, grace: float) -> None:
+        """Allow reads until the request's own deadline, or for ``grace`` seconds when that is later
+        (a lingering close: a client uploading at any pace the deadline allows reads its response,
+        and a stalled one holds the connection no longer than a request may)."""
+        now = time.monotonic()
+        ends = self.started + self.request_s if self.started is not None else now
+        self.deadline = max(ends, now + grace)
         self.in_request = True
 
     def cap(self, seconds: float) -> None:
@@ -95,7 +105,8 @@ class DeadlineReader(io.RawIOBase):
             return self._expire()
         if n and not self.in_request:
             self.in_request = True
-            self.deadline = time.monotonic() + self.request_s
+            self.started = time.monotonic()
+            self.deadline = self.started + self.request_s
         return n
 
     def _expire(self) -> int:
@@ -244,6 +255,57 @@ class Refusals:
             sock = self._lingering.popleft()[1]
             _drain_nowait(sock)
             _close(sock)
+
+
+def framing_problem(headers: Message) -> tuple[str, str] | None:
+    """(header, why) for the first thing that makes where the request ends ambiguous, or None: a
+    malformed header line, a repeated ``SINGLE_HEADERS`` header, a ``Content-Length`` not digits."""
+    return malformed_header(headers) or repeated_header(headers) or content_length_problem(headers)
+
+
+def malformed_header(headers: Message) -> tuple[str, str] | None:
+    """(header, why) for a header line that is not ``name: value`` on one line, or None.
+
+    The standard library's parser stops at such a line (``Content-Length : 5``, a space before the
+    colon) and keeps it and every line after it as a "payload" beside a defect: the headers after it,
+    ``Content-Length`` among them, would be lost and the body read as the next request. RFC 9112
+    §5.1 says such a request MUST be refused with 400; obsolete line folding (§5.2) is refused too.
+    """
+    payload = headers.get_payload()
+    rest = payload if isinstance(payload, str) else ""
+    if rest.strip() or headers.defects:
+        line = rest.lstrip("\r\n").split("\n", 1)[0].rstrip("\r")
+        name = line.split(":", 1)[0].strip() if ":" in line else ""
+        shown = f"the line {line[:80]!r}" if line else "a header line"
+        why = (
+            f"{shown} is not a header: a header is 'Name: value' on one line, with no whitespace "
+            "between the name and its colon (RFC 9112 §5.1)"
+        )
+        return name[:80] or "headers", why
+    for name, value in headers.items():
+        if "\r" in value or "\n" in value:
+            return name, "is folded over several lines (obsolete line folding, RFC 9112 §5.2); send it on one line"
+    return None
+
+
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def content_length_value(raw: str) -> int | None:
+    """A ``Content-Length`` value as a number, or None when it is not 1*DIGIT (around it only spaces
+    and tabs): ``+36``, ``3_6`` or ``0x24`` are refused, not read as Python's ``int`` would read them.
+    A number too long to be a size is more than any limit (``2**63``)."""
+    digits = raw.strip(" \t")
+    if _DIGITS.fullmatch(digits) is None:
+        return None
+    return int(digits) if len(digits.lstrip("0")) <= 18 else 2**63
+
+
+def content_length_problem(headers: Message) -> tuple[str, str] | None:
+    raw = headers.get("Content-Length")
+    if raw is None or content_length_value(raw) is not None:
+        return None
+    return "Content-Length", f"must be a number of bytes, digits only (RFC 9112 §8.6), got {raw[:40]!r}"
 
 
 def repeated_header(headers: Message) -> tuple[str, str] | None:

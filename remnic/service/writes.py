@@ -177,12 +177,12 @@ def store(
         problems += file_problems(meta, content, category, ns, mem.settings.store)
     if problems:
         raise ValidationError(summary(problems), problems=problems)
-    if dry_run:
-        # The real write's answer, refusals included: its checks below, outside the lock (a duplicate
-        # is returned before them, so a dry run of one passes them by too).
-        names_ids = bool(meta.get("supersedes")) or bool(extra and "id" in extra)
-        if names_ids and not (dedupe and mem.find_duplicate(ns, content_hash(content.strip())) is not None):
-            _check_named_ids(mem, None, meta, extra, ns)
+    if dry_run:  # the real write's answer, refusals included, in run()'s order (outside the lock)
+        existing = mem.find_duplicate(ns, content_hash(content.strip())) if dedupe else None
+        if existing is not None:  # an exact duplicate is that memory, unchanged (no new id, no new path)
+            return WriteResult("store", (existing,), None, changed=False)
+        check_writable(mem)
+        _check_named_ids(mem, None, meta, extra, ns)
         rel = mem.files.allocate_path(category, content, ns)
         return WriteResult("store", (MemoryRecord(rel, meta, body_for(content), ns),), None, changed=False)
 
