@@ -330,13 +330,22 @@ def natural_key(value: Any) -> tuple:
     return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in _NUM_RE.split(str(value)) if p)
 
 
+def _first_time(*values: Any) -> float | None:
+    """The first of ``values`` that reads as a time (0.0, 1970-01-01T00:00Z, is one: never ``or``)."""
+    for value in values:
+        ts = parse_time(value)
+        if ts is not None:
+            return ts
+    return None
+
+
 def created_ts(record: MemoryRecord) -> float | None:
     # record.created/updated read the user's own keys too (date, lastmod, ...), in common spellings
-    return parse_time(record.created) or parse_time(record.updated)
+    return _first_time(record.created, record.updated)
 
 
 def updated_ts(record: MemoryRecord) -> float | None:
-    return parse_time(record.updated) or parse_time(record.created)
+    return _first_time(record.updated, record.created)
 
 
 def date_words(when: float | datetime | None) -> str:
@@ -358,7 +367,7 @@ def date_words(when: float | datetime | None) -> str:
 
 def observed_ts(record: MemoryRecord) -> float | None:
     """When the memory's text was written: ``observedAt``, else ``created``, else ``updated``."""
-    return parse_time(record.frontmatter.get("observedAt")) or created_ts(record)
+    return _first_time(record.frontmatter.get("observedAt"), record.created, record.updated)
 
 
 def utc_offset(value: Any) -> timedelta | None:
@@ -385,7 +394,7 @@ def observed_time(record: MemoryRecord) -> datetime | None:
     "yesterday" is 31 December. A stamp with no offset is read as UTC (its day is the UTC day)."""
     for value in (record.frontmatter.get("observedAt"), record.created, record.updated):
         ts = parse_time(value)
-        if ts:  # as observed_ts: the first stamp that reads
+        if ts is not None:  # as observed_ts: the first stamp that reads (epoch 0 too)
             try:
                 return datetime.fromtimestamp(ts, tz=timezone(utc_offset(value) or timedelta(0)))
             except (OverflowError, OSError, ValueError):

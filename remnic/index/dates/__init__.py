@@ -9,7 +9,8 @@ dates ("May 3, 2023", "January 2022", "12/31/2023", "Q3 2023", "summer of 2023")
 are normalised the same way (:mod:`.forms`). The query side (:func:`query_dates`,
 :mod:`.query`) turns dates named in a query into the same tokens and, where the
 date is unambiguous, a window; ranges and lists ("from March to May 2023", "in
-2022 or 2023") are one span covering all they name (:mod:`.joined`).
+2022 or 2023") are one span covering all they name (:mod:`.joined`), read the same
+way in a memory's text as in a query (:mod:`.read`).
 
 Spans become index tokens that no word can collide with: ``d20230503`` (a day),
 ``m202305`` (a month), ``y2023`` (a year). A span of up to two weeks lists its
@@ -20,8 +21,9 @@ asking *when* prefers those.
 
 from __future__ import annotations
 
-from .forms import find_dates, scan
+from .forms import scan
 from .query import QueryDates, query_dates
+from .read import find_dates
 from .spans import (
     MONTHS,
     NUMBERS,

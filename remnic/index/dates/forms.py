@@ -91,6 +91,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     ("my", _p(r"\b" + _MONTH.format(n="m") + r",?\s+(?:of\s+)?" + _YEAR.format(n="y") + r"\b")),
+    # "Aug '23": the century comes from the base date (see _short_year)
+    ("my_short", _p(r"\b" + _MONTH.format(n="m") + r",?\s+['\u2018\u2019](?P<yy>\d\d)\b")),
     ("md", _p(r"\b" + _MONTH.format(n="m") + r"\s+" + _DAY.format(n="d") + r"\b(?!\s*(?:%|percent|am|pm|:))")),
     ("dm", _p(r"\b" + _DAY.format(n="d") + r"\s+(?:of\s+)?" + _MONTH.format(n="m") + r"\b")),
     # "in the last 3 days", "over the past two weeks": from that long before the base date up to it
@@ -110,10 +112,14 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("rel_unit", _p(r"\b(?P<rel>last|past|this\s+past|this|next|coming|previous)\s+" + _UNIT + r"\b")),
     ("rel_weekday", _p(r"\b(?P<rel>last|this|next|on|this\s+past|past)\s+" + _WEEKDAY + r"\b")),
     ("rel_season", _p(r"\b(?P<rel>last|this|next|this\s+past|past|in\s+the|in)\s+" + _SEASON + r"\b")),
-    # not "in Aug. 2023" or "in May of 2023": those are the month of that year (my)
+    # not "in Aug. 2023", "in May of 2023" or "in Aug '23": those are the month of that year (my, my_short)
     (
         "rel_month",
-        _p(r"\b(?P<rel>last|this|next|in|since|until|by)\s+(?P<m>" + MONTH_NAMES + r")\b(?!\.?,?\s+(?:of\s+)?\d)"),
+        _p(
+            r"\b(?P<rel>last|this|next|in|since|until|by)\s+(?P<m>"
+            + MONTH_NAMES
+            + r")\b(?!\.?,?\s+(?:of\s+)?['\u2018\u2019]?\d)"
+        ),
     ),
     ("ordinal", _p(r"\b(?:on\s+)?the\s+(?P<d>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b")),
     (
@@ -177,6 +183,9 @@ def _resolve(kind: str, g: dict[str, str], base: date | None) -> Resolved:
         return got
     if base is None:
         return None
+    if kind == "my_short":
+        s, e = month_span(short_year(int(g["yy"]), base), MONTHS[g["m"].lower()])
+        return s, e, False
     if kind in ("md", "dm"):
         m, day = MONTHS[g["m"].lower()], int(g["d"])
         d = safe_date(nearest_year(base, m, day), m, day)
@@ -223,6 +232,13 @@ def _resolve(kind: str, g: dict[str, str], base: date | None) -> Resolved:
         d = safe_date(y, m, day)
         return (d, d, True) if d else None
     return None
+
+
+def short_year(yy: int, base: date) -> int:
+    """``'23``: the year in the century that puts it at most ten years after ``base`` (as the query side
+    reads it against the recall's clock: :func:`remnic.recall.dates.full_years`)."""
+    year = 2000 + yy
+    return year - 100 if year > base.year + 10 else year
 
 
 def _rel_season(rel: str, start_month: int, base: date) -> Resolved:
@@ -318,6 +334,7 @@ def _possible(text: str) -> frozenset[str]:
         "mdy": century and month,
         "dmy": century and month,
         "my": century and month,
+        "my_short": month and ("'" in t or "\u2018" in t or "\u2019" in t),
         "md": digit and month,
         "dm": digit and month,
         "last_n": unit and "the" in t and any(w in t for w in ("last", "past", "previous")),
@@ -388,8 +405,3 @@ def scan(text: str, base: date | None) -> tuple[list[DateSpan], list[Unresolved]
             kind = "season"  # "in (the) summer": which year's is a guess, as with "in May"
         out.append(DateSpan(start, end, m.group(0).strip(), m.start(), relative, kind))
     return out, unresolved
-
-
-def find_dates(text: str, base: date | None) -> list[DateSpan]:
-    """Every date expression in ``text`` resolved to a span (relative ones need ``base``)."""
-    return scan(text, base)[0]

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from .forms import scan
-from .joined import half_joined, joined
-from .spans import MONTH_NAMES, MONTHS, DateSpan, nearest_year, safe_date
+from .joined import Joined, half_joined, opened_at
+from .read import inside, read
+from .spans import DateSpan
 
 _ASKS_WHEN_RE = re.compile(
     r"\bwhen\b|\bhow\s+long\b|\bwhat\s+(?:year|month|date|day|time|week)\b|\bwhich\s+(?:year|month|day|date|week)\b"
@@ -19,27 +21,9 @@ YEARLESS = ("md", "dm", "rel_month", "season")
 """Kinds that name a month, day or season without its year ("in May", "16 August", "in summer"): resolved
 against today's date they would be a guess, so they scope nothing and add no date terms."""
 _RELATIVE_WORD = re.compile(r"(?:last|this|next|previous|coming|past)\b", re.IGNORECASE)
-_DAY_RANGE_RE = re.compile(
-    r"\b(?:between\s+|from\s+)?(?P<a>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?\s*(?:and|to|until|through|-|\u2013)\s*"
-    r"(?P<b>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>" + MONTH_NAMES + r")\.?"
-    r"(?:,?\s+(?P<y>(?:19|20)\d\d))?\b",
-    re.IGNORECASE,
-)
-"""``between 1 and 20 September 2026``, ``1-20 Sept``: days of one month (the first day alone names no date)."""
-
-
-def _day_ranges(text: str, now: date, spans: list[DateSpan]) -> list[DateSpan]:
-    """``spans`` with each day range of one month in place of the single day its end names."""
-    for m in _DAY_RANGE_RE.finditer(text):
-        month, a, b = MONTHS[m.group("m").lower()], int(m.group("a")), int(m.group("b"))
-        year = int(m.group("y")) if m.group("y") else nearest_year(now, month, a)
-        lo, hi = safe_date(year, month, a), safe_date(year, month, b)
-        if lo is None or hi is None or hi < lo:
-            continue
-        kind = "dmy" if m.group("y") else "dm"
-        span = DateSpan(lo, hi, m.group(0).strip(), m.start(), not m.group("y"), kind)
-        spans = [s for s in spans if not (m.start() <= s.offset < m.end())] + [span]
-    return sorted(spans, key=lambda s: s.offset)
+WINDOW_MAX_DAYS = 1100
+"""The longest range (about three years) that sets a window: one that long keeps most of a store and
+hides what it leaves out on a reading of the query alone; a longer one is searched by its date terms."""
 
 
 def shown_yearless(span: DateSpan) -> bool:
@@ -66,6 +50,8 @@ class QueryDates:
     names that cannot be resolved ("February 29, 2023 (no such day)")."""
     relation: str = ""
     """``before``/``after``/``since``/``until``/``prior to`` when the window is open on one side."""
+    too_long: tuple[int, int] | None = None
+    """(days, the most a window spans) when the one date named is too long a range for a window."""
 
     @property
     def any(self) -> bool:
@@ -92,6 +78,9 @@ class QueryDates:
             parts.append(f"filter {_open(window)}")
         elif filter_off and self.window is not None:
             parts.append("no filter (recall.dateFilter is off)")
+        elif self.too_long is not None:
+            days, most = self.too_long
+            parts.append(f"no filter (too long for a filter: {days} days > {most})")
         elif self.spans:
             parts.append("no filter (ambiguous)")
         if self.unresolved:
@@ -119,46 +108,40 @@ def _relation(text: str, s: DateSpan) -> str:
     return word
 
 
-def query_dates(text: str, now: date, *, window_max_days: int = 1100) -> QueryDates:
+def query_dates(text: str, now: date, *, window_max_days: int = WINDOW_MAX_DAYS) -> QueryDates:
     """Dates and ranges named in a query, resolved against ``now`` (the recall's clock).
 
     A window is set when the query names exactly one date, range or list of adjoining dates ("from
     March to May 2023", "in 2022 or 2023") that carries its year or is relative to ``now``, optionally
-    after ``before``/``after``/``since``/``until``. A month, day or season without a year is a term
-    only; a date that cannot be resolved, or a range one end of which is no date, leaves the window off
-    (never a window on part of what was asked) and is shown as unresolved.
+    after ``before``/``after``/``since``/``until``, and spans at most ``window_max_days``. A month, day
+    or season without a year is a term only; a date that cannot be resolved, or a range or list part
+    of which is no date ("May 2023 or June", "on Monday and Tuesday"), leaves the window off (never a
+    window on part of what was asked) and is shown as unresolved.
     """
     out = QueryDates(asks_when=bool(_ASKS_WHEN_RE.search(text)))
-    found, bad = scan(text, now)
-    spans = _day_ranges(text, now, found)
-    groups = joined(text, now)
-    failed = [g for g in groups if g.unresolved]  # its note names the dates in it that failed
-    out.unresolved = [u.note for u in bad if not any(g.start <= u.offset < g.stop for g in failed)]
-    out.unresolved += [f"{g.text} ({g.unresolved})" for g in failed]
-    for g in groups:
-        spans = [s for s in spans if not (g.start < s.stop and s.offset < g.stop)] + g.spans
-    spans.sort(key=lambda s: s.offset)
+    got = read(text, now)
+    spans = got.spans
     out.spans = spans
+    out.unresolved = got.unresolved
     named = [s for s in spans if s.kind not in YEARLESS]
-    if len(named) == 1 and named[0].kind != "range" and not failed and not out.unresolved:
+    out.unresolved += _open_notes(text, got.groups, named)
+    if len(named) == 1 and named[0].kind != "range" and not out.unresolved:
         half = half_joined(text, named[0])
         out.unresolved += [half] if half else []
-    if len(named) == 1 and len(spans) == 1 and not out.unresolved and named[0].days <= window_max_days:
+    if len(named) == 1 and len(spans) == 1 and not out.unresolved:
         s = named[0]
-        word = _relation(text, s)
-        out.relation = word
-        if word in ("before", "prior to", "until"):
-            out.window = (date.min, s.start - timedelta(days=1) if word != "until" else s.end)
-        elif word in ("after", "since"):
-            out.window = (s.end + timedelta(days=1) if word == "after" else s.start, date.max)
+        if s.days > window_max_days:
+            out.too_long = (s.days, window_max_days)
         else:
-            out.window = (s.start, s.end)
+            out.window, out.relation = _window(text, s)
+    offsets = sorted(sp.offset for sp in [*got.found, *spans])
+    regions = [(g.start, g.stop) for g in got.groups]
+    starts = [g.start for g in got.groups]
     for m in _BEFORE_AFTER_RE.finditer(text):
         what = m.group("what").strip()
         # "before 2023" is one span; "from 2021 until 2023" one range
-        named_here = any(m.start() <= sp.offset < m.end() for sp in [*found, *spans]) or any(
-            g.start <= m.start() < g.stop for g in groups
-        )
+        i = bisect_left(offsets, m.start())
+        named_here = (i < len(offsets) and offsets[i] < m.end()) or inside(m.start(), regions, starts)
         if not named_here and not scan(what, now)[0]:
             out.unresolved.append(f"{m.group('rel').lower()} {what}")
     terms: list[str] = []
@@ -166,4 +149,34 @@ def query_dates(text: str, now: date, *, window_max_days: int = 1100) -> QueryDa
         for s in named:
             terms += s.tokens()
     out.terms = list(dict.fromkeys(terms))
+    return out
+
+
+def _window(text: str, s: DateSpan) -> tuple[tuple[date, date], str]:
+    """The window of the one date a query names, open on one side after "before", "since", … (and that word)."""
+    word = _relation(text, s)
+    if word in ("before", "prior to", "until"):
+        return (date.min, s.start - timedelta(days=1) if word != "until" else s.end), word
+    if word in ("after", "since"):
+        return (s.end + timedelta(days=1) if word == "after" else s.start, date.max), word
+    return (s.start, s.end), word
+
+
+def _open_notes(text: str, groups: list[Joined], named: list[DateSpan]) -> list[str]:
+    """The phrase of each range or list that is no one span but holds a date resolved alone ("May 2023
+    or June", "on Monday and Tuesday", "from 2021 to March"): a window on that date would hold only
+    part of what was asked."""
+    stops = [s.stop for s in named]  # the spans never overlap: their stops are in order too
+    out = []
+    for g in groups:
+        if g.outcome != "open":
+            continue
+        i = bisect_right(stops, g.start)
+        inner = []
+        while i < len(named) and named[i].offset < g.stop:
+            inner.append(named[i])
+            i += 1
+        if inner:
+            lo = opened_at(text, min(g.start, inner[0].offset))  # "from last Monday to Wednesday"
+            out.append(text[lo : max(g.stop, inner[-1].stop)].strip())
     return out
