@@ -209,3 +209,15 @@ def test_messages_of_a_broken_model_name_the_fault_once_and_status_names_a_missi
     assert "rerank:" not in run_cli("status", "--memory-dir", str(root)).out
     config.write_text("{}")
     assert run_cli("status", "--json", "--memory-dir", str(root)).json()["rerank"] is None
+
+
+def test_a_rebuild_removes_only_its_own_old_builds_from_the_index_folder(root: Path) -> None:
+    index = root / ".remnic" / "index"
+    kept = index / "CURRENT.bak"  # a person's folder (the old advice put a folder here)
+    kept.mkdir(parents=True, exist_ok=True)
+    (kept / "note.txt").write_text("mine")
+    assert run_cli("reindex", "--memory-dir", str(root)).code == 0
+    assert run_cli("reindex", "--memory-dir", str(root)).code == 0  # the first build is now old: removed
+    assert (kept / "note.txt").read_text() == "mine"
+    builds = [p.name for p in index.iterdir() if p.name.startswith("build-")]
+    assert len(builds) == 1 and (index / "CURRENT").read_text().strip() == builds[0]

@@ -589,6 +589,6 @@ class IndexWrites:
         self._open(name)
         self._check()
         self._sync()
-        for entry in self.root.iterdir():
-            if entry.is_dir() and entry.name != name:
+        for entry in self.root.iterdir():  # only remnic's own old builds: anything else here is a person's
+            if entry.name.startswith("build-") and entry.is_dir() and not entry.is_symlink() and entry.name != name:
                 shutil.rmtree(entry, ignore_errors=True)

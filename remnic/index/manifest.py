@@ -122,8 +122,9 @@ def index_root_problem(root: Path) -> str | None:
     current = root / CURRENT_FILE
     if current.is_dir() and not current.is_symlink():
         return (
-            f"{current} is a folder, not the file naming the live index build; move it aside "
-            f"(mv {shlex.quote(str(current))} {shlex.quote(str(current) + '.bak')}) and run the command again"
+            f"{current} is a folder, not the file naming the live index build; move it out of the index "
+            f"(mv {shlex.quote(str(current))} {shlex.quote(str(root.parent / 'index-CURRENT.bak'))}) "
+            "and run the command again"
         )
     return None
 
