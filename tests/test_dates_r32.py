@@ -319,6 +319,8 @@ def test_bare_year_pairs_without_date_context_are_words_on_both_sides(text: str)
         ("from 2021 to 2023, sales fell", ("2021-01-01", "2023-12-31")),  # a comma: no count
         ("from 2021 to 2023 revenue grew", ("2021-01-01", "2023-12-31")),  # not a plural
         ("from January 2021 to 2023 sales", ("2021-01-01", "2023-12-31")),  # a month: dates
+        ("from 2019 to 2021 sales doubled", ("2019-01-01", "2021-12-31")),  # a plural alone: the sentence
+        ("in 2019 and 2020 people travelled less", ("2019-01-01", "2020-12-31")),
     ],
 )
 def test_bare_year_pairs_with_date_context_stay_dates(query: str, window: tuple[str, str]) -> None:
@@ -517,3 +519,9 @@ def test_an_epoch_zero_stamp_is_a_time_not_a_missing_one() -> None:
     assert said is not None and said.timestamp() == 0.0
     assert [s.label() for s in T.event_dates(record)] == ["1969-12-31"]
     assert T.date_words(said) == "1 January 1970 Thursday d19700101 m197001 y1970"
+
+
+def test_an_ordinal_naming_its_month_is_that_day_not_one_of_the_month_before() -> None:
+    assert _window("what did we do on the 7th of May 2023") == ("2023-05-07", "2023-05-07")
+    assert [s.kind for s in find_dates("on the 21st May 2023 we met", NOW)] == ["dmy"]
+    assert [s.start for s in find_dates("on the 7th we met", NOW)] == [date(2024, 2, 7)]  # alone: as before

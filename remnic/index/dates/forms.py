@@ -121,7 +121,13 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             + r")\b(?!\.?,?\s+(?:of\s+)?['\u2018\u2019]?\d)"
         ),
     ),
-    ("ordinal", _p(r"\b(?:on\s+)?the\s+(?P<d>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b")),
+    # not "the 7th of May 2023": that names its month (dm, dmy)
+    (
+        "ordinal",
+        _p(
+            r"\b(?:on\s+)?the\s+(?P<d>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:" + MONTH_NAMES + r")\b)"
+        ),
+    ),
     (
         "year",
         _p(r"\b(?P<pre>in|since|of|from|until|by|before|after|during|year|back\s+in)\s+" + _YEAR.format(n="y") + r"\b"),

@@ -15,9 +15,9 @@ is one span over all of it, or, when that cannot be, none (never part of it):
   "pages 2021-2023", "between 2020 and 2022 requests per second"). A chain of bare years is read as
   dates only with date context on both sides: opened by "from"/"between" or right after a date
   preposition ("in 2021-2023", "during 2022 or 2023", "the years 2021 to 2023"), and not followed by
-  a noun the numbers count (a plural such as "requests" or "units", or "per", "percent", "people",
-  …). "from 2021 to 2023 sales fell" is therefore read as a count: a comma ("from 2021 to 2023,
-  sales fell") or any month keeps it a date.
+  a word the numbers count or measure ("units", "dollars", "percent", "kb", …) or a plural that is a
+  rate ("requests per second"). A plain plural after them is the sentence going on: "from 2019 to
+  2021 sales doubled" and "in 2019 and 2020 people travelled less" are dates.
 - A chain that cannot be one span (an item without a year or month to borrow, a weekday, a bare
   ordinal: "May 2023 or June", "on Monday and Tuesday", "on the 2nd and 3rd") is *open*: the query
   side shows it unresolved and sets no window when it holds a date that was resolved alone.
@@ -80,10 +80,14 @@ _YEAR_CONTEXT = re.compile(
 """Date context right before a chain of bare years ("in 2021-2023", "the years 2021 to 2023")."""
 _NEXT_WORD = re.compile(r"\s*(?P<w>%|[^\W\d_]+)")
 _COUNT_WORDS = frozenset(
-    ("per", "percent", "pct", "%", "x", "times", "people", "children", "men", "women", "staff", "kelvin")
+    ("per", "percent", "pct", "%", "x", "times", "units", "items", "pieces", "copies", "kelvin")
+    + ("dollars", "euros", "pounds", "yen", "cents", "bytes", "words", "lines", "rows", "votes")
     + ("hz", "kb", "mb", "gb", "tb", "km", "kg", "ms", "usd", "eur", "gbp", "k", "m")
 )
-"""Words after a number that make it a count or a measure (besides plurals: "requests", "units")."""
+"""Words after a number that make it a count or a measure."""
+_RATE_WORDS = frozenset(("per", "a", "an", "each", "every"))
+"""After a plural, these make it a rate of a count ("2020 and 2022 requests per second"). A plural alone
+does not: "from 2019 to 2021 sales doubled", "in 2019 and 2020 people travelled less" are dates."""
 _NOT_PLURAL = frozenset(("as", "was", "has", "whereas", "does", "goes", "yes", "its", "perhaps", "always"))
 _YEAR_IN = re.compile(r"(?:19|20)\d\d")
 _CONTEXT = 40
@@ -250,7 +254,9 @@ def _counts(text: str, stop: int) -> bool:
     low = word.lower()
     if low in _COUNT_WORDS:
         return True
-    return word.islower() and low.endswith("s") and not low.endswith(("ss", "us", "is")) and low not in _NOT_PLURAL
+    plural = word.islower() and low.endswith("s") and not low.endswith(("ss", "us", "is")) and low not in _NOT_PLURAL
+    after = _NEXT_WORD.match(text, m.end()) if plural else None
+    return after is not None and after.group("w").lower() in _RATE_WORDS
 
 
 def _lend(ends: list[_End], ranged: list[bool]) -> None:
