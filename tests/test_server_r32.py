@@ -505,3 +505,27 @@ def test_an_empty_line_after_a_response_leaves_the_connection_idle_not_timed_out
     response, took = raw_exchange(quick_idle, post_head(quick_idle, "/remnic/v1/memories", len(data)) + data + b"\r\n")
     assert response.count(b"HTTP/1.1 ") == 1 and response.startswith(b"HTTP/1.1 200"), response[-300:]
     assert took < DEADLINE_S - 0.3
+
+
+def test_a_multipart_content_type_is_not_a_framing_error(env: Env) -> None:
+    body = json.dumps({"content": "Multipart clients still get an answer"}).encode()
+    extra = ("Content-Type: multipart/form-data; boundary=x", "Connection: close")
+    status, _, answer = head_and_body(
+        raw_exchange(env, post_head(env, "/remnic/v1/memories", len(body), *extra) + body)[0]
+    )
+    assert status.split()[1] == "201", (status, answer)  # the body is JSON: stored, as before
+
+
+def test_a_lingering_close_ends_within_linger_max_s_whatever_the_request_deadline() -> None:
+    from remnic.server.transport import LINGER_MAX_S, DeadlineReader
+
+    a, b = socket.socketpair()
+    with a, b:
+        reader = DeadlineReader(a, request_s=30.0, idle_s=5.0)
+        reader.started = time.monotonic()
+        reader.linger(1.0)
+        left = reader.deadline - time.monotonic()
+        assert 0.9 < left <= LINGER_MAX_S < 30.0  # a stalled uploader gives its slot back in seconds
+        reader.started = time.monotonic() - 29.9  # the request's own deadline nearly spent: the grace holds
+        reader.linger(1.0)
+        assert 0.9 < reader.deadline - time.monotonic() <= 1.0

@@ -38,6 +38,10 @@ WILDCARD_HOSTS = ("", "0.0.0.0", "::", "[::]")
 LINGER_S = 1.0
 """How long a refused connection stays half-open, so the client reads the 503 instead of a reset; also
 the least a lingering close after an error response lasts (see :meth:`DeadlineReader.linger`)."""
+LINGER_MAX_S = 5.0
+"""The longest a lingering close after an error response lasts, whatever the request's deadline: long
+enough for a local client to finish sending a refused body and read its answer, short enough that slow
+uploaders refused with 413 cannot keep the connection slots from good requests for a whole deadline."""
 MAX_LINGERING = 256
 """Refused connections kept half-open at once; beyond this the oldest is closed at once."""
 REFUSED_BODY_WAIT_S = 0.5
@@ -81,12 +85,12 @@ class DeadlineReader(io.RawIOBase):
         self.expired = None
 
     def linger(self, grace: float) -> None:
-        """Allow reads until the request's own deadline, or for ``grace`` seconds when that is later
-        (a lingering close: a client uploading at any pace the deadline allows reads its response,
-        and a stalled one holds the connection no longer than a request may)."""
+        """Allow reads until the request's own deadline, or for ``grace`` seconds when that is later,
+        never more than ``LINGER_MAX_S`` (a lingering close: a client still uploading reads its
+        response, and a stalled one soon gives its connection slot back)."""
         now = time.monotonic()
         ends = self.started + self.request_s if self.started is not None else now
-        self.deadline = max(ends, now + grace)
+        self.deadline = min(max(ends, now + grace), now + LINGER_MAX_S)
         self.in_request = True
 
     def cap(self, seconds: float) -> None:
@@ -263,6 +267,9 @@ def framing_problem(headers: Message) -> tuple[str, str] | None:
     return malformed_header(headers) or repeated_header(headers) or content_length_problem(headers)
 
 
+_FRAMING_DEFECTS = frozenset(("MissingHeaderBodySeparatorDefect", "InvalidHeaderDefect", "HeaderMissingRequiredValue"))
+
+
 def malformed_header(headers: Message) -> tuple[str, str] | None:
     """(header, why) for a header line that is not ``name: value`` on one line, or None.
 
@@ -273,7 +280,10 @@ def malformed_header(headers: Message) -> tuple[str, str] | None:
     """
     payload = headers.get_payload()
     rest = payload if isinstance(payload, str) else ""
-    if rest.strip() or headers.defects:
+    # Only defects of the header block itself: a multipart Content-Type makes the parser look for
+    # MIME parts in a body it was never given (StartBoundaryNotFound, …), which says nothing about framing.
+    framing = [d for d in headers.defects if type(d).__name__ in _FRAMING_DEFECTS]
+    if rest.strip() or framing:
         line = rest.lstrip("\r\n").split("\n", 1)[0].rstrip("\r")
         name = line.split(":", 1)[0].strip() if ":" in line else ""
         shown = f"the line {line[:80]!r}" if line else "a header line"
