@@ -163,14 +163,40 @@ class MemoryDirGoneError(RemnicError):
 
 class WriteConflictError(RemnicError):
     """A file a write was about to replace changed on disk after the write read it (a person's save), again
-    on every retry: nothing was written, and trying again applies it to the new text (exit 1, HTTP 409)."""
+    on every retry, or another program holds it open for writing: nothing was committed, and trying again
+    applies it to the new text (exit 1, HTTP 409). ``held``: open for writing (retrying helps only once it
+    is closed); ``kept``: files a save landed on just after this write replaced them, left as saved (they
+    may hold this write's change under the save: the one case where not all of it could be undone)."""
 
     code = "write_conflict"
     http_status = 409
 
-    def __init__(self, path: str) -> None:
-        super().__init__(f"{path} changed on disk while being written; nothing was written; try again")
+    def __init__(self, path: str, *, held: bool = False, kept: Sequence[str] = ()) -> None:
+        if held:
+            cause = f"{path} is held open for writing by another program (an editor?)"
+            retry = "try again once it is closed"
+        else:
+            cause, retry = f"{path} changed on disk while being written", "try again"
+        if kept:
+            names = ", ".join(kept)
+            done = (
+                f"nothing was committed, but {names} got a save from another program just after this write"
+                f" replaced it: kept as saved, it may still hold this write's change under that save"
+                f" (uncommitted; `remnic doctor` names a link left one-sided); check it, then {retry}"
+            )
+        else:
+            done = f"nothing was written; {retry}"
+        super().__init__(f"{cause}; {done}")
         self.path = path
+        self.held = held
+        self.kept = list(kept)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out.update(path=self.path, reason="held" if self.held else "changed")
+        if self.kept:
+            out["kept"] = self.kept
+        return out
 
 
 class LockTimeoutError(RemnicError):

@@ -350,6 +350,36 @@ def _plain_replace(path: Path, expected: bytes, staging: Path | None) -> str:
     return REPLACED
 
 
+UNCHANGED = "unchanged"
+
+
+def unchanged_unless_held(path: Path, expected: bytes | None) -> str:
+    """Whether ``path`` still holds ``expected`` (None: nothing is there) with nobody holding it open for
+    writing, changing nothing: ``unchanged``, ``changed`` or ``held``. A write of several files checks every
+    one so before it renames any (:func:`replace_unless_held` then checks each again at its rename), so a
+    save that landed since the read stops it while nothing is yet undone."""
+    if expected is None:
+        return CHANGED if os.path.lexists(path) else UNCHANGED
+    fd = _open_plain(path)
+    if fd is None:
+        return CHANGED
+    try:
+        taken = _lease(fd)
+        if taken is False:
+            return HELD
+        try:
+            st, now = os.fstat(fd), os.lstat(path)
+            same = (st.st_dev, st.st_ino) == (now.st_dev, now.st_ino) and _read_fd(fd) == expected
+        finally:
+            if taken:
+                _release(fd)
+        return UNCHANGED if same else CHANGED
+    except OSError:
+        return CHANGED
+    finally:
+        os.close(fd)
+
+
 def replace_unless_held(path: Path, expected: bytes | None, staging: Path | None, *, aside: Path | None = None) -> str:
     """Rename ``staging`` over ``path`` (None: remove ``path``) if it still holds ``expected`` (None: if
     nothing is there) and nobody has it open for writing: ``replaced``, ``changed`` (left as it is), or

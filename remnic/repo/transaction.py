@@ -16,9 +16,11 @@ the batch staged (:meth:`Transaction.read_bytes`, :meth:`Transaction.committed_b
 after another would.
 
 A file is replaced only if it still holds the bytes the transaction read (compared
-under a read lease just before its rename, :func:`remnic.fsio.replace_unless_held`):
-a person's save landing meanwhile makes the write undo what it renamed so far and
-commit nothing, and the group committer runs the batch's plans again on the new text.
+under a read lease just before its rename, :func:`remnic.fsio.replace_unless_held`),
+every file of a write checked so before any is renamed: a person's save landing
+meanwhile makes the write undo what it renamed so far and commit nothing, and the
+group committer runs the plans that staged that file again on the new text, after
+committing the rest of the batch without them.
 """
 
 from __future__ import annotations
@@ -37,13 +39,16 @@ from typing import Any
 from remnic.config import STATE_DIR
 from remnic.errors import WriteConflictError
 from remnic.fsio import (
+    HELD,
     REPLACED,
+    UNCHANGED,
     crash_point,
     flush_to_disk,
     fsync_folders,
     replace_unless_held,
     stage_files,
     sweep_litter,
+    unchanged_unless_held,
 )
 from remnic.memfile.model import MemoryRecord, content_hash
 
@@ -62,6 +67,10 @@ CONFLICT_PAUSE_S = 0.005
 away), doubled for each next one up to ``CONFLICT_PAUSE_MAX_S``: a program holding the file open for
 writing gets time to close it. About a quarter of a second in all, under the write lock."""
 CONFLICT_PAUSE_MAX_S = 0.05
+WRITE_HELD_RETRIES = 2
+"""How many times a plan runs again while a file it writes is held open for writing by another program: a
+save in progress closes it within milliseconds, a logger or an editor keeping it open does not within any
+pause worth holding the write lock for; past them the writer is told the file is held."""
 _UPDATE_INDEX_FAILED = "`git update-index` failed"  # in a lag warning: git refused, no lock was held (ledger.py)
 
 
@@ -245,14 +254,17 @@ class Transaction:
                 contents={s.path: s.commit_data if s.commit_data is not None else s.data for s in changes},
                 on_object=journal.committed_as,
             )
-        except BaseException:
+        except BaseException as exc:
+            kept: list[str] = []
             if journal.commit is None or not self._head_has(journal.commit):
                 try:
-                    self._restore(written)
-                except OSError as exc:  # the journal stays: the next writer's recovery puts the files back
-                    logging.getLogger("remnic").warning("could not undo a failed write yet: %s", exc)
+                    kept = self._restore(written)
+                except OSError as error:  # the journal stays: the next writer's recovery puts the files back
+                    logging.getLogger("remnic").warning("could not undo a failed write yet: %s", error)
                 else:
                     journal.close()
+            if kept and isinstance(exc, WriteConflictError):  # say so: not all of it could be undone
+                raise WriteConflictError(exc.path, held=exc.held, kept=kept) from None
             raise
         crash_point("committed")
         journal.close()
@@ -276,14 +288,19 @@ class Transaction:
         changes = [s for s in changes if not s.on_disk]
         for s in changes:  # checked when staged; again here, just before the renames, for a link made since
             self.files.check_writable_path(s.path)
+        for s in changes:  # every file before any rename: a save since the read stops the write with nothing undone
+            state = unchanged_unless_held(self.root / s.path, s.before)
+            if state != UNCHANGED:
+                raise WriteConflictError(s.path, held=state == HELD)
         bulk = len(changes) > BULK_FILES
         new = [s for s in changes if s.data is not None]
         items = [(self.root / s.path, s.data) for s in new if s.data is not None]
         staging = dict(zip((s.path for s in new), stage_files(items, tmp_dir=tmp_dir, durable=not bulk), strict=True))
         try:
             for s in changes:
-                if self._swap(s.path, s.before, staging.get(s.path), tmp_dir) != REPLACED:
-                    raise WriteConflictError(s.path)
+                state = self._swap(s.path, s.before, staging.get(s.path), tmp_dir)
+                if state != REPLACED:
+                    raise WriteConflictError(s.path, held=state == HELD)
                 written.append(s)
         finally:
             for tmp in staging.values():  # gone once renamed; left only where the write stopped
@@ -297,9 +314,11 @@ class Transaction:
         aside = tmp_dir / f"{os.getpid()}-{secrets.token_hex(4)}.old"  # the old file's second name, briefly
         return replace_unless_held(self.root / path, expected, staging, aside=aside)
 
-    def _restore(self, written: Sequence[Staged]) -> None:
+    def _restore(self, written: Sequence[Staged]) -> list[str]:
         """Put back the old bytes of each file this transaction wrote, where it still holds what was written:
-        a save that landed on it since is the person's, left as it is (as crash recovery does)."""
+        a save that landed on it since is the person's, left as it is (as crash recovery does); returns
+        those paths, which may hold this write's change under the save."""
+        kept: list[str] = []
         tmp_dir = self.root / STATE_DIR / "tmp"
         todo = [s for s in written if not s.on_disk]
         old = [s for s in todo if s.before is not None]
@@ -314,10 +333,12 @@ class Transaction:
                     logging.getLogger("remnic").warning(
                         "%s changed on disk after a failed write put it there; left as it is", s.path
                     )
+                    kept.append(s.path)
         finally:
             for tmp in staging.values():
                 tmp.unlink(missing_ok=True)
         fsync_folders([self.root / s.path for s in todo])
+        return sorted(kept)
 
     def _head_has(self, sha: str) -> bool:
         head = self.ledger.head()
@@ -380,6 +401,9 @@ class _Waiter:
         self.value: PlanOutcome | None = None
         self.commit: CommitOutcome | None = None
         self.error: BaseException | None = None
+        self.answered = False  # its commit or its error is final
+        self.conflicts = 0  # write conflicts on files its plan staged
+        self.touched: set[str] = set()  # the paths its plan staged, in the latest run
 
 
 class GroupCommitter:
@@ -443,32 +467,62 @@ class GroupCommitter:
                 self._leading = False
 
     def _run_batch(self, batch: list[_Waiter]) -> None:
-        outcome: CommitOutcome | None = None
+        outcomes: list[CommitOutcome] = []
         try:
             with self._exclusive, self.files.lock():
                 self.prepare()
-                for attempt in range(WRITE_CONFLICT_RETRIES + 1):
-                    try:
-                        outcome = self._attempt(batch)
-                        break
-                    except WriteConflictError:  # nothing was written: run the plans again on the new text
-                        if attempt == WRITE_CONFLICT_RETRIES:
-                            raise
-                        time.sleep(_conflict_pause(attempt))
-        except BaseException as exc:  # noqa: BLE001 - every writer of the batch hears it
+                groups = [batch]
+                while groups:
+                    outcome = self._commit_group(groups.pop(0), groups)
+                    if outcome is not None:
+                        outcomes.append(outcome)
+        except BaseException as exc:  # noqa: BLE001 - every writer of the batch not yet answered hears it
             for w in batch:
-                if w.error is None:
-                    w.error = exc
-        if outcome is not None and (outcome.upserts or outcome.removed):
-            self._after_commit(outcome)
+                if not w.answered and w.error is None:
+                    w.value, w.commit, w.error = None, None, exc
+        for outcome in outcomes:
+            if outcome.upserts or outcome.removed:
+                self._after_commit(outcome)
         for w in batch:
             w.finished = True
             w.wake.set()
 
+    def _commit_group(self, group: list[_Waiter], later: list[list[_Waiter]]) -> CommitOutcome | None:
+        """Commit ``group``'s plans in one transaction. On a write conflict only the plans that staged the
+        file run again (a file that keeps changing, or held open, must not refuse the batch's other
+        writers): the others commit at once without them, and they follow in ``later``, retried on the new
+        text until their retries run out and they hear the conflict."""
+        while True:
+            try:
+                outcome = self._attempt(group)
+            except WriteConflictError as exc:
+                paths = {exc.path, *exc.kept}
+                culprits = [w for w in group if w.touched & paths] or list(group)
+                rest = [w for w in group if w not in culprits]
+                for w in culprits:
+                    w.conflicts += 1
+                tries = max(w.conflicts for w in culprits)
+                # a file left holding part of the write under a person's save is never written over again
+                if exc.kept or tries > (WRITE_HELD_RETRIES if exc.held else WRITE_CONFLICT_RETRIES):
+                    for w in culprits:
+                        w.value, w.commit, w.error, w.answered = None, None, exc, True
+                elif rest:
+                    later.insert(0, culprits)  # after the others, which commit first
+                else:
+                    time.sleep(_conflict_pause(tries - 1))
+                    continue
+                if not rest:
+                    return None
+                group = rest
+                continue
+            for w in group:
+                w.answered = True
+            return outcome
+
     def _attempt(self, batch: list[_Waiter]) -> CommitOutcome:
         """Run the batch's plans in a new transaction and commit what they staged."""
         for w in batch:  # a run again answers afresh
-            w.value, w.error = None, None
+            w.value, w.error, w.commit = None, None, None
         tx = Transaction(self.files, self.ledger, self._on_commit)
         ran = self._run_plans(tx, batch)
         described = [w.value for w in ran if w.value is not None and w.value.subject]
@@ -489,9 +543,11 @@ class GroupCommitter:
         for w in batch:
             mark = tx.mark()
             self._local.in_plan = True
+            w.touched = set()
             try:
                 w.value = w.plan.run(tx)
                 ran.append(w)
+                w.touched = {p for p, staged in tx.staged.items() if mark.staged.get(p) is not staged}
             except BaseException as exc:  # noqa: BLE001 - answered to its own writer
                 tx.rollback(mark)
                 w.error = exc
