@@ -80,12 +80,12 @@ def test_a_hand_commit_landing_after_git_status_still_has_the_edit_stamped(
     assert change.path == rel and set(change.normalized) == {"contentHash", "updated"} and change.committed
     assert stamped(root, rel) and "Thursdays" in path.read_text()
     assert subjects(root)[:2] == [f"remnic sync: edit {rel}", "hand commit"]
-    # The hand commit was never diffed by that run: the sync base stays before it, the next run diffs it.
-    assert SyncState.load(root).commit != memory.ledger.head() and report.head != memory.ledger.head()
-    again = memory.sync()
-    assert [(c.path, c.origin, c.normalized) for c in again.changes] == [(rel, "git", [])]
-    assert again.commit is None and stamped(root, rel)
-    assert SyncState.load(root).commit == memory.ledger.head() and memory.sync().mode == "noop"
+    # The run committed the path the hand commit held, on top of it: it reconciled up to its own commit,
+    # and says so (`head` is never older than `commit`); the next run has nothing to report again.
+    head = memory.ledger.head()
+    assert report.head == report.commit == head == SyncState.load(root).commit
+    assert SyncState.load(root).pending == {}
+    assert memory.sync().mode == "noop" and stamped(root, rel)
     assert_index_matches_files(memory)
 
 
@@ -104,12 +104,19 @@ def test_a_hand_commit_landing_before_git_status_is_diffed_and_stamped_by_the_ne
     report = memory.sync()
     assert [c.path for c in report.changes] == [other] and report.commit and stamped(root, other)
     assert not stamped(root, first)  # not seen by this run: its `git status` came after the commit
+    assert report.head == report.commit == memory.ledger.head()
+    # The hand commit's path is left for the next run, compared with HEAD as this run found it.
+    assert SyncState.load(root).pending == {first: {"kind": "committed", "since": report.base}}
+    assert found(memory, "Thursdays")  # a recall before the next sync still catches the hand commit up
     nxt = memory.sync()
-    assert [(c.path, c.origin, sorted(c.normalized)) for c in nxt.changes if c.path == first] == [
+    # Only the hand commit's edit: never this run's own commit of `other` again ("already in git").
+    assert [(c.path, c.origin, sorted(c.normalized)) for c in nxt.changes] == [
         (first, "git", ["contentHash", "updated"])
     ]
     assert nxt.commit and stamped(root, first) and subjects(root)[0] == f"remnic sync: edit {first}"
+    assert nxt.head == nxt.commit and SyncState.load(root).pending == {}
     assert memory.sync().mode == "noop" and found(memory, "Thursdays")
+    assert_index_matches_files(memory)
 
 
 # --- 2. a sync killed (-9) in its index step ---
@@ -223,3 +230,53 @@ def test_nothing_to_sync_after_a_one_shot_write_does_not_claim_the_index_is_at_h
     said = run_cli("sync", "run", "--memory-dir", str(root))
     assert said.code == 0 and said.out.startswith("nothing to sync")
     assert "index at" not in said.out and "files in step with commit" in said.out
+
+
+# --- 4. (fy2) a move to a markdown path that is not a memory; the report after a commit landing mid-run ---
+
+
+@pytest.mark.parametrize(
+    ("away", "folder_made_first"), [("notes/{name}", False), ("notes/{name}", True), ("facts/README.md", False)]
+)
+def test_a_move_to_a_markdown_path_that_is_not_a_memory_and_back_is_held_like_a_deletion(
+    memory: Memory, watching: Callable[..., Running], away: str, folder_made_first: bool
+) -> None:
+    """`notes/x.md` is outside the memory folders and `facts/README.md` is README-like: the file is gone
+    from sync's view as surely as `x.md~`, so moving it there and back within the hold is no change.
+    (A move to another top-level folder reaches watchdog as two halves, the deletion 0.5 s late.)"""
+    root = memory.root
+    rel = stored(memory, "The parked codeword is basalt", category="fact")
+    if folder_made_first:  # watched before the move: the arrival is seen as a created file
+        (root / "notes").mkdir()
+    running = watching()
+    before, syncs = subjects(root), running.watcher.syncs
+    dest = root / away.format(name=Path(rel).name)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(root / rel, dest)
+    time.sleep(0.4)  # well past the debounce (100 ms), well within DELETE_SETTLE_S
+    os.rename(dest, root / rel)
+    wait_until(lambda: running.watcher.syncs > syncs and running.idle(root), what="the sync after the move back")
+    time.sleep(0.2)  # a late commit would come within the debounce
+    assert subjects(root) == before
+    assert not [e for e in running.of("change") if e["change"] in ("deleted", "added")], running.events
+
+
+def test_a_file_added_by_a_hand_commit_mid_run_is_reported_once_as_added_by_the_next_run(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hand commit adds a note the run never read (its `git status` came after), and the run commits
+    another edit on top: the next run reports the added note, and only it."""
+    root = memory.root
+    other = stored(memory, "Reviews happen on Fridays")
+    (root / other).write_text((root / other).read_text().replace("Fridays", "Mondays"))
+    (root / "facts").mkdir(exist_ok=True)
+    (root / "facts/handmade.md").write_text("A hand made note about quartz.\n")
+    git(root, "add", "facts/handmade.md")
+    hand_commit_at(memory, monkeypatch, "facts/handmade.md", after_status=False)
+
+    report = memory.sync()
+    assert [c.path for c in report.changes] == [other] and report.head == report.commit == memory.ledger.head()
+    nxt = memory.sync()
+    assert [(c.kind, c.path, c.origin) for c in nxt.changes] == [("added", "facts/handmade.md", "git")]
+    assert memory.sync().mode == "noop" and found(memory, "quartz")
+    assert_index_matches_files(memory)

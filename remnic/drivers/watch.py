@@ -12,7 +12,11 @@ Timing: a sync runs ``debounce_ms`` after the last relevant event, or at most
 against the monotonic clock (the machine slept), a sync runs anyway. A memory file
 that disappeared holds the burst until it has been gone for ``DELETE_SETTLE_S``
 (or is back): an editor's save that renames the original to ``file~`` and writes
-the new text after it is one edit, never a delete commit followed by an add.
+the new text after it is one edit, never a delete commit followed by an add. A move
+between two top-level folders is two halves to watchdog (one watch each), and it
+reports the leaving half, a deletion, only ``_MOVE_PAIRING_S`` later: a file arriving
+at a markdown path that is not a memory (``notes/x.md``), or a new top-level folder,
+holds the burst that long, so a move there and back is held like any disappearance.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from remnic.config import STATE_DIR
 from remnic.config.settings import DELETE_SETTLE_S
 from remnic.errors import RemnicError
-from remnic.memfile.paths import may_be_memory
+from remnic.memfile.paths import MemoryPaths, may_be_memory
 from remnic.service import SyncReport, sync_event_line
 
 if TYPE_CHECKING:
@@ -64,6 +68,7 @@ _HELD_RETRY_S = 1.0
 """First retry of a file held open for writing (closing it is an event too; this catches a reader-only
 close, or a polling observer); doubled up to the rescan interval while it stays open."""
 _IDLE_BATCH = 128
+_MOVE_PAIRING_S = 0.6  # watchdog holds an IN_MOVED_FROM without its pair 0.5 s, then reports a deletion
 """Texts per batch when the watcher computes vectors between saves: a save waits at most for one."""
 Emit = Callable[[dict[str, Any]], None]
 
@@ -105,6 +110,7 @@ class _Handler(FileSystemEventHandler):
         paths = [event.src_path, getattr(event, "dest_path", "") or ""]
         kinds = set()
         gone: list[str] = []
+        arriving = False
         for n, raw in enumerate(paths):
             if not raw:
                 continue
@@ -116,6 +122,7 @@ class _Handler(FileSystemEventHandler):
                 if "/" not in rel and not rel.startswith(".") and rel != STATE_DIR and event.event_type != "modified":
                     self.watcher.folders_changed()  # made, deleted or moved: its watch is redone by the loop
                     kinds.add("memory")  # files saved before the new watch started are found by the sync
+                    arriving = arriving or event.event_type == "created"  # a file moved into it is not seen
                 if is_directory_move(event) and not top.startswith(".") and top != STATE_DIR:
                     kinds.add("memory")
                 continue
@@ -124,14 +131,18 @@ class _Handler(FileSystemEventHandler):
                 kinds.add(kind)
             if kind == "memory" and n == 0 and event.event_type in ("deleted", "moved") and not self._to_memory(event):
                 gone.append(rel)  # deleted, or renamed to a name no memory has (`file~`): maybe a save under way
+            if kind == "memory" and event.event_type == "created" and not self.watcher.memory_paths().is_memory(rel):
+                arriving = True  # maybe moved here from a memory folder: its deletion comes later
         if kinds:
-            self.watcher.notify(kinds, gone)
+            self.watcher.notify(kinds, gone, arriving=arriving)
 
     def _to_memory(self, event: FileSystemEvent) -> bool:
-        """Whether a move lands on a memory path (a rename: both sides are synced as one, at once)."""
+        """Whether a move lands on a memory path (a rename: both sides are synced as one, at once). The
+        repository's own rule decides, not :func:`classify`'s superset: a move to ``notes/x.md`` (outside
+        the memory folders) is a disappearance like ``x.md~``, and moved back within the hold it is no change."""
         dest = getattr(event, "dest_path", "") or ""
         rel = self.watcher.rel(dest) if dest else None
-        return rel is not None and classify(rel) == "memory"
+        return rel is not None and classify(rel) == "memory" and self.watcher.memory_paths().is_memory(rel)
 
 
 class Watcher:
@@ -171,6 +182,8 @@ class Watcher:
         self._gone: dict[str, float] = {}
         """Memory paths seen disappearing in the pending burst → when: held for ``delete_settle_s``."""
         self.delete_settle_s = DELETE_SETTLE_S
+        self._arrival_until = 0.0
+        """Until when the burst waits for the deletion half of a move (see ``_MOVE_PAIRING_S``)."""
         self._last_head: str | None = None
         self._failures = 0
         self._retry_at = 0.0
@@ -193,6 +206,10 @@ class Watcher:
         memory.on_consolidated = self._heard_consolidation
 
     # --- called from other threads / signal handlers ---
+
+    def memory_paths(self) -> MemoryPaths:
+        """The repository's rule for which files are memories (read now: the settings may be reloaded)."""
+        return MemoryPaths.from_store(self.memory.settings.store)
 
     def rel(self, raw: str | bytes) -> str | None:
         path = os.fsdecode(raw)
@@ -220,12 +237,14 @@ class Watcher:
             except queue.Empty:
                 return
 
-    def notify(self, kinds: set[str], gone: list[str] | None = None) -> None:
+    def notify(self, kinds: set[str], gone: list[str] | None = None, *, arriving: bool = False) -> None:
         now = time.monotonic()
         with self._guard:
             self._kinds |= kinds
             for rel in gone or ():
                 self._gone[rel] = now  # the latest disappearance counts
+            if arriving:
+                self._arrival_until = now + _MOVE_PAIRING_S
             if self._first is None:
                 self._first = now
             self._last = now
@@ -358,7 +377,7 @@ class Watcher:
     def _take(self) -> set[str]:
         with self._guard:
             kinds, self._kinds, self._first = self._kinds, set(), None
-            self._gone = {}
+            self._gone, self._arrival_until = {}, 0.0
         return kinds
 
     def _due(self, now: float) -> float | None:
@@ -369,7 +388,10 @@ class Watcher:
             due = min(self._last + self.debounce_s, self._first + self.max_delay_s) - now
             latest = self._first + self.max_delay_s + self.delete_settle_s - now  # deletions never stop a burst
             gone = list(self._gone.items())
-        return due if due > 0 or not gone else max(due, min(self._deletion_hold(gone, now), latest))
+            arrival = self._arrival_until - now
+        if due > 0 or (not gone and arrival <= 0):
+            return due
+        return max(due, min(max(self._deletion_hold(gone, now), arrival), latest))
 
     def _deletion_hold(self, gone: list[tuple[str, float]], now: float) -> float:
         """Seconds a disappeared memory file still holds the burst: until it is back (a save that renamed

@@ -25,7 +25,9 @@ __all__ = ["BodyCheck"]
 class BodyCheck:
     """``head``: the commit HEAD was at when the run began (what ``status`` compares with);
     ``status``: git's status letters by path; ``bases``: the commits sync last reconciled;
-    ``is_new(path)``: whether the file is seen for the first time (it is then taken as it is)."""
+    ``is_new(path)``: whether the file is seen for the first time (it is then taken as it is);
+    ``since``: path → the commit to compare it with first (a commit that landed during an earlier
+    run changed it after that run's base moved past it)."""
 
     def __init__(
         self,
@@ -34,8 +36,10 @@ class BodyCheck:
         status: Mapping[str, str],
         bases: Sequence[str],
         is_new: Callable[[str], bool],
+        since: Mapping[str, str] | None = None,
     ) -> None:
         self.ledger, self.head, self.status, self.bases, self.is_new = ledger, head, status, list(bases), is_new
+        self.since = dict(since or {})
         self.texts: dict[tuple[str, str], str | None] = {}
 
     def load(self, files: Iterable[tuple[str, MemoryRecord, str | None]]) -> None:
@@ -84,6 +88,9 @@ class BodyCheck:
             # A rename in the working tree leaves its old path in HEAD; one committed with git
             # (`git mv` + an edit) has it only in the commit sync last reconciled.
             refs = [*at_head, *self.bases] if path in self.status else self.bases
+        first = self.since.get(partner or path)
+        if first is not None:
+            refs = [first, *refs]
         if (partner is None and self.is_new(path)) or not refs:
             return None
         return partner or path, refs

@@ -19,8 +19,8 @@ One run, all under the repository write lock:
    "index step due" first, so a run killed before its index step is done (its own
    commit already moved the sync base, see :mod:`.base`) has the next one catch up;
 6. update the index incrementally and record the new state: the commit the run
-   reconciled, which is HEAD as it found it (or its own commit on top of that),
-   never a commit another program made meanwhile: the next run diffs that one.
+   reconciled, which is HEAD as it found it or its own commit, even on top of a commit
+   another program made meanwhile; that commit's other paths stay pending (:mod:`.base`).
 
 Files that are not memories (outside the memory folders, README-like, attachments) are reported as
 skipped with their reason and never touched. A dry run does steps 1-4 and writes nothing.
@@ -45,6 +45,7 @@ from remnic.repo.ledger import Ledger
 from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import Transaction
 
+from .base import reconciled_commit, since_changes
 from .bodies import BodyCheck
 from .held import HELD_REASON
 from .indexing import caught_up_note, index_commit_of, index_health_of, indexed_paths, update_index
@@ -129,6 +130,8 @@ class _Run:
         self.not_memories: dict[str, str] = {}  # candidate path → why it is not a memory
         self.bases: list[str] = []
         self.head: str | None = None  # HEAD when the run began: every comparison is with this sha
+        self.since: dict[str, str] = {}  # path → the commit it is compared with: one a foreign commit changed
+        self.foreign: set[str] = set()  # memory paths a commit landing mid-run changed that this run did not commit
         self.normalize_all = False
         self.dry_run = False
         self.warnings: list[str] = []
@@ -211,7 +214,7 @@ class _Run:
         )
         valid, deleted, dropped, quiet = reads.valid, reads.deleted, reads.dropped, reads.quiet
         self.unstable, self.malformed, self.empty = reads.unstable, reads.malformed, reads.empty
-        old = {p: old_info(self.ledger, p, state.pending.get(p), (head, *bases)) for p in deleted}
+        old = {p: old_info(self.ledger, p, state.pending.get(p), (head, *bases, self.since.get(p))) for p in deleted}
         partner_of, forced_id = pair_renames(valid, old, self.is_new)
         self.keep_committed_ids(valid, partner_of, forced_id, (head, *bases))
         notes = self.dedupe_ids(valid, old, forced_id, index if index_ok else None)
@@ -252,7 +255,11 @@ class _Run:
                 state.save(self.root)
             report.commit = self.commit(commit_paths, changes, records)
             report.warnings = self.warnings
-        new_head = self.reconciled(head, ledger.head(), report.commit)
+        new_head, self.foreign = reconciled_commit(
+            ledger, head, ledger.head(), report.commit, set(commit_paths), self.paths.is_memory
+        )
+        # Paths a foreign commit changed that this run never read: a recall's catch-up must still diff them.
+        index_head = head if self.foreign else new_head
         self.phase(report, "commit")
 
         removed = set(deleted) | set(dropped)
@@ -260,12 +267,12 @@ class _Run:
         if index_ok:
             if full:  # whatever the index holds that is no longer a live, valid file goes too
                 removed |= indexed_paths(index) - {r.path for r in records} - set(self.unstable)
-            if upserts or removed or new_head != index_commit:
+            if upserts or removed or index_head != index_commit:
                 report.index, report.index_error = update_index(
-                    self.target, index, (upserts, sorted(removed), new_head), self.progress, committed=report.commit
+                    self.target, index, (upserts, sorted(removed), index_head), self.progress, committed=report.commit
                 )
             if left_behind and report.index == "updated":
-                report.index_note = caught_up_note(health, new_head)
+                report.index_note = caught_up_note(health, index_head)
         else:
             report.index = "unavailable"
         report.indexed, report.removed = len(upserts), len(removed)
@@ -282,14 +289,6 @@ class _Run:
         state.save(self.root)
         report.head, report.changes, report.pending = new_head, changes, sorted(pending)
         return report
-
-    def reconciled(self, head: str | None, now: str | None, own: str | None) -> str | None:
-        """The commit this run reconciled: HEAD as the run found it, or the run's own commit made on top
-        of it. A commit another program made meanwhile (a plain `git commit` landing mid-run) was never
-        diffed: the sync base stays before it, and the next run diffs it and stamps the edits it holds."""
-        if now == head or (own is not None and now == own and self.ledger.parents(own) == ([head] if head else [])):
-            return now
-        return head
 
     def phase(self, report: SyncReport, name: str) -> None:
         now = time.perf_counter()
@@ -320,6 +319,7 @@ class _Run:
                         self.diff_letter[old] = "D"
         for path in self.status:
             candidates[path] = "working-tree"
+        self.collect_since(candidates, head)
         for path in self.state.pending:
             candidates.setdefault(path, "pending")
         for path in reindex:
@@ -330,6 +330,15 @@ class _Run:
                 self.candidates[path] = origin
             elif (reason := self.paths.reportable_reason(path)) and (self.root / path).exists():
                 self.not_memories[path] = reason
+
+    def collect_since(self, candidates: dict[str, str], head: str | None) -> None:
+        """Paths an earlier run left pending with ``since``: see :func:`.base.since_changes`."""
+        self.since, letters = since_changes(self.ledger, self.state.pending, head)
+        for path, letter in letters.items():
+            candidates.setdefault(path, "git")  # an edit since in the working tree stays one
+            self.diff_letter[path] = letter  # from `since`: an add there is an add, whatever came after
+        for path in self.since:
+            candidates.setdefault(path, REINDEX)  # changed back since: read again, nothing to report
 
     def report_skipped(self, report: SyncReport, full: bool) -> None:
         """Files that are not memories, each with its reason: all of them on a full pass, else the ones
@@ -411,7 +420,7 @@ class _Run:
         ]
         times = file_times(self.root, self.ledger, adopting, set(self.status)) if self.normalize else {}
         rendered: dict[str, tuple[list[str], str, dict[str, Any]]] = {}
-        bodies = BodyCheck(self.ledger, self.head, self.status, self.bases, self.is_new)
+        bodies = BodyCheck(self.ledger, self.head, self.status, self.bases, self.is_new, self.since)
         bodies.load((p, c.record, partner_of.get(p)) for p, _d, c in valid if p not in quiet and c.record)
         for path, _data, checked in valid:
             record = checked.record
@@ -573,4 +582,11 @@ class _Run:
             if path not in committed and path in self.status and self.in_head(path):
                 info = old[path]
                 pending[path] = {"kind": "deleted", "id": info.id, "hash": info.hash, "explicitId": info.explicit_id}
+        # What a commit landing mid-run changed and this run never committed: the next run compares it with
+        # HEAD as this run found it; so does one left unread (still being written, malformed, empty).
+        for path in self.foreign:
+            pending[path] = {**pending.get(path, {"kind": "committed"}), "since": self.head}
+        for path, since in self.since.items():
+            if pending.get(path, {}).get("kind") in ("unstable", "malformed", "empty") and path not in self.foreign:
+                pending[path]["since"] = since
         return pending

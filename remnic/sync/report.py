@@ -87,10 +87,11 @@ class SyncReport:
     """``incremental`` (diffed from a known commit), ``full`` (every file listed), ``noop``, or ``paused``
     (a merge or rebase is in progress: nothing read, indexed or committed)."""
     base: str | None
+    """The commit the previous run reconciled: where this run started (None on a first run)."""
     head: str | None
-    """The commit the run reconciled (and the index records): HEAD after the run, unless another program
-    committed while it ran: then HEAD as the run found it (or the run's own commit), and the next run
-    diffs the rest."""
+    """The commit the run reconciled and the next run starts from: its own ``commit`` when it made one,
+    else HEAD as it found it (older than HEAD only when another program committed mid-run and the run
+    made no commit on top; see docs/sync.md). Paths left for later are in ``pending``."""
     changes: list[Change] = field(default_factory=list)
     problems: list[FieldProblem] = field(default_factory=list)
     new_problem_paths: list[str] = field(default_factory=list)
