@@ -229,11 +229,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         keeper.start()
 
     def shutdown(signum: int, _frame: Any) -> None:
+        if signum == signal.SIGINT:
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C aborts at once
         # shutdown() blocks until serve_forever returns, so it must not run on the serving thread.
         threading.Thread(target=server.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGHUP, shutdown)  # terminal closed: exit cleanly, removing the pid file
+    # Ctrl-C too, rather than a KeyboardInterrupt raised wherever the main thread happens to be (in a
+    # lock, a finally, the pass between requests), which can leave the listening socket open.
+    signal.signal(signal.SIGINT, shutdown)
     info = {
         "url": server.url,
         "host": host,
