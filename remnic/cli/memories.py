@@ -275,11 +275,9 @@ def cmd_store(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         extra={"supersedes": args.supersedes} if args.supersedes else None,
     )
-    record, duplicate = result.record, not result.changed and not args.dry_run
-    if args.dry_run:  # predict the real write: an exact duplicate would not be written
-        existing = memory.duplicate_of(content, namespace=args.namespace)
-        if existing is not None:
-            record, duplicate = existing, True
+    # A dry run predicts the real write: an exact duplicate would not be written.
+    record = result.record
+    duplicate = not result.changed and (not args.dry_run or bool(result.duplicates))
     data = {**record.to_dict(), "duplicate": duplicate, "dryRun": args.dry_run, "commit": result.commit}
     data.update(warnings_of(result))
     file_text = serialize(record.frontmatter, record.body)

@@ -360,12 +360,9 @@ class Api(AgentApi):
                 extra=extra,
                 dry_run=values["dryRun"],
             )
-            record, duplicate = result.record, not result.changed and not values["dryRun"]
-            if values["dryRun"]:
-                # Predict the real write: an exact duplicate would not be written (same answer, plus dryRun).
-                existing = self.memory.duplicate_of(values["content"], namespace=ns)
-                if existing is not None:
-                    record, duplicate = existing, True
+            # A dry run predicts the real write: an exact duplicate would not be written (same answer, plus dryRun).
+            record = result.record
+            duplicate = not result.changed and (not values["dryRun"] or bool(result.duplicates))
             if duplicate:
                 status = "duplicate"
             elif values["dryRun"]:

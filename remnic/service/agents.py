@@ -136,13 +136,6 @@ class AgentOps:
         extra.setdefault("sourceReason", "submitted via suggestion_submit")
         return self.store(content, extra=extra, **options)
 
-    def duplicate_of(self: Memory, content: str, *, namespace: str | None = None) -> Any:
-        """The active memory that :meth:`store` of ``content`` would find as an exact duplicate (and so
-        not write), or None: what a dry run reports, so it predicts the real write's answer."""
-        from remnic.memfile.model import content_hash
-
-        return self.find_duplicate(namespace or self.settings.namespaces.default, content_hash(content.strip()))
-
     def profile(self: Memory, *, namespace: str | None = None) -> dict[str, Any]:
         """The user's preferences, rules and principles, and identity facts, compiled by rules."""
         return _profile.profile(self, namespace=namespace)

@@ -73,7 +73,8 @@ class WriteResult:
     changed: bool = True
     """False when nothing was written: an exact duplicate of an active memory, an already forgotten one."""
     duplicates: tuple[str, ...] = ()
-    """Import: for each item skipped as an exact duplicate, the id of the memory it duplicates."""
+    """Import: for each item skipped as an exact duplicate, the id of the memory it duplicates; a dry-run
+    store: the memory the real write would find as its exact duplicate (and so not write)."""
     warnings: tuple[str, ...] = ()
     """The write is done, but something needs the user's attention (git's index lagging behind HEAD)."""
 
@@ -180,7 +181,7 @@ def store(
     if dry_run:  # the real write's answer, refusals included, in run()'s order (outside the lock)
         existing = mem.find_duplicate(ns, content_hash(content.strip())) if dedupe else None
         if existing is not None:  # an exact duplicate is that memory, unchanged (no new id, no new path)
-            return WriteResult("store", (existing,), None, changed=False)
+            return WriteResult("store", (existing,), None, changed=False, duplicates=(existing.id,))
         check_writable(mem)
         _check_named_ids(mem, None, meta, extra, ns)
         rel = mem.files.allocate_path(category, content, ns)
