@@ -111,6 +111,9 @@ class _FlushWork:
     indexed_near: dict[int, list[tuple[str, str, float]]] = field(default_factory=dict)
     """Observation number → the indexed memories nearest its fact (id, path, cosine)."""
     lookup: DuplicateLookup | None = None  # exact duplicates: queued writes and files, each read once a flush
+    queued: list[MemoryRecord] = field(default_factory=list)
+    """This process's writes still on their way into the index, read BEFORE the index is searched: one the
+    index worker applies in between is then in one or the other, never in neither."""
     # One `created` for the flush's primitives (one commit): a memory's place in its episode is then
     # its turn's, not the millisecond its file happened to be written in (which varied run to run).
     now: str = field(default_factory=now_iso)
@@ -159,6 +162,7 @@ def persist_flush(
         work = _FlushWork(list(observations), lookup=DuplicateLookup(mem))
         vectors = _vectors(mem, [o.fact.content for o in observations])
         kept = [i for i, o in enumerate(observations) if o.proposed_status is not None and i in vectors]
+        work.queued = mem.indexer.pending_records()
         if kept and mem.has_index():  # one hold of the index lock for the whole flush
             found = mem.index.nearest_many([vectors[i] for i in kept], NEAR_CANDIDATES, namespace=plan.namespace)
             work.indexed_near = dict(zip(kept, found, strict=True))
@@ -497,7 +501,7 @@ def _near_duplicate(
     if work.unindexed is None:  # committed but not in the index yet (this process's or another's): once a flush
         assert work.lookup is not None
         others = [r for r in work.lookup.unindexed(NEAR_UNINDEXED_MAX) if len(r.content) <= NEAR_UNINDEXED_CHARS]
-        unindexed = {r.path: r for r in [*others, *mem.indexer.pending_records()]}
+        unindexed = {r.path: r for r in [*others, *work.queued]}
         records = [r for r in unindexed.values() if r.namespace == ns and r.content.strip()]
         work.unindexed = records
         work.unindexed_vectors = (
