@@ -76,7 +76,10 @@ def test_killing_the_server_mid_writes_loses_no_acknowledged_write(tmp_path: Pat
         threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
         for t in threads:
             t.start()
-        time.sleep(1.0 + trial)
+        deadline = time.monotonic() + 30  # a loaded machine takes longer to answer the first write
+        while not acknowledged and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5 + trial)  # then kill it mid-way through the writes that follow
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         stop.set()
