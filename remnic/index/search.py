@@ -138,6 +138,7 @@ class SearchIndex(IndexWrites, PendingVectors, IndexLookups):
                     bulk_workers=e.bulk_workers,
                     pooling=e.pooling,
                     normalize=e.normalize,
+                    int8=e.int8,
                     output_name=e.output_name or None,
                     query_prefix=e.query_prefix,
                     document_prefix=e.document_prefix,
