@@ -42,15 +42,21 @@ ENTITY_PAGE_RE = re.compile(r"(?:^|/)entities/((?:person|project|tool|place|comp
 
 
 def is_entity_page(path: str, memory_id: str) -> bool:
-    """A page remnic builds for an entity (``entities/person-priya-raman.md`` whose id is its file
-    name): the graph tier walks through it, and recall does not return it unless asked for the
-    entity category (its timeline repeats the memories it cites)."""
+    """An entity page (agents.md: a memory of category ``entity`` at ``entities/<type>-<name>.md``,
+    whose id is that file name; the caller checks the category): the graph tier walks through it,
+    and recall does not return it unless asked for the entity category (its timeline repeats the
+    memories it cites). A page whose own id remnic cannot read (an older build's
+    ``person-josé-núñez``) reads as the id its path gives, and is a page all the same; a memory
+    stored with ``--category entity`` has an id of its own and stays a memory."""
     m = ENTITY_PAGE_RE.search(path)
-    return m is not None and memory_id.rsplit(":", 1)[-1] == m.group(1)
+    if m is None:
+        return False
+    own = memory_id.rsplit(":", 1)[-1]
+    return own == m.group(1) or memory_id == _values.provisional_id(path)
 
 
 def entity_page_rows(snap: Snapshot) -> list[int]:
-    """Rows of the index holding entity pages (see :func:`is_entity_page`)."""
+    """Rows of the index holding entity pages (category ``entity``, see :func:`is_entity_page`)."""
     rows = np.flatnonzero(snap.mask(categories=["entity"]))
     return [int(r) for r in rows if is_entity_page(snap.paths[r], snap.ids[r])]
 

@@ -42,6 +42,7 @@ from remnic.observe.entities.build import (
     timeline_time,
     with_known_names,
 )
+from remnic.observe.entities.page import id_of_stem
 from remnic.repo.messages import trailers_for
 
 if TYPE_CHECKING:
@@ -137,27 +138,38 @@ def refresh(
         records = mem.files.scan().records
         pages = {r.path: r for r in records if is_page(r)}
         entities = collect(_sources(mem, records, progress))
+        earlier = _earlier_names(pages)
         now = now_iso()
         wanted: set[str] = set()
         for (namespace, eid), entity in sorted(entities.items()):
             path = _page_path(namespace, eid)
             wanted.add(path)
             current = pages.get(path)
+            renamed = None
+            before = earlier.get((namespace, eid), [])
+            if current is None and before:
+                # The page under an older build's file name (person-josé-núñez.md) moves, with what a
+                # person wrote in it, its status and its created date, in this commit.
+                current = renamed = before[0]
+                wanted.add(renamed.path)
             if current is not None and current.frontmatter.get("source") != SOURCE:
                 continue  # a person's (or the original Remnic's) page: read, never rewritten
             if current is not None and current.status != "active":
                 continue  # a person forgot or archived it: that stands, a rebuild must not revive it
-            text = _page_text(mem, entity, current, now)
+            text = _page_text(mem, entity, current, now, [_stem(r.path) for r in before])
             if text is None:
                 continue
             checked = check_text(text, path, mem.settings.store)
             if checked.problems or checked.record is None:
                 continue  # e.g. a memory's secret-looking text quoted in the timeline: no page rather than a bad one
-            if current is not None and _edited_by_hand(mem, tx, path):
+            if current is not None and _edited_by_hand(mem, tx, current.path):
                 skipped.append(path)
                 continue
             tx.put(path, text, checked.record)
             written.append(path)
+            if renamed is not None:
+                tx.remove(renamed.path)
+                removed.append(renamed.path)
         for path, record in pages.items():
             if (
                 path not in wanted
@@ -193,6 +205,21 @@ def refresh(
     }
 
 
+def _stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def _earlier_names(pages: dict[str, MemoryRecord]) -> dict[tuple[str, str], list[MemoryRecord]]:
+    """Pages whose file name is not the entity id it stands for now, by (namespace, that id): earlier
+    builds kept accents (``person-josé-núñez.md`` is ``person-jose-nunez``). A person's page first:
+    it stands, and remnic writes no second page beside it."""
+    out: dict[tuple[str, str], list[MemoryRecord]] = {}
+    for path, record in sorted(pages.items(), key=lambda kv: (kv[1].frontmatter.get("source") == SOURCE, kv[0])):
+        if id_of_stem(_stem(path)) != _stem(path):
+            out.setdefault((record.namespace, id_of_stem(_stem(path))), []).append(record)
+    return out
+
+
 def _edited_by_hand(mem: Memory, tx: Any, path: str) -> bool:
     """Whether the page on disk differs from HEAD's: a person's edit in progress. Rewriting it would
     commit their text (or drop it), so the page waits until they commit."""
@@ -210,21 +237,32 @@ def _unedited(record: MemoryRecord) -> bool:
     )
 
 
-def _page_text(mem: Memory, entity: Entity, current: MemoryRecord | None, now: str) -> str | None:
-    """The page's new file text, or None when what it says would not change."""
+def _page_text(
+    mem: Memory, entity: Entity, current: MemoryRecord | None, now: str, formerly: Sequence[str] = ()
+) -> str | None:
+    """The page's new file text, or None when what it says would not change. ``formerly``: the
+    entity's ids under older builds, kept as ``aliases`` so links to them still lead to the page."""
     existing = (current.frontmatter, current.body) if current is not None else None
     page, synthesis_hash = page_for(entity, existing, mem.settings.entities.timeline_max)
     old = parse_page(current.body) if current is not None else None
+    new_id = _page_id(entity.namespace, entity.id)
+    meta: dict[str, Any] = dict(current.frontmatter) if current is not None else {}
+    raw = meta.get("aliases")
+    kept = [raw] if isinstance(raw, str) else [a for a in raw if isinstance(a, str)] if isinstance(raw, list) else []
+    former = meta.get("id")
+    names = [*formerly, *([former.rsplit(":", 1)[-1]] if isinstance(former, str) and former != new_id else [])]
+    missing = [n for n in dict.fromkeys(names) if n not in kept and n != entity.id]
     counted = current is not None and current.frontmatter.get("memoryCount") == len(entity.sources)
-    if old is not None and counted and same_content(page, old):
+    if old is not None and counted and same_content(page, old) and former == new_id and not missing:
         return None
+    if missing:  # [[person-josé-núñez]] in a memory still leads to the page
+        meta["aliases"] = [*kept, *missing]
     page.updated = now
     body = "\n" + render_page(page)
-    meta: dict[str, Any] = dict(current.frontmatter) if current is not None else {}
     synthesis_changed = old is None or old.synthesis.strip() != page.synthesis.strip()
     meta.update(
         {
-            "id": _page_id(entity.namespace, entity.id),
+            "id": new_id,
             "category": "entity",
             "created": meta.get("created") or now,
             "updated": now,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from remnic.memfile.times import format_time, is_iso, parse_time
 
-from .page import ENTITY_TYPES, EntityPage, TimelineEntry, entity_id, parse_page, render_page
+from .page import ENTITY_TYPES, EntityPage, TimelineEntry, entity_id, name_key, parse_page, render_page
 from .rules import Mention, known_mentions, prose
 
 SOURCE = "entities"
@@ -92,22 +92,46 @@ class Entity:
     title: str = ""
     """The title of the entity's own note (a vault's ``People/Robert Smith.md``): its name."""
     note_aliases: set[str] = field(default_factory=set)
+    written: Counter[str] = field(default_factory=Counter)
+    """How often a memory writes each spelling (the others were read back from an id: ``person-tomas-ortega``)."""
 
     @property
     def name(self) -> str:
-        """The own note's title, else the spelling used most; ties go to the one with more capitals,
-        then the first."""
+        """The own note's title, else the name written most (spellings equal without case or accents
+        counted together; ties go to the one named most, then with more capitals, then the first),
+        spelt as written, with its accents ("Tomás", not the "Tomas" an id or a hurried note spells)."""
         if self.title:
             return self.title
-        return max(self.spellings, key=lambda s: (self.spellings[s], sum(c.isupper() for c in s)))
+        groups: dict[str, list[str]] = {}
+        for s in self.spellings:
+            groups.setdefault(name_key(s), []).append(s)
+        best = max(
+            groups.values(),
+            key=lambda g: (
+                sum(self.written[s] for s in g),
+                sum(self.spellings[s] for s in g),
+                max(sum(c.isupper() for c in s) for s in g),
+            ),
+        )
+        return max(
+            best,
+            key=lambda s: (
+                self.written[s] > 0,
+                sum(not c.isascii() for c in s),
+                self.written[s],
+                self.spellings[s],
+                sum(c.isupper() for c in s),
+            ),
+        )
 
     @property
     def aliases(self) -> list[str]:
-        name = self.name.lower()
+        """Other names, not other spellings of the name: "Tomas Ortega" is not an alias of Tomás Ortega."""
+        name = name_key(self.name)
         seen: dict[str, str] = {}
         for s in [*self.spellings, *sorted(self.note_aliases)]:
-            if s.lower() != name:
-                seen.setdefault(s.lower(), s)
+            if name_key(s) != name:
+                seen.setdefault(name_key(s), s)
         return sorted(seen.values())
 
 
@@ -126,11 +150,11 @@ def with_known_names(sources: Sequence[Source], texts: Mapping[str, str]) -> lis
                 known.setdefault(s.namespace, {}).setdefault(alias, own.type)
     out = []
     for s in sources:
-        have = {m.name.lower() for m in s.mentions}
+        have = {name_key(m.name) for m in s.mentions}
         more = [
             m
             for m in known_mentions(prose(texts.get(s.id, "")), known.get(s.namespace, {}))
-            if m.name.lower() not in have
+            if name_key(m.name) not in have
         ]
         out.append(replace(s, mentions=s.mentions + tuple(more)) if more else s)
     return out
@@ -140,8 +164,8 @@ def _own_mention(source: Source) -> Mention | None:
     """The entity a note with aliases is the page of: the one it names by its title or an alias."""
     if not source.aliases:
         return None
-    names = {n.lower() for n in (*source.titles, *source.aliases)}
-    return next((m for m in source.mentions if m.name.lower() in names), None)
+    names = {name_key(n) for n in (*source.titles, *source.aliases)}
+    return next((m for m in source.mentions if name_key(m.name) in names), None)
 
 
 def _plain_id(m: Mention) -> str:
@@ -151,32 +175,34 @@ def _plain_id(m: Mention) -> str:
 def collect(sources: Iterable[Source]) -> dict[tuple[str, str], Entity]:
     """Entities by (namespace, id). A note's aliases name the entity the note names by its title
     (or an alias). A one-word person name that starts exactly one longer person name in its
-    namespace ("Priya" and "Priya Raman") is that person; one that starts two is neither."""
+    namespace ("Priya" and "Priya Raman") is that person; one that starts two is neither. Names
+    are compared without case or accents: "Tomás Ortega" and "Tomas Ortega" are one person."""
     sources = sorted(sources, key=lambda s: (_when(s.created), s.created, s.id))
     owned: dict[tuple[str, str], tuple[str, Source]] = {}
     for s in sources:
         own = _own_mention(s)
         if own is not None:
             for alias in (own.name, *s.aliases):
-                owned.setdefault((s.namespace, alias.lower()), (_plain_id(own), s))
+                owned.setdefault((s.namespace, name_key(alias)), (_plain_id(own), s))
 
     def resolve(namespace: str, m: Mention) -> str:
-        hit = owned.get((namespace, m.name.lower()))
+        hit = owned.get((namespace, name_key(m.name)))
         return hit[0] if hit is not None else _plain_id(m)
 
     full_names: dict[tuple[str, str], set[str]] = {}
     for s in sources:
         for m in s.mentions:
             if m.type == "person" and " " in m.name.strip():
-                first = m.name.split()[0].lower()
+                first = name_key(m.name.split()[0])
                 full_names.setdefault((s.namespace, first), set()).add(resolve(s.namespace, m))
     out: dict[tuple[str, str], Entity] = {}
     for s in sources:
         ids_here: list[str] = []
         for m in s.mentions:
             eid = resolve(s.namespace, m)
-            if m.type == "person" and " " not in m.name.strip() and (s.namespace, m.name.lower()) not in owned:
-                candidates = full_names.get((s.namespace, m.name.lower()), set())
+            key = name_key(m.name)
+            if m.type == "person" and " " not in m.name.strip() and (s.namespace, key) not in owned:
+                candidates = full_names.get((s.namespace, key), set())
                 if len(candidates) == 1:
                     eid = next(iter(candidates))
                 elif len(candidates) > 1:
@@ -185,6 +211,8 @@ def collect(sources: Iterable[Source]) -> dict[tuple[str, str], Entity]:
                 continue
             entity = out.setdefault((s.namespace, eid), Entity(s.namespace, eid, eid.split("-", 1)[0]))
             entity.spellings[m.name] += 1
+            if m.how != "id":
+                entity.written[m.name] += 1
             entity.sources.append(s)
             ids_here.append(eid)
         for eid in ids_here:
@@ -195,8 +223,8 @@ def collect(sources: Iterable[Source]) -> dict[tuple[str, str], Entity]:
         named = out.get((namespace, eid))
         if named is not None:
             named.note_aliases.update(note.aliases)
-            spellings = {n.lower() for n in named.spellings}
-            named.title = named.title or next((t for t in note.titles if t.lower() in spellings), "")
+            spellings = {name_key(n) for n in named.spellings}
+            named.title = named.title or next((t for t in note.titles if name_key(t) in spellings), "")
     return out
 
 

@@ -30,6 +30,7 @@ the first section are kept verbatim. Parsing and rendering are pure.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -125,9 +126,47 @@ class EntityPage:
         }
 
 
+_NOT_DECOMPOSED = {
+    "ø": "o", "Ø": "O", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "ł": "l", "Ł": "L", "ı": "i", "ħ": "h",
+    "Ħ": "H", "ŧ": "t", "Ŧ": "T", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ß": "ss", "ẞ": "SS",
+    "þ": "th", "Þ": "TH",
+}  # fmt: skip
+"""Latin letters Unicode does not decompose into an ASCII letter and a mark (Ødegaard, Łódź)."""
+MAX_ID = 100
+"""An entity id's longest spelling (remnic's ids allow 128, a namespace prefix included)."""
+
+
+def _fold_char(ch: str, same_length: bool) -> str:
+    if ch.isascii():
+        return ch
+    base = _NOT_DECOMPOSED.get(ch)
+    if base is None:
+        base = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
+        if not base.isascii():
+            return ch  # another script's letter (Cyrillic й, Hangul, Greek ά) stays itself
+    return base if not same_length or len(base) == 1 else ch
+
+
+def fold(text: str, *, same_length: bool = False) -> str:
+    """``text`` with its accented Latin letters as ASCII (José Núñez → Jose Nunez, Ødegaard →
+    Odegaard), case kept, other scripts' letters as they are. ``same_length``: only letters that fold
+    to one character (ß, æ stay), so a position in the result is the same position in ``text``."""
+    text = unicodedata.normalize("NFC", text)
+    if text.isascii():
+        return text
+    return "".join(_fold_char(ch, same_length) for ch in text)
+
+
+def name_key(name: str) -> str:
+    """What two spellings of one name share: "Tomás Ortega" and "tomas ortega" are one name."""
+    return " ".join(fold(name).lower().split())
+
+
 def slugify(name: str) -> str:
-    """NFC, lowercase, every run of characters that is not a letter, mark or number → ``-``."""
-    text = unicodedata.normalize("NFC", name).lower().strip()
+    """An id's slug from a name: accents folded to ASCII (as memory file names are), lowercase,
+    every run of characters that is not a letter, mark or number → ``-``; a part in another script
+    as its IDNA-style punycode (``иван`` → ``xn--80adrw``), so the slug is a valid id."""
+    text = fold(name).lower().strip()
     out = []
     dash = False
     for ch in text:
@@ -137,14 +176,27 @@ def slugify(name: str) -> str:
         elif not dash:
             out.append("-")
             dash = True
-    return "".join(out).strip("-")
+    slug = "".join(out).strip("-")
+    if slug.isascii():
+        return slug
+    return "-".join(p if p.isascii() else "xn--" + p.encode("punycode").decode("ascii") for p in slug.split("-"))
 
 
 def entity_id(entity_type: str, name: str) -> str:
-    """``<type>-<slug>``; a name already starting with ``<type>-`` is not prefixed twice."""
+    """``<type>-<slug>``; a name already starting with ``<type>-`` is not prefixed twice. A valid
+    remnic id (ASCII, at most :data:`MAX_ID` characters: a longer one ends in a hash of the whole)."""
     slug = slugify(name)
     prefix = f"{entity_type}-"
-    return slug if slug.startswith(prefix) else prefix + slug
+    out = slug if slug.startswith(prefix) else prefix + slug
+    if len(out) > MAX_ID:
+        out = out[: MAX_ID - 9].rstrip("-") + "-" + hashlib.sha1(out.encode("ascii")).hexdigest()[:8]
+    return out
+
+
+def id_of_stem(stem: str) -> str:
+    """The id a page's file name stands for today: an older build's ``person-josé-núñez`` is
+    ``person-jose-nunez`` (earlier builds kept accents, which remnic's ids do not allow)."""
+    return entity_id(stem.split("-", 1)[0], stem)
 
 
 def _unescape(value: str) -> str:

@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .page import ENTITY_TYPES
+from .page import ENTITY_TYPES, fold, name_key
 
 
 def _words(text: str) -> frozenset[str]:
@@ -159,7 +159,7 @@ class Mention:
     name: str
     """The name as written (display spelling)."""
     how: str
-    """frontmatter | text"""
+    """frontmatter | id (the name read back from a ``<type>-<slug>`` id: its spelling a guess) | text | known"""
 
 
 def prose(text: str) -> str:
@@ -209,7 +209,7 @@ def _from_ref(ref: str) -> Mention | None:
     m = _TYPED_ID.match(ref.strip())
     if m:
         name = " ".join(w[:1].upper() + w[1:] for w in m.group(2).split("-") if w)
-        return Mention(m.group(1), name or ref, "frontmatter")
+        return Mention(m.group(1), name or ref, "id" if name else "frontmatter")
     cleaned = _clean(ref)
     return Mention("other", cleaned, "frontmatter") if cleaned else None
 
@@ -281,21 +281,26 @@ def text_mentions(text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
 
 
 def mentions(fm: Mapping[str, Any], text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
-    """Every entity a memory names, frontmatter first; one mention per (type, lowercased name)."""
+    """Every entity a memory names, frontmatter first; one mention per (type, name), names compared
+    without case or accents ("Tomás" is "Tomas"). A name read back from an id takes the spelling
+    the text writes ("person-tomas-ortega" beside "Tomás Ortega owns …" is Tomás Ortega)."""
     seen: set[tuple[str, str]] = set()
     out = []
     typed = frontmatter_mentions(fm)
     by_text = text_mentions(text, extra_tools)
-    text_types = {m.name.lower(): m.type for m in by_text}
+    written = {name_key(m.name): m for m in by_text}
     for m in typed:
-        if m.type == "other" and m.name.lower() in text_types:
-            m = Mention(text_types[m.name.lower()], m.name, m.how)
-        key = (m.type, m.name.lower())
+        same = written.get(name_key(m.name))
+        if same is not None and m.type == "other":
+            m = Mention(same.type, m.name, m.how)
+        if same is not None and m.how == "id" and same.type == m.type:
+            m = Mention(m.type, same.name, "frontmatter")
+        key = (m.type, name_key(m.name))
         if key not in seen:
             seen.add(key)
             out.append(m)
     for m in by_text:
-        key = (m.type, m.name.lower())
+        key = (m.type, name_key(m.name))
         if key not in seen and not any(k[1] == key[1] for k in seen):
             seen.add(key)
             out.append(m)
@@ -304,24 +309,33 @@ def mentions(fm: Mapping[str, Any], text: str, extra_tools: Iterable[str] = ()) 
 
 def known_mentions(text: str, known: Mapping[str, str]) -> list[Mention]:
     """Mentions of names already known (name → type): capitalised names as written, code-like and
-    lowercase names of four or more characters in any case; whole words only."""
+    lowercase names of four or more characters in any case; whole words only; accents aside
+    ("Tomas Ortega" known, "Tomás Ortega" written). A known tool's name inside a longer name
+    ("Café Kafka") is not the tool, as in :func:`text_mentions`."""
     names = sorted((n for n in known if len(n) >= 3 and (n[:1].isupper() or len(n) >= 4)), key=len, reverse=True)
     if not names or not text:
         return []
+    text = unicodedata.normalize("NFC", text)
+    plain = fold(text, same_length=True)  # positions in ``plain`` are positions in ``text``
     out: list[Mention] = []
     seen: set[str] = set()
-    exact = [re.escape(n) for n in names if n[:1].isupper()]
-    folded = [re.escape(n) for n in names if not n[:1].isupper()]
+    forms = {fold(n, same_length=True): n for n in names}
+    exact = [re.escape(f) for f in forms if f[:1].isupper()]
+    folded = [re.escape(f) for f in forms if not f[:1].isupper()]
     patterns = []
     if exact:
         patterns.append(re.compile(r"(?<![\w-])(" + "|".join(exact) + r")(?![\w-])"))
     if folded:
         patterns.append(re.compile(r"(?<![\w-])(" + "|".join(folded) + r")(?![\w-])", re.IGNORECASE))
-    lowered = {n.lower(): n for n in names}
+    lowered = {f.lower(): n for f, n in forms.items()}
     for rx in patterns:
-        for m in rx.finditer(text):
+        for m in rx.finditer(plain):
             name = lowered.get(m.group(1).lower(), m.group(1))
-            if name.lower() not in seen:
-                seen.add(name.lower())
-                out.append(Mention(known[name], m.group(1), "known"))
+            spelt = text[m.start(1) : m.end(1)]
+            kind = known.get(name, "other")
+            if kind == "tool" and spelt[:1].isupper() and _inside_longer_name(text, m.start(1)):
+                continue
+            if name_key(name) not in seen:
+                seen.add(name_key(name))
+                out.append(Mention(kind, spelt, "known"))
     return out
