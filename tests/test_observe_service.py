@@ -119,16 +119,18 @@ def test_a_value_said_before_the_current_one_is_history_from_the_start(memory: M
     message = git(memory.root, "log", "-1", "--format=%B")
     assert message.count("Remnic-Memory-Id:") == 1 and "Remnic-Superseded: 1" in message  # named once
     said_again = memory.observe_transcript("again", CHAT.splitlines()[3] + "\n", fmt="plain", flush=True)  # 2 May, 5432
-    assert active_contents(memory) == ["The staging DB port is 5433."] and said_again.flushes[0].created
+    # Said before the replacement: the superseded memory it was, reinforced, never a copy (docs/observe.md).
+    assert active_contents(memory) == ["The staging DB port is 5433."] and not said_again.flushes[0].created
+    assert said_again.flushes[0].reinforced == (old.id,) and memory.get(old.id).status == "superseded"
 
 
 def test_a_dry_run_plans_what_a_flush_would_make_of_the_session_s_buffer(memory: Memory) -> None:
     memory.observe_transcript("s1", CHAT, fmt="plain")  # buffered: no trigger fired
     files, state = snapshot_tree(memory.root), sorted(p for p in memory.durable_dir.rglob("*") if p.is_file())
-    again = memory.observe_transcript("s1", CHAT, fmt="plain", dry_run=True)  # seen turns: retries
-    waiting = memory.observe_transcript("s1", "", fmt="plain", dry_run=True)  # the buffer alone
-    other = memory.observe_transcript("s2", CHAT, fmt="plain", dry_run=True)
-    assert (again.duplicates, again.pending) == (5, 5) and (other.duplicates, other.pending) == (0, 0)
+    again = memory.observe_transcript("s1", CHAT, fmt="plain", flush=True, dry_run=True)  # seen turns: retries
+    waiting = memory.observe_transcript("s1", "", fmt="plain", flush=True, dry_run=True)  # the buffer alone
+    other = memory.observe_transcript("s2", CHAT, fmt="plain", flush=True, dry_run=True)
+    assert (again.duplicates, again.pending) == (5, 0) and (other.duplicates, other.pending) == (0, 0)
     facts = sorted(o.fact.content for o in other.planned)
     assert sorted(o.fact.content for o in again.planned) == facts == sorted(o.fact.content for o in waiting.planned)
     assert snapshot_tree(memory.root) == files
@@ -398,17 +400,19 @@ def plain_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
 def test_every_surface_gives_the_same_observations(plain_env: Env, tmp_path: Path) -> None:
     """Python, CLI, HTTP and MCP all reach one service call: the same input, the same observations."""
     env = plain_env
-    python = [o.to_dict() for o in env.memory.observe("same", MESSAGES, dry_run=True).observations]
+    python = [o.to_dict() for o in env.memory.observe("same", MESSAGES, flush=True, dry_run=True).observations]
     assert python and not env.memory.list()
     messages = tmp_path / "messages.json"
     messages.write_text(json.dumps(MESSAGES))
     cli = run_cli(
-        "observe", str(messages), "--session-key", "same", "--format", "openai", "--dry-run", "--json",
+        "observe", str(messages), "--session-key", "same", "--format", "openai", "--flush", "--dry-run", "--json",
         "--memory-dir", str(env.root),
     )  # fmt: skip
     assert cli.code == 0, cli.err
     assert cli.json()["observations"] == python
-    http = env.call("POST", "/engram/v1/observe", {"sessionKey": "same", "messages": MESSAGES, "dryRun": True})
+    http = env.call(
+        "POST", "/engram/v1/observe", {"sessionKey": "same", "messages": MESSAGES, "flush": True, "dryRun": True}
+    )
     assert http.status == 202, http.raw
     assert http.json()["observations"] == python
     assert http.json()["lcmArchived"] is False and http.json()["extractionQueued"] is False  # nothing was
@@ -416,7 +420,7 @@ def test_every_surface_gives_the_same_observations(plain_env: Env, tmp_path: Pat
     async def go() -> Any:
         async with http_client(env, env.alice) as client:
             return await client.call_tool(
-                "remnic_observe", {"sessionKey": "same", "messages": MESSAGES, "dryRun": True}
+                "remnic_observe", {"sessionKey": "same", "messages": MESSAGES, "flush": True, "dryRun": True}
             )
 
     mcp = run(go)

@@ -52,7 +52,12 @@ def register(sub: Any) -> None:
         help="transcript format: " + ", ".join(FORMATS) + " (default: auto, detected from the content)",
     )
     p.add_argument("--flush", action="store_true", help="flush the session's buffer now (the session ended)")
-    p.add_argument("--dry-run", action="store_true", help="show the observations a flush would make; write nothing")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="show what this command would do (the flushes its triggers would run, their observations, "
+        "the turns left waiting); write nothing. With --flush: what flushing everything would make",
+    )
     p.add_argument("--namespace", help="namespace the memories go to (default: namespaces.default)")
     p.set_defaults(handler=cmd_observe)
 
@@ -148,7 +153,18 @@ def cmd_observe(args: argparse.Namespace) -> int:
             where = f" -> {obs.resulting_primitive_id}" if obs.resulting_primitive_id else ""
             out.append(f"{verdict:7} {obs.fact.category:11} {obs.fact.content}{where}")
         if result.dry_run:
-            out.append(f"{plural(len(result.observations), 'observation')} planned; nothing written (--dry-run)")
+            # The same command without --dry-run: the flushes its triggers run, the turns it leaves waiting.
+            for flush in result.would_flush:
+                out.append(
+                    f"would flush {flush.reason} turns {flush.turns[0]}-{flush.turns[1]}: "
+                    f"{plural(len(flush.observations), 'observation')}"
+                )
+            waiting = f"{plural(result.pending, 'turn')} would wait in the session's buffer"
+            if not result.would_flush:
+                waiting = (
+                    "no trigger fires; " + waiting + (" (--flush to preview writing them)" if result.pending else "")
+                )
+            out.append(f"{waiting}; nothing written (--dry-run)")
             return "\n".join(out)
         for flush in result.flushes:
             c = flush.counts()

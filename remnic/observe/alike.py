@@ -154,6 +154,9 @@ _LEAD_RE = re.compile(
     r"|going forward|moving forward|as of (?:now|today)|these days|nowadays)\b[\s,:;!—–-]*)+",
     re.I,
 )
+# In the memory too: what follows from it or why ("…with ArgoCD, so the limiter config goes in the helm
+# values") is not what it states, and goes with it.
+_WHY_AFTER_RE = re.compile(r",\s*(?:so|because|since|as|which)\b[^.;!?]*", re.I)
 _IGNORED = frozenset({"the", "a", "an", "now", "actually", "still", "currently", "anymore", "really", "also", "just"})
 _GROUP_NAMED_RE = re.compile(r"\b[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)? and others\b")
 _MAX_NEW_WORDS = 3
@@ -203,7 +206,7 @@ def replaces(new: str, old: str) -> bool:
     said_old, new_words = _frame(found.group("old")), _frame(found.group("new"))
     if not said_old or not new_words:
         return False
-    words = _frame(old)
+    words = _frame(_WHY_AFTER_RE.sub("", old, count=1))
     if new_words[-1] in words:
         return False  # the old memory has the new value already: "… with Flux and ArgoCD"
     for i in range(len(words) - len(said_old) + 1):
@@ -221,6 +224,22 @@ def replaces(new: str, old: str) -> bool:
         ):
             return True
     return False
+
+
+# A system or value named as such: CamelCase ("ArgoCD"), an acronym ("AWS"; not a Roman numeral: "Warrior
+# II"), a number or an identifier ("api.py", "us-east-1"; not initials: "J.K."). Past tense says what
+# happened, not how things are.
+_SYSTEM_RE = re.compile(
+    r"\b(?:[A-Za-z]*[a-z][A-Z]\w*|(?![IVXLC]+\b)[A-Z]{2,}\w*|\w*\d\w*|\w*[a-z]\w*(?:[./_-]\w+)*[./_]\w+)\b"
+)
+_PAST_RE = re.compile(r"\b(?:was|were|had|did|went|got|made|took|came|saw|\w+ed)\b", re.I)
+
+
+def replaceable(sentence: str) -> bool:
+    """Whether a later "…NEW, not OLD" could replace the sentence whole (:func:`replaces` reads a memory
+    word for word): how things are now, naming a system or value — "We deploy staging with ArgoCD",
+    "The CI Redis port is 6390" — and denying nothing. "We went camping" (what happened) is not."""
+    return bool(_SYSTEM_RE.search(sentence)) and not _PAST_RE.search(sentence) and not negated(sentence)
 
 
 RESTATED_CATEGORIES = frozenset(

@@ -23,7 +23,10 @@ def _rx(pattern: str) -> re.Pattern[str]:
 _GREETING = (
     r"(hi|hello|hey|heya|hiya|yo|sup|greetings|good (morning|afternoon|evening|night)|morning|evening"
     r"|(it'?s )?(good|great|nice|so good) to (see|hear from|meet|talk to) you( again| too)?|nice to meet you"
-    r"|long time no (see|talk)|how are you( doing)?|how have you been|how'?s it going|what'?s up|welcome back)"
+    r"|long time no (see|talk)|how are you( doing)?|how have you been|how'?s it going|what'?s up|welcome back"
+    # wishes said to someone ("Happy birthday Ama!", "happy birthday to her"): a greeting, not their birthday
+    r"|(happy|merry) (birthday|anniversary|new year|holidays|christmas|thanksgiving|easter|hanukkah|diwali|eid)"
+    r"( to (you|her|him|them|you both|you all|the two of you))?)"
 )
 _ACK = (
     r"(ok|okay|k|kk|sure|yes|yeah|yep|yup|no|nope|nah|right|exactly|totally|absolutely|agreed|indeed|true"
@@ -84,6 +87,35 @@ SHORT_IDENTITY_RE = re.compile(
     rf"^(?i:i am|i'm|i’m) (?:(?i:a|an) [a-z][a-z-]+|(?i:{IDENTITY_TRAITS})"
     r"|[A-Z][a-z]+(?:ian|an|ese|ish|i|ch|ic))[.!]?$"
 )
+# Who a person says they are when introducing themselves ("Hi, I am Jonas from Acme Logistics", "My name is
+# Jonas", "This is Jonas from support"): a capitalised name — not a nationality or faith ("I'm Brazilian",
+# "I'm Catholic, …"), which are what they are, not who.
+_NOT_NAMES = words("""Brazilian Italian Canadian Indian Russian Australian Norwegian Egyptian Iranian Nigerian Colombian
+    Peruvian Hungarian Asian Croatian Serbian Romanian Bulgarian Malaysian Indonesian Ukrainian Belgian Austrian Syrian
+    Kenyan American Mexican German African Korean Cuban Chilean Argentinian Argentine Venezuelan Filipino Moroccan
+    Tunisian Lebanese Israeli Pakistani Iraqi Saudi Thai Chinese Japanese Vietnamese Portuguese Taiwanese Nepalese
+    Senegalese Maltese Sudanese British English Irish Scottish Welsh Polish Danish Swedish Finnish Turkish Spanish
+    Dutch French Greek Swiss Czech Slovak Icelandic Latvian Lithuanian Estonian European Latino Latina Hispanic
+    Catholic Christian Jewish Muslim Hindu Buddhist Mormon Protestant Orthodox Sikh Here Back Sorry Not So Sure Fine
+    Good Great Okay Done Ready Glad Happy Monday Tuesday Wednesday Thursday Friday Saturday Sunday""")
+INTRODUCTION_RE = re.compile(
+    r"^(?:(?i:hi|hello|hey|hiya|good (?:morning|afternoon|evening))(?i: there| all| everyone)?[\s,!.—–-]+)?"
+    r"(?:(?:I'm|I am|(?i:this is))\s+(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
+    r"(?=\s*(?:[,.!;:—–-]|$|\s+(?:from|at|with|here|and I|and I'm)\b))"
+    r"|(?i:my name is|my name's|call me)\s+(?P<called>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\b)"
+)
+
+
+def introduced_name(text: str) -> str | None:
+    """The name a turn opens by introducing its speaker with ("Hi, I am Jonas from Acme" → "Jonas"), or None."""
+    match = INTRODUCTION_RE.match(text.lstrip()[:200])
+    if not match:
+        return None
+    name = match.group("name") or match.group("called")
+    first = name.split()[0]
+    return None if first in _NOT_NAMES or re.fullmatch(IDENTITY_TRAITS, first, re.I) else name
+
+
 FIRST_PERSON_SINGULAR_RE = re.compile(r"\b(I|I'm|I've|I'd|I'll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")
 FIRST_PERSON_PLURAL_RE = _rx(r"\b(we|we're|we've|we'll|we'd|us|our|ours|ourselves|let's)\b")
 # Encouragement and general remarks about "us" ("We can make a difference together!", "Let's keep going!"):
@@ -105,7 +137,9 @@ TASK_VERBS = (
     "|rename|move|refactor|implement|debug|investigate|open|read|print|list|build|test|install|commit|push|revert"
     "|undo|rerun|retry|continue|go ahead|summari[sz]e|draft|generate|convert|set up|setup|start|stop|restart|clean"
     "|search|grep|review|compare|describe|design|ping|call|email|send|ask|remind|let me know|split|keep|merge|ship"
-    "|deploy|bump|drop|skip|wire|hook up|port|profile|measure|benchmark|document|mock|stub|pin"
+    r"|deploy|bump|drop|skip|wire|hook up|port|profile|measure|benchmark|document|mock|stub|pin|loop (?:\w+ )?in"
+    # putting the conversation off ("Let's circle back tomorrow"): about this conversation, not the world
+    "|circle back|touch base|regroup|reconvene|sync up"
 )
 TASK_REQUEST_RE = _rx(
     rf"^((not yet|first|then|now|next|just|also|instead)[,\s]+)*(please\s+)?(let's\s+)?"
@@ -125,6 +159,11 @@ DEBUG_STATUS_RE = _rx(
     r"(the\s+same\s+|a\s+|an\s+|the\s+|this\s+|that\s+|same\s+|another\s+)?([\w./-]+\s+){0,2}?"
     r"(\d{3}|error|errors|exception|warning|warnings|crash|failure|timeout|segfault|traceback|stack ?trace|bug|issue|problem)\b"
     r"|^i\s+(just\s+|also\s+)?(pasted|attached|posted|copied|included|dropped)\b"
+    # "I'm getting this on every run", "I keep hitting it in CI": the error pasted before, named as "this"
+    r"|^i('m|\s+am)?\s+(also\s+|still\s+|now\s+|just\s+|keep\s+)*(getting|seeing|hitting)\s+(this|that|it)"
+    r"(\s+(same\s+)?(error|one))?(\s+again)?(\s+(when|whenever|every|each|since|after|locally|too|as well|now"
+    r"|on (every|each|all|ci|main|master|staging|prod\w*|startup|boot|save|load|deploy|push|commit|my (machine|laptop))"
+    r"|in (ci|prod\w*|staging|dev|the (logs?|console|terminal|browser|tests?)))\b|\W*$)"
 )
 # A hypothetical is no fact: "If I were to use Postgres …", "Suppose I moved to Berlin", "Imagine we used
 # MongoDB instead", "What if …", "Let's say …".

@@ -19,7 +19,7 @@ from remnic.config import ObserveSettings
 from . import cues
 from .cues import words
 from .dates import names_a_date
-from .keys import subject_of, value_key
+from .keys import split_value_statement, subject_of, value_key
 from .normalize import standalone, strip_markers, without_vocative
 from .records import ExtractedFact, Turn
 from .secrets import redact_secrets
@@ -135,6 +135,12 @@ def speaker_name(turn: Turn, settings: ObserveSettings) -> str:
         return turn.speaker.title() if _LOWER_NAME_RE.match(turn.speaker) else turn.speaker
     if turn.role == "assistant":
         return settings.assistant_name or "the assistant"
+    if settings.user_name:
+        # "Hi, I am Jonas from Acme Logistics" with no speaker: the configured user is only assumed to be
+        # who is talking, and this person says who they are ("Dana is Jonas" would be false).
+        introduced = cues.introduced_name(turn.text)
+        if introduced and introduced.lower() != settings.user_name.lower():
+            return introduced
     return settings.user_name or "the user"
 
 
@@ -327,7 +333,12 @@ def extract_turn(
     replies = settings.reply_statements if question else 0
     first = True
     before: Candidate | None = None  # the fact the sentence before this one gave
-    for said, item in sentence_units(turn.text, settings.max_turn_chars):
+    units = [
+        (part, item)
+        for said, item in sentence_units(turn.text, settings.max_turn_chars)
+        for part in split_value_statement(said, strip_markers(said))
+    ]
+    for said, item in units:
         sentence = redact_secrets(said)  # the judge rejects it; its words never carry the secret
         if drop_reason(sentence, turn.role):
             before = None

@@ -32,6 +32,11 @@ EXPECT = {
     "anthropic": 'a JSON object {"system", "messages": [...]} or an array of {role, content} messages',
     "plain": "one turn per line as `Speaker: text`",
 }
+# Auto-detection of a text that starts like a JSON document but does not parse: both JSON formats were tried.
+EXPECT_JSON_DOCUMENT = (
+    "a JSON document: an array of {role, content} messages or an object with a messages array (format openai), "
+    'or {"system", "messages": [...]} (format anthropic)'
+)
 
 
 @dataclass(frozen=True)
@@ -58,12 +63,18 @@ class Reader:
         self.turns: list[Turn] = []
         self.compactions: list[int] = []
         self.session_id: str | None = None
+        self.guessed = False
+        """The format was auto-detected from a text that starts like a JSON document (openai or anthropic)."""
 
-    def fail(self, line: int | None, message: str, field: str = "transcript") -> None:
-        """Raise (strict) naming the line and the format expected; lenient readers skip."""
+    def fail(self, line: int | None, message: str, field: str = "transcript", *, document: bool = False) -> None:
+        """Raise (strict) naming the line and the format expected; lenient readers skip. ``document``: the
+        text is no JSON document at all, so a guessed format names every JSON format it could have been."""
         if not self.strict:
             return
-        problem = FieldProblem(field, f"{message}; expected {EXPECT[self.fmt]} (format {self.fmt})")
+        expected = f"{EXPECT[self.fmt]} (format {self.fmt})"
+        if document and self.guessed:
+            expected = EXPECT_JSON_DOCUMENT
+        problem = FieldProblem(field, f"{message}; expected {expected}")
         problem.path, problem.line = self.source, line
         raise ValidationError(problem.describe(), problems=[problem])
 

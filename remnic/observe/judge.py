@@ -8,7 +8,8 @@ across sessions; these rules implement its rubric. In order:
 2. critical importance is accepted;
 3. transient markers reject: work in progress (a person's own "I'm currently reading …" or "I'm off
    to do …" is accepted: what they are doing these days may last — not the task at hand, "I'm
-   currently running the migration", nor an errand, "I'm off to lunch"), ephemeral state, debugging detail, routine operations, steps of a
+   currently running the migration", nor an errand, "I'm off to lunch"), ephemeral state, debugging detail
+   (not in a person's own stated preference about it: "I hate flaky tests"), routine operations, steps of a
    one-time task, someone leaving the conversation;
 4. unclear durability defers: a bare pronoun subject naming nothing (the referent is in another
    turn), a plan or commitment with no date, a hedged statement;
@@ -31,6 +32,7 @@ AUTO_APPROVED_CATEGORIES = ("correction", "principle")
 WORK_IN_PROGRESS = "Work in progress, stale within hours"
 _SPEAKER_DOING_RE = re.compile(r"^(?:I'm|I am|I've|I have)\b")
 LEAVING = "Leaving the conversation"
+DEBUGGING_DETAIL = "Debugging detail"
 SPEAKER_DOING = "What the speaker is doing these days (dated by when it was said)"
 # "I'm off to do some taekwondo", "I'm off to go swimming": leaving, but saying what they do — not an
 # errand ("I'm off to lunch", "off to grab a coffee", "off to the standup").
@@ -67,7 +69,7 @@ TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|evening|rest of the day)|today|tonight)\b",
         ),
         (
-            "Debugging detail",
+            DEBUGGING_DETAIL,
             r"\b(line \d+|stack ?trace|traceback|segfault|null pointer|undefined is not|errno|exit code|flaky|flakes?"
             r"|repro|reproduces?|breakpoint|debugging|the (test|tests|build|ci|pipeline|job) (fails?|failed|passes"
             r"|passed|is red|is green|timed out|times out)|fails? (on|in) ci|failing test|stub|fixture|race condition"
@@ -90,6 +92,15 @@ TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 AMBIGUOUS_REFERENT = "Ambiguous referent: the subject is named in another turn"
+# A person's own stated preference ("I hate flaky tests", "I prefer fixing flaky tests before adding
+# features", "I dislike debugging in production") lasts whatever it is about: debugging as its topic is
+# no debugging at hand. Not one that reports what just happened ("I hate that the build failed again").
+_OWN_PREFERENCE_CUES = frozenset({"stated preference", "fan of", "favourite"})
+_DEBUG_EVENT_RE = re.compile(
+    r"\b(line \d+|errno|exit code|undefined is not|reproduces?|(fails?|failed|failing|passe[sd]|timed out|times out"
+    r"|crashed|crashes|refused|is red|is green)\b|connection reset)",
+    re.I,
+)
 
 
 def judge_candidate(candidate: Candidate, importance: Importance, *, enabled: bool = True) -> JudgeVerdict:
@@ -116,6 +127,13 @@ def judge_candidate(candidate: Candidate, importance: Importance, *, enabled: bo
         # "I'm currently reading The Name of the Wind", "I'm off to do some taekwondo": what a person is
         # doing may last.
         return JudgeVerdict("accept", SPEAKER_DOING)
+    if (
+        DEBUGGING_DETAIL in transient
+        and category == "preference"
+        and candidate.cue in _OWN_PREFERENCE_CUES
+        and not _DEBUG_EVENT_RE.search(said)
+    ):
+        transient.remove(DEBUGGING_DETAIL)  # debugging is what the preference is about, not what is going on
     if transient:
         return JudgeVerdict("reject", transient[0])
     if leans_on_context(said) and not candidate.asked:  # an answer that carries its question names its subject

@@ -64,7 +64,10 @@ _FUTURE_RE = re.compile(
 _LIMITING_RE = re.compile(
     r"[,;—–]\s*(?:when|whenever)\b"
     r"|(?:[,;—–]\s*|\s+)(?:unless|if|except|but only|only\s+(?:on|in|for|when|if|during|at|while|after|before|with"
-    r"|between))\b",
+    r"|between))\b"
+    # "The DB port is 6000 on my laptop", "… locally": one person's machine, not the shared value
+    r"|\s(?:on|in)\s+(?:my|your|his|her|their)\s+(?:own\s+)?(?:local\s+)?(?:laptop|machine|computer|desktop"
+    r"|workstation|box|mac|pc|setup|environment|env|dev\s+(?:box|machine|environment|env))\b|\slocally\b",
     re.I,
 )
 # "… to 600 seconds, since 300 was too aggressive", "… is Ewa now, Tomasz moved to payments": a clause
@@ -199,7 +202,58 @@ def value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str
             found = _any_key(_TRAILING_CLAUSE_RE.sub("", clause).rstrip(".!") + ".", speaker)
         if found[0]:
             return found
+    return _role_after_clause(sentence, speaker)
+
+
+# A clause of its own: a subject (a noun phrase, a name or a pronoun) and its verb — not a subordinate
+# one ("If Ewa is out", "When …") nor a phrase ("In March").
+_CLAUSE_RE = re.compile(
+    r"^(?!(?:if|when|whenever|unless|while|until|after|before|since|because|although|though|once|as|during|except"
+    r"|in|on|at|from|starting|by|for|with|without|and|or|but|so)\b)"
+    r"(?:(?:i|we|you|he|she|they|it)\s+[a-z']+"
+    r"|(?:(?:the|our|my|your|their|his|her|its)\s+(?:[\w'-]+\s+){1,3}?|[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?\s+)"
+    r"(?:(?:also|now|still|just|already|finally|recently|always|usually)\s+)?"
+    r"(?:is|are|was|were|has|have|had|will|can|left|went|took|got|quit|joined|moved|[a-z]+ed|[a-z]{2,}s(?=\s+\w)))\b",
+    re.I,
+)
+
+
+def _role_after_clause(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
+    """ "Tomasz moved to payments, my manager is Ewa now": the role one person holds said after a clause
+    about what else happened has the key it has said first ("My manager is Ewa now, Tomasz moved …")."""
+    head, *rest = re.split(r"\s*[,;—–]\s+", sentence.strip().rstrip(".!"))
+    if not rest or not _CLAUSE_RE.match(head):
+        return None, {}
+    for clause in rest:
+        clause = _TRAILING_CLAUSE_RE.sub("", clause + ".").rstrip(".!") + "."
+        found = _clause_value_key(clause, speaker)
+        found = found if found[0] else _inverted_role_key(clause, speaker)
+        if found[0] and set(found[1]) <= _SOLE_ROLES:
+            return found
     return None, {}
+
+
+# Words that point back at something said before ("…, and I've read it twice", "…, and her team is in
+# Berlin"): a clause with one says more about the value, so it stays with it.
+_POINTS_BACK_RE = re.compile(
+    r"\b(?:it|its|he|him|his|she|her|hers|they|them|their|theirs|this|that|these|those|there|which|who|one)\b", re.I
+)
+_COORDINATED_RE = re.compile(r",\s+and\s+|;\s+")
+
+
+def split_value_statement(sentence: str, core: str) -> list[str]:
+    """A sentence stating a value and, after ", and" or "; ", another statement of its own ("Our account
+    owner is Priya Shah, and our contract renews on 1 June 2026") as two: stored whole under the value's
+    key, the other statement would be superseded with the value. ``core`` is the sentence without its
+    lead-in markers; the parts keep them."""
+    for match in _COORDINATED_RE.finditer(sentence):
+        head, rest = sentence[: match.start()], sentence[match.end() :]
+        if len(rest.split()) < 3 or not _CLAUSE_RE.match(rest) or _POINTS_BACK_RE.search(rest):
+            continue
+        said = core[: max(0, len(core) - len(sentence) + match.start())]
+        if said and value_key(said, "the speaker")[0]:
+            return [head.rstrip() + ".", *split_value_statement(rest, rest)]
+    return [sentence]
 
 
 def _any_key(clause: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:

@@ -20,7 +20,7 @@ import numpy as np
 from remnic.config import ObserveSettings
 from remnic.memfile.model import IMPORTANCE_LEVELS, format_time, now_iso, parse_time
 
-from .alike import contradicts, differs_concretely
+from .alike import contradicts, differs_concretely, replaceable
 from .cues import CATEGORY_CUES
 from .extract import IDENTITY_CUE, MAX_TAGS, Candidate, extract_turn, question_of, resolve_pronoun, speaker_name
 from .importance import score_importance
@@ -34,6 +34,7 @@ LEVEL_RANK = {name: rank for rank, (_floor, name) in enumerate(reversed(IMPORTAN
 _SHORT_IS_NOT_TRIVIAL = frozenset({"preference", "decision", "principle", "rule", "correction", "commitment"})
 _CATEGORY_CUES = frozenset(cue for _, cue, _ in CATEGORY_CUES)
 _HASH_NORMALIZE_RE = re.compile(r"[^\w\s]+", re.UNICODE)
+_LEANS_RE = re.compile(r"(?:it|its|they|their|them|this|that|these|those|he|she|his|her)\b", re.I)
 
 
 # What a person says about themselves — what happened, how it felt, what they like, who is whose —
@@ -196,6 +197,13 @@ def _joins(prev: _Planned, item: _Planned, settings: ObserveSettings) -> bool:
         return False  # a long turn says several things, and each list item is a statement of its own
     if item.verdict.reason == AMBIGUOUS_REFERENT:
         return True
+    if a.category != b.category and "preference" in (a.category, b.category) and not _LEANS_RE.match(b.content):
+        # A fact joined into a preference could never be replaced by its later "…, not OLD" (that
+        # compares a memory word for word), so it would stay current beside its correction. One that
+        # goes on about it ("That is from MinaLima. They made …") keeps its subject there.
+        fact = prev if a.category != "preference" else item
+        if replaceable(fact.candidate.sentence):
+            return False
     same_status = _proposed_status(prev.verdict.kind, a.confidence, settings) == _proposed_status(
         item.verdict.kind, b.confidence, settings
     )

@@ -75,6 +75,9 @@ _SPACE_RE = re.compile(r"[ \t]+")
 # stays): a host's or transcriber's annotation of the turn, not the speaker's words. A markdown
 # link's text ("[the docs](…)") stays.
 _ASIDE_RE = re.compile(r"\s*\[[A-Za-z][\w'-]*:?\s+[A-Za-z][^\[\]\n]*\](?!\()")
+# ASCII emoticons (":)", ":D", ";-)", "xD", "<3"), as emoji are: a face, not words ("congrats on the new
+# job :D" is a short exclamation, and "to her :)" must not end as "to her:)").
+_EMOTICON_RE = re.compile(r"\s*(?<!\S)(?:[:;=][-']?[)(\]\[DPpO/\\|3*]+|[xX]D+|<3+|\^_*\^)(?=[\s.,!?;]|$)")
 
 # Sentence boundaries: terminal punctuation (and closing quotes/brackets), then space, then a
 # sentence start — a lowercase one too, as chat writes it ("i prefer tabs. we use ruff."), but not
@@ -124,7 +127,8 @@ def prose_blocks(text: str) -> list[tuple[str, bool]]:
             if is_noise or _HEADING_RE.match(line):
                 continue
             item = bool(_LIST_MARK_RE.match(line))
-            clean = _SPACE_RE.sub(" ", _ASIDE_RE.sub("", _EMPHASIS_RE.sub("", _LIST_MARK_RE.sub("", line)))).strip()
+            clean = _ASIDE_RE.sub("", _EMPHASIS_RE.sub("", _LIST_MARK_RE.sub("", line)))
+            clean = _SPACE_RE.sub(" ", _EMOTICON_RE.sub("", clean)).strip()
             if not clean:
                 continue
             if not item and kept and kept[-1][-1] not in ".!?:;)" and clean[0].islower() and _wrapped(previous, line):

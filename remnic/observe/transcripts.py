@@ -163,7 +163,7 @@ def _parse_json_document(text: str, reader: Reader) -> None:
             for number, obj in json_lines(text, reader):  # one message per line
                 _parse_message_array([obj], reader, line=number)
             return
-        reader.fail(exc.lineno, f"not valid JSON ({exc.msg} at column {exc.colno})")
+        _fail_json(text, exc, reader)
         return
     if reader.fmt == "openai" and isinstance(doc, Mapping) and "role" in doc and "messages" not in doc:
         _parse_message_array([doc], reader, line=1)  # one message per line, and one line
@@ -171,6 +171,24 @@ def _parse_json_document(text: str, reader: Reader) -> None:
     messages = _message_list(doc, reader)
     if messages is not None:
         _parse_message_array(messages, reader, text=text)
+
+
+def _fail_json(text: str, exc: json.JSONDecodeError, reader: Reader) -> None:
+    """Name where a JSON document breaks. A document cut off (the error is at the end of the text, or a
+    string never closes) is named at its last character, not at the line after a trailing newline."""
+    end = len(text.rstrip())
+    what = exc.msg if exc.msg.endswith(" at") else f"{exc.msg} at"
+    if exc.pos < end and not exc.msg.startswith("Unterminated string"):
+        reader.fail(exc.lineno, f"not valid JSON ({what} column {exc.colno})", document=True)
+        return
+    line = text.count("\n", 0, end) + 1
+    column = end - (text.rfind("\n", 0, end) + 1)
+    if exc.pos < end:  # an unclosed string: say where it starts
+        cause = f"{what} line {exc.lineno} column {exc.colno}"
+    else:
+        cause = exc.msg
+    message = f"not valid JSON: the document is incomplete, the text ends at column {column} ({cause})"
+    reader.fail(line, message, document=True)
 
 
 def _message_lines(text: str) -> list[int]:
@@ -287,11 +305,27 @@ def detect_format(text: str) -> str:
         doc = None
     if doc is not None and isinstance(doc, (list, Mapping)):
         return "anthropic" if _looks_anthropic(doc) else "openai"
-    if re.match(r"\{\s*\"", first_line):  # JSON lines, one broken: report it as a host file
+    if isinstance(first, Mapping):  # JSON lines, a later one broken: report it as a host file
         return "claude-code"
-    if re.match(r"\[\s*(\{|$)", first_line):  # a JSON array that does not parse
+    if re.match(r"\{\s*(\"|$)", first_line):
+        # A broken first line of a host file whose other lines read, or a JSON document that does
+        # not parse (cut off): the document's error is named where it is.
+        return "claude-code" if _host_line_follows(stripped) else "openai"
+    if re.match(r"\[\s*(\{|\[|$)", first_line):  # a JSON array that does not parse
         return "openai"
     return "plain"
+
+
+def _host_line_follows(text: str, limit: int = 50) -> bool:
+    """Whether one of the lines after the first (up to ``limit``) is a Claude Code or Codex line."""
+    for raw in text.split("\n")[1 : limit + 1]:
+        try:
+            obj = json.loads(raw) if raw.strip() else None
+        except ValueError:
+            continue
+        if isinstance(obj, Mapping) and (obj.get("type") in CLAUDE_TYPES | CODEX_TYPES or "sessionId" in obj):
+            return True
+    return False
 
 
 def _looks_anthropic(doc: Any) -> bool:
@@ -329,6 +363,7 @@ def parse_transcript(
     text = text.lstrip("\ufeff")
     chosen = detect_format(text) if fmt == "auto" else fmt
     reader = Reader(chosen, source, strict)
+    reader.guessed = fmt == "auto" and chosen in ("openai", "anthropic")
     if fmt == "auto" and chosen in ("claude-code", "codex"):
         parse_host_jsonl(text, reader)
     else:

@@ -325,7 +325,8 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                     Param(
                         "dryRun",
                         "boolean",
-                        "return the observations a flush would make; write nothing",
+                        "return what this request would do (the flushes its triggers would run, their observations, "
+                        "the turns left pending; with flush, a flush of everything); write nothing",
                         default=False,
                     ),
                     Param(

@@ -52,6 +52,7 @@ NEAR_CANDIDATES = 5
 # long note is no near duplicate of a fact, and embedding all its chunks would slow the flush.
 NEAR_UNINDEXED_MAX = 128
 NEAR_UNINDEXED_CHARS = 1000
+_REPLACED = ("superseded",)
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,10 @@ class _FlushWork:
     unindexed_vectors: Any = None  # … and their embeddings
     indexed_near: dict[int, list[tuple[str, str, float]]] = field(default_factory=dict)
     """Observation number → the indexed memories nearest its fact (id, path, cosine)."""
+    replaced_near: dict[int, list[tuple[str, str, float]]] = field(default_factory=dict)
+    """… and the indexed superseded memories nearest it (a replay of what a correction replaced)."""
+    replaced_pool: list[MemoryRecord] | None = None  # superseded memories the index does not answer for …
+    replaced_vectors: Any = None  # … and their embeddings
     lookup: DuplicateLookup | None = None  # exact duplicates: queued writes and files, each read once a flush
     queued: list[MemoryRecord] = field(default_factory=list)
     """This process's writes still on their way into the index, read BEFORE the index is searched: one the
@@ -166,6 +171,8 @@ def persist_flush(
         if kept and mem.has_index():  # one hold of the index lock for the whole flush
             found = mem.index.nearest_many([vectors[i] for i in kept], NEAR_CANDIDATES, namespace=plan.namespace)
             work.indexed_near = dict(zip(kept, found, strict=True))
+            olds = mem.index.nearest_many([vectors[i] for i in kept], 2, namespace=plan.namespace, statuses=_REPLACED)
+            work.replaced_near = dict(zip(kept, olds, strict=True))
         for i, obs in enumerate(observations):
             if obs.proposed_status is None:
                 continue
@@ -287,6 +294,10 @@ def _persist_one(
                 restated = () if existing is not None else (near,)
         else:
             existing = near
+    if existing is None and not restated:
+        # What a correction replaced, said again: a replay reinforces it (it stays superseded); said
+        # after the replacement it is revived below. Never a second copy of the statement.
+        existing, replaced_by = _superseded_alike(mem, tx, obs, plan.namespace, vector, work, number)
     if existing is None and fact.category in RESTATED_CATEGORIES and replaced_value(fact.content):
         # "…6543, not 5433": it names the value it replaces, so the memory stating that value of the
         # same thing is replaced, whatever its key and however far its wording.
@@ -320,17 +331,74 @@ def _as_staged(tx: Transaction, record: MemoryRecord | None) -> MemoryRecord | N
 
 
 def _successor(mem: Memory, tx: Transaction, record: MemoryRecord) -> MemoryRecord | None:
-    """The memory that superseded ``record``, as this flush has it."""
-    new_id = record.frontmatter.get("supersededBy")
-    if not isinstance(new_id, str):
-        return None
-    written = next((r for r in tx.staged_records() if r.id == new_id), None)  # earlier in this flush
-    if written is not None:
-        return written
-    try:
-        return _as_staged(tx, mem.get(new_id))
-    except Exception:  # noqa: BLE001 - gone or malformed: nothing to revive it against
-        return None
+    """The memory that superseded ``record``, as this flush has it — down a chain of replacements to
+    the one not superseded (A → B → C: a restatement of A is said against C, C's time decides)."""
+    seen = {record.id}
+    for _ in range(16):
+        new_id = record.frontmatter.get("supersededBy")
+        if not isinstance(new_id, str) or new_id in seen:
+            return None
+        seen.add(new_id)
+        written = next((r for r in tx.staged_records() if r.id == new_id), None)  # earlier in this flush
+        try:
+            record = written or _as_staged(tx, mem.get(new_id)) or record
+        except Exception:  # noqa: BLE001 - gone or malformed: nothing to revive it against
+            return None
+        if record.status != "superseded":
+            return record
+    return None
+
+
+def _superseded_alike(
+    mem: Memory, tx: Transaction, obs: MemoryObservation, ns: str, vector: Any, work: _FlushWork, number: int
+) -> tuple[MemoryRecord | None, MemoryRecord | None]:
+    """A superseded memory that says what ``obs`` says (its words, or a near duplicate by the rules of
+    step 2) and the memory in use that replaced it; (None, None) when there is none, or nothing known
+    replaced it (then the fact is written as before)."""
+    digest = content_hash(obs.fact.content)
+    found = mem.find_duplicate(ns, digest, tx, work.lookup, status="superseded")
+    candidates: list[tuple[float, MemoryRecord]] = [(2.0, found)] if found is not None else []  # 2: its words
+    pool, floor = _replaced_pool(mem, ns, work), mem.settings.observe.duplicate_similarity_floor
+    sims = work.replaced_vectors @ vector if vector is not None and work.replaced_vectors is not None else None
+    for row, record in enumerate(pool):
+        similarity = 2.0 if content_hash(record.content) == digest else float(sims[row]) if sims is not None else 0
+        candidates += [(similarity, record)] if similarity >= floor else []
+    for memory_id, path, similarity in work.replaced_near.get(number, []) if vector is not None else []:
+        try:
+            record = mem.files.read(path)
+        except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
+            continue
+        candidates += [(similarity, record)] if record.id == memory_id and similarity >= floor else []
+    words, overlap = _words(obs.fact.content), mem.settings.observe.near_duplicate_word_overlap
+    for similarity, record in sorted(candidates, key=lambda c: -c[0]):
+        record = _as_staged(tx, record) or record
+        theirs = _words(record.content)
+        near = len(words & theirs) / max(1, len(words | theirs)) >= overlap and not states_other_value(obs, record)
+        if record.status != "superseded" or record.namespace != ns:
+            continue
+        if similarity < 2 and not (near and not differs_concretely(obs.fact.content, record.content)):
+            continue  # not the same words: a near duplicate by the rules of step 2, or nothing
+        successor = _successor(mem, tx, record)
+        if successor is not None:
+            return record, successor
+    return None, None
+
+
+def _replaced_pool(mem: Memory, ns: str, work: _FlushWork) -> list[MemoryRecord]:
+    """Superseded memories the index does not answer for (read once a flush): this process's writes on
+    their way into it — or every file, with no index or one behind another process's commits."""
+    if work.replaced_pool is None:
+        assert work.lookup is not None
+        manifest = mem.index.manifest() if mem.has_index() else None
+        recorded, head = (manifest.commit if manifest is not None else None), work.lookup.head()
+        if recorded is not None and (recorded == head or mem.indexer.covers(recorded, head)):
+            records = list({r.path: r for r in work.queued}.values())  # the last version of each
+        else:
+            records = mem.files.scan().records
+        work.replaced_pool = [r for r in records if r.namespace == ns and r.status == "superseded"]
+        vectors = _vectors(mem, [r.content for r in work.replaced_pool])
+        work.replaced_vectors = np.asarray([vectors[i] for i in range(len(vectors))]) if vectors else None
+    return work.replaced_pool
 
 
 def _said_anew(obs: MemoryObservation, old: MemoryRecord, replacing: MemoryRecord, work: _FlushWork) -> bool:

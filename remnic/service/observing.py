@@ -17,15 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 from remnic.errors import RepoBusyError, ValidationError
 from remnic.fsio import crash_point
+from remnic.memfile.model import now_iso
 from remnic.memfile.validate import check_namespace
 from remnic.observe.archive import archive
-from remnic.observe.buffer import SessionBuffer, idle_sessions
+from remnic.observe.buffer import BufferedTurn, SessionBuffer, flush_id_for, idle_sessions
 from remnic.observe.lcm.store import session_file
 from remnic.observe.pipeline import plan_observations
 from remnic.observe.records import MemoryObservation, Turn
 from remnic.observe.secrets import redact_secrets
 from remnic.observe.transcripts import parse_transcript, turns_from_messages
-from remnic.observe.triggers import FLUSH_EVENTS, decide_flush
+from remnic.observe.triggers import FLUSH_EVENTS, Embed, decide_flush
 from remnic.repo.lock import READ_ONLY_ERRNOS
 
 from .cursors import READ_LIMIT, Cursor, FileRead, read_new_turns
@@ -62,7 +63,10 @@ class ObserveResult:
     flushes: tuple[FlushResult, ...] = ()
     dry_run: bool = False
     planned: tuple[MemoryObservation, ...] = ()
-    """With ``dry_run``: the observations a flush of these turns would make (nothing is written)."""
+    """With ``dry_run``: the observations the flushes of :attr:`would_flush` would make (nothing is written)."""
+    would_flush: tuple[FlushResult, ...] = ()
+    """With ``dry_run``: the flushes the same call without it would run (no commit); ``pending`` is
+    then the turns it would leave waiting."""
     archive_path: str | None = None
     """Where the new turns were archived (``state/transcripts/…``); None when no turn was new."""
     first_turn_index: int | None = None
@@ -81,7 +85,7 @@ class ObserveResult:
             "turnsBuffered": self.buffered,
             "duplicateTurns": self.duplicates,
             "pendingTurns": self.pending,
-            "flushes": [f.to_dict() for f in self.flushes],
+            "flushes": [f.to_dict() for f in (self.would_flush if self.dry_run else self.flushes)],
             "observations": [o.to_dict() for o in self.observations],
             "archivePath": self.archive_path,
             "firstTurnIndex": self.first_turn_index,
@@ -266,21 +270,8 @@ def observe_turns(
     settings = mem.settings.observe
     embed = mem.embedder_for_observe()
     if dry_run:
-        # What a flush would make now: the turns waiting in the session's buffer plus the new ones it
-        # would take (not those it has seen).
-        state, taken = SessionBuffer(mem.durable_dir, session_key, ns).preview(
-            list(turns), retry_window_s=settings.retry_window_s
-        )
-        held = state.open_plan.turns if state.open_plan is not None else ()
-        flushing = [*held, *(b.turn for b in state.pending), *taken.turns]
-        facts = mem.embedder_for_observe(facts=True)
-        planned = plan_observations(
-            flushing, session_key=session_key, settings=settings, embed=facts, progress=progress
-        )
-        pending = len(held) + len(state.pending)
-        return ObserveResult(
-            session_key, ns, len(turns), 0, taken.duplicates, pending, dry_run=True, planned=tuple(planned)
-        )
+        trigger = "explicit" if flush else event
+        return _preview(mem, session_key, ns, turns, trigger=trigger, embed=embed, progress=progress)
     if not extract:
         placed = archive(mem.root, session_key, [_archived(t) for t in turns], ns, source) if turns else {}
         return ObserveResult(
@@ -335,6 +326,68 @@ def observe_turns(
         tuple(flushes),
         archive_path=placed.get("archivePath"),
         first_turn_index=placed.get("firstTurnIndex"),
+    )
+
+
+def _preview(
+    mem: Memory,
+    session_key: str,
+    ns: str,
+    turns: Sequence[Turn],
+    *,
+    trigger: str | None,
+    embed: Embed | None,
+    progress: Progress | None,
+) -> ObserveResult:
+    """What the same call without ``dry_run`` would do, written nowhere: the turns the buffer would
+    take, the flushes its triggers would run (an open plan first, as :func:`observe_turns` resumes
+    it), the observations each would make and the turns left waiting."""
+    settings = mem.settings.observe
+    state, taken = SessionBuffer(mem.durable_dir, session_key, ns).preview(
+        list(turns), retry_window_s=settings.retry_window_s
+    )
+    at = now_iso()
+    pending = [*state.pending, *(BufferedTurn(t, at) for t in taken.turns)]
+    new_from = taken.turns[0].index if taken.turns else None
+    decision = decide_flush(pending, settings, event=trigger, embed=embed, new_from_seq=new_from)
+    open_plan = state.open_plan
+    runs: list[tuple[str, str, list[Turn]]] = []  # (flush id, reason, turns) in the order they would run
+    while decision.flush or open_plan is not None:
+        if open_plan is not None:
+            runs.append((open_plan.flush_id, open_plan.reason, list(open_plan.turns)))
+            open_plan = None
+        else:
+            upto = decision.upto_seq
+            chunk = [b.turn for b in pending if upto is None or b.seq <= upto]
+            if not chunk:
+                break
+            flush_id = flush_id_for(ns, session_key, chunk[0].index, chunk[-1].index, chunk)
+            runs.append((flush_id, decision.reason or "resume", chunk))
+            pending = pending[len(chunk) :]  # sequence order: the flushed turns are the oldest
+        decision = decide_flush(pending, settings, event=trigger, embed=embed)
+    facts = mem.embedder_for_observe(facts=True)
+    flushes = tuple(
+        FlushResult(
+            flush_id=flush_id,
+            reason=reason,
+            turns=(chunk[0].index, chunk[-1].index),
+            commit=None,
+            observations=tuple(
+                plan_observations(chunk, session_key=session_key, settings=settings, embed=facts, progress=progress)
+            ),
+        )
+        for flush_id, reason, chunk in runs
+    )
+    return ObserveResult(
+        session_key,
+        ns,
+        len(turns),
+        len(taken.turns),
+        taken.duplicates,
+        len(pending),
+        dry_run=True,
+        planned=tuple(o for f in flushes for o in f.observations),
+        would_flush=flushes,
     )
 
 

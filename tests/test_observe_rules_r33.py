@@ -1,0 +1,191 @@
+"""Extraction rules from realistic agent transcripts: a preference about debugging, a role said after
+another clause, a value said with another statement, a self-introduction with no speaker, chit-chat and
+debugging status, a trailing instruction and a value limited to one person's machine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from remnic.config import ObserveSettings
+from remnic.observe.keys import value_key
+from remnic.observe.pipeline import plan_observations
+from remnic.observe.records import MemoryObservation, Turn
+from remnic.service import Memory
+
+
+def _plan(*lines: tuple[str | None, str], settings: ObserveSettings | None = None) -> list[MemoryObservation]:
+    turns = [
+        Turn(index=i, role="user", text=text, speaker=who, timestamp=f"2026-03-04T16:{i:02d}:00Z", turn_id=f"L{i}")
+        for i, (who, text) in enumerate(lines)
+    ]
+    return plan_observations(turns, session_key="s", settings=settings or ObserveSettings())
+
+
+def _kept(*lines: tuple[str | None, str], settings: ObserveSettings | None = None) -> list[str]:
+    return [o.fact.content for o in _plan(*lines, settings=settings) if o.proposed_status]
+
+
+def _observe(memory: Memory, session: str, *lines: str) -> Any:
+    text = "".join(f"[2026-03-0{6 + i}T09:00:00Z] {line}\n" for i, line in enumerate(lines))
+    return memory.observe_transcript(session, text, fmt="plain", flush=True).flushes[0]
+
+
+def _statuses(memory: Memory) -> dict[str, str]:
+    return {r.content.strip(): r.status for r in memory.list()}
+
+
+# --- 2. a stated preference about tests or debugging lasts -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        ("I hate flaky tests more than anything.", "Dana hates flaky tests more than anything."),
+        ("I really dislike debugging in production.", "Dana dislikes debugging in production."),
+        (
+            "I prefer fixing flaky tests before adding features.",
+            "Dana prefers fixing flaky tests before adding features.",
+        ),
+    ],
+)
+def test_a_stated_preference_about_debugging_is_durable(said: str, stored: str) -> None:
+    (obs,) = _plan(("Dana", said))
+    assert (obs.verdict.kind, obs.fact.category, obs.fact.content) == ("accept", "preference", stored)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I'm debugging the flaky checkout test.",
+        "The test is flaky, I'm debugging it now.",
+        "I hate that the build failed again on the flaky test.",
+    ],
+)
+def test_debugging_status_is_still_rejected(said: str) -> None:
+    assert [o.verdict.kind for o in _plan(("Dana", said))] == ["reject"]
+
+
+# --- 3. a role one person holds, said after a clause about what else happened ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "key"),
+    [
+        ("Tomasz moved to payments, my manager is Ewa now.", ("marta", {"manager": "Ewa"})),
+        ("Tomasz left, our team lead is Ewa now.", ("team", {"lead": "Ewa"})),
+        ("Tomasz moved to payments, Ewa is my manager now.", ("marta", {"manager": "Ewa"})),
+        # not a role one person holds, or a clause that limits when it holds
+        ("Tomasz moved to payments, my friend is Ewa.", (None, {})),
+        ("If Ewa is on leave, my manager is Tomasz.", (None, {})),
+        ("In March, my manager is Ewa.", (None, {})),
+    ],
+)
+def test_a_role_said_after_another_clause_is_keyed(sentence: str, key: Any) -> None:
+    assert value_key(sentence, "Marta") == key
+
+
+def test_a_new_manager_said_after_the_old_ones_move_supersedes_it(memory: Memory) -> None:
+    _observe(memory, "a", "Marta: My manager is Tomasz.")
+    flush = _observe(memory, "b", "Marta: Update: Tomasz moved to payments, my manager is Ewa now.")
+    assert len(flush.superseded) == 1
+    statuses = _statuses(memory)
+    assert statuses["Marta's manager is Tomasz."] == "superseded"
+    assert statuses["Tomasz moved to payments, Marta's manager is Ewa now."] == "active"
+
+
+# --- 4. a value and another statement in one sentence are two facts ---------------------------------------
+
+
+def test_a_value_and_another_statement_are_two_facts() -> None:
+    owner, renewal = _plan(("Dana", "Our account owner is Priya Shah, and our contract renews on 1 June 2026."))
+    assert (owner.fact.content, owner.fact.entity_ref) == ("Our account owner is Priya Shah.", "account")
+    assert (renewal.fact.content, renewal.fact.entity_ref) == ("Our contract renews on 1 June 2026.", None)
+    first, second = _plan(("Dana", "Actually, the staging DB port is 5433; the prod DB port is 5432."))
+    assert (first.fact.entity_ref, dict(first.fact.structured_attributes)) == ("staging-db", {"port": "5433"})
+    assert (second.fact.entity_ref, dict(second.fact.structured_attributes)) == ("prod-db", {"port": "5432"})
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "My favourite book is Dune, and I have read it twice.",  # "it" is the value: one statement
+        "My manager is Ewa, and her team is in Berlin.",
+        "My favourite bands are Queen, and the Beatles.",  # a list, not a statement
+    ],
+)
+def test_a_clause_that_goes_on_about_the_value_stays_with_it(said: str) -> None:
+    assert len(_plan(("Dana", said))) == 1
+
+
+def test_a_new_owner_leaves_the_renewal_date_said_with_the_old_one_current(memory: Memory) -> None:
+    _observe(memory, "a", "Dana: Our account owner is Priya Shah, and our contract renews on 1 June 2026.")
+    flush = _observe(memory, "b", "Dana: Dana Kim is our account owner now, Priya left in February.")
+    assert len(flush.superseded) == 1
+    statuses = _statuses(memory)
+    assert statuses["Our account owner is Priya Shah."] == "superseded"
+    assert statuses["Our contract renews on 1 June 2026."] == "active"
+
+
+# --- 6. a self-introduction with no speaker is never "<userName> is <another name>" -----------------------
+
+
+def test_a_self_introduction_names_the_speaker_of_its_turn() -> None:
+    settings = ObserveSettings(user_name="Dana")
+    said = "Hi, I am Jonas from Acme Logistics. We are based in the Netherlands."
+    assert _kept((None, said), settings=settings) == ["Jonas is from Acme Logistics. We are based in the Netherlands."]
+    assert _kept((None, "I'm Olga — I run the data team."), settings=settings) == ["Olga runs the data team."]
+    # the configured user introducing themselves, or a nationality, is no other person
+    assert _kept((None, "I'm Brazilian, I live in Porto."), settings=settings) == [
+        "Dana is Brazilian, Dana lives in Porto."
+    ]
+    assert _kept((None, "I am Dana from Acme, I run the data team."), settings=settings) == [
+        "Dana is from Acme, Dana runs the data team."
+    ]
+
+
+def test_a_speakers_introduction_with_where_they_are_from_keeps_it() -> None:
+    assert _kept(("Jonas", "Hi, I am Jonas from Acme Logistics.")) == ["Jonas is from Acme Logistics."]
+
+
+# --- 7. chit-chat and status are not memories -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "aww happy birthday to her :)",
+        "Happy birthday Ama!",
+        "congrats on the new job :D",
+        "I'm getting this on every run since yesterday.",
+        "I keep hitting it in CI.",
+        "Let's circle back tomorrow.",
+    ],
+)
+def test_wishes_congratulations_debugging_status_and_putting_off_are_noise(said: str) -> None:
+    assert _kept(("Dana", said)) == []
+
+
+def test_a_birthday_and_a_face_are_still_read_as_said() -> None:
+    assert _kept(("Kofi", "My daughter Ama turned six yesterday :)")) == [
+        "Kofi's daughter Ama turned six on 3 March 2026."
+    ]
+    assert _kept(("Kofi", "I'm seeing it on Friday with my sister.")) != []
+
+
+# --- 11. a trailing instruction, and a value limited to one person's machine ------------------------------
+
+
+def test_a_trailing_loop_in_instruction_goes() -> None:
+    assert _kept(("Dana", "Priya owns the billing service, so loop her in on the release checklist.")) == [
+        "Priya owns the billing service."
+    ]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["The DB port is 6000 on my laptop.", "The DB port is 6000 locally.", "The DB port is 6000 on my dev box."],
+)
+def test_a_value_on_ones_own_machine_has_no_key(sentence: str) -> None:
+    assert value_key(sentence, "Dana") == (None, {})
