@@ -119,7 +119,9 @@ def test_show_and_diff_json_carry_the_version_fields(memory: Memory) -> None:
     shown = run_cli("versions", "show", rec.id, "v1", "--memory-dir", d, "--json").json()
     for key in ("label", "sha", "path", "previousPath", "date"):
         assert shown[key] == listed[0][key], key
-    assert shown["number"] == 1 and shown["version"].startswith(f"{rec.path}@v1") and "content" in shown
+    assert (
+        shown["number"] == shown["version"] == 1 and shown["title"].startswith(f"{rec.path}@v1") and "content" in shown
+    )
     diff = run_cli("versions", "diff", rec.id, "--memory-dir", d, "--json").json()
     assert diff["changed"] and "plan" in diff["diff"]
     assert diff["from"]["sha"] == listed[0]["sha"] and diff["to"]["sha"] == listed[1]["sha"]

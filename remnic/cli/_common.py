@@ -19,7 +19,8 @@ from typing import Any
 
 from remnic.config import Settings, load_settings
 from remnic.errors import FieldProblem, NotFoundError, RemnicError, UsageError
-from remnic.memfile.paths import repo_relative
+from remnic.memfile.model import CATEGORIES, STATUSES
+from remnic.memfile.paths import repo_relative, to_posix
 from remnic.service.memory import Memory
 
 
@@ -254,7 +255,7 @@ def repo_path(memory: Memory, target: str) -> str:
     here = _cwd_in(memory)
     if not here or not rel or not memory.names_path(target):
         return rel
-    from_here = posixpath.normpath(posixpath.join(here, target.replace("\\", "/")))
+    from_here = posixpath.normpath(posixpath.join(here, to_posix(target)))
     if from_here.startswith("../") or os.path.lexists(memory.root / rel):
         return rel
     return from_here if os.path.lexists(memory.root / from_here) else rel
@@ -451,3 +452,68 @@ def safe(text: str) -> str:
 
 def plural(count: int, word: str, many: str | None = None) -> str:
     return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+# --- the recall filters `query` and `xray` share ---
+
+
+def add_filter_args(p: argparse.ArgumentParser) -> None:
+    """The options that choose which memories a recall may return: one definition for `query` and `xray`
+    (read back by :func:`filter_options`)."""
+    p.add_argument("--category", "-c", type=choice_list("category", CATEGORIES), help="search only this category")
+    p.add_argument(
+        "--status",
+        action="append",
+        type=choice_list("status", STATUSES),
+        help="admit only these statuses (repeatable; default: active)",
+    )
+    p.add_argument(
+        "--include-superseded",
+        action="store_true",
+        help="also return memories a newer one superseded, each ranked below its successor when both are "
+        "returned (with --status: those statuses and superseded)",
+    )
+    p.add_argument(
+        "--include-inactive",
+        action="store_true",
+        help="return every status: superseded, forgotten, rejected, … memories too, ranked below active ones "
+        "(not with --status, which it would override)",
+    )
+    p.add_argument(
+        "--tag",
+        action="append",
+        dest="tags",  # the service's field name: a refused tag is reported as --tag
+        metavar="TAG",
+        help="only memories tagged TAG (repeatable: any of them; with --tag-match all, all of them)",
+    )
+    p.add_argument(
+        "--tag-match", choices=("any", "all"), help="several --tag: any (default) or all of them (needs --tag)"
+    )
+    p.add_argument(
+        "--as-of",
+        metavar="TIME",
+        help="only memories valid at TIME (ISO 8601): begun by then, not invalidated or superseded by then",
+    )
+
+
+def filter_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The recall options :func:`add_filter_args` read, as the service takes them; flags that
+    contradict each other are a usage error naming both."""
+    if args.include_inactive and args.status:
+        raise UsageError(
+            "--include-inactive admits every status and --status only those named; give one of them "
+            "(--status S ... --include-superseded adds superseded to S)"
+        )
+    if args.tag_match is not None and not args.tags:
+        raise UsageError(f"--tag-match {args.tag_match} needs at least one --tag to match")
+    statuses = list(args.status or [])
+    if args.include_superseded and not args.include_inactive:
+        statuses = [*(statuses or ["active"]), "superseded"]  # added to what is asked for (default: active)
+    return {
+        "category": args.category,
+        "include_inactive": args.include_inactive,
+        "statuses": list(dict.fromkeys(statuses)) or None,
+        "tags": args.tags,
+        "tag_match": args.tag_match or "any",
+        "as_of": args.as_of,
+    }

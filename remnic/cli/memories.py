@@ -141,7 +141,7 @@ def register(sub: Any) -> None:
         "--dry-run reports how many lines would be imported and which would be skipped;\n"
         "--json names them in `skipped` (line, reason: file, text or batch, and the id and\n"
         "path of the memory matched, or sameAsLine).\n"
-        "A UTF-8 BOM at the start of the file is allowed.",
+        "A UTF-8 BOM at the start of the file is allowed; a key given twice in a line is refused.",
     )
     p.add_argument("file", metavar="FILE.jsonl", help="the file, or - for standard input")
     p.add_argument("--namespace", "-n", help="namespace for lines that name none")

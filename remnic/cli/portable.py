@@ -16,7 +16,7 @@ from remnic.errors import FieldProblem, UsageError, ValidationError
 from remnic.memfile.paths import MemoryPaths
 from remnic.memfile.validate import check_namespace
 from remnic.service.memory import Memory
-from remnic.service.portable import Export, Skip, prepare_import
+from remnic.service.portable import Export, Skip, adopted_patterns, prepare_import
 
 from ._common import add_command, choice_list, emit, not_utf8, open_memory, plural, progress_bar, safe, wants_json
 from .recall import write_out
@@ -26,7 +26,13 @@ jsonl (default): one line per memory file, every status, in path order. Each lin
 an import line (content, namespace, category and the file's frontmatter keys) plus
 `path` and `file`, the file's exact text: `remnic import` of the export into another
 repository restores every file byte for byte at its path (ids, times, key order,
-comments and line endings as they were). Drop `file` and `id` from a line to import it
+comments and line endings as they were). A note that is a memory through a
+store.include pattern (one `remnic init --adopt` adopted) carries that pattern as
+`storeInclude`, and import adds a pattern the repository lacks to its
+remnic.config.json in the same commit, so the recipe below restores an adopted vault
+too (`remnic sync run` there then adopts any other note the pattern matches). An
+export without `storeInclude` (an older remnic's) names the pattern to add first:
+`remnic init ~/new --adopt 'notes/**'`. Drop `file` and `id` from a line to import it
 as a new memory instead (its `path` is ignored: it gets an id and a path of its own); a
 line without `file` whose text a memory here already holds (that very memory, an
 active one of its namespace, or one with the line's status and category there) is
@@ -195,6 +201,22 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 1 if result.skipped else 0
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's keys, each once (at any depth): a repeated key is refused, not the last one kept."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def _jsonl_lines(path: str) -> Iterator[tuple[int, bytes]]:
     """Numbered raw lines (decoded by the caller, so a bad byte is a problem on its line)."""
     if path == "-":
@@ -237,11 +259,17 @@ def cmd_import(args: argparse.Namespace) -> int:
         if not line.strip():
             continue
         try:
-            items.append(json.loads(line))
+            items.append(json.loads(line, object_pairs_hook=_unique_keys))
             line_numbers.append(number)
         except json.JSONDecodeError as exc:
             problems.append(
                 FieldProblem("", f"invalid JSON: {exc.msg} (column {exc.colno})", path=args.file, line=number)
+            )
+        except _DuplicateKey as exc:  # JSON would keep the last silently: which one was meant is unknown
+            problems.append(
+                FieldProblem(
+                    exc.key, "the key appears twice in this line's object; keep one", path=args.file, line=number
+                )
             )
     parsed = time.perf_counter() - started
     if problems or args.dry_run:  # the JSON problems with the lines' own, or what the import would do
@@ -250,6 +278,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         if problems:
             raise _in_file(args.file, problems)
         skipped = [s.to_dict() for s in checked.skipped]
+        patterns = adopted_patterns(checked.plan.items) if checked.plan is not None else []
         emit(
             args,
             {
@@ -258,11 +287,13 @@ def cmd_import(args: argparse.Namespace) -> int:
                 "wouldImport": checked.to_import,
                 "duplicates": len(checked.skipped),
                 "skipped": skipped,
+                "storeIncludeAdded": patterns,
             },
             lambda: (
                 f"{plural(len(items), 'line')} valid; nothing imported (--dry-run): would import "
                 + plural(checked.to_import, "memory", "memories")
                 + (f", skip {plural(len(checked.skipped), 'exact duplicate')}" if checked.skipped else "")
+                + (f", and add {_patterns_text(patterns)}" if patterns else "")
                 + _skips_text(checked.skipped)
             ),
         )
@@ -293,6 +324,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         text = f"imported {imported} in one commit ({result.commit[:8]})"
     else:  # the files written are what the last commit holds (a deleted file restored): no commit to make
         text = f"imported {imported}; the files match the last commit, so nothing was committed"
+    if result.store_include:
+        text += f"; added {_patterns_text(list(result.store_include))} (adopted notes restored)"
     if duplicates:
         text += f"; skipped {plural(duplicates, 'exact duplicate')}"
         text += f" ({unnamed} found while writing)" if unnamed > 0 else ""
@@ -310,6 +343,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     if index_error is not None and not wants_json(args):
         print(f"warning: {_index_warning(index_error)}", file=sys.stderr)
     return 0
+
+
+def _patterns_text(patterns: list[str]) -> str:
+    """``store.include pattern 'notes/**' to remnic.config.json``, the patterns quoted as typed."""
+    quoted = ", ".join(repr(p) for p in patterns)
+    return f"store.include {'pattern' if len(patterns) == 1 else 'patterns'} {safe(quoted)} to remnic.config.json"
 
 
 def _index_warning(why: str) -> str:

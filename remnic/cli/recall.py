@@ -12,12 +12,13 @@ from typing import Any
 from remnic.config import CEILINGS, STATE_DIR
 from remnic.errors import RemnicError, UsageError
 from remnic.fsio import write_atomic
-from remnic.memfile.model import CATEGORIES, STATUSES
 
 from ._common import (
     add_command,
+    add_filter_args,
     choice_list,
     emit,
+    filter_options,
     open_memory,
     plural,
     positive_int,
@@ -127,7 +128,6 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--namespace", "-n", help="search only this namespace (default: every namespace, not namespaces.default)"
     )
-    p.add_argument("--category", "-c", type=choice_list("category", CATEGORIES), help="search only this category")
     p.add_argument(
         "--budget",
         type=_non_negative_int("--budget"),
@@ -135,41 +135,11 @@ def register(sub: Any) -> None:
         help="character budget for the returned contents (0 = no limit; default: recall.budgetChars)",
     )
     p.add_argument(
-        "--include-inactive",
-        action="store_true",
-        help="also return superseded, forgotten, rejected, … memories (ranked below active ones)",
-    )
-    p.add_argument(
         "--citations",
         action="store_true",
         help="end with an <oai-mem-citation> block naming each result's file and lines (the form Codex reads)",
     )
-    p.add_argument(
-        "--include-superseded",
-        action="store_true",
-        help="also return memories a newer one superseded (the superseded-status filter is counted in the X-ray)",
-    )
-    p.add_argument(
-        "--status",
-        action="append",
-        type=choice_list("status", STATUSES),
-        help="admit only these statuses (repeatable; default: active)",
-    )
-    p.add_argument(
-        "--tag",
-        action="append",
-        dest="tags",  # the service's field name: a refused tag is reported as --tag
-        metavar="TAG",
-        help="only memories tagged TAG (repeatable: any of them; with --tag-match all, all of them)",
-    )
-    p.add_argument(
-        "--tag-match", choices=("any", "all"), default="any", help="several --tag: any (default) or all of them"
-    )
-    p.add_argument(
-        "--as-of",
-        metavar="TIME",
-        help="only memories valid at TIME (ISO 8601): begun by then, not invalidated or superseded by then",
-    )
+    add_filter_args(p)
     p.add_argument(
         "--explain",
         action="store_true",
@@ -199,6 +169,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--top-k", "-k", type=positive_int("--top-k", CEILINGS["recall.topK"]), help="results (default: recall.topK)"
     )
+    add_filter_args(p)
     p.add_argument(
         "--out",
         "-o",
@@ -368,13 +339,8 @@ def cmd_query(args: argparse.Namespace) -> int:
         text,
         top_k=args.top_k,
         namespace=args.namespace,
-        category=args.category,
         budget_chars=args.budget,
-        include_inactive=args.include_inactive,
-        statuses=args.status or (["active", "superseded"] if args.include_superseded else None),
-        tags=args.tags,
-        tag_match=args.tag_match,
-        as_of=args.as_of,
+        **filter_options(args),
         xray=args.explain,
         source="cli",
         progress=progress_bar(args, "indexing"),
@@ -434,6 +400,7 @@ def cmd_xray(args: argparse.Namespace) -> int:
             "(--format text, markdown or json)"
         )
     fmt = args.format or ("json" if wants_json(args) else "text")
+    filters = filter_options(args)
     memory = open_memory(args)
     target = out_path(args.out, memory.root) if args.out else None
     snapshot = memory.recall_xray(
@@ -442,6 +409,7 @@ def cmd_xray(args: argparse.Namespace) -> int:
         session_key=args.session,
         budget_chars=args.budget,
         top_k=args.top_k,
+        **filters,
         source="cli",
     )
     _warn_namespace(memory, args.namespace, bool(snapshot is not None and snapshot.results))

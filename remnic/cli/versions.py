@@ -6,10 +6,21 @@ import argparse
 import shlex
 from typing import Any
 
-from ._common import add_command, emit, memory_ref, open_memory, table, warnings_of
+from ._common import add_command, emit, memory_ref, open_memory, safe, table, warnings_of
 
-VERSION_HELP = "a version: v1, 2, a commit sha prefix, 'latest' or 'working' (the file on disk now)"
-REVERT_VERSION_HELP = "a committed version: v1, 2, a commit sha prefix or 'latest'"
+VERSION_HELP = (
+    "a version: v1, 2, the sha (prefix) of a commit that changed the file, HEAD~N (the version in effect "
+    "at that commit), 'latest' or 'working' (the file on disk now)"
+)
+REVERT_VERSION_HELP = (
+    "a committed version: v1, 2, the sha (prefix) of a commit that changed the file, HEAD~N or 'latest'"
+)
+# What every version's JSON carries (list, show, diff): one shape, `version` always the number.
+VERSION_JSON = "{version, label, sha, path, previousPath, date}"
+VERSION_KEYS = (
+    "\nversion is the number (1 for v1; null for 'working'), label its name (v1, working),\n"
+    "sha the full commit, date ISO 8601."
+)
 
 
 def register(sub: Any) -> None:
@@ -33,11 +44,29 @@ def register(sub: Any) -> None:
     )
     vsub = p.add_subparsers(dest="versions_command", metavar="<list|show|diff|revert>", required=True)
 
-    q = add_command(vsub, "list", "every committed version, oldest first")
+    q = add_command(
+        vsub,
+        "list",
+        "every committed version, oldest first",
+        epilog="--json: {path, uncommittedChanges, versions: [...]}, each version\n"
+        + VERSION_JSON
+        + " plus author, subject, change,\ndeleted, operation and trailers."
+        + VERSION_KEYS,
+    )
     q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
     q.set_defaults(handler=cmd_list)
 
-    q = add_command(vsub, "show", "print one version of the file")
+    q = add_command(
+        vsub,
+        "show",
+        "print one version of the file",
+        epilog="--json: "
+        + VERSION_JSON
+        + " plus content, deleted, title (the\ndiff header: facts/x.md@v1 (47d1e44d)), number "
+        "(the same as version) and, for a deletion,\nbefore (the label of the last version with text)."
+        + VERSION_KEYS
+        + "\nA commit sha that did not change the file is refused, naming the version in effect then.",
+    )
     q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
     q.add_argument("version", nargs="?", default="latest", help=VERSION_HELP + " (default: latest)")
     q.set_defaults(handler=cmd_show)
@@ -47,7 +76,8 @@ def register(sub: Any) -> None:
         "diff",
         "unified diff between two versions",
         epilog="With no versions: the last two commits, or the latest commit against\n"
-        "uncommitted edits on disk. With one version: that version against latest.",
+        "uncommitted edits on disk. With one version: that version against latest.\n"
+        "--json: {diff, changed, from, to}, from and to each\n" + VERSION_JSON + "." + VERSION_KEYS,
     )
     q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
     q.add_argument("old", nargs="?", help=VERSION_HELP)
@@ -70,6 +100,9 @@ def register(sub: Any) -> None:
         "too: a version that supersedes a memory that is current now (made current again by a\n"
         "dismiss); --force then marks that memory superseded again in the same commit. A version\n"
         "that is superseded by a memory gives that memory its `supersedes` back in the same commit.\n"
+        "Each other memory a revert changes is named in its output and in the commit's body;\n"
+        "--json lists them as alsoChanged, each {id, path, change}: supersedes-dropped,\n"
+        "superseded-again or supersedes-restored.\n"
         "'working' (the file on disk) is not a committed version: commit it with `remnic sync run`.",
     )
     q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
@@ -107,8 +140,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     with memory_ref(memory, args.target) as args.target:
         read, fields = memory.version_detail(args.target, args.version)
     if getattr(args, "json", False):
-        # "version" stays the display label it always was; the version's number is "number".
-        data: dict[str, Any] = {**fields, "number": fields["version"], "version": read.label}
+        # "version" is the number, as list and diff give it; the diff-header label is "title".
+        data: dict[str, Any] = {**fields, "number": fields["version"], "title": read.label}
         data.update(content=read.text, deleted=read.deleted)
         if read.deleted:
             data["before"] = read.before
@@ -139,11 +172,15 @@ def cmd_revert(args: argparse.Namespace) -> int:
     with memory_ref(memory, args.target) as args.target:
         result = memory.revert(args.target, args.version, source="cli", force=args.force)
     record = result.record
-    emit(
-        args,
-        {**record.to_dict(), "commit": result.commit, "changed": result.changed, **warnings_of(result)},
+    also = result.also_changed
+    text = (
         f"reverted {record.path} to {args.version} in a new commit ({(result.commit or '')[:8]})"
         if result.changed
-        else f"{record.path} already has the content of {args.version}; nothing to commit",
+        else f"{record.path} already has the content of {args.version}; nothing to commit"
     )
+    if also:  # the other memories the commit changed, so no file is rewritten unannounced
+        text += "\nalso changed in that commit:\n" + "\n".join(f"  {safe(a.describe(record.id))}" for a in also)
+    data = {**record.to_dict(), "commit": result.commit, "changed": result.changed, **warnings_of(result)}
+    data["alsoChanged"] = [a.to_dict() for a in also]
+    emit(args, data, text)
     return 0

@@ -18,6 +18,7 @@ Pure: nothing here reads the disk.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from collections.abc import Iterable
@@ -155,12 +156,19 @@ def relocation(path: str, category: str, namespace: str = DEFAULT_NAMESPACE) -> 
     return folders + (parts[1:-1] if in_category else [])
 
 
+def to_posix(path: str, sep: str = os.sep) -> str:
+    """``path`` with the system's separator as ``/``: on Windows ``facts\\x.md`` is ``facts/x.md``; on
+    POSIX a backslash is an ordinary file-name character (``facts/a\\b.md`` is a file that ``list``
+    shows as it is), so it stays."""
+    return path.replace("\\", "/") if sep == "\\" else path
+
+
 def repo_relative(path: str, root: str | PathLike[str] | None = None) -> str:
     """``path`` as typed, made repo-relative where that is plain: ``./facts/x.md`` → ``facts/x.md``, and
     with ``root`` an absolute path inside it; anything else as it was (for check_relpath to judge)."""
-    norm = path.replace("\\", "/")
+    norm = to_posix(path)
     if root is not None and norm.startswith("/"):
-        base = posixpath.normpath(fspath(root).replace("\\", "/"))
+        base = posixpath.normpath(to_posix(fspath(root)))
         inside = posixpath.normpath(norm)
         if inside.startswith(base.rstrip("/") + "/"):
             norm = inside[len(base.rstrip("/")) + 1 :]

@@ -55,6 +55,9 @@ def find_secrets(text: str) -> list[str]:
     return [name for name, pattern in SECRET_PATTERNS if pattern.search(text)]
 
 
+_JSON_KINDS = {type(None): "null", bool: "a boolean", int: "a number", float: "a number", list: "an array"}
+
+
 def _bad(field: str, message: str, line: int | None, options: Sequence[str] | None = None) -> FieldProblem:
     return FieldProblem(field, message, line=line, options=options)
 
@@ -386,7 +389,8 @@ def plan_import(
     for offset, item in enumerate(items):
         line = line_numbers[offset] if line_numbers else offset + 1
         if not isinstance(item, Mapping):
-            problems.append(FieldProblem("", f"expected a JSON object, got {type(item).__name__}", line=line))
+            kind = _JSON_KINDS.get(type(item), type(item).__name__)  # null, not NoneType: the line is JSON
+            problems.append(FieldProblem("", f"expected a JSON object, got {kind}", line=line))
             continue
         fields = dict(item)
         content = fields.pop("content", None)

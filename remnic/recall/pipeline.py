@@ -250,13 +250,14 @@ def run_recall(
         # --- scoring: every term is named; final = their sum ---
         t = time.perf_counter()
         admitted = pool.alive()
-        # Normalisers come from what the gates admitted on their own (not what a tier kept), plus what
-        # only the similarity floor dropped: removing junk must not stretch the survivors' scores apart.
+        # Normalisers come from what the gates admitted on their own (not what a tier kept), plus what only the
+        # similarity floor dropped (or recent-scan kept past it): junk must not stretch the survivors apart.
         norms = scoring.norms_for(
             [
                 c
                 for c in pool.cands
-                if (c.rejected_by is None and c.dropped_at is None) or c.dropped_at == "similarity-floor"
+                if (c.dropped_at is None and c.rejected_by in (None, "similarity-floor"))
+                or c.dropped_at == "similarity-floor"
             ]
         )
 
@@ -326,7 +327,7 @@ def run_recall(
         # --- the re-rank pool, then the tiers on it ---
         ranked = sorted(pool.alive(), key=lambda c: c.rank_key)
         size = max(s.mmr_pool, top_k)
-        head = ranked[:size]
+        head = ranked[:size] + [c for c in ranked[size:] if c.row in pool.recent_rows]  # asked for: judged
         t_tier = clock.perf_ms()
         t = time.perf_counter()
         outcome = tiers.apply(pool, intent, head, top_k)
@@ -345,6 +346,7 @@ def run_recall(
             head = [head[i] for i in order]
         if options.include_inactive:  # the hits are picked by score; every inactive one then follows the active
             head[:top_k] = sorted(head[:top_k], key=lambda c: pool.status(c) != ACTIVE)
+        head[:top_k] = tiers.successors_first(pool, head[:top_k])  # a replaced memory follows its successor
         for c in head:
             passed(c, "mmr-diversify")
         top = head[:top_k]

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 ACTIVE = "active"
 TRUST_STATUSES = ("pending_review", "quarantined")
-"""Statuses the trust-zone gate decides (status-active leaves them to it)."""
+"""Statuses the trust-zone gate decides in a default recall (status-active leaves them to it)."""
 ASSOCIATIONS = ("episode", "graph")
 _EMPTY: Mapping[str, Any] = {}
 """Ways of entering the pool that do not need the query's words (token-overlap exempts them)."""
@@ -64,6 +64,9 @@ class Pool:
         self.fields: dict[int, tuple[Mapping[str, Any], str]] = {}
         self.review_rows: set[int] = set()
         """pending_review rows the review-context tier keeps (exempt from trust-zone)."""
+        self.recent_rows: set[int] = set()
+        """Rows a recency query asked for (:func:`.tiers.offer_recent`): exempt from the word and
+        similarity floors, since their recency, not their wording, is what the query asked about."""
         self.scorer: Callable[[Candidate], None] | None = None
         self._tokens: dict[int, set[str]] = {}
         self.filters: RecallFilters | None = None
@@ -226,6 +229,11 @@ class Pool:
         as_of = self.filters is not None and self.filters.as_of is not None
         return sorted(self.allowed | ({SUPERSEDED} if as_of else set()))
 
+    @property
+    def chosen_statuses(self) -> bool:
+        """The recall named its statuses (not the default, active only, nor every status)."""
+        return self.allowed is not None and self.allowed != {ACTIVE}
+
     def status_ok(self, status: str) -> bool:
         """Passes both status gates without a tier's help."""
         return self.allowed is None or status in self.allowed
@@ -270,7 +278,9 @@ class Pool:
                 passed(c, name)
         s, allowed = self.s, self.allowed
         status = self.status(c)
-        if allowed is not None and status not in allowed and status not in TRUST_STATUSES:
+        # Trust statuses are trust-zone's to judge in a default recall (review context may keep one);
+        # a recall that named its statuses and left them out rejects them here, like any other.
+        if allowed is not None and status not in allowed and (status not in TRUST_STATUSES or self.chosen_statuses):
             return drop(c, "status-active")
         passed(c, "status-active")
         if allowed is not None and status in TRUST_STATUSES and status not in allowed:
@@ -286,15 +296,16 @@ class Pool:
         # Min-max fusion makes the best of a bad lot look perfect; a raw cosine floor for candidates
         # that matched no query term keeps nonsense queries from filling the page. A word the query
         # expansion added is no query term: it is a guess at one.
+        vouched = c.entered_by in ASSOCIATIONS or c.row in self.recent_rows
         if s.min_similarity > 0 and c.chunk_cosine < s.min_similarity and not self.typed_match(c):
-            if c.entered_by in ASSOCIATIONS:
+            if vouched:
                 exempt(c, "similarity-floor")
             else:
                 return drop(c, "similarity-floor")
         else:
             passed(c, "similarity-floor")
         if s.token_overlap_floor > 0 and self.terms and self.overlap(c) < s.token_overlap_floor:
-            if c.entered_by in ASSOCIATIONS:
+            if vouched:
                 return exempt(c, "token-overlap")
             return drop(c, "token-overlap")
         passed(c, "token-overlap")

@@ -20,8 +20,10 @@ order (a claimed candidate is not claimed again):
   confidence × seed score``; the lift is its ``tierPrior``.
 - **recent-scan** — for queries about what is recent/new/changed: memories updated within
   ``recentScanWindowDays`` that share a topic word get ``tierPrior = recentScanPrior ×
-  freshness``; recent ones the retrievers missed are offered (up to ``recentScanMax``). It is
-  also the whole recall when the index cannot be used (:mod:`remnic.recall.fallback`).
+  freshness``, and at least enough to lead, by that much, every older candidate that shares no
+  topic word; the newest of them (up to ``recentScanMax`` the retrievers found, and as many they
+  missed, offered) are asked for past the similarity and word floors. It is also the whole recall
+  when the index cannot be used (:mod:`remnic.recall.fallback`).
 - everything else is **hybrid**.
 """
 
@@ -35,9 +37,10 @@ import numpy as np
 
 from . import graph as G
 from .candidates import top_rows
+from .filters import SUPERSEDED
 from .ladder import exempt, passed
 from .pool import ACTIVE, Pool
-from .provenance import as_of_view, is_disputed, is_stale, needs_review
+from .provenance import as_of_view, is_disputed, is_stale
 from .types import Candidate
 
 DIRECT_CATEGORIES = ("decision", "fact", "principle")
@@ -120,7 +123,12 @@ def offer_procedures(pool: Pool, intent: Intent) -> int:
 
 
 def offer_recent(pool: Pool, intent: Intent, *, limit_probe: int | None = None) -> int:
-    """Recency queries: recently updated memories the retrievers missed that share a topic word."""
+    """Recency queries: the newest memories updated within the window that share a topic word are asked
+    for: up to ``recentScanMax`` the retrievers found, and up to ``recentScanMax`` they missed (offered).
+
+    Both walk the gates exempt from the similarity and token-overlap floors (:attr:`.Pool.recent_rows`):
+    "what changed recently?" names no word of what changed, so their wording cannot match it.
+    """
     s = pool.s
     if not (s.recent_scan and intent.recent and s.recent_scan_max > 0):
         return 0
@@ -132,21 +140,24 @@ def offer_recent(pool: Pool, intent: Intent, *, limit_probe: int | None = None) 
         recent = pool.scope & (updated >= pool.now_s - window) & (updated <= pool.now_s + 86400.0)
     if pool.allowed is not None:
         recent &= snap.mask(statuses=sorted(pool.allowed))
-    rows = [
-        int(r)
-        for r in top_rows(np.nan_to_num(updated, nan=-np.inf), recent, limit_probe or s.recent_scan_probe)
-        if int(r) not in pool.by_row
-    ]
-    if not rows:
-        return 0
-    pool.load(rows)
-    added = 0
+    rows = [int(r) for r in top_rows(np.nan_to_num(updated, nan=-np.inf), recent, limit_probe or s.recent_scan_probe)]
+    if intent.topic_terms:
+        pool.load(rows)
+    found = added = 0
     for r in rows:
-        if added >= s.recent_scan_max:
+        if found >= s.recent_scan_max and added >= s.recent_scan_max:
             break
-        if not intent.topic_terms or pool.overlap_with(r, intent.topic_terms) > 0:
-            c = pool.make(r, "recent-scan", score=False)
-            added += c is not None
+        c = pool.by_row.get(r)
+        if (c is not None and c.dropped_at is not None) or pool.filtered_out(r) is not None:
+            continue  # gated and left out already, or rejected by the caller's filters (no tier passes them)
+        if intent.topic_terms and pool.overlap_with(r, intent.topic_terms) <= 0:
+            continue
+        if c is not None and found < s.recent_scan_max:  # found: its gates are still to come
+            pool.recent_rows.add(r)
+            found += 1
+        elif c is None and added < s.recent_scan_max:
+            pool.recent_rows.add(r)
+            added += pool.make(r, "recent-scan", score=False) is not None
     return added
 
 
@@ -172,12 +183,14 @@ def apply(pool: Pool, intent: Intent, ranked: list[Candidate], top_k: int) -> Ti
     pool.load_flagged([c.row for c in ranked[top_k:]])
     _reinforce(pool, ranked)
     for c in ranked:  # review-context first: safety over everything
-        fm = pool.known_fm(c.row)
-        if s.review_context and needs_review(fm, pool.status(c)):
+        fm, status = pool.known_fm(c.row), pool.status(c)
+        # pending_review the recall asked for (its status, or every status) is what it wanted, not context
+        pending = status == "pending_review" and not pool.status_ok(status)
+        if s.review_context and (pending or is_disputed(fm)):
             c.served_by = "review-context"
             c.tier_note = (
                 "pending review: shown for review, not as an answer"
-                if pool.status(c) == "pending_review"
+                if pending
                 else "disputed: shown for review, not as an answer"
             )
     if s.direct_answer:
@@ -348,21 +361,68 @@ def _recent(pool: Pool, intent: Intent, ranked: Sequence[Candidate]) -> None:
     window = s.recent_scan_window_days * 86400.0
     if window <= 0:
         return
+    if intent.topic_terms:
+        pool.load(c.row for c in ranked)
+    served: list[tuple[Candidate, float]] = []
+    old_best = -np.inf
     for c in ranked:
-        if not _claimable(c):
-            continue
         updated = float(snap.updated[c.row])
-        if not np.isfinite(updated):
-            continue
-        age = pool.now_s - updated
+        age = pool.now_s - updated if np.isfinite(updated) else np.inf
+        shares = not intent.topic_terms or pool.overlap_with(c.row, intent.topic_terms) > 0
         if age > window or age < -86400.0:
+            if not intent.topic_terms or not shares:  # it matched on the recency words at most
+                old_best = max(old_best, c.terms.final)
             continue
-        if intent.topic_terms and pool.overlap_with(c.row, intent.topic_terms) <= 0:
+        if not _claimable(c) or not shares:
             continue
         freshness = max(0.0, 1.0 - max(age, 0.0) / window)
-        c.terms.tier_prior = s.recent_scan_prior * freshness
+        served.append((c, freshness))
         c.served_by = "recent-scan"
         c.tier_note = f"recency query: updated {max(age, 0.0) / 86400.0:.1f} day(s) ago"
+    for c, freshness in served:
+        # What is recent leads what is not and only shares the recency words ("no production *changes*
+        # on Fridays" for "what changed recently?"): the recency is what the query asked for.
+        lead = s.recent_scan_prior * freshness
+        c.terms.tier_prior = max(lead, old_best + lead - c.terms.final) if np.isfinite(old_best) else lead
+
+
+def successors_first(pool: Pool, hits: list[Candidate]) -> list[Candidate]:
+    """``hits`` with every superseded memory moved down to just after its successor when that is among
+    them: admitted beside it (``--include-superseded``), a replaced memory never leads what replaced
+    it, however close their scores (min-max over a few candidates can make 0.007 of cosine worth 1.0)."""
+    if not any(pool.status(c) == SUPERSEDED for c in hits):
+        return hits
+    by_id = {c.id: c for c in hits}
+    pos = {c.row: i for i, c in enumerate(hits)}
+    preds: dict[int, set[int]] = {c.row: set() for c in hits}  # row → the superseded rows it replaced
+    for c in hits:
+        fm = pool.fm(c.row)
+        for succ in _ids(fm.get("supersededBy")) if pool.status(c) == SUPERSEDED else ():
+            if succ in by_id:
+                preds[by_id[succ].row].add(c.row)
+        for prev in _ids(fm.get("supersedes")):
+            if prev in by_id and pool.status(by_id[prev]) == SUPERSEDED:
+                preds[c.row].add(by_id[prev].row)
+    out: list[Candidate] = []  # built from the last hit up: a successor's predecessors go below it
+    placed: set[int] = set()
+
+    def place(c: Candidate, seen: frozenset[int]) -> None:
+        if c.row in seen or c.row in placed:
+            return  # placed already, or a cycle of supersessions
+        for prev in sorted(preds[c.row] - {c.row}, key=lambda r: -pos[r]):
+            place(hits[pos[prev]], seen | {c.row})
+        placed.add(c.row)
+        out.append(c)
+
+    for c in reversed(hits):
+        place(c, frozenset())
+    return out[::-1]
+
+
+def _ids(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value.strip()] if value.strip() else []
+    return [str(v).strip() for v in value if str(v).strip()] if isinstance(value, list) else []
 
 
 def hybrid_note(c: Candidate) -> str:

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 TRAILER_PREFIX = "Remnic-"
 MAX_ID_TRAILERS = 50
+MAX_SUBJECT = 120
+"""A longer subject is cut at a word boundary with an ellipsis; its full text opens the body."""
 
 
 @dataclass
@@ -60,7 +62,11 @@ class Version:
 
 
 def format_message(subject: str, trailers: Mapping[str, str | Sequence[str]], body: str | None = None) -> str:
-    lines = [subject.replace("\n", " ").strip()[:120]]
+    full = subject.replace("\n", " ").strip()
+    short = short_subject(full)
+    lines = [short]
+    if short != full:  # the part cut off may be what matters: the body keeps every word
+        body = full + ("\n\n" + body.strip() if body and body.strip() else "")
     if body:
         lines += ["", body.strip()]
     trailer_lines = []
@@ -71,6 +77,18 @@ def format_message(subject: str, trailers: Mapping[str, str | Sequence[str]], bo
     if trailer_lines:
         lines += ["", *trailer_lines]
     return "\n".join(lines) + "\n"
+
+
+def short_subject(subject: str, limit: int = MAX_SUBJECT) -> str:
+    """``subject`` when it fits in ``limit`` characters, else cut at the last space that leaves room for
+    ``…`` (mid-word only when a single word is longer than half the limit)."""
+    if len(subject) <= limit:
+        return subject
+    cut = subject[: limit - 1]
+    space = cut.rfind(" ")
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:(") + "…"
 
 
 def parse_trailers(text: str) -> dict[str, list[str]]:

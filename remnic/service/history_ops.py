@@ -3,9 +3,10 @@ memory's timeline read from git (see :mod:`remnic.repo.history`), and remnic's g
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import MemoryFormatError, NotFoundError, RemnicError
+from remnic.errors import LedgerError, MemoryFormatError, NotFoundError, RemnicError, UsageError
 from remnic.memfile.model import check_relpath, parse_file
 from remnic.memfile.values import own_id
 from remnic.repo import githooks as _githooks
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from remnic.repo.messages import Version
 
     from .memory import Memory
-    from .writes import WriteResult
 
 
 class HistoryOps:
@@ -44,21 +44,27 @@ class HistoryOps:
 
     def version_text(self: Memory, id_or_path: str, spec: str) -> tuple[str, str]:
         """(label, file text) of a version; ``working`` is the file as it is on disk now."""
-        return _history.version_text(self.files, self.ledger, self.memory_history(id_or_path), spec)
+        found = self.memory_history(id_or_path)
+        return _history.version_text(self.files, self.ledger, found, resolve_spec(self, found, spec))
 
     def read_version(self: Memory, id_or_path: str, spec: str) -> VersionText:
         """A version's text, or for the commit that deleted the file its ``deleted`` flag and the
         version before it (a deletion has no text)."""
-        return _history.read_version(self.files, self.ledger, self.memory_history(id_or_path), spec)
+        found = self.memory_history(id_or_path)
+        return _history.read_version(self.files, self.ledger, found, resolve_spec(self, found, spec))
 
     def version_diff(self: Memory, id_or_path: str, old: str | None = None, new: str | None = None) -> str:
         """A unified diff between two versions (default: the last two, or latest vs uncommitted edits)."""
-        return _history.version_diff(self.files, self.ledger, self.memory_history(id_or_path), old, new)
+        found = self.memory_history(id_or_path)
+        if old is not None or new is not None:
+            old, new = (resolve_spec(self, found, spec) for spec in _diff_specs(found, old, new))
+        return _history.version_diff(self.files, self.ledger, found, old, new)
 
     def version_detail(self: Memory, id_or_path: str, spec: str) -> tuple[VersionText, dict[str, Any]]:
         """A version's text and its fields as ``versions()`` lists them (``version``, ``label``, ``sha``,
         ``path``, ``previousPath``, ``date``; ``working`` has version None and no sha or date)."""
         found = self.memory_history(id_or_path)
+        spec = resolve_spec(self, found, spec)
         return _history.read_version(self.files, self.ledger, found, spec), _fields(found, spec)
 
     def version_diff_detail(
@@ -66,7 +72,7 @@ class HistoryOps:
     ) -> dict[str, Any]:
         """:meth:`version_diff` with which versions it compared: ``diff``, ``changed``, ``from``, ``to``."""
         found = self.memory_history(id_or_path)
-        old, new = _diff_specs(found, old, new)
+        old, new = (resolve_spec(self, found, spec) for spec in _diff_specs(found, old, new))
         diff = _history.version_diff(self.files, self.ledger, found, old, new)
         return {"diff": diff, "changed": bool(diff), "from": _fields(found, old), "to": _fields(found, new)}
 
@@ -85,9 +91,12 @@ class HistoryOps:
         """Whether the file differs from what HEAD records (an edit not committed yet)."""
         return self.ledger.is_dirty(check_relpath(path, field="path", root=self.root))
 
-    def revert(self: Memory, id_or_path: str, spec: str, *, source: str = "api", force: bool = False) -> WriteResult:
+    def revert(
+        self: Memory, id_or_path: str, spec: str, *, source: str = "api", force: bool = False
+    ) -> _reverting.RevertResult:
         """Restore a version's text as a new commit (history is never rewritten); uncommitted edits to
         the file would be lost, so they are refused unless ``force``."""
+        spec = resolve_spec(self, self.memory_history(id_or_path), spec)  # HEAD~1, a sha: the version it names
         return _reverting.revert(self, id_or_path, spec, source=source, force=force)
 
     def timeline(self: Memory, memory_id: str, *, working: bool = False) -> list[dict[str, Any]]:
@@ -97,6 +106,55 @@ class HistoryOps:
         events = _history.timeline(self.ledger, found.versions)
         now = _history.working_event(self.files, self.ledger, found) if working else None
         return [*events, now] if now is not None else events
+
+
+# A git revision: HEAD~2, HEAD^, @~1, or a commit sha (prefix).
+_REVISION = re.compile(r"(?:head|@)(?:[~^]\d*)+|[0-9a-f]{4,64}", re.IGNORECASE)
+
+
+def _names_version(versions: list[Version], spec: str) -> bool:
+    if spec.strip().lower() == "working":
+        return True
+    try:
+        _history.pick(versions, spec)
+    except UsageError:
+        return False
+    return True
+
+
+def resolve_spec(mem: Memory, found: MemoryHistory, spec: str) -> str:
+    """The version ``spec`` names, as :func:`remnic.repo.history.pick` reads it. A version spec is kept;
+    a git revision (``HEAD~1``, ``HEAD^``) names the version in effect at that commit, as ``HEAD`` names
+    the latest; a commit sha that made no version is refused saying so, and which version was in
+    effect then (a sha prefix of digits only, read as a version number by pick, is found here too)."""
+    if _names_version(found.versions, spec):
+        return spec
+    text = spec.strip()
+    if not _REVISION.fullmatch(text):
+        _history.pick(found.versions, spec)  # raises, listing the valid versions
+    try:
+        sha = mem.ledger.git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{text}^{{commit}}")
+    except LedgerError:
+        _history.pick(found.versions, spec)
+        raise
+    versions = found.versions
+    made = next((v for v in versions if v.sha == sha), None)
+    if made is not None:
+        return made.label
+    then = next((v for v in reversed(versions) if mem.ledger.is_ancestor(v.sha, sha)), None)
+    revision = not re.fullmatch(r"[0-9a-f]+", text, re.IGNORECASE)
+    if revision and then is not None:
+        return then.label
+    if then is None:
+        state = "the memory has no version in that commit's history"
+    elif then.deleted:
+        state = f"the file was deleted then ({then.label}, {then.short})"
+    else:
+        state = f"the version in effect then is {then.label} ({then.short})"
+    raise UsageError(
+        f"commit {sha[:8]} did not change this memory: {state}; valid versions: "
+        f"v1..v{len(versions)}, the sha of a commit that changed it, HEAD~N, 'working' or 'latest'"
+    )
 
 
 _FIELDS = ("version", "label", "sha", "path", "previousPath", "date")

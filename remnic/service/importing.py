@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import FieldProblem, RemnicError, ValidationError
@@ -22,7 +22,7 @@ from remnic.memfile.schema import STATUSES
 from remnic.sync.base import mark_index_behind
 
 from . import writes as _writes
-from .portable import ImportCheck, Restore, Skip, prepare_import
+from .portable import ImportCheck, Restore, Skip, adopted_patterns, prepare_import
 from .writes import WriteResult
 
 if TYPE_CHECKING:
@@ -42,9 +42,16 @@ class ImportResult(WriteResult):
     is here), ``text`` (a memory here has its text) or ``batch`` (an earlier line has it)."""
     phases: Mapping[str, float] = field(default_factory=dict)
     """Seconds spent checking the batch (``validate``) and writing it (``write``)."""
+    store_include: tuple[str, ...] = ()
+    """The ``store.include`` patterns the import added to remnic.config.json (in its commit): those of
+    the adopted notes it restored (their lines' ``storeInclude``) that this repository lacked."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "skipped": [s.to_dict() for s in self.skipped]}
+        return {
+            **super().to_dict(),
+            "skipped": [s.to_dict() for s in self.skipped],
+            "storeIncludeAdded": list(self.store_include),
+        }
 
 
 def import_batch(
@@ -64,6 +71,7 @@ def import_batch(
         summary = _writes.summary(checked.problems)
         raise ValidationError(f"{summary}; nothing was imported", problems=checked.problems)
     validated = time.perf_counter()
+    patterns = adopted_patterns(checked.plan.items) if checked.plan is not None else []
     if checked.items:
         written: WriteResult = _writes.import_records(
             mem,
@@ -74,6 +82,8 @@ def import_batch(
             progress=progress,
             checked=checked.plan,
         )
+        if written.commit and patterns:
+            _take_in_include(mem, patterns)
         _after_write(mem, written)
     else:
         written = WriteResult("import", (), None, changed=False)
@@ -87,7 +97,16 @@ def import_batch(
         written.warnings,
         skipped=tuple(checked.skipped),
         phases=phases,
+        store_include=tuple(patterns) if written.commit else (),
     )
+
+
+def _take_in_include(mem: Memory, patterns: Sequence[str]) -> None:
+    """This handle's rule takes in the patterns the import committed, so the files it restored are
+    memories to it as they are to every process that reads the config from now on (the index step)."""
+    include = list(dict.fromkeys([*mem.settings.store.include, *patterns]))
+    mem.settings.store = replace(mem.settings.store, include=include)
+    mem.files.paths = replace(mem.files.paths, include=tuple(include))
 
 
 def _after_write(mem: Memory, written: WriteResult) -> None:

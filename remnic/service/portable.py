@@ -20,6 +20,12 @@ checks every ``file`` as it checks any memory file, so such a line is refused, n
 its ``file`` is fixed (or the line left out): remnic never commits a file it cannot read. A
 file that cannot be carried as text (not UTF-8, a symlink) is left out and reported: as
 incomplete (``skipped``) unless it is a symlink to a file the export holds (then a warning).
+
+An adopted note (a memory only through a ``store.include`` pattern, e.g. ``notes/trip.md`` under
+``notes/**``) carries that pattern as ``storeInclude``: importing it into a repository without the
+pattern adds it to that repository's ``remnic.config.json`` in the import's own commit, so ``remnic
+init NEW`` and ``remnic import`` restore such a repository too. An older export has no ``storeInclude``;
+its adopted notes are refused, naming the pattern to add (``remnic init NEW --adopt PATTERN``).
 """
 
 from __future__ import annotations
@@ -30,33 +36,38 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import FieldProblem, MemoryFormatError, RemnicError
+from remnic.errors import FieldProblem, MemoryFormatError, RemnicError, UsageError
 from remnic.memfile.model import MemoryRecord, content_hash
-from remnic.memfile.paths import namespace_for_path
+from remnic.memfile.paths import OUTSIDE, MemoryPaths, glob_match, namespace_for_path
 from remnic.memfile.schema import STATUSES
 from remnic.memfile.validate import check_namespace, check_text
 from remnic.repo.files import SYMLINK_REASON
 
 if TYPE_CHECKING:
+    from remnic.repo.transaction import Transaction
+
     from .memory import Memory
     from .writes import ImportPlan
 
 FORMATS = ("jsonl", "md")
 MALFORMED = "malformed"
 """The key marking an export line whose ``file`` is not a valid memory file (its value: the problems)."""
-RESERVED = ("content", "namespace", "path", "file", MALFORMED)
+INCLUDE = "storeInclude"
+"""The key naming the ``store.include`` pattern that makes an exported file a memory (an adopted note)."""
+RESERVED = ("content", "namespace", "path", "file", MALFORMED, INCLUDE)
 """Keys an export line sets itself; a frontmatter key of the same name is kept only in ``file``."""
-_NOT_COMPARED = ("path", "file", MALFORMED)
+_NOT_COMPARED = ("path", "file", MALFORMED, INCLUDE)
 DROP_FILE_HINT = "drop `file` and `id` to import the line as a new memory"
 LEAVE_OUT_HINT = "jq -c 'select(.malformed | not)'"
 _OTHER_STATUSES = tuple(s for s in STATUSES if s != "superseded")
 
 
 def new_memory_fields(item: Any) -> Any:
-    """An import line without ``file`` as a new memory's fields: the export-only ``path`` dropped
-    (export leaves a frontmatter ``path`` only in ``file``, so the line's ``path`` is never one)."""
-    if isinstance(item, Mapping) and "path" in item:
-        return {k: v for k, v in item.items() if k != "path"}
+    """An import line without ``file`` as a new memory's fields: the export-only ``path`` and
+    ``storeInclude`` dropped (export leaves such frontmatter keys only in ``file``, so the line's are
+    never one; a new memory goes to its category's folder, which needs no pattern)."""
+    if isinstance(item, Mapping) and ("path" in item or INCLUDE in item):
+        return {k: v for k, v in item.items() if k not in ("path", INCLUDE)}
     return item
 
 
@@ -68,6 +79,8 @@ class Restore:
     text: str
     record: MemoryRecord
     line: int
+    include: str | None = None
+    """The line's ``storeInclude`` pattern when this repository needs it to take ``path`` as a memory."""
 
 
 @dataclass(frozen=True)
@@ -166,7 +179,7 @@ def export(mem: Memory, fmt: str, namespace: str | None = None) -> Export:
                 f"(namespaces here: {', '.join(sorted(known))})",
             )
         )
-    result.items = list(_markdown(entries) if fmt == "md" else _lines(entries))
+    result.items = list(_markdown(entries) if fmt == "md" else _lines(entries, mem.files.paths))
     return result
 
 
@@ -204,15 +217,28 @@ def _unreadable(mem: Memory, error: MemoryFormatError) -> tuple[str, FileIssue, 
         return error.path, FileIssue(error.path, (FieldProblem("path", "was removed while the export ran"),)), None
 
 
-def _lines(entries: Sequence[tuple[str, MemoryRecord | FileIssue, str | None]]) -> Iterator[dict[str, Any]]:
+def _lines(
+    entries: Sequence[tuple[str, MemoryRecord | FileIssue, str | None]], paths: MemoryPaths
+) -> Iterator[dict[str, Any]]:
     for path, found, text in entries:
         if text is None:
             continue
         if isinstance(found, MemoryRecord):
-            yield export_line(found, text)
+            line = export_line(found, text)
         else:
             problems = [replace(p, path=None).to_dict() for p in found.problems]
-            yield {"path": path, "namespace": namespace_for_path(path), MALFORMED: problems, "file": text}
+            line = {"path": path, "namespace": namespace_for_path(path), MALFORMED: problems, "file": text}
+        pattern = include_pattern(paths, path)
+        if pattern is not None:  # before `file`, so the line reads path, pattern, text
+            line = {**{k: v for k, v in line.items() if k != "file"}, INCLUDE: pattern, "file": text}
+        yield line
+
+
+def include_pattern(paths: MemoryPaths, path: str) -> str | None:
+    """The first ``store.include`` pattern that makes ``path`` a memory, when no memory folder does."""
+    if replace(paths, include=()).skip_reason(path) != OUTSIDE:
+        return None
+    return next((p for p in paths.include if glob_match(p, path)), None)
 
 
 def _markdown(entries: Sequence[tuple[str, MemoryRecord | FileIssue, str | None]]) -> Iterator[str]:
@@ -263,15 +289,11 @@ def _restore(mem: Memory, item: Mapping[str, Any], line: int) -> Restore | list[
         return [FieldProblem("file", f"must be the file's text (a string), got {type(text).__name__}", line=line)]
     if not isinstance(path, str) or not path.strip():
         return [FieldProblem("path", "is required with file (where the file goes, e.g. facts/x.md)", line=line)]
-    if path.startswith("/") or ".." in path.split("/") or not mem.files.paths.is_memory(path):
-        return [
-            FieldProblem(
-                "path",
-                f"{path!r} is not a memory path here (a category folder such as facts/ or decisions/, "
-                "or a store.include pattern)",
-                line=line,
-            )
-        ]
+    if path.startswith("/") or ".." in path.split("/"):
+        return [FieldProblem("path", f"{path!r} is not a path inside the memory repository", line=line)]
+    include = _needed_include(mem.files.paths, path, item.get(INCLUDE))
+    if isinstance(include, FieldProblem):
+        return [replace(include, line=line)]
     checked = check_text(text, path, mem.settings.store)
     if checked.problems or checked.record is None:
         problems = [
@@ -302,7 +324,55 @@ def _restore(mem: Memory, item: Mapping[str, Any], line: int) -> Restore | list[
                 line=line,
             )
         ]
-    return Restore(path, text, checked.record, line)
+    return Restore(path, text, checked.record, line, include)
+
+
+def _needed_include(paths: MemoryPaths, path: str, pattern: Any) -> str | FieldProblem | None:
+    """The line's ``storeInclude`` when this repository needs it to take ``path`` as a memory (None when
+    ``path`` is one here already), or why ``path`` is no memory here."""
+    reason = paths.skip_reason(path)
+    if reason is None:
+        return None
+    if reason == OUTSIDE and isinstance(pattern, str) and pattern.strip():
+        if not glob_match(pattern, path):
+            return FieldProblem(INCLUDE, f"{pattern!r} does not match the line's path {path!r}")
+        if replace(paths, include=(*paths.include, pattern)).is_memory(path):
+            return pattern
+    why = f"{path!r} is not a memory path here ({reason})"
+    if reason == OUTSIDE:
+        # An export from before `storeInclude`: name the pattern that makes it a memory, and how to add it.
+        folder = path.rsplit("/", 1)[0] + "/**" if "/" in path else path
+        why = (
+            f"{path!r} is not a memory path here: it is in no category folder (facts/, decisions/, ...) and "
+            f"matches no store.include pattern; add one first, e.g. `remnic init DIR --adopt '{folder}'` "
+            "(an export by this version carries the pattern as `storeInclude`, and import adds it)"
+        )
+    return FieldProblem("path", why)
+
+
+def stage_include(mem: Memory, tx: Transaction, planned: Sequence[Any]) -> None:
+    """Add the ``storeInclude`` patterns of the restored adopted notes to ``store.include`` in this
+    repository's remnic.config.json, staged in the import's own commit (the files need it to be memories)."""
+    from remnic.config import REPO_CONFIG_FILE
+
+    patterns = adopted_patterns(planned)
+    if not patterns:
+        return
+    # Not adopt.with_include: a templates folder it would exclude may be among the files restored.
+    try:
+        data = json.loads(tx.read_bytes(REPO_CONFIG_FILE) or b"{}")
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or not isinstance(data.get("store", {}), dict):
+        raise UsageError(f"{mem.root / REPO_CONFIG_FILE} must hold a JSON object; fix it before importing")
+    store = data.setdefault("store", {})
+    store["include"] = list(dict.fromkeys([*store.get("include", []), *patterns]))
+    tx.put(REPO_CONFIG_FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def adopted_patterns(planned: Sequence[Any]) -> list[str]:
+    """The ``store.include`` patterns an import plan adds, in line order, once each."""
+    return list(dict.fromkeys(p.include for p in planned if isinstance(p, Restore) and p.include))
 
 
 def _disagreeing_keys(item: Mapping[str, Any], exported: Mapping[str, Any]) -> list[str]:

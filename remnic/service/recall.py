@@ -293,12 +293,14 @@ def recall_xray(
     clock: Any = None,
     source: str = "api",
     project: Any = None,
+    **filters: Any,
 ) -> RecallXraySnapshot | None:
     """A fresh recall of ``query`` with its X-ray: a RecallXraySnapshot, or None if capture failed.
 
     Scoped exactly like :meth:`recall` (no namespace: every namespace), so the X-ray explains
-    the recall a caller would get. Calls are serialised by one lock per memory root shared by
-    every surface (CLI, HTTP, MCP), as the X-ray contract specifies.
+    the recall a caller would get; ``filters`` are :meth:`recall`'s (``category``, ``statuses``,
+    ``include_inactive``, ``tags``, ``tag_match``, ``as_of``). Calls are serialised by one lock per
+    memory root shared by every surface (CLI, HTTP, MCP), as the X-ray contract specifies.
     """
     with xray_lock(mem.root):
         result = mem.recall(
@@ -312,6 +314,7 @@ def recall_xray(
             clock=clock,
             source=source,
             project=project,
+            **filters,
         )
     snapshot: RecallXraySnapshot | None = result.xray
     return snapshot

@@ -93,10 +93,16 @@ class RecallOps:
         clock: RecallClock | int | str | None = None,
         source: str = "api",
         project: ProjectContext | None = None,
+        category: str | None = None,
+        include_inactive: bool = False,
+        statuses: Sequence[str] | None = None,
+        tags: Sequence[str] | None = None,
+        tag_match: str = "any",
+        as_of: str | float | None = None,
     ) -> RecallXraySnapshot | None:
         """A fresh recall of ``query`` with its X-ray snapshot
-        (:class:`remnic.render.snapshot.RecallXraySnapshot`), or None if capture failed; see
-        :func:`remnic.service.recall.recall_xray`."""
+        (:class:`remnic.render.snapshot.RecallXraySnapshot`), or None if capture failed; the filters
+        are :meth:`recall`'s; see :func:`remnic.service.recall.recall_xray`."""
         from . import recall as _recall
 
         return _recall.recall_xray(
@@ -110,6 +116,12 @@ class RecallOps:
             clock=clock,
             source=source,
             project=project,
+            category=category,
+            include_inactive=include_inactive,
+            statuses=statuses,
+            tags=tags,
+            tag_match=tag_match,
+            as_of=as_of,
         )
 
     def namespace_warning(self: Memory, namespace: str | None) -> str | None:

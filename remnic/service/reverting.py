@@ -4,11 +4,16 @@ The restored text keeps two things from the memory as it is now: its id (a versi
 sync gave the file one has none) and the category its folder gives after a move between category
 folders (what sync would have set, see docs/sync.md). A revert is a change made now, so ``updated``
 is now (``created`` stays the version's).
+
+A revert may change other memories in its commit, to keep a supersession set on both sides (a
+successor's ``supersedes`` dropped with ``--force``, one given back or marked superseded again):
+:class:`RevertResult` names each, and the commit's body lists them.
 """
 
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import MemoryFormatError, RemnicError, UsageError
@@ -25,8 +30,46 @@ from .writes import WriteResult, check_writable
 if TYPE_CHECKING:
     from .memory import Memory
 
+UNLINKED = "supersedes-dropped"
+"""A successor's ``supersedes`` no longer names the reverted memory (``--force``: it is current again)."""
+DEMOTED = "superseded-again"
+"""A current memory the restored version supersedes, marked superseded by it again (``--force``)."""
+RELINKED = "supersedes-restored"
+"""The successor the restored version names in ``supersededBy``, whose ``supersedes`` names it again."""
 
-def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool) -> WriteResult:
+
+@dataclass(frozen=True)
+class AlsoChanged:
+    """Another memory a revert changed in its commit, and how."""
+
+    id: str
+    path: str
+    change: str
+    """:data:`UNLINKED`, :data:`DEMOTED` or :data:`RELINKED`."""
+
+    def describe(self, reverted: str) -> str:
+        what = {
+            UNLINKED: f"no longer supersedes {reverted} (its `supersedes` dropped)",
+            DEMOTED: f"superseded by {reverted} again",
+            RELINKED: f"supersedes {reverted} again",
+        }[self.change]
+        return f"{self.id} ({self.path}) {what}"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"id": self.id, "path": self.path, "change": self.change}
+
+
+@dataclass(frozen=True)
+class RevertResult(WriteResult):
+    """A revert's :class:`WriteResult` (``record``: the memory reverted) and every other memory it changed."""
+
+    also_changed: tuple[AlsoChanged, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "alsoChanged": [a.to_dict() for a in self.also_changed]}
+
+
+def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool) -> RevertResult:
     """Restore a version's text as a new commit.
 
     Uncommitted edits to the file would be lost, so they are refused unless ``force``. So is a
@@ -80,19 +123,27 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
             )
         links = pair_links(mem, record, target.label, force=force)
         tx.put(current, checked.text, record)
-        unlinked = [s.id for s in successors if unlink_successor(mem, tx, s.id, record.id)]
+        also = [AlsoChanged(s.id, s.path, UNLINKED) for s in successors if unlink_successor(mem, tx, s.id, record.id)]
         paired = links.apply(mem, tx, record)
-        note = f" ({', '.join(unlinked)} no longer supersedes it)" if unlinked else ""
-        note += links.note(paired)
-        ids = [record.id, *unlinked, *paired]
+        also += [AlsoChanged(o.id, o.path, DEMOTED) for o in links.demote if o.id in paired]
+        also += [AlsoChanged(c.id, c.path, RELINKED) for c in links.claim if c.id in paired]
+        ids = [record.id, *(a.id for a in also)]
+        subject = f"remnic revert: {current} to {target.label} ({target.short})"
+        if also:  # named in the subject by count, each in the body (a subject has no room for them)
+            subject += f" and {len(also)} linked {'memory' if len(also) == 1 else 'memories'}"
+        body = "\n".join(f"Also changed: {a.describe(record.id)}" for a in also) or None
         outcome = tx.commit(
-            f"remnic revert: {current} to {target.label} ({target.short}){note}",
-            trailers_for("revert", ids, record.namespace, source, **{"Reverted-To": target.sha}),
+            subject, trailers_for("revert", ids, record.namespace, source, **{"Reverted-To": target.sha}), body
         )
     if outcome.sha is not None:
         mem.indexer.submit(outcome)
-    return WriteResult(
-        "revert", (record,), outcome.sha, changed=outcome.sha is not None, warnings=tuple(outcome.warnings)
+    return RevertResult(
+        "revert",
+        (record,),
+        outcome.sha,
+        changed=outcome.sha is not None,
+        warnings=tuple(outcome.warnings),
+        also_changed=tuple(also) if outcome.sha is not None else (),
     )
 
 

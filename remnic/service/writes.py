@@ -52,7 +52,7 @@ from . import superseding as _superseding
 from .duplicates import DuplicateLookup, find_duplicate
 from .inheriting import inherited
 from .moving import category_move, hand_move
-from .portable import Restore, new_memory_fields, plan_restores
+from .portable import Restore, new_memory_fields, plan_restores, stage_include
 from .superseding import patch_staged as patch_staged  # re-exported: consolidate and flushing stage with it
 from .superseding import status_changes, supersede, superseded_target, target_refusal, unlink_successor
 
@@ -416,9 +416,11 @@ def import_records(
             old = by_id.get(target) or superseded_target(mem, target, record.namespace)
             if old.id != record.id:
                 supersede(mem, tx, old, record)
+        stage_include(mem, tx, planned)  # an adopted note's store.include pattern, in the same commit
         namespaces = sorted({r.namespace for r in records}) or [DEFAULT_NAMESPACE]
         result = WriteResult("import", tuple(records), None, bool(records), tuple(duplicates))
-        subject = f"remnic import: {len(records)} memories" if records else None
+        count = f"{len(records)} memory" if len(records) == 1 else f"{len(records)} memories"
+        subject = f"remnic import: {count}" if records else None
         return PlanOutcome(result, subject, [r.id for r in records], ",".join(namespaces))
 
     outcome, commit = mem.committer.submit(Plan(("import", source, UNGROUPED + new_id()), run))
