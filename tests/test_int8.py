@@ -32,9 +32,11 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "cache" / "remnic" / "models"
 
 
-def _cached_name() -> str:
+def _cached(folder: Path) -> Path:
+    """The one cached rewrite of the packaged model in ``folder``."""
     digest = _file_sha256(_default_model_path(), "model")
-    return f"{digest[:24]}-i8v{int8.REWRITE_VERSION}.onnx"
+    (found,) = folder.glob(f"{digest[:24]}-*-i8v{int8.REWRITE_VERSION}.onnx")
+    return found
 
 
 def test_the_rewrite_feeds_the_stored_int8_weights_to_int8_products() -> None:
@@ -71,7 +73,7 @@ def test_model_ids_name_the_products() -> None:
 
 def test_the_next_process_loads_the_cached_rewrite_without_onnx(cache: Path, tmp_path: Path) -> None:
     first = Embedder(EmbedderSpec()).embed(TEXTS)
-    assert (cache / _cached_name()).is_file()
+    assert _cached(cache).is_file()
     script = (
         "import sys, json; from remnic.index.embed import Embedder, EmbedderSpec;"
         f"v = Embedder(EmbedderSpec()).embed({TEXTS!r});"
@@ -88,12 +90,54 @@ def test_the_next_process_loads_the_cached_rewrite_without_onnx(cache: Path, tmp
 
 def test_a_damaged_cached_rewrite_is_made_again(cache: Path) -> None:
     reference = Embedder(EmbedderSpec()).embed(TEXTS[:2])
-    damaged = cache / _cached_name()
+    damaged = _cached(cache)
     damaged.write_bytes(b"not an onnx model")
     int8._memo.clear()  # as a new process would find it
     again = Embedder(EmbedderSpec()).embed(TEXTS[:2])
     np.testing.assert_allclose(again, reference, atol=1e-5)
-    assert damaged.stat().st_size > 1_000_000  # replaced by a good rewrite
+    assert _cached(cache).stat().st_size > 1_000_000  # replaced by a good rewrite
+
+
+def test_a_cached_rewrite_damaged_so_that_it_still_loads_is_not_run(cache: Path, tmp_path: Path) -> None:
+    """Damage inside the weights leaves a file onnxruntime loads and runs, giving wrong vectors: the
+    file's own hash, in its name, is checked before it is used."""
+    reference = Embedder(EmbedderSpec()).embed(TEXTS[:2])
+    cached = _cached(cache)
+    data = bytearray(cached.read_bytes())
+    mid = len(data) // 2
+    data[mid : mid + 200_000] = bytes(200_000)  # zeroes inside the weights: same size, still a model
+    cached.write_bytes(bytes(data))
+    damaged = onnx.load_from_string(bytes(data))  # still parses: a load failure would not catch it
+    assert len(damaged.graph.node) > 0
+    int8._memo.clear()
+    np.testing.assert_allclose(Embedder(EmbedderSpec()).embed(TEXTS[:2]), reference, atol=1e-5)
+    assert _cached(cache).read_bytes() != bytes(data)
+
+
+def test_a_relative_cache_home_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert int8.cache_dir() == tmp_path / "home" / ".cache" / "remnic" / "models"
+
+
+def test_without_onnx_the_error_names_the_setting_and_the_cure(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from remnic.index.embed_spec import EmbeddingError
+
+    monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx now raises ImportError
+    with pytest.raises(EmbeddingError, match=r"embed\.int8.*pip install onnx, or set embed\.int8 to false"):
+        Embedder(EmbedderSpec()).embed(["x"])
+    assert Embedder(EmbedderSpec(int8=False)).embed(["x"]).shape == (1, 384)
+
+
+def test_a_temporary_file_left_by_a_killed_writer_is_removed(cache: Path) -> None:
+    cache.mkdir(parents=True)
+    stale, fresh = cache / ".tmp-killed.onnx", cache / ".tmp-writing.onnx"
+    for f in (stale, fresh):
+        f.write_bytes(b"half a model")
+    os.utime(stale, (1, 1))
+    Embedder(EmbedderSpec()).embed(["x"])
+    assert not stale.exists() and fresh.exists()  # another process may be writing the fresh one
+    assert _cached(cache).stat().st_mode & 0o044  # readable by others sharing the folder
 
 
 def test_an_unwritable_cache_folder_still_runs_int8(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

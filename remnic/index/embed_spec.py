@@ -16,7 +16,9 @@ import numpy as np
 
 from remnic.errors import RemnicError
 
-DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8+i8mm"
+INT8_MARK = "+i8mm"
+"""What a model id carries when the model runs with int8 matrix products (``embed.int8``)."""
+DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8" + INT8_MARK
 """The packaged model run with int8 matrix products (``embed.int8``, the default: :mod:`.int8`)."""
 FLOAT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 """The packaged model run as published, its int8 weights turned to float (``embed.int8`` false)."""

@@ -8,17 +8,21 @@ weights to ``MatMulInteger`` instead, each call's activations quantized on the f
 into one (``DynamicQuantizeMatMul``). On LoCoMo's turns that is 1.9x fewer CPU-seconds per text,
 vectors at cosine 0.993 on average (0.977 at worst) to the float products.
 
-The rewritten model is kept in the user's cache folder under the original's sha256, so a process
-after the first loads it straight from there (faster than the original: no weights to fold, no
-``onnx`` to import) and every installation of the same model shares one file.
+The rewritten model is kept in the user's cache folder (:func:`cache_dir`), named by the original's
+sha256 and its own, so a process after the first loads it straight from there (faster than the
+original: no weights to fold, no ``onnx`` to import) once its bytes check out; every installation of
+the same model shares one file. A file that does not check out is made again. The folder holds 23 MB
+per model version and can be deleted at any time.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,11 +32,16 @@ if TYPE_CHECKING:  # pragma: no cover - imports only for annotations
     import onnx
     import onnxruntime
 
-__all__ = ["REWRITE_VERSION", "cache_dir", "forget", "int8_model", "open_session", "rewrite"]
+__all__ = ["NEEDS_ONNX", "REWRITE_VERSION", "cache_dir", "forget", "int8_model", "kept_at", "open_session", "rewrite"]
 
 log = logging.getLogger(__name__)
 
 REWRITE_VERSION = 1  # part of the cached file's name: a change to rewrite() must not load an old file
+NEEDS_ONNX = (
+    "the int8 rewrite of the packaged model (embed.int8) needs the onnx package: "
+    "pip install onnx, or set embed.int8 to false"
+)
+_STALE_TMP_S = 3600.0  # a temporary file this old was left by a process that died while writing it
 _memo: dict[str, str | bytes] = {}  # the original's sha256 -> cached path, rewritten bytes, or b"" (nothing to rewrite)
 _memo_lock = threading.Lock()
 
@@ -50,12 +59,15 @@ def open_session(path: Path, opts: Any, *, int8: bool, label: str) -> onnxruntim
             return ort.InferenceSession(model, sess_options=opts, providers=["CPUExecutionProvider"])
         except EmbeddingError:
             raise
+        except ImportError as exc:
+            raise EmbeddingError(f"{label}: {NEEDS_ONNX} ({exc})") from exc
         except Exception as exc:
             if attempt == 0 and isinstance(model, str) and model != str(path):
                 log.warning("the cached int8 rewrite %s did not load (%s); making it again", model, exc)
                 forget(model)
                 continue
-            raise EmbeddingError(f"{label}: could not load the ONNX model: {exc}") from exc
+            what = "its int8 rewrite (embed.int8)" if int8 else "the ONNX model"
+            raise EmbeddingError(f"{label}: could not load {what}: {exc}") from exc
     raise AssertionError("unreachable")
 
 
@@ -131,8 +143,11 @@ def _dequantized_weight(
 
 
 def cache_dir() -> Path:
-    """Where rewritten models are kept: ``$XDG_CACHE_HOME/remnic/models``, else ``~/.cache/remnic/models``."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    """Where rewritten models are kept: ``$XDG_CACHE_HOME/remnic/models``, else ``~/.cache/remnic/models``
+    (a relative ``XDG_CACHE_HOME`` is ignored, as the XDG base directory specification says)."""
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "remnic" / "models"
 
 
@@ -144,13 +159,44 @@ def int8_model(source: Path, what: str) -> str | bytes | None:
     with _memo_lock:
         if digest in _memo:
             return _memo[digest] or None
-        cached = cache_dir() / f"{digest[:24]}-i8v{REWRITE_VERSION}.onnx"
-        if cached.is_file():
-            _memo[digest] = str(cached)
-            return str(cached)
+        folder = cache_dir()
+        suffix = f"-i8v{REWRITE_VERSION}.onnx"
+        for cached in sorted(folder.glob(f"{digest[:24]}-*{suffix}")) if folder.is_dir() else []:
+            if _checks_out(cached, suffix):
+                _memo[digest] = str(cached)
+                return str(cached)
+            log.warning("the cached int8 rewrite %s is not the file it was written as; making it again", cached)
+            _remove(cached)
         data, count = rewrite(source.read_bytes())
-        _memo[digest] = (_keep(cached, data) or data) if count else b""
+        if count:
+            own = hashlib.sha256(data).hexdigest()
+            _memo[digest] = _keep(folder / f"{digest[:24]}-{own[:24]}{suffix}", data) or data
+        else:
+            _memo[digest] = b""
         return _memo[digest] or None
+
+
+def kept_at(source: Path, what: str) -> str | None:
+    """The cached file ``source``'s rewrite runs from in this process (None: from memory, or not loaded)."""
+    with _memo_lock:
+        found = _memo.get(_file_sha256(source, what))
+    return found if isinstance(found, str) else None
+
+
+def _checks_out(path: Path, suffix: str) -> bool:
+    """Whether a cached file's bytes hash to what its name says (damage that still loads runs wrong)."""
+    named = path.name[: -len(suffix)].split("-")[-1]
+    try:
+        return len(named) == 24 and _file_sha256(path, "cached int8 model").startswith(named)
+    except EmbeddingError:
+        return False
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
 
 
 def forget(path: str) -> None:
@@ -158,21 +204,26 @@ def forget(path: str) -> None:
     with _memo_lock:
         for key in [k for k, v in _memo.items() if v == path]:
             del _memo[key]
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
+    _remove(Path(path))
 
 
 def _keep(path: Path, data: bytes) -> str | None:
-    """``data`` written at ``path`` atomically: its path, or None when the cache folder cannot be
-    written (the bytes are then used from memory, and rewritten again by the next process)."""
+    """``data`` written at ``path`` atomically, readable by all (a shared cache folder); its path, or None
+    when the cache folder cannot be written (the bytes are then used from memory, and rewritten again by
+    the next process). Temporary files that a process killed while writing left behind are removed."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        for old in path.parent.glob(".tmp-*.onnx"):
+            try:
+                if time.time() - old.stat().st_mtime > _STALE_TMP_S:
+                    old.unlink()
+            except OSError:
+                pass
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".onnx")
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
+            os.chmod(tmp, 0o644)
             os.replace(tmp, path)
         except BaseException:
             os.unlink(tmp)

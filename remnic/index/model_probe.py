@@ -15,6 +15,7 @@ import numpy as np
 
 from .embed import Embedder, _default_model_path, _quiet_run
 from .embed_spec import DEFAULT_TOKENIZER_PATH, EmbeddingError, run_failure, shown
+from .int8 import cache_dir, kept_at
 from .rerank import TOKENIZER_FILE, Reranker, RerankError
 
 PROBE_TEXT = "remnic doctor checks the model"
@@ -33,9 +34,12 @@ def _highest_id(session: Any, types: dict[str, Any], top: int) -> None:
 
 
 def is_packaged(emb: Embedder) -> bool:
-    """The packaged model as shipped: nothing about it configured that could fail to load."""
+    """The packaged model as shipped, run as published: nothing about it configured that could fail to
+    load. Its int8 rewrite (``embed.int8``) is made or read from a cache folder, so it is loaded and run."""
     s = emb.spec
-    return s.model_path is None and s.tokenizer_path is None and s.pooling == "mean" and not s.output_name
+    return (
+        s.model_path is None and s.tokenizer_path is None and s.pooling == "mean" and not s.output_name and not emb.int8
+    )
 
 
 def describe_embedder(emb: Embedder) -> dict[str, Any]:
@@ -58,8 +62,13 @@ def describe_embedder(emb: Embedder) -> dict[str, Any]:
         _highest_id(session, emb._input_types, vocabulary - 1)
     except Exception as exc:  # noqa: BLE001 - onnxruntime's own types
         raise EmbeddingError(run_failure(emb.model_label(), exc, emb.tokenizer_label())) from None
+    int8 = None
+    if emb.int8:
+        where = kept_at(_default_model_path(), emb.model_label())
+        int8 = where or f"rewritten in memory (cache folder {cache_dir()} not writable)"
     return {
         "model": emb.model_label(),
+        "int8": int8,
         "tokenizer": emb.tokenizer_label(),
         "inputs": sorted(i.name for i in session.get_inputs()),
         "output": out.name,

@@ -41,7 +41,7 @@ from . import text as T
 from .bm25 import analyzer_version
 from .build import IndexWrites
 from .catalog import Catalog, CatalogError
-from .embed_spec import MODEL_ID_KEY, EmbeddingError
+from .embed_spec import INT8_MARK, MODEL_ID_KEY, EmbeddingError
 from .lookups import IndexLookups
 from .manifest import (
     CATALOG_FILE,
@@ -260,8 +260,11 @@ class SearchIndex(IndexWrites, PendingVectors, IndexLookups):
         if not model:
             return m
         if m.model_id != self.model_id:
+            why = (
+                " (embed.int8 changed: int8 or float matrix products)" if _int8_only(m.model_id, self.model_id) else ""
+            )
             raise NeedsRebuild(
-                "model-mismatch", f"index built with {m.model_id!r}, configured model is {self.model_id!r}"
+                "model-mismatch", f"index built with {m.model_id!r}, configured model is {self.model_id!r}{why}"
             )
         width = self._configured_dim()
         if m.dim > 0 and width is not None and width != m.dim:
@@ -563,3 +566,8 @@ class SearchIndex(IndexWrites, PendingVectors, IndexLookups):
                 self._cache.close()
                 self._cache = None
             self._repo = None
+
+
+def _int8_only(built: str, configured: str) -> bool:
+    """Whether two model ids differ only by the int8 products' mark (``embed.int8`` switched)."""
+    return built.replace(INT8_MARK, "") == configured.replace(INT8_MARK, "") and built != configured

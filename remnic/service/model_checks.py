@@ -45,6 +45,8 @@ def embedding_check(index: SearchIndex) -> dict[str, Any]:
             f"{info['model']} ({emb.model_id}): {_io(info)}; {info['dim']} dims; "
             f"tokenizer {info['tokenizer']} ({info['vocabulary']} ids)"
         )
+        if info.get("int8"):
+            detail += f"; int8 products (embed.int8) from {info['int8']}"
     return {"name": name, "status": "ok", "detail": detail, "model": info}
 
 
