@@ -4,9 +4,12 @@ for names equal without accents, and a tool's name inside a longer name kept off
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import git
 
+from remnic.config import STATE_DIR
 from remnic.memfile.model import ID_RE
 from remnic.memfile.values import provisional_id
 from remnic.observe.entities import entity_id
@@ -154,3 +157,75 @@ def test_a_known_tools_name_inside_a_longer_name_does_not_join_the_tools_page(me
     memory.refresh_entities()
     cited = memory.entity("tool-kafka")["memoryIds"]
     assert kafka in cited and apache in cited and cafe not in cited
+
+
+def _seed_tomas_as_an_older_build_left_it(memory: Memory) -> str:
+    """Builds before r33 made two pages for Tomás: ``person-tomas-ortega`` (the ``entityRef``) and
+    ``person-tomás-ortega`` (the text); a person wrote on both. Committed by plain git."""
+    _write(
+        memory,
+        "facts/owner.md",
+        "---\nentityRef: person-tomas-ortega\n---\nTomás Ortega owns the billing-api service.\n",
+    )
+    _write(memory, "facts/pairing.md", "Tomás Ortega prefers pair programming in the morning.\n")
+    _sync(memory)
+    memory.refresh_entities()
+    ascii_page = memory.root / "entities" / "person-tomas-ortega.md"
+    built = ascii_page.read_text(encoding="utf-8")
+    ascii_page.write_text(built + "\n## Notes\n\nOn call in March.\n", encoding="utf-8")
+    start = built.index("## Synthesis\n\n") + len("## Synthesis\n\n")
+    end = built.index("## Timeline")
+    accented = (
+        built[:start].replace("id: person-tomas-ortega", "id: person-tomás-ortega")
+        + "Tomás runs billing escalations.\n\n"
+        + built[end:].replace("## Timeline\n\n", "## Timeline\n\n- [2026-01-05] Joined the billing team.\n")
+        + "\n## Notes\n\nTomás is the billing escalation contact.\n\n## Contact\n\nSlack first.\n"
+    )
+    (memory.root / "entities" / "person-tomás-ortega.md").write_text(accented, encoding="utf-8")
+    git(memory.root, "add", "-A")
+    git(memory.root, "commit", "-q", "-m", "two pages for Tomás, as an older build left them, edited")
+    _sync(memory)
+    return "entities/person-tomás-ortega.md"
+
+
+def test_an_older_builds_second_page_for_a_person_is_merged_with_what_a_person_wrote_on_it(
+    memory: Memory,
+) -> None:
+    old = _seed_tomas_as_an_older_build_left_it(memory)
+    head = git(memory.root, "rev-parse", "HEAD").strip()
+
+    rebuilt = memory.refresh_entities()
+    assert rebuilt["written"] == ["entities/person-tomas-ortega.md"] and rebuilt["removed"] == [old]
+    assert git(memory.root, "rev-list", "--count", f"{head}..HEAD").strip() == "1"  # one commit
+    assert not (memory.root / old).exists()
+    people, _ = memory.entities(entity_type="person")
+    assert [(p["name"], p["path"]) for p in people] == [("Tomás Ortega", "entities/person-tomas-ortega.md")]
+    page = memory.entity("person-tomás-ortega")  # the old id finds the surviving page
+    assert page["id"] == "person-tomas-ortega"
+    assert "person-tomás-ortega" in memory.get("person-tomas-ortega").frontmatter["aliases"]
+    # Nothing a person wrote is lost; where both pages had a Notes section, both stay, the carried one named.
+    assert page["extraSections"] == [
+        {"title": "Notes", "body": "On call in March."},
+        {"title": "Notes (from person-tomás-ortega)", "body": "Tomás is the billing escalation contact."},
+        {"title": "Contact", "body": "Slack first."},
+    ]
+    assert page["synthesis"] == "Tomás runs billing escalations."  # their rewrite, not the rules' text
+    assert "Joined the billing team." in page["facts"]
+    assert memory.refresh_entities(force=True)["written"] == []  # settled
+    assert not [c for c in memory.doctor() if any(old in str(p) for p in c.get("problems", []))]
+
+
+def test_the_first_read_after_an_upgrade_migrates_though_no_memory_changed(memory: Memory) -> None:
+    _seed_jose(memory)
+    memory.refresh_entities()
+    old = _as_an_older_build_wrote_it(memory)
+    # The older remnic built at this HEAD and said so: its manifest names HEAD, with its version.
+    manifest = memory.root / STATE_DIR / "entities.json"
+    manifest.write_text(json.dumps({"version": 1, "head": memory.head()}) + "\n", encoding="utf-8")
+
+    people, _ = memory.entities(entity_type="person")
+    assert "entities/person-jose-nunez.md" in [p["path"] for p in people]
+    assert not (memory.root / old).exists()
+    assert memory.entity("person-josé-núñez")["extraSections"] == [
+        {"title": "Notes", "body": "Prefers calls before ten."}
+    ]

@@ -4,9 +4,10 @@ Pages live in ``entities/`` (``namespaces/<ns>/entities/`` in a namespace) as
 ``<type>-<slug>.md`` in the original Remnic's format, and are memories of category
 ``entity`` too, so recall and the X-ray's graph tier reach them. remnic rebuilds the pages
 it made (``source: entities``) when they are read after the memories changed (HEAD moved
-since the last build), in one commit; pages a person or the original Remnic wrote are
-read, never rewritten. A page of remnic's with uncommitted edits is left as it is (not rewritten,
-not removed, not committed) and named in ``skipped``: it is rebuilt once the edits are committed.
+since the last build, or an older remnic made it), in one commit; pages a person or the
+original Remnic wrote are read, never rewritten. A page of remnic's with uncommitted edits is
+left as it is (not rewritten, not removed, not committed) and named in ``skipped``: it is rebuilt
+once the edits are committed.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from remnic.observe.entities.build import (
     SOURCE,
     Entity,
     Source,
+    carry_written,
     collect,
     page_for,
     same_content,
@@ -53,7 +55,9 @@ __all__ = ["ENTITY_TYPES", "get_entity", "is_page", "list_entities", "refresh"]
 log = logging.getLogger("remnic.entities")
 
 MANIFEST = "entities.json"
-VERSION = 1
+VERSION = 2
+"""Bumped when a build's pages change for the same memories (2: ids fold accents, older pages are
+renamed or merged), so the first read after an upgrade rebuilds although HEAD has not moved."""
 
 
 def _manifest_path(mem: Memory) -> Any:
@@ -122,8 +126,9 @@ def _titles(record: MemoryRecord) -> tuple[str, ...]:
 def refresh(
     mem: Memory, *, force: bool = False, source: str = "api", progress: Callable[[int, int], None] | None = None
 ) -> dict[str, Any]:
-    """Rebuild remnic's entity pages from the memories when HEAD moved since the last build (or
-    ``force``): pages written, removed and unchanged, and the commit holding the changes.
+    """Rebuild remnic's entity pages from the memories when HEAD moved since the last build, an
+    older remnic made it (:data:`VERSION`), or ``force``: pages written, removed and unchanged, and
+    the commit holding the changes.
     ``progress(done, total)`` counts the memories read for their names (the long step)."""
     if not mem.settings.entities.enabled:
         return {"enabled": False, "refreshed": False, "written": [], "removed": [], "skipped": [], "commit": None}
@@ -151,25 +156,31 @@ def refresh(
                 # The page under an older build's file name (person-josé-núñez.md) moves, with what a
                 # person wrote in it, its status and its created date, in this commit.
                 current = renamed = before[0]
-                wanted.add(renamed.path)
             if current is not None and current.frontmatter.get("source") != SOURCE:
                 continue  # a person's (or the original Remnic's) page: read, never rewritten
             if current is not None and current.status != "active":
                 continue  # a person forgot or archived it: that stands, a rebuild must not revive it
-            text = _page_text(mem, entity, current, now, [_stem(r.path) for r in before])
+            # Another older page of the entity (person-tomás-ortega.md beside person-tomas-ortega.md,
+            # both from a build that kept accents) is merged into this one: what a person wrote
+            # there is carried over, and it goes in the same commit.
+            merged = [r for r in before if r is not renamed and r.frontmatter.get("source") == SOURCE]
+            merged = [r for r in merged if r.status == "active"]
+            gone = [r.path for r in ([renamed] if renamed is not None else []) + merged]
+            wanted.update(gone)
+            text = _page_text(mem, entity, current, now, [_stem(r.path) for r in before], merged)
             if text is None:
                 continue
             checked = check_text(text, path, mem.settings.store)
             if checked.problems or checked.record is None:
                 continue  # e.g. a memory's secret-looking text quoted in the timeline: no page rather than a bad one
-            if current is not None and _edited_by_hand(mem, tx, current.path):
+            if any(_edited_by_hand(mem, tx, p) for p in ([current.path] if current is not None else []) + gone):
                 skipped.append(path)
                 continue
             tx.put(path, text, checked.record)
             written.append(path)
-            if renamed is not None:
-                tx.remove(renamed.path)
-                removed.append(renamed.path)
+            for old_path in gone:
+                tx.remove(old_path)
+                removed.append(old_path)
         for path, record in pages.items():
             if (
                 path not in wanted
@@ -226,6 +237,11 @@ def _edited_by_hand(mem: Memory, tx: Any, path: str) -> bool:
     return tx.read_bytes(path) != mem.ledger.committed_bytes(path)
 
 
+def _aliases(meta: dict[str, Any]) -> list[str]:
+    raw = meta.get("aliases")
+    return [raw] if isinstance(raw, str) else [a for a in raw if isinstance(a, str)] if isinstance(raw, list) else []
+
+
 def _unedited(record: MemoryRecord) -> bool:
     page = parse_page(record.content)
     from remnic.observe.entities.build import digest
@@ -238,25 +254,39 @@ def _unedited(record: MemoryRecord) -> bool:
 
 
 def _page_text(
-    mem: Memory, entity: Entity, current: MemoryRecord | None, now: str, formerly: Sequence[str] = ()
+    mem: Memory,
+    entity: Entity,
+    current: MemoryRecord | None,
+    now: str,
+    formerly: Sequence[str] = (),
+    merged: Sequence[MemoryRecord] = (),
 ) -> str | None:
     """The page's new file text, or None when what it says would not change. ``formerly``: the
-    entity's ids under older builds, kept as ``aliases`` so links to them still lead to the page."""
-    existing = (current.frontmatter, current.body) if current is not None else None
-    page, synthesis_hash = page_for(entity, existing, mem.settings.entities.timeline_max)
-    old = parse_page(current.body) if current is not None else None
-    new_id = _page_id(entity.namespace, entity.id)
+    entity's ids under older builds, kept as ``aliases`` so links to them still lead to the page.
+    ``merged``: other pages of the entity that go, what a person wrote on them carried into this one."""
     meta: dict[str, Any] = dict(current.frontmatter) if current is not None else {}
-    raw = meta.get("aliases")
-    kept = [raw] if isinstance(raw, str) else [a for a in raw if isinstance(a, str)] if isinstance(raw, list) else []
+    body = current.body if current is not None else ""
+    kept = _aliases(meta)
+    if current is not None and merged:
+        into, recorded = parse_page(body), meta.get("synthesisHash")
+        for other in merged:
+            into, recorded = carry_written(
+                into, recorded, parse_page(other.body), other.frontmatter.get("synthesisHash"), _stem(other.path)
+            )
+            kept += [a for a in _aliases(other.frontmatter) if a not in kept]
+        meta["synthesisHash"], body = recorded, render_page(into)
+    existing = (meta, body) if current is not None else None
+    page, synthesis_hash = page_for(entity, existing, mem.settings.entities.timeline_max)
+    old = parse_page(body) if current is not None else None
+    new_id = _page_id(entity.namespace, entity.id)
     former = meta.get("id")
     names = [*formerly, *([former.rsplit(":", 1)[-1]] if isinstance(former, str) and former != new_id else [])]
     missing = [n for n in dict.fromkeys(names) if n not in kept and n != entity.id]
-    counted = current is not None and current.frontmatter.get("memoryCount") == len(entity.sources)
-    if old is not None and counted and same_content(page, old) and former == new_id and not missing:
-        return None
-    if missing:  # [[person-josé-núñez]] in a memory still leads to the page
+    if missing or kept != _aliases(meta):  # [[person-josé-núñez]] in a memory still leads to the page
         meta["aliases"] = [*kept, *missing]
+    counted = current is not None and current.frontmatter.get("memoryCount") == len(entity.sources)
+    if old is not None and counted and same_content(page, old) and former == new_id and not missing and not merged:
+        return None
     page.updated = now
     body = "\n" + render_page(page)
     synthesis_changed = old is None or old.synthesis.strip() != page.synthesis.strip()

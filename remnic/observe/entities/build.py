@@ -303,3 +303,38 @@ def _unstamped(page: EntityPage) -> EntityPage:
     copy = EntityPage(**{**page.__dict__})
     copy.updated = ""
     return copy
+
+
+def carry_written(
+    into: EntityPage, into_hash: object, other: EntityPage, other_hash: object, label: str
+) -> tuple[EntityPage, str]:
+    """``into`` with what a person wrote on ``other``, a second page of the same entity that is
+    merged away (an older build's ``person-tomás-ortega`` beside ``person-tomas-ortega``), and the
+    ``synthesisHash`` the merged page records. Carried: free lines before the first section, added
+    sections, a rewritten Synthesis, a person's Timeline lines and Activity. Nothing is dropped: where
+    both pages hold a person's text under one heading, the other's follows under the heading plus
+    ``(from <label>)``. What remnic wrote on ``other`` is rebuilt, so it is not carried."""
+    out = EntityPage(**{**into.__dict__})
+    out.pre_section, out.extra_sections = list(into.pre_section), list(into.extra_sections)
+    out.timeline, out.activity = list(into.timeline), list(into.activity)
+    recorded = str(into_hash or "")
+    mine = bool(into.synthesis) and digest(into.synthesis) != into_hash
+    theirs = bool(other.synthesis) and digest(other.synthesis) != other_hash
+    if theirs and not mine:
+        out.synthesis, recorded = other.synthesis, str(other_hash or "")  # still reads as a person's
+    elif theirs and other.synthesis.strip() != into.synthesis.strip():
+        out.extra_sections.append((f"Synthesis (from {label})", other.synthesis))
+    if other.pre_section and other.pre_section != into.pre_section:
+        if into.pre_section:
+            out.extra_sections.append((f"From {label}", "\n".join(other.pre_section)))
+        else:
+            out.pre_section = list(other.pre_section)
+    for title, text in other.extra_sections:
+        if (title, text) in out.extra_sections:
+            continue
+        taken = any(t.lower() == title.lower() for t, _ in out.extra_sections)
+        out.extra_sections.append((f"{title} (from {label})" if taken else title, text))
+    have = {(e.timestamp, e.text) for e in out.timeline}
+    out.timeline += [e for e in other.timeline if not is_ours(e) and (e.timestamp, e.text) not in have]
+    out.activity += [a for a in other.activity if a not in out.activity]
+    return out, recorded
