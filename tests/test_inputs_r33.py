@@ -135,3 +135,17 @@ def test_importing_one_memory_says_memory_in_the_commit(memory: Memory, tmp_path
     one.write_text('{"content":"Only one line here"}\n')
     assert run_cli("import", str(one), "--quiet", "--memory-dir", str(memory.root)).code == 0
     assert git(memory.root, "log", "-1", "--format=%s").strip() == "remnic import: 1 memory"
+
+
+def test_revert_names_the_version_and_head_specs_get_one_list(memory: Memory) -> None:
+    rec = memory.store("The plan is to ship in May", category="fact").record
+    memory.update(rec.id, {"tags": ["plan"]})
+    memory.store("Something else entirely", category="fact")
+    d = str(memory.root)
+    lower = run_cli("versions", "show", rec.id, "head~1", "--memory-dir", d)
+    assert lower.code == 0 and lower.out == run_cli("versions", "show", rec.id, "v2", "--memory-dir", d).out
+    past = run_cli("versions", "show", rec.id, "HEAD~40", "--memory-dir", d)
+    assert past.code == 2 and "HEAD~40 is before the first commit" in past.err
+    assert "HEAD~N" in past.err and "a commit sha" not in past.err
+    r = run_cli("versions", "revert", rec.id, "HEAD~2", "--memory-dir", d)
+    assert r.code == 0 and f"reverted {rec.path} to v1 in a new commit" in r.out, r.out + r.err

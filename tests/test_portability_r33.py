@@ -157,3 +157,133 @@ def test_backslashes_are_separators_on_windows_only() -> None:
     assert to_posix("facts\\x.md", sep="\\") == "facts/x.md"
     assert to_posix("facts\\x.md", sep="/") == "facts\\x.md"
     assert repo_relative("./facts/a\\b.md") == "facts/a\\b.md"
+
+
+# --- v3: the pattern is judged and written by the repository's own remnic.config.json ---
+
+
+def _include(root: Path) -> list[str]:
+    return json.loads((root / "remnic.config.json").read_text(encoding="utf-8")).get("store", {}).get("include", [])
+
+
+def _commit_all(root: Path) -> None:
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "by hand")
+
+
+def test_import_run_inside_the_old_vault_still_writes_the_pattern_to_the_new_repository(
+    vault: Memory, tmp_path: Path
+) -> None:
+    backup, _lines = _export(vault, tmp_path)
+    new = _new(tmp_path)
+    new.close()
+    # The vault's ./remnic.config.json is a config layer here, holding notes/**: not the new repository's.
+    r = run_cli("import", str(backup), "--memory-dir", str(new.root), cwd=vault.root)
+    assert r.code == 0, r.err
+    assert "added store.include pattern 'notes/**'" in r.out
+    assert "notes/**" in _include(new.root)
+    listed = run_cli("list", "--memory-dir", str(new.root), "--json", cwd=tmp_path).json()
+    assert "notes/trip.md" in json.dumps(listed)
+
+
+def test_a_config_path_whose_include_replaces_the_repositorys_is_refused_not_reported_restored(
+    vault: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backup, _lines = _export(vault, tmp_path)
+    new = _new(tmp_path)
+    new.close()
+    mine = tmp_path / "mine.json"
+    mine.write_text('{"store": {"include": ["docs/**"]}}\n', encoding="utf-8")
+    monkeypatch.setenv("REMNIC_CONFIG_PATH", str(mine))
+    r = run_cli("import", str(backup), "--memory-dir", str(new.root), cwd=tmp_path)
+    assert r.code == 2 and "adopted notes restored" not in r.out
+    assert "would not be a memory for this command" in r.err and "REMNIC_CONFIG_PATH" in r.err
+    assert not (new.root / "notes" / "trip.md").exists() and _include(new.root) == []
+
+
+def test_import_refuses_an_uncommitted_config_edit_and_keeps_the_files_layout(vault: Memory, tmp_path: Path) -> None:
+    backup, _lines = _export(vault, tmp_path)
+    new = _new(tmp_path)
+    new.close()
+    cfg = new.root / "remnic.config.json"
+    layout = '{\n    "recall": {"topK": 9},\n    "store": {\n        "include": [\n            "docs/**"\n        ]\n    }\n}\n'
+    cfg.write_text(layout, encoding="utf-8")
+    for args in (("--dry-run",), ()):
+        r = run_cli("import", str(backup), "--memory-dir", str(new.root), *args)
+        assert r.code == 2 and "remnic.config.json has uncommitted changes" in r.err, r.err
+    assert cfg.read_text(encoding="utf-8") == layout  # untouched, and still uncommitted
+    assert git(new.root, "status", "--porcelain", "--", "remnic.config.json").strip()
+    _commit_all(new.root)
+    r = run_cli("import", str(backup), "--memory-dir", str(new.root))
+    assert r.code == 0, r.err
+    # Only the list changed: one pattern a line, indented as the one before it.
+    assert cfg.read_text(encoding="utf-8") == layout.replace('"docs/**"', '"docs/**",\n            "notes/**"')
+
+
+def test_a_broad_pattern_names_the_notes_here_it_makes_memories(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "inbox.md").write_text("# Inbox\n\nbuy milk\n", encoding="utf-8")
+    old = Memory.init(root, settings=settings_for(root), adopt=["**"])
+    old.sync()
+    backup, lines = _export(old, tmp_path)
+    old.close()
+    assert lines[0]["storeInclude"] == "**"
+    new = _new(tmp_path)
+    new.close()
+    (new.root / "scratch").mkdir()
+    (new.root / "scratch" / "todo.md").write_text("my scratch todo\n", encoding="utf-8")
+    _commit_all(new.root)
+    dry = run_cli("import", str(backup), "--memory-dir", str(new.root), "--dry-run")
+    assert "would make 1 note already here a memory too (scratch/todo.md" in dry.out, dry.out
+    r = run_cli("import", str(backup), "--memory-dir", str(new.root), "--json")
+    assert r.code == 0, r.err
+    assert r.json()["alsoAdopted"] == ["scratch/todo.md"]
+
+
+def test_import_messages_about_store_include(vault: Memory, tmp_path: Path) -> None:
+    backup, lines = _export(vault, tmp_path)
+    trip = next(line for line in lines if line["path"] == "notes/trip.md")
+    new = _new(tmp_path)
+    new.close()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({**trip, "storeInclude": ["notes/**"]}) + "\n", encoding="utf-8")
+    r = run_cli("import", str(bad), "--memory-dir", str(new.root))
+    assert r.code == 2 and "storeInclude: must be a string (a glob pattern such as 'notes/**'), got an array" in r.err
+    old = tmp_path / "old.jsonl"  # an export from before storeInclude, of a note at the root
+    root_note = {k: v for k, v in trip.items() if k != "storeInclude"} | {"path": "trip.md"}
+    old.write_text(json.dumps(root_note) + "\n", encoding="utf-8")
+    r = run_cli("import", str(old), "--memory-dir", str(new.root))
+    assert r.code == 2 and "--adopt '*.md'" in r.err
+    real = tmp_path / "real.json"
+    real.write_text("{}\n", encoding="utf-8")
+    cfg = new.root / "remnic.config.json"
+    cfg.unlink()
+    cfg.symlink_to(real)
+    _commit_all(new.root)
+    r = run_cli("import", str(backup), "--memory-dir", str(new.root))
+    assert r.code == 2 and "remnic.config.json is a symbolic link" in r.err, r.err
+    assert "malformed memory file" not in r.err and real.read_text(encoding="utf-8") == "{}\n"
+
+
+def test_reimport_after_the_pattern_was_removed_names_it(vault: Memory, tmp_path: Path) -> None:
+    backup, _lines = _export(vault, tmp_path)
+    cfg = vault.root / "remnic.config.json"
+    data = json.loads(cfg.read_text(encoding="utf-8"))
+    data["store"]["include"] = []
+    cfg.write_text(json.dumps(data), encoding="utf-8")
+    _commit_all(vault.root)
+    vault.close()
+    r = run_cli("import", str(backup), "--memory-dir", str(vault.root), cwd=tmp_path)
+    assert r.code == 2
+    assert "already exists in this repository, but is no memory: adding store.include 'notes/**'" in r.err, r.err
+
+
+def test_a_windows_style_path_finds_the_file_with_slashes(tmp_path: Path) -> None:
+    root = tmp_path / "r"
+    mem = Memory.init(root, settings=settings_for(root))
+    path = mem.store("Windows probe", category="fact").record.path
+    mem.close()
+    r = run_cli("get", path.replace("/", "\\"), "--memory-dir", str(root))
+    assert r.code == 0 and path in r.out, r.err
+    assert run_cli("versions", "list", path.replace("/", "\\"), "--memory-dir", str(root)).code == 0

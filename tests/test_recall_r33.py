@@ -101,13 +101,102 @@ def test_what_changed_recently_returns_the_recent_memories_ahead_of_old_ones(tea
     assert floor.admitted >= 3
 
 
-def test_the_recency_rescue_stops_at_recent_scan_max(team: Memory) -> None:
+def test_a_recency_only_query_is_bounded_by_top_k_not_recent_scan_max(team: Memory) -> None:
     one = Memory.open(settings=settings_for(team.root, recall={"recent_scan_max": 1}))
     try:
-        got = ids(one, "what changed recently?")
+        assert ids(one, "what changed recently?")[:2] == ["mem_latency", "mem_hire"]  # recentScanMax: topic queries
+        assert ids(one, "what changed recently?", top_k=1) == ["mem_latency"]  # the newest one only
     finally:
         one.close()
-    assert "mem_latency" in got and "mem_hire" not in got, got  # the newest one only
+
+
+FIVE_RECENT = [  # h3's wording: most of it under the similarity floor for "what changed recently?"
+    ("mem_r1", "Team lunch on Thursday was at the ramen place near the station.", 1),
+    ("mem_r2", "Ana scheduled the Q1 roadmap review for 12 January.", 2),
+    ("mem_r3", "Decision: error budgets are reviewed every two weeks.", 3),
+    ("mem_r4", "Billing-api p95 latency improved from 480ms to 210ms after adding an index.", 4),
+    ("mem_r5", "A backend engineer, Lars Nygaard, joined the team on Monday.", 5),
+]
+# Old memories holding the query's recency words, and a decision the direct-answer tier would pin.
+OLD_TRAPS: list[dict[str, Any]] = [
+    {"id": "mem_trap_latest", "content": "The latest release of the webapp is 3.4.1."},
+    {
+        "id": "mem_trap_changes",
+        "content": "Decision: recent changes to the deploy process are announced in #ops.",
+        "category": "decision",
+        "importance": 0.9,
+        "confidence": 0.95,
+    },
+    {
+        "id": "mem_k8s_decision",
+        "content": "Decision: clusters stay on Kubernetes 1.29 until the Q3 upgrade window.",
+        "category": "decision",
+    },
+    {
+        "id": "mem_k8s_commit",
+        "content": "Commitment: Jonas will upgrade the clusters to Kubernetes 1.31 in Q3.",
+        "category": "commitment",
+    },
+]
+
+
+@pytest.fixture(scope="module")
+def busy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
+    memory = Memory.init(tmp_path_factory.mktemp("r33") / "busy")
+    recent = [
+        {"id": i, "content": text, "category": "moment", "created": at(days), "updated": at(days)}
+        for i, text, days in FIVE_RECENT
+    ] + [
+        {
+            "id": "mem_python",
+            "content": "Upgraded the Python version on the build agents to 3.12.",
+            "created": at(6),
+            "updated": at(6),
+        }
+    ]
+    old = [{**r, "created": OLD, "updated": OLD} for r in TEAM + OLD_TRAPS]
+    memory.import_records(old + recent)
+    yield memory
+    memory.close()
+
+
+def test_a_recency_only_query_admits_every_recent_memory_newest_first(busy: Memory) -> None:
+    result = busy.recall("what changed recently?", clock=PINNED, audit=False, top_k=8)
+    order = [h.id for h in result.hits]
+    # Every memory of the window, not only recentScanMax (3) of them, newest first, ahead of the old
+    # ones that share the recency words (and of the old decision the direct-answer tier would pin).
+    assert order[:6] == [i for i, _, _ in FIVE_RECENT] + ["mem_python"], order
+    assert all(h.served_by == "recent-scan" for h in result.hits[:6])
+    assert result.hits[5].terms.final > result.hits[6].terms.final
+
+
+def test_a_recency_word_in_an_old_memory_does_not_lift_an_off_topic_recent_one(busy: Memory) -> None:
+    result = busy.recall("latest Kubernetes version", clock=PINNED, audit=False, top_k=6)
+    order = [h.id for h in result.hits]
+    # "latest Kubernetes version" asks about Kubernetes: the recent Python upgrade, sharing "version",
+    # gets recentScanPrior × freshness at most, never what it takes to pass the Kubernetes memories.
+    assert order.index("mem_python") > max(order.index("mem_k8s_decision"), order.index("mem_k8s_commit")), order
+    python = next(h for h in result.hits if h.id == "mem_python")
+    assert python.served_by == "recent-scan" and python.terms.tier_prior <= 0.15
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "what happened lately?",
+        "any news lately?",
+        "what happened recently?",
+        "what is going on recently?",
+        "anything new lately?",
+        "what's been updated lately?",
+    ],
+)
+def test_generic_words_of_a_recency_question_are_no_topic_words(team: Memory, query: str) -> None:
+    from remnic.index.bm25 import query_terms
+    from remnic.recall.tiers import intent_of
+
+    assert ids(team, query, top_k=3)[:2] == ["mem_latency", "mem_hire"]
+    assert intent_of(query, query_terms(query, stopwords=True, language="english")).recency_only
 
 
 def test_a_query_not_about_recency_keeps_the_floor_for_recent_memories(team: Memory) -> None:
@@ -124,6 +213,16 @@ def test_a_superseded_memory_ranks_below_its_successor(deploys: Memory) -> None:
     assert got.index("mem_tue") < got.index("mem_thu"), got
     everything = ids(deploys, "production deploys", include_inactive=True)
     assert everything.index("mem_tue") < everything.index("mem_thu"), everything
+
+
+def test_the_successor_is_served_when_the_cut_falls_between_it_and_its_predecessor(deploys: Memory) -> None:
+    both = deploys.recall("production deploys", statuses=["active", "superseded"], clock=PINNED, audit=False)
+    by_id = {h.id: h for h in both.hits}
+    assert by_id["mem_thu"].terms.final > by_id["mem_tue"].terms.final  # the replaced one scores higher
+    for options in ({"statuses": ["active", "superseded"]}, {"include_inactive": True}):
+        assert ids(deploys, "production deploys", top_k=1, **options) == ["mem_tue"], options
+    code, out, _ = cli(deploys.root, "query", "--include-superseded", "-k", "1")
+    assert code == 0 and [h["id"] for h in json.loads(out)["hits"]] == ["mem_tue"]
 
 
 # --------------------------------------------------------------------- 7. statuses the recall did not ask for

@@ -247,7 +247,16 @@ def repo_path(memory: Memory, target: str) -> str:
     """An ID-OR-PATH as typed, a path made repo-relative: ``./facts/x.md``, an absolute path inside the
     repository, or (from a folder inside it, as git takes paths) a path relative to the current folder
     when a file is there and not at the same path from the root. Anything else stays as it is, for
-    the service to judge."""
+    the service to judge. On POSIX a backslash is a file-name character, but a path typed the Windows
+    way (``facts\\x.md``) names ``facts/x.md`` when only that file is there."""
+    found = _repo_path(memory, target)
+    if os.sep == "/" and "\\" in target and not os.path.lexists(memory.root / found):
+        slashed = _repo_path(memory, target.replace("\\", "/"))
+        return slashed if os.path.lexists(memory.root / slashed) else found
+    return found
+
+
+def _repo_path(memory: Memory, target: str) -> str:
     rel = repo_relative(target, memory.root)
     if rel.startswith("/"):  # the repository reached through a symlink (/tmp → /private/tmp)
         inside = repo_relative(os.path.realpath(rel), os.path.realpath(memory.root))

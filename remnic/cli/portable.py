@@ -15,8 +15,9 @@ from remnic.config import STATE_DIR
 from remnic.errors import FieldProblem, UsageError, ValidationError
 from remnic.memfile.paths import MemoryPaths
 from remnic.memfile.validate import check_namespace
+from remnic.service.include_config import newly_adopted
 from remnic.service.memory import Memory
-from remnic.service.portable import Export, Skip, adopted_patterns, prepare_import
+from remnic.service.portable import Export, Restore, Skip, adopted_patterns, prepare_import
 
 from ._common import add_command, choice_list, emit, not_utf8, open_memory, plural, progress_bar, safe, wants_json
 from .recall import write_out
@@ -28,9 +29,13 @@ an import line (content, namespace, category and the file's frontmatter keys) pl
 repository restores every file byte for byte at its path (ids, times, key order,
 comments and line endings as they were). A note that is a memory through a
 store.include pattern (one `remnic init --adopt` adopted) carries that pattern as
-`storeInclude`, and import adds a pattern the repository lacks to its
-remnic.config.json in the same commit, so the recipe below restores an adopted vault
-too (`remnic sync run` there then adopts any other note the pattern matches). An
+`storeInclude`, and import adds a pattern the repository's own remnic.config.json
+lacks to that file in the same commit (only its store.include list changes), so the
+recipe below restores an adopted vault too; a note the pattern makes a memory that is
+already there is named (`remnic sync run` then adopts it). Import refuses while
+remnic.config.json has uncommitted changes (the commit would take them along) or is a
+symlink, and when a config file above the repository's (./remnic.config.json,
+REMNIC_CONFIG_PATH) sets a store.include the notes would not be memories under. An
 export without `storeInclude` (an older remnic's) names the pattern to add first:
 `remnic init ~/new --adopt 'notes/**'`. Drop `file` and `id` from a line to import it
 as a new memory instead (its `path` is ignored: it gets an id and a path of its own); a
@@ -278,7 +283,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         if problems:
             raise _in_file(args.file, problems)
         skipped = [s.to_dict() for s in checked.skipped]
-        patterns = adopted_patterns(checked.plan.items) if checked.plan is not None else []
+        planned = checked.plan.items if checked.plan is not None else []
+        patterns = adopted_patterns(planned)
+        also = newly_adopted(memory, patterns, [p.path for p in planned if isinstance(p, Restore)])
         emit(
             args,
             {
@@ -288,12 +295,13 @@ def cmd_import(args: argparse.Namespace) -> int:
                 "duplicates": len(checked.skipped),
                 "skipped": skipped,
                 "storeIncludeAdded": patterns,
+                "alsoAdopted": also,
             },
             lambda: (
                 f"{plural(len(items), 'line')} valid; nothing imported (--dry-run): would import "
                 + plural(checked.to_import, "memory", "memories")
                 + (f", skip {plural(len(checked.skipped), 'exact duplicate')}" if checked.skipped else "")
-                + (f", and add {_patterns_text(patterns)}" if patterns else "")
+                + (f", and add {_patterns_text(patterns)}{_also_text(also, 'would make')}" if patterns else "")
                 + _skips_text(checked.skipped)
             ),
         )
@@ -326,6 +334,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         text = f"imported {imported}; the files match the last commit, so nothing was committed"
     if result.store_include:
         text += f"; added {_patterns_text(list(result.store_include))} (adopted notes restored)"
+        text += _also_text(list(result.also_adopted), "makes")
     if duplicates:
         text += f"; skipped {plural(duplicates, 'exact duplicate')}"
         text += f" ({unnamed} found while writing)" if unnamed > 0 else ""
@@ -356,6 +365,14 @@ def _index_warning(why: str) -> str:
         f"the index was not updated ({why}); the memories are committed, and `remnic sync run` "
         "or the next recall catches the index up"
     )
+
+
+def _also_text(paths: list[str], verb: str, shown: int = 3) -> str:
+    """What a broad pattern does to the notes already here: they become memories too, named."""
+    if not paths:
+        return ""
+    names = ", ".join(safe(p) for p in paths[:shown]) + (f", … {len(paths) - shown} more" if len(paths) > shown else "")
+    return f", which {verb} {plural(len(paths), 'note')} already here {'a memory' if len(paths) == 1 else 'memories'} too ({names}; `remnic sync run` takes them in)"
 
 
 def _in_file(path: str, problems: list[FieldProblem]) -> ValidationError:

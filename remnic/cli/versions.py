@@ -6,6 +6,9 @@ import argparse
 import shlex
 from typing import Any
 
+from remnic.errors import RemnicError
+from remnic.service.memory import Memory
+
 from ._common import add_command, emit, memory_ref, open_memory, safe, table, warnings_of
 
 VERSION_HELP = (
@@ -170,13 +173,14 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_revert(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     with memory_ref(memory, args.target) as args.target:
+        shown = _version_label(memory, args.target, args.version)  # HEAD~3 names another version after the commit
         result = memory.revert(args.target, args.version, source="cli", force=args.force)
     record = result.record
     also = result.also_changed
     text = (
-        f"reverted {record.path} to {args.version} in a new commit ({(result.commit or '')[:8]})"
+        f"reverted {record.path} to {shown} in a new commit ({(result.commit or '')[:8]})"
         if result.changed
-        else f"{record.path} already has the content of {args.version}; nothing to commit"
+        else f"{record.path} already has the content of {shown}; nothing to commit"
     )
     if also:  # the other memories the commit changed, so no file is rewritten unannounced
         text += "\nalso changed in that commit:\n" + "\n".join(f"  {safe(a.describe(record.id))}" for a in also)
@@ -184,3 +188,12 @@ def cmd_revert(args: argparse.Namespace) -> int:
     data["alsoChanged"] = [a.to_dict() for a in also]
     emit(args, data, text)
     return 0
+
+
+def _version_label(memory: Memory, target: str, spec: str) -> str:
+    """The version label (``v2``) a spec names, resolved before the revert moves HEAD; as typed when it
+    names none (the revert then says why)."""
+    try:
+        return str(memory.version_detail(target, spec)[1]["label"])
+    except RemnicError:
+        return spec

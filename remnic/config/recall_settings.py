@@ -175,7 +175,7 @@ class RecallSettings:
     recent_scan_prior: float = 0.15
     """Recent-scan: tier prior of a memory updated just now (falls linearly to 0 at the window's end)."""
     recent_scan_max: int = 3
-    """Recent-scan: recent memories the retrievers missed that may be offered per recall."""
+    """Recent-scan, queries naming a topic: recent memories found, and as many offered, kept past the floors."""
     recent_scan_probe: int = 200
     """Recent-scan: how many of the most recently updated memories are checked for topic words (at most 10000)."""
     review_context: bool = True

@@ -238,7 +238,7 @@ def run_recall(
 
         # --- offers from tiers (before the gates, so they walk them like everyone) ---
         procedural = tiers.offer_procedures(pool, intent)
-        recent = tiers.offer_recent(pool, intent)
+        recent = tiers.offer_recent(pool, intent, top_k)
 
         # --- the gates ---
         tiers.select_review(pool, pool.cands)
@@ -344,9 +344,7 @@ def run_recall(
             for i, p in zip(order, penalties):
                 head[i].terms.mmr_penalty = p
             head = [head[i] for i in order]
-        if options.include_inactive:  # the hits are picked by score; every inactive one then follows the active
-            head[:top_k] = sorted(head[:top_k], key=lambda c: pool.status(c) != ACTIVE)
-        head[:top_k] = tiers.successors_first(pool, head[:top_k])  # a replaced memory follows its successor
+        head = tiers.serving_order(pool, head, top_k, inactive_last=options.include_inactive)
         for c in head:
             passed(c, "mmr-diversify")
         top = head[:top_k]

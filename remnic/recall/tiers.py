@@ -18,12 +18,14 @@ order (a claimed candidate is not claimed again):
 - **graph** — one or two hops over links / [[wikilinks]] / shared entityRef from the strongest
   hits (:mod:`remnic.recall.graph`): a reached memory is lifted to ``graphAlpha × path
   confidence × seed score``; the lift is its ``tierPrior``.
-- **recent-scan** — for queries about what is recent/new/changed: memories updated within
-  ``recentScanWindowDays`` that share a topic word get ``tierPrior = recentScanPrior ×
-  freshness``, and at least enough to lead, by that much, every older candidate that shares no
-  topic word; the newest of them (up to ``recentScanMax`` the retrievers found, and as many they
-  missed, offered) are asked for past the similarity and word floors. It is also the whole recall
-  when the index cannot be used (:mod:`remnic.recall.fallback`).
+- **recent-scan** — for queries about what is recent/new/changed. With topic words left besides
+  the recency words (:data:`RECENCY_WORDS`), memories updated within ``recentScanWindowDays`` that
+  share one get ``tierPrior = recentScanPrior × freshness``, and the newest of them (up to
+  ``recentScanMax`` the retrievers found, and as many they missed, offered) are asked for past the
+  similarity and word floors. A query about recency alone ("what changed recently?") asks for every
+  memory of the window, newest first, up to top-k: each is asked for past the floors and lifted
+  ahead of every older candidate. It is also the whole recall when the index cannot be used
+  (:mod:`remnic.recall.fallback`).
 - everything else is **hybrid**.
 """
 
@@ -57,7 +59,13 @@ RECENT_RE = re.compile(
     r"|what(?:'s| is| has)\s+new|what\s+changed|(?:has|have|was|were)\s+(?:changed|updated))\b",
     re.IGNORECASE,
 )
-RECENCY_WORDS = "recent recently lately latest newest new today yesterday week just now changed change updated update"
+RECENCY_WORDS = (
+    "recent recently lately latest newest new news today yesterday week just now changed change changes"
+    " updated update updates happened happen happening going on anything"
+)
+"""Words of a recency query (:data:`RECENT_RE`) that ask only for recency, not for a topic: what is
+left are its topic words. The generic words of such questions ("what happened lately?", "any news
+lately?", "what is going on recently?") are among them; docs/xray.md lists them."""
 
 
 @dataclass
@@ -66,6 +74,11 @@ class Intent:
     recent: bool = False
     topic_terms: list[str] = field(default_factory=list)
     """The query terms without the words that only ask for recency."""
+
+    @property
+    def recency_only(self) -> bool:
+        """A recency query naming no topic ("what changed recently?"): its recency is all it asks about."""
+        return self.recent and not self.topic_terms
 
 
 def intent_of(text: str, terms: Sequence[str]) -> Intent:
@@ -122,15 +135,20 @@ def offer_procedures(pool: Pool, intent: Intent) -> int:
     return added
 
 
-def offer_recent(pool: Pool, intent: Intent, *, limit_probe: int | None = None) -> int:
-    """Recency queries: the newest memories updated within the window that share a topic word are asked
-    for: up to ``recentScanMax`` the retrievers found, and up to ``recentScanMax`` they missed (offered).
+def offer_recent(pool: Pool, intent: Intent, top_k: int, *, limit_probe: int | None = None) -> int:
+    """Recency queries: the newest memories updated within the window are asked for. With topic words,
+    those sharing one: up to ``recentScanMax`` the retrievers found, and up to ``recentScanMax`` they
+    missed (offered). A query about recency alone asks for every one, newest first, up to ``top_k``
+    found and offered together: a small repository, where the retrievers find everything, gets them
+    all too.
 
-    Both walk the gates exempt from the similarity and token-overlap floors (:attr:`.Pool.recent_rows`):
+    They walk the gates exempt from the similarity and token-overlap floors (:attr:`.Pool.recent_rows`):
     "what changed recently?" names no word of what changed, so their wording cannot match it.
     """
     s = pool.s
-    if not (s.recent_scan and intent.recent and s.recent_scan_max > 0):
+    only = intent.recency_only
+    cap = top_k if only else s.recent_scan_max
+    if not (s.recent_scan and intent.recent and cap > 0):
         return 0
     snap = pool.snap
     n = snap.n
@@ -140,24 +158,25 @@ def offer_recent(pool: Pool, intent: Intent, *, limit_probe: int | None = None) 
         recent = pool.scope & (updated >= pool.now_s - window) & (updated <= pool.now_s + 86400.0)
     if pool.allowed is not None:
         recent &= snap.mask(statuses=sorted(pool.allowed))
-    rows = [int(r) for r in top_rows(np.nan_to_num(updated, nan=-np.inf), recent, limit_probe or s.recent_scan_probe)]
-    if intent.topic_terms:
+    probe = max(limit_probe or s.recent_scan_probe, cap if only else 0)
+    rows = [int(r) for r in top_rows(np.nan_to_num(updated, nan=-np.inf), recent, probe)]
+    if not only:
         pool.load(rows)
     found = added = 0
     for r in rows:
-        if found >= s.recent_scan_max and added >= s.recent_scan_max:
+        if (found + added >= cap) if only else (found >= cap and added >= cap):
             break
         c = pool.by_row.get(r)
         if (c is not None and c.dropped_at is not None) or pool.filtered_out(r) is not None:
             continue  # gated and left out already, or rejected by the caller's filters (no tier passes them)
-        if intent.topic_terms and pool.overlap_with(r, intent.topic_terms) <= 0:
+        if not only and pool.overlap_with(r, intent.topic_terms) <= 0:
             continue
-        if c is not None and found < s.recent_scan_max:  # found: its gates are still to come
+        if c is not None and (only or found < cap):  # found: its gates are still to come
             pool.recent_rows.add(r)
             found += 1
-        elif c is None and added < s.recent_scan_max:
+        elif c is None and (only or added < cap) and pool.make(r, "recent-scan", score=False) is not None:
             pool.recent_rows.add(r)
-            added += pool.make(r, "recent-scan", score=False) is not None
+            added += 1
     return added
 
 
@@ -193,7 +212,10 @@ def apply(pool: Pool, intent: Intent, ranked: list[Candidate], top_k: int) -> Ti
                 if pending
                 else "disputed: shown for review, not as an answer"
             )
-    if s.direct_answer:
+    if s.direct_answer and s.recent_scan and intent.recency_only:
+        # "what changed recently?" asks for what is new, not for a fact: no old decision is pinned above it
+        out.direct_reason = "a query about recency alone: recent-scan lists the newest memories first"
+    elif s.direct_answer:
         _direct_answer(pool, ranked, out)
     if s.procedural and intent.how_to:
         for c in ranked:
@@ -361,62 +383,81 @@ def _recent(pool: Pool, intent: Intent, ranked: Sequence[Candidate]) -> None:
     window = s.recent_scan_window_days * 86400.0
     if window <= 0:
         return
-    if intent.topic_terms:
+    only = intent.recency_only
+    if not only:
         pool.load(c.row for c in ranked)
     served: list[tuple[Candidate, float]] = []
-    old_best = -np.inf
     for c in ranked:
         updated = float(snap.updated[c.row])
         age = pool.now_s - updated if np.isfinite(updated) else np.inf
-        shares = not intent.topic_terms or pool.overlap_with(c.row, intent.topic_terms) > 0
-        if age > window or age < -86400.0:
-            if not intent.topic_terms or not shares:  # it matched on the recency words at most
-                old_best = max(old_best, c.terms.final)
+        if age > window or age < -86400.0 or not _claimable(c):
             continue
-        if not _claimable(c) or not shares:
+        if not only and pool.overlap_with(c.row, intent.topic_terms) <= 0:
             continue
         freshness = max(0.0, 1.0 - max(age, 0.0) / window)
         served.append((c, freshness))
         c.served_by = "recent-scan"
-        c.tier_note = f"recency query: updated {max(age, 0.0) / 86400.0:.1f} day(s) ago"
+        c.tier_note = f"recency query: updated {max(age, 0.0) / 86400.0:.1f} day(s) ago" + (
+            ", listed newest first ahead of older memories" if only else ""
+        )
+    # With topic words the topic decides and recency only adds its prior. Asked about recency alone,
+    # what is recent leads every other candidate, newest first: the months-old "no production *changes*
+    # on Fridays" only shares the recency word of "what changed recently?". The bar is the pool's own
+    # best score, never a rule keyed to what a memory's text says.
+    top = max((c.terms.final for c in ranked), default=0.0) if only else 0.0
     for c, freshness in served:
-        # What is recent leads what is not and only shares the recency words ("no production *changes*
-        # on Fridays" for "what changed recently?"): the recency is what the query asked for.
         lead = s.recent_scan_prior * freshness
-        c.terms.tier_prior = max(lead, old_best + lead - c.terms.final) if np.isfinite(old_best) else lead
+        c.terms.tier_prior = top + lead - c.terms.final if only else lead
+
+
+def serving_order(pool: Pool, head: list[Candidate], top_k: int, *, inactive_last: bool) -> list[Candidate]:
+    """The re-rank pool in the order the top-k cut takes it: every successor of a superseded memory
+    moved up to just before it (:func:`successors_first`), before the cut, so the cut never serves the
+    replaced memory without what replaced it. With ``inactive_last`` (``include_inactive``) the hits
+    are picked so, then every non-active one follows every active one, whatever the scores; the
+    active ones keep their order by score."""
+    out = successors_first(pool, head)
+    if inactive_last:
+        pos = {c.row: i for i, c in enumerate(head)}
+        top = sorted(out[:top_k], key=lambda c: (pool.status(c) != ACTIVE, pos[c.row]))
+        out[:top_k] = successors_first(pool, top)  # an inactive successor still leads its predecessor
+    return out
 
 
 def successors_first(pool: Pool, hits: list[Candidate]) -> list[Candidate]:
-    """``hits`` with every superseded memory moved down to just after its successor when that is among
-    them: admitted beside it (``--include-superseded``), a replaced memory never leads what replaced
-    it, however close their scores (min-max over a few candidates can make 0.007 of cosine worth 1.0)."""
+    """``hits`` with the successor of every superseded memory among them moved up to just before it:
+    admitted beside it (``--include-superseded``), a replaced memory never leads what replaced it,
+    however close their scores (min-max over a few candidates can make 0.007 of cosine worth 1.0).
+    Run on the whole re-rank pool before the top-k cut, so the cut never keeps the replaced memory and
+    drops its successor; a successor is pulled up rather than its predecessor pushed down, so the
+    better-matching memory is never pushed off the page either."""
     if not any(pool.status(c) == SUPERSEDED for c in hits):
         return hits
     by_id = {c.id: c for c in hits}
     pos = {c.row: i for i, c in enumerate(hits)}
-    preds: dict[int, set[int]] = {c.row: set() for c in hits}  # row → the superseded rows it replaced
+    succs: dict[int, set[int]] = {c.row: set() for c in hits}  # superseded row → the rows that replaced it
     for c in hits:
         fm = pool.fm(c.row)
         for succ in _ids(fm.get("supersededBy")) if pool.status(c) == SUPERSEDED else ():
             if succ in by_id:
-                preds[by_id[succ].row].add(c.row)
+                succs[c.row].add(by_id[succ].row)
         for prev in _ids(fm.get("supersedes")):
             if prev in by_id and pool.status(by_id[prev]) == SUPERSEDED:
-                preds[c.row].add(by_id[prev].row)
-    out: list[Candidate] = []  # built from the last hit up: a successor's predecessors go below it
+                succs[by_id[prev].row].add(c.row)
+    out: list[Candidate] = []
     placed: set[int] = set()
 
     def place(c: Candidate, seen: frozenset[int]) -> None:
         if c.row in seen or c.row in placed:
             return  # placed already, or a cycle of supersessions
-        for prev in sorted(preds[c.row] - {c.row}, key=lambda r: -pos[r]):
-            place(hits[pos[prev]], seen | {c.row})
+        for succ in sorted(succs[c.row] - {c.row}, key=lambda r: pos[r]):
+            place(hits[pos[succ]], seen | {c.row})
         placed.add(c.row)
         out.append(c)
 
-    for c in reversed(hits):
+    for c in hits:
         place(c, frozenset())
-    return out[::-1]
+    return out
 
 
 def _ids(value: object) -> list[str]:

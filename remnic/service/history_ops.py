@@ -129,14 +129,14 @@ def resolve_spec(mem: Memory, found: MemoryHistory, spec: str) -> str:
     effect then (a sha prefix of digits only, read as a version number by pick, is found here too)."""
     if _names_version(found.versions, spec):
         return spec
-    text = spec.strip()
+    text = re.sub(r"^head", "HEAD", spec.strip(), flags=re.IGNORECASE)  # git's name is upper case; _REVISION's is not
     if not _REVISION.fullmatch(text):
-        _history.pick(found.versions, spec)  # raises, listing the valid versions
+        raise UsageError(f"no version {spec!r}; {_valid(found)}")
     try:
         sha = mem.ledger.git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{text}^{{commit}}")
     except LedgerError:
-        _history.pick(found.versions, spec)
-        raise
+        gone = "is before the first commit" if re.match(r"(?i)head|@", text) else "names no commit"
+        raise UsageError(f"no version {spec!r}: {text} {gone} of this repository; {_valid(found)}") from None
     versions = found.versions
     made = next((v for v in versions if v.sha == sha), None)
     if made is not None:
@@ -151,10 +151,13 @@ def resolve_spec(mem: Memory, found: MemoryHistory, spec: str) -> str:
         state = f"the file was deleted then ({then.label}, {then.short})"
     else:
         state = f"the version in effect then is {then.label} ({then.short})"
-    raise UsageError(
-        f"commit {sha[:8]} did not change this memory: {state}; valid versions: "
-        f"v1..v{len(versions)}, the sha of a commit that changed it, HEAD~N, 'working' or 'latest'"
-    )
+    raise UsageError(f"commit {sha[:8]} did not change this memory: {state}; {_valid(found)}")
+
+
+def _valid(found: MemoryHistory) -> str:
+    """The version specs one memory takes: the one list every "no such version" message gives."""
+    n = len(found.versions)
+    return f"valid versions: v1..v{n}, the sha of a commit that changed it, HEAD~N, 'working' or 'latest'"
 
 
 _FIELDS = ("version", "label", "sha", "path", "previousPath", "date")

@@ -22,6 +22,7 @@ from remnic.memfile.schema import STATUSES
 from remnic.sync.base import mark_index_behind
 
 from . import writes as _writes
+from .include_config import include_above, newly_adopted, own_include
 from .portable import ImportCheck, Restore, Skip, adopted_patterns, prepare_import
 from .writes import WriteResult
 
@@ -45,12 +46,15 @@ class ImportResult(WriteResult):
     store_include: tuple[str, ...] = ()
     """The ``store.include`` patterns the import added to remnic.config.json (in its commit): those of
     the adopted notes it restored (their lines' ``storeInclude``) that this repository lacked."""
+    also_adopted: tuple[str, ...] = ()
+    """The files already here that those patterns made memories too (``remnic sync run`` takes them in)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             **super().to_dict(),
             "skipped": [s.to_dict() for s in self.skipped],
             "storeIncludeAdded": list(self.store_include),
+            "alsoAdopted": list(self.also_adopted),
         }
 
 
@@ -72,6 +76,8 @@ def import_batch(
         raise ValidationError(f"{summary}; nothing was imported", problems=checked.problems)
     validated = time.perf_counter()
     patterns = adopted_patterns(checked.plan.items) if checked.plan is not None else []
+    restored = [p.path for p in checked.plan.items if isinstance(p, Restore)] if checked.plan is not None else []
+    also = newly_adopted(mem, patterns, restored)  # before the write: after it, they are memories already
     if checked.items:
         written: WriteResult = _writes.import_records(
             mem,
@@ -98,13 +104,18 @@ def import_batch(
         skipped=tuple(checked.skipped),
         phases=phases,
         store_include=tuple(patterns) if written.commit else (),
+        also_adopted=tuple(also) if written.commit and patterns else (),
     )
 
 
 def _take_in_include(mem: Memory, patterns: Sequence[str]) -> None:
     """This handle's rule takes in the patterns the import committed, so the files it restored are
-    memories to it as they are to every process that reads the config from now on (the index step)."""
-    include = list(dict.fromkeys([*mem.settings.store.include, *patterns]))
+    memories to it as they are to every process that reads the config from now on (the index step).
+    A config file above the repository's that sets store.include keeps its list for this handle (the
+    check let the import through only when that list makes the files memories already)."""
+    if include_above(mem) is not None:
+        return
+    include = list(dict.fromkeys([*own_include(mem), *patterns]))  # as committed: the repository's list
     mem.settings.store = replace(mem.settings.store, include=include)
     mem.files.paths = replace(mem.files.paths, include=tuple(include))
 

@@ -36,12 +36,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import FieldProblem, MemoryFormatError, RemnicError, UsageError
+from remnic.errors import FieldProblem, MemoryFormatError, RemnicError
 from remnic.memfile.model import MemoryRecord, content_hash
 from remnic.memfile.paths import OUTSIDE, MemoryPaths, glob_match, namespace_for_path
 from remnic.memfile.schema import STATUSES
 from remnic.memfile.validate import check_namespace, check_text
 from remnic.repo.files import SYMLINK_REASON
+
+from .include_config import INCLUDE, IncludeRule, config_problem, include_rule, write_include
 
 if TYPE_CHECKING:
     from remnic.repo.transaction import Transaction
@@ -52,8 +54,6 @@ if TYPE_CHECKING:
 FORMATS = ("jsonl", "md")
 MALFORMED = "malformed"
 """The key marking an export line whose ``file`` is not a valid memory file (its value: the problems)."""
-INCLUDE = "storeInclude"
-"""The key naming the ``store.include`` pattern that makes an exported file a memory (an adopted note)."""
 RESERVED = ("content", "namespace", "path", "file", MALFORMED, INCLUDE)
 """Keys an export line sets itself; a frontmatter key of the same name is kept only in ``file``."""
 _NOT_COMPARED = ("path", "file", MALFORMED, INCLUDE)
@@ -267,12 +267,14 @@ def plan_restores(
     existing: dict[str, str] | None = None
     seen_paths: dict[str, int] = {}
     seen_ids: dict[str, int] = {}
+    rule: IncludeRule | None = None
     for offset, item in enumerate(items):
         if not isinstance(item, Mapping) or "file" not in item:
             continue
         offsets.append(offset)
         line = line_numbers[offset] if line_numbers else offset + 1
-        found = _restore(mem, item, line)
+        rule = rule or include_rule(mem)
+        found = _restore(mem, item, line, rule)
         if isinstance(found, list):
             problems += found
             continue
@@ -280,10 +282,12 @@ def plan_restores(
             existing = mem.files.ids()
         problems += _clashes(mem, found, existing, seen_paths, seen_ids)
         restores.append(found)
-    return restores, offsets, problems
+    wanted = adopted_patterns(restores)
+    problem = config_problem(mem, wanted) if wanted else None
+    return restores, offsets, [*problems, problem] if problem else problems
 
 
-def _restore(mem: Memory, item: Mapping[str, Any], line: int) -> Restore | list[FieldProblem]:
+def _restore(mem: Memory, item: Mapping[str, Any], line: int, rule: IncludeRule) -> Restore | list[FieldProblem]:
     text, path = item.get("file"), item.get("path")
     if not isinstance(text, str):
         return [FieldProblem("file", f"must be the file's text (a string), got {type(text).__name__}", line=line)]
@@ -291,7 +295,7 @@ def _restore(mem: Memory, item: Mapping[str, Any], line: int) -> Restore | list[
         return [FieldProblem("path", "is required with file (where the file goes, e.g. facts/x.md)", line=line)]
     if path.startswith("/") or ".." in path.split("/"):
         return [FieldProblem("path", f"{path!r} is not a path inside the memory repository", line=line)]
-    include = _needed_include(mem.files.paths, path, item.get(INCLUDE))
+    include = rule.needed(path, item.get(INCLUDE))
     if isinstance(include, FieldProblem):
         return [replace(include, line=line)]
     checked = check_text(text, path, mem.settings.store)
@@ -327,47 +331,10 @@ def _restore(mem: Memory, item: Mapping[str, Any], line: int) -> Restore | list[
     return Restore(path, text, checked.record, line, include)
 
 
-def _needed_include(paths: MemoryPaths, path: str, pattern: Any) -> str | FieldProblem | None:
-    """The line's ``storeInclude`` when this repository needs it to take ``path`` as a memory (None when
-    ``path`` is one here already), or why ``path`` is no memory here."""
-    reason = paths.skip_reason(path)
-    if reason is None:
-        return None
-    if reason == OUTSIDE and isinstance(pattern, str) and pattern.strip():
-        if not glob_match(pattern, path):
-            return FieldProblem(INCLUDE, f"{pattern!r} does not match the line's path {path!r}")
-        if replace(paths, include=(*paths.include, pattern)).is_memory(path):
-            return pattern
-    why = f"{path!r} is not a memory path here ({reason})"
-    if reason == OUTSIDE:
-        # An export from before `storeInclude`: name the pattern that makes it a memory, and how to add it.
-        folder = path.rsplit("/", 1)[0] + "/**" if "/" in path else path
-        why = (
-            f"{path!r} is not a memory path here: it is in no category folder (facts/, decisions/, ...) and "
-            f"matches no store.include pattern; add one first, e.g. `remnic init DIR --adopt '{folder}'` "
-            "(an export by this version carries the pattern as `storeInclude`, and import adds it)"
-        )
-    return FieldProblem("path", why)
-
-
 def stage_include(mem: Memory, tx: Transaction, planned: Sequence[Any]) -> None:
     """Add the ``storeInclude`` patterns of the restored adopted notes to ``store.include`` in this
     repository's remnic.config.json, staged in the import's own commit (the files need it to be memories)."""
-    from remnic.config import REPO_CONFIG_FILE
-
-    patterns = adopted_patterns(planned)
-    if not patterns:
-        return
-    # Not adopt.with_include: a templates folder it would exclude may be among the files restored.
-    try:
-        data = json.loads(tx.read_bytes(REPO_CONFIG_FILE) or b"{}")
-    except ValueError:
-        data = None
-    if not isinstance(data, dict) or not isinstance(data.get("store", {}), dict):
-        raise UsageError(f"{mem.root / REPO_CONFIG_FILE} must hold a JSON object; fix it before importing")
-    store = data.setdefault("store", {})
-    store["include"] = list(dict.fromkeys([*store.get("include", []), *patterns]))
-    tx.put(REPO_CONFIG_FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_include(mem, tx, adopted_patterns(planned))
 
 
 def adopted_patterns(planned: Sequence[Any]) -> list[str]:
@@ -398,7 +365,10 @@ def _clashes(
     if path in seen_paths:
         problems.append(FieldProblem("path", f"{path!r} is used again (first on line {seen_paths[path]})", line=line))
     elif (mem.root / path).exists():
-        problems.append(FieldProblem("path", f"{path!r} already exists in this repository", line=line))
+        why = f"{path!r} already exists in this repository"
+        if restore.include:  # the file is there, but no pattern makes it a memory any more
+            why += f", but is no memory: adding store.include {restore.include!r} makes it one again"
+        problems.append(FieldProblem("path", why, line=line))
     seen_paths.setdefault(path, line)
     if isinstance(memory_id, str) and memory_id:
         if memory_id in seen_ids:
