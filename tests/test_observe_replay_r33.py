@@ -32,7 +32,7 @@ def observe(mem: Memory, key: str, text: str) -> dict[str, int]:
     counts = {"created": 0, "reinforced": 0, "superseded": 0}
     for flush in mem.observe_transcript(key, text, fmt="plain", flush=True).flushes:
         for name in counts:
-            counts[name] += flush.counts()[name]
+            counts[name] += flush.counts()[name] or 0
     return counts
 
 
@@ -114,3 +114,94 @@ def test_what_follows_from_the_replaced_statement_goes_with_it() -> None:
     fix = "Actually, we deploy staging with Flux, not ArgoCD."
     assert replaces(fix, "Dana and others deploy staging with ArgoCD, so the limiter config goes in the helm values.")
     assert not replaces(fix, "We moved to Berlin, so we deploy staging with ArgoCD.")  # the premise is other
+
+
+# --- v1 findings: only the SAME statement revives what a correction replaced ---
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "We deploy production with ArgoCD.",  # another environment
+        "We used to deploy staging with ArgoCD.",  # what was, not what is
+        "We should deploy staging with ArgoCD.",  # a suggestion
+        "We deploy staging with ArgoCD and Flux.",  # more than the old statement
+    ],
+)
+def test_a_statement_only_like_a_replaced_one_is_a_new_fact_and_the_correction_stays(memory: Memory, said: str) -> None:
+    observe(memory, "s1", OLD)
+    observe(memory, "s2", FIX)
+    counts = observe(memory, "s3", f"[2026-03-08T10:00:00Z] Dana: {said}\n")
+    assert counts["superseded"] == 0 and counts["created"] == 1
+    statuses = by_status(memory)
+    assert "We deploy staging with Flux, not ArgoCD." in statuses["active"]
+    assert statuses["superseded"] == ["Dana and others deploy staging with ArgoCD."]
+
+
+PORT = "[2026-03-04T10:00:00Z] Dana: The staging DB port is 5433.\n"
+PORT_FIX = "[2026-03-05T10:00:00Z] Dana: No, that's wrong, the staging DB port is 5434.\n"
+
+
+def test_a_keyed_value_said_in_the_past_tense_does_not_revive_it(memory: Memory) -> None:
+    observe(memory, "a", PORT)
+    assert observe(memory, "b", PORT_FIX)["superseded"] == 1
+    counts = observe(memory, "c", "[2026-03-08T10:00:00Z] Dana: The staging DB port used to be 5433.\n")
+    assert counts == {"created": 1, "reinforced": 0, "superseded": 0}
+    assert "The staging DB port is 5434." in by_status(memory)["active"]
+
+
+def test_the_same_key_and_value_in_other_words_is_a_new_value_not_a_revival(memory: Memory) -> None:
+    observe(memory, "a", PORT)
+    observe(memory, "b", PORT_FIX)
+    counts = observe(memory, "c", "[2026-03-08T10:00:00Z] Dana: Our staging DB port is 5433.\n")
+    assert counts == {"created": 1, "reinforced": 0, "superseded": 1}  # through its key, as before
+    assert by_status(memory) == {
+        "active": ["Our staging DB port is 5433."],
+        "superseded": ["The staging DB port is 5433.", "The staging DB port is 5434."],
+    }
+
+
+def flushes_of_one_call(mem: Memory, text: str) -> list[str]:
+    return [f.reason for f in mem.observe_transcript("k", text, fmt="plain").flushes]
+
+
+def test_one_call_of_several_flushes_revives_a_value_said_again_later_in_it(memory: Memory) -> None:
+    text = (
+        "[2026-03-02T08:00:00Z] Dana: The staging DB port is 5433.\n"
+        "[2026-03-02T13:00:00Z] Dana: No, that's wrong, the staging DB port is 5434.\n"
+        "[2026-03-02T18:00:00Z] Dana: The staging DB port is 5433.\n"
+        "[2026-03-03T04:00:00Z] Dana: I hate YAML.\n"
+    )
+    assert flushes_of_one_call(memory, text) == ["time-elapsed"] * 3
+    assert by_status(memory) == {
+        "active": ["The staging DB port is 5433."],
+        "superseded": ["The staging DB port is 5434."],
+    }
+    current = next(r for r in memory.files.scan().records if r.status == "active")
+    assert "supersededBy" not in current.frontmatter and str(current.frontmatter.get("validAt")).startswith(
+        "2026-03-02T18:00:00"
+    )
+
+
+def test_one_call_of_several_flushes_revives_a_replaced_statement_said_again(memory: Memory) -> None:
+    text = (
+        "[2026-03-02T08:00:00Z] Dana: We deploy staging with ArgoCD.\n"
+        "[2026-03-02T13:00:00Z] Dana: Actually, we deploy staging with Flux, not ArgoCD.\n"
+        "[2026-03-02T18:00:00Z] Dana: We deploy staging with ArgoCD.\n"
+        "[2026-03-03T04:00:00Z] Dana: I hate YAML.\n"
+    )
+    assert flushes_of_one_call(memory, text) == ["time-elapsed"] * 3
+    assert by_status(memory) == {
+        "active": ["Dana and others deploy staging with ArgoCD."],
+        "superseded": ["We deploy staging with Flux, not ArgoCD."],
+    }
+
+
+def test_a_dry_run_says_its_flushes_write_counts_are_not_computed(memory: Memory) -> None:
+    text = OLD + FIX
+    dry = memory.observe_transcript("k", text, fmt="plain", flush=True, dry_run=True).to_dict()
+    (flush,) = dry["flushes"]
+    assert flush["observations"] == 2 and flush["commit"] is None
+    assert [flush[k] for k in ("created", "reinforced", "superseded", "createdIds")] == [None] * 4
+    real = memory.observe_transcript("k", text, fmt="plain", flush=True).to_dict()
+    assert real["flushes"][0]["created"] == 2 and real["flushes"][0]["createdIds"]

@@ -4,14 +4,17 @@ debugging status, a trailing instruction and a value limited to one person's mac
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from remnic.config import ObserveSettings
+from remnic.errors import ValidationError
 from remnic.observe.keys import value_key
 from remnic.observe.pipeline import plan_observations
 from remnic.observe.records import MemoryObservation, Turn
+from remnic.observe.transcripts import parse_transcript
 from remnic.service import Memory
 
 
@@ -107,9 +110,23 @@ def test_a_value_and_another_statement_are_two_facts() -> None:
     assert (second.fact.entity_ref, dict(second.fact.structured_attributes)) == ("prod-db", {"port": "5432"})
 
 
+def test_a_value_said_after_another_statement_is_split_off_too() -> None:
+    renewal, owner = _plan(("Dana", "Our contract renews on 1 June 2026, and our account owner is Priya Shah."))
+    assert (renewal.fact.content, renewal.fact.entity_ref) == ("Our contract renews on 1 June 2026.", None)
+    assert (owner.fact.content, owner.fact.entity_ref) == ("Our account owner is Priya Shah.", "account")
+    default, backup = _plan(("Dana", "The default region is eu-west-1, and the backup region is eu-central-1."))
+    assert (default.fact.content, dict(default.fact.structured_attributes)) == ("The default region is eu-west-1.", {})
+    assert (backup.fact.entity_ref, dict(backup.fact.structured_attributes)) == ("backup", {"region": "eu-central-1"})
+    api, admin = _plan(("Dana", "The API port is 8080, and the admin port is 9090."))
+    assert (api.fact.entity_ref, dict(api.fact.structured_attributes)) == ("api", {"port": "8080"})
+    assert (admin.fact.entity_ref, dict(admin.fact.structured_attributes)) == ("admin", {"port": "9090"})
+
+
 @pytest.mark.parametrize(
     "said",
     [
+        "Our contract renews in June, and its owner is Priya Shah.",  # "its" is the contract's
+        "If Ewa is on leave, and my manager is Tomasz.",  # no statement of its own before the value
         "My favourite book is Dune, and I have read it twice.",  # "it" is the value: one statement
         "My manager is Ewa, and her team is in Berlin.",
         "My favourite bands are Queen, and the Beatles.",  # a list, not a statement
@@ -128,6 +145,40 @@ def test_a_new_owner_leaves_the_renewal_date_said_with_the_old_one_current(memor
     assert statuses["Our contract renews on 1 June 2026."] == "active"
 
 
+def test_a_new_owner_leaves_a_renewal_date_said_before_the_old_one_current(memory: Memory) -> None:
+    _observe(memory, "a", "Dana: Our contract renews on 1 June 2026, and our account owner is Priya Shah.")
+    flush = _observe(memory, "b", "Dana: Dana Kim is our account owner now, Priya left in February.")
+    assert len(flush.superseded) == 1
+    statuses = _statuses(memory)
+    assert statuses["Our account owner is Priya Shah."] == "superseded"
+    assert statuses["Our contract renews on 1 June 2026."] == "active"
+
+
+# --- 5. a preference that goes on about the fact before it keeps it ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        (
+            "Our CI runs on GitHub Actions. I really like its matrix builds.",
+            ["Our CI runs on GitHub Actions. Dana likes its matrix builds."],
+        ),
+        (
+            "We deploy staging with ArgoCD. I love how simple it is.",
+            ["We deploy staging with ArgoCD. Dana loves how simple it is."],
+        ),
+        # nothing in the preference points back: two facts, so a correction can replace the system's
+        (
+            "We deploy staging with ArgoCD. I prefer that we deploy on Mondays.",
+            ["Dana and others deploy staging with ArgoCD.", "Dana prefers that we deploy on Mondays."],
+        ),
+    ],
+)
+def test_a_preference_with_a_pronoun_for_the_fact_before_keeps_it(said: str, stored: list[str]) -> None:
+    assert _kept(("Dana", said)) == stored
+
+
 # --- 6. a self-introduction with no speaker is never "<userName> is <another name>" -----------------------
 
 
@@ -135,7 +186,7 @@ def test_a_self_introduction_names_the_speaker_of_its_turn() -> None:
     settings = ObserveSettings(user_name="Dana")
     said = "Hi, I am Jonas from Acme Logistics. We are based in the Netherlands."
     assert _kept((None, said), settings=settings) == ["Jonas is from Acme Logistics. We are based in the Netherlands."]
-    assert _kept((None, "I'm Olga — I run the data team."), settings=settings) == ["Olga runs the data team."]
+    assert _kept((None, "Hi, I'm Olga — I run the data team."), settings=settings) == ["Olga runs the data team."]
     # the configured user introducing themselves, or a nationality, is no other person
     assert _kept((None, "I'm Brazilian, I live in Porto."), settings=settings) == [
         "Dana is Brazilian, Dana lives in Porto."
@@ -143,6 +194,36 @@ def test_a_self_introduction_names_the_speaker_of_its_turn() -> None:
     assert _kept((None, "I am Dana from Acme, I run the data team."), settings=settings) == [
         "Dana is from Acme, Dana runs the data team."
     ]
+
+
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        ("I am Texan and I love brisket.", "Dana is Texan and Dana loves brisket."),
+        ("I'm Ghanaian, and I prefer invoices in GHS.", "Dana is Ghanaian, and Dana prefers invoices in GHS."),
+        ("I'm Lutheran and I sing in a choir.", "Dana is Lutheran and Dana sings in a choir."),
+        ("I'm Kiwi and I deploy from Auckland.", "Dana is Kiwi and Dana deploys from Auckland."),
+        ("I'm Bavarian, our office is in Munich.", "Dana is Bavarian, our office is in Munich."),
+        # a nationality's shape needs two signs of a name: a greeting alone or a place alone is not enough
+        ("Hello, I'm Catalan and I live in Girona.", "Dana is Catalan and Dana lives in Girona."),
+        ("I'm Italian from Milan and I love risotto.", "Dana is Italian from Milan and Dana loves risotto."),
+    ],
+)
+def test_what_someone_is_is_not_who_they_are(said: str, stored: str) -> None:
+    assert _kept((None, said), settings=ObserveSettings(user_name="Dana")) == [stored]
+
+
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        ("My name is Jonas and I run logistics at Acme.", "Jonas runs logistics at Acme."),
+        ("This is Jonas from support, I handle refunds.", "This is Jonas from support, Jonas handles refunds."),
+        ("Hi, I'm Ryan from Acme, I handle refunds.", "Ryan is from Acme, Ryan handles refunds."),
+        ("I am Jonas from Acme, I handle refunds.", "Jonas is from Acme, Jonas handles refunds."),
+    ],
+)
+def test_a_name_said_as_one_names_the_speaker(said: str, stored: str) -> None:
+    assert _kept((None, said), settings=ObserveSettings(user_name="Dana")) == [stored]
 
 
 def test_a_speakers_introduction_with_where_they_are_from_keeps_it() -> None:
@@ -189,3 +270,14 @@ def test_a_trailing_loop_in_instruction_goes() -> None:
 )
 def test_a_value_on_ones_own_machine_has_no_key(sentence: str) -> None:
     assert value_key(sentence, "Dana") == (None, {})
+
+
+# --- 7 (low). a JSON-lines error names its column once -----------------------------------------------------
+
+
+def test_a_broken_json_line_says_at_column_once() -> None:
+    good = json.dumps({"type": "user", "sessionId": "s", "message": {"role": "user", "content": "I prefer tea."}})
+    with pytest.raises(ValidationError) as caught:
+        parse_transcript(good + '\n{"type": "user", "message": {"content": "cut\n', fmt="claude-code")
+    said = str(caught.value)
+    assert "Unterminated string starting at column 41" in said and "at at" not in said

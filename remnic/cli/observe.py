@@ -56,7 +56,8 @@ def register(sub: Any) -> None:
         "--dry-run",
         action="store_true",
         help="show what this command would do (the flushes its triggers would run, their observations, "
-        "the turns left waiting); write nothing. With --flush: what flushing everything would make",
+        "the turns left waiting; not what they would create, reinforce or supersede: those counts are "
+        "null); write nothing. With --flush: what flushing everything would make",
     )
     p.add_argument("--namespace", help="namespace the memories go to (default: namespaces.default)")
     p.set_defaults(handler=cmd_observe)

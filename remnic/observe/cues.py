@@ -87,22 +87,24 @@ SHORT_IDENTITY_RE = re.compile(
     rf"^(?i:i am|i'm|i’m) (?:(?i:a|an) [a-z][a-z-]+|(?i:{IDENTITY_TRAITS})"
     r"|[A-Z][a-z]+(?:ian|an|ese|ish|i|ch|ic))[.!]?$"
 )
-# Who a person says they are when introducing themselves ("Hi, I am Jonas from Acme Logistics", "My name is
-# Jonas", "This is Jonas from support"): a capitalised name — not a nationality or faith ("I'm Brazilian",
-# "I'm Catholic, …"), which are what they are, not who.
-_NOT_NAMES = words("""Brazilian Italian Canadian Indian Russian Australian Norwegian Egyptian Iranian Nigerian Colombian
-    Peruvian Hungarian Asian Croatian Serbian Romanian Bulgarian Malaysian Indonesian Ukrainian Belgian Austrian Syrian
-    Kenyan American Mexican German African Korean Cuban Chilean Argentinian Argentine Venezuelan Filipino Moroccan
-    Tunisian Lebanese Israeli Pakistani Iraqi Saudi Thai Chinese Japanese Vietnamese Portuguese Taiwanese Nepalese
-    Senegalese Maltese Sudanese British English Irish Scottish Welsh Polish Danish Swedish Finnish Turkish Spanish
-    Dutch French Greek Swiss Czech Slovak Icelandic Latvian Lithuanian Estonian European Latino Latina Hispanic
-    Catholic Christian Jewish Muslim Hindu Buddhist Mormon Protestant Orthodox Sikh Here Back Sorry Not So Sure Fine
-    Good Great Okay Done Ready Glad Happy Monday Tuesday Wednesday Thursday Friday Saturday Sunday""")
+# Who a person says they are when introducing themselves. "I'm X" says a name only with evidence of one, since
+# X may as well be what they are ("I'm Texan and I love brisket", "I'm Kiwi"), and no list of nationalities
+# or faiths is ever complete: a naming phrase ("My name is Jonas", "Call me Jonas", "This is Jonas from
+# support"), or a greeting before it or "from/at/with" and a named place after it ("Hi, I'm Jonas", "I am
+# Jonas from Acme Logistics") — both, when X has the shape of a nationality, a faith or a follower
+# ("-an", "-ese", "-ish", "-i", "-ic", "-ist", "-ois": "Hi, I'm Ryan from Acme", never "I'm Catalan from
+# Girona"). In doubt the turn keeps its configured speaker.
+_NOT_NAMES = words("""Here Back Sorry Not So Sure Fine Good Great Okay Done Ready Glad Happy Free Busy Home Out Off
+    Monday Tuesday Wednesday Thursday Friday Saturday Sunday""")
+_ADJECTIVE_SHAPE_RE = re.compile(r"[A-Z][a-z]*(?:an|ese|ish|i|ch|ic|ist|ite|ois|ais)")
+_INTRO_NAME = r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?"
 INTRODUCTION_RE = re.compile(
-    r"^(?:(?i:hi|hello|hey|hiya|good (?:morning|afternoon|evening))(?i: there| all| everyone)?[\s,!.—–-]+)?"
-    r"(?:(?:I'm|I am|(?i:this is))\s+(?P<name>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)"
-    r"(?=\s*(?:[,.!;:—–-]|$|\s+(?:from|at|with|here|and I|and I'm)\b))"
-    r"|(?i:my name is|my name's|call me)\s+(?P<called>[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\b)"
+    r"^(?P<greeting>(?i:hi|hello|hey|hiya|good (?:morning|afternoon|evening))(?i: there| all| everyone| team)?"
+    r"[\s,!.—–-]+)?"
+    rf"(?:(?:I'm|I’m|I am)\s+(?P<name>{_INTRO_NAME})"
+    r"(?=(?P<place>\s+(?:from|at|with)\s+(?:[A-Z]|(?:the|our)\s))|\s*(?:[,.!;:—–-]|$)|\s+(?:from|at|with|and)\b)"
+    rf"|(?i:this is)\s+(?P<this>{_INTRO_NAME})(?=\s+(?:from|speaking|calling|here)\b|\s+(?:at|with)\s+[A-Z])"
+    rf"|(?i:my name is|my name's|the name's|call me|you can call me)\s+(?P<called>{_INTRO_NAME})\b)"
 )
 
 
@@ -111,9 +113,15 @@ def introduced_name(text: str) -> str | None:
     match = INTRODUCTION_RE.match(text.lstrip()[:200])
     if not match:
         return None
-    name = match.group("name") or match.group("called")
+    name = match.group("name") or match.group("this") or match.group("called")
     first = name.split()[0]
-    return None if first in _NOT_NAMES or re.fullmatch(IDENTITY_TRAITS, first, re.I) else name
+    if first in _NOT_NAMES or re.fullmatch(IDENTITY_TRAITS, first, re.I):
+        return None
+    if match.group("name"):
+        evidence = bool(match.group("greeting")) + bool(match.group("place"))
+        if evidence < (2 if _ADJECTIVE_SHAPE_RE.fullmatch(first) else 1):
+            return None
+    return name
 
 
 FIRST_PERSON_SINGULAR_RE = re.compile(r"\b(I|I'm|I've|I'd|I'll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")

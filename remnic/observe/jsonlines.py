@@ -132,7 +132,9 @@ def json_lines(text: str, reader: Reader, start_line: int = 0) -> Iterable[tuple
         try:
             obj = json.loads(raw)
         except json.JSONDecodeError as exc:
-            reader.fail(number, f"not valid JSON ({exc.msg} at column {exc.colno})")
+            # "Unterminated string starting at" names its own "at": one, not "at at column 26"
+            at = "" if exc.msg.endswith(" at") else " at"
+            reader.fail(number, f"not valid JSON ({exc.msg}{at} column {exc.colno})")
             continue
         if not isinstance(obj, Mapping):
             reader.fail(number, f"a JSON {type(obj).__name__}, not an object")

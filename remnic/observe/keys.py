@@ -242,16 +242,21 @@ _COORDINATED_RE = re.compile(r",\s+and\s+|;\s+")
 
 
 def split_value_statement(sentence: str, core: str) -> list[str]:
-    """A sentence stating a value and, after ", and" or "; ", another statement of its own ("Our account
-    owner is Priya Shah, and our contract renews on 1 June 2026") as two: stored whole under the value's
-    key, the other statement would be superseded with the value. ``core`` is the sentence without its
-    lead-in markers; the parts keep them."""
+    """A sentence stating a value and, after ", and" or "; ", another statement of its own — in either
+    order: "Our account owner is Priya Shah, and our contract renews on 1 June 2026", "Our contract renews
+    on 1 June 2026, and our account owner is Priya Shah" — as two: stored whole under the value's key, the
+    other statement would be superseded with the value (two values: each has its own key). ``core`` is
+    the sentence without its lead-in markers; the parts keep them."""
     for match in _COORDINATED_RE.finditer(sentence):
         head, rest = sentence[: match.start()], sentence[match.end() :]
         if len(rest.split()) < 3 or not _CLAUSE_RE.match(rest) or _POINTS_BACK_RE.search(rest):
             continue
         said = core[: max(0, len(core) - len(sentence) + match.start())]
-        if said and value_key(said, "the speaker")[0]:
+        if not said:
+            continue
+        # The value after the other statement: that one must be a clause of its own ("If Ewa is out, and
+        # …" or "In March, and …" is no statement to keep apart).
+        if value_key(said, "the speaker")[0] or (_CLAUSE_RE.match(said) and value_key(rest, "the speaker")[0]):
             return [head.rstrip() + ".", *split_value_statement(rest, rest)]
     return [sentence]
 

@@ -179,10 +179,12 @@ def possessive(name: str) -> str:
 
 def replace_first_person(sentence: str, name: str) -> str:
     """The speaker's "I", "me", "my", "mine" and "myself" as ``name``, verbs agreeing."""
-    # "I'm Bo, I joined …" said by Bo: the introduction says nothing once "I" is "Bo"; "I am Bo from Acme"
-    # says where Bo is from ("Bo is from Acme", not "From Acme").
+    # "I'm Bo, I joined …" or "My name is Bo and I run …" said by Bo: the introduction says nothing once "I"
+    # is "Bo"; "I am Bo from Acme" says where Bo is from ("Bo is from Acme", not "From Acme").
     me = re.escape(name)
-    text = re.sub(rf"^I(?:'m| am) (?i:{me})(?:\s*[,.;:—–-]+\s*(?:and\s+)?|\s+and\s+)(?=\S)", "", sentence)
+    text = re.sub(
+        rf"^(?:I(?:'m| am)|My name(?:'s| is)) (?i:{me})(?:\s*[,.;:—–-]+\s*(?:and\s+)?|\s+and\s+)(?=\S)", "", sentence
+    )
     text = re.sub(rf"^I(?:'m| am) ((?i:{me}))\s+(?=(?:from|at|with|of|here)\b)", r"\1 is ", text)
     text = _I_MYSELF_RE.sub("I", text)
     quoted = [m.span() for m in _QUOTED_RE.finditer(text)]

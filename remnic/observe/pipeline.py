@@ -34,7 +34,10 @@ LEVEL_RANK = {name: rank for rank, (_floor, name) in enumerate(reversed(IMPORTAN
 _SHORT_IS_NOT_TRIVIAL = frozenset({"preference", "decision", "principle", "rule", "correction", "commitment"})
 _CATEGORY_CUES = frozenset(cue for _, cue, _ in CATEGORY_CUES)
 _HASH_NORMALIZE_RE = re.compile(r"[^\w\s]+", re.UNICODE)
-_LEANS_RE = re.compile(r"(?:it|its|they|their|them|this|that|these|those|he|she|his|her)\b", re.I)
+# A sentence that goes on about what the one before said, with a pronoun anywhere in it ("They made …",
+# "I really like its matrix builds", "I love how simple it is"); "that" only as its subject, since "I
+# prefer that we …" points back at nothing.
+_LEANS_RE = re.compile(r"^(?:that|those)\b|\b(?:it|its|they|their|them|this|these|those|he|him|his|she|her)\b", re.I)
 
 
 # What a person says about themselves — what happened, how it felt, what they like, who is whose —
@@ -197,10 +200,12 @@ def _joins(prev: _Planned, item: _Planned, settings: ObserveSettings) -> bool:
         return False  # a long turn says several things, and each list item is a statement of its own
     if item.verdict.reason == AMBIGUOUS_REFERENT:
         return True
-    if a.category != b.category and "preference" in (a.category, b.category) and not _LEANS_RE.match(b.content):
+    leans = _LEANS_RE.search(item.candidate.sentence)
+    if a.category != b.category and "preference" in (a.category, b.category) and not leans:
         # A fact joined into a preference could never be replaced by its later "…, not OLD" (that
-        # compares a memory word for word), so it would stay current beside its correction. One that
-        # goes on about it ("That is from MinaLima. They made …") keeps its subject there.
+        # compares a memory word for word), so it would stay current beside its correction. A sentence
+        # that goes on about it ("That is from MinaLima. They made …", "Our CI runs on GitHub Actions. I
+        # really like its matrix builds.") stays with it: alone, its pronoun would name nothing.
         fact = prev if a.category != "preference" else item
         if replaceable(fact.candidate.sentence):
             return False

@@ -32,7 +32,8 @@ from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
 from .duplicates import DuplicateLookup
 from .prefetch import Prefetch
-from .superseding import states_other_value, supersede, supersede_older
+from .replaying import as_staged, replaced_saying, revive, said_anew, successor, superseded_same
+from .superseding import states_other_value, supersede_older
 from .writes import UNGROUPED, check_writable, patch_staged
 
 if TYPE_CHECKING:
@@ -52,7 +53,6 @@ NEAR_CANDIDATES = 5
 # long note is no near duplicate of a fact, and embedding all its chunks would slow the flush.
 NEAR_UNINDEXED_MAX = 128
 NEAR_UNINDEXED_CHARS = 1000
-_REPLACED = ("superseded",)
 
 
 @dataclass(frozen=True)
@@ -69,17 +69,19 @@ class FlushResult:
     superseded: tuple[str, ...] = ()
     replayed: bool = False
     """True when this flush's commit was already in git (a flush interrupted after its commit)."""
+    predicted: bool = False
+    """A dry run's flush: what it would write is not computed (it depends on the memories each fact meets,
+    decided under the write lock), so its created/reinforced/superseded counts and ids are None, never 0."""
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[str, int | None]:
         verdicts = [o.verdict.kind for o in self.observations]
+        written = {"created": self.created, "reinforced": self.reinforced, "superseded": self.superseded}
         return {
             "observations": len(self.observations),
             "accepted": verdicts.count("accept"),
             "deferred": verdicts.count("defer"),
             "rejected": verdicts.count("reject"),
-            "created": len(self.created),
-            "reinforced": len(self.reinforced),
-            "superseded": len(self.superseded),
+            **{k: None if self.predicted else len(v) for k, v in written.items()},
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -90,9 +92,9 @@ class FlushResult:
             "commit": self.commit,
             "replayed": self.replayed,
             **self.counts(),
-            "createdIds": list(self.created),
-            "reinforcedIds": list(self.reinforced),
-            "supersededIds": list(self.superseded),
+            "createdIds": None if self.predicted else list(self.created),
+            "reinforcedIds": None if self.predicted else list(self.reinforced),
+            "supersededIds": None if self.predicted else list(self.superseded),
         }
 
 
@@ -111,10 +113,7 @@ class _FlushWork:
     unindexed_vectors: Any = None  # … and their embeddings
     indexed_near: dict[int, list[tuple[str, str, float]]] = field(default_factory=dict)
     """Observation number → the indexed memories nearest its fact (id, path, cosine)."""
-    replaced_near: dict[int, list[tuple[str, str, float]]] = field(default_factory=dict)
-    """… and the indexed superseded memories nearest it (a replay of what a correction replaced)."""
-    replaced_pool: list[MemoryRecord] | None = None  # superseded memories the index does not answer for …
-    replaced_vectors: Any = None  # … and their embeddings
+    replaced_pool: list[MemoryRecord] | None = None  # superseded memories the index does not answer for
     lookup: DuplicateLookup | None = None  # exact duplicates: queued writes and files, each read once a flush
     queued: list[MemoryRecord] = field(default_factory=list)
     """This process's writes still on their way into the index, read BEFORE the index is searched: one the
@@ -171,8 +170,6 @@ def persist_flush(
         if kept and mem.has_index():  # one hold of the index lock for the whole flush
             found = mem.index.nearest_many([vectors[i] for i in kept], NEAR_CANDIDATES, namespace=plan.namespace)
             work.indexed_near = dict(zip(kept, found, strict=True))
-            olds = mem.index.nearest_many([vectors[i] for i in kept], 2, namespace=plan.namespace, statuses=_REPLACED)
-            work.replaced_near = dict(zip(kept, olds, strict=True))
         for i, obs in enumerate(observations):
             if obs.proposed_status is None:
                 continue
@@ -275,9 +272,9 @@ def _persist_one(
 ) -> MemoryObservation:
     """Reinforce an existing memory or write a new primitive (superseding what it replaces)."""
     fact = obs.fact
-    existing = _as_staged(tx, mem.find_duplicate(plan.namespace, content_hash(fact.content), tx, work.lookup))
+    existing = as_staged(tx, mem.find_duplicate(plan.namespace, content_hash(fact.content), tx, work.lookup))
     # Replaced earlier in this flush: said again, it is a restatement of a superseded memory.
-    replaced_by = _successor(mem, tx, existing) if existing is not None and existing.status == "superseded" else None
+    replaced_by = successor(mem, tx, existing) if existing is not None and existing.status == "superseded" else None
     restated: tuple[MemoryRecord, ...] = ()
     if existing is None and obs.proposed_status == "pending_review":
         # Waiting for review already (this flush's, or an earlier session's): reinforced, not queued twice.
@@ -289,26 +286,27 @@ def _persist_one(
             # Another number, name or value: not a repeat. A denial or reversal of how things are
             # replaces it; said again after that replaced it, it is the memory it was.
             if fact.category in RESTATED_CATEGORIES and contradicts(fact.content, near.content):
-                existing = _replaced_by(mem, tx, near, fact.content)
+                existing = replaced_saying(mem, tx, near, fact.content)
                 replaced_by = near if existing is not None else None
                 restated = () if existing is not None else (near,)
         else:
             existing = near
     if existing is None and not restated:
-        # What a correction replaced, said again: a replay reinforces it (it stays superseded); said
-        # after the replacement it is revived below. Never a second copy of the statement.
-        existing, replaced_by = _superseded_alike(mem, tx, obs, plan.namespace, vector, work, number)
+        # What a correction replaced, said again in its words or as its key's same value: a replay
+        # reinforces it (it stays superseded); said after the replacement it is revived below. Only
+        # the same statement: a near duplicate ("…production…", "We used to…") is a new fact.
+        existing, replaced_by = superseded_same(mem, tx, obs, plan.namespace, work)
     if existing is None and fact.category in RESTATED_CATEGORIES and replaced_value(fact.content):
         # "…6543, not 5433": it names the value it replaces, so the memory stating that value of the
         # same thing is replaced, whatever its key and however far its wording.
         restated += tuple(r for r in _stating_old(mem, tx, obs, plan.namespace, work, number) if r not in restated)
     if existing is not None:
-        anew = replaced_by is not None and _said_anew(obs, existing, replaced_by, work)
+        anew = replaced_by is not None and said_anew(obs, existing, replaced_by, work)
         _reinforce(mem, tx, existing, obs.source_turn_ids)
         if existing.id not in work.reinforced and existing.id not in work.created:
             work.reinforced.append(existing.id)
         if anew and replaced_by is not None:
-            work.superseded += _revive(mem, tx, existing, replaced_by, obs)
+            work.superseded += revive(mem, tx, existing, replaced_by, obs)
         if fact.structured_attributes and (anew or existing.status == "active"):
             work.superseded += _supersede_as_current(mem, tx, existing, obs, work)
         return replace(obs, resulting_primitive_id=existing.id)
@@ -324,123 +322,12 @@ def _persist_one(
     return replace(obs, resulting_primitive_id=record.id)
 
 
-def _as_staged(tx: Transaction, record: MemoryRecord | None) -> MemoryRecord | None:
-    """The memory as this flush has it now (an earlier fact of the flush may have superseded it)."""
-    staged = tx.staged.get(record.path) if record is not None else None
-    return staged.record if staged is not None and staged.record is not None else record
-
-
-def _successor(mem: Memory, tx: Transaction, record: MemoryRecord) -> MemoryRecord | None:
-    """The memory that superseded ``record``, as this flush has it — down a chain of replacements to
-    the one not superseded (A → B → C: a restatement of A is said against C, C's time decides)."""
-    seen = {record.id}
-    for _ in range(16):
-        new_id = record.frontmatter.get("supersededBy")
-        if not isinstance(new_id, str) or new_id in seen:
-            return None
-        seen.add(new_id)
-        written = next((r for r in tx.staged_records() if r.id == new_id), None)  # earlier in this flush
-        try:
-            record = written or _as_staged(tx, mem.get(new_id)) or record
-        except Exception:  # noqa: BLE001 - gone or malformed: nothing to revive it against
-            return None
-        if record.status != "superseded":
-            return record
-    return None
-
-
-def _superseded_alike(
-    mem: Memory, tx: Transaction, obs: MemoryObservation, ns: str, vector: Any, work: _FlushWork, number: int
-) -> tuple[MemoryRecord | None, MemoryRecord | None]:
-    """A superseded memory that says what ``obs`` says (its words, or a near duplicate by the rules of
-    step 2) and the memory in use that replaced it; (None, None) when there is none, or nothing known
-    replaced it (then the fact is written as before)."""
-    digest = content_hash(obs.fact.content)
-    found = mem.find_duplicate(ns, digest, tx, work.lookup, status="superseded")
-    candidates: list[tuple[float, MemoryRecord]] = [(2.0, found)] if found is not None else []  # 2: its words
-    pool, floor = _replaced_pool(mem, ns, work), mem.settings.observe.duplicate_similarity_floor
-    sims = work.replaced_vectors @ vector if vector is not None and work.replaced_vectors is not None else None
-    for row, record in enumerate(pool):
-        similarity = 2.0 if content_hash(record.content) == digest else float(sims[row]) if sims is not None else 0
-        candidates += [(similarity, record)] if similarity >= floor else []
-    for memory_id, path, similarity in work.replaced_near.get(number, []) if vector is not None else []:
-        try:
-            record = mem.files.read(path)
-        except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
-            continue
-        candidates += [(similarity, record)] if record.id == memory_id and similarity >= floor else []
-    words, overlap = _words(obs.fact.content), mem.settings.observe.near_duplicate_word_overlap
-    for similarity, record in sorted(candidates, key=lambda c: -c[0]):
-        record = _as_staged(tx, record) or record
-        theirs = _words(record.content)
-        near = len(words & theirs) / max(1, len(words | theirs)) >= overlap and not states_other_value(obs, record)
-        if record.status != "superseded" or record.namespace != ns:
-            continue
-        if similarity < 2 and not (near and not differs_concretely(obs.fact.content, record.content)):
-            continue  # not the same words: a near duplicate by the rules of step 2, or nothing
-        successor = _successor(mem, tx, record)
-        if successor is not None:
-            return record, successor
-    return None, None
-
-
-def _replaced_pool(mem: Memory, ns: str, work: _FlushWork) -> list[MemoryRecord]:
-    """Superseded memories the index does not answer for (read once a flush): this process's writes on
-    their way into it — or every file, with no index or one behind another process's commits."""
-    if work.replaced_pool is None:
-        assert work.lookup is not None
-        manifest = mem.index.manifest() if mem.has_index() else None
-        recorded, head = (manifest.commit if manifest is not None else None), work.lookup.head()
-        if recorded is not None and (recorded == head or mem.indexer.covers(recorded, head)):
-            records = list({r.path: r for r in work.queued}.values())  # the last version of each
-        else:
-            records = mem.files.scan().records
-        work.replaced_pool = [r for r in records if r.namespace == ns and r.status == "superseded"]
-        vectors = _vectors(mem, [r.content for r in work.replaced_pool])
-        work.replaced_vectors = np.asarray([vectors[i] for i in range(len(vectors))]) if vectors else None
-    return work.replaced_pool
-
-
-def _said_anew(obs: MemoryObservation, old: MemoryRecord, replacing: MemoryRecord, work: _FlushWork) -> bool:
-    """Whether a statement of a superseded memory is said again after what replaced it — a new
-    assertion, so it is current again — rather than a replay of the transcript that first said it
-    (its session and turns, or a time before the replacement's), which only reinforces it."""
-    if replacing.status != "active":
-        return False
-    turns = old.frontmatter.get("sourceTurnIds")
-    said = {str(t) for t in turns} if isinstance(turns, list) else set()
-    if obs.session_id == old.frontmatter.get("sessionKey") and set(obs.source_turn_ids) <= said:
-        return False
-    if replacing.id in (*work.created, *work.reinforced):
-        return True  # said earlier in this flush: among one flush's facts the order they were said in decides
-    when = parse_time(obs.valid_at or obs.observed_at) or 0.0
-    then = parse_time(replacing.frontmatter.get("validAt")) or parse_time(replacing.created) or 0.0
-    # The same instant (times to the second, two flushes in one) counts as after: what replaced it was
-    # committed by an earlier flush, so this was observed later.
-    return when >= then
-
-
-def _revive(
-    mem: Memory, tx: Transaction, old: MemoryRecord, replacing: MemoryRecord, obs: MemoryObservation
-) -> list[str]:
-    """``old`` current again from when it was said anew, superseding the memory that had replaced it.
-    The file is revived rather than written again, so one statement stays one memory."""
-    when = obs.valid_at or obs.observed_at or now_iso()
-    links = {"supersededBy": None, "supersededAt": None, "invalidAt": None}
-    revived = patch_staged(mem, tx, old, {"status": "active", **links, "validAt": when, "supersedes": replacing.id})
-    if revived is None:
-        return []
-    if replacing.frontmatter.get("supersedes") == old.id:  # no link loop: it no longer replaced anything
-        replacing = patch_staged(mem, tx, replacing, {"supersedes": None}) or replacing
-    return [replacing.id] if supersede(mem, tx, replacing, revived, when=when) else []
-
-
 def _supersede_as_current(
     mem: Memory, tx: Transaction, record: MemoryRecord, obs: MemoryObservation, work: _FlushWork
 ) -> list[str]:
     """A keyed fact that reinforced ``record`` makes it the current value of its key: it takes the key
     when it had none, and supersedes the other active values said before this restatement."""
-    current = _as_staged(tx, record) or record
+    current = as_staged(tx, record) or record
     if not current.frontmatter.get("entityRef"):
         keyed = {"entityRef": obs.fact.entity_ref, "structuredAttributes": dict(obs.fact.structured_attributes)}
         current = patch_staged(mem, tx, current, keyed) or current
@@ -514,20 +401,6 @@ def _stating_old(
     return [
         r for r in seen.values() if r.namespace == ns and r.status == "active" and replaces(obs.fact.content, r.content)
     ]
-
-
-def _replaced_by(mem: Memory, tx: Transaction, record: MemoryRecord, content: str) -> MemoryRecord | None:
-    """The memory ``record`` superseded, when its text is ``content``."""
-    old_id = record.frontmatter.get("supersedes")
-    if not isinstance(old_id, str):
-        return None
-    try:
-        old = mem.get(old_id)
-    except Exception:  # noqa: BLE001 - gone or malformed: then it is not there to reinforce
-        return None
-    staged = tx.staged.get(old.path)
-    old = staged.record if staged is not None and staged.record is not None else old
-    return old if content_hash(old.content) == content_hash(content) else None
 
 
 def _reinforce(mem: Memory, tx: Transaction, record: MemoryRecord, turn_ids: Sequence[str] = ()) -> None:

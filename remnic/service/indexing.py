@@ -68,9 +68,14 @@ class IndexQueue:
             self._cond.notify_all()
 
     def pending_records(self) -> list[MemoryRecord]:
-        """Records committed by this process whose index update has not landed yet."""
+        """Records committed by this process whose index update has not landed yet: each file as its
+        last queued commit left it (a memory written, then superseded by a later flush of the same held
+        call, is the superseded one — never its first, stale version), none a later commit removed."""
         with self._cond:
-            return [r for o in self._queue for r in o.upserts]
+            latest = _Batch()
+            for outcome in self._queue:
+                latest.add(outcome)
+            return list(latest.upserts.values())
 
     def covers(self, indexed: str | None, head: str | None) -> bool:
         """Whether the commits from ``indexed`` to ``head`` are all this process's writes still queued here

@@ -65,8 +65,9 @@ class ObserveResult:
     planned: tuple[MemoryObservation, ...] = ()
     """With ``dry_run``: the observations the flushes of :attr:`would_flush` would make (nothing is written)."""
     would_flush: tuple[FlushResult, ...] = ()
-    """With ``dry_run``: the flushes the same call without it would run (no commit); ``pending`` is
-    then the turns it would leave waiting."""
+    """With ``dry_run``: the flushes the same call without it would run (no commit, ``predicted``: their
+    created/reinforced/superseded counts are not computed); ``pending`` is then the turns it would leave
+    waiting."""
     archive_path: str | None = None
     """Where the new turns were archived (``state/transcripts/…``); None when no turn was new."""
     first_turn_index: int | None = None
@@ -372,6 +373,7 @@ def _preview(
             reason=reason,
             turns=(chunk[0].index, chunk[-1].index),
             commit=None,
+            predicted=True,
             observations=tuple(
                 plan_observations(chunk, session_key=session_key, settings=settings, embed=facts, progress=progress)
             ),
