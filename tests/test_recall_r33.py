@@ -279,3 +279,44 @@ def test_xray_takes_the_recall_filters(deploys: Memory) -> None:
     assert code == 0, err
     names = [f["name"] for f in json.loads(out)["filters"]]
     assert {"category-scope", "tag-match", "as-of"} <= set(names)
+
+
+def test_a_recent_memory_the_retrievers_missed_is_kept_past_the_floor_in_a_large_repository(
+    tmp_path: Path,
+) -> None:
+    """Offered by recent-scan, it is exempt from the floors before its gates run (it was rejected by them)."""
+    from remnic.config import settings_for
+    from remnic.service.memory import Memory
+
+    root = tmp_path / "mem"
+    old = "2025-01-10T09:00:00Z"
+    lines = [
+        {
+            "content": f"Service number {i} of the fleet runs in rack {i % 17} with owner team {i % 5}.",
+            "created": old,
+            "updated": old,
+        }
+        for i in range(240)
+    ]
+    recent = [
+        "Billing-api p95 latency improved from 480ms to 210ms after adding an index.",
+        "Lars Nygaard joined the backend team on Monday.",
+        "The staging cluster moved to three availability zones.",
+    ]
+    with Memory.init(root, settings=settings_for(root)) as mem:
+        mem.import_records(lines)
+        for text in recent:
+            mem.store(text)
+        got = [h.content for h in mem.recall("what changed recently?", top_k=5).hits]
+    assert set(recent) <= set(got[:3]), got
+
+
+def test_go_is_a_topic_not_a_recency_word() -> None:
+    from remnic.index.bm25 import query_terms
+    from remnic.recall.tiers import intent_of
+
+    def only(q: str) -> bool:
+        return intent_of(q, query_terms(q, stopwords=True, language="english")).recency_only
+
+    assert not only("what's new in Go?")
+    assert only("what is going on recently?")

@@ -61,11 +61,13 @@ RECENT_RE = re.compile(
 )
 RECENCY_WORDS = (
     "recent recently lately latest newest new news today yesterday week just now changed change changes"
-    " updated update updates happened happen happening going on anything"
+    " updated update updates happened happen happening anything"
 )
 """Words of a recency query (:data:`RECENT_RE`) that ask only for recency, not for a topic: what is
 left are its topic words. The generic words of such questions ("what happened lately?", "any news
-lately?", "what is going on recently?") are among them; docs/xray.md lists them."""
+lately?") are among them, and the phrase "going on" ("what is going on recently?": "going" alone would
+make "what's new in Go?" a question about recency alone); docs/xray.md lists them."""
+GOING_ON_RE = re.compile(r"\bgoing\s+on\b", re.IGNORECASE)
 
 
 @dataclass
@@ -89,6 +91,8 @@ def intent_of(text: str, terms: Sequence[str]) -> Intent:
         from remnic.index.bm25 import analyze
 
         recency = set(analyze(RECENCY_WORDS))
+        if GOING_ON_RE.search(text):
+            recency |= set(analyze("going on"))
         topic = [t for t in terms if t not in recency]
     return Intent(how_to, recent, topic)
 
@@ -174,9 +178,12 @@ def offer_recent(pool: Pool, intent: Intent, top_k: int, *, limit_probe: int | N
         if c is not None and (only or found < cap):  # found: its gates are still to come
             pool.recent_rows.add(r)
             found += 1
-        elif c is None and (only or added < cap) and pool.make(r, "recent-scan", score=False) is not None:
-            pool.recent_rows.add(r)
-            added += 1
+        elif c is None and (only or added < cap):
+            pool.recent_rows.add(r)  # before its gates run: it is asked for past the floors
+            if pool.make(r, "recent-scan", score=False) is not None:
+                added += 1
+            else:
+                pool.recent_rows.discard(r)
     return added
 
 
@@ -212,7 +219,7 @@ def apply(pool: Pool, intent: Intent, ranked: list[Candidate], top_k: int) -> Ti
                 if pending
                 else "disputed: shown for review, not as an answer"
             )
-    if s.direct_answer and s.recent_scan and intent.recency_only:
+    if s.direct_answer and s.recent_scan and intent.recency_only and pool.recent_rows:
         # "what changed recently?" asks for what is new, not for a fact: no old decision is pinned above it
         out.direct_reason = "a query about recency alone: recent-scan lists the newest memories first"
     elif s.direct_answer:
