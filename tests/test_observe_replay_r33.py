@@ -205,3 +205,38 @@ def test_a_dry_run_says_its_flushes_write_counts_are_not_computed(memory: Memory
     assert [flush[k] for k in ("created", "reinforced", "superseded", "createdIds")] == [None] * 4
     real = memory.observe_transcript("k", text, fmt="plain", flush=True).to_dict()
     assert real["flushes"][0]["created"] == 2 and real["flushes"][0]["createdIds"]
+
+
+# --- v5 #1: a replay in ONE flush is a replay, as in two flushes ---
+
+
+@pytest.mark.parametrize(
+    ("first", "fix", "again", "current"),
+    [
+        (
+            "The staging DB port is 5433.",
+            "No, that's wrong, the staging DB port is 5434.",
+            "The staging DB port is 5433.",
+            "The staging DB port is 5433.",
+        ),
+        (
+            "We deploy staging with ArgoCD.",
+            "Actually, we deploy staging with Flux, not ArgoCD.",
+            "We deploy staging with ArgoCD.",
+            "Dana and others deploy staging with ArgoCD.",
+        ),
+    ],
+)
+def test_an_older_transcript_replayed_in_one_flush_leaves_the_revived_value_current(
+    memory: Memory, first: str, fix: str, again: str, current: str
+) -> None:
+    old = f"[2026-03-02T08:00:00Z] Dana: {first}\n[2026-03-02T09:00:00Z] Dana: {fix}\n"
+    observe(memory, "s1", old)
+    observe(memory, "s2", f"[2026-03-05T08:00:00Z] Dana: {again}\n")
+    before = by_status(memory)
+    # The 2 March file again under another key, both lines in one flush: the first reinforces the
+    # current value, and that does not make the 2 March correction "said after" it.
+    counts = observe(memory, "s1b", old)
+    assert counts["created"] == 0 and counts["superseded"] == 0
+    assert by_status(memory) == before
+    assert current in before["active"]

@@ -87,41 +87,57 @@ SHORT_IDENTITY_RE = re.compile(
     rf"^(?i:i am|i'm|i’m) (?:(?i:a|an) [a-z][a-z-]+|(?i:{IDENTITY_TRAITS})"
     r"|[A-Z][a-z]+(?:ian|an|ese|ish|i|ch|ic))[.!]?$"
 )
-# Who a person says they are when introducing themselves. "I'm X" says a name only with evidence of one, since
-# X may as well be what they are ("I'm Texan and I love brisket", "I'm Kiwi"), and no list of nationalities
-# or faiths is ever complete: a naming phrase ("My name is Jonas", "Call me Jonas", "This is Jonas from
-# support"), or a greeting before it or "from/at/with" and a named place after it ("Hi, I'm Jonas", "I am
-# Jonas from Acme Logistics") — both, when X has the shape of a nationality, a faith or a follower
-# ("-an", "-ese", "-ish", "-i", "-ic", "-ist", "-ois": "Hi, I'm Ryan from Acme", never "I'm Catalan from
-# Girona"). In doubt the turn keeps its configured speaker.
+# Who a person says they are when introducing themselves, taken only on strong evidence of a name: a
+# naming phrase ("My name is Jonas", "Call me Jonas", "This is Jonas from support" or "… speaking"), or
+# "I'm X from/at/with" a capitalised organisation ("Hi, I am Jonas from Acme Logistics"). A bare "I'm X"
+# ("Hi, I'm Megan.", "I'm Greek and I love feta") may be a name or what the person is, and no list of
+# either is complete: it names no one and says nothing certain (see ``bare_introduction``). "From" a place
+# after a word shaped like a nationality ("I'm Italian from Milan") is as doubtful.
 _NOT_NAMES = words("""Here Back Sorry Not So Sure Fine Good Great Okay Done Ready Glad Happy Free Busy Home Out Off
     Monday Tuesday Wednesday Thursday Friday Saturday Sunday""")
-_ADJECTIVE_SHAPE_RE = re.compile(r"[A-Z][a-z]*(?:an|ese|ish|i|ch|ic|ist|ite|ois|ais)")
+_NATIONALITY_SHAPE_RE = re.compile(r"[A-Z][a-z]*(?:ian|ese|ish|i|ch|ic)")
 _INTRO_NAME = r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?"
 INTRODUCTION_RE = re.compile(
     r"^(?P<greeting>(?i:hi|hello|hey|hiya|good (?:morning|afternoon|evening))(?i: there| all| everyone| team)?"
     r"[\s,!.—–-]+)?"
     rf"(?:(?:I'm|I’m|I am)\s+(?P<name>{_INTRO_NAME})"
-    r"(?=(?P<place>\s+(?:from|at|with)\s+(?:[A-Z]|(?:the|our)\s))|\s*(?:[,.!;:—–-]|$)|\s+(?:from|at|with|and)\b)"
+    r"(?:(?P<place>\s+(?P<prep>from|at|with)\s+(?:(?:the|our)\s+)?[A-Z])"
+    r"|(?=\s*(?:[,.!;:—–-]|$)|\s+(?:from|at|with|and|here)\b))"
     rf"|(?i:this is)\s+(?P<this>{_INTRO_NAME})(?=\s+(?:from|speaking|calling|here)\b|\s+(?:at|with)\s+[A-Z])"
     rf"|(?i:my name is|my name's|the name's|call me|you can call me)\s+(?P<called>{_INTRO_NAME})\b)"
 )
 
 
-def introduced_name(text: str) -> str | None:
-    """The name a turn opens by introducing its speaker with ("Hi, I am Jonas from Acme" → "Jonas"), or None."""
+def _introduction(text: str) -> tuple[str | None, bool]:
+    """The name ``text`` opens by introducing its speaker with on strong evidence, and whether it opens
+    with an "I'm X" that may or may not be a name (then no name)."""
     match = INTRODUCTION_RE.match(text.lstrip()[:200])
     if not match:
-        return None
+        return None, False
     name = match.group("name") or match.group("this") or match.group("called")
     first = name.split()[0]
-    if first in _NOT_NAMES or re.fullmatch(IDENTITY_TRAITS, first, re.I):
-        return None
-    if match.group("name"):
-        evidence = bool(match.group("greeting")) + bool(match.group("place"))
-        if evidence < (2 if _ADJECTIVE_SHAPE_RE.fullmatch(first) else 1):
-            return None
-    return name
+    if first in _NOT_NAMES:
+        return None, False
+    if not match.group("name"):
+        return name, False
+    place = match.group("place") is not None
+    if place and not (match.group("prep") == "from" and _NATIONALITY_SHAPE_RE.fullmatch(first)):
+        return name, False
+    return None, True
+
+
+def introduced_name(text: str) -> str | None:
+    """The name a turn opens by introducing its speaker with ("Hi, I am Jonas from Acme" → "Jonas"), or None."""
+    return _introduction(text)[0]
+
+
+def bare_introduction(sentence: str, user_name: str) -> bool:
+    """Whether ``sentence`` opens with an "I'm X" that may be a name or what the speaker is ("Hi, I'm
+    Megan.", "I'm Greek and I love feta") — not ``user_name`` introducing themselves."""
+    if not _introduction(sentence)[1]:
+        return False
+    match = INTRODUCTION_RE.match(sentence.lstrip()[:200])
+    return match is not None and match.group("name").lower() != user_name.lower()
 
 
 FIRST_PERSON_SINGULAR_RE = re.compile(r"\b(I|I'm|I've|I'd|I'll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")

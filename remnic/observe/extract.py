@@ -144,6 +144,26 @@ def speaker_name(turn: Turn, settings: ObserveSettings) -> str:
     return settings.user_name or "the user"
 
 
+def _split_whole(said: str, role: str, settings: ObserveSettings) -> list[str]:
+    """``said`` as its value and other statement, when each stands alone as a fact; else whole ("Kofi left
+    the company, and our account owner is Priya Shah now": split, the first half would be dropped)."""
+    parts = split_value_statement(said, strip_markers(said))
+    if len(parts) > 1 and any(
+        drop_reason(p, role) or isinstance(classify(p, role, settings.min_sentence_words), str) for p in parts
+    ):
+        return [said]
+    return parts
+
+
+def _doubtful_introduction(sentence: str, turn: Turn, settings: ObserveSettings) -> bool:
+    """ "Hi, I'm Megan." or "I'm Greek and I love feta" in a user turn with no speaker: a name or what the
+    configured user is, no one can tell — stored, it might read "Dana is Megan" or give Megan's words to
+    Dana, so the sentence is left out (the turn's other sentences stay the configured user's)."""
+    if turn.role != "user" or turn.speaker or not settings.user_name:
+        return False
+    return cues.bare_introduction(sentence, settings.user_name)
+
+
 def drop_reason(sentence: str, role: str) -> str | None:
     """Why a sentence is noise before any cue is looked at, or None. Show-and-tell of the speaker's
     own things ("Here's a pic of my family camping at the beach") is not noise: it says what they have
@@ -336,11 +356,11 @@ def extract_turn(
     units = [
         (part, item)
         for said, item in sentence_units(turn.text, settings.max_turn_chars)
-        for part in split_value_statement(said, strip_markers(said))
+        for part in _split_whole(said, turn.role, settings)
     ]
     for said, item in units:
         sentence = redact_secrets(said)  # the judge rejects it; its words never carry the secret
-        if drop_reason(sentence, turn.role):
+        if drop_reason(sentence, turn.role) or _doubtful_introduction(sentence, turn, settings):
             before = None
             continue
         found = classify(

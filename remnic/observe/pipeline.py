@@ -38,6 +38,22 @@ _HASH_NORMALIZE_RE = re.compile(r"[^\w\s]+", re.UNICODE)
 # "I really like its matrix builds", "I love how simple it is"); "that" only as its subject, since "I
 # prefer that we …" points back at nothing.
 _LEANS_RE = re.compile(r"^(?:that|those)\b|\b(?:it|its|they|their|them|this|these|those|he|him|his|she|her)\b", re.I)
+# A dummy "it" points at nothing: "I hate it when …", "I like it that …", "it's hard to …", "it seems …",
+# "it is worth noting …", "find it hard to …". Taken as pointing back, it would join a fact into the
+# preference after it, where its later "…, not OLD" could never replace it.
+_DUMMY_IT_RE = re.compile(
+    r"\bit\s+(?:when|whenever|if|how|that(?!\s+(?:much|way|well|bad|good|often|far)\b))\b"
+    r"|\bit(?:'s|’s|\s+is|\s+was|\s+will\s+be|\s+would\s+be)\s+(?:(?:so|really|very|too|quite|pretty|always)\s+)?"
+    r"(?:worth\s+\w+ing|(?![a-z]+(?:ed|en)\b)[a-z]+\s+(?:to|that|when|if|how))\b"
+    r"|\bit\s+(?:seems|seemed|appears|appeared|looks\s+like|turns\s+out|turned\s+out)\b"
+    r"|\b(?:find|finds|found|finding|make|makes|made|making)\s+it\s+(?:\w+\s+)?(?:to|that)\b",
+    re.I,
+)
+
+
+def _leans(sentence: str) -> bool:
+    """Whether ``sentence`` goes on about the one before it with a pronoun (a dummy "it" is none)."""
+    return bool(_LEANS_RE.search(_DUMMY_IT_RE.sub(" ", sentence)))
 
 
 # What a person says about themselves — what happened, how it felt, what they like, who is whose —
@@ -200,7 +216,7 @@ def _joins(prev: _Planned, item: _Planned, settings: ObserveSettings) -> bool:
         return False  # a long turn says several things, and each list item is a statement of its own
     if item.verdict.reason == AMBIGUOUS_REFERENT:
         return True
-    leans = _LEANS_RE.search(item.candidate.sentence)
+    leans = _leans(item.candidate.sentence)
     if a.category != b.category and "preference" in (a.category, b.category) and not leans:
         # A fact joined into a preference could never be replaced by its later "…, not OLD" (that
         # compares a memory word for word), so it would stay current beside its correction. A sentence

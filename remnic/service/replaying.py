@@ -109,9 +109,13 @@ def said_anew(obs: MemoryObservation, old: MemoryRecord, replacing: MemoryRecord
     said = {str(t) for t in turns} if isinstance(turns, list) else set()
     if obs.session_id == old.frontmatter.get("sessionKey") and set(obs.source_turn_ids) <= said:
         return False
-    if replacing.id in (*work.created, *work.reinforced):
-        return True  # said earlier in this flush: among one flush's facts the order they were said in decides
-    when = parse_time(obs.valid_at or obs.observed_at) or 0.0
+    said_at = parse_time(obs.valid_at)
+    if said_at is None and replacing.id in (*work.created, *work.reinforced):
+        return True  # untimed, said earlier in this flush: the order its facts were said in decides
+    # A timed statement is after the replacement by its own time only — not because the replacement was
+    # reinforced earlier in this flush: a replay of an older transcript reinforces the current value
+    # first, and its own older correction is still no newer than that value (one flush as two).
+    when = said_at or parse_time(obs.observed_at) or 0.0
     then = parse_time(replacing.frontmatter.get("validAt")) or parse_time(replacing.created) or 0.0
     # The same instant (times to the second, two flushes in one) counts as after: what replaced it was
     # committed by an earlier flush, so this was observed later.
