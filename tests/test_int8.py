@@ -14,7 +14,7 @@ import pytest
 
 from remnic.index import int8
 from remnic.index.embed import DEFAULT_MODEL_ID, Embedder, EmbedderSpec
-from remnic.index.embed_spec import FLOAT_MODEL_ID, _default_model_path, _file_sha256
+from remnic.index.embed_spec import INT8_MODEL_ID, _default_model_path, _file_sha256
 
 TEXTS = [
     "Remnic keeps agent memory as plain markdown files in git.",
@@ -54,29 +54,29 @@ def test_the_rewrite_feeds_the_stored_int8_weights_to_int8_products() -> None:
 
 
 def test_int8_vectors_stay_close_to_the_float_ones_and_do_not_depend_on_batch_mates(cache: Path) -> None:
-    fast = Embedder(EmbedderSpec()).embed(TEXTS)
+    fast = Embedder(EmbedderSpec(int8=True)).embed(TEXTS)
     floats = Embedder(EmbedderSpec(int8=False)).embed(TEXTS)
     cosines = (fast * floats).sum(axis=1)
     assert cosines.min() > 0.97, cosines
     assert np.abs(fast - floats).max() > 1e-3  # int8 really ran: the float products give other vectors
     # One text a call: a text's vector is the same alone, in any company, with any batch size.
-    alone = np.stack([Embedder(EmbedderSpec(batch_size=1)).embed([t])[0] for t in TEXTS])
+    alone = np.stack([Embedder(EmbedderSpec(batch_size=1, int8=True)).embed([t])[0] for t in TEXTS])
     np.testing.assert_allclose(fast, alone, atol=1e-5)
-    crowded = Embedder(EmbedderSpec(batch_size=16)).embed(["a much longer text " * 30, *TEXTS])[1:]
+    crowded = Embedder(EmbedderSpec(batch_size=16, int8=True)).embed(["a much longer text " * 30, *TEXTS])[1:]
     np.testing.assert_allclose(crowded, alone, atol=1e-5)
 
 
 def test_model_ids_name_the_products() -> None:
-    assert Embedder(EmbedderSpec()).model_id == DEFAULT_MODEL_ID
-    assert Embedder(EmbedderSpec(int8=False)).model_id == FLOAT_MODEL_ID != DEFAULT_MODEL_ID
+    assert Embedder(EmbedderSpec()).model_id == DEFAULT_MODEL_ID  # float products by default
+    assert Embedder(EmbedderSpec(int8=True)).model_id == INT8_MODEL_ID != DEFAULT_MODEL_ID
 
 
 def test_the_next_process_loads_the_cached_rewrite_without_onnx(cache: Path, tmp_path: Path) -> None:
-    first = Embedder(EmbedderSpec()).embed(TEXTS)
+    first = Embedder(EmbedderSpec(int8=True)).embed(TEXTS)
     assert _cached(cache).is_file()
     script = (
         "import sys, json; from remnic.index.embed import Embedder, EmbedderSpec;"
-        f"v = Embedder(EmbedderSpec()).embed({TEXTS!r});"
+        f"v = Embedder(EmbedderSpec(int8=True)).embed({TEXTS!r});"
         "print(json.dumps({'onnx': 'onnx' in sys.modules, 'v': v.tolist()}))"
     )
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
@@ -89,11 +89,11 @@ def test_the_next_process_loads_the_cached_rewrite_without_onnx(cache: Path, tmp
 
 
 def test_a_damaged_cached_rewrite_is_made_again(cache: Path) -> None:
-    reference = Embedder(EmbedderSpec()).embed(TEXTS[:2])
+    reference = Embedder(EmbedderSpec(int8=True)).embed(TEXTS[:2])
     damaged = _cached(cache)
     damaged.write_bytes(b"not an onnx model")
     int8._memo.clear()  # as a new process would find it
-    again = Embedder(EmbedderSpec()).embed(TEXTS[:2])
+    again = Embedder(EmbedderSpec(int8=True)).embed(TEXTS[:2])
     np.testing.assert_allclose(again, reference, atol=1e-5)
     assert _cached(cache).stat().st_size > 1_000_000  # replaced by a good rewrite
 
@@ -101,7 +101,7 @@ def test_a_damaged_cached_rewrite_is_made_again(cache: Path) -> None:
 def test_a_cached_rewrite_damaged_so_that_it_still_loads_is_not_run(cache: Path, tmp_path: Path) -> None:
     """Damage inside the weights leaves a file onnxruntime loads and runs, giving wrong vectors: the
     file's own hash, in its name, is checked before it is used."""
-    reference = Embedder(EmbedderSpec()).embed(TEXTS[:2])
+    reference = Embedder(EmbedderSpec(int8=True)).embed(TEXTS[:2])
     cached = _cached(cache)
     data = bytearray(cached.read_bytes())
     mid = len(data) // 2
@@ -110,7 +110,7 @@ def test_a_cached_rewrite_damaged_so_that_it_still_loads_is_not_run(cache: Path,
     damaged = onnx.load_from_string(bytes(data))  # still parses: a load failure would not catch it
     assert len(damaged.graph.node) > 0
     int8._memo.clear()
-    np.testing.assert_allclose(Embedder(EmbedderSpec()).embed(TEXTS[:2]), reference, atol=1e-5)
+    np.testing.assert_allclose(Embedder(EmbedderSpec(int8=True)).embed(TEXTS[:2]), reference, atol=1e-5)
     assert _cached(cache).read_bytes() != bytes(data)
 
 
@@ -125,7 +125,7 @@ def test_without_onnx_the_error_names_the_setting_and_the_cure(cache: Path, monk
 
     monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx now raises ImportError
     with pytest.raises(EmbeddingError, match=r"embed\.int8.*pip install onnx, or set embed\.int8 to false"):
-        Embedder(EmbedderSpec()).embed(["x"])
+        Embedder(EmbedderSpec(int8=True)).embed(["x"])
     assert Embedder(EmbedderSpec(int8=False)).embed(["x"]).shape == (1, 384)
 
 
@@ -135,7 +135,7 @@ def test_a_temporary_file_left_by_a_killed_writer_is_removed(cache: Path) -> Non
     for f in (stale, fresh):
         f.write_bytes(b"half a model")
     os.utime(stale, (1, 1))
-    Embedder(EmbedderSpec()).embed(["x"])
+    Embedder(EmbedderSpec(int8=True)).embed(["x"])
     assert not stale.exists() and fresh.exists()  # another process may be writing the fresh one
     assert _cached(cache).stat().st_mode & 0o044  # readable by others sharing the folder
 
@@ -145,7 +145,7 @@ def test_an_unwritable_cache_folder_still_runs_int8(tmp_path: Path, monkeypatch:
     blocker.write_text("a file where the cache folder would go")
     monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
     monkeypatch.setattr(int8, "_memo", {})
-    embedder = Embedder(EmbedderSpec())
+    embedder = Embedder(EmbedderSpec(int8=True))
     got = embedder.embed(TEXTS[:2])
     assert isinstance(int8._memo[_file_sha256(_default_model_path(), "model")], bytes)  # kept in memory
     floats = Embedder(EmbedderSpec(int8=False)).embed(TEXTS[:2])
@@ -160,7 +160,7 @@ def test_a_model_without_int8_weights_is_left_as_it_is(tmp_path: Path) -> None:
     assert int8.rewrite(data) == (data, 0)
 
 
-def test_turning_int8_off_rebuilds_the_index_with_float_vectors(tmp_path: Path, cache: Path) -> None:
+def test_switching_int8_rebuilds_the_index_and_says_why(tmp_path: Path, cache: Path) -> None:
     from remnic.config import settings_for
     from remnic.service.memory import Memory
 
@@ -168,8 +168,8 @@ def test_turning_int8_off_rebuilds_the_index_with_float_vectors(tmp_path: Path, 
     with Memory.init(root, settings=settings_for(root)) as mem:
         mem.import_records([{"content": "Ana prefers tabs over spaces", "category": "preference"}])
         assert mem.index.manifest().model_id == DEFAULT_MODEL_ID
-    with Memory.open(settings=settings_for(root, embed={"int8": False})) as mem:
+    with Memory.open(settings=settings_for(root, embed={"int8": True})) as mem:
         result = mem.recall("which indentation does Ana like")
-        assert result.index["action"] == "rebuild" and "model-mismatch" in result.index["reason"]
+        assert result.index["action"] == "rebuild" and "embed.int8 changed" in result.index["reason"]
         assert [h.content for h in result.hits][:1] == ["Ana prefers tabs over spaces"]
-        assert mem.index.manifest().model_id == FLOAT_MODEL_ID
+        assert mem.index.manifest().model_id == INT8_MODEL_ID

@@ -25,7 +25,7 @@ from .embed_spec import (
     DEFAULT_MAX_LENGTH,
     DEFAULT_MODEL_ID,
     DEFAULT_TOKENIZER_PATH,
-    FLOAT_MODEL_ID,
+    INT8_MODEL_ID,
     MODEL_KEY,
     TOKENIZER_KEY,
     EmbedderSpec,
@@ -136,7 +136,7 @@ class Embedder:
         if spec.model_id is not None:
             return spec.model_id
         if self._is_default_model():
-            base = DEFAULT_MODEL_ID if spec.int8 else FLOAT_MODEL_ID
+            base = INT8_MODEL_ID if spec.int8 else DEFAULT_MODEL_ID
         else:
             assert spec.model_path is not None
             base = "custom-" + _file_sha256(spec.model_path, f"{MODEL_KEY}: embedding model")[:12]

@@ -18,10 +18,10 @@ from remnic.errors import RemnicError
 
 INT8_MARK = "+i8mm"
 """What a model id carries when the model runs with int8 matrix products (``embed.int8``)."""
-DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8" + INT8_MARK
-"""The packaged model run with int8 matrix products (``embed.int8``, the default: :mod:`.int8`)."""
-FLOAT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
-"""The packaged model run as published, its int8 weights turned to float (``embed.int8`` false)."""
+DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
+"""The packaged model run as published, its int8 weights turned to float (the default)."""
+INT8_MODEL_ID = DEFAULT_MODEL_ID + INT8_MARK
+"""The packaged model run with int8 matrix products (``embed.int8`` true: :mod:`.int8`)."""
 DEFAULT_DIM = 384
 DEFAULT_MAX_LENGTH = 256
 DEFAULT_TOKENIZER_PATH = Path(__file__).resolve().parents[1] / "data" / "tokenizer.json"
@@ -102,7 +102,7 @@ class EmbedderSpec:
     pooling: str = "mean"
     """How token vectors become one: mean (masked), cls (the first token), max (masked), or none (the
     model's output is already one vector per text, e.g. a ``sentence_embedding`` output)."""
-    int8: bool = True
+    int8: bool = False
     """Run the packaged model's int8 weights as int8 matrix products (:mod:`.int8`); a model of one's own runs as exported."""
     normalize: bool = True
     """L2-normalise the pooled vector (search is by dot product, so leave this on unless the model does it)."""
