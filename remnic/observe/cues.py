@@ -91,17 +91,17 @@ SHORT_IDENTITY_RE = re.compile(
 # naming phrase ("My name is Jonas", "Call me Jonas", "This is Jonas from support" or "… speaking"), or
 # "I'm X from/at/with" a capitalised organisation ("Hi, I am Jonas from Acme Logistics"). A bare "I'm X"
 # ("Hi, I'm Megan.", "I'm Greek and I love feta") may be a name or what the person is, and no list of
-# either is complete: it names no one and says nothing certain (see ``bare_introduction``). "From" a place
-# after a word shaped like a nationality ("I'm Italian from Milan") is as doubtful.
+# either is complete: it names no one and says nothing certain (see ``bare_introduction``). No name's
+# shape says nationality ("Eric", "Naomi", "Brian" from Acme are names), so the rare "I'm Italian from
+# Milan" names "Italian".
 _NOT_NAMES = words("""Here Back Sorry Not So Sure Fine Good Great Okay Done Ready Glad Happy Free Busy Home Out Off
     Monday Tuesday Wednesday Thursday Friday Saturday Sunday""")
-_NATIONALITY_SHAPE_RE = re.compile(r"[A-Z][a-z]*(?:ian|ese|ish|i|ch|ic)")
 _INTRO_NAME = r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?"
 INTRODUCTION_RE = re.compile(
     r"^(?P<greeting>(?i:hi|hello|hey|hiya|good (?:morning|afternoon|evening))(?i: there| all| everyone| team)?"
     r"[\s,!.—–-]+)?"
     rf"(?:(?:I'm|I’m|I am)\s+(?P<name>{_INTRO_NAME})"
-    r"(?:(?P<place>\s+(?P<prep>from|at|with)\s+(?:(?:the|our)\s+)?[A-Z])"
+    r"(?:(?P<place>\s+(?:from|at|with)\s+(?:(?:the|our)\s+)?[A-Z])"
     r"|(?=\s*(?:[,.!;:—–-]|$)|\s+(?:from|at|with|and|here)\b))"
     rf"|(?i:this is)\s+(?P<this>{_INTRO_NAME})(?=\s+(?:from|speaking|calling|here)\b|\s+(?:at|with)\s+[A-Z])"
     rf"|(?i:my name is|my name's|the name's|call me|you can call me)\s+(?P<called>{_INTRO_NAME})\b)"
@@ -118,10 +118,7 @@ def _introduction(text: str) -> tuple[str | None, bool]:
     first = name.split()[0]
     if first in _NOT_NAMES:
         return None, False
-    if not match.group("name"):
-        return name, False
-    place = match.group("place") is not None
-    if place and not (match.group("prep") == "from" and _NATIONALITY_SHAPE_RE.fullmatch(first)):
+    if not match.group("name") or match.group("place") is not None:
         return name, False
     return None, True
 
@@ -131,13 +128,15 @@ def introduced_name(text: str) -> str | None:
     return _introduction(text)[0]
 
 
-def bare_introduction(sentence: str, user_name: str) -> bool:
-    """Whether ``sentence`` opens with an "I'm X" that may be a name or what the speaker is ("Hi, I'm
-    Megan.", "I'm Greek and I love feta") — not ``user_name`` introducing themselves."""
+def bare_introduction(sentence: str, user_name: str) -> str | None:
+    """The X of an "I'm X" ``sentence`` opens with that may be a name or what the speaker is ("Hi, I'm
+    Megan.", "I'm Greek and I love feta"), or None — also when it is ``user_name`` introducing themselves."""
     if not _introduction(sentence)[1]:
-        return False
+        return None
     match = INTRODUCTION_RE.match(sentence.lstrip()[:200])
-    return match is not None and match.group("name").lower() != user_name.lower()
+    if match is None or match.group("name").lower() == user_name.lower():
+        return None
+    return str(match.group("name"))
 
 
 FIRST_PERSON_SINGULAR_RE = re.compile(r"\b(I|I'm|I've|I'd|I'll|[Mm]e|[Mm]y|[Mm]ine|[Mm]yself)\b")

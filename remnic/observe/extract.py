@@ -126,6 +126,8 @@ class Candidate:
     """The turn that asked it (``asked`` is set): a source of the fact too, since its content quotes it."""
     item: int | None = None
     """The list item the sentence is part of (None outside a list): each item is a statement of its own."""
+    doubt: str | None = None
+    """Why its speaker is in doubt (the judge defers it), or None."""
 
 
 def speaker_name(turn: Turn, settings: ObserveSettings) -> str:
@@ -144,24 +146,30 @@ def speaker_name(turn: Turn, settings: ObserveSettings) -> str:
     return settings.user_name or "the user"
 
 
-def _split_whole(said: str, role: str, settings: ObserveSettings) -> list[str]:
+def _split_whole(said: str, role: str, settings: ObserveSettings) -> list[tuple[str, bool]]:
     """``said`` as its value and other statement, when each stands alone as a fact; else whole ("Kofi left
-    the company, and our account owner is Priya Shah now": split, the first half would be dropped)."""
+    the company, and our account owner is Priya Shah now": split, the first half would be dropped). Each
+    part with whether it may be keyed: one kept whole states more than its value, and the next owner
+    would supersede "Kofi left the company" with it."""
     parts = split_value_statement(said, strip_markers(said))
     if len(parts) > 1 and any(
         drop_reason(p, role) or isinstance(classify(p, role, settings.min_sentence_words), str) for p in parts
     ):
-        return [said]
-    return parts
+        return [(said, False)]
+    return [(part, True) for part in parts]
 
 
-def _doubtful_introduction(sentence: str, turn: Turn, settings: ObserveSettings) -> bool:
-    """ "Hi, I'm Megan." or "I'm Greek and I love feta" in a user turn with no speaker: a name or what the
-    configured user is, no one can tell — stored, it might read "Dana is Megan" or give Megan's words to
-    Dana, so the sentence is left out (the turn's other sentences stay the configured user's)."""
+def _doubtful_introduction(sentence: str, turn: Turn, settings: ObserveSettings) -> str | None:
+    """The X of "Hi, I'm Megan." or "I'm Greek and I love feta" in a user turn with no speaker, or None: a
+    name or what the configured user is, no one can tell — stored, it might read "Dana is Megan", so the
+    sentence is left out, and the turn's first-person sentences may be Megan's, not Dana's (deferred)."""
     if turn.role != "user" or turn.speaker or not settings.user_name:
-        return False
+        return None
     return cues.bare_introduction(sentence, settings.user_name)
+
+
+# Words whose speaker the stored fact names: "I …" as "Dana …", "we …" as "Dana and others …".
+_SPEAKERS_WORDS_RE = re.compile(rf"{cues.FIRST_PERSON_SINGULAR_RE.pattern}|\b(?:[Ww]e|[Uu]s|[Oo]urselves)\b")
 
 
 def drop_reason(sentence: str, role: str) -> str | None:
@@ -354,11 +362,14 @@ def extract_turn(
     first = True
     before: Candidate | None = None  # the fact the sentence before this one gave
     units = [
-        (part, item)
+        (part, item, keyed)
         for said, item in sentence_units(turn.text, settings.max_turn_chars)
-        for part in _split_whole(said, turn.role, settings)
+        for part, keyed in _split_whole(said, turn.role, settings)
     ]
-    for said, item in units:
+    introduced = next(filter(None, (_doubtful_introduction(said, turn, settings) for said, _, _ in units)), None)
+    # Whose "I" the turn's other sentences are is in doubt: kept for review, never the user's as said.
+    doubt = f"the speaker introduced themselves as {introduced}: whose words?" if introduced else None
+    for said, item, keyed in units:
         sentence = redact_secrets(said)  # the judge rejects it; its words never carry the secret
         if drop_reason(sentence, turn.role) or _doubtful_introduction(sentence, turn, settings):
             before = None
@@ -392,7 +403,7 @@ def extract_turn(
         else:
             asked = None
         confidence, hedged = confidence_for(category, cue, sentence, turn.role)
-        entity_ref, attributes = value_key(strip_markers(sentence), name)
+        entity_ref, attributes = value_key(strip_markers(sentence), name) if keyed else (None, {})
         fact = ExtractedFact(
             category=category,
             content=content,
@@ -402,7 +413,8 @@ def extract_turn(
             structured_attributes=attributes,
             quote=sentence,
         )
-        before = Candidate(fact, turn, sentence, cue, hedged, tuple(dates), asked, item=item)
+        speakers = doubt if _SPEAKERS_WORDS_RE.search(strip_markers(sentence)) else None
+        before = Candidate(fact, turn, sentence, cue, hedged, tuple(dates), asked, item=item, doubt=speakers)
         out.append(before)
     return out
 

@@ -1,7 +1,8 @@
 """The deterministic extraction judge: durable or transient → accept, reject or defer, with a reason.
 
 The reference system asks a model whether a candidate will still be useful 30+ days from now and
-across sessions; these rules implement its rubric. In order:
+across sessions; these rules implement its rubric. In order, after a credential (rejected) and a fact
+whose speaker is in doubt (deferred whatever else it is: ``Candidate.doubt``):
 
 1. corrections and principles are accepted without judging (as in the reference system), except a
    correction whose bare pronoun subject names nothing ("Actually, it is MySQL now."), which defers;
@@ -108,6 +109,10 @@ def judge_candidate(candidate: Candidate, importance: Importance, *, enabled: bo
     category = candidate.fact.category
     if holds_secret(candidate.sentence):  # whatever the settings: a credential is never written
         return JudgeVerdict("reject", SECRET_REASON)
+    if candidate.doubt:
+        # Whose words they are is in doubt (a bare "Hi, I'm Megan." with a configured user): a person's
+        # words stored as another's are false whatever is judged of them, so not even a correction passes.
+        return JudgeVerdict("defer", candidate.doubt)
     if not enabled:
         return JudgeVerdict("accept", "Judge disabled (observe.judge is off)", "disabled")
     if category == "correction" and names_nothing(candidate.sentence) and not candidate.asked:

@@ -38,15 +38,14 @@ _HASH_NORMALIZE_RE = re.compile(r"[^\w\s]+", re.UNICODE)
 # "I really like its matrix builds", "I love how simple it is"); "that" only as its subject, since "I
 # prefer that we …" points back at nothing.
 _LEANS_RE = re.compile(r"^(?:that|those)\b|\b(?:it|its|they|their|them|this|these|those|he|him|his|she|her)\b", re.I)
-# A dummy "it" points at nothing: "I hate it when …", "I like it that …", "it's hard to …", "it seems …",
-# "it is worth noting …", "find it hard to …". Taken as pointing back, it would join a fact into the
-# preference after it, where its later "…, not OLD" could never replace it.
+# A dummy "it" points at nothing: "I hate it when …", "I'd prefer it if …", "it seems …", "it turned out …".
+# Taken as pointing back, it would join a fact into the preference after it, where its later "…, not OLD"
+# could never replace it. Only these forms: in "I love that it is easy to use" or "I like using it if …"
+# the "it" is the tool just named.
 _DUMMY_IT_RE = re.compile(
-    r"\bit\s+(?:when|whenever|if|how|that(?!\s+(?:much|way|well|bad|good|often|far)\b))\b"
-    r"|\bit(?:'s|’s|\s+is|\s+was|\s+will\s+be|\s+would\s+be)\s+(?:(?:so|really|very|too|quite|pretty|always)\s+)?"
-    r"(?:worth\s+\w+ing|(?![a-z]+(?:ed|en)\b)[a-z]+\s+(?:to|that|when|if|how))\b"
-    r"|\bit\s+(?:seems|seemed|appears|appeared|looks\s+like|turns\s+out|turned\s+out)\b"
-    r"|\b(?:find|finds|found|finding|make|makes|made|making)\s+it\s+(?:\w+\s+)?(?:to|that)\b",
+    r"\b(?:love[sd]?|loving|hate[sd]?|hating|like[sd]?|liking|prefer(?:s|red)?|can(?:no|'|’)t\s+stand)"
+    r"\s+it\s+(?:when|whenever|if)\b"
+    r"|\bit\s+(?:seems|seemed|appears|appeared|turns\s+out|turned\s+out)\b",
     re.I,
 )
 
@@ -249,6 +248,7 @@ def _joined(prev: _Planned, item: _Planned, settings: ObserveSettings) -> _Plann
         sentence=f"{first.sentence} {item.candidate.sentence}",
         hedged=first.hedged or (item.candidate.hedged and not leans),
         dates=tuple(dict.fromkeys(first.dates + item.candidate.dates)),
+        doubt=first.doubt or item.candidate.doubt,
     )
     return replace(_scored(candidate, settings), sentences=prev.sentences + item.sentences)
 
