@@ -76,9 +76,17 @@ def pull_until_the_driver_runs(ben: Memory) -> tuple[subprocess.Popen[bytes], li
     return puller, drivers
 
 
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie (it may be reaped between two reads of /proc)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
 def wait_gone(pid: int) -> None:
     deadline = time.monotonic() + DEADLINE_S
-    while Path(f"/proc/{pid}").exists() and Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z":
+    while _running(pid):
         assert time.monotonic() < deadline, f"process {pid} still runs"
         time.sleep(0.05)
 
