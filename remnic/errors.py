@@ -236,3 +236,19 @@ class RemoteMovedError(RemnicError):
 
     code = "remote_moved"
     http_status = 409
+
+
+_JSON_KINDS = {
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    str: "a string",
+    list: "an array",
+    dict: "an object",
+}
+
+
+def json_kind(value: object) -> str:
+    """How a JSON value is named in a message (``got null``, ``got an array``): what was read is JSON, so
+    not Python's type names."""
+    return "null" if value is None else _JSON_KINDS.get(type(value), type(value).__name__)

@@ -131,7 +131,7 @@ def test_without_onnx_the_error_names_the_setting_and_the_cure(cache: Path, monk
 
 def test_a_temporary_file_left_by_a_killed_writer_is_removed(cache: Path) -> None:
     cache.mkdir(parents=True)
-    stale, fresh = cache / ".tmp-killed.onnx", cache / ".tmp-writing.onnx"
+    stale, fresh = cache / ".model.onnx.tmp-1-dead", cache / ".model.onnx.tmp-2-live"
     for f in (stale, fresh):
         f.write_bytes(b"half a model")
     os.utime(stale, (1, 1))

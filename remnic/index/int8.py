@@ -20,11 +20,12 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from remnic.fsio import write_atomic
 
 from .embed_spec import EmbeddingError, _file_sha256
 
@@ -213,21 +214,13 @@ def _keep(path: Path, data: bytes) -> str | None:
     the next process). Temporary files that a process killed while writing left behind are removed."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        for old in path.parent.glob(".tmp-*.onnx"):
+        for old in path.parent.glob(".*.onnx.tmp-*"):
             try:
                 if time.time() - old.stat().st_mtime > _STALE_TMP_S:
                     old.unlink()
             except OSError:
                 pass
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".onnx")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        write_atomic(path, data, mode=0o644, durable=False)  # a cache: a crash only costs a rewrite
         return str(path)
     except OSError as exc:
         log.debug("rewritten model not cached at %s: %s", path, exc)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from remnic.config import StoreSettings
-from remnic.errors import FieldProblem, MemoryFormatError, ValidationError
+from remnic.errors import FieldProblem, MemoryFormatError, ValidationError, json_kind
 
 from .model import (
     CATEGORIES,
@@ -53,9 +53,6 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 def find_secrets(text: str) -> list[str]:
     """Names of the secret kinds that appear in ``text``."""
     return [name for name, pattern in SECRET_PATTERNS if pattern.search(text)]
-
-
-_JSON_KINDS = {type(None): "null", bool: "a boolean", int: "a number", float: "a number", list: "an array"}
 
 
 def _bad(field: str, message: str, line: int | None, options: Sequence[str] | None = None) -> FieldProblem:
@@ -389,8 +386,7 @@ def plan_import(
     for offset, item in enumerate(items):
         line = line_numbers[offset] if line_numbers else offset + 1
         if not isinstance(item, Mapping):
-            kind = _JSON_KINDS.get(type(item), type(item).__name__)  # null, not NoneType: the line is JSON
-            problems.append(FieldProblem("", f"expected a JSON object, got {kind}", line=line))
+            problems.append(FieldProblem("", f"expected a JSON object, got {json_kind(item)}", line=line))
             continue
         fields = dict(item)
         content = fields.pop("content", None)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from remnic.config import REPO_CONFIG_FILE
 from remnic.config.aliases import translate
 from remnic.config.load import read_config_file
-from remnic.errors import FieldProblem, UsageError
+from remnic.errors import FieldProblem, UsageError, json_kind
 from remnic.memfile.paths import OUTSIDE, MemoryPaths, glob_match
 
 if TYPE_CHECKING:
@@ -34,11 +34,6 @@ if TYPE_CHECKING:
 
 INCLUDE = "storeInclude"
 """The export line's key naming the ``store.include`` pattern that makes its file a memory (an adopted note)."""
-
-
-def _json_type(value: Any) -> str:
-    names = {dict: "an object", list: "an array", bool: "a boolean", int: "a number", float: "a number"}
-    return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
 @dataclass(frozen=True)
@@ -56,7 +51,7 @@ class IncludeRule:
         (None: ``path`` is one already), or why ``path`` cannot be restored as a memory."""
         if pattern is not None and not isinstance(pattern, str):
             return FieldProblem(
-                INCLUDE, f"must be a string (a glob pattern such as 'notes/**'), got {_json_type(pattern)}"
+                INCLUDE, f"must be a string (a glob pattern such as 'notes/**'), got {json_kind(pattern)}"
             )
         reason, found = self.own.skip_reason(path), None
         if reason == OUTSIDE and pattern and pattern.strip():
