@@ -292,6 +292,13 @@ def test_validation_errors_name_fields_and_options(env: Env) -> None:
         "cwd",
         "projectTag",
         "disclosure",
+        "category",
+        "statuses",
+        "includeSuperseded",
+        "includeInactive",
+        "tags",
+        "tagMatch",
+        "asOf",
     ]
     r = env.call("GET", "/engram/v1/recall/xray?q=a&q=b")
     assert r.status == 400 and "more than once" in r.json()["error"]

@@ -515,13 +515,11 @@ def filter_options(args: argparse.Namespace) -> dict[str, Any]:
         )
     if args.tag_match is not None and not args.tags:
         raise UsageError(f"--tag-match {args.tag_match} needs at least one --tag to match")
-    statuses = list(args.status or [])
-    if args.include_superseded and not args.include_inactive:
-        statuses = [*(statuses or ["active"]), "superseded"]  # added to what is asked for (default: active)
     return {
         "category": args.category,
         "include_inactive": args.include_inactive,
-        "statuses": list(dict.fromkeys(statuses)) or None,
+        "statuses": list(args.status or []) or None,
+        "include_superseded": args.include_superseded,
         "tags": args.tags,
         "tag_match": args.tag_match or "any",
         "as_of": args.as_of,

@@ -45,6 +45,19 @@ def _records(records: list[MemoryRecord]) -> list[dict[str, Any]]:
     return [compat.with_summary(r.to_dict()) for r in records]
 
 
+def _filters(values: dict[str, Any]) -> dict[str, Any]:
+    """The recall filters of a request (schema.RECALL_FILTERS) as the service takes them."""
+    return {
+        "category": values.get("category"),
+        "statuses": values.get("statuses"),
+        "include_superseded": values["includeSuperseded"],
+        "include_inactive": values["includeInactive"],
+        "tags": values.get("tags"),
+        "tag_match": values["tagMatch"],
+        "as_of": values.get("asOf"),
+    }
+
+
 class Api(AgentApi):
     """One per server process, shared by every request thread (the service is thread-safe)."""
 
@@ -205,9 +218,7 @@ class Api(AgentApi):
                 xray=True,
                 source=values["_source"],
                 project=project,
-                tags=values.get("tags"),
-                tag_match=values["tagMatch"],
-                as_of=values.get("asOf"),
+                **_filters(values),
             )
         hits = list(result) if result is not None else []
         results = [self._hit(h, values["includeDebug"]) for h in hits]
@@ -311,6 +322,7 @@ class Api(AgentApi):
             budget_chars=values.get("budget"),
             source=values["_source"],
             project=self.project_for(principal, values),
+            **_filters(values),
         )
         return self._envelope(ns or self.policy.default, snapshot)
 

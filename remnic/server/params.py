@@ -142,6 +142,8 @@ def _coerce(value: str, kind: str) -> Any:
             return value
     if kind == "boolean" and value.lower() in ("true", "1", "false", "0"):
         return value.lower() in ("true", "1")
+    if kind == "array":  # comma-separated (no list item here may hold a comma: tags, statuses)
+        return [item.strip() for item in value.split(",")] if value.strip() else []
     return value
 
 

@@ -55,6 +55,14 @@ QUERY_ALIASES: dict[str, dict[str, str | None]] = {
         "cwd": "cwd",
         "projectTag": "projectTag",
         "disclosure": None,
+        # The recall filters; a list is comma-separated (statuses=active,superseded).
+        "category": "category",
+        "statuses": "statuses",
+        "includeSuperseded": "includeSuperseded",
+        "includeInactive": "includeInactive",
+        "tags": "tags",
+        "tagMatch": "tagMatch",
+        "asOf": "asOf",
     },
 }
 MAX_QUERY_FIELDS = 50

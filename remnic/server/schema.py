@@ -72,6 +72,36 @@ MESSAGE: dict[str, Any] = {
 """One observe message, as the service checks it (remnic/observe/transcripts.py check_messages)."""
 
 
+RECALL_FILTERS = (
+    Param("category", "string", "only memories of this category", options=CATEGORIES),
+    Param(
+        "statuses",
+        "array",
+        "admit only these statuses (default: active)",
+        item_schema={"type": "string", "enum": list(STATUSES)},
+        items="string",
+        max_length=len(STATUSES),
+    ),
+    Param(
+        "includeSuperseded",
+        "boolean",
+        "also memories a newer one superseded, each ranked below its successor (added to statuses)",
+        default=False,
+    ),
+    Param(
+        "includeInactive",
+        "boolean",
+        "every status: superseded, forgotten, rejected … too, ranked below active ones (not with statuses)",
+        default=False,
+    ),
+    Param("tags", "array", "only memories with these tags", items="string", max_length=50),
+    Param("tagMatch", "string", "any tag (default) or all of them", options=TAG_MATCHES, default="any"),
+    Param("asOf", "string", "only memories valid at this ISO time", max_length=64),
+)
+"""Which memories a recall may return: the CLI's filter flags (``query``/``xray``), one set for the
+recall and X-ray operations."""
+
+
 def _compat(name: str, kind: str, what: str, **bounds: Any) -> Param:
     """A request field the original Remnic accepts that has no meaning here: accepted, and named in
     the response's ``warnings``."""
@@ -120,9 +150,7 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                         options=DISCLOSURES,
                         default="chunk",
                     ),
-                    Param("tags", "array", "only memories with these tags", items="string", max_length=50),
-                    Param("tagMatch", "string", "any tag (default) or all of them", options=TAG_MATCHES, default="any"),
-                    Param("asOf", "string", "only memories valid at this ISO time", max_length=64),
+                    *RECALL_FILTERS,
                     _compat("includeLowConfidence", "boolean", "include low-confidence memories (they always are)"),
                     _compat("idempotencyKey", "string", "idempotency key", max_length=256),
                     CODING_CONTEXT,
@@ -145,6 +173,7 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                         minimum=0,
                         maximum=1_000_000,
                     ),
+                    *RECALL_FILTERS,
                     PROJECT_CWD,
                     PROJECT_TAG,
                 ),

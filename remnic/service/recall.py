@@ -44,6 +44,7 @@ def recall(
     budget_chars: int | None = None,
     include_inactive: bool = False,
     statuses: Sequence[str] | None = None,
+    include_superseded: bool = False,
     progress: Progress | None = None,
     xray: bool = False,
     session_key: str | None = None,
@@ -64,7 +65,8 @@ def recall(
     namespace, category, status, served_by, safety, score terms); ``.stages`` is
     the filter ladder with considered/admitted counts. Superseded, forgotten,
     rejected … memories are left out unless ``include_inactive`` (or ``statuses``)
-    asks for them. A missing, stale or foreign index is caught up or rebuilt
+    asks for them; ``include_superseded`` adds superseded memories to the statuses asked for (default
+    active), each ranked below its successor. A missing, stale or foreign index is caught up or rebuilt
     first; if the index cannot be used at all the recall scans the files
     (``recall.fallbackScan``). Every recall appends one entry to the audit ledger
     (``result.audit_id``). With ``xray=True`` (or ``recall.xrayCapture``) the
@@ -79,6 +81,7 @@ def recall(
     """
     check_query(_check.text(query, "query"))
     check_recall_args(top_k=top_k, namespace=namespace, category=category, budget_chars=budget_chars, statuses=statuses)
+    statuses = admitted_statuses(statuses, include_superseded=include_superseded, include_inactive=include_inactive)
     at = _as_of(as_of)
     if tag_match not in TAG_MATCHES:
         raise ValidationError.single("tagMatch", f"unknown tag match {tag_match!r}", options=TAG_MATCHES)
@@ -281,6 +284,26 @@ def _unsearchable_note(edits: Any, broken: list[tuple[str, str]]) -> str:
     return f"searched {searched} of {edits.dirty} uncommitted edit(s) as they are on disk; {cannot}"
 
 
+def admitted_statuses(
+    statuses: Sequence[str] | None, *, include_superseded: bool, include_inactive: bool
+) -> list[str] | None:
+    """The statuses a recall admits (None: active only, or every status with ``include_inactive``).
+
+    ``include_superseded`` adds superseded to those asked for (default: active); ``include_inactive``
+    already admits every status and contradicts an explicit list (a ValidationError naming both, so no
+    surface silently runs a recall other than the one asked for)."""
+    if include_inactive and statuses:
+        raise ValidationError.single(
+            "includeInactive",
+            "admits every status and statuses only those named; give one of them "
+            "(statuses with includeSuperseded adds superseded to them)",
+        )
+    out = list(statuses or ())
+    if include_superseded and not include_inactive:
+        out = [*(out or ["active"]), "superseded"]
+    return list(dict.fromkeys(out)) or None
+
+
 def recall_xray(
     mem: Memory,
     query: str,
@@ -299,7 +322,7 @@ def recall_xray(
 
     Scoped exactly like :meth:`recall` (no namespace: every namespace), so the X-ray explains
     the recall a caller would get; ``filters`` are :meth:`recall`'s (``category``, ``statuses``,
-    ``include_inactive``, ``tags``, ``tag_match``, ``as_of``). Calls are serialised by one lock per
+    ``include_superseded``, ``include_inactive``, ``tags``, ``tag_match``, ``as_of``). Calls are serialised by one lock per
     memory root shared by every surface (CLI, HTTP, MCP), as the X-ray contract specifies.
     """
     with xray_lock(mem.root):
