@@ -30,6 +30,7 @@ import yaml
 from remnic.errors import FieldProblem, MemoryFormatError
 
 from .entity import is_entity_file
+from .fold import fold
 from .paths import category_dir as category_dir
 from .paths import category_for_path as category_for_path
 from .paths import check_relpath as check_relpath
@@ -89,7 +90,8 @@ def new_id() -> str:
 def slugify(text: str, max_len: int = 60) -> str:
     """A readable file-name slug from the first words of a memory (ASCII when the text has any,
     else its own letters: a Japanese memory gets a Japanese name, not "memory-7.md")."""
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    # Folded as entity ids are (Ødegaard → odegaard, not "degaard"), then any other accent dropped.
+    ascii_text = unicodedata.normalize("NFKD", fold(text)).encode("ascii", "ignore").decode("ascii")
     words = re.findall(r"[a-z0-9]+", ascii_text.lower())
     if not words:
         words = [w for w in re.findall(r"\w+", unicodedata.normalize("NFC", text).lower()) if w != "_"]
