@@ -29,6 +29,7 @@ from remnic.observe.entities import (
     cited_ids,
     entity_id,
     mentions,
+    name_key,
     parse_page,
     render_page,
     slugify,
@@ -391,6 +392,7 @@ def get_entity(mem: Memory, name: str, *, namespace: str | None = None) -> dict[
     if not isinstance(name, str) or not name.strip():
         raise ValidationError.single("name", "must be a non-empty string")
     wanted = name.strip().lower()
+    key = name_key(name)  # accents folded: "tomas" finds Tomás
     slug = slugify(name)
     pages = _pages(mem, namespace)
     rank = {t: i for i, t in enumerate(ENTITY_TYPES)}
@@ -400,13 +402,13 @@ def get_entity(mem: Memory, name: str, *, namespace: str | None = None) -> dict[
         stem = record.path.rsplit("/", 1)[-1].removesuffix(".md").lower()
         if wanted in (record.id.lower(), stem):
             return 0
-        if page.name.lower() == wanted or stem == entity_id(page.type, name):
+        if name_key(page.name) == key or stem == entity_id(page.type, name):
             return 1
         if slug and stem.split("-", 1)[-1] == slug:
             return 2
-        if wanted in (a.lower() for a in page.aliases):
+        if key in (name_key(a) for a in page.aliases):
             return 3
-        if " " not in wanted and page.name.lower().split(" ", 1)[0] == wanted:
+        if " " not in key and name_key(page.name).split(" ", 1)[0] == key:
             return 4  # "Priya" for "Priya Raman"
         return None
 

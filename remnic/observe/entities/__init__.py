@@ -10,7 +10,17 @@ the pages through the write transaction.
 
 from __future__ import annotations
 
-from .page import ENTITY_TYPES, EntityPage, TimelineEntry, cited_ids, entity_id, parse_page, render_page, slugify
+from .page import (
+    ENTITY_TYPES,
+    EntityPage,
+    TimelineEntry,
+    cited_ids,
+    entity_id,
+    name_key,
+    parse_page,
+    render_page,
+    slugify,
+)
 from .rules import KNOWN_TOOLS, Mention, mentions
 
 __all__ = [
@@ -22,6 +32,7 @@ __all__ = [
     "cited_ids",
     "entity_id",
     "mentions",
+    "name_key",
     "parse_page",
     "render_page",
     "slugify",
