@@ -33,7 +33,7 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from remnic.errors import ValidationError
+from remnic.errors import UsageError, ValidationError
 
 from .aliases import MMR_ENABLED, MMR_LAMBDA, Translated, translate, truthy
 from .settings import (
@@ -270,6 +270,20 @@ def read_config_files(cwd: Path, env: Mapping[str, str]) -> list[ConfigFile]:
     return files
 
 
+def _current_dir(memory_dir: str | os.PathLike[str] | None) -> Path:
+    """The working directory; when it was deleted under the shell, an absolute memory directory stands
+    in for it (config files are then found from there), else an error saying what to do."""
+    try:
+        return Path.cwd()
+    except FileNotFoundError:
+        if memory_dir is not None and Path(memory_dir).expanduser().is_absolute():
+            return Path(memory_dir).expanduser()
+        raise UsageError(
+            "the current directory no longer exists (deleted or moved); cd to an existing directory "
+            "or give an absolute --memory-dir"
+        ) from None
+
+
 def load_settings(
     memory_dir: str | os.PathLike[str] | None = None,
     *,
@@ -284,7 +298,7 @@ def load_settings(
     ``remnic doctor`` falls back to when a config file itself is broken.
     """
     env = os.environ if env is None else env
-    cwd = (cwd or Path.cwd()).resolve()
+    cwd = (cwd or _current_dir(memory_dir)).resolve()
     home = Path(env.get("HOME") or Path.home())
     files = read_config_files(cwd, env) if use_config_files else []
     root, origin = _memory_dir(memory_dir, cwd, env, home, files)

@@ -464,7 +464,8 @@ def _prepare(
 
         def share(name: str) -> float:
             tokens = analyze(name, language=index.language)
-            return min((counts.doc_freq(t) / n for t in tokens), default=0.0)
+            # A term's document frequency still counts replaced documents until their segment merges.
+            return min(1.0, min((counts.doc_freq(t) / n for t in tokens), default=0.0))
 
         focus = aspect_of(
             text,

@@ -1,0 +1,49 @@
+"""Small fixes: the X-ray's query-aspect share is at most 100%; a deleted working directory is an error, not a traceback."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import run_cli
+
+
+def test_a_name_share_is_at_most_all_memories(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    assert run_cli("init", str(root), "--quiet").code == 0
+    said = (
+        "The staging DB port is 5432.",
+        "Actually the staging DB port is 5433 now.",
+        "The staging DB port changed to 5434.",
+    )
+    for i, text in enumerate(said):
+        transcript = tmp_path / f"c{i}.txt"
+        transcript.write_text(f"[2026-11-25T1{i}:00:00Z] Ana: {text}\n", encoding="utf-8")
+        args = ("observe", str(transcript), "--session-key", f"c{i}", "--flush", "--quiet", "--memory-dir", str(root))
+        assert run_cli(*args).code == 0
+    xray = run_cli("xray", "what is the staging DB port", "--memory-dir", str(root))
+    shares = [int(s) for s in re.findall(r"in (\d+)% of memories", xray.out)]
+    assert shares and max(shares) <= 100, xray.out
+
+
+def test_a_deleted_working_directory_is_named_not_a_traceback(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    env = {**os.environ, "HOME": str(tmp_path / "home")}
+    script = f"import os, sys; os.makedirs({str(gone)!r}, exist_ok=True); os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); from remnic.cli import main; sys.exit(main(sys.argv[1:]))"
+    root = tmp_path / "mem"
+
+    def remnic(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", script, *args], capture_output=True, text=True, env=env, timeout=120
+        )
+
+    assert remnic("init", str(root), "--quiet").returncode == 0  # an absolute path stands in for the directory
+    stored = remnic("store", "Deploys need two approvals", "--memory-dir", str(root))
+    assert stored.returncode == 0, stored.stderr
+    listed = remnic("list")
+    assert listed.returncode == 2 and "Traceback" not in listed.stderr
+    assert "current directory no longer exists" in listed.stderr and "--memory-dir" in listed.stderr
