@@ -6,10 +6,13 @@ committed at once, an index that lagged, a threshold met only later). For each
 memory the pipeline wrote in the last ``observe.consolidateWindowDays``, its
 nearest active neighbours are compared; one that says the same thing (cosine ≥
 ``observe.duplicateSimilarityFloor``, enough shared words, no other value for an
-entity attribute) is merged into the older of the two: the survivor is reinforced
-and lists the merged id in ``derived_from``, the merged memory keeps its file with
-``status: archived`` and ``mergedInto``. Observations that resulted in a merged
-memory get a ledger line pointing ``resultingPrimitiveId`` at the survivor.
+entity attribute) pairs with it. Pairs chain into groups, and every member of a
+group is merged into the group's oldest memory (never one into another merged
+one, so no chain of ``mergedInto`` forms and the result does not depend on the
+order files are scanned in): the survivor is reinforced and lists the merged ids
+in ``derived_from``, the merged memories keep their files with ``status:
+archived`` and ``mergedInto``. Observations that resulted in a merged memory get
+a ledger line pointing ``resultingPrimitiveId`` at the survivor.
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ from remnic.memfile.model import MemoryRecord, now_iso, parse_time
 from remnic.memfile.validate import check_bytes
 from remnic.observe.alike import differs_concretely
 from remnic.observe.ledger import append_remaps
+from remnic.observe.records import MAX_SOURCE_TURNS
+from remnic.recall.citations import sessions_of
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
 from .writes import UNGROUPED, check_writable, patch_staged
@@ -87,10 +92,15 @@ def _words(text: str) -> set[str]:
 
 
 def _same(a: MemoryRecord, b: MemoryRecord, overlap_floor: float) -> bool:
-    if a.category != b.category or a.namespace != b.namespace or differs_concretely(a.content, b.content):
+    if a.category != b.category or a.namespace != b.namespace or not _compatible(a, b):
         return False
     wa, wb = _words(a.content), _words(b.content)
-    if len(wa & wb) / max(1, len(wa | wb)) < overlap_floor:
+    return len(wa & wb) / max(1, len(wa | wb)) >= overlap_floor
+
+
+def _compatible(a: MemoryRecord, b: MemoryRecord) -> bool:
+    """Neither differs concretely from the other nor states another value for an entity attribute."""
+    if differs_concretely(a.content, b.content):
         return False
     attrs_a, attrs_b = a.frontmatter.get("structuredAttributes"), b.frontmatter.get("structuredAttributes")
     if (
@@ -108,31 +118,62 @@ def _age(record: MemoryRecord) -> float:
     return parse_time(record.created) or 0.0
 
 
+def _staged(mem: Memory, tx: Transaction, path: str) -> MemoryRecord | None:
+    """The memory at ``path`` as the transaction sees it now (earlier merges of this pass included)."""
+    checked = check_bytes(tx.read_bytes(path) or b"", path, mem.settings.store)
+    return checked.record if checked.ok else None
+
+
 def merge_into(mem: Memory, tx: Transaction, newer: MemoryRecord, survivor_id: str, via: str = "consolidation") -> bool:
     """Fold ``newer`` into the memory ``survivor_id`` inside ``tx``: ``newer`` keeps its file as
-    ``status: archived`` with ``mergedInto``; the survivor is reinforced and lists ``newer`` in
-    ``derived_from`` (``derived_via`` says which operation merged it). False when either file
-    is gone or unreadable (nothing staged for the pair)."""
+    ``status: archived`` with ``mergedInto``; the survivor is reinforced (its count plus the merged
+    one's), lists ``newer`` (and what was merged into it before) in ``derived_from`` (``derived_via``
+    says which operation merged it), and takes the tags, ``sourceTurnIds`` and sessions it lacks.
+    Both are read as the transaction holds them, so merging several into one survivor adds up. False
+    when either file is gone, unreadable or no longer active (nothing staged for the pair)."""
     survivor = mem.get(survivor_id)
-    current = check_bytes(tx.read_bytes(survivor.path) or b"", survivor.path, mem.settings.store)
-    if not current.ok or current.record is None:
+    current, merged = _staged(mem, tx, survivor.path), _staged(mem, tx, newer.path)
+    if current is None or merged is None or current.status != "active" or merged.status != "active":
         return False
     if not patch_staged(mem, tx, newer, {"status": "archived", "mergedInto": survivor_id, "archivedAt": now_iso()}):
         return False
-    fm = current.record.frontmatter
-    derived = [str(x) for x in fm.get("derived_from") or []] if isinstance(fm.get("derived_from"), list) else []
+    fm, other = current.frontmatter, merged.frontmatter
     changes: dict[str, Any] = {
-        "reinforcement_count": _count(fm) + 1 + _count(newer.frontmatter),
+        "reinforcement_count": _count(fm) + 1 + _count(other),
         "last_reinforced_at": now_iso(),
-        "derived_from": sorted(set(derived) | {newer.id}),
+        "derived_from": sorted(
+            set(_strings(fm.get("derived_from"))) | set(_strings(other.get("derived_from"))) | {newer.id}
+        ),
         "derived_via": via,
     }
     tags = _tags(fm)
-    more = [t for t in _tags(newer.frontmatter) if t not in tags]
+    more = [t for t in _tags(other) if t not in tags]
     if more:  # the merged memory's tags stay findable on the one left active
         changes["tags"] = tags + more
+    # Its provenance too: the turns that said it, and the sessions they were in (``sessionKey`` holds one).
+    turns = _joined(_strings(fm.get("sourceTurnIds")), _strings(other.get("sourceTurnIds")))
+    if turns is not None:
+        changes["sourceTurnIds"] = turns
+    sessions = _joined(sessions_of(fm), sessions_of(other))
+    if sessions is not None:
+        changes["sessionKeys"] = sessions
     patch_staged(mem, tx, survivor, changes)
     return True
+
+
+def _strings(value: Any) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    return [str(x) for x in value if isinstance(x, str | int) and not isinstance(x, bool) and str(x).strip()]
+
+
+def _joined(held: list[str], more: list[str]) -> list[str] | None:
+    """``held`` then what ``more`` adds, in order, the first kept first and at most ``MAX_SOURCE_TURNS``
+    (as a reinforcement keeps turns); None when ``more`` adds nothing."""
+    ids = list(dict.fromkeys([*held, *more]))
+    if len(ids) == len(dict.fromkeys(held)):
+        return None
+    return ids[:1] + ids[1:][-(MAX_SOURCE_TURNS - 1) :]
 
 
 def _tags(frontmatter: dict[str, Any]) -> list[str]:
@@ -173,32 +214,20 @@ def _consolidate(mem: Memory, days: float | None) -> ConsolidationResult:
         return result
     mem.index.ensure_fresh(mem.files, mem.ledger)
     vectors = mem.index.embed_as_memories([r.content for r in recent])
-    pairs: list[tuple[MemoryRecord, str]] = []
-    gone: set[str] = set()
-    for record, vector in zip(recent, vectors, strict=True):
-        if record.id in gone:
-            continue
-        for other_id, path, similarity in mem.index.nearest(vector, NEIGHBOURS, namespace=record.namespace):
-            if other_id == record.id or other_id in gone or similarity < settings.duplicate_similarity_floor:
-                continue
-            try:
-                other = mem.files.read(path)
-            except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
-                continue
-            if other.status != "active" or not _same(record, other, settings.near_duplicate_word_overlap):
-                continue
-            older, newer = (other, record) if _age(other) <= _age(record) else (record, other)
-            pairs.append((newer, older.id))
-            gone.add(newer.id)
-            break
-    if not pairs:
+    groups = _groups(mem, recent, vectors)
+    if not groups:
         return result
 
     def run(tx: Transaction) -> PlanOutcome:
         check_writable(mem)
-        merged = [(newer.id, survivor) for newer, survivor in pairs if merge_into(mem, tx, newer, survivor)]
+        merged = [
+            (member.id, survivor.id)
+            for survivor, members in groups
+            for member in members
+            if merge_into(mem, tx, member, survivor.id)
+        ]
         subject = f"remnic consolidate: {len(merged)} near-duplicate(s) merged"
-        ids = [i for pair in merged for i in pair]
+        ids = list(dict.fromkeys(i for pair in merged for i in pair))
         return PlanOutcome(merged, subject if merged else None, ids, "default")
 
     outcome, commit = mem.committer.submit(Plan(("consolidate", "consolidate", UNGROUPED + str(time.time())), run))
@@ -207,3 +236,48 @@ def _consolidate(mem: Memory, days: float | None) -> ConsolidationResult:
     if result.merged:
         append_remaps(mem.root, dict(result.merged))
     return result
+
+
+def _groups(mem: Memory, recent: list[MemoryRecord], vectors: Any) -> list[tuple[MemoryRecord, list[MemoryRecord]]]:
+    """Each group of near-duplicates as (survivor, the members merged into it), oldest first.
+
+    Every pair a recent memory makes with one of its nearest active neighbours is found (none is
+    skipped because an earlier pair took a memory), the pairs chain into groups, and each group's
+    survivor is its oldest memory (the id breaks a tie): what merges where depends on the memories,
+    never on the order their files were scanned in. A member bridged in through another but at odds
+    with the survivor itself (another number, a denial …) is left out.
+    """
+    settings = mem.settings.observe
+    records = {r.id: r for r in recent}
+    parent: dict[str, str] = {}
+
+    def root(i: str) -> str:
+        while parent.setdefault(i, i) != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for record, vector in zip(recent, vectors, strict=True):
+        for other_id, path, similarity in mem.index.nearest(vector, NEIGHBOURS, namespace=record.namespace):
+            if other_id == record.id or similarity < settings.duplicate_similarity_floor:
+                continue
+            other = records.get(other_id)
+            if other is None:
+                try:
+                    other = mem.files.read(path)
+                except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
+                    continue
+            if other.status != "active" or not _same(record, other, settings.near_duplicate_word_overlap):
+                continue
+            records[other.id] = other
+            parent[root(other.id)] = root(record.id)
+    members: dict[str, list[MemoryRecord]] = {}
+    for rid in parent:
+        members.setdefault(root(rid), []).append(records[rid])
+    groups = []
+    for group in members.values():
+        survivor, *rest = sorted(group, key=lambda r: (_age(r), r.id))
+        rest = [r for r in rest if _compatible(survivor, r)]
+        if rest:
+            groups.append((survivor, rest))
+    return sorted(groups, key=lambda g: (_age(g[0]), g[0].id))

@@ -15,7 +15,7 @@ from remnic.memfile.model import parse_time
 from remnic.memfile.validate import check_recall_args
 from remnic.recall import RecallOptions, check_query, resolve_clock, run_recall
 from remnic.recall.audit import AuditLog, options_key
-from remnic.recall.citations import Cited, citation_block
+from remnic.recall.citations import Cited, citation_block, sessions_of
 from remnic.recall.fallback import scan_recall
 from remnic.recall.filters import TAG_MATCHES
 from remnic.recall.locks import xray_lock
@@ -377,7 +377,8 @@ def citations(mem: Memory, hits: Iterable[Any]) -> str:
         except (OSError, MemoryFormatError):
             continue
         session = hit.frontmatter.get("sessionKey")
-        cited.append(Cited(hit.path, text, hit.content, hit.category, str(session) if session else None))
+        sessions = tuple(sessions_of(hit.frontmatter))
+        cited.append(Cited(hit.path, text, hit.content, hit.category, str(session) if session else None, sessions))
     return citation_block(cited)
 
 
