@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, run_cli
 from test_hooks import run_agent_script
+from test_r34_hooks_codex_trust import trust_codex_hooks
 
 from remnic.service.memory import Memory
 
@@ -98,6 +99,8 @@ def test_doctor_fires_each_hook_and_says_what_is_missing(seeded: Memory, isolate
     bare = run_cli("connectors", "doctor", host, "--json")
     assert bare.code == 1 and not bare.json()["healthy"]
     run_cli("connectors", "install", host, "--memory-dir", str(seeded.root))
+    if host == "codex":  # Codex runs only hooks a person trusted in /hooks: trust them as /hooks does
+        trust_codex_hooks(isolated_home / ".codex")
     doctor = run_cli("connectors", "doctor", host, "--json")
     assert doctor.code == 0, doctor.out
     checks = {c["name"]: c for c in doctor.json()["checks"]}

@@ -26,7 +26,8 @@ this Python and the memory repository the command finds: run it from yours, or
 pass --memory-dir. remove takes only remnic's hooks out. doctor
 checks the config and fires each hook with a sample payload.
 
-Codex asks you to trust new hooks once: run `codex`, then /hooks.
+Codex runs a hook only once you trusted it, and again after install changed it: run
+`codex`, then /hooks (doctor says which it would skip).
 
 examples:
   remnic connectors install claude-code
@@ -75,7 +76,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _mcp_hint(host: C.Host, memory_dir: Path, config_path: Path) -> str:
-    command = [sys.executable, "-m", "remnic", "mcp", "--memory-dir", str(memory_dir)]
+    # -P: the host starts the server in the session's project folder, whose json.py must not be imported.
+    command = [sys.executable, "-P", "-m", "remnic", "mcp", "--memory-dir", str(memory_dir)]
     if host.id == "claude-code":
         return "MCP tools too: claude mcp add remnic -- " + " ".join(shlex.quote(c) for c in command)
     args = ", ".join(json.dumps(c) for c in command[1:])  # a TOML basic string is a JSON string
@@ -97,12 +99,25 @@ def cmd_install(args: argparse.Namespace) -> int:
         else:
             head = f"{host.name}: {', '.join(result['changes'])} in {result['configPath']}"
             head += f" (backup: {result['backup']})" if result["backup"] else ""
-        tail = "\nCodex asks to trust new hooks once: run `codex`, then /hooks." if host.id == "codex" else ""
+        tail = _trust_hint(result) if host.id == "codex" else ""
         tail += "".join(f"\nwarning: {w}" for w in result["warnings"])
         return f"{head}\nmemory repository: {memory.root}\n{result['mcp']}{tail}\ncheck: remnic connectors doctor {host.id}"
 
     emit(args, result, text)
     return 0
+
+
+def _trust_hint(result: dict[str, Any]) -> str:
+    """Codex skips a hook nobody trusted, and one changed since, without a word: say which need it."""
+    waiting = [event for event, status in result.get("codexTrust", {}).items() if status != "trusted"]
+    if not waiting:
+        return ""
+    updated = any(change.endswith(": updated") for change in result["changes"])
+    again = " (a hook changed by install must be trusted again)" if updated else ""
+    return (
+        f"\nCodex runs a hook only once you trust it: {', '.join(waiting)} are not trusted{again}. "
+        "Run `codex`, then /hooks, and trust them."
+    )
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
@@ -125,14 +140,28 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         args,
         result,
         lambda: (
-            "\n".join(f"{'ok  ' if c['ok'] else 'FAIL'} {c['name']}: {c['detail']}" for c in result["checks"])
-            + ("\nhealthy" if result["healthy"] else _unhealthy(result, host))
+            "\n".join(f"{_MARKS[c['status']]} {c['name']}: {c['detail']}" for c in result["checks"])
+            + (_healthy(result) if result["healthy"] else _unhealthy(result, host))
         ),
     )
     return 0 if result["healthy"] else 1
 
 
+_MARKS = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
+
+
+def _healthy(result: dict[str, Any]) -> str:
+    """The closing line when nothing failed: a warning is something remnic could not verify."""
+    if not result["warnings"]:
+        return "\nhealthy"
+    return f"\nno check failed, but remnic could not verify {', '.join(result['warnings'])}: see WARN above"
+
+
 def _unhealthy(result: dict[str, Any], host: C.Host) -> str:
     """The closing line of a failed doctor: an install is the cure only when a handler is missing."""
     missing = any(not c["ok"] and c["name"].endswith(" hook") for c in result["checks"])
-    return f"\nnot healthy: run `remnic connectors install {host.id}`?" if missing else "\nnot healthy: see FAIL above"
+    if missing:
+        return f"\nnot healthy: run `remnic connectors install {host.id}`?"
+    if any(not c["ok"] and c["name"].endswith(" trusted by Codex") for c in result["checks"]):
+        return "\nnot healthy: Codex runs none of the hooks it has not trusted; run `codex`, then /hooks"
+    return "\nnot healthy: see FAIL above"

@@ -391,6 +391,7 @@ class Api(AgentApi):
                 "status": status,
                 "memoryId": record.id,
                 "path": record.path,
+                "commit": None if duplicate or values["dryRun"] else result.commit,  # null: nothing committed
             }
             if duplicate:
                 body["duplicateOf"] = record.id
@@ -417,18 +418,20 @@ class Api(AgentApi):
         try:
             record = self._memory(principal, values["memoryId"], values.get("namespace"))
         except NotFoundError as exc:
-            return self._not_found(principal, values, exc, count=0, timeline=[])
-        events = self.memory.timeline(record.id)[: values["limit"]]
-        return Reply(
-            200,
-            {
-                "found": True,
-                "memoryId": record.id,
-                "namespace": record.namespace,
-                "count": len(events),
-                "timeline": events,
-            },
-        )
+            return self._not_found(principal, values, exc, count=0, total=0, truncated=False, timeline=[])
+        events = self.memory.timeline(record.id)
+        # The newest events when cut (still oldest first): the memory's current state is the last one.
+        kept = events[-values["limit"] :]
+        body = {
+            "found": True,
+            "memoryId": record.id,
+            "namespace": record.namespace,
+            "count": len(kept),
+            "total": len(events),
+            "truncated": len(kept) < len(events),
+            "timeline": kept,
+        }
+        return Reply(200, body)
 
     def op_memories_list(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)

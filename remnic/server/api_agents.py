@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from remnic.errors import NotFoundError, ValidationError
 from remnic.service import lcm as _lcm
-from remnic.service.feedback import vote_of
+from remnic.service.feedback import check_citations, vote_of
 
 from .reply import Reply
 
@@ -201,17 +201,15 @@ class AgentApi:
         return self._write(principal, "memory_promote", values, promote)
 
     def op_citations_observed(self, principal: str, values: dict[str, Any]) -> Reply:
-        cited = values["citations"]
-        entries = cited.get("entries") if isinstance(cited.get("entries"), list) else []
-        rollouts = cited.get("rolloutIds", cited.get("threadIds"))
-        rollouts = [r for r in rollouts if isinstance(r, str)] if isinstance(rollouts, list) else []
+        # Every key checked before anything is written: a typo is a 400 naming it, never a silent no-op.
+        entries, rollouts = check_citations(values["citations"])
         ns = values.get("namespace")
         if ns is not None:
             self.policy.resolve(principal, ns, write=True)
 
         def observe() -> Reply:
             body = self.memory.observe_citations(
-                [e for e in entries if isinstance(e, dict)],
+                entries,
                 rollout_ids=rollouts,
                 namespace=ns,
                 readable=lambda namespace: self.policy.can_write(principal, namespace),

@@ -163,6 +163,10 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
             "status": {"type": "string", "enum": ["validated", "stored", "duplicate", "queued_for_review"]},
             "memoryId": STRING,
             "path": STRING,
+            "commit": {
+                **NULLABLE_STRING,
+                "description": "the git commit that holds the memory; null for a dry run or a duplicate",
+            },
         },
         {
             "duplicateOf": STRING,
@@ -185,9 +189,15 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
         {
             "found": BOOLEAN,
             "namespace": STRING,
-            "count": INTEGER,
+            "count": {"type": "integer", "description": "how many events timeline holds"},
+            "total": {"type": "integer", "description": "how many events the memory has in all"},
+            "truncated": {
+                "type": "boolean",
+                "description": "true when the oldest events were left out (total > limit)",
+            },
             "timeline": {
                 "type": "array",
+                "description": "the newest `limit` events, oldest first (the last one is the current state)",
                 "items": obj(
                     {
                         "version": {"type": "integer", "minimum": 1},

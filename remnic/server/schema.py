@@ -298,7 +298,14 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                 (
                     MEMORY_ID,
                     NAMESPACE,
-                    Param("limit", "integer", "at most this many events, oldest first", minimum=1, default=200),
+                    Param(
+                        "limit",
+                        "integer",
+                        "at most this many events: the newest ones, oldest first (total and truncated say "
+                        "whether older ones were left out)",
+                        minimum=1,
+                        default=200,
+                    ),
                 ),
             ),
             Operation(

@@ -23,6 +23,29 @@ CODING_CONTEXT_SHAPE: dict[str, Any] = {
     "additionalProperties": False,
 }
 """The original's coding context, as the service checks it (Memory.project_context)."""
+CITATIONS_SHAPE: dict[str, Any] = {
+    "properties": {
+        "entries": {
+            "type": "array",
+            "description": "the memory files the answer cited",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "minLength": 1, "description": "the memory file's path"},
+                    "lineStart": {"type": "integer", "minimum": 1},
+                    "lineEnd": {"type": "integer", "minimum": 1, "description": "not before lineStart"},
+                    "note": {"type": "string"},
+                },
+                "required": ["path"],
+                "additionalProperties": False,
+            },
+        },
+        "rolloutIds": {"type": "array", "items": {"type": "string"}, "description": "the answer's rollout ids"},
+        "threadIds": {"type": "array", "items": {"type": "string"}, "description": "legacy name of rolloutIds"},
+    },
+    "additionalProperties": False,
+}
+"""The original's citations object, as the service checks it (feedback.check_citations)."""
 _SESSION_REQUIRED = Param("sessionKey", "string", "conversation/session identifier", required=True, max_length=512)
 
 
@@ -181,8 +204,9 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
                 Param(
                     "citations",
                     "object",
-                    "{entries: [{path, lineStart, lineEnd, note?}], rolloutIds: [string]}",
+                    "{entries: [{path, lineStart, lineEnd, note?}], rolloutIds: [string]}; an unknown key is refused",
                     required=True,
+                    object_schema=CITATIONS_SHAPE,
                 ),
                 Param("sessionId", "string", "the conversation the answer belongs to", max_length=512),
                 ns,

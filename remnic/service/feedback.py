@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import MemoryFormatError, NotFoundError, ValidationError
+from remnic.errors import FieldProblem, MemoryFormatError, NotFoundError, ValidationError, json_kind
 from remnic.memfile.model import MemoryRecord, now_iso
 from remnic.memfile.normalize import render
 from remnic.memfile.validate import check_bytes
@@ -171,6 +171,92 @@ def feedback(
     }
 
 
+ENTRY_KEYS = ("path", "lineStart", "lineEnd", "note")
+CITATION_KEYS = ("entries", "rolloutIds", "threadIds")
+"""The original's ``citations`` object (``threadIds``: the legacy name of ``rolloutIds``)."""
+_ENTRY = "{path, lineStart, lineEnd, note?}"
+
+
+def _line(entry: Mapping[str, Any], key: str, where: str, problems: list[FieldProblem]) -> int | None:
+    if key not in entry:
+        return None
+    value = entry[key]
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # 5.0 is JSON Schema's integer 5 (clients holding every number as a float send it)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        got = f"{value!r}" if isinstance(value, (int, float)) and not isinstance(value, bool) else json_kind(value)
+        problems.append(FieldProblem(f"{where}.{key}", f"must be a line number (an integer ≥ 1), got {got}"))
+        return None
+    return value
+
+
+def check_entries(entries: Any, field: str = "entries") -> list[dict[str, Any]]:
+    """The original's citation entries ``[{path, lineStart?, lineEnd?, note?}]``, checked: an unknown key
+    (a typo), a wrong type or a range ending before it starts is a ValidationError naming ``field[i].key``,
+    never skipped (a caller whose citations all vanished would not learn why nothing matched)."""
+    if not isinstance(entries, (list, tuple)):
+        raise ValidationError.single(field, f"must be an array of {_ENTRY}, got {json_kind(entries)}")
+    problems: list[FieldProblem] = []
+    out: list[dict[str, Any]] = []
+    for i, entry in enumerate(entries):
+        where = f"{field}[{i}]"
+        if not isinstance(entry, Mapping):
+            problems.append(FieldProblem(where, f"must be an object {_ENTRY}, got {json_kind(entry)}"))
+            continue
+        problems += [
+            FieldProblem(f"{where}.{k}", "unknown field", options=ENTRY_KEYS) for k in entry if k not in ENTRY_KEYS
+        ]
+        path = entry.get("path")
+        if not isinstance(path, str) or not path.strip():
+            got = "missing" if "path" not in entry else f"got {json_kind(path)}"
+            problems.append(FieldProblem(f"{where}.path", f"is required: the cited memory file's path ({got})"))
+        start, end = _line(entry, "lineStart", where, problems), _line(entry, "lineEnd", where, problems)
+        if start is not None and end is not None and end < start:
+            problems.append(FieldProblem(f"{where}.lineEnd", f"is {end}, before lineStart {start}"))
+        if entry.get("note") is not None and not isinstance(entry["note"], str):
+            problems.append(FieldProblem(f"{where}.note", f"must be a string, got {json_kind(entry['note'])}"))
+        out.append({k: entry[k] for k in ENTRY_KEYS if k in entry})
+    if problems:
+        _refuse(problems)
+    return out
+
+
+def check_citations(cited: Any, field: str = "citations") -> tuple[list[dict[str, Any]], list[str]]:
+    """The original's ``citations`` object ``{entries, rolloutIds}`` (or the legacy ``threadIds``) as
+    (entries, rollout ids), checked like :func:`check_entries`; either key may be left out."""
+    if not isinstance(cited, Mapping):
+        raise ValidationError.single(field, f"must be an object {{entries, rolloutIds}}, got {json_kind(cited)}")
+    problems = [
+        FieldProblem(f"{field}.{k}", "unknown field", options=CITATION_KEYS) for k in cited if k not in CITATION_KEYS
+    ]
+    if "rolloutIds" in cited and "threadIds" in cited:
+        problems.append(FieldProblem(f"{field}.threadIds", "is the legacy name of rolloutIds; give one of them"))
+    key = "threadIds" if "threadIds" in cited and "rolloutIds" not in cited else "rolloutIds"
+    rollouts = [] if cited.get(key) is None else cited[key]  # null: not given, as for any optional field
+    if not isinstance(rollouts, list):
+        problems.append(FieldProblem(f"{field}.{key}", f"must be an array of strings, got {json_kind(rollouts)}"))
+        rollouts = []
+    problems += [
+        FieldProblem(f"{field}.{key}[{i}]", f"must be a string, got {json_kind(r)}")
+        for i, r in enumerate(rollouts)
+        if not isinstance(r, str)
+    ]
+    entries: list[dict[str, Any]] = []
+    try:
+        entries = check_entries([] if cited.get("entries") is None else cited["entries"], f"{field}.entries")
+    except ValidationError as exc:
+        problems += exc.problems
+    if problems:
+        _refuse(problems)
+    return entries, list(rollouts)
+
+
+def _refuse(problems: list[FieldProblem]) -> None:
+    """One ValidationError naming every problem (all of a request's mistakes in one answer)."""
+    summary = problems[0].describe() if len(problems) == 1 else f"request validation failed ({len(problems)} problems)"
+    raise ValidationError(summary, problems=problems)
+
+
 def _match(mem: Memory, path: str, by_path: Mapping[str, str], by_name: Mapping[str, list[str]]) -> str | None:
     """The id of the memory a cited path names: repo-relative, absolute inside the repository, or
     (when one file has the name) just its file name."""
@@ -196,8 +282,9 @@ def citations(
     source: str = "api",
 ) -> dict[str, Any]:
     """Raise the usage counters of the memories an answer cited, in one commit. ``entries`` are the
-    original's ``{path, lineStart, lineEnd, note?}``; malformed ones are skipped. ``readable``
-    (namespace → bool) keeps memories the caller may not read out."""
+    original's ``{path, lineStart, lineEnd, note?}``; here (the Python API) an entry without a path is
+    skipped, while HTTP and MCP check the whole request first with :func:`check_citations`.
+    ``readable`` (namespace → bool) keeps memories the caller may not read out."""
     paths = [str(e.get("path")) for e in entries if isinstance(e, Mapping) and isinstance(e.get("path"), str)]
     by_path: dict[str, str] = {}
     by_name: dict[str, list[str]] = {}

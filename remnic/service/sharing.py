@@ -5,6 +5,10 @@ its source: ``sourceMemoryId`` (shown in the X-ray's provenance), ``sourceSpace`
 ``sourceCommit``. It is written by one plan of the write transaction of the *target*
 repository, validated by the same rules as ``store`` (secrets refused), so it is one
 commit there whose trailers name the source too.
+
+Only an active memory is copied: a quarantined, unvetted or rejected one would skip review (the
+copy is written active), a forgotten, superseded or archived one would come back to life. An
+entity page is refused too: it is compiled from the memories of its namespace, not one of them.
 """
 
 from __future__ import annotations
@@ -63,6 +67,33 @@ def promote_here(mem: Memory, memory_id: str, namespace: str, *, source: str) ->
     return write_copy(mem, record, namespace, provenance, "promote", source)
 
 
+def _check_copyable(record: MemoryRecord, operation: str) -> None:
+    """Refuse what must not become a new active memory elsewhere (see the module docstring)."""
+    from .entities import is_page  # not at import: the entity rules compile on import, every command paid
+
+    done = f"{operation}d"
+    if is_page(record):
+        raise ValidationError.single(
+            "memoryId",
+            f"{record.id} is an entity page, not a memory; entity pages are not {done}: {operation} the memories "
+            "it cites (each namespace builds its own pages from its memories)",
+        )
+    if record.status == "active":
+        return
+    fm = record.frontmatter
+    if record.status in ("pending_review", "quarantined", "rejected"):
+        fix = f"a person approves it first (`remnic review approve {record.id}`, or review-disposition status active)"
+    elif record.status == "superseded" and fm.get("supersededBy"):
+        fix = f"{operation} the memory that replaced it ({fm['supersededBy']}) instead"
+    elif record.status == "archived" and fm.get("mergedInto"):
+        fix = f"{operation} the memory it was merged into ({fm['mergedInto']}) instead"
+    else:
+        fix = f"make it active again first if it still holds (`remnic update {record.id} --status active`)"
+    raise ValidationError.single(
+        "memoryId", f"{record.id} is {record.status}; only an active memory can be {done}: {fix}"
+    )
+
+
 def write_copy(
     target: Memory,
     record: MemoryRecord,
@@ -72,6 +103,7 @@ def write_copy(
     source: str,
 ) -> WriteResult:
     """One plan in ``target``'s write transaction: the record's text and metadata as a new memory."""
+    _check_copyable(record, operation)
     content = record.content
     extra = {k: record.frontmatter[k] for k in _CARRIED if k in record.frontmatter}
     extra.update({k: v for k, v in provenance.items() if v is not None})

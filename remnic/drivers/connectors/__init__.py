@@ -8,7 +8,8 @@ Claude Code reads hooks from ``~/.claude/settings.json`` (``$CLAUDE_CONFIG_DIR``
 - :mod:`.hosts`: the hosts, the commands remnic writes, and which handlers are remnic's;
 - :mod:`.config`: reading and checking the file, writing it back (through a symlink, with a backup);
 - :mod:`.jsonedit`: edits spliced into the file's text, so the rest of it keeps its bytes;
-- :mod:`.merge`: install's and remove's edits; :mod:`.doctor`: the checks.
+- :mod:`.merge`: install's and remove's edits; :mod:`.doctor`: the checks;
+- :mod:`.codextrust`: whether Codex trusts remnic's handlers (it skips untrusted ones silently).
 
 A file is rewritten only when it changes, atomically, after a copy is kept.
 """
@@ -23,6 +24,7 @@ from typing import Any
 from remnic.errors import UsageError
 
 from . import jsonedit
+from .codextrust import codex_trust
 from .config import Config, read_config, write_config
 from .doctor import codex_hooks_enabled, doctor, fire, hooks_enabled
 from .hosts import (
@@ -74,7 +76,7 @@ def install(h: Host, path: Path, *, memory_dir: Path, python: str = sys.executab
     backup = write_config(config, text) if changes else None
     data = json.loads(text)
     enabled, why = hooks_enabled(h, path, data)
-    return {
+    out = {
         "host": h.id,
         "status": "installed" if changes else "already_installed",
         "configPath": str(path),
@@ -84,6 +86,9 @@ def install(h: Host, path: Path, *, memory_dir: Path, python: str = sys.executab
         "memoryDir": str(memory_dir),
         "warnings": [] if enabled else [why],
     }
+    if h.id == "codex":  # a new or changed handler runs only once trusted (again) in Codex's /hooks
+        out["codexTrust"] = {t.event: t.status for t in codex_trust(data, h, path)}
+    return out
 
 
 def remove(h: Host, path: Path) -> dict[str, Any]:

@@ -3,6 +3,9 @@
 Each handler is fired as the host fires it, with ``$REMNIC_HOOK_STATUS`` naming a file where
 ``remnic hooks run`` writes how the run went (``{"ok": …, "error": …}``): the scripts never fail
 a session, so their exit code says nothing, and a status is read rather than guessed from log text.
+
+A check is ``ok``, ``fail`` or ``warn`` (``status``; ``ok`` is False only for a failure): a warning
+is what remnic cannot verify (whether Codex trusts a handler it cannot hash), never a failure.
 """
 
 from __future__ import annotations
@@ -19,13 +22,15 @@ from typing import Any
 
 from remnic.errors import UsageError
 
+from .codextrust import Trust, codex_trust
 from .config import read_config
 from .hosts import EVENTS, Host, Ours, matcher_covers, ours
 from .merge import installed, session_matcher
 
 
-def _check(name: str, ok: bool, detail: str) -> dict[str, Any]:
-    return {"name": name, "ok": ok, "detail": detail}
+def _check(name: str, ok: bool, detail: str, *, warn: bool = False) -> dict[str, Any]:
+    status = "fail" if not ok else "warn" if warn else "ok"
+    return {"name": name, "ok": ok, "status": status, "detail": detail}
 
 
 def codex_hooks_enabled(codex_home: Path) -> tuple[bool, str]:
@@ -100,8 +105,8 @@ def doctor(h: Host, path: Path, *, cwd: str) -> dict[str, Any]:
     events = installed(data, h)
     for event, command in events.items():
         checks.append(_check(f"{event} hook", command is not None, command or f"no remnic hook for {event} in {path}"))
-    ok, detail = hooks_enabled(h, path, data)
-    checks.append(_check(f"{h.id} hooks enabled", ok, detail))
+    enabled, detail = hooks_enabled(h, path, data)
+    checks.append(_check(f"{h.id} hooks enabled", enabled, detail))
     handlers: dict[str, Ours] = {}
     for event, command in events.items():
         handler = ours({"type": "command", "command": command}) if command is not None else None
@@ -109,6 +114,8 @@ def doctor(h: Host, path: Path, *, cwd: str) -> dict[str, Any]:
             handlers[event] = handler
     if "SessionStart" in handlers:
         checks.append(_matcher_check(h, data))
+    if h.id == "codex" and enabled:  # trust matters only where Codex runs hooks at all
+        checks += [_trust_check(t) for t in codex_trust(data, h, path)]
     checks += _memory_dirs(list(handlers.values()))
     for event, handler in handlers.items():
         if handler.python is not None:
@@ -118,7 +125,61 @@ def doctor(h: Host, path: Path, *, cwd: str) -> dict[str, Any]:
         if event == "SessionStart":
             payload["source"] = "startup"
         checks.append(_fired(event, fire(handler.command, payload, cwd=cwd)))
-    return {"host": h.id, "configPath": str(path), "checks": checks, "healthy": all(c["ok"] for c in checks)}
+    checks += _project_modules(h, handlers)
+    return {
+        "host": h.id,
+        "configPath": str(path),
+        "checks": checks,
+        "healthy": all(c["ok"] for c in checks),
+        "warnings": [c["name"] for c in checks if c["status"] == "warn"],
+    }
+
+
+_TRUST_HOW = "run `codex`, then /hooks, and trust remnic's hooks"
+
+
+def _trust_check(t: Trust) -> dict[str, Any]:
+    """Codex runs a hook of the user's hooks.json only while its trust matches the handler."""
+    name = f"{t.event} trusted by Codex"
+    if t.status == "trusted":
+        return _check(name, True, t.detail)
+    if t.status == "unknown":
+        return _check(name, True, f"cannot verify that Codex trusts it ({t.detail}); {_TRUST_HOW} if not", warn=True)
+    return _check(name, False, f"Codex skips it, silently: {t.detail}; {_TRUST_HOW}")
+
+
+# A json.py that leaves a mark when imported: a hook run in the session's folder must not import it.
+_DECOY = (
+    "import os\n"
+    "open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'imported'), 'w').close()\n"
+    "raise ImportError('a decoy json.py of remnic connectors doctor was imported')\n"
+)
+
+
+def _project_modules(h: Host, handlers: Mapping[str, Ours]) -> list[dict[str, Any]]:
+    """Fire one handler of each hooks folder in a folder holding a json.py, as a session in a
+    project with one: the host runs hooks there, and Python must not import the project's files."""
+    folders: dict[str, tuple[str, Ours]] = {}
+    for event, handler in sorted(handlers.items(), key=lambda e: e[0] == "SessionStart"):  # the cheapest first
+        folders.setdefault(os.path.dirname(os.path.dirname(handler.script)), (event, handler))
+    checks = []
+    for folder, (event, handler) in folders.items():
+        with tempfile.TemporaryDirectory(prefix="remnic-doctor-project-") as project:
+            (Path(project) / "json.py").write_text(_DECOY, encoding="utf-8")
+            payload = {"session_id": "remnic-doctor", "cwd": project, "hook_event_name": event}
+            fire(handler.command, payload, cwd=project)
+            imported = (Path(project) / "imported").exists()
+        checks.append(
+            _check(
+                "project modules ignored",
+                not imported,
+                f"the hooks in {folder} import Python files from the session's folder (a project's json.py "
+                f"runs, its uuid.py stops remnic): an older remnic's; run `remnic connectors install {h.id}`"
+                if imported
+                else f"a json.py in the session's folder is not imported ({folder})",
+            )
+        )
+    return checks
 
 
 def _matcher_check(h: Host, data: Mapping[str, Any]) -> dict[str, Any]:
