@@ -236,6 +236,41 @@ ASSISTANT_CHATTER_RE = _rx(
     r"|simplified|adjusted|tweaked|converted|migrated|documented|pinned|dropped))\b"
 )
 
+# The assistant telling what a file, config, log, command or its output says ("The notes file mentions the
+# Q3 budget is 40k", "The config says …", "According to the README, …"): the tool's result one step removed —
+# the result itself is never a memory (injected.py), and the file, not a copy of it, says what is current.
+_SOURCE_NOUN = (
+    r"files?|folders?|director(?:y|ies)|repo(?:sitory)?|config(?:uration)?s?|settings|logs?|output|stdout|stderr"
+    r"|commands?|scripts?|readme|docs|documentation|changelog|manifest|lockfile|notes?|results?|response|report"
+    r"|diff|spec(?:ification)?|schema|env(?:ironment)?|traceback|stack ?trace|errors?|error message|page|table"
+    r"|query|search|listing|dump|trace|grep|headers?|comments?|docstring|template|dashboard|ticket|issue"
+)
+# A file or path named as the source: notes.txt, `config.yaml`, src/app.py, .env, Makefile, Dockerfile —
+# not a product named like one ("Node.js has …", "ASP.NET …": a lowercase extension, no "<Name>.js").
+_SOURCE_NAME = (
+    r"`[^`\s]+`|[\w.-]*/[\w./-]*\w|(?!(?-i:[A-Z][a-z]*\.js\b))\.?[\w-]+(?:\.[\w-]+)*\.(?-i:[a-z0-9]{1,8})\b"
+    r"|\.[a-z][\w-]*\b|makefile|dockerfile|procfile|justfile|gemfile"
+)
+_SOURCE = (
+    r"(?:(?:the|this|that|these|those|your|my|our|its|their|each|both)\s+)?"
+    rf"(?:(?:[\w.`'-]+\s+){{0,3}}?(?:{_SOURCE_NOUN})(?:\s+(?:of|from|in|for)\s+[^,;]{{1,40}}?)?|{_SOURCE_NAME})"
+)
+_REPORTS = (
+    r"says?|said|mentions?|mentioned|shows?|showed|shown|lists?|listed|contains?|contained|states?|stated|reads?"
+    r"|indicates?|indicated|reports?|reported|returns?|returned|prints?|printed|outputs?|specif(?:y|ies|ied)"
+    r"|notes?|noted|confirms?|confirmed|suggests?|suggested|defines?|defined|sets?|declares?|declared|has|have|had"
+    r"|includes?|included|points? to|refers? to|records?|recorded|gives?|gave|tells?|told|describes?|described"
+    r"|documents?|documented|explains?|explained|claims?|claimed|lists? out|spells? out|puts?"
+)
+ASSISTANT_REPORTED_RE = _rx(
+    rf"^(?:{_SOURCE})\s+(?:also\s+|still\s+|now\s+|clearly\s+|explicitly\s+)?(?:{_REPORTS})\b"
+    rf"|^(?:it|this|that)\s+(?:says|said|shows|showed|mentions|mentioned|lists|listed|reads|contains|prints|returns|returned)\b"
+    rf"|^(?:according to|per|based on|going by|judging by|looking at|from|in|reading|having read|checking|after reading)"
+    rf"\s+(?:{_SOURCE})\s*[,:—–-]"
+    rf"|^as\s+(?:{_SOURCE})\s+(?:{_REPORTS})\b"
+    rf"|^as\s+(?:shown|stated|noted|listed|mentioned|described|documented|defined|specified)\s+(?:in|by)\s+(?:{_SOURCE})\b"
+)
+
 # --- category cues, in Remnic's priority order ---
 # corrections > principles > rules > preferences > commitments > decisions > relationships
 # > entities > moments > skills > facts

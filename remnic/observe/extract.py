@@ -195,6 +195,8 @@ def drop_reason(sentence: str, role: str) -> str | None:
         return "a correction naming nothing it corrects"
     if role == "assistant" and cues.ASSISTANT_CHATTER_RE.match(core):
         return "assistant task chatter"
+    if role == "assistant" and cues.ASSISTANT_REPORTED_RE.match(core):
+        return "assistant reporting what a file, log or command says"  # a person who says it vouches for it
     return None
 
 

@@ -52,9 +52,14 @@ _WE_RE = [
     (re.compile(r"\bwe've\b", re.I), "we have"),
     (re.compile(r"\bwe'd\b", re.I), "we would"),
 ]
+# Words that go between "I" and its verb and are never a verb themselves ("I now work" → "Ana now works",
+# not "Ana nows work"). Words ending in -ly are adverbs unless a verb (_LY_VERBS); these are the others.
 ADVERBS = words("""really also just still always never usually often sometimes actually definitely absolutely totally
     honestly only even already rarely mostly generally recently finally personally truly seriously
-    literally probably certainly mainly normally typically occasionally frequently basically""")
+    literally probably certainly mainly normally typically occasionally frequently basically
+    now soon seldom nowadays oftentimes sometime today tonight tomorrow yesterday again yet twice
+    thus therefore hence instead anyway anyways somehow somewhat otherwise however indeed meanwhile
+    nonetheless nevertheless quite rather much sure either neither alone""")
 PAST_OR_MODAL = words("""can could will would shall should may might must did had was used went got made took saw came found
     gave told felt left thought bought brought ran began wrote met knew became kept held sent spent built
     lost won paid said sat stood understood taught caught fought slept drove rode swam sang drank ate fell
@@ -63,10 +68,14 @@ PAST_OR_MODAL = words("""can could will would shall should may might must did ha
 _IRREGULAR_PRESENT = {"am": "is", "have": "has", "do": "does", "go": "goes", "'m": "is", "'ve": "has"}
 # Present tenses that end like a past one: "I need" → "Ana needs".
 _PRESENT_ED = words("need feed bleed breed proceed succeed exceed speed heed seed weed embed")
-# Verbs ending in -ly, so not adverbs: "I rely on her".
-_LY_VERBS = "fly|rely|reply|apply|supply|multiply|comply|imply|ally|bully|tally|rally"
-# Words between "I" and its verb that are not the verb: "I no longer prefer", "I kind of like".
-_NOT_VERBS = r"no longer|not|kind of|sort of|pretty much|too|both|all|almost|ever|once again|first|then|once|later"
+# Verbs ending in -ly, so not adverbs: "I rely on her", "I reapply it" ("simply", "deeply" end in -ply too).
+_LY_VERBS = r"(?:re|mis|out|over|under)?(?:fly|rely|reply|apply|supply|multiply|comply|imply)|ally|bully|tally|rally|ply|sully|dally|sally"
+# Words between "I" and its verb that are not the verb: "I no longer prefer", "I kind of like"; "last"
+# before a past form only ("I last saw her in May"; "I last longer" is the verb).
+_NOT_VERBS = (
+    r"no longer|not|kind of|sort of|pretty much|right now|too|both|all|almost|ever|once again|first|then|once|later"
+    rf"|last(?=\s+(?:{'|'.join(sorted(PAST_OR_MODAL))}|[a-z]+ed)\b)"
+)
 _ADVERB = rf"(?:{'|'.join(sorted(ADVERBS))}|{_NOT_VERBS}|(?!(?:{_LY_VERBS})\b)[a-z]+ly)"
 # A first-person word ends where a name or identifier would not go on: "I-95", "us-west-2",
 # "us.example.com", "my-service", "me.json" are names, not the speaker.
@@ -78,6 +87,7 @@ _I_FORM_RE = re.compile(
     rf"|I'd(?P<had>(?:\s+{_ADVERB})*\s+(?:been|gone|done|seen|known|taken|given|(?!\w*eed\b)[a-z]+ed)\b)?"
     rf"|I(?P<adv>(?:\s+(?i:{_ADVERB}))*)\s+(?P<verb>[A-Za-z][A-Za-z']*)|I{_NOT_IN_TOKEN})"
 )
+_NEVER_VERB_RE = re.compile(_ADVERB, re.I)
 # "I myself prefer Go": the emphasis goes with the "I" it stresses.
 _I_MYSELF_RE = re.compile(r"\bI,?\s+myself,?(?=\s)")
 # Spans in quotation marks are someone's own words: their "I" is theirs, not the speaker's.
@@ -203,6 +213,8 @@ def replace_first_person(sentence: str, name: str) -> str:
         verb = match.group("verb")
         if verb and len(verb) > 1 and verb.isupper():
             verb = verb.lower()  # "I just LOVE YAML": emphasis, not an acronym
+        if verb and _NEVER_VERB_RE.fullmatch(verb):
+            return f"{name}{match.group('adv')} {verb}"  # no verb after it ("… than I ever."): nothing agrees
         return f"{name}{match.group('adv')} {third_person(verb)}" if verb else name
 
     text = _I_FORM_RE.sub(person, text)

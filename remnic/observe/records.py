@@ -205,3 +205,20 @@ def reinforcement(frontmatter: Mapping[str, Any], said_again: Sequence[str], now
         if len(ids) > len(held):
             changes["sourceTurnIds"] = ids[:1] + ids[1:][-(MAX_SOURCE_TURNS - 1) :]
     return changes
+
+
+def host_turn_ids(turns: Sequence[Turn]) -> frozenset[str]:
+    """The ids of ``turns`` that name them beyond their session: a host's (a Claude Code ``uuid``, a Codex
+    ``payload.id``) or a caller's ``turnId``. Not an id made from a place (``L3``, ``m2``) or a number."""
+    return frozenset(t.turn_id for t in turns if t.turn_id and not t.positional)
+
+
+def said_before(frontmatter: Mapping[str, Any], turn_ids: Sequence[str], host_ids: frozenset[str]) -> bool:
+    """Whether the memory was made from these very turns: each of ``turn_ids`` is one of ``host_ids`` and in
+    its ``sourceTurnIds`` (or ``sourceTurnId``). Then it is the same utterance read again — a forked session's
+    copy of its parent's lines, a transcript observed again under another key — not a reconfirmation."""
+    held = frontmatter.get("sourceTurnIds")
+    known = {str(t) for t in held} if isinstance(held, list) else set()
+    if isinstance(frontmatter.get("sourceTurnId"), str):
+        known.add(frontmatter["sourceTurnId"])
+    return bool(turn_ids) and all(t in host_ids and t in known for t in turn_ids)

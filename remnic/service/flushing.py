@@ -26,7 +26,7 @@ from remnic.observe.alike import RESTATED_CATEGORIES, contradicts, differs_concr
 from remnic.observe.buffer import FlushPlan
 from remnic.observe.ledger import append_verdicts, ledger_has_flush, verdict_event
 from remnic.observe.pipeline import plan_observations
-from remnic.observe.records import JudgeVerdict, MemoryObservation, reinforcement
+from remnic.observe.records import JudgeVerdict, MemoryObservation, host_turn_ids, reinforcement, said_before
 from remnic.observe.secrets import SECRET_REASON, holds_secret
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
@@ -103,6 +103,8 @@ class _FlushWork:
     """What the persisting plan decided, observation by observation."""
 
     observations: list[MemoryObservation]
+    host_ids: frozenset[str] = frozenset()
+    """The flush's turn ids that name a turn beyond its session (:func:`~remnic.observe.records.host_turn_ids`)."""
     created: list[str] = field(default_factory=list)
     reinforced: list[str] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)
@@ -163,7 +165,7 @@ def persist_flush(
         if done is not None:
             return PlanOutcome(done)
         check_writable(mem)
-        work = _FlushWork(list(observations), lookup=DuplicateLookup(mem))
+        work = _FlushWork(list(observations), host_turn_ids(plan.turns), lookup=DuplicateLookup(mem))
         vectors = _vectors(mem, [o.fact.content for o in observations])
         kept = [i for i, o in enumerate(observations) if o.proposed_status is not None and i in vectors]
         work.queued = mem.indexer.pending_records()
@@ -300,6 +302,9 @@ def _persist_one(
         # "…6543, not 5433": it names the value it replaces, so the memory stating that value of the
         # same thing is replaced, whatever its key and however far its wording.
         restated += tuple(r for r in _stating_old(mem, tx, obs, plan.namespace, work, number) if r not in restated)
+    if existing is not None and said_before(existing.frontmatter, obs.source_turn_ids, work.host_ids):
+        # Made from these very turns (a forked session's copy of its parent's lines): nothing new was said.
+        return replace(obs, resulting_primitive_id=existing.id)
     if existing is not None:
         anew = replaced_by is not None and said_anew(obs, existing, replaced_by, work)
         _reinforce(mem, tx, existing, obs.source_turn_ids)

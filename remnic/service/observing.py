@@ -9,6 +9,7 @@ the write transaction, one commit per flush (:mod:`.flushing`).
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
     from .memory import Memory
 
     Progress = Callable[[int, int], None]
+
+log = logging.getLogger("remnic")
 
 __all__ = [
     "FileRead",
@@ -187,8 +190,12 @@ def observe_transcript_file(
     check_event(event)
     ns = namespace or mem.settings.namespaces.default
     cursor = Cursor(mem.durable_dir, session_key, ns)
-    read = read_new_turns(path, cursor.load())
+    state = cursor.load()
+    read = read_new_turns(path, state)
     turns = _not_archived(mem, ns, session_key, read.turns) if read.recheck else read.turns
+    if state.offset is None or read.rewritten is not None or read.recheck:
+        # Read from the file's start: a fork's copies of its parent's lines are there, if anywhere.
+        turns = _seen_elsewhere(mem, ns, session_key, turns)
     result = observe_turns(
         mem, session_key, turns, namespace=ns, source=source, flush=False, event=event, dry_run=False
     )
@@ -199,6 +206,36 @@ def observe_transcript_file(
 
 
 _LINE_ID = re.compile(r"L\d+")
+
+
+def _seen_elsewhere(mem: Memory, namespace: str, session_key: str, turns: Sequence[Turn]) -> list[Turn]:
+    """The turns minus those whose host id (a Claude Code ``uuid``) is archived under another session of
+    the same host (``<host>:`` keys) in ``namespace``: a forked or branched session starts with a copy of
+    its parent's lines, uuids and timestamps kept, which its parent's hooks handed over already. Asked of
+    the archive's search index (:meth:`~remnic.observe.lcm.index.LcmIndex.turn_ids_elsewhere`), only when
+    the namespace has another session's archive; without the index the turns are all kept, and a
+    copied turn then never reinforces the memories it made (:func:`~remnic.observe.records.said_before`)."""
+    host, colon, _ = session_key.partition(":")
+    ids = [t.turn_id for t in turns if t.turn_id and not t.positional]
+    if not colon or not ids:
+        return list(turns)
+    own = session_file(mem.root, namespace, session_key)
+    try:
+        others = any(p.name != own.name for p in own.parent.glob("*.jsonl"))
+    except OSError:
+        others = False
+    if not others:
+        return list(turns)
+    try:
+        from remnic.observe.lcm.index import LcmIndex  # tantivy loads only when another session may hold them
+
+        seen = LcmIndex(mem.root).turn_ids_elsewhere(
+            ids, namespace=namespace, session_prefix=f"{host}:", session_key=session_key
+        )
+    except Exception:  # a cache that cannot answer (read-only, corrupt): observe as before
+        log.warning("cannot look up %s's turns in the archive index; observing them all", session_key, exc_info=True)
+        return list(turns)
+    return [t for t in turns if t.positional or t.turn_id not in seen]
 
 
 def _not_archived(mem: Memory, namespace: str, session_key: str, turns: Sequence[Turn]) -> list[Turn]:

@@ -277,6 +277,38 @@ class LcmIndex:
         query = tantivy.Query.term_set_query(self.schema, "namespace", list(namespaces))
         return int(self._index.searcher().search(query, 1, count=True).count)
 
+    def turn_ids_elsewhere(
+        self, turn_ids: Sequence[str], *, namespace: str, session_prefix: str, session_key: str
+    ) -> set[str]:
+        """Which of ``turn_ids`` (hosts' turn ids) are archived in ``namespace`` under a session key that
+        starts with ``session_prefix`` and is not ``session_key`` — a forked Claude Code session copies its
+        parent's lines with their uuids. One term-set query on the indexed ``turn_id`` after a catch-up
+        (which reads only the archive bytes added since the last one), never a scan of the archive."""
+        wanted = sorted({t for t in turn_ids if t})
+        found: set[str] = set()
+        if not wanted:
+            return found
+        self.catch_up()
+        searcher = self._index.searcher()
+        pattern = _REGEX_META.sub(r"\\\1", session_prefix) + ".*"
+        while wanted:
+            limit = 4 * len(wanted) + 8  # an id in several other sessions takes a hit each: ask again for the rest
+            query = tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Must, tantivy.Query.term_set_query(self.schema, "turn_id", wanted)),
+                    (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "namespace", namespace)),
+                    (tantivy.Occur.Must, tantivy.Query.regex_query(self.schema, "session", pattern)),
+                    (tantivy.Occur.MustNot, tantivy.Query.term_query(self.schema, "session", session_key)),
+                ]
+            )
+            hits = searcher.search(query, limit, count=False).hits
+            new = {_first(searcher.doc(addr), "turn_id") for _score, addr in hits} - found
+            found |= new
+            if len(hits) < limit or not new:
+                break
+            wanted = [t for t in wanted if t not in found]
+        return found
+
     # --- searching ---
 
     def search(
