@@ -50,8 +50,19 @@ if TYPE_CHECKING:
     from remnic.index.state import FreshReport
     from remnic.memfile.model import MemoryRecord
     from remnic.observe.records import ExtractedFact, Importance, JudgeVerdict, MemoryObservation
-    from remnic.recall.types import RecallHit, RecallResult
-    from remnic.render.snapshot import RecallXraySnapshot
+    from remnic.recall.types import Candidate, RecallHit, RecallResult, ScoreTerms, StageCount, TierReport
+    from remnic.render.snapshot import (
+        Budget,
+        FilterTrace,
+        PeerProfileInjection,
+        Provenance,
+        RecallXraySnapshot,
+        ScoreDecomposition,
+        SourceAnchor,
+        SourceSpan,
+        TierExplain,
+        XrayResult,
+    )
     from remnic.repo.history import MemoryHistory, VersionText
     from remnic.repo.messages import Version
     from remnic.service import Memory, WriteResult
@@ -60,10 +71,11 @@ if TYPE_CHECKING:
     from remnic.service.flushing import FlushResult
     from remnic.service.importing import ImportResult
     from remnic.service.observing import ObserveResult
-    from remnic.service.portable import Export
+    from remnic.service.portable import Export, FileIssue
     from remnic.service.portable import Skip as ImportSkip
     from remnic.service.pull import PullReport
-    from remnic.sync.report import SyncReport
+    from remnic.service.reverting import AlsoChanged, RevertResult
+    from remnic.sync.report import Change, SyncReport
 
 _ERRORS = (
     "FieldProblem",
@@ -85,11 +97,17 @@ _ERRORS = (
 )
 _WHERE = {
     **dict.fromkeys(_ERRORS, "remnic.errors"),
+    "AlsoChanged": "remnic.service.reverting",
+    "Budget": "remnic.render.snapshot",
+    "Candidate": "remnic.recall.types",
+    "Change": "remnic.sync.report",
     "ConsolidationResult": "remnic.service.consolidate",
     "DedupResult": "remnic.service.dedup",
     "DuplicateGroup": "remnic.service.dedup",
     "Export": "remnic.service.portable",
     "ExtractedFact": "remnic.observe.records",
+    "FileIssue": "remnic.service.portable",
+    "FilterTrace": "remnic.render.snapshot",
     "FlushResult": "remnic.service.flushing",
     "FreshReport": "remnic.index.state",
     "ImportResult": "remnic.service.importing",
@@ -101,24 +119,41 @@ _WHERE = {
     "MemoryObservation": "remnic.observe.records",
     "MemoryRecord": "remnic.memfile.model",
     "ObserveResult": "remnic.service.observing",
+    "PeerProfileInjection": "remnic.render.snapshot",
+    "Provenance": "remnic.render.snapshot",
     "PullReport": "remnic.service.pull",
     "RecallHit": "remnic.recall.types",
     "RecallResult": "remnic.recall.types",
     "RecallXraySnapshot": "remnic.render.snapshot",
+    "RevertResult": "remnic.service.reverting",
+    "ScoreDecomposition": "remnic.render.snapshot",
+    "ScoreTerms": "remnic.recall.types",
+    "SourceAnchor": "remnic.render.snapshot",
+    "SourceSpan": "remnic.render.snapshot",
+    "StageCount": "remnic.recall.types",
     "SyncReport": "remnic.sync.report",
+    "TierExplain": "remnic.render.snapshot",
+    "TierReport": "remnic.recall.types",
     "Version": "remnic.repo.messages",
     "VersionText": "remnic.repo.history",
     "WriteResult": "remnic.service",
+    "XrayResult": "remnic.render.snapshot",
 }
 """Public name → the module defining it (``module:name`` where the module calls it otherwise)."""
 
 __all__ = [
+    "AlsoChanged",
+    "Budget",
+    "Candidate",
+    "Change",
     "ConsolidationResult",
     "DedupResult",
     "DuplicateGroup",
     "Export",
     "ExtractedFact",
     "FieldProblem",
+    "FileIssue",
+    "FilterTrace",
     "FlushResult",
     "FreshReport",
     "ImportResult",
@@ -135,6 +170,8 @@ __all__ = [
     "MemoryRecord",
     "NotFoundError",
     "ObserveResult",
+    "PeerProfileInjection",
+    "Provenance",
     "PullReport",
     "PushRejectedError",
     "ReadOnlyError",
@@ -145,7 +182,15 @@ __all__ = [
     "RemoteMovedError",
     "RemoteUnreachableError",
     "RepoBusyError",
+    "RevertResult",
+    "ScoreDecomposition",
+    "ScoreTerms",
+    "SourceAnchor",
+    "SourceSpan",
+    "StageCount",
     "SyncReport",
+    "TierExplain",
+    "TierReport",
     "UncommittedChangesError",
     "UsageError",
     "ValidationError",
@@ -153,6 +198,7 @@ __all__ = [
     "VersionText",
     "WriteConflictError",
     "WriteResult",
+    "XrayResult",
     "__version__",
 ]
 
@@ -166,3 +212,8 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module 'remnic' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The lazily loaded names too, so completion (a REPL, an IDE) offers them before first use."""
+    return sorted({*globals(), *__all__})

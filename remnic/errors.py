@@ -74,6 +74,12 @@ class RemnicError(Exception):
         self.message = message
         self.problems = list(problems)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt without calling __init__: a subclass's __init__ takes its own arguments (a path, problems)
+        # and builds the message from them, so pickle's default ``cls(*args)`` would fail or repeat it (a
+        # worker process's error must reach the parent whole). The attributes come back as they were.
+        return (_rebuild_error, (type(self), self.args), self.__dict__)
+
     def describe(self) -> str:
         if not self.problems or (len(self.problems) == 1 and self.problems[0].describe() == self.message):
             return self.message
@@ -85,6 +91,11 @@ class RemnicError(Exception):
         if self.problems:
             out["details"] = [p.to_dict() for p in self.problems]
         return out
+
+
+def _rebuild_error(cls: type[RemnicError], args: tuple[Any, ...]) -> RemnicError:
+    """An unpickled remnic error: ``args`` as they were, the rest from its saved attributes."""
+    return cls.__new__(cls, *args)
 
 
 class UsageError(RemnicError):

@@ -350,7 +350,7 @@ def test_xray_out_is_checked_before_the_recall(memory: Memory) -> None:
     inside = run_cli(
         "xray", "cache ttl", "--out", str(memory.root / "facts" / "x.md"), "--memory-dir", str(memory.root)
     )
-    assert inside.code == 2 and "inside the memory repository" in inside.err
+    assert inside.code == 2 and "would be a memory file of this repository" in inside.err
     missing = run_cli("xray", "cache ttl", "--out", "/nonexistent-dir/x.json", "--memory-dir", str(memory.root))
     assert missing.code == 2 and "does not exist" in missing.err
     assert len(memory.audit_recent(100)) == before  # no recall ran

@@ -165,7 +165,11 @@ def execute(args: argparse.Namespace) -> int:
             print(f"remnic: error: {describe_for_cli(exc, parser)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("remnic: interrupted", file=sys.stderr)
+        if getattr(args, "json", False):  # the shape of every other error under --json
+            error = {"error": "interrupted", "code": "interrupted"}
+            print(json.dumps(error, indent=2), file=sys.stderr)
+        else:
+            print("remnic: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0

@@ -56,10 +56,30 @@ class Parser(argparse.ArgumentParser):
         ]
         if any(extra.startswith("-") for extra in extras) or len(extras) > len(open_slots):
             # The command's own usage: `remnic list --bogus` was rejected by `remnic list`.
-            (command if isinstance(command, Parser) else self).error("unrecognized arguments: " + " ".join(extras))
+            refusing = command if isinstance(command, Parser) else self
+            refusing.error("unrecognized arguments: " + " ".join(extras) + _flag_suggestions(refusing, extras))
         for action, value in zip(open_slots, extras, strict=False):
             setattr(args, action.dest, value)
         return args
+
+
+def _flag_suggestions(parser: argparse.ArgumentParser, extras: list[str]) -> str:
+    """The command's closest flag for each unknown one (`--categroy` -> did you mean --category?), as
+    `_with_suggestion` does for a mistyped command; "" when none is close."""
+    import difflib
+
+    flags = [s for action in parser._actions for s in action.option_strings if s.startswith("--")]
+    close = []
+    for extra in extras:
+        name = extra.split("=", 1)[0]
+        match = difflib.get_close_matches(name, flags, n=1) if name.startswith("--") else []
+        if match and match[0] != name:
+            close.append((name, match[0]))
+    if not close:
+        return ""
+    if len(close) == 1:
+        return f"; did you mean {close[0][1]}?"
+    return "; did you mean " + ", ".join(f"{meant} (for {name})" for name, meant in close) + "?"
 
 
 _INVALID_CHOICE = re.compile(r"invalid choice: '?(?P<value>[^']*?)'? \(choose from (?P<options>.*)\)$")

@@ -5,22 +5,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from remnic.config import STATE_DIR
 from remnic.errors import FieldProblem, UsageError, ValidationError
-from remnic.memfile.paths import MemoryPaths
 from remnic.memfile.validate import check_namespace
 from remnic.service.include_config import newly_adopted
-from remnic.service.memory import Memory
 from remnic.service.portable import Export, Restore, Skip, adopted_patterns, prepare_import
 
 from ._common import add_command, choice_list, emit, not_utf8, open_memory, plural, progress_bar, safe, wants_json
-from .recall import write_out
+from .recall import OUT_HELP, out_path, write_out
 
 EXPORT_EPILOG = """\
 jsonl (default): one line per memory file, every status, in path order. Each line is
@@ -102,8 +98,7 @@ def register(sub: Any) -> None:
         "--out",
         "-o",
         metavar="PATH",
-        help="write to PATH (atomically, ~ expanded) instead of standard output; anywhere but a path "
-        "that would be a memory file of this repository (its memory folders, store.include)",
+        help="write to PATH (atomically, ~ expanded) instead of standard output " + OUT_HELP,
     )
     p.set_defaults(handler=cmd_export)
 
@@ -145,33 +140,9 @@ def _export_summary(result: Export, target: Path | None) -> str:
     return f"exported {' and '.join(counts)} to {target} ({result.format})"
 
 
-def export_out_path(path: str, memory: Memory) -> Path:
-    """Where ``--out`` writes (``~`` expanded), checked before the files are read: not a folder, and
-    not a path the repository would take as a memory file (the next sync would commit the export as
-    one) nor git's own folder. Elsewhere in the repository is fine, as ``remnic export > f.jsonl`` is."""
-    target = Path(os.path.expanduser(path)).absolute()
-    if target.is_dir():
-        raise UsageError(f"--out {path!r} is a directory; give a file path")
-    if not target.parent.is_dir():
-        raise UsageError(f"--out {path!r}: directory {target.parent} does not exist")
-    real, root = os.path.realpath(target), os.path.realpath(memory.root)
-    if not real.startswith(root + os.sep):
-        return target
-    rel = os.path.relpath(real, root).replace(os.sep, "/")
-    if rel.split("/")[0] == ".git":
-        raise UsageError(f"--out {path!r} is inside the repository's .git folder (git's own data); write it elsewhere")
-    if MemoryPaths.from_store(memory.settings.store).is_memory(rel):
-        raise UsageError(
-            f"--out {path!r} would be a memory file of this repository ({rel} is in its memory folders or "
-            f"store.include), so the next sync would take the export as a memory; write it elsewhere, or under a "
-            f"name no memory file has (a .jsonl file, or a path under {STATE_DIR}/)"
-        )
-    return target
-
-
 def cmd_export(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    target = export_out_path(args.out, memory) if args.out else None
+    target = out_path(args.out, memory, "export") if args.out else None  # the rule xray's --out follows too
     result = memory.export(fmt=args.format, namespace=args.namespace)
     text = _export_text(result)
     data = result.to_dict()

@@ -12,6 +12,7 @@ from typing import Any
 from remnic.config import CEILINGS, STATE_DIR
 from remnic.errors import RemnicError, UsageError
 from remnic.fsio import write_atomic
+from remnic.memfile.paths import MemoryPaths
 
 from ._common import (
     add_command,
@@ -174,7 +175,7 @@ def register(sub: Any) -> None:
         "--out",
         "-o",
         metavar="PATH",
-        help="write the rendering to PATH (~ expanded, written atomically) instead of standard output",
+        help="write the rendering to PATH (~ expanded, written atomically) instead of standard output " + OUT_HELP,
     )
     p.set_defaults(handler=cmd_xray)
 
@@ -363,21 +364,38 @@ def _warn_namespace(memory: Any, namespace: str | None, found: bool) -> None:
         print(f"remnic: warning: {warning}", file=sys.stderr)
 
 
-def out_path(path: str, memory_root: Path) -> Path:
-    """Where ``--out`` writes (``~`` expanded), checked before any recall runs."""
+def out_path(path: str, memory: Any, what: str = "output") -> Path | None:
+    """Where ``--out`` writes (``~`` expanded; None: ``-``, standard output, as ``-`` is standard input
+    elsewhere), checked before anything runs: not a folder, and not a path the repository would take as
+    a memory file (the next sync would commit the output as one) nor git's own folder. Elsewhere in the
+    repository is fine, as ``remnic export > f.jsonl`` is. ``export`` and ``xray`` share this rule."""
+    if path == "-":
+        return None
     target = Path(os.path.expanduser(path)).absolute()
     if target.is_dir():
         raise UsageError(f"--out {path!r} is a directory; give a file path")
     if not target.parent.is_dir():
         raise UsageError(f"--out {path!r}: directory {target.parent} does not exist")
-    real, root = os.path.realpath(target), os.path.realpath(memory_root)
-    inside = real.startswith(root + os.sep)
-    if inside and not real.startswith(os.path.join(root, STATE_DIR) + os.sep):
+    real, root = os.path.realpath(target), os.path.realpath(memory.root)
+    if not real.startswith(root + os.sep):
+        return target
+    rel = os.path.relpath(real, root).replace(os.sep, "/")
+    if rel.split("/")[0] == ".git":
+        raise UsageError(f"--out {path!r} is inside the repository's .git folder (git's own data); write it elsewhere")
+    if MemoryPaths.from_store(memory.settings.store).is_memory(rel):
         raise UsageError(
-            f"--out {path!r} is inside the memory repository, where it would become a memory; "
-            f"write it elsewhere (or under {STATE_DIR}/)"
+            f"--out {path!r} would be a memory file of this repository ({rel} is in its memory folders or "
+            f"store.include), so the next sync would take the {what} as a memory; write it elsewhere, or under "
+            f"a name no memory file has (a .jsonl file, or a path under {STATE_DIR}/)"
         )
     return target
+
+
+OUT_HELP = (
+    "('-': standard output; ./- for a file named -); anywhere but a path that would be a memory file of "
+    "this repository (its memory folders, store.include) or under its .git folder"
+)
+"""What ``--out`` of ``export`` and ``xray`` refuses, said in both helps."""
 
 
 def write_out(target: Path, text: str) -> None:
@@ -402,7 +420,7 @@ def cmd_xray(args: argparse.Namespace) -> int:
     fmt = args.format or ("json" if wants_json(args) else "text")
     filters = filter_options(args)
     memory = open_memory(args)
-    target = out_path(args.out, memory.root) if args.out else None
+    target = out_path(args.out, memory, "X-ray") if args.out else None
     snapshot = memory.recall_xray(
         text,
         namespace=args.namespace,

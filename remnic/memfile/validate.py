@@ -15,6 +15,7 @@ from typing import Any
 from remnic.config import StoreSettings
 from remnic.errors import FieldProblem, MemoryFormatError, ValidationError, json_kind
 
+from .keys import near_miss_problems
 from .model import (
     CATEGORIES,
     ID_RE,
@@ -118,11 +119,12 @@ def check_content(content: Any, settings: StoreSettings, line: int | None = None
     problems = text_problems(content, "content", line)
     if not content.strip():
         problems.append(_bad("content", "must not be empty", line))
-    if len(content) > settings.max_content_chars:
+    stored = len(content.strip())  # counted as stored: the store drops surrounding whitespace
+    if stored > settings.max_content_chars:
         problems.append(
             _bad(
                 "content",
-                f"is {len(content)} characters; the limit is {settings.max_content_chars} (store.maxContentChars)",
+                f"is {stored} characters; the limit is {settings.max_content_chars} (store.maxContentChars)",
                 line,
             )
         )
@@ -322,7 +324,7 @@ def store_extra_problems(extra: Mapping[str, Any] | None) -> list[FieldProblem]:
             problems.append(_bad(f"extra.{key}", f"is set by the store; use {STORE_OWNED[key]} instead", None))
         else:
             problems += plain_problems(value, f"extra.{key}")
-    return problems
+    return problems + near_miss_problems((extra or {}).keys(), prefix="extra.", hints=STORE_OWNED)
 
 
 UPDATE_ARGUMENTS = {
@@ -340,7 +342,7 @@ def check_changes(changes: Mapping[str, Any]) -> list[FieldProblem]:
         _bad(k, f"cannot be changed by an update: {UPDATE_ARGUMENTS[k]}", None)
         for k in changes
         if k in UPDATE_ARGUMENTS
-    ]
+    ] + near_miss_problems([k for k, v in changes.items() if v is not None], hints=UPDATE_ARGUMENTS)
     if "category" in changes and changes["category"] is None:
         problems.append(_bad("category", "cannot be removed (every memory has one); set another category", None))
     if problems:
@@ -389,6 +391,7 @@ def plan_import(
             problems.append(FieldProblem("", f"expected a JSON object, got {json_kind(item)}", line=line))
             continue
         fields = dict(item)
+        problems += near_miss_problems(fields, line=line)  # the line's keys as the caller spelled them
         content = fields.pop("content", None)
         if content is None:
             problems.append(FieldProblem("content", "is required", line=line))

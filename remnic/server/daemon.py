@@ -236,7 +236,8 @@ def start(
             raise _startup_failure(code, log, offset)
         info = read_pid_file(path)
         if info and info.get("pid") == proc.pid and _reachable(host, int(info["port"])):
-            return {**status(settings), "started": True}
+            # ``started`` stays the status's start time (one type for one key); ``launched``: this call started it
+            return {**status(settings), "launched": True}
         time.sleep(0.05)
     proc.terminate()
     raise RemnicError(f"the server did not come up within {wait_s:.0f}s; see {log}:\n{_tail(log, offset=offset)}")
