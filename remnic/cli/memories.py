@@ -8,6 +8,7 @@ from typing import Any
 from remnic.config import MARKER_FILE, load_settings
 from remnic.errors import RemnicError, UsageError, ValidationError
 from remnic.memfile.model import CATEGORIES, STATUSES, MemoryRecord, serialize
+from remnic.service.chains import Links
 from remnic.service.health import FAILED_INDEX, system_checks
 from remnic.service.memory import Memory
 
@@ -382,13 +383,22 @@ def cmd_forget(args: argparse.Namespace) -> int:
     with memory_ref(memory, args.id) as target:
         result = memory.forget(target, args.reason, source="cli")
     record = result.record
+    # The memories it had replaced are left with no current memory: say so, with the command that revives each.
+    stranded = [s.describe() for s in Links(memory.list()).stranded(record.id)] if result.changed else []
+    warned = warnings_of(result).get("warnings", []) + [{"field": "supersededBy", "message": m} for m in stranded]
     emit(
         args,
-        {**record.to_dict(), "changed": result.changed, "commit": result.commit, **warnings_of(result)},
+        {
+            **record.to_dict(),
+            "changed": result.changed,
+            "commit": result.commit,
+            **({"warnings": warned} if warned else {}),
+        },
         f"{record.id} was already forgotten; nothing changed"
         if not result.changed
         else f"forgot {record.id} ({record.path}) in commit {(result.commit or '')[:8]}\nmarked forgotten: the file "
-        "is kept (status: forgotten) and left out of recall; delete the file to remove its text (git history keeps it)",
+        "is kept (status: forgotten) and left out of recall; delete the file to remove its text (git history keeps it)"
+        + "".join(f"\nwarning: {safe(m)}" for m in stranded),
     )
     return 0
 

@@ -19,6 +19,7 @@ from ._common import (
     positive_float,
     positive_int,
     progress_bar,
+    safe,
     table,
 )
 
@@ -90,7 +91,11 @@ def register(sub: Any) -> None:
         "commit (approving it later replaces them again). Deciding the same again (same\n"
         "status and reason) changes nothing and makes no commit. A status: rejected set by\n"
         "hand revives nothing by itself: `remnic doctor` names each value left with no\n"
-        "current memory (superseded-by-rejected), and dismissing the rejected one revives it.\n\n"
+        "current memory (superseded-by-rejected), and dismissing the rejected one revives it.\n"
+        "A decision says what it did: the status before it, the reason, and each other memory it\n"
+        "changed (--json: previousStatus, decision, reasonCode, alsoChanged; the commit's trailers:\n"
+        "Remnic-Review-Decision, Remnic-Review-Reason, Remnic-Also-Changed). Approving a fact the\n"
+        "observer queued computes its key again from the statement without its hedge.\n\n"
         "examples:\n  remnic review list\n  remnic review approve mem_01a2…\n"
         "  remnic review dismiss mem_01a2… --reason duplicate",
     )
@@ -233,15 +238,26 @@ def cmd_review_disposition(args: argparse.Namespace) -> int:
     with memory, memory_ref(memory, args.id) as target:
         result = memory.review_disposition(target, args.status, reason_code=args.reason, source="cli")
     status = result.record.status  # approving a value said before a newer one leaves it superseded
+    said = result.to_dict()
+    why = f", reason {safe(result.reason_code)}" if result.reason_code else ""
     text = (
-        f"{result.id} is now {status} ({(result.commit or '')[:8]})"
+        f"{result.id} is now {status} ({(result.commit or '')[:8]}): {said['decision']} "
+        f"(was {result.previous_status}){why}"
         if result.changed
         else f"{result.id} is already {status}"
     )
+    # The other memories the decision changed in its commit, so no file is rewritten unannounced.
+    also = [f"also changed: {safe(a.describe(result.id))}" for a in result.also_changed]
     notes = list(result.warnings)
     emit(
         args,
-        {**result.record.to_dict(), "changed": result.changed, "commit": result.commit, "warnings": notes},
-        "\n".join([text, *notes]),
+        {
+            **result.record.to_dict(),
+            "changed": result.changed,
+            "commit": result.commit,
+            "warnings": notes,
+            **{k: said[k] for k in ("previousStatus", "decision", "reasonCode", "alsoChanged")},
+        },
+        "\n".join([text, *also, *notes]),
     )
     return 0

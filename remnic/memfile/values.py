@@ -64,22 +64,71 @@ _CATEGORY_WORDS = {
     "people": "entity",
 }
 _STATUS_WORDS = {
+    "accepted": "active",
+    "approved": "active",
+    "current": "active",
+    "confirmed": "active",
+    "valid": "active",
+    "live": "active",
+    "pending": "pending_review",
+    "needs review": "pending_review",
+    "in review": "pending_review",
+    "under review": "pending_review",
+    "awaiting review": "pending_review",
+    "to review": "pending_review",
+    "unreviewed": "pending_review",
+    "review": "pending_review",
+    "reject": "rejected",
+    "rejection": "rejected",
+    "declined": "rejected",
+    "decline": "rejected",
+    "dismissed": "rejected",
+    "dismiss": "rejected",
+    "wontfix": "rejected",
+    "won't fix": "rejected",
+    "wont fix": "rejected",
+    "quarantine": "quarantined",
+    "flagged": "quarantined",
+    "flag": "quarantined",
+    "supersede": "superseded",
     "deprecated": "superseded",
+    "deprecate": "superseded",
     "obsolete": "superseded",
     "replaced": "superseded",
     "outdated": "superseded",
     "archive": "archived",
-    "declined": "rejected",
-    "wontfix": "rejected",
-    "won't fix": "rejected",
+    "forget": "forgotten",
+    "forgot": "forgotten",
     "retracted": "forgotten",
+    "retract": "forgotten",
     "deleted": "forgotten",
+    "delete": "forgotten",
     "removed": "forgotten",
-    "pending": "pending_review",
-    "pending review": "pending_review",
-    "needs review": "pending_review",
+    "remove": "forgotten",
 }
-"""Lifecycle words people use for remnic's statuses; every other value (accepted, draft, done, …) reads active."""
+"""Lifecycle words people use for remnic's statuses (any case; ``-``, ``_`` and spaces alike: ``Pending-Review``
+is pending_review), verbs and nouns as the states they name (``quarantine``, ``reject``, ``forget``). Any
+other value (draft, done, …) names no status: it reads active, and ``remnic doctor`` warns about it."""
+
+
+def _status_key(word: str) -> str:
+    return " ".join(word.replace("-", " ").replace("_", " ").split())
+
+
+_STATUS_LOOKUP = {**{_status_key(s): s for s in STATUSES}, **{_status_key(k): v for k, v in _STATUS_WORDS.items()}}
+
+
+def status_word(value: Any) -> str | None:
+    """The status ``value`` names (``active`` … ``forgotten``, or a lifecycle word for one); None when it names
+    none (``draft``, a number, a typo such as ``pending-reveiw``)."""
+    word = _word(value)
+    return _STATUS_LOOKUP.get(_status_key(word)) if word else None
+
+
+def unknown_status(meta: Mapping[str, Any]) -> bool:
+    """Whether the file says a ``status`` that names no status (read as active: a reader should know)."""
+    value = meta.get("status")
+    return value is not None and value != "" and status_word(value) is None
 
 
 def _word(value: Any) -> str | None:
@@ -112,12 +161,9 @@ def moved_category(said: Any, old_path: str, new_path: str) -> str | None:
 
 def status_of(meta: Mapping[str, Any], path: str) -> str:
     """The original's rule: a status other than active wins, else ``archivedAt`` or an ``archive/``
-    path mean archived, else active. Unknown statuses (``accepted``, ``draft``) read as active."""
-    word = _word(meta.get("status"))
-    status = "active"
-    if word:
-        found = word if word in STATUSES else _STATUS_WORDS.get(word, _STATUS_WORDS.get(word.replace("_", " ")))
-        status = found or "active"
+    path mean archived, else active. A status naming none (``draft``, ``done``) reads as active: a
+    vault's own workflow words must not take its notes out of recall (see :func:`unknown_status`)."""
+    status = status_word(meta.get("status")) or "active"
     if status == "active" and (meta.get("archivedAt") or is_archived_path(path)):
         return "archived"
     return status

@@ -15,7 +15,8 @@ from remnic.config import MARKER_FILE, STATE_DIR, StoreSettings
 from remnic.errors import FieldProblem
 from remnic.memfile.model import MemoryRecord
 from remnic.memfile.paths import README_LIKE, README_NAMES, glob_match
-from remnic.memfile.values import foreign_values
+from remnic.memfile.schema import STATUSES
+from remnic.memfile.values import foreign_values, unknown_status
 from remnic.observe.buffer import waiting_sessions
 from remnic.observe.ledger import verdict_stats
 from remnic.repo import journal, pullmark
@@ -24,8 +25,9 @@ from remnic.repo.ledger import Ledger
 from remnic.repo.remote import CONFLICT_LOG, remotes
 
 from . import consolidate
+from .chains import Links
 from .lcm import archive_check
-from .superseding import one_sided_links, stranded_by
+from .superseding import one_sided_links
 
 HEALTHY_INDEX = ("ok", "behind")
 """Index states that need nothing done: ``behind`` is caught up from git by the next recall."""
@@ -243,18 +245,17 @@ def _duplicate_ids_check(records: list[MemoryRecord]) -> dict[str, Any]:
 
 
 def _stranded_check(records: list[MemoryRecord]) -> dict[str, Any]:
-    """A value superseded by a memory that was then rejected by hand (and committed): nothing is current."""
-    pairs = stranded_by(records)
-    if not pairs:
-        return {"name": "superseded-by-rejected", "status": "ok", "detail": "every superseded value has a successor"}
+    """A value whose successor is rejected, forgotten or gone (a hand edit, a forget, a deleted file): it
+    has no current memory. The name stays (scripts read it); rejected was the first case it found."""
+    found = Links(records).stranded()
+    if not found:
+        detail = "every superseded memory's successor is current, or superseded or merged in turn"
+        return {"name": "superseded-by-rejected", "status": "ok", "detail": detail}
     detail = (
-        f"{len(pairs)} memory(ies) superseded by a rejected one: that value has no current memory; "
-        "`remnic review dismiss SUCCESSOR` makes the old one current again"
+        f"{len(found)} memory(ies) superseded by one that is rejected, forgotten or missing: that value has no "
+        "current memory; each line says how to make it current again"
     )
-    problems = [
-        f"{old} is superseded by {new}, which is rejected: `remnic review dismiss {new}` makes {old} current again"
-        for old, new in pairs
-    ]
+    problems = [s.describe() for s in found]
     return {"name": "superseded-by-rejected", "status": "warn", "detail": detail, "problems": problems}
 
 
@@ -277,14 +278,21 @@ def _one_sided_check(records: list[MemoryRecord]) -> dict[str, Any]:
 
 
 def _foreign_check(records: list[MemoryRecord]) -> dict[str, Any]:
-    """Values outside remnic's vocabulary and how they are read (never changed, never an error)."""
-    lines = []
+    """Values outside remnic's vocabulary and how they are read (never changed, never an error). A status naming
+    none warns: it reads active, so a memory meant to leave recall (``status: pending-reveiw``) is an answer."""
+    lines, unknown = [], 0
     for record in records:
         for key, (value, reading) in foreign_values(record.frontmatter, record.path).items():
             if reading is None:  # a time key with no reading
                 lines.append(
                     f"{record.path}: {key} {value!r} cannot be read as a time, so ranking, --as-of and "
                     "date filters see no time; write an ISO 8601 time such as 2026-04-02T10:00:00Z"
+                )
+            elif key == "status" and unknown_status(record.frontmatter):
+                unknown += 1
+                lines.append(
+                    f"{record.path}: status {value!r} names no status, so it is read as {reading!r}"
+                    f"{' (recalled)' if reading == 'active' else ''}; valid statuses: {', '.join(STATUSES)}"
                 )
             else:
                 lines.append(f"{record.path}: {key} {value!r} is read as {reading!r}")
@@ -293,7 +301,11 @@ def _foreign_check(records: list[MemoryRecord]) -> dict[str, Any]:
         if lines
         else "every known key holds a value in remnic's vocabulary"
     )
-    return {"name": "foreign-values", "status": "ok", "detail": detail, "problems": lines}
+    if unknown:
+        detail += (
+            f"; {unknown} status value(s) name no status (read as active unless archived): correct any meant otherwise"
+        )
+    return {"name": "foreign-values", "status": "warn" if unknown else "ok", "detail": detail, "problems": lines}
 
 
 def status(

@@ -565,7 +565,7 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
 
     def review_disposition(
         self, memory_id: str, status: str, *, reason_code: str | None = None, source: str = "api"
-    ) -> WriteResult:
+    ) -> _review.ReviewResult:
         """A person's word on a memory in the review queue: its new status (approve = active, dismiss =
         rejected, flag = quarantined), when and why, as one commit; see :mod:`.review`."""
         return _review.dispose(self, self.memory_id(memory_id), status, reason_code, source=source)

@@ -24,6 +24,7 @@ from remnic.memfile.values import moved_category, own_id
 from remnic.repo import history as _history
 from remnic.repo.messages import Version, trailers_for
 
+from .chains import CURRENT, Links
 from .superseding import pair_links, unlink_successor
 from .writes import WriteResult, check_writable
 
@@ -36,22 +37,28 @@ DEMOTED = "superseded-again"
 """A current memory the restored version supersedes, marked superseded by it again (``--force``)."""
 RELINKED = "supersedes-restored"
 """The successor the restored version names in ``supersededBy``, whose ``supersedes`` names it again."""
+SUPERSEDED = "superseded"
+"""A current memory the changed one now supersedes (a review approving it)."""
+REVIVED = "current-again"
+"""A memory the changed one had replaced, current again (a review dismissing its successor)."""
 
 
 @dataclass(frozen=True)
 class AlsoChanged:
-    """Another memory a revert changed in its commit, and how."""
+    """Another memory a revert (or a review decision) changed in its commit, and how."""
 
     id: str
     path: str
     change: str
-    """:data:`UNLINKED`, :data:`DEMOTED` or :data:`RELINKED`."""
+    """:data:`UNLINKED`, :data:`DEMOTED`, :data:`RELINKED`, :data:`SUPERSEDED` or :data:`REVIVED`."""
 
     def describe(self, reverted: str) -> str:
         what = {
             UNLINKED: f"no longer supersedes {reverted} (its `supersedes` dropped)",
             DEMOTED: f"superseded by {reverted} again",
             RELINKED: f"supersedes {reverted} again",
+            SUPERSEDED: f"superseded by {reverted}",
+            REVIVED: f"current again (no longer superseded by {reverted})",
         }[self.change]
         return f"{self.id} ({self.path}) {what}"
 
@@ -113,17 +120,13 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
             checked = _checked(render(checked, {"updated": now_iso()})[0], current, mem)
             record = checked.record
             assert record is not None
-        successors = _successors(mem, record)
-        if successors and not force:
-            names = ", ".join(f"{s.id} ({s.path})" for s in successors)
-            raise UsageError(
-                f"{target.label} makes {record.id} current again, but {names} supersedes it: both would be "
-                "recalled as current. Pass --force to revert anyway (the successor then no longer claims to "
-                "supersede it), or forget or update the successor first"
-            )
+        chains = _successors(mem, record)
+        if chains and not force:
+            raise UsageError(_refusal(target.label, record.id, chains))
         links = pair_links(mem, record, target.label, force=force)
         tx.put(current, checked.text, record)
-        also = [AlsoChanged(s.id, s.path, UNLINKED) for s in successors if unlink_successor(mem, tx, s.id, record.id)]
+        firsts = list({first.id: first for first, _ in chains}.values())
+        also = [AlsoChanged(s.id, s.path, UNLINKED) for s in firsts if unlink_successor(mem, tx, s.id, record.id)]
         paired = links.apply(mem, tx, record)
         also += [AlsoChanged(o.id, o.path, DEMOTED) for o in links.demote if o.id in paired]
         also += [AlsoChanged(c.id, c.path, RELINKED) for c in links.claim if c.id in paired]
@@ -147,16 +150,36 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
     )
 
 
-def _successors(mem: Memory, record: MemoryRecord) -> list[MemoryRecord]:
-    """The active memories whose ``supersedes`` names ``record`` when the revert leaves it current
-    (not superseded, forgotten, archived …): each would be a second current answer beside it."""
-    if record.status not in ("active", "pending_review"):
+def _successors(mem: Memory, record: MemoryRecord) -> list[tuple[MemoryRecord, MemoryRecord]]:
+    """(successor, current memory at the end of its chain) for each current memory later in the chains
+    of the memory ``record`` restores, when the revert leaves it current (not superseded, forgotten,
+    archived …): each would be a second current answer beside it. A successor that was itself
+    superseded (A → B → C, C current) counts through it: C holds the value now."""
+    if record.status not in CURRENT:
         return []
+    links = Links(mem.files.scan().records)
+    return links.live_chains(links.by_id.get(record.id, record))
 
-    def names(said: Any) -> bool:
-        return said == record.id or (isinstance(said, list) and record.id in said)
 
-    return [r for r in mem.list(status="active") if r.id != record.id and names(r.frontmatter.get("supersedes"))]
+def _refusal(label: str, memory_id: str, chains: list[tuple[MemoryRecord, MemoryRecord]]) -> str:
+    """Why a revert would fork the value, naming each current memory that holds it and how it replaced
+    ``memory_id``; --force drops the direct successors' claims."""
+    said = []
+    for first, head in chains:
+        if first.id == head.id:
+            said.append(f"{head.id} ({head.path}) supersedes it")
+        else:
+            said.append(
+                f"{first.id} ({first.path}) superseded it and was superseded in turn: {head.id} ({head.path}) is "
+                "the current memory at the end of that chain"
+            )
+    firsts = ", ".join(dict.fromkeys(first.id for first, _ in chains))
+    heads = ", ".join(dict.fromkeys(head.id for _, head in chains))
+    return (
+        f"{label} makes {memory_id} current again, but {'; '.join(said)}: both would be recalled as current. "
+        f"Pass --force to revert anyway ({firsts} then no longer claims to supersede it), or forget or update "
+        f"{heads} first"
+    )
 
 
 def _checked(text: str, path: str, mem: Memory) -> Checked:

@@ -8,12 +8,13 @@ result says so), and it supersedes a value said before it."""
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import UsageError, ValidationError
-from remnic.memfile.model import MemoryRecord, now_iso, parse_time
+from remnic.errors import RemnicError, UsageError, ValidationError
+from remnic.memfile.model import MemoryRecord, now_iso, parse_file, parse_time
 from remnic.memfile.validate import check_bytes
 from remnic.observe.keys import statement_key
 from remnic.observe.records import key_part
@@ -22,7 +23,8 @@ from . import arguments as _check
 from . import writes as _writes
 from .browse import REVIEW_STATUSES as QUEUED
 from .browse import newest_first
-from .superseding import stranded_by
+from .reverting import REVIVED, SUPERSEDED, UNLINKED, AlsoChanged
+from .superseding import SUPERSEDED_NOTE, stranded_by
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -77,8 +79,34 @@ def check_reviewable(record: MemoryRecord, status: str) -> None:
     )
 
 
-def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *, source: str) -> _writes.WriteResult:
-    """Set a queued memory's status with ``reviewedAt`` and ``reviewReasonCode`` (one commit)."""
+DECISIONS = {"active": "approved", "rejected": "dismissed", "quarantined": "flagged"}
+"""How each decision is named in the output (the commit's ``Remnic-Review-Decision`` is the status)."""
+
+
+@dataclass(frozen=True)
+class ReviewResult(_writes.WriteResult):
+    """A review decision's :class:`WriteResult`: the status before it, the reason, and each other memory
+    the decision changed (a dismissed correction's predecessor current again, an approved one's
+    superseded again), as ``versions revert`` reports its own."""
+
+    previous_status: str = ""
+    reason_code: str | None = None
+    also_changed: tuple[AlsoChanged, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "status": self.record.status,
+            "previousStatus": self.previous_status,
+            "decision": DECISIONS.get(self.record.status, self.record.status),
+            "reasonCode": self.reason_code,
+            "alsoChanged": [a.to_dict() for a in self.also_changed],
+        }
+
+
+def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *, source: str) -> ReviewResult:
+    """Set a queued memory's status with ``reviewedAt`` and ``reviewReasonCode`` (one commit, whose trailers
+    name the decision, the reason and what it changed in the memories the decided one replaced)."""
     if status not in DISPOSITIONS:
         raise ValidationError.single(
             "status",
@@ -90,6 +118,7 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
     changes: dict[str, Any] = {"status": status, "reviewedAt": now_iso()}
     record = mem.get(memory_id)
     was = _committed_status(mem, record)  # a status set by hand and not committed yet is no decision yet
+    done = functools.partial(ReviewResult, previous_status=record.status, reason_code=reason_code or None)
     # A rejection committed by hand (sync) left what it replaced superseded by a rejected memory: the
     # dismissal is what revives it, so it is no retry even when the file already says rejected.
     stranded = status == "rejected" == record.status and bool(stranded_by(mem.files.scan().records, record.id))
@@ -100,38 +129,76 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
         and not stranded
     ):
         check_reviewable(record, status)
-        return _writes.WriteResult("review", (record,), None, changed=False)  # a retried decision: no new commit
+        return done("review", (record,), None, changed=False)  # a retried decision: no new commit
     if reason_code:
         changes["reviewReasonCode"] = reason_code
     elif "reviewReasonCode" in record.frontmatter:
         changes["reviewReasonCode"] = None  # an earlier disposition's reason is not this one's
     note = None
     if status == "active" and was != "active":
-        keyed, note = approval_changes(record, mem.files.scan().records)
+        # A fact the observer queued got its key from the hedged text ("Maybe the staging DB port …"):
+        # what is approved is the statement without the hedge, so its key is computed again.
+        rekey = "pending_review" in (was, record.status) and record.frontmatter.get("source") == "extraction"
+        keyed, note = approval_changes(record, mem.files.scan().records, rekey=rekey)
         changes.update(keyed)
+    trailers = {"Review-Decision": status, **({"Review-Reason": reason_code} if reason_code else {})}
+    if changes.get("supersedes"):  # the update supersedes it, or refuses the decision when it cannot
+        trailers["Also-Changed"] = f"{changes['supersedes']} {SUPERSEDED_NOTE}"
     result = _writes.update(
         mem,
         memory_id,
         changes,
         operation="review",
         source=source,
-        extra_trailers=None,
+        extra_trailers=trailers,
         check=lambda record: None if stranded and record.status == "rejected" else check_reviewable(record, status),
     )
-    return dataclasses.replace(result, warnings=(*result.warnings, note)) if note else result
+    return done(
+        result.operation,
+        result.records,
+        result.commit,
+        changed=result.changed,
+        warnings=(*result.warnings, *([note] if note else [])),
+        also_changed=_also_changed(mem, result),
+    )
 
 
-def approval_changes(record: MemoryRecord, memories: list[MemoryRecord]) -> tuple[dict[str, Any], str | None]:
+def _also_changed(mem: Memory, result: _writes.WriteResult) -> tuple[AlsoChanged, ...]:
+    """The other memories the decision's commit changed (it holds this decision only: a review is never
+    grouped with other writes), each as it is in that commit."""
+    if result.commit is None:
+        return ()
+    out = []
+    for _, path, _ in mem.ledger.diff_names(f"{result.commit}^", result.commit):
+        if path == result.record.path:
+            continue
+        try:
+            other = parse_file(mem.ledger.show(result.commit, path), path)
+        except (ValueError, RemnicError):  # deleted or unreadable: not one a decision changes
+            continue
+        change = REVIVED if other.status == "active" else SUPERSEDED if other.status == "superseded" else UNLINKED
+        out.append(AlsoChanged(other.id, path, change))
+    return tuple(out)
+
+
+def approval_changes(
+    record: MemoryRecord, memories: list[MemoryRecord], *, rekey: bool = False
+) -> tuple[dict[str, Any], str | None]:
     """What approving ``record`` changes besides its status, when it states a value of something: its
     key, and either ``supersedes`` (the latest value said before it) or — a value of the key was said
-    after it — status superseded by the latest such value, with a note saying so."""
+    after it — status superseded by the latest such value, with a note saying so. ``rekey``: the key the
+    file has was given to the hedged text, so the statement's own key (when it has one) replaces it."""
     entity, attributes = record.frontmatter.get("entityRef"), record.frontmatter.get("structuredAttributes")
     changes: dict[str, Any] = {}
-    if not entity or not isinstance(attributes, Mapping) or not attributes:
-        entity, attributes = statement_key(record.content)
-        if not entity:
+    keyed = bool(entity) and isinstance(attributes, Mapping) and bool(attributes)
+    if rekey or not keyed:
+        said, said_attributes = statement_key(record.content)
+        if said and not (keyed and _same_key(entity, attributes, said, said_attributes)):
+            entity, attributes = said, said_attributes
+            changes = {"entityRef": said, "structuredAttributes": dict(sorted(said_attributes.items()))}
+        elif not keyed:
             return {}, None
-        changes = {"entityRef": entity, "structuredAttributes": dict(sorted(attributes.items()))}
+    assert isinstance(attributes, Mapping)
     others = [
         o
         for o in memories
@@ -150,6 +217,13 @@ def approval_changes(record: MemoryRecord, memories: list[MemoryRecord]) -> tupl
     if others:
         changes["supersedes"] = max(others, key=_said_when).id
     return changes, None
+
+
+def _same_key(entity: Any, attributes: Any, said: str, said_attributes: Mapping[str, Any]) -> bool:
+    def norm(attrs: Mapping[str, Any]) -> dict[str, str]:
+        return {key_part(str(k)): str(v).strip().lower() for k, v in attrs.items()}
+
+    return key_part(str(entity)) == key_part(said) and norm(attributes) == norm(said_attributes)
 
 
 def _other_value(record: MemoryRecord, entity: str, attributes: Mapping[str, Any]) -> bool:

@@ -24,6 +24,10 @@ from remnic.observe.records import MemoryObservation, key_part
 from remnic.repo.scan_memo import stat_key
 from remnic.repo.transaction import Transaction
 
+from .chains import CURRENT as _CURRENT
+from .chains import Links
+from .chains import ids_of as _ids
+
 if TYPE_CHECKING:
     from .memory import Memory
 
@@ -198,7 +202,13 @@ def _patched(checked: Checked, changes: Mapping[str, Any], path: str) -> tuple[s
 
 def supersede(mem: Memory, tx: Transaction, old: MemoryRecord, new: MemoryRecord, *, when: str | None = None) -> bool:
     """Mark ``old`` superseded by ``new``: status, ``supersededBy``, ``supersededAt`` and, unless the file
-    already says when it stopped holding, ``invalidAt`` (when the new one became valid). The file stays."""
+    already says when it stopped holding, ``invalidAt`` (when the new one became valid). The file stays.
+    A memory another one already supersedes is left as it is (False): a memory has one successor, and
+    overwriting the link would fork its chain into two current values (writes refuse it by name first,
+    see :func:`superseded_target`)."""
+    staged = tx.staged_record(old.id) or old
+    if staged.status == "superseded" and staged.frontmatter.get("supersededBy") not in (None, "", new.id):
+        return False
     changes: dict[str, Any] = {"status": "superseded", "supersededBy": new.id, "supersededAt": now_iso()}
     if not old.frontmatter.get("invalidAt"):
         changes["invalidAt"] = when or str(new.frontmatter.get("validAt") or new.created or now_iso())
@@ -208,7 +218,8 @@ def supersede(mem: Memory, tx: Transaction, old: MemoryRecord, new: MemoryRecord
 def superseded_target(mem: Memory, memory_id: Any, namespace: str, *, by: MemoryRecord | None = None) -> MemoryRecord:
     """The memory a write names in ``supersedes``, or a ValidationError naming the field. ``by``: the
     existing memory that would supersede it, refused when that would make a loop (itself, or a memory
-    that already supersedes it, directly or down the chain): neither would be current."""
+    that already supersedes it, directly or down the chain): neither would be current. A memory another
+    one already supersedes is refused too, naming its chain's current memory to supersede instead."""
     if not isinstance(memory_id, str) or not memory_id.strip():
         raise ValidationError.single("supersedes", f"must be a memory id, got {memory_id!r}")
     # Another namespace's memory reads exactly like a missing one: the answer must not tell them apart.
@@ -226,6 +237,9 @@ def superseded_target(mem: Memory, memory_id: Any, namespace: str, *, by: Memory
         raise ValidationError.single("supersedes", refusal)
     if by is not None:
         _check_no_loop(mem, old, by)
+    successor = old.frontmatter.get("supersededBy")
+    if old.status == "superseded" and successor and (by is None or successor != by.id):
+        raise ValidationError.single("supersedes", _already_superseded(mem, old, str(successor), by))
     return old
 
 
@@ -250,6 +264,25 @@ def _check_no_loop(mem: Memory, old: MemoryRecord, by: MemoryRecord) -> None:
                 link = mem.get(link).frontmatter.get(key)
             except RemnicError:  # a link to a missing or unreadable file ends the chain
                 break
+
+
+def _already_superseded(mem: Memory, old: MemoryRecord, successor: str, by: MemoryRecord | None) -> str:
+    """Why ``old``, superseded by ``successor`` already, cannot be superseded again, and what to name instead:
+    the current memory at the end of its chain (taking it over silently would hide which value is replaced)."""
+    heads = Links(mem.files.scan().records).heads(old)
+    said = f"{old.id} ({old.path}) is already superseded by {successor}, and a memory has one successor"
+    if by is not None and any(h.id == by.id for h in heads):
+        return f"{said}: {by.id} already replaces its value through it, so there is nothing to supersede"
+    if heads:
+        names = ", ".join(f"{h.id} ({h.path})" for h in heads)
+        return (
+            f"{said}: its value's current memory is {names}. To replace that value, supersede it instead: "
+            f"`--supersedes {heads[0].id}`"
+        )
+    return (
+        f"{said}, and no current memory follows it (its value is stranded). Make it current again first "
+        f"(`remnic update {old.id} --status active`), then supersede it"
+    )
 
 
 UNSUPERSEDABLE = ("forgotten", "quarantined")
@@ -328,16 +361,36 @@ def unlink_successor(mem: Memory, tx: Transaction, successor_id: str, old_id: st
     return successor.id if patch_staged(mem, tx, successor, {"supersedes": left}) is not None else None
 
 
+REVIVED_NOTE = "current again"
+SUPERSEDED_NOTE = "superseded by it"
+"""How the commit's ``Remnic-Also-Changed`` trailer says what a decision did to a memory it replaced."""
+
+
 def review_links(
-    mem: Memory, tx: Transaction, before: MemoryRecord, after: MemoryRecord, *, was: str | None = None
+    mem: Memory,
+    tx: Transaction,
+    before: MemoryRecord,
+    after: MemoryRecord,
+    *,
+    was: str | None = None,
+    trailers: dict[str, str] | None = None,
 ) -> list[str]:
     """What a person's decision on ``before`` (now ``after``) changes in the memories it replaced; the ids
     changed. ``was``: the status HEAD has (``before``'s own may be a person's uncommitted edit of it).
     Rejected: each memory still superseded by it is current again (a dismissed correction must not leave
     its value with none, whoever set the status first), and its ``supersedes`` names them all, so that
     approving it later replaces them again. Approved again after a rejection: those still active are
-    superseded again."""
-    was = was or before.status
+    superseded again. ``trailers``: the commit's, given an ``Also-Changed`` line naming each memory changed
+    and how (the commit then says what the decision did beyond the memory decided)."""
+    changed = _review_links(mem, tx, before, after, was or before.status)
+    if trailers is not None and changed:
+        note = REVIVED_NOTE if after.status == "rejected" else SUPERSEDED_NOTE
+        said = [trailers["Also-Changed"]] if trailers.get("Also-Changed") else []
+        trailers["Also-Changed"] = "; ".join([*said, *(f"{i} {note}" for i in changed)])
+    return changed
+
+
+def _review_links(mem: Memory, tx: Transaction, before: MemoryRecord, after: MemoryRecord, was: str) -> list[str]:
     if after.status == "rejected":
         olds = [
             r
@@ -380,13 +433,7 @@ def stranded_by(records: Iterable[MemoryRecord], memory_id: str | None = None) -
     ]
 
 
-def _ids(said: Any) -> list[str]:
-    return [said] if isinstance(said, str) else [str(x) for x in said] if isinstance(said, list) else []
-
-
 # --- the other side of a link a revert restores ---
-
-_CURRENT = ("active", "pending_review")
 
 
 @dataclass

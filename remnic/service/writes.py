@@ -550,15 +550,16 @@ def update(
         ids = [record.id]
         if old is not None and old.id != record.id and supersede(mem, tx, old, updated):
             ids.append(old.id)
+        trailers = dict(extra_trailers or {})  # a status change names the memories it changed too
         if "status" in wanted:
-            ids += _superseding.review_links(mem, tx, record, updated, was=was)
+            ids += _superseding.review_links(mem, tx, record, updated, was=was, trailers=trailers)
         notes = [f"moved from {moved_from}"] if moved_from else []
         if successor is not None:
             unlinked = unlink_successor(mem, tx, successor, record.id)
             ids += [unlinked] if unlinked else []
             notes.append(f"no longer superseded by {successor}: link dropped")
         subject = f"remnic {operation}: {committed_text[:60]}" + (f" ({'; '.join(notes)})" if notes else "")
-        return PlanOutcome(updated, subject, ids, record.namespace, dict(extra_trailers or {}))
+        return PlanOutcome(updated, subject, ids, record.namespace, trailers)
 
     key: tuple[str, ...] = (operation, source) if not extra_trailers else (operation, source, UNGROUPED + new_id())
     outcome, commit = mem.committer.submit(Plan(key, run))
