@@ -47,3 +47,18 @@ def test_a_deleted_working_directory_is_named_not_a_traceback(tmp_path: Path) ->
     listed = remnic("list")
     assert listed.returncode == 2 and "Traceback" not in listed.stderr
     assert "current directory no longer exists" in listed.stderr and "--memory-dir" in listed.stderr
+
+
+def test_hooks_status_names_an_older_runner_outdated(tmp_path: Path) -> None:
+    """A runner written by an older remnic (no `python -P`) is outdated until `hooks install` runs again."""
+    root = tmp_path / "mem"
+    assert run_cli("init", str(root), "--quiet").code == 0
+    assert run_cli("hooks", "install", "--memory-dir", str(root)).code == 0
+    runner = root / ".git" / "hooks" / "remnic-hook"
+    runner.write_text(runner.read_text().replace(" -P -m remnic", " -m remnic"))
+    status = run_cli("hooks", "status", "--json", "--memory-dir", str(root))
+    assert {r["state"] for r in status.json()["git"]} == {"outdated"}
+    assert run_cli("hooks", "install", "--memory-dir", str(root)).code == 0
+    again = run_cli("hooks", "status", "--json", "--memory-dir", str(root))
+    assert {r["state"] for r in again.json()["git"]} == {"installed"}
+    assert " -P -m remnic" in runner.read_text()

@@ -124,6 +124,9 @@ def git_hooks_status(ledger: Ledger) -> list[dict[str, str]]:
             state, detail = "outdated", "run `remnic hooks install` to update it"
         elif not runner.is_file():
             state, detail = "broken", f"{RUNNER} is missing; run `remnic hooks install`"
+        elif runner.read_text(encoding="utf-8") != _runner_text(recorded or ""):
+            # An older runner (one without `python -P` imports a json.py committed to the repository).
+            state, detail = "outdated", f"{RUNNER} is an older remnic's; run `remnic hooks install` to update it"
         else:
             state, detail = "installed", f"python: {recorded or '(remnic on PATH)'}"
             if recorded and not os.access(recorded, os.X_OK):
