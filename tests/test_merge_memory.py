@@ -183,7 +183,10 @@ def test_same_text_stored_under_two_ids_keeps_one_memory_and_the_other_id_supers
     ours = memory_file("Ana prefers tabs.\n")
     theirs = memory_file("Ana prefers tabs.\n", id="mem_0000000000cc11223344")
     out = merge_memory(None, ours, theirs, PATH, line_merge, now=NOW)
-    assert not out.conflict and out.same_content and out.text == ours
+    assert not out.conflict and out.same_content
+    mine = parse_file(out.text, PATH)  # this side's memory, now naming the other in supersedes (both ways)
+    assert mine.frontmatter == {**parse_file(ours, PATH).frontmatter, "supersedes": ["mem_0000000000cc11223344"]}
+    assert mine.body == parse_file(ours, PATH).body
     other = parse_file(out.copy_text or "", out.copy_path or "")
     assert other.id == "mem_0000000000cc11223344" == out.copy_id
     assert other.status == "superseded" and other.frontmatter["supersededBy"] == "mem_0000000000aa11223344"

@@ -45,7 +45,7 @@ def diverge(ana: Memory, ben: Memory) -> list[str]:
 
 
 def driver_pids(root: Path) -> list[int]:
-    """`remnic merge-file` processes git runs in ``root``."""
+    """`remnic merge-file` processes git runs for ``root``."""
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -55,7 +55,12 @@ def driver_pids(root: Path) -> list[int]:
             cwd = os.readlink(proc / "cwd")
         except OSError:
             continue
-        if b"merge-file" in cmdline and b"remnic" in cmdline and Path(cwd) == root:
+        # git runs the driver in the pull's scratch work tree (remnic.service.pull_guard)
+        if (
+            b"merge-file" in cmdline
+            and b"remnic" in cmdline
+            and Path(cwd) in (root, root / ".git" / "remnic-pull-tree")
+        ):
             found.append(int(proc.name))
     return found
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from remnic.config.spaces import KINDS
-from remnic.errors import UsageError
+from remnic.errors import FieldProblem, UsageError
 from remnic.service import spaces as S
 from remnic.service.memory import Memory
 
@@ -244,13 +244,14 @@ def cmd_pull(args: argparse.Namespace) -> int:
     data = report.to_dict()
 
     def text() -> str:
-        lines = [f"pulled {report.remote}/{report.branch}: {report.outcome}"]
+        lines = [f"pulled {report.tracking or f'{report.remote}/{report.branch}'}: {report.outcome}"]
         if report.outcome == "no-branch":
-            lines = [
-                f"{report.remote} has no branch {report.branch}, so nothing was pulled (it has: "
-                f"{', '.join(report.remote_branches)}); `remnic space push` creates it there, or "
-                f"`git branch --set-upstream-to {report.remote}/BRANCH` pulls another"
-            ]
+            lines = [_no_branch(report, memory.root)]
+        if report.adopted:
+            lines.append(
+                f"this clone held only its `remnic init` commit ({report.adopted[:8]}), so it took the history "
+                f"of {report.tracking} instead of merging an unrelated one"
+            )
         if report.finished_previous:
             lines.append(f"a merge an interrupted pull left was {report.finished_previous}")
         if report.edits_commit:
@@ -266,6 +267,26 @@ def cmd_pull(args: argparse.Namespace) -> int:
                 "(`remnic review list`):"
             )
             lines += [f"  {safe(c['path'])} <-> {safe(c['copyPath'])}" for c in reviewed]
+        for c in report.malformed_conflicts:
+            bad = " and ".join(safe(c["path"] if side == "ours" else c["copyPath"]) for side in c["malformed"])
+            lines.append(
+                f"  {safe(c['path'])} was changed on both sides and {bad} is malformed, so both were kept exactly "
+                f"as they are, side by side (this side's at {safe(c['path'])}, the other's at {safe(c['copyPath'])}"
+                "; one id in both, not linked): fix the frontmatter (`remnic doctor`), then keep one"
+            )
+        for d in report.review_disputes:
+            lines.append(
+                f"  {safe(d['path'])}: approved on one side and dismissed on the other, so it is back in review "
+                "(`remnic review list`)"
+            )
+        for entry in report.saved:
+            lines.append(f"  {safe(entry['path'])}: {entry['how']}")
+        if report.problems:
+            lines.append(
+                f"{plural(len(report.problems), 'problem')} in memory files (they are left out of recall until "
+                "fixed; `remnic doctor` lists them):"
+            )
+            lines += [f"  {safe(FieldProblem(**p).describe())}" for p in report.problems]
         settled = [c for c in report.conflicts if not c.get("inReview", True)]
         if settled:
             # The merge gave them a status ranked before review (forgotten …): the queue does not hold them.
@@ -286,6 +307,19 @@ def cmd_pull(args: argparse.Namespace) -> int:
 
     emit(args, data, text)
     return 0
+
+
+def _no_branch(report: Any, root: Path) -> str:
+    """The remote has branches, but not this one: pushing would start a second, separate history there, so
+    the advice is to take the remote's branch."""
+    theirs = report.remote_branches
+    pick = theirs[0] if len(theirs) == 1 else "BRANCH"
+    return (
+        f"{report.remote} has no branch {report.branch}, so nothing was pulled (it has: {', '.join(theirs)}). "
+        f"Pushing would start a second branch there that the others never pull; to share {report.remote}'s "
+        f"history instead, rename this branch to {'it' if pick != 'BRANCH' else 'one of them'}: "
+        f"`git -C {root} branch -m {report.branch} {pick}`, then `remnic space pull`"
+    )
 
 
 def cmd_push(args: argparse.Namespace) -> int:

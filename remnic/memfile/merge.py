@@ -10,7 +10,8 @@ the other keeps the change):
   what either side added is kept, what either side removed goes;
 - ``status``: the first in :data:`STATUS_PRECEDENCE` (forgotten > superseded > rejected >
   quarantined > archived > pending_review > active); a status remnic does not know
-  loses to every known one;
+  loses to every known one; a memory in review approved on one side and dismissed on the
+  other goes back to review (:data:`DISPUTED`);
 - timestamps (``updated``, ``lastRecalledAt``, ``reviewedAt`` … any two values that read as
   times): the later one;
 - numbers (``reinforcement_count``, ``accessCount``, ``confidence`` …): the larger one;
@@ -25,7 +26,9 @@ name each other in ``conflictsWith`` and both wait in the review queue
 (``status: pending_review``, unless the merge gives a status ranked before it). Two
 files added at the same path on both sides (no common version) are one memory when
 their texts hash the same (under two ids, the other side's is kept as superseded by this
-side's, so both ids still resolve), else two.
+side's, which names it in ``supersedes``, so both ids still resolve), else two. A side whose
+frontmatter does not parse is merged line by line when that is clean and parses, else both
+files are kept exactly as they are (``MergeOutcome.malformed`` says which side is malformed).
 """
 
 from __future__ import annotations
@@ -55,6 +58,10 @@ STATUS_PRECEDENCE: tuple[str, ...] = (
 one machine stays so even if another machine edited it meanwhile (the edit is kept in its body and
 in history)."""
 REVIEW_STATUS = "pending_review"
+DISPUTED = ("active", "rejected")
+"""A memory in review approved (active) on one side and dismissed (rejected) on the other merges back to
+``pending_review``, not to the precedence's ``rejected``: a conflict pair decided oppositely on two machines
+would otherwise end with both memories rejected and nothing left to recall."""
 CONFLICT_KEY = "conflictsWith"
 DERIVED_KEYS = ("contentHash", "confidenceTier", "importanceLevel")
 TIME_KEYS = ("updated", "lastRecalledAt", "reviewedAt", "supersededAt", "forgottenAt", "validAt", "lastAccessed")
@@ -78,6 +85,9 @@ class MergeOutcome:
     copy_id: str | None = None
     same_content: bool = False
     """Added on both sides with the same text: resolved as one memory by its content hash."""
+    malformed: tuple[str, ...] = ()
+    """``ours``/``theirs``: the side(s) whose frontmatter does not parse; both kept exactly as they are (the
+    copy is the other side's file byte for byte, its id included), nothing linked."""
 
 
 def status_rank(value: Any) -> int:
@@ -164,6 +174,8 @@ def merge_frontmatter(
             value = t
         elif t == b:
             value = o
+        elif key == "status" and b == REVIEW_STATUS and {o, t} == set(DISPUTED):
+            value = REVIEW_STATUS  # approved on one machine, dismissed on another: the reviewers decide again
         else:
             value = merge_value(key, b, o, t, later)
         if value is not _ABSENT:
@@ -312,8 +324,12 @@ def _duplicate(ours_text: str, ours: MemoryRecord, theirs_text: str, theirs: Mem
     assert other_id is not None
     other = dict(theirs.frontmatter)
     other.update(status="superseded", supersededBy=ours.id)
+    mine = dict(ours.frontmatter)  # the link on both sides, as every supersession has it
+    named = mine.get("supersedes")
+    named = list(named) if isinstance(named, list) else ([named] if isinstance(named, str) and named else [])
+    mine["supersedes"] = named if other_id in named else [*named, other_id]
     return MergeOutcome(
-        ours_text,
+        _with_body(ours_text, ours, mine, ours.body),
         ours.id,
         copy_path=copy_path_for(path, other_id),
         copy_text=_with_body(theirs_text, theirs, other, theirs.body),
@@ -331,6 +347,7 @@ def _unparsed(
     if clean and _parse(merged, path) is not None:
         return MergeOutcome(merged, ours.id if ours else None)
     copy_id = copy_id_for(ours.id if ours else path, theirs_text)
+    bad = ("ours",) if ours is None else ()
     return MergeOutcome(
         ours_text,
         ours.id if ours else None,
@@ -338,4 +355,5 @@ def _unparsed(
         copy_path=copy_path_for(path, copy_id),
         copy_text=theirs_text,
         copy_id=copy_id,
+        malformed=bad + (("theirs",) if _parse(theirs_text, path) is None else ()),
     )

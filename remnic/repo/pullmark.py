@@ -94,7 +94,10 @@ def cut_merge(
         return None
     now = head()
     if data.get("head") == now:
-        data["running"] = merging_git(data.get("pid"), data.get("started"), root)
+        tree = data.get("tree")  # the scratch work tree git ran in (:mod:`remnic.service.pull_guard`)
+        data["running"] = merging_git(
+            data.get("pid"), data.get("started"), Path(tree) if isinstance(tree, str) else root
+        )
         data["state"] = "running" if data["running"] else "cut"
         return data
     if (

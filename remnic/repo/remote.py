@@ -27,6 +27,8 @@ ATTRIBUTE_LINES = ("*.md merge=remnic", "*.markdown merge=remnic")
 ATTRIBUTES_HEADER = "# remnic: memory files merge key by key (see docs/spaces.md)"
 CONFLICT_LOG = "remnic-merge.jsonl"
 """In the git directory: one JSON line per conflict the merge driver resolved by keeping both versions."""
+INITIAL_BRANCH = "main"
+"""The branch a new memory repository starts on (``remnic init``, ``space create``, a clone of an empty remote)."""
 _REJECTED = ("[rejected]", "fetch first", "non-fast-forward", "Updates were rejected")
 
 
@@ -254,7 +256,8 @@ def refused_by_remote(result: GitRun) -> bool:
 
 def clone(url: str, target: Path, timeout: float) -> GitRun:
     """``git clone``; when the remote's HEAD names a branch it does not have (a bare repository made
-    with another default branch), the remote's main (else master, else only) branch is checked out."""
+    with another default branch), the remote's main (else master, else only) branch is checked out; a clone
+    of an empty remote is on :data:`INITIAL_BRANCH`."""
     target.parent.mkdir(parents=True, exist_ok=True)
     result = run_git(target.parent, ["clone", "--quiet", url, str(target)], timeout=timeout)
     if not result.ok or run_git(target, ["rev-parse", "--verify", "--quiet", "HEAD"]).ok:
@@ -263,6 +266,10 @@ def clone(url: str, target: Path, timeout: float) -> GitRun:
     names = [r.split("/", 1)[1] for r in refs if "/" in r and not r.endswith("/HEAD")]
     pick = next((n for n in ("main", "master") if n in names), names[0] if len(names) == 1 else None)
     if pick is None:
-        return result  # an empty remote: the first push creates its branch
+        # An empty remote: the first push creates its branch, so start on the one `space create` uses (git's
+        # default may be master), or two teammates starting from it would push two branches and never meet.
+        if not names:
+            run_git(target, ["symbolic-ref", "HEAD", f"refs/heads/{INITIAL_BRANCH}"])
+        return result
     checkout = run_git(target, ["checkout", "--quiet", "-B", pick, "--track", f"origin/{pick}"])
     return result if checkout.ok else checkout

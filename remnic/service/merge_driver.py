@@ -32,11 +32,17 @@ def merge_file(base: Path, ours: Path, theirs: Path, rel: str, root: Path, paths
     return 0
 
 
+ROOT_ENV = "REMNIC_MERGE_ROOT"
+"""Set by a pull for its ``git merge``: the repository's working tree (git runs the driver in a scratch work
+tree, :mod:`.pull_guard`), where the settings are read and conflict copies written."""
+
+
 def merge_file_at(root: Path, base: Path, ours: Path, theirs: Path, rel: str) -> int:
     """The merge driver for the repository at ``root``; opens no Memory, since the pull that runs git
     holds the write lock."""
     from remnic.config import load_settings
 
+    root = Path(os.environ.get(ROOT_ENV) or root)
     settings = load_settings(root)
     return merge_file(base, ours, theirs, rel, root, MemoryPaths.from_store(settings.store))
 
@@ -55,13 +61,15 @@ def keep_copy(root: Path, git_dir: Path | None, rel: str, outcome: MergeOutcome)
     target = root / outcome.copy_path
     target.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(target, outcome.copy_text.encode("utf-8", "surrogateescape"))
-    entry = {
+    entry: dict[str, object] = {
         "path": rel,
         "id": outcome.memory_id,
         "copyPath": outcome.copy_path,
         "copyId": outcome.copy_id,
-        "kind": "conflict" if outcome.conflict else "duplicate",
+        "kind": "malformed" if outcome.malformed else "conflict" if outcome.conflict else "duplicate",
     }
+    if outcome.malformed:
+        entry["malformed"] = list(outcome.malformed)  # ours/theirs: which file does not parse
     if git_dir is None:
         return
     with open(git_dir / _remote.CONFLICT_LOG, "a", encoding="utf-8") as fh:

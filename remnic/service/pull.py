@@ -32,7 +32,6 @@ from remnic.errors import (
     RemoteMovedError,
     RemoteUnreachableError,
     RepoBusyError,
-    UncommittedChangesError,
     UsageError,
 )
 from remnic.fsio import crash_point
@@ -43,7 +42,9 @@ from remnic.repo import remote as _remote
 from remnic.repo.messages import format_message, trailers_for
 from remnic.repo.transaction import Transaction
 
+from .pull_guard import Saved, adopt, apply_merged, is_memory_repo, keep_saved, only_init, refuse_blocked
 from .pull_resolve import finish_committed_merge, finish_merged, resolve_and_commit, run_merge, undo_cut_merge
+from .pull_review import review_disputes
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -55,6 +56,10 @@ class PullReport:
 
     remote: str
     branch: str
+    tracking: str | None = None
+    """The remote branch merged (``origin/main``)."""
+    adopted: str | None = None
+    """This branch held only its ``remnic init`` commit (this sha) and took the remote's history instead."""
     before: str | None = None
     after: str | None = None
     outcome: str = "up-to-date"
@@ -67,8 +72,18 @@ class PullReport:
     waiting for review (pending_review) or got a status ranked before it (forgotten …)."""
     duplicates: list[dict[str, Any]] = field(default_factory=list)
     """The same text stored on both sides under two ids: the other id kept, superseded by this one."""
+    malformed_conflicts: list[dict[str, Any]] = field(default_factory=list)
+    """Both sides changed a memory file and one side's frontmatter does not parse: both files kept exactly as
+    they are, side by side (one id in both, nothing linked); ``malformed`` says which (ours/theirs)."""
+    review_disputes: list[dict[str, Any]] = field(default_factory=list)
+    """Memories in review approved on one side and dismissed on the other: back in review (pending_review)."""
+    problems: list[dict[str, Any]] = field(default_factory=list)
+    """Malformed memory files the pull brought in or left (path, line, field, message): not in recall."""
     resolved: list[dict[str, str]] = field(default_factory=list)
     """Paths git left unmerged that remnic resolved, and how."""
+    saved: list[dict[str, Any]] = field(default_factory=list)
+    """Files saved while the pull merged them: never overwritten; the edit merged onto the pull's result."""
+    pending_saves: dict[str, Saved] = field(default_factory=dict)
     edits_commit: str | None = None
     finished_previous: str | None = None
     indexed: int = 0
@@ -81,6 +96,8 @@ class PullReport:
         return {
             "remote": self.remote,
             "branch": self.branch,
+            "tracking": self.tracking,
+            "adopted": self.adopted,
             "before": self.before,
             "after": self.after,
             "outcome": self.outcome,
@@ -88,7 +105,11 @@ class PullReport:
             "changed": self.changed,
             "conflicts": self.conflicts,
             "duplicates": self.duplicates,
+            "malformedConflicts": self.malformed_conflicts,
+            "reviewDisputes": self.review_disputes,
+            "problems": self.problems,
             "resolved": self.resolved,
+            "savedDuringPull": self.saved,
             "editsCommit": self.edits_commit,
             "finishedPrevious": self.finished_previous,
             "indexed": self.indexed,
@@ -124,6 +145,7 @@ def pull(mem: Memory, remote: str | None = None, *, allow_unrelated: bool = Fals
             # A pull killed after git committed its merge: what that merge brought is news of this pull.
             report.finished_previous, report.before = "finished", pre_merge
             arrived = _remote.changed_paths(ledger, pre_merge, ledger.head())
+        _keep_saves(mem, report)  # before hand edits are committed: a save must not undo the merge
         # Copies an interrupted pull left: still news, and committed as what they are, not as hand edits.
         waiting = pending_copies(mem)
         if waiting:
@@ -141,10 +163,17 @@ def pull(mem: Memory, remote: str | None = None, *, allow_unrelated: bool = Fals
         clock.mark("merge")
         crash_point("pull-merged")
         _commit_copies(mem, report, waiting)
+        if report.saved and all(entry["merged"] for entry in report.saved):
+            edits = _commit_hand_edits(mem, report)
+            for entry in report.saved:
+                entry.setdefault("commit", edits)
         report.after = ledger.head()
         paths = MemoryPaths.from_store(mem.settings.store)
         changed = set(_remote.changed_paths(ledger, before_fetch, report.after)) | set(arrived or [])
         report.changed = sorted(p for p in changed if paths.is_memory(p))
+        if report.outcome == "merge" and report.tracking:
+            theirs = _remote.rev(ledger, report.tracking)
+            report.review_disputes = review_disputes(mem, before_fetch, theirs, report.changed)
         clock.mark("copies")
         _index(mem, report)
         clock.mark("index")
@@ -166,7 +195,10 @@ def _finish_previous(mem: Memory, report: PullReport) -> list[str] | None:
 
 def _merge_upstream(mem: Memory, report: PullReport, head: str | None, current: str, *, allow_unrelated: bool) -> None:
     ledger, name = mem.ledger, report.remote
-    tracking = _remote.upstream(ledger) or f"{name}/{current}"
+    upstream = _remote.upstream(ledger)
+    # The branch's upstream when it is on the remote pulled from; another remote (--remote) gives its own branch.
+    tracking = upstream if upstream is not None and upstream.startswith(f"{name}/") else f"{name}/{current}"
+    report.tracking = tracking
     target = _remote.rev(ledger, tracking)
     if target is None:
         report.remote_branches = _remote.remote_branches(ledger, name)
@@ -177,9 +209,13 @@ def _merge_upstream(mem: Memory, report: PullReport, head: str | None, current: 
         fast_forward = head is None or ledger.is_ancestor(head, target)
         if head is not None:
             base = _remote.merge_base(ledger, head, target)
+            if base is None and not allow_unrelated and only_init(mem, head) and is_memory_repo(mem, target):
+                report.saved += adopt(mem, head, target, current)
+                report.outcome, report.adopted = "fast-forward", head
+                return
             if base is None and not allow_unrelated:
-                raise UsageError(_unrelated_message(mem, name, tracking, current))
-            _refuse_blocked(mem, tracking, head if base is None else base, target)
+                raise UsageError(_unrelated_message(mem, name, tracking, current, target))
+            refuse_blocked(mem, tracking, head if base is None else base, target)
         _merge(mem, tracking, report, allow_unrelated=allow_unrelated)
         report.outcome = "fast-forward" if fast_forward else "merge"
     if report.finished_previous == "finished" and report.outcome in ("up-to-date", "fast-forward"):
@@ -248,55 +284,32 @@ def _commit_hand_edits(mem: Memory, report: PullReport | None = None) -> str | N
     if report is not None:
         report.indexed += synced.indexed
         report.removed_from_index += synced.removed
+        _add_problems(report, synced.problems)
     return synced.commit
 
 
-def _unrelated_message(mem: Memory, remote: str, tracking: str, current: str) -> str:
+def _unrelated_message(mem: Memory, remote: str, tracking: str, current: str, target: str) -> str:
     url = _remote.remote_url(mem.ledger, remote) or remote
     space = mem.space_name()
+    where = f"space {space!r} ({mem.root})" if space else str(mem.root)
+    if is_memory_repo(mem, target):
+        return f"not pulling {tracking} into {where}: {_two_inits(mem, remote, url)}"
     return (
-        f"not pulling {tracking} into {f'space {space!r} ({mem.root})' if space else mem.root}: branch "
-        f"{current} of {remote} ({url}) shares no history with it, so it is probably another repository "
-        f"(a project, another space). Check the URL (`git -C {mem.root} remote -v`); to merge the two "
-        "histories deliberately, run `remnic space pull --allow-unrelated`"
+        f"not pulling {tracking} into {where}: branch "
+        f"{tracking.removeprefix(remote + '/')} of {remote} ({url}) shares no history with it, so it is probably "
+        f"another repository (a project, another space). Check the URL (`git -C {mem.root} remote -v`); to merge "
+        "the two histories deliberately, run `remnic space pull --allow-unrelated`"
     )
 
 
-def _refuse_blocked(mem: Memory, tracking: str, base: str, target: str) -> None:
-    """Uncommitted files the merge would overwrite (a malformed hand edit sync left as it is, a file that is
-    not a memory, an untracked file where the remote adds one): named with what to do, before git refuses
-    with its own words."""
-    ledger = mem.ledger
-    incoming = set(_remote.changed_paths(ledger, base, target))
-    status = {q: xy for xy, p, orig in ledger.status_porcelain() for q in (p, orig) if q}
-    blocking = sorted(incoming & set(status))
-    if not blocking:
-        return
-    paths = MemoryPaths.from_store(mem.settings.store)
-    problems, lines, advice = [], [], []
-    for path in blocking:
-        found = mem.files.check(path).problems if paths.is_memory(path) and (mem.root / path).is_file() else []
-        what = "a memory file" if paths.is_memory(path) else "not a memory file"
-        if found:
-            problems += [p if p.path else FieldProblem(p.field, p.message, path, p.line) for p in found]
-            lines.append(f"  {path}: an uncommitted edit that is malformed, so not committed ({found[0].describe()})")
-            advice.append(
-                "fix the malformed frontmatter (`remnic doctor` lists each problem) so the edit can be committed"
-            )
-        elif status[path] == "??":
-            problems.append(FieldProblem("path", "untracked file where the merge adds one", path))
-            lines.append(f"  {path}: untracked ({what}), and the remote adds a file at this path; move or delete it")
-            advice.append("move or delete the untracked files")
-        else:
-            problems.append(FieldProblem("path", "uncommitted change the merge would overwrite", path))
-            lines.append(f"  {path}: uncommitted ({what}); commit it with git, or discard it")
-            advice.append("commit or discard the uncommitted changes")
-    steps = ", ".join(dict.fromkeys(advice))
-    raise UncommittedChangesError(
-        f"pull stopped before merging {tracking}: it would overwrite {len(blocking)} file(s) this clone has not "
-        "committed, and nothing was merged:\n" + "\n".join(lines) + f"\n{steps[0].upper()}{steps[1:]}, then run "
-        "`remnic space pull` again",
-        problems=problems,
+def _two_inits(mem: Memory, remote: str, url: str, then: str = "") -> str:
+    """Two clones of one empty remote each began with their own `remnic init` commit, then stored memories."""
+    return (
+        "it is a memory repository whose history shares no commit with this one, which holds memories of its "
+        "own. Two clones of one empty remote each start with their own `remnic init` commit: if "
+        f"{url} is this space's remote, `remnic space pull --allow-unrelated` joins the two histories and keeps "
+        f"every memory of both{then}; if it is another space's, fix the URL "
+        f"(`git -C {mem.root} remote set-url {remote} URL`)"
     )
 
 
@@ -309,14 +322,24 @@ def _merge(mem: Memory, tracking: str, report: PullReport, *, allow_unrelated: b
     result = run_merge(mem, tracking, message, allow_unrelated=allow_unrelated)
     crash_point("pull-merging")
     if result.ok:
+        apply_merged(mem, before, report.pending_saves)
         # Only a merge commit made just now is amended: a fast-forward to the remote's own merge is shared.
         head = mem.ledger.head()
         made = before is not None and _remote.rev(mem.ledger, "HEAD^1") == before
         finish_merged(mem, report, resolve=made and head != _remote.rev(mem.ledger, tracking))
-        return
-    if _remote.merge_head(mem.ledger) is None:
+    elif _remote.merge_head(mem.ledger) is None:
         raise LedgerError(f"git merge failed and changed nothing: {(result.err or result.out).strip()}")
-    resolve_and_commit(mem, report)
+    else:
+        apply_merged(mem, before, report.pending_saves)
+        resolve_and_commit(mem, report)
+    _keep_saves(mem, report)
+
+
+def _keep_saves(mem: Memory, report: PullReport) -> None:
+    """Saves that landed while a merge ran (left as saved): merged onto what the pull committed."""
+    if report.pending_saves:
+        report.saved += keep_saved(mem, report.pending_saves)
+        report.pending_saves.clear()
 
 
 def finish_merge(mem: Memory, report: PullReport | None = None) -> str | None:
@@ -326,10 +349,12 @@ def finish_merge(mem: Memory, report: PullReport | None = None) -> str | None:
         return None
     report = report or PullReport("", "")
     try:
+        apply_merged(mem, mem.ledger.head(), report.pending_saves)  # what git merged in its scratch work tree
         resolve_and_commit(mem, report)
     except LedgerError:
         _remote.abort_merge(mem.ledger)
         return "aborted"
+    _keep_saves(mem, report)
     return "finished"
 
 
@@ -388,7 +413,20 @@ def _commit_copies(mem: Memory, report: PullReport, waiting: list[dict[str, Any]
         tx.commit(subject, trailers_for("merge", ids, mem.settings.namespaces.default, "space"), body=body)
     report.conflicts = [e for e in entries if e.get("kind", "conflict") == "conflict"]
     report.duplicates = [e for e in entries if e.get("kind") == "duplicate"]
+    report.malformed_conflicts = [e for e in entries if e.get("kind") == "malformed"]
+    for entry in report.malformed_conflicts:
+        for path in (entry["path"], entry["copyPath"]):
+            _add_problems(report, mem.files.check(path).problems if (mem.root / path).is_file() else [], path)
     log.unlink(missing_ok=True)
+
+
+def _add_problems(report: PullReport, found: list[FieldProblem], path: str | None = None) -> None:
+    """Malformed memory files the pull brought in or left, each problem once (file, line, field)."""
+    for problem in found:
+        entry = problem.to_dict()
+        entry.setdefault("path", path)
+        if entry not in report.problems:
+            report.problems.append(entry)
 
 
 def _index(mem: Memory, report: PullReport) -> None:
@@ -399,6 +437,7 @@ def _index(mem: Memory, report: PullReport) -> None:
     synced = run_sync(target, Transaction(mem.files, mem.ledger), commit=False, normalize=False, source="space")
     report.indexed += synced.indexed
     report.removed_from_index += synced.removed
+    _add_problems(report, synced.problems)
 
 
 # --- push ---
@@ -503,6 +542,14 @@ def _moved_message(mem: Memory, remote: str, current: str) -> str:
     if theirs is None or head is None or _remote.merge_base(mem.ledger, head, theirs) is not None:
         return moved
     url = _remote.remote_url(mem.ledger, remote) or remote
+    if is_memory_repo(mem, theirs):
+        if only_init(mem, head):
+            return moved.replace(
+                "run `remnic space pull`",
+                "run `remnic space pull` (this clone holds only its "
+                "`remnic init` commit: it takes the remote's history)",
+            )
+        return f"push to {remote} refused: its branch {current} {_two_inits(mem, remote, url, ', then push')}"
     return (
         f"push to {remote} refused: its branch {current} ({url}) shares no history with {mem.root}, so it is "
         f"probably another repository (a project, another space). Check the URL (`git -C {mem.root} remote -v`, "

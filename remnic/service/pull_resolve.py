@@ -24,14 +24,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from remnic.errors import FieldProblem, LedgerError, MemoryFormatError, RepoBusyError, UncommittedChangesError
 from remnic.fsio import write_atomic
-from remnic.memfile.merge import merge_memory
+from remnic.memfile.merge import copy_path_for, merge_memory
 from remnic.memfile.model import MemoryRecord, now_iso, parse_file
 from remnic.memfile.paths import MemoryPaths, folder_category
 from remnic.memfile.values import own_id
 from remnic.repo import gitindex, pullmark
 from remnic.repo import remote as _remote
 
-from .merge_driver import keep_copy
+from .merge_driver import ROOT_ENV, keep_copy
+from .pull_guard import Saved, apply_merged, drop_scratch_tree, scratch_tree
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 
 class Resolved(Protocol):
     resolved: list[dict[str, str]]
+    pending_saves: dict[str, Saved]
+    """Paths saved while the merge ran, left as saved (:func:`.pull_guard.apply_merged`)."""
 
 
 def resolve_and_commit(mem: Memory, report: Resolved) -> None:
@@ -136,6 +139,7 @@ def _one_memory(
         outcome = merge_memory(base_text, ours_text, theirs_text, target, _remote.line_merge, now=now)
     other = theirs_path if target == ours_path else ours_path
     _keep_one(mem, target, outcome.text, [other, base_path])
+    _repoint_copies(mem, {ours_path, theirs_path, base_path} - {None, target}, target)
     if outcome.copy_path is not None:
         keep_copy(mem.root, mem.git_dir, target, outcome)
     why = (
@@ -149,6 +153,34 @@ def _one_memory(
     report.resolved.append({"path": other, "how": f"the same memory, moved on both sides: kept at {target}"})
     if base_path is not None:
         report.resolved.append({"path": base_path, "how": f"moved on both sides (kept at {target})"})
+
+
+def _repoint_copies(mem: Memory, gone: set[str | None], target: str) -> None:
+    """Conflict copies git's merge driver logged under a path the memory no longer has (it merged a file moved
+    on both sides under its old path): the copy renamed after ``target`` and logged under it, so the report
+    names paths that exist."""
+    log = mem.git_dir / _remote.CONFLICT_LOG
+    try:
+        lines = log.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return
+    out, changed = [], False
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            out.append(line)
+            continue
+        if isinstance(entry, dict) and entry.get("path") in gone and isinstance(entry.get("copyId"), str):
+            old_copy, new_copy = entry.get("copyPath"), copy_path_for(target, entry["copyId"])
+            if isinstance(old_copy, str) and (mem.root / old_copy).is_file() and not (mem.root / new_copy).exists():
+                (mem.root / new_copy).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(mem.root / old_copy, mem.root / new_copy)
+                entry["copyPath"] = new_copy
+            entry["path"], changed = target, True
+        out.append(json.dumps(entry) if isinstance(entry, dict) else line)
+    if changed:
+        write_atomic(log, ("\n".join(out) + "\n").encode("utf-8"))
 
 
 class _Moves:
@@ -337,25 +369,30 @@ def run_merge(mem: Memory, tracking: str, message: str, *, allow_unrelated: bool
     """``git merge`` that finishes on its own when this process is killed: in its own session (a signal to
     this process group does not reach it) and writing to files, not pipes (a pipe whose reader died kills
     it with SIGPIPE, after it wrote the tree and before MERGE_HEAD or the commit). The marker around it lets
-    the next pull tell a merge git never finished from hand edits (:func:`undo_cut_merge`)."""
+    the next pull tell a merge git never finished from hand edits (:func:`undo_cut_merge`). git writes its
+    files into a scratch work tree, never over a file saved meanwhile: the caller brings them into the
+    working tree with :func:`.pull_guard.apply_merged`."""
     ledger = mem.ledger
     marker = mem.git_dir / gitindex.PULL_MARKER
+    tree = scratch_tree(mem)  # git writes its files there; :func:`.pull_guard.apply_merged` brings them over
     record: dict[str, Any] = {"head": ledger.head(), "target": _remote.rev(ledger, tracking), "tracking": tracking}
-    record.update(pid=None, started=time.time())
+    record.update(pid=None, started=time.time(), tree=str(tree))
     write_atomic(marker, json.dumps(record).encode("utf-8"))
     unrelated = ["--allow-unrelated-histories"] if allow_unrelated else []
     env = {**os.environ, "REMNIC_SKIP_HOOKS": "1", "GIT_MERGE_AUTOEDIT": "no", "GIT_EDITOR": "true"}
     env.update(_remote.identity(ledger))
+    env.update({"GIT_DIR": str(mem.git_dir), "GIT_WORK_TREE": str(tree), ROOT_ENV: str(mem.root)})
     args = ["git", "merge", "--no-edit", "--no-stat", *unrelated, "-m", message, tracking]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(
-            args, cwd=mem.root, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
+            args, cwd=tree, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
         )
         write_atomic(marker, json.dumps({**record, "pid": proc.pid}).encode("utf-8"))
         code = proc.wait()
         out.seek(0)
         err.seek(0)
         said = [f.read().decode("utf-8", "replace") for f in (out, err)]
+    drop_scratch_tree(mem)
     if code < 0:  # git itself was killed: the marker stays for the next pull
         raise LedgerError(
             f"git merge {tracking} was killed (signal {-code}) before it finished; `remnic space pull` puts back "
@@ -385,6 +422,7 @@ def finish_committed_merge(mem: Memory, report: Resolved) -> str | None:
     cut = _cut(mem)
     if cut is None or cut["state"] != "committed":
         return None
+    apply_merged(mem, str(cut["head"]), report.pending_saves)  # git committed it in its scratch work tree
     finish_merged(mem, report, resolve=True)
     return str(cut["head"])
 

@@ -1,0 +1,134 @@
+"""Teammates starting from one empty remote share one branch: `space clone` of an empty remote is on
+`main`, as `space create` is; a clone that stored nothing yet takes the remote's history on its first pull
+(no --allow-unrelated); one that did is told exactly what joins the two; the no-branch hint never advises
+pushing a second branch. Real bare remotes, each user with their own HOME and git identity (git's default
+branch set to master, where the split showed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from conftest import Result, git, run_remnic
+
+from remnic.config import settings_for
+from remnic.service.memory import Memory
+
+
+class User:
+    def __init__(self, tmp: Path, name: str) -> None:
+        self.home = tmp / name
+        self.home.mkdir()
+        self.env = {
+            "HOME": str(self.home),
+            "XDG_CONFIG_HOME": str(self.home / ".config"),
+            "XDG_CACHE_HOME": str(self.home / ".cache"),
+            "REMNIC_NO_DAEMON": "1",
+        }
+        for key, value in (
+            ("user.name", name),
+            ("user.email", f"{name}@example.com"),
+            ("init.defaultBranch", "master"),
+        ):
+            subprocess.run(["git", "config", "--global", key, value], env={**self.env, "PATH": _path()}, check=True)
+        self.team = self.home / "team"
+
+    def __call__(self, *args: str) -> Result:
+        return run_remnic(*args, env=self.env, cwd=self.home)
+
+    def ok(self, *args: str) -> Result:
+        out = self(*args)
+        assert out.code == 0, (args, out.out, out.err)
+        return out
+
+
+def _path() -> str:
+    return os.environ["PATH"]
+
+
+def empty_remote(tmp: Path, user: User) -> Path:
+    bare = tmp / "remote.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(bare)], env={**user.env, "PATH": _path()}, check=True)
+    return bare
+
+
+def branches(bare: Path) -> list[str]:
+    return git(bare, "for-each-ref", "--format=%(refname:short)", "refs/heads").split()
+
+
+def memories(user: User) -> set[str]:
+    data = json.loads(user.ok("list", "--memory-dir", str(user.team), "--json").out)
+    return {m["content"].strip() for m in data["memories"]}
+
+
+def test_a_clone_of_an_empty_remote_is_on_main_and_joins_what_create_pushed(tmp_path: Path) -> None:
+    alice, bob = User(tmp_path, "alice"), User(tmp_path, "bob")
+    bare = empty_remote(tmp_path, alice)
+    bob.ok("space", "clone", str(bare), str(bob.team), "--name", "team")
+    assert git(bob.team, "symbolic-ref", "--short", "HEAD").strip() == "main"
+    alice.ok("space", "create", "team", "--path", str(alice.team), "--remote", str(bare), "--switch")
+    alice.ok("store", "Alice: the API gateway times out after 30s")
+    alice.ok("space", "push")
+
+    pulled = json.loads(bob.ok("space", "pull", "--memory-dir", str(bob.team), "--json").out)
+
+    assert pulled["outcome"] == "fast-forward" and pulled["adopted"] and pulled["tracking"] == "origin/main"
+    assert memories(bob) == {"Alice: the API gateway times out after 30s"}
+    bob.ok("store", "Bob: the API gateway is nginx", "--memory-dir", str(bob.team))
+    bob.ok("space", "push", "--memory-dir", str(bob.team))
+    alice.ok("space", "pull")
+    assert (
+        memories(alice)
+        == memories(bob)
+        == {
+            "Alice: the API gateway times out after 30s",
+            "Bob: the API gateway is nginx",
+        }
+    )
+    assert branches(bare) == ["main"]
+    text = bob.ok("space", "pull", "--memory-dir", str(bob.team)).out
+    assert "pulled origin/main: up-to-date" in text
+
+
+def test_two_clones_of_an_empty_remote_that_both_stored_are_told_how_to_join(tmp_path: Path) -> None:
+    alice, bob = User(tmp_path, "alice"), User(tmp_path, "bob")
+    bare = empty_remote(tmp_path, alice)
+    for user in (alice, bob):
+        user.ok("space", "clone", str(bare), str(user.team), "--name", "team")
+        user.ok("store", f"{user.home.name}: first memory", "--memory-dir", str(user.team))
+    alice.ok("space", "push", "--memory-dir", str(alice.team))
+
+    pushed = bob("space", "push", "--memory-dir", str(bob.team))
+    pulled = bob("space", "pull", "--memory-dir", str(bob.team))
+
+    assert pushed.code == 1 and pulled.code == 2
+    for said in (pushed.err, pulled.err):
+        assert "own `remnic init` commit" in said and "remnic space pull --allow-unrelated" in said
+        assert "keeps every memory of both" in said
+    bob.ok("space", "pull", "--memory-dir", str(bob.team), "--allow-unrelated")
+    bob.ok("space", "push", "--memory-dir", str(bob.team))
+    alice.ok("space", "pull", "--memory-dir", str(alice.team))
+    assert memories(alice) == memories(bob) == {"alice: first memory", "bob: first memory"}
+    assert branches(bare) == ["main"]
+
+
+def test_the_no_branch_hint_advises_taking_the_remotes_branch_not_pushing_a_second(tmp_path: Path) -> None:
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", "--initial-branch=main", str(bare)], check=True)
+    ana = Memory.init(tmp_path / "ana", settings=settings_for(tmp_path / "ana"))
+    git(ana.root, "remote", "add", "origin", str(bare))
+    ana.store("Staging is refreshed every night", category="fact")
+    ana.space_push()
+    git(ana.root, "branch", "-m", "main", "master")
+    git(ana.root, "config", "--unset", "branch.master.remote")
+    git(ana.root, "config", "--unset", "branch.master.merge")
+    ana.close()
+
+    out = run_remnic("space", "pull", "--memory-dir", str(ana.root))
+
+    assert out.code == 0, out.err
+    assert "`remnic space push` creates it there" not in out.out
+    assert "(it has: main)" in out.out and "branch -m master main" in out.out
+    assert "Pushing would start a second branch" in out.out
