@@ -62,3 +62,23 @@ def test_hooks_status_names_an_older_runner_outdated(tmp_path: Path) -> None:
     again = run_cli("hooks", "status", "--json", "--memory-dir", str(root))
     assert {r["state"] for r in again.json()["git"]} == {"installed"}
     assert " -P -m remnic" in runner.read_text()
+
+
+def test_the_merge_driver_git_runs_never_imports_the_repositorys_python(tmp_path: Path) -> None:
+    """git runs the merge driver in the repository: a json.py committed there must not run."""
+    import shlex
+    import subprocess as sp
+
+    root = tmp_path / "mem"
+    assert run_cli("init", str(root), "--quiet").code == 0
+    marker = tmp_path / "imported"
+    (root / "json.py").write_text(f"open({str(marker)!r}, 'w').write('x')\n")
+    driver = sp.run(["git", "config", "merge.remnic.driver"], cwd=root, capture_output=True, text=True).stdout.strip()
+    text = "---\nid: mem_0123456789abcdef0123\ncategory: fact\n---\nDeploys need two approvals.\n"
+    for name in ("O", "A", "B"):
+        (root / f".{name}.tmp").write_text(text)
+    command = driver.replace("%O", ".O.tmp").replace("%A", ".A.tmp").replace("%B", ".B.tmp")
+    command = command.replace("%P", shlex.quote("facts/deploys.md"))
+    done = sp.run(["sh", "-c", command], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists()

@@ -180,7 +180,7 @@ def test_audit_lists_who_sent_what(tmp_path: Path, spaces_file: Path) -> None:
 def test_init_and_hooks_install_register_the_merge_driver(tmp_path: Path) -> None:
     ok("init", str(tmp_path / "m"))
     driver = git(tmp_path / "m", "config", "merge.remnic.driver").strip()
-    assert driver == f"{shlex.quote(sys.executable)} -m remnic merge-file %O %A %B %P"  # an absolute path
+    assert driver == f"{shlex.quote(sys.executable)} -P -m remnic merge-file %O %A %B %P"  # an absolute path
     assert "*.md merge=remnic" in (tmp_path / "m" / ".gitattributes").read_text()
     # A repository made without remnic: hooks install adds both, committing .gitattributes.
     plain = tmp_path / "plain"

@@ -147,7 +147,7 @@ def register(sub: Any) -> None:
         "merge-file",
         "git's merge driver for memory files (what `git merge` runs; see docs/spaces.md)",
         epilog="Registered by `remnic init`, `remnic hooks install` and `remnic space create|clone`:\n"
-        '  [merge "remnic"] driver = <python> -m remnic merge-file %O %A %B %P\n'
+        '  [merge "remnic"] driver = <python> -P -m remnic merge-file %O %A %B %P\n'
         "Writes the merge into OURS; exit 0 when resolved. A true body conflict keeps both\n"
         "versions as two linked memories waiting for review, never conflict markers.",
     )

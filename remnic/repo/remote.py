@@ -73,8 +73,9 @@ def identity(ledger: Ledger) -> dict[str, str]:
 
 def driver_command(python: str) -> str:
     """What git runs for a memory file: this Python's remnic, by absolute path, so a plain ``git pull``
-    outside remnic (no virtualenv active, a GUI client) finds it."""
-    return f"{shlex.quote(python)} -m remnic merge-file %O %A %B %P"
+    outside remnic (no virtualenv active, a GUI client) finds it; ``-P``: git runs it in the repository,
+    whose own ``json.py`` (a teammate's commit) must never be imported in place of the standard library's."""
+    return f"{shlex.quote(python)} -P -m remnic merge-file %O %A %B %P"
 
 
 def install_driver(ledger: Ledger, python: str) -> bool:
