@@ -82,3 +82,17 @@ def test_the_merge_driver_git_runs_never_imports_the_repositorys_python(tmp_path
     done = sp.run(["sh", "-c", command], cwd=root, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert not marker.exists()
+
+
+def test_out_never_writes_over_a_file_the_repository_tracks(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    assert run_cli("init", str(root), "--quiet").code == 0
+    assert run_cli("store", "The build uses Bazel", "--memory-dir", str(root)).code == 0
+    config = (root / "remnic.config.json").read_bytes()
+    for command in (("xray", "bazel"), ("export",)):
+        for name in ("remnic.config.json", ".gitattributes"):
+            refused = run_cli(*command, "--out", str(root / name), "--memory-dir", str(root))
+            assert refused.code == 2 and "tracks" in refused.err and name in refused.err, refused.err
+    assert (root / "remnic.config.json").read_bytes() == config
+    fresh = run_cli("export", "--out", str(root / "backup.jsonl"), "--memory-dir", str(root))
+    assert fresh.code == 0 and (root / "backup.jsonl").is_file()  # a new file beside them is fine

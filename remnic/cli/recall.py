@@ -367,7 +367,8 @@ def _warn_namespace(memory: Any, namespace: str | None, found: bool) -> None:
 def out_path(path: str, memory: Any, what: str = "output") -> Path | None:
     """Where ``--out`` writes (``~`` expanded; None: ``-``, standard output, as ``-`` is standard input
     elsewhere), checked before anything runs: not a folder, and not a path the repository would take as
-    a memory file (the next sync would commit the output as one) nor git's own folder. Elsewhere in the
+    a memory file (the next sync would commit the output as one), a file git tracks (its config) nor git's
+    own folder. Elsewhere in the
     repository is fine, as ``remnic export > f.jsonl`` is. ``export`` and ``xray`` share this rule."""
     if path == "-":
         return None
@@ -382,6 +383,11 @@ def out_path(path: str, memory: Any, what: str = "output") -> Path | None:
     rel = os.path.relpath(real, root).replace(os.sep, "/")
     if rel.split("/")[0] == ".git":
         raise UsageError(f"--out {path!r} is inside the repository's .git folder (git's own data); write it elsewhere")
+    if memory.is_tracked(rel):
+        raise UsageError(
+            f"--out {path!r} is a file this repository tracks in git ({rel}); writing the {what} over it would "
+            f"change the repository itself; write it elsewhere (a new file, or a path under {STATE_DIR}/)"
+        )
     if MemoryPaths.from_store(memory.settings.store).is_memory(rel):
         raise UsageError(
             f"--out {path!r} would be a memory file of this repository ({rel} is in its memory folders or "
@@ -393,7 +399,8 @@ def out_path(path: str, memory: Any, what: str = "output") -> Path | None:
 
 OUT_HELP = (
     "('-': standard output; ./- for a file named -); anywhere but a path that would be a memory file of "
-    "this repository (its memory folders, store.include) or under its .git folder"
+    "this repository (its memory folders, store.include), a file git tracks there (remnic.config.json, "
+    ".gitattributes, …) or under its .git folder"
 )
 """What ``--out`` of ``export`` and ``xray`` refuses, said in both helps."""
 
