@@ -38,9 +38,9 @@ def test_approving_a_queued_maybe_keys_it_without_the_hedge_and_it_replaces_the_
     assert f"Remnic-Also-Changed: {old} superseded by it" in git(root, "log", "-1", "--format=%B")
 
 
-def test_a_hedge_inside_the_value_gives_no_key_and_replaces_nothing(tmp_path: Path) -> None:
-    # The observer's keys.py rule ("might be" is a hedged value): documented, not a review matter.
-    root, old, queued = _queued(tmp_path, "I think the staging DB port might be 5434 now.")
+def test_should_be_inside_the_value_gives_no_key_and_replaces_nothing(tmp_path: Path) -> None:
+    # "should be" says what it is meant to be, no hedged value (keys.statement_key; "might be": r34_dismiss).
+    root, old, queued = _queued(tmp_path, "I think the staging DB port should be 5433.")
     got = run_cli("review", "approve", queued, "--json", "--memory-dir", str(root)).json()
     assert got["status"] == "active" and "entityRef" not in got["frontmatter"] and got["alsoChanged"] == []
 

@@ -141,6 +141,10 @@ _HEDGE_LEAD_RE = re.compile(
     re.I,
 )
 _HEDGE_IN_VALUE_RE = re.compile(r"^(?:probably|maybe|perhaps|possibly|likely)\s+", re.I)
+# A hedge in the verb ("the staging DB port might be 5434 now"): the statement is "… is 5434". Not
+# "should be" nor "must be": those say what a thing is meant to be ("The port should be 5433 in prod"),
+# a rule a setting may not follow yet, so approving one replaces no value said of the thing itself.
+_HEDGED_VERB_RE = re.compile(r"\s(?:might|may|could)\s+(?:(?:now|still|well|actually|already)\s+)?be\s", re.I)
 
 
 def change_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
@@ -182,9 +186,10 @@ def change_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
 
 
 def statement_key(content: str) -> tuple[str | None, Mapping[str, str]]:
-    """The key of a stored fact's text, its hedge aside ("Ana thinks the staging DB port is 5434"):
-    what a person approving a doubted fact accepts is the statement itself."""
-    text = _HEDGE_LEAD_RE.sub("", content.strip(), count=1)
+    """The key of a stored fact's text, its hedge aside ("Ana thinks the staging DB port is 5434", "The
+    staging DB port might be 5434"): what a person approving a doubted fact accepts is the statement
+    itself. Only the review's approval asks: as observed, a hedged value keys nothing (it is queued)."""
+    text = _HEDGED_VERB_RE.sub(" is ", _HEDGE_LEAD_RE.sub("", content.strip(), count=1), count=1)
     entity, attributes = value_key(text[:1].upper() + text[1:], "")
     return entity, {k: _HEDGE_IN_VALUE_RE.sub("", v) for k, v in attributes.items()}
 

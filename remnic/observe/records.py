@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from remnic.recall.citations import sessions_of
+
 ROLES = ("user", "assistant")
 MAX_SOURCE_TURNS = 32
 """A memory said again and again keeps its first turn and the latest ones as its provenance."""
@@ -193,9 +195,13 @@ def key_part(text: str) -> str:
     return re.sub(r"[\s-]+", "-", text.strip().lower()).strip("-")
 
 
-def reinforcement(frontmatter: Mapping[str, Any], said_again: Sequence[str], now: str) -> dict[str, Any]:
-    """The frontmatter changes of a memory observed once more: the count, when, and the turns that
-    said it again joining its ``sourceTurnIds`` (the first stays first, at most ``MAX_SOURCE_TURNS``)."""
+def reinforcement(
+    frontmatter: Mapping[str, Any], said_again: Sequence[str], now: str, session: str | None = None
+) -> dict[str, Any]:
+    """The frontmatter changes of a memory observed once more: the count, when, the turns that said it
+    again joining its ``sourceTurnIds`` (the first stays first, at most ``MAX_SOURCE_TURNS``), and the
+    ``session`` they were in joining its ``sessionKeys`` when it is not one it was observed in (its
+    ``sessionKey`` first, as consolidation lists a merged memory's sessions), so citations name it."""
     count = frontmatter.get("reinforcement_count")
     count = count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
     changes: dict[str, Any] = {"reinforcement_count": count + 1, "last_reinforced_at": now}
@@ -204,6 +210,10 @@ def reinforcement(frontmatter: Mapping[str, Any], said_again: Sequence[str], now
         ids = list(dict.fromkeys([*map(str, held), *said_again]))
         if len(ids) > len(held):
             changes["sourceTurnIds"] = ids[:1] + ids[1:][-(MAX_SOURCE_TURNS - 1) :]
+    sessions = sessions_of(frontmatter)
+    if session and session.strip() and session not in sessions:
+        ids = [*sessions, session]
+        changes["sessionKeys"] = ids[:1] + ids[1:][-(MAX_SOURCE_TURNS - 1) :]
     return changes
 
 

@@ -1,5 +1,5 @@
 """Exact and near duplicates of a write: where an active memory with the same content may be (or one
-waiting for review, for a fact that would wait too), without
+waiting for review, for a fact that would wait too, or one a review dismissed or flagged), without
 trusting the index alone (this process's queued writes, other processes' commits the index has not
 taken yet, and every file when there is no usable index)."""
 
@@ -34,7 +34,7 @@ class DuplicateLookup:
         self._commits: dict[str, bool] = {}
         self._changed: dict[tuple[str, str], list[MemoryRecord]] = {}  # memory files changed old..new, read once
         self._by_hash: dict[tuple[str, str], dict[HashKey, MemoryRecord]] = {}
-        self._unindexed: list[MemoryRecord] | None = None
+        self._unindexed: list[MemoryRecord] | None = None  # every status: each caller picks its own
         self._inactive: dict[tuple[str, str, str, str], MemoryRecord] | None = None
 
     def head(self) -> str | None:
@@ -64,9 +64,10 @@ class DuplicateLookup:
         records = self._changed[(old, new)]
         return None if most is not None and len(records) > most else records
 
-    def unindexed(self, most: int) -> list[MemoryRecord]:
-        """Active memories committed since the commit the index reflects that this process's queue does
-        not hold (another process's writes, a hand commit): a near-duplicate check compares them
+    def unindexed(self, most: int, statuses: tuple[str, ...] = ("active",)) -> list[MemoryRecord]:
+        """Memories with one of ``statuses`` (active by default) committed since the commit the index
+        reflects that this process's queue does not hold (another process's writes, a hand commit, a
+        review's decision the index has not taken yet): a near-duplicate check compares them
         directly, as :func:`find_duplicate` reads them. Nothing when there are more than ``most`` (an
         index far behind is the next recall's to catch up) or no usable index."""
         if self._unindexed is None:
@@ -78,9 +79,8 @@ class DuplicateLookup:
                 return self._unindexed
             if self._mem.indexer.covers(recorded, head):
                 return self._unindexed
-            records = self._records_between(recorded, head, most)
-            self._unindexed = [r for r in records or [] if r.status == "active"]
-        return self._unindexed
+            self._unindexed = list(self._records_between(recorded, head, most) or [])
+        return [r for r in self._unindexed if r.status in statuses]
 
     def pending(self, namespace: str, digest: str, status: str = "active") -> MemoryRecord | None:
         if self._pending is None:
@@ -108,8 +108,9 @@ class DuplicateLookup:
 HashKey = tuple[str, str, str]
 """(namespace, content hash, status)."""
 
-MATCHED_STATUSES = ("active", "pending_review")
-"""The statuses a write can be a duplicate of: a memory in use, or one already waiting for review."""
+MATCHED_STATUSES = ("active", "pending_review", "rejected", "quarantined")
+"""The statuses a write can be a duplicate of: a memory in use, one already waiting for review, or one a
+review dismissed or flagged (a fact observed again is that decision, see :mod:`.dismissed`)."""
 
 
 def _by_hash(records: Iterable[MemoryRecord]) -> dict[HashKey, MemoryRecord]:
@@ -128,8 +129,9 @@ def find_duplicate(
     lookup: DuplicateLookup | None = None,
     status: str = "active",
 ) -> MemoryRecord | None:
-    """A memory in ``namespace`` with this ``status`` (active, or pending_review: a fact that would wait
-    for review is the one already waiting) whose content has this hash, without trusting the index alone.
+    """A memory in ``namespace`` with this ``status`` (active; pending_review: a fact that would wait
+    for review is the one already waiting; rejected or quarantined: a fact a review dismissed or flagged)
+    whose content has this hash, without trusting the index alone.
 
     Looks in the transaction's staged files, this process's writes still being indexed,
     the index catalog plus every file changed since the commit it reflects — or, with no

@@ -2,6 +2,7 @@
 
 - an exact duplicate (content hash) or a near-duplicate (embedding cosine and word overlap) of an
   active memory reinforces it (``reinforcement_count``, ``last_reinforced_at``) instead of adding one;
+  so does one of a memory a review dismissed or flagged, which stays so (:mod:`.dismissed`);
 - otherwise a primitive is written with its provenance (``source: extraction``, ``sessionKey``,
   ``sourceTurnIds``, ``observedAt``) and supersedes the active memories that state another value for
   one of its entity/attribute keys;
@@ -30,6 +31,7 @@ from remnic.observe.records import JudgeVerdict, MemoryObservation, host_turn_id
 from remnic.observe.secrets import SECRET_REASON, holds_secret
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
+from .dismissed import DISMISSED, dismissed_near, dismissed_same
 from .duplicates import DuplicateLookup
 from .prefetch import Prefetch
 from .replaying import as_staged, replaced_saying, revive, said_anew, successor, superseded_same
@@ -115,6 +117,10 @@ class _FlushWork:
     unindexed_vectors: Any = None  # … and their embeddings
     indexed_near: dict[int, list[tuple[str, str, float]]] = field(default_factory=dict)
     """Observation number → the indexed memories nearest its fact (id, path, cosine)."""
+    dismissed_near: dict[int, list[tuple[str, str, float]]] = field(default_factory=dict)
+    """… and the nearest the index has as rejected or quarantined (:mod:`.dismissed`)."""
+    dismissed_pool: list[MemoryRecord] | None = None  # dismissed memories the index does not have as such …
+    dismissed_vectors: Any = None  # … and their embeddings
     replaced_pool: list[MemoryRecord] | None = None  # superseded memories the index does not answer for
     lookup: DuplicateLookup | None = None  # exact duplicates: queued writes and files, each read once a flush
     queued: list[MemoryRecord] = field(default_factory=list)
@@ -172,6 +178,10 @@ def persist_flush(
         if kept and mem.has_index():  # one hold of the index lock for the whole flush
             found = mem.index.nearest_many([vectors[i] for i in kept], NEAR_CANDIDATES, namespace=plan.namespace)
             work.indexed_near = dict(zip(kept, found, strict=True))
+            found = mem.index.nearest_many(
+                [vectors[i] for i in kept], NEAR_CANDIDATES, namespace=plan.namespace, statuses=DISMISSED
+            )
+            work.dismissed_near = dict(zip(kept, found, strict=True))
         for i, obs in enumerate(observations):
             if obs.proposed_status is None:
                 continue
@@ -282,6 +292,9 @@ def _persist_one(
         # Waiting for review already (this flush's, or an earlier session's): reinforced, not queued twice.
         digest = content_hash(fact.content)
         existing = mem.find_duplicate(plan.namespace, digest, tx, work.lookup, status="pending_review")
+    if existing is None:
+        # Dismissed or flagged by a reviewer, in these words: that memory, and the decision stays.
+        existing = dismissed_same(mem, tx, obs, plan.namespace, work)
     if existing is None and vector is not None:
         near = _near_duplicate(mem, tx, obs, plan.namespace, vector, work, work.indexed_near.get(number, []))
         if near is not None and differs_concretely(fact.content, near.content):
@@ -293,6 +306,10 @@ def _persist_one(
                 restated = () if existing is not None else (near,)
         else:
             existing = near
+    if existing is None and not restated and vector is not None:
+        # Or said in other words that claim nothing else (the index may have it as it was before the review).
+        indexed = [*work.dismissed_near.get(number, []), *work.indexed_near.get(number, [])]
+        existing = dismissed_near(mem, tx, obs, plan.namespace, vector, work, indexed)
     if existing is None and not restated:
         # What a correction replaced, said again in its words or as its key's same value: a replay
         # reinforces it (it stays superseded); said after the replacement it is revived below. Only
@@ -307,7 +324,7 @@ def _persist_one(
         return replace(obs, resulting_primitive_id=existing.id)
     if existing is not None:
         anew = replaced_by is not None and said_anew(obs, existing, replaced_by, work)
-        _reinforce(mem, tx, existing, obs.source_turn_ids)
+        _reinforce(mem, tx, existing, obs.source_turn_ids, plan.session_key)
         if existing.id not in work.reinforced and existing.id not in work.created:
             work.reinforced.append(existing.id)
         if anew and replaced_by is not None:
@@ -408,11 +425,13 @@ def _stating_old(
     ]
 
 
-def _reinforce(mem: Memory, tx: Transaction, record: MemoryRecord, turn_ids: Sequence[str] = ()) -> None:
+def _reinforce(
+    mem: Memory, tx: Transaction, record: MemoryRecord, turn_ids: Sequence[str] = (), session: str | None = None
+) -> None:
     checked = check_bytes(tx.read_bytes(record.path) or b"", record.path, mem.settings.store)
     if not checked.ok or checked.record is None:
         return
-    patch_staged(mem, tx, record, reinforcement(checked.record.frontmatter, turn_ids, now_iso()))
+    patch_staged(mem, tx, record, reinforcement(checked.record.frontmatter, turn_ids, now_iso(), session))
 
 
 def _words(text: str) -> set[str]:
