@@ -6,13 +6,15 @@ committed at once, an index that lagged, a threshold met only later). For each
 memory the pipeline wrote in the last ``observe.consolidateWindowDays``, its
 nearest active neighbours are compared; one that says the same thing (cosine ≥
 ``observe.duplicateSimilarityFloor``, enough shared words, no other value for an
-entity attribute) pairs with it. Pairs chain into groups, and every member of a
-group is merged into the group's oldest memory (never one into another merged
-one, so no chain of ``mergedInto`` forms and the result does not depend on the
-order files are scanned in): the survivor is reinforced and lists the merged ids
-in ``derived_from``, the merged memories keep their files with ``status:
-archived`` and ``mergedInto``. Observations that resulted in a merged memory get
-a ledger line pointing ``resultingPrimitiveId`` at the survivor.
+entity attribute) pairs with it. Oldest first, each paired memory is merged into
+the oldest survivor it pairs with itself and differs concretely from nothing
+merged there, else it survives: a survivor is never merged, so no chain of
+``mergedInto`` forms, a drifting series never collapses into its first member,
+and the result does not depend on the order files are scanned in. The survivor
+is reinforced and lists the merged ids in ``derived_from``, the merged memories
+keep their files with ``status: archived`` and ``mergedInto``. Observations that
+resulted in a merged memory get a ledger line pointing ``resultingPrimitiveId``
+at the survivor.
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ if TYPE_CHECKING:
     from .memory import Memory
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
-NEIGHBOURS = 5
+NEIGHBOURS = 16
+"""Nearest memories compared with each recent one (best first, up to the similarity floor): enough
+that every member of a group pairs with its oldest, not only with the member next to it."""
 LAST_RUN_FILE = "consolidation.json"
 """In the state folder: when consolidation last ran and what it did (``remnic doctor`` reads it)."""
 
@@ -204,17 +208,16 @@ def _consolidate(mem: Memory, days: float | None) -> ConsolidationResult:
     result = ConsolidationResult()
     if not mem.has_index():
         return result
+    scanned = mem.files.scan().records
     recent = [
-        r
-        for r in mem.files.scan().records
-        if r.status == "active" and r.frontmatter.get("source") == "extraction" and _age(r) >= cutoff
+        r for r in scanned if r.status == "active" and r.frontmatter.get("source") == "extraction" and _age(r) >= cutoff
     ]
     result.considered = len(recent)
     if not recent:
         return result
     mem.index.ensure_fresh(mem.files, mem.ledger)
     vectors = mem.index.embed_as_memories([r.content for r in recent])
-    groups = _groups(mem, recent, vectors)
+    groups = _groups(mem, recent, vectors, _merged_before(scanned))
     if not groups:
         return result
 
@@ -238,28 +241,39 @@ def _consolidate(mem: Memory, days: float | None) -> ConsolidationResult:
     return result
 
 
-def _groups(mem: Memory, recent: list[MemoryRecord], vectors: Any) -> list[tuple[MemoryRecord, list[MemoryRecord]]]:
-    """Each group of near-duplicates as (survivor, the members merged into it), oldest first.
+def _merged_before(records: list[MemoryRecord]) -> dict[str, list[MemoryRecord]]:
+    """The memories earlier passes (or dedup) merged, by the id their ``mergedInto`` names."""
+    merged: dict[str, list[MemoryRecord]] = {}
+    for record in records:
+        into = record.frontmatter.get("mergedInto")
+        if record.status == "archived" and isinstance(into, str) and into:
+            merged.setdefault(into, []).append(record)
+    return merged
 
-    Every pair a recent memory makes with one of its nearest active neighbours is found (none is
-    skipped because an earlier pair took a memory), the pairs chain into groups, and each group's
-    survivor is its oldest memory (the id breaks a tie): what merges where depends on the memories,
-    never on the order their files were scanned in. A member bridged in through another but at odds
-    with the survivor itself (another number, a denial …) is left out.
+
+def _groups(
+    mem: Memory, recent: list[MemoryRecord], vectors: Any, merged_before: dict[str, list[MemoryRecord]]
+) -> list[tuple[MemoryRecord, list[MemoryRecord]]]:
+    """Each survivor with the members merged into it, oldest first.
+
+    Every pair a recent memory makes with its nearest active neighbours is found (the similarity
+    floor, the shared words, no concrete difference: :func:`_same`). Then, oldest first (the id
+    breaks a tie), each paired memory joins the oldest survivor it is itself paired with and that
+    neither the survivor nor anything merged into it (in this pass or before) differs concretely
+    from; else it becomes a survivor. Only a direct pair merges, so a drifting series ("… the
+    editor" → "… editor and terminal" → "… terminal on weekends") is never folded into its first,
+    least detailed member, and two members naming other things (VSCode, Vim) never share one. A
+    survivor is never merged, nor is a memory others were merged into before (their ``mergedInto``
+    must keep naming an active memory), so what merges where depends only on the memories.
     """
     settings = mem.settings.observe
     records = {r.id: r for r in recent}
-    parent: dict[str, str] = {}
-
-    def root(i: str) -> str:
-        while parent.setdefault(i, i) != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
+    paired: dict[str, set[str]] = {}
     for record, vector in zip(recent, vectors, strict=True):
         for other_id, path, similarity in mem.index.nearest(vector, NEIGHBOURS, namespace=record.namespace):
-            if other_id == record.id or similarity < settings.duplicate_similarity_floor:
+            if similarity < settings.duplicate_similarity_floor:
+                break  # best first: none further is a near-duplicate
+            if other_id == record.id:
                 continue
             other = records.get(other_id)
             if other is None:
@@ -270,14 +284,26 @@ def _groups(mem: Memory, recent: list[MemoryRecord], vectors: Any) -> list[tuple
             if other.status != "active" or not _same(record, other, settings.near_duplicate_word_overlap):
                 continue
             records[other.id] = other
-            parent[root(other.id)] = root(record.id)
-    members: dict[str, list[MemoryRecord]] = {}
-    for rid in parent:
-        members.setdefault(root(rid), []).append(records[rid])
-    groups = []
-    for group in members.values():
-        survivor, *rest = sorted(group, key=lambda r: (_age(r), r.id))
-        rest = [r for r in rest if _compatible(survivor, r)]
-        if rest:
-            groups.append((survivor, rest))
-    return sorted(groups, key=lambda g: (_age(g[0]), g[0].id))
+            paired.setdefault(record.id, set()).add(other.id)
+            paired.setdefault(other.id, set()).add(record.id)
+
+    def oldest(ids: set[str]) -> list[MemoryRecord]:
+        return sorted((records[i] for i in ids), key=lambda r: (_age(r), r.id))
+
+    joined: dict[str, list[MemoryRecord]] = {}  # survivor id → the members merged into it, oldest first
+    for record in oldest(set(paired)):
+        into = None
+        if record.id not in merged_before:
+            into = next(
+                (
+                    survivor
+                    for survivor in oldest(paired[record.id] & joined.keys())
+                    if all(_compatible(o, record) for o in [*merged_before.get(survivor.id, []), *joined[survivor.id]])
+                ),
+                None,
+            )
+        if into is None:
+            joined[record.id] = []
+        else:
+            joined[into.id].append(record)
+    return [(records[sid], members) for sid, members in joined.items() if members]
