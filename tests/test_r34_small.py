@@ -96,3 +96,19 @@ def test_out_never_writes_over_a_file_the_repository_tracks(tmp_path: Path) -> N
     assert (root / "remnic.config.json").read_bytes() == config
     fresh = run_cli("export", "--out", str(root / "backup.jsonl"), "--memory-dir", str(root))
     assert fresh.code == 0 and (root / "backup.jsonl").is_file()  # a new file beside them is fine
+
+
+def test_include_superseded_keeps_the_review_context_a_default_recall_shows(tmp_path: Path) -> None:
+    """--include-superseded adds superseded memories; the pending_review one a default recall shows stays."""
+    from remnic.config import settings_for
+    from remnic.service.memory import Memory
+
+    root = tmp_path / "mem"
+    with Memory.init(root, settings=settings_for(root)) as memory:
+        old = memory.store("The staging cluster runs in eu-west-1").record
+        memory.store("The staging cluster runs in eu-central-1", extra={"supersedes": old.id})
+        memory.store("The staging cluster may move to us-east-2 next quarter", extra={"status": "pending_review"})
+        plain = {h.status for h in memory.recall("where does the staging cluster run")}
+        both = {h.status for h in memory.recall("where does the staging cluster run", include_superseded=True)}
+    assert plain == {"active", "pending_review"}
+    assert both == {"active", "pending_review", "superseded"}

@@ -231,8 +231,9 @@ class Pool:
 
     @property
     def chosen_statuses(self) -> bool:
-        """The recall named its statuses (not the default, active only, nor every status)."""
-        return self.allowed is not None and self.allowed != {ACTIVE}
+        """The recall named its statuses (not the default — active only, superseded added or not — nor
+        every status)."""
+        return self.allowed is not None and self.allowed not in ({ACTIVE}, {ACTIVE, SUPERSEDED})
 
     def status_ok(self, status: str) -> bool:
         """Passes both status gates without a tier's help."""

@@ -103,8 +103,8 @@ def intent_of(text: str, terms: Sequence[str]) -> Intent:
 def select_review(pool: Pool, cands: Sequence[Candidate]) -> None:
     """Choose the pending_review candidates the trust-zone gate keeps as review context."""
     s = pool.s
-    if not s.review_context or s.review_context_max <= 0 or pool.allowed != {ACTIVE}:
-        return  # only a default recall (active memories) adds review context; an explicit status choice is kept
+    if not s.review_context or s.review_context_max <= 0 or pool.allowed is None or pool.chosen_statuses:
+        return  # only a default recall (superseded added or not) adds review context; a status choice is kept
     pending = [c for c in cands if pool.status(c) == "pending_review" and pool.filtered_out(c.row) is None]
     if not pending:
         return
