@@ -14,6 +14,7 @@ from remnic import Memory, ValidationError
 FOREIGN = [
     "aliases",
     "alias",
+    "tag",
     "title",
     "date",
     "author",
@@ -61,10 +62,10 @@ def test_update_with_a_case_variant_or_misspelt_key_is_refused_and_writes_nothin
     stored = memory.store("Otters hold hands while sleeping")
     before, files = _head(memory.root), snapshot_tree(memory.root)
     with pytest.raises(ValidationError) as caught:
-        memory.update(stored.id, {"Status": "forgotten", "tag": ["animals"]})
+        memory.update(stored.id, {"Status": "forgotten", "Tags": ["animals"]})
     by_field = {p.field: p.message for p in caught.value.problems}
-    assert set(by_field) == {"Status", "tag"}
-    assert "did you mean 'status'?" in by_field["Status"] and "did you mean 'tags'?" in by_field["tag"]
+    assert set(by_field) == {"Status", "Tags"}
+    assert "did you mean 'status'?" in by_field["Status"] and "did you mean 'tags'?" in by_field["Tags"]
     assert _head(memory.root) == before and snapshot_tree(memory.root) == files
     assert memory.get(stored.id).status == "active"
     for key, meant in (("categroy", "category"), ("importanse", "importance"), ("confidence_tier", "confidenceTier")):
@@ -86,8 +87,8 @@ def test_foreign_keys_stay_accepted_on_update_import_and_store(memory: Memory) -
     assert memory.store("Bo prefers spaces", extra={key: "y" for key in FOREIGN}).changed
     before = _head(memory.root)
     with pytest.raises(ValidationError) as caught:  # one near miss among them refuses the batch
-        memory.import_records([{"content": "Cy prefers vim", "title": "editors"}, {"content": "x", "tag": "y"}])
-    assert [(p.field, p.line) for p in caught.value.problems] == [("tag", 2)]
+        memory.import_records([{"content": "Cy prefers vim", "title": "editors"}, {"content": "x", "Tags": "y"}])
+    assert [(p.field, p.line) for p in caught.value.problems] == [("Tags", 2)]
     assert _head(memory.root) == before
 
 
@@ -98,8 +99,9 @@ def test_a_near_miss_key_may_still_be_removed_and_hand_edits_are_untouched(memor
     path.write_text(text.replace("status: active", "status: active\ntag: legacy\nStatus: draft"), encoding="utf-8")
     git(memory.root, "commit", "-qam", "hand edit")  # a user's own file keeps its keys
     assert memory.get(stored.id).frontmatter["tag"] == "legacy"
-    with pytest.raises(ValidationError, match="did you mean 'tags'"):  # setting it is refused as a typo
-        memory.update(stored.id, {"tag": "current"})
+    with pytest.raises(ValidationError, match="did you mean 'category'"):  # a key the file lacks: a typo
+        memory.update(stored.id, {"Category": "decision"})
+    assert memory.update(stored.id, {"Status": "review"}).changed  # the file's own key: no typo (v2 finding 2)
     memory.update(stored.id, {"tag": None, "Status": None})  # removing one is no typo
     frontmatter = memory.get(stored.id).frontmatter
     assert "tag" not in frontmatter and "Status" not in frontmatter and frontmatter["status"] == "active"

@@ -1,7 +1,8 @@
-"""Hand-written status words: `pending-review`, `quarantine`, `reject`, `forget` … are the statuses they
+"""Hand-written status words: `pending-review`, `quarantine`, `Rejected`, `removed` … are the statuses they
 name (they take the memory out of recall, as meant); a word naming no status still reads active (a vault's
 `draft` must not vanish) but `remnic doctor` warns, naming the file, the field and the valid statuses. The
-file's bytes stay as written."""
+file's bytes stay as written. (A vault's own workflow words — `reject`, `forget`, `review`, `flagged` — name
+no status: tests/test_r34_v2fix_status_words.py.)"""
 
 from __future__ import annotations
 
@@ -20,12 +21,12 @@ from remnic.memfile.values import status_word, unknown_status
         ("pending-review", "pending_review"),
         ("Pending Review", "pending_review"),
         ("quarantine", "quarantined"),
-        ("reject", "rejected"),
-        ("forget", "forgotten"),
+        ("REJECTED", "rejected"),
+        ("Deleted", "forgotten"),
         ("archive", "archived"),
-        ("supersede", "superseded"),
+        ("Superseded", "superseded"),
         ("needs-review", "pending_review"),
-        ("accepted", "active"),
+        ("Active", "active"),
         ("pending_review", "pending_review"),
     ],
 )
@@ -59,8 +60,8 @@ def _set_status(root: Path, path: Path, word: str) -> None:
     [
         ("pending-review", "pending_review"),
         ("quarantine", "quarantined"),
-        ("reject", "rejected"),
-        ("forget", "forgotten"),
+        ("Rejected", "rejected"),
+        ("removed", "forgotten"),
     ],
 )
 def test_a_hand_edited_status_word_takes_the_memory_out_of_recall(tmp_path: Path, word: str, status: str) -> None:

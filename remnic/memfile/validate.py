@@ -15,7 +15,7 @@ from typing import Any
 from remnic.config import StoreSettings
 from remnic.errors import FieldProblem, MemoryFormatError, ValidationError, json_kind
 
-from .keys import near_miss_problems
+from .keys import line_key_problems, near_miss_problems
 from .model import (
     CATEGORIES,
     ID_RE,
@@ -337,12 +337,12 @@ UPDATE_ARGUMENTS = {
 
 def check_changes(changes: Mapping[str, Any]) -> list[FieldProblem]:
     """The values an update or forget would write, held to remnic's own rule (keys set to None are
-    removals); the file's other values stay the user's and are not checked."""
+    removals); the file's other values are not checked (near-miss keys are, under the lock: ``change_key_problems``)."""
     problems = [
         _bad(k, f"cannot be changed by an update: {UPDATE_ARGUMENTS[k]}", None)
         for k in changes
         if k in UPDATE_ARGUMENTS
-    ] + near_miss_problems([k for k, v in changes.items() if v is not None], hints=UPDATE_ARGUMENTS)
+    ]
     if "category" in changes and changes["category"] is None:
         problems.append(_bad("category", "cannot be removed (every memory has one); set another category", None))
     if problems:
@@ -391,7 +391,7 @@ def plan_import(
             problems.append(FieldProblem("", f"expected a JSON object, got {json_kind(item)}", line=line))
             continue
         fields = dict(item)
-        problems += near_miss_problems(fields, line=line)  # the line's keys as the caller spelled them
+        problems += line_key_problems(fields, line)  # the line's keys as the caller spelled them
         content = fields.pop("content", None)
         if content is None:
             problems.append(FieldProblem("content", "is required", line=line))

@@ -64,51 +64,28 @@ _CATEGORY_WORDS = {
     "people": "entity",
 }
 _STATUS_WORDS = {
-    "accepted": "active",
-    "approved": "active",
-    "current": "active",
-    "confirmed": "active",
-    "valid": "active",
-    "live": "active",
-    "pending": "pending_review",
-    "needs review": "pending_review",
-    "in review": "pending_review",
-    "under review": "pending_review",
-    "awaiting review": "pending_review",
-    "to review": "pending_review",
-    "unreviewed": "pending_review",
-    "review": "pending_review",
-    "reject": "rejected",
-    "rejection": "rejected",
-    "declined": "rejected",
-    "decline": "rejected",
-    "dismissed": "rejected",
-    "dismiss": "rejected",
-    "wontfix": "rejected",
-    "won't fix": "rejected",
-    "wont fix": "rejected",
-    "quarantine": "quarantined",
-    "flagged": "quarantined",
-    "flag": "quarantined",
-    "supersede": "superseded",
     "deprecated": "superseded",
-    "deprecate": "superseded",
     "obsolete": "superseded",
     "replaced": "superseded",
     "outdated": "superseded",
     "archive": "archived",
-    "forget": "forgotten",
-    "forgot": "forgotten",
+    "declined": "rejected",
+    "wontfix": "rejected",
+    "won't fix": "rejected",
     "retracted": "forgotten",
-    "retract": "forgotten",
     "deleted": "forgotten",
-    "delete": "forgotten",
     "removed": "forgotten",
-    "remove": "forgotten",
+    "pending": "pending_review",
+    "pending review": "pending_review",
+    "needs review": "pending_review",
+    "quarantine": "quarantined",
 }
-"""Lifecycle words people use for remnic's statuses (any case; ``-``, ``_`` and spaces alike: ``Pending-Review``
-is pending_review), verbs and nouns as the states they name (``quarantine``, ``reject``, ``forget``). Any
-other value (draft, done, …) names no status: it reads active, and ``remnic doctor`` warns about it."""
+"""Words for remnic's statuses, read in any case and with ``-``, ``_`` or a space alike (``Pending-Review``,
+``QUARANTINED``, ``needs_review``), as are the status names themselves. Kept to the words remnic has long
+read this way and ``quarantine`` (its own status as a noun): a word a vault may use for its own workflow
+(``review``, ``in review``, ``flagged``, ``delete``, ``reject``, ``approved``…) names no status (read
+active, and ``remnic doctor`` warns), so an upgrade never takes a note out of recall (the table:
+docs/remnic-compat.md, "Values")."""
 
 
 def _status_key(word: str) -> str:

@@ -55,7 +55,8 @@ class Stranded:
             said = f"{self.successor_id} ({self.successor.path}), which is {self.successor.status}"
         return (
             f"stranded value: {old} is superseded by {said}, so that value has no current memory; "
-            f"`remnic update {self.old.id} --status active` makes {self.old.id} current again"
+            f"`remnic update {self.old.id} --status active` makes {self.old.id} current again, or "
+            f"`remnic store TEXT --supersedes {self.old.id}` replaces it with a new value"
         )
 
 

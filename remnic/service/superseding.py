@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import NotFoundError, RemnicError, UsageError, ValidationError
+from remnic.memfile.keys import change_key_problems
 from remnic.memfile.model import MemoryRecord, now_iso, parse_time
 from remnic.memfile.normalize import render, serialize_like
-from remnic.memfile.validate import Checked, check_bytes
+from remnic.memfile.validate import UPDATE_ARGUMENTS, Checked, check_bytes
 from remnic.observe.records import MemoryObservation, key_part
 from remnic.repo.scan_memo import stat_key
 from remnic.repo.transaction import Transaction
@@ -205,9 +206,11 @@ def supersede(mem: Memory, tx: Transaction, old: MemoryRecord, new: MemoryRecord
     already says when it stopped holding, ``invalidAt`` (when the new one became valid). The file stays.
     A memory another one already supersedes is left as it is (False): a memory has one successor, and
     overwriting the link would fork its chain into two current values (writes refuse it by name first,
-    see :func:`superseded_target`)."""
+    see :func:`superseded_target`) — unless its value is stranded (no current memory follows it: the
+    successor was forgotten, rejected or deleted), when ``new`` takes the link over."""
     staged = tx.staged_record(old.id) or old
-    if staged.status == "superseded" and staged.frontmatter.get("supersededBy") not in (None, "", new.id):
+    taken = staged.status == "superseded" and staged.frontmatter.get("supersededBy") not in (None, "", new.id)
+    if taken and _current_heads(mem, staged, new.id, tx):
         return False
     changes: dict[str, Any] = {"status": "superseded", "supersededBy": new.id, "supersededAt": now_iso()}
     if not old.frontmatter.get("invalidAt"):
@@ -219,7 +222,8 @@ def superseded_target(mem: Memory, memory_id: Any, namespace: str, *, by: Memory
     """The memory a write names in ``supersedes``, or a ValidationError naming the field. ``by``: the
     existing memory that would supersede it, refused when that would make a loop (itself, or a memory
     that already supersedes it, directly or down the chain): neither would be current. A memory another
-    one already supersedes is refused too, naming its chain's current memory to supersede instead."""
+    one already supersedes is refused too, naming its chain's current memory to supersede instead, unless
+    no current memory follows it (a stranded value): the new memory then takes its link over."""
     if not isinstance(memory_id, str) or not memory_id.strip():
         raise ValidationError.single("supersedes", f"must be a memory id, got {memory_id!r}")
     # Another namespace's memory reads exactly like a missing one: the answer must not tell them apart.
@@ -239,8 +243,19 @@ def superseded_target(mem: Memory, memory_id: Any, namespace: str, *, by: Memory
         _check_no_loop(mem, old, by)
     successor = old.frontmatter.get("supersededBy")
     if old.status == "superseded" and successor and (by is None or successor != by.id):
-        raise ValidationError.single("supersedes", _already_superseded(mem, old, str(successor), by))
+        heads = _current_heads(mem, old, None)  # ``by`` among them: it already replaces the value
+        if heads:
+            raise ValidationError.single("supersedes", _already_superseded(old, str(successor), by, heads))
     return old
+
+
+def _current_heads(
+    mem: Memory, old: MemoryRecord, new_id: str | None, tx: Transaction | None = None
+) -> list[MemoryRecord]:
+    """The current memories ``old``'s value passes on to, not counting ``new_id`` (the memory about to
+    take it); none: the value is stranded. ``tx``: as staged so far (an earlier line of the batch)."""
+    records = [*(tx.staged_records() if tx is not None else ()), *mem.files.scan().records]
+    return Links(records).heads(old, seen=(new_id,) if new_id else ())
 
 
 def _check_no_loop(mem: Memory, old: MemoryRecord, by: MemoryRecord) -> None:
@@ -266,22 +281,17 @@ def _check_no_loop(mem: Memory, old: MemoryRecord, by: MemoryRecord) -> None:
                 break
 
 
-def _already_superseded(mem: Memory, old: MemoryRecord, successor: str, by: MemoryRecord | None) -> str:
-    """Why ``old``, superseded by ``successor`` already, cannot be superseded again, and what to name instead:
-    the current memory at the end of its chain (taking it over silently would hide which value is replaced)."""
-    heads = Links(mem.files.scan().records).heads(old)
+def _already_superseded(old: MemoryRecord, successor: str, by: MemoryRecord | None, heads: list[MemoryRecord]) -> str:
+    """Why ``old``, superseded by ``successor`` already, cannot be superseded again while its chain has the
+    current memories ``heads``, and what to name instead (taking it over silently would hide which value is
+    replaced, and fork it)."""
     said = f"{old.id} ({old.path}) is already superseded by {successor}, and a memory has one successor"
     if by is not None and any(h.id == by.id for h in heads):
         return f"{said}: {by.id} already replaces its value through it, so there is nothing to supersede"
-    if heads:
-        names = ", ".join(f"{h.id} ({h.path})" for h in heads)
-        return (
-            f"{said}: its value's current memory is {names}. To replace that value, supersede it instead: "
-            f"`--supersedes {heads[0].id}`"
-        )
+    names = ", ".join(f"{h.id} ({h.path})" for h in heads)
     return (
-        f"{said}, and no current memory follows it (its value is stranded). Make it current again first "
-        f"(`remnic update {old.id} --status active`), then supersede it"
+        f"{said}: its value's current memory is {names}. To replace that value, supersede it instead: "
+        f"`--supersedes {heads[0].id}`"
     )
 
 
@@ -311,7 +321,12 @@ def status_changes(record: MemoryRecord, changes: Mapping[str, Any]) -> tuple[di
     sets it), ``archivedAt`` for archived, and each removed when the memory leaves that state; back to
     active, a superseded memory drops its link (``supersededBy``, ``supersededAt``, ``invalidAt``).
     Returns the changes and the successor whose ``supersedes`` then names this memory no longer.
-    Superseded needs a successor: refused without one."""
+    Superseded needs a successor: refused without one. A key one slip from remnic's (``Status`` on a
+    memory without one) is refused here, where the file is known: a key the file holds is its own."""
+    slips = change_key_problems(changes, record.frontmatter, UPDATE_ARGUMENTS)
+    if slips:
+        more = f" (and {len(slips) - 1} more problem(s))" if len(slips) > 1 else ""  # writes.summary's form
+        raise ValidationError(slips[0].describe() + more, problems=slips)
     out = dict(changes)
     status = changes.get("status")
     if status is None or status == record.status:
