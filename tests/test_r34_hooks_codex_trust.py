@@ -9,10 +9,12 @@ itself, in every state: never trusted, trusted, changed by a reinstall, turned o
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
 import time
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,9 @@ from remnic.service.memory import Memory
 CLIS = Path(os.environ["REMNIC_HOST_CLIS"]) if os.environ.get("REMNIC_HOST_CLIS") else None
 
 _R = "REMNIC_MEMORY_DIR=/tmp/r34/f_hooks/c1/mem REMNIC_PYTHON=/work/main/.venv/bin/python /work/main/remnic/_hooks/codex/"
+# SessionEnd's handler with the timeout Codex runs it with: 1 s, 3 s
+_SE_1 = "2750549eca87a19955f8107db604d78482974f4dbc782d913779a1b89c7aa78e"
+_SE_3 = "c76ca0ae9353b8d5c9d52362f8ec4ca8514aa9561458600d89fe90576334d33c"
 # (event, group matcher, handler, currentHash from Codex 0.171 `codex app-server` hooks/list)
 GOLDEN: list[tuple[str, Any, dict[str, Any], str]] = [
     (
@@ -45,7 +50,7 @@ GOLDEN: list[tuple[str, Any, dict[str, Any], str]] = [
         "SessionEnd",
         None,
         {"command": _R + "session-end.sh", "timeout": 3},
-        "c76ca0ae9353b8d5c9d52362f8ec4ca8514aa9561458600d89fe90576334d33c",
+        _SE_3,
     ),
     (
         "Stop",
@@ -79,6 +84,51 @@ GOLDEN: list[tuple[str, Any, dict[str, Any], str]] = [
         "5bb495a0a344791c053601b2d7653a2a0cc18580e4d78feb9e41e9289de03e6c",
     ),
     ("SessionStart", None, {"command": "echo f"}, "36658607b662b08ac20b281143eb3f8143670126bb70409bd1beb841358c5ecb"),
+    # Codex hashes the timeout it runs a handler with: SessionEnd's clamped to 3 s, and 1 s when absent
+    # (hooks/list timeoutSec 1, 1, 1, 2, 3, 3, 3, 3); the other events' as written, however large.
+    ("SessionEnd", None, {"command": _R + "session-end.sh"}, _SE_1),
+    ("SessionEnd", None, {"command": _R + "session-end.sh", "timeout": 0}, _SE_1),
+    ("SessionEnd", None, {"command": _R + "session-end.sh", "timeout": 1}, _SE_1),
+    (
+        "SessionEnd",
+        None,
+        {"command": _R + "session-end.sh", "timeout": 2},
+        "b91c2d0eb3faf804fa9dab691e68733ce161c88492aec2be3927394b507f89a1",
+    ),
+    ("SessionEnd", None, {"command": _R + "session-end.sh", "timeout": 4}, _SE_3),
+    ("SessionEnd", None, {"command": _R + "session-end.sh", "timeout": 10}, _SE_3),
+    ("SessionEnd", None, {"command": _R + "session-end.sh", "timeout": 600}, _SE_3),
+    (
+        "SessionEnd",
+        "m",
+        {"command": _R + "session-end.sh", "timeout": 10},
+        "ceb7423fb864f636caef2188da9f12842bae7a23e59e85ade240326dff2a6949",
+    ),
+    (
+        "SessionEnd",
+        None,
+        {"command": "echo SessionEnd 10 True", "timeout": 10, "async": True},
+        "4dcdee1699d53cc42fb8056f9d21bce04c3fd3e37d0f4712de0d2f1720feb4d7",
+    ),
+    ("Stop", None, {"command": _R + "stop.sh"}, "2045fc9a0b0bbcc4dc14c6b260b94af6e0b523589ad437e1a11f93fc072552fd"),
+    (
+        "Stop",
+        None,
+        {"command": _R + "stop.sh", "timeout": 5000},
+        "71302b430979922dc2ab452ea7f9968c4dcfb97ceff2581dbd8cddfde09c8b05",
+    ),
+    (
+        "PreCompact",
+        None,
+        {"command": _R + "pre-compact.sh", "timeout": 100000},
+        "cedbb52b1f71fd7d1af0a616042ab994f1b94cca13a5bb6e31b25356ab7f4577",
+    ),
+    (
+        "SessionStart",
+        "startup|resume|clear|compact|fork",
+        {"command": _R + "session-start.sh", "timeout": 600},
+        "a28c17bddd336a690f81744a2eaf63693ddd7f603d88588ed4891c6ebf59067a",
+    ),
 ]
 
 
@@ -174,8 +224,51 @@ def test_a_handler_remnic_cannot_hash_is_a_warning_not_healthy(memory: Memory, i
     assert text[-1] != "healthy" and "could not verify Stop trusted by Codex" in text[-1]
 
 
-def _codex_says(home: Path, cwd: Path) -> dict[str, str]:
-    """Codex's own trust status of each hook, from `codex app-server` hooks/list."""
+@pytest.mark.parametrize(("timeout", "codex_runs_it_with"), [(10, 3), (None, 1)])
+def test_a_trusted_session_end_with_its_timeout_raised_or_removed_is_healthy(
+    memory: Memory, isolated_home: Path, timeout: int | None, codex_runs_it_with: int
+) -> None:
+    """Codex clamps SessionEnd's timeout to 3 s (1 s when it has none) before hashing the handler:
+    the hash /hooks trusts is that one, which doctor must accept."""
+    assert run_cli("connectors", "install", "codex", "--memory-dir", str(memory.root)).code == 0
+    codex_home = isolated_home / ".codex"
+    trust_codex_hooks(codex_home)  # trusted as installed: SessionEnd at 3 s
+    path, config = codex_home / "hooks.json", codex_home / "config.toml"
+    data = json.loads(path.read_text())
+    handler = data["hooks"]["SessionEnd"][0]["hooks"][0]
+    if timeout is None:
+        del handler["timeout"]
+    else:
+        handler["timeout"] = timeout
+    path.write_text(json.dumps(data, indent=2))
+
+    doctor = run_cli("connectors", "doctor", "codex", "--json")
+    if codex_runs_it_with == 3:  # Codex's hash is unchanged: still trusted
+        assert doctor.code == 0 and doctor.json()["healthy"], doctor.out
+    else:  # Codex's hash changed (1 s, not 3 s): Codex calls it modified, and so must doctor
+        assert doctor.code == 1
+        assert "changed since it was trusted" in _trust_checks(doctor.json())["SessionEnd"]["detail"]
+
+    # What /hooks writes on trusting it now: the hash with the timeout Codex runs it with, written out
+    # here rather than taken from handler_hashes (Codex 0.171's currentHash is this, see GOLDEN).
+    identity = {
+        "event_name": "session_end",
+        "hooks": [{"type": "command", "command": handler["command"], "timeout": codex_runs_it_with, "async": False}],
+    }
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+    codex_hash = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    key = f"{path}:session_end:0:0"
+    stored = tomllib.loads(config.read_text())["hooks"]["state"][key]["trusted_hash"]
+    config.write_text(config.read_text().replace(stored, codex_hash))
+
+    doctor = run_cli("connectors", "doctor", "codex", "--json")
+    assert doctor.code == 0 and doctor.json()["healthy"] and doctor.json()["warnings"] == [], doctor.out
+    assert _trust_checks(doctor.json())["SessionEnd"]["status"] == "ok"
+    assert run_cli("connectors", "doctor", "codex").out.splitlines()[-1] == "healthy"
+
+
+def _codex_hooks(home: Path, cwd: Path) -> list[dict[str, Any]]:
+    """Codex's own view of each hook (key, trustStatus, currentHash…), from `codex app-server` hooks/list."""
     assert CLIS is not None
     messages = [
         {"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "remnic-test", "version": "1"}}},
@@ -198,11 +291,16 @@ def _codex_says(home: Path, cwd: Path) -> dict[str, str]:
         while time.monotonic() < deadline:
             reply = json.loads(proc.stdout.readline())
             if reply.get("id") == 2:
-                return {h["key"]: h["trustStatus"] for c in reply["result"]["data"] for h in c["hooks"]}
+                return [h for c in reply["result"]["data"] for h in c["hooks"]]
         raise AssertionError("codex app-server gave no hooks/list reply")
     finally:
         proc.kill()
         proc.wait(timeout=10)
+
+
+def _codex_says(home: Path, cwd: Path) -> dict[str, str]:
+    """Codex's own trust status of each hook."""
+    return {h["key"]: h["trustStatus"] for h in _codex_hooks(home, cwd)}
 
 
 @pytest.mark.skipif(CLIS is None, reason="set REMNIC_HOST_CLIS to a folder holding the codex CLI")
@@ -229,3 +327,36 @@ def test_doctor_agrees_with_the_real_codex_in_every_state(memory: Memory, isolat
     assert run_cli("connectors", "install", "codex", "--memory-dir", str(other.root)).code == 0
     mine, codex = both()
     assert all(codex[k] == "modified" for k in mine) and set(mine.values()) == {"fail"}
+
+
+@pytest.mark.skipif(CLIS is None, reason="set REMNIC_HOST_CLIS to a folder holding the codex CLI")
+@pytest.mark.parametrize("timeout", [10, None])
+def test_doctor_agrees_with_the_real_codex_on_a_session_end_timeout_it_clamps(
+    memory: Memory, isolated_home: Path, tmp_path: Path, timeout: int | None
+) -> None:
+    """A SessionEnd timeout raised (or removed) and then trusted as /hooks does: with Codex's own
+    currentHash. Codex runs it, so doctor must call it trusted."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    assert run_cli("connectors", "install", "codex", "--memory-dir", str(memory.root)).code == 0
+    codex_home = isolated_home / ".codex"
+    path = codex_home / "hooks.json"
+    data = json.loads(path.read_text())
+    handler = data["hooks"]["SessionEnd"][0]["hooks"][0]
+    if timeout is None:
+        del handler["timeout"]
+    else:
+        handler["timeout"] = timeout
+    path.write_text(json.dumps(data, indent=2))
+    listed = _codex_hooks(isolated_home, folder)
+    config = codex_home / "config.toml"
+    config.write_text(
+        (config.read_text() if config.exists() else "")
+        + "".join(f'[hooks.state."{h["key"]}"]\ntrusted_hash = "{h["currentHash"]}"\n' for h in listed)
+    )
+    assert {h["key"]: h["trustStatus"] for h in _codex_hooks(isolated_home, folder)} == dict.fromkeys(
+        [h["key"] for h in listed], "trusted"
+    )
+    doctor = run_cli("connectors", "doctor", "codex", "--json")
+    assert doctor.code == 0 and doctor.json()["healthy"], doctor.out
+    assert {c["status"] for c in _trust_checks(doctor.json()).values()} == {"ok"}

@@ -10,9 +10,10 @@ Codex (0.171) records the trust in its ``config.toml``::
 and runs the handler only while ``trusted_hash`` equals the hash of the handler as it is now
 (``currentHash`` in ``codex app-server`` ``hooks/list``): sha256 of the compact JSON, keys sorted, of
 ``{"event_name": <event>, "matcher": <group matcher>, "hooks": [<the handler, normalised>]}``,
-where the handler is ``type``, ``command``, ``timeout`` (absent: 600, at least 1), ``async``
-(false unless set) and ``statusMessage`` when set, and absent values are left out. A reinstall that
-changes the command (another Python, another memory repository) therefore needs trusting again.
+where the handler is ``type``, ``command``, ``timeout`` (as Codex runs it: absent 600, at least 1;
+SessionEnd's clamped to 3 and, when absent, 1), ``async`` (false unless set) and ``statusMessage``
+when set, and absent values are left out. A reinstall that changes the command (another Python,
+another memory repository) therefore needs trusting again; a SessionEnd timeout raised above 3 does not.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .hosts import Host, ours
+from .hosts import CODEX_SESSION_END_TIMEOUT_S, Host, ours
 
 # Codex's label for each host event (``hook_event_key_label``), as it appears in the state key.
 EVENT_LABELS = {
@@ -39,6 +40,9 @@ EVENT_LABELS = {
 # a hash is accepted with and without the matcher where a version might have dropped it.
 _MATCHER_DROPPED = {"Stop"}
 _DEFAULT_TIMEOUT_S = 600
+# Codex 0.171 hashes a SessionEnd handler's timeout after clamping it to 3 s (``timeoutSec`` in
+# hooks/list), and gives it 1 s, not 600, when it has none; so a raised or removed timeout keeps its trust.
+_SESSION_END_DEFAULT_TIMEOUT_S = 1
 # Handler keys whose part in the hash is known; a handler with another key cannot be verified.
 _KNOWN = {"type", "command", "commandWindows", "command_windows", "timeout", "async", "statusMessage"}
 _OPTIONAL = ("additionalContextLimit",)  # in the hash in some Codex versions and not in others
@@ -61,6 +65,15 @@ def _hash(identity: Mapping[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _codex_timeout(event: str, timeout: int | None) -> int:
+    """The timeout Codex 0.171 runs (and hashes) ``event``'s handler with, given the one it holds."""
+    if event == "SessionEnd":
+        if timeout is None:
+            return _SESSION_END_DEFAULT_TIMEOUT_S
+        return min(max(1, timeout), CODEX_SESSION_END_TIMEOUT_S)
+    return _DEFAULT_TIMEOUT_S if timeout is None else max(1, timeout)
+
+
 def handler_hashes(event: str, matcher: Any, handler: Mapping[str, Any]) -> list[str] | None:
     """The hashes Codex may give ``handler`` in a group with ``matcher`` (the first: Codex 0.171's),
     or None when the handler holds something whose part in the hash remnic does not know."""
@@ -77,7 +90,7 @@ def handler_hashes(event: str, matcher: Any, handler: Mapping[str, Any]) -> list
     normal: dict[str, Any] = {
         "type": "command",
         "command": command,
-        "timeout": _DEFAULT_TIMEOUT_S if timeout is None else max(1, timeout),
+        "timeout": _codex_timeout(event, timeout),
         "async": run_async,
     }
     if status is not None:
