@@ -8,8 +8,10 @@ has finished with the merge, so a pull killed at any point leaves one of:
   ``started``); it commits or stops on its own;
 - ``cut``: git was killed before it committed or wrote MERGE_HEAD, so the working tree holds part of the
   merge (not hand edits);
-- ``committed``: git committed the merge (HEAD's parents are ``head`` and ``target``) but the pull died before
-  it finished with it (a memory rewritten and moved on both sides is still two files).
+- ``committed``: git committed the merge (HEAD's parents are ``head`` and ``target``) or fast-forwarded to
+  ``target`` (HEAD is ``target``; a first pull adopting the remote's history too), but the pull died before it
+  finished with it: the working tree may still hold files from before the merge (git writes into a scratch
+  work tree, :mod:`remnic.service.pull_guard`), which the next pull brings over; until then sync pauses.
 
 A pid the system gave to another process since (after a reboot, in a container) is not git's: on Linux
 ``/proc`` says what the process runs, where and since when; elsewhere a merge older than
@@ -102,9 +104,12 @@ def cut_merge(
         return data
     if (
         now is not None
-        and parents is not None
         and data.get("head")
-        and parents(now) == [data["head"], data.get("target")]
+        and (
+            # git fast-forwarded (or the pull adopted the remote's history): HEAD is the commit merged, and the
+            # working tree may still hold the files from before, which are not hand edits
+            now == data.get("target") or (parents is not None and parents(now) == [data["head"], data.get("target")])
+        )
     ):
         data["running"], data["state"] = False, "committed"
         return data

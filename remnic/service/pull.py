@@ -42,7 +42,16 @@ from remnic.repo import remote as _remote
 from remnic.repo.messages import format_message, trailers_for
 from remnic.repo.transaction import Transaction
 
-from .pull_guard import Saved, adopt, apply_merged, is_memory_repo, keep_saved, only_init, refuse_blocked
+from .pull_guard import (
+    Saved,
+    adopt,
+    apply_merged,
+    drop_scratch_tree,
+    is_memory_repo,
+    keep_saved,
+    only_init,
+    refuse_blocked,
+)
 from .pull_resolve import finish_committed_merge, finish_merged, resolve_and_commit, run_merge, undo_cut_merge
 from .pull_review import review_disputes
 
@@ -145,6 +154,7 @@ def pull(mem: Memory, remote: str | None = None, *, allow_unrelated: bool = Fals
             # A pull killed after git committed its merge: what that merge brought is news of this pull.
             report.finished_previous, report.before = "finished", pre_merge
             arrived = _remote.changed_paths(ledger, pre_merge, ledger.head())
+        drop_scratch_tree(mem)  # what an earlier pull's git wrote there is in place now
         _keep_saves(mem, report)  # before hand edits are committed: a save must not undo the merge
         # Copies an interrupted pull left: still news, and committed as what they are, not as hand edits.
         waiting = pending_copies(mem)

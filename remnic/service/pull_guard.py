@@ -13,19 +13,23 @@ what the other side sent.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from remnic.config import MARKER_FILE, STATE_DIR
 from remnic.errors import FieldProblem, LedgerError, UncommittedChangesError
-from remnic.fsio import REPLACED, read_regular, replace_unless_held, stage_files
+from remnic.fsio import REPLACED, crash_point, read_regular, replace_unless_held, stage_files, write_atomic
 from remnic.memfile.merge import merge_memory
 from remnic.memfile.paths import MemoryPaths
 from remnic.repo import remote as _remote
+from remnic.repo.pullmark import PULL_MARKER
 
 from .merge_driver import keep_copy
 
@@ -159,10 +163,35 @@ def _read(full: Path) -> bytes | None:
         return None
 
 
+def checked_out(mem: Memory, commit: str | None, paths: list[str]) -> dict[str, bytes]:
+    """The bytes ``git checkout`` writes for each of ``paths`` as ``commit`` (None: the index) has them: the
+    blob through the path's eol conversion and filters (``.gitattributes`` of that tree, ``core.autocrlf``),
+    written by ``git checkout-index`` into a scratch folder in the git directory, never the working tree."""
+    if not paths:
+        return {}
+    scratch = Path(tempfile.mkdtemp(prefix="remnic-checkout-", dir=mem.git_dir))
+    try:
+        env = {**os.environ, "GIT_INDEX_FILE": str(scratch / "index")}
+        if commit is None:
+            listed = _remote.run_git(mem.root, ["rev-parse", "--path-format=absolute", "--git-path", "index"])
+            shutil.copyfile(listed.out.strip(), scratch / "index")
+        elif subprocess.run(["git", "read-tree", commit], cwd=mem.root, env=env, capture_output=True).returncode:
+            raise LedgerError(f"git read-tree {commit} failed in {mem.root}")
+        out = scratch / "tree"
+        args = ["git", "checkout-index", "-f", "-q", "-z", "--stdin", f"--prefix={out}{os.sep}"]
+        subprocess.run(args, cwd=mem.root, env=env, input=b"\0".join(p.encode() for p in paths), capture_output=True)
+        found = {path: _read(out / path) for path in paths}
+        return {path: data for path, data in found.items() if data is not None}
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def apply_merged(mem: Memory, old: str | None, saved: dict[str, Saved]) -> None:
     """Bring every path git's index (stage 0) changed since commit ``old`` into the working tree, each only if
-    it still holds ``old``'s bytes (already holding the new ones: nothing to do); a path saved meanwhile is
-    left as saved and added to ``saved``. Unmerged paths are :mod:`.pull_resolve`'s."""
+    it still holds what checkout of ``old`` wrote there (already holding the new bytes: nothing to do, but a
+    mode change); a path saved meanwhile is left as saved and added to ``saved``. Files are compared and written
+    as git's checkout writes them (:func:`checked_out`). Deletions go first, so a folder a file replaces is gone
+    before the file comes. Unmerged paths are :mod:`.pull_resolve`'s."""
     root = mem.root
     diff = ["diff", "--cached", "--name-only", "-z", "--no-renames", *([old] if old else ["--root"])]
     if old is None:
@@ -175,36 +204,46 @@ def apply_merged(mem: Memory, old: str | None, saved: dict[str, Saved]) -> None:
     paths = sorted(changed)
     before = tree_entries(mem, old, paths) if old else {}
     after = _entries(mem, ["ls-files", "-s", "-z"], paths)
-    blobs = blob_bytes(mem, {sha for mode, sha in [*before.values(), *after.values()] if mode in _PLAIN_MODES})
+    special = [
+        p for p in paths if any(e is not None and e[0] not in _PLAIN_MODES for e in (before.get(p), after.get(p)))
+    ]  # a symlink or submodule: git's own checkout (no memory is one)
+    plain = [p for p in paths if p not in special]
+    expected = checked_out(mem, old, [p for p in plain if p in before]) if old else {}
+    new = checked_out(mem, None, [p for p in plain if p in after])
     tmp_dir = root / STATE_DIR / "tmp"
-    special = []
-    for path in paths:
+    for path in sorted(plain, key=lambda p: p in after):  # deletions first
         old_entry, new_entry = before.get(path), after.get(path)
-        if (old_entry and old_entry[0] not in _PLAIN_MODES) or (new_entry and new_entry[0] not in _PLAIN_MODES):
-            special.append(path)  # a symlink or submodule: git's own checkout (no memory is one)
+        full, data = root / path, new.get(path)
+        if _read(full) == data and (data is not None or not full.is_symlink()):
+            if data is not None and new_entry is not None and old_entry is not None and old_entry[0] != new_entry[0]:
+                _set_mode(full, new_entry[0])
             continue
-        expected = blobs.get(old_entry[1]) if old_entry else None
-        new = blobs.get(new_entry[1]) if new_entry else None
-        full = root / path
-        if _read(full) == new and (new is not None or not full.is_symlink()):
-            continue
-        staging = stage_files([(full, new)], tmp_dir=tmp_dir, durable=False)[0] if new is not None else None
-        if staging is not None and new_entry is not None and new_entry[0] == "100755":
-            staging.chmod(0o755)
+        staging = stage_files([(full, data)], tmp_dir=tmp_dir, durable=False)[0] if data is not None else None
+        if staging is not None and new_entry is not None:
+            _set_mode(staging, new_entry[0])
         aside = tmp_dir / f"{os.getpid()}-{len(saved)}-{path.replace('/', '_')}.aside"
         try:
-            done = replace_unless_held(full, expected, staging, aside=aside)
+            done = replace_unless_held(full, expected.get(path) if old_entry else None, staging, aside=aside)
         finally:
             if staging is not None:
                 staging.unlink(missing_ok=True)
             aside.unlink(missing_ok=True)
         if done != REPLACED:
-            saved[path] = Saved(path, expected)
-        elif new is None:
+            saved[path] = Saved(path, expected.get(path) if old_entry else None)
+        elif data is None:
             _prune(root, full.parent)
     if special:
         _remote.run_git(root, ["checkout-index", "--force", "--", *special], env={"GIT_LITERAL_PATHSPECS": "1"})
     _remote.run_git(root, ["update-index", "-q", "--refresh"])  # stat data of the files just written
+
+
+def _set_mode(full: Path, mode: str) -> None:
+    """The executable bit git's tree gives the file (100755: executable where readable, as checkout sets it)."""
+    try:
+        now = full.stat().st_mode & 0o7777
+        full.chmod(now | ((now & 0o444) >> 2) if mode == "100755" else now & ~0o111)
+    except OSError:
+        pass
 
 
 def _prune(root: Path, folder: Path) -> None:
@@ -295,13 +334,24 @@ def adopt(mem: Memory, head: str, target: str, branch: str) -> list[dict[str, An
     """The branch (holding only its ``init`` commit ``head``) takes the history of ``target``, another memory
     repository's (two clones of one empty remote, the other one first); its files come over as a merge's do,
     a file saved meanwhile kept (what :func:`keep_saved` did with each is returned)."""
+    # The pull's marker, as around a merge: killed before the branch moves, the next pull puts the index and
+    # files back (a cut merge); after, it finishes copying as for a fast-forward. Neither is taken for hand edits.
+    marker = mem.git_dir / PULL_MARKER
+    record = {"head": head, "target": target, "tracking": branch, "pid": None, "started": time.time()}
+    write_atomic(marker, json.dumps(record).encode("utf-8"))
     read = _remote.run_git(mem.root, ["read-tree", target])
     if not read.ok:
+        marker.unlink(missing_ok=True)
         raise LedgerError(f"git read-tree {target} failed: {read.err.strip()}")
-    saved: dict[str, Saved] = {}
-    apply_merged(mem, head, saved)
+    crash_point("pull-adopt-read")
     message = "remnic pull: take the remote's history (this clone held only its init commit)"
     moved = _remote.run_git(mem.root, ["update-ref", "-m", message, f"refs/heads/{branch}", target, head])
     if not moved.ok:
+        _remote.run_git(mem.root, ["read-tree", head])
+        marker.unlink(missing_ok=True)
         raise LedgerError(f"git update-ref of {branch} failed: {moved.err.strip()}")
+    crash_point("pull-adopt-moved")
+    saved: dict[str, Saved] = {}
+    apply_merged(mem, head, saved)
+    marker.unlink(missing_ok=True)
     return keep_saved(mem, saved)

@@ -417,13 +417,15 @@ def finish_merged(mem: Memory, report: Resolved, *, resolve: bool) -> None:
 
 
 def finish_committed_merge(mem: Memory, report: Resolved) -> str | None:
-    """A pull killed after git committed its merge and before it finished with it: that step is done now, on
-    the merge commit still at HEAD (writes wait for it). The merge's first parent, or None (nothing left)."""
+    """A pull killed after git committed its merge (or fast-forwarded) and before it finished with it: that step
+    is done now, on the commit still at HEAD (writes wait for it). HEAD before the merge, or None (nothing left)."""
     cut = _cut(mem)
     if cut is None or cut["state"] != "committed":
         return None
-    apply_merged(mem, str(cut["head"]), report.pending_saves)  # git committed it in its scratch work tree
-    finish_merged(mem, report, resolve=True)
+    # git committed it (or fast-forwarded) in its scratch work tree: the files still missing are copied now
+    apply_merged(mem, str(cut["head"]), report.pending_saves)
+    finish_merged(mem, report, resolve=mem.ledger.head() != cut.get("target"))  # a fast-forward made no commit
+    drop_scratch_tree(mem)
     return str(cut["head"])
 
 
@@ -476,6 +478,7 @@ def undo_cut_merge(mem: Memory, wait_s: float = 30.0) -> list[str] | None:
     _remove_driver_temps(mem.root, cut)
     (mem.git_dir / _remote.CONFLICT_LOG).unlink(missing_ok=True)
     marker.unlink(missing_ok=True)
+    drop_scratch_tree(mem)
     return undo
 
 
