@@ -75,8 +75,8 @@ def test_a_reinforcement_adds_the_turn_that_said_it_again_to_the_provenance(memo
     memory.observe("s3", [{"role": "user", "speaker": "Ana", "content": said, "turnId": "b7"}], flush=True)
     (record,) = memory.list()
     fm = record.frontmatter
-    # b7 again is the same utterance read twice (a forked session's copy), not a third saying: counted once.
-    assert fm["sourceTurnIds"] == ["a1", "b7"] and fm["sourceTurnId"] == "a1" and fm["reinforcement_count"] == 1
+    # A caller numbers its turns per conversation: s3's "b7" is another saying than s2's, so it counts.
+    assert fm["sourceTurnIds"] == ["a1", "b7"] and fm["sourceTurnId"] == "a1" and fm["reinforcement_count"] == 2
 
 
 def test_index_later_holds_index_updates_yet_duplicates_and_supersession_see_the_held_writes(memory: Memory) -> None:

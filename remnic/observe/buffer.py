@@ -292,7 +292,7 @@ class SessionBuffer:
             result = _take(turns, state.next_seq, seen, recent, parse_time(at) or 0.0, retry_window_s)
             if result.turns:
                 self._append_record(
-                    {"op": "turns", "at": at, "turns": [t.to_dict() for t in result.turns], **self._names()}
+                    {"op": "turns", "at": at, "turns": [t.to_dict(journal=True) for t in result.turns], **self._names()}
                 )
             return result
 
@@ -370,7 +370,7 @@ class SessionBuffer:
             }
         ]
         for buffered in state.pending:
-            lines.append({"op": "turns", "at": buffered.received_at, "turns": [buffered.turn.to_dict()]})
+            lines.append({"op": "turns", "at": buffered.received_at, "turns": [buffered.turn.to_dict(journal=True)]})
         text = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in lines)
         write_atomic(self.path, text, mode=0o600)
 

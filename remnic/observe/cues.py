@@ -239,31 +239,47 @@ ASSISTANT_CHATTER_RE = _rx(
 # The assistant telling what a file, config, log, command or its output says ("The notes file mentions the
 # Q3 budget is 40k", "The config says …", "According to the README, …"): the tool's result one step removed —
 # the result itself is never a memory (injected.py), and the file, not a copy of it, says what is current.
+# Only documents and outputs are sources: a page, an environment, a dashboard, an issue, test results or a
+# report are things the assistant states facts about ("The pricing page has a 4% conversion rate").
 _SOURCE_NOUN = (
-    r"files?|folders?|director(?:y|ies)|repo(?:sitory)?|config(?:uration)?s?|settings|logs?|output|stdout|stderr"
-    r"|commands?|scripts?|readme|docs|documentation|changelog|manifest|lockfile|notes?|results?|response|report"
-    r"|diff|spec(?:ification)?|schema|env(?:ironment)?|traceback|stack ?trace|errors?|error message|page|table"
-    r"|query|search|listing|dump|trace|grep|headers?|comments?|docstring|template|dashboard|ticket|issue"
+    r"files?|config(?:uration)?s?|logs?|output|stdout|stderr|commands?|readme|docs|documentation|changelog"
+    r"|manifest|lockfile|notes?|diff|spec(?:ification)?s?|traceback|stack ?traces?|errors?|error messages?"
+    r"|listing|dump|trace|grep|headers|docstring"
 )
-# A file or path named as the source: notes.txt, `config.yaml`, src/app.py, .env, Makefile, Dockerfile —
-# not a product named like one ("Node.js has …", "ASP.NET …": a lowercase extension, no "<Name>.js").
+# What a file assigns ("`config.yaml` sets the timeout to 30 seconds"), only when the source is a file.
+_FILE_NOUN = r"files?|config(?:uration)?s?|manifest|lockfile"
+# Last parts of a host name, not a file's extension: "api.acme.io has …", "acme.com …".
+_TLDS = (
+    r"com|org|net|io|dev|app|ai|co|edu|gov|info|biz|me|cloud|xyz|tech|site|online|uk|us|eu|de|fr|nl|es|it"
+    r"|ca|au|jp|in|gg|tv|fm|ly|so|to"
+)
+# A file or path named as the source: notes.txt, `config.yaml`, src/app.py, /etc/hosts, .env, Makefile — not
+# a host (acme.com, api.acme.io), a library named like a file (D3.js, next.js, Socket.io) or a version (v2.0).
 _SOURCE_NAME = (
-    r"`[^`\s]+`|[\w.-]*/[\w./-]*\w|(?!(?-i:[A-Z][a-z]*\.js\b))\.?[\w-]+(?:\.[\w-]+)*\.(?-i:[a-z0-9]{1,8})\b"
+    r"`[^`\s]+`|(?:~|\.{1,2})?/[\w.-]+(?:/[\w.-]+)*|[\w.-]+(?:/[\w.-]+)*/[\w-]+\.(?-i:[a-z][a-z0-9]{0,7})\b"
+    rf"|(?![\w-]+\.js\b)(?![\w.-]+\.(?:{_TLDS})\b)\.?[\w-]+(?:\.[\w-]+)*\.(?-i:[a-z][a-z0-9]{{0,7}})\b"
     r"|\.[a-z][\w-]*\b|makefile|dockerfile|procfile|justfile|gemfile"
 )
+_DETERMINER = r"(?:(?:the|this|that|these|those|your|my|our|its|their|each|both)\s+)?"
 _SOURCE = (
-    r"(?:(?:the|this|that|these|those|your|my|our|its|their|each|both)\s+)?"
-    rf"(?:(?:[\w.`'-]+\s+){{0,3}}?(?:{_SOURCE_NOUN})(?:\s+(?:of|from|in|for)\s+[^,;]{{1,40}}?)?|{_SOURCE_NAME})"
+    rf"{_DETERMINER}(?:(?:[\w.`'-]+\s+){{0,3}}?(?:{_SOURCE_NOUN})(?:\s+(?:of|from|in|for)\s+[^,;]{{1,40}}?)?"
+    rf"|{_SOURCE_NAME})"
 )
+_FILE_SOURCE = rf"{_DETERMINER}(?:(?:[\w.`'-]+\s+){{0,3}}?(?:{_FILE_NOUN})|{_SOURCE_NAME})"
+# Verbs of saying, never of having ("has", "includes", "records": the page has a conversion rate, the
+# results include …) nor a present perfect ("has been migrated"). A participle before "in"/"by"/"above" is
+# no report: "The files listed in the README are stale".
 _REPORTS = (
-    r"says?|said|mentions?|mentioned|shows?|showed|shown|lists?|listed|contains?|contained|states?|stated|reads?"
+    r"says?|said|mentions?|mentioned|shows?|showed|lists?|listed|contains?|contained|states?|stated|reads?"
     r"|indicates?|indicated|reports?|reported|returns?|returned|prints?|printed|outputs?|specif(?:y|ies|ied)"
-    r"|notes?|noted|confirms?|confirmed|suggests?|suggested|defines?|defined|sets?|declares?|declared|has|have|had"
-    r"|includes?|included|points? to|refers? to|records?|recorded|gives?|gave|tells?|told|describes?|described"
-    r"|documents?|documented|explains?|explained|claims?|claimed|lists? out|spells? out|puts?"
+    r"|notes?|noted|confirms?|confirmed|suggests?|suggested|defines?|defined|declares?|declared"
+    r"|points? to|refers? to|tells?|told|describes?|described|documents?|documented|explains?|explained"
+    r"|claims?|claimed|spells? out"
 )
+_NOT_PARTICIPLE = r"(?!(?<=ed)\s+(?:in|on|by|above|below|here|there|earlier|previously|under)\b)"
 ASSISTANT_REPORTED_RE = _rx(
-    rf"^(?:{_SOURCE})\s+(?:also\s+|still\s+|now\s+|clearly\s+|explicitly\s+)?(?:{_REPORTS})\b"
+    rf"^(?:{_SOURCE})\s+(?:also\s+|still\s+|now\s+|clearly\s+|explicitly\s+)?(?:{_REPORTS})\b{_NOT_PARTICIPLE}"
+    rf"|^(?:{_FILE_SOURCE})\s+(?:also\s+|still\s+|now\s+|explicitly\s+)?(?:sets?|pins?|pinned)\b{_NOT_PARTICIPLE}"
     rf"|^(?:it|this|that)\s+(?:says|said|shows|showed|mentions|mentioned|lists|listed|reads|contains|prints|returns|returned)\b"
     rf"|^(?:according to|per|based on|going by|judging by|looking at|from|in|reading|having read|checking|after reading)"
     rf"\s+(?:{_SOURCE})\s*[,:—–-]"

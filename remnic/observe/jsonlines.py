@@ -175,6 +175,7 @@ def _claude_line(number: int, obj: Mapping[str, Any], reader: Reader) -> None:
         number,
         turn_id=obj.get("uuid") if isinstance(obj.get("uuid"), str) else f"L{number}",
         positional=not isinstance(obj.get("uuid"), str),
+        host_id=isinstance(obj.get("uuid"), str),
         timestamp=_timestamp(obj.get("timestamp")),
     )
 
@@ -233,6 +234,7 @@ def _codex_line(number: int, obj: Mapping[str, Any], reader: Reader) -> None:
         number,
         turn_id=payload["id"] if isinstance(payload.get("id"), str) else f"L{number}",
         positional=not isinstance(payload.get("id"), str),
+        host_id=isinstance(payload.get("id"), str),
         timestamp=_timestamp(obj.get("timestamp")),
         interim=payload.get("phase") == "commentary",
     )

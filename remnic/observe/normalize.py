@@ -76,7 +76,21 @@ _NOT_VERBS = (
     r"no longer|not|kind of|sort of|pretty much|right now|too|both|all|almost|ever|once again|first|then|once|later"
     rf"|last(?=\s+(?:{'|'.join(sorted(PAST_OR_MODAL))}|[a-z]+ed)\b)"
 )
-_ADVERB = rf"(?:{'|'.join(sorted(ADVERBS))}|{_NOT_VERBS}|(?!(?:{_LY_VERBS})\b)[a-z]+ly)"
+# A time phrase between "I" and its verb ("I last week started", "I every morning run", "I twice a month
+# visit", "I two years ago moved"): its first word is never the verb. First in _ADVERB, so it is taken whole
+# before "twice" or "once" alone is.
+_TIME_NOUN = (
+    r"(?:second|minute|hour|day|night|morning|afternoon|evening|weekend|weekday|week|fortnight|month|quarter"
+    r"|semester|term|year|decade|season|summer|winter|spring|autumn|fall|time"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|june|july"
+    r"|august|september|october|november|december)s?"
+)
+_TIME_PHRASE = (
+    rf"(?:last|this|next|every|each|all|one|some)(?:\s+(?:other|single))?\s+{_TIME_NOUN}"
+    rf"|(?:once|twice|three times|several times|a few times)\s+(?:a|an|per|every)\s+{_TIME_NOUN}"
+    rf"|(?:a|an|one|two|three|four|five|six|a few|a couple of|several|\d+)\s+{_TIME_NOUN}\s+ago"
+)
+_ADVERB = rf"(?:{_TIME_PHRASE}|{'|'.join(sorted(ADVERBS))}|{_NOT_VERBS}|(?!(?:{_LY_VERBS})\b)[a-z]+ly)"
 # A first-person word ends where a name or identifier would not go on: "I-95", "us-west-2",
 # "us.example.com", "my-service", "me.json" are names, not the speaker.
 _IN_TOKEN_BEFORE = r"(?<![\w./@-])"

@@ -30,6 +30,9 @@ class Turn:
     ``interim`` marks assistant commentary between tool calls (kept in the trace, never extracted).
     ``positional``: ``turn_id`` was made from the turn's place in its file (``L12``, ``m3``), so it
     names the turn only together with its text: line 1 of two transcripts are two turns.
+    ``host_id``: ``turn_id`` is a host's own id for the turn (a Claude Code ``uuid``, a Codex
+    ``payload.id``), one turn whatever session reads it; a caller's ``turnId`` (POST observe, an
+    openai/anthropic message's ``id``) is numbered per conversation (``1``, ``turn-1``) and is not.
     """
 
     role: str
@@ -43,13 +46,16 @@ class Turn:
     kept: str = ""
     """The message's other fields the archive keeps (``name``, ``sourceFormat``, ``parts``), as JSON
     (a string, so the frozen turn stays hashable); empty when it had none."""
+    host_id: bool = False
 
     @property
     def source_id(self) -> str:
         """The id observations cite: the host's turn id, else the stable index."""
         return self.turn_id if self.turn_id else str(self.index)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, journal: bool = False) -> dict[str, Any]:
+        """The turn's JSON shape; ``journal`` adds what only the session buffer keeps (``hostId``), which
+        the shape ``observe --json`` and the golden files show leaves out."""
         out: dict[str, Any] = {"role": self.role, "text": self.text, "index": self.index}
         for key, value in (("turnId", self.turn_id), ("speaker", self.speaker), ("timestamp", self.timestamp)):
             if value is not None:
@@ -58,6 +64,8 @@ class Turn:
             out["interim"] = True
         if self.positional:
             out["positionalId"] = True
+        if self.host_id and journal:
+            out["hostId"] = True
         if self.kept:
             out["kept"] = json.loads(self.kept)
         return out
@@ -74,6 +82,7 @@ class Turn:
             interim=bool(data.get("interim", False)),
             positional=bool(data.get("positionalId", False)),
             kept=json.dumps(data["kept"], sort_keys=True, ensure_ascii=False) if data.get("kept") else "",
+            host_id=bool(data.get("hostId", False)),
         )
 
 
@@ -219,8 +228,10 @@ def reinforcement(
 
 def host_turn_ids(turns: Sequence[Turn]) -> frozenset[str]:
     """The ids of ``turns`` that name them beyond their session: a host's (a Claude Code ``uuid``, a Codex
-    ``payload.id``) or a caller's ``turnId``. Not an id made from a place (``L3``, ``m2``) or a number."""
-    return frozenset(t.turn_id for t in turns if t.turn_id and not t.positional)
+    ``payload.id``; :attr:`Turn.host_id`). Not an id made from a place (``L3``, ``m2``), nor a caller's
+    ``turnId``: clients number turns per conversation, so "1" of today's chat is not "1" of last week's
+    (the same session sending its turn again is a retry, which the session buffer drops by that id)."""
+    return frozenset(t.turn_id for t in turns if t.turn_id and t.host_id)
 
 
 def said_before(frontmatter: Mapping[str, Any], turn_ids: Sequence[str], host_ids: frozenset[str]) -> bool:

@@ -216,7 +216,7 @@ def _seen_elsewhere(mem: Memory, namespace: str, session_key: str, turns: Sequen
     the namespace has another session's archive; without the index the turns are all kept, and a
     copied turn then never reinforces the memories it made (:func:`~remnic.observe.records.said_before`)."""
     host, colon, _ = session_key.partition(":")
-    ids = [t.turn_id for t in turns if t.turn_id and not t.positional]
+    ids = [t.turn_id for t in turns if t.turn_id and t.host_id]  # a caller's "1" is not the parent's "1"
     if not colon or not ids:
         return list(turns)
     own = session_file(mem.root, namespace, session_key)
@@ -235,7 +235,7 @@ def _seen_elsewhere(mem: Memory, namespace: str, session_key: str, turns: Sequen
     except Exception:  # a cache that cannot answer (read-only, corrupt): observe as before
         log.warning("cannot look up %s's turns in the archive index; observing them all", session_key, exc_info=True)
         return list(turns)
-    return [t for t in turns if t.positional or t.turn_id not in seen]
+    return [t for t in turns if not t.host_id or t.turn_id not in seen]
 
 
 def _not_archived(mem: Memory, namespace: str, session_key: str, turns: Sequence[Turn]) -> list[Turn]:
