@@ -133,6 +133,8 @@ def test_ctrl_c_under_json_is_a_json_error(memory: Memory) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # A test worker may ignore SIGINT, and a child inherits that: Python then installs no handler.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         deadline = time.monotonic() + 60
