@@ -18,6 +18,17 @@ _NEGATION_RE = re.compile(
 )
 
 
+_WORD_RE = re.compile(r"\w+", re.UNICODE)
+
+
+def word_overlap(a: str, b: str) -> float:
+    """Shared words (longer than two letters) over all words of the two texts: the lexical half of a
+    near-duplicate, beside the embedding's cosine (persisting, dismissed facts and consolidation)."""
+    wa = {w for w in _WORD_RE.findall(a.lower()) if len(w) > 2}
+    wb = {w for w in _WORD_RE.findall(b.lower()) if len(w) > 2}
+    return len(wa & wb) / max(1, len(wa | wb))
+
+
 def numbers(text: str) -> set[str]:
     return set(NUMBER_RE.findall(text))
 

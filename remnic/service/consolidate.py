@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +30,7 @@ from remnic.errors import ValidationError
 from remnic.fsio import write_atomic
 from remnic.memfile.model import MemoryRecord, now_iso, parse_time
 from remnic.memfile.validate import check_bytes
-from remnic.observe.alike import differs_concretely
+from remnic.observe.alike import differs_concretely, word_overlap
 from remnic.observe.ledger import append_remaps
 from remnic.observe.records import MAX_SOURCE_TURNS
 from remnic.recall.citations import sessions_of
@@ -42,7 +41,6 @@ from .writes import UNGROUPED, check_writable, patch_staged
 if TYPE_CHECKING:
     from .memory import Memory
 
-_WORD_RE = re.compile(r"\w+", re.UNICODE)
 NEIGHBOURS = 16
 """Nearest memories compared with each recent one (best first, up to the similarity floor): enough
 that every member of a group pairs with its oldest, not only with the member next to it."""
@@ -91,15 +89,10 @@ def last_run(state_dir: Path) -> dict[str, Any] | None:
     return note if isinstance(note, dict) and isinstance(note.get("at"), str) else None
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in _WORD_RE.findall(text.lower()) if len(w) > 2}
-
-
 def _same(a: MemoryRecord, b: MemoryRecord, overlap_floor: float) -> bool:
     if a.category != b.category or a.namespace != b.namespace or not _compatible(a, b):
         return False
-    wa, wb = _words(a.content), _words(b.content)
-    return len(wa & wb) / max(1, len(wa | wb)) >= overlap_floor
+    return word_overlap(a.content, b.content) >= overlap_floor
 
 
 def _compatible(a: MemoryRecord, b: MemoryRecord) -> bool:

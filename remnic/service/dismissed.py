@@ -16,17 +16,17 @@ number, name, weekday, a denial or swapped roles is another claim ("We deploy st
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from remnic.memfile.model import MemoryRecord, content_hash
-from remnic.observe.alike import differs_concretely
+from remnic.observe.alike import differs_concretely, word_overlap
 from remnic.observe.records import MemoryObservation
 from remnic.repo.transaction import Transaction
 
+from .replaying import as_staged
 from .superseding import states_other_value
 
 if TYPE_CHECKING:
@@ -38,7 +38,6 @@ __all__ = ["DISMISSED", "dismissed_near", "dismissed_same"]
 DISMISSED = ("rejected", "quarantined")
 """The statuses a review gives a memory it takes out of recall: the decision stays when it is said again."""
 
-_WORD_RE = re.compile(r"\w+", re.UNICODE)
 _UNINDEXED_MAX, _UNINDEXED_CHARS = 128, 1000  # as flushing's NEAR_UNINDEXED_*: more is the index catch-up's work
 
 
@@ -48,7 +47,7 @@ def dismissed_same(
     """The dismissed or flagged memory with the words of ``obs`` (its content hash)."""
     digest = content_hash(obs.fact.content)
     for status in DISMISSED:
-        found = _as_staged(tx, mem.find_duplicate(ns, digest, tx, work.lookup, status=status))
+        found = as_staged(tx, mem.find_duplicate(ns, digest, tx, work.lookup, status=status))
         if found is not None and found.status in DISMISSED:
             return found
     return None
@@ -82,26 +81,14 @@ def dismissed_near(
     for similarity, record in _unindexed(mem, ns, vector, work):
         if similarity >= floor and record.path not in tx.staged:
             candidates.setdefault(record.path, (similarity, record))
-    words = _words(obs.fact.content)
     for _similarity, record in sorted(candidates.values(), key=lambda c: -c[0]):
-        theirs = _words(record.content)
-        overlap = len(words & theirs) / max(1, len(words | theirs))
         if (
-            overlap >= settings.near_duplicate_word_overlap
+            word_overlap(obs.fact.content, record.content) >= settings.near_duplicate_word_overlap
             and not states_other_value(obs, record)
             and not differs_concretely(obs.fact.content, record.content)
         ):
             return record
     return None
-
-
-def _as_staged(tx: Transaction, record: MemoryRecord | None) -> MemoryRecord | None:
-    staged = tx.staged.get(record.path) if record is not None else None
-    return staged.record if staged is not None and staged.record is not None else record
-
-
-def _words(text: str) -> set[str]:
-    return {w for w in _WORD_RE.findall(text.lower()) if len(w) > 2}
 
 
 def _unindexed(mem: Memory, ns: str, vector: Any, work: _FlushWork) -> list[tuple[float, MemoryRecord]]:

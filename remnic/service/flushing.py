@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -23,7 +22,14 @@ import numpy as np
 from remnic.errors import ValidationError
 from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso, parse_time, serialize
 from remnic.memfile.validate import check_bytes, new_frontmatter
-from remnic.observe.alike import RESTATED_CATEGORIES, contradicts, differs_concretely, replaced_value, replaces
+from remnic.observe.alike import (
+    RESTATED_CATEGORIES,
+    contradicts,
+    differs_concretely,
+    replaced_value,
+    replaces,
+    word_overlap,
+)
 from remnic.observe.buffer import FlushPlan
 from remnic.observe.ledger import append_verdicts, ledger_has_flush, verdict_event
 from remnic.observe.pipeline import plan_observations
@@ -48,7 +54,6 @@ if TYPE_CHECKING:
 
 __all__ = ["FlushResult", "persist_flush"]
 
-_WORD_RE = re.compile(r"\w+", re.UNICODE)
 NEAR_CANDIDATES = 5
 # Memories another process committed that the index has not taken yet are compared directly, up to
 # this many (each embedded once, through the cache the index reuses); more is a catch-up's work. A
@@ -434,10 +439,6 @@ def _reinforce(
     patch_staged(mem, tx, record, reinforcement(checked.record.frontmatter, turn_ids, now_iso(), session))
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in _WORD_RE.findall(text.lower()) if len(w) > 2}
-
-
 def _near_duplicate(
     mem: Memory,
     tx: Transaction,
@@ -449,7 +450,6 @@ def _near_duplicate(
 ) -> MemoryRecord | None:
     """An active memory saying the same thing: cosine ≥ the floor, enough shared words, no other value."""
     settings = mem.settings.observe
-    words = _words(obs.fact.content)
     candidates: list[tuple[float, MemoryRecord]] = []
     if work.written_paths:  # primitives written earlier in this flush
         sims = np.asarray(work.written_vectors) @ vector
@@ -491,7 +491,7 @@ def _near_duplicate(
     for similarity, record in sorted(candidates, key=lambda c: -c[0]):
         if similarity < settings.duplicate_similarity_floor:
             break
-        overlap = len(words & _words(record.content)) / max(1, len(words | _words(record.content)))
+        overlap = word_overlap(obs.fact.content, record.content)
         if overlap >= settings.near_duplicate_word_overlap and not states_other_value(obs, record):
             return record
     return None
