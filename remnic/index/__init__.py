@@ -11,8 +11,28 @@ Importing this package loads no model: the embedder is created on first use.
 
 from __future__ import annotations
 
-from .manifest import SCHEMA_VERSION, Manifest
-from .search import SearchIndex
-from .state import FreshReport, IndexHealth
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .manifest import SCHEMA_VERSION, Manifest
+    from .search import SearchIndex
+    from .state import FreshReport, IndexHealth
+
+# Loaded on first use: importing a light submodule (``remnic.index.dates``) must not load tantivy and numpy.
+_WHERE = {
+    "SCHEMA_VERSION": "manifest",
+    "Manifest": "manifest",
+    "SearchIndex": "search",
+    "FreshReport": "state",
+    "IndexHealth": "state",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["SCHEMA_VERSION", "FreshReport", "IndexHealth", "Manifest", "SearchIndex"]

@@ -17,10 +17,33 @@ stage's counts, so an X-ray is composed from it without retrieving again.
 
 from __future__ import annotations
 
-from .clock import RecallClock, resolve_clock
-from .pipeline import RecallOptions, check_query, run_recall
-from .pool import ACTIVE
-from .types import Candidate, RecallHit, RecallResult, ScoreTerms, StageCount, TierReport
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .clock import RecallClock, resolve_clock
+    from .pipeline import RecallOptions, check_query, run_recall
+    from .pool import ACTIVE
+    from .types import Candidate, RecallHit, RecallResult, ScoreTerms, StageCount, TierReport
+
+# Loaded on first use: importing one light submodule (``remnic.recall.citations``) must not load the whole
+# pipeline, the index and numpy into every command's start-up.
+_WHERE = {
+    "RecallClock": "clock",
+    "resolve_clock": "clock",
+    "RecallOptions": "pipeline",
+    "check_query": "pipeline",
+    "run_recall": "pipeline",
+    "ACTIVE": "pool",
+    **dict.fromkeys(("Candidate", "RecallHit", "RecallResult", "ScoreTerms", "StageCount", "TierReport"), "types"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ACTIVE",

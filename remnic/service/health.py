@@ -24,7 +24,6 @@ from remnic.repo.files import FILE_NOT_FOLDER, SYMLINKED_FOLDER, MemoryStore, Sc
 from remnic.repo.ledger import Ledger
 from remnic.repo.remote import CONFLICT_LOG, remotes
 
-from . import consolidate
 from .chains import Links
 from .lcm import archive_check
 from .superseding import one_sided_links
@@ -487,7 +486,9 @@ def checks(
         )
     else:
         add("writes", "ok", "no interrupted writes; git's index in step with HEAD")
-    last = consolidate.last_run(root / STATE_DIR)
+    from .consolidate import last_run  # consolidation's rules load only for doctor, not every start-up
+
+    last = last_run(root / STATE_DIR)
     add(
         "observations",
         "ok",

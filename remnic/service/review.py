@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from remnic.errors import RemnicError, UsageError, ValidationError
 from remnic.memfile.model import MemoryRecord, now_iso, parse_file, parse_time
 from remnic.memfile.validate import check_bytes
-from remnic.observe.keys import statement_key
 from remnic.observe.records import key_part
 
 from . import arguments as _check
@@ -192,6 +191,8 @@ def approval_changes(
     changes: dict[str, Any] = {}
     keyed = bool(entity) and isinstance(attributes, Mapping) and bool(attributes)
     if rekey or not keyed:
+        from remnic.observe.keys import statement_key  # the observe rules load on review, not every start-up
+
         said, said_attributes = statement_key(record.content)
         if said and not (keyed and _same_key(entity, attributes, said, said_attributes)):
             entity, attributes = said, said_attributes
