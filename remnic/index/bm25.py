@@ -23,6 +23,8 @@ from typing import Any
 
 import tantivy
 
+from .text import cjk_bigrams
+
 ANALYZER = "remnic_en"
 TEXT_FIELDS = ("title", "body", "tags", "near", "far", "when", "dated")
 RAW_FIELDS = ("path", "id", "namespace", "category", "status", "months")
@@ -242,8 +244,8 @@ _STOPWORD_LANGUAGES = frozenset(
 def analyzer_version(language: str) -> str:
     """Names what the analyser does (part of the index fingerprint: a change rebuilds the index)."""
     if language == DEFAULT_LANGUAGE:
-        return "simple+lower+ascii+stem-en/1"
-    return f"simple+lower+stop+stem-{language}+ascii/1"
+        return "cjk2+simple+lower+ascii+stem-en/2"
+    return f"cjk2+simple+lower+stop+stem-{language}+ascii/2"
 
 
 def _analyzer(stop: bool, language: str = DEFAULT_LANGUAGE) -> Any:
@@ -271,8 +273,9 @@ def _analyzer(stop: bool, language: str = DEFAULT_LANGUAGE) -> Any:
 
 
 def analyze(text: str, *, stopwords: bool = False, language: str = DEFAULT_LANGUAGE) -> list[str]:
-    """Index-side tokens (lowercased, ascii-folded, stemmed), optionally without stopwords."""
-    return list(_analyzer(stopwords, language).analyze(text))
+    """Index-side tokens (lowercased, ascii-folded, stemmed, CJK runs as bigrams), optionally without
+    stopwords."""
+    return list(_analyzer(stopwords, language).analyze(cjk_bigrams(text)))
 
 
 def query_terms(
@@ -547,8 +550,11 @@ class _Writer:
 
 
 def _put(doc: Any, name: str, value: Any) -> None:
+    # tantivy's tokenizer cannot make bigrams of CJK runs: analysed fields get them here, as ``analyze``
+    # gives them to queries and token overlap (raw fields such as ``path`` stay exact).
+    analysed = name in TEXT_FIELDS
     if isinstance(value, (list, tuple)):
         for item in value:
-            doc.add_text(name, item)
+            doc.add_text(name, cjk_bigrams(item) if analysed else item)
     elif value:
-        doc.add_text(name, value)
+        doc.add_text(name, cjk_bigrams(value) if analysed else value)

@@ -450,3 +450,26 @@ def episode_contexts(members: Sequence[Member], window: int, max_chars: int) -> 
 def positions(members: Sequence[Member]) -> dict[str, int]:
     """path → position of each member in its episode's order."""
     return {m.path: i for i, m in enumerate(sorted(members, key=Member.sort_key))}
+
+
+# Scripts written without spaces between words: Han (with 々〆〇), Hiragana, Katakana (with
+# its phonetic extensions and half-width forms) and Hangul. Other scripts are never touched.
+_CJK_RUN_RE = re.compile(
+    "[\u1100-\u11ff\u3005-\u3007\u3040-\u309f\u30a0-\u30ff\u3130-\u318f\u31f0-\u31ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]+"
+)
+
+
+def _bigrams(match: re.Match[str]) -> str:
+    run = match.group(0)
+    if len(run) == 1:
+        return f" {run} "
+    return " " + " ".join(run[i : i + 2] for i in range(len(run) - 1)) + " "
+
+
+def cjk_bigrams(text: str) -> str:
+    """``text`` with each run of CJK characters written as its overlapping bigrams, apart (a lone
+    character as itself), so a word-splitting tokenizer finds a word inside an unspaced sentence.
+    Text without CJK comes back unchanged, and the result maps to itself (stored passage text
+    re-analysed gives the same tokens)."""
+    return _CJK_RUN_RE.sub(_bigrams, text) if _CJK_RUN_RE.search(text) else text
