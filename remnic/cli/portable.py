@@ -71,9 +71,15 @@ DEDUP_EPILOG = """\
 Exact duplicates have the same text (after trimming) in one namespace. Near-duplicates
 are embeddings at least observe.duplicateSimilarityFloor alike that also share
 observe.nearDuplicateWordOverlap of their words, in the same category and namespace
-(consolidation's rule). The oldest memory of each group survives. Without --merge
-nothing changes; with it every other member is archived with mergedInto, the survivor
-lists them in derived_from, and all groups go into one commit.
+(consolidation's rule). The oldest memory of each group survives, and every other member
+is a near-duplicate of the survivor itself: A like B and B like C, but C not like A,
+merges B into A and leaves C active. A memory that is the current one of a supersession
+chain (it replaced another), or that others were merged into before, is never merged:
+it survives and takes in its own duplicates, older ones too (the group's note says so);
+one that duplicates another survivor stays active, listed as "left active" (--json:
+keptActive, each with its reason). Without --merge nothing changes; with it every other
+member is archived with mergedInto, the survivor lists them in derived_from and adds up
+their reinforcement counts, and all groups go into one commit.
 
 examples:
   remnic dedup
@@ -377,10 +383,20 @@ def phase_line(phases: dict[str, float], index: dict[str, Any] | None) -> str:
 def _group_text(group: dict[str, Any]) -> list[str]:
     s = group["survivor"]
     lines = [f"{group['kind']}: keep {s['id']}  {s['path']}", f"    {safe(s['content'][:100])}"]
+    if group["note"]:
+        lines.append(f"    ({safe(group['note'])})")
     for d in group["duplicates"]:
         lines.append(f"  {d['similarity']:.3f}  {d['id']}  {d['path']}")
         lines.append(f"    {safe(d['content'][:100])}")
     return lines
+
+
+def _kept_text(kept: dict[str, Any]) -> list[str]:
+    return [
+        f"left active: {kept['id']}  {kept['path']}  ({kept['similarity']:.3f} like {kept['duplicateOf']})",
+        f"    {safe(kept['content'][:100])}",
+        f"    because {safe(kept['reason'])}",
+    ]
 
 
 def cmd_dedup(args: argparse.Namespace) -> int:
@@ -394,9 +410,11 @@ def cmd_dedup(args: argparse.Namespace) -> int:
     data = result.to_dict()
 
     def text() -> str:
+        kept = [line for k in data["keptActive"] for line in _kept_text(k)]
         if not result.groups:
-            return f"no duplicates among {plural(result.considered, 'active memory', 'active memories')}"
-        lines = [line for g in data["groups"] for line in _group_text(g)]
+            none = f"no duplicates {'to merge ' if kept else ''}among {plural(result.considered, 'active memory', 'active memories')}"
+            return "\n".join([*kept, none])
+        lines = [line for g in data["groups"] for line in _group_text(g)] + kept
         if args.merge:
             lines.append(
                 f"merged {plural(len(result.merged), 'duplicate')} in commit {(result.commit or '')[:8]}"

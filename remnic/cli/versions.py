@@ -100,13 +100,16 @@ def register(sub: Any) -> None:
         "one later in its chain is current (A replaced by B, B by C: C holds A's value now), is\n"
         "refused (exit 2), naming the successor and the chain's current memory: both would be\n"
         "recalled as current. --force reverts anyway and drops the successor's `supersedes` claim\n"
-        "in the same commit. The other way round is refused\n"
+        "in the same commit. A memory `dedup --merge` or consolidation merged into another\n"
+        "(archived with mergedInto) is refused the same way, saying so; --force then undoes the\n"
+        "merge on the survivor too: it no longer lists the memory in derived_from nor counts it\n"
+        "in reinforcement_count (tags, turns and sessions it took stay). The other way round is refused\n"
         "too: a version that supersedes a memory that is current now (made current again by a\n"
         "dismiss); --force then marks that memory superseded again in the same commit. A version\n"
         "that is superseded by a memory gives that memory its `supersedes` back in the same commit.\n"
         "Each other memory a revert changes is named in its output and in the commit's body;\n"
         "--json lists them as alsoChanged, each {id, path, change}: supersedes-dropped,\n"
-        "superseded-again or supersedes-restored.\n"
+        "merge-undone, superseded-again or supersedes-restored.\n"
         "'working' (the file on disk) is not a committed version: commit it with `remnic sync run`.",
     )
     q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
@@ -114,7 +117,8 @@ def register(sub: Any) -> None:
     q.add_argument(
         "--force",
         action="store_true",
-        help="discard uncommitted edits to the file, or revive a memory another one supersedes (refused otherwise)",
+        help="discard uncommitted edits to the file, or revive a memory another one supersedes or was merged into "
+        "(refused otherwise)",
     )
     q.set_defaults(handler=cmd_revert)
 

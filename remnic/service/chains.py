@@ -71,6 +71,7 @@ class Links:
         for record in self.by_id.values():
             for old in ids_of(record.frontmatter.get("supersedes")):
                 self._named_by.setdefault(old, []).append(record)
+        self._passed_to: dict[str, list[MemoryRecord]] | None = None
 
     def successors(self, record: MemoryRecord) -> list[MemoryRecord]:
         """The memories that replaced ``record`` in its namespace: the one its ``supersededBy`` names, each
@@ -84,6 +85,29 @@ class Links:
         for other in self._named_by.get(record.id, ()):
             found.setdefault(other.id, other)
         return [r for r in found.values() if r.id != record.id and r.namespace == record.namespace]
+
+    def predecessors(self, record: MemoryRecord) -> list[MemoryRecord]:
+        """The superseded or archived memories that pass their value on to ``record`` (it is a chain's
+        current memory, or one later merges must keep active: archiving it would leave them naming an
+        archived memory)."""
+        if self._passed_to is None:
+            self._passed_to = {}
+            for old in self.by_id.values():
+                if old.status in PASSED_ON:
+                    for successor in self.successors(old):
+                        self._passed_to.setdefault(successor.id, []).append(old)
+        return list(self._passed_to.get(record.id, ()))
+
+    def merged_only(self, record: MemoryRecord, successor: MemoryRecord) -> bool:
+        """Whether ``successor`` replaced ``record`` only by a merge (``record`` archived with ``mergedInto``
+        naming it), not by a supersession either side states."""
+        fm = record.frontmatter
+        return (
+            record.status == "archived"
+            and fm.get("mergedInto") == successor.id
+            and fm.get("supersededBy") != successor.id
+            and record.id not in ids_of(successor.frontmatter.get("supersedes"))
+        )
 
     def heads(self, start: MemoryRecord, *, seen: Iterable[str] = ()) -> list[MemoryRecord]:
         """The current memories at the ends of the chains from ``start`` (itself, when it is current):

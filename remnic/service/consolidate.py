@@ -8,9 +8,11 @@ nearest active neighbours are compared; one that says the same thing (cosine ≥
 ``observe.duplicateSimilarityFloor``, enough shared words, no other value for an
 entity attribute) pairs with it. Oldest first, each paired memory is merged into
 the oldest survivor it pairs with itself and differs concretely from nothing
-merged there, else it survives: a survivor is never merged, so no chain of
-``mergedInto`` forms, a drifting series never collapses into its first member,
-and the result does not depend on the order files are scanned in. The survivor
+merged there, else it survives (:func:`assign`, the rule ``dedup`` shares): a
+survivor is never merged, so no chain of ``mergedInto`` forms, a drifting series
+never collapses into its first member, and the result does not depend on the
+order files are scanned in. A supersession chain's current memory, or one others
+were merged into, is never merged and survives first. The survivor
 is reinforced and lists the merged ids in ``derived_from``, the merged memories
 keep their files with ``status: archived`` and ``mergedInto``. Observations that
 resulted in a merged memory get a ledger line pointing ``resultingPrimitiveId``
@@ -36,6 +38,7 @@ from remnic.observe.records import MAX_SOURCE_TURNS
 from remnic.recall.citations import sessions_of
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
+from .chains import Links
 from .writes import UNGROUPED, check_writable, patch_staged
 
 if TYPE_CHECKING:
@@ -210,7 +213,7 @@ def _consolidate(mem: Memory, days: float | None) -> ConsolidationResult:
         return result
     mem.index.ensure_fresh(mem.files, mem.ledger)
     vectors = mem.index.embed_as_memories([r.content for r in recent])
-    groups = _groups(mem, recent, vectors, _merged_before(scanned))
+    groups = _groups(mem, recent, vectors, _merged_before(scanned), chain_held(scanned))
     if not groups:
         return result
 
@@ -234,6 +237,66 @@ def _consolidate(mem: Memory, days: float | None) -> ConsolidationResult:
     return result
 
 
+@dataclass(frozen=True)
+class Assignment:
+    groups: list[tuple[MemoryRecord, list[MemoryRecord]]]
+    """Each survivor with the members merged into it, in the order the survivors were met."""
+    held: list[tuple[MemoryRecord, MemoryRecord]]
+    """(held memory, survivor): a held memory left active though it pairs with a survivor it could join."""
+
+
+def assign(
+    records: dict[str, MemoryRecord],
+    paired: dict[str, set[str]],
+    merged_before: dict[str, list[MemoryRecord]],
+    held: set[str] | frozenset[str] = frozenset(),
+) -> Assignment:
+    """Which near-duplicate merges into which: the one rule of consolidation and ``dedup --merge``.
+
+    ``paired``: each memory's near-duplicates, by id, both ways. In order (held memories first, then
+    oldest first, the id breaking a tie) each paired memory joins the first survivor it is itself
+    paired with and that neither the survivor nor anything merged into it (in this pass or before:
+    ``merged_before``) differs concretely from; else it becomes a survivor. Only a direct pair
+    merges, so a drifting series ("… the editor" → "… editor and terminal" → "… terminal on
+    weekends") is never folded into its first, least detailed member, and two members naming other
+    things (VSCode, Vim) never share one. A survivor is never merged, nor is a held memory: one
+    others were merged into before, or a supersession chain's current memory (``held``), as their
+    ``mergedInto`` or ``supersededBy`` must keep naming an active memory. Held memories come first so
+    that each survives and takes in its own near-duplicates. What merges where depends only on the
+    memories, not on the order they were found in.
+    """
+    keep = set(merged_before) | set(held)
+
+    def ordered(ids: set[str]) -> list[MemoryRecord]:
+        return sorted((records[i] for i in ids), key=lambda r: (r.id not in keep, _age(r), r.id))
+
+    joined: dict[str, list[MemoryRecord]] = {}  # survivor id → the members merged into it, oldest first
+    kept: list[tuple[MemoryRecord, MemoryRecord]] = []
+    for record in ordered(set(paired)):
+        into = next(
+            (
+                survivor
+                for survivor in ordered(paired[record.id] & joined.keys())
+                if all(_compatible(o, record) for o in [*merged_before.get(survivor.id, []), *joined[survivor.id]])
+            ),
+            None,
+        )
+        if into is not None and record.id not in keep:
+            joined[into.id].append(record)
+            continue
+        if into is not None:
+            kept.append((record, into))
+        joined[record.id] = []
+    return Assignment([(records[sid], members) for sid, members in joined.items() if members], kept)
+
+
+def chain_held(records: list[MemoryRecord]) -> set[str]:
+    """The active memories others pass their value on to (superseded by them, merged into them): the
+    ones :func:`assign` never merges."""
+    links = Links(records)
+    return {r.id for r in links.by_id.values() if r.status == "active" and links.predecessors(r)}
+
+
 def _merged_before(records: list[MemoryRecord]) -> dict[str, list[MemoryRecord]]:
     """The memories earlier passes (or dedup) merged, by the id their ``mergedInto`` names."""
     merged: dict[str, list[MemoryRecord]] = {}
@@ -245,20 +308,15 @@ def _merged_before(records: list[MemoryRecord]) -> dict[str, list[MemoryRecord]]
 
 
 def _groups(
-    mem: Memory, recent: list[MemoryRecord], vectors: Any, merged_before: dict[str, list[MemoryRecord]]
+    mem: Memory,
+    recent: list[MemoryRecord],
+    vectors: Any,
+    merged_before: dict[str, list[MemoryRecord]],
+    held: set[str],
 ) -> list[tuple[MemoryRecord, list[MemoryRecord]]]:
-    """Each survivor with the members merged into it, oldest first.
-
-    Every pair a recent memory makes with its nearest active neighbours is found (the similarity
-    floor, the shared words, no concrete difference: :func:`_same`). Then, oldest first (the id
-    breaks a tie), each paired memory joins the oldest survivor it is itself paired with and that
-    neither the survivor nor anything merged into it (in this pass or before) differs concretely
-    from; else it becomes a survivor. Only a direct pair merges, so a drifting series ("… the
-    editor" → "… editor and terminal" → "… terminal on weekends") is never folded into its first,
-    least detailed member, and two members naming other things (VSCode, Vim) never share one. A
-    survivor is never merged, nor is a memory others were merged into before (their ``mergedInto``
-    must keep naming an active memory), so what merges where depends only on the memories.
-    """
+    """Each survivor with the members merged into it: every pair a recent memory makes with its
+    nearest active neighbours (the similarity floor, the shared words, no concrete difference:
+    :func:`_same`), grouped by :func:`assign`."""
     settings = mem.settings.observe
     records = {r.id: r for r in recent}
     paired: dict[str, set[str]] = {}
@@ -280,23 +338,4 @@ def _groups(
             paired.setdefault(record.id, set()).add(other.id)
             paired.setdefault(other.id, set()).add(record.id)
 
-    def oldest(ids: set[str]) -> list[MemoryRecord]:
-        return sorted((records[i] for i in ids), key=lambda r: (_age(r), r.id))
-
-    joined: dict[str, list[MemoryRecord]] = {}  # survivor id → the members merged into it, oldest first
-    for record in oldest(set(paired)):
-        into = None
-        if record.id not in merged_before:
-            into = next(
-                (
-                    survivor
-                    for survivor in oldest(paired[record.id] & joined.keys())
-                    if all(_compatible(o, record) for o in [*merged_before.get(survivor.id, []), *joined[survivor.id]])
-                ),
-                None,
-            )
-        if into is None:
-            joined[record.id] = []
-        else:
-            joined[into.id].append(record)
-    return [(records[sid], members) for sid, members in joined.items() if members]
+    return assign(records, paired, merged_before, held).groups

@@ -6,10 +6,14 @@ memory vectors (the mean of a memory's chunk vectors, read from the index where 
 memory's current text, else embedded through the cache) at least
 ``observe.duplicateSimilarityFloor`` alike *and* the same category,
 namespace, enough shared words (``observe.nearDuplicateWordOverlap``) and no other value
-for an entity attribute; pairs chain into groups. Each group's survivor is its oldest
-memory. Merging folds every other member into it with :func:`.consolidate.merge_into`
-(the merged files stay, ``archived`` with ``mergedInto``; the survivor lists them in
-``derived_from``), all groups in one commit.
+for an entity attribute. Groups follow consolidation's rule (:func:`.consolidate.assign`):
+each memory joins the oldest survivor it is *itself* such a pair with, never one it is only
+linked to through a third, so every merged memory is a near-duplicate of its survivor. A
+supersession chain's current memory (or one others were merged into before) is never merged:
+it survives, taking in its own near-duplicates even when they are older, and one paired with
+another survivor is left active and reported (``kept``). Merging folds every other member into
+its survivor with :func:`.consolidate.merge_into` (the merged files stay, ``archived`` with
+``mergedInto``; the survivor lists them in ``derived_from``), all groups in one commit.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from remnic.memfile.model import MemoryRecord, content_hash
 from remnic.observe.ledger import append_remaps
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
-from .consolidate import _age, _same, merge_into
+from .chains import Links
+from .consolidate import _age, _merged_before, _same, assign, merge_into
 from .writes import UNGROUPED, check_writable
 
 if TYPE_CHECKING:
@@ -38,7 +43,7 @@ _BLOCK = 512
 
 @dataclass(frozen=True)
 class DuplicateGroup:
-    """Memories that say the same thing: the oldest survives, the others would be merged into it."""
+    """Memories that say the same thing: the survivor stays, the others would be merged into it."""
 
     kind: str
     """``exact`` (the same text) or ``near`` (embedding and word overlap)."""
@@ -46,17 +51,39 @@ class DuplicateGroup:
     others: tuple[MemoryRecord, ...]
     similarity: tuple[float, ...]
     """Each other member's cosine similarity to the survivor (1.0 for exact duplicates)."""
+    note: str | None = None
+    """Why the survivor is not the group's oldest memory (it holds a chain's value), else None."""
 
     def to_dict(self) -> dict[str, Any]:
-        def one(record: MemoryRecord) -> dict[str, Any]:
-            return {"id": record.id, "path": record.path, "created": record.created, "content": record.content}
-
         return {
             "kind": self.kind,
             "namespace": self.survivor.namespace,
-            "survivor": one(self.survivor),
-            "duplicates": [{**one(r), "similarity": round(s, 4)} for r, s in zip(self.others, self.similarity)],
+            "survivor": _one(self.survivor),
+            "duplicates": [{**_one(r), "similarity": round(s, 4)} for r, s in zip(self.others, self.similarity)],
+            "note": self.note,
         }
+
+
+@dataclass(frozen=True)
+class KeptActive:
+    """A duplicate of a survivor left active: merging it would leave a link naming an archived memory."""
+
+    record: MemoryRecord
+    survivor: MemoryRecord
+    similarity: float
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **_one(self.record),
+            "duplicateOf": self.survivor.id,
+            "similarity": round(self.similarity, 4),
+            "reason": self.reason,
+        }
+
+
+def _one(record: MemoryRecord) -> dict[str, Any]:
+    return {"id": record.id, "path": record.path, "created": record.created, "content": record.content}
 
 
 @dataclass(frozen=True)
@@ -66,31 +93,76 @@ class DedupResult:
     merged: tuple[tuple[str, str], ...] = ()
     """(merged id, survivor id) for every memory folded into another."""
     commit: str | None = None
+    kept: tuple[KeptActive, ...] = ()
+    """Duplicates left active because a supersession chain (or an earlier merge) names them."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "considered": self.considered,
             "groups": [g.to_dict() for g in self.groups],
             "duplicates": sum(len(g.others) for g in self.groups),
+            "keptActive": [k.to_dict() for k in self.kept],
             "merged": [{"id": a, "into": b} for a, b in self.merged],
             "commit": self.commit,
         }
 
 
-def _oldest_first(records: list[MemoryRecord]) -> list[MemoryRecord]:
-    return sorted(records, key=lambda r: (_age(r), r.path))
+@dataclass(frozen=True)
+class _Held:
+    """What keeps memories from being merged: chains' current memories and earlier merges' survivors."""
+
+    links: Links
+    held: set[str]
+    merged_before: dict[str, list[MemoryRecord]]
+
+    def why(self, record: MemoryRecord) -> str:
+        before = self.links.predecessors(record)
+        superseded = [p.id for p in before if not self.links.merged_only(p, record)]
+        merged = [p.id for p in before if self.links.merged_only(p, record)]
+        said = []
+        if superseded:
+            said.append(f"it superseded {', '.join(superseded)}")
+        if merged:
+            said.append(f"{', '.join(merged)} {'was' if len(merged) == 1 else 'were'} merged into it before")
+        if not said and self.merged_before.get(record.id):
+            said.append("its exact duplicates are merged into it")
+        return " and ".join(said) or "others are merged into it"
+
+    def groups(
+        self, kind: str, records: list[MemoryRecord], paired: dict[str, set[str]], alike: Callable[[str, str], float]
+    ) -> tuple[list[DuplicateGroup], list[KeptActive]]:
+        """The groups :func:`.consolidate.assign` makes of ``paired`` (``alike``: two ids' similarity)."""
+        found = assign({r.id: r for r in records}, paired, self.merged_before, self.held)
+        groups = []
+        for survivor, members in found.groups:
+            older = [m.id for m in members if (_age(m), m.id) < (_age(survivor), survivor.id)]
+            note = None
+            if older:
+                note = (
+                    f"kept over the older {', '.join(older)}: {self.why(survivor)}, "
+                    "and merging it away would leave that link naming an archived memory"
+                )
+            similarity = tuple(alike(survivor.id, m.id) for m in members)
+            groups.append(DuplicateGroup(kind, survivor, tuple(members), similarity, note))
+        kept = [
+            KeptActive(
+                record,
+                survivor,
+                alike(survivor.id, record.id),
+                f"{self.why(record)}: merging it away would leave that link naming an archived memory",
+            )
+            for record, survivor in found.held
+        ]
+        return groups, kept
 
 
-def _exact_groups(records: list[MemoryRecord]) -> list[DuplicateGroup]:
+def _exact_groups(records: list[MemoryRecord], held: _Held) -> tuple[list[DuplicateGroup], list[KeptActive]]:
     by_hash: dict[tuple[str, str], list[MemoryRecord]] = {}
     for record in records:
         by_hash.setdefault((record.namespace, content_hash(record.content.strip())), []).append(record)
-    groups = []
-    for members in by_hash.values():
-        if len(members) > 1:
-            first, *rest = _oldest_first(members)
-            groups.append(DuplicateGroup("exact", first, tuple(rest), tuple(1.0 for _ in rest)))
-    return groups
+    same = [members for members in by_hash.values() if len(members) > 1]
+    paired = {r.id: {o.id for o in members if o.id != r.id} for members in same for r in members}
+    return held.groups("exact", [r for members in same for r in members], paired, lambda a, b: 1.0)
 
 
 def _indexed_vectors(mem: Memory, records: list[MemoryRecord]) -> dict[str, np.ndarray]:
@@ -141,54 +213,50 @@ def memory_vectors(mem: Memory, records: list[MemoryRecord], progress: Progress 
     return out
 
 
-def _near_groups(mem: Memory, records: list[MemoryRecord], progress: Progress | None = None) -> list[DuplicateGroup]:
-    """Pairs over both floors, chained (union-find) into groups."""
+def _near_groups(
+    mem: Memory, records: list[MemoryRecord], held: _Held, progress: Progress | None = None
+) -> tuple[list[DuplicateGroup], list[KeptActive]]:
+    """The pairs over both floors, grouped by consolidation's rule."""
     import numpy as np
 
     if len(records) < 2:
-        return []
+        return [], []
     floor = mem.settings.observe.duplicate_similarity_floor
     overlap = mem.settings.observe.near_duplicate_word_overlap
     vectors = memory_vectors(mem, records, progress)
-    parent = list(range(len(records)))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
+    paired: dict[str, set[str]] = {}
     for start in range(0, len(records), _BLOCK):
         sims = vectors[start : start + _BLOCK] @ vectors.T
         for row, col in zip(*np.nonzero(sims >= floor), strict=True):
             i, j = start + int(row), int(col)
             if j > i and _same(records[i], records[j], overlap):
-                parent[root(j)] = root(i)
-    members: dict[int, list[int]] = {}
-    for i in range(len(records)):
-        members.setdefault(root(i), []).append(i)
-    groups = []
-    for idx in members.values():
-        if len(idx) < 2:
-            continue
-        ordered = sorted(idx, key=lambda i: (_age(records[i]), records[i].path))
-        first, rest = ordered[0], ordered[1:]
-        alike = tuple(float(vectors[first] @ vectors[i]) for i in rest)
-        groups.append(DuplicateGroup("near", records[first], tuple(records[i] for i in rest), alike))
-    return groups
+                paired.setdefault(records[i].id, set()).add(records[j].id)
+                paired.setdefault(records[j].id, set()).add(records[i].id)
+    at = {r.id: i for i, r in enumerate(records)}
+    return held.groups("near", records, paired, lambda a, b: float(vectors[at[a]] @ vectors[at[b]]))
 
 
 def find_duplicates(mem: Memory, *, namespace: str | None = None, progress: Progress | None = None) -> DedupResult:
     """Every group of duplicates among active memories (read-only); ``progress(done, total)`` counts
     the texts embedded for memories the index does not hold yet."""
-    active = [
-        r for r in mem.files.scan().records if r.status == "active" and (namespace is None or r.namespace == namespace)
-    ]
-    exact = _exact_groups(active)
+    scanned = mem.files.scan().records
+    active = [r for r in scanned if r.status == "active" and (namespace is None or r.namespace == namespace)]
+    merged_before = _merged_before(scanned)
+    links = Links(scanned)
+    held = _Held(links, {r.id for r in active if links.predecessors(r)}, merged_before)
+    exact, kept = _exact_groups(active, held)
     folded = {r.id for g in exact for r in g.others}
-    groups = exact + _near_groups(mem, [r for r in active if r.id not in folded], progress)
+    # An exact group's survivor takes in its near-duplicates too, and is never merged itself.
+    after_exact = {
+        **merged_before,
+        **{g.survivor.id: [*merged_before.get(g.survivor.id, []), *g.others] for g in exact},
+    }
+    near, near_kept = _near_groups(
+        mem, [r for r in active if r.id not in folded], _Held(held.links, held.held, after_exact), progress
+    )
+    groups = exact + near
     groups.sort(key=lambda g: g.survivor.path)
-    return DedupResult(len(active), tuple(groups))
+    return DedupResult(len(active), tuple(groups), kept=tuple(kept + near_kept))
 
 
 def dedup(
@@ -220,4 +288,4 @@ def dedup(
     merged = tuple(outcome.value)
     if merged:
         append_remaps(mem.root, dict(merged))
-    return DedupResult(found.considered, found.groups, merged, commit.sha)
+    return DedupResult(found.considered, found.groups, merged, commit.sha, found.kept)

@@ -6,8 +6,9 @@ folders (what sync would have set, see docs/sync.md). A revert is a change made 
 is now (``created`` stays the version's).
 
 A revert may change other memories in its commit, to keep a supersession set on both sides (a
-successor's ``supersedes`` dropped with ``--force``, one given back or marked superseded again):
-:class:`RevertResult` names each, and the commit's body lists them.
+successor's ``supersedes`` dropped with ``--force``, one given back or marked superseded again) or a
+merge undone (``--force`` on a memory dedup or consolidation merged: the survivor no longer lists it
+in ``derived_from`` nor counts it): :class:`RevertResult` names each, and the commit's body lists them.
 """
 
 from __future__ import annotations
@@ -25,10 +26,13 @@ from remnic.repo import history as _history
 from remnic.repo.messages import Version, trailers_for
 
 from .chains import CURRENT, Links
-from .superseding import pair_links, unlink_successor
+from .consolidate import _count, _strings
+from .superseding import pair_links, patch_staged, unlink_successor
 from .writes import WriteResult, check_writable
 
 if TYPE_CHECKING:
+    from remnic.repo.transaction import Transaction
+
     from .memory import Memory
 
 UNLINKED = "supersedes-dropped"
@@ -41,6 +45,9 @@ SUPERSEDED = "superseded"
 """A current memory the changed one now supersedes (a review approving it)."""
 REVIVED = "current-again"
 """A memory the changed one had replaced, current again (a review dismissing its successor)."""
+UNMERGED = "merge-undone"
+"""The memory the reverted one was merged into, which no longer lists it in ``derived_from`` nor counts it
+in ``reinforcement_count`` (``--force``: it is a memory of its own again)."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,7 @@ class AlsoChanged:
     id: str
     path: str
     change: str
-    """:data:`UNLINKED`, :data:`DEMOTED`, :data:`RELINKED`, :data:`SUPERSEDED` or :data:`REVIVED`."""
+    """:data:`UNLINKED`, :data:`UNMERGED`, :data:`DEMOTED`, :data:`RELINKED`, :data:`SUPERSEDED` or :data:`REVIVED`."""
 
     def describe(self, reverted: str) -> str:
         what = {
@@ -59,6 +66,7 @@ class AlsoChanged:
             RELINKED: f"supersedes {reverted} again",
             SUPERSEDED: f"superseded by {reverted}",
             REVIVED: f"current again (no longer superseded by {reverted})",
+            UNMERGED: f"no longer lists {reverted} as merged into it (`derived_from`, `reinforcement_count`)",
         }[self.change]
         return f"{self.id} ({self.path}) {what}"
 
@@ -81,7 +89,8 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
 
     Uncommitted edits to the file would be lost, so they are refused unless ``force``. So is a
     revert that makes current again a memory an active one still claims to supersede (both would be
-    recalled as current); with ``force`` that claim is dropped from the successor in the same commit.
+    recalled as current); with ``force`` that claim is dropped from the successor in the same commit, or,
+    for a memory merged into another, the merge is taken out of the survivor's ``derived_from`` and count.
     The other side of a supersession the version restores is restored with it (see :func:`pair_links`).
     """
     with mem.committer.exclusive() as tx:
@@ -125,8 +134,18 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
             raise UsageError(_refusal(target.label, record.id, chains))
         links = pair_links(mem, record, target.label, force=force)
         tx.put(current, checked.text, record)
-        firsts = list({first.id: first for first, _ in chains}.values())
-        also = [AlsoChanged(s.id, s.path, UNLINKED) for s in firsts if unlink_successor(mem, tx, s.id, record.id)]
+        firsts = list({link.first.id: link for link in chains}.values())
+        also = [
+            AlsoChanged(link.first.id, link.first.path, UNMERGED)
+            if link.merged is not None
+            else AlsoChanged(link.first.id, link.first.path, UNLINKED)
+            for link in firsts
+            if (
+                _unmerge(mem, tx, link.first, link.merged)
+                if link.merged is not None
+                else unlink_successor(mem, tx, link.first.id, record.id)
+            )
+        ]
         paired = links.apply(mem, tx, record)
         also += [AlsoChanged(o.id, o.path, DEMOTED) for o in links.demote if o.id in paired]
         also += [AlsoChanged(c.id, c.path, RELINKED) for c in links.claim if c.id in paired]
@@ -150,36 +169,87 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
     )
 
 
-def _successors(mem: Memory, record: MemoryRecord) -> list[tuple[MemoryRecord, MemoryRecord]]:
-    """(successor, current memory at the end of its chain) for each current memory later in the chains
-    of the memory ``record`` restores, when the revert leaves it current (not superseded, forgotten,
-    archived …): each would be a second current answer beside it. A successor that was itself
-    superseded (A → B → C, C current) counts through it: C holds the value now."""
+@dataclass(frozen=True)
+class _Later:
+    """A current memory later in the chain of a memory a revert makes current again."""
+
+    first: MemoryRecord
+    """The memory that replaced it directly."""
+    head: MemoryRecord
+    """The current memory at the end of that chain (``first`` itself when it is current)."""
+    merged: MemoryRecord | None
+    """The memory as it is now (archived) when ``first`` replaced it only by a merge, else None."""
+
+
+def _successors(mem: Memory, record: MemoryRecord) -> list[_Later]:
+    """Each current memory later in the chains of the memory ``record`` restores, when the revert leaves
+    it current (not superseded, forgotten, archived …): each would be a second current answer beside it.
+    A successor that was itself superseded (A → B → C, C current) counts through it: C holds the value now."""
     if record.status not in CURRENT:
         return []
     links = Links(mem.files.scan().records)
-    return links.live_chains(links.by_id.get(record.id, record))
+    now = links.by_id.get(record.id, record)
+    return [
+        _Later(first, head, now if links.merged_only(now, first) else None) for first, head in links.live_chains(now)
+    ]
 
 
-def _refusal(label: str, memory_id: str, chains: list[tuple[MemoryRecord, MemoryRecord]]) -> str:
+def _refusal(label: str, memory_id: str, chains: list[_Later]) -> str:
     """Why a revert would fork the value, naming each current memory that holds it and how it replaced
-    ``memory_id``; --force drops the direct successors' claims."""
+    ``memory_id`` (superseded it, or took it in by a merge); what --force changes on the direct successors."""
     said = []
-    for first, head in chains:
+    for link in chains:
+        first, head = link.first, link.head
+        how = (
+            f"it was merged into {first.id} ({first.path}) by {_merged_by(first)}"
+            if link.merged is not None
+            else f"{first.id} ({first.path}) superseded it"
+        )
         if first.id == head.id:
-            said.append(f"{head.id} ({head.path}) supersedes it")
+            said.append(how if link.merged is not None else f"{head.id} ({head.path}) supersedes it")
         else:
             said.append(
-                f"{first.id} ({first.path}) superseded it and was superseded in turn: {head.id} ({head.path}) is "
-                "the current memory at the end of that chain"
+                f"{how}, and {first.id} was superseded in turn: {head.id} ({head.path}) is the current memory at "
+                "the end of that chain"
             )
-    firsts = ", ".join(dict.fromkeys(first.id for first, _ in chains))
-    heads = ", ".join(dict.fromkeys(head.id for _, head in chains))
+    claims = ", ".join(dict.fromkeys(link.first.id for link in chains if link.merged is None))
+    merges = ", ".join(dict.fromkeys(link.first.id for link in chains if link.merged is not None))
+    then = [f"{claims} then no longer claims to supersede it"] if claims else []
+    then += [f"{merges} then no longer lists it as merged into it nor counts it"] if merges else []
+    heads = ", ".join(dict.fromkeys(link.head.id for link in chains))
     return (
         f"{label} makes {memory_id} current again, but {'; '.join(said)}: both would be recalled as current. "
-        f"Pass --force to revert anyway ({firsts} then no longer claims to supersede it), or forget or update "
-        f"{heads} first"
+        f"Pass --force to revert anyway ({'; '.join(then)}), or forget or update {heads} first"
     )
+
+
+def _merged_by(survivor: MemoryRecord) -> str:
+    via = survivor.frontmatter.get("derived_via")
+    return {"dedup": "`remnic dedup --merge`", "consolidation": "consolidation"}.get(str(via), "a merge")
+
+
+def _unmerge(mem: Memory, tx: Transaction, survivor: MemoryRecord, merged: MemoryRecord) -> bool:
+    """Take ``merged`` back out of the memory it was merged into: no longer in its ``derived_from`` (nor
+    what had been merged into it), and its
+    share of the ``reinforcement_count`` (one, plus its own count, as the merge added) taken off. The tags,
+    turns and sessions the merge gave the survivor stay (they may be its own too). False when the survivor
+    does not list it (nothing to undo)."""
+    fm = survivor.frontmatter
+    listed = _strings(fm.get("derived_from"))
+    if merged.id not in listed:
+        return False
+    # What had been merged into ``merged`` came along with it (their ``mergedInto`` names ``merged``).
+    gone = {merged.id, *_strings(merged.frontmatter.get("derived_from"))}
+    left = [d for d in listed if d not in gone]
+    changes: dict[str, Any] = {"derived_from": left or None}
+    if not left:
+        changes["derived_via"] = None
+    if "reinforcement_count" in fm:
+        count = max(_count(fm) - 1 - _count(merged.frontmatter), 0)
+        changes["reinforcement_count"] = count or None
+        if not count:  # no reinforcement left to date
+            changes["last_reinforced_at"] = None
+    return patch_staged(mem, tx, survivor, changes) is not None
 
 
 def _checked(text: str, path: str, mem: Memory) -> Checked:
