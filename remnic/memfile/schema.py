@@ -94,6 +94,9 @@ KEY_ORDER: tuple[str, ...] = (
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 TAG_RE = re.compile(r"^[^\s,][^,\n]{0,63}$")
+TAG_RULE = "a tag is up to 64 characters with no comma or newline; a comma separates two tags"
+"""TAG_RE in words: every write (store, update, import as a new memory) refuses a tag that breaks it,
+and ``remnic doctor`` names a file that holds one (kept as written: a file's values are the user's)."""
 
 
 def confidence_tier(confidence: float) -> str:

@@ -37,6 +37,7 @@ from .model import (
     split_file,
     validate_frontmatter,
 )
+from .values import stated_tags, tag_refusal
 
 # Precise patterns only: a false positive blocks a legitimate write.
 SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -170,21 +171,20 @@ def _score(field: str, value: Any, line: int | None) -> tuple[float | None, list
     return float(value), []
 
 
-def normalize_tags(tags: Any, line: int | None = None) -> tuple[list[str], list[FieldProblem]]:
+def normalize_tags(tags: Any, line: int | None = None, name: str = "tags") -> tuple[list[str], list[FieldProblem]]:
+    """Tags as every write stores them (``name``: the key they came in, as a problem names it)."""
     if tags is None:
         return [], []
     if isinstance(tags, str):
         tags = [t.strip() for t in tags.split(",") if t.strip()]
     if not isinstance(tags, (list, tuple)):
-        return [], [_bad("tags", "must be a list of strings or a comma-separated string", line)]
+        return [], [_bad(name, "must be a list of strings or a comma-separated string", line)]
     out, problems = [], []
     for i, tag in enumerate(tags):
         if isinstance(tag, str) and _BAD_TEXT.search(tag):
-            problems += text_problems(tag, f"tags[{i}]", line)
+            problems += text_problems(tag, f"{name}[{i}]", line)
         elif not isinstance(tag, (str, int)) or not TAG_RE.match(str(tag).strip()):
-            problems.append(
-                _bad("tags", f"{tag!r} is not a valid tag (no commas or newlines, up to 64 characters)", line)
-            )
+            problems.append(_bad(name, tag_refusal(tag), line))
         elif str(tag).strip() not in out:
             out.append(str(tag).strip())
     return out, problems
@@ -216,7 +216,10 @@ def new_frontmatter(
     problems += p
     imp, p = _score(importance_field, importance, line)
     problems += p
-    tag_list, p = normalize_tags(tags, line)
+    tags_field = "tags"
+    if tags is None and "tag" in extra:  # kept as written, and its tags are the memory's, as a reader takes them
+        tags_field, tags = stated_tags(extra)
+    tag_list, p = normalize_tags(tags, line, tags_field)
     problems += p
     status = extra.pop("status", "active")
     if status not in STATUSES:
@@ -401,6 +404,7 @@ def plan_import(
         # Either spelling; a problem names the key the line used (``importance`` wins if both are there).
         importance_field = "importance" if "importance" in fields else "importanceScore"
         importance = fields.pop("importance", fields.pop("importanceScore", None))
+        tags = stated_tags({"tags": fields.pop("tags", None)})[1]  # `tags: a b` read as a file's would be
         item_problems = check_content(content, store, line) + check_namespace(ns, line)
         meta, more = new_frontmatter(
             memory_id=new_id(),
@@ -408,7 +412,7 @@ def plan_import(
             content=content if isinstance(content, str) else "",
             category=category,
             settings=store,
-            tags=fields.pop("tags", None),
+            tags=tags,
             confidence=fields.pop("confidence", None),
             importance=importance,
             source=source,

@@ -22,7 +22,7 @@ from remnic.config.settings import DEFAULT_CONFIDENCE
 
 from .entity import entity_aliases, entity_name, entity_type, is_entity_file, stem
 from .paths import category_for_path, folder_category, is_archived_path
-from .schema import CATEGORIES, DIR_CATEGORIES, ID_RE, STATUSES
+from .schema import CATEGORIES, DIR_CATEGORIES, ID_RE, STATUSES, TAG_RE, TAG_RULE
 from .times import parse_time
 
 # --- ids ---
@@ -163,6 +163,9 @@ def foreign_values(meta: Mapping[str, Any], path: str) -> dict[str, tuple[Any, A
         out["confidence"] = (meta["confidence"], confidence_of(meta))
     if "tags" in meta and not (isinstance(meta["tags"], list) and all(isinstance(t, str) for t in meta["tags"])):
         out["tags"] = (meta["tags"], frontmatter_tags(meta))
+    elif invalid_tags(meta):
+        key = stated_tags(meta)[0]
+        out[key] = (meta[key], frontmatter_tags(meta))
     if "id" in meta and own_id(meta) != meta["id"]:
         out["id"] = (meta["id"], own_id(meta) or record_id(meta, path))
     return out
@@ -261,6 +264,37 @@ def frontmatter_tags(meta: Mapping[str, Any]) -> list[str]:
     raw = meta.get("tags", meta.get("tag"))
     items = _split_list(raw) if isinstance(raw, str) else list(_strings(raw))
     return _unique(t.strip().lstrip("#").strip() for t in items)
+
+
+def stated_tags(meta: Mapping[str, Any]) -> tuple[str, Any]:
+    """(the key a memory's tags are read from: ``tags``, else ``tag``; its value, a string split into
+    tags as :func:`frontmatter_tags` reads it). For a write that takes a file's keys, such as an import
+    line, so the memory it writes has the tags the file meant."""
+    key = "tag" if "tags" not in meta and "tag" in meta else "tags"
+    raw = meta.get(key)
+    return key, frontmatter_tags({"tags": raw}) if isinstance(raw, str) else raw
+
+
+def invalid_tags(meta: Mapping[str, Any]) -> list[str]:
+    """The frontmatter tags, as read, that remnic's own writes would refuse (TAG_RULE)."""
+    return [t for t in frontmatter_tags(meta) if not TAG_RE.match(t)]
+
+
+def refused_tags_note(meta: Mapping[str, Any]) -> str:
+    """What ``remnic doctor`` says of a file holding tags remnic's writes refuse ("" when it holds none)."""
+    refused = invalid_tags(meta)
+    if not refused:
+        return ""
+    why = "; ".join(tag_refusal(t) for t in refused)
+    return f"{why}. Kept as written and read as is, but store, update and import as a new memory refuse it"
+
+
+def tag_refusal(tag: Any) -> str:
+    """Why a write refuses ``tag``: the rule, and for a comma the tags its words would be."""
+    text = f"{tag!r} is not a valid tag ({TAG_RULE})"
+    if isinstance(tag, str) and "," in tag:
+        text += f"; to keep its words as tags give them apart: {frontmatter_tags({'tags': tag})}"
+    return text
 
 
 def body_tags(body: str) -> list[str]:

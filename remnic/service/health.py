@@ -16,7 +16,7 @@ from remnic.errors import FieldProblem
 from remnic.memfile.model import MemoryRecord
 from remnic.memfile.paths import README_LIKE, README_NAMES, glob_match
 from remnic.memfile.schema import STATUSES
-from remnic.memfile.values import foreign_values, unknown_status
+from remnic.memfile.values import foreign_values, refused_tags_note, unknown_status
 from remnic.observe.buffer import waiting_sessions
 from remnic.observe.ledger import verdict_stats
 from remnic.repo import journal, pullmark
@@ -278,11 +278,14 @@ def _one_sided_check(records: list[MemoryRecord]) -> dict[str, Any]:
 
 def _foreign_check(records: list[MemoryRecord]) -> dict[str, Any]:
     """Values outside remnic's vocabulary and how they are read (never changed, never an error). A status naming
-    none warns: it reads active, so a memory meant to leave recall (``status: pending-reveiw``) is an answer."""
-    lines, unknown = [], 0
+    none warns (it reads active, so a memory meant to leave recall is an answer), as does a tag writes refuse."""
+    lines, unknown, bad = [], 0, 0
     for record in records:
         for key, (value, reading) in foreign_values(record.frontmatter, record.path).items():
-            if reading is None:  # a time key with no reading
+            if key in ("tags", "tag") and (note := refused_tags_note(record.frontmatter)):
+                bad += 1
+                lines.append(f"{record.path}: {key} {value!r}: {note}")
+            elif reading is None:  # a time key with no reading
                 lines.append(
                     f"{record.path}: {key} {value!r} cannot be read as a time, so ranking, --as-of and "
                     "date filters see no time; write an ISO 8601 time such as 2026-04-02T10:00:00Z"
@@ -295,16 +298,14 @@ def _foreign_check(records: list[MemoryRecord]) -> dict[str, Any]:
                 )
             else:
                 lines.append(f"{record.path}: {key} {value!r} is read as {reading!r}")
-    detail = (
-        f"{len(lines)} value(s) outside remnic's vocabulary, kept as written and read as listed"
-        if lines
-        else "every known key holds a value in remnic's vocabulary"
-    )
+    detail = f"{len(lines)} value(s) outside remnic's vocabulary, kept as written and read as listed"
+    detail = detail if lines else "every known key holds a value in remnic's vocabulary"
     if unknown:
         detail += (
             f"; {unknown} status value(s) name no status (read as active unless archived): correct any meant otherwise"
         )
-    return {"name": "foreign-values", "status": "warn" if unknown else "ok", "detail": detail, "problems": lines}
+    detail += f"; {bad} file(s) hold a tag remnic's writes refuse: split or shorten it" if bad else ""
+    return {"name": "foreign-values", "status": "warn" if unknown or bad else "ok", "detail": detail, "problems": lines}
 
 
 def status(
