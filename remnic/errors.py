@@ -39,6 +39,9 @@ class FieldProblem:
     path: str | None = None
     line: int | None = None
     options: Sequence[str] | None = None
+    instead: str | None = None
+    """A value to give this field in place of the one refused, shown under the field's name as the
+    caller's surface spells it (``--supersedes mem_…`` on the CLI, ``supersedes: mem_…`` in a request)."""
 
     def describe(self) -> str:
         where = ""
@@ -47,6 +50,10 @@ class FieldProblem:
         elif self.line:
             where = f"line {self.line}: "
         text = f"{where}{self.field}: {self.message}" if self.field else f"{where}{self.message}"
+        if self.instead is not None:
+            # A flag takes its value after a space; a request field is a key and its value.
+            given = f"{self.field} {self.instead}" if self.field.startswith("-") else f"{self.field}: {self.instead}"
+            text += f": `{given}`"
         if self.options:
             text += f" (valid options: {', '.join(self.options)})"
         return text
@@ -59,6 +66,8 @@ class FieldProblem:
             out["line"] = self.line
         if self.options:
             out["options"] = list(self.options)
+        if self.instead is not None:
+            out["instead"] = self.instead
         return out
 
 
@@ -120,8 +129,9 @@ class ValidationError(UsageError):
         path: str | None = None,
         line: int | None = None,
         options: Sequence[str] | None = None,
+        instead: str | None = None,
     ) -> ValidationError:
-        problem = FieldProblem(field, message, path=path, line=line, options=options)
+        problem = FieldProblem(field, message, path=path, line=line, options=options, instead=instead)
         return cls(problem.describe(), problems=[problem])
 
 

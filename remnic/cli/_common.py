@@ -146,7 +146,7 @@ def add_command(
 
 
 # A service field whose CLI argument has another name.
-_FIELD_ALIASES = {"content": "text", "text": "content"}
+_FIELD_ALIASES = {"content": "text", "text": "content", "reasonCode": "reason"}
 
 
 def _camel(name: str) -> str:

@@ -415,17 +415,28 @@ class Api(AgentApi):
         return Reply(200, {"found": True, "namespace": record.namespace, "memory": memory})
 
     def op_memory_timeline(self, principal: str, values: dict[str, Any]) -> Reply:
+        memory_id, asked = values["memoryId"], values.get("namespace")
+        missing: dict[str, Any] = {"count": 0, "total": 0, "truncated": False, "timeline": []}
         try:
-            record = self._memory(principal, values["memoryId"], values.get("namespace"))
+            # The service's history, as `remnic timeline` reads it: a deleted memory's too.
+            found, events = self.memory.located_timeline(memory_id)
         except NotFoundError as exc:
-            return self._not_found(principal, values, exc, count=0, total=0, truncated=False, timeline=[])
-        events = self.memory.timeline(record.id)
+            said = exc
+            try:  # a file not committed yet: said only to a caller who may read it
+                self._memory(principal, memory_id, asked)
+            except NotFoundError as unreadable:
+                said = unreadable
+            return self._not_found(principal, values, said, **missing)
+        namespace = namespace_for_path(found.working_path)  # where its file is, or was
+        if not self.policy.can_read(principal, namespace) or asked not in (None, namespace):
+            return self._not_found(principal, values, NotFoundError(f"no memory with id {memory_id!r}"), **missing)
         # The newest events when cut (still oldest first): the memory's current state is the last one.
         kept = events[-values["limit"] :]
         body = {
             "found": True,
-            "memoryId": record.id,
-            "namespace": record.namespace,
+            "memoryId": memory_id,
+            "namespace": namespace,
+            "deleted": found.working is None,
             "count": len(kept),
             "total": len(events),
             "truncated": len(kept) < len(events),

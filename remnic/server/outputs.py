@@ -219,7 +219,12 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
                 ),
             },
         },
-        {"memoryId": STRING, "error": STRING, "code": STRING},
+        {
+            "memoryId": STRING,
+            "deleted": {"type": "boolean", "description": "true when no file holds the memory now (deleted)"},
+            "error": STRING,
+            "code": STRING,
+        },
     ),
     "observe": obj(
         {

@@ -107,10 +107,17 @@ class HistoryOps:
     def timeline(self: Memory, memory_id: str, *, working: bool = False) -> list[dict[str, Any]]:
         """A memory's lifecycle from git: one event per commit, with the status at that version; with
         ``working``, then one ``uncommitted`` event (version None) when the file on disk differs."""
+        return self.located_timeline(memory_id, working=working)[1]
+
+    def located_timeline(
+        self: Memory, memory_id: str, *, working: bool = False
+    ) -> tuple[MemoryHistory, list[dict[str, Any]]]:
+        """:meth:`timeline` with the history it read, whose ``working_path`` is where the memory's file
+        is, or was when it is deleted: what a server's namespace check goes by."""
         found = self.memory_history(memory_id)
         events = _history.timeline(self.ledger, found.versions)
         now = _history.working_event(self.files, self.ledger, found) if working else None
-        return [*events, now] if now is not None else events
+        return found, [*events, now] if now is not None else events
 
 
 # A git revision: HEAD~2, HEAD^, @~1, or a commit sha (prefix).

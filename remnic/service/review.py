@@ -113,7 +113,7 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
             "another status is set by an update)",
             options=DISPOSITIONS,
         )
-    reason_code = _check.one_line(reason_code, "reason_code")
+    reason_code = _check.one_line(reason_code, "reasonCode")  # the request's name; the CLI's is --reason
     changes: dict[str, Any] = {"status": status, "reviewedAt": now_iso()}
     record = mem.get(memory_id)
     was = _committed_status(mem, record)  # a status set by hand and not committed yet is no decision yet

@@ -245,7 +245,7 @@ def superseded_target(mem: Memory, memory_id: Any, namespace: str, *, by: Memory
     if old.status == "superseded" and successor and (by is None or successor != by.id):
         heads = _current_heads(mem, old, None)  # ``by`` among them: it already replaces the value
         if heads:
-            raise ValidationError.single("supersedes", _already_superseded(old, str(successor), by, heads))
+            raise _already_superseded(old, str(successor), by, heads)
     return old
 
 
@@ -281,18 +281,21 @@ def _check_no_loop(mem: Memory, old: MemoryRecord, by: MemoryRecord) -> None:
                 break
 
 
-def _already_superseded(old: MemoryRecord, successor: str, by: MemoryRecord | None, heads: list[MemoryRecord]) -> str:
+def _already_superseded(
+    old: MemoryRecord, successor: str, by: MemoryRecord | None, heads: list[MemoryRecord]
+) -> ValidationError:
     """Why ``old``, superseded by ``successor`` already, cannot be superseded again while its chain has the
     current memories ``heads``, and what to name instead (taking it over silently would hide which value is
     replaced, and fork it)."""
     said = f"{old.id} ({old.path}) is already superseded by {successor}, and a memory has one successor"
     if by is not None and any(h.id == by.id for h in heads):
-        return f"{said}: {by.id} already replaces its value through it, so there is nothing to supersede"
+        return ValidationError.single(
+            "supersedes", f"{said}: {by.id} already replaces its value through it, so there is nothing to supersede"
+        )
     names = ", ".join(f"{h.id} ({h.path})" for h in heads)
-    return (
-        f"{said}: its value's current memory is {names}. To replace that value, supersede it instead: "
-        f"`--supersedes {heads[0].id}`"
-    )
+    why = f"{said}: its value's current memory is {names}. To replace that value, supersede it instead"
+    # Each surface names the field its own way (a flag, a request key): the problem carries the value.
+    return ValidationError.single("supersedes", why, instead=heads[0].id)
 
 
 UNSUPERSEDABLE = ("forgotten", "quarantined")
@@ -306,7 +309,7 @@ def target_refusal(memory_id: str, status: str) -> str | None:
         return None
     return (
         f"{memory_id} is {status}, and a {status} memory cannot be superseded (that would make it "
-        f"superseded instead); leave --supersedes out, or first `remnic update {memory_id} --status active`"
+        f"superseded instead); name no memory to supersede, or first `remnic update {memory_id} --status active`"
     )
 
 
