@@ -37,7 +37,7 @@ from .model import (
     split_file,
     validate_frontmatter,
 )
-from .values import stated_tags, tag_refusal
+from .values import nfc, stated_tags, tag_key, tag_refusal
 
 # Precise patterns only: a false positive blocks a legitimate write.
 SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -172,22 +172,24 @@ def _score(field: str, value: Any, line: int | None) -> tuple[float | None, list
 
 
 def normalize_tags(tags: Any, line: int | None = None, name: str = "tags") -> tuple[list[str], list[FieldProblem]]:
-    """Tags as every write stores them (``name``: the key they came in, as a problem names it)."""
+    """Tags as every write stores them (``name``: the key they came in, as a problem names it): trimmed, in
+    NFC, one of each as tags compare (:func:`tag_key`; "café" typed two ways is one tag, first spelling kept)."""
     if tags is None:
         return [], []
     if isinstance(tags, str):
         tags = [t.strip() for t in tags.split(",") if t.strip()]
     if not isinstance(tags, (list, tuple)):
         return [], [_bad(name, "must be a list of strings or a comma-separated string", line)]
-    out, problems = [], []
+    out: dict[str, str] = {}  # tag_key → the tag
+    problems: list[FieldProblem] = []
     for i, tag in enumerate(tags):
         if isinstance(tag, str) and _BAD_TEXT.search(tag):
             problems += text_problems(tag, f"{name}[{i}]", line)
-        elif not isinstance(tag, (str, int)) or not TAG_RE.match(str(tag).strip()):
+        elif not isinstance(tag, (str, int)) or not TAG_RE.match(nfc(str(tag).strip())):
             problems.append(_bad(name, tag_refusal(tag), line))
-        elif str(tag).strip() not in out:
-            out.append(str(tag).strip())
-    return out, problems
+        else:
+            out.setdefault(tag_key(str(tag)), nfc(str(tag).strip()))
+    return list(out.values()), problems
 
 
 def new_frontmatter(

@@ -260,6 +260,22 @@ def _split_list(text: str) -> list[str]:
     return [p.strip() for p in parts if p.strip()]
 
 
+def nfc(text: str) -> str:
+    """``text`` in Unicode NFC: "café" typed precomposed or as e + a combining accent is one text."""
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
+
+
+def tag_key(tag: str) -> str:
+    """What two tags are compared by (filters, de-duplication): trimmed, no leading '#', NFC, case-folded.
+    Only compared, never written: a hand-written tag stays as the file spells it."""
+    return _fold(tag.strip().lstrip("#").strip())
+
+
+def _fold(text: str) -> str:
+    # Folding can decompose (U+01F0 → j + U+030C), so NFC again after it.
+    return text.casefold() if text.isascii() else nfc(nfc(text).casefold())
+
+
 def frontmatter_tags(meta: Mapping[str, Any]) -> list[str]:
     raw = meta.get("tags", meta.get("tag"))
     items = _split_list(raw) if isinstance(raw, str) else list(_strings(raw))
@@ -277,7 +293,7 @@ def stated_tags(meta: Mapping[str, Any]) -> tuple[str, Any]:
 
 def invalid_tags(meta: Mapping[str, Any]) -> list[str]:
     """The frontmatter tags, as read, that remnic's own writes would refuse (TAG_RULE)."""
-    return [t for t in frontmatter_tags(meta) if not TAG_RE.match(t)]
+    return [t for t in frontmatter_tags(meta) if not TAG_RE.match(nfc(t))]  # as a write checks it, in NFC
 
 
 def refused_tags_note(meta: Mapping[str, Any]) -> str:
@@ -301,7 +317,8 @@ def body_tags(body: str) -> list[str]:
     """Obsidian's ``#tags`` in the text (not in code, not headings, not ``#123``)."""
     if "#" not in body:
         return []
-    text = _INLINE_CODE.sub(" ", _FENCE.sub(" ", body))
+    # In NFC a combining accent joins its letter, so ``#café`` typed decomposed is not cut at the accent.
+    text = _INLINE_CODE.sub(" ", _FENCE.sub(" ", nfc(body)))
     return _unique(m.group(1).rstrip("/-") for m in _HASHTAG.finditer(text))
 
 
@@ -323,11 +340,13 @@ def aliases_of(meta: Mapping[str, Any], body: str, path: str) -> list[str]:
 
 
 def _unique(items: Any) -> list[str]:
+    """The first spelling of each, compared in NFC and case-folded, as tags are (:func:`tag_key`)."""
     out: list[str] = []
     seen: set[str] = set()
     for item in items:
-        if item and item.lower() not in seen:
-            seen.add(item.lower())
+        key = _fold(item) if item else ""
+        if key and key not in seen:
+            seen.add(key)
             out.append(item)
     return out
 

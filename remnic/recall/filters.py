@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from remnic.errors import UsageError
 from remnic.memfile.model import format_time, parse_time
-from remnic.memfile.values import frontmatter_tags
+from remnic.memfile.values import frontmatter_tags, tag_key
 
 from .ladder import FILTER_STAGES
 
@@ -39,7 +39,7 @@ class Facts:
     """What the filters know of one memory."""
 
     tags: frozenset[str] = frozenset()
-    """Its tags, trimmed and case-folded."""
+    """Its tags as compared (:func:`tag_key`): trimmed, in NFC, case-folded."""
     start: float | None = None
     """When it became valid: ``validAt``, else ``created`` (epoch seconds)."""
     invalid: float | None = None
@@ -60,7 +60,7 @@ def facts_of(frontmatter: Mapping[str, Any], tags: Sequence[str] | None = None) 
     """``tags``: the memory's tags as remnic reads them (every frontmatter spelling — ``tags: a, b``,
     ``"#a #b"``, ``tag:`` — and the body's ``#tags``); else read from the frontmatter alone."""
     named = frontmatter_tags(frontmatter) if tags is None else tags
-    folded = frozenset(t.strip().lstrip("#").strip().casefold() for t in named if t.strip())
+    folded = frozenset(k for k in map(tag_key, named) if k)
     start = parse_time(frontmatter.get("validAt"))
     return Facts(
         folded,
@@ -75,7 +75,7 @@ class RecallFilters:
     """The filters of one recall; build them with :func:`make_filters`."""
 
     tags: tuple[str, ...] = ()
-    """Case-folded; empty: no tag filter."""
+    """As compared (:func:`tag_key`); empty: no tag filter."""
     tag_match: str = "any"
     as_of: float | None = None
     """Epoch seconds; None: no time filter."""
@@ -123,9 +123,7 @@ def make_filters(
     """The filters for these options; None when they filter nothing (no tag, no time)."""
     if tag_match not in TAG_MATCHES:
         raise UsageError(f"tag_match must be one of {', '.join(TAG_MATCHES)}, got {tag_match!r}")
-    folded = tuple(
-        dict.fromkeys(t.strip().lstrip("#").strip().casefold() for t in tags or () if t.strip().lstrip("#").strip())
-    )
+    folded = tuple(dict.fromkeys(k for k in map(tag_key, tags or ()) if k))
     if not folded and as_of is None:
         return None
     return RecallFilters(folded, tag_match, as_of)

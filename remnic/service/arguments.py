@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from remnic.config import CEILINGS
 from remnic.errors import RemnicError, ValidationError
 from remnic.memfile.validate import normalize_tags, text_problems
+from remnic.memfile.values import tag_key
 
 T = TypeVar("T")
 
@@ -155,18 +156,18 @@ def choice(value: object, name: str, options: Sequence[str]) -> str | None:
 
 
 def tag_filter(value: object, name: str = "tag") -> str | None:
-    """A tag to filter by, spelled as tags are stored (no leading '#') and case-folded, as recall's
-    tag filter compares them; None or '' is no filter."""
+    """A tag to filter by, folded as recall's tag filter compares tags (``tag_key``: no leading '#', NFC,
+    case-folded); None or '' is no filter."""
     if value is None or value == "":
         return None
     tag = text(value, name).strip().lstrip("#").strip()
     if not tag:
         raise ValidationError.single(name, f"{value!r} names no tag")
-    return tag.casefold()
+    return tag_key(tag)
 
 
 def has_tag(tags: Iterable[str], wanted: str | None) -> bool:
-    return wanted is None or any(t.casefold() == wanted for t in tags)
+    return wanted is None or any(tag_key(t) == wanted for t in tags)
 
 
 def mapping(value: object, name: str) -> Mapping[str, Any]:

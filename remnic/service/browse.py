@@ -21,7 +21,7 @@ class Filters:
     category: str | None = None
     status: str | None = None
     tag: str | None = None
-    """As tags are stored: no leading '#', case-folded."""
+    """As tags are compared (``tag_key``): no leading '#', NFC, case-folded."""
     namespace: str | None = None
 
     @classmethod

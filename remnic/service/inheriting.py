@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import RemnicError
+from remnic.memfile.values import frontmatter_tags, invalid_tags
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -29,5 +30,8 @@ def inherited(mem: Memory, extra: Mapping[str, Any] | None, ns: str, *given: Any
     if old is None or old.namespace != ns:
         return category or "fact", tags, importance
     fm = old.frontmatter
-    tags = fm.get("tags") if tags is None else tags
+    if tags is None and "tag" not in (extra or {}):  # a ``tag:`` the caller gave is its tags (new_frontmatter)
+        # As a reader takes them (``tags``, else ``tag``; a string split); one a write would refuse stays
+        # on the old memory only: the caller did not send it, so it must not refuse the store.
+        tags = [t for t in frontmatter_tags(fm) if t not in invalid_tags(fm)]
     return category or old.category, tags, fm.get("importanceScore") if importance is None else importance
