@@ -9,31 +9,44 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from conftest import Result, git, run_remnic
+import pytest
+from conftest import Result, git, run_cli, run_remnic
+from test_space_sync import copy_template
 
 from remnic.config import settings_for
 from remnic.service.memory import Memory
+from remnic.service.spaces import clone_space
+
+# What the autouse isolated_home fixture clears, cleared too where a module-scoped fixture builds users.
+LEAKY_ENV = ("REMNIC_MEMORY_DIR", "REMNIC_CONFIG_PATH", "REMNIC_SPACES_PATH", "XDG_CONFIG_HOME")
 
 
 class User:
-    def __init__(self, tmp: Path, name: str) -> None:
+    """A person with their own HOME (git identity, remnic's spaces file); ``fresh=False`` names one whose
+    HOME a template copy already made."""
+
+    def __init__(self, tmp: Path, name: str, *, fresh: bool = True) -> None:
         self.home = tmp / name
-        self.home.mkdir()
         self.env = {
             "HOME": str(self.home),
             "XDG_CONFIG_HOME": str(self.home / ".config"),
             "XDG_CACHE_HOME": str(self.home / ".cache"),
             "REMNIC_NO_DAEMON": "1",
         }
+        self.team = self.home / "team"
+        if not fresh:
+            return
+        self.home.mkdir()
         for key, value in (
             ("user.name", name),
             ("user.email", f"{name}@example.com"),
             ("init.defaultBranch", "master"),
         ):
             subprocess.run(["git", "config", "--global", key, value], env={**self.env, "PATH": _path()}, check=True)
-        self.team = self.home / "team"
 
     def __call__(self, *args: str) -> Result:
         return run_remnic(*args, env=self.env, cwd=self.home)
@@ -42,6 +55,27 @@ class User:
         out = self(*args)
         assert out.code == 0, (args, out.out, out.err)
         return out
+
+    @contextmanager
+    def environ(self) -> Iterator[None]:
+        """This process under the user's HOME (their git identity, their spaces file): the service called
+        in-process for setup steps that are not what a test is about, without a CLI subprocess each."""
+        with pytest.MonkeyPatch.context() as env:
+            for var in LEAKY_ENV:
+                env.delenv(var, raising=False)
+            for key, value in self.env.items():
+                env.setenv(key, value)
+            yield
+
+    @contextmanager
+    def memory(self) -> Iterator[Memory]:
+        """The API on this user's clone, in-process (:meth:`environ`)."""
+        with self.environ():
+            mem = Memory.open(settings=settings_for(self.team))
+            try:
+                yield mem
+            finally:
+                mem.close()
 
 
 def _path() -> str:
@@ -54,13 +88,23 @@ def empty_remote(tmp: Path, user: User) -> Path:
     return bare
 
 
+def copy_users(template: Path, tmp: Path, names: tuple[str, ...]) -> list[User]:
+    """Copy users' HOMEs and the bare remote a module built once into ``tmp`` (their clones' remote urls and
+    spaces files moved to the copy)."""
+    configs = [f"{name}/{rel}" for name in names for rel in ("team/.git/config", ".config/remnic/spaces.json")]
+    copy_template(template, tmp, configs)
+    return [User(tmp, name, fresh=False) for name in names]
+
+
 def branches(bare: Path) -> list[str]:
     return git(bare, "for-each-ref", "--format=%(refname:short)", "refs/heads").split()
 
 
 def memories(user: User) -> set[str]:
-    data = json.loads(user.ok("list", "--memory-dir", str(user.team), "--json").out)
-    return {m["content"].strip() for m in data["memories"]}
+    """What `remnic list` shows (run in-process: an inspection, not what the tests are about)."""
+    out = run_cli("list", "--memory-dir", str(user.team), "--json")
+    assert out.code == 0, out.err
+    return {m["content"].strip() for m in json.loads(out.out)["memories"]}
 
 
 def test_a_clone_of_an_empty_remote_is_on_main_and_joins_what_create_pushed(tmp_path: Path) -> None:
@@ -69,14 +113,16 @@ def test_a_clone_of_an_empty_remote_is_on_main_and_joins_what_create_pushed(tmp_
     bob.ok("space", "clone", str(bare), str(bob.team), "--name", "team")
     assert git(bob.team, "symbolic-ref", "--short", "HEAD").strip() == "main"
     alice.ok("space", "create", "team", "--path", str(alice.team), "--remote", str(bare), "--switch")
-    alice.ok("store", "Alice: the API gateway times out after 30s")
-    alice.ok("space", "push")
+    with alice.memory() as mem:
+        mem.store("Alice: the API gateway times out after 30s")
+        mem.space_push()
 
     pulled = json.loads(bob.ok("space", "pull", "--memory-dir", str(bob.team), "--json").out)
 
     assert pulled["outcome"] == "fast-forward" and pulled["adopted"] and pulled["tracking"] == "origin/main"
     assert memories(bob) == {"Alice: the API gateway times out after 30s"}
-    bob.ok("store", "Bob: the API gateway is nginx", "--memory-dir", str(bob.team))
+    with bob.memory() as mem:
+        mem.store("Bob: the API gateway is nginx")
     bob.ok("space", "push", "--memory-dir", str(bob.team))
     alice.ok("space", "pull")
     assert (
@@ -96,9 +142,12 @@ def test_two_clones_of_an_empty_remote_that_both_stored_are_told_how_to_join(tmp
     alice, bob = User(tmp_path, "alice"), User(tmp_path, "bob")
     bare = empty_remote(tmp_path, alice)
     for user in (alice, bob):
-        user.ok("space", "clone", str(bare), str(user.team), "--name", "team")
-        user.ok("store", f"{user.home.name}: first memory", "--memory-dir", str(user.team))
-    alice.ok("space", "push", "--memory-dir", str(alice.team))
+        with user.environ():
+            clone_space(str(bare), user.team, name="team")
+        with user.memory() as mem:
+            mem.store(f"{user.home.name}: first memory")
+    with alice.memory() as mem:
+        mem.space_push()
 
     pushed = bob("space", "push", "--memory-dir", str(bob.team))
     pulled = bob("space", "pull", "--memory-dir", str(bob.team))

@@ -12,21 +12,38 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import git
-from test_r34_spaces_branch import User, empty_remote
+from test_r34_spaces_branch import User, copy_users, empty_remote
 
 from remnic.repo.pullmark import PULL_MARKER
 from remnic.service.pull_guard import PULL_TREE
+from remnic.service.spaces import clone_space, create_space, switch_space
+
+PAIR = ("alice", "bob")
 
 
-def _pair(tmp: Path) -> tuple[User, User]:
+@pytest.fixture(scope="module")
+def pair_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Alice's team space (with a seed memory) pushed to a bare remote and Bob's clone of it, built once a
+    module; each test gets its own copy (:func:`pair`)."""
+    tmp = tmp_path_factory.mktemp("pair-template")
     alice, bob = User(tmp, "alice"), User(tmp, "bob")
     bare = empty_remote(tmp, alice)
-    alice.ok("space", "create", "team", "--path", str(alice.team), "--kind", "team", "--remote", str(bare), "--switch")
-    alice.ok("store", "seed memory")
-    alice.ok("space", "push")
-    bob.ok("space", "clone", str(bare), str(bob.team), "--name", "team")
-    bob.ok("space", "switch", "team")
+    with alice.environ():
+        create_space("team", alice.team, kind="team", remote=str(bare), activate=True)
+    with alice.memory() as mem:
+        mem.store("seed memory")
+        mem.space_push()
+    with bob.environ():
+        clone_space(str(bare), bob.team, name="team")
+        switch_space("team")
+    return tmp
+
+
+@pytest.fixture
+def pair(pair_template: Path, tmp_path: Path) -> tuple[User, User]:
+    alice, bob = copy_users(pair_template, tmp_path, PAIR)
     return alice, bob
 
 
@@ -47,14 +64,17 @@ def _texts(user: User) -> dict[str, str]:
     return {p.name: p.read_text() for p in (user.team / "facts").glob("*.md")}
 
 
-def test_a_fast_forward_killed_after_head_moved_is_finished_not_reverted(tmp_path: Path) -> None:
-    alice, bob = _pair(tmp_path)
-    made = json.loads(alice.ok("store", "The on-call rotation changes on Fridays", "--json").out)
-    alice.ok("space", "push")
-    bob.ok("space", "pull")
-    alice.ok("update", made["id"], "--content", "The on-call rotation changes on Mondays")
-    alice.ok("store", "Alice: staging is in eu-west-1")
-    alice.ok("space", "push")
+def test_a_fast_forward_killed_after_head_moved_is_finished_not_reverted(pair: tuple[User, User]) -> None:
+    alice, bob = pair
+    with alice.memory() as mem:
+        made = mem.store("The on-call rotation changes on Fridays").id
+        mem.space_push()
+    with bob.memory() as mem:
+        mem.space_pull()
+    with alice.memory() as mem:
+        mem.update(made, {}, content="The on-call rotation changes on Mondays")
+        mem.store("Alice: staging is in eu-west-1")
+        mem.space_push()
     theirs = git(alice.team, "rev-parse", "HEAD").strip()
 
     cut = subprocess.run(
@@ -90,15 +110,26 @@ def _base_env() -> dict[str, str]:
     return dict(os.environ)
 
 
-def _kill_first_pull_at(tmp: Path, point: str) -> tuple[User, User]:
+@pytest.fixture(scope="module")
+def adopt_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Bob's clone of an empty remote, then Alice's space on it with twelve memories pushed (the history
+    Bob's first pull takes), built once a module."""
+    tmp = tmp_path_factory.mktemp("adopt-template")
     alice, bob = User(tmp, "alice"), User(tmp, "bob")
     bare = empty_remote(tmp, alice)
-    bob.ok("space", "clone", str(bare), str(bob.team), "--name", "team")
-    bob.ok("space", "switch", "team")
-    alice.ok("space", "create", "team", "--path", str(alice.team), "--remote", str(bare), "--switch")
-    for n in range(12):
-        alice.ok("store", f"Fact {n}: service s{n} owns queue q{n}")
-    alice.ok("space", "push")
+    with bob.environ():
+        clone_space(str(bare), bob.team, name="team")
+        switch_space("team")
+    with alice.environ():
+        create_space("team", alice.team, remote=str(bare), activate=True)
+    with alice.memory() as mem:
+        mem.import_records({"content": f"Fact {n}: service s{n} owns queue q{n}"} for n in range(12))
+        mem.space_push()
+    return tmp
+
+
+def _kill_first_pull_at(template: Path, tmp: Path, point: str) -> tuple[User, User]:
+    alice, bob = copy_users(template, tmp, PAIR)
     cut = subprocess.run(
         [*_remnic(), "space", "pull"], cwd=bob.home, env={**_base_env(), **bob.env, "REMNIC_CRASH_AT": point}
     )
@@ -116,38 +147,45 @@ def _adopted_cleanly(alice: User, bob: User) -> None:
     assert not (bob.team / ".git" / PULL_MARKER).exists()
 
 
-def test_a_first_pull_killed_after_it_took_the_remotes_history_is_finished(tmp_path: Path) -> None:
-    alice, bob = _kill_first_pull_at(tmp_path, "pull-adopt-moved")
+def test_a_first_pull_killed_after_it_took_the_remotes_history_is_finished(
+    adopt_template: Path, tmp_path: Path
+) -> None:
+    alice, bob = _kill_first_pull_at(adopt_template, tmp_path, "pull-adopt-moved")
     assert git(bob.team, "rev-parse", "HEAD") == git(alice.team, "rev-parse", "HEAD")
     _adopted_cleanly(alice, bob)
 
 
-def test_a_first_pull_killed_before_it_moved_the_branch_adopts_again(tmp_path: Path) -> None:
-    alice, bob = _kill_first_pull_at(tmp_path, "pull-adopt-read")
+def test_a_first_pull_killed_before_it_moved_the_branch_adopts_again(adopt_template: Path, tmp_path: Path) -> None:
+    alice, bob = _kill_first_pull_at(adopt_template, tmp_path, "pull-adopt-read")
     assert git(bob.team, "rev-parse", "HEAD") != git(alice.team, "rev-parse", "HEAD")
     _adopted_cleanly(alice, bob)
 
 
-def _one_sided_edits(alice: User, bob: User, memory_id: str) -> None:
+def _one_sided_edits(alice: User, memory_id: str) -> None:
     (alice.team / "notes.txt").write_text("line one\nline two\n")
-    alice.ok("update", memory_id, "--content", "Deploys happen on Tuesday")
+    with alice.memory() as mem:
+        mem.update(memory_id, {}, content="Deploys happen on Tuesday")
     _commit_all(alice, "two")
-    alice.ok("space", "push")
+    with alice.memory() as mem:
+        mem.space_push()
 
 
-def test_a_fast_forward_with_eol_crlf_arrives_as_checkout_writes_it(tmp_path: Path) -> None:
-    alice, bob = _pair(tmp_path)
+def test_a_fast_forward_with_eol_crlf_arrives_as_checkout_writes_it(pair: tuple[User, User]) -> None:
+    alice, bob = pair
     with (alice.team / ".gitattributes").open("a") as out:
         out.write("* text eol=crlf\n")
     (alice.team / "notes.txt").write_text("line one\n")
-    made = json.loads(alice.ok("store", "Deploys happen on Monday", "--json").out)
+    with alice.memory() as mem:
+        made = mem.store("Deploys happen on Monday").id
     _commit_all(alice, "crlf")
-    alice.ok("space", "push")
-    bob.ok("space", "pull")
+    with alice.memory() as mem:
+        mem.space_push()
+    with bob.memory() as mem:
+        mem.space_pull()
     for old in [bob.team / "notes.txt", *(bob.team / "facts").glob("*.md")]:
         old.unlink()
     git(bob.team, "checkout", "--", ".")
-    _one_sided_edits(alice, bob, made["id"])
+    _one_sided_edits(alice, made)
 
     pulled = json.loads(bob.ok("space", "pull", "--json").out)
 
@@ -158,17 +196,20 @@ def test_a_fast_forward_with_eol_crlf_arrives_as_checkout_writes_it(tmp_path: Pa
     assert any(b"Tuesday\r\n" in p.read_bytes() for p in (bob.team / "facts").glob("*.md"))
 
 
-def test_core_autocrlf_leaves_the_clone_clean_for_the_next_pull(tmp_path: Path) -> None:
-    alice, bob = _pair(tmp_path)
+def test_core_autocrlf_leaves_the_clone_clean_for_the_next_pull(pair: tuple[User, User]) -> None:
+    alice, bob = pair
     git(bob.team, "config", "core.autocrlf", "true")
-    made = json.loads(alice.ok("store", "Deploys happen on Monday", "--json").out)
-    alice.ok("space", "push")
-    bob.ok("space", "pull")
+    with alice.memory() as mem:
+        made = mem.store("Deploys happen on Monday").id
+        mem.space_push()
+    with bob.memory() as mem:
+        mem.space_pull()
     assert _status(bob) == ""
     arrived = [p.read_bytes() for p in (bob.team / "facts").glob("*.md") if b"Deploys" in p.read_bytes()]
     assert len(arrived) == 1 and b"\r\n" in arrived[0]  # as git's checkout writes it
-    alice.ok("update", made["id"], "--content", "Deploys happen on Tuesday")
-    alice.ok("space", "push")
+    with alice.memory() as mem:
+        mem.update(made, {}, content="Deploys happen on Tuesday")
+        mem.space_push()
 
     second = bob("space", "pull")
 
@@ -177,21 +218,24 @@ def test_core_autocrlf_leaves_the_clone_clean_for_the_next_pull(tmp_path: Path) 
     assert any("Tuesday" in t for t in _texts(bob).values())
 
 
-def test_a_folder_replaced_by_a_file_and_a_mode_change_arrive(tmp_path: Path) -> None:
-    alice, bob = _pair(tmp_path)
+def test_a_folder_replaced_by_a_file_and_a_mode_change_arrive(pair: tuple[User, User]) -> None:
+    alice, bob = pair
     (alice.team / "tools").mkdir()
     (alice.team / "notes" / "dir").mkdir(parents=True)
     (alice.team / "tools" / "run.sh").write_text("#!/bin/sh\necho hi\n")
     (alice.team / "notes" / "dir" / "a.txt").write_text("a\n")
     _commit_all(alice, "files")
-    alice.ok("space", "push")
-    bob.ok("space", "pull")
+    with alice.memory() as mem:
+        mem.space_push()
+    with bob.memory() as mem:
+        mem.space_pull()
     (alice.team / "tools" / "run.sh").chmod(0o755)
     (alice.team / "notes" / "dir" / "a.txt").unlink()
     (alice.team / "notes" / "dir").rmdir()
     (alice.team / "notes" / "dir").write_text("nowfile\n")
     _commit_all(alice, "shapes")
-    alice.ok("space", "push")
+    with alice.memory() as mem:
+        mem.space_push()
 
     pulled = json.loads(bob.ok("space", "pull", "--json").out)
 
@@ -201,8 +245,8 @@ def test_a_folder_replaced_by_a_file_and_a_mode_change_arrive(tmp_path: Path) ->
     assert (bob.team / "tools" / "run.sh").stat().st_mode & 0o111
 
 
-def test_an_up_to_date_pull_removes_a_scratch_tree_left_behind(tmp_path: Path) -> None:
-    _, bob = _pair(tmp_path)
+def test_an_up_to_date_pull_removes_a_scratch_tree_left_behind(pair: tuple[User, User]) -> None:
+    _, bob = pair
     left = bob.team / ".git" / PULL_TREE / "facts"
     left.mkdir(parents=True)  # what a killed pull's git wrote there
     (left / "copy.md").write_text("x\n")

@@ -6,8 +6,10 @@ and every edit findable in git history."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -22,22 +24,60 @@ from remnic.service.memory import Memory
 TEXT = "We deploy on Tuesdays.\n\nThe window is two hours.\n\nRollback takes ten minutes.\n"
 
 
+_PAIR_TEMPLATES: dict[Path, Path] = {}
+
+
+def copy_template(template: Path, tmp: Path, configs: Iterable[str]) -> None:
+    """Copy what ``template`` holds into ``tmp``; the absolute paths the ``configs`` files hold (git's remote
+    urls, remnic's spaces file) are moved to the copy, and no other file may still name the template
+    (but git's objects and reflogs: history, which nothing reads a path from)."""
+    for entry in template.iterdir():
+        if entry.is_dir():
+            shutil.copytree(entry, tmp / entry.name, symlinks=True)
+        else:
+            shutil.copy2(entry, tmp / entry.name)
+    old, new = f"{template}/", f"{tmp}/"
+    for rel in configs:
+        config = tmp / rel
+        if config.exists():
+            config.write_text(config.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    stale = [
+        path
+        for path in tmp.rglob("*")
+        if path.is_file() and not {"objects", "logs"} & set(path.parts) and old.encode() in path.read_bytes()
+    ]
+    assert stale == [], f"files still naming the template: {stale}"
+
+
+def _pair_template(factory: pytest.TempPathFactory) -> Path:
+    """The two clones of :func:`pair`, built once a test process and copied for each test."""
+    base = factory.getbasetemp()
+    if base not in _PAIR_TEMPLATES:
+        tmp = factory.mktemp("space-pair-template")
+        bare = tmp / "remote.git"
+        subprocess.run(["git", "init", "--quiet", "--bare", "--initial-branch=main", str(bare)], check=True)
+        ana = Memory.init(tmp / "ana", settings=settings_for(tmp / "ana"))
+        ana.store(TEXT, category="decision", tags=["ops"])
+        git(ana.root, "remote", "add", "origin", str(bare))
+        ana.space_push()
+        assert _remote.clone(str(bare), tmp / "ben", 60).ok
+        ben = Memory.open(settings=settings_for(tmp / "ben"))
+        ben.install_merge_driver()
+        for mem, name in ((ana, "Ana"), (ben, "Ben")):
+            git(mem.root, "config", "user.name", name)
+            git(mem.root, "config", "user.email", f"{name.lower()}@example.com")
+            mem.close()
+        _PAIR_TEMPLATES[base] = tmp
+    return _PAIR_TEMPLATES[base]
+
+
 @pytest.fixture
-def pair(tmp_path: Path) -> tuple[Memory, Memory]:
-    """Two clones (ana, ben) of one bare remote holding one memory."""
-    bare = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "--quiet", "--bare", "--initial-branch=main", str(bare)], check=True)
-    ana = Memory.init(tmp_path / "ana", settings=settings_for(tmp_path / "ana"))
-    ana.store(TEXT, category="decision", tags=["ops"])
-    git(ana.root, "remote", "add", "origin", str(bare))
-    ana.space_push()
-    assert _remote.clone(str(bare), tmp_path / "ben", 60).ok
+def pair(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Memory, Memory]]:
+    """Two clones (ana, ben) of one bare remote holding one memory: a copy of a template (built once a test
+    process) in this test's own folder."""
+    copy_template(_pair_template(tmp_path_factory), tmp_path, ("ana/.git/config", "ben/.git/config"))
+    ana = Memory.open(settings=settings_for(tmp_path / "ana"))
     ben = Memory.open(settings=settings_for(tmp_path / "ben"))
-    ben.install_merge_driver()
-    for mem, name in ((ana, "Ana"), (ben, "Ben")):
-        git(mem.root, "config", "user.name", name)
-        git(mem.root, "config", "user.email", f"{name.lower()}@example.com")
-        mem.ledger._env = None
     yield ana, ben
     ana.close()
     ben.close()
