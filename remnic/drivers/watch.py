@@ -35,30 +35,12 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from remnic.config import STATE_DIR
 from remnic.config.settings import DELETE_SETTLE_S
 from remnic.errors import RemnicError
-from remnic.memfile.paths import MemoryPaths, may_be_memory
+from remnic.memfile.paths import MemoryPaths, is_editor_temp, may_be_memory
 from remnic.service import SyncReport, sync_event_line
 
 if TYPE_CHECKING:
     from remnic.service.memory import Memory
 
-# Editors' swap, backup and temp files; none ends in .md, but the names are listed so the rule is explicit.
-_TEMP_SUFFIXES = (
-    ".swp",
-    ".swo",
-    ".swx",
-    ".swn",
-    "~",
-    ".tmp",
-    ".temp",
-    ".bak",
-    ".orig",
-    ".crswap",
-    ".kate-swp",
-    "___jb_tmp___",
-    "___jb_old___",
-    ".part",
-)
-_TEMP_NAMES = {"4913", ".DS_Store"}
 _IGNORED_EVENTS = {"opened", "closed_no_write"}
 _GIT_REFS = (".git/HEAD", ".git/packed-refs")
 _JUMP_S = 5.0
@@ -67,8 +49,8 @@ _FOLDER_CHECK_S = 1.0
 _HELD_RETRY_S = 1.0
 """First retry of a file held open for writing (closing it is an event too; this catches a reader-only
 close, or a polling observer); doubled up to the rescan interval while it stays open."""
-_IDLE_BATCH = 128
 _MOVE_PAIRING_S = 0.6  # watchdog holds an IN_MOVED_FROM without its pair 0.5 s, then reports a deletion
+_IDLE_BATCH = 128
 """Texts per batch when the watcher computes vectors between saves: a save waits at most for one."""
 Emit = Callable[[dict[str, Any]], None]
 
@@ -85,7 +67,7 @@ def classify(rel: str) -> str | None:
         return None
     parts = rel.split("/")
     name = parts[-1]
-    if parts[0] == STATE_DIR or name in _TEMP_NAMES or name.endswith(_TEMP_SUFFIXES):
+    if parts[0] == STATE_DIR or is_editor_temp(name):
         return None
     if name.startswith((".#", "#")) or (name.startswith(".") and name != ".gitignore"):
         return None
@@ -562,10 +544,22 @@ class Watcher:
         finally:
             self._stop_observer()
             self._take()  # events may still be queued in the observer: always end with one full diff
-            self.sync_once("stop: flushing pending changes")
+            flush = self._flush_at_stop()
             self._say_consolidations()
-            self.emit({"event": "stopped", "syncs": self.syncs, "changes": self.changes})
+            self.emit({"event": "stopped", "syncs": self.syncs, "changes": self.changes, **flush})
         return 0 if not self._failures else 1
+
+    def _flush_at_stop(self) -> dict[str, Any]:
+        """The last sync (once more when a file changed under the first), and what it left uncommitted:
+        the ``stopped`` event must not claim a flush that did not happen."""
+        report = self.sync_once("stop: flushing pending changes")
+        if report is not None and set(report.left_behind()) - set(report.held):
+            report = self.sync_once("stop: a file was still changing") or report  # reads wait for it to settle
+        why = "the last sync failed" if report is None else "a merge or rebase is in progress"
+        if report is None or report.mode == "paused":
+            return {"flushed": False, "left": [], "notFlushed": why}
+        left = [{"path": path, "reason": reason.split(";")[0]} for path, reason in report.left_behind().items()]
+        return {"flushed": not left, "left": left, "notFlushed": None}
 
 
 def watch_line(event: dict[str, Any]) -> str | None:
@@ -583,10 +577,16 @@ def watch_line(event: dict[str, Any]) -> str | None:
         return f"{event['message']}"  # "a rebase is in progress; sync is paused until …"
     if kind == "resumed":
         return "sync resumed: the merge or rebase is over"
-    if kind == "stopped":
-        changes, passes = event.get("changes", 0), event["syncs"]
-        synced = f"{changes} change{'' if changes == 1 else 's'} synced"
-        return f"stopped: {synced} in {passes} sync pass{'' if passes == 1 else 'es'}; pending changes flushed"
+    if kind == "stopped":  # says what the last sync left uncommitted, never a flush that did not happen
+        changes, passes, left = event.get("changes", 0), event["syncs"], event.get("left") or []
+        head = f"stopped: {changes} change{'' if changes == 1 else 's'} synced"
+        head += f" in {passes} sync pass{'' if passes == 1 else 'es'}"
+        if left:
+            what = "; ".join(f"{item['path']}: {item['reason']}" for item in left)
+            return f"{head}; {len(left)} left uncommitted ({what}); run `remnic sync run` once saved and closed"
+        if event.get("notFlushed"):
+            return f"{head}; pending changes not flushed ({event['notFlushed']}); run `remnic sync run`"
+        return f"{head}; pending changes flushed"
     if kind == "vectors":
         left = f"; {event['remaining']} notes still wait for theirs" if event["remaining"] else ""
         return f"computed the vectors of {event['filled']} notes{left}"

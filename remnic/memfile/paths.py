@@ -45,6 +45,25 @@ OUTSIDE = "outside the memory folders (add a pattern to store.include, or `remni
 README_LIKE = "README-like file (set store.readmeFiles to true to make it a memory)"
 EXCLUDED = "excluded by store.exclude"
 ATTACHMENT = "attachment, not a markdown note"
+EDITOR_TEMP = "editor swap/backup/temp file"
+EDITOR_TEMP_SUFFIXES = (
+    *(".swp", ".swo", ".swx", ".swn", "~", ".tmp", ".temp", ".bak", ".orig", ".crswap", ".kate-swp", ".part"),
+    *("___jb_tmp___", "___jb_old___"),
+)
+EDITOR_TEMP_NAMES = frozenset({"4913", ".DS_Store"})  # vim's write probe; Finder's folder settings
+
+
+def is_editor_temp(name: str) -> bool:
+    """An editor's swap, backup or temp file name (vim's ``x.md~`` and ``.x.md.swp``, emacs' ``#x.md#``
+    and ``.#x.md``, JetBrains' ``___jb_tmp___``): ignored, never reported as an attachment."""
+    return (
+        name in EDITOR_TEMP_NAMES
+        or name.endswith(EDITOR_TEMP_SUFFIXES)
+        or name.startswith(".#")
+        or (len(name) > 1 and name[0] == name[-1] == "#")
+    )
+
+
 _ORIGINAL_DIRS = ("transcripts", "identity", "questions", "config")
 ORIGINAL_NOT_MEMORIES = {
     **{f"{name}/": f"the original Remnic's {name}/: not memories, never touched" for name in _ORIGINAL_DIRS},
@@ -251,6 +270,8 @@ class MemoryPaths:
         if any(p.startswith(".") or p in SKIP_DIRS for p in parts) or _in_state(parts):
             return "hidden"
         if not self.is_markdown(path):
+            if is_editor_temp(parts[-1]):
+                return EDITOR_TEMP
             return ATTACHMENT if self.in_memory_folder(path) else "not markdown"
         if any(glob_match(p, path) for p in self.exclude):
             return EXCLUDED
@@ -272,7 +293,7 @@ class MemoryPaths:
         reason = self.skip_reason(path)
         if reason == OUTSIDE:
             reason = original_reason(path) or reason
-        if reason in (None, "hidden", "not markdown"):
+        if reason in (None, "hidden", "not markdown", EDITOR_TEMP):
             return None
         if "/" not in path and (path.rsplit(".", 1)[0].lower() in README_NAMES or path in REPO_FILES):
             return None  # the repository's own README and config (remnic init lays them down)

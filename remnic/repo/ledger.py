@@ -579,7 +579,7 @@ class Ledger:
 def index_lag_warning(count: int, reason: str, waited_s: float) -> str:
     """One line for a commit whose paths git's own index could not take yet."""
     if "index.lock" in reason:
-        cause = f"git's .git/index.lock was held by another git process (a `git commit` with its editor open?) for more than {waited_s:g} s"
+        cause = f"git's .git/index.lock was held by another git process (a `git commit -a` with its editor open, or a killed git?) for more than {waited_s:g} s"
     else:
         cause = f"`git update-index` failed: {reason.strip().splitlines()[0] if reason.strip() else 'no message'}"
     return (

@@ -38,8 +38,7 @@ from remnic.config import STATE_DIR, Settings
 from remnic.errors import MemoryFormatError, RemnicError
 from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso
 from remnic.memfile.normalize import BOM, Checked, planned_changes, render
-from remnic.memfile.paths import MemoryPaths, folder_category
-from remnic.memfile.values import category_of
+from remnic.memfile.paths import MemoryPaths
 from remnic.repo.files import MemoryStore
 from remnic.repo.ledger import Ledger
 from remnic.repo.messages import trailers_for
@@ -51,7 +50,17 @@ from .held import HELD_REASON
 from .indexing import caught_up_note, index_commit_of, index_health_of, indexed_paths, update_index
 from .lag import lagging_in_step
 from .reading import read_all
-from .renames import OldFile, committed_id, holder_of, old_info, pair_renames
+from .renames import (
+    OldFile,
+    committed_record,
+    holder_of,
+    kept_keys,
+    kept_note,
+    moved_category,
+    old_info,
+    pair_renames,
+    with_kept,
+)
 from .report import ADDED, DELETED, MODIFIED, RENAMED, Change, SyncReport, commit_subject, event_line
 from .state import SyncState, digest, replace_if_unchanged
 from .times import file_times
@@ -128,6 +137,7 @@ class _Run:
         self.unnormalised: set[str] = set()
         self.paths = MemoryPaths.from_store(self.settings.store)
         self.not_memories: dict[str, str] = {}  # candidate path → why it is not a memory
+        self.kept: dict[str, dict[str, Any]] = {}  # path → committed keys it lost with its id
         self.bases: list[str] = []
         self.head: str | None = None  # HEAD when the run began: every comparison is with this sha
         self.since: dict[str, str] = {}  # path → the commit it is compared with: one a foreign commit changed
@@ -355,18 +365,19 @@ class _Run:
         forced_id: dict[str, str],
         refs: tuple[str | None, ...],
     ) -> None:
-        """An edited file that lost its ``id`` line gets back the id its committed version had (HEAD's,
-        else the sync base's), not a new path-derived one. Only edited files are looked up (one
-        ``git show`` each), so adopting a vault of committed notes without ids costs nothing."""
+        """An edited file that lost its ``id`` line gets back the id its committed version had (HEAD's, else
+        the sync base's), not a new path-derived one, and the other keys it lost (:func:`kept_keys`). Only
+        edited files are looked up (one ``git show`` each): adopting committed notes without ids costs nothing."""
         for path, _data, checked in valid:
             record = checked.record
             if record is None or "id" in record.frontmatter or path in forced_id or path in partner_of:
                 continue
             if self.is_new(path) or (path not in self.status and self.diff_letter.get(path) != "M"):
                 continue
-            kept = committed_id(self.ledger, path, refs)
+            kept = committed_record(self.ledger, path, refs)
             if kept:
-                forced_id[path] = kept
+                forced_id[path] = kept.id
+                self.kept[path] = kept_keys(record.frontmatter, kept.frontmatter)
 
     def dedupe_ids(
         self, valid: list[tuple[str, bytes, Checked]], old: dict[str, OldFile], forced_id: dict[str, str], index: Any
@@ -423,9 +434,11 @@ class _Run:
         bodies = BodyCheck(self.ledger, self.head, self.status, self.bases, self.is_new, self.since)
         bodies.load((p, c.record, partner_of.get(p)) for p, _d, c in valid if p not in quiet and c.record)
         for path, _data, checked in valid:
+            kept = self.kept.get(path, {})
+            checked = with_kept(checked, kept) if kept else checked  # planned as if the keys were still there
             record = checked.record
             assert record is not None
-            plan = planned_changes(
+            plan = kept | planned_changes(
                 checked,
                 now=now,
                 store=self.settings.store,
@@ -433,7 +446,7 @@ class _Run:
                 memory_id=forced_id.get(path),
                 body_changed=False if path in quiet else bodies.changed(path, record, partner_of.get(path)),
                 times=times.get(path),
-                category=self.moved_category(record, partner_of.get(path)),
+                category=moved_category(record, partner_of.get(path)),
                 normalize_all=self.normalize_all,
             )
             if plan and not self.normalize:
@@ -466,23 +479,15 @@ class _Run:
                 written[path] = keys
             elif self.dry_run and path in forced_id:  # as the real run names it: the id git had
                 record = MemoryRecord(
-                    path, {**record.frontmatter, "id": forced_id[path]}, record.body, record.namespace
+                    path,
+                    {**self.kept.get(path, {}), **record.frontmatter, "id": forced_id[path]},
+                    record.body,
+                    record.namespace,
                 )
             records.append(record)
             record_sha[path] = digest(data)
             self.checked_bytes[path] = data
         return records, written, record_sha
-
-    def moved_category(self, record: MemoryRecord, partner: str | None) -> str | None:
-        """The new folder's category for a file moved between category folders whose ``category``
-        named the old one (a folder move is how a person recategorises a note)."""
-        if partner is None:
-            return None
-        old, new = folder_category(partner), folder_category(record.path)
-        if old is None or new is None or old == new:
-            return None
-        said = record.frontmatter.get("category")
-        return new if said is not None and category_of({"category": said}, partner) == old else None
 
     def describe_changes(
         self,
@@ -504,7 +509,8 @@ class _Run:
                 path,
                 record.id,
                 normalized=written.get(path, []),
-                note=notes.get(path),
+                note="; ".join(filter(None, (kept_note(self.kept.get(path, {})), notes.get(path)))) or None,
+                kept=[k for k, v in self.kept.get(path, {}).items() if record.frontmatter.get(k) == v],
                 origin="working-tree" if path in self.status else "git",
             )
             if path in partner_of:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from remnic.errors import MemoryFormatError, RemnicError
 from remnic.memfile.model import MemoryRecord, content_hash, parse_file
 from remnic.memfile.normalize import Checked
-from remnic.memfile.paths import MemoryPaths
+from remnic.memfile.paths import MemoryPaths, folder_category
+from remnic.memfile.values import CREATED_KEYS, UPDATED_KEYS, category_of
 from remnic.repo.ledger import Ledger
 
 
@@ -40,10 +41,59 @@ def _committed_versions(ledger: Ledger, path: str, refs: Iterable[str | None]) -
             continue
 
 
-def committed_id(ledger: Ledger, path: str, refs: Iterable[str | None]) -> str | None:
-    """The id the committed version at ``path`` names itself (the first of ``refs`` whose version has a
-    valid one): a file whose ``id:`` line was deleted by hand keeps it."""
-    return next((r.id for r in _committed_versions(ledger, path, refs) if r.has_id), None)
+def committed_record(ledger: Ledger, path: str, refs: Iterable[str | None]) -> MemoryRecord | None:
+    """The committed version at ``path`` that names its id (the first of ``refs`` whose version has a
+    valid one): a file whose ``id:`` line was deleted by hand keeps it, with the rest of its frontmatter."""
+    return next((r for r in _committed_versions(ledger, path, refs) if r.has_id), None)
+
+
+_SAID_TOGETHER = (
+    CREATED_KEYS,
+    UPDATED_KEYS,
+    ("tags", "tag"),
+    ("confidence", "confidenceTier"),
+    ("importanceScore", "importance", "priority", "importanceLevel"),
+)
+"""Keys that say one thing: a file stating one of them keeps its word, its committed siblings stay out."""
+
+
+def kept_keys(meta: Mapping[str, Any], committed: Mapping[str, Any]) -> dict[str, Any]:
+    """The committed frontmatter keys a file lost with its ``id`` (an editor saving a buffer from
+    before sync added the frontmatter): the edit was to the body, so its state (status, tags, scores,
+    ``created``, supersession) comes back rather than defaults. Keys the file states win."""
+    said = set(meta)
+    for group in _SAID_TOGETHER:
+        if said & set(group):
+            said |= set(group)
+    return {k: v for k, v in committed.items() if k not in said}
+
+
+def kept_note(kept: Mapping[str, Any]) -> str:
+    """The sync line's word on what came back: every key but the id and the times a body edit stamps."""
+    names = [k for k in kept if k not in ("id", "contentHash", *UPDATED_KEYS)]
+    if "status" in kept:
+        names[names.index("status")] = f"status: {kept['status']}"
+    return "frontmatter kept from the committed version: " + ", ".join(names) if names else ""
+
+
+def with_kept(checked: Checked, kept: Mapping[str, Any]) -> Checked:
+    """``checked`` as if its file still had the ``kept`` keys: what normalising plans against."""
+    record = checked.record
+    assert record is not None
+    merged = MemoryRecord(record.path, {**kept, **record.frontmatter}, record.body, record.namespace)
+    return replace(checked, record=merged)
+
+
+def moved_category(record: MemoryRecord, partner: str | None) -> str | None:
+    """The new folder's category for a file moved between category folders whose ``category``
+    named the old one (a folder move is how a person recategorises a note)."""
+    if partner is None:
+        return None
+    old, new = folder_category(partner), folder_category(record.path)
+    if old is None or new is None or old == new:
+        return None
+    said = record.frontmatter.get("category")
+    return new if said is not None and category_of({"category": said}, partner) == old else None
 
 
 def pair_renames(

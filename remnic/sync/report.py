@@ -29,6 +29,8 @@ class Change:
     """``working-tree`` (an uncommitted edit) or ``git`` (already committed: plain git, a pull, a checkout)."""
     committed: bool = False
     note: str | None = None
+    kept: list[str] = field(default_factory=list)
+    """Keys written back from the committed version: a file that lost its ``id`` keeps the memory's state."""
 
     @property
     def letter(self) -> str:
@@ -44,6 +46,7 @@ class Change:
             "origin": self.origin,
             "committed": self.committed,
             "note": self.note,
+            "kept": self.kept,
         }
 
     def describe(self, commit: str | None = None) -> str:
@@ -53,10 +56,9 @@ class Change:
         if self.id:
             parts.append(self.id)
         extra = []
-        if self.normalized:
-            extra.append(
-                "added frontmatter" if len(self.normalized) > 4 else "normalised " + ", ".join(self.normalized)
-            )
+        written = [k for k in self.normalized if k not in self.kept]
+        if written:
+            extra.append("added frontmatter" if len(written) > 4 else "normalised " + ", ".join(written))
         if self.origin == "git" and not self.committed:  # one this sync committed (normalised) is not
             extra.append("already in git")
         if self.note:
@@ -78,6 +80,7 @@ class Change:
             data.get("origin", "working-tree"),
             bool(data.get("committed")),
             data.get("note"),
+            list(data.get("kept") or []),
         )
 
 
@@ -178,6 +181,11 @@ class SyncReport:
             message = f"the index was not updated ({self.index_error}); the commit is made, the index catches up"
             events.append({"event": "warning", "message": message})
         return events
+
+    def left_behind(self) -> dict[str, str]:
+        """Memory files skipped and left pending (held open, still being written): path → why."""
+        pending = set(self.pending)
+        return {s["path"]: s["reason"] for s in self.skipped if s["path"] in pending}
 
     def lines(self) -> list[str]:
         """One line per change, problem and skipped file (what `sync run` and the watcher print)."""
