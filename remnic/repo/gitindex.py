@@ -93,7 +93,7 @@ class IndexLock:
         self._identity: list[int] = []
 
     def acquire(self, timeout_s: float) -> bool:
-        """Take the lock, retrying while git holds it (a ``git commit`` with its editor open); False on timeout."""
+        """Take the lock, retrying while git holds it (``git add``, a ``git commit -a`` with its editor open); False on timeout."""
         deadline = time.monotonic() + timeout_s
         delay = 0.01
         while True:
