@@ -11,7 +11,7 @@ import pytest
 from remnic.bench import locomo
 
 DATA = locomo.default_data_dir()
-SESSIONS = 5  # the first sessions of one conversation keep this under ~10 s
+SESSIONS = 2  # the first sessions of one conversation (44 turns, 17 questions in categories 1–4): a few seconds
 
 
 @pytest.fixture(scope="module")
@@ -63,11 +63,11 @@ def test_turn_smoke_run_has_sane_metrics_and_hybrid_beats_bm25(subset: Path) -> 
         assert o["recall@5"] <= o["hit@5"] <= 1.0 and 0.0 < o["mrr"] <= 1.0
         assert o["p50_ms"] > 0
     hybrid, bm25, vec = (methods[m]["overall"] for m in ("hybrid", "bm25-only", "vector-only"))
-    # ~56 questions: two of them are 0.036 of R@10. The neighbour cap lifted BM25-only here (0.884 -> 0.920)
-    # while hybrid stayed at 0.893; on all five conversations hybrid leads (docs/benchmarks.md).
+    # 17 questions: one of them is 0.059 of R@10, so this smoke run allows BM25-only a near tie; on all five
+    # conversations hybrid leads (docs/benchmarks.md).
     assert hybrid["recall@10"] >= bm25["recall@10"] - 0.05
     assert hybrid["recall@5"] >= vec["recall@5"]
-    assert hybrid["recall@10"] >= 0.6  # far above chance on ~100 candidate turns
+    assert hybrid["recall@10"] >= 0.6  # far above chance (10 of 44 candidate turns)
     text = locomo.render(result)
     assert "| hybrid |" in text and "single-hop (4) R@5" in text
 
@@ -113,11 +113,11 @@ def test_cv_smoke_run_reports_held_out_figures_per_category(subset: Path, tmp_pa
     from remnic.bench import locomo_cv
 
     data = json.loads(subset.read_text(encoding="utf-8"))
-    keep = {"session_1", "session_2", "session_3"}
+    keep = {"session_1"}  # a second, shorter conversation: its first session (16 questions, temporal among them)
     second = {k: v for k, v in data.items() if not k.startswith("session_") or k.split("_date_time")[0] in keep}
     known = {t["dia_id"] for k in keep for t in data[k]}
     second["qa"] = [q for q in data["qa"] if set(locomo.normalize_evidence(q.get("evidence", []))) <= known]
-    other = tmp_path / "30-first3.json"
+    other = tmp_path / "30-first1.json"
     other.write_text(json.dumps(second), encoding="utf-8")
     grid = (locomo.Method("defaults"), locomo.Method("bm25-only", {"weight_vector": 0.0}))
     cv = locomo_cv.run_cv([subset, other], granularity="turn", grid=grid)

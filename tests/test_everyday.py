@@ -66,20 +66,20 @@ def test_a_correction_imported_with_supersedes_leaves_only_the_new_fact(repo: Pa
 
 def test_status_and_doctor_are_green_right_after_the_first_store(tmp_path: Path) -> None:
     root = tmp_path / "mem"
-    assert run_remnic("init", str(root)).code == 0
+    assert run_cli("init", str(root)).code == 0
     # The new repository has its (empty) index at once.
-    status = json.loads(run_remnic("status", "--json", "--memory-dir", str(root)).out)
+    status = json.loads(run_cli("status", "--json", "--memory-dir", str(root)).out)
     assert status["index"]["state"] == "ok" and status["index"]["commit"] == status["head"]
-    doctor = run_remnic("doctor", "--json", "--memory-dir", str(root))
+    doctor = run_cli("doctor", "--json", "--memory-dir", str(root))
     assert doctor.code == 0
     assert [c["name"] for c in json.loads(doctor.out)["checks"] if c["status"] != "ok"] == []
     assert run_remnic("store", "We cut releases every Tuesday", "--memory-dir", str(root)).code == 0
     # A one-shot write leaves the index to the next recall: healthy, and said so.
     assert run_remnic("store", "Ana prefers tabs", "--memory-dir", str(root)).code == 0
-    status = json.loads(run_remnic("status", "--json", "--memory-dir", str(root)).out)
+    status = json.loads(run_cli("status", "--json", "--memory-dir", str(root)).out)
     assert status["index"]["state"] == "behind"
-    assert "index: ok" in run_remnic("status", "--memory-dir", str(root)).out
-    doctor = json.loads(run_remnic("doctor", "--json", "--memory-dir", str(root)).out)
+    assert "index: ok" in run_cli("status", "--memory-dir", str(root)).out
+    doctor = json.loads(run_cli("doctor", "--json", "--memory-dir", str(root)).out)
     assert all(c["status"] == "ok" for c in doctor["checks"]), doctor["checks"]
 
 
@@ -209,8 +209,8 @@ def test_progress_bars_on_a_terminal_and_quiet_silences_them(repo: Path) -> None
     cli(repo, "store", "The coffee machine is on the second floor")
     assert "embedding [" in _on_a_terminal(["reindex", "--memory-dir", str(repo)])
     assert "embedding [" not in _on_a_terminal(["reindex", "--quiet", "--memory-dir", str(repo)])
-    piped = run_remnic("reindex", "--memory-dir", str(repo))
-    assert piped.code == 0 and "[" not in piped.err  # not a terminal: no bar
+    piped = run_cli("reindex", "--memory-dir", str(repo))
+    assert piped.code == 0 and "[" not in piped.err  # not a terminal (a pipe): no bar
     transcript = repo.parent / "chat.txt"
     transcript.write_text("".join(f"Ana: I moved the build to runner {i} today.\n" for i in range(12)))
     observed = _on_a_terminal(

@@ -31,7 +31,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def index_check(root: Path) -> dict[str, Any]:
-    doctor = json.loads(run_remnic("doctor", "--json", "--memory-dir", str(root)).out)
+    doctor = json.loads(run_cli("doctor", "--json", "--memory-dir", str(root)).out)
     return next(c for c in doctor["checks"] if c["name"] == "index")
 
 
@@ -43,15 +43,15 @@ def test_a_file_deleted_after_a_reindex_is_not_recalled(repo: Path) -> None:
     assert git(repo, "status", "--porcelain").strip() == ""  # untracked and gone: git says nothing
 
     # Before any recall, status and doctor see that the index holds a memory whose file is gone.
-    status = json.loads(run_remnic("status", "--json", "--memory-dir", str(repo)).out)
+    status = json.loads(run_cli("status", "--json", "--memory-dir", str(repo)).out)
     assert status["memories"] == 2 and status["index"]["count"] == 3
     assert status["index"]["mismatch"]["gone"] == ["facts/giraffe.md"]
-    text = run_remnic("status", "--memory-dir", str(repo)).out
+    text = run_cli("status", "--memory-dir", str(repo)).out
     assert "index mismatch: 3 memories indexed, 2 memory files" in text and "facts/giraffe.md" in text
     check = index_check(repo)
     assert check["status"] == "warn" and "facts/giraffe.md: indexed, no memory file" in check["problems"]
 
-    query = run_remnic("query", "giraffes long necks", "--json", "--memory-dir", str(repo))
+    query = run_cli("query", "giraffes long necks", "--json", "--memory-dir", str(repo))
     assert query.code == 0, query.err
     assert "mem_giraffe1" not in [h["id"] for h in json.loads(query.out)["hits"]]
     assert run_cli("get", "mem_giraffe1", "--memory-dir", str(repo)).code != 0

@@ -20,7 +20,7 @@ Ben: I will probably switch to Rust for the parser someday.
 
 
 def review(root: Path, *args: str) -> dict:
-    out = run_remnic("review", *args, "--json", "--memory-dir", str(root))
+    out = run_cli("review", *args, "--json", "--memory-dir", str(root))
     assert out.code == 0, out.err
     return json.loads(out.out)
 

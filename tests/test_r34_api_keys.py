@@ -118,7 +118,7 @@ def test_store_extra_with_a_near_miss_key_is_refused(memory: Memory) -> None:
 
 def test_cli_import_of_a_misspelt_key_names_the_line_and_imports_nothing(tmp_path: Path) -> None:
     root = tmp_path / "mem"
-    assert run_remnic("init", str(root)).code == 0
+    Memory.init(root).close()
     lines = tmp_path / "typo.jsonl"
     lines.write_text(
         '{"content":"Ana prefers tabs","category":"preference"}\n'
@@ -137,7 +137,8 @@ def test_cli_import_of_a_misspelt_key_names_the_line_and_imports_nothing(tmp_pat
     assert run_remnic("import", str(lines), "--memory-dir", str(root)).code == 0
     assert list((root / "decisions").glob("*.md"))
     # the CLI's update and forget write remnic's own keys (forgottenAt, archivedAt…): never refused
-    stored = run_remnic("store", "Ana prefers spaces", "--memory-dir", str(root), "--json").json()
+    with Memory.open(root) as memory:
+        stored = {"id": memory.store("Ana prefers spaces").id}
     updated = run_remnic("update", stored["id"], "--status", "archived", "--tags", "a,b", "--memory-dir", str(root))
     assert updated.code == 0, updated.err
     forgot = run_remnic("forget", stored["id"], "--reason", "obsolete", "--memory-dir", str(root))

@@ -5,11 +5,13 @@ counts, tags, turns and sessions as they stand inside the transaction, and citat
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 from typing import Any
 
-from conftest import git, run_cli, run_remnic
+import pytest
+from conftest import git, run_cli
 
 from remnic.config import settings_for
 from remnic.memfile.model import parse_file
@@ -43,13 +45,21 @@ def _write(root: Path, names: dict[str, str]) -> None:
         )
 
 
-def _consolidated(root: Path, names: dict[str, str]) -> dict[str, dict[str, Any]]:
-    """Three near-duplicates under these file names, committed by a sync, then `remnic consolidate`."""
+@pytest.fixture(scope="module")
+def blank(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One new repository per module, copied for each case (it stores no absolute path)."""
+    root = tmp_path_factory.mktemp("blank") / "mem"
     Memory.init(root, settings=settings_for(root)).close()
+    return root
+
+
+def _consolidated(blank: Path, root: Path, names: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Three near-duplicates under these file names, committed by a sync, then `remnic consolidate`."""
+    shutil.copytree(blank, root, symlinks=True)
     _write(root, names)
     assert run_cli("sync", "run", "--quiet", "--memory-dir", str(root)).code == 0
     before = git(root, "rev-list", "--count", "HEAD")
-    out = run_remnic("consolidate", "--json", "--memory-dir", str(root))
+    out = run_cli("consolidate", "--json", "--memory-dir", str(root))
     assert out.code == 0, out.err
     assert sorted((m["id"], m["into"]) for m in out.json()["merged"]) == [(B, A), (C, A)]
     assert int(git(root, "rev-list", "--count", "HEAD")) == int(before) + 1  # one commit for the pass
@@ -62,12 +72,12 @@ def _consolidated(root: Path, names: dict[str, str]) -> dict[str, dict[str, Any]
     }
 
 
-def test_three_near_duplicates_merge_into_the_oldest_whatever_the_file_names(tmp_path: Path) -> None:
+def test_three_near_duplicates_merge_into_the_oldest_whatever_the_file_names(blank: Path, tmp_path: Path) -> None:
     newest_first = {C: "1c.md", B: "2b.md", A: "3a.md"}  # C scanned first: it built C → B → A before
     oldest_first = {A: "1a.md", B: "2b.md", C: "3c.md"}
     runs = [
-        _consolidated(tmp_path / "newest-first", newest_first),
-        _consolidated(tmp_path / "oldest-first", oldest_first),
+        _consolidated(blank, tmp_path / "newest-first", newest_first),
+        _consolidated(blank, tmp_path / "oldest-first", oldest_first),
     ]
     for fm in runs:
         survivor = fm[A]
@@ -87,15 +97,15 @@ def test_three_near_duplicates_merge_into_the_oldest_whatever_the_file_names(tmp
     assert plain[0] == plain[1]
 
 
-def test_a_second_consolidate_merges_nothing_and_citations_name_every_session(tmp_path: Path) -> None:
+def test_a_second_consolidate_merges_nothing_and_citations_name_every_session(blank: Path, tmp_path: Path) -> None:
     root = tmp_path / "mem"
-    _consolidated(root, {C: "1c.md", B: "2b.md", A: "3a.md"})
+    _consolidated(blank, root, {C: "1c.md", B: "2b.md", A: "3a.md"})
     head = git(root, "rev-parse", "HEAD")
-    again = run_remnic("consolidate", "--json", "--memory-dir", str(root))
+    again = run_cli("consolidate", "--json", "--memory-dir", str(root))
     assert again.code == 0, again.err
     assert again.json()["merged"] == [] and again.json()["commit"] is None
     assert git(root, "rev-parse", "HEAD") == head
-    out = run_remnic("query", "dark mode in the code editor", "--citations", "--quiet", "--memory-dir", str(root))
+    out = run_cli("query", "dark mode in the code editor", "--citations", "--quiet", "--memory-dir", str(root))
     assert out.code == 0, out.err
     rollouts = out.out.split("<rollout_ids>\n", 1)[1].split("\n</rollout_ids>", 1)[0].splitlines()
     assert rollouts == ["sess-a", "sess-b", "sess-c"]
@@ -108,10 +118,10 @@ BRIDGED = [  # B is a near-duplicate of each; A and C name another editor, so th
 ]
 
 
-def test_a_memory_bridged_in_by_another_is_not_merged_into_one_it_contradicts(tmp_path: Path) -> None:
+def test_a_memory_bridged_in_by_another_is_not_merged_into_one_it_contradicts(blank: Path, tmp_path: Path) -> None:
     for order in ("abc", "cba"):
         root = tmp_path / order
-        Memory.init(root, settings=settings_for(root)).close()
+        shutil.copytree(blank, root, symlinks=True)
         for rank, (mid, days, text) in enumerate(BRIDGED):
             when = _iso(days)
             name = f"{order.index('abc'[rank]) + 1}{'abc'[rank]}.md"
@@ -121,7 +131,7 @@ def test_a_memory_bridged_in_by_another_is_not_merged_into_one_it_contradicts(tm
                 encoding="utf-8",
             )
         assert run_cli("sync", "run", "--quiet", "--memory-dir", str(root)).code == 0
-        out = run_remnic("consolidate", "--json", "--memory-dir", str(root))
+        out = run_cli("consolidate", "--json", "--memory-dir", str(root))
         assert out.code == 0, out.err
         assert [(m["id"], m["into"]) for m in out.json()["merged"]] == [(B, A)], order
         with Memory.open(settings=settings_for(root)) as memory:

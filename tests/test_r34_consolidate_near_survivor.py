@@ -5,10 +5,12 @@ others were merged into is never merged itself, so every ``mergedInto`` names an
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
-from conftest import run_cli, run_remnic
+import pytest
+from conftest import run_cli
 
 from remnic.config import settings_for
 from remnic.service import Memory
@@ -26,16 +28,24 @@ def _write(root: Path, name: str, mid: str, days: int, text: str) -> None:
     )
 
 
+@pytest.fixture(scope="module")
+def blank(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One new repository per module, copied for each case (it stores no absolute path)."""
+    root = tmp_path_factory.mktemp("blank") / "mem"
+    Memory.init(root, settings=settings_for(root)).close()
+    return root
+
+
 def _consolidate(root: Path) -> list[tuple[str, str]]:
     assert run_cli("sync", "run", "--quiet", "--memory-dir", str(root)).code == 0
-    out = run_remnic("consolidate", "--json", "--memory-dir", str(root))
+    out = run_cli("consolidate", "--json", "--memory-dir", str(root))
     assert out.code == 0, out.err
     return sorted((m["id"], m["into"]) for m in out.json()["merged"])
 
 
-def _repo(root: Path, rows: list[tuple[str, int, str]], newest_first: bool) -> Path:
+def _repo(blank: Path, root: Path, rows: list[tuple[str, int, str]], newest_first: bool) -> Path:
     """The rows as memory files, named so the scan meets them oldest first or newest first."""
-    Memory.init(root, settings=settings_for(root)).close()
+    shutil.copytree(blank, root, symlinks=True)
     ranked = sorted(rows, key=lambda r: r[1], reverse=not newest_first)  # by days ago
     for rank, (mid, days, text) in enumerate(ranked):
         _write(root, f"{rank}-{mid[-1]}.md", mid, days, text)
@@ -43,7 +53,7 @@ def _repo(root: Path, rows: list[tuple[str, int, str]], newest_first: bool) -> P
 
 
 def _query(root: Path, text: str) -> list[str]:
-    out = run_remnic("query", text, "-k", "3", "--json", "--memory-dir", str(root))
+    out = run_cli("query", text, "-k", "3", "--json", "--memory-dir", str(root))
     assert out.code == 0, out.err
     return [hit["id"] for hit in out.json()["hits"]]
 
@@ -66,9 +76,9 @@ DRIFT = [  # each adds a detail; A and E are not near-duplicates (cosine < the f
 ]
 
 
-def test_a_drifting_series_is_not_folded_into_its_first_member(tmp_path: Path) -> None:
+def test_a_drifting_series_is_not_folded_into_its_first_member(blank: Path, tmp_path: Path) -> None:
     for newest_first in (True, False):
-        root = _repo(tmp_path / f"drift-{newest_first}", DRIFT, newest_first)
+        root = _repo(blank, tmp_path / f"drift-{newest_first}", DRIFT, newest_first)
         # D and E are no near-duplicates of A: they merge into each other, not into A
         assert _consolidate(root) == [(B, A), (C, A), (E, D)], newest_first
         _no_chain(root)
@@ -86,9 +96,9 @@ EDITORS = [  # B and C are near-duplicates of A, but name two other editors
 ]
 
 
-def test_two_members_that_differ_concretely_never_share_a_survivor(tmp_path: Path) -> None:
+def test_two_members_that_differ_concretely_never_share_a_survivor(blank: Path, tmp_path: Path) -> None:
     for newest_first in (True, False):
-        root = _repo(tmp_path / f"editors-{newest_first}", EDITORS, newest_first)
+        root = _repo(blank, tmp_path / f"editors-{newest_first}", EDITORS, newest_first)
         assert _consolidate(root) == [(B, A)], newest_first
         _no_chain(root)
         with Memory.open(settings=settings_for(root)) as memory:
@@ -97,9 +107,9 @@ def test_two_members_that_differ_concretely_never_share_a_survivor(tmp_path: Pat
         assert _consolidate(root) == []
 
 
-def test_a_later_pass_keeps_apart_what_an_earlier_pass_merged(tmp_path: Path) -> None:
+def test_a_later_pass_keeps_apart_what_an_earlier_pass_merged(blank: Path, tmp_path: Path) -> None:
     """Vim arrives after VSCode was merged into the generic note: it is not merged beside it."""
-    root = _repo(tmp_path / "later", EDITORS[:2], True)
+    root = _repo(blank, tmp_path / "later", EDITORS[:2], True)
     assert _consolidate(root) == [(B, A)]
     _write(root, "late-c.md", *EDITORS[2])
     assert _consolidate(root) == []
@@ -114,11 +124,11 @@ SAME = [
 ]
 
 
-def test_a_memory_others_were_merged_into_is_never_merged_itself(tmp_path: Path) -> None:
-    """An older near-duplicate pulled in later finds B already a survivor: B stays active, so C's
-    ``mergedInto`` keeps naming an active memory (no chain across passes)."""
-    root = _repo(tmp_path / "pulled", SAME[1:], True)
+def test_a_memory_others_were_merged_into_is_never_merged_itself(blank: Path, tmp_path: Path) -> None:
+    """An older near-duplicate pulled in later finds B already a survivor: B stays active (and, held,
+    takes A in), so C's ``mergedInto`` keeps naming an active memory (no chain across passes)."""
+    root = _repo(blank, tmp_path / "pulled", SAME[1:], True)
     assert _consolidate(root) == [(C, B)]
     _write(root, "pulled-a.md", *SAME[0])
-    assert _consolidate(root) == []
+    assert _consolidate(root) == [(A, B)]
     _no_chain(root)

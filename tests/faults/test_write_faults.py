@@ -10,10 +10,11 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
-from conftest import git, run_remnic, snapshot_tree
+from conftest import git, run_cli, run_remnic, snapshot_tree
 
 from remnic.config import settings_for
 from remnic.errors import LedgerError
@@ -51,7 +52,7 @@ def test_store_killed_at_each_step_is_done_or_never_happened(root: Path, point: 
     # Whoever writes next finishes or undoes it; a status check alone must not need to.
     after = run_remnic("store", "An unrelated second memory", "--memory-dir", str(root))
     assert after.code == 0, after.err
-    listed = {m["content"] for m in run_remnic("list", "--json", "--memory-dir", str(root)).json()["memories"]}
+    listed = {m["content"] for m in run_cli("list", "--json", "--memory-dir", str(root)).json()["memories"]}
     if point in BEFORE_HEAD_MOVES:
         assert "Deploys freeze on Fridays" not in listed
         assert git(root, "rev-list", "--count", f"{before_head}..HEAD").strip() == "1"
@@ -75,7 +76,7 @@ def test_import_killed_midway_is_all_or_nothing_and_a_retry_never_duplicates(
     assert killed.code == -9
     retry = run_remnic("import", str(batch), "--memory-dir", str(root), "--json")
     assert retry.code == 0, retry.err
-    memories = run_remnic("list", "--json", "--memory-dir", str(root)).json()["memories"]
+    memories = run_cli("list", "--json", "--memory-dir", str(root)).json()["memories"]
     contents = [m["content"] for m in memories]
     assert len(contents) == len(set(contents)) == 120  # every line once: undone and redone, or kept and skipped
     assert retry.json()["imported"] == (120 if point == "files-written" else 0)
@@ -85,19 +86,19 @@ def test_import_killed_midway_is_all_or_nothing_and_a_retry_never_duplicates(
 
 @pytest.mark.parametrize("point", CRASH_POINTS)
 def test_sync_killed_at_each_step_loses_no_hand_edit(root: Path, point: str) -> None:
-    stored = run_remnic("store", "The staging DB port is 5432", "--memory-dir", str(root), "--json")
-    path = root / stored.json()["path"]
+    with Memory.open(root) as memory:  # setup only: the kill under test is the sync's
+        path = root / memory.store("The staging DB port is 5432").record.path
     path.write_text(path.read_text().replace("5432", "5433"))  # a hand edit, then a sync killed mid-commit
     (root / "facts" / "handwritten.md").write_text("Ana prefers tabs over spaces\n")
     killed = run_remnic("sync", "run", "--memory-dir", str(root), env={"REMNIC_CRASH_AT": point})
     assert killed.code == -9
     assert "5433" in path.read_text()  # whatever the kill undid, it was not the user's edit
-    again = run_remnic("sync", "run", "--memory-dir", str(root), "--json")
+    again = run_cli("sync", "run", "--memory-dir", str(root), "--json")
     assert again.code == 0, again.err
     assert status(root) == ""  # both edits committed by one sync or the other, nothing left behind
     assert "5433" in git(root, "show", f"HEAD:{path.relative_to(root)}")
     assert "Ana prefers tabs over spaces" in git(root, "show", "HEAD:facts/handwritten.md")
-    found = run_remnic("query", "staging DB port", "--memory-dir", str(root), "--json").json()
+    found = run_cli("query", "staging DB port", "--memory-dir", str(root), "--json").json()
     assert "5433" in found["hits"][0]["content"]
     assert not list((root / ".remnic" / "txn").glob("*.json"))
     fsck(root)
@@ -130,13 +131,29 @@ def _short_git_retry(root: Path, seconds: float) -> None:
     git(root, "commit", "-q", "-m", "shorter git retry")
 
 
+def _unlink_once_a_write_started(root: Path, lock: Path) -> threading.Thread:
+    """Release ``lock`` shortly after a write's journal appears: the writer is then at, or nearly at, the lock."""
+
+    def run() -> None:
+        deadline = time.monotonic() + 120
+        while not list((root / ".remnic" / "txn").glob("*.json")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        lock.unlink()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
 def test_cli_store_waits_for_a_released_index_lock_and_reports_a_held_one(root: Path) -> None:
-    _short_git_retry(root, 3)
+    _short_git_retry(root, 1.5)
     lock = root / ".git" / "index.lock"
     # Released within the bound: the write finishes as if nothing happened.
     lock.write_text("")
-    threading.Timer(1.0, lock.unlink).start()
+    releaser = _unlink_once_a_write_started(root, lock)
     released = run_remnic("store", "We deploy on Tuesdays", "--memory-dir", str(root), "--json")
+    releaser.join()
     assert released.code == 0, released.err
     assert "warnings" not in released.json() and released.json()["commit"] == head(root)
     assert status(root) == ""
@@ -149,11 +166,11 @@ def test_cli_store_waits_for_a_released_index_lock_and_reports_a_held_one(root: 
     [warning] = data["warnings"]
     assert warning["field"] == "gitIndex" and "index.lock" in warning["message"] and "sync run" in warning["message"]
     assert "the write is committed" in held.err
-    doctor = {c["name"]: c for c in run_remnic("doctor", "--json", "--memory-dir", str(root)).json()["checks"]}
+    doctor = {c["name"]: c for c in run_cli("doctor", "--json", "--memory-dir", str(root)).json()["checks"]}
     assert doctor["writes"]["status"] == "warn"
     assert doctor["working-tree"]["status"] == "ok"  # nothing for sync to commit: only git's index lags
     lock.unlink()
-    synced = run_remnic("sync", "run", "--memory-dir", str(root), "--json")
+    synced = run_cli("sync", "run", "--memory-dir", str(root), "--json")
     assert synced.code == 0, synced.err
     assert status(root) == ""  # the lag repaired, the file never deleted
     assert "We deploy on Fridays" in git(root, "show", f"HEAD:{data['path']}")
