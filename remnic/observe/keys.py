@@ -50,6 +50,17 @@ _TIME_LEAD_RE = re.compile(
     r"|starting (?:now|today)|these days|nowadays)\s*,\s*",
     re.I,
 )
+# "Alice said the ledger service is owned by team Orion": whose words they are is not the subject; the
+# statement after it is ("…, Alice said" after it is a trailing clause already).
+_REPORTED_LEAD_RE = re.compile(
+    r"^(?:(?i:according to) [^,;]+,\s*|(?:[A-Z][\w-]*(?:\s[A-Z][\w-]*)?|I|we|he|she|they|the user)\s+"
+    r"(?:(?:has|have|had|just|also)\s+)?(?:said|says|told\s+(?:me|us|him|her|them|everyone)|mentioned|wrote"
+    r"|confirmed|announced|explained|noted|reported|pointed out|heard)\s+(?:that\s+)?)"
+)
+# Verbs of saying or thinking: a noun phrase holding one is a clause, never what a value is of.
+_SAYING_WORDS = words("said says told tells thinks believes mentioned wrote heard confirmed")
+# "The ledger service is owned by team Orion": its owner, the key "Dana owns the ledger service now" has.
+_OWNED_BY_RE = re.compile(r"^owned\s+by\s+(?P<value>.+)$", re.I)
 # "Starting next month, …", "… on port 6543 from next week": the value is not current yet, so it
 # replaces nothing now.
 _FUTURE_RE = re.compile(
@@ -141,6 +152,16 @@ _HEDGE_LEAD_RE = re.compile(
     re.I,
 )
 _HEDGE_IN_VALUE_RE = re.compile(r"^(?:probably|maybe|perhaps|possibly|likely)\s+", re.I)
+# A hedge after what is stated, as a clause of its own after a comma ("… is 6543, maybe, not sure.", "… is
+# 6543, Bob guesses.", "…, if I remember right."): a closed list, each a whole clause, so no value is cut.
+_HEDGE_TAIL_RE = re.compile(
+    r"(?:\s*,\s*(?:maybe|probably|perhaps|possibly|i think|i guess|i believe|i suppose|i reckon|i'?m guessing"
+    r"|(?:i'?m\s+)?not (?:sure|certain|100%(?: sure)?)|(?:but\s+)?don'?t quote me(?: on (?:it|that))?"
+    r"|if i (?:remember|recall) (?:right|rightly|correctly)|iirc|or (?:so|something)"
+    r"|(?:[A-Z][\w-]*(?:\s[A-Z][\w-]*)?|he|she|they|we) (?:thinks|guesses|believes|supposes|reckons|assumes)"
+    r"|(?:he|she|they|we) (?:think|guess|believe|suppose|reckon|assume))(?:\s+(?:though|anyway))?)+\s*[.!?]*$",
+    re.I,
+)
 # A hedge in the verb ("the staging DB port might be 5434 now"): the statement is "… is 5434". Not
 # "should be" nor "must be": those say what a thing is meant to be ("The port should be 5433 in prod"),
 # a rule a setting may not follow yet, so approving one replaces no value said of the thing itself.
@@ -187,9 +208,11 @@ def change_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
 
 def statement_key(content: str) -> tuple[str | None, Mapping[str, str]]:
     """The key of a stored fact's text, its hedge aside ("Ana thinks the staging DB port is 5434", "The
-    staging DB port might be 5434"): what a person approving a doubted fact accepts is the statement
-    itself. Only the review's approval asks: as observed, a hedged value keys nothing (it is queued)."""
-    text = _HEDGED_VERB_RE.sub(" is ", _HEDGE_LEAD_RE.sub("", content.strip(), count=1), count=1)
+    staging DB port might be 5434", "… is 5434, maybe, not sure"): what a person approving a doubted fact
+    accepts is the statement itself. Only the review's approval asks: as observed, a hedged value keys
+    nothing (it is queued)."""
+    text = _HEDGE_TAIL_RE.sub(".", _HEDGE_LEAD_RE.sub("", content.strip(), count=1), count=1)
+    text = _HEDGED_VERB_RE.sub(" is ", text, count=1)
     entity, attributes = value_key(text[:1].upper() + text[1:], "")
     return entity, {k: _HEDGE_IN_VALUE_RE.sub("", v) for k, v in attributes.items()}
 
@@ -198,6 +221,7 @@ def value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str
     """``(entityRef, {attribute: value})`` when the sentence (or one of its clauses) states a concrete
     value of something."""
     sentence = _TIME_LEAD_RE.sub("", sentence.strip(), count=1)
+    sentence = _REPORTED_LEAD_RE.sub("", sentence, count=1)
     if _FUTURE_RE.search(sentence) or _LIMITING_RE.search(sentence):
         return None, {}
     for clause in [sentence, *_CLAUSE_SPLIT_RE.split(sentence)]:
@@ -309,7 +333,15 @@ def _clause_value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[
     if not match:
         return None, {}
     words = match.group("np").split()
-    if words[0].lower() in _NOT_SUBJECT or any(w.lower() in ("and", "or", "because", "when", "if") for w in words):
+    if words[0].lower() in _NOT_SUBJECT or any(
+        w.lower() in ("and", "or", "because", "when", "if") or w.lower() in _SAYING_WORDS for w in words
+    ):
+        return None, {}
+    owned = _OWNED_BY_RE.match(match.group("value").strip().rstrip(".!"))
+    if owned and not match.group("owner"):
+        owner = _VALUE_QUALIFIER_RE.split(owned.group("value"), maxsplit=1)[0].strip()
+        if re.search(r"[A-Z\d]", owner) and len(owner.split()) <= 4 and owner.split()[0].lower() not in _NOT_SUBJECT:
+            return key_part(" ".join(words)), {"owner": owner}
         return None, {}
     split = len(words) - 2 if len(words) >= 2 and words[-2].lower() in _ATTRIBUTE_MODIFIERS else len(words) - 1
     attribute, entity_words = " ".join(words[split:]), words[:split]

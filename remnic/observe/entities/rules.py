@@ -236,11 +236,21 @@ def _from_ref(ref: str) -> Mention | None:
     return Mention("other", cleaned, "frontmatter") if cleaned else None
 
 
+def _supersession_key(ref: str, fm: Mapping[str, Any]) -> bool:
+    """Whether a plain ``entityRef`` is the key the observer (or a review's approval) made up so a later
+    value replaces this one ("staging-db" with ``structuredAttributes``): slug-shaped, beside the
+    attributes. It names no entity of its own: what it is about is named by the text rules or not at all
+    ("Alice said the ledger …" is no entity)."""
+    attributes = fm.get("structuredAttributes")
+    slug = re.sub(r"[\s-]+", "-", ref.strip().lower()).strip("-")  # as ``observe.records.key_part`` makes it
+    return isinstance(attributes, Mapping) and bool(attributes) and ref == slug and not _TYPED_ID.match(ref)
+
+
 def frontmatter_mentions(fm: Mapping[str, Any]) -> list[Mention]:
     out: list[Mention] = []
     refs = fm.get("entityRef")
     for ref in refs if isinstance(refs, list) else [refs]:
-        if isinstance(ref, str) and ref.strip():
+        if isinstance(ref, str) and ref.strip() and not _supersession_key(ref, fm):
             found = _from_ref(ref)
             if found:
                 out.append(found)
