@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from remnic.errors import NotFoundError
@@ -104,7 +105,12 @@ def _rebuilt(args: argparse.Namespace, memory: Any) -> tuple[dict[str, Any] | No
         return None, ""
     _index_now(args, memory)
     pages = plural(len(result["written"]) + len(result["removed"]), "entity page")
-    return result, f"(rebuilt {pages} in commit {result['commit'][:8]}: the memories changed since the last build)"
+    spaces = result.get("namespaces") or []
+    where = f" of namespace {', '.join(spaces)}" if len(spaces) == 1 else f" of namespaces {', '.join(spaces)}"
+    return result, (
+        f"(rebuilt {pages}{where if spaces else ''} in commit {result['commit'][:8]}: "
+        "the memories changed since the last build)"
+    )
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -122,6 +128,16 @@ def cmd_list(args: argparse.Namespace) -> int:
         "entities": rows,
         "rebuilt": rebuilt,
     }
+    # A namespace that holds no memory must not read like one whose memories name nobody yet.
+    warning = None if total or not args.namespace else memory.namespace_warning(args.namespace)
+    if warning:
+        data["warning"] = warning
+        print(f"remnic: warning: {safe(warning)}", file=sys.stderr)
+    none = (
+        f"no entities in namespace {args.namespace}" + (": it holds no memories" if warning else "")
+        if args.namespace
+        else "no entities yet"
+    )
     emit(
         args,
         data,
@@ -134,7 +150,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                 if rows
                 else f"no entities at --offset {args.offset} ({total} match)"
                 if total
-                else "no entities yet (pages are built from the memories' names: see `remnic entities --help`)"
+                else safe(none) + " (pages are built from the memories' names: see `remnic entities --help`)"
             )
             + (
                 f"\n{len(rows)} of {total}; next page: --offset {end}"

@@ -40,12 +40,13 @@ from remnic.observe.entities.build import (
     Source,
     carry_written,
     collect,
+    is_ours,
     page_for,
     same_content,
     timeline_time,
     with_known_names,
 )
-from remnic.observe.entities.page import id_of_stem
+from remnic.observe.entities.page import id_of_stem, merge_aliases
 from remnic.repo.messages import trailers_for
 
 if TYPE_CHECKING:
@@ -56,9 +57,13 @@ __all__ = ["ENTITY_TYPES", "get_entity", "is_page", "list_entities", "refresh"]
 log = logging.getLogger("remnic.entities")
 
 MANIFEST = "entities.json"
-VERSION = 2
+VERSION = 3
 """Bumped when a build's pages change for the same memories (2: ids fold accents, older pages are
-renamed or merged), so the first read after an upgrade rebuilds although HEAD has not moved."""
+renamed or merged; 3: a page with aliases records which are remnic's), so the first read after an
+upgrade rebuilds although HEAD has not moved."""
+BUILT = "builtAliases"
+"""A page's frontmatter list of the ``## Aliases`` lines remnic wrote: any other line is a person's,
+kept on every rebuild, and the name it gives leads to the page."""
 
 
 def _manifest_path(mem: Memory) -> Any:
@@ -92,8 +97,9 @@ def _page_id(namespace: str, eid: str) -> str:
 def _sources(
     mem: Memory, records: Sequence[MemoryRecord], progress: Callable[[int, int], None] | None = None
 ) -> list[Source]:
-    """Every active memory (pages aside) with the entities it names, by rules and then by the names
-    the rules found anywhere; ``progress(done, total)`` counts the memories read."""
+    """Every active memory (pages aside) with the entities it names by rules (the names the rules
+    found anywhere not yet added: :func:`with_known_names`); ``progress(done, total)`` counts the
+    memories read."""
     extra = mem.settings.entities.extra_tools
     out = []
     total = len(records)
@@ -107,8 +113,113 @@ def _sources(
         aliases = tuple(r.aliases)
         source = Source(r.id, r.namespace, created, r.category, r.content, r.importance, tuple(found))
         out.append(replace(source, aliases=aliases, titles=_titles(r)) if aliases else source)
-    out = with_known_names(out, {s.id: s.content for s in out})
-    return [s for s in out if s.mentions]
+    return out
+
+
+def _entities(
+    raw: Sequence[Source], pages: dict[str, MemoryRecord]
+) -> tuple[dict[tuple[str, str], Entity], dict[str, list[str]], dict[tuple[str, str], list[MemoryRecord]]]:
+    """The entities, the ``## Aliases`` lines a person added to each page (by path), and the pages
+    of remnic's to fold into another (by that one's namespace and id): a page whose name a person
+    listed as an alias of another page. A name a person listed on a page is that page's entity
+    ("Priya Raman" on person-priya-shah.md: her memories go to that page), and one the memories did
+    not name yet is found in their text as a known name."""
+    texts = {s.id: s.content for s in raw}
+    sources = [s for s in with_known_names(raw, texts) if s.mentions]
+    entities = collect(sources)
+    hand = {
+        path: _hand_lines(r, _generated(entities.get((r.namespace, id_of_stem(_stem(path))))))
+        for path, r in pages.items()
+    }
+    claimed, heads = _claims(pages, hand)
+    if not claimed:
+        return entities, hand, {}
+    known: dict[str, dict[str, str]] = {}
+    for (namespace, eid), names in heads.items():
+        for name in names:
+            known.setdefault(namespace, {})[name] = eid.split("-", 1)[0]
+    sources = [s for s in with_known_names(raw, texts, known) if s.mentions]
+    entities = collect(sources, claimed)
+    folded: dict[tuple[str, str], list[MemoryRecord]] = {}
+    for path, r in sorted(pages.items()):
+        eid = id_of_stem(_stem(path))
+        if r.frontmatter.get("source") != SOURCE or r.status != "active" or (r.namespace, eid) in entities:
+            continue
+        for key in (name_key(parse_page(r.body).name), name_key(_stem(path))):
+            into = claimed.get((r.namespace, key))
+            target = pages.get(_page_path(r.namespace, into or ""))
+            if into and into != eid and (r.namespace, into) in entities and target is not None:
+                if target.frontmatter.get("source") == SOURCE and target.status == "active":
+                    folded.setdefault((r.namespace, into), []).append(r)
+                break
+    for (namespace, eid), names in heads.items():
+        entity = entities.get((namespace, eid))
+        page = pages.get(_page_path(namespace, eid))
+        if entity is not None and page is not None and names and not entity.title:
+            # A person named the page's entity: the page keeps its name, whatever the memories say most.
+            entity.title = parse_page(page.body).name or entity.title
+    return entities, hand, folded
+
+
+def _generated(entity: Entity | None) -> list[str] | None:
+    return entity.aliases if entity is not None else None
+
+
+def _hand_lines(record: MemoryRecord, generated: Sequence[str] | None) -> list[str]:
+    """The ``## Aliases`` lines a person added to a page of remnic's: those not in its ``builtAliases``
+    (a page an older remnic built, without that record: those the memories do not give the entity,
+    ``generated``; none when no memory names it)."""
+    if record.frontmatter.get("source") != SOURCE or record.status != "active":
+        return []
+    built = record.frontmatter.get(BUILT)
+    base = [a for a in built if isinstance(a, str)] if isinstance(built, list) else generated
+    if base is None:
+        return []
+    page = parse_page(record.body)
+    return merge_aliases(page.name, [a for a in page.aliases if name_key(a) not in {name_key(b) for b in base}])
+
+
+def _is_id(name: str) -> bool:
+    """An alias that is an id (``person-josé-núñez``, a page's former file name): a link, not a name."""
+    return " " not in name and name.split("-", 1)[0] in ENTITY_TYPES and "-" in name
+
+
+def _claims(
+    pages: dict[str, MemoryRecord], hand: dict[str, list[str]]
+) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], list[str]]]:
+    """Names a person gave a page (its added ``## Aliases`` lines, its frontmatter ``aliases``; every
+    alias of a page remnic did not write), as (namespace, name key) → the page's entity id, and each
+    page's such names. The first page (by path) to list a name has it; a page whose own name another
+    page lists leads on to that one (both of a cycle to its first id)."""
+    claimed: dict[tuple[str, str], str] = {}
+    heads: dict[tuple[str, str], list[str]] = {}
+    own: dict[tuple[str, str], str] = {}
+    for path, r in sorted(pages.items()):
+        stem = _stem(path)
+        if r.status != "active" or stem.split("-", 1)[0] not in ENTITY_TYPES or "-" not in stem:
+            continue
+        eid = id_of_stem(stem)
+        name = parse_page(r.body).name
+        own[(r.namespace, eid)] = name_key(name)
+        given = hand.get(path, []) + _aliases(r.frontmatter) if r.frontmatter.get("source") == SOURCE else r.aliases
+        names = [n for n in merge_aliases(name, given) if not _is_id(n)]
+        if names:
+            heads[(r.namespace, eid)] = names
+        for n in names:
+            claimed.setdefault((r.namespace, name_key(n)), eid)
+
+    def final(namespace: str, eid: str) -> str:
+        seen = [eid]
+        while True:
+            key = own.get((namespace, seen[-1]))
+            nxt = claimed.get((namespace, key)) if key else None
+            if nxt is None or nxt == seen[-1]:
+                return seen[-1]
+            if nxt in seen:
+                return min(seen[seen.index(nxt) :])
+            seen.append(nxt)
+
+    return {(ns, key): final(ns, eid) for (ns, key), eid in claimed.items()}, heads
 
 
 def _titles(record: MemoryRecord) -> tuple[str, ...]:
@@ -129,7 +240,7 @@ def refresh(
 ) -> dict[str, Any]:
     """Rebuild remnic's entity pages from the memories when HEAD moved since the last build, an
     older remnic made it (:data:`VERSION`), or ``force``: pages written, removed and unchanged, and
-    the commit holding the changes.
+    the commit holding the changes, and the namespaces of the pages written or removed.
     ``progress(done, total)`` counts the memories read for their names (the long step)."""
     if not mem.settings.entities.enabled:
         return {"enabled": False, "refreshed": False, "written": [], "removed": [], "skipped": [], "commit": None}
@@ -143,7 +254,7 @@ def refresh(
     with mem.committer.exclusive() as tx:
         records = mem.files.scan().records
         pages = {r.path: r for r in records if is_page(r)}
-        entities = collect(_sources(mem, records, progress))
+        entities, hand, folded = _entities(_sources(mem, records, progress), pages)
         earlier = _earlier_names(pages)
         now = now_iso()
         wanted: set[str] = set()
@@ -166,9 +277,13 @@ def refresh(
             # there is carried over, and it goes in the same commit.
             merged = [r for r in before if r is not renamed and r.frontmatter.get("source") == SOURCE]
             merged = [r for r in merged if r.status == "active"]
+            # A page whose name a person listed among this page's aliases is folded in the same way.
+            merged += [r for r in folded.get((namespace, eid), []) if current is not None and r is not current]
             gone = [r.path for r in ([renamed] if renamed is not None else []) + merged]
             wanted.update(gone)
-            text = _page_text(mem, entity, current, now, [_stem(r.path) for r in before], merged)
+            formerly = [_stem(r.path) for r in [*before, *merged] if _stem(r.path) != eid]
+            theirs = [a for r in [current, *merged] if r is not None for a in hand.get(r.path, [])]
+            text = _page_text(mem, entity, current, now, list(dict.fromkeys(formerly)), merged, theirs)
             if text is None:
                 continue
             checked = check_text(text, path, mem.settings.store)
@@ -187,7 +302,7 @@ def refresh(
                 path not in wanted
                 and record.frontmatter.get("source") == SOURCE
                 and record.status == "active"  # a forgotten page stays, so the entity is not revived later
-                and _unedited(record)
+                and _unedited(record, hand.get(path, []))
             ):
                 if _edited_by_hand(mem, tx, path):
                     skipped.append(path)
@@ -207,6 +322,8 @@ def refresh(
     if skipped:
         log.info("entity pages with uncommitted edits left as they are: %s", ", ".join(skipped))
     write_atomic(_manifest_path(mem), json.dumps({"version": VERSION, "head": mem.head()}) + "\n")
+    changed = {ns for ns, eid in entities if _page_path(ns, eid) in written}
+    changed |= {pages[p].namespace for p in removed if p in pages}
     return {
         "enabled": True,
         "refreshed": True,
@@ -214,6 +331,7 @@ def refresh(
         "removed": removed,
         "skipped": skipped,
         "commit": outcome.sha if outcome is not None else None,
+        "namespaces": sorted(changed),
     }
 
 
@@ -243,13 +361,17 @@ def _aliases(meta: dict[str, Any]) -> list[str]:
     return [raw] if isinstance(raw, str) else [a for a in raw if isinstance(a, str)] if isinstance(raw, list) else []
 
 
-def _unedited(record: MemoryRecord) -> bool:
+def _unedited(record: MemoryRecord, hand: Sequence[str] = ()) -> bool:
+    """Whether a page holds nothing a person wrote (added sections, lines, aliases or Timeline lines, a
+    rewritten Synthesis), so it may go once no memory names its entity."""
     page = parse_page(record.content)
     from remnic.observe.entities.build import digest
 
     return (
         not page.extra_sections
         and not page.pre_section
+        and not hand
+        and all(is_ours(e) for e in page.timeline)
         and digest(page.synthesis) == record.frontmatter.get("synthesisHash")
     )
 
@@ -261,10 +383,13 @@ def _page_text(
     now: str,
     formerly: Sequence[str] = (),
     merged: Sequence[MemoryRecord] = (),
+    theirs: Sequence[str] = (),
 ) -> str | None:
     """The page's new file text, or None when what it says would not change. ``formerly``: the
     entity's ids under older builds, kept as ``aliases`` so links to them still lead to the page.
-    ``merged``: other pages of the entity that go, what a person wrote on them carried into this one."""
+    ``merged``: other pages of the entity that go, what a person wrote on them carried into this one.
+    ``theirs``: the ``## Aliases`` lines a person added to this page and those, kept after the ones
+    the memories give (which ``builtAliases`` records)."""
     meta: dict[str, Any] = dict(current.frontmatter) if current is not None else {}
     body = current.body if current is not None else ""
     kept = _aliases(meta)
@@ -278,6 +403,14 @@ def _page_text(
         meta["synthesisHash"], body = recorded, render_page(into)
     existing = (meta, body) if current is not None else None
     page, synthesis_hash = page_for(entity, existing, mem.settings.entities.timeline_max)
+    page.aliases = merge_aliases(page.name, page.aliases, theirs)
+    person = {name_key(a) for a in theirs}
+    built = [a for a in page.aliases if name_key(a) not in person]
+    if page.aliases:
+        meta[BUILT] = built
+    else:
+        meta.pop(BUILT, None)
+    recorded = current is None or current.frontmatter.get(BUILT) == meta.get(BUILT)
     old = parse_page(body) if current is not None else None
     new_id = _page_id(entity.namespace, entity.id)
     former = meta.get("id")
@@ -286,7 +419,8 @@ def _page_text(
     if missing or kept != _aliases(meta):  # [[person-josé-núñez]] in a memory still leads to the page
         meta["aliases"] = [*kept, *missing]
     counted = current is not None and current.frontmatter.get("memoryCount") == len(entity.sources)
-    if old is not None and counted and same_content(page, old) and former == new_id and not missing and not merged:
+    unchanged = old is not None and counted and recorded and same_content(page, old)
+    if unchanged and former == new_id and not missing and not merged:
         return None
     page.updated = now
     body = "\n" + render_page(page)
@@ -406,7 +540,7 @@ def get_entity(mem: Memory, name: str, *, namespace: str | None = None) -> dict[
             return 1
         if slug and stem.split("-", 1)[-1] == slug:
             return 2
-        if key in (name_key(a) for a in page.aliases):
+        if key in (name_key(a) for a in [*page.aliases, *_aliases(record.frontmatter)]):
             return 3
         if " " not in key and name_key(page.name).split(" ", 1)[0] == key:
             return 4  # "Priya" for "Priya Raman"

@@ -2,7 +2,8 @@
 and how a page already on disk is merged (what a person wrote there is kept).
 
 A page remnic builds carries ``source: entities`` in its frontmatter. Its Timeline,
-Connected to and Aliases sections are rebuilt from the memories every time; its Synthesis
+Connected to and Aliases sections are rebuilt from the memories every time (the Timeline and
+Aliases lines a person added are kept: the service adds those back); its Synthesis
 too, unless a person rewrote it (the ``synthesisHash`` remnic recorded no longer matches),
 and any other section or free line a person added is kept as it is.
 """
@@ -135,14 +136,20 @@ class Entity:
         return sorted(seen.values())
 
 
-def with_known_names(sources: Sequence[Source], texts: Mapping[str, str]) -> list[Source]:
+def with_known_names(
+    sources: Sequence[Source], texts: Mapping[str, str], names: Mapping[str, Mapping[str, str]] | None = None
+) -> list[Source]:
     """Each source plus the names known from every source (per namespace) that its text spells out:
     ``texts`` maps a source's id to the text to look in. A note's aliases are names of what it is
-    about, so they are known names too."""
+    about, so they are known names too, as are ``names`` (namespace → name → type: the aliases a
+    person gave a page)."""
     known: dict[str, dict[str, str]] = {}
     for s in sources:
         for m in s.mentions:
             known.setdefault(s.namespace, {}).setdefault(m.name, m.type)
+    for namespace, given in (names or {}).items():
+        for name, kind in given.items():
+            known.setdefault(namespace, {}).setdefault(name, kind)
     for s in sources:
         own = _own_mention(s)
         if own is not None:
@@ -172,11 +179,16 @@ def _plain_id(m: Mention) -> str:
     return entity_id(m.type if m.type in ENTITY_TYPES else "other", m.name)
 
 
-def collect(sources: Iterable[Source]) -> dict[tuple[str, str], Entity]:
-    """Entities by (namespace, id). A note's aliases name the entity the note names by its title
+def collect(
+    sources: Iterable[Source], claimed: Mapping[tuple[str, str], str] | None = None
+) -> dict[tuple[str, str], Entity]:
+    """Entities by (namespace, id). ``claimed`` maps (namespace, :func:`name_key`) to the id of the
+    page a person listed that name on (its ``## Aliases``): the name is that entity, first of all.
+    A note's aliases name the entity the note names by its title
     (or an alias). A one-word person name that starts exactly one longer person name in its
     namespace ("Priya" and "Priya Raman") is that person; one that starts two is neither. Names
     are compared without case or accents: "Tomás Ortega" and "Tomas Ortega" are one person."""
+    claimed = claimed or {}
     sources = sorted(sources, key=lambda s: (_when(s.created), s.created, s.id))
     owned: dict[tuple[str, str], tuple[str, Source]] = {}
     for s in sources:
@@ -186,6 +198,8 @@ def collect(sources: Iterable[Source]) -> dict[tuple[str, str], Entity]:
                 owned.setdefault((s.namespace, name_key(alias)), (_plain_id(own), s))
 
     def resolve(namespace: str, m: Mention) -> str:
+        if (namespace, name_key(m.name)) in claimed:
+            return claimed[(namespace, name_key(m.name))]
         hit = owned.get((namespace, name_key(m.name)))
         return hit[0] if hit is not None else _plain_id(m)
 
@@ -201,7 +215,8 @@ def collect(sources: Iterable[Source]) -> dict[tuple[str, str], Entity]:
         for m in s.mentions:
             eid = resolve(s.namespace, m)
             key = name_key(m.name)
-            if m.type == "person" and " " not in m.name.strip() and (s.namespace, key) not in owned:
+            mine = (s.namespace, key) in owned or (s.namespace, key) in claimed
+            if m.type == "person" and " " not in m.name.strip() and not mine:
                 candidates = full_names.get((s.namespace, key), set())
                 if len(candidates) == 1:
                     eid = next(iter(candidates))

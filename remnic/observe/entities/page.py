@@ -23,7 +23,8 @@ A page is ``entities/<type>-<slug>.md``::
 
     - P. Raman
 
-The older layout's ``## Summary`` reads as the synthesis and ``## Facts`` bullets as
+(the Aliases lines remnic wrote are the ones its frontmatter ``builtAliases`` lists; any other is a
+person's, kept on rebuilds). The older layout's ``## Summary`` reads as the synthesis and ``## Facts`` bullets as
 facts; section names match case-insensitively; unknown sections and free lines before
 the first section are kept verbatim. Parsing and rendering are pure.
 """
@@ -33,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -299,6 +301,18 @@ def render_page(page: EntityPage) -> str:
     while out and out[-1] == "":
         out.pop()
     return "\n".join(out) + "\n"
+
+
+def merge_aliases(name: str, *lists: Sequence[str]) -> list[str]:
+    """The aliases of ``lists`` in order, each name once (spellings equal without case or accents
+    are one name), the entity's own ``name`` left out."""
+    seen = {name_key(name)}
+    out = []
+    for alias in (a.strip() for names in lists for a in names):
+        if alias and name_key(alias) not in seen:
+            seen.add(name_key(alias))
+            out.append(alias)
+    return out
 
 
 def cited_ids(page: EntityPage) -> list[str]:
