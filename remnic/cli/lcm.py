@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from remnic.service.lcm import unreadable_line
@@ -50,14 +51,18 @@ def register(sub: Any) -> None:
 
 def cmd_search(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    results = memory.lcm_search(
-        args.query,
-        session_key=args.session,
-        session_prefix=args.session_prefix,
-        namespaces=[args.namespace] if args.namespace else None,
-        limit=args.limit,
-    )
+    scope: dict[str, Any] = {
+        "session_key": args.session,
+        "session_prefix": args.session_prefix,
+        "namespaces": [args.namespace] if args.namespace else None,
+    }
+    results = memory.lcm_search(args.query, **scope, limit=args.limit)
     data = {"query": args.query, "namespace": args.namespace, "count": len(results), "results": results}
+    # A mistyped --session or --namespace must not read like "nobody said that" (the exit code stays 0).
+    warning = None if results or not any(scope.values()) else memory.lcm_scope_warning(**scope)
+    if warning:
+        data["warning"] = warning
+        print(f"remnic: warning: {safe(warning)}", file=sys.stderr)
 
     def text() -> str:
         if not results:

@@ -42,6 +42,14 @@ class AuditEntry:
     returnedIds: list[str]
     budget: dict[str, int]
     latencyMs: float
+    """The recall's own time, as the CLI's footer prints it (the pipeline, or the file scan)."""
+    indexMs: float = 0.0
+    """The index catch-up or rebuild the recall waited for first (0 when there was none)."""
+    totalMs: float = 0.0
+    """The whole call, from the arguments checked to the entry written: the recall, the index work before it,
+    the uncommitted edits looked at and the read-only spaces searched. Each of the three is 0 under a
+    pinned clock. An entry without ``totalMs`` (an older remnic's) has only ``latencyMs``, which then
+    measured the whole call."""
     servedBy: dict[str, int] = field(default_factory=dict)
     source: str = "api"
 
@@ -170,6 +178,8 @@ _FIELDS: dict[str, type | tuple[type, ...]] = {
     "returnedIds": list,
     "budget": dict,
     "latencyMs": (int, float),
+    "indexMs": (int, float),
+    "totalMs": (int, float),
 }
 """The types of what :meth:`AuditLog.append` writes; an entry needs an id and its query, and any of
 these it has must be of its type (entries of older versions lack some)."""

@@ -435,6 +435,8 @@ def audit_entry(
     trace_id: str | None,
     latency_ms: float,
     source: str,
+    index_ms: float = 0.0,
+    total_ms: float = 0.0,
 ) -> AuditEntry:
     served = Counter(h.served_by for h in result.hits)
     return AuditEntry(
@@ -448,6 +450,8 @@ def audit_entry(
         returnedIds=[h.id for h in result.hits],
         budget={"chars": int(result.budget_chars), "used": int(result.budget_used)},
         latencyMs=round(latency_ms, 3),
+        indexMs=round(index_ms, 3),
+        totalMs=round(total_ms, 3),
         servedBy=dict(sorted(served.items())),
         source=source,
     )
@@ -479,6 +483,8 @@ def record_audit(
     latency_ms: float,
     source: str,
     retention_days: int = 0,
+    index_ms: float = 0.0,
+    total_ms: float = 0.0,
 ) -> str | None:
     """Append the recall's audit entry; its id, or None if the append failed (logged, never raised)."""
     try:
@@ -492,6 +498,8 @@ def record_audit(
             trace_id=result.trace_id,
             latency_ms=latency_ms,
             source=source,
+            index_ms=index_ms,
+            total_ms=total_ms,
         )
         return AuditLog(state_dir, retention_days).append(entry)
     except Exception as exc:  # noqa: BLE001 - the ledger records recalls; it is never a reason to fail one

@@ -43,6 +43,17 @@ class AgentOps:
             self, query, session_key=session_key, session_prefix=session_prefix, namespaces=namespaces, limit=limit
         )
 
+    def lcm_scope_warning(
+        self: Memory,
+        *,
+        session_key: str | None = None,
+        session_prefix: str | None = None,
+        namespaces: Sequence[str] | None = None,
+    ) -> str | None:
+        """For an empty search: a warning when its session or namespace filter matches no archived session,
+        naming those archived (the CLI's; see :func:`remnic.service.lcm.scope_warning`)."""
+        return _lcm.scope_warning(self, session_key=session_key, session_prefix=session_prefix, namespaces=namespaces)
+
     def lcm_status(self: Memory) -> dict[str, Any]:
         """The archive's state: turns, sessions, and whether its search index had to catch up."""
         return _lcm.status(self)

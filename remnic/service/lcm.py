@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from remnic.errors import NotFoundError, ValidationError
 from remnic.memfile.model import now_iso
 from remnic.memfile.validate import check_namespace
-from remnic.observe.lcm import TRANSCRIPTS, archive_files, record_compaction, session_turns
+from remnic.observe.lcm import TRANSCRIPTS, archive_files, archived_sessions, record_compaction, session_turns
 
 from .state import commit_state
 
@@ -83,6 +83,51 @@ def search(
         excerpt_chars=mem.settings.state.lcm_excerpt_chars,
     )
     return [hit_dict(h) for h in hits]
+
+
+def scope_warning(
+    mem: Memory,
+    *,
+    session_key: str | None = None,
+    session_prefix: str | None = None,
+    namespaces: Sequence[str] | None = None,
+) -> str | None:
+    """Why a search found nothing when its ``--session``, ``--session-prefix`` or ``--namespace`` matches
+    no archived session at all (a mistyped key would read like "nobody said that"), naming the sessions or
+    namespaces that are archived; None when each filter matches some session. It names the whole archive,
+    so only for a surface whose user may list it (the CLI), never a principal held to one namespace."""
+    every = archived_sessions(mem.root)
+    sessions = every
+    where = ""
+    if namespaces is not None:
+        known = list(dict.fromkeys(ns for ns, _ in every))
+        if not any(ns in known for ns in namespaces):
+            listed = ", ".join(sorted(known)) or "none yet"
+            named = ", ".join(repr(ns) for ns in namespaces) or "(none)"
+            return (
+                f"--namespace {named}: no turn is archived in that namespace (namespaces with archived turns: {listed})"
+            )
+        sessions = [(ns, key) for ns, key in every if ns in namespaces]
+        where = f" in namespace {', '.join(namespaces)}"
+    keys = list(dict.fromkeys(key for _, key in sessions))
+    if session_key is not None and session_key not in keys:
+        elsewhere = sorted({ns for ns, key in every if key == session_key})
+        if elsewhere:
+            return (
+                f"--session {session_key!r}: no turn of it is archived{where}; it is archived in namespace "
+                f"{', '.join(elsewhere)} (give that --namespace, or none for every namespace)"
+            )
+        return f"--session {session_key!r}: no session with that key is archived{where} (is the key right? {_listed(keys)})"
+    if session_prefix is not None and not any(key.startswith(session_prefix) for key in keys):
+        return f"--session-prefix {session_prefix!r}: no archived session key{where} starts with it ({_listed(keys)})"
+    return None
+
+
+def _listed(keys: Sequence[str], shown: int = 5) -> str:
+    if not keys:
+        return "no session is archived yet"
+    more = f" and {len(keys) - shown} more" if len(keys) > shown else ""
+    return "sessions archived, newest first: " + ", ".join(keys[:shown]) + more
 
 
 def status(mem: Memory, readable: Callable[[str], bool] | None = None) -> dict[str, Any]:

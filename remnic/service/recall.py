@@ -353,14 +353,24 @@ def audit_recent(mem: Memory, limit: int = 20) -> list[dict[str, Any]]:
     return AuditLog(mem.settings.durable_dir).recent(limit)
 
 
-def _audit_recall(mem: Memory, result: Any, clk: Any, latency_ms: float, source: str) -> str | None:
+def _audit_recall(mem: Memory, result: Any, clk: Any, total_ms: float, source: str) -> str | None:
+    """The entry's ``latencyMs`` is the recall's own time, the one the CLI prints; the index catch-up or
+    rebuild before it (``indexMs``) and the whole call (``totalMs``) are apart, so a recall that waited
+    for the index does not look slow itself. A pinned clock's latencies are 0, for identical entries."""
+    own = index_ms = 0.0
+    if not clk.pinned:
+        own = float(result.timings_ms.get("total", total_ms))
+        if result.index.get("action") in ("catch-up", "rebuild"):
+            index_ms = float(result.index.get("seconds") or 0.0) * 1000.0
     return record_audit(
         mem.settings.durable_dir,
         result,
         clock=clk,
-        latency_ms=latency_ms,
+        latency_ms=own,
         source=source,
         retention_days=mem.settings.recall.audit_retention_days,
+        index_ms=index_ms,
+        total_ms=total_ms,
     )
 
 

@@ -13,7 +13,10 @@ beside its words, so searching for a name finds what that person said.
 Query text is never parsed as tantivy syntax: it is analysed like the documents
 (lowercased, ascii-folded, stemmed; stopwords dropped) into a plain OR of terms,
 with the whole phrase as a boosted clause, so a quoted phrase from a transcript
-ranks its turn first.
+ranks its turn first. Runs of Chinese, Japanese or Korean characters are indexed and
+queried as overlapping character bigrams (:func:`remnic.index.text.cjk_bigrams`, as the
+recall index does), so a word inside an unspaced sentence is found; the turn's own text is
+stored apart, for the excerpt.
 """
 
 from __future__ import annotations
@@ -34,11 +37,13 @@ import tantivy
 from remnic.config import STATE_DIR
 from remnic.fsio import write_atomic
 from remnic.index.bm25 import STOPWORDS
+from remnic.index.text import cjk_bigrams
 
 from .store import archive_files, read_lines, unreadable_tail
 
-VERSION = 3
-"""2: speaker, turnId and timestamp indexed; 3: unreadable lines counted. An older index is rebuilt."""
+VERSION = 4
+"""2: speaker, turnId and timestamp indexed; 3: unreadable lines counted; 4: CJK runs as bigrams, the text
+stored apart. An index of another version is rebuilt from the archive on the next catch-up."""
 INDEX_DIR = "lcm"
 LOCK_FILE = "lcm.lock"
 ANALYZER = "remnic_lcm"
@@ -73,8 +78,12 @@ def _schema() -> Any:
     for name in ("role", "ts", "turn_id", "timestamp"):
         sb.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
     sb.add_integer_field("turn", stored=True)
-    sb.add_text_field("content", stored=True, tokenizer_name=ANALYZER, index_option="position")
-    sb.add_text_field("speaker", stored=True, tokenizer_name=ANALYZER, index_option="position")
+    # The indexed text has its CJK runs as bigrams (tantivy's tokenizers cannot make them), so what a
+    # hit shows is stored apart, as it was said.
+    sb.add_text_field("content", stored=False, tokenizer_name=ANALYZER, index_option="position")
+    sb.add_text_field("speaker", stored=False, tokenizer_name=ANALYZER, index_option="position")
+    sb.add_bytes_field("content_text", stored=True)
+    sb.add_bytes_field("speaker_text", stored=True)
     return sb.build()
 
 
@@ -103,26 +112,39 @@ class CatchUp:
     reason: str = ""
 
 
+def _analyze(text: str, stop: bool = False) -> list[str]:
+    """``text``'s terms as the index has them: CJK runs as bigrams, then lowercased, folded, stemmed."""
+    return list(_analyzer(stop).analyze(cjk_bigrams(text)))
+
+
 def _query_terms(query: str) -> list[str]:
     """The query's terms as the index has them (stemmed, stopwords dropped unless that leaves none)."""
-    return (
-        list(dict.fromkeys(_analyzer(True).analyze(query)))[:MAX_TERMS]
-        or list(dict.fromkeys(_analyzer(False).analyze(query)))[:MAX_TERMS]
-    )
+    return list(dict.fromkeys(_analyze(query, True)))[:MAX_TERMS] or list(dict.fromkeys(_analyze(query)))[:MAX_TERMS]
 
 
 def _first_match(content: str, terms: Sequence[str]) -> int:
     """Where the first word of ``content`` that analyses to one of ``terms`` starts (0 when none does):
     a stemmed match ("renaming" for "renamed") counts, as it did for the search."""
-    wanted, analyzer = set(terms), _analyzer(False)
+    wanted = set(terms)
     seen: dict[str, bool] = {}  # each distinct word is analysed once, even in a very long turn
     for match in _TOKEN.finditer(content):
         word = match.group().lower()
         hit = seen.get(word)
         if hit is None:
-            hit = seen[word] = any(t in wanted for t in analyzer.analyze(word))
+            hit = seen[word] = any(t in wanted for t in _analyze(word))
         if hit:
-            return match.start()
+            return match.start() + _bigram_at(word, wanted)
+    return 0
+
+
+def _bigram_at(word: str, wanted: set[str]) -> int:
+    """Where in ``word`` (a word that matched) the matching term starts: 0, unless ``word`` is an
+    unspaced CJK sentence, whose terms are its bigrams."""
+    if cjk_bigrams(word) == word:
+        return 0
+    for i in range(len(word)):
+        if any(t in wanted for t in _analyze(word[i : i + 2])):
+            return i
     return 0
 
 
@@ -244,9 +266,13 @@ class LcmIndex:
         doc.add_text("ts", str(record.get("ts") or ""))
         turn = record.get("turnIndex")
         doc.add_integer("turn", turn if isinstance(turn, int) and not isinstance(turn, bool) else -1)
-        doc.add_text("content", str(record.get("content") or ""))
+        content = str(record.get("content") or "")
         # An OpenAI message's name is its speaker; lines archived before speakers were kept have neither.
-        doc.add_text("speaker", _text(record.get("speaker") or record.get("name")))
+        speaker = _text(record.get("speaker") or record.get("name"))
+        doc.add_text("content", cjk_bigrams(content))
+        doc.add_text("speaker", cjk_bigrams(speaker))
+        doc.add_bytes("content_text", content.encode("utf-8", "surrogatepass"))
+        doc.add_bytes("speaker_text", speaker.encode("utf-8", "surrogatepass"))
         doc.add_text("turn_id", _text(record.get("turnId")))
         doc.add_text("timestamp", _text(record.get("timestamp")))
         return doc
@@ -332,7 +358,7 @@ class LcmIndex:
             for field in ("content", "speaker")
             for t in terms
         ]
-        phrase = _analyzer(False).analyze(query)[:MAX_TERMS]
+        phrase: list[str | tuple[int, str]] = [*_analyze(query)[:MAX_TERMS]]
         if len(phrase) >= 2:
             should.append(
                 (
@@ -362,7 +388,7 @@ class LcmIndex:
         hits = []
         for score, addr in result.hits:
             doc = searcher.doc(addr)
-            content = doc["content"][0] if doc["content"] else ""
+            content = _stored(doc, "content_text")
             hits.append(
                 LcmHit(
                     session_key=doc["session"][0],
@@ -372,7 +398,7 @@ class LcmIndex:
                     ts=doc["ts"][0],
                     content=excerpt(content, query, excerpt_chars),
                     score=float(score),
-                    speaker=_first(doc, "speaker"),
+                    speaker=_stored(doc, "speaker_text"),
                     turn_id=_first(doc, "turn_id"),
                     timestamp=_first(doc, "timestamp"),
                 )
@@ -391,3 +417,8 @@ def _text(value: Any) -> str:
 def _first(doc: Any, field: str) -> str:
     value = doc.get_first(field)
     return value if isinstance(value, str) else ""
+
+
+def _stored(doc: Any, field: str) -> str:
+    value = doc.get_first(field)
+    return value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else ""

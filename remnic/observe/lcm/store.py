@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -189,6 +190,31 @@ def unreadable_tail(path: Path) -> bool:
 def archive_files(root: Path) -> list[Path]:
     base = transcripts_dir(root)
     return sorted(base.rglob("*.jsonl")) if base.is_dir() else []
+
+
+def archived_sessions(root: Path) -> list[tuple[str, str]]:
+    """(namespace, session key) of every archived session, the most recently appended first: read
+    from each file's first turn (a file is one session), its folder and name when no line reads."""
+    out: list[tuple[float, str, str]] = []
+    for path in archive_files(root):
+        namespace, key = path.parent.name, path.stem
+        try:
+            with open(path, "rb") as fh:
+                for raw in itertools.islice(fh, 16):  # a torn or hand-edited first line: the next one
+                    try:
+                        first = json.loads(raw)
+                    except ValueError:
+                        continue
+                    if isinstance(first, dict):
+                        namespace = str(first.get("namespace") or namespace)
+                        key = str(first.get("sessionKey") or key)
+                        break
+            when = path.stat().st_mtime
+        except OSError:
+            continue
+        out.append((when, namespace, key))
+    out.sort(key=lambda t: -t[0])
+    return [(namespace, key) for _, namespace, key in out]
 
 
 def iter_turns(root: Path) -> Iterator[dict[str, Any]]:
