@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,10 +19,22 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
-from test_hooks import run_agent_script
+from test_hooks import build_memory_template, copied_memory, run_agent_script
 from test_r34_hooks_codex_trust import trust_codex_hooks
 
+from remnic.repo.githooks import hooks_source_dir
 from remnic.service.memory import Memory
+
+
+@pytest.fixture(scope="module")
+def memory_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_memory_template(tmp_path_factory)
+
+
+@pytest.fixture
+def memory(memory_template: Path, tmp_path: Path) -> Iterator[Memory]:
+    """conftest's memory, copied from a repository made once per module."""
+    yield from copied_memory(memory_template, tmp_path)
 
 
 @pytest.fixture
@@ -107,13 +120,62 @@ def test_doctor_fires_each_hook_and_says_what_is_missing(seeded: Memory, isolate
     assert "injects" in checks["SessionStart fires"]["detail"]
     assert "remnic stop:" in checks["Stop fires"]["detail"] and checks["PreCompact fires"]["ok"]
     assert checks["SessionEnd fires"]["ok"] and checks["SessionStart matcher"]["ok"]
-    if host == "codex":
+    # fired in a folder holding a json.py, this remnic's hooks do not import it
+    assert checks["project modules ignored"]["ok"] and checks["project modules ignored"]["status"] == "ok"
+    assert doctor.json()["fired"] is True and doctor.json()["skipped"] == []
+    if host == "codex":  # whether Codex runs hooks at all is its config's say: no need to fire them again
         (isolated_home / ".codex" / "config.toml").write_text("[features]\nhooks = false\n")
-        off = run_cli("connectors", "doctor", host, "--json").json()
+        off = run_cli("connectors", "doctor", host, "--no-fire", "--json").json()
         assert (
             not off["healthy"]
             and "hooks = false" in {c["name"]: c for c in off["checks"]}["codex hooks enabled"]["detail"]
         )
+
+
+FIRES = [f"{event} fires" for event in ("SessionStart", "Stop", "PreCompact", "SessionEnd")]
+
+
+@pytest.mark.parametrize("host", ["claude-code", "codex"])
+def test_doctor_no_fire_checks_the_config_runs_no_hook_and_never_reports_the_fires_as_passed(
+    memory: Memory, isolated_home: Path, tmp_path: Path, host: str
+) -> None:
+    """--no-fire: every handler's command names a hooks folder whose runner only notes that it ran
+    (and reports no run): no line is noted, the fire checks are named in `skipped`, absent from
+    `checks`, shown as SKIP, and the closing line is not `healthy`. Fired, the same config fails."""
+    folder = tmp_path / "noting" / "_hooks"
+    shutil.copytree(hooks_source_dir(), folder)
+    ran = tmp_path / "ran"
+    (folder / "agent-hook.sh").write_text(f'#!/bin/sh\necho "$1" >> {ran}\nexit 0\n')
+    assert run_cli("connectors", "install", host, "--memory-dir", str(memory.root)).code == 0
+    if host == "codex":
+        trust_codex_hooks(isolated_home / ".codex")
+    path = _config(isolated_home, host)
+    path.write_text(path.read_text().replace(str(hooks_source_dir()), str(folder)))
+    if host == "codex":  # trusted as the handlers now read
+        (isolated_home / ".codex" / "config.toml").write_text("")
+        trust_codex_hooks(isolated_home / ".codex")
+
+    quick = run_cli("connectors", "doctor", host, "--no-fire", "--json")
+    assert quick.code == 0, quick.out
+    result = quick.json()
+    assert result["fired"] is False and result["skipped"] == [*FIRES, "project modules ignored"]
+    names = [c["name"] for c in result["checks"]]
+    assert not set(names) & set(result["skipped"]) and "memory repository" in names and "Stop hook" in names
+    if host == "codex":
+        assert {c["status"] for c in result["checks"] if c["name"].endswith("trusted by Codex")} == {"ok"}
+    text = run_cli("connectors", "doctor", host, "--no-fire").out.splitlines()
+    assert [line for line in text if line.startswith("SKIP ")] == [
+        f"SKIP {name}: not fired (--no-fire)" for name in result["skipped"]
+    ]
+    assert text[-1] != "healthy" and "not fired" in text[-1] and f"remnic connectors doctor {host}`" in text[-1]
+    assert not ran.exists()  # no hook ran
+
+    fired = run_cli("connectors", "doctor", host, "--json")  # the same config, fired: each hook runs and fails
+    assert fired.code == 1 and fired.json()["fired"] is True and fired.json()["skipped"] == []
+    checks = {c["name"]: c for c in fired.json()["checks"]}
+    assert all(not checks[name]["ok"] and "reported no run" in checks[name]["detail"] for name in FIRES)
+    noted = ran.read_text().split()  # each handler, then one more in a folder holding a json.py
+    assert len(noted) == 5 and set(noted) == {"session-start", "stop", "pre-compact", "session-end"}
 
 
 @pytest.mark.parametrize("host", ["claude-code", "codex"])

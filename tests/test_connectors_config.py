@@ -8,14 +8,28 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import run_cli
+from test_hooks import build_memory_template, copied_memory, copied_memory_root
 
 from remnic.drivers import connectors as C
 from remnic.drivers.connectors import config as connector_config
 from remnic.service.memory import Memory
+
+
+@pytest.fixture(scope="module")
+def memory_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_memory_template(tmp_path_factory)
+
+
+@pytest.fixture
+def memory(memory_template: Path, tmp_path: Path) -> Iterator[Memory]:
+    """conftest's memory, copied from a repository made once per module."""
+    yield from copied_memory(memory_template, tmp_path)
+
 
 THEIRS = {
     "hooks": {
@@ -254,18 +268,19 @@ def test_disable_all_hooks_is_warned_at_install_and_fails_doctor(memory: Memory,
     assert any("disableAllHooks" in w for w in result["warnings"])
     text = run_cli("connectors", "install", "claude-code", "--config", str(path), "--memory-dir", str(memory.root))
     assert "warning:" in text.out and "disableAllHooks" in text.out
-    doctor = run_cli("connectors", "doctor", "claude-code", "--config", str(path), "--json")
+    # whether the host runs hooks is its settings' say: nothing to fire for that
+    doctor = run_cli("connectors", "doctor", "claude-code", "--config", str(path), "--no-fire", "--json")
     checks = {c["name"]: c for c in doctor.json()["checks"]}
     assert doctor.code == 1 and not checks["claude-code hooks enabled"]["ok"]
     assert "disableAllHooks" in checks["claude-code hooks enabled"]["detail"]
 
 
-def test_doctor_fails_naming_the_memory_repository_the_hooks_lost(tmp_path: Path) -> None:
-    gone = tmp_path / "mem3"
-    assert run_cli("init", str(gone)).code == 0
+def test_doctor_fails_naming_the_memory_repository_the_hooks_lost(memory_template: Path, tmp_path: Path) -> None:
+    gone = copied_memory_root(memory_template, tmp_path / "mem3")
     path = tmp_path / "cc3.json"
     _install("claude-code", path, gone)
-    assert run_cli("connectors", "doctor", "claude-code", "--config", str(path)).code == 0
+    # healthy before (the repository check passes; the hooks are fired once, below, after it went)
+    assert run_cli("connectors", "doctor", "claude-code", "--config", str(path), "--no-fire").code == 0
     shutil.rmtree(gone)
     doctor = run_cli("connectors", "doctor", "claude-code", "--config", str(path), "--json")
     assert doctor.code == 1 and not doctor.json()["healthy"]
@@ -274,5 +289,5 @@ def test_doctor_fails_naming_the_memory_repository_the_hooks_lost(tmp_path: Path
     for event in C.EVENTS:
         fired = checks[f"{event} fires"]
         assert not fired["ok"] and str(gone) in fired["detail"] and "does not exist" in fired["detail"]
-    text = run_cli("connectors", "doctor", "claude-code", "--config", str(path))
+    text = run_cli("connectors", "doctor", "claude-code", "--config", str(path), "--no-fire")
     assert f"FAIL memory repository: {gone} does not exist" in text.out

@@ -13,11 +13,24 @@ from typing import Any
 
 import pytest
 from conftest import run_cli
+from test_hooks import build_memory_template, copied_memory
 
 from remnic.drivers.connectors.doctor import _fired
 from remnic.drivers.hooks import session_context
 from remnic.repo.githooks import hooks_source_dir
 from remnic.service.memory import Memory
+
+
+@pytest.fixture(scope="module")
+def memory_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_memory_template(tmp_path_factory)
+
+
+@pytest.fixture
+def memory(memory_template: Path, tmp_path: Path) -> Iterator[Memory]:
+    """conftest's memory, copied from a repository made once per module."""
+    yield from copied_memory(memory_template, tmp_path)
+
 
 LONG_RULE = "Release rule: " + "every release needs two reviewer sign-offs and a green CI run. " * 35
 
@@ -202,7 +215,8 @@ def test_upgrading_an_older_handler_widens_its_narrow_matcher_and_doctor_flags_i
     theirs = {"hooks": [{"type": "command", "command": "~/.claude/hooks/claude-code/session-start.sh --my-own"}]}
     old = {"matcher": "startup", "hooks": [{"type": "command", "command": OLD_REMNIC_START}]}
     path.write_text(json.dumps({"hooks": {"SessionStart": [old, theirs]}}, indent=2) + "\n")
-    doctor = _connectors("doctor", "claude-code", "--config", str(path), "--json")
+    # the matcher is the config's: doctor need not fire the hooks to judge it
+    doctor = _connectors("doctor", "claude-code", "--config", str(path), "--no-fire", "--json")
     check = {c["name"]: c for c in doctor.json()["checks"]}["SessionStart matcher"]
     assert doctor.code == 1 and not check["ok"] and "resume, clear, compact" in check["detail"]
     installed = _connectors("install", "claude-code", "--config", str(path), "--memory-dir", str(memory.root), "--json")
@@ -218,7 +232,8 @@ def test_upgrading_an_older_handler_widens_its_narrow_matcher_and_doctor_flags_i
     again = _connectors("install", "claude-code", "--config", str(path), "--memory-dir", str(memory.root), "--json")
     assert again.json()["status"] == "already_installed"
     after = {
-        c["name"]: c for c in _connectors("doctor", "claude-code", "--config", str(path), "--json").json()["checks"]
+        c["name"]: c
+        for c in _connectors("doctor", "claude-code", "--config", str(path), "--no-fire", "--json").json()["checks"]
     }
     assert after["SessionStart matcher"]["ok"]
 

@@ -2,6 +2,9 @@
 matches the handler, and skips it silently otherwise: `connectors doctor codex` must say so, and
 `connectors install codex` must name the hooks that need trusting (again).
 
+Trust is read from the config alone, so doctor runs with --no-fire here; test_connectors.py fires
+every hook of a trusted Codex install for real.
+
 The hash remnic computes is checked against golden values Codex 0.171's own ``hooks/list`` gave
 (``currentHash``); with the real CLI at hand ($REMNIC_HOST_CLIS), against ``codex app-server``
 itself, in every state: never trusted, trusted, changed by a reinstall, turned off.
@@ -15,16 +18,29 @@ import os
 import subprocess
 import time
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import run_cli
+from test_hooks import build_memory_template, copied_memory, copied_memory_root
 
-from remnic.config import settings_for
 from remnic.drivers.connectors.codextrust import EVENT_LABELS, handler_hashes
 from remnic.drivers.connectors.hosts import ours
 from remnic.service.memory import Memory
+
+
+@pytest.fixture(scope="module")
+def memory_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_memory_template(tmp_path_factory)
+
+
+@pytest.fixture
+def memory(memory_template: Path, tmp_path: Path) -> Iterator[Memory]:
+    """conftest's memory, copied from a repository made once per module."""
+    yield from copied_memory(memory_template, tmp_path)
+
 
 CLIS = Path(os.environ["REMNIC_HOST_CLIS"]) if os.environ.get("REMNIC_HOST_CLIS") else None
 
@@ -168,7 +184,7 @@ def _trust_checks(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_doctor_fails_until_codex_trusts_the_hooks_and_again_after_a_reinstall(
-    memory: Memory, isolated_home: Path, tmp_path: Path
+    memory: Memory, memory_template: Path, isolated_home: Path, tmp_path: Path
 ) -> None:
     events = ["SessionStart", "Stop", "PreCompact", "SessionEnd"]
     install = run_cli("connectors", "install", "codex", "--memory-dir", str(memory.root))
@@ -177,32 +193,31 @@ def test_doctor_fails_until_codex_trusts_the_hooks_and_again_after_a_reinstall(
     again = run_cli("connectors", "install", "codex", "--memory-dir", str(memory.root), "--json").json()
     assert again["codexTrust"] == dict.fromkeys(events, "untrusted")
 
-    doctor = run_cli("connectors", "doctor", "codex", "--json")
+    doctor = run_cli("connectors", "doctor", "codex", "--no-fire", "--json")
     assert doctor.code == 1 and not doctor.json()["healthy"]
     checks = _trust_checks(doctor.json())
     assert sorted(checks) == sorted(events) and all(c["status"] == "fail" for c in checks.values())
     assert "never trusted" in checks["Stop"]["detail"] and "hooks.json:stop:0:0" in checks["Stop"]["detail"]
-    assert "run `codex`, then /hooks" in run_cli("connectors", "doctor", "codex").out.splitlines()[-1]
+    assert "run `codex`, then /hooks" in run_cli("connectors", "doctor", "codex", "--no-fire").out.splitlines()[-1]
 
     codex_home = isolated_home / ".codex"
     trust_codex_hooks(codex_home)
-    trusted = run_cli("connectors", "doctor", "codex", "--json")
+    trusted = run_cli("connectors", "doctor", "codex", "--no-fire", "--json")
     assert trusted.code == 0, trusted.out
     assert trusted.json()["healthy"] and trusted.json()["warnings"] == []
     assert all(c["status"] == "ok" for c in _trust_checks(trusted.json()).values())
     assert "not trusted" not in run_cli("connectors", "install", "codex", "--memory-dir", str(memory.root)).out
 
-    other = Memory.init(tmp_path / "other", settings=settings_for(tmp_path / "other"))
-    other.close()
-    moved = run_cli("connectors", "install", "codex", "--memory-dir", str(other.root))
+    other = copied_memory_root(memory_template, tmp_path / "other")  # another memory repository
+    moved = run_cli("connectors", "install", "codex", "--memory-dir", str(other))
     assert "updated" in moved.out and "must be trusted again" in moved.out
-    doctor = run_cli("connectors", "doctor", "codex", "--json")
+    doctor = run_cli("connectors", "doctor", "codex", "--no-fire", "--json")
     assert doctor.code == 1
     assert all("changed since it was trusted" in c["detail"] for c in _trust_checks(doctor.json()).values())
 
     (codex_home / "config.toml").write_text("")
     trust_codex_hooks(codex_home, enabled=False)
-    off = _trust_checks(run_cli("connectors", "doctor", "codex", "--json").json())
+    off = _trust_checks(run_cli("connectors", "doctor", "codex", "--no-fire", "--json").json())
     assert all(c["status"] == "fail" and "turned off" in c["detail"] for c in off.values())
 
 
@@ -214,11 +229,11 @@ def test_a_handler_remnic_cannot_hash_is_a_warning_not_healthy(memory: Memory, i
     data = json.loads(path.read_text())
     data["hooks"]["Stop"][0]["hooks"][0]["someFutureKey"] = 1  # a key of a later Codex
     path.write_text(json.dumps(data))
-    doctor = run_cli("connectors", "doctor", "codex", "--json")
+    doctor = run_cli("connectors", "doctor", "codex", "--no-fire", "--json")
     assert doctor.code == 0 and doctor.json()["healthy"] and doctor.json()["warnings"] == ["Stop trusted by Codex"]
     stop = _trust_checks(doctor.json())["Stop"]
     assert stop["ok"] and stop["status"] == "warn" and "cannot verify that Codex trusts it" in stop["detail"]
-    text = run_cli("connectors", "doctor", "codex").out.splitlines()
+    text = run_cli("connectors", "doctor", "codex", "--no-fire").out.splitlines()
     assert any(line.startswith("WARN Stop trusted by Codex") for line in text)
     assert text[-1] != "healthy" and "could not verify Stop trusted by Codex" in text[-1]
 
@@ -242,7 +257,7 @@ def test_a_trusted_session_end_with_its_timeout_raised_or_removed_is_healthy(
         handler["timeout"] = timeout
     path.write_text(json.dumps(data, indent=2))
 
-    doctor = run_cli("connectors", "doctor", "codex", "--json")
+    doctor = run_cli("connectors", "doctor", "codex", "--no-fire", "--json")
     if codex_runs_it_with == 3:  # Codex's hash is unchanged: still trusted
         assert doctor.code == 0 and doctor.json()["healthy"], doctor.out
     else:  # Codex's hash changed (1 s, not 3 s): Codex calls it modified, and so must doctor
@@ -261,7 +276,7 @@ def test_a_trusted_session_end_with_its_timeout_raised_or_removed_is_healthy(
     stored = tomllib.loads(config.read_text())["hooks"]["state"][key]["trusted_hash"]
     config.write_text(config.read_text().replace(stored, codex_hash))
 
-    doctor = run_cli("connectors", "doctor", "codex", "--json")
+    doctor = run_cli("connectors", "doctor", "codex", "--no-fire", "--json")
     assert doctor.code == 0 and doctor.json()["healthy"] and doctor.json()["warnings"] == [], doctor.out
     assert _trust_checks(doctor.json())["SessionEnd"]["status"] == "ok"
 
@@ -303,7 +318,9 @@ def _codex_says(home: Path, cwd: Path) -> dict[str, str]:
 
 
 @pytest.mark.skipif(CLIS is None, reason="set REMNIC_HOST_CLIS to a folder holding the codex CLI")
-def test_doctor_agrees_with_the_real_codex_in_every_state(memory: Memory, isolated_home: Path, tmp_path: Path) -> None:
+def test_doctor_agrees_with_the_real_codex_in_every_state(
+    memory: Memory, memory_template: Path, isolated_home: Path, tmp_path: Path
+) -> None:
     folder = tmp_path / "work"
     folder.mkdir()
     codex_home = isolated_home / ".codex"
@@ -313,7 +330,7 @@ def test_doctor_agrees_with_the_real_codex_in_every_state(memory: Memory, isolat
         return {k: c["status"] for k, c in ours_.items()}, _codex_says(isolated_home, folder)
 
     def doctor() -> dict[str, Any]:
-        return run_cli("connectors", "doctor", "codex", "--json").json()
+        return run_cli("connectors", "doctor", "codex", "--no-fire", "--json").json()
 
     assert run_cli("connectors", "install", "codex", "--memory-dir", str(memory.root)).code == 0
     mine, codex = both()
@@ -321,9 +338,8 @@ def test_doctor_agrees_with_the_real_codex_in_every_state(memory: Memory, isolat
     trust_codex_hooks(codex_home)  # the hashes remnic computes: Codex must call them trusted
     mine, codex = both()
     assert all(codex[k] == "trusted" for k in mine) and set(mine.values()) == {"ok"}
-    other = Memory.init(tmp_path / "other", settings=settings_for(tmp_path / "other"))
-    other.close()
-    assert run_cli("connectors", "install", "codex", "--memory-dir", str(other.root)).code == 0
+    other = copied_memory_root(memory_template, tmp_path / "other")  # another memory repository
+    assert run_cli("connectors", "install", "codex", "--memory-dir", str(other)).code == 0
     mine, codex = both()
     assert all(codex[k] == "modified" for k in mine) and set(mine.values()) == {"fail"}
 
@@ -356,6 +372,6 @@ def test_doctor_agrees_with_the_real_codex_on_a_session_end_timeout_it_clamps(
     assert {h["key"]: h["trustStatus"] for h in _codex_hooks(isolated_home, folder)} == dict.fromkeys(
         [h["key"] for h in listed], "trusted"
     )
-    doctor = run_cli("connectors", "doctor", "codex", "--json")
+    doctor = run_cli("connectors", "doctor", "codex", "--no-fire", "--json")
     assert doctor.code == 0 and doctor.json()["healthy"], doctor.out
     assert {c["status"] for c in _trust_checks(doctor.json()).values()} == {"ok"}

@@ -24,7 +24,10 @@ hands the transcript's new turns to observe, PreCompact and SessionEnd (Codex si
 nothing; a changed file is first copied to <file>.remnic-backup-<time>. The hooks use
 this Python and the memory repository the command finds: run it from yours, or
 pass --memory-dir. remove takes only remnic's hooks out. doctor
-checks the config and fires each hook with a sample payload.
+checks the config and fires each hook with a sample payload; doctor --no-fire
+checks the config, the trust and the files without firing any (the fire checks are
+then listed as skipped, never as passed: run it without --no-fire once to know the
+hooks run).
 
 Codex runs a hook only once you trusted it, and again after install changed it: run
 `codex`, then /hooks (doctor says which it would skip).
@@ -32,6 +35,7 @@ Codex runs a hook only once you trusted it, and again after install changed it: 
 examples:
   remnic connectors install claude-code
   remnic connectors doctor codex
+  remnic connectors doctor codex --no-fire
   remnic connectors list --json
 """
 
@@ -51,6 +55,12 @@ def register(sub: Any) -> None:
         q = add_command(csub, name, help_text)
         q.add_argument("host", help="claude-code or codex")
         q.add_argument("--config", type=Path, help="the host's config file (default: the host's own)")
+        if name == "doctor":
+            q.add_argument(
+                "--no-fire",
+                action="store_true",
+                help="check the config, trust and files but fire no hook (the fire checks are reported as skipped)",
+            )
         q.set_defaults(handler=handler)
 
 
@@ -135,13 +145,14 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     host = C.host(args.host)
-    result = C.doctor(host, _path(args, host), cwd=os.getcwd())
+    result = C.doctor(host, _path(args, host), cwd=os.getcwd(), fire_hooks=not args.no_fire)
     emit(
         args,
         result,
         lambda: (
             "\n".join(f"{_MARKS[c['status']]} {c['name']}: {c['detail']}" for c in result["checks"])
-            + (_healthy(result) if result["healthy"] else _unhealthy(result, host))
+            + "".join(f"\nSKIP {name}: not fired (--no-fire)" for name in result["skipped"])
+            + (_healthy(result, host) if result["healthy"] else _unhealthy(result, host))
         ),
     )
     return 0 if result["healthy"] else 1
@@ -150,11 +161,18 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 _MARKS = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
 
 
-def _healthy(result: dict[str, Any]) -> str:
-    """The closing line when nothing failed: a warning is something remnic could not verify."""
-    if not result["warnings"]:
+def _healthy(result: dict[str, Any], host: C.Host) -> str:
+    """The closing line when nothing failed: a warning is something remnic could not verify, and a
+    hook not fired (--no-fire) is not known to run."""
+    unverified = [*result["warnings"], *(["whether the hooks run (not fired)"] if result["skipped"] else [])]
+    if not unverified:
         return "\nhealthy"
-    return f"\nno check failed, but remnic could not verify {', '.join(result['warnings'])}: see WARN above"
+    line = f"\nno check failed, but remnic could not verify {', '.join(unverified)}"
+    if result["warnings"]:
+        line += ": see WARN above"
+    if result["skipped"]:
+        line += f"; run `remnic connectors doctor {host.id}` to fire each hook once"
+    return line
 
 
 def _unhealthy(result: dict[str, Any], host: C.Host) -> str:

@@ -6,6 +6,8 @@ a session, so their exit code says nothing, and a status is read rather than gue
 
 A check is ``ok``, ``fail`` or ``warn`` (``status``; ``ok`` is False only for a failure): a warning
 is what remnic cannot verify (whether Codex trusts a handler it cannot hash), never a failure.
+With ``fire_hooks=False`` no handler runs: the fire checks are left out of ``checks`` and named in
+``skipped`` (``fired`` False), so a re-check of the config never reports them as passed.
 """
 
 from __future__ import annotations
@@ -89,11 +91,13 @@ def fire(command: str, payload: Mapping[str, Any], *, cwd: str, timeout: float =
         return {"code": proc.returncode, "out": proc.stdout, "log": logged, "status": reported}
 
 
-def doctor(h: Host, path: Path, *, cwd: str) -> dict[str, Any]:
+def doctor(h: Host, path: Path, *, cwd: str, fire_hooks: bool = True) -> dict[str, Any]:
     """Is remnic installed in the host's config, and do its hooks run: the memory repository they name
     exists, the host runs hooks, and each command fired with a sample payload exits 0 and reports
-    a successful run (session start: valid output too)."""
+    a successful run (session start: valid output too). ``fire_hooks=False``: every check but the
+    firing ones, which ``skipped`` names."""
     checks: list[dict[str, Any]] = []
+    skipped: list[str] = []  # the fire checks not run (fire_hooks=False): never reported as passed
     data: dict[str, Any] = {}
     try:
         config = read_config(path)
@@ -121,17 +125,25 @@ def doctor(h: Host, path: Path, *, cwd: str) -> dict[str, Any]:
         if handler.python is not None:
             checks.append(_check(f"{event} python", os.access(handler.python, os.X_OK), handler.python))
         checks.append(_check(f"{event} script", os.access(handler.script, os.X_OK), handler.script))
+        if not fire_hooks:
+            skipped.append(f"{event} fires")
+            continue
         payload = {"session_id": "remnic-doctor", "cwd": cwd, "hook_event_name": event}
         if event == "SessionStart":
             payload["source"] = "startup"
         checks.append(_fired(event, fire(handler.command, payload, cwd=cwd)))
-    checks += _project_modules(h, handlers)
+    if fire_hooks:
+        checks += _project_modules(h, handlers)
+    elif handlers:
+        skipped.append("project modules ignored")
     return {
         "host": h.id,
         "configPath": str(path),
         "checks": checks,
         "healthy": all(c["ok"] for c in checks),
         "warnings": [c["name"] for c in checks if c["status"] == "warn"],
+        "fired": fire_hooks,
+        "skipped": skipped,
     }
 
 
