@@ -32,6 +32,7 @@ from remnic.errors import ValidationError
 from remnic.fsio import write_atomic
 from remnic.memfile.model import MemoryRecord, now_iso, parse_time
 from remnic.memfile.validate import check_bytes
+from remnic.memfile.values import frontmatter_tags, importance_of, tag_key
 from remnic.observe.alike import differs_concretely, word_overlap
 from remnic.observe.ledger import append_remaps
 from remnic.observe.records import MAX_SOURCE_TURNS
@@ -128,7 +129,8 @@ def merge_into(mem: Memory, tx: Transaction, newer: MemoryRecord, survivor_id: s
     """Fold ``newer`` into the memory ``survivor_id`` inside ``tx``: ``newer`` keeps its file as
     ``status: archived`` with ``mergedInto``; the survivor is reinforced (its count plus the merged
     one's), lists ``newer`` (and what was merged into it before) in ``derived_from`` (``derived_via``
-    says which operation merged it), and takes the tags, ``sourceTurnIds`` and sessions it lacks.
+    says which operation merged it), and takes the tags, ``sourceTurnIds`` and sessions it lacks and the
+    merged one's importance when higher.
     Both are read as the transaction holds them, so merging several into one survivor adds up. False
     when either file is gone, unreadable or no longer active (nothing staged for the pair)."""
     survivor = mem.get(survivor_id)
@@ -146,10 +148,15 @@ def merge_into(mem: Memory, tx: Transaction, newer: MemoryRecord, survivor_id: s
         ),
         "derived_via": via,
     }
-    tags = _tags(fm)
-    more = [t for t in _tags(other) if t not in tags]
+    tags = frontmatter_tags(fm)
+    held = {tag_key(t) for t in tags}
+    more = [t for t in frontmatter_tags(other) if tag_key(t) not in held]
     if more:  # the merged memory's tags stay findable on the one left active
         changes["tags"] = tags + more
+    if importance_of(other) > importance_of(fm):  # what someone said mattered more is not lost in the merge
+        changes["importanceScore"] = importance_of(other)
+        if isinstance(other.get("importanceLevel"), str):
+            changes["importanceLevel"] = other["importanceLevel"]
     # Its provenance too: the turns that said it, and the sessions they were in (``sessionKey`` holds one).
     turns = _joined(_strings(fm.get("sourceTurnIds")), _strings(other.get("sourceTurnIds")))
     if turns is not None:
@@ -174,13 +181,6 @@ def _joined(held: list[str], more: list[str]) -> list[str] | None:
     if len(ids) == len(dict.fromkeys(held)):
         return None
     return ids[:1] + ids[1:][-(MAX_SOURCE_TURNS - 1) :]
-
-
-def _tags(frontmatter: dict[str, Any]) -> list[str]:
-    tags = frontmatter.get("tags")
-    return (
-        [str(t) for t in tags if isinstance(t, str | int | float) and str(t).strip()] if isinstance(tags, list) else []
-    )
 
 
 def _count(frontmatter: dict[str, Any]) -> int:
