@@ -104,3 +104,16 @@ def test_store_supersedes_takes_the_tags_of_a_tag_key(memory: Memory) -> None:
     assert new.category == "decision"
     assert new.frontmatter["tags"] == ["ops", "release"]
     assert "tag" not in new.frontmatter
+
+
+def test_summary_tags_and_the_audit_key_treat_the_two_spellings_as_one() -> None:
+    import unicodedata
+
+    from remnic.recall.audit import options_key
+    from remnic.server.compat import summary_tags
+
+    decomposed = unicodedata.normalize("NFD", "café")
+    assert summary_tags({"tags": ["café", decomposed, "ops"]}) == ["café", "ops"]
+    assert options_key(top_k=5, budget_chars=100, tags=["café"]) == options_key(
+        top_k=5, budget_chars=100, tags=[decomposed]
+    )

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from remnic.errors import NotFoundError, RemnicError, UsageError
+from remnic.memfile.values import tag_key
 
 AUDIT_ID_RE = re.compile(r"^audit-(\d{8})-[0-9a-f]{12}$")
 AUDIT_DIR = "audit"
@@ -82,7 +83,7 @@ def options_key(
     audit entry and snapshot ids are derived from it too, so two recalls that differ only in an
     option (``--top-k 1`` and ``--top-k 3``) get two entries. Values as the recall resolved them, so
     every surface derives the same key for the same recall."""
-    folded = sorted({t.strip().lstrip("#").strip().casefold() for t in tags or ()})
+    folded = sorted({tag_key(t) for t in tags or ()})
     values = {
         "topK": top_k,
         "budgetChars": budget_chars,

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from remnic.memfile.model import parse_time
+from remnic.memfile.values import nfc, tag_key
 
 PREVIEW_CHARS = 180
 """A summary's ``preview``: the content with whitespace collapsed, cut to this many characters."""
@@ -32,11 +33,15 @@ def preview(content: str, limit: int = PREVIEW_CHARS) -> str:
 
 
 def summary_tags(frontmatter: Mapping[str, Any]) -> list[str]:
-    """Tags as the original's summaries give them: trimmed, de-duplicated, sorted."""
+    """Tags as the original's summaries give them: trimmed, de-duplicated (as readers compare them), sorted."""
     tags = frontmatter.get("tags")
     if not isinstance(tags, list):
         return []
-    return sorted({str(t).strip() for t in tags if str(t).strip()})
+    kept: dict[str, str] = {}
+    for tag in (str(t).strip() for t in tags):
+        if tag:
+            kept.setdefault(tag_key(tag), nfc(tag))  # one per spelling readers treat alike
+    return sorted(kept.values())
 
 
 def with_summary(item: dict[str, Any]) -> dict[str, Any]:
