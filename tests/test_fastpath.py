@@ -13,29 +13,49 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import run_remnic
+from conftest import run_cli, run_remnic
 
+from remnic.config import settings_for
+from remnic.server.auth import TokenStore
 from remnic.service.memory import Memory
 
 
-@pytest.fixture
-def daemon(memory: Memory, tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
-    env = {"REMNIC_TOKENS_PATH": str(tmp_path / "tokens.json")}
-    for var in [k for k in os.environ if k.startswith("REMNIC_")]:
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
+    """One daemon for the module's tests: each counts the commands it served from its own start on."""
+    base = tmp_path_factory.mktemp("fastpath")
+    (base / "home").mkdir()
+    # HOME is the server's and every client's (a client with another HOME is refused: git's identity).
+    env = {"REMNIC_TOKENS_PATH": str(base / "tokens.json"), "HOME": str(base / "home")}
+    for var in [k for k in os.environ if k.startswith("REMNIC_") and k not in env]:
         env[var] = ""  # the developer's REMNIC_* must not change what the commands do
-    root = memory.root
-    memory.close()
-    assert run_remnic("token", "generate", "--memory-dir", str(root), env=env).code == 0
+    root = base / "mem"
+    Memory.init(root, settings=settings_for(root)).close()
+    TokenStore(base / "tokens.json").generate("default")
     started = run_remnic("daemon", "start", "--port", "0", "--memory-dir", str(root), env=env)
     assert started.code == 0, started.err
     try:
         yield root, env
     finally:
-        run_remnic("daemon", "stop", "--memory-dir", str(root), env=env)
+        run_cli("daemon", "stop", "--memory-dir", str(root))
+
+
+@pytest.fixture
+def daemon(served: tuple[Path, dict[str, str]]) -> tuple[Path, dict[str, str]]:
+    root, env = served
+    _MARK[root] = (root / ".remnic" / "server.log").stat().st_size
+    return root, env
+
+
+_MARK: dict[Path, int] = {}
+"""Where the server log stood when the current test began."""
 
 
 def _served(root: Path) -> list[str]:
-    log = (root / ".remnic" / "server.log").read_text()
+    """The CLI commands the server ran since this test began."""
+    with open(root / ".remnic" / "server.log", "rb") as f:
+        f.seek(_MARK.get(root, 0))
+        log = f.read().decode()
     return [line.split("cli: ", 1)[1] for line in log.splitlines() if " cli: " in line]
 
 
@@ -86,9 +106,9 @@ def test_other_settings_run_in_process(daemon: tuple[Path, dict[str, str]], tmp_
     config = tmp_path / "other.json"
     config.write_text(json.dumps({"recall": {"topK": 1}}))
     env = {**_clean(env), "REMNIC_CONFIG_PATH": str(config)}
-    for text in ("Deploys happen on Tuesdays", "Deploys freeze on Fridays"):
+    for text in ("Lunch is served at noon", "Lunch moves to one on Fridays"):
         assert run_remnic("store", text, "--memory-dir", str(root), env=env).code == 0
-    out = run_remnic("query", "deploys", "--json", "--memory-dir", str(root), env=env)
+    out = run_remnic("query", "lunch", "--json", "--memory-dir", str(root), env=env)
     assert out.code == 0 and len(json.loads(out.out)["hits"]) == 1  # this process's topK, not the server's
     assert _served(root) == []
 
@@ -109,7 +129,7 @@ def test_a_command_for_another_repository_or_git_identity_runs_in_process(
 ) -> None:
     root, env = daemon
     other = tmp_path / "other"
-    assert run_remnic("init", str(other), env=env).code == 0
+    Memory.init(other, settings=settings_for(other)).close()
     # argparse's abbreviation and a repeated flag name the other repository: the served one must not answer
     for argv in (
         ["store", "Kiwis are birds", "--memory-d", str(other)],

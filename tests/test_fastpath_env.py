@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import run_remnic
+from conftest import run_cli, run_remnic
 
 from remnic.cli.fastpath import CliServer, result_env
+from remnic.server.auth import TokenStore
 from remnic.service.memory import Memory
 
 PINNED = "1577880000000"  # 2020-01-01T12:00:00.000Z
-PORT = "18891"
 
 
 def _served(root: Path) -> list[str]:
@@ -35,14 +35,14 @@ def clocked_daemon(memory: Memory, tmp_path: Path) -> Iterator[tuple[Path, dict[
     root = memory.root
     memory.store("We deployed the release yesterday evening", category="moment")
     memory.close()
-    assert run_remnic("token", "generate", "--memory-dir", str(root), env=env).code == 0
+    TokenStore(tmp_path / "tokens.json").generate("default")
     server_env = {**env, "REMNIC_XRAY_CLOCK": PINNED}
-    started = run_remnic("daemon", "start", "--port", PORT, "--memory-dir", str(root), env=server_env)
+    started = run_remnic("daemon", "start", "--port", "0", "--memory-dir", str(root), env=server_env)
     assert started.code == 0, started.err
     try:
         yield root, env
     finally:
-        run_remnic("daemon", "stop", "--memory-dir", str(root), env=server_env)
+        run_cli("daemon", "stop", "--memory-dir", str(root))
 
 
 def test_a_server_with_another_clock_does_not_answer_the_client(clocked_daemon: tuple[Path, dict[str, str]]) -> None:

@@ -91,17 +91,18 @@ def test_a_mistyped_flag_names_the_closest_one(argv: list[str], meant: str) -> N
 def test_daemon_start_json_keeps_started_a_timestamp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REMNIC_TOKENS_PATH", str(tmp_path / "tokens.json"))
     root = tmp_path / "mem"
-    assert run_remnic("init", str(root)).code == 0
-    assert run_remnic("token", "generate", "--principal", "ops").code == 0
+    # Set-up, status and stop in this process (the same commands); `daemon start --json` is a real process.
+    assert run_cli("init", str(root)).code == 0
+    assert run_cli("token", "generate", "--principal", "ops").code == 0
     started = run_remnic("daemon", "start", "--memory-dir", str(root), "--port", "0", "--json", timeout=60)
     assert started.code == 0, started.err
     info = started.json()
     try:
-        status = run_remnic("daemon", "status", "--memory-dir", str(root), "--json").json()
+        status = run_cli("daemon", "status", "--memory-dir", str(root), "--json").json()
         assert isinstance(info["started"], str) and info["started"] == status["started"]
         assert info["launched"] is True and info["running"] is True and info["host"] == "127.0.0.1"
     finally:
-        stopped = run_remnic("daemon", "stop", "--memory-dir", str(root), "--json")
+        stopped = run_cli("daemon", "stop", "--memory-dir", str(root), "--json")
         if stopped.code != 0 or not stopped.json().get("stopped"):
             os.kill(info["pid"], signal.SIGKILL)  # never leave a server behind
 

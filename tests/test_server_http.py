@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, run_remnic
+from conftest import git, run_cli, run_remnic
 
 from remnic.config import settings_for
 from remnic.render.xray import dumps_json
@@ -121,6 +121,25 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
     yield from make_env(tmp_path, monkeypatch, namespaces=NAMESPACES)
 
 
+def make_shared_env(base: Path, **sections: Any) -> Iterator[Env]:
+    """As :func:`make_env`, for a module-scoped fixture: the tokens file is named, not found through the
+    environment. For tests that write nothing, so they can share one repository and server."""
+    root = base / "mem"
+    memory = Memory.init(root, settings=settings_for(root, **sections))
+    store = TokenStore(base / "secrets" / "tokens.json")
+    alice, _ = store.generate("alice")
+    bob, _ = store.generate("bob")
+    with running_server(Api(memory), Authenticator(store)) as server:
+        yield Env(server.url, server.server_address[1], alice, bob, memory, root, store)
+    memory.close()
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    """One server for the tests that only read, or are refused before anything is written."""
+    yield from make_shared_env(tmp_path_factory.mktemp("shared"), namespaces=NAMESPACES)
+
+
 def commits(root: Path) -> int:
     return int(git(root, "rev-list", "--count", "HEAD").strip())
 
@@ -128,16 +147,16 @@ def commits(root: Path) -> int:
 # --- routes ---
 
 
-def test_health_on_both_prefixes_with_request_id(env: Env) -> None:
+def test_health_on_both_prefixes_with_request_id(shared: Env) -> None:
     for prefix in ("/engram/v1", "/remnic/v1"):
-        r = env.call("GET", f"{prefix}/health")
+        r = shared.call("GET", f"{prefix}/health")
         assert r.status == 200
         body = r.json()
         assert body["ok"] is True and body["principal"] == "alice" and body["namespace"] == "alice"
         assert "recallAvailable" not in body and "xrayAvailable" not in body  # no "not built yet" flags
         assert len(r.headers["x-request-id"]) == 36
         assert r.headers["content-type"].startswith("application/json")
-    ids = {env.call("GET", "/engram/v1/health").headers["x-request-id"] for _ in range(3)}
+    ids = {shared.call("GET", "/engram/v1/health").headers["x-request-id"] for _ in range(3)}
     assert len(ids) == 3
 
 
@@ -270,51 +289,51 @@ def test_review_queue_lists_pending_newest_first(env: Env) -> None:
     assert env.call("GET", "/engram/v1/review-queue?offset=-1").json()["details"][0]["field"] == "offset"
 
 
-def test_validation_errors_name_fields_and_options(env: Env) -> None:
-    r = env.call("POST", "/engram/v1/recall", {})
+def test_validation_errors_name_fields_and_options(shared: Env) -> None:
+    r = shared.call("POST", "/engram/v1/recall", {})
     assert r.status == 400 and r.json()["code"] == "validation_error"
     assert r.json()["details"][0]["field"] == "query"
-    r = env.call("POST", "/engram/v1/recall", {"query": "x", "mode": "psychic", "topK": 201})
+    r = shared.call("POST", "/engram/v1/recall", {"query": "x", "mode": "psychic", "topK": 201})
     details = {d["field"]: d for d in r.json()["details"]}
     assert details["mode"]["options"] == ["auto", "no_recall", "minimal", "full", "graph_mode"]
     assert "at most 200" in details["topK"]["message"]
-    r = env.call("POST", "/engram/v1/recall", {"query": "x", "budgetChars": 10**7})
+    r = shared.call("POST", "/engram/v1/recall", {"query": "x", "budgetChars": 10**7})
     assert "must be at most 1000000," in r.json()["details"][0]["message"]  # not 1e+06
-    r = env.call("GET", "/engram/v1/recall/xray?q=caf%e9")  # not UTF-8: refused as in a JSON body
+    r = shared.call("GET", "/engram/v1/recall/xray?q=caf%e9")  # not UTF-8: refused as in a JSON body
     assert r.status == 400 and r.json()["details"][0]["field"] == "q"
-    r = env.call("GET", "/engram/v1/recall/xray?q=x&sesion=s")
+    r = shared.call("GET", "/engram/v1/recall/xray?q=x&sesion=s")
     assert r.status == 400
     options = ["q", "session", "namespace", "budget", "cwd", "projectTag", "disclosure", "category", "statuses"]
     options += ["includeSuperseded", "includeInactive", "tags", "tagMatch", "asOf"]
     assert r.json()["details"][0]["options"] == options
-    r = env.call("GET", "/engram/v1/recall/xray?q=a&q=b")
+    r = shared.call("GET", "/engram/v1/recall/xray?q=a&q=b")
     assert r.status == 400 and "more than once" in r.json()["error"]
 
 
-def test_unknown_route_method_and_memory(env: Env) -> None:
-    r = env.call("GET", "/engram/v1/nope")
+def test_unknown_route_method_and_memory(shared: Env) -> None:
+    r = shared.call("GET", "/engram/v1/nope")
     assert r.status == 404 and r.json()["code"] == "not_found"
-    r = env.call("DELETE", "/engram/v1/memories")
+    r = shared.call("DELETE", "/engram/v1/memories")
     assert r.status == 405 and r.json()["code"] == "method_not_allowed" and r.headers["allow"] == "GET, POST"
-    r = env.call("GET", "/engram/v1/memories/mem_doesnotexist")
+    r = shared.call("GET", "/engram/v1/memories/mem_doesnotexist")
     assert r.status == 404 and r.json() == {
         "found": False,
         "namespace": "alice",
         "error": "no memory with id 'mem_doesnotexist'",
         "code": "not_found",
     }
-    assert env.call("GET", "/engram/v2/health").status == 404
+    assert shared.call("GET", "/engram/v2/health").status == 404
 
 
 def test_internal_error_returns_request_id_and_logs_it(
-    env: Env, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    shared: Env, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     def broken(**_: Any) -> Any:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(env.memory, "review_page", broken)
+    monkeypatch.setattr(shared.memory, "review_page", broken)
     with caplog.at_level(logging.ERROR, logger="remnic.server"):
-        r = env.call("GET", "/engram/v1/review-queue")
+        r = shared.call("GET", "/engram/v1/review-queue")
     assert r.status == 500
     body = r.json()
     assert body["code"] == "internal_error" and "disk on fire" not in body["error"]
@@ -322,10 +341,10 @@ def test_internal_error_returns_request_id_and_logs_it(
     assert any(r.headers["x-request-id"] in rec.getMessage() and rec.exc_info for rec in caplog.records)
 
 
-def test_keep_alive_serves_several_requests_on_one_connection(env: Env) -> None:
-    conn = http.client.HTTPConnection("127.0.0.1", env.port, timeout=10)
+def test_keep_alive_serves_several_requests_on_one_connection(shared: Env) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", shared.port, timeout=10)
     for _ in range(3):
-        conn.request("GET", "/engram/v1/health", headers={"Authorization": f"Bearer {env.alice}"})
+        conn.request("GET", "/engram/v1/health", headers={"Authorization": f"Bearer {shared.alice}"})
         r = conn.getresponse()
         assert r.status == 200 and json.loads(r.read())["ok"]
     conn.close()
@@ -337,35 +356,20 @@ def test_keep_alive_serves_several_requests_on_one_connection(env: Env) -> None:
 def test_server_refuses_to_start_without_a_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REMNIC_TOKENS_PATH", str(tmp_path / "none.json"))
     root = tmp_path / "mem"
-    run = run_remnic("init", str(root))
-    assert run.code == 0
+    assert run_cli("init", str(root)).code == 0  # set-up in this process; the server's refusal is a real one
     r = run_remnic("serve", "--memory-dir", str(root), "--port", "0", timeout=30)
     assert r.code == 2 and "no bearer token" in r.err  # a usage error, as `daemon start` says it
-    assert "127.0.0.1" in run_remnic("serve", "--help").out
+    assert "127.0.0.1" in run_cli("serve", "--help").out
 
 
 def test_serve_with_an_explicit_token_then_sigterm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REMNIC_TOKENS_PATH", str(tmp_path / "none.json"))
     root = tmp_path / "mem"
-    assert run_remnic("init", str(root)).code == 0
+    assert run_cli("init", str(root)).code == 0
     env = {**os.environ, "REMNIC_TOKEN": "rmn_from_env_0123456789"}
+    serve = ["serve", "--memory-dir", str(root), "--port", "0", "--json", "--principal", "ci"]
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "remnic",
-            "serve",
-            "--memory-dir",
-            str(root),
-            "--port",
-            "0",
-            "--json",
-            "--principal",
-            "ci",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
+        [sys.executable, "-m", "remnic", *serve], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
     )
     try:
         assert proc.stdout is not None
@@ -383,9 +387,11 @@ def test_serve_with_an_explicit_token_then_sigterm(tmp_path: Path, monkeypatch: 
 def test_daemon_start_status_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REMNIC_TOKENS_PATH", str(tmp_path / "tokens.json"))
     root = tmp_path / "mem"
-    assert run_remnic("init", str(root)).code == 0
-    token = run_remnic("token", "generate", "--principal", "ops", "--json").json()["token"]
-    assert run_remnic("daemon", "status", "--memory-dir", str(root)).code == 3
+    # Set-up and the checks between start and stop run in this process (the same commands); start and
+    # stop are real `remnic daemon` processes.
+    assert run_cli("init", str(root)).code == 0
+    token = run_cli("token", "generate", "--principal", "ops", "--json").json()["token"]
+    assert run_cli("daemon", "status", "--memory-dir", str(root)).code == 3
     started = run_remnic("daemon", "start", "--memory-dir", str(root), "--port", "0", "--json", timeout=60)
     assert started.code == 0, started.err
     info = started.json()
@@ -394,9 +400,9 @@ def test_daemon_start_status_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         pid_file = root / ".remnic" / "server.pid"
         assert json.loads(pid_file.read_text())["pid"] == info["pid"]
         assert stat.S_IMODE(pid_file.stat().st_mode) == 0o600
-        again = run_remnic("daemon", "start", "--memory-dir", str(root), "--port", "0")
+        again = run_cli("daemon", "start", "--memory-dir", str(root), "--port", "0")
         assert again.code == 1 and "already running" in again.err  # a runtime state, not a usage error (2)
-        status = run_remnic("daemon", "status", "--memory-dir", str(root), "--json")
+        status = run_cli("daemon", "status", "--memory-dir", str(root), "--json")
         assert status.code == 0 and status.json()["reachable"] is True
         r = request(info["port"], "GET", "/engram/v1/health", token=token)
         assert r.status == 200 and r.json()["principal"] == "ops"
@@ -410,7 +416,7 @@ def test_daemon_start_status_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert not (root / ".remnic" / "server.pid").exists()
     logged = (root / ".remnic" / "server.log").read_text()
     assert "GET /engram/v1/health 200" in logged and " 401 " not in logged  # status asks livez, no token
-    assert run_remnic("daemon", "status", "--memory-dir", str(root)).code == 3
+    assert run_cli("daemon", "status", "--memory-dir", str(root)).code == 3
 
 
 # --- recall, X-ray, explain ---
@@ -458,20 +464,20 @@ def test_recall_xray_route(env: Env) -> None:
 # --- hostile input, settings-derived limits, one serialiser ---
 
 
-def test_hostile_bodies_and_query_strings_are_400_and_the_server_stays_up(env: Env) -> None:
+def test_hostile_bodies_and_query_strings_are_400_and_the_server_stays_up(shared: Env) -> None:
     nested = b"[" * 60_000  # < 128 KiB, but json.loads would raise RecursionError
-    r = env.call("POST", "/engram/v1/memories", raw=nested)
+    r = shared.call("POST", "/engram/v1/memories", raw=nested)
     assert r.status == 400 and r.json()["code"] == "invalid_json" and "nested deeper" in r.json()["error"]
     deep_field = b'{"content": "x", "tags": ' + b"[" * 500 + b"]" * 500 + b"}"  # parses; too deep to handle
-    r = env.call("POST", "/engram/v1/memories", raw=deep_field)
+    r = shared.call("POST", "/engram/v1/memories", raw=deep_field)
     assert r.status == 400 and r.json()["code"] == "invalid_json"
-    r = env.call("POST", "/engram/v1/recall", raw=b'{"query": "x", "topK": ' + b"9" * 5000 + b"}")
+    r = shared.call("POST", "/engram/v1/recall", raw=b'{"query": "x", "topK": ' + b"9" * 5000 + b"}")
     assert r.status == 400 and r.json()["code"] == "invalid_json" and "digits" in r.json()["error"]
-    r = env.call("GET", "/engram/v1/memories?" + "&".join(f"f{i}=1" for i in range(60)))
+    r = shared.call("GET", "/engram/v1/memories?" + "&".join(f"f{i}=1" for i in range(60)))
     assert r.status == 400 and r.json()["code"] == "validation_error" and "50" in r.json()["error"]
-    r = env.call("POST", "/mcp", raw=nested)
+    r = shared.call("POST", "/mcp", raw=nested)
     assert r.status == 400 and r.json()["error"]["code"] == -32700
-    assert env.call("GET", "/engram/v1/health").status == 200
+    assert shared.call("GET", "/engram/v1/health").status == 200
 
 
 def test_content_limit_and_defaults_come_from_the_store_settings(
@@ -491,18 +497,18 @@ def test_content_limit_and_defaults_come_from_the_store_settings(
         assert "default 0.7" in schema["properties"]["confidence"]["description"]
 
 
-def test_every_http_body_uses_the_shared_serialiser(env: Env) -> None:
+def test_every_http_body_uses_the_shared_serialiser(shared: Env) -> None:
     """Routes, errors, /mcp (results and errors) and the base class's own 400s: all dumps_json."""
     responses = [
-        env.call("GET", "/engram/v1/health"),
-        env.call("GET", "/engram/v1/memories"),
-        env.call("GET", "/engram/v1/nope"),
-        env.call("DELETE", "/engram/v1/memories"),
-        env.call("GET", "/engram/v1/health", token=None),
-        env.call("POST", "/engram/v1/recall", raw=b"{x"),
-        env.call("POST", "/engram/v1/recall/explain", {"sessionKey": "none"}),
-        env.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"}),
-        env.call(
+        shared.call("GET", "/engram/v1/health"),
+        shared.call("GET", "/engram/v1/memories"),
+        shared.call("GET", "/engram/v1/nope"),
+        shared.call("DELETE", "/engram/v1/memories"),
+        shared.call("GET", "/engram/v1/health", token=None),
+        shared.call("POST", "/engram/v1/recall", raw=b"{x"),
+        shared.call("POST", "/engram/v1/recall/explain", {"sessionKey": "none"}),
+        shared.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"}),
+        shared.call(
             "POST",
             "/mcp",
             {
@@ -512,9 +518,9 @@ def test_every_http_body_uses_the_shared_serialiser(env: Env) -> None:
                 "params": {"name": "remnic.memory_get", "arguments": {"memoryId": "mem_x"}},
             },
         ),
-        env.call("POST", "/mcp", raw=b"{nope"),
+        shared.call("POST", "/mcp", raw=b"{nope"),
     ]
-    with socket.create_connection(("127.0.0.1", env.port), timeout=10) as sock:
+    with socket.create_connection(("127.0.0.1", shared.port), timeout=10) as sock:
         # 101 headers: the base class refuses the request before routing (431), through send_error.
         sock.sendall(b"GET /engram/v1/health HTTP/1.1\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(101)) + b"\r\n")
         head, _, body = sock.makefile("rb").read().partition(b"\r\n\r\n")
@@ -529,14 +535,14 @@ def test_every_http_body_uses_the_shared_serialiser(env: Env) -> None:
 
 @pytest.mark.parametrize("port", ["99999", "-1", "65536", "http"])
 def test_serve_port_out_of_range_is_a_usage_error(port: str) -> None:
-    r = run_remnic("serve", f"--port={port}", "--token", "x" * 32, timeout=30)
+    r = run_cli("serve", f"--port={port}", "--token", "x" * 32)  # argparse refuses it: nothing starts
     assert r.code == 2 and "--port" in r.err and "0 to 65535" in r.err and "Traceback" not in r.err
 
 
 def test_serve_refuses_a_short_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REMNIC_TOKENS_PATH", str(tmp_path / "none.json"))
     root = tmp_path / "mem"
-    assert run_remnic("init", str(root)).code == 0
+    assert run_cli("init", str(root)).code == 0
     r = run_remnic("serve", "--memory-dir", str(root), "--port", "0", "--token", "short", timeout=30)
     assert r.code == 2 and "at least 16" in r.err and "Traceback" not in r.err
     r = run_remnic("serve", "--memory-dir", str(root), "--port", "0", env={"REMNIC_TOKEN": "tooshort"}, timeout=30)
@@ -547,40 +553,23 @@ def test_foreground_serve_is_visible_to_daemon_status_and_stop(tmp_path: Path, m
     """A plain `remnic serve` (here on 0.0.0.0, which warns) records itself: status, start and stop see it."""
     monkeypatch.setenv("REMNIC_TOKENS_PATH", str(tmp_path / "tokens.json"))
     root = tmp_path / "mem"
-    assert run_remnic("init", str(root)).code == 0
+    assert run_cli("init", str(root)).code == 0  # set-up, and the daemon commands below, in this process
     token = "rmn_foreground_0123456789"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "remnic",
-            "serve",
-            "--memory-dir",
-            str(root),
-            "--host",
-            "0.0.0.0",
-            "--port",
-            "0",
-            "--json",
-            "--token",
-            token,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    serve = ["serve", "--memory-dir", str(root), "--host", "0.0.0.0", "--port", "0", "--json", "--token", token]
+    proc = subprocess.Popen([sys.executable, "-m", "remnic", *serve], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert proc.stdout is not None
         info = json.loads(proc.stdout.readline())
         pid_file = json.loads((root / ".remnic" / "server.pid").read_text())
         assert pid_file["pid"] == proc.pid and pid_file["mode"] == "foreground"
-        status = run_remnic("daemon", "status", "--memory-dir", str(root), "--json")
+        status = run_cli("daemon", "status", "--memory-dir", str(root), "--json")
         assert status.code == 0 and status.json()["pid"] == proc.pid and status.json()["mode"] == "foreground"
         assert status.json()["port"] == info["port"] and status.json()["reachable"] is True
-        text = run_remnic("daemon", "status", "--memory-dir", str(root)).out
+        text = run_cli("daemon", "status", "--memory-dir", str(root)).out
         assert "foreground" in text and str(proc.pid) in text
-        start = run_remnic("daemon", "start", "--memory-dir", str(root), "--port", "0")
+        start = run_cli("daemon", "start", "--memory-dir", str(root), "--port", "0")
         assert start.code == 1 and "foreground" in start.err and "already running" in start.err
-        stopped = run_remnic("daemon", "stop", "--memory-dir", str(root))
+        stopped = run_cli("daemon", "stop", "--memory-dir", str(root))
         assert stopped.code == 0 and "stopped the foreground server" in stopped.out
         assert proc.wait(timeout=20) == 0
     finally:
@@ -591,4 +580,4 @@ def test_foreground_serve_is_visible_to_daemon_status_and_stop(tmp_path: Path, m
     err = proc.stderr.read().decode()
     assert "warning: binding 0.0.0.0, not loopback" in err and "reachable from the network" in err
     assert not (root / ".remnic" / "server.pid").exists()
-    assert run_remnic("daemon", "status", "--memory-dir", str(root)).code == 3
+    assert run_cli("daemon", "status", "--memory-dir", str(root)).code == 3

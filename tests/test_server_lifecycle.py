@@ -10,21 +10,47 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import run_remnic
+from conftest import Result, run_cli, run_remnic
 
 
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("REMNIC_TOKENS_PATH", str(tmp_path / "tokens.json"))
-    root = tmp_path / "mem"
-    assert run_remnic("init", str(root)).code == 0
-    assert run_remnic("token", "generate", "--principal", "ops").code == 0
-    return root
+@dataclass
+class Repo:
+    root: Path
+    env: dict[str, str]
+    """HOME and REMNIC_TOKENS_PATH for its commands and servers (a module's fixtures outlive a test's HOME)."""
+
+
+def _make_repo(base: Path) -> Repo:
+    (base / "home").mkdir()
+    repo = Repo(base / "mem", {"HOME": str(base / "home"), "REMNIC_TOKENS_PATH": str(base / "tokens.json")})
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in repo.env.items():
+            mp.setenv(key, value)
+        # Set-up in this process (the same commands, no interpreter start each); what is tested runs as a subprocess.
+        assert run_cli("init", str(repo.root)).code == 0
+        assert run_cli("token", "generate", "--principal", "ops").code == 0
+    return repo
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    """A repository with a token and no server: the tests using it fail to start one, or never try."""
+    return _make_repo(tmp_path_factory.mktemp("idle"))
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Repo, dict]]:
+    """One daemon for the tests that need a running server: each leaves it running and answering."""
+    repo = _make_repo(tmp_path_factory.mktemp("served"))
+    for info in _daemon(repo):
+        yield repo, info
 
 
 @pytest.fixture
@@ -35,15 +61,22 @@ def busy_port() -> Iterator[int]:
         yield sock.getsockname()[1]
 
 
-def _daemon(root: Path) -> Iterator[dict]:
-    started = run_remnic("daemon", "start", "--memory-dir", str(root), "--port", "0", "--json", timeout=60)
+def _daemon(repo: Repo) -> Iterator[dict]:
+    started = run_remnic(
+        "daemon", "start", "--memory-dir", str(repo.root), "--port", "0", "--json", env=repo.env, timeout=60
+    )
     assert started.code == 0, started.err
     info = started.json()
     try:
         yield info
     finally:
-        if run_remnic("daemon", "stop", "--memory-dir", str(root)).code != 0 or _alive(info["pid"]):
+        if run_cli("daemon", "stop", "--memory-dir", str(repo.root)).code != 0 or _alive(info["pid"]):
             os.kill(info["pid"], signal.SIGKILL)  # never leave a server behind
+
+
+def _status(root: Path) -> Result:
+    """`remnic daemon status` run in this process: it only reads the pid file and asks the server's livez."""
+    return run_cli("daemon", "status", "--memory-dir", str(root), "--json")
 
 
 def _alive(pid: int) -> bool:
@@ -57,62 +90,41 @@ def _alive(pid: int) -> bool:
 # --- a port or host that cannot be bound ---
 
 
-def test_serve_on_a_busy_port_is_a_plain_error(repo: Path, busy_port: int) -> None:
-    r = run_remnic("serve", "--memory-dir", str(repo), "--port", str(busy_port), timeout=60)
+def test_serve_on_a_busy_port_is_a_plain_error(repo: Repo, busy_port: int) -> None:
+    r = run_remnic("serve", "--memory-dir", str(repo.root), "--port", str(busy_port), env=repo.env, timeout=60)
     assert r.code == 1, r.err
     assert f"port {busy_port} on 127.0.0.1 is in use" in r.err
     assert "Traceback" not in r.err and "_tending" not in r.err
 
 
-def test_serve_on_a_host_that_does_not_exist_is_a_plain_error(repo: Path) -> None:
-    r = run_remnic("serve", "--memory-dir", str(repo), "--host", "999.1.1.1", "--port", "0", timeout=60)
+def test_serve_on_a_host_that_does_not_exist_is_a_plain_error(repo: Repo) -> None:
+    r = run_remnic("serve", "--memory-dir", str(repo.root), "--host", "999.1.1.1", "--port", "0", env=repo.env)
     assert r.code == 1 and "cannot bind 999.1.1.1:0" in r.err and "Traceback" not in r.err
 
 
-def test_daemon_start_on_a_busy_port_reports_why(repo: Path, busy_port: int) -> None:
-    r = run_remnic("daemon", "start", "--memory-dir", str(repo), "--port", str(busy_port), timeout=60)
+def test_daemon_start_on_a_busy_port_reports_why(repo: Repo, busy_port: int) -> None:
+    r = run_remnic("daemon", "start", "--memory-dir", str(repo.root), "--port", str(busy_port), env=repo.env)
     assert r.code == 1 and "Traceback" not in r.err
     assert f"the server did not start: port {busy_port} on 127.0.0.1 is in use" in r.err
-    assert run_remnic("daemon", "status", "--memory-dir", str(repo)).code == 3
+    assert run_cli("daemon", "status", "--memory-dir", str(repo.root)).code == 3
 
 
-# --- whose server a pid file names ---
+# --- the tokens file ---
 
 
-def test_a_copied_repository_does_not_claim_the_originals_server(repo: Path, tmp_path: Path) -> None:
-    for info in _daemon(repo):
-        copy = tmp_path / "copy"
-        subprocess.run(["cp", "-a", str(repo), str(copy)], check=True)  # .remnic/server.pid comes along
-        status = run_remnic("daemon", "status", "--memory-dir", str(copy), "--json")
-        assert status.code == 3 and status.json()["running"] is False
-        assert status.json()["otherServer"]["pid"] == info["pid"]
-        assert "not for this directory" in run_remnic("daemon", "status", "--memory-dir", str(copy)).out
-        stop = run_remnic("daemon", "stop", "--memory-dir", str(copy))
-        assert "not stopping it" in stop.out
-        time.sleep(0.2)
-        assert _alive(info["pid"])  # the original's server was not signalled
-        assert run_remnic("daemon", "status", "--memory-dir", str(repo)).code == 0
-        for other in _daemon(copy):  # the copy starts a server of its own
-            assert other["pid"] != info["pid"]
-            assert run_remnic("daemon", "status", "--memory-dir", str(repo), "--json").json()["pid"] == info["pid"]
-
-
-def test_a_server_writes_its_pid_file_again_after_rm_rf_state(repo: Path) -> None:
-    for info in _daemon(repo):
-        since = run_remnic("daemon", "status", "--memory-dir", str(repo), "--json").json()["started"]
-        shutil.rmtree(repo / ".remnic")
-        deadline = time.monotonic() + 10
-        while not (repo / ".remnic" / "server.pid").exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        status = run_remnic("daemon", "status", "--memory-dir", str(repo), "--json")
-        assert status.code == 0 and status.json()["pid"] == info["pid"]
-        assert status.json()["started"] == since
-        again = run_remnic("daemon", "start", "--memory-dir", str(repo), "--port", "0")
-        assert again.code == 1 and "already running" in again.err
-        deadline = time.monotonic() + 10
-        while not (repo / ".remnic" / "cli" / "cli.sock").exists() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert (repo / ".remnic" / "cli" / "cli.sock").is_socket()
+def test_token_generate_refuses_a_tokens_path_inside_any_memory_repository(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = tmp_path / "other"
+    assert run_cli("init", str(other)).code == 0
+    inside = other / "notes" / "tokens.json"
+    r = run_remnic(
+        "token", "generate", "--memory-dir", str(repo.root), "--principal", "x", env={"REMNIC_TOKENS_PATH": str(inside)}
+    )
+    assert r.code == 2 and f"inside the memory repository {other}" in r.err
+    assert not inside.exists()
+    monkeypatch.setenv("REMNIC_TOKENS_PATH", repo.env["REMNIC_TOKENS_PATH"])
+    assert run_cli("token", "list", "--memory-dir", str(repo.root)).code == 0  # outside any repository: fine
 
 
 def test_a_server_removes_only_its_own_cli_socket(tmp_path: Path) -> None:
@@ -136,36 +148,74 @@ def test_a_server_removes_only_its_own_cli_socket(tmp_path: Path) -> None:
     assert not path.exists()
 
 
-# --- a hung server ---
+# --- one running server (the module's): whose server a pid file names, a hung server, rm -rf of its state ---
 
 
-def test_a_stopped_server_does_not_hold_up_the_cli_or_look_reachable(repo: Path) -> None:
-    for info in _daemon(repo):
-        assert run_remnic("store", "--memory-dir", str(repo), "Ana prefers tabs").code == 0  # through the server
-        os.kill(info["pid"], signal.SIGSTOP)
-        try:
-            started = time.monotonic()
-            # A dry run, as the query in-process could wait out the index lock the stopped server holds.
-            r = run_remnic("store", "--dry-run", "--memory-dir", str(repo), "Bob prefers spaces", timeout=120)
-            assert r.code == 0 and "facts/bob-prefers-spaces.md" in r.out, r.err
-            assert "did not answer within 3s" in r.err and time.monotonic() - started < 30
-            status = run_remnic("daemon", "status", "--memory-dir", str(repo), "--json", timeout=60)
-            assert status.json()["running"] is True and status.json()["reachable"] is False
-        finally:
-            os.kill(info["pid"], signal.SIGCONT)
-        assert run_remnic("daemon", "status", "--memory-dir", str(repo), "--json").json()["reachable"] is True
+def test_a_copied_repository_does_not_claim_the_originals_server(served: tuple[Repo, dict], tmp_path: Path) -> None:
+    repo, info = served
+    copy = Repo(tmp_path / "copy", repo.env)
+    subprocess.run(["cp", "-a", str(repo.root), str(copy.root)], check=True)  # .remnic/server.pid comes along
+    status = _status(copy.root)
+    assert status.code == 3 and status.json()["running"] is False
+    assert status.json()["otherServer"]["pid"] == info["pid"]
+    assert "not for this directory" in run_cli("daemon", "status", "--memory-dir", str(copy.root)).out
+    stop = run_cli("daemon", "stop", "--memory-dir", str(copy.root))
+    assert "not stopping it" in stop.out
+    time.sleep(0.2)
+    assert _alive(info["pid"])  # the original's server was not signalled
+    assert _status(repo.root).code == 0 and _status(repo.root).json()["reachable"] is True
+    for other in _daemon(copy):  # the copy starts a server of its own
+        assert other["pid"] != info["pid"]
+        assert _status(repo.root).json()["pid"] == info["pid"]
 
 
-# --- the tokens file ---
+def test_a_stopped_server_does_not_hold_up_the_cli_or_look_reachable(served: tuple[Repo, dict]) -> None:
+    repo, info = served
+    stored = run_remnic("store", "--memory-dir", str(repo.root), "Ana prefers tabs", env=repo.env)
+    assert stored.code == 0, stored.err  # through the server
+    os.kill(info["pid"], signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        # A dry run, as the query in-process could wait out the index lock the stopped server holds.
+        argv = [
+            sys.executable,
+            "-m",
+            "remnic",
+            "store",
+            "--dry-run",
+            "--memory-dir",
+            str(repo.root),
+            "Bob prefers spaces",
+        ]
+        dry = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **repo.env}
+        )
+        # While it waits for the hung server, `daemon status` waits for its livez: the two waits overlap.
+        status = _status(repo.root)
+        out, err = dry.communicate(timeout=120)
+        assert dry.returncode == 0 and "facts/bob-prefers-spaces.md" in out, err
+        assert "did not answer within 3s" in err and time.monotonic() - started < 30
+        assert status.json()["running"] is True and status.json()["reachable"] is False
+    finally:
+        os.kill(info["pid"], signal.SIGCONT)
+    assert _status(repo.root).json()["reachable"] is True
 
 
-def test_token_generate_refuses_a_tokens_path_inside_any_memory_repository(repo: Path, tmp_path: Path) -> None:
-    other = tmp_path / "other"
-    assert run_remnic("init", str(other)).code == 0
-    inside = other / "notes" / "tokens.json"
-    r = run_remnic(
-        "token", "generate", "--memory-dir", str(repo), "--principal", "x", env={"REMNIC_TOKENS_PATH": str(inside)}
-    )
-    assert r.code == 2 and f"inside the memory repository {other}" in r.err
-    assert not inside.exists()
-    assert run_remnic("token", "list", "--memory-dir", str(repo)).code == 0  # outside any repository: fine
+def test_a_server_writes_its_pid_file_again_after_rm_rf_state(served: tuple[Repo, dict]) -> None:
+    """Last of the module's server tests: its state folder is deleted under it."""
+    repo, info = served
+    root = repo.root
+    since = _status(root).json()["started"]
+    shutil.rmtree(root / ".remnic")
+    deadline = time.monotonic() + 10
+    while not (root / ".remnic" / "server.pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    status = _status(root)
+    assert status.code == 0 and status.json()["pid"] == info["pid"]
+    assert status.json()["started"] == since
+    again = run_cli("daemon", "start", "--memory-dir", str(root), "--port", "0")
+    assert again.code == 1 and "already running" in again.err
+    deadline = time.monotonic() + 10
+    while not (root / ".remnic" / "cli" / "cli.sock").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (root / ".remnic" / "cli" / "cli.sock").is_socket()

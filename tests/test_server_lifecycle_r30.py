@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, run_remnic
+from conftest import git, run_cli
 
 from remnic.config import settings_for
 from remnic.server import Api, Authenticator, TokenStore, create_server
@@ -27,33 +27,23 @@ from remnic.service.consolidate import last_run
 from remnic.service.memory import Memory
 
 TOKEN = "rmn_lifecycle_0123456789"
-PORTS = range(18700, 18750)
 TURN = {"sessionKey": "s", "messages": [{"role": "user", "content": "I prefer tea over coffee."}]}
 
 
-def free_port() -> int:
-    for port in PORTS:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    pytest.skip("no free port in 18700-18749")
+def init(root: Path) -> None:
+    assert run_cli("init", str(root)).code == 0  # set-up, in this process
 
 
 @contextlib.contextmanager
 def serve(root: Path, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
-    port = free_port()
     env = {**os.environ, "REMNIC_TOKEN": TOKEN, "REMNIC_TOKENS_PATH": str(tmp_path / "none.json")}
-    cmd = [sys.executable, "-m", "remnic", "serve", "--memory-dir", str(root), "--port", str(port), "--json"]
+    cmd = [sys.executable, "-m", "remnic", "serve", "--memory-dir", str(root), "--port", "0", "--json"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=tmp_path)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         assert line, proc.stderr.read().decode() if proc.stderr else ""
-        assert json.loads(line)["port"] == port
-        yield proc, port
+        yield proc, int(json.loads(line)["port"])
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -69,6 +59,32 @@ def raw_request(port: int, method: str, path: str, body: bytes) -> socket.socket
     ).encode()
     sock.sendall(head + body[: len(body) // 2])
     return sock
+
+
+def wait_read(sock: socket.socket) -> None:
+    """Until the server has read all that was sent on ``sock`` (its end's receive queue in /proc/net/tcp
+    is empty): it took the request and is reading the body, so the request is in progress."""
+    client, server = sock.getsockname()[1], sock.getpeername()[1]
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+            fields = line.split()
+            local, remote, queued = (int(fields[i].rsplit(":", 1)[1], 16) for i in (1, 2, 4))
+            if (local, remote, queued) == (server, client, 0):
+                return
+        time.sleep(0.02)
+    pytest.fail("the server did not read the request within 30 s")
+
+
+def wait_refused(port: int) -> None:
+    """Until the server refuses new connections: its stop began (it closed the listening socket)."""
+    deadline = time.monotonic() + 15  # the signal is handled within the poll interval; a loaded machine is slower
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) != 0:
+                return
+        time.sleep(0.02)
+    pytest.fail("the server still accepts connections 15 s after the signal")
 
 
 def read_response(sock: socket.socket) -> tuple[int, dict[str, Any]]:
@@ -89,20 +105,13 @@ def read_response(sock: socket.socket) -> tuple[int, dict[str, Any]]:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_a_signal_lets_the_request_in_flight_finish_and_leaves_git_clean(tmp_path: Path, signum: int) -> None:
     root = tmp_path / "mem"
-    assert run_remnic("init", str(root)).code == 0
+    init(root)
     with serve(root, tmp_path) as (proc, port):
         body = json.dumps({"content": "We deploy on Tuesdays after the stand-up.", "category": "decision"}).encode()
         sock = raw_request(port, "POST", "/remnic/v1/memories", body)
-        time.sleep(0.5)  # the server is reading the body: the request is in progress
+        wait_read(sock)  # the server is reading the body: the request is in progress
         proc.send_signal(signum)
-        deadline = time.monotonic() + 15  # the signal is handled within the poll interval; a loaded machine is slower
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:  # no new connections once the stop began
-                if probe.connect_ex(("127.0.0.1", port)) != 0:
-                    break
-            time.sleep(0.1)
-        else:
-            pytest.fail("the server still accepts connections 15 s after the signal")
+        wait_refused(port)  # no new connections once the stop began
         assert proc.poll() is None, "the server exited with a request still in progress"
         sock.sendall(body[len(body) // 2 :])
         status, reply = read_response(sock)
@@ -118,7 +127,7 @@ def test_a_signal_lets_the_request_in_flight_finish_and_leaves_git_clean(tmp_pat
 
 def test_deleting_the_memory_directory_stops_the_server_without_a_ghost(tmp_path: Path) -> None:
     root = tmp_path / "mem"
-    assert run_remnic("init", str(root)).code == 0
+    init(root)
     with serve(root, tmp_path) as (proc, _port):
         shutil.rmtree(root)
         assert proc.wait(timeout=20) is not None
@@ -223,8 +232,8 @@ def test_a_stop_lets_a_cli_command_the_server_took_finish(tmp_path: Path) -> Non
     """`remnic store` through the server's socket: the client never runs a command the server took, so a
     stop must let it finish and answer, not cut it (exit 1, the write left uncommitted)."""
     root = tmp_path / "mem"
-    assert run_remnic("init", str(root)).code == 0
-    with serve(root, tmp_path) as (proc, _port):
+    init(root)
+    with serve(root, tmp_path) as (proc, port):
         lock = root / ".git" / "index.lock"
         lock.write_text("")  # the store waits for git's index: in progress when the stop comes
         env = {k: v for k, v in os.environ.items() if k != "REMNIC_TOKEN"}
@@ -236,7 +245,7 @@ def test_a_stop_lets_a_cli_command_the_server_took_finish(tmp_path: Path) -> Non
             time.sleep(0.05)  # the file is written before the commit waits for the lock
         assert any(root.rglob("*backups-run*.md")), "the server never took the command"
         proc.send_signal(signal.SIGTERM)
-        time.sleep(0.5)
+        wait_refused(port)  # the stop is under way while the command waits for the lock
         lock.unlink()
         out, err = client.communicate(timeout=30)
         assert client.returncode == 0, err.decode()

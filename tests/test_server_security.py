@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import run_remnic, snapshot_tree
-from test_server_http import NAMESPACES, Env, commits, make_env
+from conftest import run_cli, run_remnic, snapshot_tree
+from test_server_http import NAMESPACES, Env, commits, make_env, make_shared_env
 
 from remnic.server.auth import TokenStore
 from remnic.server.transport import HostCheck
@@ -28,31 +28,37 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
     yield from make_env(tmp_path, monkeypatch, namespaces=NAMESPACES)
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    """One server for the tests whose requests are all refused or only read: nothing is written."""
+    yield from make_shared_env(tmp_path_factory.mktemp("shared"), namespaces=NAMESPACES)
+
+
 # --- authentication ---
 
 
 @pytest.mark.parametrize("path", ["/engram/v1/health", "/engram/v1/memories", "/engram/v1/nope", "/mcp"])
-def test_missing_token_is_401_with_www_authenticate(env: Env, path: str) -> None:
-    r = env.call("GET", path, token=None)
+def test_missing_token_is_401_with_www_authenticate(shared: Env, path: str) -> None:
+    r = shared.call("GET", path, token=None)
     assert r.status == 401 and r.json()["code"] == "unauthorized"
     assert r.headers["www-authenticate"] == 'Bearer realm="remnic"'
     assert r.headers["x-request-id"]
 
 
-def test_wrong_token_and_wrong_scheme_are_401(env: Env) -> None:
-    for value in (f"Bearer {env.alice}x", "Bearer rmn_guess", f"Basic {env.alice}", env.alice, "Bearer "):
-        r = env.call("GET", "/engram/v1/health", token=None, headers={"Authorization": value})
+def test_wrong_token_and_wrong_scheme_are_401(shared: Env) -> None:
+    for value in (f"Bearer {shared.alice}x", "Bearer rmn_guess", f"Basic {shared.alice}", shared.alice, "Bearer "):
+        r = shared.call("GET", "/engram/v1/health", token=None, headers={"Authorization": value})
         assert r.status == 401, value
         assert r.headers["www-authenticate"].startswith('Bearer realm="remnic"')
-    r = env.call("GET", "/engram/v1/health", token="rmn_nope")
+    r = shared.call("GET", "/engram/v1/health", token="rmn_nope")
     assert 'error="invalid_token"' in r.headers["www-authenticate"]
 
 
 @pytest.mark.parametrize("param", ["token", "access_token", "api_key"])
-def test_token_in_query_string_is_401_even_with_a_valid_header(env: Env, param: str) -> None:
-    alone = env.call("GET", f"/engram/v1/health?{param}={env.alice}", token=None)
+def test_token_in_query_string_is_401_even_with_a_valid_header(shared: Env, param: str) -> None:
+    alone = shared.call("GET", f"/engram/v1/health?{param}={shared.alice}", token=None)
     assert alone.status == 401 and "query string" in alone.json()["error"]
-    both = env.call("GET", f"/engram/v1/memories?{param}={env.alice}")
+    both = shared.call("GET", f"/engram/v1/memories?{param}={shared.alice}")
     assert both.status == 401
 
 
@@ -72,16 +78,17 @@ def test_token_file_is_private_and_holds_only_hashes(tmp_path: Path, monkeypatch
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     text = path.read_text()
     assert secret not in text and json.loads(text)["tokens"][0]["principal"] == "alice"
-    listed = run_remnic("token", "list", "--json").json()["tokens"]
+    # `generate` above is a real process; list and revoke run in this one (the same commands).
+    listed = run_cli("token", "list", "--json").json()["tokens"]
     assert secret not in json.dumps(listed) and listed[0]["label"] == "laptop"
-    assert run_remnic("token", "revoke", listed[0]["id"]).code == 0
+    assert run_cli("token", "revoke", listed[0]["id"]).code == 0
     assert TokenStore(path).entries() == []
-    assert run_remnic("token", "revoke", "nobody").code == 1
+    assert run_cli("token", "revoke", "nobody").code == 1
 
 
 def test_token_file_inside_the_memory_repo_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "mem"
-    assert run_remnic("init", str(root)).code == 0
+    assert run_cli("init", str(root)).code == 0  # set-up in this process; the refusal is a real `remnic token`
     monkeypatch.setenv("REMNIC_TOKENS_PATH", str(root / "tokens.json"))
     r = run_remnic("token", "generate", "--memory-dir", str(root))
     assert r.code == 2 and "inside the memory repository" in r.err
@@ -91,27 +98,27 @@ def test_token_file_inside_the_memory_repo_is_refused(tmp_path: Path, monkeypatc
 # --- request bodies ---
 
 
-def test_oversized_body_is_413_and_nothing_is_written(env: Env) -> None:
-    before = commits(env.root)
+def test_oversized_body_is_413_and_nothing_is_written(shared: Env) -> None:
+    before = commits(shared.root)
     big = json.dumps({"content": "x" * (128 * 1024)}).encode()
-    r = env.call("POST", "/engram/v1/memories", raw=big)
+    r = shared.call("POST", "/engram/v1/memories", raw=big)
     assert r.status == 413 and r.json()["code"] == "request_body_too_large"
     assert "131072" in r.json()["error"]
-    assert commits(env.root) == before
+    assert commits(shared.root) == before
     # Exactly at the limit is not "too large": it reaches validation instead.
     at_limit = json.dumps({"content": "y" * 10, "pad": ""}).encode()
     at_limit = at_limit.replace(b'""', b'"' + b"z" * (131072 - len(at_limit)) + b'"')
     assert len(at_limit) == 131072
-    r = env.call("POST", "/engram/v1/memories", raw=at_limit)
+    r = shared.call("POST", "/engram/v1/memories", raw=at_limit)
     assert r.status == 400 and r.json()["code"] == "validation_error"
 
 
-def test_malformed_json_is_400_invalid_json(env: Env) -> None:
-    r = env.call("POST", "/engram/v1/memories", raw=b'{"content": "unterminated')
+def test_malformed_json_is_400_invalid_json(shared: Env) -> None:
+    r = shared.call("POST", "/engram/v1/memories", raw=b'{"content": "unterminated')
     assert r.status == 400 and r.json()["code"] == "invalid_json" and "line 1" in r.json()["error"]
-    r = env.call("POST", "/engram/v1/recall", raw=b"\xff\xfe{}")
+    r = shared.call("POST", "/engram/v1/recall", raw=b"\xff\xfe{}")
     assert r.status == 400 and r.json()["code"] == "invalid_json"
-    r = env.call("POST", "/engram/v1/recall", raw=b'["a list"]')
+    r = shared.call("POST", "/engram/v1/recall", raw=b'["a list"]')
     assert r.status == 400 and r.json()["code"] == "invalid_json_object"
 
 
@@ -218,10 +225,10 @@ def test_other_principals_memory_reads_exactly_like_a_missing_one(env: Env) -> N
         "/engram/v1//memories",
     ],
 )
-def test_path_segment_escapes_are_404(env: Env, path: str) -> None:
-    conn = http.client.HTTPConnection("127.0.0.1", env.port, timeout=10)
+def test_path_segment_escapes_are_404(shared: Env, path: str) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", shared.port, timeout=10)
     conn.putrequest("GET", path, skip_accept_encoding=True)  # sent as-is, no client-side normalisation
-    conn.putheader("Authorization", f"Bearer {env.alice}")
+    conn.putheader("Authorization", f"Bearer {shared.alice}")
     conn.endheaders()
     r = conn.getresponse()
     body = json.loads(r.read())
@@ -252,10 +259,10 @@ def test_an_xray_in_ones_own_namespace_does_not_count_the_others(env: Env) -> No
     assert "4" not in scope["reason"].split(";")[0]
 
 
-def test_cross_origin_browser_requests_are_refused(env: Env) -> None:
-    r = env.call("GET", "/engram/v1/health", headers={"Origin": "http://evil.example"})
+def test_cross_origin_browser_requests_are_refused(shared: Env) -> None:
+    r = shared.call("GET", "/engram/v1/health", headers={"Origin": "http://evil.example"})
     assert r.status == 403 and r.json()["code"] == "forbidden_origin"
-    r = env.call("GET", "/engram/v1/health", headers={"Origin": f"http://127.0.0.1:{env.port}"})
+    r = shared.call("GET", "/engram/v1/health", headers={"Origin": f"http://127.0.0.1:{shared.port}"})
     assert r.status == 200
 
 

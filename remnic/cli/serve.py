@@ -172,17 +172,17 @@ def _setup_logging(level: str) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from remnic.server import Api, Authenticator, create_server, daemon
-    from remnic.server.auth import check_principal
-    from remnic.server.lifecycle import DRAIN_GRACE_S
-
     token = args.token or os.environ.get(TOKEN_ENV)
-    if token is not None and len(token) < MIN_TOKEN_CHARS:
+    if token is not None and len(token) < MIN_TOKEN_CHARS:  # said before the server's modules load
         raise UsageError(
             f"--token (or ${TOKEN_ENV}) is {len(token)} characters; a bearer token needs at least "
             f"{MIN_TOKEN_CHARS} (use `remnic token generate`, or e.g. "
             "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`)"
         )
+    from remnic.server import daemon
+    from remnic.server.auth import Authenticator, check_principal
+    from remnic.server.lifecycle import DRAIN_GRACE_S
+
     _setup_logging(args.log_level)
     memory = open_memory(args)
     _refuse_read_only(memory, "remnic serve")
@@ -190,6 +190,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     auth = Authenticator(_tokens(memory.root), extra)
     if not auth.has_tokens():  # a usage error, exit 2, as `daemon start` says it (not the server's exit 1)
         raise UsageError(NO_TOKEN + "; or pass --token (or set $" + TOKEN_ENV + ")")
+    from remnic.server import Api, create_server  # the API and recall pipeline: only for a server that runs
+
     server = create_server(Api(memory), auth, host=args.host, port=args.port)
     host, port = server.server_address[:2]
     _warn_if_exposed(str(host))

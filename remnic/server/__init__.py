@@ -13,10 +13,30 @@
 
 from __future__ import annotations
 
-from .api import Api, Reply
-from .auth import Authenticator, NamespacePolicy, TokenStore, default_tokens_path
-from .http import RemnicHTTPServer, create_server, running_server, serve_in_thread
-from .mcp import McpServer, McpSession, run_stdio
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .api import Api, Reply
+    from .auth import Authenticator, NamespacePolicy, TokenStore, default_tokens_path
+    from .http import RemnicHTTPServer, create_server, running_server, serve_in_thread
+    from .mcp import McpServer, McpSession, run_stdio
+
+# Loaded on first use: `remnic daemon status` and `stop` need only :mod:`.daemon`, not the API, the
+# recall pipeline and numpy behind it (they answer in a fraction of the time).
+_WHERE = {
+    **dict.fromkeys(("Api", "Reply"), "api"),
+    **dict.fromkeys(("Authenticator", "NamespacePolicy", "TokenStore", "default_tokens_path"), "auth"),
+    **dict.fromkeys(("RemnicHTTPServer", "create_server", "running_server", "serve_in_thread"), "http"),
+    **dict.fromkeys(("McpServer", "McpSession", "run_stdio"), "mcp"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Api",

@@ -503,21 +503,25 @@ def create_server(
             "or pass --token; the server never runs without one"
         )
     presence.check_present(api.memory.root)
-    try:
-        api.memory.warm_up()  # model and index load here, not in the first request (nor racily in several)
-    except Exception:
-        # Deleted or moved during start-up: one line naming it, not the index's traceback.
-        presence.check_present(api.memory.root)
-        raise
     host = settings.server.host if host is None else host
     port = settings.server.port if port is None else port
     odd = [h for h in settings.server.allowed_hosts if not isinstance(h, str) or not h.strip()]
     if odd:
         raise ValidationError.single("server.allowedHosts", f"must be a list of host names, got {odd!r}"[:200])
     try:
-        return RemnicHTTPServer((host, port), api, auth, settings)
+        server = RemnicHTTPServer((host, port), api, auth, settings)
     except OSError as exc:
         raise RemnicError(_bind_failure(host, port, exc)) from None
+    # The model and index load after the bind (a busy port is said at once, not after indexing a large
+    # repository), and before serving: not in the first request, nor racily in several.
+    try:
+        api.memory.warm_up()
+    except BaseException:
+        server.server_close()
+        # Deleted or moved during start-up: one line naming it, not the index's traceback.
+        presence.check_present(api.memory.root)
+        raise
+    return server
 
 
 def _bind_failure(host: str, port: int, exc: OSError) -> str:

@@ -76,10 +76,11 @@ def test_killing_the_server_mid_writes_loses_no_acknowledged_write(tmp_path: Pat
         threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
         for t in threads:
             t.start()
-        deadline = time.monotonic() + 30  # a loaded machine takes longer to answer the first write
-        while not acknowledged and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.5 + trial)  # then kill it mid-way through the writes that follow
+        # Kill it mid-way through the writes, a few acknowledged ones in (more the second time, so the
+        # two kills land at different points); a loaded machine takes longer to answer them.
+        deadline = time.monotonic() + 30
+        while len(acknowledged) < 2 + 4 * trial and time.monotonic() < deadline:
+            time.sleep(0.01)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         stop.set()
