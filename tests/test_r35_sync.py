@@ -165,3 +165,21 @@ def test_the_watcher_prints_nothing_for_an_editor_backup(
     (memory.root / rel).write_text("Use Postgres 17 everywhere.\n")
     wait_until(lambda: len(running.of("change")) > seen, what="the edit's sync")
     assert not [e for e in running.events if e.get("path") == rel + "~"], running.events
+
+
+@pytest.mark.parametrize("target", ["facts/payments-oncall.md", "decisions/payments-oncall.md"])
+def test_a_stale_body_only_save_under_a_new_name_keeps_the_memorys_committed_state(repo: Memory, target: str) -> None:
+    root = repo.root
+    made = repo.store(f"Dana is the on-call lead for payments ({target})", tags=["oncall"], importance=0.9).records[0]
+    repo.forget(made.id)
+    before = front(root, made.path)
+    (root / made.path).unlink()  # moved and saved from a buffer without frontmatter, in one go
+    (root / target).write_text(f"Dana is the on-call lead for payments ({target})\n")
+    repo.sync()
+
+    after = front(root, target)
+    for key in ("id", "status", "tags", "importanceScore", "created"):
+        assert after[key] == before[key], key
+    assert not found(repo, "on-call lead for payments")
+    (root / target).unlink()
+    repo.sync()

@@ -365,19 +365,19 @@ class _Run:
         forced_id: dict[str, str],
         refs: tuple[str | None, ...],
     ) -> None:
-        """An edited file that lost its ``id`` line gets back the id its committed version had (HEAD's, else
-        the sync base's), not a new path-derived one, and the other keys it lost (:func:`kept_keys`). Only
-        edited files are looked up (one ``git show`` each): adopting committed notes without ids costs nothing."""
+        """An edited file that lost its ``id`` line gets back the id its committed version had (HEAD's, else the
+        sync base's; a moved one its old path's) and the other keys it lost (:func:`kept_keys`): one ``git show`` each."""
         for path, _data, checked in valid:
             record = checked.record
-            if record is None or "id" in record.frontmatter or path in forced_id or path in partner_of:
+            if record is None or "id" in record.frontmatter:
                 continue
-            if self.is_new(path) or (path not in self.status and self.diff_letter.get(path) != "M"):
-                continue
-            kept = committed_record(self.ledger, path, refs)
-            if kept:
-                forced_id[path] = kept.id
-                self.kept[path] = kept_keys(record.frontmatter, kept.frontmatter)
+            edited = path in self.status or self.diff_letter.get(path) == "M"
+            if path in partner_of or (path not in forced_id and not self.is_new(path) and edited):
+                # Its committed version (a moved file's at its old path) holds its id and the rest of its state.
+                kept = committed_record(self.ledger, partner_of.get(path, path), refs)
+                if kept:
+                    forced_id.setdefault(path, kept.id)
+                    self.kept[path] = kept_keys(record.frontmatter, kept.frontmatter)
 
     def dedupe_ids(
         self, valid: list[tuple[str, bytes, Checked]], old: dict[str, OldFile], forced_id: dict[str, str], index: Any
