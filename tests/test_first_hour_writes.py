@@ -109,7 +109,7 @@ def test_entities_list_says_when_it_wrote_and_committed_pages(memory: Memory) ->
     memory.store("Priya Raman approved the postgres upgrade")
     out = _cli(memory, "entities", "list")
     head = git(memory.root, "rev-parse", "HEAD").strip()
-    assert f"entity pages in commit {head[:8]}" in out and "(rebuilt " in out
+    assert f"entity pages of namespace default in commit {head[:8]}" in out and "(rebuilt " in out
     again = run_cli("entities", "list", "--json", "--memory-dir", str(memory.root)).json()
     assert again["rebuilt"] is None and "rebuilt" not in _cli(memory, "entities", "list")
     assert "written and committed" in run_cli("entities", "list", "--help").out

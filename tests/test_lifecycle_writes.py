@@ -66,11 +66,11 @@ def test_store_refuses_to_supersede_a_forgotten_or_quarantined_memory(memory: Me
     with pytest.raises(ValidationError) as info:
         memory.store("The staging port is 5433", extra={"supersedes": old.id})
     assert info.value.exit_code == 2
-    assert "--supersedes" in str(info.value) and status in str(info.value)
+    assert str(info.value).startswith("supersedes:") and status in str(info.value)  # the API's field name
     assert memory.get(old.id).status == status
     head = git(memory.root, "rev-parse", "HEAD")
     result = run_cli("store", "The staging port is 5434", "--supersedes", old.id, "--memory-dir", str(memory.root))
-    assert result.code == 2 and status in result.err
+    assert result.code == 2 and status in result.err and "--supersedes" in result.err  # the CLI's flag
     assert git(memory.root, "rev-parse", "HEAD") == head
 
 
