@@ -45,6 +45,10 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_WHERE})  # help() and completion list the lazy names too
+
+
 __all__ = [
     "ACTIVE",
     "Candidate",

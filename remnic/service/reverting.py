@@ -26,7 +26,6 @@ from remnic.repo import history as _history
 from remnic.repo.messages import Version, trailers_for
 
 from .chains import CURRENT, Links
-from .consolidate import _count, _strings
 from .superseding import pair_links, patch_staged, unlink_successor
 from .writes import WriteResult, check_writable
 
@@ -234,6 +233,8 @@ def _unmerge(mem: Memory, tx: Transaction, survivor: MemoryRecord, merged: Memor
     share of the ``reinforcement_count`` (one, plus its own count, as the merge added) taken off. The tags,
     turns and sessions the merge gave the survivor stay (they may be its own too). False when the survivor
     does not list it (nothing to undo)."""
+    from .consolidate import _count, _strings  # consolidation's rules load on a revert, not every start-up
+
     fm = survivor.frontmatter
     listed = _strings(fm.get("derived_from"))
     if merged.id not in listed:
