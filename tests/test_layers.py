@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "remnic"
 # Lowest first. A module may import its own package and any lower layer; peers on one
 # layer (sync and observe) never import each other.
 LAYERS: list[set[str]] = [
-    {"errors", "version"},
+    {"errors", "version", "lazy"},
     {"config"},
     {"fsio"},
     {"memfile"},
@@ -37,6 +37,7 @@ SURFACES = {"drivers", "cli", "server", "bench"}
 SURFACE_MAY_IMPORT = {
     "errors",
     "version",
+    "lazy",
     "config",
     "fsio",
     "memfile",
