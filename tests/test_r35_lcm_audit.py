@@ -65,22 +65,24 @@ def test_a_long_cjk_turns_excerpt_is_centred_on_the_word(memory: Memory) -> None
     assert hit["content"].startswith("…") and hit["content"].endswith("…")
 
 
-def _old_index_class(tmp_path: Path) -> type:
-    """The LcmIndex of the previous index version, loaded from git's HEAD~ copy when HEAD already has
-    this change, else HEAD's: an index built by it is what an upgrade finds on disk."""
+def _old_index_class(tmp_path: Path, version: int) -> type:
+    """The LcmIndex of an earlier index ``version``, loaded from the newest commit holding it: an index
+    built by it is what an upgrade finds on disk."""
     root = Path(__file__).resolve().parents[1]
+    path = "remnic/observe/lcm/index.py"
+    revs = subprocess.run(
+        ["git", "log", "--format=%H", "--", path], cwd=root, capture_output=True, text=True
+    ).stdout.split()
     source = ""
-    for rev in ("HEAD", "HEAD~1", "HEAD~2", "HEAD~3"):
-        text = subprocess.run(
-            ["git", "show", f"{rev}:remnic/observe/lcm/index.py"], cwd=root, capture_output=True, text=True
-        ).stdout
-        if "VERSION = 3" in text:
+    for rev in revs:
+        text = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=root, capture_output=True, text=True).stdout
+        if f"VERSION = {version}\n" in text:
             source = text
             break
-    assert source, "no copy of the version-3 LCM index in recent history"
-    path = tmp_path / "old_lcm_index.py"
-    path.write_text(source.replace("from .store import", "from remnic.observe.lcm.store import"))
-    spec = importlib.util.spec_from_file_location("old_lcm_index", path)
+    assert source, f"no copy of the version-{version} LCM index in the history"
+    module_path = tmp_path / f"old_lcm_index_{version}.py"
+    module_path.write_text(source.replace("from .store import", "from remnic.observe.lcm.store import"))
+    spec = importlib.util.spec_from_file_location(f"old_lcm_index_{version}", module_path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up
@@ -93,12 +95,23 @@ def _old_index_class(tmp_path: Path) -> type:
 
 def test_an_index_built_before_bigrams_is_rebuilt_and_then_finds_cjk_words(memory: Memory, tmp_path: Path) -> None:
     _turns(memory, "j", CJK)
-    old = _old_index_class(tmp_path)(memory.root)
+    old = _old_index_class(tmp_path, 3)(memory.root)
     old.catch_up()
     assert old.search("東京", limit=5) == []  # the old index has no term for a word inside a run
     status = memory.lcm_status()
     assert status["index"]["rebuilt"] is True and status["stats"]["totalTurns"] == 4
     assert {h["turnIndex"] for h in memory.lcm_search("東京")} == {0, 2}
+
+
+def test_an_index_of_bigrams_only_is_rebuilt_and_then_finds_a_one_character_word(
+    memory: Memory, tmp_path: Path
+) -> None:
+    _turns(memory, "cat", [{"role": "user", "content": "我家的猫叫小白"}])
+    old = _old_index_class(tmp_path, 4)(memory.root)
+    old.catch_up()
+    assert old.search("猫", limit=5) == []  # bigrams only: no term for a one-character word
+    assert memory.lcm_status()["index"]["rebuilt"] is True
+    assert [h["sessionKey"] for h in memory.lcm_search("猫")] == ["cat"]
 
 
 def test_lcm_search_names_an_unknown_session_or_namespace(memory: Memory) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 
 import tantivy
 
-from .text import cjk_bigrams
+from .text import cjk_bigrams, cjk_unigrams
 
 ANALYZER = "remnic_en"
 TEXT_FIELDS = ("title", "body", "tags", "near", "far", "when", "dated")
@@ -244,8 +244,8 @@ _STOPWORD_LANGUAGES = frozenset(
 def analyzer_version(language: str) -> str:
     """Names what the analyser does (part of the index fingerprint: a change rebuilds the index)."""
     if language == DEFAULT_LANGUAGE:
-        return "cjk2+simple+lower+ascii+stem-en/2"
-    return f"cjk2+simple+lower+stop+stem-{language}+ascii/2"
+        return "cjk3+simple+lower+ascii+stem-en/2"
+    return f"cjk3+simple+lower+stop+stem-{language}+ascii/2"
 
 
 def _analyzer(stop: bool, language: str = DEFAULT_LANGUAGE) -> Any:
@@ -273,8 +273,15 @@ def _analyzer(stop: bool, language: str = DEFAULT_LANGUAGE) -> Any:
 
 
 def analyze(text: str, *, stopwords: bool = False, language: str = DEFAULT_LANGUAGE) -> list[str]:
-    """Index-side tokens (lowercased, ascii-folded, stemmed, CJK runs as bigrams), optionally without
-    stopwords."""
+    """Index-side tokens (lowercased, ascii-folded, stemmed; CJK runs as bigrams, then their
+    characters), optionally without stopwords."""
+    tokens = _query_tokens(text, stopwords, language)
+    unigrams = cjk_unigrams(text)
+    return tokens + list(_analyzer(stopwords, language).analyze(unigrams)) if unigrams else tokens
+
+
+def _query_tokens(text: str, stopwords: bool, language: str) -> list[str]:
+    """Query-side tokens: as :func:`analyze`, but a CJK run of two or more characters is its bigrams only."""
     return list(_analyzer(stopwords, language).analyze(cjk_bigrams(text)))
 
 
@@ -282,9 +289,9 @@ def query_terms(
     text: str, *, stopwords: bool = True, limit: int = MAX_QUERY_TERMS, language: str = DEFAULT_LANGUAGE
 ) -> list[str]:
     """Distinct query terms in order; if stopword removal leaves nothing, keep them all ("what's up?")."""
-    terms = analyze(text, stopwords=stopwords, language=language) if stopwords else []
+    terms = _query_tokens(text, True, language) if stopwords else []
     if not terms:
-        terms = analyze(text, language=language)
+        terms = _query_tokens(text, False, language)
     return list(dict.fromkeys(terms))[:limit]
 
 
@@ -483,12 +490,13 @@ class Bm25Index:
         out = []
         for _score, addr in result.hits:
             doc = searcher.doc(addr)
-            out.append((doc["path"][0], int(doc["n"][0]), doc["body"][0]))
+            out.append((doc["path"][0], int(doc["n"][0]), " ".join(doc["body"])))
         return out
 
     def tokens(self, text: str) -> list[str]:
-        """``text`` as the index-side analyser makes it (what a field's length counts)."""
-        return analyze(text, language=self.language)
+        """A passage's ``body`` as :meth:`search_passages` gives it (its indexed text, CJK already
+        expanded) in tokens: what the field's length counts."""
+        return list(_analyzer(False, self.language).analyze(text))
 
     def body_avgdl(self, terms: Sequence[str]) -> float | None:
         """The memories' average ``body`` length in tokens, as tantivy's BM25 uses it (read once per reload
@@ -551,10 +559,14 @@ class _Writer:
 
 def _put(doc: Any, name: str, value: Any) -> None:
     # tantivy's tokenizer cannot make bigrams of CJK runs: analysed fields get them here, as ``analyze``
-    # gives them to queries and token overlap (raw fields such as ``path`` stay exact).
-    analysed = name in TEXT_FIELDS
-    if isinstance(value, (list, tuple)):
-        for item in value:
-            doc.add_text(name, cjk_bigrams(item) if analysed else item)
-    elif value:
-        doc.add_text(name, cjk_bigrams(value) if analysed else value)
+    # gives them to token overlap (raw fields such as ``path`` stay exact). The runs' characters go in
+    # a value of their own, so the bigrams keep their positions.
+    items = value if isinstance(value, (list, tuple)) else [value] if value else []
+    for item in items:
+        if name not in TEXT_FIELDS:
+            doc.add_text(name, item)
+            continue
+        doc.add_text(name, cjk_bigrams(item))
+        unigrams = cjk_unigrams(item)
+        if unigrams:
+            doc.add_text(name, unigrams)

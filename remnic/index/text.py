@@ -470,6 +470,12 @@ def _bigrams(match: re.Match[str]) -> str:
 def cjk_bigrams(text: str) -> str:
     """``text`` with each run of CJK characters written as its overlapping bigrams, apart (a lone
     character as itself), so a word-splitting tokenizer finds a word inside an unspaced sentence.
-    Text without CJK comes back unchanged, and the result maps to itself (stored passage text
-    re-analysed gives the same tokens)."""
+    Text without CJK comes back unchanged, and the result maps to itself."""
     return _CJK_RUN_RE.sub(_bigrams, text) if _CJK_RUN_RE.search(text) else text
+
+
+def cjk_unigrams(text: str) -> str:
+    """The characters of ``text``'s CJK runs of two or more, apart ("" when it has none): indexed
+    beside the bigrams so a one-character word (猫, 雨) has a term. Queries keep to bigrams, whose
+    rarer terms rank a longer word; a lone character is already its own term."""
+    return " ".join(c for m in _CJK_RUN_RE.finditer(text) if len(m.group(0)) > 1 for c in m.group(0))

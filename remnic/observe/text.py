@@ -82,7 +82,13 @@ _EMOTICON_RE = re.compile(r"\s*(?<!\S)(?:[:;=][-']?[)(\]\[DPpO/\\|3*]+|[xX]D+|<3
 # Sentence boundaries: terminal punctuation (and closing quotes/brackets), then space, then a
 # sentence start — a lowercase one too, as chat writes it ("i prefer tabs. we use ruff."), but not
 # after a trailing-off "..." ("I was like... whatever"). Abbreviations and initials never end a sentence.
-_BOUNDARY_RE = re.compile(r"([.!?]+|…)([\"'”’)\]]*)\s+(?=[\"'“‘(\[]?([A-Z0-9]|(?P<lower>[a-z])))")
+# A Chinese, Japanese or Korean character starts one too, and a full-width 。！？ ends one with or
+# without a space after it ("…in Python code. 会議は月曜日です。毎週です。").
+_CJK = "\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_BOUNDARY_RE = re.compile(
+    r"([.!?]+|…)([\"'”’)\]]*)\s+(?=[\"'“‘(\[「『]?([A-Z0-9" + _CJK + r"]|(?P<lower>[a-z])))"
+    r"|[。！？]+(?P<wide_close>[」』）\"'”’)\]]*)\s*(?=[^\s。！？」』）\"'”’)\]])"
+)
 # Chat's lowercase "i" is the first person ("i.e." and "i)" are not).
 _LOWER_I_RE = re.compile(r"(?<![\w.'’-])i(?=(?:'(?:m|ve|d|ll)\b|\s|$))")
 # Text read beyond the cap of prose: a pasted log of any length is removed before the cap applies,
@@ -160,7 +166,7 @@ def split_sentences(line: str) -> list[str]:
     sentences: list[str] = []
     start = 0
     for match in _BOUNDARY_RE.finditer(line):
-        end = match.end(2)
+        end = match.end(2) if match.group(1) else match.end("wide_close")
         if match.group("lower") and (match.group(1) in ("…", "..") or len(match.group(1)) > 2):
             continue
         if match.group(1) == "." and _ends_with_abbreviation(line[start : match.start(1)], line[match.end() :]):

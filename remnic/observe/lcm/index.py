@@ -15,8 +15,8 @@ Query text is never parsed as tantivy syntax: it is analysed like the documents
 with the whole phrase as a boosted clause, so a quoted phrase from a transcript
 ranks its turn first. Runs of Chinese, Japanese or Korean characters are indexed and
 queried as overlapping character bigrams (:func:`remnic.index.text.cjk_bigrams`, as the
-recall index does), so a word inside an unspaced sentence is found; the turn's own text is
-stored apart, for the excerpt.
+recall index does), so a word inside an unspaced sentence is found, and their characters are
+indexed too, so a one-character word (猫) is; the turn's own text is stored apart, for the excerpt.
 """
 
 from __future__ import annotations
@@ -37,13 +37,13 @@ import tantivy
 from remnic.config import STATE_DIR
 from remnic.fsio import write_atomic
 from remnic.index.bm25 import STOPWORDS
-from remnic.index.text import cjk_bigrams
+from remnic.index.text import cjk_bigrams, cjk_unigrams
 
 from .store import archive_files, read_lines, unreadable_tail
 
-VERSION = 4
+VERSION = 5
 """2: speaker, turnId and timestamp indexed; 3: unreadable lines counted; 4: CJK runs as bigrams, the text
-stored apart. An index of another version is rebuilt from the archive on the next catch-up."""
+stored apart; 5: and the runs' characters. An index of another version is rebuilt from the archive on the next catch-up."""
 INDEX_DIR = "lcm"
 LOCK_FILE = "lcm.lock"
 ANALYZER = "remnic_lcm"
@@ -113,7 +113,8 @@ class CatchUp:
 
 
 def _analyze(text: str, stop: bool = False) -> list[str]:
-    """``text``'s terms as the index has them: CJK runs as bigrams, then lowercased, folded, stemmed."""
+    """``text``'s query terms: CJK runs as bigrams (a lone character as itself), then lowercased,
+    folded, stemmed. The index has these and, apart, its runs' characters (:meth:`LcmIndex._doc`)."""
     return list(_analyzer(stop).analyze(cjk_bigrams(text)))
 
 
@@ -131,7 +132,7 @@ def _first_match(content: str, terms: Sequence[str]) -> int:
         word = match.group().lower()
         hit = seen.get(word)
         if hit is None:
-            hit = seen[word] = any(t in wanted for t in _analyze(word))
+            hit = seen[word] = any(t in wanted for t in _analyze(f"{word} {cjk_unigrams(word)}"))
         if hit:
             return match.start() + _bigram_at(word, wanted)
     return 0
@@ -139,11 +140,11 @@ def _first_match(content: str, terms: Sequence[str]) -> int:
 
 def _bigram_at(word: str, wanted: set[str]) -> int:
     """Where in ``word`` (a word that matched) the matching term starts: 0, unless ``word`` is an
-    unspaced CJK sentence, whose terms are its bigrams."""
+    unspaced CJK sentence, whose terms are its bigrams and its characters."""
     if cjk_bigrams(word) == word:
         return 0
     for i in range(len(word)):
-        if any(t in wanted for t in _analyze(word[i : i + 2])):
+        if any(t in wanted for t in _analyze(word[i : i + 2])) or word[i] in wanted:
             return i
     return 0
 
@@ -269,8 +270,11 @@ class LcmIndex:
         content = str(record.get("content") or "")
         # An OpenAI message's name is its speaker; lines archived before speakers were kept have neither.
         speaker = _text(record.get("speaker") or record.get("name"))
-        doc.add_text("content", cjk_bigrams(content))
-        doc.add_text("speaker", cjk_bigrams(speaker))
+        # The runs' characters in a value of their own, so the bigrams keep their positions for phrases.
+        for field, text in (("content", content), ("speaker", speaker)):
+            doc.add_text(field, cjk_bigrams(text))
+            if unigrams := cjk_unigrams(text):
+                doc.add_text(field, unigrams)
         doc.add_bytes("content_text", content.encode("utf-8", "surrogatepass"))
         doc.add_bytes("speaker_text", speaker.encode("utf-8", "surrogatepass"))
         doc.add_text("turn_id", _text(record.get("turnId")))
