@@ -129,6 +129,7 @@ class IndexWrites:
         parent: str | None = None,
         progress: Progress | None = None,
         defer_above: int | None = None,
+        strict: bool = False,
     ) -> None:
         """Index written records and drop removed paths; ``commit`` None leaves the recorded commit as is.
 
@@ -139,6 +140,9 @@ class IndexWrites:
         index reflects exactly ``parent``, and then records ``commit``: an index that is behind or
         ahead (another process's write landed first) is left to catch up from git, so a late batch
         can never overwrite newer text.
+
+        A failure is logged and left to the next recall's catch-up; ``strict`` (sync) raises it, as sync would
+        otherwise record its commit as reflected (:meth:`refresh_paths`) over a batch that never landed.
         """
         if not upserts and not removed_paths and commit is None:
             return
@@ -161,12 +165,14 @@ class IndexWrites:
                 )
             except (ImportError, KeyboardInterrupt):
                 raise
-            except IndexDirError as exc:  # the write is committed; no recall can build the index either
-                log.warning("index not updated: %s", exc.message)
-            except Exception as exc:  # noqa: BLE001 - the write is committed; the index must not undo it
-                # The recorded commit did not advance (or ``pending`` marks a torn write), so the
-                # next recall catches up from git or rebuilds: a lagging index, never a failed write.
-                log.warning("index update failed (%s); the next recall will catch up", exc)
+            except Exception as exc:  # the write is committed; the index must not undo it
+                if strict:  # the caller would record its commit as reflected, this batch lost under it
+                    raise
+                if isinstance(exc, IndexDirError):  # no recall can build the index either
+                    log.warning("index not updated: %s", exc.message)
+                else:  # the recorded commit did not advance (or ``pending`` marks a torn write): the next
+                    # recall catches up from git or rebuilds, a lagging index, never a failed write
+                    log.warning("index update failed (%s); the next recall will catch up", exc)
 
     def refresh_paths(
         self, files: MemoryStore, paths: Sequence[str], commit: str | None = None, progress: Progress | None = None

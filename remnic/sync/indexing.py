@@ -66,9 +66,8 @@ def update_index(
     """
     upserts, removed, head = batch
     try:
-        index.apply(
-            upserts, removed, head, progress=progress, defer_above=max(0, target.settings.sync.defer_embeddings_above)
-        )
+        defer = max(0, target.settings.sync.defer_embeddings_above)
+        index.apply(upserts, removed, head, progress=progress, defer_above=defer, strict=True)
         if head is not None:
             manifest = index.manifest()
             if manifest is None or manifest.commit != head:
