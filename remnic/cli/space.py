@@ -281,6 +281,8 @@ def cmd_pull(args: argparse.Namespace) -> int:
             )
         for entry in report.saved:
             lines.append(f"  {safe(entry['path'])}: {entry['how']}")
+        if report.index_behind:
+            lines.append(f"the index could not follow ({safe(report.index_behind)}): the next recall catches up")
         if report.problems:
             lines.append(
                 f"{plural(len(report.problems), 'problem')} in memory files (they are left out of recall until "

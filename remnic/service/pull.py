@@ -29,6 +29,7 @@ from remnic.errors import (
     FieldProblem,
     LedgerError,
     PushRejectedError,
+    RemnicError,
     RemoteMovedError,
     RemoteUnreachableError,
     RepoBusyError,
@@ -97,6 +98,8 @@ class PullReport:
     finished_previous: str | None = None
     indexed: int = 0
     removed_from_index: int = 0
+    index_behind: str | None = None
+    """Why the index could not follow the merge (the merge stands; the next recall catches up), else None."""
     elapsed_ms: float = 0.0
     phases_ms: dict[str, float] = field(default_factory=dict)
     """Where the time went: edits (committing hand edits), fetch, merge, copies, index."""
@@ -123,6 +126,7 @@ class PullReport:
             "finishedPrevious": self.finished_previous,
             "indexed": self.indexed,
             "removedFromIndex": self.removed_from_index,
+            "indexBehind": self.index_behind,
             "elapsedMs": round(self.elapsed_ms, 1),
             "phasesMs": {k: round(v, 1) for k, v in self.phases_ms.items()},
         }
@@ -444,7 +448,11 @@ def _index(mem: Memory, report: PullReport) -> None:
     from remnic.sync.engine import SyncTarget, run_sync
 
     target = SyncTarget(mem.root, mem.files, mem.ledger, mem.settings, lambda: mem.index)
-    synced = run_sync(target, Transaction(mem.files, mem.ledger), commit=False, normalize=False, source="space")
+    try:
+        synced = run_sync(target, Transaction(mem.files, mem.ledger), commit=False, normalize=False, source="space")
+    except Exception as exc:  # noqa: BLE001 - the merge landed: an index that could not follow catches up later
+        report.index_behind = exc.describe() if isinstance(exc, RemnicError) else f"{type(exc).__name__}: {exc}"
+        return
     report.indexed += synced.indexed
     report.removed_from_index += synced.removed
     _add_problems(report, synced.problems)
