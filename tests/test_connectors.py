@@ -19,22 +19,13 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
-from test_hooks import build_memory_template, copied_memory, run_agent_script
+from test_hooks import copied_memory_fixtures, run_agent_script
 from test_r34_hooks_codex_trust import trust_codex_hooks
 
 from remnic.repo.githooks import hooks_source_dir
 from remnic.service.memory import Memory
 
-
-@pytest.fixture(scope="module")
-def memory_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_memory_template(tmp_path_factory)
-
-
-@pytest.fixture
-def memory(memory_template: Path, tmp_path: Path) -> Iterator[Memory]:
-    """conftest's memory, copied from a repository made once per module."""
-    yield from copied_memory(memory_template, tmp_path)
+memory_template, memory = copied_memory_fixtures()
 
 
 @pytest.fixture

@@ -8,27 +8,17 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from test_hooks import build_memory_template, copied_memory, copied_memory_root
+from test_hooks import copied_memory_fixtures, copied_memory_root
 
 from remnic.drivers import connectors as C
 from remnic.drivers.connectors import config as connector_config
 from remnic.service.memory import Memory
 
-
-@pytest.fixture(scope="module")
-def memory_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_memory_template(tmp_path_factory)
-
-
-@pytest.fixture
-def memory(memory_template: Path, tmp_path: Path) -> Iterator[Memory]:
-    """conftest's memory, copied from a repository made once per module."""
-    yield from copied_memory(memory_template, tmp_path)
+memory_template, memory = copied_memory_fixtures()
 
 
 THEIRS = {

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import GIT_IDENTITY, run_cli
@@ -59,14 +60,22 @@ def copied_memory(template: Path, tmp_path: Path) -> Iterator[Memory]:
         mem.close()
 
 
-@pytest.fixture(scope="module")
-def memory_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_memory_template(tmp_path_factory)
+def copied_memory_fixtures() -> tuple[Any, Any]:
+    """A module's ``memory_template`` (one fresh repository a module) and ``memory`` (conftest's, copied
+    from it) fixtures, made anew for each module that assigns them: ``memory_template, memory = …()``."""
+
+    @pytest.fixture(scope="module")
+    def memory_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+        return build_memory_template(tmp_path_factory)
+
+    @pytest.fixture
+    def memory(memory_template: Path, tmp_path: Path) -> Iterator[Memory]:
+        yield from copied_memory(memory_template, tmp_path)
+
+    return memory_template, memory
 
 
-@pytest.fixture
-def memory(memory_template: Path, tmp_path: Path) -> Iterator[Memory]:
-    yield from copied_memory(memory_template, tmp_path)
+memory_template, memory = copied_memory_fixtures()
 
 
 @pytest.fixture

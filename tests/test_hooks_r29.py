@@ -13,23 +13,14 @@ from typing import Any
 
 import pytest
 from conftest import run_cli
-from test_hooks import build_memory_template, copied_memory
+from test_hooks import copied_memory_fixtures
 
 from remnic.drivers.connectors.doctor import _fired
 from remnic.drivers.hooks import session_context
 from remnic.repo.githooks import hooks_source_dir
 from remnic.service.memory import Memory
 
-
-@pytest.fixture(scope="module")
-def memory_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_memory_template(tmp_path_factory)
-
-
-@pytest.fixture
-def memory(memory_template: Path, tmp_path: Path) -> Iterator[Memory]:
-    """conftest's memory, copied from a repository made once per module."""
-    yield from copied_memory(memory_template, tmp_path)
+memory_template, memory = copied_memory_fixtures()
 
 
 LONG_RULE = "Release rule: " + "every release needs two reviewer sign-offs and a green CI run. " * 35

@@ -15,26 +15,16 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from test_hooks import BARE_ENV, build_memory_template, copied_memory, user_git
+from test_hooks import BARE_ENV, copied_memory_fixtures, user_git
 
 from remnic.service.githooks import hooks_source_dir
 from remnic.service.memory import Memory
 
-
-@pytest.fixture(scope="module")
-def memory_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_memory_template(tmp_path_factory)
-
-
-@pytest.fixture
-def memory(memory_template: Path, tmp_path: Path) -> Iterator[Memory]:
-    """conftest's memory, copied from a repository made once per module."""
-    yield from copied_memory(memory_template, tmp_path)
+memory_template, memory = copied_memory_fixtures()
 
 
 _DECOY = "open({marker!r}, 'w').write('imported')\n"
