@@ -30,6 +30,7 @@ from remnic.memfile.model import MemoryRecord, now_iso
 
 from . import text as T
 from .catalog import Catalog, Row
+from .continuity import Continuity
 from .manifest import CATALOG_FILE, TANTIVY_DIR, Manifest, new_build_name, write_current, write_manifest_json
 from .reads import read_paths
 from .rows import build_rows, cached_only, ctx_sig, embed_texts, episode_members, turn_of
@@ -83,7 +84,7 @@ def _differs(files: MemoryStore, path: str, stored: tuple[dict[str, Any], str] |
 Progress = Callable[[int, int], None]
 
 
-class IndexWrites:
+class IndexWrites(Continuity):
     """apply / refresh_paths / ensure_fresh / rebuild for :class:`~remnic.index.search.SearchIndex`."""
 
     # Provided by SearchIndex.
@@ -130,6 +131,8 @@ class IndexWrites:
         progress: Progress | None = None,
         defer_above: int | None = None,
         strict: bool = False,
+        stamp: bool = False,
+        complete: bool = False,
     ) -> None:
         """Index written records and drop removed paths; ``commit`` None leaves the recorded commit as is.
 
@@ -141,14 +144,18 @@ class IndexWrites:
         ahead (another process's write landed first) is left to catch up from git, so a late batch
         can never overwrite newer text.
 
+        ``stamp`` (sync) records ``commit`` as reflected whatever the index recorded before: only over an index
+        that records a commit, or with ``complete`` (the batch is every memory file) over any; else it raises
+        :class:`~.state.NotContinued` and writes nothing (:mod:`.continuity`).
+
         A failure is logged and left to the next recall's catch-up; ``strict`` (sync) raises it, as sync would
-        otherwise record its commit as reflected (:meth:`refresh_paths`) over a batch that never landed.
+        otherwise record its commit as reflected over a batch that never landed.
         """
         if not upserts and not removed_paths and commit is None:
             return
         with self._write_lock():
             try:
-                self._ensure_writable()
+                self._ensure_writable(fresh=complete or not stamp)
                 if parent is not None and commit is not None:
                     assert self._catalog is not None
                     recorded = self._catalog.manifest().commit
@@ -159,7 +166,7 @@ class IndexWrites:
                     upserts,
                     removed_paths,
                     commit,
-                    set_commit=parent is not None,
+                    set_commit=parent is not None or stamp,
                     progress=progress,
                     defer_above=defer_above,
                 )
@@ -179,10 +186,11 @@ class IndexWrites:
     ) -> FreshReport:
         """Re-read ``paths`` and update the index (gone or malformed files are dropped): from disk, or
         with ``commit`` as that commit holds them, and the index is then recorded as reflecting it
-        (the caller has reconciled everything since the previous one)."""
+        (the caller has reconciled everything since the previous one: an index that records none raises
+        :class:`~.state.NotContinued`, as stamped it would claim files it lacks)."""
         t0 = time.perf_counter()
         with self._write_lock(files):
-            self._ensure_writable()
+            self._ensure_writable(fresh=commit is None)
             report = self._refresh(files, paths, commit, progress)
         report.seconds = time.perf_counter() - t0
         return report
@@ -245,15 +253,6 @@ class IndexWrites:
         except Exception as exc:  # noqa: BLE001 - a rebuild reads the files; git only says which are uncommitted
             log.warning("git status failed (%s): the rebuild records no work-tree paths", exc)
             return set()
-
-    def _ensure_writable(self) -> None:
-        """Open the live build for writing; if there is none usable, start an empty partial one."""
-        try:
-            self._check()
-            self._sync()
-        except NeedsRebuild as exc:
-            log.info("index %s (%s): starting a fresh partial index", exc.state, exc.detail)
-            self._create_build(commit=None, rows=[], progress=None)
 
     # ------------------------------------------------------------------ building rows
 

@@ -71,6 +71,12 @@ class NeedsRebuild(Exception):
         self.detail = detail
 
 
+class NotContinued(NeedsRebuild):
+    """A write that records a commit as reflected met an index that continues no recorded commit (missing,
+    broken, built for another schema, model or settings, or partial). Nothing was written: its next write
+    would start an empty index, and the batch stamped there would claim every memory it lacks."""
+
+
 UNUSABLE = "unusable"
 """The index's state when no index can be built where it belongs (a file, or a link to nothing, in the
 place of ``.remnic/index``): no rebuild cures it, so none is tried until the path is moved aside."""

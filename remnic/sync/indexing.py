@@ -6,23 +6,34 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import RemnicError
+from remnic.index.state import NotContinued
 from remnic.memfile.model import MemoryRecord
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import SyncTarget
 
 
+STARTS_FRESH = "startsFresh"
+"""The probe's key (sync's own): the index's next write replaces it with an empty build (see below)."""
+
+
 def index_health_of(index: Any) -> dict[str, Any] | None:
     """The index's cheap health probe (its manifest and interrupted-write mark), None without an index."""
-    return None if index is None else index.health().to_dict()
+    if index is None:
+        return None
+    health: dict[str, Any] = index.health().to_dict()
+    health[STARTS_FRESH] = health.get("state") not in ("ok", "behind") and index.starts_fresh()
+    return health
 
 
 def index_commit_of(health: dict[str, Any] | None) -> tuple[bool, str | None]:
-    """(index usable, the commit it records), from :func:`index_health_of`. A corrupt index (a write
-    interrupted by a crash) records none: its next write starts a fresh build, which only a full pass fills."""
+    """(index usable, the commit it records), from :func:`index_health_of`. An index whose next write starts
+    a fresh build (missing, a write interrupted by a crash, another schema, model or settings) records none,
+    though its manifest names one: only a full pass fills that build."""
     if health is None:
         return False, None
-    return True, None if health.get("state") in ("corrupt", "missing") else health.get("commit")
+    fresh = health.get(STARTS_FRESH) or health.get("state") in ("corrupt", "missing")
+    return True, None if fresh else health.get("commit")
 
 
 def caught_up_note(health: dict[str, Any] | None, head: str | None) -> str:
@@ -49,14 +60,18 @@ def update_index(
     progress: Callable[[int, int], None] | None,
     *,
     committed: str | None,
+    full: bool = False,
 ) -> tuple[str, str | None]:
-    """Apply the batch (upserts, removals, the new HEAD); then record that HEAD as reflected, since the
-    run reconciled everything up to it. Returns (``updated`` or ``behind``, why it is behind).
+    """Apply the batch (upserts, removals, the new HEAD) and record that HEAD as reflected, since the
+    run reconciled everything up to it (after a pull, a checkout or a full pass too, so the next recall
+    does not re-read what sync just indexed, nor re-admit files sync keeps out). Returns (``updated`` or
+    ``behind``, why it is behind).
 
-    ``apply`` only advances the recorded commit to a direct child of the one it has (a remnic
-    write); after a pull, a checkout or a full pass sync says so explicitly (``refresh_paths`` with
-    no paths), so the next recall does not re-read what sync just indexed, nor re-admit files sync
-    keeps out.
+    The batch holds what changed since the commit the index recorded when the run began, or every
+    memory file (``full``). An index that records none when the batch is applied (deleted, broken, or
+    replaced by an older or newer remnic meanwhile) would be started empty and stamped current with
+    only the batch in it, the other memories missing from every recall for good: it is rebuilt from
+    every file instead (``progress`` hears it), as a recall would.
 
     When the run committed, a failure here (the index lock held by a rebuild past
     ``store.lockTimeoutS``, a broken index) must not hide that commit: its sync base has moved, so
@@ -67,11 +82,15 @@ def update_index(
     upserts, removed, head = batch
     try:
         defer = max(0, target.settings.sync.defer_embeddings_above)
-        index.apply(upserts, removed, head, progress=progress, defer_above=defer, strict=True)
-        if head is not None:
-            manifest = index.manifest()
-            if manifest is None or manifest.commit != head:
-                index.refresh_paths(target.files, [], head)
+        stamp = head is not None
+        try:
+            index.apply(
+                upserts, removed, head, progress=progress, defer_above=defer, strict=True, stamp=stamp, complete=full
+            )
+        except NotContinued as exc:
+            index.rebuild(
+                target.files, target.ledger, progress, reason=f"sync found the index {exc.state}: {exc.detail}"
+            )
     except Exception as exc:
         if not committed:
             raise
