@@ -42,7 +42,7 @@ def front(root: Path, rel: str) -> dict[str, object]:
 
 def test_a_stale_body_only_save_keeps_the_memorys_committed_state(repo: Memory) -> None:
     root, rel = repo.root, "facts/stale.md"
-    (root / rel).write_text("Old server root password was hunter2.\n")
+    (root / rel).write_text("Old server root password was rotated.\n")
     repo.sync()
     mid = str(front(root, rel)["id"])
     repo.update(mid, {"tags": ["ops", "secret"], "importanceScore": 0.9, "supersededBy": "mem_newer"})
@@ -51,15 +51,15 @@ def test_a_stale_body_only_save_keeps_the_memorys_committed_state(repo: Memory) 
     assert before["status"] == "forgotten" and not found(repo, "old server root password")
 
     # The editor's buffer still holds the note as it was before sync added frontmatter.
-    (root / rel).write_text("Old server root password was hunter2. (typo fix)\n")
+    (root / rel).write_text("Old server root password was rotated. (typo fix)\n")
     report = repo.sync()
 
     after = front(root, rel)
     for key in ("id", "status", "tags", "importanceScore", "importanceLevel", "created", "supersededBy"):
         assert after[key] == before[key], key
     assert after["updated"] != before["updated"]  # the body changed: stamped as any body edit
-    assert hash_matches(after["contentHash"], "Old server root password was hunter2. (typo fix)")
-    assert (root / rel).read_text().endswith("---\nOld server root password was hunter2. (typo fix)\n")
+    assert hash_matches(after["contentHash"], "Old server root password was rotated. (typo fix)")
+    assert (root / rel).read_text().endswith("---\nOld server root password was rotated. (typo fix)\n")
     assert not found(repo, "old server root password")  # still forgotten: never back in recall
     (change,) = report.changes
     assert {"status", "tags", "created", "supersededBy"} <= set(change.kept)

@@ -24,7 +24,9 @@ def register(sub: Any) -> None:
         "normalises frontmatter (id and defaults for a body-only file; updated and\n"
         "contentHash after an edit) without touching the body, updates the index and\n"
         "commits the edits as one sync commit. A malformed file is reported with its\n"
-        "line, left untouched (sync never commits it), and kept out of the index.\n\n"
+        "line, left untouched (sync never commits its text; moving one you committed is\n"
+        "committed as a pure rename), and kept out of the index. Every run exits 1 while\n"
+        "a file is malformed.\n\n"
         "examples:\n  remnic sync run\n  remnic sync run --no-commit --json\n"
         "  remnic sync watch --debounce-ms 300",
     )
@@ -162,6 +164,11 @@ def _run_text(args: argparse.Namespace, report: Any) -> str:
         # The files are in step with this commit; the index may still be catching up with one-shot
         # writes (the next recall does that), so the index is not named here.
         lines.append("nothing to sync" + (f"; files in step with commit {report.head[:8]}" if report.head else ""))
+    if report.as_is and args.dry_run:  # what adopting takes without a line of its own (`asIs` in --json)
+        lines.append(
+            f"{report.as_is} more memory file(s) would be indexed as they are "
+            "(valid and in git already: nothing to write or commit, such as a note with an id or TOML front matter)"
+        )
     if report.problems:
         lines.append(
             f"{len(report.malformed_paths)} malformed file(s) left untouched; fix them and run "

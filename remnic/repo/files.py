@@ -45,6 +45,9 @@ SYMLINK_REASON = "a symbolic link: remnic reads and writes regular files only"
 OUTSIDE_REASON = "leads outside the memory repository through a symlinked folder"
 """Why a memory path below a symlinked folder is neither read nor written (git records the link, not the files)."""
 SYMLINKED_FOLDER = f"a symbolic link to a folder: remnic neither reads nor writes memory files through it (a file in it {OUTSIDE_REASON})"
+"""A category folder that is a link: where ``store`` would write, so ``remnic doctor`` warns."""
+LINKED_FOLDER = "a symbolic link to a folder: not followed, so notes reached through it are not memories (git records the link, not the files)"
+"""Any other link to a folder the memory rule covers (``--adopt '**'`` over a vault's linked folder): a note."""
 MEMOISE_WAIT_FROM = 200
 """Files written at once past which :meth:`MemoryStore.memoise` waits for the newest to settle: up to two
 seconds at the end of a long import spare the next ``status`` or ``list`` a parse of each file."""
@@ -148,7 +151,8 @@ class MemoryStore:
         """(path, reason) for every file that looks like a note or an attachment but is not a memory
         (outside the memory folders, README-like, excluded, not markdown): what status and doctor report."""
         names = set(self._list_files()) if self._list_files is not None else set(self._walk())
-        out = []
+        out = self._blocked_folders(names)
+        folders = {name for name, _reason in out}  # git lists a link as a file: said once, as the folder it is
         root = os.fspath(self.root)
         for path in names:
             full = os.path.join(root, path)
@@ -157,11 +161,16 @@ class MemoryStore:
                     out.append((path, SYMLINK_REASON))
                 continue
             reason = self.paths.reportable_reason(path)
-            if reason is not None and os.path.lexists(full):
+            if reason is not None and path not in folders and os.path.lexists(full):
                 # The original's own records are outside the memory folders too, but are no notes to adopt.
                 out.append((path, (original_reason(path) or reason) if reason == OUTSIDE else reason))
-        out += self._blocked_folders(names)
         return sorted(out)
+
+    def not_memory_reason(self, path: str) -> str | None:
+        """Why a path that is not a memory gets a line in a report (None: it gets none), as :meth:`skipped`
+        says it: a link to a folder (or a file where a category folder belongs) is that, never an attachment."""
+        said = self._blocked_folders([path])
+        return said[0][1] if said else self.paths.reportable_reason(path)
 
     def blocked_folders(self) -> list[tuple[str, str]]:
         """(folder, reason) for the default namespace's category folders no memory can be read from or
@@ -170,7 +179,8 @@ class MemoryStore:
 
     def _blocked_folders(self, names: Iterable[str]) -> list[tuple[str, str]]:
         """Memory folders no memory can be read from or written to: a symlink to a folder (git sees a link,
-        not its files) and a file where a category folder belongs."""
+        not its files; :data:`SYMLINKED_FOLDER` where ``store`` writes, else :data:`LINKED_FOLDER`) and a
+        file where a category folder belongs."""
         out = []
         for name in names:
             if self.paths.is_markdown(name) or not self.paths.in_memory_folder(f"{name}/x.md"):
@@ -180,7 +190,7 @@ class MemoryStore:
             except OSError:
                 continue
             if stat.S_ISLNK(st.st_mode) and os.path.isdir(self.root / name):
-                out.append((name, SYMLINKED_FOLDER))
+                out.append((name, SYMLINKED_FOLDER if _is_category_folder(name) else LINKED_FOLDER))
             elif stat.S_ISREG(st.st_mode) and _is_category_folder(name):
                 out.append((name, FILE_NOT_FOLDER))
         return out

@@ -36,7 +36,7 @@ from typing import Any
 
 from remnic.config import STATE_DIR, Settings
 from remnic.errors import MemoryFormatError, RemnicError
-from remnic.memfile.model import MemoryRecord, content_hash, new_id, now_iso
+from remnic.memfile.model import MemoryRecord, new_id, now_iso
 from remnic.memfile.normalize import BOM, Checked, planned_changes, render
 from remnic.memfile.paths import MemoryPaths
 from remnic.repo.files import MemoryStore
@@ -49,6 +49,8 @@ from .bodies import BodyCheck
 from .held import HELD_REASON
 from .indexing import caught_up_note, index_commit_of, index_health_of, indexed_paths, update_index
 from .lag import lagging_in_step
+from .moves import MalformedMoves, deletion_changes, find_moves, held_reason
+from .pending import next_pending
 from .reading import read_all
 from .renames import (
     OldFile,
@@ -145,6 +147,8 @@ class _Run:
         self.normalize_all = False
         self.dry_run = False
         self.warnings: list[str] = []
+        self.moves = MalformedMoves()
+        self.as_is = 0  # memory files a full pass takes as they are (valid, nothing to write or commit)
 
     # --- where a path stands ---
 
@@ -231,27 +235,10 @@ class _Run:
         records, written, record_sha = self.normalize_files(valid, forced_id, partner_of, quiet, report)
 
         changes = self.describe_changes(records, written, quiet, partner_of, notes)
+        report.as_is = self.as_is
         self.phase(report, "read")
         renamed_from = {c.previous_path for c in changes if c.previous_path}
-        for path in deleted:
-            prior = state.pending.get(path) or {}
-            if path in renamed_from:
-                continue
-            if (
-                path in self.status
-                or self.diff_letter.get(path) == "D"
-                or prior.get("kind") in ("uncommitted", "deleted")
-            ):
-                changes.append(
-                    Change(
-                        DELETED,
-                        path,
-                        old[path].id,
-                        origin="git"
-                        if self.diff_letter.get(path) == "D" and path not in self.status
-                        else "working-tree",
-                    )
-                )
+        changes += self.deletions(deleted, old, renamed_from, reads.unsynced_data, report)
 
         if self.dry_run:  # what a real run would do; nothing written, committed, indexed or remembered
             report.changes, report.index = changes, "unchanged"
@@ -275,11 +262,14 @@ class _Run:
         removed = set(deleted) | set(dropped)
         upserts = [r for r in records if r.path not in quiet]
         if index_ok:
+            held = indexed_paths(index) if dropped or full else set()
             if full:  # whatever the index holds that is no longer a live, valid file goes too
-                removed |= indexed_paths(index) - {r.path for r in records} - set(self.unstable)
+                removed |= held - {r.path for r in records} - set(self.unstable)
+            removed -= set(dropped) - held  # a malformed file never indexed is not "removed" by every run
             if upserts or removed or index_head != index_commit:
+                batch = (upserts, sorted(removed), index_head)
                 report.index, report.index_error = update_index(
-                    self.target, index, (upserts, sorted(removed), index_head), self.progress, committed=report.commit
+                    self.target, index, batch, self.progress, committed=report.commit, full=full
                 )
             if left_behind and report.index == "updated":
                 report.index_note = caught_up_note(health, index_head)
@@ -291,7 +281,9 @@ class _Run:
         committed = set(commit_paths) if report.commit else set()
         for c in changes:
             c.committed = bool(report.commit) and (c.path in committed or (c.previous_path or "") in committed)
-        pending = self.next_pending(records, written, record_sha, deleted, old, committed, report)
+            if c.committed and c.path in self.moves.renamed:
+                report.moved_problems[c.path] = self.moves.renamed[c.path]
+        pending = next_pending(self, records, written, record_sha, deleted, old, committed)
         state.commit, state.pending = new_head, pending
         state.skipped = {**(state.skipped if not full else {}), **self.not_memories}
         state.rules = rules
@@ -338,7 +330,7 @@ class _Run:
         for path, origin in candidates.items():
             if self.paths.is_memory(path):
                 self.candidates[path] = origin
-            elif (reason := self.paths.reportable_reason(path)) and (self.root / path).exists():
+            elif (reason := self.files.not_memory_reason(path)) and (self.root / path).exists():
                 self.not_memories[path] = reason
 
     def collect_since(self, candidates: dict[str, str], head: str | None) -> None:
@@ -503,6 +495,7 @@ class _Run:
             if path in quiet or (
                 self.candidates[path] in ("scan", REINDEX) and path not in self.status and path not in written
             ):
+                self.as_is += self.candidates[path] == "scan" and path not in quiet | self.unnormalised
                 continue
             change = Change(
                 ADDED if self.is_new(path) else MODIFIED,
@@ -517,6 +510,44 @@ class _Run:
                 change.kind, change.previous_path = RENAMED, partner_of[path]
             changes.append(change)
         return changes
+
+    def deletions(
+        self,
+        deleted: list[str],
+        old: dict[str, OldFile],
+        renamed_from: set[str],
+        unsynced: dict[str, bytes],
+        report: SyncReport,
+    ) -> list[Change]:
+        """The deleted paths as changes; one whose note reappears at a new path where sync cannot take it
+        (malformed, empty) is a pure rename or held (:mod:`.moves`), so a note you committed never leaves
+        git because it could not be read."""
+        gone = [p for p in deleted if p not in renamed_from and p in self.status and self.in_head(p)]
+        arrived = {p: d for p, d in unsynced.items() if not self.in_head(p)}
+        sha, pending = {**self.malformed, **self.empty}, self.state.pending
+        # New or changed since the last run, or already taken for a moved note then (it stays that).
+        fresh = {p for p in arrived if (pending.get(p) or {}).get("sha") != sha.get(p)}
+        fresh |= {str(e["heldFor"]) for e in pending.values() if e.get("heldFor") in arrived}
+        # Held for a file being written (or fixed, and saved again while sync wrote it): still held.
+        waiting = {p: str(e["heldFor"]) for p, e in pending.items() if e.get("heldFor") in self.unstable}
+        empty = set(self.empty)
+        self.moves = find_moves(
+            self.ledger, self.head, gone, arrived, self.settings.store, empty=empty, fresh=fresh, waiting=waiting
+        )
+        self.checked_bytes.update(self.moves.data)
+        for path, new in sorted(self.moves.held.items()):
+            report.skipped.append({"path": path, "reason": held_reason(new, new in empty)})
+            if (pending.get(path) or {}).get("heldFor") == new:
+                report.repeated_skips.append(path)
+        return deletion_changes(
+            deleted,
+            self.moves,
+            renamed_from=renamed_from,
+            old_id=lambda p: old[p].id,
+            status=self.status,
+            diff_letter=self.diff_letter,
+            pending=pending,
+        )
 
     def commit_paths(self, changes: list[Change]) -> list[str]:
         paths: list[str] = []
@@ -555,44 +586,3 @@ class _Run:
         )
         self.warnings += outcome.warnings  # git's index could not follow: the watcher must say so too
         return outcome.sha
-
-    def next_pending(
-        self,
-        records: list[MemoryRecord],
-        written: dict[str, list[str]],
-        record_sha: dict[str, str],
-        deleted: list[str],
-        old: dict[str, OldFile],
-        committed: set[str],
-        report: SyncReport,
-    ) -> dict[str, dict[str, Any]]:
-        """Memory paths left differing from the new HEAD, with what the next run needs to know about them."""
-        pending: dict[str, dict[str, Any]] = {p: {"kind": "unstable"} for p in self.unstable}
-        pending.update({p: {"kind": "malformed", "sha": sha} for p, sha in self.malformed.items()})
-        pending.update({p: {"kind": "empty", "sha": sha} for p, sha in self.empty.items()})
-        for record in records:
-            path = record.path
-            if path in self.unnormalised and path not in self.status:
-                pending[path] = {"kind": "unnormalised", "sha": record_sha[path]}
-                continue
-            if path in committed or not (path in self.status or path in written):
-                continue
-            pending[path] = {
-                "kind": "uncommitted",
-                "sha": record_sha[path],
-                "id": record.id,
-                "hash": content_hash(record.content),
-                "explicitId": record.has_id,
-            }
-        for path in deleted:
-            if path not in committed and path in self.status and self.in_head(path):
-                info = old[path]
-                pending[path] = {"kind": "deleted", "id": info.id, "hash": info.hash, "explicitId": info.explicit_id}
-        # What a commit landing mid-run changed and this run never committed: the next run compares it with
-        # HEAD as this run found it; so does one left unread (still being written, malformed, empty).
-        for path in self.foreign:
-            pending[path] = {**pending.get(path, {"kind": "committed"}), "since": self.head}
-        for path, since in self.since.items():
-            if pending.get(path, {}).get("kind") in ("unstable", "malformed", "empty") and path not in self.foreign:
-                pending[path]["since"] = since
-        return pending

@@ -35,6 +35,9 @@ class Reads:
     """Uncommitted paths unchanged since the last run that could not commit either."""
     unstable: set[str] = field(default_factory=set)
     malformed: dict[str, str] = field(default_factory=dict)
+    unsynced_data: dict[str, bytes] = field(default_factory=dict)
+    """The bytes of malformed and empty files git does not have as they are: sync commits neither, but a
+    note moved there may be one git has at its old path (:mod:`.moves`)."""
     empty: dict[str, str] = field(default_factory=dict)
 
 
@@ -90,19 +93,21 @@ def read_all(
             if path not in status:
                 report.in_git_problem_paths.append(path)
             out.malformed[path] = sha
+            if path in status and isinstance(data, bytes):
+                out.unsynced_data[path] = data
             out.dropped.append(path)
             continue
         if checked.empty:
-            if path in status:
-                report.skipped.append(
-                    {
-                        "path": path,
-                        "reason": "no text yet (an empty body and no title or description); left as it is",
-                    }
-                )
+            # One git has (committed empty by hand) is said when it is read (a full pass, a commit that
+            # emptied it), but is not left pending: sync has nothing of it to commit.
+            report.skipped.append(
+                {"path": path, "reason": "no text yet (an empty body and no title or description); left as it is"}
+            )
+            if path in status and isinstance(data, bytes):
                 out.empty[path] = sha
-                if prior.get("kind") == "empty" and prior.get("sha") == sha:
-                    report.repeated_skips.append(path)
+                out.unsynced_data[path] = data
+            if prior.get("kind") == "empty" and prior.get("sha") == sha:
+                report.repeated_skips.append(path)
             out.dropped.append(path)
             continue
         if skip_unchanged and prior.get("kind") == "uncommitted" and prior.get("sha") == sha and path in status:

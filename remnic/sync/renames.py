@@ -21,24 +21,33 @@ class OldFile:
     id: str | None
     hash: str | None
     explicit_id: bool = False
+    held_for: str | None = None
+    """The new path its deletion was held for (:mod:`.moves`): that file, once valid, is the note moved."""
 
 
 def old_info(ledger: Ledger, path: str, pending: dict[str, Any] | None, refs: Iterable[str | None]) -> OldFile:
+    held_for = str(pending["heldFor"]) if pending and pending.get("heldFor") else None
     if pending and pending.get("id"):
-        return OldFile(pending.get("id"), pending.get("hash"), bool(pending.get("explicitId")))
+        return OldFile(pending.get("id"), pending.get("hash"), bool(pending.get("explicitId")), held_for)
     record = next(_committed_versions(ledger, path, refs), None)
-    return OldFile(record.id, content_hash(record.content), record.has_id) if record else OldFile(None, None)
+    if record is None:
+        return OldFile(None, None, held_for=held_for)
+    return OldFile(record.id, content_hash(record.content), record.has_id, held_for)
 
 
 def _committed_versions(ledger: Ledger, path: str, refs: Iterable[str | None]) -> Iterator[MemoryRecord]:
-    """The readable versions of ``path`` at each of ``refs``, in order."""
+    """The readable versions of ``path`` at each of ``refs``, in order (one that is not UTF-8 is
+    malformed, as sync's check says: git's text of it holds escaped bytes no hash can take)."""
     for ref in refs:
         if not ref:
             continue
         try:
-            yield parse_file(ledger.show(ref, path), path)
-        except (RemnicError, MemoryFormatError):
+            text = ledger.show(ref, path)
+            text.encode("utf-8")
+            record = parse_file(text, path)
+        except (RemnicError, MemoryFormatError, UnicodeEncodeError):
             continue
+        yield record
 
 
 def committed_record(ledger: Ledger, path: str, refs: Iterable[str | None]) -> MemoryRecord | None:
@@ -102,6 +111,7 @@ def pair_renames(
     """New path → the deleted path it was renamed from; new path → the id it inherits."""
     by_id = {o.id: p for p, o in old.items() if o.id}
     by_hash = {o.hash: p for p, o in old.items() if o.hash}
+    held = {o.held_for: p for p, o in old.items() if o.held_for}  # moved malformed, fixed since: a rename too
     partner_of: dict[str, str] = {}
     forced_id: dict[str, str] = {}
     for path, _data, checked in valid:
@@ -110,7 +120,7 @@ def pair_renames(
         record = checked.record
         assert record is not None
         explicit = str(record.frontmatter["id"]) if record.has_id else None
-        partner = by_id.get(explicit) if explicit else by_hash.get(content_hash(record.content))
+        partner = (by_id.get(explicit) if explicit else by_hash.get(content_hash(record.content))) or held.get(path)
         if partner and partner not in partner_of.values():
             partner_of[path] = partner
             if not explicit and old[partner].id:

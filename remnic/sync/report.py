@@ -101,6 +101,8 @@ class SyncReport:
     """Malformed paths whose bytes changed since the last run (what a watcher prints)."""
     in_git_problem_paths: list[str] = field(default_factory=list)
     """Malformed paths git has as they are on disk (committed by hand): sync has nothing to commit there."""
+    moved_problems: dict[str, str] = field(default_factory=dict)
+    """Malformed path → the path git had it at: this run committed the move, the content as it was."""
     skipped: list[dict[str, str]] = field(default_factory=list)
     repeated_skips: list[str] = field(default_factory=list)
     """Skipped paths reported by an earlier run for the same bytes (a watcher says each once)."""
@@ -124,6 +126,9 @@ class SyncReport:
     """Nothing was written, committed or indexed: the changes are what a real run would make."""
     held: list[str] = field(default_factory=list)
     """Memory paths another program held open for writing: left for a later sync (also in ``skipped``)."""
+    as_is: int = 0
+    """Memory files a full pass read and takes as they are (valid, already in git, nothing to write or
+    commit: a note with an id or TOML front matter): indexed, never listed as changes."""
     warnings: list[str] = field(default_factory=list)
     """Caveats of a commit that stands (git's own index could not follow it: ``.git/index.lock`` held)."""
 
@@ -152,6 +157,7 @@ class SyncReport:
             "phasesMs": {k: round(v, 1) for k, v in self.phases_ms.items()},
             "dryRun": self.dry_run,
             "heldOpen": self.held,
+            "asIs": self.as_is,
             "warnings": self.warnings,
         }
 
@@ -165,9 +171,9 @@ class SyncReport:
             events.append({"event": "change", **change.to_dict(), "commit": self.commit if change.committed else None})
         for problem in self.problems:
             if not only_new_problems or problem.path in self.new_problem_paths:
-                events.append(
-                    {"event": "problem", **problem.to_dict(), "inGit": problem.path in self.in_git_problem_paths}
-                )
+                moved = self.moved_problems.get(problem.path or "")
+                in_git = problem.path in self.in_git_problem_paths or moved is not None
+                events.append({"event": "problem", **problem.to_dict(), "inGit": in_git, "movedFrom": moved})
         for skipped in self.skipped:
             if not only_new_problems or skipped["path"] not in self.repeated_skips:
                 events.append({"event": "skipped", **skipped})
@@ -203,6 +209,8 @@ def event_line(event: dict[str, Any]) -> str | None:
         options = f" (valid options: {', '.join(event['options'])})" if event.get("options") else ""
         # A file committed by hand is in git as it is: "not committed" would contradict `git log`.
         fate = "committed by hand as it is" if event.get("inGit") else "not committed"
+        if event.get("movedFrom"):
+            fate = f"its move from {event['movedFrom']} committed, as it was"
         return f"! {where}: {field_}{event['message']}{options} (left untouched, not indexed, {fate})"
     if kind == "skipped":
         return f"~ {event['path']}: {event['reason']}"
