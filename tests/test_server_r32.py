@@ -404,7 +404,7 @@ def test_a_dry_run_refuses_a_repository_that_cannot_take_a_commit_as_the_write_d
     answers = []
     for dry in (True, False):
         r = env.call("POST", "/remnic/v1/memories", {"content": "written on a detached HEAD", "dryRun": dry})
-        assert r.status == 409 and r.json()["code"] == "repo_busy", (dry, r.raw)
+        assert r.status == 409 and r.json()["code"] == "detached_head", (dry, r.raw)
         answers.append(r.json()["error"])
         with pytest.raises(RepoBusyError) as info:
             env.memory.store("written on a detached HEAD", dry_run=dry)

@@ -27,7 +27,8 @@ def register(sub: Any) -> None:
         sub,
         "config",
         "show the resolved configuration and where each value came from",
-        epilog="Each value is shown with the file that set it; a value set by one of the original\n"
+        epilog="The config files read are listed first, lowest precedence first (--json: configFiles).\n"
+        "Each value is shown with the file that set it; a value set by one of the original\n"
         "Remnic's flat keys (recallBudgetChars, namespacesEnabled, ...) names that key, and\n"
         "the original's keys remnic does not read are listed as warnings.\n\n"
         "examples:\n  remnic config\n  remnic config --defaults\n  remnic config migrate ~/.config/remnic/config.json",
@@ -82,7 +83,10 @@ def cmd_config(args: argparse.Namespace) -> int:
         # Warnings go to stderr, so the listing on stdout stays what scripts and `grep` read.
         for warning in settings.warnings:
             print(f"warning: {warning}", file=sys.stderr)
-        return "\n".join(f"{r['key']} = {json.dumps(r['value'], default=str)}    ({r['origin']})" for r in flat)
+        # Which files were read, so a value's origin can be told from a file that set nothing (or was not found).
+        read = [f"  {label}" for label in settings.config_files] or ["  none (defaults only)"]
+        values = [f"{r['key']} = {json.dumps(r['value'], default=str)}    ({r['origin']})" for r in flat]
+        return "\n".join(["config files read (lowest precedence first):", *read, "", *values])
 
     emit(
         args,

@@ -131,25 +131,41 @@ def _port(value: str) -> int:
     return port
 
 
+def _host(value: str) -> str:
+    # An empty host binds every interface: that must be asked for by name (0.0.0.0), never by a blank.
+    if not value.strip():
+        raise argparse.ArgumentTypeError("must name an interface, e.g. 127.0.0.1, ::1, or 0.0.0.0 for every one")
+    return value.strip()
+
+
 def _listen_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--host",
+        type=_host,
         help="interface to bind (default: server.host, 127.0.0.1); anything but loopback "
         "makes the API reachable from the network",
     )
     p.add_argument("--port", type=_port, help="TCP port 0-65535; 0 picks a free one (default: server.port, 4318)")
 
 
-def _warn_if_exposed(host: str) -> None:
-    """A bind address other than loopback (0.0.0.0, ::, a LAN address, a host name) gets a warning on stderr."""
+def _host_origin(args: argparse.Namespace, settings: Any) -> str:
+    """Where the bind address came from: the flag, or the config file that set server.host (else the default)."""
+    if args.host:
+        return "--host"
+    return f"server.host in {settings.origins['server.host']}" if "server.host" in settings.origins else "default"
+
+
+def _warn_if_exposed(host: str, origin: str) -> None:
+    """A bind address other than loopback (0.0.0.0, ::, a LAN address, a host name) gets one warning line on
+    stderr, naming where it came from (a flag, or which config file), so an address nobody typed is noticed."""
     try:
         loopback = ipaddress.ip_address(host.strip("[]").split("%")[0]).is_loopback
     except ValueError:
         loopback = host == "localhost"
     if not loopback:
         print(
-            f"remnic: warning: binding {host}, not loopback: the API is reachable from the network by anyone "
-            "who can connect to this port (bearer tokens still apply, but traffic is plain HTTP)",
+            f"remnic: warning: binding {host}, not loopback (set by {origin}): the API is reachable from the "
+            "network by anyone who can connect to this port (bearer tokens still apply, but traffic is plain HTTP)",
             file=sys.stderr,
             flush=True,
         )
@@ -194,7 +210,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     server = create_server(Api(memory), auth, host=args.host, port=args.port)
     host, port = server.server_address[:2]
-    _warn_if_exposed(str(host))
+    _warn_if_exposed(str(host), _host_origin(args, memory.settings))
     # The daemon names its pid file; a foreground server records itself in the same place, so
     # `remnic daemon status` tells the truth either way (unless another live server holds the file).
     pid_file = args.pid_file or daemon.pid_path(memory.settings)
@@ -328,7 +344,7 @@ def cmd_daemon(args: argparse.Namespace) -> int:
     if action == "start":
         host = args.host or settings.server.host
         port = settings.server.port if args.port is None else args.port
-        _warn_if_exposed(host)
+        _warn_if_exposed(host, _host_origin(args, settings))
         info = daemon.start(settings, host=host, port=port)
         emit(args, info, f"started the server (pid {info['pid']}) at {info['url']}; log: {info['logFile']}")
         return 0

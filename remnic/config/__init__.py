@@ -14,6 +14,7 @@ from .load import (
     read_config_files,
     settings_for,
 )
+from .rules import namespace_policies
 from .settings import (
     AT_LEAST_ONE,
     CEILINGS,
@@ -84,6 +85,7 @@ __all__ = [
     "find_memory_repo",
     "load_settings",
     "migrated",
+    "namespace_policies",
     "read_config_file",
     "read_config_files",
     "settings_for",

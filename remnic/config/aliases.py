@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields
 from importlib import resources
 from typing import Any
 
-from remnic.errors import ValidationError
+from remnic.errors import FieldProblem, ValidationError
 
 from .settings import SECTIONS, ServerSettings, camel, did_you_mean, json_text, snake
 
@@ -242,6 +242,9 @@ class Translated:
     """``recallMmrEnabled`` and ``recallMmrLambda`` as the original's layers left them: (value, origin)."""
     setters: dict[str, Aside] = field(default_factory=dict)
     """Dotted setting → the original's key that set it, as written (what is kept if something overrules it)."""
+    problems: list[FieldProblem] = field(default_factory=list)
+    """What is wrong with the file's keys (unknown ones, values the original's converters refuse): all of them,
+    so one look at ``remnic config`` names every problem; :func:`translate` raises them unless told to collect."""
 
     @property
     def uses_original_spellings(self) -> bool:
@@ -311,10 +314,15 @@ def _flat_block(out: Translated, block: Mapping[str, Any], origin: str, *, top_l
         alias = FLAT.get(name)
         if alias is None:
             if not is_original_key(name):
-                raise _unknown_key(name, origin, top_level=top_level)
-            out.ignore(name, value, origin)
+                out.problems += _unknown_key(name, origin, top_level=top_level).problems
+            else:
+                out.ignore(name, value, origin)
             continue
-        converted = _convert(name, alias, value, origin)
+        try:
+            converted = _convert(name, alias, value, origin)
+        except ValidationError as exc:
+            out.problems += exc.problems
+            continue
         raw = Aside(where, name, value)
         if name == MMR_ENABLED:
             earlier = out.setters.pop(MMR_ENABLED, None)
@@ -356,7 +364,11 @@ def _server_block(out: Translated, block: Mapping[str, Any], origin: str) -> Non
             out.put(f"server.{key}", value, None)  # remnic's own (or a typo, which the loader names)
         elif key in SERVER:
             alias = SERVER[key]
-            converted = _convert(f"server.{key}", alias, value, origin)
+            try:
+                converted = _convert(f"server.{key}", alias, value, origin)
+            except ValidationError as exc:
+                out.problems += exc.problems
+                continue
             out.put(alias.target, converted, f"server.{key}", Aside("server block", f"server.{key}", value))
         else:
             out.ignore(f"server.{key}", value, origin, "server block")
@@ -367,11 +379,13 @@ def _looks_like_a_section(key: str) -> bool:
     return bool(difflib.get_close_matches(camel(snake(key)), _SECTION_NAMES, n=1, cutoff=0.75))
 
 
-def translate(data: Mapping[str, Any], origin: str) -> Translated:
+def translate(data: Mapping[str, Any], origin: str, *, collect: bool = False) -> Translated:
     """One config file's settings in remnic's nested form.
 
     Precedence inside a file, lowest first: the original's flat top-level keys, its
-    ``engram`` block, its ``remnic`` block, then remnic's own sections.
+    ``engram`` block, its ``remnic`` block, then remnic's own sections. A key that is wrong is
+    left out and named in ``problems``: raised together at the end, or with ``collect`` left
+    for the caller (the loader adds the problems of every file before saying any).
     """
     out = Translated()
     flat: dict[str, Any] = {}
@@ -383,17 +397,18 @@ def translate(data: Mapping[str, Any], origin: str) -> Translated:
             ours.append(("memoryDir", value))
         elif snake(key) in SECTIONS:
             if not isinstance(value, Mapping):
-                raise ValidationError.single(key, "must be an object of settings", path=origin)
+                out.problems.append(FieldProblem(key, "must be an object of settings", path=origin))
+                continue
             ours.append((key, value))
         elif key in BLOCKS:
             if not isinstance(value, Mapping):
-                raise ValidationError.single(key, "must be an object (the original Remnic's settings)", path=origin)
+                message = "must be an object (the original Remnic's settings)"
+                out.problems.append(FieldProblem(key, message, path=origin))
         elif (
             isinstance(value, Mapping) and not any(k.startswith(key + ".") for k in FLAT) and _looks_like_a_section(key)
         ):
-            raise ValidationError.single(
-                key, "unknown config section" + did_you_mean(key, _TOP_LEVEL), path=origin, options=_TOP_LEVEL
-            )
+            message = "unknown config section" + did_you_mean(key, _TOP_LEVEL)
+            out.problems.append(FieldProblem(key, message, path=origin, options=_TOP_LEVEL))
         else:
             flat[key] = value
     _flat_block(out, flat, origin, top_level=True)
@@ -416,7 +431,16 @@ def translate(data: Mapping[str, Any], origin: str) -> Translated:
             f"{origin}: recall.mmrLambda ({json_text(lam)}) in the recall section wins over {MMR_ENABLED}: false, "
             "so MMR is on unless it is 1.0"
         )
+    if out.problems and not collect:
+        raise problems_error(out.problems)
     return out
+
+
+def problems_error(problems: list[FieldProblem]) -> ValidationError:
+    """One error naming every problem found in config files (one problem: its own words)."""
+    if len(problems) == 1:
+        return ValidationError(problems[0].describe(), problems=problems)
+    return ValidationError(f"{len(problems)} problems in the config (each listed below)", problems=problems)
 
 
 @dataclass

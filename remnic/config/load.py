@@ -10,7 +10,10 @@ Values are layered, lowest precedence first:
 6. explicit overrides (command-line flags, API arguments).
 
 A file inside a memory repository (3., and 4. or 5. when they lie in one) is shared: ``git pull``
-brings it, so a user-only setting in it (:data:`.settings.USER_ONLY`) is refused.
+brings it, so a user-only setting in it (:data:`.settings.USER_ONLY`) is refused. So is one in a
+``./`` file (4.) inside any git work tree, tracked or not: a project someone cloned brings it just
+the same. The user's own files (2., and 5. outside a memory repository: a file the user named) may
+set them. Every problem of every file is reported at once, each naming its file and key.
 
 Config files use camelCase keys (``recall.topK``) as Remnic does; snake_case is
 accepted too, and so are the original Remnic's flat keys and file shapes (see
@@ -33,9 +36,11 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from remnic.errors import UsageError, ValidationError
+from remnic.errors import FieldProblem, UsageError, ValidationError
 
-from .aliases import MMR_ENABLED, MMR_LAMBDA, Translated, translate, truthy
+from .aliases import MMR_ENABLED, MMR_LAMBDA, Translated, problems_error, translate, truthy
+from .jsonfile import read_config_file
+from .rules import value_problems
 from .settings import (
     CHOICES,
     MARKER_FILE,
@@ -102,34 +107,47 @@ def _check_type(key: str, value: Any, default: Any, path: str, annotation: Any =
     return value
 
 
-_SHARED_RULE = (
+_OWN_CONFIG = (
     "can only be set in your own config (~/.config/remnic/config.json, or a file outside the memory "
-    "repository named by REMNIC_CONFIG_PATH), not in a config file inside a memory repository, which "
-    "`git pull` brings to everyone who clones it"
+    "repository named by REMNIC_CONFIG_PATH)"
 )
+_SHARED_RULE = (
+    f"{_OWN_CONFIG}, not in a config file inside a memory repository, which `git pull` brings to everyone who clones it"
+)
+
+
+def _cloned_rule(work_tree: Path) -> str:
+    """Why a user-only setting is refused in a ``./`` config file inside a git work tree (a project's)."""
+    return (
+        f"{_OWN_CONFIG}, not in a config file of the current directory inside a git repository ({work_tree}), "
+        "which a clone or `git pull` brings from whoever committed it"
+    )
 
 
 def _apply(
     settings: Settings,
     data: Mapping[str, Any],
     origin: str,
+    problems: list[FieldProblem],
     *,
-    shared: bool = False,
+    shared: str | None = None,
     names: Mapping[str, str] | None = None,
 ) -> Settings:
-    """Set each nested ``{section: {key: value}}`` value, checked; ``names`` gives the original
-    Remnic's spelling of settings it set, recorded in their origin."""
+    """Set each nested ``{section: {key: value}}`` value, checked; each value refused is left as it was and
+    added to ``problems``. ``shared``: why user-only settings are refused in this file (None: they are not);
+    ``names`` gives the original Remnic's spelling of settings it set, recorded in their origin."""
     for raw_section, values in data.items():
         section = snake(raw_section)
         if section == "memory_dir" or raw_section.startswith(("_", "$")):
             continue
         if section not in SECTIONS:
             options = ["memoryDir", *(camel(s) for s in SECTIONS)]
-            raise ValidationError.single(
-                raw_section, "unknown config section" + did_you_mean(raw_section, options), path=origin, options=options
-            )
+            message = "unknown config section" + did_you_mean(raw_section, options)
+            problems.append(FieldProblem(raw_section, message, path=origin, options=options))
+            continue
         if not isinstance(values, dict):
-            raise ValidationError.single(raw_section, "must be an object of settings", path=origin)
+            problems.append(FieldProblem(raw_section, "must be an object of settings", path=origin))
+            continue
         current = getattr(settings, section)
         known = {f.name: f for f in fields(current)}
         updates = {}
@@ -139,58 +157,39 @@ def _apply(
             key = snake(raw_key)
             if key not in known:
                 options = [camel(k) for k in known]
-                raise ValidationError.single(
-                    f"{raw_section}.{raw_key}",
-                    "unknown setting" + did_you_mean(camel(key), options),
-                    path=origin,
-                    options=options,
-                )
+                message = "unknown setting" + did_you_mean(camel(key), options)
+                problems.append(FieldProblem(f"{raw_section}.{raw_key}", message, path=origin, options=options))
+                continue
             dotted = f"{section}.{camel(key)}"
             if shared and dotted in USER_ONLY:
-                raise ValidationError.single(dotted, _SHARED_RULE, path=origin)
+                problems.append(FieldProblem(dotted, shared, path=origin))
+                continue
             if dotted == "git.splitIndex" and isinstance(value, bool):
                 value = json.dumps(value)  # documented as true/false: the JSON boolean means the same
             name = (names or {}).get(dotted)
             try:
-                updates[key] = _check_type(dotted, value, getattr(type(current)(), key), origin, known[key].type)
+                checked = _check_type(dotted, value, getattr(type(current)(), key), origin, known[key].type)
                 if value is not None:
                     _check_value(dotted, value, origin)  # as written: the message quotes the file
             except ValidationError as exc:
-                raise _as_spelled(exc, name, dotted) if name else exc from None
+                problems += _as_spelled(exc.problems, name, dotted)
+                continue
+            found = value_problems(dotted, checked, origin)
+            if found:
+                problems += _as_spelled(found, name, dotted)
+                continue
+            updates[key] = checked
             settings.origins[dotted] = f"{origin}, as {name}" if name else origin
         setattr(settings, section, replace(current, **updates))
     return settings
 
 
-def _as_spelled(exc: ValidationError, name: str, dotted: str) -> ValidationError:
-    """The error about a value the original's key set, naming the key as the file spells it
+def _as_spelled(problems: list[FieldProblem], name: str | None, dotted: str) -> list[FieldProblem]:
+    """The problems with a value the original's key set, naming the key as the file spells it
     (``graphRecallEnabled (recall.graph)``): remnic's name alone is nowhere in that file."""
-    problems = [replace(p, field=f"{name} ({dotted})") if p.field == dotted else p for p in exc.problems]
-    return ValidationError(problems[0].describe() if len(problems) == 1 else exc.message, problems=problems)
-
-
-def read_config_file(path: Path) -> dict[str, Any]:
-    if path.exists() and not path.is_file():
-        kind = "a directory" if path.is_dir() else "not a regular file"
-        raise ValidationError.single("config", f"is {kind}, not a config file: remove or rename it", path=str(path))
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ValidationError.single("config", f"cannot read config file: {exc.strerror}", path=str(path)) from None
-    try:
-        text = raw.decode("utf-8-sig")  # a byte-order mark (Notepad adds one) is not part of the JSON
-    except UnicodeDecodeError as exc:
-        utf16 = raw.startswith((b"\xff\xfe", b"\xfe\xff"))
-        found = "UTF-16 text" if utf16 else f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})"
-        message = f"is {found}: save it as UTF-8"
-        raise ValidationError.single("config", message, path=str(path)) from None
-    try:
-        data = json.loads(text) if text.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise ValidationError.single("config", f"invalid JSON: {exc.msg}", path=str(path), line=exc.lineno) from None
-    if not isinstance(data, dict):
-        raise ValidationError.single("config", "must be a JSON object", path=str(path))
-    return data
+    if not name:
+        return problems
+    return [replace(p, field=f"{name} ({dotted})") if p.field == dotted else p for p in problems]
 
 
 def find_memory_repo(start: Path) -> Path | None:
@@ -218,6 +217,15 @@ def expand_home(value: str, env: Mapping[str, str]) -> Path:
     return Path(value).expanduser()
 
 
+def git_work_tree(directory: Path) -> Path | None:
+    """The nearest ancestor of ``directory`` (inclusive) holding a ``.git`` (a folder, or the file of a linked
+    worktree or submodule): the work tree whose clones bring the files under it. No git process is run."""
+    for candidate in (directory, *directory.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
 def in_memory_repo(path: Path, root: Path) -> bool:
     """Whether a config file lies inside the memory directory in use or any other memory repository:
     a file `git pull` can bring, shared by everyone who clones it (so never trusted with user-only settings)."""
@@ -236,8 +244,24 @@ def _config_candidates(cwd: Path, env: Mapping[str, str]) -> list[tuple[Path, st
     ]
     named = env_value(env, "config")
     if named:
-        found.append((expand_home(named[1], env), named[0]))
+        chosen = _named_path(named[1], cwd, env)
+        # The file the user named is read once, as theirs, not also as the current directory's.
+        found = [(path, label) for path, label in found if not _same_file(path, chosen)]
+        found.append((chosen, named[0]))
     return found
+
+
+def _named_path(value: str, cwd: Path, env: Mapping[str, str]) -> Path:
+    """The config file ``REMNIC_CONFIG_PATH`` names; a relative one from the current directory."""
+    path = expand_home(value, env)
+    return path if path.is_absolute() else cwd / path
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and a.samefile(b)
+    except OSError:
+        return False
 
 
 @dataclass
@@ -250,23 +274,53 @@ class ConfigFile:
     translated: Translated
     home: bool = False
     """One of the user's own files under ~/.config: never shared, wherever the memory directory is."""
+    here: bool = False
+    """Found in the current directory (``./remnic.config.json``): the user did not name it."""
 
 
 def read_config_files(cwd: Path, env: Mapping[str, str]) -> list[ConfigFile]:
     """The user's and the current directory's config files that exist, lowest precedence first."""
+    problems: list[FieldProblem] = []
+    files = _read_config_files(cwd, env, problems)
+    if problems:
+        raise problems_error(problems)
+    return files
+
+
+def _read_config_files(cwd: Path, env: Mapping[str, str], problems: list[FieldProblem]) -> list[ConfigFile]:
+    """:func:`read_config_files`, adding what is wrong with each file to ``problems``; a file that cannot
+    be read is left out, the keys wrong in one that can are (:func:`.aliases.translate`)."""
     files = []
-    for path, label in _config_candidates(cwd, env):
-        if path.exists():
-            full = f"{label} ({path})"
-            data = read_config_file(path)
-            translated = translate(data, full)
-            where = translated.nested.get("memoryDir")
-            if where is not None and not isinstance(where, str):
-                raise ValidationError.single("memoryDir", f"expected a string, got {json_text(where)}", path=full)
-            files.append(ConfigFile(path.resolve(), full, data, translated, home=label.startswith("~")))
     named = env_value(env, "config")
-    if named and not expand_home(named[1], env).is_file():
-        raise ValidationError.single(named[0], f"no config file at {named[1]}")
+    for path, label in _config_candidates(cwd, env):
+        if named and label == named[0] and path.is_dir():
+            message = f"{named[1]} is a directory: point {named[0]} at a JSON config file (e.g. {path / 'config.json'})"
+            problems.append(FieldProblem(named[0], message))
+            continue
+        if not path.exists():
+            continue
+        full = f"{label} ({path})"
+        try:
+            data = read_config_file(path)
+        except ValidationError as exc:
+            problems += exc.problems
+            continue
+        translated = translate(data, full, collect=True)
+        problems += translated.problems
+        where = translated.nested.get("memoryDir")
+        if where is not None and not isinstance(where, str):
+            problems.append(FieldProblem("memoryDir", f"expected a string, got {json_text(where)}", path=full))
+            translated.nested.pop("memoryDir")
+        elif isinstance(where, str) and not where.strip():
+            # Not read as "the default": an empty value is a setting left half-written.
+            message = "is empty: name a directory, or leave memoryDir out for the default (~/.remnic/memory)"
+            problems.append(FieldProblem("memoryDir", message, path=full))
+            translated.nested.pop("memoryDir")
+        files.append(
+            ConfigFile(path.resolve(), full, data, translated, home=label.startswith("~"), here=label.startswith("./"))
+        )
+    if named and not _named_path(named[1], cwd, env).exists():
+        problems.append(FieldProblem(named[0], f"no config file at {named[1]}"))
     return files
 
 
@@ -300,32 +354,58 @@ def load_settings(
     env = os.environ if env is None else env
     cwd = (cwd or _current_dir(memory_dir)).resolve()
     home = Path(env.get("HOME") or Path.home())
-    files = read_config_files(cwd, env) if use_config_files else []
+    problems: list[FieldProblem] = []
+    files = _read_config_files(cwd, env, problems) if use_config_files else []
     root, origin = _memory_dir(memory_dir, cwd, env, home, files)
 
     settings = Settings(memory_dir=root)
     settings.origins["memoryDir"] = origin
-    layers = list(files)
     repo_cfg = root / REPO_CONFIG_FILE
     shared_path = repo_cfg.resolve() if use_config_files and repo_cfg.exists() else None
+    layers = list(files)
     if shared_path is not None and all(f.path != shared_path for f in files):
         label = f"memory repo ({repo_cfg})"
-        data = read_config_file(repo_cfg)
-        at = sum(1 for f in files if f.label.startswith("~"))
-        layers.insert(at, ConfigFile(shared_path, label, data, translate(data, label)))
+        try:
+            data = read_config_file(repo_cfg)
+        except ValidationError as exc:
+            problems += exc.problems
+        else:
+            translated = translate(data, label, collect=True)
+            problems += translated.problems
+            at = sum(1 for f in layers if f.home)
+            layers.insert(at, ConfigFile(shared_path, label, data, translated))
     mmr: dict[str, tuple[Any, str]] = {}
     for layer in layers:
         nested = {k: v for k, v in layer.translated.nested.items() if k != "memoryDir"}
-        shared = layer.path == shared_path or (not layer.home and in_memory_repo(layer.path, root))
-        _apply(settings, nested, layer.label, shared=shared, names=layer.translated.names)
+        shared = _shared_rule(layer, cwd, root, shared_path)
+        _apply(settings, nested, layer.label, problems, shared=shared, names=layer.translated.names)
         settings.config_files.append(layer.label)
         settings.warnings += layer.translated.warnings
         _settle_mmr_across(settings, layer, mmr)
+    if problems:
+        raise problems_error(problems)
     if overrides:
         for dotted, value in overrides.items():
             section, key = dotted.split(".", 1)
-            _apply(settings, {section: {key: value}}, "override")
+            _apply(settings, {section: {key: value}}, "override", problems)
+        if problems:
+            raise problems_error(problems)
     return settings
+
+
+def _shared_rule(layer: ConfigFile, cwd: Path, root: Path, shared_path: Path | None) -> str | None:
+    """Why user-only settings are refused in ``layer`` (None: it is the user's own). A file in the memory
+    repository is shared with everyone who clones it; one found in the current directory inside any git
+    work tree came with the project (the folder it was found in, or the file a link there points to)."""
+    if layer.home:
+        return None
+    if layer.path == shared_path or in_memory_repo(layer.path, root):
+        return _SHARED_RULE
+    if layer.here:
+        work_tree = git_work_tree(cwd) or git_work_tree(layer.path.parent)
+        if work_tree is not None:
+            return _cloned_rule(work_tree)
+    return None
 
 
 def _settle_mmr_across(settings: Settings, layer: ConfigFile, mmr: dict[str, tuple[Any, str]]) -> None:

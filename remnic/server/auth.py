@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from remnic.config import MARKER_FILE, NamespaceSettings
-from remnic.errors import FieldProblem, NotFoundError, UsageError, ValidationError
+from remnic.config import MARKER_FILE, NamespaceSettings, namespace_policies
+from remnic.errors import NotFoundError, UsageError, ValidationError
 from remnic.fsio import write_atomic
 from remnic.memfile.model import NAMESPACE_RE, now_iso
 
@@ -247,32 +247,11 @@ class NamespacePolicy:
 
     @staticmethod
     def _parse(raw: Mapping[str, Any]) -> dict[str, dict[str, frozenset[str]]]:
-        problems: list[FieldProblem] = []
-        out: dict[str, dict[str, frozenset[str]]] = {}
-        for name, policy in (raw or {}).items():
-            where = f"namespaces.policies.{name}"
-            if not NAMESPACE_RE.match(str(name)):
-                problems.append(
-                    FieldProblem(where, "is not a valid namespace name (lowercase letters, digits, '-', '_')")
-                )
-                continue
-            if not isinstance(policy, Mapping):
-                problems.append(FieldProblem(where, "must be an object with readPrincipals and writePrincipals"))
-                continue
-            parsed: dict[str, frozenset[str]] = {}
-            for key, value in policy.items():
-                if key not in ("readPrincipals", "writePrincipals"):
-                    problems.append(
-                        FieldProblem(f"{where}.{key}", "unknown key", options=("readPrincipals", "writePrincipals"))
-                    )
-                elif not isinstance(value, list) or not all(isinstance(p, str) for p in value):
-                    problems.append(FieldProblem(f"{where}.{key}", "must be a list of principal names"))
-                else:
-                    parsed[key] = frozenset(value)
-            out[str(name)] = parsed
+        # The config loader refuses a bad policy already (naming its file); settings built in code get here too.
+        policies, problems = namespace_policies(raw or {})
         if problems:
             raise ValidationError("invalid namespace policy in config", problems=problems)
-        return out
+        return policies
 
     def _admits(self, principal: str, namespace: str, key: str) -> bool:
         if not self.enabled:

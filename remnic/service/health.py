@@ -15,8 +15,6 @@ from remnic.config import MARKER_FILE, STATE_DIR, StoreSettings
 from remnic.errors import FieldProblem
 from remnic.memfile.model import MemoryRecord
 from remnic.memfile.paths import README_LIKE, README_NAMES, glob_match
-from remnic.memfile.schema import STATUSES
-from remnic.memfile.values import foreign_values, refused_tags_note, unknown_status
 from remnic.observe.buffer import waiting_sessions
 from remnic.observe.ledger import verdict_stats
 from remnic.repo import journal, pullmark
@@ -24,9 +22,9 @@ from remnic.repo.files import FILE_NOT_FOLDER, SYMLINKED_FOLDER, MemoryStore, Sc
 from remnic.repo.ledger import Ledger
 from remnic.repo.remote import CONFLICT_LOG, remotes
 
-from .chains import Links
+from .health_records import duplicate_ids_check, foreign_check, one_sided_check, stranded_check
+from .health_repo import head_check, identity_check, large_files_check
 from .lcm import archive_check
-from .superseding import one_sided_links
 
 HEALTHY_INDEX = ("ok", "behind")
 """Index states that need nothing done: ``behind`` is caught up from git by the next recall."""
@@ -200,8 +198,15 @@ def index_health_of(root: Path, index_health: dict[str, Any]) -> dict[str, Any]:
         **index_health,
         "state": "unwritable",
         "detail": f"not checked: {why}, so the index's lock file cannot be made (the index itself may be fine; "
-        f"queries search the files instead); was: {index_health.get('detail', '')}",
+        f"queries search the files instead){_was(index_health)}",
     }
+
+
+def _was(index_health: dict[str, Any]) -> str:
+    """What the index said before it was found unwritable (nothing when it said nothing). tantivy's lock failure
+    ends with its empty Option printed the Rust way (". None"): not part of what a person reads."""
+    detail = str(index_health.get("detail") or "").removesuffix(". None").removesuffix(" None")
+    return f"; was: {detail}" if detail else ""
 
 
 def _skipped_check(skipped: list[dict[str, str]]) -> dict[str, Any]:
@@ -223,89 +228,6 @@ def _skipped_check(skipped: list[dict[str, str]]) -> dict[str, Any]:
         "detail": detail,
         "problems": [f"{s['path']}: {s['reason']}" for s in skipped],
     }
-
-
-def _duplicate_ids_check(records: list[MemoryRecord]) -> dict[str, Any]:
-    """Two files under one id (a hand copy, a memory moved to two folders by two clones): commands act on one
-    of them only, so a forget leaves the other recalled as active."""
-    paths: dict[str, list[str]] = {}
-    for record in records:
-        paths.setdefault(record.id, []).append(record.path)
-    clashes = {i: sorted(p) for i, p in sorted(paths.items()) if len(p) > 1}
-    if not clashes:
-        return {"name": "duplicate-ids", "status": "ok", "detail": "every memory file has an id of its own"}
-    detail = (
-        f"{len(clashes)} id(s) held by more than one memory file; commands act on one file only. Keep one file "
-        "per id: copy what the others add into it, delete the others, then `remnic sync run` (the text stays in "
-        "git history)"
-    )
-    problems = [f"{i}: {', '.join(p)}" for i, p in clashes.items()]
-    return {"name": "duplicate-ids", "status": "warn", "detail": detail, "problems": problems}
-
-
-def _stranded_check(records: list[MemoryRecord]) -> dict[str, Any]:
-    """A value whose successor is rejected, forgotten or gone (a hand edit, a forget, a deleted file): it
-    has no current memory. The name stays (scripts read it); rejected was the first case it found."""
-    found = Links(records).stranded()
-    if not found:
-        detail = "every superseded memory's successor is current, or superseded or merged in turn"
-        return {"name": "superseded-by-rejected", "status": "ok", "detail": detail}
-    detail = (
-        f"{len(found)} memory(ies) superseded by one that is rejected, forgotten or missing: that value has no "
-        "current memory; each line says how to make it current again"
-    )
-    problems = [s.describe() for s in found]
-    return {"name": "superseded-by-rejected", "status": "warn", "detail": detail, "problems": problems}
-
-
-def _one_sided_check(records: list[MemoryRecord]) -> dict[str, Any]:
-    """A supersession set on one side only (a hand edit, a revert of one of the two): recall and review
-    read both sides, so one side alone leaves two current answers or a dismiss that revives nothing."""
-    found = one_sided_links(records)
-    if not found:
-        return {"name": "supersession-links", "status": "ok", "detail": "every supersession is set on both sides"}
-    detail = (
-        f"{len(found)} supersession link(s) set on one side only: set the other side "
-        "(`supersedes` on the newer file, `status: superseded` and `supersededBy` on the older), or remove "
-        "the one-sided key, then `remnic sync run`"
-    )
-    problems = []
-    for claimant, other, missing in found:
-        key = "supersedes" if claimant.status != "superseded" else "supersededBy"
-        problems.append(f"{claimant.path} ({claimant.id}) has `{key}: {other.id}` but {other.path}: {missing}")
-    return {"name": "supersession-links", "status": "warn", "detail": detail, "problems": problems}
-
-
-def _foreign_check(records: list[MemoryRecord]) -> dict[str, Any]:
-    """Values outside remnic's vocabulary and how they are read (never changed, never an error). A status naming
-    none warns (it reads active, so a memory meant to leave recall is an answer), as does a tag writes refuse."""
-    lines, unknown, bad = [], 0, 0
-    for record in records:
-        for key, (value, reading) in foreign_values(record.frontmatter, record.path).items():
-            if key in ("tags", "tag") and (note := refused_tags_note(record.frontmatter)):
-                bad += 1
-                lines.append(f"{record.path}: {key} {value!r}: {note}")
-            elif reading is None:  # a time key with no reading
-                lines.append(
-                    f"{record.path}: {key} {value!r} cannot be read as a time, so ranking, --as-of and "
-                    "date filters see no time; write an ISO 8601 time such as 2026-04-02T10:00:00Z"
-                )
-            elif key == "status" and unknown_status(record.frontmatter):
-                unknown += 1
-                lines.append(
-                    f"{record.path}: status {value!r} names no status, so it is read as {reading!r}"
-                    f"{' (recalled)' if reading == 'active' else ''}; valid statuses: {', '.join(STATUSES)}"
-                )
-            else:
-                lines.append(f"{record.path}: {key} {value!r} is read as {reading!r}")
-    detail = f"{len(lines)} value(s) outside remnic's vocabulary, kept as written and read as listed"
-    detail = detail if lines else "every known key holds a value in remnic's vocabulary"
-    if unknown:
-        detail += (
-            f"; {unknown} status value(s) name no status (read as active unless archived): correct any meant otherwise"
-        )
-    detail += f"; {bad} file(s) hold a tag remnic's writes refuse: split or shorten it" if bad else ""
-    return {"name": "foreign-values", "status": "warn" if unknown or bad else "ok", "detail": detail, "problems": lines}
 
 
 def status(
@@ -395,6 +317,7 @@ def checks(
         if ignored
         else f"{STATE_DIR}/ is not git-ignored: rebuildable state and audit logs could be committed",
     )
+    out += [head_check(ledger), identity_check(ledger)]
     scan = files.scan()
     records, problems = scan.records, [p for exc in scan.problems for p in exc.problems]
     bad_files = {p.path for p in problems}
@@ -407,7 +330,12 @@ def checks(
             problems=[p.describe() for p in problems],
         )
     else:
-        add("memory-files", "ok", f"{len(records)} memory files, none malformed")
+        add("memory-files", "ok", f"{len(records)} memory file{'' if len(records) == 1 else 's'}, none malformed")
+    out.append(
+        large_files_check(
+            root, [*(r.path for r in records), *sorted(p for p in bad_files if p)], store.max_content_chars
+        )
+    )
     if scan.empty:
         add(
             "empty-files",
@@ -416,11 +344,9 @@ def checks(
             "write their text, or delete them; until then sync leaves them as they are",
             problems=sorted(scan.empty),
         )
-    out.append(_duplicate_ids_check(records))
+    out.append(duplicate_ids_check(records))
     out.append(_skipped_check(skipped_files(files)))
-    out.append(_foreign_check(records))
-    out.append(_stranded_check(records))
-    out.append(_one_sided_check(records))
+    out += [foreign_check(records), stranded_check(records), one_sided_check(records)]
     pending, held = _working_tree(ledger, files, scan)
     tree = [f"{len(pending)} uncommitted change(s) ({_tree_advice(ledger)})"] if pending else []
     if held:
@@ -476,7 +402,7 @@ def checks(
             f"{len(lagging)} path(s){_index_lock_cause(ledger) if lagging else ''}; "
             "the next write or `remnic sync run` repairs both",
         )
-    elif astray:
+    elif astray and ledger.in_progress() is None:
         add(
             "writes",
             "warn",
@@ -485,6 +411,10 @@ def checks(
             "version): `git reset -q -- PATH` puts each in step",
             problems=astray,
         )
+    elif astray and (underway := ledger.in_progress()) is not None:
+        # A merge's result staged in git's index (a pull killed before it brought it over): not to be reset.
+        detail = f"no interrupted writes; git's index holds {underway.removesuffix(' is in progress')}'s result"
+        add("writes", "ok", f"{detail} for {len(astray)} memory file(s): the `merge` line says how to finish it")
     else:
         add("writes", "ok", "no interrupted writes; git's index in step with HEAD")
     from .consolidate import last_run  # consolidation's rules load only for doctor, not every start-up

@@ -45,6 +45,7 @@ from remnic.memfile.validate import (
     plan_import,
     store_extra_problems,
 )
+from remnic.repo.head import DetachedHeadError
 from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import CommitOutcome, Plan, PlanOutcome, Transaction
 
@@ -232,9 +233,9 @@ def check_writable(mem: Memory) -> None:
     """Refuse to commit where the commit would be lost or tangled (detached HEAD, a merge underway)."""
     reason = mem.ledger.busy_reason()
     if reason is not None:
-        if "detached" in reason:
-            hint = "check out a branch, then retry"
-        elif "conflicts" in reason:
+        if "detached" in reason:  # a code of its own: no wait ends it, a checkout of a branch does
+            raise DetachedHeadError(f"cannot write memories now: {reason}; check out a branch, then retry")
+        if "conflicts" in reason:
             hint = "resolve them, then retry"
         else:  # a merge names `remnic space pull` itself
             hint = "then retry" if "remnic space pull" in reason else "finish it, then retry"
@@ -503,8 +504,8 @@ def update(
         if checked.problems or checked.record is None:
             raise MemoryFormatError(path, checked.problems)
         old = (
-            superseded_target(mem, wanted["supersedes"], record.namespace, by=record)
-            if wanted.get("supersedes")
+            superseded_target(mem, changes["supersedes"], record.namespace, by=record)
+            if changes.get("supersedes")
             else None
         )
         # A file git does not have yet is committed by the update even when it already says it all.

@@ -1,0 +1,102 @@
+"""``remnic doctor``'s checks of the memories as parsed: ids held twice, supersession chains, values outside
+remnic's vocabulary. Each reads the scan's records only (no git, no index) and returns one check."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from remnic.memfile.model import MemoryRecord
+from remnic.memfile.schema import STATUSES
+from remnic.memfile.values import foreign_values, refused_tags_note, unknown_status
+
+from .chains import Links
+from .pull_review import forks_among
+from .superseding import one_sided_links
+
+
+def duplicate_ids_check(records: list[MemoryRecord]) -> dict[str, Any]:
+    """Two files under one id (a hand copy, a memory moved to two folders by two clones): commands act on one
+    of them only, so a forget leaves the other recalled as active."""
+    paths: dict[str, list[str]] = {}
+    for record in records:
+        paths.setdefault(record.id, []).append(record.path)
+    clashes = {i: sorted(p) for i, p in sorted(paths.items()) if len(p) > 1}
+    if not clashes:
+        return {"name": "duplicate-ids", "status": "ok", "detail": "every memory file has an id of its own"}
+    detail = (
+        f"{len(clashes)} id(s) held by more than one memory file; commands act on one file only. Keep one file "
+        "per id: copy what the others add into it, delete the others, then `remnic sync run` (the text stays in "
+        "git history)"
+    )
+    problems = [f"{i}: {', '.join(p)}" for i, p in clashes.items()]
+    return {"name": "duplicate-ids", "status": "warn", "detail": detail, "problems": problems}
+
+
+def stranded_check(records: list[MemoryRecord]) -> dict[str, Any]:
+    """A value whose successor is rejected, forgotten or gone (a hand edit, a forget, a deleted file): it
+    has no current memory. The name stays (scripts read it); rejected was the first case it found."""
+    found = Links(records).stranded()
+    if not found:
+        detail = "every superseded memory's successor is current, or superseded or merged in turn"
+        return {"name": "superseded-by-rejected", "status": "ok", "detail": detail}
+    detail = (
+        f"{len(found)} memory(ies) superseded by one that is rejected, forgotten or missing: that value has no "
+        "current memory; each line says how to make it current again"
+    )
+    problems = [s.describe() for s in found]
+    return {"name": "superseded-by-rejected", "status": "warn", "detail": detail, "problems": problems}
+
+
+def one_sided_check(records: list[MemoryRecord]) -> dict[str, Any]:
+    """A supersession set on one side only (a hand edit, a revert of one of the two): recall and review
+    read both sides, so one side alone leaves two current answers or a dismiss that revives nothing."""
+    found = one_sided_links(records)
+    if not found:
+        return {"name": "supersession-links", "status": "ok", "detail": "every supersession is set on both sides"}
+    forks = {(f.other.id, f.old.id): f for f in forks_among(records)}  # superseded on two clones: one command
+    detail = (
+        f"{len(found)} supersession link(s) set on one side only: set the other side "
+        "(`supersedes` on the newer file, `status: superseded` and `supersededBy` on the older), or remove "
+        "the one-sided key, then `remnic sync run`"
+        + ("; a memory superseded on two clones has two successors: its line names the command" if forks else "")
+    )
+    problems = []
+    for claimant, other, missing in found:
+        if (fork := forks.get((claimant.id, other.id))) is not None:
+            problems.append(fork.describe())
+            continue
+        key = "supersedes" if claimant.status != "superseded" else "supersededBy"
+        problems.append(f"{claimant.path} ({claimant.id}) has `{key}: {other.id}` but {other.path}: {missing}")
+    return {"name": "supersession-links", "status": "warn", "detail": detail, "problems": problems}
+
+
+def foreign_check(records: list[MemoryRecord]) -> dict[str, Any]:
+    """Values outside remnic's vocabulary and how they are read (never changed, never an error). A status naming
+    none warns (it reads active, so a memory meant to leave recall is an answer), as does a tag writes refuse."""
+    lines, unknown, bad = [], 0, 0
+    for record in records:
+        for key, (value, reading) in foreign_values(record.frontmatter, record.path).items():
+            if key in ("tags", "tag") and (note := refused_tags_note(record.frontmatter)):
+                bad += 1
+                lines.append(f"{record.path}: {key} {value!r}: {note}")
+            elif reading is None:  # a time key with no reading
+                lines.append(
+                    f"{record.path}: {key} {value!r} cannot be read as a time, so ranking, --as-of and "
+                    "date filters see no time; write an ISO 8601 time such as 2026-04-02T10:00:00Z"
+                )
+            elif key == "status" and unknown_status(record.frontmatter):
+                unknown += 1
+                lines.append(
+                    f"{record.path}: status {value!r} names no status, so it is read as {reading!r}"
+                    f"{' (recalled)' if reading == 'active' else ''}; valid statuses: {', '.join(STATUSES)}"
+                )
+            else:
+                lines.append(f"{record.path}: {key} {value!r} is read as {reading!r}")
+    detail = f"{len(lines)} value(s) outside remnic's vocabulary, kept as written and read as listed"
+    detail = detail if lines else "every known key holds a value in remnic's vocabulary"
+    if unknown:
+        detail += (
+            f"; {unknown} status value(s) name no status (read as active unless archived): correct any meant otherwise"
+        )
+    detail += f"; {bad} file(s) hold a tag remnic's writes refuse: split or shorten it" if bad else ""
+    return {"name": "foreign-values", "status": "warn" if unknown or bad else "ok", "detail": detail, "problems": lines}
