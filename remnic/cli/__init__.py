@@ -164,12 +164,13 @@ def execute(args: argparse.Namespace) -> int:
         else:
             print(f"remnic: error: {describe_for_cli(exc, parser)}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        said = f": {exc}" if str(exc) else ""  # what stands despite the interruption (an import's commit)
         if getattr(args, "json", False):  # the shape of every other error under --json
-            error = {"error": "interrupted", "code": "interrupted"}
+            error = {"error": f"interrupted{said}", "code": "interrupted"}
             print(json.dumps(error, indent=2), file=sys.stderr)
         else:
-            print("remnic: interrupted", file=sys.stderr)
+            print(f"remnic: interrupted{said}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0

@@ -6,16 +6,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from remnic.errors import FieldProblem, UsageError, ValidationError
+from remnic.errors import FieldProblem, ValidationError
 from remnic.memfile.validate import check_namespace
 from remnic.service.include_config import newly_adopted
+from remnic.service.original_bundle import records_said
 from remnic.service.portable import Export, Restore, Skip, adopted_patterns, prepare_import
 
-from ._common import add_command, choice_list, emit, not_utf8, open_memory, plural, progress_bar, safe, wants_json
+from ._common import add_command, choice_list, emit, open_memory, plural, progress_bar, safe, wants_json
+from .import_input import ImportInput, bundle_data, bundle_text, read_input
 from .recall import OUT_HELP, out_path, write_out
 
 EXPORT_EPILOG = """\
@@ -42,7 +43,8 @@ must agree with it, or import refuses the line. A line whose `file` is here alre
 byte for byte with its id, is skipped as an exact duplicate too, so importing an export
 into the repository it came from restores only the files that are gone (a file here
 with the line's path or id and other text is refused).
-md: one Markdown document to read (each file under a heading); not for import.
+md: one Markdown document to read (each file under a heading, in a code fence longer
+than any run of backticks in it, so no text ends it early); not for import.
 
 A malformed memory file (frontmatter that does not parse, a secret, conflict markers)
 is exported as it is, so no text is lost: its JSONL line is `path`, `namespace`,
@@ -67,6 +69,48 @@ examples:
   remnic export --format md --namespace work --out ~/work-memories.md
 """
 
+IMPORT_EPILOG = """\
+Each line is a JSON object with `content` plus any frontmatter keys, e.g.
+  {"content": "Ana prefers tabs", "category": "preference", "tags": ["style"]}
+Every line is validated before anything is written; a bad line is reported
+with its line number and nothing is imported. A line from `remnic export`
+(with `path` and `file`) restores that file exactly, and its other keys must
+agree with `file` (its body, as a new memory's content, at most store.maxContentChars
+characters); without `file` and `id` the line is a new memory (its `path` is
+ignored). A line export marked `malformed` is refused until its `file` is fixed.
+Exact duplicates are skipped and named, by line and the memory they match (the
+line's other keys are not merged into it): a line with `file` whose file is here,
+byte for byte with its id (so an export imports again into its own repository and
+restores only the files that are gone), and a line whose text a memory here already
+holds (that very memory, an active one of its namespace, or one with the line's status and
+category there: so running an import again adds nothing) or another line brings (an earlier
+one, or a later active one when this line is not active). A file here with the line's
+path or id and other text is refused (drop `file` and `id` to import its text as a new memory).
+A new-memory line with status superseded needs supersededBy naming a memory here or one this
+import writes (or a line of the import naming it in supersedes), as `update --status superseded`
+does. A restored line (with `file`) is restored as it is; one marked superseded whose successor
+is in neither the repository nor the import is named in a warning (--json: warnings), as its
+value is left with no current memory.
+A new-memory line naming a memory here in `supersedes` marks that memory superseded in the
+same commit (named after the summary; --json: alsoChanged, each {id, path, change:
+superseded, by}), and takes its category, tags and importance when the line gives none, as
+`store --supersedes` does (a memory only this import brings gives none). A line with status
+archived (forgotten) and no archivedAt (forgottenAt) gets the import's time, as `update` sets it.
+--dry-run reports how many lines would be imported and which would be skipped;
+--json names them in `skipped` (line, reason: file, text or batch, and the id and
+path of the memory matched, or sameAsLine).
+A UTF-8 BOM at the start of the file is allowed; a key given twice in a line is refused.
+The original Remnic's export (`remnic export --format json` there: a directory with
+manifest.json and bundle.json) is read too, given the directory or its bundle.json: each
+record at a memory path here restores its file exactly, checked as a line with `file` is;
+a record outside the repository is refused; the others (state/, profile.md, ...) are left
+out and named (--json: bundle {format, schemaVersion, records, leftOut}). Its messages
+name a record as records[i] (from 0; --json: record); a schemaVersion other than 1 or 2
+is read with a warning.
+A pretty-printed JSON array or object is refused in one line naming the `jq -c` command
+that writes it as JSON Lines.
+"""
+
 DEDUP_EPILOG = """\
 Exact duplicates have the same text (after trimming) in one namespace. Near-duplicates
 are embeddings at least observe.duplicateSimilarityFloor alike that also share
@@ -76,10 +120,11 @@ is a near-duplicate of the survivor itself: A like B and B like C, but C not lik
 merges B into A and leaves C active. A memory that is the current one of a supersession
 chain (it replaced another), or that others were merged into before, is never merged:
 it survives and takes in its own duplicates, older ones too (the group's note says so);
-one that duplicates another survivor stays active, listed as "left active" (--json:
-keptActive, each with its reason). Without --merge nothing changes; with it every other
-member is archived with mergedInto, the survivor lists them in derived_from and adds up
-their reinforcement counts, and all groups go into one commit.
+one that duplicates another survivor stays active, listed as "left active" with the
+command that keeps one of the two (--json: keptActive, each with its reason and hint:
+`remnic update LATER --supersedes EARLIER`). Without --merge nothing changes; with it
+every other member is archived with mergedInto, the survivor lists them in derived_from
+and adds up their reinforcement counts, and all groups go into one commit.
 
 examples:
   remnic dedup
@@ -183,43 +228,10 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 1 if result.skipped else 0
 
 
-class _DuplicateKey(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object's keys, each once (at any depth): a repeated key is refused, not the last one kept."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateKey(key)
-        out[key] = value
-    return out
-
-
-def _jsonl_lines(path: str) -> Iterator[tuple[int, bytes]]:
-    """Numbered raw lines (decoded by the caller, so a bad byte is a problem on its line)."""
-    if path == "-":
-        buffer = getattr(sys.stdin, "buffer", None)
-        if buffer is None:  # stdin replaced by a text stream (embedding, tests)
-            yield from enumerate((line.encode("utf-8", "surrogateescape") for line in sys.stdin), 1)
-            return
-        yield from enumerate(buffer, 1)
-        return
-    try:
-        fh = open(Path(path).expanduser(), "rb")  # noqa: SIM115 - closed by the with below
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
-    with fh:
-        yield from enumerate(fh, 1)
-
-
 def cmd_import(args: argparse.Namespace) -> int:
     import time
 
-    from remnic.service.importing import catch_up_index
+    from remnic.service.importing import catch_up_index, committed_before_interrupt
 
     started = time.perf_counter()
     bad_namespace = check_namespace(args.namespace)
@@ -227,62 +239,46 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise ValidationError(bad_namespace[0].describe(), problems=bad_namespace)
     memory = open_memory(args)
     memory.defer_index(build_missing=False)  # indexed below, with progress, as its own phase
-    items: list[Any] = []
-    problems: list[FieldProblem] = []
-    line_numbers: list[int] = []
-    for number, raw in _jsonl_lines(args.file):
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:  # every bad line is reported, with the offset in its line
-            problems.append(FieldProblem("", not_utf8(exc, "the line"), path=args.file, line=number))
-            continue
-        if number == 1 and line.startswith("\ufeff"):  # a BOM, as Windows editors save UTF-8
-            line = line[1:]
-        if not line.strip():
-            continue
-        try:
-            items.append(json.loads(line, object_pairs_hook=_unique_keys))
-            line_numbers.append(number)
-        except json.JSONDecodeError as exc:
-            problems.append(
-                FieldProblem("", f"invalid JSON: {exc.msg} (column {exc.colno})", path=args.file, line=number)
-            )
-        except _DuplicateKey as exc:  # JSON would keep the last silently: which one was meant is unknown
-            problems.append(
-                FieldProblem(
-                    exc.key, "the key appears twice in this line's object; keep one", path=args.file, line=number
-                )
-            )
+    read = read_input(memory, args.file)
+    items, problems, line_numbers = read.items, read.problems, read.line_numbers
+    unit = "record" if read.bundle is not None else "line"
     parsed = time.perf_counter() - started
     if problems or args.dry_run:  # the JSON problems with the lines' own, or what the import would do
         checked = prepare_import(memory, items, line_numbers, args.namespace, "cli-import")
         problems += checked.problems
         if problems:
-            raise _in_file(args.file, problems)
-        skipped = [s.to_dict() for s in checked.skipped]
+            raise read.refused(problems)
+        skipped = [_by_record(s.to_dict(), unit) for s in checked.skipped]
         planned = checked.plan.items if checked.plan is not None else []
         patterns = adopted_patterns(planned)
         also = newly_adopted(memory, patterns, [p.path for p in planned if isinstance(p, Restore)])
+        data: dict[str, Any] = {
+            "valid": len(items),
+            "dryRun": True,
+            "wouldImport": checked.to_import,
+            "duplicates": len(checked.skipped),
+            "skipped": skipped,
+            "storeIncludeAdded": patterns,
+            "alsoAdopted": also,
+            "warnings": [*_bundle_warning(read), *(_by_record(w.to_dict(), unit) for w in checked.warnings)],
+        }
+        if read.bundle is not None:
+            data["bundle"] = bundle_data(read)
         emit(
             args,
-            {
-                "valid": len(items),
-                "dryRun": True,
-                "wouldImport": checked.to_import,
-                "duplicates": len(checked.skipped),
-                "skipped": skipped,
-                "storeIncludeAdded": patterns,
-                "alsoAdopted": also,
-            },
+            data,
             lambda: (
-                f"{plural(len(items), 'line')} valid; nothing imported (--dry-run): would import "
+                bundle_text(read)
+                + f"{plural(len(items), unit)} valid; nothing imported (--dry-run): would import "
                 + plural(checked.to_import, "memory", "memories")
                 + (f", skip {plural(len(checked.skipped), 'exact duplicate')}" if checked.skipped else "")
                 + (f", and add {_patterns_text(patterns)}{_also_text(also, 'would make')}" if patterns else "")
-                + _skips_text(checked.skipped)
+                + _skips_text(checked.skipped, unit)
             ),
         )
+        _warn(args, [w["message"] for w in _bundle_warning(read)] + [_said(w, unit) for w in checked.warnings])
         return 0
+    head_before = memory.head()
     try:  # the import Memory.import_records is: checked, its exact duplicates skipped, written
         result = memory.import_records(
             items,
@@ -294,9 +290,18 @@ def cmd_import(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         if not exc.problems:
             raise
-        raise _in_file(args.file, exc.problems) from None
+        raise read.refused(exc.problems) from None
+    except KeyboardInterrupt:  # after its commit landed, the import stands: say so, as during indexing
+        committed = committed_before_interrupt(memory, head_before)
+        if committed is None:
+            raise
+        raise KeyboardInterrupt(_committed_text(committed)) from None
     phases = {"validate": parsed + result.phases["validate"], "write": result.phases["write"]}
-    index, index_error = catch_up_index(memory, progress_bar(args, "indexing")) if result.records else (None, None)
+    try:
+        index, index_error = catch_up_index(memory, progress_bar(args, "indexing")) if result.records else (None, None)
+    except KeyboardInterrupt:  # say that the import itself stands: running it again would skip every line
+        done = plural(len(result.records), "memory", "memories")
+        raise KeyboardInterrupt(_committed_text(done + (f", {result.commit[:8]}" if result.commit else ""))) from None
     if index is not None:
         phases["index"] = index.seconds
     # Named: the ones found before writing. The import skips any a concurrent write made a duplicate since.
@@ -309,26 +314,83 @@ def cmd_import(args: argparse.Namespace) -> int:
         text = f"imported {imported} in one commit ({result.commit[:8]})"
     else:  # the files written are what the last commit holds (a deleted file restored): no commit to make
         text = f"imported {imported}; the files match the last commit, so nothing was committed"
+    text = bundle_text(read) + text
     if result.store_include:
         text += f"; added {_patterns_text(list(result.store_include))} (adopted notes restored)"
         text += _also_text(list(result.also_adopted), "makes")
     if duplicates:
         text += f"; skipped {plural(duplicates, 'exact duplicate')}"
         text += f" ({unnamed} found while writing)" if unnamed > 0 else ""
-        text += _skips_text(list(result.skipped))
+        text += _skips_text(list(result.skipped), unit)
+    if result.also_changed:  # a memory here rewritten by the commit is named, as revert names its own
+        text += "\nalso changed in that commit:\n" + "\n".join(
+            f"  {safe(a.describe(a.by))}" for a in result.also_changed
+        )
     text += "\n" + phase_line(phases, index.to_dict() if index is not None else None)
     data = {
-        **result.to_dict(),
+        **_result_by_record(result.to_dict(), unit),
         "phasesMs": {k: round(v * 1000, 1) for k, v in phases.items()},
         "index": index.to_dict() if index is not None else None,
     }
+    if read.bundle is not None:
+        data["bundle"] = bundle_data(read)
+    if _bundle_warning(read):
+        data["warnings"] = [*_bundle_warning(read), *data.get("warnings", [])]
     if index_error is not None:  # the commit stands: reported, with the index left to catch up
         data["indexError"] = index_error
         data["warnings"] = [*data.get("warnings", []), {"field": "index", "message": _index_warning(index_error)}]
     emit(args, data, text)
-    if index_error is not None and not wants_json(args):
-        print(f"warning: {_index_warning(index_error)}", file=sys.stderr)
+    notes = (
+        [w["message"] for w in _bundle_warning(read)]
+        + [_said(n, unit) for n in result.notes]
+        + ([_index_warning(index_error)] if index_error else [])
+    )
+    _warn(args, notes)
     return 0
+
+
+def _committed_text(what: str) -> str:
+    """An interrupted import whose commit landed: it stands (running it again skips every line)."""
+    return (
+        f"the import is committed ({what}); only what follows the commit was cut short (the indexing), "
+        "and the next `remnic sync run` or recall catches the index up"
+    )
+
+
+def _bundle_warning(read: ImportInput) -> list[dict[str, Any]]:
+    """A bundle's unknown schemaVersion, as a --json warning (its message names the field)."""
+    warning = read.bundle.warning if read.bundle is not None else None
+    return [] if warning is None else [{"field": warning.field, "message": warning.describe()}]
+
+
+def _by_record(entry: dict[str, Any], unit: str) -> dict[str, Any]:
+    """A --json entry naming a line; in a bundle, its record instead (``record``: the index i of
+    ``records[i]``, from 0, as every bundle message numbers them)."""
+    if unit == "line":
+        return entry
+    renamed = {"line": "record", "sameAsLine": "sameAsRecord"}
+    return {renamed.get(k, k): v - 1 if k in renamed and isinstance(v, int) else v for k, v in entry.items()}
+
+
+def _result_by_record(data: dict[str, Any], unit: str) -> dict[str, Any]:
+    for key in ("skipped", "warnings"):
+        if isinstance(data.get(key), list):
+            data[key] = [_by_record(e, unit) if isinstance(e, dict) else e for e in data[key]]
+    return data
+
+
+def _said(problem: FieldProblem, unit: str) -> str:
+    """A warning about one line, which in a bundle is one of its records."""
+    text = problem.describe()
+    return text if unit == "line" else records_said(text)
+
+
+def _warn(args: argparse.Namespace, lines: list[str]) -> None:
+    """Warnings on standard error (--json carries them in its object instead)."""
+    if wants_json(args):
+        return
+    for line in lines:
+        print(f"warning: {safe(line)}", file=sys.stderr)
 
 
 def _patterns_text(patterns: list[str]) -> str:
@@ -352,20 +414,12 @@ def _also_text(paths: list[str], verb: str, shown: int = 3) -> str:
     return f", which {verb} {plural(len(paths), 'note')} already here {'a memory' if len(paths) == 1 else 'memories'} too ({names}; `remnic sync run` takes them in)"
 
 
-def _in_file(path: str, problems: list[FieldProblem]) -> ValidationError:
-    """The import's problems, each named by the file and line, in file order (JSON and line checks
-    are two passes)."""
-    problems = sorted(problems, key=lambda p: p.line or 0)
-    for p in problems:
-        p.path = path
-    return ValidationError(f"{len(problems)} problem(s) in {path}; nothing was imported", problems=problems)
-
-
-def _skips_text(skips: list[Skip], shown: int = 10) -> str:
-    """``:`` and one line per duplicate (the first few), naming the line and what it duplicates."""
+def _skips_text(skips: list[Skip], unit: str = "line", shown: int = 10) -> str:
+    """``:`` and one line per duplicate (the first few), naming the line (a bundle's record) and what it
+    duplicates."""
     if not skips:
         return ""
-    lines = [f"  {safe(s.describe())}" for s in skips[:shown]]
+    lines = [f"  {safe(s.describe() if unit == 'line' else records_said(s.describe()))}" for s in skips[:shown]]
     if len(skips) > shown:
         lines.append(f"  … and {len(skips) - shown} more (--json lists every one)")
     return ":\n" + "\n".join(lines)
@@ -396,6 +450,7 @@ def _kept_text(kept: dict[str, Any]) -> list[str]:
         f"left active: {kept['id']}  {kept['path']}  ({kept['similarity']:.3f} like {kept['duplicateOf']})",
         f"    {safe(kept['content'][:100])}",
         f"    because {safe(kept['reason'])}",
+        f"    to keep one: `{safe(kept['hint'])}`",
     ]
 
 

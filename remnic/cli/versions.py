@@ -22,7 +22,7 @@ REVERT_VERSION_HELP = (
 VERSION_JSON = "{version, label, sha, path, previousPath, date}"
 VERSION_KEYS = (
     "\nversion is the number (1 for v1; null for 'working'), label its name (v1, working),\n"
-    "sha the full commit, date ISO 8601."
+    "sha the full commit, date ISO 8601 (both null for 'working', which has no commit)."
 )
 
 
@@ -110,7 +110,10 @@ def register(sub: Any) -> None:
         "Each other memory a revert changes is named in its output and in the commit's body;\n"
         "--json lists them as alsoChanged, each {id, path, change}: supersedes-dropped,\n"
         "merge-undone, superseded-again or supersedes-restored.\n"
-        "'working' (the file on disk) is not a committed version: commit it with `remnic sync run`.",
+        "'working' (the file on disk) is not a committed version: commit it with `remnic sync run`.\n"
+        "A file moved by hand and not committed yet (refused without --force) is reverted where it is\n"
+        "now, and the commit records the move (the old path deleted), so the memory keeps one file\n"
+        "and its whole history; --json: movedFrom (the old path, else null).",
     )
     q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
     q.add_argument("version", help=REVERT_VERSION_HELP)
@@ -187,10 +190,13 @@ def cmd_revert(args: argparse.Namespace) -> int:
         if result.changed
         else f"{record.path} already has the content of {shown}; nothing to commit"
     )
+    if result.moved_from:  # the commit deleted a path too: say where the file was
+        text += f"\nthe move from {result.moved_from}, made by hand, is committed with it (history kept)"
     if also:  # the other memories the commit changed, so no file is rewritten unannounced
         text += "\nalso changed in that commit:\n" + "\n".join(f"  {safe(a.describe(record.id))}" for a in also)
     data = {**record.to_dict(), "commit": result.commit, "changed": result.changed, **warnings_of(result)}
     data["alsoChanged"] = [a.to_dict() for a in also]
+    data["movedFrom"] = result.moved_from
     emit(args, data, text)
     return 0
 

@@ -10,6 +10,7 @@ from remnic.errors import LedgerError, MemoryFormatError, NotFoundError, RemnicE
 from remnic.memfile.model import check_relpath, parse_file
 from remnic.memfile.values import own_id
 from remnic.repo import githooks as _githooks
+from remnic.repo import gitlog as _gitlog
 from remnic.repo import history as _history
 from remnic.repo import lineage as _lineage
 from remnic.repo.history import MemoryHistory
@@ -117,7 +118,7 @@ class HistoryOps:
         found = self.memory_history(memory_id)
         events = _history.timeline(self.ledger, found.versions)
         now = _history.working_event(self.files, self.ledger, found) if working else None
-        return found, [*events, now] if now is not None else events
+        return found, [*events, _uncommitted(now)] if now is not None else events
 
 
 # A git revision: HEAD~2, HEAD^, @~1, or a commit sha (prefix).
@@ -163,7 +164,33 @@ def resolve_spec(mem: Memory, found: MemoryHistory, spec: str) -> str:
         state = f"the file was deleted then ({then.label}, {then.short})"
     else:
         state = f"the version in effect then is {then.label} ({then.short})"
+    held = _held_another_id(mem, found, sha)
+    if held is not None:  # it changed the file, but as another memory: say so, not "did not change"
+        raise UsageError(f"commit {sha[:8]} {held}; {state}; {_valid(found)}")
     raise UsageError(f"commit {sha[:8]} did not change this memory: {state}; {_valid(found)}")
+
+
+def _held_another_id(mem: Memory, found: MemoryHistory, sha: str) -> str | None:
+    """How commit ``sha`` changed one of the memory's paths without making a version of it (the file
+    then had another id: a hand edit of the id, later fixed, or another memory at that path), or None."""
+    paths = {v.path for v in found.versions}
+    touched = [p for c, p in _gitlog.changed_paths(mem.ledger.git, sha) if p in paths and c != "D"]
+    if not touched or found.memory_id is None:
+        return None
+    path = touched[0]
+    text = mem.ledger.blob_texts([(sha, path)])[0]
+    try:
+        held = own_id(parse_file(text or "", path).frontmatter)
+    except (MemoryFormatError, RemnicError):
+        held = None
+    if held == found.memory_id:
+        return None
+    who = f"id {held}" if held else "no id remnic could read"
+    return (
+        f"changed {path}, but the file then had {who}, not {found.memory_id}: versions of a memory are those "
+        f"whose file has its id, so that commit is not one of them (`git log -- {path}` lists every commit of "
+        "the file)"
+    )
 
 
 def _valid(found: MemoryHistory) -> str:
@@ -175,9 +202,14 @@ def _valid(found: MemoryHistory) -> str:
 _FIELDS = ("version", "label", "sha", "path", "previousPath", "date")
 
 
+def _uncommitted(fields: dict[str, Any]) -> dict[str, Any]:
+    """The file on disk has no commit: its ``sha`` and ``date`` are null (as its ``version``), not ""."""
+    return {**fields, "sha": fields.get("sha") or None, "date": fields.get("date") or None}
+
+
 def _fields(found: MemoryHistory, spec: str) -> dict[str, Any]:
     if spec.strip().lower() == "working":
-        return _history.working_fields(found)
+        return _uncommitted(_history.working_fields(found))
     whole = _history.pick(found.versions, spec).to_dict()
     return {k: whole[k] for k in _FIELDS}
 

@@ -16,14 +16,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import FieldProblem, RemnicError, ValidationError
-from remnic.memfile.model import content_hash
+from remnic.errors import FieldProblem, MemoryFormatError, RemnicError, ValidationError
+from remnic.memfile.model import content_hash, parse_file
 from remnic.memfile.schema import STATUSES
+from remnic.memfile.values import own_id
+from remnic.repo.gitlog import changed_paths
 from remnic.sync.base import mark_index_behind
 
 from . import writes as _writes
 from .include_config import include_above, newly_adopted, own_include
 from .portable import ImportCheck, Restore, Skip, adopted_patterns, prepare_import
+from .reverting import SUPERSEDED, AlsoChanged
 from .writes import WriteResult
 
 if TYPE_CHECKING:
@@ -48,14 +51,33 @@ class ImportResult(WriteResult):
     the adopted notes it restored (their lines' ``storeInclude``) that this repository lacked."""
     also_adopted: tuple[str, ...] = ()
     """The files already here that those patterns made memories too (``remnic sync run`` takes them in)."""
+    also_changed: tuple[Superseded, ...] = ()
+    """The memories already here that the import's commit changed: each one a line's ``supersedes`` named,
+    marked superseded by that line's memory (as ``versions revert`` lists its ``alsoChanged``)."""
+    notes: tuple[FieldProblem, ...] = ()
+    """Warnings about what it wrote, each naming its line (see :func:`stranded_restores`)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             **super().to_dict(),
             "skipped": [s.to_dict() for s in self.skipped],
             "storeIncludeAdded": list(self.store_include),
             "alsoAdopted": list(self.also_adopted),
+            "alsoChanged": [a.to_dict() for a in self.also_changed],
         }
+        if self.notes:
+            out["warnings"] = [*out.get("warnings", []), *(n.to_dict() for n in self.notes)]
+        return out
+
+
+@dataclass(frozen=True)
+class Superseded(AlsoChanged):
+    """A memory already here that an import line's ``supersedes`` marked superseded, and by which memory."""
+
+    by: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {**super().to_dict(), "by": self.by}
 
 
 def import_batch(
@@ -79,15 +101,18 @@ def import_batch(
     restored = [p.path for p in checked.plan.items if isinstance(p, Restore)] if checked.plan is not None else []
     also = newly_adopted(mem, patterns, restored)  # before the write: after it, they are memories already
     if checked.items:
-        written: WriteResult = _writes.import_records(
-            mem,
-            checked.items,
-            source=source,
-            namespace=namespace,
-            line_numbers=checked.line_numbers,
-            progress=progress,
-            checked=checked.plan,
-        )
+        try:
+            written: WriteResult = _writes.import_records(
+                mem,
+                checked.items,
+                source=source,
+                namespace=namespace,
+                line_numbers=checked.line_numbers,
+                progress=progress,
+                checked=checked.plan,
+            )
+        except ValidationError as exc:
+            raise _on_its_line(exc, checked.items, checked.line_numbers) from None
         if written.commit and patterns:
             _take_in_include(mem, patterns)
         _after_write(mem, written)
@@ -105,7 +130,50 @@ def import_batch(
         phases=phases,
         store_include=tuple(patterns) if written.commit else (),
         also_adopted=tuple(also) if written.commit and patterns else (),
+        also_changed=_superseded_here(mem, written),
+        notes=tuple(checked.warnings),
     )
+
+
+def _on_its_line(exc: ValidationError, items: Sequence[Any], lines: Sequence[int]) -> ValidationError:
+    """A ``supersedes`` refusal the write made (the memory named is superseded already), named by the line
+    whose ``supersedes`` names that memory, as every other import problem is named by its line."""
+    problems = list(exc.problems)
+    for i, problem in enumerate(problems):
+        if problem.line is not None or problem.field != "supersedes":
+            continue
+        for item, line in zip(items, lines, strict=True):
+            target = item.get("supersedes") if isinstance(item, Mapping) else None
+            if isinstance(target, str) and target and problem.message.startswith(f"{target} "):
+                problems[i] = replace(problem, line=line)
+                break
+    if problems == list(exc.problems):
+        return exc
+    return ValidationError(f"{_writes.summary(problems)}; nothing was imported", problems=problems)
+
+
+def _superseded_here(mem: Memory, written: WriteResult) -> tuple[Superseded, ...]:
+    """The memories the import's commit marked superseded besides those it wrote: read from the commit,
+    so a line naming the id of a line skipped as a duplicate (whose memory it then supersedes) counts."""
+    if not written.commit:
+        return ()
+    by = {r.id for r in written.records if r.frontmatter.get("supersedes")}
+    if not by:
+        return ()
+    mine = {r.path for r in written.records}
+    paths = [p for c, p in changed_paths(mem.ledger.git, written.commit) if c != "D" and p not in mine]
+    paths = [p for p in paths if mem.files.paths.is_memory(p)]
+    texts = mem.ledger.blob_texts([(written.commit, p) for p in paths]) if paths else []
+    found: list[Superseded] = []
+    for path, text in zip(paths, texts, strict=True):
+        try:
+            meta = parse_file(text or "", path).frontmatter
+        except (MemoryFormatError, RemnicError):
+            continue
+        successor, memory_id = meta.get("supersededBy"), own_id(meta)
+        if memory_id and successor in by:
+            found.append(Superseded(memory_id, path, SUPERSEDED, by=str(successor)))
+    return tuple(found)
 
 
 def _take_in_include(mem: Memory, patterns: Sequence[str]) -> None:
@@ -141,14 +209,39 @@ def catch_up_index(mem: Memory, progress: Callable[[int, int], None] | None = No
     catch the index up (as a sync marks itself when its own index step fails), and a recall does anyway."""
     try:
         return mem.refresh_index(progress), None
+    except KeyboardInterrupt:  # the commit stands: only the index is behind, and the next sync says so
+        _mark_index_behind(mem)
+        raise
     except Exception as exc:  # noqa: BLE001 - any index failure: the memories are committed regardless
         why = exc.describe() if isinstance(exc, RemnicError) else f"{type(exc).__name__}: {exc}"
+    _mark_index_behind(mem)
+    return None, why
+
+
+def committed_before_interrupt(mem: Memory, head_before: str | None) -> str | None:
+    """What an interrupted import committed all the same: the subject and sha of its commit when HEAD
+    moved to it since ``head_before`` (the commit landed, and the rest of the import was cut short), with
+    the index marked behind for the next sync; None when nothing was committed."""
+    try:
+        head = mem.head()
+        if head is None or head == head_before:
+            return None
+        subject = mem.ledger.git("log", "-1", "--format=%s", head).strip()
+    except Exception as exc:  # noqa: BLE001 - any failure: the plain interruption is said instead
+        log.debug("the interrupted import's commit was not read: %s", exc)
+        return None
+    if not subject.startswith("remnic import"):  # another process's commit, not this import's
+        return None
+    _mark_index_behind(mem)
+    return f"{subject.removeprefix('remnic import: ')}, {head[:8]}"
+
+
+def _mark_index_behind(mem: Memory) -> None:
     try:
         with mem.files.lock():
             mark_index_behind(mem.root)
     except (RemnicError, OSError) as exc:
         log.debug("the sync state was not marked index-behind: %s", exc)
-    return None, why
 
 
 def _skipped_ids(mem: Memory, checked: ImportCheck, written: WriteResult) -> Iterable[str]:
@@ -248,3 +341,36 @@ def successor_problems(mem: Memory, kept: Sequence[Any], lines: Sequence[int], s
             )
             problems.append(FieldProblem("supersededBy", why, line=line))
     return problems
+
+
+def stranded_restores(mem: Memory, kept: Sequence[Any], lines: Sequence[int], skipped: set[int]) -> list[FieldProblem]:
+    """A restored file (``file`` kept) is restored as it is, superseded or not; but one marked superseded
+    whose successor (``supersededBy``) is in neither the repository nor the import leaves its value with no
+    current memory (``remnic doctor`` flags it): said as a warning, naming the line, rather than refused, so
+    a partial export (one namespace, a few lines) still restores what it holds."""
+    superseded = [
+        (p, line)
+        for p, line in zip(kept, lines, strict=True)
+        if isinstance(p, Restore) and p.record.status == "superseded" and line not in skipped
+    ]
+    if not superseded:
+        return []
+    written = {
+        p.record.id if isinstance(p, Restore) else p[0]["id"]
+        for p, line in zip(kept, lines, strict=True)
+        if line not in skipped
+    }
+    here = mem.files.ids()
+    warnings = []
+    for restore, line in superseded:
+        successor = restore.record.frontmatter.get("supersededBy")
+        if isinstance(successor, str) and successor and (successor in written or successor in here):
+            continue
+        said = f"names {successor!r} as its successor, which is" if successor else "names no successor, and"
+        why = (
+            f"{restore.path} is restored as superseded, but {said} in neither this repository nor this import: "
+            "its value has no current memory. Import the successor's line too, or make this one current "
+            f"again: `remnic update {restore.record.id} --status active`"
+        )
+        warnings.append(FieldProblem("supersededBy", why, line=line))
+    return warnings

@@ -30,8 +30,8 @@ its adopted notes are refused, naming the pattern to add (``remnic init NEW --ad
 
 from __future__ import annotations
 
-import json
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -40,10 +40,14 @@ from remnic.errors import FieldProblem, MemoryFormatError, RemnicError
 from remnic.memfile.model import MemoryRecord, content_hash
 from remnic.memfile.paths import OUTSIDE, MemoryPaths, glob_match, namespace_for_path
 from remnic.memfile.schema import STATUSES
-from remnic.memfile.validate import check_namespace, check_text
+from remnic.memfile.validate import check_namespace
 from remnic.repo.files import SYMLINK_REASON
 
 from .include_config import INCLUDE, IncludeRule, config_problem, include_rule, write_include
+from .restoring import DROP_FILE_HINT as DROP_FILE_HINT
+from .restoring import LEAVE_OUT_HINT as LEAVE_OUT_HINT
+from .restoring import MALFORMED, Restore, check_restore, clashes, export_line
+from .restoring import RESERVED as RESERVED
 
 if TYPE_CHECKING:
     from remnic.repo.transaction import Transaction
@@ -52,13 +56,6 @@ if TYPE_CHECKING:
     from .writes import ImportPlan
 
 FORMATS = ("jsonl", "md")
-MALFORMED = "malformed"
-"""The key marking an export line whose ``file`` is not a valid memory file (its value: the problems)."""
-RESERVED = ("content", "namespace", "path", "file", MALFORMED, INCLUDE)
-"""Keys an export line sets itself; a frontmatter key of the same name is kept only in ``file``."""
-_NOT_COMPARED = ("path", "file", MALFORMED, INCLUDE)
-DROP_FILE_HINT = "drop `file` and `id` to import the line as a new memory"
-LEAVE_OUT_HINT = "jq -c 'select(.malformed | not)'"
 _OTHER_STATUSES = tuple(s for s in STATUSES if s != "superseded")
 
 
@@ -69,18 +66,6 @@ def new_memory_fields(item: Any) -> Any:
     if isinstance(item, Mapping) and ("path" in item or INCLUDE in item):
         return {k: v for k, v in item.items() if k not in ("path", INCLUDE)}
     return item
-
-
-@dataclass(frozen=True)
-class Restore:
-    """An import line that restores one exported file exactly."""
-
-    path: str
-    text: str
-    record: MemoryRecord
-    line: int
-    include: str | None = None
-    """The line's ``storeInclude`` pattern when this repository needs it to take ``path`` as a memory."""
 
 
 @dataclass(frozen=True)
@@ -124,16 +109,6 @@ class Export:
             "skipped": [s.to_dict() for s in self.skipped],
             "warnings": [w.to_dict() for w in self.warnings],
         }
-
-
-def export_line(record: MemoryRecord, text: str) -> dict[str, Any]:
-    """The JSON-ready export line of one valid memory file (also what a restore line is held to)."""
-    line: dict[str, Any] = {"content": record.content, "namespace": record.namespace}
-    line.update((k, v) for k, v in record.frontmatter.items() if k not in RESERVED)
-    line.setdefault("category", record.category)
-    line["path"] = record.path
-    line["file"] = text
-    return line
 
 
 def export(mem: Memory, fmt: str, namespace: str | None = None) -> Export:
@@ -252,8 +227,15 @@ def _markdown(entries: Sequence[tuple[str, MemoryRecord | FileIssue, str | None]
         if text is None:
             yield f"\n## {path}\n\n{note}"
             continue
-        fence = "````" if "```" in text else "```"
+        fence = md_fence(text)
         yield f"\n## {path}\n\n{note}{fence}markdown\n{text.rstrip(chr(10))}\n{fence}\n"
+
+
+def md_fence(text: str) -> str:
+    """A backtick fence no line of ``text`` can close: longer than its longest run of backticks (CommonMark
+    closes a fence at a run at least as long), at least three. A tilde line cannot close a backtick fence."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
 
 
 def plan_restores(
@@ -274,61 +256,17 @@ def plan_restores(
         offsets.append(offset)
         line = line_numbers[offset] if line_numbers else offset + 1
         rule = rule or include_rule(mem)
-        found = _restore(mem, item, line, rule)
+        found = check_restore(mem, item, line, rule)
         if isinstance(found, list):
             problems += found
             continue
         if existing is None:
             existing = mem.files.ids()
-        problems += _clashes(mem, found, existing, seen_paths, seen_ids)
+        problems += clashes(mem, found, existing, seen_paths, seen_ids)
         restores.append(found)
     wanted = adopted_patterns(restores)
     problem = config_problem(mem, wanted) if wanted else None
     return restores, offsets, [*problems, problem] if problem else problems
-
-
-def _restore(mem: Memory, item: Mapping[str, Any], line: int, rule: IncludeRule) -> Restore | list[FieldProblem]:
-    text, path = item.get("file"), item.get("path")
-    if not isinstance(text, str):
-        return [FieldProblem("file", f"must be the file's text (a string), got {type(text).__name__}", line=line)]
-    if not isinstance(path, str) or not path.strip():
-        return [FieldProblem("path", "is required with file (where the file goes, e.g. facts/x.md)", line=line)]
-    if path.startswith("/") or ".." in path.split("/"):
-        return [FieldProblem("path", f"{path!r} is not a path inside the memory repository", line=line)]
-    include = rule.needed(path, item.get(INCLUDE))
-    if isinstance(include, FieldProblem):
-        return [replace(include, line=line)]
-    checked = check_text(text, path, mem.settings.store)
-    if checked.problems or checked.record is None:
-        problems = [
-            FieldProblem(
-                p.field, p.message + (f" (line {p.line} of `file`)" if p.line else ""), line=line, options=p.options
-            )
-            for p in checked.problems
-        ] or [FieldProblem("file", "is not a memory file", line=line)]
-        if item.get(MALFORMED):
-            problems.append(
-                FieldProblem(
-                    MALFORMED,
-                    f"export carried {path} as it was, not a valid memory file, and import restores only valid "
-                    f"ones: fix its text in `file`, or leave the line out (e.g. {LEAVE_OUT_HINT})",
-                    line=line,
-                )
-            )
-        return problems
-    if checked.empty:
-        return [FieldProblem("file", "has no text (an empty body and no title or description)", line=line)]
-    edited = _disagreeing_keys(item, export_line(checked.record, text))
-    if edited:
-        return [
-            FieldProblem(
-                ", ".join(edited),
-                f"{'differs' if len(edited) == 1 else 'differ'} from the file in this line's `file`, which is what "
-                f"import restores, byte for byte; to change the memory, edit its text in `file`, or {DROP_FILE_HINT}",
-                line=line,
-            )
-        ]
-    return Restore(path, text, checked.record, line, include)
 
 
 def stage_include(mem: Memory, tx: Transaction, planned: Sequence[Any]) -> None:
@@ -340,45 +278,6 @@ def stage_include(mem: Memory, tx: Transaction, planned: Sequence[Any]) -> None:
 def adopted_patterns(planned: Sequence[Any]) -> list[str]:
     """The ``store.include`` patterns an import plan adds, in line order, once each."""
     return list(dict.fromkeys(p.include for p in planned if isinstance(p, Restore) and p.include))
-
-
-def _disagreeing_keys(item: Mapping[str, Any], exported: Mapping[str, Any]) -> list[str]:
-    """The line's keys whose values are not what export writes for its ``file`` (a key left out of
-    the line is no disagreement: a line of ``path`` and ``file`` alone is a restore too)."""
-    return [
-        key
-        for key, value in item.items()
-        if key not in _NOT_COMPARED and (key not in exported or _json(value) != _json(exported[key]))
-    ]
-
-
-def _json(value: Any) -> str:
-    # As export writes it (str() for dates and the like), so a value compares equal after the round trip.
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def _clashes(
-    mem: Memory, restore: Restore, existing: Mapping[str, str], seen_paths: dict[str, int], seen_ids: dict[str, int]
-) -> list[FieldProblem]:
-    problems = []
-    path, line, memory_id = restore.path, restore.line, restore.record.frontmatter.get("id")
-    if path in seen_paths:
-        problems.append(FieldProblem("path", f"{path!r} is used again (first on line {seen_paths[path]})", line=line))
-    elif (mem.root / path).exists():
-        why = f"{path!r} already exists in this repository"
-        if restore.include:  # the file is there, but no pattern makes it a memory any more
-            why += f", but is no memory: adding store.include {restore.include!r} makes it one again"
-        problems.append(FieldProblem("path", why, line=line))
-    seen_paths.setdefault(path, line)
-    if isinstance(memory_id, str) and memory_id:
-        if memory_id in seen_ids:
-            problems.append(
-                FieldProblem("id", f"{memory_id!r} is used again (first on line {seen_ids[memory_id]})", line=line)
-            )
-        elif memory_id in existing:
-            problems.append(FieldProblem("id", f"{memory_id!r} already exists ({existing[memory_id]})", line=line))
-        seen_ids.setdefault(memory_id, line)
-    return problems
 
 
 # --- an import batch checked as `remnic import` runs it: exact duplicates named, and left out ---
@@ -430,6 +329,9 @@ class ImportCheck:
     """Line → (namespace, content hash) of each ``batch`` skip: the memory it duplicates is known once written."""
     plan: ImportPlan | None = None
     """``items`` as the write plans them, so the import writes what was checked without checking it again."""
+    warnings: list[FieldProblem] = field(default_factory=list)
+    """What the import writes but leaves needing attention (a restored superseded file whose successor
+    is in neither the repository nor the import), each naming its line."""
 
     @property
     def to_import(self) -> int:
@@ -444,12 +346,14 @@ def prepare_import(
     byte for byte, is a duplicate (the import would refuse its path and id); the duplicates are left
     out of ``items`` so the lines named are the lines skipped."""
     from .duplicates import DuplicateLookup, find_duplicate  # the import's own rule; writes imports this module
-    from .importing import successor_problems, with_later_problems
+    from .import_lines import complete_lines
+    from .importing import stranded_restores, successor_problems, with_later_problems
     from .writes import ImportPlan, plan_items
 
     bad_namespace = check_namespace(namespace)
     if bad_namespace:  # the caller's argument, said once rather than against every line
         return ImportCheck([], [], [], bad_namespace)
+    items = complete_lines(mem, items, namespace)  # what a new memory takes that its line does not say
     numbers = list(line_numbers) if line_numbers else list(range(1, len(items) + 1))
     skipped: list[Skip] = []
     batch: list[Any] = []
@@ -535,6 +439,7 @@ def prepare_import(
     if problems:
         return ImportCheck([], [], skipped, problems)
     result.plan = ImportPlan(kept, plan.here)
+    result.warnings = stranded_restores(mem, kept, result.line_numbers, {s.line for s in skipped})
     return result
 
 

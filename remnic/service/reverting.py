@@ -13,6 +13,7 @@ in ``derived_from`` nor counts it): :class:`RevertResult` names each, and the co
 
 from __future__ import annotations
 
+import os
 import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ from .superseding import pair_links, patch_staged, unlink_successor
 from .writes import WriteResult, check_writable
 
 if TYPE_CHECKING:
+    from remnic.repo.history import MemoryHistory
     from remnic.repo.transaction import Transaction
 
     from .memory import Memory
@@ -78,9 +80,16 @@ class RevertResult(WriteResult):
     """A revert's :class:`WriteResult` (``record``: the memory reverted) and every other memory it changed."""
 
     also_changed: tuple[AlsoChanged, ...] = ()
+    moved_from: str | None = None
+    """The committed path the file was moved from by hand (not committed yet): the revert's commit
+    records the move, so the memory keeps one file and its whole history."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "alsoChanged": [a.to_dict() for a in self.also_changed]}
+        return {
+            **super().to_dict(),
+            "alsoChanged": [a.to_dict() for a in self.also_changed],
+            "movedFrom": self.moved_from,
+        }
 
 
 def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool) -> RevertResult:
@@ -110,7 +119,7 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
                 f"{target.label} ({target.short}) is the deletion of {target.path}: it has no content to "
                 "restore" + (hint if before else "")
             )
-        current = found.working_path
+        current, moved_from = _where(mem, found)
         if not force and found.uncommitted:
             raise UsageError(
                 f"{current} has uncommitted changes that a revert would discard; commit them "
@@ -132,7 +141,11 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
         if chains and not force:
             raise UsageError(_refusal(target.label, record.id, chains))
         links = pair_links(mem, record, target.label, force=force)
-        tx.put(current, checked.text, record)
+        # Committed even when the disk already holds these bytes: git has no file at the new path yet.
+        moved_data = checked.text.encode("utf-8") if moved_from is not None else None
+        tx.put(current, checked.text, record, commit_data=moved_data)
+        if moved_from is not None:  # gone from disk already: the commit records the move, not a second copy
+            tx.remove(moved_from, on_disk=True)
         firsts = list({link.first.id: link for link in chains}.values())
         also = [
             AlsoChanged(link.first.id, link.first.path, UNMERGED)
@@ -152,7 +165,8 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
         subject = f"remnic revert: {current} to {target.label} ({target.short})"
         if also:  # named in the subject by count, each in the body (a subject has no room for them)
             subject += f" and {len(also)} linked {'memory' if len(also) == 1 else 'memories'}"
-        body = "\n".join(f"Also changed: {a.describe(record.id)}" for a in also) or None
+        notes = [f"Moved from: {moved_from} (a move made by hand, committed with the revert)"] if moved_from else []
+        body = "\n".join([*notes, *(f"Also changed: {a.describe(record.id)}" for a in also)]) or None
         outcome = tx.commit(
             subject, trailers_for("revert", ids, record.namespace, source, **{"Reverted-To": target.sha}), body
         )
@@ -165,7 +179,32 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
         changed=outcome.sha is not None,
         warnings=tuple(outcome.warnings),
         also_changed=tuple(also) if outcome.sha is not None else (),
+        moved_from=moved_from if outcome.sha is not None else None,
     )
+
+
+def _where(mem: Memory, found: MemoryHistory) -> tuple[str, str | None]:
+    """(the path the revert writes, the committed path to delete in its commit). The file is written
+    where it is now: after a move by hand not committed yet (gone from the path HEAD holds it at, on
+    disk elsewhere with its id), that is the new path, asked for by id or by the old path, and the
+    commit deletes the old one. Else HEAD would hold two files with the id, and the move would cut
+    the memory's history at the revert. A file gone from disk altogether is revived where it was."""
+    latest = found.versions[-1]
+    old = latest.path
+    if latest.deleted or found.memory_id is None or os.path.lexists(mem.root / old):
+        return found.working_path, None
+    try:
+        now = found.working if found.working not in (None, old) else mem.get(found.memory_id).path
+    except RemnicError:  # not on disk: revived at its old path
+        return old, None
+    data = mem.ledger.committed_bytes(old)
+    try:
+        there = own_id(parse_file(data.decode("utf-8"), old).frontmatter) if data is not None else None
+    except (UnicodeDecodeError, MemoryFormatError, RemnicError):
+        there = None
+    if now is None or now == old or there != found.memory_id:
+        return found.working_path, None
+    return now, old
 
 
 @dataclass(frozen=True)
