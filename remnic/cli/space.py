@@ -244,9 +244,15 @@ def cmd_pull(args: argparse.Namespace) -> int:
     data = report.to_dict()
 
     def text() -> str:
-        lines = [f"pulled {report.tracking or f'{report.remote}/{report.branch}'}: {report.outcome}"]
+        # Which repository: the nearest one above the working directory wins over the active space.
+        where = f"space {report.space} at {report.root}" if report.space else report.root
+        lines = [
+            f"pulled {report.tracking or f'{report.remote}/{report.branch}'}: {report.outcome} (into {safe(where)})"
+        ]
         if report.outcome == "no-branch":
             lines = [_no_branch(report, memory.root)]
+        if report.history_rewritten:
+            lines.append(_rewritten(report.history_rewritten))
         if report.adopted:
             lines.append(
                 f"this clone held only its `remnic init` commit ({report.adopted[:8]}), so it took the history "
@@ -281,6 +287,10 @@ def cmd_pull(args: argparse.Namespace) -> int:
             )
         for entry in report.saved:
             lines.append(f"  {safe(entry['path'])}: {entry['how']}")
+        for fork in report.supersession_forks:
+            lines.append(f"  {safe(fork['message'])}")
+        if report.vectors_behind:
+            lines.append(f"the vectors of the hand edits committed first wait ({safe(report.vectors_behind)})")
         if report.index_behind:
             lines.append(f"the index could not follow ({safe(report.index_behind)}): the next recall catches up")
         if report.problems:
@@ -309,6 +319,21 @@ def cmd_pull(args: argparse.Namespace) -> int:
 
     emit(args, data, text)
     return 0
+
+
+def _rewritten(found: dict[str, Any]) -> str:
+    """The remote's branch no longer holds what the last fetch saw there (a force push): what that means."""
+    kept = found["kept"]
+    back = (
+        f"; {kept} of them are in this clone's history, so the merge keeps them and the next `remnic space push` "
+        "puts them back on the remote (if they were removed on purpose, ask who rewrote it before pushing)"
+        if kept
+        else ""
+    )
+    return (
+        f"{found['tracking']} was rewritten since the last fetch (a force push): it was {found['was'][:8]}, now "
+        f"{found['now'][:8]}, and {plural(found['dropped'], 'commit')} it had are no longer on it{back}"
+    )
 
 
 def _no_branch(report: Any, root: Path) -> str:

@@ -1,12 +1,14 @@
-"""``space pull`` and ``space push``: a memory repository in step with its git remote.
+"""``space pull``: a memory repository in step with its git remote.
 
 A pull, under the repository write lock:
 
-1. finishes what an interrupted pull left (a merge git stopped in, conflict copies not
+1. waits for a killed pull's ``git merge`` still running (:func:`.pull_resolve.wait_for_git`), and only then
+   finishes what an interrupted pull left (a merge git stopped in, conflict copies not
    committed yet), or aborts that merge cleanly when it cannot be finished; the files of a merge git was
    killed in before it committed or wrote MERGE_HEAD are put back, to merge again (:func:`.pull_resolve.undo_cut_merge`),
    and a merge git committed for a pull killed before its last step gets that step;
-2. commits uncommitted hand edits first, as ``sync run`` does;
+2. commits uncommitted hand edits first, as ``sync run`` does (their vectors once the lock is released:
+   :func:`embed_deferred`);
 3. fetches the remote and merges it with git; memory files go through remnic's merge
    driver (:mod:`.merge_driver`); whatever git still leaves unmerged (a file deleted
    on one side and edited or moved on the other, a repository without the driver
@@ -14,23 +16,20 @@ A pull, under the repository write lock:
 4. commits the other side's version of each true body conflict as a second memory;
 5. updates the index for exactly the files the merge changed (sync's incremental path).
 
-Push commits hand edits, then pushes the branch (setting its upstream the first time);
-when the remote has moved it refuses with :class:`~remnic.errors.RemoteMovedError`.
+Push is :mod:`.pushing`.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import (
     FieldProblem,
     LedgerError,
-    PushRejectedError,
     RemnicError,
-    RemoteMovedError,
     RemoteUnreachableError,
     RepoBusyError,
     UsageError,
@@ -53,8 +52,15 @@ from .pull_guard import (
     only_init,
     refuse_blocked,
 )
-from .pull_resolve import finish_committed_merge, finish_merged, resolve_and_commit, run_merge, undo_cut_merge
-from .pull_review import review_disputes
+from .pull_resolve import (
+    finish_committed_merge,
+    finish_merged,
+    resolve_and_commit,
+    run_merge,
+    undo_cut_merge,
+    wait_for_git,
+)
+from .pull_review import history_rewritten, review_disputes, supersession_forks
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -66,6 +72,10 @@ class PullReport:
 
     remote: str
     branch: str
+    root: str = ""
+    """The repository pulled into (the nearest one above the working directory wins over the active space)."""
+    space: str | None = None
+    """The registered space that repository is, if any."""
     tracking: str | None = None
     """The remote branch merged (``origin/main``)."""
     adopted: str | None = None
@@ -87,6 +97,13 @@ class PullReport:
     they are, side by side (one id in both, nothing linked); ``malformed`` says which (ours/theirs)."""
     review_disputes: list[dict[str, Any]] = field(default_factory=list)
     """Memories in review approved on one side and dismissed on the other: back in review (pending_review)."""
+    supersession_forks: list[dict[str, Any]] = field(default_factory=list)
+    """A memory superseded on each side by a different new memory: both current (:class:`.pull_review.Fork`)."""
+    history_rewritten: dict[str, Any] | None = None
+    """The remote's branch was rewritten since the last fetch (:func:`.pull_review.history_rewritten`)."""
+    vectors_behind: str | None = None
+    """Why the vectors of the hand edits committed first (computed after the write lock is released) are not
+    computed yet; they are searchable by BM25 meanwhile and `remnic sync run` computes them. Else None."""
     problems: list[dict[str, Any]] = field(default_factory=list)
     """Malformed memory files the pull brought in or left (path, line, field, message): not in recall."""
     resolved: list[dict[str, str]] = field(default_factory=list)
@@ -102,12 +119,15 @@ class PullReport:
     """Why the index could not follow the merge (the merge stands; the next recall catches up), else None."""
     elapsed_ms: float = 0.0
     phases_ms: dict[str, float] = field(default_factory=dict)
-    """Where the time went: edits (committing hand edits), fetch, merge, copies, index."""
+    """Where the time went: edits (committing hand edits), fetch, merge, copies, index; then vectors (the hand
+    edits' vectors, computed with the write lock released: :meth:`.spaces.SpaceOps.space_pull`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "remote": self.remote,
             "branch": self.branch,
+            "root": self.root,
+            "space": self.space,
             "tracking": self.tracking,
             "adopted": self.adopted,
             "before": self.before,
@@ -119,6 +139,9 @@ class PullReport:
             "duplicates": self.duplicates,
             "malformedConflicts": self.malformed_conflicts,
             "reviewDisputes": self.review_disputes,
+            "supersessionForks": self.supersession_forks,
+            "historyRewritten": self.history_rewritten,
+            "vectorsBehind": self.vectors_behind,
             "problems": self.problems,
             "resolved": self.resolved,
             "savedDuringPull": self.saved,
@@ -149,8 +172,12 @@ def pull(mem: Memory, remote: str | None = None, *, allow_unrelated: bool = Fals
             raise _with_marker(mem, exc) from None
         if current is None:
             raise UsageError("HEAD is detached (not on a branch); check out a branch, then pull")
-        report = PullReport(name, current)
+        report = PullReport(name, current, root=str(mem.root), space=mem.space_name())
         clock = _Phases(report)
+        # A killed pull's git may still be merging: only once it ended is there anything to look at (a merge it
+        # stopped in, committed or left cut short), never its files taken for hand edits meanwhile.
+        recovering = (mem.git_dir / pullmark.PULL_MARKER).exists()  # an earlier pull did not finish
+        wait_for_git(mem, mem.settings.store.lock_timeout_s)
         arrived = _finish_previous(mem, report)
         if undo_cut_merge(mem, mem.settings.store.lock_timeout_s) is not None:
             report.finished_previous = "undone, to merge again"  # git was killed mid-merge: not hand edits
@@ -159,6 +186,8 @@ def pull(mem: Memory, remote: str | None = None, *, allow_unrelated: bool = Fals
             report.finished_previous, report.before = "finished", pre_merge
             arrived = _remote.changed_paths(ledger, pre_merge, ledger.head())
         drop_scratch_tree(mem)  # what an earlier pull's git wrote there is in place now
+        if recovering:  # its own phase: waiting for that pull's git is not this pull's edits
+            clock.mark("recover")
         _keep_saves(mem, report)  # before hand edits are committed: a save must not undo the merge
         # Copies an interrupted pull left: still news, and committed as what they are, not as hand edits.
         waiting = pending_copies(mem)
@@ -168,11 +197,14 @@ def pull(mem: Memory, remote: str | None = None, *, allow_unrelated: bool = Fals
         before_fetch = ledger.head()
         report.before = before_fetch if report.before is None else report.before
         clock.mark("edits")
+        tracking = _tracking(mem, name, current)
+        known = _remote.rev(ledger, tracking)  # as the last fetch saw it
         fetched = _remote.fetch(ledger, name, mem.settings.spaces.network_timeout_s)
         clock.mark("fetch")
         if not fetched.ok:
             raise _unreachable(mem, f"git fetch {name} failed: {fetched.err.strip()}", name, report)
         crash_point("pull-fetched")
+        report.history_rewritten = history_rewritten(mem, tracking, known)
         _merge_upstream(mem, report, before_fetch, current, allow_unrelated=allow_unrelated)
         clock.mark("merge")
         crash_point("pull-merged")
@@ -188,6 +220,7 @@ def pull(mem: Memory, remote: str | None = None, *, allow_unrelated: bool = Fals
         if report.outcome == "merge" and report.tracking:
             theirs = _remote.rev(ledger, report.tracking)
             report.review_disputes = review_disputes(mem, before_fetch, theirs, report.changed)
+            report.supersession_forks = supersession_forks(mem, report.changed)
         clock.mark("copies")
         _index(mem, report)
         clock.mark("index")
@@ -207,12 +240,15 @@ def _finish_previous(mem: Memory, report: PullReport) -> list[str] | None:
     return _remote.changed_paths(mem.ledger, pre_merge, mem.ledger.head())
 
 
+def _tracking(mem: Memory, name: str, current: str) -> str:
+    """The branch's upstream when it is on the remote pulled from; another remote (--remote) gives its own branch."""
+    upstream = _remote.upstream(mem.ledger)
+    return upstream if upstream is not None and upstream.startswith(f"{name}/") else f"{name}/{current}"
+
+
 def _merge_upstream(mem: Memory, report: PullReport, head: str | None, current: str, *, allow_unrelated: bool) -> None:
     ledger, name = mem.ledger, report.remote
-    upstream = _remote.upstream(ledger)
-    # The branch's upstream when it is on the remote pulled from; another remote (--remote) gives its own branch.
-    tracking = upstream if upstream is not None and upstream.startswith(f"{name}/") else f"{name}/{current}"
-    report.tracking = tracking
+    tracking = report.tracking = _tracking(mem, name, current)
     target = _remote.rev(ledger, tracking)
     if target is None:
         report.remote_branches = _remote.remote_branches(ledger, name)
@@ -289,17 +325,33 @@ def _with_marker(mem: Memory, exc: UsageError) -> UsageError:
 
 
 def _commit_hand_edits(mem: Memory, report: PullReport | None = None) -> str | None:
-    """Commit hand edits as ``sync run`` does; the files it indexes count towards ``report`` (given after
-    finishing an interrupted merge, whose files this sync is the first to index)."""
+    """Commit hand edits as ``sync run`` does, their vectors deferred; the files it indexes count towards
+    ``report`` (given after finishing an interrupted merge, whose files this sync is the first to index)."""
     from remnic.sync.engine import SyncTarget, run_sync
 
-    target = SyncTarget(mem.root, mem.files, mem.ledger, mem.settings, lambda: mem.index)
+    # Their vectors wait (BM25 at once): the model's seconds per hundred files are spent once the write lock is
+    # released (:func:`embed_deferred`), not while writers wait for it.
+    settings = replace(mem.settings, sync=replace(mem.settings.sync, defer_embeddings_above=0))
+    target = SyncTarget(mem.root, mem.files, mem.ledger, settings, lambda: mem.index)
     synced = run_sync(target, Transaction(mem.files, mem.ledger), source="space")
     if report is not None:
         report.indexed += synced.indexed
         report.removed_from_index += synced.removed
         _add_problems(report, synced.problems)
     return synced.commit
+
+
+def embed_deferred(mem: Memory, before: int) -> str | None:
+    """With the write lock released: the vectors :func:`_commit_hand_edits` deferred, when more memories wait for
+    theirs than ``before`` (the count when the command began; so a large adoption's backlog stays `sync run`'s).
+    Why they could not be computed (they stay searchable by BM25; `remnic sync run` computes them), else None."""
+    try:
+        if mem.vectors_pending()[0] > before:
+            mem.embed_pending()
+    except Exception as exc:  # noqa: BLE001 - what was committed stands; the vectors wait for the next sync
+        said = exc.describe() if isinstance(exc, RemnicError) else f"{type(exc).__name__}: {exc}"
+        return f"{said}; `remnic sync run` computes them"
+    return None
 
 
 def _unrelated_message(mem: Memory, remote: str, tracking: str, current: str, target: str) -> str:
@@ -411,6 +463,10 @@ def _commit_copies(mem: Memory, report: PullReport, waiting: list[dict[str, Any]
     log = mem.git_dir / _remote.CONFLICT_LOG
     if _logged_copies(mem) is None:
         return
+    if _remote.merge_head(mem.ledger) is not None:  # a one-parent commit now would drop the merge's other side
+        raise RepoBusyError(
+            f"a merge is in progress in {mem.root}: `remnic space pull` finishes it, then commits copies"
+        )
     pending = pending_copies(mem)
     tx = Transaction(mem.files, mem.ledger)
     for entry in pending:
@@ -456,121 +512,3 @@ def _index(mem: Memory, report: PullReport) -> None:
     report.indexed += synced.indexed
     report.removed_from_index += synced.removed
     _add_problems(report, synced.problems)
-
-
-# --- push ---
-
-
-def push(mem: Memory, remote: str | None = None) -> dict[str, Any]:
-    """Commit hand edits, then push the branch; the first push sets its upstream."""
-    started = time.perf_counter()
-    mem.settle_index()
-    ledger = mem.ledger
-    with mem.committer.exclusive():
-        underway = ledger.in_progress()
-        if underway is not None:
-            raise RepoBusyError(f"cannot push: {underway} (`remnic space pull` finishes a pull's merge)")
-        current = _remote.branch(ledger)
-        if current is None:
-            raise UsageError("HEAD is detached (not on a branch); check out a branch, then push")
-        name = _pick_remote(mem, current, remote)
-        edits = _commit_hand_edits(mem)
-        left = _left_behind(mem)
-        first = _remote.upstream(ledger) is None
-        result = _remote.push(ledger, name, current, set_upstream=first, timeout=mem.settings.spaces.network_timeout_s)
-        crash_point("pushed")
-    if not result.ok:
-        said = (result.err or result.out).strip()
-        if _remote.rejected(result):
-            raise RemoteMovedError(_moved_message(mem, name, current))
-        if _remote.refused_by_remote(result):
-            raise PushRejectedError(
-                f"push to {name} refused by the remote itself (a hook or a protected branch), nothing pushed: "
-                f"{said}\nIts owner decides what it accepts; its message above says why"
-            )
-        raise _unreachable(mem, f"git push {name} failed: {said}", name)
-    up_to_date = "[up to date]" in result.out
-    uncommitted = sorted(left["malformed"] + left["changed"])
-    return {
-        "remote": name,
-        "branch": current,
-        "head": ledger.head(),
-        "upstreamSet": first,
-        "pushed": not up_to_date,
-        "editsCommit": edits,
-        "uncommitted": uncommitted,
-        "untracked": left["untracked"],
-        "warnings": _left_warnings(left),
-        "elapsedMs": round((time.perf_counter() - started) * 1000, 1),
-    }
-
-
-def _left_behind(mem: Memory) -> dict[str, list[str]]:
-    """What committing hand edits left behind, which a push does not carry (saying nothing would read as
-    "everything is pushed"): memory files sync would not commit (malformed), changed tracked files that are
-    not memories, and untracked files that are not memories."""
-    paths = MemoryPaths.from_store(mem.settings.store)
-    left: dict[str, list[str]] = {"malformed": [], "changed": [], "untracked": []}
-    for xy, path, _ in mem.ledger.status_porcelain():
-        kind = "malformed" if paths.is_memory(path) else "untracked" if xy == "??" else "changed"
-        left[kind].append(path)
-    return {kind: sorted(set(found)) for kind, found in left.items()}
-
-
-def _shown(found: list[str]) -> str:
-    return ", ".join(found[:10]) + (", …" if len(found) > 10 else "")
-
-
-def _left_warnings(left: dict[str, list[str]]) -> list[dict[str, str]]:
-    parts = []
-    if left["malformed"]:
-        parts.append(
-            f"{_shown(left['malformed'])} (a malformed memory file is left uncommitted until fixed: "
-            "`remnic doctor` names the problem)"
-        )
-    if left["changed"]:
-        parts.append(f"{_shown(left['changed'])} (a changed file that is not a memory: commit it with git)")
-    warnings = []
-    if parts:
-        count = len(left["malformed"]) + len(left["changed"])
-        warnings.append(
-            {"field": "uncommitted", "message": f"{count} uncommitted change(s) were not pushed: " + "; ".join(parts)}
-        )
-    if left["untracked"]:
-        warnings.append(
-            {
-                "field": "untracked",
-                "message": f"{len(left['untracked'])} untracked file(s) that are not memories were not pushed: "
-                f"{_shown(left['untracked'])} (`git add` and commit them to share them, or list them in .gitignore)",
-            }
-        )
-    return warnings
-
-
-def _moved_message(mem: Memory, remote: str, current: str) -> str:
-    """Why the remote refused the push and what to do; a branch sharing no history with this one (another
-    project's repository) must not be answered with "pull", which would merge the two."""
-    moved = (
-        f"push to {remote} refused: the remote has commits this repository does not have yet; "
-        "run `remnic space pull`, then push again"
-    )
-    if not _remote.fetch(mem.ledger, remote, mem.settings.spaces.network_timeout_s).ok:
-        return moved
-    theirs, head = _remote.rev(mem.ledger, f"{remote}/{current}"), mem.ledger.head()
-    if theirs is None or head is None or _remote.merge_base(mem.ledger, head, theirs) is not None:
-        return moved
-    url = _remote.remote_url(mem.ledger, remote) or remote
-    if is_memory_repo(mem, theirs):
-        if only_init(mem, head):
-            return moved.replace(
-                "run `remnic space pull`",
-                "run `remnic space pull` (this clone holds only its "
-                "`remnic init` commit: it takes the remote's history)",
-            )
-        return f"push to {remote} refused: its branch {current} {_two_inits(mem, remote, url, ', then push')}"
-    return (
-        f"push to {remote} refused: its branch {current} ({url}) shares no history with {mem.root}, so it is "
-        f"probably another repository (a project, another space). Check the URL (`git -C {mem.root} remote -v`, "
-        f"`git -C {mem.root} remote set-url {remote} URL`); `remnic space pull` refuses to merge unrelated "
-        "histories unless you mean it: `remnic space pull --allow-unrelated`, then push"
-    )

@@ -429,31 +429,45 @@ def finish_committed_merge(mem: Memory, report: Resolved) -> str | None:
     return str(cut["head"])
 
 
-def undo_cut_merge(mem: Memory, wait_s: float = 30.0) -> list[str] | None:
-    """Put back, as HEAD has them, the files a killed pull's ``git merge`` changed before it could commit or
-    write MERGE_HEAD (and delete the conflict copies it wrote), so the pull merges again instead of committing
-    the other side's changes as hand edits; the paths put back (None: no merge was cut short). Only git's bytes
-    go: a file edited since (sync and writes pause, but a person may still edit by hand) makes it refuse,
-    naming the file and changing nothing (:func:`_refuse_edited`). Caller holds the lock."""
+def wait_for_git(mem: Memory, wait_s: float = 30.0) -> None:
+    """A killed pull's ``git merge`` still running (in its own session, it finishes on its own): wait for it to
+    end, so the caller looks at what it left only then (a merge it committed, stopped in with MERGE_HEAD, or cut
+    short); RepoBusyError, changing nothing, when it still runs after ``wait_s``. Caller holds the lock."""
     marker = mem.git_dir / gitindex.PULL_MARKER
     if not marker.exists():
-        return None
+        return
     deadline = time.monotonic() + wait_s
     cut = _cut(mem)
     while cut is not None and cut["running"] and time.monotonic() < deadline:
-        time.sleep(0.05)  # the killed pull's git finishes on its own: wait for it, then see what it did
+        time.sleep(0.05)
         cut = _cut(mem)
-    if cut is None:
-        marker.unlink(missing_ok=True)  # git stopped in the merge, or HEAD moved on since: nothing to undo
-        return None
-    if cut["state"] == "committed":
-        return None  # git committed it: :func:`finish_committed_merge` finishes it
-    if cut["running"]:
+    if cut is not None and cut["running"]:
         raise RepoBusyError(
             f"a pull's git merge (pid {cut['pid']}) is still running in {mem.root} after {wait_s:g} s, as {marker} "
             f"records; retry when it ends, or stop it (`kill {cut['pid']}`) and run `remnic space pull`: it puts "
             "back what git left and removes the marker"
         )
+
+
+def undo_cut_merge(mem: Memory, wait_s: float = 30.0) -> list[str] | None:
+    """Put back, as HEAD has them, the files a killed pull's ``git merge`` changed before it could commit or
+    write MERGE_HEAD (and delete the conflict copies it wrote), so the pull merges again instead of committing
+    the other side's changes as hand edits; the paths put back (None: no merge was cut short). Only git's bytes
+    go: a file edited since (sync and writes pause, but a person may still edit by hand) makes it refuse,
+    naming the file and changing nothing (:func:`_refuse_edited`). A git still running is waited for first
+    (:func:`wait_for_git`). Caller holds the lock, and has finished a merge git stopped in (MERGE_HEAD)."""
+    marker = mem.git_dir / gitindex.PULL_MARKER
+    if not marker.exists():
+        return None
+    wait_for_git(mem, wait_s)
+    cut = _cut(mem)
+    if cut is None:
+        if _remote.merge_head(mem.ledger) is None:
+            marker.unlink(missing_ok=True)  # HEAD moved on since: the marker is stale
+        # else git stopped in the merge: finishing it (:func:`.pull.finish_merge`) is not undoing it
+        return None
+    if cut["state"] == "committed":
+        return None  # git committed it: :func:`finish_committed_merge` finishes it
     head, target = cut.get("head"), cut.get("target")
     if not isinstance(head, str) or not isinstance(target, str):
         raise LedgerError(f"{marker} names no commits; delete it, then check `git -C {mem.root} status`")

@@ -33,6 +33,7 @@ from remnic.repo.messages import trailers_for
 from remnic.repo.pullmark import PULL_MARKER, STUCK_S, cut_merge
 
 from . import pull as _pull
+from . import pushing as _pushing
 from . import sharing as _sharing
 from . import space_safety as _safety
 from .health import stuck_marker
@@ -284,7 +285,16 @@ class SpaceOps:
     def space_pull(self: Memory, remote: str | None = None, *, allow_unrelated: bool = False) -> _pull.PullReport:
         """Fetch and merge the remote, commit conflict copies, index what changed (:func:`.pull.pull`);
         a remote branch sharing no history with this one is refused unless ``allow_unrelated``."""
-        return _pull.pull(self, remote, allow_unrelated=allow_unrelated)
+        waiting = self.vectors_pending()[0]
+        try:
+            report = _pull.pull(self, remote, allow_unrelated=allow_unrelated)
+        finally:  # also after a refusal: the hand edits it committed first keep their vectors
+            started = time.perf_counter()
+            behind = _pull.embed_deferred(self, waiting)  # the write lock is released: writers go on meanwhile
+        report.vectors_behind = behind
+        report.phases_ms["vectors"] = (time.perf_counter() - started) * 1000
+        report.elapsed_ms += report.phases_ms["vectors"]
+        return report
 
     def space_push(self: Memory, remote: str | None = None) -> dict[str, Any]:
         """Commit hand edits and push; :class:`~remnic.errors.RemoteMovedError` when the remote moved,
@@ -293,7 +303,7 @@ class SpaceOps:
         own = self.read_only_space()
         if own is not None:
             raise UsageError(f"space {own!r} is read-only; it is pulled, never pushed")
-        return _pull.push(self, remote)
+        return _pushing.push(self, remote)
 
     def install_merge_driver(self: Memory, python: str | None = None) -> dict[str, Any]:
         """Name remnic's merge driver for markdown files in ``.gitattributes`` (committed) and point
