@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 from pathlib import Path
 
 import pytest
@@ -81,12 +82,16 @@ def test_concurrent_appends_never_interleave(tmp_path: Path) -> None:
 
 
 def test_old_days_are_pruned_when_a_new_day_starts(tmp_path: Path) -> None:
+    # Pruning follows the wall clock (the entries' own days never trigger it): old entries are made
+    # old on disk too, as a ledger that really aged would be.
     log = AuditLog(tmp_path, retention_days=30)
     old = log.append(entry("long ago", now=1_700_000_000))  # 2023-11-14
     kept = log.append(entry("two weeks later", now=1_701_200_000))  # 2023-11-28
-    log.append(entry("two months later", now=1_705_000_000))  # 2024-01-11: starts a new day file
+    for path in (tmp_path / "audit").iterdir():
+        os.utime(path, (1_701_200_000, 1_701_200_000))
+    today = log.append(entry("today"))  # starts the wall clock's day file
     names = sorted(p.name for p in (tmp_path / "audit").iterdir())
-    assert names == ["recall-20240111.jsonl"]
+    assert names == [f"recall-{today[6:14]}.jsonl"]
     with pytest.raises(NotFoundError):
         log.show(old)
     with pytest.raises(NotFoundError):

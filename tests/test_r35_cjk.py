@@ -63,7 +63,8 @@ def test_a_long_cjk_memory_has_terms_and_its_own_text_finds_it(repo: Memory) -> 
 def test_english_stays_as_it_was(repo: Memory) -> None:
     content, rank, _ = _top(repo, "database")
     assert content == ENGLISH and rank == 1
-    for text in (ENGLISH, "What did Caroline research? café naïve don't 2023-05-07", "Привет мир 🚀 x"):
+    # (no emoji here: a symbol is a term of its own since index schema 13, see test_r36_bm25_symbols.py)
+    for text in (ENGLISH, "What did Caroline research? café naïve don't 2023-05-07", "Привет мир x"):
         assert cjk_bigrams(text) is text
         assert analyze(text) == list(_analyzer(False).analyze(text))
         assert query_terms(text) == list(dict.fromkeys(_analyzer(True).analyze(text)))

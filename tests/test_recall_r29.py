@@ -110,7 +110,7 @@ def test_a_small_budget_keeps_the_best_passage_of_a_long_note(memory: Memory) ->
 
 def test_include_inactive_ranks_every_inactive_hit_after_the_active_ones(memory: Memory) -> None:
     memory.store("Office wifi network: LumenGuest.")
-    gone = memory.store("Guest wifi password is sunflower-42.").id
+    gone = memory.store("Guest wifi password rotates every Monday.").id
     memory.forget(gone, reason="rotated")
     hits = memory.recall("wifi password", top_k=2, include_inactive=True).hits
     assert [h.status for h in hits] == ["active", "forgotten"]

@@ -303,7 +303,8 @@ def test_validation_errors_name_fields_and_options(shared: Env) -> None:
     assert r.status == 400 and r.json()["details"][0]["field"] == "q"
     r = shared.call("GET", "/engram/v1/recall/xray?q=x&sesion=s")
     assert r.status == 400
-    options = ["q", "session", "namespace", "budget", "cwd", "projectTag", "disclosure", "category", "statuses"]
+    options = ["q", "session", "namespace", "budget", "topK", "cwd", "projectTag", "disclosure", "category"]
+    options += ["statuses"]
     options += ["includeSuperseded", "includeInactive", "tags", "tagMatch", "asOf"]
     assert r.json()["details"][0]["options"] == options
     r = shared.call("GET", "/engram/v1/recall/xray?q=a&q=b")

@@ -89,9 +89,10 @@ XRAY_EPILOG = """\
 A fresh recall of QUERY with its X-ray: the tier that served each result
 (direct-answer, hybrid, graph, recent-scan, procedural, review-context), the
 filter ladder with considered/admitted counts, each result's score
-decomposition (terms that sum to its final score, with the raw similarity and
-BM25 score beside the normalised terms), provenance and safety, the budget
-used, and the audit entry id (see `remnic audit show ID`). Without --namespace
+decomposition (terms that sum to its final score, mmr_penalty subtracted: it
+is shown as the positive amount taken off; the raw similarity and BM25 score
+are beside the normalised terms), provenance and safety, the budget used, and
+the audit entry id (see `remnic audit show ID`). Without --namespace
 the recall spans every namespace, like `remnic query` (and, like it, warns
 when --namespace holds no memory file).
 The layouts are the original Remnic's: text and markdown print what its
@@ -189,7 +190,7 @@ def register(sub: Any) -> None:
     a = add_command(audit, "show", "print one audit entry (the auditEntryId of an X-ray result)")
     a.add_argument("audit_id", metavar="ID", help="an audit entry id, e.g. audit-20261121-5f6b1a2c9d8e")
     a.set_defaults(handler=cmd_audit_show)
-    a = add_command(audit, "list", "the newest audit entries, newest first")
+    a = add_command(audit, "list", "the newest audit entries, newest first (a long query cut to 120 characters)")
     a.add_argument("--limit", type=positive_int("--limit"), default=20, help="entries to show (default 20)")
     a.set_defaults(handler=cmd_audit_list)
 
@@ -347,6 +348,9 @@ def cmd_query(args: argparse.Namespace) -> int:
         progress=progress_bar(args, "indexing"),
     )
     _warn_namespace(memory, args.namespace, bool(result.hits))
+    for warning in result.warnings:  # the namespace's was just said, in the flag's words
+        if not warning.startswith("namespace "):
+            print(f"remnic: warning: {warning}", file=sys.stderr)
     data = result.to_dict(with_candidates=args.explain)
     if args.explain:
         data["xray"] = result.xray.to_dict() if result.xray is not None else None
@@ -472,10 +476,19 @@ def cmd_audit_show(args: argparse.Namespace) -> int:
 
 
 def cmd_audit_list(args: argparse.Namespace) -> int:
+    from remnic.render.jsfmt import collapse_whitespace
+    from remnic.render.xray import QUOTE_CHARS
+
+    def cut(query: str) -> str:
+        # As long as the X-ray's `source:` (`audit show ID` has all of it), cut between characters:
+        # the X-ray's JavaScript-style cut may split an emoji's surrogate pair, a terminal line must not.
+        query = collapse_whitespace(query)
+        return query if len(query) <= QUOTE_CHARS else query[:QUOTE_CHARS] + "\u2026"
+
     memory = open_memory(args)
     entries = memory.audit_recent(args.limit)
     rows = [
-        f"{e.get('id')}  {e.get('ts')}  {len(e.get('returnedIds') or [])} result(s)  {e.get('query')!r}"
+        f"{e.get('id')}  {e.get('ts')}  {len(e.get('returnedIds') or [])} result(s)  {cut(str(e.get('query')))!r}"
         for e in entries
     ]
     unreadable = memory.audit_unreadable()

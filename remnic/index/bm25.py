@@ -23,7 +23,7 @@ from typing import Any
 
 import tantivy
 
-from .text import cjk_bigrams, cjk_unigrams
+from .text import cjk_bigrams, cjk_unigrams, symbols
 
 ANALYZER = "remnic_en"
 TEXT_FIELDS = ("title", "body", "tags", "near", "far", "when", "dated")
@@ -37,187 +37,19 @@ PASSAGE_WRITER_HEAP = 15_000_000  # tantivy's smallest; passages are a small sha
 PASSAGES_SUFFIX = "-passages"
 
 # A general English stopword list (question words included: they carry no topic).
-STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "against",
-        "all",
-        "also",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "down",
-        "during",
-        "each",
-        "either",
-        "else",
-        "ever",
-        "every",
-        "few",
-        "for",
-        "from",
-        "further",
-        "get",
-        "got",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "herself",
-        "him",
-        "himself",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "let",
-        "like",
-        "me",
-        "more",
-        "most",
-        "much",
-        "must",
-        "my",
-        "myself",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "ought",
-        "our",
-        "ours",
-        "ourselves",
-        "out",
-        "over",
-        "own",
-        "per",
-        "quite",
-        "rather",
-        "really",
-        "same",
-        "shall",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "themselves",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "thus",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "upon",
-        "us",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "whatever",
-        "when",
-        "whenever",
-        "where",
-        "wherever",
-        "whether",
-        "which",
-        "while",
-        "who",
-        "whoever",
-        "whom",
-        "whose",
-        "why",
-        "will",
-        "with",
-        "within",
-        "without",
-        "would",
-        "yet",
-        "you",
-        "your",
-        "yours",
-        "yourself",
-        "yourselves",
-        "s",
-        "t",
-        "d",
-        "ll",
-        "m",
-        "re",
-        "ve",
-        "don",
-        "doesn",
-        "didn",
-        "isn",
-        "aren",
-        "wasn",
-        "weren",
-        "hasn",
-        "haven",
-        "hadn",
-        "won",
-        "wouldn",
-        "shouldn",
-        "couldn",
-        "can't",
-    ]
+_STOPWORD_TEXT = (
+    "a about above after again against all also am an and any are as at be because been before being "
+    "below between both but by can could did do does doing down during each either else ever every few "
+    "for from further get got had has have having he her here hers herself him himself his how i if in "
+    "into is it its itself just let like me more most much must my myself no nor not now of off on once "
+    "only or other ought our ours ourselves out over own per quite rather really same shall she should so "
+    "some such than that the their theirs them themselves then there these they this those through thus "
+    "to too under until up upon us very was we were what whatever when whenever where wherever whether "
+    "which while who whoever whom whose why will with within without would yet you your yours yourself "
+    "yourselves s t d ll m re ve don doesn didn isn aren wasn weren hasn haven hadn won wouldn shouldn "
+    "couldn can't"
 )
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _STOP_TOKENS = sorted({p for w in STOPWORDS for p in re.split(r"\W+", w) if p})
 
 _analyzers: dict[tuple[bool, str], Any] = {}
@@ -244,8 +76,8 @@ _STOPWORD_LANGUAGES = frozenset(
 def analyzer_version(language: str) -> str:
     """Names what the analyser does (part of the index fingerprint: a change rebuilds the index)."""
     if language == DEFAULT_LANGUAGE:
-        return "cjk3+simple+lower+ascii+stem-en/2"
-    return f"cjk3+simple+lower+stop+stem-{language}+ascii/2"
+        return "cjk3+so14+simple+lower+ascii+stem-en/2"
+    return f"cjk3+so14+simple+lower+stop+stem-{language}+ascii/2"
 
 
 def _analyzer(stop: bool, language: str = DEFAULT_LANGUAGE) -> Any:
@@ -273,8 +105,8 @@ def _analyzer(stop: bool, language: str = DEFAULT_LANGUAGE) -> Any:
 
 
 def analyze(text: str, *, stopwords: bool = False, language: str = DEFAULT_LANGUAGE) -> list[str]:
-    """Index-side tokens (lowercased, ascii-folded, stemmed; CJK runs as bigrams, then their
-    characters), optionally without stopwords."""
+    """Index-side tokens (lowercased, ascii-folded, stemmed; CJK runs as bigrams; then the emoji and
+    other symbols, one each; then the CJK runs' characters), optionally without stopwords."""
     tokens = _query_tokens(text, stopwords, language)
     unigrams = cjk_unigrams(text)
     return tokens + list(_analyzer(stopwords, language).analyze(unigrams)) if unigrams else tokens
@@ -282,17 +114,32 @@ def analyze(text: str, *, stopwords: bool = False, language: str = DEFAULT_LANGU
 
 def _query_tokens(text: str, stopwords: bool, language: str) -> list[str]:
     """Query-side tokens: as :func:`analyze`, but a CJK run of two or more characters is its bigrams only."""
+    return _words(text, stopwords, language) + symbols(text)
+
+
+def _words(text: str, stopwords: bool, language: str) -> list[str]:
+    """The analyser's own tokens of ``text``, in order (no symbols: tantivy's tokenizer drops them)."""
     return list(_analyzer(stopwords, language).analyze(cjk_bigrams(text)))
 
 
 def query_terms(
     text: str, *, stopwords: bool = True, limit: int = MAX_QUERY_TERMS, language: str = DEFAULT_LANGUAGE
 ) -> list[str]:
-    """Distinct query terms in order; if stopword removal leaves nothing, keep them all ("what's up?")."""
+    """Distinct query terms in order (a query's symbols after its words); if stopword removal leaves
+    nothing, keep them all ("what's up?": see :func:`stopword_phrase`)."""
     terms = _query_tokens(text, True, language) if stopwords else []
     if not terms:
         terms = _query_tokens(text, False, language)
     return list(dict.fromkeys(terms))[:limit]
+
+
+def stopword_phrase(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
+    """The query's words in order, as the index has them, when every one of them is a stopword
+    ("the of and is to", "to be or not to be", "The Who"); [] when it has a content word (or a
+    symbol) or no word at all. Such a query tells no memory apart by its words one by one."""
+    if _query_tokens(text, True, language):
+        return []
+    return _words(text, False, language)[:MAX_QUERY_TERMS]
 
 
 def build_schema() -> Any:
@@ -495,8 +342,29 @@ class Bm25Index:
 
     def tokens(self, text: str) -> list[str]:
         """A passage's ``body`` as :meth:`search_passages` gives it (its indexed text, CJK already
-        expanded) in tokens: what the field's length counts."""
-        return list(_analyzer(False, self.language).analyze(text))
+        expanded; its symbols' value stored empty) in tokens: what the field's length counts."""
+        return list(_analyzer(False, self.language).analyze(text)) + symbols(text)
+
+    def phrase_paths(
+        self, words: Sequence[str], fields: Sequence[str] = ("title", "body", "tags"), *, limit: int | None = None
+    ) -> list[str]:
+        """The memories whose ``fields`` (one of them) hold ``words`` (analysed tokens) in this order, one
+        after the other: all of them, or the ``limit`` best by BM25."""
+        if not words:
+            return []
+        should = []
+        for field in fields:
+            if len(words) == 1:
+                q = tantivy.Query.term_query(self.schema, field, words[0])
+            else:
+                q = tantivy.Query.phrase_query(self.schema, field, list(words))
+            should.append((tantivy.Occur.Should, q))
+        searcher = self.searcher
+        n = int(searcher.num_docs) if limit is None else limit
+        if n <= 0:
+            return []
+        hits = searcher.search(tantivy.Query.boolean_query(should), n, count=False).hits
+        return [searcher.doc(addr)["path"][0] for _score, addr in hits]
 
     def body_avgdl(self, terms: Sequence[str]) -> float | None:
         """The memories' average ``body`` length in tokens, as tantivy's BM25 uses it (read once per reload
@@ -560,7 +428,8 @@ class _Writer:
 def _put(doc: Any, name: str, value: Any) -> None:
     # tantivy's tokenizer cannot make bigrams of CJK runs: analysed fields get them here, as ``analyze``
     # gives them to token overlap (raw fields such as ``path`` stay exact). The runs' characters go in
-    # a value of their own, so the bigrams keep their positions.
+    # a value of their own, so the bigrams keep their positions; so do the symbols, which the tokenizer
+    # would drop: given as tokens, with an empty text (a stored passage keeps them once, in its text).
     items = value if isinstance(value, (list, tuple)) else [value] if value else []
     for item in items:
         if name not in TEXT_FIELDS:
@@ -570,3 +439,11 @@ def _put(doc: Any, name: str, value: Any) -> None:
         unigrams = cjk_unigrams(item)
         if unigrams:
             doc.add_text(name, unigrams)
+        marks = symbols(item)
+        if marks:
+            doc.add_pre_tokenized_text(name, pre_tokenized(marks))
+
+
+def pre_tokenized(tokens: Sequence[str]) -> Any:
+    """``tokens`` as one value of a field, indexed as they are (no analyser), with an empty text."""
+    return tantivy.PreTokenizedString("", [tantivy.Token(t, i, 0, 0) for i, t in enumerate(tokens)])

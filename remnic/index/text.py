@@ -479,3 +479,47 @@ def cjk_unigrams(text: str) -> str:
     beside the bigrams so a one-character word (猫, 雨) has a term. Queries keep to bigrams, whose
     rarer terms rank a longer word; a lone character is already its own term."""
     return " ".join(c for m in _CJK_RUN_RE.finditer(text) if len(m.group(0)) > 1 for c in m.group(0))
+
+
+# Emoji and the other symbols: Unicode's category So as of Unicode 14 (Python 3.11's unicodedata),
+# written out so that what an index holds does not depend on the Python that built it.
+_SYMBOL_CLASS = (
+    "\u00a6\u00a9\u00ae\u00b0\u0482\u058d\u058e\u060e\u060f\u06de\u06e9\u06fd\u06fe\u07f6\u09fa\u0b70"
+    "\u0bf3-\u0bf8\u0bfa\u0c7f\u0d4f\u0d79\u0f01-\u0f03\u0f13\u0f15-\u0f17\u0f1a-\u0f1f\u0f34\u0f36\u0f38"
+    "\u0fbe-\u0fc5\u0fc7-\u0fcc\u0fce\u0fcf\u0fd5-\u0fd8\u109e\u109f\u1390-\u1399\u166d\u1940\u19de-\u19ff"
+    "\u1b61-\u1b6a\u1b74-\u1b7c\u2100\u2101\u2103-\u2106\u2108\u2109\u2114\u2116\u2117\u211e-\u2123\u2125"
+    "\u2127\u2129\u212e\u213a\u213b\u214a\u214c\u214d\u214f\u218a\u218b\u2195-\u2199\u219c-\u219f\u21a1\u21a2"
+    "\u21a4\u21a5\u21a7-\u21ad\u21af-\u21cd\u21d0\u21d1\u21d3\u21d5-\u21f3\u2300-\u2307\u230c-\u231f"
+    "\u2322-\u2328\u232b-\u237b\u237d-\u239a\u23b4-\u23db\u23e2-\u2426\u2440-\u244a\u249c-\u24e9\u2500-\u25b6"
+    "\u25b8-\u25c0\u25c2-\u25f7\u2600-\u266e\u2670-\u2767\u2794-\u27bf\u2800-\u28ff\u2b00-\u2b2f\u2b45\u2b46"
+    "\u2b4d-\u2b73\u2b76-\u2b95\u2b97-\u2bff\u2ce5-\u2cea\u2e50\u2e51\u2e80-\u2e99\u2e9b-\u2ef3\u2f00-\u2fd5"
+    "\u2ff0-\u2ffb\u3004\u3012\u3013\u3020\u3036\u3037\u303e\u303f\u3190\u3191\u3196-\u319f\u31c0-\u31e3"
+    "\u3200-\u321e\u322a-\u3247\u3250\u3260-\u327f\u328a-\u32b0\u32c0-\u33ff\u4dc0-\u4dff\ua490-\ua4c6"
+    "\ua828-\ua82b\ua836\ua837\ua839\uaa77-\uaa79\ufd40-\ufd4f\ufdcf\ufdfd-\ufdff\uffe4\uffe8\uffed\uffee"
+    "\ufffc\ufffd\U00010137-\U0001013f\U00010179-\U00010189\U0001018c-\U0001018e\U00010190-\U0001019c"
+    "\U000101a0\U000101d0-\U000101fc\U00010877\U00010878\U00010ac8\U0001173f\U00011fd5-\U00011fdc"
+    "\U00011fe1-\U00011ff1\U00016b3c-\U00016b3f\U00016b45\U0001bc9c\U0001cf50-\U0001cfc3\U0001d000-\U0001d0f5"
+    "\U0001d100-\U0001d126\U0001d129-\U0001d164\U0001d16a-\U0001d16c\U0001d183\U0001d184\U0001d18c-\U0001d1a9"
+    "\U0001d1ae-\U0001d1ea\U0001d200-\U0001d241\U0001d245\U0001d300-\U0001d356\U0001d800-\U0001d9ff"
+    "\U0001da37-\U0001da3a\U0001da6d-\U0001da74\U0001da76-\U0001da83\U0001da85\U0001da86\U0001e14f\U0001ecac"
+    "\U0001ed2e\U0001f000-\U0001f02b\U0001f030-\U0001f093\U0001f0a0-\U0001f0ae\U0001f0b1-\U0001f0bf"
+    "\U0001f0c1-\U0001f0cf\U0001f0d1-\U0001f0f5\U0001f10d-\U0001f1ad\U0001f1e6-\U0001f202"
+    "\U0001f210-\U0001f23b\U0001f240-\U0001f248\U0001f250\U0001f251\U0001f260-\U0001f265\U0001f300-\U0001f3fa"
+    "\U0001f400-\U0001f6d7\U0001f6dd-\U0001f6ec\U0001f6f0-\U0001f6fc\U0001f700-\U0001f773"
+    "\U0001f780-\U0001f7d8\U0001f7e0-\U0001f7eb\U0001f7f0\U0001f800-\U0001f80b\U0001f810-\U0001f847"
+    "\U0001f850-\U0001f859\U0001f860-\U0001f887\U0001f890-\U0001f8ad\U0001f8b0\U0001f8b1\U0001f900-\U0001fa53"
+    "\U0001fa60-\U0001fa6d\U0001fa70-\U0001fa74\U0001fa78-\U0001fa7c\U0001fa80-\U0001fa86"
+    "\U0001fa90-\U0001faac\U0001fab0-\U0001faba\U0001fac0-\U0001fac5\U0001fad0-\U0001fad9"
+    "\U0001fae0-\U0001fae7\U0001faf0-\U0001faf6\U0001fb00-\U0001fb92\U0001fb94-\U0001fbca"
+)
+SYMBOL_RE = re.compile(f"[\U0001f1e6-\U0001f1ff]{{2}}|[{_SYMBOL_CLASS}]")
+"""One symbol term: a flag (its two regional indicators) or one character of category So."""
+
+
+def symbols(text: str) -> list[str]:
+    """The emoji and other symbols of ``text`` in order, one term each (🚀, ✨, ©, °; a flag's two
+    regional indicators as one, 🇵🇹). tantivy's tokenizer drops every character that is no letter or
+    digit, so these are indexed beside the words (as a value of their own) and searched as terms.
+    Skin tones, variation selectors and joiners are no symbols: 👍🏽 and ❤️ are 👍 and ❤. Text with
+    none (ASCII text never has one) gives [], so it analyses exactly as before."""
+    return [] if text.isascii() else SYMBOL_RE.findall(text)

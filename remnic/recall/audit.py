@@ -66,6 +66,10 @@ def new_audit_id(now: float | None = None, key: str | None = None) -> str:
     return f"audit-{day}-{tail}"
 
 
+def _wall_day() -> str:
+    return time.strftime("%Y%m%d", time.gmtime())
+
+
 def options_key(
     *,
     top_k: int,
@@ -107,14 +111,18 @@ class AuditLog:
     def _file(self, day: str) -> Path:
         return self.dir / f"recall-{day}.jsonl"
 
-    def append(self, entry: AuditEntry) -> str:
+    def append(self, entry: AuditEntry, *, prune: bool = True) -> str:
+        """Append one entry to the file of its id's day. ``prune=False`` (a recall with a pinned clock)
+        never deletes: only a recall that runs on the wall clock may start the day's pruning."""
         match = AUDIT_ID_RE.match(entry.id)
         day = match.group(1) if match else time.strftime("%Y%m%d", time.gmtime())
         self.dir.mkdir(parents=True, exist_ok=True)
         line = (json.dumps(entry.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
         path = self._file(day)
-        if self.retention_days > 0 and not path.exists():
-            self.prune(day)  # once a day, when that day's file starts
+        # Once a day, when the wall clock's day file starts. The entry's day is not trusted for this:
+        # a pinned or skewed recall clock must never date the ledger (it once deleted every file).
+        if prune and self.retention_days > 0 and day == _wall_day() and not path.exists():
+            self.prune()
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)  # queries are private: owner-only
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -126,17 +134,27 @@ class AuditLog:
             os.close(fd)
         return entry.id
 
-    def prune(self, today: str) -> list[str]:
-        """Delete day files older than the retention window; the names removed."""
-        cutoff = time.strftime(
-            "%Y%m%d", time.gmtime(time.mktime(time.strptime(today, "%Y%m%d")) - self.retention_days * 86_400)
-        )
+    def prune(self) -> list[str]:
+        """Delete the day files older than the retention window, judged by the wall clock only; the names
+        removed. A file goes only when both its day and its last write are before ``now - retention``:
+        a file written lately under a pinned past clock (an X-ray's entries) is kept, and a wall clock
+        that jumped backwards moves the cutoff back, so it deletes less, never more."""
+        if self.retention_days <= 0 or not self.dir.is_dir():
+            return []
+        cutoff_s = time.time() - self.retention_days * 86_400
+        cutoff = time.strftime("%Y%m%d", time.gmtime(cutoff_s))
         removed = []
         for path in self.dir.glob("recall-*.jsonl"):
             day = path.stem.removeprefix("recall-")
-            if day.isdigit() and day < cutoff:
-                path.unlink(missing_ok=True)
-                removed.append(path.name)
+            if not (len(day) == 8 and day.isdigit() and day < cutoff):
+                continue
+            try:
+                if path.stat().st_mtime >= cutoff_s:
+                    continue
+                path.unlink()
+            except FileNotFoundError:
+                continue
+            removed.append(path.name)
         return removed
 
     def show(self, audit_id: str) -> dict[str, Any]:

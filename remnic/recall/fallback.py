@@ -24,7 +24,7 @@ from . import scoring
 from .budget import fit_budget
 from .clock import LIVE, RecallClock
 from .filters import facts_of, make_filters
-from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, rejected_summary, token_overlap
+from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, pool_reason, rejected_summary, token_overlap
 from .pipeline import RecallOptions, allowed_statuses, resolve_limits
 from .pool import ACTIVE, TRUST_STATUSES
 from .query import check_query, cut_query
@@ -235,7 +235,7 @@ def scan_recall(
         "confidence-floor": f"floor={s.confidence_floor:g}",
         "similarity-floor": "no vectors in a file scan",
         "token-overlap": "a file scan needs at least one query word",
-        "mmr-diversify": f"pool={max(s.mmr_pool, top_k)}, no vectors: relevance order",
+        "mmr-diversify": pool_reason(cands, max(s.mmr_pool, top_k), "no vectors: relevance order"),
         RESULT_LIMIT: f"k={top_k}",
         "budget-fit": f"budget={budget} chars" if budget else "no limit",
     }

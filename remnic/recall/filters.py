@@ -28,6 +28,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from remnic.index.catalog import Catalog
 
+    from .pool import Pool
+
 TAG_STAGE, AS_OF_STAGE = FILTER_STAGES
 TAG_MATCHES = ("any", "all")
 KEYS = ("tags", "validAt", "created", "invalidAt", "supersededAt")
@@ -132,6 +134,24 @@ def make_filters(
 def passing_rows(filters: RecallFilters, table: Mapping[str, Facts], paths: list[str], rows: np.ndarray) -> list[int]:
     """Those of ``rows`` (indices into ``paths``) whose memory every filter admits."""
     return [int(r) for r in rows if filters.verdict(table.get(paths[r], NO_FACTS)) is None]
+
+
+def filter_scope(
+    pool: Pool, filters: RecallFilters | None, mask: np.ndarray, *, within: bool = False
+) -> tuple[list[str] | None, int]:
+    """Narrow ``mask`` (in place) to the memories the caller's filters admit, and keep BM25 within them:
+    (their paths, 0) when they are the fewer, else (None, how many the filters left out). ``within``:
+    always their paths, ``mask`` already being narrower than BM25's own filters (a phrase's memories)."""
+    if filters is None:
+        return ([pool.snap.paths[r] for r in mask.nonzero()[0]] if within else None), 0
+    scope = mask.nonzero()[0]
+    keep = passing_rows(filters, pool.facts, pool.snap.paths, scope)
+    mask[:] = False
+    mask[keep] = True
+    # Both cost BM25 a few µs per path (a term set) or per extra result read: take the smaller.
+    if within or len(keep) <= len(scope) - len(keep):
+        return [pool.snap.paths[r] for r in keep], 0
+    return None, len(scope) - len(keep)
 
 
 # --- the facts of every memory of an index build, kept current by generation ---

@@ -114,6 +114,15 @@ def rejected_summary(candidates: Iterable[Candidate], stage: str, label: Callabl
     return "rejected " + ", ".join(f"{k} ×{n}" for k, n in sorted(counts.items()))
 
 
+def pool_reason(candidates: Iterable[Candidate], size: int, how: str) -> str:
+    """``mmr-diversify``'s reason: the re-rank pool's size, how it is ordered, and how many candidates it
+    cut for being beyond the pool. MMR itself only reorders (and at ``mmrLambda`` 1 not even that), so
+    a rejection there is the pool cap, never diversity."""
+    beyond = sum(1 for c in candidates if c.dropped_at == "mmr-diversify")
+    cut = f"; rejected {beyond} beyond the re-rank pool (only its best {size} go on)" if beyond else ""
+    return f"pool={size}, {how}{cut}"
+
+
 def token_overlap(query_terms: Sequence[str], memory_terms: set[str]) -> float:
     """Fraction of (distinct) query terms present in the memory's analysed text."""
     if not query_terms:

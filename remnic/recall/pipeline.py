@@ -26,10 +26,11 @@ from .clock import LIVE, RecallClock
 from .expand import expand
 from .expansion import DocCounts, expansions, unembedded
 from .expansion import describe as describe_expansions
-from .filters import RecallFilters, facts_table, make_filters, passing_rows
-from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, rejected_summary
+from .filters import facts_table, filter_scope, make_filters
+from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, pool_reason, rejected_summary
 from .mmr import mmr_order
 from .passages import PassageMatch, describe_matches, rank_passages
+from .phrase import phrase_scope
 from .pool import ACTIVE, ASSOCIATIONS, TRUST_STATUSES, Pool
 from .project import ProjectContext, belongs
 from .query import check_query, cut_query
@@ -155,6 +156,9 @@ def run_recall(
             scope, note, months = dates.scope(date_plan, snap, scope)
             scope_names.append(dates.STAGE)
             scope_notes.append(note)
+        phrase = phrase_scope(bm25, snap, text, s, language, scope)  # a query of stopwords only: a phrase
+        if phrase is not None:
+            scope_notes[0] += "; " + phrase.note
         when = dates.when_clauses(text, terms, now, s, language)  # the created-date field, bare numbers left out
         extra = [*when, *(date_plan.extra_terms if date_plan else [])]
         scope_notes[0] += dates.when_note(terms, when)
@@ -192,6 +196,7 @@ def run_recall(
             months=months,
             extra=extra,
             passage_blend=s.passage_bm25_blend,
+            paths=phrase.paths if phrase is not None else None,
         )
         refetched = 0
         ok = [c for c in cands if pool.status_ok(pool.status(c)) and pool.filtered_out(c.row) is None]
@@ -199,7 +204,7 @@ def run_recall(
         if (allowed is not None or filters is not None) and len(ok) < min(depth, len(cands)):
             # Inactive or filtered-out memories crowded the retrievers: fetch again within what passes.
             pushed = snap.mask(namespaces=namespaces, categories=categories, statuses=statuses) & scope
-            paths, slack = _filter_scope(pool, filters, pushed)
+            paths, slack = filter_scope(pool, filters, pushed, within=phrase is not None)
             more = gather(
                 snap,
                 bm25,
@@ -439,6 +444,7 @@ def run_recall(
         clock_ms=round(now * 1000),
         result_limit=top_k,
         notes=[cut] if cut else [],
+        warnings=[phrase.warning] if phrase is not None else [],
     )
 
 
@@ -510,21 +516,6 @@ def passage_matches(
     return out
 
 
-def _filter_scope(pool: Pool, filters: RecallFilters | None, mask: Any) -> tuple[list[str] | None, int]:
-    """Narrow ``mask`` (in place) to the memories the caller's filters admit, and keep BM25 within them:
-    (their paths, 0) when they are the fewer, else (None, how many the filters left out)."""
-    if filters is None:
-        return None, 0
-    scope = mask.nonzero()[0]
-    keep = passing_rows(filters, pool.facts, pool.snap.paths, scope)
-    mask[:] = False
-    mask[keep] = True
-    # Both cost BM25 a few µs per path (a term set) or per extra result read: take the smaller.
-    if len(keep) <= len(scope) - len(keep):
-        return [pool.snap.paths[r] for r in keep], 0
-    return None, len(scope) - len(keep)
-
-
 def _retrieval_reason(pool: Pool, depth: int, retrieved: int, refetched: int, procedural: int, recent: int) -> str:
     parts = [f"bm25 ∪ vector top-{depth} gave {retrieved - refetched} candidates"]
     if refetched:
@@ -553,7 +544,7 @@ def _reasons(pool: Pool, s: RecallSettings, top_k: int, budget: int, head: int) 
         or f"floor={s.min_similarity:g} (candidates with no BM25 match on a word typed)",
         "token-overlap": rejected_summary(cands, "token-overlap", lambda c: "below-token-overlap-floor")
         or f"floor={s.token_overlap_floor:g}",
-        "mmr-diversify": f"pool={max(s.mmr_pool, top_k)}, lambda={s.mmr_lambda:g}",
+        "mmr-diversify": pool_reason(cands, max(s.mmr_pool, top_k), f"lambda={s.mmr_lambda:g}"),
         RESULT_LIMIT: f"k={top_k}",
         "budget-fit": f"budget={budget} chars" if budget else "no limit",
     }

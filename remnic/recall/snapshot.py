@@ -501,7 +501,7 @@ def record_audit(
             index_ms=index_ms,
             total_ms=total_ms,
         )
-        return AuditLog(state_dir, retention_days).append(entry)
+        return AuditLog(state_dir, retention_days).append(entry, prune=not clock.pinned)
     except Exception as exc:  # noqa: BLE001 - the ledger records recalls; it is never a reason to fail one
         log.warning("recall audit append failed: %s", exc)
         return None

@@ -422,12 +422,20 @@ def serving_order(pool: Pool, head: list[Candidate], top_k: int, *, inactive_las
     moved up to just before it (:func:`successors_first`), before the cut, so the cut never serves the
     replaced memory without what replaced it. With ``inactive_last`` (``include_inactive``) the hits
     are picked so, then every non-active one follows every active one, whatever the scores; the
-    active ones keep their order by score."""
+    active ones keep their order by score. A non-active hit listed below an active one that scored
+    less says so in its reason (the X-ray's order and ``final`` disagree there on purpose)."""
     out = successors_first(pool, head)
     if inactive_last:
         pos = {c.row: i for i, c in enumerate(head)}
         top = sorted(out[:top_k], key=lambda c: (pool.status(c) != ACTIVE, pos[c.row]))
         out[:top_k] = successors_first(pool, top)  # an inactive successor still leads its predecessor
+        lowest = min((c.terms.final for c in out[:top_k] if pool.status(c) == ACTIVE), default=None)
+        for c in out[:top_k]:
+            if lowest is not None and pool.status(c) != ACTIVE and c.terms.final > lowest:
+                if c.served_by == "hybrid" and not c.tier_note:
+                    c.tier_note = hybrid_note(c)
+                why = f"status {pool.status(c)}, include-inactive"
+                c.tier_note = f"{c.tier_note}; listed after the active results whatever the scores ({why})".lstrip("; ")
     return out
 
 

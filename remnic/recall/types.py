@@ -63,6 +63,7 @@ class ScoreTerms:
     rerank: float = 0.0
     """The cross-encoder's adjustment (recall.rerank): ``rerankWeight × (normalised rerank score − fused share)``."""
     mmr_penalty: float = 0.0
+    """MMR's diversity penalty: a positive amount, subtracted from ``final`` (the X-ray shows it positive too)."""
 
     @property
     def base(self) -> float:
@@ -342,6 +343,9 @@ class RecallResult:
     """What the recall did to the query itself, for a person (``remnic query``'s footer; ``notes`` in
     JSON, left out when empty): the query cut to ``recall.maxQueryChars``. The X-ray's
     ``namespace-scope`` reason says the same."""
+    warnings: list[str] = field(default_factory=list)
+    """What the caller should know about its request (``warnings`` in JSON, left out when empty): a
+    named namespace that holds no memory file, so an empty result is a typo, not "nothing relevant"."""
 
     def __iter__(self) -> Iterator[RecallHit]:
         return iter(self.hits)
@@ -366,6 +370,8 @@ class RecallResult:
             out["spaces"] = self.spaces
         if self.notes:
             out["notes"] = self.notes
+        if self.warnings:
+            out["warnings"] = self.warnings
         if self.rerank is not None:
             out["rerank"] = self.rerank.to_dict()
         if self.tier is not None:

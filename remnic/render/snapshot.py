@@ -100,6 +100,7 @@ class ScoreDecomposition:
     bm25: float | None = None
     importance: float | None = None
     mmr_penalty: float | None = None
+    """Subtracted: ``final`` is the other terms' sum minus this (a positive penalty, as the original's)."""
     tier_prior: float | None = None
     reinforcement_boost: float | None = None
     recency: float | None = None

@@ -65,6 +65,12 @@ HIT: JSON = obj(
         "disclosure": {"type": "string", "enum": ["chunk", "section", "raw"]},
         "snippet": {"type": "string", "description": "memory_search: the content, first 800 characters"},
         "space": {"type": "string", "description": "the memory space it came from (recall across spaces)"},
+        "trimmed": {
+            "type": "boolean",
+            "enum": [True],
+            "description": "the budget cut content to the memory's best passages (absent: the whole memory)",
+        },
+        "contentChars": {"type": "integer", "description": "the whole memory's length, on a trimmed hit"},
         "debug": {"type": "object", "description": "score terms, signals and tier (includeDebug)"},
     },
     description="one recalled memory",

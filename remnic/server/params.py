@@ -206,14 +206,21 @@ def _number(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(x)
 
 
+def _shown(value: Any) -> str:
+    """A refused number as a person reads it: 1e+30, not the 31 digits 1e30 becomes as an integer."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
+        return f"{value:.6g}"
+    return repr(value)
+
+
 def _check_bounds(p: Param, value: Any) -> list[FieldProblem]:
     problems = []
     if p.options is not None and value not in p.options:
         problems.append(FieldProblem(p.name, f"unknown value {value!r}", options=[str(o) for o in p.options]))
     if p.minimum is not None and isinstance(value, (int, float)) and value < p.minimum:
-        problems.append(FieldProblem(p.name, f"must be at least {_number(p.minimum)}, got {value!r}"))
+        problems.append(FieldProblem(p.name, f"must be at least {_number(p.minimum)}, got {_shown(value)}"))
     if p.maximum is not None and isinstance(value, (int, float)) and value > p.maximum:
-        problems.append(FieldProblem(p.name, f"must be at most {_number(p.maximum)}, got {value!r}"))
+        problems.append(FieldProblem(p.name, f"must be at most {_number(p.maximum)}, got {_shown(value)}"))
     if p.kind == "string" and p.required and not value.strip():
         problems.append(FieldProblem(p.name, "must not be empty"))
     if p.pattern is not None and isinstance(value, str) and value and not re.fullmatch(p.pattern, value):

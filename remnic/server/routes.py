@@ -52,6 +52,7 @@ QUERY_ALIASES: dict[str, dict[str, str | None]] = {
         "session": "sessionKey",
         "namespace": "namespace",
         "budget": "budget",
+        "topK": "topK",
         "cwd": "cwd",
         "projectTag": "projectTag",
         "disclosure": None,

@@ -146,7 +146,8 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                     Param(
                         "disclosure",
                         "string",
-                        "the original's detail level, echoed per result; results always carry the full content here",
+                        "the original's detail level, echoed per result; it never cuts content here (only budgetChars does: "
+                        "a hit it trimmed has trimmed: true and contentChars)",
                         options=DISCLOSURES,
                         default="chunk",
                     ),
@@ -172,6 +173,13 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                         "character budget override for this recall (0 = no limit; default: recall.budgetChars)",
                         minimum=0,
                         maximum=1_000_000,
+                    ),
+                    Param(
+                        "topK",
+                        "integer",
+                        "maximum results, as recall's topK (0: no recall, so no snapshot; default: recall.topK)",
+                        minimum=0,
+                        maximum=200,
                     ),
                     *RECALL_FILTERS,
                     PROJECT_CWD,

@@ -57,6 +57,7 @@ def recall(
     tags: Sequence[str] | None = None,
     tag_match: str = "any",
     as_of: str | float | None = None,
+    readable: Callable[[str], bool] | None = None,
 ) -> RecallResult:
     """Hybrid recall (BM25 + local embeddings) over active memories, best first.
 
@@ -78,6 +79,8 @@ def recall(
     searched too and each hit names its space (:mod:`.spaces`); ``audit=False`` leaves no audit entry.
     ``tags`` keeps memories tagged with any (``tag_match="all"``: all) of them, ``as_of`` (an ISO time or
     epoch seconds) memories valid then: stages of the ladder, before the result limit and the budget.
+    An empty recall in a ``namespace`` that holds no memory file says so in ``result.warnings``, naming
+    the namespaces that do (those ``readable`` admits, when given).
     """
     check_query(_check.text(query, "query"))
     check_recall_args(top_k=top_k, namespace=namespace, category=category, budget_chars=budget_chars, statuses=statuses)
@@ -87,6 +90,9 @@ def recall(
         raise ValidationError.single("tagMatch", f"unknown tag match {tag_match!r}", options=TAG_MATCHES)
     if isinstance(tags, str) or not all(isinstance(t, str) for t in tags or ()):
         raise ValidationError.single("tags", "must be a list of strings")
+    if tag_match == "all" and not tags:
+        # As the CLI's --tag-match without --tag: "all of no tags" would run the recall unfiltered.
+        raise ValidationError.single("tagMatch", "all needs at least one tag (tags) to match")
     if any(not t.strip().lstrip("#").strip() for t in tags or ()):
         # Ignoring it would run the recall unfiltered: not what a caller asking for a tag meant.
         raise ValidationError.single("tags", "a tag must not be empty or blank (nor only '#')")
@@ -118,10 +124,17 @@ def recall(
         raise
     except Exception as exc:  # noqa: BLE001 - a damaged index is rebuilt once before the files are scanned
         reason = f"{type(exc).__name__}: {exc}".strip()[:200]
-        log.warning("the index failed during recall (%s); rebuilding it", reason)
+        from .health import unwritable
+
+        read_only = unwritable(mem.root)  # no rebuild can be written there: none is promised, the files are scanned
+        if read_only is None:
+            log.warning("the index failed during recall (%s); rebuilding it", reason)
         try:
-            mem.index.rebuild(mem.files, mem.ledger, progress, reason=f"failed during recall: {reason}")
-            result = _indexed_recall(mem, query, options, clk, progress)
+            if read_only is not None:
+                result = _scanned(mem, query, options, clk, exc, f"{reason}; {read_only}")
+            else:
+                mem.index.rebuild(mem.files, mem.ledger, progress, reason=f"failed during recall: {reason}")
+                result = _indexed_recall(mem, query, options, clk, progress)
         except EmbeddingError as again:  # the rebuild needs the model, which fails
             result = _without_model(mem, query, options, clk, again)
         except IndexDirError as again:
@@ -150,6 +163,7 @@ def recall(
         project=getattr(project, "project_id", None),
         spaces=spaces,
     )
+    _warn_namespace(mem, result, namespace, readable)
     if audit and mem.settings.recall.audit:
         result.audit_id = _audit_recall(mem, result, clk, clk.perf_ms() - started, source)
     if xray or mem.settings.recall.xray_capture:
@@ -420,10 +434,18 @@ def context_text(hits: Iterable[Any]) -> str:
     return "\n\n".join(safe)
 
 
-def namespace_warning(mem: Memory, namespace: str | None) -> str | None:
+def namespace_warning(
+    mem: Memory, namespace: str | None, *, readable: Callable[[str], bool] | None = None
+) -> str | None:
     """A warning when ``namespace`` holds no memory file (a typo looks like "nothing relevant"), naming
-    the namespaces that do; None when it is unset or holds one. Only for a surface whose user may list
-    the repository (the CLI): a principal held to one namespace must not learn the others."""
+    the namespaces that do; None when it is unset or holds one. ``readable`` (a server's principal)
+    keeps the list to the namespaces its caller may read: a principal held to one must not learn the others."""
+    note = namespace_note(mem, namespace, readable=readable)
+    return None if note is None else f"--namespace {namespace!r}: {note}"
+
+
+def namespace_note(mem: Memory, namespace: str | None, *, readable: Callable[[str], bool] | None = None) -> str | None:
+    """:func:`namespace_warning` without the flag's name: what every surface says about it."""
     from remnic.memfile.schema import DEFAULT_NAMESPACE, NAMESPACES_DIR
 
     if not namespace:
@@ -437,4 +459,19 @@ def namespace_warning(mem: Memory, namespace: str | None) -> str | None:
     if namespace in default or holds(base / namespace):
         return None
     others = sorted(default | {d.name for d in (base.iterdir() if base.is_dir() else ()) if holds(d)})
-    return f"--namespace {namespace!r}: no memory file is in that namespace (namespaces here: {', '.join(others)})"
+    others = [name for name in others if readable is None or readable(name)]
+    return f"no memory file is in that namespace (namespaces here: {', '.join(others) or 'none you may read'})"
+
+
+def _warn_namespace(mem: Memory, result: Any, namespace: str | None, readable: Callable[[str], bool] | None) -> None:
+    """An empty recall in a namespace that holds no memory file says so: in ``result.warnings`` and in
+    the X-ray's ``namespace-scope`` reason, on every surface (the CLI also prints it on stderr)."""
+    if not namespace or result.hits:
+        return
+    note = namespace_note(mem, namespace, readable=readable)
+    if note is None:
+        return
+    result.warnings.append(f"namespace {namespace!r}: {note}")
+    for stage in result.stages:
+        if stage.name == "namespace-scope":
+            stage.reason = f"{stage.reason}; {note}" if stage.reason else note

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from remnic.errors import ValidationError
+
 from . import arguments as _check
 
 if TYPE_CHECKING:
@@ -23,6 +25,14 @@ if TYPE_CHECKING:
     from .memory import Memory
 
 Progress = Callable[[int, int], None]
+
+
+def _flags(**values: object) -> None:
+    """A flag is True or False: ``include_superseded="yes"`` would read as true, and 0 as false."""
+    for name, value in values.items():
+        if not isinstance(value, bool):
+            shown = f"{type(value).__name__} {value!r}"[:200]
+            raise ValidationError.single(name, f"must be a boolean (True or False), got {shown}")
 
 
 class RecallOps:
@@ -51,14 +61,24 @@ class RecallOps:
         spaces: bool = True,
         audit: bool = True,
         progress: Progress | None = None,
+        readable: Callable[[str], bool] | None = None,
     ) -> RecallResult:
         """Hybrid recall (BM25 + local embeddings) over active memories, best first: a
         :class:`remnic.RecallResult` (iterate it for :class:`remnic.RecallHit`); see
         :func:`remnic.service.recall.recall` for what each option does. ``top_k`` is from 1 to 10000
-        (None: ``recall.topK``); an empty query, or a string for ``statuses`` or ``tags``, is a
-        ValidationError naming it."""
+        (None: ``recall.topK``); an empty query, a string for ``statuses`` or ``tags``, or anything but
+        True or False for a flag, is a ValidationError naming it. An empty recall in a ``namespace`` that
+        holds no memory file says so in ``result.warnings``; ``readable`` (a server's principal) keeps the
+        namespaces it names to those its caller may read."""
         from . import recall as _recall
 
+        _flags(
+            include_inactive=include_inactive,
+            include_superseded=include_superseded,
+            xray=xray,
+            spaces=spaces,
+            audit=audit,
+        )
         return _recall.recall(
             self,
             _check.query(query),
@@ -81,6 +101,7 @@ class RecallOps:
             spaces=spaces,
             audit=audit,
             progress=progress,
+            readable=readable,
         )
 
     def recall_xray(
@@ -102,12 +123,14 @@ class RecallOps:
         tags: Sequence[str] | None = None,
         tag_match: str = "any",
         as_of: str | float | None = None,
+        readable: Callable[[str], bool] | None = None,
     ) -> RecallXraySnapshot | None:
         """A fresh recall of ``query`` with its X-ray snapshot
         (:class:`remnic.render.snapshot.RecallXraySnapshot`), or None if capture failed; the filters
-        are :meth:`recall`'s; see :func:`remnic.service.recall.recall_xray`."""
+        are :meth:`recall`'s, and so is ``readable``; see :func:`remnic.service.recall.recall_xray`."""
         from . import recall as _recall
 
+        _flags(include_inactive=include_inactive, include_superseded=include_superseded)
         return _recall.recall_xray(
             self,
             _check.query(query),
@@ -126,6 +149,7 @@ class RecallOps:
             tags=tags,
             tag_match=tag_match,
             as_of=as_of,
+            readable=readable,
         )
 
     def namespace_warning(self: Memory, namespace: str | None) -> str | None:
@@ -222,3 +246,11 @@ class RecallOps:
         from .consolidate import consolidate
 
         return consolidate(self, days=days)
+
+
+# Memory's own name in a caller's TypeError ("Memory.recall() got an unexpected keyword argument 'topk'"),
+# not this mixin's: a caller knows Memory, and its signature is this one.
+for _name, _method in list(vars(RecallOps).items()):
+    if callable(_method) and not _name.startswith("_"):
+        _method.__qualname__ = f"Memory.{_name}"
+del _name, _method

@@ -17,6 +17,7 @@ ranks its turn first. Runs of Chinese, Japanese or Korean characters are indexed
 queried as overlapping character bigrams (:func:`remnic.index.text.cjk_bigrams`, as the
 recall index does), so a word inside an unspaced sentence is found, and their characters are
 indexed too, so a one-character word (猫) is; the turn's own text is stored apart, for the excerpt.
+Emoji and other symbols (🚀, ✨: :func:`remnic.index.text.symbols`) are terms of their own, as there.
 """
 
 from __future__ import annotations
@@ -36,14 +37,15 @@ import tantivy
 
 from remnic.config import STATE_DIR
 from remnic.fsio import write_atomic
-from remnic.index.bm25 import STOPWORDS
-from remnic.index.text import cjk_bigrams, cjk_unigrams
+from remnic.index.bm25 import STOPWORDS, pre_tokenized
+from remnic.index.text import SYMBOL_RE, cjk_bigrams, cjk_unigrams, symbols
 
 from .store import archive_files, read_lines, unreadable_tail
 
-VERSION = 5
+VERSION = 6
 """2: speaker, turnId and timestamp indexed; 3: unreadable lines counted; 4: CJK runs as bigrams, the text
-stored apart; 5: and the runs' characters. An index of another version is rebuilt from the archive on the next catch-up."""
+stored apart; 5: and the runs' characters; 6: emoji and other symbols as terms. An index of another version
+is rebuilt from the archive on the next catch-up."""
 INDEX_DIR = "lcm"
 LOCK_FILE = "lcm.lock"
 ANALYZER = "remnic_lcm"
@@ -53,8 +55,8 @@ MAX_TERMS = 64
 _STOP_TOKENS = sorted({p for w in STOPWORDS for p in re.split(r"\W+", w) if p})
 _analyzers: dict[bool, Any] = {}
 _REGEX_META = re.compile(r"([\\.+*?()|\[\]{}^$#&\-~])")
-_TOKEN = re.compile(r"[^\W_]+")
-"""A word as tantivy's simple tokenizer cuts it: letters and digits (``_`` separates)."""
+_TOKEN = re.compile(r"[^\W_]+|" + SYMBOL_RE.pattern)
+"""A word as tantivy's simple tokenizer cuts it (letters and digits: ``_`` separates), or a symbol."""
 
 
 def _analyzer(stop: bool) -> Any:
@@ -114,7 +116,13 @@ class CatchUp:
 
 def _analyze(text: str, stop: bool = False) -> list[str]:
     """``text``'s query terms: CJK runs as bigrams (a lone character as itself), then lowercased,
-    folded, stemmed. The index has these and, apart, its runs' characters (:meth:`LcmIndex._doc`)."""
+    folded, stemmed; then its symbols. The index has these and, apart, its runs' characters
+    (:meth:`LcmIndex._doc`)."""
+    return _words(text, stop) + symbols(text)
+
+
+def _words(text: str, stop: bool = False) -> list[str]:
+    """:func:`_analyze` without the symbols: the tokens a phrase is made of (the symbols are a value apart)."""
     return list(_analyzer(stop).analyze(cjk_bigrams(text)))
 
 
@@ -270,11 +278,14 @@ class LcmIndex:
         content = str(record.get("content") or "")
         # An OpenAI message's name is its speaker; lines archived before speakers were kept have neither.
         speaker = _text(record.get("speaker") or record.get("name"))
-        # The runs' characters in a value of their own, so the bigrams keep their positions for phrases.
+        # The runs' characters in a value of their own, so the bigrams keep their positions for phrases;
+        # so do the symbols, which the tokenizer would drop (given as tokens).
         for field, text in (("content", content), ("speaker", speaker)):
             doc.add_text(field, cjk_bigrams(text))
             if unigrams := cjk_unigrams(text):
                 doc.add_text(field, unigrams)
+            if marks := symbols(text):
+                doc.add_pre_tokenized_text(field, pre_tokenized(marks))
         doc.add_bytes("content_text", content.encode("utf-8", "surrogatepass"))
         doc.add_bytes("speaker_text", speaker.encode("utf-8", "surrogatepass"))
         doc.add_text("turn_id", _text(record.get("turnId")))
@@ -362,7 +373,7 @@ class LcmIndex:
             for field in ("content", "speaker")
             for t in terms
         ]
-        phrase: list[str | tuple[int, str]] = [*_analyze(query)[:MAX_TERMS]]
+        phrase: list[str | tuple[int, str]] = [*_words(query)[:MAX_TERMS]]
         if len(phrase) >= 2:
             should.append(
                 (
