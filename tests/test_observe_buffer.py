@@ -83,12 +83,14 @@ def test_a_line_id_names_a_turn_only_with_its_words(tmp_path: Path) -> None:
     buffer.complete_flush(plan.flush_id)  # compacts the journal into its seen ids
     assert buffer.append([line("The port is 5433.")]).duplicates == 1
     assert len(buffer.append([line("Ben owns billing.")]).turns) == 1
-    # A host's own id names its turn whatever the words; a bare "L7" journaled before line ids
-    # carried their words still makes its line a retry.
+    # A client's id with other words is another turn, named (a host's id read again is a retry: see
+    # test_r36_observe_safety_buffer); a bare "L7" journaled before line ids carried their words
+    # still makes its line a retry.
     host = buffer.append([turn("first words", turn_id="u1"), turn("other words", turn_id="u1")])
-    assert host.duplicates == 1
-    buffer.append([turn("old journal line", turn_id="L7")])
-    assert buffer.append([Turn(role="user", text="new", index=0, turn_id="L7", positional=True)]).duplicates == 1
+    assert (host.duplicates, host.reworded) == (0, ("u1",))
+    old = SessionBuffer(tmp_path, "old")  # its journal's seen ids are bare
+    old.path.write_text(json.dumps({"op": "base", "nextSeq": 0, "seenTurnIds": ["L7"]}) + "\n")
+    assert old.append([Turn(role="user", text="new", index=0, turn_id="L7", positional=True)]).duplicates == 1
 
 
 def test_partial_flush_keeps_the_turns_after_the_boundary(tmp_path: Path) -> None:

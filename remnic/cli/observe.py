@@ -37,9 +37,21 @@ def register(sub: Any) -> None:
         "turns in the session's buffer and, when a trigger fires (--flush, turn count, time,\n"
         "topic shift), extracts standalone facts, scores and judges them, and writes the\n"
         "accepted ones as memories in one commit: duplicates reinforce what exists, a new\n"
-        "value supersedes the old one. `plain` is one turn per line as `Speaker: text`.\n"
+        "value supersedes the old one. Each line printed is a verdict (accept, defer with the\n"
+        "judge's reason, reject), the category and the fact.\n"
         "A session takes each turn once: observing a transcript again (or after it grew) adds\n"
-        "only the turns it has not seen; a turn is the host's id, or a line with its words.\n\n"
+        "only the turns it has not seen; a turn is its id with its words (other words under an\n"
+        "id it has seen are taken, with a warning).\n\n"
+        "formats (--format; auto tells them apart by the content):\n"
+        "  claude-code  a Claude Code session file: JSON lines with type, message, uuid\n"
+        "  codex        a Codex rollout file: JSON lines with timestamp, type, payload\n"
+        '  openai       a JSON array of {role, content} messages, {"messages": [...]}, or one\n'
+        "               message per line; a message's name is its speaker\n"
+        '  anthropic    {"system", "messages": [...]} or the array of messages\n'
+        "  plain        one turn per line, `Speaker: text` or `[2026-05-02T09:30:00Z] Speaker: text`;\n"
+        "               a time may go first without brackets (`2026-05-02 09:30 Ana: text`, `9:30 PM\n"
+        "               Ana: text`) or as a bracketed clock time (`[09:30] Ana: text`): a clock time\n"
+        "               without a date is no turn time; lines starting with # are comments\n\n"
         "examples:\n  remnic observe chat.txt --session-key standup-0502 --flush\n"
         "  remnic observe ~/.claude/projects/x/session.jsonl --session-key cc:abc --format claude-code\n"
         "  cat chat.txt | remnic observe - --session-key s1 --dry-run --json",
@@ -58,7 +70,8 @@ def register(sub: Any) -> None:
         action="store_true",
         help="show what this command would do (the flushes its triggers would run, their observations, "
         "the turns left waiting; not what they would create, reinforce or supersede: those counts are "
-        "null); write nothing. With --flush: what flushing everything would make",
+        "null); write nothing but the embedding cache (.remnic/embeddings.sqlite, rebuildable). "
+        "With --flush: what flushing everything would make",
     )
     p.add_argument("--namespace", help="namespace the memories go to (default: namespaces.default)")
     p.set_defaults(handler=cmd_observe)
@@ -95,7 +108,8 @@ def register(sub: Any) -> None:
         "A decision says what it did: the status before it, the reason, and each other memory it\n"
         "changed (--json: previousStatus, decision, reasonCode, alsoChanged; the commit's trailers:\n"
         "Remnic-Review-Decision, Remnic-Review-Reason, Remnic-Also-Changed). Approving a fact the\n"
-        "observer queued computes its key again from the statement without its hedge.\n\n"
+        "observer queued computes its key again from the statement without its hedge; one with no\n"
+        "key supersedes nothing, and a line (--json: warnings) says so.\n\n"
         "examples:\n  remnic review list\n  remnic review approve mem_01a2…\n"
         "  remnic review dismiss mem_01a2… --reason duplicate",
     )
@@ -105,7 +119,10 @@ def register(sub: Any) -> None:
         "list",
         "memories waiting for review, newest first",
         epilog="Shows a page of the queue and how many wait in all; --json adds total, offset, limit and\n"
-        "nextOffset (null on the last page), as `remnic list --json` does.\n\n"
+        "nextOffset (null on the last page), as `remnic list --json` does. WHY (--json: queueReason)\n"
+        'says why each memory waits: the observer\'s judge ("Hedged: the speaker is not sure", a\n'
+        "confidence below observe.reviewBelowConfidence; read from the verdict ledger in state/, so\n"
+        "only where it was observed) or a person's flag; - (null) when neither says.\n\n"
         "examples:\n  remnic review list --limit 50 --offset 50   # the second page of 50",
     )
     q.add_argument("--limit", type=positive_int("--limit"), default=50, help="at most this many (default 50)")
@@ -116,7 +133,10 @@ def register(sub: Any) -> None:
         what = "a memory waiting for review, or an active one," if action == "flag" else "a memory waiting for review"
         q = add_command(rsub, action, f"set the status of {what} to {status}")
         q.add_argument("id", metavar="ID-OR-PATH", help="a memory id (mem_…), or its file path (facts/x.md)")
-        q.add_argument("--reason", help="a reason code kept in the file (reviewReasonCode)")
+        # dest: the API's keyword, so a refused reason is reported as --reason
+        q.add_argument(
+            "--reason", dest="reason_code", metavar="REASON", help="a reason code kept in the file (reviewReasonCode)"
+        )
         q.set_defaults(handler=cmd_review_disposition, status=status)
 
 
@@ -157,7 +177,9 @@ def cmd_observe(args: argparse.Namespace) -> int:
         for obs in result.observations:
             verdict = obs.verdict.kind
             where = f" -> {obs.resulting_primitive_id}" if obs.resulting_primitive_id else ""
-            out.append(f"{verdict:7} {obs.fact.category:11} {obs.fact.content}{where}")
+            why = f"  ({obs.verdict.reason})" if verdict == "defer" else ""  # what a reviewer decides on
+            out.append(f"{verdict:7} {obs.fact.category:11} {safe(obs.fact.content)}{where}{why}")
+        warned = [f"warning: {safe(w)}" for w in result.warnings()]
         if result.dry_run:
             # The same command without --dry-run: the flushes its triggers run, the turns it leaves waiting.
             for flush in result.would_flush:
@@ -171,7 +193,7 @@ def cmd_observe(args: argparse.Namespace) -> int:
                     "no trigger fires; " + waiting + (" (--flush to preview writing them)" if result.pending else "")
                 )
             out.append(f"{waiting}; nothing written (--dry-run)")
-            return "\n".join(out)
+            return "\n".join(out + warned)
         for flush in result.flushes:
             c = flush.counts()
             state = "already committed" if flush.replayed else f"commit {(flush.commit or 'none')[:8]}"
@@ -185,7 +207,7 @@ def cmd_observe(args: argparse.Namespace) -> int:
             + f"; {result.pending} waiting in the session's buffer"
             + ("" if result.flushes or not result.pending else " (--flush to write them now)")
         )
-        return "\n".join(out)
+        return "\n".join(out + warned)
 
     emit(args, result.to_dict(), lines)
     return 0
@@ -201,10 +223,13 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
 
 
 def cmd_review_list(args: argparse.Namespace) -> int:
+    from remnic.service.review import queue_reasons
+
     memory = open_memory(args)
     queued, total = memory.review_page(namespace=args.namespace, limit=args.limit, offset=args.offset)
     end = args.offset + len(queued)
-    rows = [[r.id, r.status, r.category, r.content[:70]] for r in queued]
+    why = queue_reasons(memory, queued)  # the judge's reason, a person's flag; none for a status set by hand
+    rows = [[r.id, r.status, r.category, safe(r.content[:70]), safe(why.get(r.id, "-"))] for r in queued]
     shown = f"{plural(len(queued), 'memory', 'memories')} waiting for review"
     if len(queued) < total:
         shown = f"{args.offset + 1}-{end} of {total} waiting for review" + (
@@ -220,10 +245,10 @@ def cmd_review_list(args: argparse.Namespace) -> int:
             "offset": args.offset,
             "limit": args.limit,
             "nextOffset": end if end < total else None,
-            "memories": [r.to_dict() for r in queued],
+            "memories": [{**r.to_dict(), "queueReason": why.get(r.id)} for r in queued],
         },
         lambda: (
-            f"{table(rows, ['ID', 'STATUS', 'CATEGORY', 'CONTENT'])}\n{shown}"
+            f"{table(rows, ['ID', 'STATUS', 'CATEGORY', 'CONTENT', 'WHY'])}\n{shown}"
             if rows
             else f"nothing at --offset {args.offset} ({total} waiting for review)"
             if total
@@ -236,7 +261,7 @@ def cmd_review_list(args: argparse.Namespace) -> int:
 def cmd_review_disposition(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     with memory, memory_ref(memory, args.id) as target:
-        result = memory.review_disposition(target, args.status, reason_code=args.reason, source="cli")
+        result = memory.review_disposition(target, args.status, reason_code=args.reason_code, source="cli")
     status = result.record.status  # approving a value said before a newer one leaves it superseded
     said = result.to_dict()
     why = f", reason {safe(result.reason_code)}" if result.reason_code else ""

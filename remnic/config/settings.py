@@ -36,7 +36,7 @@ class StoreSettings:
     max_content_chars: int = 20_000
     """store/import refuse a memory body longer than this many characters."""
     scan_secrets: bool = True
-    """store/import refuse content that looks like an API key or private key."""
+    """store/import refuse content holding an API key or token of a known shape, a private key, a URL's password (user:pass@host) or an AWS secret key; observe redacts those and a password said in words ("the password is …") and rejects the sentence."""
     lock_timeout_s: float = 30.0
     """How long a writer waits for the repository write lock before giving up."""
     git_retry_s: float = 10.0
@@ -58,7 +58,7 @@ class StoreSettings:
     readme_files: bool = False
     """README, CHANGELOG, LICENSE and CONTRIBUTING files (in any folder, any markdown extension) are memories too; by default they are reported as skipped."""
     extensions: list[str] = field(default_factory=lambda: [".md", ".markdown"])
-    """File extensions of memory files, matched case-insensitively (so .MD and .Markdown count)."""
+    """File extensions of memory files, matched case-insensitively (so .MD and .Markdown count). Each starts with a dot (".md"; "md" is refused, not guessed), and the list names at least one."""
 
 
 @dataclass
@@ -133,7 +133,7 @@ class SyncSettings:
 @dataclass
 class ServerSettings:
     host: str = "127.0.0.1"
-    """Interface the HTTP server binds; loopback unless you mean otherwise."""
+    """Interface the HTTP server binds: an IP address or host name; loopback unless you mean otherwise (`remnic serve` warns of any other, naming where it was set)."""
     port: int = 4318
     """TCP port of the HTTP server."""
     max_body_bytes: int = 131_072
@@ -259,9 +259,9 @@ class NamespaceSettings:
     enabled: bool = False
     """When false every principal reads and writes every namespace."""
     default: str = "default"
-    """Namespace a write (store, import, observe) goes to when it names none. A recall that names none spans every namespace (over HTTP and MCP with `namespaces.enabled`: the principal's own)."""
+    """Namespace a write (store, import, observe) goes to when it names none (lowercase letters, digits, '-' and '_', up to 64). A recall that names none spans every namespace (over HTTP and MCP with `namespaces.enabled`: the principal's own)."""
     policies: dict[str, Any] = field(default_factory=dict)
-    """Per namespace: {"readPrincipals": [...], "writePrincipals": [...]}."""
+    """Per namespace: {"readPrincipals": [...], "writePrincipals": [...]}, checked when the config is read (`remnic config` and `remnic doctor` name each problem)."""
 
 
 SECTIONS: dict[str, type] = {
@@ -382,7 +382,11 @@ def settings_markdown() -> str:
         'Config files are JSON with camelCase keys, e.g. `{"recall": {"topK": 5}}`; see the README for',
         "where remnic looks for them and in which order. Settings marked *user only* are refused in a",
         "memory repository: its `remnic.config.json` and any other config file inside it (an",
-        "`engram.config.json`, one in a subfolder), since `git pull` brings them. Numbers are at most",
+        "`engram.config.json`, one in a subfolder), since `git pull` brings them; and in a",
+        "`./remnic.config.json` (or `./engram.config.json`) of the current directory inside any git",
+        "repository, tracked or not, since a clone brings it just the same. Set them in",
+        "`~/.config/remnic/config.json` (or the file `$REMNIC_CONFIG_PATH` names). A key given twice in",
+        "one file is refused, and every problem of every file is reported at once. Numbers are at most",
         "2147483647 unless a setting says otherwise. The original Remnic's flat keys and file shape",
         "(`recallBudgetChars`, a `remnic` block) are read too: see [remnic-compat.md](remnic-compat.md).",
         "",

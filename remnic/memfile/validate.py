@@ -37,24 +37,8 @@ from .model import (
     split_file,
     validate_frontmatter,
 )
+from .secrets import SECRET_WAY_OUT, describe_secret, find_secrets  # one scanner: observe redacts with it
 from .values import nfc, stated_tags, tag_key, tag_refusal
-
-# Precise patterns only: a false positive blocks a legitimate write.
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private key", re.compile(r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY( BLOCK)?-----")),
-    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("GitHub token", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}\b")),
-    ("OpenAI/Anthropic API key", re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}\b")),
-    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("Stripe secret key", re.compile(r"\b(?:sk|rk)_live_[0-9a-zA-Z]{20,}\b")),
-    ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b")),
-)
-
-
-def find_secrets(text: str) -> list[str]:
-    """Names of the secret kinds that appear in ``text``."""
-    return [name for name, pattern in SECRET_PATTERNS if pattern.search(text)]
 
 
 def _bad(field: str, message: str, line: int | None, options: Sequence[str] | None = None) -> FieldProblem:
@@ -83,6 +67,24 @@ def _bad_char(char: str, offset: int) -> str:
         f"is not valid Unicode text at character offset {offset}: U+{code:04X} is a lone surrogate "
         "(half of a UTF-16 pair); send UTF-8 text"
     )
+
+
+# What text taken from elsewhere (a transcript) is cleaned of, where a caller's write is refused: the above,
+# and each other C0/C1 control but tab, newline and U+0085 (NEL, a line break JavaScript writes raw), a
+# terminal escape whole ("\x1b[31m", not just its ESC); \r\n, \r, \v and \f become "\n".
+_UNCLEAN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff]")
+_ESCAPES = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*[@-~]?|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[ -/]*[0-~]?)|\x9b[0-?]*[ -/]*[@-~]?"
+)
+
+
+def clean_text(text: str) -> str:
+    """``text`` without the characters a stored text must not hold (see ``_UNCLEAN``); a lone
+    surrogate becomes U+FFFD, as a memory's ``contentHash`` reads it."""
+    if not _UNCLEAN.search(text):
+        return text
+    text = re.sub(r"\r\n?|[\x0b\x0c]", "\n", _ESCAPES.sub("", text))
+    return _BAD_TEXT.sub("\ufffd", re.sub(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]", "", text))
 
 
 def text_problems(value: str, field: str, line: int | None = None) -> list[FieldProblem]:
@@ -129,16 +131,12 @@ def check_content(content: Any, settings: StoreSettings, line: int | None = None
                 line,
             )
         )
-    if settings.scan_secrets:
-        found = find_secrets(content)
-        if found:
-            problems.append(
-                _bad(
-                    "content",
-                    f"looks like it contains a secret ({', '.join(found)}); refusing to store it (store.scanSecrets)",
-                    line,
-                )
-            )
+    found = find_secrets(content, words=False) if settings.scan_secrets else []  # precise rules: a write
+    said = describe_secret(content, words=False) if found else None
+    if said:
+        problems.append(
+            _bad("content", f"looks like it contains a secret ({', '.join(found)}), {said[0]}; {SECRET_WAY_OUT}", line)
+        )
     if re.search(r"^---[ \t]*$", content, re.MULTILINE) and content.lstrip().startswith("---"):
         problems.append(_bad("content", "must not start with a '---' frontmatter block; pass metadata as fields", line))
     return problems
@@ -531,19 +529,16 @@ def check_text(text: str, path: str, store: StoreSettings) -> Checked:
                 line=_line_at(text, start.start()),
             )
         )
-    if store.scan_secrets:
-        for name, pattern in SECRET_PATTERNS:
-            m = pattern.search(text)
-            if m:
-                out.problems.append(
-                    FieldProblem(
-                        "content",
-                        f"looks like it contains a secret ({name}; store.scanSecrets)",
-                        path=path,
-                        line=_line_at(text, m.start()),
-                    )
-                )
-                break
+    said = describe_secret(text, words=False) if store.scan_secrets else None
+    if said:
+        out.problems.append(
+            FieldProblem(
+                "content",
+                f"looks like it contains a secret, {said[0]}; {SECRET_WAY_OUT}",
+                path=path,
+                line=_line_at(text, said[1]),
+            )
+        )
     out.record = record
     return out
 

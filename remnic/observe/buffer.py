@@ -9,6 +9,8 @@ acknowledged, discarded whole on the next read. Records:
   is their stable ``index`` across the session;
 - ``{"op": "plan", "flushId", "from", "to", "reason", "at"}`` — a flush begun for turns from..to;
 - ``{"op": "done", "flushId", "at"}`` — that flush is persisted;
+- ``{"op": "seen", "seenTurnIds", "at", "sessionKey", "namespace"}`` — turns read again in other words
+  and kept as first read (``reread``): their new words are a retry from now on (older code skips it);
 - ``{"op": "base", "nextSeq", "seenTurnIds", "lastFlushAt", "sessionKey", "namespace"}`` — the head
   of a compacted journal.
 
@@ -66,6 +68,11 @@ class BufferedTurn:
         """When it was said (its timestamp), else when remnic received it; epoch seconds."""
         return parse_time(self.turn.timestamp) or parse_time(self.received_at)
 
+    @property
+    def said_at(self) -> float | None:
+        """When it was said by its own timestamp; None without one."""
+        return parse_time(self.turn.timestamp)
+
 
 @dataclass(frozen=True)
 class FlushPlan:
@@ -107,6 +114,10 @@ class AppendResult:
 
     turns: tuple[Turn, ...]
     duplicates: int
+    reworded: tuple[str, ...] = ()
+    """Ids of turns taken although the session had a turn of that id with other words: no retry."""
+    reread: tuple[str, ...] = ()
+    """Host ids read again with other words: the turn the session has (counted in ``duplicates``)."""
 
 
 def flush_id_for(namespace: str, session_key: str, first_seq: int, last_seq: int, turns: Sequence[Turn] = ()) -> str:
@@ -124,11 +135,17 @@ def _fingerprint(turn: Turn) -> str:
 
 
 def _seen_key(turn: Turn) -> str:
-    """What names a turn with an id among the session's seen ones: a host's id alone; an id made from
-    the turn's line (``L1``) only with its words, else line 1 of every transcript piped under one
-    session key would be taken for the first one's."""
+    """What names a turn with an id among the session's seen ones: its id with its words. A retry
+    repeats both (whatever time it is stamped with); other words under a seen id are another turn
+    (:func:`_take`): line 1 of another transcript piped under the session key, a client's reused id."""
     assert turn.turn_id
-    return f"{turn.turn_id}#{_fingerprint(turn)}" if turn.positional else turn.turn_id
+    return f"{turn.turn_id}#{_fingerprint(turn)}"
+
+
+def _seen_id(key: str) -> str:
+    """The turn id of a seen key (a bare id: journaled before keys carried the words)."""
+    head, sep, tail = key.rpartition("#")
+    return head if sep and len(tail) == 24 else key
 
 
 def _take(
@@ -140,14 +157,35 @@ def _take(
     retry_window_s: float,
 ) -> AppendResult:
     """The turns a session takes (renumbered from ``seq``) and how many are retries; ``seen`` and
-    ``recent`` are updated as the journal would be."""
+    ``recent`` are updated as the journal would be.
+
+    Other words under an id the session has seen are taken — dropped as a retry they were lost from
+    memory and from the archive —, and named in ``reworded``; except a host's own id (a Claude Code
+    ``uuid``) read again in a later call: it names one turn of the host's file, and the same file read
+    again after remnic changed how it reads host text is a retry that must not be persisted twice
+    (named in ``reread``), and line ids of the same transcript read again (:func:`_same_file_again`). A
+    bare id in ``seen`` (journaled before keys carried the words) is a retry."""
     accepted: list[Turn] = []
     duplicates = 0
+    reworded: list[str] = []
+    reread: list[str] = []
+    before = {_seen_id(k) for k in seen} if any(t.turn_id for t in turns) else set()  # the ids of earlier calls
+    now: set[str] = set()  # the ids of this call
+    reread_file = _same_file_again(turns, seen, before)
     for turn in turns:
         if turn.turn_id:
             key = _seen_key(turn)
-            # A bare line id in `seen` was journaled before ids carried their words: still a retry.
-            is_retry = key in seen or (turn.positional and turn.turn_id in seen)
+            is_retry = key in seen or turn.turn_id in seen
+            if not is_retry and turn.positional and reread_file and turn.turn_id in before:
+                is_retry = True
+                reread.append(turn.turn_id)
+            elif not is_retry and not turn.positional:
+                if turn.turn_id in before and turn.host_id:
+                    is_retry = True
+                    reread.append(turn.turn_id)
+                elif turn.turn_id in before or turn.turn_id in now:
+                    reworded.append(turn.turn_id)
+                now.add(turn.turn_id)
             seen[key] = None
         else:
             fingerprint = _fingerprint(turn)
@@ -158,7 +196,23 @@ def _take(
             continue
         accepted.append(replace(turn, index=seq))
         seq += 1
-    return AppendResult(tuple(accepted), duplicates)
+    return AppendResult(tuple(accepted), duplicates, tuple(reworded), tuple(reread))
+
+
+def _same_file_again(turns: Sequence[Turn], seen: dict[str, None], before: set[str]) -> bool:
+    """Whether line ids (``L3``) seen with other words are the same transcript read again: most of its
+    seen lines repeat their words. Text read by an older remnic was fingerprinted before the control
+    characters and secrets it held were cleaned out, so those lines alone differ now, and taking them
+    again would archive and remember them twice; another transcript under the session key shares few
+    lines with the first at the same place, and its lines are taken."""
+    same = other = 0
+    for turn in turns:
+        if turn.turn_id and turn.positional and turn.turn_id in before:
+            if _seen_key(turn) in seen:
+                same += 1
+            else:
+                other += 1
+    return other > 0 and same >= other
 
 
 class SessionBuffer:
@@ -240,6 +294,8 @@ class SessionBuffer:
                     buffered = BufferedTurn(Turn.from_dict(item), str(record.get("at", "")))
                     turns[buffered.seq] = buffered
                     next_seq = max(next_seq, buffered.seq + 1)
+            elif op == "seen":
+                seen.update(dict.fromkeys(str(t) for t in record.get("seenTurnIds", [])))
             elif op == "plan":
                 plans[record["flushId"]] = record
             elif op == "done":
@@ -282,9 +338,9 @@ class SessionBuffer:
     def append(self, turns: Sequence[Turn], *, now: str | None = None, retry_window_s: float = 600.0) -> AppendResult:
         """Journal the turns durably (one fsync'd line) and return them renumbered by session sequence.
 
-        A turn whose ``turn_id`` is already in the session (a line id with the same words), or one without
-        an id repeating the same role and text within ``retry_window_s`` of receipt, is a retry and is not
-        journaled again.
+        A turn whose ``turn_id`` the session has seen with the same role and words, or one without an id
+        repeating them within ``retry_window_s`` of receipt, is a retry and is not journaled again; other
+        words under a seen id are taken (``reworded``), but for a host's id read again (``reread``).
         """
         at = now or now_iso()
         with self._locked():
@@ -294,6 +350,9 @@ class SessionBuffer:
                 self._append_record(
                     {"op": "turns", "at": at, "turns": [t.to_dict(journal=True) for t in result.turns], **self._names()}
                 )
+            if result.reread:  # warned once: the same words again are a plain retry
+                keys = [_seen_key(t) for t in turns if t.turn_id in result.reread]
+                self._append_record({"op": "seen", "at": at, "seenTurnIds": keys, **self._names()})
             return result
 
     def preview(

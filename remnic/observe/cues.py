@@ -68,6 +68,15 @@ CONVERSATIONAL_RE = _rx(
 # Show-and-tell of the speaker's own things: "Here's a pic of my family camping", "Here are the bowls I made",
 # "Check out this piece I made!".
 SHOW_OWN_RE = _rx(r"^(here'?s|here is|here are|check out)\b(?=.*\b(my|our|i|we|mine|ours)\b)")
+# Showing a work artifact ("Here's a screenshot of our dashboard.", "Here are the logs from our CI run"):
+# what it shows is in the picture or the paste, not in the words, so "The user shares a screenshot …"
+# would say nothing lasting.
+SHOWN_WORK_RE = _rx(
+    r"^(here'?s|here is|here are|check out|attached is|see attached)\s+(?:(?:a|an|the|my|our|this|that|some)\s+)?"
+    r"(?:(?:quick|full|latest|new|recent|partial)\s+)?(?:screenshots?|screen ?(?:shots?|grabs?|caps?|recordings?)"
+    r"|captures?|logs?|outputs?|errors?|(?:stack ?)?traces?|tracebacks?|diffs?|patch(?:es)?|snippets?|dumps?"
+    r"|config(?:uration)?s?|links?|files?|gifs?|recordings?|videos?)\b"
+)
 # The listener, anywhere in the sentence.
 LISTENER_RE = _rx(r"\b(you|your|you'?re|you'?ve|you'd|you'?ll|yours|yourself)\b")
 SECOND_PERSON_RE = _rx(r"^(you|your|you'?re|you'?ve|you'd|you'?ll|yours)\b")
@@ -87,6 +96,45 @@ SHORT_IDENTITY_RE = re.compile(
     rf"^(?i:i am|i'm|i’m) (?:(?i:a|an) [a-z][a-z-]+|(?i:{IDENTITY_TRAITS})"
     r"|[A-Z][a-z]+(?:ian|an|ese|ish|i|ch|ic))[.!]?$"
 )
+# A named person's lasting trait, said by someone else ("Ana doesn't eat pork.", "Priya never drinks coffee.",
+# "Ben is allergic to peanuts.", "Kofi is vegetarian."): no cue, no number, yet what a lunch order or an
+# offsite needs. Only these: "Ana doesn't know yet" or "Ben won't come" say what holds today, and so do
+# "won't" (a refusal), "yet", a time and a particular thing ("Ana won't eat the leftovers", "Ana can't
+# drive us to the airport on Friday"). The name must be a person's (``plan_observations`` knows whose):
+# "Waymo doesn't drive in snow" is a product's.
+_TRAIT_VERBS = r"eat|drink|smoke|drive|fly|swim|cook|ride|eat meat|drink alcohol|do alcohol"
+_ONE_OFF = (
+    r"yet|today|tonight|tomorrow|yesterday|now|right now|at the moment|anymore|this|that|these|those|next|again"
+    r"|for now|the|us|me|him|her|them|to|until|till|in the week|on \d|in (?:January|February|March|April|May|June"
+    r"|July|August|September|October|November|December)|for (?:a|the|two|three|\d)"
+)
+NAMED_TRAIT_RE = re.compile(
+    r"^(?!(?:The|Our|My|Your|This|That|These|Those|It|He|She|They|We|There|Here|What|Who|Any|Some|Every|No|Yes"
+    r"|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b)(?P<name>[A-Z][a-z]+)(?: [A-Z][a-z]+)?\s+"
+    rf"(?:(?:doesn't|doesn’t|does not|never|no longer|can't|can’t|cannot)\s+(?:{_TRAIT_VERBS})s?\b"
+    rf"|(?:is|'s|’s)\s+(?:(?i:allergic to \w+|{IDENTITY_TRAITS})\b))"
+    rf"(?!.*\b(?i:{_ONE_OFF})\b)"
+)
+# A name said as a person's: "my colleague Ana", "Ana and I", "Ana said", "Ben told me" — whose trait
+# "Ana doesn't eat pork" may be (with the speakers' own names).
+_PERSON_NOUNS = (
+    r"wife|husband|partner|spouse|girlfriend|boyfriend|fianc[ée]e?|brother|sister|mother|father|mom|mum|dad|son"
+    r"|daughter|friend|colleague|coworker|co-worker|teammate|boss|manager|lead|roommate|neighbou?r|cousin|aunt"
+    r"|uncle|grandma|grandpa|grandmother|grandfather|kid|child|baby|niece|nephew|doctor|dentist|intern|guest"
+)
+PERSON_NAMED_RE = re.compile(
+    rf"\b(?i:my|our|his|her|their)\s+(?i:{_PERSON_NOUNS})s?,?\s+(?P<a>[A-Z][a-z]+)"
+    r"|\b(?P<b>[A-Z][a-z]+)\s+and\s+(?:I|me)\b|\b(?:I|me)\s+and\s+(?P<c>[A-Z][a-z]+)"
+    r"|\b(?P<d>[A-Z][a-z]+)\s+(?:said|says|told|tells|thinks|asked|mentioned|texted|called)\b"
+    r"|\b(?P<e>[A-Z][a-z]+)(?:'s|’s)\s+(?i:wife|husband|partner|kids?|children|son|daughter|birthday|mom|dad|mother|father)\b"
+)
+
+
+def people_named(text: str) -> set[str]:
+    """Names ``text`` says are people's ("my colleague Ana", "Ben and I", "Kofi said")."""
+    return {n for m in PERSON_NAMED_RE.finditer(text) for n in m.groupdict().values() if n and n != "I"}
+
+
 # Who a person says they are when introducing themselves, taken only on strong evidence of a name: a
 # naming phrase ("My name is Jonas", "Call me Jonas", "This is Jonas from support" or "… speaking"), or
 # "I'm X from/at/with" a capitalised organisation ("Hi, I am Jonas from Acme Logistics"). A bare "I'm X"
@@ -188,6 +236,12 @@ DEBUG_STATUS_RE = _rx(
     r"|on (every|each|all|ci|main|master|staging|prod\w*|startup|boot|save|load|deploy|push|commit|my (machine|laptop))"
     r"|in (ci|prod\w*|staging|dev|the (logs?|console|terminal|browser|tests?)))\b|\W*$)"
 )
+# Putting off an answer ("Let me think about it.", "Let me check with my team first."): what the speaker will
+# say is not said yet. Read as a fact it becomes "Let Lee think about it.".
+PUTTING_OFF_RE = _rx(
+    r"^let me (?:think|check|see|look|ask|find out|double[- ]check|confirm|get back to you|sleep on|mull|consider"
+    r"|figure|have a (?:look|think)|take a look|dig|run it by|talk to|chat with|discuss)\b"
+)
 # A hypothetical is no fact: "If I were to use Postgres …", "Suppose I moved to Berlin", "Imagine we used
 # MongoDB instead", "What if …", "Let's say …".
 HYPOTHETICAL_RE = _rx(
@@ -216,6 +270,12 @@ TODAY_TASK_RE = _rx(
     r"\s+to\b"
     r"|(?:i|we)\s+(?:really\s+|still\s+|just\s+)*(?:need|have|'ve got|have got|must|gotta|got)\s+to\s+"
     rf"(?:{_ONE_OFF_VERBS})\b[^.]*\b(?:{_TODAY}|right now)\W*$)"
+)
+# Chat asides that say nothing wherever they stand ("we use ruff btw", "it broke lol"); "by the way" only
+# after a comma, before the end or another comma ("I hate YAML, by the way": not "… by the way of example").
+CHAT_ASIDE_RE = _rx(
+    r"(?:,\s*|\s+)\(?\b(?:btw|lol|lmao|rofl|haha+|fwiw|imo|imho|tbh)\b\)?(?=[\s,.!?;:]|$)"
+    r"|,\s*by the way\s*,(?=\s)|,\s*by the way\b(?=\s*(?:[.!?;:]|$))"
 )
 # A trailing ", so do X" clause is an instruction for now, not part of the fact.
 # So is a trailing ", so no pork at the offsite please": a request ending in "please".
@@ -295,7 +355,7 @@ CATEGORY_CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     (
         "correction",
         "correction marker",
-        _rx(r"^(actually|correction|scratch that|oops|sorry,? i meant|no,|wait,)\s*[,:]?\s*\w"),
+        _rx(r"^(actually|correction|scratch that|oops|sorry,? i meant|no,? wait\b|no,|wait,)\s*[,:]?\s*\w"),
     ),
     (
         "correction",
@@ -414,7 +474,17 @@ CATEGORY_CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
             r"\b(reports to|married to|works (with|for|under)|is (my|our) (\w+\s+)?(manager|boss|lead|mentor|owner|maintainer))\b"
         ),
     ),
-    ("relationship", "owns", _rx(r"^[A-Z]\w+( [A-Z]\w+)? (owns|maintains|leads|runs|manages)\b")),
+    # A name (capitalised: the pattern is otherwise case-blind; "Our CI" is no one) owning or running something
+    # ("Priya owns the billing service") — not a system that runs somewhere ("Our CI runs on Buildkite").
+    (
+        "relationship",
+        "owns",
+        _rx(
+            r"^(?-i:(?!(?:Our|My|The|Their|His|Her|Its|This|That|These|Those|Your|We|It|They|He|She|Any|Some|Every)\b)"
+            r"[A-Z]\w+(?: [A-Z]\w+)?) (owns|maintains|leads|runs|manages)\b"
+            r"(?!\s+(?:on|in|at|every|each|for|from|out|into|with|smoothly|fine|well|late|daily|weekly|nightly|hourly)\b)"
+        ),
+    ),
     (
         "entity",
         "named thing",
@@ -488,8 +558,11 @@ SUBJECTLESS_RE = _rx(
     r"|thinking about|thinking of|looking forward to|working on|went|started|finished|got|had|spent|visited|tried"
     r"|took|bought|joined|signed up|love|loved|adore|appreciate|enjoyed|learned|learnt|painted|ran|read|saw|met|made)\b"
 )
+_MONTH = r"(january|february|march|april|(?-i:May)|june|july|august|september|october|november|december)"
+# When: a date ("14 June", "June 14th", "1 June 2026"; "may" only capitalised or with a year: "I may 2 …" is
+# none), a day, a deadline word.
 TIME_RE = _rx(
-    r"\b(\d{1,2} (january|february|march|april|may|june|july|august|september|october|november|december) \d{4}"
+    rf"\b(\d{{1,2}}(st|nd|rd|th)?( of)? {_MONTH}( \d{{4}})?|\d{{1,2}} may \d{{4}}|{_MONTH} \d{{1,2}}(st|nd|rd|th)?(?!\d)"
     r"|tomorrow|today|tonight|next|monday|tuesday|wednesday|thursday|friday|saturday|sunday|by|before|until"
     r"|deadline|due|\d{4}-\d{2}-\d{2}|week|month|year|eod|eow|every \d+ \w+)\b"
 )

@@ -196,6 +196,8 @@ def resolve_relative_dates(text: str, timestamp: str | None) -> tuple[str, list[
 
     def replace(kind: str) -> object:
         def swap(match: re.Match[str]) -> str:
+            if _in_a_name(match.string, match.start() + len(match.group("prep") or ""), match.end()):
+                return match.group(0)
             resolved = _resolve(kind, match, base)
             if resolved is None:
                 return match.group(0)
@@ -213,6 +215,19 @@ def resolve_relative_dates(text: str, timestamp: str | None) -> tuple[str, list[
     for pattern, kind in _RULES:
         text = pattern.sub(replace(kind), text)  # type: ignore[call-overload]
     return text, found
+
+
+def _in_a_name(text: str, start: int, end: int) -> bool:
+    """Whether the words ``text[start:end]`` are capitalised mid-sentence beside another capitalised word:
+    part of a name ("Our band name is Maybe Tomorrow", "… is Tomorrow Never Dies"), not a date."""
+    if not text[start : start + 1].isupper():
+        return False
+    before = text[:start].rstrip()
+    if not before or before[-1] in ".!?:;\"'“‘([—–-":
+        return False  # "Tomorrow we fly." opens its sentence
+    prev = re.search(r"([^\W\d_][\w'’-]*)\W*$", before)
+    after = re.match(r"\s+([^\W\d_][\w'’-]*)", text[end:])
+    return any(w is not None and w.group(1)[:1].isupper() and w.group(1) != "I" for w in (prev, after))
 
 
 def names_a_date(text: str) -> bool:

@@ -12,14 +12,15 @@ it states a value ("the staging DB port is now 5433" → ``staging-db`` / ``port
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from collections.abc import Collection
+from dataclasses import dataclass
 
 from remnic.config import ObserveSettings
 
 from . import cues
 from .cues import words
 from .dates import names_a_date
-from .keys import split_value_statement, subject_of, value_key
+from .keys import split_value_statement, value_key
 from .normalize import standalone, strip_markers, without_vocative
 from .records import ExtractedFact, Turn
 from .secrets import redact_secrets
@@ -186,7 +187,10 @@ def drop_reason(sentence: str, role: str) -> str | None:
     if cues.EXCLAMATION_RE.match(sentence) and len(core.split()) < 6:
         return "exclamation"
     if (cues.CONVERSATIONAL_RE.match(sentence) or cues.CONVERSATIONAL_RE.match(core)) and not (
-        cues.SHOW_OWN_RE.match(core) and len(core.split()) >= 5 and not core.rstrip().endswith(":")
+        cues.SHOW_OWN_RE.match(core)
+        and len(core.split()) >= 5
+        and not core.rstrip().endswith(":")
+        and not (cues.SHOWN_WORK_RE.match(core) and not _states_more(core, role))
     ):
         return "thanks or show-and-tell"
     if cues.SMALL_TALK_RE.match(core) and len(core.split()) <= 8:
@@ -197,25 +201,63 @@ def drop_reason(sentence: str, role: str) -> str | None:
         return "assistant task chatter"
     if role == "assistant" and cues.ASSISTANT_REPORTED_RE.match(core):
         return "assistant reporting what a file, log or command says"  # a person who says it vouches for it
+    if cues.PUTTING_OFF_RE.match(core) and not _states_more(core, role):
+        return "putting off an answer"
     return None
 
 
+# Where a put-off or a show-and-tell opening ends and another clause begins: "Let me check with my team
+# first, but we always use pnpm.", "Here are the logs from the outage; our on-call rotation is weekly."
+_NEXT_CLAUSE_RE = re.compile(r"\s*(?:[,;:]|\s[—–-])\s*(?:(?:but|though|although|and|anyway)\s+)?|\s+but\s+", re.I)
+
+
+def _states_more(core: str, role: str) -> bool:
+    """Whether a clause after the sentence's opening says something of its own (a cue of its own, not
+    more of the same: "Let me check, I'll get back to you." is all putting off)."""
+    for found in _NEXT_CLAUSE_RE.finditer(core):
+        rest = core[found.end() :].strip()
+        if not rest or drop_reason(rest, role):
+            continue
+        kind = classify(rest, role, 3)
+        if isinstance(kind, tuple) and not _PUTTING_OFF_TAIL_RE.match(rest):
+            return True
+    return False
+
+
+# What only goes on putting off: "I'll get back to you", "will let you know", "then I'll decide".
+_PUTTING_OFF_TAIL_RE = re.compile(
+    r"^(?:(?:and\s+|then\s+)?(?:i'?ll|i\s+will|we'?ll|we\s+will|will)\s+(?:get\s+back|let\s+you\s+know|decide"
+    r"|circle\s+back|follow\s+up|come\s+back|report\s+back|confirm|update\s+you|ping\s+you|tell\s+you))\b",
+    re.I,
+)
+
+
 IDENTITY_CUE = "who the speaker is"
+TRAIT_CUE = "a named person's lasting trait"
 
 
 def classify(
-    sentence: str, role: str, min_words: int, *, answers: bool = False, listener_max_words: int = -1
+    sentence: str,
+    role: str,
+    min_words: int,
+    *,
+    answers: bool = False,
+    listener_max_words: int = -1,
+    people: Collection[str] = (),
 ) -> tuple[str, str] | str:
     """``(category, cue)`` for a kept sentence, or the reason it is not a fact. ``answers``: the
     sentence is the first statement of a person's reply to the other speaker's question, which states
     something whatever its words ("It's on Rua Augusta.", "Contemporary, mostly."); the assistant's
-    answers are not memories of the user."""
+    answers are not memories of the user. ``people``: names known to be people's (a lasting trait is
+    only a person's)."""
     core = strip_markers(sentence)
     words = len(core.split())
     found = _first_cue(sentence, core)
     if found is None:
         if role == "user" and cues.SHORT_IDENTITY_RE.match(core):
             found = ("fact", IDENTITY_CUE)
+        elif role == "user" and (trait := cues.NAMED_TRAIT_RE.match(core)) and trait.group("name") in people:
+            found = ("fact", TRAIT_CUE)
         elif words < min_words and not (answers and role == "user" and words >= 2):
             return "too short for a fact without a cue"
         elif words >= min_words and value_key(core, "the speaker")[0]:
@@ -346,7 +388,12 @@ def question_of(turn: Turn, settings: ObserveSettings) -> str | None:
 
 
 def extract_turn(
-    turn: Turn, settings: ObserveSettings, *, question: str | None = None, listener: str | None = None
+    turn: Turn,
+    settings: ObserveSettings,
+    *,
+    question: str | None = None,
+    listener: str | None = None,
+    people: Collection[str] = (),
 ) -> list[Candidate]:
     """Every fact candidate of one turn, in sentence order (none from interim assistant commentary).
 
@@ -382,6 +429,7 @@ def extract_turn(
             settings.min_sentence_words,
             answers=replies > 0 and declarative(sentence),
             listener_max_words=settings.listener_remark_max_words,
+            people=people,
         )
         replies -= 1
         asked, first = question if first else None, False
@@ -446,7 +494,38 @@ def _needs_question(sentence: str, cue: str, settings: ObserveSettings) -> bool:
     (``observe.replyQuestionMaxWords``)."""
     core = strip_markers(sentence)
     short = len(core.split()) <= settings.reply_question_max_words
-    return cue == "answer to a question" or short or leans_on_context(sentence) or not content_words(core)
+    return (
+        cue == "answer to a question"
+        or short
+        or leans_on_context(sentence)
+        or not content_words(core)
+        or (fragment(core) and cue not in _CORRECTION_CUES)  # "Oops, sorry 'bout the accident!" answers nothing
+    )
+
+
+# A subject or a verb: what a clause has and a bare answer ("Next Friday at 3pm.", "eu-west-1, always.") has
+# not. An "'s" may be a verb ("Guitar's mostly my thing"), so it counts as one.
+_CLAUSE_WORD_RE = re.compile(
+    r"\b(?:i|i'm|i've|i'd|i'll|we|we're|we've|you|you're|he|he's|she|she's|they|they're|it|it's|that's|there's"
+    r"|am|is|are|was|were|be|been|being|has|have|had|do|does|did|don't|doesn't|didn't|can|can't|could|will|won't"
+    r"|would|should|may|might|must|let's)\b|\b[a-z]+ed\b|\w'(?:s|re|m|ve|d|ll)\b",
+    re.I,
+)
+
+
+_FRAGMENT_MAX_WORDS = 5
+_CORRECTION_CUES = frozenset(cue for category, cue, _ in cues.CATEGORY_CUES if category == "correction")
+
+
+def fragment(core: str) -> bool:
+    """A few words with no subject and no verb ("Next Friday at 3pm.", "Two years ago.", "eu-west-1,
+    always."): said in reply, they say what they say only with the question ("When is the demo?")."""
+    return (
+        len(core.split()) <= _FRAGMENT_MAX_WORDS
+        and not _CLAUSE_WORD_RE.search(core)
+        and not cues.SUBJECTLESS_RE.match(core)  # "Appreciate the offer.": the speaker is its subject
+        and not cues.FACT_VERB_RE.search(core)
+    )
 
 
 def leans_on_context(sentence: str) -> bool:
@@ -465,67 +544,14 @@ def names_nothing(sentence: str) -> bool:
     core = strip_markers(sentence)
     if not cues.PRONOUN_SUBJECT_RE.match(core):
         return False
-    if _PRONOUN_VALUE_RE.match(core):  # "It is MySQL now": the name is the value, "it" the subject
+    if PRONOUN_VALUE_RE.match(core):  # "It is MySQL now": the name is the value, "it" the subject
         return True
     return not (_NAMED_RE.search(core[1:]) or cues.SPECIFIC_RE.search(_NUMBER_RE.sub("", core)))
 
 
 _NUMBER_RE = re.compile(r"\d[\d.,:]*")
 # "It is 5434 now", "It's 500 per minute", "That was Friday": a pronoun, a verb of being and the value.
-_PRONOUN_VALUE_RE = re.compile(r"^(?:it|that|this)(?P<be>'s|’s|\s+is|\s+was)\s+(?P<rest>\S.*)$", re.I)
-
-
-def resolve_pronoun(candidate: Candidate, antecedent: ExtractedFact | None) -> Candidate:
-    """A correction that says only "it is VALUE" ("Actually, it is 5434 now.") right after a turn
-    whose one keyed fact stated that thing's value ("The staging DB port is 5433."): "it" is that
-    thing, so the correction is its new value under the same key. Anything else stays as it is (the
-    judge defers a bare pronoun subject)."""
-    fact = candidate.fact
-    if antecedent is None or fact.category != "correction" or not names_nothing(candidate.sentence):
-        return candidate
-    subject = subject_of(antecedent.content)
-    match = _PRONOUN_VALUE_RE.match(strip_markers(fact.content))
-    if not subject or not match:
-        return candidate
-    verb = "was" if match.group("be").strip() == "was" else "is"
-    content = f"{subject[:1].upper()}{subject[1:]} {verb} {match.group('rest')}"
-    entity_ref, attributes = value_key(content, "")
-    if entity_ref != antecedent.entity_ref or set(attributes) != set(antecedent.structured_attributes):
-        return candidate
-    if not all(_fits(antecedent.structured_attributes[k], v) for k, v in attributes.items()):
-        return candidate  # "Actually, it was my idea to hire her": not a value of that thing at all
-    resolved = replace(
-        fact, content=content, entity_ref=entity_ref, structured_attributes=attributes, tags=tags_for(content)
-    )
-    return replace(candidate, fact=resolved, sentence=content)
-
-
-# Words a value never has: a verb phrase or a clause ("my idea to hire her"), not a name or a number.
-_CLAUSE_WORDS = words(
-    "to my your his her our their its me him them us that which who because if when and or not is are was were"
-    " be been have has had do does did will would can could should"
-)
-_UNIT_RE = re.compile(
-    r"^(?:ms|s|sec|secs|seconds?|mins?|minutes?|hours?|hrs?|days?|weeks?|months?|years?|[kmgt]i?b|bytes?|percent"
-    r"|%|requests?|per|a|an|x|times|v)$",
-    re.I,
-)
-
-
-def _fits(old: str, new: str) -> bool:
-    """Whether ``new`` is the same kind of value as ``old``: a number, version, duration or port for a
-    numeric one (with no words but the old one's and units: "5434", "600 seconds", "Python 3.13"); a
-    short name for a name. "a Postgres 16 instance" is no port."""
-    said = new.split()
-    if not said or len(said) > 3 or any(w.lower().strip(".,") in _CLAUSE_WORDS for w in said):
-        return False
-    if re.search(r"\d", old):
-        known = {w.lower() for w in old.split()}
-        other = [w for w in said if not re.search(r"\d", w) and w.lower() not in known and not _UNIT_RE.match(w)]
-        return bool(re.search(r"\d", new)) and not other and not re.match(r"(?:a|an|the)\b", new, re.I)
-    if re.match(r"(?:a|an|the)\s", new, re.I) and not re.match(r"(?:a|an|the)\s", old, re.I):
-        return False
-    return not old[:1].isupper() or all(w[:1].isupper() for w in said)
+PRONOUN_VALUE_RE = re.compile(r"^(?:it|that|this)(?P<be>'s|’s|\s+is|\s+was)\s+(?P<rest>\S.*)$", re.I)
 
 
 def tags_for(content: str, *, exclude: tuple[str, ...] = ()) -> tuple[str, ...]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from remnic.errors import FieldProblem, ValidationError
+from remnic.memfile.validate import clean_text
 
 from .dates import message_time as _timestamp
 from .injected import strip_injected
@@ -79,7 +80,12 @@ class Reader:
         raise ValidationError(problem.describe(), problems=[problem])
 
     def add(self, role: str, texts: Iterable[str], index: int, **extra: Any) -> None:
-        text = "\n\n".join(t for t in texts if t)
+        # Every format's turns pass here: control characters and terminal escapes never reach the
+        # buffer, the archive or a memory file (a NUL makes the file malformed, git calls it binary).
+        text = clean_text("\n\n".join(t for t in texts if t))
+        for key in ("speaker", "turn_id"):
+            if isinstance(extra.get(key), str):
+                extra[key] = cleaned if (cleaned := clean_text(extra[key])).strip() else None
         if text.strip():
             self.turns.append(Turn(role=role, text=text, index=index, **extra))
 

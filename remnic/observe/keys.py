@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from .cues import words
+from .cues import CHAT_ASIDE_RE, words
 from .records import key_part
 
 _NP_SHORT = r"[A-Za-z][\w./-]*(?:\s+[A-Za-z][\w./-]*){0,3}?"
@@ -141,6 +141,14 @@ _INVERTED_ROLE_RE = re.compile(
     r"(?P<np>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,3}?)(?:\s+(?:now|again|since\b[^,;]*|as of\b[^,;]*))?\s*[.!]?$"
 )
 _SOLE_ROLES = words("owner lead manager maintainer contact boss admin director")
+# "Kofi replaced Priya Shah as our account owner", "Kofi took over as our account owner": the role's new
+# holder, as "Our account owner is Kofi" says it (done, so not "takes over" nor "will replace").
+_TOOK_OVER_AS_RE = re.compile(
+    r"^(?P<value>[A-Z][\w-]*(?:\s[A-Z][\w-]*)?)\s+(?:(?:has|have|just|officially|recently)\s+)*"
+    r"(?:replaced\s+(?:[A-Z][\w-]*(?:\s[A-Z][\w-]*)?|him|her|them)|took\s+over|taken\s+over|stepped\s+in)\s+as\s+"
+    r"(?P<det>(?i:the|our|my))\s+(?:new\s+)?(?P<np>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,3}?)"
+    r"(?:\s+(?:now|since\b[^,;]*|as of\b[^,;]*|last\s+\w+|this\s+\w+|in\s+[A-Z]\w+))?\s*[.!]?$"
+)
 _NOT_A_NAME = words("today tomorrow yesterday tonight now here there everyone nobody someone")
 _UPGRADES = frozenset({"upgraded", "downgraded", "migrated"})
 # A hedge before what is stated ("Ana thinks the staging DB port is 5434", "Maybe the deadline is May 2"):
@@ -151,7 +159,18 @@ _HEDGE_LEAD_RE = re.compile(
     r"|(?:maybe|perhaps|possibly|probably|apparently)\s*,?\s+)",
     re.I,
 )
-_HEDGE_IN_VALUE_RE = re.compile(r"^(?:probably|maybe|perhaps|possibly|likely)\s+", re.I)
+# A hedge said inside the value with no comma ("… is probably 5433", "… is 5433 maybe", "… is 5433 I think",
+# "… is Friday or so"): not part of it. Lower case only (a hedge word as said in passing), so a name holding
+# one stays whole ("Maybe Tomorrow", "Definitely Maybe", "What I Think"); a value that is only a hedge ("the
+# port is maybe") is none.
+_HEDGES = (
+    r"maybe|probably|perhaps|possibly|[Ii] (?:think|guess|believe|suppose|reckon)|[Ii]'?m (?:not sure|guessing)"
+    r"|not (?:sure|certain)|iirc"
+)
+_HEDGE_IN_VALUE_RE = re.compile(
+    rf"^(?:probably|maybe|perhaps|possibly|likely)\s+|\s+(?:{_HEDGES}|or (?:so|something))\s*\??$"
+)
+_ONLY_HEDGE_RE = re.compile(rf"^(?:{_HEDGES})\s*\??$")
 # A hedge after what is stated, as a clause of its own after a comma ("… is 6543, maybe, not sure.", "… is
 # 6543, Bob guesses.", "…, if I remember right."): a closed list, each a whole clause, so no value is cut.
 _HEDGE_TAIL_RE = re.compile(
@@ -185,7 +204,7 @@ def change_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
     words_ = match.group("np").split()
     if any(w.lower() in ("and", "or", "because", "when", "if", "from") for w in words_):
         return None, {}
-    value = _VALUE_QUALIFIER_RE.split(match.group("value").strip().rstrip(".!"), maxsplit=1)[0].strip()
+    value = _value_of(match.group("value"))
     said = value.split(None, 1)
     owner_ = match.groupdict().get("owner")
     prefix = [owner_] if owner_ else []
@@ -201,7 +220,7 @@ def change_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
     else:
         return None, {}
     concrete = bool(re.search(r"[\d@/:_]|[A-Z]", value)) or key_part(attribute.split()[-1]) in KNOWN_ATTRIBUTES
-    if not concrete or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
+    if not value or not concrete or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
         return None, {}
     return key_part(entity), {key_part(attribute): value}
 
@@ -213,14 +232,13 @@ def statement_key(content: str) -> tuple[str | None, Mapping[str, str]]:
     nothing (it is queued)."""
     text = _HEDGE_TAIL_RE.sub(".", _HEDGE_LEAD_RE.sub("", content.strip(), count=1), count=1)
     text = _HEDGED_VERB_RE.sub(" is ", text, count=1)
-    entity, attributes = value_key(text[:1].upper() + text[1:], "")
-    return entity, {k: _HEDGE_IN_VALUE_RE.sub("", v) for k, v in attributes.items()}
+    return value_key(text[:1].upper() + text[1:], "")  # a hedge inside the value: see _value_of
 
 
 def value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
     """``(entityRef, {attribute: value})`` when the sentence (or one of its clauses) states a concrete
     value of something."""
-    sentence = _TIME_LEAD_RE.sub("", sentence.strip(), count=1)
+    sentence = _TIME_LEAD_RE.sub("", CHAT_ASIDE_RE.sub("", sentence.strip()), count=1)  # "… is 5433 btw"
     sentence = _REPORTED_LEAD_RE.sub("", sentence, count=1)
     if _FUTURE_RE.search(sentence) or _LIMITING_RE.search(sentence):
         return None, {}
@@ -298,7 +316,7 @@ def _any_key(clause: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
 
 
 def _inverted_role_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
-    match = _INVERTED_ROLE_RE.match(sentence.strip())
+    match = _INVERTED_ROLE_RE.match(sentence.strip()) or _TOOK_OVER_AS_RE.match(sentence.strip())
     if not match or match.group("np").split()[-1].lower() not in _SOLE_ROLES:
         return None, {}
     name = match.group("value")
@@ -312,10 +330,24 @@ def _attribute_value_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
     if not match or key_part(match.group("attr")) not in KNOWN_ATTRIBUTES:
         return None, {}
     words_ = match.group("np").split()
-    value = _VALUE_QUALIFIER_RE.split(match.group("value").strip().rstrip(".!"), maxsplit=1)[0].strip()
+    value = _value_of(match.group("value"))
     if words_[0].lower() in _NOT_SUBJECT or not value or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
         return None, {}
     return key_part(" ".join(words_)), {key_part(match.group("attr")): value}
+
+
+# An aside closing the value with no comma before it ("… is Ewa by the way", "… is 5433 btw").
+_TRAILING_ASIDE_RE = re.compile(r"\s+(?:by\s+the\s+way|btw)\s*$", re.I)
+
+
+def _value_of(said: str) -> str:
+    """The value as said, without why or since when (``_VALUE_QUALIFIER_RE``) and without a hedge said
+    inside it (``_HEDGE_IN_VALUE_RE``); empty when it is only a hedge."""
+    value = _VALUE_QUALIFIER_RE.split(said.strip().rstrip(".!"), maxsplit=1)[0].strip()
+    value = _TRAILING_ASIDE_RE.sub("", value)  # "Our team lead is Ewa by the way": the lead is "Ewa"
+    while (bare := _HEDGE_IN_VALUE_RE.sub("", value, count=1).strip()) != value:
+        value = bare
+    return "" if _ONLY_HEDGE_RE.match(value) else value
 
 
 def subject_of(content: str) -> str | None:
@@ -339,9 +371,9 @@ def _clause_value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[
         return None, {}
     owned = _OWNED_BY_RE.match(match.group("value").strip().rstrip(".!"))
     if owned and not match.group("owner"):
-        owner = _VALUE_QUALIFIER_RE.split(owned.group("value"), maxsplit=1)[0].strip()
-        if re.search(r"[A-Z\d]", owner) and len(owner.split()) <= 4 and owner.split()[0].lower() not in _NOT_SUBJECT:
-            return key_part(" ".join(words)), {"owner": owner}
+        by = _value_of(owned.group("value"))
+        if re.search(r"[A-Z\d]", by) and len(by.split()) <= 4 and by.split()[0].lower() not in _NOT_SUBJECT:
+            return key_part(" ".join(words)), {"owner": by}
         return None, {}
     split = len(words) - 2 if len(words) >= 2 and words[-2].lower() in _ATTRIBUTE_MODIFIERS else len(words) - 1
     attribute, entity_words = " ".join(words[split:]), words[:split]
@@ -354,8 +386,8 @@ def _clause_value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[
         entity = " ".join(([owner] if owner else []) + entity_words)
     else:
         return None, {}
-    value = _VALUE_QUALIFIER_RE.split(match.group("value").strip().rstrip(".!"), maxsplit=1)[0].strip()
+    value = _value_of(match.group("value"))
     concrete = bool(re.search(r"[\d@/:_]|[A-Z]", value)) or key_part(attribute.split()[-1]) in KNOWN_ATTRIBUTES
-    if not concrete or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
+    if not value or not concrete or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
         return None, {}
     return key_part(entity), {key_part(attribute): value}

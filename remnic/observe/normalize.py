@@ -14,7 +14,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from .cues import SUBJECTLESS_RE, TRAILING_REQUEST_RE, words
+from .cues import CHAT_ASIDE_RE, SUBJECTLESS_RE, TRAILING_REQUEST_RE, words
 from .dates import resolve_relative_dates
 
 _MARKER_RE = re.compile(
@@ -107,10 +107,6 @@ _I_MYSELF_RE = re.compile(r"\bI,?\s+myself,?(?=\s)")
 # Spans in quotation marks are someone's own words: their "I" is theirs, not the speaker's.
 # Code spans are identifiers, whatever words they hold ("`my-app`", "`we_sync`").
 _QUOTED_RE = re.compile(r'"[^"\n]*"|“[^”\n]*”|`[^`\n]*`')
-# Chat asides that say nothing wherever they stand ("we use ruff btw", "it broke lol").
-_ASIDE_WORD_RE = re.compile(
-    r"(?:,\s*|\s+)\(?\b(?:btw|lol|lmao|rofl|haha+|fwiw|imo|imho|tbh)\b\)?(?=[\s,.!?;:]|$)", re.I
-)
 _NAMED_FORMS = {
     "I'm": "{n} is",
     "I am": "{n} is",
@@ -123,6 +119,25 @@ _NAMED_FORMS = {
     "I do not": "{n} does not",
     "I haven't": "{n} hasn't",
     "I was": "{n} was",
+}
+# "My brother and I are …", "Ana and I have …": "I" is half of a plural subject, so the verb stays as said
+# ("Lee's brother and Lee are", not "… and Lee ares"). Only after a noun phrase opening the clause: in "I love
+# hiking and I go every week" the "I" after "and" is a subject of its own.
+_PLURAL_WITH_I_RE = re.compile(
+    r"(?:^|[,;:—–]\s*|\b(?i:that|because|when|while|so|but|since|after|before|if|then|think|thinks|believe|guess"
+    r"|know|hope|feel|said|say|says)\s+)"
+    r"(?:(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er|[Tt]heir|[Tt]he|(?!(?:It|That|There|He|She|What|Here|Who|This)'s)[A-Z][\w-]*'s)"
+    r"(?:\s+(?!(?:is|are|was|were|has|have|had|been|be|am|do|does|did|will|would|can|could)\b)[\w-]+){1,4}"
+    r"|(?!I\b)[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?)\s+and\s+$"
+)
+_PLURAL_FORMS = {  # not "I'm", "I am" nor "I was": after "and", those open a clause of their own
+    "I've": "{n} have",
+    "I have": "{n} have",
+    "I have to": "{n} have to",
+    "I don't": "{n} don't",
+    "I dont": "{n} don't",
+    "I do not": "{n} do not",
+    "I haven't": "{n} haven't",
 }
 _OWN_RE = re.compile(rf"{_IN_TOKEN_BEFORE}(?:mine|my|me){_NOT_IN_TOKEN}", re.I)
 _MYSELF_RE = re.compile(rf"{_IN_TOKEN_BEFORE}myself{_NOT_IN_TOKEN}", re.I)
@@ -220,15 +235,19 @@ def replace_first_person(sentence: str, name: str) -> str:
         if not said_by_speaker(match):
             return match.group(0)
         fixed = match.group("fixed")
+        before = match.string[: match.start()]
+        are = (match.group("verb") or "").lower() in ("are", "were") and bool(re.search(r"\band\s+$", before))
+        plural = are or bool(_PLURAL_WITH_I_RE.search(before))
         if fixed:
-            return _NAMED_FORMS[fixed].format(n=name)
+            return (_PLURAL_FORMS if plural and fixed in _PLURAL_FORMS else _NAMED_FORMS)[fixed].format(n=name)
         if match.group(0).startswith("I'd"):
             return f"{name} {'had' if match.group('had') else 'would'}{match.group('had') or ''}"
         verb = match.group("verb")
         if verb and len(verb) > 1 and verb.isupper():
             verb = verb.lower()  # "I just LOVE YAML": emphasis, not an acronym
-        if verb and _NEVER_VERB_RE.fullmatch(verb):
-            return f"{name}{match.group('adv')} {verb}"  # no verb after it ("… than I ever."): nothing agrees
+        if verb and (plural or _NEVER_VERB_RE.fullmatch(verb)):
+            # no verb after it ("… than I ever."), or one agreeing with "X and I": nothing to change
+            return f"{name}{match.group('adv')} {verb}"
         return f"{name}{match.group('adv')} {third_person(verb)}" if verb else name
 
     text = _I_FORM_RE.sub(person, text)
@@ -265,7 +284,7 @@ def _cased(replacement: str) -> Callable[[re.Match[str]], str]:
 
 def spell_out(sentence: str) -> str:
     """Chat spellings and "we"/"let's" contractions written out."""
-    text = _CHAT_RE.sub(lambda m: _CHAT_WORDS[m.group(1).lower()], _ASIDE_WORD_RE.sub("", sentence))
+    text = _CHAT_RE.sub(lambda m: _CHAT_WORDS[m.group(1).lower()], CHAT_ASIDE_RE.sub("", sentence))
     for pattern, replacement in _WE_RE:
         text = pattern.sub(_cased(replacement), text)
     return text
@@ -326,6 +345,17 @@ _SHOW_RE = re.compile(r"^(?:here'?s|here is|here are|check out)\s+", re.I)
 _INTENSIFIER_RE = re.compile(r"\b(?:really|totally|truly|literally|seriously|very)\s+(?=[a-z])(?!much\b)", re.I)
 # Fillers that carry no fact wherever they stand ("it's definitely changed them", "super busy").
 _FILLER_RE = re.compile(r"\b(?:definitely|absolutely|honestly|basically|(?-i:super))\s+(?=[a-z])", re.I)
+
+
+def _unless_in_a_name(match: re.Match[str]) -> str:
+    """ "" for a filler, but a capitalised one mid-sentence before a capitalised word is part of a name
+    ("My favourite album is Definitely Maybe")."""
+    said, rest = match.group(0), match.string[match.end() :]
+    if said[:1].isupper() and rest[:1].isupper() and match.string[: match.start()].strip():
+        return said
+    return ""
+
+
 # "so" and "pretty" as degree words after a verb of being ("it was so special", "is pretty exciting"),
 # not "so much", "so far", "so that" or "a pretty dress".
 _BE_SO_RE = re.compile(
@@ -382,7 +412,7 @@ def standalone(
     text = TRAILING_REQUEST_RE.sub("", strip_markers(without_vocative(sentence, listener))) or sentence
     text = _PLEASE_RE.sub("", text) or text
     text = _INTENSIFIER_RE.sub("", text)
-    text = _FILLER_RE.sub("", text)
+    text = _FILLER_RE.sub(_unless_in_a_name, text)
     text = _BE_SO_RE.sub(r"\1 ", text)
     text = _SHOW_RE.sub(f"{speaker} shares ", text, count=1)  # "Here's my X" → "Ana shares my X"
     text = supply_subject(spell_out(text), speaker)

@@ -21,12 +21,13 @@ from remnic.config import ObserveSettings
 from remnic.memfile.model import IMPORTANCE_LEVELS, format_time, now_iso, parse_time
 
 from .alike import contradicts, differs_concretely, replaceable
-from .cues import CATEGORY_CUES
-from .extract import IDENTITY_CUE, MAX_TAGS, Candidate, extract_turn, question_of, resolve_pronoun, speaker_name
+from .cues import CATEGORY_CUES, people_named
+from .extract import IDENTITY_CUE, MAX_TAGS, TRAIT_CUE, Candidate, extract_turn, question_of, speaker_name
 from .importance import score_importance
 from .judge import AMBIGUOUS_REFERENT, judge_candidate
 from .normalize import name_the_group
 from .records import ExtractedFact, Importance, JudgeVerdict, MemoryObservation, Turn
+from .referents import resolve_correction
 
 Embed = Callable[[Sequence[str]], Any]
 LEVEL_RANK = {name: rank for rank, (_floor, name) in enumerate(reversed(IMPORTANCE_LEVELS))}
@@ -107,8 +108,17 @@ def plan_observations(
     floor_rank = LEVEL_RANK[settings.min_importance_level]
     planned: list[_Planned] = []
     previous: Turn | None = None
-    antecedent: ExtractedFact | None = None  # the previous turn's one keyed fact
+    # What a bare "it" in a turn may stand for: the last turn's one keyed fact — the speaker's own, or
+    # another speaker's when that turn stated one. A turn of the other speaker that only acknowledges
+    # ("Got it — I'll use 5432 for staging.", "Noted.") leaves it as it was: in an agent's transcript the
+    # assistant answers between the user's fact and its correction. One that asks something or states
+    # another value ends it: the "it" that follows answers that ("How many replicas?" — "It is 3.").
+    antecedent: ExtractedFact | None = None
     speakers: dict[str, str] = {}  # a speaker's name → the last other speaker before them (their listener)
+    holder: Turn | None = None  # the turn that set ``antecedent``
+    # Whose trait "Ana doesn't eat pork" can be: the speakers, and names said as people's in the flush.
+    people = {speaker_name(t, settings) for t in turns} | {n for t in turns for n in people_named(t.text)}
+    stated: list[tuple[str, ExtractedFact]] = []  # the flush's keyed facts so far, by who said them
     for done, turn in enumerate(turns, 1):
         kept = []
         asked = question_of(previous, settings) if previous is not None and _other_speaker(previous, turn) else None
@@ -117,18 +127,21 @@ def plan_observations(
         listener = speakers.get(turn.speaker) if turn.speaker else None
         asking = previous.source_id if asked and previous is not None else None
         previous = turn if not turn.interim else previous
-        said = extract_turn(turn, settings, question=asked, listener=listener)
+        said = extract_turn(turn, settings, question=asked, listener=listener, people=people)
+        name = speaker_name(turn, settings)
+        own = holder is not None and not _other_speaker(holder, turn)
+        said = [resolve_correction(c, antecedent, stated, speaker=name, own=own, who=_who(turn)) for c in said]
         for candidate in said:
             if candidate.asked:
                 candidate = replace(candidate, asked_turn=asking)
-            candidate = resolve_pronoun(candidate, antecedent)
             item = _scored(candidate, settings)
             if LEVEL_RANK[item.importance.level] >= floor_rank:
                 kept.append(item)
         if not turn.interim:
-            # What a bare "it" in the next turn may stand for: this turn's one keyed fact, if one.
             keyed = [c.fact for c in said if c.fact.entity_ref]
-            antecedent = keyed[0] if len(keyed) == 1 else None
+            stated += [(_who(turn), fact) for fact in keyed]
+            if keyed or not _other_speaker(turn, holder or turn) or _moves_on(turn, settings, antecedent):
+                antecedent, holder = (keyed[0] if len(keyed) == 1 else None), turn
         joined = [_group_named(item, settings) for item in _join_turn(kept, settings)]
         planned += joined
         if prefetch is not None and joined:
@@ -160,6 +173,38 @@ def plan_observations(
     return observations
 
 
+# A value stated in passing ("the README says the timeout is 30 seconds", "it's 30 seconds"): what a
+# following "it" may name instead of the earlier fact.
+_STATES_VALUE_RE = re.compile(r"\b(?:is|are|was|were|be|been)\b|\b(?:it|that|this)(?:'s|’s)\s", re.I)
+
+
+_NUMBER_RE = re.compile(r"\d+(?:[.,:]\d+)*")
+# "sets the retry count to", "defaults to", "bumped the workers to", "switched it to": a value of its own.
+_SETS_VALUE_RE = re.compile(
+    r"\b(?:sets?|setting|default(?:s|ed)?|bump(?:s|ed)?|chang(?:e|es|ed)|switch(?:es|ed)?|mov(?:e|es|ed)"
+    r"|rais(?:e|es|ed)|lower(?:s|ed)?|increas(?:e|es|ed)|reduc(?:e|es|ed))\b[^.!?\n]{0,60}?\bto\b",
+    re.I,
+)
+
+
+def _moves_on(turn: Turn, settings: ObserveSettings, antecedent: ExtractedFact | None = None) -> bool:
+    """Whether the other speaker's turn asks a question or states a value of its own: after it a bare
+    "it" no longer names the fact said before. Naming a number the fact did not say counts ("I bumped
+    the workers to 12"); echoing the fact's own ("Got it, I'll use 5432") does not."""
+    if (
+        question_of(turn, settings) is not None
+        or _STATES_VALUE_RE.search(turn.text)
+        or _SETS_VALUE_RE.search(turn.text)
+    ):
+        return True
+    known = set(_NUMBER_RE.findall(antecedent.content)) if antecedent is not None else set()
+    return any(n not in known for n in _NUMBER_RE.findall(turn.text))
+
+
+def _who(turn: Turn) -> str:
+    return turn.speaker or turn.role
+
+
 def _other_speaker(a: Turn, b: Turn) -> bool:
     """Whether two turns are said by different people (by speaker name, else by role)."""
     if a.speaker and b.speaker:
@@ -169,9 +214,10 @@ def _other_speaker(a: Turn, b: Turn) -> bool:
 
 def _scored(candidate: Candidate, settings: ObserveSettings) -> _Planned:
     fact = candidate.fact
-    stated = (
-        fact.category in _SHORT_IS_NOT_TRIVIAL and candidate.cue in _CATEGORY_CUES
-    ) or candidate.cue == IDENTITY_CUE
+    stated = (fact.category in _SHORT_IS_NOT_TRIVIAL and candidate.cue in _CATEGORY_CUES) or candidate.cue in (
+        IDENTITY_CUE,
+        TRAIT_CUE,
+    )
     # "In October." answering "When is the baby due?": the question it carries says what it is about,
     # so a short answer is not trivial (a filler question is not carried, nor made a fact of).
     stated = stated or (candidate.cue == "answer to a question" and bool(candidate.asked))

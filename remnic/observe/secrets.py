@@ -1,14 +1,15 @@
 """Secrets in what was said: never kept as a memory, never journaled or archived as they were said.
 
-The patterns are the store's own (:data:`remnic.memfile.validate.SECRET_PATTERNS`, precise ones only):
-a turn that pastes an API key is taken with the key replaced by :data:`REDACTED`, and a sentence that
-held one is rejected by the judge with :data:`SECRET_REASON` — a credential is no fact to recall, and
+The scanner is the store's own (:mod:`remnic.memfile.secrets`): a turn that pastes an API key or says a
+password ("the staging DB password is …", ``postgres://admin:…@db``) is taken with the secret
+replaced by :data:`REDACTED` — for a credential said in words only its value —, and a sentence that
+held one is rejected by the judge with :data:`SECRET_REASON`: a credential is no fact to recall, and
 a memory file (and its name, made from its words) would put it into git history for good.
 """
 
 from __future__ import annotations
 
-from remnic.memfile.validate import SECRET_PATTERNS, find_secrets
+from remnic.memfile.secrets import find_secrets, redact
 
 REDACTED = "[REDACTED]"  # one word: no rule takes it for an aside and drops it
 SECRET_REASON = "Holds a secret: never stored (store.scanSecrets)"
@@ -16,10 +17,7 @@ SECRET_REASON = "Holds a secret: never stored (store.scanSecrets)"
 
 def redact_secrets(text: str) -> str:
     """The text with every secret the store's scanner knows replaced by :data:`REDACTED`."""
-    for _name, pattern in SECRET_PATTERNS:
-        if pattern.search(text):
-            text = pattern.sub(REDACTED, text)
-    return text
+    return redact(text, REDACTED)
 
 
 def holds_secret(text: str) -> bool:

@@ -128,7 +128,13 @@ def prose_blocks(text: str) -> list[tuple[str, bool]]:
             continue
         noise = [is_noise_line(line) or bool(_INDENTED_RE.match(line)) for line in lines]
         if sum(noise) * 2 >= len(lines) and len(lines) > 1:
-            continue  # a pasted trace, log or code paragraph: all of it
+            # A pasted trace, log or code paragraph goes whole, but for the prose typed after it ("…WARN
+            # cache miss ratio 0.9\nOur cache hit target is 95 percent."): the person's own words.
+            last = max(i for i, is_noise in enumerate(noise) if is_noise)
+            lines = lines[last + 1 :]
+            if not lines or not all(_prose_like(line) for line in lines):
+                continue
+            noise = [False] * len(lines)
         for line, is_noise in zip(lines, noise):
             if is_noise or _HEADING_RE.match(line):
                 continue
@@ -144,6 +150,18 @@ def prose_blocks(text: str) -> list[tuple[str, bool]]:
                 items.append(item)
             previous = line
     return list(zip(kept, items, strict=True))
+
+
+_PLAIN_WORD_RE = re.compile(r"^[\"'(]?[A-Za-z][A-Za-z'-]*[\"'),.!?;:]*$")
+
+
+def _prose_like(line: str) -> bool:
+    """A line of words as people type them: three or more, at least three in four plain words, starting
+    with a letter, not indented (a log message after its timestamp has words too, but is a noise line)."""
+    said = line.split()
+    if _INDENTED_RE.match(line) or len(said) < 3 or not line.lstrip()[:1].isalpha():
+        return False
+    return sum(bool(_PLAIN_WORD_RE.match(word)) for word in said) * 4 >= len(said) * 3
 
 
 # A line is wrapped text when it is indented under the line before, starts with a word that cannot

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from remnic.errors import FieldProblem, ValidationError
+from remnic.memfile.validate import clean_text
 
 from .dates import message_time as _timestamp
 from .injected import strip_injected
@@ -245,20 +246,51 @@ def plain_role(speaker: str) -> str | None:
     return "assistant" if name in ASSISTANT_SPEAKERS else "user"
 
 
+# A time written before the speaker without brackets: "09:15 ", "9:05 PM ", "2026-05-01 10:33 ",
+# "2026-05-01T10:33:00Z ".
+_CLOCK = r"(?P<time>\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(?:\s?(?P<half>[AaPp])\.?[Mm]\.?(?!\w))?"
+_BARE_TIME_RE = re.compile(
+    rf"^(?:(?P<date>\d{{4}}-\d{{2}}-\d{{2}})[ T])?{_CLOCK}(?P<zone>Z|[+-]\d{{2}}:?\d{{2}})?\s+(?=\S)"
+)
+_CLOCK_RE = re.compile(rf"\s*{_CLOCK}\s*")  # "[09:20] Dev: …": a bracketed clock time (IRC, Slack)
+
+
+def _bare_time(m: re.Match[str]) -> str | None:
+    """The turn's time from a time prefix: with its date only (a clock time alone names no day)."""
+    hour, _, rest = m.group("time").partition(":")
+    hours = int(hour) % 12 + (12 if (m.group("half") or "a").lower() == "p" else 0) if m.group("half") else int(hour)
+    if not m.group("date") or hours > 23:
+        return None
+    return _timestamp(f"{m.group('date')}T{hours:02d}:{rest}{m.group('zone') or ''}")
+
+
 def _parse_plain(text: str, reader: Reader) -> None:
     for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
+        line = clean_text(raw).strip()  # a speaker "\x1b[31mBot" is the assistant
         if not line or line.startswith("#"):
             continue
-        timestamp = None
+        timestamp, timed = None, False
         if line.startswith("["):
             stamp, sep, rest = line[1:].partition("]")
-            timestamp = _timestamp(stamp)
-            if not sep or timestamp is None:
+            timestamp, timed = _timestamp(stamp), True
+            if not sep or (timestamp is None and not _CLOCK_RE.fullmatch(stamp)):
                 reader.fail(number, f"[{stamp[:40]}] is not a time (ISO 8601, epoch seconds or a date like 8 May 2023)")
                 continue
             line = rest.strip()
+        elif bare := _BARE_TIME_RE.match(line):
+            # "09:15 Ana: …", "2026-05-01 10:33 Ben: …" (IRC logs, chat exports): a time before the speaker,
+            # not the speaker. With its date it is the turn's time; a clock time alone names no day.
+            timestamp, timed = _bare_time(bare), True
+            line = line[bare.end() :]
         speaker, sep, said = line.partition(":")
+        clock = re.fullmatch(r"\s*\d{1,2}", speaker) and re.match(r"\d{2}\b", said)
+        if sep and not re.search(r"[^\W\d_]", speaker) and (timed or clock or not speaker.strip().isdigit()):
+            # "12:30: …" is a time, not speaker "12"; a name of digits alone ("007") only without a time before it
+            reader.fail(
+                number,
+                f"{speaker.strip()[:40]!r} is not a speaker name (a time goes first: [2026-05-01T09:15:00Z] Ana: text)",
+            )
+            continue
         # "https://…: text" is a link, not a speaker called "https".
         if not sep or not speaker.strip() or len(speaker) > 60 or not said.strip() or said.startswith("//"):
             reader.fail(number, f"{line[:60]!r} has no `Speaker:` prefix")
@@ -398,7 +430,16 @@ def turns_from_messages(messages: Any, *, field: str = "messages") -> list[Turn]
 
 
 def _kept(msg: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: msg[k] for k in ("name", "sourceFormat", "parts") if msg.get(k) is not None}
+    return {k: _cleaned(msg[k]) for k in ("name", "sourceFormat", "parts") if msg.get(k) is not None}
+
+
+def _cleaned(value: Any) -> Any:
+    """A kept field's strings as the turn's own text is cleaned (the archive keeps them)."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, Mapping):
+        return {k: _cleaned(v) for k, v in value.items()}
+    return [_cleaned(v) for v in value] if isinstance(value, list) else value
 
 
 MESSAGE_KEYS = ("role", "content", "speaker", "turnId", "timestamp", "name", "sourceFormat", "parts")

@@ -10,7 +10,6 @@ again after each flush until it says no.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -73,21 +72,26 @@ def decide_flush(
 
 
 def time_boundary(pending: Sequence[BufferedTurn], max_minutes: float) -> FlushDecision:
-    """Flush the turns before the first one said ``max_minutes`` or more after the oldest pending one."""
+    """Flush the turns before the first one said ``max_minutes`` or more after the oldest pending one.
+
+    Once a pending turn has a timestamp of its own, the turns without one take no part: their receive
+    time (now) against a transcript's times would cut the session at each of them (a one-turn flush);
+    they go with the timed turns around them."""
     if max_minutes <= 0:
         return KEEP_BUFFERING
-    start = pending[0].time
-    if start is None:
+    own = any(b.turn.timestamp for b in pending)
+    timed = [(i, t) for i, b in enumerate(pending) if (t := b.said_at if own else b.time) is not None]
+    if not timed:
         return KEEP_BUFFERING
-    for before, turn in itertools.pairwise(pending):
-        when = turn.time
-        if when is not None and when - start >= max_minutes * 60:
+    first, start = timed[0]
+    for i, when in timed[1:]:
+        if when - start >= max_minutes * 60:
             minutes = (when - start) / 60
             return FlushDecision(
                 True,
                 "time-elapsed",
-                upto_seq=before.seq,
-                detail=f"turn {turn.seq} came {minutes:.0f} min after turn {pending[0].seq} (bufferMaxMinutes {max_minutes:g})",
+                upto_seq=pending[i - 1].seq,
+                detail=f"turn {pending[i].seq} came {minutes:.0f} min after turn {pending[first].seq} (bufferMaxMinutes {max_minutes:g})",
             )
     return KEEP_BUFFERING
 

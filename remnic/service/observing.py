@@ -75,13 +75,29 @@ class ObserveResult:
     """Where the new turns were archived (``state/transcripts/…``); None when no turn was new."""
     first_turn_index: int | None = None
     """The archive's number for the first new turn (turns are numbered per session)."""
+    reworded: tuple[str, ...] = ()
+    """Ids of turns taken although the session had seen the id with other words (see :meth:`warnings`)."""
+    reread: tuple[str, ...] = ()
+    """Host ids read again with other words: the turns the session has, counted among the duplicates."""
+
+    def warnings(self) -> list[str]:
+        """What the caller should know of the turns: ids reused with other words."""
+        return [
+            f"turn id {i!r} was seen before in this session with other words: taken as a new turn "
+            "(a retry repeats a turn's id and its words)"
+            for i in self.reworded
+        ] + [
+            f"turn id {i!r} was read before with other words: kept as first read (the id names one turn "
+            "of the transcript, a host's or a line's; remnic may read its text differently now)"
+            for i in self.reread
+        ]
 
     @property
     def observations(self) -> list[MemoryObservation]:
         return list(self.planned) + [o for f in self.flushes for o in f.observations]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "sessionKey": self.session_key,
             "namespace": self.namespace,
             "dryRun": self.dry_run,
@@ -94,6 +110,9 @@ class ObserveResult:
             "archivePath": self.archive_path,
             "firstTurnIndex": self.first_turn_index,
         }
+        if self.reworded or self.reread:
+            out["warnings"] = [{"field": "turnId", "message": w} for w in self.warnings()]
+        return out
 
 
 def observe(
@@ -364,6 +383,8 @@ def observe_turns(
         tuple(flushes),
         archive_path=placed.get("archivePath"),
         first_turn_index=placed.get("firstTurnIndex"),
+        reworded=added.reworded,
+        reread=added.reread,
     )
 
 
@@ -427,6 +448,8 @@ def _preview(
         dry_run=True,
         planned=tuple(o for f in flushes for o in f.observations),
         would_flush=flushes,
+        reworded=taken.reworded,
+        reread=taken.reread,
     )
 
 

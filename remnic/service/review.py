@@ -9,13 +9,16 @@ result says so), and it supersedes a value said before it."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import RemnicError, UsageError, ValidationError
 from remnic.memfile.model import MemoryRecord, now_iso, parse_file, parse_time
 from remnic.memfile.validate import check_bytes
+from remnic.observe.ledger import VERDICT_LEDGER
 from remnic.observe.records import key_part
 
 from . import arguments as _check
@@ -56,6 +59,40 @@ def queue_page(
         key=newest_first,
     )
     return waiting[offset : offset + limit], len(waiting)
+
+
+_PRIMITIVE_ID = re.compile(r'"resultingPrimitiveId":\s*"([^"]+)"')
+
+
+def queue_reasons(mem: Memory, records: Sequence[MemoryRecord]) -> dict[str, str]:
+    """Why each memory waits for review, by id: a person flagged it (with their reason code), or the
+    observer's judge queued it — its reason in the verdict ledger (``state/``, so on the machine that
+    observed it), or a confidence below ``observe.reviewBelowConfidence``. A memory queued otherwise
+    (a status set by hand) has none."""
+    out = {
+        r.id: "flagged by a person" + (f" ({code})" if (code := _reason(r)) else "")
+        for r in records
+        if r.status == "quarantined" and r.frontmatter.get("reviewedAt")
+    }
+    wanted = {r.id for r in records if r.status == "pending_review"}
+    try:
+        lines = (mem.root / VERDICT_LEDGER).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return out
+    for line in lines:  # the first verdict that names a memory made it; later ones reinforced it
+        found = _PRIMITIVE_ID.search(line)
+        if found is None or found.group(1) not in wanted or found.group(1) in out:
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        confidence, floor = event.get("confidence"), mem.settings.observe.review_below_confidence
+        if event.get("verdictKind") == "defer" and event.get("reason"):
+            out[found.group(1)] = str(event["reason"])
+        elif isinstance(confidence, (int, float)) and confidence < floor:
+            out[found.group(1)] = f"confidence {confidence:g} below observe.reviewBelowConfidence {floor:g}"
+    return out
 
 
 def check_reviewable(record: MemoryRecord, status: str) -> None:
@@ -113,7 +150,8 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
             "another status is set by an update)",
             options=DISPOSITIONS,
         )
-    reason_code = _check.one_line(reason_code, "reasonCode")  # the request's name; the CLI's is --reason
+    # The request's name: a Python caller is told reason_code (arguments.guard), the CLI --reason.
+    reason_code = _check.one_line(reason_code, "reasonCode")
     changes: dict[str, Any] = {"status": status, "reviewedAt": now_iso()}
     record = mem.get(memory_id)
     was = _committed_status(mem, record)  # a status set by hand and not committed yet is no decision yet
@@ -180,13 +218,18 @@ def _also_changed(mem: Memory, result: _writes.WriteResult) -> tuple[AlsoChanged
     return tuple(out)
 
 
+NO_KEY_NOTE = "nothing superseded: no value key in its text (`remnic update {id} --supersedes OTHER` replaces a memory)"
+"""An approval's note when the memory states no value remnic keys, so it can replace none by itself."""
+
+
 def approval_changes(
     record: MemoryRecord, memories: list[MemoryRecord], *, rekey: bool = False
 ) -> tuple[dict[str, Any], str | None]:
     """What approving ``record`` changes besides its status, when it states a value of something: its
     key, and either ``supersedes`` (the latest value said before it) or — a value of the key was said
-    after it — status superseded by the latest such value, with a note saying so. ``rekey``: the key the
-    file has was given to the hedged text, so the statement's own key (when it has one) replaces it."""
+    after it — status superseded by the latest such value, with a note saying so; with no key, a note
+    that it supersedes nothing (:data:`NO_KEY_NOTE`). ``rekey``: the key the file has was given to the
+    hedged text, so the statement's own key (when it has one) replaces it."""
     entity, attributes = record.frontmatter.get("entityRef"), record.frontmatter.get("structuredAttributes")
     changes: dict[str, Any] = {}
     keyed = bool(entity) and isinstance(attributes, Mapping) and bool(attributes)
@@ -198,7 +241,8 @@ def approval_changes(
             entity, attributes = said, said_attributes
             changes = {"entityRef": said, "structuredAttributes": dict(sorted(said_attributes.items()))}
         elif not keyed:
-            return {}, None
+            # Said so: the reviewer may expect it to replace a value it states in other words.
+            return {}, NO_KEY_NOTE.format(id=record.id)
     assert isinstance(attributes, Mapping)
     others = [
         o

@@ -1,0 +1,224 @@
+"""The secret scanner (``store.scanSecrets``): what no memory may hold, for store, import, the file checks
+and what observe hears. One scanner, so a credential observe redacts is one the store refuses.
+
+Two kinds of secret: a token of a known shape (an AWS access key id, a GitHub token …), which is
+a secret wherever it stands, and a credential said in words — the password of ``user:pass@host``
+in a URL, the value after "password is" / "password:", an AWS secret access key in the sentence of
+its key id or after "secret access key is" — where only the value is one (:func:`secret_spans`
+gives that part, which is what redaction replaces). A false positive on a write blocks it and makes a
+hand-written file malformed, so writes and files are held to the precise rules: a token's shape, a URL's
+``user:pass@``, an AWS secret key beside its id. "password is X" (``words``) is a guess at what people
+say, applied only to what observe hears, where a miss costs a sentence and never a file. A value said in words counts only when it
+looks like one: quoted, or a token of six characters or more with a digit, a symbol or a capital
+inside it that ends its clause and is no description ("The password is SHA-256 hashed", "… is
+2FA-protected" hold none); never a placeholder (``$DB_PASS``, ``<password>``, ``****``), path, link or
+password manager's name — "the password policy requires 12 characters", "the password is in
+1Password" and "the password is required" hold none (a plain word unquoted — "the password is
+sunshine" — is not told from prose, a known limit). A refusal names the kind and a redacted excerpt
+(:func:`describe_secret`), never the value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+_TRAILING = ".,;:!?)]}"  # the sentence's, not the value's
+
+
+def _said_value(m: re.Match[str]) -> bool:
+    """Whether a bare value said after "password is" / "password:" is one: a credential-shaped token
+    that ends its clause. "The password is SHA-256 hashed" or "… is 2FA-protected" describe it."""
+    value = m.group("secret").rstrip(_TRAILING)
+    if not 6 <= len(value) <= 128 or value[0] in "$%{<[(*•#~/." or _NOT_A_VALUE.match(value):
+        return False
+    if _DESCRIBED.search(value):
+        return False
+    if not _CLAUSE_END.match(m.string, end := m.start("secret") + len(value)):
+        # Mid-clause, only a strong one (Tr0ub4dor&3xyz, P@ssw0rd1) not described by the next word.
+        strong = re.search(r"\d", value) and re.search(r"[^\w-]|[a-z].*[A-Z]|[A-Z].*[a-z]", value)
+        if not strong or _PARTICIPLE.match(m.string, end):
+            return False
+    return bool(re.search(r"\d|[^\w'-]|[a-z][A-Z]", value))  # "well-known" is a word
+
+
+def _quoted_value(m: re.Match[str]) -> bool:
+    """A quoted value after "password is" is one, unless a placeholder ("'<your password>'", "'$DB_PASS'")."""
+    value = m.group("secret")
+    return len(value.strip()) >= 4 and value[0] not in "$%{<[(*•" and not _NOT_A_VALUE.match(value)
+
+
+# A hyphenated description, not a value: SHA256-hashed, OAuth2-based, x86-only, ISO27001-compliant.
+_DESCRIBED = re.compile(
+    r"-[a-z]*(?:ed|en|ing|only|based|compliant|safe|proof|ready|free|friendly|specific|wide|like|aware|bound"
+    r"|agnostic|native|sensitive|style|length|long|level|side)$"
+)
+_PARTICIPLE = re.compile(
+    r"\s+(?:(?i:is|are|now|also|always|then|fully|securely)\s+)?(?i:\w+(?:ed|en)|only|compliant|based|safe|proof"
+    r"|ready|encoded|format|style|algorithm|hash|hashing|encryption|cipher|standard|protocol)\b"
+)
+# What may follow a value: the end of the text or of the sentence, punctuation, a quote, a dash, or a
+# word that starts another clause — never a participle ("… is SHA-256 hashed").
+_CLAUSE_END = re.compile(
+    r"[.,;:!?)\]}\"'`”’]*(?:\s*$|\s*[.,;:!?()\[\]\"'`“”‘’—–]|\s+-\s"
+    r"|\s+(?i:and|but|or|so|then|for|from|until|since|now|today|before|yet|which|though|although|btw)\b)"
+)
+
+
+def _url_password(m: re.Match[str]) -> bool:
+    """The password of ``user:pass@host``: any but a placeholder or the user's name again (the
+    ``postgres:postgres`` or ``guest:guest`` of a local default)."""
+    value = m.group("secret")
+    if value.isdigit() and "." in m["user"]:
+        return False  # host:port, then an "@" further on (a link's ?user=ana@example.com)
+    return len(value) >= 4 and value[0] not in "$%{<[(*•" and not _NOT_A_VALUE.match(value) and value != m["user"]
+
+
+_NOT_A_VALUE = re.compile(
+    r"(?i:https?://|1password|lastpass|bitwarden|keepass|dashlane|keychain|icloud|vault\b|\d+-?(?:char|digit|letter|symbol))"
+    r"|[A-Z]+(?:_[A-Z]+)+$"  # YOUR_PASSWORD, DB_PASS: a name for the value, not the value
+    r"|[A-Za-z_][\w.]*[\[({]"  # os.environ[…], getenv(…): code that reads it
+    r"|(?i:password|passw(?:or)?d|pass|pwd|secret|x{3,}|\.{3}|…)$"  # an example's stand-in
+)
+
+
+def _aws_secret(m: re.Match[str]) -> bool:
+    """A 40-character AWS secret access key: mixed case and a digit or symbol (a git SHA is not)."""
+    value = m.group("secret")
+    return bool(re.search(r"[a-z]", value) and re.search(r"[A-Z]", value) and re.search(r"[\d/+]", value))
+
+
+@dataclass(frozen=True)
+class SecretKind:
+    """One rule of the scanner: a ``pattern`` whose ``secret`` group (else the whole match) is the secret,
+    when ``accept`` (if any) takes the match; ``needs``: lowercase words one of which the text must contain."""
+
+    name: str
+    pattern: re.Pattern[str]
+    accept: Callable[[re.Match[str]], bool] | None = None
+    needs: tuple[str, ...] = ()
+    strip: str = _TRAILING  # dropped from the end of the span: the sentence's punctuation, not the secret's
+    words: bool = False  # a guess from the words around it ("password is …"): observe only, never a write's refusal
+
+
+_AWS_ID = r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
+_AWS_SECRET = r"(?<![A-Za-z0-9/+])(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+_PASSWORD_WORD = r"(?i:\b(?:pass(?:word|wd|phrase|code)|pwd)s?\b)"
+# the wifi password at the office is …, the admin password at https://admin.example.com is …
+_OF_WHAT = r"(?:\s+(?i:for|to|of|at|on)\s+(?:[^\n.,;:!?=\"'`]{0,40}?\b[a-z][\w+.-]*://\S+?|[^\n.,;:!?=\"'`]{1,40}?))?"
+_SAID_AS = (
+    r"(?:\s*[:=]\s*|\s+(?i:is|was|will be)(?:\s*:\s*|\s+)(?:(?i:now|still|currently|actually|set to|changed to)\s+)?)"
+)
+
+SECRET_KINDS: tuple[SecretKind, ...] = (
+    SecretKind(
+        "private key",
+        re.compile(r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY( BLOCK)?-----"),
+    ),
+    SecretKind("AWS access key id", re.compile(_AWS_ID)),
+    SecretKind(
+        "GitHub token", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}\b")
+    ),
+    SecretKind("OpenAI/Anthropic API key", re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}\b")),
+    SecretKind("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
+    SecretKind("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    SecretKind("Stripe secret key", re.compile(r"\b(?:sk|rk)_live_[0-9a-zA-Z]{20,}\b")),
+    SecretKind("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b")),
+    # Said in words: only the value is the secret.
+    SecretKind(
+        "password in a URL",
+        re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^\s/:@]+):(?P<secret>[^\s/@]+)@[\w\[]"),
+        _url_password,
+        ("://",),
+        "",
+    ),
+    SecretKind(
+        "password",
+        re.compile(_PASSWORD_WORD + _OF_WHAT + _SAID_AS + r"(?P<secret>[^\s\"'`“”‘’]+)"),
+        _said_value,
+        ("pass", "pwd"),
+        ".,;:)]}",  # the whole token: the "!" of "P@ssw0rd!" is the password's
+        words=True,
+    ),
+    SecretKind(
+        "password",
+        re.compile(_PASSWORD_WORD + _OF_WHAT + _SAID_AS + r"[\"'`“‘](?P<secret>[^\n\"`“”‘’]{1,128}?)[\"'`”’](?!\w)"),
+        _quoted_value,
+        ("pass", "pwd"),
+        "",
+        words=True,
+    ),
+    # An AWS secret access key: after its key id in one sentence, before it, or named.
+    *(
+        SecretKind("AWS secret access key", re.compile(pattern), _aws_secret, ("akia", "asia", "secret"))
+        for pattern in (
+            rf"{_AWS_ID}[^.!?\n]{{0,200}}?{_AWS_SECRET}",
+            rf"{_AWS_SECRET}(?=[^.!?\n]{{0,200}}?{_AWS_ID})",
+            r"(?i:secret[ _-]?(?:access[ _-]?)?key)[\"']?\s*(?:[:=]|\s(?i:is|was)\s)\s*[\"']?" + _AWS_SECRET,
+        )
+    ),
+)
+
+
+def secret_spans(text: str, *, words: bool = True) -> list[tuple[str, int, int]]:
+    """Every secret in ``text``: (its kind's name, start, end) of the part that is the secret, in order;
+    without ``words``, the precise rules only (what a write is refused for)."""
+    lowered = text.lower()
+    found: list[tuple[str, int, int]] = []
+    for kind in SECRET_KINDS:
+        if kind.words and not words:
+            continue
+        if kind.needs and not any(word in lowered for word in kind.needs):
+            continue
+        for m in kind.pattern.finditer(text):
+            if kind.accept is not None and not kind.accept(m):
+                continue
+            start, end = m.span("secret") if "secret" in kind.pattern.groupindex else m.span()
+            while end > start + 1 and text[end - 1] in kind.strip:
+                end -= 1
+            found.append((kind.name, start, end))
+    return sorted(found, key=lambda f: (f[1], f[2]))
+
+
+def find_secrets(text: str, *, words: bool = True) -> list[str]:
+    """Names of the secret kinds that appear in ``text`` (``words``: as :func:`secret_spans`)."""
+    names = {name for name, _, _ in secret_spans(text, words=words)}
+    return list(dict.fromkeys(kind.name for kind in SECRET_KINDS if kind.name in names))
+
+
+SECRET_WAY_OUT = "remove the value, or set store.scanSecrets to false in your own config (~/.config/remnic/config.json)"
+_QUOTES = "\"'`“‘ "
+
+
+def describe_secret(text: str, *, words: bool = True) -> tuple[str, int] | None:
+    """What a refusal says of the first secret in ``text`` (its kind, the words that made it one, a short
+    excerpt with every secret redacted: never the value) and where it starts; None without one."""
+    spans = secret_spans(text, words=words)
+    if not spans:
+        return None
+    name, start, _ = spans[0]
+    said = re.search(_PASSWORD_WORD + _OF_WHAT + _SAID_AS + r"[\"'`“‘]?$", text[max(0, start - 80) : start])
+    if name == "password" and said:
+        what = f"a password after '{' '.join(said.group().split()).rstrip(_QUOTES)}'"
+    else:
+        what = f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
+    redacted = redact(text, "[REDACTED]", words=words)
+    at = len(redact(text[:start], "[REDACTED]", words=words))  # the first secret starts at the same place, redacted
+    before, after = redacted[max(0, at - 40) : at], redacted[at : at + 50]
+    if at > 40:  # whole words only
+        before = "…" + before.split(" ", 1)[-1]
+    if at + 50 < len(redacted):
+        after = after.rsplit(" ", 1)[0] + "…"
+    return f"{what}: “{' '.join(f'{before}{after}'.split())}”", start
+
+
+def redact(text: str, mark: str, *, words: bool = True) -> str:
+    """``text`` with each secret replaced by ``mark`` (overlapping ones as one)."""
+    out, at = [], 0
+    for _name, start, end in secret_spans(text, words=words):
+        if end <= at:
+            continue
+        out.append(text[at : max(at, start)] + mark)
+        at = end
+    return "".join(out) + text[at:]
