@@ -35,7 +35,7 @@ def test_a_bad_recall_argument_never_rebuilds_the_index(memory: Memory, caplog: 
     memory.recall("deploy")
     build = read_current(index_root(memory.settings.state_dir))
     assert field_of(lambda: memory.recall(BAD)) == "query"
-    assert field_of(lambda: memory.recall("deploy", as_of=1e300)) == "asOf"
+    assert field_of(lambda: memory.recall("deploy", as_of=1e300)) == "as_of"  # the keyword given (a request: asOf)
     assert read_current(index_root(memory.settings.state_dir)) == build
     assert "rebuilding" not in caplog.text
 

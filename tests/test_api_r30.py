@@ -139,7 +139,7 @@ def test_a_reason_code_with_a_newline_or_control_character_is_refused(memory: Me
     for reason in ("has spaces\nand newline", "tab\there", "bell\x07"):
         assert (
             refusal(lambda r=reason: memory.review_disposition(pending.id, "active", reason_code=r)).problems[0].field
-            == "reasonCode"
+            == "reason_code"  # the keyword the caller gave (HTTP and MCP: reasonCode)
         )
     assert memory.get(pending.id).status == "pending_review"
     done = memory.review_disposition(pending.id, "active", reason_code="confirmed by ops")

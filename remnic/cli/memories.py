@@ -8,6 +8,7 @@ from typing import Any
 from remnic.config import MARKER_FILE, load_settings
 from remnic.errors import RemnicError, UsageError, ValidationError
 from remnic.memfile.model import CATEGORIES, STATUSES, MemoryRecord, serialize
+from remnic.service.browse import unicode_twin
 from remnic.service.chains import Links
 from remnic.service.health import FAILED_INDEX, system_checks
 from remnic.service.memory import Memory
@@ -32,7 +33,7 @@ from ._common import (
     wants_json,
     warnings_of,
 )
-from .portable import cmd_import
+from .portable import IMPORT_EPILOG, cmd_import
 
 
 def register(sub: Any) -> None:
@@ -47,7 +48,9 @@ def register(sub: Any) -> None:
         "In a folder that already holds files, only the memory folders (facts/, decisions/,\n"
         "..., entities/, namespaces/*/...) are memories: notes elsewhere (a root notes.md)\n"
         "are listed as skipped and never given frontmatter or committed, unless --adopt\n"
-        "names them. `remnic sync run` (try --dry-run first) adopts what init found.\n\n"
+        "names them. `remnic sync run` (try --dry-run first) adopts what init found and\n"
+        "commits it as it is on disk: notes you have not committed yet (edited, staged or\n"
+        "untracked) are in that commit too.\n\n"
         "examples:\n  remnic init ~/memories\n  remnic init . --adopt 'notes/**'\n"
         "  remnic init ~/vault --adopt '**'      # every markdown note of a vault",
     )
@@ -122,27 +125,7 @@ def register(sub: Any) -> None:
         sub,
         "import",
         "import memories from a JSONL file (validated first, one commit)",
-        epilog="Each line is a JSON object with `content` plus any frontmatter keys, e.g.\n"
-        '  {"content": "Ana prefers tabs", "category": "preference", "tags": ["style"]}\n'
-        "Every line is validated before anything is written; a bad line is reported\n"
-        "with its line number and nothing is imported. A line from `remnic export`\n"
-        "(with `path` and `file`) restores that file exactly, and its other keys must\n"
-        "agree with `file`; without `file` and `id` the line is a new memory (its `path` is\n"
-        "ignored). A line export marked `malformed` is refused until its `file` is fixed.\n"
-        "Exact duplicates are skipped and named, by line and the memory they match (the\n"
-        "line's other keys are not merged into it): a line with `file` whose file is here,\n"
-        "byte for byte with its id (so an export imports again into its own repository and\n"
-        "restores only the files that are gone), and a line whose text a memory here already\n"
-        "holds (that very memory, an active one of its namespace, or one with the line's status and\n"
-        "category there: so running an import again adds nothing) or another line brings (an earlier\n"
-        "one, or a later active one when this line is not active). A file here with the line's\n"
-        "path or id and other text is refused.\n"
-        "A line with status superseded needs supersededBy naming a memory here or one this import\n"
-        "writes (or a line of the import naming it in supersedes), as `update --status superseded` does.\n"
-        "--dry-run reports how many lines would be imported and which would be skipped;\n"
-        "--json names them in `skipped` (line, reason: file, text or batch, and the id and\n"
-        "path of the memory matched, or sameAsLine).\n"
-        "A UTF-8 BOM at the start of the file is allowed; a key given twice in a line is refused.",
+        epilog=IMPORT_EPILOG,
     )
     p.add_argument("file", metavar="FILE.jsonl", help="the file, or - for standard input")
     p.add_argument("--namespace", "-n", help="namespace for lines that name none")
@@ -166,7 +149,8 @@ def register(sub: Any) -> None:
         "--status forgotten is `forget` (sets forgottenAt); --status archived sets archivedAt;\n"
         "--status active on a superseded memory drops its supersededBy, supersededAt and\n"
         "invalidAt and the successor's supersedes; --status superseded needs a successor\n"
-        "(`store --supersedes` or `update --supersedes`).\n\n"
+        "(`store --supersedes` or `update --supersedes`). --supersedes on a memory that already\n"
+        "replaces another adds OTHER: its supersedes lists both, and both stay replaced.\n\n"
         "examples:\n  remnic update mem_01a2… --status archived\n"
         "  remnic update mem_01a2… --tags ops,release --importance 0.9\n"
         "  remnic update mem_01a2… --supersedes mem_0199…",
@@ -231,6 +215,7 @@ def cmd_init(args: argparse.Namespace) -> int:
                 + ("it" if found["memoryFiles"] == 1 else "them")
                 + " (`--dry-run` lists what it would change)"
             )
+            lines.append("it commits each note as it is on disk: uncommitted, staged and untracked ones too")
         if found["skipped"]:
             lines.append(f"{plural(len(found['skipped']), 'file')} left alone (not memories):")
             lines += [f"  ~ {s['path']}: {s['reason']}" for s in found["skipped"][:20]]
@@ -303,7 +288,8 @@ def cmd_store(args: argparse.Namespace) -> int:
 def cmd_get(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     with memory_ref(memory, _required(args.id, "ID")) as target:
-        record = memory.find(target)
+        # A name typed in NFC finds the file a Mac named in NFD (and the reverse), when it is the only one.
+        record = memory.find((memory.names_path(target) and unicode_twin(memory.root, target)) or target)
     if args.raw and not wants_json(args):
         print(memory.file_text(record.path), end="")
         return 0
@@ -315,8 +301,17 @@ def cmd_get(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    import sys
+
+    from remnic.service.browse import listing
+
     memory = open_memory(args)
-    matches = memory.list(category=args.category, status=args.status, tag=args.tag, namespace=args.namespace)
+    filters = {"category": args.category, "status": args.status, "tag": args.tag, "namespace": args.namespace}
+    matches, malformed = listing(memory, **filters)
+    if malformed:  # on stderr, so the listing stays what scripts read; --json also has them under "malformed"
+        shown_bad = safe(", ".join(malformed[:5]) + (", …" if len(malformed) > 5 else ""))
+        bad = plural(len(malformed), "malformed file")
+        print(f"remnic: warning: {bad} left out ({shown_bad}): run `remnic doctor`", file=sys.stderr)
     total = len(matches)
     end = total if args.limit is None else min(total, args.offset + args.limit)
     records = matches[args.offset : end]
@@ -337,6 +332,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             "limit": args.limit,
             "nextOffset": end if end < total else None,
             "memories": [r.to_dict() for r in records],
+            "malformed": malformed,
         },
         lambda: (
             (table(rows, ["ID", "CATEGORY", "STATUS", "NAMESPACE", "PATH", "TEXT"]) + f"\n{shown}")
@@ -407,7 +403,9 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     with memory_ref(memory, args.id) as target:
         events = memory.timeline(target, working=True)  # and the file on disk when it differs
-    rows = [[e["label"], e["date"] or "-", e["operation"], e["status"], e["sha"][:8] or "-", e["path"]] for e in events]
+    rows = [
+        [e["label"], e["date"] or "-", e["operation"], e["status"], (e["sha"] or "-")[:8], e["path"]] for e in events
+    ]
     emit(
         args,
         {"id": args.id, "events": events},

@@ -16,11 +16,12 @@ from dataclasses import replace
 from typing import Any
 
 from remnic.config import Settings
-from remnic.errors import NotFoundError, RemnicError, UsageError
+from remnic.errors import NotFoundError, RemnicError, UsageError, ValidationError
 from remnic.memfile.model import MemoryRecord, now_iso
 from remnic.memfile.paths import namespace_for_path
 from remnic.memfile.schema import NAMESPACES_DIR
 from remnic.render.xray import dumps_json, render_xray, snapshot_envelope
+from remnic.service.arguments import request_names
 from remnic.service.memory import Memory
 from remnic.service.recall import context_text
 from remnic.version import __version__
@@ -102,6 +103,8 @@ class Api(AgentApi):
         try:
             reply = handler(principal, values)
         except (RemnicError, OSError) as exc:
+            if isinstance(exc, ValidationError):  # the service names a Python keyword (reason_code)
+                request_names(exc, (p.name for p in op.params))
             read_only = presence.read_only_error(self.memory.root, exc)
             if read_only is None or read_only is exc:
                 raise
@@ -218,6 +221,7 @@ class Api(AgentApi):
                 xray=True,
                 source=values["_source"],
                 project=project,
+                readable=lambda name: self.policy.can_read(principal, name),
                 **_filters(values),
             )
         hits = list(result) if result is not None else []
@@ -268,6 +272,9 @@ class Api(AgentApi):
             body["citations"] = self.memory.citations([h for h in hits if h.id in kept])
         if project is not None:
             body["codingContext"] = project.to_dict()
+        if result is not None and result.warnings:  # an empty namespace, a query of stopwords: as the CLI says
+            # Each warning opens with what it is about ("namespace 'x': …", "query: …").
+            body["warnings"] = [compat.warning(w.split(" ", 1)[0].rstrip(":"), w) for w in result.warnings]
         if result is not None and getattr(result, "audit_id", None):
             body["auditEntryId"] = result.audit_id
         if values["includeDebug"] and result is not None:
@@ -290,7 +297,8 @@ class Api(AgentApi):
         """A recall hit as the API's result object."""
         data = hit.to_dict()
         keep = ("id", "path", "namespace", "category", "status", "score", "rank", "content", "frontmatter", "space")
-        out = {k: data[k] for k in keep if k in data}
+        # trimmed/contentChars: a hit the budget cut to its best passages says so (absent: the whole memory).
+        out = {k: data[k] for k in (*keep, "trimmed", "contentChars") if k in data}
         # Always, not only with includeDebug: a client must be able to tell an unreviewed hit.
         out["safety"] = hit.safety
         out["safeToUse"] = hit.safety == "safe"
@@ -313,6 +321,8 @@ class Api(AgentApi):
         except NamespaceForbidden:
             # Another principal's namespace: nothing, not even whether it has memories.
             return Reply(200, {"snapshotFound": False}, text=dumps_json({"snapshotFound": False}))
+        if values.get("topK") == 0:  # as POST recall: 0 returns nothing without recalling, so no X-ray
+            return Reply(200, {"snapshotFound": False}, text=dumps_json({"snapshotFound": False}))
         # Nothing surface-specific goes in (no trace id): the snapshot must equal the CLI's, which
         # prints the same members flat (render_xray "json") where this route wraps them.
         snapshot = self.memory.recall_xray(
@@ -320,8 +330,10 @@ class Api(AgentApi):
             namespace=ns,
             session_key=values.get("sessionKey"),
             budget_chars=values.get("budget"),
+            top_k=values.get("topK"),
             source=values["_source"],
             project=self.project_for(principal, values),
+            readable=lambda name: self.policy.can_read(principal, name),
             **_filters(values),
         )
         return self._envelope(ns or self.policy.default, snapshot)

@@ -174,8 +174,8 @@ class AgentApi:
             try:
                 result = self.memory.promote(record.id, to_space=space, namespace=resolved, source=values["_source"])
             except ValidationError as exc:
-                # The service names its own parameters (to, namespace): name the fields the caller sent.
-                renamed = {"to": "targetSpace", "namespace": "targetNamespace"}
+                # The Python API names its keywords (to_space, namespace): name the fields the caller sent.
+                renamed = {"to_space": "targetSpace", "to": "targetSpace", "namespace": "targetNamespace"}
                 for problem in exc.problems:
                     problem.field = renamed.get(problem.field, problem.field)
                 message = exc.message

@@ -216,7 +216,9 @@ def guard(cls: type[T], exempt: Collection[str]) -> type[T]:
     """Wrap every public method of ``cls`` (its mixins' too) so that it refuses a closed handle,
     checks each argument annotated ``str`` (or ``str | None``) with :func:`text`, and refuses a
     string for an argument annotated as a list (``Sequence[str]``…), which would be read one
-    character at a time (``statuses="active"`` as the statuses a, c, t…).
+    character at a time (``statuses="active"`` as the statuses a, c, t…). A refusal from inside names
+    the method's own keyword (``reason_code``) where the service named the request's field
+    (``reasonCode``); the server names the request's fields again (:func:`request_names`).
 
     One check in one place rather than a line in every method. A closed Memory would otherwise
     reopen its index and restart its indexer thread lazily, and work queued then is abandoned at
@@ -276,8 +278,61 @@ def not_a_string(value: object, name: str) -> None:
         raise ValidationError.single(name, f"must be a list, got the string {shown} (for one value pass [{shown}])")
 
 
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _python_names(method: Callable[..., Any]) -> dict[str, str]:
+    """The field a refusal inside ``method`` may name as a request spells it (``reasonCode``), and the
+    method's keyword for it (``reason_code``); a ``memory_id`` is resolved by :meth:`Memory.memory_id`,
+    whose own parameter is ``id_or_path``."""
+    params = list(inspect.signature(method).parameters)[1:]
+    names = {_camel(p): p for p in params if "_" in p}
+    if "memory_id" in params and "id_or_path" not in params:
+        names["id_or_path"] = "memory_id"
+    for field, keyword in _SPELLED_OTHERWISE:
+        if keyword in params and field not in params:
+            names[field] = keyword
+    return names
+
+
+# Request fields spelled otherwise than the Python keyword, not just in case (the seed's routes name them).
+_SPELLED_OTHERWISE = (("date", "day"), ("to", "to_space"))
+
+
+def rename_fields(exc: ValidationError, names: Mapping[str, str]) -> ValidationError:
+    """``exc`` with each problem's field (or the head of ``field.key`` / ``field[i]``) renamed by ``names``,
+    and its message with it when the message is its one problem's: the caller's surface names what the
+    caller gave (a Python keyword, a request field). Changed in place, so the traceback stays."""
+    for problem in exc.problems:
+        head = re.split(r"[.\[]", problem.field, maxsplit=1)[0]
+        if head not in names:
+            continue
+        before = problem.describe()
+        problem.field = names[head] + problem.field[len(head) :]
+        if exc.message == before or exc.message.startswith(f"{head}: "):
+            message = problem.describe() if exc.message == before else names[head] + exc.message[len(head) :]
+            exc.message, exc.args = message, (message, *exc.args[1:])
+    return exc
+
+
+def request_names(exc: ValidationError, fields: Iterable[str]) -> ValidationError:
+    """``exc`` naming each of ``fields`` (a request's camelCase fields) where the service named the Python
+    keyword for it (``reason_code`` for ``reasonCode``): the reverse of what :func:`guard` does."""
+    fields = set(fields)
+    names = {python: field for field in fields if (python := _snake(field)) != field}
+    names.update((keyword, field) for field, keyword in _SPELLED_OTHERWISE if field in fields)
+    return rename_fields(exc, names)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m.group(1).lower(), name)
+
+
 def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
     checked = _checked_params(method)
+    python_names = _python_names(method)
 
     @functools.wraps(method)
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -294,6 +349,11 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
                 not_a_string(value, name)
             elif value is not None or not optional:
                 text(value, name)
-        return method(self, *args, **kwargs)
+        try:
+            return method(self, *args, **kwargs)
+        except ValidationError as exc:
+            # The service names a field as requests spell it (reasonCode); a Python caller gave a keyword.
+            rename_fields(exc, python_names)
+            raise
 
     return call

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from remnic.errors import ValidationError
 from remnic.memfile.model import CATEGORIES, STATUSES, MemoryRecord, parse_time
@@ -10,6 +14,9 @@ from remnic.memfile.validate import check_namespace
 from remnic.repo.files import MemoryStore
 
 from . import arguments as _check
+
+if TYPE_CHECKING:
+    from .memory import Memory
 
 REVIEW_STATUSES = ("pending_review", "quarantined")
 
@@ -48,6 +55,14 @@ class Filters:
         )
 
 
+def listing(memory: Memory, **filters: object) -> tuple[list[MemoryRecord], list[str]]:
+    """``remnic list``: the memories the filters admit, and the malformed files the scan left out (their
+    paths), from one scan; a malformed file is said, not silently missing from the list."""
+    admit = Filters.check(**filters).admit  # a misspelt filter is refused before anything is read
+    records, problems = memory.check_files()
+    return [r for r in records if admit(r)], sorted({p.path for p in problems if p.path})
+
+
 def newest_first(record: MemoryRecord) -> tuple[float, str]:
     return (-(parse_time(record.updated) or 0.0), record.path)
 
@@ -77,3 +92,26 @@ def search(
         matches.append(record)
     matches.sort(key=newest_first)
     return matches[offset : offset + limit], len(matches)
+
+
+def unicode_twin(root: Path, rel: str) -> str | None:
+    """The one file whose path is ``rel`` spelt in another Unicode form, when nothing is at ``rel`` itself:
+    a name typed precomposed (NFC, ``Café``) for a file a Mac named decomposed (NFD), or the reverse.
+    Linux compares names byte for byte, so the two never meet otherwise. None: no such file, or several."""
+    parts = rel.split("/")
+    if not rel or rel.startswith("/") or ".." in parts or os.path.lexists(root / rel):
+        return None
+    here, found = root, []
+    for part in parts:
+        if not os.path.lexists(here / part):
+            want = unicodedata.normalize("NFC", part)
+            try:
+                names = [n for n in os.listdir(here) if unicodedata.normalize("NFC", n) == want]
+            except OSError:
+                return None
+            if len(names) != 1:
+                return None
+            part = names[0]
+        found.append(part)
+        here = here / part
+    return "/".join(found)

@@ -11,7 +11,8 @@ each memory joins the oldest survivor it is *itself* such a pair with, never one
 linked to through a third, so every merged memory is a near-duplicate of its survivor. A
 supersession chain's current memory (or one others were merged into before) is never merged:
 it survives, taking in its own near-duplicates even when they are older, and one paired with
-another survivor is left active and reported (``kept``). Merging folds every other member into
+another survivor is left active and reported (``kept``, with the command that keeps one of the
+two: ``remnic update LATER --supersedes EARLIER``). Merging folds every other member into
 its survivor with :func:`.consolidate.merge_into` (the merged files stay, ``archived`` with
 ``mergedInto``; the survivor lists them in ``derived_from``), all groups in one commit.
 """
@@ -73,12 +74,20 @@ class KeptActive:
     similarity: float
     reason: str
 
+    @property
+    def hint(self) -> str:
+        """The command that keeps one of the two: the later one replaces the earlier, and the values each
+        replaced before stay replaced (a memory's ``supersedes`` may name several)."""
+        later, earlier = sorted((self.record, self.survivor), key=lambda r: (_age(r), r.id), reverse=True)
+        return f"remnic update {later.id} --supersedes {earlier.id}"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             **_one(self.record),
             "duplicateOf": self.survivor.id,
             "similarity": round(self.similarity, 4),
             "reason": self.reason,
+            "hint": self.hint,
         }
 
 

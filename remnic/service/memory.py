@@ -91,6 +91,8 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
     """A memory repository: ``Memory.open(path)`` or ``Memory.init(path)``."""
 
     def __init__(self, settings: Settings) -> None:
+        if not isinstance(settings, Settings):  # Memory("~/notes"): say how to open a directory
+            raise TypeError(f"Memory() takes Settings, not {type(settings).__name__}: use Memory.open(path)")
         self.settings = settings
         self.root = settings.memory_dir
         self.ledger = Ledger(

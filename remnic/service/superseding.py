@@ -331,6 +331,10 @@ def status_changes(record: MemoryRecord, changes: Mapping[str, Any]) -> tuple[di
         more = f" (and {len(slips) - 1} more problem(s))" if len(slips) > 1 else ""  # writes.summary's form
         raise ValidationError(slips[0].describe() + more, problems=slips)
     out = dict(changes)
+    named, said = changes.get("supersedes"), _ids(record.frontmatter.get("supersedes"))
+    if isinstance(named, str) and said and said != [named]:
+        # Another value replaced: those it replaced before still name it (supersededBy), so it keeps them.
+        out["supersedes"] = said if named in said else [*said, named]
     status = changes.get("status")
     if status is None or status == record.status:
         return out, None
