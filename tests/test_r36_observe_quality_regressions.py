@@ -6,35 +6,15 @@ is kept, "Waymo doesn't drive in snow yet" is no person's trait, and names are n
 from __future__ import annotations
 
 import pytest
+import test_r36_observe_quality_corrections as corrections
 
-from remnic.config import ObserveSettings
 from remnic.observe.extract import drop_reason
 from remnic.observe.keys import value_key
 from remnic.observe.normalize import standalone
-from remnic.observe.pipeline import plan_observations
-from remnic.observe.records import MemoryObservation, Turn
 from remnic.observe.referents import fits
 
-PORT = "Dana: The staging DB port is 5432."
-NOTED = "Bot: Noted."
-
-
-def _plan(*lines: str) -> list[MemoryObservation]:
-    turns = []
-    for i, line in enumerate(lines):
-        who, text = line.split(": ", 1)
-        role = "assistant" if who == "Bot" else "user"
-        turns.append(
-            Turn(
-                role,
-                text,
-                i,
-                turn_id=f"L{i}",
-                speaker=None if who == "Bot" else who,
-                timestamp=f"2026-03-04T09:{i:02d}:00Z",
-            )
-        )
-    return plan_observations(turns, session_key="s", settings=ObserveSettings())
+_plan = corrections._plan  # one transcript helper for both modules
+PORT, NOTED = corrections.PORT, corrections.NOTED
 
 
 def _keys(*lines: str) -> list[tuple[str | None, dict[str, str]]]:
