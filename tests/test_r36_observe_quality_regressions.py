@@ -100,6 +100,12 @@ def test_i_meant_corrects_only_the_speakers_own_value() -> None:
         "Let me sleep on it; our staging DB port is 5432 though.",
         "Here's a screenshot of our dashboard, it shows our p99 latency target of 200 ms.",
         "Here are the logs from the outage, our on-call rotation is weekly.",
+        # "the X is Y" after a dash, a comma or "but" (v8 M-1)
+        "Let me look into it — the on-call rotation is biweekly.",
+        "Let me look into it – the on-call rotation is biweekly.",
+        "Let me look into it, the on-call rotation is biweekly.",
+        "Let me think about it, but the on-call rotation is biweekly.",
+        "Here's a screenshot — the on-call rotation is biweekly.",
     ],
 )
 def test_a_statement_after_filler_in_the_same_sentence_is_kept(said: str) -> None:
@@ -152,6 +158,8 @@ def test_a_name_said_as_a_persons_has_traits() -> None:
 def test_by_the_way_without_a_comma_is_no_part_of_the_value() -> None:
     assert value_key("Our team lead is Ewa by the way.", "Dana") == ("team", {"lead": "Ewa"})
     assert value_key("The staging DB port is 5433 by the way.", "Dana") == ("staging-db", {"port": "5433"})
+    # a title's words, capitalised, are the value's (v8 L-1)
+    assert value_key("The book club pick is Stop by the Way.", "Dana") == ("book-club", {"pick": "Stop by the Way"})
 
 
 @pytest.mark.parametrize(

@@ -55,6 +55,35 @@ TABLE: list[tuple[str, str | None]] = [
     ("The password is SHA-256 in transit.", None),
     ("The password is Argon2id-hashed at rest.", None),
     ("The password is AES-256/GCM encrypted.", None),
+    # Set in a config line, JSON, Markdown, a sentence or a command (v8 M-2) …
+    ("Our staging DB_PASSWORD=hunter22 in the env file.", "Our staging DB_PASSWORD=[REDACTED] in the env file."),
+    ("MYSQL_ROOT_PASSWORD=S3cret!x", "MYSQL_ROOT_PASSWORD=[REDACTED]"),
+    ("PGPASSWORD=S3cret99 psql -h db", "PGPASSWORD=[REDACTED] psql -h db"),
+    ("PASSWORD: hunter22", "PASSWORD: [REDACTED]"),
+    ('{"password": "S3cr3t!x"}', '{"password": "[REDACTED]"}'),
+    ("**Password:** hunter22", "**Password:** [REDACTED]"),
+    (
+        "Dana changed the staging password to Tr0ub4dor&3 yesterday.",
+        "Dana changed the staging password to [REDACTED] yesterday.",
+    ),
+    ("I set the password to Tr0ub4dor&3.", "I set the password to [REDACTED]."),
+    ("curl -u admin:S3cret99 https://api.example.com", "curl -u admin:[REDACTED] https://api.example.com"),
+    ("mysql -u root -pS3cret99 app", "mysql -u root -p[REDACTED] app"),
+    ("mysql -u root -p S3cret99", "mysql -u root -p [REDACTED]"),
+    ("Our Redis URL is redis://:p4ssw0rd99@redis:6379/0.", "Our Redis URL is redis://:[REDACTED]@redis:6379/0."),
+    # … but not code that reads it, a placeholder, a scheme, a version or a plain "set … to expire".
+    ("password: process.env.DB_PASSWORD", None),
+    ("password=settings.DB_PASSWORD", None),
+    ('password = os.environ["X"]', None),
+    ("DB_PASSWORD=$DB_PASS", None),
+    ('"password": "<your password>"', None),
+    ("Remember to set the password to expire every 90 days.", None),
+    ("The password is AES-256.", None),
+    ("The password is Base64.", None),
+    ("The password is Windows10-compatible.", None),
+    ("Password: v1.2.3", None),
+    ("mysql -u root -p -h db", None),
+    ("curl -u $USER:$TOKEN https://api.example.com", None),
 ]
 TABLE[23] = (TABLE[23][0], "The admin password at https://admin.example.com is [REDACTED].")
 TABLE[29] = (TABLE[29][0], "The wifi password is [REDACTED] and the door code is on the fridge.")
@@ -63,6 +92,16 @@ TABLE[29] = (TABLE[29][0], "The wifi password is [REDACTED] and the door code is
 @pytest.mark.parametrize(("said", "kept"), TABLE)
 def test_a_password_is_a_value_that_ends_its_clause(said: str, kept: str | None) -> None:
     assert redact(said, "[REDACTED]") == (kept if kept is not None else said)
+
+
+def test_config_and_command_values_are_observe_only_but_an_empty_url_user_is_precise() -> None:
+    assert redact("Our staging DB_PASSWORD=hunter22.", "[REDACTED]", words=False) == "Our staging DB_PASSWORD=hunter22."
+    assert (
+        redact("curl -u admin:S3cret99 https://x.io", "[REDACTED]", words=False)
+        == "curl -u admin:S3cret99 https://x.io"
+    )
+    assert check_content("Our Redis URL is redis://:p4ssw0rd99@redis:6379/0.", StoreSettings())  # refused
+    assert not check_content("Our staging DB_PASSWORD=hunter22 in the env file.", StoreSettings())
 
 
 def test_the_refusal_names_the_kind_and_an_excerpt_never_the_value() -> None:

@@ -5,9 +5,11 @@ Two kinds of secret: a token of a known shape (an AWS access key id, a GitHub to
 a secret wherever it stands, and a credential said in words — the password of ``user:pass@host``
 in a URL, the value after "password is" / "password:", an AWS secret access key in the sentence of
 its key id or after "secret access key is" — where only the value is one (:func:`secret_spans`
-gives that part, which is what redaction replaces). A false positive on a write blocks it and makes a
+gives that part, which is what redaction replaces), and a value set in a config line, JSON, Markdown,
+"changed the password to X" or a ``curl -u`` / ``mysql -p`` command. A false positive on a write blocks it and makes a
 hand-written file malformed, so writes and files are held to the precise rules: a token's shape, a URL's
-``user:pass@``, an AWS secret key beside its id. "password is X" (``words``) is a guess at what people
+``user:pass@`` (``:pass@`` too), an AWS secret key beside its id. "password is X" and the config and
+command forms (``words``) are a guess at what people
 say, applied only to what observe hears, where a miss costs a sentence and never a file. A value said in words counts only when it
 looks like one: quoted, or a token of six characters or more with a digit, a symbol or a capital
 inside it that ends its clause and is no description ("The password is SHA-256 hashed", "… is
@@ -33,7 +35,7 @@ def _said_value(m: re.Match[str]) -> bool:
     value = m.group("secret").rstrip(_TRAILING)
     if not 6 <= len(value) <= 128 or value[0] in "$%{<[(*•#~/." or _NOT_A_VALUE.match(value):
         return False
-    if _DESCRIBED.search(value):
+    if _DESCRIBED.search(value) or _SCHEME_OR_VERSION.match(value):
         return False
     if not _CLAUSE_END.match(m.string, end := m.start("secret") + len(value)):
         # Mid-clause, only a strong one (Tr0ub4dor&3xyz, P@ssw0rd1) not described by the next word.
@@ -52,7 +54,12 @@ def _quoted_value(m: re.Match[str]) -> bool:
 # A hyphenated description, not a value: SHA256-hashed, OAuth2-based, x86-only, ISO27001-compliant.
 _DESCRIBED = re.compile(
     r"-[a-z]*(?:ed|en|ing|only|based|compliant|safe|proof|ready|free|friendly|specific|wide|like|aware|bound"
-    r"|agnostic|native|sensitive|style|length|long|level|side)$"
+    r"|agnostic|native|sensitive|style|length|long|level|side|compatible|capable)$"
+)
+# A cipher, hash or encoding, or a version, named as what the password is: AES-256, Base64, WPA2-PSK, v1.2.3.
+_SCHEME_OR_VERSION = re.compile(
+    r"(?i:(?:aes|sha|md|rsa|3?des|base|hex|utf|wpa|argon|bcrypt|scrypt|pbkdf|hmac|ecdsa|ed|tls|ssl|crc|blake)"
+    r"[-\d]*(?:id|i|d|psk|gcm|cbc)?)$|v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?$"
 )
 _PARTICIPLE = re.compile(
     r"\s+(?:(?i:is|are|now|also|always|then|fully|securely)\s+)?(?i:\w+(?:ed|en)|only|compliant|based|safe|proof"
@@ -79,8 +86,19 @@ _NOT_A_VALUE = re.compile(
     r"(?i:https?://|1password|lastpass|bitwarden|keepass|dashlane|keychain|icloud|vault\b|\d+-?(?:char|digit|letter|symbol))"
     r"|[A-Z]+(?:_[A-Z]+)+$"  # YOUR_PASSWORD, DB_PASS: a name for the value, not the value
     r"|[A-Za-z_][\w.]*[\[({]"  # os.environ[…], getenv(…): code that reads it
+    r"|(?:process|os|settings|config|env|self|this|secrets|cfg|ctx|app|opts|options)\.[\w.]+$"  # process.env.X
+    r"|[A-Za-z_]\w*(?:\.\w+)*\.[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$"  # settings.DB_PASSWORD
     r"|(?i:password|passw(?:or)?d|pass|pwd|secret|x{3,}|\.{3}|…)$"  # an example's stand-in
 )
+
+
+def _set_value(m: re.Match[str]) -> bool:
+    """A value set in a config line or a command (``DB_PASSWORD=hunter22``, ``"password": "…"``, ``-pS3cret``):
+    any but a placeholder, code that reads it, or the user's name again."""
+    value = m.group("secret").rstrip(_TRAILING)
+    if len(value) < 4 or value[0] in "$%{<[(*•#~/." or _NOT_A_VALUE.match(value):
+        return False
+    return "user" not in m.re.groupindex or value != m["user"]
 
 
 def _aws_secret(m: re.Match[str]) -> bool:
@@ -107,6 +125,7 @@ _AWS_SECRET = r"(?<![A-Za-z0-9/+])(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=]
 _PASSWORD_WORD = r"(?i:\b(?:pass(?:word|wd|phrase|code)|pwd)s?\b)"
 # the wifi password at the office is …, the admin password at https://admin.example.com is …
 _OF_WHAT = r"(?:\s+(?i:for|to|of|at|on)\s+(?:[^\n.,;:!?=\"'`]{0,40}?\b[a-z][\w+.-]*://\S+?|[^\n.,;:!?=\"'`]{1,40}?))?"
+_ENV_NAME = r"\b[A-Za-z][A-Za-z0-9]*_(?:[A-Za-z0-9]+_)*(?i:password|passwd|pass|pwd)\b|\b(?:PGPASSWORD|PASSWORD)\b"
 _SAID_AS = (
     r"(?:\s*[:=]\s*|\s+(?i:is|was|will be)(?:\s*:\s*|\s+)(?:(?i:now|still|currently|actually|set to|changed to)\s+)?)"
 )
@@ -128,7 +147,7 @@ SECRET_KINDS: tuple[SecretKind, ...] = (
     # Said in words: only the value is the secret.
     SecretKind(
         "password in a URL",
-        re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^\s/:@]+):(?P<secret>[^\s/@]+)@[\w\[]"),
+        re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^\s/:@]*):(?P<secret>[^\s/@]+)@[\w\[]"),
         _url_password,
         ("://",),
         "",
@@ -147,6 +166,58 @@ SECRET_KINDS: tuple[SecretKind, ...] = (
         _quoted_value,
         ("pass", "pwd"),
         "",
+        words=True,
+    ),
+    # Set in a config line, JSON, Markdown, a sentence or a command (guesses too: observe only).
+    SecretKind(
+        "password",
+        re.compile(r"(?:" + _ENV_NAME + r")\s*[:=]\s*[\"']?(?P<secret>[^\s\"'`]+)"),
+        _set_value,
+        ("pass", "pwd"),
+        words=True,
+    ),
+    SecretKind(
+        "password",
+        re.compile(r"[\"'](?i:[\w-]*pass(?:word|wd)?|pwd)[\"']\s*:\s*[\"'](?P<secret>[^\"'\n]{1,128})[\"']"),
+        _set_value,
+        ("pass", "pwd"),
+        "",
+        words=True,
+    ),
+    SecretKind(
+        "password",
+        re.compile(r"\*\*" + _PASSWORD_WORD + r"\s*:?\s*\*\*\s*:?\s*(?P<secret>[^\s\"'`“”‘’]+)"),
+        _said_value,
+        ("pass", "pwd"),
+        ".,;:)]}",
+        words=True,
+    ),
+    SecretKind(
+        "password",
+        re.compile(
+            r"(?i:\b(?:changed|change|set|setting|reset|updated|update|rotated)\s+(?:[\w'-]+\s+){0,3}?)"
+            + _PASSWORD_WORD
+            + r"\s+(?i:to|as)\s+(?P<secret>[^\s\"'`“”‘’]+)"
+        ),
+        _said_value,
+        ("pass", "pwd"),
+        ".,;:)]}",
+        words=True,
+    ),
+    SecretKind(
+        "password",
+        re.compile(r"\bcurl\b[^\n]*?\s(?:-u|--user)\s*[\"']?(?P<user>[^\s:\"']+):(?P<secret>[^\s\"']+)"),
+        _set_value,
+        ("curl",),
+        words=True,
+    ),
+    SecretKind(
+        "password",
+        re.compile(
+            r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s(?:-p\s*|--password=)(?P<secret>[^\s\"'-][^\s\"']*)"
+        ),
+        _set_value,
+        ("mysql", "mariadb"),
         words=True,
     ),
     # An AWS secret access key: after its key id in one sentence, before it, or named.

@@ -186,11 +186,16 @@ def drop_reason(sentence: str, role: str) -> str | None:
         return "greeting or acknowledgement"
     if cues.EXCLAMATION_RE.match(sentence) and len(core.split()) < 6:
         return "exclamation"
+    shown_work = cues.SHOWN_WORK_RE.match(core)
     if (cues.CONVERSATIONAL_RE.match(sentence) or cues.CONVERSATIONAL_RE.match(core)) and not (
-        cues.SHOW_OWN_RE.match(core)
-        and len(core.split()) >= 5
-        and not core.rstrip().endswith(":")
-        and not (cues.SHOWN_WORK_RE.match(core) and not _states_more(core, role))
+        # "Here's a screenshot — the on-call rotation is biweekly.": the statement is kept
+        (shown_work and _states_more(core, role))
+        or (
+            cues.SHOW_OWN_RE.match(core)
+            and len(core.split()) >= 5
+            and not core.rstrip().endswith(":")
+            and not shown_work
+        )
     ):
         return "thanks or show-and-tell"
     if cues.SMALL_TALK_RE.match(core) and len(core.split()) <= 8:
@@ -218,10 +223,20 @@ def _states_more(core: str, role: str) -> bool:
         rest = core[found.end() :].strip()
         if not rest or drop_reason(rest, role):
             continue
-        kind = classify(rest, role, 3)
-        if isinstance(kind, tuple) and not _PUTTING_OFF_TAIL_RE.match(rest):
+        if _PUTTING_OFF_TAIL_RE.match(rest):
+            continue
+        # "the on-call rotation is biweekly" has no cue alone, but said by whoever puts off it is theirs.
+        if isinstance(classify(rest, role, 3), tuple) or _PLAIN_STATEMENT_RE.match(rest):
             return True
     return False
+
+
+# "the X is Y" after a put-off or show-and-tell: a statement of what something is, not more putting off.
+_PLAIN_STATEMENT_RE = re.compile(
+    r"^(?:the|our|my|this|that|these|those|their|his|her|its)\s+(?:[\w'-]+\s+){0,4}?[\w'-]*[a-z][\w'-]*\s+"
+    r"(?:is|are|was|were|will\s+be|has\s+been|have\s+been)\s+(?!(?:it|that|this)\b)\w[\w'-]*",
+    re.I,
+)
 
 
 # What only goes on putting off: "I'll get back to you", "will let you know", "then I'll decide".
@@ -274,6 +289,8 @@ def classify(
             found = ("fact", "dated statement")  # "Something exciting happened last Friday."
         elif answers and role == "user":
             found = ("fact", "answer to a question")
+        elif (cues.SHOWN_WORK_RE.match(core) or cues.PUTTING_OFF_RE.match(core)) and _states_more(core, role):
+            found = ("fact", "statement after filler")  # "Here's a screenshot — the rotation is biweekly."
         else:
             return NO_CUE
     category = found[0]

@@ -336,8 +336,9 @@ def _attribute_value_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
     return key_part(" ".join(words_)), {key_part(match.group("attr")): value}
 
 
-# An aside closing the value with no comma before it ("… is Ewa by the way", "… is 5433 btw").
-_TRAILING_ASIDE_RE = re.compile(r"\s+(?:by\s+the\s+way|btw)\s*$", re.I)
+# An aside closing the value with no comma before it ("… is Ewa by the way", "… is 5433 btw"); only in
+# lowercase: "Stop by the Way" is a title.
+_TRAILING_ASIDE_RE = re.compile(r"\s+(?:by\s+the\s+way|btw|BTW)\s*$")
 
 
 def _value_of(said: str) -> str:
