@@ -163,3 +163,21 @@ def test_supersedes_naming_a_superseded_memory_is_named_by_its_line(
     assert f"s.jsonl:2: supersedes: {ids['old']}" in result.err and "already superseded" in result.err
     data = run_cli("import", source, "--json", "--memory-dir", str(root))
     assert json.loads(data.err)["details"][0]["line"] == 2
+
+
+def test_later_lines_pretty_printed_get_the_jq_hint(repo: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    root, _ = repo
+    path = tmp_path / "mixed.jsonl"
+    text = json.dumps({"content": "one line"}) + "\n" + json.dumps({"content": "pretty", "tags": ["x"]}, indent=2)
+    path.write_text(text + "\n", encoding="utf-8")
+    result = run_cli("import", str(path), "--dry-run", "--memory-dir", str(root))
+    assert result.code == 2, result
+    head = result.err.splitlines()[0]
+    assert "from line 2 on, JSON is spread over several lines (pretty-printed)" in head
+    # the output is never the input: `> mixed.jsonl` would empty the file before jq reads it
+    assert f"`jq -c . {path} > {tmp_path / 'mixed.lines.jsonl'}`" in head
+    assert "mixed.jsonl:2: invalid JSON" in result.err
+    # a file whose bad lines are not pretty-printed JSON gets no such hint
+    path.write_text(json.dumps({"content": "ok"}) + "\nnot json\n", encoding="utf-8")
+    result = run_cli("import", str(path), "--dry-run", "--memory-dir", str(root))
+    assert result.code == 2 and "pretty-printed" not in result.err, result

@@ -64,10 +64,20 @@ class ImportInput:
     problems: list[FieldProblem] = field(default_factory=list)
     bundle: BundleLines | None = None
     records: int = 0
+    pretty_line: int = 0
+    """The first line past line 1 that opens a JSON object or array it does not close (0: none)."""
 
     def refused(self, problems: list[FieldProblem]) -> ValidationError:
         if self.bundle is None:
-            return _in_file(self.name, problems)
+            hint = ""
+            if self.pretty_line and any(p.line and p.line >= self.pretty_line for p in problems):
+                # Later lines pretty-printed: one line saying how to fix the file, not only the line errors.
+                hint = (
+                    f"; from line {self.pretty_line} on, JSON is spread over several lines (pretty-printed), "
+                    f"not one memory object a line: write each on one line with `jq -c . {_jq_files(self.name)}` "
+                    "and import that"
+                )
+            return _in_file(self.name, problems, hint)
         problems = sorted(in_records(problems, self.name), key=_record_number)
         return ValidationError(f"{len(problems)} problem(s) in {self.name}; nothing was imported", problems=problems)
 
@@ -116,6 +126,8 @@ def read_input(memory: Memory, source: str) -> ImportInput:
             read.line_numbers.append(number)
         except json.JSONDecodeError as exc:
             read.problems.append(FieldProblem("", f"invalid JSON: {exc.msg} (column {exc.colno})", source, number))
+            if not read.pretty_line and number > 1 and _opens_whole_value(line):
+                read.pretty_line = number
         except _DuplicateKey as exc:  # JSON would keep the last silently: which one was meant is unknown
             why = "the key appears twice in this line's object; keep one"
             read.problems.append(FieldProblem(exc.key, why, path=source, line=number))
@@ -146,18 +158,29 @@ def _whole_value(memory: Memory, read: ImportInput, raw: bytes) -> ImportInput |
         return read
     if is_bundle(data):
         return _as_bundle(memory, read, data)
-    name = shlex.quote(read.name)
-    out = shlex.quote(str(Path(read.name).with_suffix(".jsonl")) if read.name != "-" else "memories.jsonl")
+    files = _jq_files(read.name)
+    out = files.rsplit(" > ", 1)[1]
     if isinstance(data, list):
         raise UsageError(
             f"{read.name} is one JSON array spread over several lines, not JSON Lines (one memory object a line): "
-            f"convert it with `jq -c '.[]' {name} > {out}` and import {out}"
+            f"convert it with `jq -c '.[]' {files}` and import {out}"
         )
     raise UsageError(
         f"{read.name} is one JSON {'object' if isinstance(data, dict) else 'value'} spread over several lines, "
         f"not JSON Lines (one memory object a line) nor the original Remnic's export bundle: write it on one line "
-        f"with `jq -c . {name} > {out}` and import {out}"
+        f"with `jq -c . {files}` and import {out}"
     )
+
+
+def _jq_files(name: str) -> str:
+    """``IN > OUT`` for the hint's jq command: OUT is never IN (``> x.jsonl`` would empty ``x.jsonl``
+    before jq reads it)."""
+    if name == "-":
+        return "- > memories.jsonl"
+    out = Path(name).with_suffix(".jsonl")
+    if out == Path(name):
+        out = out.with_name(out.stem + ".lines.jsonl")
+    return f"{shlex.quote(name)} > {shlex.quote(str(out))}"
 
 
 def _line_bound(limit: int) -> int:
@@ -211,10 +234,10 @@ def _record_number(problem: FieldProblem) -> int:
     return int(found.group(1)) if found else -1
 
 
-def _in_file(path: str, problems: list[FieldProblem]) -> ValidationError:
+def _in_file(path: str, problems: list[FieldProblem], hint: str = "") -> ValidationError:
     """The import's problems, each named by the file and line, in file order (JSON and line checks
     are two passes)."""
     problems = sorted(problems, key=lambda p: p.line or 0)
     for p in problems:
         p.path = path
-    return ValidationError(f"{len(problems)} problem(s) in {path}; nothing was imported", problems=problems)
+    return ValidationError(f"{len(problems)} problem(s) in {path}; nothing was imported{hint}", problems=problems)

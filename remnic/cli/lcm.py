@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
     q.add_argument("query", help="words or a phrase from the conversation")
     q.add_argument("--session", help="only this session's turns (its sessionKey)")
     q.add_argument("--session-prefix", help="only sessions whose key starts with this")
-    q.add_argument("--namespace", help="only this namespace (default: every namespace)")
+    q.add_argument("--namespace", "-n", help="only this namespace (default: every namespace)")
     q.add_argument("--limit", type=positive_int("--limit"), default=10, help="maximum results, 1-100 (default 10)")
     q.set_defaults(handler=cmd_search)
 
@@ -45,7 +45,7 @@ def register(sub: Any) -> None:
         "make a session's archived turns searchable now (and committed, with state.commit)",
     )
     q.add_argument("session", help="the session key")
-    q.add_argument("--namespace", help="the session's namespace (default: namespaces.default)")
+    q.add_argument("--namespace", "-n", help="the session's namespace (default: namespaces.default)")
     q.set_defaults(handler=cmd_flush)
 
 
@@ -56,8 +56,13 @@ def cmd_search(args: argparse.Namespace) -> int:
         "session_prefix": args.session_prefix,
         "namespaces": [args.namespace] if args.namespace else None,
     }
-    results = memory.lcm_search(args.query, **scope, limit=args.limit)
-    data = {"query": args.query, "namespace": args.namespace, "count": len(results), "results": results}
+    warnings: list[str] = []  # a query of stopwords only, searched as a phrase (as recall says it)
+    results = memory.lcm_search(args.query, **scope, limit=args.limit, warnings=warnings)
+    data: dict[str, Any] = {"query": args.query, "namespace": args.namespace, "count": len(results), "results": results}
+    if warnings:
+        data["warnings"] = warnings
+    for w in warnings:
+        print(f"remnic: warning: {safe(w)}", file=sys.stderr)
     # A mistyped --session or --namespace must not read like "nobody said that" (the exit code stays 0).
     warning = None if results or not any(scope.values()) else memory.lcm_scope_warning(**scope)
     if warning:

@@ -36,11 +36,18 @@ class AgentOps:
         session_prefix: str | None = None,
         namespaces: Sequence[str] | None = None,
         limit: int = 10,
+        warnings: list[str] | None = None,
     ) -> list[dict[str, Any]]:
         """Archived turns matching ``query``, best first; see :func:`remnic.service.lcm.search`."""
         limit = _check.count(limit, "limit")
         return _lcm.search(
-            self, query, session_key=session_key, session_prefix=session_prefix, namespaces=namespaces, limit=limit
+            self,
+            query,
+            session_key=session_key,
+            session_prefix=session_prefix,
+            namespaces=namespaces,
+            limit=limit,
+            warnings=warnings,
         )
 
     def lcm_scope_warning(

@@ -66,8 +66,10 @@ def search(
     session_prefix: str | None = None,
     namespaces: Sequence[str] | None = None,
     limit: int = 10,
+    warnings: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Archived turns matching ``query``, best first (BM25 over the turns, the whole phrase boosted)."""
+    """Archived turns matching ``query``, best first (BM25 over the turns, the whole phrase boosted);
+    a query of stopwords only is searched as a phrase, and ``warnings`` (when given) says so."""
     if not isinstance(query, str) or not query.strip():
         raise ValidationError.single("query", "must be a non-empty string")
     if not 1 <= limit <= 100:
@@ -81,6 +83,7 @@ def search(
         session_prefix=session_prefix,
         namespaces=namespaces,
         excerpt_chars=mem.settings.state.lcm_excerpt_chars,
+        warnings=warnings,
     )
     return [hit_dict(h) for h in hits]
 

@@ -260,7 +260,8 @@ class _Run:
         self.phase(report, "commit")
 
         removed = set(deleted) | set(dropped)
-        upserts = [r for r in records if r.path not in quiet]
+        # A quiet file was indexed by the run that left it uncommitted; a full pass may be over a fresh index.
+        upserts = [r for r in records if full or r.path not in quiet]
         if index_ok:
             held = indexed_paths(index) if dropped or full else set()
             if full:  # whatever the index holds that is no longer a live, valid file goes too

@@ -37,7 +37,7 @@ import tantivy
 
 from remnic.config import STATE_DIR
 from remnic.fsio import write_atomic
-from remnic.index.bm25 import STOPWORDS, pre_tokenized
+from remnic.index.bm25 import STOPWORDS, pre_tokenized, stopword_phrase
 from remnic.index.text import SYMBOL_RE, cjk_bigrams, cjk_unigrams, symbols
 
 from .store import archive_files, read_lines, unreadable_tail
@@ -205,6 +205,20 @@ class LcmIndex:
             return None
         return data
 
+    def _manifest_problem(self) -> str:
+        """Why the manifest cannot be trusted, naming the versions (as recall's rebuild reason does)."""
+        try:
+            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return "index manifest missing"
+        except (OSError, ValueError) as exc:
+            return f"index manifest unreadable ({type(exc).__name__})"
+        version = data.get("version") if isinstance(data, dict) else None
+        if version != VERSION:
+            was = f"v{version}" if isinstance(version, int) else "of no version"
+            return f"index {was}, this remnic writes v{VERSION}"
+        return "index manifest has no file list"
+
     # --- catching up with the archive ---
 
     def catch_up(self) -> CatchUp:
@@ -216,7 +230,7 @@ class LcmIndex:
             sizes = {p.relative_to(self.root).as_posix(): p.stat().st_size for p in files}
             reason = ""
             if manifest is None:
-                reason = "no index yet" if not self.directory.exists() else "index manifest missing or outdated"
+                reason = "no index yet" if not self.directory.exists() else self._manifest_problem()
             else:
                 done: dict[str, int] = manifest["files"]
                 gone = [f for f in done if f not in sizes or sizes[f] < done[f]]
@@ -361,26 +375,36 @@ class LcmIndex:
         session_prefix: str | None = None,
         namespaces: Sequence[str] | None = None,
         excerpt_chars: int = 1000,
+        warnings: list[str] | None = None,
     ) -> list[LcmHit]:
-        """The archived turns best matching ``query`` (BM25, the phrase boosted), best first."""
+        """The archived turns best matching ``query`` (BM25, the phrase boosted), best first. A query of
+        stopwords only ("the of and is to", "The Who") is searched as a phrase, as recall does
+        (:func:`remnic.index.bm25.stopword_phrase`), and ``warnings`` (when given) says so."""
         self.catch_up()
         index = self._index
         terms = _query_terms(query)
         if not terms or limit <= 0:
             return []
-        should = [
-            (tantivy.Occur.Should, tantivy.Query.term_query(self.schema, field, t))
-            for field in ("content", "speaker")
-            for t in terms
-        ]
-        phrase: list[str | tuple[int, str]] = [*_words(query)[:MAX_TERMS]]
-        if len(phrase) >= 2:
-            should.append(
-                (
-                    tantivy.Occur.Should,
-                    tantivy.Query.boost_query(tantivy.Query.phrase_query(self.schema, "content", phrase), PHRASE_BOOST),
+        # The LCM analyser is recall's English one, so its tokens are the index's.
+        only_stop = stopword_phrase(query)[:MAX_TERMS]
+        if only_stop:
+            should = [(tantivy.Occur.Should, self._phrase(field, only_stop)) for field in ("content", "speaker")]
+        else:
+            should = [
+                (tantivy.Occur.Should, tantivy.Query.term_query(self.schema, field, t))
+                for field in ("content", "speaker")
+                for t in terms
+            ]
+            phrase: list[str | tuple[int, str]] = [*_words(query)[:MAX_TERMS]]
+            if len(phrase) >= 2:
+                should.append(
+                    (
+                        tantivy.Occur.Should,
+                        tantivy.Query.boost_query(
+                            tantivy.Query.phrase_query(self.schema, "content", phrase), PHRASE_BOOST
+                        ),
+                    )
                 )
-            )
         clauses = [(tantivy.Occur.Must, tantivy.Query.boolean_query(should))]
         if session_key is not None:
             clauses.append(
@@ -399,7 +423,9 @@ class LcmIndex:
                 )
             )
         searcher = index.searcher()
-        result = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=False)
+        result = searcher.search(tantivy.Query.boolean_query(clauses), limit, count=bool(only_stop))
+        if only_stop and warnings is not None:
+            warnings.append(phrase_warning(only_stop, int(result.count)))
         hits = []
         for score, addr in result.hits:
             doc = searcher.doc(addr)
@@ -420,9 +446,24 @@ class LcmIndex:
             )
         return hits
 
+    def _phrase(self, field: str, words: Sequence[str]) -> Any:
+        if len(words) == 1:
+            return tantivy.Query.term_query(self.schema, field, words[0])
+        return tantivy.Query.phrase_query(self.schema, field, list(words))
+
     @staticmethod
     def _filter(query: Any) -> Any:
         return tantivy.Query.const_score_query(query, 0.0)
+
+
+def phrase_warning(words: Sequence[str], held: int) -> str:
+    """What a stopword-only search is told: recall's words (:class:`remnic.recall.phrase.Phrase`), of turns."""
+    found = (
+        "which no archived turn holds, so nothing is returned; add a word the turn is about"
+        if not held
+        else f"so only the {held} {'turn that holds' if held == 1 else 'turns that hold'} it can be returned"
+    )
+    return f"query: only stopwords, no content words ({' '.join(words)!r}): searched as a phrase, {found}"
 
 
 def _text(value: Any) -> str:
