@@ -492,6 +492,7 @@ def add_filter_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--category", "-c", type=choice_list("category", CATEGORIES), help="search only this category")
     p.add_argument(
         "--status",
+        "-s",
         action="append",
         type=choice_list("status", STATUSES),
         help="admit only these statuses (repeatable; default: active)",
@@ -510,6 +511,7 @@ def add_filter_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--tag",
+        "-t",
         action="append",
         dest="tags",  # the service's field name: a refused tag is reported as --tag
         metavar="TAG",

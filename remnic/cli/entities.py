@@ -57,7 +57,7 @@ def register(sub: Any) -> None:
     )
     q.add_argument("query", nargs="?", help="only entities whose name, summary, aliases or facts contain this")
     q.add_argument("--type", type=choice_list("type", ENTITY_TYPES), help=", ".join(ENTITY_TYPES))
-    q.add_argument("--namespace", help="only this namespace")
+    q.add_argument("--namespace", "-n", help="only this namespace")
     q.add_argument("--limit", type=positive_int("--limit"), default=200, help="at most this many (default 200)")
     q.add_argument("--offset", type=non_negative_int("--offset"), default=0, help="skip this many first (default 0)")
     q.set_defaults(handler=cmd_list)
@@ -71,7 +71,7 @@ def register(sub: Any) -> None:
         "prints {found: false, namespace, error, code} and exits 1.",
     )
     q.add_argument("name", help="the entity's name, an alias, or its id (person-priya-raman)")
-    q.add_argument("--namespace", help="look in this namespace")
+    q.add_argument("--namespace", "-n", help="look in this namespace")
     q.set_defaults(handler=cmd_show)
 
     q = add_command(esub, "refresh", "rebuild remnic's entity pages from the memories now (one commit)")

@@ -157,11 +157,13 @@ def register(sub: Any) -> None:
     )
     p.add_argument("id", metavar="ID-OR-PATH", help="a memory id (mem_…), or its file path (facts/x.md)")
     p.add_argument("--content", help="the new text (- reads standard input)")
-    p.add_argument("--tags", help="comma-separated tags (replaces the list; '' clears it)")
-    p.add_argument("--status", type=choice_list("status", STATUSES), help=f"one of: {', '.join(STATUSES)}")
+    p.add_argument("--tags", "-t", help="comma-separated tags (replaces the list; '' clears it)")
+    p.add_argument("--status", "-s", type=choice_list("status", STATUSES), help=f"one of: {', '.join(STATUSES)}")
     p.add_argument("--importance", type=unit_float("--importance"), help="importanceScore, 0..1")
     p.add_argument("--confidence", type=unit_float("--confidence"), help="0..1")
-    p.add_argument("--category", type=choice_list("category", CATEGORIES), help=f"one of: {', '.join(CATEGORIES)}")
+    p.add_argument(
+        "--category", "-c", type=choice_list("category", CATEGORIES), help=f"one of: {', '.join(CATEGORIES)}"
+    )
     p.add_argument("--supersedes", metavar="OTHER", help="this memory replaces memory OTHER (marked superseded)")
     p.set_defaults(handler=cmd_update)
 
@@ -179,7 +181,16 @@ def register(sub: Any) -> None:
     p = add_command(sub, "status", "summary of the memory repository and its index")
     p.set_defaults(handler=cmd_status)
 
-    p = add_command(sub, "doctor", "check python, git, the memory dir, the index and every memory file")
+    p = add_command(
+        sub,
+        "doctor",
+        "check python, git, the memory dir, the index and every memory file",
+        description="Check python, git, the memory dir, the index and every memory file: one line per\n"
+        "check, marked ok, WARN (something to look at; nothing is broken) or FAIL.\n\n"
+        "exit codes: 0 when every check is ok or only warns, 1 when any check FAILs\n"
+        "(2 for a bad flag). --json prints {ok, checks}: ok is false exactly when it exits 1.",
+        epilog="examples:\n  remnic doctor\n  remnic doctor --json",
+    )
     p.set_defaults(handler=cmd_doctor)
 
 

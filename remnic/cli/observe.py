@@ -60,6 +60,7 @@ def register(sub: Any) -> None:
     p.add_argument("--session-key", required=True, help="the conversation this is (turns are buffered per session)")
     p.add_argument(
         "--format",
+        "-f",
         type=choice_list("--format", FORMATS),
         default="auto",
         help="transcript format: " + ", ".join(FORMATS) + " (default: auto, detected from the content)",
@@ -73,7 +74,7 @@ def register(sub: Any) -> None:
         "null); write nothing but the embedding cache (.remnic/embeddings.sqlite, rebuildable). "
         "With --flush: what flushing everything would make",
     )
-    p.add_argument("--namespace", help="namespace the memories go to (default: namespaces.default)")
+    p.add_argument("--namespace", "-n", help="namespace the memories go to (default: namespaces.default)")
     p.set_defaults(handler=cmd_observe)
 
     p = add_command(
@@ -127,7 +128,7 @@ def register(sub: Any) -> None:
     )
     q.add_argument("--limit", type=positive_int("--limit"), default=50, help="at most this many (default 50)")
     q.add_argument("--offset", type=non_negative_int("--offset"), default=0, help="skip this many first (default 0)")
-    q.add_argument("--namespace", help="only this namespace")
+    q.add_argument("--namespace", "-n", help="only this namespace")
     q.set_defaults(handler=cmd_review_list)
     for action, status in REVIEW_ACTIONS.items():
         what = "a memory waiting for review, or an active one," if action == "flag" else "a memory waiting for review"

@@ -129,6 +129,7 @@ def register(sub: Any) -> None:
         )
         q.add_argument(
             "--namespace",
+            "-n",
             metavar="NS",
             help="the target namespace (default: the memory's own"
             + ("" if verb == "share" else "; without --to: shared")
