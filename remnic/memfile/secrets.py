@@ -130,6 +130,20 @@ _SAID_AS = (
     r"(?:\s*[:=]\s*|\s+(?i:is|was|will be)(?:\s*:\s*|\s+)(?:(?i:now|still|currently|actually|set to|changed to)\s+)?)"
 )
 
+_WHOLE_TOKEN = ".,;:)]}"  # a password's "!" is its own ("P@ssw0rd!"): only the sentence's punctuation goes
+
+
+def _said(
+    name: str,
+    pattern: str,
+    accept: Callable[[re.Match[str]], bool],
+    strip: str = _TRAILING,
+    needs: tuple[str, ...] = ("pass", "pwd"),
+) -> SecretKind:
+    """A credential guessed from the words around it (``words``: observe redacts it, writes are not refused)."""
+    return SecretKind(name, re.compile(pattern), accept, needs, strip, words=True)
+
+
 SECRET_KINDS: tuple[SecretKind, ...] = (
     SecretKind(
         "private key",
@@ -152,73 +166,46 @@ SECRET_KINDS: tuple[SecretKind, ...] = (
         ("://",),
         "",
     ),
-    SecretKind(
+    _said("password", _PASSWORD_WORD + _OF_WHAT + _SAID_AS + r"(?P<secret>[^\s\"'`“”‘’]+)", _said_value, _WHOLE_TOKEN),
+    _said(
         "password",
-        re.compile(_PASSWORD_WORD + _OF_WHAT + _SAID_AS + r"(?P<secret>[^\s\"'`“”‘’]+)"),
-        _said_value,
-        ("pass", "pwd"),
-        ".,;:)]}",  # the whole token: the "!" of "P@ssw0rd!" is the password's
-        words=True,
-    ),
-    SecretKind(
-        "password",
-        re.compile(_PASSWORD_WORD + _OF_WHAT + _SAID_AS + r"[\"'`“‘](?P<secret>[^\n\"`“”‘’]{1,128}?)[\"'`”’](?!\w)"),
+        _PASSWORD_WORD + _OF_WHAT + _SAID_AS + r"[\"'`“‘](?P<secret>[^\n\"`“”‘’]{1,128}?)[\"'`”’](?!\w)",
         _quoted_value,
-        ("pass", "pwd"),
         "",
-        words=True,
     ),
     # Set in a config line, JSON, Markdown, a sentence or a command (guesses too: observe only).
-    SecretKind(
+    _said("password", r"(?:" + _ENV_NAME + r")\s*[:=]\s*[\"']?(?P<secret>[^\s\"'`]+)", _set_value),
+    _said(
         "password",
-        re.compile(r"(?:" + _ENV_NAME + r")\s*[:=]\s*[\"']?(?P<secret>[^\s\"'`]+)"),
+        r"[\"'](?i:[\w-]*pass(?:word|wd)?|pwd)[\"']\s*:\s*[\"'](?P<secret>[^\"'\n]{1,128})[\"']",
         _set_value,
-        ("pass", "pwd"),
-        words=True,
-    ),
-    SecretKind(
-        "password",
-        re.compile(r"[\"'](?i:[\w-]*pass(?:word|wd)?|pwd)[\"']\s*:\s*[\"'](?P<secret>[^\"'\n]{1,128})[\"']"),
-        _set_value,
-        ("pass", "pwd"),
         "",
-        words=True,
     ),
-    SecretKind(
+    _said(
         "password",
-        re.compile(r"\*\*" + _PASSWORD_WORD + r"\s*:?\s*\*\*\s*:?\s*(?P<secret>[^\s\"'`“”‘’]+)"),
+        r"\*\*" + _PASSWORD_WORD + r"\s*:?\s*\*\*\s*:?\s*(?P<secret>[^\s\"'`“”‘’]+)",
         _said_value,
-        ("pass", "pwd"),
-        ".,;:)]}",
-        words=True,
+        _WHOLE_TOKEN,
     ),
-    SecretKind(
+    _said(
         "password",
-        re.compile(
-            r"(?i:\b(?:changed|change|set|setting|reset|updated|update|rotated)\s+(?:[\w'-]+\s+){0,3}?)"
-            + _PASSWORD_WORD
-            + r"\s+(?i:to|as)\s+(?P<secret>[^\s\"'`“”‘’]+)"
-        ),
+        r"(?i:\b(?:changed|change|set|setting|reset|updated|update|rotated)\s+(?:[\w'-]+\s+){0,3}?)"
+        + _PASSWORD_WORD
+        + r"\s+(?i:to|as)\s+(?P<secret>[^\s\"'`“”‘’]+)",
         _said_value,
-        ("pass", "pwd"),
-        ".,;:)]}",
-        words=True,
+        _WHOLE_TOKEN,
     ),
-    SecretKind(
+    _said(
         "password",
-        re.compile(r"\bcurl\b[^\n]*?\s(?:-u|--user)\s*[\"']?(?P<user>[^\s:\"']+):(?P<secret>[^\s\"']+)"),
+        r"\bcurl\b[^\n]*?\s(?:-u|--user)\s*[\"']?(?P<user>[^\s:\"']+):(?P<secret>[^\s\"']+)",
         _set_value,
-        ("curl",),
-        words=True,
+        needs=("curl",),
     ),
-    SecretKind(
+    _said(
         "password",
-        re.compile(
-            r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s(?:-p\s*|--password=)(?P<secret>[^\s\"'-][^\s\"']*)"
-        ),
+        r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s(?:-p\s*|--password=)(?P<secret>[^\s\"'-][^\s\"']*)",
         _set_value,
-        ("mysql", "mariadb"),
-        words=True,
+        needs=("mysql", "mariadb"),
     ),
     # An AWS secret access key: after its key id in one sentence, before it, or named.
     *(
