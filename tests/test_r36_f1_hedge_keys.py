@@ -4,13 +4,13 @@ hedge word stays whole ("Maybe Tomorrow"), and a value that is only a hedge keys
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
+import test_r36_f1_api_names as api_names
 
-from remnic.config import settings_for
 from remnic.observe.keys import statement_key, value_key
 from remnic.service.memory import Memory
+
+memory = api_names.memory  # one repository fixture for the r36 f1 modules (each module its own)
 
 PORT = ("staging-db", {"port": "5433"})
 
@@ -42,16 +42,6 @@ PORT = ("staging-db", {"port": "5433"})
 def test_a_hedge_inside_the_value_is_set_aside(sentence: str, key: tuple[str | None, dict[str, str]]) -> None:
     assert value_key(sentence, "") == key
     assert statement_key(sentence) == key  # what an approval keys
-
-
-@pytest.fixture(scope="module")
-def memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
-    root = tmp_path_factory.mktemp("hedge") / "mem"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
-        mem = Memory.init(root, settings=settings_for(root))
-        yield mem
-        mem.close()
 
 
 def test_an_observed_fact_keys_the_value_without_its_trailing_hedge(memory: Memory) -> None:

@@ -4,24 +4,14 @@ approval that does supersede says what it replaced instead, with no such line.""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
+import test_r36_f1_api_names as api_names
 from conftest import run_cli
 
-from remnic.config import settings_for
 from remnic.service.memory import Memory
 from remnic.service.review import NO_KEY_NOTE
 
-
-@pytest.fixture(scope="module")
-def memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
-    root = tmp_path_factory.mktemp("note") / "mem"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
-        mem = Memory.init(root, settings=settings_for(root))
-        yield mem
-        mem.close()
+memory = api_names.memory  # one repository fixture for the r36 f1 modules (each module its own)
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import git, run_cli, snapshot_tree
+from test_r36_portable_import import lines
 
 from remnic.service import importing
 from remnic.service.memory import Memory
@@ -42,11 +43,6 @@ def repo(base: tuple[Path, dict[str, str]], tmp_path: Path) -> tuple[Path, dict[
     root = tmp_path / "mem"
     shutil.copytree(base[0], root, symlinks=True)
     return root, base[1]
-
-
-def lines(path: Path, *items: dict[str, Any]) -> str:
-    path.write_text("".join(json.dumps(i) + "\n" for i in items), encoding="utf-8")
-    return str(path)
 
 
 def bundle(folder: Path, records: list[dict[str, str]], version: int = 1) -> Path:
