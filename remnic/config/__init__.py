@@ -14,6 +14,7 @@ from .load import (
     read_config_files,
     settings_for,
 )
+from .paths import user_config_file, user_config_files
 from .rules import namespace_policies
 from .settings import (
     AT_LEAST_ONE,
@@ -92,4 +93,6 @@ __all__ = [
     "settings_markdown",
     "snake",
     "translate",
+    "user_config_file",
+    "user_config_files",
 ]

@@ -3,7 +3,8 @@
 Values are layered, lowest precedence first:
 
 1. the defaults (:mod:`.settings`),
-2. ``~/.config/engram/config.json``, then ``~/.config/remnic/config.json`` (the user's config),
+2. ``~/.config/engram/config.json``, then ``~/.config/remnic/config.json`` (the user's config;
+   with ``$XDG_CONFIG_HOME`` set, its ``engram/`` and ``remnic/config.json`` are read after each),
 3. ``<memory dir>/remnic.config.json`` (versioned with the memories),
 4. ``./engram.config.json``, then ``./remnic.config.json`` (the current directory),
 5. the file named by ``REMNIC_CONFIG_PATH`` (or the original's ``ENGRAM_CONFIG_PATH``),
@@ -40,6 +41,7 @@ from remnic.errors import FieldProblem, UsageError, ValidationError
 
 from .aliases import MMR_ENABLED, MMR_LAMBDA, Translated, problems_error, translate, truthy
 from .jsonfile import read_config_file
+from .paths import user_config_files
 from .rules import value_problems
 from .settings import (
     CHOICES,
@@ -235,10 +237,9 @@ def in_memory_repo(path: Path, root: Path) -> bool:
 
 def _config_candidates(cwd: Path, env: Mapping[str, str]) -> list[tuple[Path, str]]:
     """Global config files, lowest precedence first, with their origin labels."""
-    home = Path(env.get("HOME") or Path.home())
     found = [
-        (home / ".config" / "engram" / "config.json", "~/.config/engram/config.json"),
-        (home / ".config" / "remnic" / "config.json", "~/.config/remnic/config.json"),
+        *user_config_files("config.json", "engram", env),
+        *user_config_files("config.json", "remnic", env),
         (cwd / "engram.config.json", "./engram.config.json"),
         (cwd / REPO_CONFIG_FILE, f"./{REPO_CONFIG_FILE}"),
     ]
@@ -317,7 +318,7 @@ def _read_config_files(cwd: Path, env: Mapping[str, str], problems: list[FieldPr
             problems.append(FieldProblem("memoryDir", message, path=full))
             translated.nested.pop("memoryDir")
         files.append(
-            ConfigFile(path.resolve(), full, data, translated, home=label.startswith("~"), here=label.startswith("./"))
+            ConfigFile(path.resolve(), full, data, translated, home=label.startswith(("~", "$XDG")), here=label.startswith("./"))
         )
     if named and not _named_path(named[1], cwd, env).exists():
         problems.append(FieldProblem(named[0], f"no config file at {named[1]}"))

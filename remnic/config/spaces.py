@@ -7,7 +7,7 @@ A space is a memory repository (personal, project or team) known by a name::
                          "remote": "git@example.com:acme/memory.git", "readOnly": false}}}
 
 The file is ``$REMNIC_SPACES_PATH``, else ``$XDG_CONFIG_HOME/remnic/spaces.json``, else
-``~/.config/remnic/spaces.json``. It is written atomically with mode 0600; reading a missing
+``~/.config/remnic/spaces.json`` (also when only that one exists: :mod:`.paths`). It is written atomically with mode 0600; reading a missing
 file gives an empty registry. ``remote`` is only a record of where the space was cloned
 from or pushes to: git's own remote configuration is what push and pull use.
 """
@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from remnic.errors import NotFoundError, UsageError, ValidationError
+
+from .paths import user_config_file
 
 KINDS = ("personal", "project", "team")
 SPACES_ENV = "REMNIC_SPACES_PATH"
@@ -99,10 +101,7 @@ def registry_path(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     if env.get(SPACES_ENV):
         return Path(env[SPACES_ENV]).expanduser()
-    base = (
-        Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else Path(env.get("HOME") or Path.home()) / ".config"
-    )
-    return base / "remnic" / "spaces.json"
+    return user_config_file("spaces.json", env=env)
 
 
 def check_name(name: str, field_name: str = "name") -> str:

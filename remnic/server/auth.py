@@ -1,7 +1,8 @@
 """Bearer tokens, principals and the namespace policy.
 
 Tokens live outside the memory repository (its git history would keep a
-committed secret forever): ``~/.config/remnic/tokens.json`` unless
+committed secret forever): ``$XDG_CONFIG_HOME/remnic/tokens.json`` or
+``~/.config/remnic/tokens.json`` (:func:`remnic.config.user_config_file`) unless
 ``REMNIC_TOKENS_PATH`` names another file. The file is mode 0600 and holds only
 a SHA-256 of each token, with the principal it maps to, an id and a creation
 time; ``remnic token generate`` prints the secret once.
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from remnic.config import MARKER_FILE, NamespaceSettings, namespace_policies
+from remnic.config import MARKER_FILE, NamespaceSettings, namespace_policies, user_config_file
 from remnic.errors import NotFoundError, UsageError, ValidationError
 from remnic.fsio import write_atomic
 from remnic.memfile.model import NAMESPACE_RE, now_iso
@@ -48,8 +49,7 @@ def default_tokens_path(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     if env.get(TOKENS_ENV):
         return Path(env[TOKENS_ENV]).expanduser()
-    home = Path(env.get("HOME") or Path.home())
-    return home / ".config" / "remnic" / "tokens.json"
+    return user_config_file("tokens.json", env=env)
 
 
 def token_hash(secret: str) -> str:
