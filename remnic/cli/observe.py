@@ -106,8 +106,9 @@ def register(sub: Any) -> None:
         "status and reason) changes nothing and makes no commit. A status: rejected set by\n"
         "hand revives nothing by itself: `remnic doctor` names each value left with no\n"
         "current memory (superseded-by-rejected), and dismissing the rejected one revives it.\n"
-        "A decision says what it did: the status before it, the reason, and each other memory it\n"
-        "changed (--json: previousStatus, decision, reasonCode, alsoChanged; the commit's trailers:\n"
+        "A decision says what it did: the status before it and why it waited (as `review list`\n"
+        "says), the reason, and each other memory it changed (--json: previousStatus,\n"
+        "queueReason, decision, reasonCode, alsoChanged; the commit's trailers:\n"
         "Remnic-Review-Decision, Remnic-Review-Reason, Remnic-Also-Changed). Approving a fact the\n"
         "observer queued computes its key again from the statement without its hedge; one with no\n"
         "key supersedes nothing, and a line (--json: warnings) says so.\n\n"
@@ -224,13 +225,14 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
 
 
 def cmd_review_list(args: argparse.Namespace) -> int:
-    from remnic.service.review import queue_reasons
+    from remnic.service.review import queue_listing
 
     memory = open_memory(args)
-    queued, total = memory.review_page(namespace=args.namespace, limit=args.limit, offset=args.offset)
+    page = queue_listing(memory, namespace=args.namespace, limit=args.limit, offset=args.offset)
+    queued, total = page.memories, page.total
     end = args.offset + len(queued)
-    why = queue_reasons(memory, queued)  # the judge's reason, a person's flag; none for a status set by hand
-    rows = [[r.id, r.status, r.category, safe(r.content[:70]), safe(why.get(r.id, "-"))] for r in queued]
+    # The judge's reason, a person's flag; none for a status set by hand.
+    rows = [[r.id, r.status, r.category, safe(r.content[:70]), safe(page.reason(r.id) or "-")] for r in queued]
     shown = f"{plural(len(queued), 'memory', 'memories')} waiting for review"
     if len(queued) < total:
         shown = f"{args.offset + 1}-{end} of {total} waiting for review" + (
@@ -246,7 +248,7 @@ def cmd_review_list(args: argparse.Namespace) -> int:
             "offset": args.offset,
             "limit": args.limit,
             "nextOffset": end if end < total else None,
-            "memories": [{**r.to_dict(), "queueReason": why.get(r.id)} for r in queued],
+            "memories": [{**r.to_dict(), "queueReason": page.reason(r.id)} for r in queued],
         },
         lambda: (
             f"{table(rows, ['ID', 'STATUS', 'CATEGORY', 'CONTENT', 'WHY'])}\n{shown}"
@@ -266,9 +268,10 @@ def cmd_review_disposition(args: argparse.Namespace) -> int:
     status = result.record.status  # approving a value said before a newer one leaves it superseded
     said = result.to_dict()
     why = f", reason {safe(result.reason_code)}" if result.reason_code else ""
+    waited = f", queued: {safe(result.queue_reason)}" if result.queue_reason else ""
     text = (
         f"{result.id} is now {status} ({(result.commit or '')[:8]}): {said['decision']} "
-        f"(was {result.previous_status}){why}"
+        f"(was {result.previous_status}{waited}){why}"
         if result.changed
         else f"{result.id} is already {status}"
     )
@@ -282,7 +285,7 @@ def cmd_review_disposition(args: argparse.Namespace) -> int:
             "changed": result.changed,
             "commit": result.commit,
             "warnings": notes,
-            **{k: said[k] for k in ("previousStatus", "decision", "reasonCode", "alsoChanged")},
+            **{k: said[k] for k in ("previousStatus", "decision", "reasonCode", "queueReason", "alsoChanged")},
         },
         "\n".join([text, *also, *notes]),
     )

@@ -24,6 +24,7 @@ from remnic.render.xray import dumps_json, render_xray, snapshot_envelope
 from remnic.service.arguments import request_names
 from remnic.service.memory import Memory
 from remnic.service.recall import context_text
+from remnic.service.review import queue_listing
 from remnic.version import __version__
 
 from . import compat, presence
@@ -549,14 +550,16 @@ class Api(AgentApi):
     def op_review_queue_list(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)
         limit, offset = values["limit"], values.get("offset") or 0
-        queued, total = self.memory.review_page(
-            namespace=ns, limit=limit, offset=offset, readable=lambda n: self.policy.can_read(principal, n)
+        page = queue_listing(
+            self.memory, namespace=ns, limit=limit, offset=offset, readable=lambda n: self.policy.can_read(principal, n)
         )
-        # Same keys as memories_list: a list of memory records is always "memories", paged the same way.
+        queued, total = page.memories, page.total
+        # Same keys as memories_list (a list of memory records is always "memories", paged the same way),
+        # each with why it waits, as `remnic review list --json` says it.
         body = {
             "namespace": ns or self.policy.default,
             "count": len(queued),
-            "memories": _records(queued),
+            "memories": [{**m, "queueReason": page.reason(m["id"])} for m in _records(queued)],
             "total": total,
             "offset": offset,
             "limit": limit,

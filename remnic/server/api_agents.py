@@ -14,6 +14,7 @@ from remnic.errors import NotFoundError, ValidationError
 from remnic.service import lcm as _lcm
 from remnic.service.feedback import check_citations, vote_of
 
+from . import compat
 from .reply import Reply
 
 if TYPE_CHECKING:
@@ -50,20 +51,24 @@ class AgentApi:
     def op_lcm_search(self, principal: str, values: dict[str, Any]) -> Reply:
         # A namespace the caller may not read is 403 namespace_forbidden, as on every read route.
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)
+        warnings: list[str] = []  # a query of stopwords only, searched as a phrase: as the CLI warns
         results = self.memory.lcm_search(
             values["query"],
             session_key=values.get("sessionKey"),
             session_prefix=values.get("sessionPrefix"),
             namespaces=[ns] if ns is not None else None,
             limit=values["limit"],
+            warnings=warnings,
         )
-        body = {
+        body: dict[str, Any] = {
             "query": values["query"],
             "namespace": ns or self.policy.default,
             "results": results,
             "count": len(results),
             "lcmEnabled": True,
         }
+        if warnings:  # as recall's: each opens with what it is about ("query: …")
+            body["warnings"] = [compat.warning(w.split(" ", 1)[0].rstrip(":"), w) for w in warnings]
         return _reply(200, body)
 
     def op_lcm_status(self, principal: str, values: dict[str, Any]) -> Reply:
@@ -151,12 +156,14 @@ class AgentApi:
             result = self.memory.review_disposition(
                 record.id, values["status"], reason_code=values["reasonCode"], source=values["_source"]
             )
+            said = result.to_dict()  # the CLI's keys for what the decision did, why the memory waited
             body = {
                 "ok": True,
                 "memoryId": record.id,
                 "status": result.record.status,
                 "previousStatus": record.status,
                 "reasonCode": values["reasonCode"],
+                **{k: said[k] for k in ("decision", "queueReason", "alsoChanged")},
                 "namespace": record.namespace,
                 "commit": result.commit,
             }

@@ -42,6 +42,18 @@ MEMORY: JSON = obj(
     description="one memory",
 )
 
+QUEUE_REASON: JSON = {
+    "anyOf": [{"type": "string"}, {"type": "null"}],
+    "description": "why it waits for review: the observer's judge (its reason, a confidence below "
+    "observe.reviewBelowConfidence; known where it was observed) or a person's flag; null when neither says",
+}
+QUEUED: JSON = {
+    **MEMORY,
+    "properties": {**MEMORY["properties"], "queueReason": QUEUE_REASON},
+    "required": [*MEMORY["required"], "queueReason"],
+    "description": "one memory waiting for review",
+}
+
 HIT: JSON = obj(
     {
         "id": STRING,
@@ -258,7 +270,7 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
         {
             "namespace": NULLABLE_STRING,
             "count": INTEGER,
-            "memories": {"type": "array", "items": MEMORY},
+            "memories": {"type": "array", "items": QUEUED},
             "total": INTEGER,
             "offset": INTEGER,
             "limit": INTEGER,

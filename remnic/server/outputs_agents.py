@@ -149,6 +149,20 @@ AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
             "status": STRING,
             "previousStatus": STRING,
             "reasonCode": STRING,
+            "decision": {
+                "type": "string",
+                "description": "approved, dismissed, flagged (superseded: approved as superseded)",
+            },
+            "queueReason": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "description": "why it waited for review when decided, as review-queue's queueReason said; null: "
+                "nothing said (an active memory flagged, a status set by hand)",
+            },
+            "alsoChanged": {
+                "type": "array",
+                "items": obj({"id": STRING, "path": STRING, "change": STRING}),
+                "description": "each other memory the decision's commit changed",
+            },
             "namespace": STRING,
         },
         {"commit": NULLABLE_STRING, "warnings": WARNINGS},

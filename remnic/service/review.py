@@ -75,6 +75,8 @@ def queue_reasons(mem: Memory, records: Sequence[MemoryRecord]) -> dict[str, str
         if r.status == "quarantined" and r.frontmatter.get("reviewedAt")
     }
     wanted = {r.id for r in records if r.status == "pending_review"}
+    if not wanted:  # the verdict ledger grows with every observation: read it only for a judge's reason
+        return out
     try:
         lines = (mem.root / VERDICT_LEDGER).read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
@@ -93,6 +95,34 @@ def queue_reasons(mem: Memory, records: Sequence[MemoryRecord]) -> dict[str, str
         elif isinstance(confidence, (int, float)) and confidence < floor:
             out[found.group(1)] = f"confidence {confidence:g} below observe.reviewBelowConfidence {floor:g}"
     return out
+
+
+@dataclass(frozen=True)
+class ReviewPage:
+    """A page of the review queue with why each memory on it waits (:func:`queue_listing`)."""
+
+    memories: list[MemoryRecord]
+    total: int
+    reasons: dict[str, str]
+    """By id: the judge's reason or a person's flag (:func:`queue_reasons`); a memory with none is absent."""
+
+    def reason(self, memory_id: str) -> str | None:
+        """The ``queueReason`` every surface shows: None when nothing says why."""
+        return self.reasons.get(memory_id)
+
+
+def queue_listing(
+    mem: Memory,
+    *,
+    namespace: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+    readable: Callable[[str], bool] | None = None,
+) -> ReviewPage:
+    """The review queue's page (:meth:`Memory.review_page`) with each memory's reason, so `remnic review
+    list`, GET review-queue and the MCP tool say the same why."""
+    records, total = mem.review_page(namespace=namespace, limit=limit, offset=offset, readable=readable)
+    return ReviewPage(records, total, queue_reasons(mem, records))
 
 
 def check_reviewable(record: MemoryRecord, status: str) -> None:
@@ -121,13 +151,15 @@ DECISIONS = {"active": "approved", "rejected": "dismissed", "quarantined": "flag
 
 @dataclass(frozen=True)
 class ReviewResult(_writes.WriteResult):
-    """A review decision's :class:`WriteResult`: the status before it, the reason, and each other memory
-    the decision changed (a dismissed correction's predecessor current again, an approved one's
+    """A review decision's :class:`WriteResult`: the status before it, the reason, why it waited for review,
+    and each other memory the decision changed (a dismissed correction's predecessor current again, an approved one's
     superseded again), as ``versions revert`` reports its own."""
 
     previous_status: str = ""
     reason_code: str | None = None
     also_changed: tuple[AlsoChanged, ...] = ()
+    queue_reason: str | None = None
+    """Why the memory waited for review when it was decided (:func:`queue_reasons`); None when nothing said."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -136,6 +168,7 @@ class ReviewResult(_writes.WriteResult):
             "previousStatus": self.previous_status,
             "decision": DECISIONS.get(self.record.status, self.record.status),
             "reasonCode": self.reason_code,
+            "queueReason": self.queue_reason,
             "alsoChanged": [a.to_dict() for a in self.also_changed],
         }
 
@@ -155,7 +188,12 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
     changes: dict[str, Any] = {"status": status, "reviewedAt": now_iso()}
     record = mem.get(memory_id)
     was = _committed_status(mem, record)  # a status set by hand and not committed yet is no decision yet
-    done = functools.partial(ReviewResult, previous_status=record.status, reason_code=reason_code or None)
+    done = functools.partial(
+        ReviewResult,
+        previous_status=record.status,
+        reason_code=reason_code or None,
+        queue_reason=queue_reasons(mem, [record]).get(record.id),  # what the person decided on
+    )
     # A rejection committed by hand (sync) left what it replaced superseded by a rejected memory: the
     # dismissal is what revives it, so it is no retry even when the file already says rejected.
     stranded = status == "rejected" == record.status and bool(stranded_by(mem.files.scan().records, record.id))
