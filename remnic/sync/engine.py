@@ -238,6 +238,9 @@ class _Run:
         report.as_is = self.as_is
         self.phase(report, "read")
         renamed_from = {c.previous_path for c in changes if c.previous_path}
+        # A moved file saved again while sync wrote it waits for the next run, and so does its old path's
+        # deletion: committed alone, HEAD would lose the note and git its rename.
+        renamed_from |= {partner_of[p] for p in self.unstable if p in partner_of}
         changes += self.deletions(deleted, old, renamed_from, reads.unsynced_data, report)
 
         if self.dry_run:  # what a real run would do; nothing written, committed, indexed or remembered
