@@ -12,7 +12,7 @@ from typing import Any
 from remnic.errors import FieldProblem, ValidationError
 from remnic.memfile.validate import check_namespace
 from remnic.service.include_config import newly_adopted
-from remnic.service.original_bundle import records_said
+from remnic.service.original_bundle import into_namespace, records_said
 from remnic.service.portable import Export, Restore, Skip, adopted_patterns, prepare_import
 
 from ._common import add_command, choice_list, emit, open_memory, plural, progress_bar, safe, wants_json
@@ -106,7 +106,8 @@ record at a memory path here restores its file exactly, checked as a line with `
 a record outside the repository is refused; the others (state/, profile.md, ...) are left
 out and named (--json: bundle {format, schemaVersion, records, leftOut}). Its messages
 name a record as records[i] (from 0; --json: record); a schemaVersion other than 1 or 2
-is read with a warning.
+is read with a warning. With --namespace NS its records are restored under namespaces/NS/
+(relative to that namespace's root, as the original imports them).
 A pretty-printed JSON array or object is refused in one line naming the `jq -c` command
 that writes it as JSON Lines.
 """
@@ -240,6 +241,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     memory = open_memory(args)
     memory.defer_index(build_missing=False)  # indexed below, with progress, as its own phase
     read = read_input(memory, args.file)
+    if read.bundle is not None:  # its records are relative to the namespace's root, as the original imports
+        into_namespace(read.bundle, args.namespace, memory.settings.namespaces.default)
     items, problems, line_numbers = read.items, read.problems, read.line_numbers
     unit = "record" if read.bundle is not None else "line"
     parsed = time.perf_counter() - started

@@ -31,6 +31,7 @@ from remnic.errors import FieldProblem, MemoryFormatError
 
 from .entity import is_entity_file
 from .fold import fold
+from .original import load_original_lines, read_like_original, written_by_original
 from .paths import category_dir as category_dir
 from .paths import category_for_path as category_for_path
 from .paths import check_relpath as check_relpath
@@ -76,7 +77,7 @@ from .values import original_hash as original_hash
 from .values import provisional_id as provisional_id
 from .yamlio import HANDLER as HANDLER
 from .yamlio import JSON_QUOTED as JSON_QUOTED
-from .yamlio import DuplicateKey, Loader
+from .yamlio import DuplicateKey
 from .yamlio import Quoted as Quoted
 
 # --- ids and slugs ---
@@ -364,52 +365,6 @@ def _load_toml(fm_text: str, path: str, first_line: int) -> Any:
         ) from None
 
 
-# The original Remnic writes its frontmatter line by line, not as YAML: a free-text value such as
-# "intentGoal: deploy: staging" is fine for its reader and invalid YAML. Its own files are read its way.
-_ORIGINAL_ID_LINE = re.compile(r"^id:[ \t]*[a-z_]+-\d{10,}-[0-9a-z]{4}[ \t]*\r?$", re.MULTILINE)
-_KEY_LINE = re.compile(r"^([A-Za-z_][\w.-]*)[ \t]*:(.*)$")
-
-
-def _written_by_original(fm_text: str, path: str) -> bool:
-    return bool(_ORIGINAL_ID_LINE.search(fm_text)) or is_entity_file(path, {})
-
-
-def _original_scalar(raw: str) -> Any:
-    try:
-        value = yaml.load(raw, Loader=Loader) if raw else None
-    except yaml.YAMLError:
-        return raw
-    return raw if isinstance(value, dict) and not raw.startswith("{") else value
-
-
-def _load_original_lines(fm_text: str) -> dict[str, Any] | None:
-    """Frontmatter read as the original Remnic reads it: one ``key: value`` per line, split at the first
-    colon (indented lines below a key, such as ``links`` objects, read as YAML); None if it is not that."""
-    out: dict[str, Any] = {}
-    lines = fm_text.splitlines()
-    i = 0
-    while i < len(lines):
-        if not lines[i].strip():
-            i += 1
-            continue
-        m = _KEY_LINE.match(lines[i])
-        if m is None:
-            return None
-        j = i + 1
-        while j < len(lines) and lines[j][:1] in (" ", "\t"):
-            j += 1
-        raw = m.group(2).strip()
-        if j > i + 1:
-            try:
-                out[m.group(1)] = yaml.load("\n".join(lines[i:j]), Loader=Loader)[m.group(1)]
-            except (yaml.YAMLError, TypeError, KeyError):
-                out[m.group(1)] = "\n".join(line.strip() for line in lines[i:j])[len(m.group(1)) + 1 :].strip()
-        else:
-            out[m.group(1)] = _original_scalar(raw)
-        i = j
-    return out
-
-
 def parse_file(text: str, path: str) -> MemoryRecord:
     """Parse a memory file; MemoryFormatError (naming path, line and field) only when its frontmatter
     does not parse as YAML (or TOML) mapping. The values in it are never refused."""
@@ -425,9 +380,12 @@ def parse_file(text: str, path: str) -> MemoryRecord:
         try:
             loaded = _load_toml(fm_text, path, first_line) if kind == "toml" else _load_yaml(fm_text, path, first_line)
         except MemoryFormatError:
-            loaded = _load_original_lines(fm_text) if kind == "yaml" and _written_by_original(fm_text, path) else None
+            loaded = load_original_lines(fm_text) if kind == "yaml" and written_by_original(fm_text, path) else None
             if loaded is None:
                 raise
+        else:
+            if kind == "yaml" and isinstance(loaded, dict) and written_by_original(fm_text, path):
+                loaded = read_like_original(fm_text, loaded)
         if loaded is not None and not isinstance(loaded, dict):
             raise MemoryFormatError(
                 path, [FieldProblem("frontmatter", "must be a mapping of key: value lines", path=path, line=first_line)]
@@ -524,7 +482,7 @@ def validate_frontmatter(
         )
 
     if "id" in meta and not (isinstance(meta["id"], str) and ID_RE.match(meta["id"])):
-        bad("id", f"{meta['id']!r} is not a valid id (letters, digits, '.', '_', ':', '-'; no '/' or '..')")
+        bad("id", f"{meta['id']!r} is not a valid id ({ID_RE.rule})")
     if "category" in meta and not (isinstance(meta["category"], str) and meta["category"] in CATEGORIES):
         bad("category", f"unknown category {meta['category']!r}", CATEGORIES)
     if "status" in meta and not (isinstance(meta["status"], str) and meta["status"] in STATUSES):

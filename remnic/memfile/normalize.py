@@ -267,7 +267,7 @@ def _head_like(old_text: str, meta: Mapping[str, Any], path: str) -> str | None:
     if patched is not None:
         head = opening + "".join(patched) + closing
         try:
-            if parse_file(head, "").frontmatter == dict(meta):
+            if parse_file(head, path).frontmatter == dict(meta):
                 return head
         except MemoryFormatError:
             pass

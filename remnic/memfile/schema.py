@@ -6,6 +6,7 @@ Pure constants and two tier functions; every other memfile module builds on thes
 from __future__ import annotations
 
 import re
+import unicodedata
 
 CATEGORIES: tuple[str, ...] = (
     "fact",
@@ -91,7 +92,32 @@ KEY_ORDER: tuple[str, ...] = (
     "forgottenReason",
 )
 
-ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+
+class IdRule:
+    """What an id may be: up to 128 characters, an ASCII letter or digit first, then letters, marks and
+    numbers of any script (the original names an entity page ``person-josé-núñez.md``, keeping
+    ``\\p{L}\\p{M}\\p{N}``) and ``.``, ``_``, ``:``, ``-``. So an id never holds ``/``, ``\\``, a space or a
+    control character, never opens with ``-`` or ``.``, and one with letters beyond ASCII never holds
+    ``..``. ``match`` is the rule; ``pattern`` (advertised as the JSON Schema ``pattern``, in Python's and
+    ECMAScript's dialects alike) admits every id."""
+
+    pattern = r"^[A-Za-z0-9](?:[\w.:-]|[^\x00-\x7f\s]){0,127}$"
+    rule = "an ASCII letter or digit, then letters, marks and digits of any script, '.', '_', ':', '-'; no '/' or '..'"
+    """The rule in words, for messages."""
+    _ascii = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+    _first = re.compile(r"[A-Za-z0-9]")
+
+    def match(self, text: str) -> bool:
+        if not isinstance(text, str):
+            return False
+        if self._ascii.fullmatch(text):
+            return True
+        if not 0 < len(text) <= 128 or ".." in text or not self._first.match(text):
+            return False
+        return all(ch in "._:-" or unicodedata.category(ch)[0] in "LMN" for ch in text)
+
+
+ID_RE = IdRule()
 NAMESPACE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 TAG_RE = re.compile(r"^[^\s,][^,\n]{0,63}$")
 TAG_RULE = "a tag is up to 64 characters with no comma or newline; a comma separates two tags"

@@ -227,9 +227,7 @@ def new_frontmatter(
     if "id" in extra:
         given = extra.pop("id")
         if not isinstance(given, str) or not ID_RE.match(given):
-            problems.append(
-                _bad("id", f"{given!r} is not a valid id (letters, digits, '.', '_', ':', '-'; no '/' or '..')", line)
-            )
+            problems.append(_bad("id", f"{given!r} is not a valid id ({ID_RE.rule})", line))
         else:
             memory_id = given
     conf = settings.default_confidence if conf is None else conf

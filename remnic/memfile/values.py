@@ -21,6 +21,8 @@ from typing import Any
 from remnic.config.settings import DEFAULT_CONFIDENCE
 
 from .entity import entity_aliases, entity_name, entity_type, is_entity_file, stem
+from .original import DEFAULT_CONFIDENCE as ORIGINAL_CONFIDENCE
+from .original import has_original_id
 from .paths import category_for_path, folder_category, is_archived_path
 from .schema import CATEGORIES, DIR_CATEGORIES, ID_RE, STATUSES, TAG_RE, TAG_RULE
 from .times import parse_time
@@ -218,12 +220,15 @@ def _number(value: Any, words: Mapping[str, float]) -> float | None:
     return float(value)
 
 
-def confidence_of(meta: Mapping[str, Any], default: float = DEFAULT_CONFIDENCE) -> float:
-    """``confidence`` read as a 0..1 score (``high``, ``80%``, ``"0.7"`` too), else from a tier word."""
+def confidence_of(meta: Mapping[str, Any], default: float | None = None) -> float:
+    """``confidence`` read as a 0..1 score (``high``, ``80%``, ``"0.7"`` too), else from a tier word, else
+    ``default``: by default the original's 0.8 in a file with the original's id, else remnic's."""
     for key in ("confidence", "confidenceTier"):
         found = _number(meta.get(key), _CONFIDENCE_WORDS)
         if found is not None:
             return found
+    if default is None:
+        return ORIGINAL_CONFIDENCE if has_original_id(meta) else DEFAULT_CONFIDENCE
     return default
 
 

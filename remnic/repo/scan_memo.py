@@ -32,7 +32,7 @@ from typing import Any
 
 from remnic.config.settings import StoreSettings
 from remnic.memfile.model import MemoryRecord
-from remnic.version import __version__
+from remnic.version import RULES_REVISION, __version__
 
 log = logging.getLogger("remnic.store")
 
@@ -59,7 +59,7 @@ def fingerprint(store: StoreSettings) -> str:
     ``store`` setting. All of them, not only those the check reads today (``scanSecrets``): a setting
     that never changes a check only costs one parse of each file when it changes."""
     settings = json.dumps(dataclasses.asdict(store), sort_keys=True, default=str)
-    return f"{__version__} {settings}"
+    return f"{__version__}+r{RULES_REVISION} {settings}"
 
 
 def decode(rel: str, namespace: str, frontmatter: str, body: str) -> MemoryRecord | None:

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from remnic.memfile.model import parse_time
+from remnic.memfile.model import format_time, parse_time
 from remnic.memfile.values import nfc, tag_key
 
 PREVIEW_CHARS = 180
@@ -44,13 +44,28 @@ def summary_tags(frontmatter: Mapping[str, Any]) -> list[str]:
     return sorted(kept.values())
 
 
+def summary_time(value: Any) -> str | None:
+    """A summary's ``created``/``updated``: the file's text as written; a number (epoch seconds or
+    milliseconds, as the file may hold it) as its ISO time, else as written; None when there is none."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        epoch = parse_time(value)
+        try:
+            return format_time(epoch) if epoch is not None else str(value)
+        except (OverflowError, OSError, ValueError):  # beyond the years a datetime holds
+            return str(value)
+    return None
+
+
 def with_summary(item: dict[str, Any]) -> dict[str, Any]:
     """A memory or hit dict plus the original's summary keys (absent dates stay absent)."""
     fm = item.get("frontmatter") or {}
     out = dict(item)
     for key in ("created", "updated"):
-        if isinstance(fm.get(key), str):
-            out[key] = fm[key]
+        stamp = summary_time(fm.get(key))
+        if stamp is not None:
+            out[key] = stamp
     out["tags"] = summary_tags(fm)
     if isinstance(fm.get("entityRef"), str) and fm["entityRef"]:
         out["entityRef"] = fm["entityRef"]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import FieldProblem, json_kind
+from remnic.memfile.schema import NAMESPACES_DIR
 
 from .restoring import path_problem
 
@@ -35,9 +36,25 @@ KNOWN_VERSIONS = (1, 2)
 
 
 def is_bundle(data: Any) -> bool:
-    """Whether a parsed JSON value is the original's export bundle (by its manifest's format)."""
-    manifest = data.get("manifest") if isinstance(data, Mapping) else None
-    return isinstance(manifest, Mapping) and manifest.get("format") == FORMAT
+    """Whether a parsed JSON value is meant as the original's export bundle: an object with a ``manifest``
+    or a ``records`` list and no ``content`` (no import line). One whose manifest is missing or names
+    another format is read as a bundle too, so the refusal says that (see :func:`bundle_lines`)."""
+    if not isinstance(data, Mapping) or "content" in data:
+        return False
+    return "manifest" in data or isinstance(data.get("records"), list)
+
+
+def _manifest_problem(manifest: Any) -> FieldProblem | None:
+    if manifest is None:
+        shape = f'{{"manifest": {{"format": "{FORMAT}", …}}, "records": […]}}'
+        return FieldProblem("manifest", f"is missing: the original Remnic's export bundle is {shape}")
+    if not isinstance(manifest, Mapping):
+        return FieldProblem("manifest", f"must be an object holding format: {FORMAT}, got {json_kind(manifest)}")
+    found = manifest.get("format")
+    if found != FORMAT:
+        said = "missing" if found is None else repr(found) if isinstance(found, str) else json_kind(found)
+        return FieldProblem("manifest.format", f"is {said}, expected {FORMAT}")
+    return None
 
 
 @dataclass
@@ -59,6 +76,9 @@ class BundleLines:
 
 def bundle_lines(mem: Memory, data: Mapping[str, Any]) -> BundleLines:
     """The import lines of a bundle (see the module): a record at a memory path restores its file there."""
+    bad_manifest = _manifest_problem(data.get("manifest"))
+    if bad_manifest is not None:  # not the original's export, or not one this reader knows: nothing is read
+        return BundleLines(problems=[bad_manifest])
     out = BundleLines(schema_version=data["manifest"].get("schemaVersion"))
     if out.schema_version not in KNOWN_VERSIONS or isinstance(out.schema_version, bool):
         why = (
@@ -88,7 +108,11 @@ def bundle_lines(mem: Memory, data: Mapping[str, Any]) -> BundleLines:
             continue
         assert isinstance(path, str) and isinstance(content, str)
         refused = path_problem(path)
-        if refused is not None and not _plain(path):  # outside the repository, or spelled to look elsewhere
+        if "\\" in path:  # the original refuses it too: its record paths use POSIX separators
+            posix = path.replace("\\", "/")
+            why = f"{path!r} uses '\\' as a separator (a Windows path): a record's path uses '/', as {posix!r}"
+            out.problems.append(FieldProblem(f"{where}.path", why))
+        elif refused is not None and not _plain(path):  # outside the repository, or spelled to look elsewhere
             out.problems.append(FieldProblem(f"{where}.path", refused + "; nothing is written outside it"))
         elif refused is not None or not mem.files.paths.is_memory(path):  # state/, hidden, not a memory
             out.left_out.append(path)
@@ -96,6 +120,25 @@ def bundle_lines(mem: Memory, data: Mapping[str, Any]) -> BundleLines:
             out.items.append({"path": path, "file": content})
             out.numbers.append(i + 1)
     return out
+
+
+def into_namespace(lines: BundleLines, namespace: str | None, default: str) -> None:
+    """The original's ``import --namespace NS``: a bundle's records are relative to that namespace's root
+    (as its export of one namespace writes them), so each memory record is restored under
+    ``namespaces/NS/`` (the default namespace's root is the repository's). A record in a namespace folder
+    already is refused, naming it: it would land in a namespace inside a namespace."""
+    if not namespace or namespace == default:
+        return
+    for item, number in zip(lines.items, lines.numbers, strict=True):
+        path = item["path"]
+        if path.split("/", 1)[0] == NAMESPACES_DIR:
+            why = (
+                f"{path!r} is in a namespace folder already, and --namespace {namespace} would put it in "
+                f"{NAMESPACES_DIR}/{namespace}/{path}: import this bundle without --namespace"
+            )
+            lines.problems.append(FieldProblem(f"records[{number - 1}].path", why))
+        else:
+            item["path"] = f"{NAMESPACES_DIR}/{namespace}/{path}"
 
 
 def _plain(path: str) -> bool:
