@@ -55,6 +55,7 @@ OPERATIONS = (
     "memory_profile",
     "day_summary",
     "set_coding_context",
+    "action_confidence",
 )
 ALL_TOOLS = {f"remnic_{op}" for op in OPERATIONS}  # listed by default (mcp.toolNames: underscore)
 EVERY_SPELLING = {name for op in OPERATIONS for name in (f"remnic_{op}", f"remnic.{op}", f"engram.{op}")}
@@ -430,6 +431,7 @@ async def call_every_tool(client: Client) -> dict[str, Any]:
         "remnic_set_coding_context", {"sessionKey": "s", "codingContext": None}, "remnic_set_coding_context (clear)"
     )
     await call("remnic_recall", {"query": "deploy", "sessionKey": "s", "cwd": "/"}, "remnic_recall (cwd)")
+    await call("remnic_action_confidence", {"confidence": 0.9, "risk": "low", "contextReadiness": "sufficient"})
     assert {name.split(" ")[0] for name in results} == set(tools)
     return results
 

@@ -39,6 +39,7 @@ Run `remnic <command> --help` for each command's options.
 
 def _modules() -> list[Any]:
     from . import (
+        advice,
         config,
         connectors,
         entities,
@@ -54,7 +55,8 @@ def _modules() -> list[Any]:
         versions,
     )
 
-    return [memories, portable, versions, config, recall, observe, sync, serve, hooks, lcm, entities, connectors, space]
+    modules = [memories, portable, versions, config, recall, observe, sync, serve, hooks, lcm, entities, connectors]
+    return [*modules, space, advice]
 
 
 def build_parser() -> Parser:

@@ -32,6 +32,7 @@ from .api_agents import AgentApi
 from .auth import NamespacePolicy
 from .errors import NamespaceForbidden
 from .limits import IdempotencyCache, RateLimiter, fingerprint
+from .original_routes import OriginalApi
 from .params import Operation, validate
 from .reply import Reply
 from .schema import build_operations
@@ -60,7 +61,7 @@ def _filters(values: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class Api(AgentApi):
+class Api(AgentApi, OriginalApi):
     """One per server process, shared by every request thread (the service is thread-safe)."""
 
     def __init__(

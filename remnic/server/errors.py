@@ -126,6 +126,13 @@ class RouteNotFound(RemnicError):
     http_status = 404
 
 
+class NotProvided(RemnicError):
+    """A route of the original Remnic that remnic deliberately does not provide (docs/server.md)."""
+
+    code = "not_implemented"
+    http_status = 501
+
+
 class MethodNotAllowed(RemnicError):
     code = "method_not_allowed"
     http_status = 405

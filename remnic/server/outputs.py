@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from remnic.memfile.model import CATEGORIES, STATUSES
 
+from .original_routes import ACTION_CONFIDENCE_OUTPUT
 from .outputs_agents import AGENT_OUTPUT_SCHEMAS, suggestion_schema
 from .shapes import BOOLEAN, INTEGER, JSON, NULLABLE_STRING, NUMBER, STRING, WARNINGS, obj
 
@@ -282,3 +283,4 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
 
 OUTPUT_SCHEMAS.update(AGENT_OUTPUT_SCHEMAS)
 OUTPUT_SCHEMAS["suggestion_submit"] = suggestion_schema(OUTPUT_SCHEMAS["memory_store"])
+OUTPUT_SCHEMAS["action_confidence"] = ACTION_CONFIDENCE_OUTPUT

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, unquote
 from remnic.errors import FieldProblem, ValidationError
 from remnic.memfile.model import ID_RE
 
-from .errors import MethodNotAllowed, RouteNotFound
+from .errors import MethodNotAllowed, NotProvided, RouteNotFound
 
 PREFIXES = ("/engram/v1/", "/remnic/v1/")
 ID = "{id}"
@@ -42,7 +42,17 @@ ROUTES: dict[tuple[str, ...], dict[str, str]] = {
     ("coding-context",): {"POST": "set_coding_context"},
     ("entities",): {"GET": "memory_entities"},
     ("entities", NAME): {"GET": "entity_get"},
+    ("maintenance",): {"GET": "maintenance"},
+    ("action-confidence",): {"POST": "action_confidence"},
 }
+NOT_PROVIDED: dict[tuple[str, ...], str] = {
+    ("trust-zones", "status"): "trust zones",
+    ("trust-zones", "records"): "trust zones",
+    ("trust-zones", "promote"): "trust zones",
+    ("trust-zones", "demo-seed"): "trust zones",
+}
+"""The original's routes remnic answers 501 not_implemented, not a bare 404: what they serve has no
+counterpart here (no trust-zone store; a memory's status and the review queue play that part)."""
 # Query-string names of GET routes whose HTTP spelling differs from the operation's fields (seed 000/001).
 # None: accepted and ignored (the original's X-ray ``disclosure``; an X-ray body carries no warnings,
 # because its bytes are the renderer's on every surface).
@@ -94,6 +104,12 @@ def route(method: str, path: str) -> tuple[str, dict[str, str]]:
     if not segments:
         raise RouteNotFound(
             f"no route {method} {path[:200]}; routes live under /engram/v1/ and /remnic/v1/ (see docs/server.md)"
+        )
+    missing = NOT_PROVIDED.get(tuple(segments))
+    if missing is not None:
+        raise NotProvided(
+            f"{method} {path[:200]} is the original Remnic's route; remnic does not provide {missing} "
+            "(see 'Clients written for the original Remnic' in docs/server.md)"
         )
     for pattern, methods in ROUTES.items():
         if len(pattern) != len(segments):

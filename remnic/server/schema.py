@@ -13,6 +13,7 @@ from remnic.memfile.model import CATEGORIES, STATUSES
 from remnic.service.conversations import SOURCE_FORMATS
 
 from .compat import DISCLOSURES, SORTS, TAG_MATCHES
+from .original_routes import original_operations
 from .params import MEMORY_ID, NAMESPACE, Operation, Param
 from .schema_agents import CODING_CONTEXT_SHAPE, agent_operations, suggestion_operation
 
@@ -402,6 +403,7 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                 ),
             ),
             *agent_operations(store),
+            *original_operations(),
         )
     }
     ops["suggestion_submit"] = suggestion_operation(ops["memory_store"])
