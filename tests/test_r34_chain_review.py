@@ -62,7 +62,7 @@ def test_each_decision_names_the_status_before_the_reason_and_what_else_it_chang
 
     dismissed = run_cli("review", "dismiss", c["path"], "--reason", "wrong-value", *d)
     assert dismissed.code == 0, dismissed
-    assert "dismissed (was quarantined), reason wrong-value" in dismissed.out, dismissed.out
+    assert "dismissed (was quarantined" in dismissed.out and "), reason wrong-value" in dismissed.out, dismissed.out
     assert f"also changed: {b['id']} ({b['path']}) current again (no longer superseded by {c['id']})" in dismissed.out
     body = git(root, "log", "-1", "--format=%B")
     assert "Remnic-Review-Decision: rejected" in body and "Remnic-Review-Reason: wrong-value" in body

@@ -9,9 +9,9 @@ from remnic.memfile.model import MemoryRecord
 from remnic.memfile.schema import STATUSES
 from remnic.memfile.values import foreign_values, refused_tags_note, unknown_status
 
+from .chain_links import hidden_by_flag, one_sided_links
 from .chains import Links
-from .pull_review import forks_among
-from .superseding import one_sided_links
+from .pull_review import Fork, forks_among
 
 
 def duplicate_ids_check(records: list[MemoryRecord]) -> dict[str, Any]:
@@ -36,14 +36,15 @@ def stranded_check(records: list[MemoryRecord]) -> dict[str, Any]:
     """A value whose successor is rejected, forgotten or gone (a hand edit, a forget, a deleted file): it
     has no current memory. The name stays (scripts read it); rejected was the first case it found."""
     found = Links(records).stranded()
-    if not found:
+    hidden = hidden_by_flag(records)  # a flagged successor hides the value until it is decided
+    if not found and not hidden:
         detail = "every superseded memory's successor is current, or superseded or merged in turn"
         return {"name": "superseded-by-rejected", "status": "ok", "detail": detail}
     detail = (
-        f"{len(found)} memory(ies) superseded by one that is rejected, forgotten or missing: that value has no "
-        "current memory; each line says how to make it current again"
+        f"{len(found) + len(hidden)} memory(ies) superseded by one that is rejected, forgotten, missing or "
+        "quarantined: that value has no current memory; each line says how to make it current again"
     )
-    problems = [s.describe() for s in found]
+    problems = [s.describe() for s in found] + hidden
     return {"name": "superseded-by-rejected", "status": "warn", "detail": detail, "problems": problems}
 
 
@@ -53,21 +54,32 @@ def one_sided_check(records: list[MemoryRecord]) -> dict[str, Any]:
     found = one_sided_links(records)
     if not found:
         return {"name": "supersession-links", "status": "ok", "detail": "every supersession is set on both sides"}
-    forks = {(f.other.id, f.old.id): f for f in forks_among(records)}  # superseded on two clones: one command
+    forks = {(f.other.id, f.old.id): f for f in forks_among(records)}  # two successors: one command
     detail = (
         f"{len(found)} supersession link(s) set on one side only: set the other side "
         "(`supersedes` on the newer file, `status: superseded` and `supersededBy` on the older), or remove "
         "the one-sided key, then `remnic sync run`"
-        + ("; a memory superseded on two clones has two successors: its line names the command" if forks else "")
+        + ("; a memory with two successors, both current: its line names the command" if forks else "")
     )
     problems = []
-    for claimant, other, missing in found:
+    for claimant, other, key, missing in found:
         if (fork := forks.get((claimant.id, other.id))) is not None:
-            problems.append(fork.describe())
+            problems.append(_two_successors(fork))
             continue
-        key = "supersedes" if claimant.status != "superseded" else "supersededBy"
         problems.append(f"{claimant.path} ({claimant.id}) has `{key}: {other.id}` but {other.path}: {missing}")
     return {"name": "supersession-links", "status": "warn", "detail": detail, "problems": problems}
+
+
+def _two_successors(fork: Fork) -> str:
+    """A fork as the files show it, whatever made it: two clones' merge (a pull says so itself), a hand
+    edit, or a memory approved or updated after another replaced the same value."""
+    old, kept, other = fork.old, fork.kept, fork.other
+    return (
+        f"{old.id} ({old.path}) has two current successors: it is superseded by {kept.id} ({kept.path}), and "
+        f"{other.id} ({other.path}) names it in `supersedes` too, so its value has two answers. "
+        f"`{fork.command}` leaves {kept.id} the one current memory; if {other.id}'s text is the right one, put "
+        f"it in {kept.id} too (`remnic update {kept.id} --content TEXT`)"
+    )
 
 
 def foreign_check(records: list[MemoryRecord]) -> dict[str, Any]:

@@ -225,10 +225,12 @@ class RecallOps:
         """
         from remnic.sync.engine import SyncTarget, run_sync
 
+        from .chain_links import stranded_by_changes
+
         self.settle_index()
         target = SyncTarget(self.root, self.files, self.ledger, self.settings, lambda: self.index)
         with self.committer.exclusive() as tx:
-            return run_sync(
+            report = run_sync(
                 target,
                 tx,
                 commit=commit,
@@ -240,6 +242,9 @@ class RecallOps:
                 progress=progress,
                 read_progress=read_progress,
             )
+        if not dry_run:
+            report.stranded = stranded_by_changes(self, report.changes)
+        return report
 
     def consolidate(self: Memory, *, days: float | None = None) -> ConsolidationResult:
         """Merge near-duplicates among recently observed memories into the oldest (one commit)."""

@@ -16,6 +16,7 @@ from remnic.memfile.model import MemoryRecord, content_hash, now_iso, parse_time
 from remnic.observe.records import MemoryObservation
 from remnic.repo.transaction import Transaction
 
+from .chain_links import drop_stale_claims
 from .superseding import supersede
 from .writes import patch_staged
 
@@ -134,4 +135,5 @@ def revive(
         return []
     if replacing.frontmatter.get("supersedes") == old.id:  # no link loop: it no longer replaced anything
         replacing = patch_staged(mem, tx, replacing, {"supersedes": None}) or replacing
+    drop_stale_claims(mem, tx, old.id)  # nor one further back in the chain (5433 in 5432 → 5433 → 6543 → 5432)
     return [replacing.id] if supersede(mem, tx, replacing, revived, when=when) else []

@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, Any
 from remnic.errors import MemoryFormatError, RemnicError, UsageError
 from remnic.memfile.model import MemoryRecord, now_iso, parse_file
 from remnic.memfile.normalize import render
-from remnic.memfile.validate import Checked, check_text
+from remnic.memfile.validate import Checked, check_bytes, check_text
 from remnic.memfile.values import moved_category, own_id
 from remnic.repo import history as _history
 from remnic.repo.messages import Version, trailers_for
 
+from .chain_links import pair_links
 from .chains import CURRENT, Links
-from .superseding import pair_links, patch_staged, unlink_successor
+from .superseding import patch_staged, unlink_successor
 from .writes import WriteResult, check_writable
 
 if TYPE_CHECKING:
@@ -45,7 +46,11 @@ RELINKED = "supersedes-restored"
 SUPERSEDED = "superseded"
 """A current memory the changed one now supersedes (a review approving it)."""
 REVIVED = "current-again"
-"""A memory the changed one had replaced, current again (a review dismissing its successor)."""
+"""A memory the changed one had replaced, current again (a review dismissing its successor, a revert to a
+version that no longer replaces it)."""
+CLAIMED = "supersedes-it"
+"""The memory that replaces the changed one, whose ``supersedes`` now names it (a review approving a value
+said before it: approved as superseded)."""
 UNMERGED = "merge-undone"
 """The memory the reverted one was merged into, which no longer lists it in ``derived_from`` nor counts it
 in ``reinforcement_count`` (``--force``: it is a memory of its own again)."""
@@ -58,7 +63,8 @@ class AlsoChanged:
     id: str
     path: str
     change: str
-    """:data:`UNLINKED`, :data:`UNMERGED`, :data:`DEMOTED`, :data:`RELINKED`, :data:`SUPERSEDED` or :data:`REVIVED`."""
+    """:data:`UNLINKED`, :data:`UNMERGED`, :data:`DEMOTED`, :data:`RELINKED`, :data:`SUPERSEDED`, :data:`REVIVED`
+    or :data:`CLAIMED`."""
 
     def describe(self, reverted: str) -> str:
         what = {
@@ -67,6 +73,7 @@ class AlsoChanged:
             RELINKED: f"supersedes {reverted} again",
             SUPERSEDED: f"superseded by {reverted}",
             REVIVED: f"current again (no longer superseded by {reverted})",
+            CLAIMED: f"supersedes {reverted} (its `supersedes` names it)",
             UNMERGED: f"no longer lists {reverted} as merged into it (`derived_from`, `reinforcement_count`)",
         }[self.change]
         return f"{self.id} ({self.path}) {what}"
@@ -133,8 +140,16 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
             checked = _checked(render(checked, kept)[0], current, mem)
         record = checked.record
         assert record is not None
-        if "updated" in record.frontmatter and tx.read_bytes(current) != checked.text.encode("utf-8"):
-            checked = _checked(render(checked, {"updated": now_iso()})[0], current, mem)
+        disk = tx.read_bytes(current)
+        if "updated" in record.frontmatter and disk != checked.text.encode("utf-8"):
+            # The file already holds this version but for the time an earlier revert to it wrote: that
+            # is the same text, so nothing is committed (a repeated revert makes no new version).
+            now = _updated_of(disk, current, mem)
+            same = _checked(render(checked, {"updated": now})[0], current, mem) if now else None
+            if same is not None and disk == same.text.encode("utf-8") and moved_from is None:
+                checked = same
+            else:
+                checked = _checked(render(checked, {"updated": now_iso()})[0], current, mem)
             record = checked.record
             assert record is not None
         chains = _successors(mem, record)
@@ -161,6 +176,7 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
         paired = links.apply(mem, tx, record)
         also += [AlsoChanged(o.id, o.path, DEMOTED) for o in links.demote if o.id in paired]
         also += [AlsoChanged(c.id, c.path, RELINKED) for c in links.claim if c.id in paired]
+        also += [AlsoChanged(r.id, r.path, REVIVED) for r in links.revive if r.id in paired]
         ids = [record.id, *(a.id for a in also)]
         subject = f"remnic revert: {current} to {target.label} ({target.short})"
         if also:  # named in the subject by count, each in the body (a subject has no room for them)
@@ -290,6 +306,13 @@ def _unmerge(mem: Memory, tx: Transaction, survivor: MemoryRecord, merged: Memor
         if not count:  # no reinforcement left to date
             changes["last_reinforced_at"] = None
     return patch_staged(mem, tx, survivor, changes) is not None
+
+
+def _updated_of(data: bytes | None, path: str, mem: Memory) -> str | None:
+    """The ``updated`` the file's bytes say (None: no file, unreadable, or no such key)."""
+    checked = check_bytes(data, path, mem.settings.store) if data is not None else None
+    said = checked.record.frontmatter.get("updated") if checked is not None and checked.record else None
+    return str(said) if said else None
 
 
 def _checked(text: str, path: str, mem: Memory) -> Checked:

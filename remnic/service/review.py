@@ -25,7 +25,9 @@ from . import arguments as _check
 from . import writes as _writes
 from .browse import REVIEW_STATUSES as QUEUED
 from .browse import newest_first
-from .reverting import REVIVED, SUPERSEDED, UNLINKED, AlsoChanged
+from .chain_links import hidden_by_flag
+from .chains import ids_of
+from .reverting import CLAIMED, REVIVED, SUPERSEDED, UNLINKED, AlsoChanged
 from .superseding import SUPERSEDED_NOTE, stranded_by
 
 if TYPE_CHECKING:
@@ -228,12 +230,19 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
         extra_trailers=trailers,
         check=lambda record: None if stranded and record.status == "rejected" else check_reviewable(record, status),
     )
+    # A flagged memory leaves recall, and with it the value it replaced: said, as forget says it.
+    hidden = hidden_by_flag(mem.files.scan().records, record.id) if status == "quarantined" and result.changed else []
+    # As committed: the decision's links may have changed the decided memory's own `supersedes` after it.
+    records = (_reread(mem, result.record),) if result.changed else result.records
+    dropped = [i for i in ids_of(record.frontmatter.get("supersedes")) if i not in _claims(records)]
+    if dropped and status == "active":  # another memory replaced that value since: the claim was stale
+        note = "; ".join([*([note] if note else []), f"no longer supersedes {', '.join(dropped)}: replaced since"])
     return done(
         result.operation,
-        result.records,
+        records,
         result.commit,
         changed=result.changed,
-        warnings=(*result.warnings, *([note] if note else [])),
+        warnings=(*result.warnings, *([note] if note else []), *hidden),
         also_changed=_also_changed(mem, result),
     )
 
@@ -252,8 +261,28 @@ def _also_changed(mem: Memory, result: _writes.WriteResult) -> tuple[AlsoChanged
         except (ValueError, RemnicError):  # deleted or unreadable: not one a decision changes
             continue
         change = REVIVED if other.status == "active" else SUPERSEDED if other.status == "superseded" else UNLINKED
+        if change == REVIVED and _status_at(mem, f"{result.commit}^", path) == "active":
+            change = CLAIMED  # active before too: what changed is its `supersedes`, now naming the decided one
         out.append(AlsoChanged(other.id, path, change))
     return tuple(out)
+
+
+def _claims(records: Sequence[MemoryRecord]) -> list[str]:
+    return ids_of(records[0].frontmatter.get("supersedes")) if records else []
+
+
+def _reread(mem: Memory, record: MemoryRecord) -> MemoryRecord:
+    try:
+        return mem.get(record.id)
+    except RemnicError:  # moved or changed by hand since: the answer is the write's own
+        return record
+
+
+def _status_at(mem: Memory, rev: str, path: str) -> str | None:
+    try:
+        return parse_file(mem.ledger.show(rev, path), path).status
+    except (ValueError, RemnicError):  # not there then, or unreadable
+        return None
 
 
 NO_KEY_NOTE = "nothing superseded: no value key in its text (`remnic update {id} --supersedes OTHER` replaces a memory)"
@@ -279,8 +308,9 @@ def approval_changes(
             entity, attributes = said, said_attributes
             changes = {"entityRef": said, "structuredAttributes": dict(sorted(said_attributes.items()))}
         elif not keyed:
-            # Said so: the reviewer may expect it to replace a value it states in other words.
-            return {}, NO_KEY_NOTE.format(id=record.id)
+            # Said so: the reviewer may expect it to replace a value it states in other words. A memory that
+            # names one in `supersedes` (a suggestion) replaces that one on approval.
+            return {}, None if record.frontmatter.get("supersedes") else NO_KEY_NOTE.format(id=record.id)
     assert isinstance(attributes, Mapping)
     others = [
         o

@@ -13,10 +13,9 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import NotFoundError, RemnicError, UsageError, ValidationError
+from remnic.errors import NotFoundError, RemnicError, ValidationError
 from remnic.memfile.keys import change_key_problems
 from remnic.memfile.model import MemoryRecord, now_iso, parse_time
 from remnic.memfile.normalize import render, serialize_like
@@ -25,7 +24,6 @@ from remnic.observe.records import MemoryObservation, key_part
 from remnic.repo.scan_memo import stat_key
 from remnic.repo.transaction import Transaction
 
-from .chains import CURRENT as _CURRENT
 from .chains import Links
 from .chains import ids_of as _ids
 
@@ -34,10 +32,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LINK_KEYS",
-    "PairLinks",
-    "one_sided_links",
-    "pair_links",
+    "WAITING",
     "patch_staged",
+    "review_links",
+    "set_claims",
     "states_other_value",
     "status_changes",
     "stranded_by",
@@ -207,7 +205,10 @@ def supersede(mem: Memory, tx: Transaction, old: MemoryRecord, new: MemoryRecord
     A memory another one already supersedes is left as it is (False): a memory has one successor, and
     overwriting the link would fork its chain into two current values (writes refuse it by name first,
     see :func:`superseded_target`) — unless its value is stranded (no current memory follows it: the
-    successor was forgotten, rejected or deleted), when ``new`` takes the link over."""
+    successor was forgotten, rejected or deleted), when ``new`` takes the link over. A ``new`` waiting for
+    review replaces nothing yet (False): its ``supersedes`` is a claim that approval applies."""
+    if new.status in WAITING:
+        return False
     staged = tx.staged_record(old.id) or old
     taken = staged.status == "superseded" and staged.frontmatter.get("supersededBy") not in (None, "", new.id)
     if taken and _current_heads(mem, staged, new.id, tx):
@@ -298,6 +299,11 @@ def _already_superseded(
     return ValidationError.single("supersedes", why, instead=heads[0].id)
 
 
+WAITING = ("pending_review", "quarantined")
+"""States of a memory waiting for a person's review. Its ``supersedes`` is a claim that waits with it:
+the memory it names stays current until ``review approve`` applies the claim (a dismiss leaves it so),
+so no unreviewed write — a suggestion, an agent's store — takes a value out of recall."""
+
 UNSUPERSEDABLE = ("forgotten", "quarantined")
 """States a supersession must not overwrite: forgotten outranks superseded, and a quarantined memory
 waits for a person's review (superseding either would quietly bring its text back into recall)."""
@@ -385,7 +391,12 @@ def unlink_successor(mem: Memory, tx: Transaction, successor_id: str, old_id: st
 
 REVIVED_NOTE = "current again"
 SUPERSEDED_NOTE = "superseded by it"
-"""How the commit's ``Remnic-Also-Changed`` trailer says what a decision did to a memory it replaced."""
+CLAIMED_NOTE = "supersedes it"
+"""How the commit's ``Remnic-Also-Changed`` trailer says what a decision did to a memory it replaced
+(or, approved as superseded, to the memory that replaces it)."""
+
+DECIDING = ("rejected", *WAITING)
+"""Statuses from which ``active`` applies the memory's ``supersedes`` claim (a review approving it)."""
 
 
 def review_links(
@@ -401,18 +412,21 @@ def review_links(
     changed. ``was``: the status HEAD has (``before``'s own may be a person's uncommitted edit of it).
     Rejected: each memory still superseded by it is current again (a dismissed correction must not leave
     its value with none, whoever set the status first), and its ``supersedes`` names them all, so that
-    approving it later replaces them again. Approved again after a rejection: those still active are
-    superseded again. ``trailers``: the commit's, given an ``Also-Changed`` line naming each memory changed
-    and how (the commit then says what the decision did beyond the memory decided)."""
+    approving it later replaces them again. Approved (from the queue, or again after a rejection): those
+    it claims that are still active are superseded now, and a claim on a memory another one replaced
+    since is dropped. Approved as superseded: its successor's ``supersedes`` names it (a chain is set on
+    both sides), and it keeps only the claims on what it did replace. ``trailers``: the commit's, given
+    an ``Also-Changed`` line naming each memory changed and how."""
     changed = _review_links(mem, tx, before, after, was or before.status)
     if trailers is not None and changed:
-        note = REVIVED_NOTE if after.status == "rejected" else SUPERSEDED_NOTE
         said = [trailers["Also-Changed"]] if trailers.get("Also-Changed") else []
-        trailers["Also-Changed"] = "; ".join([*said, *(f"{i} {note}" for i in changed)])
-    return changed
+        trailers["Also-Changed"] = "; ".join([*said, *(f"{i} {note}" for i, note in changed)])
+    return [i for i, _ in changed]
 
 
-def _review_links(mem: Memory, tx: Transaction, before: MemoryRecord, after: MemoryRecord, was: str) -> list[str]:
+def _review_links(
+    mem: Memory, tx: Transaction, before: MemoryRecord, after: MemoryRecord, was: str
+) -> list[tuple[str, str]]:
     if after.status == "rejected":
         olds = [
             r
@@ -428,18 +442,59 @@ def _review_links(mem: Memory, tx: Transaction, before: MemoryRecord, after: Mem
         named = said + [i for i in changed if i not in said]
         if named != said:
             patch_staged(mem, tx, after, {"supersedes": named[0] if len(named) == 1 else named})
-        return changed
-    if after.status == "active" and "rejected" in (was, before.status):
-        changed = []
+        return [(i, REVIVED_NOTE) for i in changed]
+    if after.status == "active" and {was, before.status} & set(DECIDING):
+        applied, kept = [], []
         for old_id in _ids(after.frontmatter.get("supersedes")):
-            try:
-                old = tx.staged_record(old_id) or mem.get(old_id)
-            except RemnicError:  # gone or unreadable: nothing to replace
-                continue
-            if old.status == "active" and old.namespace == after.namespace and supersede(mem, tx, old, after):
-                changed.append(old.id)
-        return changed
+            claimed = _staged_or_get(mem, tx, old_id)
+            if claimed is None or claimed.namespace != after.namespace:  # gone or unreadable: nothing to replace
+                kept.append(old_id)
+            elif claimed.status == "active" and supersede(mem, tx, claimed, after):
+                applied.append((claimed.id, SUPERSEDED_NOTE))
+                kept.append(old_id)
+            elif claimed.status != "superseded" or claimed.frontmatter.get("supersededBy") == after.id:
+                kept.append(old_id)
+            elif supersede(mem, tx, claimed, after):  # its successor left it stranded: this one takes it over
+                applied.append((claimed.id, SUPERSEDED_NOTE))
+                kept.append(old_id)
+            # else another current memory replaced it since: the claim is stale, and dropped
+        set_claims(mem, tx, after, kept)
+        return applied
+    if after.status == "superseded" and before.status != "superseded":
+        by = after.frontmatter.get("supersededBy")
+        successor = _staged_or_get(mem, tx, by) if isinstance(by, str) and by else None
+        out = []
+        if (
+            successor is not None
+            and successor.namespace == after.namespace
+            and after.id not in _ids(successor.frontmatter.get("supersedes"))
+            and set_claims(mem, tx, successor, [*_ids(successor.frontmatter.get("supersedes")), after.id])
+        ):
+            out.append((successor.id, CLAIMED_NOTE))
+        kept = [
+            i
+            for i in _ids(after.frontmatter.get("supersedes"))
+            if (prior := _staged_or_get(mem, tx, i)) is None or prior.frontmatter.get("supersededBy") == after.id
+        ]
+        set_claims(mem, tx, after, kept)
+        return out
     return []
+
+
+def _staged_or_get(mem: Memory, tx: Transaction, memory_id: str) -> MemoryRecord | None:
+    try:
+        return tx.staged_record(memory_id) or mem.get(memory_id)
+    except RemnicError:
+        return None
+
+
+def set_claims(mem: Memory, tx: Transaction, record: MemoryRecord, ids: list[str]) -> bool:
+    """``record``'s ``supersedes`` set to ``ids`` (one id, a list, or removed), when it says otherwise."""
+    now = tx.staged_record(record.id) or record
+    if _ids(now.frontmatter.get("supersedes")) == ids:
+        return False
+    value: Any = None if not ids else ids[0] if len(ids) == 1 else ids
+    return patch_staged(mem, tx, now, {"supersedes": value}) is not None
 
 
 def stranded_by(records: Iterable[MemoryRecord], memory_id: str | None = None) -> list[tuple[str, str]]:
@@ -453,90 +508,3 @@ def stranded_by(records: Iterable[MemoryRecord], memory_id: str | None = None) -
         for r in records
         if r.status == "superseded" and (by := r.frontmatter.get("supersededBy")) in rejected
     ]
-
-
-# --- the other side of a link a revert restores ---
-
-
-@dataclass
-class PairLinks:
-    """What a revert changes in the other memory of a supersession its version restores."""
-
-    demote: list[MemoryRecord] = field(default_factory=list)
-    """Current memories the restored version supersedes: superseded by it again (asked with --force)."""
-    claim: list[MemoryRecord] = field(default_factory=list)
-    """The successor the restored version is superseded by: its ``supersedes`` names it again."""
-
-    def apply(self, mem: Memory, tx: Transaction, record: MemoryRecord) -> list[str]:
-        """Stage both sides' changes; the ids changed."""
-        changed = [old.id for old in self.demote if supersede(mem, tx, old, record)]
-        for successor in self.claim:
-            named = [*_ids(successor.frontmatter.get("supersedes")), record.id]
-            if patch_staged(mem, tx, successor, {"supersedes": named[0] if len(named) == 1 else named}) is not None:
-                changed.append(successor.id)
-        return changed
-
-    def note(self, changed: Collection[str]) -> str:
-        demoted = [r.id for r in self.demote if r.id in changed]
-        claimed = [r.id for r in self.claim if r.id in changed]
-        parts = [f"{i} superseded by it again" for i in demoted] + [f"{i} supersedes it again" for i in claimed]
-        return f" ({'; '.join(parts)})" if parts else ""
-
-
-def pair_links(mem: Memory, record: MemoryRecord, label: str, *, force: bool) -> PairLinks:
-    """The other side of the supersession ``record`` (a version being restored) states, so that a revert
-    never leaves a link set on one side only.
-
-    Superseded by B: B's ``supersedes`` names it again (the version says so, and B stays as it is).
-    Current and superseding P, while P is current too (made current again by a dismiss): both would be
-    recalled as current, so it is refused unless ``force``, which marks P superseded again.
-    """
-    links = PairLinks()
-    by = record.frontmatter.get("supersededBy")
-    if record.status == "superseded" and isinstance(by, str) and by:
-        successor = _get(mem, by)
-        if (
-            successor is not None
-            and successor.namespace == record.namespace
-            and record.id not in _ids(successor.frontmatter.get("supersedes"))
-        ):
-            links.claim.append(successor)
-    if record.status in _CURRENT:
-        olds = [_get(mem, i) for i in _ids(record.frontmatter.get("supersedes"))]
-        links.demote = [o for o in olds if o is not None and o.status in _CURRENT and o.namespace == record.namespace]
-        if links.demote and not force:
-            names = ", ".join(f"{o.id} ({o.path}, {o.status})" for o in links.demote)
-            ids = ", ".join(o.id for o in links.demote)
-            raise UsageError(
-                f"{label} makes {record.id} current again and says it supersedes {names}, which is current "
-                f"too: both would be recalled as current. Pass --force to revert anyway and mark {ids} "
-                f"superseded by {record.id} in the same commit, or forget {ids} first"
-            )
-    return links
-
-
-def _get(mem: Memory, memory_id: str) -> MemoryRecord | None:
-    try:
-        return mem.get(memory_id)
-    except RemnicError:  # gone or unreadable: no other side to restore
-        return None
-
-
-def one_sided_links(records: Iterable[MemoryRecord]) -> list[tuple[MemoryRecord, MemoryRecord, str]]:
-    """(claimant, other, what is missing) for each supersession set on one side only: a current memory's
-    ``supersedes`` naming one not ``supersededBy`` it (both recalled as current, or the old one left
-    without its link), or a superseded memory's ``supersededBy`` naming one whose ``supersedes`` does not
-    name it (dismissing that one would not make the old one current again)."""
-    by_id = {r.id: r for r in records}
-    out: list[tuple[MemoryRecord, MemoryRecord, str]] = []
-    for r in by_id.values():
-        if r.status in _CURRENT:
-            for old_id in _ids(r.frontmatter.get("supersedes")):
-                old = by_id.get(old_id)
-                if old is not None and old.frontmatter.get("supersededBy") != r.id:
-                    out.append((r, old, f"{old_id} has no `supersededBy: {r.id}`"))
-        by = r.frontmatter.get("supersededBy")
-        successor = by_id.get(by) if r.status == "superseded" and isinstance(by, str) else None
-        if successor is not None and r.id not in _ids(successor.frontmatter.get("supersedes")):
-            out.append((r, successor, f"{successor.id} has no `supersedes: {r.id}`"))
-    return out

@@ -131,6 +131,10 @@ class SyncReport:
     commit: a note with an id or TOML front matter): indexed, never listed as changes."""
     warnings: list[str] = field(default_factory=list)
     """Caveats of a commit that stands (git's own index could not follow it: ``.git/index.lock`` held)."""
+    stranded: list[str] = field(default_factory=list)
+    """Values this run's changes left with no current memory (their successor deleted, forgotten or rejected
+    by hand): one line each, naming the command that makes the older memory current again. Set by the
+    service, which knows the chains; printed always, as forget's warning is."""
 
     @property
     def malformed_paths(self) -> list[str]:
@@ -159,6 +163,7 @@ class SyncReport:
             "heldOpen": self.held,
             "asIs": self.as_is,
             "warnings": self.warnings,
+            "stranded": self.stranded,
         }
 
     def events(self, *, only_new_problems: bool = False, warnings: bool = True) -> list[dict[str, Any]]:
@@ -183,6 +188,7 @@ class SyncReport:
             events.append({"event": "note", "message": self.index_note})
         if warnings:
             events += [{"event": "warning", "message": w} for w in self.warnings]
+        events += [{"event": "warning", "message": m} for m in self.stranded]  # no log line says these
         if self.index_error:
             message = f"the index was not updated ({self.index_error}); the commit is made, the index catches up"
             events.append({"event": "warning", "message": message})
