@@ -139,13 +139,13 @@ def test_a_clause_that_goes_on_about_the_value_stays_with_it(said: str) -> None:
 @pytest.mark.parametrize(
     "said",
     [
-        "Kofi left the company, and our account owner is Priya Shah now.",
+        "Kofi left early, and our account owner is Priya Shah now.",
         "He starts on Monday, and my manager is Tomasz.",
-        "Our account owner is Priya Shah, and Kofi left the company.",
+        "Our account owner is Priya Shah, and Kofi left early.",
     ],
 )
 def test_a_split_that_would_drop_a_half_keeps_the_sentence_whole(said: str) -> None:
-    # v5 #4: a half that is no fact alone ("Kofi left the company.") is never lost to the split
+    # v5 #4: a half that is no fact alone ("Kofi left early.") is never lost to the split
     (obs,) = _plan(("Dana", said))
     assert obs.fact.content.split(", and ")[0].split()[-1] == said.split(", and ")[0].split()[-1]
     # v7 #4: it states more than its value, so it has no key for the value to be superseded by
@@ -153,10 +153,10 @@ def test_a_split_that_would_drop_a_half_keeps_the_sentence_whole(said: str) -> N
 
 
 def test_a_new_owner_leaves_a_sentence_kept_whole_with_the_old_one_current(memory: Memory) -> None:
-    _observe(memory, "a", "Dana: Kofi left the company, and our account owner is Priya Shah now.")
+    _observe(memory, "a", "Dana: Kofi left early, and our account owner is Priya Shah now.")
     flush = _observe(memory, "b", "Dana: Our account owner is Tomasz now.")
     assert len(flush.superseded) == 0
-    assert _statuses(memory)["Kofi left the company, and our account owner is Priya Shah now."] == "active"
+    assert _statuses(memory)["Kofi left early, and our account owner is Priya Shah now."] == "active"
 
 
 def test_a_new_owner_leaves_the_renewal_date_said_with_the_old_one_current(memory: Memory) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from .cues import words
 from .extract import STOPWORDS
 from .keys import value_key
 
@@ -46,19 +47,73 @@ _CLOSED_SETS = {
     "part of day": ("morning afternoon evening night", True),
     "season": ("summer winter autumn", True),
     "compass point": ("north south east west", True),
-    "frequency": ("hourly daily nightly weekly fortnightly monthly quarterly yearly annually", True),
-    "number word": (
-        "two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred",
-        True,
-    ),
 }
 _CLOSED_CLASSES = tuple(
     (name, re.compile(rf"\b({'|'.join(members.split())})(?:s|ern)?\b", re.I if folded else 0))
     for name, (members, folded) in _CLOSED_SETS.items()
 )
-_CLOSED_WORDS = frozenset(w.lower() for members, _ in _CLOSED_SETS.values() for w in members.split())
+_UNITS = "one two three four five six seven eight nine"
+_TEENS = "ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen"
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety"
+_UNIT_ORDINALS = "first second third fourth fifth sixth seventh eighth ninth"
+_ORDINALS = (
+    "tenth eleventh twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"
+    " thirtieth fortieth fiftieth sixtieth seventieth eightieth ninetieth hundredth thousandth"
+)
+_FREQUENCIES = "hourly daily nightly weekly fortnightly monthly quarterly yearly annually"
+
+
+def _any(members: str) -> str:
+    return "|".join(members.split())
+
+
+# Classes whose value is the whole phrase: "biweekly" is not "weekly", "twenty-first" not "twentieth" nor
+# "twenty", "thirty-five" not "thirty"; "one" alone says too little ("one of them"), in "twenty-one" it counts.
+_PHRASE_CLASSES = (
+    (
+        "frequency",
+        re.compile(rf"\b(?:(?:bi|semi|tri|twice|thrice)[- ]?)?(?:{_any(_FREQUENCIES)})\b", re.I),
+    ),
+    ("times", re.compile(r"\b(?:once|twice|thrice)\b", re.I)),
+    (
+        "number word",
+        re.compile(
+            rf"\b(?:(?:{_any(_TENS)})(?:[- ](?:{_any(_UNITS)})\b|(?![- ](?:{_any(_UNIT_ORDINALS)})\b))"
+            rf"|(?:{_any(_UNITS.removeprefix('one '))}|{_any(_TEENS)}|hundred|thousand)s?\b)",
+            re.I,
+        ),
+    ),
+    (
+        "ordinal",
+        re.compile(rf"\b(?:(?:{_any(_TENS)})[- ])?(?:{_any(_UNIT_ORDINALS)})\b|\b(?:{_any(_ORDINALS)})\b", re.I),
+    ),
+    # The tense of "to be": "Ana is the billing lead" / "Ana was …" / "Ana will be …" say different things.
+    (
+        "tense",
+        re.compile(
+            r"(?P<future>\b(?:will|shall)(?:\s+not)?\s+be|\bwon['’]t\s+be|\b(?:is|are|am)\s+going\s+to\s+be|['’]ll\s+be)\b"
+            r"|\b(?P<past>was|were)\b|\b(?:is|are|am)\b|['’](?:re|m)\b"
+            r"|\b(?:it|that|there|here|he|she|who|what)['’]s\b",
+            re.I,
+        ),
+    ),
+)
+_CLOSED_WORDS = frozenset(
+    w.lower()
+    for members in (*(m for m, _ in _CLOSED_SETS.values()), _UNITS, _TEENS, _TENS, _UNIT_ORDINALS, _ORDINALS)
+    for w in members.split()
+)
 _TOKEN_RE = re.compile(r"[A-Za-z][\w'’-]*")
 _POSSESSIVE_RE = re.compile(r"['’]s$")
+
+
+_NEXT_SENTENCE_RE = re.compile(r"[.!?;]\s+\S")
+
+
+def _phrase_value(name: str, found: re.Match[str]) -> str:
+    if name != "tense":
+        return re.sub(r"[- ]+", "-", found.group(0).lower())
+    return "future" if found.group("future") else "past" if found.group("past") else "present"
 
 
 def _closed_values(text: str) -> dict[str, set[str]]:
@@ -66,6 +121,11 @@ def _closed_values(text: str) -> dict[str, set[str]]:
     for name, rx in _CLOSED_CLASSES:
         found = {m.group(1).lower() for m in rx.finditer(text)}
         if found:
+            out[name] = found
+    for name, rx in _PHRASE_CLASSES:
+        found = {_phrase_value(name, m) for m in rx.finditer(text)}
+        # Only one sentence in one tense has a tense to differ in: a story mixes them as it goes.
+        if found and (name != "tense" or (len(found) == 1 and not _NEXT_SENTENCE_RE.search(text.strip()))):
             out[name] = found
     return out
 
@@ -82,7 +142,11 @@ def _tokens(text: str) -> list[str]:
 
 def _names(tokens: list[str]) -> set[str]:
     """Capitalised words that are not function words nor closed-set values: names, as said."""
-    return {t for t in tokens if t[0].isupper() and t.lower() not in STOPWORDS and t.lower() not in _CLOSED_WORDS}
+    return {
+        t
+        for t in tokens
+        if t[0].isupper() and t.lower() not in STOPWORDS and not set(t.lower().split("-")) <= _CLOSED_WORDS
+    }
 
 
 def other_name(a: str, b: str) -> bool:
@@ -165,6 +229,21 @@ _LEAD_RE = re.compile(
     r"|going forward|moving forward|as of (?:now|today)|these days|nowadays)\b[\s,:;!—–-]*)+",
     re.I,
 )
+# How a team says it chose ("We decided to deploy …", "We'll go with …", "Let's use …") is not what the
+# choice is: read as the plain "we …" it chose.
+_DECISION_LEAD_RE = re.compile(
+    r"^(?:we|the team)\s+(?:(?:have|['’]ve|just|finally)\s+)*(?:decided|agreed|chose|opted)\s+"
+    r"(?:to|that\s+we(?:['’]ll|\s+will|\s+would|['’]d)?|on)\s+"
+    r"|^(?:we(?:['’]ll|\s+will|\s+shall|\s+are\s+going\s+to|['’]re\s+going\s+to)|let['’]s|let\s+us)\s+",
+    re.I,
+)
+# "We go with ArgoCD for staging deploys": the choosing verb names no part of what is chosen for what.
+_CHOICE_RE = re.compile(
+    r"^we\s+(?:go\s+with|use|pick|choose|adopt|switch\s+to|move\s+to|stick\s+with|standardi[sz]e\s+on"
+    r"|migrate\s+to)\s+",
+    re.I,
+)
+_CHOICE_WORDS = words("use pick choose adopt switch move stick standardize standardise migrate")
 # In the memory too: what follows from it or why ("…with ArgoCD, so the limiter config goes in the helm
 # values") is not what it states, and goes with it.
 _WHY_AFTER_RE = re.compile(r",\s*(?:so|because|since|as|which)\b[^.;!?]*", re.I)
@@ -192,6 +271,7 @@ def _frame(text: str) -> list[str]:
     """The clause's words as compared: lowercased, its lead-in, articles and fillers gone, "Ana and
     others" as "we" (how a group's "we" is stored)."""
     text = _LEAD_RE.sub("", _GROUP_NAMED_RE.sub("we", text.strip()))
+    text = _DECISION_LEAD_RE.sub("we ", text, count=1)
     text = re.sub(r"\bany (?:more|longer)\b", "", text, flags=re.I)
     return [w for w in _lower_words(text) if w not in _IGNORED]
 
@@ -220,6 +300,8 @@ def replaces(new: str, old: str) -> bool:
     words = _frame(_WHY_AFTER_RE.sub("", old, count=1))
     if new_words[-1] in words:
         return False  # the old memory has the new value already: "… with Flux and ArgoCD"
+    if _chose_for_same(words, said_old, clause, new_words[-1]):
+        return True
     for i in range(len(words) - len(said_old) + 1):
         if words[i : i + len(said_old)] != said_old:
             continue
@@ -235,6 +317,28 @@ def replaces(new: str, old: str) -> bool:
         ):
             return True
     return False
+
+
+def _chose_for_same(words: list[str], said_old: list[str], clause: list[str], new_value: str) -> bool:
+    """ "We go with OLD for staging deploys" (as a team says a choice) replaced by a clause of the same
+    subject saying the same of NEW — "we deploy staging with NEW": the choosing words aside, both name
+    the same things (in any order, a plural as its singular), and at least one besides the value."""
+    chose = _CHOICE_RE.match(" ".join(words))
+    if chose is None or not clause or clause[0] != "we":
+        return False
+    rest = " ".join(words)[chose.end() :].split()
+    if rest[: len(said_old)] != said_old or len(rest) == len(said_old):
+        return False
+    about = _named(rest[len(said_old) :])
+    return bool(about) and about == _named(clause[1:]) - {_singular(new_value)}
+
+
+def _named(words: list[str]) -> set[str]:
+    return {_singular(w) for w in words if w not in STOPWORDS and w not in _CHOICE_WORDS and len(w) > 1}
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
 # A system or value named as such: CamelCase ("ArgoCD"), an acronym ("AWS"; not a Roman numeral: "Warrior

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from .team_cues import MEMBERSHIP_RE, RESPONSIBILITY_RE
+
 
 def words(text: str) -> frozenset[str]:
     """A word list written as one string."""
@@ -355,7 +357,10 @@ CATEGORY_CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     (
         "correction",
         "correction marker",
-        _rx(r"^(actually|correction|scratch that|oops|sorry,? i meant|no,? wait\b|no,|wait,)\s*[,:]?\s*\w"),
+        _rx(
+            r"^(actually|correction|scratch that|oops|sorry,? i meant|no,? wait\b|no,|wait,"
+            r"|(sorry|hmm+|um+|uh+|er+|ah+)[,.]?\s+(no|nope)\b)\s*[,:]?\s*\w"
+        ),
     ),
     (
         "correction",
@@ -485,6 +490,8 @@ CATEGORY_CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
             r"(?!\s+(?:on|in|at|every|each|for|from|out|into|with|smoothly|fine|well|late|daily|weekly|nightly|hourly)\b)"
         ),
     ),
+    ("relationship", "standing responsibility", RESPONSIBILITY_RE),
+    ("relationship", "membership change", MEMBERSHIP_RE),
     (
         "entity",
         "named thing",

@@ -12,12 +12,13 @@ it states a value ("the staging DB port is now 5433" → ``staging-db`` / ``port
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from remnic.config import ObserveSettings
 
 from . import cues
+from .confidence import confidence_for
 from .cues import words
 from .dates import names_a_date
 from .keys import split_value_statement, value_key
@@ -26,25 +27,6 @@ from .records import ExtractedFact, Turn
 from .secrets import redact_secrets
 from .text import sentence_units, sentences_of
 
-# Base confidence per (category, cue); the tier rubric: explicit ≥ 0.95, implied ≥ 0.70, inferred ≥ 0.40.
-_CONFIDENCE = {
-    "correction": 0.95,
-    "principle": 0.9,
-    "rule": 0.85,
-    "preference": 0.95,
-    "commitment": 0.9,
-    "decision": 0.95,
-    "relationship": 0.9,
-    "entity": 0.85,
-    "moment": 0.85,
-    "skill": 0.85,
-    "procedure": 0.8,
-    "fact": 0.85,
-}
-_CUE_CONFIDENCE = {"prefers": 0.85, "plan": 0.75, "specific statement": 0.75, "felt": 0.8, "stated value": 0.9}
-_HEDGE_FACTOR = 0.6
-_ASSISTANT_CAP = 0.75
-_PRONOUN_PENALTY = 0.2
 # What the assistant may tell us: decisions and rules it states, and specifics about the system.
 _ASSISTANT_CATEGORIES = frozenset({"decision", "principle", "rule", "entity", "procedure", "fact"})
 # A request about the task at hand is still kept when it states a lasting rule or choice.
@@ -149,9 +131,9 @@ def speaker_name(turn: Turn, settings: ObserveSettings) -> str:
 
 def _split_whole(said: str, role: str, settings: ObserveSettings) -> list[tuple[str, bool]]:
     """``said`` as its value and other statement, when each stands alone as a fact; else whole ("Kofi left
-    the company, and our account owner is Priya Shah now": split, the first half would be dropped). Each
-    part with whether it may be keyed: one kept whole states more than its value, and the next owner
-    would supersede "Kofi left the company" with it."""
+    early, and our account owner is Priya Shah now": split, the first half would be dropped). Each part
+    with whether it may be keyed: one kept whole states more than its value, and the next owner would
+    supersede "Kofi left early" with it."""
     parts = split_value_statement(said, strip_markers(said))
     if len(parts) > 1 and any(
         drop_reason(p, role) or isinstance(classify(p, role, settings.min_sentence_words), str) for p in parts
@@ -248,6 +230,7 @@ _PUTTING_OFF_TAIL_RE = re.compile(
 
 
 IDENTITY_CUE = "who the speaker is"
+VALUE_AFTER_KEY = "a value right after a keyed fact"
 TRAIT_CUE = "a named person's lasting trait"
 
 
@@ -382,20 +365,6 @@ def _to_listener_only(core: str, max_words: int) -> bool:
     return len(content) <= max_words
 
 
-def confidence_for(category: str, cue: str, sentence: str, role: str) -> tuple[float, bool]:
-    """The fact's confidence and whether the speaker hedged."""
-    confidence = _CUE_CONFIDENCE.get(cue, _CONFIDENCE[category])
-    hedged = bool(cues.HEDGE_RE.search(sentence))
-    if hedged:
-        confidence *= _HEDGE_FACTOR
-    core = strip_markers(sentence)
-    if cues.PRONOUN_SUBJECT_RE.match(core) and not cues.SPECIFIC_RE.search(core):
-        confidence -= _PRONOUN_PENALTY
-    if role == "assistant":
-        confidence = min(confidence, _ASSISTANT_CAP)
-    return round(max(0.05, min(confidence, 1.0)), 2), hedged
-
-
 def question_of(turn: Turn, settings: ObserveSettings) -> str | None:
     """The last question the turn asks ("Where is it?"), markers and vocatives off, or None."""
     if turn.interim:
@@ -411,6 +380,7 @@ def extract_turn(
     question: str | None = None,
     listener: str | None = None,
     people: Collection[str] = (),
+    keep: Callable[[str], str | None] | None = None,
 ) -> list[Candidate]:
     """Every fact candidate of one turn, in sentence order (none from interim assistant commentary).
 
@@ -418,7 +388,8 @@ def extract_turn(
     (``observe.replyStatements``) are facts; the first one carries the question when it cannot
     stand without it (a bare answer, "Three times a week.", or a pronoun naming nothing, "It's on
     Rua Augusta."). ``listener``: the name of whom the turn is said to (the other speaker), left
-    out of the facts where it is only said to them ("It was great, Caroline!").
+    out of the facts where it is only said to them ("It was great, Caroline!"). ``keep(sentence)``:
+    why a sentence these rules drop is kept for review instead, as a correction, or None.
     """
     if turn.interim:
         return []
@@ -453,6 +424,8 @@ def extract_turn(
         if found == NO_CUE and before is not None and continues(sentence, turn.role, settings.continuation_min_words):
             found = (before.fact.category, CONTINUATION)
         before = None
+        held = keep(sentence) if isinstance(found, str) and keep is not None else None
+        found = (("correction", VALUE_AFTER_KEY) if held else found) if isinstance(found, str) else found
         if isinstance(found, str):
             continue
         category, cue = found
@@ -480,7 +453,7 @@ def extract_turn(
             structured_attributes=attributes,
             quote=sentence,
         )
-        speakers = doubt if _SPEAKERS_WORDS_RE.search(strip_markers(sentence)) else None
+        speakers = doubt if _SPEAKERS_WORDS_RE.search(strip_markers(sentence)) else held
         before = Candidate(fact, turn, sentence, cue, hedged, tuple(dates), asked, item=item, doubt=speakers)
         out.append(before)
     return out

@@ -341,11 +341,31 @@ def _attribute_value_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
 _TRAILING_ASIDE_RE = re.compile(r"\s+(?:by\s+the\s+way|btw|BTW)\s*$")
 
 
+# When it changed or was said, closing the value ("… to port 6543 over the weekend", "… is 5433 as of last
+# night", "… is 8081 after all", "it's 8081 actually"): not part of it. Lower case only (a title may end
+# so), and only after a value: "The party was last night" keeps its value. A weekday only singular: "at
+# 10:30 on Fridays" says when the value holds.
+_DAYS = r"[Mm]onday|[Tt]uesday|[Ww]ednesday|[Tt]hursday|[Ff]riday|[Ss]aturday|[Ss]unday"
+_WHEN_TAIL_RE = re.compile(
+    r"\s+(?:over\s+the\s+weekend|(?:last|this|earlier\s+this)\s+(?:night|morning|afternoon|evening|week|weekend"
+    rf"|month|year|{_DAYS})|(?:yesterday|today|tonight)(?:\s+(?:morning|afternoon|evening|night))?|earlier\s+today"
+    rf"|on\s+(?:{_DAYS})|(?:a\s+(?:few|couple\s+of)|\d+|two|three)\s+(?:days|weeks|months)\s+ago|just\s+now"
+    r"|recently|after\s+all|actually|instead|though|then)\s*$"
+)
+
+
+def value_said(said: str) -> str:
+    """A value as said after its subject, without why, when or a hedge (:func:`_value_of`)."""
+    return _value_of(said)
+
+
 def _value_of(said: str) -> str:
     """The value as said, without why or since when (``_VALUE_QUALIFIER_RE``) and without a hedge said
     inside it (``_HEDGE_IN_VALUE_RE``); empty when it is only a hedge."""
     value = _VALUE_QUALIFIER_RE.split(said.strip().rstrip(".!"), maxsplit=1)[0].strip()
     value = _TRAILING_ASIDE_RE.sub("", value)  # "Our team lead is Ewa by the way": the lead is "Ewa"
+    while (bare := _WHEN_TAIL_RE.sub("", value, count=1)) != value:
+        value = bare
     while (bare := _HEDGE_IN_VALUE_RE.sub("", value, count=1).strip()) != value:
         value = bare
     return "" if _ONLY_HEDGE_RE.match(value) else value

@@ -22,12 +22,21 @@ from remnic.memfile.model import IMPORTANCE_LEVELS, format_time, now_iso, parse_
 
 from .alike import contradicts, differs_concretely, replaceable
 from .cues import CATEGORY_CUES, people_named
-from .extract import IDENTITY_CUE, MAX_TAGS, TRAIT_CUE, Candidate, extract_turn, question_of, speaker_name
+from .extract import (
+    IDENTITY_CUE,
+    MAX_TAGS,
+    TRAIT_CUE,
+    VALUE_AFTER_KEY,
+    Candidate,
+    extract_turn,
+    question_of,
+    speaker_name,
+)
 from .importance import score_importance
 from .judge import AMBIGUOUS_REFERENT, judge_candidate
 from .normalize import name_the_group
 from .records import ExtractedFact, Importance, JudgeVerdict, MemoryObservation, Turn
-from .referents import resolve_correction
+from .referents import resolve_correction, value_after
 
 Embed = Callable[[Sequence[str]], Any]
 LEVEL_RANK = {name: rank for rank, (_floor, name) in enumerate(reversed(IMPORTANCE_LEVELS))}
@@ -127,7 +136,8 @@ def plan_observations(
         listener = speakers.get(turn.speaker) if turn.speaker else None
         asking = previous.source_id if asked and previous is not None else None
         previous = turn if not turn.interim else previous
-        said = extract_turn(turn, settings, question=asked, listener=listener, people=people)
+        keep = value_after(antecedent) if not turn.interim else None
+        said = extract_turn(turn, settings, question=asked, listener=listener, people=people, keep=keep)
         name = speaker_name(turn, settings)
         own = holder is not None and not _other_speaker(holder, turn)
         said = [resolve_correction(c, antecedent, stated, speaker=name, own=own, who=_who(turn)) for c in said]
@@ -217,6 +227,7 @@ def _scored(candidate: Candidate, settings: ObserveSettings) -> _Planned:
     stated = (fact.category in _SHORT_IS_NOT_TRIVIAL and candidate.cue in _CATEGORY_CUES) or candidate.cue in (
         IDENTITY_CUE,
         TRAIT_CUE,
+        VALUE_AFTER_KEY,  # kept for review, never dropped as trivial: a correction may be in it
     )
     # "In October." answering "When is the baby due?": the question it carries says what it is about,
     # so a short answer is not trivial (a filler question is not carried, nor made a fact of).

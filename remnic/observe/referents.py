@@ -10,12 +10,12 @@ value is that thing's kind of value (:func:`fits`); anything else stays as it wa
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from .cues import words
-from .extract import PRONOUN_VALUE_RE, Candidate, names_nothing, tags_for
-from .keys import subject_of, value_key
+from .extract import PRONOUN_VALUE_RE, VALUE_AFTER_KEY, Candidate, names_nothing, tags_for
+from .keys import subject_of, value_key, value_said
 from .normalize import standalone, strip_markers
 from .records import ExtractedFact
 
@@ -63,6 +63,9 @@ def resolve_correction(
     resolved = resolve_pronoun(candidate, antecedent) if fact.category == "correction" else candidate
     if resolved is not candidate:
         return resolved
+    if candidate.cue == VALUE_AFTER_KEY and antecedent is not None and (value := _bare_value(core)):
+        subject = subject_of(antecedent.content)  # "8081 then.": the value, its subject the fact's
+        return _resolved(candidate, antecedent, f"{subject} is {value}.", speaker) if subject else candidate
     bare = _VALUE_ONLY_RE.match(core)
     if bare and fact.category == "correction":
         new, said_old = bare.group("new").strip(), bare.group("old")
@@ -93,6 +96,39 @@ def resolve_correction(
         return candidate  # "the port" after the staging DB port and the Redis port: which one, only the speaker knows
     target, subject = next(iter(found.values()))
     return _resolved(candidate, target, f"{subject} {short.group('be')} {short.group('rest')}", speaker)
+
+
+# What a reply says when it only gives a value ("8081.", "8081 then."), or "it is VALUE" — after "Hmm,",
+# "Yes,", "Ok so" and the like.
+_REPLY_LEAD_RE = re.compile(
+    r"^(?:(?:yes|yeah|yep|no|nope|nah|ok|okay|so|well|hmm+|um+|uh+|oh|ah+|right|sorry)\b[\s,.!;:—–-]*)+", re.I
+)
+_BARE_VALUE_RE = re.compile(r"^(?P<rest>[\w.:/@+#-]*\d[\w.:/@+#-]*(?:\s+[a-z]+){0,2})\s*[.!]?$")
+
+
+def value_after(antecedent: ExtractedFact | None) -> Callable[[str], str | None] | None:
+    """For a turn right after ``antecedent`` (the turn before's one keyed fact): why a sentence the rules
+    would drop is kept for review — it gives only a value of that thing's kind ("Hmm, it is 8081.",
+    "8081 then." after "The API port is 8082."): dropped, a correction would leave no trace, accepted,
+    it might be no correction at all."""
+    if antecedent is None or len(antecedent.structured_attributes) != 1:
+        return None
+    ((attribute, old),) = antecedent.structured_attributes.items()
+
+    def keep(sentence: str) -> str | None:
+        said = _bare_value(sentence)
+        if said is None or not fits(old, said, attribute) or said.lower() == old.strip().lower():
+            return None
+        return f'a value said right after "{antecedent.content}": whether it corrects it, only the speaker knows'
+
+    return keep
+
+
+def _bare_value(sentence: str) -> str | None:
+    """The value a sentence says with no subject ("It's 8081 though." → "8081"), or None."""
+    core = _REPLY_LEAD_RE.sub("", strip_markers(sentence)).strip()
+    found = PRONOUN_VALUE_RE.match(core) or _BARE_VALUE_RE.match(core)
+    return value_said(found.group("rest")) or None if found else None
 
 
 def _stating(stated: Sequence[tuple[str, ExtractedFact]], value: str) -> ExtractedFact | None:
