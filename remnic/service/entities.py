@@ -57,10 +57,11 @@ __all__ = ["ENTITY_TYPES", "get_entity", "is_page", "list_entities", "refresh"]
 log = logging.getLogger("remnic.entities")
 
 MANIFEST = "entities.json"
-VERSION = 3
+VERSION = 4
 """Bumped when a build's pages change for the same memories (2: ids fold accents, older pages are
-renamed or merged; 3: a page with aliases records which are remnic's), so the first read after an
-upgrade rebuilds although HEAD has not moved."""
+renamed or merged; 3: a page with aliases records which are remnic's; 4: dated by when said, superseded
+memories kept as history, role holders are people), so the first read after an upgrade rebuilds
+although HEAD has not moved."""
 BUILT = "builtAliases"
 """A page's frontmatter list of the ``## Aliases`` lines remnic wrote: any other line is a person's,
 kept on every rebuild, and the name it gives leads to the page."""
@@ -94,24 +95,33 @@ def _page_id(namespace: str, eid: str) -> str:
     return eid if namespace == DEFAULT_NAMESPACE else f"{namespace}:{eid}"
 
 
+_HISTORY = frozenset({"active", "superseded"})
+"""The memories pages are built from: the current ones and those a later one replaced (who owned the
+billing service before Kofi is the entity's history). Pending, rejected, forgotten and archived ones
+are not what the memories hold true."""
+
+
 def _sources(
     mem: Memory, records: Sequence[MemoryRecord], progress: Callable[[int, int], None] | None = None
 ) -> list[Source]:
-    """Every active memory (pages aside) with the entities it names by rules (the names the rules
-    found anywhere not yet added: :func:`with_known_names`); ``progress(done, total)`` counts the
-    memories read."""
+    """Every active or superseded memory (pages aside) with the entities it names by rules (the names
+    the rules found anywhere not yet added: :func:`with_known_names`); ``progress(done, total)`` counts
+    the memories read."""
     extra = mem.settings.entities.extra_tools
     out = []
     total = len(records)
     for done, r in enumerate(records, 1):
         if progress is not None and (done % 200 == 0 or done == total):
             progress(done, total)
-        if r.status != "active" or is_page(r):
+        if r.status not in _HISTORY or is_page(r):
             continue
         found = mentions(r.frontmatter, r.content, extra)
-        created = timeline_time(r.created) or timeline_time(r.updated)
+        fm = r.frontmatter
+        said = next((t for t in (timeline_time(fm.get("validAt")), timeline_time(fm.get("observedAt"))) if t), "")
+        created = said or timeline_time(r.created) or timeline_time(r.updated)
         aliases = tuple(r.aliases)
         source = Source(r.id, r.namespace, created, r.category, r.content, r.importance, tuple(found))
+        source = replace(source, superseded=r.status == "superseded")
         out.append(replace(source, aliases=aliases, titles=_titles(r)) if aliases else source)
     return out
 

@@ -71,6 +71,8 @@ class Source:
     id: str
     namespace: str
     created: str
+    """When the memory's fact was said (its ``validAt``, else ``observedAt``, else ``created``): the
+    Timeline's date, not the day an import or a late observe wrote the file."""
     category: str
     content: str
     importance: float
@@ -80,6 +82,8 @@ class Source:
     titles: tuple[str, ...] = ()
     """The names the note goes by as a page (title, heading, file name): with ``aliases``, the
     entity it names by one of these is the one its aliases name."""
+    superseded: bool = False
+    """Replaced by a later memory: still history (who owned what, and until when), marked so on the page."""
 
 
 @dataclass
@@ -258,11 +262,13 @@ def synthesis_for(entity: Entity) -> str:
     n = len(entity.sources)
     first, last = entity.sources[0].created[:10], entity.sources[-1].created[:10]
     when = f"on {first}" if first == last else f"from {first} to {last}"
-    top = max(entity.sources, key=lambda s: (s.importance, _when(s.created)))
+    top = max(entity.sources, key=lambda s: (not s.superseded, s.importance, _when(s.created)))
     preview = quote(top.content)
+    replaced = sum(s.superseded for s in entity.sources)
+    since = f", {replaced} of them since superseded" if replaced else ""
     return (
         f"{entity.name} is a {entity.type} named in {n} {'memory' if n == 1 else 'memories'} "
-        f"({_count_words([s.category for s in entity.sources])}), {when}. "
+        f"({_count_words([s.category for s in entity.sources])}{since}), {when}. "
         f"The most important: “{preview}” [[{top.id}]]\n\n"
         "_Compiled by remnic's entity rules from those memories (no LLM); rewrite this section "
         "and remnic keeps your text._"
@@ -292,7 +298,7 @@ def page_for(
             page.synthesis = old.synthesis  # a person rewrote it: theirs stands
             recorded = str(fm.get("synthesisHash") or "")
     shown = entity.sources[-timeline_max:] if timeline_max > 0 else entity.sources
-    page.timeline = [TimelineEntry(s.created, f"{quote(s.content)} [[{s.id}]]", TIMELINE_SOURCE) for s in shown]
+    page.timeline = [TimelineEntry(s.created, _line(s), TIMELINE_SOURCE) for s in shown]
     if old is not None:  # a line a person wrote in the Timeline is theirs: kept, in time order
         theirs = [e for e in old.timeline if not is_ours(e)]
         page.timeline = sorted([*page.timeline, *theirs], key=lambda e: _when(e.timestamp))
@@ -302,6 +308,10 @@ def page_for(
     ]
     page.aliases = entity.aliases
     return page, recorded
+
+
+def _line(source: Source) -> str:
+    return f"{quote(source.content)} [[{source.id}]]" + (" (superseded)" if source.superseded else "")
 
 
 def is_ours(entry: TimelineEntry) -> bool:

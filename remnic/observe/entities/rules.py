@@ -11,13 +11,17 @@ From the frontmatter (trusted, typed):
 From the text, only where a cue makes the type plain (precision over recall):
 
 - **tools**: a known tool's name (``docker``, ``postgres``, ``vim`` …, plus ``extra_tools``),
-  or a capitalised or code-like name after *using*, *switched to*, *migrated to*, *installed*;
+  or a capitalised or code-like name after *using*, *switched to*, *migrated to*, *installed*,
+  after a technical verb's *with* ("We deploy staging with Flux"), or set against a tool ("Flux,
+  not ArgoCD", "replaced ArgoCD with Flux"): found before the people, so *with* makes no person of it;
 - **places**: a capitalised name after *lives/moved/based/located/office/trip/visited … in|to|at|from*;
 - **projects**: a capitalised or code-like name (``ledger-api``) before or after *project*,
   or before *service*; any name before *repo*, *repository*, *codebase* (``the webapp repo``);
 - **people**: a capitalised name before a verb people do (*prefers*, *said*, *leads*,
   *approved* …), a possessive of a relation (*Ana's manager*), or after *my friend/manager/
-  wife …*, *with*, *asked*, *told*, *thanks*. All-capital words of two to four letters (*CEO*,
+  wife …*, *with*, *asked*, *told*, *thanks*; a role held ("Kofi is the billing service owner",
+  "Our team lead is Ewa", "Kofi replaced Dana as …"), a role attribute's value (``owner: Kofi``),
+  the observer's "Ana and others" (a speaker's "we"). All-capital words of two to four letters (*CEO*,
   *QA*, *API*) are roles or acronyms, not people (a ``person:`` tag still makes one).
 
 Words that are never names (days, months, pronouns, sentence openers) are refused. Once a
@@ -31,7 +35,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +73,8 @@ _NEVER_NAMES = _words(
     besides instead luckily unfortunately fortunately apparently honestly actually basically hopefully
     sadly suddenly recently currently initially overall again moreover furthermore therefore thus hence
     indeed perhaps now soon once since while after before during until though although because unless
+    glad happy sorry excited thrilled proud lucky grateful thankful awesome amazing cool wow congrats
+    congratulations
     """
 )
 """Words that are never a name, and are dropped from the front of one ("Meanwhile Bob" is Bob):
@@ -168,8 +174,104 @@ _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*$.*?(?:^[ \t]*\1[^\n]*$|\Z)", re
 _SENTENCE_START = re.compile(r"(?:^|[.!?][\"')\]]*[ \t]+|^[ \t]*(?:#{1,6}|[-*+>]|\d+[.)]|- \[.\])[ \t]+)$")
 _LAST_NAME_WORD = re.compile(rf"({_NAME})[ \t]+$")
 TOOL_RE = re.compile(
-    rf"\b(?:using|uses|use|used|switched to|switching to|migrated to|migrating to|installed|adopted)\s+{_CODE_NAME}"
+    r"\b(?:using|uses|use|used|switched(?: over)? to|switching(?: over)? to|switch(?: over)? to|migrated to|"
+    rf"migrating to|migrate to|installed|adopted)\s+{_CODE_NAME}"
 )
+_TECH_VERBS = (
+    "deploy|deploys|deployed|deploying|provision|provisions|provisioned|provisioning|orchestrate|orchestrates|"
+    "orchestrated|containerize|containerized|containerise|containerised|compile|compiles|compiled|lint|lints|linted|"
+    "monitor|monitors|monitored|monitoring|instrument|instruments|instrumented|benchmark|benchmarked|scaffold|"
+    "scaffolded|bundle|bundles|bundled"
+)
+"""Verbs whose "… with X" names the means, not a companion ("We deploy staging with Flux"): X is a tool.
+Verbs people also do together (*build*, *run*, *host*) are left out: "built a treehouse with Dad"."""
+_CONTRASTS = r"(?:,?[ \t]*not|[ \t]+instead[ \t]+of|[ \t]+rather[ \t]+than|[ \t]+in[ \t]+place[ \t]+of)"
+"""What sets one choice against another ("Flux, not ArgoCD", "Flux instead of ArgoCD"): both are of one kind."""
+_ROLES = (
+    "owner|owners|lead|leader|manager|maintainer|maintainers|head|director|contact|point of contact|approver|"
+    "reviewer|boss|admin|administrator|architect|engineer|developer|designer|founder|co-founder|chair|champion|"
+    "sponsor|on-call|coordinator|organizer|organiser|mentor|captain|pm|ceo|cto|cfo|coo|vp"
+)
+"""Roles a person holds ("Kofi is the billing service owner", "Our team lead is Ewa")."""
+_ROLE_ATTRIBUTES = _words("owner lead manager maintainer contact boss admin director approver reviewer mentor assignee")
+"""``structuredAttributes`` keys whose value is a person (the observer writes ``owner: Kofi``)."""
+_ROLE_VALUE = re.compile(r"^[^\W\d_][\w'’-]*(?:[ \t]+[^\W\d_][\w'’-]*){0,2}$")
+
+
+def _gate(*alternatives: str) -> frozenset[str]:
+    return frozenset(w for a in alternatives for w in a.split("|"))
+
+
+_ROLE_GATE = _gate(_ROLES)
+_REPLACING = "replace|replaces|replaced|replacing"
+_ROLE_RES = (
+    # (words one of which the text must hold, the pattern): each pattern holds the uppercase class, so it
+    # is compiled only once a text could match it, and run only on such a text.
+    # A role held: "Kofi is the billing service owner", "Our team lead is Ewa", "Kofi replaced Dana as …".
+    (
+        _ROLE_GATE,
+        rf"{_FULL_NAME}[ \t]+(?:is|was|will be|became|becomes|remains|has been)[ \t]+(?:now[ \t]+|still[ \t]+)?"
+        rf"(?i:the|our|my|their|his|her|its|a|an)[ \t]+(?:[\w-]+[ \t]+){{0,3}}?(?:{_ROLES})(?![\w-])"
+        r"(?![ \t]+(?!(?:of|for|on|at|in|now|since|again|until|from|and|but|too|as|who|while)\b)[a-z])",
+    ),
+    (
+        _ROLE_GATE,
+        rf"\b(?i:the|our|my|their|his|her|its)[ \t]+(?:[\w-]+[ \t]+){{0,3}}?(?:{_ROLES})[ \t]+"
+        rf"(?:is|was|will be|has been|became|remains)[ \t]+(?:now[ \t]+|still[ \t]+)?{_FULL_NAME}",
+    ),
+    (
+        _gate(_REPLACING, "succeeded|succeeds|relieved|took over from|takes over from"),
+        rf"{_FULL_NAME}[ \t]+(?:replaced|replaces|will replace|is replacing|succeeded|succeeds|relieved|"
+        rf"took over from|takes over from)[ \t]+{_FULL_NAME}[ \t]+as\b",
+    ),
+    (
+        _gate("stepped|steps|step|took over|takes over"),
+        rf"{_FULL_NAME}[ \t]+(?:(?:stepped|steps|will step)[ \t]+(?:in|up|down)|took over|takes over)[ \t]+as\b",
+    ),
+    (
+        _gate("leaving|joining|retiring|no longer works"),
+        rf"{_FULL_NAME}[ \t]+(?:is|was)[ \t]+(?:leaving|joining|retiring)\b|{_FULL_NAME}[ \t]+no longer works\b",
+    ),
+    # The observer's rewrite of a speaker's "we" ("Ana and others deploy …"): Ana spoke.
+    (_gate("and others"), rf"{_FULL_NAME}[ \t]+and[ \t]+others\b"),
+)
+_C = rf"\b{_CODE_NAME}"
+_MEANS = (_gate(_TECH_VERBS), rf"\b(?i:{_TECH_VERBS})\b[^.;:!?\n]{{0,60}}?\bwith[ \t]+{_FULL_NAME}")
+"""A name after a technical verb's *with*: a tool ("We deploy staging with Flux")."""
+_PAIRS = (
+    (_gate("not|instead of|rather than|in place of"), rf"{_C}{_CONTRASTS}[ \t]+{_CODE_NAME}"),
+    (
+        _gate(_REPLACING, "swap|swaps|swapped|swapping"),
+        rf"\b(?:replac(?:e|es|ed|ing)|swap(?:s|ped|ping)?)[ \t]+{_CODE_NAME}[ \t]+(?:with|for|by)[ \t]+{_C}",
+    ),
+    (_gate(_REPLACING), rf"{_C}[ \t]+(?:replaced|replaces|will replace|is replacing)[ \t]+{_CODE_NAME}(?![ \t]+as\b)"),
+    (_gate("from"), rf"\bfrom[ \t]+{_CODE_NAME}[ \t]+to[ \t]+{_C}"),
+)
+"""Pairs of which both are of one kind once one is a tool ("Flux, not ArgoCD", "replaced ArgoCD with Flux",
+"from Jenkins to Buildkite")."""
+_LOWER_WORDS = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+
+
+class _Gates:
+    """A text's lowercase words and text, to test the gates of the patterns cheaply (a set lookup per word,
+    where a case-blind alternation of dozens of words scans every position)."""
+
+    def __init__(self, text: str) -> None:
+        self.low = text.lower()
+        self.words = frozenset(_LOWER_WORDS.findall(self.low))
+
+    def finds(self, gated: tuple[frozenset[str], str], text: str) -> Iterator[re.Match[str]]:
+        """The matches of a gated pattern: none, and the pattern not compiled, when the text fails its gate."""
+        gate, pattern = gated
+        passed = any(w in self.low if " " in w else w in self.words for w in gate)
+        return _rx(pattern).finditer(text) if passed else iter(())
+
+
+@functools.cache
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
 _TAG_TYPES = {"person": "person", "people": "person", "project": "project", "tool": "tool", "place": "place"}
 _LIST_KEYS = {"people": "person", "persons": "person", "projects": "project", "tools": "tool", "places": "place"}
 _TYPED_ID = re.compile(rf"^({'|'.join(ENTITY_TYPES)})-(.+)$")
@@ -269,6 +371,28 @@ def frontmatter_mentions(fm: Mapping[str, Any]) -> list[Mention]:
     return out
 
 
+def _role_holders(attributes: object) -> list[Mention]:
+    """The people a fact's role attributes name (``owner: Kofi``, ``lead: Ewa``, as the observer keys
+    "Kofi replaced Dana as the billing service owner"): a capitalised name of one to three words, not a
+    team ("Team Orion"), a tool or an acronym."""
+    if not isinstance(attributes, Mapping):
+        return []
+    out = []
+    for key, value in attributes.items():
+        if str(key).lower() not in _ROLE_ATTRIBUTES or not isinstance(value, str):
+            continue
+        name = _clean(value)
+        if (
+            name
+            and _ROLE_VALUE.match(name)
+            and all(w[:1].isupper() and not _ACRONYM.match(w) for w in name.split())
+            and not _group(name)
+            and name.lower() not in KNOWN_TOOLS
+        ):
+            out.append(Mention("person", name, "frontmatter"))
+    return out
+
+
 def text_mentions(text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
     text = prose(text)
     tools = KNOWN_TOOLS | {t.lower() for t in extra_tools}
@@ -294,6 +418,8 @@ def text_mentions(text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
     for m in TOOL_RE.finditer(text):
         if _code_like(m.group(1)):
             add("tool", m.group(1))
+    gates = _Gates(text)
+    _tool_context(text, gates, tools, add, claimed, out)
     person_res, place_re = _name_patterns()
     for m in place_re.finditer(text):
         add("place", m.group(1))
@@ -303,14 +429,44 @@ def text_mentions(text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
             if name.lower() in _NEVER_NAMES or name.lower() in _GENERIC or (strict and not _code_like(name)):
                 continue
             add("project", name)
-    for rx in person_res:
-        for m in rx.finditer(text):
-            name = " ".join(w for w in m.group(1).split() if not _ACRONYM.match(w))
+    cued = [m for rx in person_res for m in rx.finditer(text)]
+    for m in cued + [m for gated in _ROLE_RES for m in gates.finds(gated, text)]:
+        for found_name in (g for g in m.groups() if g):
+            name = " ".join(w for w in found_name.split() if not _ACRONYM.match(w))
             if name and not _group(name):
                 add("person", name)
     # A tool's name inside a person's ("Franz Kafka wrote") is the person's.
     in_names = {w.lower() for m in out if m.type == "person" for w in m.name.split()}
     return [m for m in out if m.type != "tool" or m.name.lower() not in in_names]
+
+
+def _tool_context(
+    text: str,
+    gates: _Gates,
+    tools: frozenset[str],
+    add: Callable[[str, str], None],
+    claimed: set[str],
+    out: list[Mention],
+) -> None:
+    """Names that stand as tools where they stand: after a technical verb's *with* ("We deploy staging with
+    Flux"), or set against a tool ("Flux, not ArgoCD"). Found before the person cues, so *with* does not
+    make Flux a person."""
+    for m in gates.finds(_MEANS, text):
+        add("tool", m.group(1))
+    for _ in range(2):  # a pair can make a tool of a name the next pair sets against another
+        before = len(out)
+        for gated in _PAIRS:
+            for m in gates.finds(gated, text):
+                names = [_clean(g) or "" for g in m.groups()]
+                is_tool = [
+                    n.lower() in tools or any(x.type == "tool" and x.name.lower() == n.lower() for x in out)
+                    for n in names
+                ]
+                for name, tool in zip(names, is_tool, strict=True):
+                    if name and not tool and any(is_tool) and _code_like(name) and name.lower() not in claimed:
+                        add("tool", name)
+        if len(out) == before:
+            break
 
 
 def mentions(fm: Mapping[str, Any], text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
@@ -319,7 +475,7 @@ def mentions(fm: Mapping[str, Any], text: str, extra_tools: Iterable[str] = ()) 
     the text writes ("person-tomas-ortega" beside "Tomás Ortega owns …" is Tomás Ortega)."""
     seen: set[tuple[str, str]] = set()
     out = []
-    typed = frontmatter_mentions(fm)
+    typed = frontmatter_mentions(fm) + _role_holders(fm.get("structuredAttributes"))
     by_text = text_mentions(text, extra_tools)
     written = {name_key(m.name): m for m in by_text}
     for m in typed:
