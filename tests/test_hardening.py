@@ -136,7 +136,8 @@ def test_revert_refuses_to_discard_uncommitted_edits(memory: Memory) -> None:
         memory.revert(rec.id, "v1")
     forced = run_cli("versions", "revert", rec.path, "v1", "--force", "--memory-dir", str(memory.root), "--json")
     assert forced.code == 0 and forced.json()["changed"] is True
-    again = run_cli("versions", "revert", rec.path, "v3", "--memory-dir", str(memory.root))
+    assert forced.json()["keptEdits"]["label"] == "v3"  # the edit, committed before the revert (v4)
+    again = run_cli("versions", "revert", rec.path, "v4", "--memory-dir", str(memory.root))
     assert again.code == 0 and "nothing to commit" in again.out
 
 

@@ -54,7 +54,8 @@ def register(sub: Any) -> None:
         epilog="--json: {path, uncommittedChanges, versions: [...]}, each version\n"
         + VERSION_JSON
         + " plus author, subject, change,\ndeleted, operation and trailers."
-        + VERSION_KEYS,
+        + VERSION_KEYS
+        + "\n\nexamples:\n  remnic versions list facts/editor.md\n  remnic versions list mem_018f9a3b2c1d4e5f6a7b --json",
     )
     q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
     q.set_defaults(handler=cmd_list)
@@ -68,7 +69,8 @@ def register(sub: Any) -> None:
         + " plus content, deleted, title (the\ndiff header: facts/x.md@v1 (47d1e44d)), number "
         "(the same as version) and, for a deletion,\nbefore (the label of the last version with text)."
         + VERSION_KEYS
-        + "\nA commit sha that did not change the file is refused, naming the version in effect then.",
+        + "\nA commit sha that did not change the file is refused, naming the version in effect then."
+        + "\n\nexamples:\n  remnic versions show facts/editor.md v1\n  remnic versions show facts/editor.md HEAD~2",
     )
     q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
     q.add_argument("version", nargs="?", default="latest", help=VERSION_HELP + " (default: latest)")
@@ -80,7 +82,12 @@ def register(sub: Any) -> None:
         "unified diff between two versions",
         epilog="With no versions: the last two commits, or the latest commit against\n"
         "uncommitted edits on disk. With one version: that version against latest.\n"
-        "--json: {diff, changed, from, to}, from and to each\n" + VERSION_JSON + "." + VERSION_KEYS,
+        "--json: {diff, changed, from, to}, from and to each\n"
+        + VERSION_JSON
+        + "."
+        + VERSION_KEYS
+        + "\n\nexamples:\n  remnic versions diff facts/editor.md   # uncommitted edits, else the last change\n"
+        "  remnic versions diff facts/editor.md v1 v3",
     )
     q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
     q.add_argument("old", nargs="?", help=VERSION_HELP)
@@ -113,15 +120,23 @@ def register(sub: Any) -> None:
         "'working' (the file on disk) is not a committed version: commit it with `remnic sync run`.\n"
         "A file moved by hand and not committed yet (refused without --force) is reverted where it is\n"
         "now, and the commit records the move (the old path deleted), so the memory keeps one file\n"
-        "and its whole history; --json: movedFrom (the old path, else null).",
+        "and its whole history; --json: movedFrom (the old path, else null).\n"
+        "A version is v1 (the oldest), v2, ... as `versions list` numbers them, or a commit's sha.\n"
+        "--force over uncommitted edits to the file discards nothing: they are committed first, as they\n"
+        "are, as a version of their own, named in the output (--json: keptEdits {version, label, commit,\n"
+        "path, malformed}, else null); `remnic versions revert PATH vK` brings them back.\n\n"
+        "examples:\n  remnic versions list facts/editor.md   # its versions: v1, v2, ...\n"
+        "  remnic versions revert facts/editor.md v2\n"
+        "  remnic versions revert mem_018f9a3b2c1d4e5f6a7b v1 --force",
     )
     q.add_argument("target", metavar="ID-OR-PATH", help="a memory id, or a memory file path (also one deleted since)")
     q.add_argument("version", help=REVERT_VERSION_HELP)
     q.add_argument(
         "--force",
         action="store_true",
-        help="discard uncommitted edits to the file, or revive a memory another one supersedes or was merged into "
-        "(refused otherwise)",
+        help="revive a memory another one supersedes or was merged into (refused otherwise), or revert a file with "
+        "uncommitted edits: nothing is discarded, the edits are first committed as a version of their own "
+        "(keptEdits in --json)",
     )
     q.set_defaults(handler=cmd_revert)
 
@@ -190,13 +205,23 @@ def cmd_revert(args: argparse.Namespace) -> int:
         if result.changed
         else f"{record.path} already has the content of {shown}; nothing to commit"
     )
+    kept = result.kept_edits
+    if kept is not None:  # the edits the revert replaced are a version now: say which, so they can come back
+        back = "show" if kept.malformed else "revert"  # a malformed version is read back, not reverted to
+        text += (
+            f"\nkept your uncommitted edits as {kept.label} (commit {kept.commit[:8]}) before reverting"
+            + (" (the file did not parse: committed as it was)" if kept.malformed else "")
+            + f"; to get them back: remnic versions {back} {shlex.quote(kept.path)} {kept.label}"
+        )
     if result.moved_from:  # the commit deleted a path too: say where the file was
-        text += f"\nthe move from {result.moved_from}, made by hand, is committed with it (history kept)"
+        with_what = "them" if kept else "it"
+        text += f"\nthe move from {result.moved_from}, made by hand, is committed with {with_what} (history kept)"
     if also:  # the other memories the commit changed, so no file is rewritten unannounced
         text += "\nalso changed in that commit:\n" + "\n".join(f"  {safe(a.describe(record.id))}" for a in also)
     data = {**record.to_dict(), "commit": result.commit, "changed": result.changed, **warnings_of(result)}
     data["alsoChanged"] = [a.to_dict() for a in also]
     data["movedFrom"] = result.moved_from
+    data["keptEdits"] = kept.to_dict() if kept is not None else None
     emit(args, data, text)
     return 0
 

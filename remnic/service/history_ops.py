@@ -101,7 +101,7 @@ class HistoryOps:
         self: Memory, id_or_path: str, spec: str, *, source: str = "api", force: bool = False
     ) -> _reverting.RevertResult:
         """Restore a version's text as a new commit (history is never rewritten); uncommitted edits to
-        the file would be lost, so they are refused unless ``force``."""
+        the file are refused unless ``force``, and then committed first as a version of their own."""
         spec = resolve_spec(self, self.memory_history(id_or_path), spec)  # HEAD~1, a sha: the version it names
         return _reverting.revert(self, id_or_path, spec, source=source, force=force)
 

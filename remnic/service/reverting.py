@@ -9,6 +9,9 @@ A revert may change other memories in its commit, to keep a supersession set on 
 successor's ``supersedes`` dropped with ``--force``, one given back or marked superseded again) or a
 merge undone (``--force`` on a memory dedup or consolidation merged: the survivor no longer lists it
 in ``derived_from`` nor counts it): :class:`RevertResult` names each, and the commit's body lists them.
+
+Uncommitted edits to the file (``--force``) are never discarded: they are committed first, as they are on
+disk (a malformed file too), as a version of their own, which :attr:`RevertResult.kept_edits` names.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from .writes import WriteResult, check_writable
 
 if TYPE_CHECKING:
     from remnic.repo.history import MemoryHistory
-    from remnic.repo.transaction import Transaction
+    from remnic.repo.transaction import CommitOutcome, Transaction
 
     from .memory import Memory
 
@@ -89,20 +92,50 @@ class RevertResult(WriteResult):
     also_changed: tuple[AlsoChanged, ...] = ()
     moved_from: str | None = None
     """The committed path the file was moved from by hand (not committed yet): the revert's commit
-    records the move, so the memory keeps one file and its whole history."""
+    records the move (or the commit of :attr:`kept_edits`, with the edits), so the memory keeps one file
+    and its whole history."""
+    kept_edits: KeptEdits | None = None
+    """The version the uncommitted edits were committed as, before the revert replaced them (None: none)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             **super().to_dict(),
             "alsoChanged": [a.to_dict() for a in self.also_changed],
             "movedFrom": self.moved_from,
+            "keptEdits": self.kept_edits.to_dict() if self.kept_edits is not None else None,
+        }
+
+
+@dataclass(frozen=True)
+class KeptEdits:
+    """Uncommitted edits a revert committed as a version of their own before replacing them."""
+
+    version: int
+    commit: str
+    path: str
+    malformed: bool = False
+    """The file did not parse: committed byte for byte (``versions show`` reads it back; a revert to it is
+    refused until it is fixed)."""
+
+    @property
+    def label(self) -> str:
+        return f"v{self.version}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "label": self.label,
+            "commit": self.commit,
+            "path": self.path,
+            "malformed": self.malformed,
         }
 
 
 def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool) -> RevertResult:
     """Restore a version's text as a new commit.
 
-    Uncommitted edits to the file would be lost, so they are refused unless ``force``. So is a
+    Uncommitted edits to the file are refused unless ``force``; with it they are committed first, as a
+    version of their own (:func:`_keep_edits`), so the revert never discards them. So is a
     revert that makes current again a memory an active one still claims to supersede (both would be
     recalled as current); with ``force`` that claim is dropped from the successor in the same commit, or,
     for a memory merged into another, the merge is taken out of the survivor's ``derived_from`` and count.
@@ -129,8 +162,9 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
         current, moved_from = _where(mem, found)
         if not force and found.uncommitted:
             raise UsageError(
-                f"{current} has uncommitted changes that a revert would discard; commit them "
-                "first (`remnic sync run`) or pass --force to discard them"
+                f"{current} has uncommitted changes that a revert would replace; commit them "
+                "first (`remnic sync run`), or pass --force to have the revert commit them as a version of "
+                "their own first (nothing is discarded)"
             )
         _refuse_other_memory(mem, found.memory_id, current)
         checked = _checked(mem.ledger.show(target.sha, target.path), current, mem)
@@ -156,6 +190,10 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
         if chains and not force:
             raise UsageError(_refusal(target.label, record.id, chains))
         links = pair_links(mem, record, target.label, force=force)
+        saved, saved_outcome = _keep_edits(mem, tx, found, current, moved_from, record, target.label, source)
+        reported_move = moved_from
+        if saved is not None:  # the move, if any, went into that commit with the edits
+            moved_from = None
         # Committed even when the disk already holds these bytes: git has no file at the new path yet.
         moved_data = checked.text.encode("utf-8") if moved_from is not None else None
         tx.put(current, checked.text, record, commit_data=moved_data)
@@ -182,10 +220,14 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
         if also:  # named in the subject by count, each in the body (a subject has no room for them)
             subject += f" and {len(also)} linked {'memory' if len(also) == 1 else 'memories'}"
         notes = [f"Moved from: {moved_from} (a move made by hand, committed with the revert)"] if moved_from else []
+        if saved is not None:
+            notes.append(f"Kept edits: the uncommitted edits to {saved.path} are {saved.label} ({saved.commit[:8]})")
         body = "\n".join([*notes, *(f"Also changed: {a.describe(record.id)}" for a in also)]) or None
         outcome = tx.commit(
             subject, trailers_for("revert", ids, record.namespace, source, **{"Reverted-To": target.sha}), body
         )
+    if saved_outcome is not None:
+        mem.indexer.submit(saved_outcome)
     if outcome.sha is not None:
         mem.indexer.submit(outcome)
     return RevertResult(
@@ -193,10 +235,55 @@ def revert(mem: Memory, id_or_path: str, spec: str, *, source: str, force: bool)
         (record,),
         outcome.sha,
         changed=outcome.sha is not None,
-        warnings=tuple(outcome.warnings),
+        warnings=tuple([*(saved_outcome.warnings if saved_outcome is not None else ()), *outcome.warnings]),
         also_changed=tuple(also) if outcome.sha is not None else (),
-        moved_from=moved_from if outcome.sha is not None else None,
+        moved_from=reported_move if outcome.sha is not None or saved is not None else None,
+        kept_edits=saved,
     )
+
+
+def _keep_edits(
+    mem: Memory,
+    tx: Transaction,
+    found: MemoryHistory,
+    path: str,
+    moved_from: str | None,
+    restored: MemoryRecord,
+    label: str,
+    source: str,
+) -> tuple[KeptEdits | None, CommitOutcome | None]:
+    """Commit the file's uncommitted edits at ``path`` as they are on disk, before the revert replaces
+    them: one commit of their own (with the move from ``moved_from`` when the file was moved by hand
+    too), so they stay a version the user can revert to. A malformed file is committed byte for byte
+    (the next commit, the revert's, replaces it). (None, None) when the disk holds nothing to keep: no
+    edits, only a move (the revert's commit records it), or the file gone from disk."""
+    if not found.uncommitted:
+        return None, None
+    disk = tx.read_bytes(path)
+    if disk is None or disk == tx.committed_bytes(path):
+        return None, None
+    if moved_from is not None and disk == tx.committed_bytes(moved_from):
+        return None, None
+    mem.files.check_writable_path(path)  # a symlink or folder there: refused before anything is committed
+    checked = check_bytes(disk, path, mem.settings.store)
+    record = checked.record if not checked.problems else None
+    tx.put(path, disk, record, on_disk=True)
+    if moved_from is not None:
+        tx.remove(moved_from, on_disk=True)
+    said = record if record is not None else restored  # a malformed file's own id and namespace are unreadable
+    notes = [f"Moved from: {moved_from} (a move made by hand, committed with the edits)"] if moved_from else []
+    if record is None:
+        notes.append(f"The file did not parse; committed as it was on disk ({len(checked.problems)} problem(s))")
+    outcome = tx.commit(
+        f"remnic revert: keep the uncommitted edits to {path} before reverting it to {label}",
+        trailers_for("sync", [said.id], said.namespace, source),
+        "\n".join(notes) or None,
+    )
+    if outcome.sha is None:  # nothing differed from git after all
+        return None, None
+    versions = mem.ledger.history(path, memory_id=found.memory_id)
+    number = next((v.number for v in versions if v.sha == outcome.sha), len(found.versions) + 1)
+    return KeptEdits(number, outcome.sha, path, malformed=record is None), outcome
 
 
 def _where(mem: Memory, found: MemoryHistory) -> tuple[str, str | None]:
