@@ -35,7 +35,7 @@ def test_init_lays_down_template_and_commits(memory: Memory) -> None:
         "procedures/.gitkeep",
     ):
         assert (root / rel).is_file(), rel
-    assert ".remnic/" in (root / ".gitignore").read_text()
+    assert "\n.remnic\n" in (root / ".gitignore").read_text()  # a file in its place is ignored too
     assert git(root, "status", "--porcelain") == ""
     assert trailers(root)["Remnic-Operation"] == ["init"]
     # Init again is harmless: nothing overwritten, no new commit.

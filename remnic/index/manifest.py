@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import secrets
 import shlex
 from collections.abc import Mapping
@@ -133,17 +134,41 @@ def index_root_problem(root: Path) -> str | None:
     return None
 
 
-def read_current(root: Path) -> str | None:
-    """The live build's directory name, or None when there is no index."""
+_BUILD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+"""What a live build's name may be (``new_build_name`` makes ``build-NNNNNN-hex``): anything else in
+``CURRENT`` (bytes that are not UTF-8, a name longer than a file name may be, a path) is a damaged file."""
+
+
+def _current_text(root: Path) -> tuple[str | None, str | None]:
+    """(the build name ``CURRENT`` holds, why it holds none that can be used); (None, None) without one."""
     try:
-        name = (root / CURRENT_FILE).read_text(encoding="utf-8").strip()
-    except (FileNotFoundError, NotADirectoryError):
+        raw = (root / CURRENT_FILE).read_bytes()
+    except OSError:  # missing, a folder (``index_root_problem`` says so), unreadable: no live build
+        return None, None
+    try:
+        name = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return None, "it is not UTF-8 text"
+    if not name:
+        return None, None
+    if _BUILD_NAME.fullmatch(name) is None:
+        shown = name if len(name) <= 40 else f"{name[:40]}… ({len(name)} characters)"
+        return None, f"it holds {shown!r}, not the name of a build folder"
+    return name, None
+
+
+def read_current(root: Path) -> str | None:
+    """The live build's directory name, or None when there is no index (or ``CURRENT`` is damaged:
+    :func:`current_problem` says how)."""
+    return _current_text(root)[0]
+
+
+def current_problem(root: Path) -> str | None:
+    """One line naming a damaged ``CURRENT`` file and the cure, else None (fine, or not there)."""
+    why = _current_text(root)[1]
+    if why is None:
         return None
-    except OSError:
-        return None
-    if not name or "/" in name or name.startswith("."):
-        return None
-    return name
+    return f"{root / CURRENT_FILE} is damaged ({why})"
 
 
 def write_current(root: Path, name: str) -> None:

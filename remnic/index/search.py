@@ -49,6 +49,7 @@ from .manifest import (
     SCHEMA_VERSION,
     TANTIVY_DIR,
     Manifest,
+    current_problem,
     fingerprint,
     index_root,
     index_root_problem,
@@ -56,7 +57,7 @@ from .manifest import (
 )
 from .pending import PendingVectors
 from .rows import embed_texts as cached_vectors
-from .state import UNUSABLE, FreshReport, IndexHealth, NeedsRebuild
+from .state import UNUSABLE, FreshReport, IndexDirError, IndexHealth, NeedsRebuild
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -92,7 +93,9 @@ class SearchIndex(IndexWrites, PendingVectors, IndexLookups):
         self._lock = threading.RLock()
         self._readers = threading.local()  # lock-free catalog readers (duplicate checks)
         self._writing = False  # this process is applying a batch: its own ``pending`` mark is no torn write
-        self._index_lock = process_lock((settings.state_dir / "index.lock").resolve(), "the index lock", _BUSY)
+        self._index_lock = process_lock(
+            (settings.state_dir / "index.lock").resolve(), "the index lock", _BUSY, wrong_type=IndexDirError
+        )
         self._cache = cache
         self._embedder: Embedder | None = None
         self._memory_vectors: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -230,6 +233,9 @@ class SearchIndex(IndexWrites, PendingVectors, IndexLookups):
             unusable = index_root_problem(self.root)
             if unusable is not None:  # no rebuild can cure it: said, never attempted (see ensure_fresh)
                 raise NeedsRebuild(UNUSABLE, unusable)
+            damaged = current_problem(self.root)
+            if damaged is not None:
+                raise NeedsRebuild("corrupt", damaged)
             raise NeedsRebuild("missing", "no index yet" if not self.root.exists() else "index has no live build")
         if name != self._build:
             self._open(name)

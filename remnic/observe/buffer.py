@@ -44,6 +44,8 @@ from typing import Any
 
 from remnic.fsio import write_atomic
 from remnic.memfile.model import now_iso, parse_time
+from remnic.repo.journal import StateDirError
+from remnic.repo.lock import not_a_file
 
 from .archive import archive_name
 from .records import Turn
@@ -230,8 +232,16 @@ class SessionBuffer:
 
     # --- journal I/O ---
 
+    def unusable(self) -> str | None:
+        """Why this session's buffer cannot be used (a folder where its journal or lock file belongs:
+        one line naming it and the cure), else None."""
+        return not_a_file(self.lock_path) or not_a_file(self.path, "a session's buffered turns")
+
     @contextmanager
     def _locked(self) -> Iterator[None]:
+        said = self.unusable()
+        if said is not None:
+            raise StateDirError(said)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.lock_path, os.O_WRONLY | os.O_CREAT, 0o600)
         try:
@@ -246,6 +256,8 @@ class SessionBuffer:
             data = self.path.read_bytes()
         except FileNotFoundError:
             return []
+        except IsADirectoryError:
+            raise StateDirError(not_a_file(self.path, "a session's buffered turns") or str(self.path)) from None
         complete = data[: data.rfind(b"\n") + 1]
         records = []
         for raw in complete.splitlines():
@@ -483,7 +495,10 @@ def waiting_sessions(state_dir: Path) -> list[Waiting]:
     """Every session whose buffer holds unflushed turns, oldest first (for `remnic doctor`)."""
     out = []
     for namespace, key in idle_sessions(state_dir, 0.0):
-        state = SessionBuffer(state_dir, key, namespace).state()
+        buffer = SessionBuffer(state_dir, key, namespace)
+        if buffer.unusable() is not None:  # doctor names it in a check of its own
+            continue
+        state = buffer.state()
         held = list(state.open_plan.turns) if state.open_plan else []
         times = [t for t in (parse_time(b.received_at) for b in state.pending) if t is not None]
         if state.pending or held:

@@ -9,13 +9,16 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import shlex
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from remnic.errors import LockTimeoutError, RepoBusyError
+from remnic.errors import LockTimeoutError, RemnicError, RepoBusyError
+
+from .journal import StateDirError
 
 READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 """Why a lock file cannot be created when the directory is read-only, to everyone or to this user."""
@@ -30,6 +33,20 @@ def read_only_message(path: Path, exc: OSError) -> str:
     )
 
 
+WRONG_TYPE_ERRNOS = frozenset({errno.EISDIR, errno.ENOTDIR})
+"""Why a lock file cannot be opened when a folder sits where it belongs (or a file where its folder does)."""
+
+
+def not_a_file(path: Path, holds: str = "a lock file") -> str | None:
+    """Why ``path`` cannot be one of remnic's files (``holds``: what it keeps there), else None (a file, or
+    nothing yet): a folder in its place, one line naming it and the cure (the file-side twin of
+    :func:`remnic.repo.journal.unusable_folder`; a pure check: one stat)."""
+    if not path.is_dir():
+        return None
+    aside = f"mv {shlex.quote(str(path))} {shlex.quote(str(path) + '.bak')}"
+    return f"{path} is a folder where remnic keeps {holds}: move it aside ({aside}) and run the command again"
+
+
 class ProcessLock:
     """A re-entrant lock per thread around one flock per process; flock itself is per open file."""
 
@@ -40,8 +57,11 @@ class ProcessLock:
         busy: str = "another remnic process is writing",
         *,
         refuse_read_only: bool = False,
+        wrong_type: type[RemnicError] = StateDirError,
     ) -> None:
         self.path = path
+        self.wrong_type = wrong_type
+        """What a folder in the lock file's place raises (with :func:`not_a_file`'s line)."""
         self.refuse_read_only = refuse_read_only
         """A lock file that cannot be created in a read-only directory is a RepoBusyError saying so (a writer's
         refusal); without this it stays an OSError, which readers take as an index they cannot use."""
@@ -81,6 +101,9 @@ class ProcessLock:
         except OSError as exc:
             if self.refuse_read_only and exc.errno in READ_ONLY_ERRNOS:
                 raise RepoBusyError(read_only_message(self.path, exc)) from None
+            said = not_a_file(self.path) if exc.errno in WRONG_TYPE_ERRNOS else None
+            if said is not None:
+                raise self.wrong_type(said) from None
             raise
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -165,8 +188,10 @@ def process_lock(
     busy: str = "another remnic process is writing",
     *,
     refuse_read_only: bool = False,
+    wrong_type: type[RemnicError] = StateDirError,
 ) -> ProcessLock:
-    """The one lock object per lock file in this process (``label``, ``busy``, ``refuse_read_only``: see
-    :class:`ProcessLock`)."""
+    """The one lock object per lock file in this process (``label``, ``busy``, ``refuse_read_only``,
+    ``wrong_type``: see :class:`ProcessLock`)."""
     with _LOCKS_GUARD:
-        return _LOCKS.setdefault(path, ProcessLock(path, label, busy, refuse_read_only=refuse_read_only))
+        made = ProcessLock(path, label, busy, refuse_read_only=refuse_read_only, wrong_type=wrong_type)
+        return _LOCKS.setdefault(path, made)

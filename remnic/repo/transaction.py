@@ -53,7 +53,7 @@ from remnic.fsio import (
 from remnic.memfile.model import MemoryRecord, content_hash
 
 from .files import MemoryStore
-from .journal import Journal, JournalFile, digest, recover
+from .journal import Journal, JournalFile, StateDirError, digest, recover, unusable_folder
 from .ledger import Ledger
 
 BULK_FILES = 64  # past this many files one flush beats a fsync per file
@@ -566,6 +566,9 @@ class GroupCommitter:
         """Under the lock, before any write: finish or undo a crashed writer's work, sweep its litter."""
         root: Path = self.files.root
         state = root / STATE_DIR
+        said = unusable_folder(state / "tmp", "the temporary files of its writes")
+        if said is not None:  # every write stages its files there: refused with one line, not a traceback
+            raise StateDirError(said)
         recover(state, root, self.ledger)
         self.ledger.repair_index()
         sweep_litter(state / "tmp")

@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from remnic.config import MARKER_FILE, STATE_DIR, StoreSettings
+from remnic.config import DURABLE_DIR, MARKER_FILE, STATE_DIR, StoreSettings
 from remnic.errors import FieldProblem
 from remnic.memfile.model import MemoryRecord
 from remnic.memfile.paths import README_LIKE, README_NAMES, glob_match
@@ -24,6 +24,7 @@ from remnic.repo.remote import CONFLICT_LOG, remotes
 
 from .health_records import duplicate_ids_check, foreign_check, one_sided_check, stranded_check
 from .health_repo import head_check, identity_check, large_files_check
+from .health_state import capped, embedding_cache_check, state_parts_check, torn_buffers_check
 from .lcm import archive_check
 
 HEALTHY_INDEX = ("ok", "behind")
@@ -301,6 +302,7 @@ def checks(
         add("memory-dir", "ok", f"{root} (from {origin})")
     else:
         add("memory-dir", "warn", f"{root} (from {origin}); {read_only}: reads work, every write is refused")
+    out.append(state_parts_check(root, root / DURABLE_DIR))
     has_marker = (root / MARKER_FILE).is_file()
     add(
         "marker",
@@ -355,7 +357,7 @@ def checks(
         "working-tree",
         "warn" if tree else "ok",
         "; ".join(tree) or "clean",
-        **({"problems": [*pending, *held]} if tree else {}),
+        **(capped([*pending, *held]) if tree else {}),
     )
     stuck = stuck_marker(ledger)
     if stuck is not None:
@@ -377,12 +379,10 @@ def checks(
     else:
         verdict = "ok" if state in HEALTHY_INDEX else "fail" if state == UNUSABLE else "warn"
         add("index", verdict, f"{state}{detail}", index=index_health)
-    from remnic.index.embed_cache import cache_file_problem
     from remnic.index.manifest import EMBEDDINGS_FILE
 
-    cache = cache_file_problem(root / STATE_DIR / EMBEDDINGS_FILE)
-    if cache is not None:
-        add("embedding-cache", "warn", cache)
+    cache = embedding_cache_check(root / STATE_DIR / EMBEDDINGS_FILE)
+    out += [cache] if cache is not None else []
     waiting = int(index_health.get("vectorsPending") or 0)
     if waiting:
         add(
@@ -391,6 +391,8 @@ def checks(
             f"{waiting} memories are searchable by BM25 but their vectors are not computed yet "
             "(run `remnic sync run`: it embeds them, with a progress bar)",
         )
+    torn = torn_buffers_check(root / DURABLE_DIR)
+    out += [torn] if torn is not None else []
     interrupted = list(journal.pending(root / STATE_DIR))
     lagging = ledger.index_repair_pending()
     astray = [p for p in _index_astray(ledger, files) if p not in lagging]
