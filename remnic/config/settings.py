@@ -200,6 +200,8 @@ class ObserveSettings:
     """A near-duplicate of an active memory must also share this share of its words (Jaccard of words of 3+ letters), so a paraphrase with another meaning is kept."""
     consolidate_after_flush: bool = True
     """Long-running processes (the server, the watcher) run `remnic consolidate` in the background after a flush: their own, or one another process (an agent hook) committed."""
+    hook_budget_s: float = 30.0
+    """An agent hook (Stop, PreCompact, SessionEnd) begins no flush after this many seconds of observing, so it ends before the host's 60 s timeout kills it: its flushes take at most 100 turns each, each a commit of its own, and the turns left stay buffered for the next hook, a running server or `remnic observe --flush` (the hook's status line says `flushDeferred`); 0 = hooks never flush. A long transcript is flushed over several hooks. The turns a hook read are journaled and its cursor saved before any flush, so a killed hook loses none."""
     tend_interval_s: float = 60.0
     """How often a long-running process (the server, the watcher) flushes the buffers of sessions idle past bufferMaxMinutes and looks for flushes other processes committed (0 = never)."""
     consolidate_window_days: float = 7.0

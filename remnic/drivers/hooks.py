@@ -66,12 +66,18 @@ def observe_transcript(memory: Memory, payload: Mapping[str, Any], host: str, ho
     session = str(raw_session or "").strip()
     if not transcript or not session:
         return {"observed": 0, "detail": "the hook input names no transcript_path/session_id"}
-    from remnic.service.observing import observe_transcript_file
+    from remnic.service.observing import hook_deadline, observe_transcript_file
 
+    deadline = hook_deadline(memory)  # this hook's flushes and the idle sweep's share observe.hookBudgetS
     try:
         # Only what the host appended since the last hook is read (from a byte offset, with a cap).
         result, read = observe_transcript_file(
-            memory, f"{host}:{session}", transcript, source=f"{host}-hook", event=flush_event(hook, payload)
+            memory,
+            f"{host}:{session}",
+            transcript,
+            source=f"{host}-hook",
+            event=flush_event(hook, payload),
+            deadline=deadline,
         )
     except OSError as exc:
         return {"observed": 0, "error": f"cannot read the transcript {transcript}: {exc.strerror or exc}"}
@@ -89,7 +95,7 @@ def observe_transcript(memory: Memory, payload: Mapping[str, Any], host: str, ho
     if read.rewritten:
         # Read again from its start: turns already handed over were skipped, the others taken.
         out["warning"] = f"{read.rewritten}; it was read again from its start"
-    idle = memory.flush_idle_sessions(source=f"{host}-hook", skip=f"{host}:{session}")
+    idle = memory.flush_idle_sessions(source=f"{host}-hook", skip=f"{host}:{session}", deadline=deadline)
     if idle:
         out["idleSessionsFlushed"] = [r.session_key for r in idle]
     if result.buffered:
@@ -108,7 +114,9 @@ def flush_event(hook: str, payload: Mapping[str, Any]) -> str | None:
 
 def flush_idle(memory: Memory, host: str) -> list[str]:
     """At a session's start: flush the sessions left idle with turns waiting (their end never came)."""
-    return [r.session_key for r in memory.flush_idle_sessions(source=f"{host}-hook")]
+    from remnic.service.observing import hook_deadline
+
+    return [r.session_key for r in memory.flush_idle_sessions(source=f"{host}-hook", deadline=hook_deadline(memory))]
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,8 @@ HOST_TAGS: tuple[str, ...] = (
     "recommended_plugins",
     "turn_aborted",
     "user_shell_command",
+    # Codex: a selected skill's SKILL.md, in a user-role message (<skill><name>…</name><path>…</path>…).
+    "skill",
     # remnic's own recall injection and assistant-side citation metadata.
     "remnic-memory",
     "memory_note",

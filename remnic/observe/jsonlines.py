@@ -25,7 +25,9 @@ CLAUDE_TYPES = frozenset(
     {"user", "assistant", "system", "attachment", "summary", "file-history-snapshot", "queue-operation", "progress"}
 )
 CODEX_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
-_CLAUDE_HOST_FLAGS = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly", "isSidechain")
+_CLAUDE_HOST_FLAGS = ("isMeta", "isCompactSummary", "isVisibleInTranscriptOnly", "isSidechain", "isApiErrorMessage")
+# The model Claude Code names on an assistant line it wrote itself ("API Error: …", "No response requested.").
+_CLAUDE_SYNTHETIC_MODEL = "<synthetic>"
 EXPECT = {
     "claude-code": 'one JSON object per line with a "type" (user, assistant, system, …) — a Claude Code session file',
     "codex": 'one JSON object per line with "type" and "payload" — a Codex rollout file',
@@ -173,6 +175,8 @@ def _claude_line(number: int, obj: Mapping[str, Any], reader: Reader) -> None:
     if not isinstance(message, Mapping) or message.get("role", kind) not in ROLES:
         reader.fail(number, f'a "{kind}" line without a message {{role, content}}')
         return
+    if message.get("model") == _CLAUDE_SYNTHETIC_MODEL:
+        return  # the host's own words in the assistant's place: an API error, "No response requested."
     if not _line_fields_ok(number, obj.get("timestamp"), message.get("content"), reader):
         return
     reader.add(
@@ -203,10 +207,35 @@ def _line_fields_ok(number: int, stamp: Any, content: Any, reader: Reader) -> bo
 _CODEX_ROLES = (*ROLES, "developer", "system")
 
 
-def _codex_is_hook_context(payload: Mapping[str, Any]) -> bool:
+# Codex labels each content item of a message with its kind: what the person typed is ``user.text``
+# (``user.…``); AGENTS.md, the environment, a selected skill's SKILL.md and hook output are the host's.
+# An item it could not label (``unknown``) is kept: its host text is cut by its tags as before.
+_CODEX_PERSON_KIND = "user."
+_CODEX_UNLABELLED = "unknown"
+
+
+def _codex_kinds(payload: Mapping[str, Any]) -> list[Any] | None:
     meta = payload.get("internal_chat_message_metadata_passthrough")
     kinds = meta.get("content_item_kinds") if isinstance(meta, Mapping) else None
-    return isinstance(kinds, list) and "hooks.additional_context" in kinds
+    return kinds if isinstance(kinds, list) else None
+
+
+def _codex_is_hook_context(payload: Mapping[str, Any]) -> bool:
+    kinds = _codex_kinds(payload)
+    return kinds is not None and "hooks.additional_context" in kinds
+
+
+def _codex_person_content(payload: Mapping[str, Any]) -> Any:
+    """A user-role message's content without the items Codex labels as its own (one kind per item);
+    content without such labels, or labels that do not match it item for item, is kept whole."""
+    content, kinds = payload.get("content"), _codex_kinds(payload)
+    if payload.get("role") != "user" or kinds is None or not isinstance(content, list) or len(kinds) != len(content):
+        return content
+    return [
+        item
+        for item, kind in zip(content, kinds, strict=True)
+        if not isinstance(kind, str) or kind == _CODEX_UNLABELLED or kind.startswith(_CODEX_PERSON_KIND)
+    ]
 
 
 def parse_codex(text: str, reader: Reader) -> None:
@@ -236,7 +265,7 @@ def _codex_line(number: int, obj: Mapping[str, Any], reader: Reader) -> None:
         return
     reader.add(
         role,
-        block_texts(payload.get("content")),
+        block_texts(_codex_person_content(payload)),
         number,
         turn_id=payload["id"] if isinstance(payload.get("id"), str) else f"L{number}",
         positional=not isinstance(payload.get("id"), str),

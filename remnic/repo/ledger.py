@@ -30,6 +30,7 @@ from remnic.config import STATE_DIR
 from remnic.errors import LedgerError, LockTimeoutError, NotFoundError
 
 from . import gitindex, gitlog, lineage, pullmark
+from .creating import LiteralRepo, init_git
 from .messages import TRAILER_PREFIX, Version, format_message
 from .trees import Entry, TreeEditor
 
@@ -58,7 +59,7 @@ class Ledger:
         self.split_index = split_index
         self._split_checked = split_index == "false"
         try:
-            self.repo = git.Repo(root)
+            self.repo: git.Repo = LiteralRepo(root, expand_vars=False)  # "$NAME" in a folder's name is part of it
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             raise NotFoundError(f"{root} is not a git repository (run `remnic init {root}`)") from None
         self._env: dict[str, str] | None = None
@@ -76,13 +77,9 @@ class Ledger:
 
     @staticmethod
     def init_repo(root: Path) -> Ledger:
+        """The repository at ``root``, made when there is none (:func:`.creating.init_git`)."""
         root.mkdir(parents=True, exist_ok=True)
-        if not (root / ".git").exists():
-            try:
-                git.Repo.init(root, initial_branch="main")
-            except git.GitCommandError:  # git older than 2.28 has no --initial-branch
-                git.Repo.init(root)
-        return Ledger(root)
+        return Ledger(root) if (root / ".git").exists() else init_git(root, Ledger)
 
     # --- plumbing ---
 

@@ -100,12 +100,20 @@ class ConversationOps:
         )
 
     def flush_idle_sessions(
-        self: Memory, *, idle_minutes: float | None = None, source: str = "api", skip: str | None = None
+        self: Memory,
+        *,
+        idle_minutes: float | None = None,
+        source: str = "api",
+        skip: str | None = None,
+        deadline: float | None = None,
     ) -> list[ObserveResult]:
-        """Flush the buffers of sessions idle for ``idle_minutes`` (default observe.bufferMaxMinutes)."""
+        """Flush the buffers of sessions idle for ``idle_minutes`` (default observe.bufferMaxMinutes);
+        an agent hook's ``deadline`` (``time.monotonic()``) bounds the flushes it begins."""
         from . import observing as _observing
 
-        return _observing.flush_idle_sessions(self, idle_minutes=idle_minutes, source=source, skip=skip)
+        return _observing.flush_idle_sessions(
+            self, idle_minutes=idle_minutes, source=source, skip=skip, deadline=deadline
+        )
 
     def embedder_for_observe(self: Memory, *, facts: bool = False) -> Callable[[Sequence[str]], Any] | None:
         """Cached embeddings for the flush triggers (turns) or, with ``facts``, for near-duplicates (each

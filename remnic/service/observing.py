@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import RepoBusyError, ValidationError
-from remnic.fsio import crash_point
 from remnic.memfile.model import now_iso
 from remnic.memfile.validate import check_namespace
 from remnic.observe.archive import archive
@@ -31,7 +31,8 @@ from remnic.observe.triggers import FLUSH_EVENTS, Embed, decide_flush
 from remnic.repo.lock import READ_ONLY_ERRNOS
 
 from .cursors import READ_LIMIT, Cursor, FileRead, read_new_turns
-from .flushing import FlushResult, persist_flush
+from .flush_runs import flush_due
+from .flushing import FlushResult
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -79,6 +80,8 @@ class ObserveResult:
     """Ids of turns taken although the session had seen the id with other words (see :meth:`warnings`)."""
     reread: tuple[str, ...] = ()
     """Host ids read again with other words: the turns the session has, counted among the duplicates."""
+    deferred: str | None = None
+    """Why flushes that were due stopped with turns left in the buffer (a hook's time budget was spent)."""
 
     def warnings(self) -> list[str]:
         """What the caller should know of the turns: ids reused with other words."""
@@ -110,6 +113,8 @@ class ObserveResult:
             "archivePath": self.archive_path,
             "firstTurnIndex": self.first_turn_index,
         }
+        if self.deferred:
+            out["flushDeferred"] = self.deferred
         if self.reworded or self.reread:
             out["warnings"] = [{"field": "turnId", "message": w} for w in self.warnings()]
         return out
@@ -198,6 +203,7 @@ def observe_transcript_file(
     namespace: str | None = None,
     source: str = "api",
     event: str | None = None,
+    deadline: float | None = None,
 ) -> tuple[ObserveResult, FileRead]:
     """Observe what a host appended to its transcript file since this session's last call (an agent
     hook after each response): read from the byte where that call stopped, at most
@@ -205,8 +211,15 @@ def observe_transcript_file(
     file is a ValidationError naming ``transcript_path``; an unreadable one an OSError.
 
     A file rewritten since (or another file under the session id) is read from its start again: the
-    buffer drops the turns it has seen by host id, and :func:`_not_archived` those without one."""
+    buffer drops the turns it has seen by host id, and :func:`_not_archived` those without one.
+
+    The cursor moves on once the new turns are journaled (fsync'd) and archived, before any flush; the
+    flushes due then run in chunks of at most :data:`~.flush_runs.HOOK_FLUSH_TURNS` turns, each its own commit, and
+    none is begun past ``deadline`` (``time.monotonic()``; default :func:`hook_deadline`): what is left
+    stays buffered (``deferred`` says so) for the next hook, a running server or ``remnic observe --flush``.
+    A hook the host kills keeps the turns it read and the chunks it committed."""
     check_event(event)
+    deadline = hook_deadline(mem) if deadline is None else deadline
     ns = namespace or mem.settings.namespaces.default
     cursor = Cursor(mem.durable_dir, session_key, ns)
     state = cursor.load()
@@ -216,12 +229,26 @@ def observe_transcript_file(
         # Read from the file's start: a fork's copies of its parent's lines are there, if anywhere.
         turns = _seen_elsewhere(mem, ns, session_key, turns)
     result = observe_turns(
-        mem, session_key, turns, namespace=ns, source=source, flush=False, event=event, dry_run=False
+        mem,
+        session_key,
+        turns,
+        namespace=ns,
+        source=source,
+        flush=False,
+        event=event,
+        dry_run=False,
+        deadline=deadline,
+        # Journaled and archived: read again, they would only be found to be retries.
+        taken=lambda: cursor.save(read.state, restarted=read.rewritten is not None),
     )
     if len(turns) < len(read.turns):  # re-read turns found in the archive count as repeats
         result = replace(result, received=len(read.turns), duplicates=result.duplicates + len(read.turns) - len(turns))
-    cursor.save(read.state, restarted=read.rewritten is not None)
     return result, read
+
+
+def hook_deadline(mem: Memory) -> float:
+    """The ``time.monotonic()`` past which an agent hook begins no flush: ``observe.hookBudgetS`` from now."""
+    return time.monotonic() + mem.settings.observe.hook_budget_s
 
 
 _LINE_ID = re.compile(r"L\d+")
@@ -312,7 +339,11 @@ def observe_turns(
     dry_run: bool,
     extract: bool = True,
     progress: Progress | None = None,
+    deadline: float | None = None,
+    taken: Callable[[], None] | None = None,
 ) -> ObserveResult:
+    """:func:`observe`'s work. ``taken`` is called once the turns are journaled and archived, before any
+    flush; with a ``deadline`` the flushes are chunked and bounded in time (:func:`.flush_runs.flush_due`)."""
     ns = namespace or mem.settings.namespaces.default
     problems = check_namespace(ns)
     if not isinstance(session_key, str) or not session_key.strip() or len(session_key) > 256:
@@ -354,23 +385,11 @@ def observe_turns(
         ) from None
     # Only the turns the buffer took are archived: a retried transcript is not archived twice.
     placed = archive(mem.root, session_key, [_archived(t) for t in added.turns], ns, source) if added.turns else {}
-    state = buffer.state()
+    if taken is not None:
+        taken()
     trigger = "explicit" if flush else event
     new_from = added.turns[0].index if added.turns else None
-    decision = decide_flush(state.pending, settings, event=trigger, embed=embed, new_from_seq=new_from)
-    flushes: list[FlushResult] = []
-    with mem.index_later():  # several flushes of one call: one index update after the last
-        while decision.flush or state.open_plan is not None:
-            resumed = state.open_plan is not None  # begun before this call: a crash may have committed it
-            plan = buffer.begin_flush(decision.reason or "resume", upto_seq=decision.upto_seq)
-            if plan is None:
-                break
-            crash_point("flush-begun")
-            flushes.append(persist_flush(mem, plan, source=source, resumed=resumed, progress=progress))
-            crash_point("flush-persisted")
-            buffer.complete_flush(plan.flush_id)
-            state = buffer.state()
-            decision = decide_flush(state.pending, settings, event=trigger, embed=embed)
+    flushes, state, deferred = flush_due(mem, buffer, trigger, embed, new_from, source, progress, deadline)
     if flushes and mem.settings.observe.consolidate_after_flush:
         mem.schedule_consolidation()
     return ObserveResult(
@@ -385,6 +404,7 @@ def observe_turns(
         first_turn_index=placed.get("firstTurnIndex"),
         reworded=added.reworded,
         reread=added.reread,
+        deferred=deferred,
     )
 
 
@@ -454,11 +474,17 @@ def _preview(
 
 
 def flush_idle_sessions(
-    mem: Memory, *, idle_minutes: float | None = None, source: str = "api", skip: str | None = None
+    mem: Memory,
+    *,
+    idle_minutes: float | None = None,
+    source: str = "api",
+    skip: str | None = None,
+    deadline: float | None = None,
 ) -> list[ObserveResult]:
     """Flush every session whose buffer nobody wrote to for ``idle_minutes`` (default
     ``observe.bufferMaxMinutes``): a host that never says a session ended (Codex has no such hook, a
-    killed terminal sends none) leaves its last turns waiting. ``skip`` names a session to leave."""
+    killed terminal sends none) leaves its last turns waiting. ``skip`` names a session to leave.
+    ``deadline`` (an agent hook's, :func:`hook_deadline`): flushes in chunks, none begun past it."""
     minutes = mem.settings.observe.buffer_max_minutes if idle_minutes is None else idle_minutes
     if minutes <= 0:
         return []
@@ -466,8 +492,18 @@ def flush_idle_sessions(
     for namespace, session_key in idle_sessions(mem.durable_dir, minutes * 60):
         if session_key == skip:
             continue
+        if deadline is not None and time.monotonic() >= deadline:
+            break
         result = observe_turns(
-            mem, session_key, [], namespace=namespace, source=source, flush=False, event="session-end", dry_run=False
+            mem,
+            session_key,
+            [],
+            namespace=namespace,
+            source=source,
+            flush=False,
+            event="session-end",
+            dry_run=False,
+            deadline=deadline,
         )
         if result.flushes:
             out.append(result)

@@ -6,6 +6,8 @@ a session, so their exit code says nothing, and a status is read rather than gue
 
 A check is ``ok``, ``fail`` or ``warn`` (``status``; ``ok`` is False only for a failure): a warning
 is what remnic cannot verify (whether Codex trusts a handler it cannot hash), never a failure.
+Stop, PreCompact and SessionEnd are fired on a sample transcript against a throwaway memory
+repository, so "fires" means their observe path works and the user's repository is left as it was.
 With ``fire_hooks=False`` no handler runs: the fire checks are left out of ``checks`` and named in
 ``skipped`` (``fired`` False), so a re-check of the config never reports them as passed.
 """
@@ -19,6 +21,7 @@ import subprocess
 import tempfile
 import tomllib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -121,17 +124,23 @@ def doctor(h: Host, path: Path, *, cwd: str, fire_hooks: bool = True) -> dict[st
     if h.id == "codex" and enabled:  # trust matters only where Codex runs hooks at all
         checks += [_trust_check(t) for t in codex_trust(data, h, path)]
     checks += _memory_dirs(list(handlers.values()))
-    for event, handler in handlers.items():
-        if handler.python is not None:
-            checks.append(_check(f"{event} python", os.access(handler.python, os.X_OK), handler.python))
-        checks.append(_check(f"{event} script", os.access(handler.script, os.X_OK), handler.script))
-        if not fire_hooks:
-            skipped.append(f"{event} fires")
-            continue
-        payload = {"session_id": "remnic-doctor", "cwd": cwd, "hook_event_name": event}
-        if event == "SessionStart":
-            payload["source"] = "startup"
-        checks.append(_fired(event, fire(handler.command, payload, cwd=cwd)))
+    with tempfile.TemporaryDirectory(prefix="remnic-doctor-sample-") as scratch:
+        sample: Sample | None = None
+        for event, handler in handlers.items():
+            if handler.python is not None:
+                checks.append(_check(f"{event} python", os.access(handler.python, os.X_OK), handler.python))
+            checks.append(_check(f"{event} script", os.access(handler.script, os.X_OK), handler.script))
+            if not fire_hooks:
+                skipped.append(f"{event} fires")
+                continue
+            if event == "SessionStart" or not _usable(handler):
+                # A repository the hooks lost: fired on it as it is, the hook itself says what is wrong.
+                payload = {"session_id": "remnic-doctor", "cwd": cwd, "hook_event_name": event}
+                payload.update({"source": "startup"} if event == "SessionStart" else {})
+                checks.append(_fired(event, fire(handler.command, payload, cwd=cwd)))
+                continue
+            sample = sample or Sample.make(Path(scratch))
+            checks.append(_fired_on_sample(event, handler, h.id, sample, cwd))
     if fire_hooks:
         checks += _project_modules(h, handlers)
     elif handlers:
@@ -145,6 +154,56 @@ def doctor(h: Host, path: Path, *, cwd: str, fire_hooks: bool = True) -> dict[st
         "fired": fire_hooks,
         "skipped": skipped,
     }
+
+
+SAMPLE_TURNS = 2
+_SAMPLE = ("We deploy the billing service on Tuesdays.", "Noted: billing deploys go out on Tuesdays.")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A throwaway memory repository to observe host transcripts of :data:`SAMPLE_TURNS` turns into;
+    ``problem`` when it could not be made."""
+
+    repo: Path
+    problem: str | None = None
+
+    @classmethod
+    def make(cls, folder: Path) -> Sample:
+        from remnic.errors import RemnicError
+        from remnic.service.memory import Memory
+
+        repo = folder / "memory"
+        try:
+            Memory.init(repo).close()
+        except (RemnicError, OSError) as exc:
+            detail = exc.describe() if isinstance(exc, RemnicError) else str(exc)
+            return cls(repo, f"cannot make a throwaway memory repository to fire it in: {detail}")
+        return cls(repo)
+
+    def transcript(self, host: str, hook: str) -> Path:
+        """The sample as ``host`` writes it, for one hook: its own session and turn ids (turns with the
+        ids of another session's would be taken for a fork's copies of them, and skipped)."""
+        path = self.repo.parent / f"{hook}.jsonl"
+        lines = _sample_lines(host, f"remnic-doctor-{hook}")
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        return path
+
+
+def _sample_lines(host: str, session: str) -> list[dict[str, Any]]:
+    """The sample conversation as the host writes its transcript (a Codex rollout, a Claude Code session)."""
+    lines: list[dict[str, Any]] = []
+    for i, (role, text) in enumerate(zip(("user", "assistant"), _SAMPLE, strict=True)):
+        stamp = f"2026-01-01T00:00:0{i}.000Z"
+        if host == "codex":
+            kind = "input_text" if role == "user" else "output_text"
+            message = {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+            lines.append({"timestamp": stamp, "type": "response_item", "payload": {**message, "id": f"{session}-{i}"}})
+        else:
+            message = {"role": role, "content": [{"type": "text", "text": text}]}
+            line = {"type": role, "uuid": f"{session}-{i}", "timestamp": stamp, "sessionId": session}
+            lines.append({**line, "message": message})
+    return lines
 
 
 _TRUST_HOW = "run `codex`, then /hooks, and trust remnic's hooks"
@@ -224,6 +283,45 @@ def _memory_dirs(handlers: list[Ours]) -> list[dict[str, Any]]:
             detail += f"; run `remnic init {shlex.quote(str(root))}` or install again with the right --memory-dir"
         checks.append(_check("memory repository", ok, detail))
     return checks
+
+
+def _usable(handler: Ours) -> bool:
+    """Whether the memory repository a handler names (if any) is there: a git repository."""
+    return handler.memory_dir is None or (Path(handler.memory_dir) / ".git").exists()
+
+
+def _fired_on_sample(event: str, handler: Ours, host: str, sample: Sample, cwd: str) -> dict[str, Any]:
+    """Fire an observing handler as the host does, on a sample transcript, against a throwaway memory
+    repository (its command with ``REMNIC_MEMORY_DIR`` pointed there): it must take the sample's turns
+    and, PreCompact and SessionEnd, flush them. The user's repository gets no memory, commit or state."""
+    name = f"{event} fires"
+    if sample.problem:
+        return _check(name, False, sample.problem)
+    hook = EVENTS[event]
+    transcript = sample.transcript(host, hook)
+    payload = {"session_id": f"remnic-doctor-{hook}", "transcript_path": str(transcript), "cwd": cwd}
+    payload.update(hook_event_name=event, **({"reason": "other"} if event == "SessionEnd" else {}))
+    env = {**handler.env, "REMNIC_MEMORY_DIR": str(sample.repo)}
+    command = " ".join([*(f"{k}={shlex.quote(v)}" for k, v in env.items()), shlex.quote(handler.script)])
+    run = fire(command, payload, cwd=cwd)
+    checked = _fired(event, run)
+    if not checked["ok"]:
+        return checked
+    line = next((x for x in reversed(run["log"].splitlines()) if x.startswith(f"remnic {hook}: {{")), "")
+    try:
+        result = json.loads(line.split(": ", 1)[1])
+    except (IndexError, ValueError):
+        result = None
+    if not isinstance(result, dict):
+        return _check(name, False, f"ran but logged no observe result for the sample transcript: {line[:200]!r}")
+    observed, flushes = result.get("observed"), result.get("flushes") or []
+    where = f"a sample transcript of {SAMPLE_TURNS} turns in a throwaway repository"
+    if observed != SAMPLE_TURNS:
+        return _check(name, False, f"ran but observed {observed} of {where}: {line[:200]}")
+    if event != "Stop" and not any(isinstance(f, dict) and f.get("commit") for f in flushes):
+        return _check(name, False, f"ran and took {where} but flushed nothing: {line[:200]}")
+    done = f"ran; observed {where}" + ("" if event == "Stop" else ", and flushed them")
+    return _check(name, True, f"{done} ({line[:160]})")
 
 
 def _fired(event: str, run: Mapping[str, Any]) -> dict[str, Any]:
