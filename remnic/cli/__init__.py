@@ -144,7 +144,9 @@ def _no_command(parser: Parser) -> int:
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
     message = f"a command is required; choose from {', '.join(commands)} (`remnic <command> --help`)"
     if Parser.json_errors:  # the shape of every other usage error under --json
-        print(json.dumps({"error": f"{parser.prog}: {message}", "code": "usage_error"}), file=sys.stderr)
+        detail = {"field": "command", "message": "required", "options": list(commands)}
+        error = {"error": message, "code": "usage_error", "details": [detail]}
+        print(json.dumps(error, indent=2, ensure_ascii=False), file=sys.stderr)
         return 2
     parser.print_help(sys.stderr)
     print(f"\n{parser.prog}: error: {message}", file=sys.stderr)

@@ -23,6 +23,8 @@ from remnic.memfile.model import CATEGORIES, STATUSES
 from remnic.memfile.paths import repo_relative, to_posix
 from remnic.service.memory import Memory
 
+from .usage_errors import Choices, error_object
+
 
 class Formatter(argparse.RawDescriptionHelpFormatter):
     """Keeps the hand-wrapped examples in descriptions and epilogs as written."""
@@ -35,8 +37,8 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         message = _with_suggestion(message)
-        if Parser.json_errors:
-            print(json.dumps({"error": f"{self.prog}: {message}", "code": "usage_error"}), file=sys.stderr)
+        if Parser.json_errors:  # the shape of every other error under --json, details and all
+            print(json.dumps(error_object(self, message), indent=2, ensure_ascii=False), file=sys.stderr)
             raise SystemExit(2)
         super().error(message)
 
@@ -424,14 +426,7 @@ def unit_float(name: str) -> Callable[[str], float]:
 
 def choice_list(name: str, options: Iterable[str]) -> Callable[[str], str]:
     """Like argparse choices, but the error lists the options in one line."""
-    valid = tuple(options)
-
-    def parse(value: str) -> str:
-        if value not in valid:
-            raise argparse.ArgumentTypeError(f"unknown {name} {value!r}; valid options: {', '.join(valid)}")
-        return value
-
-    return parse
+    return Choices(name, tuple(options))
 
 
 class ProgressBar:

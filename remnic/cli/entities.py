@@ -53,7 +53,8 @@ def register(sub: Any) -> None:
         epilog="Reading entities first rebuilds remnic's pages when the memories changed since the last\n"
         "build: the pages are written and committed (one commit), and the output says so. The listing\n"
         "does not wait for the search index: the next recall embeds the rebuilt pages (with a bar),\n"
-        "or this command does with store.cliIndex; a server indexes them in the background.",
+        "or this command does with store.cliIndex; a server indexes them in the background.\n\n"
+        "examples:\n  remnic entities list --type person\n  remnic entities list release   # names, aliases, facts",
     )
     q.add_argument("query", nargs="?", help="only entities whose name, summary, aliases or facts contain this")
     q.add_argument("--type", type=choice_list("type", ENTITY_TYPES), help=", ".join(ENTITY_TYPES))
@@ -68,7 +69,8 @@ def register(sub: Any) -> None:
         "one entity page: synthesis, timeline, connections, aliases",
         epilog="Like list, first rebuilds remnic's pages (one commit) when the memories changed.\n"
         "--json prints {found, namespace, entity}, as GET entities/:name does; an entity not found\n"
-        "prints {found: false, namespace, error, code} and exits 1.",
+        "prints {found: false, namespace, error, code} and exits 1.\n\n"
+        "examples:\n  remnic entities show ana   # a name or an alias\n  remnic entities show person-priya-raman",
     )
     q.add_argument("name", help="the entity's name, an alias, or its id (person-priya-raman)")
     q.add_argument("--namespace", "-n", help="look in this namespace")

@@ -28,7 +28,13 @@ def register(sub: Any) -> None:
     p = add_command(sub, "lcm", "search the transcript archive (every observed conversation turn)", epilog=EPILOG)
     lsub = p.add_subparsers(dest="lcm_command", metavar="<search|status|flush>", required=True)
 
-    q = add_command(lsub, "search", "archived turns matching words or a phrase, best first")
+    q = add_command(
+        lsub,
+        "search",
+        "archived turns matching words or a phrase, best first",
+        epilog='examples:\n  remnic lcm search "staging database"\n'
+        "  remnic lcm search deploy --session-prefix claude-code: --limit 5",
+    )
     q.add_argument("query", help="words or a phrase from the conversation")
     q.add_argument("--session", help="only this session's turns (its sessionKey)")
     q.add_argument("--session-prefix", help="only sessions whose key starts with this")

@@ -8,6 +8,7 @@ from typing import Any
 from remnic.config import MARKER_FILE, load_settings
 from remnic.errors import RemnicError, UsageError, ValidationError
 from remnic.memfile.model import CATEGORIES, STATUSES, MemoryRecord, serialize
+from remnic.service import updating as _updating
 from remnic.service.browse import unicode_twin
 from remnic.service.chains import Links
 from remnic.service.health import FAILED_INDEX, system_checks
@@ -91,7 +92,12 @@ def register(sub: Any) -> None:
     p.add_argument("--dry-run", action="store_true", help="validate and show the file without writing it")
     p.set_defaults(handler=cmd_store)
 
-    p = add_command(sub, "get", "show one memory by id or by its file path")
+    p = add_command(
+        sub,
+        "get",
+        "show one memory by id or by its file path",
+        epilog="examples:\n  remnic get mem_018f9a3b2c1d4e5f6a7b\n  remnic get facts/editor.md --raw   # the file as on disk",
+    )
     p.add_argument("id", metavar="ID-OR-PATH", help="a memory id, or its file path (facts/x.md)")
     p.add_argument("--raw", action="store_true", help="print the file exactly as on disk (with --json: as fileText)")
     p.set_defaults(handler=cmd_get)
@@ -150,7 +156,9 @@ def register(sub: Any) -> None:
         "--status active on a superseded memory drops its supersededBy, supersededAt and\n"
         "invalidAt and the successor's supersedes; --status superseded needs a successor\n"
         "(`store --supersedes` or `update --supersedes`). --supersedes on a memory that already\n"
-        "replaces another adds OTHER: its supersedes lists both, and both stay replaced.\n\n"
+        "replaces another adds OTHER: its supersedes lists both, and both stay replaced.\n"
+        'Each other memory the commit changed is named ("also changed in that commit"); --json\n'
+        "lists them as alsoChanged, each {id, path, change}, as `versions revert` does.\n\n"
         "examples:\n  remnic update mem_01a2… --status archived\n"
         "  remnic update mem_01a2… --tags ops,release --importance 0.9\n"
         "  remnic update mem_01a2… --supersedes mem_0199…",
@@ -168,17 +176,31 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_update)
 
     p = add_command(
-        sub, "forget", "mark a memory forgotten: its file is kept (status: forgotten) and left out of recall"
+        sub,
+        "forget",
+        "mark a memory forgotten: its file is kept (status: forgotten) and left out of recall",
+        epilog='examples:\n  remnic forget mem_018f9a3b2c1d4e5f6a7b --reason "no longer true"\n'
+        "  remnic forget facts/editor.md",
     )
     p.add_argument("id", metavar="ID-OR-PATH", help="a memory id (mem_…), or its file path (facts/x.md)")
     p.add_argument("--reason", help="why, recorded as forgottenReason")
     p.set_defaults(handler=cmd_forget)
 
-    p = add_command(sub, "timeline", "a memory's history from git, one event per commit")
+    p = add_command(
+        sub,
+        "timeline",
+        "a memory's history from git, one event per commit",
+        epilog="examples:\n  remnic timeline facts/editor.md\n  remnic timeline mem_018f9a3b2c1d4e5f6a7b --json",
+    )
     p.add_argument("id", metavar="ID-OR-PATH", help="a memory id (mem_…), or its file path (facts/x.md)")
     p.set_defaults(handler=cmd_timeline)
 
-    p = add_command(sub, "status", "summary of the memory repository and its index")
+    p = add_command(
+        sub,
+        "status",
+        "summary of the memory repository and its index",
+        epilog="examples:\n  remnic status\n  remnic status --json --memory-dir ~/memories",
+    )
     p.set_defaults(handler=cmd_status)
 
     p = add_command(
@@ -373,15 +395,17 @@ def cmd_update(args: argparse.Namespace) -> int:
     if args.supersedes:
         changes["supersedes"] = repo_path(memory, args.supersedes)
     with memory, memory_ref(memory, args.id) as target:
-        result = memory.update(target, changes, source="cli", content=content)
-    record = result.record
-    emit(
-        args,
-        {**record.to_dict(), "changed": result.changed, "commit": result.commit, **warnings_of(result)},
+        result = _updating.update(memory, target, changes, source="cli", content=content)
+    record, also = result.record, result.also_changed
+    text = (
         f"updated {record.id} ({record.path}) in commit {(result.commit or '')[:8]}"
         if result.commit
-        else f"{record.id} already says that; nothing changed",
+        else f"{record.id} already says that; nothing changed"
     )
+    if also:  # as `versions revert` names them: no other file is rewritten unannounced
+        text += "\nalso changed in that commit:\n" + "\n".join(f"  {safe(a.describe(record.id))}" for a in also)
+    data = {**record.to_dict(), "changed": result.changed, "commit": result.commit, **warnings_of(result)}
+    emit(args, {**data, "alsoChanged": [a.to_dict() for a in also]}, text)
     return 0
 
 

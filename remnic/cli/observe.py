@@ -25,6 +25,11 @@ from ._common import (
 
 FORMATS = ("auto", "claude-code", "codex", "openai", "anthropic", "plain")
 REVIEW_ACTIONS = {"approve": "active", "dismiss": "rejected", "flag": "quarantined"}
+REVIEW_EXAMPLES = {
+    "approve": "examples:\n  remnic review list   # the ids waiting\n  remnic review approve mem_018f9a3b2c1d4e5f6a7b",
+    "dismiss": "examples:\n  remnic review dismiss mem_018f9a3b2c1d4e5f6a7b --reason duplicate",
+    "flag": "examples:\n  remnic review flag facts/staging-password.md --reason leaked-secret",
+}
 
 
 def register(sub: Any) -> None:
@@ -133,7 +138,7 @@ def register(sub: Any) -> None:
     q.set_defaults(handler=cmd_review_list)
     for action, status in REVIEW_ACTIONS.items():
         what = "a memory waiting for review, or an active one," if action == "flag" else "a memory waiting for review"
-        q = add_command(rsub, action, f"set the status of {what} to {status}")
+        q = add_command(rsub, action, f"set the status of {what} to {status}", epilog=REVIEW_EXAMPLES[action])
         q.add_argument("id", metavar="ID-OR-PATH", help="a memory id (mem_…), or its file path (facts/x.md)")
         # dest: the API's keyword, so a refused reason is reported as --reason
         q.add_argument(

@@ -110,6 +110,11 @@ is read with a warning. With --namespace NS its records are restored under names
 (relative to that namespace's root, as the original imports them).
 A pretty-printed JSON array or object is refused in one line naming the `jq -c` command
 that writes it as JSON Lines.
+
+examples:
+  remnic import memories.jsonl --dry-run   # what would be imported and skipped
+  remnic import memories.jsonl --namespace work
+  remnic import ~/old-remnic-export   # the original Remnic's export directory
 """
 
 DEDUP_EPILOG = """\

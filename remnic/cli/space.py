@@ -51,7 +51,13 @@ def register(sub: Any) -> None:
     q = add_command(ssub, "list", "the registered spaces, which one is active, and where they live")
     q.set_defaults(handler=cmd_list)
 
-    q = add_command(ssub, "create", "register a space: a new memory repository, or an existing one at --path")
+    q = add_command(
+        ssub,
+        "create",
+        "register a space: a new memory repository, or an existing one at --path",
+        epilog="examples:\n  remnic space create work --remote git@github.com:me/work-memory.git --switch\n"
+        "  remnic space create notes --path ~/notes --kind project   # a memory repository already there",
+    )
     q.add_argument("name", metavar="NAME", help="the space's name (lower-case letters, digits, '-', '_')")
     q.add_argument("--path", metavar="DIR", help="where it lives (default: ~/.remnic/spaces/NAME)")
     q.add_argument(
@@ -85,7 +91,13 @@ def register(sub: Any) -> None:
     )
     q.set_defaults(handler=cmd_delete)
 
-    q = add_command(ssub, "clone", "clone a space from a git URL, install the merge driver, index and register it")
+    q = add_command(
+        ssub,
+        "clone",
+        "clone a space from a git URL, install the merge driver, index and register it",
+        epilog="examples:\n  remnic space clone git@github.com:acme/team-memory.git --name team\n"
+        "  remnic space clone ~/shared/memory.git ~/memories/shared --read-only",
+    )
     q.add_argument("url", metavar="URL", help="any URL git accepts (a path, file://, ssh, https)")
     q.add_argument("dir", metavar="DIR", nargs="?", help="where to clone it (default: ~/.remnic/spaces/NAME)")
     q.add_argument("--name", help="the space's name (default: from the URL)")
@@ -103,7 +115,8 @@ def register(sub: Any) -> None:
         ("pull", "fetch and merge the remote (memory files merged key by key), then index what changed"),
         ("push", "commit hand edits and push; refused with a clear message when the remote moved"),
     ):
-        q = add_command(ssub, verb, help_text)
+        examples = f"examples:\n  remnic space {verb}   # the current memory repository\n  remnic space {verb} team"
+        q = add_command(ssub, verb, help_text, epilog=examples + (" --remote backup" if verb == "push" else ""))
         q.add_argument("name", metavar="NAME", nargs="?", help="the space (default: the current memory repository)")
         q.add_argument("--remote", metavar="REMOTE", help="the git remote (default: the branch's, else origin)")
         if verb == "pull":

@@ -67,7 +67,8 @@ def register(sub: Any) -> None:
         "watch the repository and sync each burst of saves",
         epilog="Prints one line per change (JSON lines with --json). Stops on Ctrl-C (exit 130,\n"
         "as every command) or SIGTERM/SIGHUP (exit 0: a service manager's stop, a closed\n"
-        "terminal) after syncing what is pending; a second Ctrl-C aborts at once.",
+        "terminal) after syncing what is pending; a second Ctrl-C aborts at once.\n\n"
+        "examples:\n  remnic sync watch\n  remnic sync watch --debounce-ms 1000 --json   # JSON lines, one per change",
     )
     q.add_argument(
         "--debounce-ms",
