@@ -22,6 +22,7 @@ from remnic.memfile.model import now_iso
 from remnic.memfile.validate import check_namespace
 from remnic.observe.archive import archive
 from remnic.observe.buffer import BufferedTurn, SessionBuffer, flush_id_for, idle_sessions
+from remnic.observe.dates import names_a_date
 from remnic.observe.lcm.store import session_file
 from remnic.observe.pipeline import plan_observations
 from remnic.observe.records import MemoryObservation, Turn
@@ -84,7 +85,12 @@ class ObserveResult:
     """Why flushes that were due stopped with turns left in the buffer (a hook's time budget was spent)."""
 
     def warnings(self) -> list[str]:
-        """What the caller should know of the turns: ids reused with other words."""
+        """What the caller should know of the turns: ids reused with other words, relative dates left
+        as said (:meth:`undated_warning`)."""
+        undated = self.undated_warning()
+        return self.turn_id_warnings() + ([undated] if undated else [])
+
+    def turn_id_warnings(self) -> list[str]:
         return [
             f"turn id {i!r} was seen before in this session with other words: taken as a new turn "
             "(a retry repeats a turn's id and its words)"
@@ -94,6 +100,23 @@ class ObserveResult:
             "of the transcript, a host's or a line's; remnic may read its text differently now)"
             for i in self.reread
         ]
+
+    def undated(self) -> list[MemoryObservation]:
+        """Facts that keep a relative date ("yesterday") because their turns had no timestamp to resolve
+        it against (the receipt time is not used: observing the same transcript again must give the same
+        facts)."""
+        return [o for o in self.observations if o.valid_at is None and names_a_date(o.fact.content)]
+
+    def undated_warning(self) -> str | None:
+        undated = self.undated()
+        if not undated:
+            return None
+        turns = sorted({t for o in undated for t in o.source_turn_ids})
+        shown = ", ".join(turns[:5]) + (" …" if len(turns) > 5 else "")
+        return (
+            f'{len(undated)} fact(s) keep a relative date ("yesterday", "last week") as said: turn(s) '
+            f"{shown} have no timestamp to make it absolute; give each message a timestamp"
+        )
 
     @property
     def observations(self) -> list[MemoryObservation]:
@@ -115,8 +138,12 @@ class ObserveResult:
         }
         if self.deferred:
             out["flushDeferred"] = self.deferred
-        if self.reworded or self.reread:
-            out["warnings"] = [{"field": "turnId", "message": w} for w in self.warnings()]
+        warnings = [{"field": "turnId", "message": w} for w in self.turn_id_warnings()]
+        undated = self.undated_warning()
+        if undated:
+            warnings.append({"field": "timestamp", "message": undated})
+        if warnings:
+            out["warnings"] = warnings
         return out
 
 
