@@ -5,14 +5,17 @@ can reach (a 0700 folder, the peer's uid checked) and runs ``remnic store`` and 
 query`` for the CLI in-process, on its own already-warm :class:`Memory`: the client sends
 its arguments, its resolved settings and (for ``-``) its standard input, and prints what
 comes back — the same bytes and exit code the command gives in-process. The client is
-light on purpose: it imports the config module and the standard library, nothing else.
+light on purpose: it imports the config module, :mod:`remnic.server.codestamp` and the
+standard library, nothing else.
 
 Whenever anything is off — no server for this memory directory, a server with other
-settings (another ``./remnic.config.json``, another ``$REMNIC_CONFIG_PATH``), an environment
-that changes what a command does (``REMNIC_*`` beyond the memory directory and config, in the
-client's environment or the server's: a server started with ``REMNIC_XRAY_CLOCK`` would
-otherwise answer with its clock), ``REMNIC_NO_DAEMON=1`` — the command simply runs in-process,
-as it always did.
+settings (another ``./remnic.config.json``, another ``$REMNIC_CONFIG_PATH``), a server of
+another release or started before remnic's files changed (its parser may not know this
+CLI's flags), an environment that changes what a command does (``REMNIC_*`` beyond the
+memory directory and config, in the client's environment or the server's: a server started
+with ``REMNIC_XRAY_CLOCK`` would otherwise answer with its clock), ``REMNIC_NO_DAEMON=1`` —
+the command simply runs in-process, as it always did; when the server turned it away, the
+command says why once on stderr.
 """
 
 from __future__ import annotations
@@ -104,18 +107,40 @@ def socket_path(memory_dir: Path) -> Path:
     return base / f"{digest}.sock"
 
 
-def _server_socket(memory_dir: Path) -> str | None:
-    """The socket a live server for ``memory_dir`` recorded in its pid file."""
+def _server_record(memory_dir: Path) -> dict[str, Any] | None:
+    """The pid file of a live server for ``memory_dir`` that runs CLI commands (has a socket)."""
     try:
         info = json.loads((memory_dir / STATE_DIR / "server.pid").read_text(encoding="utf-8"))
         pid, path = int(info["pid"]), info.get("cliSocket")
         os.kill(pid, 0)
         recorded = info.get("memoryDir")
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     if isinstance(recorded, str) and os.path.realpath(recorded) != os.path.realpath(memory_dir):
         return None  # a pid file copied along with the repository names the original's server
-    return path if isinstance(path, str) else None
+    return info if isinstance(path, str) else None
+
+
+def skew(server_version: Any, server_code: Any, code: str) -> str | None:
+    """Why a server runs other code than this CLI (another release, or files changed since it started)."""
+    from remnic.version import __version__
+
+    if server_version != __version__:
+        shown = f"remnic {server_version}" if isinstance(server_version, str) else "an older remnic"
+        return f"the running server is {shown} (this is {__version__}): `remnic daemon restart`"
+    if isinstance(server_code, str) and server_code != code:
+        return (
+            "the running server was started before remnic's files changed (an upgrade?); it runs the old "
+            "code: `remnic daemon restart`"
+        )
+    return None
+
+
+def _note(argv: Sequence[str], why: str) -> None:
+    """Why the command runs here and not on the server: once, on stderr, unless --quiet or --json."""
+    if sys.stderr is None or {"--quiet", "-q", "--json"} & set(argv):
+        return
+    print(f"remnic: note: not using the running server: {why}; running the command here", file=sys.stderr)
 
 
 def _send(sock: socket.socket, data: bytes) -> None:
@@ -159,12 +184,23 @@ def try_server(argv: Sequence[str]) -> int | None:
         settings = load_settings(_memory_dir_flag(argv))
     except Exception:  # noqa: BLE001 - the in-process command reports config problems properly
         return None
-    path = _server_socket(settings.memory_dir)
-    if path is None:
+    record = _server_record(settings.memory_dir)
+    if record is None:
+        return None
+    path = str(record["cliSocket"])
+    from remnic.server.codestamp import code_stamp
+    from remnic.version import __version__
+
+    code = code_stamp()
+    why = skew(record.get("version"), record.get("code"), code)
+    if why is not None:  # an older server's parser would refuse this CLI's new flags, or run old code
+        _note(argv, why)
         return None
     stdin = None
     request = {
         "v": 2,  # 2: the server acks on taking the request (a v1-only server answers "fallback")
+        "version": __version__,
+        "code": code,
         "argv": list(argv),
         "memoryDir": str(settings.memory_dir),
         "settings": settings.to_dict(),
@@ -214,6 +250,8 @@ def try_server(argv: Sequence[str]) -> int | None:
         )
         return 1
     if not isinstance(reply, dict) or "code" not in reply:
+        if isinstance(reply, dict) and isinstance(reply.get("fallback"), str):
+            _note(argv, reply["fallback"])
         return None
     try:
         if sys.stdout is not None:
@@ -284,10 +322,22 @@ class CliServer:
     """Serves CLI commands for one :class:`Memory` on a Unix socket, each on its own thread. The
     parser is built once; arguments are parsed one request at a time, commands run side by side."""
 
-    def __init__(self, memory: Any, parser: Any, execute: Callable[[Any], int]) -> None:
+    def __init__(
+        self,
+        memory: Any,
+        parser: Any,
+        execute: Callable[[Any], int],
+        *,
+        config_watch: Any = None,
+        code: str | None = None,
+    ) -> None:
         self.memory = memory
         self.parser = parser
         self.execute = execute
+        self.config_watch = config_watch
+        """Reloads the settings when a config file changed (remnic/server/config_watch.py), or None."""
+        self.code = code
+        """The stamp of the code this server started with (remnic/server/codestamp.py), or None."""
         self._parsing = threading.Lock()
         self.path = socket_path(memory.root)
         self._sock: socket.socket | None = None
@@ -419,8 +469,24 @@ class CliServer:
             return {"fallback": "not a command this server runs"}
         if request.get("memoryDir") != str(self.memory.root):
             return {"fallback": "another memory directory"}
+        if "version" in request:  # (an older client sends none: it checked nothing, nor does this)
+            from remnic.version import __version__  # loaded at start: the release this server runs
+
+            if request["version"] != __version__:
+                client = request["version"]
+                return {
+                    "fallback": f"the running server is remnic {__version__} (this is {client}): `remnic daemon restart`"
+                }
+            why = skew(__version__, self.code, str(request.get("code")))
+            if why is not None:
+                return {"fallback": why}
+        if self.config_watch is not None:
+            self.config_watch.check()  # a config edited a moment ago: the server reads it first
         if request.get("settings") != json.loads(json.dumps(self.memory.settings.to_dict(), default=str)):
-            return {"fallback": "other settings than the server's"}
+            why = "other settings than the server's"
+            if self.config_watch is not None:
+                why = self.config_watch.mismatch(request.get("settings"))
+            return {"fallback": why}
         if (request.get("env") or {}) != result_env():  # a client that sends none has none set
             return {"fallback": "another REMNIC_* environment than the server's"}
         if "home" in request and request.get("home") != os.environ.get("HOME"):

@@ -96,13 +96,29 @@ def register(sub: Any) -> None:
         "of each token is stored; `generate` prints the secret once.",
     )
     tsub = p.add_subparsers(dest="token_command", metavar="<action>", required=True)
-    q = add_command(tsub, "generate", "create a token for a principal and print it once")
+    q = add_command(
+        tsub,
+        "generate",
+        "create a token for a principal and print it once",
+        epilog="examples:\n  remnic token generate --principal alice --label laptop",
+    )
     q.add_argument("--principal", default="default", help="who the token authenticates as (default: default)")
     q.add_argument("--label", help="a note to recognise the token by in `token list`")
     q.set_defaults(handler=cmd_token, action="generate")
-    q = add_command(tsub, "list", "list tokens (ids, principals, dates; never secrets)")
+    q = add_command(
+        tsub,
+        "list",
+        "list tokens (ids, principals, dates; never secrets)",
+        epilog="examples:\n  remnic token list\n  remnic token list --json",
+    )
     q.set_defaults(handler=cmd_token, action="list")
-    q = add_command(tsub, "revoke", "revoke a token by id, or every token of a principal")
+    q = add_command(
+        tsub,
+        "revoke",
+        "revoke a token by id, or every token of a principal",
+        epilog="examples:\n  remnic token revoke tok_f4b8609e   # one token, by the ID `token list` shows\n"
+        "  remnic token revoke alice   # every token of principal alice",
+    )
     q.add_argument("key", metavar="ID|PRINCIPAL", help="a token id, or a principal (revokes all of its tokens)")
     q.set_defaults(handler=cmd_token, action="revoke")
 
@@ -197,25 +213,36 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     from remnic.server import daemon
     from remnic.server.auth import Authenticator, check_principal
+    from remnic.server.codestamp import mark_started
     from remnic.server.lifecycle import DRAIN_GRACE_S
 
+    code = mark_started()  # the files this process runs: a later upgrade is told apart from them
     _setup_logging(args.log_level)
     memory = open_memory(args)
+    if args.pid_file is None:
+        _refuse_second_server(memory)
     _refuse_read_only(memory, "remnic serve")
     extra = {token: check_principal(args.principal, "--principal")} if token else {}
     auth = Authenticator(_tokens(memory.root), extra)
     if not auth.has_tokens():  # a usage error, exit 2, as `daemon start` says it (not the server's exit 1)
         raise UsageError(NO_TOKEN + "; or pass --token (or set $" + TOKEN_ENV + ")")
     from remnic.server import Api, create_server  # the API and recall pipeline: only for a server that runs
+    from remnic.server.config_watch import ConfigWatch
 
-    server = create_server(Api(memory), auth, host=args.host, port=args.port)
+    api = Api(memory)
+    server = create_server(api, auth, host=args.host, port=args.port)
+    server.config_watch = ConfigWatch(api, server)  # config edits apply while it runs
     host, port = server.server_address[:2]
     _warn_if_exposed(str(host), _host_origin(args, memory.settings))
     # The daemon names its pid file; a foreground server records itself in the same place, so
-    # `remnic daemon status` tells the truth either way (unless another live server holds the file).
-    pid_file = args.pid_file or daemon.pid_path(memory.settings)
-    if args.pid_file is None and daemon.status(memory.settings)["running"]:
-        logging.getLogger("remnic.server").warning("another server is recorded in %s; leaving it there", pid_file)
+    # `remnic daemon status` tells the truth either way (a second server was refused above).
+    pid_file: Path | None = args.pid_file or daemon.pid_path(memory.settings)
+    if args.pid_file is None and daemon.status(memory.settings)["running"]:  # started since the check above
+        logging.getLogger("remnic.server").warning(
+            "another server for this directory started meanwhile (%s); `remnic daemon status` and `stop` "
+            "will not see this one",
+            pid_file,
+        )
         pid_file = None
     cli = None
     keeper: threading.Thread | None = None
@@ -225,7 +252,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from . import build_parser, execute
         from .fastpath import CliServer
 
-        cli = CliServer(memory, build_parser(), execute)
+        cli = CliServer(memory, build_parser(), execute, config_watch=server.config_watch, code=code)
         try:
             cli_socket: str | None = cli.start()
         except OSError as exc:
@@ -238,19 +265,33 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "memory_dir": memory.root,
             "mode": daemon.DAEMON if args.pid_file else daemon.FOREGROUND,
             "cli_socket": cli_socket,
+            "code": code,
         }
         daemon.write_pid_file(pid_file, **record)
         record["started"] = (daemon.read_pid_file(pid_file) or {}).get("started")
+        from remnic.server.logfile import LogReopener
+
+        reopener = LogReopener(daemon.log_path(memory.settings)) if args.pid_file else None
         keeper = threading.Thread(
-            target=_keep_records, args=(pid_file, record, cli, stopping), name="remnic-records", daemon=True
+            target=_keep_records,
+            args=(pid_file, record, cli, stopping, reopener),
+            name="remnic-records",
+            daemon=True,
         )
         keeper.start()
+
+    log = logging.getLogger("remnic.server")
+
+    def stop_on(signum: int) -> None:
+        # Said in the log, so a server that ran for weeks shows whether it was stopped or crashed.
+        log.info("stopping on %s (pid %d)", signal.Signals(signum).name, os.getpid())
+        server.shutdown()
 
     def shutdown(signum: int, _frame: Any) -> None:
         if signum == signal.SIGINT:
             signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C aborts at once
         # shutdown() blocks until serve_forever returns, so it must not run on the serving thread.
-        threading.Thread(target=server.shutdown, daemon=True).start()
+        threading.Thread(target=stop_on, args=(signum,), daemon=True).start()
 
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGHUP, shutdown)  # terminal closed: exit cleanly, removing the pid file
@@ -292,7 +333,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
         memory.close()
         if pid_file is not None:
             daemon.remove_pid_file(pid_file)
+        log.info("stopped (pid %d)", os.getpid())
     return 0
+
+
+def _refuse_second_server(memory: Any) -> None:
+    """`remnic serve` where a server already runs for the directory: one server per repository (a second
+    would keep its own rate limits and idempotency keys, and `daemon status`/`stop` would not see it)."""
+    from remnic.server import daemon
+
+    current = daemon.status(memory.settings)
+    if current["running"]:
+        memory.close()
+        what = "a foreground `remnic serve`" if current["mode"] == daemon.FOREGROUND else "the daemon"
+        raise UsageError(
+            f"{what} already serves {memory.root} (pid {current['pid']} at {current['url']}); use it, "
+            "or stop it first: `remnic daemon stop`"
+        )
 
 
 def _refuse_read_only(memory: Any, command: str) -> None:
@@ -310,10 +367,13 @@ RECORDS_CHECK_S = 1.0
 """How often a server checks that its pid file and CLI socket still exist."""
 
 
-def _keep_records(pid_file: Path, record: dict[str, Any], cli: Any, stopping: threading.Event) -> None:
+def _keep_records(
+    pid_file: Path, record: dict[str, Any], cli: Any, stopping: threading.Event, reopener: Any = None
+) -> None:
     """Write the pid file (and listen on the CLI socket) again when they vanish (`rm -rf .remnic`):
     without them `daemon status` says not running, `daemon start` runs a second server, and `stop`
-    cannot find this one. A pid file another live server wrote in the meantime is left alone."""
+    cannot find this one. A pid file another live server wrote in the meantime is left alone. The
+    daemon's log is opened again too, when it was deleted or moved (see remnic/server/logfile.py)."""
     from remnic.server import daemon
 
     while not stopping.wait(RECORDS_CHECK_S):
@@ -325,6 +385,11 @@ def _keep_records(pid_file: Path, record: dict[str, Any], cli: Any, stopping: th
                 logging.getLogger("remnic.server").warning("%s had gone; wrote it again", pid_file)
         except OSError as exc:
             logging.getLogger("remnic.server").warning("cannot restore %s: %s", pid_file, exc)
+        try:
+            if reopener is not None:
+                reopener.check()
+        except OSError as exc:
+            logging.getLogger("remnic.server").warning("cannot reopen %s: %s", reopener.path, exc)
 
 
 def cmd_daemon(args: argparse.Namespace) -> int:
@@ -350,7 +415,16 @@ def cmd_daemon(args: argparse.Namespace) -> int:
         return 0
     if action == "restart":
         info = daemon.restart(settings, host=args.host, port=args.port)
-        emit(args, info, f"restarted the server (pid {info['pid']}) at {info['url']}")
+        if info["wasRunning"]:
+            killed = " (killed the previous server after it ignored SIGTERM for 10s)" if info["previousKilled"] else ""
+            text = f"restarted the server (pid {info['pid']}) at {info['url']}{killed}"
+        else:
+            where = {"last": "the last server's port", "settings": "server.port", "flag": "--host/--port"}
+            text = (
+                f"the server was not running; started it (pid {info['pid']}) at {info['url']} "
+                f"({where[info['addressFrom']]})"
+            )
+        emit(args, info, text)
         return 0
     if action == "stop":
         info = daemon.stop(settings)
@@ -372,6 +446,7 @@ def cmd_daemon(args: argparse.Namespace) -> int:
             f"running{' in the foreground (`remnic serve`, not the daemon)' if foreground else ''}: "
             f"pid {info['pid']} at {info['url']} since {info['started']}"
             + ("" if info.get("reachable") else " (NOT answering: hung or stopped?)")
+            + _version_note(info.get("version"))
             + ("\nlog: the terminal it runs in" if foreground else f"\nlog: {info['logFile']}")
         )
     else:
@@ -380,6 +455,15 @@ def cmd_daemon(args: argparse.Namespace) -> int:
             text += f"\nnote: {info['note']}"
     emit(args, info, text)
     return EXIT_OK if info["running"] else EXIT_NOT_RUNNING
+
+
+def _version_note(server_version: str | None) -> str:
+    """The running server's remnic, when it is not this CLI's (started before an upgrade)."""
+    from remnic.version import __version__
+
+    if server_version == __version__:
+        return ""
+    return f"\nserver: remnic {server_version or '(older, unnamed)'}; this is remnic {__version__}: `remnic daemon restart`"
 
 
 def cmd_token(args: argparse.Namespace) -> int:

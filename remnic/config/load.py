@@ -252,6 +252,21 @@ def _config_candidates(cwd: Path, env: Mapping[str, str]) -> list[tuple[Path, st
     return found
 
 
+def config_fingerprint(memory_dir: Path, cwd: Path, env: Mapping[str, str]) -> tuple[tuple[str, int, int], ...]:
+    """(path, mtime_ns, size) of every file :func:`load_settings` would read for ``memory_dir`` from ``cwd``
+    (-1, -1 for one that does not exist): a long-running process compares it to notice a changed config
+    with a few stats, without parsing anything."""
+    paths = [path for path, _label in _config_candidates(cwd, env)] + [memory_dir / REPO_CONFIG_FILE]
+    out = []
+    for path in paths:
+        try:
+            st = path.stat()
+            out.append((str(path), st.st_mtime_ns, st.st_size))
+        except OSError:
+            out.append((str(path), -1, -1))
+    return tuple(out)
+
+
 def _named_path(value: str, cwd: Path, env: Mapping[str, str]) -> Path:
     """The config file ``REMNIC_CONFIG_PATH`` names; a relative one from the current directory."""
     path = expand_home(value, env)
@@ -318,7 +333,14 @@ def _read_config_files(cwd: Path, env: Mapping[str, str], problems: list[FieldPr
             problems.append(FieldProblem("memoryDir", message, path=full))
             translated.nested.pop("memoryDir")
         files.append(
-            ConfigFile(path.resolve(), full, data, translated, home=label.startswith(("~", "$XDG")), here=label.startswith("./"))
+            ConfigFile(
+                path.resolve(),
+                full,
+                data,
+                translated,
+                home=label.startswith(("~", "$XDG")),
+                here=label.startswith("./"),
+            )
         )
     if named and not _named_path(named[1], cwd, env).exists():
         problems.append(FieldProblem(named[0], f"no config file at {named[1]}"))

@@ -30,7 +30,8 @@ from remnic.version import __version__
 from . import compat, presence
 from .api_agents import AgentApi
 from .auth import NamespacePolicy
-from .errors import NamespaceForbidden
+from .codestamp import restart_note
+from .errors import NamespaceForbidden, RestartNeeded
 from .limits import IdempotencyCache, RateLimiter, fingerprint
 from .original_routes import OriginalApi
 from .params import Operation, validate
@@ -104,6 +105,8 @@ class Api(AgentApi, OriginalApi):
             presence.check_present(self.memory.root)  # never recreate a deleted memory directory
         try:
             reply = handler(principal, values)
+        except ImportError as exc:  # a module first used now, from files an upgrade replaced under us
+            raise RestartNeeded(restart_note(exc)) from exc
         except (RemnicError, OSError) as exc:
             if isinstance(exc, ValidationError):  # the service names a Python keyword (reason_code)
                 request_names(exc, (p.name for p in op.params))
@@ -187,6 +190,7 @@ class Api(AgentApi, OriginalApi):
                 "principal": principal,
                 "namespace": self.policy.home(principal),
                 "namespacesEnabled": self.policy.enabled,
+                **self.restart_notes(),
                 # The original's health keys, answered for what remnic is.
                 "memoryDir": str(self.memory.root),
                 "defaultNamespace": self.policy.default,

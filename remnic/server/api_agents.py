@@ -45,6 +45,18 @@ class AgentApi:
     _store: Callable[[str, dict[str, Any], str], Reply]
     _memory: Callable[..., MemoryRecord]
     _not_found: Callable[..., Reply]
+    config_report: dict[str, Any] | None = None
+    """What health says about config changed since the server started (set by :mod:`.config_watch`)."""
+
+    def restart_notes(self) -> dict[str, Any]:
+        """Health's keys for what only a restart applies: ``configStale``… and ``codeChanged`` (an
+        upgrade replaced remnic's files under this server)."""
+        from .codestamp import code_changed, started_stamp
+
+        out = dict(self.config_report or {})
+        if started_stamp() is not None:
+            out["codeChanged"] = code_changed()
+        return out
 
     # --- the transcript archive (LCM) ---
 

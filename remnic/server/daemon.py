@@ -12,6 +12,7 @@ started. Both files are in the git-ignored state directory.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -26,10 +27,13 @@ from remnic.config import Settings
 from remnic.errors import RemnicError
 from remnic.fsio import pid_alive, write_atomic
 from remnic.memfile.model import now_iso
+from remnic.version import __version__
 
 from .presence import missing
 
 PID_FILE = "server.pid"
+LAST_FILE = "server.last"
+"""The host and port the last server listened on: `daemon restart` with none running starts there again."""
 LOG_FILE = "server.log"
 MAX_LOG_BYTES = 10 * 1024 * 1024
 """At start, a log over this size is moved to server.log.1 (the running server does not rotate it)."""
@@ -54,9 +58,12 @@ def write_pid_file(
     mode: str = DAEMON,
     cli_socket: str | None = None,
     started: str | None = None,
+    code: str | None = None,
 ) -> None:
     """Record this (listening) server: ``mode`` is ``daemon`` or ``foreground`` (a plain ``remnic serve``);
-    ``cli_socket`` is where it runs CLI commands (``remnic store`` and ``query`` go there)."""
+    ``cli_socket`` is where it runs CLI commands (``remnic store`` and ``query`` go there). The file names
+    the server's ``version`` and ``code`` (:func:`.codestamp.code_stamp` at its start): a CLI of another
+    release runs its commands itself. ``server.last`` keeps the address for the next `daemon restart`."""
     info = {
         "pid": os.getpid(),
         "host": host,
@@ -65,7 +72,10 @@ def write_pid_file(
         "memoryDir": str(memory_dir),
         "started": started or now_iso(),
         "mode": mode,
+        "version": __version__,
     }
+    if code is not None:
+        info["code"] = code
     if cli_socket is not None:
         info["cliSocket"] = cli_socket
     # The state folder is made again (`rm -rf .remnic`), the memory directory never: a server whose
@@ -75,6 +85,20 @@ def write_pid_file(
         raise FileNotFoundError(errno.ENOENT, f"{gone}; not writing {path.name} there", str(path))
     path.parent.mkdir(exist_ok=True)
     write_atomic(path, json.dumps(info, indent=2) + "\n", mode=0o600)
+    last = json.dumps({"host": host, "port": port, "url": url, "pid": info["pid"]}) + "\n"
+    with contextlib.suppress(OSError):  # only a hint for the next `daemon restart`
+        write_atomic(path.with_name(LAST_FILE), last, mode=0o600)
+
+
+def last_address(settings: Settings) -> dict[str, Any] | None:
+    """The host and port the last server for this directory listened on (None: none recorded)."""
+    try:
+        info = json.loads((settings.state_dir / LAST_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if isinstance(info, dict) and isinstance(info.get("host"), str) and isinstance(info.get("port"), int):
+        return info
+    return None
 
 
 def remove_pid_file(path: Path) -> None:
@@ -146,9 +170,12 @@ def status(settings: Settings) -> dict[str, Any]:
         )
         return out
     out.update({k: info.get(k) for k in ("pid", "host", "port", "url", "started")})
+    out["version"] = info.get("version")  # None: a server older than the key
     if info.get("cliSocket"):
         out["cliSocket"] = info["cliSocket"]
     out["mode"] = FOREGROUND if info.get("mode") == FOREGROUND else DAEMON
+    if out["mode"] == FOREGROUND:  # it logs to the terminal it runs in, never to server.log
+        out["logFile"] = None
     out["running"] = True
     out["reachable"] = _reachable(str(info.get("host")), int(info.get("port") or 0))
     return out
@@ -160,6 +187,11 @@ def _rotate(log: Path) -> None:
             log.replace(log.with_suffix(".log.1"))
     except FileNotFoundError:
         pass
+    except OSError as exc:
+        raise RemnicError(
+            f"cannot move the server log {log} (over {MAX_LOG_BYTES // 1024 // 1024} MB) to "
+            f"{log.with_suffix('.log.1')}: {exc.strerror or exc} (move or delete them)"
+        ) from None
 
 
 def _tail(path: Path, lines: int = 15, offset: int = 0) -> str:
@@ -216,7 +248,11 @@ def start(
         str(path),
         *(extra_args or []),
     ]
-    with open(log, "ab") as out:
+    try:
+        out = open(log, "ab")  # noqa: SIM115 - closed below, once the server holds it
+    except OSError as exc:
+        raise RemnicError(f"cannot open the server log {log}: {exc.strerror or exc} (move it aside)") from None
+    with out:
         offset = out.tell()
         out.write(f"--- {now_iso()} daemon start: {' '.join(cmd[1:])}\n".encode())
         out.flush()
@@ -278,9 +314,21 @@ def stop(settings: Settings, *, timeout_s: float = 10.0) -> dict[str, Any]:
 def restart(
     settings: Settings, *, host: str | None, port: int | None, extra_args: list[str] | None = None
 ) -> dict[str, Any]:
-    """Stop (if running) and start again, on the same host/port unless told otherwise."""
+    """Stop (if running) and start again, on the same host/port unless told otherwise; with none running,
+    on the last server's (``server.last``), else the settings'. ``wasRunning``, ``previousKilled`` and
+    ``addressFrom`` (flag, previous, last, settings) say what happened."""
     previous = status(settings)
-    stop(settings)
-    host = host or previous.get("host") or settings.server.host
-    port = port if port is not None else int(previous.get("port") or settings.server.port)
-    return start(settings, host=host, port=port, extra_args=extra_args)
+    stopped = stop(settings)
+    last = last_address(settings) if not previous["running"] else None
+    known = previous if previous["running"] else (last or {})
+    given = host is not None or port is not None
+    host = host or known.get("host") or settings.server.host
+    port = port if port is not None else int(known.get("port") or settings.server.port)
+    info = start(settings, host=host, port=port, extra_args=extra_args)
+    origin = "previous" if previous["running"] else "last" if last else "settings"
+    return {
+        **info,
+        "wasRunning": bool(previous["running"]),
+        "previousKilled": bool(stopped.get("killed")),
+        "addressFrom": "flag" if given else origin,
+    }

@@ -45,6 +45,13 @@ class RateLimited(RemnicError):
         self.retry_after_s = retry_after_s
 
 
+class RestartNeeded(RemnicError):
+    """The server runs code or settings from before a change only a restart applies (an upgrade)."""
+
+    code = "server_restart_needed"
+    http_status = 503
+
+
 class BodyTooLarge(UsageError):
     code = "request_body_too_large"
     http_status = 413

@@ -75,6 +75,8 @@ TOKEN_QUERY_KEYS = {"token", "access_token", "accesstoken", "api_key", "apikey",
 class RemnicHTTPServer(GracefulStop, HTTPServer):
     allow_reuse_address = True
     request_queue_size = 512  # a burst of connects waits in the kernel, not in SYN retries
+    config_watch: Any = None
+    """A :class:`~.config_watch.ConfigWatch` when the settings came from config files (`remnic serve`)."""
 
     def __init__(self, address: tuple[str, int], api: Api, auth: Authenticator, settings: Settings) -> None:
         self.api = api
@@ -147,6 +149,8 @@ class RemnicHTTPServer(GracefulStop, HTTPServer):
         self.refusals.sweep()
         if self.check_gone():
             return
+        if self.config_watch is not None:
+            self.config_watch.check()  # said in the log soon after the edit, not at the next request
         self._maybe_tend()
 
     def server_close(self) -> None:
@@ -295,6 +299,8 @@ class Handler(BodyReading, BaseHTTPRequestHandler):
             self.close_connection = True
             self._linger = self.server.settings.server.max_body_bytes
             raise ValidationError.single(*problem)
+        if self.server.config_watch is not None:
+            self.server.config_watch.check()  # a policy or allowedHosts edited a moment ago applies already
         self._check_host()
         if parts.path == LIVEZ_PATH and self.command in ("GET", "HEAD"):
             return Reply(200, {"status": "ok"})  # alive, nothing more: `daemon status` asks it without a token
