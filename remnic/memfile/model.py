@@ -29,9 +29,9 @@ import yaml
 
 from remnic.errors import FieldProblem, MemoryFormatError
 
-from .entity import is_entity_file
+from .entity import in_entity_folder, is_entity_file
 from .fold import fold
-from .original import load_original_lines, read_like_original, written_by_original
+from .original import has_original_id, load_original_lines, read_like_original, written_by_original
 from .paths import category_dir as category_dir
 from .paths import category_for_path as category_for_path
 from .paths import check_relpath as check_relpath
@@ -380,7 +380,8 @@ def parse_file(text: str, path: str) -> MemoryRecord:
         try:
             loaded = _load_toml(fm_text, path, first_line) if kind == "toml" else _load_yaml(fm_text, path, first_line)
         except MemoryFormatError:
-            loaded = load_original_lines(fm_text) if kind == "yaml" and written_by_original(fm_text, path) else None
+            by_lines = written_by_original(fm_text, path) or in_entity_folder(path)  # only where YAML fails
+            loaded = load_original_lines(fm_text) if kind == "yaml" and by_lines else None
             if loaded is None:
                 raise
         else:
@@ -434,8 +435,11 @@ def _shape_problem(value: Any) -> str | None:
 
 
 def serialize(meta: Mapping[str, Any], body: str) -> str:
-    """The file text for frontmatter + raw body. Known keys first, in KEY_ORDER."""
+    """The file text for frontmatter + raw body. Known keys first, in KEY_ORDER. A file with the original's
+    id gets no ``key: null`` line (that file's plain ``null`` reads as the text "null"): a null is left out."""
     ordered = order_keys(meta)
+    if has_original_id(ordered):
+        ordered = {k: v for k, v in ordered.items() if v is not None}
     if not ordered:
         return body
     return "---\n" + HANDLER.export(ordered) + "\n---\n" + body

@@ -29,6 +29,7 @@ _ORIGINAL_ID_LINE = re.compile(rf"^id:[ \t]*{_ORIGINAL_ID}[ \t]*\r?$", re.MULTIL
 DEFAULT_CONFIDENCE = 0.8
 """The confidence the original reads when a file has none (``parseFloat(fm.confidence ?? "0.8")``)."""
 _KEY_LINE = re.compile(r"^([A-Za-z_][\w.-]*)[ \t]*:(.*)$")
+_TOP_KEY = re.compile(r"^['\"]?([A-Za-z_][\w.-]*)['\"]?[ \t]*:", re.MULTILINE)
 
 NUMBER_KEYS = frozenset(
     {
@@ -59,8 +60,12 @@ def has_original_id(meta: Mapping[str, Any]) -> bool:
 
 
 def written_by_original(fm_text: str, path: str) -> bool:
-    """Whether the frontmatter is the original's: an ``id`` of its shape, or an entity page of its format."""
-    return bool(_ORIGINAL_ID_LINE.search(fm_text)) or is_entity_file(path, {})
+    """Whether the frontmatter is the original's: an ``id`` of its shape, or an entity page of its format
+    (in ``entities/`` with no ``id`` line, or with ``synthesis_*`` keys: remnic's own entity memories
+    carry an id and are YAML)."""
+    if _ORIGINAL_ID_LINE.search(fm_text):
+        return True
+    return is_entity_file(path, dict.fromkeys(m.group(1) for m in _TOP_KEY.finditer(fm_text)))
 
 
 def as_original(key: str, raw: str, value: Any) -> Any:

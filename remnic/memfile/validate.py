@@ -15,6 +15,8 @@ from typing import Any
 from remnic.config import StoreSettings
 from remnic.errors import FieldProblem, MemoryFormatError, ValidationError, json_kind
 
+from .id_clash import PlannedMemory as PlannedMemory
+from .id_clash import duplicate_ids
 from .keys import line_key_problems, near_miss_problems
 from .model import (
     CATEGORIES,
@@ -229,7 +231,7 @@ def new_frontmatter(
         if not isinstance(given, str) or not ID_RE.match(given):
             problems.append(_bad("id", f"{given!r} is not a valid id ({ID_RE.rule})", line))
         else:
-            memory_id = given
+            memory_id = nfc(given)  # ids compare in NFC: a decomposed `cafe\u0301-1` is the memory `café-1`
     conf = settings.default_confidence if conf is None else conf
     imp = settings.default_importance if imp is None else imp
     meta: dict[str, Any] = {
@@ -366,7 +368,6 @@ def file_problems(
 
 
 # (frontmatter, content, namespace, category) of one memory an import will write
-PlannedMemory = tuple[dict[str, Any], str, str, str]
 
 
 def plan_import(
@@ -429,36 +430,7 @@ def plan_import(
         planned.append((meta, content, ns, category))
         if "id" in fields:
             chosen.append((meta["id"], line, planned[-1]))
-    return planned, problems + _duplicate_ids(chosen, existing_ids, already_here)
-
-
-def _duplicate_ids(
-    chosen: Sequence[tuple[str, int, PlannedMemory]],
-    existing_ids: Callable[[], Mapping[str, str]],
-    already_here: Callable[[PlannedMemory], bool] | None,
-) -> list[FieldProblem]:
-    """Caller-chosen ids that repeat within the batch or name another existing memory (two files, one id)."""
-    if not chosen:
-        return []
-    existing = existing_ids()
-    seen: dict[str, int] = {}
-    problems = []
-    for memory_id, line, item in chosen:
-        if memory_id in seen:
-            problems.append(
-                FieldProblem("id", f"{memory_id!r} is used again (first on line {seen[memory_id]})", line=line)
-            )
-        elif memory_id in existing and not (already_here and already_here(item)):
-            problems.append(
-                FieldProblem(
-                    "id",
-                    f"{memory_id!r} already exists ({existing[memory_id]}); leave `id` out to import the line "
-                    "as a new memory with an id of its own",
-                    line=line,
-                )
-            )
-        seen.setdefault(memory_id, line)
-    return problems
+    return planned, problems + duplicate_ids(chosen, existing_ids, already_here)
 
 
 # --- memory files: the one rule for what a valid memory file is ---

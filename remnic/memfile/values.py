@@ -24,7 +24,7 @@ from .entity import entity_aliases, entity_name, entity_type, is_entity_file, st
 from .original import DEFAULT_CONFIDENCE as ORIGINAL_CONFIDENCE
 from .original import has_original_id
 from .paths import category_for_path, folder_category, is_archived_path
-from .schema import CATEGORIES, DIR_CATEGORIES, ID_RE, STATUSES, TAG_RE, TAG_RULE
+from .schema import CATEGORIES, DIR_CATEGORIES, ID_RE, STATUSES, TAG_RE, TAG_RULE, nfc_id
 from .times import parse_time
 
 # --- ids ---
@@ -36,12 +36,12 @@ def provisional_id(path: str) -> str:
 
 
 def own_id(meta: Mapping[str, Any]) -> str | None:
-    """The file's ``id`` as a string when it is a usable id (``42`` → "42"); None otherwise."""
+    """The file's ``id`` as a string (in NFC) when it is a usable id (``42`` → "42"); None otherwise."""
     value = meta.get("id")
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         return None
     text = str(value).strip()
-    return text if ID_RE.match(text) else None
+    return nfc_id(text) if ID_RE.match(text) else None
 
 
 def record_id(meta: Mapping[str, Any], path: str) -> str:
@@ -50,7 +50,7 @@ def record_id(meta: Mapping[str, Any], path: str) -> str:
     if found:
         return found
     if is_entity_file(path, meta) and ID_RE.match(stem(path)):
-        return stem(path)
+        return nfc_id(stem(path))
     return provisional_id(path)
 
 
@@ -168,7 +168,8 @@ def foreign_values(meta: Mapping[str, Any], path: str) -> dict[str, tuple[Any, A
     elif invalid_tags(meta):
         key = stated_tags(meta)[0]
         out[key] = (meta[key], frontmatter_tags(meta))
-    if "id" in meta and own_id(meta) != meta["id"]:
+    said = nfc_id(meta["id"]) if isinstance(meta.get("id"), str) else meta.get("id")
+    if "id" in meta and own_id(meta) != said:  # an NFD id is read as written, only compared in NFC
         out["id"] = (meta["id"], own_id(meta) or record_id(meta, path))
     return out
 

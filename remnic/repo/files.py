@@ -30,7 +30,7 @@ from remnic.memfile.model import (
     slugify,
 )
 from remnic.memfile.paths import OUTSIDE, MemoryPaths, case_twin, original_reason, relocation
-from remnic.memfile.schema import DIR_CATEGORIES, NAMESPACES_DIR
+from remnic.memfile.schema import DIR_CATEGORIES, NAMESPACES_DIR, nfc_id
 from remnic.memfile.validate import Checked, check_bytes
 from remnic.memfile.values import record_id
 
@@ -470,6 +470,7 @@ class MemoryStore:
         """
         if not ID_RE.match(memory_id):
             raise NotFoundError(f"no memory with id {memory_id!r}")
+        memory_id = nfc_id(memory_id)
         for rel in (hint, self._id_paths.get(memory_id)):
             if rel and os.path.lexists(self.root / rel):
                 try:
@@ -515,7 +516,7 @@ class MemoryStore:
                 m = _TOML_ID_LINE.search(head)
             else:
                 m = None
-            yield rel, (m.group(1) if m else None)
+            yield rel, (nfc_id(m.group(1)) if m else None)
 
     # --- writing ---
 

@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, unquote
 
 from remnic.errors import FieldProblem, ValidationError
 from remnic.memfile.model import ID_RE
+from remnic.memfile.schema import nfc_id
 
 from .errors import MethodNotAllowed, NotProvided, RouteNotFound
 
@@ -119,7 +120,7 @@ def route(method: str, path: str) -> tuple[str, dict[str, str]]:
             if want == ID:
                 if not ID_RE.match(got):
                     raise RouteNotFound(f"no memory with id {got[:140]!r}")
-                args["memoryId"] = got
+                args["memoryId"] = nfc_id(got)  # `cafe%CC%81-1` names the memory `café-1`
             elif want == NAME:
                 args["name"] = got
             elif want != got:

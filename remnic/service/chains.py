@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from remnic.memfile.model import MemoryRecord
+from remnic.memfile.schema import nfc_id
 
 CURRENT = ("active", "pending_review")
 """States in which a memory is a value's current memory (recalled, or shown for review)."""
@@ -23,8 +24,8 @@ PASSED_ON = ("superseded", "archived")
 
 
 def ids_of(said: Any) -> list[str]:
-    """The ids a ``supersedes`` value names (one id or a list)."""
-    return [said] if isinstance(said, str) else [str(x) for x in said] if isinstance(said, list) else []
+    """The ids a ``supersedes`` value names (one id or a list), in NFC as ids compare."""
+    return [nfc_id(said)] if isinstance(said, str) else [nfc_id(str(x)) for x in said] if isinstance(said, list) else []
 
 
 @dataclass(frozen=True)

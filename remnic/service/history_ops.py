@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from remnic.errors import LedgerError, MemoryFormatError, NotFoundError, RemnicError, UsageError
 from remnic.memfile.model import check_relpath, parse_file
+from remnic.memfile.schema import nfc_id
 from remnic.memfile.values import own_id
 from remnic.repo import githooks as _githooks
 from remnic.repo import gitlog as _gitlog
@@ -46,7 +47,7 @@ class HistoryOps:
             if not found.versions:
                 raise NotFoundError(f"{rel} has no committed versions yet (commit it, or run `remnic sync run`)")
             return MemoryHistory.of(self.ledger, found.versions, found.memory_id, found.versions[-1].path)
-        return _by_id(self, id_or_path)
+        return _by_id(self, nfc_id(id_or_path))
 
     def version_text(self: Memory, id_or_path: str, spec: str) -> tuple[str, str]:
         """(label, file text) of a version; ``working`` is the file as it is on disk now."""

@@ -25,7 +25,7 @@ from remnic.config import MARKER_FILE, REPO_CONFIG_FILE, Settings, ensure_state_
 from remnic.errors import FieldProblem, NotFoundError, RemnicError, UsageError, ValidationError
 from remnic.memfile.model import DEFAULT_NAMESPACE, ID_RE, MemoryRecord, check_relpath
 from remnic.memfile.paths import case_twin
-from remnic.memfile.schema import CATEGORIES
+from remnic.memfile.schema import CATEGORIES, nfc_id
 from remnic.repo import journal as _journal
 from remnic.repo.files import MemoryStore
 from remnic.repo.ledger import Ledger
@@ -307,11 +307,11 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
     # --- reading ---
 
     def get(self, memory_id: str) -> MemoryRecord:
-        """The memory with this id (or at this memory file path, as everywhere a memory is named); the
-        index's catalog says where to look (the file is still read and checked), and only when it
-        doesn't know is every file's header scanned."""
+        """The memory with this id (in NFC, as ids compare) or at this memory file path; the index's catalog
+        says where to look (the file is still read and checked), else every file's header is scanned."""
         if self.files.paths.is_markdown(_check.reference(memory_id, "memory_id")):
             return self.files.read(self.resolve(memory_id))
+        memory_id = nfc_id(memory_id)
         hint = next((r.path for r in self.indexer.pending_records() if r.id == memory_id), None)
         if hint is None:
             index = self._index_if_built()
@@ -330,7 +330,7 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
         memory (update, forget, review, feedback) accepts either, as reads do."""
         if self.files.paths.is_markdown(_check.reference(id_or_path, "id_or_path")):
             return self.get(id_or_path).id
-        return id_or_path
+        return nfc_id(id_or_path)
 
     def file_text(self, path: str) -> str:
         """A memory file's text exactly as on disk."""
