@@ -25,7 +25,8 @@ MIN_TOKEN_CHARS = 16
 SERVE_EPILOG = """\
 The server binds to loopback (127.0.0.1) unless --host says otherwise, and every
 request needs 'Authorization: Bearer <token>'. Tokens come from the tokens file
-(`remnic token generate`; ~/.config/remnic/tokens.json or $REMNIC_TOKENS_PATH),
+(`remnic token generate`; $REMNIC_TOKENS_PATH, else tokens.json in
+$XDG_CONFIG_HOME/remnic or ~/.config/remnic; `remnic token list` names it),
 plus the one given by --token or $REMNIC_TOKEN for --principal.
 
 routes (also under /remnic/v1/):
@@ -92,8 +93,9 @@ def register(sub: Any) -> None:
         "token",
         "manage bearer tokens: generate, list, revoke",
         epilog="Tokens are kept outside the memory repository (never in git history), in\n"
-        "~/.config/remnic/tokens.json or $REMNIC_TOKENS_PATH, mode 0600. Only a SHA-256\n"
-        "of each token is stored; `generate` prints the secret once.",
+        "$REMNIC_TOKENS_PATH, else tokens.json in $XDG_CONFIG_HOME/remnic (when that is\n"
+        "set) or ~/.config/remnic, mode 0600; `list` names the file. Only a SHA-256 of\n"
+        "each token is stored; `generate` prints the secret once.",
     )
     tsub = p.add_subparsers(dest="token_command", metavar="<action>", required=True)
     q = add_command(
@@ -195,6 +197,14 @@ def _tokens(memory_dir: Path | None) -> Any:
     return TokenStore(path)
 
 
+def _tokens_warnings() -> list[dict[str, str]]:
+    """``[{field, message}]`` when a tokens.json under ~/.config is ignored for the $XDG_CONFIG_HOME one."""
+    from remnic.server.auth import tokens_file_warning
+
+    ignored = tokens_file_warning()
+    return [{"field": "tokensFile", "message": ignored}] if ignored else []
+
+
 def _setup_logging(level: str) -> None:
     logging.basicConfig(
         level=getattr(logging, level.upper()),
@@ -223,9 +233,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         _refuse_second_server(memory)
     _refuse_read_only(memory, "remnic serve")
     extra = {token: check_principal(args.principal, "--principal")} if token else {}
-    auth = Authenticator(_tokens(memory.root), extra)
+    store = _tokens(memory.root)
+    for warning in _tokens_warnings():  # in the start log: a daemon's goes to its server.log
+        logging.getLogger("remnic.server").warning("%s", warning["message"])
+    auth = Authenticator(store, extra)
     if not auth.has_tokens():  # a usage error, exit 2, as `daemon start` says it (not the server's exit 1)
-        raise UsageError(NO_TOKEN + "; or pass --token (or set $" + TOKEN_ENV + ")")
+        raise UsageError(f"{NO_TOKEN} (none in {store.path}); or pass --token (or set ${TOKEN_ENV})")
     from remnic.server import Api, create_server  # the API and recall pipeline: only for a server that runs
     from remnic.server.config_watch import ConfigWatch
 
@@ -404,8 +417,13 @@ def cmd_daemon(args: argparse.Namespace) -> int:
 
         # Fail here, not in the background, when the memory dir is wrong or read-only.
         _refuse_read_only(open_memory(args), f"remnic daemon {action}")
-        if not Authenticator(_tokens(settings.memory_dir)).has_tokens():
-            raise UsageError(NO_TOKEN + " (the daemon does not take --token, which would show in `ps`)")
+        store = _tokens(settings.memory_dir)
+        for warning in _tokens_warnings():
+            print(f"remnic: warning: {warning['message']}", file=sys.stderr, flush=True)
+        if not Authenticator(store).has_tokens():
+            raise UsageError(
+                f"{NO_TOKEN} (none in {store.path}; the daemon does not take --token, which would show in `ps`)"
+            )
     if action == "start":
         host = args.host or settings.server.host
         port = settings.server.port if args.port is None else args.port
@@ -469,9 +487,14 @@ def _version_note(server_version: str | None) -> str:
 def cmd_token(args: argparse.Namespace) -> int:
     settings = settings_of(args)
     store = _tokens(settings.memory_dir)
+    warnings = _tokens_warnings()
+    if not wants_json(args):  # under --json they are the answer's `warnings`
+        for warning in warnings:
+            print(f"remnic: warning: {warning['message']}", file=sys.stderr)
     if args.action == "generate":
         secret, entry = store.generate(args.principal, args.label)
         data = {**entry.to_dict(), "token": secret, "tokensFile": str(store.path)}
+        data.update({"warnings": warnings} if warnings else {})
         emit(
             args,
             data,
@@ -484,7 +507,8 @@ def cmd_token(args: argparse.Namespace) -> int:
         rows = [[e.id, e.principal, e.created, e.label or ""] for e in entries]
         emit(
             args,
-            {"tokensFile": str(store.path), "tokens": [e.to_dict() for e in entries]},
+            {"tokensFile": str(store.path), "tokens": [e.to_dict() for e in entries]}
+            | ({"warnings": warnings} if warnings else {}),
             lambda: (
                 table(rows, ["ID", "PRINCIPAL", "CREATED", "LABEL"])
                 if rows
@@ -495,7 +519,7 @@ def cmd_token(args: argparse.Namespace) -> int:
     gone = store.revoke(args.key)
     emit(
         args,
-        {"revoked": [e.to_dict() for e in gone]},
+        {"revoked": [e.to_dict() for e in gone]} | ({"warnings": warnings} if warnings else {}),
         "revoked " + ", ".join(f"{e.id} ({e.principal})" for e in gone) + "; running servers stop accepting "
         "them on the next request",
     )

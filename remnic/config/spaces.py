@@ -25,10 +25,9 @@ from typing import Any
 
 from remnic.errors import NotFoundError, UsageError, ValidationError
 
-from .paths import user_config_file
+from .paths import SPACES_ENV, user_config_file
 
 KINDS = ("personal", "project", "team")
-SPACES_ENV = "REMNIC_SPACES_PATH"
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 

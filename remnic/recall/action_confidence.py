@@ -21,10 +21,14 @@ The rules, first match wins:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from remnic.config import action_confidence as knobs
+from remnic.memfile.values import confidence_of
+
+from .provenance import context_scopes, correction_state
 
 ATTENTION_POLICY = "interruption_budgeting"
 PRINCIPLE = "Spend the user's attention carefully: interrupt only when an answer is worth the interruption."
@@ -45,7 +49,7 @@ class UserRule:
 
 @dataclass(frozen=True)
 class RetrievedMemory:
-    """What a recalled memory says about itself (a recall hit's ``safety``, the X-ray's provenance)."""
+    """What a recalled memory says about itself (a recall result as it is, or the X-ray's provenance)."""
 
     confidence: float = 0.0
     stale: bool = False
@@ -57,6 +61,32 @@ class RetrievedMemory:
     @property
     def usable(self) -> bool:
         return self.safety == "safe"
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """What a POST recall result's ``frontmatter`` says that the X-ray's provenance would say of it."""
+
+    confidence: float
+    user_context_scopes: tuple[str, ...]
+    correction_state: str
+
+
+def recalled(frontmatter: Mapping[str, Any], status: str | None, category: str | None) -> Recalled:
+    """A recall result read as :func:`remnic.recall.snapshot.provenance` reads the hit (its ``safety``
+    is recall's own verdict, so a stale or unreviewed memory is already not ``safe``)."""
+    status = status or _text(frontmatter.get("status")) or "active"
+    category = category or _text(frontmatter.get("category")) or ""
+    state = correction_state(frontmatter, status, category)
+    return Recalled(
+        confidence=min(1.0, max(0.0, confidence_of(frontmatter))),
+        user_context_scopes=tuple(context_scopes(frontmatter)),
+        correction_state=state if state in knobs.CORRECTION_STATES else "none",
+    )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True)

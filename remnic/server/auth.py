@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from remnic.config import MARKER_FILE, NamespaceSettings, namespace_policies, user_config_file
+from remnic.config.paths import TOKENS_ENV, ignored_copy, single_file
 from remnic.errors import NotFoundError, UsageError, ValidationError
 from remnic.fsio import write_atomic
 from remnic.memfile.model import NAMESPACE_RE, now_iso
@@ -38,7 +39,6 @@ from .errors import NamespaceForbidden
 
 log = logging.getLogger("remnic.server")
 
-TOKENS_ENV = "REMNIC_TOKENS_PATH"
 TOKEN_PREFIX = "rmn_"
 PRINCIPAL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
 DEFAULT_PRINCIPAL = "default"
@@ -46,10 +46,13 @@ ANY_PRINCIPAL = "*"
 
 
 def default_tokens_path(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    if env.get(TOKENS_ENV):
-        return Path(env[TOKENS_ENV]).expanduser()
-    return user_config_file("tokens.json", env=env)
+    return single_file("tokens.json", env=env)
+
+
+def tokens_file_warning(env: Mapping[str, str] | None = None) -> str | None:
+    """Said by ``serve``, ``daemon start``, ``token`` and ``doctor`` when a ``tokens.json`` under ``~/.config``
+    is ignored because ``$XDG_CONFIG_HOME`` holds one too."""
+    return ignored_copy("tokens.json", env=env)
 
 
 def token_hash(secret: str) -> str:
@@ -77,7 +80,7 @@ def ensure_outside_repo(path: Path, memory_dir: Path | None) -> None:
             continue
         raise UsageError(
             f"tokens file {path} is inside the memory repository {repo}; it could end up in "
-            f"git history. Point {TOKENS_ENV} at a file outside it (default ~/.config/remnic/tokens.json)"
+            f"git history. Point ${TOKENS_ENV} at a file outside it (without it: {user_config_file('tokens.json')})"
         )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from remnic.config import action_confidence as knobs
-from remnic.service.action_confidence import PROVENANCE_EXTRAS, action_confidence
+from remnic.service.action_confidence import PROVENANCE_EXTRAS, RECALL_EXTRAS, action_confidence
 from remnic.service.maintenance import maintenance_summary
 
 from .params import NAMESPACE, Operation, Param
@@ -58,10 +58,13 @@ _MEMORY_PROPERTIES: dict[str, JSON] = {
 }
 MEMORY_SHAPE: JSON = {
     "type": "object",
-    "description": "a recalled memory's provenance and safety (an X-ray result's provenance may be passed as it is)",
+    "description": "a recalled memory: a POST recall result, or an X-ray result's provenance, as it is",
     "properties": {
         **_MEMORY_PROPERTIES,
         **{key: {"description": "accepted (an X-ray provenance key), not used"} for key in PROVENANCE_EXTRAS},
+        "frontmatter": {"type": "object", "description": "a recall result's: its confidence, scopes, corrections"},
+        "category": {"type": "string", "description": "a recall result's (a correction counts as corrected)"},
+        **{key: {"description": "accepted (a recall result's key), not used"} for key in RECALL_EXTRAS},
     },
     "additionalProperties": False,
 }
@@ -98,7 +101,7 @@ ACTION_CONFIDENCE = Operation(
         Param(
             "retrievedMemories",
             "array",
-            "the recalled memories' provenance and safety",
+            "the recalled memories: POST recall's results as they are, or the X-ray results' provenance",
             item_schema=MEMORY_SHAPE,
             max_length=knobs.MAX_MEMORIES,
         ),

@@ -14,7 +14,7 @@ from typing import Any
 from remnic.config import action_confidence as knobs
 from remnic.errors import FieldProblem, ValidationError
 from remnic.memfile.validate import strings_problems
-from remnic.recall.action_confidence import ActionRequest, RetrievedMemory, UserRule, evaluate
+from remnic.recall.action_confidence import ActionRequest, Recalled, RetrievedMemory, UserRule, evaluate, recalled
 
 REQUEST_FIELDS = (
     "intendedAction",
@@ -58,7 +58,27 @@ PROVENANCE_EXTRAS = (
     "derivedVia",
     "space",
 )
-"""The rest of an X-ray result's ``provenance``: accepted, so one can be passed as it is, and not used."""
+"""The rest of an X-ray result's ``provenance``: accepted, so one can be passed as it is, and not used
+(``status`` is read with a recall result's ``frontmatter``)."""
+RECALL_FIELDS = ("frontmatter", "category")
+"""What the advice reads of a POST recall (or ``memory_search``) result besides ``safety``/``safeToUse``
+and ``status``: the frontmatter's confidence, context scopes and correction history."""
+RECALL_EXTRAS = (
+    "id",
+    "path",
+    "score",
+    "rank",
+    "content",
+    "tags",
+    "entityRef",
+    "preview",
+    "disclosure",
+    "snippet",
+    "trimmed",
+    "contentChars",
+    "debug",
+)
+"""The rest of a recall result: accepted, so the results can be passed as they are, and not used."""
 TEXT_LIMITS = {"intendedAction": 1000, "description": 2000, "retrievalReason": 2000, "scope": 512, "source": 256}
 """Characters a text field may hold (any other text field: 128)."""
 
@@ -164,10 +184,11 @@ class _Checker:
     def memory(self, item: Any, where: str) -> RetrievedMemory | None:
         if not isinstance(item, Mapping):
             self.refuse(
-                where.rstrip("."), f"must be an object (a recall result's provenance), got {type(item).__name__}"
+                where.rstrip("."),
+                f"must be an object (a recall result, or an X-ray result's provenance), got {type(item).__name__}",
             )
             return None
-        self.keys(item, where, MEMORY_FIELDS, PROVENANCE_EXTRAS)
+        self.keys(item, where, MEMORY_FIELDS, (*PROVENANCE_EXTRAS, *RECALL_FIELDS, *RECALL_EXTRAS))
         for key in ("source", "created", "updated", "scope", "retrievalReason"):
             self.text(item, key, where)
         self.texts(item, "safetyReasons", where)
@@ -177,6 +198,11 @@ class _Checker:
         safe_to_use = self.flag(item, "safeToUse", where)
         safety = self.choice(item, "safety", where, knobs.SAFETIES)
         state = self.choice(item, "correctionState", where, knobs.CORRECTION_STATES)
+        said = self.recalled(item, where)
+        if said is not None:  # what the provenance states wins over what the frontmatter implies
+            confidence = said.confidence if item.get("confidence") is None else confidence
+            scopes = said.user_context_scopes if item.get("userContextScopes") is None else scopes
+            state = state or (None if item.get("corrected") is not None else said.correction_state)
         # As the original reads a summary: safeToUse false makes a "safe" (or unstated) safety requires-review.
         if safety is None or (safety == "safe" and safe_to_use is False):
             safety = "requires-review" if safe_to_use is False else "safe"
@@ -188,6 +214,24 @@ class _Checker:
             correction_state=state,
             safety=safety,
             user_context_scopes=scopes,
+        )
+
+    def recalled(self, item: Mapping[str, Any], where: str) -> Recalled | None:
+        """What a recall result's ``frontmatter`` says (None without one, or when it is refused)."""
+        frontmatter = item.get("frontmatter")
+        if frontmatter is None:
+            return None
+        status, category = item.get("status"), item.get("category")
+        for key, value in (("status", status), ("category", category)):
+            if value is not None and not isinstance(value, str):
+                self.refuse(f"{where}{key}", f"must be a string, got {type(value).__name__}")
+        if not isinstance(frontmatter, Mapping):
+            self.refuse(
+                f"{where}frontmatter", f"must be an object (a recall result's), got {type(frontmatter).__name__}"
+            )
+            return None
+        return recalled(
+            frontmatter, status if isinstance(status, str) else None, category if isinstance(category, str) else None
         )
 
 

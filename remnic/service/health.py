@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from remnic.config import DURABLE_DIR, MARKER_FILE, STATE_DIR, StoreSettings
+from remnic.config.paths import SINGLE_FILES, ignored_copy, single_file
 from remnic.errors import FieldProblem
 from remnic.memfile.model import MemoryRecord
 from remnic.memfile.paths import README_LIKE, README_NAMES, glob_match
@@ -277,7 +278,19 @@ def system_checks() -> list[dict[str, Any]]:
         out.append({"name": "git", "status": "ok", "detail": version})
     except (OSError, subprocess.CalledProcessError) as exc:
         out.append({"name": "git", "status": "fail", "detail": f"git not runnable: {exc}"})
+    out.append(user_files_check())
     return out
+
+
+def user_files_check() -> dict[str, Any]:
+    """Which tokens.json and spaces.json are read (one file each, unlike config.json); a warning when a
+    copy under ~/.config is ignored for the one in $XDG_CONFIG_HOME."""
+    ignored = [w for w in (ignored_copy(name) for name in SINGLE_FILES) if w]
+    if ignored:
+        return {"name": "user-files", "status": "warn", "detail": "; ".join(ignored)}
+    used = [(name, single_file(name)) for name in SINGLE_FILES]
+    detail = ", ".join(f"{name} {path}" + ("" if path.exists() else " (none yet)") for name, path in used)
+    return {"name": "user-files", "status": "ok", "detail": f"read from {detail}"}
 
 
 def checks(
