@@ -111,9 +111,45 @@ _NEXT_SENTENCE_RE = re.compile(r"[.!?;]\s+\S")
 
 
 def _phrase_value(name: str, found: re.Match[str]) -> str:
+    # One word however it is spelt: "bi-weekly", "bi weekly" and "biweekly"; "twenty-one" and "twenty one".
     if name != "tense":
-        return re.sub(r"[- ]+", "-", found.group(0).lower())
+        return re.sub(r"[- ]+", "", found.group(0).lower())
     return "future" if found.group("future") else "past" if found.group("past") else "present"
+
+
+_WORD_VALUES = dict(
+    zip(
+        f"{_UNITS} {_TEENS} {_TENS} hundred thousand".split(),
+        [*range(1, 20), *range(20, 100, 10), 100, 1000],
+        strict=True,
+    )
+)
+_ORDINAL_VALUES = dict(
+    zip(f"{_UNIT_ORDINALS} {_ORDINALS}".split(), [*range(1, 20), *range(20, 100, 10), 100, 1000], strict=True)
+)
+_TENS_PREFIX_RE = re.compile(rf"^({_any(_TENS)})(?=.)")
+_DIGIT_ORDINAL_RE = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b", re.I)
+
+
+def _spelt_value(word: str, values: dict[str, int]) -> int | None:
+    """The number a spelt-out word means ("twentyone" → 21, as :func:`_phrase_value` writes it); None
+    for one that names no single number ("hundreds")."""
+    tens = _TENS_PREFIX_RE.match(word)
+    if tens and word[tens.end() :] in values and values[word[tens.end() :]] < 10:
+        return _WORD_VALUES[tens.group(1)] + values[word[tens.end() :]]
+    return values.get(word)
+
+
+def _number_values(text: str, closed: dict[str, set[str]]) -> set[str]:
+    """Every number the text says, in digits or in words: "five" and "5" are one value, "fifth" and
+    "5th" another."""
+    ordinal_digits = {m.group(1) for m in _DIGIT_ORDINAL_RE.finditer(text)}
+    out = {n + ("th" if n in ordinal_digits else "") for n in numbers(text)}
+    for name, values, suffix in (("number word", _WORD_VALUES, ""), ("ordinal", _ORDINAL_VALUES, "th")):
+        for word in closed.get(name, ()):
+            value = _spelt_value(word, values)
+            out.add(word if value is None else f"{value}{suffix}")
+    return out
 
 
 def _closed_values(text: str) -> dict[str, set[str]]:
@@ -130,10 +166,23 @@ def _closed_values(text: str) -> dict[str, set[str]]:
     return out
 
 
+_NUMBER_CLASSES = frozenset({"number word", "ordinal"})
+
+
 def other_closed_value(a: str, b: str) -> bool:
     """Both name members of one closed set (weekdays, months …), and not the same ones."""
     ca, cb = _closed_values(a), _closed_values(b)
-    return any(ca[k] != cb[k] for k in ca.keys() & cb.keys())
+    return any(ca[k] != cb[k] for k in ca.keys() & cb.keys() - _NUMBER_CLASSES)
+
+
+def other_number(a: str, b: str) -> bool:
+    """Another number: in digits, or spelt out in both ("twenty" / "twenty-five"), unless the two say
+    the same numbers once each is read in digits ("five" / "5"). A number only one of them spells out
+    ("two cats" / "cats") is more detail, as a closed-set value is."""
+    ca, cb = _closed_values(a), _closed_values(b)
+    if numbers(a) == numbers(b) and not any(ca[k] != cb[k] for k in ca.keys() & cb.keys() & _NUMBER_CLASSES):
+        return False
+    return _number_values(a, ca) != _number_values(b, cb)
 
 
 def _tokens(text: str) -> list[str]:
@@ -189,7 +238,7 @@ def differs_concretely(a: str, b: str) -> bool:
     """Another number, a denial, two words trading roles, another member of a closed set (weekday,
     month …), another name, or another value stated for the same thing."""
     return (
-        numbers(a) != numbers(b)
+        other_number(a, b)
         or negated(a) != negated(b)
         or other_closed_value(a, b)
         or swapped(a, b)
@@ -200,7 +249,7 @@ def differs_concretely(a: str, b: str) -> bool:
 
 def denies(a: str, b: str) -> bool:
     """One says what the other says and denies it: the same numbers, one negation more."""
-    return numbers(a) == numbers(b) and negated(a) != negated(b)
+    return not other_number(a, b) and negated(a) != negated(b)
 
 
 def contradicts(a: str, b: str) -> bool:

@@ -147,6 +147,7 @@ def with_known_names(
     ``texts`` maps a source's id to the text to look in. A note's aliases are names of what it is
     about, so they are known names too, as are ``names`` (namespace → name → type: the aliases a
     person gave a page)."""
+    sources = _people_stay_people(sources)
     known: dict[str, dict[str, str]] = {}
     for s in sources:
         for m in s.mentions:
@@ -169,6 +170,22 @@ def with_known_names(
         ]
         out.append(replace(s, mentions=s.mentions + tuple(more)) if more else s)
     return out
+
+
+def _people_stay_people(sources: Sequence[Source]) -> list[Source]:
+    """A name another memory says is a person's is that person where a technical verb's *with* alone made
+    it a tool ("Ana deployed the app with Ben" beside "Ben said …")."""
+    people = {(s.namespace, name_key(m.name)) for s in sources for m in s.mentions if m.type == "person"}
+
+    def person(s: Source, m: Mention) -> bool:
+        return m.how == "means" and (s.namespace, name_key(m.name)) in people
+
+    return [
+        replace(s, mentions=tuple(Mention("person", m.name, "text") if person(s, m) else m for m in s.mentions))
+        if any(person(s, m) for m in s.mentions)
+        else s
+        for s in sources
+    ]
 
 
 def _own_mention(source: Source) -> Mention | None:

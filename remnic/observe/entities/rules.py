@@ -236,8 +236,26 @@ _ROLE_RES = (
     (_gate("and others"), rf"{_FULL_NAME}[ \t]+and[ \t]+others\b"),
 )
 _C = rf"\b{_CODE_NAME}"
-_MEANS = (_gate(_TECH_VERBS), rf"\b(?i:{_TECH_VERBS})\b[^.;:!?\n]{{0,60}}?\bwith[ \t]+{_FULL_NAME}")
-"""A name after a technical verb's *with*: a tool ("We deploy staging with Flux")."""
+_MEANS = (
+    _gate(_TECH_VERBS),
+    rf"\b(?i:(?P<verb>{_TECH_VERBS}))\b(?P<object>[^.;:!?\n]{{0,60}}?)\bwith[ \t]+(?P<name>{_FULL_NAME[1:-1]})",
+)
+"""A name after a technical verb's *with*: a tool ("We deploy staging with Flux") when what the verb acts on
+is technical (:data:`_TECH_OBJECTS`, or named as code is), not a bake sale or a garden."""
+_TECH_OBJECTS = _words(
+    """
+    staging prod production preview dev sandbox cluster clusters service services microservice microservices
+    app apps api apis server servers backend backends frontend frontends build builds release releases code
+    codebase repo repos monorepo infra infrastructure pipeline pipelines container containers pod pods node
+    nodes database databases db dbs website websites webapp endpoint endpoints metrics logs traces latency
+    uptime assets javascript js css typescript dependencies deps packages package modules module binary
+    binaries image images vm vms instance instances environment environments workloads queues alerts
+    dashboards tests suite stack deployments deployment changes branch branches
+    """
+)
+_BARE_MEANS = frozenset(w for w in _TECH_VERBS.split("|") if not w.startswith(("monitor", "bundl", "benchmark")))
+"""Verbs technical even with no object ("We deploy with Flux"); one monitors or bundles things of any kind."""
+_CODE_WORD = re.compile(r"[a-z][A-Z]|\d|\w[./_]\w|\b[A-Z]{2,5}\b")
 _PAIRS = (
     (_gate("not|instead of|rather than|in place of"), rf"{_C}{_CONTRASTS}[ \t]+{_CODE_NAME}"),
     (
@@ -283,7 +301,8 @@ class Mention:
     name: str
     """The name as written (display spelling)."""
     how: str
-    """frontmatter | id (the name read back from a ``<type>-<slug>`` id: its spelling a guess) | text | known"""
+    """frontmatter | id (the name read back from a ``<type>-<slug>`` id: its spelling a guess) | text | known |
+    means (a tool by where it stands, after a technical verb's *with*: a person if another memory says so)"""
 
 
 def prose(text: str) -> str:
@@ -419,8 +438,10 @@ def text_mentions(text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
         if _code_like(m.group(1)):
             add("tool", m.group(1))
     gates = _Gates(text)
-    _tool_context(text, gates, tools, add, claimed, out)
     person_res, place_re = _name_patterns()
+    cued = [m for rx in person_res for m in rx.finditer(text)]
+    roles = [m for gated in _ROLE_RES for m in gates.finds(gated, text)]
+    _tool_context(text, gates, tools, add, claimed, out, cued + roles)
     for m in place_re.finditer(text):
         add("place", m.group(1))
     for rx, strict in PROJECT_RES:
@@ -429,15 +450,40 @@ def text_mentions(text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
             if name.lower() in _NEVER_NAMES or name.lower() in _GENERIC or (strict and not _code_like(name)):
                 continue
             add("project", name)
-    cued = [m for rx in person_res for m in rx.finditer(text)]
-    for m in cued + [m for gated in _ROLE_RES for m in gates.finds(gated, text)]:
+    for m in cued + roles:
         for found_name in (g for g in m.groups() if g):
             name = " ".join(w for w in found_name.split() if not _ACRONYM.match(w))
             if name and not _group(name):
                 add("person", name)
     # A tool's name inside a person's ("Franz Kafka wrote") is the person's.
     in_names = {w.lower() for m in out if m.type == "person" for w in m.name.split()}
-    return [m for m in out if m.type != "tool" or m.name.lower() not in in_names]
+    return [m for m in out if m.type != "tool" or (m.name.lower() not in in_names and not _part_of_tool(m, out, text))]
+
+
+def _part_of_tool(mention: Mention, out: list[Mention], text: str) -> bool:
+    """Whether every time the text says the tool it says it inside a longer tool's name: "Argo" and "CD" in
+    "Argo CD" are that one tool."""
+    longer = [m.name for m in out if m.type == "tool" and len(m.name) > len(mention.name) and " " in m.name]
+    if not longer:
+        return False
+    spans = [m.span() for n in longer for m in re.finditer(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text)]
+    own = [m.span() for m in re.finditer(rf"(?<![\w-]){re.escape(mention.name)}(?![\w-])", text)]
+    return bool(own) and all(any(a <= s and e <= b for a, b in spans) for s, e in own)
+
+
+def _means_tool(m: re.Match[str], people: list[re.Match[str]]) -> bool:
+    """Whether the name after a technical verb's *with* is a tool: what the verb acts on is technical
+    ("We deploy staging with Flux", "We deploy with Flux"; not "I monitored the bake sale with Zoe") and
+    nothing else in the memory says the name is a person's ("… with Zoe. Zoe said …")."""
+    obj = m.group("object").split()
+    technical = (
+        any(w.lower().strip(",'’\"()") in _TECH_OBJECTS for w in obj)
+        or bool(_CODE_WORD.search(m.group("object")))
+        or (not obj and m.group("verb").lower() in _BARE_MEANS)
+    )
+    name = m.group("name").lower()
+    said = {g.lower() for p in people for i, g in enumerate(p.groups(), 1) if g and p.start(i) != m.start("name")}
+    return technical and not any(name == g or name in g.split() or g in name.split() for g in said)
 
 
 def _tool_context(
@@ -447,12 +493,16 @@ def _tool_context(
     add: Callable[[str, str], None],
     claimed: set[str],
     out: list[Mention],
+    people: list[re.Match[str]],
 ) -> None:
     """Names that stand as tools where they stand: after a technical verb's *with* ("We deploy staging with
     Flux"), or set against a tool ("Flux, not ArgoCD"). Found before the person cues, so *with* does not
     make Flux a person."""
     for m in gates.finds(_MEANS, text):
-        add("tool", m.group(1))
+        name = _clean(m.group("name"))
+        if name and _means_tool(m, people) and name.lower() not in claimed and name.lower() not in tools:
+            claimed.add(name.lower())
+            out.append(Mention("tool", name, "means"))
     for _ in range(2):  # a pair can make a tool of a name the next pair sets against another
         before = len(out)
         for gated in _PAIRS:
