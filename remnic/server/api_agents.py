@@ -179,6 +179,8 @@ class AgentApi:
                 "namespace": record.namespace,
                 "commit": result.commit,
             }
+            if said.get("warnings"):  # a claim dropped, a value a flag hides: what the CLI prints under its answer
+                body["warnings"] = said["warnings"]
             return _reply(200, body)
 
         return self._write(principal, "review_disposition", values, decide)

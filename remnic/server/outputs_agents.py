@@ -165,7 +165,16 @@ AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
             },
             "namespace": STRING,
         },
-        {"commit": NULLABLE_STRING, "warnings": WARNINGS},
+        {
+            "commit": NULLABLE_STRING,
+            "warnings": {
+                **WARNINGS,
+                "description": "what the decision did that needs a look, as `remnic review` prints it: field "
+                "supersedes (a claim on a memory replaced since, dropped; nothing superseded), field status (approved "
+                "as superseded: overtaken by a later value; a flag hiding the value its memory replaced), field "
+                "gitIndex (git's index lagging behind the commit)",
+            },
+        },
     ),
     "memory_promote": obj(
         {

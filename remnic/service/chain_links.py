@@ -129,9 +129,14 @@ def pair_links(mem: Memory, record: MemoryRecord, label: str, *, force: bool) ->
         if links.demote and not force:
             names = ", ".join(f"{o.id} ({o.path}, {o.status})" for o in links.demote)
             ids = ", ".join(o.id for o in links.demote)
+            now = _get(mem, record.id)
+            said = (  # a revert undoing an earlier one's release of the claim revives nothing: not said so
+                f"{label} says {record.id} (current) supersedes {names}, which is current too"
+                if now is not None and now.status in _CURRENT
+                else f"{label} makes {record.id} current again and says it supersedes {names}, which is current too"
+            )
             raise UsageError(
-                f"{label} makes {record.id} current again and says it supersedes {names}, which is current "
-                f"too: both would be recalled as current. Pass --force to revert anyway and mark {ids} "
+                f"{said}: both would be recalled as current. Pass --force to revert anyway and mark {ids} "
                 f"superseded by {record.id} in the same commit, or forget {ids} first"
             )
     if record.status not in ("active", *WAITING, "rejected"):
@@ -161,14 +166,15 @@ def one_sided_links(records: Iterable[MemoryRecord]) -> list[tuple[MemoryRecord,
     one left without its link), a superseded memory's ``supersededBy`` naming one whose ``supersedes`` does
     not name it (dismissing that one would not make the old one current again), or a superseded memory's
     ``supersedes`` naming a current one (a loop: a revival made that one current again after it). A memory
-    waiting for review that claims an active one is no one-sided link: its claim waits for approval."""
+    waiting for review that claims another is no one-sided link: its claim waits for approval (which drops a
+    claim on a memory another one replaced since)."""
     by_id = {r.id: r for r in records}
     out: list[tuple[MemoryRecord, MemoryRecord, str, str]] = []
     for r in by_id.values():
         if r.status in _CURRENT:
             for old_id in _ids(r.frontmatter.get("supersedes")):
                 old = by_id.get(old_id)
-                waits = r.status in WAITING and old is not None and old.status == "active"
+                waits = r.status in WAITING
                 if old is not None and old.frontmatter.get("supersededBy") != r.id and not waits:
                     out.append((r, old, "supersedes", f"{old_id} has no `supersededBy: {r.id}`"))
         by = r.frontmatter.get("supersededBy")

@@ -162,10 +162,18 @@ class ReviewResult(_writes.WriteResult):
     also_changed: tuple[AlsoChanged, ...] = ()
     queue_reason: str | None = None
     """Why the memory waited for review when it was decided (:func:`queue_reasons`); None when nothing said."""
+    notes: tuple[str, ...] = ()
+    """The decision's own warnings among ``warnings`` (a claim dropped, a value hidden by a flag); the
+    others are the write's (git's index lagging behind)."""
 
     def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        if self.warnings:  # each named by the request field it is about, as every route's warnings are
+            out["warnings"] = [
+                {"field": _note_field(w) if w in self.notes else "gitIndex", "message": w} for w in self.warnings
+            ]
         return {
-            **super().to_dict(),
+            **out,
             "status": self.record.status,
             "previousStatus": self.previous_status,
             "decision": DECISIONS.get(self.record.status, self.record.status),
@@ -243,8 +251,15 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
         result.commit,
         changed=result.changed,
         warnings=(*result.warnings, *([note] if note else []), *hidden),
+        notes=(*([note] if note else []), *hidden),
         also_changed=_also_changed(mem, result),
     )
+
+
+def _note_field(note: str) -> str:
+    """The request field a decision's note is about: the claim it applied or dropped (``supersedes``), or the
+    status it gave (approved as superseded, a flag hiding a value)."""
+    return "supersedes" if note.startswith(("no longer supersedes", "nothing superseded")) else "status"
 
 
 def _also_changed(mem: Memory, result: _writes.WriteResult) -> tuple[AlsoChanged, ...]:

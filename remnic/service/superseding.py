@@ -454,7 +454,9 @@ def _review_links(
                 kept.append(old_id)
             elif claimed.status != "superseded" or claimed.frontmatter.get("supersededBy") == after.id:
                 kept.append(old_id)
-            elif supersede(mem, tx, claimed, after):  # its successor left it stranded: this one takes it over
+            elif not _current_heads(mem, claimed, after.id) and supersede(mem, tx, claimed, after):
+                # Its successor left it stranded: this one takes it over. Judged as committed, not as staged:
+                # the value this approval supersedes by its key (the claimed one's successor) is no stranding.
                 applied.append((claimed.id, SUPERSEDED_NOTE))
                 kept.append(old_id)
             # else another current memory replaced it since: the claim is stale, and dropped
