@@ -18,6 +18,7 @@ from test_hooks import BARE_ENV, copied_memory_fixtures, copied_memory_root
 
 from remnic.config import settings_for
 from remnic.errors import LedgerError
+from remnic.observe.injected import strip_injected
 from remnic.observe.transcripts import parse_transcript
 from remnic.repo.githooks import hooks_source_dir
 from remnic.service.cursors import Cursor
@@ -106,6 +107,14 @@ def test_a_codex_skill_in_a_user_message_is_not_the_users_words() -> None:
             ("user", "And keep the changelog short."),
             ("assistant", "Noted."),
         ]
+
+
+def test_a_skill_tag_a_person_writes_stays_their_words() -> None:
+    said = "In our JSX the <skill> component renders a badge. We deploy the frontend every Friday at 16:00."
+    assert strip_injected(said) == said
+    closed = "Use <skill>Python</skill> in the profile card."
+    assert strip_injected(closed) == closed
+    assert strip_injected(SKILL + "\nAnd keep the changelog short.") == "And keep the changelog short."
 
 
 def test_an_api_error_never_becomes_a_memory_nor_an_archived_turn(memory: Memory, tmp_path: Path) -> None:

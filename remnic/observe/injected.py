@@ -44,8 +44,6 @@ HOST_TAGS: tuple[str, ...] = (
     "recommended_plugins",
     "turn_aborted",
     "user_shell_command",
-    # Codex: a selected skill's SKILL.md, in a user-role message (<skill><name>…</name><path>…</path>…).
-    "skill",
     # remnic's own recall injection and assistant-side citation metadata.
     "remnic-memory",
     "memory_note",
@@ -76,6 +74,10 @@ _TAG_ALT = "|".join(re.escape(tag) for tag in HOST_TAGS)
 # A closed span, or an opening tag never closed (a truncated wrapper): cut to the end.
 _SPAN_RE = re.compile(rf"<({_TAG_ALT})(?:\s[^<>]*)?>.*?(?:</\1\s*>|\Z)", re.DOTALL)
 _STRAY_CLOSE_RE = re.compile(rf"</(?:{_TAG_ALT})\s*>")
+# Codex: a selected skill's SKILL.md in a user-role message, ``<skill><name>…</name><path>…</path>…</skill>``.
+# Only that closed shape: ``<skill>`` is also a word people write (a JSX component), so an unclosed or
+# nameless one stays the person's words.
+_SKILL_RE = re.compile(r"<skill>\s*<name>.*?</skill\s*>", re.DOTALL)
 # Leftover markup of the same kind from a host this list does not know yet (a tag name with "-" or
 # "_", as hosts name theirs and HTML does not): the tags go, never into a memory; the words stay.
 _HOST_LIKE_TAG_RE = re.compile(r"</?[A-Za-z][\w]*[-_][\w-]*(?:\s[^<>]*)?/?>")
@@ -115,7 +117,7 @@ def strip_injected(text: str) -> str:
     text = codex_request(_after_leading_spans(text)) if text else text
     if not text or is_host_block(text):
         return ""
-    cleaned = _SPAN_RE.sub("\n", text)
+    cleaned = _SPAN_RE.sub("\n", _SKILL_RE.sub("\n", text))
     cleaned = _HOST_LIKE_TAG_RE.sub("", _STRAY_CLOSE_RE.sub("", cleaned))
     cleaned = _DIRECTIVE_RE.sub("", cleaned)
     cleaned = _BLANK_RUN_RE.sub("\n\n", cleaned).strip()
