@@ -317,3 +317,20 @@ def test_stop_logs_why_and_restart_with_none_running_says_so(served: Served) -> 
     assert again.code == 0, again.err
     assert "the server was not running; started it" in again.out and "restarted" not in again.out
     assert f"{served.url} (the last server's port)" in again.out  # where agents found it, not server.port's 4318
+
+
+def test_a_config_that_no_longer_reads_is_named_in_health_with_its_problems(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from remnic.config import settings_for
+    from remnic.server.config_watch import ConfigWatch
+    from remnic.service.memory import Memory
+
+    root = tmp_path / "m"
+    Memory.init(root, settings=settings_for(root)).close()
+    api = SimpleNamespace(settings=settings_for(root), config_report={})
+    watch = ConfigWatch(api, env={"HOME": str(tmp_path / "home")})
+    (root / "remnic.config.json").write_text('{"recall": {"topK": "abc", "budgetChars": -5}}')
+    watch.check()
+    error = api.config_report["configError"]
+    assert "topK" in error and "budgetChars" in error and "listed below" not in error

@@ -88,7 +88,9 @@ class ConfigWatch:
         try:
             fresh = load_settings(str(current.memory_dir), cwd=self.cwd, env=self.env)
         except (RemnicError, OSError) as exc:
-            self.error = str(getattr(exc, "message", None) or exc)
+            problems = [p.describe() for p in getattr(exc, "problems", None) or []]
+            # The error's own text says "each listed below": health has no "below", so list them here.
+            self.error = "; ".join(problems) if problems else str(getattr(exc, "message", None) or exc)
             log.error("config changed but cannot be read; keeping the settings in use: %s", self.error)
             self.report()
             return
