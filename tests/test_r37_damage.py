@@ -173,6 +173,18 @@ def test_working_tree_warning_lists_ten_paths_then_a_count(root: Path) -> None:
     assert check["problems"][:10] == check["paths"][:10] and check["problems"][10].startswith("… and 3 more")
 
 
+def test_skipped_files_list_ten_then_a_count(root: Path) -> None:
+    for i in range(12):
+        (root / f"note-{i:02d}.md").write_text(f"A root note {i}\n")  # not in a category folder: skipped
+    memory = Memory.open(root)
+    try:
+        check = {c["name"]: c for c in memory.doctor()}["skipped-files"]
+    finally:
+        memory.close()
+    assert len(check["paths"]) >= 12 and len(check["problems"]) == 11
+    assert check["problems"][10].startswith(f"… and {len(check['paths']) - 10} more")
+
+
 def test_a_file_named_remnic_is_git_ignored(root: Path) -> None:
     shutil.rmtree(root / ".remnic")
     (root / ".remnic").write_text("not a folder")

@@ -228,7 +228,7 @@ def _skipped_check(skipped: list[dict[str, str]]) -> dict[str, Any]:
         "name": "skipped-files",
         "status": "warn" if blocked else "ok",
         "detail": detail,
-        "problems": [f"{s['path']}: {s['reason']}" for s in skipped],
+        **capped([f"{s['path']}: {s['reason']}" for s in skipped]),
     }
 
 
