@@ -18,6 +18,7 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,14 +121,23 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     original_directory(root)
     before = _digests(root)
     assert run_cli("init", str(root)).code == 0
+    with served(base, root) as (memory, server, token):
+        yield Env(root, memory, server.server_address[1], server.url, token, before)
+
+
+@contextmanager
+def served(base: Path, root: Path) -> Iterator[tuple[Memory, Any, str]]:
+    """``root`` synced as a user would, then served on 127.0.0.1 with one token (alice's)."""
     synced = run_cli("sync", "run", "--memory-dir", str(root))
     assert synced.code == 0, synced.out + synced.err
     memory = Memory.open(settings=settings_for(root))
     store = TokenStore(base / "secrets" / "tokens.json")
     token, _ = store.generate("alice")
-    with running_server(Api(memory), Authenticator(store)) as server:
-        yield Env(root, memory, server.server_address[1], server.url, token, before)
-    memory.close()
+    try:
+        with running_server(Api(memory), Authenticator(store)) as server:
+            yield memory, server, token
+    finally:
+        memory.close()
 
 
 # --- M1: the original's free text is its text ---

@@ -21,13 +21,10 @@ from urllib.parse import quote
 
 import pytest
 from conftest import run_cli
+from test_r37_compat import served
 from test_server_http import request
 
-from remnic.config import settings_for
 from remnic.memfile.model import ID_RE, parse_file
-from remnic.server import Api, Authenticator, TokenStore
-from remnic.server.http import running_server
-from remnic.service.memory import Memory
 
 NFC = "person-zo\u00eb-ng"
 NFD = unicodedata.normalize("NFD", NFC)
@@ -65,14 +62,8 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     (base / "l.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     imported = run_cli("import", str(base / "l.jsonl"), "--memory-dir", str(root))
     assert imported.code == 0, imported.out + imported.err
-    synced = run_cli("sync", "run", "--memory-dir", str(root))
-    assert synced.code == 0, synced.out + synced.err
-    memory = Memory.open(settings=settings_for(root))
-    store = TokenStore(base / "secrets" / "tokens.json")
-    token, _ = store.generate("alice")
-    with running_server(Api(memory), Authenticator(store)) as server:
+    with served(base, root) as (_memory, server, token):
         yield Env(root, server.server_address[1], token)
-    memory.close()
 
 
 def _get(env: Env, memory_id: str) -> dict:
