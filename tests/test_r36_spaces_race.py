@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
-from test_space_sync import assert_clean, copy_template, edit_body
+from test_space_sync import assert_clean, build_pair_template, copy_template, edit_body
 
 from remnic.config import settings_for
 from remnic.repo import gitindex
@@ -29,27 +29,14 @@ GONE = "The staging database is reset every night.\n"
 _TEMPLATES: dict[Path, Path] = {}
 
 
+def _seed(ana: Memory) -> None:
+    ana.store(KEPT, category="decision")
+    ana.store(GONE, category="fact")
+
+
 def _template(factory: pytest.TempPathFactory) -> Path:
     """ana and ben, clones of one bare remote holding two memories (built once a test process)."""
-    base = factory.getbasetemp()
-    if base not in _TEMPLATES:
-        tmp = factory.mktemp("race-template")
-        bare = tmp / "remote.git"
-        subprocess.run(["git", "init", "--quiet", "--bare", "--initial-branch=main", str(bare)], check=True)
-        ana = Memory.init(tmp / "ana", settings=settings_for(tmp / "ana"))
-        ana.store(KEPT, category="decision")
-        ana.store(GONE, category="fact")
-        git(ana.root, "remote", "add", "origin", str(bare))
-        ana.space_push()
-        assert _remote.clone(str(bare), tmp / "ben", 60).ok
-        ben = Memory.open(settings=settings_for(tmp / "ben"))
-        ben.install_merge_driver()
-        for mem, name in ((ana, "Ana"), (ben, "Ben")):
-            git(mem.root, "config", "user.name", name)
-            git(mem.root, "config", "user.email", f"{name.lower()}@example.com")
-            mem.close()
-        _TEMPLATES[base] = tmp
-    return _TEMPLATES[base]
+    return build_pair_template(factory, _TEMPLATES, "race-template", _seed)
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -49,26 +49,36 @@ def copy_template(template: Path, tmp: Path, configs: Iterable[str]) -> None:
     assert stale == [], f"files still naming the template: {stale}"
 
 
-def _pair_template(factory: pytest.TempPathFactory) -> Path:
-    """The two clones of :func:`pair`, built once a test process and copied for each test."""
+def build_pair_template(
+    factory: pytest.TempPathFactory, cache: dict[Path, Path], name: str, seed: Callable[[Memory], object]
+) -> Path:
+    """Two clones, ana and ben, of one bare remote holding what ``seed`` stores in ana: built once a test
+    process (kept in ``cache``) and copied for each test (:func:`copy_template`)."""
     base = factory.getbasetemp()
-    if base not in _PAIR_TEMPLATES:
-        tmp = factory.mktemp("space-pair-template")
+    if base not in cache:
+        tmp = factory.mktemp(name)
         bare = tmp / "remote.git"
         subprocess.run(["git", "init", "--quiet", "--bare", "--initial-branch=main", str(bare)], check=True)
         ana = Memory.init(tmp / "ana", settings=settings_for(tmp / "ana"))
-        ana.store(TEXT, category="decision", tags=["ops"])
+        seed(ana)
         git(ana.root, "remote", "add", "origin", str(bare))
         ana.space_push()
         assert _remote.clone(str(bare), tmp / "ben", 60).ok
         ben = Memory.open(settings=settings_for(tmp / "ben"))
         ben.install_merge_driver()
-        for mem, name in ((ana, "Ana"), (ben, "Ben")):
-            git(mem.root, "config", "user.name", name)
-            git(mem.root, "config", "user.email", f"{name.lower()}@example.com")
+        for mem, who in ((ana, "Ana"), (ben, "Ben")):
+            git(mem.root, "config", "user.name", who)
+            git(mem.root, "config", "user.email", f"{who.lower()}@example.com")
             mem.close()
-        _PAIR_TEMPLATES[base] = tmp
-    return _PAIR_TEMPLATES[base]
+        cache[base] = tmp
+    return cache[base]
+
+
+def _pair_template(factory: pytest.TempPathFactory) -> Path:
+    """The two clones of :func:`pair`: one memory."""
+    return build_pair_template(
+        factory, _PAIR_TEMPLATES, "space-pair-template", lambda ana: ana.store(TEXT, category="decision", tags=["ops"])
+    )
 
 
 @pytest.fixture
