@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import RemnicError
-from remnic.memfile.model import MemoryRecord, parse_file
+from remnic.memfile.model import MemoryRecord
 
 from .chains import ids_of
 from .reverting import CLAIMED, REVIVED, SUPERSEDED, UNLINKED, AlsoChanged
@@ -39,28 +38,24 @@ def update(
     """:meth:`Memory.update`, and the other memories its commit changed (:func:`also_changed`)."""
     result = mem.update(memory_id, changes, source=source, content=content)
     base = {f.name: getattr(result, f.name) for f in fields(WriteResult)}
-    return UpdateResult(**base, also_changed=also_changed(mem, result))
+    return UpdateResult(**base, also_changed=also_changed(result))
 
 
-def also_changed(mem: Memory, result: WriteResult) -> tuple[AlsoChanged, ...]:
-    """The memories ``result``'s commit changed in how they link to its memory.
-
-    Updates of one kind may share a group commit, so a file counts only when its ``supersedes`` or
-    ``supersededBy`` names the updated memory before or after the commit."""
+def also_changed(result: WriteResult) -> tuple[AlsoChanged, ...]:
+    """The memories ``result``'s write changed in how they link to its memory, from the files its
+    transaction staged (:attr:`WriteResult.written`): a file counts only when its ``supersedes`` or
+    ``supersededBy`` names the updated memory before or after the write."""
     if result.commit is None or not result.changed:
         return ()
     me = result.record.id
     out = []
-    for _, path, old_path in mem.ledger.diff_names(f"{result.commit}^", result.commit):
-        if path == result.record.path:
+    for written in sorted(result.written, key=lambda w: w.path):  # git's order, as the commit lists them
+        after = written.after
+        if written.path == result.record.path or after is None or after.id == me:
             continue
-        after = _at(mem, result.commit, path)
-        before = _at(mem, f"{result.commit}^", old_path or path)
-        if after is None or after.id == me:
-            continue
-        change = _change(me, before, after)
+        change = _change(me, written.before, after)
         if change is not None:
-            out.append(AlsoChanged(after.id, path, change))
+            out.append(AlsoChanged(after.id, written.path, change))
     return tuple(out)
 
 
@@ -83,10 +78,3 @@ def _change(me: str, before: MemoryRecord | None, after: MemoryRecord) -> str | 
 def _by(record: MemoryRecord) -> str | None:
     said = record.frontmatter.get("supersededBy")
     return str(said) if said else None
-
-
-def _at(mem: Memory, rev: str, path: str) -> MemoryRecord | None:
-    try:
-        return parse_file(mem.ledger.show(rev, path), path)
-    except (ValueError, RemnicError):  # not there then, or unreadable: no link to judge
-        return None
