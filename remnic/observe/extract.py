@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from remnic.config import ObserveSettings
 
 from . import cues
+from .commitments import commitment_key, completion_said
 from .confidence import confidence_for
 from .cues import words
 from .dates import names_a_date
@@ -234,6 +235,13 @@ VALUE_AFTER_KEY = "a value right after a keyed fact"
 TRAIT_CUE = "a named person's lasting trait"
 
 
+# "Grafana lives in the monitoring namespace": where a named system runs is a fact however short.
+_RUNS_IN_RE = re.compile(
+    r"^(?:(?i:the|our)\s+)?[A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)?\s+(?i:lives|runs|sits|is\s+(?:deployed|hosted|installed|running))"
+    r"\s+(?i:in|on)\s+(?:(?i:the|our|a)\s+)?[\w.-]+\s+(?i:namespace|cluster|region|account|server|host|vpc|zone|environment)\b"
+)
+
+
 def classify(
     sentence: str,
     role: str,
@@ -260,6 +268,8 @@ def classify(
             return "too short for a fact without a cue"
         elif words >= min_words and value_key(core, "the speaker")[0]:
             found = ("fact", "stated value")
+        elif _RUNS_IN_RE.match(core):
+            found = ("fact", "where a system runs")
         elif role == "user" and (cues.FIRST_PERSON_RE.search(core) or cues.SUBJECTLESS_RE.match(core)):
             if _TASK_TO_DO_RE.match(core):  # "I need to rotate our AWS keys." (with a cue — "every 90 days" — it lasts)
                 return "a task to do"
@@ -407,7 +417,8 @@ def extract_turn(
     # Whose "I" the turn's other sentences are is in doubt: kept for review, never the user's as said.
     doubt = f"the speaker introduced themselves as {introduced}: whose words?" if introduced else None
     for said, item, keyed in units:
-        sentence = redact_secrets(said)  # the judge rejects it; its words never carry the secret
+        # The judge rejects a secret; its words never carry it. "Done: sent X" is the speaker's "I sent X".
+        sentence = completion_said(redact_secrets(said)) if turn.role == "user" else redact_secrets(said)
         if drop_reason(sentence, turn.role) or _doubtful_introduction(sentence, turn, settings):
             before = None
             continue
@@ -444,6 +455,8 @@ def extract_turn(
             asked = None
         confidence, hedged = confidence_for(category, cue, sentence, turn.role)
         entity_ref, attributes = value_key(strip_markers(sentence), name) if keyed else (None, {})
+        if keyed and not entity_ref and category in ("commitment", "fact"):  # the statement it was done closes it
+            entity_ref, attributes = commitment_key(strip_markers(sentence), name)
         fact = ExtractedFact(
             category=category,
             content=content,

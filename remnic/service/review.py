@@ -26,7 +26,7 @@ from . import writes as _writes
 from .browse import REVIEW_STATUSES as QUEUED
 from .browse import newest_first
 from .chain_links import hidden_by_flag
-from .chains import ids_of
+from .chains import Links, ids_of
 from .reverting import CLAIMED, REVIVED, SUPERSEDED, UNLINKED, AlsoChanged
 from .superseding import SUPERSEDED_NOTE, stranded_by
 
@@ -224,8 +224,13 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
         # A fact the observer queued got its key from the hedged text ("Maybe the staging DB port …"):
         # what is approved is the statement without the hedge, so its key is computed again.
         rekey = "pending_review" in (was, record.status) and record.frontmatter.get("source") == "extraction"
-        keyed, note = approval_changes(record, mem.files.scan().records, rekey=rekey)
+        memories = mem.files.scan().records
+        keyed, note = approval_changes(record, memories, rekey=rekey)
         changes.update(keyed)
+        if "supersedes" not in changes and "status" not in keyed:
+            keyed_now = bool(changes.get("entityRef") or record.frontmatter.get("structuredAttributes"))
+            claimed, note = claim_changes(record, memories, note, keyed=keyed_now)
+            changes.update(claimed)
     trailers = {"Review-Decision": status, **({"Review-Reason": reason_code} if reason_code else {})}
     if changes.get("supersedes"):  # the update supersedes it, or refuses the decision when it cannot
         trailers["Also-Changed"] = f"{changes['supersedes']} {SUPERSEDED_NOTE}"
@@ -242,7 +247,11 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
     hidden = hidden_by_flag(mem.files.scan().records, record.id) if status == "quarantined" and result.changed else []
     # As committed: the decision's links may have changed the decided memory's own `supersedes` after it.
     records = (_reread(mem, result.record),) if result.changed else result.records
-    dropped = [i for i in ids_of(record.frontmatter.get("supersedes")) if i not in _claims(records)]
+    dropped = [
+        i
+        for i in ids_of(record.frontmatter.get("supersedes"))
+        if i not in _claims(records) and not _dismissed(mem, i)  # a dismissed claim's note is claim_changes'
+    ]
     if dropped and status == "active":  # another memory replaced that value since: the claim was stale
         note = "; ".join([*([note] if note else []), f"no longer supersedes {', '.join(dropped)}: replaced since"])
     return done(
@@ -280,6 +289,13 @@ def _also_changed(mem: Memory, result: _writes.WriteResult) -> tuple[AlsoChanged
             change = CLAIMED  # active before too: what changed is its `supersedes`, now naming the decided one
         out.append(AlsoChanged(other.id, path, change))
     return tuple(out)
+
+
+def _dismissed(mem: Memory, memory_id: str) -> bool:
+    try:
+        return mem.get(memory_id).status == "rejected"
+    except RemnicError:
+        return False
 
 
 def _claims(records: Sequence[MemoryRecord]) -> list[str]:
@@ -345,6 +361,58 @@ def approval_changes(
     if others:
         changes["supersedes"] = max(others, key=_said_when).id
     return changes, None
+
+
+def claim_changes(
+    record: MemoryRecord, memories: Sequence[MemoryRecord], note: str | None, *, keyed: bool = False
+) -> tuple[dict[str, Any], str | None]:
+    """What approving ``record`` changes so that its claims (``supersedes``) leave its value one current memory,
+    when no value key decided that (:func:`approval_changes`), and the decision's note. A claim on a dismissed
+    memory stands for what that one replaced (a rejected memory's ``supersedes`` names them): kept, the
+    value it replaced would stay current beside the approved one. A claim on a memory another current one
+    replaced since is a claim on that one: the approved memory replaces it, or — said after the approved
+    one — stays current, and the approved one is approved as superseded by it (as a keyed value is). ``keyed``:
+    the memory states a value remnic keys, and its key decided already what it replaces (a memory stating
+    the same value stays current beside it), so only its claims on dismissed memories change."""
+    links = Links(memories)
+    claims = ids_of(record.frontmatter.get("supersedes"))
+    resolved: list[str] = []
+    seen, stack = {record.id}, list(reversed(claims))
+    while stack:
+        claim = stack.pop()
+        if claim in seen:
+            continue
+        seen.add(claim)
+        other = links.by_id.get(claim)
+        if other is not None and other.status == "rejected":
+            stack.extend(reversed(ids_of(other.frontmatter.get("supersedes"))))
+            continue
+        if (
+            not keyed
+            and other is not None
+            and other.status != "active"
+            and other.frontmatter.get("supersededBy") != record.id
+        ):
+            heads = [h for h in links.heads(other, seen=(record.id,)) if h.status == "active"]
+            if heads:
+                claim = max(heads, key=_said_when).id
+        if claim not in resolved:
+            resolved.append(claim)
+    if resolved == claims:
+        return {}, note
+    dismissed = [i for i in claims if (other := links.by_id.get(i)) is not None and other.status == "rejected"]
+    if dismissed:  # said here: the general "replaced since" note leaves dismissed claims out
+        said = f"no longer supersedes {', '.join(dismissed)}: dismissed, so it replaces what that replaced"
+        note = "; ".join([*([note] if note else []), said])
+    active = [links.by_id[i] for i in resolved if i in links.by_id and links.by_id[i].status == "active"]
+    later = [o for o in active if _said_when(o) > _said_when(record)]
+    if later:
+        current = max(later, key=_said_when)
+        invalid = current.frontmatter.get("validAt") or current.created or now_iso()
+        changes = {"status": "superseded", "supersededBy": current.id, "supersededAt": now_iso(), "invalidAt": invalid}
+        said = f"approved as superseded: overtaken by {current.id} ({current.content[:80]!r}), said later"
+        return changes, "; ".join([*([note] if note else []), said])
+    return {"supersedes": (resolved[0] if len(resolved) == 1 else resolved) if resolved else None}, note
 
 
 def _same_key(entity: Any, attributes: Any, said: str, said_attributes: Mapping[str, Any]) -> bool:

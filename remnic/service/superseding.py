@@ -452,6 +452,8 @@ def _review_links(
             elif claimed.status == "active" and supersede(mem, tx, claimed, after):
                 applied.append((claimed.id, SUPERSEDED_NOTE))
                 kept.append(old_id)
+            elif claimed.status == "rejected":
+                pass  # a dismissed memory replaced nothing: nothing to claim (an approval claims what it replaced)
             elif claimed.status != "superseded" or claimed.frontmatter.get("supersededBy") == after.id:
                 kept.append(old_id)
             elif not _current_heads(mem, claimed, after.id) and supersede(mem, tx, claimed, after):

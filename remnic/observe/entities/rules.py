@@ -13,7 +13,10 @@ From the text, only where a cue makes the type plain (precision over recall):
 - **tools**: a known tool's name (``docker``, ``postgres``, ``vim`` …, plus ``extra_tools``),
   or a capitalised or code-like name after *using*, *switched to*, *migrated to*, *installed*,
   after a technical verb's *with* ("We deploy staging with Flux"), or set against a tool ("Flux,
-  not ArgoCD", "replaced ArgoCD with Flux"): found before the people, so *with* makes no person of it;
+  not ArgoCD", "replaced ArgoCD with Flux"): found before the people, so *with* makes no person of it.
+  A name of more words stays whole ("We use Argo CD", "GitHub Actions"). A plain capitalised name there
+  that is a common first name, a person cue's elsewhere in the text, or beside a word of people (a
+  babysitter, a tutor) is a person: "we switched to Tom", "deployed the app with Ben";
 - **places**: a capitalised name after *lives/moved/based/located/office/trip/visited … in|to|at|from*;
 - **projects**: a capitalised or code-like name (``ledger-api``) before or after *project*,
   or before *service*; any name before *repo*, *repository*, *codebase* (``the webapp repo``);
@@ -39,56 +42,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .lexicon import COMMON_FIRST_NAMES, KNOWN_TOOLS
+from .lexicon import GENERIC as _GENERIC
+from .lexicon import GROUP_WORDS as _GROUP_WORDS
+from .lexicon import NEVER_NAMES as _NEVER_NAMES
+from .lexicon import VENDORS as _VENDORS
+from .lexicon import words as _words
 from .page import ENTITY_TYPES, fold, name_key
 
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-KNOWN_TOOLS = _words(
-    """
-    git github gitlab bitbucket docker podman kubernetes k8s helm terraform ansible pulumi postgres
-    postgresql mysql mariadb sqlite redis kafka rabbitmq nginx caddy python javascript typescript
-    nodejs deno bun react vue svelte angular django flask fastapi rails golang rust java kotlin scala
-    swift ruby php elixir haskell vim neovim emacs vscode jetbrains pycharm intellij xcode slack jira
-    confluence notion linear figma aws gcp azure argo argocd grafana prometheus datadog sentry jenkins
-    circleci buildkite pytest npm yarn pnpm pip poetry ruff eslint prettier webpack vite tmux zsh bash
-    fish homebrew chrome firefox safari postman claude codex copilot chatgpt tantivy onnx onnxruntime
-    numpy pandas pytorch tensorflow celery elasticsearch opensearch mongodb graphql grpc airflow dbt
-    snowflake bigquery spark hadoop cloudflare vercel netlify heroku supabase firebase stripe twilio
-    openai anthropic ollama llama huggingface jupyter zoom teams discord
-    """
-)
-_NEVER_NAMES = _words(
-    """
-    i we you he she they it me us him her them my our your his their its this that these those there
-    here the a an and or but if then so yes no not all any some every each both either neither none
-    monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday tonight january
-    february march april may june july august september october november december also just only maybe
-    please thanks thank hello hi hey okay ok sure great good nice well what when where why how who
-    which whose user assistant someone everyone anyone nobody people everybody new old next last
-    first second final main default customers users everything nothing something
-    meanwhile anyway anyways however later afterwards afterward eventually finally still otherwise
-    besides instead luckily unfortunately fortunately apparently honestly actually basically hopefully
-    sadly suddenly recently currently initially overall again moreover furthermore therefore thus hence
-    indeed perhaps now soon once since while after before during until though although because unless
-    glad happy sorry excited thrilled proud lucky grateful thankful awesome amazing cool wow congrats
-    congratulations
-    """
-)
-"""Words that are never a name, and are dropped from the front of one ("Meanwhile Bob" is Bob):
-pronouns, determiners, days, months, and the words that open a sentence."""
-_GROUP_WORDS = _words(
-    """
-    team teams staff company management leadership product engineering support sales legal design
-    marketing security ops devops infra customer finance accounting operations research recruiting
-    hiring procurement partnerships success board committee council department dept division group
-    squad guild office review meeting standup retro retrospective sync kickoff offsite workshop
-    """
-)
-"""Words of departments, teams and meetings: a capitalised phrase holding one ("Design Review",
-"Customer Success", "Finance") names a group or an event, never a person."""
 _UPPER = [i for r in (range(0x3000), range(0xA640, 0xA800), range(0xFF00, 0xFFF0)) for i in r if chr(i).isupper()]
 """Every uppercase letter of the cased scripts (Latin, Greek, Cyrillic, Armenian, Georgian …):
 Python's ``re`` has no ``\\p{Lu}``."""
@@ -158,18 +119,6 @@ PROJECT_RES = (
     (re.compile(rf"\b{_CODE_NAME}\s+(?:project|service)\b"), True),
     (re.compile(rf"\b{_CODE_NAME}\s+(?:repo|repository|codebase|monorepo)\b"), False),
 )
-_GENERIC = _words(
-    """
-    git code local remote public private same whole entire shared internal upstream fork forked main
-    big small separate single other another one two
-    """
-)
-_VENDORS = _words(
-    """
-    apache google microsoft amazon atlassian jetbrains oracle ibm adobe apple hashicorp elastic mozilla
-    """
-)
-"""Makers whose name goes before a known tool's ("Apache Kafka", "Google Chrome"): still the tool."""
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*$.*?(?:^[ \t]*\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
 _SENTENCE_START = re.compile(r"(?:^|[.!?][\"')\]]*[ \t]+|^[ \t]*(?:#{1,6}|[-*+>]|\d+[.)]|- \[.\])[ \t]+)$")
 _LAST_NAME_WORD = re.compile(rf"({_NAME})[ \t]+$")
@@ -434,12 +383,17 @@ def text_mentions(text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
                 continue
             claimed.add(word.lower())
             out.append(Mention("tool", word, "text"))
-    for m in TOOL_RE.finditer(text):
-        if _code_like(m.group(1)):
-            add("tool", m.group(1))
     gates = _Gates(text)
     person_res, place_re = _name_patterns()
     cued = [m for rx in person_res for m in rx.finditer(text)]
+    for m in TOOL_RE.finditer(text):
+        if _code_like(m.group(1)):
+            goes_on = _NAME_GOES_ON.match(text, m.end(1))  # it matches at least nothing
+            more = [w.rstrip(".") for w in (goes_on.group() if goes_on else "").split()]
+            while more and more[-1].lower() in _NEVER_NAMES:  # "switched to Postgres Monday"
+                more.pop()
+            name = " ".join([m.group(1), *more])
+            add("person" if _a_persons(name, text, cued, tools) else "tool", name)
     roles = [m for gated in _ROLE_RES for m in gates.finds(gated, text)]
     _tool_context(text, gates, tools, add, claimed, out, cued + roles)
     for m in place_re.finditer(text):
@@ -458,6 +412,25 @@ def text_mentions(text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
     # A tool's name inside a person's ("Franz Kafka wrote") is the person's.
     in_names = {w.lower() for m in out if m.type == "person" for w in m.name.split()}
     return [m for m in out if m.type != "tool" or (m.name.lower() not in in_names and not _part_of_tool(m, out, text))]
+
+
+_NAME_GOES_ON = re.compile(r"(?:[ \t]+(?:[A-Z]{2,5}|[A-Z][a-z]*[A-Z][\w+#.-]*|[A-Z][a-z][\w+#.-]*)(?![\w'’-])){0,2}")
+"""The rest of a tool's name of more words ("Argo CD", "GitHub Actions", "Google Cloud Run")."""
+_PERSON_CONTEXT = re.compile(
+    r"\b(?i:babysit\w*|sitter|nanny|tutor|coach|trainer|doctor|dentist|therapist|vet|plumber|cleaner|teacher"
+    r"|pediatrician|paediatrician|accountant|lawyer|mechanic|hairdresser|barber|realtor|contractor|electrician"
+    r"|caregiver|carer|housekeeper|landlord|nurse|midwife|instructor)\b"
+)
+
+
+def _a_persons(name: str, text: str, cued: list[re.Match[str]], tools: frozenset[str], at: int = -1) -> bool:
+    """Whether a name a tool cue stands before ("we switched to Tom", "deployed the app with Ben") is a person's:
+    a plain capitalised word, no known tool, that is a common first name, that a person cue names elsewhere
+    in the text, or that a word of people (a babysitter, a tutor, "she") stands beside."""
+    if not re.fullmatch(r"[A-Z][a-z]+", name) or name.lower() in tools:
+        return False
+    said = {g.lower() for p in cued for i, g in enumerate(p.groups(), 1) if g and p.start(i) != at}
+    return name.lower() in COMMON_FIRST_NAMES or name.lower() in said or bool(_PERSON_CONTEXT.search(text))
 
 
 def _part_of_tool(mention: Mention, out: list[Mention], text: str) -> bool:
@@ -501,6 +474,8 @@ def _tool_context(
     for m in gates.finds(_MEANS, text):
         name = _clean(m.group("name"))
         if name and _means_tool(m, people) and name.lower() not in claimed and name.lower() not in tools:
+            if _a_persons(name, text, people, tools, m.start("name")):
+                continue  # "deployed the app with Ben": the person cue after it types Ben
             claimed.add(name.lower())
             out.append(Mention("tool", name, "means"))
     for _ in range(2):  # a pair can make a tool of a name the next pair sets against another

@@ -1,0 +1,169 @@
+"""A commitment's state as a supersession key: "I'll send the report by Friday" keys
+``ana-send-report`` / ``commitment`` = ``open``, and "I sent the report" (or "Done: sent the report")
+keys the same thing ``fulfilled`` (the original's commitment states: open, fulfilled, cancelled,
+expired), so the completion said later supersedes the open commitment: it leaves recall as current,
+closed by the fact that says it was done.
+
+Only an action on a named thing keys ("the report", "my taxes", "Marta"): "I'll do it" names nothing
+that a later statement could be matched against.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from .records import key_part
+
+_SUBJECT = r"(?P<subj>I|[Ww]e|(?!(?:The|This|That|These|Those|It|There|He|She|They|You|My|Our|Your)\b)[A-Z][a-z]+)"
+_THING = (
+    r"(?P<obj>(?:(?i:the|an?|my|our|your|his|her|their|this|that)\s+)?"
+    r"(?:[a-z][\w-]*|[A-Z][\w-]*)(?:\s+[a-z][\w-]*){0,3}?)"
+)
+# What ends the thing: where it goes, for whom, when ("to Marta", "by Friday", "tomorrow").
+_TAIL = (
+    r"(?:\s+(?:to|for|with|at|on|by|before|until|in|tomorrow|tonight|today|later|next|this|first|asap|soon)\b[^.!?]*)?"
+)
+_OPEN_RE = re.compile(
+    rf"^{_SUBJECT}\s*(?:will|'ll|’ll|(?:am|'m|’m|are|'re|’re|is)\s+going\s+to|promise\s+to|promised\s+to)\s+"
+    rf"(?:(?:also|definitely|still|just|try\s+to)\s+)*(?P<verb>[a-z]+)\s+{_THING}{_TAIL}\s*[.!]?$"
+)
+_DONE_RE = re.compile(
+    rf"^{_SUBJECT}\s*(?:(?:have|has|'ve|’ve|just|already|finally|also)\s+)*(?P<verb>[a-z]+)\s+{_THING}{_TAIL}\s*[.!]?$"
+)
+# "Done: sent the report." / "Finished — booked the venue.": a completion said without its subject.
+_DONE_LEAD_RE = re.compile(r"^(?i:done|finished|completed)\s*(?::|-|–|—)\s*(?=[a-z]+ed\b|[a-z]+\b)")
+_IRREGULAR = {
+    "sent": "send",
+    "wrote": "write",
+    "paid": "pay",
+    "made": "make",
+    "bought": "buy",
+    "gave": "give",
+    "took": "take",
+    "did": "do",
+    "told": "tell",
+    "got": "get",
+    "brought": "bring",
+    "built": "build",
+    "met": "meet",
+    "ran": "run",
+    "left": "leave",
+    "found": "find",
+    "sold": "sell",
+    "kept": "keep",
+    "spoke": "speak",
+    "drove": "drive",
+    "flew": "fly",
+    "taught": "teach",
+    "caught": "catch",
+    "chose": "choose",
+    "drew": "draw",
+    "rang": "ring",
+    "sang": "sing",
+    "won": "win",
+    "lent": "lend",
+    "shipped": "ship",
+}
+_TASKS = frozenset(
+    [
+        "send",
+        "submit",
+        "file",
+        "pay",
+        "book",
+        "email",
+        "mail",
+        "fix",
+        "ship",
+        "deploy",
+        "review",
+        "renew",
+        "return",
+        "order",
+        "schedule",
+        "cancel",
+        "deliver",
+        "publish",
+        "merge",
+        "upload",
+        "finish",
+        "complete",
+        "sign",
+        "rotate",
+        "migrate",
+        "update",
+        "write",
+        "draft",
+        "share",
+        "invoice",
+        "refund",
+        "reply",
+        "approve",
+    ]
+)
+"""Verbs of a task someone commits to and later reports done: "I made a bowl", "I ran a race" are moments."""
+_NOT_THINGS = frozenset(
+    [
+        "it",
+        "that",
+        "this",
+        "them",
+        "him",
+        "her",
+        "you",
+        "me",
+        "us",
+        "there",
+        "here",
+        "something",
+        "anything",
+        "everything",
+    ]
+)
+
+
+def _stem(verb: str) -> str:
+    """One spelling for a verb's base and its past ("update"/"updated", "submit"/"submitted", "carry"/"carried")."""
+    if verb.endswith("ied"):
+        verb = verb[:-3] + "y"
+    elif verb.endswith("ed"):
+        verb = verb[:-2]
+    verb = verb.rstrip("e")
+    if len(verb) > 3 and verb[-1] == verb[-2] and verb[-1] not in "aeiou":
+        verb = verb[:-1]
+    return verb
+
+
+def completion_said(sentence: str) -> str:
+    """ "Done: sent the report." as the first-person statement it is ("I sent the report."); any other
+    sentence as it is."""
+    lead = _DONE_LEAD_RE.match(sentence)
+    if lead is None:
+        return sentence
+    rest = sentence[lead.end() :]
+    verb = rest.split(None, 1)[0] if rest.split() else ""
+    return f"I {rest}" if verb in _IRREGULAR or verb.endswith("ed") else sentence
+
+
+def commitment_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
+    """``(entityRef, {"commitment": "open" | "fulfilled"})`` for a commitment to act on a named thing or
+    the statement that it was done; ``(None, {})`` otherwise. ``speaker``: whom "I" is."""
+    text = completion_said(sentence.strip())
+    state, match = "open", _OPEN_RE.match(text)
+    if match is None:
+        state, match = "fulfilled", _DONE_RE.match(text)
+        if match is None:
+            return None, {}
+        past = match.group("verb")
+        if past not in _IRREGULAR and not past.endswith("ed"):
+            return None, {}
+        verb = _IRREGULAR.get(past, past)
+    else:
+        verb = match.group("verb")
+    obj = re.sub(r"^(?i:the|an?|my|our|your|his|her|their|this|that)\s+", "", match.group("obj"))
+    if verb not in _TASKS or obj.split()[0].lower() in _NOT_THINGS:
+        return None, {}
+    subject = match.group("subj")
+    who = (speaker or "I") if subject == "I" else subject.lower() if subject.lower() == "we" else subject
+    return key_part(f"{who} {_stem(verb)} {obj}"), {"commitment": state}
