@@ -86,18 +86,24 @@ def cmd_config(args: argparse.Namespace) -> int:
         # Which files were read, so a value's origin can be told from a file that set nothing (or was not found).
         read = [f"  {label}" for label in settings.config_files] or ["  none (defaults only)"]
         values = [f"{r['key']} = {json.dumps(r['value'], default=str)}    ({r['origin']})" for r in flat]
-        return "\n".join(["config files read (lowest precedence first):", *read, "", *values])
+        stale = daemon.stale_text(server) if server else ""
+        return "\n".join(
+            ["config files read (lowest precedence first):", *read, "", *values, *(["", stale] if stale else [])]
+        )
 
-    emit(
-        args,
-        {
-            "settings": values,
-            "origins": {r["key"]: r["origin"] for r in flat},
-            "configFiles": settings.config_files,
-            "warnings": settings.warnings,
-        },
-        text,
-    )
+    from remnic.server import daemon
+
+    # A server running for this directory with older values of settings only a restart applies.
+    server = daemon.config_state(settings)
+    out: dict[str, Any] = {
+        "settings": values,
+        "origins": {r["key"]: r["origin"] for r in flat},
+        "configFiles": settings.config_files,
+        "warnings": settings.warnings,
+    }
+    if server is not None:
+        out["server"] = server
+    emit(args, out, text)
     return 0
 
 

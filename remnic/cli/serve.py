@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from remnic.errors import EXIT_NOT_RUNNING, EXIT_OK, RepoBusyError, UsageError
+from remnic.errors import EXIT_NOT_RUNNING, EXIT_OK, RepoBusyError, UsageError, ValidationError
 
 from ._common import add_command, emit, open_memory, settings_of, table, wants_json
 
@@ -240,7 +240,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not auth.has_tokens():  # a usage error, exit 2, as `daemon start` says it (not the server's exit 1)
         raise UsageError(f"{NO_TOKEN} (none in {store.path}); or pass --token (or set ${TOKEN_ENV})")
     from remnic.server import Api, create_server  # the API and recall pipeline: only for a server that runs
-    from remnic.server.config_watch import ConfigWatch
+    from remnic.server.config_watch import ConfigWatch, restart_values
 
     api = Api(memory)
     server = create_server(api, auth, host=args.host, port=args.port)
@@ -279,6 +279,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "mode": daemon.DAEMON if args.pid_file else daemon.FOREGROUND,
             "cli_socket": cli_socket,
             "code": code,
+            "start_settings": restart_values(memory.settings),
         }
         daemon.write_pid_file(pid_file, **record)
         record["started"] = (daemon.read_pid_file(pid_file) or {}).get("started")
@@ -408,8 +409,15 @@ def _keep_records(
 def cmd_daemon(args: argparse.Namespace) -> int:
     from remnic.server import daemon
 
-    settings = settings_of(args)
     action = args.action
+    unreadable: ValidationError | None = None
+    try:
+        settings = settings_of(args)
+    except ValidationError as exc:
+        if action != "status":
+            raise
+        # A config that no longer reads does not hide the running server: found without the config files.
+        settings, unreadable = settings_of(args, use_config_files=False), exc
     if action == "start":
         daemon.check_not_running(settings)  # said first: more to the point than any other complaint
     if action in ("start", "restart"):
@@ -458,13 +466,21 @@ def cmd_daemon(args: argparse.Namespace) -> int:
         emit(args, info, text)
         return 0
     info = daemon.status(settings)
+    if unreadable is not None:
+        if not info["running"]:
+            raise unreadable
+        for key in ("configStale", "configStaleKeys", "configStaleNote", "configStaleFiles"):
+            info.pop(key, None)  # compared with the defaults, not with the files the server reads
+        info["configError"] = "; ".join(dict.fromkeys(p.describe() for p in unreadable.problems)) or unreadable.message
     if info["running"]:
         foreground = info["mode"] == daemon.FOREGROUND
+        stale = daemon.stale_text(info)
         text = (
             f"running{' in the foreground (`remnic serve`, not the daemon)' if foreground else ''}: "
             f"pid {info['pid']} at {info['url']} since {info['started']}"
             + ("" if info.get("reachable") else " (NOT answering: hung or stopped?)")
             + _version_note(info.get("version"))
+            + (f"\n{stale}" if stale else "")
             + ("\nlog: the terminal it runs in" if foreground else f"\nlog: {info['logFile']}")
         )
     else:

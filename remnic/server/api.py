@@ -29,14 +29,13 @@ from remnic.version import __version__
 
 from . import compat, presence
 from .api_agents import AgentApi
-from .auth import NamespacePolicy
 from .codestamp import restart_note
+from .derived import apply_api_settings
 from .errors import NamespaceForbidden, RestartNeeded
 from .limits import IdempotencyCache, RateLimiter, fingerprint
 from .original_routes import OriginalApi
 from .params import Operation, validate
-from .reply import Reply
-from .schema import build_operations
+from .reply import Reply, error_reply, internal_error
 
 # Which retrievers a hit's ``signals.source`` stands for (others, e.g. graph, stand for themselves).
 _SOURCES: dict[str, tuple[str, ...]] = {"both": ("bm25", "vector"), "sibling": ("episode",)}
@@ -65,6 +64,8 @@ def _filters(values: dict[str, Any]) -> dict[str, Any]:
 class Api(AgentApi, OriginalApi):
     """One per server process, shared by every request thread (the service is thread-safe)."""
 
+    operations: dict[str, Operation]
+
     def __init__(
         self, memory: Memory, settings: Settings | None = None, *, clock: Callable[[], float] = time.monotonic
     ) -> None:
@@ -73,11 +74,10 @@ class Api(AgentApi, OriginalApi):
         memory.background_work = True
         self.settings = settings or memory.settings
         server = self.settings.server
-        # Limits and defaults that are settings (store.maxContentChars…) come from the settings in use.
-        self.operations = build_operations(self.settings.store)
-        self.policy = NamespacePolicy(self.settings.namespaces)
         self.limiter = RateLimiter(server.write_rate_limit, server.write_rate_window_s, clock)
         self.idempotency = IdempotencyCache(server.idempotency_window_s, clock=clock)
+        # Operations, namespace policy, limits: derived as a config reload derives them again.
+        apply_api_settings(self, self.settings)
         # The last recall per (principal, namespace, session): what recall/explain explains.
         self._last: dict[tuple[str, str, str], Any] = {}
         self._last_lock = threading.Lock()
@@ -110,10 +110,10 @@ class Api(AgentApi, OriginalApi):
         except (RemnicError, OSError) as exc:
             if isinstance(exc, ValidationError):  # the service names a Python keyword (reason_code)
                 request_names(exc, (p.name for p in op.params))
-            read_only = presence.read_only_error(self.memory.root, exc)
-            if read_only is None or read_only is exc:
+            said = presence.unusable_state(self.memory.root, exc)
+            if said is None or said is exc:
                 raise
-            raise read_only from None
+            raise said from None
         ignored = [
             compat.warning(p.name, "accepted for compatibility with Remnic clients; it has no effect here")
             for p in op.params
@@ -573,27 +573,4 @@ class Api(AgentApi, OriginalApi):
         return Reply(200, {**body, **self._malformed(principal, ns)})
 
 
-def error_reply(exc: RemnicError, request_id: str | None = None) -> Reply:
-    """The ``{error, code, details?}`` body for a service or server error."""
-    body = exc.to_dict()
-    headers: dict[str, str] = {}
-    retry = getattr(exc, "retry_after_s", None)
-    if retry is not None:
-        headers["Retry-After"] = str(max(1, int(retry + 0.999)))
-    allow = getattr(exc, "allow", None)
-    if allow:
-        headers["Allow"] = ", ".join(allow)
-    if exc.http_status >= 500 and request_id:
-        body["requestId"] = request_id
-    return Reply(exc.http_status, body, headers=headers)
-
-
-def internal_error(request_id: str) -> Reply:
-    return Reply(
-        500,
-        {
-            "error": f"internal error; see the server log for request id {request_id}",
-            "code": "internal_error",
-            "requestId": request_id,
-        },
-    )
+__all__ = ["Api", "Reply", "error_reply", "internal_error"]

@@ -24,9 +24,6 @@ from remnic.config.load import config_fingerprint
 from remnic.config.settings import camel
 from remnic.errors import RemnicError
 
-from .auth import NamespacePolicy
-from .schema import build_operations
-
 log = logging.getLogger("remnic.server")
 
 RESTART_SECTIONS = frozenset({"embed", "index", "git"})
@@ -38,6 +35,39 @@ RESTART_KEYS = frozenset({"server.host", "server.port", "server.maxConnections",
 def needs_restart(key: str) -> bool:
     """Whether a dotted key (``server.port``) takes effect only when the server starts again."""
     return key in RESTART_KEYS or key.split(".", 1)[0] in RESTART_SECTIONS
+
+
+def restart_values(settings: Settings) -> dict[str, Any]:
+    """The settings only a restart applies (dotted key → value, as JSON gives it back): what a server
+    records at start, so a CLI can tell which of its own settings that server does not run with."""
+    values = json_safe(settings.to_dict())
+    return {
+        f"{section}.{key}": value
+        for section in SECTIONS
+        for key, value in (values.get(section) or {}).items()
+        if needs_restart(f"{section}.{key}")
+    }
+
+
+def stale_since(recorded: Any, settings: Settings) -> dict[str, str]:
+    """The restart-only keys whose value in ``settings`` differs from :func:`restart_values` a server
+    recorded at start → the file that set the new value ("the defaults" when none does)."""
+    if not isinstance(recorded, dict):
+        return {}
+    now = restart_values(settings)
+    return {k: settings.origins.get(k, "the defaults") for k in sorted(recorded) if k in now and now[k] != recorded[k]}
+
+
+def stale_report(stale: dict[str, str]) -> dict[str, Any]:
+    """Health's ``configStale`` keys for changed settings that need a restart (key → file that changed it)."""
+    out: dict[str, Any] = {"configStale": bool(stale)}
+    if stale:
+        out["configStaleKeys"] = sorted(stale)
+        out["configStaleNote"] = (
+            f"{', '.join(sorted(stale))} changed since the server started "
+            f"({', '.join(sorted(set(stale.values())))}); they apply after `remnic daemon restart`"
+        )
+    return out
 
 
 def changed_keys(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -110,7 +140,9 @@ class ConfigWatch:
         current.origins = {**fresh.origins, **({"memoryDir": memory_origin} if memory_origin else {})}
         current.config_files = fresh.config_files
         current.warnings = fresh.warnings
-        self._apply(current)
+        from .derived import apply_settings  # the API's modules: not for a CLI that reads restart_values
+
+        apply_settings(self.api, self.http, current)
         applied = [k for k in wanted if k not in restart]
         # Compared with the values kept, so a key changed back to what the server started with drops out.
         self.stale = {key: fresh.origins.get(key, "the defaults") for key in restart}
@@ -122,29 +154,9 @@ class ConfigWatch:
             )
         self.report()
 
-    def _apply(self, settings: Settings) -> None:
-        """What the API and the HTTP server derived from the settings when they started."""
-        api = self.api
-        api.operations = build_operations(settings.store)
-        api.policy = NamespacePolicy(settings.namespaces)
-        api.limiter.limit, api.limiter.window_s = settings.server.write_rate_limit, settings.server.write_rate_window_s
-        api.idempotency.window_s = settings.server.idempotency_window_s
-        http = self.http
-        if http is not None:
-            from .transport import HostCheck
-
-            http.host_check = HostCheck(http.server_address[0], http.server_address[1], settings.server.allowed_hosts)
-            http.mcp.style = settings.mcp.tool_names
-
     def report(self) -> None:
         """What health says about the settings in use."""
-        out: dict[str, Any] = {"configStale": bool(self.stale)}
-        if self.stale:
-            out["configStaleKeys"] = sorted(self.stale)
-            out["configStaleNote"] = (
-                f"{', '.join(sorted(self.stale))} changed since the server started "
-                f"({', '.join(sorted(set(self.stale.values())))}); they apply after `remnic daemon restart`"
-            )
+        out = stale_report(self.stale)
         if self.error:
             out["configError"] = self.error
         self.api.config_report = out

@@ -59,11 +59,14 @@ def write_pid_file(
     cli_socket: str | None = None,
     started: str | None = None,
     code: str | None = None,
+    start_settings: dict[str, Any] | None = None,
 ) -> None:
     """Record this (listening) server: ``mode`` is ``daemon`` or ``foreground`` (a plain ``remnic serve``);
-    ``cli_socket`` is where it runs CLI commands (``remnic store`` and ``query`` go there). The file names
-    the server's ``version`` and ``code`` (:func:`.codestamp.code_stamp` at its start): a CLI of another
-    release runs its commands itself. ``server.last`` keeps the address for the next `daemon restart`."""
+        ``cli_socket`` is where it runs CLI commands (``remnic store`` and ``query`` go there). The file names
+        the server's ``version`` and ``code`` (:func:`.codestamp.code_stamp` at its start): a CLI of another
+        release runs its commands itself; ``startSettings`` the settings only a restart applies, as the server
+    started with them (:func:`.config_watch.restart_values`), for `daemon status` and `remnic config`.
+    ``server.last`` keeps the address for the next `daemon restart`."""
     info = {
         "pid": os.getpid(),
         "host": host,
@@ -78,6 +81,8 @@ def write_pid_file(
         info["code"] = code
     if cli_socket is not None:
         info["cliSocket"] = cli_socket
+    if start_settings is not None:
+        info["startSettings"] = start_settings
     # The state folder is made again (`rm -rf .remnic`), the memory directory never: a server whose
     # directory was deleted or moved must not bring a ghost of it back.
     gone = missing(Path(memory_dir))
@@ -178,7 +183,50 @@ def status(settings: Settings) -> dict[str, Any]:
         out["logFile"] = None
     out["running"] = True
     out["reachable"] = _reachable(str(info.get("host")), int(info.get("port") or 0))
+    out.update(_config_state(info, settings))
     return out
+
+
+def config_state(settings: Settings) -> dict[str, Any] | None:
+    """For the server running for this directory (None: none): its pid, url and whether it runs with
+    older values of settings only a restart applies (health's ``configStale`` keys, from the pid file,
+    so no token is needed)."""
+    info = read_pid_file(pid_path(settings))
+    if info is None or not serves(info, settings.memory_dir):
+        return None
+    if not (pid_alive(info["pid"]) and _is_remnic_server(info["pid"])):
+        return None
+    return {"pid": info["pid"], "url": info.get("url"), **_config_state(info, settings)}
+
+
+def _config_state(info: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    if "startSettings" not in info:  # a server older than the key
+        return {}
+    from .config_watch import stale_report, stale_since
+
+    stale = stale_since(info["startSettings"], settings)
+    out = stale_report(stale)
+    if stale:
+        out["configStaleFiles"] = sorted(set(stale.values()))
+    return out
+
+
+def stale_text(state: dict[str, Any]) -> str:
+    """One line for a server's ``configStale``/``configError`` (empty when neither)."""
+    lines = []
+    if state.get("configStale"):
+        keys = state.get("configStaleKeys") or []
+        files = sorted({str(f) for f in (state.get("configStaleFiles") or [])})
+        lines.append(
+            f"server running with settings older than {', '.join(files) or 'the config files'}: "
+            f"restart needed for: {', '.join(keys)} (`remnic daemon restart`)"
+        )
+    if state.get("configError"):
+        lines.append(
+            f"config error: {state['configError']}; the server keeps the settings it read before "
+            "(it applies the files once they read again)"
+        )
+    return "\n".join(lines)
 
 
 def _rotate(log: Path) -> None:

@@ -52,6 +52,14 @@ class RestartNeeded(RemnicError):
     http_status = 503
 
 
+class StateUnusable(RemnicError):
+    """A part of the state folder (``.remnic``) is of the wrong type (a folder where a file belongs, or the
+    other way round): the code the write path's own refusal uses; no retry helps until a person moves it aside."""
+
+    code = "state_dir_unusable"
+    http_status = 500
+
+
 class BodyTooLarge(UsageError):
     code = "request_body_too_large"
     http_status = 413

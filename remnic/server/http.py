@@ -35,9 +35,10 @@ from remnic.errors import RemnicError, ValidationError
 from remnic.render.xray import dumps_json
 
 from . import presence
-from .api import Api, Reply, error_reply, internal_error
+from .api import Api
 from .auth import Authenticator
 from .bodies import BodyReading, ClientGone
+from .derived import apply_http_settings
 from .errors import (
     BodyTooLarge,
     ForbiddenOrigin,
@@ -50,6 +51,7 @@ from .errors import (
 )
 from .lifecycle import GracefulStop
 from .mcp import INVALID_REQUEST, PARSE_ERROR, SUPPORTED_VERSIONS, McpServer, McpSession, leading_id
+from .reply import Reply, error_reply, internal_error
 from .routes import http_names, query_args, route
 from .transport import (
     LINGER_BYTES,
@@ -77,6 +79,8 @@ class RemnicHTTPServer(GracefulStop, HTTPServer):
     request_queue_size = 512  # a burst of connects waits in the kernel, not in SYN retries
     config_watch: Any = None
     """A :class:`~.config_watch.ConfigWatch` when the settings came from config files (`remnic serve`)."""
+    host_check: HostCheck
+    """Which Host headers name this server (set by :func:`.derived.apply_http_settings`)."""
 
     def __init__(self, address: tuple[str, int], api: Api, auth: Authenticator, settings: Settings) -> None:
         self.api = api
@@ -94,7 +98,8 @@ class RemnicHTTPServer(GracefulStop, HTTPServer):
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, Handler)
-        self.host_check = HostCheck(address[0], self.server_address[1], limits.allowed_hosts)
+        self.bind_host = address[0]
+        apply_http_settings(self, settings)
 
     def _maybe_tend(self) -> None:
         """Between requests (serve_forever's loop): every ``observe.tendIntervalS`` a pass on its own
