@@ -12,7 +12,7 @@ each line skipped as an :class:`ImportSkip`); records are :class:`MemoryRecord`;
 an :class:`ObserveResult` (turns buffered, each :class:`FlushResult`, and ``.observations``: the
 :class:`MemoryObservation` records its flushes made, holding an :class:`ExtractedFact`, its
 :class:`Importance` and :class:`JudgeVerdict`); ``recall`` returns a :class:`RecallResult` of
-:class:`RecallHit`. Every type a method returns, and every error it raises, is exported here (but
+:class:`RecallHit`; ``review_disposition`` a :class:`ReviewResult`. Every type a method returns, and every error it raises, is exported here (but
 ``Memory.index``, the search index itself, which is internal).
 Errors derive from :class:`RemnicError`; a wrong argument is a :class:`ValidationError` naming it
 (``.problems``: :class:`FieldProblem`), and a closed ``Memory`` refuses every call. The package
@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     from remnic.service.portable import Skip as ImportSkip
     from remnic.service.pull import PullReport
     from remnic.service.reverting import AlsoChanged, RevertResult
+    from remnic.service.review import ReviewResult
     from remnic.sync.report import Change, SyncReport
 
 _ERRORS = (
@@ -126,6 +127,7 @@ _WHERE = {
     "RecallResult": "remnic.recall.types",
     "RecallXraySnapshot": "remnic.render.snapshot",
     "RevertResult": "remnic.service.reverting",
+    "ReviewResult": "remnic.service.review",
     "ScoreDecomposition": "remnic.render.snapshot",
     "ScoreTerms": "remnic.recall.types",
     "SourceAnchor": "remnic.render.snapshot",
@@ -183,6 +185,7 @@ __all__ = [
     "RemoteUnreachableError",
     "RepoBusyError",
     "RevertResult",
+    "ReviewResult",
     "ScoreDecomposition",
     "ScoreTerms",
     "SourceAnchor",

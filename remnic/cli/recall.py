@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from remnic.config import CEILINGS, STATE_DIR
-from remnic.errors import RemnicError, UsageError
+from remnic.errors import FieldProblem, RemnicError, UsageError
 from remnic.fsio import write_atomic
 from remnic.memfile.paths import MemoryPaths
 
@@ -28,6 +27,7 @@ from ._common import (
     safe,
     wants_json,
 )
+from .audit import cmd_audit_list, cmd_audit_show
 
 
 def _non_negative_int(name: str) -> Any:
@@ -187,7 +187,12 @@ def register(sub: Any) -> None:
         epilog="examples:\n  remnic audit list --limit 5\n  remnic audit show audit-20261121-5f6b1a2c9d8e --json",
     )
     audit = p.add_subparsers(dest="audit_command", metavar="<show|list>", required=True)
-    a = add_command(audit, "show", "print one audit entry (the auditEntryId of an X-ray result)")
+    a = add_command(
+        audit,
+        "show",
+        "print one audit entry (the auditEntryId of an X-ray result); under a pinned clock, the newest of "
+        "those sharing the id, then the others",
+    )
     a.add_argument("audit_id", metavar="ID", help="an audit entry id, e.g. audit-20261121-5f6b1a2c9d8e")
     a.set_defaults(handler=cmd_audit_show)
     a = add_command(audit, "list", "the newest audit entries, newest first (a long query cut to 120 characters)")
@@ -417,16 +422,27 @@ def write_out(target: Path, text: str) -> None:
         raise RemnicError(f"cannot write --out {target}: {exc.strerror or exc}") from None
 
 
+class FlagConflict(UsageError):
+    """Two flags that contradict each other: a usage error as argparse's are (``code`` usage_error), each
+    flag a detail, so a script reads the same shape whichever of them the parser could have refused."""
+
+    code = "usage_error"
+
+
 def cmd_xray(args: argparse.Namespace) -> int:
-    from remnic.render.xray import render_xray
+    from remnic.render.xray import FORMATS, render_xray
 
     text = read_text_arg(args.text).strip()
     if not text:
         raise UsageError("QUERY must not be empty (give the words to recall)")
     if wants_json(args) and args.format not in (None, "json"):
-        raise UsageError(
+        raise FlagConflict(
             f"--json means --format json and conflicts with --format {args.format}; give one of them "
-            "(--format text, markdown or json)"
+            "(--format text, markdown or json)",
+            problems=[
+                FieldProblem("--json", f"means --format json, not --format {args.format}"),
+                FieldProblem("--format", f"{args.format} conflicts with --json", options=FORMATS),
+            ],
         )
     fmt = args.format or ("json" if wants_json(args) else "text")
     filters = filter_options(args)
@@ -454,49 +470,6 @@ def cmd_xray(args: argparse.Namespace) -> int:
     if snapshot is None:
         print("remnic: error: the X-ray could not be captured (the recall ran; see the log)", file=sys.stderr)
         return 1
-    return 0
-
-
-def _audit_text(entry: dict[str, Any]) -> str:
-    lines = []
-    for key, value in entry.items():
-        if isinstance(value, (list, dict)):
-            value = json.dumps(value, ensure_ascii=False)
-        elif value is None:
-            value = "-"
-        lines.append(f"{key}: {value}")
-    return "\n".join(lines)
-
-
-def cmd_audit_show(args: argparse.Namespace) -> int:
-    memory = open_memory(args)
-    entry = memory.audit_show(args.audit_id)
-    emit(args, entry, lambda: _audit_text(entry))
-    return 0
-
-
-def cmd_audit_list(args: argparse.Namespace) -> int:
-    from remnic.render.jsfmt import collapse_whitespace
-    from remnic.render.xray import QUOTE_CHARS
-
-    def cut(query: str) -> str:
-        # As long as the X-ray's `source:` (`audit show ID` has all of it), cut between characters:
-        # the X-ray's JavaScript-style cut may split an emoji's surrogate pair, a terminal line must not.
-        query = collapse_whitespace(query)
-        return query if len(query) <= QUOTE_CHARS else query[:QUOTE_CHARS] + "\u2026"
-
-    memory = open_memory(args)
-    entries = memory.audit_recent(args.limit)
-    rows = [
-        f"{e.get('id')}  {e.get('ts')}  {len(e.get('returnedIds') or [])} result(s)  {cut(str(e.get('query')))!r}"
-        for e in entries
-    ]
-    unreadable = memory.audit_unreadable()
-    data = {"count": len(entries), "entries": entries, "unreadable": unreadable}
-    emit(args, data, "\n".join(rows) if rows else "no recalls recorded yet")
-    if not wants_json(args):  # on stderr, so the list itself stays clean for a pipe
-        for path, n in unreadable.items():
-            print(f"remnic: warning: {n} unreadable line(s) skipped in {path}", file=sys.stderr)
     return 0
 
 

@@ -158,14 +158,19 @@ class AuditLog:
         return removed
 
     def show(self, audit_id: str) -> dict[str, Any]:
+        """The entry with ``audit_id``. Under a pinned clock a recall run twice appends two entries with one
+        id: the newest is returned (the recall that just ran), carrying ``sharedId``: ``{"count": N,
+        "earlier": [the others, oldest first]}``, so no entry with that id goes unseen."""
         match = AUDIT_ID_RE.match(audit_id)
         if not match:
             raise UsageError(f"{audit_id!r} is not an audit entry id (expected audit-YYYYMMDD-<12 hex>)")
         path = self._file(match.group(1))
         entries, damaged = _scan(path)
-        for entry in entries:
-            if entry["id"] == audit_id:
-                return entry
+        found = [entry for entry in entries if entry["id"] == audit_id]
+        if len(found) > 1:
+            return {**found[-1], "sharedId": {"count": len(found), "earlier": found[:-1]}}
+        if found:
+            return found[0]
         for number, raw in damaged:
             if audit_id.encode("ascii") in raw:
                 raise RemnicError(f"audit entry {audit_id} is on a damaged line ({path}:{number}) and cannot be read")

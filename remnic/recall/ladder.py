@@ -106,6 +106,19 @@ def chain(
     return out
 
 
+def scope_stages(names: Sequence[str], notes: Sequence[str], pool: int, entered: str) -> list[StageCount]:
+    """The scope stages' counts: each admits the whole candidate pool, as scope was pushed into retrieval and
+    nothing in the pool is out of it. Their reasons say how far each narrowed the index (the memories a
+    narrower stage left out never became candidates); the last adds how the pool was drawn (``entered``).
+    When a narrower stage follows, the first's reason says its count is that pool, not the memories it names."""
+    out = []
+    for i, (name, note) in enumerate(zip(names, notes, strict=True)):
+        if i == 0 and len(names) > 1:
+            note += f"; counted: the {pool} candidate{'' if pool == 1 else 's'} retrieved within {names[-1]}"
+        out.append(StageCount(name, pool, pool, note + ("; " + entered if i == len(names) - 1 else "")))
+    return out
+
+
 def rejected_summary(candidates: Iterable[Candidate], stage: str, label: Callable[[Candidate], str]) -> str:
     """``rejected superseded ×2, forgotten ×1`` for the candidates ``stage`` dropped ('' if none)."""
     counts = Counter(label(c) for c in candidates if c.dropped_at == stage)

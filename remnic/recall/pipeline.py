@@ -27,7 +27,7 @@ from .expand import expand
 from .expansion import DocCounts, expansions, unembedded
 from .expansion import describe as describe_expansions
 from .filters import facts_table, filter_scope, make_filters
-from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, pool_reason, rejected_summary
+from .ladder import CANDIDATE_STAGES, RESULT_LIMIT, chain, drop, passed, pool_reason, rejected_summary, scope_stages
 from .mmr import mmr_order
 from .passages import PassageMatch, describe_matches, rank_passages
 from .phrase import phrase_scope
@@ -140,7 +140,10 @@ def run_recall(
         ]
         if categories:
             narrowed = scope & snap.mask(categories=categories)
-            scope_notes.append(f"category={options.category}: {int(narrowed.sum())} of {int(scope.sum())} in scope")
+            of_category, before = int(narrowed.sum()), int(scope.sum())
+            scope_notes.append(
+                f"category={options.category}: {of_category} of {before} in scope, {before - of_category} left out"
+            )
             scope = narrowed
         if focus is not None:
             scope_notes[0] += "; " + focus.describe(s.query_aspect_weight)
@@ -410,11 +413,7 @@ def run_recall(
             )
 
         entered = _retrieval_reason(pool, depth, retrieved, refetched, procedural, recent)
-        n = len(pool.cands)
-        index_stages = [
-            StageCount(name, n, n, note + ("; " + entered if i == len(scope_names) - 1 else ""))
-            for i, (name, note) in enumerate(zip(scope_names, scope_notes))
-        ]
+        index_stages = scope_stages(scope_names, scope_notes, len(pool.cands), entered)
         reasons = _reasons(pool, s, top_k, budget, len(head))
         if trimmed:
             reasons["budget-fit"] += f"; {trimmed} trimmed to their best passages"

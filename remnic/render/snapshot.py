@@ -119,8 +119,19 @@ class ScoreDecomposition:
     """remnic: recall.projectBoost for a memory of the project the recall is for (cwd, projectTag)."""
 
     def terms(self) -> list[tuple[str, float]]:
-        """Present optional terms as (python name, value), in stable order."""
+        """The terms present, as (python name, value) in stable order, each as the X-ray shows it: so
+        ``mmr_penalty`` is positive, and their plain sum is not ``final`` when MMR penalised the result
+        (:meth:`signed_terms` and :meth:`total` are)."""
         return [(attr, getattr(self, attr)) for attr, _key in SCORE_TERMS if getattr(self, attr) is not None]
+
+    def signed_terms(self) -> list[tuple[str, float]]:
+        """:meth:`terms` with ``mmr_penalty`` negated: the terms that add up to ``final``."""
+        return [(attr, -value if attr == "mmr_penalty" else value) for attr, value in self.terms()]
+
+    def total(self) -> float:
+        """The sum of :meth:`signed_terms`: ``final`` within rounding (terms have 9 decimals) for every
+        result remnic captures."""
+        return sum(value for _attr, value in self.signed_terms())
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"final": self.final}

@@ -309,8 +309,9 @@ def admitted_statuses(
     if include_inactive and statuses:
         raise ValidationError.single(
             "includeInactive",
+            # Spelled alike on every surface: the field is renamed per caller, the rest of the message is not.
             "admits every status and statuses only those named; give one of them "
-            "(statuses with includeSuperseded adds superseded to them)",
+            "(to add superseded memories to those statuses, name superseded among them)",
         )
     out = list(statuses or ())
     if include_superseded and not include_inactive:

@@ -64,9 +64,15 @@ class RecallOps:
         readable: Callable[[str], bool] | None = None,
     ) -> RecallResult:
         """Hybrid recall (BM25 + local embeddings) over active memories, best first: a
-        :class:`remnic.RecallResult` (iterate it for :class:`remnic.RecallHit`); see
-        :func:`remnic.service.recall.recall` for what each option does. ``top_k`` is from 1 to 10000
-        (None: ``recall.topK``); an empty query, a string for ``statuses`` or ``tags``, or anything but
+        :class:`remnic.RecallResult` (iterate it for :class:`remnic.RecallHit`). ``top_k`` is from 1 to 10000
+        (None: ``recall.topK``); ``namespace`` None spans every namespace; ``budget_chars`` None is
+        ``recall.budgetChars``, 0 no limit. Filters: ``category``; ``statuses`` (default ``["active"]``);
+        ``include_superseded`` adds superseded ones, each ranked below its successor; ``include_inactive``
+        admits every status, ranked below active ones (not with ``statuses``); ``tags`` keeps memories with
+        any of them (``tag_match="all"``: all); ``as_of`` (an ISO time or epoch seconds) those valid then.
+        ``xray=True`` puts a snapshot in ``.xray`` (see :meth:`recall_xray` for ``session_key``,
+        ``trace_id``, ``clock`` and ``source``); ``spaces`` searches the read-only spaces too;
+        ``audit=False`` writes no audit entry. An empty query, a string for ``statuses`` or ``tags``, or anything but
         True or False for a flag, is a ValidationError naming it. An empty recall in a ``namespace`` that
         holds no memory file says so in ``result.warnings``; ``readable`` (a server's principal) keeps the
         namespaces it names to those its caller may read."""
@@ -126,8 +132,27 @@ class RecallOps:
         readable: Callable[[str], bool] | None = None,
     ) -> RecallXraySnapshot | None:
         """A fresh recall of ``query`` with its X-ray snapshot
-        (:class:`remnic.render.snapshot.RecallXraySnapshot`), or None if capture failed; the filters
-        are :meth:`recall`'s, and so is ``readable``; see :func:`remnic.service.recall.recall_xray`."""
+        (:class:`remnic.render.snapshot.RecallXraySnapshot`, exported as :class:`remnic.RecallXraySnapshot`),
+        or None if capture failed (the recall still ran and wrote its audit entry; the failure is logged).
+
+        It runs the recall :meth:`recall` would, scoped and filtered the same way:
+
+        - ``namespace``: None spans every namespace (the snapshot then has no ``namespace``);
+        - ``budget_chars``: the characters the returned contents may use; None is ``recall.budgetChars``
+          (8192), 0 no limit; the first hit is always kept, trimmed to its best passages if need be;
+        - ``top_k``: 1 to 10000; None is ``recall.topK`` (10);
+        - ``session_key``, ``trace_id``: carried into the snapshot (``sessionKey``, ``traceId``) and the
+          audit entry as given, trimmed;
+        - ``clock``: epoch milliseconds (an int, a string of digits, or a ``RecallClock``) pinning the
+          recall's time, for reproducible snapshots; None reads ``REMNIC_XRAY_CLOCK``, else the live clock;
+        - ``source``: what the audit entry's ``source`` says made the recall (default ``"api"``);
+        - ``project``: from :meth:`project_context`, boosting that project's memories;
+        - ``category``, ``statuses``, ``include_superseded``, ``include_inactive``, ``tags``,
+          ``tag_match``, ``as_of``, ``readable``: :meth:`recall`'s filters (``include_inactive`` and
+          ``statuses`` exclude each other).
+
+        A wrong argument raises a ValidationError naming it, before anything runs. Calls are serialised by
+        one lock per memory root, shared by every surface of the process (CLI, HTTP, MCP)."""
         from . import recall as _recall
 
         _flags(include_inactive=include_inactive, include_superseded=include_superseded)
@@ -166,7 +191,8 @@ class RecallOps:
         return _recall.citations(self, hits)
 
     def audit_show(self: Memory, audit_id: str) -> dict[str, Any]:
-        """One recall-audit entry by id (``audit-YYYYMMDD-<12 hex>``)."""
+        """One recall-audit entry by id (``audit-YYYYMMDD-<12 hex>``). Under a pinned clock a recall run
+        twice shares one id: the newest entry, with ``sharedId`` (``count``, ``earlier``: the others)."""
         from . import recall as _recall
 
         return _recall.audit_show(self, _check.text(audit_id, "audit_id"))
