@@ -21,11 +21,19 @@ ROOT = Path(__file__).resolve().parents[1]
 GIT_IDENTITY = ["-c", "user.name=Test User", "-c", "user.email=test@example.com"]
 
 
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache folder for the run's rewritten models, as a machine has one ~/.cache: the packaged model is
+    rewritten once per test process, not once per test and per CLI process a test starts."""
+    return tmp_path_factory.mktemp("xdg-cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, model_cache: Path) -> Path:
     """No test reads the developer's ~/.config or ~/.remnic, or inherits REMNIC_* settings."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(model_cache))
     for var in ("REMNIC_MEMORY_DIR", "REMNIC_CONFIG_PATH", "REMNIC_SPACES_PATH", "XDG_CONFIG_HOME"):
         monkeypatch.delenv(var, raising=False)
     return home

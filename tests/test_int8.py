@@ -147,7 +147,8 @@ def test_an_unwritable_cache_folder_still_runs_int8(tmp_path: Path, monkeypatch:
     monkeypatch.setattr(int8, "_memo", {})
     embedder = Embedder(EmbedderSpec(int8=True))
     got = embedder.embed(TEXTS[:2])
-    assert isinstance(int8._memo[_file_sha256(_default_model_path(), "model")], bytes)  # kept in memory
+    key = _file_sha256(_default_model_path(), "model") + f"-i8v{int8.REWRITE_VERSION}.onnx"
+    assert isinstance(int8._memo[key], bytes)  # kept in memory
     floats = Embedder(EmbedderSpec(int8=False)).embed(TEXTS[:2])
     assert np.abs(got - floats).max() > 1e-3 and blocker.read_text().startswith("a file")
 

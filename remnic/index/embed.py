@@ -258,7 +258,7 @@ class Embedder:
         # BLAS threads for the cores: a query embedding followed by the vector search took
         # 15 ms instead of 8.6 ms (2 cores). Vectors are unchanged.
         opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        session = open_session(path, opts, int8=self.int8, label=self.model_label())
+        session = open_session(path, opts, int8=self.int8, label=self.model_label(), fuse=self._is_default_model())
 
         inputs = {i.name: i for i in session.get_inputs()}
         missing = [name for name in _REQUIRED_INPUTS if name not in inputs]

@@ -8,6 +8,7 @@ weights to ``MatMulInteger`` instead, each call's activations quantized on the f
 into one (``DynamicQuantizeMatMul``). On LoCoMo's turns that is 1.9x fewer CPU-seconds per text,
 vectors at cosine 0.993 on average (0.977 at worst) to the float products.
 
+The same cache keeps the float model's fused-kernel rewrite (:mod:`.fused`, :func:`fused_model`).
 The rewritten model is kept in the user's cache folder (:func:`cache_dir`), named by the original's
 sha256 and its own, so a process after the first loads it straight from there (faster than the
 original: no weights to fold, no ``onnx`` to import) once its bytes check out; every installation of
@@ -22,6 +23,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +35,17 @@ if TYPE_CHECKING:  # pragma: no cover - imports only for annotations
     import onnx
     import onnxruntime
 
-__all__ = ["NEEDS_ONNX", "REWRITE_VERSION", "cache_dir", "forget", "int8_model", "kept_at", "open_session", "rewrite"]
+__all__ = [
+    "NEEDS_ONNX",
+    "REWRITE_VERSION",
+    "cache_dir",
+    "forget",
+    "fused_model",
+    "int8_model",
+    "kept_at",
+    "open_session",
+    "rewrite",
+]
 
 log = logging.getLogger(__name__)
 
@@ -47,25 +59,36 @@ _memo: dict[str, str | bytes] = {}  # the original's sha256 -> cached path, rewr
 _memo_lock = threading.Lock()
 
 
-def open_session(path: Path, opts: Any, *, int8: bool, label: str) -> onnxruntime.InferenceSession:
-    """The ORT session of the model at ``path``: its int8 rewrite when ``int8`` (a cached rewrite that no
-    longer loads is dropped and made again). ``label`` names the model in errors."""
+def open_session(path: Path, opts: Any, *, int8: bool, label: str, fuse: bool = False) -> onnxruntime.InferenceSession:
+    """The ORT session of the model at ``path``: its int8 rewrite when ``int8``, else its fused-kernel rewrite
+    when ``fuse`` (:mod:`.fused`; the same vectors, so a fused model that will not load is skipped and the
+    original used); a cached rewrite that no longer loads is dropped and made again. ``label`` names the
+    model in errors."""
     import onnxruntime as ort
 
-    for attempt in range(2):
+    for attempt in range(3):
         model: str | bytes = str(path)
         try:
             if int8:
                 model = int8_model(path, label) or model
+            elif fuse:
+                model = fused_model(path, label) or model
             return ort.InferenceSession(model, sess_options=opts, providers=["CPUExecutionProvider"])
         except EmbeddingError:
             raise
         except ImportError as exc:
+            if not int8:
+                fuse = False  # the fused rewrite is an optimisation: without onnx, the original runs
+                continue
             raise EmbeddingError(f"{label}: {NEEDS_ONNX} ({exc})") from exc
         except Exception as exc:
             if attempt == 0 and isinstance(model, str) and model != str(path):
-                log.warning("the cached int8 rewrite %s did not load (%s); making it again", model, exc)
+                log.warning("the cached rewrite %s did not load (%s); making it again", model, exc)
                 forget(model)
+                continue
+            if fuse and model != str(path):
+                log.warning("the fused rewrite of %s did not load (%s); running the model as it is", label, exc)
+                fuse = False
                 continue
             what = "its int8 rewrite (embed.int8)" if int8 else "the ONNX model"
             raise EmbeddingError(f"{label}: could not load {what}: {exc}") from exc
@@ -156,31 +179,94 @@ def int8_model(source: Path, what: str) -> str | bytes | None:
     """What onnxruntime loads to run ``source`` in int8: the cached file's path, else the rewritten
     bytes (kept for the next process when the cache folder is writable); None when the model has no
     dequantized int8 weights (it then runs as it is). ``what`` names the model in errors."""
+
+    def make(data: bytes) -> bytes | None:
+        out, count = rewrite(data)
+        return out if count else None
+
+    return _rewritten(source, what, f"-i8v{REWRITE_VERSION}.onnx", make)
+
+
+def fused_model(source: Path, what: str) -> str | bytes | None:
+    """What onnxruntime loads to run ``source`` with fused attention and GELU kernels (:mod:`.fused`), like
+    :func:`int8_model`; None when the model does not match that rewrite or its outputs would differ."""
+    from . import fused
+
+    def make(data: bytes) -> bytes | None:
+        out, count = fused.rewrite(data)
+        if not count:
+            return None
+        if not _fused_agrees(data, out):
+            log.warning("%s: the fused-kernel rewrite gave other outputs than the model; not used", what)
+            return None
+        return out
+
+    return _rewritten(source, what, f"-fav{fused.REWRITE_VERSION}.onnx", make)
+
+
+def _fused_agrees(original: bytes, rewritten: bytes) -> bool:
+    import numpy as np
+    import onnxruntime as ort
+
+    from . import fused
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    try:
+        a = ort.InferenceSession(original, sess_options=opts, providers=["CPUExecutionProvider"])
+        b = ort.InferenceSession(rewritten, sess_options=opts, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - onnxruntime's own types: a build without the fused kernels
+        log.debug("fused rewrite not loadable: %s", exc)
+        return False
+    # Two padded batches of real word ids: the padding mask must be honoured exactly as the original does.
+    ids = np.array([[101, 7592, 2088, 102, 0, 0, 0], [101, 1996, 4248, 2829, 4419, 14523, 102]], dtype=np.int64)
+    mask = (ids > 0).astype(np.int64)
+    feeds = [{"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}]
+    feeds.append({k: v[:1, :4] for k, v in feeds[0].items()})
+    try:
+        return fused.agrees(a, b, feeds)
+    except Exception as exc:  # noqa: BLE001 - a run that fails is a rewrite not to use
+        log.debug("fused rewrite failed to run: %s", exc)
+        return False
+
+
+def _rewritten(source: Path, what: str, suffix: str, make: Callable[[bytes], bytes | None]) -> str | bytes | None:
+    """``make(source's bytes)``, cached in :func:`cache_dir` under the source's sha256 and its own (and a
+    ``.skip`` marker when ``make`` gives None, so the next process does not try again)."""
     digest = _file_sha256(source, what)
+    key = digest + suffix
     with _memo_lock:
-        if digest in _memo:
-            return _memo[digest] or None
+        if key in _memo:
+            return _memo[key] or None
         folder = cache_dir()
-        suffix = f"-i8v{REWRITE_VERSION}.onnx"
+        skip = folder / f"{digest[:24]}{suffix}.skip"
+        if skip.is_file():
+            _memo[key] = b""
+            return None
         for cached in sorted(folder.glob(f"{digest[:24]}-*{suffix}")) if folder.is_dir() else []:
             if _checks_out(cached, suffix):
-                _memo[digest] = str(cached)
+                _memo[key] = str(cached)
                 return str(cached)
-            log.warning("the cached int8 rewrite %s is not the file it was written as; making it again", cached)
+            log.warning("the cached rewrite %s is not the file it was written as; making it again", cached)
             _remove(cached)
-        data, count = rewrite(source.read_bytes())
-        if count:
+        data = make(source.read_bytes())
+        if data is not None:
             own = hashlib.sha256(data).hexdigest()
-            _memo[digest] = _keep(folder / f"{digest[:24]}-{own[:24]}{suffix}", data) or data
+            _memo[key] = _keep(folder / f"{digest[:24]}-{own[:24]}{suffix}", data) or data
         else:
-            _memo[digest] = b""
-        return _memo[digest] or None
+            _keep(skip, b"")
+            _memo[key] = b""
+        return _memo[key] or None
 
 
-def kept_at(source: Path, what: str) -> str | None:
-    """The cached file ``source``'s rewrite runs from in this process (None: from memory, or not loaded)."""
+def kept_at(source: Path, what: str, *, fused: bool = False) -> str | None:
+    """The cached file ``source``'s int8 (or ``fused``) rewrite runs from in this process (None: from
+    memory, or not loaded)."""
+    from . import fused as fused_rewrite
+
+    suffix = f"-fav{fused_rewrite.REWRITE_VERSION}.onnx" if fused else f"-i8v{REWRITE_VERSION}.onnx"
     with _memo_lock:
-        found = _memo.get(_file_sha256(source, what))
+        found = _memo.get(_file_sha256(source, what) + suffix)
     return found if isinstance(found, str) else None
 
 
