@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+import test_int8
 from onnx import numpy_helper
 
 from remnic.index import fused, int8
@@ -24,11 +25,7 @@ TEXTS = [
 ]
 
 
-@pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(int8, "_memo", {})
-    return tmp_path / "cache" / "remnic" / "models"
+cache = test_int8.cache  # a cache folder of the test's own, nothing remembered from an earlier test
 
 
 def _plain(monkeypatch: pytest.MonkeyPatch) -> Embedder:
