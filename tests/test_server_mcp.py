@@ -56,6 +56,7 @@ OPERATIONS = (
     "day_summary",
     "set_coding_context",
     "action_confidence",
+    "memory_capture",
 )
 ALL_TOOLS = {f"remnic_{op}" for op in OPERATIONS}  # listed by default (mcp.toolNames: underscore)
 EVERY_SPELLING = {name for op in OPERATIONS for name in (f"remnic_{op}", f"remnic.{op}", f"engram.{op}")}
@@ -432,6 +433,7 @@ async def call_every_tool(client: Client) -> dict[str, Any]:
     )
     await call("remnic_recall", {"query": "deploy", "sessionKey": "s", "cwd": "/"}, "remnic_recall (cwd)")
     await call("remnic_action_confidence", {"confidence": 0.9, "risk": "low", "contextReadiness": "sufficient"})
+    await call("remnic_memory_capture", {"content": "Redis runs on port 6380 in staging"})
     assert {name.split(" ")[0] for name in results} == set(tools)
     return results
 

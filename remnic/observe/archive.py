@@ -21,7 +21,7 @@ from .lcm.store import append_turns, archive_name
 ROLES = ("user", "assistant")
 MAX_SESSION_KEY = 512
 
-__all__ = ["ROLES", "archive", "archive_name", "check_messages"]
+__all__ = ["MAX_SESSION_KEY", "ROLES", "archive", "archive_name", "check_messages"]
 
 
 def check_messages(session_key: Any, messages: Any, namespace: str) -> list[FieldProblem]:

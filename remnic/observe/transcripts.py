@@ -403,15 +403,16 @@ def parse_transcript(
     return reader.result()
 
 
-def turns_from_messages(messages: Any, *, field: str = "messages") -> list[Turn]:
+def turns_from_messages(messages: Any, *, field: str = "messages", allow_empty: bool = False) -> list[Turn]:
     """Turns from the API's message dicts ``{role, content, speaker?, turnId?, timestamp?}``.
 
     ``content`` is a string or content blocks (text blocks kept, host text cut out, tool blocks
     dropped). Every problem is reported at once, each naming its field; messages left with no
     words after the host text is cut are not turns. ``index`` is the message's position here: a
-    session buffer renumbers turns with its own sequence.
+    session buffer renumbers turns with its own sequence. ``allow_empty``: no messages at all is no
+    turns (a flush of what the session already holds), not an error.
     """
-    problems = check_messages(messages, field=field)
+    problems = check_messages(messages, field=field, allow_empty=allow_empty)
     if problems:
         raise ValidationError(problems[0].describe() if len(problems) == 1 else f"invalid {field}", problems=problems)
     reader = Reader("openai", field, strict=True)
@@ -454,10 +455,18 @@ _TYPED_KEYS: list[tuple[str, tuple[type, ...], str]] = [
 _TYPED_KEYS += [("turnId", (str, int), "a string or an integer"), ("parts", (list,), "an array of objects")]
 
 
-def check_messages(messages: Any, *, field: str = "messages") -> list[FieldProblem]:
+def check_messages(messages: Any, *, field: str = "messages", allow_empty: bool = False) -> list[FieldProblem]:
     """Every problem with a list of message dicts, each naming its field and the valid options."""
-    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)) or not messages:
-        return [FieldProblem(field, "must be a non-empty array of {role, content} objects")]
+    if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
+        return [FieldProblem(field, "must be an array of {role, content} objects")]
+    if not messages and not allow_empty:
+        return [
+            FieldProblem(
+                field,
+                "must be a non-empty array of {role, content} objects (an empty one only with flush: true, "
+                "which flushes the turns the session already holds)",
+            )
+        ]
     problems: list[FieldProblem] = []
     for i, msg in enumerate(messages):
         where = f"{field}[{i}]"

@@ -61,8 +61,20 @@ class Version:
         }
 
 
+BIDI_CONTROLS = dict.fromkeys([*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x061C, 0x200E, 0x200F])
+"""Embeddings, overrides, isolates and marks: in a commit message they reorder what `git log` shows
+(U+202E reverses the rest of the line), so a memory's words could disguise its commit."""
+_CONTROLS = dict.fromkeys([*range(0x00, 0x20), 0x7F], " ")
+
+
+def plain(text: str) -> str:
+    """``text`` on one line: bidi controls dropped, other control characters (newlines too) as spaces."""
+    return text.translate(BIDI_CONTROLS).translate(_CONTROLS)
+
+
 def format_message(subject: str, trailers: Mapping[str, str | Sequence[str]], body: str | None = None) -> str:
-    full = subject.replace("\n", " ").strip()
+    full = plain(subject).strip()
+    body = body.translate(BIDI_CONTROLS) if body else body
     short = short_subject(full)
     lines = [short]
     if short != full:  # the part cut off may be what matters: the body keeps every word
@@ -73,7 +85,7 @@ def format_message(subject: str, trailers: Mapping[str, str | Sequence[str]], bo
     for key, value in trailers.items():
         values = [value] if isinstance(value, str) else list(value)
         for v in values:
-            trailer_lines.append(f"{TRAILER_PREFIX}{key}: {str(v).replace(chr(10), ' ')}")
+            trailer_lines.append(f"{TRAILER_PREFIX}{key}: {plain(str(v))}")
     if trailer_lines:
         lines += ["", *trailer_lines]
     return "\n".join(lines) + "\n"

@@ -8,6 +8,7 @@ byte-for-byte its route's body.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import NotFoundError, ValidationError
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
     from .auth import NamespacePolicy
 
+NOTE_BLOCK = re.compile(r"</?\s*memory_note\b", re.IGNORECASE)
 CONTEXTS = 1024
 """How many (principal, session) coding contexts set_coding_context keeps (the oldest go first)."""
 
@@ -244,6 +246,14 @@ class AgentApi:
 
     def op_suggestion_submit(self, principal: str, values: dict[str, Any]) -> Reply:
         return self._store(principal, values, "suggestion_submit")
+
+    def op_memory_capture(self, principal: str, values: dict[str, Any]) -> Reply:
+        # One note a call: a <memory_note> block inside is the model wrapping notes it meant to capture apart.
+        if NOTE_BLOCK.search(values["content"]):
+            raise ValidationError.single(
+                "content", "holds a <memory_note> block: capture each note's own text, one note a call"
+            )
+        return self._store(principal, {**values, "status": "active"}, "memory_capture")
 
     def op_memory_profile(self, principal: str, values: dict[str, Any]) -> Reply:
         ns = self.policy.resolve(principal, values.get("namespace"), write=False)

@@ -10,7 +10,8 @@ routes, so a tool's text content is byte-for-byte the HTTP response body and its
 Tool names: ``remnic_<op>`` by default, a name every client accepts
 (``^[a-zA-Z0-9_-]{1,64}$``); ``mcp.toolNames`` lists the seed's dotted ``remnic.<op>``
 with the legacy ``engram.<op>`` instead, or all three. A call may use any of the
-three spellings whatever is listed.
+three spellings whatever is listed, and the original's own names where they differ
+(``memory_entities_list``: :data:`CALL_ALIASES`).
 
 Protocol negotiation is the initialize handshake (initialize → result →
 notifications/initialized); a client asking for a version we do not speak gets
@@ -32,9 +33,12 @@ from typing import IO, Any
 from remnic.errors import RemnicError
 from remnic.version import __version__
 
-from .api import Api, Reply, error_reply
+from .api import Api
 from .errors import InvalidJson, parse_json
 from .outputs import OUTPUT_SCHEMAS
+from .outputs_agents import store_output
+from .params import Operation
+from .reply import Reply, error_reply
 from .schema import OPERATIONS
 
 log = logging.getLogger("remnic.server")
@@ -63,8 +67,28 @@ def listed_names(op: str, style: str) -> tuple[str, ...]:
     return {"underscore": (underscore,), "dotted": (dotted, legacy), "both": (underscore, dotted, legacy)}[style]
 
 
+CALL_ALIASES: dict[str, str] = {"memory_entities_list": "memory_entities"}
+"""The original Remnic's names of an operation remnic names otherwise: accepted on calls in all three
+spellings, never listed."""
 TOOL_NAMES: dict[str, str] = {name: op.name for op in OPERATIONS.values() if op.tool for name in spellings(op.name)}
-"""Every accepted tool name → its operation (listed or not)."""
+"""Every tool name that may be listed → its operation."""
+ALIAS_NAMES: dict[str, str] = {name: op for alias, op in CALL_ALIASES.items() for name in spellings(alias)}
+"""The names of :data:`CALL_ALIASES` in every spelling → the operation they run."""
+OUTPUTS: dict[str, dict[str, Any]] = {
+    **OUTPUT_SCHEMAS,
+    "memory_capture": store_output(OUTPUT_SCHEMAS["memory_store"], "memory_capture"),
+}
+"""Each tool's outputSchema (memory_capture answers as memory_store does, naming itself)."""
+
+
+def tool_hints(op: Operation) -> dict[str, bool]:
+    """MCP tool hints: read-only only when nothing can commit; a write is destructive only when it may take
+    something out of use (hosts ask before those)."""
+    read_only = not (op.write or op.commits)
+    out = {"readOnlyHint": read_only, "openWorldHint": False}
+    if not read_only:
+        out["destructiveHint"] = op.destructive
+    return out
 
 
 def instructions(style: str) -> str:
@@ -128,8 +152,8 @@ class McpServer:
                     "title": op_name.replace("_", " "),
                     "description": alias + op.description,
                     "inputSchema": op.input_schema(),
-                    "outputSchema": OUTPUT_SCHEMAS[op_name],
-                    "annotations": {"readOnlyHint": not op.write, "openWorldHint": False},
+                    "outputSchema": OUTPUTS[op_name],
+                    "annotations": tool_hints(op),
                 }
             )
         return out
@@ -211,7 +235,7 @@ class McpServer:
 
     def _call_tool(self, msg_id: Any, params: dict[str, Any], principal: str) -> dict[str, Any]:
         name = params.get("name")
-        op_name = TOOL_NAMES.get(name) if isinstance(name, str) else None
+        op_name = (TOOL_NAMES.get(name) or ALIAS_NAMES.get(name)) if isinstance(name, str) else None
         if op_name is None:
             valid = list(self.listed())
             if name is None:
@@ -372,6 +396,8 @@ def encode(response: dict[str, Any]) -> str:
 
 
 __all__ = [
+    "ALIAS_NAMES",
+    "CALL_ALIASES",
     "NAME_STYLES",
     "SUPPORTED_VERSIONS",
     "TOOL_NAMES",
@@ -383,4 +409,5 @@ __all__ = [
     "listed_names",
     "run_stdio",
     "spellings",
+    "tool_hints",
 ]

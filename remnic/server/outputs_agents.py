@@ -251,8 +251,12 @@ AGENT_OUTPUT_SCHEMAS: dict[str, JSON] = {
 }
 
 
-def suggestion_schema(store: JSON) -> JSON:
-    """memory_store's output with the operation it names."""
+def store_output(store: JSON, operation: str) -> JSON:
+    """memory_store's output with the operation it names (suggestion_submit, memory_capture)."""
     out = {**store, "properties": {**store["properties"]}}
-    out["properties"]["operation"] = {"type": "string", "enum": ["suggestion_submit"]}
+    out["properties"]["operation"] = {"type": "string", "enum": [operation]}
     return out
+
+
+def suggestion_schema(store: JSON) -> JSON:
+    return store_output(store, "suggestion_submit")

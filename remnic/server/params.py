@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from remnic.errors import FieldProblem, ValidationError
-from remnic.memfile.model import ID_RE, NAMESPACE_RE
+from remnic.memfile.model import NAMESPACE_RE
 from remnic.memfile.validate import strings_problems
 
 _JSON_TYPES = {
@@ -34,6 +34,8 @@ class Param:
     minimum: float | None = None
     maximum: float | None = None
     max_length: int | None = None
+    min_length: int | None = None
+    """The fewest characters a string may have (a required string has at least 1 without it)."""
     items: str | None = None
     """Element type of an array."""
     item_schema: Mapping[str, Any] | None = None
@@ -71,7 +73,9 @@ class Param:
             out["maximum"] = self.maximum
         if self.max_length is not None:
             out["maxLength" if self.kind == "string" else "maxItems"] = self.max_length
-        if self.kind == "string" and self.required:
+        if self.min_length is not None:
+            out["minLength"] = self.min_length
+        elif self.kind == "string" and self.required:
             out["minLength"] = 1
         if self.pattern is not None:
             out["pattern"] = self.pattern
@@ -94,6 +98,11 @@ class Operation:
     """Exposed as an MCP tool (remnic_<name>, remnic.<name>, engram.<name>)."""
     aliases: tuple[tuple[str, str], ...] = ()
     """(other name, parameter) pairs: the original Remnic's names for a parameter (``maxResults``)."""
+    commits: bool = False
+    """A read that may still make a git commit (entity pages rebuilt on first use): not read-only to MCP hosts."""
+    destructive: bool = False
+    """A write that may take something out of use (review_disposition rejects a memory). Every other write
+    only adds: a new file, a count raised, a status moved with the old file kept, all one revertible commit."""
     names: tuple[str, ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -223,6 +232,8 @@ def _check_bounds(p: Param, value: Any) -> list[FieldProblem]:
         problems.append(FieldProblem(p.name, f"must be at most {_number(p.maximum)}, got {_shown(value)}"))
     if p.kind == "string" and p.required and not value.strip():
         problems.append(FieldProblem(p.name, "must not be empty"))
+    if p.min_length is not None and isinstance(value, str) and value.strip() and len(value) < p.min_length:
+        problems.append(FieldProblem(p.name, f"has {len(value)} characters; at least {p.min_length} are needed"))
     if p.pattern is not None and isinstance(value, str) and value and not re.fullmatch(p.pattern, value):
         problems.append(FieldProblem(p.name, f"{value[:80]!r} does not match {p.pattern} ({p.description})"))
     if (
@@ -248,6 +259,21 @@ NAMESPACE = Param(
     max_length=64,
     pattern=NAMESPACE_RE.pattern,
 )
+# Two disjoint character classes (no Python \w, which overlaps the non-ASCII class): a refused value
+# fails in linear time, where IdRule's pattern backtracks exponentially on a long non-ASCII run.
+_ID_CHAR = r"(?:[A-Za-z0-9_.:-]|[^\x00-\x7f\s])"
+_PATH_CHAR = r"(?:[A-Za-z0-9_ .:-]|[^\x00-\x7f\s])"
+MEMORY_REF = (
+    rf"^[A-Za-z0-9](?:{_ID_CHAR}{{0,127}}|{_PATH_CHAR}*(?:/(?:[A-Za-z0-9_]|[^\x00-\x7f\s]){_PATH_CHAR}*)*\.md)$"
+)
+"""A memory id (what ``IdRule.pattern`` of remnic.memfile.schema admits) or a repository path of a memory
+file (``decisions/x.md``), as the CLI and the Python API take: every path segment opens with a letter,
+digit or ``_``, so none is ``..`` or hidden."""
 MEMORY_ID = Param(
-    "memoryId", "string", "the memory's id (frontmatter `id`)", required=True, max_length=128, pattern=ID_RE.pattern
+    "memoryId",
+    "string",
+    "the memory's id (frontmatter `id`), or its file's path in the repository (a recall result's `path`)",
+    required=True,
+    max_length=512,
+    pattern=MEMORY_REF,
 )

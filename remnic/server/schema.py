@@ -15,7 +15,7 @@ from remnic.service.conversations import SOURCE_FORMATS
 from .compat import DISCLOSURES, SORTS, TAG_MATCHES
 from .original_routes import original_operations
 from .params import MEMORY_ID, NAMESPACE, Operation, Param
-from .schema_agents import CODING_CONTEXT_SHAPE, agent_operations, suggestion_operation
+from .schema_agents import CODING_CONTEXT_SHAPE, agent_operations, capture_operation, suggestion_operation
 
 RECALL_MODES = ("auto", "no_recall", "minimal", "full", "graph_mode")
 XRAY_FORMATS = ("json", "text", "markdown")
@@ -23,8 +23,16 @@ STORE_STATUSES = ("active", "pending_review")
 SCHEMA_VERSIONS = (1,)
 
 _SESSION = Param("sessionKey", "string", "conversation/session identifier", max_length=512)
-_CWD = Param("cwd", "string", "working directory (accepted for Remnic compatibility; not used yet)", compat=True)
-_TAG = Param("projectTag", "string", "project name (accepted for Remnic compatibility; not used yet)", compat=True)
+_CWD = Param(
+    "cwd", "string", "working directory (accepted for Remnic compatibility; not used yet)", compat=True, max_length=2048
+)
+_TAG = Param(
+    "projectTag",
+    "string",
+    "project name (accepted for Remnic compatibility; not used yet)",
+    compat=True,
+    max_length=256,
+)
 PROJECT_CWD = Param(
     "cwd",
     "string",
@@ -343,12 +351,13 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                 "Feed conversation messages to the observation pipeline: archived, buffered per session, and "
                 "turned into memories when the buffer flushes (flush=true forces it).",
                 (
-                    Param("sessionKey", "string", "conversation session identifier", required=True, max_length=256),
+                    Param("sessionKey", "string", "conversation session identifier", required=True, max_length=512),
                     Param(
                         "messages",
                         "array",
                         "[{role: user|assistant, content (text or content blocks), speaker?, turnId?, timestamp?}] "
-                        "in order",
+                        "in order; only text is observed (a message of tool or image blocks only is skipped, and "
+                        "named in warnings); [] only with flush: true, to flush what the session holds",
                         required=True,
                         items="object",
                         item_schema=MESSAGE,
@@ -407,6 +416,7 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
         )
     }
     ops["suggestion_submit"] = suggestion_operation(ops["memory_store"])
+    ops["memory_capture"] = capture_operation(ops["memory_store"])
     return ops
 
 

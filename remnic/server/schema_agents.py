@@ -4,6 +4,7 @@ operations, merged into :func:`~.schema.build_operations`."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from remnic.config import StoreSettings
@@ -46,6 +47,8 @@ CITATIONS_SHAPE: dict[str, Any] = {
     "additionalProperties": False,
 }
 """The original's citations object, as the service checks it (feedback.check_citations)."""
+MAX_TOKENS = 2**53 - 1
+"""The largest token count a ledger line may hold: every JSON reader (JavaScript's included) reads it exactly."""
 _SESSION_REQUIRED = Param("sessionKey", "string", "conversation/session identifier", required=True, max_length=512)
 
 
@@ -57,6 +60,42 @@ def suggestion_operation(memory_store: Operation) -> Operation:
         "Suggest a memory for a person to approve: stored as pending_review (recall shows it only as "
         "review context), one git commit; exact duplicates are suppressed. Same JSON as POST suggestions.",
         tuple(p for p in memory_store.params if p.name != "status"),
+        write=True,
+    )
+
+
+CAPTURE_CHARS = (10, 4000)
+"""How long a captured note may be (seed 003's explicit-capture rule)."""
+CAPTURE_FIELDS = ("content", "category", "confidence", "namespace", "tags", "entityRef", "ttl", "sourceReason")
+CAPTURE_CONFIDENCE = 0.95
+
+
+def capture_operation(memory_store: Operation) -> Operation:
+    """``memory_capture``: the seed's explicit capture, ``memory_store``'s write with its own rules (a
+    10-4000 character note, no nested ``<memory_note>`` block, confidence 0.95 by default)."""
+    low, high = CAPTURE_CHARS
+    fields = {p.name: p for p in memory_store.params}
+    params = [fields[name] for name in CAPTURE_FIELDS]
+    params[0] = Param(
+        "content",
+        "string",
+        f"one durable fact, decision, correction, commitment or other standalone note ({low}-{high} characters; "
+        "no <memory_note> block inside)",
+        required=True,
+        max_length=high,
+        min_length=low,
+    )
+    params[1] = replace(fields["category"], default="fact", description="memory category (default fact)")
+    params[2] = replace(
+        fields["confidence"], default=CAPTURE_CONFIDENCE, description=f"confidence 0..1 (default {CAPTURE_CONFIDENCE})"
+    )
+    params += [fields["dryRun"], fields["idempotencyKey"]]
+    return Operation(
+        "memory_capture",
+        "Capture one explicit memory note (the original's memory_capture): stored active at once, one git "
+        "commit; exact duplicates return the existing id; secrets, a note outside 10-4000 characters or a nested "
+        "<memory_note> block are refused, naming the field. Same JSON as memory_store.",
+        tuple(params),
         write=True,
     )
 
@@ -90,8 +129,20 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
             (
                 _SESSION_REQUIRED,
                 ns,
-                Param("cwd", "string", "working directory (accepted for Remnic compatibility)", compat=True),
-                Param("projectTag", "string", "project name (accepted for Remnic compatibility)", compat=True),
+                Param(
+                    "cwd",
+                    "string",
+                    "working directory (accepted for Remnic compatibility)",
+                    compat=True,
+                    max_length=2048,
+                ),
+                Param(
+                    "projectTag",
+                    "string",
+                    "project name (accepted for Remnic compatibility)",
+                    compat=True,
+                    max_length=256,
+                ),
             ),
             write=True,
         ),
@@ -101,8 +152,22 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
             (
                 _SESSION_REQUIRED,
                 ns,
-                Param("tokensBefore", "integer", "context tokens before the compaction", required=True, minimum=0),
-                Param("tokensAfter", "integer", "context tokens after the compaction", required=True, minimum=0),
+                Param(
+                    "tokensBefore",
+                    "integer",
+                    "context tokens before the compaction",
+                    required=True,
+                    minimum=0,
+                    maximum=MAX_TOKENS,
+                ),
+                Param(
+                    "tokensAfter",
+                    "integer",
+                    "context tokens after the compaction",
+                    required=True,
+                    minimum=0,
+                    maximum=MAX_TOKENS,
+                ),
             ),
             write=True,
         ),
@@ -123,12 +188,14 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
                 Param("offset", "integer", "skip this many", minimum=0, default=0, maximum=2**31 - 1),
             ),
             aliases=(("query", "q"),),
+            commits=True,  # entity pages are rebuilt (and committed) when memories changed since
         ),
         Operation(
             "entity_get",
             "One entity page: synthesis, timeline (each line citing its memory), connections, aliases; "
             "found by id (person-priya-raman), name or alias. Same JSON as GET entities/:name.",
             (Param("name", "string", "the entity's name, alias or id", required=True, max_length=256), ns),
+            commits=True,
         ),
         Operation(
             "memory_feedback",
@@ -175,6 +242,7 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
                 ns,
             ),
             write=True,
+            destructive=True,  # rejected and quarantined memories leave recall
         ),
         Operation(
             "memory_promote",
@@ -227,7 +295,13 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
                 Param("date", "string", "the day, YYYY-MM-DD (default: today)", pattern=r"^\d{4}-\d{2}-\d{2}$"),
                 Param("timeZone", "string", "IANA time zone the day is in (default UTC)", max_length=64),
                 ns,
-                Param("sessionKey", "string", "conversation/session identifier (accepted; no effect)", compat=True),
+                Param(
+                    "sessionKey",
+                    "string",
+                    "conversation/session identifier (accepted; no effect)",
+                    compat=True,
+                    max_length=512,
+                ),
                 Param(
                     "memories",
                     "string",

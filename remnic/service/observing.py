@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from remnic.errors import RepoBusyError, ValidationError
 from remnic.memfile.model import now_iso
 from remnic.memfile.validate import check_namespace
-from remnic.observe.archive import archive
+from remnic.observe.archive import MAX_SESSION_KEY, archive
 from remnic.observe.buffer import BufferedTurn, SessionBuffer, flush_id_for, idle_sessions
 from remnic.observe.dates import names_a_date
 from remnic.observe.lcm.store import session_file
@@ -83,12 +83,15 @@ class ObserveResult:
     """Host ids read again with other words: the turns the session has, counted among the duplicates."""
     deferred: str | None = None
     """Why flushes that were due stopped with turns left in the buffer (a hook's time budget was spent)."""
+    skipped: tuple[tuple[str, str], ...] = ()
+    """(field, why) of each message that held no text (tool calls and results, images): no turn was made."""
 
     def warnings(self) -> list[str]:
         """What the caller should know of the turns: ids reused with other words, relative dates left
         as said (:meth:`undated_warning`)."""
         undated = self.undated_warning()
-        return self.turn_id_warnings() + ([undated] if undated else [])
+        skipped = [f"{field}: {why}" for field, why in self.skipped]
+        return skipped + self.turn_id_warnings() + ([undated] if undated else [])
 
     def turn_id_warnings(self) -> list[str]:
         return [
@@ -133,12 +136,15 @@ class ObserveResult:
             "pendingTurns": self.pending,
             "flushes": [f.to_dict() for f in (self.would_flush if self.dry_run else self.flushes)],
             "observations": [o.to_dict() for o in self.observations],
+            "turnsSkipped": len(self.skipped),
             "archivePath": self.archive_path,
             "firstTurnIndex": self.first_turn_index,
+            "lcmArchived": self.archive_path is not None,  # true only when this call archived a turn
         }
         if self.deferred:
             out["flushDeferred"] = self.deferred
-        warnings = [{"field": "turnId", "message": w} for w in self.turn_id_warnings()]
+        warnings = [{"field": field, "message": why} for field, why in self.skipped]
+        warnings += [{"field": "turnId", "message": w} for w in self.turn_id_warnings()]
         undated = self.undated_warning()
         if undated:
             warnings.append({"field": "timestamp", "message": undated})
@@ -160,10 +166,12 @@ def observe(
     extract: bool = True,
 ) -> ObserveResult:
     """Take conversation messages into the session's buffer and flush it when a trigger says so
-    (``extract=False``: archive them only)."""
+    (``extract=False``: archive them only). No messages with ``flush`` flushes what the session holds,
+    as ``remnic observe - --flush </dev/null`` does. A message with no text (only tool or image blocks)
+    is no turn: it is counted in ``skipped`` and named in the warnings."""
     check_event(event)
-    turns = turns_from_messages(messages)
-    return observe_turns(
+    turns = turns_from_messages(messages, allow_empty=flush)
+    result = observe_turns(
         mem,
         session_key,
         turns,
@@ -174,6 +182,24 @@ def observe(
         dry_run=dry_run,
         extract=extract,
     )
+    skipped = _skipped(messages, {t.index for t in turns})
+    return replace(result, skipped=skipped) if skipped else result
+
+
+def _skipped(messages: Sequence[Mapping[str, Any]], taken: set[int]) -> tuple[tuple[str, str], ...]:
+    """(field, why) of each message that became no turn: nothing of it is buffered or archived."""
+    out = []
+    for i, msg in enumerate(messages):
+        if i in taken:
+            continue
+        content = msg.get("content")
+        kinds = (
+            sorted({str(b.get("type")) for b in content if isinstance(b, Mapping)}) if isinstance(content, list) else []
+        )
+        said = f"only {', '.join(kinds)} blocks" if kinds else "no words (empty, or only context a host injected)"
+        why = f"no text to observe ({said}): not archived, not buffered; only text content is observed"
+        out.append((f"messages[{i}].content", why))
+    return tuple(out)
 
 
 def observe_transcript(
@@ -373,8 +399,10 @@ def observe_turns(
     flush; with a ``deadline`` the flushes are chunked and bounded in time (:func:`.flush_runs.flush_due`)."""
     ns = namespace or mem.settings.namespaces.default
     problems = check_namespace(ns)
-    if not isinstance(session_key, str) or not session_key.strip() or len(session_key) > 256:
-        raise ValidationError.single("sessionKey", "must be a non-empty string of at most 256 characters")
+    if not isinstance(session_key, str) or not session_key.strip() or len(session_key) > MAX_SESSION_KEY:
+        raise ValidationError.single(
+            "sessionKey", f"must be a non-empty string of at most {MAX_SESSION_KEY} characters"
+        )
     if problems:
         raise ValidationError(problems[0].describe(), problems=problems)
     check_event(event)
