@@ -175,6 +175,6 @@ def execute(args: argparse.Namespace) -> int:
             print(json.dumps(error, indent=2), file=sys.stderr)
         else:
             print(f"remnic: interrupted{said}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return int(getattr(exc, "exit_code", EXIT_INTERRUPTED))  # 143 for a SIGTERM a command turned into one
     except BrokenPipeError:
         return 0

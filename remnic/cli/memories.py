@@ -251,13 +251,18 @@ def cmd_init(args: argparse.Namespace) -> int:
             lines.append("it commits each note as it is on disk: uncommitted, staged and untracked ones too")
         if found["skipped"]:
             lines.append(f"{plural(len(found['skipped']), 'file')} left alone (not memories):")
-            lines += [f"  ~ {s['path']}: {s['reason']}" for s in found["skipped"][:20]]
+            lines += [f"  ~ {_one_line(s['path'])}: {s['reason']}" for s in found["skipped"][:20]]
             if len(found["skipped"]) > 20:
                 lines.append(f"  ... and {len(found['skipped']) - 20} more (`remnic doctor` lists them all)")
         return "\n".join(lines)
 
     emit(args, {"memoryDir": str(memory.root), "head": head, "created": not existed, **found}, text)
     return 0
+
+
+def _one_line(path: str) -> str:
+    """A file name for a one-line-per-file listing: control characters and a line break shown escaped."""
+    return safe(path).replace("\n", "\\n")
 
 
 def _stdin_text(field: str) -> str:

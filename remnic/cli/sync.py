@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
 import threading
+import time
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from remnic.errors import EXIT_INTERRUPTED
+from remnic.service.adopt import binary_files, interrupted_sync
 
 from ._common import add_command, emit, non_negative_int, open_memory, progress_bar, wants_json
+
+EXIT_TERMINATED = 143
+"""Stopped by SIGTERM, as shells report it (128 + 15)."""
 
 
 def register(sub: Any) -> None:
@@ -80,64 +87,120 @@ def register(sub: Any) -> None:
     q.set_defaults(handler=cmd_watch)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during ``sync run``: stopped as Ctrl-C stops it, with the same last line, exit 143."""
+
+    exit_code = EXIT_TERMINATED
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` where SIGINT raises KeyboardInterrupt (only the main thread
+    may set a handler: run inside a server's thread, the process's own handling stays)."""
+
+    def terminate(_signum: int, _frame: Any) -> None:
+        raise Terminated
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     memory = open_memory(args)
-    with memory:
-        report = memory.sync(
-            commit=False if args.no_commit else None,
-            full=args.full,
-            normalize_all=args.normalize,
-            dry_run=args.dry_run,
-            progress=progress_bar(args, "indexing"),
-            read_progress=progress_bar(args, "reading memory files"),
-        )
+    with memory, _terminate_as_interrupt():
+        before, started = memory.head(), time.time()
+        try:
+            report = memory.sync(
+                commit=False if args.no_commit else None,
+                full=args.full,
+                normalize_all=args.normalize,
+                dry_run=args.dry_run,
+                progress=progress_bar(args, "indexing"),
+                read_progress=_then_says(progress_bar(args, "reading memory files"), args),
+            )
+        except KeyboardInterrupt as exc:
+            if args.dry_run:
+                raise
+            # What stands is said by the CLI's interrupt line (exit 130, or 143 for SIGTERM).
+            raise type(exc)(interrupted_sync(memory, before, started)) from None
         if not wants_json(args):
-            print(_run_text(args, report), flush=True)  # searchable now: say so before the vectors' phase
-        vectors = None if args.dry_run else _embed_pending(args, memory)
+            binaries = binary_files(memory, report.malformed_paths)
+            print(_run_text(args, report, binaries), flush=True)  # searchable now: say so before the vectors' phase
+        vectors, stopped_by = (None, EXIT_INTERRUPTED) if args.dry_run else _embed_pending(args, memory)
+        waiting = memory.vectors_pending()[1] if vectors is not None and vectors.remaining else 0
     if wants_json(args):
         emit(args, {**report.to_dict(), **({"vectors": vectors.to_dict()} if vectors is not None else {})})
     elif vectors is not None:
-        print(_vectors_text(vectors))
+        print(_vectors_text(vectors, waiting))
     if vectors is not None and vectors.interrupted:
-        return 130
+        return stopped_by
     return 1 if report.problems or report.mode == "paused" else 0
 
 
-def _embed_pending(args: argparse.Namespace, memory: Any) -> Any:
-    """The second phase of a first adoption: the vectors of notes already searchable by BM25."""
+def _then_says(bar: Any, args: argparse.Namespace) -> Any:
+    """The reading bar, then a line for the steps with no bar of their own (writing frontmatter, the commit,
+    BM25 indexing), which take a while for thousands of notes and would otherwise look hung."""
+
+    def step(done: int, total: int) -> None:
+        bar(done, total)
+        if done >= total and bar.enabled and not said:
+            said.append(True)
+            print(f"writing frontmatter, committing and indexing {total} note(s)...", file=sys.stderr, flush=True)
+
+    said: list[bool] = []
+    return step
+
+
+def _embed_pending(args: argparse.Namespace, memory: Any) -> tuple[Any, int]:
+    """The second phase of a first adoption: the vectors of notes already searchable by BM25, and the exit
+    code when a signal stopped it (130 for Ctrl-C, 143 for SIGTERM)."""
     if not memory.vectors_pending()[0]:
-        return None
+        return None, EXIT_INTERRUPTED
     bar = progress_bar(args, "embedding")
-    stopped = threading.Event()
+    stopped: list[int] = []
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.getsignal(sig) for sig in signals}
 
-    def interrupt(_signum: int, _frame: Any) -> None:
-        stopped.set()  # finish the batch in flight (its vectors are kept), then stop
-        signal.signal(signal.SIGINT, previous)  # a second Ctrl-C aborts at once
+    def interrupt(signum: int, _frame: Any) -> None:
+        stopped.append(signum)  # finish the batch in flight (its vectors are kept), then stop
+        for sig, handler in previous.items():  # a second signal aborts at once
+            signal.signal(sig, handler)
 
-    previous = signal.getsignal(signal.SIGINT)
     in_main = threading.current_thread() is threading.main_thread()
     if in_main:
-        signal.signal(signal.SIGINT, interrupt)
+        for sig in signals:
+            signal.signal(sig, interrupt)
     try:
-        return memory.embed_pending(progress=bar, stop=stopped.is_set)
+        vectors = memory.embed_pending(progress=bar, stop=lambda: bool(stopped))
     finally:
         if in_main:
-            signal.signal(signal.SIGINT, previous)
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+    return vectors, EXIT_TERMINATED if stopped[:1] == [signal.SIGTERM] else EXIT_INTERRUPTED
 
 
-def _vectors_text(vectors: Any) -> str:
+def _vectors_text(vectors: Any, waiting: int) -> str:
+    # In the bar's unit, texts (a note's chunks and its context passage), as reindex says it.
+    cached = max(0, vectors.texts - vectors.embedded)
     done = (
-        f"computed the vectors of {vectors.filled} notes ({vectors.embedded} texts embedded) in {vectors.seconds:.1f}s"
+        f"computed the vectors of {vectors.filled} notes ({vectors.embedded} texts embedded, {cached} from the "
+        f"cache) in {vectors.seconds:.1f}s"
     )
     if vectors.remaining:
         return (
-            f"{done}; {vectors.remaining} notes still wait for theirs (searchable by BM25 meanwhile): "
-            "`remnic sync run` continues"
+            f"{done}; {vectors.remaining} notes ({waiting} texts) still wait for theirs (searchable by BM25 "
+            "meanwhile): `remnic sync run` continues"
         )
     return done
 
 
-def _run_text(args: argparse.Namespace, report: Any) -> str:
+def _run_text(args: argparse.Namespace, report: Any, binaries: Sequence[str] = ()) -> str:
     """What one sync did, in lines."""
     lines = report.lines()
     if report.mode == "paused":
@@ -175,6 +238,14 @@ def _run_text(args: argparse.Namespace, report: Any) -> str:
             f"{len(report.malformed_paths)} malformed file(s) left untouched; fix them and run "
             "`remnic sync run` again (`remnic doctor` lists them too)"
         )
+        if binaries:  # an image or a PDF named .md: nothing to fix, it is just no note
+            shown = ", ".join(binaries[:3]) + (", …" if len(binaries) > 3 else "")
+            lines.append(
+                f"{len(binaries)} of them {'holds' if len(binaries) == 1 else 'hold'} binary data ({shown}): not notes, nothing to "
+                "fix; leave them out "
+                f'with store.exclude in remnic.config.json, e.g. {{"store": {{"exclude": ["{binaries[0]}"]}}}}'
+                ' (a glob such as "**/image-*.md" works too)'
+            )
     if report.elapsed_ms >= 1000 and report.phases_ms:
         lines.append("took " + ", ".join(f"{name} {ms / 1000:.1f} s" for name, ms in report.phases_ms.items()))
     return "\n".join(lines)

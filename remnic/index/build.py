@@ -9,6 +9,8 @@ crash always detectable:
 - a rebuild writes a complete new build directory and only then swaps ``CURRENT``;
 - ``ensure_fresh`` probes cheaply first and takes the repository write lock only
   when the index must change.
+
+Full rebuilds live in :mod:`.rebuild`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -30,11 +31,11 @@ from remnic.memfile.model import MemoryRecord, now_iso
 
 from . import text as T
 from .catalog import Catalog, Row
-from .continuity import Continuity
-from .manifest import CATALOG_FILE, TANTIVY_DIR, Manifest, new_build_name, write_current, write_manifest_json
+from .manifest import Manifest, write_manifest_json
 from .reads import read_paths
-from .rows import build_rows, cached_only, ctx_sig, embed_texts, episode_members, turn_of
-from .state import UNUSABLE, FreshReport, IndexDirError, NeedsRebuild, WorktreeReport, require_index_root
+from .rebuild import WORKTREE_KEY, IndexRebuilds, capped_problems, changed_memory_paths, deferred_note
+from .rows import build_rows, cached_only, ctx_sig, embed_texts, turn_of
+from .state import UNUSABLE, FreshReport, IndexDirError, NeedsRebuild, WorktreeReport
 
 if TYPE_CHECKING:  # pragma: no cover
     from remnic.config import Settings
@@ -48,14 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger("remnic.index.search")
 _told_capped: set[str] = set()
-WORKTREE_KEY = "worktree"
-"""Catalog meta: the paths last indexed from the work tree rather than from a commit (a JSON list)."""
-
-
-def changed_memory_paths(ledger: Ledger, files: MemoryStore) -> list[str]:
-    """Memory files git reports changed since HEAD: modified, new, deleted or renamed (both names)."""
-    rows = ledger.status_porcelain()
-    return sorted({p for _status, path, original in rows for p in (path, original) if p and files.paths.is_memory(p)})
+__all__ = ["WORKTREE_KEY", "IndexWrites", "changed_memory_paths"]  # both imported from here by the service
 
 
 def _path_list(raw: str | None) -> set[str]:
@@ -84,7 +78,7 @@ def _differs(files: MemoryStore, path: str, stored: tuple[dict[str, Any], str] |
 Progress = Callable[[int, int], None]
 
 
-class IndexWrites(Continuity):
+class IndexWrites(IndexRebuilds):
     """apply / refresh_paths / ensure_fresh / rebuild for :class:`~remnic.index.search.SearchIndex`."""
 
     # Provided by SearchIndex.
@@ -202,12 +196,16 @@ class IndexWrites(Continuity):
         commit: str | None,
         progress: Progress | None = None,
         ledger: Ledger | None = None,
+        *,
+        defer_above: int | None = None,
     ) -> FreshReport:
         # Read as ``commit`` holds them, never from the work tree: an uncommitted edit recorded as
         # ``commit``'s text would outlive the edit (:mod:`.reads`). Without git, from disk.
         repo = (ledger or self._ledger()) if commit is not None and paths else None
         read = read_paths(files, paths, (repo, commit) if repo is not None and commit is not None else None)
-        embedded = self._write(read.upserts, read.removed, commit, set_commit=True, progress=progress)
+        embedded = self._write(
+            read.upserts, read.removed, commit, set_commit=True, progress=progress, defer_above=defer_above
+        )
         changed = len(read.upserts) + len(read.removed)
         return FreshReport("catch-up", changed=changed, embedded=embedded, problems=read.problems)
 
@@ -242,17 +240,6 @@ class IndexWrites(Continuity):
                 self._catalog.commit()
         report.seconds = time.perf_counter() - t0
         return report
-
-    def _worktree_paths(self, files: MemoryStore, ledger: Ledger | None) -> set[str]:
-        """Memory paths that differ from HEAD, for a rebuild to record (none known without git)."""
-        repo = ledger if ledger is not None else self._ledger()
-        if repo is None:
-            return set()
-        try:
-            return set(changed_memory_paths(repo, files))
-        except Exception as exc:  # noqa: BLE001 - a rebuild reads the files; git only says which are uncommitted
-            log.warning("git status failed (%s): the rebuild records no work-tree paths", exc)
-            return set()
 
     # ------------------------------------------------------------------ building rows
 
@@ -464,136 +451,41 @@ class IndexWrites(Continuity):
                 if exc.state == UNUSABLE:  # no rebuild can cure it: say so now, never scan and embed for nothing
                     raise IndexDirError(exc.detail) from None
         with self._write_lock(files):
-            head = ledger.head()
-            try:
-                m = self._check()
-            except NeedsRebuild as exc:
-                report = self._rebuild(files, head, progress, f"{exc.state}: {exc.detail}", ledger)
-                report.seconds = time.perf_counter() - t0
-                return report
-            if m.commit == head:
-                self._sync()
-                return FreshReport("reloaded", seconds=time.perf_counter() - t0)
-            if m.commit is None or head is None or not ledger.commit_exists(m.commit):
-                reason = (
-                    "partial index"
-                    if m.commit is None
-                    else f"indexed commit {m.commit[:8]} is gone (history rewritten?)"
-                )
-                report = self._rebuild(files, head, progress, reason, ledger)
-                report.seconds = time.perf_counter() - t0
-                return report
-            try:  # git's diff, then HEAD's texts, are read before anything is written: a failure rebuilds
-                changes = ledger.diff_names(m.commit, head)
-                paths = [p for _status, path, old_path in changes for p in (path, old_path) if p]
-                # Files indexed from the work tree are in no diff (an untracked one deleted since): re-read them too.
-                assert self._catalog is not None
-                paths += sorted(_path_list(self._catalog.meta_value(WORKTREE_KEY)))
-                self._sync()
-                report = self._refresh(files, paths, head, progress, ledger)
-                report.reason = f"{m.commit[:8]}..{head[:8]}: {len(changes)} changed path(s)"
-            except LedgerError as exc:
-                report = self._rebuild(files, head, progress, f"git failed: {exc.message}", ledger)
-            report.seconds = time.perf_counter() - t0
-            return report
-
-    def rebuild(
-        self,
-        files: MemoryStore,
-        ledger: Ledger | None = None,
-        progress: Progress | None = None,
-        reason: str = "requested",
-    ) -> FreshReport:
-        """Re-read every memory file and build a new index beside the old one, then swap it in."""
-        t0 = time.perf_counter()
-        with self._write_lock(files):
-            head = ledger.head() if ledger is not None else self._head()
-            report = self._rebuild(files, head, progress, reason, ledger)
+            report = self._catch_up(files, ledger, progress)
+        report.problems = capped_problems(report.problems)
         report.seconds = time.perf_counter() - t0
         return report
 
-    def _rebuild(
-        self, files: MemoryStore, head: str | None, progress: Progress | None, reason: str, ledger: Ledger | None
-    ) -> FreshReport:
-        # The scan reads the work tree, so the build is HEAD plus uncommitted files: those are recorded as
-        # indexed from the work tree (git asked before and after the scan, so one made meanwhile is too),
-        # or one deleted later, untracked, would stay in the index with no diff or status to say so.
-        require_index_root(self.root)  # before any file is read or embedded
-        worktree = self._worktree_paths(files, ledger)
-        scan = files.scan()
-        records = scan.records
-        groups = episode_members(records)
-        contexts: dict[str, T.Context] = {}
-        positions: dict[str, int] = {}
-        for members in groups.values():
-            contexts.update(self._contexts_for(members))
-            positions.update(T.positions(members))
-        rows, docs, embedded = self._rows(records, contexts, positions, progress)
-        words, vectors, _ = self._new_words(None, [r.content for r in rows if not r.pending])
-        worktree |= self._worktree_paths(files, ledger)
-        self._create_build(commit=head, rows=rows, docs=docs, vocab=(words, vectors), worktree=worktree)
-        return FreshReport(
-            "rebuild",
-            reason=reason,
-            changed=len(rows),
-            embedded=embedded,
-            problems=[p.describe() for p in scan.problems],
-        )
-
-    def _create_build(
-        self,
-        *,
-        commit: str | None,
-        rows: Sequence[Row],
-        docs: dict[str, dict[str, str]] | None = None,
-        progress: Progress | None = None,
-        vocab: tuple[list[str], Any] = ([], None),
-        worktree: set[str] | frozenset[str] = frozenset(),
-    ) -> None:
-        """Write a complete new build directory, swap CURRENT to it, remove the old ones. ``worktree``: the
-        paths its rows took from the work tree rather than from ``commit``."""
-        from .bm25 import Bm25Index
-
-        old_gen = self._manifest.generation if self._manifest is not None else 0
-        require_index_root(self.root)
-        self.root.mkdir(parents=True, exist_ok=True)
-        name = new_build_name(old_gen + 1)
-        build_dir = self.root / name
+    def _catch_up(self, files: MemoryStore, ledger: Ledger, progress: Progress | None) -> FreshReport:
+        """``ensure_fresh`` under the write lock. A recall must not wait minutes for a model: above
+        ``sync.deferEmbeddingsAbove`` texts to embed, the rows are written for BM25 and their vectors left
+        to ``remnic sync run`` (as a first adoption's sync does)."""
+        defer = max(0, self.settings.sync.defer_embeddings_above)
+        head = ledger.head()
         try:
-            bm25 = Bm25Index(build_dir / TANTIVY_DIR, create=True, language=self.language)
-            with bm25.writer() as w:
-                for row in rows:
-                    w.add((docs or {})[row.path])
-            cat = Catalog(build_dir / CATALOG_FILE, create=True)
-            now = now_iso()
-            manifest = Manifest(
-                model_id=self.model_id,
-                dim=self.embedder.dim,
-                fingerprint=self.fingerprint,
-                commit=commit,
-                generation=old_gen + 1,
-                count=len(rows),
-                vectors_pending=sum(1 for r in rows if r.pending),
-                built_at=now,
-                updated_at=now,
+            m = self._check()
+        except NeedsRebuild as exc:
+            return self._rebuild(files, head, progress, f"{exc.state}: {exc.detail}", ledger, defer_above=defer)
+        if m.commit == head:
+            self._sync()
+            return FreshReport("reloaded")
+        if m.commit is None or head is None or not ledger.commit_exists(m.commit):
+            reason = (
+                "partial index" if m.commit is None else f"indexed commit {m.commit[:8]} is gone (history rewritten?)"
             )
-            cat.begin()
-            cat.upsert(rows, manifest.generation)
-            if vocab[0]:
-                cat.add_vocab(vocab[0], vocab[1], manifest.generation)
-            cat.set_meta({**manifest.to_meta(), WORKTREE_KEY: json.dumps(sorted(worktree))})
-            cat.commit()
-            cat.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            cat.close()
-            write_manifest_json(build_dir, manifest)
-        except BaseException:
-            shutil.rmtree(build_dir, ignore_errors=True)
-            raise
-        write_current(self.root, name)
-        self._close_build()
-        self._open(name)
-        self._check()
-        self._sync()
-        for entry in self.root.iterdir():  # only remnic's own old builds: anything else here is a person's
-            if entry.name.startswith("build-") and entry.is_dir() and not entry.is_symlink() and entry.name != name:
-                shutil.rmtree(entry, ignore_errors=True)
+            return self._rebuild(files, head, progress, reason, ledger, defer_above=defer)
+        try:  # git's diff, then HEAD's texts, are read before anything is written: a failure rebuilds
+            changes = ledger.diff_names(m.commit, head)
+            paths = [p for _status, path, old_path in changes for p in (path, old_path) if p]
+            # Files indexed from the work tree are in no diff (an untracked one deleted since): re-read them too.
+            assert self._catalog is not None
+            paths += sorted(_path_list(self._catalog.meta_value(WORKTREE_KEY)))
+            self._sync()
+            report = self._refresh(files, paths, head, progress, ledger, defer_above=defer)
+            report.reason = f"{m.commit[:8]}..{head[:8]}: {len(changes)} changed path(s)"
+            waiting = self._catalog.manifest().vectors_pending
+            if waiting > m.vectors_pending:
+                report.reason += f"; {deferred_note(waiting)}"
+        except LedgerError as exc:
+            report = self._rebuild(files, head, progress, f"git failed: {exc.message}", ledger, defer_above=defer)
+        return report

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from remnic.config import REPO_CONFIG_FILE
 from remnic.errors import UsageError
-from remnic.memfile.paths import glob_match
+from remnic.memfile.paths import OUTSIDE, glob_match
 from remnic.repo.files import MemoryStore
 
 from .health import skipped_files
+
+if TYPE_CHECKING:
+    from .memory import Memory
 
 TEMPLATE_SETTINGS = (
     (".obsidian/templates.json", "folder"),
@@ -21,6 +25,8 @@ TEMPLATE_SETTINGS = (
 )
 """Where Obsidian (its core Templates plugin, and the Templater plugin) names the vault's templates folder."""
 DEFAULT_TEMPLATES = "Templates"
+ODD_NAME = "its name holds a line break, which no store.include pattern matches: rename the file to adopt it"
+"""Why a note whose name has a newline is left alone (a glob's ``*`` and ``**`` stop at one)."""
 
 
 def template_excludes(root: Path, patterns: Sequence[str]) -> list[str]:
@@ -71,9 +77,55 @@ def _written_excludes(files: MemoryStore) -> None:
 def summary(files: MemoryStore, include: Sequence[str]) -> dict[str, Any]:
     """What ``sync run`` would adopt: how many memory files, and every other file left alone, with why."""
     _written_excludes(files)
+    skipped = [
+        {**s, "reason": ODD_NAME} if "\n" in s["path"] and s["reason"] == OUTSIDE else s for s in skipped_files(files)
+    ]
     return {
         "memoryFiles": sum(1 for _ in files.iter_paths()),
-        "skipped": skipped_files(files),
+        "skipped": skipped,
         "include": list(include),
         "exclude": list(files.paths.exclude),
     }
+
+
+def interrupted_sync(mem: Memory, before: str | None, started: float) -> str:
+    """What an interrupted ``sync run`` left, for its last line: the commit that stands (a first adoption's
+    notes with their new frontmatter) or the notes given frontmatter and not committed, and what resumes."""
+    ledger = mem.ledger
+    after = ledger.head()
+    if after is not None and after != before:
+        paths = ledger.diff_names(before, after) if before is not None else []
+        notes = sum(1 for _status, path, _old in paths if mem.files.paths.is_memory(path))
+        done = (
+            f"commit {after[:8]} stands: {notes} note(s) committed, their frontmatter included; "
+            "the index was not finished"
+        )
+    else:
+        written = 0
+        for _status, path, _old in ledger.status_porcelain():
+            try:  # written by this run: sync renames each rewritten file into place
+                fresh = mem.files.paths.is_memory(path) and os.lstat(mem.root / path).st_mtime >= started
+            except OSError:
+                fresh = False
+            written += fresh
+        done = (
+            f"{written} note(s) got their frontmatter on disk, nothing committed yet"
+            if written
+            else "nothing was written or committed"
+        )
+    return f"{done}; `remnic sync run` continues where it stopped (recall works meanwhile)"
+
+
+def binary_files(mem: Memory, paths: Sequence[str]) -> list[str]:
+    """Of ``paths`` (malformed memory files), those holding binary data (a NUL byte in their first 8 KiB,
+    git's own test): an image or a PDF named ``.md``, nothing to fix, only to leave out (``store.exclude``)."""
+    out = []
+    for path in paths:
+        try:
+            with open(mem.root / path, "rb") as fh:
+                head = fh.read(8192)
+        except OSError:
+            continue
+        if b"\0" in head:
+            out.append(path)
+    return out

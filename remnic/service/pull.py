@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import (
@@ -359,22 +360,29 @@ def _unrelated_message(mem: Memory, remote: str, tracking: str, current: str, ta
     space = mem.space_name()
     where = f"space {space!r} ({mem.root})" if space else str(mem.root)
     if is_memory_repo(mem, target):
-        return f"not pulling {tracking} into {where}: {_two_inits(mem, remote, url)}"
+        return f"not pulling {tracking} into {where}: it is {_two_inits(mem, remote, url, current=current)}"
     return (
         f"not pulling {tracking} into {where}: branch "
         f"{tracking.removeprefix(remote + '/')} of {remote} ({url}) shares no history with it, so it is probably "
         f"another repository (a project, another space). Check the URL (`git -C {mem.root} remote -v`); to merge "
-        "the two histories deliberately, run `remnic space pull --allow-unrelated`"
+        f"the two histories deliberately, run `{pull_command(mem, remote, current, '--allow-unrelated')}`"
     )
 
 
-def _two_inits(mem: Memory, remote: str, url: str, then: str = "") -> str:
-    """Two clones of one empty remote each began with their own `remnic init` commit, then stored memories."""
+def pull_command(mem: Memory, remote: str, current: str | None, *flags: str) -> str:
+    """``remnic space pull`` as advice: with ``--remote`` when ``remote`` is not the one it pulls by default."""
+    default = _remote.remote_for(mem.ledger, current, mem.settings.spaces.remote)
+    return " ".join(["remnic space pull", *(["--remote", remote] if remote != default else []), *flags])
+
+
+def _two_inits(mem: Memory, remote: str, url: str, then: str = "", *, current: str | None = None) -> str:
+    """Two clones of one empty remote each began with their own `remnic init` commit, then stored memories
+    (said after "it is" / "its branch X is")."""
     return (
-        "it is a memory repository whose history shares no commit with this one, which holds memories of its "
+        "a memory repository whose history shares no commit with this one, which holds memories of its "
         "own. Two clones of one empty remote each start with their own `remnic init` commit: if "
-        f"{url} is this space's remote, `remnic space pull --allow-unrelated` joins the two histories and keeps "
-        f"every memory of both{then}; if it is another space's, fix the URL "
+        f"{url} is this space's remote, `{pull_command(mem, remote, current, '--allow-unrelated')}` joins the two "
+        f"histories and keeps every memory of both{then}; if it is another space's, fix the URL "
         f"(`git -C {mem.root} remote set-url {remote} URL`)"
     )
 
@@ -452,6 +460,23 @@ def pending_copies(mem: Memory) -> list[dict[str, Any]]:
     return out
 
 
+def held_id(full: Path) -> str | None:
+    """The ``id:`` line of a file's frontmatter, read line by line (the YAML may not parse); None without one."""
+    try:
+        lines = full.read_text(encoding="utf-8", errors="replace").lstrip("\ufeff").splitlines()
+    except OSError:
+        return None
+    if not lines or lines[0].strip() != "---":
+        return None
+    for line in lines[1:]:
+        if line.strip() in ("---", "..."):
+            break
+        if line.startswith("id:"):
+            value = line[3:].split(" #", 1)[0].strip().strip("'\"")
+            return value or None
+    return None
+
+
 def _status_at(mem: Memory, path: str) -> str | None:
     checked = mem.files.check(path) if (mem.root / path).is_file() else None
     return checked.record.status if checked is not None and checked.record is not None else None
@@ -473,6 +498,8 @@ def _commit_copies(mem: Memory, report: PullReport, waiting: list[dict[str, Any]
         tx.put(entry["copyPath"], (mem.root / entry["copyPath"]).read_bytes(), on_disk=True)
     entries = list({e["copyPath"]: e for e in [*waiting, *pending]}.values())
     for entry in entries:
+        if entry.get("kind") == "malformed":  # kept byte for byte: the id is the one its text holds, if any
+            entry["copyId"] = held_id(mem.root / entry["copyPath"])
         entry["status"], entry["pathStatus"] = _status_at(mem, entry["copyPath"]), _status_at(mem, entry["path"])
         entry["inReview"] = REVIEW_STATUS in (entry["status"], entry["pathStatus"])
     if tx.staged:

@@ -12,7 +12,15 @@ from remnic.fsio import crash_point
 from remnic.memfile.paths import MemoryPaths
 from remnic.repo import remote as _remote
 
-from .pull import _commit_hand_edits, _pick_remote, _tracking, _two_inits, _unreachable, embed_deferred
+from .pull import (
+    _commit_hand_edits,
+    _pick_remote,
+    _tracking,
+    _two_inits,
+    _unreachable,
+    embed_deferred,
+    pull_command,
+)
 from .pull_guard import is_memory_repo, only_init
 from .pull_review import history_rewritten
 
@@ -113,7 +121,7 @@ def _moved_message(mem: Memory, remote: str, current: str) -> str:
     project's repository) must not be answered with "pull", which would merge the two."""
     moved = (
         f"push to {remote} refused: the remote has commits this repository does not have yet; "
-        "run `remnic space pull`, then push again"
+        f"run `{pull_command(mem, remote, current)}`, then push again"
     )
     tracking = _tracking(mem, remote, current)
     known = _remote.rev(mem.ledger, tracking)  # as the last fetch saw it: the fetch below moves it
@@ -125,7 +133,7 @@ def _moved_message(mem: Memory, remote: str, current: str) -> str:
         return (
             f"push to {remote} refused: the remote's history was rewritten (force-pushed): "
             f"{rewritten['dropped']} commit(s) it had are gone from {tracking}, {rewritten['kept']} of them in "
-            "this clone's history; `remnic space pull` merges the two and the next push puts those commits "
+            f"this clone's history; `{pull_command(mem, remote, current)}` merges the two and the next push puts those commits "
             "back on the remote — if they were dropped on purpose, ask whoever rewrote it first"
         )
     theirs, head = _remote.rev(mem.ledger, f"{remote}/{current}"), mem.ledger.head()
@@ -134,15 +142,15 @@ def _moved_message(mem: Memory, remote: str, current: str) -> str:
     url = _remote.remote_url(mem.ledger, remote) or remote
     if is_memory_repo(mem, theirs):
         if only_init(mem, head):
+            pull = f"run `{pull_command(mem, remote, current)}`"
             return moved.replace(
-                "run `remnic space pull`",
-                "run `remnic space pull` (this clone holds only its "
-                "`remnic init` commit: it takes the remote's history)",
+                pull, f"{pull} (this clone holds only its `remnic init` commit: it takes the remote's history)"
             )
-        return f"push to {remote} refused: its branch {current} {_two_inits(mem, remote, url, ', then push')}"
+        said = _two_inits(mem, remote, url, ", then push", current=current)
+        return f"push to {remote} refused: its branch {current} is {said}"
     return (
         f"push to {remote} refused: its branch {current} ({url}) shares no history with {mem.root}, so it is "
         f"probably another repository (a project, another space). Check the URL (`git -C {mem.root} remote -v`, "
         f"`git -C {mem.root} remote set-url {remote} URL`); `remnic space pull` refuses to merge unrelated "
-        "histories unless you mean it: `remnic space pull --allow-unrelated`, then push"
+        f"histories unless you mean it: `{pull_command(mem, remote, current, '--allow-unrelated')}`, then push"
     )
