@@ -124,14 +124,12 @@ def test_a_binary_file_named_md_is_advised_out_with_store_exclude(tmp_path: Path
     assert '{"store": {"exclude": ["Notes/image.md"]}}' in out.out
 
 
-def test_init_names_a_file_with_a_line_break_on_one_line_with_its_true_reason(tmp_path: Path) -> None:
+def test_init_adopts_a_file_with_a_line_break_in_its_name_like_any_other(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     (root / "Inbox").mkdir(parents=True)
     (root / "Inbox" / "new\nline.md").write_text("a note\n")
     out = run_cli("init", str(root), "--adopt", "**")
     assert out.code == 0
-    (line,) = [x for x in out.out.splitlines() if "Inbox/new" in x]
-    assert line == (
-        "  ~ Inbox/new\\nline.md: its name holds a line break, which no store.include pattern matches: "
-        "rename the file to adopt it"
-    )
+    assert "found 1 memory file" in out.out and "outside the memory folders" not in out.out
+    assert run_cli("sync", "run", "--memory-dir", str(root)).code == 0
+    assert git(root, "ls-files", "-z", "Inbox").split("\0")[0] == "Inbox/new\nline.md"

@@ -130,7 +130,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             # What stands is said by the CLI's interrupt line (exit 130, or 143 for SIGTERM).
             raise type(exc)(interrupted_sync(memory, before, started)) from None
         if not wants_json(args):
-            binaries = binary_files(memory, report.malformed_paths)
+            binaries = binary_files(memory.root, report.malformed_paths)
             print(_run_text(args, report, binaries), flush=True)  # searchable now: say so before the vectors' phase
         vectors, stopped_by = (None, EXIT_INTERRUPTED) if args.dry_run else _embed_pending(args, memory)
         waiting = memory.vectors_pending()[1] if vectors is not None and vectors.remaining else 0

@@ -219,7 +219,7 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
     everything below it."""
     pattern = pattern.strip().strip("/") or "**"
     if not any(ch in pattern for ch in "*?["):
-        return re.compile(re.escape(pattern) + r"(?:/.*)?\Z")
+        return re.compile(re.escape(pattern) + r"(?:/.*)?\Z", re.DOTALL)
     out, i = "", 0
     while i < len(pattern):
         if pattern.startswith("**/", i):
@@ -232,7 +232,7 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
             out, i = out + r"[^/]", i + 1
         else:
             out, i = out + re.escape(pattern[i]), i + 1
-    return re.compile(out + r"\Z")
+    return re.compile(out + r"\Z", re.DOTALL)  # a line break is a character of a name like any other
 
 
 def glob_match(pattern: str, path: str) -> bool:

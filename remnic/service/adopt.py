@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from remnic.config import REPO_CONFIG_FILE
 from remnic.errors import UsageError
-from remnic.memfile.paths import OUTSIDE, glob_match
+from remnic.memfile.paths import glob_match
 from remnic.repo.files import MemoryStore
 
 from .health import skipped_files
@@ -25,7 +25,6 @@ TEMPLATE_SETTINGS = (
 )
 """Where Obsidian (its core Templates plugin, and the Templater plugin) names the vault's templates folder."""
 DEFAULT_TEMPLATES = "Templates"
-ODD_NAME = "its name holds a line break, which no store.include pattern matches: rename the file to adopt it"
 """Why a note whose name has a newline is left alone (a glob's ``*`` and ``**`` stop at one)."""
 
 
@@ -77,9 +76,7 @@ def _written_excludes(files: MemoryStore) -> None:
 def summary(files: MemoryStore, include: Sequence[str]) -> dict[str, Any]:
     """What ``sync run`` would adopt: how many memory files, and every other file left alone, with why."""
     _written_excludes(files)
-    skipped = [
-        {**s, "reason": ODD_NAME} if "\n" in s["path"] and s["reason"] == OUTSIDE else s for s in skipped_files(files)
-    ]
+    skipped = skipped_files(files)
     return {
         "memoryFiles": sum(1 for _ in files.iter_paths()),
         "skipped": skipped,
@@ -116,13 +113,13 @@ def interrupted_sync(mem: Memory, before: str | None, started: float) -> str:
     return f"{done}; `remnic sync run` continues where it stopped (recall works meanwhile)"
 
 
-def binary_files(mem: Memory, paths: Sequence[str]) -> list[str]:
+def binary_files(root: Path, paths: Sequence[str]) -> list[str]:
     """Of ``paths`` (malformed memory files), those holding binary data (a NUL byte in their first 8 KiB,
     git's own test): an image or a PDF named ``.md``, nothing to fix, only to leave out (``store.exclude``)."""
     out = []
     for path in paths:
         try:
-            with open(mem.root / path, "rb") as fh:
+            with open(root / path, "rb") as fh:
                 head = fh.read(8192)
         except OSError:
             continue

@@ -153,6 +153,19 @@ _BLOCKED = (SYMLINKED_FOLDER, FILE_NOT_FOLDER)
 """Skipped entries that are memory folders remnic cannot use: a warning, not just a note."""
 
 
+def _binary_advice(root: Path, paths: list[str]) -> str:
+    """Malformed files that are binary (an image or a PDF named .md) are no notes to fix: say how to leave them out."""
+    from .adopt import binary_files
+
+    found = binary_files(root, paths)
+    if not found:
+        return ""
+    return (
+        f"; {len(found)} of them hold binary data ({', '.join(found[:3])}{', …' if len(found) > 3 else ''}): "
+        f'not notes, leave them out with store.exclude, e.g. {{"store": {{"exclude": ["{found[0]}"]}}}}'
+    )
+
+
 def unwritable(root: Path) -> str | None:
     """Why remnic cannot write in the memory directory (its state folder cannot be written), else None."""
     state = root / STATE_DIR
@@ -341,7 +354,8 @@ def checks(
             "memory-files",
             "fail",
             f"{len(bad_files)} malformed of {len(records) + len(bad_files)} files "
-            "(left untouched and out of the index until fixed)",
+            "(left untouched and out of the index until fixed)"
+            + _binary_advice(files.root, sorted(p for p in bad_files if p)),
             problems=[p.describe() for p in problems],
         )
     else:

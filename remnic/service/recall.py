@@ -240,12 +240,27 @@ def _indexed_recall(mem: Memory, query: str, options: RecallOptions, clk: Any, p
             broken = unsearchable_edits(mem)
             if broken:
                 note = _unsearchable_note(edits, broken)
-                said = [why if why.startswith(path) else f"{path}: {why}" for path, why in broken]
-                edits.problems = list(dict.fromkeys([*edits.problems, *said]))
-                fresh["problems"] = list(dict.fromkeys([*fresh.get("problems", []), *said]))
+                edits.problems = _with_broken(edits.problems, broken)
+                fresh["problems"] = _with_broken(fresh.get("problems", []), broken)
         fresh["worktree"] = edits.to_dict()
         fresh["note"] = note
     return run_recall(mem.index, query, options, mem.settings.recall, fresh, clock=clk)
+
+
+def _with_broken(problems: list[str], broken: list[tuple[str, str]]) -> list[str]:
+    """``problems`` and the broken edits not named there yet: the first ten and a count (a vault with
+    hundreds of broken notes must not fill a recall's answer)."""
+    from remnic.index.rebuild import capped_problems
+
+    shown = [p for p in problems if not p.startswith("... and ")]
+    new = [
+        why if why.startswith(path) else f"{path}: {why}"
+        for path, why in broken
+        if not any(f"{path}:" in p for p in shown)  # the scan named it already, in its own words
+    ]
+    if not new:
+        return list(problems)
+    return capped_problems(list(dict.fromkeys([*shown, *new])))
 
 
 _MAX_CHECKED = 200

@@ -1,0 +1,38 @@
+"""Small leftovers of round 38's reports: capped problem lists on recall, line breaks in file names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import run_cli
+
+from remnic.memfile.paths import glob_match
+from remnic.service.memory import Memory
+
+
+def test_a_recall_with_many_broken_uncommitted_notes_names_ten_and_counts_the_rest(memory: Memory) -> None:
+    memory.store("We deploy on Tuesdays")
+    for i in range(15):
+        (memory.root / "facts" / f"broken-{i:02d}.md").write_text("---\nid: [unclosed\n---\nbody\n")
+    out = run_cli("query", "deploy", "--json", "--memory-dir", str(memory.root))
+    assert out.code == 0, out.err
+    index = out.json()["index"]
+    for listed in (index["problems"], index["worktree"]["problems"]):
+        assert len(listed) == 11, listed
+        assert listed[-1].startswith("... and 5 more") and "remnic doctor" in listed[-1]
+
+
+def test_a_line_break_in_a_name_is_matched_by_globs_like_any_character(tmp_path: Path) -> None:
+    assert glob_match("**", "facts/two\nlines.md")
+    assert glob_match("facts/*.md", "facts/two\nlines.md")
+    assert glob_match("facts", "facts/two\nlines.md")
+    assert not glob_match("notes/**", "facts/two\nlines.md")
+
+
+def test_doctor_says_a_binary_file_named_md_is_no_note_and_how_to_leave_it_out(memory: Memory) -> None:
+    memory.store("We deploy on Tuesdays")
+    (memory.root / "facts" / "diagram.md").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(range(256)))
+    out = run_cli("doctor", "--json", "--memory-dir", str(memory.root))
+    check = next(c for c in out.json()["checks"] if c["name"] == "memory-files")
+    assert check["status"] == "fail"
+    assert "binary data (facts/diagram.md)" in check["detail"] and '"exclude": ["facts/diagram.md"]' in check["detail"]
