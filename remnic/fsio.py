@@ -6,13 +6,16 @@ Nothing here knows what a memory is.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
+import logging
 import os
 import secrets
 import signal
 import stat
+import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 try:
@@ -312,14 +315,6 @@ def _read_fd(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def _put(path: Path, staging: Path | None) -> None:
-    """Rename ``staging`` over ``path``, or remove ``path`` when there is no staging file."""
-    if staging is None:
-        os.unlink(path)
-    else:
-        os.replace(staging, path)
-
-
 def _create_unless_taken(path: Path, staging: Path | None) -> str:
     """Put ``staging`` at ``path`` only if nothing is there: a hard link fails on any entry that exists,
     so a file made there meanwhile is never overwritten (check-then-rename where links are refused)."""
@@ -336,17 +331,6 @@ def _create_unless_taken(path: Path, staging: Path | None) -> str:
         os.replace(staging, path)
         return REPLACED
     staging.unlink(missing_ok=True)
-    return REPLACED
-
-
-def _plain_replace(path: Path, expected: bytes, staging: Path | None) -> str:
-    """Compare, then rename: all there is without leases."""
-    try:
-        if read_regular(path) != expected:
-            return CHANGED
-    except (FileNotFoundError, NotRegularFile):
-        return CHANGED
-    _put(path, staging)
     return REPLACED
 
 
@@ -380,11 +364,169 @@ def unchanged_unless_held(path: Path, expected: bytes | None) -> str:
         os.close(fd)
 
 
+# --- putting the new copy in place without losing a save that lands meanwhile ---
+#
+# An editor that saves by renaming a new file over the path (VS Code, JetBrains, sed -i, vim with
+# backupcopy=no) opens nothing and so breaks no lease: a compare, then a rename, overwrote a save
+# landing in between (under load a thread sits there for milliseconds). So the new copy is *swapped*
+# with whatever the path holds at that instant (renameat2 RENAME_EXCHANGE, one step), and what came out
+# is checked after the fact: the very file that was read (same inode; leased, so nobody opened it to
+# write since; without a lease its bytes are read again) means replaced. Anything else is a save that
+# got there first, and it is swapped back. Every interleaving:
+# - a rename-save before the swap comes out of it and is swapped back: `changed`, the next sync reads it;
+# - a rename-save after the swap replaces our copy, as it would any file: nothing of the person's is lost;
+# - a rename-save between the swap and the swap back: our copy does not come out of the swap back but
+#   that newer save, so it is swapped in again, until what comes out is what was put there last;
+# - the path moved away (vim renames it to x.md~, then writes anew): nothing is swapped (ENOENT),
+#   `changed`; moved away after the swap, it is our copy that moves, and the save is linked back;
+# - a writer opening the old file meanwhile (the lease breaks): swapped back as above, `held`;
+# - hard links: identity is the inode, so the file read under another name still counts as it (the
+#   lease covers its bytes); the staging copy has no other name.
+# Where the swap is unavailable (not Linux, a libc without renameat2, a filesystem refusing it: NFS,
+# some FUSE), the file at the path is moved aside (one rename), checked, and the new copy hard-linked in:
+# a link never replaces anything, so a save landing in the gap stays (the path is absent for those
+# microseconds) and the same checks put back a file that was not the one read. Without hard links
+# either, it is check, then rename, with a window of microseconds.
+# Left open: a kill -9 between a swap and its swap back leaves the save in the temp folder; and a
+# program opening the path to write in place in those microseconds, just after a rename-save, writes
+# into our copy, which then leaves.
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+_NO_SWAP = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", errno.EOPNOTSUPP)}
+_SWAPS = 64  # each further swap needs yet another save landing within the microseconds of the last
+
+
+def _libc_renameat2() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2  # glibc 2.28+, musl 1.1.24+
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_RENAMEAT2 = _libc_renameat2()
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the entries at ``a`` and ``b`` in one step; False when this system or filesystem cannot (nothing
+    moved). FileNotFoundError when either is gone."""
+    if _RENAMEAT2 is None:
+        return False
+    if _RENAMEAT2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in _NO_SWAP:
+        return False
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def _ident(path: Path) -> tuple[int, int]:
+    st = os.lstat(path)
+    return st.st_dev, st.st_ino
+
+
+def _still(fd: int, expected: bytes, leased: bool) -> bool:
+    """Whether the file read through ``fd`` still holds ``expected``: leased, no open for writing since;
+    else its bytes, read again."""
+    if leased:
+        return not _breaking(fd)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return _read_fd(fd) == expected
+
+
+def _link_back(src: Path, path: Path) -> None:
+    """Put ``src`` (a save) at ``path`` unless a file is there now: that one was saved later, and stays."""
+    try:
+        os.link(src, path)
+    except FileExistsError:
+        pass
+    except OSError:  # no hard links here
+        if not os.path.lexists(path):
+            os.rename(src, path)
+
+
+def _keep_beside(staging: Path, path: Path) -> None:
+    kept = path.with_name(f"{path.name}.kept-{secrets.token_hex(3)}")
+    os.rename(staging, kept)
+    logging.getLogger("remnic").warning("%s was saved again and again while replaced: one save kept as %s", path, kept)
+
+
+def _swap_back(path: Path, staging: Path, at_path: tuple[int, int]) -> None:
+    """``staging`` holds a save that belongs at ``path``, where ``at_path`` (what was put there last) stands
+    unless a later save replaced it: swap, and again while what comes out is such a later save."""
+    for _ in range(_SWAPS):
+        going = _ident(staging)
+        try:
+            if not _exchange(staging, path):
+                break
+        except FileNotFoundError:  # what we put there was moved away meanwhile (vim): the save goes back
+            _link_back(staging, path)
+            return
+        if _ident(staging) == at_path:
+            return
+        at_path = going
+    _keep_beside(staging, path)
+
+
+def _swap_in(path: Path, staging: Path, fd: int, read: tuple[int, int], expected: bytes, leased: bool) -> str | None:
+    """Swap ``staging`` in at ``path`` if the path still holds the file read (``fd``, ``read``); None when
+    swapping is unavailable here (nothing moved)."""
+    ours = _ident(staging)
+    try:
+        if not _exchange(staging, path):
+            return None
+    except FileNotFoundError:  # moved away (vim's x.md~): a new save follows
+        return CHANGED
+    out = _ident(staging)
+    if out == read and _still(fd, expected, leased):
+        staging.unlink(missing_ok=True)  # the old file read, now out of the way
+        return REPLACED
+    _swap_back(path, staging, ours)
+    return HELD if out == read and leased else CHANGED
+
+
+def _move_in(
+    path: Path, staging: Path | None, fd: int, read: tuple[int, int], expected: bytes, leased: bool, aside: Path
+) -> str:
+    """Without swaps: move the file at ``path`` aside, check it is the one read, then link ``staging`` in
+    (None: leave the path empty); a link replaces nothing, so a save made in the gap stays."""
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return CHANGED
+    try:
+        out = _ident(aside)
+        if out != read or not _still(fd, expected, leased):
+            _link_back(aside, path)
+            return HELD if out == read and leased else CHANGED
+        if staging is None:
+            return REPLACED
+        try:
+            os.link(staging, path)
+        except FileExistsError:
+            return CHANGED  # saved in the gap: that save stays, and the old file read is gone with `aside`
+        except OSError:  # no hard links either: rename if still free (a window of microseconds)
+            if os.path.lexists(path):
+                return CHANGED
+            os.rename(staging, path)
+            return REPLACED
+        staging.unlink(missing_ok=True)
+        return REPLACED
+    finally:
+        aside.unlink(missing_ok=True)
+
+
 def replace_unless_held(path: Path, expected: bytes | None, staging: Path | None, *, aside: Path | None = None) -> str:
-    """Rename ``staging`` over ``path`` (None: remove ``path``) if it still holds ``expected`` (None: if
-    nothing is there) and nobody has it open for writing: ``replaced``, ``changed`` (left as it is), or
-    ``held`` (open for writing: left as it is). ``aside`` is a free name on the same filesystem for the
-    old file's second link (default: next to ``staging``)."""
+    """Put ``staging`` at ``path`` (None: remove ``path``) if it still holds ``expected`` (None: if nothing is
+    there) and nobody has it open for writing: ``replaced``, ``changed`` (left as it is, a save that landed
+    at any moment before the file was swapped included), or ``held`` (open for writing: left as it is).
+    ``aside`` is a free name on the same filesystem for the old file where it cannot be swapped out
+    (default: next to ``staging``); ``staging`` is gone once replaced; otherwise it is for the caller to remove."""
     if expected is None:
         return _create_unless_taken(path, staging)
     fd = _open_plain(path)
@@ -392,34 +534,27 @@ def replace_unless_held(path: Path, expected: bytes | None, staging: Path | None
         return CHANGED
     try:
         taken = _lease(fd)
-        if taken is None:
-            return _plain_replace(path, expected, staging)
-        if not taken:
+        if taken is False:
             return HELD
         try:
-            st, now = os.fstat(fd), os.lstat(path)
-            if (st.st_dev, st.st_ino) != (now.st_dev, now.st_ino) or _read_fd(fd) != expected:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or _ident(path) != (st.st_dev, st.st_ino) or _read_fd(fd) != expected:
                 return CHANGED
-            if _breaking(fd):
+            if taken and _breaking(fd):
                 return HELD
-            # A writer may open the path between this check and the rename: its open waits on the lease but
-            # lands on the old inode. A second name for that inode lets it be put back if that happened.
+            read, leased = (st.st_dev, st.st_ino), bool(taken)
+            if staging is not None:
+                done = _swap_in(path, staging, fd, read, expected, leased)
+                if done is not None:
+                    return done
             if aside is None:
                 assert staging is not None, "removing a file needs an aside name"
                 aside = staging.with_name(f"{staging.name}.old")
-            try:
-                os.link(path, aside)
-                keep: Path | None = aside
-            except OSError:
-                keep = None  # no hard links here: the window stays (microseconds wide)
-            _put(path, staging)
-            if keep is not None:
-                if _breaking(fd):
-                    os.replace(keep, path)
-                    return HELD
-                keep.unlink(missing_ok=True)
-            return REPLACED
+            return _move_in(path, staging, fd, read, expected, leased, aside)
+        except FileNotFoundError:
+            return CHANGED
         finally:
-            _release(fd)
+            if taken:
+                _release(fd)
     finally:
         os.close(fd)

@@ -26,105 +26,35 @@ import os
 import queue
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
-
 from remnic.config import STATE_DIR
 from remnic.config.settings import DELETE_SETTLE_S
 from remnic.errors import RemnicError
-from remnic.memfile.paths import MemoryPaths, is_editor_temp, may_be_memory
-from remnic.service import SyncReport, sync_event_line
+from remnic.memfile.paths import MemoryPaths
+from remnic.service import SyncReport
+
+from .watch_events import _MOVE_PAIRING_S, _Handler, classify, is_directory_move, watch_line
+
+__all__ = ["Watcher", "classify", "is_directory_move", "watch_line"]
 
 if TYPE_CHECKING:
     from remnic.service.memory import Memory
 
-_IGNORED_EVENTS = {"opened", "closed_no_write"}
-_GIT_REFS = (".git/HEAD", ".git/packed-refs")
 _JUMP_S = 5.0
 _FOLDER_CHECK_S = 1.0
 """How often the top-level folders are compared with their watches (a missed event costs at most this)."""
 _HELD_RETRY_S = 1.0
 """First retry of a file held open for writing (closing it is an event too; this catches a reader-only
 close, or a polling observer); doubled up to the rescan interval while it stays open."""
-_MOVE_PAIRING_S = 0.6  # watchdog holds an IN_MOVED_FROM without its pair 0.5 s, then reports a deletion
+_GIT_LOCK_STALE_S = 30.0
+"""A younger ``.git/index.lock`` is another git command at work: the sync waits for it (up to this long)."""
 _IDLE_BATCH = 128
 """Texts per batch when the watcher computes vectors between saves: a save waits at most for one."""
 Emit = Callable[[dict[str, Any]], None]
-
-
-def classify(rel: str) -> str | None:
-    """What a changed repo-relative path means to the watcher: ``memory``, ``git``, ``config`` or None (ignore)."""
-    if not rel or rel == ".":
-        return None
-    if rel.startswith(".git/") or rel == ".git":
-        if rel.endswith(".lock"):
-            return None
-        if rel in _GIT_REFS or rel.startswith(".git/refs/heads/"):
-            return "git"
-        return None
-    parts = rel.split("/")
-    name = parts[-1]
-    if parts[0] == STATE_DIR or is_editor_temp(name):
-        return None
-    if name.startswith((".#", "#")) or (name.startswith(".") and name != ".gitignore"):
-        return None
-    if name == ".gitignore":
-        return "config"
-    if may_be_memory(rel):  # sync applies the repository's own rule
-        return "memory"
-    return None
-
-
-def is_directory_move(event: FileSystemEvent) -> bool:
-    return bool(event.is_directory and event.event_type in ("moved", "deleted"))
-
-
-class _Handler(FileSystemEventHandler):
-    def __init__(self, watcher: Watcher) -> None:
-        self.watcher = watcher
-
-    def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.event_type in _IGNORED_EVENTS:
-            return
-        paths = [event.src_path, getattr(event, "dest_path", "") or ""]
-        kinds = set()
-        gone: list[str] = []
-        arriving = False
-        for n, raw in enumerate(paths):
-            if not raw:
-                continue
-            rel = self.watcher.rel(raw)
-            if rel is None:
-                continue
-            if event.is_directory:
-                top = rel.split("/")[0]
-                if "/" not in rel and not rel.startswith(".") and rel != STATE_DIR and event.event_type != "modified":
-                    self.watcher.folders_changed()  # made, deleted or moved: its watch is redone by the loop
-                    kinds.add("memory")  # files saved before the new watch started are found by the sync
-                    arriving = arriving or event.event_type == "created"  # a file moved into it is not seen
-                if is_directory_move(event) and not top.startswith(".") and top != STATE_DIR:
-                    kinds.add("memory")
-                continue
-            kind = classify(rel)
-            if kind:
-                kinds.add(kind)
-            if kind == "memory" and n == 0 and event.event_type in ("deleted", "moved") and not self._to_memory(event):
-                gone.append(rel)  # deleted, or renamed to a name no memory has (`file~`): maybe a save under way
-            if kind == "memory" and event.event_type == "created" and not self.watcher.memory_paths().is_memory(rel):
-                arriving = True  # maybe moved here from a memory folder: its deletion comes later
-        if kinds:
-            self.watcher.notify(kinds, gone, arriving=arriving)
-
-    def _to_memory(self, event: FileSystemEvent) -> bool:
-        """Whether a move lands on a memory path (a rename: both sides are synced as one, at once). The
-        repository's own rule decides, not :func:`classify`'s superset: a move to ``notes/x.md`` (outside
-        the memory folders) is a disappearance like ``x.md~``, and moved back within the hold it is no change."""
-        dest = getattr(event, "dest_path", "") or ""
-        rel = self.watcher.rel(dest) if dest else None
-        return rel is not None and classify(rel) == "memory" and self.watcher.memory_paths().is_memory(rel)
 
 
 class Watcher:
@@ -176,6 +106,9 @@ class Watcher:
         self._held: set[str] = set()
         """Files the last sync found held open for writing: reported once, retried with backoff."""
         self._held_retry_at: float | None = None
+        self._said: dict[str, tuple[str, object]] = {}
+        """Skipped path → (why, its version) said by the last pass: not said again while both stay."""
+        self._lock_said = False
         self._held_delay = _HELD_RETRY_S
         self._observer: Any = None
         self._watched: dict[str, tuple[Any, tuple[int, int]]] = {}
@@ -246,6 +179,9 @@ class Watcher:
     def _start_observer(self) -> None:
         from watchdog.observers import Observer
 
+        # A folder moved out and back is watched again by its recursive emitter, which finds the old
+        # callback still registered: watchdog warns with a dump of its internals, replaces it, and works on.
+        warnings.filterwarnings("ignore", message="Callback with id .* already exists", category=RuntimeWarning)
         observer = Observer()
         try:
             self._schedule(observer)
@@ -349,12 +285,21 @@ class Watcher:
             observer.join(timeout=5)
 
     def _git_busy(self) -> bool:
-        git_dir = self.memory.git_dir
-        lock = git_dir / "index.lock"
+        """Whether a fresh ``.git/index.lock`` (another git command) defers the sync; said once while it does."""
         try:
-            return time.time() - lock.stat().st_mtime < 30
+            age = time.time() - (self.memory.git_dir / "index.lock").stat().st_mtime
         except FileNotFoundError:
-            return False
+            age = _GIT_LOCK_STALE_S
+        busy = age < _GIT_LOCK_STALE_S
+        if busy and not self._lock_said:
+            wait = max(_GIT_LOCK_STALE_S - age, 0)
+            message = (
+                f"waiting for git: .git/index.lock is held (for {max(age, 0):.0f} s; a git command is running, or one"
+                f" was killed); saves sync once it is gone, or in {wait:.0f} s anyway"
+            )
+            self.emit({"event": "note", "message": message})
+        self._lock_said = busy
+        return busy
 
     def _take(self) -> set[str]:
         with self._guard:
@@ -416,9 +361,18 @@ class Watcher:
         held, was_held = set(report.held), self._held
         self._held = held
         self._schedule_held_retry(bool(held))
-        for event in report.events(only_new_problems=True):
-            if event.get("event") == "skipped" and event.get("path") in held & was_held:
-                continue  # still held open: said when it was first seen
+        said, self._said = self._said, {}
+        # The first pass says every problem and skip: "once per version" is per watcher, and the person
+        # starting it has not been told in this terminal that a note waits to be fixed.
+        for event in report.events(only_new_problems=self.syncs > 1):
+            if event.get("event") == "skipped":
+                path = str(event.get("path"))
+                if path in held & was_held:
+                    continue  # still held open: said when it was first seen
+                version = (str(event.get("reason")), _version(self.root / path))
+                self._said[path] = version
+                if said.get(path) == version:
+                    continue  # a symlink, say, listed again by every pass: said once per version
             self.emit(event)
         if report.changes or report.commit:
             self.emit(
@@ -559,41 +513,17 @@ class Watcher:
         if report is None or report.mode == "paused":
             return {"flushed": False, "left": [], "notFlushed": why}
         left = [{"path": path, "reason": reason.split(";")[0]} for path, reason in report.left_behind().items()]
+        for problem in report.problems:  # malformed: left untouched and uncommitted (unless git has it as it is)
+            if problem.path and problem.path not in {*report.in_git_problem_paths, *(i["path"] for i in left)}:
+                at = f"line {problem.line}: " if problem.line else ""
+                left.append({"path": problem.path, "reason": f"malformed ({at}{problem.field}: {problem.message})"})
         return {"flushed": not left, "left": left, "notFlushed": None}
 
 
-def watch_line(event: dict[str, Any]) -> str | None:
-    """The one line of text the watcher prints for an event (None: nothing to print)."""
-    kind = event.get("event")
-    if kind == "warning":
-        return f"warning: {event['message']}"
-    if kind == "error":
-        return f"error: {event['message']} (retrying in {event['retryInS']}s)"
-    if kind == "ready":
-        return f"watching {event['memoryDir']} (debounce {event['debounceMs']} ms); Ctrl-C to stop"
-    if kind == "synced":
+def _version(path: Path) -> object:
+    """What tells one version of a skipped file from the next: a symlink's target, else its inode, size, mtime."""
+    try:
+        st = os.lstat(path)
+        return os.readlink(path) if os.path.islink(path) else (st.st_ino, st.st_size, st.st_mtime_ns)
+    except OSError:
         return None
-    if kind == "paused":
-        return f"{event['message']}"  # "a rebase is in progress; sync is paused until …"
-    if kind == "resumed":
-        return "sync resumed: the merge or rebase is over"
-    if kind == "stopped":  # says what the last sync left uncommitted, never a flush that did not happen
-        changes, passes, left = event.get("changes", 0), event["syncs"], event.get("left") or []
-        head = f"stopped: {changes} change{'' if changes == 1 else 's'} synced"
-        head += f" in {passes} sync pass{'' if passes == 1 else 'es'}"
-        if left:
-            what = "; ".join(f"{item['path']}: {item['reason']}" for item in left)
-            return f"{head}; {len(left)} left uncommitted ({what}); run `remnic sync run` once saved and closed"
-        if event.get("notFlushed"):
-            return f"{head}; pending changes not flushed ({event['notFlushed']}); run `remnic sync run`"
-        return f"{head}; pending changes flushed"
-    if kind == "vectors":
-        left = f"; {event['remaining']} notes still wait for theirs" if event["remaining"] else ""
-        return f"computed the vectors of {event['filled']} notes{left}"
-    if kind == "consolidated":
-        return str(event["summary"])
-    if kind == "observations":
-        flushed = f"flushed idle session(s) {', '.join(event['flushed'])}" if event["flushed"] else ""
-        merging = "consolidating the new observations" if event["consolidating"] else ""
-        return "; ".join(x for x in (flushed, merging) if x)
-    return sync_event_line(event)

@@ -154,9 +154,10 @@ def replace_if_unchanged(
 
     Every new content is fully written to a staging file in ``tmp_dir`` (the git-ignored
     ``.remnic/tmp``, same filesystem) and made durable first — a fsync each, or for many files
-    one flush for all of them — and then each file is compared again just before its rename, so an
-    editor's save that lands while sync works is not overwritten (the next sync picks it up), and a
-    crash leaves nothing ``git add -A`` would commit.
+    one flush for all of them — and then each file is compared again and swapped in, and swapped back
+    when what came out was not the file read, so an editor's save that lands while sync works, renamed
+    over the file up to the very instant of the swap, is not overwritten (the next sync picks it up;
+    :func:`remnic.fsio.replace_unless_held`), and a crash leaves nothing ``git add -A`` would commit.
     """
     tmp_dir.mkdir(parents=True, exist_ok=True)
     bulk = len(items) > BULK_FILES
