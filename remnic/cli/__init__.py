@@ -71,11 +71,25 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="<command>")
     for module in _modules():
         module.register(sub)
+    from .examples import add_examples
+
+    add_examples(parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(argv)
+    except (KeyboardInterrupt, ImportError) as exc:
+        # Ctrl-C while the command modules (or onnxruntime, which wraps it in an ImportError) are still
+        # loading, before execute() is in charge: the same exit as later on, not a traceback.
+        if not _by_interrupt(exc):
+            raise
+        return _interrupted(exc if isinstance(exc, KeyboardInterrupt) else KeyboardInterrupt(), "--json" in argv)
+
+
+def _main(argv: list[str]) -> int:
     if sys.stdin is None:  # started with standard input closed (`<&-`): read it as empty, so '-' is a usage error
         sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - for the life of the process
     if len(argv) == 5 and argv[0] == "merge-file" and not any(a.startswith("-") for a in argv[1:]):
@@ -155,7 +169,7 @@ def _no_command(parser: Parser) -> int:
 
 def execute(args: argparse.Namespace) -> int:
     """Run a parsed command: its exit code, errors printed as the CLI prints them."""
-    from remnic.errors import EXIT_INTERRUPTED, RemnicError
+    from remnic.errors import RemnicError
 
     try:
         return int(args.handler(args) or 0)
@@ -169,12 +183,34 @@ def execute(args: argparse.Namespace) -> int:
             print(f"remnic: error: {describe_for_cli(exc, parser)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt as exc:
-        said = f": {exc}" if str(exc) else ""  # what stands despite the interruption (an import's commit)
-        if getattr(args, "json", False):  # the shape of every other error under --json
-            error = {"error": f"interrupted{said}", "code": "interrupted"}
-            print(json.dumps(error, indent=2), file=sys.stderr)
-        else:
-            print(f"remnic: interrupted{said}", file=sys.stderr)
-        return int(getattr(exc, "exit_code", EXIT_INTERRUPTED))  # 143 for a SIGTERM a command turned into one
+        return _interrupted(exc, bool(getattr(args, "json", False)))
+    except ImportError as exc:
+        if not _by_interrupt(exc):
+            raise
+        return _interrupted(KeyboardInterrupt(), bool(getattr(args, "json", False)))
     except BrokenPipeError:
         return 0
+
+
+def _by_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or was raised while handling, a Ctrl-C (an extension module's import that
+    the signal broke fails with ImportError "initialization failed")."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return False
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _interrupted(exc: KeyboardInterrupt, as_json: bool) -> int:
+    from remnic.errors import EXIT_INTERRUPTED
+
+    said = f": {exc}" if str(exc) else ""  # what stands despite the interruption (an import's commit)
+    if as_json:  # the shape of every other error under --json
+        print(json.dumps({"error": f"interrupted{said}", "code": "interrupted"}, indent=2), file=sys.stderr)
+    else:
+        print(f"remnic: interrupted{said}", file=sys.stderr)
+    return int(getattr(exc, "exit_code", EXIT_INTERRUPTED))  # 143 for a SIGTERM a command turned into one

@@ -19,6 +19,7 @@ from typing import Any
 
 from remnic.config import Settings, load_settings
 from remnic.errors import FieldProblem, NotFoundError, RemnicError, UsageError
+from remnic.memfile.graphemes import display_width
 from remnic.memfile.model import CATEGORIES, STATUSES
 from remnic.memfile.paths import repo_relative, to_posix
 from remnic.service.memory import Memory
@@ -345,6 +346,14 @@ def emit(args: argparse.Namespace, data: Any, text: str | Callable[[], str] | No
         print(rendered.rstrip("\n"))
 
 
+def emit_failure(args: argparse.Namespace, message: str, code: str, **extra: Any) -> None:
+    """Under --json, the error of a command that exits non-zero on standard error as every error is,
+    ``{error, code}`` (a result it still reports, such as doctor's checks, stays on standard output)."""
+    if wants_json(args):
+        error = {"error": message, "code": code, **extra}
+        print(json.dumps(error, indent=2, ensure_ascii=False, default=str), file=sys.stderr)
+
+
 def warnings_of(result: Any) -> dict[str, list[dict[str, str]]]:
     """``{"warnings": [{field, message}]}`` for a write that is done with a caveat, shaped as the server's
     (text mode has them on stderr already, from the log)."""
@@ -456,11 +465,11 @@ class ProgressBar:
 
 
 def table(rows: list[list[str]], headers: list[str]) -> str:
-    widths = [max(len(str(x)) for x in col) for col in zip(headers, *rows)] if rows else [len(h) for h in headers]
-    lines = ["  ".join(str(h).ljust(w) for h, w in zip(headers, widths)).rstrip()]
-    for row in rows:
-        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip())
-    return "\n".join(lines)
+    # Padded by the columns a terminal draws (a CJK character takes two, a combining accent none), not by len().
+    cells = [[str(c) for c in row] for row in [headers, *rows]]
+    widths = [max(map(display_width, col)) for col in zip(*cells)]
+    pad = [[c + " " * (w - display_width(c)) for c, w in zip(row, widths)] for row in cells]
+    return "\n".join("  ".join(row).rstrip() for row in pad)
 
 
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")

@@ -39,7 +39,12 @@ def register(sub: Any) -> None:
         "advice before acting: ask, draft, act, refuse or escalate (read-only)",
         epilog=EPILOG,
     )
-    p.add_argument("--confidence", metavar="N", type=unit_float("--confidence"), help="how sure the agent is, 0-1")
+    p.add_argument(
+        "--confidence",
+        metavar="N",
+        type=unit_float("--confidence"),
+        help=f"how sure the agent is, 0-1 (default {knobs.UNSTATED_CONFIDENCE}, as for a confidence not stated)",
+    )
     p.add_argument(
         "--risk",
         type=choice_list("--risk", knobs.RISKS),

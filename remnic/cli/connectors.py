@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from remnic.drivers import connectors as C
+from remnic.errors import UsageError
 
-from ._common import add_command, emit, open_memory, table
+from ._common import add_command, emit, emit_failure, open_memory, table
 
 EPILOG = """\
 install merges remnic's hooks into the host's own config — Claude Code:
@@ -100,6 +101,12 @@ def cmd_install(args: argparse.Namespace) -> int:
     host = C.host(args.host)
     memory = open_memory(args)  # the hooks get a memory repository that exists
     path = _path(args, host)
+    if args.config and not path.parent.is_dir():
+        # As export's --out: a folder typed wrong would get hooks no host reads, so none is created.
+        raise UsageError(
+            f"--config {str(args.config)!r}: directory {path.parent} does not exist; create it first, or leave "
+            f"out --config for {host.name}'s own config ({host.config_path()})"
+        )
     result = C.install(host, path, memory_dir=memory.root)
     result["mcp"] = _mcp_hint(host, memory.root, path)
 
@@ -155,6 +162,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             + (_healthy(result, host) if result["healthy"] else _unhealthy(result, host))
         ),
     )
+    if not result["healthy"]:
+        failed = [c["name"] for c in result["checks"] if c["status"] == "fail"]
+        emit_failure(args, f"{host.id} is not healthy: {', '.join(failed) or 'see checks'}", "check_failed")
     return 0 if result["healthy"] else 1
 
 

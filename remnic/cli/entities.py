@@ -13,6 +13,7 @@ from ._common import (
     add_command,
     choice_list,
     emit,
+    emit_failure,
     non_negative_int,
     open_memory,
     plural,
@@ -68,8 +69,9 @@ def register(sub: Any) -> None:
         "show",
         "one entity page: synthesis, timeline, connections, aliases",
         epilog="Like list, first rebuilds remnic's pages (one commit) when the memories changed.\n"
-        "--json prints {found, namespace, entity}, as GET entities/:name does; an entity not found\n"
-        "prints {found: false, namespace, error, code} and exits 1.\n\n"
+        "--json prints {found, namespace, entity}, as GET entities/:name does; for an entity not found\n"
+        "the error on standard error, as every error is, is {error, code, found: false, namespace}\n"
+        "(exit 1).\n\n"
         "examples:\n  remnic entities show ana   # a name or an alias\n  remnic entities show person-priya-raman",
     )
     q.add_argument("name", help="the entity's name, an alias, or its id (person-priya-raman)")
@@ -174,7 +176,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     except NotFoundError as exc:
         if not wants_json(args):
             raise
-        emit(args, {"found": False, "namespace": namespace, "error": exc.message, "code": exc.code})
+        emit_failure(args, exc.message, exc.code, found=False, namespace=namespace)
         return exc.exit_code
 
     def text() -> str:

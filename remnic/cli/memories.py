@@ -18,6 +18,7 @@ from ._common import (
     add_command,
     choice_list,
     emit,
+    emit_failure,
     memory_dir_arg,
     memory_ref,
     non_negative_int,
@@ -509,7 +510,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     rerank_broken = rerank.get("state") not in (None, "ok")
     emit(args, status, text)
     # A configured model that fails, or no index possible where it belongs: a failure, as doctor's FAIL.
-    return 1 if status["index"].get("state") in FAILED_INDEX or rerank_broken else 0
+    if status["index"].get("state") in FAILED_INDEX or rerank_broken:
+        what = f"rerank: {rerank.get('state')}" if rerank_broken else f"index: {status['index'].get('state')}"
+        emit_failure(args, f"status failed ({what})", "check_failed")
+        return 1
+    return 0
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -547,7 +552,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         return "\n".join(lines)
 
     emit(args, {"ok": all(c["status"] != "fail" for c in checks), "checks": checks}, text)
-    return 1 if any(c["status"] == "fail" for c in checks) else 0
+    failed = [c["name"] for c in checks if c["status"] == "fail"]
+    if failed:
+        emit_failure(args, f"{plural(len(failed), 'check')} failed: {', '.join(failed)}", "check_failed")
+    return 1 if failed else 0
 
 
 def _required(value: str, name: str) -> str:

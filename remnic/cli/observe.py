@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from remnic.errors import UsageError
+from remnic.memfile.schema import CATEGORIES
 
 from ._common import (
     add_command,
@@ -19,6 +20,7 @@ from ._common import (
     positive_float,
     positive_int,
     progress_bar,
+    repo_path,
     safe,
     table,
 )
@@ -27,9 +29,18 @@ FORMATS = ("auto", "claude-code", "codex", "openai", "anthropic", "plain")
 REVIEW_ACTIONS = {"approve": "active", "dismiss": "rejected", "flag": "quarantined"}
 REVIEW_EXAMPLES = {
     "approve": "examples:\n  remnic review list   # the ids waiting\n  remnic review approve mem_018f9a3b2c1d4e5f6a7b",
-    "dismiss": "examples:\n  remnic review dismiss mem_018f9a3b2c1d4e5f6a7b --reason duplicate",
+    "dismiss": "examples:\n  remnic review dismiss mem_018f9a3b2c1d4e5f6a7b --reason duplicate\n"
+    '  remnic review dismiss --all-pending --why "no date" --session chat-s12\n'
+    "  remnic review list --json | jq -r '.memories[].id' | remnic review dismiss -",
     "flag": "examples:\n  remnic review flag facts/staging-password.md --reason leaked-secret",
 }
+BATCH_EPILOG = (
+    "Several memories (ids, - for ids on standard input, or --all-pending) are decided in one\n"
+    "commit, each as it would be alone. One that cannot be decided (not found, not waiting for\n"
+    "review) is named on stderr with why, and the others are still decided; the exit status is\n"
+    "then 1. --json answers decision, commit, decided, unchanged, failed and results (one per id:\n"
+    "ref, ok, and id, status, previousStatus, alsoChanged… or error).\n\n"
+)
 
 
 def register(sub: Any) -> None:
@@ -137,13 +148,29 @@ def register(sub: Any) -> None:
     q.add_argument("--namespace", "-n", help="only this namespace")
     q.set_defaults(handler=cmd_review_list)
     for action, status in REVIEW_ACTIONS.items():
-        what = "a memory waiting for review, or an active one," if action == "flag" else "a memory waiting for review"
-        q = add_command(rsub, action, f"set the status of {what} to {status}", epilog=REVIEW_EXAMPLES[action])
-        q.add_argument("id", metavar="ID-OR-PATH", help="a memory id (mem_…), or its file path (facts/x.md)")
+        what = "memories waiting for review, or active ones," if action == "flag" else "memories waiting for review"
+        q = add_command(
+            rsub, action, f"set the status of {what} to {status}", epilog=BATCH_EPILOG + REVIEW_EXAMPLES[action]
+        )
+        q.add_argument(
+            "ids",
+            nargs="*",
+            metavar="ID-OR-PATH",
+            help="memory ids (mem_…) or file paths (facts/x.md); - reads them from standard input",
+        )
         # dest: the API's keyword, so a refused reason is reported as --reason
         q.add_argument(
             "--reason", dest="reason_code", metavar="REASON", help="a reason code kept in the file (reviewReasonCode)"
         )
+        q.add_argument(
+            "--all-pending", action="store_true", help="every memory with status pending_review (narrowed by the below)"
+        )
+        q.add_argument("--session", metavar="KEY", help="with --all-pending: only those observed in this session key")
+        q.add_argument(
+            "--category", type=choice_list("category", CATEGORIES), help="with --all-pending: only this category"
+        )
+        q.add_argument("--why", metavar="TEXT", help="with --all-pending: only those whose queue reason contains TEXT")
+        q.add_argument("--namespace", "-n", help="with --all-pending: only this namespace")
         q.set_defaults(handler=cmd_review_disposition, status=status)
 
 
@@ -267,8 +294,20 @@ def cmd_review_list(args: argparse.Namespace) -> int:
 
 
 def cmd_review_disposition(args: argparse.Namespace) -> int:
+    filters = {"--session": args.session, "--category": args.category, "--why": args.why, "--namespace": args.namespace}
+    used = [flag for flag, value in filters.items() if value is not None]
+    if args.all_pending and args.ids:
+        raise UsageError("name memories (ID-OR-PATH, or -) or pass --all-pending, not both")
+    if used and not args.all_pending:
+        raise UsageError(f"{', '.join(used)} narrows --all-pending; pass --all-pending too, or name the memories")
+    if not args.all_pending and not args.ids:
+        raise UsageError(
+            "name a memory to decide (ID-OR-PATH), several, - to read ids from standard input, or --all-pending"
+        )
+    if args.all_pending or args.ids != [args.ids[0]] or args.ids == ["-"]:
+        return _review_batch(args)
     memory = open_memory(args)
-    with memory, memory_ref(memory, args.id) as target:
+    with memory, memory_ref(memory, args.ids[0]) as target:
         result = memory.review_disposition(target, args.status, reason_code=args.reason_code, source="cli")
     status = result.record.status  # approving a value said before a newer one leaves it superseded
     said = result.to_dict()
@@ -295,3 +334,57 @@ def cmd_review_disposition(args: argparse.Namespace) -> int:
         "\n".join([text, *also, *notes]),
     )
     return 0
+
+
+def _review_batch(args: argparse.Namespace) -> int:
+    from remnic.service.review import DECISIONS
+    from remnic.service.review_batch import dispose_many, pending_ids
+
+    refs = [r for ref in args.ids for r in (sys.stdin.read().split() if ref == "-" else [ref])]
+    memory = open_memory(args)
+    with memory:
+        if args.all_pending:
+            refs = pending_ids(
+                memory, namespace=args.namespace, session=args.session, category=args.category, why=args.why
+            )
+            if not refs:
+                emit(
+                    args,
+                    {
+                        "decision": DECISIONS[args.status],
+                        "commit": None,
+                        "decided": 0,
+                        "unchanged": 0,
+                        "failed": 0,
+                        "results": [],
+                    },
+                    "nothing waiting for review matches",
+                )
+                return 0
+        elif not refs:
+            raise UsageError("no memory ids on standard input (one or more, separated by spaces or lines)")
+        batch = dispose_many(
+            memory,
+            refs,
+            args.status,
+            args.reason_code,
+            source="cli",
+            resolve=lambda r: memory.memory_id(repo_path(memory, r)),
+        )
+    said = batch.to_dict()
+    lines = []
+    for _ref, result in batch.results:
+        state = f"now {result.record.status}: {said['decision']} (was {result.previous_status})"
+        lines.append(f"{result.id} {state if result.changed else f'is already {result.record.status}'}")
+        lines += [f"  also changed: {safe(a.describe(result.id))}" for a in result.also_changed]
+        lines += [f"  {safe(w)}" for w in result.warnings]
+    commit = f" in commit {batch.commit[:8]}" if batch.commit else ""
+    lines.append(
+        f"{plural(said['decided'], 'memory', 'memories')} {said['decision']}{commit}"
+        + (f", {said['unchanged']} already so" if said["unchanged"] else "")
+        + (f", {said['failed']} not decided" if said["failed"] else "")
+    )
+    emit(args, said, "\n".join(lines))
+    for ref, why in batch.errors:
+        print(f"remnic: not decided: {safe(ref)}: {safe(why)}", file=sys.stderr)
+    return 1 if batch.errors else 0

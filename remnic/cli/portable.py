@@ -15,7 +15,7 @@ from remnic.service.include_config import newly_adopted
 from remnic.service.original_bundle import into_namespace, records_said
 from remnic.service.portable import Export, Restore, Skip, adopted_patterns, prepare_import
 
-from ._common import add_command, choice_list, emit, open_memory, plural, progress_bar, safe, wants_json
+from ._common import add_command, choice_list, emit, emit_failure, open_memory, plural, progress_bar, safe, wants_json
 from .import_input import ImportInput, bundle_data, bundle_text, read_input
 from .recall import OUT_HELP, out_path, write_out
 
@@ -231,6 +231,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2, ensure_ascii=False), file=sys.stderr)
     if not on_stdout:
         emit(args, data, lambda: _export_summary(result, target))
+        if result.skipped:
+            emit_failure(args, data["error"], data["code"])
     return 1 if result.skipped else 0
 
 
@@ -468,7 +470,7 @@ def cmd_dedup(args: argparse.Namespace) -> int:
         merge=args.merge,
         namespace=args.namespace,
         source="cli",
-        progress=progress_bar(args, "embedding memories for dedup"),
+        progress=progress_bar(args, "finding duplicates (embedding, then comparing memories)"),
     )
     data = result.to_dict()
 

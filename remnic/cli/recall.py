@@ -385,7 +385,7 @@ def out_path(path: str, memory: Any, what: str = "output") -> Path | None:
     if target.is_dir():
         raise UsageError(f"--out {path!r} is a directory; give a file path")
     if not target.parent.is_dir():
-        raise UsageError(f"--out {path!r}: directory {target.parent} does not exist")
+        raise UsageError(f"--out {path!r}: directory {target.parent} does not exist; create it first")
     real, root = os.path.realpath(target), os.path.realpath(memory.root)
     if not real.startswith(root + os.sep):
         return target

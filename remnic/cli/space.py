@@ -226,6 +226,7 @@ def cmd_switch(args: argparse.Namespace) -> int:
 def cmd_delete(args: argparse.Namespace) -> int:
     if args.force and not args.purge:
         raise UsageError("--force only applies with --purge (without it, no file is removed)")
+    S.require_space(args.name)  # an unknown name is an input error (exit 2), as for switch and --space
     data = S.delete_space(args.name, purge=args.purge, force=args.force)
     where = f"{data['path']} ({plural(data['files'], 'file')})"
     text = (

@@ -23,7 +23,7 @@ from typing import Any
 
 import tantivy
 
-from .text import cjk_bigrams, cjk_unigrams, symbols
+from .text import cjk_bigrams, cjk_unigrams, normal_form, symbols
 
 ANALYZER = "remnic_en"
 TEXT_FIELDS = ("title", "body", "tags", "near", "far", "when", "dated")
@@ -106,7 +106,9 @@ def _analyzer(stop: bool, language: str = DEFAULT_LANGUAGE) -> Any:
 
 def analyze(text: str, *, stopwords: bool = False, language: str = DEFAULT_LANGUAGE) -> list[str]:
     """Index-side tokens (lowercased, ascii-folded, stemmed; CJK runs as bigrams; then the emoji and
-    other symbols, one each; then the CJK runs' characters), optionally without stopwords."""
+    other symbols, one each; then the CJK runs' characters), optionally without stopwords. The text is
+    read in its :func:`~.text.normal_form` (NFC), as the index has it."""
+    text = normal_form(text)
     tokens = _query_tokens(text, stopwords, language)
     unigrams = cjk_unigrams(text)
     return tokens + list(_analyzer(stopwords, language).analyze(unigrams)) if unigrams else tokens
@@ -127,6 +129,7 @@ def query_terms(
 ) -> list[str]:
     """Distinct query terms in order (a query's symbols after its words); if stopword removal leaves
     nothing, keep them all ("what's up?": see :func:`stopword_phrase`)."""
+    text = normal_form(text)
     terms = _query_tokens(text, True, language) if stopwords else []
     if not terms:
         terms = _query_tokens(text, False, language)
@@ -137,6 +140,7 @@ def stopword_phrase(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
     """The query's words in order, as the index has them, when every one of them is a stopword
     ("the of and is to", "to be or not to be", "The Who"); [] when it has a content word (or a
     symbol) or no word at all. Such a query tells no memory apart by its words one by one."""
+    text = normal_form(text)
     if _query_tokens(text, True, language):
         return []
     return _words(text, False, language)[:MAX_QUERY_TERMS]
@@ -343,6 +347,7 @@ class Bm25Index:
     def tokens(self, text: str) -> list[str]:
         """A passage's ``body`` as :meth:`search_passages` gives it (its indexed text, CJK already
         expanded; its symbols' value stored empty) in tokens: what the field's length counts."""
+        text = normal_form(text)
         return list(_analyzer(False, self.language).analyze(text)) + symbols(text)
 
     def phrase_paths(
@@ -430,11 +435,13 @@ def _put(doc: Any, name: str, value: Any) -> None:
     # gives them to token overlap (raw fields such as ``path`` stay exact). The runs' characters go in
     # a value of their own, so the bigrams keep their positions; so do the symbols, which the tokenizer
     # would drop: given as tokens, with an empty text (a stored passage keeps them once, in its text).
+    # Analysed text is indexed in its normal form (NFC), as queries are analysed.
     items = value if isinstance(value, (list, tuple)) else [value] if value else []
     for item in items:
         if name not in TEXT_FIELDS:
             doc.add_text(name, item)
             continue
+        item = normal_form(item)
         doc.add_text(name, cjk_bigrams(item))
         unigrams = cjk_unigrams(item)
         if unigrams:

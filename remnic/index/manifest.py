@@ -29,7 +29,7 @@ from typing import Any
 from remnic.fsio import write_atomic
 from remnic.repo.journal import unusable_folder
 
-SCHEMA_VERSION = 14  # 3: dates named in the text (catalog, tantivy dated/months); 4: passages of long memories;
+SCHEMA_VERSION = 15  # 3: dates named in the text (catalog, tantivy dated/months); 4: passages of long memories;
 # 5: memories waiting for their vectors (catalog table pending_vectors); 6: passages as BM25 documents;
 # 7: the vocabulary's word vectors (catalog table vocab); 8: observed sessions as episodes, said order,
 # observed facts' context vectors the mean of their window's sentence vectors; 9: a note's file name in its
@@ -39,6 +39,7 @@ SCHEMA_VERSION = 14  # 3: dates named in the text (catalog, tantivy dated/months
 # 12: and their characters (text.cjk_unigrams), so a one-character word has a term
 # 13: emoji and other symbols (Unicode So) as terms of their own (text.symbols), in every text field
 # 14: ids and values of the original Remnic's files read its way (accented entity ids, raw free text)
+# 15: text analysed in its normal form (text.normal_form: NFC, half-width katakana, Turkish İ as I)
 """Bump when the catalog/tantivy layout or the meaning of indexed fields changes."""
 
 CURRENT_FILE = "CURRENT"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
@@ -450,6 +451,28 @@ def episode_contexts(members: Sequence[Member], window: int, max_chars: int) -> 
 def positions(members: Sequence[Member]) -> dict[str, int]:
     """path → position of each member in its episode's order."""
     return {m.path: i for i, m in enumerate(sorted(members, key=Member.sort_key))}
+
+
+# Half-width katakana (U+FF61-U+FF9F) are one script's narrow twins: NFKC makes them the usual
+# katakana (ｵﾌｨｽ → オフィス, ｶﾞ → ガ). Only these: NFKC elsewhere would change what text means (², ﬁ, ℃).
+_HALF_WIDTH_RE = re.compile("[\uff61-\uff9f]+")
+# Turkish dotted capital İ lowercases to i + U+0307 (a combining dot no folding removes): it is I, so
+# that İzmir and izmir are one word; a dot already after an i (from a lowercased İ) is dropped alike.
+_DOTTED_I_RE = re.compile("\u0130|(?<=[iI])\u0307")
+
+
+def normal_form(text: str) -> str:
+    """``text`` as it is analysed (index and query side alike): NFC, so a word typed precomposed and
+    one saved decomposed (NFD: macOS file names, some editors) are one word; half-width katakana as
+    katakana; Turkish İ as I. ASCII text, and NFC text without those, comes back as it is."""
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFC", text)
+    if _HALF_WIDTH_RE.search(text):
+        text = unicodedata.normalize(
+            "NFC", _HALF_WIDTH_RE.sub(lambda m: unicodedata.normalize("NFKC", m.group(0)), text)
+        )
+    return _DOTTED_I_RE.sub(lambda m: "I" if m.group(0) == "\u0130" else "", text)
 
 
 # Scripts written without spaces between words: Han (with 々〆〇), Hiragana, Katakana (with

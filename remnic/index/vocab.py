@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .text import normal_form
+
 WORD_RE = re.compile(r"[^\W\d_]{3,40}")
 """A vocabulary word: three or more letters (any script), no digits."""
 
@@ -38,9 +40,11 @@ the vector of a word the vocabulary lacks)."""
 
 
 def words_of(text: str, stopwords: Iterable[str] = ()) -> list[str]:
-    """Distinct lowercased words of ``text`` in order of first use, without ``stopwords``."""
+    """Distinct lowercased words of ``text`` (in its normal form, as BM25 reads it: a decomposed
+    accent would split a word) in order of first use, without ``stopwords``."""
     stop = set(stopwords)
-    return [w for w in dict.fromkeys(m.group(0).lower() for m in WORD_RE.finditer(text)) if w not in stop]
+    found = WORD_RE.finditer(normal_form(text))
+    return [w for w in dict.fromkeys(m.group(0).lower() for m in found) if w not in stop]
 
 
 @dataclass(frozen=True)

@@ -277,9 +277,16 @@ def tag_key(tag: str) -> str:
     return _fold(tag.strip().lstrip("#").strip())
 
 
-def _fold(text: str) -> str:
-    # Folding can decompose (U+01F0 → j + U+030C), so NFC again after it.
-    return text.casefold() if text.isascii() else nfc(nfc(text).casefold())
+def fold_case(text: str) -> str:
+    """``text`` as compared case-insensitively: NFC, case-folded; Turkish İ, I and ı fold alike (to i,
+    as ``IZMIR`` is typed for ``İzmir`` and ``ILIK`` for ``ılık``). ASCII text is only case-folded."""
+    if text.isascii():
+        return text.casefold()
+    # Folding can decompose (U+01F0 → j + U+030C), so NFC again after it; İ folds to i + a combining dot.
+    return nfc(nfc(text).casefold()).replace("i\u0307", "i").replace("ı", "i")
+
+
+_fold = fold_case
 
 
 def frontmatter_tags(meta: Mapping[str, Any]) -> list[str]:

@@ -24,6 +24,7 @@ from remnic.fsio import write_atomic
 from remnic.memfile.paths import MemoryPaths, may_be_memory
 from remnic.memfile.validate import check_bytes
 
+from .gitlog import literal
 from .ledger import Ledger
 
 GIT_HOOKS = ("pre-commit", "post-merge", "post-checkout", "post-rewrite")
@@ -203,7 +204,7 @@ def staged_symlinks(root: Path) -> list[str]:
     names = _staged_names(root)
     if not names:
         return []
-    out = _git_bytes(root, ["ls-files", "--stage", "-z", "--", *names]).decode("utf-8", "surrogateescape")
+    out = _git_bytes(root, ["ls-files", "--stage", "-z", "--", *literal(*names)]).decode("utf-8", "surrogateescape")
     links = []
     for entry in out.split("\0"):
         meta, _, path = entry.partition("\t")

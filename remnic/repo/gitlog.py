@@ -19,11 +19,19 @@ GitBytes = Callable[[Sequence[str], bytes], bytes]
 _FORMAT = "%x1e%H%x1f%aI%x1f%an%x1f%s%x1f%(trailers:unfold,only)%x1d"
 
 
+def literal(*paths: str) -> list[str]:
+    """Pathspecs that match exactly ``paths``: git reads ``[``, ``*`` and ``?`` in a pathspec as a
+    glob and a leading ``:`` as magic, so ``facts/[draft] idea.md`` also matched ``facts/d idea.md``."""
+    return [f":(literal){p}" for p in paths]
+
+
 def history_at(git: GitRun, path: str, rev: str | None = None) -> list[Version]:
     """Every version of ``path`` (as of commit ``rev``, default HEAD), oldest first, following
     renames back (not copies: see below)."""
     revs = [rev] if rev else []
-    out = git("log", "-z", "--follow", "-M", "--name-status", f"--format={_FORMAT}", *revs, "--", path, strip=False)
+    out = git(
+        "log", "-z", "--follow", "-M", "--name-status", f"--format={_FORMAT}", *revs, "--", *literal(path), strip=False
+    )
     versions: list[Version] = []
     for chunk in out.split("\x1e")[1:]:
         head, _, changes = chunk.partition("\x1d")

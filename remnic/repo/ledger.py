@@ -32,11 +32,13 @@ from remnic.errors import LedgerError, LockTimeoutError, NotFoundError
 from . import gitindex, gitlog, lineage, pullmark
 from .creating import LiteralRepo, init_git
 from .messages import TRAILER_PREFIX, Version, format_message
+from .remote import QUIET_GIT
 from .trees import Entry, TreeEditor
 
 log = logging.getLogger("remnic.ledger")
 SPLIT_INDEX_BYTES = 1_600_000  # about 20,000 entries
 _KNOWN_TREE_ENTRIES = 50_000  # tree entries remembered from this process's commits (~10 MB)
+_QUIET = QUIET_GIT  # update-ref would run reference-transaction, status and diff the fsmonitor command
 _LOCK_MARKERS = ("index.lock", "Unable to create", "cannot lock ref", ".lock': File exists")
 _UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
 _FALLBACK_IDENTITY = {
@@ -102,14 +104,13 @@ class Ledger:
         deadline = time.monotonic() + self.retry_s
         delay = 0.01
         full_env = {**self._identity_env(), **(env or {})}
+        argv = ["git", *(() if args[0] in ("config", "rev-parse") else _QUIET), *args]  # where hooks are looked up
         while True:
             try:
                 if stdin is None:
-                    return self.repo.git.execute(["git", *args], env=full_env, strip_newline_in_stdout=strip)
+                    return self.repo.git.execute(argv, env=full_env, strip_newline_in_stdout=strip)
                 with open(stdin, "rb") as fh:
-                    return self.repo.git.execute(
-                        ["git", *args], env=full_env, istream=fh, strip_newline_in_stdout=strip
-                    )
+                    return self.repo.git.execute(argv, env=full_env, istream=fh, strip_newline_in_stdout=strip)
             except git.GitCommandError as exc:
                 stderr = str(exc.stderr or "")
                 if any(m in stderr for m in _LOCK_MARKERS) and time.monotonic() < deadline:
@@ -224,13 +225,13 @@ class Ledger:
 
     def is_ignored(self, path: str) -> bool:
         try:
-            self.git("check-ignore", "-q", "--no-index", path)
+            self.git("check-ignore", "-q", "--no-index", f"./{path}")  # takes no :(literal); ./ keeps a ':' plain
             return True
         except LedgerError:
             return False
 
     def is_dirty(self, path: str) -> bool:
-        return bool(self.git("status", "--porcelain", "--untracked-files=all", "--", path))
+        return bool(self.git("status", "--porcelain", "--untracked-files=all", "--", *gitlog.literal(path)))
 
     def status_porcelain(self) -> list[tuple[str, str, str | None]]:
         """(XY status, path, original path for renames) for every changed or untracked file."""
@@ -397,7 +398,9 @@ class Ledger:
         delay = 0.01
         env = {**os.environ, **self._identity_env(), **(env or {})}
         while True:
-            proc = subprocess.run(["git", *args], cwd=self.root, input=stdin, capture_output=True, env=env, check=False)
+            proc = subprocess.run(
+                ["git", *_QUIET, *args], cwd=self.root, input=stdin, capture_output=True, env=env, check=False
+            )
             if proc.returncode == 0:
                 return proc.stdout
             stderr = proc.stderr.decode("utf-8", "replace")

@@ -108,7 +108,7 @@ def _merges(ledger: Ledger, run: list[Version], owner: str | None) -> list[Versi
     ``git log --follow`` lists no merges, and a merge whose file matches one parent's is that
     parent's version, which it did list."""
     paths = list(dict.fromkeys(v.path for v in run))
-    out = ledger.git("log", "--merges", "--format=%H %P", f"^{run[0].sha}", "HEAD", "--", *paths)
+    out = ledger.git("log", "--merges", "--format=%H %P", f"^{run[0].sha}", "HEAD", "--", *gitlog.literal(*paths))
     commits = [line.split() for line in out.splitlines() if line.strip()]
     listed = {(v.sha, v.path) for v in run}
     found: list[tuple[str, str, str]] = []

@@ -29,6 +29,9 @@ CONFLICT_LOG = "remnic-merge.jsonl"
 """In the git directory: one JSON line per conflict the merge driver resolved by keeping both versions."""
 INITIAL_BRANCH = "main"
 """The branch a new memory repository starts on (``remnic init``, ``space create``, a clone of an empty remote)."""
+NO_FSMONITOR = ("-c", "core.fsmonitor=false")
+QUIET_GIT = (*NO_FSMONITOR, "-c", "core.hooksPath=/dev/null")
+"""Options of remnic's own git commands: the repository's fsmonitor command and hooks do not run (git.runHooks)."""
 _REJECTED = ("[rejected]", "fetch first", "non-fast-forward", "Updates were rejected")
 
 
@@ -54,9 +57,11 @@ def run_git(
         "GIT_EDITOR": "true",
         **(env or {}),
     }
+    # No fsmonitor command, no hook of the repository (a push keeps pre-push: the user's last check before sharing).
+    quiet = () if args[0] in ("config", "rev-parse") else NO_FSMONITOR if args[0] == "push" else QUIET_GIT
     try:
         proc = subprocess.run(
-            ["git", *args], cwd=root, env=full_env, capture_output=True, text=True, timeout=timeout, check=False
+            ["git", *quiet, *args], cwd=root, env=full_env, capture_output=True, text=True, timeout=timeout, check=False
         )
     except subprocess.TimeoutExpired:
         return GitRun(124, "", f"git {args[0]} timed out after {timeout:.0f}s")
@@ -235,7 +240,7 @@ def commit_merge(ledger: Ledger) -> GitRun:
 
 
 def add(ledger: Ledger, paths: Sequence[str]) -> GitRun:
-    return run_git(ledger.root, ["add", "--", *paths]) if paths else GitRun(0, "", "")
+    return run_git(ledger.root, ["add", "--", *(f":(literal){p}" for p in paths)]) if paths else GitRun(0, "", "")
 
 
 def push(ledger: Ledger, remote: str, current: str, *, set_upstream: bool, timeout: float) -> GitRun:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from remnic.errors import ValidationError
 from remnic.memfile.model import CATEGORIES, STATUSES, MemoryRecord, parse_time
 from remnic.memfile.validate import check_namespace
+from remnic.memfile.values import fold_case
 from remnic.repo.files import MemoryStore
 
 from . import arguments as _check
@@ -82,12 +83,13 @@ def search(
     must appear (case-insensitively) in the content, a tag or the id, so paging with ``offset`` is stable."""
     filters = Filters.check(category=category, status=status, tag=tag, namespace=namespace)
     limit, offset = _check.count(limit, "limit"), _check.count(offset, "offset")
-    terms = [t.casefold() for t in (_check.optional_text(query, "query") or "").split()]
+    terms = [fold_case(t) for t in (_check.optional_text(query, "query") or "").split()]
     matches = []
     for record in files.scan().records:  # the scan memo makes repeated browsing cheap
         if not filters.admit(record):
             continue
-        if terms and not all(t in " ".join([record.content, record.id, *record.tags]).casefold() for t in terms):
+        # Compared in NFC and case-folded alike: a note saved decomposed (NFD) matches a typed query.
+        if terms and not all(t in fold_case(" ".join([record.content, record.id, *record.tags])) for t in terms):
             continue
         matches.append(record)
     matches.sort(key=newest_first)
@@ -115,3 +117,9 @@ def unicode_twin(root: Path, rel: str) -> str | None:
         found.append(part)
         here = here / part
     return "/".join(found)
+
+
+def as_on_disk(root: Path, rel: str) -> str:
+    """``rel``, or the one file it names in another Unicode form (:func:`unicode_twin`) when nothing is at
+    ``rel`` itself: how every command that takes a file path (get, update, versions, timeline) finds it."""
+    return unicode_twin(root, rel) or rel

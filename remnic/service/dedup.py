@@ -234,13 +234,20 @@ def _near_groups(
     overlap = mem.settings.observe.near_duplicate_word_overlap
     vectors = memory_vectors(mem, records, progress)
     paired: dict[str, set[str]] = {}
+    shown = -1
     for start in range(0, len(records), _BLOCK):
         sims = vectors[start : start + _BLOCK] @ vectors.T
-        for row, col in zip(*np.nonzero(sims >= floor), strict=True):
-            i, j = start + int(row), int(col)
-            if j > i and _same(records[i], records[j], overlap):
+        rows, cols = np.nonzero(np.triu(sims >= floor, k=start + 1))  # each pair once, never a memory with itself
+        for row, col in zip(rows.tolist(), cols.tolist(), strict=True):
+            i, j = start + row, col
+            if progress is not None and i != shown:
+                progress(i, len(records))  # comparing the texts is the slow part on many similar memories
+                shown = i
+            if _same(records[i], records[j], overlap):
                 paired.setdefault(records[i].id, set()).add(records[j].id)
                 paired.setdefault(records[j].id, set()).add(records[i].id)
+    if progress is not None:
+        progress(len(records), len(records))
     at = {r.id: i for i, r in enumerate(records)}
     return held.groups("near", records, paired, lambda a, b: float(vectors[at[a]] @ vectors[at[b]]))
 

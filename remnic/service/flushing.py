@@ -41,7 +41,7 @@ from .dismissed import DISMISSED, dismissed_near, dismissed_same
 from .duplicates import DuplicateLookup
 from .prefetch import Prefetch
 from .replaying import as_staged, replaced_saying, revive, said_anew, successor, superseded_same
-from .superseding import states_other_value, supersede_older
+from .superseding import current_same_value, states_other_value, supersede_older
 from .writes import UNGROUPED, check_writable, patch_staged
 
 if TYPE_CHECKING:
@@ -320,6 +320,10 @@ def _persist_one(
         # reinforces it (it stays superseded); said after the replacement it is revived below. Only
         # the same statement: a near duplicate ("…production…", "We used to…") is a new fact.
         existing, replaced_by = superseded_same(mem, tx, obs, plan.namespace, work)
+    if existing is None and not restated and obs.proposed_status == "active":
+        # Its key's current value said again (another speaker, other words): that memory, not a second one.
+        unindexed = work.lookup.unindexed(NEAR_UNINDEXED_MAX) if work.lookup else ()
+        existing = current_same_value(mem, tx, obs, plan.namespace, unindexed)
     if existing is None and fact.category in RESTATED_CATEGORIES and replaced_value(fact.content):
         # "…6543, not 5433": it names the value it replaces, so the memory stating that value of the
         # same thing is replaced, whatever its key and however far its wording.

@@ -46,15 +46,21 @@ def _uncommitted_memories(ledger: Ledger, files: MemoryStore, scan: ScanResult |
 
 def _working_tree(ledger: Ledger, files: MemoryStore, scan: ScanResult | None) -> tuple[list[str], list[str]]:
     """(changed memory files sync would commit, changed ones it holds back: malformed or with no text)."""
+    return _working_tree_links(ledger, files, scan)[:2]
+
+
+def _working_tree_links(
+    ledger: Ledger, files: MemoryStore, scan: ScanResult | None
+) -> tuple[list[str], list[str], list[str]]:
+    """:func:`_working_tree`, and the changed symbolic links in the memory folders (not memories)."""
     held = {e.path for e in scan.problems} | set(scan.empty) if scan is not None else set()
     links = set(scan.links) if scan is not None else set()  # not memories: the user's, like any other file
-    changed = {
-        q for _, p, orig in ledger.status_porcelain() for q in (p, orig) if q and files.paths.is_memory(q)
-    } - links
+    changed = {q for _, p, orig in ledger.status_porcelain() for q in (p, orig) if q and files.paths.is_memory(q)}
     # A path git's own index lags on (index.lock was held) shows as changed, yet the file is what HEAD
     # records: the writes check reports it, and there is nothing for sync to commit.
     in_step = {p for p in ledger.index_repair_pending() if p in changed and _same_as_head(ledger, files, p)}
-    return sorted(changed - held - in_step), sorted((changed & held) - in_step)
+    changed -= in_step
+    return sorted(changed - links - held), sorted((changed - links) & held), sorted(changed & links)
 
 
 def _same_as_head(ledger: Ledger, files: MemoryStore, path: str) -> bool:
@@ -376,10 +382,12 @@ def checks(
     out.append(duplicate_ids_check(records))
     out.append(_skipped_check(skipped_files(files)))
     out += [foreign_check(records), stranded_check(records), one_sided_check(records)]
-    pending, held = _working_tree(ledger, files, scan)
+    pending, held, links = _working_tree_links(ledger, files, scan)
     tree = [f"{len(pending)} uncommitted change(s) ({_tree_advice(ledger)})"] if pending else []
     if held:
         tree.append(f"{len(held)} uncommitted change(s) sync leaves until fixed (malformed, or no text)")
+    if links and tree:  # git counts them too; the skipped-files check names each
+        tree.append(f"{len(links)} changed symbolic link(s), not memories (see skipped-files)")
     add(
         "working-tree",
         "warn" if tree else "ok",

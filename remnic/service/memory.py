@@ -341,11 +341,11 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
             raise NotFoundError(f"no file at {rel}") from None
 
     def resolve(self, id_or_path: str) -> str:
-        """The repo-relative path for a memory id or a memory file path (which may no longer exist)."""
+        """The repo-relative path for a memory id or a file path (gone from disk; typed NFC for an NFD name)."""
         if not id_or_path.strip():
             raise UsageError("an id or a memory file path is required")
         if self.names_path(id_or_path):
-            rel = check_relpath(id_or_path, field="id-or-path", root=self.root)
+            rel = _browse.as_on_disk(self.root, check_relpath(id_or_path, field="id-or-path", root=self.root))
             reason = self.files.paths.skip_reason(rel)
             if reason is not None:
                 raise UsageError(f"{rel} is not a memory file: {reason}")

@@ -8,7 +8,6 @@ result says so), and it supersedes a value said before it."""
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -183,9 +182,30 @@ class ReviewResult(_writes.WriteResult):
         }
 
 
-def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *, source: str) -> ReviewResult:
-    """Set a queued memory's status with ``reviewedAt`` and ``reviewReasonCode`` (one commit, whose trailers
-    name the decision, the reason and what it changed in the memories the decided one replaced)."""
+@dataclass(frozen=True)
+class Decision:
+    """What deciding a memory writes (:func:`decide`), before the write checks it under the lock."""
+
+    record: MemoryRecord
+    status: str
+    reason_code: str | None
+    changes: dict[str, Any]
+    trailers: dict[str, str]
+    note: str | None
+    """The approval's own note (approved as superseded, a claim dropped, no key)."""
+    stranded: bool
+    """A rejection committed by hand left what it replaced superseded by it: the dismissal revives it."""
+    retried: bool
+    """The same decision again (status and reason): nothing to write."""
+
+    def check(self, record: MemoryRecord) -> None:
+        """Refuses a memory that is not waiting for review, as the write finds it."""
+        if not (self.stranded and record.status == "rejected"):
+            check_reviewable(record, self.status)
+
+
+def review_status(status: str, reason_code: str | None) -> str | None:
+    """The reason code as stored (None for none), or a ValidationError naming a status no review gives."""
     if status not in DISPOSITIONS:
         raise ValidationError.single(
             "status",
@@ -194,38 +214,35 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
             options=DISPOSITIONS,
         )
     # The request's name: a Python caller is told reason_code (arguments.guard), the CLI --reason.
-    reason_code = _check.one_line(reason_code, "reasonCode")
+    return _check.one_line(reason_code, "reasonCode") or None
+
+
+def decide(
+    mem: Memory, record: MemoryRecord, status: str, reason_code: str | None, memories: Sequence[MemoryRecord]
+) -> Decision:
+    """What a person's ``status`` on ``record`` changes in its file, judged against ``memories`` (the
+    repository as the decision sees it) and the status git has for it."""
     changes: dict[str, Any] = {"status": status, "reviewedAt": now_iso()}
-    record = mem.get(memory_id)
     was = _committed_status(mem, record)  # a status set by hand and not committed yet is no decision yet
-    done = functools.partial(
-        ReviewResult,
-        previous_status=record.status,
-        reason_code=reason_code or None,
-        queue_reason=queue_reasons(mem, [record]).get(record.id),  # what the person decided on
-    )
     # A rejection committed by hand (sync) left what it replaced superseded by a rejected memory: the
     # dismissal is what revives it, so it is no retry even when the file already says rejected.
-    stranded = status == "rejected" == record.status and bool(stranded_by(mem.files.scan().records, record.id))
-    if (
+    stranded = status == "rejected" == record.status and bool(stranded_by(memories, record.id))
+    retried = (
         record.status == status == was
-        and record.frontmatter.get("reviewedAt")
-        and (reason_code or None) == _reason(record)
+        and bool(record.frontmatter.get("reviewedAt"))
+        and reason_code == _reason(record)
         and not stranded
-    ):
-        check_reviewable(record, status)
-        return done("review", (record,), None, changed=False)  # a retried decision: no new commit
+    )
     if reason_code:
         changes["reviewReasonCode"] = reason_code
     elif "reviewReasonCode" in record.frontmatter:
         changes["reviewReasonCode"] = None  # an earlier disposition's reason is not this one's
     note = None
-    if status == "active" and was != "active":
+    if status == "active" and was != "active" and not retried:
         # A fact the observer queued got its key from the hedged text ("Maybe the staging DB port …"):
         # what is approved is the statement without the hedge, so its key is computed again.
         rekey = "pending_review" in (was, record.status) and record.frontmatter.get("source") == "extraction"
-        memories = mem.files.scan().records
-        keyed, note = approval_changes(record, memories, rekey=rekey)
+        keyed, note = approval_changes(record, list(memories), rekey=rekey)
         changes.update(keyed)
         if "supersedes" not in changes and "status" not in keyed:
             keyed_now = bool(changes.get("entityRef") or record.frontmatter.get("structuredAttributes"))
@@ -234,34 +251,59 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
     trailers = {"Review-Decision": status, **({"Review-Reason": reason_code} if reason_code else {})}
     if changes.get("supersedes"):  # the update supersedes it, or refuses the decision when it cannot
         trailers["Also-Changed"] = f"{changes['supersedes']} {SUPERSEDED_NOTE}"
+    return Decision(record, status, reason_code, changes, trailers, note, stranded, retried)
+
+
+def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *, source: str) -> ReviewResult:
+    """Set a queued memory's status with ``reviewedAt`` and ``reviewReasonCode`` (one commit, whose trailers
+    name the decision, the reason and what it changed in the memories the decided one replaced)."""
+    reason_code = review_status(status, reason_code)
+    record = mem.get(memory_id)
+    decision = decide(mem, record, status, reason_code, mem.files.scan().records)
+    if decision.retried:
+        check_reviewable(record, status)
+        return decided(mem, decision, _writes.WriteResult("review", (record,), None, changed=False))
     result = _writes.update(
         mem,
         memory_id,
-        changes,
+        decision.changes,
         operation="review",
         source=source,
-        extra_trailers=trailers,
-        check=lambda record: None if stranded and record.status == "rejected" else check_reviewable(record, status),
+        extra_trailers=decision.trailers,
+        check=decision.check,
     )
+    return decided(mem, decision, result, _also_changed(mem, result))
+
+
+def decided(
+    mem: Memory, decision: Decision, result: _writes.WriteResult, also: tuple[AlsoChanged, ...] = ()
+) -> ReviewResult:
+    """The answer to a decision its write (``result``, committed) made; ``also``: the other memories it changed."""
+    record, status = decision.record, decision.status
     # A flagged memory leaves recall, and with it the value it replaced: said, as forget says it.
     hidden = hidden_by_flag(mem.files.scan().records, record.id) if status == "quarantined" and result.changed else []
     # As committed: the decision's links may have changed the decided memory's own `supersedes` after it.
     records = (_reread(mem, result.record),) if result.changed else result.records
+    note = None if decision.retried else decision.note
     dropped = [
         i
         for i in ids_of(record.frontmatter.get("supersedes"))
         if i not in _claims(records) and not _dismissed(mem, i)  # a dismissed claim's note is claim_changes'
     ]
-    if dropped and status == "active":  # another memory replaced that value since: the claim was stale
+    if dropped and status == "active" and not decision.retried:  # another memory replaced that value since
         note = "; ".join([*([note] if note else []), f"no longer supersedes {', '.join(dropped)}: replaced since"])
-    return done(
+    notes = (*([note] if note else []), *hidden)
+    return ReviewResult(
         result.operation,
         records,
         result.commit,
         changed=result.changed,
-        warnings=(*result.warnings, *([note] if note else []), *hidden),
-        notes=(*([note] if note else []), *hidden),
-        also_changed=_also_changed(mem, result),
+        warnings=(*result.warnings, *notes),
+        notes=notes,
+        previous_status=record.status,
+        reason_code=decision.reason_code,
+        queue_reason=queue_reasons(mem, [record]).get(record.id),  # what the person decided on
+        also_changed=also,
     )
 
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "LINK_KEYS",
     "WAITING",
+    "current_same_value",
     "patch_staged",
     "review_links",
     "set_claims",
@@ -104,15 +105,45 @@ def supersede_older(
             continue
         if supersede(mem, tx, other, record, when=obs.valid_at or record.created):
             replaced.append(other.id)
-    if len(replaced) == 1:
-        patch_staged(mem, tx, record, {"supersedes": replaced[0]})
+    if replaced:  # both sides of each link (doctor's supersession-links check reads them)
+        _claim(mem, tx, record, replaced)
     if later:
         # Another value was said after this one (an older transcript observed late, or observed
         # again): this fact is history from the start, ended by the first statement after it.
         _, ended_by = min(later, key=lambda pair: pair[0])
         if supersede(mem, tx, record, ended_by):
+            _claim(mem, tx, ended_by, [record.id])
             replaced.append(record.id)
     return replaced
+
+
+def _claim(mem: Memory, tx: Transaction, record: MemoryRecord, ids: Sequence[str]) -> None:
+    """``record``'s ``supersedes`` names ``ids`` too (one id, or a list when it replaces several)."""
+    now = tx.staged_record(record.id) or record
+    said = _ids(now.frontmatter.get("supersedes"))
+    set_claims(mem, tx, now, [*said, *(i for i in ids if i not in said)])
+
+
+def current_same_value(
+    mem: Memory, tx: Transaction, obs: MemoryObservation, ns: str, unindexed: Sequence[MemoryRecord] = ()
+) -> MemoryRecord | None:
+    """The active memory stating this fact's value for every one of its entity/attribute keys (the current
+    value said again, by another speaker or in other words): reinforced rather than made a second current
+    memory of the same value. The one said last when several do."""
+    fact = obs.fact
+    if not fact.entity_ref or not fact.structured_attributes:
+        return None
+    want = {key_part(str(k)): str(v).strip().lower() for k, v in fact.structured_attributes.items()}
+    found: list[tuple[tuple[float, float], MemoryRecord]] = []
+    for other in _same_entity(mem, tx, fact.entity_ref, ns, unindexed):
+        now = tx.staged_record(other.id) or other
+        theirs = now.frontmatter.get("structuredAttributes")
+        if now.status != "active" or not isinstance(theirs, Mapping):
+            continue
+        have = {key_part(str(k)): str(v).strip().lower() for k, v in theirs.items()}
+        if all(have.get(k) == v for k, v in want.items()):
+            found.append((_said_when(now.frontmatter.get("validAt"), now.created), now))
+    return max(found, key=lambda pair: pair[0])[1] if found else None
 
 
 def _said_when(valid_at: Any, created: Any) -> tuple[float, float]:

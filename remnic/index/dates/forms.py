@@ -10,6 +10,7 @@ with the reason, never guessed.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 from datetime import date, timedelta
 from typing import NamedTuple
@@ -48,6 +49,28 @@ def _p(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
+# Month names of German, French, Spanish, Italian, Portuguese and Dutch, read only in a whole date (day,
+# month and year: "3. April 2027", "28. März 2026", "3 de abril de 2027"): alone, "Mars" and "Mai" are
+# as often a planet or a name as a month.
+_EU_MONTH_LISTS = (
+    "januar jänner janvier enero gennaio janeiro januari",
+    "februar février fevrier febrero febbraio fevereiro februari",
+    "märz marz mars marzo março marco maart",
+    "april avril abril aprile",
+    "mai mayo maggio maio mei",
+    "juni juin junio giugno junho",
+    "juli juillet julio luglio julho",
+    "august août aout agosto augustus",
+    "september septembre septiembre setiembre settembre setembro",
+    "oktober octobre octubre ottobre outubro",
+    "november novembre noviembre novembro",
+    "dezember décembre decembre diciembre dicembre dezembro december",
+)
+EU_MONTHS = {name: i for i, names in enumerate(_EU_MONTH_LISTS, 1) for name in names.split()}
+_EU_SPELLINGS = sorted({*EU_MONTHS, *(unicodedata.normalize("NFD", n) for n in EU_MONTHS)}, key=len, reverse=True)
+_EU_STEMS = frozenset(n[:3] for n in _EU_SPELLINGS)
+
+
 # Each pattern's name picks its resolver; the list is tried in order and the first match at a
 # position wins (longer, more specific forms first).
 PATTERNS: list[tuple[str, re.Pattern[str]]] = [
@@ -77,6 +100,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             + r"(?:\s*[-/\u2013]\s*(?P<y2>(?:19|20)?\d\d))?\b"
         ),
     ),
+    # 28.11.2026: day first, as everywhere dots are written between a date's numbers
+    ("dotted", _p(r"(?<![\d.])(?P<d>[12]\d|3[01]|0?[1-9])\.(?P<m>1[0-2]|0?[1-9])\.(?P<y>(?:19|20)\d\d)\b(?!\.\d)")),
     ("mdy", _p(r"\b" + _MONTH.format(n="m") + r"\s+" + _DAY.format(n="d") + r",?\s+" + _YEAR.format(n="y") + r"\b")),
     (
         "dmy",
@@ -86,6 +111,16 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             + r"\s+(?:of\s+)?"
             + _MONTH.format(n="m")
             + r",?\s+"
+            + _YEAR.format(n="y")
+            + r"\b"
+        ),
+    ),
+    (
+        "dmy_eu",
+        _p(
+            r"\b(?P<d>[12]\d|3[01]|0?[1-9])(?:\.|º|er)?\s+(?:de\s+)?(?P<m>"
+            + "|".join(_EU_SPELLINGS)
+            + r")\.?,?\s+(?:de\s+|del\s+)?"
             + _YEAR.format(n="y")
             + r"\b"
         ),
@@ -147,6 +182,12 @@ def _absolute(kind: str, g: dict[str, str]) -> Resolved:
     if kind == "numeric":
         got = numeric_day(int(g["a"]), int(g["b"]), int(g["y"]))
         return got if isinstance(got, str) else (got, got, False)
+    if kind == "dotted":
+        d = safe_date(int(g["y"]), int(g["m"]), int(g["d"]))
+        return (d, d, False) if d else "no such day"
+    if kind == "dmy_eu":
+        d = safe_date(int(g["y"]), EU_MONTHS[unicodedata.normalize("NFC", g["m"]).lower()], int(g["d"]))
+        return (d, d, False) if d else "no such day"
     if kind in ("mdy", "dmy"):
         d = safe_date(int(g["y"]), MONTHS[g["m"].lower()], int(g["d"]))
         return (d, d, False) if d else "no such day"
@@ -182,10 +223,17 @@ def _season_year(g: dict[str, str]) -> Resolved:
     return s, e, False
 
 
+_ABSOLUTE = frozenset(
+    ["iso", "numeric", "dotted", "mdy", "dmy", "dmy_eu", "my", "quarter", "part", "season_year", "year"]
+)
+_KIND_AS = {"dotted": "numeric", "dmy_eu": "dmy"}
+"""What the other forms of a date are to the code that reads spans by kind."""
+
+
 def _resolve(kind: str, g: dict[str, str], base: date | None) -> Resolved:
     """The span of one match (see :data:`Resolved`)."""
     got = _absolute(kind, g)
-    if got is not None or kind in ("iso", "numeric", "mdy", "dmy", "my", "quarter", "part", "season_year", "year"):
+    if got is not None or kind in _ABSOLUTE:
         return got
     if base is None:
         return None
@@ -334,6 +382,8 @@ def _possible(text: str) -> frozenset[str]:
     ok = {
         "iso": century and "-" in t,
         "numeric": century and "/" in t,
+        "dotted": century and "." in t,
+        "dmy_eu": century and any(stem in t for stem in _EU_STEMS),
         "quarter": century and _QUARTER_HINT.search(t) is not None,
         "part": century and any(w in t for w in ("early", "mid", "late")),
         "season_year": century and season,
@@ -409,5 +459,5 @@ def scan(text: str, base: date | None) -> tuple[list[DateSpan], list[Unresolved]
             kind = "rel_month_named"  # "last May" names one month; "in May" could be any year's
         elif kind == "rel_season" and m.group("rel").lower().startswith("in"):
             kind = "season"  # "in (the) summer": which year's is a guess, as with "in May"
-        out.append(DateSpan(start, end, m.group(0).strip(), m.start(), relative, kind))
+        out.append(DateSpan(start, end, m.group(0).strip(), m.start(), relative, _KIND_AS.get(kind, kind)))
     return out, unresolved

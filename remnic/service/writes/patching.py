@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import MemoryFormatError, RemnicError, UsageError, ValidationError
+from remnic.memfile.graphemes import clip
 from remnic.memfile.model import MemoryRecord, body_for, derived_fields, new_id, now_iso, parse_file
 from remnic.memfile.normalize import in_line_ending, line_ending, render, serialize_like
 from remnic.memfile.validate import Checked, check_bytes, check_changes, check_content, check_source
@@ -57,7 +58,38 @@ def update(
     content: str | None = None,
     check: Callable[[MemoryRecord], None] | None = None,
 ) -> WriteResult:
-    """Change frontmatter keys (None removes one) and, with ``content``, the text; every other line stays.
+    """:func:`update_step` committed as a write of its own (see there)."""
+    run, seen = update_step(
+        mem,
+        memory_id,
+        changes,
+        operation=operation,
+        source=source,
+        extra_trailers=extra_trailers,
+        content=content,
+        check=check,
+    )
+    key: tuple[str, ...] = (operation, source) if not extra_trailers else (operation, source, UNGROUPED + new_id())
+    outcome, commit = mem.committer.submit(Plan(key, run))
+    result = result_of(operation, outcome, commit)
+    return replace(result, written=seen["written"]) if result.changed and "written" in seen else result
+
+
+def update_step(
+    mem: Memory,
+    memory_id: str,
+    changes: Mapping[str, Any],
+    *,
+    operation: str,
+    source: str,
+    extra_trailers: Mapping[str, str] | None,
+    content: str | None = None,
+    check: Callable[[MemoryRecord], None] | None = None,
+) -> tuple[Callable[[Transaction], PlanOutcome], dict[str, tuple[Written, ...]]]:
+    """The plan step of an update, to run in a transaction (alone, or as one step of a caller's plan: a
+    batch of review decisions), and where it leaves the files it staged (``"written"``).
+
+    Change frontmatter keys (None removes one) and, with ``content``, the text; every other line stays.
 
     A user's uncommitted edit of the file is carried aside, never committed under remnic's message: the
     commit gets the change applied to the committed version, and the file on disk gets it applied to the
@@ -146,14 +178,11 @@ def update(
             unlinked = unlink_successor(mem, tx, successor, record.id)
             ids += [unlinked] if unlinked else []
             notes.append(f"no longer superseded by {successor}: link dropped")
-        subject = f"remnic {operation}: {committed_text[:60]}" + (f" ({'; '.join(notes)})" if notes else "")
+        subject = f"remnic {operation}: {clip(committed_text, 60)}" + (f" ({'; '.join(notes)})" if notes else "")
         seen["written"] = _written(mem, tx, start, {record.path: committed})
         return PlanOutcome(updated, subject, ids, record.namespace, trailers)
 
-    key: tuple[str, ...] = (operation, source) if not extra_trailers else (operation, source, UNGROUPED + new_id())
-    outcome, commit = mem.committer.submit(Plan(key, run))
-    result = result_of(operation, outcome, commit)
-    return replace(result, written=seen["written"]) if result.changed and "written" in seen else result
+    return run, seen
 
 
 def _written(

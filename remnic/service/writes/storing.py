@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import ValidationError
+from remnic.memfile.graphemes import clip
 from remnic.memfile.model import MemoryRecord, body_for, content_hash, new_id, now_iso, serialize
 from remnic.memfile.validate import (
     check_content,
@@ -88,7 +89,7 @@ def store(
         ids = [record.id]
         if old is not None and old.id != record.id and supersede(mem, tx, old, record):
             ids.append(old.id)
-        return PlanOutcome(record, f"remnic store: {content.strip()[:60]}", ids, ns)
+        return PlanOutcome(record, f"remnic store: {clip(content.strip(), 60)}", ids, ns)
 
     outcome, commit = mem.committer.submit(Plan(("store", source), run))
     return result_of("store", outcome, commit)
