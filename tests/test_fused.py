@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -92,3 +94,22 @@ def test_a_model_that_does_not_fuse_is_not_tried_again(cache: Path, tmp_path: Pa
     (marker,) = cache.glob("*-fav*.onnx.skip")
     int8._memo.clear()
     assert int8.fused_model(model, "tiny") is None and marker.exists()
+
+
+def test_a_broken_onnx_install_runs_the_model_as_it_is(cache: Path, tmp_path: Path) -> None:
+    """An onnx whose import raises something other than ImportError (a protobuf mismatch) must not stop
+    embedding: the rewrite is skipped, not remembered as impossible, and the vectors are the same."""
+    shadow = tmp_path / "shadow"
+    (shadow / "onnx").mkdir(parents=True)
+    (shadow / "onnx" / "__init__.py").write_text("raise TypeError('Descriptors cannot be created directly')\n")
+    code = (
+        "import json; from remnic.index.embed import Embedder, EmbedderSpec;"
+        f"print(json.dumps(Embedder(EmbedderSpec()).embed({TEXTS[1:3]!r}).tolist()))"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(shadow), *sys.path])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "could not be made" in done.stderr
+    want = Embedder(EmbedderSpec()).embed(TEXTS[1:3])
+    assert np.abs(np.array(json.loads(done.stdout)) - want).max() < 1e-5
+    assert not list(cache.glob("*.skip"))

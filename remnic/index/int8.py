@@ -72,7 +72,7 @@ def open_session(path: Path, opts: Any, *, int8: bool, label: str, fuse: bool = 
             if int8:
                 model = int8_model(path, label) or model
             elif fuse:
-                model = fused_model(path, label) or model
+                model = _fused_or_none(path, label) or model
             return ort.InferenceSession(model, sess_options=opts, providers=["CPUExecutionProvider"])
         except EmbeddingError:
             raise
@@ -204,7 +204,21 @@ def fused_model(source: Path, what: str) -> str | bytes | None:
     return _rewritten(source, what, f"-fav{fused.REWRITE_VERSION}.onnx", make)
 
 
+def _fused_or_none(path: Path, label: str) -> str | bytes | None:
+    """:func:`fused_model`, or None when making it fails in any way (a broken ``onnx`` install raising
+    something other than ImportError on import, say): the rewrite is an optimisation, never a reason not to run."""
+    try:
+        return fused_model(path, label)
+    except EmbeddingError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever onnx or protobuf raise, the original model runs
+        log.warning("%s: the fused-kernel rewrite could not be made (%s); running the model as it is", label, exc)
+        return None
+
+
 def _fused_agrees(original: bytes, rewritten: bytes) -> bool:
+    """Whether the rewrite's outputs match the original's on padded probe texts. A failure to load or run
+    raises (no ``.skip`` marker is written for what may be passing trouble: the next process tries again)."""
     import numpy as np
     import onnxruntime as ort
 
@@ -212,22 +226,14 @@ def _fused_agrees(original: bytes, rewritten: bytes) -> bool:
 
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
-    try:
-        a = ort.InferenceSession(original, sess_options=opts, providers=["CPUExecutionProvider"])
-        b = ort.InferenceSession(rewritten, sess_options=opts, providers=["CPUExecutionProvider"])
-    except Exception as exc:  # noqa: BLE001 - onnxruntime's own types: a build without the fused kernels
-        log.debug("fused rewrite not loadable: %s", exc)
-        return False
+    a = ort.InferenceSession(original, sess_options=opts, providers=["CPUExecutionProvider"])
+    b = ort.InferenceSession(rewritten, sess_options=opts, providers=["CPUExecutionProvider"])
     # Two padded batches of real word ids: the padding mask must be honoured exactly as the original does.
     ids = np.array([[101, 7592, 2088, 102, 0, 0, 0], [101, 1996, 4248, 2829, 4419, 14523, 102]], dtype=np.int64)
     mask = (ids > 0).astype(np.int64)
     feeds = [{"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}]
     feeds.append({k: v[:1, :4] for k, v in feeds[0].items()})
-    try:
-        return fused.agrees(a, b, feeds)
-    except Exception as exc:  # noqa: BLE001 - a run that fails is a rewrite not to use
-        log.debug("fused rewrite failed to run: %s", exc)
-        return False
+    return fused.agrees(a, b, feeds)
 
 
 def _rewritten(source: Path, what: str, suffix: str, make: Callable[[bytes], bytes | None]) -> str | bytes | None:
