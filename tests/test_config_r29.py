@@ -11,6 +11,7 @@ import pytest
 from conftest import run_cli, snapshot_tree
 
 from remnic.config import CEILINGS, USER_ONLY, describe_settings, load_settings
+from remnic.config.settings import USER_ONLY_IGNORED
 from remnic.errors import ValidationError
 from remnic.service.memory import Memory
 
@@ -202,9 +203,9 @@ def test_migrate_keeps_the_backup_as_private_as_the_file(tmp_path: Path) -> None
 def test_config_defaults_marks_the_user_only_settings() -> None:
     text = run_cli("config", "--defaults").out
     marked = {line.split(" = ")[0] for line in text.splitlines() if line.endswith("(user only)")}
-    assert marked == USER_ONLY
+    assert marked == USER_ONLY | USER_ONLY_IGNORED
     rows = run_cli("config", "--defaults", "--json").json()
-    assert {r["key"] for r in rows if r["userOnly"]} == USER_ONLY
+    assert {r["key"] for r in rows if r["userOnly"]} == USER_ONLY | USER_ONLY_IGNORED
 
 
 def test_settings_say_what_they_do() -> None:

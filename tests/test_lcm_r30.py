@@ -6,6 +6,7 @@ Real git repositories and the real tantivy index; the CLI in-process.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from conftest import git, run_cli
@@ -118,10 +119,9 @@ def test_lcm_flush_refuses_an_invalid_namespace_as_search_does(memory: Memory) -
 def test_state_commit_keeps_lock_files_out_of_git(tmp_path: Path) -> None:
     root = tmp_path / "mem"
     Memory.init(root, settings=settings_for(root)).close()
-    config = json.loads((root / "remnic.config.json").read_text())
-    config["state"] = {"commit": True}
-    (root / "remnic.config.json").write_text(json.dumps(config, indent=2))
-    git(root, "commit", "-qam", "cfg")
+    user = Path(os.environ["HOME"]) / ".config" / "remnic" / "config.json"  # state.commit is user-only
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(json.dumps({"state": {"commit": True}}))
     transcript = tmp_path / "t.txt"
     transcript.write_text("User: hello there about herons\n")
     assert run_cli("observe", str(transcript), "--session-key", "s", "--memory-dir", str(root)).code == 0

@@ -7,6 +7,7 @@ would drop a whole section without a word: such a file is refused, naming each k
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,11 @@ def read_config_file(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         message = f"invalid JSON at column {exc.colno}: {exc.msg}"
         raise ValidationError.single("config", message, path=str(path), line=exc.lineno) from None
+    except ValueError:  # an integer past Python's digit limit: json's own message says not where
+        run = next((m for m in re.finditer(r"\d+", text) if len(m.group()) > 4300), None)
+        line = text.count("\n", 0, run.start()) + 1 if run else None
+        message = "invalid JSON: a number has more than 4,300 digits"
+        raise ValidationError.single("config", message, path=str(path), line=line) from None
     if not isinstance(data, dict):
         raise ValidationError.single("config", "must be a JSON object", path=str(path))
     if twice:

@@ -11,7 +11,8 @@ Values are layered, lowest precedence first:
 6. explicit overrides (command-line flags, API arguments).
 
 A file inside a memory repository (3., and 4. or 5. when they lie in one) is shared: ``git pull``
-brings it, so a user-only setting in it (:data:`.settings.USER_ONLY`) is refused. So is one in a
+brings it, so a user-only setting in it (:data:`.settings.USER_ONLY`) is refused (one of
+:data:`.settings.USER_ONLY_IGNORED` is ignored with a warning). So is one in a
 ``./`` file (4.) inside any git work tree, tracked or not: a project someone cloned brings it just
 the same. The user's own files (2., and 5. outside a memory repository: a file the user named) may
 set them. Every problem of every file is reported at once, each naming its file and key.
@@ -49,6 +50,7 @@ from .settings import (
     REPO_CONFIG_FILE,
     SECTIONS,
     USER_ONLY,
+    USER_ONLY_IGNORED,
     Settings,
     _check_value,
     camel,
@@ -165,6 +167,9 @@ def _apply(
             dotted = f"{section}.{camel(key)}"
             if shared and dotted in USER_ONLY:
                 problems.append(FieldProblem(dotted, shared, path=origin))
+                continue
+            if shared and dotted in USER_ONLY_IGNORED:
+                settings.warnings.append(f"{origin}: {dotted} {json_text(value)} ignored: it {shared}")
                 continue
             if dotted == "git.splitIndex" and isinstance(value, bool):
                 value = json.dumps(value)  # documented as true/false: the JSON boolean means the same
@@ -386,7 +391,12 @@ def load_settings(
     repo_cfg = root / REPO_CONFIG_FILE
     shared_path = repo_cfg.resolve() if use_config_files and repo_cfg.exists() else None
     layers = list(files)
-    if shared_path is not None and all(f.path != shared_path for f in files):
+    # A candidate that failed to read is not in ``files``, but its problems are already said: not twice.
+    if (
+        shared_path is not None
+        and all(f.path != shared_path for f in files)
+        and not any(_same_file(repo_cfg, path) for path, _label in _config_candidates(cwd, env))
+    ):
         label = f"memory repo ({repo_cfg})"
         try:
             data = read_config_file(repo_cfg)

@@ -66,7 +66,7 @@ class GitSettings:
     split_index: str = "auto"
     """git's split index for the repository (`git update-index --split-index`): each commit then rewrites a small file instead of git's whole index (8.8 MB at 100k memories). auto turns it on once the index passes ~20,000 entries; true or false (JSON booleans or strings) force it."""
     run_hooks: bool = False
-    """Run the repository's pre-commit and commit-msg hooks for remnic's own commits too (a secret scanner, a linter), against exactly what is being committed; a hook that refuses stops the write and nothing changes. Off by default: remnic builds its commits without git's index, so plain hooks do not run."""
+    """Run the repository's pre-commit and commit-msg hooks for remnic's own commits too (a secret scanner, a linter), against exactly what is being committed; a hook that refuses stops the write and nothing changes. Off by default: remnic builds its commits without git's index, so plain hooks do not run. Either way remnic's own git commands run no other hook of the repository (reference-transaction, post-commit, post-merge …: core.hooksPath=/dev/null for them) and never its core.fsmonitor command; a push keeps pre-push. The filters .gitattributes names (clean, smudge: Git LFS) still apply."""
 
 
 @dataclass
@@ -219,7 +219,7 @@ class McpSettings:
 @dataclass
 class StateSettings:
     commit: bool = False
-    """Commit the durable state folder (state/: the transcript archive, the recall audit ledger, the feedback and compaction ledgers) to git: one commit holding every state file changed since the last (except the buffers' empty *.lock files), made when an agent hook hands turns over, on lcm compaction flush and by `remnic lcm flush`. Off, state/ is git-ignored (the template's .gitignore) and stays on this machine; either way reindex never touches it."""
+    """Commit the durable state folder (state/: the transcript archive, the recall audit ledger, the feedback and compaction ledgers) to git: one commit holding every state file changed since the last (except the buffers' empty *.lock files), made when an agent hook hands turns over, on lcm compaction flush and by `remnic lcm flush`. Off, state/ is git-ignored (the template's .gitignore) and stays on this machine; either way reindex never touches it. Whether your conversations leave this machine is yours to decide: only your own config sets it; a memory repository's remnic.config.json that does is ignored, with a warning."""
     lcm_excerpt_chars: int = 1000
     """An lcm search result's content: an excerpt of about this many characters around the first matching word."""
 
@@ -369,7 +369,7 @@ def describe_settings() -> list[dict[str, Any]]:
                     "key": key,
                     "default": getattr(default, f.name),
                     "doc": docs.get(f.name, ""),
-                    "userOnly": key in USER_ONLY,
+                    "userOnly": key in USER_ONLY or key in USER_ONLY_IGNORED,
                 }
             )
     return rows
@@ -483,6 +483,9 @@ USER_ONLY = {
     "embed.tokenizerPath",
     "recall.rerank",
 }
+USER_ONLY_IGNORED = {"state.commit"}
+"""User-only settings a shared file may not set either, but which it is no error for it to name (a team
+config from before they were user-only): the value is ignored there, with a warning."""
 
 
 def json_text(value: Any) -> str:

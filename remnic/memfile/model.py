@@ -18,7 +18,6 @@ import re
 import secrets as _secrets
 import time
 import tomllib
-import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -30,7 +29,6 @@ import yaml
 from remnic.errors import FieldProblem, MemoryFormatError
 
 from .entity import in_entity_folder, is_entity_file
-from .fold import fold
 from .original import has_original_id, load_original_lines, read_like_original, written_by_original
 from .paths import category_dir as category_dir
 from .paths import category_for_path as category_for_path
@@ -53,6 +51,8 @@ from .schema import ID_RE as ID_RE
 from .schema import NAMESPACE_RE as NAMESPACE_RE
 from .schema import NAMESPACES_DIR as NAMESPACES_DIR
 from .schema import TAG_RE as TAG_RE
+from .secrets import redact
+from .slugs import make_slug
 from .times import format_time as format_time
 from .times import is_iso
 from .times import now_iso as now_iso
@@ -76,8 +76,8 @@ from .values import content_hash as content_hash
 from .values import original_hash as original_hash
 from .values import provisional_id as provisional_id
 from .yamlio import HANDLER as HANDLER
+from .yamlio import HUGE_INT, DuplicateKey, HugeInt, HugeTomlInt, check_toml_int, huge_toml_int, top_key_at
 from .yamlio import JSON_QUOTED as JSON_QUOTED
-from .yamlio import DuplicateKey
 from .yamlio import Quoted as Quoted
 
 # --- ids and slugs ---
@@ -89,21 +89,10 @@ def new_id() -> str:
 
 
 def slugify(text: str, max_len: int = 60) -> str:
-    """A readable file-name slug from the first words of a memory (ASCII when the text has any,
-    else its own letters: a Japanese memory gets a Japanese name, not "memory-7.md")."""
-    # Folded as entity ids are (Ødegaard → odegaard, not "degaard"), then any other accent dropped.
-    ascii_text = unicodedata.normalize("NFKD", fold(text)).encode("ascii", "ignore").decode("ascii")
-    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
-    if not words:
-        words = [w for w in re.findall(r"\w+", unicodedata.normalize("NFC", text).lower()) if w != "_"]
-        max_len = min(max_len, 30)
-    slug = ""
-    for word in words:
-        candidate = f"{slug}-{word}" if slug else word
-        if len(candidate) > max_len:
-            break
-        slug = candidate
-    return slug or (words[0][:max_len] if words else "memory")
+    """A readable file-name slug from the first words of a memory (Latin words in ASCII, other scripts'
+    in their own letters: a Japanese memory gets a Japanese name, not "memory-7.md"; see :func:`make_slug`)."""
+    text = redact(text, " ")  # a file name is in every listing and log: a password said in words stays out
+    return make_slug(text, max_len)
 
 
 # --- the record ---
@@ -319,13 +308,25 @@ def _load_yaml(fm_text: str, path: str, first_line: int) -> Any:
         line = first_line + exc.problem_mark.line
         problem = f"duplicate key (first on line {first_line + exc.first_line}); YAML keeps one value, so keep one"
         raise MemoryFormatError(path, [FieldProblem(exc.key, problem, path=path, line=line)]) from None
+    except HugeInt as exc:
+        key, line = top_key_at(fm_text, exc.problem_mark.line), first_line + exc.problem_mark.line
+        huge = FieldProblem(key or "frontmatter", f"invalid YAML: {exc.problem}", path=path, line=line)
+        raise MemoryFormatError(path, [huge]) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         context = getattr(exc, "context_mark", None)
+        field = "frontmatter"
         if context is not None and "flow" in str(getattr(exc, "context", "")):
             mark = context  # an unclosed [ or {: the line where it opened is the one to fix
-        line = first_line + mark.line if mark is not None else first_line
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if context is not None and "quoted scalar" in str(getattr(exc, "context", "")):
+            mark = context  # an unclosed quote: YAML notices only at the end; the line it opened on is the one to fix
+            lines = fm_text.splitlines()
+            opened = lines[mark.line] if mark.line < len(lines) else ""
+            quote = opened[mark.column : mark.column + 1] or '"'
+            problem = f"a quoted value is never closed (its closing {quote} is missing)"
+            field = top_key_at(fm_text, mark.line) or field
+        line = first_line + mark.line if mark is not None else first_line
         placeholder = _PLACEHOLDER_RE.search(fm_text)
         if placeholder is not None:  # a note template (Obsidian's {{date}}): YAML's own words would not say so
             line = first_line + fm_text.count("\n", 0, placeholder.start())
@@ -334,21 +335,20 @@ def _load_yaml(fm_text: str, path: str, first_line: int) -> Any:
                 'store.exclude, e.g. "Templates/**"'
             )
             raise MemoryFormatError(path, [FieldProblem("frontmatter", problem, path=path, line=line)]) from None
-        raise MemoryFormatError(
-            path, [FieldProblem("frontmatter", f"invalid YAML: {problem}", path=path, line=line)]
-        ) from None
+        raise MemoryFormatError(path, [FieldProblem(field, f"invalid YAML: {problem}", path=path, line=line)]) from None
     except RecursionError:
         raise MemoryFormatError(
             path, [FieldProblem("frontmatter", "nested too deeply to read", path=path, line=first_line)]
         ) from None
 
 
-def _toml_value(value: Any) -> Any:
+def _toml_value(value: Any, key: str | None = None) -> Any:
     """TOML dates and times as the strings they were written as (frontmatter values stay JSON-able)."""
     if isinstance(value, dict):
-        return {k: _toml_value(v) for k, v in value.items()}
+        return {k: _toml_value(v, k) for k, v in value.items()}
     if isinstance(value, list):
-        return [_toml_value(v) for v in value]
+        return [_toml_value(v, key) for v in value]
+    check_toml_int(value, key)
     if isinstance(value, (datetime, date, clock_time)):
         return value.isoformat().replace("+00:00", "Z")
     return value
@@ -363,6 +363,12 @@ def _load_toml(fm_text: str, path: str, first_line: int) -> Any:
         raise MemoryFormatError(
             path, [FieldProblem("frontmatter", f"invalid TOML: {str(exc).split(' (at')[0]}", path=path, line=line)]
         ) from None
+    except ValueError as exc:  # an integer past Python's digit limit: tomllib's refusal names no key, ours does
+        if not isinstance(exc, HugeTomlInt) and "digits" not in str(exc):
+            raise
+        field, row = huge_toml_int(fm_text, exc.key if isinstance(exc, HugeTomlInt) else None)
+        problem = FieldProblem(field, f"invalid TOML: {HUGE_INT}", path=path, line=first_line + row)
+        raise MemoryFormatError(path, [problem]) from None
 
 
 def parse_file(text: str, path: str) -> MemoryRecord:

@@ -216,7 +216,7 @@ class _Entry:
 def _toml_loads(text: str) -> dict[str, Any] | None:
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except ValueError:  # TOMLDecodeError, or an integer past Python's digit limit
         return None
 
 

@@ -130,6 +130,49 @@ _SAID_AS = (
     r"(?:\s*[:=]\s*|\s+(?i:is|was|will be)(?:\s*:\s*|\s+)(?:(?i:now|still|currently|actually|set to|changed to)\s+)?)"
 )
 
+# From BEGIN through END (the label may differ: a hand-made paste); cut off before its END, to the text's end.
+_PRIVATE_KEY = r"-----BEGIN (?:[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----(?:[\s\S]*?-----END [A-Z0-9 ]*-----|[\s\S]*)"
+# A body whose BEGIN line was not pasted (or was sent in another message): its base64 lines up to the END.
+_KEY_TAIL = r"(?:^[ \t]*[A-Za-z0-9+/=]{16,}[ \t]*\r?\n)+[ \t]*-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+
+_KEY_WORD = (
+    r"(?i:\b(?:(?:api|access|auth(?:entication|orization)?|bearer|client|deploy|private|personal|refresh|secret|"
+    r"service|session|signing|webhook)[ _-]?(?:key|token|secret)|api[ _-]?key|token|secret)s?\b)"
+)
+_KEY_NAME = (
+    r"(?:\b[A-Za-z][A-Za-z0-9]*_(?:[A-Za-z0-9]+_)*(?i:api_?key|apikey|token|secret|secret_key|access_key)\b"
+    r"|\b(?i:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|secret[_-]?key|client[_-]?secret|api[_-]?token)\b)"
+)
+_KEY_NEEDS = ("key", "token", "secret")
+
+
+def _credential_shaped(value: str) -> bool:
+    """A token a machine made: 12 to 256 characters of a key's alphabet, letters and digits mixed."""
+    return bool(
+        re.fullmatch(r"[A-Za-z0-9_.+/=~-]{12,256}", value)
+        and re.search(r"\d", value)
+        and re.search(r"[A-Za-z]", value)
+        and not _DESCRIBED.search(value)
+        and not _SCHEME_OR_VERSION.match(value)
+        and not re.search(r"[a-z]{3,}-[a-z]{3,}-[a-z]{3,}", value)  # a-hyphenated-phrase-v2
+    )
+
+
+def _key_said(m: re.Match[str]) -> bool:
+    """ "the API key is 9f8e7d…", "token: glx…": a credential-shaped value that ends its clause."""
+    return _credential_shaped(m.group("secret").rstrip(_TRAILING)) and _said_value(m)
+
+
+def _key_set(m: re.Match[str]) -> bool:
+    """``API_KEY=9f8e7d…``, ``"api_key": "…"``: a credential-shaped value, never a placeholder or code."""
+    return _credential_shaped(m.group("secret").rstrip(_TRAILING)) and _set_value(m)
+
+
+def _header_value(m: re.Match[str]) -> bool:
+    value = m.group("secret")
+    return bool(re.search(r"\d", value)) and not _NOT_A_VALUE.match(value)
+
+
 _WHOLE_TOKEN = ".,;:)]}"  # a password's "!" is its own ("P@ssw0rd!"): only the sentence's punctuation goes
 
 
@@ -145,10 +188,8 @@ def _said(
 
 
 SECRET_KINDS: tuple[SecretKind, ...] = (
-    SecretKind(
-        "private key",
-        re.compile(r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |PGP |ENCRYPTED )?PRIVATE KEY( BLOCK)?-----"),
-    ),
+    SecretKind("private key", re.compile(_PRIVATE_KEY)),
+    SecretKind("private key", re.compile(_KEY_TAIL, re.MULTILINE), needs=("private key",)),
     SecretKind("AWS access key id", re.compile(_AWS_ID)),
     SecretKind(
         "GitHub token", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}\b")
@@ -157,6 +198,25 @@ SECRET_KINDS: tuple[SecretKind, ...] = (
     SecretKind("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
     SecretKind("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
     SecretKind("Stripe secret key", re.compile(r"\b(?:sk|rk)_live_[0-9a-zA-Z]{20,}\b")),
+    SecretKind("GitLab token", re.compile(r"\bgl(?:pat|dt|rt|ptt|cbt|ft|imt|soat)-[A-Za-z0-9_-]{20,}(?:\.[\w.-]+)?")),
+    SecretKind("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
+    SecretKind("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
+    SecretKind("SendGrid API key", re.compile(r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}")),
+    SecretKind(
+        "Azure account key",
+        re.compile(r"\b(?:AccountKey|SharedAccessKey)\s*=\s*(?P<secret>[A-Za-z0-9+/]{20,}={0,2})"),
+        needs=("accountkey", "sharedaccesskey"),
+        strip="",
+    ),
+    SecretKind(
+        "Authorization header",
+        re.compile(
+            r"(?i:\bauthorization\b)[\"']?\s*[:=]\s*[\"']?(?i:bearer|basic|token)\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})"
+        ),
+        _header_value,
+        ("authorization",),
+        "",
+    ),
     SecretKind("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b")),
     # Said in words: only the value is the secret.
     SecretKind(
@@ -206,6 +266,16 @@ SECRET_KINDS: tuple[SecretKind, ...] = (
         r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s(?:-p\s*|--password=)(?P<secret>[^\s\"'-][^\s\"']*)",
         _set_value,
         needs=("mysql", "mariadb"),
+    ),
+    # An API key, token or secret key said or set by name: a credential-shaped value only.
+    _said(
+        "API key or token",
+        _KEY_WORD + _OF_WHAT + _SAID_AS + r"[\"'`“‘]?(?P<secret>[^\s\"'`“”‘’]+)",
+        _key_said,
+        needs=_KEY_NEEDS,
+    ),
+    _said(
+        "API key or token", _KEY_NAME + r"[\"']?\s*[:=]\s*[\"']?(?P<secret>[^\s\"'`,;]+)", _key_set, needs=_KEY_NEEDS
     ),
     # An AWS secret access key: after its key id in one sentence, before it, or named.
     *(
@@ -261,8 +331,9 @@ def describe_secret(text: str, *, words: bool = True) -> tuple[str, int] | None:
         what = f"a password after '{' '.join(said.group().split()).rstrip(_QUOTES)}'"
     else:
         what = f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
-    redacted = redact(text, "[REDACTED]", words=words)
-    at = len(redact(text[:start], "[REDACTED]", words=words))  # the first secret starts at the same place, redacted
+    # The excerpt hides guesses too, even where only the precise rules refuse: it may show no secret at all.
+    redacted = redact(text, "[REDACTED]")
+    at = len(redact(text[:start], "[REDACTED]"))  # the first secret starts at the same place, redacted
     before, after = redacted[max(0, at - 40) : at], redacted[at : at + 50]
     if at > 40:  # whole words only
         before = "…" + before.split(" ", 1)[-1]

@@ -4,10 +4,12 @@ values are written so that the original Remnic's line-by-line reader reads them 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
 from frontmatter.default_handlers import YAMLHandler
+from yaml.constructor import ConstructorError
 
 from .astral import astral_chars, stand_ins, swap
 
@@ -24,6 +26,68 @@ class DuplicateKey(yaml.MarkedYAMLError):
     def __init__(self, key: str, first_line: int, mark: Any) -> None:
         super().__init__(problem="duplicate key", problem_mark=mark)
         self.key, self.first_line = key, first_line
+
+
+MAX_INT_DIGITS = 4300
+"""Python's own limit for turning an int into text: a longer one could be loaded but never written,
+indexed or printed (``ValueError``), so a file holding one is malformed, not a crash."""
+HUGE_INT = f"an integer has more than {MAX_INT_DIGITS:,} digits"
+_INT_CEILING = 10**MAX_INT_DIGITS
+
+
+class HugeInt(ConstructorError):
+    """An integer value too long to handle: its ``problem_mark`` is where it is written."""
+
+
+def top_key_at(fm_text: str, line: int) -> str | None:
+    """The top-level key whose value holds (0-based) ``line`` of a YAML mapping: the last unindented
+    ``key:`` at or above it."""
+    for row in reversed(fm_text.splitlines()[: line + 1]):
+        m = re.match(r"""(?:"([^"\n]+)"|'([^'\n]+)'|([^\s#\-?:,\[\]{}][^:\n]*?))[ \t]*:(?:\s|$)""", row)
+        if m:
+            key = next(g for g in m.groups() if g)
+            return key if len(key) <= 80 else None
+    return None
+
+
+class HugeTomlInt(ValueError):
+    """A too-long integer in TOML frontmatter, under ``key`` (None: tomllib refused it unnamed)."""
+
+    def __init__(self, key: str | None) -> None:
+        super().__init__(HUGE_INT)
+        self.key = key
+
+
+def check_toml_int(value: object, key: str | None) -> None:
+    if isinstance(value, int) and abs(value) >= _INT_CEILING:
+        raise HugeTomlInt(key)
+
+
+def huge_toml_int(fm_text: str, key: str | None) -> tuple[str, int]:
+    """Where TOML frontmatter writes a too-long integer: (its key, or "frontmatter", and its 0-based line),
+    found by ``key`` when known, else by the run of digits (tomllib's own error names neither)."""
+    rows = fm_text.splitlines()
+    for row, text in enumerate(rows):
+        at = re.match(r"\s*([\w.\"'-]+?)\s*=", text)
+        if (at and at.group(1).strip("\"'") == key) or (
+            key is None and any(len(m.group()) > MAX_INT_DIGITS for m in re.finditer(r"[\d_]+", text))
+        ):
+            name = at.group(1).strip("\"'") if at else None
+            return (name if name and len(name) <= 80 else "frontmatter"), row
+    return key or "frontmatter", 0
+
+
+def _int(loader: Any, node: yaml.ScalarNode) -> int:
+    # Checked on the text first: a sexagesimal 1:2:3:… of thousands of parts costs quadratic time to add up.
+    if len(str(node.value).replace("_", "")) > MAX_INT_DIGITS + 3:  # a sign, 0x
+        raise HugeInt(None, None, HUGE_INT, node.start_mark)
+    try:
+        value = yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
+    except ValueError:
+        raise HugeInt(None, None, HUGE_INT, node.start_mark) from None
+    if abs(value) >= _INT_CEILING:  # 0x + 3,600 hex digits is as long once written in decimal
+        raise HugeInt(None, None, HUGE_INT, node.start_mark)
+    return int(value)
 
 
 class Loader(_SafeLoader):  # type: ignore[misc, valid-type]
@@ -58,6 +122,7 @@ def _without_timestamps(cls: type) -> None:
 
 _without_timestamps(Loader)
 _without_timestamps(_Dumper)
+Loader.add_constructor("tag:yaml.org,2002:int", _int)
 
 JSON_QUOTED = ("forgottenReason",)
 """Keys the original Remnic writes JSON-quoted and un-JSONs on read."""

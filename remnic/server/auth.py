@@ -70,10 +70,11 @@ def check_principal(name: Any, field: str = "principal") -> str:
 def ensure_outside_repo(path: Path, memory_dir: Path | None) -> None:
     """Refuse a tokens file inside the memory repository, or inside any other one (a folder with the
     ``.remnic-memory`` marker, at or above the file): a commit there could capture it."""
-    absolute = Path(os.path.abspath(path))
-    repos = [Path(os.path.abspath(memory_dir))] if memory_dir is not None else []
-    repos += [d for d in absolute.parents if (d / MARKER_FILE).is_file()]
-    for repo in repos:
+    # Both spellings, as written and with every link resolved: a linked folder may lead into a repository.
+    spelled = {Path(os.path.abspath(path)), Path(os.path.realpath(path))}
+    repos = {Path(f(memory_dir)) for f in (os.path.abspath, os.path.realpath)} if memory_dir is not None else set()
+    repos |= {d for absolute in spelled for d in absolute.parents if (d / MARKER_FILE).is_file()}
+    for absolute, repo in ((a, r) for a in spelled for r in sorted(repos)):
         try:
             absolute.relative_to(repo)
         except ValueError:

@@ -358,6 +358,9 @@ class Handler(BodyReading, BaseHTTPRequestHandler):
 
     def _check_origin(self) -> None:
         """Browsers send Origin; only pages served from loopback may call us (DNS-rebinding defence)."""
+        origins = self.headers.get_all("Origin") or []
+        if len(origins) > 1:  # a browser sends one (RFC 6454 §7.3); judging by either copy could pass a foreign one
+            raise ForbiddenOrigin(f"the request gives Origin {len(origins)} times; a browser sends it once")
         origin = self.headers.get("Origin")
         if not origin:
             return

@@ -191,7 +191,7 @@ class LcmIndex:
     def _open(self, create: bool) -> Any:
         if create:
             shutil.rmtree(self.directory, ignore_errors=True)
-            self.directory.mkdir(parents=True, exist_ok=True)
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         index = tantivy.Index(self.schema, path=str(self.directory), reuse=not create)
         index.register_tokenizer(ANALYZER, _analyzer(False))
         return index
@@ -272,12 +272,25 @@ class LcmIndex:
                     except Exception:  # noqa: BLE001 - a consumed writer is fine
                         pass
                 manifest["turns"] = int(manifest.get("turns", 0)) + added
-                write_atomic(self.manifest_path, json.dumps(manifest, sort_keys=True) + "\n")
+                write_atomic(self.manifest_path, json.dumps(manifest, sort_keys=True) + "\n", mode=0o600)
             elif rebuilt:
-                write_atomic(self.manifest_path, json.dumps(manifest, sort_keys=True) + "\n")
+                write_atomic(self.manifest_path, json.dumps(manifest, sort_keys=True) + "\n", mode=0o600)
+            if todo or rebuilt or self.directory.stat().st_mode & 0o077:
+                self._keep_private()
             index.reload()
             self._index = index
             return CatchUp(rebuilt, added, int(manifest["turns"]), len(sizes), reason)
+
+    def _keep_private(self) -> None:
+        """Owner-only, as the archive is: the index stores the turns verbatim, and tantivy writes its
+        files with the umask's mode."""
+        os.chmod(self.directory, 0o700)
+        for entry in os.scandir(self.directory):
+            try:
+                if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mode & 0o077:
+                    os.chmod(entry.path, 0o600)
+            except OSError:
+                pass  # a file tantivy merged away meanwhile
 
     @staticmethod
     def _doc(rel: str, offset: int, record: dict[str, Any]) -> Any:
