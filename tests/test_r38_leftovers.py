@@ -36,3 +36,33 @@ def test_doctor_says_a_binary_file_named_md_is_no_note_and_how_to_leave_it_out(m
     check = next(c for c in out.json()["checks"] if c["name"] == "memory-files")
     assert check["status"] == "fail"
     assert "binary data (facts/diagram.md)" in check["detail"] and '"exclude": ["facts/diagram.md"]' in check["detail"]
+
+
+def test_import_names_the_line_of_a_number_past_the_digit_limit(memory: Memory, tmp_path: Path) -> None:
+    huge = "9" * 5000
+    lines = tmp_path / "big.jsonl"
+    lines.write_text('{"content": "a fine line"}\n{"content": "big", "n": ' + huge + "}\n")
+    whole = tmp_path / "big.json"
+    whole.write_text('[{"content": "x", "n": ' + huge + "}]")
+    for path, line in ((lines, 2), (whole, 1)):
+        out = run_cli("import", str(path), "--memory-dir", str(memory.root))
+        assert out.code != 0 and "Traceback" not in out.err
+        assert f"{path}:{line}: invalid JSON: a number of more than" in out.err
+
+
+def test_a_password_said_in_words_stays_out_of_the_store_commit_subject(memory: Memory) -> None:
+    from conftest import git
+
+    memory.store("The staging admin password is hunter2trombone for now")
+    subject = git(memory.root, "log", "-1", "--format=%s")
+    assert subject.startswith("remnic store:") and "hunter2trombone" not in subject
+
+
+def test_doctor_does_not_call_every_config_warning_an_original_remnic_key(memory: Memory) -> None:
+    import json
+
+    (memory.root / "remnic.config.json").write_text(json.dumps({"state": {"commit": True}}))
+    out = run_cli("doctor", "--json", "--memory-dir", str(memory.root))
+    check = next(c for c in out.json()["checks"] if c["name"] == "config")
+    assert check["status"] == "warn" and "original Remnic" not in check["detail"]
+    assert "1 other warning(s)" in check["detail"] and any("state.commit" in p for p in check["problems"])

@@ -131,6 +131,8 @@ def read_input(memory: Memory, source: str) -> ImportInput:
         except _DuplicateKey as exc:  # JSON would keep the last silently: which one was meant is unknown
             why = "the key appears twice in this line's object; keep one"
             read.problems.append(FieldProblem(exc.key, why, path=source, line=number))
+        except ValueError:  # an integer past Python's digit limit: one bad line, not a traceback
+            read.problems.append(FieldProblem("", _HUGE_NUMBER, source, number))
     if len(read.items) == 1 and not read.problems and is_bundle(read.items[0]):  # a bundle on one line
         return _as_bundle(memory, read, read.items[0])
     return read
@@ -141,6 +143,9 @@ def _opens_whole_value(line: str) -> bool:
     ``[``, ``[{"content": …},``); a line ending in its closing bracket is a JSON line, parsed as one."""
     text = line.strip()
     return text.startswith(("{", "[")) and not text.endswith(("}", "]"))
+
+
+_HUGE_NUMBER = f"invalid JSON: a number of more than {sys.get_int_max_str_digits()} digits"
 
 
 def _whole_value(memory: Memory, read: ImportInput, raw: bytes) -> ImportInput | None:
@@ -156,6 +161,8 @@ def _whole_value(memory: Memory, read: ImportInput, raw: bytes) -> ImportInput |
     except _DuplicateKey as exc:
         read.problems.append(FieldProblem(exc.key, "the key appears twice in an object; keep one", read.name))
         return read
+    except ValueError:  # a number past Python's digit limit: read line by line, where its line is named
+        return None
     if is_bundle(data):
         return _as_bundle(memory, read, data)
     files = _jq_files(read.name)

@@ -528,12 +528,17 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         "detail": broken.describe() if broken else (", ".join(settings.config_files) or "defaults only"),
     }
     if settings.warnings and not broken:
-        config.update(
-            status="warn",
-            detail=f"{config['detail']}; {len(settings.warnings)} key(s) of the original Remnic are not read "
-            "(`remnic config migrate` moves them aside under _remnicOriginal)",
-            problems=settings.warnings,
+        unread = sum(1 for w in settings.warnings if " is not read (" in w)
+        said = (
+            [
+                f"{unread} key(s) of the original Remnic are not read (`remnic config migrate` moves them aside under _remnicOriginal)"
+            ]
+            if unread
+            else []
         )
+        if len(settings.warnings) > unread:
+            said.append(f"{len(settings.warnings) - unread} other warning(s), listed below")
+        config.update(status="warn", detail=f"{config['detail']}; " + "; ".join(said), problems=settings.warnings)
     checks = [config]
     try:
         memory = Memory.open(settings=settings)
