@@ -90,7 +90,7 @@ def test_us_we_i_and_my_inside_an_identifier_or_name_are_not_the_speaker(said: s
         ("The redis cache TTL is 600 seconds.", ("redis-cache", {"ttl": "600 seconds"})),
         ("The billing service owner is Priya.", ("billing-service", {"owner": "Priya"})),
         # no clear subject or no value: no key
-        ("Priya owns the billing service.", (None, {})),
+        ("Priya owns the billing service.", ("billing-service", {"owner": "Priya"})),
         ("Ana moved to Berlin.", (None, {})),
         ("We moved the meeting to Friday.", (None, {})),
     ],
@@ -164,10 +164,11 @@ def test_a_value_said_again_after_another_ends_the_flush_current(memory: Memory)
 def test_a_keyed_restatement_that_reinforces_still_supersedes_the_other_value(memory: Memory) -> None:
     first = _say(memory, "s1", "Ana", "Priya owns the billing service.", "10")
     dana = _say(memory, "s2", "Ben", "The billing service owner is Dana.", "11")
+    assert dana.superseded == first.created  # a plain "X owns" is keyed: a new owner replaces it
     again = _say(memory, "s3", "Ana", "The billing service owner is Priya again.", "12")
-    assert again.reinforced == first.created and again.superseded == dana.created
-    assert _active(memory) == ["Priya owns the billing service."]
-    # The reinforced memory holds the key now: the next owner replaces it.
+    assert again.superseded == dana.created
+    assert _active(memory) == ["The billing service owner is Priya again."]
+    # The restatement holds the key now: the next owner replaces it.
     _say(memory, "s4", "Ben", "Dana owns the billing service now.", "13")
     assert _active(memory) == ["Dana owns the billing service now."]
 

@@ -236,7 +236,10 @@ def swapped(a: str, b: str) -> bool:
 
 def differs_concretely(a: str, b: str) -> bool:
     """Another number, a denial, two words trading roles, another member of a closed set (weekday,
-    month …), another name, or another value stated for the same thing."""
+    month …), another name, or another value stated for the same thing. How things are for "us", said by
+    two people ("Priya and others deploy with Argo CD" / "Ewa and others …"), is the group's one fact: its
+    speaker's name is no other name. What happened to each of them ("Ana and others went camping") is not."""
+    a, b = _as_group(a, b)
     return (
         other_number(a, b)
         or negated(a) != negated(b)
@@ -245,6 +248,13 @@ def differs_concretely(a: str, b: str) -> bool:
         or other_name(a, b)
         or other_stated_value(a, b)
     )
+
+
+def _as_group(a: str, b: str) -> tuple[str, str]:
+    """Both texts with their "NAME and others" as "We" when both say how things are for a group."""
+    if not (_GROUP_NAMED_RE.match(a) and _GROUP_NAMED_RE.match(b)) or _PAST_RE.search(a) or _PAST_RE.search(b):
+        return a, b
+    return _GROUP_NAMED_RE.sub("We", a, count=1), _GROUP_NAMED_RE.sub("We", b, count=1)
 
 
 def denies(a: str, b: str) -> bool:

@@ -65,6 +65,20 @@ _IRREGULAR = {
     "lent": "lend",
     "shipped": "ship",
 }
+
+
+def _stem(verb: str) -> str:
+    """One spelling for a verb's base and its past ("update"/"updated", "submit"/"submitted", "carry"/"carried")."""
+    if verb.endswith("ied"):
+        verb = verb[:-3] + "y"
+    elif verb.endswith("ed"):
+        verb = verb[:-2]
+    verb = verb.rstrip("e")
+    if len(verb) > 3 and verb[-1] == verb[-2] and verb[-1] not in "aeiou":
+        verb = verb[:-1]
+    return verb
+
+
 _TASKS = frozenset(
     [
         "send",
@@ -100,9 +114,16 @@ _TASKS = frozenset(
         "refund",
         "reply",
         "approve",
+        "prepare",
+        "install",
+        "configure",
+        "resolve",
+        "release",
+        "document",
     ]
 )
 """Verbs of a task someone commits to and later reports done: "I made a bowl", "I ran a race" are moments."""
+_TASK_STEMS = frozenset(_stem(verb) for verb in _TASKS)
 _NOT_THINGS = frozenset(
     [
         "it",
@@ -119,20 +140,21 @@ _NOT_THINGS = frozenset(
         "something",
         "anything",
         "everything",
+        # a particle: "signed up for a class", "finished up my writing" is another verb than the task's
+        "up",
+        "out",
+        "off",
+        "in",
+        "on",
+        "over",
+        "down",
+        "back",
+        "for",
+        "to",
+        "into",
+        "with",
     ]
 )
-
-
-def _stem(verb: str) -> str:
-    """One spelling for a verb's base and its past ("update"/"updated", "submit"/"submitted", "carry"/"carried")."""
-    if verb.endswith("ied"):
-        verb = verb[:-3] + "y"
-    elif verb.endswith("ed"):
-        verb = verb[:-2]
-    verb = verb.rstrip("e")
-    if len(verb) > 3 and verb[-1] == verb[-2] and verb[-1] not in "aeiou":
-        verb = verb[:-1]
-    return verb
 
 
 def completion_said(sentence: str) -> str:
@@ -162,7 +184,8 @@ def commitment_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str
     else:
         verb = match.group("verb")
     obj = re.sub(r"^(?i:the|an?|my|our|your|his|her|their|this|that)\s+", "", match.group("obj"))
-    if verb not in _TASKS or obj.split()[0].lower() in _NOT_THINGS:
+    # A regular past ("fixed", "migrated", "submitted") is checked as its stem, as every task's is.
+    if _stem(verb) not in _TASK_STEMS or obj.split()[0].lower() in _NOT_THINGS:
         return None, {}
     subject = match.group("subj")
     who = (speaker or "I") if subject == "I" else subject.lower() if subject.lower() == "we" else subject

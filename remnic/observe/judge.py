@@ -11,7 +11,8 @@ whose speaker is in doubt (deferred whatever else it is: ``Candidate.doubt``):
    to do …" is accepted: what they are doing these days may last — not the task at hand, "I'm
    currently running the migration", nor an errand, "I'm off to lunch"), ephemeral state, debugging detail
    (not in a person's own stated preference about it: "I hate flaky tests"), routine operations, steps of a
-   one-time task, someone leaving the conversation;
+   one-time task, someone leaving the conversation, status chatter ("retrying the job", "the tests pass
+   locally"), a one-day absence ("I'm out tomorrow afternoon": over by the next day, so never stored);
 4. unclear durability defers: a bare pronoun subject naming nothing (the referent is in another
    turn), a plan or commitment with no date, a hedged statement;
 5. everything else is accepted as a durable fact of its category.
@@ -35,6 +36,8 @@ _SPEAKER_DOING_RE = re.compile(r"^(?:I'm|I am|I've|I have)\b")
 LEAVING = "Leaving the conversation"
 DEBUGGING_DETAIL = "Debugging detail"
 SPEAKER_DOING = "What the speaker is doing these days (dated by when it was said)"
+STATUS_CHATTER = "Status of the task at hand, said in passing"
+ONE_DAY_ABSENCE = "A one-day absence, over by the next day"
 # "I'm off to do some taekwondo", "I'm off to go swimming": leaving, but saying what they do — not an
 # errand ("I'm off to lunch", "off to grab a coffee", "off to the standup").
 _OFF_TO_DO_RE = re.compile(r"^(?:I'm|I am) off to (?:do|go|play|practi[cs]e|train)\b")
@@ -89,6 +92,26 @@ TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             LEAVING,
             r"\b(off to|heading (out|off)|gotta go|brb|be right back|signing off|logging off)\b",
+        ),
+        (
+            # "retrying the job", "the tests pass locally", "looks like a network blip": how a task at hand
+            # is going, said in passing.
+            STATUS_CHATTER,
+            r"^(?:(?:i'?m|i am|we'?re|we are|just)\s+)*(?:retrying|re-?running|re-?starting|rebooting"
+            r"|re-?deploying|re-?triggering|kicking off) (?:the |it\b|again\b|now\b)"
+            r"|\b(?:tests?|builds?|it|everything|ci) (?:pass(?:es)?|work(?:s)?|fail(?:s)?|(?:is )?green|(?:is )?red)"
+            r" (?:locally|on my (?:machine|laptop|box)|for me)\b"
+            r"|\blooks like (?:a|an|some) (?:\w+ )?(?:blip|glitch|hiccup|flake|fluke)\b",
+        ),
+        (
+            # "I'm out tomorrow afternoon", "Ana is off on Friday": a one-day absence is over within a day
+            # (not a habit: "I'm out every Friday afternoon").
+            ONE_DAY_ABSENCE,
+            r"^(?!.*\b(always|usually|normally|typically|generally|often|every|each|weekly|most)\b)"
+            r".*\b(?:i'?m|i am|i'?ll be|i will be|we'?re|we are|he'?s|she'?s|they'?re|(?-i:[A-Z][a-z]+) (?:is|will be))"
+            r" (?:out|off|away|offline|afk|ooo|out of (?:the )?office|on leave|off sick|out sick|unavailable)"
+            r" (?:on |this |next )?(?:today|tomorrow|tonight|morning|afternoon|evening|monday|tuesday|wednesday"
+            r"|thursday|friday|saturday|sunday)\b(?!s)",
         ),
     )
 )

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 
 from .cues import CHAT_ASIDE_RE, words
 from .records import key_part
+from .said_values import TOOL_PURPOSES as _TOOL_PURPOSES
+from .said_values import said_value_key
 
 _NP_SHORT = r"[A-Za-z][\w./-]*(?:\s+[A-Za-z][\w./-]*){0,3}?"
 
@@ -98,8 +100,9 @@ _TRAILING_CLAUSE_RE = re.compile(
 _ATTRIBUTE_VALUE_RE = re.compile(
     rf"^(?P<det>(?i:the|our|my))\s+(?P<np>{_NP_SHORT})\s+(?:(?:now|still|currently)\s+)?"
     r"(?:runs|listens|is|sits|lives|serves|binds|is hosted|is served|is deployed|is exposed)\s+(?:on|at|in)\s+"
-    r"(?P<attr>[a-z]+)\s+(?P<value>[^,;]+?)\s*[.!]?$"
+    r"(?P<attr>[A-Za-z][a-z]+)\s+(?P<value>[^,;]+?)\s*[.!]?$"
 )
+_VERSION_RE = re.compile(r"^v?\d+(?:\.\d+){1,3}$")
 # "Mia is visiting next Saturday": a verb going on, not a value ("the job is running" is one).
 _VAGUE_VALUE_RE = re.compile(
     r"^(so|very|really|pretty|quite|too|such|a bit|kind of|sort of|not)\b|^[a-z]+ing\s+\w", re.I
@@ -156,7 +159,10 @@ _UPGRADES = frozenset({"upgraded", "downgraded", "migrated"})
 _HEDGE_LEAD_RE = re.compile(
     r"^(?:(?:[A-Z][\w-]*(?:\s[A-Z][\w-]*)?|I|we|they|the user)\s+(?:think|thinks|believe|believes|guess|guesses"
     r"|suppose|supposes|reckon|reckons|assume|assumes|(?:am|is|are)\s+(?:pretty\s+|fairly\s+)?sure)\s+(?:that\s+)?"
-    r"|(?:maybe|perhaps|possibly|probably|apparently)\s*,?\s+)",
+    r"|(?:maybe|perhaps|possibly|probably|apparently)\s*,?\s+"
+    # "I'm not sure but I think …", "Ben is not sure, but …": a doubt said first, then the statement.
+    r"|(?:(?:[A-Z][\w-]*(?:\s[A-Z][\w-]*)?|I)\s*(?:am|is|'m|’m)\s+)?not\s+(?:(?:entirely|totally|100%|quite)\s+)?"
+    r"(?:sure|certain)\s*(?:,\s*|\s+)(?:but\s+)?)",
     re.I,
 )
 # A hedge said inside the value with no comma ("… is probably 5433", "… is 5433 maybe", "… is 5433 I think",
@@ -202,7 +208,7 @@ def change_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
     if not match:
         return None, {}
     words_ = match.group("np").split()
-    if any(w.lower() in ("and", "or", "because", "when", "if", "from") for w in words_):
+    if any(w.lower() in ("and", "or", "because", "when", "if", "from", "over") for w in words_):
         return None, {}
     value = _value_of(match.group("value"))
     said = value.split(None, 1)
@@ -230,7 +236,10 @@ def statement_key(content: str) -> tuple[str | None, Mapping[str, str]]:
     staging DB port might be 5434", "… is 5434, maybe, not sure"): what a person approving a doubted fact
     accepts is the statement itself. Only the review's approval asks: as observed, a hedged value keys
     nothing (it is queued)."""
-    text = _HEDGE_TAIL_RE.sub(".", _HEDGE_LEAD_RE.sub("", content.strip(), count=1), count=1)
+    text = content.strip()
+    while (bare := _HEDGE_LEAD_RE.sub("", text, count=1)) != text:  # "not sure but I think …": two leads
+        text = bare
+    text = _HEDGE_TAIL_RE.sub(".", text, count=1)
     text = _HEDGED_VERB_RE.sub(" is ", text, count=1)
     return value_key(text[:1].upper() + text[1:], "")  # a hedge inside the value: see _value_of
 
@@ -312,7 +321,8 @@ def _any_key(clause: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
     found = _clause_value_key(clause, speaker)
     found = found if found[0] else change_key(clause)
     found = found if found[0] else _inverted_role_key(clause, speaker)
-    return found if found[0] else _attribute_value_key(clause)
+    found = found if found[0] else _attribute_value_key(clause)
+    return found if found[0] else said_value_key(clause)
 
 
 def _inverted_role_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
@@ -325,12 +335,30 @@ def _inverted_role_key(sentence: str, speaker: str) -> tuple[str | None, Mapping
     return _clause_value_key(f"{match.group('det').capitalize()} {match.group('np')} is {name}.", speaker)
 
 
+def _team_attribute(det: str | None, np_words: list[str]) -> bool:
+    """Whether "Our X is V" names a value of the team's own X: a known attribute ("Our primary region",
+    "Our release day") or a tool's purpose ("Our CI"). Not "The X is V": a bare "The port is 5433" or
+    "The default region is …" is some other thing's, named elsewhere."""
+    if (det or "").lower() != "our" or len(np_words) > 2:
+        return False
+    return key_part(np_words[-1]) in KNOWN_ATTRIBUTES or key_part(" ".join(np_words)) in _TOOL_PURPOSES
+
+
 def _attribute_value_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
     match = _ATTRIBUTE_VALUE_RE.match(sentence.strip())
-    if not match or key_part(match.group("attr")) not in KNOWN_ATTRIBUTES:
+    if not match:
         return None, {}
     words_ = match.group("np").split()
     value = _value_of(match.group("value"))
+    if key_part(match.group("attr")) not in KNOWN_ATTRIBUTES:
+        # "The API runs on Python 3.11": a named runtime and its version, the key "upgraded the API to
+        # Python 3.12" has.
+        if not (match.group("attr")[:1].isupper() and _VERSION_RE.match(value)):
+            return None, {}
+        value, match_attr = f"{match.group('attr')} {value}", "version"
+        if words_[0].lower() in _NOT_SUBJECT:
+            return None, {}
+        return key_part(" ".join(words_)), {match_attr: value}
     if words_[0].lower() in _NOT_SUBJECT or not value or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
         return None, {}
     return key_part(" ".join(words_)), {key_part(match.group("attr")): value}
@@ -405,6 +433,11 @@ def _clause_value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[
         entity = owner
     elif entity_words:
         entity = " ".join(([owner] if owner else []) + entity_words)
+    elif _team_attribute(match.group("det"), words):
+        # "Our primary region is eu-west-1", "Our CI is Jenkins": the team's own, named by the attribute.
+        entity = " ".join(words)
+        if key_part(entity) in _TOOL_PURPOSES:
+            attribute = "tool"
     else:
         return None, {}
     value = _value_of(match.group("value"))

@@ -21,22 +21,25 @@ from remnic.config import ObserveSettings
 from remnic.memfile.model import IMPORTANCE_LEVELS, format_time, now_iso, parse_time
 
 from .alike import contradicts, differs_concretely, replaceable
-from .cues import CATEGORY_CUES, people_named
+from .cues import CATEGORY_CUES, SPECIFIC_RE, people_named
 from .extract import (
     IDENTITY_CUE,
     MAX_TAGS,
     TRAIT_CUE,
     VALUE_AFTER_KEY,
     Candidate,
+    content_words,
     extract_turn,
+    fragment,
     question_of,
     speaker_name,
 )
 from .importance import score_importance
 from .judge import AMBIGUOUS_REFERENT, judge_candidate
-from .normalize import name_the_group
+from .normalize import name_the_group, strip_markers
 from .records import ExtractedFact, Importance, JudgeVerdict, MemoryObservation, Turn
 from .referents import resolve_correction, value_after
+from .text import sentences_of
 
 Embed = Callable[[Sequence[str]], Any]
 LEVEL_RANK = {name: rank for rank, (_floor, name) in enumerate(reversed(IMPORTANCE_LEVELS))}
@@ -128,9 +131,12 @@ def plan_observations(
     # Whose trait "Ana doesn't eat pork" can be: the speakers, and names said as people's in the flush.
     people = {speaker_name(t, settings) for t in turns} | {n for t in turns for n in people_named(t.text)}
     stated: list[tuple[str, ExtractedFact]] = []  # the flush's keyed facts so far, by who said them
+    group = len({t.speaker for t in turns if t.speaker}) >= 3  # a group chat: the next line may answer no one
     for done, turn in enumerate(turns, 1):
         kept = []
         asked = question_of(previous, settings) if previous is not None and _other_speaker(previous, turn) else None
+        if asked and group and not _replies_to(asked, turn, settings):
+            asked = None
         if previous is not None and previous.speaker and turn.speaker and previous.speaker != turn.speaker:
             speakers[turn.speaker] = previous.speaker
         listener = speakers.get(turn.speaker) if turn.speaker else None
@@ -213,6 +219,32 @@ def _moves_on(turn: Turn, settings: ObserveSettings, antecedent: ExtractedFact |
 
 def _who(turn: Turn) -> str:
     return turn.speaker or turn.role
+
+
+_GROUP_REPLY_MAX_WORDS = 8
+_YES_NO_RE = re.compile(r"^(?:yes|yeah|yep|yup|no|nope|nah|sure|definitely|absolutely|not yet)\b", re.I)
+_INFLECTION_RE = re.compile(r"(?:ing|ed|es|s)$")
+
+
+def _replies_to(asked: str, turn: Turn, settings: ObserveSettings) -> bool:
+    """Whether, in a group chat, a turn after someone else's question answers it: it shares a content
+    word with the question, says yes or no, names something concrete (a number, an identifier, a name
+    after its first word: "Lisbon, in May"), is a bare name ("Lisbon."), or is longer than a short reply
+    (``_GROUP_REPLY_MAX_WORDS``). "Retrying the job" after "lunch anyone?" is someone else's thread, not
+    an answer."""
+    said = sentences_of(turn.text, settings.max_turn_chars)
+    core = strip_markers(said[0]) if said else ""
+    words = core.split()
+    if not words or len(words) > _GROUP_REPLY_MAX_WORDS:
+        return True
+
+    def stems(text: str) -> set[str]:
+        return {_INFLECTION_RE.sub("", w.lower()) or w.lower() for w in content_words(text)}
+
+    if stems(asked) & stems(core) or _YES_NO_RE.match(said[0].strip()) or SPECIFIC_RE.search(core):
+        return True
+    bare_name = len(words) <= 3 and words[0][:1].isupper() and not re.search(r"(?:ing|ed)\W*$", words[0])
+    return bool(re.search(r"\b[A-Z]", " ".join(words[1:]))) or (bare_name and fragment(core))
 
 
 def _other_speaker(a: Turn, b: Turn) -> bool:

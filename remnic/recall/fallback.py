@@ -167,9 +167,8 @@ def scan_recall(
         passed(c, "token-overlap")
         updated = parse_time(rec.updated)
         c.terms.importance = scoring.importance_term(rec.importance, s.weight_importance)
-        c.terms.recency = scoring.recency_term(
-            updated if updated is not None else float("nan"), now, s.recency_half_life_days, s.weight_recency
-        )
+        said = scoring.said_ts(rec.frontmatter, updated if updated is not None else float("nan"))
+        c.terms.recency = scoring.recency_term(said, now, s.recency_half_life_days, s.weight_recency)
         c.terms.status = 0.0 if status == ACTIVE else -abs(s.inactive_penalty)
         window = s.recent_scan_window_days * 86400.0
         fresh = 0.0

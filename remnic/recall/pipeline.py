@@ -284,12 +284,13 @@ def run_recall(
             active = status == ACTIVE
             # A forgotten or superseded memory's ``updated`` is when that happened: no recency from it.
             recency_w = s.weight_recency if active or status in TRUST_STATUSES else 0.0
-            c.terms.recency = scoring.recency_term(float(snap.updated[r]), now, s.recency_half_life_days, recency_w)
+            said = scoring.said_ts(pool.fm(r), float(snap.updated[r])) if recency_w else float("nan")
+            c.terms.recency = scoring.recency_term(said, now, s.recency_half_life_days, recency_w)
             c.terms.status = 0.0 if active else -abs(s.inactive_penalty)
             if options.project is not None and s.project_boost > 0 and belongs(pool.fm(r), options.project):
                 c.terms.project = s.project_boost
 
-        if options.project is not None and s.project_boost > 0:
+        if (options.project is not None and s.project_boost > 0) or s.weight_recency:
             pool.load(c.row for c in admitted)  # one catalog read for every admitted memory's frontmatter
         for c in admitted:
             score(c)

@@ -11,8 +11,11 @@ Two fusions, both expressed as per-memory terms so the final score stays a sum:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from remnic.memfile.model import parse_time
 
 from .types import Candidate
 
@@ -61,6 +64,17 @@ def recency_term(updated_ts: float, now_ts: float, half_life_days: float, weight
         return 0.0
     age_days = max(0.0, (now_ts - updated_ts) / 86400.0)
     return weight * 0.5 ** (age_days / half_life_days)
+
+
+def said_ts(fm: Mapping[str, Any], updated_ts: float) -> float:
+    """When a memory's fact was said — its ``validAt``, else its ``observedAt`` — else ``updated_ts``:
+    a history observed in one go was written the same minute, but said months apart, and the later
+    statement is the fresher one."""
+    for key in ("validAt", "observedAt"):
+        ts = parse_time(fm.get(key))
+        if ts is not None:
+            return ts
+    return updated_ts
 
 
 def importance_term(importance: float, weight: float) -> float:
