@@ -158,7 +158,7 @@ class Api(AgentApi, OriginalApi):
     def _memory(self, principal: str, memory_id: str, namespace: str | None = None) -> MemoryRecord:
         """A memory the principal may read (in ``namespace`` when given); any other id reads exactly
         like a missing one."""
-        missing = NotFoundError(f"no memory with id {memory_id!r}")
+        missing = self._missing(memory_id)
         try:
             record = self.memory.get(memory_id)
         except NotFoundError:
@@ -166,6 +166,11 @@ class Api(AgentApi, OriginalApi):
         if not self.policy.can_read(principal, record.namespace) or namespace not in (None, record.namespace):
             raise missing
         return record
+
+    def _missing(self, memory_id: str) -> NotFoundError:
+        """Not found, said of a path when the caller gave one (memoryId takes either)."""
+        said = "at path" if self.memory.names_path(memory_id) else "with id"
+        return NotFoundError(f"no memory {said} {memory_id!r}")
 
     def _not_found(self, principal: str, values: dict[str, Any], exc: NotFoundError, **extra: Any) -> Reply:
         """The original's 404 body ``{found: false, namespace}``, with remnic's error and code."""
@@ -447,12 +452,13 @@ class Api(AgentApi, OriginalApi):
             return self._not_found(principal, values, said, **missing)
         namespace = namespace_for_path(found.working_path)  # where its file is, or was
         if not self.policy.can_read(principal, namespace) or asked not in (None, namespace):
-            return self._not_found(principal, values, NotFoundError(f"no memory with id {memory_id!r}"), **missing)
+            return self._not_found(principal, values, self._missing(memory_id), **missing)
         # The newest events when cut (still oldest first): the memory's current state is the last one.
         kept = events[-values["limit"] :]
         body = {
             "found": True,
-            "memoryId": memory_id,
+            "memoryId": found.memory_id or memory_id,  # asked by path: the id its file holds
+            "path": found.working_path,
             "namespace": namespace,
             "deleted": found.working is None,
             "count": len(kept),
@@ -527,6 +533,10 @@ class Api(AgentApi, OriginalApi):
         )
 
     def op_observe(self, principal: str, values: dict[str, Any]) -> Reply:
+        if values.get("messages") is None:  # a flush at a session's end has nothing new to send
+            if not values["flush"]:
+                raise ValidationError.single("messages", "is required (leave it out only with flush: true)")
+            values = {**values, "messages": []}
         ns = self.policy.resolve(principal, values.get("namespace"), write=True)
 
         def observe() -> Reply:

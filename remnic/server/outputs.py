@@ -240,6 +240,7 @@ OUTPUT_SCHEMAS: dict[str, JSON] = {
         },
         {
             "memoryId": STRING,
+            "path": {"type": "string", "description": "where the memory's file is, or was when it is deleted"},
             "deleted": {"type": "boolean", "description": "true when no file holds the memory now (deleted)"},
             "error": STRING,
             "code": STRING,

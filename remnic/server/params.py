@@ -232,8 +232,13 @@ def _check_bounds(p: Param, value: Any) -> list[FieldProblem]:
         problems.append(FieldProblem(p.name, f"must be at most {_number(p.maximum)}, got {_shown(value)}"))
     if p.kind == "string" and p.required and not value.strip():
         problems.append(FieldProblem(p.name, "must not be empty"))
-    if p.min_length is not None and isinstance(value, str) and value.strip() and len(value) < p.min_length:
-        problems.append(FieldProblem(p.name, f"has {len(value)} characters; at least {p.min_length} are needed"))
+    # Counted as stored: the service trims the text, so padding must not make a short note long enough.
+    text = value.strip() if isinstance(value, str) else ""
+    if p.min_length is not None and text and len(text) < p.min_length:
+        trimmed = " once surrounding whitespace is trimmed" if text != value else ""
+        problems.append(
+            FieldProblem(p.name, f"has {len(text)} characters{trimmed}; at least {p.min_length} are needed")
+        )
     if p.pattern is not None and isinstance(value, str) and value and not re.fullmatch(p.pattern, value):
         problems.append(FieldProblem(p.name, f"{value[:80]!r} does not match {p.pattern} ({p.description})"))
     if (

@@ -357,8 +357,7 @@ def build_operations(store: StoreSettings) -> dict[str, Operation]:
                         "array",
                         "[{role: user|assistant, content (text or content blocks), speaker?, turnId?, timestamp?}] "
                         "in order; only text is observed (a message of tool or image blocks only is skipped, and "
-                        "named in warnings); [] only with flush: true, to flush what the session holds",
-                        required=True,
+                        "named in warnings); [] or left out only with flush: true, to flush what the session holds",
                         items="object",
                         item_schema=MESSAGE,
                         max_length=1000,

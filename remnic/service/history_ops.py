@@ -31,7 +31,7 @@ class HistoryOps:
     def is_tracked(self: Memory, rel: str) -> bool:
         """Whether git tracks the repository path ``rel`` (its config, .gitattributes, a README, a memory):
         a file an output must not be written over."""
-        return bool(self.ledger.git("ls-files", "-z", "--", rel, strip=False))
+        return bool(self.ledger.git("ls-files", "-z", "--", *_gitlog.literal(rel), strip=False))
 
     def versions(self: Memory, id_or_path: str) -> list[Version]:
         """The committed versions of a memory, oldest first: asked by id, only those whose file has

@@ -30,6 +30,7 @@ from remnic.memfile.paths import MemoryPaths, folder_category
 from remnic.memfile.values import own_id
 from remnic.repo import gitindex, pullmark
 from remnic.repo import remote as _remote
+from remnic.repo.gitlog import literal
 
 from .merge_driver import ROOT_ENV, keep_copy
 from .pull_guard import Saved, apply_merged, drop_scratch_tree, scratch_tree
@@ -82,7 +83,7 @@ def _keep_one(mem: Memory, target: str, text: str, gone: list[str | None]) -> No
     _remote.add(mem.ledger, [target])
     for path in gone:
         if path is not None and path != target:
-            _remote.run_git(mem.root, ["rm", "--cached", "--quiet", "--force", "--", path])
+            _remote.run_git(mem.root, ["rm", "--cached", "--quiet", "--force", "--", *literal(path)])
             (mem.root / path).unlink(missing_ok=True)
 
 
@@ -340,7 +341,7 @@ def _resolve(mem: Memory, path: str, stages: dict[int, str], paths: MemoryPaths)
     texts = {n: _remote.blob_text(ledger, sha) for n, sha in stages.items()}
     ours, theirs = texts.get(2), texts.get(3)
     if ours is None and theirs is None:
-        _remote.run_git(mem.root, ["rm", "--cached", "--quiet", "--", path])
+        _remote.run_git(mem.root, ["rm", "--cached", "--quiet", "--", *literal(path)])
         return "deleted on both sides"
     if ours is None or theirs is None:
         kept = ours if ours is not None else theirs
@@ -478,7 +479,9 @@ def undo_cut_merge(mem: Memory, wait_s: float = 30.0) -> list[str] | None:
     dirty = {q for _, p, orig in ledger.status_porcelain() for q in (p, orig) if q}
     undo = sorted(scope & dirty)
     _refuse_edited(mem, marker, undo)
-    listed = _remote.run_git(mem.root, ["ls-tree", "-r", "-z", "--name-only", head, "--", *undo]) if undo else None
+    listed = (
+        _remote.run_git(mem.root, ["ls-tree", "-r", "-z", "--name-only", head, "--", *literal(*undo)]) if undo else None
+    )
     tracked = set(listed.out.split("\0")) - {""} if listed is not None else set()
     steps = [["checkout", head, "--", *sorted(tracked)]] if tracked else []
     added = [p for p in undo if p not in tracked]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from remnic.errors import RemnicError
 from remnic.memfile.normalize import FileTimes
+from remnic.repo.gitlog import literal
 from remnic.repo.ledger import Ledger
 
 PER_PATH_LIMIT = 20
@@ -26,7 +27,7 @@ def _history(ledger: Ledger, paths: list[str]) -> dict[str, tuple[float, float]]
     # -z: names as they are (git would C-quote a tab, a quote or non-ASCII); \x01 starts a commit.
     args = ["log", "-z", "--format=%x01%ct", "--name-only", "--no-renames"]
     if len(paths) <= PER_PATH_LIMIT:
-        args += ["--", *paths]
+        args += ["--", *literal(*paths)]
     try:
         out = ledger.git(*args, strip=False)
     except RemnicError:
