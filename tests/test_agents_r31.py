@@ -199,6 +199,8 @@ def test_codex_session_end_gets_a_timeout_codex_does_not_clamp_and_a_reinstall_r
     memory: Memory, tmp_path: Path
 ) -> None:
     codex = tmp_path / "codex" / "hooks.json"
+    codex.parent.mkdir()  # --config names a file in a folder that exists (a typo must not make one)
+    (tmp_path / "claude").mkdir()
     _install("codex", codex, memory.root)
     assert _timeouts(codex) == {"SessionStart": [60], "Stop": [60], "PreCompact": [60], "SessionEnd": [3]}
     claude = tmp_path / "claude" / "settings.json"

@@ -180,9 +180,20 @@ EXAMPLED = [
 
 
 def _examples(help_text: str) -> list[list[str]]:
-    """Each command line of the help's examples block (a `# comment` dropped)."""
+    """Each remnic command of the help's examples block (a `# comment` dropped; each `remnic` of a pipeline)."""
     block = help_text.split("\nexamples:\n", 1)[1]
-    return [shlex.split(line, comments=True)[1:] for line in block.splitlines() if line.startswith("  remnic ")]
+    out: list[list[str]] = []
+    for line in block.splitlines():
+        if line.startswith("  remnic "):
+            words, segment = shlex.split(line, comments=True), []
+            for word in [*words, "|"]:
+                if word != "|":
+                    segment.append(word)
+                    continue
+                if segment[:1] == ["remnic"]:
+                    out.append(segment[1:])
+                segment = []
+    return out
 
 
 def test_the_most_needed_commands_show_examples_that_parse() -> None:
