@@ -8,7 +8,9 @@ k1 and b — so a passage counts exactly as much as a short note with that text.
 score becomes its whole score with the body's part replaced by the better of its whole
 body's and its best passage's, plus ``blend`` × the lesser of the two: a memory that matches
 both as a whole and in one place outranks one that matches in one way only. Short memories
-have no passages and keep their score.
+have no passages and keep their score. The query's weighted ``body`` clauses (its expansion's
+words) score the passages and the whole body alike: a passage replacing the body must not
+drop the matches the body's score held.
 """
 
 from __future__ import annotations
@@ -99,10 +101,16 @@ def passage_scores(
     paths: Sequence[str] | None = None,
 ) -> dict[str, PassageScore]:
     """path → the long memory's whole score and best matching passage (among the ``limit`` best of
-    the passage index), for the long memories tantivy also scores whole (``paths``: among those)."""
+    the passage index), for the long memories tantivy also scores whole (``paths``: among those).
+
+    ``extra``'s ``body`` clauses (token, weight) count in a passage's body score and in the whole
+    body's it is weighed against, as they count in the whole score."""
     boost = float(boosts.get("body", 1.0))
+    weighted = [(t, float(w)) for f, t, w in extra if f == "body" and w > 0] if boost > 0 else []
+    body_extra = [("body", t, w) for t, w in weighted]
+    searched = list(dict.fromkeys([*terms, *(t for t, _ in weighted)]))
     found = index.search_passages(
-        terms,
+        searched,
         limit,
         boost=boost,
         namespaces=namespaces,
@@ -115,23 +123,37 @@ def passage_scores(
         return {}
     searcher = index.searcher
     n_docs = int(searcher.num_docs)
-    doc_freq = {t: int(searcher.doc_freq("body", t)) for t in terms}
-    avgdl = index.body_avgdl(terms)
+    doc_freq = {t: int(searcher.doc_freq("body", t)) for t in searched}
+    avgdl = index.body_avgdl(terms or searched)
     best: dict[str, tuple[float, int]] = {}
     for path, n, text in found:
         tokens = index.tokens(text)
-        score = body_score(tokens, terms, doc_freq, n_docs, avgdl or float(len(tokens)), boost)
+        a = avgdl or float(len(tokens))
+        score = body_score(tokens, terms, doc_freq, n_docs, a, boost) + weighted_score(
+            tokens, weighted, doc_freq, n_docs, a
+        )
         if path not in best or score > best[path][0]:
             best[path] = (score, n)
     long = sorted(best)
     # The same memories scored whole, and by their body alone (the part the passage replaces).
     whole = dict(index.search(terms, len(long), boosts=boosts, extra=extra, paths=long))
-    body = dict(index.search(terms, len(long), boosts={"body": boost}, paths=long))
+    body = dict(index.search(terms, len(long), boosts={"body": boost}, extra=body_extra, paths=long))
     out = {}
     for path, (score, n) in best.items():
         if path in whole:
             out[path] = PassageScore(whole[path], n, score, body.get(path, 0.0))
     return out
+
+
+def weighted_score(
+    tokens: Sequence[str], weighted: Sequence[tuple[str, float]], doc_freq: Mapping[str, int], n_docs: int, avgdl: float
+) -> float:
+    """The BM25 of boosted ``body`` clauses (token, weight) over a text, as tantivy scores a boosted term query."""
+    if not weighted:
+        return 0.0
+    counts = Counter(tokens)
+    dl = len(tokens)
+    return sum(w * term_score(counts[t], dl, doc_freq.get(t, 0), n_docs, avgdl) for t, w in weighted)
 
 
 def explained_avgdl(index: Any, query: Any, address: Any) -> float | None:
