@@ -269,6 +269,20 @@ _JSON_KINDS = {
 }
 
 
+def by_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or was raised while handling, a Ctrl-C (an extension module's import that the
+    signal broke fails with ImportError "initialization failed"): to be raised as the interrupt it is,
+    never taken for a damaged index or a missing package."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return False
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def json_kind(value: object) -> str:
     """How a JSON value is named in a message (``got null``, ``got an array``): what was read is JSON, so
     not Python's type names."""

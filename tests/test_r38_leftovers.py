@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import run_cli
 
 from remnic.memfile.paths import glob_match
@@ -66,3 +67,46 @@ def test_doctor_does_not_call_every_config_warning_an_original_remnic_key(memory
     check = next(c for c in out.json()["checks"] if c["name"] == "config")
     assert check["status"] == "warn" and "original Remnic" not in check["detail"]
     assert "1 other warning(s)" in check["detail"] and any("state.commit" in p for p in check["problems"])
+
+
+def test_a_ctrl_c_inside_a_native_import_stops_a_recall_instead_of_rebuilding(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """onnxruntime turns a Ctrl-C during its import into ImportError: recall must not take it for a damaged
+    index (a full rebuild, then an answer as if nothing happened). A double: the signal cannot be timed."""
+    import remnic.index.int8 as int8
+
+    memory.store("We deploy on Tuesdays")
+
+    def broken(*args: object, **kwargs: object) -> None:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise ImportError("onnxruntime_pybind11_state: initialization failed") from exc
+
+    rebuilt: list[object] = []
+    monkeypatch.setattr(type(memory.index), "rebuild", lambda *a, **k: rebuilt.append(a))
+    monkeypatch.setattr(type(memory.index), "ensure_fresh", broken)
+    with pytest.raises(KeyboardInterrupt):
+        memory.recall("deploy")
+    assert rebuilt == []
+    monkeypatch.setattr(int8, "fused_model", broken)
+    monkeypatch.setattr(int8, "_memo", {})
+    with pytest.raises(KeyboardInterrupt):
+        int8.open_session(int8.Path("/nonexistent.onnx"), None, int8=False, label="model", fuse=True)
+
+
+def test_a_version_number_ending_in_a_year_is_no_date() -> None:
+    from datetime import datetime
+
+    from remnic.index.dates import find_dates
+
+    assert not find_dates("v1.2.2026 shipped on time", datetime(2026, 1, 1))
+    assert find_dates("Am 28.11.2026 war es kalt", datetime(2026, 1, 1))
+
+
+def test_spacing_vowel_signs_take_a_column() -> None:
+    from remnic.memfile.graphemes import display_width
+
+    assert display_width("கா") == 2  # Tamil ka + the spacing vowel sign aa
+    assert display_width("é") == 1 and display_width("e\u0301") == 1 and display_width("日本") == 4

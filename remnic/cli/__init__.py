@@ -14,6 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from remnic.errors import by_interrupt
+
 if TYPE_CHECKING:
     from ._common import Parser
 
@@ -84,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (KeyboardInterrupt, ImportError) as exc:
         # Ctrl-C while the command modules (or onnxruntime, which wraps it in an ImportError) are still
         # loading, before execute() is in charge: the same exit as later on, not a traceback.
-        if not _by_interrupt(exc):
+        if not by_interrupt(exc):
             raise
         return _interrupted(exc if isinstance(exc, KeyboardInterrupt) else KeyboardInterrupt(), "--json" in argv)
 
@@ -185,24 +187,11 @@ def execute(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as exc:
         return _interrupted(exc, bool(getattr(args, "json", False)))
     except ImportError as exc:
-        if not _by_interrupt(exc):
+        if not by_interrupt(exc):
             raise
         return _interrupted(KeyboardInterrupt(), bool(getattr(args, "json", False)))
     except BrokenPipeError:
         return 0
-
-
-def _by_interrupt(exc: BaseException) -> bool:
-    """Whether ``exc`` is, or was raised while handling, a Ctrl-C (an extension module's import that
-    the signal broke fails with ImportError "initialization failed")."""
-    seen: BaseException | None = exc
-    for _ in range(10):
-        if seen is None:
-            return False
-        if isinstance(seen, KeyboardInterrupt):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
 
 
 def _interrupted(exc: KeyboardInterrupt, as_json: bool) -> int:

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from remnic.errors import by_interrupt
 from remnic.fsio import write_atomic
 
 from .embed_spec import EmbeddingError, _file_sha256
@@ -77,6 +78,8 @@ def open_session(path: Path, opts: Any, *, int8: bool, label: str, fuse: bool = 
         except EmbeddingError:
             raise
         except ImportError as exc:
+            if by_interrupt(exc):  # Ctrl-C while onnx or onnxruntime loaded: stop, as asked
+                raise KeyboardInterrupt from exc
             if not int8:
                 fuse = False  # the fused rewrite is an optimisation: without onnx, the original runs
                 continue
@@ -211,7 +214,9 @@ def _fused_or_none(path: Path, label: str) -> str | bytes | None:
         return fused_model(path, label)
     except EmbeddingError:
         raise
-    except Exception as exc:  # noqa: BLE001 - whatever onnx or protobuf raise, the original model runs
+    except Exception as exc:
+        if by_interrupt(exc):
+            raise KeyboardInterrupt from exc
         log.warning("%s: the fused-kernel rewrite could not be made (%s); running the model as it is", label, exc)
         return None
 

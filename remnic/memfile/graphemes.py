@@ -54,13 +54,14 @@ def clip(text: str, limit: int) -> str:
 
 
 def display_width(text: str) -> int:
-    """Terminal columns ``text`` takes: wide and full-width characters two, combining marks, joiners,
-    variation selectors and other zero-width characters none."""
+    """Terminal columns ``text`` takes: wide and full-width characters two, spacing marks one, non-spacing
+    combining marks, joiners, variation selectors and other zero-width characters none."""
     if text.isascii():
         return len(text)
     width, joined = 0, False
     for ch in text:
-        if not (joined or _extends(ch) or unicodedata.category(ch) == "Cf"):
+        spacing = unicodedata.category(ch) == "Mc"  # a Devanagari or Tamil vowel sign takes a column of its own
+        if spacing or not (joined or _extends(ch) or unicodedata.category(ch) == "Cf"):
             width += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
         joined = ch == _ZWJ  # what a joiner joins is drawn as one with the character before it
     return width

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import MemoryFormatError, RemnicError, ValidationError
+from remnic.errors import MemoryFormatError, RemnicError, ValidationError, by_interrupt
 from remnic.index.embed_spec import EmbeddingError
 from remnic.index.state import IndexDirError
 from remnic.memfile.model import parse_time
@@ -122,7 +122,9 @@ def recall(
         result = _scanned(mem, query, options, clk, exc, exc.message)
     except _RAISE_AS_IS:
         raise
-    except Exception as exc:  # noqa: BLE001 - a damaged index is rebuilt once before the files are scanned
+    except Exception as exc:
+        if by_interrupt(exc):  # Ctrl-C inside a native import: the user's stop, not a damaged index
+            raise KeyboardInterrupt from exc
         reason = f"{type(exc).__name__}: {exc}".strip()[:200]
         from .health import unwritable
 
@@ -141,7 +143,9 @@ def recall(
             result = _scanned(mem, query, options, clk, again, again.message)
         except RemnicError:
             raise
-        except Exception as again:  # noqa: BLE001 - the rebuild failed too: the files are scanned
+        except Exception as again:
+            if by_interrupt(again):
+                raise KeyboardInterrupt from again
             result = _scanned(mem, query, options, clk, again, f"{type(again).__name__}: {again}".strip()[:200])
     result.session_key, result.trace_id = session_key, trace_id
     if spaces:

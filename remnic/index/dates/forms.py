@@ -101,7 +101,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     # 28.11.2026: day first, as everywhere dots are written between a date's numbers
-    ("dotted", _p(r"(?<![\d.])(?P<d>[12]\d|3[01]|0?[1-9])\.(?P<m>1[0-2]|0?[1-9])\.(?P<y>(?:19|20)\d\d)\b(?!\.\d)")),
+    ("dotted", _p(r"(?<![\w.])(?P<d>[12]\d|3[01]|0?[1-9])\.(?P<m>1[0-2]|0?[1-9])\.(?P<y>(?:19|20)\d\d)\b(?!\.\d)")),
     ("mdy", _p(r"\b" + _MONTH.format(n="m") + r"\s+" + _DAY.format(n="d") + r",?\s+" + _YEAR.format(n="y") + r"\b")),
     (
         "dmy",
