@@ -110,3 +110,29 @@ def test_spacing_vowel_signs_take_a_column() -> None:
 
     assert display_width("கா") == 2  # Tamil ka + the spacing vowel sign aa
     assert display_width("é") == 1 and display_width("e\u0301") == 1 and display_width("日本") == 4
+
+
+def test_a_long_note_of_base64_lines_is_checked_in_one_pass() -> None:
+    """The headless-key rule once tried every line as a start (a 300 KB note took 30 s, 1 MB minutes);
+    the bound here is generous, the old cost grows with the square of the length."""
+    import base64
+    import time
+
+    from remnic.memfile.secrets import secret_spans
+
+    lines = [base64.b64encode(bytes([i % 256]) * 48).decode() for i in range(20000)]  # ~1.3 MB, no END line
+    started = time.process_time()
+    spans = list(secret_spans("notes on the private key rotation\n" + "\n".join(lines) + "\n"))
+    assert time.process_time() - started < 10
+    assert not any(name == "private key" for name, _, _ in spans)
+    headless = "my private key:\n" + "\n".join(lines[:20]) + "\n-----END RSA PRIVATE KEY-----\n"
+    assert any(name == "private key" for name, _, _ in secret_spans(headless))
+
+
+def test_a_password_said_in_words_stays_out_of_update_and_share_subjects(memory: Memory) -> None:
+    from conftest import git
+
+    stored = memory.store("The staging database runs on port 5432").record
+    memory.update(stored.id, {}, content="The root password is Kiwi7Mango! now")
+    subject = git(memory.root, "log", "-1", "--format=%s")
+    assert subject.startswith("remnic update:") and "Kiwi7Mango" not in subject

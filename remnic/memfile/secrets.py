@@ -133,7 +133,12 @@ _SAID_AS = (
 # From BEGIN through END (the label may differ: a hand-made paste); cut off before its END, to the text's end.
 _PRIVATE_KEY = r"-----BEGIN (?:[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----(?:[\s\S]*?-----END [A-Z0-9 ]*-----|[\s\S]*)"
 # A body whose BEGIN line was not pasted (or was sent in another message): its base64 lines up to the END.
-_KEY_TAIL = r"(?:^[ \t]*[A-Za-z0-9+/=]{16,}[ \t]*\r?\n)+[ \t]*-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+# A run of base64 lines is tried from its first line only (the lookbehinds) and never backed into (the
+# possessive ++): a long note of base64 with no END line costs one pass, not one per line (quadratic).
+_KEY_TAIL = (
+    r"^(?<![A-Za-z0-9+/=]\n)(?<![A-Za-z0-9+/=]\r\n)(?:[ \t]*[A-Za-z0-9+/=]{16,}[ \t]*\r?\n)++"
+    r"[ \t]*-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+)
 
 _KEY_WORD = (
     r"(?i:\b(?:(?:api|access|auth(?:entication|orization)?|bearer|client|deploy|private|personal|refresh|secret|"
@@ -351,3 +356,11 @@ def redact(text: str, mark: str, *, words: bool = True) -> str:
         out.append(text[at : max(at, start)] + mark)
         at = end
     return "".join(out) + text[at:]
+
+
+def subject_excerpt(text: str, width: int = 60) -> str:
+    """The start of ``text`` for a commit subject, in every `git log` line: a secret (a password said in
+    words too) left out, whitespace folded, cut where a character ends."""
+    from .graphemes import clip
+
+    return clip(" ".join(redact(text, " ").split()), width)

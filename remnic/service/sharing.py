@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from remnic.config.spaces import load_registry
 from remnic.errors import LedgerError, UsageError, ValidationError
-from remnic.memfile.graphemes import clip
 from remnic.memfile.model import MemoryRecord, body_for, content_hash, new_id, now_iso, serialize
+from remnic.memfile.secrets import subject_excerpt
 from remnic.memfile.validate import check_content, check_namespace, file_problems, new_frontmatter
 from remnic.repo.messages import TRAILER_PREFIX, parse_trailers
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
@@ -138,7 +138,7 @@ def write_copy(
         trailers = {"Source-Memory-Id": record.id}
         if provenance.get("sourceSpace"):
             trailers["Source-Space"] = str(provenance["sourceSpace"])
-        subject = f"remnic {operation}: {clip(content.strip(), 60)}"
+        subject = f"remnic {operation}: {subject_excerpt(content)}"
         return PlanOutcome(copy, subject, [copy.id], namespace, trailers)
 
     outcome, commit = target.committer.submit(Plan((operation, source, record.id), run))

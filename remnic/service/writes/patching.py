@@ -7,9 +7,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import MemoryFormatError, RemnicError, UsageError, ValidationError
-from remnic.memfile.graphemes import clip
 from remnic.memfile.model import MemoryRecord, body_for, derived_fields, new_id, now_iso, parse_file
 from remnic.memfile.normalize import in_line_ending, line_ending, render, serialize_like
+from remnic.memfile.secrets import subject_excerpt
 from remnic.memfile.validate import Checked, check_bytes, check_changes, check_content, check_source
 from remnic.repo.transaction import Plan, PlanOutcome, Staged, Transaction
 
@@ -178,7 +178,7 @@ def update_step(
             unlinked = unlink_successor(mem, tx, successor, record.id)
             ids += [unlinked] if unlinked else []
             notes.append(f"no longer superseded by {successor}: link dropped")
-        subject = f"remnic {operation}: {clip(committed_text, 60)}" + (f" ({'; '.join(notes)})" if notes else "")
+        subject = f"remnic {operation}: {subject_excerpt(committed_text)}" + (f" ({'; '.join(notes)})" if notes else "")
         seen["written"] = _written(mem, tx, start, {record.path: committed})
         return PlanOutcome(updated, subject, ids, record.namespace, trailers)
 

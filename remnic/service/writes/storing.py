@@ -6,9 +6,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import ValidationError
-from remnic.memfile.graphemes import clip
 from remnic.memfile.model import MemoryRecord, body_for, content_hash, new_id, now_iso, serialize
-from remnic.memfile.secrets import redact
+from remnic.memfile.secrets import subject_excerpt
 from remnic.memfile.validate import (
     check_content,
     check_namespace,
@@ -90,8 +89,7 @@ def store(
         ids = [record.id]
         if old is not None and old.id != record.id and supersede(mem, tx, old, record):
             ids.append(old.id)
-        # The subject is in every `git log` line: a password said in words stays out, as from the file name.
-        subject = f"remnic store: {clip(' '.join(redact(content, ' ').split()), 60)}"
+        subject = f"remnic store: {subject_excerpt(content)}"
         return PlanOutcome(record, subject, ids, ns)
 
     outcome, commit = mem.committer.submit(Plan(("store", source), run))
