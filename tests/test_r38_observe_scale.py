@@ -152,7 +152,9 @@ def test_a_team_fact_said_by_three_people_is_one_reinforced_memory(memory: Memor
     for session, (day, who) in enumerate([("2026-06-30", "Priya"), ("2026-07-30", "Ewa"), ("2026-08-30", "Kofi")]):
         _observe(memory, f"s{session}", day, f"{who}: We deploy with Argo CD.")
     (only,) = [r for r in memory.list() if r.status == "active"]
-    assert only.content.strip() == "We deploy with Argo CD."
+    # The first speaker's words: a first-person "we" names the speaker (the spec).
+    assert only.content.strip() == "Priya and others deploy with Argo CD."
+    assert only.frontmatter["reinforcement_count"] == 2
 
 
 @pytest.mark.parametrize(

@@ -67,7 +67,7 @@ class RecallSettings:
     weight_importance: float = 0.05
     """Additive weight of importanceScore (0..1) in the final score."""
     weight_recency: float = 0.02
-    """Additive weight of recency (exp decay of the age of `updated`) in the final score."""
+    """Additive weight of recency in the final score: exp decay of the age of when a memory was said (`validAt`, else `observedAt`, else `updated`)."""
     recency_half_life_days: float = 30.0
     """Age at which the recency term halves."""
     inactive_penalty: float = 0.5

@@ -7,10 +7,12 @@ texts, so the in-flush fold, persistence and consolidation all decide alike."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .cues import words
 from .extract import STOPWORDS
 from .keys import value_key
+from .letters import wide_re
 
 NUMBER_RE = re.compile(r"\d+(?:[.:,]\d+)*")
 _NEGATION_RE = re.compile(
@@ -24,7 +26,9 @@ _WORD_RE = re.compile(r"\w+", re.UNICODE)
 
 def word_overlap(a: str, b: str) -> float:
     """Shared words (longer than two letters) over all words of the two texts: the lexical half of a
-    near-duplicate, beside the embedding's cosine (persisting, dismissed facts and consolidation)."""
+    near-duplicate, beside the embedding's cosine (persisting, dismissed facts and consolidation). A
+    team's fact said by two of the team is compared without the names ("Priya Shah and others …")."""
+    a, b = _as_group(a, b)
     wa = {w for w in _WORD_RE.findall(a.lower()) if len(w) > 2}
     wb = {w for w in _WORD_RE.findall(b.lower()) if len(w) > 2}
     return len(wa & wb) / max(1, len(wa | wb))
@@ -103,7 +107,7 @@ _CLOSED_WORDS = frozenset(
     for members in (*(m for m, _ in _CLOSED_SETS.values()), _UNITS, _TEENS, _TENS, _UNIT_ORDINALS, _ORDINALS)
     for w in members.split()
 )
-_TOKEN_RE = re.compile(r"[A-Za-z][\w'’-]*")
+_TOKEN_RE = wide_re(r"[A-Za-z][\w'’-]*")
 _POSSESSIVE_RE = re.compile(r"['’]s$")
 
 
@@ -152,7 +156,10 @@ def _number_values(text: str, closed: dict[str, set[str]]) -> set[str]:
     return out
 
 
+@lru_cache(maxsize=4096)
 def _closed_values(text: str) -> dict[str, set[str]]:
+    """The closed-set and phrase values the text names, by class (cached: dedup and consolidation
+    compare each memory with many others; callers only read the result)."""
     out: dict[str, set[str]] = {}
     for name, rx in _CLOSED_CLASSES:
         found = {m.group(1).lower() for m in rx.finditer(text)}
@@ -257,6 +264,19 @@ def _as_group(a: str, b: str) -> tuple[str, str]:
     return _GROUP_NAMED_RE.sub("We", a, count=1), _GROUP_NAMED_RE.sub("We", b, count=1)
 
 
+def group_fact(text: str) -> str | None:
+    """What a group's present-tense fact says whoever of the group said it, its words lowercased and its
+    "NAME and others" as "we": "Priya and others deploy with Argo CD." and "Ewa and others deploy with
+    Argo CD." are both "we deploy with argo cd", one team fact (the names set their embeddings far apart,
+    so this finds them). None for any other text, and for what happened to them ("Ana and others went
+    camping" is each one's own event)."""
+    text = text.strip()
+    named = _GROUP_NAMED_RE.match(text)
+    if named is None or _PAST_RE.search(text):
+        return None
+    return " ".join(["we", *_lower_words(text[named.end() :])])
+
+
 def denies(a: str, b: str) -> bool:
     """One says what the other says and denies it: the same numbers, one negation more."""
     return not other_number(a, b) and negated(a) != negated(b)
@@ -307,7 +327,7 @@ _CHOICE_WORDS = words("use pick choose adopt switch move stick standardize stand
 # values") is not what it states, and goes with it.
 _WHY_AFTER_RE = re.compile(r",\s*(?:so|because|since|as|which)\b[^.;!?]*", re.I)
 _IGNORED = frozenset({"the", "a", "an", "now", "actually", "still", "currently", "anymore", "really", "also", "just"})
-_GROUP_NAMED_RE = re.compile(r"\b[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)? and others\b")
+_GROUP_NAMED_RE = wide_re(r"\b[A-Z][\w'-]*(?:\s[A-Z][\w'-]*)? and others\b")
 _MAX_NEW_WORDS = 3
 
 

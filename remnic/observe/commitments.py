@@ -13,10 +13,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from .letters import wide
 from .records import key_part
 
-_SUBJECT = r"(?P<subj>I|[Ww]e|(?!(?:The|This|That|These|Those|It|There|He|She|They|You|My|Our|Your)\b)[A-Z][a-z]+)"
-_THING = (
+_SUBJECT = wide(
+    r"(?P<subj>I|[Ww]e|(?!(?:The|This|That|These|Those|It|There|He|She|They|You|My|Our|Your)\b)[A-Z][a-z]+)"
+)
+_THING = wide(
     r"(?P<obj>(?:(?i:the|an?|my|our|your|his|her|their|this|that)\s+)?"
     r"(?:[a-z][\w-]*|[A-Z][\w-]*)(?:\s+[a-z][\w-]*){0,3}?)"
 )
@@ -24,12 +27,14 @@ _THING = (
 _TAIL = (
     r"(?:\s+(?:to|for|with|at|on|by|before|until|in|tomorrow|tonight|today|later|next|this|first|asap|soon)\b[^.!?]*)?"
 )
+_PARTICLE = r"(?:\s+(?P<particle>up|off|out|over|down|back)(?=\s+(?!(?:for|to|with|on|at|in)\b)))?"
 _OPEN_RE = re.compile(
     rf"^{_SUBJECT}\s*(?:will|'ll|’ll|(?:am|'m|’m|are|'re|’re|is)\s+going\s+to|promise\s+to|promised\s+to)\s+"
-    rf"(?:(?:also|definitely|still|just|try\s+to)\s+)*(?P<verb>[a-z]+)\s+{_THING}{_TAIL}\s*[.!]?$"
+    rf"(?:(?:also|definitely|still|just|try\s+to)\s+)*(?P<verb>[a-z]+){_PARTICLE}\s+{_THING}{_TAIL}\s*[.!]?$"
 )
 _DONE_RE = re.compile(
-    rf"^{_SUBJECT}\s*(?:(?:have|has|'ve|’ve|just|already|finally|also)\s+)*(?P<verb>[a-z]+)\s+{_THING}{_TAIL}\s*[.!]?$"
+    rf"^{_SUBJECT}\s*(?:(?:have|has|'ve|’ve|just|already|finally|also)\s+)*(?P<verb>[a-z]+){_PARTICLE}\s+"
+    rf"{_THING}{_TAIL}\s*[.!]?$"
 )
 # "Done: sent the report." / "Finished — booked the venue.": a completion said without its subject.
 _DONE_LEAD_RE = re.compile(r"^(?i:done|finished|completed)\s*(?::|-|–|—)\s*(?=[a-z]+ed\b|[a-z]+\b)")
@@ -124,6 +129,34 @@ _TASKS = frozenset(
 )
 """Verbs of a task someone commits to and later reports done: "I made a bowl", "I ran a race" are moments."""
 _TASK_STEMS = frozenset(_stem(verb) for verb in _TASKS)
+_PHRASAL_TASKS = frozenset(
+    (_stem(verb), particle)
+    for verb, particle in (
+        p.split()
+        for p in (
+            "set up",
+            "sign off",
+            "roll out",
+            "write up",
+            "clean up",
+            "wrap up",
+            "fill out",
+            "send out",
+            "hand over",
+            "spin up",
+            "tear down",
+            "shut down",
+            "back up",
+            "sort out",
+            "pay off",
+            "print out",
+        )
+    )
+)
+"""Two-word tasks ("Marco will set up the payments sandbox" / "Marco set up the payments sandbox"); "signed
+up for a class" or "made up a story" are none."""
+# Pasts spelt as their base, read as a past only before their particle ("set up", not "I set the table").
+_SAME_PAST = {"set": "set", "shut": "shut", "tore": "tear", "spun": "spin"}
 _NOT_THINGS = frozenset(
     [
         "it",
@@ -165,7 +198,7 @@ def completion_said(sentence: str) -> str:
         return sentence
     rest = sentence[lead.end() :]
     verb = rest.split(None, 1)[0] if rest.split() else ""
-    return f"I {rest}" if verb in _IRREGULAR or verb.endswith("ed") else sentence
+    return f"I {rest}" if verb in _IRREGULAR or verb in _SAME_PAST or verb.endswith("ed") else sentence
 
 
 def commitment_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str]]:
@@ -177,16 +210,19 @@ def commitment_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str
         state, match = "fulfilled", _DONE_RE.match(text)
         if match is None:
             return None, {}
-        past = match.group("verb")
-        if past not in _IRREGULAR and not past.endswith("ed"):
+        past, particle = match.group("verb"), match.group("particle")
+        same = _SAME_PAST.get(past) if particle else None
+        if past not in _IRREGULAR and not past.endswith("ed") and same is None:
             return None, {}
-        verb = _IRREGULAR.get(past, past)
+        verb = same or _IRREGULAR.get(past, past)
     else:
         verb = match.group("verb")
+    particle = match.group("particle")
     obj = re.sub(r"^(?i:the|an?|my|our|your|his|her|their|this|that)\s+", "", match.group("obj"))
     # A regular past ("fixed", "migrated", "submitted") is checked as its stem, as every task's is.
-    if _stem(verb) not in _TASK_STEMS or obj.split()[0].lower() in _NOT_THINGS:
+    task = (_stem(verb), particle) in _PHRASAL_TASKS if particle else _stem(verb) in _TASK_STEMS
+    if not task or obj.split()[0].lower() in _NOT_THINGS:
         return None, {}
     subject = match.group("subj")
     who = (speaker or "I") if subject == "I" else subject.lower() if subject.lower() == "we" else subject
-    return key_part(f"{who} {_stem(verb)} {obj}"), {"commitment": state}
+    return key_part(f"{who} {_stem(verb)} {particle or ''} {obj}"), {"commitment": state}

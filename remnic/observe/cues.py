@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from .letters import CAPITAL, wide, wide_re
 from .team_cues import MEMBERSHIP_RE, RESPONSIBILITY_RE
 
 
@@ -48,7 +49,7 @@ _FAREWELL = (
     r"(bye|goodbye|bye bye|see (you|ya)( (soon|later|tomorrow))?|talk (to you )?(soon|later)|ttyl|take care"
     r"|have a (good|great|nice|lovely) (day|one|night|evening|weekend|time)|catch you later|later|good night)"
 )
-_VOCATIVE = r"(,?\s+(?-i:[A-Z][a-z]+))?"
+_VOCATIVE = wide(r"(,?\s+(?-i:[A-Z][a-z]+))?")
 FILLER_RE = re.compile(
     rf"^\s*((({_GREETING}|{_ACK}|{_FAREWELL}){_VOCATIVE})[\s,.!?:;)(-]*)+$",
     re.I,
@@ -110,7 +111,7 @@ _ONE_OFF = (
     r"|for now|the|us|me|him|her|them|to|until|till|in the week|on \d|in (?:January|February|March|April|May|June"
     r"|July|August|September|October|November|December)|for (?:a|the|two|three|\d)"
 )
-NAMED_TRAIT_RE = re.compile(
+NAMED_TRAIT_RE = wide_re(
     r"^(?!(?:The|Our|My|Your|This|That|These|Those|It|He|She|They|We|There|Here|What|Who|Any|Some|Every|No|Yes"
     r"|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b)(?P<name>[A-Z][a-z]+)(?: [A-Z][a-z]+)?\s+"
     rf"(?:(?:doesn't|doesn’t|does not|never|no longer|can't|can’t|cannot)\s+(?:{_TRAIT_VERBS})s?\b"
@@ -124,7 +125,7 @@ _PERSON_NOUNS = (
     r"|daughter|friend|colleague|coworker|co-worker|teammate|boss|manager|lead|roommate|neighbou?r|cousin|aunt"
     r"|uncle|grandma|grandpa|grandmother|grandfather|kid|child|baby|niece|nephew|doctor|dentist|intern|guest"
 )
-PERSON_NAMED_RE = re.compile(
+PERSON_NAMED_RE = wide_re(
     rf"\b(?i:my|our|his|her|their)\s+(?i:{_PERSON_NOUNS})s?,?\s+(?P<a>[A-Z][a-z]+)"
     r"|\b(?P<b>[A-Z][a-z]+)\s+and\s+(?:I|me)\b|\b(?:I|me)\s+and\s+(?P<c>[A-Z][a-z]+)"
     r"|\b(?P<d>[A-Z][a-z]+)\s+(?:said|says|told|tells|thinks|asked|mentioned|texted|called)\b"
@@ -146,8 +147,8 @@ def people_named(text: str) -> set[str]:
 # Milan" names "Italian".
 _NOT_NAMES = words("""Here Back Sorry Not So Sure Fine Good Great Okay Done Ready Glad Happy Free Busy Home Out Off
     Monday Tuesday Wednesday Thursday Friday Saturday Sunday""")
-_INTRO_NAME = r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?"
-INTRODUCTION_RE = re.compile(
+_INTRO_NAME = wide(r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?")
+INTRODUCTION_RE = wide_re(
     r"^(?P<greeting>(?i:hi|hello|hey|hiya|good (?:morning|afternoon|evening))(?i: there| all| everyone| team)?"
     r"[\s,!.—–-]+)?"
     rf"(?:(?:I'm|I’m|I am)\s+(?P<name>{_INTRO_NAME})"
@@ -486,7 +487,7 @@ CATEGORY_CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         "owns",
         _rx(
             r"^(?-i:(?!(?:Our|My|The|Their|His|Her|Its|This|That|These|Those|Your|We|It|They|He|She|Any|Some|Every)\b)"
-            r"[A-Z]\w+(?: [A-Z]\w+)?) (owns|maintains|leads|runs|manages)\b"
+            rf"{CAPITAL}\w+(?: {CAPITAL}\w+)?) (owns|maintains|leads|runs|manages)\b"
             r"(?!\s+(?:on|in|at|every|each|for|from|out|into|with|smoothly|fine|well|late|daily|weekly|nightly|hourly)\b)"
         ),
     ),
@@ -495,7 +496,7 @@ CATEGORY_CUES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     (
         "entity",
         "named thing",
-        re.compile(
+        wide_re(
             r"^([A-Z][\w.-]+)( [A-Z][\w.-]+)* (is|are) (a|an|our|the|their) ([\w-]+\s+){0,3}(tool|service|library|framework"
             r"|database|db|team|company|project|app|repo|repository|platform|product|api|queue|cluster|server|bot|model"
             r"|language|editor|system|store|cache|pipeline|org|organi[sz]ation)\b"
@@ -558,7 +559,7 @@ PRONOUN_SUBJECT_RE = _rx(
     r"|shows|gave|gives|helps|helped|means|meant|felt|feels|looks|sounds|seems|got|took|keeps|kept)\b))"
 )
 # Naming something: "Her name's Coco", "a cat named Bailey", "the band is called Sunfall".
-NAMING_RE = re.compile(r"\b(?:[Nn]amed|(?:is|are|was|were|be) called|[Nn]ame(?:'s| is| was))\s+\"?[A-Z][\w'-]+")
+NAMING_RE = wide_re(r"\b(?:[Nn]amed|(?:is|are|was|were|be) called|[Nn]ame(?:'s| is| was))\s+\"?[A-Z][\w'-]+")
 # Chat drops the subject ("Been reading …", "Just got new shoes"): the speaker is the subject.
 SUBJECTLESS_RE = _rx(
     r"^((just|also|finally|recently|really|still)\s+)?(been|gonna|going to|planning to|hoping to|trying to|about to"

@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from remnic.config import ObserveSettings
+from remnic.index.text import normal_form
 
 from . import cues
 from .commitments import commitment_key, completion_said
@@ -23,6 +24,7 @@ from .confidence import confidence_for
 from .cues import words
 from .dates import names_a_date
 from .keys import split_value_statement, value_key
+from .letters import LOWER, wide_re
 from .normalize import standalone, strip_markers, without_vocative
 from .records import ExtractedFact, Turn
 from .secrets import redact_secrets
@@ -39,8 +41,8 @@ _REMARK_CATEGORIES = frozenset({"fact", "decision", "moment"})
 _WORDLESS_CATEGORIES = frozenset({"fact", "moment", "preference"})
 # Words that do not make a remark to the listener say anything more ("I'm glad …", "… for you").
 _LISTENER_FILLER = words("you your you're yours yourself you've you'll you'd glad happy here")
-_NAMED_RE = re.compile(r"\b[A-Z][a-z]+")
-_VOCATIVE_NAME_RE = re.compile(r"^\W*\w+|\b[A-Z][\w'-]*(?=\s*(?:[,;:!.?]|$))")
+_NAMED_RE = wide_re(r"\b[A-Z][a-z]+")
+_VOCATIVE_NAME_RE = wide_re(r"^\W*\w+|\b[A-Z][\w'-]*(?=\s*(?:[,;:!.?]|$))")
 _WHEN_RE = re.compile(
     r"\b(today|tonight|tomorrow|yesterday|next|last|ago|week|weekend|month|year|monday|tuesday|wednesday|thursday"
     r"|friday|saturday|sunday|morning|evening|soon|later)\b",
@@ -58,8 +60,8 @@ STOPWORDS = words("""a an the and or but if then so of to in on at by for with f
     feel feels felt given pretty keen really great good nice some something anything everything sure stuff""")
 _NON_TAG_NAMES = words("""monday tuesday wednesday thursday friday saturday sunday january february march april may june july august
     september october november december i the a an we our it this that""")
-_WORD_RE = re.compile(r"[A-Za-z][\w.+#-]*[\w+#]|[A-Za-z]")
-_PROPER_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)*)")
+_WORD_RE = wide_re(r"[A-Za-z][\w.+#-]*[\w+#]|[A-Za-z]")
+_PROPER_RE = wide_re(r"(?<![.!?]\s)(?<!^)\b([A-Z][\w.+#-]*(?:\s+[A-Z][\w.+#-]*)*)")
 MAX_TAGS = 5
 
 
@@ -72,7 +74,7 @@ _DEFINITE_SUBJECT_RE = re.compile(
 )
 
 # A lowercase name of one or two words (not a handle such as "olga_k" or "dev42").
-_LOWER_NAME_RE = re.compile(r"^[a-z][a-z'-]+(?: [a-z][a-z'-]+)?$")
+_LOWER_NAME_RE = re.compile(rf"^[{LOWER}][{LOWER}'-]+(?: [{LOWER}][{LOWER}'-]+)?$")
 # A reply that asks back without its "?" ("how is the users table laid out"), or tells the other
 # speaker what to do ("not yet, first fix the lint errors"): no answer to their question.
 _INTERROGATIVE_RE = re.compile(
@@ -563,7 +565,7 @@ def tags_for(content: str, *, exclude: tuple[str, ...] = ()) -> tuple[str, ...]:
     tags: list[str] = []
 
     def add(raw: str) -> None:
-        tag = re.sub(r"[^\w.+#-]+", "-", raw.lower()).strip("-.")
+        tag = re.sub(r"[^\w.+#-]+", "-", normal_form(raw).lower()).strip("-.")
         if tag and tag not in tags and tag not in skip and len(tag) <= 40 and tag not in STOPWORDS:
             tags.append(tag)
 

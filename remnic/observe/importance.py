@@ -15,9 +15,11 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from remnic.index.text import normal_form
 from remnic.memfile.model import importance_level
 
 from .cues import words
+from .letters import LOWER
 from .records import Importance
 
 TRIVIAL_SCORE = 0.1
@@ -85,8 +87,9 @@ CATEGORY_BOOST = {
 IMPORTANT_TAGS = ("important", "critical", "preference", "decision", "rule", "principle")
 _PERSONAL_RE = re.compile(r"\b(my|mine|i|i'm|i've|i'd|i'll)\b", re.I)
 _SPECIFIC_RE = re.compile(r"\d{2,}|\b(version|v\d|api|config)\b", re.I)
-_LATIN_WORD_RE = re.compile(r"[A-Za-z]{2,}")
-_TOKEN_RE = re.compile(r"[a-z][a-z0-9'-]{2,}")
+# A word in Latin letters, accented ones too ("läuft", "Łódź").
+_LATIN_WORD_RE = re.compile(r"[A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]{2,}")
+_TOKEN_RE = re.compile(rf"[{LOWER}][{LOWER}0-9'-]{{2,}}")
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 KEYWORD_STOPWORDS = words(
     """the and for are but not you all any can had her was one our out has his how its may new now old see two who did
@@ -104,8 +107,9 @@ def informational_length(text: str) -> int:
 
 def keywords(text: str, limit: int = 5) -> tuple[str, ...]:
     """The most frequent lowercase words of three letters or more, stop words aside."""
-    counts = Counter(t for t in _TOKEN_RE.findall(text.lower()) if t not in KEYWORD_STOPWORDS)
-    return tuple(word for word, _n in sorted(counts.items(), key=lambda kv: (-kv[1], text.lower().find(kv[0])))[:limit])
+    lower = normal_form(text).lower()  # "İstanbul" as "istanbul", not "i" and a combining dot
+    counts = Counter(t for t in _TOKEN_RE.findall(lower) if t not in KEYWORD_STOPWORDS)
+    return tuple(word for word, _n in sorted(counts.items(), key=lambda kv: (-kv[1], lower.find(kv[0])))[:limit])
 
 
 def score_importance(

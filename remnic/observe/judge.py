@@ -26,6 +26,7 @@ import re
 
 from . import cues
 from .extract import Candidate, leans_on_context, names_nothing
+from .letters import CAPITAL, SMALL
 from .normalize import strip_markers
 from .records import Importance, JudgeVerdict
 from .secrets import SECRET_REASON, holds_secret
@@ -108,7 +109,7 @@ TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             # (not a habit: "I'm out every Friday afternoon").
             ONE_DAY_ABSENCE,
             r"^(?!.*\b(always|usually|normally|typically|generally|often|every|each|weekly|most)\b)"
-            r".*\b(?:i'?m|i am|i'?ll be|i will be|we'?re|we are|he'?s|she'?s|they'?re|(?-i:[A-Z][a-z]+) (?:is|will be))"
+            rf".*\b(?:i'?m|i am|i'?ll be|i will be|we'?re|we are|he'?s|she'?s|they'?re|(?-i:{CAPITAL}{SMALL}+) (?:is|will be))"
             r" (?:out|off|away|offline|afk|ooo|out of (?:the )?office|on leave|off sick|out sick|unavailable)"
             r" (?:on |this |next )?(?:today|tomorrow|tonight|morning|afternoon|evening|monday|tuesday|wednesday"
             r"|thursday|friday|saturday|sunday)\b(?!s)",

@@ -14,14 +14,15 @@ import re
 from collections.abc import Mapping
 
 from .cues import CHAT_ASIDE_RE, words
+from .letters import CAPITAL, UPPER, wide, wide_re
 from .records import key_part
 from .said_values import TOOL_PURPOSES as _TOOL_PURPOSES
 from .said_values import said_value_key
 
-_NP_SHORT = r"[A-Za-z][\w./-]*(?:\s+[A-Za-z][\w./-]*){0,3}?"
+_NP_SHORT = wide(r"[A-Za-z][\w./-]*(?:\s+[A-Za-z][\w./-]*){0,3}?")
 
 # "the staging DB port is now 5433", "Caroline's favourite colour is blue", "my email is a@b.c"
-_VALUE_RE = re.compile(
+_VALUE_RE = wide_re(
     r"^(?:(?P<det>(?i:the|our|my|your|this|that))\s+|(?P<owner>[A-Z][\w-]*(?:\s[A-Z][\w-]*)?)'s\s+)?"
     r"(?P<np>[A-Za-z][\w./-]*(?:\s+[A-Za-z][\w./-]*){0,4}?)\s+(?:is|are|was)\s+"
     r"(?:now\s+|still\s+|actually\s+|currently\s+|set to\s+|changed to\s+)*(?P<value>[^,;]+?)"
@@ -54,7 +55,7 @@ _TIME_LEAD_RE = re.compile(
 )
 # "Alice said the ledger service is owned by team Orion": whose words they are is not the subject; the
 # statement after it is ("…, Alice said" after it is a trailing clause already).
-_REPORTED_LEAD_RE = re.compile(
+_REPORTED_LEAD_RE = wide_re(
     r"^(?:(?i:according to) [^,;]+,\s*|(?:[A-Z][\w-]*(?:\s[A-Z][\w-]*)?|I|we|he|she|they|the user)\s+"
     r"(?:(?:has|have|had|just|also)\s+)?(?:said|says|told\s+(?:me|us|him|her|them|everyone)|mentioned|wrote"
     r"|confirmed|announced|explained|noted|reported|pointed out|heard)\s+(?:that\s+)?)"
@@ -86,7 +87,7 @@ _LIMITING_RE = re.compile(
 # "… to 600 seconds, since 300 was too aggressive", "… is Ewa now, Tomasz moved to payments": a clause
 # after a comma that says why or what else happened is not part of the value. Only a clause opener
 # (a conjunction, or a subject and its verb), so a list ("Paris, London and Rome") stays whole.
-_TRAILING_CLAUSE_RE = re.compile(
+_TRAILING_CLAUSE_RE = wide_re(
     r"\s*[,;—–]\s*(?:(?:since|because|as|so|but|which|though|although|while|after|when|until|unless|whereas"
     r"|and|or)\b|(?:[A-Z][\w-]*|i|we|he|she|they|it|you)\s+(?:[a-z]+ed|is|was|are|were|has|had|have|will|would"
     r"|can|could|did|does|do|left|went|took|got|said|told|became|came|quit|felt|thinks?|says?)\b"
@@ -108,20 +109,20 @@ _VAGUE_VALUE_RE = re.compile(
     r"^(so|very|really|pretty|quite|too|such|a bit|kind of|sort of|not)\b|^[a-z]+ing\s+\w", re.I
 )
 
-_NP = r"[A-Za-z][\w./-]*(?:\s+[A-Za-z][\w./-]*){0,4}?"
+_NP = wide(r"[A-Za-z][\w./-]*(?:\s+[A-Za-z][\w./-]*){0,4}?")
 
 _CHANGE_VERBS = (
     r"switched|moved|changed|upgraded|downgraded|bumped|set|updated|migrated|raised|lowered|increased|decreased"
     r"|reduced|shifted|pushed|rescheduled|postponed|extended"
 )
 # "We switched the staging DB to port 6543", "The team has moved our standup to 10:30".
-_CHANGED_BY_RE = re.compile(
+_CHANGED_BY_RE = wide_re(
     r"^(?:[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,2}?)\s+(?:(?:have|has|had|just|finally|now|recently|already)\s+)*"
     rf"(?P<verb>{_CHANGE_VERBS})\s+(?P<det>(?i:the|our|my|their|its))\s+(?P<np>{_NP})\s+"
     r"(?:from\s+[^,;]+?\s+)?to\s+(?P<value>[^,;]+?)\s*[.!]?$"
 )
 # "The launch deadline moved to March 27", "Our release day has been changed to Friday".
-_CHANGED_RE = re.compile(
+_CHANGED_RE = wide_re(
     rf"^(?:(?P<det>(?i:the|our|my|their))\s+|(?P<owner>[A-Z][\w-]*(?:\s[A-Z][\w-]*)?)'s\s+)(?P<np>{_NP})\s+"
     r"(?:(?:has|have|had|was|were|got|is|are|been|just|now|finally)\s+)*"
     rf"(?P<verb>{_CHANGE_VERBS}|went up|went down|dropped|rose|grew|slipped)\s+"
@@ -129,7 +130,7 @@ _CHANGED_RE = re.compile(
 )
 # "Dana owns the billing service now", "Dana took over the billing service", "Dana is now the owner of …":
 # a new owner said as such (a plain "Priya owns the billing service" may be one of several owners).
-_NEW_OWNER_RE = re.compile(
+_NEW_OWNER_RE = wide_re(
     r"^(?P<value>[A-Z][\w-]*(?:\s[A-Z][\w-]*)?)\s+(?:(?:now\s+owns|owns)\s+(?P<np1>(?i:the|our)\s+[^,;]+?)\s+now"
     r"|now\s+owns\s+(?P<np2>(?i:the|our)\s+[^,;]+?)"
     r"|(?:has\s+)?(?:took|taken)\s+over\s+(?P<np3>(?i:the|our)\s+[^,;]+?)"
@@ -139,14 +140,14 @@ _NEW_OWNER_RE = re.compile(
 )
 # "Dana Kim is our account owner now": "Our account owner is Dana Kim now" in the other order. Only a role
 # one person holds at a time ("Ana is my friend", "Argo is our deployment tool" name one of several).
-_INVERTED_ROLE_RE = re.compile(
+_INVERTED_ROLE_RE = wide_re(
     r"^(?P<value>[A-Z][\w-]*(?:\s[A-Z][\w-]*)?)\s+is\s+(?:now\s+)?(?P<det>(?i:the|our|my))\s+(?:new\s+)?"
     r"(?P<np>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,3}?)(?:\s+(?:now|again|since\b[^,;]*|as of\b[^,;]*))?\s*[.!]?$"
 )
 _SOLE_ROLES = words("owner lead manager maintainer contact boss admin director")
 # "Kofi replaced Priya Shah as our account owner", "Kofi took over as our account owner": the role's new
 # holder, as "Our account owner is Kofi" says it (done, so not "takes over" nor "will replace").
-_TOOK_OVER_AS_RE = re.compile(
+_TOOK_OVER_AS_RE = wide_re(
     r"^(?P<value>[A-Z][\w-]*(?:\s[A-Z][\w-]*)?)\s+(?:(?:has|have|just|officially|recently)\s+)*"
     r"(?:replaced\s+(?:[A-Z][\w-]*(?:\s[A-Z][\w-]*)?|him|her|them)|took\s+over|taken\s+over|stepped\s+in)\s+as\s+"
     r"(?P<det>(?i:the|our|my))\s+(?:new\s+)?(?P<np>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*){0,3}?)"
@@ -156,7 +157,7 @@ _NOT_A_NAME = words("today tomorrow yesterday tonight now here there everyone no
 _UPGRADES = frozenset({"upgraded", "downgraded", "migrated"})
 # A hedge before what is stated ("Ana thinks the staging DB port is 5434", "Maybe the deadline is May 2"):
 # the statement after it has the key it would have said plainly.
-_HEDGE_LEAD_RE = re.compile(
+_HEDGE_LEAD_RE = wide_re(
     r"^(?:(?:[A-Z][\w-]*(?:\s[A-Z][\w-]*)?|I|we|they|the user)\s+(?:think|thinks|believe|believes|guess|guesses"
     r"|suppose|supposes|reckon|reckons|assume|assumes|(?:am|is|are)\s+(?:pretty\s+|fairly\s+)?sure)\s+(?:that\s+)?"
     r"|(?:maybe|perhaps|possibly|probably|apparently)\s*,?\s+"
@@ -179,7 +180,7 @@ _HEDGE_IN_VALUE_RE = re.compile(
 _ONLY_HEDGE_RE = re.compile(rf"^(?:{_HEDGES})\s*\??$")
 # A hedge after what is stated, as a clause of its own after a comma ("… is 6543, maybe, not sure.", "… is
 # 6543, Bob guesses.", "…, if I remember right."): a closed list, each a whole clause, so no value is cut.
-_HEDGE_TAIL_RE = re.compile(
+_HEDGE_TAIL_RE = wide_re(
     r"(?:\s*,\s*(?:maybe|probably|perhaps|possibly|i think|i guess|i believe|i suppose|i reckon|i'?m guessing"
     r"|(?:i'?m\s+)?not (?:sure|certain|100%(?: sure)?)|(?:but\s+)?don'?t quote me(?: on (?:it|that))?"
     r"|if i (?:remember|recall) (?:right|rightly|correctly)|iirc|or (?:so|something)"
@@ -225,7 +226,7 @@ def change_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
             return None, {}
     else:
         return None, {}
-    concrete = bool(re.search(r"[\d@/:_]|[A-Z]", value)) or key_part(attribute.split()[-1]) in KNOWN_ATTRIBUTES
+    concrete = bool(re.search(rf"[\d@/:_]|{CAPITAL}", value)) or key_part(attribute.split()[-1]) in KNOWN_ATTRIBUTES
     if not value or not concrete or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
         return None, {}
     return key_part(entity), {key_part(attribute): value}
@@ -263,7 +264,7 @@ def value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str, str
 
 # A clause of its own: a subject (a noun phrase, a name or a pronoun) and its verb — not a subordinate
 # one ("If Ewa is out", "When …") nor a phrase ("In March").
-_CLAUSE_RE = re.compile(
+_CLAUSE_RE = wide_re(
     r"^(?!(?:if|when|whenever|unless|while|until|after|before|since|because|although|though|once|as|during|except"
     r"|in|on|at|from|starting|by|for|with|without|and|or|but|so)\b)"
     r"(?:(?:i|we|you|he|she|they|it)\s+[a-z']+"
@@ -421,7 +422,7 @@ def _clause_value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[
     owned = _OWNED_BY_RE.match(match.group("value").strip().rstrip(".!"))
     if owned and not match.group("owner"):
         by = _value_of(owned.group("value"))
-        if re.search(r"[A-Z\d]", by) and len(by.split()) <= 4 and by.split()[0].lower() not in _NOT_SUBJECT:
+        if re.search(rf"[{UPPER}\d]", by) and len(by.split()) <= 4 and by.split()[0].lower() not in _NOT_SUBJECT:
             return key_part(" ".join(words)), {"owner": by}
         return None, {}
     split = len(words) - 2 if len(words) >= 2 and words[-2].lower() in _ATTRIBUTE_MODIFIERS else len(words) - 1
@@ -441,7 +442,7 @@ def _clause_value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[
     else:
         return None, {}
     value = _value_of(match.group("value"))
-    concrete = bool(re.search(r"[\d@/:_]|[A-Z]", value)) or key_part(attribute.split()[-1]) in KNOWN_ATTRIBUTES
+    concrete = bool(re.search(rf"[\d@/:_]|{CAPITAL}", value)) or key_part(attribute.split()[-1]) in KNOWN_ATTRIBUTES
     if not value or not concrete or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
         return None, {}
     return key_part(entity), {key_part(attribute): value}

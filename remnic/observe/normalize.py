@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from .cues import CHAT_ASIDE_RE, SUBJECTLESS_RE, TRAILING_REQUEST_RE, words
 from .dates import resolve_relative_dates
+from .letters import CAPITAL, SMALL, wide_re
 
 _MARKER_RE = re.compile(
     r"^(?:(?:so|well|also|and|but|plus|oh|ah|btw|by the way|fyi|anyway|anyways|okay|ok|yeah|yes|yep|hey|hmm|um|uh"
@@ -123,7 +124,7 @@ _NAMED_FORMS = {
 # "My brother and I are …", "Ana and I have …": "I" is half of a plural subject, so the verb stays as said
 # ("Lee's brother and Lee are", not "… and Lee ares"). Only after a noun phrase opening the clause: in "I love
 # hiking and I go every week" the "I" after "and" is a subject of its own.
-_PLURAL_WITH_I_RE = re.compile(
+_PLURAL_WITH_I_RE = wide_re(
     r"(?:^|[,;:—–]\s*|\b(?i:that|because|when|while|so|but|since|after|before|if|then|think|thinks|believe|guess"
     r"|know|hope|feel|said|say|says)\s+)"
     r"(?:(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er|[Tt]heir|[Tt]he|(?!(?:It|That|There|He|She|What|Here|Who|This)'s)[A-Z][\w-]*'s)"
@@ -154,7 +155,7 @@ _NOT_NAMES = (
     r"|saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december"
     r"|[a-z]+ly)\b"
 )
-_NAME = rf"(?!(?i:{_NOT_NAMES}))[A-Z][a-z]+"
+_NAME = rf"(?!(?i:{_NOT_NAMES})){CAPITAL}{SMALL}+"
 _GREETING_WORDS = (
     r"hey|hi|hello|thanks|thank you|yeah|yes|yep|wow|oh|ok|okay|so|well|absolutely|totally|aw+|congrats"
     r"|congratulations|sure|haha|omg|ooh|whoa|woah|man|sorry|yay|ah|nice|great|awesome|cool"
@@ -171,7 +172,7 @@ _VOCATIVE_RE = re.compile(
 # A short lead-in ending in a colon: "Quick context before we start:", "FYI:", "Note to self:" — not a
 # statement of the speaker's ("I got ideas from everywhere: …", "My writing is going well: …").
 # Nor who said what follows ("Ben said: "We use Postgres."": the quote is Ben's, not the speaker's).
-_LEAD_IN_RE = re.compile(
+_LEAD_IN_RE = wide_re(
     r"^(?!(?:[A-Za-z']+\s+){0,5}?(?:I|my|My|is|are|was|were|am|said|says|say|told|tells|wrote|writes|asked|asks"
     r"|replied|replies|added|adds|mentioned|explained|insisted|announced)\b|[^:]*'(?:s|m|re)\b)(?:[A-Za-z']+\s+){0,5}[A-Za-z']+:\s+(?=\S)"
 )

@@ -36,6 +36,7 @@ from .extract import (
 )
 from .importance import score_importance
 from .judge import AMBIGUOUS_REFERENT, judge_candidate
+from .letters import CAPITAL
 from .normalize import name_the_group, strip_markers
 from .records import ExtractedFact, Importance, JudgeVerdict, MemoryObservation, Turn
 from .referents import resolve_correction, value_after
@@ -244,7 +245,7 @@ def _replies_to(asked: str, turn: Turn, settings: ObserveSettings) -> bool:
     if stems(asked) & stems(core) or _YES_NO_RE.match(said[0].strip()) or SPECIFIC_RE.search(core):
         return True
     bare_name = len(words) <= 3 and words[0][:1].isupper() and not re.search(r"(?:ing|ed)\W*$", words[0])
-    return bool(re.search(r"\b[A-Z]", " ".join(words[1:]))) or (bare_name and fragment(core))
+    return bool(re.search(rf"\b{CAPITAL}", " ".join(words[1:]))) or (bare_name and fragment(core))
 
 
 def _other_speaker(a: Turn, b: Turn) -> bool:

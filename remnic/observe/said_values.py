@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 
 from .cues import words
+from .letters import wide
 from .records import key_part
 
 TOOL_PURPOSES = words(
@@ -28,9 +29,9 @@ TOOL_PURPOSES = words(
 )
 """What a team names the tool for ("Our CI is Jenkins"): its ``tool``, not a value of "CI" itself."""
 
-_WE = r"(?:[Ww]e|[Tt]he\s+team|[Oo]ur\s+team|(?P<group>[A-Z][\w-]*\s+and\s+others))"
+_WE = wide(r"(?:[Ww]e|[Tt]he\s+team|[Oo]ur\s+team|(?P<group>[A-Z][\w-]*(?:\s[A-Z][\w-]*)?\s+and\s+others))")
 _SOFT = r"(?:(?:now|still|currently|mostly|usually|always|just|finally|already|officially|have|'ve)\s+)*"
-_NAME = r"[A-Z][\w+#-]*(?:\.[\w+#-]+)*(?:\s+[A-Z0-9][\w+#-]*(?:\.[\w+#-]+)*){0,2}"
+_NAME = wide(r"[A-Z][\w+#-]*(?:\.[\w+#-]+)*(?:\s+[A-Z0-9][\w+#-]*(?:\.[\w+#-]+)*){0,2}")
 _THING = r"[A-Za-z][\w/-]*(?:\s+[a-z][\w/-]*){0,2}"
 # Said after the value: when it starts holding, not part of it.
 _FROM_NOW = r"(?:\s+(?:from\s+now\s+on|going\s+forward|moving\s+forward|now|again|instead|these\s+days))?"

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import re
 
-_NAMED = (
+from .letters import wide
+
+_NAMED = wide(
     r"^(?-i:(?!(?:Our|My|The|Their|His|Her|Its|This|That|These|Those|Your|We|It|They|He|She|Any|Some|Every"
     r"|There|Here|What|Who|Everyone|Nobody|Someone)\b)[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)\s+"
 )

@@ -253,6 +253,25 @@ _BARE_TIME_RE = re.compile(
     rf"^(?:(?P<date>\d{{4}}-\d{{2}}-\d{{2}})[ T])?{_CLOCK}(?P<zone>Z|[+-]\d{{2}}:?\d{{2}})?\s+(?=\S)"
 )
 _CLOCK_RE = re.compile(rf"\s*{_CLOCK}\s*")  # "[09:20] Dev: …": a bracketed clock time (IRC, Slack)
+# A day-first numeric date ("28.11.2026 09:00", "28/11/2026"), bracketed or before the speaker.
+_NUMERIC = r"(?P<day>\d{1,2})(?P<sep>[./])(?P<month>\d{1,2})(?P=sep)(?P<year>\d{4})"
+_NUMERIC_RE = re.compile(rf"\s*{_NUMERIC}(?:(?:[ T]|,\s*){_CLOCK})?\s*")
+_BARE_NUMERIC_RE = re.compile(rf"^{_NUMERIC}(?:(?:[ T]|,\s*){_CLOCK})?(?=\s+\S)")
+
+
+def _numeric_time(m: re.Match[str]) -> tuple[str | None, str]:
+    """The turn's time from a numeric date, and why there is none: only a date whose day cannot be its
+    month ("28.11.2026", "28/11/2026") is read; "03/04/2027" is April or March, and no guess is made."""
+    day, month = int(m.group("day")), int(m.group("month"))
+    if day <= 12 and month <= 12 and day != month:
+        return None, "month or day first? write the date as YYYY-MM-DD"
+    if m.group("time") is None:
+        return _timestamp(f"{m.group('year')}-{month:02d}-{day:02d}"), "no such date"
+    hour, _, rest = m.group("time").partition(":")
+    hours = int(hour) % 12 + (12 if (m.group("half") or "a").lower() == "p" else 0) if m.group("half") else int(hour)
+    if hours > 23:
+        return None, "no such time"
+    return _timestamp(f"{m.group('year')}-{month:02d}-{day:02d}T{hours:02d}:{rest}"), "no such date"
 
 
 def _bare_time(m: re.Match[str]) -> str | None:
@@ -273,10 +292,24 @@ def _parse_plain(text: str, reader: Reader) -> None:
         if line.startswith("["):
             stamp, sep, rest = line[1:].partition("]")
             timestamp, timed = _timestamp(stamp), True
+            numeric = _NUMERIC_RE.fullmatch(stamp) if sep and timestamp is None else None
+            why = ""
+            if numeric is not None:
+                timestamp, why = _numeric_time(numeric)
             if not sep or (timestamp is None and not _CLOCK_RE.fullmatch(stamp)):
-                reader.fail(number, f"[{stamp[:40]}] is not a time (ISO 8601, epoch seconds or a date like 8 May 2023)")
+                what = f"an unreadable time ({why})" if why else "not a time"
+                reader.fail(
+                    number,
+                    f"[{stamp[:40]}] is {what} (ISO 8601, epoch seconds or a date like 8 May 2023)",
+                )
                 continue
             line = rest.strip()
+        elif numeric := _BARE_NUMERIC_RE.match(line):
+            timestamp, why = _numeric_time(numeric)
+            if timestamp is None:
+                reader.fail(number, f"{numeric.group(0)[:40]!r} is an unreadable time ({why})")
+                continue
+            timed, line = True, line[numeric.end() :].strip()
         elif bare := _BARE_TIME_RE.match(line):
             # "09:15 Ana: …", "2026-05-01 10:33 Ben: …" (IRC logs, chat exports): a time before the speaker,
             # not the speaker. With its date it is the turn's time; a clock time alone names no day.

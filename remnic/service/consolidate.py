@@ -33,7 +33,7 @@ from remnic.fsio import write_atomic
 from remnic.memfile.model import MemoryRecord, now_iso, parse_time
 from remnic.memfile.validate import check_bytes
 from remnic.memfile.values import frontmatter_tags, importance_of, tag_key
-from remnic.observe.alike import differs_concretely, word_overlap
+from remnic.observe.alike import differs_concretely, group_fact, word_overlap
 from remnic.observe.ledger import append_remaps
 from remnic.observe.records import MAX_SOURCE_TURNS
 from remnic.recall.citations import sessions_of
@@ -321,8 +321,11 @@ def _groups(
     records = {r.id: r for r in recent}
     paired: dict[str, set[str]] = {}
     for record, vector in zip(recent, vectors, strict=True):
+        # A team's fact said by another of the team is one whatever the cosine (the names set it apart).
+        group = group_fact(record.content)
         for other_id, path, similarity in mem.index.nearest(vector, NEIGHBOURS, namespace=record.namespace):
-            if similarity < settings.duplicate_similarity_floor:
+            below = similarity < settings.duplicate_similarity_floor
+            if below and group is None:
                 break  # best first: none further is a near-duplicate
             if other_id == record.id:
                 continue
@@ -332,6 +335,8 @@ def _groups(
                     other = mem.files.read(path)
                 except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
                     continue
+            if below and group_fact(other.content) != group:
+                continue
             if other.status != "active" or not _same(record, other, settings.near_duplicate_word_overlap):
                 continue
             records[other.id] = other

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from remnic.memfile.model import MemoryRecord, content_hash
+from remnic.observe.alike import group_fact
 from remnic.observe.ledger import append_remaps
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
@@ -246,6 +247,18 @@ def _near_groups(
             if _same(records[i], records[j], overlap):
                 paired.setdefault(records[i].id, set()).add(records[j].id)
                 paired.setdefault(records[j].id, set()).add(records[i].id)
+    # A team's fact said by several of the team is one whatever the cosine (the names set it apart).
+    teams: dict[str, list[MemoryRecord]] = {}
+    for record in records:
+        group = group_fact(record.content)
+        if group is not None:
+            teams.setdefault(group, []).append(record)
+    for team in teams.values():
+        for i, a in enumerate(team):
+            for b in team[i + 1 :]:
+                if _same(a, b, overlap):
+                    paired.setdefault(a.id, set()).add(b.id)
+                    paired.setdefault(b.id, set()).add(a.id)
     if progress is not None:
         progress(len(records), len(records))
     at = {r.id: i for i, r in enumerate(records)}

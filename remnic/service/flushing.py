@@ -26,6 +26,7 @@ from remnic.observe.alike import (
     RESTATED_CATEGORIES,
     contradicts,
     differs_concretely,
+    group_fact,
     replaced_value,
     replaces,
     word_overlap,
@@ -452,12 +453,23 @@ def _near_duplicate(
     work: _FlushWork,
     indexed: Sequence[tuple[str, str, float]],
 ) -> MemoryRecord | None:
-    """An active memory saying the same thing: cosine ≥ the floor, enough shared words, no other value."""
+    """An active memory saying the same thing: cosine ≥ the floor, enough shared words, no other value.
+    A team's fact said by another of the team (:func:`~remnic.observe.alike.group_fact`) is that memory
+    whatever the cosine: the two names set the embeddings apart."""
     settings = mem.settings.observe
+    floor = settings.duplicate_similarity_floor
+    group = group_fact(obs.fact.content)
+
+    def near(similarity: float, record: MemoryRecord) -> bool:
+        return similarity >= floor or (group is not None and group_fact(record.content) == group)
+
+    def rows(sims: np.ndarray) -> Sequence[int]:
+        return range(len(sims)) if group is not None else np.flatnonzero(sims >= floor).tolist()
+
     candidates: list[tuple[float, MemoryRecord]] = []
     if work.written_paths:  # primitives written earlier in this flush
         sims = np.asarray(work.written_vectors) @ vector
-        for row in np.flatnonzero(sims >= settings.duplicate_similarity_floor):
+        for row in rows(sims):
             path, similarity = work.written_paths[int(row)], sims[row]
             staged = tx.staged.get(path)
             record = staged.record if staged is not None else None
@@ -465,7 +477,12 @@ def _near_duplicate(
             waiting = (
                 obs.proposed_status == "pending_review" and record is not None and record.status == obs.proposed_status
             )
-            if record is not None and record.namespace == ns and (record.status == "active" or waiting):
+            if (
+                record is not None
+                and record.namespace == ns
+                and (record.status == "active" or waiting)
+                and near(float(similarity), record)
+            ):
                 candidates.append((float(similarity), record))
     if work.unindexed is None:  # committed but not in the index yet (this process's or another's): once a flush
         assert work.lookup is not None
@@ -478,23 +495,26 @@ def _near_duplicate(
         )
     if work.unindexed_vectors is not None:
         sims = work.unindexed_vectors @ vector
-        for row in np.flatnonzero(sims >= settings.duplicate_similarity_floor):
+        for row in rows(sims):
             record = work.unindexed[int(row)]
-            if record.status == "active" and record.path not in tx.staged:
+            if record.status == "active" and record.path not in tx.staged and near(float(sims[row]), record):
                 candidates.append((float(sims[row]), record))
     for memory_id, path, similarity in indexed:
-        if similarity < settings.duplicate_similarity_floor:
+        if similarity < floor and group is None:
             continue
         staged = tx.staged.get(path)  # as this flush has it: revived, reinforced or superseded
         try:
             record = staged.record if staged is not None and staged.record is not None else mem.files.read(path)
         except Exception:  # noqa: BLE001 - gone or malformed since it was indexed
             continue
-        if record.id == memory_id and record.status == "active" and all(r.path != path for _, r in candidates):
+        if (
+            record.id == memory_id
+            and record.status == "active"
+            and near(similarity, record)
+            and all(r.path != path for _, r in candidates)
+        ):
             candidates.append((similarity, record))
-    for similarity, record in sorted(candidates, key=lambda c: -c[0]):
-        if similarity < settings.duplicate_similarity_floor:
-            break
+    for _similarity, record in sorted(candidates, key=lambda c: -c[0]):
         overlap = word_overlap(obs.fact.content, record.content)
         if overlap >= settings.near_duplicate_word_overlap and not states_other_value(obs, record):
             return record

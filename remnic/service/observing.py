@@ -23,6 +23,7 @@ from remnic.memfile.validate import check_namespace
 from remnic.observe.archive import MAX_SESSION_KEY, archive
 from remnic.observe.buffer import BufferedTurn, SessionBuffer, flush_id_for, idle_sessions
 from remnic.observe.dates import names_a_date
+from remnic.observe.language import english_cues_warning
 from remnic.observe.lcm.store import session_file
 from remnic.observe.pipeline import plan_observations
 from remnic.observe.records import MemoryObservation, Turn
@@ -85,13 +86,15 @@ class ObserveResult:
     """Why flushes that were due stopped with turns left in the buffer (a hook's time budget was spent)."""
     skipped: tuple[tuple[str, str], ...] = ()
     """(field, why) of each message that held no text (tool calls and results, images): no turn was made."""
+    language: str | None = None
+    """Why turns in another language yield nothing (:func:`~remnic.observe.language.english_cues_warning`)."""
 
     def warnings(self) -> list[str]:
         """What the caller should know of the turns: ids reused with other words, relative dates left
         as said (:meth:`undated_warning`)."""
         undated = self.undated_warning()
         skipped = [f"{field}: {why}" for field, why in self.skipped]
-        return skipped + self.turn_id_warnings() + ([undated] if undated else [])
+        return skipped + self.turn_id_warnings() + [w for w in (undated, self.language) if w]
 
     def turn_id_warnings(self) -> list[str]:
         return [
@@ -148,6 +151,8 @@ class ObserveResult:
         undated = self.undated_warning()
         if undated:
             warnings.append({"field": "timestamp", "message": undated})
+        if self.language:
+            warnings.append({"field": "language", "message": self.language})
         if warnings:
             out["warnings"] = warnings
         return out
@@ -380,7 +385,14 @@ def check_event(event: str | None) -> None:
         raise ValidationError.single("event", f"unknown flush event {event!r}", options=FLUSH_EVENTS)
 
 
-def observe_turns(
+def observe_turns(mem: Memory, session_key: str, turns: Sequence[Turn], **how: Any) -> ObserveResult:
+    """:func:`_observe_turns`, saying when turns are in a language the extraction cues cannot read."""
+    result = _observe_turns(mem, session_key, turns, **how)
+    said = english_cues_warning(turns) if how.get("extract", True) else None
+    return replace(result, language=said) if said else result
+
+
+def _observe_turns(
     mem: Memory,
     session_key: str,
     turns: Sequence[Turn],

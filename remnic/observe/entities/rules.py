@@ -70,9 +70,10 @@ def _char_class(points: list[int]) -> str:
 _U = _char_class(_UPPER)
 _L = rf"(?:(?!{_U})[^\W\d_])"
 """A letter that is not uppercase (lowercase, or of a script without case)."""
-_PART = rf"(?:{_U}{_L}+|{_U}{{2,}}{_L}*)"
-_NAME = rf"(?<![\w-]){_PART}(?:-{_PART})*(?![\w-])"
-"""A capitalised word, its parts joined by hyphens ("Mary-Jane", "Kierkegaard-Holm", "Zoë")."""
+_PART = rf"(?:{_U}(?:['’]{_U})?{_L}+|{_U}{{2,}}{_L}*)"
+_NAME = rf"(?<![\w-])(?<!\w['’]){_PART}(?:-{_PART})*(?![\w-])"
+"""A capitalised word, its parts joined by hyphens ("Mary-Jane", "Kierkegaard-Holm", "Zoë"), an apostrophe
+before a capital inside it ("O'Neil", "D’Angelo")."""
 _FULL_NAME = rf"({_NAME}(?:[ \t]+{_NAME})?)"
 """One or two names on one line: a line break ends a name."""
 _CODE_NAME = r"([A-Za-z0-9][\w.+#-]*[\w+#])"
@@ -387,13 +388,19 @@ def text_mentions(text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
     person_res, place_re = _name_patterns()
     cued = [m for rx in person_res for m in rx.finditer(text)]
     for m in TOOL_RE.finditer(text):
-        if _code_like(m.group(1)):
-            goes_on = _NAME_GOES_ON.match(text, m.end(1))  # it matches at least nothing
+        start, end = m.start(1), m.end(1)
+        while _code_like(text[start:end]):
+            goes_on = _NAME_GOES_ON.match(text, end)  # it matches at least nothing
             more = [w.rstrip(".") for w in (goes_on.group() if goes_on else "").split()]
             while more and more[-1].lower() in _NEVER_NAMES:  # "switched to Postgres Monday"
                 more.pop()
-            name = " ".join([m.group(1), *more])
+            name = " ".join([text[start:end], *more])
             add("person" if _a_persons(name, text, cued, tools) else "tool", name)
+            # The list goes on: "We use Docker, Terraform and GitHub Actions".
+            after = _LIST_NEXT.match(text, goes_on.end() if goes_on and more else end)
+            if after is None or after.group(1).lower() in _NEVER_NAMES:
+                break
+            start, end = after.span(1)
     roles = [m for gated in _ROLE_RES for m in gates.finds(gated, text)]
     _tool_context(text, gates, tools, add, claimed, out, cued + roles)
     for m in place_re.finditer(text):
@@ -414,6 +421,7 @@ def text_mentions(text: str, extra_tools: Iterable[str] = ()) -> list[Mention]:
     return [m for m in out if m.type != "tool" or (m.name.lower() not in in_names and not _part_of_tool(m, out, text))]
 
 
+_LIST_NEXT = re.compile(rf"(?:[ \t]*,[ \t]*(?:and[ \t]+|or[ \t]+)?|[ \t]+(?:and|or|&)[ \t]+){_CODE_NAME}")
 _NAME_GOES_ON = re.compile(r"(?:[ \t]+(?:[A-Z]{2,5}|[A-Z][a-z]*[A-Z][\w+#.-]*|[A-Z][a-z][\w+#.-]*)(?![\w'’-])){0,2}")
 """The rest of a tool's name of more words ("Argo CD", "GitHub Actions", "Google Cloud Run")."""
 _PERSON_CONTEXT = re.compile(
@@ -426,11 +434,16 @@ _PERSON_CONTEXT = re.compile(
 def _a_persons(name: str, text: str, cued: list[re.Match[str]], tools: frozenset[str], at: int = -1) -> bool:
     """Whether a name a tool cue stands before ("we switched to Tom", "deployed the app with Ben") is a person's:
     a plain capitalised word, no known tool, that is a common first name, that a person cue names elsewhere
-    in the text, or that a word of people (a babysitter, a tutor, "she") stands beside."""
-    if not re.fullmatch(r"[A-Z][a-z]+", name) or name.lower() in tools:
+    in the text, or that a word of people (a babysitter, a tutor, "she") stands beside. A full name of such
+    words is a person's when its first name is ("deployed with Ben Carter")."""
+    parts = name.split()
+    if len(parts) > 2 or not all(_rx(rf"{_U}{_L}+").fullmatch(p) for p in parts) or name.lower() in tools:
+        return False
+    if any(p.lower() in tools for p in parts):
         return False
     said = {g.lower() for p in cued for i, g in enumerate(p.groups(), 1) if g and p.start(i) != at}
-    return name.lower() in COMMON_FIRST_NAMES or name.lower() in said or bool(_PERSON_CONTEXT.search(text))
+    first = parts[0].lower()
+    return first in COMMON_FIRST_NAMES or name.lower() in said or bool(_PERSON_CONTEXT.search(text))
 
 
 def _part_of_tool(mention: Mention, out: list[Mention], text: str) -> bool:

@@ -38,14 +38,15 @@ import tantivy
 from remnic.config import STATE_DIR
 from remnic.fsio import write_atomic
 from remnic.index.bm25 import STOPWORDS, pre_tokenized, stopword_phrase
-from remnic.index.text import SYMBOL_RE, cjk_bigrams, cjk_unigrams, symbols
+from remnic.index.text import SYMBOL_RE, cjk_bigrams, cjk_unigrams, normal_form, symbols
 
 from .store import archive_files, read_lines, unreadable_tail
 
-VERSION = 6
+VERSION = 7
 """2: speaker, turnId and timestamp indexed; 3: unreadable lines counted; 4: CJK runs as bigrams, the text
-stored apart; 5: and the runs' characters; 6: emoji and other symbols as terms. An index of another version
-is rebuilt from the archive on the next catch-up."""
+stored apart; 5: and the runs' characters; 6: emoji and other symbols as terms; 7: text in its normal form
+(NFC, Turkish İ as I: a decomposed "Köln" is the word typed). An index of another version is rebuilt from
+the archive on the next catch-up."""
 INDEX_DIR = "lcm"
 LOCK_FILE = "lcm.lock"
 ANALYZER = "remnic_lcm"
@@ -123,7 +124,7 @@ def _analyze(text: str, stop: bool = False) -> list[str]:
 
 def _words(text: str, stop: bool = False) -> list[str]:
     """:func:`_analyze` without the symbols: the tokens a phrase is made of (the symbols are a value apart)."""
-    return list(_analyzer(stop).analyze(cjk_bigrams(text)))
+    return list(_analyzer(stop).analyze(cjk_bigrams(normal_form(text))))
 
 
 def _query_terms(query: str) -> list[str]:
@@ -307,7 +308,8 @@ class LcmIndex:
         speaker = _text(record.get("speaker") or record.get("name"))
         # The runs' characters in a value of their own, so the bigrams keep their positions for phrases;
         # so do the symbols, which the tokenizer would drop (given as tokens).
-        for field, text in (("content", content), ("speaker", speaker)):
+        for field, said in (("content", content), ("speaker", speaker)):
+            text = normal_form(said)  # as the query is read (:func:`_words`)
             doc.add_text(field, cjk_bigrams(text))
             if unigrams := cjk_unigrams(text):
                 doc.add_text(field, unigrams)
