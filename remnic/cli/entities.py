@@ -29,10 +29,10 @@ Entity pages are markdown files in entities/ (entities/person-priya-raman.md), i
 original Remnic's format: a synthesis, a timeline citing each memory as [[id]],
 connections and aliases. remnic builds them by rules from the memories' frontmatter
 (entityRef, project, tags like person:ana) and text (a name before "prefers", "said",
-"approved"…; "moved to Lisbon"; "the webapp repo"; known tools), and rebuilds its own
-pages, in one commit, whenever they are read after the memories changed. Rewrite a
-page's Synthesis or add sections and remnic keeps them; pages it did not write are
-never rewritten.
+"approved"…; "moved to Lisbon"; "the webapp repo"; known tools). list and show read the
+pages as a build from the current memories makes them, writing nothing; `entities refresh`
+writes and commits them. Rewrite a page's Synthesis or add sections and remnic keeps them;
+pages it did not write are never rewritten.
 
 examples:
   remnic entities list --type person
@@ -51,10 +51,10 @@ def register(sub: Any) -> None:
         esub,
         "list",
         "entities sorted by name",
-        epilog="Reading entities first rebuilds remnic's pages when the memories changed since the last\n"
-        "build: the pages are written and committed (one commit), and the output says so. The listing\n"
-        "does not wait for the search index: the next recall embeds the rebuilt pages (with a bar),\n"
-        "or this command does with store.cliIndex; a server indexes them in the background.\n\n"
+        epilog="When the memories changed since the pages were last written, the listing shows remnic's\n"
+        "pages as a build from them makes them, without writing anything (`remnic entities refresh`\n"
+        'writes them). A person who left (a memory such as "Priya left the company") is marked\n'
+        '"(left DATE)"; --json gives it as left: {date, text, memoryId}.\n\n'
         "examples:\n  remnic entities list --type person\n  remnic entities list release   # names, aliases, facts",
     )
     q.add_argument("query", nargs="?", help="only entities whose name, summary, aliases or facts contain this")
@@ -68,8 +68,8 @@ def register(sub: Any) -> None:
         esub,
         "show",
         "one entity page: synthesis, timeline, connections, aliases",
-        epilog="Like list, first rebuilds remnic's pages (one commit) when the memories changed.\n"
-        "--json prints {found, namespace, entity}, as GET entities/:name does; for an entity not found\n"
+        epilog="Like list, shows the page as a build from the current memories makes it, writing nothing,\n"
+        "and says when and how a person left. --json prints {found, namespace, entity}, as GET entities/:name does; for an entity not found\n"
         "the error on standard error, as every error is, is {error, code, found: false, namespace}\n"
         "(exit 1).\n\n"
         "examples:\n  remnic entities show ana   # a name or an alias\n  remnic entities show person-priya-raman",
@@ -84,9 +84,9 @@ def register(sub: Any) -> None:
 
 
 def _open(args: argparse.Namespace) -> Any:
-    """The repository for a read of the pages. A rebuild's commit leaves its index update to the next
-    recall (which catches up from git, with a bar), so a listing never waits on embedding the pages;
-    a long-running process's handle (a server's, shared) keeps indexing them in its background."""
+    """The repository for the pages. A refresh's commit leaves its index update to the next recall (which
+    catches up from git, with a bar), so it never waits on embedding the pages; a long-running process's
+    handle (a server's, shared) keeps indexing them in its background."""
     memory = open_memory(args)
     if not memory.background_work:
         memory.defer_index(build_missing=False)
@@ -100,26 +100,13 @@ def _index_now(args: argparse.Namespace, memory: Any) -> None:
         memory.refresh_index(progress_bar(args, "indexing entity pages"))
 
 
-def _rebuilt(args: argparse.Namespace, memory: Any) -> tuple[dict[str, Any] | None, str]:
-    """Rebuild the pages now, as the read would (so the write is ours to report, not silent): the
-    refresh for --json (None when nothing was written) and a line for the text output. Reading every
-    memory's names shows a bar on a terminal; with store.cliIndex the pages are indexed too, with a bar."""
-    result = memory.refresh_entities(source="cli", progress=progress_bar(args, "reading memories for entity pages"))
-    if not result.get("commit"):
-        return None, ""
-    _index_now(args, memory)
-    pages = plural(len(result["written"]) + len(result["removed"]), "entity page")
-    spaces = result.get("namespaces") or []
-    where = f" of namespace {', '.join(spaces)}" if len(spaces) == 1 else f" of namespaces {', '.join(spaces)}"
-    return result, (
-        f"(rebuilt {pages}{where if spaces else ''} in commit {result['commit'][:8]}: "
-        "the memories changed since the last build)"
-    )
+def _left_mark(row: dict[str, Any]) -> str:
+    left = row.get("left")
+    return f" (left {left['date']})" if left else ""
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     memory = _open(args)
-    rebuilt, note = _rebuilt(args, memory)
     rows, total = memory.entities(
         query=args.query, entity_type=args.type, namespace=args.namespace, limit=args.limit, offset=args.offset
     )
@@ -130,7 +117,6 @@ def cmd_list(args: argparse.Namespace) -> int:
         "limit": args.limit,
         "offset": args.offset,
         "entities": rows,
-        "rebuilt": rebuilt,
     }
     # A namespace that holds no memory must not read like one whose memories name nobody yet.
     warning = None if total or not args.namespace else memory.namespace_warning(args.namespace)
@@ -148,7 +134,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         lambda: (
             (
                 table(
-                    [[safe(r["name"]), r["type"], str(r["factCount"]), r["path"]] for r in rows],
+                    [[safe(r["name"]) + _left_mark(r), r["type"], str(r["factCount"]), r["path"]] for r in rows],
                     ["NAME", "TYPE", "MEMORIES", "PAGE"],
                 )
                 if rows
@@ -161,7 +147,6 @@ def cmd_list(args: argparse.Namespace) -> int:
                 if (end := args.offset + len(rows)) < total
                 else ""
             )
-            + (f"\n{note}" if note else "")
         ),
     )
     return 0
@@ -169,7 +154,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     memory = _open(args)
-    _, note = _rebuilt(args, memory)
     namespace = args.namespace or memory.settings.namespaces.default
     try:
         entity = memory.entity(args.name, namespace=args.namespace)
@@ -181,6 +165,9 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     def text() -> str:
         lines = [f"{entity['name']} ({entity['type']}) — {entity['path']}", "", entity["synthesis"], ""]
+        if entity.get("left"):
+            left = entity["left"]
+            lines[1:1] = [f"left: {left['date']} — {left['text']}"]
         if entity["timeline"]:
             lines.append("timeline:")
             lines += [f"  {e['timestamp'][:10]}  {e['text']}" for e in entity["timeline"]]
@@ -188,7 +175,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             lines.append("connected to: " + ", ".join(r["target"] for r in entity["relationships"]))
         if entity["aliases"]:
             lines.append("aliases: " + ", ".join(entity["aliases"]))
-        return safe("\n".join(lines)) + (f"\n{note}" if note else "")
+        return safe("\n".join(lines))
 
     emit(args, {"found": True, "namespace": entity["namespace"], "entity": entity}, text)
     return 0

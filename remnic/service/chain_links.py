@@ -4,24 +4,98 @@ answer make of links set on one side only or of a value a flagged successor hide
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import RemnicError, UsageError
-from remnic.memfile.model import MemoryRecord
+from remnic.memfile.model import MemoryRecord, now_iso
+from remnic.observe.records import key_part
 
 from .chains import CURRENT as _CURRENT
 from .chains import Links
 from .chains import ids_of as _ids
-from .superseding import LINK_KEYS, REVIVED_NOTE, WAITING, patch_staged, set_claims, supersede
+from .superseding import (
+    LINK_KEYS,
+    REVIVED_NOTE,
+    WAITING,
+    patch_staged,
+    said_at,
+    set_claims,
+    supersede,
+)
 
 if TYPE_CHECKING:
     from remnic.repo.transaction import Transaction
 
     from .memory import Memory
 
-__all__ = ["PairLinks", "drop_stale_claims", "hidden_by_flag", "one_sided_links", "pair_links", "stranded_by_changes"]
+__all__ = [
+    "PairLinks",
+    "drop_stale_claims",
+    "hidden_by_flag",
+    "one_sided_links",
+    "pair_links",
+    "revive_values",
+    "same_key",
+    "stranded_by_changes",
+    "value_groups",
+]
+
+
+def value_groups(olds: Sequence[MemoryRecord]) -> list[list[MemoryRecord]]:
+    """``olds`` (the memories one successor replaced) grouped by the value they state: two are of one value
+    when they state a value for one entity/attribute key, or one claims (``supersedes``) the other — a
+    replacement approved as overtaken keeps its claim on what it was to replace. In the order given."""
+    groups: list[list[MemoryRecord]] = []
+    for old in olds:
+        into = [g for g in groups if any(_one_value(old, o) for o in g)]
+        merged = [old] + [o for g in into for o in g]
+        groups = [g for g in groups if g not in into] + [merged]
+    return groups
+
+
+def _one_value(a: MemoryRecord, b: MemoryRecord) -> bool:
+    return (
+        same_key(a, b) or a.id in _ids(b.frontmatter.get("supersedes")) or b.id in _ids(a.frontmatter.get("supersedes"))
+    )
+
+
+def same_key(a: MemoryRecord, b: MemoryRecord) -> bool:
+    """Whether both memories state a value for one entity/attribute key."""
+    return bool(_value_keys(a) & _value_keys(b))
+
+
+def _value_keys(record: MemoryRecord) -> set[tuple[str, str]]:
+    entity, attributes = record.frontmatter.get("entityRef"), record.frontmatter.get("structuredAttributes")
+    if not entity or not isinstance(attributes, Mapping):
+        return set()
+    return {(key_part(str(entity)), key_part(str(k))) for k in attributes}
+
+
+def revive_values(mem: Memory, tx: Transaction, olds: Sequence[MemoryRecord]) -> list[tuple[str, str]]:
+    """Make current again what a leaving successor (dismissed, or reverted to a version that replaces
+    nothing) had replaced: for each value (:func:`value_groups`) the memory said last is current, and the
+    others of that value are superseded by it (both sides), so the value has one current memory — a
+    replacement approved as overtaken by the leaving one is current, not the memory it was to replace.
+    (id, how it changed) for each memory changed."""
+    out: list[tuple[str, str]] = []
+    for group in value_groups(olds):
+        head = max(group, key=said_at)
+        gone = dict.fromkeys(k for k in LINK_KEYS if k in head.frontmatter)
+        revived = patch_staged(mem, tx, head, {"status": "active", **gone})
+        if revived is None:
+            continue
+        out.append((head.id, REVIVED_NOTE))
+        others = [o for o in group if o.id != head.id]
+        when = str(head.frontmatter.get("validAt") or head.created or now_iso())
+        for other in others:
+            link = {"status": "superseded", "supersededBy": head.id, "supersededAt": now_iso(), "invalidAt": when}
+            if patch_staged(mem, tx, other, link) is not None:
+                out.append((other.id, f"superseded by {head.id}"))
+        claims = _ids(revived.frontmatter.get("supersedes"))
+        set_claims(mem, tx, revived, [*claims, *(o.id for o in others if o.id not in claims)])
+    return out
 
 
 def drop_stale_claims(mem: Memory, tx: Transaction, revived_id: str) -> list[str]:
@@ -77,8 +151,13 @@ class PairLinks:
     """Current memories the restored version supersedes: superseded by it again (asked with --force)."""
     claim: list[MemoryRecord] = field(default_factory=list)
     """The successor the restored version is superseded by: its ``supersedes`` names it again."""
+    keep: list[MemoryRecord] = field(default_factory=list)
+    """Memories superseded by it stating a value of its key, which the restored version (current) does not
+    name: still replaced by it (its value is theirs), so its ``supersedes`` names them again."""
     revive: list[MemoryRecord] = field(default_factory=list)
-    """Memories superseded by it that the restored version no longer replaces: current again."""
+    """Memories superseded by it that the restored version no longer replaces: current again, one per value."""
+    settle: list[tuple[MemoryRecord, str]] = field(default_factory=list)
+    """The others of such a value, each with the revived memory that supersedes it now (one current memory)."""
 
     def apply(self, mem: Memory, tx: Transaction, record: MemoryRecord) -> list[str]:
         """Stage both sides' changes; the ids changed."""
@@ -87,10 +166,14 @@ class PairLinks:
             named = [*_ids(successor.frontmatter.get("supersedes")), record.id]
             if patch_staged(mem, tx, successor, {"supersedes": named[0] if len(named) == 1 else named}) is not None:
                 changed.append(successor.id)
+        if self.keep:
+            now = tx.staged_record(record.id) or record
+            claims = _ids(now.frontmatter.get("supersedes"))
+            set_claims(mem, tx, now, [*claims, *(k.id for k in self.keep if k.id not in claims)])
+        revived = revive_values(mem, tx, [*self.revive, *(old for old, _ in self.settle)])
+        changed += [i for i, _ in revived]
         for old in self.revive:
-            gone = dict.fromkeys(k for k in LINK_KEYS if k in old.frontmatter)
-            if patch_staged(mem, tx, old, {"status": "active", **gone}) is not None:
-                changed.append(old.id)
+            if old.id in changed:
                 drop_stale_claims(mem, tx, old.id)
         return changed
 
@@ -99,6 +182,7 @@ class PairLinks:
         claimed = [r.id for r in self.claim if r.id in changed]
         parts = [f"{i} superseded by it again" for i in demoted] + [f"{i} supersedes it again" for i in claimed]
         parts += [f"{r.id} {REVIVED_NOTE}" for r in self.revive if r.id in changed]
+        parts += [f"{r.id} superseded by {by}" for r, by in self.settle if r.id in changed]
         return f" ({'; '.join(parts)})" if parts else ""
 
 
@@ -142,7 +226,7 @@ def pair_links(mem: Memory, record: MemoryRecord, label: str, *, force: bool) ->
     if record.status not in ("active", *WAITING, "rejected"):
         return links  # history (its value passes on), or forgotten: what it replaced stays as forget leaves it
     replaces = set(_ids(record.frontmatter.get("supersedes"))) if record.status == "active" else set()
-    links.revive = [
+    replaced = [
         r
         for r in mem.files.scan().records
         if r.status == "superseded"
@@ -150,6 +234,13 @@ def pair_links(mem: Memory, record: MemoryRecord, label: str, *, force: bool) ->
         and r.namespace == record.namespace
         and r.id not in replaces
     ]
+    if record.status == "active":  # a current version keeps what states its own key: that value is its
+        links.keep = [o for o in replaced if same_key(o, record)]
+        replaced = [o for o in replaced if o not in links.keep]
+    for group in value_groups(replaced):  # as revive_values settles them: the one said last is current
+        head = max(group, key=said_at)
+        links.revive.append(head)
+        links.settle += [(r, head.id) for r in group if r.id != head.id]
     return links
 
 

@@ -154,6 +154,8 @@ class ConversationOps:
                 listener = self.on_consolidated
                 if listener is not None:
                     listener(result)
+                if self.settings.entities.enabled:  # reads never write pages: the long-running process does
+                    self.refresh_entities(source="background")
             except Exception:  # a background pass: logged, the next flush tries again
                 logging.getLogger("remnic").exception("consolidation after a flush failed")
             with self._consolidation_lock:

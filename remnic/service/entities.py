@@ -15,24 +15,19 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from remnic.config import STATE_DIR
-from remnic.errors import NotFoundError, ValidationError
 from remnic.fsio import write_atomic
 from remnic.memfile.model import DEFAULT_NAMESPACE, MemoryRecord, category_dir, derived_fields, now_iso, serialize
-from remnic.memfile.validate import check_namespace, check_text
+from remnic.memfile.validate import check_text
 from remnic.observe.entities import (
     ENTITY_TYPES,
-    EntityPage,
-    cited_ids,
-    entity_id,
     mentions,
     name_key,
     parse_page,
     render_page,
-    slugify,
 )
 from remnic.observe.entities.build import (
     SOURCE,
@@ -245,6 +240,88 @@ def _titles(record: MemoryRecord) -> tuple[str, ...]:
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class PageWrite:
+    """A page a build writes: its path, text and record, and the pages it replaces (moved or merged)."""
+
+    path: str
+    text: str
+    record: MemoryRecord
+    current: str | None
+    """The page's file now (None: a new page); a person's uncommitted edit to it or ``gone`` holds it back."""
+    gone: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Build:
+    """What a build of the pages from the memories changes (:func:`plan`), before anything is written."""
+
+    pages: dict[str, MemoryRecord]
+    """The page files there are now, by path."""
+    entities: dict[tuple[str, str], Entity]
+    writes: list[PageWrite]
+    removals: list[str]
+    """Pages of remnic's whose entity no memory names any more, nobody having edited them."""
+
+
+def plan(mem: Memory, records: Sequence[MemoryRecord], progress: Callable[[int, int], None] | None = None) -> Build:
+    """The pages a build from ``records`` (a scan) writes and removes, computed in memory: a refresh
+    commits them, a read shows them without writing (:mod:`.entity_reads`)."""
+    pages = {r.path: r for r in records if is_page(r)}
+    entities, hand, folded = _entities(_sources(mem, records, progress), pages)
+    earlier = _earlier_names(pages)
+    now = now_iso()
+    wanted: set[str] = set()
+    writes: list[PageWrite] = []
+    for (namespace, eid), entity in sorted(entities.items()):
+        path = _page_path(namespace, eid)
+        wanted.add(path)
+        current = pages.get(path)
+        renamed = None
+        before = earlier.get((namespace, eid), [])
+        if current is None and before:
+            # The page under an older build's file name (person-josé-núñez.md) moves, with what a
+            # person wrote in it, its status and its created date, in this commit.
+            current = renamed = before[0]
+        if current is not None and current.frontmatter.get("source") != SOURCE:
+            continue  # a person's (or the original Remnic's) page: read, never rewritten
+        if current is not None and current.status != "active":
+            continue  # a person forgot or archived it: that stands, a rebuild must not revive it
+        # Another older page of the entity (person-tomás-ortega.md beside person-tomas-ortega.md,
+        # both from a build that kept accents) is merged into this one: what a person wrote
+        # there is carried over, and it goes in the same commit.
+        merged = [r for r in before if r is not renamed and r.frontmatter.get("source") == SOURCE]
+        merged = [r for r in merged if r.status == "active"]
+        # A page whose name a person listed among this page's aliases is folded in the same way.
+        merged += [r for r in folded.get((namespace, eid), []) if current is not None and r is not current]
+        gone = [r.path for r in ([renamed] if renamed is not None else []) + merged]
+        wanted.update(gone)
+        formerly = [_stem(r.path) for r in [*before, *merged] if _stem(r.path) != eid]
+        theirs = [a for r in [current, *merged] if r is not None for a in hand.get(r.path, [])]
+        text = _page_text(mem, entity, current, now, list(dict.fromkeys(formerly)), merged, theirs)
+        if text is None:
+            continue
+        checked = check_text(text, path, mem.settings.store)
+        if checked.problems or checked.record is None:
+            continue  # e.g. a memory's secret-looking text quoted in the timeline: no page rather than a bad one
+        writes.append(PageWrite(path, text, checked.record, current.path if current is not None else None, tuple(gone)))
+    removals = [
+        path
+        for path, record in pages.items()
+        if path not in wanted
+        and record.frontmatter.get("source") == SOURCE
+        and record.status == "active"  # a forgotten page stays, so the entity is not revived later
+        and _unedited(record, hand.get(path, []))
+    ]
+    return Build(pages, entities, writes, removals)
+
+
+def is_built(mem: Memory) -> bool:
+    """Whether the pages on disk were built at HEAD by this remnic's rules (nothing to rebuild)."""
+    head = mem.head()
+    return head is not None and _built_head(mem) == head
+
+
 def refresh(
     mem: Memory, *, force: bool = False, source: str = "api", progress: Callable[[int, int], None] | None = None
 ) -> dict[str, Any]:
@@ -254,71 +331,30 @@ def refresh(
     ``progress(done, total)`` counts the memories read for their names (the long step)."""
     if not mem.settings.entities.enabled:
         return {"enabled": False, "refreshed": False, "written": [], "removed": [], "skipped": [], "commit": None}
-    head = mem.head()
-    if not force and head is not None and _built_head(mem) == head:
+    if not force and is_built(mem):
         return {"enabled": True, "refreshed": False, "written": [], "removed": [], "skipped": [], "commit": None}
     written: list[str] = []
     removed: list[str] = []
     skipped: list[str] = []
     mem.settle_index()
     with mem.committer.exclusive() as tx:
-        records = mem.files.scan().records
-        pages = {r.path: r for r in records if is_page(r)}
-        entities, hand, folded = _entities(_sources(mem, records, progress), pages)
-        earlier = _earlier_names(pages)
-        now = now_iso()
-        wanted: set[str] = set()
-        for (namespace, eid), entity in sorted(entities.items()):
-            path = _page_path(namespace, eid)
-            wanted.add(path)
-            current = pages.get(path)
-            renamed = None
-            before = earlier.get((namespace, eid), [])
-            if current is None and before:
-                # The page under an older build's file name (person-josé-núñez.md) moves, with what a
-                # person wrote in it, its status and its created date, in this commit.
-                current = renamed = before[0]
-            if current is not None and current.frontmatter.get("source") != SOURCE:
-                continue  # a person's (or the original Remnic's) page: read, never rewritten
-            if current is not None and current.status != "active":
-                continue  # a person forgot or archived it: that stands, a rebuild must not revive it
-            # Another older page of the entity (person-tomás-ortega.md beside person-tomas-ortega.md,
-            # both from a build that kept accents) is merged into this one: what a person wrote
-            # there is carried over, and it goes in the same commit.
-            merged = [r for r in before if r is not renamed and r.frontmatter.get("source") == SOURCE]
-            merged = [r for r in merged if r.status == "active"]
-            # A page whose name a person listed among this page's aliases is folded in the same way.
-            merged += [r for r in folded.get((namespace, eid), []) if current is not None and r is not current]
-            gone = [r.path for r in ([renamed] if renamed is not None else []) + merged]
-            wanted.update(gone)
-            formerly = [_stem(r.path) for r in [*before, *merged] if _stem(r.path) != eid]
-            theirs = [a for r in [current, *merged] if r is not None for a in hand.get(r.path, [])]
-            text = _page_text(mem, entity, current, now, list(dict.fromkeys(formerly)), merged, theirs)
-            if text is None:
+        build = plan(mem, mem.files.scan().records, progress)
+        pages, entities = build.pages, build.entities
+        for page in build.writes:
+            if any(_edited_by_hand(mem, tx, p) for p in ([page.current] if page.current else []) + list(page.gone)):
+                skipped.append(page.path)
                 continue
-            checked = check_text(text, path, mem.settings.store)
-            if checked.problems or checked.record is None:
-                continue  # e.g. a memory's secret-looking text quoted in the timeline: no page rather than a bad one
-            if any(_edited_by_hand(mem, tx, p) for p in ([current.path] if current is not None else []) + gone):
-                skipped.append(path)
-                continue
-            tx.put(path, text, checked.record)
-            written.append(path)
-            for old_path in gone:
+            tx.put(page.path, page.text, page.record)
+            written.append(page.path)
+            for old_path in page.gone:
                 tx.remove(old_path)
                 removed.append(old_path)
-        for path, record in pages.items():
-            if (
-                path not in wanted
-                and record.frontmatter.get("source") == SOURCE
-                and record.status == "active"  # a forgotten page stays, so the entity is not revived later
-                and _unedited(record, hand.get(path, []))
-            ):
-                if _edited_by_hand(mem, tx, path):
-                    skipped.append(path)
-                    continue
-                tx.remove(path)
-                removed.append(path)
+        for path in build.removals:
+            if _edited_by_hand(mem, tx, path):
+                skipped.append(path)
+                continue
+            tx.remove(path)
+            removed.append(path)
         outcome = None
         if tx.staged:
             namespaces = sorted({r.namespace for r in pages.values()} | {ns for ns, _ in entities}) or ["default"]
@@ -456,124 +492,18 @@ def _page_text(
     return serialize(meta, body)
 
 
-# --- reading ---
+# --- reading: entity_reads (pages as a build would write them, nothing written) ---
 
 
-def _pages(mem: Memory, namespace: str | None) -> list[tuple[MemoryRecord, EntityPage]]:
-    if namespace is not None:
-        problems = check_namespace(namespace)
-        if problems:
-            raise ValidationError(problems[0].describe(), problems=problems)
-    refresh(mem)
-    out = []
-    for record in mem.files.scan().records:
-        # A forgotten or archived page is history, not a current entity: not listed, not shown.
-        if is_page(record) and record.status == "active" and (namespace is None or record.namespace == namespace):
-            page = parse_page(record.content, updated=str(record.frontmatter.get("updated") or ""))
-            if not page.name:
-                page.name = record.path.rsplit("/", 1)[-1].removesuffix(".md")
-            out.append((record, page))
-    return out
+def list_entities(mem: Memory, **kwargs: Any) -> tuple[list[dict[str, Any]], int]:
+    """:func:`.entity_reads.list_entities` (kept here: callers name this module)."""
+    from .entity_reads import list_entities as _list
 
-
-def _memory_count(record: MemoryRecord, page: EntityPage) -> int:
-    """How many memories name the entity: remnic's count, else (a person's page) its timeline's lines."""
-    count = record.frontmatter.get("memoryCount")
-    if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
-        return count
-    return len(page.timeline) or len(page.facts)
-
-
-def _summary(record: MemoryRecord, page: EntityPage) -> dict[str, Any]:
-    return {
-        "name": page.name,
-        "type": page.type,
-        "updated": page.updated,
-        "summary": page.synthesis.split("\n\n", 1)[0] if page.synthesis else "",
-        "aliases": list(page.aliases),
-        "factCount": _memory_count(record, page),
-        "id": record.id,
-        "path": record.path,
-        "namespace": record.namespace,
-        "managed": record.frontmatter.get("source") == SOURCE,
-    }
-
-
-def list_entities(
-    mem: Memory,
-    *,
-    query: str | None = None,
-    entity_type: str | None = None,
-    namespace: str | None = None,
-    limit: int = 50,
-    offset: int = 0,
-) -> tuple[list[dict[str, Any]], int]:
-    """Entity summaries sorted by name (``query``: a case-insensitive substring of the name, type,
-    summary, aliases or facts), and how many matched before paging."""
-    if entity_type is not None and entity_type not in ENTITY_TYPES:
-        raise ValidationError.single("type", f"unknown entity type {entity_type!r}", options=ENTITY_TYPES)
-    needle = (query or "").strip().lower()
-    rows = []
-    for record, page in _pages(mem, namespace):
-        if entity_type is not None and page.type != entity_type:
-            continue
-        if needle:
-            hay = " ".join(
-                [page.name, page.type, page.synthesis, *page.aliases, *(e.text for e in page.timeline), *page.facts]
-            )
-            if needle not in hay.lower():
-                continue
-        rows.append(_summary(record, page))
-    rows.sort(key=lambda r: (r["name"].lower(), r["type"], r["namespace"]))
-    return rows[offset : offset + limit], len(rows)
+    return _list(mem, **kwargs)
 
 
 def get_entity(mem: Memory, name: str, *, namespace: str | None = None) -> dict[str, Any]:
-    """One entity page as the original's EntityFile JSON (plus id, path, namespace, created and the
-    memories it cites), found by id (``person-priya-raman``), name, alias or first name,
-    case-insensitively (the closest match first). A first name that starts more than one full name
-    is a :class:`ValidationError` naming them. Forgotten and archived pages are not found."""
-    if not isinstance(name, str) or not name.strip():
-        raise ValidationError.single("name", "must be a non-empty string")
-    wanted = name.strip().lower()
-    key = name_key(name)  # accents folded: "tomas" finds Tomás
-    slug = slugify(name)
-    pages = _pages(mem, namespace)
-    rank = {t: i for i, t in enumerate(ENTITY_TYPES)}
+    """:func:`.entity_reads.get_entity` (kept here: callers name this module)."""
+    from .entity_reads import get_entity as _get
 
-    def score(item: tuple[MemoryRecord, EntityPage]) -> int | None:
-        record, page = item
-        stem = record.path.rsplit("/", 1)[-1].removesuffix(".md").lower()
-        if wanted in (record.id.lower(), stem):
-            return 0
-        if name_key(page.name) == key or stem == entity_id(page.type, name):
-            return 1
-        if slug and stem.split("-", 1)[-1] == slug:
-            return 2
-        if key in (name_key(a) for a in [*page.aliases, *_aliases(record.frontmatter)]):
-            return 3
-        if " " not in key and name_key(page.name).split(" ", 1)[0] == key:
-            return 4  # "Priya" for "Priya Raman"
-        return None
-
-    found = sorted(
-        ((s, rank.get(p.type, 99), r.path, r, p) for r, p in pages if (s := score((r, p))) is not None),
-        key=lambda x: x[:3],
-    )
-    if not found:
-        raise NotFoundError(f"no entity named {name[:100]!r}" + (f" in namespace {namespace}" if namespace else ""))
-    best = [x for x in found if x[0] == found[0][0]]
-    if found[0][0] == 4 and len({x[3].path for x in best}) > 1:
-        # A first name is a person only when it starts exactly one known full name (as the build rules).
-        names = ", ".join(sorted({x[4].name for x in best}))
-        raise ValidationError.single("name", f"{name.strip()[:100]!r} is ambiguous: it could be {names}")
-    record, page = found[0][3], found[0][4]
-    return {
-        **page.to_dict(),
-        "id": record.id,
-        "path": record.path,
-        "namespace": record.namespace,
-        "created": str(record.frontmatter.get("created") or ""),
-        "memoryIds": cited_ids(page),
-        "managed": record.frontmatter.get("source") == SOURCE,
-    }
+    return _get(mem, name, namespace=namespace)

@@ -23,7 +23,7 @@ from remnic.repo.files import FILE_NOT_FOLDER, SYMLINKED_FOLDER, MemoryStore, Sc
 from remnic.repo.ledger import Ledger
 from remnic.repo.remote import CONFLICT_LOG, remotes
 
-from .health_records import duplicate_ids_check, foreign_check, one_sided_check, stranded_check
+from .health_records import current_values_check, duplicate_ids_check, foreign_check, one_sided_check, stranded_check
 from .health_repo import head_check, identity_check, large_files_check
 from .health_state import capped, embedding_cache_check, state_parts_check, torn_buffers_check
 from .lcm import archive_check
@@ -381,7 +381,7 @@ def checks(
         )
     out.append(duplicate_ids_check(records))
     out.append(_skipped_check(skipped_files(files)))
-    out += [foreign_check(records), stranded_check(records), one_sided_check(records)]
+    out += [foreign_check(records), stranded_check(records), one_sided_check(records), current_values_check(records)]
     pending, held, links = _working_tree_links(ledger, files, scan)
     tree = [f"{len(pending)} uncommitted change(s) ({_tree_advice(ledger)})"] if pending else []
     if held:

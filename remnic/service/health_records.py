@@ -3,11 +3,13 @@ remnic's vocabulary. Each reads the scan's records only (no git, no index) and r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from remnic.memfile.model import MemoryRecord
 from remnic.memfile.schema import STATUSES
 from remnic.memfile.values import foreign_values, refused_tags_note, unknown_status
+from remnic.observe.records import key_part
 
 from .chain_links import hidden_by_flag, one_sided_links
 from .chains import Links
@@ -112,3 +114,34 @@ def foreign_check(records: list[MemoryRecord]) -> dict[str, Any]:
         )
     detail += f"; {bad} file(s) hold a tag remnic's writes refuse: split or shorten it" if bad else ""
     return {"name": "foreign-values", "status": "warn" if unknown or bad else "ok", "detail": detail, "problems": lines}
+
+
+def current_values_check(records: list[MemoryRecord]) -> dict[str, Any]:
+    """Two or more active memories stating a value for one entity/attribute key (``entityRef`` and
+    ``structuredAttributes``) in one namespace: recall answers with each, so a later value did not replace
+    the earlier one (a chain forked by hand or by a sync's merge). One pass over the keyed memories."""
+    holders: dict[tuple[str, str, str], list[tuple[MemoryRecord, str]]] = {}
+    for record in records:
+        entity, attributes = record.frontmatter.get("entityRef"), record.frontmatter.get("structuredAttributes")
+        if record.status != "active" or not entity or not isinstance(attributes, Mapping):
+            continue
+        for attribute, value in attributes.items():
+            key = (record.namespace, key_part(str(entity)), key_part(str(attribute)))
+            holders.setdefault(key, []).append((record, str(value).strip().lower()))
+    problems = []
+    for (_, entity, attribute), found in sorted(holders.items()):
+        if len(found) < 2:
+            continue
+        named = ", ".join(f"{r.id} ({r.path})" for r, _ in found[:5])
+        more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+        how = (
+            "`remnic update NEWER --supersedes OLDER` for each older one leaves one current"
+            if len({value for _, value in found}) > 1
+            else "the same value more than once: `remnic update NEWER --supersedes OLDER` leaves one, keeping its history"
+        )
+        problems.append(f"{entity} {attribute}: {len(found)} current memories state it ({named}{more}); {how}")
+    if not problems:
+        detail = "each entity/attribute key has at most one current memory"
+        return {"name": "current-values", "status": "ok", "detail": detail}
+    detail = f"{len(problems)} entity/attribute key(s) with more than one current memory: recall answers with each"
+    return {"name": "current-values", "status": "warn", "detail": detail, "problems": problems}

@@ -36,6 +36,7 @@ __all__ = [
     "current_same_value",
     "patch_staged",
     "review_links",
+    "said_at",
     "set_claims",
     "states_other_value",
     "status_changes",
@@ -144,6 +145,11 @@ def current_same_value(
         if all(have.get(k) == v for k, v in want.items()):
             found.append((_said_when(now.frontmatter.get("validAt"), now.created), now))
     return max(found, key=lambda pair: pair[0])[1] if found else None
+
+
+def said_at(record: MemoryRecord) -> tuple[float, float]:
+    """When a memory's value was said, then when it was written (the order of a value's memories)."""
+    return _said_when(record.frontmatter.get("validAt"), record.created)
 
 
 def _said_when(valid_at: Any, created: Any) -> tuple[float, float]:
@@ -446,7 +452,7 @@ def review_links(
     approving it later replaces them again. Approved (from the queue, or again after a rejection): those
     it claims that are still active are superseded now, and a claim on a memory another one replaced
     since is dropped. Approved as superseded: its successor's ``supersedes`` names it (a chain is set on
-    both sides), and it keeps only the claims on what it did replace. ``trailers``: the commit's, given
+    both sides), and it keeps only the claims on what it or its successor replaced. ``trailers``: the commit's, given
     an ``Also-Changed`` line naming each memory changed and how."""
     changed = _review_links(mem, tx, before, after, was or before.status)
     if trailers is not None and changed:
@@ -464,16 +470,15 @@ def _review_links(
             for r in mem.files.scan().records
             if r.status == "superseded" and r.frontmatter.get("supersededBy") == before.id
         ]
-        changed = []
-        for old in olds:
-            gone = dict.fromkeys(k for k in LINK_KEYS if k in old.frontmatter)
-            if patch_staged(mem, tx, old, {"status": "active", **gone}) is not None:
-                changed.append(old.id)
+        from .chain_links import revive_values  # it builds on this module's links
+
+        settled = revive_values(mem, tx, olds)
+        changed = [i for i, _ in settled]
         said = _ids(before.frontmatter.get("supersedes"))
         named = said + [i for i in changed if i not in said]
         if named != said:
             patch_staged(mem, tx, after, {"supersedes": named[0] if len(named) == 1 else named})
-        return [(i, REVIVED_NOTE) for i in changed]
+        return settled
     if after.status == "active" and {was, before.status} & set(DECIDING):
         applied, kept = [], []
         for old_id in _ids(after.frontmatter.get("supersedes")):
@@ -506,10 +511,11 @@ def _review_links(
             and set_claims(mem, tx, successor, [*_ids(successor.frontmatter.get("supersedes")), after.id])
         ):
             out.append((successor.id, CLAIMED_NOTE))
+        # A claim on what its successor replaced too stays: were the successor dismissed, this one replaces it.
         kept = [
             i
             for i in _ids(after.frontmatter.get("supersedes"))
-            if (prior := _staged_or_get(mem, tx, i)) is None or prior.frontmatter.get("supersededBy") == after.id
+            if (prior := _staged_or_get(mem, tx, i)) is None or prior.frontmatter.get("supersededBy") in (after.id, by)
         ]
         set_claims(mem, tx, after, kept)
         return out

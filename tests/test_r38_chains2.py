@@ -1,0 +1,205 @@
+"""Session 38: pending replacements of one value decided in any order (approve, dismiss, flag, revert) leave
+at most one current memory, and doctor's current-values names two current memories of one key; entity
+pages are read without being written (list/show), and a person's page says when they left.
+
+Real repositories in temp dirs (git; copies of one repository per state reached).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_cli
+
+from remnic.config import settings_for
+from remnic.errors import RemnicError
+from remnic.service.chain_links import hidden_by_flag, one_sided_links
+from remnic.service.memory import Memory
+
+TTL = "The {} cache TTL is {} seconds."
+
+
+def _key(value: int, keyed: bool) -> dict[str, Any]:
+    return {"entityRef": "edge-cache", "structuredAttributes": {"ttl": f"{value} seconds"}} if keyed else {}
+
+
+def _chain(root: Path, count: int, *, keyed: bool) -> dict[str, str]:
+    """A(100) ← B(200) current; P1(300), P2(400)… queued, each claiming B from its first version."""
+    mem = Memory.init(root, settings=settings_for(root))
+    ids = {"A": mem.store(TTL.format("edge", 100), category="fact", extra=_key(100, keyed)).id}
+    extra = {"supersedes": ids["A"], **_key(200, keyed)}
+    ids["B"] = mem.store(TTL.format("edge", 200), category="fact", extra=extra).id
+    for k in range(1, count + 1):
+        value = 200 + 100 * k
+        extra = {"status": "pending_review", "supersedes": ids["B"], **_key(value, keyed)}
+        ids[f"P{k}"] = mem.store(TTL.format("edge", value), category="fact", extra=extra).id
+    mem.close()
+    return ids
+
+
+def _open(root: Path) -> Memory:
+    mem = Memory.open(root, settings=settings_for(root))
+    mem.defer_index(build_missing=False)  # the states are judged from the files: no index to build
+    return mem
+
+
+def _step(mem: Memory, ids: dict[str, str], move: str) -> None:
+    memory_id = ids[f"P{move[1]}"]
+    try:
+        if move[0] == "r":  # revert to the version before the latest
+            versions = mem.versions(memory_id)
+            if len(versions) > 1:
+                mem.revert(memory_id, versions[-2].label)
+        else:
+            status = {"a": "active", "d": "rejected", "f": "quarantined"}[move[0]]
+            mem.review_disposition(memory_id, status, reason_code="r")
+    except RemnicError:  # refused (not waiting for review, a revert that would fork): nothing changed
+        pass
+
+
+def _state(mem: Memory, ids: dict[str, str]) -> tuple[Any, ...]:
+    label = {v: k for k, v in ids.items()}
+    out = []
+    for name, memory_id in ids.items():
+        fm = mem.get(memory_id).frontmatter
+        said = fm.get("supersedes")
+        claims = tuple(label.get(i, i) for i in ([said] if isinstance(said, str) else said or []))
+        out.append(
+            (
+                name,
+                fm.get("status"),
+                claims,
+                label.get(str(fm.get("supersededBy") or ""), ""),
+                bool(fm.get("reviewedAt")),
+            )
+        )
+    return tuple(out)
+
+
+def _problems(mem: Memory, ids: dict[str, str], keyed: bool) -> list[str]:
+    mine = [r for r in mem.files.scan().records if r.id in ids.values()]
+    active = sorted(k for k, i in ids.items() if mem.get(i).status == "active")
+    out = []
+    if len(active) > 1 or (not active and not hidden_by_flag(mine)):
+        out.append(f"current: {active}")
+    out += [f"one-sided {a.id} {why}" for a, _, _, why in one_sided_links(mine)]
+    if keyed:
+        doctor = {c["name"]: c["status"] for c in mem.doctor()}
+        if doctor["current-values"] != ("warn" if len(active) > 1 else "ok"):
+            out.append(f"doctor current-values {doctor['current-values']} with {active} current")
+    return out
+
+
+def _explore(tmp_path: Path, count: int, moves: str, depth: int, *, keyed: bool) -> dict[tuple[str, ...], list[str]]:
+    """Every order of up to ``depth`` of ``moves`` on P1..P<count>, one repository copy per state reached
+    (orders reaching one state go on from one copy): the failures, by the order that reached them."""
+    ids = _chain(tmp_path / "s0", count, keyed=keyed)
+    with _open(tmp_path / "s0") as mem:
+        start = _state(mem, ids)
+    seen: dict[tuple[Any, ...], tuple[Path, tuple[str, ...]]] = {start: (tmp_path / "s0", ())}
+    failures: dict[tuple[str, ...], list[str]] = {}
+    frontier, n = [start], 0
+    steps = [m + str(k) for m in moves for k in range(1, count + 1)]
+    for _ in range(depth):
+        after = []
+        for state in frontier:
+            source, path = seen[state]
+            for move in steps:
+                n += 1
+                target = tmp_path / f"s{n}"
+                shutil.copytree(source, target)
+                with _open(target) as mem:
+                    _step(mem, ids, move)
+                    now = _state(mem, ids)
+                    if now in seen:
+                        continue
+                    seen[now] = (target, (*path, move))
+                    bad = _problems(mem, ids, keyed)
+                if bad:
+                    failures[(*path, move)] = bad
+                else:
+                    after.append(now)
+        frontier = after
+    return failures
+
+
+@pytest.mark.parametrize(
+    ("count", "steps"),
+    [
+        (2, ("a2", "a1", "d2")),  # P1 approved as overtaken by P2; P2 dismissed: P1 replaces B
+        (3, ("d3", "a3", "a2", "d3")),
+        (2, ("a2", "a1", "r2", "r2")),  # P2's claim on P1 reverted, then its approval
+    ],
+)
+@pytest.mark.parametrize("keyed", [False, True])
+def test_a_dismissed_replacement_leaves_its_value_one_current_memory(
+    tmp_path: Path, count: int, steps: tuple[str, ...], keyed: bool
+) -> None:
+    if "r2" in steps and not keyed:
+        pytest.skip("a revert that drops a claim on a memory with no key makes it current again, as asked")
+    ids = _chain(tmp_path / "m", count, keyed=keyed)
+    with _open(tmp_path / "m") as mem:
+        for move in steps:
+            _step(mem, ids, move)
+            assert _problems(mem, ids, keyed) == [], move
+        if steps == ("a2", "a1", "d2"):
+            p1, b = mem.get(ids["P1"]), mem.get(ids["B"])
+            assert (p1.status, p1.frontmatter["supersedes"]) == ("active", ids["B"])
+            assert (b.status, b.frontmatter["supersededBy"]) == ("superseded", ids["P1"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("moves", "depth"), [("ad", 5), ("adfr", 3)])
+def test_every_order_of_decisions_on_two_replacements_leaves_one_current_memory(
+    tmp_path: Path, moves: str, depth: int
+) -> None:
+    assert _explore(tmp_path, 2, moves, depth, keyed=True) == {}
+
+
+def test_doctor_names_two_current_memories_of_one_key(memory: Memory) -> None:
+    key = {"entityRef": "staging-db", "structuredAttributes": {"port": "5432"}}
+    memory.store("The staging DB port is 5432.", category="fact", extra=key)
+    checks = {c["name"]: c for c in memory.doctor()}
+    assert checks["current-values"]["status"] == "ok"
+    other = memory.store(
+        "The staging DB port is 5433.",
+        category="fact",
+        extra={"entityRef": "Staging DB", "structuredAttributes": {"Port": "5433"}},
+    )
+    checks = {c["name"]: c for c in memory.doctor()}
+    assert checks["current-values"]["status"] == "warn"
+    (line,) = checks["current-values"]["problems"]
+    assert "staging-db port: 2 current memories" in line and other.id in line and "--supersedes" in line
+    memory.forget(other.id)
+    assert {c["name"]: c["status"] for c in memory.doctor()}["current-values"] == "ok"
+
+
+def test_reading_entities_writes_nothing_and_shows_the_pages_as_built(memory: Memory) -> None:
+    memory.store("Priya prefers async code reviews over meetings.", category="preference")
+    memory.refresh_entities()
+    memory.store("Priya left the company.", category="relationship", extra={"validAt": "2026-10-01T09:00:00Z"})
+    head = memory.head()
+    listed = run_cli("entities", "list", "--json", cwd=memory.root)
+    shown = run_cli("entities", "show", "Priya", "--json", cwd=memory.root)
+    text = run_cli("entities", "list", cwd=memory.root)
+    assert listed.code == shown.code == text.code == 0, (listed.err, shown.err, text.err)
+    assert memory.head() == head and memory.ledger.status_porcelain() == []  # no commit, no file written
+    (row,) = listed.json()["entities"]
+    assert row["factCount"] == 2 and row["left"]["date"] == "2026-10-01"
+    entity = shown.json()["entity"]
+    assert entity["left"]["text"] == "Priya left the company." and len(entity["timeline"]) == 2
+    assert "Priya (left 2026-10-01)" in text.out
+    assert "memoryCount: 1" in (memory.root / "entities/person-priya.md").read_text(encoding="utf-8")
+    assert memory.refresh_entities()["commit"]  # the refresh writes them
+    assert "memoryCount: 2" in (memory.root / "entities/person-priya.md").read_text(encoding="utf-8")
+
+
+def test_a_person_who_joined_again_has_not_left(memory: Memory) -> None:
+    memory.store("Priya left the company.", category="relationship", extra={"validAt": "2026-03-01T09:00:00Z"})
+    memory.store("Priya joined our team.", category="relationship", extra={"validAt": "2026-06-01T09:00:00Z"})
+    assert memory.entity("Priya")["left"] is None
+    rows, _ = memory.entities()
+    assert [r["left"] for r in rows] == [None]
