@@ -59,7 +59,10 @@ def test_a_memory_named_from_the_wrong_folder_is_pointed_at_not_sent_to_store_in
 def test_doctor_without_a_repository_runs_what_it_can_and_fails_the_memory_dir_check(tmp_path: Path) -> None:
     missing = tmp_path / "missing"
     result = run_cli("doctor", "--json", "--memory-dir", str(missing))
-    assert result.code == 1 and result.err == ""
+    assert result.code == 1
+    # The report is whole on standard output; standard error has only the {error, code} every failing
+    # --json command writes there, naming the failed check.
+    assert json.loads(result.err) == {"error": "1 check failed: memory-dir", "code": "check_failed"}
     data = result.json()
     assert data["ok"] is False
     checks = {c["name"]: c for c in data["checks"]}

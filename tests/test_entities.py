@@ -182,11 +182,16 @@ def test_the_graph_tier_walks_through_entity_pages(memory: Memory) -> None:
 def test_entities_cli(memory: Memory) -> None:
     _seed(memory)
     root = str(memory.root)
+    head = git(memory.root, "rev-parse", "HEAD")
     listed = run_cli("entities", "list", "--type", "person", "--memory-dir", root)
     assert listed.code == 0 and "Priya Raman" in listed.out and "entities/person-ana.md" in listed.out
     shown = run_cli("entities", "show", "Priya", "--memory-dir", root)
     assert shown.code == 0 and "on call every second weekend" in shown.out
+    # The reads showed the pages a build makes, and wrote none: refresh writes them, then they are current.
+    assert git(memory.root, "rev-parse", "HEAD") == head and not list((memory.root / "entities").glob("*.md"))
+    assert "3 pages written" in run_cli("entities", "refresh", "--memory-dir", root).out
     assert "current" in run_cli("entities", "refresh", "--memory-dir", root).out
+    assert run_cli("entities", "show", "Priya", "--memory-dir", root).out == shown.out
     assert run_cli("entities", "show", "nobody", "--memory-dir", root).code == 1
 
 

@@ -1,4 +1,4 @@
-"""Reading entity pages never waits on embedding them; a note laid out like one is embedded whole."""
+"""Writing entity pages never waits on embedding them; a note laid out like one is embedded whole."""
 
 from __future__ import annotations
 
@@ -18,15 +18,19 @@ def _seed(memory: Memory) -> None:
     memory.settle_index()
 
 
-def test_listing_entities_leaves_the_pages_index_update_to_the_next_recall(memory: Memory) -> None:
+def test_refreshing_entities_leaves_the_pages_index_update_to_the_next_recall(memory: Memory) -> None:
     _seed(memory)
     root = memory.root
     listed = run_cli("entities", "list", "--json", "--memory-dir", str(root))
-    assert listed.code == 0 and listed.json()["rebuilt"]["commit"] and listed.err == ""
-    assert any(e["id"] == PAGE for e in listed.json()["entities"])  # read from the files just written
+    assert listed.code == 0 and listed.err == "" and "rebuilt" not in listed.json()
+    assert any(e["id"] == PAGE for e in listed.json()["entities"])  # as a build makes it, in memory
+    with Memory.open(settings=settings_for(root)) as fresh:
+        assert fresh.index_health()["state"] == "ok"  # the listing wrote nothing to index
+    refreshed = run_cli("entities", "refresh", "--json", "--memory-dir", str(root))
+    assert refreshed.code == 0 and refreshed.json()["commit"] and refreshed.err == ""
     with Memory.open(settings=settings_for(root)) as fresh:
         health = fresh.index_health()
-        assert health["state"] == "behind", health  # the listing embedded nothing
+        assert health["state"] == "behind", health  # the refresh embedded nothing
         assert f"entities/{PAGE}.md" not in (fresh.index.indexed_paths() or set())
         report = fresh.refresh_index()  # what the next recall does first
         assert report.action != "none" and f"entities/{PAGE}.md" in (fresh.index.indexed_paths() or set())

@@ -3,6 +3,8 @@ shared first names, a note's own aliases, quoted #tags, and the --json shapes of
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import git, run_cli
 
@@ -196,8 +198,8 @@ def test_entities_cli_json_has_the_documented_shapes(memory: Memory) -> None:
     assert shown.code == 0 and body["found"] is True and body["namespace"] == "default"
     assert body["entity"]["name"] == "Priya Raman"
     missing = run_cli("entities", "show", "Nobody", "--json", "--memory-dir", root)
-    assert missing.code == 1
-    assert missing.json() == {
+    assert missing.code == 1 and missing.out == ""  # an error is on standard error under --json, as every one is
+    assert json.loads(missing.err) == {
         "found": False,
         "namespace": "default",
         "error": "no entity named 'Nobody'",

@@ -214,17 +214,29 @@ def test_an_older_builds_second_page_for_a_person_is_merged_with_what_a_person_w
     assert not [c for c in memory.doctor() if any(old in str(p) for p in c.get("problems", []))]
 
 
-def test_the_first_read_after_an_upgrade_migrates_though_no_memory_changed(memory: Memory) -> None:
+def test_a_read_after_an_upgrade_shows_the_migration_and_refresh_makes_it_though_no_memory_changed(
+    memory: Memory,
+) -> None:
     _seed_jose(memory)
     memory.refresh_entities()
     old = _as_an_older_build_wrote_it(memory)
     # The older remnic built at this HEAD and said so: its manifest names HEAD, with its version.
     manifest = memory.root / STATE_DIR / "entities.json"
     manifest.write_text(json.dumps({"version": 1, "head": memory.head()}) + "\n", encoding="utf-8")
+    head = memory.head()
 
+    # A read shows the pages as this remnic's build makes them, and writes and commits nothing.
     people, _ = memory.entities(entity_type="person")
     assert "entities/person-jose-nunez.md" in [p["path"] for p in people]
-    assert not (memory.root / old).exists()
-    assert memory.entity("person-josé-núñez")["extraSections"] == [
-        {"title": "Notes", "body": "Prefers calls before ten."}
-    ]
+    assert old not in [p["path"] for p in people]
+    shown = memory.entity("person-josé-núñez")
+    assert shown["extraSections"] == [{"title": "Notes", "body": "Prefers calls before ten."}]
+    assert (memory.root / old).exists() and not (memory.root / "entities" / "person-jose-nunez.md").exists()
+    assert memory.head() == head and git(memory.root, "status", "--porcelain") == ""
+
+    # The migration is refresh's, though no memory changed (no --force): the manifest's version is older.
+    result = memory.refresh_entities()
+    assert result["refreshed"] and "entities/person-jose-nunez.md" in result["written"]
+    assert not (memory.root / old).exists() and memory.head() != head
+    written = memory.entity("person-josé-núñez")
+    assert {**written, "updated": ""} == {**shown, "updated": ""}  # what the read showed, built a moment later

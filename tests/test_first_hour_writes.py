@@ -105,14 +105,21 @@ def test_a_second_init_says_updated_and_counts_in_the_singular(tmp_path: Path) -
     assert again.code == 0 and again.out.startswith("updated memory repository") and again.err == ""
 
 
-def test_entities_list_says_when_it_wrote_and_committed_pages(memory: Memory) -> None:
+def test_entities_list_writes_nothing_and_refresh_says_what_it_committed(memory: Memory) -> None:
     memory.store("Priya Raman approved the postgres upgrade")
-    out = _cli(memory, "entities", "list")
     head = git(memory.root, "rev-parse", "HEAD").strip()
-    assert f"entity pages of namespace default in commit {head[:8]}" in out and "(rebuilt " in out
-    again = run_cli("entities", "list", "--json", "--memory-dir", str(memory.root)).json()
-    assert again["rebuilt"] is None and "rebuilt" not in _cli(memory, "entities", "list")
-    assert "written and committed" in run_cli("entities", "list", "--help").out
+    out = _cli(memory, "entities", "list")
+    assert "Priya Raman" in out and "entities/person-priya-raman.md" in out
+    assert git(memory.root, "rev-parse", "HEAD").strip() == head
+    assert git(memory.root, "status", "--porcelain") == "" and not list((memory.root / "entities").glob("*.md"))
+    listed = run_cli("entities", "list", "--json", "--memory-dir", str(memory.root)).json()
+    assert "rebuilt" not in listed and [e["name"] for e in listed["entities"]] == ["postgres", "Priya Raman"]
+    refreshed = _cli(memory, "entities", "refresh")
+    now = git(memory.root, "rev-parse", "HEAD").strip()
+    assert now != head and f"2 pages written, 0 removed (commit {now[:12]})" in refreshed
+    assert _cli(memory, "entities", "list") == out
+    helped = " ".join(run_cli("entities", "list", "--help").out.split())
+    assert "without writing anything (`remnic entities refresh` writes them)" in helped
 
 
 def test_serve_and_daemon_refuse_a_missing_token_with_the_same_exit_code(

@@ -175,16 +175,30 @@ def test_install_and_remove_on_a_read_only_config_change_nothing_and_say_why(
             read_only_dir.chmod(0o755)
 
 
-def test_install_where_the_config_folder_cannot_be_made_is_one_clear_error(memory: Memory, read_only_dir: Path) -> None:
+def test_install_where_the_config_folder_cannot_be_made_is_one_clear_error(
+    memory: Memory, read_only_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _make_read_only(read_only_dir)
     path = read_only_dir / "claude" / "settings.json"
     try:
+        # A --config folder that is missing is refused before anything is tried (a folder typed wrong
+        # would get hooks no host reads): one line naming the flag, the folder and the way out.
         text = _connectors("install", "claude-code", "--config", str(path), "--memory-dir", str(memory.root))
-        assert text.code == 1 and "Traceback" not in text.err and text.err.count("\n") == 1
-        assert text.err.startswith(f"remnic: error: cannot write {path}: cannot create its folder {path.parent}")
+        assert text.code == 2 and "Traceback" not in text.err and text.err.count("\n") == 1
+        assert text.err.startswith(f"remnic: error: --config {str(path)!r}: directory {path.parent} does not exist")
+        assert "create it first, or leave out --config" in text.err
         js = _connectors("install", "claude-code", "--config", str(path), "--memory-dir", str(memory.root), "--json")
+        assert js.code == 2 and js.out == "" and json.loads(js.err)["code"] == "input_error"
+        assert str(path.parent) in json.loads(js.err)["error"] and not path.parent.exists()
+        # The host's own config folder is made when missing; where it cannot be, that is the one error.
+        monkeypatch.setenv("HOME", str(read_only_dir / "home"))
+        own = read_only_dir / "home" / ".claude" / "settings.json"
+        text = _connectors("install", "claude-code", "--memory-dir", str(memory.root))
+        assert text.code == 1 and "Traceback" not in text.err and text.err.count("\n") == 1, text.err
+        assert text.err.startswith(f"remnic: error: cannot write {own}: cannot create its folder {own.parent.parent}")
+        js = _connectors("install", "claude-code", "--memory-dir", str(memory.root), "--json")
         assert js.code == 1 and json.loads(js.err)["code"] == "config_not_written"
-        assert str(path) in json.loads(js.err)["error"] and not path.parent.exists()
+        assert str(own) in json.loads(js.err)["error"] and not (read_only_dir / "home").exists()
     finally:
         if os.geteuid() != 0:
             read_only_dir.chmod(0o755)

@@ -164,11 +164,13 @@ def test_the_audit_entry_keeps_the_recalls_own_time_apart_from_the_index_catch_u
 
 def test_entities_list_names_a_namespace_with_no_memories(memory: Memory) -> None:
     memory.store("Priya Raman approved the pager rota.")
+    head = memory.head()
     listed = run_cli("entities", "list", "--namespace", "nosuch", "--memory-dir", str(memory.root))
     assert listed.code == 0
     assert "no entities yet" not in listed.out
     assert "no entities in namespace nosuch: it holds no memories" in listed.out
-    assert "rebuilt 1 entity page of namespace default in commit" in listed.out
+    assert memory.head() == head and not list((memory.root / "entities").glob("*.md"))  # a read wrote nothing
+    assert "Priya Raman" in run_cli("entities", "list", "--namespace", "default", "--memory-dir", str(memory.root)).out
     assert "--namespace 'nosuch': no memory file is in that namespace (namespaces here: default)" in listed.err
     as_json = run_cli("entities", "list", "--namespace", "nosuch", "--json", "--memory-dir", str(memory.root))
     assert json.loads(as_json.out)["warning"].startswith("--namespace 'nosuch'")

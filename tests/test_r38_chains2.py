@@ -203,3 +203,40 @@ def test_a_person_who_joined_again_has_not_left(memory: Memory) -> None:
     assert memory.entity("Priya")["left"] is None
     rows, _ = memory.entities()
     assert [r["left"] for r in rows] == [None]
+
+
+def test_a_server_writes_entity_pages_after_an_observe_flushs_consolidation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reads never write pages: the long-running process does, after each flush's background pass. The
+    entity tools commit nothing, so MCP hosts are told they are read-only."""
+    from test_server_http import make_env
+    from test_server_mcp import http_client, run
+    from test_sync_watch import wait_until
+
+    env = next(gen := make_env(tmp_path, monkeypatch))
+    try:
+        head = env.memory.head()
+        said = [{"role": "user", "content": "Priya Raman prefers async code reviews over meetings."}]
+        r = env.call("POST", "/engram/v1/observe", {"sessionKey": "s1", "messages": said, "flush": True})
+        assert r.status in (200, 202), r.raw
+        page = env.root / "entities" / "person-priya-raman.md"
+        wait_until(lambda: page.is_file() and env.memory._consolidation is None, timeout=60, what="the pages")
+        assert env.memory.head() != head and env.memory.ledger.status_porcelain() == []  # written and committed
+        assert env.memory.refresh_entities()["refreshed"] is False  # built at HEAD: nothing left to do
+        listed = env.call("GET", "/remnic/v1/entities").json()
+        assert [e["path"] for e in listed["entities"]] == ["entities/person-priya-raman.md"]
+        assert "async code reviews" in page.read_text(encoding="utf-8")
+
+        async def hints() -> dict[str, Any]:
+            async with http_client(env, env.alice) as client:
+                await client.call_tool("remnic_entity_get", {"name": "Priya"})
+                tools = (await client.list_tools()).tools
+                return {t.name: t.annotations.read_only_hint if t.annotations else None for t in tools}
+
+        read_only = run(hints)
+        assert read_only["remnic_entity_get"] is read_only["remnic_memory_entities"] is True
+        assert read_only["remnic_memory_store"] is False
+        assert env.memory.ledger.status_porcelain() == []
+    finally:
+        next(gen, None)

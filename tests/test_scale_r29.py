@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 import numpy as np
+import pytest
 
 from remnic.service.dedup import dedup, memory_vectors
 from remnic.service.memory import Memory
@@ -53,26 +55,50 @@ def test_dedup_finds_the_same_groups_from_the_index_as_from_the_model(memory: Me
     assert np.allclose(memory_vectors(memory, records), whole, atol=1e-5)
 
 
-def test_dedup_on_an_indexed_repo_runs_no_text_through_the_model(memory: Memory) -> None:
+def _embedded(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every text dedup hands to the embedding step (the cache, then the model), recorded as it runs."""
+    import remnic.index.rows as rows
+
+    texts: list[str] = []
+    real = rows.embed_texts
+
+    def spy(embedder: Any, cache: Any, batch: list[str], *args: Any, **kwargs: Any) -> Any:
+        texts.extend(batch)
+        return real(embedder, cache, batch, *args, **kwargs)
+
+    monkeypatch.setattr(rows, "embed_texts", spy)
+    return texts
+
+
+def test_dedup_on_an_indexed_repo_runs_no_text_through_the_model(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for text in LONG + NEAR:
         memory.store(text)
     memory.refresh_index()
     cached = _cached_rows(memory)
+    embedded = _embedded(monkeypatch)
     seen: list[tuple[int, int]] = []
-    dedup(memory, progress=lambda done, total: seen.append((done, total)))
-    assert _cached_rows(memory) == cached  # nothing new embedded: every vector came from the index
-    assert seen == []
+    result = dedup(memory, progress=lambda done, total: seen.append((done, total)))
+    assert embedded == []  # every vector came from the index: not even the embedding cache was asked
+    assert _cached_rows(memory) == cached
+    # What progress there is counts the comparison of the memories, through to the last.
+    assert seen and {total for _, total in seen} == {len(LONG + NEAR)} and seen[-1] == (8, 8)
+    assert len(result.groups) == 2
 
 
-def test_dedup_embeds_a_memory_edited_since_it_was_indexed(memory: Memory) -> None:
+def test_dedup_embeds_a_memory_edited_since_it_was_indexed(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     for text in LONG:
         memory.store(text)
     memory.refresh_index()
     record = next(r for r in memory.list() if r.content == LONG[0])
     path = memory.root / record.path
     path.write_text(path.read_text().replace("nightly", "hourly"))
+    embedded = _embedded(monkeypatch)
     seen: list[tuple[int, int]] = []
     dedup(memory, progress=lambda done, total: seen.append((done, total)))
+    edited = LONG[0].replace("nightly", "hourly")
+    assert any("hourly" in t for t in embedded) and all(t in edited for t in embedded)  # never the other two
     assert seen and seen[-1][0] == seen[-1][1] and seen[-1][1] >= 1
 
 

@@ -23,9 +23,13 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
 
 def test_a_hand_edit_of_an_entity_page_stays_uncommitted_through_a_rebuild(env: Env) -> None:
     assert not tool(env, "remnic_memory_store", {"content": "Ana Silva leads the data team"}).is_error
+    head = git(env.root, "rev-parse", "HEAD")
     first = tool(env, "remnic_entity_get", {"name": "Ana Silva"})
     assert not first.is_error, text(first)
+    # The read showed the page a build makes and wrote nothing; a refresh writes it.
+    assert git(env.root, "rev-parse", "HEAD") == head and git(env.root, "status", "--porcelain") == ""
     rel = json.loads(text(first))["entity"]["path"]
+    assert env.memory.refresh_entities()["written"] == [rel]
     page = env.root / rel
     with page.open("a", encoding="utf-8") as f:
         f.write(HAND)
@@ -35,6 +39,7 @@ def test_a_hand_edit_of_an_entity_page_stays_uncommitted_through_a_rebuild(env: 
     before = git(env.root, "rev-parse", "HEAD")
     again = tool(env, "remnic_entity_get", {"name": "Ana Silva"})
     assert not again.is_error, text(again)
+    assert "Q3 budget" not in text(again)  # shown as it is on disk, as a refresh leaves it
 
     assert page.read_bytes() == edited  # neither rewritten nor dropped
     assert HAND.strip() not in git(env.root, "show", f"HEAD:{rel}")

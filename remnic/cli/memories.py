@@ -211,7 +211,9 @@ def register(sub: Any) -> None:
         description="Check python, git, the memory dir, the index and every memory file: one line per\n"
         "check, marked ok, WARN (something to look at; nothing is broken) or FAIL.\n\n"
         "exit codes: 0 when every check is ok or only warns, 1 when any check FAILs\n"
-        "(2 for a bad flag). --json prints {ok, checks}: ok is false exactly when it exits 1.",
+        "(2 for a bad flag). --json prints {ok, checks}: ok is false exactly when it exits 1, and\n"
+        "then standard error also has {error, code: check_failed} naming the failed checks, as\n"
+        "every --json error is on standard error.",
         epilog="examples:\n  remnic doctor\n  remnic doctor --json",
     )
     p.set_defaults(handler=cmd_doctor)

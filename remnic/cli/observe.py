@@ -167,7 +167,10 @@ def register(sub: Any) -> None:
         )
         q.add_argument("--session", metavar="KEY", help="with --all-pending: only those observed in this session key")
         q.add_argument(
-            "--category", type=choice_list("category", CATEGORIES), help="with --all-pending: only this category"
+            "--category",
+            "-c",
+            type=choice_list("category", CATEGORIES),
+            help="with --all-pending: only this category",
         )
         q.add_argument("--why", metavar="TEXT", help="with --all-pending: only those whose queue reason contains TEXT")
         q.add_argument("--namespace", "-n", help="with --all-pending: only this namespace")

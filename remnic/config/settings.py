@@ -227,7 +227,7 @@ class StateSettings:
 @dataclass
 class EntitySettings:
     enabled: bool = True
-    """Build entity pages (entities/<type>-<name>.md: people, projects, tools, places the memories name, by rules) and keep them current: they are rebuilt, in one commit, when they are read after the memories changed, and by `remnic entities refresh`."""
+    """Build entity pages (entities/<type>-<name>.md: people, projects, tools, places the memories name, by rules) and keep them current: `remnic entities refresh` rebuilds them in one commit, as a long-running process (server, watcher) does after each observe flush's consolidation; reads show them as a build would make them and write nothing."""
     timeline_max: int = 50
     """A page's Timeline lists at most this many of the memories that name the entity, the newest (0 lists all)."""
     extra_tools: list[str] = field(default_factory=list)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -72,6 +73,11 @@ class _Handler(FileSystemEventHandler):
                     kinds.add("memory")
                 continue
             kind = classify(rel)
+            if kind == "memory" and event.event_type == "deleted" and os.path.lexists(raw):
+                # Whatever stands there now arrived with an event of its own. Sync's stamp swaps its copy in
+                # from the unwatched .remnic/tmp (RENAME_EXCHANGE): the old file's move out, unpaired, comes
+                # as this "deleted" 0.5 s later and would start a needless pass (cutting short idle vectors).
+                continue
             if kind:
                 kinds.add(kind)
             if kind == "memory" and n == 0 and event.event_type in ("deleted", "moved") and not self._to_memory(event):

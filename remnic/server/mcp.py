@@ -82,9 +82,9 @@ OUTPUTS: dict[str, dict[str, Any]] = {
 
 
 def tool_hints(op: Operation) -> dict[str, bool]:
-    """MCP tool hints: read-only only when nothing can commit; a write is destructive only when it may take
-    something out of use (hosts ask before those)."""
-    read_only = not (op.write or op.commits)
+    """MCP tool hints: read-only unless a write (entity reads show pages without writing them); a write is
+    destructive only when it may take something out of use (hosts ask before those)."""
+    read_only = not op.write
     out = {"readOnlyHint": read_only, "openWorldHint": False}
     if not read_only:
         out["destructiveHint"] = op.destructive

@@ -98,8 +98,6 @@ class Operation:
     """Exposed as an MCP tool (remnic_<name>, remnic.<name>, engram.<name>)."""
     aliases: tuple[tuple[str, str], ...] = ()
     """(other name, parameter) pairs: the original Remnic's names for a parameter (``maxResults``)."""
-    commits: bool = False
-    """A read that may still make a git commit (entity pages rebuilt on first use): not read-only to MCP hosts."""
     destructive: bool = False
     """A write that may take something out of use (review_disposition rejects a memory). Every other write
     only adds: a new file, a count raised, a status moved with the old file kept, all one revertible commit."""

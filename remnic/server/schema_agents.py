@@ -188,14 +188,12 @@ def agent_operations(store: StoreSettings) -> tuple[Operation, ...]:
                 Param("offset", "integer", "skip this many", minimum=0, default=0, maximum=2**31 - 1),
             ),
             aliases=(("query", "q"),),
-            commits=True,  # entity pages are rebuilt (and committed) when memories changed since
         ),
         Operation(
             "entity_get",
             "One entity page: synthesis, timeline (each line citing its memory), connections, aliases; "
             "found by id (person-priya-raman), name or alias. Same JSON as GET entities/:name.",
             (Param("name", "string", "the entity's name, alias or id", required=True, max_length=256), ns),
-            commits=True,
         ),
         Operation(
             "memory_feedback",

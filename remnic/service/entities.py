@@ -264,13 +264,20 @@ class Build:
     """Pages of remnic's whose entity no memory names any more, nobody having edited them."""
 
 
-def plan(mem: Memory, records: Sequence[MemoryRecord], progress: Callable[[int, int], None] | None = None) -> Build:
+def plan(
+    mem: Memory,
+    records: Sequence[MemoryRecord],
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    now: str | None = None,
+) -> Build:
     """The pages a build from ``records`` (a scan) writes and removes, computed in memory: a refresh
-    commits them, a read shows them without writing (:mod:`.entity_reads`)."""
+    commits them, a read shows them without writing (:mod:`.entity_reads`; its ``now`` is a stamp of the
+    memories, so two reads of one state show the same page)."""
     pages = {r.path: r for r in records if is_page(r)}
     entities, hand, folded = _entities(_sources(mem, records, progress), pages)
     earlier = _earlier_names(pages)
-    now = now_iso()
+    now = now or now_iso()
     wanted: set[str] = set()
     writes: list[PageWrite] = []
     for (namespace, eid), entity in sorted(entities.items()):

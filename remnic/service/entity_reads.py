@@ -33,7 +33,9 @@ def current_pages(mem: Memory) -> list[MemoryRecord]:
     pages = {r.path: r for r in records if is_page(r)}
     if not mem.settings.entities.enabled or is_built(mem):
         return list(pages.values())
-    build = plan(mem, records)
+    # Stamped with the newest memory's time, not the clock: two reads of one state show one page.
+    stamp = max((str(r.frontmatter.get("updated") or "") for r in records if not is_page(r)), default="")
+    build = plan(mem, records, now=stamp or None)
     if not build.writes and not build.removals:
         return list(pages.values())
     # A page a person is editing (uncommitted) stays as they left it, as a refresh leaves it.
