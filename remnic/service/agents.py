@@ -98,7 +98,8 @@ class AgentOps:
         limit: int = 50,
         offset: int = 0,
     ) -> tuple[list[dict[str, Any]], int]:
-        """Entity summaries sorted by name, and the total before paging; pages are refreshed first."""
+        """Entity summaries sorted by name, and the total before paging: the pages as a refresh would write
+        them, shown without writing anything (``refresh_entities`` writes them)."""
         from . import entities as _entities
 
         limit, offset = _check.count(limit, "limit"), _check.count(offset, "offset")
