@@ -81,7 +81,7 @@ def test_us_we_i_and_my_inside_an_identifier_or_name_are_not_the_speaker(said: s
     [
         ("We switched the staging DB to port 6543.", ("staging-db", {"port": "6543"})),
         ("The launch deadline moved to March 27.", ("launch", {"deadline": "March 27"})),
-        ("We upgraded the API to Python 3.13.", ("api", {"version": "Python 3.13"})),
+        ("We upgraded the API to Python 3.13.", ("api", {"python-version": "Python 3.13"})),
         ("We bumped the redis cache TTL to 900 seconds.", ("redis-cache", {"ttl": "900 seconds"})),
         ("Dana owns the billing service now.", ("billing-service", {"owner": "Dana"})),
         # … the same keys as the "X is VALUE" of the same thing:

@@ -25,7 +25,22 @@ _THING = wide(
 )
 # What ends the thing: where it goes, for whom, when ("to Marta", "by Friday", "tomorrow").
 _TAIL = (
-    r"(?:\s+(?:to|for|with|at|on|by|before|until|in|tomorrow|tonight|today|later|next|this|first|asap|soon)\b[^.!?]*)?"
+    r"(?P<tail>\s+(?:to|for|with|at|on|by|before|until|in|tomorrow|tonight|today|later|next|this|first|asap|soon)"
+    r"\b[^.!?]*)?"
+)
+# The complement that is part of the object ("for the billing service", "on iOS", "to Acme"), up to when it
+# is due; a time after the preposition ("on Friday", "in an hour", "at noon") is when, not what.
+_COMPLEMENT_RE = re.compile(
+    r"^\s+(?P<prep>to|for|with|at|on|in)\s+(?P<what>[^,;:—–()]+?)(?=\s+(?:by|before|until|tomorrow|tonight|today"
+    r"|later|next|this|asap|soon|first|on|at|in|and|but|so|because|since|as|when|if|or)\b|\s*(?:[,;:—–()]|-\s|$))"
+)
+_TIME_RE = re.compile(
+    r"^(?:(?:the|this|next|a|an|\d+|one|two|three|a\s+few|a\s+couple\s+of)\s+)*(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+    r"|^(?:(?:the|this|next|a|an|\d+|one|two|three|a\s+few|a\s+couple\s+of)\s+)*(?:minutes?|hours?|days?|weeks?|months?"
+    r"|morning|afternoon|evening|night|weekend|end\b|noon|midnight|time|moment|meantime|meanwhile)"
+    r"|^\d|^(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b|^(?:eod|eow|cob|asap)\b",
+    re.I,
 )
 _PARTICLE = r"(?:\s+(?P<particle>up|off|out|over|down|back)(?=\s+(?!(?:for|to|with|on|at|in)\b)))?"
 _OPEN_RE = re.compile(
@@ -225,4 +240,18 @@ def commitment_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[str
         return None, {}
     subject = match.group("subj")
     who = (speaker or "I") if subject == "I" else subject.lower() if subject.lower() == "we" else subject
-    return key_part(f"{who} {_stem(verb)} {particle or ''} {obj}"), {"commitment": state}
+    return key_part(f"{who} {_stem(verb)} {particle or ''} {obj} {_complement(match.group('tail'))}"), {
+        "commitment": state
+    }
+
+
+def _complement(tail: str | None) -> str:
+    """What follows the object and belongs to it ("for the billing service", "to Acme"), without the
+    determiners; "" for a tail that only says when ("by Friday", "on Monday", "tomorrow")."""
+    found = _COMPLEMENT_RE.match(tail or "")
+    if found is None or _TIME_RE.match(found.group("what")) or len(found.group("what").split()) > 5:
+        return ""
+    if found.group("what").lower() in _NOT_THINGS:  # "with you", "to them": who, said any way
+        return ""
+    what = re.sub(r"\b(?i:the|an?|my|our|your|his|her|their)\s+", "", found.group("what"))
+    return f"{found.group('prep')} {what}"

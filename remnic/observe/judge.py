@@ -49,6 +49,8 @@ _TASK_AT_HAND_RE = re.compile(
     r"|pushing|merging|rebasing|reverting|waiting|reviewing|investigating|implementing|testing)\b",
     re.I,
 )
+# The rest of a sentence that said nothing more: a few words of the same clause ("… the job again now").
+_ONLY_REST = r"(?![^,;:]*\b(?:since|because|so|and|but|while|as|after)\b)[^,;:—–]{0,30}$"
 TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (reason, re.compile(pattern, re.I))
     for reason, pattern in (
@@ -98,21 +100,25 @@ TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             # "retrying the job", "the tests pass locally", "looks like a network blip": how a task at hand
             # is going, said in passing.
             STATUS_CHATTER,
-            r"^(?:(?:i'?m|i am|we'?re|we are|just)\s+)*(?:retrying|re-?running|re-?starting|rebooting"
-            r"|re-?deploying|re-?triggering|kicking off) (?:the |it\b|again\b|now\b)"
-            r"|\b(?:tests?|builds?|it|everything|ci) (?:pass(?:es)?|work(?:s)?|fail(?:s)?|(?:is )?green|(?:is )?red)"
-            r" (?:locally|on my (?:machine|laptop|box)|for me)\b"
-            r"|\blooks like (?:a|an|some) (?:\w+ )?(?:blip|glitch|hiccup|flake|fluke)\b",
+            # Only when that is all the sentence says: "Retrying the job, the build cache lives in …" states
+            # a fact after it.
+            r"^(?:(?:i'?m|i am|we'?re|we are|just|ok(?:ay)?,?|so,?)\s+)*(?:(?:retrying|re-?running|re-?starting"
+            r"|rebooting|re-?deploying|re-?triggering|kicking off) (?:the |it\b|again\b|now\b)"
+            r"|(?:the )?(?:tests?|builds?|it|everything|ci) (?:pass(?:es)?|work(?:s)?|fail(?:s)?|(?:is )?green"
+            r"|(?:is )?red) (?:locally|on my (?:machine|laptop|box)|for me)\b"
+            r"|(?:it |this |that )?looks like (?:a|an|some) (?:\w+ )?(?:blip|glitch|hiccup|flake|fluke)\b)"
+            rf"{_ONLY_REST}",
         ),
         (
             # "I'm out tomorrow afternoon", "Ana is off on Friday": a one-day absence is over within a day
-            # (not a habit: "I'm out every Friday afternoon").
+            # (not a habit: "I'm out every Friday afternoon"), said as the whole sentence: "I'm off on Friday
+            # for my wedding" says more.
             ONE_DAY_ABSENCE,
-            r"^(?!.*\b(always|usually|normally|typically|generally|often|every|each|weekly|most)\b)"
-            rf".*\b(?:i'?m|i am|i'?ll be|i will be|we'?re|we are|he'?s|she'?s|they'?re|(?-i:{CAPITAL}{SMALL}+) (?:is|will be))"
+            r"^(?:(?:fyi|heads up|btw|just so you know)[,:]?\s+)?"
+            rf"(?:i'?m|i am|i'?ll be|i will be|we'?re|we are|he'?s|she'?s|they'?re|(?-i:{CAPITAL}{SMALL}+) (?:is|will be))"
             r" (?:out|off|away|offline|afk|ooo|out of (?:the )?office|on leave|off sick|out sick|unavailable)"
-            r" (?:on |this |next )?(?:today|tomorrow|tonight|morning|afternoon|evening|monday|tuesday|wednesday"
-            r"|thursday|friday|saturday|sunday)\b(?!s)",
+            r" (?:on |this |next )?(?:today|tomorrow|tonight|morning|afternoon|evening|monday|tuesday|wednesday|thursday|friday|saturday"
+            r"|sunday)(?: (?:morning|afternoon|evening))?(?: (?:too|again|as well))?\s*[.!]*$",
         ),
     )
 )

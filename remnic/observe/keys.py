@@ -104,6 +104,15 @@ _ATTRIBUTE_VALUE_RE = re.compile(
     r"(?P<attr>[A-Za-z][a-z]+)\s+(?P<value>[^,;]+?)\s*[.!]?$"
 )
 _VERSION_RE = re.compile(r"^v?\d+(?:\.\d+){1,3}$")
+_NAMED_VERSION_RE = re.compile(r"^([A-Z][\w+#-]*)\s+v?\d+(?:\.\d+){1,3}$")
+
+
+def _version_of(name: str) -> str:
+    """The attribute a named runtime's version is kept under ("python-version"): a thing runs on several
+    (Python 3.11 and Ubuntu 22.04), and only a new version of the same one replaces it."""
+    return key_part(f"{name} version")
+
+
 # "Mia is visiting next Saturday": a verb going on, not a value ("the job is running" is one).
 _VAGUE_VALUE_RE = re.compile(
     r"^(so|very|really|pretty|quite|too|such|a bit|kind of|sort of|not)\b|^[a-z]+ing\s+\w", re.I
@@ -217,8 +226,9 @@ def change_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
     prefix = [owner_] if owner_ else []
     if len(said) == 2 and key_part(said[0]) in KNOWN_ATTRIBUTES:  # "to port 6543": the attribute is named
         entity, attribute, value = " ".join(prefix + words_), said[0], said[1]
-    elif match.group("verb") in _UPGRADES:  # "upgraded the API to Python 3.13": its version
-        entity, attribute = " ".join(prefix + words_), "version"
+    elif match.group("verb") in _UPGRADES:  # "upgraded the API to Python 3.13": its Python's version
+        named = _NAMED_VERSION_RE.match(value)
+        entity, attribute = " ".join(prefix + words_), _version_of(named.group(1)) if named else "version"
     elif len(words_) >= 2 or prefix:
         split = len(words_) - 2 if len(words_) >= 2 and words_[-2].lower() in _ATTRIBUTE_MODIFIERS else len(words_) - 1
         entity, attribute = " ".join(prefix + words_[:split]), " ".join(words_[split:])
@@ -356,10 +366,9 @@ def _attribute_value_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
         # Python 3.12" has.
         if not (match.group("attr")[:1].isupper() and _VERSION_RE.match(value)):
             return None, {}
-        value, match_attr = f"{match.group('attr')} {value}", "version"
         if words_[0].lower() in _NOT_SUBJECT:
             return None, {}
-        return key_part(" ".join(words_)), {match_attr: value}
+        return key_part(" ".join(words_)), {_version_of(match.group("attr")): f"{match.group('attr')} {value}"}
     if words_[0].lower() in _NOT_SUBJECT or not value or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
         return None, {}
     return key_part(" ".join(words_)), {key_part(match.group("attr")): value}

@@ -225,6 +225,14 @@ def _who(turn: Turn) -> str:
 _GROUP_REPLY_MAX_WORDS = 8
 _YES_NO_RE = re.compile(r"^(?:yes|yeah|yep|yup|no|nope|nah|sure|definitely|absolutely|not yet)\b", re.I)
 _INFLECTION_RE = re.compile(r"(?:ing|ed|es|s)$")
+# A number or a time said in words ("eight engineers", "half past nine", "around twenty thousand euros")
+# is as concrete an answer as its digits.
+_SPELLED_VALUE_RE = re.compile(
+    r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen"
+    r"|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand"
+    r"|million|billion|dozen|half|quarter|noon|midnight|o'clock)\b",
+    re.I,
+)
 
 
 def _replies_to(asked: str, turn: Turn, settings: ObserveSettings) -> bool:
@@ -243,6 +251,8 @@ def _replies_to(asked: str, turn: Turn, settings: ObserveSettings) -> bool:
         return {_INFLECTION_RE.sub("", w.lower()) or w.lower() for w in content_words(text)}
 
     if stems(asked) & stems(core) or _YES_NO_RE.match(said[0].strip()) or SPECIFIC_RE.search(core):
+        return True
+    if _SPELLED_VALUE_RE.search(core):  # "half past nine", "eight engineers"
         return True
     bare_name = len(words) <= 3 and words[0][:1].isupper() and not re.search(r"(?:ing|ed)\W*$", words[0])
     return bool(re.search(rf"\b{CAPITAL}", " ".join(words[1:]))) or (bare_name and fragment(core))

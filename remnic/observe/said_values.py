@@ -28,11 +28,21 @@ TOOL_PURPOSES = words(
     " deployments builds orchestration issue-tracking ticketing docs wiki dashboards secrets feature-flags"
 )
 """What a team names the tool for ("Our CI is Jenkins"): its ``tool``, not a value of "CI" itself."""
+ONE_TOOL_PURPOSES = words(
+    "ci cd ci-cd cicd continuous-integration vcs source-control version-control deploys deployment deployments"
+    " paging on-call issue-tracking ticketing chat"
+)
+"""Purposes a team serves with one tool at a time: "We use GitLab for CI" retires Jenkins for CI, while
+"We use Redis for the billing service" is one more tool beside Postgres."""
+# Said as a replacement: a second tool for an open-ended purpose then retires the first one.
+_REPLACING_RE = re.compile(
+    r"\b(?:now|instead|no\s+longer|from\s+now\s+on|going\s+forward|moving\s+forward|anymore|any\s+more)\b", re.I
+)
 
 _WE = wide(r"(?:[Ww]e|[Tt]he\s+team|[Oo]ur\s+team|(?P<group>[A-Z][\w-]*(?:\s[A-Z][\w-]*)?\s+and\s+others))")
 _SOFT = r"(?:(?:now|still|currently|mostly|usually|always|just|finally|already|officially|have|'ve)\s+)*"
 _NAME = wide(r"[A-Z][\w+#-]*(?:\.[\w+#-]+)*(?:\s+[A-Z0-9][\w+#-]*(?:\.[\w+#-]+)*){0,2}")
-_THING = r"[A-Za-z][\w/-]*(?:\s+[a-z][\w/-]*){0,2}"
+_THING = r"[A-Za-z][\w/-]*(?:\s+(?!(?:now|instead|again|these|going|moving|from)\b)[a-z][\w/-]*){0,2}"
 # Said after the value: when it starts holding, not part of it.
 _FROM_NOW = r"(?:\s+(?:from\s+now\s+on|going\s+forward|moving\s+forward|now|again|instead|these\s+days))?"
 _END = rf"{_FROM_NOW}\s*[.!]?$"
@@ -51,8 +61,14 @@ _MOVED_FOR_RE = re.compile(
 _DAYS = "monday tuesday wednesday thursday friday saturday sunday"
 _DAY = r"(?:[Mm]on|[Tt]ues|[Ww]ednes|[Tt]hurs|[Ff]ri|[Ss]atur|[Ss]un)days?"
 _SCHEDULE_RE = re.compile(
-    rf"^{_WE}\s+{_SOFT}(?P<act>[a-z]+(?:\s+(?:the\s+|our\s+)?[a-z][\w-]*){{0,3}}?)\s+(?:every|each|on)\s+"
+    rf"^{_WE}\s+{_SOFT}(?P<act>[a-z]+(?:\s+(?:the\s+|our\s+)?[a-z][\w-]*){{0,3}}?)\s+(?P<when>every|each|on)\s+"
     rf"(?P<value>{_DAY}){_END}",
+)
+# A habit holds from now on; "We went hiking on Saturday" is one outing, and the next one retires nothing.
+_HABIT_RE = re.compile(r"\b(?:from\s+now\s+on|going\s+forward|moving\s+forward)\b", re.I)
+_PAST_ACTS = words(
+    "went had did made ran met got took saw gave held began spent flew drove left came ate drank wrote sent"
+    " shipped built were was"
 )
 _OWNS_RE = re.compile(
     rf"^(?P<value>{_NAME})\s+(?:now\s+)?owns\s+(?P<thing>(?:the|our)\s+[^,;]+?){_END}",
@@ -76,9 +92,12 @@ def said_value_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
     text = sentence.strip()
     for pattern in (_USE_RE, _MOVED_FOR_RE, _MOVED_RE):
         match = pattern.match(text)
-        if match and _tool_change(match, pattern is _MOVED_RE):
+        one_tool = pattern is not _USE_RE or bool(_REPLACING_RE.search(text))
+        if match and _tool_change(match, pattern is _MOVED_RE or not one_tool):
             return key_part(match.group("thing")), {"tool": match.group("value")}
     match = _SCHEDULE_RE.match(text)
+    if match and not _habit(match, text):
+        match = None
     if match and not _SHARED_RE.search(text[match.end("group") if match.group("group") else 0 :]):
         act = re.sub(r"\b(?:the|our)\s+", "", match.group("act"), flags=re.I)
         if act.split()[0].lower() not in ("are", "is", "were", "was", "have", "had", "meet", "met", "off", "out"):
@@ -100,7 +119,19 @@ def _tool_change(match: re.Match[str], bare_thing: bool) -> bool:
         return False
     if thing.split()[0].lower() in _NOT_THINGS or re.search(r"\d", value.split()[0]):
         return False
-    return not bare_thing or bool(old) or key_part(thing) in TOOL_PURPOSES
+    if not bare_thing or old:
+        return True
+    purposes = TOOL_PURPOSES if match.re is _MOVED_RE else ONE_TOOL_PURPOSES
+    return key_part(thing) in purposes
+
+
+def _habit(match: re.Match[str], text: str) -> bool:
+    """A weekday said as a habit: "every/each Friday", "on Fridays", or "on Friday from now on"; never in a
+    past tense ("We went to the pub on Friday", "We released on Thursday")."""
+    first = match.group("act").split()[0].lower()
+    if first in _PAST_ACTS or (first.endswith("ed") and not first.endswith("eed")):
+        return False
+    return match.group("when") != "on" or match.group("value").lower().endswith("days") or bool(_HABIT_RE.search(text))
 
 
 def _weekday(said: str) -> str:
