@@ -136,3 +136,14 @@ def test_a_password_said_in_words_stays_out_of_update_and_share_subjects(memory:
     memory.update(stored.id, {}, content="The root password is Kiwi7Mango! now")
     subject = git(memory.root, "log", "-1", "--format=%s")
     assert subject.startswith("remnic update:") and "Kiwi7Mango" not in subject
+
+
+def test_forgetting_an_entity_page_a_read_showed_but_nobody_wrote_says_how(memory: Memory) -> None:
+    memory.store("Kofi Mensah owns the billing service", category="fact")
+    shown = run_cli("entities", "show", "Kofi Mensah", "--json", "--memory-dir", str(memory.root))
+    assert shown.code == 0, shown.err
+    page_id = shown.json()["entity"]["id"]
+    out = run_cli("forget", page_id, "--memory-dir", str(memory.root))
+    assert out.code != 0 and "remnic entities refresh" in out.err
+    assert run_cli("entities", "refresh", "--memory-dir", str(memory.root)).code == 0
+    assert run_cli("forget", page_id, "--memory-dir", str(memory.root)).code == 0

@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import MemoryFormatError, RemnicError, UsageError, ValidationError
+from remnic.errors import MemoryFormatError, NotFoundError, RemnicError, UsageError, ValidationError
 from remnic.memfile.model import MemoryRecord, body_for, derived_fields, new_id, now_iso, parse_file
 from remnic.memfile.normalize import in_line_ending, line_ending, render, serialize_like
 from remnic.memfile.secrets import subject_excerpt
@@ -241,7 +241,17 @@ def _says_already(
 
 def forget(mem: Memory, memory_id: str, reason: str | None, *, source: str) -> WriteResult:
     """Mark a memory forgotten (status, forgottenAt, forgottenReason); its text stays in the file and history."""
-    record = mem.get(memory_id)
+    try:
+        record = mem.get(memory_id)
+    except NotFoundError as exc:
+        from remnic.observe.entities import ENTITY_TYPES
+
+        if mem.settings.entities.enabled and memory_id.split("-", 1)[0] in ENTITY_TYPES:
+            # `entities list|show` show pages without writing them: the one named may not exist yet.
+            raise NotFoundError(
+                f"{exc}; an entity page a read shows is written by `remnic entities refresh`: run it, then forget the page"
+            ) from None
+        raise
     if record.status == "forgotten":
         return WriteResult("forget", (record,), None, changed=False)
     changes: dict[str, Any] = {"status": "forgotten", "forgottenAt": now_iso()}
