@@ -22,6 +22,9 @@ NOTE = "The {n}th kafka partition roadmap note: brokers rebalance when a consume
 # just after its commit: where a person's Ctrl-C landed during a first adoption.
 SIGNAL_AT = """
 import importlib, os, signal, sys
+# A process started in the background by a non-interactive shell inherits SIGINT ignored (and Python
+# then installs no KeyboardInterrupt handler): a person's terminal delivers it, so this one must too.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 where, name, args = sys.argv[1], sys.argv[2], sys.argv[3:]
 module, cls, method = where.rsplit(".", 2)
 def stop(*_a, **_k):

@@ -206,7 +206,7 @@ def test_annotations_say_which_tools_commit_and_which_take_memories_out_of_use(e
 
     hints = {t.name: t.annotations for t in run(go).tools}
     for name in ("remnic_entity_get", "remnic_memory_entities"):
-        assert hints[name].read_only_hint is False, name  # the first call after a change commits entity pages
+        assert hints[name].read_only_hint is True, name  # entity reads write nothing (refresh writes pages)
     for name in ("remnic_memory_store", "remnic_observe", "remnic_memory_feedback", "remnic_suggestion_submit"):
         assert hints[name].read_only_hint is False and hints[name].destructive_hint is False, name
     assert hints["remnic_review_disposition"].destructive_hint is True

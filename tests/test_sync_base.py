@@ -73,7 +73,8 @@ def test_hand_edit_of_an_entity_page_is_a_modification(memory: Memory) -> None:
     cli(memory, "sync", "run")
     cli(memory, "store", "Ana Lopez works at Acme on the billing team")
     cli(memory, "store", "Ana Lopez prefers tabs")
-    assert "entities/person-ana-lopez.md" in cli(memory, "entities", "list")  # writes and commits the page
+    assert "entities/person-ana-lopez.md" in cli(memory, "entities", "list")
+    cli(memory, "entities", "refresh")  # writes and commits the page (a read shows it, writing nothing)
     rel = "entities/person-ana-lopez.md"
     assert "remnic entities" in head_subject(memory)
     edit(memory, rel, "billing team", "billing and payments team")
