@@ -151,7 +151,7 @@ def test_a_dismissed_replacement_leaves_its_value_one_current_memory(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("moves", "depth"), [("ad", 5), ("adfr", 3)])
+@pytest.mark.parametrize(("moves", "depth"), [("ad", 4), ("adfr", 2)])
 def test_every_order_of_decisions_on_two_replacements_leaves_one_current_memory(
     tmp_path: Path, moves: str, depth: int
 ) -> None:
