@@ -6,15 +6,18 @@ Split from :mod:`remnic.index.embed` (which runs the model) so the spec can be r
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from remnic.errors import RemnicError
+from remnic.fsio import write_atomic
 
 INT8_MARK = "+i8mm"
 """What a model id carries when the model runs with int8 matrix products (``embed.int8``)."""
@@ -154,30 +157,72 @@ def _default_model_path() -> Path:
 
 
 _file_hash_lock = threading.Lock()
-_file_hashes: dict[tuple[str, int, int], str] = {}
+_file_hashes: dict[tuple[str, int, int, int, int, int], str] = {}
+_SETTLED_NS = 2_000_000_000
+"""A stamp is written only for a file unchanged this long: a write in the same clock tick as the one the
+stamp records would leave the change time as it was (timestamps are coarse), so a fresher file is hashed."""
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
-def _file_sha256(path: Path, what: str) -> str:
-    """sha256 of a file, memoised per process (model files are 23 MB+)."""
+def _file_sha256(path: Path, what: str, *, stamps: Path | None = None) -> str:
+    """sha256 of a file, memoised per process (model files are 23 MB+) by its identity and change time.
+
+    With ``stamps`` (a folder) also across processes: a stamp there records the file's size, mtime,
+    ctime, inode and device with its sha256, and is trusted while all of them still match. Any write
+    moves the ctime, which no user can set back, so changed bytes are hashed again. A stamp that cannot
+    be read, parsed or written is ignored: the file is hashed, as without one.
+    """
+    now = time.time_ns()
     try:
         st = path.stat()
-        key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+        key = (str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
     except OSError as exc:
         raise EmbeddingError(f"{what} file not found or unreadable: {shown(path)}") from exc
     with _file_hash_lock:
         if key in _file_hashes:
             return _file_hashes[key]
-    h = hashlib.sha256()
-    try:
-        with open(path, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-    except OSError as exc:
-        raise EmbeddingError(f"{what} file not readable: {shown(path)}: {exc}") from exc
-    digest = h.hexdigest()
+    stamp = None if stamps is None else _stamp_path(stamps, key[0])
+    digest = None if stamp is None else _read_stamp(stamp, key)
+    if digest is None:
+        h = hashlib.sha256()
+        try:
+            with open(path, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+        except OSError as exc:
+            raise EmbeddingError(f"{what} file not readable: {shown(path)}: {exc}") from exc
+        digest = h.hexdigest()
+        if stamp is not None and st.st_ctime_ns <= now - _SETTLED_NS:
+            _write_stamp(stamp, key, digest)
     with _file_hash_lock:
         _file_hashes[key] = digest
     return digest
+
+
+def _stamp_path(folder: Path, resolved: str) -> Path:
+    """The stamp of the file at ``resolved``: named by the file's name and a hash of its full path."""
+    return folder / f"{Path(resolved).name}.{hashlib.sha256(resolved.encode()).hexdigest()[:16]}.sha256"
+
+
+def _read_stamp(stamp: Path, key: tuple[str, int, int, int, int, int]) -> str | None:
+    """The sha256 a stamp records, when it records this very state of the file (``key``); else None."""
+    try:
+        with open(stamp, encoding="utf-8") as fh:
+            said = json.loads(fh.read(4096))
+        recorded = (said["path"], said["size"], said["mtime_ns"], said["ctime_ns"], said["ino"], said["dev"])
+        digest = said["sha256"]
+    except (OSError, ValueError, TypeError, KeyError, RecursionError):
+        return None
+    ok = recorded == key and isinstance(digest, str) and _SHA256_HEX.fullmatch(digest)
+    return digest if ok else None
+
+
+def _write_stamp(stamp: Path, key: tuple[str, int, int, int, int, int], digest: str) -> None:
+    fields = dict(zip(("path", "size", "mtime_ns", "ctime_ns", "ino", "dev"), key, strict=True))
+    try:
+        write_atomic(stamp, json.dumps({**fields, "sha256": digest}), mode=0o644, durable=False)
+    except OSError:
+        pass  # a read-only cache folder: the next process hashes the file again
 
 
 def _same_file(a: Path, b: Path) -> bool:

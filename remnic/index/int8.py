@@ -14,6 +14,12 @@ sha256 and its own, so a process after the first loads it straight from there (f
 original: no weights to fold, no ``onnx`` to import) once its bytes check out; every installation of
 the same model shares one file. A file that does not check out is made again. The folder holds 23 MB
 per model version and can be deleted at any time.
+
+Hashing both files costs every process that embeds ~50 ms of CPU, so the folder also keeps a small
+stamp per hashed file (the packaged model's keyed by its resolved path: its own folder may be read-only):
+its size, mtime, ctime, inode and sha256 (:func:`.embed_spec._file_sha256`). A later process trusts
+the recorded sha256 while the file's stat still matches: any write moves the ctime, which cannot be set back,
+so a damaged rewrite or a newly installed model is hashed again and never matched to an old rewrite.
 """
 
 from __future__ import annotations
@@ -244,7 +250,7 @@ def _fused_agrees(original: bytes, rewritten: bytes) -> bool:
 def _rewritten(source: Path, what: str, suffix: str, make: Callable[[bytes], bytes | None]) -> str | bytes | None:
     """``make(source's bytes)``, cached in :func:`cache_dir` under the source's sha256 and its own (and a
     ``.skip`` marker when ``make`` gives None, so the next process does not try again)."""
-    digest = _file_sha256(source, what)
+    digest = _file_sha256(source, what, stamps=cache_dir())
     key = digest + suffix
     with _memo_lock:
         if key in _memo:
@@ -277,7 +283,7 @@ def kept_at(source: Path, what: str, *, fused: bool = False) -> str | None:
 
     suffix = f"-fav{fused_rewrite.REWRITE_VERSION}.onnx" if fused else f"-i8v{REWRITE_VERSION}.onnx"
     with _memo_lock:
-        found = _memo.get(_file_sha256(source, what) + suffix)
+        found = _memo.get(_file_sha256(source, what, stamps=cache_dir()) + suffix)
     return found if isinstance(found, str) else None
 
 
@@ -285,7 +291,7 @@ def _checks_out(path: Path, suffix: str) -> bool:
     """Whether a cached file's bytes hash to what its name says (damage that still loads runs wrong)."""
     named = path.name[: -len(suffix)].split("-")[-1]
     try:
-        return len(named) == 24 and _file_sha256(path, "cached int8 model").startswith(named)
+        return len(named) == 24 and _file_sha256(path, "cached model", stamps=path.parent).startswith(named)
     except EmbeddingError:
         return False
 
