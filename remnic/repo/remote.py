@@ -3,16 +3,18 @@
 Everything runs git itself as a subprocess, so any URL git accepts works (a path,
 ``file://``, ssh, https) with git's own credential handling: remnic stores no
 credentials. Merges run with remnic's git hooks skipped (the caller holds the write
-lock and updates the index itself) and never open an editor.
+lock and updates the index itself) and never open an editor. No git command here runs the repository's
+hooks (a push keeps pre-push) or its fsmonitor command: a pulled repository cannot make remnic run its code.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -46,26 +48,75 @@ class GitRun:
         return self.code == 0
 
 
+def _argv(args: Sequence[str], hooks: Path | None) -> list[str]:
+    """git's command line: no fsmonitor command and no hook of the repository but those in ``hooks`` (a push's
+    pre-push, :func:`push`); config and rev-parse as they are (where hooks are looked up)."""
+    if args[0] in ("config", "rev-parse"):
+        return ["git", *args]
+    return ["git", *(QUIET_GIT if hooks is None else (*NO_FSMONITOR, "-c", f"core.hooksPath={hooks}")), *args]
+
+
+def _env(env: Mapping[str, str] | None) -> dict[str, str]:
+    """remnic's hooks skipped, no editor or terminal prompt for a merge message."""
+    return {**os.environ, "REMNIC_SKIP_HOOKS": "1", "GIT_MERGE_AUTOEDIT": "no", "GIT_EDITOR": "true", **(env or {})}
+
+
 def run_git(
-    root: Path, args: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float | None = None
+    root: Path,
+    args: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    stdin: str | None = None,
+    hooks: Path | None = None,
 ) -> GitRun:
     """git in ``root`` with remnic's hooks skipped and no editor or terminal prompt for a merge message."""
-    full_env = {
-        **os.environ,
-        "REMNIC_SKIP_HOOKS": "1",
-        "GIT_MERGE_AUTOEDIT": "no",
-        "GIT_EDITOR": "true",
-        **(env or {}),
-    }
-    # No fsmonitor command, no hook of the repository (a push keeps pre-push: the user's last check before sharing).
-    quiet = () if args[0] in ("config", "rev-parse") else NO_FSMONITOR if args[0] == "push" else QUIET_GIT
     try:
         proc = subprocess.run(
-            ["git", *quiet, *args], cwd=root, env=full_env, capture_output=True, text=True, timeout=timeout, check=False
+            _argv(args, hooks),
+            cwd=root,
+            env=_env(env),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
         )
     except subprocess.TimeoutExpired:
         return GitRun(124, "", f"git {args[0]} timed out after {timeout:.0f}s")
     return GitRun(proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_git_bytes(
+    root: Path, args: Sequence[str], stdin: bytes, *, env: Mapping[str, str] | None = None
+) -> tuple[int, bytes]:
+    """:func:`run_git` with binary input and output (blobs, NUL-separated paths): (exit code, stdout)."""
+    proc = subprocess.run(_argv(args, None), cwd=root, env=_env(env), input=stdin, capture_output=True, check=False)
+    return proc.returncode, proc.stdout
+
+
+def run_git_detached(
+    root: Path, args: Sequence[str], *, env: Mapping[str, str] | None, started: Callable[[int], object]
+) -> GitRun:
+    """:func:`run_git` that finishes on its own when this process is killed: in its own session (a signal to
+    this process group does not reach it) and writing to files, not pipes (a pipe whose reader died kills it
+    with SIGPIPE). ``started`` gets git's pid as soon as it runs; a negative code: git itself was killed."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            _argv(args, None),
+            cwd=root,
+            env=_env(env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
+        started(proc.pid)
+        code = proc.wait()
+        out.seek(0)
+        err.seek(0)
+        said = [f.read().decode("utf-8", "replace") for f in (out, err)]
+    return GitRun(code, *said)
 
 
 def identity(ledger: Ledger) -> dict[str, str]:
@@ -124,7 +175,7 @@ def line_merge(base: str, ours: str, theirs: str) -> tuple[str, bool]:
             path.write_text(text, encoding="utf-8", newline="")
             paths.append(str(path))
         proc = subprocess.run(
-            ["git", "merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs", *paths],
+            ["git", *QUIET_GIT, "merge-file", "-p", "-L", "ours", "-L", "base", "-L", "theirs", *paths],
             capture_output=True,
             check=False,
         )
@@ -245,7 +296,23 @@ def add(ledger: Ledger, paths: Sequence[str]) -> GitRun:
 
 def push(ledger: Ledger, remote: str, current: str, *, set_upstream: bool, timeout: float) -> GitRun:
     args = ["push", "--porcelain", *(["--set-upstream"] if set_upstream else []), remote, f"HEAD:refs/heads/{current}"]
-    return run_git(ledger.root, args, timeout=timeout)
+    hooks = Path(tempfile.mkdtemp(prefix="remnic-hooks-", dir=ledger.repo.git_dir))  # beside the repository's own
+    try:
+        _pre_push_only(ledger, hooks)
+        return run_git(ledger.root, args, timeout=timeout, hooks=hooks)
+    finally:
+        shutil.rmtree(hooks, ignore_errors=True)
+
+
+def _pre_push_only(ledger: Ledger, hooks: Path) -> None:
+    """``hooks`` made a hooks folder holding only the repository's pre-push hook: a push keeps it (the user's last
+    check before sharing), not reference-transaction (run for each ref the push moves). A script that runs the
+    hook where it is, so the hook finds its own folder as it does under plain git."""
+    found = Path(run_git(ledger.root, ["rev-parse", "--git-path", "hooks/pre-push"]).out.strip())
+    hook = found if found.is_absolute() else ledger.root / found
+    if hook.is_file() and os.access(hook, os.X_OK):
+        (hooks / "pre-push").write_text(f'#!/bin/sh\nexec {shlex.quote(str(hook))} "$@"\n', encoding="utf-8")
+        (hooks / "pre-push").chmod(0o755)
 
 
 def rejected(result: GitRun) -> bool:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
@@ -140,10 +139,8 @@ def blob_bytes(mem: Memory, shas: set[str]) -> dict[str, bytes]:
     if not shas:
         return {}
     order = sorted(shas)
-    proc = subprocess.run(
-        ["git", "cat-file", "--batch"], cwd=mem.root, input="\n".join(order).encode() + b"\n", capture_output=True
-    )
-    data, pos, out = proc.stdout, 0, {}
+    data = _remote.run_git_bytes(mem.root, ["cat-file", "--batch"], "\n".join(order).encode() + b"\n")[1]
+    pos, out = 0, {}
     for sha in order:
         end = data.index(b"\n", pos)
         header = data[pos:end].split()
@@ -171,15 +168,15 @@ def checked_out(mem: Memory, commit: str | None, paths: list[str]) -> dict[str, 
         return {}
     scratch = Path(tempfile.mkdtemp(prefix="remnic-checkout-", dir=mem.git_dir))
     try:
-        env = {**os.environ, "GIT_INDEX_FILE": str(scratch / "index")}
+        env = {"GIT_INDEX_FILE": str(scratch / "index"), "GIT_LITERAL_PATHSPECS": "1"}
         if commit is None:
             listed = _remote.run_git(mem.root, ["rev-parse", "--path-format=absolute", "--git-path", "index"])
             shutil.copyfile(listed.out.strip(), scratch / "index")
-        elif subprocess.run(["git", "read-tree", commit], cwd=mem.root, env=env, capture_output=True).returncode:
+        elif not _remote.run_git(mem.root, ["read-tree", commit], env=env).ok:
             raise LedgerError(f"git read-tree {commit} failed in {mem.root}")
         out = scratch / "tree"
-        args = ["git", "checkout-index", "-f", "-q", "-z", "--stdin", f"--prefix={out}{os.sep}"]
-        subprocess.run(args, cwd=mem.root, env=env, input=b"\0".join(p.encode() for p in paths), capture_output=True)
+        args = ["checkout-index", "-f", "-q", "-z", "--stdin", f"--prefix={out}{os.sep}"]
+        _remote.run_git_bytes(mem.root, args, b"\0".join(p.encode() for p in paths), env=env)
         found = {path: _read(out / path) for path in paths}
         return {path: data for path, data in found.items() if data is not None}
     finally:

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -380,19 +378,14 @@ def run_merge(mem: Memory, tracking: str, message: str, *, allow_unrelated: bool
     record.update(pid=None, started=time.time(), tree=str(tree))
     write_atomic(marker, json.dumps(record).encode("utf-8"))
     unrelated = ["--allow-unrelated-histories"] if allow_unrelated else []
-    env = {**os.environ, "REMNIC_SKIP_HOOKS": "1", "GIT_MERGE_AUTOEDIT": "no", "GIT_EDITOR": "true"}
-    env.update(_remote.identity(ledger))
-    env.update({"GIT_DIR": str(mem.git_dir), "GIT_WORK_TREE": str(tree), ROOT_ENV: str(mem.root)})
-    args = ["git", "merge", "--no-edit", "--no-stat", *unrelated, "-m", message, tracking]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(
-            args, cwd=tree, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
-        )
-        write_atomic(marker, json.dumps({**record, "pid": proc.pid}).encode("utf-8"))
-        code = proc.wait()
-        out.seek(0)
-        err.seek(0)
-        said = [f.read().decode("utf-8", "replace") for f in (out, err)]
+    env = {**_remote.identity(ledger), "GIT_DIR": str(mem.git_dir), "GIT_WORK_TREE": str(tree), ROOT_ENV: str(mem.root)}
+    args = ["merge", "--no-edit", "--no-stat", *unrelated, "-m", message, tracking]
+
+    def started(pid: int) -> None:
+        write_atomic(marker, json.dumps({**record, "pid": pid}).encode("utf-8"))
+
+    result = _remote.run_git_detached(tree, args, env=env, started=started)
+    code = result.code
     drop_scratch_tree(mem)
     if code < 0:  # git itself was killed: the marker stays for the next pull
         raise LedgerError(
@@ -402,7 +395,7 @@ def run_merge(mem: Memory, tracking: str, message: str, *, allow_unrelated: bool
     if code != 0:
         marker.unlink(missing_ok=True)  # git stopped in the merge (MERGE_HEAD) or refused it
     # A merge git committed keeps the marker until the caller has finished with it (:func:`finish_merged`).
-    return _remote.GitRun(code, *said)
+    return result
 
 
 def _cut(mem: Memory) -> dict[str, Any] | None:
@@ -520,12 +513,10 @@ def _edited_since(mem: Memory, paths: list[str]) -> list[str]:
     for start in range(0, len(hashed), 200):
         chunk = hashed[start : start + 200]
         shas = _remote.run_git(mem.root, ["hash-object", "--", *chunk])  # with the path's filters, as git stores it
-        found = subprocess.run(
-            ["git", "cat-file", "--batch-check"], cwd=mem.root, input=shas.out, capture_output=True, text=True
-        )
-        answers = found.stdout.splitlines()
-        if not shas.ok or found.returncode != 0 or len(answers) != len(chunk):
-            said = (shas.err or found.stderr).strip()
+        found = _remote.run_git(mem.root, ["cat-file", "--batch-check"], stdin=shas.out)
+        answers = found.out.splitlines()
+        if not shas.ok or not found.ok or len(answers) != len(chunk):
+            said = (shas.err or found.err).strip()
             raise LedgerError(f"could not tell git's files from edits in {mem.root}: git hash-object: {said}")
         edited += [path for path, line in zip(chunk, answers, strict=True) if line.endswith(" missing")]
     return sorted(edited)

@@ -13,7 +13,6 @@ entity page is refused too: it is compiled from the memories of its namespace, n
 
 from __future__ import annotations
 
-import subprocess
 from typing import TYPE_CHECKING, Any
 
 from remnic.config.spaces import load_registry
@@ -21,6 +20,7 @@ from remnic.errors import LedgerError, UsageError, ValidationError
 from remnic.memfile.model import MemoryRecord, body_for, content_hash, new_id, now_iso, serialize
 from remnic.memfile.secrets import subject_excerpt
 from remnic.memfile.validate import check_content, check_namespace, file_problems, new_frontmatter
+from remnic.repo import remote as _remote
 from remnic.repo.messages import TRAILER_PREFIX, parse_trailers
 from remnic.repo.transaction import Plan, PlanOutcome, Transaction
 
@@ -190,7 +190,7 @@ def audit(mem: Memory, since: str | None, limit: int) -> list[dict[str, Any]]:
 
 
 def _git(mem: Memory, *args: str) -> str:
-    proc = subprocess.run(["git", *args], cwd=mem.root, capture_output=True, text=True, check=False)
-    if proc.returncode != 0 and args[0] != "config":
-        raise LedgerError(f"git {args[0]} failed: {proc.stderr.strip()}")
-    return proc.stdout
+    result = _remote.run_git(mem.root, args)
+    if not result.ok and args[0] != "config":
+        raise LedgerError(f"git {args[0]} failed: {result.err.strip()}")
+    return result.out
