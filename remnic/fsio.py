@@ -121,6 +121,26 @@ def write_atomic(
         pass
 
 
+def make_private(path: Path, *, create: bool = True) -> None:
+    """Make ``path`` readable by its owner only (group and other bits cleared: 0644 becomes 0600),
+    creating it empty when missing and ``create``: for remnic's own state that holds memory text or
+    paths (caches, logs), never for memory files, whose mode is the user's and git's. Best effort: a
+    file of another user or on a read-only filesystem stays as it is (readers never need to change it)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | (os.O_CREAT if create else 0)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError:
+        return
+    try:
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        if mode & 0o077:
+            os.fchmod(fd, mode & 0o700)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 _FSYNC_THREADS = 16
 
 

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from remnic.fsio import make_private
+
 from .manifest import Manifest
 
 _SCHEMA = """
@@ -142,6 +144,10 @@ class Catalog:
         self.path = path
         if not create and not path.is_file():
             raise CatalogError(f"no catalog at {path}")
+        # It holds every memory's text: owner-only, made so before SQLite creates it (its WAL and
+        # shared-memory files take the file's mode) and again for one written with a looser mode.
+        for suffix in ("", "-wal", "-shm"):
+            make_private(path.with_name(path.name + suffix), create=create and not suffix)
         try:
             self.conn = sqlite3.connect(str(path), timeout=30.0, check_same_thread=False, isolation_level=None)
             self.conn.execute("PRAGMA busy_timeout = 30000")

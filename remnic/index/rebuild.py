@@ -169,9 +169,10 @@ class IndexRebuilds(Continuity):
 
         old_gen = self._manifest.generation if self._manifest is not None else 0
         require_index_root(self.root)
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         name = new_build_name(old_gen + 1)
         build_dir = self.root / name
+        build_dir.mkdir(mode=0o700)  # owner-only: the text search's store holds every memory's text
         try:
             bm25 = Bm25Index(build_dir / TANTIVY_DIR, create=True, language=self.language)
             with bm25.writer() as w:

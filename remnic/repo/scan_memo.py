@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from remnic.config.settings import StoreSettings
+from remnic.fsio import make_private
 from remnic.memfile.model import MemoryRecord
 from remnic.version import RULES_REVISION, __version__
 
@@ -99,6 +100,9 @@ class ScanMemo:
         self._rows = {}
 
     def _open(self, path: Path) -> None:
+        # Memory text: owner-only, made so before SQLite creates it (its journal takes the file's mode).
+        make_private(path)
+        make_private(path.with_name(path.name + "-journal"), create=False)
         self._conn = sqlite3.connect(str(path), timeout=0.5, isolation_level=None)
         self._conn.executescript(_SCHEMA)
         if self._stored_fingerprint() != self._fingerprint:

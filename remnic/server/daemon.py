@@ -29,6 +29,7 @@ from remnic.fsio import pid_alive, write_atomic
 from remnic.memfile.model import now_iso
 from remnic.version import __version__
 
+from .logfile import open_log
 from .presence import missing
 
 PID_FILE = "server.pid"
@@ -88,7 +89,7 @@ def write_pid_file(
     gone = missing(Path(memory_dir))
     if gone is not None:
         raise FileNotFoundError(errno.ENOENT, f"{gone}; not writing {path.name} there", str(path))
-    path.parent.mkdir(exist_ok=True)
+    path.parent.mkdir(exist_ok=True, mode=0o700)
     write_atomic(path, json.dumps(info, indent=2) + "\n", mode=0o600)
     last = json.dumps({"host": host, "port": port, "url": url, "pid": info["pid"]}) + "\n"
     with contextlib.suppress(OSError):  # only a hint for the next `daemon restart`
@@ -279,7 +280,7 @@ def start(
     check_not_running(settings)
     path, log = pid_path(settings), log_path(settings)
     path.unlink(missing_ok=True)  # stale, or absent
-    settings.state_dir.mkdir(parents=True, exist_ok=True)
+    settings.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     _rotate(log)
     cmd = [
         sys.executable,
@@ -297,7 +298,7 @@ def start(
         *(extra_args or []),
     ]
     try:
-        out = open(log, "ab")  # noqa: SIM115 - closed below, once the server holds it
+        out = os.fdopen(open_log(log), "ab")  # closed below, once the server holds it
     except OSError as exc:
         raise RemnicError(f"cannot open the server log {log}: {exc.strerror or exc} (move it aside)") from None
     with out:

@@ -12,10 +12,22 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import stat
 import sys
 from pathlib import Path
 
 log = logging.getLogger("remnic.server")
+
+
+def open_log(path: Path) -> int:
+    """``path`` opened for appending, owner-only (0600) even when an earlier file there was not: it holds
+    request paths, principals and tracebacks."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with contextlib.suppress(OSError):  # another user's file: written as it is
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        if mode & 0o077:
+            os.fchmod(fd, mode & 0o700)
+    return fd
 
 
 def _same(a: os.stat_result, b: os.stat_result) -> bool:
@@ -44,7 +56,7 @@ class LogReopener:
             pass
         if not self.path.parent.is_dir():
             return False  # the state folder is made again by the pid file's watch, never here
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = open_log(self.path)
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError, AttributeError):
                 stream.flush()
