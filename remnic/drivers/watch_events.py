@@ -98,9 +98,7 @@ class _Handler(FileSystemEventHandler):
 
 def watch_line(event: dict[str, Any]) -> str | None:
     """The one line of text the watcher prints for an event (None: nothing to print)."""
-    kind = event.get("event")
-    if kind == "warning":
-        return f"warning: {event['message']}"
+    kind = event.get("event")  # a warning or a note: the line sync prints for it (the last case)
     if kind == "error":
         return f"error: {event['message']} (retrying in {event['retryInS']}s)"
     if kind == "ready":

@@ -91,6 +91,16 @@ def format_message(subject: str, trailers: Mapping[str, str | Sequence[str]], bo
     return "\n".join(lines) + "\n"
 
 
+def subject_text(text: str, category: str) -> str:
+    """What a commit subject quotes of a memory's text: an entity page by its name (its ``# heading``),
+    not the start of its markdown (``# Priya Raman **Type:** person …``); any other memory as it is."""
+    if category == "entity":
+        first = text.lstrip().split("\n", 1)[0]
+        if first.startswith("# ") and first[2:].strip():
+            return f"{first[2:].strip()} (entity page)"
+    return text
+
+
 def short_subject(subject: str, limit: int = MAX_SUBJECT) -> str:
     """``subject`` when it fits in ``limit`` characters, else cut at the last space that leaves room for
     ``…`` (mid-word only when a single word is longer than half the limit)."""

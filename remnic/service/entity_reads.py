@@ -12,12 +12,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from remnic.errors import NotFoundError, ValidationError
+from remnic.errors import LedgerError, NotFoundError, ValidationError
 from remnic.memfile.model import MemoryRecord
 from remnic.memfile.validate import check_namespace
 from remnic.observe.entities import ENTITY_TYPES, EntityPage, cited_ids, entity_id, name_key, parse_page, slugify
 from remnic.observe.entities.build import SOURCE
 from remnic.observe.team_cues import MEMBERSHIP_RE
+from remnic.repo.gitlog import literal
 
 from .entities import _aliases, is_built, is_page, plan
 
@@ -80,8 +81,8 @@ def _pages(mem: Memory, namespace: str | None) -> list[tuple[MemoryRecord, Entit
             raise ValidationError(problems[0].describe(), problems=problems)
     out = []
     for record in current_pages(mem):
-        # A forgotten or archived page is history, not a current entity: not listed, not shown.
-        if is_page(record) and record.status == "active" and (namespace is None or record.namespace == namespace):
+        # Every status: a forgotten or archived page is history, not listed or shown, but a lookup says so.
+        if is_page(record) and (namespace is None or record.namespace == namespace):
             page = parse_page(record.content, updated=str(record.frontmatter.get("updated") or ""))
             if not page.name:
                 page.name = record.path.rsplit("/", 1)[-1].removesuffix(".md")
@@ -129,7 +130,7 @@ def list_entities(
     needle = (query or "").strip().lower()
     rows = []
     for record, page in _pages(mem, namespace):
-        if entity_type is not None and page.type != entity_type:
+        if record.status != "active" or (entity_type is not None and page.type != entity_type):
             continue
         if needle:
             hay = " ".join(
@@ -146,7 +147,8 @@ def get_entity(mem: Memory, name: str, *, namespace: str | None = None) -> dict[
     """One entity page as the original's EntityFile JSON (plus id, path, namespace, created and the
     memories it cites), found by id (``person-priya-raman``), name, alias or first name,
     case-insensitively (the closest match first). A first name that starts more than one full name
-    is a :class:`ValidationError` naming them. Forgotten and archived pages are not found."""
+    is a :class:`ValidationError` naming them. A forgotten or archived page is not shown: the
+    :class:`NotFoundError` says so, when and in which commit (when no current page matches)."""
     if not isinstance(name, str) or not name.strip():
         raise ValidationError.single("name", "must be a non-empty string")
     wanted = name.strip().lower()
@@ -170,10 +172,13 @@ def get_entity(mem: Memory, name: str, *, namespace: str | None = None) -> dict[
             return 4  # "Priya" for "Priya Raman"
         return None
 
-    found = sorted(
+    ranked = sorted(
         ((s, rank.get(p.type, 99), r.path, r, p) for r, p in pages if (s := score((r, p))) is not None),
         key=lambda x: x[:3],
     )
+    found = [x for x in ranked if x[3].status == "active"]
+    if not found and ranked:
+        raise _gone(mem, name, ranked[0][3])
     if not found:
         raise NotFoundError(f"no entity named {name[:100]!r}" + (f" in namespace {namespace}" if namespace else ""))
     best = [x for x in found if x[0] == found[0][0]]
@@ -192,3 +197,21 @@ def get_entity(mem: Memory, name: str, *, namespace: str | None = None) -> dict[
         "managed": record.frontmatter.get("source") == SOURCE,
         "left": left_of(page),
     }
+
+
+def _gone(mem: Memory, name: str, record: MemoryRecord) -> NotFoundError:
+    """The error for a name whose page a person forgot or archived: which page, since when, by which
+    commit (the newest that set its status; none while that edit is uncommitted), and how to undo it."""
+    status = record.status
+    at = str(record.frontmatter.get(f"{status}At") or "")[:10]
+    try:
+        sha = mem.ledger.git(
+            "log", "-n", "1", "--format=%H", f"-G^status:.*{status}", "--", *literal(record.path)
+        ).strip()
+    except LedgerError:
+        sha = ""
+    when = (f" on {at}" if at else "") + (f" in commit {sha[:8]}" if sha else "")
+    return NotFoundError(
+        f"no entity named {name.strip()[:100]!r}: its page {record.path} was {status}{when}; the file is kept, "
+        f"out of lists and recall (`remnic update {record.path} --status active` brings it back)"
+    )

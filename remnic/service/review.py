@@ -28,6 +28,7 @@ from .chain_links import hidden_by_flag
 from .chains import Links, ids_of
 from .reverting import CLAIMED, REVIVED, SUPERSEDED, UNLINKED, AlsoChanged
 from .superseding import SUPERSEDED_NOTE, stranded_by
+from .writes.patching import UpdateStep, update_step
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -263,7 +264,14 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
     if decision.retried:
         check_reviewable(record, status)
         return decided(mem, decision, _writes.WriteResult("review", (record,), None, changed=False))
-    result = _writes.update(
+    result = write_step(mem, memory_id, decision, source=source).commit()
+    return decided(mem, decision, result, _also_changed(mem, result))
+
+
+def write_step(mem: Memory, memory_id: str, decision: Decision, *, source: str) -> UpdateStep:
+    """The update that writes ``decision`` in ``memory_id``'s file: committed alone (:func:`dispose`) or as one
+    step of a batch's transaction (:func:`.review_batch.dispose_many`)."""
+    return update_step(
         mem,
         memory_id,
         decision.changes,
@@ -272,7 +280,6 @@ def dispose(mem: Memory, memory_id: str, status: str, reason_code: str | None, *
         extra_trailers=decision.trailers,
         check=decision.check,
     )
-    return decided(mem, decision, result, _also_changed(mem, result))
 
 
 def decided(

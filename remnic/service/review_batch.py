@@ -17,7 +17,6 @@ from . import review as _review
 from .browse import newest_first
 from .reverting import CLAIMED, REVIVED, SUPERSEDED, UNLINKED, AlsoChanged
 from .writes.checks import check_writable
-from .writes.patching import update_step
 from .writes.result import UNGROUPED, WriteResult, Written
 
 if TYPE_CHECKING:
@@ -127,16 +126,8 @@ def dispose_many(
                     decision.check(record)
                     steps[ref] = (decision, WriteResult("review", (record,), None, changed=False), ())
                     continue
-                step, seen = update_step(
-                    mem,
-                    memory_id,
-                    decision.changes,
-                    operation="review",
-                    source=source,
-                    extra_trailers=decision.trailers,
-                    check=decision.check,
-                )
-                outcome = step(tx)
+                write = _review.write_step(mem, memory_id, decision, source=source)
+                outcome = write.run(tx)
             except RemnicError as exc:  # this one is left out, said by name; the others go on
                 tx.rollback(mark)
                 errors[ref] = str(exc)
@@ -144,7 +135,7 @@ def dispose_many(
             if isinstance(outcome.value, WriteResult):  # the file says it all already
                 steps[ref] = (decision, outcome.value, ())
                 continue
-            steps[ref] = (decision, WriteResult("review", (outcome.value,), None), seen.get("written", ()))
+            steps[ref] = (decision, WriteResult("review", (outcome.value,), None), write.written)
             ids += [i for i in outcome.ids if i not in ids]
             spaces.add(outcome.namespace)
             if outcome.trailers.get("Also-Changed"):

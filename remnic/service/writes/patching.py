@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 from remnic.errors import MemoryFormatError, NotFoundError, RemnicError, UsageError, ValidationError
 from remnic.memfile.model import MemoryRecord, body_for, derived_fields, new_id, now_iso, parse_file
 from remnic.memfile.normalize import in_line_ending, line_ending, render, serialize_like
 from remnic.memfile.secrets import subject_excerpt
 from remnic.memfile.validate import Checked, check_bytes, check_changes, check_content, check_source
+from remnic.repo.messages import subject_text
 from remnic.repo.transaction import Plan, PlanOutcome, Staged, Transaction
 
 from .. import superseding as _superseding
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from ..memory import Memory
 
 _MISSING = object()
+P = ParamSpec("P")
 
 
 def _patched(
@@ -47,32 +49,33 @@ def _patched(
     return text, meta
 
 
-def update(
-    mem: Memory,
-    memory_id: str,
-    changes: Mapping[str, Any],
-    *,
-    operation: str,
-    source: str,
-    extra_trailers: Mapping[str, str] | None,
-    content: str | None = None,
-    check: Callable[[MemoryRecord], None] | None = None,
-) -> WriteResult:
-    """:func:`update_step` committed as a write of its own (see there)."""
-    run, seen = update_step(
-        mem,
-        memory_id,
-        changes,
-        operation=operation,
-        source=source,
-        extra_trailers=extra_trailers,
-        content=content,
-        check=check,
-    )
-    key: tuple[str, ...] = (operation, source) if not extra_trailers else (operation, source, UNGROUPED + new_id())
-    outcome, commit = mem.committer.submit(Plan(key, run))
-    result = result_of(operation, outcome, commit)
-    return replace(result, written=seen["written"]) if result.changed and "written" in seen else result
+@dataclass(frozen=True)
+class UpdateStep:
+    """An update as a plan step (:func:`update_step`): run in a transaction of its own (:meth:`commit`),
+    or as one step of a caller's plan (a batch of review decisions)."""
+
+    mem: Memory
+    run: Callable[[Transaction], PlanOutcome]
+    seen: dict[str, tuple[Written, ...]]
+    """Where the run that committed leaves the files it staged (``"written"``)."""
+    operation: str
+    source: str
+    grouped: bool
+    """No trailers of its own: it may share a commit with other writes of its operation and source."""
+
+    @property
+    def written(self) -> tuple[Written, ...]:
+        """Each file the run that committed staged, before and after."""
+        return self.seen.get("written", ())
+
+    def commit(self) -> WriteResult:
+        """The step committed as a write of its own."""
+        key: tuple[str, ...] = (
+            (self.operation, self.source) if self.grouped else (self.operation, self.source, UNGROUPED + new_id())
+        )
+        outcome, commit = self.mem.committer.submit(Plan(key, self.run))
+        result = result_of(self.operation, outcome, commit)
+        return replace(result, written=self.seen["written"]) if result.changed and "written" in self.seen else result
 
 
 def update_step(
@@ -85,9 +88,8 @@ def update_step(
     extra_trailers: Mapping[str, str] | None,
     content: str | None = None,
     check: Callable[[MemoryRecord], None] | None = None,
-) -> tuple[Callable[[Transaction], PlanOutcome], dict[str, tuple[Written, ...]]]:
-    """The plan step of an update, to run in a transaction (alone, or as one step of a caller's plan: a
-    batch of review decisions), and where it leaves the files it staged (``"written"``).
+) -> UpdateStep:
+    """The plan step of an update (:class:`UpdateStep`); :func:`update` commits it alone.
 
     Change frontmatter keys (None removes one) and, with ``content``, the text; every other line stays.
 
@@ -178,11 +180,25 @@ def update_step(
             unlinked = unlink_successor(mem, tx, successor, record.id)
             ids += [unlinked] if unlinked else []
             notes.append(f"no longer superseded by {successor}: link dropped")
-        subject = f"remnic {operation}: {subject_excerpt(committed_text)}" + (f" ({'; '.join(notes)})" if notes else "")
+        quoted = subject_excerpt(subject_text(committed_text, record.category))
+        subject = f"remnic {operation}: {quoted}" + (f" ({'; '.join(notes)})" if notes else "")
         seen["written"] = _written(mem, tx, start, {record.path: committed})
         return PlanOutcome(updated, subject, ids, record.namespace, trailers)
 
-    return run, seen
+    return UpdateStep(mem, run, seen, operation, source, grouped=not extra_trailers)
+
+
+def _alone(step: Callable[P, UpdateStep]) -> Callable[P, WriteResult]:
+    """``step``'s update committed as a write of its own: it takes ``step``'s arguments, listed there only."""
+
+    def update(*args: P.args, **kwargs: P.kwargs) -> WriteResult:
+        """:func:`update_step` committed as a write of its own (see there)."""
+        return step(*args, **kwargs).commit()
+
+    return update
+
+
+update = _alone(update_step)
 
 
 def _written(
