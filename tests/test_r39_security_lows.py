@@ -43,6 +43,7 @@ def test_scan_memo_and_catalog_are_owner_only_and_memory_files_keep_their_mode(m
     assert _mode(memo) == 0o600
     assert {_mode(p) for p in catalog.parent.glob(CATALOG_FILE + "*")} == {0o600}
     assert _mode(catalog.parent) == 0o700 and _mode(catalog.parent.parent) == 0o700
+    assert _mode(memory.root / ".remnic") == 0o700  # embeddings, sync state and staged files inside it too
     (note,) = (memory.root / "facts").glob("*.md")
     assert _mode(note) == 0o644 & ~umask  # the user's file: mode as git tracks it
 

@@ -332,7 +332,7 @@ def ensure_state_dir(memory_dir: Path) -> Path:
     marker = state / ".gitignore"
     if not marker.exists():
         try:
-            state.mkdir(parents=True, exist_ok=True)
+            state.mkdir(parents=True, exist_ok=True, mode=0o700)  # memory text lives in the index and caches
             marker.write_text("# remnic's rebuildable state: never commit it\n*\n", encoding="utf-8")
         except OSError:
             pass  # a read-only checkout: nothing will be written there either
