@@ -125,20 +125,27 @@ def make_private(path: Path, *, create: bool = True) -> None:
     """Make ``path`` readable by its owner only (group and other bits cleared: 0644 becomes 0600),
     creating it empty when missing and ``create``: for remnic's own state that holds memory text or
     paths (caches, logs), never for memory files, whose mode is the user's and git's. Best effort: a
-    file of another user or on a read-only filesystem stays as it is (readers never need to change it)."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | (os.O_CREAT if create else 0)
+    file of another user or on a read-only filesystem stays as it is (readers never need to change it).
+
+    An existing file is changed by path, never opened: closing any descriptor of a file drops every
+    POSIX lock this process holds on it, and SQLite's locks on a database (or its ``-shm``, which
+    another process would then truncate under this one's mapping) must survive."""
     try:
-        fd = os.open(path, flags, 0o600)
+        st = os.lstat(path)
+    except FileNotFoundError:
+        if create:
+            try:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600))
+            except OSError:
+                pass  # made meanwhile, or not writable: as it is
+        return
     except OSError:
         return
-    try:
-        mode = stat.S_IMODE(os.fstat(fd).st_mode)
-        if mode & 0o077:
-            os.fchmod(fd, mode & 0o700)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    if stat.S_ISREG(st.st_mode) and st.st_mode & 0o077:
+        try:
+            os.chmod(path, stat.S_IMODE(st.st_mode) & 0o700)
+        except OSError:
+            pass
 
 
 _FSYNC_THREADS = 16

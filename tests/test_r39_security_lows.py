@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import os
 import socket
+import sqlite3
 import stat
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +19,7 @@ from conftest import run_cli
 from test_server_http import Env, make_shared_env
 
 from remnic import Memory
+from remnic.fsio import make_private
 from remnic.index.manifest import CATALOG_FILE, read_current
 
 
@@ -116,3 +119,31 @@ def test_a_request_line_naming_a_host_is_refused(shared: Env, head: str, body: b
     assert status == "HTTP/1.1 400 Bad Request" and answer["code"] == "bad_request"
     assert "absolute-form" in str(answer["error"]) and suggested in str(answer["error"])
     assert _raw(shared, "GET /remnic/v1/health HTTP/1.1")[0] == "HTTP/1.1 200 OK"
+
+
+def test_making_a_database_private_keeps_this_processs_sqlite_locks(tmp_path: Path) -> None:
+    """Closing any descriptor of a file drops this process's POSIX locks on it: a lock SQLite holds must
+    survive make_private, or another process writes (or truncates the -shm) under this one."""
+    db = tmp_path / "catalog.sqlite"
+    db.touch(mode=0o644)
+    db.chmod(0o644)
+    conn = sqlite3.connect(str(db), isolation_level=None)
+    conn.execute("CREATE TABLE t (x)")
+    conn.execute("BEGIN IMMEDIATE")  # a RESERVED lock: no other process may begin writing
+    try:
+        make_private(db)
+        assert _mode(db) == 0o600
+        other = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sqlite3, sys; c = sqlite3.connect(sys.argv[1], timeout=0); c.execute('BEGIN IMMEDIATE')",
+                str(db),
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert other.returncode != 0 and "locked" in other.stderr
+    finally:
+        conn.execute("ROLLBACK")
+        conn.close()
