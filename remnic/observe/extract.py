@@ -29,6 +29,7 @@ from .normalize import standalone, strip_markers, without_vocative
 from .records import ExtractedFact, Turn
 from .secrets import redact_secrets
 from .text import sentence_units, sentences_of
+from .transient import after_chatter
 
 # What the assistant may tell us: decisions and rules it states, and specifics about the system.
 _ASSISTANT_CATEGORIES = frozenset({"decision", "principle", "rule", "entity", "procedure", "fact"})
@@ -136,7 +137,11 @@ def _split_whole(said: str, role: str, settings: ObserveSettings) -> list[tuple[
     """``said`` as its value and other statement, when each stands alone as a fact; else whole ("Kofi left
     early, and our account owner is Priya Shah now": split, the first half would be dropped). Each part
     with whether it may be keyed: one kept whole states more than its value, and the next owner would
-    supersede "Kofi left early" with it."""
+    supersede "Kofi left early" with it. Chatter said first ("Brb, the staging DB port is 5433.") is left out
+    when what follows it is a fact."""
+    rest = after_chatter(strip_markers(said))
+    if rest and not drop_reason(rest, role) and isinstance(classify(rest, role, settings.min_sentence_words), tuple):
+        said = rest
     parts = split_value_statement(said, strip_markers(said))
     if len(parts) > 1 and any(
         drop_reason(p, role) or isinstance(classify(p, role, settings.min_sentence_words), str) for p in parts

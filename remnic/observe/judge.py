@@ -26,19 +26,14 @@ import re
 
 from . import cues
 from .extract import Candidate, leans_on_context, names_nothing
-from .letters import CAPITAL, SMALL
 from .normalize import strip_markers
 from .records import Importance, JudgeVerdict
 from .secrets import SECRET_REASON, holds_secret
+from .transient import DEBUGGING_DETAIL, LEAVING, TRANSIENT, WORK_IN_PROGRESS
 
 AUTO_APPROVED_CATEGORIES = ("correction", "principle")
-WORK_IN_PROGRESS = "Work in progress, stale within hours"
 _SPEAKER_DOING_RE = re.compile(r"^(?:I'm|I am|I've|I have)\b")
-LEAVING = "Leaving the conversation"
-DEBUGGING_DETAIL = "Debugging detail"
 SPEAKER_DOING = "What the speaker is doing these days (dated by when it was said)"
-STATUS_CHATTER = "Status of the task at hand, said in passing"
-ONE_DAY_ABSENCE = "A one-day absence, over by the next day"
 # "I'm off to do some taekwondo", "I'm off to go swimming": leaving, but saying what they do — not an
 # errand ("I'm off to lunch", "off to grab a coffee", "off to the standup").
 _OFF_TO_DO_RE = re.compile(r"^(?:I'm|I am) off to (?:do|go|play|practi[cs]e|train)\b")
@@ -48,79 +43,6 @@ _TASK_AT_HAND_RE = re.compile(
     r"\b(?:running|fixing|debugging|refactoring|deploying|migrating|building|compiling|installing|committing"
     r"|pushing|merging|rebasing|reverting|waiting|reviewing|investigating|implementing|testing)\b",
     re.I,
-)
-# The rest of a sentence that said nothing more: a few words of the same clause ("… the job again now").
-_ONLY_REST = r"(?![^,;:]*\b(?:since|because|so|and|but|while|as|after)\b)[^,;:—–]{0,30}$"
-TRANSIENT: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (reason, re.compile(pattern, re.I))
-    for reason, pattern in (
-        (
-            WORK_IN_PROGRESS,
-            r"\b(currently|right now|at the moment|for now|just now|in progress|wip|so far|for the time being"
-            r"|still (failing|broken|running|waiting|loading|building|investigating))\b",
-        ),
-        (
-            "Ephemeral state",
-            r"\b(is|are|was|were|keeps?) (running|building|failing|passing|broken|down|loading|stuck|hanging"
-            r"|deploying|compiling|timing out|crashing|red|green)\b|\b(is|are) (now )?(ready for review|ready to merge"
-            r"|merged|done|fixed|deployed|green|up for review)\b",
-        ),
-        (
-            # "I will be offline for an hour", "I'm away this afternoon": where someone is for a while — not
-            # a habit ("I'm always offline for an hour after lunch", "… every day at noon").
-            "Ephemeral state",
-            r"^(?!.*\b(always|usually|normally|typically|generally|often|every|each|daily|weekdays|most days"
-            r"|on (mon|tues|wednes|thurs|fri|satur|sun)days)\b)"
-            r".*\b(offline|away|afk|unavailable|unreachable|out of (the )?office|ooo|in a meeting)\s+(for\s+(an?|\d+"
-            r"|a few|a couple of|the next)\s+(hours?|minutes?|mins?|while|bit)|(this|for the) (morning|afternoon"
-            r"|evening|rest of the day)|today|tonight)\b",
-        ),
-        (
-            DEBUGGING_DETAIL,
-            r"\b(line \d+|stack ?trace|traceback|segfault|null pointer|undefined is not|errno|exit code|flaky|flakes?"
-            r"|repro|reproduces?|breakpoint|debugging|the (test|tests|build|ci|pipeline|job) (fails?|failed|passes"
-            r"|passed|is red|is green|timed out|times out)|fails? (on|in) ci|failing test|stub|fixture|race condition"
-            r"|off-by-one|typo|hotfix|bisect|(?<!\bI )(?<!\bwe )failed|refused|crashed|timed out|connection reset)\b",
-        ),
-        (
-            "Routine operation",
-            r"\b(ran|run|reran|re-ran|installed|rebuilt|restarted|pushed|pulled|committed|merged|rebased|checked out)"
-            r" (npm|pip|make|pytest|the tests?|it|the build|the server|git|yarn|pnpm|cargo|docker|the migration)\b",
-        ),
-        (
-            "Step of a one-time task",
-            r"\b(this (pr|branch|commit|ticket|task|session|diff|patch|function|file|test|error)"
-            r"|the (pr|diff|patch|ticket) (is|was|has))\b",
-        ),
-        (
-            LEAVING,
-            r"\b(off to|heading (out|off)|gotta go|brb|be right back|signing off|logging off)\b",
-        ),
-        (
-            # "retrying the job", "the tests pass locally", "looks like a network blip": how a task at hand
-            # is going, said in passing.
-            STATUS_CHATTER,
-            # Only when that is all the sentence says: "Retrying the job, the build cache lives in …" states
-            # a fact after it.
-            r"^(?:(?:i'?m|i am|we'?re|we are|just|ok(?:ay)?,?|so,?)\s+)*(?:(?:retrying|re-?running|re-?starting"
-            r"|rebooting|re-?deploying|re-?triggering|kicking off) (?:the |it\b|again\b|now\b)"
-            r"|(?:the )?(?:tests?|builds?|it|everything|ci) (?:pass(?:es)?|work(?:s)?|fail(?:s)?|(?:is )?green"
-            r"|(?:is )?red) (?:locally|on my (?:machine|laptop|box)|for me)\b"
-            r"|(?:it |this |that )?looks like (?:a|an|some) (?:\w+ )?(?:blip|glitch|hiccup|flake|fluke)\b)"
-            rf"{_ONLY_REST}",
-        ),
-        (
-            # "I'm out tomorrow afternoon", "Ana is off on Friday": a one-day absence is over within a day
-            # (not a habit: "I'm out every Friday afternoon"), said as the whole sentence: "I'm off on Friday
-            # for my wedding" says more.
-            ONE_DAY_ABSENCE,
-            r"^(?:(?:fyi|heads up|btw|just so you know)[,:]?\s+)?"
-            rf"(?:i'?m|i am|i'?ll be|i will be|we'?re|we are|he'?s|she'?s|they'?re|(?-i:{CAPITAL}{SMALL}+) (?:is|will be))"
-            r" (?:out|off|away|offline|afk|ooo|out of (?:the )?office|on leave|off sick|out sick|unavailable)"
-            r" (?:on |this |next )?(?:today|tomorrow|tonight|morning|afternoon|evening|monday|tuesday|wednesday|thursday|friday|saturday"
-            r"|sunday)(?: (?:morning|afternoon|evening))?(?: (?:too|again|as well))?\s*[.!]*$",
-        ),
-    )
 )
 AMBIGUOUS_REFERENT = "Ambiguous referent: the subject is named in another turn"
 # A person's own stated preference ("I hate flaky tests", "I prefer fixing flaky tests before adding

@@ -100,11 +100,14 @@ _TRAILING_CLAUSE_RE = wide_re(
 # "The staging DB runs on port 5433", "the API listens on port 8080": the attribute named before its value.
 _ATTRIBUTE_VALUE_RE = re.compile(
     rf"^(?P<det>(?i:the|our|my))\s+(?P<np>{_NP_SHORT})\s+(?:(?:now|still|currently)\s+)?"
-    r"(?:runs|listens|is|sits|lives|serves|binds|is hosted|is served|is deployed|is exposed)\s+(?:on|at|in)\s+"
+    r"(?P<verb>runs|listens|is|sits|lives|serves|binds|is hosted|is served|is deployed|is exposed)\s+(?:on|at|in)\s+"
     r"(?P<attr>[A-Za-z][a-z]+)\s+(?P<value>[^,;]+?)\s*[.!]?$"
 )
 _VERSION_RE = re.compile(r"^v?\d+(?:\.\d+){1,3}$")
-_NAMED_VERSION_RE = re.compile(r"^([A-Z][\w+#-]*)\s+v?\d+(?:\.\d+){1,3}$")
+# A major version alone ("Node 20", "Java 21") is a version after a runtime's name where a platform is
+# said: "runs on Node 20", "upgraded the worker to Node 20" (not "is in Building 7").
+_MAJOR_RE = re.compile(r"^v?\d{1,4}$")
+_NAMED_VERSION_RE = re.compile(r"^([A-Z][\w+#-]*)\s+v?\d+(?:\.\d+){0,3}$")
 
 
 def _version_of(name: str) -> str:
@@ -128,14 +131,14 @@ _CHANGE_VERBS = (
 _CHANGED_BY_RE = wide_re(
     r"^(?:[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,2}?)\s+(?:(?:have|has|had|just|finally|now|recently|already)\s+)*"
     rf"(?P<verb>{_CHANGE_VERBS})\s+(?P<det>(?i:the|our|my|their|its))\s+(?P<np>{_NP})\s+"
-    r"(?:from\s+[^,;]+?\s+)?to\s+(?P<value>[^,;]+?)\s*[.!]?$"
+    r"(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+(?P<value>[^,;]+?)\s*[.!]?$"
 )
 # "The launch deadline moved to March 27", "Our release day has been changed to Friday".
 _CHANGED_RE = wide_re(
     rf"^(?:(?P<det>(?i:the|our|my|their))\s+|(?P<owner>[A-Z][\w-]*(?:\s[A-Z][\w-]*)?)'s\s+)(?P<np>{_NP})\s+"
     r"(?:(?:has|have|had|was|were|got|is|are|been|just|now|finally)\s+)*"
     rf"(?P<verb>{_CHANGE_VERBS}|went up|went down|dropped|rose|grew|slipped)\s+"
-    r"(?:from\s+[^,;]+?\s+)?to\s+(?P<value>[^,;]+?)\s*[.!]?$"
+    r"(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+(?P<value>[^,;]+?)\s*[.!]?$"
 )
 # "Dana owns the billing service now", "Dana took over the billing service", "Dana is now the owner of …":
 # a new owner said as such (a plain "Priya owns the billing service" may be one of several owners).
@@ -228,6 +231,10 @@ def change_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
         entity, attribute, value = " ".join(prefix + words_), said[0], said[1]
     elif match.group("verb") in _UPGRADES:  # "upgraded the API to Python 3.13": its Python's version
         named = _NAMED_VERSION_RE.match(value)
+        was = _NAMED_VERSION_RE.match(match.groupdict().get("old") or "")
+        if not named and was and (_VERSION_RE.match(value) or _MAJOR_RE.match(value)):
+            value = f"{was.group(1)} {value}"  # "from Python 3.11 to 3.12": the runtime named before
+            named = _NAMED_VERSION_RE.match(value)
         entity, attribute = " ".join(prefix + words_), _version_of(named.group(1)) if named else "version"
     elif len(words_) >= 2 or prefix:
         split = len(words_) - 2 if len(words_) >= 2 and words_[-2].lower() in _ATTRIBUTE_MODIFIERS else len(words_) - 1
@@ -364,7 +371,8 @@ def _attribute_value_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
     if key_part(match.group("attr")) not in KNOWN_ATTRIBUTES:
         # "The API runs on Python 3.11": a named runtime and its version, the key "upgraded the API to
         # Python 3.12" has.
-        if not (match.group("attr")[:1].isupper() and _VERSION_RE.match(value)):
+        major = match.group("verb") == "runs" and _MAJOR_RE.match(value)
+        if not (match.group("attr")[:1].isupper() and (_VERSION_RE.match(value) or major)):
             return None, {}
         if words_[0].lower() in _NOT_SUBJECT:
             return None, {}

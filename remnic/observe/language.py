@@ -22,12 +22,16 @@ _FUNCTION_WORDS = {
 _ENGLISH = frozenset(_FUNCTION_WORDS_EN.split())
 _WORDS = {name: frozenset(words.split()) for name, words in _FUNCTION_WORDS.items()}
 _WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
+# An identifier, a version or an address ("eu-west-1", "v1.2", "api.example.com", "snake_case", "a/b"):
+# a name of a thing, whose pieces ("eu", "da") are no words of a language.
+_TECHNICAL_RE = re.compile(r"\S*(?:\d|\w[-_./:@]\w)\S*")
 
 
 def other_language(text: str) -> str | None:
     """The language ``text`` reads as when it is one of those above and not English: two of its function
-    words, more than of English's, or one in a sentence of three words or more with none of English's."""
-    words = [w.lower() for w in _WORD_RE.findall(text)]
+    words, more than of English's, or one in a sentence of three words or more with none of English's.
+    Identifiers and versions are no words ("eu-west-1, same as prod." has no "eu")."""
+    words = [w.lower() for w in _WORD_RE.findall(_TECHNICAL_RE.sub(" ", text))]
     english = sum(w in _ENGLISH for w in words)
     best, count = None, 0
     for name, function_words in _WORDS.items():

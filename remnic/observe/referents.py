@@ -18,6 +18,7 @@ from .extract import PRONOUN_VALUE_RE, VALUE_AFTER_KEY, Candidate, names_nothing
 from .keys import subject_of, value_key, value_said
 from .normalize import standalone, strip_markers
 from .records import ExtractedFact
+from .said_values import IN_USE
 
 # "I meant 5433, not 5432", "it's 5433, not 5432", "make that 5433": the new value with no subject, and
 # perhaps the old one it replaces.
@@ -114,6 +115,8 @@ def value_after(antecedent: ExtractedFact | None) -> Callable[[str], str | None]
     if antecedent is None or len(antecedent.structured_attributes) != 1:
         return None
     ((attribute, old),) = antecedent.structured_attributes.items()
+    if old == IN_USE:
+        return None  # "We use React for the frontend" says one tool in use, no value "It's Vue" replaces
 
     def keep(sentence: str) -> str | None:
         said = _bare_value(sentence)

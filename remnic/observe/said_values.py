@@ -2,7 +2,12 @@
 (:func:`said_value_key`, asked by :mod:`.keys` when no "X is VALUE" form fits):
 
 - the tool used for something: "We use Jenkins for CI", "Our CI is Jenkins", "We moved CI from Jenkins
-  to GitHub Actions", "We switched to GitHub Actions for CI" → ``ci`` / ``tool``;
+  to GitHub Actions", "We switched to GitHub Actions for CI" → ``ci`` / ``tool``; for a purpose that may
+  have several tools, each its own: "We use React for the frontend" → ``frontend`` / ``tool-react`` =
+  ``in use``, retired only by a replacement naming it ("We switched the frontend from React to Vue" →
+  ``tool-react`` = ``replaced by Vue``), never by another tool ("We use Tailwind for the frontend");
+- a runtime's version: "We run Node 18", "We upgraded Node from 18 to 20", "Node 20 now" → ``node`` /
+  ``version``;
 - the weekday something is done: "We cut releases every Wednesday", "We deploy on Fridays", "… every
   Thursday from now on" → ``cut-releases`` / ``day``;
 - who owns a thing: "Dana owns the billing service", "Dana handed the billing service over to Kofi"
@@ -34,7 +39,10 @@ ONE_TOOL_PURPOSES = words(
 )
 """Purposes a team serves with one tool at a time: "We use GitLab for CI" retires Jenkins for CI, while
 "We use Redis for the billing service" is one more tool beside Postgres."""
-# Said as a replacement: a second tool for an open-ended purpose then retires the first one.
+IN_USE = "in use"
+"""A tool's own attribute's value while it serves a purpose that may have several (``tool-react``)."""
+# Said as a replacement ("… now", "… instead"): for a purpose a team names the tool for ("monitoring") the
+# tool said is its ``tool`` from then on.
 _REPLACING_RE = re.compile(
     r"\b(?:now|instead|no\s+longer|from\s+now\s+on|going\s+forward|moving\s+forward|anymore|any\s+more)\b", re.I
 )
@@ -77,6 +85,26 @@ _HANDED_RE = re.compile(
     rf"^(?:{_NAME}|we|I)\s+(?:(?:has|have|just|officially)\s+)*handed\s+(?:over\s+)?(?P<thing>(?:the|our)\s+[^,;]+?)"
     rf"\s+(?:over\s+)?to\s+(?P<value>{_NAME}){_END}",
 )
+# A runtime and its version as a team says it: "We run Node 18", "We're on Python 3.11", "We upgraded Node
+# from 18 to 20", "We upgraded to Node 20", "Node 20 now" → ``node`` / ``version`` (as "Our Node version is
+# 20" keys). A name with a capital ("Node", "iOS", "C#"), a version of at most four digits before a dot.
+_RUNTIME = r"(?P<name>(?=[\w.+#-]*[A-Z])[A-Za-z][\w+#-]*(?:\.[A-Za-z][\w+#-]*)?)"
+_VERSION = r"v?(?P<version>\d{1,4}(?:\.\d+){0,3})"
+_CHANGED = r"(?:upgraded|downgraded|moved|migrated|switched|bumped|updated)"
+_RUNS_VERSION_RE = re.compile(
+    rf"^{_WE}(?:\s+{_SOFT}(?:run|use|are\s+(?:on|using|running))|['’]re\s+{_SOFT}(?:on|using|running))\s+"
+    rf"{_RUNTIME}\s+{_VERSION}{_END}"
+)
+_CHANGED_TO_VERSION_RE = re.compile(
+    rf"^{_WE}\s+{_SOFT}{_CHANGED}\s+(?:from\s+(?P<old>[A-Za-z][\w.+#-]*)\s+v?\d[\d.]*\s+)?to\s+{_RUNTIME}\s+"
+    rf"{_VERSION}{_END}"
+)
+_CHANGED_VERSION_RE = re.compile(
+    rf"^{_WE}\s+{_SOFT}{_CHANGED}\s+{_RUNTIME}\s+(?:from\s+v?\d[\d.]*\s+)?to\s+{_VERSION}{_END}"
+)
+_NAMED_VERSION_RE = re.compile(r"^([A-Z][\w+#-]*)\s+v?\d+(?:\.\d+){0,3}$")
+# "Node 20 now": the version said as the one now, nothing else ("Node 20." alone may answer any question).
+_VERSION_NOW_RE = re.compile(rf"^{_RUNTIME}\s+{_VERSION}\s+now\s*[.!]?$")
 # A second one said as such, not a replacement.
 _SHARED_RE = re.compile(r"\b(?:also|too|as\s+well|co-?owns?|jointly|together|along\s+with|with|and|both)\b", re.I)
 _NOT_VALUES = words(
@@ -92,9 +120,17 @@ def said_value_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
     text = sentence.strip()
     for pattern in (_USE_RE, _MOVED_FOR_RE, _MOVED_RE):
         match = pattern.match(text)
-        one_tool = pattern is not _USE_RE or bool(_REPLACING_RE.search(text))
-        if match and _tool_change(match, pattern is _MOVED_RE or not one_tool):
-            return key_part(match.group("thing")), {"tool": match.group("value")}
+        if match and _named_tool(match):
+            named = _NAMED_VERSION_RE.match(match.group("value"))
+            if named and key_part(match.group("thing")) not in ONE_TOOL_PURPOSES:
+                # "We use Python 3.11 for the API": what "The API runs on Python 3.11" says
+                return key_part(match.group("thing")), {key_part(f"{named.group(1)} version"): match.group("value")}
+            said = _tool_attributes(match, replacing=pattern is not _USE_RE or bool(_REPLACING_RE.search(text)))
+            if said:
+                return key_part(match.group("thing")), said
+    runtime = runtime_version(text)
+    if runtime:
+        return key_part(runtime[0]), {"version": runtime[1]}
     match = _SCHEDULE_RE.match(text)
     if match and not _habit(match, text):
         match = None
@@ -110,19 +146,56 @@ def said_value_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
     return None, {}
 
 
-def _tool_change(match: re.Match[str], bare_thing: bool) -> bool:
-    """A named tool for a purpose: the value (and the one it replaced) is a name, not a weekday or a
-    person's pronoun; a purpose said without "from X" must be one known to take a tool ("CI")."""
+def runtime_version(sentence: str) -> tuple[str, str] | None:
+    """``(runtime, version)`` for a runtime's version as a team says it (the forms above), else None. Only the
+    version alone: "We run Node 18 for the legacy service" or "… and Python 3.11" says more than that."""
+    text = sentence.strip()
+    for pattern in (_RUNS_VERSION_RE, _CHANGED_TO_VERSION_RE, _CHANGED_VERSION_RE, _VERSION_NOW_RE):
+        match = pattern.match(text)
+        if not match or match.group("name").lower() in _NOT_VALUES:
+            continue
+        old = match.groupdict().get("old")
+        if old and old.lower() != match.group("name").lower():
+            return None  # "from Node 18 to Deno 2": another runtime, not a version of this one
+        return match.group("name"), match.group("version")
+    return None
+
+
+def _named_tool(match: re.Match[str]) -> bool:
+    """A named tool for a purpose: the value (and the one it replaced) is a name, not a weekday, a person's
+    pronoun or a number; the purpose is a thing ("it", "everything" are none)."""
     value, thing = match.group("value"), match.group("thing")
     old = match.groupdict().get("old")
     if value.split()[0].lower() in _NOT_VALUES or (old and old.split()[0].lower() in _NOT_VALUES):
         return False
-    if thing.split()[0].lower() in _NOT_THINGS or re.search(r"\d", value.split()[0]):
-        return False
-    if not bare_thing or old:
-        return True
-    purposes = TOOL_PURPOSES if match.re is _MOVED_RE else ONE_TOOL_PURPOSES
-    return key_part(thing) in purposes
+    return thing.split()[0].lower() not in _NOT_THINGS and not re.search(r"\d", value.split()[0])
+
+
+def _tool_attributes(match: re.Match[str], *, replacing: bool) -> dict[str, str]:
+    """``tool``: the one tool for a purpose a team serves with one at a time (any statement), or names the
+    tool for (said as a replacement). Any other purpose may have several ("the frontend": React and
+    Tailwind), so each tool has its own attribute, ``tool-react`` = ``in use``; a replacement naming the old
+    one says ``tool-react`` = ``replaced by Vue``, which retires exactly that tool's statement (and not
+    ``tool-vue``: "We use Vue for the frontend" said before it would be a second memory of that value)."""
+    value, purpose = match.group("value"), key_part(match.group("thing"))
+    old = match.groupdict().get("old")
+    said: dict[str, str] = {}
+    if purpose in ONE_TOOL_PURPOSES or (replacing and purpose in TOOL_PURPOSES):
+        said["tool"] = value
+    if purpose in ONE_TOOL_PURPOSES:
+        return said
+    if match.re is _MOVED_RE and not old and not said:
+        return {}  # "We moved the office to Berlin": moved where, not a tool taken up
+    if old:
+        said[_tool_attribute(old)] = f"replaced by {value}"
+    else:
+        said[_tool_attribute(value)] = IN_USE
+    return said
+
+
+def _tool_attribute(tool: str) -> str:
+    """The attribute saying whether one tool serves a purpose that may have several ("tool-react")."""
+    return key_part(f"tool {tool}")
 
 
 def _habit(match: re.Match[str], text: str) -> bool:
