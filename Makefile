@@ -26,7 +26,7 @@ lint: $(STAMP)
 
 ## The whole test suite (what CI runs through .ci/run).
 test: lint
-	$(PY) -m pytest -q -n 2
+	$(PY) -m pytest -q -n 3
 
 ## Benchmarks; results go to docs/benchmarks.md.
 bench: $(STAMP)
