@@ -1,6 +1,7 @@
 #!/bin/sh
 # Shared runner for the agent host hooks: `remnic hooks run <event> --host <host>` with the hook's
-# JSON on stdin. Finds remnic via $REMNIC_PYTHON, then `remnic` on PATH, then python3 -m remnic.
+# JSON on stdin. Finds remnic via $REMNIC_PYTHON, then `remnic` on PATH, then python3. With a Python
+# it runs `-m remnic.cli.hooks`: the same command, without building every other command's parser.
 # The host runs this in the session's project folder: `python -P` keeps that folder off sys.path,
 # so a project's json.py or uuid.py is never imported in place of the standard library's.
 # An agent session must never be blocked by memory: any failure exits 0. When remnic cannot run
@@ -10,13 +11,13 @@ event=${1:-}
 log=${REMNIC_HOOK_LOG:-/dev/null}
 why=""
 if [ -n "${REMNIC_PYTHON:-}" ] && [ -x "$REMNIC_PYTHON" ]; then
-    set -- "$REMNIC_PYTHON" -P -m remnic hooks run "$@"
+    set -- "$REMNIC_PYTHON" -P -m remnic.cli.hooks run "$@"
 else
     [ -n "${REMNIC_PYTHON:-}" ] && why="REMNIC_PYTHON=$REMNIC_PYTHON is not an executable file; "
     if command -v remnic >/dev/null 2>&1; then
         set -- remnic hooks run "$@"
     elif command -v python3 >/dev/null 2>&1; then
-        set -- python3 -P -m remnic hooks run "$@"
+        set -- python3 -P -m remnic.cli.hooks run "$@"
     else
         set --
         why="${why}no remnic and no python3 on PATH"
@@ -33,8 +34,9 @@ if [ $# -gt 0 ]; then
     if [ -n "$err" ]; then
         out=$("$@" 2>"$err")
         rc=$?
-        cat "$err" >>"$log" 2>/dev/null
-        last=$(grep -v '^[[:space:]]*$' "$err" | tail -n 1)
+        [ "$log" = /dev/null ] || cat "$err" >>"$log" 2>/dev/null
+        last=""  # read only for a run that printed nothing and failed: no more processes per session
+        [ -z "$out" ] && [ "$rc" -ne 0 ] && last=$(grep -v '^[[:space:]]*$' "$err" | tail -n 1)
         rm -f "$err"
     else
         out=$("$@" 2>>"$log")

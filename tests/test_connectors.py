@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
-from test_hooks import copied_memory_fixtures, run_agent_script
+from test_hooks import copied_memory_fixtures, run_agent_hook
 from test_r34_hooks_codex_trust import trust_codex_hooks
 
 from remnic.repo.githooks import hooks_source_dir
@@ -175,11 +175,12 @@ def test_session_start_in_a_folder_matching_nothing_still_injects_the_pinned_rul
 ) -> None:
     folder = tmp_path / "zzqx-nothing"
     folder.mkdir()
-    proc = run_agent_script(
+    # What the hook injects (its scripts are test_hooks.py's), run in this process.
+    result = run_agent_hook(
         host, "session-start", {"session_id": "s", "cwd": str(folder), "source": "startup"}, seeded.root
     )
-    assert proc.returncode == 0, proc.stderr
-    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert result.code == 0, result.err
+    context = json.loads(result.out)["hookSpecificOutput"]["additionalContext"]
     pinned = context.split("Pinned (rules, principles, key preferences):\n", 1)[1].split("\n\n")[0].splitlines()
     assert pinned[0].startswith("- [rule] Never force-push to main")
     assert pinned[1].startswith("- [preference] Ana prefers tabs over spaces")
@@ -196,8 +197,8 @@ def test_session_start_recalls_for_the_repository_context(memory: Memory, tmp_pa
     (repo / "retry_policy.py").write_text("x = 1\n")
     subprocess.run([*git, "add", "."], check=True)
     subprocess.run([*git, "commit", "-qm", "Tune payout retries in the ledger-api"], check=True)
-    proc = run_agent_script("claude-code", "session-start", {"session_id": "s", "cwd": str(repo)}, memory.root)
-    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    result = run_agent_hook("claude-code", "session-start", {"session_id": "s", "cwd": str(repo)}, memory.root)
+    context = json.loads(result.out)["hookSpecificOutput"]["additionalContext"]
     relevant = context.split("Relevant to billing (branch payout-retries):\n", 1)[1]
     assert relevant.splitlines()[0].startswith("- [decision] The ledger-api retries payouts")
 

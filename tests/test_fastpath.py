@@ -21,18 +21,22 @@ from remnic.service.memory import Memory
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dict[str, str]]]:
+def served(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iterator[tuple[Path, dict[str, str]]]:
     """One daemon for the module's tests: each counts the commands it served from its own start on."""
     base = tmp_path_factory.mktemp("fastpath")
     (base / "home").mkdir()
     # HOME is the server's and every client's (a client with another HOME is refused: git's identity).
     env = {"REMNIC_TOKENS_PATH": str(base / "tokens.json"), "HOME": str(base / "home")}
+    env["XDG_CACHE_HOME"] = str(model_cache)  # the run's one model cache (the test's environment is not set yet)
     for var in [k for k in os.environ if k.startswith("REMNIC_") and k not in env]:
         env[var] = ""  # the developer's REMNIC_* must not change what the commands do
     root = base / "mem"
     Memory.init(root, settings=settings_for(root)).close()
     TokenStore(base / "tokens.json").generate("default")
-    started = run_remnic("daemon", "start", "--port", "0", "--memory-dir", str(root), env=env)
+    with pytest.MonkeyPatch.context() as mp:  # `daemon start` in this process; the server is a real one
+        for key, value in env.items():
+            mp.setenv(key, value)
+        started = run_cli("daemon", "start", "--port", "0", "--memory-dir", str(root))
     assert started.code == 0, started.err
     try:
         yield root, env

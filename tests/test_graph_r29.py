@@ -65,12 +65,17 @@ def test_equal_paths_keep_the_first_found() -> None:
 
 @pytest.fixture
 def hub_memory(memory: Memory) -> Memory:
-    for i in range(40):
-        memory.store(
-            f"Ana Souza prefers tool number {i} for the ledger work",
-            category="preference",
-            extra={"entityRef": "Ana Souza"},
-        )
+    """40 memories naming one entity, in one import (one commit, one index batch: the hub is what is read)."""
+    items = [
+        {
+            "content": f"Ana Souza prefers tool number {i} for the ledger work",
+            "category": "preference",
+            "entityRef": "Ana Souza",
+        }
+        for i in range(40)
+    ]
+    records = memory.import_records(items).records
+    assert len(records) == 40 and all(r.frontmatter.get("entityRef") == "Ana Souza" for r in records)
     return memory
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GIT_IDENTITY, run_cli
+from conftest import GIT_IDENTITY, Result, run_cli
 
 from remnic.config import settings_for
 from remnic.drivers.hooks import transcript_messages
@@ -23,6 +24,13 @@ from remnic.sync.state import SyncState
 # remnic is NOT on this PATH: the hooks must find the interpreter recorded at install time.
 BARE_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("REMNIC_", "VIRTUAL_ENV"))}
 BARE_ENV["PATH"] = "/usr/bin:/bin"
+
+
+def hook_env(**extra: str) -> dict[str, str]:
+    """BARE_ENV for a process of this test: its HOME, and the run's model cache (conftest's model_cache;
+    not in BARE_ENV, which is made before any test): a fresh HOME alone would have each hook that loads
+    the model rewrite it again (about a second)."""
+    return {**BARE_ENV, "HOME": os.environ["HOME"], "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"], **extra}
 
 
 def user_git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -263,17 +271,38 @@ def test_transcript_parsing_for_both_hosts() -> None:
     ]
 
 
-def run_agent_script(host: str, event: str, payload: dict, memory_dir: Path) -> subprocess.CompletedProcess[str]:
-    env = {
-        **BARE_ENV,
-        "REMNIC_PYTHON": sys.executable,
-        "REMNIC_MEMORY_DIR": str(memory_dir),
-        "HOME": os.environ["HOME"],
-    }
+def run_agent_script(
+    host: str, event: str, payload: dict, memory_dir: Path, **env: str
+) -> subprocess.CompletedProcess[str]:
     script = hooks_source_dir() / host / f"{event}.sh"
     return subprocess.run(
-        [str(script)], input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=120
+        [str(script)],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=hook_env(REMNIC_PYTHON=sys.executable, REMNIC_MEMORY_DIR=str(memory_dir), **env),
+        timeout=120,
     )
+
+
+def run_agent_hook(host: str, event: str, payload: dict, memory_dir: Path) -> Result:
+    """`remnic hooks run <event> --host <host>` in this process, ``payload`` on stdin: for a test of what a
+    hook does rather than of the scripts that start it (run_agent_script runs those)."""
+    stdin, sys.stdin = sys.stdin, io.StringIO(json.dumps(payload))
+    try:
+        return run_cli("hooks", "run", event, "--host", host, "--memory-dir", str(memory_dir))
+    finally:
+        sys.stdin = stdin
+
+
+def imported(log: Path) -> set[str]:
+    """The modules a hook run imported, from the PYTHONPROFILEIMPORTTIME lines in its log."""
+    lines = log.read_text().splitlines()
+    return {line.rsplit("|", 1)[1].strip() for line in lines if line.startswith("import time:") and "|" in line}
+
+
+# What a hook that flushes nothing needs neither: the extraction rules, other commands' parsers.
+NOT_FOR_A_PLAIN_HOOK = {"remnic.observe.pipeline", "remnic.service.flushing", "remnic.cli.memories"}
 
 
 @pytest.mark.parametrize("host", ["claude-code", "codex"])
@@ -282,13 +311,17 @@ def test_agent_session_start_recalls_memories(memory: Memory, tmp_path: Path, ho
     memory.store("Unrelated: the cafeteria opens at eight", category="fact", importance=0.9)
     project = tmp_path / "billing-service"
     project.mkdir()
+    log = tmp_path / "hook.log"
     proc = run_agent_script(
         host,
         "session-start",
         {"session_id": "s1", "cwd": str(project), "source": "startup", "hook_event_name": "SessionStart"},
         memory.root,
+        REMNIC_HOOK_LOG=str(log),
+        PYTHONPROFILEIMPORTTIME="1",
     )
     assert proc.returncode == 0, proc.stderr
+    assert "remnic.index.search" in imported(log) and not imported(log) & NOT_FOR_A_PLAIN_HOOK  # no idle session
     out = json.loads(proc.stdout)
     context = out["hookSpecificOutput"]["additionalContext"]
     assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart"
@@ -303,8 +336,10 @@ def test_agent_stop_hands_new_turns_to_observe_once(
     path = tmp_path / "transcript.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in transcript))
     payload = {"session_id": "sess-1", "transcript_path": str(path), "hook_event_name": "Stop"}
-    proc = run_agent_script(host, "stop", payload, memory.root)
+    log = tmp_path / "hook.log"
+    proc = run_agent_script(host, "stop", payload, memory.root, REMNIC_HOOK_LOG=str(log), PYTHONPROFILEIMPORTTIME="1")
     assert proc.returncode == 0 and proc.stdout == ""
+    assert "remnic.service.observing" in imported(log) and not imported(log) & NOT_FOR_A_PLAIN_HOOK  # buffered only
     archived = [
         json.loads(line)
         for f in (memory.root / "state" / "transcripts").rglob("*.jsonl")
@@ -315,8 +350,7 @@ def test_agent_stop_hands_new_turns_to_observe_once(
     # The next Stop (or a PreCompact) hands over only what is new.
     with path.open("a") as fh:
         fh.write(json.dumps({"type": "user", "message": {"role": "user", "content": "One more thing."}}) + "\n")
-    proc = run_agent_script(host, "pre-compact", {**payload, "hook_event_name": "PreCompact"}, memory.root)
-    assert proc.returncode == 0
+    assert run_agent_hook(host, "pre-compact", {**payload, "hook_event_name": "PreCompact"}, memory.root).code == 0
     archived = [
         json.loads(line)
         for f in (memory.root / "state" / "transcripts").rglob("*.jsonl")
@@ -361,8 +395,8 @@ def test_agent_hooks_turn_the_session_into_memories_at_its_end_or_compaction(
     lines = DURABLE_TURNS if host == "claude-code" else _codex(DURABLE_TURNS)
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     payload = {"session_id": "sess-9", "transcript_path": str(path), "cwd": str(tmp_path)}
-    stop = run_agent_script(host, "stop", {**payload, "hook_event_name": "Stop"}, memory.root)
-    assert stop.returncode == 0 and stop.stdout == ""
+    stop = run_agent_hook(host, "stop", {**payload, "hook_event_name": "Stop"}, memory.root)  # its script: above
+    assert stop.code == 0 and stop.out == ""
     assert memory.list() == [] and _flush_reasons(memory.root) == []  # a Stop comes after every response
     event = {"hook_event_name": "SessionEnd", "reason": "other"}  # Codex 0.171's only reason
     done = run_agent_script(host, end, {**payload, **event}, memory.root)
@@ -378,14 +412,15 @@ def test_a_session_left_idle_is_flushed_by_the_next_session_start(memory: Memory
     path = tmp_path / "transcript.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in _codex(DURABLE_TURNS)))
     payload = {"session_id": "left", "transcript_path": str(path), "hook_event_name": "Stop"}
-    assert run_agent_script("codex", "stop", payload, memory.root).returncode == 0
+    # The hooks' logic in this process: the scripts are the tests' above.
+    assert run_agent_hook("codex", "stop", payload, memory.root).code == 0
     journal = next((memory.root / "state" / "observe-buffer").rglob("*.jsonl"))
     start = {"session_id": "next", "cwd": str(tmp_path), "source": "startup", "hook_event_name": "SessionStart"}
-    assert run_agent_script("codex", "session-start", start, memory.root).returncode == 0
+    assert run_agent_hook("codex", "session-start", start, memory.root).code == 0
     assert memory.list() == []  # not idle yet: the session may go on
     hours_ago = journal.stat().st_mtime - 2 * 3600  # observe.bufferMaxMinutes is 30
     os.utime(journal, (hours_ago, hours_ago))
-    assert run_agent_script("codex", "session-start", start, memory.root).returncode == 0
+    assert run_agent_hook("codex", "session-start", start, memory.root).code == 0
     assert [r.content for r in memory.list()] == ["We decided to cut releases every Tuesday from now on."]
     assert _flush_reasons(memory.root) == ["session-end"]
 

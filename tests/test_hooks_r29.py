@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -12,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
+from conftest import Result, run_cli
 from test_hooks import copied_memory_fixtures
 
 from remnic.drivers.connectors.doctor import _fired
 from remnic.drivers.hooks import session_context
-from remnic.repo.githooks import hooks_source_dir
 from remnic.service.memory import Memory
 
 memory_template, memory = copied_memory_fixtures()
@@ -282,15 +282,16 @@ def test_codex_gets_session_end_and_the_compact_and_fork_sources(memory: Memory,
 # --- the hook's status: a payload or transcript remnic cannot read ---
 
 
-def _run_hook(event: str, stdin: str, memory: Memory, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], dict]:
-    from test_hooks import BARE_ENV
-
-    status, log = tmp_path / "status.json", tmp_path / "hook.log"
-    env = {**BARE_ENV, "REMNIC_PYTHON": sys.executable, "REMNIC_MEMORY_DIR": str(memory.root),
-           "HOME": os.environ["HOME"], "REMNIC_HOOK_STATUS": str(status), "REMNIC_HOOK_LOG": str(log)}  # fmt: skip
-    script = hooks_source_dir() / "claude-code" / f"{event}.sh"
-    proc = subprocess.run([str(script)], input=stdin, capture_output=True, text=True, env=env, timeout=120)
-    return proc, json.loads(status.read_text())
+def _run_hook(
+    event: str, stdin: str, memory: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Result, dict]:
+    """`remnic hooks run <event>` in this process (the scripts that start it are test_hooks.py's), ``stdin``
+    as the host sends it: what it printed, and the status it reported in $REMNIC_HOOK_STATUS."""
+    status = tmp_path / "status.json"
+    monkeypatch.setenv("REMNIC_HOOK_STATUS", str(status))
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    result = run_cli("hooks", "run", event, "--host", "claude-code", "--memory-dir", str(memory.root))
+    return result, json.loads(status.read_text())
 
 
 @pytest.mark.parametrize(
@@ -303,22 +304,24 @@ def _run_hook(event: str, stdin: str, memory: Memory, tmp_path: Path) -> tuple[s
     ],
 )
 def test_a_stop_with_input_remnic_cannot_read_reports_ok_false_and_exits_0(
-    memory: Memory, tmp_path: Path, stdin: str, says: str
+    memory: Memory, tmp_path: Path, stdin: str, says: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    proc, status = _run_hook("stop", stdin, memory, tmp_path)
-    assert proc.returncode == 0 and proc.stdout == ""
+    result, status = _run_hook("stop", stdin, memory, tmp_path, monkeypatch)
+    assert result.code == 0 and result.out == ""
     assert status["ok"] is False and says in status["error"], status
     assert not (Path.cwd() / "['a']").exists()
 
 
-def test_a_good_stop_and_an_unparsable_session_start_report_as_they_went(memory: Memory, tmp_path: Path) -> None:
+def test_a_good_stop_and_an_unparsable_session_start_report_as_they_went(
+    memory: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     memory.store("Always run the tests before pushing", category="rule", importance=0.9)
-    proc, status = _run_hook("stop", '{"session_id": "s", "cwd": "/tmp"}', memory, tmp_path)
-    assert proc.returncode == 0 and status["ok"] is True and "error" not in status
-    proc, status = _run_hook("session-start", "not json", memory, tmp_path)
-    assert proc.returncode == 0 and "Always run the tests" in proc.stdout  # the session still gets its memories
+    result, status = _run_hook("stop", '{"session_id": "s", "cwd": "/tmp"}', memory, tmp_path, monkeypatch)
+    assert result.code == 0 and status["ok"] is True and "error" not in status
+    result, status = _run_hook("session-start", "not json", memory, tmp_path, monkeypatch)
+    assert result.code == 0 and "Always run the tests" in result.out  # the session still gets its memories
     assert status["ok"] is False and "stdin is not JSON" in status["error"]
-    check = _fired("SessionStart", {"code": 0, "out": proc.stdout, "log": "", "status": status})
+    check = _fired("SessionStart", {"code": 0, "out": result.out, "log": "", "status": status})
     assert not check["ok"] and "stdin is not JSON" in check["detail"]
 
 

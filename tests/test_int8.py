@@ -53,14 +53,15 @@ def test_the_rewrite_feeds_the_stored_int8_weights_to_int8_products() -> None:
     assert [o.name for o in session.get_outputs()] == ["last_hidden_state"]
 
 
-def test_int8_vectors_stay_close_to_the_float_ones_and_do_not_depend_on_batch_mates(cache: Path) -> None:
+def test_int8_vectors_stay_close_to_the_float_ones_and_do_not_depend_on_batch_mates() -> None:
     fast = Embedder(EmbedderSpec(int8=True)).embed(TEXTS)
     floats = Embedder(EmbedderSpec(int8=False)).embed(TEXTS)
     cosines = (fast * floats).sum(axis=1)
     assert cosines.min() > 0.97, cosines
     assert np.abs(fast - floats).max() > 1e-3  # int8 really ran: the float products give other vectors
     # One text a call: a text's vector is the same alone, in any company, with any batch size.
-    alone = np.stack([Embedder(EmbedderSpec(batch_size=1, int8=True)).embed([t])[0] for t in TEXTS])
+    single = Embedder(EmbedderSpec(batch_size=1, int8=True))
+    alone = np.stack([single.embed([t])[0] for t in TEXTS])
     np.testing.assert_allclose(fast, alone, atol=1e-5)
     crowded = Embedder(EmbedderSpec(batch_size=16, int8=True)).embed(["a much longer text " * 30, *TEXTS])[1:]
     np.testing.assert_allclose(crowded, alone, atol=1e-5)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -366,9 +368,10 @@ def test_kill_during_a_flush_loses_no_turn_and_never_persists_twice(tmp_path: Pa
         env={"REMNIC_CRASH_AT": point},
     )  # fmt: skip
     assert killed.code == -9
-    resumed = run_remnic(
-        "observe", "-", "--session-key", "s1", "--flush", "--json", "--memory-dir", str(root), stdin=""
-    )
+    # The next `remnic observe` finds what the killed process left: run here, as the same command line.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8"))
+        resumed = run_cli("observe", "-", "--session-key", "s1", "--flush", "--json", "--memory-dir", str(root))
     assert resumed.code == 0, resumed.err
     with Memory.open(root) as memory:
         contents = active_contents(memory)

@@ -4,6 +4,7 @@ under --json is a JSON error; the content limit counts the text as stored; the A
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -13,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import git, run_cli, run_remnic
+from conftest import git, run_cli
 
 import remnic
 from remnic.service.memory import Memory
@@ -24,13 +25,13 @@ from remnic.service.memory import Memory
 def test_export_out_dash_is_standard_output(memory: Memory) -> None:
     memory.store("Otters hold hands while sleeping")
     root = memory.root
-    result = run_remnic("export", "--out", "-", "--memory-dir", str(root), cwd=root)
+    result = run_cli("export", "--out", "-", "--memory-dir", str(root), cwd=root)
     assert result.code == 0, result.err
     assert json.loads(result.out.splitlines()[0])["content"] == "Otters hold hands while sleeping"
     assert not (root / "-").exists()
-    plain = run_remnic("export", "--memory-dir", str(root), cwd=root)
+    plain = run_cli("export", "--memory-dir", str(root), cwd=root)
     assert plain.out == result.out
-    dotted = run_remnic("export", "--out", "./-", "--memory-dir", str(root), cwd=root)  # a file named -
+    dotted = run_cli("export", "--out", "./-", "--memory-dir", str(root), cwd=root)  # a file named -
     assert dotted.code == 0 and (root / "-").read_text() == result.out
 
 
@@ -91,10 +92,10 @@ def test_a_mistyped_flag_names_the_closest_one(argv: list[str], meant: str) -> N
 def test_daemon_start_json_keeps_started_a_timestamp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REMNIC_TOKENS_PATH", str(tmp_path / "tokens.json"))
     root = tmp_path / "mem"
-    # Set-up, status and stop in this process (the same commands); `daemon start --json` is a real process.
+    # The commands run in this process (the same code); the server `daemon start` launches is a real process.
     assert run_cli("init", str(root)).code == 0
     assert run_cli("token", "generate", "--principal", "ops").code == 0
-    started = run_remnic("daemon", "start", "--memory-dir", str(root), "--port", "0", "--json", timeout=60)
+    started = run_cli("daemon", "start", "--memory-dir", str(root), "--port", "0", "--json")
     assert started.code == 0, started.err
     info = started.json()
     try:
@@ -154,12 +155,21 @@ def test_ctrl_c_under_json_is_a_json_error(memory: Memory) -> None:
 # --- the content limit counts the text as stored ---
 
 
-def test_the_limit_counts_the_stored_text_not_surrounding_whitespace(memory: Memory) -> None:
+def _piped(monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    """``text`` on standard input, as a pipe gives it to the command (bytes, to EOF)."""
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode()), encoding="utf-8"))
+
+
+def test_the_limit_counts_the_stored_text_not_surrounding_whitespace(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     limit = memory.settings.store.max_content_chars
-    piped = run_remnic("store", "-", "--memory-dir", str(memory.root), stdin="q" * limit + "\n")  # as `echo` sends it
+    _piped(monkeypatch, "q" * limit + "\n")  # as `echo` sends it
+    piped = run_cli("store", "-", "--memory-dir", str(memory.root))
     assert piped.code == 0, piped.err
     assert memory.store("k" * limit + "\n\n  ").changed
-    over = run_remnic("store", "-", "--memory-dir", str(memory.root), stdin="z" * (limit + 1) + "\n")
+    _piped(monkeypatch, "z" * (limit + 1) + "\n")
+    over = run_cli("store", "-", "--memory-dir", str(memory.root))
     assert over.code == 2 and f"is {limit + 1} characters" in over.err
 
 

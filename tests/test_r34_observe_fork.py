@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from conftest import run_cli
 from test_connectors import CLIS, model_api  # noqa: F401 - the fixture of the real-CLI runs
+from test_hooks import hook_env, run_agent_hook
 
 from remnic.observe.lcm.index import LcmIndex
 from remnic.repo.githooks import hooks_source_dir
@@ -35,8 +36,6 @@ SAID_IN_FORK = [
     ("user", "22222222-aaaa-4bbb-8ccc-000000000001", "My manager is Priya Raman."),
     ("assistant", "22222222-aaaa-4bbb-8ccc-000000000002", "Noted."),
 ]
-BARE_ENV = {k: v for k, v in os.environ.items() if not k.startswith(("REMNIC_", "VIRTUAL_ENV"))}
-BARE_ENV["PATH"] = "/usr/bin:/bin"
 
 
 def claude_lines(session: str, said: Sequence[tuple[str, str | None, str | None]], minute: int = 0) -> list[dict]:
@@ -68,12 +67,7 @@ def write(path: Path, lines: list[dict]) -> Path:
 
 
 def run_hook(event: str, payload: dict, memory_dir: Path) -> None:
-    env = {
-        **BARE_ENV,
-        "REMNIC_PYTHON": sys.executable,
-        "REMNIC_MEMORY_DIR": str(memory_dir),
-        "HOME": os.environ["HOME"],
-    }
+    env = hook_env(REMNIC_PYTHON=sys.executable, REMNIC_MEMORY_DIR=str(memory_dir))
     script = hooks_source_dir() / "claude-code" / f"{event}.sh"
     proc = subprocess.run(
         [str(script)], input=json.dumps(payload), capture_output=True, text=True, env=env, timeout=120
@@ -81,10 +75,16 @@ def run_hook(event: str, payload: dict, memory_dir: Path) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
-def end_session(memory_dir: Path, session: str, path: Path) -> None:
+def end_session(memory_dir: Path, session: str, path: Path, *, scripts: bool = True) -> None:
+    """A session's Stop and SessionEnd hooks, fired by their scripts (or, ``scripts=False``, run in this process)."""
     payload = {"session_id": session, "transcript_path": str(path), "cwd": "/tmp/proj"}
-    run_hook("stop", {**payload, "hook_event_name": "Stop"}, memory_dir)
-    run_hook("session-end", {**payload, "hook_event_name": "SessionEnd", "reason": "other"}, memory_dir)
+    stop, end = {**payload, "hook_event_name": "Stop"}, {**payload, "hook_event_name": "SessionEnd", "reason": "other"}
+    if not scripts:
+        assert run_agent_hook("claude-code", "stop", stop, memory_dir).code == 0
+        assert run_agent_hook("claude-code", "session-end", end, memory_dir).code == 0
+        return
+    run_hook("stop", stop, memory_dir)
+    run_hook("session-end", end, memory_dir)
 
 
 def archived(root: Path, session_key: str) -> list[dict]:
@@ -102,7 +102,7 @@ def by_content(memory: Memory) -> dict[str, dict]:
 
 def test_a_forked_session_observes_only_its_new_turns_through_the_hooks(memory: Memory, tmp_path: Path) -> None:
     parent = claude_lines(PARENT, SAID)
-    end_session(memory.root, PARENT, write(tmp_path / f"{PARENT}.jsonl", parent))
+    end_session(memory.root, PARENT, write(tmp_path / f"{PARENT}.jsonl", parent), scripts=False)  # the setup
     before = by_content(memory)
     assert set(before) == {
         "Our team standup is at 9:30 every weekday.",

@@ -2,7 +2,8 @@
 `main`, as `space create` is; a clone that stored nothing yet takes the remote's history on its first pull
 (no --allow-unrelated); one that did is told exactly what joins the two; the no-branch hint never advises
 pushing a second branch. Real bare remotes, each user with their own HOME and git identity (git's default
-branch set to master, where the split showed)."""
+branch set to master, where the split showed); the commands run in-process under the user's environment
+(the same code as the `remnic` process, without a process and a model load each)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import Result, git, run_cli, run_remnic
+from conftest import Result, git, run_cli
 from test_space_sync import copy_template
 
 from remnic.config import settings_for
@@ -27,14 +28,16 @@ LEAKY_ENV = ("REMNIC_MEMORY_DIR", "REMNIC_CONFIG_PATH", "REMNIC_SPACES_PATH", "X
 
 class User:
     """A person with their own HOME (git identity, remnic's spaces file); ``fresh=False`` names one whose
-    HOME a template copy already made."""
+    HOME a template copy already made. The model cache is the test run's (``cache``, else the
+    ``XDG_CACHE_HOME`` the isolated_home fixture set): a cache per user would rewrite the model in each
+    user's first process and copy it with every template."""
 
-    def __init__(self, tmp: Path, name: str, *, fresh: bool = True) -> None:
+    def __init__(self, tmp: Path, name: str, *, fresh: bool = True, cache: Path | None = None) -> None:
         self.home = tmp / name
         self.env = {
             "HOME": str(self.home),
             "XDG_CONFIG_HOME": str(self.home / ".config"),
-            "XDG_CACHE_HOME": str(self.home / ".cache"),
+            "XDG_CACHE_HOME": str(cache or os.environ.get("XDG_CACHE_HOME") or self.home / ".cache"),
             "REMNIC_NO_DAEMON": "1",
         }
         self.team = self.home / "team"
@@ -49,7 +52,10 @@ class User:
             subprocess.run(["git", "config", "--global", key, value], env={**self.env, "PATH": _path()}, check=True)
 
     def __call__(self, *args: str) -> Result:
-        return run_remnic(*args, env=self.env, cwd=self.home)
+        """``remnic ARGS`` as this user, in their HOME (in-process: the tests are about what the commands
+        do and say, not the process boundary; crash tests start their own processes)."""
+        with self.environ():
+            return run_cli(*args, cwd=self.home)
 
     def ok(self, *args: str) -> Result:
         out = self(*args)
@@ -175,7 +181,7 @@ def test_the_no_branch_hint_advises_taking_the_remotes_branch_not_pushing_a_seco
     git(ana.root, "config", "--unset", "branch.master.merge")
     ana.close()
 
-    out = run_remnic("space", "pull", "--memory-dir", str(ana.root))
+    out = run_cli("space", "pull", "--memory-dir", str(ana.root))
 
     assert out.code == 0, out.err
     assert "`remnic space push` creates it there" not in out.out

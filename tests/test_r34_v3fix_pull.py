@@ -24,11 +24,11 @@ PAIR = ("alice", "bob")
 
 
 @pytest.fixture(scope="module")
-def pair_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def pair_template(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Path:
     """Alice's team space (with a seed memory) pushed to a bare remote and Bob's clone of it, built once a
     module; each test gets its own copy (:func:`pair`)."""
     tmp = tmp_path_factory.mktemp("pair-template")
-    alice, bob = User(tmp, "alice"), User(tmp, "bob")
+    alice, bob = User(tmp, "alice", cache=model_cache), User(tmp, "bob", cache=model_cache)
     bare = empty_remote(tmp, alice)
     with alice.environ():
         create_space("team", alice.team, kind="team", remote=str(bare), activate=True)
@@ -111,11 +111,11 @@ def _base_env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def adopt_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def adopt_template(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Path:
     """Bob's clone of an empty remote, then Alice's space on it with twelve memories pushed (the history
     Bob's first pull takes), built once a module."""
     tmp = tmp_path_factory.mktemp("adopt-template")
-    alice, bob = User(tmp, "alice"), User(tmp, "bob")
+    alice, bob = User(tmp, "alice", cache=model_cache), User(tmp, "bob", cache=model_cache)
     bare = empty_remote(tmp, alice)
     with bob.environ():
         clone_space(str(bare), bob.team, name="team")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli, run_remnic
+from conftest import Result, run_cli, run_remnic
 
 import remnic
 from remnic.server.auth import TokenStore
@@ -38,10 +38,12 @@ class Served:
     bob: str
 
 
-def _make(base: Path) -> tuple[Path, dict[str, str], str, str]:
+def _make(base: Path, model_cache: Path | None = None) -> tuple[Path, dict[str, str], str, str]:
     home = base / "home"
     home.mkdir()
     env = {"HOME": str(home), "REMNIC_TOKENS_PATH": str(base / "tokens.json")}
+    if model_cache is not None:  # a module's fixture is set up before the test's environment names the cache
+        env["XDG_CACHE_HOME"] = str(model_cache)
     for var in [k for k in os.environ if k.startswith("REMNIC_") and k not in env]:
         env[var] = ""  # the developer's own REMNIC_* stay out of these servers and commands
     root = base / "mem"
@@ -53,27 +55,40 @@ def _make(base: Path) -> tuple[Path, dict[str, str], str, str]:
     return root, env, store.generate("alice")[0], store.generate("bob")[0]
 
 
+def _daemon(env: dict[str, str], *args: str) -> Result:
+    """A `remnic daemon` command in this process, under ``env`` (the same code as `python -m remnic`): it
+    reads the pid file, signals the server or launches a real one, which gets ``env`` too."""
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in env.items():
+            mp.setenv(key, value)
+        return run_cli("daemon", *args)
+
+
 def _start(root: Path, env: dict[str, str], *extra: str) -> dict[str, Any]:
-    started = run_remnic("daemon", "start", "--memory-dir", str(root), "--port", "0", "--json", *extra, env=env)
+    started = _daemon(env, "start", "--memory-dir", str(root), "--port", "0", "--json", *extra)
     assert started.code == 0, started.err
     return started.json()
 
 
 def _kill(pid: int) -> None:
+    """SIGKILL a server left behind, only while ``pid`` still is one: once it exited, its pid is soon another
+    process's (a busy machine wraps around its pids within minutes)."""
     try:
-        os.kill(pid, signal.SIGKILL)
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        if b"serve" in argv and any(b"remnic" in arg for arg in argv):
+            os.kill(pid, signal.SIGKILL)
     except OSError:
         pass
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    root, env, alice, bob = _make(tmp_path_factory.mktemp("r37daemon"))
+def served(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iterator[Served]:
+    root, env, alice, bob = _make(tmp_path_factory.mktemp("r37daemon"), model_cache)
     info = _start(root, env)
     try:
         yield Served(root, Path(env["HOME"]), env, info["url"], info["pid"], alice, bob)
     finally:
-        run_remnic("daemon", "stop", "--memory-dir", str(root), env=env)
+        _daemon(env, "stop", "--memory-dir", str(root))
         _kill(info["pid"])
 
 
@@ -201,7 +216,7 @@ def test_a_cli_of_another_release_runs_its_command_itself_and_says_so(served: Se
         assert f"the running server is remnic 0.0.1 (this is {remnic.__version__})" in stored.err
         assert "`remnic daemon restart`" in stored.err
         assert _cli_lines(served.root, mark) == []
-        status = run_remnic("daemon", "status", "--memory-dir", str(served.root), env=served.env)
+        status = _daemon(served.env, "status", "--memory-dir", str(served.root))
         assert "server: remnic 0.0.1" in status.out
     finally:
         pid_file.write_text(original)
@@ -247,7 +262,7 @@ def test_an_upgrade_under_a_running_server_names_the_cause_and_the_fix(tmp_path:
         assert stored.code == 0, stored.err
         assert "started before remnic's files changed" in stored.err and "remnic daemon restart" in stored.err
     finally:
-        run_remnic("daemon", "stop", "--memory-dir", str(root), env=env)
+        _daemon(env, "stop", "--memory-dir", str(root))
         _kill(info["pid"])
 
 
@@ -310,10 +325,10 @@ def test_the_daemon_logs_into_a_new_file_after_rm_rf_state(served: Served) -> No
 def test_stop_logs_why_and_restart_with_none_running_says_so(served: Served) -> None:
     """After the module's other daemon tests: stops its server and starts another on the same port."""
     root = served.root
-    assert run_remnic("daemon", "stop", "--memory-dir", str(root), env=served.env).code == 0
+    assert _daemon(served.env, "stop", "--memory-dir", str(root)).code == 0
     lines = (root / ".remnic" / "server.log").read_text()
     assert f"stopping on SIGTERM (pid {served.pid})" in lines and f"stopped (pid {served.pid})" in lines
-    again = run_remnic("daemon", "restart", "--memory-dir", str(root), env=served.env)
+    again = _daemon(served.env, "restart", "--memory-dir", str(root))
     assert again.code == 0, again.err
     assert "the server was not running; started it" in again.out and "restarted" not in again.out
     assert f"{served.url} (the last server's port)" in again.out  # where agents found it, not server.port's 4318

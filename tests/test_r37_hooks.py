@@ -5,7 +5,6 @@ long transcript under the host's timeout, a memory folder named with a ``$``, an
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import git, run_cli
-from test_hooks import BARE_ENV, copied_memory_fixtures, copied_memory_root
+from test_hooks import copied_memory_fixtures, copied_memory_root, hook_env
 
 from remnic.config import settings_for
 from remnic.errors import LedgerError
@@ -165,10 +164,9 @@ def _hook(root: Path, transcript: Path, tmp_path: Path, **env: str) -> tuple[int
         input=json.dumps(payload),
         capture_output=True,
         text=True,
-        env={**BARE_ENV, "REMNIC_PYTHON": sys.executable, "REMNIC_MEMORY_DIR": str(root), "REMNIC_HOOK_LOG": str(log),
-             "HOME": os.environ["HOME"], **env},
+        env=hook_env(REMNIC_PYTHON=sys.executable, REMNIC_MEMORY_DIR=str(root), REMNIC_HOOK_LOG=str(log), **env),
         timeout=300,
-    )  # fmt: skip
+    )
     lines = [x for x in log.read_text().splitlines() if x.startswith("remnic stop: {")] if log.exists() else []
     return proc.returncode, json.loads(lines[-1].split(": ", 1)[1]) if lines else None
 

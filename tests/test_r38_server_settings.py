@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import run_remnic
+import pytest
+from conftest import run_cli
 
 from remnic.config import load_settings, settings_for
 from remnic.server.api import Api
@@ -96,34 +97,40 @@ def test_a_setting_read_at_start_and_after_a_config_edit_derives_the_same_state(
         memory_b.close()
 
 
-def test_config_and_daemon_status_say_what_the_running_server_does_not_use(tmp_path: Path) -> None:
-    from test_r37_daemon import _kill, _make, _start
+def test_config_and_daemon_status_say_what_the_running_server_does_not_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from test_r37_daemon import _kill, _make
 
     root, env, _, _ = _make(tmp_path)
-    info = _start(root, env)
+    for key, value in env.items():  # the commands run in this process (they read the pid file), the server is real
+        monkeypatch.setenv(key, value)
+    started = run_cli("daemon", "start", "--memory-dir", str(root), "--port", "0", "--json")
+    assert started.code == 0, started.err
+    info = started.json()
     shared = root / "remnic.config.json"
     try:
-        status = run_remnic("daemon", "status", "--json", "--memory-dir", str(root), env=env).json()
+        status = run_cli("daemon", "status", "--json", "--memory-dir", str(root)).json()
         assert status["configStale"] is False
         shared.write_text(json.dumps({"server": {"port": 1}}))
         for args in (("daemon", "status"), ("config",)):
-            said = run_remnic(*args, "--memory-dir", str(root), env=env)
+            said = run_cli(*args, "--memory-dir", str(root))
             assert said.code == 0, said.err
             line = next(x for x in said.out.splitlines() if x.startswith("server running with settings older than"))
             assert str(shared) in line, said.out
             assert "restart needed for: server.port (`remnic daemon restart`)" in said.out
-        status = run_remnic("daemon", "status", "--json", "--memory-dir", str(root), env=env).json()
+        status = run_cli("daemon", "status", "--json", "--memory-dir", str(root)).json()
         assert status["configStale"] is True and status["configStaleKeys"] == ["server.port"]
-        shown = run_remnic("config", "--json", "--memory-dir", str(root), env=env).json()
+        shown = run_cli("config", "--json", "--memory-dir", str(root)).json()
         assert shown["server"]["pid"] == info["pid"] and shown["server"]["configStaleKeys"] == ["server.port"]
         shared.write_text(json.dumps({"recall": {"topK": "abc"}}))
-        broken = run_remnic("daemon", "status", "--memory-dir", str(root), env=env)
+        broken = run_cli("daemon", "status", "--memory-dir", str(root))
         assert broken.code == 0 and f"pid {info['pid']}" in broken.out, broken.err
         assert "config error: " in broken.out and str(shared) in broken.out and "recall.topK" in broken.out
-        status = run_remnic("daemon", "status", "--json", "--memory-dir", str(root), env=env).json()
+        status = run_cli("daemon", "status", "--json", "--memory-dir", str(root)).json()
         assert "recall.topK" in status["configError"] and "configStale" not in status
     finally:
-        run_remnic("daemon", "stop", "--memory-dir", str(root), env=env)
+        run_cli("daemon", "stop", "--memory-dir", str(root))
         _kill(info["pid"])
 
 

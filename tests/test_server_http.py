@@ -388,8 +388,8 @@ def test_serve_with_an_explicit_token_then_sigterm(tmp_path: Path, monkeypatch: 
 def test_daemon_start_status_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REMNIC_TOKENS_PATH", str(tmp_path / "tokens.json"))
     root = tmp_path / "mem"
-    # Set-up and the checks between start and stop run in this process (the same commands); start and
-    # stop are real `remnic daemon` processes.
+    # Set-up, the checks between start and stop, and the stop run in this process (the same commands);
+    # start is a real `remnic daemon` process: the server it launched outlives it.
     assert run_cli("init", str(root)).code == 0
     token = run_cli("token", "generate", "--principal", "ops", "--json").json()["token"]
     assert run_cli("daemon", "status", "--memory-dir", str(root)).code == 3
@@ -410,7 +410,7 @@ def test_daemon_start_status_stop(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         live = request(info["port"], "GET", "/remnic/v1/livez")
         assert live.status == 200 and live.json() == {"status": "ok"}
     finally:
-        stopped = run_remnic("daemon", "stop", "--memory-dir", str(root), "--json")
+        stopped = run_cli("daemon", "stop", "--memory-dir", str(root), "--json")
         if stopped.code != 0 or not stopped.json().get("stopped"):
             os.kill(info["pid"], 15)  # never leave a server behind
     assert stopped.json()["stopped"] is True and stopped.json()["killed"] is False
@@ -544,9 +544,11 @@ def test_serve_refuses_a_short_token(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("REMNIC_TOKENS_PATH", str(tmp_path / "none.json"))
     root = tmp_path / "mem"
     assert run_cli("init", str(root)).code == 0
-    r = run_remnic("serve", "--memory-dir", str(root), "--port", "0", "--token", "short", timeout=30)
+    # Refused before anything starts (or loads): run in this process, the same command.
+    r = run_cli("serve", "--memory-dir", str(root), "--port", "0", "--token", "short")
     assert r.code == 2 and "at least 16" in r.err and "Traceback" not in r.err
-    r = run_remnic("serve", "--memory-dir", str(root), "--port", "0", env={"REMNIC_TOKEN": "tooshort"}, timeout=30)
+    monkeypatch.setenv("REMNIC_TOKEN", "tooshort")
+    r = run_cli("serve", "--memory-dir", str(root), "--port", "0")
     assert r.code == 2 and "REMNIC_TOKEN" in r.err
 
 

@@ -27,9 +27,12 @@ class Repo:
     """HOME and REMNIC_TOKENS_PATH for its commands and servers (a module's fixtures outlive a test's HOME)."""
 
 
-def _make_repo(base: Path) -> Repo:
+def _make_repo(base: Path, model_cache: Path) -> Repo:
     (base / "home").mkdir()
-    repo = Repo(base / "mem", {"HOME": str(base / "home"), "REMNIC_TOKENS_PATH": str(base / "tokens.json")})
+    env = {"HOME": str(base / "home"), "REMNIC_TOKENS_PATH": str(base / "tokens.json")}
+    # The run's one model cache: a module's fixture is set up before the test's environment has it.
+    env["XDG_CACHE_HOME"] = str(model_cache)
+    repo = Repo(base / "mem", env)
     with pytest.MonkeyPatch.context() as mp:
         for key, value in repo.env.items():
             mp.setenv(key, value)
@@ -40,15 +43,15 @@ def _make_repo(base: Path) -> Repo:
 
 
 @pytest.fixture(scope="module")
-def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
+def repo(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Repo:
     """A repository with a token and no server: the tests using it fail to start one, or never try."""
-    return _make_repo(tmp_path_factory.mktemp("idle"))
+    return _make_repo(tmp_path_factory.mktemp("idle"), model_cache)
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Repo, dict]]:
+def served(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iterator[tuple[Repo, dict]]:
     """One daemon for the tests that need a running server: each leaves it running and answering."""
-    repo = _make_repo(tmp_path_factory.mktemp("served"))
+    repo = _make_repo(tmp_path_factory.mktemp("served"), model_cache)
     for info in _daemon(repo):
         yield repo, info
 
@@ -62,21 +65,33 @@ def busy_port() -> Iterator[int]:
 
 
 def _daemon(repo: Repo) -> Iterator[dict]:
-    started = run_remnic(
-        "daemon", "start", "--memory-dir", str(repo.root), "--port", "0", "--json", env=repo.env, timeout=60
-    )
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in repo.env.items():
+            mp.setenv(key, value)
+        # `daemon start` in this process (the same command); the server it launches is a real process.
+        started = run_cli("daemon", "start", "--memory-dir", str(repo.root), "--port", "0", "--json")
     assert started.code == 0, started.err
     info = started.json()
     try:
         yield info
     finally:
         if run_cli("daemon", "stop", "--memory-dir", str(repo.root)).code != 0 or _alive(info["pid"]):
-            os.kill(info["pid"], signal.SIGKILL)  # never leave a server behind
+            _kill(info["pid"])  # never leave a server behind
 
 
 def _status(root: Path) -> Result:
     """`remnic daemon status` run in this process: it only reads the pid file and asks the server's livez."""
     return run_cli("daemon", "status", "--memory-dir", str(root), "--json")
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL ``pid`` only while it still is a remnic server: an exited server's pid is soon reused."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        if b"serve" in argv and any(b"remnic" in arg for arg in argv):
+            os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 def _alive(pid: int) -> bool:
@@ -102,8 +117,11 @@ def test_serve_on_a_host_that_does_not_exist_is_a_plain_error(repo: Repo) -> Non
     assert r.code == 1 and "cannot bind 999.1.1.1:0" in r.err and "Traceback" not in r.err
 
 
-def test_daemon_start_on_a_busy_port_reports_why(repo: Repo, busy_port: int) -> None:
-    r = run_remnic("daemon", "start", "--memory-dir", str(repo.root), "--port", str(busy_port), env=repo.env)
+def test_daemon_start_on_a_busy_port_reports_why(repo: Repo, busy_port: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key, value in repo.env.items():
+        monkeypatch.setenv(key, value)
+    # `daemon start` in this process; the server it launches (and that fails to bind) is a real process.
+    r = run_cli("daemon", "start", "--memory-dir", str(repo.root), "--port", str(busy_port))
     assert r.code == 1 and "Traceback" not in r.err
     assert f"the server did not start: port {busy_port} on 127.0.0.1 is in use" in r.err
     assert run_cli("daemon", "status", "--memory-dir", str(repo.root)).code == 3
@@ -118,9 +136,8 @@ def test_token_generate_refuses_a_tokens_path_inside_any_memory_repository(
     other = tmp_path / "other"
     assert run_cli("init", str(other)).code == 0
     inside = other / "notes" / "tokens.json"
-    r = run_remnic(
-        "token", "generate", "--memory-dir", str(repo.root), "--principal", "x", env={"REMNIC_TOKENS_PATH": str(inside)}
-    )
+    monkeypatch.setenv("REMNIC_TOKENS_PATH", str(inside))
+    r = run_cli("token", "generate", "--memory-dir", str(repo.root), "--principal", "x")
     assert r.code == 2 and f"inside the memory repository {other}" in r.err
     assert not inside.exists()
     monkeypatch.setenv("REMNIC_TOKENS_PATH", repo.env["REMNIC_TOKENS_PATH"])

@@ -26,7 +26,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from test_server_http import NAMESPACES, Env, make_env
+from test_server_http import NAMESPACES, Env, make_env, make_shared_env
 
 from remnic.render.xray import render_xray
 from remnic.server.mcp import SUPPORTED_VERSIONS, TOOL_NAME_RE, TOOL_NAMES
@@ -67,6 +67,12 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
     yield from make_env(tmp_path, monkeypatch, namespaces=NAMESPACES)
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    """One server for the tests whose requests write nothing."""
+    yield from make_shared_env(tmp_path_factory.mktemp("mcp"), namespaces=NAMESPACES)
+
+
 @pytest.fixture
 def plain_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
     """Namespaces disabled: what a CLI user without a policy sees."""
@@ -83,7 +89,8 @@ def http_client(env: Env, token: str) -> Client:
 
 
 def stdio_client(root: Path, *extra: str) -> Client:
-    keep = ("HOME", "PATH", "REMNIC_TOKENS_PATH", "REMNIC_XRAY_CLOCK", "REMNIC_CONFIG_PATH")
+    # XDG_CACHE_HOME: the run's one model cache, as a host's environment has one ~/.cache (not a rewrite per process)
+    keep = ("HOME", "PATH", "XDG_CACHE_HOME", "REMNIC_TOKENS_PATH", "REMNIC_XRAY_CLOCK", "REMNIC_CONFIG_PATH")
     env = {k: v for k, v in os.environ.items() if k in keep}
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "remnic", "mcp", "--memory-dir", str(root), *extra], env=env
@@ -115,58 +122,38 @@ async def check_tools(client: Client) -> None:
 # --- stdio ---
 
 
-def test_stdio_initialize_list_and_call(memory: Memory) -> None:
-    async def go() -> None:
-        async with stdio_client(memory.root) as client:
-            assert client.protocol_version in SUPPORTED_VERSIONS
-            assert client.server_info is not None and client.server_info.name == "remnic"
-            with warnings.catch_warnings():  # ping is fine at handshake-era versions; the SDK warns for 2026
-                warnings.simplefilter("ignore")
-                await client.send_ping()
-            await check_tools(client)
-            stored = await client.call_tool(
-                "remnic.memory_store", {"content": "Ana prefers tabs", "category": "preference"}
-            )
-            assert not stored.is_error and stored.structured_content["status"] == "stored"
-            memory_id = stored.structured_content["memoryId"]
-            got = await client.call_tool("engram.memory_get", {"memoryId": memory_id})
-            assert json.loads(text(got))["memory"]["content"] == "Ana prefers tabs"
-            assert json.loads(text(got))["memory"]["frontmatter"]["source"] == "mcp-stdio:default"
-            timeline = await client.call_tool("remnic.memory_timeline", {"memoryId": memory_id})
-            assert timeline.structured_content["timeline"][0]["operation"] == "store"
+async def check_stdio_session(client: Client) -> None:
+    """The handshake, the tool list, calls under every spelling, a refused call and an unknown tool."""
+    # The SDK's default 'auto' mode probes server/discover first; we answer method-not-found and it
+    # falls back to initialize, getting our newest version.
+    assert client.protocol_version == SUPPORTED_VERSIONS[0]
+    assert client.server_info is not None and client.server_info.name == "remnic"
+    with warnings.catch_warnings():  # ping is fine at handshake-era versions; the SDK warns for 2026
+        warnings.simplefilter("ignore")
+        await client.send_ping()
+    await check_tools(client)  # names against ^[a-zA-Z0-9_-]{1,64}$, schemas present
+    stored = await client.call_tool("remnic.memory_store", {"content": "Ana prefers tabs", "category": "preference"})
+    assert not stored.is_error and stored.structured_content["status"] == "stored"
+    memory_id = stored.structured_content["memoryId"]
+    got = await client.call_tool("engram.memory_get", {"memoryId": memory_id})
+    assert json.loads(text(got))["memory"]["content"] == "Ana prefers tabs"
+    assert json.loads(text(got))["memory"]["frontmatter"]["source"] == "mcp-stdio:default"
+    timeline = await client.call_tool("remnic.memory_timeline", {"memoryId": memory_id})
+    assert timeline.structured_content["timeline"][0]["operation"] == "store"
 
-            bad = await client.call_tool("remnic.memory_store", {"content": "x", "category": "gossip", "colour": 1})
-            assert bad.is_error
-            err = json.loads(text(bad))
-            assert err["code"] == "validation_error"
-            fields = {d["field"]: d for d in err["details"]}
-            assert "preference" in fields["category"]["options"] and "content" in fields["colour"]["options"]
-            missing = await client.call_tool("remnic.memory_get", {"memoryId": "mem_nope"})
-            assert not missing.is_error  # the original's answer: a result saying found false
-            assert missing.structured_content == json.loads(text(missing))
-            assert missing.structured_content["found"] is False and missing.structured_content["code"] == "not_found"
-            with pytest.raises(MCPError) as exc:
-                await client.call_tool("remnic.forget_everything", {})
-            assert "remnic_memory_store" in str(exc.value) and "valid tools" in str(exc.value)
-
-    run(go)
-    assert any(r.content == "Ana prefers tabs" for r in memory.list())
-
-
-def test_stdio_auto_negotiation_falls_back_to_initialize(memory: Memory) -> None:
-    """The SDK's default 'auto' mode probes server/discover first; we answer method-not-found."""
-
-    async def go() -> str:
-        params = StdioServerParameters(
-            command=sys.executable,
-            args=["-m", "remnic", "mcp", "--memory-dir", str(memory.root)],
-            env={k: v for k, v in os.environ.items() if k in ("HOME", "PATH")},
-        )
-        async with Client(params) as client:
-            await check_tools(client)
-            return client.protocol_version
-
-    assert run(go) == SUPPORTED_VERSIONS[0]
+    bad = await client.call_tool("remnic.memory_store", {"content": "x", "category": "gossip", "colour": 1})
+    assert bad.is_error
+    err = json.loads(text(bad))
+    assert err["code"] == "validation_error"
+    fields = {d["field"]: d for d in err["details"]}
+    assert "preference" in fields["category"]["options"] and "content" in fields["colour"]["options"]
+    missing = await client.call_tool("remnic.memory_get", {"memoryId": "mem_nope"})
+    assert not missing.is_error  # the original's answer: a result saying found false
+    assert missing.structured_content == json.loads(text(missing))
+    assert missing.structured_content["found"] is False and missing.structured_content["code"] == "not_found"
+    with pytest.raises(MCPError) as exc:
+        await client.call_tool("remnic.forget_everything", {})
+    assert "remnic_memory_store" in str(exc.value) and "valid tools" in str(exc.value)
 
 
 def test_stdio_raw_hostile_and_malformed_messages_keep_the_session(memory: Memory) -> None:
@@ -180,15 +167,16 @@ def test_stdio_raw_hostile_and_malformed_messages_keep_the_session(memory: Memor
     )
     assert proc.stdin is not None and proc.stdout is not None
 
-    def ask(line: bytes) -> dict[str, Any]:
+    def ask(line: bytes, wait_s: float = 20) -> dict[str, Any]:
         proc.stdin.write(line + b"\n")
         proc.stdin.flush()
-        ready, _, _ = select.select([proc.stdout], [], [], 20)  # no reply at all is a failure, not a hang
+        ready, _, _ = select.select([proc.stdout], [], [], wait_s)  # no reply at all is a failure, not a hang
         assert ready, f"no reply to {line[:60]!r}"
         return json.loads(proc.stdout.readline())
 
     try:
-        reply = ask(b'{"jsonrpc":"2.0","id":7}')  # no method and no result: not a response
+        # The first reply waits for the process to start too (imports, the model): longer on a busy machine.
+        reply = ask(b'{"jsonrpc":"2.0","id":7}', wait_s=120)  # no method and no result: not a response
         assert reply["id"] == 7 and reply["error"]["code"] == -32600
         reply = ask(b'{"jsonrpc":"1.0","id":8,"method":"ping"}')
         assert reply["id"] == 8 and reply["error"]["code"] == -32600
@@ -252,40 +240,42 @@ def test_http_mcp_initialize_list_call_matches_http_routes(env: Env) -> None:
     assert out["xray_other"] == '{"snapshotFound": false}\n'
 
 
-def test_http_mcp_needs_the_bearer_token(env: Env) -> None:
-    assert env.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"}, token=None).status == 401
+def test_http_mcp_needs_the_bearer_token(shared: Env) -> None:
+    assert shared.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"}, token=None).status == 401
 
     async def go() -> None:
-        async with http_client(env, "rmn_wrong"):
+        async with http_client(shared, "rmn_wrong"):
             pass
 
     with pytest.raises(BaseException):  # the SDK surfaces the 401 from initialize
         run(go)
 
 
-def test_http_mcp_writes_share_the_rate_limit_with_rest(env: Env) -> None:
-    for i in range(30):
-        assert env.call("POST", "/engram/v1/memories", {"content": f"rest write {i}"}).status == 201
+def test_http_mcp_writes_share_the_rate_limit_with_rest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A small server.writeRateLimit: the limit's size is not what is tested, the one budget for both is.
+    for env in make_env(tmp_path, monkeypatch, namespaces=NAMESPACES, server={"write_rate_limit": 3}):
+        for i in range(3):
+            assert env.call("POST", "/engram/v1/memories", {"content": f"rest write {i}"}).status == 201
 
-    async def go() -> Any:
-        async with http_client(env, env.alice) as client:
-            return await client.call_tool("remnic.memory_store", {"content": "one more via MCP"})
+        async def go() -> Any:
+            async with http_client(env, env.alice) as client:
+                return await client.call_tool("remnic.memory_store", {"content": "one more via MCP"})
 
-    result = run(go)
-    assert result.is_error and json.loads(text(result))["code"] == "write_rate_limited"
+        result = run(go)
+        assert result.is_error and json.loads(text(result))["code"] == "write_rate_limited"
 
 
-def test_http_mcp_protocol_edges(env: Env) -> None:
+def test_http_mcp_protocol_edges(shared: Env) -> None:
     """Raw JSON-RPC framing: notifications get 202, bad JSON -32700, batches and discover are refused."""
-    r = env.call("POST", "/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"})
+    r = shared.call("POST", "/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"})
     assert r.status == 202 and r.raw == b""
-    r = env.call("POST", "/mcp", raw=b"{nope")
+    r = shared.call("POST", "/mcp", raw=b"{nope")
     assert r.status == 400 and r.json()["error"]["code"] == -32700
-    r = env.call("POST", "/mcp", [{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
+    r = shared.call("POST", "/mcp", [{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
     assert r.json()["error"]["code"] == -32600
-    r = env.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 7, "method": "server/discover"})
+    r = shared.call("POST", "/mcp", {"jsonrpc": "2.0", "id": 7, "method": "server/discover"})
     assert r.json()["id"] == 7 and r.json()["error"]["code"] == -32601
-    r = env.call(
+    r = shared.call(
         "POST",
         "/mcp",
         {
@@ -300,7 +290,7 @@ def test_http_mcp_protocol_edges(env: Env) -> None:
         },
     )
     assert r.json()["result"]["protocolVersion"] == SUPPORTED_VERSIONS[0]
-    r = env.call("GET", "/mcp")
+    r = shared.call("GET", "/mcp")
     assert r.status == 405 and r.headers["allow"] == "POST"
     assert set(TOOL_NAMES) == EVERY_SPELLING
 
@@ -327,18 +317,14 @@ def test_recall_over_http_and_both_mcp_transports(env: Env) -> None:
     assert body["count"] == len(body["results"]) <= 2
     assert "Tuesdays" in body["results"][0]["content"]
 
-    async def go_http() -> Any:
+    async def go_http() -> tuple[Any, Any]:
         async with http_client(env, env.alice) as client:
-            return await client.call_tool("remnic.recall", {"query": "when do we deploy", "topK": 2})
+            recalled = await client.call_tool("remnic.recall", {"query": "when do we deploy", "topK": 2})
+            return recalled, await client.call_tool("remnic.memory_search", {"query": "tabs", "limit": 1})
 
-    result = run(go_http)
+    result, searched = run(go_http)
     assert not result.is_error and "Tuesdays" in result.structured_content["results"][0]["content"]
-
-    async def go_search() -> Any:
-        async with http_client(env, env.alice) as client:
-            return await client.call_tool("remnic.memory_search", {"query": "tabs", "limit": 1})
-
-    found = run(go_search).structured_content
+    found = searched.structured_content
     assert "searchMode" not in found and found["results"][0]["content"] == "Ana prefers tabs"
 
     async def go_stdio() -> tuple[Any, Any]:
@@ -449,13 +435,22 @@ def assert_results_match_schemas(results: dict[str, Any]) -> None:
     assert list(Draft202012Validator(schema).iter_errors(broken))
 
 
-def test_every_tool_result_matches_its_output_schema_over_stdio(memory: Memory) -> None:
+def test_a_stdio_session_negotiates_lists_and_every_tool_result_matches_its_output_schema(memory: Memory) -> None:
+    """One real `remnic mcp` session (the SDK client in its default 'auto' mode) for the handshake, the
+    tool list, the spellings and refusals, then every tool once with its result checked against its schema."""
+
     async def go() -> dict[str, Any]:
-        async with stdio_client(memory.root) as client:
-            await check_tools(client)  # names against ^[a-zA-Z0-9_-]{1,64}$, schemas present
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "remnic", "mcp", "--memory-dir", str(memory.root)],
+            env={k: v for k, v in os.environ.items() if k in ("HOME", "PATH", "XDG_CACHE_HOME")},
+        )
+        async with Client(params) as client:
+            await check_stdio_session(client)
             return await call_every_tool(client)
 
     assert_results_match_schemas(run(go))
+    assert any(r.content == "Ana prefers tabs" for r in memory.list())
 
 
 def test_every_tool_result_matches_its_output_schema_over_http(plain_env: Env) -> None:
@@ -494,22 +489,26 @@ def test_tool_names_setting_chooses_what_is_listed_and_calls_take_every_spelling
             assert reply.json()["result"]["isError"] is False, (style, name)
 
 
-def test_31st_stdio_write_within_a_minute_succeeds_unless_configured(
+def test_stdio_writes_past_the_write_limit_succeed_unless_configured(
     memory: Memory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """server.writeRateLimit is the HTTP clients' budget: a stdio session (the host launched it) is not held
+    to it unless mcp.rateLimitStdio says so. A limit of 2 shows it as the default 30 would, in 3 writes."""
+
     async def writes(count: int) -> list[Any]:
         async with stdio_client(memory.root) as client:
             return [
                 await client.call_tool("remnic_memory_store", {"content": f"stdio write {i}"}) for i in range(count)
             ]
 
-    results = run(lambda: writes(31))
+    config = tmp_path / "limited.json"
+    config.write_text(json.dumps({"server": {"writeRateLimit": 2}}))
+    monkeypatch.setenv("REMNIC_CONFIG_PATH", str(config))
+    results = run(lambda: writes(3))
     assert all(not r.is_error for r in results), [text(r) for r in results if r.is_error][:1]
     assert results[-1].structured_content["status"] == "stored"
 
-    config = tmp_path / "limited.json"
     config.write_text(json.dumps({"mcp": {"rateLimitStdio": True}, "server": {"writeRateLimit": 2}}))
-    monkeypatch.setenv("REMNIC_CONFIG_PATH", str(config))
     limited = run(lambda: writes(3))
     assert [r.is_error for r in limited] == [False, False, True]
     assert json.loads(text(limited[2]))["code"] == "write_rate_limited"

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from conftest import git, run_cli
-from test_server_http import Env, commits, make_env
+from test_server_http import Env, commits, make_env, make_shared_env
 from test_server_mcp import http_client, run, text
 
 from remnic.errors import RepoBusyError, ValidationError
@@ -35,7 +35,14 @@ DEADLINE_S = 1.5
 
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
+    """A repository and server of the test's own, for the tests that write."""
     yield from make_env(tmp_path, monkeypatch, server={"request_timeout_s": DEADLINE_S})
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
+    """One repository and server for the tests whose requests are refused or dry runs: nothing is written."""
+    yield from make_shared_env(tmp_path_factory.mktemp("r32"), server={"request_timeout_s": DEADLINE_S})
 
 
 def raw_exchange(env: Env, data: bytes, *, timeout: float = 5.0) -> tuple[bytes, float]:
@@ -123,11 +130,11 @@ def test_dry_run_over_mcp_and_the_cli_and_a_taken_id_in_python(env: Env) -> None
 
 @pytest.mark.parametrize("sent", [b"", b'{"content":"' + b"a" * 10000], ids=["nothing", "part"])
 def test_an_announced_body_over_the_limit_is_413_at_once_even_when_never_sent(
-    env: Env, caplog: pytest.LogCaptureFixture, sent: bytes
+    served: Env, caplog: pytest.LogCaptureFixture, sent: bytes
 ) -> None:
     caplog.set_level(logging.INFO, logger="remnic.server")
-    limit = env.memory.settings.server.max_body_bytes
-    response, took = raw_exchange(env, post_head(env, "/remnic/v1/memories", limit + 60000) + sent)
+    limit = served.memory.settings.server.max_body_bytes
+    response, took = raw_exchange(served, post_head(served, "/remnic/v1/memories", limit + 60000) + sent)
     status, headers, body = head_and_body(response)
     assert status.startswith("HTTP/1.1 413"), response[:200]
     assert body["code"] == "request_body_too_large" and "server.maxBodyBytes" in body["error"]
@@ -136,19 +143,19 @@ def test_an_announced_body_over_the_limit_is_413_at_once_even_when_never_sent(
     no_tracebacks(caplog)
 
 
-def test_an_oversized_mcp_call_sent_in_full_keeps_its_id_and_the_server_serves_on(env: Env) -> None:
+def test_an_oversized_mcp_call_sent_in_full_keeps_its_id_and_the_server_serves_on(served: Env) -> None:
     msg = {"jsonrpc": "2.0", "id": 21, "method": "tools/call"}
     msg["params"] = {"name": "remnic_memory_store", "arguments": {"content": "x" * 200000}}
     data = json.dumps(msg).encode()
-    response, _ = raw_exchange(env, post_head(env, "/mcp", len(data), "Content-Type: application/json") + data)
+    response, _ = raw_exchange(served, post_head(served, "/mcp", len(data), "Content-Type: application/json") + data)
     status, _, body = head_and_body(response)
     assert status.startswith("HTTP/1.1 413") and body["id"] == 21 and body["error"]["code"] == -32600
-    assert env.call("GET", "/remnic/v1/health").status == 200
+    assert served.call("GET", "/remnic/v1/health").status == 200
 
 
-def test_a_stalled_body_within_the_limit_is_408_at_the_deadline(env: Env, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_stalled_body_within_the_limit_is_408_at_the_deadline(served: Env, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="remnic.server")
-    response, took = raw_exchange(env, post_head(env, "/remnic/v1/memories", 1000) + b'{"content":')
+    response, took = raw_exchange(served, post_head(served, "/remnic/v1/memories", 1000) + b'{"content":')
     status, headers, body = head_and_body(response)
     assert status.startswith("HTTP/1.1 408") and body["code"] == "request_timeout", response[:200]
     assert headers["connection"] == "close" and DEADLINE_S - 0.2 < took < DEADLINE_S + 1.0
@@ -169,8 +176,10 @@ def test_a_stalled_body_within_the_limit_is_408_at_the_deadline(env: Env, caplog
     ],
     ids=["http2", "extra-word", "http09", "tls", "bad-version"],
 )
-def test_a_malformed_request_line_is_answered_with_a_status_line(env: Env, line: bytes, status: int, code: str) -> None:
-    response, _ = raw_exchange(env, line + b"\r\nHost: 127.0.0.1\r\n\r\n")
+def test_a_malformed_request_line_is_answered_with_a_status_line(
+    served: Env, line: bytes, status: int, code: str
+) -> None:
+    response, _ = raw_exchange(served, line + b"\r\nHost: 127.0.0.1\r\n\r\n")
     got, headers, body = head_and_body(response)
     assert got.startswith(f"HTTP/1.1 {status} "), response[:200]
     assert body["code"] == code and headers["x-request-id"] and headers["connection"] == "close"
@@ -190,17 +199,17 @@ def test_a_malformed_request_line_is_answered_with_a_status_line(env: Env, line:
     ids=["two-lengths", "same-length", "two-hosts"],
 )
 def test_a_repeated_content_length_or_host_is_400_and_the_connection_closes(
-    env: Env, extra: list[str], field: str
+    served: Env, extra: list[str], field: str
 ) -> None:
-    before = commits(env.root)
-    request = post_head(env, "/remnic/v1/memories", 2, *extra) + b"{}"
+    before = commits(served.root)
+    request = post_head(served, "/remnic/v1/memories", 2, *extra) + b"{}"
     # A second request pipelined behind it must not be read: the first one's framing cannot be trusted.
-    response, _ = raw_exchange(env, request + b"GET /remnic/v1/livez HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    response, _ = raw_exchange(served, request + b"GET /remnic/v1/livez HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     status, headers, body = head_and_body(response)
     assert status.startswith("HTTP/1.1 400"), response[:300]
     assert body["code"] == "validation_error" and body["details"][0]["field"] == field
     assert "once" in body["error"] and headers["connection"] == "close"
-    assert response.count(b"HTTP/1.1 ") == 1 and commits(env.root) == before
+    assert response.count(b"HTTP/1.1 ") == 1 and commits(served.root) == before
 
 
 def test_one_content_length_and_one_host_still_work(env: Env) -> None:
@@ -212,26 +221,26 @@ def test_one_content_length_and_one_host_still_work(env: Env) -> None:
 # --- 6. an over-long integer, in the client's terms ---
 
 
-def test_an_over_long_integer_is_named_without_a_python_hint(env: Env) -> None:
-    r = env.call("POST", "/remnic/v1/memories", raw=b'{"content":"x","importance":' + b"9" * 5000 + b"}")
+def test_an_over_long_integer_is_named_without_a_python_hint(served: Env) -> None:
+    r = served.call("POST", "/remnic/v1/memories", raw=b'{"content":"x","importance":' + b"9" * 5000 + b"}")
     assert r.status == 400 and r.json()["code"] == "invalid_json"
     message = r.json()["error"]
     assert "an integer has more than 4,300 digits" in message and "'importance'" in message, message
     assert "sys." not in message
     mcp = b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"remnic_recall","arguments":{"topK":'
-    r = env.call("POST", "/mcp", raw=mcp + b"1" * 4400 + b"}}}")
+    r = served.call("POST", "/mcp", raw=mcp + b"1" * 4400 + b"}}}")
     assert r.json()["error"]["code"] == -32700 and "more than 4,300 digits" in r.json()["error"]["message"]
 
 
 # --- 7. feedback's arguments before its memory ---
 
 
-def test_feedback_without_a_vote_names_the_vote_even_for_an_unknown_memory(env: Env) -> None:
-    http = env.call("POST", "/remnic/v1/memories/mem_nope/feedback", {})
+def test_feedback_without_a_vote_names_the_vote_even_for_an_unknown_memory(served: Env) -> None:
+    http = served.call("POST", "/remnic/v1/memories/mem_nope/feedback", {})
     assert http.status == 400 and http.json()["details"][0]["field"] == "vote", http.raw
 
     async def go() -> None:
-        async with http_client(env, env.alice) as client:
+        async with http_client(served, served.alice) as client:
             result = await client.call_tool("remnic_memory_feedback", {"memoryId": "x"})
             assert result.is_error
             body = json.loads(text(result))
@@ -258,19 +267,19 @@ def recv_all(sock: socket.socket) -> bytes:
 
 
 def test_a_client_still_uploading_an_over_limit_body_reads_its_413_and_a_trickling_one_is_cut_at_the_deadline(
-    env: Env,
+    served: Env,
 ) -> None:
     """The lingering close after a 413 lasts until the request's deadline (not a fixed second): a client
     that sends its whole body before reading (http.client, requests) gets the 413, not a broken pipe."""
-    limit = env.memory.settings.server.max_body_bytes
+    limit = served.memory.settings.server.max_body_bytes
     length = limit + 20000
-    head = post_head(env, "/remnic/v1/memories", length)
+    head = post_head(served, "/remnic/v1/memories", length)
     results: dict[str, Any] = {}
 
     def trickling() -> None:
         """Reads the 413 (and our half-close), then sends a byte now and then: the server swallows them
         until the request's deadline, then closes, and the next byte sent fails."""
-        with socket.create_connection(("127.0.0.1", env.port), timeout=5) as sock:
+        with socket.create_connection(("127.0.0.1", served.port), timeout=5) as sock:
             started = time.monotonic()
             sock.sendall(head + b"a" * 5000)
             response = recv_all(sock)
@@ -284,7 +293,7 @@ def test_a_client_still_uploading_an_over_limit_body_reads_its_413_and_a_trickli
 
     thread = threading.Thread(target=trickling)
     thread.start()
-    with socket.create_connection(("127.0.0.1", env.port), timeout=5) as sock:
+    with socket.create_connection(("127.0.0.1", served.port), timeout=5) as sock:
         started = time.monotonic()
         sock.sendall(head + b"a" * 5000)  # the 413 is out at once: its id scan has its 4 KiB
         rest, pieces = length - 5000, 20
@@ -305,42 +314,42 @@ def test_a_client_still_uploading_an_over_limit_body_reads_its_413_and_a_trickli
 SMUGGLED = b'{"content":"SMUGGLED write"}'
 
 
-def test_a_space_before_a_header_colon_is_400_and_the_body_is_never_run_as_a_request(env: Env) -> None:
+def test_a_space_before_a_header_colon_is_400_and_the_body_is_never_run_as_a_request(served: Env) -> None:
     inner = (
-        f"POST /remnic/v1/memories HTTP/1.1\r\nHost: 127.0.0.1:{env.port}\r\nAuthorization: Bearer {env.alice}\r\n"
+        f"POST /remnic/v1/memories HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\nAuthorization: Bearer {served.alice}\r\n"
         f"Content-Length: {len(SMUGGLED)}\r\nConnection: close\r\n\r\n"
     ).encode() + SMUGGLED
     outer = (
-        f"POST /remnic/v1/recall HTTP/1.1\r\nHost: 127.0.0.1:{env.port}\r\nAuthorization: Bearer {env.alice}\r\n"
+        f"POST /remnic/v1/recall HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\nAuthorization: Bearer {served.alice}\r\n"
         f"Content-Length : {len(inner)}\r\n\r\n"
     ).encode()
-    before = commits(env.root)
-    response, _ = raw_exchange(env, outer + inner)
+    before = commits(served.root)
+    response, _ = raw_exchange(served, outer + inner)
     status, headers, body = head_and_body(response)
     assert status.startswith("HTTP/1.1 400"), response[:300]
     assert body["details"][0]["field"] == "Content-Length" and "no whitespace" in body["error"], body
     assert headers["connection"] == "close" and response.count(b"HTTP/1.1 ") == 1
-    assert commits(env.root) == before
-    assert not any("SMUGGLED" in path.read_text() for path in env.root.rglob("*.md"))
+    assert commits(served.root) == before
+    assert not any("SMUGGLED" in path.read_text() for path in served.root.rglob("*.md"))
 
 
 @pytest.mark.parametrize("value", ["3_6", "+36", "0x24", "36 36", "36\x0b"])
-def test_a_content_length_that_is_not_digits_is_400(env: Env, value: str) -> None:
+def test_a_content_length_that_is_not_digits_is_400(served: Env, value: str) -> None:
     data = b'{"content":"cl probe","dryRun":true}'
     assert len(data) == 36
-    request = post_head(env, "/remnic/v1/memories", 0).replace(
+    request = post_head(served, "/remnic/v1/memories", 0).replace(
         b"Content-Length: 0", f"Content-Length: {value}".encode()
     )
-    response, _ = raw_exchange(env, request + data)
+    response, _ = raw_exchange(served, request + data)
     status, headers, body = head_and_body(response)
     assert status.startswith("HTTP/1.1 400") and body["details"][0]["field"] == "Content-Length", response[:300]
     assert "digits only" in body["error"] and headers["connection"] == "close"
 
 
-def test_a_content_length_with_spaces_around_its_digits_still_works(env: Env) -> None:
+def test_a_content_length_with_spaces_around_its_digits_still_works(served: Env) -> None:
     data = b'{"content":"cl probe","dryRun":true}'
-    request = post_head(env, "/remnic/v1/memories", 0, "Connection: close")
-    response, _ = raw_exchange(env, request.replace(b"Content-Length: 0", b"Content-Length: \t36 ") + data)
+    request = post_head(served, "/remnic/v1/memories", 0, "Connection: close")
+    response, _ = raw_exchange(served, request.replace(b"Content-Length: 0", b"Content-Length: \t36 ") + data)
     assert response.startswith(b"HTTP/1.1 200"), response[:300]
 
 
@@ -354,16 +363,16 @@ def test_a_content_length_with_spaces_around_its_digits_still_works(env: Env) ->
     ids=["explicit-0.9", "explicit-0.9-write", "no-target"],
 )
 def test_an_explicit_http09_gets_a_status_line_and_a_missing_target_is_400(
-    env: Env, line: bytes, status: int, said: str
+    served: Env, line: bytes, status: int, said: str
 ) -> None:
-    before = commits(env.root)
+    before = commits(served.root)
     data = b'{"content":"a 0.9 write"}'
-    head = f"\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {env.alice}\r\nContent-Length: {len(data)}\r\n\r\n"
-    response, _ = raw_exchange(env, line + head.encode() + data)
+    head = f"\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {served.alice}\r\nContent-Length: {len(data)}\r\n\r\n"
+    response, _ = raw_exchange(served, line + head.encode() + data)
     got, headers, body = head_and_body(response)
     assert got.startswith(f"HTTP/1.1 {status} "), response[:200]
     assert said in body["error"] and headers["connection"] == "close" and headers["x-request-id"]
-    assert commits(env.root) == before
+    assert commits(served.root) == before
 
 
 def test_a_python_dry_run_of_an_exact_duplicate_is_the_existing_memory(env: Env) -> None:
@@ -443,11 +452,11 @@ def test_expect_100_continue_gets_the_final_status_at_once_when_the_body_would_b
         assert sock.recv(65536).startswith(b"HTTP/1.1 201")
 
 
-def test_an_empty_line_before_a_request_line_is_skipped(env: Env) -> None:
+def test_an_empty_line_before_a_request_line_is_skipped(served: Env) -> None:
     data = b'{"content":"crlf test","dryRun":true}'
-    one = post_head(env, "/remnic/v1/memories", len(data)) + data
-    last = post_head(env, "/remnic/v1/memories", len(data), "Connection: close") + data
-    response, _ = raw_exchange(env, one + b"\r\n" + last)
+    one = post_head(served, "/remnic/v1/memories", len(data)) + data
+    last = post_head(served, "/remnic/v1/memories", len(data), "Connection: close") + data
+    response, _ = raw_exchange(served, one + b"\r\n" + last)
     assert response.count(b"HTTP/1.1 200 OK") == 2, response[:400]
 
 
@@ -468,7 +477,7 @@ def long_int_call(msg_id: int) -> bytes:
     )
 
 
-def test_a_too_deep_or_long_integer_mcp_request_is_answered_with_its_id(env: Env) -> None:
+def test_a_too_deep_or_long_integer_mcp_request_is_answered_with_its_id(served: Env) -> None:
     lines = [
         b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}',
         deep_call(2),
@@ -479,7 +488,7 @@ def test_a_too_deep_or_long_integer_mcp_request_is_answered_with_its_id(env: Env
     ]
     out = io.BytesIO()
     run_stdio(
-        McpServer(Api(env.memory)),
+        McpServer(Api(served.memory)),
         "alice",
         max_message_bytes=1 << 20,
         stdin=io.BytesIO(b"\n".join(lines) + b"\n"),
@@ -490,7 +499,7 @@ def test_a_too_deep_or_long_integer_mcp_request_is_answered_with_its_id(env: Env
     for reply, said in zip(replies[1:5], ("deeper than 64", "4,300 digits", "not valid JSON", "deeper than 64")):
         assert reply["error"]["code"] == -32700 and said in reply["error"]["message"], reply
     # Over HTTP the same request's error carries its id too.
-    r = env.call("POST", "/mcp", raw=deep_call(9))
+    r = served.call("POST", "/mcp", raw=deep_call(9))
     assert r.status == 400 and r.json()["id"] == 9 and r.json()["error"]["code"] == -32700
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +24,10 @@ def test_a_broken_file_and_a_merge_under_way_are_refusals_not_server_faults(env:
     broken = env.call("GET", f"/engram/v1/memories/{stored['memoryId']}")
     assert broken.status == 422 and broken.json()["code"] == "malformed_memory" and "requestId" not in broken.json()
     git(env.root, "checkout", "--", ".")
-    (env.root / ".git" / "MERGE_HEAD").write_text(git(env.root, "rev-parse", "HEAD") + "\n")
+    merge_head = env.root / ".git" / "MERGE_HEAD"
+    merge_head.write_text(git(env.root, "rev-parse", "HEAD") + "\n")
+    # A merge stopped long ago (no git at work on it): refused at once, not after the wait for a running git.
+    os.utime(merge_head, (time.time() - 3600, time.time() - 3600))
     busy = env.call("POST", "/engram/v1/memories", {"content": "Takahe are flightless too"})
     assert busy.status == 409 and busy.json()["code"] == "repo_busy" and "merge" in busy.json()["error"]
 

@@ -26,12 +26,13 @@ from remnic.service.memory import Memory
 
 Pair = tuple[Memory, Memory]
 pair = sync_cases.pair
-FACTS = [f"Fact number {i} about kiwis and their long beaks" for i in range(1, 4)]
+# Two conflicting files: the pull is killed while git runs the driver on the first, git runs the second on its own.
+FACTS = [f"Fact number {i} about kiwis and their long beaks" for i in range(1, 3)]
 DEADLINE_S = 90.0
 
 
 def diverge(ana: Memory, ben: Memory) -> list[str]:
-    """Three memories both clones edit on the same line (each a true conflict the driver keeps as a copy)."""
+    """Memories both clones edit on the same line (each a true conflict the driver keeps as a copy)."""
     ids = [ana.store(text, category="fact").id for text in FACTS]
     ana.space_push()
     ben.space_pull()
@@ -74,11 +75,21 @@ def pull_until_the_driver_runs(ben: Memory) -> tuple[subprocess.Popen[bytes], li
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + DEADLINE_S
-    while not (drivers := driver_pids(ben.root)):
+    # /proc is scanned once the marker names git's pid (a read of one file before: a scan costs milliseconds)
+    while not (drivers := driver_pids(ben.root) if git_merge_pid(ben) else []):
         assert puller.poll() is None, "the pull ended before git ran the merge driver"
         assert time.monotonic() < deadline, "git never ran the merge driver"
         time.sleep(0.005)
     return puller, drivers
+
+
+def git_merge_pid(ben: Memory) -> int | None:
+    """The pid of the pull's ``git merge``, once its marker names one."""
+    try:
+        pid = json.loads((ben.git_dir / gitindex.PULL_MARKER).read_text(encoding="utf-8")).get("pid")
+    except (OSError, ValueError):
+        return None
+    return pid if isinstance(pid, int) else None
 
 
 def _running(pid: int) -> bool:
@@ -94,6 +105,19 @@ def wait_gone(pid: int) -> None:
     while _running(pid):
         assert time.monotonic() < deadline, f"process {pid} still runs"
         time.sleep(0.05)
+
+
+def as_if_a_second_passed(ben: Memory) -> None:
+    """What waiting 1.1 s does to the two clocks a pull reads to clear the index.lock a killed merge left (taken
+    after the merge started, and older than a live git holds one): both set back 1.1 s, no sleep."""
+    marker = ben.git_dir / gitindex.PULL_MARKER
+    data = json.loads(marker.read_text(encoding="utf-8"))
+    data["started"] -= 1.1
+    marker.write_text(json.dumps(data), encoding="utf-8")
+    lock = ben.git_dir / "index.lock"
+    if lock.exists():
+        made = lock.stat()
+        os.utime(lock, ns=(made.st_atime_ns - 1_100_000_000, made.st_mtime_ns - 1_100_000_000))
 
 
 def hand_edit_commits(mem: Memory, since: str) -> list[str]:
@@ -121,13 +145,15 @@ def test_kill_9_of_the_pull_while_the_driver_runs_leaves_git_to_finish_the_merge
     before = ben.head()
     assert before is not None
     puller, _ = pull_until_the_driver_runs(ben)
+    git_pid = git_merge_pid(ben)
+    assert git_pid is not None
     puller.send_signal(signal.SIGKILL)
     assert puller.wait(timeout=DEADLINE_S) == -9
     deadline = time.monotonic() + DEADLINE_S
     while driver_pids(ben.root) or ben.ledger.in_progress() == "a pull's git merge is still running":
         assert time.monotonic() < deadline, "git never finished the merge"
         time.sleep(0.05)
-    time.sleep(0.5)  # git writes HEAD or MERGE_HEAD after its last driver
+    wait_gone(git_pid)  # git writes HEAD or MERGE_HEAD after its last driver, then ends
     # One of the documented states: a merge committed (the pull's last step and copies waiting) or in progress.
     committed = "a pull was killed before it finished its merge"
     assert ben.ledger.in_progress() in (committed, "a merge is in progress")
@@ -159,7 +185,7 @@ def test_a_pull_whose_git_merge_was_killed_too_merges_again_instead_of_committin
     assert ben.sync().mode == "paused"  # sync never commits what git left as hand edits
     with pytest.raises(RepoBusyError, match="remnic space pull"):
         ben.store("A memory stored while the merge is cut short", category="fact")
-    time.sleep(1.1)  # the killed git's index.lock is older than a live git ever holds one
+    as_if_a_second_passed(ben)  # the killed git's index.lock is older than a live git ever holds one
     report = ben.space_pull()
     assert report.finished_previous == "undone, to merge again" and report.outcome == "merge"
     assert len(report.conflicts) == len(ids)

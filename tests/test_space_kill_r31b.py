@@ -113,9 +113,8 @@ def fake_git(cwd: Path) -> subprocess.Popen[bytes]:
 
 def test_a_marker_counts_as_running_only_for_a_git_merge_here_started_after_it(pair: Pair, tmp_path: Path) -> None:
     _, ben = pair
-    here, elsewhere = fake_git(ben.root), fake_git(tmp_path)
+    here, elsewhere = fake_git(ben.root), fake_git(tmp_path)  # Popen returns once exec'd: /proc shows git
     try:
-        time.sleep(0.2)
         write_marker(ben, here.pid, time.time() - 300)
         assert ben.ledger.in_progress() == RUNNING
         with pytest.raises(RepoBusyError) as refused:

@@ -205,6 +205,7 @@ def test_the_merge_driver_module_imports_only_the_merge_code(tmp_path: Path) -> 
     loaded = set(ran.stdout.split())
     assert "remnic.memfile.merge" in loaded
     assert not [m for m in loaded if m in HEAVY or m.startswith(tuple(h + "." for h in HEAVY))]
+    assert "remnic.fsio" not in loaded  # only a conflict copy writes through it
 
 
 def test_the_merge_driver_command_imports_only_the_merge_code(tmp_path: Path) -> None:
@@ -220,6 +221,7 @@ def test_the_merge_driver_command_imports_only_the_merge_code(tmp_path: Path) ->
     code, *loaded = ran.stdout.split()
     assert code == "0" and "Fridays" in (tmp_path / "ours").read_text()
     assert not [m for m in loaded if m in HEAVY or m.startswith(tuple(h + "." for h in HEAVY))]
+    assert "remnic.fsio" not in loaded  # a clean merge keeps no copy
 
 
 def test_a_read_only_clone_of_the_same_remote_does_not_repeat_an_id_in_recall(

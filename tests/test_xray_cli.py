@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 import json
 import os
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -22,15 +25,31 @@ from remnic.service.memory import Memory
 
 
 @pytest.fixture(scope="module")
-def demo_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """The repository `make demo` builds (python -m remnic.cli.demo), and what the demo printed."""
-    root = tmp_path_factory.mktemp("demo") / "demo-memory"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REMNIC_")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "remnic.cli.demo", str(root)], capture_output=True, text=True, timeout=300, env=env
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return root, proc.stdout
+def demo_repo(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> tuple[Path, str]:
+    """The repository `make demo` builds (remnic.cli.demo's main), and what the demo printed. Each step's
+    `python -m remnic ...` runs in this process through the same entry point: these tests read the demo's
+    output and repository, not its process boundary."""
+    from remnic.cli import demo
+
+    base = tmp_path_factory.mktemp("demo")
+    root = base / "demo-memory"
+
+    def remnic_step(command: list[str], **_kwargs: object) -> subprocess.CompletedProcess[str]:
+        assert command[:3] == [sys.executable, "-m", "remnic"], command
+        r = run_cli(*command[3:])
+        return subprocess.CompletedProcess(command, r.code, r.out, r.err)
+
+    printed = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(base / "home"))  # no developer's config; module scope runs before isolated_home
+        mp.setenv("XDG_CACHE_HOME", str(model_cache))
+        for var in [v for v in os.environ if v.startswith("REMNIC_")]:
+            mp.delenv(var)
+        mp.setattr(demo, "subprocess", types.SimpleNamespace(run=remnic_step))  # the demo's own calls only
+        with contextlib.redirect_stdout(printed):
+            code = demo.main([str(root)])
+    assert code == 0, printed.getvalue()
+    return root, printed.getvalue()
 
 
 @pytest.fixture(scope="module")

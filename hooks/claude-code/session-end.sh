@@ -1,3 +1,4 @@
 #!/bin/sh
 # remnic for Claude Code, SessionEnd: hand the transcript's last turns to observe and flush the session's buffer.
-exec "$(dirname "$0")/../agent-hook.sh" session-end --host claude-code
+case $0 in */*) here=${0%/*} ;; *) here=. ;; esac  # dirname without a process
+exec "$here/../agent-hook.sh" session-end --host claude-code

@@ -1,3 +1,4 @@
 #!/bin/sh
 # remnic for Codex, PreCompact: hand the transcript to observe before the context is compacted.
-exec "$(dirname "$0")/../agent-hook.sh" pre-compact --host codex
+case $0 in */*) here=${0%/*} ;; *) here=. ;; esac  # dirname without a process
+exec "$here/../agent-hook.sh" pre-compact --host codex

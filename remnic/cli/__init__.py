@@ -8,6 +8,7 @@ Each command module registers its sub-commands; the exit codes are
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -79,7 +80,15 @@ def build_parser() -> Parser:
     return parser
 
 
+_gc_paused = False
+"""Whether :func:`main` paused the garbage collector while this process starts (see :func:`_started`)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    global _gc_paused
+    if argv is None and gc.isenabled():  # the process is this one command: see _started
+        gc.disable()
+        _gc_paused = True
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return _main(argv)
@@ -147,9 +156,21 @@ def run(argv: list[str], parser: Parser | None = None) -> int:
     Parser.json_errors = "--json" in argv
     parser = parser or build_parser()
     args = parser.parse_command_line(argv)
+    _started()
     if not getattr(args, "handler", None):
         return _no_command(parser)
     return execute(args)
+
+
+def _started() -> None:
+    """The command's modules and parser are loaded, and live as long as the process: they are frozen out
+    of the collector's reach before it runs again. Collections while they loaded, and every later one
+    scanning them again, were ~5% of a short command's CPU and found next to nothing to free."""
+    global _gc_paused
+    if _gc_paused:
+        _gc_paused = False
+        gc.freeze()
+        gc.enable()
 
 
 def _no_command(parser: Parser) -> int:

@@ -15,16 +15,18 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from remnic.config import Settings, load_settings
 from remnic.errors import FieldProblem, NotFoundError, RemnicError, UsageError
 from remnic.memfile.graphemes import display_width
-from remnic.memfile.model import CATEGORIES, STATUSES
 from remnic.memfile.paths import repo_relative, to_posix
-from remnic.service.memory import Memory
+from remnic.memfile.schema import CATEGORIES, STATUSES
 
 from .usage_errors import Choices, error_object
+
+if TYPE_CHECKING:  # the service loads when a command opens the memory, not when the parser is built
+    from remnic.service.memory import Memory
 
 
 class Formatter(argparse.RawDescriptionHelpFormatter):
@@ -253,6 +255,8 @@ def open_memory(args: argparse.Namespace, *, one_shot_write: bool = False) -> Me
     shared = _SHARED.get()
     if shared is not None:
         return shared  # the server checked that the memory directory and settings are the same
+    from remnic.service.memory import Memory
+
     settings = settings_of(args)
     try:
         memory = Memory.open(settings=settings)

@@ -7,7 +7,6 @@ import argparse
 from typing import Any
 
 from remnic.config import action_confidence as knobs
-from remnic.service.action_confidence import action_confidence
 
 from ._common import add_command, choice_list, emit, safe, unit_float
 
@@ -69,6 +68,8 @@ def register(sub: Any) -> None:
 
 
 def cmd_action_confidence(args: argparse.Namespace) -> int:
+    from remnic.service.action_confidence import action_confidence
+
     request: dict[str, Any] = {
         "intendedAction": args.action,
         "confidence": args.confidence,

@@ -8,12 +8,14 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from remnic.drivers import connectors as C
 from remnic.errors import UsageError
 
 from ._common import add_command, emit, emit_failure, open_memory, table
+
+if TYPE_CHECKING:  # the drivers load when a connectors command runs, not when the parser is built
+    from remnic.drivers import connectors as C
 
 EPILOG = """\
 install merges remnic's hooks into the host's own config — Claude Code:
@@ -72,6 +74,8 @@ def _path(args: argparse.Namespace, host: C.Host) -> Path:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from remnic.drivers import connectors as C
+
     rows = [C.describe(h, h.config_path()) for h in C.HOSTS.values()]
     emit(
         args,
@@ -98,6 +102,8 @@ def _mcp_hint(host: C.Host, memory_dir: Path, config_path: Path) -> str:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
+    from remnic.drivers import connectors as C
+
     host = C.host(args.host)
     memory = open_memory(args)  # the hooks get a memory repository that exists
     path = _path(args, host)
@@ -138,6 +144,8 @@ def _trust_hint(result: dict[str, Any]) -> str:
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
+    from remnic.drivers import connectors as C
+
     host = C.host(args.host)
     result = C.remove(host, _path(args, host))
     emit(
@@ -151,6 +159,8 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    from remnic.drivers import connectors as C
+
     host = C.host(args.host)
     result = C.doctor(host, _path(args, host), cwd=os.getcwd(), fire_hooks=not args.no_fire)
     emit(

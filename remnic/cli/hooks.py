@@ -1,4 +1,8 @@
-"""`remnic hooks install|status|uninstall|run|agent-config`: git hooks and agent host hooks."""
+"""`remnic hooks install|status|uninstall|run|agent-config`: git hooks and agent host hooks.
+
+The agent hook scripts run ``python -m remnic.cli.hooks run <event>`` (:func:`main`): this command's
+parser alone, at every session start, response and compaction.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +10,26 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from remnic.drivers.connectors import command_for, handler_for, host, host_events
 from remnic.drivers.hooks import AGENT_EVENTS, AGENT_HOSTS, flush_idle, observe_transcript, session_start_output
 from remnic.errors import NotFoundError, RemnicError
 from remnic.service.githooks import GIT_HOOKS, hooks_source_dir, pre_commit_problems
 
-from ._common import add_command, choice_list, emit, open_memory, progress_bar, settings_of, table
+from ._common import (
+    Formatter,
+    Parser,
+    add_command,
+    choice_list,
+    common_parent,
+    emit,
+    open_memory,
+    progress_bar,
+    settings_of,
+    table,
+)
 
 
 def register(sub: Any) -> None:
@@ -140,6 +155,8 @@ def agent_config(host_name: str, memory_dir: Path, python: str = sys.executable)
     """The hooks settings for ``host_name`` (Claude Code settings.json and Codex hooks.json share a shape):
     exactly the handlers ``remnic connectors install`` writes, naming this Python and ``memory_dir``
     (without it the hooks would fall back to ~/.remnic/memory, whatever repository printed them)."""
+    from remnic.drivers.connectors import command_for, handler_for, host, host_events  # not for every hook run
+
     h = host(host_name)
     hooks: dict[str, Any] = {}
     for event in host_events(h.id):
@@ -279,3 +296,21 @@ def _report_status(status: dict[str, Any]) -> None:
             json.dump(status, fh)
     except OSError:
         pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``remnic hooks …`` (``argv`` after ``hooks``) with only this command's parser: what the agent
+    hook scripts run. Building every command's parser, and importing their modules, would add about
+    a tenth of a second to each hook; the parsing and the run are ``remnic hooks``'s own."""
+    from remnic.cli import run
+
+    from .examples import add_examples
+
+    parser = Parser(prog="remnic", formatter_class=Formatter, parents=[common_parent()])
+    register(parser.add_subparsers(dest="command", metavar="<command>"))
+    add_examples(parser)  # `hooks run --help` ends with the same examples
+    return run(["hooks", *(sys.argv[1:] if argv is None else argv)], parser)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

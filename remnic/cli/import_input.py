@@ -11,13 +11,15 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from remnic.errors import FieldProblem, UsageError, ValidationError
-from remnic.service.memory import Memory
 from remnic.service.original_bundle import BUNDLE_FILE, FORMAT, BundleLines, bundle_lines, in_records, is_bundle
 
 from ._common import not_utf8, plural, safe
+
+if TYPE_CHECKING:
+    from remnic.service.memory import Memory
 
 
 class _DuplicateKey(ValueError):

@@ -6,8 +6,6 @@ import argparse
 import sys
 from typing import Any
 
-from remnic.service.lcm import unreadable_line
-
 from ._common import add_command, emit, open_memory, plural, positive_int, safe
 
 EPILOG = """\
@@ -104,6 +102,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"archived in {data['archiveDir']}{note}"
     )
     if data.get("unreadable"):
+        from remnic.service.lcm import unreadable_line
+
         text += f"\nwarning: {safe(unreadable_line(data['unreadable']['files']))} (not searchable; see `remnic doctor`)"
     emit(args, data, text)
     return 0

@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from remnic.config import MARKER_FILE, load_settings
 from remnic.errors import RemnicError, UsageError, ValidationError
-from remnic.memfile.model import CATEGORIES, STATUSES, MemoryRecord, serialize
-from remnic.service import updating as _updating
-from remnic.service.browse import unicode_twin
-from remnic.service.chains import Links
-from remnic.service.health import FAILED_INDEX, system_checks
-from remnic.service.memory import Memory
+from remnic.memfile.schema import CATEGORIES, STATUSES
 
 from ._common import (
     add_command,
@@ -36,6 +31,9 @@ from ._common import (
     warnings_of,
 )
 from .portable import IMPORT_EPILOG, cmd_import
+
+if TYPE_CHECKING:  # the service loads when a command runs, not when the parser is built
+    from remnic.memfile.model import MemoryRecord
 
 
 def register(sub: Any) -> None:
@@ -235,6 +233,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     directory = args.dir if args.dir is not None else memory_dir_arg(args)
     if directory is not None and not directory.strip():  # "" would silently mean the default (or cwd)
         raise UsageError("the directory to create is empty; name one, or omit it for the resolved memory dir")
+    from remnic.service.memory import Memory
+
     settings = load_settings(directory)
     existed = (settings.memory_dir / MARKER_FILE).is_file()  # init completes or updates one already there
     with Memory.init(settings=settings, adopt=args.adopt) as memory:
@@ -287,6 +287,8 @@ def _stdin_text(field: str) -> str:
 
 
 def cmd_store(args: argparse.Namespace) -> int:
+    from remnic.memfile.model import serialize
+
     memory = open_memory(args, one_shot_write=True)
     content = _stdin_text("content") if args.text == "-" else args.text
     if args.supersedes:
@@ -327,6 +329,8 @@ def cmd_store(args: argparse.Namespace) -> int:
 
 
 def cmd_get(args: argparse.Namespace) -> int:
+    from remnic.service.browse import unicode_twin
+
     memory = open_memory(args)
     with memory_ref(memory, _required(args.id, "ID")) as target:
         # A name typed in NFC finds the file a Mac named in NFD (and the reverse), when it is the only one.
@@ -399,6 +403,8 @@ def cmd_update(args: argparse.Namespace) -> int:
             "nothing to change: give at least one of --content, --tags, --status, --importance, --confidence, "
             "--category, --supersedes"
         )
+    from remnic.service import updating as _updating
+
     memory = open_memory(args)
     if args.supersedes:
         changes["supersedes"] = repo_path(memory, args.supersedes)
@@ -418,6 +424,8 @@ def cmd_update(args: argparse.Namespace) -> int:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
+    from remnic.service.chains import Links
+
     memory = open_memory(args)
     with memory_ref(memory, args.id) as target:
         result = memory.forget(target, args.reason, source="cli")
@@ -458,6 +466,8 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from remnic.service.health import FAILED_INDEX
+
     memory = open_memory(args)
     status = memory.status()
 
@@ -520,6 +530,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    from remnic.service.health import system_checks
+    from remnic.service.memory import Memory
+
     try:
         settings, broken = settings_of(args), None
     except ValidationError as exc:  # a broken config file is a finding, not a reason to stop checking

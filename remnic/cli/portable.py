@@ -7,17 +7,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from remnic.errors import FieldProblem, ValidationError
-from remnic.memfile.validate import check_namespace
-from remnic.service.include_config import newly_adopted
-from remnic.service.original_bundle import into_namespace, records_said
-from remnic.service.portable import Export, Restore, Skip, adopted_patterns, prepare_import
 
 from ._common import add_command, choice_list, emit, emit_failure, open_memory, plural, progress_bar, safe, wants_json
-from .import_input import ImportInput, bundle_data, bundle_text, read_input
 from .recall import OUT_HELP, out_path, write_out
+
+if TYPE_CHECKING:  # the service loads when export or import runs, not when the parser is built
+    from remnic.service.portable import Export, Skip
+
+    from .import_input import ImportInput
 
 EXPORT_EPILOG = """\
 jsonl (default): one line per memory file, every status, in path order. Each line is
@@ -239,7 +239,13 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_import(args: argparse.Namespace) -> int:
     import time
 
+    from remnic.memfile.validate import check_namespace
     from remnic.service.importing import catch_up_index, committed_before_interrupt
+    from remnic.service.include_config import newly_adopted
+    from remnic.service.original_bundle import into_namespace
+    from remnic.service.portable import Restore, adopted_patterns, prepare_import
+
+    from .import_input import bundle_data, bundle_text, read_input
 
     started = time.perf_counter()
     bad_namespace = check_namespace(args.namespace)
@@ -391,6 +397,8 @@ def _result_by_record(data: dict[str, Any], unit: str) -> dict[str, Any]:
 
 def _said(problem: FieldProblem, unit: str) -> str:
     """A warning about one line, which in a bundle is one of its records."""
+    from remnic.service.original_bundle import records_said
+
     text = problem.describe()
     return text if unit == "line" else records_said(text)
 
@@ -429,6 +437,8 @@ def _skips_text(skips: list[Skip], unit: str = "line", shown: int = 10) -> str:
     duplicates."""
     if not skips:
         return ""
+    from remnic.service.original_bundle import records_said
+
     lines = [f"  {safe(s.describe() if unit == 'line' else records_said(s.describe()))}" for s in skips[:shown]]
     if len(skips) > shown:
         lines.append(f"  … and {len(skips) - shown} more (--json lists every one)")

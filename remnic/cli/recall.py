@@ -279,8 +279,6 @@ def register(sub: Any) -> None:
 
 
 def _hit_text(result: Any, explain: bool) -> str:
-    from remnic.render.xray import render_xray
-
     lines = []
     own = (getattr(result, "spaces", None) or [None])[0]
     for h in result.hits:
@@ -308,6 +306,8 @@ def _hit_text(result: Any, explain: bool) -> str:
         )
     lines += [*index_lines(result.index), *result.notes]  # e.g. the query cut to recall.maxQueryChars
     if explain:
+        from remnic.render.xray import render_xray  # its templates load only for an X-ray
+
         # The same renderer as `remnic xray`, HTTP and MCP: one X-ray layout everywhere.
         lines += ["", render_xray(result.xray, "text")]
     return "\n".join(lines)

@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from remnic.config.spaces import KINDS
 from remnic.errors import FieldProblem, UsageError
 from remnic.service import spaces as S
-from remnic.service.memory import Memory
 
 from ._common import (
     add_command,
@@ -38,6 +37,9 @@ examples:
   remnic space share mem_01a2006f25062f452162 --to team
   remnic query "release day" --space team
 """
+
+if TYPE_CHECKING:
+    from remnic.service.memory import Memory
 
 
 def register(sub: Any) -> None:

@@ -13,7 +13,6 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from remnic.errors import EXIT_INTERRUPTED
-from remnic.service.adopt import binary_files, interrupted_sync
 
 from ._common import add_command, emit, non_negative_int, open_memory, progress_bar, wants_json
 
@@ -112,6 +111,8 @@ def _terminate_as_interrupt() -> Iterator[None]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from remnic.service.adopt import binary_files, interrupted_sync  # loaded before a Ctrl-C needs it
+
     memory = open_memory(args)
     with memory, _terminate_as_interrupt():
         before, started = memory.head(), time.time()

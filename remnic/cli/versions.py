@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from remnic.errors import RemnicError
-from remnic.service.memory import Memory
 
 from ._common import add_command, emit, memory_ref, open_memory, safe, table, warnings_of
+
+if TYPE_CHECKING:
+    from remnic.service.memory import Memory
 
 VERSION_HELP = (
     "a version: v1, 2, the sha (prefix) of a commit that changed the file, HEAD~N (the version in effect "

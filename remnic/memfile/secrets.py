@@ -22,6 +22,7 @@ sunshine" — is not told from prose, a known limit). A refusal names the kind a
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -192,106 +193,118 @@ def _said(
     return SecretKind(name, re.compile(pattern), accept, needs, strip, words=True)
 
 
-SECRET_KINDS: tuple[SecretKind, ...] = (
-    SecretKind("private key", re.compile(_PRIVATE_KEY)),
-    SecretKind("private key", re.compile(_KEY_TAIL, re.MULTILINE), needs=("private key",)),
-    SecretKind("AWS access key id", re.compile(_AWS_ID)),
-    SecretKind(
-        "GitHub token", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}\b")
-    ),
-    SecretKind("OpenAI/Anthropic API key", re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}\b")),
-    SecretKind("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
-    SecretKind("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    SecretKind("Stripe secret key", re.compile(r"\b(?:sk|rk)_live_[0-9a-zA-Z]{20,}\b")),
-    SecretKind("GitLab token", re.compile(r"\bgl(?:pat|dt|rt|ptt|cbt|ft|imt|soat)-[A-Za-z0-9_-]{20,}(?:\.[\w.-]+)?")),
-    SecretKind("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
-    SecretKind("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
-    SecretKind("SendGrid API key", re.compile(r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}")),
-    SecretKind(
-        "Azure account key",
-        re.compile(r"\b(?:AccountKey|SharedAccessKey)\s*=\s*(?P<secret>[A-Za-z0-9+/]{20,}={0,2})"),
-        needs=("accountkey", "sharedaccesskey"),
-        strip="",
-    ),
-    SecretKind(
-        "Authorization header",
-        re.compile(
-            r"(?i:\bauthorization\b)[\"']?\s*[:=]\s*[\"']?(?i:bearer|basic|token)\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})"
+@functools.cache
+def secret_kinds() -> tuple[SecretKind, ...]:
+    """The scanner's rules, compiled on first use: a command that scans no text never pays for them."""
+    return (
+        SecretKind("private key", re.compile(_PRIVATE_KEY)),
+        SecretKind("private key", re.compile(_KEY_TAIL, re.MULTILINE), needs=("private key",)),
+        SecretKind("AWS access key id", re.compile(_AWS_ID)),
+        SecretKind(
+            "GitHub token", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}\b")
         ),
-        _header_value,
-        ("authorization",),
-        "",
-    ),
-    SecretKind("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b")),
-    # Said in words: only the value is the secret.
-    SecretKind(
-        "password in a URL",
-        re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^\s/:@]*):(?P<secret>[^\s/@]+)@[\w\[]"),
-        _url_password,
-        ("://",),
-        "",
-    ),
-    _said("password", _PASSWORD_WORD + _OF_WHAT + _SAID_AS + r"(?P<secret>[^\s\"'`“”‘’]+)", _said_value, _WHOLE_TOKEN),
-    _said(
-        "password",
-        _PASSWORD_WORD + _OF_WHAT + _SAID_AS + r"[\"'`“‘](?P<secret>[^\n\"`“”‘’]{1,128}?)[\"'`”’](?!\w)",
-        _quoted_value,
-        "",
-    ),
-    # Set in a config line, JSON, Markdown, a sentence or a command (guesses too: observe only).
-    _said("password", r"(?:" + _ENV_NAME + r")\s*[:=]\s*[\"']?(?P<secret>[^\s\"'`]+)", _set_value),
-    _said(
-        "password",
-        r"[\"'](?i:[\w-]*pass(?:word|wd)?|pwd)[\"']\s*:\s*[\"'](?P<secret>[^\"'\n]{1,128})[\"']",
-        _set_value,
-        "",
-    ),
-    _said(
-        "password",
-        r"\*\*" + _PASSWORD_WORD + r"\s*:?\s*\*\*\s*:?\s*(?P<secret>[^\s\"'`“”‘’]+)",
-        _said_value,
-        _WHOLE_TOKEN,
-    ),
-    _said(
-        "password",
-        r"(?i:\b(?:changed|change|set|setting|reset|updated|update|rotated)\s+(?:[\w'-]+\s+){0,3}?)"
-        + _PASSWORD_WORD
-        + r"\s+(?i:to|as)\s+(?P<secret>[^\s\"'`“”‘’]+)",
-        _said_value,
-        _WHOLE_TOKEN,
-    ),
-    _said(
-        "password",
-        r"\bcurl\b[^\n]*?\s(?:-u|--user)\s*[\"']?(?P<user>[^\s:\"']+):(?P<secret>[^\s\"']+)",
-        _set_value,
-        needs=("curl",),
-    ),
-    _said(
-        "password",
-        r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s(?:-p\s*|--password=)(?P<secret>[^\s\"'-][^\s\"']*)",
-        _set_value,
-        needs=("mysql", "mariadb"),
-    ),
-    # An API key, token or secret key said or set by name: a credential-shaped value only.
-    _said(
-        "API key or token",
-        _KEY_WORD + _OF_WHAT + _SAID_AS + r"[\"'`“‘]?(?P<secret>[^\s\"'`“”‘’]+)",
-        _key_said,
-        needs=_KEY_NEEDS,
-    ),
-    _said(
-        "API key or token", _KEY_NAME + r"[\"']?\s*[:=]\s*[\"']?(?P<secret>[^\s\"'`,;]+)", _key_set, needs=_KEY_NEEDS
-    ),
-    # An AWS secret access key: after its key id in one sentence, before it, or named.
-    *(
-        SecretKind("AWS secret access key", re.compile(pattern), _aws_secret, ("akia", "asia", "secret"))
-        for pattern in (
-            rf"{_AWS_ID}[^.!?\n]{{0,200}}?{_AWS_SECRET}",
-            rf"{_AWS_SECRET}(?=[^.!?\n]{{0,200}}?{_AWS_ID})",
-            r"(?i:secret[ _-]?(?:access[ _-]?)?key)[\"']?\s*(?:[:=]|\s(?i:is|was)\s)\s*[\"']?" + _AWS_SECRET,
-        )
-    ),
-)
+        SecretKind("OpenAI/Anthropic API key", re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}\b")),
+        SecretKind("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
+        SecretKind("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+        SecretKind("Stripe secret key", re.compile(r"\b(?:sk|rk)_live_[0-9a-zA-Z]{20,}\b")),
+        SecretKind(
+            "GitLab token", re.compile(r"\bgl(?:pat|dt|rt|ptt|cbt|ft|imt|soat)-[A-Za-z0-9_-]{20,}(?:\.[\w.-]+)?")
+        ),
+        SecretKind("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
+        SecretKind("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b")),
+        SecretKind("SendGrid API key", re.compile(r"\bSG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,64}")),
+        SecretKind(
+            "Azure account key",
+            re.compile(r"\b(?:AccountKey|SharedAccessKey)\s*=\s*(?P<secret>[A-Za-z0-9+/]{20,}={0,2})"),
+            needs=("accountkey", "sharedaccesskey"),
+            strip="",
+        ),
+        SecretKind(
+            "Authorization header",
+            re.compile(
+                r"(?i:\bauthorization\b)[\"']?\s*[:=]\s*[\"']?(?i:bearer|basic|token)\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})"
+            ),
+            _header_value,
+            ("authorization",),
+            "",
+        ),
+        SecretKind(
+            "JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\b")
+        ),
+        # Said in words: only the value is the secret.
+        SecretKind(
+            "password in a URL",
+            re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://(?P<user>[^\s/:@]*):(?P<secret>[^\s/@]+)@[\w\[]"),
+            _url_password,
+            ("://",),
+            "",
+        ),
+        _said(
+            "password", _PASSWORD_WORD + _OF_WHAT + _SAID_AS + r"(?P<secret>[^\s\"'`“”‘’]+)", _said_value, _WHOLE_TOKEN
+        ),
+        _said(
+            "password",
+            _PASSWORD_WORD + _OF_WHAT + _SAID_AS + r"[\"'`“‘](?P<secret>[^\n\"`“”‘’]{1,128}?)[\"'`”’](?!\w)",
+            _quoted_value,
+            "",
+        ),
+        # Set in a config line, JSON, Markdown, a sentence or a command (guesses too: observe only).
+        _said("password", r"(?:" + _ENV_NAME + r")\s*[:=]\s*[\"']?(?P<secret>[^\s\"'`]+)", _set_value),
+        _said(
+            "password",
+            r"[\"'](?i:[\w-]*pass(?:word|wd)?|pwd)[\"']\s*:\s*[\"'](?P<secret>[^\"'\n]{1,128})[\"']",
+            _set_value,
+            "",
+        ),
+        _said(
+            "password",
+            r"\*\*" + _PASSWORD_WORD + r"\s*:?\s*\*\*\s*:?\s*(?P<secret>[^\s\"'`“”‘’]+)",
+            _said_value,
+            _WHOLE_TOKEN,
+        ),
+        _said(
+            "password",
+            r"(?i:\b(?:changed|change|set|setting|reset|updated|update|rotated)\s+(?:[\w'-]+\s+){0,3}?)"
+            + _PASSWORD_WORD
+            + r"\s+(?i:to|as)\s+(?P<secret>[^\s\"'`“”‘’]+)",
+            _said_value,
+            _WHOLE_TOKEN,
+        ),
+        _said(
+            "password",
+            r"\bcurl\b[^\n]*?\s(?:-u|--user)\s*[\"']?(?P<user>[^\s:\"']+):(?P<secret>[^\s\"']+)",
+            _set_value,
+            needs=("curl",),
+        ),
+        _said(
+            "password",
+            r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s(?:-p\s*|--password=)(?P<secret>[^\s\"'-][^\s\"']*)",
+            _set_value,
+            needs=("mysql", "mariadb"),
+        ),
+        # An API key, token or secret key said or set by name: a credential-shaped value only.
+        _said(
+            "API key or token",
+            _KEY_WORD + _OF_WHAT + _SAID_AS + r"[\"'`“‘]?(?P<secret>[^\s\"'`“”‘’]+)",
+            _key_said,
+            needs=_KEY_NEEDS,
+        ),
+        _said(
+            "API key or token",
+            _KEY_NAME + r"[\"']?\s*[:=]\s*[\"']?(?P<secret>[^\s\"'`,;]+)",
+            _key_set,
+            needs=_KEY_NEEDS,
+        ),
+        # An AWS secret access key: after its key id in one sentence, before it, or named.
+        *(
+            SecretKind("AWS secret access key", re.compile(pattern), _aws_secret, ("akia", "asia", "secret"))
+            for pattern in (
+                rf"{_AWS_ID}[^.!?\n]{{0,200}}?{_AWS_SECRET}",
+                rf"{_AWS_SECRET}(?=[^.!?\n]{{0,200}}?{_AWS_ID})",
+                r"(?i:secret[ _-]?(?:access[ _-]?)?key)[\"']?\s*(?:[:=]|\s(?i:is|was)\s)\s*[\"']?" + _AWS_SECRET,
+            )
+        ),
+    )
 
 
 def secret_spans(text: str, *, words: bool = True) -> list[tuple[str, int, int]]:
@@ -299,7 +312,7 @@ def secret_spans(text: str, *, words: bool = True) -> list[tuple[str, int, int]]
     without ``words``, the precise rules only (what a write is refused for)."""
     lowered = text.lower()
     found: list[tuple[str, int, int]] = []
-    for kind in SECRET_KINDS:
+    for kind in secret_kinds():
         if kind.words and not words:
             continue
         if kind.needs and not any(word in lowered for word in kind.needs):
@@ -317,7 +330,7 @@ def secret_spans(text: str, *, words: bool = True) -> list[tuple[str, int, int]]
 def find_secrets(text: str, *, words: bool = True) -> list[str]:
     """Names of the secret kinds that appear in ``text`` (``words``: as :func:`secret_spans`)."""
     names = {name for name, _, _ in secret_spans(text, words=words)}
-    return list(dict.fromkeys(kind.name for kind in SECRET_KINDS if kind.name in names))
+    return list(dict.fromkeys(kind.name for kind in secret_kinds() if kind.name in names))
 
 
 SECRET_WAY_OUT = "remove the value, or set store.scanSecrets to false in your own config (~/.config/remnic/config.json)"

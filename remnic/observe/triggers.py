@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from remnic.config import ObserveSettings
 from remnic.errors import ValidationError
 
 from .buffer import BufferedTurn
+
+if TYPE_CHECKING:  # numpy loads with the first topic check: a buffered turn alone never needs it
+    import numpy as np
 
 FLUSH_EVENTS = ("explicit", "session-end", "compaction", "reset")
 TOPIC_TEXT_CHARS = 512  # the start of a turn says what it is about; long pastes add only noise
@@ -116,6 +117,8 @@ def topic_boundary(
         return KEEP_BUFFERING
     start = lowest - window
     texts = [b.turn.text[:TOPIC_TEXT_CHARS] for b in pending[start:]]
+    import numpy as np
+
     vectors = np.asarray(embed(texts), dtype=np.float32)
     for boundary in range(lowest, highest + 1):
         left = vectors[boundary - window - start : boundary - start].mean(axis=0)
@@ -133,5 +136,7 @@ def topic_boundary(
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    import numpy as np
+
     norm = float(np.linalg.norm(a) * np.linalg.norm(b))
     return float(np.dot(a, b) / norm) if norm > 0 else 0.0

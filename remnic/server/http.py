@@ -580,9 +580,10 @@ def running_server(
 
 
 def serve_in_thread(server: RemnicHTTPServer) -> threading.Thread:
-    """Serve on a daemon thread (tests, benchmarks); stop with ``server.shutdown(); server.server_close()``."""
+    """Serve on a daemon thread (tests, benchmarks); stop with ``server.shutdown(); server.server_close()``.
+    A short poll: ``shutdown()`` waits for the loop's next turn, and these servers are stopped often."""
     thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="remnic-http", daemon=True
+        target=server.serve_forever, kwargs={"poll_interval": 0.02}, name="remnic-http", daemon=True
     )
     thread.start()
     return thread

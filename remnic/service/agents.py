@@ -11,16 +11,21 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import ValidationError
+from remnic.lazy import LazyModule
 
 from . import arguments as _check
-from . import feedback as _feedback
-from . import lcm as _lcm
-from . import profile as _profile
 from . import state as _state
-from .writes import WriteResult
 
 if TYPE_CHECKING:
+    from . import feedback as _feedback
+    from . import lcm as _lcm
+    from . import profile as _profile
     from .memory import Memory
+    from .writes import WriteResult
+else:  # each loads with the first call that needs it, not with every Memory
+    _feedback = LazyModule("remnic.service.feedback")
+    _lcm = LazyModule("remnic.service.lcm")
+    _profile = LazyModule("remnic.service.profile")
 
 
 class AgentOps:

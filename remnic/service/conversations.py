@@ -9,15 +9,24 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from remnic.observe.transcripts import SOURCE_FORMATS
-
 if TYPE_CHECKING:
+    from remnic.observe.transcripts import SOURCE_FORMATS
+
     from .consolidate import ConsolidationResult
     from .memory import Memory
     from .observing import ObserveResult
 
 
 __all__ = ["SOURCE_FORMATS", "ConversationOps"]
+
+
+def __getattr__(name: str) -> Any:
+    """``SOURCE_FORMATS``, loaded with the transcript readers on first use (the server's schema)."""
+    if name == "SOURCE_FORMATS":
+        from remnic.observe.transcripts import SOURCE_FORMATS
+
+        return SOURCE_FORMATS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ConversationOps:

@@ -18,11 +18,10 @@ from remnic.fsio import crash_point
 from remnic.observe.buffer import BufferState, SessionBuffer
 from remnic.observe.triggers import Embed, decide_flush
 
-from .flushing import FlushResult, persist_flush
-
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from .flushing import FlushResult
     from .memory import Memory
 
     Progress = Callable[[int, int], None]
@@ -71,6 +70,8 @@ def flush_due(
             if plan is None:
                 break
             crash_point("flush-begun")
+            from .flushing import persist_flush  # loads with the first flush
+
             flushes.append(persist_flush(mem, plan, source=source, resumed=resumed, progress=progress))
             crash_point("flush-persisted")
             buffer.complete_flush(plan.flush_id)

@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from remnic.errors import LedgerError, MemoryFormatError, NotFoundError, RemnicError, UsageError
+from remnic.lazy import LazyModule
 from remnic.memfile.model import check_relpath, parse_file
 from remnic.memfile.schema import nfc_id
 from remnic.memfile.values import own_id
@@ -16,13 +17,14 @@ from remnic.repo import history as _history
 from remnic.repo import lineage as _lineage
 from remnic.repo.history import MemoryHistory
 
-from . import reverting as _reverting
-
 if TYPE_CHECKING:
     from remnic.repo.history import VersionText
     from remnic.repo.messages import Version
 
+    from . import reverting as _reverting
     from .memory import Memory
+else:
+    _reverting = LazyModule("remnic.service.reverting")  # the write machinery loads with the first revert
 
 
 class HistoryOps:

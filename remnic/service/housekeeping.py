@@ -1,14 +1,18 @@
-"""Housekeeping operations of the ``Memory`` facade: export, duplicates (see :mod:`.portable`, :mod:`.dedup`)."""
+"""Housekeeping operations of the ``Memory`` facade: status and doctor, export, duplicates (see
+:mod:`.health`, :mod:`.portable`, :mod:`.dedup`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from remnic.errors import ValidationError
 from remnic.memfile.validate import check_namespace
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from remnic.errors import FieldProblem
+    from remnic.memfile.model import MemoryRecord
 
     from .dedup import DedupResult
     from .memory import Memory
@@ -23,6 +27,53 @@ def _checked_namespace(namespace: str | None) -> None:
 
 class HousekeepingOps:
     """Mixed into :class:`remnic.service.memory.Memory`."""
+
+    # --- health ---
+
+    def status(self: Memory) -> dict[str, Any]:
+        from . import health as _doctor
+        from .model_checks import rerank_files
+
+        health = self._index_health()
+        found = _doctor.status(
+            self.root, self.files, self.ledger, self.settings.store, health, self.index.indexed_paths()
+        )
+        return {**found, "rerank": rerank_files(self.settings.recall)}
+
+    def doctor(self: Memory) -> list[dict[str, Any]]:
+        """Checks with status ok|warn|fail and a detail line each."""
+        from . import health as _doctor
+        from .model_checks import model_checks
+
+        return [
+            *_doctor.checks(
+                self.root,
+                self.settings.origins.get("memoryDir", "default"),
+                self.files,
+                self.ledger,
+                self.settings.store,
+                self._index_health(deep=True),
+                self.index.indexed_paths(),
+            ),
+            *model_checks(self.index, self.settings.recall),
+            _doctor.buffers_check(self.durable_dir, self.settings.observe.buffer_max_minutes),
+            self.merge_check(),
+        ]
+
+    def check_files(self: Memory) -> tuple[list[MemoryRecord], list[FieldProblem]]:
+        """Every memory file checked as sync checks it (schema, namespace folder, secrets, conflict markers)."""
+        from . import health as _doctor
+
+        return _doctor.check_files(self.files, self.settings.store)
+
+    def _index_health(self: Memory, *, deep: bool = False) -> dict[str, Any]:
+        self.settle_index()
+        try:
+            return self.index.health(deep=deep).to_dict()
+        except Exception as exc:  # noqa: BLE001 - health must report, not crash
+            return {"state": "error", "detail": str(exc)}
+
+    # --- export and duplicates ---
 
     def export(self: Memory, *, fmt: str = "jsonl", namespace: str | None = None) -> Export:
         """Every memory file, every status: ``jsonl`` (JSON-ready import lines that restore each file byte

@@ -17,12 +17,12 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from remnic.config import MARKER_FILE, REPO_CONFIG_FILE, Settings, ensure_state_dir, find_memory_repo, load_settings
 from remnic.errors import FieldProblem, NotFoundError, RemnicError, UsageError, ValidationError
+from remnic.lazy import LazyModule
 from remnic.memfile.model import DEFAULT_NAMESPACE, ID_RE, MemoryRecord, check_relpath
 from remnic.memfile.paths import case_twin
 from remnic.memfile.schema import CATEGORIES, nfc_id
@@ -31,14 +31,9 @@ from remnic.repo.files import MemoryStore
 from remnic.repo.ledger import Ledger
 from remnic.repo.messages import trailers_for
 from remnic.repo.transaction import GroupCommitter
-from remnic.sync.base import follow_own_commit
 
-from . import adopt as _adopt
 from . import arguments as _check
 from . import browse as _browse
-from . import health as _doctor
-from . import review as _review
-from . import writes as _writes
 from .agents import AgentOps
 from .conversations import ConversationOps
 from .history_ops import HistoryOps
@@ -48,12 +43,19 @@ from .recall_ops import RecallOps
 from .spaces import SpaceOps
 from .state import open_state
 from .vectors import VectorOps
-from .writes import WriteResult
 
 if TYPE_CHECKING:
     from remnic.index.search import SearchIndex
+    from remnic.sync import base as _sync_base
 
+    from . import adopt as _adopt
+    from . import review as _review
+    from . import writes as _writes
     from .importing import ImportResult
+    from .writes import WriteResult
+else:  # each loads with the first call that needs it: a command that opens the memory to recall needs none
+    _adopt, _review, _writes = (LazyModule(f"remnic.service.{m}") for m in ("adopt", "review", "writes"))
+    _sync_base = LazyModule("remnic.sync.base")
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "memory-template"
 Progress = Callable[[int, int], None]
@@ -117,9 +119,13 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
             )
         )
         # remnic's own commits move the sync base along, so a sync sees only what was edited by hand.
-        follow = partial(follow_own_commit, self.root, self.ledger.parents)
+        root, parents = self.root, self.ledger.parents
         self.committer = GroupCommitter(
-            self.files, self.ledger, _writes.describe, self.indexer.submit, on_commit=follow
+            self.files,
+            self.ledger,
+            lambda key, outcomes: _writes.describe(key, outcomes),
+            self.indexer.submit,
+            on_commit=lambda outcome, staged: _sync_base.follow_own_commit(root, parents, outcome, staged),
         )
         self.background_work = False  # set by long-running processes (server, watcher)
         self._consolidation: threading.Thread | None = None  # the background pass after flushes …
@@ -497,47 +503,6 @@ class Memory(RecallOps, AgentOps, ConversationOps, HistoryOps, HousekeepingOps, 
         from remnic.index.manifest import index_root, read_current
 
         return self.index if read_current(index_root(self.settings.state_dir)) is not None else None
-
-    # --- health ---
-
-    def status(self) -> dict[str, Any]:
-        from .model_checks import rerank_files
-
-        health = self._index_health()
-        found = _doctor.status(
-            self.root, self.files, self.ledger, self.settings.store, health, self.index.indexed_paths()
-        )
-        return {**found, "rerank": rerank_files(self.settings.recall)}
-
-    def doctor(self) -> builtins.list[dict[str, Any]]:
-        """Checks with status ok|warn|fail and a detail line each."""
-        from .model_checks import model_checks
-
-        return [
-            *_doctor.checks(
-                self.root,
-                self.settings.origins.get("memoryDir", "default"),
-                self.files,
-                self.ledger,
-                self.settings.store,
-                self._index_health(deep=True),
-                self.index.indexed_paths(),
-            ),
-            *model_checks(self.index, self.settings.recall),
-            _doctor.buffers_check(self.durable_dir, self.settings.observe.buffer_max_minutes),
-            self.merge_check(),
-        ]
-
-    def check_files(self) -> tuple[builtins.list[MemoryRecord], builtins.list[FieldProblem]]:
-        """Every memory file checked as sync checks it (schema, namespace folder, secrets, conflict markers)."""
-        return _doctor.check_files(self.files, self.settings.store)
-
-    def _index_health(self, *, deep: bool = False) -> dict[str, Any]:
-        self.settle_index()
-        try:
-            return self.index.health(deep=deep).to_dict()
-        except Exception as exc:  # noqa: BLE001 - health must report, not crash
-            return {"state": "error", "detail": str(exc)}
 
     # --- browsing, review queue, observation archive (used by the server; thin enough for the CLI) ---
 

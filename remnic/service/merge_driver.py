@@ -3,7 +3,7 @@
 
 Git starts one process per file, so this module imports only what merging one file needs (the
 frontmatter model and merge, the settings for the store layout, git's line merge): no ``Memory``,
-index, sync or recall code.
+index, sync or recall code; what only a conflict copy needs (the atomic write) loads when one is kept.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import json
 import os
 from pathlib import Path
 
-from remnic.fsio import write_atomic
 from remnic.memfile.merge import MergeOutcome, merge_memory
 from remnic.memfile.paths import MemoryPaths
 from remnic.repo import remote as _remote
@@ -48,7 +47,11 @@ def merge_file_at(root: Path, base: Path, ours: Path, theirs: Path, rel: str) ->
 
 
 def git_dir(root: Path) -> Path | None:
-    """The repository's git directory; None outside a repository (the driver run by hand on three files)."""
+    """The repository's git directory; None outside a repository (the driver run by hand on three files).
+    A pull runs its ``git merge`` with ``GIT_DIR`` set (:mod:`.pull_resolve`): that one, without a git process."""
+    named = os.environ.get("GIT_DIR")
+    if named and (root / named).is_dir():
+        return (root / named).absolute()
     result = _remote.run_git(root, ["rev-parse", "--absolute-git-dir"])
     out = result.out.strip() if result.ok else ""
     return Path(out) if out and Path(out).is_dir() else None
@@ -57,6 +60,8 @@ def git_dir(root: Path) -> Path | None:
 def keep_copy(root: Path, git_dir: Path | None, rel: str, outcome: MergeOutcome) -> None:
     """Write the other side's version beside the file (committed by the pull) and log the conflict;
     outside a repository there is no pull to commit it, so nothing is logged."""
+    from remnic.fsio import write_atomic
+
     assert outcome.copy_path is not None and outcome.copy_text is not None
     target = root / outcome.copy_path
     target.parent.mkdir(parents=True, exist_ok=True)

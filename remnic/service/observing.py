@@ -25,7 +25,6 @@ from remnic.observe.buffer import BufferedTurn, SessionBuffer, flush_id_for, idl
 from remnic.observe.dates import names_a_date
 from remnic.observe.language import english_cues_warning
 from remnic.observe.lcm.store import session_file
-from remnic.observe.pipeline import plan_observations
 from remnic.observe.records import MemoryObservation, Turn
 from remnic.observe.secrets import redact_secrets
 from remnic.observe.transcripts import parse_transcript, turns_from_messages
@@ -34,11 +33,11 @@ from remnic.repo.lock import READ_ONLY_ERRNOS
 
 from .cursors import READ_LIMIT, Cursor, FileRead, read_new_turns
 from .flush_runs import flush_due
-from .flushing import FlushResult
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from .flushing import FlushResult
     from .memory import Memory
 
     Progress = Callable[[int, int], None]
@@ -47,7 +46,6 @@ log = logging.getLogger("remnic")
 
 __all__ = [
     "FileRead",
-    "FlushResult",
     "ObserveResult",
     "observe",
     "observe_transcript",
@@ -511,6 +509,12 @@ def _preview(
             runs.append((flush_id, decision.reason or "resume", chunk))
             pending = pending[len(chunk) :]  # sequence order: the flushed turns are the oldest
         decision = decide_flush(pending, settings, event=trigger, embed=embed)
+    # Loaded here and at the first flush (flush_runs), not with this module: an agent hook that only
+    # buffers turns, or finds no idle session, never loads the extraction rules.
+    from remnic.observe.pipeline import plan_observations
+
+    from .flushing import FlushResult
+
     facts = mem.embedder_for_observe(facts=True)
     flushes = tuple(
         FlushResult(

@@ -32,13 +32,8 @@ from remnic.repo import remote as _remote
 from remnic.repo.messages import trailers_for
 from remnic.repo.pullmark import PULL_MARKER, STUCK_S, cut_merge
 
-from . import pull as _pull
-from . import pushing as _pushing
-from . import sharing as _sharing
-from . import space_safety as _safety
-from .health import stuck_marker
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pull, push and sharing load when one runs: every Memory has these methods
+    from . import pull as _pull
     from .memory import Memory
     from .writes import WriteResult
 
@@ -89,6 +84,7 @@ def create_space(
         raise UsageError(f"a space named {name!r} already exists ({registry.spaces[name].path}); choose another name")
     root = Path(os.path.abspath(Path(path).expanduser())) if path else default_space_path(name)
     _not_taken(registry, root)
+    from . import space_safety as _safety
     from .memory import Memory
 
     existed = (root / MARKER_FILE).is_file() and (root / ".git").exists()
@@ -204,6 +200,8 @@ def delete_space(name: str, *, purge: bool = False, force: bool = False) -> dict
                 "not removing it: delete it yourself if you mean to"
             )
         if not force:
+            from . import space_safety as _safety
+
             risk = _safety.purge_risk(space.path)
             if risk:
                 raise _safety.refuse_purge(name, space.path, risk)
@@ -285,6 +283,8 @@ class SpaceOps:
     def space_pull(self: Memory, remote: str | None = None, *, allow_unrelated: bool = False) -> _pull.PullReport:
         """Fetch and merge the remote, commit conflict copies, index what changed (:func:`.pull.pull`);
         a remote branch sharing no history with this one is refused unless ``allow_unrelated``."""
+        from . import pull as _pull
+
         waiting = self.vectors_pending()[0]
         try:
             report = _pull.pull(self, remote, allow_unrelated=allow_unrelated)
@@ -303,6 +303,8 @@ class SpaceOps:
         own = self.read_only_space()
         if own is not None:
             raise UsageError(f"space {own!r} is read-only; it is pulled, never pushed")
+        from . import pushing as _pushing
+
         return _pushing.push(self, remote)
 
     def install_merge_driver(self: Memory, python: str | None = None) -> dict[str, Any]:
@@ -325,6 +327,8 @@ class SpaceOps:
 
     def merge_state(self: Memory) -> dict[str, Any]:
         """A merge in progress (and what is unmerged), conflict copies not committed yet, the driver."""
+        from . import pull as _pull
+
         attributes = self.root / ATTRIBUTES
         has_attributes = (
             attributes.is_file() and _remote.with_attributes(attributes.read_text("utf-8", "replace")) is None
@@ -340,6 +344,8 @@ class SpaceOps:
     def merge_check(self: Memory) -> dict[str, Any]:
         """doctor's line on merging: a merge in progress (fail), conflict copies not committed (warn),
         the merge driver missing from the git config or .gitattributes (warn)."""
+        from .health import stuck_marker
+
         state = self.merge_state()
         marker = self.git_dir / PULL_MARKER
         stuck = stuck_marker(self.ledger)
@@ -391,6 +397,8 @@ class SpaceOps:
 
     def finish_merge(self: Memory) -> str | None:
         """Finish (or cleanly abort) a merge an interrupted pull left; None when there was none."""
+        from . import pull as _pull
+
         with self.committer.exclusive():
             return _pull.finish_merge(self)
 
@@ -399,6 +407,8 @@ class SpaceOps:
     ) -> WriteResult:
         """Copy a memory into another space: a new id, provenance naming this space and the memory's
         id, one commit there; refused for secrets and read-only spaces like any write."""
+        from . import sharing as _sharing
+
         return _sharing.copy_to_space(self, memory_id, to_space, namespace=namespace, operation="share", source=source)
 
     def promote(
@@ -411,6 +421,8 @@ class SpaceOps:
     ) -> WriteResult:
         """Promote a memory to a shared place: another space (``to_space``), or this repository's
         ``namespace`` (default ``shared``), as a new memory pointing back at it."""
+        from . import sharing as _sharing
+
         if to_space is None:
             return _sharing.promote_here(self, memory_id, namespace or _sharing.SHARED, source=source)
         return _sharing.copy_to_space(
@@ -419,6 +431,8 @@ class SpaceOps:
 
     def space_audit(self: Memory, since: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
         """Commits since ``since`` (a revision), newest first: who (git author), what (remnic trailers)."""
+        from . import sharing as _sharing
+
         return _sharing.audit(self, since, limit)
 
 

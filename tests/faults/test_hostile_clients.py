@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import run_remnic
+from conftest import run_cli
 
 TOKEN = "rmn_faults_0123456789abcdef"
 DEADLINE_S = 2.0
@@ -63,7 +63,7 @@ class Served:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def served(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iterator[Served]:
     base = tmp_path_factory.mktemp("faults")
     root = base / "mem"
     config = base / "config.json"
@@ -84,8 +84,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         "REMNIC_TOKENS_PATH": str(base / "tokens.json"),
         "REMNIC_CONFIG_PATH": str(config),
         "REMNIC_TOKEN": TOKEN,
+        "XDG_CACHE_HOME": str(model_cache),  # the run's one model cache (the test's environment is not set yet)
     }
-    assert run_remnic("init", str(root), env=env).code == 0
+    with pytest.MonkeyPatch.context() as mp:  # set-up in this process; the server below is a real one
+        for key, value in env.items():
+            mp.setenv(key, value)
+        assert run_cli("init", str(root)).code == 0
     log = base / "server.stderr"
     with log.open("wb") as err:
         proc = subprocess.Popen(

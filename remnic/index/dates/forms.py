@@ -9,6 +9,7 @@ with the reason, never guessed.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -45,7 +46,13 @@ _SEASON = r"(?P<season>" + SEASON_NAMES + ")"
 _QUARTERS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
 
 
-def _p(pattern: str) -> re.Pattern[str]:
+def _p(pattern: str) -> str:
+    """A pattern of :data:`PATTERNS`, compiled on first use (:func:`_compiled`): most texts need few."""
+    return pattern
+
+
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
@@ -73,7 +80,7 @@ _EU_STEMS = frozenset(n[:3] for n in _EU_SPELLINGS)
 
 # Each pattern's name picks its resolver; the list is tried in order and the first match at a
 # position wins (longer, more specific forms first).
-PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+PATTERNS: list[tuple[str, str]] = [
     ("iso", _p(r"\b(?P<y>(?:19|20)\d\d)-(?P<m>0[1-9]|1[0-2])-(?P<d>[0-2]\d|3[01])\b")),
     # 12/31/2023; 03/04/2023 is reported unresolved (month or day first?)
     ("numeric", _p(r"(?<![\d/.])(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>(?:19|20)\d\d)\b(?!/)")),
@@ -420,7 +427,7 @@ def _matches(text: str) -> Iterator[tuple[str, re.Match[str]]]:
     for order, (kind, pattern) in enumerate(PATTERNS):
         if kind not in possible:
             continue
-        for m in pattern.finditer(text):
+        for m in _compiled(pattern).finditer(text):
             found.append((m.start(), order, -m.end(), kind, m))
     taken_until = -1
     for start, _order, neg_end, kind, m in sorted(found):

@@ -29,6 +29,7 @@ reported by :func:`half_joined`.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -94,20 +95,23 @@ _CONTEXT = 40
 """Characters looked at before a chain for its opener or date context (bounded: linear on long text)."""
 
 _WHICH_WINTER = "which winter: the one ending in that year or the one starting in it?"
-_FIELD_FORMS: dict[str, re.Pattern[str]] = {
-    k: re.compile(p, re.IGNORECASE)
-    for k, p in {
-        "iso": r"(?P<y>\d{4})-(?P<m>\d\d)-(?P<d>\d\d)",
-        "numeric": r"(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})",
-        "md": rf"(?P<m>{MONTH_NAMES})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{{4}}))?",
-        "dm": rf"(?:the\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>{MONTH_NAMES})\.?"
-        rf"(?:,?\s+(?P<y>\d{{4}}))?",
-        "season": rf"(?:the\s+)?(?P<s>{SEASON_NAMES})(?:,?\s+(?:of\s+)?(?P<y>\d{{4}}))?",
-        "month": rf"(?P<m>{MONTH_NAMES})\.?(?:,?\s+(?:of\s+)?(?P<y>\d{{4}}))?",
-        "year": r"(?P<y>\d{4})",
-        "day": r"(?:the\s+)?(?P<d>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{4}))?",
-    }.items()
+_FIELD_FORMS: dict[str, str] = {
+    "iso": r"(?P<y>\d{4})-(?P<m>\d\d)-(?P<d>\d\d)",
+    "numeric": r"(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{4})",
+    "md": rf"(?P<m>{MONTH_NAMES})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{{4}}))?",
+    "dm": rf"(?:the\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>{MONTH_NAMES})\.?"
+    rf"(?:,?\s+(?P<y>\d{{4}}))?",
+    "season": rf"(?:the\s+)?(?P<s>{SEASON_NAMES})(?:,?\s+(?:of\s+)?(?P<y>\d{{4}}))?",
+    "month": rf"(?P<m>{MONTH_NAMES})\.?(?:,?\s+(?:of\s+)?(?P<y>\d{{4}}))?",
+    "year": r"(?P<y>\d{4})",
+    "day": r"(?:the\s+)?(?P<d>\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(?P<y>\d{4}))?",
 }
+"""The parts each item form names, compiled on first use (:func:`_field_form`): a text naming no date needs none."""
+
+
+@functools.cache
+def _field_form(kind: str) -> re.Pattern[str]:
+    return re.compile(_FIELD_FORMS[kind], re.IGNORECASE)
 
 
 @dataclass
@@ -153,7 +157,7 @@ def _fields(kind: str, text: str) -> _End | str:
         return _End(now=True)
     if kind == "weekday":
         return _End(weekday=True)
-    m = _FIELD_FORMS[kind].fullmatch(text.strip())
+    m = _field_form(kind).fullmatch(text.strip())
     assert m is not None, (kind, text)  # each item form has its field form
     g = {k: v for k, v in m.groupdict().items() if v is not None}
     y = int(g["y"]) if "y" in g else None
