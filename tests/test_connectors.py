@@ -19,13 +19,11 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, run_cli
-from test_hooks import copied_memory_fixtures, run_agent_hook
+from test_hooks import run_agent_hook
 from test_r34_hooks_codex_trust import trust_codex_hooks
 
 from remnic.repo.githooks import hooks_source_dir
 from remnic.service.memory import Memory
-
-memory_template, memory = copied_memory_fixtures()
 
 
 @pytest.fixture

@@ -11,15 +11,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
-from test_hooks import copied_memory_fixtures, copied_memory_root
+from conftest import copied_memory_root, run_cli
 
 from remnic.drivers import connectors as C
 from remnic.drivers.connectors import config as connector_config
 from remnic.service.memory import Memory
-
-memory_template, memory = copied_memory_fixtures()
-
 
 THEIRS = {
     "hooks": {

@@ -5,12 +5,9 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from conftest import GIT_IDENTITY, Result, run_cli
@@ -37,53 +34,6 @@ def user_git(root: Path, *args: str, check: bool = True) -> subprocess.Completed
     return subprocess.run(
         ["git", *GIT_IDENTITY, *args], cwd=root, capture_output=True, text=True, env=BARE_ENV, check=check
     )
-
-
-def build_memory_template(factory: pytest.TempPathFactory) -> Path:
-    """A fresh memory repository made once, for ``copied_memory`` (an init takes ~0.5 s, a copy ~0.03 s):
-    made as conftest's isolated_home would, with neither the developer's HOME nor their REMNIC_* settings."""
-    root = factory.mktemp("template") / "mem"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("HOME", str(root.parent / "home"))
-        for var in ("REMNIC_MEMORY_DIR", "REMNIC_CONFIG_PATH", "REMNIC_SPACES_PATH", "XDG_CONFIG_HOME"):
-            mp.delenv(var, raising=False)
-        Memory.init(root, settings=settings_for(root)).close()
-    return root
-
-
-def copied_memory_root(template: Path, root: Path) -> Path:
-    """A fresh memory repository at ``root``, copied from the template: the repository stores no
-    absolute path, so the copy is as fresh as an init."""
-    shutil.copytree(template, root, symlinks=True)
-    return root
-
-
-def copied_memory(template: Path, tmp_path: Path) -> Iterator[Memory]:
-    """conftest's ``memory`` (a fresh repository at tmp_path/mem), copied from the template."""
-    root = copied_memory_root(template, tmp_path / "mem")
-    mem = Memory.open(settings=settings_for(root))
-    try:
-        yield mem
-    finally:
-        mem.close()
-
-
-def copied_memory_fixtures() -> tuple[Any, Any]:
-    """A module's ``memory_template`` (one fresh repository a module) and ``memory`` (conftest's, copied
-    from it) fixtures, made anew for each module that assigns them: ``memory_template, memory = …()``."""
-
-    @pytest.fixture(scope="module")
-    def memory_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-        return build_memory_template(tmp_path_factory)
-
-    @pytest.fixture
-    def memory(memory_template: Path, tmp_path: Path) -> Iterator[Memory]:
-        yield from copied_memory(memory_template, tmp_path)
-
-    return memory_template, memory
-
-
-memory_template, memory = copied_memory_fixtures()
 
 
 @pytest.fixture

@@ -14,14 +14,10 @@ from typing import Any
 
 import pytest
 from conftest import Result, run_cli
-from test_hooks import copied_memory_fixtures
 
 from remnic.drivers.connectors.doctor import _fired
 from remnic.drivers.hooks import session_context
 from remnic.service.memory import Memory
-
-memory_template, memory = copied_memory_fixtures()
-
 
 LONG_RULE = "Release rule: " + "every release needs two reviewer sign-offs and a green CI run. " * 35
 

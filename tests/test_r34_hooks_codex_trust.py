@@ -22,15 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
-from test_hooks import copied_memory_fixtures, copied_memory_root
+from conftest import copied_memory_root, run_cli
 
 from remnic.drivers.connectors.codextrust import EVENT_LABELS, handler_hashes
 from remnic.drivers.connectors.hosts import ours
 from remnic.service.memory import Memory
-
-memory_template, memory = copied_memory_fixtures()
-
 
 CLIS = Path(os.environ["REMNIC_HOST_CLIS"]) if os.environ.get("REMNIC_HOST_CLIS") else None
 

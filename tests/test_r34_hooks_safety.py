@@ -19,13 +19,10 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from test_hooks import copied_memory_fixtures, hook_env, user_git
+from test_hooks import hook_env, user_git
 
 from remnic.service.githooks import hooks_source_dir
 from remnic.service.memory import Memory
-
-memory_template, memory = copied_memory_fixtures()
-
 
 _DECOY = "open({marker!r}, 'w').write('imported')\n"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_hooks import build_memory_template, copied_memory_root
+from conftest import build_memory_template, copied_memory_root
 from test_space_sync import pair  # noqa: F401 - the fixture
 
 from remnic.config import settings_for

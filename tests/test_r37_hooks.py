@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import git, run_cli
-from test_hooks import copied_memory_fixtures, copied_memory_root, hook_env
+from conftest import copied_memory_root, git, run_cli
+from test_hooks import hook_env
 
 from remnic.config import settings_for
 from remnic.errors import LedgerError
@@ -23,8 +23,6 @@ from remnic.repo.githooks import hooks_source_dir
 from remnic.service.cursors import Cursor
 from remnic.service.memory import Memory
 from remnic.service.observing import observe_transcript_file
-
-memory_template, memory = copied_memory_fixtures()
 
 STAMP = "2026-11-28T04:12:{:02d}.000Z"
 

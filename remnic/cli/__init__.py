@@ -84,14 +84,16 @@ _gc_paused = False
 """Whether :func:`main` paused the garbage collector while this process starts (see :func:`_started`)."""
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, parser: Parser | None = None) -> int:
+    """The ``remnic`` command: ``argv`` (default: this process's arguments), parsed by ``parser`` when one
+    is given (a process running many commands builds it once: every command's parser is ~40 ms)."""
     global _gc_paused
     if argv is None and gc.isenabled():  # the process is this one command: see _started
         gc.disable()
         _gc_paused = True
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        return _main(argv)
+        return _main(argv, parser)
     except (KeyboardInterrupt, ImportError) as exc:
         # Ctrl-C while the command modules (or onnxruntime, which wraps it in an ImportError) are still
         # loading, before execute() is in charge: the same exit as later on, not a traceback.
@@ -100,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _interrupted(exc if isinstance(exc, KeyboardInterrupt) else KeyboardInterrupt(), "--json" in argv)
 
 
-def _main(argv: list[str]) -> int:
+def _main(argv: list[str], parser: Parser | None) -> int:
     if sys.stdin is None:  # started with standard input closed (`<&-`): read it as empty, so '-' is a usage error
         sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - for the life of the process
     if len(argv) == 5 and argv[0] == "merge-file" and not any(a.startswith("-") for a in argv[1:]):
@@ -115,7 +117,7 @@ def _main(argv: list[str]) -> int:
     served = try_server(argv)  # store and query through a running server: no model load here
     if served is not None:
         return served
-    return run(argv)
+    return run(argv, parser)
 
 
 def _asks_version(argv: list[str]) -> bool:
