@@ -122,9 +122,11 @@ def _cli_parser() -> Parser:
     return build_parser()
 
 
-def run_cli(*args: str, cwd: Path | None = None) -> Result:
+def run_cli(*args: str, cwd: Path | None = None, fresh_parser: bool = False) -> Result:
     """Run the CLI in-process (fast); argparse exits are caught as exit codes. One parser serves every
-    call, as in a server: building it is most of a short command's time."""
+    call, as in a server: building it is most of a short command's time. ``fresh_parser``: build one for
+    this call, as `remnic` does (a test that patches the parser's construction or a command's handler,
+    which the parser holds)."""
     from remnic.cli import main
 
     out, err = io.StringIO(), io.StringIO()
@@ -134,7 +136,7 @@ def run_cli(*args: str, cwd: Path | None = None) -> Result:
             os.chdir(cwd)
         with redirect_stdout(out), redirect_stderr(err):
             try:
-                code = main(list(args), _cli_parser())
+                code = main(list(args), None if fresh_parser else _cli_parser())
             except SystemExit as exc:
                 code = int(exc.code or 0)
     finally:

@@ -96,7 +96,7 @@ def test_ctrl_c_while_loading_exits_130_quietly(monkeypatch: pytest.MonkeyPatch)
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli_module, "build_parser", interrupted_load)
-    r = run_cli("list", "--json")
+    r = run_cli("list", "--json", fresh_parser=True)
     assert r.code == 130
     assert json.loads(r.err) == {"error": "interrupted", "code": "interrupted"}
 
@@ -111,7 +111,7 @@ def test_an_import_broken_by_ctrl_c_exits_130(repo: Path, monkeypatch: pytest.Mo
             raise ImportError("initialization failed") from exc  # what pybind11 raises for it
 
     monkeypatch.setattr(memories, "cmd_list", broken_import)
-    r = cli(repo, "list")
+    r = run_cli("--memory-dir", str(repo), "list", cwd=repo, fresh_parser=True)  # the parser holds the handler
     assert r.code == 130 and r.err.strip() == "remnic: interrupted"
 
 
