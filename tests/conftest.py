@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import io
 import json
 import os
@@ -43,6 +44,16 @@ def pytest_configure(config: pytest.Config) -> None:
     if usable:
         os.environ["TMPDIR"] = str(MEMORY_TMP)
         tempfile.tempdir = None  # computed again from TMPDIR
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Every module, test and import made so far lives as long as the run: frozen out of the collector's
+    reach. A worker holds millions of such objects, and every full collection walked them all again.
+    Measured on an eighth of the test files in one process: 200–230 → 130–155 CPU-seconds, far more than
+    the 10 s the full collections themselves took (a walk writes to every object's page, which the
+    process then pays for again: caches, and pages a forked subprocess shares until they are written)."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(scope="session")
