@@ -8,6 +8,7 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -173,6 +174,17 @@ def run_remnic(
         timeout=timeout,
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def kill_server(pid: int) -> None:
+    """SIGKILL a remnic server a test left behind, only while ``pid`` still is one: once it exited, its pid
+    is soon another process's (a busy machine wraps around its pids within minutes)."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        if b"serve" in argv and any(b"remnic" in arg for arg in argv):
+            os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 def snapshot_tree(root: Path) -> dict[str, bytes]:

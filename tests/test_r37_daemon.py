@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Result, run_cli, run_remnic
+from conftest import Result, kill_server, run_cli, run_remnic
 
 import remnic
 from remnic.server.auth import TokenStore
@@ -70,17 +69,6 @@ def _start(root: Path, env: dict[str, str], *extra: str) -> dict[str, Any]:
     return started.json()
 
 
-def _kill(pid: int) -> None:
-    """SIGKILL a server left behind, only while ``pid`` still is one: once it exited, its pid is soon another
-    process's (a busy machine wraps around its pids within minutes)."""
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        if b"serve" in argv and any(b"remnic" in arg for arg in argv):
-            os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iterator[Served]:
     root, env, alice, bob = _make(tmp_path_factory.mktemp("r37daemon"), model_cache)
@@ -89,7 +77,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Itera
         yield Served(root, Path(env["HOME"]), env, info["url"], info["pid"], alice, bob)
     finally:
         _daemon(env, "stop", "--memory-dir", str(root))
-        _kill(info["pid"])
+        kill_server(info["pid"])
 
 
 def _http(url: str, token: str, method: str = "GET", body: Any = None) -> tuple[int, Any]:
@@ -263,7 +251,7 @@ def test_an_upgrade_under_a_running_server_names_the_cause_and_the_fix(tmp_path:
         assert "started before remnic's files changed" in stored.err and "remnic daemon restart" in stored.err
     finally:
         _daemon(env, "stop", "--memory-dir", str(root))
-        _kill(info["pid"])
+        kill_server(info["pid"])
 
 
 # --- a second server, the log, start/stop/restart ---

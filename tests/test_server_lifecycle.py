@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import Result, run_cli, run_remnic
+from conftest import Result, kill_server, run_cli, run_remnic
 
 
 @dataclass
@@ -76,22 +76,12 @@ def _daemon(repo: Repo) -> Iterator[dict]:
         yield info
     finally:
         if run_cli("daemon", "stop", "--memory-dir", str(repo.root)).code != 0 or _alive(info["pid"]):
-            _kill(info["pid"])  # never leave a server behind
+            kill_server(info["pid"])  # never leave a server behind
 
 
 def _status(root: Path) -> Result:
     """`remnic daemon status` run in this process: it only reads the pid file and asks the server's livez."""
     return run_cli("daemon", "status", "--memory-dir", str(root), "--json")
-
-
-def _kill(pid: int) -> None:
-    """SIGKILL ``pid`` only while it still is a remnic server: an exited server's pid is soon reused."""
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        if b"serve" in argv and any(b"remnic" in arg for arg in argv):
-            os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
 
 
 def _alive(pid: int) -> bool:
