@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
+from conftest import kill_server, run_cli
 
 from remnic.config import load_settings, settings_for
 from remnic.server.api import Api
@@ -100,7 +100,7 @@ def test_a_setting_read_at_start_and_after_a_config_edit_derives_the_same_state(
 def test_config_and_daemon_status_say_what_the_running_server_does_not_use(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from test_r37_daemon import _kill, _make
+    from test_r37_daemon import _make
 
     root, env, _, _ = _make(tmp_path)
     for key, value in env.items():  # the commands run in this process (they read the pid file), the server is real
@@ -131,7 +131,7 @@ def test_config_and_daemon_status_say_what_the_running_server_does_not_use(
         assert "recall.topK" in status["configError"] and "configStale" not in status
     finally:
         run_cli("daemon", "stop", "--memory-dir", str(root))
-        _kill(info["pid"])
+        kill_server(info["pid"])
 
 
 def test_a_state_part_of_the_wrong_type_is_named_with_its_cure_not_an_internal_error(tmp_path: Path) -> None:
