@@ -88,6 +88,36 @@ def test_day_first_numeric_transcript_times() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
+        # A day over 12 anywhere in the transcript tells how all of its dates are written.
+        (
+            "[28.11.2026 09:00] Ana: We use Go.\n[03.12.2026 10:00] Ana: We use Rust.\n",
+            ["2026-11-28T09:00", "2026-12-03T10:00"],
+        ),
+        (
+            "03/12/2026 10:00 Ana: We use Rust.\n28/11/2026 09:00 Ana: We use Go.\n",
+            ["2026-12-03T10:00", "2026-11-28T09:00"],
+        ),
+        (
+            "11/28/2026 09:00 Ana: We use Go.\n12/03/2026 10:00 Ana: We use Rust.\n",
+            ["2026-11-28T09:00", "2026-12-03T10:00"],
+        ),
+        ("[28/11/2026] Ana: We use Go.\n[03/04/2027] Ana: We use Rust.\n", ["2026-11-28", "2027-04-03"]),
+        ("[11/28/2026 9:05 PM] Ana: We use Go.\n", ["2026-11-28T21:05"]),
+    ],
+)
+def test_numeric_transcript_dates_read_in_the_order_the_transcript_shows(text: str, expected: list[str]) -> None:
+    assert [t.timestamp for t in parse_transcript(text, "plain").turns] == expected
+
+
+def test_numeric_dates_that_disagree_leave_the_ambiguous_one_unread() -> None:
+    text = "28/11/2026 09:00 Ana: A.\n11/28/2026 09:00 Ana: B.\n03/04/2026 09:00 Ana: C.\n"
+    with pytest.raises(ValidationError, match=r"transcript:3: .*'03/04/2026 09:00' is an unreadable time .*disagree"):
+        parse_transcript(text, "plain")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
         ("Sean O'Neil said the build is green.", [("person", "Sean O'Neil")]),
         ("Zoë O’Brien-Łukasz prefers tea.", [("person", "Zoë O’Brien-Łukasz")]),
         (

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from remnic.errors import FieldProblem, ValidationError
@@ -253,18 +253,49 @@ _BARE_TIME_RE = re.compile(
     rf"^(?:(?P<date>\d{{4}}-\d{{2}}-\d{{2}})[ T])?{_CLOCK}(?P<zone>Z|[+-]\d{{2}}:?\d{{2}})?\s+(?=\S)"
 )
 _CLOCK_RE = re.compile(rf"\s*{_CLOCK}\s*")  # "[09:20] Dev: …": a bracketed clock time (IRC, Slack)
-# A day-first numeric date ("28.11.2026 09:00", "28/11/2026"), bracketed or before the speaker.
-_NUMERIC = r"(?P<day>\d{1,2})(?P<sep>[./])(?P<month>\d{1,2})(?P=sep)(?P<year>\d{4})"
+# A numeric date ("28.11.2026 09:00", "28/11/2026", "11/28/2026"), bracketed or before the speaker.
+_NUMERIC = r"(?P<first>\d{1,2})(?P<sep>[./])(?P<second>\d{1,2})(?P=sep)(?P<year>\d{4})"
 _NUMERIC_RE = re.compile(rf"\s*{_NUMERIC}(?:(?:[ T]|,\s*){_CLOCK})?\s*")
 _BARE_NUMERIC_RE = re.compile(rf"^{_NUMERIC}(?:(?:[ T]|,\s*){_CLOCK})?(?=\s+\S)")
+DAY_FIRST, MONTH_FIRST = "day first", "month first"
 
 
-def _numeric_time(m: re.Match[str]) -> tuple[str | None, str]:
-    """The turn's time from a numeric date, and why there is none: only a date whose day cannot be its
-    month ("28.11.2026", "28/11/2026") is read; "03/04/2027" is April or March, and no guess is made."""
-    day, month = int(m.group("day")), int(m.group("month"))
-    if day <= 12 and month <= 12 and day != month:
-        return None, "month or day first? write the date as YYYY-MM-DD"
+def _numeric_dates(text: str) -> Iterator[re.Match[str]]:
+    """The numeric dates a plain transcript's lines start with (bracketed or not)."""
+    for raw in text.splitlines():
+        line = raw.strip()
+        stamp, sep, _ = line[1:].partition("]") if line.startswith("[") else ("", "", "")
+        found = _NUMERIC_RE.fullmatch(stamp) if sep else _BARE_NUMERIC_RE.match(line)
+        if found is not None:
+            yield found
+
+
+def numeric_order(text: str) -> str | None:
+    """How a transcript writes its numeric dates, told by the dates whose day cannot be a month:
+    ``28/11/2026`` makes it :data:`DAY_FIRST`, ``11/28/2026`` :data:`MONTH_FIRST`; None when no date
+    tells, or when some tell one way and some the other (then no ambiguous date is guessed)."""
+    told = set()
+    for m in _numeric_dates(text):
+        first, second = int(m.group("first")), int(m.group("second"))
+        if first > 12 and second <= 12:
+            told.add(DAY_FIRST)
+        elif second > 12 and first <= 12:
+            told.add(MONTH_FIRST)
+    return told.pop() if len(told) == 1 else None
+
+
+def _numeric_time(m: re.Match[str], order: str | None) -> tuple[str | None, str]:
+    """The turn's time from a numeric date, and why there is none. A date whose day cannot be its month
+    ("28.11.2026") is read as it must be; "03/04/2027" is April or March, read in the ``order`` the
+    transcript's other dates show (:func:`numeric_order`), and not guessed when they show none."""
+    first, second = int(m.group("first")), int(m.group("second"))
+    if first <= 12 and second <= 12 and first != second and order is None:
+        return (
+            None,
+            "month or day first? the transcript's dates do not tell: none has a day over 12, or they disagree; write it as YYYY-MM-DD",
+        )
+    month_first = order == MONTH_FIRST if first <= 12 and second <= 12 else second > 12
+    day, month = (second, first) if month_first else (first, second)
     if m.group("time") is None:
         return _timestamp(f"{m.group('year')}-{month:02d}-{day:02d}"), "no such date"
     hour, _, rest = m.group("time").partition(":")
@@ -284,6 +315,7 @@ def _bare_time(m: re.Match[str]) -> str | None:
 
 
 def _parse_plain(text: str, reader: Reader) -> None:
+    order = numeric_order(text)
     for number, raw in enumerate(text.splitlines(), start=1):
         line = clean_text(raw).strip()  # a speaker "\x1b[31mBot" is the assistant
         if not line or line.startswith("#"):
@@ -291,11 +323,14 @@ def _parse_plain(text: str, reader: Reader) -> None:
         timestamp, timed = None, False
         if line.startswith("["):
             stamp, sep, rest = line[1:].partition("]")
-            timestamp, timed = _timestamp(stamp), True
-            numeric = _NUMERIC_RE.fullmatch(stamp) if sep and timestamp is None else None
+            numeric = _NUMERIC_RE.fullmatch(stamp) if sep else None
+            # A date alone reads month first with slashes (:mod:`remnic.memfile.times`) unless the
+            # transcript's own dates say how it writes them.
+            timestamp, timed = (None if numeric is not None and order else _timestamp(stamp)), True
+            numeric = numeric if timestamp is None else None
             why = ""
             if numeric is not None:
-                timestamp, why = _numeric_time(numeric)
+                timestamp, why = _numeric_time(numeric, order)
             if not sep or (timestamp is None and not _CLOCK_RE.fullmatch(stamp)):
                 what = f"an unreadable time ({why})" if why else "not a time"
                 reader.fail(
@@ -305,7 +340,7 @@ def _parse_plain(text: str, reader: Reader) -> None:
                 continue
             line = rest.strip()
         elif numeric := _BARE_NUMERIC_RE.match(line):
-            timestamp, why = _numeric_time(numeric)
+            timestamp, why = _numeric_time(numeric, order)
             if timestamp is None:
                 reader.fail(number, f"{numeric.group(0)[:40]!r} is an unreadable time ({why})")
                 continue
