@@ -104,6 +104,12 @@ _ATTRIBUTE_VALUE_RE = re.compile(
     r"(?P<attr>[A-Za-z][a-z]+)\s+(?P<value>[^,;]+?)\s*[.!]?$"
 )
 _VERSION_RE = re.compile(r"^v?\d+(?:\.\d+){1,3}$")
+# "The build agents run on Node 18", "Our API runs Python 3.11 now": a runtime named with its version as what
+# a thing runs (or uses), the key "We upgraded the build agents to Node 20" has.
+_RUNS_RUNTIME_RE = re.compile(
+    rf"^(?P<det>(?i:the|our|my))\s+(?P<np>{_NP_SHORT})\s+(?:(?:now|still|currently)\s+)?(?P<verb>runs?|uses?)\s+"
+    r"(?:on\s+)?(?P<attr>[A-Z][\w+#-]*)\s+(?P<value>v?\d+(?:\.\d+){0,3})(?:\s+now)?\s*[.!]?$"
+)
 # A major version alone ("Node 20", "Java 21") is a version after a runtime's name where a platform is
 # said: "runs on Node 20", "upgraded the worker to Node 20" (not "is in Building 7").
 _MAJOR_RE = re.compile(r"^v?\d{1,4}$")
@@ -365,7 +371,16 @@ def _team_attribute(det: str | None, np_words: list[str]) -> bool:
 def _attribute_value_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
     match = _ATTRIBUTE_VALUE_RE.match(sentence.strip())
     if not match:
-        return None, {}
+        runs = _RUNS_RUNTIME_RE.match(sentence.strip())
+        if not runs or runs.group("np").split()[0].lower() in _NOT_SUBJECT:
+            return None, {}
+        attr = runs.group("attr")
+        # A major version alone only as what a thing runs ("runs Node 20"; not "uses Room 5"), and never a
+        # known attribute's number ("uses Port 8080": the port, not a version of it).
+        used = runs.group("verb").startswith("use")
+        if key_part(attr) in KNOWN_ATTRIBUTES or (used and not _VERSION_RE.match(runs.group("value"))):
+            return None, {}
+        return key_part(runs.group("np")), {_version_of(attr): f"{attr} {runs.group('value')}"}
     words_ = match.group("np").split()
     value = _value_of(match.group("value"))
     if key_part(match.group("attr")) not in KNOWN_ATTRIBUTES:

@@ -7,7 +7,7 @@
   ``in use``, retired only by a replacement naming it ("We switched the frontend from React to Vue" →
   ``tool-react`` = ``replaced by Vue``), never by another tool ("We use Tailwind for the frontend");
 - a runtime's version: "We run Node 18", "We upgraded Node from 18 to 20", "Node 20 now" → ``node`` /
-  ``version``;
+  ``version``; where it runs, "We run Node 18 on the build agents" → ``build-agents`` / ``node-version``;
 - the weekday something is done: "We cut releases every Wednesday", "We deploy on Fridays", "… every
   Thursday from now on" → ``cut-releases`` / ``day``;
 - who owns a thing: "Dana owns the billing service", "Dana handed the billing service over to Kofi"
@@ -103,6 +103,13 @@ _CHANGED_VERSION_RE = re.compile(
     rf"^{_WE}\s+{_SOFT}{_CHANGED}\s+{_RUNTIME}\s+(?:from\s+v?\d[\d.]*\s+)?to\s+{_VERSION}{_END}"
 )
 _NAMED_VERSION_RE = re.compile(r"^([A-Z][\w+#-]*)\s+v?\d+(?:\.\d+){0,3}$")
+# "We run Node 18 on the build agents": where a runtime's version runs, the key "The build agents run on
+# Node 18" and "We upgraded the build agents to Node 20" have. A named version only: "We use Docker on our
+# laptops" says where a tool is used, not what serves a purpose.
+_RUNS_ON_RE = re.compile(
+    rf"^{_WE}\s+{_SOFT}(?:use|run|are\s+(?:using|running))\s+(?P<value>{_NAME})\s+on\s+(?:the|our|all)\s+"
+    rf"(?P<thing>{_THING}){_END}",
+)
 # "Node 20 now": the version said as the one now, nothing else ("Node 20." alone may answer any question).
 _VERSION_NOW_RE = re.compile(rf"^{_RUNTIME}\s+{_VERSION}\s+now\s*[.!]?$")
 # A second one said as such, not a replacement.
@@ -128,6 +135,10 @@ def said_value_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
             said = _tool_attributes(match, replacing=pattern is not _USE_RE or bool(_REPLACING_RE.search(text)))
             if said:
                 return key_part(match.group("thing")), said
+    match = _RUNS_ON_RE.match(text)
+    named = _NAMED_VERSION_RE.match(match.group("value")) if match and _named_tool(match) else None
+    if match and named:
+        return key_part(match.group("thing")), {key_part(f"{named.group(1)} version"): match.group("value")}
     runtime = runtime_version(text)
     if runtime:
         return key_part(runtime[0]), {"version": runtime[1]}
