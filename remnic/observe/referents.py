@@ -120,7 +120,13 @@ def value_after(antecedent: ExtractedFact | None) -> Callable[[str], str | None]
 
     def keep(sentence: str) -> str | None:
         said = _bare_value(sentence)
-        if said is None or not fits(old, said, attribute) or said.lower() == old.strip().lower():
+        if said is None:
+            # "Node 20 now." after "We run Node 18.": too short to be kept, but another value of that very key.
+            entity_ref, attributes = value_key(strip_markers(sentence), "")
+            said = attributes.get(attribute) if entity_ref == antecedent.entity_ref else None
+            if said is None or said.strip().lower() == old.strip().lower():
+                return None
+        elif not fits(old, said, attribute) or said.lower() == old.strip().lower():
             return None
         return f'a value said right after "{antecedent.content}": whether it corrects it, only the speaker knows'
 
