@@ -2,7 +2,7 @@
 form a team says it ("We run Node 18 on the build agents", "The build agents run on Node 18", "Our build
 agents run Node 18"), so "We upgraded the build agents to Node 20" retires it. What is no runtime's version
 ("The kids use Room 5", "The API uses Port 8080") and another thing's or runtime's version keep their own.
-A new version said alone right after the old one ("We run Node 18." … "Node 20 now.") waits for review as
+"Node.js" is Node. A new version said alone right after the old one ("We run Node 18." … "Node 20 now.") waits for review as
 its correction instead of being dropped as too short.
 
 Each case pairs what must change with what must not: a wrong supersession retires a fact still true."""
@@ -38,6 +38,11 @@ RETIRING = [
     ("The build agents currently run on Node 20.", "We run Node 18 on the build agents."),
     ("The API uses Python 3.12.", "The API runs on Python 3.11."),
     ("The API runs Python 3.12.", "We use Python 3.11 for the API."),
+    # "Node.js" is Node: a version of either replaces the other's.
+    ("We run Node 20.", "We run Node.js 18."),
+    ("We upgraded to Node.js 20.", "We run Node 18."),
+    ("We upgraded the API to Node 20.", "The API runs on Node.js 18."),
+    ("We use Node.js 20 for the API.", "The API runs on Node 18."),
 ]
 STILL_TRUE = [
     ("We run Node 20 on the build agents.", "We run Node 18 on the deploy agents."),
@@ -47,6 +52,8 @@ STILL_TRUE = [
     ("The API uses Port 8081.", "The API uses Port 8080."),
     ("The build agents use Node 20.", "The build agents run on Node 18."),  # "uses" a major alone: no key
     ("It runs Node 20.", "The build agents run on Node 18."),
+    ("We run Deno 2.", "We run Node.js 18."),
+    ("The API runs on Next.js 14.", "The API runs on Node.js 18."),
 ]
 
 

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from .cues import CHAT_ASIDE_RE, words
 from .letters import CAPITAL, UPPER, wide, wide_re
 from .records import key_part
+from .said_values import NAMED_VERSION_RE, said_value_key, version_attribute
 from .said_values import TOOL_PURPOSES as _TOOL_PURPOSES
-from .said_values import said_value_key
 
 _NP_SHORT = wide(r"[A-Za-z][\w./-]*(?:\s+[A-Za-z][\w./-]*){0,3}?")
 
@@ -108,18 +108,11 @@ _VERSION_RE = re.compile(r"^v?\d+(?:\.\d+){1,3}$")
 # a thing runs (or uses), the key "We upgraded the build agents to Node 20" has.
 _RUNS_RUNTIME_RE = re.compile(
     rf"^(?P<det>(?i:the|our|my))\s+(?P<np>{_NP_SHORT})\s+(?:(?:now|still|currently)\s+)?(?P<verb>runs?|uses?)\s+"
-    r"(?:on\s+)?(?P<attr>[A-Z][\w+#-]*)\s+(?P<value>v?\d+(?:\.\d+){0,3})(?:\s+now)?\s*[.!]?$"
+    r"(?:on\s+)?(?P<attr>[A-Z][\w+#-]*(?:\.[Jj][Ss])?)\s+(?P<value>v?\d+(?:\.\d+){0,3})(?:\s+now)?\s*[.!]?$"
 )
 # A major version alone ("Node 20", "Java 21") is a version after a runtime's name where a platform is
 # said: "runs on Node 20", "upgraded the worker to Node 20" (not "is in Building 7").
 _MAJOR_RE = re.compile(r"^v?\d{1,4}$")
-_NAMED_VERSION_RE = re.compile(r"^([A-Z][\w+#-]*)\s+v?\d+(?:\.\d+){0,3}$")
-
-
-def _version_of(name: str) -> str:
-    """The attribute a named runtime's version is kept under ("python-version"): a thing runs on several
-    (Python 3.11 and Ubuntu 22.04), and only a new version of the same one replaces it."""
-    return key_part(f"{name} version")
 
 
 # "Mia is visiting next Saturday": a verb going on, not a value ("the job is running" is one).
@@ -236,12 +229,12 @@ def change_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
     if len(said) == 2 and key_part(said[0]) in KNOWN_ATTRIBUTES:  # "to port 6543": the attribute is named
         entity, attribute, value = " ".join(prefix + words_), said[0], said[1]
     elif match.group("verb") in _UPGRADES:  # "upgraded the API to Python 3.13": its Python's version
-        named = _NAMED_VERSION_RE.match(value)
-        was = _NAMED_VERSION_RE.match(match.groupdict().get("old") or "")
+        named = NAMED_VERSION_RE.match(value)
+        was = NAMED_VERSION_RE.match(match.groupdict().get("old") or "")
         if not named and was and (_VERSION_RE.match(value) or _MAJOR_RE.match(value)):
             value = f"{was.group(1)} {value}"  # "from Python 3.11 to 3.12": the runtime named before
-            named = _NAMED_VERSION_RE.match(value)
-        entity, attribute = " ".join(prefix + words_), _version_of(named.group(1)) if named else "version"
+            named = NAMED_VERSION_RE.match(value)
+        entity, attribute = " ".join(prefix + words_), version_attribute(named.group(1)) if named else "version"
     elif len(words_) >= 2 or prefix:
         split = len(words_) - 2 if len(words_) >= 2 and words_[-2].lower() in _ATTRIBUTE_MODIFIERS else len(words_) - 1
         entity, attribute = " ".join(prefix + words_[:split]), " ".join(words_[split:])
@@ -380,7 +373,7 @@ def _attribute_value_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
         used = runs.group("verb").startswith("use")
         if key_part(attr) in KNOWN_ATTRIBUTES or (used and not _VERSION_RE.match(runs.group("value"))):
             return None, {}
-        return key_part(runs.group("np")), {_version_of(attr): f"{attr} {runs.group('value')}"}
+        return key_part(runs.group("np")), {version_attribute(attr): f"{attr} {runs.group('value')}"}
     words_ = match.group("np").split()
     value = _value_of(match.group("value"))
     if key_part(match.group("attr")) not in KNOWN_ATTRIBUTES:
@@ -391,7 +384,7 @@ def _attribute_value_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
             return None, {}
         if words_[0].lower() in _NOT_SUBJECT:
             return None, {}
-        return key_part(" ".join(words_)), {_version_of(match.group("attr")): f"{match.group('attr')} {value}"}
+        return key_part(" ".join(words_)), {version_attribute(match.group("attr")): f"{match.group('attr')} {value}"}
     if words_[0].lower() in _NOT_SUBJECT or not value or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
         return None, {}
     return key_part(" ".join(words_)), {key_part(match.group("attr")): value}

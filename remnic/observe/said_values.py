@@ -102,7 +102,21 @@ _CHANGED_TO_VERSION_RE = re.compile(
 _CHANGED_VERSION_RE = re.compile(
     rf"^{_WE}\s+{_SOFT}{_CHANGED}\s+{_RUNTIME}\s+(?:from\s+v?\d[\d.]*\s+)?to\s+{_VERSION}{_END}"
 )
-_NAMED_VERSION_RE = re.compile(r"^([A-Z][\w+#-]*)\s+v?\d+(?:\.\d+){0,3}$")
+NAMED_VERSION_RE = re.compile(r"^([A-Z][\w+#-]*(?:\.[Jj][Ss])?)\s+v?\d+(?:\.\d+){0,3}$")
+"""A runtime named with its version ("Python 3.11", "Node 20", "Node.js 18"); group 1 is the runtime."""
+
+
+def runtime_name(name: str) -> str:
+    """The runtime a name says, for its key: "Node.js" is Node ("Node.js 18" and "Node 20" are versions of one)."""
+    return re.sub(r"\.js$", "", name, flags=re.I)
+
+
+def version_attribute(name: str) -> str:
+    """The attribute a named runtime's version is kept under ("python-version"): a thing runs on several
+    (Python 3.11 and Ubuntu 22.04), and only a new version of the same one replaces it."""
+    return key_part(f"{runtime_name(name)} version")
+
+
 # "We run Node 18 on the build agents": where a runtime's version runs, the key "The build agents run on
 # Node 18" and "We upgraded the build agents to Node 20" have. A named version only: "We use Docker on our
 # laptops" says where a tool is used, not what serves a purpose.
@@ -128,20 +142,20 @@ def said_value_key(sentence: str) -> tuple[str | None, Mapping[str, str]]:
     for pattern in (_USE_RE, _MOVED_FOR_RE, _MOVED_RE):
         match = pattern.match(text)
         if match and _named_tool(match):
-            named = _NAMED_VERSION_RE.match(match.group("value"))
+            named = NAMED_VERSION_RE.match(match.group("value"))
             if named and key_part(match.group("thing")) not in ONE_TOOL_PURPOSES:
                 # "We use Python 3.11 for the API": what "The API runs on Python 3.11" says
-                return key_part(match.group("thing")), {key_part(f"{named.group(1)} version"): match.group("value")}
+                return key_part(match.group("thing")), {version_attribute(named.group(1)): match.group("value")}
             said = _tool_attributes(match, replacing=pattern is not _USE_RE or bool(_REPLACING_RE.search(text)))
             if said:
                 return key_part(match.group("thing")), said
     match = _RUNS_ON_RE.match(text)
-    named = _NAMED_VERSION_RE.match(match.group("value")) if match and _named_tool(match) else None
+    named = NAMED_VERSION_RE.match(match.group("value")) if match and _named_tool(match) else None
     if match and named:
-        return key_part(match.group("thing")), {key_part(f"{named.group(1)} version"): match.group("value")}
+        return key_part(match.group("thing")), {version_attribute(named.group(1)): match.group("value")}
     runtime = runtime_version(text)
     if runtime:
-        return key_part(runtime[0]), {"version": runtime[1]}
+        return key_part(runtime_name(runtime[0])), {"version": runtime[1]}
     match = _SCHEDULE_RE.match(text)
     if match and not _habit(match, text):
         match = None
