@@ -119,6 +119,16 @@ _MAJOR_RE = re.compile(r"^v?\d{1,4}$")
 _VAGUE_VALUE_RE = re.compile(
     r"^(so|very|really|pretty|quite|too|such|a bit|kind of|sort of|not)\b|^[a-z]+ing\s+\w", re.I
 )
+# "The prod database is read-only on weekends", "… is down", "… is slow on Mondays": a state the thing is in
+# (when, maybe), not a value of its last word — "The prod database is Postgres 16" must not retire it; the
+# thing's next state does ("The staging DB is up"). Lower case only.
+_STATE_VALUE_RE = re.compile(
+    r"^(?:down|up|slow|fast|broken|flaky|offline|online|unavailable|available|unreachable|healthy|unhealthy"
+    r"|degraded|overloaded|full|empty|busy|idle|stale|huge|large|small|big|tiny|deprecated|read-only|read only"
+    r"|locked|frozen|stable|unstable|encrypted|public|private|shared)"
+    r"(?:\s+(?:on|during|over|at|in|for|until|after|before|since|most|every|again)\b.*)?$"
+)
+
 
 _NP = wide(r"[A-Za-z][\w./-]*(?:\s+[A-Za-z][\w./-]*){0,4}?")
 
@@ -467,6 +477,8 @@ def _clause_value_key(sentence: str, speaker: str) -> tuple[str | None, Mapping[
     else:
         return None, {}
     value = _value_of(match.group("value"))
+    if _STATE_VALUE_RE.match(value):  # the state of the whole thing, which its next state replaces
+        return key_part(" ".join(([owner] if owner else []) + words)), {"state": value}
     concrete = bool(re.search(rf"[\d@/:_]|{CAPITAL}", value)) or key_part(attribute.split()[-1]) in KNOWN_ATTRIBUTES
     if not value or not concrete or len(value.split()) > 6 or _VAGUE_VALUE_RE.match(value):
         return None, {}
