@@ -20,7 +20,7 @@ from .letters import CAPITAL, SMALL, wide_re
 
 _MARKER_RE = re.compile(
     r"^(?:(?:so|well|also|and|but|plus|oh|ah|btw|by the way|fyi|anyway|anyways|okay|ok|yeah|yes|yep|hey|hmm|um|uh"
-    r"|actually|honestly|basically|alright|just so you know|for the record|heads up|note|remember|important"
+    r"|actually|honestly|basically|alright|just so you know|for the record|heads up|note(?!\s+that\b)|remember(?!\s+that\b)|important"
     r"|correction|no|nope|wait|oops|sorry|ps|p\.s\.|lol|haha|ugh|argh|meh|phew|(?:just\s+)?for (?:context|reference)"
     # "No, that's wrong, the limit is 500": the denial only says that what follows corrects something.
     r"|that(?:'s|’s| is) (?:not right|not correct|not true|wrong|incorrect)|scratch that)\b[\s,:;!.—–-]*)+",
@@ -178,6 +178,15 @@ _LEAD_IN_RE = wide_re(
 )
 
 
+# "Remember that …", "Keep in mind that …", "Please note that …": asking to keep what follows, which is the
+# statement (how much it matters is read from the words as said).
+_KEEP_THAT_RE = re.compile(
+    r"^(?:please\s+)?(?:(?:just\s+|also\s+)?(?:remember|note)|keep\s+in\s+mind|bear\s+in\s+mind|be\s+aware"
+    r"|don['’]t\s+forget|do\s+not\s+forget)\s+that\s+(?=\S)",
+    re.I,
+)
+
+
 @functools.lru_cache(maxsize=4096)  # pure, and asked of one sentence by each rule in turn
 def strip_markers(sentence: str) -> str:
     """The sentence without leading discourse markers ("So,", "Btw", "Actually,", "Oh well,"), a
@@ -186,6 +195,7 @@ def strip_markers(sentence: str) -> str:
     if not re.match(r"^(correction|actually|note|important|remember)\s*:", text, re.I):
         text = _LEAD_IN_RE.sub("", text, count=1)
     while True:
+        text = _KEEP_THAT_RE.sub("", text, count=1)
         match = _MARKER_RE.match(text)
         if not match or match.end() == 0:
             return text
