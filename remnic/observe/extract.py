@@ -277,6 +277,8 @@ def classify(
             found = ("fact", "stated value")
         elif _RUNS_IN_RE.match(core):
             found = ("fact", "where a system runs")
+        elif cues.SETTING_RE.match(core):
+            found = ("fact", "a setting or a tool in use")
         elif role == "user" and (cues.FIRST_PERSON_RE.search(core) or cues.SUBJECTLESS_RE.match(core)):
             if _TASK_TO_DO_RE.match(core):  # "I need to rotate our AWS keys." (with a cue — "every 90 days" — it lasts)
                 return "a task to do"
