@@ -558,7 +558,6 @@ PRONOUN_SUBJECT_RE = _rx(
     r"|should|might|must|does|did|do|really|just|also|made|makes|reminds|reminded|brings|brought|taught|teaches|showed"
     r"|shows|gave|gives|helps|helped|means|meant|felt|feels|looks|sounds|seems|got|took|keeps|kept)\b))"
 )
-# Naming something: "Her name's Coco", "a cat named Bailey", "the band is called Sunfall".
 # "The default branch is main", "Our base image is alpine": a setting, durable though it names no thing (and
 # has no key: whose default it is was said elsewhere). "The repo uses ruff for linting": a tool a thing uses.
 SETTING_RE = re.compile(
@@ -566,6 +565,7 @@ SETTING_RE = re.compile(
     r"\s+(?:is|are)\s+\S"
     r"|^(?i:the|our)\s+[a-z][\w-]*(?:\s+[a-z][\w-]*)?\s+uses\s+(?!(?i:it|them|this|that|these|those)\b)[\w.+#/-]+(?:\s+[\w.+#/-]+)?\s+(?:for|to)\s+\w"
 )
+# Naming something: "Her name's Coco", "a cat named Bailey", "the band is called Sunfall".
 NAMING_RE = wide_re(r"\b(?:[Nn]amed|(?:is|are|was|were|be) called|[Nn]ame(?:'s| is| was))\s+\"?[A-Z][\w'-]+")
 # Chat drops the subject ("Been reading …", "Just got new shoes"): the speaker is the subject.
 SUBJECTLESS_RE = _rx(
