@@ -261,9 +261,10 @@ DAY_FIRST, MONTH_FIRST = "day first", "month first"
 
 
 def _numeric_dates(text: str) -> Iterator[re.Match[str]]:
-    """The numeric dates a plain transcript's lines start with (bracketed or not)."""
+    """The numeric dates a plain transcript's lines start with (bracketed or not), each line read as
+    :func:`_parse_plain` reads it."""
     for raw in text.splitlines():
-        line = raw.strip()
+        line = clean_text(raw).strip()
         stamp, sep, _ = line[1:].partition("]") if line.startswith("[") else ("", "", "")
         found = _NUMERIC_RE.fullmatch(stamp) if sep else _BARE_NUMERIC_RE.match(line)
         if found is not None:
